@@ -1,0 +1,76 @@
+/* memd engine — range allocator over one address range [base, base + size).
+ *
+ * Exact first-fit in both directions, or best fit, with alignment, alloc-at and
+ * coalescing free, all O(log n) in the number of blocks. No I/O, no globals; node
+ * storage is pooled so steady-state operations do not call malloc.
+ *
+ * Placement semantics (the contract tests and the benchmark check):
+ *  - bottom-up first fit: the lowest-addressed free block that can hold the request once
+ *    its start is aligned up; the buffer starts at that aligned address.
+ *  - top-down first fit: the highest-addressed free block that can hold the request with
+ *    its start aligned down from (block end - size); the buffer ends as high as possible.
+ *  - best fit: among blocks that can hold the aligned request, the smallest; ties go to
+ *    the lowest address (bottom-up) or the highest (top-down). Placement inside the
+ *    chosen block is as for first fit in that direction.
+ *  - size is rounded up to the arena's minimum alignment; the effective alignment is
+ *    max(align, min_align); align 0 means min_align.
+ */
+#ifndef MEMD_ENGINE_RANGE_H
+#define MEMD_ENGINE_RANGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memd/types.h"
+
+typedef struct memd_range memd_range;
+
+typedef struct memd_range_stats {
+    uint64_t total;             /* size of the range */
+    uint64_t allocated;         /* bytes in live allocations */
+    uint64_t free;              /* total - allocated */
+    uint64_t largest_free;      /* size of the largest free block (0 if none) */
+    uint64_t largest_free_addr; /* lowest address of a free block of that size */
+    uint64_t free_blocks;
+    uint64_t allocations;
+} memd_range_stats;
+
+/* base and size: the managed range; min_align: power of two >= 1; base and size need
+ * not be aligned (addresses handed out always are). -EINVAL on bad arguments or
+ * base + size overflow, -ENOMEM if memory for the allocator itself is short. */
+int memd_range_create(uint64_t base, uint64_t size, uint64_t min_align, memd_range **out);
+void memd_range_destroy(memd_range *r);
+
+/* Release every allocation; the range becomes one free block. */
+void memd_range_reset(memd_range *r);
+
+/* -EINVAL: size 0, align not 0 and not a power of two, bad dir/fit; -ENOMEM: no block
+ * fits; -EOVERFLOW: size rounding overflows. On success *addr is the buffer's start and
+ * the allocated size is size rounded up to min_align. */
+int memd_range_alloc(memd_range *r, uint64_t size, uint64_t align, memd_dir dir,
+                     memd_fit fit, uint64_t *addr);
+
+/* Reserve exactly [addr, addr + round_up(size, min_align)). -EINVAL: size 0, addr not
+ * min_align-aligned, or the range leaves the arena; -EBUSY: any byte is not free. */
+int memd_range_alloc_at(memd_range *r, uint64_t addr, uint64_t size);
+
+/* Free the allocation starting at addr, coalescing with both free neighbours.
+ * -ENOENT if addr is not the start of a live allocation. size_out may be NULL. */
+int memd_range_free(memd_range *r, uint64_t addr, uint64_t *size_out);
+
+/* Size of the live allocation starting at addr, or -ENOENT. */
+int memd_range_lookup(const memd_range *r, uint64_t addr, uint64_t *size_out);
+
+void memd_range_stats_get(const memd_range *r, memd_range_stats *st);
+
+/* Visit every block, free and allocated, in address order. A non-zero return from fn
+ * stops the walk and is returned. */
+typedef int (*memd_range_visit_fn)(void *ctx, uint64_t addr, uint64_t size, bool allocated);
+int memd_range_foreach(const memd_range *r, memd_range_visit_fn fn, void *ctx);
+
+uint64_t memd_range_base(const memd_range *r);
+uint64_t memd_range_size(const memd_range *r);
+uint64_t memd_range_min_align(const memd_range *r);
+
+#endif

@@ -1,0 +1,66 @@
+/* memd — vocabulary shared by the engine, the wire protocol and the client API.
+ * Values are part of the wire protocol: never renumber, only append. */
+#ifndef MEMD_TYPES_H
+#define MEMD_TYPES_H
+
+#include <stdint.h>
+
+/* Bank group kinds. */
+typedef enum memd_kind {
+    MEMD_KIND_DRAM = 0,
+    MEMD_KIND_SRAM = 1,
+    MEMD_KIND_COUNT
+} memd_kind;
+
+/* Buffer classes (Esperanto host runtime vocabulary). */
+typedef enum memd_class {
+    MEMD_CLASS_CODE = 0,
+    MEMD_CLASS_CONSTANT = 1,
+    MEMD_CLASS_PLACEHOLDER = 2,
+    MEMD_CLASS_INTERNAL = 3,
+    MEMD_CLASS_LOGGING = 4,
+    MEMD_CLASS_COUNT
+} memd_class;
+
+/* Memory scopes (TVM vocabulary). "global" is an alias of dram, "l1" of sram. */
+typedef enum memd_scope {
+    MEMD_SCOPE_DRAM = 0,
+    MEMD_SCOPE_SRAM = 1,
+    MEMD_SCOPE_DRAM_TEXTURE = 2,
+    MEMD_SCOPE_COUNT
+} memd_scope;
+
+/* Element types for shape + dtype requests. */
+typedef enum memd_dtype {
+    MEMD_DTYPE_NONE = 0, /* request is in bytes */
+    MEMD_DTYPE_U8 = 1,
+    MEMD_DTYPE_I8 = 2,
+    MEMD_DTYPE_U16 = 3,
+    MEMD_DTYPE_I16 = 4,
+    MEMD_DTYPE_F16 = 5,
+    MEMD_DTYPE_BF16 = 6,
+    MEMD_DTYPE_U32 = 7,
+    MEMD_DTYPE_I32 = 8,
+    MEMD_DTYPE_F32 = 9,
+    MEMD_DTYPE_U64 = 10,
+    MEMD_DTYPE_I64 = 11,
+    MEMD_DTYPE_F64 = 12,
+    MEMD_DTYPE_COUNT
+} memd_dtype;
+
+/* Placement direction inside a region. */
+typedef enum memd_dir {
+    MEMD_DIR_BOTTOM_UP = 0,
+    MEMD_DIR_TOP_DOWN = 1
+} memd_dir;
+
+/* Fit policy: exact first fit (tt-metal semantics) or best fit. */
+typedef enum memd_fit {
+    MEMD_FIT_FIRST = 0,
+    MEMD_FIT_BEST = 1
+} memd_fit;
+
+#define MEMD_MAX_DIMS 4
+#define MEMD_NAME_MAX 64 /* including the terminating NUL */
+
+#endif
