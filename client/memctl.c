@@ -13,6 +13,12 @@ typedef struct memctl_cmd {
 
 static const memctl_cmd cmds[] = {
     {"plan", memctl_cmd_plan, "plan INPUT.csv [--output OUT.csv] [--budget-ms MS] [--seed S]"},
+    {"dump", memctl_cmd_dump, "dump [--device N] [--json | --csv --report NAME] [--detailed] [--watch SEC]"},
+    {"alloc", memctl_cmd_alloc, "alloc --device N --class C (--size BYTES | --dtype T --shape D0xD1) [--scope S] [--name N [--shared]] [--page-size B] [--align A] [--banks N] --hold"},
+    {"free", memctl_cmd_free, "free HANDLE"},
+    {"devices", memctl_cmd_devices, "devices"},
+    {"sessions", memctl_cmd_sessions, "sessions"},
+    {"metrics", memctl_cmd_metrics, "metrics"},
 };
 
 static void usage(FILE *f)
@@ -20,6 +26,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: memctl [--socket PATH] COMMAND [ARGS]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
         fprintf(f, "  %s\n", cmds[i].usage);
+    fprintf(f, "\nexit codes: 0 ok, 1 failed, 2 usage, 3 cannot connect, 4 permission denied, "
+               "5 out of device memory\n");
 }
 
 int main(int argc, char **argv)

@@ -12,5 +12,12 @@ typedef struct memctl_globals {
 typedef int (*memctl_cmd_fn)(const memctl_globals *g, int argc, char **argv);
 
 int memctl_cmd_plan(const memctl_globals *g, int argc, char **argv);
+/* Service subcommands (memctl_service.h; exit codes 3 connect, 4 permission, 5 memory). */
+int memctl_cmd_dump(const memctl_globals *g, int argc, char **argv);
+int memctl_cmd_alloc(const memctl_globals *g, int argc, char **argv);
+int memctl_cmd_free(const memctl_globals *g, int argc, char **argv);
+int memctl_cmd_devices(const memctl_globals *g, int argc, char **argv);
+int memctl_cmd_sessions(const memctl_globals *g, int argc, char **argv);
+int memctl_cmd_metrics(const memctl_globals *g, int argc, char **argv);
 
 #endif

@@ -72,6 +72,10 @@ int memd_device_create(const memd_device_spec *spec, memd_device **out, char *er
 void memd_device_destroy(memd_device *d);
 const memd_device_spec *memd_device_spec_of(const memd_device *d);
 
+/* Requests give bytes, or shape + dtype. dram.texture takes only shape + dtype: shape is
+ * [height, width] or [height, width, 4] texels of 4 channels each; a row is width * 4 *
+ * sizeof(dtype) bytes padded to the texture pitch alignment, every row is one page
+ * (page_size 0 or the pitch) and the placement returns the pitch. */
 typedef struct memd_alloc_req {
     memd_class cls;
     memd_scope scope;
@@ -134,5 +138,40 @@ int memd_class_parse(const char *s, memd_class *out);
 int memd_scope_parse(const char *s, memd_scope *out);
 int memd_dtype_parse(const char *s, memd_dtype *out);
 uint32_t memd_dtype_size(memd_dtype t); /* bytes per element, 0 for NONE */
+
+/* A one-line reason for rc, the error memd_device_footprint/alloc returned for req:
+ * names the device, scope and class, and for -ENOMEM the region's free space, e.g.
+ * "device 'wormhole_b0' does not offer scope dram.texture". Writes into buf; returns it. */
+const char *memd_device_describe_error(const memd_device *d, const memd_alloc_req *req, int rc,
+                                       char *buf, size_t len);
+
+/* --- Spec helpers (used by the descriptor loaders and check-config). --- */
+
+/* Upper bound on banks per group: keeps bank_offsets allocations sane for any input. */
+#define MEMD_MAX_BANKS 65536u
+
+/* The checks memd_device_create makes, without building anything: 0 or -EINVAL + err. */
+int memd_device_spec_validate(const memd_device_spec *spec, char *err, size_t errlen);
+
+/* Deep copy (bank_offsets included). 0 or -ENOMEM; dst is left empty on failure. */
+int memd_device_spec_copy(memd_device_spec *dst, const memd_device_spec *src);
+
+/* Fills spec->policy with the defaults, from the region names of each bank group:
+ *   DRAM: code -> "code" bottom-up (no "code" region: "data" top-down, as tt-metal puts
+ *         program binaries), constant -> "data" bottom-up, placeholder and internal ->
+ *         "data" top-down (the two grow towards each other), logging -> "logging"
+ *         bottom-up (a fixed carve-out);
+ *   SRAM: code, constant, placeholder, internal -> "buffers" top-down; logging disabled.
+ * A class whose region does not exist (or is not allocatable) is disabled. Fit: first,
+ * alignment: the group's. */
+void memd_device_spec_default_policy(memd_device_spec *spec);
+
+/* Index of the region called name in g, or -ENOENT. */
+int memd_region_find(const memd_bank_group_spec *g, const char *name);
+
+const char *memd_dir_name(memd_dir d);   /* "bottom_up", "top_down" */
+const char *memd_fit_name(memd_fit f);   /* "first", "best" */
+int memd_dir_parse(const char *s, memd_dir *out);
+int memd_fit_parse(const char *s, memd_fit *out);
 
 #endif

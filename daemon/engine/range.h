@@ -27,7 +27,8 @@
 typedef struct memd_range memd_range;
 
 typedef struct memd_range_stats {
-    uint64_t total;             /* size of the range */
+    uint64_t total;             /* size of the range, without the unaligned edges
+                                   [base, align_up(base)) and [align_down(end), end) */
     uint64_t allocated;         /* bytes in live allocations */
     uint64_t free;              /* total - allocated */
     uint64_t largest_free;      /* size of the largest free block (0 if none) */
@@ -37,8 +38,9 @@ typedef struct memd_range_stats {
 } memd_range_stats;
 
 /* base and size: the managed range; min_align: power of two >= 1; base and size need
- * not be aligned (addresses handed out always are). -EINVAL on bad arguments or
- * base + size overflow, -ENOMEM if memory for the allocator itself is short. */
+ * not be aligned (addresses handed out always are). -EINVAL on bad arguments, base + size
+ * overflow or a range without one whole min_align unit, -ENOMEM if memory for the
+ * allocator itself is short. */
 int memd_range_create(uint64_t base, uint64_t size, uint64_t min_align, memd_range **out);
 void memd_range_destroy(memd_range *r);
 
@@ -56,7 +58,8 @@ int memd_range_alloc(memd_range *r, uint64_t size, uint64_t align, memd_dir dir,
 int memd_range_alloc_at(memd_range *r, uint64_t addr, uint64_t size);
 
 /* Free the allocation starting at addr, coalescing with both free neighbours.
- * -ENOENT if addr is not the start of a live allocation. size_out may be NULL. */
+ * -ENOENT if addr is not the start of a live allocation. size_out may be NULL.
+ * -ENOMEM (nothing changed) only if the allocator's own index must grow and cannot. */
 int memd_range_free(memd_range *r, uint64_t addr, uint64_t *size_out);
 
 /* Size of the live allocation starting at addr, or -ENOENT. */
@@ -65,9 +68,13 @@ int memd_range_lookup(const memd_range *r, uint64_t addr, uint64_t *size_out);
 void memd_range_stats_get(const memd_range *r, memd_range_stats *st);
 
 /* Visit every block, free and allocated, in address order. A non-zero return from fn
- * stops the walk and is returned. */
+ * stops the walk and is returned. fn must not modify the range. */
 typedef int (*memd_range_visit_fn)(void *ctx, uint64_t addr, uint64_t size, bool allocated);
 int memd_range_foreach(const memd_range *r, memd_range_visit_fn fn, void *ctx);
+
+/* Verify the internal invariants (index order and maxima, coalescing, allocations and
+ * free blocks tiling the range exactly, counters); O(n log n). 0 or -EFAULT. */
+int memd_range_check(const memd_range *r);
 
 uint64_t memd_range_base(const memd_range *r);
 uint64_t memd_range_size(const memd_range *r);

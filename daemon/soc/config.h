@@ -43,6 +43,11 @@ typedef struct memd_config {
 int memd_config_load(const char *path, memd_config *cfg, memd_error *err);
 void memd_config_free(memd_config *cfg);
 
+/* The same from a buffer (fuzzing, tests); name is used in errors; relative descriptor
+ * paths resolve against base_dir (NULL: naming a file is an error). */
+int memd_config_load_buffer(const char *name, const char *buf, size_t len, const char *base_dir,
+                            memd_config *cfg, memd_error *err);
+
 /* Loaders for one descriptor (also used by the fuzz targets). Buffers are not
  * NUL-terminated; name is used in error messages only. */
 int memd_soc_load_memd_device(const char *name, const char *buf, size_t len,

@@ -1,0 +1,197 @@
+/* libmemclient: connecting (socket path resolution, HELLO negotiation), disconnecting,
+ * and the per-connection lock every public call takes. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "memclient_internal.h"
+#include "memd-build-config.h"
+#include "wire.h"
+
+const char *memclient_default_socket(void)
+{
+    return MEMD_DEFAULT_SOCKET;
+}
+
+int memclient_lock(memclient *c)
+{
+    if (!c)
+        return memclient_fail(-EINVAL, "no connection (NULL)");
+    pthread_mutex_lock(&c->mu);
+    if (c->dead) {
+        int dead = c->dead;
+        pthread_mutex_unlock(&c->mu);
+        return memclient_fail(-ENOTCONN, "connection to %s is closed after an earlier error (%s)",
+                              c->info.socket_path, memclient_strerror(dead));
+    }
+    return 0;
+}
+
+void memclient_unlock(memclient *c)
+{
+    pthread_mutex_unlock(&c->mu);
+}
+
+static const char *hint(int err)
+{
+    switch (err) {
+    case -ENOENT:
+    case -ECONNREFUSED:
+        return " (is memd running? the socket comes from --socket, $" MEMCLIENT_SOCKET_ENV
+               ", or the default " MEMD_DEFAULT_SOCKET ")";
+    case -EACCES:
+        return " (the socket is group memd, mode 0660: is this user in group memd?)";
+    default:
+        return "";
+    }
+}
+
+/* connect(2) that survives a signal: after EINTR the connection completes in the
+ * background, so wait for it and read its result. */
+static int connect_unix(int fd, const struct sockaddr_un *sa)
+{
+    if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
+        return 0;
+    if (errno != EINTR)
+        return -errno;
+    for (;;) {
+        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+        if (poll(&pfd, 1, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        int soerr = 0;
+        socklen_t sl = sizeof(soerr);
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) < 0)
+            return -errno;
+        return -soerr;
+    }
+}
+
+static int hello(memclient *c, const char *client_name)
+{
+    memd_wire_hello h = {.min_version = 1, .max_version = MEMD_PROTO_VERSION, .flags = 0};
+    memd_wire_strset(h.client_name, sizeof(h.client_name),
+                     client_name ? client_name : program_invocation_short_name);
+    memd_wire_welcome w;
+    uint64_t seq;
+    int err = 0;
+    uint8_t *p = memclient_begin(c, MEMD_OP_HELLO, MEMD_WIRE_HELLO_SIZE, MEMCLIENT_OUT_WELCOME,
+                                 &w, 1, true, &seq, &err);
+    if (!p)
+        return memclient_fail(err, "HELLO to %s: %s", c->info.socket_path,
+                              memclient_strerror(err));
+    memd_wire_hello_put(p, &h);
+    int r = memclient_wait(c, seq);
+    memclient_slot *s = memclient_slot_at(c, seq);
+    if (r < 0) {
+        memclient_error e = s->err;
+        char prefix[160];
+        snprintf(prefix, sizeof(prefix), "HELLO to %.120s failed", c->info.socket_path);
+        memclient_error_prefix(&e, prefix);
+        return memclient_fail_with(&e);
+    }
+    memclient_consume(c, seq); /* the decoder checked w.version is one we speak */
+    c->info.protocol_version = w.version;
+    c->info.session_id = w.session_id;
+    c->info.max_frame = w.max_frame;
+    c->info.ndevices = w.ndevices;
+    memcpy(c->info.server_version, w.server_version, sizeof(c->info.server_version));
+    return 0;
+}
+
+int memclient_connect_named(const char *path, const char *client_name, memclient **out)
+{
+    if (!out)
+        return memclient_fail(-EINVAL, "memclient_connect: out is NULL");
+    *out = NULL;
+    if (!path || !*path)
+        path = getenv(MEMCLIENT_SOCKET_ENV);
+    if (!path || !*path)
+        path = MEMD_DEFAULT_SOCKET;
+
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    size_t plen = strlen(path);
+    if (plen >= sizeof(sa.sun_path))
+        return memclient_fail(-ENAMETOOLONG, "socket path is %zu bytes, at most %zu: %s", plen,
+                              sizeof(sa.sun_path) - 1, path);
+    memcpy(sa.sun_path, path, plen + 1);
+
+    memclient *c = calloc(1, sizeof(*c));
+    if (!c)
+        return memclient_fail(-ENOMEM, "out of memory");
+    memcpy(c->info.socket_path, path, plen + 1);
+    c->next_id = 1;
+    c->slots_cap = 16;
+    c->slots = calloc(c->slots_cap, sizeof(*c->slots));
+    c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (!c->slots || c->fd < 0 || pthread_mutex_init(&c->mu, NULL) != 0) {
+        int err = c->fd < 0 ? -errno : -ENOMEM;
+        if (c->fd >= 0)
+            close(c->fd);
+        free(c->slots);
+        free(c);
+        return memclient_fail(err, "cannot create a socket: %s", memclient_strerror(err));
+    }
+    int r = connect_unix(c->fd, &sa);
+    if (r < 0) {
+        memclient_fail(r, "cannot connect to %s: %s%s", path, strerror(-r), hint(r));
+    } else {
+        r = hello(c, client_name);
+    }
+    if (r < 0) {
+        memclient_error e;
+        memclient_last_error(&e);
+        memclient_disconnect(c);
+        return memclient_fail_with(&e); /* disconnect must not hide the reason */
+    }
+    *out = c;
+    return 0;
+}
+
+int memclient_connect(const char *path, memclient **out)
+{
+    return memclient_connect_named(path, NULL, out);
+}
+
+void memclient_disconnect(memclient *c)
+{
+    if (!c)
+        return;
+    close(c->fd);
+    pthread_mutex_destroy(&c->mu);
+    free(c->tx);
+    free(c->rx);
+    free(c->slots);
+    free(c);
+}
+
+int memclient_session(memclient *c, memclient_session_info *out)
+{
+    if (!c || !out)
+        return memclient_fail(-EINVAL, "memclient_session: NULL argument");
+    pthread_mutex_lock(&c->mu);
+    *out = c->info;
+    pthread_mutex_unlock(&c->mu);
+    return 0;
+}
+
+size_t memclient_max_alloc_batch(memclient *c)
+{
+    if (!c || c->info.max_frame < MEMD_WIRE_COUNT_SIZE)
+        return 0;
+    return (c->info.max_frame - MEMD_WIRE_COUNT_SIZE) / MEMD_WIRE_ALLOC_REQ_SIZE;
+}
+
+size_t memclient_max_free_batch(memclient *c)
+{
+    if (!c || c->info.max_frame < MEMD_WIRE_COUNT_SIZE)
+        return 0;
+    return (c->info.max_frame - MEMD_WIRE_COUNT_SIZE) / MEMD_WIRE_HANDLE_SIZE;
+}

@@ -1,0 +1,105 @@
+/* libmemclient: decoding of successful reply payloads into the caller's structs.
+ * Lengths are checked exactly: a reply of the wrong size means client and daemon no
+ * longer agree on the stream, and the connection is closed. */
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+
+#include "memclient_internal.h"
+#include "wire.h"
+
+void memclient_buffer_from_wire(memclient_buffer *out, const memd_wire_buffer *w)
+{
+    out->handle = w->handle;
+    out->address = w->address;
+    out->size_per_bank = w->size_per_bank;
+    out->page_size = w->page_size;
+    out->pitch = w->pitch;
+    out->banks = w->banks;
+    out->refcount = w->refcount;
+    out->kind = (memd_kind)w->kind;
+    out->region = w->region;
+}
+
+void memclient_info_from_wire(memclient_alloc_info *out, const memd_wire_alloc_info *w)
+{
+    memclient_buffer_from_wire(&out->buf, &w->buf);
+    out->device = w->device;
+    out->cls = (memd_class)w->cls;
+    out->scope = (memd_scope)w->scope;
+    out->pid = w->pid;
+    out->uid = w->uid;
+    out->gid = w->gid;
+    out->session_id = w->session_id;
+    out->created_ns = w->created_ns;
+    memcpy(out->name, w->name, sizeof(out->name));
+    memcpy(out->comm, w->comm, sizeof(out->comm));
+}
+
+int memclient_decode(memclient *c, memclient_slot *s, const uint8_t *p, size_t len)
+{
+    (void)c;
+    int r;
+    switch ((memclient_out_kind)s->out_kind) {
+    case MEMCLIENT_OUT_NONE:
+        return len == 0 ? 0 : -EBADMSG;
+    case MEMCLIENT_OUT_WELCOME:
+        if (len != MEMD_WIRE_WELCOME_SIZE)
+            return -EBADMSG;
+        /* The codec calls a version it does not know invalid; for the client that means
+         * no version in common. */
+        if (memd_wire_u16(p) < 1 || memd_wire_u16(p) > MEMD_PROTO_VERSION)
+            return -EPROTONOSUPPORT;
+        return memd_wire_welcome_get(p, len, s->out);
+    case MEMCLIENT_OUT_BUFFER: {
+        memd_wire_buffer w;
+        if (len != MEMD_WIRE_BUFFER_SIZE)
+            return -EBADMSG;
+        if ((r = memd_wire_buffer_get(p, len, &w)) < 0)
+            return r;
+        memclient_buffer_from_wire(s->out, &w);
+        return 0;
+    }
+    case MEMCLIENT_OUT_BUFFERS: {
+        uint32_t count;
+        if ((r = memd_wire_count_get(p, len, MEMD_WIRE_BUFFER_SIZE, UINT32_MAX, &count)) < 0)
+            return r;
+        if (count != s->n)
+            return -EBADMSG;
+        memclient_buffer *out = s->out;
+        p += MEMD_WIRE_COUNT_SIZE;
+        for (uint32_t i = 0; i < count; i++, p += MEMD_WIRE_BUFFER_SIZE) {
+            memd_wire_buffer w;
+            if ((r = memd_wire_buffer_get(p, MEMD_WIRE_BUFFER_SIZE, &w)) < 0)
+                return r;
+            memclient_buffer_from_wire(&out[i], &w);
+        }
+        return 0;
+    }
+    case MEMCLIENT_OUT_INFO: {
+        memd_wire_alloc_info w;
+        if (len != MEMD_WIRE_ALLOC_INFO_SIZE)
+            return -EBADMSG;
+        if ((r = memd_wire_alloc_info_get(p, len, &w)) < 0)
+            return r;
+        memclient_info_from_wire(s->out, &w);
+        return 0;
+    }
+    case MEMCLIENT_OUT_BANKS: {
+        uint32_t count;
+        if ((r = memd_wire_count_get(p, len, 8, UINT32_MAX, &count)) < 0)
+            return r;
+        if (count > INT_MAX)
+            return -EBADMSG;
+        uint64_t *out = s->out;
+        p += MEMD_WIRE_COUNT_SIZE;
+        for (uint32_t i = 0; i < count && i < s->n; i++)
+            out[i] = memd_wire_u64(p + 8 * (size_t)i);
+        s->result = (int)count;
+        return 0;
+    }
+    case MEMCLIENT_OUT_SNAPSHOT:
+        return memclient_snapshot_parse(p, len, s->out);
+    }
+    return -EPROTO;
+}

@@ -1,0 +1,202 @@
+/* libmemclient: DUMP replies -> memclient_snapshot.
+ * Two passes over the tagged records: count each kind (checking every tag and size), then
+ * allocate the arrays once and decode into them. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memclient_internal.h"
+#include "wire.h"
+
+static void stats_from_wire(memclient_stats *o, const memd_wire_stats *w)
+{
+    o->total = w->total;
+    o->allocated = w->allocated;
+    o->free = w->free;
+    o->largest_free = w->largest_free;
+    o->largest_free_addr = w->largest_free_addr;
+    o->free_blocks = w->free_blocks;
+    o->allocations = w->allocations;
+}
+
+static int decode_one(memclient_snapshot *s, uint32_t tag, const uint8_t *p, size_t n)
+{
+    int r;
+    switch (tag) {
+    case MEMD_REC_SERVER: {
+        memd_wire_server_rec w;
+        if ((r = memd_wire_server_rec_get(p, n, &w)) < 0)
+            return r;
+        memclient_server *o = &s->server;
+        memcpy(o->version, w.version, sizeof(o->version));
+        o->start_ns = w.start_ns;
+        o->now_ns = w.now_ns;
+        o->sessions = w.sessions;
+        o->pid = w.pid;
+        o->requests = w.requests;
+        o->allocs = w.allocs;
+        o->frees = w.frees;
+        o->alloc_failures = w.alloc_failures;
+        o->protocol_errors = w.protocol_errors;
+        o->sessions_total = w.sessions_total;
+        o->bytes_in = w.bytes_in;
+        o->bytes_out = w.bytes_out;
+        return 0;
+    }
+    case MEMD_REC_DEVICE: {
+        memd_wire_device_rec w;
+        if ((r = memd_wire_device_rec_get(p, n, &w)) < 0)
+            return r;
+        memclient_device *o = &s->devices[s->ndevices++];
+        o->id = w.id;
+        o->texture = w.texture != 0;
+        memcpy(o->name, w.name, sizeof(o->name));
+        memcpy(o->arch, w.arch, sizeof(o->arch));
+        return 0;
+    }
+    case MEMD_REC_GROUP: {
+        memd_wire_group_rec w;
+        if ((r = memd_wire_group_rec_get(p, n, &w)) < 0)
+            return r;
+        memclient_group *o = &s->groups[s->ngroups++];
+        o->device = w.device;
+        o->kind = (memd_kind)w.kind;
+        o->nregions = w.nregions;
+        o->banks = w.banks;
+        o->clients = w.clients;
+        o->bank_size = w.bank_size;
+        o->alignment = w.alignment;
+        stats_from_wire(&o->stats, &w.stats);
+        return 0;
+    }
+    case MEMD_REC_REGION: {
+        memd_wire_region_rec w;
+        if ((r = memd_wire_region_rec_get(p, n, &w)) < 0)
+            return r;
+        memclient_region *o = &s->regions[s->nregions++];
+        o->device = w.device;
+        o->kind = (memd_kind)w.kind;
+        o->region = w.region;
+        o->allocatable = w.allocatable != 0;
+        memcpy(o->name, w.name, sizeof(o->name));
+        o->base = w.base;
+        o->size = w.size;
+        stats_from_wire(&o->stats, &w.stats);
+        return 0;
+    }
+    case MEMD_REC_ALLOC: {
+        memd_wire_alloc_info w;
+        if ((r = memd_wire_alloc_info_get(p, n, &w)) < 0)
+            return r;
+        memclient_info_from_wire(&s->allocs[s->nallocs++], &w);
+        return 0;
+    }
+    case MEMD_REC_BLOCK: {
+        memd_wire_block_rec w;
+        if ((r = memd_wire_block_rec_get(p, n, &w)) < 0)
+            return r;
+        memclient_block *o = &s->blocks[s->nblocks++];
+        o->device = w.device;
+        o->kind = (memd_kind)w.kind;
+        o->region = w.region;
+        o->allocated = w.allocated != 0;
+        o->address = w.address;
+        o->size = w.size;
+        return 0;
+    }
+    case MEMD_REC_SESSION: {
+        memd_wire_session_rec w;
+        if ((r = memd_wire_session_rec_get(p, n, &w)) < 0)
+            return r;
+        memclient_session_rec *o = &s->sessions[s->nsessions++];
+        o->id = w.id;
+        o->pid = w.pid;
+        o->uid = w.uid;
+        o->gid = w.gid;
+        o->connected_ns = w.connected_ns;
+        o->allocations = w.allocations;
+        o->requests = w.requests;
+        memcpy(o->comm, w.comm, sizeof(o->comm));
+        memcpy(o->client_name, w.client_name, sizeof(o->client_name));
+        return 0;
+    }
+    }
+    return -EBADMSG;
+}
+
+int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **out)
+{
+    size_t count[MEMD_REC_SESSION + 1] = {0};
+    size_t off = 0;
+    while (off < len) {
+        uint32_t tag;
+        size_t rec;
+        int r = memd_wire_tag_get(p + off, len - off, &tag, &rec);
+        if (r < 0)
+            return r;
+        if (tag > MEMD_REC_SESSION || (tag == MEMD_REC_SERVER) != (off == 0))
+            return -EBADMSG; /* SERVER comes first, exactly once */
+        count[tag]++;
+        off += MEMD_WIRE_TAG_SIZE + rec;
+    }
+    if (count[MEMD_REC_SERVER] != 1)
+        return -EBADMSG;
+
+    memclient_snapshot *s = calloc(1, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    /* calloc(0) may return NULL: ask for at least one element so NULL means failure. */
+#define ALLOC_ARRAY(field, tag)                                                            \
+    if (!(s->field = calloc(count[tag] ? count[tag] : 1, sizeof(*s->field)))) {            \
+        memclient_snapshot_free(s);                                                        \
+        return -ENOMEM;                                                                    \
+    }
+    ALLOC_ARRAY(devices, MEMD_REC_DEVICE)
+    ALLOC_ARRAY(groups, MEMD_REC_GROUP)
+    ALLOC_ARRAY(regions, MEMD_REC_REGION)
+    ALLOC_ARRAY(allocs, MEMD_REC_ALLOC)
+    ALLOC_ARRAY(blocks, MEMD_REC_BLOCK)
+    ALLOC_ARRAY(sessions, MEMD_REC_SESSION)
+#undef ALLOC_ARRAY
+
+    for (off = 0; off < len;) {
+        uint32_t tag;
+        size_t rec;
+        int r = memd_wire_tag_get(p + off, len - off, &tag, &rec);
+        if (r == 0)
+            r = decode_one(s, tag, p + off + MEMD_WIRE_TAG_SIZE, rec);
+        if (r < 0) {
+            memclient_snapshot_free(s);
+            return r;
+        }
+        off += MEMD_WIRE_TAG_SIZE + rec;
+    }
+    *out = s;
+    return 0;
+}
+
+void memclient_snapshot_free(memclient_snapshot *s)
+{
+    if (!s)
+        return;
+    free(s->devices);
+    free(s->groups);
+    free(s->regions);
+    free(s->allocs);
+    free(s->blocks);
+    free(s->sessions);
+    free(s);
+}
+
+const memclient_region *memclient_snapshot_region(const memclient_snapshot *s, uint32_t device,
+                                                  memd_kind kind, uint32_t region)
+{
+    if (!s)
+        return NULL;
+    for (size_t i = 0; i < s->nregions; i++) {
+        const memclient_region *r = &s->regions[i];
+        if (r->device == device && r->kind == kind && r->region == region)
+            return r;
+    }
+    return NULL;
+}

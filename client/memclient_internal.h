@@ -1,0 +1,113 @@
+/* libmemclient internals: the connection object, its in-flight request queue, and the
+ * functions the per-concern files share. Nothing here is exported. */
+#ifndef MEMD_CLIENT_MEMCLIENT_INTERNAL_H
+#define MEMD_CLIENT_MEMCLIENT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memd/client.h"
+#include "memd/protocol.h"
+
+/* Queued frames are sent once this many bytes are waiting (or when a call waits). */
+#define MEMCLIENT_TX_FLUSH_AT (64u * 1024u)
+/* Initial receive buffer; it grows up to one whole reply (MEMD_MAX_REPLY + header). */
+#define MEMCLIENT_RX_INITIAL (64u * 1024u)
+
+/* What a reply is decoded into. */
+typedef enum memclient_out_kind {
+    MEMCLIENT_OUT_NONE,     /* FREE, FREE_BATCH: empty payload */
+    MEMCLIENT_OUT_WELCOME,  /* HELLO */
+    MEMCLIENT_OUT_BUFFER,   /* ALLOC: one memclient_buffer */
+    MEMCLIENT_OUT_BUFFERS,  /* ALLOC_BATCH: n memclient_buffer */
+    MEMCLIENT_OUT_INFO,     /* QUERY: memclient_alloc_info */
+    MEMCLIENT_OUT_BANKS,    /* BANKS: up to n u64, result = count */
+    MEMCLIENT_OUT_SNAPSHOT, /* DUMP: memclient_snapshot ** */
+} memclient_out_kind;
+
+/* One request in flight, in submission order. */
+typedef struct memclient_slot {
+    uint64_t id;            /* request id on the wire == the caller's ticket */
+    uint16_t op;            /* memd_opcode */
+    uint8_t out_kind;       /* memclient_out_kind */
+    bool done;              /* reply received and decoded */
+    bool waited;            /* owned by a blocking call, not by memclient_complete */
+    bool consumed;          /* its blocking caller has taken the result */
+    int status;             /* 0 or negative errno, valid when done */
+    int result;             /* BANKS: number of banks */
+    size_t n;               /* BUFFERS: expected count; BANKS: capacity of out */
+    void *out;
+    memclient_error err;    /* details when status < 0 */
+} memclient_slot;
+
+struct memclient {
+    pthread_mutex_t mu;     /* guards everything below: one caller on the socket at a time */
+    int fd;
+    int dead;               /* 0, or the transport error that ended the connection */
+    uint64_t next_id;       /* 0 is reserved: the daemon uses it for header errors */
+
+    uint8_t *tx;            /* frames not yet sent: tx[tx_off, tx_len) */
+    size_t tx_off, tx_len, tx_cap;
+    size_t last_frame;      /* where the last begun frame starts in tx (memclient_unbegin) */
+    uint8_t *rx;            /* bytes received but not yet decoded: rx[rx_off, rx_len) */
+    size_t rx_off, rx_len, rx_cap;
+
+    memclient_slot *slots;  /* ring, slots_cap is a power of two; seq -> slots[seq & mask] */
+    size_t slots_cap;
+    uint64_t head;          /* oldest slot not yet retired */
+    uint64_t reply_seq;     /* next slot expecting a reply */
+    uint64_t tail;          /* next free seq */
+    size_t pipelined;       /* submitted, not yet returned by memclient_complete */
+
+    memclient_session_info info;
+};
+
+/* ---- memclient_error.c ---- */
+/* Records a failure for memclient_last_error() and returns err (negative). */
+int memclient_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Same, with a full detail record (from a reply). */
+int memclient_fail_with(const memclient_error *e);
+/* Puts "prefix: " before e->message (truncating the end if needed). */
+void memclient_error_prefix(memclient_error *e, const char *prefix);
+/* Fills e->message with the library's text for err. */
+void memclient_error_set(memclient_error *e, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- memclient_io.c: socket I/O and the request queue (caller holds c->mu) ---- */
+/* Reserves a slot and room for one frame of payload_len bytes in the send buffer;
+ * returns the payload pointer to fill (the header is written), or NULL with *err set. */
+uint8_t *memclient_begin(memclient *c, uint16_t op, uint32_t payload_len,
+                         memclient_out_kind out_kind, void *out, size_t n, bool waited,
+                         uint64_t *seq, int *err);
+/* Takes back the frame of slot seq, which must be the last one begun and not yet sent
+ * (an element of a batch turned out invalid while it was being encoded). */
+void memclient_unbegin(memclient *c, uint64_t seq);
+/* Sends queued frames if the buffer is over the threshold (force: all of them). */
+int memclient_send(memclient *c, bool force);
+/* Flushes and reads replies until slot seq is done. */
+int memclient_wait(memclient *c, uint64_t seq);
+memclient_slot *memclient_slot_at(memclient *c, uint64_t seq);
+/* The slot's result has been taken (by its blocking caller or memclient_complete):
+ * retire it, and every taken slot after it, once it reaches the head. */
+void memclient_consume(memclient *c, uint64_t seq);
+/* Marks the connection dead with err and fails every slot still pending. */
+int memclient_kill(memclient *c, int err, const char *what);
+
+/* ---- memclient_decode.c: reply payloads -> caller structs ---- */
+int memclient_decode(memclient *c, memclient_slot *s, const uint8_t *p, size_t len);
+void memclient_buffer_from_wire(memclient_buffer *out, const memd_wire_buffer *w);
+void memclient_info_from_wire(memclient_alloc_info *out, const memd_wire_alloc_info *w);
+
+/* ---- memclient_dump.c ---- */
+int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **out);
+
+/* ---- memclient_ops.c ---- */
+int memclient_encode_alloc_req(const memclient_alloc_req *r, memd_wire_alloc_req *w);
+
+/* Locking with the connection's dead check, shared by every public call. */
+int memclient_lock(memclient *c);
+void memclient_unlock(memclient *c);
+
+#endif

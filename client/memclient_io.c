@@ -1,0 +1,327 @@
+/* libmemclient: socket I/O and the queue of requests in flight.
+ *
+ * Frames are appended to a send buffer and sent in bulk; replies are read into a receive
+ * buffer and decoded as soon as they are whole, into the slot of the request they answer.
+ * Replies arrive in request order, so the next reply always belongs to slot reply_seq and
+ * must carry its id. The socket is blocking for reads (one recv per wait, no poll) but
+ * sends never block: when the daemon stops reading (backpressure), we read its replies
+ * meanwhile, so a client that pipelines a lot can never deadlock against it.
+ * Every function here runs with c->mu held. */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "memclient_internal.h"
+#include "wire.h"
+
+memclient_slot *memclient_slot_at(memclient *c, uint64_t seq)
+{
+    return &c->slots[seq & (c->slots_cap - 1)];
+}
+
+static int grow(uint8_t **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 4096;
+    while (n < need)
+        n *= 2;
+    uint8_t *p = realloc(*buf, n);
+    if (!p)
+        return -ENOMEM;
+    *buf = p;
+    *cap = n;
+    return 0;
+}
+
+static int slots_reserve(memclient *c)
+{
+    if (c->tail - c->head < c->slots_cap)
+        return 0;
+    size_t ncap = c->slots_cap * 2;
+    memclient_slot *ns = malloc(ncap * sizeof(*ns));
+    if (!ns)
+        return -ENOMEM;
+    for (uint64_t s = c->head; s != c->tail; s++)
+        ns[s & (ncap - 1)] = *memclient_slot_at(c, s);
+    free(c->slots);
+    c->slots = ns;
+    c->slots_cap = ncap;
+    return 0;
+}
+
+int memclient_kill(memclient *c, int err, const char *what)
+{
+    if (c->dead)
+        return c->dead;
+    c->dead = err;
+    for (uint64_t s = c->reply_seq; s != c->tail; s++) {
+        memclient_slot *sl = memclient_slot_at(c, s);
+        sl->status = err;
+        memclient_error_set(&sl->err, err, "connection to %s lost: %s", c->info.socket_path,
+                            what ? what : memclient_strerror(err));
+        sl->done = true;
+    }
+    c->reply_seq = c->tail;
+    c->tx_off = c->tx_len = 0;
+    /* The daemon closes the connection after a protocol error; so do we, at once, so it
+     * releases the session's memory without waiting for memclient_disconnect(). */
+    shutdown(c->fd, SHUT_RDWR);
+    return err;
+}
+
+uint8_t *memclient_begin(memclient *c, uint16_t op, uint32_t payload_len,
+                         memclient_out_kind out_kind, void *out, size_t n, bool waited,
+                         uint64_t *seq, int *err)
+{
+    if (op != MEMD_OP_HELLO && payload_len > c->info.max_frame) {
+        *err = -EMSGSIZE;
+        return NULL;
+    }
+    if (slots_reserve(c) < 0) {
+        *err = -ENOMEM;
+        return NULL;
+    }
+    if (c->tx_off == c->tx_len)
+        c->tx_off = c->tx_len = 0;
+    if (grow(&c->tx, &c->tx_cap, c->tx_len + MEMD_HDR_SIZE + (size_t)payload_len) < 0) {
+        *err = -ENOMEM;
+        return NULL;
+    }
+    uint64_t id = c->next_id++;
+    c->last_frame = c->tx_len;
+    memd_wire_hdr h = {
+        .magic = MEMD_PROTO_MAGIC,
+        .version = c->info.protocol_version ? c->info.protocol_version : MEMD_PROTO_VERSION,
+        .opcode = op,
+        .id = id,
+        .len = payload_len,
+        .status = 0,
+    };
+    uint8_t *payload = memd_wire_hdr_put(c->tx + c->tx_len, &h);
+    c->tx_len += MEMD_HDR_SIZE + payload_len;
+
+    memclient_slot *s = memclient_slot_at(c, c->tail);
+    s->id = id;
+    s->op = op;
+    s->out_kind = (uint8_t)out_kind;
+    s->done = false;
+    s->waited = waited;
+    s->consumed = false;
+    s->status = 0;
+    s->result = 0;
+    s->n = n;
+    s->out = out;
+    s->err.status = 0;
+    *seq = c->tail++;
+    return payload;
+}
+
+void memclient_unbegin(memclient *c, uint64_t seq)
+{
+    if (seq + 1 != c->tail) /* not the last frame: a caller bug, leave it to fail visibly */
+        return;
+    c->tail--;
+    c->next_id--;
+    c->tx_len = c->last_frame;
+}
+
+/* Reads what the socket has into the receive buffer. block: wait for at least one byte.
+ * Returns bytes read (0 only when !block and nothing was there) or a negative errno. */
+static int recv_some(memclient *c, bool block)
+{
+    if (c->rx_off == c->rx_len) {
+        c->rx_off = c->rx_len = 0;
+    } else if (c->rx_off > 0 && c->rx_cap - c->rx_len < 4096) {
+        memmove(c->rx, c->rx + c->rx_off, c->rx_len - c->rx_off);
+        c->rx_len -= c->rx_off;
+        c->rx_off = 0;
+    }
+    if (c->rx_cap - c->rx_len < 4096 && grow(&c->rx, &c->rx_cap, c->rx_len + 4096) < 0)
+        return -ENOMEM;
+    for (;;) {
+        ssize_t n = recv(c->fd, c->rx + c->rx_len, c->rx_cap - c->rx_len, block ? 0 : MSG_DONTWAIT);
+        if (n > 0) {
+            c->rx_len += (size_t)n;
+            return (int)n;
+        }
+        if (n == 0)
+            return -ECONNRESET;
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return 0;
+        return -errno;
+    }
+}
+
+/* One whole reply for the oldest request in flight. */
+static void handle_reply(memclient *c, const memd_wire_hdr *h, const uint8_t *p)
+{
+    char what[256];
+    if (h->id == 0 && h->status < 0) {
+        /* The daemon found one of our frames malformed and closes the connection. */
+        memd_wire_error e;
+        if (h->len == MEMD_WIRE_ERROR_SIZE && memd_wire_error_get(p, h->len, &e) == 0)
+            snprintf(what, sizeof(what), "daemon rejected a frame: %s", e.message);
+        else
+            snprintf(what, sizeof(what), "daemon rejected a frame: %s",
+                     memclient_strerror(h->status));
+        memclient_kill(c, h->status, what);
+        return;
+    }
+    if (c->reply_seq == c->tail) {
+        snprintf(what, sizeof(what), "reply with id %" PRIu64 " but no request in flight", h->id);
+        memclient_kill(c, -EPROTO, what);
+        return;
+    }
+    memclient_slot *s = memclient_slot_at(c, c->reply_seq);
+    if (h->id != s->id || h->status > 0 || (h->status == 0 && h->opcode != s->op)) {
+        snprintf(what, sizeof(what), "reply id %" PRIu64 " opcode %u status %d, expected id %" PRIu64
+                 " opcode %u", h->id, h->opcode, h->status, s->id, s->op);
+        memclient_kill(c, -EPROTO, what);
+        return;
+    }
+    if (h->status < 0) {
+        memd_wire_error e;
+        memclient_error *d = &s->err;
+        if (h->len == MEMD_WIRE_ERROR_SIZE && memd_wire_error_get(p, h->len, &e) == 0) {
+            memset(d, 0, sizeof(*d));
+            d->status = h->status;
+            d->detail = (memclient_error_detail)e.detail;
+            snprintf(d->message, sizeof(d->message), "%s", e.message[0] ? e.message
+                     : memclient_strerror(h->status));
+            d->device = e.device;
+            d->cls = (memd_class)e.cls;
+            d->kind = (memd_kind)e.kind;
+            d->region = e.region;
+            d->requested = e.requested;
+            d->size_per_bank = e.size_per_bank;
+            d->allocated = e.allocated;
+            d->free = e.free;
+            d->largest_free = e.largest_free;
+        } else {
+            memclient_error_set(d, h->status, "%s (%s request)", memclient_strerror(h->status),
+                                memd_wire_opcode_name(s->op));
+        }
+        s->status = h->status;
+        s->done = true;
+        c->reply_seq++;
+        return;
+    }
+    int r = memclient_decode(c, s, p, h->len);
+    if (r < 0) {
+        if (r == -EPROTONOSUPPORT)
+            snprintf(what, sizeof(what), "the daemon chose protocol version %u, this library "
+                     "speaks 1..%u", memd_wire_u16(p), MEMD_PROTO_VERSION);
+        else
+            snprintf(what, sizeof(what), "malformed %s reply (%s)", memd_wire_opcode_name(s->op),
+                     memclient_strerror(r));
+        memclient_kill(c, r, what); /* fails s too: it is still pending */
+        return;
+    }
+    s->status = 0;
+    s->done = true;
+    c->reply_seq++;
+}
+
+/* Decodes every whole frame in the receive buffer. */
+static void dispatch(memclient *c)
+{
+    while (!c->dead) {
+        size_t avail = c->rx_len - c->rx_off;
+        if (avail < MEMD_HDR_SIZE)
+            return;
+        memd_wire_hdr h;
+        int r = memd_wire_hdr_get(c->rx + c->rx_off, avail, MEMD_MAX_REPLY, &h);
+        if (r < 0) {
+            memclient_kill(c, r == -EMSGSIZE ? -EMSGSIZE : -EPROTO,
+                           r == -EMSGSIZE ? "reply larger than MEMD_MAX_REPLY"
+                                          : "malformed reply header");
+            return;
+        }
+        size_t frame = MEMD_HDR_SIZE + (size_t)h.len;
+        if (avail < frame) {
+            /* Make room for the whole frame so the next recv can complete it. */
+            if (c->rx_off > 0) {
+                memmove(c->rx, c->rx + c->rx_off, avail);
+                c->rx_len = avail;
+                c->rx_off = 0;
+            }
+            if (grow(&c->rx, &c->rx_cap, frame) < 0)
+                memclient_kill(c, -ENOMEM, "no memory for a reply");
+            return;
+        }
+        const uint8_t *payload = c->rx + c->rx_off + MEMD_HDR_SIZE;
+        c->rx_off += frame;
+        handle_reply(c, &h, payload);
+    }
+}
+
+static int fail_io(memclient *c, int r)
+{
+    return memclient_kill(c, r, r == -ECONNRESET ? "the daemon closed the connection" : NULL);
+}
+
+int memclient_send(memclient *c, bool force)
+{
+    if (c->dead)
+        return c->dead;
+    if (!force && c->tx_len - c->tx_off < MEMCLIENT_TX_FLUSH_AT)
+        return 0;
+    while (c->tx_off < c->tx_len) {
+        ssize_t n = send(c->fd, c->tx + c->tx_off, c->tx_len - c->tx_off,
+                         MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n > 0) {
+            c->tx_off += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+            return fail_io(c, -errno);
+        struct pollfd pfd = {.fd = c->fd, .events = POLLOUT | POLLIN};
+        if (poll(&pfd, 1, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            return fail_io(c, -errno);
+        }
+        if (pfd.revents & (POLLIN | POLLHUP | POLLERR)) {
+            int r = recv_some(c, false);
+            if (r < 0)
+                return fail_io(c, r);
+            dispatch(c);
+            if (c->dead)
+                return c->dead;
+        }
+    }
+    c->tx_off = c->tx_len = 0;
+    return 0;
+}
+
+int memclient_wait(memclient *c, uint64_t seq)
+{
+    memclient_slot *s = memclient_slot_at(c, seq);
+    if (!s->done)
+        memclient_send(c, true);
+    while (!s->done && !c->dead) {
+        int r = recv_some(c, true);
+        if (r < 0) {
+            fail_io(c, r);
+            break;
+        }
+        dispatch(c);
+    }
+    return s->status;
+}
+
+void memclient_consume(memclient *c, uint64_t seq)
+{
+    memclient_slot_at(c, seq)->consumed = true;
+    while (c->head != c->reply_seq && memclient_slot_at(c, c->head)->consumed)
+        c->head++;
+}

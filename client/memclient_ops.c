@@ -1,0 +1,401 @@
+/* libmemclient: the requests — blocking calls and their pipelined (submit) forms.
+ * A blocking call is a submit whose slot it waits for itself, under the connection lock. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memclient_internal.h"
+#include "wire.h"
+
+/* Checks what the wire format cannot carry; the daemon judges everything else (sizes,
+ * classes a device offers, ...) and says why in its error reply. Every field of *w is
+ * written (no memset first: this runs once per element of large batches). */
+int memclient_encode_alloc_req(const memclient_alloc_req *r, memd_wire_alloc_req *w)
+{
+    if (!r)
+        return memclient_fail(-EINVAL, "allocation request is NULL");
+    if ((unsigned)r->cls >= MEMD_CLASS_COUNT)
+        return memclient_fail(-EINVAL, "unknown buffer class %d", (int)r->cls);
+    if ((unsigned)r->scope >= MEMD_SCOPE_COUNT)
+        return memclient_fail(-EINVAL, "unknown scope %d", (int)r->scope);
+    if ((unsigned)r->dtype >= MEMD_DTYPE_COUNT)
+        return memclient_fail(-EINVAL, "unknown dtype %d", (int)r->dtype);
+    if (r->ndim > MEMD_MAX_DIMS)
+        return memclient_fail(-EINVAL, "ndim %u over the maximum %d", r->ndim, MEMD_MAX_DIMS);
+    if (r->flags & ~(uint32_t)MEMCLIENT_ALLOC_SHARED)
+        return memclient_fail(-EINVAL, "unknown allocation flags 0x%x", r->flags);
+    size_t nlen = r->name ? strnlen(r->name, MEMD_NAME_MAX) : 0;
+    if (nlen >= MEMD_NAME_MAX)
+        return memclient_fail(-ENAMETOOLONG, "allocation name is %zu bytes or more, at most %d",
+                              nlen, MEMD_NAME_MAX - 1);
+    if ((r->flags & MEMCLIENT_ALLOC_SHARED) && nlen == 0)
+        return memclient_fail(-EINVAL, "a shared allocation needs a name");
+    w->device = r->device;
+    w->cls = (uint8_t)r->cls;
+    w->scope = (uint8_t)r->scope;
+    w->dtype = (uint8_t)r->dtype;
+    w->ndim = (uint8_t)r->ndim;
+    w->bytes = r->bytes;
+    for (unsigned i = 0; i < MEMD_MAX_DIMS; i++)
+        w->shape[i] = i < r->ndim ? r->shape[i] : 0; /* unused dims go out as 0 */
+    w->page_size = r->page_size;
+    w->alignment = r->alignment;
+    w->banks = r->banks;
+    w->flags = (r->flags & MEMCLIENT_ALLOC_SHARED) ? MEMD_ALLOC_F_SHARED : 0;
+    if (nlen)
+        memcpy(w->name, r->name, nlen);
+    memset(w->name + nlen, 0, sizeof(w->name) - nlen); /* NUL padded: no stray bytes */
+    return 0;
+}
+
+static int begin_failed(memclient *c, int err, uint16_t op, uint32_t len)
+{
+    if (err == -EMSGSIZE)
+        return memclient_fail(err, "%s request of %u bytes is over the daemon's frame limit of %u"
+                              " bytes: split it", memd_wire_opcode_name(op), len,
+                              c->info.max_frame);
+    return memclient_fail(err, "%s request: %s", memd_wire_opcode_name(op),
+                          memclient_strerror(err));
+}
+
+/* Waits for a blocking call's slot, retires it and returns its status (or result). */
+static int finish(memclient *c, uint64_t seq)
+{
+    int r = memclient_wait(c, seq);
+    memclient_slot *s = memclient_slot_at(c, seq);
+    if (r < 0)
+        memclient_fail_with(&s->err);
+    else
+        r = s->result;
+    memclient_consume(c, seq);
+    memclient_unlock(c);
+    return r;
+}
+
+/* After a submit: send if enough is queued, hand out the ticket. A transport failure
+ * here is reported by the request's completion, so the submit itself succeeded. */
+static int submitted(memclient *c, uint64_t seq, uint64_t *ticket)
+{
+    c->pipelined++;
+    if (ticket)
+        *ticket = memclient_slot_at(c, seq)->id;
+    memclient_send(c, false);
+    memclient_unlock(c);
+    return 0;
+}
+
+/* ---- ALLOC ---- */
+
+static int alloc_begin(memclient *c, const memd_wire_alloc_req *w, memclient_buffer *out,
+                       bool waited, uint64_t *seq)
+{
+    int err = 0;
+    uint8_t *p = memclient_begin(c, MEMD_OP_ALLOC, MEMD_WIRE_ALLOC_REQ_SIZE, MEMCLIENT_OUT_BUFFER,
+                                 out, 1, waited, seq, &err);
+    if (!p)
+        return begin_failed(c, err, MEMD_OP_ALLOC, MEMD_WIRE_ALLOC_REQ_SIZE);
+    memd_wire_alloc_req_put(p, w);
+    return 0;
+}
+
+int memclient_alloc(memclient *c, const memclient_alloc_req *req, memclient_buffer *out)
+{
+    memd_wire_alloc_req w;
+    uint64_t seq;
+    int r;
+    if (!out)
+        return memclient_fail(-EINVAL, "memclient_alloc: out is NULL");
+    if ((r = memclient_encode_alloc_req(req, &w)) < 0 || (r = memclient_lock(c)) < 0)
+        return r;
+    if ((r = alloc_begin(c, &w, out, true, &seq)) < 0) {
+        memclient_unlock(c);
+        return r;
+    }
+    return finish(c, seq);
+}
+
+int memclient_submit_alloc(memclient *c, const memclient_alloc_req *req, memclient_buffer *out,
+                           uint64_t *ticket)
+{
+    memd_wire_alloc_req w;
+    uint64_t seq;
+    int r;
+    if (!out)
+        return memclient_fail(-EINVAL, "memclient_submit_alloc: out is NULL");
+    if ((r = memclient_encode_alloc_req(req, &w)) < 0 || (r = memclient_lock(c)) < 0)
+        return r;
+    if ((r = alloc_begin(c, &w, out, false, &seq)) < 0) {
+        memclient_unlock(c);
+        return r;
+    }
+    return submitted(c, seq, ticket);
+}
+
+/* ---- ALLOC_BATCH ---- */
+
+static int batch_len(size_t n, size_t rec, uint32_t *len)
+{
+    if (n > UINT32_MAX || n > (UINT32_MAX - MEMD_WIRE_COUNT_SIZE) / rec)
+        return -EMSGSIZE;
+    *len = (uint32_t)(MEMD_WIRE_COUNT_SIZE + n * rec);
+    return 0;
+}
+
+static int alloc_batch_begin(memclient *c, const memclient_alloc_req *reqs, size_t n,
+                             memclient_buffer *out, bool waited, uint64_t *seq)
+{
+    uint32_t len;
+    int err = batch_len(n, MEMD_WIRE_ALLOC_REQ_SIZE, &len);
+    if (err < 0)
+        return begin_failed(c, err, MEMD_OP_ALLOC_BATCH, UINT32_MAX);
+    uint8_t *p = memclient_begin(c, MEMD_OP_ALLOC_BATCH, len, MEMCLIENT_OUT_BUFFERS, out, n,
+                                 waited, seq, &err);
+    if (!p)
+        return begin_failed(c, err, MEMD_OP_ALLOC_BATCH, len);
+    p = memd_wire_count_put(p, (uint32_t)n);
+    /* One pass: validate and encode each element in place. A frame is all or nothing, so
+     * an invalid element takes the whole frame back out of the send buffer. */
+    for (size_t i = 0; i < n; i++) {
+        memd_wire_alloc_req w;
+        if (memclient_encode_alloc_req(&reqs[i], &w) < 0) {
+            memclient_unbegin(c, *seq);
+            memclient_error e;
+            char prefix[48];
+            memclient_last_error(&e);
+            snprintf(prefix, sizeof(prefix), "batch element %zu", i);
+            memclient_error_prefix(&e, prefix);
+            return memclient_fail_with(&e);
+        }
+        p = memd_wire_alloc_req_put(p, &w);
+    }
+    return 0;
+}
+
+int memclient_alloc_batch(memclient *c, const memclient_alloc_req *reqs, size_t n,
+                          memclient_buffer *out)
+{
+    uint64_t seq;
+    int r;
+    if (n > 0 && (!reqs || !out))
+        return memclient_fail(-EINVAL, "memclient_alloc_batch: NULL array");
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    if ((r = alloc_batch_begin(c, reqs, n, out, true, &seq)) < 0) {
+        memclient_unlock(c);
+        return r;
+    }
+    return finish(c, seq);
+}
+
+int memclient_submit_alloc_batch(memclient *c, const memclient_alloc_req *reqs, size_t n,
+                                 memclient_buffer *out, uint64_t *ticket)
+{
+    uint64_t seq;
+    int r;
+    if (n > 0 && (!reqs || !out))
+        return memclient_fail(-EINVAL, "memclient_submit_alloc_batch: NULL array");
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    if ((r = alloc_batch_begin(c, reqs, n, out, false, &seq)) < 0) {
+        memclient_unlock(c);
+        return r;
+    }
+    return submitted(c, seq, ticket);
+}
+
+/* ---- FREE, FREE_BATCH ---- */
+
+static int free_begin(memclient *c, uint64_t handle, bool waited, uint64_t *seq)
+{
+    int err = 0;
+    uint8_t *p = memclient_begin(c, MEMD_OP_FREE, MEMD_WIRE_HANDLE_SIZE, MEMCLIENT_OUT_NONE, NULL,
+                                 0, waited, seq, &err);
+    if (!p)
+        return begin_failed(c, err, MEMD_OP_FREE, MEMD_WIRE_HANDLE_SIZE);
+    memd_wire_handle_put(p, handle);
+    return 0;
+}
+
+int memclient_free(memclient *c, uint64_t handle)
+{
+    uint64_t seq;
+    int r;
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    if ((r = free_begin(c, handle, true, &seq)) < 0) {
+        memclient_unlock(c);
+        return r;
+    }
+    return finish(c, seq);
+}
+
+int memclient_submit_free(memclient *c, uint64_t handle, uint64_t *ticket)
+{
+    uint64_t seq;
+    int r;
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    if ((r = free_begin(c, handle, false, &seq)) < 0) {
+        memclient_unlock(c);
+        return r;
+    }
+    return submitted(c, seq, ticket);
+}
+
+static int free_batch_begin(memclient *c, const uint64_t *handles, size_t n, bool waited,
+                            uint64_t *seq)
+{
+    uint32_t len;
+    int err = batch_len(n, MEMD_WIRE_HANDLE_SIZE, &len);
+    if (err < 0)
+        return begin_failed(c, err, MEMD_OP_FREE_BATCH, UINT32_MAX);
+    uint8_t *p = memclient_begin(c, MEMD_OP_FREE_BATCH, len, MEMCLIENT_OUT_NONE, NULL, 0, waited,
+                                 seq, &err);
+    if (!p)
+        return begin_failed(c, err, MEMD_OP_FREE_BATCH, len);
+    p = memd_wire_count_put(p, (uint32_t)n);
+    for (size_t i = 0; i < n; i++)
+        p = memd_wire_handle_put(p, handles[i]);
+    return 0;
+}
+
+int memclient_free_batch(memclient *c, const uint64_t *handles, size_t n)
+{
+    uint64_t seq;
+    int r;
+    if (n > 0 && !handles)
+        return memclient_fail(-EINVAL, "memclient_free_batch: NULL array");
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    if ((r = free_batch_begin(c, handles, n, true, &seq)) < 0) {
+        memclient_unlock(c);
+        return r;
+    }
+    return finish(c, seq);
+}
+
+int memclient_submit_free_batch(memclient *c, const uint64_t *handles, size_t n,
+                                uint64_t *ticket)
+{
+    uint64_t seq;
+    int r;
+    if (n > 0 && !handles)
+        return memclient_fail(-EINVAL, "memclient_submit_free_batch: NULL array");
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    if ((r = free_batch_begin(c, handles, n, false, &seq)) < 0) {
+        memclient_unlock(c);
+        return r;
+    }
+    return submitted(c, seq, ticket);
+}
+
+/* ---- QUERY, BANKS, DUMP ---- */
+
+static int handle_call(memclient *c, uint16_t op, uint64_t handle, memclient_out_kind kind,
+                       void *out, size_t n)
+{
+    uint64_t seq;
+    int err = 0, r;
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    uint8_t *p = memclient_begin(c, op, MEMD_WIRE_HANDLE_SIZE, kind, out, n, true, &seq, &err);
+    if (!p) {
+        memclient_unlock(c);
+        return begin_failed(c, err, op, MEMD_WIRE_HANDLE_SIZE);
+    }
+    memd_wire_handle_put(p, handle);
+    return finish(c, seq);
+}
+
+int memclient_query(memclient *c, uint64_t handle, memclient_alloc_info *out)
+{
+    if (!out)
+        return memclient_fail(-EINVAL, "memclient_query: out is NULL");
+    return handle_call(c, MEMD_OP_QUERY, handle, MEMCLIENT_OUT_INFO, out, 1);
+}
+
+int memclient_bank_addresses(memclient *c, uint64_t handle, uint64_t *addrs, size_t cap)
+{
+    if (cap > 0 && !addrs)
+        return memclient_fail(-EINVAL, "memclient_bank_addresses: addrs is NULL");
+    return handle_call(c, MEMD_OP_BANKS, handle, MEMCLIENT_OUT_BANKS, addrs, cap);
+}
+
+int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snapshot **out)
+{
+    uint64_t seq;
+    int err = 0, r;
+    if (!out)
+        return memclient_fail(-EINVAL, "memclient_dump: out is NULL");
+    *out = NULL;
+    if (flags & ~(unsigned)MEMCLIENT_DUMP_BLOCKS)
+        return memclient_fail(-EINVAL, "unknown dump flags 0x%x", flags);
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    uint8_t *p = memclient_begin(c, MEMD_OP_DUMP, MEMD_WIRE_DUMP_REQ_SIZE, MEMCLIENT_OUT_SNAPSHOT,
+                                 out, 1, true, &seq, &err);
+    if (!p) {
+        memclient_unlock(c);
+        return begin_failed(c, err, MEMD_OP_DUMP, MEMD_WIRE_DUMP_REQ_SIZE);
+    }
+    memd_wire_dump_req q = {
+        .device = device,
+        .flags = (flags & MEMCLIENT_DUMP_BLOCKS) ? MEMD_DUMP_F_BLOCKS : 0,
+    };
+    memd_wire_dump_req_put(p, &q);
+    return finish(c, seq);
+}
+
+/* ---- completion ---- */
+
+int memclient_flush(memclient *c)
+{
+    int r;
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    r = memclient_send(c, true);
+    memclient_unlock(c);
+    if (r < 0)
+        return memclient_fail(r, "sending to %s: %s", c->info.socket_path, memclient_strerror(r));
+    return 0;
+}
+
+int memclient_complete(memclient *c, memclient_completion *out)
+{
+    if (!c || !out)
+        return memclient_fail(-EINVAL, "memclient_complete: NULL argument");
+    /* No dead check: requests cut off by a transport failure still complete, with that
+     * failure as their status. */
+    pthread_mutex_lock(&c->mu);
+    if (c->pipelined == 0) {
+        pthread_mutex_unlock(&c->mu);
+        return memclient_fail(-ENOENT, "no submitted request is outstanding");
+    }
+    /* Slots at the head taken by blocking callers are retired; the oldest untaken one is
+     * a submitted request (a blocking caller never leaves the lock with its slot untaken). */
+    uint64_t seq = c->head;
+    while (memclient_slot_at(c, seq)->consumed)
+        seq++;
+    memclient_slot *s = memclient_slot_at(c, seq);
+    int status = memclient_wait(c, seq);
+    out->ticket = s->id;
+    out->status = status;
+    if (status < 0)
+        memclient_fail_with(&s->err);
+    memclient_consume(c, seq);
+    c->pipelined--;
+    pthread_mutex_unlock(&c->mu);
+    return 0;
+}
+
+size_t memclient_pending(memclient *c)
+{
+    if (!c)
+        return 0;
+    pthread_mutex_lock(&c->mu);
+    size_t n = c->pipelined;
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}

@@ -1,0 +1,215 @@
+/* memctl alloc --hold / memctl free HANDLE: allocations by hand, for operators and tests.
+ * An allocation lives as long as the session that made it, so `alloc` must stay
+ * connected: it holds the buffer until SIGINT or SIGTERM, then frees it and exits 0. */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memctl_service.h"
+
+static const char alloc_usage[] =
+    "usage: memctl alloc --device N --class C (--size BYTES | --dtype T --shape D0xD1..)\n"
+    "                    [--scope S] [--name NAME [--shared]] [--page-size B] [--align A]\n"
+    "                    [--banks N] --hold\n"
+    "  class: code, constant, placeholder, internal, logging\n"
+    "  scope: dram (global, default), sram (l1), dram.texture\n"
+    "  sizes take units: 4096, 4KiB, 1MiB, 2GB ...\n"
+    "  prints the buffer as key=value on one line, holds it until SIGINT/SIGTERM, frees it\n";
+
+static int parse_shape(const char *v, memclient_alloc_req *r)
+{
+    char buf[128];
+    if (strlen(v) >= sizeof(buf))
+        return -EINVAL;
+    strcpy(buf, v);
+    r->ndim = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, "x", &save); tok; tok = strtok_r(NULL, "x", &save)) {
+        if (r->ndim == MEMD_MAX_DIMS || memctl_parse_u64(tok, &r->shape[r->ndim]) < 0)
+            return -EINVAL;
+        r->ndim++;
+    }
+    /* "2xx3" and trailing/leading x leave empty tokens that strtok skips: reject them. */
+    if (r->ndim == 0 || strstr(v, "xx") || v[0] == 'x' || v[strlen(v) - 1] == 'x')
+        return -EINVAL;
+    return 0;
+}
+
+static int parse_alloc(int argc, char **argv, memclient_alloc_req *r, char *name, bool *hold)
+{
+    const char *cmd = "alloc";
+    bool have_dev = false, have_cls = false, have_size = false, have_shape = false;
+    r->scope = MEMD_SCOPE_DRAM;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        if (!strcmp(a, "--hold")) {
+            *hold = true;
+            continue;
+        }
+        if (!strcmp(a, "--shared")) {
+            r->flags |= MEMCLIENT_ALLOC_SHARED;
+            continue;
+        }
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(alloc_usage, stdout);
+            return -1;
+        }
+        if (a[0] != '-' || a[1] != '-') {
+            fprintf(stderr, "memctl alloc: unexpected argument '%s'\n%s", a, alloc_usage);
+            return MEMCTL_EXIT_USAGE;
+        }
+        if (!(v = memctl_optarg(cmd, argc, argv, &i)))
+            return MEMCTL_EXIT_USAGE;
+        if (!strcmp(a, "--device")) {
+            if (memctl_parse_u32(v, &r->device) < 0)
+                return memctl_bad_value(cmd, a, v, "a device id");
+            have_dev = true;
+        } else if (!strcmp(a, "--class")) {
+            if (memclient_class_parse(v, &r->cls) < 0)
+                return memctl_bad_value(cmd, a, v,
+                                        "code, constant, placeholder, internal or logging");
+            have_cls = true;
+        } else if (!strcmp(a, "--scope")) {
+            if (memclient_scope_parse(v, &r->scope) < 0)
+                return memctl_bad_value(cmd, a, v, "dram, global, sram, l1 or dram.texture");
+        } else if (!strcmp(a, "--size")) {
+            int e = memctl_parse_size(v, &r->bytes);
+            if (e < 0 || r->bytes == 0)
+                return memctl_bad_value(cmd, a, v, e == -ERANGE ? "too large"
+                                        : "a positive size in bytes, e.g. 4096 or 4KiB");
+            have_size = true;
+        } else if (!strcmp(a, "--page-size")) {
+            if (memctl_parse_size(v, &r->page_size) < 0)
+                return memctl_bad_value(cmd, a, v, "a size in bytes");
+        } else if (!strcmp(a, "--align")) {
+            if (memctl_parse_size(v, &r->alignment) < 0 ||
+                (r->alignment & (r->alignment - 1)) != 0)
+                return memctl_bad_value(cmd, a, v, "a power of two");
+        } else if (!strcmp(a, "--banks")) {
+            if (memctl_parse_u32(v, &r->banks) < 0 || r->banks == 0)
+                return memctl_bad_value(cmd, a, v, "a positive number of banks");
+        } else if (!strcmp(a, "--name")) {
+            if (strlen(v) >= MEMD_NAME_MAX || !*v)
+                return memctl_bad_value(cmd, a, v, "1 to 63 bytes");
+            strcpy(name, v);
+            r->name = name;
+        } else if (!strcmp(a, "--dtype")) {
+            if (memclient_dtype_parse(v, &r->dtype) < 0)
+                return memctl_bad_value(cmd, a, v, "u8, i8, u16, i16, f16, bf16, u32, i32, "
+                                        "f32, u64, i64 or f64");
+        } else if (!strcmp(a, "--shape")) {
+            if (parse_shape(v, r) < 0)
+                return memctl_bad_value(cmd, a, v, "1 to 4 dimensions like 32x1024");
+            have_shape = true;
+        } else {
+            fprintf(stderr, "memctl alloc: unknown option '%s'\n%s", a, alloc_usage);
+            return MEMCTL_EXIT_USAGE;
+        }
+    }
+    const char *missing = !have_dev ? "--device" : !have_cls ? "--class" : NULL;
+    if (missing) {
+        fprintf(stderr, "memctl alloc: %s is required\n%s", missing, alloc_usage);
+        return MEMCTL_EXIT_USAGE;
+    }
+    bool have_dtype = r->dtype != MEMD_DTYPE_NONE;
+    if (have_size ? (have_shape || have_dtype) : !(have_shape && have_dtype)) {
+        fprintf(stderr, "memctl alloc: give either --size, or --dtype with --shape\n");
+        return MEMCTL_EXIT_USAGE;
+    }
+    if ((r->flags & MEMCLIENT_ALLOC_SHARED) && !r->name) {
+        fprintf(stderr, "memctl alloc: --shared needs --name\n");
+        return MEMCTL_EXIT_USAGE;
+    }
+    if (!*hold) {
+        fprintf(stderr, "memctl alloc: the daemon frees a session's memory when it disconnects, "
+                        "so an allocation would end with this command: pass --hold to keep it "
+                        "until SIGINT/SIGTERM\n");
+        return MEMCTL_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int memctl_cmd_alloc(const memctl_globals *g, int argc, char **argv)
+{
+    memclient_alloc_req req = {0};
+    char name[MEMD_NAME_MAX];
+    bool hold = false;
+    int r = parse_alloc(argc, argv, &req, name, &hold);
+    if (r)
+        return r < 0 ? 0 : r;
+
+    /* Block the signals before allocating: one arriving between the allocation and
+     * sigwait must still end in a clean free, not in death by default action. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+
+    memclient *c;
+    if ((r = memctl_connect(g, &c)) != 0)
+        return r;
+    memclient_buffer b;
+    r = memclient_alloc(c, &req, &b);
+    if (r < 0) {
+        int code = memctl_fail(c, "alloc", "allocation failed", r);
+        memclient_disconnect(c);
+        return code;
+    }
+    /* Region names come with the state dump; an index is still useful without it. */
+    char rbuf[24];
+    const char *region = NULL;
+    memclient_snapshot *s = NULL;
+    if (memclient_dump(c, req.device, 0, &s) == 0)
+        region = memctl_region_name(s, req.device, b.kind, b.region, rbuf, sizeof(rbuf));
+    else
+        region = (snprintf(rbuf, sizeof(rbuf), "#%" PRIu32, b.region), rbuf);
+    printf("handle=%" PRIu64 " device=%" PRIu32 " kind=%s region=%s address=0x%" PRIx64
+           " size_per_bank=%" PRIu64 " banks=%" PRIu32 " page_size=%" PRIu64 " pitch=%" PRIu64
+           " refcount=%" PRIu32 "\n",
+           b.handle, req.device, memclient_kind_name(b.kind), region, b.address,
+           b.size_per_bank, b.banks, b.page_size, b.pitch, b.refcount);
+    memclient_snapshot_free(s);
+    fflush(stdout);
+    fprintf(stderr, "memctl alloc: holding handle %" PRIu64 "; SIGINT or SIGTERM frees it\n",
+            b.handle);
+
+    int sig;
+    sigwait(&set, &sig);
+    r = memclient_free(c, b.handle);
+    int code = r < 0 ? memctl_fail(NULL, "alloc", "freeing the held buffer", r) : 0;
+    if (r == 0)
+        fprintf(stderr, "memctl alloc: %s: freed handle %" PRIu64 "\n", strsignal(sig), b.handle);
+    memclient_disconnect(c);
+    return code;
+}
+
+int memctl_cmd_free(const memctl_globals *g, int argc, char **argv)
+{
+    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        printf("usage: memctl free HANDLE\n  frees an allocation of another session: needs root "
+               "or the daemon's admin group\n");
+        return 0;
+    }
+    if (argc != 2) {
+        fprintf(stderr, "usage: memctl free HANDLE\n");
+        return MEMCTL_EXIT_USAGE;
+    }
+    uint64_t handle;
+    if (memctl_parse_u64(argv[1], &handle) < 0 || handle == 0)
+        return memctl_bad_value("free", "HANDLE", argv[1], "a positive allocation handle");
+    memclient *c;
+    int r = memctl_connect(g, &c);
+    if (r)
+        return r;
+    r = memclient_free(c, handle);
+    char what[64];
+    snprintf(what, sizeof(what), "cannot free handle %" PRIu64, handle);
+    int code = r < 0 ? memctl_fail(NULL, "free", what, r) : 0;
+    if (r == 0)
+        printf("freed handle %" PRIu64 "\n", handle);
+    memclient_disconnect(c);
+    return code;
+}

@@ -1,0 +1,145 @@
+/* memctl dump: the daemon's state as a table, one JSON document, or a tt-metal style CSV
+ * report; --watch repeats it until interrupted. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "memctl_service.h"
+
+static volatile sig_atomic_t stop_watch;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_watch = 1;
+}
+
+typedef struct dump_opts {
+    uint32_t device;
+    bool json, csv, detailed;
+    const char *report;
+    uint64_t watch_ms; /* 0: once */
+} dump_opts;
+
+static int parse(int argc, char **argv, dump_opts *o)
+{
+    const char *cmd = "dump";
+    o->device = MEMCLIENT_ALL_DEVICES;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (!strcmp(a, "--device")) {
+            if (!(v = memctl_optarg(cmd, argc, argv, &i)))
+                return MEMCTL_EXIT_USAGE;
+            if (memctl_parse_u32(v, &o->device) < 0 || o->device == MEMCLIENT_ALL_DEVICES)
+                return memctl_bad_value(cmd, a, v, "a device id");
+        } else if (!strcmp(a, "--json")) {
+            o->json = true;
+        } else if (!strcmp(a, "--csv")) {
+            o->csv = true;
+        } else if (!strcmp(a, "--report")) {
+            if (!(v = memctl_optarg(cmd, argc, argv, &i)))
+                return MEMCTL_EXIT_USAGE;
+            if (!memctl_csv_report_valid(v))
+                return memctl_bad_value(cmd, a, v, "one of memory_usage_summary, "
+                                        "l1_usage_summary, detailed_memory_usage");
+            o->report = v;
+        } else if (!strcmp(a, "--detailed")) {
+            o->detailed = true;
+        } else if (!strcmp(a, "--watch")) {
+            if (!(v = memctl_optarg(cmd, argc, argv, &i)))
+                return MEMCTL_EXIT_USAGE;
+            if (memctl_parse_seconds(v, &o->watch_ms) < 0)
+                return memctl_bad_value(cmd, a, v, "seconds, e.g. 2 or 0.5, at most 86400");
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            printf("usage: memctl dump [--device N] [--json | --csv --report NAME] [--detailed] "
+                   "[--watch SEC]\n"
+                   "  --json      one JSON document (schema_version 1)\n"
+                   "  --csv       a tt-metal style report: --report memory_usage_summary, "
+                   "l1_usage_summary or detailed_memory_usage\n"
+                   "  --detailed  also every free and allocated block, and the sessions\n"
+                   "  --watch SEC repeat every SEC seconds until interrupted\n");
+            return -1;
+        } else {
+            fprintf(stderr, "memctl dump: unknown option '%s'\n", a);
+            return MEMCTL_EXIT_USAGE;
+        }
+    }
+    if (o->json && o->csv) {
+        fprintf(stderr, "memctl dump: --json and --csv are exclusive\n");
+        return MEMCTL_EXIT_USAGE;
+    }
+    if (o->csv && !o->report) {
+        fprintf(stderr, "memctl dump: --csv needs --report memory_usage_summary, "
+                        "l1_usage_summary or detailed_memory_usage\n");
+        return MEMCTL_EXIT_USAGE;
+    }
+    if (o->report && !o->csv) {
+        fprintf(stderr, "memctl dump: --report goes with --csv\n");
+        return MEMCTL_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int dump_once(memclient *c, const dump_opts *o, bool clear)
+{
+    unsigned flags = 0;
+    if (o->detailed || (o->csv && memctl_csv_report_needs_blocks(o->report)))
+        flags |= MEMCLIENT_DUMP_BLOCKS;
+    memclient_snapshot *s;
+    int r = memclient_dump(c, o->device, flags, &s);
+    if (r < 0)
+        return memctl_fail(NULL, "dump", "cannot read the daemon's state", r);
+    if (clear)
+        fputs("\033[H\033[2J", stdout);
+    if (o->json)
+        memctl_dump_json(stdout, s, o->detailed);
+    else if (o->csv)
+        r = memctl_dump_csv(stdout, s, o->report);
+    else
+        memctl_dump_table(stdout, s, o->detailed);
+    memclient_snapshot_free(s);
+    if (r < 0) {
+        fprintf(stderr, "memctl dump: %s\n", strerror(-r));
+        return MEMCTL_EXIT_FAIL;
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "memctl dump: writing the output: %s\n", strerror(errno));
+        return MEMCTL_EXIT_FAIL;
+    }
+    return 0;
+}
+
+int memctl_cmd_dump(const memctl_globals *g, int argc, char **argv)
+{
+    dump_opts o = {0};
+    int r = parse(argc, argv, &o);
+    if (r)
+        return r < 0 ? 0 : r;
+    memclient *c;
+    if ((r = memctl_connect(g, &c)) != 0)
+        return r;
+    if (!o.watch_ms) {
+        r = dump_once(c, &o, false);
+        memclient_disconnect(c);
+        return r;
+    }
+    /* Watch: SIGINT/SIGTERM end the loop cleanly (exit 0) between two dumps. */
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    bool clear = !o.json && !o.csv && isatty(STDOUT_FILENO);
+    while (!stop_watch) {
+        if ((r = dump_once(c, &o, clear)) != 0)
+            break;
+        struct timespec ts = {.tv_sec = (time_t)(o.watch_ms / 1000),
+                              .tv_nsec = (long)(o.watch_ms % 1000) * 1000000L};
+        while (!stop_watch && nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+        }
+    }
+    memclient_disconnect(c);
+    return r;
+}

@@ -1,0 +1,153 @@
+/* memctl dump --json: one JSON document, "schema_version": 1. Sizes are exact bytes per
+ * bank; names are escaped (they come from other processes). Keys only ever get added. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "memctl_service.h"
+
+static void stats_fields(FILE *f, const memclient_stats *st, const char *ind)
+{
+    fprintf(f,
+            "%s\"total\": %" PRIu64 ",\n%s\"allocated\": %" PRIu64 ",\n%s\"free\": %" PRIu64
+            ",\n%s\"largest_free\": %" PRIu64 ",\n%s\"largest_free_address\": %" PRIu64
+            ",\n%s\"free_blocks\": %" PRIu64 ",\n%s\"allocations\": %" PRIu64
+            ",\n%s\"fragmentation_pct\": %.2f",
+            ind, st->total, ind, st->allocated, ind, st->free, ind, st->largest_free, ind,
+            st->largest_free_addr, ind, st->free_blocks, ind, st->allocations, ind,
+            memctl_fragmentation(st));
+}
+
+static void blocks_json(FILE *f, const memclient_snapshot *s, const memclient_region *reg)
+{
+    const char *ind = "                ";
+    fprintf(f, ",\n              \"blocks\": [");
+    bool first = true;
+    for (size_t i = 0; i < s->nblocks; i++) {
+        const memclient_block *b = &s->blocks[i];
+        if (b->device != reg->device || b->kind != reg->kind || b->region != reg->region)
+            continue;
+        fprintf(f, "%s\n%s{\"address\": %" PRIu64 ", \"size\": %" PRIu64 ", \"allocated\": %s}",
+                first ? "" : ",", ind, b->address, b->size, b->allocated ? "true" : "false");
+        first = false;
+    }
+    fprintf(f, "%s]", first ? "" : "\n              ");
+}
+
+static void region_json(FILE *f, const memclient_snapshot *s, const memclient_region *reg,
+                        bool detailed)
+{
+    fprintf(f, "            {\n              \"name\": ");
+    memctl_json_str(f, reg->name);
+    fprintf(f, ",\n              \"index\": %" PRIu32 ",\n              \"allocatable\": %s,\n"
+               "              \"base\": %" PRIu64 ",\n              \"size\": %" PRIu64 ",\n",
+            reg->region, reg->allocatable ? "true" : "false", reg->base, reg->size);
+    stats_fields(f, &reg->stats, "              ");
+    if (detailed)
+        blocks_json(f, s, reg);
+    fprintf(f, "\n            }");
+}
+
+static void group_json(FILE *f, const memclient_snapshot *s, const memclient_group *g,
+                       bool detailed)
+{
+    fprintf(f, "        {\n          \"kind\": \"%s\",\n          \"banks\": %" PRIu32
+               ",\n          \"bank_size\": %" PRIu64 ",\n          \"alignment\": %" PRIu64
+               ",\n          \"clients\": %" PRIu32 ",\n",
+            memclient_kind_name(g->kind), g->banks, g->bank_size, g->alignment, g->clients);
+    stats_fields(f, &g->stats, "          ");
+    fprintf(f, ",\n          \"regions\": [");
+    bool first = true;
+    for (size_t r = 0; r < s->nregions; r++) {
+        const memclient_region *reg = &s->regions[r];
+        if (reg->device != g->device || reg->kind != g->kind)
+            continue;
+        fprintf(f, "%s\n", first ? "" : ",");
+        region_json(f, s, reg, detailed);
+        first = false;
+    }
+    fprintf(f, "%s]\n        }", first ? "" : "\n          ");
+}
+
+static void alloc_json(FILE *f, const memclient_snapshot *s, const memclient_alloc_info *a)
+{
+    char rbuf[24];
+    uint64_t age_ns = s->server.now_ns > a->created_ns ? s->server.now_ns - a->created_ns : 0;
+    fprintf(f, "    {\n      \"handle\": %" PRIu64 ",\n      \"device\": %" PRIu32
+               ",\n      \"kind\": \"%s\",\n      \"region\": ",
+            a->buf.handle, a->device, memclient_kind_name(a->buf.kind));
+    memctl_json_str(f, memctl_region_name(s, a->device, a->buf.kind, a->buf.region, rbuf,
+                                          sizeof(rbuf)));
+    fprintf(f, ",\n      \"region_index\": %" PRIu32 ",\n      \"class\": \"%s\",\n"
+               "      \"scope\": \"%s\",\n      \"address\": %" PRIu64
+               ",\n      \"size_per_bank\": %" PRIu64 ",\n      \"banks\": %" PRIu32
+               ",\n      \"page_size\": %" PRIu64 ",\n      \"pitch\": %" PRIu64
+               ",\n      \"refcount\": %" PRIu32 ",\n      \"pid\": %" PRIu32
+               ",\n      \"uid\": %" PRIu32 ",\n      \"gid\": %" PRIu32
+               ",\n      \"session\": %" PRIu32 ",\n      \"process\": ",
+            a->buf.region, memclient_class_name(a->cls), memclient_scope_name(a->scope),
+            a->buf.address, a->buf.size_per_bank, a->buf.banks, a->buf.page_size, a->buf.pitch,
+            a->buf.refcount, a->pid, a->uid, a->gid, a->session_id);
+    memctl_json_str(f, a->comm);
+    fprintf(f, ",\n      \"name\": ");
+    memctl_json_str(f, a->name);
+    fprintf(f, ",\n      \"created_ns\": %" PRIu64 ",\n      \"age_s\": %.3f\n    }",
+            a->created_ns, (double)age_ns / 1e9);
+}
+
+static void session_json(FILE *f, const memclient_session_rec *x)
+{
+    fprintf(f, "    {\"id\": %" PRIu32 ", \"pid\": %" PRIu32 ", \"uid\": %" PRIu32
+               ", \"gid\": %" PRIu32 ", \"process\": ",
+            x->id, x->pid, x->uid, x->gid);
+    memctl_json_str(f, x->comm);
+    fprintf(f, ", \"client\": ");
+    memctl_json_str(f, x->client_name);
+    fprintf(f, ", \"connected_ns\": %" PRIu64 ", \"allocations\": %" PRIu64
+               ", \"requests\": %" PRIu64 "}",
+            x->connected_ns, x->allocations, x->requests);
+}
+
+void memctl_dump_json(FILE *f, const memclient_snapshot *s, bool detailed)
+{
+    const memclient_server *sv = &s->server;
+    fprintf(f, "{\n  \"schema_version\": 1,\n  \"server\": {\n    \"version\": ");
+    memctl_json_str(f, sv->version);
+    fprintf(f, ",\n    \"pid\": %" PRIu32 ",\n    \"start_ns\": %" PRIu64 ",\n    \"now_ns\": %" PRIu64
+               ",\n    \"sessions\": %" PRIu32 ",\n    \"requests\": %" PRIu64
+               ",\n    \"allocs\": %" PRIu64 ",\n    \"frees\": %" PRIu64
+               ",\n    \"alloc_failures\": %" PRIu64 ",\n    \"protocol_errors\": %" PRIu64
+               ",\n    \"sessions_total\": %" PRIu64 ",\n    \"bytes_in\": %" PRIu64
+               ",\n    \"bytes_out\": %" PRIu64 "\n  },\n  \"devices\": [",
+            sv->pid, sv->start_ns, sv->now_ns, sv->sessions, sv->requests, sv->allocs, sv->frees,
+            sv->alloc_failures, sv->protocol_errors, sv->sessions_total, sv->bytes_in,
+            sv->bytes_out);
+    for (size_t d = 0; d < s->ndevices; d++) {
+        const memclient_device *dev = &s->devices[d];
+        fprintf(f, "%s\n    {\n      \"id\": %" PRIu32 ",\n      \"name\": ", d ? "," : "", dev->id);
+        memctl_json_str(f, dev->name);
+        fprintf(f, ",\n      \"arch\": ");
+        memctl_json_str(f, dev->arch);
+        fprintf(f, ",\n      \"texture\": %s,\n      \"bank_groups\": [",
+                dev->texture ? "true" : "false");
+        bool first = true;
+        for (size_t g = 0; g < s->ngroups; g++) {
+            if (s->groups[g].device != dev->id)
+                continue;
+            fprintf(f, "%s\n", first ? "" : ",");
+            group_json(f, s, &s->groups[g], detailed);
+            first = false;
+        }
+        fprintf(f, "%s]\n    }", first ? "" : "\n      ");
+    }
+    fprintf(f, "%s],\n  \"allocations\": [", s->ndevices ? "\n  " : "");
+    for (size_t i = 0; i < s->nallocs; i++) {
+        fprintf(f, "%s\n", i ? "," : "");
+        alloc_json(f, s, &s->allocs[i]);
+    }
+    fprintf(f, "%s],\n  \"sessions\": [", s->nallocs ? "\n  " : "");
+    for (size_t i = 0; i < s->nsessions; i++) {
+        fprintf(f, "%s\n", i ? "," : "");
+        session_json(f, &s->sessions[i]);
+    }
+    fprintf(f, "%s]\n}\n", s->nsessions ? "\n  " : "");
+}

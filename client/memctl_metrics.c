@@ -1,0 +1,140 @@
+/* memctl metrics: the daemon's state in the Prometheus text exposition format (0.0.4), for
+ * node_exporter's textfile collector or a scrape wrapper. Byte gauges are per bank. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memctl_service.h"
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void counter(FILE *f, const char *name, const char *help, uint64_t v)
+{
+    family(f, name, "counter", help);
+    fprintf(f, "%s %" PRIu64 "\n", name, v);
+}
+
+static void group_labels(FILE *f, const memclient_group *g)
+{
+    fprintf(f, "{device=\"%" PRIu32 "\",kind=\"%s\"}", g->device, memclient_kind_name(g->kind));
+}
+
+static void region_labels(FILE *f, const memclient_region *r)
+{
+    fprintf(f, "{device=\"%" PRIu32 "\",kind=\"%s\",region=", r->device,
+            memclient_kind_name(r->kind));
+    memctl_prom_label(f, r->name);
+    fputc('}', f);
+}
+
+typedef enum { G_BANKS, G_BANK_SIZE, G_CLIENTS } group_metric;
+
+static void group_family(FILE *f, const memclient_snapshot *s, const char *name,
+                         const char *help, group_metric m)
+{
+    family(f, name, "gauge", help);
+    for (size_t i = 0; i < s->ngroups; i++) {
+        const memclient_group *g = &s->groups[i];
+        uint64_t v = m == G_BANKS ? g->banks : m == G_BANK_SIZE ? g->bank_size : g->clients;
+        fputs(name, f);
+        group_labels(f, g);
+        fprintf(f, " %" PRIu64 "\n", v);
+    }
+}
+
+typedef enum { R_SIZE, R_ALLOCATED, R_FREE, R_LARGEST, R_FREE_BLOCKS, R_ALLOCS, R_FRAG } region_metric;
+
+static void region_family(FILE *f, const memclient_snapshot *s, const char *name,
+                          const char *help, region_metric m)
+{
+    family(f, name, "gauge", help);
+    for (size_t i = 0; i < s->nregions; i++) {
+        const memclient_region *r = &s->regions[i];
+        if (m != R_SIZE && !r->allocatable)
+            continue;
+        fputs(name, f);
+        region_labels(f, r);
+        if (m == R_FRAG) {
+            fprintf(f, " %.6f\n", memctl_fragmentation(&r->stats) / 100.0);
+            continue;
+        }
+        uint64_t v = m == R_SIZE ? r->size
+                   : m == R_ALLOCATED ? r->stats.allocated
+                   : m == R_FREE ? r->stats.free
+                   : m == R_LARGEST ? r->stats.largest_free
+                   : m == R_FREE_BLOCKS ? r->stats.free_blocks
+                   : r->stats.allocations;
+        fprintf(f, " %" PRIu64 "\n", v);
+    }
+}
+
+static void metrics(FILE *f, const memclient_snapshot *s)
+{
+    const memclient_server *sv = &s->server;
+    family(f, "memd_info", "gauge", "memd daemon version (value is always 1).");
+    fputs("memd_info{version=", f);
+    memctl_prom_label(f, sv->version);
+    fputs("} 1\n", f);
+    family(f, "memd_start_time_seconds", "gauge", "When the daemon started, seconds since the epoch.");
+    fprintf(f, "memd_start_time_seconds %.3f\n", (double)sv->start_ns / 1e9);
+    family(f, "memd_sessions", "gauge", "Connected client sessions.");
+    fprintf(f, "memd_sessions %" PRIu32 "\n", sv->sessions);
+    counter(f, "memd_requests_total", "Requests served since start.", sv->requests);
+    counter(f, "memd_allocations_total", "Successful allocations since start.", sv->allocs);
+    counter(f, "memd_frees_total", "Frees since start.", sv->frees);
+    counter(f, "memd_allocation_failures_total", "Failed allocation requests since start.",
+            sv->alloc_failures);
+    counter(f, "memd_protocol_errors_total", "Malformed frames since start.", sv->protocol_errors);
+    counter(f, "memd_sessions_opened_total", "Sessions opened since start.", sv->sessions_total);
+    counter(f, "memd_received_bytes_total", "Bytes received from clients since start.", sv->bytes_in);
+    counter(f, "memd_sent_bytes_total", "Bytes sent to clients since start.", sv->bytes_out);
+
+    family(f, "memd_device_info", "gauge", "Devices served (value is always 1).");
+    for (size_t i = 0; i < s->ndevices; i++) {
+        fprintf(f, "memd_device_info{device=\"%" PRIu32 "\",name=", s->devices[i].id);
+        memctl_prom_label(f, s->devices[i].name);
+        fputs(",arch=", f);
+        memctl_prom_label(f, s->devices[i].arch);
+        fputs("} 1\n", f);
+    }
+    group_family(f, s, "memd_bank_group_banks", "Banks in the bank group.", G_BANKS);
+    group_family(f, s, "memd_bank_group_bank_size_bytes", "Size of each bank.", G_BANK_SIZE);
+    group_family(f, s, "memd_bank_group_clients", "Sessions holding memory in the bank group.",
+                 G_CLIENTS);
+    region_family(f, s, "memd_region_size_bytes", "Region size per bank.", R_SIZE);
+    region_family(f, s, "memd_region_allocated_bytes", "Allocated bytes per bank.", R_ALLOCATED);
+    region_family(f, s, "memd_region_free_bytes", "Free bytes per bank.", R_FREE);
+    region_family(f, s, "memd_region_largest_free_bytes", "Largest free block per bank.",
+                  R_LARGEST);
+    region_family(f, s, "memd_region_free_blocks", "Free blocks in the region.", R_FREE_BLOCKS);
+    region_family(f, s, "memd_region_allocations", "Live allocations in the region.", R_ALLOCS);
+    region_family(f, s, "memd_region_fragmentation_ratio",
+                  "1 - largest free block / free bytes (0 when nothing is free).", R_FRAG);
+}
+
+int memctl_cmd_metrics(const memctl_globals *g, int argc, char **argv)
+{
+    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        printf("usage: memctl metrics\n  the daemon's state in Prometheus text format\n");
+        return 0;
+    }
+    if (argc != 1) {
+        fprintf(stderr, "memctl metrics: unexpected argument '%s'\n", argv[1]);
+        return MEMCTL_EXIT_USAGE;
+    }
+    memclient *c;
+    int r = memctl_connect(g, &c);
+    if (r)
+        return r;
+    memclient_snapshot *s;
+    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, 0, &s);
+    memclient_disconnect(c);
+    if (r < 0)
+        return memctl_fail(NULL, "metrics", "cannot read the daemon's state", r);
+    metrics(stdout, s);
+    memclient_snapshot_free(s);
+    return fflush(stdout) == 0 ? 0 : MEMCTL_EXIT_FAIL;
+}

@@ -1,0 +1,352 @@
+/* memctl — helpers shared by the service subcommands. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memctl_service.h"
+
+int memctl_connect(const memctl_globals *g, memclient **out)
+{
+    int r = memclient_connect(g->socket_path, out);
+    if (r == 0)
+        return 0;
+    memclient_error e;
+    memclient_last_error(&e);
+    fprintf(stderr, "memctl: %s\n", e.message);
+    return MEMCTL_EXIT_CONNECT;
+}
+
+int memctl_exit_code(int err)
+{
+    switch (err) {
+    case 0:
+        return MEMCTL_EXIT_OK;
+    case -EPERM:
+    case -EACCES:
+        return MEMCTL_EXIT_PERM;
+    case -ENOMEM:
+    case -EDQUOT:
+        return MEMCTL_EXIT_NOMEM;
+    case -ENOTCONN:
+    case -ECONNRESET:
+    case -EPIPE:
+    case -ECONNREFUSED:
+        return MEMCTL_EXIT_CONNECT;
+    default:
+        return MEMCTL_EXIT_FAIL;
+    }
+}
+
+int memctl_fail(memclient *c, const char *cmd, const char *what, int err)
+{
+    memclient_error e;
+    memclient_last_error(&e);
+    if (e.status != err) /* the library did not record this one: say what we know */
+        snprintf(e.message, sizeof(e.message), "%s", memclient_strerror(err));
+    /* The code's meaning first (what a script or a person acts on), then the specifics. */
+    const char *meaning = memclient_strerror(err);
+    if (!strcmp(e.message, meaning))
+        fprintf(stderr, "memctl %s: %s: %s\n", cmd, what, meaning);
+    else
+        fprintf(stderr, "memctl %s: %s: %s\n  detail: %s\n", cmd, what, meaning, e.message);
+    if (e.status == err && (e.detail == MEMCLIENT_DETAIL_NOMEM || e.detail == MEMCLIENT_DETAIL_QUOTA)) {
+        /* Name the region if the daemon still answers (a dump is cheap next to an OOM). */
+        char rbuf[24];
+        const char *region = NULL;
+        memclient_snapshot *s = NULL;
+        if (c && memclient_dump(c, e.device, 0, &s) == 0)
+            region = memctl_region_name(s, e.device, e.kind, e.region, rbuf, sizeof(rbuf));
+        else
+            region = (snprintf(rbuf, sizeof(rbuf), "#%" PRIu32, e.region), rbuf);
+        fprintf(stderr,
+                "  %s on device %" PRIu32 ", %s bank group, region %s, class %s:\n"
+                "    requested          %" PRIu64 " bytes\n"
+                "    size per bank      %" PRIu64 " bytes\n"
+                "    allocated          %" PRIu64 " bytes per bank\n"
+                "    free               %" PRIu64 " bytes per bank\n"
+                "    largest free block %" PRIu64 " bytes\n",
+                e.detail == MEMCLIENT_DETAIL_QUOTA ? "quota exceeded" : "out of memory",
+                e.device, memclient_kind_name(e.kind), region, memclient_class_name(e.cls),
+                e.requested, e.size_per_bank, e.allocated, e.free, e.largest_free);
+        memclient_snapshot_free(s);
+        if (e.detail == MEMCLIENT_DETAIL_NOMEM && e.free >= e.size_per_bank)
+            fprintf(stderr, "  enough bytes are free but not in one block: the region is "
+                            "fragmented\n");
+    }
+    return memctl_exit_code(err);
+}
+
+int memctl_parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s)
+        return -EINVAL;
+    unsigned base = 10;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        s += 2;
+        if (!*s)
+            return -EINVAL;
+    }
+    uint64_t v = 0;
+    for (; *s; s++) {
+        unsigned d;
+        if (*s >= '0' && *s <= '9')
+            d = (unsigned)(*s - '0');
+        else if (base == 16 && *s >= 'a' && *s <= 'f')
+            d = (unsigned)(*s - 'a' + 10);
+        else if (base == 16 && *s >= 'A' && *s <= 'F')
+            d = (unsigned)(*s - 'A' + 10);
+        else
+            return -EINVAL;
+        if (v > (UINT64_MAX - d) / base)
+            return -ERANGE;
+        v = v * base + d;
+    }
+    *out = v;
+    return 0;
+}
+
+int memctl_parse_u32(const char *s, uint32_t *out)
+{
+    uint64_t v;
+    int r = memctl_parse_u64(s, &v);
+    if (r < 0)
+        return r;
+    if (v > UINT32_MAX)
+        return -ERANGE;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+int memctl_parse_size(const char *s, uint64_t *out)
+{
+    static const struct {
+        const char *unit;
+        uint64_t mul;
+    } units[] = {
+        {"", 1},
+        {"B", 1},
+        {"K", 1ull << 10}, {"KiB", 1ull << 10}, {"kB", 1000}, {"KB", 1000},
+        {"M", 1ull << 20}, {"MiB", 1ull << 20}, {"MB", 1000000},
+        {"G", 1ull << 30}, {"GiB", 1ull << 30}, {"GB", 1000000000},
+        {"T", 1ull << 40}, {"TiB", 1ull << 40}, {"TB", 1000000000000ull},
+    };
+    if (!s || !*s)
+        return -EINVAL;
+    /* Hex takes no unit (its digits include B). */
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+        return memctl_parse_u64(s, out);
+    size_t n = 0;
+    while (s[n] >= '0' && s[n] <= '9')
+        n++;
+    if (n == 0 || n > 20)
+        return n ? -ERANGE : -EINVAL;
+    char digits[21];
+    memcpy(digits, s, n);
+    digits[n] = '\0';
+    uint64_t v;
+    int r = memctl_parse_u64(digits, &v);
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strcmp(s + n, units[i].unit))
+            continue;
+        if (v > UINT64_MAX / units[i].mul)
+            return -ERANGE;
+        *out = v * units[i].mul;
+        return 0;
+    }
+    return -EINVAL;
+}
+
+int memctl_parse_seconds(const char *s, uint64_t *ms)
+{
+    if (!s || !*s)
+        return -EINVAL;
+    const char *dot = strchr(s, '.');
+    char whole[16];
+    size_t n = dot ? (size_t)(dot - s) : strlen(s);
+    if (n == 0 || n >= sizeof(whole))
+        return -EINVAL;
+    memcpy(whole, s, n);
+    whole[n] = '\0';
+    uint64_t sec;
+    if (whole[0] == '0' && (whole[1] == 'x' || whole[1] == 'X'))
+        return -EINVAL;
+    int r = memctl_parse_u64(whole, &sec);
+    if (r < 0)
+        return r;
+    uint64_t frac = 0;
+    if (dot) {
+        const char *f = dot + 1;
+        size_t fl = strlen(f);
+        if (fl == 0 || fl > 3)
+            return -EINVAL;
+        for (size_t i = 0; i < 3; i++) {
+            char ch = i < fl ? f[i] : '0';
+            if (ch < '0' || ch > '9')
+                return -EINVAL;
+            frac = frac * 10 + (uint64_t)(ch - '0');
+        }
+    }
+    if (sec > 86400 || (sec == 86400 && frac))
+        return -ERANGE;
+    *ms = sec * 1000 + frac;
+    return *ms ? 0 : -ERANGE;
+}
+
+const char *memctl_optarg(const char *cmd, int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "memctl %s: %s needs a value\n", cmd, argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int memctl_bad_value(const char *cmd, const char *opt, const char *v, const char *why)
+{
+    fprintf(stderr, "memctl %s: bad value for %s: '%s' (%s)\n", cmd, opt, v, why);
+    return MEMCTL_EXIT_USAGE;
+}
+
+const char *memctl_human_bytes(uint64_t v, char *buf, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (v < 1024) {
+        snprintf(buf, len, "%" PRIu64 " B", v);
+        return buf;
+    }
+    double d = (double)v;
+    unsigned u = 0;
+    while (d >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
+        d /= 1024.0;
+        u++;
+    }
+    snprintf(buf, len, "%.1f %s", d, units[u]);
+    return buf;
+}
+
+const char *memctl_human_age(uint64_t ns, char *buf, size_t len)
+{
+    uint64_t s = ns / 1000000000ull;
+    if (s >= 86400)
+        snprintf(buf, len, "%" PRIu64 "d%02" PRIu64 "h", s / 86400, s % 86400 / 3600);
+    else if (s >= 3600)
+        snprintf(buf, len, "%" PRIu64 "h%02" PRIu64 "m", s / 3600, s % 3600 / 60);
+    else if (s >= 60)
+        snprintf(buf, len, "%" PRIu64 "m%02" PRIu64 "s", s / 60, s % 60);
+    else
+        snprintf(buf, len, "%" PRIu64 "s", s);
+    return buf;
+}
+
+double memctl_fragmentation(const memclient_stats *st)
+{
+    if (st->free == 0)
+        return 0.0;
+    return 100.0 * (1.0 - (double)st->largest_free / (double)st->free);
+}
+
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 if it is not one. */
+static size_t utf8_len(const unsigned char *p)
+{
+    size_t n;
+    uint32_t cp;
+    if (p[0] < 0x80)
+        return 1;
+    if ((p[0] & 0xe0) == 0xc0) {
+        n = 2;
+        cp = p[0] & 0x1f;
+    } else if ((p[0] & 0xf0) == 0xe0) {
+        n = 3;
+        cp = p[0] & 0x0f;
+    } else if ((p[0] & 0xf8) == 0xf0) {
+        n = 4;
+        cp = p[0] & 0x07;
+    } else {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80) /* also stops at the NUL */
+            return 0;
+        cp = cp << 6 | (p[i] & 0x3f);
+    }
+    static const uint32_t min[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0; /* overlong, out of range, or a surrogate */
+    return n;
+}
+
+void memctl_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); p++; continue;
+        case '\\': fputs("\\\\", f); p++; continue;
+        case '\n': fputs("\\n", f); p++; continue;
+        case '\r': fputs("\\r", f); p++; continue;
+        case '\t': fputs("\\t", f); p++; continue;
+        default: break;
+        }
+        if (*p < 0x20 || *p == 0x7f) {
+            fprintf(f, "\\u%04x", *p);
+            p++;
+            continue;
+        }
+        /* Names come from other processes: bytes that are not UTF-8 would make the
+         * document invalid, so each becomes U+FFFD. */
+        size_t n = utf8_len(p);
+        if (n == 0) {
+            fputs("\\ufffd", f);
+            p++;
+            continue;
+        }
+        fwrite(p, 1, n, f);
+        p += n;
+    }
+    fputc('"', f);
+}
+
+void memctl_csv_str(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n") && s[0] != ' ' && (!*s || s[strlen(s) - 1] != ' ')) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+void memctl_prom_label(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '\\')
+            fputs("\\\\", f);
+        else if (*s == '"')
+            fputs("\\\"", f);
+        else if (*s == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+const char *memctl_region_name(const memclient_snapshot *s, uint32_t device, memd_kind kind,
+                               uint32_t region, char *buf, size_t len)
+{
+    const memclient_region *r = memclient_snapshot_region(s, device, kind, region);
+    if (r)
+        return r->name;
+    snprintf(buf, len, "#%" PRIu32, region);
+    return buf;
+}

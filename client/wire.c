@@ -1,0 +1,591 @@
+/* memd wire codec: see wire.h. Field order follows include/memd/protocol.h exactly. */
+#include "wire.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* Fixed-size strings: always NUL padded on the wire so no stray bytes leak and a
+ * receiver can rely on a terminator. A source without a NUL inside n is truncated. */
+static uint8_t *put_str(uint8_t *p, const char *s, size_t n)
+{
+    size_t l = strnlen(s, n);
+    if (l == n)
+        l = n - 1;
+    memcpy(p, s, l);
+    memset(p + l, 0, n - l);
+    return p + n;
+}
+
+/* Rejects a string without a NUL; copies it zero padded so *out is clean. */
+static int get_str(const uint8_t *p, char *s, size_t n)
+{
+    const uint8_t *nul = memchr(p, 0, n);
+    if (!nul)
+        return -EINVAL;
+    size_t l = (size_t)(nul - p);
+    memcpy(s, p, l);
+    memset(s + l, 0, n - l);
+    return 0;
+}
+
+void memd_wire_strset(char *dst, size_t n, const char *src)
+{
+    if (n == 0)
+        return;
+    put_str((uint8_t *)dst, src ? src : "", n);
+}
+
+/* ---- header ---- */
+
+uint8_t *memd_wire_hdr_put(uint8_t *p, const memd_wire_hdr *h)
+{
+    p = memd_wire_put_u32(p, h->magic);
+    p = memd_wire_put_u16(p, h->version);
+    p = memd_wire_put_u16(p, h->opcode);
+    p = memd_wire_put_u64(p, h->id);
+    p = memd_wire_put_u32(p, h->len);
+    return memd_wire_put_u32(p, (uint32_t)h->status);
+}
+
+int memd_wire_hdr_get(const uint8_t *p, size_t len, uint32_t max_len, memd_wire_hdr *h)
+{
+    if (len < MEMD_HDR_SIZE)
+        return -EBADMSG;
+    h->magic = memd_wire_u32(p);
+    h->version = memd_wire_u16(p + 4);
+    h->opcode = memd_wire_u16(p + 6);
+    h->id = memd_wire_u64(p + 8);
+    h->len = memd_wire_u32(p + 16);
+    h->status = (int32_t)memd_wire_u32(p + 20);
+    if (h->magic != MEMD_PROTO_MAGIC)
+        return -EPROTO;
+    if (h->version < 1 || h->version > MEMD_PROTO_VERSION)
+        return -EPROTONOSUPPORT;
+    if (h->len > max_len)
+        return -EMSGSIZE;
+    /* A positive status is never sent (protocol.h). */
+    if (h->status > 0)
+        return -EINVAL;
+    return 0;
+}
+
+bool memd_wire_opcode_valid(uint32_t op)
+{
+    return op >= MEMD_OP_HELLO && op < MEMD_OP_OPCODE_COUNT;
+}
+
+const char *memd_wire_opcode_name(uint32_t op)
+{
+    static const char *const names[MEMD_OP_OPCODE_COUNT] = {
+        [MEMD_OP_HELLO] = "HELLO",         [MEMD_OP_ALLOC] = "ALLOC",
+        [MEMD_OP_ALLOC_BATCH] = "ALLOC_BATCH", [MEMD_OP_FREE] = "FREE",
+        [MEMD_OP_FREE_BATCH] = "FREE_BATCH", [MEMD_OP_QUERY] = "QUERY",
+        [MEMD_OP_BANKS] = "BANKS",         [MEMD_OP_DUMP] = "DUMP",
+    };
+    return memd_wire_opcode_valid(op) ? names[op] : "?";
+}
+
+/* ---- HELLO / WELCOME ---- */
+
+uint8_t *memd_wire_hello_put(uint8_t *p, const memd_wire_hello *r)
+{
+    p = memd_wire_put_u16(p, r->min_version);
+    p = memd_wire_put_u16(p, r->max_version);
+    p = memd_wire_put_u32(p, r->flags);
+    return put_str(p, r->client_name, sizeof r->client_name);
+}
+
+int memd_wire_hello_get(const uint8_t *p, size_t len, memd_wire_hello *r)
+{
+    if (len < MEMD_WIRE_HELLO_SIZE)
+        return -EBADMSG;
+    r->min_version = memd_wire_u16(p);
+    r->max_version = memd_wire_u16(p + 2);
+    /* flags are advisory: unknown bits are ignored so newer clients can still talk */
+    r->flags = memd_wire_u32(p + 4);
+    if (r->min_version > r->max_version)
+        return -EINVAL;
+    return get_str(p + 8, r->client_name, sizeof r->client_name);
+}
+
+uint8_t *memd_wire_welcome_put(uint8_t *p, const memd_wire_welcome *r)
+{
+    p = memd_wire_put_u16(p, r->version);
+    p = memd_wire_put_u16(p, 0);
+    p = memd_wire_put_u32(p, r->session_id);
+    p = memd_wire_put_u32(p, r->max_frame);
+    p = memd_wire_put_u32(p, r->ndevices);
+    return put_str(p, r->server_version, sizeof r->server_version);
+}
+
+int memd_wire_welcome_get(const uint8_t *p, size_t len, memd_wire_welcome *r)
+{
+    if (len < MEMD_WIRE_WELCOME_SIZE)
+        return -EBADMSG;
+    r->version = memd_wire_u16(p);
+    r->pad = 0;
+    r->session_id = memd_wire_u32(p + 4);
+    r->max_frame = memd_wire_u32(p + 8);
+    r->ndevices = memd_wire_u32(p + 12);
+    if (r->version < 1 || r->version > MEMD_PROTO_VERSION)
+        return -EINVAL;
+    return get_str(p + 16, r->server_version, sizeof r->server_version);
+}
+
+/* ---- error ---- */
+
+uint8_t *memd_wire_error_put(uint8_t *p, const memd_wire_error *r)
+{
+    p = memd_wire_put_u32(p, (uint32_t)r->status);
+    p = memd_wire_put_u32(p, r->detail);
+    p = put_str(p, r->message, sizeof r->message);
+    p = memd_wire_put_u64(p, r->requested);
+    p = memd_wire_put_u64(p, r->size_per_bank);
+    p = memd_wire_put_u64(p, r->allocated);
+    p = memd_wire_put_u64(p, r->free);
+    p = memd_wire_put_u64(p, r->largest_free);
+    p = memd_wire_put_u32(p, r->device);
+    *p++ = r->cls;
+    *p++ = r->kind;
+    *p++ = r->region;
+    *p++ = 0;
+    return p;
+}
+
+int memd_wire_error_get(const uint8_t *p, size_t len, memd_wire_error *r)
+{
+    if (len < MEMD_WIRE_ERROR_SIZE)
+        return -EBADMSG;
+    r->status = (int32_t)memd_wire_u32(p);
+    r->detail = memd_wire_u32(p + 4);
+    int rc = get_str(p + 8, r->message, sizeof r->message);
+    if (rc < 0)
+        return rc;
+    p += 8 + sizeof r->message;
+    r->requested = memd_wire_u64(p);
+    r->size_per_bank = memd_wire_u64(p + 8);
+    r->allocated = memd_wire_u64(p + 16);
+    r->free = memd_wire_u64(p + 24);
+    r->largest_free = memd_wire_u64(p + 32);
+    r->device = memd_wire_u32(p + 40);
+    r->cls = p[44];
+    r->kind = p[45];
+    r->region = p[46];
+    r->pad = 0;
+    if (r->status >= 0 || r->detail > MEMD_ERR_DETAIL_QUOTA || r->cls >= MEMD_CLASS_COUNT ||
+        r->kind >= MEMD_KIND_COUNT)
+        return -EINVAL;
+    return 0;
+}
+
+/* ---- ALLOC ---- */
+
+#define MEMD_ALLOC_F_KNOWN (MEMD_ALLOC_F_SHARED)
+
+uint8_t *memd_wire_alloc_req_put(uint8_t *p, const memd_wire_alloc_req *r)
+{
+    p = memd_wire_put_u32(p, r->device);
+    *p++ = r->cls;
+    *p++ = r->scope;
+    *p++ = r->dtype;
+    *p++ = r->ndim;
+    p = memd_wire_put_u64(p, r->bytes);
+    for (int i = 0; i < MEMD_MAX_DIMS; i++)
+        p = memd_wire_put_u64(p, r->shape[i]);
+    p = memd_wire_put_u64(p, r->page_size);
+    p = memd_wire_put_u64(p, r->alignment);
+    p = memd_wire_put_u32(p, r->banks);
+    p = memd_wire_put_u32(p, r->flags);
+    return put_str(p, r->name, sizeof r->name);
+}
+
+int memd_wire_alloc_req_get(const uint8_t *p, size_t len, memd_wire_alloc_req *r)
+{
+    if (len < MEMD_WIRE_ALLOC_REQ_SIZE)
+        return -EBADMSG;
+    r->device = memd_wire_u32(p);
+    r->cls = p[4];
+    r->scope = p[5];
+    r->dtype = p[6];
+    r->ndim = p[7];
+    r->bytes = memd_wire_u64(p + 8);
+    for (int i = 0; i < MEMD_MAX_DIMS; i++)
+        r->shape[i] = memd_wire_u64(p + 16 + 8 * i);
+    r->page_size = memd_wire_u64(p + 48);
+    r->alignment = memd_wire_u64(p + 56);
+    r->banks = memd_wire_u32(p + 64);
+    r->flags = memd_wire_u32(p + 68);
+    if (r->cls >= MEMD_CLASS_COUNT || r->scope >= MEMD_SCOPE_COUNT ||
+        r->dtype >= MEMD_DTYPE_COUNT || r->ndim > MEMD_MAX_DIMS ||
+        (r->flags & ~(uint32_t)MEMD_ALLOC_F_KNOWN))
+        return -EINVAL;
+    return get_str(p + 72, r->name, sizeof r->name);
+}
+
+uint8_t *memd_wire_buffer_put(uint8_t *p, const memd_wire_buffer *r)
+{
+    p = memd_wire_put_u64(p, r->handle);
+    p = memd_wire_put_u64(p, r->address);
+    p = memd_wire_put_u64(p, r->size_per_bank);
+    p = memd_wire_put_u64(p, r->page_size);
+    p = memd_wire_put_u64(p, r->pitch);
+    p = memd_wire_put_u32(p, r->banks);
+    p = memd_wire_put_u32(p, r->refcount);
+    *p++ = r->kind;
+    *p++ = r->region;
+    memset(p, 0, 6);
+    return p + 6;
+}
+
+int memd_wire_buffer_get(const uint8_t *p, size_t len, memd_wire_buffer *r)
+{
+    if (len < MEMD_WIRE_BUFFER_SIZE)
+        return -EBADMSG;
+    r->handle = memd_wire_u64(p);
+    r->address = memd_wire_u64(p + 8);
+    r->size_per_bank = memd_wire_u64(p + 16);
+    r->page_size = memd_wire_u64(p + 24);
+    r->pitch = memd_wire_u64(p + 32);
+    r->banks = memd_wire_u32(p + 40);
+    r->refcount = memd_wire_u32(p + 44);
+    r->kind = p[48];
+    r->region = p[49];
+    memset(r->pad, 0, sizeof r->pad);
+    return r->kind < MEMD_KIND_COUNT ? 0 : -EINVAL;
+}
+
+/* ---- QUERY ---- */
+
+uint8_t *memd_wire_alloc_info_put(uint8_t *p, const memd_wire_alloc_info *r)
+{
+    p = memd_wire_buffer_put(p, &r->buf);
+    p = memd_wire_put_u32(p, r->device);
+    *p++ = r->cls;
+    *p++ = r->scope;
+    p = memd_wire_put_u16(p, 0);
+    p = memd_wire_put_u32(p, r->pid);
+    p = memd_wire_put_u32(p, r->uid);
+    p = memd_wire_put_u32(p, r->gid);
+    p = memd_wire_put_u32(p, r->session_id);
+    p = memd_wire_put_u64(p, r->created_ns);
+    p = put_str(p, r->name, sizeof r->name);
+    return put_str(p, r->comm, sizeof r->comm);
+}
+
+int memd_wire_alloc_info_get(const uint8_t *p, size_t len, memd_wire_alloc_info *r)
+{
+    if (len < MEMD_WIRE_ALLOC_INFO_SIZE)
+        return -EBADMSG;
+    int rc = memd_wire_buffer_get(p, len, &r->buf);
+    if (rc < 0)
+        return rc;
+    p += MEMD_WIRE_BUFFER_SIZE;
+    r->device = memd_wire_u32(p);
+    r->cls = p[4];
+    r->scope = p[5];
+    r->pad = 0;
+    r->pid = memd_wire_u32(p + 8);
+    r->uid = memd_wire_u32(p + 12);
+    r->gid = memd_wire_u32(p + 16);
+    r->session_id = memd_wire_u32(p + 20);
+    r->created_ns = memd_wire_u64(p + 24);
+    if (r->cls >= MEMD_CLASS_COUNT || r->scope >= MEMD_SCOPE_COUNT)
+        return -EINVAL;
+    rc = get_str(p + 32, r->name, sizeof r->name);
+    if (rc < 0)
+        return rc;
+    return get_str(p + 32 + sizeof r->name, r->comm, sizeof r->comm);
+}
+
+/* ---- DUMP ---- */
+
+#define MEMD_DUMP_F_KNOWN (MEMD_DUMP_F_BLOCKS)
+
+uint8_t *memd_wire_dump_req_put(uint8_t *p, const memd_wire_dump_req *r)
+{
+    p = memd_wire_put_u32(p, r->device);
+    return memd_wire_put_u32(p, r->flags);
+}
+
+int memd_wire_dump_req_get(const uint8_t *p, size_t len, memd_wire_dump_req *r)
+{
+    if (len < MEMD_WIRE_DUMP_REQ_SIZE)
+        return -EBADMSG;
+    r->device = memd_wire_u32(p);
+    r->flags = memd_wire_u32(p + 4);
+    return (r->flags & ~(uint32_t)MEMD_DUMP_F_KNOWN) ? -EINVAL : 0;
+}
+
+uint8_t *memd_wire_stats_put(uint8_t *p, const memd_wire_stats *r)
+{
+    p = memd_wire_put_u64(p, r->total);
+    p = memd_wire_put_u64(p, r->allocated);
+    p = memd_wire_put_u64(p, r->free);
+    p = memd_wire_put_u64(p, r->largest_free);
+    p = memd_wire_put_u64(p, r->largest_free_addr);
+    p = memd_wire_put_u64(p, r->free_blocks);
+    return memd_wire_put_u64(p, r->allocations);
+}
+
+int memd_wire_stats_get(const uint8_t *p, size_t len, memd_wire_stats *r)
+{
+    if (len < MEMD_WIRE_STATS_SIZE)
+        return -EBADMSG;
+    r->total = memd_wire_u64(p);
+    r->allocated = memd_wire_u64(p + 8);
+    r->free = memd_wire_u64(p + 16);
+    r->largest_free = memd_wire_u64(p + 24);
+    r->largest_free_addr = memd_wire_u64(p + 32);
+    r->free_blocks = memd_wire_u64(p + 40);
+    r->allocations = memd_wire_u64(p + 48);
+    return 0;
+}
+
+uint8_t *memd_wire_server_rec_put(uint8_t *p, const memd_wire_server_rec *r)
+{
+    p = put_str(p, r->version, sizeof r->version);
+    p = memd_wire_put_u64(p, r->start_ns);
+    p = memd_wire_put_u64(p, r->now_ns);
+    p = memd_wire_put_u32(p, r->sessions);
+    p = memd_wire_put_u32(p, r->pid);
+    p = memd_wire_put_u64(p, r->requests);
+    p = memd_wire_put_u64(p, r->allocs);
+    p = memd_wire_put_u64(p, r->frees);
+    p = memd_wire_put_u64(p, r->alloc_failures);
+    p = memd_wire_put_u64(p, r->protocol_errors);
+    p = memd_wire_put_u64(p, r->sessions_total);
+    p = memd_wire_put_u64(p, r->bytes_in);
+    return memd_wire_put_u64(p, r->bytes_out);
+}
+
+int memd_wire_server_rec_get(const uint8_t *p, size_t len, memd_wire_server_rec *r)
+{
+    if (len < MEMD_WIRE_SERVER_REC_SIZE)
+        return -EBADMSG;
+    int rc = get_str(p, r->version, sizeof r->version);
+    if (rc < 0)
+        return rc;
+    p += sizeof r->version;
+    r->start_ns = memd_wire_u64(p);
+    r->now_ns = memd_wire_u64(p + 8);
+    r->sessions = memd_wire_u32(p + 16);
+    r->pid = memd_wire_u32(p + 20);
+    r->requests = memd_wire_u64(p + 24);
+    r->allocs = memd_wire_u64(p + 32);
+    r->frees = memd_wire_u64(p + 40);
+    r->alloc_failures = memd_wire_u64(p + 48);
+    r->protocol_errors = memd_wire_u64(p + 56);
+    r->sessions_total = memd_wire_u64(p + 64);
+    r->bytes_in = memd_wire_u64(p + 72);
+    r->bytes_out = memd_wire_u64(p + 80);
+    return 0;
+}
+
+uint8_t *memd_wire_device_rec_put(uint8_t *p, const memd_wire_device_rec *r)
+{
+    p = memd_wire_put_u32(p, r->id);
+    p = memd_wire_put_u32(p, r->texture);
+    p = put_str(p, r->name, sizeof r->name);
+    return put_str(p, r->arch, sizeof r->arch);
+}
+
+int memd_wire_device_rec_get(const uint8_t *p, size_t len, memd_wire_device_rec *r)
+{
+    if (len < MEMD_WIRE_DEVICE_REC_SIZE)
+        return -EBADMSG;
+    r->id = memd_wire_u32(p);
+    r->texture = memd_wire_u32(p + 4);
+    if (r->texture > 1)
+        return -EINVAL;
+    int rc = get_str(p + 8, r->name, sizeof r->name);
+    if (rc < 0)
+        return rc;
+    return get_str(p + 8 + sizeof r->name, r->arch, sizeof r->arch);
+}
+
+uint8_t *memd_wire_group_rec_put(uint8_t *p, const memd_wire_group_rec *r)
+{
+    p = memd_wire_put_u32(p, r->device);
+    *p++ = r->kind;
+    *p++ = r->nregions;
+    p = memd_wire_put_u16(p, 0);
+    p = memd_wire_put_u32(p, r->banks);
+    p = memd_wire_put_u32(p, r->clients);
+    p = memd_wire_put_u64(p, r->bank_size);
+    p = memd_wire_put_u64(p, r->alignment);
+    return memd_wire_stats_put(p, &r->stats);
+}
+
+int memd_wire_group_rec_get(const uint8_t *p, size_t len, memd_wire_group_rec *r)
+{
+    if (len < MEMD_WIRE_GROUP_REC_SIZE)
+        return -EBADMSG;
+    r->device = memd_wire_u32(p);
+    r->kind = p[4];
+    r->nregions = p[5];
+    r->pad = 0;
+    r->banks = memd_wire_u32(p + 8);
+    r->clients = memd_wire_u32(p + 12);
+    r->bank_size = memd_wire_u64(p + 16);
+    r->alignment = memd_wire_u64(p + 24);
+    if (r->kind >= MEMD_KIND_COUNT)
+        return -EINVAL;
+    return memd_wire_stats_get(p + 32, len - 32, &r->stats);
+}
+
+uint8_t *memd_wire_region_rec_put(uint8_t *p, const memd_wire_region_rec *r)
+{
+    p = memd_wire_put_u32(p, r->device);
+    *p++ = r->kind;
+    *p++ = r->region;
+    *p++ = r->allocatable;
+    *p++ = 0;
+    p = put_str(p, r->name, sizeof r->name);
+    p = memd_wire_put_u64(p, r->base);
+    p = memd_wire_put_u64(p, r->size);
+    return memd_wire_stats_put(p, &r->stats);
+}
+
+int memd_wire_region_rec_get(const uint8_t *p, size_t len, memd_wire_region_rec *r)
+{
+    if (len < MEMD_WIRE_REGION_REC_SIZE)
+        return -EBADMSG;
+    r->device = memd_wire_u32(p);
+    r->kind = p[4];
+    r->region = p[5];
+    r->allocatable = p[6];
+    r->pad = 0;
+    if (r->kind >= MEMD_KIND_COUNT || r->allocatable > 1)
+        return -EINVAL;
+    int rc = get_str(p + 8, r->name, sizeof r->name);
+    if (rc < 0)
+        return rc;
+    p += 8 + sizeof r->name;
+    r->base = memd_wire_u64(p);
+    r->size = memd_wire_u64(p + 8);
+    return memd_wire_stats_get(p + 16, MEMD_WIRE_STATS_SIZE, &r->stats);
+}
+
+uint8_t *memd_wire_block_rec_put(uint8_t *p, const memd_wire_block_rec *r)
+{
+    p = memd_wire_put_u32(p, r->device);
+    *p++ = r->kind;
+    *p++ = r->region;
+    *p++ = r->allocated;
+    *p++ = 0;
+    p = memd_wire_put_u64(p, r->address);
+    return memd_wire_put_u64(p, r->size);
+}
+
+int memd_wire_block_rec_get(const uint8_t *p, size_t len, memd_wire_block_rec *r)
+{
+    if (len < MEMD_WIRE_BLOCK_REC_SIZE)
+        return -EBADMSG;
+    r->device = memd_wire_u32(p);
+    r->kind = p[4];
+    r->region = p[5];
+    r->allocated = p[6];
+    r->pad = 0;
+    r->address = memd_wire_u64(p + 8);
+    r->size = memd_wire_u64(p + 16);
+    return (r->kind >= MEMD_KIND_COUNT || r->allocated > 1) ? -EINVAL : 0;
+}
+
+uint8_t *memd_wire_session_rec_put(uint8_t *p, const memd_wire_session_rec *r)
+{
+    p = memd_wire_put_u32(p, r->id);
+    p = memd_wire_put_u32(p, r->pid);
+    p = memd_wire_put_u32(p, r->uid);
+    p = memd_wire_put_u32(p, r->gid);
+    p = memd_wire_put_u64(p, r->connected_ns);
+    p = memd_wire_put_u64(p, r->allocations);
+    p = memd_wire_put_u64(p, r->requests);
+    p = put_str(p, r->comm, sizeof r->comm);
+    return put_str(p, r->client_name, sizeof r->client_name);
+}
+
+int memd_wire_session_rec_get(const uint8_t *p, size_t len, memd_wire_session_rec *r)
+{
+    if (len < MEMD_WIRE_SESSION_REC_SIZE)
+        return -EBADMSG;
+    r->id = memd_wire_u32(p);
+    r->pid = memd_wire_u32(p + 4);
+    r->uid = memd_wire_u32(p + 8);
+    r->gid = memd_wire_u32(p + 12);
+    r->connected_ns = memd_wire_u64(p + 16);
+    r->allocations = memd_wire_u64(p + 24);
+    r->requests = memd_wire_u64(p + 32);
+    int rc = get_str(p + 40, r->comm, sizeof r->comm);
+    if (rc < 0)
+        return rc;
+    return get_str(p + 40 + sizeof r->comm, r->client_name, sizeof r->client_name);
+}
+
+/* ---- batches, handles, tags ---- */
+
+uint8_t *memd_wire_count_put(uint8_t *p, uint32_t count)
+{
+    p = memd_wire_put_u32(p, count);
+    return memd_wire_put_u32(p, 0);
+}
+
+int memd_wire_count_get(const uint8_t *p, size_t len, size_t rec_size, uint32_t max_count,
+                        uint32_t *count)
+{
+    if (len < MEMD_WIRE_COUNT_SIZE)
+        return -EBADMSG;
+    uint32_t n = memd_wire_u32(p);
+    /* Compare in 64 bits: n * rec_size cannot overflow for n < 2^32, rec_size < 2^31. */
+    if ((uint64_t)len - MEMD_WIRE_COUNT_SIZE != (uint64_t)n * rec_size)
+        return -EBADMSG;
+    if (n > max_count)
+        return -E2BIG;
+    *count = n;
+    return 0;
+}
+
+uint8_t *memd_wire_handle_put(uint8_t *p, uint64_t handle)
+{
+    return memd_wire_put_u64(p, handle);
+}
+
+int memd_wire_handle_get(const uint8_t *p, size_t len, uint64_t *handle)
+{
+    if (len != MEMD_WIRE_HANDLE_SIZE)
+        return -EBADMSG;
+    *handle = memd_wire_u64(p);
+    return 0;
+}
+
+size_t memd_wire_rec_size(uint32_t tag)
+{
+    switch (tag) {
+    case MEMD_REC_SERVER: return MEMD_WIRE_SERVER_REC_SIZE;
+    case MEMD_REC_DEVICE: return MEMD_WIRE_DEVICE_REC_SIZE;
+    case MEMD_REC_GROUP: return MEMD_WIRE_GROUP_REC_SIZE;
+    case MEMD_REC_REGION: return MEMD_WIRE_REGION_REC_SIZE;
+    case MEMD_REC_ALLOC: return MEMD_WIRE_ALLOC_INFO_SIZE;
+    case MEMD_REC_BLOCK: return MEMD_WIRE_BLOCK_REC_SIZE;
+    case MEMD_REC_SESSION: return MEMD_WIRE_SESSION_REC_SIZE;
+    default: return 0;
+    }
+}
+
+uint8_t *memd_wire_tag_put(uint8_t *p, uint32_t tag)
+{
+    return memd_wire_put_u32(p, tag);
+}
+
+int memd_wire_tag_get(const uint8_t *p, size_t len, uint32_t *tag, size_t *rec_size)
+{
+    if (len < MEMD_WIRE_TAG_SIZE)
+        return -EBADMSG;
+    *tag = memd_wire_u32(p);
+    size_t n = memd_wire_rec_size(*tag);
+    if (n == 0)
+        return -EINVAL;
+    if (len - MEMD_WIRE_TAG_SIZE < n)
+        return -EBADMSG;
+    *rec_size = n;
+    return 0;
+}

@@ -1,0 +1,144 @@
+/* memd wire codec: pure functions shared by the daemon and libmemclient.
+ *
+ * Every record of include/memd/protocol.h is written and read field by field in
+ * little-endian order with no padding, so the byte layout never depends on the
+ * compiler's struct layout or the host's endianness. Sizes on the wire are the
+ * MEMD_WIRE_*_SIZE constants below.
+ *
+ * Put functions write exactly the record's size at `out` (the caller provides room) and
+ * return the pointer just past it. Get functions read from `in` with `len` bytes
+ * available and return 0 or a negative errno:
+ *   -EBADMSG  fewer bytes than the record needs (truncated), or a batch/length mismatch
+ *   -EINVAL   a field out of range: unknown enum value or flag bit, string without NUL
+ * Header decoding adds:
+ *   -EPROTO          bad magic
+ *   -EPROTONOSUPPORT version outside [1, MEMD_PROTO_VERSION]
+ *   -EMSGSIZE        payload length over the caller's limit
+ * Get functions never read past in + len and leave *out unspecified on error. */
+#ifndef MEMD_CLIENT_WIRE_H
+#define MEMD_CLIENT_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memd/protocol.h"
+
+#define MEMD_WIRE_HELLO_SIZE 40u
+#define MEMD_WIRE_WELCOME_SIZE 48u
+#define MEMD_WIRE_ERROR_SIZE 248u
+#define MEMD_WIRE_ALLOC_REQ_SIZE 136u
+#define MEMD_WIRE_BUFFER_SIZE 56u
+#define MEMD_WIRE_ALLOC_INFO_SIZE 168u
+#define MEMD_WIRE_DUMP_REQ_SIZE 8u
+#define MEMD_WIRE_STATS_SIZE 56u
+#define MEMD_WIRE_SERVER_REC_SIZE 120u
+#define MEMD_WIRE_DEVICE_REC_SIZE 136u
+#define MEMD_WIRE_GROUP_REC_SIZE 88u
+#define MEMD_WIRE_REGION_REC_SIZE 144u
+#define MEMD_WIRE_BLOCK_REC_SIZE 24u
+#define MEMD_WIRE_SESSION_REC_SIZE 88u
+#define MEMD_WIRE_HANDLE_SIZE 8u
+#define MEMD_WIRE_COUNT_SIZE 8u /* u32 count, u32 0: the prefix of batch payloads */
+#define MEMD_WIRE_TAG_SIZE 4u   /* u32 tag before each DUMP record */
+
+/* Scalars, little-endian, unaligned. */
+static inline uint8_t *memd_wire_put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    return p + 2;
+}
+
+static inline uint8_t *memd_wire_put_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+    return p + 4;
+}
+
+static inline uint8_t *memd_wire_put_u64(uint8_t *p, uint64_t v)
+{
+    memd_wire_put_u32(p, (uint32_t)v);
+    return memd_wire_put_u32(p + 4, (uint32_t)(v >> 32));
+}
+
+static inline uint16_t memd_wire_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (uint16_t)p[1] << 8);
+}
+
+static inline uint32_t memd_wire_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t memd_wire_u64(const uint8_t *p)
+{
+    return (uint64_t)memd_wire_u32(p) | (uint64_t)memd_wire_u32(p + 4) << 32;
+}
+
+/* Header. hdr_get checks magic, version and len <= max_len (the frame size limit; pass
+ * MEMD_MAX_REPLY on the client side). The opcode is not checked here: see
+ * memd_wire_opcode_valid. */
+uint8_t *memd_wire_hdr_put(uint8_t *out, const memd_wire_hdr *h);
+int memd_wire_hdr_get(const uint8_t *in, size_t len, uint32_t max_len, memd_wire_hdr *h);
+bool memd_wire_opcode_valid(uint32_t opcode);
+const char *memd_wire_opcode_name(uint32_t opcode); /* "?" for unknown */
+
+/* Records. */
+uint8_t *memd_wire_hello_put(uint8_t *out, const memd_wire_hello *r);
+int memd_wire_hello_get(const uint8_t *in, size_t len, memd_wire_hello *r);
+uint8_t *memd_wire_welcome_put(uint8_t *out, const memd_wire_welcome *r);
+int memd_wire_welcome_get(const uint8_t *in, size_t len, memd_wire_welcome *r);
+uint8_t *memd_wire_error_put(uint8_t *out, const memd_wire_error *r);
+int memd_wire_error_get(const uint8_t *in, size_t len, memd_wire_error *r);
+uint8_t *memd_wire_alloc_req_put(uint8_t *out, const memd_wire_alloc_req *r);
+int memd_wire_alloc_req_get(const uint8_t *in, size_t len, memd_wire_alloc_req *r);
+uint8_t *memd_wire_buffer_put(uint8_t *out, const memd_wire_buffer *r);
+int memd_wire_buffer_get(const uint8_t *in, size_t len, memd_wire_buffer *r);
+uint8_t *memd_wire_alloc_info_put(uint8_t *out, const memd_wire_alloc_info *r);
+int memd_wire_alloc_info_get(const uint8_t *in, size_t len, memd_wire_alloc_info *r);
+uint8_t *memd_wire_dump_req_put(uint8_t *out, const memd_wire_dump_req *r);
+int memd_wire_dump_req_get(const uint8_t *in, size_t len, memd_wire_dump_req *r);
+uint8_t *memd_wire_stats_put(uint8_t *out, const memd_wire_stats *r);
+int memd_wire_stats_get(const uint8_t *in, size_t len, memd_wire_stats *r);
+uint8_t *memd_wire_server_rec_put(uint8_t *out, const memd_wire_server_rec *r);
+int memd_wire_server_rec_get(const uint8_t *in, size_t len, memd_wire_server_rec *r);
+uint8_t *memd_wire_device_rec_put(uint8_t *out, const memd_wire_device_rec *r);
+int memd_wire_device_rec_get(const uint8_t *in, size_t len, memd_wire_device_rec *r);
+uint8_t *memd_wire_group_rec_put(uint8_t *out, const memd_wire_group_rec *r);
+int memd_wire_group_rec_get(const uint8_t *in, size_t len, memd_wire_group_rec *r);
+uint8_t *memd_wire_region_rec_put(uint8_t *out, const memd_wire_region_rec *r);
+int memd_wire_region_rec_get(const uint8_t *in, size_t len, memd_wire_region_rec *r);
+uint8_t *memd_wire_block_rec_put(uint8_t *out, const memd_wire_block_rec *r);
+int memd_wire_block_rec_get(const uint8_t *in, size_t len, memd_wire_block_rec *r);
+uint8_t *memd_wire_session_rec_put(uint8_t *out, const memd_wire_session_rec *r);
+int memd_wire_session_rec_get(const uint8_t *in, size_t len, memd_wire_session_rec *r);
+
+/* Batch payloads (ALLOC_BATCH, FREE_BATCH and their replies, BANKS reply): a u32 count,
+ * a reserved u32 0, then count records of rec_size bytes. count_get checks that the
+ * payload is exactly 8 + count * rec_size bytes (-EBADMSG otherwise) and that
+ * count <= max_count (-E2BIG otherwise; pass UINT32_MAX for no limit). A count of 0 is
+ * valid. The records themselves start at in + MEMD_WIRE_COUNT_SIZE. */
+uint8_t *memd_wire_count_put(uint8_t *out, uint32_t count);
+int memd_wire_count_get(const uint8_t *in, size_t len, size_t rec_size, uint32_t max_count,
+                        uint32_t *count);
+
+/* FREE, QUERY, BANKS requests: exactly one u64 handle (-EBADMSG on any other length). */
+uint8_t *memd_wire_handle_put(uint8_t *out, uint64_t handle);
+int memd_wire_handle_get(const uint8_t *in, size_t len, uint64_t *handle);
+
+/* DUMP replies: reads the tag at `in` and returns the size of the record after it in
+ * *rec_size. -EINVAL for an unknown tag, -EBADMSG if the tag or its record is cut. */
+uint8_t *memd_wire_tag_put(uint8_t *out, uint32_t tag);
+int memd_wire_tag_get(const uint8_t *in, size_t len, uint32_t *tag, size_t *rec_size);
+size_t memd_wire_rec_size(uint32_t tag); /* 0 for an unknown tag */
+
+/* Copies src into a fixed-size wire string field of n bytes: truncated to n - 1 bytes,
+ * NUL padded (so encoding never leaks stack bytes and always carries a NUL). */
+void memd_wire_strset(char *dst, size_t n, const char *src);
+
+#endif

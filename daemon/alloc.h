@@ -1,0 +1,43 @@
+/* memd daemon — allocation records: create (engine placement + handle + hold), shared
+ * names with reference counts, per-uid quotas, release. The engine decides placement;
+ * this file only keeps the books. */
+#ifndef MEMD_DAEMON_ALLOC_H
+#define MEMD_DAEMON_ALLOC_H
+
+#include "state.h"
+
+/* Allocates (or, for a shared name that exists, acquires) for session s. On success
+ * *out is the allocation, held once more by s. On failure returns a negative errno and
+ * fills *err (message; for -ENOMEM and -EDQUOT the region's state):
+ *   -ENODEV unknown device, -EINVAL bad request, -EOPNOTSUPP scope/class not offered,
+ *   -E2BIG/-EOVERFLOW too large, -ENOMEM no room, -EDQUOT per-uid quota,
+ *   -EMFILE the session's allocation limit, -EEXIST shared name with another shape. */
+int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req *req,
+                      memd_alloc **out, memd_wire_error *err);
+
+static inline memd_alloc *memd_alloc_find(const memd_state *st, uint64_t handle)
+{
+    uint64_t *v = memd_map_get(&st->handles, handle);
+    return v ? (memd_alloc *)(uintptr_t)*v : NULL;
+}
+
+/* s's hold on a, or NULL. */
+memd_hold *memd_alloc_hold_of(const memd_alloc *a, const memd_session *s);
+
+/* Drops one hold; the allocation goes back to the engine with its last holder. */
+void memd_hold_release(memd_state *st, memd_hold *h);
+
+/* Drops every hold at once (admin reclaim). */
+void memd_alloc_reclaim(memd_state *st, memd_alloc *a);
+
+/* Fills a wire buffer / info record from an allocation. */
+void memd_alloc_to_buffer(const memd_alloc *a, memd_wire_buffer *b);
+void memd_alloc_to_info(const memd_state *st, const memd_alloc *a, memd_wire_alloc_info *i);
+
+/* Shared name table (names.c). */
+memd_alloc *memd_names_find(const memd_names *n, uint32_t dev, const char *name);
+int memd_names_add(memd_names *n, memd_alloc *a);
+void memd_names_remove(memd_names *n, memd_alloc *a);
+void memd_names_free(memd_names *n);
+
+#endif

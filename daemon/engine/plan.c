@@ -1,0 +1,391 @@
+/* memd engine — the planner: greedy portfolio, exact search, local search. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/plan_internal.h"
+
+/* Above this many conflicting pairs the conflict graph (8 bytes per pair) is not built
+ * and the planner falls back to the time-ordered greedy, which needs no graph. */
+#define PLAN_EDGE_CAP 6000000u
+/* The exact search pays O(n) per node and keeps section member lists: only for
+ * problems where a node stays cheap. */
+#define PLAN_SEARCH_MAX_N 3000u
+#define PLAN_SEARCH_MAX_MEMBERS 4000000u
+/* The offset-list placer is quadratic: above this, without a sparse graph, only the
+ * time-ordered greedy runs. */
+#define PLAN_LIST_MAX_N 20000u
+
+enum plan_order {
+    ORD_SIZE,
+    ORD_AREA,
+    ORD_LENGTH,
+    ORD_LOAD,
+    ORD_START,
+    ORD_COUNT
+};
+
+static const char *const greedy_names[ORD_COUNT][2] = {
+    {"greedy-size-first", "greedy-size-best"},
+    {"greedy-area-first", "greedy-area-best"},
+    {"greedy-length-first", "greedy-length-best"},
+    {"greedy-load-first", "greedy-load-best"},
+    {"greedy-start-first", "greedy-start-best"},
+};
+
+static const char *const local_names[ORD_COUNT][2] = {
+    {"local-size-first", "local-size-best"},
+    {"local-area-first", "local-area-best"},
+    {"local-length-first", "local-length-best"},
+    {"local-load-first", "local-load-best"},
+    {"local-start-first", "local-start-best"},
+};
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+    return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Count of entries < v in sorted t[0..n). */
+static size_t count_below(const uint64_t *t, size_t n, uint64_t v)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t m = (lo + hi) / 2;
+        if (t[m] < v)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo;
+}
+
+/* load[i] = sum of the sizes of every buffer whose lifetime overlaps i's (i included):
+ * those starting before i ends minus those ending before (or as) i starts. Sorted
+ * (time, size) pairs with prefix sums: O(n log n), no graph. Sums are bounded by the
+ * total size, which memd_plan_check bounded. */
+static int load_keys(const memd_plan_buffer *b, size_t n, uint64_t *load)
+{
+    uint64_t *lo = malloc(2 * (n ? n : 1) * sizeof(*lo));
+    uint64_t *up = malloc(2 * (n ? n : 1) * sizeof(*up));
+    uint64_t *plo = malloc((n + 1) * sizeof(*plo));
+    uint64_t *pup = malloc((n + 1) * sizeof(*pup));
+    uint64_t *tl = malloc((n ? n : 1) * sizeof(*tl));
+    uint64_t *tu = malloc((n ? n : 1) * sizeof(*tu));
+    int rc = -ENOMEM;
+    if (!lo || !up || !plo || !pup || !tl || !tu)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        lo[2 * i] = b[i].lower;
+        lo[2 * i + 1] = b[i].size;
+        up[2 * i] = b[i].upper;
+        up[2 * i + 1] = b[i].size;
+    }
+    qsort(lo, n, 2 * sizeof(*lo), cmp_u64); /* sorts (time, size) pairs by time */
+    qsort(up, n, 2 * sizeof(*up), cmp_u64);
+    plo[0] = pup[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        tl[i] = lo[2 * i];
+        tu[i] = up[2 * i];
+        plo[i + 1] = plo[i] + lo[2 * i + 1];
+        pup[i + 1] = pup[i] + up[2 * i + 1];
+    }
+    for (size_t i = 0; i < n; i++)
+        load[i] = plo[count_below(tl, n, b[i].upper)] - pup[count_below(tu, n, b[i].lower + 1)];
+    rc = 0;
+out:
+    free(lo);
+    free(up);
+    free(plo);
+    free(pup);
+    free(tl);
+    free(tu);
+    return rc;
+}
+
+/* Priority keys (sorted descending). */
+static void order_keys(const memd_plan_buffer *b, size_t n, const uint64_t *load, int ord,
+                       uint64_t *key)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t len = b[i].upper - b[i].lower;
+        switch (ord) {
+        case ORD_SIZE: key[i] = b[i].size; break;
+        case ORD_AREA: key[i] = sat_mul(b[i].size, len); break;
+        case ORD_LENGTH: key[i] = len; break;
+        case ORD_LOAD: key[i] = load[i]; break;
+        default: key[i] = UINT64_MAX - b[i].lower; break;
+        }
+    }
+}
+
+/* Pinned buffers first (they are fixed obstacles), then the rest by key. */
+static size_t build_order(const memd_plan_buffer *b, size_t n, const uint64_t *key,
+                          uint32_t *order)
+{
+    size_t np = 0, k;
+    for (size_t i = 0; i < n; i++)
+        if (b[i].pinned)
+            order[np++] = (uint32_t)i;
+    k = np;
+    for (size_t i = 0; i < n; i++)
+        if (!b[i].pinned)
+            order[k++] = (uint32_t)i;
+    plan_sort_desc(order + np, n - np, key);
+    return np;
+}
+
+/* A phase gets a share of what is left of the parent's budget (iterations and time). */
+static plan_budget sub_budget(const plan_budget *p, unsigned pct)
+{
+    plan_budget c = *p;
+    if (p->limit && p->limit > p->used)
+        c.limit = p->used + (p->limit - p->used) * pct / 100;
+    if (p->clock) {
+        uint64_t now = p->clock(p->clock_ctx);
+        if (now < p->deadline_ns)
+            c.deadline_ns = now + (p->deadline_ns - now) / 100 * pct;
+    }
+    c.tick = 0;
+    c.clock_mask = 0;
+    return c;
+}
+
+static void join_budget(plan_budget *p, const plan_budget *c)
+{
+    p->used = c->used;
+    if ((p->limit && p->used >= p->limit) ||
+        (p->clock && p->clock(p->clock_ctx) >= p->deadline_ns))
+        p->expired = true;
+}
+
+typedef struct best_plan {
+    uint64_t arena;
+    uint64_t *off;
+    const char *strategy;
+    bool have; /* arena UINT64_MAX is a legal arena, so no sentinel */
+} best_plan;
+
+static void take(best_plan *bp, uint64_t arena, const uint64_t *off, size_t n, const char *name)
+{
+    if (!bp->have || arena < bp->arena) {
+        bp->have = true;
+        bp->arena = arena;
+        memcpy(bp->off, off, n * sizeof(*off));
+        bp->strategy = name;
+    }
+}
+
+/* One capacity: round robin over the three preorders with a doubling node limit, as
+ * long as the budget lasts. Returns 1 found (scratch filled), 0 proven impossible,
+ * -EAGAIN out of budget, -ENOMEM. */
+static int search_capacity(plan_search_ctx *c, size_t m, uint64_t cap, plan_budget *bu,
+                           uint64_t *scratch)
+{
+    for (uint64_t limit = 2 * (uint64_t)(m ? m : 1); !bu->expired; limit *= 2)
+        for (int h = 0; h < 3 && !bu->expired; h++) {
+            int rc = plan_search_run(c, cap, h, limit, bu, scratch);
+            if (rc != -EAGAIN)
+                return rc;
+        }
+    return -EAGAIN;
+}
+
+/* Exact search: first at the lower bound, then, when that cannot be settled, bisection
+ * between what is known (or believed, after an unfinished search) to fail and the best
+ * plan so far. Returns 1 when the best plan is proven optimal, 0 otherwise. */
+static int run_search(const memd_plan_buffer *b, size_t n, const plan_graph *g, uint64_t lb,
+                      plan_budget *bu, best_plan *bp, uint64_t *scratch)
+{
+    plan_search_ctx *c;
+    int rc = plan_search_new(b, n, g, PLAN_SEARCH_MAX_MEMBERS, &c);
+    if (rc == -E2BIG)
+        return 0;
+    if (rc)
+        return rc;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        m += b[i].size != 0;
+    uint64_t lo = lb;     /* no plan with arena < lo */
+    bool proven = true;   /* ... and that is proven, not just believed */
+    unsigned share = 75;  /* the lower bound itself gets most of the time */
+    while (!bu->expired && lo < bp->arena) {
+        uint64_t cap = lo == lb ? lb : lo + (bp->arena - lo) / 2;
+        plan_budget step = sub_budget(bu, share);
+        step.clock_mask = 63;
+        rc = search_capacity(c, m, cap, &step, scratch);
+        join_budget(bu, &step);
+        share = 25;
+        if (rc == 1) {
+            uint64_t top = 0;
+            for (size_t i = 0; i < n; i++)
+                if (scratch[i] + b[i].size > top)
+                    top = scratch[i] + b[i].size;
+            take(bp, top, scratch, n, "search");
+        } else if (rc == 0 || rc == -EAGAIN) {
+            proven = proven && rc == 0;
+            lo = cap + 1;
+        } else {
+            goto out;
+        }
+    }
+    rc = proven && lo >= bp->arena;
+out:
+    plan_search_free(c);
+    return rc;
+}
+
+int memd_plan_solve(const memd_plan_buffer *bufs, size_t n, const memd_plan_opts *opts,
+                    uint64_t *offsets, memd_plan_result *res, memd_plan_violation *v)
+{
+    memd_plan_opts dflt = {0};
+    if (!opts)
+        opts = &dflt;
+    memset(res, 0, sizeof(*res));
+    int rc = memd_plan_check(bufs, n, v);
+    if (rc)
+        return rc;
+    uint64_t lb;
+    rc = memd_plan_lower_bound(bufs, n, &lb);
+    if (rc)
+        return rc;
+    res->lower_bound = lb;
+    if (n == 0) {
+        res->strategy = "empty";
+        res->optimal = true;
+        return 0;
+    }
+
+    plan_budget bu = {.clock = opts->clock, .clock_ctx = opts->clock_ctx,
+                      .limit = opts->max_iterations};
+    if (!bu.limit && !bu.clock)
+        bu.limit = MEMD_PLAN_DEFAULT_ITERATIONS;
+    if (bu.clock)
+        bu.deadline_ns = bu.clock(bu.clock_ctx) + opts->budget_ns;
+
+    size_t nn = n ? n : 1;
+    best_plan bp = {.arena = UINT64_MAX, .off = offsets, .strategy = "empty"};
+    uint64_t *off = malloc(nn * sizeof(*off));
+    uint64_t *key = malloc(nn * sizeof(*key));
+    uint32_t *order = malloc(nn * sizeof(*order));
+    uint32_t *best_order = malloc(nn * sizeof(*best_order));
+    plan_graph g = {0};
+    plan_placer pl = {0};
+    if (!off || !key || !order || !best_order) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    uint64_t edges;
+    rc = plan_count_edges(bufs, n, PLAN_EDGE_CAP, &edges);
+    if (rc)
+        goto out;
+    /* Placer cost model: the graph costs ~ 2E log(degree), the offset list ~ n^2/2. */
+    double dn = (double)n, de = (double)edges, deg = 2.0 * de / (dn > 0 ? dn : 1);
+    bool graph_placer = edges <= PLAN_EDGE_CAP &&
+                        2.0 * de * (2.0 + log2(1.0 + deg)) < dn * dn / 2.0;
+    size_t npinned = 0;
+    for (size_t i = 0; i < n; i++)
+        npinned += bufs[i].pinned;
+    bool searchable = npinned == 0 && n <= PLAN_SEARCH_MAX_N && edges <= PLAN_EDGE_CAP;
+    if (!graph_placer && n > PLAN_LIST_MAX_N) {
+        /* Too big for either placer within a second: the time-ordered greedy only. */
+        static const char *const names[2] = {"sweep-first", "sweep-best"};
+        for (int fit = 0; fit < 2; fit++) {
+            uint64_t arena;
+            rc = plan_sweep_place(bufs, n, fit, off, &arena);
+            if (rc)
+                goto out;
+            take(&bp, arena, off, n, names[fit]);
+        }
+        goto done;
+    }
+    if (graph_placer || searchable) {
+        rc = plan_graph_build(bufs, n, &g);
+        if (rc)
+            goto out;
+    }
+    plan_graph *pg = graph_placer ? &g : NULL;
+    rc = plan_placer_init(&pl, bufs, n, pg);
+    if (rc)
+        goto out;
+    uint64_t *load = malloc(nn * sizeof(*load));
+    if (!load) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    rc = load_keys(bufs, n, load);
+    if (rc) {
+        free(load);
+        goto out;
+    }
+
+    /* Greedy portfolio: every order with first and best fit. */
+    int best_ord = 0, best_fit = 0;
+    for (int ord = 0; ord < ORD_COUNT && (!bp.have || bp.arena > lb); ord++) {
+        order_keys(bufs, n, load, ord, key);
+        build_order(bufs, n, key, order);
+        for (size_t k = 0; k < n; k++)
+            pl.pos[order[k]] = (uint32_t)k;
+        for (int fit = 0; fit < 2 && (!bp.have || bp.arena > lb); fit++) {
+            /* Past the deadline, one greedy plan is enough. */
+            if (bp.have && bu.clock && bu.clock(bu.clock_ctx) >= bu.deadline_ns)
+                break;
+            uint64_t arena = plan_place_range(&pl, order, 0, fit, off);
+            if (!bp.have || arena < bp.arena) {
+                take(&bp, arena, off, n, greedy_names[ord][fit]);
+                best_ord = ord;
+                best_fit = fit;
+                memcpy(best_order, order, n * sizeof(*order));
+            }
+        }
+    }
+    free(load);
+    plan_placer_free(&pl);
+
+    if (bp.arena > lb && searchable) {
+        plan_budget sb = sub_budget(&bu, 85);
+        rc = run_search(bufs, n, &g, lb, &sb, &bp, off);
+        join_budget(&bu, &sb);
+        if (rc < 0)
+            goto out;
+        res->optimal = rc == 1;
+    }
+    if (bp.arena > lb && !res->optimal && !bu.expired) {
+        uint64_t arena = UINT64_MAX;
+        rc = plan_local_search(bufs, n, pg, best_order, npinned, best_fit, lb, opts->seed, &bu,
+                               off, &arena);
+        if (rc)
+            goto out;
+        take(&bp, arena, off, n, local_names[best_ord][best_fit]);
+    }
+done:
+    res->arena = bp.have ? bp.arena : 0;
+    res->strategy = bp.strategy;
+    res->iterations = bu.used;
+    if (res->arena == lb)
+        res->optimal = true;
+    /* A planner bug must never hand out an overlapping plan. */
+    memd_plan_violation chk;
+    uint64_t arena_chk = 0;
+    rc = memd_plan_validate(bufs, n, offsets, &chk, &arena_chk);
+    if (rc == 1 || (rc == 0 && arena_chk != res->arena)) {
+        if (v)
+            *v = chk;
+        rc = -ENOTRECOVERABLE;
+    }
+out:
+    plan_placer_free(&pl);
+    plan_graph_free(&g);
+    free(off);
+    free(key);
+    free(order);
+    free(best_order);
+    return rc;
+}

@@ -1,0 +1,115 @@
+/* memd engine — offline memory planner and plan validator.
+ *
+ * A plan problem is a set of buffers, each with a size, an alignment and a lifetime
+ * [lower, upper) (half-open: a buffer ending at t and one starting at t may share
+ * bytes). A plan gives every buffer an offset inside one arena so that no two buffers
+ * that are live at the same time share a byte. The arena size is max(offset + size).
+ *
+ * Conventions (the contract the tests check):
+ *  - lower < upper, else -EINVAL. Times are opaque unsigned integers.
+ *  - size 0 is allowed: such a buffer occupies no bytes, overlaps nothing, adds nothing
+ *    to the lower bound, and is placed at offset 0 (or its pin).
+ *  - align 0 means 1; otherwise it must be a power of two (-EINVAL).
+ *  - pinned: the buffer must be placed at exactly `offset` (a precomputed placement a
+ *    compiler insists on); the pin must be aligned and two pinned buffers must not
+ *    overlap (-EINVAL, the pair is reported through the violation out-parameter).
+ *  - Any arithmetic that could leave uint64_t (offset + size, the sum of live sizes,
+ *    the worst-case arena) is checked up front: -EOVERFLOW.
+ *  - Buffers are named by their index in the input array; callers map indices to
+ *    their own ids.
+ *
+ * The engine is pure: no I/O, no globals. Time limits use a clock the caller passes
+ * in; with no clock the planner is fully deterministic for a given seed and
+ * iteration budget (and with a clock, deterministic until the clock stops it).
+ */
+#ifndef MEMD_ENGINE_PLAN_H
+#define MEMD_ENGINE_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct memd_plan_buffer {
+    uint64_t lower;  /* first time step the buffer is live */
+    uint64_t upper;  /* first time step it is no longer live (exclusive) */
+    uint64_t size;   /* bytes */
+    uint64_t align;  /* power of two; 0 means 1 */
+    uint64_t offset; /* the pinned offset when pinned, else ignored */
+    bool pinned;
+} memd_plan_buffer;
+
+/* What the validator (or the input check) found. For OVERLAP and PIN_CONFLICT, a and b
+ * name the pair (a < b is NOT implied: a is the buffer found first, see
+ * memd_plan_validate); for the per-buffer kinds only a is meaningful. */
+typedef enum memd_plan_issue {
+    MEMD_PLAN_VALID = 0,
+    MEMD_PLAN_OVERLAP,      /* a and b are live together and share bytes */
+    MEMD_PLAN_MISALIGNED,   /* offset of a is not a multiple of its alignment */
+    MEMD_PLAN_PIN_MOVED,    /* a is pinned but the plan gives it another offset */
+    MEMD_PLAN_OUT_OF_RANGE, /* offset + size of a overflows uint64_t */
+    MEMD_PLAN_BAD_LIFETIME, /* lower >= upper for a */
+    MEMD_PLAN_BAD_ALIGN,    /* alignment of a is not a power of two */
+    MEMD_PLAN_PIN_CONFLICT, /* pinned buffers a and b overlap: no plan can exist */
+} memd_plan_issue;
+
+typedef struct memd_plan_violation {
+    memd_plan_issue issue;
+    size_t a, b;
+} memd_plan_violation;
+
+/* Human-readable name of an issue ("overlap", "misaligned", ...). */
+const char *memd_plan_issue_name(memd_plan_issue issue);
+
+/* Checks the problem itself. 0 if plannable; -EINVAL with *v describing the first bad
+ * buffer (or pinned pair); -EOVERFLOW when sizes/offsets could leave uint64_t
+ * (v->issue = OUT_OF_RANGE, v->a the buffer that tipped it); -ENOMEM. v may be NULL. */
+int memd_plan_check(const memd_plan_buffer *bufs, size_t n, memd_plan_violation *v);
+
+/* Lower bound on any plan's arena: the maximum over time of the sum of the sizes of
+ * the buffers live at that time (exact, O(n log n)). Alignment and pins are not taken
+ * into account (they can only raise the optimum). -EINVAL on a bad lifetime,
+ * -EOVERFLOW if a sum overflows, -ENOMEM. */
+int memd_plan_lower_bound(const memd_plan_buffer *bufs, size_t n, uint64_t *lb);
+
+/* Checks ANY plan in O(n log n): per buffer (index order) lifetime, alignment, pin and
+ * range; then a sweep over time keeping the live buffers ordered by offset. The
+ * overlap reported is the first one the sweep meets: buffers are visited by (lower,
+ * index); `a` is the first visited buffer that shares bytes with a buffer live at its
+ * start, `b` that buffer. Returns 0 when valid (v->issue = VALID), 1 when a violation
+ * was found (described in *v), -ENOMEM. arena (may be NULL) receives max(offset+size)
+ * when the plan is valid. */
+int memd_plan_validate(const memd_plan_buffer *bufs, size_t n, const uint64_t *offsets,
+                       memd_plan_violation *v, uint64_t *arena);
+
+typedef uint64_t (*memd_plan_clock_fn)(void *ctx); /* monotonic nanoseconds */
+
+typedef struct memd_plan_opts {
+    uint64_t seed;           /* randomized improvement steps draw from this */
+    uint64_t max_iterations; /* improvement budget (search nodes + placer runs);
+                                0: none (then a clock budget is required, or a default
+                                of MEMD_PLAN_DEFAULT_ITERATIONS applies) */
+    memd_plan_clock_fn clock; /* NULL: no time limit (fully deterministic) */
+    void *clock_ctx;
+    uint64_t budget_ns;       /* with a clock: stop improving after this long */
+} memd_plan_opts;
+
+#define MEMD_PLAN_DEFAULT_ITERATIONS 200000u
+
+typedef struct memd_plan_result {
+    uint64_t arena;       /* max(offset + size) of the returned plan */
+    uint64_t lower_bound; /* see memd_plan_lower_bound */
+    const char *strategy; /* static string naming what produced the plan */
+    uint64_t iterations;  /* improvement iterations spent */
+    bool optimal;         /* arena == lower_bound, or the search proved it minimal */
+} memd_plan_result;
+
+/* Plans the buffers: offsets[i] receives buffer i's offset. Runs a portfolio of greedy
+ * placers (several priority orders x first/best fit), then, within the budget, an
+ * exact branch-and-bound search for small unpinned problems and an iterated local
+ * search over the placement order; returns the best plan found, which is always valid
+ * (the caller may re-check it with memd_plan_validate). Errors as memd_plan_check
+ * (with *v filled when v is not NULL), -ENOMEM. */
+int memd_plan_solve(const memd_plan_buffer *bufs, size_t n, const memd_plan_opts *opts,
+                    uint64_t *offsets, memd_plan_result *res, memd_plan_violation *v);
+
+#endif

@@ -1,0 +1,74 @@
+/* memd daemon — splitting a session's input into frames (see dispatch.h). */
+#include <errno.h>
+
+#include "dispatch.h"
+#include "errmsg.h"
+#include "reply.h"
+#include "wire.h"
+
+/* A header that does not decode: nothing after it can be trusted, not even where the
+ * next frame starts. Reply with request id 0 (protocol.h) and close. */
+static int bad_header(memd_state *st, const memd_wire_hdr *h, int rc, uint32_t max_frame,
+                      memd_buf *out)
+{
+    memd_wire_error err = {0};
+    switch (rc) {
+    case -EPROTO:
+        memd_err_set(&err, rc, "bad frame magic 0x%08x (expected 0x%08x \"MEMD\")", h->magic,
+                     MEMD_PROTO_MAGIC);
+        break;
+    case -EPROTONOSUPPORT:
+        memd_err_set(&err, rc, "frame protocol version %u not supported (1..%u)", h->version,
+                     MEMD_PROTO_VERSION);
+        break;
+    case -EMSGSIZE:
+        memd_err_set(&err, rc, "frame payload of %u bytes over the limit of %u (max_frame)",
+                     h->len, max_frame);
+        break;
+    default:
+        memd_err_set(&err, rc, "malformed frame header (status %d in a request)", h->status);
+        break;
+    }
+    memd_wire_hdr zero = {0};
+    return memd_dispatch_fail(st, &zero, out, &err, true);
+}
+
+int memd_frames_process(memd_state *st, memd_session *s, const uint8_t *in, size_t len,
+                        memd_buf *out, size_t out_high, size_t *consumed)
+{
+    size_t off = 0;
+    int rc = 0;
+    while (len - off >= MEMD_HDR_SIZE && memd_buf_pending(out) <= out_high) {
+        memd_wire_hdr h;
+        rc = memd_wire_hdr_get(in + off, MEMD_HDR_SIZE, st->limits.max_frame, &h);
+        if (rc < 0) {
+            rc = bad_header(st, &h, rc, st->limits.max_frame, out);
+            off = len; /* nothing after a bad header is read */
+            break;
+        }
+        if (len - off - MEMD_HDR_SIZE < h.len)
+            break; /* wait for the rest of the payload */
+        rc = memd_dispatch(st, s, &h, in + off + MEMD_HDR_SIZE, out);
+        off += MEMD_HDR_SIZE + h.len;
+        if (rc != 0)
+            break;
+    }
+    *consumed = off;
+    return rc;
+}
+
+void memd_frames_truncated(memd_state *st, const uint8_t *in, size_t len, memd_buf *out)
+{
+    memd_wire_hdr h = {0};
+    memd_wire_error err = {0};
+    if (len >= MEMD_HDR_SIZE) {
+        (void)memd_wire_hdr_get(in, len, UINT32_MAX, &h); /* only for id and opcode */
+        memd_err_set(&err, -EBADMSG,
+                     "connection closed after %zu of %u payload bytes of a %s frame",
+                     len - MEMD_HDR_SIZE, h.len, memd_wire_opcode_name(h.opcode));
+    } else {
+        memd_err_set(&err, -EBADMSG, "connection closed after %zu of %u header bytes", len,
+                     MEMD_HDR_SIZE);
+    }
+    (void)memd_dispatch_fail(st, &h, out, &err, true);
+}

@@ -1,0 +1,217 @@
+/* memd — the device memory daemon.
+ *
+ *   memd [--config FILE] [--socket PATH] [--foreground]
+ *   memd --check-config FILE [--json]
+ *   memd --version
+ *
+ * Without --config it serves the bundled default config: the installed one, else the
+ * source tree's (a build that was never installed). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "listen.h"
+#include "log.h"
+#include "memd-build-config.h"
+#include "server.h"
+#include "soc/config.h"
+#include "state.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: memd [--config FILE] [--socket PATH] [--foreground]\n"
+            "       memd --check-config FILE [--json]\n"
+            "       memd --version\n"
+            "\n"
+            "  --config FILE        daemon config (default: %s/memd.yaml,\n"
+            "                       else %s)\n"
+            "  --socket PATH        listen here (default: the config's, else %s);\n"
+            "                       ignored when systemd passes a socket\n"
+            "  --foreground         do not detach (what systemd and tests use)\n"
+            "  --check-config FILE  load FILE, print the resulting memory map, exit 0/1\n"
+            "  --json               with --check-config: print JSON\n"
+            "  --version            print the version\n",
+            MEMD_SYSCONFDIR, MEMD_SOURCE_CONFIG, MEMD_DEFAULT_SOCKET);
+}
+
+static const char *default_config(void)
+{
+    static char installed[1024];
+    snprintf(installed, sizeof installed, "%s/memd.yaml", MEMD_SYSCONFDIR);
+    if (access(installed, R_OK) == 0)
+        return installed;
+    return MEMD_SOURCE_CONFIG;
+}
+
+/* Detaching: the parent stays until the child reports readiness through a pipe, so
+ * `memd` exits 0 only once the socket is being served, and 1 if startup failed. */
+static int ready_fd = -1;
+
+static void on_ready(void *ctx)
+{
+    (void)ctx;
+    if (ready_fd < 0)
+        return;
+    char ok = 1;
+    (void)!write(ready_fd, &ok, 1);
+    close(ready_fd);
+    ready_fd = -1;
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0) {
+        dup2(null, STDIN_FILENO);
+        dup2(null, STDOUT_FILENO);
+        dup2(null, STDERR_FILENO);
+        close(null);
+    }
+}
+
+/* Returns in the child; the parent exits with the child's startup verdict. */
+static int detach(void)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -errno;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -errno;
+    if (pid > 0) {
+        close(p[1]);
+        char ok = 0;
+        ssize_t n;
+        do
+            n = read(p[0], &ok, 1);
+        while (n < 0 && errno == EINTR);
+        _exit(n == 1 && ok == 1 ? 0 : 1);
+    }
+    close(p[0]);
+    ready_fd = p[1];
+    setsid();
+    if (chdir("/") < 0)
+        return -errno;
+    memd_log_to_syslog(true);
+    return 0;
+}
+
+typedef struct opts {
+    const char *config, *socket, *check;
+    bool foreground, json, version;
+} opts;
+
+static int parse(int argc, char **argv, opts *o)
+{
+    static const struct option longopts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"socket", required_argument, NULL, 's'},
+        {"foreground", no_argument, NULL, 'f'},
+        {"check-config", required_argument, NULL, 'C'},
+        {"json", no_argument, NULL, 'j'},
+        {"version", no_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},
+        {0},
+    };
+    int ch;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, "c:s:fh", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'c': o->config = optarg; break;
+        case 's': o->socket = optarg; break;
+        case 'f': o->foreground = true; break;
+        case 'C': o->check = optarg; break;
+        case 'j': o->json = true; break;
+        case 'V': o->version = true; break;
+        case 'h': usage(stdout); exit(0);
+        default:
+            fprintf(stderr, "memd: %s: %s\n",
+                    optopt ? "unknown option or missing argument" : "unknown option",
+                    argv[optind - 1]);
+            return -EINVAL;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "memd: unexpected argument '%s'\n", argv[optind]);
+        return -EINVAL;
+    }
+    if (o->json && !o->check) {
+        fprintf(stderr, "memd: --json only goes with --check-config\n");
+        return -EINVAL;
+    }
+    if (o->socket && !*o->socket) {
+        fprintf(stderr, "memd: --socket needs a path\n");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static int serve(const opts *o)
+{
+    const char *path = o->config ? o->config : default_config();
+    memd_config cfg;
+    memd_error e;
+    memset(&cfg, 0, sizeof cfg);
+    memset(&e, 0, sizeof e);
+    if (memd_config_load(path, &cfg, &e) < 0) {
+        char msg[1200];
+        memd_error_format(&e, msg, sizeof msg);
+        memd_log(LOG_ERR, "%s", msg);
+        return 1;
+    }
+    char err[512] = "";
+    memd_state st;
+    if (memd_state_init(&st, &cfg, err, sizeof err) < 0) {
+        memd_log(LOG_ERR, "%s: %s", cfg.path, err);
+        memd_config_free(&cfg);
+        return 1;
+    }
+    const char *sock = o->socket ? o->socket
+                       : cfg.socket_path[0] ? cfg.socket_path
+                                            : MEMD_DEFAULT_SOCKET;
+    memd_listen l;
+    if (memd_listen_open(sock, &l, err, sizeof err) < 0) {
+        memd_log(LOG_ERR, "%s", err);
+        memd_state_fini(&st);
+        memd_config_free(&cfg);
+        return 1;
+    }
+    if (l.activated)
+        sock = l.path[0] ? l.path : "the socket passed by systemd";
+    memd_log(LOG_INFO, "config %s", cfg.path);
+    int code = 0;
+    if (!o->foreground) {
+        int rc = detach();
+        if (rc < 0) {
+            memd_log(LOG_ERR, "cannot detach: %s", strerror(-rc));
+            code = 1;
+        }
+    }
+    if (code == 0) {
+        code = memd_server_run(&st, l.fd, sock, on_ready, NULL);
+        l.fd = -1; /* closed with the loop's handle */
+    }
+    memd_listen_close(&l);
+    memd_state_fini(&st);
+    memd_config_free(&cfg);
+    return code;
+}
+
+int main(int argc, char **argv)
+{
+    opts o = {0};
+    if (parse(argc, argv, &o) < 0) {
+        usage(stderr);
+        return 2;
+    }
+    if (o.version) {
+        printf("memd %s\n", MEMD_VERSION);
+        return 0;
+    }
+    if (o.check)
+        return memd_check_config(o.check, o.json, stdout, stderr);
+    return serve(&o);
+}

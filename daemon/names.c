@@ -1,0 +1,82 @@
+/* memd daemon — shared allocations by (device, name): a chained hash table whose chain
+ * links live in the allocation records themselves. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+
+static size_t name_hash(uint32_t dev, const char *name)
+{
+    uint64_t h = 1469598103934665603ull ^ dev; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return (size_t)(h ^ (h >> 29));
+}
+
+memd_alloc *memd_names_find(const memd_names *n, uint32_t dev, const char *name)
+{
+    if (n->cap == 0)
+        return NULL;
+    for (memd_alloc *a = n->buckets[name_hash(dev, name) & (n->cap - 1)]; a; a = a->name_next)
+        if (a->dev == dev && strcmp(a->name, name) == 0)
+            return a;
+    return NULL;
+}
+
+static int grow(memd_names *n)
+{
+    size_t cap = n->cap ? n->cap * 2 : 64;
+    memd_alloc **b = calloc(cap, sizeof *b);
+    if (!b)
+        return -ENOMEM;
+    for (size_t i = 0; i < n->cap; i++) {
+        memd_alloc *a = n->buckets[i];
+        while (a) {
+            memd_alloc *next = a->name_next;
+            size_t j = name_hash(a->dev, a->name) & (cap - 1);
+            a->name_next = b[j];
+            b[j] = a;
+            a = next;
+        }
+    }
+    free(n->buckets);
+    n->buckets = b;
+    n->cap = cap;
+    return 0;
+}
+
+int memd_names_add(memd_names *n, memd_alloc *a)
+{
+    if (n->len >= n->cap) {
+        int rc = grow(n);
+        if (rc < 0)
+            return rc;
+    }
+    size_t i = name_hash(a->dev, a->name) & (n->cap - 1);
+    a->name_next = n->buckets[i];
+    n->buckets[i] = a;
+    n->len++;
+    return 0;
+}
+
+void memd_names_remove(memd_names *n, memd_alloc *a)
+{
+    if (n->cap == 0)
+        return;
+    memd_alloc **pp = &n->buckets[name_hash(a->dev, a->name) & (n->cap - 1)];
+    for (; *pp; pp = &(*pp)->name_next) {
+        if (*pp == a) {
+            *pp = a->name_next;
+            a->name_next = NULL;
+            n->len--;
+            return;
+        }
+    }
+}
+
+void memd_names_free(memd_names *n)
+{
+    free(n->buckets);
+    *n = (memd_names){0};
+}

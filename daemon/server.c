@@ -1,0 +1,126 @@
+/* memd daemon — the service loop (see server.h). */
+#include "server.h"
+
+#include <signal.h>
+#include <unistd.h>
+#include <string.h>
+
+#include "log.h"
+#include "notify.h"
+
+#define DRAIN_MS 5000 /* how long stopping waits for clients to take their replies */
+
+static void on_connection(uv_stream_t *l, int status)
+{
+    memd_server *srv = l->data;
+    if (status < 0) {
+        memd_log(LOG_WARNING, "accept: %s", uv_strerror(status));
+        return;
+    }
+    memd_conn_accept(srv);
+}
+
+static void on_watchdog(uv_timer_t *t)
+{
+    (void)t;
+    memd_notify("WATCHDOG=1");
+}
+
+static void on_drain_timeout(uv_timer_t *t)
+{
+    memd_server *srv = t->data;
+    memd_log(LOG_WARNING, "clients did not take their last replies in %d ms; closing",
+             DRAIN_MS);
+    while (srv->conns)
+        memd_conn_close(srv->conns);
+}
+
+static void stop(memd_server *srv, int signum)
+{
+    if (srv->stopping)
+        return;
+    srv->stopping = true;
+    memd_log(LOG_INFO, "%s: stopping with %u sessions", strsignal(signum), srv->st->nsessions);
+    memd_notify("STOPPING=1\nSTATUS=stopping");
+    uv_close((uv_handle_t *)&srv->listener, NULL);
+    uv_close((uv_handle_t *)&srv->sigterm, NULL);
+    uv_close((uv_handle_t *)&srv->sigint, NULL);
+    if (srv->watchdog_on)
+        uv_close((uv_handle_t *)&srv->watchdog, NULL);
+    if (!srv->conns) {
+        uv_close((uv_handle_t *)&srv->drain, NULL);
+        return;
+    }
+    uv_timer_start(&srv->drain, on_drain_timeout, DRAIN_MS, 0);
+    /* memd_conn_shutdown may close (and unlink) the connection it is given. */
+    for (memd_conn *c = srv->conns, *next; c; c = next) {
+        next = c->next;
+        memd_conn_shutdown(c);
+    }
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    stop(h->data, signum);
+}
+
+int memd_server_run(memd_state *st, int listen_fd, const char *socket_path,
+                    void (*on_ready)(void *), void *ready_ctx)
+{
+    memd_server srv = {.st = st, .exit_code = 0};
+    uv_loop_t loop;
+    int rc = uv_loop_init(&loop);
+    if (rc < 0) {
+        memd_log(LOG_ERR, "event loop: %s", uv_strerror(rc));
+        return 1;
+    }
+    srv.loop = &loop;
+    /* High-water mark for unsent replies; at least one full reply must fit. */
+    srv.out_high = st->limits.max_reply_backlog ? st->limits.max_reply_backlog : (4u << 20);
+    signal(SIGPIPE, SIG_IGN); /* a vanished client is an error value, not a signal */
+
+    uv_pipe_init(&loop, &srv.listener, 0);
+    srv.listener.data = &srv;
+    rc = uv_pipe_open(&srv.listener, listen_fd);
+    if (rc == 0)
+        rc = uv_listen((uv_stream_t *)&srv.listener, SOMAXCONN, on_connection);
+    if (rc < 0) {
+        memd_log(LOG_ERR, "listen on %s: %s", socket_path, uv_strerror(rc));
+        uv_close((uv_handle_t *)&srv.listener, NULL);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        uv_loop_close(&loop);
+        return 1;
+    }
+    uv_signal_init(&loop, &srv.sigterm);
+    uv_signal_init(&loop, &srv.sigint);
+    srv.sigterm.data = srv.sigint.data = &srv;
+    uv_signal_start(&srv.sigterm, on_signal, SIGTERM);
+    uv_signal_start(&srv.sigint, on_signal, SIGINT);
+    uv_timer_init(&loop, &srv.drain);
+    srv.drain.data = &srv;
+
+    uint64_t wd = memd_notify_watchdog_usec();
+    if (wd) {
+        /* Ping at half the interval, from the loop itself: a stuck loop stops pinging. */
+        uint64_t ms = wd / 2000 ? wd / 2000 : 1;
+        uv_timer_init(&loop, &srv.watchdog);
+        uv_timer_start(&srv.watchdog, on_watchdog, ms, ms);
+        srv.watchdog_on = true;
+    }
+
+    memd_log(LOG_INFO, "serving %u device%s on %s", st->ndevs, st->ndevs == 1 ? "" : "s",
+             socket_path);
+    memd_notifyf("READY=1\nSTATUS=serving %u device%s on %s\nMAINPID=%ld", st->ndevs,
+                 st->ndevs == 1 ? "" : "s", socket_path, (long)getpid());
+    if (on_ready)
+        on_ready(ready_ctx);
+
+    uv_run(&loop, UV_RUN_DEFAULT);
+    rc = uv_loop_close(&loop);
+    if (rc < 0) {
+        memd_log(LOG_ERR, "event loop did not close cleanly: %s", uv_strerror(rc));
+        srv.exit_code = 1;
+    }
+    memd_log(LOG_INFO, "stopped");
+    return srv.exit_code;
+}

@@ -1,0 +1,55 @@
+/* memd daemon — the single-threaded libuv service loop: listener, connections,
+ * signals, the systemd watchdog. */
+#ifndef MEMD_DAEMON_SERVER_H
+#define MEMD_DAEMON_SERVER_H
+
+#include <stdbool.h>
+#include <uv.h>
+
+#include "buf.h"
+#include "state.h"
+
+typedef struct memd_conn memd_conn;
+
+typedef struct memd_server {
+    uv_loop_t *loop;
+    memd_state *st;
+    uv_pipe_t listener;
+    uv_signal_t sigterm, sigint;
+    uv_timer_t watchdog;
+    uv_timer_t drain;         /* shutdown: gives clients a moment to take their replies */
+    bool watchdog_on;
+    bool stopping;
+    memd_conn *conns;         /* every open connection, sessions or not */
+    size_t out_high;          /* unsent reply bytes at which a client stops being read */
+    int exit_code;
+} memd_server;
+
+/* One client connection. */
+struct memd_conn {
+    uv_pipe_t pipe;           /* pipe.data == this */
+    memd_server *srv;
+    memd_session sess;
+    bool has_session;
+    bool reading;
+    bool writing;             /* wbuf is owned by a uv_write in flight */
+    bool close_after_flush;   /* malformed input, rejected, EOF or shutdown */
+    bool closing;
+    memd_buf in;              /* received bytes not yet dispatched */
+    memd_buf out;             /* replies not yet handed to the kernel */
+    memd_buf wbuf;            /* replies being written by wreq */
+    uv_write_t wreq;
+    memd_conn *prev, *next;
+};
+
+/* Runs the loop on an already listening fd until SIGTERM/SIGINT; returns the exit
+ * code. on_ready is called once the loop is about to serve (readiness). */
+int memd_server_run(memd_state *st, int listen_fd, const char *socket_path,
+                    void (*on_ready)(void *), void *ready_ctx);
+
+/* conn.c */
+void memd_conn_accept(memd_server *srv);
+void memd_conn_shutdown(memd_conn *c);  /* finish in-flight replies, then close */
+void memd_conn_close(memd_conn *c);     /* now */
+
+#endif

@@ -1,0 +1,50 @@
+/* memd daemon — session bookkeeping (see session.h). */
+#include "session.h"
+
+#include "alloc.h"
+
+void memd_session_open(memd_state *st, memd_session *s)
+{
+    s->id = st->next_session_id++;
+    if (st->next_session_id == 0)
+        st->next_session_id = 1;
+    s->version = MEMD_PROTO_VERSION;
+    s->holds = NULL;
+    s->nholds = 0;
+    s->prev = NULL;
+    s->next = st->sessions;
+    if (st->sessions)
+        st->sessions->prev = s;
+    st->sessions = s;
+    st->nsessions++;
+    st->ctr.sessions_total++;
+}
+
+void memd_session_close(memd_state *st, memd_session *s)
+{
+    while (s->holds)
+        memd_hold_release(st, s->holds);
+    if (s->prev)
+        s->prev->next = s->next;
+    else
+        st->sessions = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    s->prev = s->next = NULL;
+    st->nsessions--;
+}
+
+bool memd_session_is_admin(const memd_state *st, uint32_t uid, uint32_t gid,
+                           const gid_t *groups, size_t ngroups)
+{
+    if (uid == 0)
+        return true;
+    if (!st->have_admin_gid)
+        return false;
+    if (gid == st->admin_gid)
+        return true;
+    for (size_t i = 0; i < ngroups; i++)
+        if (groups[i] == st->admin_gid)
+            return true;
+    return false;
+}

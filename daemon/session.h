@@ -1,0 +1,21 @@
+/* memd daemon — sessions: one per connection, owning what it allocates. */
+#ifndef MEMD_DAEMON_SESSION_H
+#define MEMD_DAEMON_SESSION_H
+
+#include "state.h"
+
+/* Registers s (credentials already filled) and gives it an id. */
+void memd_session_open(memd_state *st, memd_session *s);
+/* Releases everything s holds at once and unregisters it. */
+void memd_session_close(memd_state *st, memd_session *s);
+
+/* Peer credentials of a connected Unix socket: SO_PEERCRED (pid, uid, gid),
+ * SO_PEERGROUPS for the admin check, /proc/PID/comm for the process name. */
+int memd_session_creds(const memd_state *st, int fd, memd_session *s);
+
+/* Whether a credential set is admin: root, or admin_gid as primary or supplementary
+ * group. */
+bool memd_session_is_admin(const memd_state *st, uint32_t uid, uint32_t gid,
+                           const gid_t *groups, size_t ngroups);
+
+#endif

@@ -1,0 +1,366 @@
+/* memd-bench-ipc — the service benchmark of BENCHMARKS.md section 2.
+ *
+ *   memd-bench-ipc --socket PATH --clients C --seconds T [--batch B] [--pipeline D]
+ *                  [--device N] [--max-size BYTES] [--seed S]
+ *
+ * C threads, each with its own connection, run D independent chains of "allocate B
+ * random DRAM sizes, then free them", keeping D requests in flight with libmemclient's
+ * submit/complete API (D = 1 is plain request/reply). One alloc or one free is one op;
+ * latency is per request, from submit to completion. Prints one JSON line.
+ *
+ * It also checks behaviour, never time: every successful allocation must be at least as
+ * large as asked, every free of a live handle must succeed, and only -ENOMEM may fail an
+ * allocation (the daemon is shared: other clients may fill the device). Any violation
+ * exits non-zero. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "memd/client.h"
+
+typedef struct opts {
+    const char *socket;
+    uint32_t clients, batch, pipeline, device;
+    double seconds;
+    uint64_t max_size, seed;
+} opts;
+
+/* One chain: a request in flight, either the alloc of its B buffers or their free. */
+typedef struct chain {
+    bool freeing;
+    uint64_t ticket;
+    uint64_t t0;
+    memclient_alloc_req *reqs;
+    memclient_buffer *bufs;
+    uint64_t *handles;
+} chain;
+
+typedef struct worker {
+    const opts *o;
+    pthread_t thread;
+    pthread_barrier_t *start;
+    memclient *c;
+    uint64_t rng;
+    uint64_t ops, nomem, wrong;
+    uint64_t *lat;         /* ns per request */
+    size_t nlat, caplat;
+    char error[320];       /* first fatal error */
+} worker;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* splitmix64, as in section 1 */
+static uint64_t next_rand(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static int record(worker *w, uint64_t ns)
+{
+    if (w->nlat == w->caplat) {
+        size_t n = w->caplat ? w->caplat * 2 : 1u << 16;
+        uint64_t *p = realloc(w->lat, n * sizeof(*p));
+        if (!p)
+            return -ENOMEM;
+        w->lat = p;
+        w->caplat = n;
+    }
+    w->lat[w->nlat++] = ns;
+    return 0;
+}
+
+static int submit(worker *w, chain *ch)
+{
+    const opts *o = w->o;
+    ch->t0 = now_ns();
+    if (ch->freeing) {
+        if (o->batch == 1)
+            return memclient_submit_free(w->c, ch->handles[0], &ch->ticket);
+        return memclient_submit_free_batch(w->c, ch->handles, o->batch, &ch->ticket);
+    }
+    for (uint32_t i = 0; i < o->batch; i++)
+        ch->reqs[i].bytes = 32 + next_rand(&w->rng) % (o->max_size - 31);
+    if (o->batch == 1)
+        return memclient_submit_alloc(w->c, &ch->reqs[0], &ch->bufs[0], &ch->ticket);
+    return memclient_submit_alloc_batch(w->c, ch->reqs, o->batch, ch->bufs, &ch->ticket);
+}
+
+static void fatal(worker *w, const char *what, int err)
+{
+    memclient_error e;
+    memclient_last_error(&e);
+    snprintf(w->error, sizeof(w->error), "%s: %s", what,
+             e.status == err ? e.message : memclient_strerror(err));
+}
+
+static void *run(void *arg)
+{
+    worker *w = arg;
+    const opts *o = w->o;
+    uint32_t D = o->pipeline, B = o->batch;
+    chain *chains = calloc(D, sizeof(*chains));
+    uint32_t *fifo = calloc(D, sizeof(*fifo)); /* chain of each request in flight, in order */
+    bool ok = chains && fifo;
+    for (uint32_t i = 0; ok && i < D; i++) {
+        chains[i].reqs = calloc(B, sizeof(memclient_alloc_req));
+        chains[i].bufs = calloc(B, sizeof(memclient_buffer));
+        chains[i].handles = calloc(B, sizeof(uint64_t));
+        ok = chains[i].reqs && chains[i].bufs && chains[i].handles;
+        for (uint32_t j = 0; ok && j < B; j++)
+            chains[i].reqs[j] = (memclient_alloc_req){.device = o->device,
+                                                      .cls = MEMD_CLASS_CONSTANT,
+                                                      .scope = MEMD_SCOPE_DRAM};
+    }
+    pthread_barrier_wait(w->start);
+    if (!ok || !w->c) {
+        if (!ok)
+            snprintf(w->error, sizeof(w->error), "out of memory");
+        goto out;
+    }
+    uint64_t deadline = now_ns() + (uint64_t)(o->seconds * 1e9);
+    uint32_t head = 0, inflight = 0;
+    bool stopping = false;
+    for (uint32_t i = 0; i < D; i++) {
+        int r = submit(w, &chains[i]);
+        if (r < 0) {
+            fatal(w, "submit", r);
+            goto out;
+        }
+        fifo[(head + inflight++) % D] = i;
+    }
+    while (inflight > 0) {
+        memclient_completion done;
+        int r = memclient_complete(w->c, &done);
+        if (r < 0) {
+            fatal(w, "complete", r);
+            goto out;
+        }
+        chain *ch = &chains[fifo[head]];
+        head = (head + 1) % D;
+        inflight--;
+        uint64_t t = now_ns();
+        if (done.ticket != ch->ticket) {
+            snprintf(w->error, sizeof(w->error), "completion ticket %" PRIu64 " but request %"
+                     PRIu64 " was next", done.ticket, ch->ticket);
+            goto out;
+        }
+        if (record(w, t - ch->t0) < 0) {
+            snprintf(w->error, sizeof(w->error), "out of memory");
+            goto out;
+        }
+        if (t >= deadline)
+            stopping = true;
+        if (done.status == 0) {
+            w->ops += B;
+            if (!ch->freeing) {
+                for (uint32_t j = 0; j < B; j++) {
+                    if (ch->bufs[j].size_per_bank < ch->reqs[j].bytes)
+                        w->wrong++;
+                    ch->handles[j] = ch->bufs[j].handle;
+                }
+            }
+            ch->freeing = !ch->freeing;
+        } else if (!ch->freeing && done.status == -ENOMEM) {
+            w->nomem++; /* retry with new sizes */
+        } else {
+            fatal(w, ch->freeing ? "free" : "alloc", done.status);
+            w->wrong++;
+            goto out;
+        }
+        /* After the deadline only the frees that clean up are still sent. */
+        if (ch->freeing || !stopping) {
+            if ((r = submit(w, ch)) < 0) {
+                fatal(w, "submit", r);
+                goto out;
+            }
+            fifo[(head + inflight++) % D] = (uint32_t)(ch - chains);
+        }
+    }
+out:
+    for (uint32_t i = 0; chains && i < D; i++) {
+        free(chains[i].reqs);
+        free(chains[i].bufs);
+        free(chains[i].handles);
+    }
+    free(chains);
+    free(fifo);
+    return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static bool parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!s || !*s || *s == '-')
+        return false;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || *end)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_u32(const char *s, uint32_t *out, uint32_t min, uint32_t max)
+{
+    uint64_t v;
+    if (!parse_u64(s, &v) || v < min || v > max)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+static int usage(const char *msg)
+{
+    if (msg)
+        fprintf(stderr, "memd-bench-ipc: %s\n", msg);
+    fprintf(stderr, "usage: memd-bench-ipc --socket PATH --clients C --seconds T [--batch B] "
+                    "[--pipeline D] [--device N] [--max-size BYTES] [--seed S]\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    opts o = {.clients = 1, .batch = 1, .pipeline = 1, .seconds = 1.0, .max_size = 4096,
+              .seed = 0x5EED0002};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        bool good;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+            return usage(NULL), 0;
+        if (!v)
+            return usage("every option takes a value");
+        i++;
+        if (!strcmp(a, "--socket")) {
+            o.socket = v;
+            good = *v;
+        } else if (!strcmp(a, "--clients")) {
+            good = parse_u32(v, &o.clients, 1, 4096);
+        } else if (!strcmp(a, "--batch")) {
+            good = parse_u32(v, &o.batch, 1, 1u << 20);
+        } else if (!strcmp(a, "--pipeline")) {
+            good = parse_u32(v, &o.pipeline, 1, 1u << 16);
+        } else if (!strcmp(a, "--device")) {
+            good = parse_u32(v, &o.device, 0, UINT32_MAX - 1);
+        } else if (!strcmp(a, "--max-size")) {
+            good = parse_u64(v, &o.max_size) && o.max_size >= 32;
+        } else if (!strcmp(a, "--seed")) {
+            good = parse_u64(v, &o.seed);
+        } else if (!strcmp(a, "--seconds")) {
+            char *end;
+            errno = 0;
+            o.seconds = strtod(v, &end);
+            good = !errno && !*end && o.seconds > 0 && o.seconds <= 3600;
+        } else {
+            fprintf(stderr, "memd-bench-ipc: unknown option '%s'\n", a);
+            return usage(NULL);
+        }
+        if (!good) {
+            fprintf(stderr, "memd-bench-ipc: bad value for %s: '%s'\n", a, v);
+            return usage(NULL);
+        }
+    }
+
+    worker *w = calloc(o.clients, sizeof(*w));
+    pthread_barrier_t start;
+    if (!w || pthread_barrier_init(&start, NULL, o.clients + 1) != 0) {
+        fprintf(stderr, "memd-bench-ipc: out of memory\n");
+        return 1;
+    }
+    /* Connect everyone first: connection setup is not part of the rate. */
+    int failed = 0;
+    for (uint32_t i = 0; i < o.clients; i++) {
+        w[i].o = &o;
+        w[i].start = &start;
+        w[i].rng = o.seed + i;
+        int r = memclient_connect_named(o.socket, "memd-bench-ipc", &w[i].c);
+        if (r < 0 && !failed++) {
+            memclient_error e;
+            memclient_last_error(&e);
+            fprintf(stderr, "memd-bench-ipc: client %u: %s\n", i, e.message);
+        }
+        if (r == 0 && o.batch > memclient_max_alloc_batch(w[i].c) && !failed++)
+            fprintf(stderr, "memd-bench-ipc: --batch %u is over the daemon's frame limit "
+                            "(at most %zu allocations per request)\n",
+                    o.batch, memclient_max_alloc_batch(w[i].c));
+    }
+    for (uint32_t i = 0; i < o.clients; i++) {
+        if (failed) { /* the workers see no connection and stop at once */
+            memclient_disconnect(w[i].c);
+            w[i].c = NULL;
+        }
+        pthread_create(&w[i].thread, NULL, run, &w[i]);
+    }
+    pthread_barrier_wait(&start);
+    uint64_t t0 = now_ns();
+    for (uint32_t i = 0; i < o.clients; i++)
+        pthread_join(w[i].thread, NULL);
+    double elapsed = (double)(now_ns() - t0) / 1e9;
+    pthread_barrier_destroy(&start);
+
+    uint64_t ops = 0, nomem = 0, wrong = 0;
+    size_t nlat = 0;
+    for (uint32_t i = 0; i < o.clients; i++) {
+        ops += w[i].ops;
+        nomem += w[i].nomem;
+        wrong += w[i].wrong;
+        nlat += w[i].nlat;
+        if (w[i].error[0]) {
+            fprintf(stderr, "memd-bench-ipc: client %u: %s\n", i, w[i].error);
+            failed++;
+        }
+    }
+    uint64_t *lat = malloc((nlat ? nlat : 1) * sizeof(*lat));
+    if (!lat) {
+        fprintf(stderr, "memd-bench-ipc: out of memory\n");
+        return 1;
+    }
+    size_t k = 0;
+    for (uint32_t i = 0; i < o.clients; i++) {
+        if (w[i].nlat)
+            memcpy(lat + k, w[i].lat, w[i].nlat * sizeof(*lat));
+        k += w[i].nlat;
+        free(w[i].lat);
+        memclient_disconnect(w[i].c);
+    }
+    qsort(lat, nlat, sizeof(*lat), cmp_u64);
+    /* nearest rank */
+    double p50 = nlat ? (double)lat[(nlat - 1) / 2] / 1e3 : 0;
+    double p99 = nlat ? (double)lat[(size_t)((double)(nlat - 1) * 0.99)] / 1e3 : 0;
+    free(lat);
+    free(w);
+    if (failed)
+        return 1;
+    printf("{\"bench\":\"ipc\",\"clients\":%u,\"batch\":%u,\"pipeline\":%u,\"ops\":%" PRIu64
+           ",\"ops_per_s\":%.0f,\"p50_us\":%.1f,\"p99_us\":%.1f,\"seconds\":%.3f,\"requests\":%zu"
+           ",\"nomem\":%" PRIu64 "}\n",
+           o.clients, o.batch, o.pipeline, ops, elapsed > 0 ? (double)ops / elapsed : 0, p50, p99,
+           elapsed, nlat, nomem);
+    if (wrong) {
+        fprintf(stderr, "memd-bench-ipc: %" PRIu64 " allocations smaller than requested\n", wrong);
+        return 1;
+    }
+    if (ops == 0) {
+        fprintf(stderr, "memd-bench-ipc: no operation succeeded\n");
+        return 1;
+    }
+    return 0;
+}

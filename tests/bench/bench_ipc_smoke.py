@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Smoke test of memd-bench-ipc (BENCHMARKS.md section 2): never timed.
+
+usage: bench_ipc_smoke.py MEMD BENCH CONFIG [MEMCTL]
+
+Starts the built memd on a private socket (readiness through its sd_notify READY=1),
+runs the bench for a fraction of a second in three shapes (plain, pipelined, batched and
+pipelined), checks each prints ONE JSON line with the documented keys and did work, checks
+that bad flags are refused with exit 2 and that an unreachable socket fails cleanly, and
+finally (with MEMCTL) that the daemon holds no allocation left over by the bench."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+
+KEYS = ("bench", "clients", "batch", "pipeline", "ops", "ops_per_s", "p50_us", "p99_us")
+
+
+def main():
+    memd, bench, config = sys.argv[1:4]
+    memctl = sys.argv[4] if len(sys.argv) > 4 else None
+    with tempfile.TemporaryDirectory(prefix="memd-bench-") as d:
+        sock = os.path.join(d, "memd.sock")
+        notify = os.path.join(d, "notify.sock")
+        ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        ns.bind(notify)
+        ns.settimeout(15)
+        env = dict(os.environ, NOTIFY_SOCKET=notify)
+        daemon = subprocess.Popen([memd, "--config", config, "--socket", sock, "--foreground"],
+                                  env=env)
+        try:
+            while True:
+                msg = ns.recv(4096).decode()
+                if "READY=1" in msg.split("\n"):
+                    break
+            runs = [["--clients", "2", "--seconds", "0.2"],
+                    ["--clients", "2", "--seconds", "0.2", "--pipeline", "8"],
+                    ["--clients", "3", "--seconds", "0.2", "--batch", "64", "--pipeline", "4"]]
+            for args in runs:
+                out = subprocess.run([bench, "--socket", sock] + args, capture_output=True,
+                                     text=True, timeout=60)
+                if out.returncode != 0:
+                    print(f"{args}: exit {out.returncode}: {out.stderr}")
+                    return 1
+                lines = out.stdout.splitlines()
+                if len(lines) != 1:
+                    print(f"{args}: want one line, got {out.stdout!r}")
+                    return 1
+                r = json.loads(lines[0])
+                missing = [k for k in KEYS if k not in r]
+                if missing or r["bench"] != "ipc" or r["ops"] <= 0 or r["ops_per_s"] <= 0 \
+                        or not 0 < r["p50_us"] <= r["p99_us"]:
+                    print(f"{args}: bad result {r} (missing {missing})")
+                    return 1
+                want = {"clients": int(args[1]),
+                        "batch": int(args[args.index("--batch") + 1]) if "--batch" in args else 1,
+                        "pipeline": int(args[args.index("--pipeline") + 1])
+                        if "--pipeline" in args else 1}
+                if any(r[k] != v for k, v in want.items()) or r["ops"] % want["batch"]:
+                    print(f"{args}: result {r} does not match the flags {want}")
+                    return 1
+                print(lines[0])
+            for bad in (["--clients", "0"], ["--seconds", "-1"], ["--batch", "x"],
+                        ["--pipeline", "99999999999"], ["--bogus", "1"], ["--seconds"]):
+                out = subprocess.run([bench, "--socket", sock] + bad, capture_output=True,
+                                     text=True, timeout=60)
+                if out.returncode != 2 or not out.stderr:
+                    print(f"{bad}: exit {out.returncode}, want 2 with a message")
+                    return 1
+            out = subprocess.run([bench, "--socket", os.path.join(d, "nope.sock"), "--seconds",
+                                  "0.1"], capture_output=True, text=True, timeout=60)
+            if out.returncode != 1 or "nope.sock" not in out.stderr:
+                print(f"unreachable socket: exit {out.returncode}: {out.stderr}")
+                return 1
+            # Every bench session is gone and released what it held.
+            if memctl:
+                dump = subprocess.run([memctl, "--socket", sock, "dump", "--json"],
+                                      capture_output=True, text=True, timeout=60)
+                if dump.returncode != 0:
+                    print(f"memctl dump: exit {dump.returncode}: {dump.stderr}")
+                    return 1
+                doc = json.loads(dump.stdout)
+                if doc["allocations"]:
+                    print(f"{len(doc['allocations'])} allocations left behind")
+                    return 1
+        finally:
+            daemon.terminate()
+            rc = daemon.wait(timeout=15)
+        if rc != 0:
+            print(f"memd exited with {rc}")
+            return 1
+    print("bench_ipc smoke: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,176 @@
+/* memd tests — helpers for the libmemclient integration suites (see client_util.h). */
+#include "client_util.h"
+
+#include <check.h>
+#include <errno.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+void cu_start(memd_fixture *f)
+{
+    int r = memd_fixture_start(f, NULL);
+    ck_assert_msg(r == 0, "cannot start memd (%d): %s", r, memd_fixture_memd_path());
+}
+
+memclient *cu_connect(const memd_fixture *f)
+{
+    memclient *c = NULL;
+    int r = memclient_connect(f->socket_path, &c);
+    if (r < 0) {
+        memclient_error e;
+        memclient_last_error(&e);
+        ck_abort_msg("connect %s: %s", f->socket_path, e.message);
+    }
+    return c;
+}
+
+memclient_snapshot *cu_dump(memclient *c, unsigned flags)
+{
+    memclient_snapshot *s = NULL;
+    int r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, flags, &s);
+    if (r < 0) {
+        memclient_error e;
+        memclient_last_error(&e);
+        ck_abort_msg("dump: %s", e.message);
+    }
+    return s;
+}
+
+memclient_alloc_req cu_req(memd_class cls, uint64_t bytes)
+{
+    memclient_alloc_req r = {.device = 0, .cls = cls, .scope = MEMD_SCOPE_DRAM, .bytes = bytes};
+    return r;
+}
+
+const memclient_region *cu_region(const memclient_snapshot *s, memd_kind kind, const char *name)
+{
+    for (size_t i = 0; i < s->nregions; i++)
+        if (s->regions[i].device == 0 && s->regions[i].kind == kind &&
+            !strcmp(s->regions[i].name, name))
+            return &s->regions[i];
+    return NULL;
+}
+
+const memclient_alloc_info *cu_find(const memclient_snapshot *s, uint64_t handle)
+{
+    for (size_t i = 0; i < s->nallocs; i++)
+        if (s->allocs[i].buf.handle == handle)
+            return &s->allocs[i];
+    return NULL;
+}
+
+static int by_place(const void *x, const void *y)
+{
+    const memclient_alloc_info *a = *(const memclient_alloc_info *const *)x;
+    const memclient_alloc_info *b = *(const memclient_alloc_info *const *)y;
+    if (a->device != b->device)
+        return a->device < b->device ? -1 : 1;
+    if (a->buf.kind != b->buf.kind)
+        return a->buf.kind < b->buf.kind ? -1 : 1;
+    if (a->buf.region != b->buf.region)
+        return a->buf.region < b->buf.region ? -1 : 1;
+    if (a->buf.address != b->buf.address)
+        return a->buf.address < b->buf.address ? -1 : 1;
+    return 0;
+}
+
+int cu_check_map(const memclient_snapshot *s)
+{
+    int bad = 0;
+    const memclient_alloc_info **v = calloc(s->nallocs + 1, sizeof(*v));
+    ck_assert_ptr_nonnull(v);
+    for (size_t i = 0; i < s->nallocs; i++)
+        v[i] = &s->allocs[i];
+    qsort(v, s->nallocs, sizeof(*v), by_place);
+    for (size_t i = 0; i < s->nallocs; i++) {
+        const memclient_alloc_info *a = v[i];
+        const memclient_region *r = memclient_snapshot_region(s, a->device, a->buf.kind,
+                                                              a->buf.region);
+        if (!r || a->buf.address < r->base || a->buf.size_per_bank > r->size ||
+            a->buf.address - r->base > r->size - a->buf.size_per_bank) {
+            fprintf(stderr, "handle %" PRIu64 " [0x%" PRIx64 ", +%" PRIu64 ") outside its region\n",
+                    a->buf.handle, a->buf.address, a->buf.size_per_bank);
+            bad++;
+        }
+        if (i + 1 < s->nallocs) {
+            const memclient_alloc_info *b = v[i + 1];
+            if (b->device == a->device && b->buf.kind == a->buf.kind &&
+                b->buf.region == a->buf.region &&
+                a->buf.address + a->buf.size_per_bank > b->buf.address) {
+                fprintf(stderr, "handles %" PRIu64 " [0x%" PRIx64 ", +%" PRIu64 ") and %" PRIu64
+                        " [0x%" PRIx64 ", +%" PRIu64 ") overlap\n",
+                        a->buf.handle, a->buf.address, a->buf.size_per_bank, b->buf.handle,
+                        b->buf.address, b->buf.size_per_bank);
+                bad++;
+            }
+        }
+    }
+    for (size_t i = 0; i < s->nregions; i++) {
+        const memclient_region *r = &s->regions[i];
+        if (!r->allocatable)
+            continue;
+        uint64_t bytes = 0, count = 0;
+        for (size_t j = 0; j < s->nallocs; j++) {
+            const memclient_alloc_info *a = &s->allocs[j];
+            if (a->device == r->device && a->buf.kind == r->kind && a->buf.region == r->region) {
+                bytes += a->buf.size_per_bank;
+                count++;
+            }
+        }
+        if (bytes != r->stats.allocated || count != r->stats.allocations) {
+            fprintf(stderr, "device %" PRIu32 " region %s: stats say %" PRIu64 " bytes in %" PRIu64
+                    " allocations, the records %" PRIu64 " in %" PRIu64 "\n", r->device, r->name,
+                    r->stats.allocated, r->stats.allocations, bytes, count);
+            bad++;
+        }
+    }
+    free(v);
+    return bad;
+}
+
+void cu_open_socket_to_all(const memd_fixture *f)
+{
+    ck_assert_int_eq(chmod(f->dir, 0711), 0);
+    ck_assert_int_eq(chmod(f->socket_path, 0666), 0);
+}
+
+int cu_run_as(uint32_t uid, int (*fn)(void *arg), void *arg)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (setgroups(0, NULL) != 0 || setgid(uid) != 0 || setuid(uid) != 0) {
+            perror("cu_run_as: dropping privileges");
+            _exit(120);
+        }
+        _exit(fn(arg));
+    }
+    int ws;
+    while (waitpid(pid, &ws, 0) < 0)
+        ck_assert_int_eq(errno, EINTR);
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+bool cu_wait_gone(memclient *c, const uint64_t *handles, size_t n, int timeout_ms)
+{
+    for (int waited = 0;; waited += 10) {
+        memclient_snapshot *s = cu_dump(c, 0);
+        size_t left = 0;
+        for (size_t i = 0; i < n; i++)
+            left += cu_find(s, handles[i]) != NULL;
+        memclient_snapshot_free(s);
+        if (left == 0)
+            return true;
+        if (waited >= timeout_ms)
+            return false;
+        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+    }
+}

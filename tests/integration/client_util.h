@@ -1,0 +1,48 @@
+/* memd tests — helpers for the libmemclient integration suites: start the real daemon,
+ * connect through the real library, check the daemon's map from a dump, and run a piece
+ * of a test as an unprivileged user. */
+#ifndef MEMD_TESTS_CLIENT_UTIL_H
+#define MEMD_TESTS_CLIENT_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon_fixture.h"
+#include "memd/client.h"
+
+#define CU_NOBODY 65534u
+
+/* Starts memd with the default config (fails the test if it cannot). */
+void cu_start(memd_fixture *f);
+/* Connects to f's daemon (fails the test if it cannot). */
+memclient *cu_connect(const memd_fixture *f);
+/* Dumps everything (fails the test on error); free with memclient_snapshot_free. */
+memclient_snapshot *cu_dump(memclient *c, unsigned flags);
+
+/* A DRAM request for device 0. */
+memclient_alloc_req cu_req(memd_class cls, uint64_t bytes);
+
+/* Region `name` of device 0's bank group `kind` in s, or NULL. */
+const memclient_region *cu_region(const memclient_snapshot *s, memd_kind kind,
+                                  const char *name);
+/* The allocation with `handle` in s, or NULL. */
+const memclient_alloc_info *cu_find(const memclient_snapshot *s, uint64_t handle);
+
+/* Checks the map the dump shows: every allocation lies inside its region, no two live
+ * allocations of a region overlap, and each allocatable region's allocated bytes and
+ * allocation count equal the sums over its allocation records. Returns the number of
+ * violations (each printed on stderr). Needs an admin dump (every session's records). */
+int cu_check_map(const memclient_snapshot *s);
+
+/* Lets an unprivileged user reach the fixture's socket (directory 0711, socket 0666). */
+void cu_open_socket_to_all(const memd_fixture *f);
+
+/* Forks; the child drops to uid/gid `uid` (all groups), runs fn(arg) and exits with its
+ * return value. Returns the child's exit status (128 + signal if killed). */
+int cu_run_as(uint32_t uid, int (*fn)(void *arg), void *arg);
+
+/* Polls dumps for up to timeout_ms until none of handles[0..n) is listed. true if so. */
+bool cu_wait_gone(memclient *c, const uint64_t *handles, size_t n, int timeout_ms);
+
+#endif

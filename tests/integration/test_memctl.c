@@ -1,0 +1,457 @@
+/* memctl, the built binary, against the real daemon: the JSON dump (checked by
+ * check_memctl_json.py, including escaping of hostile names), the table, the three CSV
+ * reports, Prometheus metrics, alloc --hold / SIGTERM, free, and the exit codes and
+ * messages of every failure class (usage 2, cannot connect 3, permission 4, no memory 5).
+ *
+ * memctl is $MEMCTL_BIN, else $MEMD_BUILD_ROOT/client/memctl. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check_main.h"
+#include "client_util.h"
+
+static memd_fixture f;
+static memclient *c;
+static char out_path[160], err_path[160];
+static char *out, *err; /* the last run's output */
+
+static const char *memctl_path(void)
+{
+    static char path[1024];
+    const char *bin = getenv("MEMCTL_BIN");
+    if (bin && *bin)
+        return bin;
+    const char *root = getenv("MEMD_BUILD_ROOT");
+    snprintf(path, sizeof path, "%s/client/memctl", root && *root ? root : ".");
+    return path;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    ck_assert_ptr_nonnull(fp);
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while ((got = fread(buf + n, 1, cap - n - 1, fp)) > 0) {
+        n += got;
+        if (cap - n - 1 == 0)
+            buf = realloc(buf, cap *= 2);
+    }
+    buf[n] = '\0';
+    fclose(fp);
+    return buf;
+}
+
+static pid_t spawn(const char *const *args, uid_t uid, int out_fd, int err_fd)
+{
+    const char *argv[32] = {memctl_path(), "--socket", f.socket_path};
+    int n = 3;
+    for (; args[n - 3]; n++)
+        argv[n] = args[n - 3];
+    argv[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(out_fd, 1);
+        dup2(err_fd, 2);
+        if (uid != 0 && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
+            _exit(120);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Runs memctl --socket SOCK args... as uid; output in out/err; returns its exit code. */
+static int run_as(uid_t uid, const char *const *args)
+{
+    int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ck_assert(o >= 0 && e >= 0);
+    pid_t pid = spawn(args, uid, o, e);
+    close(o);
+    close(e);
+    int ws;
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    free(out);
+    free(err);
+    out = slurp(out_path);
+    err = slurp(err_path);
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+#define RUN(...) run_as(0, (const char *const[]){__VA_ARGS__, NULL})
+
+static void setup(void)
+{
+    cu_start(&f);
+    c = cu_connect(&f);
+    snprintf(out_path, sizeof out_path, "%s/memctl.out", f.dir);
+    snprintf(err_path, sizeof err_path, "%s/memctl.err", f.dir);
+}
+
+static void teardown(void)
+{
+    memclient_disconnect(c);
+    free(out);
+    free(err);
+    out = err = NULL;
+    unlink(out_path);
+    unlink(err_path);
+    ck_assert_int_eq(memd_fixture_stop(&f), 0);
+}
+
+static void hex(const char *s, char *buf)
+{
+    for (; *s; s++, buf += 2)
+        sprintf(buf, "%02x", (unsigned char)*s);
+    *buf = '\0';
+}
+
+START_TEST(dump_json_checks_out)
+{
+    /* A name with a quote, a backslash, a tab, a control byte and UTF-8. */
+    const char *hostile = "w\"ei\\ght\t\x01 caf\xc3\xa9";
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 40000);
+    r.name = hostile;
+    memclient_buffer b1, b2;
+    ck_assert_int_eq(memclient_alloc(c, &r, &b1), 0);
+    r = cu_req(MEMD_CLASS_PLACEHOLDER, 1 << 20);
+    r.name = "act";
+    ck_assert_int_eq(memclient_alloc(c, &r, &b2), 0);
+    /* Bytes that are not UTF-8 come out as U+FFFD, keeping the document valid. */
+    memclient_buffer b3;
+    r = cu_req(MEMD_CLASS_CONSTANT, 4096);
+    r.name = "bad\xff\xc3name";
+    ck_assert_int_eq(memclient_alloc(c, &r, &b3), 0);
+
+    ck_assert_int_eq(RUN("dump", "--json"), 0);
+    char json_path[200], expect[1400], h1[128], h2[16], h3[64];
+    snprintf(json_path, sizeof json_path, "%s/dump.json", f.dir);
+    FILE *fp = fopen(json_path, "w");
+    fputs(out, fp);
+    fclose(fp);
+    hex(hostile, h1);
+    hex("act", h2);
+    hex("bad\xef\xbf\xbd\xef\xbf\xbdname", h3);
+    snprintf(expect, sizeof expect,
+             "[{\"handle\": %" PRIu64 ", \"name_hex\": \"%s\", \"class\": \"constant\", "
+             "\"kind\": \"dram\", \"region\": \"data\", \"device\": 0, \"pid\": %d, \"uid\": 0, "
+             "\"min_size\": 40000},"
+             " {\"handle\": %" PRIu64 ", \"name_hex\": \"%s\", \"class\": \"placeholder\", "
+             "\"kind\": \"dram\", \"region\": \"data\", \"device\": 0, \"min_size\": 1048576},"
+             " {\"handle\": %" PRIu64 ", \"name_hex\": \"%s\"}]",
+             b1.handle, h1, (int)getpid(), b2.handle, h2, b3.handle, h3);
+    char checker[512];
+    snprintf(checker, sizeof checker, "%s/tests/integration/check_memctl_json.py",
+             memd_fixture_source_root());
+    const char *py[] = {"python3", checker, json_path, expect, NULL};
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execvp("python3", (char *const *)py);
+        _exit(127);
+    }
+    int ws;
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "check_memctl_json.py failed on:\n%s",
+                  out);
+    unlink(json_path);
+
+    /* One device only. */
+    ck_assert_int_eq(RUN("dump", "--json", "--device", "1"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\"schema_version\": 1"));
+    ck_assert_ptr_null(strstr(out, "\"id\": 0,"));
+    ck_assert_ptr_nonnull(strstr(out, "\"id\": 1,"));
+    /* --detailed adds the blocks. */
+    ck_assert_int_eq(RUN("dump", "--json", "--detailed"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\"blocks\": ["));
+}
+END_TEST
+
+START_TEST(dump_table_and_reports)
+{
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 123456);
+    r.name = "table-test";
+    memclient_buffer b;
+    ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
+    char handle[32];
+    snprintf(handle, sizeof handle, "%" PRIu64, b.handle);
+
+    ck_assert_int_eq(RUN("dump"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "device 0: wormhole_b0"));
+    ck_assert_ptr_nonnull(strstr(out, "table-test"));
+    ck_assert_ptr_nonnull(strstr(out, "dram/data"));
+    ck_assert_ptr_nonnull(strstr(out, "LARGEST"));
+    ck_assert_int_eq(RUN("dump", "--detailed"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "blocks:"));
+    ck_assert_ptr_nonnull(strstr(out, "sessions:"));
+
+    ck_assert_int_eq(RUN("dump", "--csv", "--report", "memory_usage_summary"), 0);
+    ck_assert_msg(!strncmp(out, "device,buffer_type,num_banks,bank_size_bytes,", 45), "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "\n0,DRAM,12,1073741824,"));
+    ck_assert_ptr_nonnull(strstr(out, "\n0,L1,64,"));
+    ck_assert_int_eq(RUN("dump", "--csv", "--report", "l1_usage_summary"), 0);
+    ck_assert_msg(!strncmp(out, "device,num_banks,largest_contiguous_free_block_bytes_per_bank,",
+                           62), "%s", out);
+    ck_assert_int_eq(RUN("dump", "--csv", "--report", "detailed_memory_usage"), 0);
+    ck_assert(!strncmp(out, "device,buffer_type,region,address,size_bytes,status,", 51));
+    char row[128];
+    snprintf(row, sizeof row, ",allocated,%s,constant,%d,table-test\n", handle, (int)getpid());
+    ck_assert_msg(strstr(out, row), "no row '%s' in:\n%.2000s", row, out);
+    ck_assert_ptr_nonnull(strstr(out, ",free,,,,\n"));
+
+    ck_assert_int_eq(RUN("dump", "--csv"), 2);
+    ck_assert_ptr_nonnull(strstr(err, "--report"));
+    ck_assert_int_eq(RUN("dump", "--csv", "--report", "nope"), 2);
+    ck_assert_int_eq(RUN("dump", "--json", "--csv", "--report", "l1_usage_summary"), 2);
+    ck_assert_int_eq(RUN("dump", "--device", "-1"), 2);
+    ck_assert_int_eq(RUN("dump", "--device", "99999999999"), 2);
+    ck_assert_int_eq(RUN("dump", "--watch", "0"), 2);
+    ck_assert_int_eq(RUN("dump", "--bogus"), 2);
+    ck_assert_int_eq(RUN("dump", "--device", "77"), 1);
+    ck_assert_ptr_nonnull(strstr(err, "77"));
+}
+END_TEST
+
+START_TEST(devices_sessions_metrics)
+{
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 1 << 20);
+    memclient_buffer b;
+    ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
+    ck_assert_int_eq(RUN("devices"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "wormhole_b0"));
+    ck_assert_ptr_nonnull(strstr(out, "etsoc1"));
+    ck_assert_int_eq(RUN("sessions"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "memctl")); /* itself, at least */
+    ck_assert_int_eq(RUN("devices", "extra"), 2);
+
+    ck_assert_int_eq(RUN("metrics"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "# TYPE memd_requests_total counter\n"));
+    ck_assert_ptr_nonnull(strstr(out, "# HELP memd_region_allocated_bytes "));
+    ck_assert_ptr_nonnull(strstr(out, "# TYPE memd_region_allocated_bytes gauge\n"));
+    memclient_snapshot *s = cu_dump(c, 0);
+    char line[160];
+    snprintf(line, sizeof line,
+             "memd_region_allocated_bytes{device=\"0\",kind=\"dram\",region=\"data\"} %" PRIu64 "\n",
+             cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated);
+    memclient_snapshot_free(s);
+    ck_assert_msg(strstr(out, line), "no '%s' in metrics", line);
+    /* Every sample line belongs to a family announced with # TYPE before it. */
+    char *save = NULL, *copy = strdup(out), family[128] = "";
+    for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        if (!strncmp(l, "# TYPE ", 7)) {
+            sscanf(l + 7, "%127s", family);
+            continue;
+        }
+        if (l[0] == '#')
+            continue;
+        ck_assert_msg(!strncmp(l, family, strlen(family)) &&
+                      (l[strlen(family)] == '{' || l[strlen(family)] == ' '),
+                      "sample '%s' outside its family '%s'", l, family);
+        ck_assert_msg(!strncmp(l, "memd_", 5), "metric '%s' without the memd_ prefix", l);
+    }
+    free(copy);
+}
+END_TEST
+
+/* Starts `memctl alloc ... --hold` and waits for the buffer line; returns the handle. */
+static uint64_t start_hold(const char *const *args, pid_t *pid)
+{
+    int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    *pid = spawn(args, 0, o, e);
+    close(o);
+    close(e);
+    uint64_t handle = 0;
+    for (int i = 0; i < 500 && !handle; i++) {
+        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+        char *text = slurp(out_path);
+        const char *h = strstr(text, "handle=");
+        if (h && strchr(h, '\n'))
+            handle = strtoull(h + 7, NULL, 10);
+        free(text);
+    }
+    ck_assert_msg(handle, "memctl alloc printed no handle");
+    return handle;
+}
+
+static void stop_hold(pid_t pid, uint64_t handle)
+{
+    ck_assert_int_eq(kill(pid, SIGTERM), 0);
+    int ws;
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "memctl alloc status %d", ws);
+    memclient_alloc_info info;
+    ck_assert_int_eq(memclient_query(c, handle, &info), -ENOENT);
+    char *log = slurp(err_path);
+    ck_assert_ptr_nonnull(strstr(log, "freed handle"));
+    free(log);
+}
+
+START_TEST(alloc_hold_then_sigterm)
+{
+    pid_t pid;
+    uint64_t handle = start_hold((const char *const[]){"alloc", "--device", "0", "--class",
+                                                       "placeholder", "--size", "3MiB", "--name",
+                                                       "held", "--hold", NULL}, &pid);
+    char *text = slurp(out_path);
+    ck_assert_ptr_nonnull(strstr(text, " kind=dram region=data "));
+    ck_assert_ptr_nonnull(strstr(text, " size_per_bank=3145728 "));
+    free(text);
+    memclient_alloc_info info;
+    ck_assert_int_eq(memclient_query(c, handle, &info), 0);
+    ck_assert_str_eq(info.name, "held");
+    ck_assert_uint_eq(info.pid, (uint32_t)pid);
+    ck_assert_int_eq(info.cls, MEMD_CLASS_PLACEHOLDER);
+    stop_hold(pid, handle);
+
+    /* Shape + dtype, SRAM scope by its alias. */
+    handle = start_hold((const char *const[]){"alloc", "--device", "0", "--class", "internal",
+                                              "--scope", "l1", "--dtype", "bf16", "--shape",
+                                              "16x256", "--page-size", "2KiB", "--hold", NULL},
+                        &pid);
+    ck_assert_int_eq(memclient_query(c, handle, &info), 0);
+    ck_assert_int_eq(info.scope, MEMD_SCOPE_SRAM);
+    ck_assert_int_eq(info.buf.kind, MEMD_KIND_SRAM);
+    ck_assert_uint_eq(info.buf.page_size, 2048);
+    /* 8 KiB in 2 KiB pages over the SRAM banks: at least one page in each bank used. */
+    ck_assert_uint_ge(info.buf.size_per_bank * info.buf.banks, 16 * 256 * 2);
+    stop_hold(pid, handle);
+}
+END_TEST
+
+START_TEST(alloc_and_free_failures)
+{
+    /* Usage errors: 2, with the reason. */
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--size", "4KiB"), 2);
+    ck_assert_ptr_nonnull(strstr(err, "--hold"));
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--size", "12XB",
+                         "--hold"), 2);
+    ck_assert_ptr_nonnull(strstr(err, "12XB"));
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--size",
+                         "99999999999999999999999", "--hold"), 2);
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--size", "16EiB",
+                         "--hold"), 2);
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "weights", "--size", "1",
+                         "--hold"), 2);
+    ck_assert_int_eq(RUN("alloc", "--class", "constant", "--size", "1", "--hold"), 2);
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--size", "1",
+                         "--shared", "--hold"), 2);
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--size", "1",
+                         "--align", "3", "--hold"), 2);
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--dtype", "f32",
+                         "--hold"), 2);
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--dtype", "f32",
+                         "--shape", "2xx3", "--hold"), 2);
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--size", "64",
+                         "--dtype", "f32", "--shape", "4", "--hold"), 2);
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--dtype", "f33",
+                         "--shape", "4", "--hold"), 2);
+    ck_assert_int_eq(RUN("free", "12abc"), 2);
+    ck_assert_int_eq(RUN("free"), 2);
+
+    /* No memory: 5, with the region's state. A 1 MiB buffer at the bottom of the data
+     * region leaves less than (size - 512 KiB) in one piece. */
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 1 << 20);
+    memclient_buffer b;
+    ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
+    memclient_snapshot *s = cu_dump(c, 0);
+    char size[32];
+    snprintf(size, sizeof size, "%" PRIu64, cu_region(s, MEMD_KIND_DRAM, "data")->size - (512u << 10));
+    memclient_snapshot_free(s);
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--size", size,
+                         "--hold"), 5);
+    ck_assert_ptr_nonnull(strstr(err, "out of memory"));
+    ck_assert_ptr_nonnull(strstr(err, "largest free block"));
+    ck_assert_ptr_nonnull(strstr(err, size));
+
+    /* No such handle: 1. */
+    ck_assert_int_eq(RUN("free", "987654321"), 1);
+    ck_assert_ptr_nonnull(strstr(err, "987654321"));
+
+    /* Permission: 4 (nobody frees root's buffer). */
+    cu_open_socket_to_all(&f);
+    char handle[32];
+    snprintf(handle, sizeof handle, "%" PRIu64, b.handle);
+    ck_assert_int_eq(run_as(CU_NOBODY, (const char *const[]){"free", handle, NULL}), 4);
+    ck_assert_ptr_nonnull(strstr(err, "permission"));
+    /* Root (admin) may free it. */
+    ck_assert_int_eq(RUN("free", handle), 0);
+    ck_assert_ptr_nonnull(strstr(out, "freed handle"));
+}
+END_TEST
+
+START_TEST(cannot_connect_names_the_path)
+{
+    const char *argv[] = {memctl_path(), "--socket", "/nonexistent/dir/memd.sock", "dump", NULL};
+    int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(o, 1);
+        dup2(e, 2);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(o);
+    close(e);
+    int ws;
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    ck_assert_int_eq(WEXITSTATUS(ws), 3);
+    char *text = slurp(err_path);
+    ck_assert_msg(strstr(text, "/nonexistent/dir/memd.sock"), "%s", text);
+    ck_assert_ptr_nonnull(strstr(text, "No such file or directory"));
+    free(text);
+}
+END_TEST
+
+START_TEST(dump_watch_repeats_until_interrupted)
+{
+    int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = spawn((const char *const[]){"dump", "--json", "--watch", "0.1", NULL}, 0, o, e);
+    close(o);
+    close(e);
+    nanosleep(&(struct timespec){.tv_nsec = 450000000}, NULL);
+    ck_assert_int_eq(kill(pid, SIGINT), 0);
+    int ws;
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "status %d", ws);
+    char *text = slurp(out_path);
+    int docs = 0;
+    for (const char *p = text; (p = strstr(p, "\"schema_version\": 1")); p++)
+        docs++;
+    free(text);
+    ck_assert_int_ge(docs, 2);
+}
+END_TEST
+
+Suite *memd_test_suite(void)
+{
+    Suite *s = suite_create("memctl");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, dump_json_checks_out);
+    tcase_add_test(tc, dump_table_and_reports);
+    tcase_add_test(tc, devices_sessions_metrics);
+    tcase_add_test(tc, alloc_hold_then_sigterm);
+    tcase_add_test(tc, alloc_and_free_failures);
+    tcase_add_test(tc, cannot_connect_names_the_path);
+    tcase_add_test(tc, dump_watch_repeats_until_interrupted);
+    suite_add_tcase(s, tc);
+    return s;
+}

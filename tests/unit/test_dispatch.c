@@ -1,0 +1,860 @@
+/* Daemon request path without a socket: frames in, replies out, through the real
+ * engine on a hand-built device. Covers ownership, sharing, permissions, batches (all or
+ * nothing), limits, quotas, error details, DUMP, and every malformed-frame kind. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "check_main.h"
+#include "dispatch.h"
+#include "session.h"
+#include "state.h"
+#include "wire.h"
+
+#define KIB 1024ull
+#define DEV 7 /* a non-zero id catches index/id mix-ups */
+
+static memd_state st;
+static memd_buf out;
+static memd_session sa, sb, sroot;
+static uint64_t next_id = 100;
+
+/* DRAM: 4 banks x 1 MiB, code [0,64K) data [64K,960K) logging [960K,1M).
+ * SRAM: 8 banks x 256K, reserved [0,16K) (not allocatable) buffers [16K,256K). */
+static void make_config(memd_config *cfg, memd_device_spec *spec, memd_limits lim)
+{
+    memset(cfg, 0, sizeof *cfg);
+    memset(spec, 0, sizeof *spec);
+    spec->id = DEV;
+    strcpy(spec->name, "testdev");
+    strcpy(spec->arch, "unit");
+    memd_bank_group_spec *d = &spec->groups[MEMD_KIND_DRAM];
+    d->banks = 4;
+    d->bank_size = 1024 * KIB;
+    d->alignment = 32;
+    d->nregions = 3;
+    d->regions[0] = (memd_region_spec){"code", 0, 64 * KIB, true};
+    d->regions[1] = (memd_region_spec){"data", 64 * KIB, 896 * KIB, true};
+    d->regions[2] = (memd_region_spec){"logging", 960 * KIB, 64 * KIB, true};
+    memd_bank_group_spec *s = &spec->groups[MEMD_KIND_SRAM];
+    s->banks = 8;
+    s->bank_size = 256 * KIB;
+    s->alignment = 16;
+    s->nregions = 2;
+    s->regions[0] = (memd_region_spec){"reserved", 0, 16 * KIB, false};
+    s->regions[1] = (memd_region_spec){"buffers", 16 * KIB, 240 * KIB, true};
+    memd_device_spec_default_policy(spec);
+    strcpy(cfg->path, "unit.yaml");
+    cfg->limits = lim;
+    cfg->ndevices = 1;
+    cfg->devices = spec;
+}
+
+static memd_limits default_limits(void)
+{
+    return (memd_limits){.max_frame = 1u << 20, .max_sessions = 16,
+                         .max_allocs_per_session = 1000, .max_reply_backlog = 4u << 20};
+}
+
+static void open_session(memd_session *s, uint32_t uid, bool admin)
+{
+    memset(s, 0, sizeof *s);
+    s->pid = 1000 + uid;
+    s->uid = uid;
+    s->gid = uid;
+    s->admin = admin;
+    strcpy(s->comm, "unit");
+    memd_session_open(&st, s);
+}
+
+static void start(memd_limits lim)
+{
+    memd_config cfg;
+    memd_device_spec spec;
+    make_config(&cfg, &spec, lim);
+    char err[256];
+    ck_assert_int_eq(memd_state_init(&st, &cfg, err, sizeof err), 0);
+    memset(&out, 0, sizeof out);
+    open_session(&sa, 1001, false);
+    open_session(&sb, 1002, false);
+    open_session(&sroot, 0, true);
+}
+
+static void setup(void)
+{
+    start(default_limits());
+}
+
+static void teardown(void)
+{
+    memd_state_fini(&st);
+    memd_buf_free(&out);
+}
+
+/* ---- frame helpers ---- */
+
+typedef struct reply {
+    memd_wire_hdr h;
+    uint8_t p[8192];
+    memd_wire_error err;
+    int rc; /* memd_frames_process result */
+} reply;
+
+static size_t frame(uint8_t *buf, uint16_t op, uint64_t id, const void *payload, uint32_t len)
+{
+    memd_wire_hdr h = {.magic = MEMD_PROTO_MAGIC, .version = 1, .opcode = op, .id = id,
+                       .len = len};
+    memd_wire_hdr_put(buf, &h);
+    if (len)
+        memcpy(buf + MEMD_HDR_SIZE, payload, len);
+    return MEMD_HDR_SIZE + len;
+}
+
+/* Pops the first reply frame from out. */
+static void pop(reply *r)
+{
+    ck_assert_uint_ge(out.len, MEMD_HDR_SIZE);
+    ck_assert_int_eq(memd_wire_hdr_get(out.data, out.len, MEMD_MAX_REPLY, &r->h), 0);
+    ck_assert_uint_ge(out.len, MEMD_HDR_SIZE + r->h.len);
+    size_t keep = r->h.len < sizeof r->p ? r->h.len : sizeof r->p;
+    memcpy(r->p, out.data + MEMD_HDR_SIZE, keep);
+    if (r->h.status < 0) {
+        ck_assert_uint_eq(r->h.len, MEMD_WIRE_ERROR_SIZE);
+        ck_assert_int_eq(memd_wire_error_get(r->p, r->h.len, &r->err), 0);
+        ck_assert_int_eq(r->err.status, r->h.status);
+    }
+    memd_buf_consume(&out, MEMD_HDR_SIZE + r->h.len);
+}
+
+/* Sends raw bytes as one read; expects exactly one reply. */
+static void send_raw(memd_session *s, const uint8_t *buf, size_t len, reply *r)
+{
+    size_t used = 0;
+    r->rc = memd_frames_process(&st, s, buf, len, &out, SIZE_MAX, &used);
+    pop(r);
+    ck_assert_uint_eq(out.len, 0);
+}
+
+static void req(memd_session *s, uint16_t op, const void *payload, uint32_t len, reply *r)
+{
+    static uint8_t buf[1u << 20];
+    uint64_t id = next_id++;
+    size_t n = frame(buf, op, id, payload, len);
+    size_t used = 0;
+    r->rc = memd_frames_process(&st, s, buf, n, &out, SIZE_MAX, &used);
+    ck_assert_uint_eq(used, n);
+    pop(r);
+    ck_assert_uint_eq(r->h.id, id);
+    ck_assert_uint_eq(r->h.opcode, op);
+    ck_assert_uint_eq(out.len, 0);
+}
+
+static memd_wire_alloc_req dram(uint8_t cls, uint64_t bytes)
+{
+    return (memd_wire_alloc_req){.device = DEV, .cls = cls, .scope = MEMD_SCOPE_DRAM,
+                                 .bytes = bytes};
+}
+
+static int do_alloc(memd_session *s, const memd_wire_alloc_req *a, memd_wire_buffer *b,
+                    reply *r)
+{
+    uint8_t p[MEMD_WIRE_ALLOC_REQ_SIZE];
+    memd_wire_alloc_req_put(p, a);
+    req(s, MEMD_OP_ALLOC, p, sizeof p, r);
+    ck_assert_int_eq(r->rc, 0);
+    if (r->h.status == 0) {
+        ck_assert_uint_eq(r->h.len, MEMD_WIRE_BUFFER_SIZE);
+        ck_assert_int_eq(memd_wire_buffer_get(r->p, r->h.len, b), 0);
+    }
+    return r->h.status;
+}
+
+static uint64_t must_alloc(memd_session *s, uint8_t cls, uint64_t bytes)
+{
+    memd_wire_alloc_req a = dram(cls, bytes);
+    memd_wire_buffer b;
+    reply r;
+    ck_assert_int_eq(do_alloc(s, &a, &b, &r), 0);
+    return b.handle;
+}
+
+static int handle_op(memd_session *s, uint16_t op, uint64_t handle, reply *r)
+{
+    uint8_t p[8];
+    memd_wire_handle_put(p, handle);
+    req(s, op, p, sizeof p, r);
+    ck_assert_int_eq(r->rc, 0);
+    return r->h.status;
+}
+
+static uint64_t dram_allocated(void)
+{
+    memd_range_stats rs;
+    ck_assert_int_eq(memd_device_group_stats(st.devs[0].dev, MEMD_KIND_DRAM, &rs), 0);
+    return rs.allocated;
+}
+
+/* ---- tests ---- */
+
+START_TEST(hello_negotiates)
+{
+    uint8_t p[MEMD_WIRE_HELLO_SIZE];
+    memd_wire_hello h = {.min_version = 1, .max_version = 9};
+    memd_wire_strset(h.client_name, sizeof h.client_name, "unit-client");
+    memd_wire_hello_put(p, &h);
+    reply r;
+    req(&sa, MEMD_OP_HELLO, p, sizeof p, &r);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_int_eq(r.h.status, 0);
+    memd_wire_welcome w;
+    ck_assert_int_eq(memd_wire_welcome_get(r.p, r.h.len, &w), 0);
+    ck_assert_uint_eq(w.version, MEMD_PROTO_VERSION);
+    ck_assert_uint_eq(w.session_id, sa.id);
+    ck_assert_uint_eq(w.max_frame, 1u << 20);
+    ck_assert_uint_eq(w.ndevices, 1);
+    ck_assert_str_eq(sa.client_name, "unit-client");
+
+    h.min_version = 2; /* nothing in common: refused and closed */
+    memd_wire_hello_put(p, &h);
+    req(&sb, MEMD_OP_HELLO, p, sizeof p, &r);
+    ck_assert_int_eq(r.rc, MEMD_CLOSE);
+    ck_assert_int_eq(r.h.status, -EPROTONOSUPPORT);
+}
+END_TEST
+
+START_TEST(alloc_query_banks_free)
+{
+    memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 4000);
+    memd_wire_strset(a.name, sizeof a.name, "label");
+    memd_wire_buffer b;
+    reply r;
+    ck_assert_int_eq(do_alloc(&sa, &a, &b, &r), 0);
+    ck_assert_uint_ge(b.handle, 1);
+    ck_assert_uint_eq(b.size_per_bank, 4000 + 0); /* 4000 is 32-aligned */
+    ck_assert_uint_eq(b.banks, 4);
+    ck_assert_uint_eq(b.kind, MEMD_KIND_DRAM);
+    ck_assert_uint_eq(b.region, 1); /* constants go to data */
+    ck_assert_uint_eq(b.refcount, 1);
+    ck_assert_uint_ge(b.address, 64 * KIB);
+    ck_assert_uint_eq(sa.nholds, 1);
+    ck_assert_uint_eq(dram_allocated(), 4000);
+
+    ck_assert_int_eq(handle_op(&sa, MEMD_OP_QUERY, b.handle, &r), 0);
+    memd_wire_alloc_info info;
+    ck_assert_int_eq(memd_wire_alloc_info_get(r.p, r.h.len, &info), 0);
+    ck_assert_uint_eq(info.buf.handle, b.handle);
+    ck_assert_uint_eq(info.device, DEV);
+    ck_assert_uint_eq(info.cls, MEMD_CLASS_CONSTANT);
+    ck_assert_uint_eq(info.pid, sa.pid);
+    ck_assert_uint_eq(info.uid, 1001);
+    ck_assert_uint_eq(info.session_id, sa.id);
+    ck_assert_str_eq(info.name, "label");
+    ck_assert_str_eq(info.comm, "unit");
+    ck_assert_uint_gt(info.created_ns, 0);
+
+    ck_assert_int_eq(handle_op(&sa, MEMD_OP_BANKS, b.handle, &r), 0);
+    uint32_t n;
+    ck_assert_int_eq(memd_wire_count_get(r.p, r.h.len, 8, UINT32_MAX, &n), 0);
+    ck_assert_uint_eq(n, 4);
+    ck_assert_uint_eq(memd_wire_u64(r.p + 8), b.address); /* no offsets configured */
+
+    ck_assert_int_eq(handle_op(&sa, MEMD_OP_FREE, b.handle, &r), 0);
+    ck_assert_uint_eq(r.h.len, 0);
+    ck_assert_uint_eq(sa.nholds, 0);
+    ck_assert_uint_eq(dram_allocated(), 0);
+    ck_assert_int_eq(handle_op(&sa, MEMD_OP_FREE, b.handle, &r), -ENOENT);
+    ck_assert_int_eq(handle_op(&sa, MEMD_OP_QUERY, b.handle, &r), -ENOENT);
+
+    /* handles are never reused */
+    uint64_t h2 = must_alloc(&sa, MEMD_CLASS_CONSTANT, 4000);
+    ck_assert_uint_gt(h2, b.handle);
+    ck_assert_uint_eq(st.ctr.allocs, 2);
+    ck_assert_uint_eq(st.ctr.frees, 1);
+}
+END_TEST
+
+START_TEST(permissions)
+{
+    uint64_t h = must_alloc(&sa, MEMD_CLASS_PLACEHOLDER, 1024);
+    reply r;
+    ck_assert_int_eq(handle_op(&sb, MEMD_OP_FREE, h, &r), -EPERM);
+    ck_assert_ptr_nonnull(strstr(r.err.message, "belongs to session"));
+    ck_assert_int_eq(handle_op(&sb, MEMD_OP_QUERY, h, &r), -EPERM);
+    ck_assert_int_eq(handle_op(&sb, MEMD_OP_BANKS, h, &r), -EPERM);
+    ck_assert_int_eq(handle_op(&sb, MEMD_OP_FREE, 999999, &r), -ENOENT);
+    /* root sees and reclaims everything */
+    ck_assert_int_eq(handle_op(&sroot, MEMD_OP_QUERY, h, &r), 0);
+    ck_assert_int_eq(handle_op(&sroot, MEMD_OP_FREE, h, &r), 0);
+    ck_assert_uint_eq(sa.nholds, 0);
+    ck_assert_uint_eq(dram_allocated(), 0);
+    ck_assert_int_eq(handle_op(&sa, MEMD_OP_QUERY, h, &r), -ENOENT);
+}
+END_TEST
+
+START_TEST(admin_group_member)
+{
+    st.have_admin_gid = true;
+    st.admin_gid = 4242;
+    gid_t groups[] = {10, 4242};
+    ck_assert(memd_session_is_admin(&st, 1001, 1001, groups, 2));
+    ck_assert(memd_session_is_admin(&st, 1001, 4242, NULL, 0));
+    ck_assert(!memd_session_is_admin(&st, 1001, 1001, groups, 1));
+    ck_assert(memd_session_is_admin(&st, 0, 0, NULL, 0));
+    st.have_admin_gid = false;
+    ck_assert(!memd_session_is_admin(&st, 1001, 4242, NULL, 0));
+}
+END_TEST
+
+START_TEST(close_releases_everything)
+{
+    for (int i = 0; i < 10; i++)
+        must_alloc(&sa, MEMD_CLASS_INTERNAL, 2048);
+    uint64_t kept = must_alloc(&sb, MEMD_CLASS_INTERNAL, 2048);
+    ck_assert_uint_eq(dram_allocated(), 11 * 2048);
+    memd_session_close(&st, &sa);
+    ck_assert_uint_eq(dram_allocated(), 2048);
+    ck_assert_uint_eq(st.nsessions, 2);
+    reply r;
+    ck_assert_int_eq(handle_op(&sb, MEMD_OP_QUERY, kept, &r), 0);
+    open_session(&sa, 1001, false); /* for teardown symmetry */
+}
+END_TEST
+
+START_TEST(shared_names_refcount)
+{
+    memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 8192);
+    a.flags = MEMD_ALLOC_F_SHARED;
+    memd_wire_strset(a.name, sizeof a.name, "weights");
+    memd_wire_buffer b1, b2;
+    reply r;
+    ck_assert_int_eq(do_alloc(&sa, &a, &b1, &r), 0);
+    ck_assert_uint_eq(b1.refcount, 1);
+    ck_assert_int_eq(do_alloc(&sb, &a, &b2, &r), 0);
+    ck_assert_uint_eq(b2.handle, b1.handle);
+    ck_assert_uint_eq(b2.address, b1.address);
+    ck_assert_uint_eq(b2.refcount, 2);
+    ck_assert_uint_eq(dram_allocated(), 8192); /* one placement */
+    /* sb holds it, so it may query it */
+    ck_assert_int_eq(handle_op(&sb, MEMD_OP_QUERY, b1.handle, &r), 0);
+
+    /* same name, other size or class: refused */
+    memd_wire_alloc_req other = a;
+    other.bytes = 4096;
+    ck_assert_int_eq(do_alloc(&sb, &other, &b2, &r), -EEXIST);
+    other = a;
+    other.cls = MEMD_CLASS_PLACEHOLDER;
+    ck_assert_int_eq(do_alloc(&sb, &other, &b2, &r), -EEXIST);
+    /* shared needs a name */
+    other = a;
+    other.name[0] = '\0';
+    ck_assert_int_eq(do_alloc(&sb, &other, &b2, &r), -EINVAL);
+
+    /* the creator frees: still alive for sb */
+    ck_assert_int_eq(handle_op(&sa, MEMD_OP_FREE, b1.handle, &r), 0);
+    ck_assert_uint_eq(dram_allocated(), 8192);
+    ck_assert_int_eq(handle_op(&sa, MEMD_OP_QUERY, b1.handle, &r), -EPERM);
+    /* sa acquires it again (creator's embedded hold is reused) */
+    ck_assert_int_eq(do_alloc(&sa, &a, &b2, &r), 0);
+    ck_assert_uint_eq(b2.handle, b1.handle);
+    ck_assert_uint_eq(b2.refcount, 2);
+    /* the last holder going away releases it */
+    memd_session_close(&st, &sb);
+    ck_assert_uint_eq(dram_allocated(), 8192);
+    memd_session_close(&st, &sa);
+    ck_assert_uint_eq(dram_allocated(), 0);
+    ck_assert_uint_eq(st.names.len, 0);
+    open_session(&sa, 1001, false);
+    open_session(&sb, 1002, false);
+    /* and the name can be created afresh, with a new handle */
+    ck_assert_int_eq(do_alloc(&sa, &a, &b2, &r), 0);
+    ck_assert_uint_gt(b2.handle, b1.handle);
+}
+END_TEST
+
+static void batch_payload(uint8_t *p, const memd_wire_alloc_req *reqs, uint32_t n, size_t *len)
+{
+    uint8_t *q = memd_wire_count_put(p, n);
+    for (uint32_t i = 0; i < n; i++)
+        q = memd_wire_alloc_req_put(q, &reqs[i]);
+    *len = (size_t)(q - p);
+}
+
+START_TEST(alloc_batch_all_or_nothing)
+{
+    static uint8_t p[64 * MEMD_WIRE_ALLOC_REQ_SIZE];
+    memd_wire_alloc_req reqs[3] = {dram(MEMD_CLASS_CONSTANT, 1024),
+                                   dram(MEMD_CLASS_INTERNAL, 2048),
+                                   dram(MEMD_CLASS_INTERNAL, 100 * 1024 * KIB)};
+    size_t len;
+    reply r;
+    uint64_t before = st.next_handle;
+    batch_payload(p, reqs, 3, &len);
+    req(&sa, MEMD_OP_ALLOC_BATCH, p, (uint32_t)len, &r);
+    ck_assert_int_eq(r.rc, 0); /* not a protocol error: the connection stays */
+    ck_assert_int_eq(r.h.status, -E2BIG);
+    ck_assert_ptr_nonnull(strstr(r.err.message, "record 2 of 3"));
+    ck_assert_uint_eq(sa.nholds, 0);
+    ck_assert_uint_eq(dram_allocated(), 0);
+
+    /* out of memory on the last one: the first two are rolled back */
+    reqs[2] = dram(MEMD_CLASS_INTERNAL, 800 * KIB);
+    memd_wire_alloc_req big = dram(MEMD_CLASS_CONSTANT, 100 * KIB);
+    memd_wire_buffer b;
+    ck_assert_int_eq(do_alloc(&sb, &big, &b, &r), 0);
+    batch_payload(p, reqs, 3, &len);
+    req(&sa, MEMD_OP_ALLOC_BATCH, p, (uint32_t)len, &r);
+    ck_assert_int_eq(r.h.status, -ENOMEM);
+    ck_assert_uint_eq(r.err.detail, MEMD_ERR_DETAIL_NOMEM);
+    ck_assert_uint_eq(sa.nholds, 0);
+    ck_assert_uint_eq(dram_allocated(), 100 * KIB);
+
+    reqs[2] = dram(MEMD_CLASS_INTERNAL, 4096);
+    batch_payload(p, reqs, 3, &len);
+    req(&sa, MEMD_OP_ALLOC_BATCH, p, (uint32_t)len, &r);
+    ck_assert_int_eq(r.h.status, 0);
+    uint32_t n;
+    ck_assert_int_eq(memd_wire_count_get(r.p, r.h.len, MEMD_WIRE_BUFFER_SIZE, 3, &n), 0);
+    ck_assert_uint_eq(n, 3);
+    memd_wire_buffer bufs[3];
+    for (uint32_t i = 0; i < 3; i++) {
+        ck_assert_int_eq(memd_wire_buffer_get(r.p + 8 + i * MEMD_WIRE_BUFFER_SIZE,
+                                              MEMD_WIRE_BUFFER_SIZE, &bufs[i]),
+                         0);
+        ck_assert_uint_gt(bufs[i].handle, before);
+        for (uint32_t j = 0; j < i; j++) /* no overlap, distinct handles */
+            ck_assert(bufs[i].address + bufs[i].size_per_bank <= bufs[j].address ||
+                      bufs[j].address + bufs[j].size_per_bank <= bufs[i].address);
+    }
+    ck_assert_uint_eq(sa.nholds, 3);
+
+    /* an empty batch is valid */
+    batch_payload(p, reqs, 0, &len);
+    req(&sa, MEMD_OP_ALLOC_BATCH, p, (uint32_t)len, &r);
+    ck_assert_int_eq(r.h.status, 0);
+    ck_assert_uint_eq(r.h.len, 8);
+}
+END_TEST
+
+static uint32_t free_batch(memd_session *s, const uint64_t *h, uint32_t n, reply *r)
+{
+    uint8_t p[8 + 64 * 8];
+    uint8_t *q = memd_wire_count_put(p, n);
+    for (uint32_t i = 0; i < n; i++)
+        q = memd_wire_handle_put(q, h[i]);
+    req(s, MEMD_OP_FREE_BATCH, p, (uint32_t)(q - p), r);
+    ck_assert_int_eq(r->rc, 0);
+    return (uint32_t)r->h.status;
+}
+
+START_TEST(free_batch_all_or_nothing)
+{
+    uint64_t h[4];
+    for (int i = 0; i < 3; i++)
+        h[i] = must_alloc(&sa, MEMD_CLASS_INTERNAL, 1024);
+    h[3] = must_alloc(&sb, MEMD_CLASS_INTERNAL, 1024);
+    reply r;
+    ck_assert_int_eq((int)free_batch(&sa, h, 4, &r), -EPERM);
+    ck_assert_uint_eq(sa.nholds, 3);
+    uint64_t dup[3] = {h[0], h[1], h[0]};
+    ck_assert_int_eq((int)free_batch(&sa, dup, 3, &r), -EINVAL);
+    ck_assert_uint_eq(sa.nholds, 3);
+    uint64_t gone[2] = {h[0], 424242};
+    ck_assert_int_eq((int)free_batch(&sa, gone, 2, &r), -ENOENT);
+    ck_assert_uint_eq(sa.nholds, 3);
+    ck_assert_int_eq((int)free_batch(&sa, h, 3, &r), 0);
+    ck_assert_uint_eq(sa.nholds, 0);
+    ck_assert_uint_eq(dram_allocated(), 1024);
+    /* admin frees another session's handle in a batch */
+    ck_assert_int_eq((int)free_batch(&sroot, &h[3], 1, &r), 0);
+    ck_assert_uint_eq(sb.nholds, 0);
+    ck_assert_uint_eq(dram_allocated(), 0);
+}
+END_TEST
+
+START_TEST(oom_reply_details)
+{
+    memd_wire_alloc_req big = dram(MEMD_CLASS_CONSTANT, 800 * KIB);
+    memd_wire_buffer b;
+    reply r;
+    ck_assert_int_eq(do_alloc(&sa, &big, &b, &r), 0);
+    memd_wire_alloc_req a = dram(MEMD_CLASS_INTERNAL, 200 * KIB);
+    ck_assert_int_eq(do_alloc(&sa, &a, &b, &r), -ENOMEM);
+    ck_assert_uint_eq(r.err.detail, MEMD_ERR_DETAIL_NOMEM);
+    ck_assert_uint_eq(r.err.requested, 200 * KIB);
+    ck_assert_uint_eq(r.err.size_per_bank, 200 * KIB);
+    ck_assert_uint_eq(r.err.allocated, 800 * KIB);
+    ck_assert_uint_eq(r.err.free, 96 * KIB);
+    ck_assert_uint_eq(r.err.largest_free, 96 * KIB);
+    ck_assert_uint_eq(r.err.device, DEV);
+    ck_assert_uint_eq(r.err.cls, MEMD_CLASS_INTERNAL);
+    ck_assert_uint_eq(r.err.kind, MEMD_KIND_DRAM);
+    ck_assert_uint_eq(r.err.region, 1);
+    ck_assert_ptr_nonnull(strstr(r.err.message, "device 7 (testdev) dram/data"));
+    ck_assert_ptr_nonnull(strstr(r.err.message, "largest free block 98304"));
+    ck_assert_uint_eq(st.ctr.alloc_failures, 1);
+}
+END_TEST
+
+START_TEST(unsupported_and_unknown)
+{
+    memd_wire_alloc_req a = {.device = DEV, .cls = MEMD_CLASS_LOGGING,
+                             .scope = MEMD_SCOPE_SRAM, .bytes = 64};
+    memd_wire_buffer b;
+    reply r;
+    ck_assert_int_eq(do_alloc(&sa, &a, &b, &r), -EOPNOTSUPP);
+    ck_assert_ptr_nonnull(strstr(r.err.message, "device 7 (testdev)"));
+    ck_assert_ptr_nonnull(strstr(r.err.message, "scope sram"));
+    a.scope = MEMD_SCOPE_DRAM_TEXTURE; /* no texture on this device */
+    a.cls = MEMD_CLASS_CONSTANT;
+    ck_assert_int_eq(do_alloc(&sa, &a, &b, &r), -EOPNOTSUPP);
+    ck_assert_ptr_nonnull(strstr(r.err.message, "scope dram.texture"));
+    a = dram(MEMD_CLASS_CONSTANT, 64);
+    a.device = 3;
+    ck_assert_int_eq(do_alloc(&sa, &a, &b, &r), -ENODEV);
+    a = dram(MEMD_CLASS_CONSTANT, 0); /* zero bytes */
+    ck_assert_int_eq(do_alloc(&sa, &a, &b, &r), -EINVAL);
+    ck_assert_int_eq(r.rc, 0); /* a bad request is not a bad frame */
+    /* SRAM works, and lands in "buffers" above the reserved region */
+    a = (memd_wire_alloc_req){.device = DEV, .cls = MEMD_CLASS_INTERNAL,
+                              .scope = MEMD_SCOPE_SRAM, .bytes = 100};
+    ck_assert_int_eq(do_alloc(&sa, &a, &b, &r), 0);
+    ck_assert_uint_eq(b.kind, MEMD_KIND_SRAM);
+    ck_assert_uint_ge(b.address, 16 * KIB);
+    ck_assert_uint_eq(b.banks, 8);
+}
+END_TEST
+
+START_TEST(session_alloc_limit)
+{
+    teardown();
+    memd_limits lim = default_limits();
+    lim.max_allocs_per_session = 3;
+    start(lim);
+    for (int i = 0; i < 3; i++)
+        must_alloc(&sa, MEMD_CLASS_INTERNAL, 64);
+    memd_wire_alloc_req a = dram(MEMD_CLASS_INTERNAL, 64);
+    memd_wire_buffer b;
+    reply r;
+    ck_assert_int_eq(do_alloc(&sa, &a, &b, &r), -EMFILE);
+    ck_assert_ptr_nonnull(strstr(r.err.message, "max_allocs_per_session"));
+    must_alloc(&sb, MEMD_CLASS_INTERNAL, 64); /* per session, not global */
+    /* a batch that would cross the limit is rolled back whole */
+    uint8_t p[8 + 2 * MEMD_WIRE_ALLOC_REQ_SIZE];
+    memd_wire_alloc_req two[2] = {a, a};
+    size_t len;
+    batch_payload(p, two, 2, &len);
+    memd_session_close(&st, &sa);
+    open_session(&sa, 1001, false);
+    must_alloc(&sa, MEMD_CLASS_INTERNAL, 64);
+    must_alloc(&sa, MEMD_CLASS_INTERNAL, 64);
+    req(&sa, MEMD_OP_ALLOC_BATCH, p, (uint32_t)len, &r);
+    ck_assert_int_eq(r.h.status, -EMFILE);
+    ck_assert_uint_eq(sa.nholds, 2);
+}
+END_TEST
+
+START_TEST(uid_quota)
+{
+    teardown();
+    memd_limits lim = default_limits();
+    lim.quota_per_uid = 8 * KIB;
+    start(lim);
+    uint64_t h1 = must_alloc(&sa, MEMD_CLASS_INTERNAL, 4 * KIB);
+    must_alloc(&sa, MEMD_CLASS_INTERNAL, 4 * KIB);
+    memd_wire_alloc_req a = dram(MEMD_CLASS_INTERNAL, 32);
+    memd_wire_buffer b;
+    reply r;
+    ck_assert_int_eq(do_alloc(&sa, &a, &b, &r), -EDQUOT);
+    ck_assert_uint_eq(r.err.detail, MEMD_ERR_DETAIL_QUOTA);
+    ck_assert_uint_eq(r.err.size_per_bank, 32);
+    ck_assert_uint_eq(r.err.device, DEV);
+    /* another session of the same uid shares the quota */
+    memd_session other;
+    open_session(&other, 1001, false);
+    ck_assert_int_eq(do_alloc(&other, &a, &b, &r), -EDQUOT);
+    /* another uid has its own */
+    must_alloc(&sb, MEMD_CLASS_INTERNAL, 8 * KIB);
+    /* freeing gives it back */
+    ck_assert_int_eq(handle_op(&sa, MEMD_OP_FREE, h1, &r), 0);
+    ck_assert_int_eq(do_alloc(&other, &a, &b, &r), 0);
+    memd_session_close(&st, &other);
+}
+END_TEST
+
+/* Each malformed frame: an error reply, MEMD_CLOSE, and a protocol error counted. */
+static void expect_malformed(const uint8_t *buf, size_t len, int status, uint64_t id)
+{
+    reply r;
+    uint64_t before = st.ctr.protocol_errors;
+    send_raw(&sa, buf, len, &r);
+    ck_assert_int_eq(r.rc, MEMD_CLOSE);
+    ck_assert_int_eq(r.h.status, status);
+    ck_assert_uint_eq(r.h.id, id);
+    ck_assert_uint_gt(strlen(r.err.message), 10);
+    ck_assert_uint_eq(st.ctr.protocol_errors, before + 1);
+}
+
+START_TEST(malformed_frames)
+{
+    static uint8_t buf[4096];
+    uint8_t p[2 * MEMD_WIRE_ALLOC_REQ_SIZE + 8];
+    memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 64);
+    size_t n;
+
+    n = frame(buf, MEMD_OP_ALLOC, 5, NULL, 0);
+    buf[0] ^= 0xff; /* bad magic */
+    expect_malformed(buf, n, -EPROTO, 0);
+    n = frame(buf, MEMD_OP_ALLOC, 5, NULL, 0);
+    buf[4] = 2; /* bad version */
+    expect_malformed(buf, n, -EPROTONOSUPPORT, 0);
+    n = frame(buf, MEMD_OP_ALLOC, 5, NULL, 0);
+    memd_wire_put_u32(buf + 16, (1u << 20) + 1); /* over max_frame */
+    expect_malformed(buf, n, -EMSGSIZE, 0);
+    n = frame(buf, 77, 6, NULL, 0); /* unknown opcode */
+    expect_malformed(buf, n, -EBADRQC, 6);
+    memd_wire_alloc_req_put(p, &a);
+    n = frame(buf, MEMD_OP_ALLOC, 7, p, MEMD_WIRE_ALLOC_REQ_SIZE - 8); /* short payload */
+    expect_malformed(buf, n, -EBADMSG, 7);
+    n = frame(buf, MEMD_OP_FREE, 8, p, 12); /* FREE with 12 bytes */
+    expect_malformed(buf, n, -EBADMSG, 8);
+    memd_wire_alloc_req_put(p, &a);
+    p[5] = MEMD_SCOPE_COUNT; /* bad enum */
+    n = frame(buf, MEMD_OP_ALLOC, 9, p, MEMD_WIRE_ALLOC_REQ_SIZE);
+    expect_malformed(buf, n, -EINVAL, 9);
+    memd_wire_alloc_req_put(p, &a);
+    memset(p + 72, 'x', MEMD_NAME_MAX); /* name without NUL */
+    n = frame(buf, MEMD_OP_ALLOC, 10, p, MEMD_WIRE_ALLOC_REQ_SIZE);
+    expect_malformed(buf, n, -EINVAL, 10);
+    memd_wire_count_put(p, 2); /* count 2, one record */
+    memd_wire_alloc_req_put(p + 8, &a);
+    n = frame(buf, MEMD_OP_ALLOC_BATCH, 11, p, 8 + MEMD_WIRE_ALLOC_REQ_SIZE);
+    expect_malformed(buf, n, -EBADMSG, 11);
+    memd_wire_count_put(p, 3); /* FREE_BATCH count 3, two handles */
+    n = frame(buf, MEMD_OP_FREE_BATCH, 12, p, 8 + 16);
+    expect_malformed(buf, n, -EBADMSG, 12);
+    memd_wire_count_put(p, 2); /* a bad record inside a batch rolls back the good one */
+    memd_wire_alloc_req_put(p + 8, &a);
+    memd_wire_alloc_req_put(p + 8 + MEMD_WIRE_ALLOC_REQ_SIZE, &a);
+    p[8 + MEMD_WIRE_ALLOC_REQ_SIZE + 4] = 99;
+    n = frame(buf, MEMD_OP_ALLOC_BATCH, 13, p, 8 + 2 * MEMD_WIRE_ALLOC_REQ_SIZE);
+    expect_malformed(buf, n, -EINVAL, 13);
+    ck_assert_uint_eq(sa.nholds, 0);
+    n = frame(buf, MEMD_OP_DUMP, 14, p, 4); /* DUMP with 4 bytes */
+    expect_malformed(buf, n, -EBADMSG, 14);
+    memd_wire_put_u32(p, UINT32_MAX);
+    memd_wire_put_u32(p + 4, 0x10); /* unknown dump flag */
+    n = frame(buf, MEMD_OP_DUMP, 15, p, 8);
+    expect_malformed(buf, n, -EINVAL, 15);
+    memd_wire_hdr h = {.magic = MEMD_PROTO_MAGIC, .version = 1, .opcode = MEMD_OP_FREE,
+                       .id = 16, .len = 8, .status = 3}; /* positive status */
+    memd_wire_hdr_put(buf, &h);
+    expect_malformed(buf, MEMD_HDR_SIZE + 8, -EINVAL, 0);
+}
+END_TEST
+
+START_TEST(truncated_at_eof)
+{
+    uint8_t buf[64];
+    reply r;
+    size_t n = frame(buf, MEMD_OP_FREE, 21, "12345678", 8);
+    memd_frames_truncated(&st, buf, n - 3, &out);
+    pop(&r);
+    ck_assert_int_eq(r.h.status, -EBADMSG);
+    ck_assert_uint_eq(r.h.id, 21);
+    ck_assert_ptr_nonnull(strstr(r.err.message, "5 of 8 payload bytes"));
+    memd_frames_truncated(&st, buf, 10, &out);
+    pop(&r);
+    ck_assert_int_eq(r.h.status, -EBADMSG);
+    ck_assert_uint_eq(r.h.id, 0);
+}
+END_TEST
+
+START_TEST(pipelined_in_order_and_partial)
+{
+    static uint8_t buf[4096];
+    uint8_t p[MEMD_WIRE_ALLOC_REQ_SIZE];
+    memd_wire_alloc_req a = dram(MEMD_CLASS_INTERNAL, 64);
+    memd_wire_alloc_req_put(p, &a);
+    size_t n = 0;
+    for (uint64_t id = 1; id <= 5; id++)
+        n += frame(buf + n, MEMD_OP_ALLOC, id, p, sizeof p);
+    size_t used;
+    /* the last frame is cut: four are handled, the fifth waits */
+    ck_assert_int_eq(memd_frames_process(&st, &sa, buf, n - 10, &out, SIZE_MAX, &used), 0);
+    ck_assert_uint_eq(used, 4 * (MEMD_HDR_SIZE + sizeof p));
+    for (uint64_t id = 1; id <= 4; id++) {
+        reply r;
+        pop(&r);
+        ck_assert_uint_eq(r.h.id, id);
+        ck_assert_int_eq(r.h.status, 0);
+    }
+    ck_assert_uint_eq(out.len, 0);
+    ck_assert_int_eq(memd_frames_process(&st, &sa, buf + used, n - used, &out, SIZE_MAX, &used),
+                     0);
+    ck_assert_uint_eq(used, MEMD_HDR_SIZE + sizeof p);
+    reply r;
+    pop(&r);
+    ck_assert_uint_eq(r.h.id, 5);
+    /* less than a header: nothing consumed */
+    ck_assert_int_eq(memd_frames_process(&st, &sa, buf, 23, &out, SIZE_MAX, &used), 0);
+    ck_assert_uint_eq(used, 0);
+    ck_assert_uint_eq(out.len, 0);
+}
+END_TEST
+
+START_TEST(backpressure_stops_dispatch)
+{
+    static uint8_t buf[4096];
+    uint8_t p[MEMD_WIRE_ALLOC_REQ_SIZE];
+    memd_wire_alloc_req a = dram(MEMD_CLASS_INTERNAL, 64);
+    memd_wire_alloc_req_put(p, &a);
+    size_t n = 0, used;
+    for (uint64_t id = 1; id <= 5; id++)
+        n += frame(buf + n, MEMD_OP_ALLOC, id, p, sizeof p);
+    /* high-water mark of 100 bytes: one reply (80 bytes) fits, the second passes it */
+    ck_assert_int_eq(memd_frames_process(&st, &sa, buf, n, &out, 100, &used), 0);
+    ck_assert_uint_eq(used, 2 * (MEMD_HDR_SIZE + sizeof p));
+    ck_assert_uint_eq(sa.nholds, 2);
+    /* already over the mark: nothing more until the output drains */
+    ck_assert_int_eq(memd_frames_process(&st, &sa, buf + used, n - used, &out, 100, &used), 0);
+    ck_assert_uint_eq(used, 0);
+    out.len = out.off = 0;
+    ck_assert_int_eq(memd_frames_process(&st, &sa, buf, n, &out, SIZE_MAX, &used), 0);
+    ck_assert_uint_eq(used, n);
+}
+END_TEST
+
+/* Walks a DUMP payload: counts per tag, checks the order rules and decodes all. */
+static void parse_dump(const uint8_t *p, size_t len, int counts[8], memd_wire_server_rec *srv)
+{
+    memset(counts, 0, 8 * sizeof counts[0]);
+    size_t off = 0;
+    uint32_t last = 0;
+    while (off < len) {
+        uint32_t tag;
+        size_t sz;
+        ck_assert_int_eq(memd_wire_tag_get(p + off, len - off, &tag, &sz), 0);
+        const uint8_t *r = p + off + 4;
+        if (off == 0)
+            ck_assert_uint_eq(tag, MEMD_REC_SERVER);
+        switch (tag) {
+        case MEMD_REC_SERVER: ck_assert_int_eq(memd_wire_server_rec_get(r, sz, srv), 0); break;
+        case MEMD_REC_GROUP: ck_assert(last == MEMD_REC_DEVICE || last == MEMD_REC_REGION || last == MEMD_REC_BLOCK); break;
+        case MEMD_REC_REGION: ck_assert(last == MEMD_REC_GROUP || last == MEMD_REC_REGION || last == MEMD_REC_BLOCK); break;
+        case MEMD_REC_ALLOC: {
+            memd_wire_alloc_info i;
+            ck_assert_int_eq(memd_wire_alloc_info_get(r, sz, &i), 0);
+            break;
+        }
+        default: break;
+        }
+        counts[tag]++;
+        last = tag;
+        off += 4 + sz;
+    }
+    ck_assert_uint_eq(off, len);
+}
+
+static void dump(memd_session *s, uint32_t dev, uint32_t flags, reply *r, uint8_t **payload,
+                 size_t *len)
+{
+    uint8_t p[8];
+    memd_wire_dump_req d = {.device = dev, .flags = flags};
+    memd_wire_dump_req_put(p, &d);
+    static uint8_t buf[64];
+    size_t n = frame(buf, MEMD_OP_DUMP, 55, p, 8), used;
+    ck_assert_int_eq(memd_frames_process(&st, s, buf, n, &out, SIZE_MAX, &used), 0);
+    ck_assert_int_eq(memd_wire_hdr_get(out.data, out.len, MEMD_MAX_REPLY, &r->h), 0);
+    *len = r->h.len;
+    *payload = malloc(*len + 1);
+    memcpy(*payload, out.data + MEMD_HDR_SIZE, *len);
+    out.len = 0;
+}
+
+START_TEST(dump_records)
+{
+    must_alloc(&sa, MEMD_CLASS_CONSTANT, 1024);
+    must_alloc(&sa, MEMD_CLASS_INTERNAL, 2048);
+    must_alloc(&sb, MEMD_CLASS_INTERNAL, 4096);
+    reply r;
+    uint8_t *p;
+    size_t len;
+    int c[8];
+    memd_wire_server_rec srv;
+
+    dump(&sa, UINT32_MAX, 0, &r, &p, &len);
+    ck_assert_int_eq(r.h.status, 0);
+    parse_dump(p, len, c, &srv);
+    ck_assert_int_eq(c[MEMD_REC_SERVER], 1);
+    ck_assert_int_eq(c[MEMD_REC_DEVICE], 1);
+    ck_assert_int_eq(c[MEMD_REC_GROUP], 2);
+    ck_assert_int_eq(c[MEMD_REC_REGION], 5);
+    ck_assert_int_eq(c[MEMD_REC_BLOCK], 0);
+    ck_assert_int_eq(c[MEMD_REC_ALLOC], 2);   /* only its own */
+    ck_assert_int_eq(c[MEMD_REC_SESSION], 1); /* only itself */
+    ck_assert_uint_eq(srv.sessions, 3);
+    ck_assert_uint_eq(srv.allocs, 3);
+    ck_assert_uint_ge(srv.requests, 3);
+    ck_assert_uint_eq(srv.sessions_total, 3);
+    free(p);
+
+    dump(&sroot, DEV, MEMD_DUMP_F_BLOCKS, &r, &p, &len);
+    ck_assert_int_eq(r.h.status, 0);
+    parse_dump(p, len, c, &srv);
+    ck_assert_int_eq(c[MEMD_REC_ALLOC], 3);
+    ck_assert_int_eq(c[MEMD_REC_SESSION], 3);
+    /* code: 1 free; data: 3 allocated + free space; logging: 1; buffers: 1 */
+    ck_assert_int_ge(c[MEMD_REC_BLOCK], 3 + 4);
+    /* the DRAM group says two sessions hold something there */
+    size_t off = 0;
+    while (off < len) {
+        uint32_t tag = memd_wire_u32(p + off);
+        size_t sz = memd_wire_rec_size(tag);
+        if (tag == MEMD_REC_GROUP) {
+            memd_wire_group_rec g;
+            ck_assert_int_eq(memd_wire_group_rec_get(p + off + 4, sz, &g), 0);
+            ck_assert_uint_eq(g.device, DEV);
+            if (g.kind == MEMD_KIND_DRAM) {
+                ck_assert_uint_eq(g.clients, 2);
+                ck_assert_uint_eq(g.stats.allocated, 1024 + 2048 + 4096);
+                ck_assert_uint_eq(g.banks, 4);
+            } else {
+                ck_assert_uint_eq(g.clients, 0);
+            }
+        }
+        off += 4 + sz;
+    }
+    free(p);
+
+    dump(&sa, 3, 0, &r, &p, &len);
+    ck_assert_int_eq(r.h.status, -ENODEV);
+    free(p);
+}
+END_TEST
+
+Suite *memd_test_suite(void)
+{
+    Suite *s = suite_create("dispatch");
+    TCase *tc = tcase_create("dispatch");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, hello_negotiates);
+    tcase_add_test(tc, alloc_query_banks_free);
+    tcase_add_test(tc, permissions);
+    tcase_add_test(tc, admin_group_member);
+    tcase_add_test(tc, close_releases_everything);
+    tcase_add_test(tc, shared_names_refcount);
+    tcase_add_test(tc, alloc_batch_all_or_nothing);
+    tcase_add_test(tc, free_batch_all_or_nothing);
+    tcase_add_test(tc, oom_reply_details);
+    tcase_add_test(tc, unsupported_and_unknown);
+    tcase_add_test(tc, session_alloc_limit);
+    tcase_add_test(tc, uid_quota);
+    tcase_add_test(tc, malformed_frames);
+    tcase_add_test(tc, truncated_at_eof);
+    tcase_add_test(tc, pipelined_in_order_and_partial);
+    tcase_add_test(tc, backpressure_stops_dispatch);
+    tcase_add_test(tc, dump_records);
+    suite_add_tcase(s, tc);
+    return s;
+}

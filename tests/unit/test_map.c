@@ -1,0 +1,103 @@
+/* Daemon hash map (handle table) and object pool: randomized against a plain array,
+ * including the backward-shift deletion that keeps probe runs intact. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "map.h"
+#include "pool.h"
+
+START_TEST(basic)
+{
+    memd_map m = {0};
+    ck_assert_ptr_null(memd_map_get(&m, 1));
+    ck_assert_int_eq(memd_map_put(&m, 0, 5), -EINVAL);
+    ck_assert_int_eq(memd_map_put(&m, 7, 70), 0);
+    ck_assert_int_eq(memd_map_put(&m, 7, 71), 0); /* replace */
+    ck_assert_uint_eq(m.len, 1);
+    ck_assert_uint_eq(*memd_map_get(&m, 7), 71);
+    ck_assert(!memd_map_remove(&m, 8));
+    ck_assert(memd_map_remove(&m, 7));
+    ck_assert(!memd_map_remove(&m, 7));
+    ck_assert_uint_eq(m.len, 0);
+    ck_assert_ptr_null(memd_map_get(&m, 7));
+    memd_map_free(&m);
+}
+END_TEST
+
+/* Keys drawn from a small range collide and form long probe runs; every operation is
+ * checked against a reference array. */
+START_TEST(random_against_reference)
+{
+    enum { RANGE = 3000, OPS = 200000 };
+    uint64_t *ref = calloc(RANGE, sizeof *ref); /* 0 = absent, else value */
+    memd_map m = {0};
+    srand(12345);
+    size_t live = 0;
+    for (int op = 0; op < OPS; op++) {
+        /* sequential-ish keys like handles, plus far ones */
+        uint64_t k = (uint64_t)(rand() % RANGE);
+        uint64_t key = k % 3 == 0 ? (k << 40) | 1 : k + 1;
+        size_t idx = (size_t)k;
+        if (rand() % 3) {
+            uint64_t v = (uint64_t)rand() + 1;
+            ck_assert_int_eq(memd_map_put(&m, key, v), 0);
+            live += ref[idx] == 0;
+            ref[idx] = v;
+        } else {
+            ck_assert_int_eq(memd_map_remove(&m, key), ref[idx] != 0);
+            live -= ref[idx] != 0;
+            ref[idx] = 0;
+        }
+        ck_assert_uint_eq(m.len, live);
+        if (op % 1000 == 0) {
+            for (size_t i = 0; i < RANGE; i++) {
+                uint64_t kk = i % 3 == 0 ? ((uint64_t)i << 40) | 1 : i + 1;
+                uint64_t *v = memd_map_get(&m, kk);
+                if (ref[i])
+                    ck_assert(v && *v == ref[i]);
+                else
+                    ck_assert_ptr_null(v);
+            }
+        }
+    }
+    ck_assert_uint_le(m.len * 2, m.cap); /* load stays at most 1/2 */
+    memd_map_free(&m);
+    free(ref);
+}
+END_TEST
+
+START_TEST(pool_reuses)
+{
+    memd_pool p;
+    memd_pool_init(&p, 40, 4);
+    void *a[10];
+    for (int i = 0; i < 10; i++) {
+        a[i] = memd_pool_get(&p);
+        ck_assert_ptr_nonnull(a[i]);
+        for (int j = 0; j < 40; j++)
+            ck_assert_int_eq(((unsigned char *)a[i])[j], 0);
+        memset(a[i], 0xab, 40);
+        ck_assert_uint_eq((uintptr_t)a[i] % _Alignof(max_align_t), 0);
+    }
+    ck_assert_uint_eq(p.nchunks, 3);
+    memd_pool_put(&p, a[3]);
+    void *b = memd_pool_get(&p);
+    ck_assert_ptr_eq(b, a[3]); /* the freed object comes back, zeroed */
+    ck_assert_int_eq(((unsigned char *)b)[39], 0);
+    ck_assert_uint_eq(p.nchunks, 3);
+    memd_pool_free(&p);
+}
+END_TEST
+
+Suite *memd_test_suite(void)
+{
+    Suite *s = suite_create("map");
+    TCase *tc = tcase_create("map");
+    tcase_add_test(tc, basic);
+    tcase_add_test(tc, random_against_reference);
+    tcase_add_test(tc, pool_reuses);
+    suite_add_tcase(s, tc);
+    return s;
+}

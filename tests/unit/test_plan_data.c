@@ -1,0 +1,107 @@
+/* The planner on every real plan problem in $MEMD_SHARED_DATA/plans/{challenging,real,
+ * generated}: each plan must validate, stay above the lower bound, and keep the lower
+ * bounds computed independently for a few files. A small iteration budget keeps this
+ * fast; quality is measured with memctl plan, not here. */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "engine/plan.h"
+#include "plan_csv.h"
+
+/* Lower bounds computed by a separate script (sweep over sorted events). */
+static const struct {
+    const char *file;
+    uint64_t lb;
+} known[] = {
+    {"A.1048576.csv", 1048576},
+    {"C.1048576.csv", 1039360},
+    {"D.1048576.csv", 986112},
+    {"iopddl_G_1.csv", 3030937746ull},
+    {"somas_bert_base.csv", 15734934689ull},
+    {"llama7b_prefill_b1_s2048_l32.csv", 1895825408ull},
+};
+
+static int plan_file(const char *path, const char *name)
+{
+    memd_plan_csv csv;
+    char err[512];
+    int rc = memd_plan_csv_read(path, &csv, err, sizeof err);
+    ck_assert_msg(rc == 0, "%s", err);
+    ck_assert_uint_gt(csv.n, 0);
+    uint64_t *off = malloc(csv.n * sizeof(*off));
+    ck_assert_ptr_nonnull(off);
+    memd_plan_result res;
+    memd_plan_violation v;
+    /* Each local-search step re-places up to every buffer: fewer on the big traces. */
+    memd_plan_opts o = {.seed = 1, .max_iterations = csv.n > 2000 ? 40 : 300};
+    rc = memd_plan_solve(csv.bufs, csv.n, &o, off, &res, &v);
+    ck_assert_msg(rc == 0, "%s: solve %d", name, rc);
+    uint64_t arena = 0;
+    rc = memd_plan_validate(csv.bufs, csv.n, off, &v, &arena);
+    ck_assert_msg(rc == 0, "%s: %s %zu %zu", name, memd_plan_issue_name(v.issue), v.a, v.b);
+    ck_assert_uint_eq(arena, res.arena);
+    ck_assert_uint_ge(res.arena, res.lower_bound);
+    ck_assert_uint_gt(res.lower_bound, 0);
+    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+        if (!strcmp(name, known[k].file))
+            ck_assert_uint_eq(res.lower_bound, known[k].lb);
+    free(off);
+    memd_plan_csv_free(&csv);
+    return 1;
+}
+
+static int plan_dir(const char *sub)
+{
+    const char *root = getenv("MEMD_SHARED_DATA");
+    ck_assert_msg(root && *root, "MEMD_SHARED_DATA is not set");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/plans/%s", root, sub);
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "cannot open %s", dir);
+    int files = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l < 5 || strcmp(e->d_name + l - 4, ".csv"))
+            continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        files += plan_file(path, e->d_name);
+    }
+    closedir(d);
+    return files;
+}
+
+START_TEST(challenging)
+{
+    ck_assert_int_ge(plan_dir("challenging"), 6);
+}
+END_TEST
+
+START_TEST(real)
+{
+    ck_assert_int_ge(plan_dir("real"), 5);
+}
+END_TEST
+
+START_TEST(generated)
+{
+    ck_assert_int_ge(plan_dir("generated"), 10);
+}
+END_TEST
+
+Suite *memd_test_suite(void)
+{
+    Suite *s = suite_create("plan-data");
+    TCase *tc = tcase_create("plan-data");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, challenging);
+    tcase_add_test(tc, real);
+    tcase_add_test(tc, generated);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,711 @@
+/* Wire codec: every record round-trips, the byte layout is little-endian at the
+ * documented offsets, and every malformed input is rejected with its errno. */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "wire.h"
+
+/* Encoded bytes go into a buffer larger than any record; the tail must stay untouched,
+ * which proves put writes exactly the record size. */
+#define CANARY 0xa5
+static uint8_t buf[512];
+
+static void fill_canary(void)
+{
+    memset(buf, CANARY, sizeof buf);
+}
+
+static void assert_tail_untouched(size_t n)
+{
+    for (size_t i = n; i < sizeof buf; i++)
+        ck_assert_uint_eq(buf[i], CANARY);
+}
+
+/* ---- scalars and header ---- */
+
+START_TEST(scalars_little_endian)
+{
+    uint8_t b[8];
+    memd_wire_put_u16(b, 0x1234);
+    ck_assert_uint_eq(b[0], 0x34);
+    ck_assert_uint_eq(b[1], 0x12);
+    memd_wire_put_u32(b, 0x89abcdefu);
+    ck_assert_uint_eq(b[0], 0xef);
+    ck_assert_uint_eq(b[3], 0x89);
+    ck_assert_uint_eq(memd_wire_u32(b), 0x89abcdefu);
+    memd_wire_put_u64(b, 0x0102030405060708ull);
+    ck_assert_uint_eq(b[0], 0x08);
+    ck_assert_uint_eq(b[7], 0x01);
+    ck_assert_uint_eq(memd_wire_u64(b), 0x0102030405060708ull);
+    ck_assert_uint_eq(memd_wire_u16((const uint8_t[]){0xff, 0xfe}), 0xfeff);
+}
+END_TEST
+
+static memd_wire_hdr good_hdr(void)
+{
+    return (memd_wire_hdr){.magic = MEMD_PROTO_MAGIC, .version = MEMD_PROTO_VERSION,
+                           .opcode = MEMD_OP_ALLOC, .id = 0x1122334455667788ull,
+                           .len = 136, .status = 0};
+}
+
+START_TEST(hdr_roundtrip_and_layout)
+{
+    fill_canary();
+    memd_wire_hdr h = good_hdr(), g;
+    h.status = -ENOMEM;
+    uint8_t *end = memd_wire_hdr_put(buf, &h);
+    ck_assert_ptr_eq(end, buf + MEMD_HDR_SIZE);
+    assert_tail_untouched(MEMD_HDR_SIZE);
+    ck_assert_mem_eq(buf, "MEMD", 4); /* magic reads "MEMD" in byte order */
+    ck_assert_uint_eq(buf[6], MEMD_OP_ALLOC);
+    ck_assert_uint_eq(buf[8], 0x88);
+    ck_assert_uint_eq(buf[16], 136);
+    ck_assert_uint_eq(buf[20], (uint8_t)-ENOMEM); /* status, two's complement LE */
+    ck_assert_uint_eq(buf[23], 0xff);
+    ck_assert_int_eq(memd_wire_hdr_get(buf, MEMD_HDR_SIZE, 1024, &g), 0);
+    ck_assert_int_eq(g.status, -ENOMEM);
+}
+END_TEST
+
+START_TEST(hdr_roundtrip_values)
+{
+    memd_wire_hdr h = good_hdr(), g;
+    memd_wire_hdr_put(buf, &h);
+    ck_assert_int_eq(memd_wire_hdr_get(buf, MEMD_HDR_SIZE, 136, &g), 0);
+    ck_assert_uint_eq(g.magic, h.magic);
+    ck_assert_uint_eq(g.version, h.version);
+    ck_assert_uint_eq(g.opcode, h.opcode);
+    ck_assert_uint_eq(g.id, h.id);
+    ck_assert_uint_eq(g.len, h.len);
+    ck_assert_int_eq(g.status, 0);
+    h.status = -ENOMEM;
+    memd_wire_hdr_put(buf, &h);
+    ck_assert_int_eq(memd_wire_hdr_get(buf, MEMD_HDR_SIZE, 136, &g), 0);
+    ck_assert_int_eq(g.status, -ENOMEM);
+}
+END_TEST
+
+START_TEST(hdr_rejects)
+{
+    memd_wire_hdr h = good_hdr(), g;
+    memd_wire_hdr_put(buf, &h);
+    ck_assert_int_eq(memd_wire_hdr_get(buf, MEMD_HDR_SIZE - 1, 1024, &g), -EBADMSG);
+    ck_assert_int_eq(memd_wire_hdr_get(buf, MEMD_HDR_SIZE, 135, &g), -EMSGSIZE);
+
+    h = good_hdr();
+    h.magic = 0x4d454d44u; /* byte-swapped: a big-endian writer */
+    memd_wire_hdr_put(buf, &h);
+    ck_assert_int_eq(memd_wire_hdr_get(buf, MEMD_HDR_SIZE, 1024, &g), -EPROTO);
+
+    h = good_hdr();
+    h.version = 0;
+    memd_wire_hdr_put(buf, &h);
+    ck_assert_int_eq(memd_wire_hdr_get(buf, MEMD_HDR_SIZE, 1024, &g), -EPROTONOSUPPORT);
+    h.version = MEMD_PROTO_VERSION + 1;
+    memd_wire_hdr_put(buf, &h);
+    ck_assert_int_eq(memd_wire_hdr_get(buf, MEMD_HDR_SIZE, 1024, &g), -EPROTONOSUPPORT);
+
+    h = good_hdr();
+    h.status = 5;
+    memd_wire_hdr_put(buf, &h);
+    ck_assert_int_eq(memd_wire_hdr_get(buf, MEMD_HDR_SIZE, 1024, &g), -EINVAL);
+}
+END_TEST
+
+START_TEST(opcodes)
+{
+    ck_assert(!memd_wire_opcode_valid(0));
+    for (uint32_t op = MEMD_OP_HELLO; op < MEMD_OP_OPCODE_COUNT; op++) {
+        ck_assert(memd_wire_opcode_valid(op));
+        ck_assert_str_ne(memd_wire_opcode_name(op), "?");
+    }
+    ck_assert(!memd_wire_opcode_valid(MEMD_OP_OPCODE_COUNT));
+    ck_assert(!memd_wire_opcode_valid(0xffff));
+    ck_assert_str_eq(memd_wire_opcode_name(0xffff), "?");
+    ck_assert_str_eq(memd_wire_opcode_name(MEMD_OP_FREE_BATCH), "FREE_BATCH");
+}
+END_TEST
+
+/* ---- records ---- */
+
+START_TEST(hello_roundtrip_and_rejects)
+{
+    fill_canary();
+    memd_wire_hello h = {.min_version = 1, .max_version = 3, .flags = 0x80};
+    memd_wire_strset(h.client_name, sizeof h.client_name, "test-client");
+    ck_assert_ptr_eq(memd_wire_hello_put(buf, &h), buf + MEMD_WIRE_HELLO_SIZE);
+    assert_tail_untouched(MEMD_WIRE_HELLO_SIZE);
+    memd_wire_hello g;
+    ck_assert_int_eq(memd_wire_hello_get(buf, MEMD_WIRE_HELLO_SIZE, &g), 0);
+    ck_assert_uint_eq(g.min_version, 1);
+    ck_assert_uint_eq(g.max_version, 3);
+    ck_assert_uint_eq(g.flags, 0x80);
+    ck_assert_str_eq(g.client_name, "test-client");
+    ck_assert_int_eq(memd_wire_hello_get(buf, MEMD_WIRE_HELLO_SIZE - 1, &g), -EBADMSG);
+    memset(buf + 8, 'x', 32); /* no NUL */
+    ck_assert_int_eq(memd_wire_hello_get(buf, MEMD_WIRE_HELLO_SIZE, &g), -EINVAL);
+    h.min_version = 4; /* min > max */
+    memd_wire_hello_put(buf, &h);
+    ck_assert_int_eq(memd_wire_hello_get(buf, MEMD_WIRE_HELLO_SIZE, &g), -EINVAL);
+}
+END_TEST
+
+START_TEST(welcome_roundtrip_and_rejects)
+{
+    fill_canary();
+    memd_wire_welcome w = {.version = 1, .pad = 77, .session_id = 42, .max_frame = 1 << 20,
+                           .ndevices = 3};
+    memd_wire_strset(w.server_version, sizeof w.server_version, "0.1.0");
+    ck_assert_ptr_eq(memd_wire_welcome_put(buf, &w), buf + MEMD_WIRE_WELCOME_SIZE);
+    assert_tail_untouched(MEMD_WIRE_WELCOME_SIZE);
+    ck_assert_uint_eq(buf[2], 0); /* pad is written as zero */
+    memd_wire_welcome g;
+    ck_assert_int_eq(memd_wire_welcome_get(buf, MEMD_WIRE_WELCOME_SIZE, &g), 0);
+    ck_assert_uint_eq(g.version, 1);
+    ck_assert_uint_eq(g.session_id, 42);
+    ck_assert_uint_eq(g.max_frame, 1 << 20);
+    ck_assert_uint_eq(g.ndevices, 3);
+    ck_assert_str_eq(g.server_version, "0.1.0");
+    ck_assert_int_eq(memd_wire_welcome_get(buf, MEMD_WIRE_WELCOME_SIZE - 1, &g), -EBADMSG);
+    w.version = 0;
+    memd_wire_welcome_put(buf, &w);
+    ck_assert_int_eq(memd_wire_welcome_get(buf, MEMD_WIRE_WELCOME_SIZE, &g), -EINVAL);
+    w.version = 1;
+    memd_wire_welcome_put(buf, &w);
+    memset(buf + 16, 'v', 32);
+    ck_assert_int_eq(memd_wire_welcome_get(buf, MEMD_WIRE_WELCOME_SIZE, &g), -EINVAL);
+}
+END_TEST
+
+static memd_wire_error sample_error(void)
+{
+    memd_wire_error e = {.status = -ENOMEM, .detail = MEMD_ERR_DETAIL_NOMEM,
+                         .requested = 1000, .size_per_bank = 128, .allocated = 1u << 20,
+                         .free = 4096, .largest_free = 64, .device = 2,
+                         .cls = MEMD_CLASS_INTERNAL, .kind = MEMD_KIND_SRAM, .region = 1};
+    memd_wire_strset(e.message, sizeof e.message, "device 2 sram/buffers: no room");
+    return e;
+}
+
+START_TEST(error_roundtrip_and_rejects)
+{
+    fill_canary();
+    memd_wire_error e = sample_error(), g;
+    ck_assert_ptr_eq(memd_wire_error_put(buf, &e), buf + MEMD_WIRE_ERROR_SIZE);
+    assert_tail_untouched(MEMD_WIRE_ERROR_SIZE);
+    ck_assert_int_eq(memd_wire_error_get(buf, MEMD_WIRE_ERROR_SIZE, &g), 0);
+    ck_assert_int_eq(g.status, -ENOMEM);
+    ck_assert_uint_eq(g.detail, MEMD_ERR_DETAIL_NOMEM);
+    ck_assert_str_eq(g.message, e.message);
+    ck_assert_uint_eq(g.requested, 1000);
+    ck_assert_uint_eq(g.size_per_bank, 128);
+    ck_assert_uint_eq(g.allocated, 1u << 20);
+    ck_assert_uint_eq(g.free, 4096);
+    ck_assert_uint_eq(g.largest_free, 64);
+    ck_assert_uint_eq(g.device, 2);
+    ck_assert_uint_eq(g.cls, MEMD_CLASS_INTERNAL);
+    ck_assert_uint_eq(g.kind, MEMD_KIND_SRAM);
+    ck_assert_uint_eq(g.region, 1);
+    ck_assert_int_eq(memd_wire_error_get(buf, MEMD_WIRE_ERROR_SIZE - 1, &g), -EBADMSG);
+
+    e = sample_error();
+    e.status = 0; /* an error record always carries an error */
+    memd_wire_error_put(buf, &e);
+    ck_assert_int_eq(memd_wire_error_get(buf, MEMD_WIRE_ERROR_SIZE, &g), -EINVAL);
+    e = sample_error();
+    e.detail = MEMD_ERR_DETAIL_QUOTA + 1;
+    memd_wire_error_put(buf, &e);
+    ck_assert_int_eq(memd_wire_error_get(buf, MEMD_WIRE_ERROR_SIZE, &g), -EINVAL);
+    e = sample_error();
+    e.cls = MEMD_CLASS_COUNT;
+    memd_wire_error_put(buf, &e);
+    ck_assert_int_eq(memd_wire_error_get(buf, MEMD_WIRE_ERROR_SIZE, &g), -EINVAL);
+    e = sample_error();
+    e.kind = MEMD_KIND_COUNT;
+    memd_wire_error_put(buf, &e);
+    ck_assert_int_eq(memd_wire_error_get(buf, MEMD_WIRE_ERROR_SIZE, &g), -EINVAL);
+    e = sample_error();
+    memd_wire_error_put(buf, &e);
+    memset(buf + 8, 'm', 192);
+    ck_assert_int_eq(memd_wire_error_get(buf, MEMD_WIRE_ERROR_SIZE, &g), -EINVAL);
+}
+END_TEST
+
+static memd_wire_alloc_req sample_req(void)
+{
+    memd_wire_alloc_req r = {.device = 7, .cls = MEMD_CLASS_CONSTANT,
+                             .scope = MEMD_SCOPE_DRAM_TEXTURE, .dtype = MEMD_DTYPE_BF16,
+                             .ndim = 3, .bytes = 0, .shape = {2, 3, 4, 0},
+                             .page_size = 2048, .alignment = 4096, .banks = 6,
+                             .flags = MEMD_ALLOC_F_SHARED};
+    memd_wire_strset(r.name, sizeof r.name, "weights.layer0");
+    return r;
+}
+
+START_TEST(alloc_req_roundtrip)
+{
+    fill_canary();
+    memd_wire_alloc_req r = sample_req(), g;
+    ck_assert_ptr_eq(memd_wire_alloc_req_put(buf, &r), buf + MEMD_WIRE_ALLOC_REQ_SIZE);
+    assert_tail_untouched(MEMD_WIRE_ALLOC_REQ_SIZE);
+    ck_assert_uint_eq(buf[0], 7);
+    ck_assert_uint_eq(buf[4], MEMD_CLASS_CONSTANT);
+    ck_assert_uint_eq(buf[16], 2);  /* shape[0] */
+    ck_assert_uint_eq(buf[72], 'w'); /* name */
+    ck_assert_int_eq(memd_wire_alloc_req_get(buf, MEMD_WIRE_ALLOC_REQ_SIZE, &g), 0);
+    ck_assert_uint_eq(g.device, 7);
+    ck_assert_uint_eq(g.cls, r.cls);
+    ck_assert_uint_eq(g.scope, r.scope);
+    ck_assert_uint_eq(g.dtype, r.dtype);
+    ck_assert_uint_eq(g.ndim, 3);
+    ck_assert_uint_eq(g.bytes, 0);
+    for (int i = 0; i < MEMD_MAX_DIMS; i++)
+        ck_assert_uint_eq(g.shape[i], r.shape[i]);
+    ck_assert_uint_eq(g.page_size, 2048);
+    ck_assert_uint_eq(g.alignment, 4096);
+    ck_assert_uint_eq(g.banks, 6);
+    ck_assert_uint_eq(g.flags, MEMD_ALLOC_F_SHARED);
+    ck_assert_str_eq(g.name, "weights.layer0");
+
+    r.bytes = UINT64_MAX;
+    r.name[0] = 0;
+    memd_wire_alloc_req_put(buf, &r);
+    ck_assert_int_eq(memd_wire_alloc_req_get(buf, MEMD_WIRE_ALLOC_REQ_SIZE, &g), 0);
+    ck_assert_uint_eq(g.bytes, UINT64_MAX);
+    ck_assert_str_eq(g.name, "");
+}
+END_TEST
+
+/* Each mutation of a valid encoded request must be rejected with -EINVAL. */
+START_TEST(alloc_req_rejects)
+{
+    memd_wire_alloc_req r = sample_req(), g;
+    struct { size_t off; uint8_t val; } bad[] = {
+        {4, MEMD_CLASS_COUNT}, {4, 0xff},   /* class */
+        {5, MEMD_SCOPE_COUNT},              /* scope */
+        {6, MEMD_DTYPE_COUNT},              /* dtype */
+        {7, MEMD_MAX_DIMS + 1},             /* ndim */
+        {68, 0x02}, {71, 0x80},             /* unknown flag bits */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        memd_wire_alloc_req_put(buf, &r);
+        buf[bad[i].off] = bad[i].val;
+        ck_assert_msg(memd_wire_alloc_req_get(buf, MEMD_WIRE_ALLOC_REQ_SIZE, &g) == -EINVAL,
+                      "mutation %zu accepted", i);
+    }
+    memd_wire_alloc_req_put(buf, &r);
+    memset(buf + 72, 'n', MEMD_NAME_MAX); /* name without NUL */
+    ck_assert_int_eq(memd_wire_alloc_req_get(buf, MEMD_WIRE_ALLOC_REQ_SIZE, &g), -EINVAL);
+    memd_wire_alloc_req_put(buf, &r);
+    for (size_t n = 0; n < MEMD_WIRE_ALLOC_REQ_SIZE; n++)
+        ck_assert_int_eq(memd_wire_alloc_req_get(buf, n, &g), -EBADMSG);
+}
+END_TEST
+
+START_TEST(strset_truncates_and_pads)
+{
+    char s[8];
+    memset(s, 'z', sizeof s);
+    memd_wire_strset(s, sizeof s, "abc");
+    ck_assert_str_eq(s, "abc");
+    for (size_t i = 3; i < sizeof s; i++)
+        ck_assert_int_eq(s[i], 0);
+    memd_wire_strset(s, sizeof s, "0123456789");
+    ck_assert_str_eq(s, "0123456");
+    memd_wire_strset(s, sizeof s, NULL);
+    ck_assert_str_eq(s, "");
+
+    /* put never emits a string without NUL, even from a field that has none */
+    memd_wire_alloc_req r = sample_req(), g;
+    memset(r.name, 'q', sizeof r.name);
+    memd_wire_alloc_req_put(buf, &r);
+    ck_assert_int_eq(memd_wire_alloc_req_get(buf, MEMD_WIRE_ALLOC_REQ_SIZE, &g), 0);
+    ck_assert_uint_eq(strlen(g.name), MEMD_NAME_MAX - 1);
+}
+END_TEST
+
+static memd_wire_buffer sample_buffer(void)
+{
+    return (memd_wire_buffer){.handle = 0xdeadbeef00000001ull, .address = 0x1000,
+                              .size_per_bank = 0x2000, .page_size = 0x800, .pitch = 192,
+                              .banks = 12, .refcount = 2, .kind = MEMD_KIND_SRAM,
+                              .region = 1, .pad = {1, 2, 3, 4, 5, 6}};
+}
+
+static void assert_buffer_eq(const memd_wire_buffer *a, const memd_wire_buffer *b)
+{
+    ck_assert_uint_eq(a->handle, b->handle);
+    ck_assert_uint_eq(a->address, b->address);
+    ck_assert_uint_eq(a->size_per_bank, b->size_per_bank);
+    ck_assert_uint_eq(a->page_size, b->page_size);
+    ck_assert_uint_eq(a->pitch, b->pitch);
+    ck_assert_uint_eq(a->banks, b->banks);
+    ck_assert_uint_eq(a->refcount, b->refcount);
+    ck_assert_uint_eq(a->kind, b->kind);
+    ck_assert_uint_eq(a->region, b->region);
+}
+
+START_TEST(buffer_roundtrip_and_rejects)
+{
+    fill_canary();
+    memd_wire_buffer b = sample_buffer(), g;
+    ck_assert_ptr_eq(memd_wire_buffer_put(buf, &b), buf + MEMD_WIRE_BUFFER_SIZE);
+    assert_tail_untouched(MEMD_WIRE_BUFFER_SIZE);
+    for (int i = 50; i < 56; i++)
+        ck_assert_uint_eq(buf[i], 0); /* pad not leaked */
+    ck_assert_int_eq(memd_wire_buffer_get(buf, MEMD_WIRE_BUFFER_SIZE, &g), 0);
+    assert_buffer_eq(&g, &b);
+    ck_assert_int_eq(memd_wire_buffer_get(buf, MEMD_WIRE_BUFFER_SIZE - 1, &g), -EBADMSG);
+    buf[48] = MEMD_KIND_COUNT;
+    ck_assert_int_eq(memd_wire_buffer_get(buf, MEMD_WIRE_BUFFER_SIZE, &g), -EINVAL);
+}
+END_TEST
+
+static memd_wire_alloc_info sample_info(void)
+{
+    memd_wire_alloc_info a = {.buf = sample_buffer(), .device = 1,
+                              .cls = MEMD_CLASS_PLACEHOLDER, .scope = MEMD_SCOPE_SRAM,
+                              .pid = 4242, .uid = 1000, .gid = 100, .session_id = 9,
+                              .created_ns = 1700000000123456789ull};
+    memd_wire_strset(a.name, sizeof a.name, "acts");
+    memd_wire_strset(a.comm, sizeof a.comm, "python3");
+    return a;
+}
+
+START_TEST(alloc_info_roundtrip_and_rejects)
+{
+    fill_canary();
+    memd_wire_alloc_info a = sample_info(), g;
+    ck_assert_ptr_eq(memd_wire_alloc_info_put(buf, &a), buf + MEMD_WIRE_ALLOC_INFO_SIZE);
+    assert_tail_untouched(MEMD_WIRE_ALLOC_INFO_SIZE);
+    ck_assert_int_eq(memd_wire_alloc_info_get(buf, MEMD_WIRE_ALLOC_INFO_SIZE, &g), 0);
+    assert_buffer_eq(&g.buf, &a.buf);
+    ck_assert_uint_eq(g.device, 1);
+    ck_assert_uint_eq(g.cls, MEMD_CLASS_PLACEHOLDER);
+    ck_assert_uint_eq(g.scope, MEMD_SCOPE_SRAM);
+    ck_assert_uint_eq(g.pid, 4242);
+    ck_assert_uint_eq(g.uid, 1000);
+    ck_assert_uint_eq(g.gid, 100);
+    ck_assert_uint_eq(g.session_id, 9);
+    ck_assert_uint_eq(g.created_ns, a.created_ns);
+    ck_assert_str_eq(g.name, "acts");
+    ck_assert_str_eq(g.comm, "python3");
+    ck_assert_int_eq(memd_wire_alloc_info_get(buf, MEMD_WIRE_ALLOC_INFO_SIZE - 1, &g),
+                     -EBADMSG);
+    size_t bad_off[] = {48 /* kind */, 60 /* cls */, 61 /* scope */};
+    for (size_t i = 0; i < 3; i++) {
+        memd_wire_alloc_info_put(buf, &a);
+        buf[bad_off[i]] = 0x7f;
+        ck_assert_int_eq(memd_wire_alloc_info_get(buf, MEMD_WIRE_ALLOC_INFO_SIZE, &g), -EINVAL);
+    }
+    memd_wire_alloc_info_put(buf, &a);
+    memset(buf + 88, 'n', 64);
+    ck_assert_int_eq(memd_wire_alloc_info_get(buf, MEMD_WIRE_ALLOC_INFO_SIZE, &g), -EINVAL);
+    memd_wire_alloc_info_put(buf, &a);
+    memset(buf + 152, 'c', 16);
+    ck_assert_int_eq(memd_wire_alloc_info_get(buf, MEMD_WIRE_ALLOC_INFO_SIZE, &g), -EINVAL);
+}
+END_TEST
+
+START_TEST(dump_req_roundtrip_and_rejects)
+{
+    fill_canary();
+    memd_wire_dump_req d = {.device = UINT32_MAX, .flags = MEMD_DUMP_F_BLOCKS}, g;
+    ck_assert_ptr_eq(memd_wire_dump_req_put(buf, &d), buf + MEMD_WIRE_DUMP_REQ_SIZE);
+    assert_tail_untouched(MEMD_WIRE_DUMP_REQ_SIZE);
+    ck_assert_int_eq(memd_wire_dump_req_get(buf, MEMD_WIRE_DUMP_REQ_SIZE, &g), 0);
+    ck_assert_uint_eq(g.device, UINT32_MAX);
+    ck_assert_uint_eq(g.flags, MEMD_DUMP_F_BLOCKS);
+    ck_assert_int_eq(memd_wire_dump_req_get(buf, 7, &g), -EBADMSG);
+    d.flags = 2;
+    memd_wire_dump_req_put(buf, &d);
+    ck_assert_int_eq(memd_wire_dump_req_get(buf, MEMD_WIRE_DUMP_REQ_SIZE, &g), -EINVAL);
+}
+END_TEST
+
+static memd_wire_stats sample_stats(uint64_t k)
+{
+    return (memd_wire_stats){.total = k * 7, .allocated = k * 3, .free = k * 4,
+                             .largest_free = k * 2, .largest_free_addr = k * 5,
+                             .free_blocks = k + 1, .allocations = k + 2};
+}
+
+static void assert_stats_eq(const memd_wire_stats *a, const memd_wire_stats *b)
+{
+    ck_assert_uint_eq(a->total, b->total);
+    ck_assert_uint_eq(a->allocated, b->allocated);
+    ck_assert_uint_eq(a->free, b->free);
+    ck_assert_uint_eq(a->largest_free, b->largest_free);
+    ck_assert_uint_eq(a->largest_free_addr, b->largest_free_addr);
+    ck_assert_uint_eq(a->free_blocks, b->free_blocks);
+    ck_assert_uint_eq(a->allocations, b->allocations);
+}
+
+START_TEST(stats_roundtrip)
+{
+    fill_canary();
+    memd_wire_stats s = sample_stats(1ull << 40), g;
+    ck_assert_ptr_eq(memd_wire_stats_put(buf, &s), buf + MEMD_WIRE_STATS_SIZE);
+    assert_tail_untouched(MEMD_WIRE_STATS_SIZE);
+    ck_assert_int_eq(memd_wire_stats_get(buf, MEMD_WIRE_STATS_SIZE, &g), 0);
+    assert_stats_eq(&g, &s);
+    ck_assert_int_eq(memd_wire_stats_get(buf, MEMD_WIRE_STATS_SIZE - 1, &g), -EBADMSG);
+}
+END_TEST
+
+START_TEST(server_rec_roundtrip_and_rejects)
+{
+    fill_canary();
+    memd_wire_server_rec s = {.start_ns = 11, .now_ns = 22, .sessions = 3, .pid = 99,
+                              .requests = 1000, .allocs = 400, .frees = 390,
+                              .alloc_failures = 5, .protocol_errors = 2,
+                              .sessions_total = 17, .bytes_in = 123456, .bytes_out = 654321},
+                         g;
+    memd_wire_strset(s.version, sizeof s.version, "0.1.0");
+    ck_assert_ptr_eq(memd_wire_server_rec_put(buf, &s), buf + MEMD_WIRE_SERVER_REC_SIZE);
+    assert_tail_untouched(MEMD_WIRE_SERVER_REC_SIZE);
+    ck_assert_int_eq(memd_wire_server_rec_get(buf, MEMD_WIRE_SERVER_REC_SIZE, &g), 0);
+    ck_assert_str_eq(g.version, "0.1.0");
+    ck_assert_uint_eq(g.start_ns, 11);
+    ck_assert_uint_eq(g.now_ns, 22);
+    ck_assert_uint_eq(g.sessions, 3);
+    ck_assert_uint_eq(g.pid, 99);
+    ck_assert_uint_eq(g.requests, 1000);
+    ck_assert_uint_eq(g.allocs, 400);
+    ck_assert_uint_eq(g.frees, 390);
+    ck_assert_uint_eq(g.alloc_failures, 5);
+    ck_assert_uint_eq(g.protocol_errors, 2);
+    ck_assert_uint_eq(g.sessions_total, 17);
+    ck_assert_uint_eq(g.bytes_in, 123456);
+    ck_assert_uint_eq(g.bytes_out, 654321);
+    ck_assert_int_eq(memd_wire_server_rec_get(buf, MEMD_WIRE_SERVER_REC_SIZE - 1, &g),
+                     -EBADMSG);
+    memset(buf, 'v', 32);
+    ck_assert_int_eq(memd_wire_server_rec_get(buf, MEMD_WIRE_SERVER_REC_SIZE, &g), -EINVAL);
+}
+END_TEST
+
+START_TEST(device_rec_roundtrip_and_rejects)
+{
+    fill_canary();
+    memd_wire_device_rec d = {.id = 4, .texture = 1}, g;
+    memd_wire_strset(d.name, sizeof d.name, "n150");
+    memd_wire_strset(d.arch, sizeof d.arch, "wormhole_b0");
+    ck_assert_ptr_eq(memd_wire_device_rec_put(buf, &d), buf + MEMD_WIRE_DEVICE_REC_SIZE);
+    assert_tail_untouched(MEMD_WIRE_DEVICE_REC_SIZE);
+    ck_assert_int_eq(memd_wire_device_rec_get(buf, MEMD_WIRE_DEVICE_REC_SIZE, &g), 0);
+    ck_assert_uint_eq(g.id, 4);
+    ck_assert_uint_eq(g.texture, 1);
+    ck_assert_str_eq(g.name, "n150");
+    ck_assert_str_eq(g.arch, "wormhole_b0");
+    ck_assert_int_eq(memd_wire_device_rec_get(buf, MEMD_WIRE_DEVICE_REC_SIZE - 1, &g),
+                     -EBADMSG);
+    buf[4] = 2;
+    ck_assert_int_eq(memd_wire_device_rec_get(buf, MEMD_WIRE_DEVICE_REC_SIZE, &g), -EINVAL);
+    memd_wire_device_rec_put(buf, &d);
+    memset(buf + 8, 'x', 64);
+    ck_assert_int_eq(memd_wire_device_rec_get(buf, MEMD_WIRE_DEVICE_REC_SIZE, &g), -EINVAL);
+    memd_wire_device_rec_put(buf, &d);
+    memset(buf + 72, 'x', 64);
+    ck_assert_int_eq(memd_wire_device_rec_get(buf, MEMD_WIRE_DEVICE_REC_SIZE, &g), -EINVAL);
+}
+END_TEST
+
+START_TEST(group_rec_roundtrip_and_rejects)
+{
+    fill_canary();
+    memd_wire_group_rec r = {.device = 1, .kind = MEMD_KIND_DRAM, .nregions = 3,
+                             .banks = 12, .clients = 2, .bank_size = 1ull << 30,
+                             .alignment = 32, .stats = sample_stats(1000)},
+                        g;
+    ck_assert_ptr_eq(memd_wire_group_rec_put(buf, &r), buf + MEMD_WIRE_GROUP_REC_SIZE);
+    assert_tail_untouched(MEMD_WIRE_GROUP_REC_SIZE);
+    ck_assert_int_eq(memd_wire_group_rec_get(buf, MEMD_WIRE_GROUP_REC_SIZE, &g), 0);
+    ck_assert_uint_eq(g.device, 1);
+    ck_assert_uint_eq(g.kind, MEMD_KIND_DRAM);
+    ck_assert_uint_eq(g.nregions, 3);
+    ck_assert_uint_eq(g.banks, 12);
+    ck_assert_uint_eq(g.clients, 2);
+    ck_assert_uint_eq(g.bank_size, 1ull << 30);
+    ck_assert_uint_eq(g.alignment, 32);
+    assert_stats_eq(&g.stats, &r.stats);
+    ck_assert_int_eq(memd_wire_group_rec_get(buf, MEMD_WIRE_GROUP_REC_SIZE - 1, &g), -EBADMSG);
+    buf[4] = MEMD_KIND_COUNT;
+    ck_assert_int_eq(memd_wire_group_rec_get(buf, MEMD_WIRE_GROUP_REC_SIZE, &g), -EINVAL);
+}
+END_TEST
+
+START_TEST(region_rec_roundtrip_and_rejects)
+{
+    fill_canary();
+    memd_wire_region_rec r = {.device = 0, .kind = MEMD_KIND_SRAM, .region = 1,
+                              .allocatable = 1, .base = 0x19000, .size = 0x140000,
+                              .stats = sample_stats(77)},
+                         g;
+    memd_wire_strset(r.name, sizeof r.name, "buffers");
+    ck_assert_ptr_eq(memd_wire_region_rec_put(buf, &r), buf + MEMD_WIRE_REGION_REC_SIZE);
+    assert_tail_untouched(MEMD_WIRE_REGION_REC_SIZE);
+    ck_assert_int_eq(memd_wire_region_rec_get(buf, MEMD_WIRE_REGION_REC_SIZE, &g), 0);
+    ck_assert_uint_eq(g.kind, MEMD_KIND_SRAM);
+    ck_assert_uint_eq(g.region, 1);
+    ck_assert_uint_eq(g.allocatable, 1);
+    ck_assert_str_eq(g.name, "buffers");
+    ck_assert_uint_eq(g.base, 0x19000);
+    ck_assert_uint_eq(g.size, 0x140000);
+    assert_stats_eq(&g.stats, &r.stats);
+    ck_assert_int_eq(memd_wire_region_rec_get(buf, MEMD_WIRE_REGION_REC_SIZE - 1, &g),
+                     -EBADMSG);
+    buf[4] = 9;
+    ck_assert_int_eq(memd_wire_region_rec_get(buf, MEMD_WIRE_REGION_REC_SIZE, &g), -EINVAL);
+    memd_wire_region_rec_put(buf, &r);
+    buf[6] = 2;
+    ck_assert_int_eq(memd_wire_region_rec_get(buf, MEMD_WIRE_REGION_REC_SIZE, &g), -EINVAL);
+    memd_wire_region_rec_put(buf, &r);
+    memset(buf + 8, 'r', 64);
+    ck_assert_int_eq(memd_wire_region_rec_get(buf, MEMD_WIRE_REGION_REC_SIZE, &g), -EINVAL);
+}
+END_TEST
+
+START_TEST(block_rec_roundtrip_and_rejects)
+{
+    fill_canary();
+    memd_wire_block_rec b = {.device = 3, .kind = MEMD_KIND_DRAM, .region = 2,
+                             .allocated = 1, .address = 0xabc000, .size = 0x400},
+                        g;
+    ck_assert_ptr_eq(memd_wire_block_rec_put(buf, &b), buf + MEMD_WIRE_BLOCK_REC_SIZE);
+    assert_tail_untouched(MEMD_WIRE_BLOCK_REC_SIZE);
+    ck_assert_int_eq(memd_wire_block_rec_get(buf, MEMD_WIRE_BLOCK_REC_SIZE, &g), 0);
+    ck_assert_uint_eq(g.device, 3);
+    ck_assert_uint_eq(g.region, 2);
+    ck_assert_uint_eq(g.allocated, 1);
+    ck_assert_uint_eq(g.address, 0xabc000);
+    ck_assert_uint_eq(g.size, 0x400);
+    ck_assert_int_eq(memd_wire_block_rec_get(buf, MEMD_WIRE_BLOCK_REC_SIZE - 1, &g), -EBADMSG);
+    buf[6] = 3;
+    ck_assert_int_eq(memd_wire_block_rec_get(buf, MEMD_WIRE_BLOCK_REC_SIZE, &g), -EINVAL);
+    memd_wire_block_rec_put(buf, &b);
+    buf[4] = 2;
+    ck_assert_int_eq(memd_wire_block_rec_get(buf, MEMD_WIRE_BLOCK_REC_SIZE, &g), -EINVAL);
+}
+END_TEST
+
+START_TEST(session_rec_roundtrip_and_rejects)
+{
+    fill_canary();
+    memd_wire_session_rec s = {.id = 5, .pid = 321, .uid = 0, .gid = 0,
+                               .connected_ns = 99999, .allocations = 12, .requests = 40},
+                          g;
+    memd_wire_strset(s.comm, sizeof s.comm, "memctl");
+    memd_wire_strset(s.client_name, sizeof s.client_name, "memctl 0.1.0");
+    ck_assert_ptr_eq(memd_wire_session_rec_put(buf, &s), buf + MEMD_WIRE_SESSION_REC_SIZE);
+    assert_tail_untouched(MEMD_WIRE_SESSION_REC_SIZE);
+    ck_assert_int_eq(memd_wire_session_rec_get(buf, MEMD_WIRE_SESSION_REC_SIZE, &g), 0);
+    ck_assert_uint_eq(g.id, 5);
+    ck_assert_uint_eq(g.pid, 321);
+    ck_assert_uint_eq(g.connected_ns, 99999);
+    ck_assert_uint_eq(g.allocations, 12);
+    ck_assert_uint_eq(g.requests, 40);
+    ck_assert_str_eq(g.comm, "memctl");
+    ck_assert_str_eq(g.client_name, "memctl 0.1.0");
+    ck_assert_int_eq(memd_wire_session_rec_get(buf, MEMD_WIRE_SESSION_REC_SIZE - 1, &g),
+                     -EBADMSG);
+    memset(buf + 40, 'c', 16);
+    ck_assert_int_eq(memd_wire_session_rec_get(buf, MEMD_WIRE_SESSION_REC_SIZE, &g), -EINVAL);
+    memd_wire_session_rec_put(buf, &s);
+    memset(buf + 56, 'n', 32);
+    ck_assert_int_eq(memd_wire_session_rec_get(buf, MEMD_WIRE_SESSION_REC_SIZE, &g), -EINVAL);
+}
+END_TEST
+
+/* ---- batches, handles, tags ---- */
+
+START_TEST(count_batches)
+{
+    uint32_t n = 99;
+    uint8_t *p = memd_wire_count_put(buf, 3);
+    ck_assert_ptr_eq(p, buf + MEMD_WIRE_COUNT_SIZE);
+    size_t len = MEMD_WIRE_COUNT_SIZE + 3 * MEMD_WIRE_HANDLE_SIZE;
+    ck_assert_int_eq(memd_wire_count_get(buf, len, MEMD_WIRE_HANDLE_SIZE, 10, &n), 0);
+    ck_assert_uint_eq(n, 3);
+    /* count says 3 but the payload holds 2 or 4 records, or a partial one */
+    ck_assert_int_eq(memd_wire_count_get(buf, len - 8, 8, 10, &n), -EBADMSG);
+    ck_assert_int_eq(memd_wire_count_get(buf, len + 8, 8, 10, &n), -EBADMSG);
+    ck_assert_int_eq(memd_wire_count_get(buf, len - 1, 8, 10, &n), -EBADMSG);
+    ck_assert_int_eq(memd_wire_count_get(buf, 7, 8, 10, &n), -EBADMSG);
+    ck_assert_int_eq(memd_wire_count_get(buf, len, 8, 2, &n), -E2BIG);
+    /* a huge count cannot overflow the length check */
+    memd_wire_count_put(buf, UINT32_MAX);
+    ck_assert_int_eq(memd_wire_count_get(buf, 8 + 136, 136, UINT32_MAX, &n), -EBADMSG);
+    memd_wire_count_put(buf, 0);
+    ck_assert_int_eq(memd_wire_count_get(buf, 8, 136, 0, &n), 0);
+    ck_assert_uint_eq(n, 0);
+}
+END_TEST
+
+START_TEST(handles)
+{
+    uint64_t h = 0;
+    ck_assert_ptr_eq(memd_wire_handle_put(buf, 0xfedcba9876543210ull), buf + 8);
+    ck_assert_int_eq(memd_wire_handle_get(buf, 8, &h), 0);
+    ck_assert_uint_eq(h, 0xfedcba9876543210ull);
+    ck_assert_int_eq(memd_wire_handle_get(buf, 7, &h), -EBADMSG);
+    ck_assert_int_eq(memd_wire_handle_get(buf, 9, &h), -EBADMSG);
+}
+END_TEST
+
+START_TEST(tags)
+{
+    uint32_t tag;
+    size_t n;
+    for (uint32_t t = MEMD_REC_SERVER; t <= MEMD_REC_SESSION; t++) {
+        size_t sz = memd_wire_rec_size(t);
+        ck_assert_uint_gt(sz, 0);
+        memd_wire_tag_put(buf, t);
+        ck_assert_int_eq(memd_wire_tag_get(buf, 4 + sz, &tag, &n), 0);
+        ck_assert_uint_eq(tag, t);
+        ck_assert_uint_eq(n, sz);
+        ck_assert_int_eq(memd_wire_tag_get(buf, 4 + sz - 1, &tag, &n), -EBADMSG);
+    }
+    ck_assert_uint_eq(memd_wire_rec_size(MEMD_REC_ALLOC), MEMD_WIRE_ALLOC_INFO_SIZE);
+    ck_assert_uint_eq(memd_wire_rec_size(0), 0);
+    memd_wire_tag_put(buf, 0);
+    ck_assert_int_eq(memd_wire_tag_get(buf, 400, &tag, &n), -EINVAL);
+    memd_wire_tag_put(buf, MEMD_REC_SESSION + 1);
+    ck_assert_int_eq(memd_wire_tag_get(buf, 400, &tag, &n), -EINVAL);
+    ck_assert_int_eq(memd_wire_tag_get(buf, 3, &tag, &n), -EBADMSG);
+}
+END_TEST
+
+Suite *memd_test_suite(void)
+{
+    Suite *s = suite_create("wire");
+    TCase *tc = tcase_create("codec");
+    tcase_add_test(tc, scalars_little_endian);
+    tcase_add_test(tc, hdr_roundtrip_and_layout);
+    tcase_add_test(tc, hdr_roundtrip_values);
+    tcase_add_test(tc, hdr_rejects);
+    tcase_add_test(tc, opcodes);
+    tcase_add_test(tc, hello_roundtrip_and_rejects);
+    tcase_add_test(tc, welcome_roundtrip_and_rejects);
+    tcase_add_test(tc, error_roundtrip_and_rejects);
+    tcase_add_test(tc, alloc_req_roundtrip);
+    tcase_add_test(tc, alloc_req_rejects);
+    tcase_add_test(tc, strset_truncates_and_pads);
+    tcase_add_test(tc, buffer_roundtrip_and_rejects);
+    tcase_add_test(tc, alloc_info_roundtrip_and_rejects);
+    tcase_add_test(tc, dump_req_roundtrip_and_rejects);
+    tcase_add_test(tc, stats_roundtrip);
+    tcase_add_test(tc, server_rec_roundtrip_and_rejects);
+    tcase_add_test(tc, device_rec_roundtrip_and_rejects);
+    tcase_add_test(tc, group_rec_roundtrip_and_rejects);
+    tcase_add_test(tc, region_rec_roundtrip_and_rejects);
+    tcase_add_test(tc, block_rec_roundtrip_and_rejects);
+    tcase_add_test(tc, session_rec_roundtrip_and_rejects);
+    tcase_add_test(tc, count_batches);
+    tcase_add_test(tc, handles);
+    tcase_add_test(tc, tags);
+    suite_add_tcase(s, tc);
+    return s;
+}
