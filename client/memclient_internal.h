@@ -13,8 +13,10 @@
 
 /* Queued frames are sent once this many bytes are waiting (or when a call waits). */
 #define MEMCLIENT_TX_FLUSH_AT (64u * 1024u)
-/* Initial receive buffer; it grows up to one whole reply (MEMD_MAX_REPLY + header). */
-#define MEMCLIENT_RX_INITIAL (64u * 1024u)
+/* Each recv asks for at least this much; the buffer grows to hold one whole reply
+ * (up to MEMD_MAX_REPLY + header) and is released once empty if larger than RX_KEEP. */
+#define MEMCLIENT_RX_CHUNK (64u * 1024u)
+#define MEMCLIENT_RX_KEEP (4u << 20)
 
 /* What a reply is decoded into. */
 typedef enum memclient_out_kind {

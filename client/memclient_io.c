@@ -136,12 +136,19 @@ static int recv_some(memclient *c, bool block)
 {
     if (c->rx_off == c->rx_len) {
         c->rx_off = c->rx_len = 0;
-    } else if (c->rx_off > 0 && c->rx_cap - c->rx_len < 4096) {
+        /* Give back what a large dump made the buffer grow to. */
+        if (c->rx_cap > MEMCLIENT_RX_KEEP) {
+            free(c->rx);
+            c->rx = NULL;
+            c->rx_cap = 0;
+        }
+    } else if (c->rx_off > 0 && c->rx_cap - c->rx_len < MEMCLIENT_RX_CHUNK) {
         memmove(c->rx, c->rx + c->rx_off, c->rx_len - c->rx_off);
         c->rx_len -= c->rx_off;
         c->rx_off = 0;
     }
-    if (c->rx_cap - c->rx_len < 4096 && grow(&c->rx, &c->rx_cap, c->rx_len + 4096) < 0)
+    if (c->rx_cap - c->rx_len < MEMCLIENT_RX_CHUNK &&
+        grow(&c->rx, &c->rx_cap, c->rx_len + MEMCLIENT_RX_CHUNK) < 0)
         return -ENOMEM;
     for (;;) {
         ssize_t n = recv(c->fd, c->rx + c->rx_len, c->rx_cap - c->rx_len, block ? 0 : MSG_DONTWAIT);

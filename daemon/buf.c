@@ -46,3 +46,9 @@ void memd_buf_free(memd_buf *b)
     free(b->data);
     *b = (memd_buf){0};
 }
+
+void memd_buf_trim(memd_buf *b, size_t keep)
+{
+    if (b->len == b->off && b->cap > keep)
+        memd_buf_free(b);
+}

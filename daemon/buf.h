@@ -20,6 +20,9 @@ uint8_t *memd_buf_append(memd_buf *b, size_t n);
 /* Drops data[0, n): moves the remainder to the front (input buffers). */
 void memd_buf_consume(memd_buf *b, size_t n);
 void memd_buf_free(memd_buf *b);
+/* Gives the memory back when the buffer is empty and has grown past keep bytes (one
+ * large DUMP reply or batch must not pin megabytes to a long-lived session). */
+void memd_buf_trim(memd_buf *b, size_t keep);
 
 static inline size_t memd_buf_pending(const memd_buf *b)
 {

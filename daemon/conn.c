@@ -17,6 +17,7 @@
 #include "wire.h"
 
 #define READ_CHUNK (64u * 1024u)
+#define KEEP_BUF (1u << 20) /* buffers larger than this are freed once empty */
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
@@ -105,6 +106,7 @@ static void process(memd_conn *c, bool all)
     int rc = memd_frames_process(srv->st, &c->sess, c->in.data, c->in.len, &c->out,
                                  all || srv->stopping ? SIZE_MAX : high, &used);
     memd_buf_consume(&c->in, used);
+    memd_buf_trim(&c->in, KEEP_BUF);
     if (rc < 0) {
         memd_log(LOG_ERR, "session %u: out of memory building a reply; closing it",
                  c->sess.id);
@@ -158,6 +160,7 @@ static void on_written(uv_write_t *req, int status)
     }
     c->srv->st->ctr.bytes_out += memd_buf_pending(&c->wbuf);
     c->wbuf.len = c->wbuf.off = 0;
+    memd_buf_trim(&c->wbuf, KEEP_BUF);
     pump(c); /* frames held back by backpressure get their turn now */
 }
 
@@ -179,6 +182,7 @@ static void flush(memd_conn *c)
         c->srv->st->ctr.bytes_out += (uint64_t)n;
         if (memd_buf_pending(&c->out) == 0) {
             c->out.len = c->out.off = 0;
+            memd_buf_trim(&c->out, KEEP_BUF);
         } else {
             /* Hand the rest to a queued write and keep gathering in the other buffer. */
             memd_buf t = c->wbuf;

@@ -94,7 +94,7 @@ static uint64_t sweep_edges(const memd_plan_buffer *b, const uint32_t *idx, size
 
 int plan_count_edges(const memd_plan_buffer *b, size_t n, uint64_t cap, uint64_t *edges)
 {
-    size_t m;
+    size_t m = 0;
     uint32_t *idx = by_lower(b, n, &m);
     uint32_t *active = malloc((n ? n : 1) * sizeof(*active));
     if (!idx || !active) {
@@ -131,7 +131,7 @@ static void add_edge(void *ctx, uint32_t x, uint32_t y)
 int plan_graph_build(const memd_plan_buffer *b, size_t n, plan_graph *g)
 {
     memset(g, 0, sizeof(*g));
-    size_t m;
+    size_t m = 0;
     uint32_t *idx = by_lower(b, n, &m);
     uint32_t *active = malloc((n ? n : 1) * sizeof(*active));
     size_t *deg = calloc(n + 1, sizeof(*deg));

@@ -246,6 +246,14 @@ void memd_bt_seek(const memd_bt *t, uint64_t k, uint64_t v, memd_bt_path *p)
     p->idx[l] = i;
 }
 
+/* Fetch all of a node's array (B * 8 bytes) at once: the searches below would otherwise
+ * miss on its cache lines one after another. */
+static inline void prefetch_array(const uint64_t *a)
+{
+    for (unsigned off = 0; off < B; off += 64 / sizeof(uint64_t))
+        __builtin_prefetch(a + off);
+}
+
 /* How many of the sorted a[0..n) are < k: branch-free binary search. */
 static inline uint32_t lower_count(const uint64_t *a, uint32_t n, uint64_t k)
 {
@@ -266,12 +274,15 @@ void memd_bt_seek_k(const memd_bt *t, uint64_t k, memd_bt_path *p)
     unsigned l = 0;
     for (; !is_leaf(t, l); l++) {
         const memd_bt_node *nd = &t->node[x];
+        prefetch_array(nd->k);
         uint32_t i = lower_count(nd->k + 1, nd->n - 1, k);
         p->node[l] = x;
         p->idx[l] = i;
         x = nd->c[i];
     }
     const memd_bt_node *lf = &t->node[x];
+    prefetch_array(lf->k);
+    prefetch_array(lf->v); /* the caller reads the neighbours' sizes next */
     uint32_t i = lower_count(lf->k, lf->n, k);
     p->node[l] = x;
     p->idx[l] = i;
@@ -360,6 +371,7 @@ static bool fit_down(const memd_bt *t, unsigned level, uint32_t x, uint64_t want
     for (;; level++) {
         const memd_bt_node *nd = &t->node[x];
         bool leaf = is_leaf(t, level);
+        prefetch_array(leaf ? nd->v : nd->m);
         uint32_t i = scan(leaf ? nd->v : nd->m, 0, nd->n, want, dir);
         if (i == NONE)
             return false;
