@@ -314,6 +314,8 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req
     int rc = memd_device_alloc(d, &r, &a->pl);
     if (rc < 0) {
         memd_pool_put(&st->alloc_pool, a);
+        if (st->limits.quota_per_uid)
+            quota_sub(st, (uint32_t)dev, s->uid, 0); /* drops the slot reserved above if unused */
         return engine_error(st, (uint32_t)dev, w, &r, rc, err);
     }
     a->handle = st->next_handle++;
@@ -349,6 +351,8 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req
 
 nomem:
     (void)memd_device_free(d, a->pl.kind, a->pl.region, a->pl.address);
+    if (st->limits.quota_per_uid)
+        quota_sub(st, (uint32_t)dev, s->uid, 0);
     memd_pool_put(&st->alloc_pool, a);
     return memd_err_set(err, -ENOMEM, "daemon out of memory");
 }

@@ -98,10 +98,13 @@ typedef struct plan_search_ctx plan_search_ctx;
 int plan_search_new(const memd_plan_buffer *b, size_t n, const plan_graph *g,
                     uint64_t max_members, plan_search_ctx **out);
 void plan_search_free(plan_search_ctx *c);
-/* heuristic: 0..2 picks the static preorder. Returns 1 found (out filled), 0 proven
+/* heuristic: 0..2 picks one of MiniMalloc's static preorders; higher values other key
+ * orders perturbed by seed (for restarts). Returns 1 found (out filled), 0 proven
  * impossible, -EAGAIN when the node limit or the budget ran out, -ENOMEM. */
-int plan_search_run(plan_search_ctx *c, uint64_t capacity, int heuristic, uint64_t node_limit,
-                    plan_budget *bu, uint64_t *out);
+int plan_search_run(plan_search_ctx *c, uint64_t capacity, int heuristic, uint64_t seed,
+                    uint64_t node_limit, plan_budget *bu, uint64_t *out);
+/* Nodes the last run visited. */
+uint64_t plan_search_nodes(const plan_search_ctx *c);
 
 /* Iterated local search over the placement order, starting from `order` (pinned
  * first, npinned of them). Improves off/arena in place. -ENOMEM. */
