@@ -3,6 +3,7 @@
  * longer agree on the stream, and the connection is closed. */
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "memclient_internal.h"
@@ -100,6 +101,15 @@ int memclient_decode(memclient *c, memclient_slot *s, const uint8_t *p, size_t l
     }
     case MEMCLIENT_OUT_SNAPSHOT:
         return memclient_snapshot_parse(p, len, s->out);
+    case MEMCLIENT_OUT_RAW: {
+        memclient_raw *raw = s->out;
+        raw->data = malloc(len ? len : 1);
+        if (!raw->data)
+            return -ENOMEM;
+        memcpy(raw->data, p, len);
+        raw->len = len;
+        return 0;
+    }
     }
     return -EPROTO;
 }

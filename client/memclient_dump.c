@@ -104,6 +104,61 @@ static int decode_one(memclient_snapshot *s, uint32_t tag, const uint8_t *p, siz
         o->size = w.size;
         return 0;
     }
+    case MEMD_REC_PLAN: {
+        memd_wire_plan_rec w;
+        if ((r = memd_wire_plan_rec_get(p, n, &w)) < 0)
+            return r;
+        memclient_plan_rec *o = &s->plans[s->nplans++];
+        o->plan_id = w.plan_id;
+        o->arena = w.arena;
+        o->lower_bound = w.lower_bound;
+        o->created_ns = w.created_ns;
+        o->plan_us = w.plan_us;
+        o->hits = w.hits;
+        o->buffers = w.buffers;
+        o->models = w.models;
+        o->optimal = (w.flags & MEMD_PLAN_I_OPTIMAL) != 0;
+        o->precomputed = (w.flags & MEMD_PLAN_I_PRECOMPUTED) != 0;
+        memcpy(o->strategy, w.strategy, sizeof(o->strategy));
+        return 0;
+    }
+    case MEMD_REC_MODEL: {
+        memd_wire_model_rec w;
+        if ((r = memd_wire_model_rec_get(p, n, &w)) < 0)
+            return r;
+        memclient_model_rec *o = &s->models[s->nmodels++];
+        o->model_id = w.model_id;
+        o->plan_id = w.plan_id;
+        o->code_handle = w.code_handle;
+        o->const_handle = w.const_handle;
+        o->code_bytes = w.code_bytes;
+        o->const_bytes = w.const_bytes;
+        o->arena = w.arena;
+        o->created_ns = w.created_ns;
+        o->device = w.device;
+        o->users = w.users;
+        o->ntensors = w.ntensors;
+        o->instances = w.instances;
+        memcpy(o->name, w.name, sizeof(o->name));
+        return 0;
+    }
+    case MEMD_REC_INSTANCE: {
+        memd_wire_instance_rec w;
+        if ((r = memd_wire_instance_rec_get(p, n, &w)) < 0)
+            return r;
+        memclient_instance_rec *o = &s->instances[s->ninstances++];
+        o->instance_id = w.instance_id;
+        o->model_id = w.model_id;
+        o->arena_handle = w.arena_handle;
+        o->arena_address = w.arena_address;
+        o->arena_bytes = w.arena_bytes;
+        o->placeholder_bytes = w.placeholder_bytes;
+        o->session_id = w.session_id;
+        o->pid = w.pid;
+        o->placeholders = w.placeholders;
+        o->busy = w.busy != 0;
+        return 0;
+    }
     case MEMD_REC_SESSION: {
         memd_wire_session_rec w;
         if ((r = memd_wire_session_rec_get(p, n, &w)) < 0)
@@ -126,7 +181,7 @@ static int decode_one(memclient_snapshot *s, uint32_t tag, const uint8_t *p, siz
 
 int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **out)
 {
-    size_t count[MEMD_REC_SESSION + 1] = {0};
+    size_t count[MEMD_REC_INSTANCE + 1] = {0};
     size_t off = 0;
     while (off < len) {
         uint32_t tag;
@@ -134,7 +189,7 @@ int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **
         int r = memd_wire_tag_get(p + off, len - off, &tag, &rec);
         if (r < 0)
             return r;
-        if (tag > MEMD_REC_SESSION || (tag == MEMD_REC_SERVER) != (off == 0))
+        if (tag > MEMD_REC_INSTANCE || (tag == MEMD_REC_SERVER) != (off == 0))
             return -EBADMSG; /* SERVER comes first, exactly once */
         count[tag]++;
         off += MEMD_WIRE_TAG_SIZE + rec;
@@ -157,6 +212,9 @@ int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **
     ALLOC_ARRAY(allocs, MEMD_REC_ALLOC)
     ALLOC_ARRAY(blocks, MEMD_REC_BLOCK)
     ALLOC_ARRAY(sessions, MEMD_REC_SESSION)
+    ALLOC_ARRAY(plans, MEMD_REC_PLAN)
+    ALLOC_ARRAY(models, MEMD_REC_MODEL)
+    ALLOC_ARRAY(instances, MEMD_REC_INSTANCE)
 #undef ALLOC_ARRAY
 
     for (off = 0; off < len;) {
@@ -185,6 +243,9 @@ void memclient_snapshot_free(memclient_snapshot *s)
     free(s->allocs);
     free(s->blocks);
     free(s->sessions);
+    free(s->plans);
+    free(s->models);
+    free(s->instances);
     free(s);
 }
 

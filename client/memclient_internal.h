@@ -27,7 +27,14 @@ typedef enum memclient_out_kind {
     MEMCLIENT_OUT_INFO,     /* QUERY: memclient_alloc_info */
     MEMCLIENT_OUT_BANKS,    /* BANKS: up to n u64, result = count */
     MEMCLIENT_OUT_SNAPSHOT, /* DUMP: memclient_snapshot ** */
+    MEMCLIENT_OUT_RAW,      /* a copy of the payload in a memclient_raw (memclient_model.c) */
 } memclient_out_kind;
+
+/* MEMCLIENT_OUT_RAW: the reply payload, malloc'd; the caller frees data. */
+typedef struct memclient_raw {
+    uint8_t *data;
+    size_t len;
+} memclient_raw;
 
 /* One request in flight, in submission order. */
 typedef struct memclient_slot {

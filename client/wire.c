@@ -81,6 +81,10 @@ const char *memd_wire_opcode_name(uint32_t op)
         [MEMD_OP_ALLOC_BATCH] = "ALLOC_BATCH", [MEMD_OP_FREE] = "FREE",
         [MEMD_OP_FREE_BATCH] = "FREE_BATCH", [MEMD_OP_QUERY] = "QUERY",
         [MEMD_OP_BANKS] = "BANKS",         [MEMD_OP_DUMP] = "DUMP",
+        [MEMD_OP_UPLOAD] = "UPLOAD",       [MEMD_OP_PLAN] = "PLAN",
+        [MEMD_OP_MODEL_LOAD] = "MODEL_LOAD", [MEMD_OP_MODEL_UNLOAD] = "MODEL_UNLOAD",
+        [MEMD_OP_MODEL_INFO] = "MODEL_INFO", [MEMD_OP_INSTANCE_CREATE] = "INSTANCE_CREATE",
+        [MEMD_OP_INSTANCE_RELEASE] = "INSTANCE_RELEASE",
     };
     return memd_wire_opcode_valid(op) ? names[op] : "?";
 }
@@ -92,7 +96,11 @@ uint8_t *memd_wire_hello_put(uint8_t *p, const memd_wire_hello *r)
     p = memd_wire_put_u16(p, r->min_version);
     p = memd_wire_put_u16(p, r->max_version);
     p = memd_wire_put_u32(p, r->flags);
-    return put_str(p, r->client_name, sizeof r->client_name);
+    p = put_str(p, r->client_name, sizeof r->client_name);
+    p = memd_wire_put_u32(p, r->reclaim_session);
+    p = memd_wire_put_u32(p, 0);
+    memcpy(p, r->reclaim_token, MEMD_TOKEN_SIZE);
+    return p + MEMD_TOKEN_SIZE;
 }
 
 int memd_wire_hello_get(const uint8_t *p, size_t len, memd_wire_hello *r)
@@ -105,6 +113,9 @@ int memd_wire_hello_get(const uint8_t *p, size_t len, memd_wire_hello *r)
     r->flags = memd_wire_u32(p + 4);
     if (r->min_version > r->max_version)
         return -EINVAL;
+    r->reclaim_session = memd_wire_u32(p + 40);
+    r->pad = 0;
+    memcpy(r->reclaim_token, p + 48, MEMD_TOKEN_SIZE);
     return get_str(p + 8, r->client_name, sizeof r->client_name);
 }
 
@@ -115,7 +126,11 @@ uint8_t *memd_wire_welcome_put(uint8_t *p, const memd_wire_welcome *r)
     p = memd_wire_put_u32(p, r->session_id);
     p = memd_wire_put_u32(p, r->max_frame);
     p = memd_wire_put_u32(p, r->ndevices);
-    return put_str(p, r->server_version, sizeof r->server_version);
+    p = put_str(p, r->server_version, sizeof r->server_version);
+    p = memd_wire_put_u32(p, r->flags);
+    p = memd_wire_put_u32(p, r->reclaimed);
+    memcpy(p, r->token, MEMD_TOKEN_SIZE);
+    return p + MEMD_TOKEN_SIZE;
 }
 
 int memd_wire_welcome_get(const uint8_t *p, size_t len, memd_wire_welcome *r)
@@ -127,9 +142,32 @@ int memd_wire_welcome_get(const uint8_t *p, size_t len, memd_wire_welcome *r)
     r->session_id = memd_wire_u32(p + 4);
     r->max_frame = memd_wire_u32(p + 8);
     r->ndevices = memd_wire_u32(p + 12);
+    r->flags = memd_wire_u32(p + 48);
+    r->reclaimed = memd_wire_u32(p + 52);
+    memcpy(r->token, p + 56, MEMD_TOKEN_SIZE);
     if (r->version < 1 || r->version > MEMD_PROTO_VERSION)
         return -EINVAL;
     return get_str(p + 16, r->server_version, sizeof r->server_version);
+}
+
+/* A V1 record is the current one cut before its appended fields: decode it from a
+ * zero-padded copy so those fields read as 0. */
+int memd_wire_hello_get_any(const uint8_t *p, size_t len, memd_wire_hello *r)
+{
+    uint8_t b[MEMD_WIRE_HELLO_SIZE] = {0};
+    if (len != MEMD_WIRE_HELLO_SIZE && len != MEMD_WIRE_HELLO_V1_SIZE)
+        return -EBADMSG;
+    memcpy(b, p, len);
+    return memd_wire_hello_get(b, sizeof b, r);
+}
+
+int memd_wire_welcome_get_any(const uint8_t *p, size_t len, memd_wire_welcome *r)
+{
+    uint8_t b[MEMD_WIRE_WELCOME_SIZE] = {0};
+    if (len != MEMD_WIRE_WELCOME_SIZE && len != MEMD_WIRE_WELCOME_V1_SIZE)
+        return -EBADMSG;
+    memcpy(b, p, len);
+    return memd_wire_welcome_get(b, sizeof b, r);
 }
 
 /* ---- error ---- */
@@ -299,7 +337,7 @@ int memd_wire_alloc_info_get(const uint8_t *p, size_t len, memd_wire_alloc_info 
 
 /* ---- DUMP ---- */
 
-#define MEMD_DUMP_F_KNOWN (MEMD_DUMP_F_BLOCKS)
+#define MEMD_DUMP_F_KNOWN (MEMD_DUMP_F_BLOCKS | MEMD_DUMP_F_MODELS)
 
 uint8_t *memd_wire_dump_req_put(uint8_t *p, const memd_wire_dump_req *r)
 {
@@ -501,7 +539,10 @@ uint8_t *memd_wire_session_rec_put(uint8_t *p, const memd_wire_session_rec *r)
     p = memd_wire_put_u64(p, r->allocations);
     p = memd_wire_put_u64(p, r->requests);
     p = put_str(p, r->comm, sizeof r->comm);
-    return put_str(p, r->client_name, sizeof r->client_name);
+    p = put_str(p, r->client_name, sizeof r->client_name);
+    p = memd_wire_put_u32(p, r->flags);
+    p = memd_wire_put_u32(p, 0);
+    return memd_wire_put_u64(p, r->reclaim_deadline_ns);
 }
 
 int memd_wire_session_rec_get(const uint8_t *p, size_t len, memd_wire_session_rec *r)
@@ -515,6 +556,9 @@ int memd_wire_session_rec_get(const uint8_t *p, size_t len, memd_wire_session_re
     r->connected_ns = memd_wire_u64(p + 16);
     r->allocations = memd_wire_u64(p + 24);
     r->requests = memd_wire_u64(p + 32);
+    r->flags = memd_wire_u32(p + 88);
+    r->pad = 0;
+    r->reclaim_deadline_ns = memd_wire_u64(p + 96);
     int rc = get_str(p + 40, r->comm, sizeof r->comm);
     if (rc < 0)
         return rc;
@@ -567,6 +611,9 @@ size_t memd_wire_rec_size(uint32_t tag)
     case MEMD_REC_ALLOC: return MEMD_WIRE_ALLOC_INFO_SIZE;
     case MEMD_REC_BLOCK: return MEMD_WIRE_BLOCK_REC_SIZE;
     case MEMD_REC_SESSION: return MEMD_WIRE_SESSION_REC_SIZE;
+    case MEMD_REC_PLAN: return MEMD_WIRE_PLAN_REC_SIZE;
+    case MEMD_REC_MODEL: return MEMD_WIRE_MODEL_REC_SIZE;
+    case MEMD_REC_INSTANCE: return MEMD_WIRE_INSTANCE_REC_SIZE;
     default: return 0;
     }
 }
@@ -588,4 +635,397 @@ int memd_wire_tag_get(const uint8_t *p, size_t len, uint32_t *tag, size_t *rec_s
         return -EBADMSG;
     *rec_size = n;
     return 0;
+}
+
+/* ---- plans and models ---- */
+
+/* Reserved fields go out as 0 and are ignored on the way in (room to grow). */
+
+uint8_t *memd_wire_upload_put(uint8_t *p, const memd_wire_upload *r)
+{
+    p = memd_wire_put_u64(p, r->upload_id);
+    p = memd_wire_put_u64(p, r->total);
+    return memd_wire_put_u64(p, r->offset);
+}
+
+int memd_wire_upload_get(const uint8_t *p, size_t len, memd_wire_upload *r)
+{
+    if (len < MEMD_WIRE_UPLOAD_SIZE)
+        return -EBADMSG;
+    r->upload_id = memd_wire_u64(p);
+    r->total = memd_wire_u64(p + 8);
+    r->offset = memd_wire_u64(p + 16);
+    return r->upload_id == 0 ? -EINVAL : 0;
+}
+
+#define MEMD_PLAN_F_KNOWN (MEMD_PLAN_F_PRECOMPUTED)
+
+uint8_t *memd_wire_plan_req_put(uint8_t *p, const memd_wire_plan_req *r)
+{
+    p = memd_wire_put_u32(p, r->count);
+    p = memd_wire_put_u32(p, r->flags);
+    p = memd_wire_put_u32(p, r->budget_ms);
+    p = memd_wire_put_u32(p, 0);
+    return memd_wire_put_u64(p, r->seed);
+}
+
+int memd_wire_plan_req_get(const uint8_t *p, size_t len, memd_wire_plan_req *r)
+{
+    if (len < MEMD_WIRE_PLAN_REQ_SIZE)
+        return -EBADMSG;
+    r->count = memd_wire_u32(p);
+    r->flags = memd_wire_u32(p + 4);
+    r->budget_ms = memd_wire_u32(p + 8);
+    r->pad = 0;
+    r->seed = memd_wire_u64(p + 16);
+    return (r->flags & ~(uint32_t)MEMD_PLAN_F_KNOWN) ? -EINVAL : 0;
+}
+
+uint8_t *memd_wire_plan_buf_put(uint8_t *p, const memd_wire_plan_buf *r)
+{
+    p = memd_wire_put_u64(p, r->lower);
+    p = memd_wire_put_u64(p, r->upper);
+    p = memd_wire_put_u64(p, r->size);
+    p = memd_wire_put_u64(p, r->align);
+    p = memd_wire_put_u64(p, r->offset);
+    p = memd_wire_put_u32(p, r->flags);
+    return memd_wire_put_u32(p, 0);
+}
+
+int memd_wire_plan_buf_get(const uint8_t *p, size_t len, memd_wire_plan_buf *r)
+{
+    if (len < MEMD_WIRE_PLAN_BUF_SIZE)
+        return -EBADMSG;
+    r->lower = memd_wire_u64(p);
+    r->upper = memd_wire_u64(p + 8);
+    r->size = memd_wire_u64(p + 16);
+    r->align = memd_wire_u64(p + 24);
+    r->offset = memd_wire_u64(p + 32);
+    r->flags = memd_wire_u32(p + 40);
+    r->pad = 0;
+    return (r->flags & ~(uint32_t)MEMD_PLAN_BUF_F_PINNED) ? -EINVAL : 0;
+}
+
+#define MEMD_PLAN_I_KNOWN (MEMD_PLAN_I_CACHED | MEMD_PLAN_I_OPTIMAL | MEMD_PLAN_I_PRECOMPUTED)
+
+uint8_t *memd_wire_plan_info_put(uint8_t *p, const memd_wire_plan_info *r)
+{
+    p = memd_wire_put_u64(p, r->plan_id);
+    p = memd_wire_put_u64(p, r->arena);
+    p = memd_wire_put_u64(p, r->lower_bound);
+    p = memd_wire_put_u64(p, r->iterations);
+    p = memd_wire_put_u64(p, r->plan_us);
+    p = memd_wire_put_u32(p, r->count);
+    p = memd_wire_put_u32(p, r->flags);
+    return put_str(p, r->strategy, sizeof r->strategy);
+}
+
+int memd_wire_plan_info_get(const uint8_t *p, size_t len, memd_wire_plan_info *r)
+{
+    if (len < MEMD_WIRE_PLAN_INFO_SIZE)
+        return -EBADMSG;
+    r->plan_id = memd_wire_u64(p);
+    r->arena = memd_wire_u64(p + 8);
+    r->lower_bound = memd_wire_u64(p + 16);
+    r->iterations = memd_wire_u64(p + 24);
+    r->plan_us = memd_wire_u64(p + 32);
+    r->count = memd_wire_u32(p + 40);
+    r->flags = memd_wire_u32(p + 44);
+    if (r->flags & ~(uint32_t)MEMD_PLAN_I_KNOWN)
+        return -EINVAL;
+    return get_str(p + 48, r->strategy, sizeof r->strategy);
+}
+
+uint8_t *memd_wire_model_req_put(uint8_t *p, const memd_wire_model_req *r)
+{
+    p = memd_wire_put_u32(p, r->device);
+    *p++ = r->scope;
+    *p++ = 0;
+    p = memd_wire_put_u16(p, 0);
+    p = memd_wire_put_u32(p, r->ntensors);
+    p = memd_wire_put_u32(p, r->flags);
+    p = memd_wire_put_u64(p, r->plan_id);
+    p = memd_wire_put_u64(p, r->code_bytes);
+    return put_str(p, r->name, sizeof r->name);
+}
+
+int memd_wire_model_req_get(const uint8_t *p, size_t len, memd_wire_model_req *r)
+{
+    if (len < MEMD_WIRE_MODEL_REQ_SIZE)
+        return -EBADMSG;
+    r->device = memd_wire_u32(p);
+    r->scope = p[4];
+    r->pad0 = 0;
+    r->pad1 = 0;
+    r->ntensors = memd_wire_u32(p + 8);
+    r->flags = memd_wire_u32(p + 12);
+    r->plan_id = memd_wire_u64(p + 16);
+    r->code_bytes = memd_wire_u64(p + 24);
+    if (r->scope >= MEMD_SCOPE_COUNT || r->flags != 0)
+        return -EINVAL;
+    return get_str(p + 32, r->name, sizeof r->name);
+}
+
+uint8_t *memd_wire_tensor_put(uint8_t *p, const memd_wire_tensor *r)
+{
+    p = memd_wire_put_u64(p, r->size);
+    p = memd_wire_put_u64(p, r->align);
+    p = memd_wire_put_u64(p, r->lower);
+    p = memd_wire_put_u64(p, r->upper);
+    *p++ = r->role;
+    *p++ = 0;
+    p = memd_wire_put_u16(p, 0);
+    return memd_wire_put_u32(p, r->alias_of);
+}
+
+int memd_wire_tensor_get(const uint8_t *p, size_t len, memd_wire_tensor *r)
+{
+    if (len < MEMD_WIRE_TENSOR_SIZE)
+        return -EBADMSG;
+    r->size = memd_wire_u64(p);
+    r->align = memd_wire_u64(p + 8);
+    r->lower = memd_wire_u64(p + 16);
+    r->upper = memd_wire_u64(p + 24);
+    r->role = p[32];
+    r->pad0 = 0;
+    r->pad1 = 0;
+    r->alias_of = memd_wire_u32(p + 36);
+    return r->role >= MEMD_TENSOR_ROLE_COUNT ? -EINVAL : 0;
+}
+
+#define MEMD_MODEL_I_KNOWN \
+    (MEMD_MODEL_I_NEW | MEMD_MODEL_I_PLAN_OPTIMAL | MEMD_MODEL_I_PLAN_PRECOMPUTED)
+
+uint8_t *memd_wire_model_info_put(uint8_t *p, const memd_wire_model_info *r)
+{
+    p = memd_wire_put_u64(p, r->model_id);
+    p = memd_wire_put_u64(p, r->plan_id);
+    p = memd_wire_put_u64(p, r->arena);
+    p = memd_wire_put_u64(p, r->lower_bound);
+    p = memd_wire_put_u64(p, r->code_handle);
+    p = memd_wire_put_u64(p, r->code_address);
+    p = memd_wire_put_u64(p, r->code_bytes);
+    p = memd_wire_put_u64(p, r->const_handle);
+    p = memd_wire_put_u64(p, r->const_address);
+    p = memd_wire_put_u64(p, r->const_bytes);
+    p = memd_wire_put_u64(p, r->created_ns);
+    p = memd_wire_put_u32(p, r->device);
+    p = memd_wire_put_u32(p, r->users);
+    p = memd_wire_put_u32(p, r->ntensors);
+    p = memd_wire_put_u32(p, r->instances);
+    p = memd_wire_put_u32(p, r->flags);
+    p = memd_wire_put_u32(p, 0);
+    p = put_str(p, r->name, sizeof r->name);
+    return put_str(p, r->strategy, sizeof r->strategy);
+}
+
+int memd_wire_model_info_get(const uint8_t *p, size_t len, memd_wire_model_info *r)
+{
+    if (len < MEMD_WIRE_MODEL_INFO_SIZE)
+        return -EBADMSG;
+    r->model_id = memd_wire_u64(p);
+    r->plan_id = memd_wire_u64(p + 8);
+    r->arena = memd_wire_u64(p + 16);
+    r->lower_bound = memd_wire_u64(p + 24);
+    r->code_handle = memd_wire_u64(p + 32);
+    r->code_address = memd_wire_u64(p + 40);
+    r->code_bytes = memd_wire_u64(p + 48);
+    r->const_handle = memd_wire_u64(p + 56);
+    r->const_address = memd_wire_u64(p + 64);
+    r->const_bytes = memd_wire_u64(p + 72);
+    r->created_ns = memd_wire_u64(p + 80);
+    r->device = memd_wire_u32(p + 88);
+    r->users = memd_wire_u32(p + 92);
+    r->ntensors = memd_wire_u32(p + 96);
+    r->instances = memd_wire_u32(p + 100);
+    r->flags = memd_wire_u32(p + 104);
+    r->pad = 0;
+    if (r->flags & ~(uint32_t)MEMD_MODEL_I_KNOWN)
+        return -EINVAL;
+    int rc = get_str(p + 112, r->name, sizeof r->name);
+    if (rc < 0)
+        return rc;
+    return get_str(p + 112 + sizeof r->name, r->strategy, sizeof r->strategy);
+}
+
+uint8_t *memd_wire_tensor_info_put(uint8_t *p, const memd_wire_tensor_info *r)
+{
+    p = memd_wire_put_u64(p, r->value);
+    p = memd_wire_put_u64(p, r->size);
+    *p++ = r->role;
+    *p++ = 0;
+    p = memd_wire_put_u16(p, 0);
+    return memd_wire_put_u32(p, r->alias_of);
+}
+
+int memd_wire_tensor_info_get(const uint8_t *p, size_t len, memd_wire_tensor_info *r)
+{
+    if (len < MEMD_WIRE_TENSOR_INFO_SIZE)
+        return -EBADMSG;
+    r->value = memd_wire_u64(p);
+    r->size = memd_wire_u64(p + 8);
+    r->role = p[16];
+    r->pad0 = 0;
+    r->pad1 = 0;
+    r->alias_of = memd_wire_u32(p + 20);
+    return r->role >= MEMD_TENSOR_ROLE_COUNT ? -EINVAL : 0;
+}
+
+uint8_t *memd_wire_ref_put(uint8_t *p, const memd_wire_ref *r)
+{
+    p = memd_wire_put_u64(p, r->id);
+    p = memd_wire_put_u32(p, r->flags);
+    return memd_wire_put_u32(p, 0);
+}
+
+/* Flags are checked by the opcode's handler: each opcode knows its own. */
+int memd_wire_ref_get(const uint8_t *p, size_t len, memd_wire_ref *r)
+{
+    if (len < MEMD_WIRE_REF_SIZE)
+        return -EBADMSG;
+    r->id = memd_wire_u64(p);
+    r->flags = memd_wire_u32(p + 8);
+    r->pad = 0;
+    return 0;
+}
+
+uint8_t *memd_wire_instance_info_put(uint8_t *p, const memd_wire_instance_info *r)
+{
+    p = memd_wire_put_u64(p, r->instance_id);
+    p = memd_wire_put_u64(p, r->model_id);
+    p = memd_wire_put_u64(p, r->arena_handle);
+    p = memd_wire_put_u64(p, r->arena_address);
+    p = memd_wire_put_u64(p, r->arena_bytes);
+    p = memd_wire_put_u32(p, r->ntensors);
+    return memd_wire_put_u32(p, r->flags);
+}
+
+int memd_wire_instance_info_get(const uint8_t *p, size_t len, memd_wire_instance_info *r)
+{
+    if (len < MEMD_WIRE_INSTANCE_INFO_SIZE)
+        return -EBADMSG;
+    r->instance_id = memd_wire_u64(p);
+    r->model_id = memd_wire_u64(p + 8);
+    r->arena_handle = memd_wire_u64(p + 16);
+    r->arena_address = memd_wire_u64(p + 24);
+    r->arena_bytes = memd_wire_u64(p + 32);
+    r->ntensors = memd_wire_u32(p + 40);
+    r->flags = memd_wire_u32(p + 44);
+    return (r->flags & ~(uint32_t)MEMD_INST_I_REUSED) ? -EINVAL : 0;
+}
+
+uint8_t *memd_wire_tensor_addr_put(uint8_t *p, const memd_wire_tensor_addr *r)
+{
+    p = memd_wire_put_u64(p, r->address);
+    return memd_wire_put_u64(p, r->handle);
+}
+
+int memd_wire_tensor_addr_get(const uint8_t *p, size_t len, memd_wire_tensor_addr *r)
+{
+    if (len < MEMD_WIRE_TENSOR_ADDR_SIZE)
+        return -EBADMSG;
+    r->address = memd_wire_u64(p);
+    r->handle = memd_wire_u64(p + 8);
+    return 0;
+}
+
+uint8_t *memd_wire_plan_rec_put(uint8_t *p, const memd_wire_plan_rec *r)
+{
+    p = memd_wire_put_u64(p, r->plan_id);
+    p = memd_wire_put_u64(p, r->arena);
+    p = memd_wire_put_u64(p, r->lower_bound);
+    p = memd_wire_put_u64(p, r->created_ns);
+    p = memd_wire_put_u64(p, r->plan_us);
+    p = memd_wire_put_u64(p, r->hits);
+    p = memd_wire_put_u32(p, r->buffers);
+    p = memd_wire_put_u32(p, r->flags);
+    p = memd_wire_put_u32(p, r->models);
+    p = memd_wire_put_u32(p, 0);
+    return put_str(p, r->strategy, sizeof r->strategy);
+}
+
+int memd_wire_plan_rec_get(const uint8_t *p, size_t len, memd_wire_plan_rec *r)
+{
+    if (len < MEMD_WIRE_PLAN_REC_SIZE)
+        return -EBADMSG;
+    r->plan_id = memd_wire_u64(p);
+    r->arena = memd_wire_u64(p + 8);
+    r->lower_bound = memd_wire_u64(p + 16);
+    r->created_ns = memd_wire_u64(p + 24);
+    r->plan_us = memd_wire_u64(p + 32);
+    r->hits = memd_wire_u64(p + 40);
+    r->buffers = memd_wire_u32(p + 48);
+    r->flags = memd_wire_u32(p + 52);
+    r->models = memd_wire_u32(p + 56);
+    r->pad = 0;
+    if (r->flags & ~(uint32_t)MEMD_PLAN_I_KNOWN)
+        return -EINVAL;
+    return get_str(p + 64, r->strategy, sizeof r->strategy);
+}
+
+uint8_t *memd_wire_model_rec_put(uint8_t *p, const memd_wire_model_rec *r)
+{
+    p = memd_wire_put_u64(p, r->model_id);
+    p = memd_wire_put_u64(p, r->plan_id);
+    p = memd_wire_put_u64(p, r->code_handle);
+    p = memd_wire_put_u64(p, r->const_handle);
+    p = memd_wire_put_u64(p, r->code_bytes);
+    p = memd_wire_put_u64(p, r->const_bytes);
+    p = memd_wire_put_u64(p, r->arena);
+    p = memd_wire_put_u64(p, r->created_ns);
+    p = memd_wire_put_u32(p, r->device);
+    p = memd_wire_put_u32(p, r->users);
+    p = memd_wire_put_u32(p, r->ntensors);
+    p = memd_wire_put_u32(p, r->instances);
+    return put_str(p, r->name, sizeof r->name);
+}
+
+int memd_wire_model_rec_get(const uint8_t *p, size_t len, memd_wire_model_rec *r)
+{
+    if (len < MEMD_WIRE_MODEL_REC_SIZE)
+        return -EBADMSG;
+    r->model_id = memd_wire_u64(p);
+    r->plan_id = memd_wire_u64(p + 8);
+    r->code_handle = memd_wire_u64(p + 16);
+    r->const_handle = memd_wire_u64(p + 24);
+    r->code_bytes = memd_wire_u64(p + 32);
+    r->const_bytes = memd_wire_u64(p + 40);
+    r->arena = memd_wire_u64(p + 48);
+    r->created_ns = memd_wire_u64(p + 56);
+    r->device = memd_wire_u32(p + 64);
+    r->users = memd_wire_u32(p + 68);
+    r->ntensors = memd_wire_u32(p + 72);
+    r->instances = memd_wire_u32(p + 76);
+    return get_str(p + 80, r->name, sizeof r->name);
+}
+
+uint8_t *memd_wire_instance_rec_put(uint8_t *p, const memd_wire_instance_rec *r)
+{
+    p = memd_wire_put_u64(p, r->instance_id);
+    p = memd_wire_put_u64(p, r->model_id);
+    p = memd_wire_put_u64(p, r->arena_handle);
+    p = memd_wire_put_u64(p, r->arena_address);
+    p = memd_wire_put_u64(p, r->arena_bytes);
+    p = memd_wire_put_u64(p, r->placeholder_bytes);
+    p = memd_wire_put_u32(p, r->session_id);
+    p = memd_wire_put_u32(p, r->pid);
+    p = memd_wire_put_u32(p, r->placeholders);
+    return memd_wire_put_u32(p, r->busy);
+}
+
+int memd_wire_instance_rec_get(const uint8_t *p, size_t len, memd_wire_instance_rec *r)
+{
+    if (len < MEMD_WIRE_INSTANCE_REC_SIZE)
+        return -EBADMSG;
+    r->instance_id = memd_wire_u64(p);
+    r->model_id = memd_wire_u64(p + 8);
+    r->arena_handle = memd_wire_u64(p + 16);
+    r->arena_address = memd_wire_u64(p + 24);
+    r->arena_bytes = memd_wire_u64(p + 32);
+    r->placeholder_bytes = memd_wire_u64(p + 40);
+    r->session_id = memd_wire_u32(p + 48);
+    r->pid = memd_wire_u32(p + 52);
+    r->placeholders = memd_wire_u32(p + 56);
+    r->busy = memd_wire_u32(p + 60);
+    return r->busy > 1 ? -EINVAL : 0;
 }

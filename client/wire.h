@@ -24,8 +24,10 @@
 
 #include "memd/protocol.h"
 
-#define MEMD_WIRE_HELLO_SIZE 40u
-#define MEMD_WIRE_WELCOME_SIZE 48u
+#define MEMD_WIRE_HELLO_SIZE 64u
+#define MEMD_WIRE_HELLO_V1_SIZE 40u   /* HELLO before the reclaim fields: still accepted */
+#define MEMD_WIRE_WELCOME_SIZE 72u
+#define MEMD_WIRE_WELCOME_V1_SIZE 48u /* the welcome answering a 40-byte HELLO */
 #define MEMD_WIRE_ERROR_SIZE 248u
 #define MEMD_WIRE_ALLOC_REQ_SIZE 136u
 #define MEMD_WIRE_BUFFER_SIZE 56u
@@ -37,10 +39,26 @@
 #define MEMD_WIRE_GROUP_REC_SIZE 88u
 #define MEMD_WIRE_REGION_REC_SIZE 144u
 #define MEMD_WIRE_BLOCK_REC_SIZE 24u
-#define MEMD_WIRE_SESSION_REC_SIZE 88u
+#define MEMD_WIRE_SESSION_REC_SIZE 104u
 #define MEMD_WIRE_HANDLE_SIZE 8u
 #define MEMD_WIRE_COUNT_SIZE 8u /* u32 count, u32 0: the prefix of batch payloads */
 #define MEMD_WIRE_TAG_SIZE 4u   /* u32 tag before each DUMP record */
+/* Plans and models. */
+#define MEMD_WIRE_UPLOAD_SIZE 24u
+#define MEMD_WIRE_DOC_SIZE 8u   /* u64 upload id before a PLAN / MODEL_LOAD document */
+#define MEMD_WIRE_PLAN_REQ_SIZE 24u
+#define MEMD_WIRE_PLAN_BUF_SIZE 48u
+#define MEMD_WIRE_PLAN_INFO_SIZE 80u
+#define MEMD_WIRE_MODEL_REQ_SIZE 96u
+#define MEMD_WIRE_TENSOR_SIZE 40u
+#define MEMD_WIRE_MODEL_INFO_SIZE 208u
+#define MEMD_WIRE_TENSOR_INFO_SIZE 24u
+#define MEMD_WIRE_REF_SIZE 16u
+#define MEMD_WIRE_INSTANCE_INFO_SIZE 48u
+#define MEMD_WIRE_TENSOR_ADDR_SIZE 16u
+#define MEMD_WIRE_PLAN_REC_SIZE 96u
+#define MEMD_WIRE_MODEL_REC_SIZE 144u
+#define MEMD_WIRE_INSTANCE_REC_SIZE 64u
 
 /* Scalars, little-endian, unaligned. */
 static inline uint8_t *memd_wire_put_u16(uint8_t *p, uint16_t v)
@@ -93,6 +111,10 @@ uint8_t *memd_wire_hello_put(uint8_t *out, const memd_wire_hello *r);
 int memd_wire_hello_get(const uint8_t *in, size_t len, memd_wire_hello *r);
 uint8_t *memd_wire_welcome_put(uint8_t *out, const memd_wire_welcome *r);
 int memd_wire_welcome_get(const uint8_t *in, size_t len, memd_wire_welcome *r);
+/* Either size of HELLO / welcome: exactly the V1 size (the appended fields read as 0)
+ * or exactly the current size; any other length is -EBADMSG. */
+int memd_wire_hello_get_any(const uint8_t *in, size_t len, memd_wire_hello *r);
+int memd_wire_welcome_get_any(const uint8_t *in, size_t len, memd_wire_welcome *r);
 uint8_t *memd_wire_error_put(uint8_t *out, const memd_wire_error *r);
 int memd_wire_error_get(const uint8_t *in, size_t len, memd_wire_error *r);
 uint8_t *memd_wire_alloc_req_put(uint8_t *out, const memd_wire_alloc_req *r);
@@ -117,6 +139,38 @@ uint8_t *memd_wire_block_rec_put(uint8_t *out, const memd_wire_block_rec *r);
 int memd_wire_block_rec_get(const uint8_t *in, size_t len, memd_wire_block_rec *r);
 uint8_t *memd_wire_session_rec_put(uint8_t *out, const memd_wire_session_rec *r);
 int memd_wire_session_rec_get(const uint8_t *in, size_t len, memd_wire_session_rec *r);
+
+/* Plans and models (protocol.h, section at the end). Get functions check enums, flags
+ * and strings like the others; ranges that depend on the daemon (counts, sizes against
+ * limits, lifetimes) are the daemon's to judge. */
+uint8_t *memd_wire_upload_put(uint8_t *out, const memd_wire_upload *r);
+int memd_wire_upload_get(const uint8_t *in, size_t len, memd_wire_upload *r);
+uint8_t *memd_wire_plan_req_put(uint8_t *out, const memd_wire_plan_req *r);
+int memd_wire_plan_req_get(const uint8_t *in, size_t len, memd_wire_plan_req *r);
+uint8_t *memd_wire_plan_buf_put(uint8_t *out, const memd_wire_plan_buf *r);
+int memd_wire_plan_buf_get(const uint8_t *in, size_t len, memd_wire_plan_buf *r);
+uint8_t *memd_wire_plan_info_put(uint8_t *out, const memd_wire_plan_info *r);
+int memd_wire_plan_info_get(const uint8_t *in, size_t len, memd_wire_plan_info *r);
+uint8_t *memd_wire_model_req_put(uint8_t *out, const memd_wire_model_req *r);
+int memd_wire_model_req_get(const uint8_t *in, size_t len, memd_wire_model_req *r);
+uint8_t *memd_wire_tensor_put(uint8_t *out, const memd_wire_tensor *r);
+int memd_wire_tensor_get(const uint8_t *in, size_t len, memd_wire_tensor *r);
+uint8_t *memd_wire_model_info_put(uint8_t *out, const memd_wire_model_info *r);
+int memd_wire_model_info_get(const uint8_t *in, size_t len, memd_wire_model_info *r);
+uint8_t *memd_wire_tensor_info_put(uint8_t *out, const memd_wire_tensor_info *r);
+int memd_wire_tensor_info_get(const uint8_t *in, size_t len, memd_wire_tensor_info *r);
+uint8_t *memd_wire_ref_put(uint8_t *out, const memd_wire_ref *r);
+int memd_wire_ref_get(const uint8_t *in, size_t len, memd_wire_ref *r);
+uint8_t *memd_wire_instance_info_put(uint8_t *out, const memd_wire_instance_info *r);
+int memd_wire_instance_info_get(const uint8_t *in, size_t len, memd_wire_instance_info *r);
+uint8_t *memd_wire_tensor_addr_put(uint8_t *out, const memd_wire_tensor_addr *r);
+int memd_wire_tensor_addr_get(const uint8_t *in, size_t len, memd_wire_tensor_addr *r);
+uint8_t *memd_wire_plan_rec_put(uint8_t *out, const memd_wire_plan_rec *r);
+int memd_wire_plan_rec_get(const uint8_t *in, size_t len, memd_wire_plan_rec *r);
+uint8_t *memd_wire_model_rec_put(uint8_t *out, const memd_wire_model_rec *r);
+int memd_wire_model_rec_get(const uint8_t *in, size_t len, memd_wire_model_rec *r);
+uint8_t *memd_wire_instance_rec_put(uint8_t *out, const memd_wire_instance_rec *r);
+int memd_wire_instance_rec_get(const uint8_t *in, size_t len, memd_wire_instance_rec *r);
 
 /* Batch payloads (ALLOC_BATCH, FREE_BATCH and their replies, BANKS reply): a u32 count,
  * a reserved u32 0, then count records of rec_size bytes. count_get checks that the

@@ -6,6 +6,7 @@
 #include "alloc.h"
 #include "dispatch.h"
 #include "errmsg.h"
+#include "model.h"
 #include "reply.h"
 #include "wire.h"
 
@@ -102,6 +103,10 @@ int memd_dispatch_free_batch(memd_state *st, memd_session *s, const memd_wire_hd
             memd_err_set(&err, -EPERM, "handle %u of %u: %llu belongs to session %u, not "
                                        "to this session %u (nothing freed)",
                          i, n, (unsigned long long)handle, a->session_id, s->id);
+        else if (!s->admin && memd_models_managed(st, handle))
+            memd_err_set(&err, -EBUSY, "handle %u of %u: %llu belongs to a loaded model or "
+                                       "an instance (nothing freed)",
+                         i, n, (unsigned long long)handle);
         else if (a->mark == mark)
             memd_err_set(&err, -EINVAL, "handle %u of %u: %llu is listed twice (nothing "
                                         "freed)", i, n, (unsigned long long)handle);

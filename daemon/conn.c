@@ -11,6 +11,7 @@
 #include "dispatch.h"
 #include "errmsg.h"
 #include "log.h"
+#include "model.h"
 #include "reply.h"
 #include "server.h"
 #include "session.h"
@@ -140,7 +141,10 @@ static void update_reading(memd_conn *c)
 {
     if (c->closing)
         return;
-    if (c->close_after_flush || c->srv->stopping)
+    /* A session waiting for a planning job is not read either: its input would pile up
+     * unprocessed. */
+    if (c->close_after_flush || c->srv->stopping || c->deferred ||
+        memd_models_busy(c->srv->st, &c->sess))
         set_reading(c, false);
     else if (backlog(c) > c->srv->out_high)
         set_reading(c, false);
@@ -206,6 +210,41 @@ static void flush(memd_conn *c)
     update_reading(c);
 }
 
+/* The client may have shut down only its sending side: answer what it sent, and say so
+ * if it stopped in the middle of a frame. Frames held back behind a planning job are not
+ * cut: the rest waits for memd_conn_resume. */
+static void on_eof(memd_conn *c)
+{
+    process(c, true);
+    if (c->closing)
+        return;
+    if (memd_models_busy(c->srv->st, &c->sess)) {
+        c->deferred = MEMD_CONN_DEFER_EOF;
+        set_reading(c, false);
+        flush(c);
+        return;
+    }
+    if (!c->close_after_flush && c->in.len > 0)
+        memd_frames_truncated(c->srv->st, c->in.data, c->in.len, &c->out);
+    c->close_after_flush = true;
+    set_reading(c, false);
+    flush(c);
+}
+
+void memd_conn_resume(memd_conn *c)
+{
+    if (c->closing)
+        return;
+    uint8_t d = c->deferred;
+    c->deferred = MEMD_CONN_DEFER_NONE;
+    if (d == MEMD_CONN_DEFER_EOF)
+        on_eof(c);
+    else if (d == MEMD_CONN_DEFER_SHUTDOWN)
+        memd_conn_shutdown(c);
+    else
+        pump(c);
+}
+
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     (void)buf;
@@ -221,16 +260,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     if (nread == 0)
         return;
     if (nread == UV_EOF && !c->close_after_flush) {
-        /* The client may have shut down only its sending side: answer what it sent, and
-         * say so if it stopped in the middle of a frame. */
-        process(c, true);
-        if (c->closing)
-            return;
-        if (!c->close_after_flush && c->in.len > 0)
-            memd_frames_truncated(c->srv->st, c->in.data, c->in.len, &c->out);
-        c->close_after_flush = true;
-        set_reading(c, false);
-        flush(c);
+        on_eof(c);
         return;
     }
     memd_conn_close(c); /* reset, ENOBUFS, or a read error */
@@ -297,6 +327,11 @@ void memd_conn_shutdown(memd_conn *c)
     process(c, true); /* requests already received still get their replies */
     if (c->closing)
         return;
+    if (memd_models_busy(c->srv->st, &c->sess)) {
+        c->deferred = MEMD_CONN_DEFER_SHUTDOWN; /* the drain timer still bounds the wait */
+        flush(c);
+        return;
+    }
     c->close_after_flush = true;
     flush(c);
 }

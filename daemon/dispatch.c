@@ -7,6 +7,7 @@
 #include "alloc.h"
 #include "errmsg.h"
 #include "memd-build-config.h"
+#include "model.h"
 #include "reply.h"
 #include "wire.h"
 
@@ -111,6 +112,13 @@ static int op_free(memd_state *st, memd_session *s, const memd_wire_hdr *h, cons
         return malformed(st, h, out, rc);
     memd_alloc *a = memd_alloc_find(st, handle);
     memd_hold *hold = a ? memd_alloc_hold_of(a, s) : NULL;
+    if (a && !s->admin && memd_models_managed(st, handle)) {
+        memd_wire_error err = {0};
+        memd_err_set(&err, -EBUSY, "handle %llu belongs to a loaded model or an instance: "
+                     "release it with MODEL_UNLOAD or INSTANCE_RELEASE",
+                     (unsigned long long)handle);
+        return memd_dispatch_fail(st, h, out, &err, false);
+    }
     if (hold)
         memd_hold_release(st, hold);
     else if (a && s->admin)
@@ -180,6 +188,13 @@ int memd_dispatch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     case MEMD_OP_QUERY: return op_query(st, s, h, payload, out);
     case MEMD_OP_BANKS: return op_banks(st, s, h, payload, out);
     case MEMD_OP_DUMP: return memd_dispatch_dump(st, s, h, payload, out);
+    case MEMD_OP_UPLOAD: return memd_dispatch_upload(st, s, h, payload, out);
+    case MEMD_OP_PLAN: return memd_dispatch_plan(st, s, h, payload, out);
+    case MEMD_OP_MODEL_LOAD: return memd_dispatch_model_load(st, s, h, payload, out);
+    case MEMD_OP_MODEL_UNLOAD: return memd_dispatch_model_unload(st, s, h, payload, out);
+    case MEMD_OP_MODEL_INFO: return memd_dispatch_model_info(st, s, h, payload, out);
+    case MEMD_OP_INSTANCE_CREATE: return memd_dispatch_instance_create(st, s, h, payload, out);
+    case MEMD_OP_INSTANCE_RELEASE: return memd_dispatch_instance_release(st, s, h, payload, out);
     default: {
         memd_wire_error err = {0};
         memd_err_set(&err, -EBADRQC, "unknown opcode %u (this memd knows 1..%u)", h->opcode,

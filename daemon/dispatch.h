@@ -4,6 +4,8 @@
  *   0               continue with the next frame
  *   MEMD_CLOSE      the frame was malformed (or the peer cannot be served): the error
  *                   reply is queued; close the connection once it is flushed
+ *   MEMD_PENDING    the reply comes later (a planning job, model.h): dispatch no more
+ *                   frames of this session until it is there
  *   negative errno  the reply could not be built (daemon out of memory): close now */
 #ifndef MEMD_DAEMON_DISPATCH_H
 #define MEMD_DAEMON_DISPATCH_H
@@ -14,6 +16,7 @@
 #include "state.h"
 
 #define MEMD_CLOSE 1
+#define MEMD_PENDING 2
 
 int memd_dispatch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                   const uint8_t *payload, memd_buf *out);

@@ -10,6 +10,7 @@
 #include "dispatch.h"
 #include "errmsg.h"
 #include "memd-build-config.h"
+#include "model.h"
 #include "reply.h"
 #include "wire.h"
 
@@ -183,7 +184,7 @@ static uint32_t *count_clients(const memd_state *st)
 }
 
 static int build(const memd_state *st, const memd_session *s, int dev, bool blocks,
-                 memd_buf *out)
+                 bool models, memd_buf *out)
 {
     int rc = put_server(st, out);
     uint32_t *clients = count_clients(st);
@@ -212,6 +213,8 @@ static int build(const memd_state *st, const memd_session *s, int dev, bool bloc
         rc = put_allocs(st, s, dev, out);
     if (rc == 0)
         rc = put_sessions(st, s, out);
+    if (rc == 0 && models)
+        rc = memd_models_dump(st, s, out);
     return rc;
 }
 
@@ -234,7 +237,7 @@ int memd_dispatch_dump(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     size_t hdr_off = out->len;
     if (!memd_reply_begin(out, h->opcode, h->id, 0))
         return -ENOMEM;
-    rc = build(st, s, dev, req.flags & MEMD_DUMP_F_BLOCKS, out);
+    rc = build(st, s, dev, req.flags & MEMD_DUMP_F_BLOCKS, req.flags & MEMD_DUMP_F_MODELS, out);
     if (rc == 0 && out->len - hdr_off - MEMD_HDR_SIZE > MEMD_MAX_REPLY)
         rc = -E2BIG;
     if (rc < 0) {

@@ -3,6 +3,7 @@
 
 #include "dispatch.h"
 #include "errmsg.h"
+#include "model.h"
 #include "reply.h"
 #include "wire.h"
 
@@ -38,7 +39,9 @@ int memd_frames_process(memd_state *st, memd_session *s, const uint8_t *in, size
 {
     size_t off = 0;
     int rc = 0;
-    while (len - off >= MEMD_HDR_SIZE && memd_buf_pending(out) <= out_high) {
+    /* A session waiting for a planning job's reply sends nothing more until it comes. */
+    while (len - off >= MEMD_HDR_SIZE && memd_buf_pending(out) <= out_high &&
+           !memd_models_busy(st, s)) {
         memd_wire_hdr h;
         rc = memd_wire_hdr_get(in + off, MEMD_HDR_SIZE, st->limits.max_frame, &h);
         if (rc < 0) {

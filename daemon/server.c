@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "model_work.h"
 #include "notify.h"
 
 #define DRAIN_MS 5000 /* how long stopping waits for clients to take their replies */
@@ -75,6 +76,8 @@ int memd_server_run(memd_state *st, int listen_fd, const char *socket_path,
         return 1;
     }
     srv.loop = &loop;
+    if (memd_model_work_attach(&srv) < 0)
+        memd_log(LOG_WARNING, "no memory for the planning runner: plans run on the loop");
     /* High-water mark for unsent replies; at least one full reply must fit. */
     srv.out_high = st->limits.max_reply_backlog ? st->limits.max_reply_backlog : (4u << 20);
     signal(SIGPIPE, SIG_IGN); /* a vanished client is an error value, not a signal */
@@ -116,6 +119,7 @@ int memd_server_run(memd_state *st, int listen_fd, const char *socket_path,
         on_ready(ready_ctx);
 
     uv_run(&loop, UV_RUN_DEFAULT);
+    memd_model_work_detach(&srv);
     rc = uv_loop_close(&loop);
     if (rc < 0) {
         memd_log(LOG_ERR, "event loop did not close cleanly: %s", uv_strerror(rc));

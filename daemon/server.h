@@ -35,6 +35,7 @@ struct memd_conn {
     bool writing;             /* wbuf is owned by a uv_write in flight */
     bool close_after_flush;   /* malformed input, rejected, EOF or shutdown */
     bool closing;
+    uint8_t deferred;         /* MEMD_CONN_DEFER_*: EOF or shutdown met a planning job */
     memd_buf in;              /* received bytes not yet dispatched */
     memd_buf out;             /* replies not yet handed to the kernel */
     memd_buf wbuf;            /* replies being written by wreq */
@@ -51,5 +52,9 @@ int memd_server_run(memd_state *st, int listen_fd, const char *socket_path,
 void memd_conn_accept(memd_server *srv);
 void memd_conn_shutdown(memd_conn *c);  /* finish in-flight replies, then close */
 void memd_conn_close(memd_conn *c);     /* now */
+/* A planning job's reply was appended (model.h): dispatch what waited, flush, and finish
+ * an EOF or shutdown that came meanwhile. */
+void memd_conn_resume(memd_conn *c);
+enum { MEMD_CONN_DEFER_NONE, MEMD_CONN_DEFER_EOF, MEMD_CONN_DEFER_SHUTDOWN };
 
 #endif

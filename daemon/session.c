@@ -2,6 +2,7 @@
 #include "session.h"
 
 #include "alloc.h"
+#include "model.h"
 
 void memd_session_open(memd_state *st, memd_session *s)
 {
@@ -22,6 +23,7 @@ void memd_session_open(memd_state *st, memd_session *s)
 
 void memd_session_close(memd_state *st, memd_session *s)
 {
+    memd_models_session_close(st, s); /* its instances and model loads first */
     while (s->holds)
         memd_hold_release(st, s->holds);
     if (s->prev)

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "model.h"
 #include "session.h"
 
 uint64_t memd_now_ns(void)
@@ -84,6 +85,7 @@ void memd_state_fini(memd_state *st)
 {
     while (st->sessions)
         memd_session_close(st, st->sessions);
+    memd_models_free(st); /* before the devices: it may still release holds */
     for (uint32_t i = 0; i < st->ndevs; i++)
         memd_device_destroy(st->devs[i].dev);
     free(st->devs);

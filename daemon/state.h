@@ -18,6 +18,7 @@
 
 typedef struct memd_session memd_session;
 typedef struct memd_alloc memd_alloc;
+typedef struct memd_models memd_models; /* model.h */
 
 /* One holder of an allocation: the creator, or a session that acquired a shared one. */
 typedef struct memd_hold {
@@ -96,6 +97,7 @@ typedef struct memd_state {
     uint64_t now_ns;               /* request time, read once per request (memd_state_now) */
     memd_alloc **scratch;          /* FREE_BATCH: records found in its checking pass */
     size_t scratch_cap;
+    memd_models *models;           /* plans, models, instances (model.h); NULL until used */
 } memd_state;
 
 /* Builds one engine device per configured spec and resolves the admin group.

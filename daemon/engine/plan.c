@@ -191,7 +191,7 @@ static int search_capacity(plan_search_ctx *c, size_t m, uint64_t cap, plan_budg
 {
     for (uint64_t limit = 2 * (uint64_t)(m ? m : 1); !bu->expired; limit *= 2)
         for (int h = 0; h < 3 && !bu->expired; h++) {
-            int rc = plan_search_run(c, cap, h, 0, limit, bu, scratch);
+            int rc = plan_search_run(c, cap, h, 0, PLAN_DISC_ALL, limit, bu, scratch);
             if (rc != -EAGAIN)
                 return rc;
         }

@@ -99,10 +99,14 @@ int plan_search_new(const memd_plan_buffer *b, size_t n, const plan_graph *g,
                     uint64_t max_members, plan_search_ctx **out);
 void plan_search_free(plan_search_ctx *c);
 /* heuristic: 0..2 picks one of MiniMalloc's static preorders; higher values other key
- * orders perturbed by seed (for restarts). Returns 1 found (out filled), 0 proven
- * impossible, -EAGAIN when the node limit or the budget ran out, -ENOMEM. */
+ * orders perturbed by seed (for restarts). max_disc bounds the discrepancies (taking
+ * a node's k-th best candidate costs k) of a limited discrepancy search;
+ * PLAN_DISC_ALL searches everything. Returns 1 found (out filled), 0 proven
+ * impossible, -EAGAIN when the node limit, the discrepancy limit or the budget cut the
+ * search short, -ENOMEM. */
+#define PLAN_DISC_ALL UINT32_MAX
 int plan_search_run(plan_search_ctx *c, uint64_t capacity, int heuristic, uint64_t seed,
-                    uint64_t node_limit, plan_budget *bu, uint64_t *out);
+                    uint32_t max_disc, uint64_t node_limit, plan_budget *bu, uint64_t *out);
 /* Nodes the last run visited. */
 uint64_t plan_search_nodes(const plan_search_ctx *c);
 

@@ -88,6 +88,8 @@ struct plan_search_ctx {
     uint32_t *raised;     /* scratch of one placement: raised buffers that are witnesses */
     uint32_t *order;      /* scratch: the preorder */
     uint64_t nodes, node_limit;
+    uint32_t disc;        /* discrepancies left (limited discrepancy search) */
+    bool cut;             /* a branch was skipped for lack of discrepancies */
     plan_budget *bu;
     bool oom;
 };
@@ -693,6 +695,13 @@ static int rec(plan_search_ctx *c, part *pt, uint64_t last_off, int64_t last_ran
     for (size_t ci = base; ci < end; ci++) {
         uint32_t x = c->cand[ci];
         uint64_t o = c->minoff[x];
+        /* Taking the k-th best candidate costs k discrepancies. */
+        uint32_t cost = (uint32_t)(ci - base < UINT32_MAX ? ci - base : UINT32_MAX);
+        if (cost > c->disc) {
+            c->cut = true;
+            break;
+        }
+        c->disc -= cost;
         uint32_t up = c->upos[x];
         size_t tr = c->ntr;
         bool hatless;
@@ -743,6 +752,7 @@ static int rec(plan_search_ctx *c, part *pt, uint64_t last_off, int64_t last_ran
         for (uint32_t k = c->sl[x]; k + 1 < c->sh[x]; k++)
             c->cuts[k]++;
         unplace(c, pt, x, up, tr);
+        c->disc += cost;
         if (res != S_NOTFOUND || (hatless && ok))
             break;
     }
@@ -779,7 +789,7 @@ static void preorder(plan_search_ctx *c, uint32_t *ord, size_t m, int heuristic,
     const int *o = orders[h < 3 ? h : h % 6];
     pre_keys pk = {.k = {keys[o[0]], keys[o[1]], keys[o[2]]}};
     qsort_r(ord, m, sizeof(*ord), cmp_pre, &pk);
-    if (h < 3 || m < 2)
+    if (h < 3 || h >= 100 || m < 2)
         return;
     uint64_t rng = seed ^ (0xA5A5A5A5u + h);
     for (size_t k = 0; k + 1 < m; k++) {
@@ -795,7 +805,7 @@ static void preorder(plan_search_ctx *c, uint32_t *ord, size_t m, int heuristic,
 }
 
 int plan_search_run(plan_search_ctx *c, uint64_t capacity, int heuristic, uint64_t seed,
-                    uint64_t node_limit, plan_budget *bu, uint64_t *out)
+                    uint32_t max_disc, uint64_t node_limit, plan_budget *bu, uint64_t *out)
 {
     const memd_plan_buffer *b = c->b;
     size_t n = c->n;
@@ -805,6 +815,8 @@ int plan_search_run(plan_search_ctx *c, uint64_t capacity, int heuristic, uint64
     c->nodes = 0;
     c->node_limit = node_limit ? node_limit : UINT64_MAX;
     c->oom = false;
+    c->disc = max_disc;
+    c->cut = false;
     c->ntr = 0;
     c->ncand = 0;
     c->nmx = 0;
@@ -879,7 +891,7 @@ int plan_search_run(plan_search_ctx *c, uint64_t capacity, int heuristic, uint64
         return -ENOMEM;
     if (r == S_FOUND)
         return 1;
-    return r == S_ABORT ? -EAGAIN : 0;
+    return r == S_ABORT || c->cut ? -EAGAIN : 0;
 }
 
 uint64_t plan_search_nodes(const plan_search_ctx *c)

@@ -6,13 +6,11 @@
 #include "engine/range_bt.h"
 
 #define B MEMD_BT_FANOUT
-#define G MEMD_BT_GROUP
-#define NG (B / G)
 #define MIN_FILL (B / 2)
 #define NONE UINT32_MAX
 #define POOL_INITIAL 8u
 
-_Static_assert(sizeof(memd_bt_node) % 64 == 0, "pool nodes are cache-line aligned");
+_Static_assert(sizeof(memd_bt_node) == 1024, "nodes are a power of two bytes, line aligned");
 
 static inline bool pair_lt(uint64_t k1, uint64_t v1, uint64_t k2, uint64_t v2)
 {
@@ -24,49 +22,19 @@ static inline bool is_leaf(const memd_bt *t, unsigned level)
     return level + 1 == t->height;
 }
 
-/* The values a node's maxima are taken over: sizes in a leaf, child maxima inside. */
-static inline const uint64_t *vals(const memd_bt_node *x, bool leaf)
+/* Two independent running maxima over a pointer: a single one is a serial chain of
+ * compares, and a 32-bit index costs an extra instruction per element. */
+static uint64_t node_max(const memd_bt_node *x, bool leaf)
 {
-    return leaf ? x->v : x->m;
-}
-
-static uint64_t node_max(const memd_bt_node *x)
-{
-    uint64_t mx = x->g[0];
-    for (size_t g = 1; g < NG; g++)
-        mx = x->g[g] > mx ? x->g[g] : mx;
-    return mx;
-}
-
-/* Recompute the group maxima from group g0 on: the values there moved or changed. Groups
- * past the last entry are 0. */
-static void groups_from(memd_bt_node *x, bool leaf, size_t g0)
-{
-    const uint64_t *a = vals(x, leaf);
-    for (size_t g = g0; g < NG; g++) {
-        size_t lo = g * G, hi = lo + G < x->n ? lo + G : x->n;
-        uint64_t mx = 0;
-        for (size_t i = lo; i < hi; i++)
-            mx = a[i] > mx ? a[i] : mx;
-        x->g[g] = mx;
+    const uint64_t *a = leaf ? x->v : x->m, *e = a + x->n;
+    uint64_t m0 = 0, m1 = 0;
+    for (; e - a >= 2; a += 2) {
+        m0 = a[0] > m0 ? a[0] : m0;
+        m1 = a[1] > m1 ? a[1] : m1;
     }
-}
-
-/* The value at index i went from ov to nv. Its group's maximum follows without a rescan
- * unless the value that held it shrank. */
-static void group_update(memd_bt_node *x, bool leaf, size_t i, uint64_t ov, uint64_t nv)
-{
-    size_t g = i / G;
-    if (nv >= x->g[g]) {
-        x->g[g] = nv;
-    } else if (ov >= x->g[g]) {
-        const uint64_t *a = vals(x, leaf);
-        size_t lo = g * G, hi = lo + G < x->n ? lo + G : x->n;
-        uint64_t mx = 0;
-        for (size_t j = lo; j < hi; j++)
-            mx = a[j] > mx ? a[j] : mx;
-        x->g[g] = mx;
-    }
+    if (a < e)
+        m0 = a[0] > m0 ? a[0] : m0;
+    return m0 > m1 ? m0 : m1;
 }
 
 /* ---------------------------------------------------------------- pool */
@@ -82,7 +50,6 @@ static uint32_t node_get(memd_bt *t)
         x = t->top++;
     }
     t->node[x].n = 0;
-    memset(t->node[x].g, 0, sizeof(t->node[x].g));
     return x;
 }
 
@@ -163,7 +130,6 @@ static void item_ins(memd_bt_node *x, uint32_t pos, bool leaf, uint64_t k, uint6
         x->c[pos] = c;
     }
     x->n++;
-    groups_from(x, leaf, pos / G);
 }
 
 static void item_del(memd_bt_node *x, uint32_t pos, bool leaf)
@@ -176,7 +142,6 @@ static void item_del(memd_bt_node *x, uint32_t pos, bool leaf)
         memmove(&x->c[pos], &x->c[pos + 1], cnt * sizeof(uint32_t));
     }
     x->n--;
-    groups_from(x, leaf, pos / G);
 }
 
 /* Append src items [from, from + cnt) to dst (distinct nodes). */
@@ -191,41 +156,57 @@ static void items_append(memd_bt_node *dst, const memd_bt_node *src, uint32_t fr
         memcpy(&dst->c[at], &src->c[from], cnt * sizeof(uint32_t));
     }
     dst->n += cnt;
-    groups_from(dst, leaf, at / G);
-}
-
-/* Drop the items from index n on. */
-static void items_truncate(memd_bt_node *x, uint32_t n, bool leaf)
-{
-    x->n = n;
-    groups_from(x, leaf, n / G);
 }
 
 /* par's record of child ch at index i. */
-static void record(memd_bt_node *par, uint32_t i, const memd_bt_node *ch)
+static void record(memd_bt_node *par, uint32_t i, const memd_bt_node *ch, bool ch_leaf)
 {
-    uint64_t old = par->m[i];
     par->k[i] = ch->k[0];
     par->v[i] = ch->v[0];
-    par->m[i] = node_max(ch);
-    group_update(par, false, i, old, par->m[i]);
+    par->m[i] = node_max(ch, ch_leaf);
 }
 
-/* The node at `level` on p changed (its groups are exact); refresh the records above it
- * until one comes out unchanged: everything higher was computed from that record. */
+/* The node at `level` on p changed; refresh the records above it until one comes out
+ * unchanged (everything higher was computed from that record). */
 static void fix_up(memd_bt *t, const memd_bt_path *p, unsigned level)
 {
     for (; level > 0; level--) {
         const memd_bt_node *x = &t->node[p->node[level]];
         memd_bt_node *par = &t->node[p->node[level - 1]];
         uint32_t i = p->idx[level - 1];
-        uint64_t old = par->m[i], mx = node_max(x);
-        if (old == mx && par->k[i] == x->k[0] && par->v[i] == x->v[0])
+        uint64_t mx = node_max(x, is_leaf(t, level));
+        if (par->m[i] == mx && par->k[i] == x->k[0] && par->v[i] == x->v[0])
             return;
         par->m[i] = mx;
         par->k[i] = x->k[0];
         par->v[i] = x->v[0];
-        group_update(par, false, i, old, mx);
+    }
+}
+
+/* As fix_up, after one value in the leaf went from ov to nv (an insert is 0 -> v, a
+ * delete v -> 0). A node's new maximum follows from its old one without a rescan unless
+ * the value that held the old maximum shrank; one level up, the child's record is the
+ * value that changed. */
+static void fix_up_one(memd_bt *t, const memd_bt_path *p, uint64_t ov, uint64_t nv)
+{
+    for (unsigned level = t->height - 1; level > 0; level--) {
+        const memd_bt_node *x = &t->node[p->node[level]];
+        memd_bt_node *par = &t->node[p->node[level - 1]];
+        uint32_t i = p->idx[level - 1];
+        uint64_t old = par->m[i], mx;
+        if (nv >= old)
+            mx = nv;
+        else if (ov < old)
+            mx = old;
+        else
+            mx = node_max(x, is_leaf(t, level));
+        if (mx == old && par->k[i] == x->k[0] && par->v[i] == x->v[0])
+            return;
+        par->m[i] = mx;
+        par->k[i] = x->k[0];
+        par->v[i] = x->v[0];
+        ov = old;
+        nv = mx;
     }
 }
 
@@ -233,7 +214,7 @@ static void fix_up(memd_bt *t, const memd_bt_path *p, unsigned level)
 
 uint64_t memd_bt_max(const memd_bt *t)
 {
-    return node_max(&t->node[t->root]);
+    return node_max(&t->node[t->root], t->height == 1);
 }
 
 void memd_bt_seek(const memd_bt *t, uint64_t k, uint64_t v, memd_bt_path *p)
@@ -242,10 +223,7 @@ void memd_bt_seek(const memd_bt *t, uint64_t k, uint64_t v, memd_bt_path *p)
     unsigned l = 0;
     for (; !is_leaf(t, l); l++) {
         const memd_bt_node *nd = &t->node[x];
-        /* The last child whose separator is <= (k, v), else the first: separators are
-         * sorted, so that is how many of seps 1.. are <= (k, v). Counted over the whole
-         * node with the unused tail masked off: a fixed trip count and no data-dependent
-         * branch to mispredict. */
+        /* The last child whose separator is <= (k, v), else the first. */
         uint32_t i = 0;
         while (i + 1 < nd->n && !pair_lt(k, v, nd->k[i + 1], nd->v[i + 1]))
             i++;
@@ -254,7 +232,7 @@ void memd_bt_seek(const memd_bt *t, uint64_t k, uint64_t v, memd_bt_path *p)
         x = nd->c[i];
     }
     const memd_bt_node *lf = &t->node[x];
-    uint32_t i = 0; /* entries < (k, v), counted as above */
+    uint32_t i = 0; /* the first entry >= (k, v) */
     while (i < lf->n && pair_lt(lf->k[i], lf->v[i], k, v))
         i++;
     p->node[l] = x;
@@ -362,30 +340,17 @@ bool memd_bt_prev(const memd_bt *t, memd_bt_path *p)
     return step(t, p, 1);
 }
 
-/* Index of the first (dir 0) or last (dir 1) value >= x among indices [lo, hi) of node
- * nd, or NONE. Whole groups whose maximum is below x are skipped. */
-static uint32_t scan(const memd_bt_node *nd, bool leaf, uint32_t lo, uint32_t hi, uint64_t x,
-                     int dir)
+/* Index of the first (dir 0) or last (dir 1) a[i] >= x among i in [lo, hi), or NONE. */
+static uint32_t scan(const uint64_t *a, uint32_t lo, uint32_t hi, uint64_t x, int dir)
 {
-    const uint64_t *a = vals(nd, leaf);
     if (dir == 0) {
-        for (size_t i = lo; i < hi;) {
-            size_t g = i / G, end = g * G + G < hi ? g * G + G : hi;
-            if (nd->g[g] >= x)
-                for (size_t j = i; j < end; j++)
-                    if (a[j] >= x)
-                        return (uint32_t)j;
-            i = end;
-        }
+        for (const uint64_t *q = a + lo, *e = a + hi; q < e; q++)
+            if (*q >= x)
+                return (uint32_t)(q - a);
     } else {
-        for (size_t i = hi; i > lo;) {
-            size_t g = (i - 1) / G, start = g * G > lo ? g * G : lo;
-            if (nd->g[g] >= x)
-                for (size_t j = i; j-- > start;)
-                    if (a[j] >= x)
-                        return (uint32_t)j;
-            i = start;
-        }
+        for (const uint64_t *q = a + hi, *b = a + lo; q > b;)
+            if (*--q >= x)
+                return (uint32_t)(q - a);
     }
     return NONE;
 }
@@ -399,8 +364,8 @@ static bool fit_down(const memd_bt *t, unsigned level, uint32_t x, uint64_t want
     for (;; level++) {
         const memd_bt_node *nd = &t->node[x];
         bool leaf = is_leaf(t, level);
-        prefetch_array(vals(nd, leaf));
-        uint32_t i = scan(nd, leaf, 0, nd->n, want, dir);
+        prefetch_array(leaf ? nd->v : nd->m);
+        uint32_t i = scan(leaf ? nd->v : nd->m, 0, nd->n, want, dir);
         if (i == NONE)
             return false;
         p->node[level] = x;
@@ -422,8 +387,8 @@ bool memd_bt_fit_next(const memd_bt *t, uint64_t want, int dir, memd_bt_path *p)
         const memd_bt_node *nd = &t->node[p->node[l]];
         bool leaf = is_leaf(t, l);
         uint32_t cur = p->idx[l];
-        uint32_t i = dir == 0 ? scan(nd, leaf, cur + 1, nd->n, want, 0)
-                              : scan(nd, leaf, 0, cur, want, 1);
+        uint32_t i = dir == 0 ? scan(leaf ? nd->v : nd->m, cur + 1, nd->n, want, 0)
+                              : scan(leaf ? nd->v : nd->m, 0, cur, want, 1);
         if (i == NONE)
             continue;
         p->idx[l] = i;
@@ -440,12 +405,10 @@ void memd_bt_set(memd_bt *t, memd_bt_path *p, uint64_t k, uint64_t v)
 {
     unsigned leaf = t->height - 1;
     memd_bt_node *lf = &t->node[p->node[leaf]];
-    uint32_t i = p->idx[leaf];
-    uint64_t ov = lf->v[i];
-    lf->k[i] = k;
-    lf->v[i] = v;
-    group_update(lf, true, i, ov, v);
-    fix_up(t, p, leaf);
+    uint64_t ov = lf->v[p->idx[leaf]];
+    lf->k[p->idx[leaf]] = k;
+    lf->v[p->idx[leaf]] = v;
+    fix_up_one(t, p, ov, v);
 }
 
 void memd_bt_insert(memd_bt *t, memd_bt_path *p, uint64_t k, uint64_t v)
@@ -461,7 +424,10 @@ void memd_bt_insert(memd_bt *t, memd_bt_path *p, uint64_t k, uint64_t v)
         memd_bt_node *nx = &t->node[x];
         if (nx->n < B) {
             item_ins(nx, pos, leaf, ik, iv, im, ic);
-            fix_up(t, p, l);
+            if (leaf)
+                fix_up_one(t, p, 0, iv);
+            else
+                fix_up(t, p, l);
             return;
         }
         /* Split B + 1 items: 'keep' stay in x, the rest move to a new right sibling. */
@@ -470,28 +436,28 @@ void memd_bt_insert(memd_bt *t, memd_bt_path *p, uint64_t k, uint64_t v)
         memd_bt_node *ny = &t->node[y];
         if (pos < keep) {
             items_append(ny, nx, keep - 1, B - keep + 1, leaf);
-            items_truncate(nx, keep - 1, leaf);
+            nx->n = keep - 1;
             item_ins(nx, pos, leaf, ik, iv, im, ic);
         } else {
             items_append(ny, nx, keep, B - keep, leaf);
-            items_truncate(nx, keep, leaf);
+            nx->n = keep;
             item_ins(ny, pos - keep, leaf, ik, iv, im, ic);
         }
         if (l == 0) {
             uint32_t r = node_get(t);
             memd_bt_node *nr = &t->node[r];
-            item_ins(nr, 0, false, nx->k[0], nx->v[0], node_max(nx), x);
-            item_ins(nr, 1, false, ny->k[0], ny->v[0], node_max(ny), y);
+            item_ins(nr, 0, false, nx->k[0], nx->v[0], node_max(nx, leaf), x);
+            item_ins(nr, 1, false, ny->k[0], ny->v[0], node_max(ny, leaf), y);
             t->root = r;
             t->height++;
             return;
         }
         memd_bt_node *par = &t->node[p->node[l - 1]];
         uint32_t pi = p->idx[l - 1];
-        record(par, pi, nx); /* before the parent may split and move it */
+        record(par, pi, nx, leaf); /* before the parent may split and move it */
         ik = ny->k[0];
         iv = ny->v[0];
-        im = node_max(ny);
+        im = node_max(ny, leaf);
         ic = y;
         pos = pi + 1;
         l--;
@@ -502,6 +468,7 @@ void memd_bt_delete(memd_bt *t, memd_bt_path *p)
 {
     unsigned l = t->height - 1;
     uint32_t pos = p->idx[l];
+    uint64_t gone = t->node[p->node[l]].v[pos];
     t->count--;
     for (;;) {
         bool leaf = is_leaf(t, l);
@@ -517,7 +484,10 @@ void memd_bt_delete(memd_bt *t, memd_bt_path *p)
             return;
         }
         if (nx->n >= MIN_FILL) {
-            fix_up(t, p, l);
+            if (leaf)
+                fix_up_one(t, p, gone, 0);
+            else
+                fix_up(t, p, l);
             return;
         }
         /* Underflow: borrow from a sibling with spare items, else merge with it. */
@@ -529,14 +499,14 @@ void memd_bt_delete(memd_bt *t, memd_bt_path *p)
             if (ns->n > MIN_FILL) {
                 items_append(nx, ns, 0, 1, leaf);
                 item_del(ns, 0, leaf);
-                record(par, pi, nx);
-                record(par, pi + 1, ns);
+                record(par, pi, nx, leaf);
+                record(par, pi + 1, ns, leaf);
                 fix_up(t, p, l - 1);
                 return;
             }
             items_append(nx, ns, 0, ns->n, leaf);
             node_put(t, s);
-            record(par, pi, nx);
+            record(par, pi, nx, leaf);
             pos = pi + 1;
         } else {
             uint32_t s = par->c[pi - 1]; /* a non-root inner node has >= 2 children */
@@ -545,15 +515,15 @@ void memd_bt_delete(memd_bt *t, memd_bt_path *p)
                 uint32_t last = ns->n - 1;
                 item_ins(nx, 0, leaf, ns->k[last], ns->v[last], leaf ? 0 : ns->m[last],
                          leaf ? 0 : ns->c[last]);
-                items_truncate(ns, last, leaf);
-                record(par, pi - 1, ns);
-                record(par, pi, nx);
+                ns->n--;
+                record(par, pi - 1, ns, leaf);
+                record(par, pi, nx, leaf);
                 fix_up(t, p, l - 1);
                 return;
             }
             items_append(ns, nx, 0, nx->n, leaf);
             node_put(t, x);
-            record(par, pi - 1, ns);
+            record(par, pi - 1, ns, leaf);
             pos = pi;
         }
         l--;
@@ -579,14 +549,6 @@ static int check_node(check_ctx *c, uint32_t x, unsigned level, uint64_t *mx)
     bool leaf = is_leaf(t, level);
     if (nd->n > B || (level > 0 && nd->n < MIN_FILL) || (level == 0 && !leaf && nd->n < 2))
         return -EFAULT;
-    const uint64_t *a = vals(nd, leaf);
-    for (size_t g = 0; g < NG; g++) {
-        uint64_t gm = 0;
-        for (size_t i = g * G; i < g * G + G && i < nd->n; i++)
-            gm = a[i] > gm ? a[i] : gm;
-        if (gm != nd->g[g])
-            return -EFAULT;
-    }
     uint64_t m = 0;
     for (uint32_t i = 0; i < nd->n; i++) {
         if (leaf) {

@@ -312,6 +312,50 @@ typedef struct memclient_block {
     uint64_t size;
 } memclient_block;
 
+/* Plans, models and instances: with MEMCLIENT_DUMP_MODELS (see "plans and models"). */
+typedef struct memclient_plan_rec {
+    uint64_t plan_id;
+    uint64_t arena;             /* bytes */
+    uint64_t lower_bound;       /* bytes: no plan can use less */
+    uint64_t created_ns;
+    uint64_t plan_us;           /* time the daemon spent planning or validating it */
+    uint64_t hits;              /* requests answered from the cache */
+    uint32_t buffers;
+    uint32_t models;            /* loaded models using it */
+    int optimal;
+    int precomputed;
+    char strategy[32];
+} memclient_plan_rec;
+
+typedef struct memclient_model_rec {
+    uint64_t model_id;
+    uint64_t plan_id;
+    uint64_t code_handle;       /* 0: none */
+    uint64_t const_handle;      /* 0: no weights */
+    uint64_t code_bytes;
+    uint64_t const_bytes;
+    uint64_t arena;             /* bytes of one instance's arena */
+    uint64_t created_ns;
+    uint32_t device;
+    uint32_t users;             /* sessions that loaded it */
+    uint32_t ntensors;
+    uint32_t instances;
+    char name[MEMD_NAME_MAX];
+} memclient_model_rec;
+
+typedef struct memclient_instance_rec {
+    uint64_t instance_id;
+    uint64_t model_id;
+    uint64_t arena_handle;
+    uint64_t arena_address;
+    uint64_t arena_bytes;
+    uint64_t placeholder_bytes;
+    uint32_t session_id;
+    uint32_t pid;
+    uint32_t placeholders;
+    int busy;                   /* 0: released, on its session's free list */
+} memclient_instance_rec;
+
 typedef struct memclient_session_rec {
     uint32_t id;
     uint32_t pid;
@@ -340,10 +384,17 @@ typedef struct memclient_snapshot {
     memclient_session_rec *sessions;
     size_t nblocks;             /* only with MEMCLIENT_DUMP_BLOCKS */
     memclient_block *blocks;
+    size_t nplans;              /* only with MEMCLIENT_DUMP_MODELS */
+    memclient_plan_rec *plans;
+    size_t nmodels;
+    memclient_model_rec *models;
+    size_t ninstances;
+    memclient_instance_rec *instances;
 } memclient_snapshot;
 
 enum {
     MEMCLIENT_DUMP_BLOCKS = 1u << 0, /* also every free and allocated block of every region */
+    MEMCLIENT_DUMP_MODELS = 1u << 1, /* also cached plans, models and instances */
 };
 
 #define MEMCLIENT_ALL_DEVICES UINT32_MAX
@@ -358,6 +409,224 @@ MEMCLIENT_API void memclient_snapshot_free(memclient_snapshot *s);
 MEMCLIENT_API const memclient_region *memclient_snapshot_region(const memclient_snapshot *s,
                                                                 uint32_t device, memd_kind kind,
                                                                 uint32_t region);
+
+/* ---- plans and models ------------------------------------------------------------------
+ *
+ * Plan: offsets for buffers with known lifetimes inside one arena, so that no two buffers
+ * live at the same time share a byte. memd plans a problem (or validates a compiler's
+ * precomputed plan) and caches the result by a hash of the problem: the same problem
+ * submitted again, by any session, is answered from the cache at once.
+ *
+ * Model: a graph's tensors and ops. memd derives each activation's lifetime (from the op
+ * that produces it to the last op that reads it; in-place ops alias their input and
+ * extend its lifetime; an alias that is a graph output keeps its source to the end),
+ * plans the activations into one arena, and allocates the model's code and weights once
+ * per device as shared buffers that every session loading the same model (same name and
+ * content) holds by reference count.
+ *
+ * Instance: one inference in flight: an arena (class internal) sized by the plan plus one
+ * buffer per input, output and in-out tensor, with every tensor's absolute address.
+ * Several instances of a model may exist at once. A released instance stays allocated on
+ * the session's free list for that model and the next instance_create hands it back
+ * (same addresses, nothing allocated) unless released with MEMCLIENT_INSTANCE_FREE.
+ * Everything is released when the model is unloaded or the connection closes. */
+
+typedef struct memclient_plan_buffer {
+    uint64_t lower;             /* lifetime [lower, upper), in any unit of time */
+    uint64_t upper;
+    uint64_t size;              /* bytes */
+    uint64_t alignment;         /* power of two; 0 means 1 */
+    uint64_t offset;            /* the pin when pinned; with MEMCLIENT_PLAN_PRECOMPUTED the
+                                   plan's offset of every buffer */
+    int pinned;                 /* the planner must place the buffer at offset */
+} memclient_plan_buffer;
+
+enum {
+    /* The offsets are a plan to validate, not a problem to plan. An invalid plan fails
+     * with -EINVAL naming the first two buffers that overlap. */
+    MEMCLIENT_PLAN_PRECOMPUTED = 1u << 0,
+};
+
+typedef struct memclient_plan_opts {
+    unsigned flags;             /* MEMCLIENT_PLAN_* */
+    uint32_t budget_ms;         /* improvement time; 0: the daemon's default (100 ms); the
+                                   daemon caps it (1000 ms). A cached plan is reused whatever
+                                   the budget. */
+    uint64_t seed;              /* the planner's random steps */
+} memclient_plan_opts;
+
+typedef struct memclient_plan_info {
+    uint64_t plan_id;           /* the cache key; names the plan in dumps */
+    uint64_t arena;             /* bytes */
+    uint64_t lower_bound;       /* bytes; gap = (arena - lower_bound) / lower_bound */
+    uint64_t iterations;
+    uint64_t plan_us;           /* daemon time spent when it was planned */
+    uint32_t buffers;
+    int cached;                 /* answered from the cache */
+    int optimal;
+    int precomputed;
+    char strategy[32];
+} memclient_plan_info;
+
+/* Plans bufs[0..n) (opts may be NULL) and writes each buffer's offset to offsets[0..n)
+ * (may be NULL). Problems larger than one frame are uploaded in parts. */
+MEMCLIENT_API int memclient_plan_submit(memclient *c, const memclient_plan_buffer *bufs,
+                                        size_t n, const memclient_plan_opts *opts,
+                                        memclient_plan_info *out, uint64_t *offsets);
+
+/* Tensor roles. ALIAS appears only in what memd reports: a tensor written by an in-place
+ * op is stored in the tensor it aliases. */
+typedef enum memclient_tensor_role {
+    MEMCLIENT_TENSOR_ACTIVATION = 0, /* intermediate: planned into the instance's arena */
+    MEMCLIENT_TENSOR_WEIGHT = 1,     /* constant: in the model's shared constants buffer */
+    MEMCLIENT_TENSOR_INPUT = 2,      /* placeholders: one buffer each per instance */
+    MEMCLIENT_TENSOR_OUTPUT = 3,
+    MEMCLIENT_TENSOR_INOUT = 4,
+    MEMCLIENT_TENSOR_ALIAS = 5,
+} memclient_tensor_role;
+
+#define MEMCLIENT_MODEL_DEFAULT_ALIGN 64 /* tensor alignment when none is given */
+#define MEMCLIENT_NO_TENSOR UINT32_MAX
+
+typedef struct memclient_tensor_desc {
+    const char *name;           /* for messages; may be NULL */
+    memclient_tensor_role role; /* ACTIVATION .. INOUT */
+    uint64_t bytes;             /* size, when dtype is MEMD_DTYPE_NONE */
+    memd_dtype dtype;           /* else shape[0..ndim) elements of dtype */
+    uint32_t ndim;
+    uint64_t shape[MEMD_MAX_DIMS];
+    uint64_t alignment;         /* 0: MEMCLIENT_MODEL_DEFAULT_ALIGN */
+} memclient_tensor_desc;
+
+typedef struct memclient_op_desc {
+    const char *name;           /* for messages; may be NULL */
+    const uint32_t *inputs;     /* tensor indices */
+    uint32_t ninputs;
+    const uint32_t *outputs;
+    uint32_t noutputs;
+    int inplace;                /* reshape, view...: every output aliases inputs[0] */
+} memclient_op_desc;
+
+typedef struct memclient_model_desc {
+    const char *name;           /* [A-Za-z0-9._-], at most 48 bytes */
+    uint32_t device;
+    memd_scope scope;           /* every buffer of the model */
+    uint64_t code_bytes;        /* 0: no code buffer */
+    const memclient_tensor_desc *tensors;
+    size_t ntensors;
+    const memclient_op_desc *ops; /* in execution order: op i runs at time i */
+    size_t nops;
+    /* Optional precomputed plan (a compiler's): offsets[i] for every ACTIVATION tensor i
+     * that is not an alias (other entries are ignored). memd validates it. NULL: memd
+     * plans. */
+    const uint64_t *offsets;
+} memclient_model_desc;
+
+/* What memd derives per tensor (memclient_model_lifetimes). */
+typedef struct memclient_tensor_life {
+    uint64_t size;              /* bytes */
+    uint64_t alignment;
+    uint64_t lower, upper;      /* storage lifetime [lower, upper) in op steps: activations
+                                   and aliases of activations (the source's); others
+                                   [0, nops) */
+    uint32_t alias_of;          /* the tensor holding the data, or MEMCLIENT_NO_TENSOR */
+    uint32_t producer;          /* op index, or MEMCLIENT_NO_TENSOR */
+    uint32_t last_use;          /* last op reading it, or MEMCLIENT_NO_TENSOR */
+} memclient_tensor_life;
+
+typedef struct memclient_model_error {
+    int status;                 /* negative errno */
+    size_t op;                  /* the op concerned, or SIZE_MAX */
+    size_t tensor;              /* the tensor concerned, or SIZE_MAX */
+    char message[256];
+} memclient_model_error;
+
+/* Derives every tensor's size and lifetime from the graph (no daemon involved). 0, or
+ * -EINVAL with *err (may be NULL) naming the op and tensor at fault: an unknown tensor
+ * index, a tensor read before it is written or never written, written twice, a weight or
+ * input written, an unused activation, an in-place output larger than its source. */
+MEMCLIENT_API int memclient_model_lifetimes(const memclient_model_desc *d,
+                                            memclient_tensor_life *out,
+                                            memclient_model_error *err);
+
+typedef struct memclient_model_info {
+    uint64_t model_id;
+    uint64_t plan_id;
+    uint64_t arena;             /* bytes of one instance's arena */
+    uint64_t lower_bound;
+    uint64_t code_handle;       /* 0: none */
+    uint64_t code_address;
+    uint64_t code_bytes;
+    uint64_t const_handle;      /* 0: no weights */
+    uint64_t const_address;
+    uint64_t const_bytes;
+    uint64_t created_ns;
+    uint32_t device;
+    uint32_t users;             /* sessions that loaded it */
+    uint32_t ntensors;
+    uint32_t instances;
+    int created;                /* this load created the model (else it was shared) */
+    int plan_cached;            /* model_load: the plan came from the cache */
+    int plan_optimal;
+    int plan_precomputed;
+    char name[MEMD_NAME_MAX];
+    char strategy[32];
+} memclient_model_info;
+
+typedef struct memclient_tensor_info {
+    memclient_tensor_role role; /* ALIAS for a tensor stored in another */
+    uint32_t alias_of;          /* MEMCLIENT_NO_TENSOR unless ALIAS */
+    uint64_t size;
+    uint64_t value;             /* WEIGHT: absolute address; ACTIVATION: offset in the
+                                   arena; placeholders: 0; ALIAS: its source's value */
+} memclient_tensor_info;
+
+/* Loads a model (opts: the plan's, may be NULL): derives lifetimes, submits the plan,
+ * loads. tensors (may be NULL) receives d->ntensors entries. Loading a model this
+ * session already loaded answers the same and takes nothing more; loading a name that is
+ * loaded with other content fails with -EEXIST. */
+MEMCLIENT_API int memclient_model_load(memclient *c, const memclient_model_desc *d,
+                                       const memclient_plan_opts *opts,
+                                       memclient_model_info *out,
+                                       memclient_tensor_info *tensors);
+
+/* A loaded model's details (this session's, or any for an admin); writes at most cap
+ * tensors and returns the model's tensor count. */
+MEMCLIENT_API int memclient_model_query(memclient *c, uint64_t model_id,
+                                        memclient_model_info *out,
+                                        memclient_tensor_info *tensors, size_t cap);
+
+enum { MEMCLIENT_MODEL_FORCE = 1u << 0 }; /* unload even with instances in use */
+
+/* Releases this session's load of the model, with all its instances. -EBUSY while an
+ * instance is in use, unless MEMCLIENT_MODEL_FORCE. */
+MEMCLIENT_API int memclient_model_unload(memclient *c, uint64_t model_id, unsigned flags);
+
+typedef struct memclient_instance {
+    uint64_t instance_id;
+    uint64_t model_id;
+    uint64_t arena_handle;      /* 0 when the model has no activations */
+    uint64_t arena_address;
+    uint64_t arena_bytes;
+    uint32_t ntensors;
+    int reused;                 /* handed back from the free list */
+} memclient_instance;
+
+typedef struct memclient_tensor_addr {
+    uint64_t address;           /* absolute, in the bank group's address map */
+    uint64_t handle;            /* the allocation holding the tensor */
+} memclient_tensor_addr;
+
+/* A new (or reused) instance; addrs (cap entries, may be NULL) receives every tensor's
+ * address in the model's tensor order. Returns the model's tensor count. */
+MEMCLIENT_API int memclient_instance_create(memclient *c, uint64_t model_id,
+                                            memclient_instance *out,
+                                            memclient_tensor_addr *addrs, size_t cap);
+
+enum { MEMCLIENT_INSTANCE_FREE = 1u << 0 }; /* free the buffers instead of keeping them */
+
+MEMCLIENT_API int memclient_instance_release(memclient *c, uint64_t instance_id,
+                                             unsigned flags);
 
 #ifdef __cplusplus
 }

@@ -41,6 +41,14 @@ typedef enum memd_opcode {
     MEMD_OP_QUERY = 6,       /* u64 handle -> memd_wire_alloc_info */
     MEMD_OP_BANKS = 7,       /* u64 handle -> u32 count, u32 0, count x u64 absolute bank address */
     MEMD_OP_DUMP = 8,        /* memd_wire_dump_req -> sequence of tagged records */
+    /* Plans and models (see the section at the end of this file). */
+    MEMD_OP_UPLOAD = 9,           /* memd_wire_upload + data -> empty */
+    MEMD_OP_PLAN = 10,            /* doc(plan body) -> memd_wire_plan_info + count x u64 offset */
+    MEMD_OP_MODEL_LOAD = 11,      /* doc(model body) -> memd_wire_model_info + n x tensor_info */
+    MEMD_OP_MODEL_UNLOAD = 12,    /* memd_wire_ref (model id) -> empty */
+    MEMD_OP_MODEL_INFO = 13,      /* memd_wire_ref (model id) -> as MODEL_LOAD */
+    MEMD_OP_INSTANCE_CREATE = 14, /* memd_wire_ref (model id) -> instance_info + n x tensor_addr */
+    MEMD_OP_INSTANCE_RELEASE = 15, /* memd_wire_ref (instance id, MEMD_INST_F_*) -> empty */
     MEMD_OP_OPCODE_COUNT
 } memd_opcode;
 
@@ -64,12 +72,27 @@ typedef struct memd_wire_error {
 
 enum { MEMD_ERR_DETAIL_NONE = 0, MEMD_ERR_DETAIL_NOMEM = 1, MEMD_ERR_DETAIL_QUOTA = 2 };
 
+#define MEMD_TOKEN_SIZE 16 /* session reclaim token (HELLO, welcome) */
+
 typedef struct memd_wire_hello {
     uint16_t min_version;      /* client accepts [min, max] */
     uint16_t max_version;
-    uint32_t flags;
+    uint32_t flags;            /* MEMD_HELLO_F_* */
     char client_name[32];
+    /* Appended (a 40-byte HELLO without them is still accepted and gets the 48-byte
+     * welcome of before): with MEMD_HELLO_F_RECLAIM, the session to take back after a
+     * daemon restart and the token its welcome carried. */
+    uint32_t reclaim_session;
+    uint32_t pad;
+    uint8_t reclaim_token[MEMD_TOKEN_SIZE];
 } memd_wire_hello;
+
+/* Take over the orphaned session reclaim_session with all it holds (same handles, same
+ * addresses). Refused with -ESTALE (no such orphaned session: released after its grace
+ * period, its process was gone, or the state was reset), -EACCES (token or uid does not
+ * match), -EBUSY (that session is connected), -EISCONN (this session holds allocations
+ * already); the connection stays usable with its own new session. */
+enum { MEMD_HELLO_F_RECLAIM = 1u << 0 };
 
 typedef struct memd_wire_welcome {
     uint16_t version;          /* chosen version */
@@ -78,7 +101,16 @@ typedef struct memd_wire_welcome {
     uint32_t max_frame;        /* request payload limit */
     uint32_t ndevices;
     char server_version[32];
+    /* Appended (sent only in reply to the 64-byte HELLO): */
+    uint32_t flags;            /* MEMD_WELCOME_F_* */
+    uint32_t reclaimed;        /* MEMD_WELCOME_F_RECLAIMED: allocations taken over */
+    uint8_t token[MEMD_TOKEN_SIZE]; /* the secret that reclaims this session */
 } memd_wire_welcome;
+
+enum {
+    MEMD_WELCOME_F_PERSISTENT = 1u << 0, /* the map survives a daemon restart: token is valid */
+    MEMD_WELCOME_F_RECLAIMED = 1u << 1,  /* this HELLO took an orphaned session back */
+};
 
 enum { MEMD_ALLOC_F_SHARED = 1u << 0 }; /* named + shared by refcount */
 
@@ -125,7 +157,12 @@ typedef struct memd_wire_alloc_info {
     char comm[16];             /* creator's process name */
 } memd_wire_alloc_info;
 
-enum { MEMD_DUMP_F_BLOCKS = 1u << 0 }; /* also every block of every region */
+enum {
+    MEMD_DUMP_F_BLOCKS = 1u << 0, /* also every block of every region */
+    /* Also PLAN, MODEL and INSTANCE records. Opt-in, so a client that predates them
+     * never meets a tag it does not know. */
+    MEMD_DUMP_F_MODELS = 1u << 1,
+};
 
 typedef struct memd_wire_dump_req {
     uint32_t device;           /* UINT32_MAX = all */
@@ -141,6 +178,9 @@ typedef enum memd_rec_tag {
     MEMD_REC_ALLOC = 5,   /* memd_wire_alloc_info */
     MEMD_REC_BLOCK = 6,   /* memd_wire_block_rec (MEMD_DUMP_F_BLOCKS) */
     MEMD_REC_SESSION = 7, /* memd_wire_session_rec */
+    MEMD_REC_PLAN = 8,    /* memd_wire_plan_rec (MEMD_DUMP_F_MODELS) */
+    MEMD_REC_MODEL = 9,   /* memd_wire_model_rec (MEMD_DUMP_F_MODELS) */
+    MEMD_REC_INSTANCE = 10, /* memd_wire_instance_rec (MEMD_DUMP_F_MODELS) */
 } memd_rec_tag;
 
 typedef struct memd_wire_stats {
@@ -221,6 +261,250 @@ typedef struct memd_wire_session_rec {
     uint64_t requests;
     char comm[16];
     char client_name[32];
+    /* Appended: */
+    uint32_t flags;            /* MEMD_SESSION_F_* */
+    uint32_t pad;
+    uint64_t reclaim_deadline_ns; /* ORPHANED: released at this time (CLOCK_REALTIME) */
 } memd_wire_session_rec;
+
+/* An orphaned session is one from before a daemon restart whose client has not
+ * reclaimed it yet (HELLO with MEMD_HELLO_F_RECLAIM); it holds its allocations until
+ * then, until its process is gone, or until reclaim_grace_ms pass. */
+enum { MEMD_SESSION_F_ORPHANED = 1u << 0 };
+
+/* ---- Plans and models ------------------------------------------------------------------
+ *
+ * Documents. PLAN and MODEL_LOAD carry a document whose size depends on the problem:
+ * their payload is a u64 upload id followed by the document. Upload id 0: the document
+ * follows inline in the same frame. Otherwise the payload is exactly those 8 bytes and
+ * the document is the session's completed upload with that id, sent before in UPLOAD
+ * parts; the request consumes the upload (whatever its outcome). So a document may be
+ * larger than the frame limit (up to MEMD_UPLOAD_MAX bytes) without raising it.
+ *
+ * UPLOAD parts: memd_wire_upload then the data bytes. The first part (offset 0) opens the
+ * upload with its total size; parts must come in order (offset = bytes received so far)
+ * and never pass the total. A session may have MEMD_UPLOAD_MAX_OPEN uploads open; they
+ * are dropped when it goes away. */
+#define MEMD_UPLOAD_MAX (64u << 20) /* bytes in one uploaded document */
+#define MEMD_UPLOAD_MAX_OPEN 4      /* open uploads per session */
+
+typedef struct memd_wire_upload {
+    uint64_t upload_id;        /* chosen by the client, not 0 */
+    uint64_t total;            /* the document's size in bytes, 1..MEMD_UPLOAD_MAX */
+    uint64_t offset;           /* where this part's data goes */
+} memd_wire_upload;
+
+/* Plan problem (PLAN document): memd_wire_plan_req then count x memd_wire_plan_buf.
+ * The plan is cached by a hash of the canonical problem (see daemon/model_cache.c):
+ * the same problem submitted again, by any session, gets the cached plan at once. With
+ * MEMD_PLAN_F_PRECOMPUTED every buffer's offset is a plan (from a compiler) that the
+ * daemon validates instead of planning; an invalid one is rejected with -EINVAL naming
+ * the first two buffers that overlap. */
+enum { MEMD_PLAN_F_PRECOMPUTED = 1u << 0 };
+enum { MEMD_PLAN_BUF_F_PINNED = 1u << 0 }; /* offset is a pin the planner must keep */
+#define MEMD_PLAN_MAX_BUFFERS (1u << 20)
+#define MEMD_PLAN_BUDGET_DEFAULT_MS 100 /* budget_ms 0 */
+#define MEMD_PLAN_BUDGET_MAX_MS 1000    /* larger budgets are capped */
+
+typedef struct memd_wire_plan_req {
+    uint32_t count;            /* buffers, 0..MEMD_PLAN_MAX_BUFFERS */
+    uint32_t flags;            /* MEMD_PLAN_F_* */
+    uint32_t budget_ms;        /* improvement time; 0: default; capped by the daemon */
+    uint32_t pad;
+    uint64_t seed;             /* the planner's random steps */
+} memd_wire_plan_req;
+
+typedef struct memd_wire_plan_buf {
+    uint64_t lower;            /* lifetime [lower, upper) */
+    uint64_t upper;
+    uint64_t size;
+    uint64_t align;            /* power of two; 0 means 1 */
+    uint64_t offset;           /* pin (MEMD_PLAN_BUF_F_PINNED) or the precomputed offset */
+    uint32_t flags;            /* MEMD_PLAN_BUF_F_* */
+    uint32_t pad;
+} memd_wire_plan_buf;
+
+enum {
+    MEMD_PLAN_I_CACHED = 1u << 0,      /* answered from the cache */
+    MEMD_PLAN_I_OPTIMAL = 1u << 1,     /* arena == lower bound, or proven minimal */
+    MEMD_PLAN_I_PRECOMPUTED = 1u << 2, /* a validated precomputed plan */
+};
+
+/* PLAN reply: memd_wire_plan_info then count x u64 offset (buffer order). */
+typedef struct memd_wire_plan_info {
+    uint64_t plan_id;          /* content hash: names the plan in MODEL_LOAD and dumps */
+    uint64_t arena;            /* bytes: max(offset + size) */
+    uint64_t lower_bound;      /* max over time of the live bytes */
+    uint64_t iterations;       /* improvement iterations spent */
+    uint64_t plan_us;          /* time the planner or validator took (when it ran) */
+    uint32_t count;
+    uint32_t flags;            /* MEMD_PLAN_I_* */
+    char strategy[32];         /* what produced the plan */
+} memd_wire_plan_info;
+
+/* Tensor roles. An ACTIVATION lives in the instance's arena at its plan offset; a
+ * WEIGHT in the model's shared constants buffer; INPUT/OUTPUT/INOUT are placeholders,
+ * one buffer each per instance; an ALIAS (in-place op: reshape, view) is stored in the
+ * tensor alias_of names, which is not itself an alias. */
+typedef enum memd_tensor_role {
+    MEMD_TENSOR_ACTIVATION = 0,
+    MEMD_TENSOR_WEIGHT = 1,
+    MEMD_TENSOR_INPUT = 2,
+    MEMD_TENSOR_OUTPUT = 3,
+    MEMD_TENSOR_INOUT = 4,
+    MEMD_TENSOR_ALIAS = 5,
+    MEMD_TENSOR_ROLE_COUNT
+} memd_tensor_role;
+
+#define MEMD_MODEL_MAX_TENSORS (1u << 20)
+#define MEMD_NO_TENSOR UINT32_MAX
+
+/* Model (MODEL_LOAD document): memd_wire_model_req then ntensors x memd_wire_tensor.
+ * A model is identified by (device, name); loading it again with the same content (by
+ * any session) shares it: code and constants are allocated once, as shared named
+ * buffers "model:NAME:code" and "model:NAME:const" held by every loading session.
+ * The ACTIVATION tensors, in tensor order, must be exactly the buffers of plan plan_id
+ * (size, alignment, lifetime): submit the plan first. */
+typedef struct memd_wire_model_req {
+    uint32_t device;
+    uint8_t scope;             /* memd_scope of every buffer of the model */
+    uint8_t pad0;
+    uint16_t pad1;
+    uint32_t ntensors;         /* 1..MEMD_MODEL_MAX_TENSORS */
+    uint32_t flags;            /* none defined: 0 */
+    uint64_t plan_id;          /* the activations' plan (PLAN reply) */
+    uint64_t code_bytes;       /* 0: no code buffer */
+    char name[MEMD_NAME_MAX];  /* [A-Za-z0-9._-], at most MEMD_MODEL_NAME_MAX bytes */
+} memd_wire_model_req;
+
+#define MEMD_MODEL_NAME_MAX 48
+
+typedef struct memd_wire_tensor {
+    uint64_t size;             /* bytes (> 0 unless an alias) */
+    uint64_t align;            /* power of two; 0 means 1 */
+    uint64_t lower;            /* ACTIVATION: lifetime [lower, upper); else 0 */
+    uint64_t upper;
+    uint8_t role;              /* memd_tensor_role */
+    uint8_t pad0;
+    uint16_t pad1;
+    uint32_t alias_of;         /* ALIAS: the tensor holding the data; else MEMD_NO_TENSOR */
+} memd_wire_tensor;
+
+enum {
+    MEMD_MODEL_I_NEW = 1u << 0,         /* this request created the model */
+    MEMD_MODEL_I_PLAN_OPTIMAL = 1u << 1,
+    MEMD_MODEL_I_PLAN_PRECOMPUTED = 1u << 2,
+};
+
+/* MODEL_LOAD / MODEL_INFO reply: memd_wire_model_info then ntensors x memd_wire_tensor_info. */
+typedef struct memd_wire_model_info {
+    uint64_t model_id;         /* never reused while the daemon runs */
+    uint64_t plan_id;
+    uint64_t arena;            /* bytes of one instance's arena */
+    uint64_t lower_bound;      /* of the plan */
+    uint64_t code_handle;      /* 0 without code */
+    uint64_t code_address;
+    uint64_t code_bytes;
+    uint64_t const_handle;     /* 0 without weights */
+    uint64_t const_address;
+    uint64_t const_bytes;
+    uint64_t created_ns;       /* CLOCK_REALTIME */
+    uint32_t device;
+    uint32_t users;            /* sessions that loaded it */
+    uint32_t ntensors;
+    uint32_t instances;        /* of every session */
+    uint32_t flags;            /* MEMD_MODEL_I_* */
+    uint32_t pad;
+    char name[MEMD_NAME_MAX];
+    char strategy[32];         /* the plan's */
+} memd_wire_model_info;
+
+typedef struct memd_wire_tensor_info {
+    uint64_t value;            /* WEIGHT: absolute address; ACTIVATION: offset in the arena;
+                                  placeholders: 0; ALIAS: its source's value */
+    uint64_t size;
+    uint8_t role;
+    uint8_t pad0;
+    uint16_t pad1;
+    uint32_t alias_of;
+} memd_wire_tensor_info;
+
+/* MODEL_UNLOAD, MODEL_INFO, INSTANCE_CREATE, INSTANCE_RELEASE. */
+typedef struct memd_wire_ref {
+    uint64_t id;
+    uint32_t flags;
+    uint32_t pad;
+} memd_wire_ref;
+
+/* MODEL_UNLOAD: without FORCE, a session with an instance in use gets -EBUSY. */
+enum { MEMD_MODEL_F_FORCE = 1u << 0 };
+/* INSTANCE_RELEASE: without FREE the instance goes to its session's free list for that
+ * model and the next INSTANCE_CREATE gets it back (same addresses, nothing allocated);
+ * with FREE its buffers are freed. */
+enum { MEMD_INST_F_FREE = 1u << 0 };
+
+enum { MEMD_INST_I_REUSED = 1u << 0 };
+
+/* INSTANCE_CREATE reply: memd_wire_instance_info then ntensors x memd_wire_tensor_addr,
+ * in the model's tensor order. */
+typedef struct memd_wire_instance_info {
+    uint64_t instance_id;      /* never reused while the daemon runs */
+    uint64_t model_id;
+    uint64_t arena_handle;     /* 0 when the model has no activations */
+    uint64_t arena_address;
+    uint64_t arena_bytes;
+    uint32_t ntensors;
+    uint32_t flags;            /* MEMD_INST_I_* */
+} memd_wire_instance_info;
+
+typedef struct memd_wire_tensor_addr {
+    uint64_t address;          /* absolute (the bank group's address map) */
+    uint64_t handle;           /* the allocation holding it */
+} memd_wire_tensor_addr;
+
+/* DUMP records (MEMD_DUMP_F_MODELS). Plans: every cached plan (they carry no owner).
+ * Models and instances: the session's own, or all for an admin. */
+typedef struct memd_wire_plan_rec {
+    uint64_t plan_id;
+    uint64_t arena;
+    uint64_t lower_bound;
+    uint64_t created_ns;
+    uint64_t plan_us;
+    uint64_t hits;             /* requests answered from the cache */
+    uint32_t buffers;
+    uint32_t flags;            /* MEMD_PLAN_I_OPTIMAL, MEMD_PLAN_I_PRECOMPUTED */
+    uint32_t models;           /* loaded models using it (it is not evicted meanwhile) */
+    uint32_t pad;
+    char strategy[32];
+} memd_wire_plan_rec;
+
+typedef struct memd_wire_model_rec {
+    uint64_t model_id;
+    uint64_t plan_id;
+    uint64_t code_handle;
+    uint64_t const_handle;
+    uint64_t code_bytes;
+    uint64_t const_bytes;
+    uint64_t arena;
+    uint64_t created_ns;
+    uint32_t device;
+    uint32_t users;
+    uint32_t ntensors;
+    uint32_t instances;
+    char name[MEMD_NAME_MAX];
+} memd_wire_model_rec;
+
+typedef struct memd_wire_instance_rec {
+    uint64_t instance_id;
+    uint64_t model_id;
+    uint64_t arena_handle;
+    uint64_t arena_address;
+    uint64_t arena_bytes;
+    uint64_t placeholder_bytes;
+    uint32_t session_id;
+    uint32_t pid;
+    uint32_t placeholders;
+    uint32_t busy;             /* 1 in use, 0 on the free list */
+} memd_wire_instance_rec;
 
 #endif

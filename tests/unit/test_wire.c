@@ -419,7 +419,7 @@ START_TEST(dump_req_roundtrip_and_rejects)
     ck_assert_uint_eq(g.device, UINT32_MAX);
     ck_assert_uint_eq(g.flags, MEMD_DUMP_F_BLOCKS);
     ck_assert_int_eq(memd_wire_dump_req_get(buf, 7, &g), -EBADMSG);
-    d.flags = 2;
+    d.flags = MEMD_DUMP_F_MODELS << 1; /* the first unknown bit */
     memd_wire_dump_req_put(buf, &d);
     ck_assert_int_eq(memd_wire_dump_req_get(buf, MEMD_WIRE_DUMP_REQ_SIZE, &g), -EINVAL);
 }
@@ -659,7 +659,7 @@ START_TEST(tags)
 {
     uint32_t tag;
     size_t n;
-    for (uint32_t t = MEMD_REC_SERVER; t <= MEMD_REC_SESSION; t++) {
+    for (uint32_t t = MEMD_REC_SERVER; t <= MEMD_REC_INSTANCE; t++) {
         size_t sz = memd_wire_rec_size(t);
         ck_assert_uint_gt(sz, 0);
         memd_wire_tag_put(buf, t);
@@ -672,7 +672,7 @@ START_TEST(tags)
     ck_assert_uint_eq(memd_wire_rec_size(0), 0);
     memd_wire_tag_put(buf, 0);
     ck_assert_int_eq(memd_wire_tag_get(buf, 400, &tag, &n), -EINVAL);
-    memd_wire_tag_put(buf, MEMD_REC_SESSION + 1);
+    memd_wire_tag_put(buf, MEMD_REC_INSTANCE + 1);
     ck_assert_int_eq(memd_wire_tag_get(buf, 400, &tag, &n), -EINVAL);
     ck_assert_int_eq(memd_wire_tag_get(buf, 3, &tag, &n), -EBADMSG);
 }

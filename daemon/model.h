@@ -1,0 +1,71 @@
+/* memd daemon — plans and models in the service: the plan cache, chunked document
+ * uploads, model loads (shared code + constants), instances (arena + placeholders).
+ *
+ * Everything a session creates here is made of ordinary allocation records (alloc.c):
+ * ownership, release on disconnect, quotas, limits and persistence apply to them as to
+ * any other allocation. The records here only remember which allocations form which
+ * model or instance; they keep handles, never pointers, to allocation records.
+ *
+ * Planning runs off the event loop: a PLAN request that misses the cache becomes a job
+ * with a private copy of the problem; a runner (model_work.c: uv_queue_work) executes it
+ * on a worker thread with the pure engine and completes it on the loop, which appends
+ * the reply. Meanwhile the session's later frames wait (replies stay in order) while
+ * every other session is served. Without a runner (unit tests) jobs run inline. */
+#ifndef MEMD_DAEMON_MODEL_H
+#define MEMD_DAEMON_MODEL_H
+
+#include <stdbool.h>
+
+#include "buf.h"
+#include "state.h"
+
+typedef struct memd_model_job memd_model_job;
+
+/* Handlers (dispatch.h conventions; PLAN may return MEMD_PENDING). */
+int memd_dispatch_upload(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                         const uint8_t *p, memd_buf *out);
+int memd_dispatch_plan(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                       const uint8_t *p, memd_buf *out);
+int memd_dispatch_model_load(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                             const uint8_t *p, memd_buf *out);
+int memd_dispatch_model_unload(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                               const uint8_t *p, memd_buf *out);
+int memd_dispatch_model_info(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                             const uint8_t *p, memd_buf *out);
+int memd_dispatch_instance_create(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                                  const uint8_t *p, memd_buf *out);
+int memd_dispatch_instance_release(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                                   const uint8_t *p, memd_buf *out);
+
+/* True while s waits for a planning job: its next frames must not be dispatched. */
+bool memd_models_busy(const memd_state *st, const memd_session *s);
+
+/* s goes away: its instances, model loads and uploads are released, a job of its own
+ * is detached (it still completes and fills the cache, but sends no reply). Called
+ * before its remaining holds are dropped. */
+void memd_models_session_close(memd_state *st, memd_session *s);
+
+/* Frees the plan cache and everything else (after every session closed). */
+void memd_models_free(memd_state *st);
+
+/* Whether handle is part of a loaded model or an instance: such buffers are released
+ * with MODEL_UNLOAD / INSTANCE_RELEASE, not FREE (an admin may still reclaim them). */
+bool memd_models_managed(const memd_state *st, uint64_t handle);
+
+/* DUMP records (MEMD_DUMP_F_MODELS): plans, then the models and instances s may see. */
+int memd_models_dump(const memd_state *st, const memd_session *s, memd_buf *out);
+
+/* The asynchronous runner: run() must arrange for memd_model_job_execute(job) on a
+ * worker and then memd_model_job_complete() on the loop; it returns 0, or a negative
+ * errno when it cannot (the job then runs inline). */
+typedef int (*memd_models_runner)(void *ctx, memd_model_job *job);
+int memd_models_set_runner(memd_state *st, memd_models_runner run, void *ctx);
+
+/* Worker side: pure planning/validation on the job's private data (no daemon state). */
+void memd_model_job_execute(memd_model_job *job);
+/* Loop side: caches the result, appends the reply for the job's session if it is still
+ * there (*resume = that session, else NULL) and frees the job. 0, or -ENOMEM when the
+ * reply could not be built (the caller closes the session's connection). */
+int memd_model_job_complete(memd_state *st, memd_model_job *job, memd_session **resume);
+
+#endif
