@@ -1,87 +1,26 @@
 /* libmemclient: names of kinds, classes, scopes and dtypes (memctl flags, JSON, messages).
- * The spellings match the daemon's config and messages. */
+ * Thin wrappers over the engine's tables (daemon/engine/names.c, compiled into this
+ * library with hidden visibility), so the client accepts exactly what the daemon and its
+ * config accept, aliases included. */
 #include <errno.h>
-#include <string.h>
 
+#include "engine/names.h"
 #include "memclient_internal.h"
 
-static const char *const kind_names[MEMD_KIND_COUNT] = {"dram", "sram"};
-static const char *const class_names[MEMD_CLASS_COUNT] = {
-    "code", "constant", "placeholder", "internal", "logging",
-};
-static const char *const scope_names[MEMD_SCOPE_COUNT] = {"dram", "sram", "dram.texture"};
-static const char *const dtype_names[MEMD_DTYPE_COUNT] = {
-    "none", "u8", "i8", "u16", "i16", "f16", "bf16", "u32", "i32", "f32", "u64", "i64", "f64",
-};
-
-const char *memclient_kind_name(memd_kind k)
-{
-    return (unsigned)k < MEMD_KIND_COUNT ? kind_names[k] : "?";
-}
-
-const char *memclient_class_name(memd_class c)
-{
-    return (unsigned)c < MEMD_CLASS_COUNT ? class_names[c] : "?";
-}
-
-const char *memclient_scope_name(memd_scope s)
-{
-    return (unsigned)s < MEMD_SCOPE_COUNT ? scope_names[s] : "?";
-}
-
-const char *memclient_dtype_name(memd_dtype t)
-{
-    return (unsigned)t < MEMD_DTYPE_COUNT ? dtype_names[t] : "?";
-}
-
-static int lookup(const char *s, const char *const *names, int n)
-{
-    if (!s)
-        return -EINVAL;
-    for (int i = 0; i < n; i++)
-        if (!strcmp(s, names[i]))
-            return i;
-    return -EINVAL;
-}
-
-int memclient_kind_parse(const char *s, memd_kind *out)
-{
-    int v = lookup(s, kind_names, MEMD_KIND_COUNT);
-    if (v < 0 && s && !strcmp(s, "l1"))
-        v = MEMD_KIND_SRAM;
-    if (v < 0)
-        return v;
-    *out = (memd_kind)v;
-    return 0;
-}
-
-int memclient_class_parse(const char *s, memd_class *out)
-{
-    int v = lookup(s, class_names, MEMD_CLASS_COUNT);
-    if (v < 0)
-        return v;
-    *out = (memd_class)v;
-    return 0;
-}
-
-int memclient_scope_parse(const char *s, memd_scope *out)
-{
-    int v = lookup(s, scope_names, MEMD_SCOPE_COUNT);
-    if (v < 0 && s && !strcmp(s, "global"))
-        v = MEMD_SCOPE_DRAM;
-    if (v < 0 && s && !strcmp(s, "l1"))
-        v = MEMD_SCOPE_SRAM;
-    if (v < 0)
-        return v;
-    *out = (memd_scope)v;
-    return 0;
-}
+const char *memclient_kind_name(memd_kind k) { return memd_kind_name(k); }
+const char *memclient_class_name(memd_class c) { return memd_class_name(c); }
+const char *memclient_scope_name(memd_scope s) { return memd_scope_name(s); }
+const char *memclient_dtype_name(memd_dtype t) { return memd_dtype_name(t); }
+int memclient_kind_parse(const char *s, memd_kind *out) { return memd_kind_parse(s, out); }
+int memclient_class_parse(const char *s, memd_class *out) { return memd_class_parse(s, out); }
+int memclient_scope_parse(const char *s, memd_scope *out) { return memd_scope_parse(s, out); }
 
 int memclient_dtype_parse(const char *s, memd_dtype *out)
 {
-    int v = lookup(s, dtype_names, MEMD_DTYPE_COUNT);
-    if (v <= 0) /* "none" is not a dtype one asks for */
+    memd_dtype t;
+    int rc = memd_dtype_parse(s, &t);
+    if (rc < 0 || t == MEMD_DTYPE_NONE) /* "none" is not a dtype one asks for */
         return -EINVAL;
-    *out = (memd_dtype)v;
+    *out = t;
     return 0;
 }

@@ -30,9 +30,9 @@ int memctl_connect(const memctl_globals *g, memclient **out);
 int memctl_fail(memclient *c, const char *cmd, const char *what, int err);
 int memctl_exit_code(int err);
 
-/* Strict numbers: the whole string, no sign, no overflow; decimal or 0x hex. Sizes also
- * take a unit: B, KiB/MiB/GiB/TiB (or K/M/G/T), kB/MB/GB/TB (powers of 1000).
- * Return 0 or -EINVAL / -ERANGE. */
+/* Strict numbers: the whole string, no sign, no overflow; decimal or 0x hex. Sizes use
+ * the same syntax as the config file (engine/units.h: B, K/KiB, M/MiB, G/GiB, T/TiB,
+ * powers of 1024). Return 0 or -EINVAL / -ERANGE. */
 int memctl_parse_u64(const char *s, uint64_t *out);
 int memctl_parse_u32(const char *s, uint32_t *out);
 int memctl_parse_size(const char *s, uint64_t *out);

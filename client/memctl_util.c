@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/units.h"
 #include "memctl_service.h"
 
 int memctl_connect(const memctl_globals *g, memclient **out)
@@ -79,32 +80,7 @@ int memctl_fail(memclient *c, const char *cmd, const char *what, int err)
 
 int memctl_parse_u64(const char *s, uint64_t *out)
 {
-    if (!s || !*s)
-        return -EINVAL;
-    unsigned base = 10;
-    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-        base = 16;
-        s += 2;
-        if (!*s)
-            return -EINVAL;
-    }
-    uint64_t v = 0;
-    for (; *s; s++) {
-        unsigned d;
-        if (*s >= '0' && *s <= '9')
-            d = (unsigned)(*s - '0');
-        else if (base == 16 && *s >= 'a' && *s <= 'f')
-            d = (unsigned)(*s - 'a' + 10);
-        else if (base == 16 && *s >= 'A' && *s <= 'F')
-            d = (unsigned)(*s - 'A' + 10);
-        else
-            return -EINVAL;
-        if (v > (UINT64_MAX - d) / base)
-            return -ERANGE;
-        v = v * base + d;
-    }
-    *out = v;
-    return 0;
+    return memd_parse_u64(s, out);
 }
 
 int memctl_parse_u32(const char *s, uint32_t *out)
@@ -121,43 +97,8 @@ int memctl_parse_u32(const char *s, uint32_t *out)
 
 int memctl_parse_size(const char *s, uint64_t *out)
 {
-    static const struct {
-        const char *unit;
-        uint64_t mul;
-    } units[] = {
-        {"", 1},
-        {"B", 1},
-        {"K", 1ull << 10}, {"KiB", 1ull << 10}, {"kB", 1000}, {"KB", 1000},
-        {"M", 1ull << 20}, {"MiB", 1ull << 20}, {"MB", 1000000},
-        {"G", 1ull << 30}, {"GiB", 1ull << 30}, {"GB", 1000000000},
-        {"T", 1ull << 40}, {"TiB", 1ull << 40}, {"TB", 1000000000000ull},
-    };
-    if (!s || !*s)
-        return -EINVAL;
-    /* Hex takes no unit (its digits include B). */
-    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-        return memctl_parse_u64(s, out);
-    size_t n = 0;
-    while (s[n] >= '0' && s[n] <= '9')
-        n++;
-    if (n == 0 || n > 20)
-        return n ? -ERANGE : -EINVAL;
-    char digits[21];
-    memcpy(digits, s, n);
-    digits[n] = '\0';
-    uint64_t v;
-    int r = memctl_parse_u64(digits, &v);
-    if (r < 0)
-        return r;
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-        if (strcmp(s + n, units[i].unit))
-            continue;
-        if (v > UINT64_MAX / units[i].mul)
-            return -ERANGE;
-        *out = v * units[i].mul;
-        return 0;
-    }
-    return -EINVAL;
+    int rc = memd_parse_size(s, out, NULL);
+    return rc == -ENOENT ? -EINVAL : rc;
 }
 
 int memctl_parse_seconds(const char *s, uint64_t *ms)

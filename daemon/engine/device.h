@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "memd/types.h"
+#include "engine/names.h"
 #include "engine/range.h"
 
 #define MEMD_MAX_REGIONS 8
@@ -127,17 +128,6 @@ int memd_device_group_stats(const memd_device *d, memd_kind kind, memd_range_sta
 /* The range allocator behind one region (for block-level reports); NULL if none. */
 const memd_range *memd_device_region_range(const memd_device *d, memd_kind kind, uint8_t region);
 
-/* Names for messages, CLI flags and JSON. Parsing accepts aliases ("global", "l1").
- * Parse functions return 0 or -EINVAL. */
-const char *memd_kind_name(memd_kind k);
-const char *memd_class_name(memd_class c);
-const char *memd_scope_name(memd_scope s);
-const char *memd_dtype_name(memd_dtype t);
-int memd_kind_parse(const char *s, memd_kind *out);
-int memd_class_parse(const char *s, memd_class *out);
-int memd_scope_parse(const char *s, memd_scope *out);
-int memd_dtype_parse(const char *s, memd_dtype *out);
-uint32_t memd_dtype_size(memd_dtype t); /* bytes per element, 0 for NONE */
 
 /* A one-line reason for rc, the error memd_device_footprint/alloc returned for req:
  * names the device, scope and class, and for -ENOMEM the region's free space, e.g.
@@ -169,9 +159,5 @@ void memd_device_spec_default_policy(memd_device_spec *spec);
 /* Index of the region called name in g, or -ENOENT. */
 int memd_region_find(const memd_bank_group_spec *g, const char *name);
 
-const char *memd_dir_name(memd_dir d);   /* "bottom_up", "top_down" */
-const char *memd_fit_name(memd_fit f);   /* "first", "best" */
-int memd_dir_parse(const char *s, memd_dir *out);
-int memd_fit_parse(const char *s, memd_fit *out);
 
 #endif

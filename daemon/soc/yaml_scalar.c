@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/units.h"
 #include "soc/yaml_doc.h"
 
 static const char *type_name(const memd_ynode *n)
@@ -94,46 +95,6 @@ static int expect_scalar(const char *file, const memd_ynode *n, const char *what
     return memd_yaml_error(err, file, n, "expected %s, got %s", what, type_name(n));
 }
 
-/* Digits of a decimal or 0x-hex integer at *p; advances *p. 0, -ERANGE, -EINVAL. */
-static int parse_digits(const char **p, uint64_t *out)
-{
-    const char *s = *p;
-    unsigned base = 10;
-    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-        base = 16;
-        s += 2;
-    }
-    uint64_t v = 0;
-    const char *start = s;
-    int overflow = 0;
-    for (;; s++) {
-        unsigned d;
-        if (*s >= '0' && *s <= '9')
-            d = (unsigned)(*s - '0');
-        else if (base == 16 && *s >= 'a' && *s <= 'f')
-            d = (unsigned)(*s - 'a' + 10);
-        else if (base == 16 && *s >= 'A' && *s <= 'F')
-            d = (unsigned)(*s - 'A' + 10);
-        else
-            break;
-        if (__builtin_mul_overflow(v, base, &v) || __builtin_add_overflow(v, d, &v))
-            overflow = 1;
-    }
-    if (s == start)
-        return -EINVAL;
-    *p = s;
-    *out = v;
-    return overflow ? -ERANGE : 0;
-}
-
-static const struct {
-    const char *suffix;
-    unsigned shift;
-} suffixes[] = {
-    {"B", 0},    {"K", 10},   {"KiB", 10}, {"M", 20},   {"MiB", 20},
-    {"G", 30},   {"GiB", 30}, {"T", 40},   {"TiB", 40},
-};
-
 #define SIZE_EXPECTED "a size (an integer such as 4096 or 0x1000, optionally with a suffix " \
                       "B, KiB, MiB, GiB, TiB or K, M, G, T)"
 
@@ -156,33 +117,18 @@ static int parse_size(const char *file, const memd_ynode *n, bool neg_ok, bool *
         *neg = true;
         p++;
     }
-    uint64_t v;
-    rc = parse_digits(&p, &v);
+    const char *bad_suffix = NULL;
+    rc = memd_parse_size(p, out, &bad_suffix);
     if (rc == -EINVAL)
         return memd_yaml_error(err, file, n, "expected " SIZE_EXPECTED ", got '%s'",
                                shown(n, buf, sizeof(buf)));
-    bool overflow = rc == -ERANGE;
-    while (*p == ' ')
-        p++;
-    unsigned shift = 0;
-    if (*p) {
-        bool found = false;
-        for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]) && !found; i++)
-            if (strcmp(p, suffixes[i].suffix) == 0) {
-                shift = suffixes[i].shift;
-                found = true;
-            }
-        if (!found)
-            return memd_yaml_error(err, file, n,
-                                   "expected " SIZE_EXPECTED ", got '%s' (unknown suffix '%s')",
-                                   shown(n, buf, sizeof(buf)), p);
-    }
-    if (!overflow && shift && v > (UINT64_MAX >> shift))
-        overflow = true;
-    if (overflow)
+    if (rc == -ENOENT)
+        return memd_yaml_error(err, file, n,
+                               "expected " SIZE_EXPECTED ", got '%s' (unknown suffix '%s')",
+                               shown(n, buf, sizeof(buf)), bad_suffix);
+    if (rc == -ERANGE)
         return memd_yaml_error(err, file, n, "size '%s' does not fit in 64 bits",
                                shown(n, buf, sizeof(buf)));
-    *out = v << shift;
     return 0;
 }
 
@@ -223,7 +169,7 @@ static int parse_int(const char *file, const memd_ynode *n, bool neg_ok, bool *n
         *neg = true;
         p++;
     }
-    rc = parse_digits(&p, out);
+    rc = memd_parse_digits(&p, out);
     if (rc == -EINVAL || (size_t)(p - n->str) != n->len)
         return memd_yaml_error(err, file, n, "expected an integer, got '%s'",
                                shown(n, buf, sizeof(buf)));

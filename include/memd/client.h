@@ -235,8 +235,9 @@ MEMCLIENT_API int memclient_last_error(memclient_error *out);
 /* ---- names ---------------------------------------------------------------------------- */
 
 /* Lower-case names as memctl and the JSON dump use them ("dram", "constant",
- * "dram.texture", "bf16"); "?" for an unknown value. Parsing accepts the aliases
- * "global" (dram) and "l1" (sram) and returns 0 or -EINVAL. */
+ * "dram.texture", "bf16"); "unknown" for an unknown value. Parsing accepts exactly what
+ * the daemon's config accepts, aliases included ("global" = dram, "l1" = sram,
+ * "global.texture", "float32", "bfloat16", ...) and returns 0 or -EINVAL. */
 MEMCLIENT_API const char *memclient_kind_name(memd_kind k);
 MEMCLIENT_API const char *memclient_class_name(memd_class c);
 MEMCLIENT_API const char *memclient_scope_name(memd_scope s);

@@ -832,7 +832,14 @@ START_TEST(names_and_strerror)
     ck_assert_int_eq(memclient_dtype_parse("none", &t), -EINVAL);
     ck_assert_int_eq(memclient_dtype_parse(NULL, &t), -EINVAL);
     ck_assert_str_eq(memclient_class_name(MEMD_CLASS_LOGGING), "logging");
-    ck_assert_str_eq(memclient_kind_name((memd_kind)9), "?");
+    ck_assert_str_eq(memclient_kind_name((memd_kind)9), "unknown");
+    /* The same aliases as the daemon's config loader. */
+    ck_assert_int_eq(memclient_dtype_parse("float32", &t), 0);
+    ck_assert_int_eq(t, MEMD_DTYPE_F32);
+    ck_assert_int_eq(memclient_scope_parse("global.texture", &sc), 0);
+    ck_assert_int_eq(sc, MEMD_SCOPE_DRAM_TEXTURE);
+    ck_assert_int_eq(memclient_kind_parse("global", &k), 0);
+    ck_assert_int_eq(k, MEMD_KIND_DRAM);
     ck_assert_str_eq(memclient_scope_name(MEMD_SCOPE_DRAM_TEXTURE), "dram.texture");
     ck_assert_ptr_nonnull(strstr(memclient_strerror(-ENOMEM), "device memory"));
     ck_assert_str_eq(memclient_strerror(ENOMEM), memclient_strerror(-ENOMEM));

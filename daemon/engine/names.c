@@ -1,11 +1,11 @@
-/* memd engine — names of kinds, classes, scopes, dtypes, directions and fits.
+/* memd engine — names of kinds, classes, scopes, dtypes, directions and fits (names.h).
  * One table per enum so printing and parsing can never disagree; aliases are only
  * accepted when parsing (TVM says "global" and "l1", tt-metal says "L1"). */
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
 
-#include "engine/device.h"
+#include "engine/names.h"
 
 typedef struct memd_name_entry {
     const char *name;

@@ -1,0 +1,376 @@
+/* libmemclient: plans, models and instances (see client.h, "plans and models").
+ * Documents (plan problems, model descriptions) that do not fit one frame go to the
+ * daemon as UPLOAD parts, pipelined, then the request names the upload. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memclient_internal.h"
+#include "wire.h"
+
+static uint64_t upload_seq;
+
+/* Per process is unique enough: ids only need to differ within one session. */
+static uint64_t next_upload_id(void)
+{
+    return __atomic_add_fetch(&upload_seq, 1, __ATOMIC_RELAXED);
+}
+
+/* Waits for slot seq, records its error, retires it. */
+static int wait_one(memclient *c, uint64_t seq, int *first)
+{
+    int r = memclient_wait(c, seq);
+    memclient_slot *s = memclient_slot_at(c, seq);
+    if (r < 0 && *first == 0) {
+        *first = r;
+        memclient_fail_with(&s->err);
+    }
+    memclient_consume(c, seq);
+    return r;
+}
+
+/* Sends op with document doc (inline, or uploaded first) and takes its reply payload. */
+static int doc_call(memclient *c, uint16_t op, const uint8_t *doc, size_t len,
+                    memclient_raw *raw)
+{
+    int r, err = 0, first = 0;
+    uint64_t seq;
+    *raw = (memclient_raw){0};
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    uint32_t maxf = c->info.max_frame;
+    if (len <= (size_t)maxf - MEMD_WIRE_DOC_SIZE && maxf >= MEMD_WIRE_DOC_SIZE) {
+        uint8_t *p = memclient_begin(c, op, (uint32_t)(MEMD_WIRE_DOC_SIZE + len),
+                                     MEMCLIENT_OUT_RAW, raw, 1, true, &seq, &err);
+        if (!p) {
+            memclient_unlock(c);
+            return memclient_fail(err, "%s request: %s", memd_wire_opcode_name(op),
+                                  memclient_strerror(err));
+        }
+        p = memd_wire_put_u64(p, 0);
+        memcpy(p, doc, len);
+        wait_one(c, seq, &first);
+        memclient_unlock(c);
+        return first;
+    }
+    if (len > MEMD_UPLOAD_MAX || maxf <= MEMD_WIRE_UPLOAD_SIZE) {
+        memclient_unlock(c);
+        return memclient_fail(-EFBIG, "%s document of %zu bytes: at most %u bytes can be "
+                              "uploaded", memd_wire_opcode_name(op), len, MEMD_UPLOAD_MAX);
+    }
+    uint64_t id = next_upload_id(), first_seq = 0;
+    size_t chunk = maxf - MEMD_WIRE_UPLOAD_SIZE, parts = 0;
+    for (size_t off = 0; off < len; off += chunk, parts++) {
+        size_t part = len - off < chunk ? len - off : chunk;
+        uint8_t *p = memclient_begin(c, MEMD_OP_UPLOAD, (uint32_t)(MEMD_WIRE_UPLOAD_SIZE + part),
+                                     MEMCLIENT_OUT_NONE, NULL, 0, true, &seq, &err);
+        if (!p)
+            break;
+        if (parts == 0)
+            first_seq = seq;
+        memd_wire_upload u = {.upload_id = id, .total = len, .offset = off};
+        p = memd_wire_upload_put(p, &u);
+        memcpy(p, doc + off, part);
+        memclient_send(c, false); /* parts go out while the next are encoded */
+    }
+    uint64_t doc_seq = 0;
+    bool have_doc = false;
+    if (!err) {
+        uint8_t *p = memclient_begin(c, op, MEMD_WIRE_DOC_SIZE, MEMCLIENT_OUT_RAW, raw, 1, true,
+                                     &doc_seq, &err);
+        if (p) {
+            memd_wire_put_u64(p, id);
+            have_doc = true;
+        }
+    }
+    /* Every part begun has a slot to retire, whatever happened after it. */
+    for (size_t i = 0; i < parts; i++)
+        wait_one(c, first_seq + i, &first);
+    if (have_doc) {
+        int d = 0;
+        wait_one(c, doc_seq, &d);
+        if (first == 0)
+            first = d;
+        else if (raw->data) {
+            free(raw->data);
+            *raw = (memclient_raw){0};
+        }
+    }
+    memclient_unlock(c);
+    if (err && first == 0)
+        return memclient_fail(err, "%s upload: %s", memd_wire_opcode_name(op),
+                              memclient_strerror(err));
+    return first;
+}
+
+/* A request with a memd_wire_ref payload. */
+static int ref_call(memclient *c, uint16_t op, uint64_t id, uint32_t flags,
+                    memclient_raw *raw)
+{
+    int r, err = 0, first = 0;
+    uint64_t seq;
+    if (raw)
+        *raw = (memclient_raw){0};
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    uint8_t *p = memclient_begin(c, op, MEMD_WIRE_REF_SIZE,
+                                 raw ? MEMCLIENT_OUT_RAW : MEMCLIENT_OUT_NONE, raw, raw ? 1 : 0,
+                                 true, &seq, &err);
+    if (!p) {
+        memclient_unlock(c);
+        return memclient_fail(err, "%s request: %s", memd_wire_opcode_name(op),
+                              memclient_strerror(err));
+    }
+    memd_wire_ref ref = {.id = id, .flags = flags};
+    memd_wire_ref_put(p, &ref);
+    wait_one(c, seq, &first);
+    memclient_unlock(c);
+    return first;
+}
+
+static int bad_reply(memclient_raw *raw, uint16_t op)
+{
+    free(raw->data);
+    raw->data = NULL;
+    return memclient_fail(-EBADMSG, "malformed %s reply", memd_wire_opcode_name(op));
+}
+
+/* ---- plans ---- */
+
+int memclient_plan_submit(memclient *c, const memclient_plan_buffer *bufs, size_t n,
+                          const memclient_plan_opts *opts, memclient_plan_info *out,
+                          uint64_t *offsets)
+{
+    if (!out || (n && !bufs))
+        return memclient_fail(-EINVAL, "memclient_plan_submit: NULL argument");
+    if (n > MEMD_PLAN_MAX_BUFFERS)
+        return memclient_fail(-E2BIG, "plan of %zu buffers: at most %u", n,
+                              MEMD_PLAN_MAX_BUFFERS);
+    memclient_plan_opts o = opts ? *opts : (memclient_plan_opts){0};
+    if (o.flags & ~(unsigned)MEMCLIENT_PLAN_PRECOMPUTED)
+        return memclient_fail(-EINVAL, "unknown plan flags 0x%x", o.flags);
+    size_t len = MEMD_WIRE_PLAN_REQ_SIZE + n * MEMD_WIRE_PLAN_BUF_SIZE;
+    uint8_t *doc = malloc(len);
+    if (!doc)
+        return memclient_fail(-ENOMEM, "out of memory for a plan of %zu buffers", n);
+    memd_wire_plan_req req = {
+        .count = (uint32_t)n, .budget_ms = o.budget_ms, .seed = o.seed,
+        .flags = (o.flags & MEMCLIENT_PLAN_PRECOMPUTED) ? MEMD_PLAN_F_PRECOMPUTED : 0};
+    uint8_t *p = memd_wire_plan_req_put(doc, &req);
+    for (size_t i = 0; i < n; i++) {
+        memd_wire_plan_buf b = {.lower = bufs[i].lower, .upper = bufs[i].upper,
+                                .size = bufs[i].size, .align = bufs[i].alignment,
+                                .offset = bufs[i].offset,
+                                .flags = bufs[i].pinned ? MEMD_PLAN_BUF_F_PINNED : 0};
+        p = memd_wire_plan_buf_put(p, &b);
+    }
+    memclient_raw raw;
+    int r = doc_call(c, MEMD_OP_PLAN, doc, len, &raw);
+    free(doc);
+    if (r < 0)
+        return r;
+    memd_wire_plan_info pi;
+    if (memd_wire_plan_info_get(raw.data, raw.len, &pi) < 0 || pi.count != n ||
+        raw.len != MEMD_WIRE_PLAN_INFO_SIZE + (size_t)pi.count * 8)
+        return bad_reply(&raw, MEMD_OP_PLAN);
+    *out = (memclient_plan_info){
+        .plan_id = pi.plan_id, .arena = pi.arena, .lower_bound = pi.lower_bound,
+        .iterations = pi.iterations, .plan_us = pi.plan_us, .buffers = pi.count,
+        .cached = (pi.flags & MEMD_PLAN_I_CACHED) != 0,
+        .optimal = (pi.flags & MEMD_PLAN_I_OPTIMAL) != 0,
+        .precomputed = (pi.flags & MEMD_PLAN_I_PRECOMPUTED) != 0};
+    memcpy(out->strategy, pi.strategy, sizeof out->strategy);
+    if (offsets)
+        for (size_t i = 0; i < n; i++)
+            offsets[i] = memd_wire_u64(raw.data + MEMD_WIRE_PLAN_INFO_SIZE + 8 * i);
+    free(raw.data);
+    return 0;
+}
+
+/* ---- models ---- */
+
+static int decode_model(memclient_raw *raw, uint16_t op, memclient_model_info *out,
+                        memclient_tensor_info *tensors, size_t cap)
+{
+    memd_wire_model_info mi;
+    if (memd_wire_model_info_get(raw->data, raw->len, &mi) < 0 ||
+        raw->len != MEMD_WIRE_MODEL_INFO_SIZE + (size_t)mi.ntensors * MEMD_WIRE_TENSOR_INFO_SIZE)
+        return bad_reply(raw, op);
+    if (out) {
+        *out = (memclient_model_info){
+            .model_id = mi.model_id, .plan_id = mi.plan_id, .arena = mi.arena,
+            .lower_bound = mi.lower_bound, .code_handle = mi.code_handle,
+            .code_address = mi.code_address, .code_bytes = mi.code_bytes,
+            .const_handle = mi.const_handle, .const_address = mi.const_address,
+            .const_bytes = mi.const_bytes, .created_ns = mi.created_ns, .device = mi.device,
+            .users = mi.users, .ntensors = mi.ntensors, .instances = mi.instances,
+            .created = (mi.flags & MEMD_MODEL_I_NEW) != 0,
+            .plan_optimal = (mi.flags & MEMD_MODEL_I_PLAN_OPTIMAL) != 0,
+            .plan_precomputed = (mi.flags & MEMD_MODEL_I_PLAN_PRECOMPUTED) != 0};
+        memcpy(out->name, mi.name, sizeof out->name);
+        memcpy(out->strategy, mi.strategy, sizeof out->strategy);
+    }
+    const uint8_t *p = raw->data + MEMD_WIRE_MODEL_INFO_SIZE;
+    for (size_t i = 0; tensors && i < mi.ntensors && i < cap; i++, p += MEMD_WIRE_TENSOR_INFO_SIZE) {
+        memd_wire_tensor_info ti;
+        if (memd_wire_tensor_info_get(p, MEMD_WIRE_TENSOR_INFO_SIZE, &ti) < 0)
+            return bad_reply(raw, op);
+        tensors[i] = (memclient_tensor_info){.role = (memclient_tensor_role)ti.role,
+                                             .alias_of = ti.alias_of, .size = ti.size,
+                                             .value = ti.value};
+    }
+    free(raw->data);
+    raw->data = NULL;
+    return (int)mi.ntensors;
+}
+
+/* The MODEL_LOAD document from a description and its derived lifetimes. */
+static uint8_t *model_doc(const memclient_model_desc *d, const memclient_tensor_life *life,
+                          uint64_t plan_id, size_t *len)
+{
+    *len = MEMD_WIRE_MODEL_REQ_SIZE + d->ntensors * MEMD_WIRE_TENSOR_SIZE;
+    uint8_t *doc = malloc(*len);
+    if (!doc)
+        return NULL;
+    memd_wire_model_req req = {.device = d->device, .scope = (uint8_t)d->scope,
+                               .ntensors = (uint32_t)d->ntensors, .plan_id = plan_id,
+                               .code_bytes = d->code_bytes};
+    memd_wire_strset(req.name, sizeof req.name, d->name);
+    uint8_t *p = memd_wire_model_req_put(doc, &req);
+    for (size_t i = 0; i < d->ntensors; i++) {
+        const memclient_tensor_life *l = &life[i];
+        bool alias = l->alias_of != MEMCLIENT_NO_TENSOR;
+        bool act = !alias && d->tensors[i].role == MEMCLIENT_TENSOR_ACTIVATION;
+        memd_wire_tensor t = {.size = l->size, .align = l->alignment,
+                              .lower = act ? l->lower : 0, .upper = act ? l->upper : 0,
+                              .role = alias ? MEMD_TENSOR_ALIAS : (uint8_t)d->tensors[i].role,
+                              .alias_of = alias ? l->alias_of : MEMD_NO_TENSOR};
+        p = memd_wire_tensor_put(p, &t);
+    }
+    return doc;
+}
+
+int memclient_model_load(memclient *c, const memclient_model_desc *d,
+                         const memclient_plan_opts *opts, memclient_model_info *out,
+                         memclient_tensor_info *tensors)
+{
+    if (!d || !out)
+        return memclient_fail(-EINVAL, "memclient_model_load: NULL argument");
+    size_t nlen = d->name ? strlen(d->name) : 0;
+    if (nlen == 0 || nlen > MEMD_MODEL_NAME_MAX)
+        return memclient_fail(nlen ? -ENAMETOOLONG : -EINVAL, "model name must have 1..%d "
+                              "bytes", MEMD_MODEL_NAME_MAX);
+    if ((unsigned)d->scope >= MEMD_SCOPE_COUNT)
+        return memclient_fail(-EINVAL, "unknown scope %d", (int)d->scope);
+    if (d->ntensors > MEMD_MODEL_MAX_TENSORS)
+        return memclient_fail(-E2BIG, "a model has at most %u tensors",
+                              MEMD_MODEL_MAX_TENSORS);
+    memclient_tensor_life *life = calloc(d->ntensors ? d->ntensors : 1, sizeof *life);
+    memclient_plan_buffer *bufs = calloc(d->ntensors ? d->ntensors : 1, sizeof *bufs);
+    if (!life || !bufs) {
+        free(life);
+        free(bufs);
+        return memclient_fail(-ENOMEM, "out of memory for model %s", d->name);
+    }
+    int r = memclient_model_lifetimes(d, life, NULL);
+    size_t nb = 0;
+    for (size_t i = 0; r == 0 && i < d->ntensors; i++) {
+        if (d->tensors[i].role != MEMCLIENT_TENSOR_ACTIVATION ||
+            life[i].alias_of != MEMCLIENT_NO_TENSOR)
+            continue;
+        bufs[nb++] = (memclient_plan_buffer){.lower = life[i].lower, .upper = life[i].upper,
+                                             .size = life[i].size,
+                                             .alignment = life[i].alignment,
+                                             .offset = d->offsets ? d->offsets[i] : 0};
+    }
+    memclient_plan_opts po = opts ? *opts : (memclient_plan_opts){0};
+    if (d->offsets)
+        po.flags |= MEMCLIENT_PLAN_PRECOMPUTED;
+    memclient_plan_info pi = {0};
+    uint8_t *doc = NULL;
+    size_t len = 0;
+    /* The plan may be evicted between PLAN and MODEL_LOAD (a busy cache): once more. */
+    for (int attempt = 0; r == 0 && attempt < 2; attempt++) {
+        if ((r = memclient_plan_submit(c, bufs, nb, &po, &pi, NULL)) < 0)
+            break;
+        free(doc);
+        if (!(doc = model_doc(d, life, pi.plan_id, &len))) {
+            r = memclient_fail(-ENOMEM, "out of memory for model %s", d->name);
+            break;
+        }
+        memclient_raw raw;
+        r = doc_call(c, MEMD_OP_MODEL_LOAD, doc, len, &raw);
+        if (r == -ENOENT && attempt == 0)
+            continue;
+        if (r == 0) {
+            r = decode_model(&raw, MEMD_OP_MODEL_LOAD, out, tensors, d->ntensors);
+            if (r >= 0) {
+                out->plan_cached = pi.cached;
+                r = 0;
+            }
+        }
+        break;
+    }
+    free(doc);
+    free(life);
+    free(bufs);
+    return r;
+}
+
+int memclient_model_query(memclient *c, uint64_t model_id, memclient_model_info *out,
+                          memclient_tensor_info *tensors, size_t cap)
+{
+    if (cap && !tensors)
+        return memclient_fail(-EINVAL, "memclient_model_query: tensors is NULL");
+    memclient_raw raw;
+    int r = ref_call(c, MEMD_OP_MODEL_INFO, model_id, 0, &raw);
+    if (r < 0)
+        return r;
+    return decode_model(&raw, MEMD_OP_MODEL_INFO, out, tensors, cap);
+}
+
+int memclient_model_unload(memclient *c, uint64_t model_id, unsigned flags)
+{
+    if (flags & ~(unsigned)MEMCLIENT_MODEL_FORCE)
+        return memclient_fail(-EINVAL, "unknown unload flags 0x%x", flags);
+    return ref_call(c, MEMD_OP_MODEL_UNLOAD, model_id,
+                    (flags & MEMCLIENT_MODEL_FORCE) ? MEMD_MODEL_F_FORCE : 0, NULL);
+}
+
+/* ---- instances ---- */
+
+int memclient_instance_create(memclient *c, uint64_t model_id, memclient_instance *out,
+                              memclient_tensor_addr *addrs, size_t cap)
+{
+    if (!out || (cap && !addrs))
+        return memclient_fail(-EINVAL, "memclient_instance_create: NULL argument");
+    memclient_raw raw;
+    int r = ref_call(c, MEMD_OP_INSTANCE_CREATE, model_id, 0, &raw);
+    if (r < 0)
+        return r;
+    memd_wire_instance_info ii;
+    if (memd_wire_instance_info_get(raw.data, raw.len, &ii) < 0 ||
+        raw.len != MEMD_WIRE_INSTANCE_INFO_SIZE + (size_t)ii.ntensors * MEMD_WIRE_TENSOR_ADDR_SIZE)
+        return bad_reply(&raw, MEMD_OP_INSTANCE_CREATE);
+    *out = (memclient_instance){.instance_id = ii.instance_id, .model_id = ii.model_id,
+                                .arena_handle = ii.arena_handle,
+                                .arena_address = ii.arena_address,
+                                .arena_bytes = ii.arena_bytes, .ntensors = ii.ntensors,
+                                .reused = (ii.flags & MEMD_INST_I_REUSED) != 0};
+    const uint8_t *p = raw.data + MEMD_WIRE_INSTANCE_INFO_SIZE;
+    for (size_t i = 0; i < ii.ntensors && i < cap; i++, p += MEMD_WIRE_TENSOR_ADDR_SIZE) {
+        memd_wire_tensor_addr ta;
+        memd_wire_tensor_addr_get(p, MEMD_WIRE_TENSOR_ADDR_SIZE, &ta);
+        addrs[i] = (memclient_tensor_addr){.address = ta.address, .handle = ta.handle};
+    }
+    free(raw.data);
+    return (int)ii.ntensors;
+}
+
+int memclient_instance_release(memclient *c, uint64_t instance_id, unsigned flags)
+{
+    if (flags & ~(unsigned)MEMCLIENT_INSTANCE_FREE)
+        return memclient_fail(-EINVAL, "unknown release flags 0x%x", flags);
+    return ref_call(c, MEMD_OP_INSTANCE_RELEASE, instance_id,
+                    (flags & MEMCLIENT_INSTANCE_FREE) ? MEMD_INST_F_FREE : 0, NULL);
+}

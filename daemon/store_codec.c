@@ -1,0 +1,287 @@
+/* memd daemon — state store records (see store_codec.h).
+ *
+ * Allocation record, format 1 (176 bytes + 8 per holder):
+ *    0 u8 format   1 u8 kind   2 u8 region   3 u8 class   4 u8 scope   5 u8 flags  6 u16 0
+ *    8 u32 device id   12 u32 banks   16 u64 handle   24 u64 address   32 u64 size per bank
+ *   40 u64 page size   48 u64 pitch   56 u64 requested   64 u64 created ns
+ *   72 u32 pid   76 u32 uid   80 u32 gid   84 u32 creator session   88 comm[16]
+ *  104 name[64]   168 u32 holders   172 u32 0   176 holders x (u32 session, u32 count)
+ * Session record, format 1 (104 bytes):
+ *    0 u8 format  1..3 0   4 u32 id   8 u32 pid   12 u32 uid   16 u32 gid   20 u32 0
+ *   24 u64 start time   32 u64 connected ns   40 token[16]   56 comm[16]   72 client[32]
+ * Meta, format 1 (64 bytes + 16 per device):
+ *    0 u32 magic   4 u32 format   8 u64 handle hwm   16 u32 session hwm   20 u32 devices
+ *   24 boot id[40]   64 devices x (u32 id, u32 0, u64 fingerprint) */
+#include "store_codec.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "wire.h"
+
+static uint8_t *put_str(uint8_t *p, const char *s, size_t n)
+{
+    size_t l = strnlen(s, n);
+    if (l == n)
+        l = n - 1;
+    memcpy(p, s, l);
+    memset(p + l, 0, n - l);
+    return p + n;
+}
+
+static int get_str(const uint8_t *p, char *s, size_t n)
+{
+    const uint8_t *nul = memchr(p, 0, n);
+    if (!nul)
+        return -EINVAL;
+    size_t l = (size_t)(nul - p);
+    memcpy(s, p, l);
+    memset(s + l, 0, n - l);
+    return 0;
+}
+
+/* ---- allocations ---- */
+
+uint8_t *memd_store_alloc_rec_put(uint8_t *p, const memd_store_alloc_rec *r)
+{
+    p[0] = MEMD_STORE_FORMAT;
+    p[1] = (uint8_t)r->pl.kind;
+    p[2] = r->pl.region;
+    p[3] = r->cls;
+    p[4] = r->scope;
+    p[5] = r->flags;
+    p[6] = p[7] = 0;
+    memd_wire_put_u32(p + 8, r->device);
+    memd_wire_put_u32(p + 12, r->pl.banks);
+    memd_wire_put_u64(p + 16, r->handle);
+    memd_wire_put_u64(p + 24, r->pl.address);
+    memd_wire_put_u64(p + 32, r->pl.size_per_bank);
+    memd_wire_put_u64(p + 40, r->pl.page_size);
+    memd_wire_put_u64(p + 48, r->pl.pitch);
+    memd_wire_put_u64(p + 56, r->requested);
+    memd_wire_put_u64(p + 64, r->created_ns);
+    memd_wire_put_u32(p + 72, r->pid);
+    memd_wire_put_u32(p + 76, r->uid);
+    memd_wire_put_u32(p + 80, r->gid);
+    memd_wire_put_u32(p + 84, r->session_id);
+    put_str(p + 88, r->comm, sizeof r->comm);
+    put_str(p + 104, r->name, sizeof r->name);
+    memd_wire_put_u32(p + 168, r->nholders);
+    memd_wire_put_u32(p + 172, 0);
+    return p + MEMD_STORE_ALLOC_REC_BASE;
+}
+
+uint8_t *memd_store_holder_put(uint8_t *p, uint32_t session_id, uint32_t count)
+{
+    p = memd_wire_put_u32(p, session_id);
+    return memd_wire_put_u32(p, count);
+}
+
+int memd_store_alloc_rec_get(const uint8_t *p, size_t len, memd_store_alloc_rec *r)
+{
+    if (len < MEMD_STORE_ALLOC_REC_BASE)
+        return -EBADMSG;
+    if (p[0] != MEMD_STORE_FORMAT)
+        return -EPROTONOSUPPORT;
+    memset(r, 0, sizeof *r);
+    r->pl.kind = (memd_kind)p[1];
+    r->pl.region = p[2];
+    r->cls = p[3];
+    r->scope = p[4];
+    r->flags = p[5];
+    r->device = memd_wire_u32(p + 8);
+    r->pl.banks = memd_wire_u32(p + 12);
+    r->handle = memd_wire_u64(p + 16);
+    r->pl.address = memd_wire_u64(p + 24);
+    r->pl.size_per_bank = memd_wire_u64(p + 32);
+    r->pl.page_size = memd_wire_u64(p + 40);
+    r->pl.pitch = memd_wire_u64(p + 48);
+    r->requested = memd_wire_u64(p + 56);
+    r->created_ns = memd_wire_u64(p + 64);
+    r->pid = memd_wire_u32(p + 72);
+    r->uid = memd_wire_u32(p + 76);
+    r->gid = memd_wire_u32(p + 80);
+    r->session_id = memd_wire_u32(p + 84);
+    r->nholders = memd_wire_u32(p + 168);
+    if (r->nholders == 0 || r->nholders > (len - MEMD_STORE_ALLOC_REC_BASE) / MEMD_STORE_HOLDER_SIZE ||
+        len != memd_store_alloc_rec_size(r->nholders))
+        return -EBADMSG;
+    if (p[1] >= MEMD_KIND_COUNT || p[2] >= MEMD_MAX_REGIONS || p[3] >= MEMD_CLASS_COUNT ||
+        p[4] >= MEMD_SCOPE_COUNT || (p[5] & ~MEMD_STORE_REC_SHARED) || r->handle == 0 ||
+        r->pl.banks == 0 || r->pl.size_per_bank == 0)
+        return -EINVAL;
+    if (get_str(p + 88, r->comm, sizeof r->comm) < 0 ||
+        get_str(p + 104, r->name, sizeof r->name) < 0)
+        return -EINVAL;
+    if ((r->flags & MEMD_STORE_REC_SHARED) && r->name[0] == '\0')
+        return -EINVAL;
+    r->holders = p + MEMD_STORE_ALLOC_REC_BASE;
+    for (uint32_t i = 0; i < r->nholders; i++) {
+        uint32_t sid, count;
+        memd_store_holder_at(r, i, &sid, &count);
+        if (sid == 0 || count == 0)
+            return -EINVAL;
+    }
+    return 0;
+}
+
+void memd_store_holder_at(const memd_store_alloc_rec *r, uint32_t i, uint32_t *session_id,
+                          uint32_t *count)
+{
+    const uint8_t *p = r->holders + (size_t)i * MEMD_STORE_HOLDER_SIZE;
+    *session_id = memd_wire_u32(p);
+    *count = memd_wire_u32(p + 4);
+}
+
+/* ---- sessions ---- */
+
+uint8_t *memd_store_sess_rec_put(uint8_t *p, const memd_store_sess_rec *r)
+{
+    p[0] = MEMD_STORE_FORMAT;
+    p[1] = p[2] = p[3] = 0;
+    memd_wire_put_u32(p + 4, r->id);
+    memd_wire_put_u32(p + 8, r->pid);
+    memd_wire_put_u32(p + 12, r->uid);
+    memd_wire_put_u32(p + 16, r->gid);
+    memd_wire_put_u32(p + 20, 0);
+    memd_wire_put_u64(p + 24, r->starttime);
+    memd_wire_put_u64(p + 32, r->connected_ns);
+    memcpy(p + 40, r->token, MEMD_TOKEN_SIZE);
+    put_str(p + 56, r->comm, sizeof r->comm);
+    put_str(p + 72, r->client_name, sizeof r->client_name);
+    return p + MEMD_STORE_SESS_REC_SIZE;
+}
+
+int memd_store_sess_rec_get(const uint8_t *p, size_t len, memd_store_sess_rec *r)
+{
+    if (len != MEMD_STORE_SESS_REC_SIZE)
+        return -EBADMSG;
+    if (p[0] != MEMD_STORE_FORMAT)
+        return -EPROTONOSUPPORT;
+    memset(r, 0, sizeof *r);
+    r->id = memd_wire_u32(p + 4);
+    r->pid = memd_wire_u32(p + 8);
+    r->uid = memd_wire_u32(p + 12);
+    r->gid = memd_wire_u32(p + 16);
+    r->starttime = memd_wire_u64(p + 24);
+    r->connected_ns = memd_wire_u64(p + 32);
+    memcpy(r->token, p + 40, MEMD_TOKEN_SIZE);
+    if (r->id == 0)
+        return -EINVAL;
+    if (get_str(p + 56, r->comm, sizeof r->comm) < 0 ||
+        get_str(p + 72, r->client_name, sizeof r->client_name) < 0)
+        return -EINVAL;
+    return 0;
+}
+
+/* ---- meta ---- */
+
+uint8_t *memd_store_meta_put(uint8_t *p, const memd_store_meta *m, const memd_store_dev_fp *devs)
+{
+    memd_wire_put_u32(p, MEMD_STORE_META_MAGIC);
+    memd_wire_put_u32(p + 4, MEMD_STORE_FORMAT);
+    memd_wire_put_u64(p + 8, m->handle_hwm);
+    memd_wire_put_u32(p + 16, m->session_hwm);
+    memd_wire_put_u32(p + 20, m->ndevs);
+    put_str(p + 24, m->boot_id, sizeof m->boot_id);
+    p += MEMD_STORE_META_BASE;
+    for (uint32_t i = 0; i < m->ndevs; i++) {
+        p = memd_wire_put_u32(p, devs[i].id);
+        p = memd_wire_put_u32(p, 0);
+        p = memd_wire_put_u64(p, devs[i].fingerprint);
+    }
+    return p;
+}
+
+int memd_store_meta_get(const uint8_t *p, size_t len, memd_store_meta *m)
+{
+    if (len < MEMD_STORE_META_BASE || memd_wire_u32(p) != MEMD_STORE_META_MAGIC)
+        return -EBADMSG;
+    memset(m, 0, sizeof *m);
+    m->format = memd_wire_u32(p + 4);
+    if (m->format != MEMD_STORE_FORMAT)
+        return -EPROTONOSUPPORT;
+    m->handle_hwm = memd_wire_u64(p + 8);
+    m->session_hwm = memd_wire_u32(p + 16);
+    m->ndevs = memd_wire_u32(p + 20);
+    if (m->ndevs > (len - MEMD_STORE_META_BASE) / MEMD_STORE_DEV_FP_SIZE ||
+        len != MEMD_STORE_META_BASE + (size_t)m->ndevs * MEMD_STORE_DEV_FP_SIZE)
+        return -EBADMSG;
+    if (get_str(p + 24, m->boot_id, sizeof m->boot_id) < 0)
+        return -EINVAL;
+    m->devs = p + MEMD_STORE_META_BASE;
+    return 0;
+}
+
+memd_store_dev_fp memd_store_meta_dev(const memd_store_meta *m, uint32_t i)
+{
+    const uint8_t *p = m->devs + (size_t)i * MEMD_STORE_DEV_FP_SIZE;
+    return (memd_store_dev_fp){.id = memd_wire_u32(p), .fingerprint = memd_wire_u64(p + 8)};
+}
+
+/* ---- keys ---- */
+
+void memd_store_key_u64(uint8_t out[8], uint64_t v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        out[i] = (uint8_t)v;
+}
+
+void memd_store_key_u32(uint8_t out[4], uint32_t v)
+{
+    for (int i = 3; i >= 0; i--, v >>= 8)
+        out[i] = (uint8_t)v;
+}
+
+uint64_t memd_store_key_get_u64(const uint8_t in[8])
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | in[i];
+    return v;
+}
+
+uint32_t memd_store_key_get_u32(const uint8_t in[4])
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++)
+        v = v << 8 | in[i];
+    return v;
+}
+
+/* ---- device fingerprint ---- */
+
+static uint64_t fnv(uint64_t h, const void *data, size_t n)
+{
+    const uint8_t *p = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+static uint64_t fnv_u64(uint64_t h, uint64_t v)
+{
+    uint8_t b[8];
+    memd_wire_put_u64(b, v);
+    return fnv(h, b, sizeof b);
+}
+
+uint64_t memd_store_device_fingerprint(const memd_device_spec *spec)
+{
+    uint64_t h = fnv_u64(1469598103934665603ull, spec->id);
+    for (int k = 0; k < MEMD_KIND_COUNT; k++) {
+        const memd_bank_group_spec *g = &spec->groups[k];
+        h = fnv_u64(h, g->banks);
+        h = fnv_u64(h, g->bank_size);
+        h = fnv_u64(h, g->alignment);
+        h = fnv_u64(h, g->nregions);
+        for (uint32_t r = 0; r < g->nregions && r < MEMD_MAX_REGIONS; r++) {
+            h = fnv(h, g->regions[r].name, strnlen(g->regions[r].name, MEMD_NAME_MAX) + 1);
+            h = fnv_u64(h, g->regions[r].base);
+            h = fnv_u64(h, g->regions[r].size);
+            h = fnv_u64(h, g->regions[r].allocatable);
+        }
+    }
+    h = fnv_u64(h, spec->texture.enabled);
+    return fnv_u64(h, spec->texture.pitch_alignment);
+}
