@@ -37,7 +37,7 @@ static void region_json(FILE *f, const memclient_snapshot *s, const memclient_re
                         bool detailed)
 {
     fprintf(f, "            {\n              \"name\": ");
-    memctl_json_str(f, reg->name);
+    memd_json_str(f, reg->name);
     fprintf(f, ",\n              \"index\": %" PRIu32 ",\n              \"allocatable\": %s,\n"
                "              \"base\": %" PRIu64 ",\n              \"size\": %" PRIu64 ",\n",
             reg->region, reg->allocatable ? "true" : "false", reg->base, reg->size);
@@ -75,7 +75,7 @@ static void alloc_json(FILE *f, const memclient_snapshot *s, const memclient_all
     fprintf(f, "    {\n      \"handle\": %" PRIu64 ",\n      \"device\": %" PRIu32
                ",\n      \"kind\": \"%s\",\n      \"region\": ",
             a->buf.handle, a->device, memclient_kind_name(a->buf.kind));
-    memctl_json_str(f, memctl_region_name(s, a->device, a->buf.kind, a->buf.region, rbuf,
+    memd_json_str(f, memctl_region_name(s, a->device, a->buf.kind, a->buf.region, rbuf,
                                           sizeof(rbuf)));
     fprintf(f, ",\n      \"region_index\": %" PRIu32 ",\n      \"class\": \"%s\",\n"
                "      \"scope\": \"%s\",\n      \"address\": %" PRIu64
@@ -87,9 +87,9 @@ static void alloc_json(FILE *f, const memclient_snapshot *s, const memclient_all
             a->buf.region, memclient_class_name(a->cls), memclient_scope_name(a->scope),
             a->buf.address, a->buf.size_per_bank, a->buf.banks, a->buf.page_size, a->buf.pitch,
             a->buf.refcount, a->pid, a->uid, a->gid, a->session_id);
-    memctl_json_str(f, a->comm);
+    memd_json_str(f, a->comm);
     fprintf(f, ",\n      \"name\": ");
-    memctl_json_str(f, a->name);
+    memd_json_str(f, a->name);
     fprintf(f, ",\n      \"created_ns\": %" PRIu64 ",\n      \"age_s\": %.3f\n    }",
             a->created_ns, (double)age_ns / 1e9);
 }
@@ -99,9 +99,9 @@ static void session_json(FILE *f, const memclient_session_rec *x)
     fprintf(f, "    {\"id\": %" PRIu32 ", \"pid\": %" PRIu32 ", \"uid\": %" PRIu32
                ", \"gid\": %" PRIu32 ", \"process\": ",
             x->id, x->pid, x->uid, x->gid);
-    memctl_json_str(f, x->comm);
+    memd_json_str(f, x->comm);
     fprintf(f, ", \"client\": ");
-    memctl_json_str(f, x->client_name);
+    memd_json_str(f, x->client_name);
     fprintf(f, ", \"connected_ns\": %" PRIu64 ", \"allocations\": %" PRIu64
                ", \"requests\": %" PRIu64 "}",
             x->connected_ns, x->allocations, x->requests);
@@ -111,7 +111,7 @@ void memctl_dump_json(FILE *f, const memclient_snapshot *s, bool detailed)
 {
     const memclient_server *sv = &s->server;
     fprintf(f, "{\n  \"schema_version\": 1,\n  \"server\": {\n    \"version\": ");
-    memctl_json_str(f, sv->version);
+    memd_json_str(f, sv->version);
     fprintf(f, ",\n    \"pid\": %" PRIu32 ",\n    \"start_ns\": %" PRIu64 ",\n    \"now_ns\": %" PRIu64
                ",\n    \"sessions\": %" PRIu32 ",\n    \"requests\": %" PRIu64
                ",\n    \"allocs\": %" PRIu64 ",\n    \"frees\": %" PRIu64
@@ -124,9 +124,9 @@ void memctl_dump_json(FILE *f, const memclient_snapshot *s, bool detailed)
     for (size_t d = 0; d < s->ndevices; d++) {
         const memclient_device *dev = &s->devices[d];
         fprintf(f, "%s\n    {\n      \"id\": %" PRIu32 ",\n      \"name\": ", d ? "," : "", dev->id);
-        memctl_json_str(f, dev->name);
+        memd_json_str(f, dev->name);
         fprintf(f, ",\n      \"arch\": ");
-        memctl_json_str(f, dev->arch);
+        memd_json_str(f, dev->arch);
         fprintf(f, ",\n      \"texture\": %s,\n      \"bank_groups\": [",
                 dev->texture ? "true" : "false");
         bool first = true;

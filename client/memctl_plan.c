@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/json.h"
 #include "engine/plan.h"
 #include "memctl.h"
 #include "plan_csv.h"
@@ -51,22 +52,6 @@ static int parse_u64_arg(const char *flag, const char *s, uint64_t max, uint64_t
     return 0;
 }
 
-/* Ids are arbitrary bytes (no comma, quote or line end): escape for JSON. */
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20 || c == 0x7f)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static double gap_pct(uint64_t arena, uint64_t lb)
 {
     return lb ? ((double)arena - (double)lb) * 100.0 / (double)lb : 0.0;
@@ -75,11 +60,11 @@ static double gap_pct(uint64_t arena, uint64_t lb)
 static void print_violation(FILE *f, const memd_plan_csv *csv, const memd_plan_violation *v)
 {
     fprintf(f, "\"issue\":\"%s\",\"a\":", memd_plan_issue_name(v->issue));
-    json_str(f, csv->ids[v->a]);
+    memd_json_str(f, csv->ids[v->a]);
     fprintf(f, ",\"line_a\":%zu", csv->lines[v->a]);
     if (v->issue == MEMD_PLAN_OVERLAP || v->issue == MEMD_PLAN_PIN_CONFLICT) {
         fputs(",\"b\":", f);
-        json_str(f, csv->ids[v->b]);
+        memd_json_str(f, csv->ids[v->b]);
         fprintf(f, ",\"line_b\":%zu", csv->lines[v->b]);
     }
 }

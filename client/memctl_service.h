@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/json.h"
 #include "memd/client.h"
 #include "memctl.h"
 
@@ -52,7 +53,6 @@ const char *memctl_human_age(uint64_t ns, char *buf, size_t len);
 double memctl_fragmentation(const memclient_stats *st);
 
 /* Output escaping. */
-void memctl_json_str(FILE *f, const char *s);     /* "..." with JSON escapes */
 void memctl_csv_str(FILE *f, const char *s);      /* quoted only when needed */
 void memctl_prom_label(FILE *f, const char *s);   /* Prometheus label value, quoted */
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "soc/config.h"
 
 static const char *human(uint64_t v, char *buf, size_t cap)
@@ -105,21 +106,6 @@ static void print_table(FILE *out, const memd_config *cfg)
 
 /* ---- JSON ---- */
 
-static void json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
-}
-
 static void json_group(FILE *out, memd_kind k, const memd_bank_group_spec *g,
                        const memd_class_policy *pol)
 {
@@ -132,7 +118,7 @@ static void json_group(FILE *out, memd_kind k, const memd_bank_group_spec *g,
     for (uint32_t i = 0; i < g->nregions; i++) {
         const memd_region_spec *r = &g->regions[i];
         fprintf(out, "%s{\"name\":", i ? "," : "");
-        json_str(out, r->name);
+        memd_json_str(out, r->name);
         fprintf(out, ",\"base\":%" PRIu64 ",\"size\":%" PRIu64 ",\"allocatable\":%s}", r->base, r->size,
                 r->allocatable ? "true" : "false");
     }
@@ -143,7 +129,7 @@ static void json_group(FILE *out, memd_kind k, const memd_bank_group_spec *g,
                 p->enabled ? "true" : "false");
         if (p->enabled) {
             fprintf(out, ",\"region\":");
-            json_str(out, g->regions[p->region].name);
+            memd_json_str(out, g->regions[p->region].name);
             fprintf(out, ",\"dir\":\"%s\",\"fit\":\"%s\",\"alignment\":%" PRIu64, memd_dir_name(p->dir),
                     memd_fit_name(p->fit), eff_alignment(g, p));
         }
@@ -156,13 +142,13 @@ static void print_json(FILE *out, const memd_config *cfg)
 {
     const memd_limits *l = &cfg->limits;
     fprintf(out, "{\"config\":");
-    json_str(out, cfg->path);
+    memd_json_str(out, cfg->path);
     fprintf(out, ",\"socket\":");
-    json_str(out, cfg->socket_path);
+    memd_json_str(out, cfg->socket_path);
     fprintf(out, ",\"state_dir\":");
-    json_str(out, cfg->state_dir);
+    memd_json_str(out, cfg->state_dir);
     fprintf(out, ",\"admin_group\":");
-    json_str(out, cfg->admin_group);
+    memd_json_str(out, cfg->admin_group);
     fprintf(out,
             ",\"limits\":{\"max_frame\":%" PRIu32 ",\"max_sessions\":%" PRIu32 ",\"max_allocs_per_session\":%" PRIu32
             ",\"max_reply_backlog\":%" PRIu64 ",\"quota_per_uid\":%" PRIu64 ",\"reclaim_grace_ms\":%" PRIu32 "}",
@@ -172,9 +158,9 @@ static void print_json(FILE *out, const memd_config *cfg)
     for (uint32_t i = 0; i < cfg->ndevices; i++) {
         const memd_device_spec *d = &cfg->devices[i];
         fprintf(out, "%s{\"id\":%" PRIu32 ",\"name\":", i ? "," : "", d->id);
-        json_str(out, d->name);
+        memd_json_str(out, d->name);
         fprintf(out, ",\"arch\":");
-        json_str(out, d->arch);
+        memd_json_str(out, d->arch);
         fprintf(out, ",\"bank_groups\":[");
         bool first = true;
         for (int k = 0; k < MEMD_KIND_COUNT; k++) {
