@@ -117,24 +117,6 @@ static void metrics(FILE *f, const memclient_snapshot *s)
 
 int memctl_cmd_metrics(const memctl_globals *g, int argc, char **argv)
 {
-    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        printf("usage: memctl metrics\n  the daemon's state in Prometheus text format\n");
-        return 0;
-    }
-    if (argc != 1) {
-        fprintf(stderr, "memctl metrics: unexpected argument '%s'\n", argv[1]);
-        return MEMCTL_EXIT_USAGE;
-    }
-    memclient *c;
-    int r = memctl_connect(g, &c);
-    if (r)
-        return r;
-    memclient_snapshot *s;
-    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, 0, &s);
-    memclient_disconnect(c);
-    if (r < 0)
-        return memctl_fail(NULL, "metrics", "cannot read the daemon's state", r);
-    metrics(stdout, s);
-    memclient_snapshot_free(s);
-    return fflush(stdout) == 0 ? 0 : MEMCTL_EXIT_FAIL;
+    return memctl_show_snapshot(g, argc, argv, "the daemon's state in Prometheus text format",
+                                metrics);
 }

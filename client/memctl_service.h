@@ -40,6 +40,12 @@ int memctl_parse_size(const char *s, uint64_t *out);
 /* Seconds with up to millisecond precision ("2", "0.5"), > 0 and at most a day. */
 int memctl_parse_seconds(const char *s, uint64_t *ms);
 
+/* A subcommand without options that prints one view of the daemon's state: handles
+ * --help, connects, dumps every device, prints with fn, returns the exit code. */
+typedef void (*memctl_snapshot_fn)(FILE *f, const memclient_snapshot *s);
+int memctl_show_snapshot(const memctl_globals *g, int argc, char **argv, const char *help,
+                         memctl_snapshot_fn fn);
+
 /* Fetches the value of option argv[*i] (advancing *i); prints a usage error if absent. */
 const char *memctl_optarg(const char *cmd, int argc, char **argv, int *i);
 /* Prints "memctl CMD: bad value for OPT: 'v' (why)" and returns MEMCTL_EXIT_USAGE. */

@@ -230,3 +230,29 @@ const char *memctl_region_name(const memclient_snapshot *s, uint32_t device, mem
     snprintf(buf, len, "#%" PRIu32, region);
     return buf;
 }
+
+int memctl_show_snapshot(const memctl_globals *g, int argc, char **argv, const char *help,
+                         memctl_snapshot_fn fn)
+{
+    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        printf("usage: memctl %s\n  %s\n", argv[0], help);
+        return 0;
+    }
+    if (argc != 1) {
+        fprintf(stderr, "memctl %s: unexpected argument '%s' (usage: memctl %s)\n", argv[0],
+                argv[1], argv[0]);
+        return MEMCTL_EXIT_USAGE;
+    }
+    memclient *c;
+    int r = memctl_connect(g, &c);
+    if (r)
+        return r;
+    memclient_snapshot *s;
+    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, 0, &s);
+    memclient_disconnect(c);
+    if (r < 0)
+        return memctl_fail(NULL, argv[0], "cannot read the daemon's state", r);
+    fn(stdout, s);
+    memclient_snapshot_free(s);
+    return fflush(stdout) == 0 ? 0 : MEMCTL_EXIT_FAIL;
+}
