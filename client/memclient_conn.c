@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "memclient_internal.h"
@@ -74,11 +75,18 @@ static int connect_unix(int fd, const struct sockaddr_un *sa)
     }
 }
 
-static int hello(memclient *c, const char *client_name)
+/* HELLO: negotiates the version and learns the session's id and reclaim token; with
+ * reclaim, asks for the session c had before the daemon restarted. The slot is retired
+ * either way, so a refused reclaim can be followed by a plain HELLO. */
+static int hello(memclient *c, bool reclaim)
 {
     memd_wire_hello h = {.min_version = 1, .max_version = MEMD_PROTO_VERSION, .flags = 0};
-    memd_wire_strset(h.client_name, sizeof(h.client_name),
-                     client_name ? client_name : program_invocation_short_name);
+    memcpy(h.client_name, c->client_name, sizeof(h.client_name));
+    if (reclaim) {
+        h.flags = MEMD_HELLO_F_RECLAIM;
+        h.reclaim_session = c->info.session_id;
+        memcpy(h.reclaim_token, c->token, sizeof(h.reclaim_token));
+    }
     memd_wire_welcome w;
     uint64_t seq;
     int err = 0;
@@ -92,6 +100,7 @@ static int hello(memclient *c, const char *client_name)
     memclient_slot *s = memclient_slot_at(c, seq);
     if (r < 0) {
         memclient_error e = s->err;
+        memclient_consume(c, seq);
         char prefix[160];
         snprintf(prefix, sizeof(prefix), "HELLO to %.120s failed", c->info.socket_path);
         memclient_error_prefix(&e, prefix);
@@ -103,6 +112,10 @@ static int hello(memclient *c, const char *client_name)
     c->info.max_frame = w.max_frame;
     c->info.ndevices = w.ndevices;
     memcpy(c->info.server_version, w.server_version, sizeof(c->info.server_version));
+    c->welcome_flags = w.flags; /* 0 from a memd without a state store (no token) */
+    memcpy(c->token, w.token, sizeof(c->token));
+    c->info.reclaimable = (w.flags & MEMD_WELCOME_F_PERSISTENT) != 0;
+    c->info.reclaimed = w.reclaimed;
     return 0;
 }
 
@@ -139,11 +152,13 @@ int memclient_connect_named(const char *path, const char *client_name, memclient
         free(c);
         return memclient_fail(err, "cannot create a socket: %s", memclient_strerror(err));
     }
+    memd_wire_strset(c->client_name, sizeof(c->client_name),
+                     client_name ? client_name : program_invocation_short_name);
     int r = connect_unix(c->fd, &sa);
     if (r < 0) {
         memclient_fail(r, "cannot connect to %s: %s%s", path, strerror(-r), hint(r));
     } else {
-        r = hello(c, client_name);
+        r = hello(c, false);
     }
     if (r < 0) {
         memclient_error e;
@@ -158,6 +173,86 @@ int memclient_connect_named(const char *path, const char *client_name, memclient
 int memclient_connect(const char *path, memclient **out)
 {
     return memclient_connect_named(path, NULL, out);
+}
+
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* A new socket connected to c's path, retrying while the daemon is not (yet) there. */
+static int connect_again(memclient *c, int timeout_ms, int *fd_out)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    memcpy(sa.sun_path, c->info.socket_path, sizeof(sa.sun_path) - 1);
+    long deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+    for (;;) {
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return -errno;
+        int r = connect_unix(fd, &sa);
+        if (r == 0) {
+            *fd_out = fd;
+            return 0;
+        }
+        close(fd);
+        /* Not there yet (restarting): the socket is missing or nobody listens. */
+        if (r != -ECONNREFUSED && r != -ENOENT && r != -EAGAIN)
+            return r;
+        if (deadline >= 0 && now_ms() >= deadline)
+            return timeout_ms > 0 ? -ETIMEDOUT : r;
+        struct timespec pause = {.tv_sec = 0, .tv_nsec = 20 * 1000000L};
+        nanosleep(&pause, NULL);
+    }
+}
+
+int memclient_reconnect(memclient *c, int timeout_ms)
+{
+    if (!c)
+        return memclient_fail(-EINVAL, "no connection (NULL)");
+    pthread_mutex_lock(&c->mu);
+    if (!c->dead) {
+        pthread_mutex_unlock(&c->mu);
+        return memclient_fail(-EISCONN, "the connection to %s is alive: nothing to reconnect",
+                              c->info.socket_path);
+    }
+    int fd = -1, r = connect_again(c, timeout_ms, &fd);
+    if (r < 0) {
+        pthread_mutex_unlock(&c->mu);
+        return memclient_fail(r, "cannot reconnect to %s: %s%s", c->info.socket_path,
+                              strerror(-r), hint(r));
+    }
+    /* Everything in flight failed when the connection died (memclient_kill): start the
+     * stream afresh on the new socket. */
+    close(c->fd);
+    c->fd = fd;
+    c->dead = 0;
+    c->tx_off = c->tx_len = 0;
+    c->rx_off = c->rx_len = 0;
+    c->info.protocol_version = 0;
+    uint32_t old_id = c->info.session_id;
+    char why[256] = "the daemon keeps no state across restarts";
+    int rc = -ESTALE;
+    if (c->welcome_flags & MEMD_WELCOME_F_PERSISTENT) {
+        rc = hello(c, true);
+        if (rc == 0 || c->dead) { /* reclaimed, or the new connection failed too */
+            pthread_mutex_unlock(&c->mu);
+            return rc;
+        }
+        memclient_error e;
+        memclient_last_error(&e);
+        snprintf(why, sizeof(why), "%s", e.message);
+    }
+    /* Refused: the connection is fine, the session is gone. Start a new one on it. */
+    int r2 = hello(c, false);
+    pthread_mutex_unlock(&c->mu);
+    if (r2 < 0)
+        return r2;
+    return memclient_fail(rc, "session %u could not be reclaimed (%.150s); the connection has "
+                              "a new, empty session %u: every old handle is void",
+                          old_id, why, c->info.session_id);
 }
 
 void memclient_disconnect(memclient *c)

@@ -45,13 +45,14 @@ int memclient_decode(memclient *c, memclient_slot *s, const uint8_t *p, size_t l
     case MEMCLIENT_OUT_NONE:
         return len == 0 ? 0 : -EBADMSG;
     case MEMCLIENT_OUT_WELCOME:
-        if (len != MEMD_WIRE_WELCOME_SIZE)
+        /* A memd from before session reclaim answers with the short welcome (no token). */
+        if (len != MEMD_WIRE_WELCOME_SIZE && len != MEMD_WIRE_WELCOME_V1_SIZE)
             return -EBADMSG;
         /* The codec calls a version it does not know invalid; for the client that means
          * no version in common. */
         if (memd_wire_u16(p) < 1 || memd_wire_u16(p) > MEMD_PROTO_VERSION)
             return -EPROTONOSUPPORT;
-        return memd_wire_welcome_get(p, len, s->out);
+        return memd_wire_welcome_get_any(p, len, s->out);
     case MEMCLIENT_OUT_BUFFER: {
         memd_wire_buffer w;
         if (len != MEMD_WIRE_BUFFER_SIZE)

@@ -173,6 +173,8 @@ static int decode_one(memclient_snapshot *s, uint32_t tag, const uint8_t *p, siz
         o->requests = w.requests;
         memcpy(o->comm, w.comm, sizeof(o->comm));
         memcpy(o->client_name, w.client_name, sizeof(o->client_name));
+        o->orphaned = (w.flags & MEMD_SESSION_F_ORPHANED) != 0;
+        o->reclaim_deadline_ns = w.reclaim_deadline_ns;
         return 0;
     }
     }

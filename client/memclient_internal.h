@@ -71,6 +71,10 @@ struct memclient {
     size_t pipelined;       /* submitted, not yet returned by memclient_complete */
 
     memclient_session_info info;
+    /* Reclaiming the session after a daemon restart (memclient_reconnect). */
+    char client_name[32];   /* as given at connect, sent again */
+    uint32_t welcome_flags; /* MEMD_WELCOME_F_* */
+    uint8_t token[MEMD_TOKEN_SIZE];
 };
 
 /* ---- memclient_error.c ---- */

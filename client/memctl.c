@@ -19,6 +19,8 @@ static const memctl_cmd cmds[] = {
     {"devices", memctl_cmd_devices, "devices"},
     {"sessions", memctl_cmd_sessions, "sessions"},
     {"metrics", memctl_cmd_metrics, "metrics"},
+    {"model", memctl_cmd_model, "model (check FILE.yaml | load FILE.yaml [--device N] [--instances K] [--hold] | list [--json])"},
+    {"plan-submit", memctl_cmd_plan_submit, "plan-submit INPUT.csv [--validate] [--budget-ms MS] [--seed S] [--output OUT.csv]"},
 };
 
 static void usage(FILE *f)

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "memctl_model.h"
 #include "memctl_service.h"
 
 static volatile sig_atomic_t stop_watch;
@@ -85,7 +86,7 @@ static int parse(int argc, char **argv, dump_opts *o)
 
 static int dump_once(memclient *c, const dump_opts *o, bool clear)
 {
-    unsigned flags = 0;
+    unsigned flags = MEMCLIENT_DUMP_MODELS;
     if (o->detailed || (o->csv && memctl_csv_report_needs_blocks(o->report)))
         flags |= MEMCLIENT_DUMP_BLOCKS;
     memclient_snapshot *s;
@@ -98,8 +99,10 @@ static int dump_once(memclient *c, const dump_opts *o, bool clear)
         memctl_dump_json(stdout, s, o->detailed);
     else if (o->csv)
         r = memctl_dump_csv(stdout, s, o->report);
-    else
+    else {
         memctl_dump_table(stdout, s, o->detailed);
+        memctl_models_table(stdout, s);
+    }
     memclient_snapshot_free(s);
     if (r < 0) {
         fprintf(stderr, "memctl dump: %s\n", strerror(-r));

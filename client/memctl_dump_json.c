@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "memctl_model.h"
 #include "memctl_service.h"
 
 static void stats_fields(FILE *f, const memclient_stats *st, const char *ind)
@@ -103,8 +104,9 @@ static void session_json(FILE *f, const memclient_session_rec *x)
     fprintf(f, ", \"client\": ");
     memd_json_str(f, x->client_name);
     fprintf(f, ", \"connected_ns\": %" PRIu64 ", \"allocations\": %" PRIu64
-               ", \"requests\": %" PRIu64 "}",
-            x->connected_ns, x->allocations, x->requests);
+               ", \"requests\": %" PRIu64 ", \"orphaned\": %s, \"reclaim_deadline_ns\": %" PRIu64 "}",
+            x->connected_ns, x->allocations, x->requests, x->orphaned ? "true" : "false",
+            x->reclaim_deadline_ns);
 }
 
 void memctl_dump_json(FILE *f, const memclient_snapshot *s, bool detailed)
@@ -149,5 +151,7 @@ void memctl_dump_json(FILE *f, const memclient_snapshot *s, bool detailed)
         fprintf(f, "%s\n", i ? "," : "");
         session_json(f, &s->sessions[i]);
     }
-    fprintf(f, "%s]\n}\n", s->nsessions ? "\n  " : "");
+    fprintf(f, "%s]", s->nsessions ? "\n  " : "");
+    memctl_models_json(f, s); /* "models", "plans", "instances" */
+    fprintf(f, "\n}\n");
 }

@@ -103,16 +103,23 @@ static void sessions_table(FILE *f, const memclient_snapshot *s)
     fprintf(f, "\nsessions: %zu\n", s->nsessions);
     if (s->nsessions == 0)
         return;
-    fprintf(f, "  %6s %7s %6s %6s %-15s %-20s %7s %9s %9s\n", "ID", "PID", "UID", "GID",
-            "PROCESS", "CLIENT", "AGE", "ALLOCS", "REQUESTS");
+    fprintf(f, "  %6s %7s %6s %6s %-15s %-20s %7s %9s %9s  %s\n", "ID", "PID", "UID", "GID",
+            "PROCESS", "CLIENT", "AGE", "ALLOCS", "REQUESTS", "STATE");
     for (size_t i = 0; i < s->nsessions; i++) {
         const memclient_session_rec *x = &s->sessions[i];
-        char age[24];
+        char age[24], left[24], state[48] = "connected";
         uint64_t age_ns = s->server.now_ns > x->connected_ns ? s->server.now_ns - x->connected_ns : 0;
+        /* From before a daemon restart: holds its memory until reclaimed or released. */
+        if (x->orphaned) {
+            uint64_t left_ns = x->reclaim_deadline_ns > s->server.now_ns
+                                   ? x->reclaim_deadline_ns - s->server.now_ns : 0;
+            snprintf(state, sizeof(state), "ORPHANED (released in %s)",
+                     memctl_human_age(left_ns, left, sizeof(left)));
+        }
         fprintf(f, "  %6" PRIu32 " %7" PRIu32 " %6" PRIu32 " %6" PRIu32 " %-15s %-20s %7s %9" PRIu64
-                " %9" PRIu64 "\n", x->id, x->pid, x->uid, x->gid, x->comm[0] ? x->comm : "-",
+                " %9" PRIu64 "  %s\n", x->id, x->pid, x->uid, x->gid, x->comm[0] ? x->comm : "-",
                 x->client_name[0] ? x->client_name : "-",
-                memctl_human_age(age_ns, age, sizeof(age)), x->allocations, x->requests);
+                memctl_human_age(age_ns, age, sizeof(age)), x->allocations, x->requests, state);
     }
 }
 

@@ -35,9 +35,7 @@ typedef struct memd_model_yaml {
     memclient_op_desc *ops;
     memclient_tensor_life *life; /* derived, desc.ntensors entries */
     bool has_device;             /* `device:` was given */
-    /* owned storage */
-    uint32_t *idx;               /* every op's inputs and outputs */
-    char *names;                 /* every name, NUL-terminated */
+    uint32_t *idx;               /* owned: every op's inputs and outputs */
 } memd_model_yaml;
 
 /* Parses buf[0..len) (not NUL-terminated). name is used in messages. 0 on success;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "errmsg.h"
+#include "store.h"
 #include "wire.h"
 
 /* ---- holds ---- */
@@ -109,6 +110,7 @@ static void alloc_destroy(memd_state *st, memd_alloc *a)
 void memd_hold_release(memd_state *st, memd_hold *h)
 {
     memd_alloc *a = h->alloc;
+    memd_store_touch(st, a->handle);
     hold_unlink(h);
     if (h == &a->first)
         a->first_used = false;
@@ -253,6 +255,7 @@ static int acquire_shared(memd_state *st, memd_session *s, memd_alloc *a,
     if (h == &a->first)
         a->first_used = true;
     hold_link(a, s, h);
+    memd_store_touch(st, a->handle);
     *out = a;
     return 0;
 }
@@ -271,6 +274,9 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req
     bool shared = w->flags & MEMD_ALLOC_F_SHARED;
     if (shared && w->name[0] == '\0')
         return memd_err_set(err, -EINVAL, "a shared allocation needs a name");
+    int src = memd_store_prepare(st, s, err); /* room in the state store, s recorded */
+    if (src < 0)
+        return src;
 
     memd_alloc_req r;
     to_engine_req(w, &r);
@@ -346,6 +352,7 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req
     if (st->limits.quota_per_uid)
         quota_add(st, a->dev, a->uid, a->pl.size_per_bank);
     st->ctr.allocs++;
+    memd_store_touch(st, a->handle);
     *out = a;
     return 0;
 
@@ -355,6 +362,56 @@ nomem:
         quota_sub(st, (uint32_t)dev, s->uid, 0);
     memd_pool_put(&st->alloc_pool, a);
     return memd_err_set(err, -ENOMEM, "daemon out of memory");
+}
+
+/* ---- restore (state store) ---- */
+
+int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc *proto, memd_alloc **out)
+{
+    if (memd_map_get(&st->handles, proto->handle) ||
+        (proto->shared && memd_names_find(&st->names, dev, proto->name)))
+        return -EEXIST;
+    if (st->limits.quota_per_uid && !memd_map_get(&st->quota, quota_key(dev, proto->uid)) &&
+        memd_map_put(&st->quota, quota_key(dev, proto->uid), 0) < 0)
+        return -ENOMEM;
+    memd_alloc *a = memd_pool_get(&st->alloc_pool);
+    if (!a)
+        return -ENOMEM;
+    /* The stored placement, not a new one: living clients use these addresses. */
+    int rc = memd_device_alloc_at(st->devs[dev].dev, &proto->pl);
+    if (rc < 0) {
+        memd_pool_put(&st->alloc_pool, a);
+        return rc;
+    }
+    *a = *proto;
+    a->dev = dev;
+    a->refcount = 0;
+    a->first_used = false;
+    a->holds = NULL;
+    a->name_next = NULL;
+    a->mark = 0;
+    if (memd_map_put(&st->handles, a->handle, (uint64_t)(uintptr_t)a) < 0 ||
+        (a->shared && memd_names_add(&st->names, a) < 0)) {
+        memd_map_remove(&st->handles, a->handle);
+        (void)memd_device_free(st->devs[dev].dev, a->pl.kind, a->pl.region, a->pl.address);
+        memd_pool_put(&st->alloc_pool, a);
+        return -ENOMEM;
+    }
+    if (st->limits.quota_per_uid)
+        quota_add(st, dev, a->uid, a->pl.size_per_bank);
+    *out = a;
+    return 0;
+}
+
+int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s)
+{
+    memd_hold *h = a->first_used ? memd_pool_get(&st->hold_pool) : &a->first;
+    if (!h)
+        return -ENOMEM;
+    if (h == &a->first)
+        a->first_used = true;
+    hold_link(a, s, h);
+    return 0;
 }
 
 /* ---- views ---- */

@@ -30,6 +30,13 @@ void memd_hold_release(memd_state *st, memd_hold *h);
 /* Drops every hold at once (admin reclaim). */
 void memd_alloc_reclaim(memd_state *st, memd_alloc *a);
 
+/* State store restore: registers an allocation record made from proto (every field but
+ * the links) at its stored placement (memd_device_alloc_at, never a new placement),
+ * with no holder yet; memd_alloc_adopt_hold then gives it each hold. 0, -EEXIST (handle
+ * or shared name taken), -EBUSY / -EINVAL (the engine refuses the placement), -ENOMEM. */
+int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc *proto, memd_alloc **out);
+int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s);
+
 /* Fills a wire buffer / info record from an allocation. */
 void memd_alloc_to_buffer(const memd_alloc *a, memd_wire_buffer *b);
 void memd_alloc_to_info(const memd_state *st, const memd_alloc *a, memd_wire_alloc_info *i);

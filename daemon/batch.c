@@ -103,7 +103,7 @@ int memd_dispatch_free_batch(memd_state *st, memd_session *s, const memd_wire_hd
             memd_err_set(&err, -EPERM, "handle %u of %u: %llu belongs to session %u, not "
                                        "to this session %u (nothing freed)",
                          i, n, (unsigned long long)handle, a->session_id, s->id);
-        else if (!s->admin && memd_models_managed(st, handle))
+        else if (memd_models_managed(st, handle) && memd_alloc_hold_of(a, s))
             memd_err_set(&err, -EBUSY, "handle %u of %u: %llu belongs to a loaded model or "
                                        "an instance (nothing freed)",
                          i, n, (unsigned long long)handle);

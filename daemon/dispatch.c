@@ -9,6 +9,7 @@
 #include "memd-build-config.h"
 #include "model.h"
 #include "reply.h"
+#include "store.h"
 #include "wire.h"
 
 int memd_dispatch_fail(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
@@ -57,7 +58,7 @@ static int op_hello(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                     const uint8_t *p, memd_buf *out)
 {
     memd_wire_hello hello;
-    int rc = h->len == MEMD_WIRE_HELLO_SIZE ? memd_wire_hello_get(p, h->len, &hello) : -EBADMSG;
+    int rc = memd_wire_hello_get_any(p, h->len, &hello); /* with or without reclaim fields */
     if (rc < 0)
         return malformed(st, h, out, rc);
     if (hello.min_version > MEMD_PROTO_VERSION) {
@@ -72,10 +73,18 @@ static int op_hello(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     memd_wire_welcome w = {.version = s->version, .session_id = s->id,
                            .max_frame = st->limits.max_frame, .ndevices = st->ndevs};
     memd_wire_strset(w.server_version, sizeof w.server_version, MEMD_VERSION);
-    uint8_t *o = memd_reply_begin(out, h->opcode, h->id, MEMD_WIRE_WELCOME_SIZE);
+    memd_wire_error err = {0};
+    if ((rc = memd_store_hello(st, s, &hello, &w, &err)) < 0) /* token, reclaim */
+        return memd_dispatch_fail(st, h, out, &err, false);
+    /* A client that sent the short HELLO gets the short welcome it expects. */
+    uint32_t wlen = h->len == MEMD_WIRE_HELLO_SIZE ? MEMD_WIRE_WELCOME_SIZE
+                                                   : MEMD_WIRE_WELCOME_V1_SIZE;
+    uint8_t full[MEMD_WIRE_WELCOME_SIZE];
+    memd_wire_welcome_put(full, &w);
+    uint8_t *o = memd_reply_begin(out, h->opcode, h->id, wlen);
     if (!o)
         return -ENOMEM;
-    memd_wire_welcome_put(o, &w);
+    memcpy(o, full, wlen);
     return 0;
 }
 
@@ -112,7 +121,8 @@ static int op_free(memd_state *st, memd_session *s, const memd_wire_hdr *h, cons
         return malformed(st, h, out, rc);
     memd_alloc *a = memd_alloc_find(st, handle);
     memd_hold *hold = a ? memd_alloc_hold_of(a, s) : NULL;
-    if (a && !s->admin && memd_models_managed(st, handle)) {
+    /* Its own model's or instance's buffer (an admin may still reclaim another's). */
+    if (hold && memd_models_managed(st, handle)) {
         memd_wire_error err = {0};
         memd_err_set(&err, -EBUSY, "handle %llu belongs to a loaded model or an instance: "
                      "release it with MODEL_UNLOAD or INSTANCE_RELEASE",

@@ -12,6 +12,7 @@
 #include "memd-build-config.h"
 #include "model.h"
 #include "reply.h"
+#include "store.h"
 #include "wire.h"
 
 typedef struct dump_ctx {
@@ -153,6 +154,7 @@ static int put_sessions(const memd_state *st, const memd_session *self, memd_buf
                                    .allocations = s->nholds, .requests = s->requests};
         memcpy(r.comm, s->comm, sizeof r.comm);
         memcpy(r.client_name, s->client_name, sizeof r.client_name);
+        r.flags = memd_store_session_flags(st, s, &r.reclaim_deadline_ns); /* orphaned? */
         memd_wire_session_rec_put(p, &r);
     }
     return 0;

@@ -1,6 +1,7 @@
 /* memd — the device memory daemon.
  *
- *   memd [--config FILE] [--socket PATH] [--foreground]
+ *   memd [--config FILE] [--socket PATH] [--foreground] [--reset-state]
+ *        [--state-max-bytes SIZE]
  *   memd --check-config FILE [--json]
  *   memd --version
  *
@@ -16,17 +17,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/units.h"
 #include "listen.h"
 #include "log.h"
 #include "memd-build-config.h"
 #include "server.h"
 #include "soc/config.h"
 #include "state.h"
+#include "store.h"
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: memd [--config FILE] [--socket PATH] [--foreground]\n"
+            "usage: memd [--config FILE] [--socket PATH] [--foreground] [--reset-state]\n"
+            "            [--state-max-bytes SIZE]\n"
             "       memd --check-config FILE [--json]\n"
             "       memd --version\n"
             "\n"
@@ -35,6 +39,9 @@ static void usage(FILE *f)
             "  --socket PATH        listen here (default: the config's, else %s);\n"
             "                       ignored when systemd passes a socket\n"
             "  --foreground         do not detach (what systemd and tests use)\n"
+            "  --reset-state        discard the stored allocation map and start empty (only\n"
+            "                       when no client holds device memory)\n"
+            "  --state-max-bytes SIZE  limit of the state store file (default 1GiB)\n"
             "  --check-config FILE  load FILE, print the resulting memory map, exit 0/1\n"
             "  --json               with --check-config: print JSON\n"
             "  --version            print the version\n",
@@ -102,6 +109,8 @@ static int detach(void)
 typedef struct opts {
     const char *config, *socket, *check;
     bool foreground, json, version;
+    bool reset_state;
+    uint64_t state_max;           /* 0: the store's default */
 } opts;
 
 static int parse(int argc, char **argv, opts *o)
@@ -114,6 +123,8 @@ static int parse(int argc, char **argv, opts *o)
         {"json", no_argument, NULL, 'j'},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
+        {"reset-state", no_argument, NULL, 'R'},
+        {"state-max-bytes", required_argument, NULL, 'M'},
         {0},
     };
     int ch;
@@ -127,6 +138,14 @@ static int parse(int argc, char **argv, opts *o)
         case 'j': o->json = true; break;
         case 'V': o->version = true; break;
         case 'h': usage(stdout); exit(0);
+        case 'R': o->reset_state = true; break;
+        case 'M':
+            if (memd_parse_size(optarg, &o->state_max, NULL) < 0 || o->state_max < (1u << 20)) {
+                fprintf(stderr, "memd: --state-max-bytes %s: expected a size of at least 1MiB\n",
+                        optarg);
+                return -EINVAL;
+            }
+            break;
         default:
             fprintf(stderr, "memd: %s: %s\n",
                     optopt ? "unknown option or missing argument" : "unknown option",
@@ -182,6 +201,18 @@ static int serve(const opts *o)
     if (l.activated)
         sock = l.path[0] ? l.path : "the socket passed by systemd";
     memd_log(LOG_INFO, "config %s", cfg.path);
+    /* The map from before a crash or stop, restored before the first client is served. */
+    char dir[512];
+    memd_store_opts so = {.dir = dir, .max_bytes = o->state_max, .reset = o->reset_state};
+    if (memd_store_dir(cfg.state_dir, l.activated ? l.path : sock, dir, sizeof dir, err,
+                       sizeof err) < 0 ||
+        memd_store_open(&st, &so, err, sizeof err) < 0) {
+        memd_log(LOG_ERR, "%s", err);
+        memd_listen_close(&l);
+        memd_state_fini(&st);
+        memd_config_free(&cfg);
+        return 1;
+    }
     int code = 0;
     if (!o->foreground) {
         int rc = detach();
@@ -195,6 +226,7 @@ static int serve(const opts *o)
         l.fd = -1; /* closed with the loop's handle */
     }
     memd_listen_close(&l);
+    memd_store_close(&st);
     memd_state_fini(&st);
     memd_config_free(&cfg);
     return code;

@@ -48,8 +48,9 @@ void memd_models_session_close(memd_state *st, memd_session *s);
 /* Frees the plan cache and everything else (after every session closed). */
 void memd_models_free(memd_state *st);
 
-/* Whether handle is part of a loaded model or an instance: such buffers are released
- * with MODEL_UNLOAD / INSTANCE_RELEASE, not FREE (an admin may still reclaim them). */
+/* Whether handle is part of a loaded model or an instance: its holders release such
+ * buffers with MODEL_UNLOAD / INSTANCE_RELEASE, not FREE (an admin that does not hold
+ * one may still reclaim it). */
 bool memd_models_managed(const memd_state *st, uint64_t handle);
 
 /* DUMP records (MEMD_DUMP_F_MODELS): plans, then the models and instances s may see. */

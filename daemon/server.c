@@ -8,6 +8,7 @@
 #include "log.h"
 #include "model_work.h"
 #include "notify.h"
+#include "store.h"
 
 #define DRAIN_MS 5000 /* how long stopping waits for clients to take their replies */
 
@@ -27,6 +28,12 @@ static void on_watchdog(uv_timer_t *t)
     memd_notify("WATCHDOG=1");
 }
 
+static void on_store_tick(uv_timer_t *t)
+{
+    memd_server *srv = t->data;
+    (void)memd_store_tick(srv->st);
+}
+
 static void on_drain_timeout(uv_timer_t *t)
 {
     memd_server *srv = t->data;
@@ -43,6 +50,10 @@ static void stop(memd_server *srv, int signum)
     srv->stopping = true;
     memd_log(LOG_INFO, "%s: stopping with %u sessions", strsignal(signum), srv->st->nsessions);
     memd_notify("STOPPING=1\nSTATUS=stopping");
+    /* The sessions the shutdown closes stay in the state store for the next memd. */
+    memd_store_stopping(srv->st);
+    if (srv->store_tick_on)
+        uv_close((uv_handle_t *)&srv->store_tick, NULL);
     uv_close((uv_handle_t *)&srv->listener, NULL);
     uv_close((uv_handle_t *)&srv->sigterm, NULL);
     uv_close((uv_handle_t *)&srv->sigint, NULL);
@@ -101,6 +112,14 @@ int memd_server_run(memd_state *st, int listen_fd, const char *socket_path,
     uv_signal_start(&srv.sigint, on_signal, SIGINT);
     uv_timer_init(&loop, &srv.drain);
     srv.drain.data = &srv;
+
+    if (st->store) {
+        uint32_t ms = memd_store_tick_ms(st);
+        uv_timer_init(&loop, &srv.store_tick);
+        srv.store_tick.data = &srv;
+        uv_timer_start(&srv.store_tick, on_store_tick, ms, ms);
+        srv.store_tick_on = true;
+    }
 
     uint64_t wd = memd_notify_watchdog_usec();
     if (wd) {

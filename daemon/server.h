@@ -18,6 +18,8 @@ typedef struct memd_server {
     uv_signal_t sigterm, sigint;
     uv_timer_t watchdog;
     uv_timer_t drain;         /* shutdown: gives clients a moment to take their replies */
+    uv_timer_t store_tick;    /* state store: orphans to release, a failed flush to retry */
+    bool store_tick_on;
     bool watchdog_on;
     bool stopping;
     memd_conn *conns;         /* every open connection, sessions or not */

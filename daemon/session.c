@@ -3,12 +3,19 @@
 
 #include "alloc.h"
 #include "model.h"
+#include "store.h"
 
 void memd_session_open(memd_state *st, memd_session *s)
 {
-    s->id = st->next_session_id++;
+    uint32_t id = st->next_session_id++;
     if (st->next_session_id == 0)
         st->next_session_id = 1;
+    memd_session_adopt(st, s, id);
+}
+
+void memd_session_adopt(memd_state *st, memd_session *s, uint32_t id)
+{
+    s->id = id;
     s->version = MEMD_PROTO_VERSION;
     s->holds = NULL;
     s->nholds = 0;
@@ -34,6 +41,7 @@ void memd_session_close(memd_state *st, memd_session *s)
         s->next->prev = s->prev;
     s->prev = s->next = NULL;
     st->nsessions--;
+    memd_store_session_closed(st, s);
 }
 
 bool memd_session_is_admin(const memd_state *st, uint32_t uid, uint32_t gid,

@@ -6,6 +6,8 @@
 
 /* Registers s (credentials already filled) and gives it an id. */
 void memd_session_open(memd_state *st, memd_session *s);
+/* Registers s under a known id (a session restored from the state store). */
+void memd_session_adopt(memd_state *st, memd_session *s, uint32_t id);
 /* Releases everything s holds at once and unregisters it. */
 void memd_session_close(memd_state *st, memd_session *s);
 

@@ -19,6 +19,7 @@
 typedef struct memd_session memd_session;
 typedef struct memd_alloc memd_alloc;
 typedef struct memd_models memd_models; /* model.h */
+typedef struct memd_store memd_store;   /* store.h */
 
 /* One holder of an allocation: the creator, or a session that acquired a shared one. */
 typedef struct memd_hold {
@@ -98,6 +99,7 @@ typedef struct memd_state {
     memd_alloc **scratch;          /* FREE_BATCH: records found in its checking pass */
     size_t scratch_cap;
     memd_models *models;           /* plans, models, instances (model.h); NULL until used */
+    memd_store *store;             /* the state store (store.h); NULL: not persisted */
 } memd_state;
 
 /* Builds one engine device per configured spec and resolves the admin group.

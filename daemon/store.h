@@ -37,6 +37,11 @@ typedef struct memd_store_opts {
     bool reset;             /* discard what the store holds (memd --reset-state) */
 } memd_store_opts;
 
+/* The state directory: the config's state_dir, else the socket's folder, made absolute.
+ * 0, or a negative errno with err (no such directory; a socket without a path). */
+int memd_store_dir(const char *state_dir, const char *socket_path, char *out, size_t outlen,
+                   char *err, size_t errlen);
+
 /* Opens (creating) DIR/memd-state.mdb, takes its lock and restores the map it holds into
  * st, which must be initialised with the current config and hold nothing yet:
  * allocations are re-reserved at their addresses (memd_device_alloc_at), stored sessions

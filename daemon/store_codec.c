@@ -1,11 +1,14 @@
 /* memd daemon — state store records (see store_codec.h).
  *
- * Allocation record, format 1 (176 bytes + 8 per holder):
- *    0 u8 format   1 u8 kind   2 u8 region   3 u8 class   4 u8 scope   5 u8 flags  6 u16 0
+ * Allocation record, format 1 (96 bytes + comm + name + 8 per holder):
+ *    0 u8 format   1 u8 kind   2 u8 region   3 u8 class   4 u8 scope   5 u8 flags
+ *    6 u8 comm length (< 16)   7 u8 name length (< 64)
  *    8 u32 device id   12 u32 banks   16 u64 handle   24 u64 address   32 u64 size per bank
  *   40 u64 page size   48 u64 pitch   56 u64 requested   64 u64 created ns
- *   72 u32 pid   76 u32 uid   80 u32 gid   84 u32 creator session   88 comm[16]
- *  104 name[64]   168 u32 holders   172 u32 0   176 holders x (u32 session, u32 count)
+ *   72 u32 pid   76 u32 uid   80 u32 gid   84 u32 creator session   88 u32 holders   92 u32 0
+ *   96 comm, name (no NULs), then holders x (u32 session, u32 count)
+ * Strings are stored at their length: most names are empty, and a smaller record is a
+ * cheaper write on every allocation.
  * Session record, format 1 (104 bytes):
  *    0 u8 format  1..3 0   4 u32 id   8 u32 pid   12 u32 uid   16 u32 gid   20 u32 0
  *   24 u64 start time   32 u64 connected ns   40 token[16]   56 comm[16]   72 client[32]
@@ -42,15 +45,23 @@ static int get_str(const uint8_t *p, char *s, size_t n)
 
 /* ---- allocations ---- */
 
+size_t memd_store_alloc_rec_size(const memd_store_alloc_rec *r)
+{
+    return MEMD_STORE_ALLOC_REC_BASE + strnlen(r->comm, sizeof r->comm - 1) +
+           strnlen(r->name, sizeof r->name - 1) + (size_t)r->nholders * MEMD_STORE_HOLDER_SIZE;
+}
+
 uint8_t *memd_store_alloc_rec_put(uint8_t *p, const memd_store_alloc_rec *r)
 {
+    size_t cl = strnlen(r->comm, sizeof r->comm - 1), nl = strnlen(r->name, sizeof r->name - 1);
     p[0] = MEMD_STORE_FORMAT;
     p[1] = (uint8_t)r->pl.kind;
     p[2] = r->pl.region;
     p[3] = r->cls;
     p[4] = r->scope;
     p[5] = r->flags;
-    p[6] = p[7] = 0;
+    p[6] = (uint8_t)cl;
+    p[7] = (uint8_t)nl;
     memd_wire_put_u32(p + 8, r->device);
     memd_wire_put_u32(p + 12, r->pl.banks);
     memd_wire_put_u64(p + 16, r->handle);
@@ -64,17 +75,28 @@ uint8_t *memd_store_alloc_rec_put(uint8_t *p, const memd_store_alloc_rec *r)
     memd_wire_put_u32(p + 76, r->uid);
     memd_wire_put_u32(p + 80, r->gid);
     memd_wire_put_u32(p + 84, r->session_id);
-    put_str(p + 88, r->comm, sizeof r->comm);
-    put_str(p + 104, r->name, sizeof r->name);
-    memd_wire_put_u32(p + 168, r->nholders);
-    memd_wire_put_u32(p + 172, 0);
-    return p + MEMD_STORE_ALLOC_REC_BASE;
+    memd_wire_put_u32(p + 88, r->nholders);
+    memd_wire_put_u32(p + 92, 0);
+    p += MEMD_STORE_ALLOC_REC_BASE;
+    memcpy(p, r->comm, cl);
+    memcpy(p + cl, r->name, nl);
+    return p + cl + nl;
 }
 
 uint8_t *memd_store_holder_put(uint8_t *p, uint32_t session_id, uint32_t count)
 {
     p = memd_wire_put_u32(p, session_id);
     return memd_wire_put_u32(p, count);
+}
+
+/* A string stored at its length: no NUL inside it. */
+static int get_lstr(const uint8_t *p, size_t len, char *s, size_t n)
+{
+    if (len >= n || memchr(p, 0, len))
+        return -EINVAL;
+    memcpy(s, p, len);
+    memset(s + len, 0, n - len);
+    return 0;
 }
 
 int memd_store_alloc_rec_get(const uint8_t *p, size_t len, memd_store_alloc_rec *r)
@@ -89,6 +111,7 @@ int memd_store_alloc_rec_get(const uint8_t *p, size_t len, memd_store_alloc_rec 
     r->cls = p[3];
     r->scope = p[4];
     r->flags = p[5];
+    size_t cl = p[6], nl = p[7];
     r->device = memd_wire_u32(p + 8);
     r->pl.banks = memd_wire_u32(p + 12);
     r->handle = memd_wire_u64(p + 16);
@@ -102,20 +125,23 @@ int memd_store_alloc_rec_get(const uint8_t *p, size_t len, memd_store_alloc_rec 
     r->uid = memd_wire_u32(p + 76);
     r->gid = memd_wire_u32(p + 80);
     r->session_id = memd_wire_u32(p + 84);
-    r->nholders = memd_wire_u32(p + 168);
-    if (r->nholders == 0 || r->nholders > (len - MEMD_STORE_ALLOC_REC_BASE) / MEMD_STORE_HOLDER_SIZE ||
-        len != memd_store_alloc_rec_size(r->nholders))
+    r->nholders = memd_wire_u32(p + 88);
+    size_t strings = cl + nl, rest = len - MEMD_STORE_ALLOC_REC_BASE;
+    if (r->nholders == 0 || strings > rest ||
+        (rest - strings) / MEMD_STORE_HOLDER_SIZE != r->nholders ||
+        (rest - strings) % MEMD_STORE_HOLDER_SIZE != 0)
         return -EBADMSG;
     if (p[1] >= MEMD_KIND_COUNT || p[2] >= MEMD_MAX_REGIONS || p[3] >= MEMD_CLASS_COUNT ||
         p[4] >= MEMD_SCOPE_COUNT || (p[5] & ~MEMD_STORE_REC_SHARED) || r->handle == 0 ||
         r->pl.banks == 0 || r->pl.size_per_bank == 0)
         return -EINVAL;
-    if (get_str(p + 88, r->comm, sizeof r->comm) < 0 ||
-        get_str(p + 104, r->name, sizeof r->name) < 0)
+    const uint8_t *q = p + MEMD_STORE_ALLOC_REC_BASE;
+    if (get_lstr(q, cl, r->comm, sizeof r->comm) < 0 ||
+        get_lstr(q + cl, nl, r->name, sizeof r->name) < 0)
         return -EINVAL;
     if ((r->flags & MEMD_STORE_REC_SHARED) && r->name[0] == '\0')
         return -EINVAL;
-    r->holders = p + MEMD_STORE_ALLOC_REC_BASE;
+    r->holders = q + strings;
     for (uint32_t i = 0; i < r->nholders; i++) {
         uint32_t sid, count;
         memd_store_holder_at(r, i, &sid, &count);

@@ -38,13 +38,11 @@ typedef struct memd_store_alloc_rec {
     const uint8_t *holders;        /* decode: nholders x (u32 session, u32 count) */
 } memd_store_alloc_rec;
 
-#define MEMD_STORE_ALLOC_REC_BASE 176u
+#define MEMD_STORE_ALLOC_REC_BASE 96u
 #define MEMD_STORE_HOLDER_SIZE 8u
 
-static inline size_t memd_store_alloc_rec_size(uint32_t nholders)
-{
-    return MEMD_STORE_ALLOC_REC_BASE + (size_t)nholders * MEMD_STORE_HOLDER_SIZE;
-}
+/* Encoded size of r (its nholders, and its comm and name without their NULs). */
+size_t memd_store_alloc_rec_size(const memd_store_alloc_rec *r);
 
 /* Writes the record (without holders) and returns where the holders go. */
 uint8_t *memd_store_alloc_rec_put(uint8_t *out, const memd_store_alloc_rec *r);

@@ -50,6 +50,7 @@ typedef struct memd_store {
     bool stopping;                 /* only rounds are recorded now */
     uint32_t defer;                /* > 0: session closes leave the flush to the caller */
     bool failed;                   /* the last flush failed (logged once) */
+    bool restored;                 /* open completed: close may flush what is pending */
 
     memd_map sessions;             /* id -> memd_store_sess * */
     const memd_session *last;      /* prepare's cache: this session is stored */

@@ -171,10 +171,14 @@ typedef struct best_plan {
     uint64_t *off;
     const char *strategy;
     bool have; /* arena UINT64_MAX is a legal arena, so no sentinel */
+    const plan_budget *clock; /* for first_ns */
+    uint64_t t0, first_ns;
 } best_plan;
 
 static void take(best_plan *bp, uint64_t arena, const uint64_t *off, size_t n, const char *name)
 {
+    if (!bp->have && bp->clock && bp->clock->clock)
+        bp->first_ns = bp->clock->clock(bp->clock->clock_ctx) - bp->t0;
     if (!bp->have || arena < bp->arena) {
         bp->have = true;
         bp->arena = arena;
@@ -183,26 +187,38 @@ static void take(best_plan *bp, uint64_t arena, const uint64_t *off, size_t n, c
     }
 }
 
-/* One capacity: round robin over the three preorders with a doubling node limit, as
- * long as the budget lasts. Returns 1 found (scratch filled), 0 proven impossible,
- * -EAGAIN out of budget, -ENOMEM. */
-static int search_capacity(plan_search_ctx *c, size_t m, uint64_t cap, plan_budget *bu,
-                           uint64_t *scratch)
+static uint64_t gcd_u64(uint64_t a, uint64_t b)
 {
-    for (uint64_t limit = 2 * (uint64_t)(m ? m : 1); !bu->expired; limit *= 2)
-        for (int h = 0; h < 3 && !bu->expired; h++) {
-            int rc = plan_search_run(c, cap, h, 0, PLAN_DISC_ALL, limit, bu, scratch);
-            if (rc != -EAGAIN)
-                return rc;
-        }
-    return -EAGAIN;
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
 }
 
-/* Exact search: first at the lower bound, then, when that cannot be settled, bisection
- * between what is known (or believed, after an unfinished search) to fail and the best
- * plan so far. Returns 1 when the best plan is proven optimal, 0 otherwise. */
+static uint64_t plan_top(const memd_plan_buffer *b, size_t n, const uint64_t *off)
+{
+    uint64_t top = 0;
+    for (size_t i = 0; i < n; i++)
+        if (off[i] + b[i].size > top)
+            top = off[i] + b[i].size;
+    return top;
+}
+
+/* Exact search portfolio, two interleaved halves with equal node shares:
+ *  - the decision problem at the lower bound, round robin over MiniMalloc's three
+ *    preorders with a doubling node limit (it settles tight instances, and proves
+ *    optimality);
+ *  - descent: short randomized runs (restarts over all preorders, perturbed, and the
+ *    order of the best plan so far) at a capacity some steps below the best plan; a
+ *    success lowers the best plan, a run of failures halves the step. Loose instances,
+ *    where a complete search at the bound would wander forever, improve here.
+ * Every capacity is a multiple of the granule (the gcd of sizes and alignments: every
+ * canonical plan's arena is one). Returns 1 when the best plan is proven optimal, 0
+ * when not, -ENOMEM. */
 static int run_search(const memd_plan_buffer *b, size_t n, const plan_graph *g, uint64_t lb,
-                      plan_budget *bu, best_plan *bp, uint64_t *scratch)
+                      uint64_t seed, plan_budget *bu, best_plan *bp, uint64_t *scratch)
 {
     plan_search_ctx *c;
     int rc = plan_search_new(b, n, g, PLAN_SEARCH_MAX_MEMBERS, &c);
@@ -211,32 +227,72 @@ static int run_search(const memd_plan_buffer *b, size_t n, const plan_graph *g, 
     if (rc)
         return rc;
     size_t m = 0;
+    uint64_t gran = 0;
     for (size_t i = 0; i < n; i++)
-        m += b[i].size != 0;
-    uint64_t lo = lb;     /* no plan with arena < lo */
-    bool proven = true;   /* ... and that is proven, not just believed */
-    unsigned share = 75;  /* the lower bound itself gets most of the time */
-    while (!bu->expired && lo < bp->arena) {
-        uint64_t cap = lo == lb ? lb : lo + (bp->arena - lo) / 2;
-        plan_budget step = sub_budget(bu, share);
-        step.clock_mask = 63;
-        rc = search_capacity(c, m, cap, &step, scratch);
-        join_budget(bu, &step);
-        share = 25;
-        if (rc == 1) {
-            uint64_t top = 0;
-            for (size_t i = 0; i < n; i++)
-                if (scratch[i] + b[i].size > top)
-                    top = scratch[i] + b[i].size;
-            take(bp, top, scratch, n, "search");
-        } else if (rc == 0 || rc == -EAGAIN) {
-            proven = proven && rc == 0;
-            lo = cap + 1;
-        } else {
-            goto out;
+        if (b[i].size) {
+            m++;
+            gran = gcd_u64(gran, b[i].size);
+            gran = gcd_u64(gran, b[i].align ? b[i].align : 1);
+        }
+    if (!gran)
+        gran = 1;
+    uint64_t lo = lb;              /* no plan has an arena below lo (proven) */
+    uint64_t exact_limit = 2 * (uint64_t)(m ? m : 1);
+    uint64_t short_limit = 4 * (uint64_t)(m ? m : 1) + 64;
+    uint64_t step = 0, rng = seed ^ 0x5EA5C4ull, tries = 0;
+    unsigned fails = 0;
+    bool proven = false;
+    while (!bu->expired && !proven && bp->arena > lo) {
+        /* Decision at the bound. */
+        uint64_t before = bu->used;
+        for (int h = 0; h < 3 && !bu->expired && bp->arena > lo; h++) {
+            rc = plan_search_run(c, lo, h, 0, PLAN_DISC_ALL, exact_limit, bu, scratch);
+            if (rc == 1) {
+                take(bp, plan_top(b, n, scratch), scratch, n, "search");
+            } else if (rc == 0) {
+                lo += gran; /* proven: nothing fits at lo */
+                if (lo >= bp->arena)
+                    proven = true;
+            } else if (rc != -EAGAIN) {
+                goto out;
+            }
+        }
+        exact_limit *= 2;
+        if (bp->arena <= lo) {
+            proven = true;
+            break;
+        }
+        /* Descent, for as many nodes as the exact half just used. */
+        uint64_t share = 2 * (bu->used - before), start = bu->used;
+        while (!bu->expired && bp->arena > lo && bu->used - start < share) {
+            uint64_t room = (bp->arena - lo) / gran;
+            if (!step || step > room)
+                step = room > 4 ? room / 4 : 1;
+            uint64_t cap = bp->arena - step * gran;
+            int h = (int)(tries % PLAN_HEUR_COUNT);
+            if (h == PLAN_HEUR_GUIDED)
+                plan_search_guide(c, bp->off);
+            tries++;
+            rc = plan_search_run(c, cap, h, plan_splitmix(&rng) | 1, PLAN_DISC_ALL, short_limit,
+                                 bu, scratch);
+            if (rc == 1) {
+                take(bp, plan_top(b, n, scratch), scratch, n, "search");
+                fails = 0;
+            } else if (rc == 0) {
+                lo = cap + gran;
+                step = 0;
+            } else if (rc == -EAGAIN) {
+                /* Halve the step after a full cycle of preorders failed. */
+                if (++fails >= 2 * PLAN_HEUR_COUNT) {
+                    fails = 0;
+                    step = step > 1 ? step / 2 : 1;
+                }
+            } else {
+                goto out;
+            }
         }
     }
-    rc = proven && lo >= bp->arena;
+    rc = proven || bp->arena <= lo;
 out:
     plan_search_free(c);
     return rc;
@@ -249,6 +305,8 @@ int memd_plan_solve(const memd_plan_buffer *bufs, size_t n, const memd_plan_opts
     if (!opts)
         opts = &dflt;
     memset(res, 0, sizeof(*res));
+    /* The budget and first_ns count from here: the checks are part of the work. */
+    uint64_t t0 = opts->clock ? opts->clock(opts->clock_ctx) : 0;
     int rc = memd_plan_check(bufs, n, v);
     if (rc)
         return rc;
@@ -268,10 +326,11 @@ int memd_plan_solve(const memd_plan_buffer *bufs, size_t n, const memd_plan_opts
     if (!bu.limit && !bu.clock)
         bu.limit = MEMD_PLAN_DEFAULT_ITERATIONS;
     if (bu.clock)
-        bu.deadline_ns = bu.clock(bu.clock_ctx) + opts->budget_ns;
+        bu.deadline_ns = t0 + opts->budget_ns;
 
     size_t nn = n ? n : 1;
-    best_plan bp = {.arena = UINT64_MAX, .off = offsets, .strategy = "empty"};
+    best_plan bp = {.arena = UINT64_MAX, .off = offsets, .strategy = "empty", .clock = &bu,
+                    .t0 = t0};
     uint64_t *off = malloc(nn * sizeof(*off));
     uint64_t *key = malloc(nn * sizeof(*key));
     uint32_t *order = malloc(nn * sizeof(*order));
@@ -315,29 +374,39 @@ int memd_plan_solve(const memd_plan_buffer *bufs, size_t n, const memd_plan_opts
     rc = plan_placer_init(&pl, bufs, n, pg);
     if (rc)
         goto out;
+    /* Load keys cost a sort: computed when their order comes up, after the first
+     * plan (size order) is out. */
     uint64_t *load = malloc(nn * sizeof(*load));
+    bool have_load = false;
     if (!load) {
         rc = -ENOMEM;
-        goto out;
-    }
-    rc = load_keys(bufs, n, load);
-    if (rc) {
-        free(load);
         goto out;
     }
 
     /* Greedy portfolio: every order with first and best fit. */
     int best_ord = 0, best_fit = 0;
+    uint64_t run_ns = 0; /* duration of the last placer run */
     for (int ord = 0; ord < ORD_COUNT && (!bp.have || bp.arena > lb); ord++) {
+        if (ord == ORD_LOAD && !have_load) {
+            rc = load_keys(bufs, n, load);
+            if (rc) {
+                free(load);
+                goto out;
+            }
+            have_load = true;
+        }
         order_keys(bufs, n, load, ord, key);
         build_order(bufs, n, key, order);
         for (size_t k = 0; k < n; k++)
             pl.pos[order[k]] = (uint32_t)k;
         for (int fit = 0; fit < 2 && (!bp.have || bp.arena > lb); fit++) {
-            /* Past the deadline, one greedy plan is enough. */
-            if (bp.have && bu.clock && bu.clock(bu.clock_ctx) >= bu.deadline_ns)
+            /* Once a plan is out, start a run only if it can finish in time. */
+            uint64_t now = bu.clock ? bu.clock(bu.clock_ctx) : 0;
+            if (bp.have && bu.clock && now + run_ns >= bu.deadline_ns)
                 break;
             uint64_t arena = plan_place_range(&pl, order, 0, fit, off);
+            if (bu.clock)
+                run_ns = bu.clock(bu.clock_ctx) - now;
             if (!bp.have || arena < bp.arena) {
                 take(&bp, arena, off, n, greedy_names[ord][fit]);
                 best_ord = ord;
@@ -351,13 +420,16 @@ int memd_plan_solve(const memd_plan_buffer *bufs, size_t n, const memd_plan_opts
 
     if (bp.arena > lb && searchable) {
         plan_budget sb = sub_budget(&bu, 85);
-        rc = run_search(bufs, n, &g, lb, &sb, &bp, off);
+        sb.clock_mask = 63; /* search nodes are short: read the clock every 64 */
+        rc = run_search(bufs, n, &g, lb, opts->seed, &sb, &bp, off);
         join_budget(&bu, &sb);
         if (rc < 0)
             goto out;
         res->optimal = rc == 1;
     }
-    if (bp.arena > lb && !res->optimal && !bu.expired) {
+    /* The local search starts with a full placer run: only if that fits in time. */
+    if (bp.arena > lb && !res->optimal && !bu.expired &&
+        !(bu.clock && bu.clock(bu.clock_ctx) + run_ns >= bu.deadline_ns)) {
         uint64_t arena = UINT64_MAX;
         rc = plan_local_search(bufs, n, pg, best_order, npinned, best_fit, lb, opts->seed, &bu,
                                off, &arena);
@@ -369,6 +441,7 @@ done:
     res->arena = bp.have ? bp.arena : 0;
     res->strategy = bp.strategy;
     res->iterations = bu.used;
+    res->first_ns = bp.first_ns;
     if (res->arena == lb)
         res->optimal = true;
     /* A planner bug must never hand out an overlapping plan. */

@@ -100,15 +100,18 @@ typedef struct memd_plan_result {
     uint64_t lower_bound; /* see memd_plan_lower_bound */
     const char *strategy; /* static string naming what produced the plan */
     uint64_t iterations;  /* improvement iterations spent */
+    uint64_t first_ns;    /* with a clock: from the call to the first valid plan */
     bool optimal;         /* arena == lower_bound, or the search proved it minimal */
 } memd_plan_result;
 
 /* Plans the buffers: offsets[i] receives buffer i's offset. Runs a portfolio of greedy
- * placers (several priority orders x first/best fit), then, within the budget, an
- * exact branch-and-bound search for small unpinned problems and an iterated local
- * search over the placement order; returns the best plan found, which is always valid
- * (the caller may re-check it with memd_plan_validate). Errors as memd_plan_check
- * (with *v filled when v is not NULL), -ENOMEM. */
+ * placers (several priority orders x first/best fit; size order first, so a plan is
+ * out early), then, within the budget, for unpinned problems of up to a few thousand
+ * buffers an exact branch-and-bound search (the decision problem at the lower bound,
+ * interleaved with restarted short searches at capacities below the best plan), and
+ * an iterated local search over the placement order; returns the best plan found,
+ * which is always valid (the caller may re-check it with memd_plan_validate). Errors
+ * as memd_plan_check (with *v filled when v is not NULL), -ENOMEM. */
 int memd_plan_solve(const memd_plan_buffer *bufs, size_t n, const memd_plan_opts *opts,
                     uint64_t *offsets, memd_plan_result *res, memd_plan_violation *v);
 

@@ -98,15 +98,20 @@ typedef struct plan_search_ctx plan_search_ctx;
 int plan_search_new(const memd_plan_buffer *b, size_t n, const plan_graph *g,
                     uint64_t max_members, plan_search_ctx **out);
 void plan_search_free(plan_search_ctx *c);
-/* heuristic: 0..2 picks one of MiniMalloc's static preorders; higher values other key
- * orders perturbed by seed (for restarts). max_disc bounds the discrepancies (taking
+/* heuristic: 0..2 picks one of MiniMalloc's static preorders, 3..5 other key orders,
+ * PLAN_HEUR_GUIDED the order of the offsets last given to plan_search_guide; a non-zero
+ * seed perturbs the order (for restarts). max_disc bounds the discrepancies (taking
  * a node's k-th best candidate costs k) of a limited discrepancy search;
  * PLAN_DISC_ALL searches everything. Returns 1 found (out filled), 0 proven
  * impossible, -EAGAIN when the node limit, the discrepancy limit or the budget cut the
  * search short, -ENOMEM. */
 #define PLAN_DISC_ALL UINT32_MAX
+#define PLAN_HEUR_GUIDED 6
+#define PLAN_HEUR_COUNT 7
 int plan_search_run(plan_search_ctx *c, uint64_t capacity, int heuristic, uint64_t seed,
                     uint32_t max_disc, uint64_t node_limit, plan_budget *bu, uint64_t *out);
+/* Sets the order PLAN_HEUR_GUIDED follows: by offset, lowest first. */
+void plan_search_guide(plan_search_ctx *c, const uint64_t *offsets);
 /* Nodes the last run visited. */
 uint64_t plan_search_nodes(const plan_search_ctx *c);
 

@@ -62,8 +62,9 @@ struct plan_search_ctx {
     uint32_t *mpos;       /* membership slot -> position in the section's row */
     uint64_t *total0;     /* size of every member, per section */
     /* heuristic keys */
-    uint64_t *k_width, *k_area, *k_total, *k_size, *k_len;
+    uint64_t *k_width, *k_area, *k_total, *k_size, *k_len, *k_guide;
     uint32_t *twin_key;   /* identical buffers share a twin class id */
+    uint64_t *sz, *amask; /* size and alignment - 1, compact for the hot loops */
     /* per run */
     uint64_t cap;
     uint64_t *minoff, *off, *out;
@@ -185,7 +186,10 @@ void plan_search_free(plan_search_ctx *c)
     free(c->k_total);
     free(c->k_size);
     free(c->k_len);
+    free(c->k_guide);
     free(c->twin_key);
+    free(c->sz);
+    free(c->amask);
     free(c->minoff);
     free(c->off);
     free(c->placed);
@@ -298,7 +302,10 @@ int plan_search_new(const memd_plan_buffer *b, size_t n, const plan_graph *g,
     c->k_total = malloc(nn * sizeof(uint64_t));
     c->k_size = malloc(nn * sizeof(uint64_t));
     c->k_len = malloc(nn * sizeof(uint64_t));
+    c->k_guide = calloc(nn, sizeof(uint64_t));
     c->twin_key = malloc(nn * sizeof(uint32_t));
+    c->sz = malloc(nn * sizeof(uint64_t));
+    c->amask = malloc(nn * sizeof(uint64_t));
     c->twin_prev = malloc(nn * sizeof(uint32_t));
     c->minoff = malloc(nn * sizeof(uint64_t));
     c->off = malloc(nn * sizeof(uint64_t));
@@ -320,7 +327,7 @@ int plan_search_new(const memd_plan_buffer *b, size_t n, const plan_graph *g,
     c->trcap = 2 * (g->off[n] + ns) + 1024;
     c->tr = malloc(c->trcap * sizeof(*c->tr));
     if (!c->soff || !c->smem || !c->mpos || !c->mbase || !c->nun_s || !c->total0 || !c->total || !c->wit || !c->k_width ||
-        !c->k_area || !c->k_total || !c->k_size || !c->k_len || !c->twin_key ||
+        !c->k_area || !c->k_total || !c->k_size || !c->k_len || !c->k_guide || !c->twin_key || !c->sz || !c->amask ||
         !c->twin_prev || !c->minoff || !c->off || !c->placed || !c->rank || !c->wcnt ||
         !c->pool || !c->upos || !c->cuts || !c->zero || !c->raised || !c->order || !c->cand ||
         !c->tr)
@@ -356,6 +363,10 @@ int plan_search_new(const memd_plan_buffer *b, size_t n, const plan_graph *g,
             if (c->total0[s] > t)
                 t = c->total0[s];
         c->k_total[i] = t;
+    }
+    for (size_t i = 0; i < n; i++) {
+        c->sz[i] = b[i].size;
+        c->amask[i] = (b[i].align ? b[i].align : 1) - 1;
     }
     twin_classes(c, c->order);
     *out = c;
@@ -398,23 +409,19 @@ static inline void unpl_restore(plan_search_ctx *c, part *pt, uint32_t x, uint32
     pt->nun++;
 }
 
-/* Finds a new witness for section s (total > 0): the unplaced member with the lowest
- * lowest-offset. false when even that one is too high (the section cannot fit). */
+/* Finds a new witness for section s (total > 0): an unplaced member whose lowest
+ * offset leaves room for the section's unplaced total. false when there is none (the
+ * section cannot fit). */
 static bool rewitness(plan_search_ctx *c, uint32_t s)
 {
-    uint64_t best = UINT64_MAX, lim = c->cap - c->total[s];
-    uint32_t who = NONE;
+    /* The first member low enough will do: scanning for the lowest one costs more
+     * than the extra re-witnessing it would save. */
+    uint64_t lim = c->cap - c->total[s];
     const uint32_t *row = c->smem + c->soff[s];
-    for (size_t m = 0; m < c->nun_s[s]; m++) {
-        uint32_t y = row[m];
-        if (c->minoff[y] < best) {
-            best = c->minoff[y];
-            who = y;
-        }
-    }
-    if (who == NONE || best > lim)
-        return false;
-    return set_wit(c, s, who);
+    for (size_t m = 0, k = c->nun_s[s]; m < k; m++)
+        if (c->minoff[row[m]] <= lim)
+            return set_wit(c, s, row[m]);
+    return false;
 }
 
 /* Places x at o and propagates: lowest offsets of its unplaced neighbours, section
@@ -423,14 +430,14 @@ static bool rewitness(plan_search_ctx *c, uint32_t s)
  * Everything it changes is undone by unplace (c->oom is set on allocation failure). */
 static int place(plan_search_ctx *c, part *pt, uint32_t x, uint64_t o, bool *hatless)
 {
-    const memd_plan_buffer *b = c->b;
+    const uint64_t *sz = c->sz, *am = c->amask;
     const plan_graph *g = c->g;
-    uint64_t top = o + b[x].size, cap = c->cap;
+    uint64_t top = o + sz[x], cap = c->cap;
     c->off[x] = o;
     c->placed[x] = 1;
     unpl_remove(c, pt, x);
     for (uint32_t s = c->sl[x], *mp = c->mpos + c->mbase[x]; s < c->sh[x]; s++, mp++) {
-        c->total[s] -= b[x].size;
+        c->total[s] -= sz[x];
         /* swap x behind the unplaced prefix of the row; undo swaps it back */
         uint32_t *row = c->smem + c->soff[s];
         uint32_t last = --c->nun_s[s], y = row[last], p = *mp;
@@ -445,14 +452,13 @@ static int place(plan_search_ctx *c, part *pt, uint32_t x, uint64_t o, bool *hat
         if (c->placed[y])
             continue;
         *hatless = false;
-        uint64_t a = b[y].align ? b[y].align : 1;
-        uint64_t h = plan_align_up(top, a);
+        uint64_t h = (top + am[y]) & ~am[y];
         if (c->minoff[y] >= h)
             continue;
         if (!trail_min(c, y))
             return 0;
         c->minoff[y] = h;
-        if (h > cap || b[y].size > cap - h)
+        if (h > cap || sz[y] > cap - h)
             return 0;
         if (c->wcnt[y])
             c->raised[nr++] = y;
@@ -535,11 +541,12 @@ static uint64_t *node_maxima(plan_search_ctx *c, const part *pt)
     return pre;
 }
 
-/* Every unplaced buffer of the partition lands at or above o (x was just placed
- * there): each section's unplaced total must fit above it. node_max bounds the
- * totals before the placement (they only fall); when that is not enough, the
- * maxima outside x's sections come from the node's prefix/suffix table and only x's
- * own sections (the ones that changed) are read. */
+/* Every unplaced buffer of the partition lands at or above o once x is placed there:
+ * each section's unplaced total (x's sections without x) must fit above it.
+ * Checked before placing x, so a failing candidate costs no placement. node_max
+ * bounds the totals before the placement; when that is not enough, the maxima
+ * outside x's sections come from the node's prefix/suffix table and only x's own
+ * sections are read. */
 static bool offset_fits(const plan_search_ctx *c, const part *pt, uint32_t x, uint64_t o,
                         uint64_t node_max, const uint64_t *pre)
 {
@@ -552,8 +559,9 @@ static bool offset_fits(const plan_search_ctx *c, const part *pt, uint32_t x, ui
     uint32_t lo = c->sl[x] - pt->s0, hi = c->sh[x] - pt->s0;
     if ((lo && pre[lo - 1] > lim) || (hi < w && pre[w + hi] > lim))
         return false;
+    uint64_t sx = c->sz[x];
     for (uint32_t s = c->sl[x]; s < c->sh[x]; s++)
-        if (c->total[s] > lim)
+        if (c->total[s] - sx > lim)
             return false;
     return true;
 }
@@ -707,10 +715,15 @@ static int rec(plan_search_ctx *c, part *pt, uint64_t last_off, int64_t last_ran
         bool hatless;
         if (!have_pre && o != last_off && (o > c->cap || node_max > c->cap - o)) {
             if (!node_maxima(c, pt)) {
+                c->disc += cost;
                 res = S_ABORT;
                 break;
             }
             have_pre = true;
+        }
+        if (o != last_off && !offset_fits(c, pt, x, o, node_max, c->mx + mxmark)) {
+            c->disc += cost;
+            continue;
         }
         int ok = place(c, pt, x, o, &hatless);
         if (c->oom) {
@@ -723,7 +736,7 @@ static int rec(plan_search_ctx *c, part *pt, uint64_t last_off, int64_t last_ran
         for (uint32_t k = c->sl[x]; k + 1 < c->sh[x]; k++)
             if (--c->cuts[k] == 0 && k >= pt->s0 && k + 1 < pt->s1)
                 nz++;
-        if (ok && (o == last_off || offset_fits(c, pt, x, o, node_max, c->mx + mxmark))) {
+        if (ok) {
             if (nz == 0 || pt->nun == 0) { /* nothing left: the leaf records the plan */
                 res = rec(c, pt, o, c->rank[x]);
             } else {
@@ -778,20 +791,24 @@ static int cmp_pre(const void *x, const void *y, void *ctx)
 
 /* The preorder of a run. Heuristics 0..2 are MiniMalloc's defaults: W(idth in
  * sections), A(rea), T(otal of the busiest section the buffer spans) in three
- * priorities. Higher numbers cycle through more key orders and perturb the result
- * with the seed (short random swaps), so restarts explore different trees. */
+ * priorities; 3 and 4 lead with area and size, 5 with the lifetime length, and
+ * PLAN_HEUR_GUIDED follows the offsets given to plan_search_guide (bottom first), so
+ * the search starts next to a known plan and backtracks over its upper layers first.
+ * A non-zero seed perturbs the order (short random swaps), so restarts explore
+ * different trees. */
 static void preorder(plan_search_ctx *c, uint32_t *ord, size_t m, int heuristic, uint64_t seed)
 {
-    static const int orders[6][3] = {{0, 1, 2}, {2, 1, 0}, {2, 0, 1},
-                                     {1, 2, 0}, {3, 2, 1}, {4, 3, 2}};
-    const uint64_t *keys[5] = {c->k_width, c->k_area, c->k_total, c->k_size, c->k_len};
-    unsigned h = (unsigned)heuristic;
-    const int *o = orders[h < 3 ? h : h % 6];
+    static const int orders[PLAN_HEUR_COUNT][3] = {{0, 1, 2}, {2, 1, 0}, {2, 0, 1}, {1, 2, 0},
+                                                   {3, 2, 1}, {4, 3, 2}, {5, 0, 1}};
+    const uint64_t *keys[6] = {c->k_width, c->k_area, c->k_total, c->k_size, c->k_len,
+                               c->k_guide};
+    unsigned h = (unsigned)heuristic % PLAN_HEUR_COUNT;
+    const int *o = orders[h];
     pre_keys pk = {.k = {keys[o[0]], keys[o[1]], keys[o[2]]}};
     qsort_r(ord, m, sizeof(*ord), cmp_pre, &pk);
-    if (h < 3 || h >= 100 || m < 2)
+    if (!seed || m < 2)
         return;
-    uint64_t rng = seed ^ (0xA5A5A5A5u + h);
+    uint64_t rng = seed;
     for (size_t k = 0; k + 1 < m; k++) {
         uint64_t r = plan_splitmix(&rng);
         if (r % 4 != 0)
@@ -802,6 +819,12 @@ static void preorder(plan_search_ctx *c, uint32_t *ord, size_t m, int heuristic,
         ord[k] = ord[j];
         ord[j] = t;
     }
+}
+
+void plan_search_guide(plan_search_ctx *c, const uint64_t *offsets)
+{
+    for (size_t i = 0; i < c->n; i++)
+        c->k_guide[i] = UINT64_MAX - offsets[i];
 }
 
 int plan_search_run(plan_search_ctx *c, uint64_t capacity, int heuristic, uint64_t seed,
@@ -826,6 +849,7 @@ int plan_search_run(plan_search_ctx *c, uint64_t capacity, int heuristic, uint64
         c->cuts[s] = 0;
     for (size_t i = 0; i < n; i++) {
         c->placed[i] = b[i].size == 0; /* empty buffers take offset 0 and never conflict */
+        c->off[i] = 0;
         c->minoff[i] = 0;
         c->wcnt[i] = 0;
         out[i] = 0;

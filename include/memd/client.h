@@ -16,7 +16,9 @@
  *   details of the calling thread's most recent failure (the daemon's message and, for
  *   -ENOMEM, the state of the region that could not fit the request).
  *   After a transport failure (-EPIPE, -ECONNRESET, -EPROTO, -EBADMSG, ...) the connection
- *   is dead: every later call on it returns -ENOTCONN; disconnect and connect again.
+ *   is dead: every later call on it returns -ENOTCONN; disconnect and connect again, or,
+ *   when the daemon itself went away (it crashed or was restarted), memclient_reconnect()
+ *   to take the same session back with everything it held.
  *
  * Threads
  *   Every function is thread-safe. A connection serialises its socket with a mutex, so
@@ -87,9 +89,29 @@ typedef struct memclient_session_info {
     uint32_t ndevices;
     char server_version[32];
     char socket_path[108];      /* the path actually connected to */
+    int reclaimable;            /* the daemon keeps its map across restarts: the session
+                                   can be taken back with memclient_reconnect() */
+    uint32_t reclaimed;         /* allocations the last memclient_reconnect() took back */
 } memclient_session_info;
 
 MEMCLIENT_API int memclient_session(memclient *c, memclient_session_info *out);
+
+/* After the daemon went away (a call failed with -ECONNRESET, -EPIPE or -ENOTCONN because
+ * memd crashed or was restarted), connects again to the same socket and takes the
+ * session back with the token the daemon gave at connect: the same session id and every
+ * allocation it held, at the same handles and addresses. Connecting is retried for up to
+ * timeout_ms (the daemon may still be starting; 0: one attempt, -1: no limit). Requests
+ * cut off by the failure have failed (memclient_complete reports them) and are not sent
+ * again: a request whose reply was lost may or may not have been applied, so check with
+ * memclient_query() or memclient_dump(). Returns 0, or:
+ *   -EISCONN  the connection is alive: nothing to do (nothing is changed)
+ *   -ESTALE   the daemon no longer knows the session (not reclaimed within its grace
+ *             period, thought dead, state reset) or keeps no state; -EACCES: it refused
+ *             the token; -EBUSY: another connection has the session. In these cases the
+ *             connection is up again with a NEW, empty session: every old handle is void.
+ *   -ETIMEDOUT, -ECONNREFUSED, -ENOENT, ...: no daemon to reach; the connection stays
+ *             dead and memclient_reconnect() may be called again. */
+MEMCLIENT_API int memclient_reconnect(memclient *c, int timeout_ms);
 
 /* Largest batch memclient_alloc_batch / memclient_free_batch accept on this connection
  * (from the daemon's frame limit). */
@@ -367,6 +389,8 @@ typedef struct memclient_session_rec {
     uint64_t requests;
     char comm[16];
     char client_name[32];
+    int orphaned;               /* from before a daemon restart, not reclaimed yet */
+    uint64_t reclaim_deadline_ns; /* orphaned: released at this time (CLOCK_REALTIME) */
 } memclient_session_rec;
 
 /* A parsed snapshot of the daemon's state, in the daemon's order (groups after their

@@ -1,0 +1,118 @@
+/* memctl plan-submit — a CSV plan problem (the format of `memctl plan`) planned by the
+ * daemon and cached there, or with --validate a precomputed plan (every row has an
+ * offset) checked by it:
+ *   memctl plan-submit INPUT.csv [--validate] [--budget-ms MS] [--seed S] [--output OUT.csv]
+ * Prints plan_id, cached, arena, lower_bound, gap and strategy on one line. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memctl_model.h"
+#include "plan_csv.h"
+
+#define USAGE                                                                              \
+    "usage: memctl plan-submit INPUT.csv [--validate] [--budget-ms MS] [--seed S]\n"       \
+    "                          [--output OUT.csv]\n"
+
+int memctl_cmd_plan_submit(const memctl_globals *g, int argc, char **argv)
+{
+    const char *cmd = "plan-submit", *input = NULL, *output = NULL;
+    memclient_plan_opts o = {0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        uint64_t x;
+        if (!strcmp(a, "--validate")) {
+            o.flags |= MEMCLIENT_PLAN_PRECOMPUTED;
+        } else if (!strcmp(a, "--budget-ms")) {
+            if (!(v = memctl_optarg(cmd, argc, argv, &i)))
+                return MEMCTL_EXIT_USAGE;
+            if (memctl_parse_u64(v, &x) < 0 || x > 1000000)
+                return memctl_bad_value(cmd, a, v, "milliseconds (the daemon caps it)");
+            o.budget_ms = (uint32_t)x;
+        } else if (!strcmp(a, "--seed")) {
+            if (!(v = memctl_optarg(cmd, argc, argv, &i)))
+                return MEMCTL_EXIT_USAGE;
+            if (memctl_parse_u64(v, &o.seed) < 0)
+                return memctl_bad_value(cmd, a, v, "an unsigned integer");
+        } else if (!strcmp(a, "--output")) {
+            if (!(output = memctl_optarg(cmd, argc, argv, &i)))
+                return MEMCTL_EXIT_USAGE;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(USAGE, stdout);
+            return 0;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "memctl plan-submit: unknown option '%s'\n", a);
+            return MEMCTL_EXIT_USAGE;
+        } else if (!input) {
+            input = a;
+        } else {
+            fprintf(stderr, "memctl plan-submit: one INPUT.csv only ('%s')\n", a);
+            return MEMCTL_EXIT_USAGE;
+        }
+    }
+    if (!input) {
+        fputs(USAGE, stderr);
+        return MEMCTL_EXIT_USAGE;
+    }
+    memd_plan_csv csv;
+    char err[512];
+    if (memd_plan_csv_read(input, &csv, err, sizeof err) < 0) {
+        fprintf(stderr, "memctl plan-submit: %s\n", err);
+        return MEMCTL_EXIT_FAIL;
+    }
+    bool validate = o.flags & MEMCLIENT_PLAN_PRECOMPUTED;
+    if (validate && csv.npinned != csv.n) {
+        for (size_t i = 0; i < csv.n; i++) {
+            if (!csv.bufs[i].pinned) {
+                fprintf(stderr, "memctl plan-submit: %s:%zu: --validate needs an offset on "
+                        "every row (row '%s' has none)\n", input, csv.lines[i], csv.ids[i]);
+                break;
+            }
+        }
+        memd_plan_csv_free(&csv);
+        return MEMCTL_EXIT_FAIL;
+    }
+    memclient_plan_buffer *b = calloc(csv.n ? csv.n : 1, sizeof *b);
+    uint64_t *off = calloc(csv.n ? csv.n : 1, sizeof *off);
+    int code = 0, r;
+    memclient *c = NULL;
+    if (!b || !off) {
+        fprintf(stderr, "memctl plan-submit: out of memory\n");
+        code = MEMCTL_EXIT_FAIL;
+        goto out;
+    }
+    for (size_t i = 0; i < csv.n; i++) {
+        const memd_plan_buffer *x = &csv.bufs[i];
+        /* Validating, the offsets are the plan itself, not pins. */
+        b[i] = (memclient_plan_buffer){.lower = x->lower, .upper = x->upper, .size = x->size,
+                                       .alignment = x->align, .offset = x->offset,
+                                       .pinned = !validate && x->pinned};
+    }
+    if ((code = memctl_connect(g, &c)) != 0)
+        goto out;
+    memclient_plan_info pi;
+    if ((r = memclient_plan_submit(c, b, csv.n, &o, &pi, off)) < 0) {
+        code = memctl_fail(c, cmd, validate ? "the plan is not valid" : "planning failed", r);
+        goto out;
+    }
+    printf("plan_id=%016" PRIx64 " cached=%s buffers=%" PRIu32 " arena=%" PRIu64
+           " lower_bound=%" PRIu64 " gap=%.2f%% strategy=%s optimal=%s plan_ms=%.1f\n",
+           pi.plan_id, pi.cached ? "yes" : "no", pi.buffers, pi.arena, pi.lower_bound,
+           memctl_plan_gap_pct(pi.arena, pi.lower_bound), pi.strategy,
+           pi.optimal ? "yes" : "no", (double)pi.plan_us / 1000.0);
+    if (output) {
+        FILE *f = fopen(output, "w");
+        if (!f || memd_plan_csv_write(f, &csv, off) < 0 || fclose(f) != 0) {
+            fprintf(stderr, "memctl plan-submit: writing %s: %s\n", output, strerror(errno));
+            code = MEMCTL_EXIT_FAIL;
+        }
+    }
+out:
+    memclient_disconnect(c);
+    free(b);
+    free(off);
+    memd_plan_csv_free(&csv);
+    return code;
+}

@@ -1,0 +1,694 @@
+/* Plans and models with the real daemon and libmemclient: the plan cache across
+ * sessions, a precomputed plan rejected naming its overlapping pair, a plan too big for
+ * one frame (uploaded in parts, planned off the event loop while other sessions are
+ * served, replies kept in order on its own connection), models shared across sessions
+ * (constants reference counted), instances (addresses inside their arena, no overlap,
+ * reuse), a client killed with SIGKILL while holding an instance, and the memctl
+ * subcommands (model check/load/list, plan-submit, dump). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check_main.h"
+#include "client_util.h"
+#include "raw_client.h"
+
+static memd_fixture f;
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void setup(void)
+{
+    cu_start(&f);
+}
+
+static void teardown(void)
+{
+    ck_assert_int_eq(memd_fixture_stop(&f), 0);
+}
+
+static void problem(memclient_plan_buffer *b, size_t n, uint64_t seed)
+{
+    uint64_t x = seed * 2654435761u + 1;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t lo = (x >> 33) % (n / 4 + 8);
+        b[i] = (memclient_plan_buffer){.lower = lo, .upper = lo + 1 + (x >> 20) % 40,
+                                       .size = 64 + (x >> 40) % 65536,
+                                       .alignment = 1u << ((x >> 10) % 7)};
+    }
+}
+
+static void assert_plan_sane(const memclient_plan_buffer *b, size_t n, const uint64_t *off,
+                             const memclient_plan_info *pi)
+{
+    ck_assert_uint_ge(pi->arena, pi->lower_bound);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_uint_eq(off[i] % (b[i].alignment ? b[i].alignment : 1), 0);
+        ck_assert_uint_le(off[i] + b[i].size, pi->arena);
+    }
+}
+
+START_TEST(plan_cache_across_sessions)
+{
+    memclient *c1 = cu_connect(&f), *c2 = cu_connect(&f);
+    enum { N = 300 };
+    memclient_plan_buffer b[N];
+    problem(b, N, 1);
+    uint64_t o1[N], o2[N];
+    memclient_plan_info p1, p2;
+    memclient_plan_opts opts = {.budget_ms = 20, .seed = 3};
+    ck_assert_int_eq(memclient_plan_submit(c1, b, N, &opts, &p1, o1), 0);
+    ck_assert(!p1.cached);
+    assert_plan_sane(b, N, o1, &p1);
+    memclient_disconnect(c1);
+    /* A session that comes later gets the cached plan, whatever its budget or seed. */
+    opts = (memclient_plan_opts){.budget_ms = 900, .seed = 77};
+    uint64_t t0 = now_ms();
+    ck_assert_int_eq(memclient_plan_submit(c2, b, N, &opts, &p2, o2), 0);
+    ck_assert_uint_lt(now_ms() - t0, 500);
+    ck_assert(p2.cached);
+    ck_assert_uint_eq(p2.plan_id, p1.plan_id);
+    ck_assert_uint_eq(p2.arena, p1.arena);
+    ck_assert_mem_eq(o1, o2, sizeof o1);
+    /* The dump lists it with its hit. */
+    memclient_snapshot *s;
+    ck_assert_int_eq(memclient_dump(c2, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_MODELS, &s), 0);
+    ck_assert_uint_eq(s->nplans, 1);
+    ck_assert_uint_eq(s->plans[0].plan_id, p1.plan_id);
+    ck_assert_uint_eq(s->plans[0].hits, 1);
+    ck_assert_uint_eq(s->plans[0].buffers, N);
+    memclient_snapshot_free(s);
+    memclient_disconnect(c2);
+}
+END_TEST
+
+START_TEST(precomputed_plan_rejected_with_pair)
+{
+    memclient *c = cu_connect(&f);
+    memclient_plan_buffer b[] = {
+        {.lower = 0, .upper = 2, .size = 100, .offset = 0},
+        {.lower = 0, .upper = 4, .size = 100, .offset = 128},
+        {.lower = 2, .upper = 4, .size = 50, .offset = 0},
+        {.lower = 1, .upper = 3, .size = 100, .offset = 192}, /* onto buffer 1 */
+    };
+    memclient_plan_opts o = {.flags = MEMCLIENT_PLAN_PRECOMPUTED};
+    memclient_plan_info pi;
+    ck_assert_int_eq(memclient_plan_submit(c, b, 4, &o, &pi, NULL), -EINVAL);
+    memclient_error e;
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "buffers 3 and 1 overlap"), "%s", e.message);
+    /* The connection is fine; the corrected plan is accepted as given. */
+    b[3].offset = 256;
+    uint64_t off[4];
+    ck_assert_int_eq(memclient_plan_submit(c, b, 4, &o, &pi, off), 0);
+    ck_assert(pi.precomputed);
+    ck_assert_uint_eq(pi.arena, 356);
+    ck_assert_uint_eq(off[3], 256);
+    memclient_disconnect(c);
+}
+END_TEST
+
+typedef struct big_job {
+    memd_fixture *f;
+    memclient_plan_buffer *b;
+    uint64_t *off;
+    size_t n;
+    memclient_plan_info pi;
+    int rc;
+    uint64_t done_ms;
+} big_job;
+
+static void *big_plan(void *arg)
+{
+    big_job *j = arg;
+    memclient *c = cu_connect(j->f);
+    memclient_plan_opts o = {.budget_ms = 700, .seed = 5};
+    j->rc = memclient_plan_submit(c, j->b, j->n, &o, &j->pi, j->off);
+    j->done_ms = now_ms();
+    memclient_disconnect(c);
+    return NULL;
+}
+
+/* 25000 buffers: 1.2 MB, more than one 1 MiB frame, so the library uploads it in parts.
+ * While the daemon plans it (700 ms budget) another session is served at once. */
+START_TEST(big_plan_uploaded_off_the_loop)
+{
+    big_job j = {.f = &f, .n = 25000};
+    j.b = calloc(j.n, sizeof *j.b);
+    j.off = calloc(j.n, sizeof *j.off);
+    problem(j.b, j.n, 9);
+    memclient *c = cu_connect(&f);
+    pthread_t t;
+    uint64_t t0 = now_ms();
+    ck_assert_int_eq(pthread_create(&t, NULL, big_plan, &j), 0);
+    /* Let the upload arrive and the job start, then ask for something small. */
+    nanosleep(&(struct timespec){.tv_nsec = 250 * 1000000}, NULL);
+    uint64_t t1 = now_ms();
+    memclient_buffer buf;
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 4096);
+    ck_assert_int_eq(memclient_alloc(c, &r, &buf), 0);
+    uint64_t t2 = now_ms();
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_int_eq(j.rc, 0);
+    ck_assert(!j.pi.cached);
+    assert_plan_sane(j.b, j.n, j.off, &j.pi);
+    /* The small request was answered before the plan, and quickly. */
+    ck_assert_msg(t2 < j.done_ms, "alloc done at +%" PRIu64 " ms, plan at +%" PRIu64 " ms",
+                  t2 - t0, j.done_ms - t0);
+    ck_assert_uint_lt(t2 - t1, 200);
+    /* Submitted again: cached (uploaded again, not planned again). */
+    memclient_plan_info p2;
+    ck_assert_int_eq(memclient_plan_submit(c, j.b, j.n, NULL, &p2, NULL), 0);
+    ck_assert(p2.cached);
+    ck_assert_uint_eq(p2.plan_id, j.pi.plan_id);
+    memclient_disconnect(c);
+    free(j.b);
+    free(j.off);
+}
+END_TEST
+
+/* On one connection, replies stay in request order even when a plan is answered later
+ * than the requests behind it could be. */
+START_TEST(replies_in_order_behind_a_plan)
+{
+    int fd = memd_fixture_connect(&f);
+    ck_assert_int_ge(fd, 0);
+    enum { N = 2000 };
+    size_t len = 8 + MEMD_WIRE_PLAN_REQ_SIZE + N * MEMD_WIRE_PLAN_BUF_SIZE;
+    uint8_t *doc = calloc(1, len), *p = memd_wire_put_u64(doc, 0);
+    memd_wire_plan_req rq = {.count = N, .budget_ms = 200};
+    p = memd_wire_plan_req_put(p, &rq);
+    memclient_plan_buffer b[N];
+    problem(b, N, 4);
+    for (int i = 0; i < N; i++) {
+        memd_wire_plan_buf w = {.lower = b[i].lower, .upper = b[i].upper, .size = b[i].size,
+                                .align = b[i].alignment};
+        p = memd_wire_plan_buf_put(p, &w);
+    }
+    ck_assert_int_eq(raw_send(fd, MEMD_OP_PLAN, 1, doc, (uint32_t)len), 0);
+    memd_wire_alloc_req a = raw_req(0, MEMD_CLASS_CONSTANT, MEMD_SCOPE_DRAM, 4096);
+    uint8_t ap[MEMD_WIRE_ALLOC_REQ_SIZE];
+    memd_wire_alloc_req_put(ap, &a);
+    ck_assert_int_eq(raw_send(fd, MEMD_OP_ALLOC, 2, ap, sizeof ap), 0);
+    memd_wire_hdr h;
+    uint8_t *rb = malloc(1 << 20);
+    ck_assert_int_eq(raw_recv(fd, &h, rb, 1 << 20, 10000), 0);
+    ck_assert_uint_eq(h.id, 1);
+    ck_assert_int_eq(h.status, 0);
+    ck_assert_uint_eq(h.len, MEMD_WIRE_PLAN_INFO_SIZE + 8 * N);
+    ck_assert_int_eq(raw_recv(fd, &h, rb, 1 << 20, 10000), 0);
+    ck_assert_uint_eq(h.id, 2);
+    ck_assert_int_eq(h.status, 0);
+    /* A client that shuts down its sending side right after a plan still gets it. */
+    rq.seed = 1; /* another problem: not cached */
+    memd_wire_plan_req_put(doc + 8, &rq);
+    memd_wire_plan_buf w = {.lower = 0, .upper = 1, .size = 12345, .align = 1};
+    memd_wire_plan_buf_put(doc + 8 + MEMD_WIRE_PLAN_REQ_SIZE, &w);
+    ck_assert_int_eq(raw_send(fd, MEMD_OP_PLAN, 3, doc, (uint32_t)len), 0);
+    ck_assert_int_eq(raw_send(fd, MEMD_OP_ALLOC, 4, ap, sizeof ap), 0);
+    shutdown(fd, SHUT_WR);
+    ck_assert_int_eq(raw_recv(fd, &h, rb, 1 << 20, 10000), 0);
+    ck_assert_uint_eq(h.id, 3);
+    ck_assert_int_eq(h.status, 0);
+    ck_assert_int_eq(raw_recv(fd, &h, rb, 1 << 20, 10000), 0);
+    ck_assert_uint_eq(h.id, 4);
+    ck_assert_int_eq(h.status, 0);
+    ck_assert(raw_closed(fd, 5000));
+    close(fd);
+    free(rb);
+    free(doc);
+}
+END_TEST
+
+static uint8_t *raw_plan_doc(size_t n, uint64_t seed, uint32_t budget_ms, size_t *len)
+{
+    *len = 8 + MEMD_WIRE_PLAN_REQ_SIZE + n * MEMD_WIRE_PLAN_BUF_SIZE;
+    uint8_t *doc = calloc(1, *len), *p = memd_wire_put_u64(doc, 0);
+    memd_wire_plan_req rq = {.count = (uint32_t)n, .budget_ms = budget_ms};
+    p = memd_wire_plan_req_put(p, &rq);
+    memclient_plan_buffer *b = calloc(n, sizeof *b);
+    problem(b, n, seed);
+    for (size_t i = 0; i < n; i++) {
+        memd_wire_plan_buf w = {.lower = b[i].lower, .upper = b[i].upper, .size = b[i].size,
+                                .align = b[i].alignment};
+        p = memd_wire_plan_buf_put(p, &w);
+    }
+    free(b);
+    return doc;
+}
+
+/* A client that goes away while its plan is being made: the job finishes detached, the
+ * plan is cached all the same, and the daemon goes on. */
+START_TEST(client_gone_during_planning)
+{
+    size_t len;
+    uint8_t *doc = raw_plan_doc(3000, 11, 300, &len);
+    int fd = memd_fixture_connect(&f);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(raw_send(fd, MEMD_OP_PLAN, 1, doc, (uint32_t)len), 0);
+    nanosleep(&(struct timespec){.tv_nsec = 50 * 1000000}, NULL);
+    close(fd);
+    memclient *c = cu_connect(&f);
+    bool cached = false;
+    for (int i = 0; i < 300 && !cached; i++) {
+        memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_MODELS);
+        cached = s->nplans == 1 && s->plans[0].buffers == 3000;
+        memclient_snapshot_free(s);
+        if (!cached)
+            nanosleep(&(struct timespec){.tv_nsec = 10 * 1000000}, NULL);
+    }
+    ck_assert_msg(cached, "the detached job's plan never reached the cache");
+    memclient_disconnect(c);
+    free(doc);
+}
+END_TEST
+
+/* SIGTERM while a plan is being made: the request already received still gets its
+ * reply, then the daemon exits cleanly. */
+START_TEST(shutdown_during_planning)
+{
+    size_t len;
+    uint8_t *doc = raw_plan_doc(3000, 12, 400, &len);
+    int fd = memd_fixture_connect(&f);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(raw_send(fd, MEMD_OP_PLAN, 7, doc, (uint32_t)len), 0);
+    nanosleep(&(struct timespec){.tv_nsec = 50 * 1000000}, NULL);
+    ck_assert_int_eq(kill(f.pid, SIGTERM), 0);
+    memd_wire_hdr h;
+    uint8_t *rb = malloc(1 << 20);
+    ck_assert_int_eq(raw_recv(fd, &h, rb, 1 << 20, 10000), 0);
+    ck_assert_uint_eq(h.id, 7);
+    ck_assert_int_eq(h.status, 0);
+    ck_assert(raw_closed(fd, 5000));
+    close(fd);
+    free(rb);
+    free(doc);
+    ck_assert_int_eq(memd_fixture_wait(&f, 10000), 0);
+    ck_assert_int_eq(memd_fixture_stop(&f), 0); /* removes its directory */
+    cu_start(&f);                               /* for the teardown */
+}
+END_TEST
+
+/* ---- models ---- */
+
+/* x -> conv(w) -> a -> relu -> b -> reshape (view) v -> fc(w2) -> y, with a residual:
+ * a is read again by the last op. */
+enum { X, W, A, B, V, W2, Y, NT };
+static const uint32_t op0_in[] = {X, W}, op0_out[] = {A};
+static const uint32_t op1_in[] = {A}, op1_out[] = {B};
+static const uint32_t op2_in[] = {B}, op2_out[] = {V};
+static const uint32_t op3_in[] = {V, W2, A}, op3_out[] = {Y};
+static const memclient_tensor_desc tensors[NT] = {
+    [X] = {.name = "x", .role = MEMCLIENT_TENSOR_INPUT, .bytes = 3 * 1024},
+    [W] = {.name = "w", .role = MEMCLIENT_TENSOR_WEIGHT, .bytes = 20000, .alignment = 4096},
+    [A] = {.name = "a", .dtype = MEMD_DTYPE_F16, .ndim = 2, .shape = {64, 128}},
+    [B] = {.name = "b", .bytes = 16384},
+    [V] = {.name = "v", .bytes = 16384},
+    [W2] = {.name = "w2", .role = MEMCLIENT_TENSOR_WEIGHT, .bytes = 5000},
+    [Y] = {.name = "y", .role = MEMCLIENT_TENSOR_OUTPUT, .bytes = 40},
+};
+static const memclient_op_desc ops[] = {
+    {.name = "conv", .inputs = op0_in, .ninputs = 2, .outputs = op0_out, .noutputs = 1},
+    {.name = "relu", .inputs = op1_in, .ninputs = 1, .outputs = op1_out, .noutputs = 1},
+    {.name = "view", .inputs = op2_in, .ninputs = 1, .outputs = op2_out, .noutputs = 1,
+     .inplace = 1},
+    {.name = "fc", .inputs = op3_in, .ninputs = 3, .outputs = op3_out, .noutputs = 1},
+};
+
+static memclient_model_desc model(const char *name)
+{
+    return (memclient_model_desc){.name = name, .device = 0, .scope = MEMD_SCOPE_DRAM,
+                                  .code_bytes = 8192, .tensors = tensors, .ntensors = NT,
+                                  .ops = ops, .nops = 4};
+}
+
+static const memclient_alloc_info *find_alloc(const memclient_snapshot *s, uint64_t h)
+{
+    return cu_find(s, h);
+}
+
+static void assert_instance(const memclient_instance *in, const memclient_tensor_addr *ta,
+                            const memclient_tensor_info *ti, const memclient_model_info *mi)
+{
+    ck_assert_uint_eq(in->arena_bytes, mi->arena);
+    for (int t = 0; t < NT; t++) {
+        const memclient_tensor_info *src = ti[t].role == MEMCLIENT_TENSOR_ALIAS ? &ti[ti[t].alias_of]
+                                                                              : &ti[t];
+        if (src->role == MEMCLIENT_TENSOR_ACTIVATION) {
+            ck_assert_uint_eq(ta[t].address, in->arena_address + src->value);
+            ck_assert_uint_eq(ta[t].handle, in->arena_handle);
+            ck_assert_uint_le(ta[t].address + ti[t].size, in->arena_address + in->arena_bytes);
+        } else if (src->role == MEMCLIENT_TENSOR_WEIGHT) {
+            ck_assert_uint_eq(ta[t].address, src->value);
+            ck_assert_uint_eq(ta[t].handle, mi->const_handle);
+        } else {
+            ck_assert_uint_ne(ta[t].handle, in->arena_handle);
+        }
+    }
+}
+
+START_TEST(models_and_instances_across_sessions)
+{
+    memclient *c1 = cu_connect(&f), *c2 = cu_connect(&f);
+    memclient_snapshot *s = cu_dump(c1, 0);
+    uint64_t base = cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated;
+    memclient_snapshot_free(s);
+
+    memclient_model_desc d = model("resnet-ish");
+    memclient_model_info m1, m2;
+    memclient_tensor_info t1[NT], t2[NT];
+    ck_assert_int_eq(memclient_model_load(c1, &d, NULL, &m1, t1), 0);
+    ck_assert(m1.created);
+    ck_assert(!m1.plan_cached);
+    ck_assert_uint_eq(m1.users, 1);
+    ck_assert_uint_eq(t1[V].role, MEMCLIENT_TENSOR_ALIAS);
+    ck_assert_uint_eq(t1[V].alias_of, B);
+    ck_assert_uint_eq(t1[W].value % 4096, 0);
+    /* a (16 KiB) lives [0,4), b [1,3): the arena holds both at once, no more. */
+    ck_assert_uint_eq(m1.lower_bound, 16384 + 16384);
+    ck_assert_uint_eq(m1.arena, m1.lower_bound);
+    ck_assert_int_eq(memclient_model_load(c2, &d, NULL, &m2, t2), 0);
+    ck_assert(!m2.created);
+    ck_assert(m2.plan_cached);
+    ck_assert_uint_eq(m2.model_id, m1.model_id);
+    ck_assert_uint_eq(m2.users, 2);
+    ck_assert_uint_eq(m2.const_address, m1.const_address);
+    ck_assert_uint_eq(t2[W2].value, t1[W2].value);
+    s = cu_dump(c1, MEMCLIENT_DUMP_MODELS);
+    ck_assert_uint_eq(find_alloc(s, m1.const_handle)->buf.refcount, 2);
+    ck_assert_uint_eq(find_alloc(s, m1.code_handle)->buf.refcount, 2);
+    ck_assert_str_eq(find_alloc(s, m1.const_handle)->name, "model:resnet-ish:const");
+    ck_assert_uint_eq(s->nmodels, 1);
+    ck_assert_uint_eq(s->models[0].users, 2);
+    memclient_snapshot_free(s);
+
+    /* Instances: pipelined, each with its own arena and placeholders. */
+    memclient_instance i1, i2, i3;
+    memclient_tensor_addr a1[NT], a2[NT], a3[NT];
+    ck_assert_int_eq(memclient_instance_create(c1, m1.model_id, &i1, a1, NT), NT);
+    ck_assert_int_eq(memclient_instance_create(c1, m1.model_id, &i2, a2, NT), NT);
+    assert_instance(&i1, a1, t1, &m1);
+    assert_instance(&i2, a2, t1, &m1);
+    ck_assert(i1.arena_address + i1.arena_bytes <= i2.arena_address ||
+              i2.arena_address + i2.arena_bytes <= i1.arena_address);
+    ck_assert_uint_ne(a1[X].address, a2[X].address);
+    /* c2 cannot touch c1's instances; its own are separate. */
+    ck_assert_int_eq(memclient_instance_release(c2, i1.instance_id, 0), -ENOENT);
+    ck_assert_int_eq(memclient_instance_create(c2, m1.model_id, &i3, a3, NT), NT);
+    ck_assert_uint_ne(i3.arena_handle, i1.arena_handle);
+    /* The instance's buffers are not FREE-able one by one. */
+    ck_assert_int_eq(memclient_free(c1, i1.arena_handle), -EBUSY);
+    /* Reuse: a released instance comes back as it was. */
+    ck_assert_int_eq(memclient_instance_release(c1, i1.instance_id, 0), 0);
+    ck_assert_int_eq(memclient_instance_create(c1, m1.model_id, &i3, a3, NT), NT);
+    ck_assert(i3.reused);
+    ck_assert_uint_eq(i3.instance_id, i1.instance_id);
+    ck_assert_mem_eq(a3, a1, sizeof a1);
+    ck_assert_int_eq(memclient_model_unload(c1, m1.model_id, 0), -EBUSY);
+    ck_assert_int_eq(memclient_model_unload(c1, m1.model_id, MEMCLIENT_MODEL_FORCE), 0);
+    s = cu_dump(c2, MEMCLIENT_DUMP_MODELS);
+    ck_assert_uint_eq(find_alloc(s, m1.const_handle)->buf.refcount, 1);
+    ck_assert_ptr_null(find_alloc(s, i1.arena_handle));
+    ck_assert_uint_eq(s->models[0].users, 1);
+    ck_assert_uint_eq(s->ninstances, 1);
+    ck_assert_int_eq(cu_check_map(s), 0);
+    memclient_snapshot_free(s);
+    memclient_disconnect(c2);
+    /* Everything of the model is gone with its last session. */
+    uint64_t h[] = {m1.const_handle, m1.code_handle};
+    ck_assert(cu_wait_gone(c1, h, 2, 5000));
+    s = cu_dump(c1, MEMCLIENT_DUMP_MODELS);
+    ck_assert_uint_eq(cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated, base);
+    ck_assert_uint_eq(s->nmodels, 0);
+    ck_assert_uint_eq(s->nplans, 1); /* the plan stays cached */
+    memclient_snapshot_free(s);
+    memclient_disconnect(c1);
+}
+END_TEST
+
+START_TEST(killed_client_with_instance)
+{
+    memclient *c = cu_connect(&f);
+    memclient_model_desc d = model("victim");
+    memclient_model_info m;
+    ck_assert_int_eq(memclient_model_load(c, &d, NULL, &m, NULL), 0);
+    memclient_snapshot *s = cu_dump(c, 0);
+    uint64_t loaded = cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated;
+    memclient_snapshot_free(s);
+
+    int pfd[2];
+    ck_assert_int_eq(pipe(pfd), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(pfd[0]);
+        uint64_t h[3] = {0};
+        memclient *cc;
+        memclient_model_info cm;
+        memclient_instance in;
+        memclient_tensor_addr ta[NT];
+        if (memclient_connect(f.socket_path, &cc) == 0 &&
+            memclient_model_load(cc, &d, NULL, &cm, NULL) == 0 &&
+            memclient_instance_create(cc, cm.model_id, &in, ta, NT) == NT) {
+            h[0] = in.arena_handle;
+            h[1] = ta[X].handle;
+            h[2] = ta[Y].handle;
+        }
+        if (write(pfd[1], h, sizeof h) != (ssize_t)sizeof h)
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    close(pfd[1]);
+    uint64_t h[3];
+    ck_assert_int_eq(read(pfd[0], h, sizeof h), (ssize_t)sizeof h);
+    close(pfd[0]);
+    ck_assert_msg(h[0] && h[1] && h[2], "the child could not create an instance");
+    s = cu_dump(c, MEMCLIENT_DUMP_MODELS);
+    ck_assert_uint_eq(cu_find(s, m.const_handle)->buf.refcount, 2);
+    ck_assert_uint_eq(cu_find(s, h[0])->pid, (uint32_t)pid);
+    ck_assert_uint_eq(s->ninstances, 1);
+    ck_assert_uint_eq(s->instances[0].pid, (uint32_t)pid);
+    ck_assert_uint_gt(cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated, loaded);
+    memclient_snapshot_free(s);
+
+    ck_assert_int_eq(kill(pid, SIGKILL), 0);
+    ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+    ck_assert_msg(cu_wait_gone(c, h, 3, 5000), "the killed client's instance is still held");
+    s = cu_dump(c, MEMCLIENT_DUMP_MODELS);
+    ck_assert_uint_eq(cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated, loaded);
+    ck_assert_uint_eq(cu_find(s, m.const_handle)->buf.refcount, 1);
+    ck_assert_uint_eq(s->ninstances, 0);
+    ck_assert_uint_eq(s->nmodels, 1);
+    ck_assert_uint_eq(s->models[0].users, 1);
+    ck_assert_int_eq(cu_check_map(s), 0);
+    memclient_snapshot_free(s);
+    memclient_disconnect(c);
+}
+END_TEST
+
+START_TEST(model_errors)
+{
+    memclient *c = cu_connect(&f);
+    memclient_model_desc d = model("m1");
+    memclient_model_info m;
+    d.device = 42;
+    ck_assert_int_eq(memclient_model_load(c, &d, NULL, &m, NULL), -ENODEV);
+    d.device = 0;
+    d.name = "has space";
+    ck_assert_int_eq(memclient_model_load(c, &d, NULL, &m, NULL), -EINVAL);
+    d.name = "m1";
+    ck_assert_int_eq(memclient_model_load(c, &d, NULL, &m, NULL), 0);
+    /* Same name, other content (another code size). */
+    memclient *c2 = cu_connect(&f);
+    d.code_bytes = 4096;
+    ck_assert_int_eq(memclient_model_load(c2, &d, NULL, &m, NULL), -EEXIST);
+    memclient_error e;
+    memclient_last_error(&e);
+    ck_assert_ptr_nonnull(strstr(e.message, "other content"));
+    /* A precomputed plan for the activations that is wrong is refused with its pair. */
+    uint64_t off[NT] = {[A] = 0, [B] = 0};
+    d.name = "m2";
+    d.offsets = off;
+    ck_assert_int_eq(memclient_model_load(c2, &d, NULL, &m, NULL), -EINVAL);
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "overlap"), "%s", e.message);
+    off[B] = 16384;
+    ck_assert_int_eq(memclient_model_load(c2, &d, NULL, &m, NULL), 0);
+    ck_assert(m.plan_precomputed);
+    ck_assert_int_eq(memclient_instance_create(c2, 999999, &(memclient_instance){0}, NULL, 0),
+                     -ENOENT);
+    memclient_disconnect(c2);
+    memclient_disconnect(c);
+}
+END_TEST
+
+/* ---- memctl ---- */
+
+static char *slurp(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    ck_assert_ptr_nonnull(fp);
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    buf[n] = '\0';
+    fclose(fp);
+    return buf;
+}
+
+static char out[1 << 16], err[1 << 16];
+
+static int memctl(const char *const *args)
+{
+    char bin[1024], op[256], ep[256];
+    const char *root = getenv("MEMD_BUILD_ROOT");
+    snprintf(bin, sizeof bin, "%s/client/memctl", root && *root ? root : ".");
+    snprintf(op, sizeof op, "%s/o.txt", f.dir);
+    snprintf(ep, sizeof ep, "%s/e.txt", f.dir);
+    const char *argv[32] = {bin, "--socket", f.socket_path};
+    int n = 3;
+    for (; args[n - 3]; n++)
+        argv[n] = args[n - 3];
+    argv[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int o = open(op, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(ep, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(e, 2);
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    int ws;
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    snprintf(out, sizeof out, "%s", slurp(op));
+    snprintf(err, sizeof err, "%s", slurp(ep));
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+#define MEMCTL(...) memctl((const char *const[]){__VA_ARGS__, NULL})
+
+START_TEST(memctl_commands)
+{
+    char model[1024];
+    snprintf(model, sizeof model, "%s/config/models/tiny_cnn.yaml", memd_fixture_source_root());
+    ck_assert_int_eq(MEMCTL("model", "check", model), 0);
+    ck_assert_ptr_nonnull(strstr(out, "6 activations (lower bound 65536 bytes)"));
+    ck_assert_int_eq(MEMCTL("model", "load", model, "--instances", "2"), 0);
+    ck_assert_msg(strstr(out, "model tiny-cnn: id"), "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "instance 2"));
+    ck_assert_ptr_nonnull(strstr(out, "planned now"));
+    /* The plan stays cached after memctl went away. */
+    ck_assert_int_eq(MEMCTL("model", "load", model, "--device", "0"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "cached"));
+    ck_assert_int_eq(MEMCTL("model", "load", model, "--device", "42"), 1);
+    ck_assert_ptr_nonnull(strstr(err, "no device 42"));
+
+    char bad[512];
+    ck_assert_int_eq(memd_fixture_write_file(&f, "bad.yaml",
+                                             "model: m\ntensors:\n  - {name: x, size: 4, "
+                                             "role: bias}\nops: []\n", bad, sizeof bad), 0);
+    ck_assert_int_eq(MEMCTL("model", "check", bad), 1);
+    ck_assert_msg(strstr(err, "bad.yaml:3:30: role: 'bias'"), "%s", err);
+    ck_assert_int_eq(MEMCTL("model", "load", bad), 1);
+    ck_assert_int_eq(MEMCTL("model", "frobnicate"), 2);
+
+    char csv[512];
+    ck_assert_int_eq(memd_fixture_write_file(&f, "p.csv",
+                                             "id,lower,upper,size\na,0,2,100\nb,1,3,200\n"
+                                             "c,2,4,100\n", csv, sizeof csv), 0);
+    ck_assert_int_eq(MEMCTL("plan-submit", csv), 0);
+    ck_assert_msg(strstr(out, "cached=no") && strstr(out, "lower_bound=300"), "%s", out);
+    ck_assert_int_eq(MEMCTL("plan-submit", csv, "--budget-ms", "5"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "cached=yes"));
+    ck_assert_int_eq(MEMCTL("plan-submit", csv, "--validate"), 1);
+    ck_assert_ptr_nonnull(strstr(err, "needs an offset on every row"));
+    ck_assert_int_eq(memd_fixture_write_file(&f, "v.csv",
+                                             "id,lower,upper,size,offset\na,0,2,100,0\n"
+                                             "b,1,3,200,50\nc,2,4,100,0\n", csv, sizeof csv), 0);
+    ck_assert_int_eq(MEMCTL("plan-submit", csv, "--validate"), 1);
+    ck_assert_msg(strstr(err, "buffers 1 and 0 overlap"), "%s", err);
+
+    /* dump shows models, plans, instances: a holder runs in the background. */
+    pid_t holder = fork();
+    ck_assert_int_ge(holder, 0);
+    if (holder == 0) {
+        char bin[1024];
+        snprintf(bin, sizeof bin, "%s/client/memctl", getenv("MEMD_BUILD_ROOT"));
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        dup2(null, 2);
+        execl(bin, bin, "--socket", f.socket_path, "model", "load", model, "--instances", "1",
+              "--hold", (char *)NULL);
+        _exit(127);
+    }
+    memclient *c = cu_connect(&f);
+    bool seen = false;
+    for (int i = 0; i < 500 && !seen; i++) {
+        memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_MODELS);
+        seen = s->ninstances == 1;
+        memclient_snapshot_free(s);
+        if (!seen)
+            nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+    }
+    ck_assert(seen);
+    ck_assert_int_eq(MEMCTL("dump"), 0);
+    ck_assert_msg(strstr(out, "models: 1") && strstr(out, "tiny-cnn") &&
+                  strstr(out, "instances: 1") && strstr(out, "plans: 2"), "%s", out);
+    ck_assert_int_eq(MEMCTL("dump", "--json"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\"models\": ["));
+    ck_assert_ptr_nonnull(strstr(out, "\"name\": \"tiny-cnn\""));
+    ck_assert_ptr_nonnull(strstr(out, "\"plans\": ["));
+    ck_assert_ptr_nonnull(strstr(out, "\"gap_pct\": 0.0000"));
+    ck_assert_ptr_nonnull(strstr(out, "\"instances\": ["));
+    ck_assert_int_eq(MEMCTL("model", "list"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "tiny-cnn"));
+    ck_assert_int_eq(kill(holder, SIGTERM), 0);
+    int ws;
+    ck_assert_int_eq(waitpid(holder, &ws, 0), holder);
+    ck_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_MODELS);
+    ck_assert_uint_eq(s->nmodels, 0);
+    ck_assert_uint_eq(s->ninstances, 0);
+    memclient_snapshot_free(s);
+    memclient_disconnect(c);
+}
+END_TEST
+
+Suite *memd_test_suite(void)
+{
+    Suite *s = suite_create("models");
+    TCase *tc = tcase_create("daemon");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, plan_cache_across_sessions);
+    tcase_add_test(tc, precomputed_plan_rejected_with_pair);
+    tcase_add_test(tc, big_plan_uploaded_off_the_loop);
+    tcase_add_test(tc, replies_in_order_behind_a_plan);
+    tcase_add_test(tc, client_gone_during_planning);
+    tcase_add_test(tc, shutdown_during_planning);
+    tcase_add_test(tc, models_and_instances_across_sessions);
+    tcase_add_test(tc, killed_client_with_instance);
+    tcase_add_test(tc, model_errors);
+    tcase_add_test(tc, memctl_commands);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,265 @@
+/* Planner exact search (the decision problem "is there a plan with arena <= C?"):
+ * agreement with a brute force on small random problems (alignments, identical
+ * buffers, every preorder, perturbed and guided orders), limits that must cut the
+ * search short without a false "impossible", reuse of one context across runs, and the
+ * planner's optimality claims and first-plan time. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "engine/plan.h"
+#include "engine/plan_internal.h"
+
+#define MAXN 8
+
+static uint64_t rnd(uint64_t *s, uint64_t n)
+{
+    return plan_splitmix(s) % n;
+}
+
+static bool live_together(const memd_plan_buffer *a, const memd_plan_buffer *b)
+{
+    return a->size && b->size && a->lower < b->upper && b->lower < a->upper;
+}
+
+/* Brute force: tries every aligned offset in [0, cap - size] for buffer i, in index
+ * order, against the buffers already placed. */
+static bool brute_fits(const memd_plan_buffer *b, size_t n, uint64_t cap, size_t i,
+                       uint64_t *off)
+{
+    if (i == n)
+        return true;
+    if (!b[i].size) {
+        off[i] = 0;
+        return brute_fits(b, n, cap, i + 1, off);
+    }
+    if (b[i].size > cap)
+        return false;
+    uint64_t a = b[i].align ? b[i].align : 1;
+    for (uint64_t o = 0; o + b[i].size <= cap; o += a) {
+        bool clash = false;
+        for (size_t j = 0; j < i && !clash; j++)
+            clash = live_together(&b[i], &b[j]) && off[j] < o + b[i].size &&
+                    o < off[j] + b[j].size;
+        if (clash)
+            continue;
+        off[i] = o;
+        if (brute_fits(b, n, cap, i + 1, off))
+            return true;
+    }
+    return false;
+}
+
+/* Small problems with many ties: short time axis, small sizes, some alignments, and
+ * exact copies of earlier buffers (the search breaks their symmetry). */
+static size_t small_problem(uint64_t *s, memd_plan_buffer *b)
+{
+    static const uint64_t aligns[] = {0, 1, 1, 2, 4};
+    size_t n = 1 + rnd(s, MAXN);
+    for (size_t i = 0; i < n; i++) {
+        if (i && rnd(s, 5) == 0) {
+            b[i] = b[rnd(s, i)];
+            continue;
+        }
+        uint64_t lo = rnd(s, 6);
+        b[i] = (memd_plan_buffer){.lower = lo, .upper = lo + 1 + rnd(s, 4),
+                                  .size = rnd(s, 10) ? 1 + rnd(s, 5) : 0,
+                                  .align = aligns[rnd(s, 5)]};
+    }
+    return n;
+}
+
+static uint64_t brute_optimum(const memd_plan_buffer *b, size_t n, uint64_t lb)
+{
+    uint64_t off[MAXN];
+    for (uint64_t cap = lb;; cap++)
+        if (brute_fits(b, n, cap, 0, off))
+            return cap;
+}
+
+static void check_plan(const memd_plan_buffer *b, size_t n, const uint64_t *off, uint64_t cap)
+{
+    memd_plan_violation v;
+    uint64_t arena = 0;
+    ck_assert_int_eq(memd_plan_validate(b, n, off, &v, &arena), 0);
+    ck_assert_uint_le(arena, cap);
+}
+
+START_TEST(decision_matches_brute_force)
+{
+    uint64_t s = 0xDEC1;
+    for (int round = 0; round < 250; round++) {
+        memd_plan_buffer b[MAXN];
+        size_t n = small_problem(&s, b);
+        uint64_t lb;
+        ck_assert_int_eq(memd_plan_lower_bound(b, n, &lb), 0);
+        uint64_t opt = brute_optimum(b, n, lb);
+        plan_graph g;
+        ck_assert_int_eq(plan_graph_build(b, n, &g), 0);
+        plan_search_ctx *c;
+        ck_assert_int_eq(plan_search_new(b, n, &g, 1u << 20, &c), 0);
+        uint64_t out[MAXN];
+        /* Below the optimum every preorder proves "impossible"; at it, each finds a
+         * valid plan. The same context serves every run. */
+        for (int h = 0; h < PLAN_HEUR_COUNT; h++) {
+            if (h == PLAN_HEUR_GUIDED) {
+                uint64_t bo[MAXN];
+                ck_assert(brute_fits(b, n, opt, 0, bo));
+                plan_search_guide(c, bo);
+            }
+            for (uint64_t seed = 0; seed < 2; seed++) {
+                for (uint64_t cap = lb > 2 ? lb - 2 : 0; cap < opt; cap++) {
+                    plan_budget bu = {0};
+                    ck_assert_int_eq(plan_search_run(c, cap, h, seed * 77, PLAN_DISC_ALL, 0,
+                                                     &bu, out), 0);
+                }
+                for (uint64_t cap = opt; cap <= opt + 2; cap++) {
+                    plan_budget bu = {0};
+                    ck_assert_int_eq(plan_search_run(c, cap, h, seed * 77, PLAN_DISC_ALL, 0,
+                                                     &bu, out), 1);
+                    check_plan(b, n, out, cap);
+                }
+            }
+        }
+        plan_search_free(c);
+        plan_graph_free(&g);
+    }
+}
+END_TEST
+
+/* Limits (nodes, discrepancies, iterations) may only turn an answer into -EAGAIN:
+ * never a plan that does not fit, never "impossible" when a plan exists. */
+START_TEST(limits_never_lie)
+{
+    uint64_t s = 0x11A1;
+    int cut = 0;
+    for (int round = 0; round < 250; round++) {
+        memd_plan_buffer b[MAXN];
+        size_t n = small_problem(&s, b);
+        uint64_t lb;
+        ck_assert_int_eq(memd_plan_lower_bound(b, n, &lb), 0);
+        uint64_t opt = brute_optimum(b, n, lb);
+        plan_graph g;
+        ck_assert_int_eq(plan_graph_build(b, n, &g), 0);
+        plan_search_ctx *c;
+        ck_assert_int_eq(plan_search_new(b, n, &g, 1u << 20, &c), 0);
+        uint64_t out[MAXN];
+        for (uint64_t cap = lb; cap <= opt + 1; cap++) {
+            uint32_t disc = (uint32_t)rnd(&s, 3);
+            uint64_t nodes = 1 + rnd(&s, 4);
+            plan_budget bu = {.limit = rnd(&s, 2) ? 1 + rnd(&s, 5) : 0};
+            int h = (int)rnd(&s, PLAN_HEUR_COUNT);
+            int rc = plan_search_run(c, cap, h, rnd(&s, 3), disc, nodes, &bu, out);
+            ck_assert(rc == 1 || rc == 0 || rc == -EAGAIN);
+            if (rc == 1)
+                check_plan(b, n, out, cap);
+            if (rc == 0)
+                ck_assert_uint_lt(cap, opt);
+            cut += rc == -EAGAIN;
+            ck_assert_uint_le(plan_search_nodes(c), nodes);
+            /* A cut-short run leaves the context ready for a complete one. */
+            plan_budget full = {0};
+            rc = plan_search_run(c, cap, 0, 0, PLAN_DISC_ALL, 0, &full, out);
+            ck_assert_int_eq(rc, cap >= opt ? 1 : 0);
+            if (rc == 1)
+                check_plan(b, n, out, cap);
+        }
+        plan_search_free(c);
+        plan_graph_free(&g);
+    }
+    ck_assert_int_gt(cut, 0); /* the limits did bite */
+}
+END_TEST
+
+/* Identical buffers packed perfectly: symmetry breaking must not lose the packing. */
+START_TEST(identical_buffers)
+{
+    memd_plan_buffer b[12];
+    for (size_t i = 0; i < 12; i++)
+        b[i] = (memd_plan_buffer){.lower = i < 6 ? 0 : 5, .upper = i < 6 ? 10 : 15, .size = 8};
+    /* 6 live together at t in [0,5) and [10,15), 12 at [5,10): lb = 96. */
+    plan_graph g;
+    ck_assert_int_eq(plan_graph_build(b, 12, &g), 0);
+    plan_search_ctx *c;
+    ck_assert_int_eq(plan_search_new(b, 12, &g, 1u << 20, &c), 0);
+    uint64_t out[12];
+    plan_budget bu = {0};
+    ck_assert_int_eq(plan_search_run(c, 96, 0, 0, PLAN_DISC_ALL, 0, &bu, out), 1);
+    check_plan(b, 12, out, 96);
+    ck_assert_int_eq(plan_search_run(c, 95, 1, 3, PLAN_DISC_ALL, 0, &bu, out), 0);
+    /* One node at most per buffer: identical buffers leave no alternatives to try. */
+    ck_assert_int_eq(plan_search_run(c, 200, 2, 0, PLAN_DISC_ALL, 0, &bu, out), 1);
+    ck_assert_uint_le(plan_search_nodes(c), 12);
+    plan_search_free(c);
+    plan_graph_free(&g);
+}
+END_TEST
+
+/* The planner proves optimality on small problems and its arena is the brute-force
+ * optimum then; with pins it still never claims less than the optimum. */
+START_TEST(solve_is_optimal_on_small_problems)
+{
+    uint64_t s = 0x0B7;
+    int proven = 0;
+    for (int round = 0; round < 200; round++) {
+        memd_plan_buffer b[MAXN];
+        size_t n = small_problem(&s, b);
+        uint64_t lb;
+        ck_assert_int_eq(memd_plan_lower_bound(b, n, &lb), 0);
+        uint64_t opt = brute_optimum(b, n, lb);
+        uint64_t off[MAXN];
+        memd_plan_result res;
+        memd_plan_opts o = {.seed = (uint64_t)round, .max_iterations = 100000};
+        ck_assert_int_eq(memd_plan_solve(b, n, &o, off, &res, NULL), 0);
+        check_plan(b, n, off, res.arena);
+        ck_assert_uint_ge(res.arena, opt);
+        if (res.optimal)
+            ck_assert_uint_eq(res.arena, opt);
+        proven += res.optimal;
+        ck_assert_uint_eq(res.first_ns, 0); /* no clock, no time */
+    }
+    ck_assert_int_eq(proven, 200);
+}
+END_TEST
+
+/* A clock that advances 1 us per reading. */
+static uint64_t us_clock(void *ctx)
+{
+    uint64_t *t = ctx;
+    return *t += 1000;
+}
+
+START_TEST(first_plan_time_reported)
+{
+    uint64_t s = 0xF1;
+    memd_plan_buffer b[64];
+    for (size_t i = 0; i < 64; i++) {
+        uint64_t lo = rnd(&s, 50);
+        b[i] = (memd_plan_buffer){.lower = lo, .upper = lo + 1 + rnd(&s, 20),
+                                  .size = 1 + rnd(&s, 1000)};
+    }
+    uint64_t off[64], t = 0;
+    memd_plan_result res;
+    memd_plan_opts o = {.clock = us_clock, .clock_ctx = &t, .budget_ns = 20000000};
+    ck_assert_int_eq(memd_plan_solve(b, 64, &o, off, &res, NULL), 0);
+    check_plan(b, 64, off, res.arena);
+    ck_assert_uint_gt(res.first_ns, 0);
+    ck_assert_uint_le(res.first_ns, t);
+}
+END_TEST
+
+Suite *memd_test_suite(void)
+{
+    Suite *s = suite_create("plan-search");
+    TCase *tc = tcase_create("plan-search");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, decision_matches_brute_force);
+    tcase_add_test(tc, limits_never_lie);
+    tcase_add_test(tc, identical_buffers);
+    tcase_add_test(tc, solve_is_optimal_on_small_problems);
+    tcase_add_test(tc, first_plan_time_reported);
+    suite_add_tcase(s, tc);
+    return s;
+}
