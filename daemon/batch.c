@@ -52,7 +52,9 @@ int memd_dispatch_alloc_batch(memd_state *st, memd_session *s, const memd_wire_h
                                    "field out of range or a string without its NUL", i, n);
             return memd_dispatch_fail(st, h, out, &err, true);
         }
-        rc = memd_alloc_create(st, s, &req, &a, &err);
+        rc = memd_model_check_alloc_name(req.name, &err);
+        if (rc == 0)
+            rc = memd_alloc_create(st, s, &req, &a, &err);
         if (rc < 0) {
             rollback(st, s, i);
             out->len = hdr_off;

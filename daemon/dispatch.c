@@ -98,7 +98,9 @@ static int op_alloc(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         return malformed(st, h, out, rc);
     memd_alloc *a;
     memd_wire_error err = {0};
-    rc = memd_alloc_create(st, s, &req, &a, &err);
+    rc = memd_model_check_alloc_name(req.name, &err);
+    if (rc == 0)
+        rc = memd_alloc_create(st, s, &req, &a, &err);
     if (rc < 0) {
         st->ctr.alloc_failures++;
         return memd_dispatch_fail(st, h, out, &err, false);

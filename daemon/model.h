@@ -37,6 +37,12 @@ int memd_dispatch_instance_create(memd_state *st, memd_session *s, const memd_wi
 int memd_dispatch_instance_release(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                                    const uint8_t *p, memd_buf *out);
 
+/* Shared names of the form "model:NAME:code|const" hold models' code and constants. A
+ * plain ALLOC may not take one (it could squat on a model's name with another size and
+ * make every later load of that model fail): 0, or -EPERM with err filled. */
+#define MEMD_MODEL_NAME_PREFIX "model:"
+int memd_model_check_alloc_name(const char *name, memd_wire_error *err);
+
 /* True while s waits for a planning job: its next frames must not be dispatched. */
 bool memd_models_busy(const memd_state *st, const memd_session *s);
 

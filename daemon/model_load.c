@@ -229,7 +229,7 @@ static int acquire(memd_state *st, memd_session *s, const memd_model *m, memd_cl
                              .alignment = align > 1 ? align : 0,
                              .flags = MEMD_ALLOC_F_SHARED};
     /* name_ok bounds the model name to MEMD_MODEL_NAME_MAX, so this always fits. */
-    snprintf(w.name, sizeof w.name, "model:%.*s:%s", MEMD_MODEL_NAME_MAX, m->name,
+    snprintf(w.name, sizeof w.name, MEMD_MODEL_NAME_PREFIX "%.*s:%s", MEMD_MODEL_NAME_MAX, m->name,
              cls == MEMD_CLASS_CODE ? "code" : "const");
     memd_alloc *a;
     int rc = memd_alloc_create(st, s, &w, &a, err);
@@ -470,4 +470,13 @@ int memd_dispatch_model_info(memd_state *st, memd_session *s, const memd_wire_hd
         return memd_dispatch_fail(st, h, out, &err, false);
     }
     return reply_info(st, h, out, m, 0);
+}
+
+int memd_model_check_alloc_name(const char *name, memd_wire_error *err)
+{
+    if (strncmp(name, MEMD_MODEL_NAME_PREFIX, strlen(MEMD_MODEL_NAME_PREFIX)) != 0)
+        return 0;
+    return memd_err_set(err, -EPERM,
+                        "allocation name '%s': names starting with '" MEMD_MODEL_NAME_PREFIX
+                        "' belong to loaded models", name);
 }

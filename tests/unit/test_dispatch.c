@@ -447,6 +447,31 @@ static uint32_t free_batch(memd_session *s, const uint64_t *h, uint32_t n, reply
     return (uint32_t)r->h.status;
 }
 
+START_TEST(model_names_reserved)
+{
+    /* A plain ALLOC, alone or in a batch, cannot take a model's shared name. */
+    memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 4096);
+    a.flags = MEMD_ALLOC_F_SHARED;
+    snprintf(a.name, sizeof a.name, "model:resnet:const");
+    memd_wire_buffer b;
+    reply r;
+    ck_assert_int_eq(do_alloc(&sa, &a, &b, &r), -EPERM);
+    ck_assert_ptr_nonnull(strstr(r.err.message, "model:resnet:const"));
+    static uint8_t p[2 * MEMD_WIRE_ALLOC_REQ_SIZE];
+    memd_wire_alloc_req reqs[2] = {dram(MEMD_CLASS_CONSTANT, 1024), a};
+    size_t len;
+    batch_payload(p, reqs, 2, &len);
+    req(&sa, MEMD_OP_ALLOC_BATCH, p, (uint32_t)len, &r);
+    ck_assert_int_eq(r.h.status, -EPERM);
+    ck_assert_ptr_nonnull(strstr(r.err.message, "record 1 of 2"));
+    ck_assert_uint_eq(sa.nholds, 0);
+    ck_assert_uint_eq(dram_allocated(), 0);
+    /* Other names, including ones that merely contain "model:", are fine. */
+    snprintf(a.name, sizeof a.name, "my-model:weights");
+    ck_assert_int_eq(do_alloc(&sa, &a, &b, &r), 0);
+}
+END_TEST
+
 START_TEST(free_batch_all_or_nothing)
 {
     uint64_t h[4];
@@ -841,6 +866,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, hello_negotiates);
     tcase_add_test(tc, alloc_query_banks_free);
     tcase_add_test(tc, permissions);
+    tcase_add_test(tc, model_names_reserved);
     tcase_add_test(tc, admin_group_member);
     tcase_add_test(tc, close_releases_everything);
     tcase_add_test(tc, shared_names_refcount);
