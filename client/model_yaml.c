@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "engine/units.h"
 #include "memd/protocol.h"
 
 #define MAX_REFS (1u << 24) /* op inputs + outputs in one model */
@@ -67,40 +68,10 @@ static int scalar(ctx *c, const yaml_node_t *n, const char *what, const char **o
     return 0;
 }
 
-/* Unsigned decimal with an optional unit: B, KiB/MiB/GiB/TiB (K/M/G/T), kB/MB/GB/TB. */
+/* Sizes and integers use memd's one syntax (engine/units.h), as in the config files. */
 static int parse_u64(const char *s, bool units, uint64_t *out)
 {
-    uint64_t v = 0;
-    const char *p = s;
-    if (*p < '0' || *p > '9')
-        return -EINVAL;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
-            return -ERANGE;
-        v = v * 10 + (uint64_t)(*p - '0');
-    }
-    if (*p && units) {
-        static const struct { const char *u; uint64_t m; } tab[] = {
-            {"B", 1}, {"K", 1ull << 10}, {"KiB", 1ull << 10}, {"M", 1ull << 20},
-            {"MiB", 1ull << 20}, {"G", 1ull << 30}, {"GiB", 1ull << 30}, {"T", 1ull << 40},
-            {"TiB", 1ull << 40}, {"kB", 1000ull}, {"MB", 1000000ull}, {"GB", 1000000000ull},
-            {"TB", 1000000000000ull}};
-        if (*p == ' ')
-            p++;
-        for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
-            if (strcmp(p, tab[i].u) == 0) {
-                if (v > UINT64_MAX / tab[i].m)
-                    return -ERANGE;
-                *out = v * tab[i].m;
-                return 0;
-            }
-        }
-        return -EINVAL;
-    }
-    if (*p)
-        return -EINVAL;
-    *out = v;
-    return 0;
+    return units ? memd_parse_size(s, out, NULL) : memd_parse_u64(s, out);
 }
 
 static int number(ctx *c, const yaml_node_t *n, const char *what, bool units, uint64_t max,
