@@ -214,6 +214,12 @@ int memclient_reconnect(memclient *c, int timeout_ms)
         return memclient_fail(-EINVAL, "no connection (NULL)");
     pthread_mutex_lock(&c->mu);
     if (!c->dead) {
+        /* No call has failed yet, but the daemon may be gone: it hung up on us. */
+        struct pollfd pfd = {.fd = c->fd, .events = POLLIN | POLLRDHUP};
+        if (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLRDHUP | POLLERR)))
+            memclient_kill(c, -ECONNRESET, "the daemon closed the connection");
+    }
+    if (!c->dead) {
         pthread_mutex_unlock(&c->mu);
         return memclient_fail(-EISCONN, "the connection to %s is alive: nothing to reconnect",
                               c->info.socket_path);
@@ -250,9 +256,9 @@ int memclient_reconnect(memclient *c, int timeout_ms)
     pthread_mutex_unlock(&c->mu);
     if (r2 < 0)
         return r2;
-    return memclient_fail(rc, "session %u could not be reclaimed (%.150s); the connection has "
-                              "a new, empty session %u: every old handle is void",
-                          old_id, why, c->info.session_id);
+    return memclient_fail(rc, "every old handle is void: session %u was not reclaimed, the "
+                              "connection has a new, empty session %u (%.150s)",
+                          old_id, c->info.session_id, why);
 }
 
 void memclient_disconnect(memclient *c)

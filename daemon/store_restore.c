@@ -293,9 +293,9 @@ int memd_store_restore(memd_state *st, char *err, size_t errlen)
     if (r.fresh)
         memd_log(LOG_INFO, "state store %s: new, empty", S->path);
     else
-        memd_log(LOG_INFO, "state store %s: restored %zu allocations of %zu sessions; %u "
-                           "sessions released (%u holds): their processes are gone; %u "
-                           "orphaned sessions may reclaim within %u ms; next handle %llu",
+        memd_log(LOG_INFO, "state store %s: restored %zu allocations held by %zu sessions "
+                           "(%u of them released at once, %u holds); %u orphaned sessions "
+                           "may reclaim within %u ms; next handle %llu",
                  S->path, r.nallocs, r.nsessions, gone, held, S->norphans,
                  st->limits.reclaim_grace_ms, (unsigned long long)st->next_handle);
     return 0;

@@ -210,10 +210,11 @@ static uint64_t plan_top(const memd_plan_buffer *b, size_t n, const uint64_t *of
  *  - the decision problem at the lower bound, round robin over MiniMalloc's three
  *    preorders with a doubling node limit (it settles tight instances, and proves
  *    optimality);
- *  - descent: short randomized runs (restarts over all preorders, perturbed, and the
- *    order of the best plan so far) at a capacity some steps below the best plan; a
- *    success lowers the best plan, a run of failures halves the step. Loose instances,
- *    where a complete search at the bound would wander forever, improve here.
+ *  - descent: short randomized runs (restarts over perturbed preorders, and the order
+ *    of the best plan so far with a time window ruined) at a capacity some steps below
+ *    the best plan; a success lowers the best plan, a run of failures halves the step.
+ *    Loose instances, where a complete search at the bound would wander forever (a
+ *    depth-first search never revisits its first, lowest placements), improve here.
  * Every capacity is a multiple of the granule (the gcd of sizes and alignments: every
  * canonical plan's arena is one). Returns 1 when the best plan is proven optimal, 0
  * when not, -ENOMEM. */
@@ -269,9 +270,20 @@ static int run_search(const memd_plan_buffer *b, size_t n, const plan_graph *g, 
             if (!step || step > room)
                 step = room > 4 ? room / 4 : 1;
             uint64_t cap = bp->arena - step * gran;
-            int h = (int)(tries % PLAN_HEUR_COUNT);
-            if (h == PLAN_HEUR_GUIDED)
-                plan_search_guide(c, bp->off);
+            /* Every other run follows the best plan, in three of four of them with
+             * the buffers live during one random buffer's lifetime shuffled (ruin and
+             * recreate: the search starts next to the best plan and rebuilds around
+             * that window); the others restart from a perturbed preorder. */
+            int h = tries % 2 ? PLAN_HEUR_GUIDED : (int)((tries / 2) % PLAN_HEUR_GUIDED);
+            if (h == PLAN_HEUR_GUIDED) {
+                memcpy(scratch, bp->off, n * sizeof(*scratch));
+                uint64_t r = plan_splitmix(&rng);
+                size_t w = (size_t)(r % n);
+                for (size_t i = 0; i < n && (r >> 32) % 4 != 0; i++)
+                    if (b[i].lower < b[w].upper && b[w].lower < b[i].upper)
+                        scratch[i] = plan_splitmix(&rng) % (bp->arena ? bp->arena : 1);
+                plan_search_guide(c, scratch);
+            }
             tries++;
             rc = plan_search_run(c, cap, h, plan_splitmix(&rng) | 1, PLAN_DISC_ALL, short_limit,
                                  bu, scratch);

@@ -94,6 +94,35 @@ START_TEST(generated)
 }
 END_TEST
 
+/* Search quality, deterministically (an iteration budget, no clock): these four
+ * challenging problems have a perfect plan (arena = lower bound) that the exact search
+ * finds within 300,000 iterations (it needs about 113k, 233k, 600 and 1,600). */
+START_TEST(challenging_exact)
+{
+    static const char *const files[] = {"A.1048576.csv", "B.1048576.csv", "C.1048576.csv",
+                                        "F.1048576.csv"};
+    const char *root = getenv("MEMD_SHARED_DATA");
+    ck_assert_msg(root && *root, "MEMD_SHARED_DATA is not set");
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+        char path[4096], err[512];
+        snprintf(path, sizeof path, "%s/plans/challenging/%s", root, files[k]);
+        memd_plan_csv csv;
+        ck_assert_msg(memd_plan_csv_read(path, &csv, err, sizeof err) == 0, "%s", err);
+        uint64_t *off = malloc(csv.n * sizeof(*off));
+        ck_assert_ptr_nonnull(off);
+        memd_plan_result res;
+        memd_plan_opts o = {.seed = 1, .max_iterations = 300000};
+        ck_assert_int_eq(memd_plan_solve(csv.bufs, csv.n, &o, off, &res, NULL), 0);
+        ck_assert_int_eq(memd_plan_validate(csv.bufs, csv.n, off, NULL, NULL), 0);
+        ck_assert_msg(res.arena == res.lower_bound && res.optimal, "%s: arena %llu lb %llu",
+                      files[k], (unsigned long long)res.arena,
+                      (unsigned long long)res.lower_bound);
+        free(off);
+        memd_plan_csv_free(&csv);
+    }
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("plan-data");
@@ -102,6 +131,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, challenging);
     tcase_add_test(tc, real);
     tcase_add_test(tc, generated);
+    tcase_add_test(tc, challenging_exact);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,487 @@
+/* The real memd restarted under living clients: the allocation map survives SIGKILL and
+ * SIGTERM (same handles, same addresses, new allocations never overlap the old ones,
+ * handles continue), a living client reclaims its session with memclient_reconnect and
+ * frees what it held, a dead client's memory is released at restart, an unclaimed
+ * session after its grace period. And the refusals: a damaged store, a store in use by
+ * another memd, a changed device map; a full store, a store that cannot commit. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check_main.h"
+#include "client_util.h"
+#include "daemon_fixture.h"
+
+#define MIB (1024ull * 1024ull)
+
+static memd_fixture f;
+static memd_fixture_opts fo;
+static const char *extra_args[8];
+static const char *extra_env[4];
+static char env_failpoint[256];
+static char failpoint[160];
+
+static void spawn(void)
+{
+    char *argv[16];
+    size_t n = 0;
+    argv[n++] = (char *)memd_fixture_memd_path();
+    argv[n++] = "--foreground";
+    argv[n++] = "--config";
+    argv[n++] = f.config_path;
+    argv[n++] = "--socket";
+    argv[n++] = f.socket_path;
+    for (const char *const *a = extra_args; *a && n < 15; a++)
+        argv[n++] = (char *)*a;
+    argv[n] = NULL;
+    int rc = memd_fixture_spawn(&f, &fo, argv);
+    ck_assert_msg(rc == 0, "memd did not start again (%d)", rc);
+}
+
+/* Starts memd with a config (NULL: the default) and optional extra arguments. */
+static void start(const char *yaml)
+{
+    memset(&fo, 0, sizeof fo);
+    fo.capture_stderr = true;
+    fo.config_yaml = yaml;
+    fo.args = extra_args;
+    fo.env = extra_env;
+    int rc = memd_fixture_start(&f, &fo);
+    ck_assert_msg(rc == 0, "memd did not start (%d)", rc);
+}
+
+/* Stops memd with sig (SIGKILL: a crash) and starts it again on the same socket and
+ * state directory. */
+static void restart(int sig)
+{
+    ck_assert_int_eq(kill(f.pid, sig), 0);
+    int st = memd_fixture_wait(&f, 10000);
+    ck_assert_int_eq(st, sig == SIGKILL ? 128 + SIGKILL : 0);
+    spawn();
+}
+
+static void teardown(void)
+{
+    memd_fixture_destroy(&f);
+    if (failpoint[0])
+        unlink(failpoint);
+    memset(extra_args, 0, sizeof extra_args);
+    memset(extra_env, 0, sizeof extra_env);
+}
+
+/* Runs memd to completion with the fixture's paths and extra arguments; returns the exit
+ * status and what it printed. */
+static int run_memd(const char *const *args, char *out, size_t outlen)
+{
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(p[1], STDERR_FILENO);
+        dup2(p[1], STDOUT_FILENO);
+        close(p[0]);
+        close(p[1]);
+        const char *argv[16] = {memd_fixture_memd_path(), "--foreground", "--config",
+                                f.config_path};
+        size_t n = 4;
+        for (; args && *args && n < 15; args++)
+            argv[n++] = *args;
+        argv[n] = NULL;
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(p[1]);
+    size_t n = 0;
+    ssize_t r;
+    while (n + 1 < outlen && (r = read(p[0], out + n, outlen - 1 - n)) > 0)
+        n += (size_t)r;
+    out[n] = '\0';
+    close(p[0]);
+    int ws;
+    waitpid(pid, &ws, 0);
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+static uint64_t must_alloc(memclient *c, memd_class cls, uint64_t bytes, const char *shared,
+                           memclient_buffer *b)
+{
+    memclient_alloc_req r = cu_req(cls, bytes);
+    if (shared) {
+        r.name = shared;
+        r.flags = MEMCLIENT_ALLOC_SHARED;
+    }
+    memclient_buffer tmp;
+    if (!b)
+        b = &tmp;
+    int rc = memclient_alloc(c, &r, b);
+    if (rc < 0) {
+        memclient_error e;
+        memclient_last_error(&e);
+        ck_abort_msg("alloc: %s", e.message);
+    }
+    return b->handle;
+}
+
+static const memclient_session_rec *find_session(const memclient_snapshot *s, uint32_t id)
+{
+    for (size_t i = 0; i < s->nsessions; i++)
+        if (s->sessions[i].id == id)
+            return &s->sessions[i];
+    return NULL;
+}
+
+static uint32_t session_id(memclient *c)
+{
+    memclient_session_info info;
+    ck_assert_int_eq(memclient_session(c, &info), 0);
+    return info.session_id;
+}
+
+/* A config with one device (the shipped wormhole_b0 descriptor, or `other`) and a grace
+ * period. */
+static const char *config(uint32_t grace_ms, const char *descriptor)
+{
+    static char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "limits:\n  reclaim_grace_ms: %u\ndevices:\n  - id: 0\n    descriptor: "
+             "%s/config/devices/%s\n",
+             grace_ms, memd_fixture_source_root(), descriptor ? descriptor : "wormhole_b0.yaml");
+    return yaml;
+}
+
+/* ---- the map survives ---- */
+
+static void restart_keeps_map(int sig)
+{
+    start(NULL);
+    memclient *c = cu_connect(&f);
+    memclient_session_info info;
+    ck_assert_int_eq(memclient_session(c, &info), 0);
+    ck_assert_int_eq(info.reclaimable, 1);
+    uint32_t sid = info.session_id;
+    memclient_buffer b[3];
+    must_alloc(c, MEMD_CLASS_PLACEHOLDER, 1 * MIB, NULL, &b[0]);
+    must_alloc(c, MEMD_CLASS_CONSTANT, 64 * 1024, "weights", &b[1]);
+    must_alloc(c, MEMD_CLASS_INTERNAL, 4096, NULL, &b[2]);
+    uint64_t max_handle = b[0].handle;
+    for (int i = 1; i < 3; i++)
+        if (b[i].handle > max_handle)
+            max_handle = b[i].handle;
+
+    restart(sig);
+
+    memclient *d = cu_connect(&f);
+    memclient_snapshot *s = cu_dump(d, 0);
+    for (int i = 0; i < 3; i++) {
+        const memclient_alloc_info *a = cu_find(s, b[i].handle);
+        ck_assert_msg(a, "handle %llu lost in the restart", (unsigned long long)b[i].handle);
+        ck_assert_uint_eq(a->buf.address, b[i].address);
+        ck_assert_uint_eq(a->buf.size_per_bank, b[i].size_per_bank);
+        ck_assert_uint_eq(a->buf.banks, b[i].banks);
+        ck_assert_uint_eq(a->session_id, sid);
+    }
+    ck_assert_str_eq(cu_find(s, b[1].handle)->name, "weights");
+    const memclient_session_rec *o = find_session(s, sid);
+    ck_assert_ptr_nonnull(o);
+    ck_assert_int_eq(o->orphaned, 1);
+    ck_assert_uint_eq(o->allocations, 3);
+    ck_assert_uint_gt(o->reclaim_deadline_ns, s->server.now_ns);
+    ck_assert_uint_gt(session_id(d), sid);
+    memclient_snapshot_free(s);
+
+    /* New allocations continue the handles and never land on the old ones. */
+    for (int i = 0; i < 16; i++)
+        ck_assert_uint_gt(must_alloc(d, i % 2 ? MEMD_CLASS_PLACEHOLDER : MEMD_CLASS_CONSTANT,
+                                     (uint64_t)(i + 1) * 256 * 1024, NULL, NULL),
+                          max_handle);
+    s = cu_dump(d, 0);
+    ck_assert_int_eq(cu_check_map(s), 0);
+    memclient_snapshot_free(s);
+
+    /* The living client: its connection is gone, its session is not. */
+    memclient_alloc_info qi;
+    ck_assert_int_lt(memclient_query(c, b[0].handle, &qi), 0);
+    ck_assert_int_eq(memclient_reconnect(c, 5000), 0);
+    ck_assert_int_eq(memclient_session(c, &info), 0);
+    ck_assert_uint_eq(info.session_id, sid);
+    ck_assert_uint_eq(info.reclaimed, 3);
+    ck_assert_int_eq(memclient_query(c, b[2].handle, &qi), 0);
+    ck_assert_uint_eq(qi.buf.address, b[2].address);
+    ck_assert_int_eq(memclient_free(c, b[0].handle), 0);
+    ck_assert_int_eq(memclient_reconnect(c, 0), -EISCONN); /* alive: nothing to do */
+    s = cu_dump(d, 0);
+    ck_assert_ptr_null(cu_find(s, b[0].handle));
+    ck_assert_int_eq(find_session(s, sid)->orphaned, 0);
+    memclient_snapshot_free(s);
+
+    /* And again: a second restart keeps what is left. */
+    restart(SIGKILL);
+    ck_assert_int_eq(memclient_reconnect(c, 5000), 0);
+    ck_assert_int_eq(memclient_query(c, b[1].handle, &qi), 0);
+    ck_assert_int_lt(memclient_query(c, b[0].handle, &qi), 0);
+    memclient_disconnect(c);
+    memclient_disconnect(d);
+}
+
+START_TEST(sigkill_keeps_map)
+{
+    restart_keeps_map(SIGKILL);
+}
+END_TEST
+
+START_TEST(sigterm_keeps_map)
+{
+    restart_keeps_map(SIGTERM);
+}
+END_TEST
+
+START_TEST(dead_client_released)
+{
+    start(NULL);
+    memclient *alive = cu_connect(&f);
+    uint64_t kept = must_alloc(alive, MEMD_CLASS_CONSTANT, 1 * MIB, NULL, NULL);
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    fflush(NULL);
+    pid_t child = fork();
+    if (child == 0) {
+        memclient *c = NULL;
+        uint64_t h[2] = {0, 0};
+        memclient_alloc_req r = cu_req(MEMD_CLASS_PLACEHOLDER, 2 * MIB);
+        memclient_buffer b;
+        if (memclient_connect(f.socket_path, &c) == 0 && memclient_alloc(c, &r, &b) == 0) {
+            h[0] = b.handle;
+            if (memclient_alloc(c, &r, &b) == 0)
+                h[1] = b.handle;
+        }
+        (void)!write(p[1], h, sizeof h);
+        pause();
+        _exit(0);
+    }
+    uint64_t h[2];
+    close(p[1]);
+    ck_assert_int_eq(read(p[0], h, sizeof h), (ssize_t)sizeof h);
+    close(p[0]);
+    ck_assert(h[0] && h[1]);
+
+    ck_assert_int_eq(kill(f.pid, SIGKILL), 0);
+    ck_assert_int_eq(memd_fixture_wait(&f, 10000), 128 + SIGKILL);
+    kill(child, SIGKILL); /* the client dies while memd is down */
+    waitpid(child, NULL, 0);
+    spawn();
+
+    memclient *d = cu_connect(&f);
+    memclient_snapshot *s = cu_dump(d, 0);
+    ck_assert_ptr_null(cu_find(s, h[0]));
+    ck_assert_ptr_null(cu_find(s, h[1]));
+    ck_assert_ptr_nonnull(cu_find(s, kept));
+    for (size_t i = 0; i < s->nsessions; i++)
+        ck_assert_uint_ne(s->sessions[i].pid, (uint32_t)child);
+    memclient_snapshot_free(s);
+    ck_assert_msg(strstr(memd_fixture_log(&f), "has no process any more"), "%s",
+                  memd_fixture_log(&f));
+    memclient_disconnect(alive);
+    memclient_disconnect(d);
+}
+END_TEST
+
+START_TEST(grace_period_expires)
+{
+    start(config(1500, NULL));
+    memclient *c = cu_connect(&f);
+    uint32_t sid = session_id(c);
+    uint64_t h = must_alloc(c, MEMD_CLASS_CONSTANT, 1 * MIB, NULL, NULL);
+    restart(SIGKILL);
+
+    /* memctl marks the orphan. */
+    char cmd[512], out[4096] = "";
+    snprintf(cmd, sizeof cmd, "%s/client/memctl --socket %s sessions",
+             getenv("MEMD_BUILD_ROOT") ? getenv("MEMD_BUILD_ROOT") : ".", f.socket_path);
+    FILE *pp = popen(cmd, "r");
+    ck_assert_ptr_nonnull(pp);
+    size_t n = fread(out, 1, sizeof out - 1, pp);
+    out[n] = '\0';
+    ck_assert_int_eq(pclose(pp), 0);
+    ck_assert_msg(strstr(out, "ORPHANED"), "%s", out);
+
+    memclient *d = cu_connect(&f);
+    memclient_snapshot *s = cu_dump(d, 0);
+    ck_assert_ptr_nonnull(cu_find(s, h)); /* still there within the grace period */
+    memclient_snapshot_free(s);
+    ck_assert(cu_wait_gone(d, &h, 1, 6000));
+    ck_assert_msg(strstr(memd_fixture_log(&f), "was not reclaimed within 1500 ms"), "%s",
+                  memd_fixture_log(&f));
+
+    /* Too late: the session is gone; the connection comes back with a new one. */
+    ck_assert_int_eq(memclient_reconnect(c, 5000), -ESTALE);
+    memclient_error e;
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "every old handle is void"), "%s", e.message);
+    ck_assert_uint_ne(session_id(c), sid);
+    must_alloc(c, MEMD_CLASS_CONSTANT, 4096, NULL, NULL);
+    memclient_disconnect(c);
+    memclient_disconnect(d);
+}
+END_TEST
+
+/* ---- refusals ---- */
+
+START_TEST(damaged_store_refused)
+{
+    start(NULL);
+    memclient *c = cu_connect(&f);
+    must_alloc(c, MEMD_CLASS_CONSTANT, 4096, NULL, NULL);
+    memclient_disconnect(c);
+    ck_assert_int_eq(kill(f.pid, SIGKILL), 0);
+    memd_fixture_wait(&f, 10000);
+    char path[256], out[4096];
+    snprintf(path, sizeof path, "%s/memd-state.mdb", f.dir);
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "this is no database, it is a broken file", 40), 40);
+    close(fd);
+    const char *args[] = {"--socket", f.socket_path, NULL};
+    ck_assert_int_eq(run_memd(args, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, path) && strstr(out, "--reset-state"), "%s", out);
+    /* The documented way out. */
+    extra_args[0] = "--reset-state";
+    spawn();
+    c = cu_connect(&f);
+    must_alloc(c, MEMD_CLASS_CONSTANT, 4096, NULL, NULL);
+    memclient_disconnect(c);
+}
+END_TEST
+
+START_TEST(second_memd_on_the_same_state_refused)
+{
+    start(NULL);
+    char other[160], out[4096];
+    snprintf(other, sizeof other, "%s/other.sock", f.dir);
+    const char *args[] = {"--socket", other, NULL};
+    ck_assert_int_eq(run_memd(args, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "in use by another memd"), "%s", out);
+    memclient *c = cu_connect(&f); /* the first one still serves */
+    must_alloc(c, MEMD_CLASS_CONSTANT, 4096, NULL, NULL);
+    memclient_disconnect(c);
+}
+END_TEST
+
+START_TEST(changed_device_map_refused)
+{
+    start(config(30000, NULL));
+    memclient *c = cu_connect(&f);
+    uint64_t h = must_alloc(c, MEMD_CLASS_CONSTANT, 1 * MIB, NULL, NULL);
+    ck_assert_int_eq(kill(f.pid, SIGTERM), 0);
+    ck_assert_int_eq(memd_fixture_wait(&f, 10000), 0);
+    /* Device 0 is now another chip: its memory map differs. */
+    ck_assert_int_eq(memd_fixture_write_file(&f, "memd.yaml",
+                                             config(30000, "esperanto_etsoc1.yaml"), NULL, 0),
+                     0);
+    char out[4096];
+    const char *args[] = {"--socket", f.socket_path, NULL};
+    ck_assert_int_eq(run_memd(args, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "device 0") && strstr(out, "another memory map"), "%s", out);
+    /* Back to the config the store was written with: applied. */
+    ck_assert_int_eq(memd_fixture_write_file(&f, "memd.yaml", config(30000, NULL), NULL, 0), 0);
+    spawn();
+    ck_assert_int_eq(memclient_reconnect(c, 5000), 0);
+    memclient_alloc_info qi;
+    ck_assert_int_eq(memclient_query(c, h, &qi), 0);
+    memclient_disconnect(c);
+}
+END_TEST
+
+/* ---- store errors on the request path ---- */
+
+START_TEST(full_store_refuses_allocations)
+{
+    extra_args[0] = "--state-max-bytes";
+    extra_args[1] = "1MiB";
+    start(NULL);
+    memclient *c = cu_connect(&f);
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 4096);
+    static uint64_t handles[60000];
+    size_t n = 0;
+    int rc = 0;
+    memclient_buffer b;
+    while (n < 60000 && (rc = memclient_alloc(c, &r, &b)) == 0)
+        handles[n++] = b.handle;
+    ck_assert_int_eq(rc, -EIO);
+    memclient_error e;
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "state store is full"), "%s", e.message);
+    ck_assert_uint_gt(n, 100);
+    /* The session goes on: releases are recorded and make room again. */
+    ck_assert_int_eq(memclient_free_batch(c, handles, n / 2), 0);
+    ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
+    memclient_disconnect(c);
+}
+END_TEST
+
+START_TEST(failing_commit_fails_the_request)
+{
+    /* The fixture's directory does not exist before start: a path of our own. While the
+     * file exists, memd's commits fail as on a broken disk. */
+    const char *fail = failpoint;
+    snprintf(failpoint, sizeof failpoint, "/tmp/memd-restart-fail-%d", (int)getpid());
+    unlink(fail);
+    snprintf(env_failpoint, sizeof env_failpoint, "MEMD_TEST_STORE_FAILPOINT=%s", fail);
+    extra_env[0] = env_failpoint;
+    start(NULL);
+    memclient *c = cu_connect(&f);
+    uint64_t first = must_alloc(c, MEMD_CLASS_CONSTANT, 4096, NULL, NULL);
+    int fd = open(fail, O_WRONLY | O_CREAT, 0600);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 4096);
+    memclient_buffer b;
+    ck_assert_int_eq(memclient_alloc(c, &r, &b), -EIO);
+    memclient_error e;
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "not recorded"), "%s", e.message);
+    memclient_alloc_info qi;
+    ck_assert_int_lt(memclient_query(c, first, &qi), 0); /* the session was closed */
+    unlink(fail);
+    /* memd carries on; the closed session's memory is gone. */
+    memclient *d = cu_connect(&f);
+    uint64_t h = must_alloc(d, MEMD_CLASS_CONSTANT, 4096, NULL, NULL);
+    memclient_snapshot *s = cu_dump(d, 0);
+    ck_assert_ptr_null(cu_find(s, first));
+    memclient_snapshot_free(s);
+    /* And the store agrees: after a crash only d's allocation comes back. */
+    restart(SIGKILL);
+    memclient *x = cu_connect(&f);
+    s = cu_dump(x, 0);
+    ck_assert_uint_eq(s->nallocs, 1);
+    ck_assert_uint_eq(s->allocs[0].buf.handle, h);
+    memclient_snapshot_free(s);
+    memclient_disconnect(x);
+    memclient_disconnect(d);
+    memclient_disconnect(c);
+}
+END_TEST
+
+Suite *memd_test_suite(void)
+{
+    Suite *s = suite_create("daemon-restart");
+    TCase *tc = tcase_create("restart");
+    tcase_add_checked_fixture(tc, NULL, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, sigkill_keeps_map);
+    tcase_add_test(tc, sigterm_keeps_map);
+    tcase_add_test(tc, dead_client_released);
+    tcase_add_test(tc, grace_period_expires);
+    tcase_add_test(tc, damaged_store_refused);
+    tcase_add_test(tc, second_memd_on_the_same_state_refused);
+    tcase_add_test(tc, changed_device_map_refused);
+    tcase_add_test(tc, full_store_refuses_allocations);
+    tcase_add_test(tc, failing_commit_fails_the_request);
+    suite_add_tcase(s, tc);
+    return s;
+}

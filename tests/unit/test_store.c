@@ -1,0 +1,798 @@
+/* The state store without a daemon: records (codec), round trips through a real LMDB
+ * file (allocations at their addresses, holders, shared names, counters), orphans and
+ * reclaim, dead owners, the grace period, and every way a store is refused at start:
+ * not an LMDB file, a damaged record, another device map, a locked file, another boot.
+ * Plus a full store and a failing commit on the request path (frames.c). */
+#include <errno.h>
+#include <fcntl.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "check_main.h"
+#include "dispatch.h"
+#include "procstat.h"
+#include "session.h"
+#include "state.h"
+#include "store.h"
+#include "store_codec.h"
+#include "wire.h"
+
+#define KIB 1024ull
+#define DEV_A 7
+#define DEV_B 9
+
+static char dir[64];
+static char path[128];
+
+/* ---- fixtures ---- */
+
+/* Two devices. DRAM: 4 banks x 1 MiB, data [64K, 960K). SRAM: 8 x 256K, buffers [16K, 256K).
+ * data_kib changes device dev_changed's data region (another memory map). */
+static void make_spec(memd_device_spec *spec, uint32_t id, uint64_t data_kib)
+{
+    memset(spec, 0, sizeof *spec);
+    spec->id = id;
+    snprintf(spec->name, sizeof spec->name, "dev%u", id);
+    strcpy(spec->arch, "unit");
+    memd_bank_group_spec *d = &spec->groups[MEMD_KIND_DRAM];
+    d->banks = 4;
+    d->bank_size = 1024 * KIB;
+    d->alignment = 32;
+    d->nregions = 3;
+    d->regions[0] = (memd_region_spec){"code", 0, 64 * KIB, true};
+    d->regions[1] = (memd_region_spec){"data", 64 * KIB, data_kib * KIB, true};
+    d->regions[2] = (memd_region_spec){"logging", 960 * KIB, 64 * KIB, true};
+    memd_bank_group_spec *s = &spec->groups[MEMD_KIND_SRAM];
+    s->banks = 8;
+    s->bank_size = 256 * KIB;
+    s->alignment = 16;
+    s->nregions = 2;
+    s->regions[0] = (memd_region_spec){"reserved", 0, 16 * KIB, false};
+    s->regions[1] = (memd_region_spec){"buffers", 16 * KIB, 240 * KIB, true};
+    memd_device_spec_default_policy(spec);
+}
+
+typedef struct variant {
+    uint64_t data_a, data_b;  /* KiB of each device's data region (default 896) */
+    uint32_t grace_ms;
+    uint64_t max_bytes;
+    bool reset;
+} variant;
+
+static int start_v(memd_state *st, variant v, char *err, size_t errlen)
+{
+    memd_config cfg;
+    memd_device_spec specs[2];
+    memset(&cfg, 0, sizeof cfg);
+    make_spec(&specs[0], DEV_A, v.data_a ? v.data_a : 896);
+    make_spec(&specs[1], DEV_B, v.data_b ? v.data_b : 896);
+    strcpy(cfg.path, "unit.yaml");
+    cfg.limits = (memd_limits){.max_frame = 1u << 20, .max_sessions = 64,
+                               .max_allocs_per_session = 100000,
+                               .max_reply_backlog = 4u << 20,
+                               .reclaim_grace_ms = v.grace_ms ? v.grace_ms : 30000};
+    cfg.ndevices = 2;
+    cfg.devices = specs;
+    ck_assert_int_eq(memd_state_init(st, &cfg, err, errlen), 0);
+    memd_store_opts o = {.dir = dir, .max_bytes = v.max_bytes, .reset = v.reset};
+    return memd_store_open(st, &o, err, errlen);
+}
+
+static void start(memd_state *st, variant v)
+{
+    char err[512] = "";
+    int rc = start_v(st, v, err, sizeof err);
+    ck_assert_msg(rc == 0, "store open failed (%d): %s", rc, err);
+}
+
+/* What a stop (or a crash after the last commit) leaves: the store as committed. */
+static void stop(memd_state *st)
+{
+    memd_store_close(st);
+    memd_state_fini(st);
+}
+
+static void setup(void)
+{
+    strcpy(dir, "/tmp/memd-store-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/%s", dir, MEMD_STORE_FILE);
+}
+
+static void teardown(void)
+{
+    unlink(path);
+    char fail[128];
+    snprintf(fail, sizeof fail, "%s/fail", dir);
+    unlink(fail);
+    rmdir(dir);
+    unsetenv("MEMD_TEST_STORE_FAILPOINT");
+}
+
+static memd_session *session(memd_state *st, uint32_t pid, uint32_t uid)
+{
+    memd_session *s = calloc(1, sizeof *s);
+    s->pid = pid;
+    s->uid = uid;
+    s->gid = uid;
+    strcpy(s->comm, "unit");
+    memd_session_open(st, s);
+    return s;
+}
+
+static void end_session(memd_state *st, memd_session *s)
+{
+    memd_session_close(st, s);
+    free(s);
+}
+
+static memd_alloc *alloc(memd_state *st, memd_session *s, uint32_t dev, uint8_t cls,
+                         uint64_t bytes, const char *shared_name)
+{
+    memd_wire_alloc_req r = {.device = dev, .cls = cls, .scope = MEMD_SCOPE_DRAM,
+                             .bytes = bytes};
+    if (shared_name) {
+        r.flags = MEMD_ALLOC_F_SHARED;
+        snprintf(r.name, sizeof r.name, "%s", shared_name);
+    }
+    memd_alloc *a = NULL;
+    memd_wire_error err = {0};
+    int rc = memd_alloc_create(st, s, &r, &a, &err);
+    ck_assert_msg(rc == 0, "alloc: %d %s", rc, err.message);
+    return a;
+}
+
+static void flush(memd_state *st)
+{
+    char msg[256] = "";
+    ck_assert_msg(memd_store_flush(st, msg, sizeof msg) == 0, "flush: %s", msg);
+}
+
+static memd_wire_welcome hello(memd_state *st, memd_session *s)
+{
+    memd_wire_hello h = {.min_version = 1, .max_version = 1};
+    memd_wire_welcome w = {0};
+    memd_wire_error err = {0};
+    ck_assert_int_eq(memd_store_hello(st, s, &h, &w, &err), 0);
+    flush(st);
+    return w;
+}
+
+static int reclaim(memd_state *st, memd_session *s, uint32_t id, const uint8_t *token,
+                   memd_wire_welcome *w, memd_wire_error *err)
+{
+    memd_wire_hello h = {.min_version = 1, .max_version = 1, .flags = MEMD_HELLO_F_RECLAIM,
+                         .reclaim_session = id};
+    memcpy(h.reclaim_token, token, MEMD_TOKEN_SIZE);
+    memset(w, 0, sizeof *w);
+    return memd_store_hello(st, s, &h, w, err);
+}
+
+static memd_session *find_session(memd_state *st, uint32_t id)
+{
+    for (memd_session *s = st->sessions; s; s = s->next)
+        if (s->id == id)
+            return s;
+    return NULL;
+}
+
+/* A pid with no process: a child that has exited and been reaped. */
+static uint32_t dead_pid(void)
+{
+    pid_t p = fork();
+    if (p == 0)
+        _exit(0);
+    ck_assert_int_gt(p, 0);
+    ck_assert_int_eq(waitpid(p, NULL, 0), p);
+    return (uint32_t)p;
+}
+
+/* ---- codec ---- */
+
+START_TEST(codec_alloc_record)
+{
+    memd_store_alloc_rec r = {.handle = 42, .device = 7, .requested = 1000, .created_ns = 5,
+                              .pid = 1, .uid = 2, .gid = 3, .session_id = 4,
+                              .cls = MEMD_CLASS_CONSTANT, .scope = MEMD_SCOPE_DRAM,
+                              .flags = MEMD_STORE_REC_SHARED, .nholders = 2};
+    r.pl = (memd_placement){.kind = MEMD_KIND_SRAM, .region = 1, .address = 0x4000,
+                            .size_per_bank = 1024, .banks = 8, .page_size = 512, .pitch = 0};
+    strcpy(r.comm, "proc");
+    strcpy(r.name, "weights");
+    uint8_t buf[512];
+    size_t n = memd_store_alloc_rec_size(&r);
+    ck_assert_uint_eq(n, MEMD_STORE_ALLOC_REC_BASE + 4 + 7 + 16);
+    uint8_t *p = memd_store_alloc_rec_put(buf, &r);
+    p = memd_store_holder_put(p, 4, 1);
+    p = memd_store_holder_put(p, 9, 3);
+    ck_assert_uint_eq((size_t)(p - buf), n);
+    memd_store_alloc_rec g;
+    ck_assert_int_eq(memd_store_alloc_rec_get(buf, n, &g), 0);
+    ck_assert_uint_eq(g.handle, 42);
+    ck_assert_uint_eq(g.pl.address, 0x4000);
+    ck_assert_uint_eq(g.pl.kind, MEMD_KIND_SRAM);
+    ck_assert_str_eq(g.name, "weights");
+    ck_assert_str_eq(g.comm, "proc");
+    uint32_t sid, count;
+    memd_store_holder_at(&g, 1, &sid, &count);
+    ck_assert_uint_eq(sid, 9);
+    ck_assert_uint_eq(count, 3);
+    /* Damage is reported, never trusted. */
+    ck_assert_int_eq(memd_store_alloc_rec_get(buf, n - 1, &g), -EBADMSG);
+    ck_assert_int_eq(memd_store_alloc_rec_get(buf, 20, &g), -EBADMSG);
+    buf[1] = MEMD_KIND_COUNT;
+    ck_assert_int_eq(memd_store_alloc_rec_get(buf, n, &g), -EINVAL);
+    buf[1] = MEMD_KIND_SRAM;
+    buf[0] = 99;
+    ck_assert_int_eq(memd_store_alloc_rec_get(buf, n, &g), -EPROTONOSUPPORT);
+    buf[0] = MEMD_STORE_FORMAT;
+    memd_store_holder_put(buf + n - 8, 9, 0); /* a holder with count 0 */
+    ck_assert_int_eq(memd_store_alloc_rec_get(buf, n, &g), -EINVAL);
+    r.nholders = 0;
+    p = memd_store_alloc_rec_put(buf, &r);
+    ck_assert_int_eq(memd_store_alloc_rec_get(buf, (size_t)(p - buf), &g), -EBADMSG);
+}
+END_TEST
+
+START_TEST(codec_session_and_meta)
+{
+    memd_store_sess_rec s = {.id = 3, .pid = 77, .uid = 1000, .gid = 100, .starttime = 12345,
+                             .connected_ns = 9};
+    memset(s.token, 0xab, sizeof s.token);
+    strcpy(s.comm, "client");
+    strcpy(s.client_name, "runtime");
+    uint8_t buf[MEMD_STORE_SESS_REC_SIZE];
+    memd_store_sess_rec_put(buf, &s);
+    memd_store_sess_rec g;
+    ck_assert_int_eq(memd_store_sess_rec_get(buf, sizeof buf, &g), 0);
+    ck_assert_uint_eq(g.starttime, 12345);
+    ck_assert_mem_eq(g.token, s.token, MEMD_TOKEN_SIZE);
+    ck_assert_str_eq(g.client_name, "runtime");
+    ck_assert_int_eq(memd_store_sess_rec_get(buf, sizeof buf - 1, &g), -EBADMSG);
+    memset(buf + 56, 'x', 16); /* comm without NUL */
+    ck_assert_int_eq(memd_store_sess_rec_get(buf, sizeof buf, &g), -EINVAL);
+
+    memd_store_dev_fp devs[2] = {{7, 0x1111}, {9, 0x2222}};
+    memd_store_meta m = {.handle_hwm = 5000, .session_hwm = 300, .ndevs = 2};
+    strcpy(m.boot_id, "boot");
+    uint8_t mb[MEMD_STORE_META_BASE + 2 * MEMD_STORE_DEV_FP_SIZE];
+    memd_store_meta_put(mb, &m, devs);
+    memd_store_meta gm;
+    ck_assert_int_eq(memd_store_meta_get(mb, sizeof mb, &gm), 0);
+    ck_assert_uint_eq(gm.handle_hwm, 5000);
+    ck_assert_uint_eq(memd_store_meta_dev(&gm, 1).fingerprint, 0x2222);
+    ck_assert_int_eq(memd_store_meta_get(mb, sizeof mb - 1, &gm), -EBADMSG);
+    mb[0] ^= 1;
+    ck_assert_int_eq(memd_store_meta_get(mb, sizeof mb, &gm), -EBADMSG);
+}
+END_TEST
+
+START_TEST(fingerprint_follows_the_memory_map)
+{
+    memd_device_spec a, b;
+    make_spec(&a, 7, 896);
+    make_spec(&b, 7, 896);
+    ck_assert_uint_eq(memd_store_device_fingerprint(&a), memd_store_device_fingerprint(&b));
+    strcpy(b.name, "renamed"); /* names and policy do not move placements */
+    b.policy[MEMD_KIND_DRAM][MEMD_CLASS_CONSTANT].dir = MEMD_DIR_TOP_DOWN;
+    ck_assert_uint_eq(memd_store_device_fingerprint(&a), memd_store_device_fingerprint(&b));
+    b.groups[MEMD_KIND_DRAM].regions[1].size -= 32;
+    ck_assert_uint_ne(memd_store_device_fingerprint(&a), memd_store_device_fingerprint(&b));
+    make_spec(&b, 7, 896);
+    b.groups[MEMD_KIND_SRAM].banks = 7;
+    ck_assert_uint_ne(memd_store_device_fingerprint(&a), memd_store_device_fingerprint(&b));
+}
+END_TEST
+
+START_TEST(proc_stat_parsing)
+{
+    uint64_t t = 0;
+    const char *ok = "123 (a) b) c) S 1 1 1 0 -1 4194560 10 0 0 0 0 0 0 0 20 0 1 0 987654 "
+                     "1000 10 18446744073709551615\n";
+    ck_assert_int_eq(memd_proc_parse_stat(ok, strlen(ok), &t), 0);
+    ck_assert_uint_eq(t, 987654);
+    const char *zombie = "9 (z) Z 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 55 0 0\n";
+    ck_assert_int_eq(memd_proc_parse_stat(zombie, strlen(zombie), &t), -ENOENT);
+    const char *cut = "9 (z) S 1 1 1";
+    ck_assert_int_eq(memd_proc_parse_stat(cut, strlen(cut), &t), -EINVAL);
+    ck_assert_int_eq(memd_proc_parse_stat("garbage", 7, &t), -EINVAL);
+    /* This process exists and keeps its start time; a reaped child does not exist. */
+    uint64_t a, b;
+    ck_assert_int_eq(memd_proc_starttime((uint32_t)getpid(), &a), 0);
+    ck_assert_int_eq(memd_proc_starttime((uint32_t)getpid(), &b), 0);
+    ck_assert_uint_eq(a, b);
+    ck_assert_int_eq(memd_proc_starttime(dead_pid(), &a), -ENOENT);
+}
+END_TEST
+
+/* ---- round trips ---- */
+
+START_TEST(round_trip_keeps_the_map)
+{
+    memd_state st;
+    start(&st, (variant){0});
+    uint32_t me = (uint32_t)getpid(), uid = (uint32_t)getuid();
+    memd_session *a = session(&st, me, uid), *b = session(&st, me, uid);
+    memd_wire_welcome wa = hello(&st, a);
+    ck_assert(wa.flags & MEMD_WELCOME_F_PERSISTENT);
+    uint64_t h1 = alloc(&st, a, DEV_A, MEMD_CLASS_CONSTANT, 3000, NULL)->handle;
+    uint64_t h2 = alloc(&st, a, DEV_A, MEMD_CLASS_PLACEHOLDER, 5000, NULL)->handle;
+    uint64_t hgone = alloc(&st, a, DEV_B, MEMD_CLASS_CONSTANT, 100, NULL)->handle;
+    memd_alloc *sh = alloc(&st, a, DEV_B, MEMD_CLASS_CONSTANT, 4096, "weights");
+    ck_assert_ptr_eq(alloc(&st, b, DEV_B, MEMD_CLASS_CONSTANT, 4096, "weights"), sh);
+    ck_assert_ptr_eq(alloc(&st, b, DEV_B, MEMD_CLASS_CONSTANT, 4096, "weights"), sh);
+    memd_hold_release(&st, memd_alloc_hold_of(memd_alloc_find(&st, hgone), a));
+    flush(&st);
+    uint64_t sh_handle = sh->handle, sh_addr = sh->pl.address;
+    memd_placement p1 = memd_alloc_find(&st, h1)->pl, p2 = memd_alloc_find(&st, h2)->pl;
+    uint32_t ida = a->id, idb = b->id;
+    uint64_t next = st.next_handle;
+    stop(&st);
+    free(a);
+    free(b);
+
+    start(&st, (variant){0});
+    ck_assert_ptr_null(memd_alloc_find(&st, hgone));
+    memd_alloc *r1 = memd_alloc_find(&st, h1), *r2 = memd_alloc_find(&st, h2);
+    ck_assert_ptr_nonnull(r1);
+    ck_assert_ptr_nonnull(r2);
+    ck_assert_uint_eq(r1->pl.address, p1.address);
+    ck_assert_uint_eq(r1->pl.size_per_bank, p1.size_per_bank);
+    ck_assert_uint_eq(r2->pl.address, p2.address);
+    ck_assert_uint_eq(r1->cls, MEMD_CLASS_CONSTANT);
+    memd_alloc *rs = memd_names_find(&st.names, 1, "weights");
+    ck_assert_ptr_nonnull(rs);
+    ck_assert_uint_eq(rs->handle, sh_handle);
+    ck_assert_uint_eq(rs->pl.address, sh_addr);
+    ck_assert_uint_eq(rs->refcount, 3); /* a once, b twice */
+    /* Both sessions came back as orphans. */
+    memd_session *oa = find_session(&st, ida), *ob = find_session(&st, idb);
+    ck_assert_ptr_nonnull(oa);
+    ck_assert_ptr_nonnull(ob);
+    uint64_t deadline;
+    ck_assert_uint_eq(memd_store_session_flags(&st, oa, &deadline), MEMD_SESSION_F_ORPHANED);
+    ck_assert_uint_gt(deadline, memd_now_ns());
+    ck_assert_uint_eq(oa->nholds, 3);
+    ck_assert_uint_eq(ob->nholds, 2);
+    /* Counters continue: no handle or session id is given out twice. */
+    ck_assert_uint_ge(st.next_handle, next);
+    memd_session *c = session(&st, me, uid);
+    ck_assert_uint_gt(c->id, idb);
+    memd_alloc *n = alloc(&st, c, DEV_A, MEMD_CLASS_CONSTANT, 3000, NULL);
+    uint64_t hn = n->handle;
+    ck_assert_uint_gt(hn, h2);
+    ck_assert(n->pl.address >= p1.address + p1.size_per_bank ||
+              n->pl.address + n->pl.size_per_bank <= p1.address);
+
+    /* Reclaim: wrong token, wrong uid, unknown id, then the real thing. */
+    memd_wire_welcome w;
+    memd_wire_error err = {0};
+    uint8_t bad[MEMD_TOKEN_SIZE];
+    memcpy(bad, wa.token, sizeof bad);
+    bad[0] ^= 1;
+    memd_session *d = session(&st, me, uid);
+    ck_assert_int_eq(reclaim(&st, d, ida, bad, &w, &err), -EACCES);
+    memd_session *other = session(&st, me, uid + 1);
+    ck_assert_int_eq(reclaim(&st, other, ida, wa.token, &w, &err), -EACCES);
+    ck_assert_int_eq(reclaim(&st, d, 999999, wa.token, &w, &err), -ESTALE);
+    ck_assert_int_eq(reclaim(&st, c, ida, wa.token, &w, &err), -EISCONN); /* c holds one */
+    ck_assert_int_eq(reclaim(&st, d, ida, wa.token, &w, &err), 0);
+    ck_assert_uint_eq(w.session_id, ida);
+    ck_assert(w.flags & MEMD_WELCOME_F_RECLAIMED);
+    ck_assert_uint_eq(w.reclaimed, 3);
+    ck_assert_mem_eq(w.token, wa.token, MEMD_TOKEN_SIZE);
+    ck_assert_uint_eq(d->id, ida);
+    ck_assert_ptr_eq(find_session(&st, ida), d); /* the orphan object is gone */
+    ck_assert_uint_eq(memd_store_session_flags(&st, d, &deadline), 0);
+    ck_assert_ptr_nonnull(memd_alloc_hold_of(r1, d));
+    /* Taken already: a second reclaim finds a connected session. */
+    memd_session *e = session(&st, me, uid);
+    ck_assert_int_eq(reclaim(&st, e, ida, wa.token, &w, &err), -EBUSY);
+    flush(&st);
+    /* The reclaimed session frees as its own. */
+    memd_hold_release(&st, memd_alloc_hold_of(r1, d));
+    ck_assert_ptr_null(memd_alloc_find(&st, h1));
+    flush(&st);
+    end_session(&st, other);
+    end_session(&st, e);
+    end_session(&st, c); /* a live session's close is recorded */
+    stop(&st);
+    free(d);
+
+    /* Third start: d's remaining holds (h2, one on weights) and b's orphan are there,
+     * c's allocation went with c. */
+    start(&st, (variant){0});
+    ck_assert_ptr_null(memd_alloc_find(&st, h1));
+    ck_assert_ptr_nonnull(memd_alloc_find(&st, h2));
+    ck_assert_ptr_null(memd_alloc_find(&st, hn));
+    ck_assert_uint_eq(memd_names_find(&st.names, 1, "weights")->refcount, 3);
+    stop(&st);
+}
+END_TEST
+
+START_TEST(dead_owner_released_at_start)
+{
+    memd_state st;
+    start(&st, (variant){0});
+    memd_session *live = session(&st, (uint32_t)getpid(), (uint32_t)getuid());
+    memd_session *dead = session(&st, dead_pid(), (uint32_t)getuid());
+    uint64_t hl = alloc(&st, live, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL)->handle;
+    uint64_t hd = alloc(&st, dead, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL)->handle;
+    memd_alloc *sh = alloc(&st, dead, DEV_A, MEMD_CLASS_CONSTANT, 64, "both");
+    alloc(&st, live, DEV_A, MEMD_CLASS_CONSTANT, 64, "both");
+    uint64_t hs = sh->handle;
+    uint32_t dead_id = dead->id;
+    flush(&st);
+    stop(&st);
+    free(live);
+    free(dead);
+
+    start(&st, (variant){0});
+    ck_assert_ptr_nonnull(memd_alloc_find(&st, hl));
+    ck_assert_ptr_null(memd_alloc_find(&st, hd)); /* its process is gone */
+    ck_assert_ptr_null(find_session(&st, dead_id));
+    memd_alloc *s = memd_alloc_find(&st, hs); /* shared: only the dead holder's share goes */
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(s->refcount, 1);
+    stop(&st);
+    /* And the release was recorded: the next start does not see it either. */
+    start(&st, (variant){0});
+    ck_assert_ptr_null(memd_alloc_find(&st, hd));
+    ck_assert_uint_eq(memd_alloc_find(&st, hs)->refcount, 1);
+    stop(&st);
+}
+END_TEST
+
+START_TEST(grace_period_expires)
+{
+    memd_state st;
+    variant v = {.grace_ms = 100};
+    start(&st, v);
+    memd_session *s = session(&st, (uint32_t)getpid(), (uint32_t)getuid());
+    uint64_t h = alloc(&st, s, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL)->handle;
+    flush(&st);
+    stop(&st);
+    free(s);
+
+    start(&st, v);
+    ck_assert_ptr_nonnull(memd_alloc_find(&st, h));
+    ck_assert_uint_eq(memd_store_tick(&st), 1); /* within the grace period: kept */
+    ck_assert_ptr_nonnull(memd_alloc_find(&st, h));
+    usleep(150 * 1000);
+    ck_assert_uint_eq(memd_store_tick(&st), 0);
+    ck_assert_ptr_null(memd_alloc_find(&st, h));
+    uint64_t free_after;
+    memd_range_stats rs;
+    ck_assert_int_eq(memd_device_group_stats(st.devs[0].dev, MEMD_KIND_DRAM, &rs), 0);
+    free_after = rs.allocated;
+    ck_assert_uint_eq(free_after, 0);
+    stop(&st);
+    start(&st, v);
+    ck_assert_ptr_null(memd_alloc_find(&st, h));
+    stop(&st);
+}
+END_TEST
+
+START_TEST(stop_keeps_sessions_that_shutdown_closes)
+{
+    /* What SIGTERM does: memd_store_stopping, then the connections close. */
+    memd_state st;
+    start(&st, (variant){0});
+    memd_session *s = session(&st, (uint32_t)getpid(), (uint32_t)getuid());
+    uint64_t h = alloc(&st, s, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL)->handle;
+    flush(&st);
+    memd_store_stopping(&st);
+    end_session(&st, s);
+    stop(&st);
+    start(&st, (variant){0});
+    ck_assert_ptr_nonnull(memd_alloc_find(&st, h));
+    stop(&st);
+}
+END_TEST
+
+/* ---- refusals ---- */
+
+static void write_file(const char *p, const void *data, size_t n)
+{
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, data, n), (ssize_t)n);
+    close(fd);
+}
+
+START_TEST(not_an_lmdb_file)
+{
+    char junk[8192];
+    memset(junk, 'j', sizeof junk);
+    write_file(path, junk, sizeof junk);
+    memd_state st;
+    char err[512] = "";
+    ck_assert_int_lt(start_v(&st, (variant){0}, err, sizeof err), 0);
+    ck_assert_ptr_null(st.store);
+    ck_assert_msg(strstr(err, path) && strstr(err, "not a usable memd state store") &&
+                      strstr(err, "--reset-state"),
+                  "%s", err);
+    memd_state_fini(&st);
+    /* The way out: --reset-state. */
+    start(&st, (variant){.reset = true});
+    memd_session *s = session(&st, (uint32_t)getpid(), (uint32_t)getuid());
+    alloc(&st, s, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL);
+    flush(&st);
+    stop(&st);
+    free(s);
+}
+END_TEST
+
+/* Puts raw bytes under a key of one table, as damage would. */
+static void poke(const char *table, const void *key, size_t klen, const void *val, size_t vlen)
+{
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    ck_assert_int_eq(mdb_env_create(&env), 0);
+    mdb_env_set_maxdbs(env, 3);
+    struct stat sb;
+    ck_assert_int_eq(stat(path, &sb), 0);
+    mdb_env_set_mapsize(env, (size_t)sb.st_size);
+    ck_assert_int_eq(mdb_env_open(env, path, MDB_NOSUBDIR | MDB_NOLOCK, 0600), 0);
+    ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    ck_assert_int_eq(mdb_dbi_open(txn, table, 0, &dbi), 0);
+    MDB_val k = {klen, (void *)key}, v = {vlen, (void *)val};
+    ck_assert_int_eq(mdb_put(txn, dbi, &k, &v, 0), 0);
+    ck_assert_int_eq(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+}
+
+static uint64_t one_allocation(void)
+{
+    memd_state st;
+    start(&st, (variant){0});
+    memd_session *s = session(&st, (uint32_t)getpid(), (uint32_t)getuid());
+    uint64_t h = alloc(&st, s, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL)->handle;
+    flush(&st);
+    stop(&st);
+    free(s);
+    return h;
+}
+
+START_TEST(damaged_record_refused)
+{
+    uint64_t h = one_allocation();
+    uint8_t k[8];
+    memd_store_key_u64(k, h);
+    poke("allocations", k, sizeof k, "short", 5);
+    memd_state st;
+    char err[512] = "";
+    ck_assert_int_lt(start_v(&st, (variant){0}, err, sizeof err), 0);
+    ck_assert_msg(strstr(err, path) && strstr(err, "damaged"), "%s", err);
+    ck_assert_ptr_null(st.store);
+    ck_assert_ptr_null(st.sessions); /* the orphans restored before the damage are gone */
+    memd_state_fini(&st);
+}
+END_TEST
+
+START_TEST(overlap_refused)
+{
+    /* A second record at the same place: the map in the store is inconsistent. */
+    memd_state st;
+    start(&st, (variant){0});
+    memd_session *s = session(&st, (uint32_t)getpid(), (uint32_t)getuid());
+    memd_alloc *a = alloc(&st, s, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL);
+    flush(&st);
+    memd_store_alloc_rec r = {.handle = a->handle + 100, .device = DEV_A, .pl = a->pl,
+                              .cls = a->cls, .scope = a->scope, .nholders = 1};
+    uint8_t rec[256], k[8];
+    uint8_t *p = memd_store_alloc_rec_put(rec, &r);
+    p = memd_store_holder_put(p, s->id, 1);
+    stop(&st);
+    free(s);
+    memd_store_key_u64(k, r.handle);
+    poke("allocations", k, sizeof k, rec, (size_t)(p - rec));
+    char err[512] = "";
+    ck_assert_int_lt(start_v(&st, (variant){0}, err, sizeof err), 0);
+    ck_assert_msg(strstr(err, "overlaps another one"), "%s", err);
+    memd_state_fini(&st);
+}
+END_TEST
+
+START_TEST(changed_device_map_refused)
+{
+    one_allocation(); /* on device A */
+    memd_state st;
+    char err[512] = "";
+    /* B changed, and B holds nothing: fine. */
+    start(&st, (variant){.data_b = 512});
+    stop(&st);
+    /* A changed under its allocation: refused, naming the device and the way out. */
+    ck_assert_int_lt(start_v(&st, (variant){.data_a = 512}, err, sizeof err), 0);
+    ck_assert_msg(strstr(err, path) && strstr(err, "device 7 (dev7)") &&
+                      strstr(err, "another memory map") && strstr(err, "--reset-state"),
+                  "%s", err);
+    memd_state_fini(&st);
+    /* The old config still applies. */
+    start(&st, (variant){0});
+    ck_assert_uint_eq(st.handles.len, 1);
+    stop(&st);
+}
+END_TEST
+
+START_TEST(locked_by_another_memd)
+{
+    memd_state a, b;
+    start(&a, (variant){0});
+    char err[512] = "";
+    ck_assert_int_eq(start_v(&b, (variant){0}, err, sizeof err), -EBUSY);
+    ck_assert_msg(strstr(err, "in use by another memd"), "%s", err);
+    memd_state_fini(&b);
+    stop(&a);
+    start(&b, (variant){0}); /* the lock went with the first */
+    stop(&b);
+}
+END_TEST
+
+START_TEST(store_of_another_boot_discarded)
+{
+    one_allocation();
+    /* Rewrite the meta record with another boot id. */
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    ck_assert_int_eq(mdb_env_create(&env), 0);
+    mdb_env_set_maxdbs(env, 3);
+    struct stat sb;
+    ck_assert_int_eq(stat(path, &sb), 0);
+    mdb_env_set_mapsize(env, (size_t)sb.st_size);
+    ck_assert_int_eq(mdb_env_open(env, path, MDB_NOSUBDIR | MDB_NOLOCK, 0600), 0);
+    ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    ck_assert_int_eq(mdb_dbi_open(txn, "meta", 0, &dbi), 0);
+    MDB_val k = {4, "meta"}, v;
+    ck_assert_int_eq(mdb_get(txn, dbi, &k, &v), 0);
+    uint8_t meta[1024];
+    ck_assert_uint_le(v.mv_size, sizeof meta);
+    memcpy(meta, v.mv_data, v.mv_size);
+    memcpy(meta + 24, "an-earlier-boot", 16);
+    MDB_val nv = {v.mv_size, meta};
+    ck_assert_int_eq(mdb_put(txn, dbi, &k, &nv, 0), 0);
+    ck_assert_int_eq(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+
+    memd_state st;
+    start(&st, (variant){0});
+    ck_assert_uint_eq(st.handles.len, 0);
+    ck_assert_ptr_null(st.sessions);
+    stop(&st);
+}
+END_TEST
+
+/* ---- full store, failing commits ---- */
+
+START_TEST(full_store_refuses_allocations)
+{
+    memd_state st;
+    variant v = {.max_bytes = 1u << 20};
+    start(&st, v);
+    memd_session *s = session(&st, (uint32_t)getpid(), (uint32_t)getuid());
+    memd_wire_alloc_req r = {.device = DEV_A, .cls = MEMD_CLASS_CONSTANT,
+                             .scope = MEMD_SCOPE_DRAM, .bytes = 32};
+    memd_wire_error err = {0};
+    memd_alloc *a;
+    int rc = 0, n = 0;
+    uint64_t *handles = calloc(30000, sizeof *handles);
+    while (n < 30000 && (rc = memd_alloc_create(&st, s, &r, &a, &err)) == 0) {
+        handles[n++] = a->handle;
+        flush(&st);
+    }
+    ck_assert_int_eq(rc, -EIO);
+    ck_assert_msg(strstr(err.message, "state store is full"), "%s", err.message);
+    ck_assert_int_gt(n, 100);
+    /* Releases still go in, and make room again. */
+    for (int i = 0; i < n / 2; i++)
+        memd_hold_release(&st, memd_alloc_hold_of(memd_alloc_find(&st, handles[i]), s));
+    flush(&st);
+    ck_assert_int_eq(memd_alloc_create(&st, s, &r, &a, &err), 0);
+    flush(&st);
+    uint64_t kept = st.handles.len;
+    stop(&st);
+    free(s);
+    free(handles);
+    start(&st, v);
+    ck_assert_uint_eq(st.handles.len, kept);
+    stop(&st);
+}
+END_TEST
+
+static size_t frame(uint8_t *buf, uint16_t op, uint64_t id, const void *payload, uint32_t len)
+{
+    memd_wire_hdr h = {.magic = MEMD_PROTO_MAGIC, .version = 1, .opcode = op, .id = id,
+                       .len = len};
+    memd_wire_hdr_put(buf, &h);
+    memcpy(buf + MEMD_HDR_SIZE, payload, len);
+    return MEMD_HDR_SIZE + len;
+}
+
+START_TEST(failed_commit_answers_eio_and_closes)
+{
+    char fail[128];
+    snprintf(fail, sizeof fail, "%s/fail", dir);
+    setenv("MEMD_TEST_STORE_FAILPOINT", fail, 1);
+    memd_state st;
+    start(&st, (variant){0});
+    memd_session *s = session(&st, (uint32_t)getpid(), (uint32_t)getuid());
+    memd_wire_alloc_req r = {.device = DEV_A, .cls = MEMD_CLASS_CONSTANT,
+                             .scope = MEMD_SCOPE_DRAM, .bytes = 4096};
+    uint8_t p[MEMD_WIRE_ALLOC_REQ_SIZE], in[4 * (MEMD_HDR_SIZE + MEMD_WIRE_ALLOC_REQ_SIZE)];
+    memd_wire_alloc_req_put(p, &r);
+    memd_buf out = {0};
+    size_t used, n;
+
+    /* Works while the disk does. */
+    n = frame(in, MEMD_OP_ALLOC, 1, p, sizeof p);
+    ck_assert_int_eq(memd_frames_process(&st, s, in, n, &out, SIZE_MAX, &used), 0);
+    memd_wire_hdr h;
+    ck_assert_int_eq(memd_wire_hdr_get(out.data, out.len, MEMD_MAX_REPLY, &h), 0);
+    ck_assert_int_eq(h.status, 0);
+    out.len = out.off = 0;
+
+    /* Two ALLOCs in one read while commits fail: both replies -EIO, and the connection
+     * is to be closed. */
+    write_file(fail, "x", 1);
+    n = frame(in, MEMD_OP_ALLOC, 2, p, sizeof p);
+    n += frame(in + n, MEMD_OP_ALLOC, 3, p, sizeof p);
+    ck_assert_int_eq(memd_frames_process(&st, s, in, n, &out, SIZE_MAX, &used), MEMD_CLOSE);
+    ck_assert_uint_eq(used, n);
+    ck_assert_uint_eq(out.len, 2 * (MEMD_HDR_SIZE + MEMD_WIRE_ERROR_SIZE));
+    for (int i = 0; i < 2; i++) {
+        const uint8_t *q = out.data + i * (MEMD_HDR_SIZE + MEMD_WIRE_ERROR_SIZE);
+        ck_assert_int_eq(memd_wire_hdr_get(q, MEMD_HDR_SIZE, MEMD_MAX_REPLY, &h), 0);
+        ck_assert_int_eq(h.status, -EIO);
+        ck_assert_uint_eq(h.id, (uint64_t)(2 + i));
+        memd_wire_error e;
+        ck_assert_int_eq(memd_wire_error_get(q + MEMD_HDR_SIZE, MEMD_WIRE_ERROR_SIZE, &e), 0);
+        ck_assert_msg(strstr(e.message, "not recorded"), "%s", e.message);
+    }
+    /* The connection closes: the session's memory goes. Recording that fails too, but
+     * memory and store stay consistent: the next good flush writes it all. */
+    end_session(&st, s);
+    ck_assert_uint_eq(st.handles.len, 0);
+    unlink(fail);
+    memd_store_tick(&st); /* retries */
+    stop(&st);
+    start(&st, (variant){0});
+    ck_assert_uint_eq(st.handles.len, 0);
+    ck_assert_ptr_null(st.sessions);
+    stop(&st);
+    memd_buf_free(&out);
+}
+END_TEST
+
+Suite *memd_test_suite(void)
+{
+    Suite *s = suite_create("store");
+    TCase *tc = tcase_create("store");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, codec_alloc_record);
+    tcase_add_test(tc, codec_session_and_meta);
+    tcase_add_test(tc, fingerprint_follows_the_memory_map);
+    tcase_add_test(tc, proc_stat_parsing);
+    tcase_add_test(tc, round_trip_keeps_the_map);
+    tcase_add_test(tc, dead_owner_released_at_start);
+    tcase_add_test(tc, grace_period_expires);
+    tcase_add_test(tc, stop_keeps_sessions_that_shutdown_closes);
+    tcase_add_test(tc, not_an_lmdb_file);
+    tcase_add_test(tc, damaged_record_refused);
+    tcase_add_test(tc, overlap_refused);
+    tcase_add_test(tc, changed_device_map_refused);
+    tcase_add_test(tc, locked_by_another_memd);
+    tcase_add_test(tc, store_of_another_boot_discarded);
+    tcase_add_test(tc, full_store_refuses_allocations);
+    tcase_add_test(tc, failed_commit_answers_eio_and_closes);
+    suite_add_tcase(s, tc);
+    return s;
+}
