@@ -59,6 +59,7 @@ static size_t seq_len(const yaml_node_t *n)
 
 static int scalar(ctx *c, const yaml_node_t *n, const char *what, const char **out)
 {
+    *out = NULL; /* errat's -EINVAL is out of the optimizer's sight: never leave *out unset */
     if (!n || n->type != YAML_SCALAR_NODE)
         return errat(c, n, "%s: expected a single value", what);
     const char *v = (const char *)n->data.scalar.value;

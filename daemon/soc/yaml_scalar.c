@@ -134,13 +134,13 @@ static int parse_size(const char *file, const memd_ynode *n, bool neg_ok, bool *
 
 int memd_yaml_size(const char *file, const memd_ynode *n, uint64_t *out, memd_error *err)
 {
-    bool neg;
+    bool neg = false;
     return parse_size(file, n, false, &neg, out, err);
 }
 
 int memd_yaml_ssize(const char *file, const memd_ynode *n, int64_t *out, memd_error *err)
 {
-    bool neg;
+    bool neg = false;
     uint64_t v;
     char buf[48];
     int rc = parse_size(file, n, true, &neg, &v, err);
@@ -182,7 +182,7 @@ static int parse_int(const char *file, const memd_ynode *n, bool neg_ok, bool *n
 int memd_yaml_uint(const char *file, const memd_ynode *n, uint64_t max, uint64_t *out,
                    memd_error *err)
 {
-    bool neg;
+    bool neg = false;
     uint64_t v;
     char buf[48];
     int rc = parse_int(file, n, false, &neg, &v, err);
@@ -197,7 +197,7 @@ int memd_yaml_uint(const char *file, const memd_ynode *n, uint64_t max, uint64_t
 
 int memd_yaml_int(const char *file, const memd_ynode *n, int64_t *out, memd_error *err)
 {
-    bool neg;
+    bool neg = false;
     uint64_t v;
     char buf[48];
     int rc = parse_int(file, n, true, &neg, &v, err);
