@@ -15,6 +15,7 @@
 #include "reply.h"
 #include "server.h"
 #include "session.h"
+#include "store.h"
 #include "wire.h"
 
 #define READ_CHUNK (64u * 1024u)
@@ -297,10 +298,12 @@ void memd_conn_accept(memd_server *srv)
         return;
     }
     memd_state *st = srv->st;
-    if (st->limits.max_sessions && st->nsessions >= st->limits.max_sessions) {
+    /* Orphans (store.h) do not count: their clients must be able to come back. */
+    uint32_t connected = st->nsessions - memd_store_orphans(st);
+    if (st->limits.max_sessions && connected >= st->limits.max_sessions) {
         char msg[128];
         snprintf(msg, sizeof msg, "too many sessions: %u connected (max_sessions)",
-                 st->nsessions);
+                 connected);
         memd_log(LOG_WARNING, "%s; refusing a connection", msg);
         reject(c, -EUSERS, msg);
         return;

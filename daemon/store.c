@@ -32,16 +32,6 @@
 #include "log.h"
 #include "procstat.h"
 
-const char *memd_store_strerror(int rc)
-{
-    return mdb_strerror(rc); /* LMDB's own codes, else strerror */
-}
-
-const char *memd_store_path(const memd_state *st)
-{
-    return st->store ? st->store->path : "";
-}
-
 /* ---- dirty keys ---- */
 
 void memd_store_mark(memd_store *S, uint64_t key)
@@ -80,6 +70,8 @@ void memd_store_update_room(memd_store *S)
 {
     uint64_t keep = S->used_bytes + MEMD_STORE_TXN_COST + MEMD_STORE_RESERVE;
     S->dirty_limit = S->map_bytes > keep ? (S->map_bytes - keep) / MEMD_STORE_REC_COST : 0;
+    if (S->dirty_limit >= 64)
+        S->full_logged = false;
 }
 
 int memd_store_grow(memd_store *S, uint64_t want, char *msg, size_t msglen)
@@ -107,7 +99,7 @@ int memd_store_grow(memd_store *S, uint64_t want, char *msg, size_t msglen)
     rc = mdb_env_set_mapsize(S->env, (size_t)n);
     if (rc != 0) {
         snprintf(msg, msglen, "cannot map %s at %llu bytes: %s", S->path,
-                 (unsigned long long)n, memd_store_strerror(rc));
+                 (unsigned long long)n, mdb_strerror(rc));
         return -EIO;
     }
     S->map_bytes = n;
@@ -129,7 +121,9 @@ int memd_store_prepare(memd_state *st, memd_session *s, memd_wire_error *err)
     char msg[160];
     if (memd_store_grow(S, want, msg, sizeof msg) == 0)
         return 0;
-    memd_log(LOG_WARNING, "state store full, allocation refused: %s", msg);
+    if (!S->full_logged) /* once per episode: a client may keep trying */
+        memd_log(LOG_WARNING, "state store full, allocations refused: %s", msg);
+    S->full_logged = true;
     return memd_err_set(err, -EIO, "memd's state store is full (%.120s): allocation refused",
                         msg);
 }
@@ -412,7 +406,7 @@ int memd_store_flush(memd_state *st, char *msg, size_t msglen)
     }
     if (rc != 0) {
         snprintf(msg, msglen, "state store %s: cannot commit: %s", S->path,
-                 memd_store_strerror(rc));
+                 mdb_strerror(rc));
         goto failed;
     }
     S->ndirty = 0;
@@ -527,12 +521,12 @@ static int open_env(memd_store *S, char *err, size_t errlen)
                  "%s is not a usable memd state store (%s). memd does not start on a map it "
                  "cannot read; once no client holds device memory, remove the file or start "
                  "memd with --reset-state",
-                 S->path, memd_store_strerror(rc));
+                 S->path, mdb_strerror(rc));
         return -EINVAL;
     }
     if (rc != 0) {
         snprintf(err, errlen, "cannot open the state store %s: %s", S->path,
-                 memd_store_strerror(rc));
+                 mdb_strerror(rc));
         return -EIO;
     }
     MDB_envinfo info;

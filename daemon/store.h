@@ -57,9 +57,6 @@ int memd_store_open(memd_state *st, const memd_store_opts *o, char *err, size_t 
  * without touching the store: they are restored again at the next start. */
 void memd_store_close(memd_state *st);
 
-/* The file's path, or "" without a store. */
-const char *memd_store_path(const memd_state *st);
-
 /* ---- hooks on the request path ---- */
 
 /* Before a session creates or acquires an allocation: records the session if it is not
@@ -80,6 +77,9 @@ int memd_store_hello(memd_state *st, memd_session *s, const memd_wire_hello *h,
  * store keeps it (the next memd restores it as an orphan); otherwise it is forgotten and
  * the store flushed. */
 void memd_store_session_closed(memd_state *st, memd_session *s);
+
+/* Orphaned sessions right now (they do not count against max_sessions). */
+uint32_t memd_store_orphans(const memd_state *st);
 
 /* DUMP: MEMD_SESSION_F_* of s, and for an orphan when it will be released. */
 uint32_t memd_store_session_flags(const memd_state *st, const memd_session *s,

@@ -22,16 +22,7 @@
 
 #include "wire.h"
 
-static uint8_t *put_str(uint8_t *p, const char *s, size_t n)
-{
-    size_t l = strnlen(s, n);
-    if (l == n)
-        l = n - 1;
-    memcpy(p, s, l);
-    memset(p + l, 0, n - l);
-    return p + n;
-}
-
+/* A fixed-size string field must hold its NUL (memd_wire_strset writes them). */
 static int get_str(const uint8_t *p, char *s, size_t n)
 {
     const uint8_t *nul = memchr(p, 0, n);
@@ -173,8 +164,8 @@ uint8_t *memd_store_sess_rec_put(uint8_t *p, const memd_store_sess_rec *r)
     memd_wire_put_u64(p + 24, r->starttime);
     memd_wire_put_u64(p + 32, r->connected_ns);
     memcpy(p + 40, r->token, MEMD_TOKEN_SIZE);
-    put_str(p + 56, r->comm, sizeof r->comm);
-    put_str(p + 72, r->client_name, sizeof r->client_name);
+    memd_wire_strset((char *)p + 56, sizeof r->comm, r->comm);
+    memd_wire_strset((char *)p + 72, sizeof r->client_name, r->client_name);
     return p + MEMD_STORE_SESS_REC_SIZE;
 }
 
@@ -209,7 +200,7 @@ uint8_t *memd_store_meta_put(uint8_t *p, const memd_store_meta *m, const memd_st
     memd_wire_put_u64(p + 8, m->handle_hwm);
     memd_wire_put_u32(p + 16, m->session_hwm);
     memd_wire_put_u32(p + 20, m->ndevs);
-    put_str(p + 24, m->boot_id, sizeof m->boot_id);
+    memd_wire_strset((char *)p + 24, sizeof m->boot_id, m->boot_id);
     p += MEMD_STORE_META_BASE;
     for (uint32_t i = 0; i < m->ndevs; i++) {
         p = memd_wire_put_u32(p, devs[i].id);

@@ -51,6 +51,7 @@ typedef struct memd_store {
     uint32_t defer;                /* > 0: session closes leave the flush to the caller */
     bool failed;                   /* the last flush failed (logged once) */
     bool restored;                 /* open completed: close may flush what is pending */
+    bool full_logged;              /* "store full" was logged (once per episode) */
 
     memd_map sessions;             /* id -> memd_store_sess * */
     const memd_session *last;      /* prepare's cache: this session is stored */
@@ -82,7 +83,6 @@ int memd_store_grow(memd_store *S, uint64_t want, char *msg, size_t msglen);
 void memd_store_update_room(memd_store *S);
 /* One attempt at writing everything dirty; an LMDB or errno code (MDB_MAP_FULL: grow). */
 int memd_store_write(memd_state *st, bool all);
-const char *memd_store_strerror(int rc);
 
 /* store_session.c */
 /* Records s (token, start time) if it is not yet; 0 or -ENOMEM. */

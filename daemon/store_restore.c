@@ -46,7 +46,7 @@ static int fail(restore *r, int rc, const char *fmt, ...)
 
 static int lmdb_fail(restore *r, int rc, const char *what)
 {
-    return fail(r, -EIO, "%s: %s" WAY_OUT, what, memd_store_strerror(rc));
+    return fail(r, -EIO, "%s: %s" WAY_OUT, what, mdb_strerror(rc));
 }
 
 static int open_dbis(restore *r)

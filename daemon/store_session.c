@@ -193,6 +193,11 @@ void memd_store_session_closed(memd_state *st, memd_session *s)
     }
 }
 
+uint32_t memd_store_orphans(const memd_state *st)
+{
+    return st->store ? st->store->norphans : 0;
+}
+
 uint32_t memd_store_session_flags(const memd_state *st, const memd_session *s,
                                   uint64_t *deadline_ns)
 {

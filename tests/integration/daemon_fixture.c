@@ -235,6 +235,19 @@ int memd_fixture_start(memd_fixture *f, const memd_fixture_opts *o)
         return rc;
     char *argv[64];
     size_t n = 0;
+    /* $MEMD_TEST_DAEMON_WRAPPER (e.g. "valgrind --error-exitcode=99 -q") runs the daemon
+     * under a tool; a tool's error then shows as memd's exit status at stop. */
+    char wrap[512] = "", *save = NULL;
+    const char *w = getenv("MEMD_TEST_DAEMON_WRAPPER");
+    if (w)
+        snprintf(wrap, sizeof wrap, "%s", w);
+    for (char *t = strtok_r(wrap, " ", &save); t && n < 16; t = strtok_r(NULL, " ", &save))
+        argv[n++] = t;
+    if (n && argv[0][0] != '/') {
+        fprintf(stderr, "fixture: MEMD_TEST_DAEMON_WRAPPER needs an absolute path: %s\n", w);
+        memd_fixture_destroy(f);
+        return -EINVAL;
+    }
     argv[n++] = (char *)memd_fixture_memd_path();
     argv[n++] = "--foreground";
     argv[n++] = "--config";

@@ -330,6 +330,28 @@ START_TEST(grace_period_expires)
 }
 END_TEST
 
+START_TEST(orphans_do_not_fill_max_sessions)
+{
+    /* memd was full when it crashed: every client must still be able to come back. */
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml, "limits:\n  max_sessions: 2\ndevices:\n  - id: 0\n    "
+             "descriptor: %s/config/devices/wormhole_b0.yaml\n", memd_fixture_source_root());
+    start(yaml);
+    memclient *a = cu_connect(&f), *b = cu_connect(&f), *third = NULL;
+    uint64_t ha = must_alloc(a, MEMD_CLASS_CONSTANT, 4096, NULL, NULL);
+    uint64_t hb = must_alloc(b, MEMD_CLASS_CONSTANT, 4096, NULL, NULL);
+    ck_assert_int_eq(memclient_connect(f.socket_path, &third), -EUSERS);
+    restart(SIGKILL);
+    ck_assert_int_eq(memclient_reconnect(a, 5000), 0);
+    ck_assert_int_eq(memclient_reconnect(b, 5000), 0);
+    ck_assert_int_eq(memclient_free(a, ha), 0);
+    ck_assert_int_eq(memclient_free(b, hb), 0);
+    ck_assert_int_eq(memclient_connect(f.socket_path, &third), -EUSERS); /* the limit holds */
+    memclient_disconnect(a);
+    memclient_disconnect(b);
+}
+END_TEST
+
 /* ---- refusals ---- */
 
 START_TEST(damaged_store_refused)
@@ -477,6 +499,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, sigterm_keeps_map);
     tcase_add_test(tc, dead_client_released);
     tcase_add_test(tc, grace_period_expires);
+    tcase_add_test(tc, orphans_do_not_fill_max_sessions);
     tcase_add_test(tc, damaged_store_refused);
     tcase_add_test(tc, second_memd_on_the_same_state_refused);
     tcase_add_test(tc, changed_device_map_refused);
