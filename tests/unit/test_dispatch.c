@@ -457,7 +457,7 @@ START_TEST(model_names_reserved)
     reply r;
     ck_assert_int_eq(do_alloc(&sa, &a, &b, &r), -EPERM);
     ck_assert_ptr_nonnull(strstr(r.err.message, "model:resnet:const"));
-    static uint8_t p[2 * MEMD_WIRE_ALLOC_REQ_SIZE];
+    static uint8_t p[MEMD_WIRE_COUNT_SIZE + 2 * MEMD_WIRE_ALLOC_REQ_SIZE];
     memd_wire_alloc_req reqs[2] = {dram(MEMD_CLASS_CONSTANT, 1024), a};
     size_t len;
     batch_payload(p, reqs, 2, &len);
