@@ -330,6 +330,17 @@ START_TEST(grace_period_expires)
 }
 END_TEST
 
+/* A connection over max_sessions is refused: memd answers -EUSERS and closes, so the
+ * client sees that reply, or the closed socket if it was still sending its HELLO. */
+static bool refused(const memd_fixture *fx)
+{
+    memclient *c = NULL;
+    int rc = memclient_connect(fx->socket_path, &c);
+    if (rc == 0)
+        memclient_disconnect(c);
+    return rc == -EUSERS || rc == -EPIPE || rc == -ECONNRESET;
+}
+
 START_TEST(orphans_do_not_fill_max_sessions)
 {
     /* memd was full when it crashed: every client must still be able to come back. */
@@ -337,16 +348,16 @@ START_TEST(orphans_do_not_fill_max_sessions)
     snprintf(yaml, sizeof yaml, "limits:\n  max_sessions: 2\ndevices:\n  - id: 0\n    "
              "descriptor: %s/config/devices/wormhole_b0.yaml\n", memd_fixture_source_root());
     start(yaml);
-    memclient *a = cu_connect(&f), *b = cu_connect(&f), *third = NULL;
+    memclient *a = cu_connect(&f), *b = cu_connect(&f);
     uint64_t ha = must_alloc(a, MEMD_CLASS_CONSTANT, 4096, NULL, NULL);
     uint64_t hb = must_alloc(b, MEMD_CLASS_CONSTANT, 4096, NULL, NULL);
-    ck_assert_int_eq(memclient_connect(f.socket_path, &third), -EUSERS);
+    ck_assert(refused(&f));
     restart(SIGKILL);
     ck_assert_int_eq(memclient_reconnect(a, 5000), 0);
     ck_assert_int_eq(memclient_reconnect(b, 5000), 0);
     ck_assert_int_eq(memclient_free(a, ha), 0);
     ck_assert_int_eq(memclient_free(b, hb), 0);
-    ck_assert_int_eq(memclient_connect(f.socket_path, &third), -EUSERS); /* the limit holds */
+    ck_assert(refused(&f)); /* the limit still holds */
     memclient_disconnect(a);
     memclient_disconnect(b);
 }

@@ -467,11 +467,9 @@ START_TEST(grace_period_expires)
     usleep(150 * 1000);
     ck_assert_uint_eq(memd_store_tick(&st), 0);
     ck_assert_ptr_null(memd_alloc_find(&st, h));
-    uint64_t free_after;
-    memd_range_stats rs;
+    memd_range_stats rs; /* and its memory went back to the engine */
     ck_assert_int_eq(memd_device_group_stats(st.devs[0].dev, MEMD_KIND_DRAM, &rs), 0);
-    free_after = rs.allocated;
-    ck_assert_uint_eq(free_after, 0);
+    ck_assert_uint_eq(rs.allocated, 0);
     stop(&st);
     start(&st, v);
     ck_assert_ptr_null(memd_alloc_find(&st, h));
@@ -529,24 +527,37 @@ START_TEST(not_an_lmdb_file)
 }
 END_TEST
 
-/* Puts raw bytes under a key of one table, as damage would. */
-static void poke(const char *table, const void *key, size_t klen, const void *val, size_t vlen)
+/* The store file opened directly with LMDB (memd not running), a write transaction on
+ * one of its tables: to damage it as a broken disk or another program would. */
+static MDB_env *raw_open(const char *table, MDB_txn **txn, MDB_dbi *dbi)
 {
     MDB_env *env;
-    MDB_txn *txn;
-    MDB_dbi dbi;
-    ck_assert_int_eq(mdb_env_create(&env), 0);
-    mdb_env_set_maxdbs(env, 3);
     struct stat sb;
     ck_assert_int_eq(stat(path, &sb), 0);
+    ck_assert_int_eq(mdb_env_create(&env), 0);
+    mdb_env_set_maxdbs(env, 3);
     mdb_env_set_mapsize(env, (size_t)sb.st_size);
     ck_assert_int_eq(mdb_env_open(env, path, MDB_NOSUBDIR | MDB_NOLOCK, 0600), 0);
-    ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, &txn), 0);
-    ck_assert_int_eq(mdb_dbi_open(txn, table, 0, &dbi), 0);
-    MDB_val k = {klen, (void *)key}, v = {vlen, (void *)val};
-    ck_assert_int_eq(mdb_put(txn, dbi, &k, &v, 0), 0);
+    ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, txn), 0);
+    ck_assert_int_eq(mdb_dbi_open(*txn, table, 0, dbi), 0);
+    return env;
+}
+
+static void raw_close(MDB_env *env, MDB_txn *txn)
+{
     ck_assert_int_eq(mdb_txn_commit(txn), 0);
     mdb_env_close(env);
+}
+
+/* Puts raw bytes under a key of one table. */
+static void poke(const char *table, const void *key, size_t klen, const void *val, size_t vlen)
+{
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_env *env = raw_open(table, &txn, &dbi);
+    MDB_val k = {klen, (void *)key}, v = {vlen, (void *)val};
+    ck_assert_int_eq(mdb_put(txn, dbi, &k, &v, 0), 0);
+    raw_close(env, txn);
 }
 
 static uint64_t one_allocation(void)
@@ -640,17 +651,9 @@ START_TEST(store_of_another_boot_discarded)
 {
     one_allocation();
     /* Rewrite the meta record with another boot id. */
-    MDB_env *env;
     MDB_txn *txn;
     MDB_dbi dbi;
-    ck_assert_int_eq(mdb_env_create(&env), 0);
-    mdb_env_set_maxdbs(env, 3);
-    struct stat sb;
-    ck_assert_int_eq(stat(path, &sb), 0);
-    mdb_env_set_mapsize(env, (size_t)sb.st_size);
-    ck_assert_int_eq(mdb_env_open(env, path, MDB_NOSUBDIR | MDB_NOLOCK, 0600), 0);
-    ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, &txn), 0);
-    ck_assert_int_eq(mdb_dbi_open(txn, "meta", 0, &dbi), 0);
+    MDB_env *env = raw_open("meta", &txn, &dbi);
     MDB_val k = {4, "meta"}, v;
     ck_assert_int_eq(mdb_get(txn, dbi, &k, &v), 0);
     uint8_t meta[1024];
@@ -659,8 +662,7 @@ START_TEST(store_of_another_boot_discarded)
     memcpy(meta + 24, "an-earlier-boot", 16);
     MDB_val nv = {v.mv_size, meta};
     ck_assert_int_eq(mdb_put(txn, dbi, &k, &nv, 0), 0);
-    ck_assert_int_eq(mdb_txn_commit(txn), 0);
-    mdb_env_close(env);
+    raw_close(env, txn);
 
     memd_state st;
     start(&st, (variant){0});
