@@ -16,8 +16,7 @@ static uint8_t *put_str(uint8_t *p, const char *s, size_t n)
     return p + n;
 }
 
-/* Rejects a string without a NUL; copies it zero padded so *out is clean. */
-static int get_str(const uint8_t *p, char *s, size_t n)
+int memd_wire_get_str(const uint8_t *p, char *s, size_t n)
 {
     const uint8_t *nul = memchr(p, 0, n);
     if (!nul)
@@ -116,7 +115,7 @@ int memd_wire_hello_get(const uint8_t *p, size_t len, memd_wire_hello *r)
     r->reclaim_session = memd_wire_u32(p + 40);
     r->pad = 0;
     memcpy(r->reclaim_token, p + 48, MEMD_TOKEN_SIZE);
-    return get_str(p + 8, r->client_name, sizeof r->client_name);
+    return memd_wire_get_str(p + 8, r->client_name, sizeof r->client_name);
 }
 
 uint8_t *memd_wire_welcome_put(uint8_t *p, const memd_wire_welcome *r)
@@ -147,7 +146,7 @@ int memd_wire_welcome_get(const uint8_t *p, size_t len, memd_wire_welcome *r)
     memcpy(r->token, p + 56, MEMD_TOKEN_SIZE);
     if (r->version < 1 || r->version > MEMD_PROTO_VERSION)
         return -EINVAL;
-    return get_str(p + 16, r->server_version, sizeof r->server_version);
+    return memd_wire_get_str(p + 16, r->server_version, sizeof r->server_version);
 }
 
 /* A V1 record is the current one cut before its appended fields: decode it from a
@@ -196,7 +195,7 @@ int memd_wire_error_get(const uint8_t *p, size_t len, memd_wire_error *r)
         return -EBADMSG;
     r->status = (int32_t)memd_wire_u32(p);
     r->detail = memd_wire_u32(p + 4);
-    int rc = get_str(p + 8, r->message, sizeof r->message);
+    int rc = memd_wire_get_str(p + 8, r->message, sizeof r->message);
     if (rc < 0)
         return rc;
     p += 8 + sizeof r->message;
@@ -257,7 +256,7 @@ int memd_wire_alloc_req_get(const uint8_t *p, size_t len, memd_wire_alloc_req *r
         r->dtype >= MEMD_DTYPE_COUNT || r->ndim > MEMD_MAX_DIMS ||
         (r->flags & ~(uint32_t)MEMD_ALLOC_F_KNOWN))
         return -EINVAL;
-    return get_str(p + 72, r->name, sizeof r->name);
+    return memd_wire_get_str(p + 72, r->name, sizeof r->name);
 }
 
 uint8_t *memd_wire_buffer_put(uint8_t *p, const memd_wire_buffer *r)
@@ -329,10 +328,10 @@ int memd_wire_alloc_info_get(const uint8_t *p, size_t len, memd_wire_alloc_info 
     r->created_ns = memd_wire_u64(p + 24);
     if (r->cls >= MEMD_CLASS_COUNT || r->scope >= MEMD_SCOPE_COUNT)
         return -EINVAL;
-    rc = get_str(p + 32, r->name, sizeof r->name);
+    rc = memd_wire_get_str(p + 32, r->name, sizeof r->name);
     if (rc < 0)
         return rc;
-    return get_str(p + 32 + sizeof r->name, r->comm, sizeof r->comm);
+    return memd_wire_get_str(p + 32 + sizeof r->name, r->comm, sizeof r->comm);
 }
 
 /* ---- DUMP ---- */
@@ -400,7 +399,7 @@ int memd_wire_server_rec_get(const uint8_t *p, size_t len, memd_wire_server_rec 
 {
     if (len < MEMD_WIRE_SERVER_REC_SIZE)
         return -EBADMSG;
-    int rc = get_str(p, r->version, sizeof r->version);
+    int rc = memd_wire_get_str(p, r->version, sizeof r->version);
     if (rc < 0)
         return rc;
     p += sizeof r->version;
@@ -435,10 +434,10 @@ int memd_wire_device_rec_get(const uint8_t *p, size_t len, memd_wire_device_rec 
     r->texture = memd_wire_u32(p + 4);
     if (r->texture > 1)
         return -EINVAL;
-    int rc = get_str(p + 8, r->name, sizeof r->name);
+    int rc = memd_wire_get_str(p + 8, r->name, sizeof r->name);
     if (rc < 0)
         return rc;
-    return get_str(p + 8 + sizeof r->name, r->arch, sizeof r->arch);
+    return memd_wire_get_str(p + 8 + sizeof r->name, r->arch, sizeof r->arch);
 }
 
 uint8_t *memd_wire_group_rec_put(uint8_t *p, const memd_wire_group_rec *r)
@@ -495,7 +494,7 @@ int memd_wire_region_rec_get(const uint8_t *p, size_t len, memd_wire_region_rec 
     r->pad = 0;
     if (r->kind >= MEMD_KIND_COUNT || r->allocatable > 1)
         return -EINVAL;
-    int rc = get_str(p + 8, r->name, sizeof r->name);
+    int rc = memd_wire_get_str(p + 8, r->name, sizeof r->name);
     if (rc < 0)
         return rc;
     p += 8 + sizeof r->name;
@@ -559,10 +558,10 @@ int memd_wire_session_rec_get(const uint8_t *p, size_t len, memd_wire_session_re
     r->flags = memd_wire_u32(p + 88);
     r->pad = 0;
     r->reclaim_deadline_ns = memd_wire_u64(p + 96);
-    int rc = get_str(p + 40, r->comm, sizeof r->comm);
+    int rc = memd_wire_get_str(p + 40, r->comm, sizeof r->comm);
     if (rc < 0)
         return rc;
-    return get_str(p + 40 + sizeof r->comm, r->client_name, sizeof r->client_name);
+    return memd_wire_get_str(p + 40 + sizeof r->comm, r->client_name, sizeof r->client_name);
 }
 
 /* ---- batches, handles, tags ---- */
@@ -733,7 +732,7 @@ int memd_wire_plan_info_get(const uint8_t *p, size_t len, memd_wire_plan_info *r
     r->flags = memd_wire_u32(p + 44);
     if (r->flags & ~(uint32_t)MEMD_PLAN_I_KNOWN)
         return -EINVAL;
-    return get_str(p + 48, r->strategy, sizeof r->strategy);
+    return memd_wire_get_str(p + 48, r->strategy, sizeof r->strategy);
 }
 
 uint8_t *memd_wire_model_req_put(uint8_t *p, const memd_wire_model_req *r)
@@ -763,7 +762,7 @@ int memd_wire_model_req_get(const uint8_t *p, size_t len, memd_wire_model_req *r
     r->code_bytes = memd_wire_u64(p + 24);
     if (r->scope >= MEMD_SCOPE_COUNT || r->flags != 0)
         return -EINVAL;
-    return get_str(p + 32, r->name, sizeof r->name);
+    return memd_wire_get_str(p + 32, r->name, sizeof r->name);
 }
 
 uint8_t *memd_wire_tensor_put(uint8_t *p, const memd_wire_tensor *r)
@@ -842,10 +841,10 @@ int memd_wire_model_info_get(const uint8_t *p, size_t len, memd_wire_model_info 
     r->pad = 0;
     if (r->flags & ~(uint32_t)MEMD_MODEL_I_KNOWN)
         return -EINVAL;
-    int rc = get_str(p + 112, r->name, sizeof r->name);
+    int rc = memd_wire_get_str(p + 112, r->name, sizeof r->name);
     if (rc < 0)
         return rc;
-    return get_str(p + 112 + sizeof r->name, r->strategy, sizeof r->strategy);
+    return memd_wire_get_str(p + 112 + sizeof r->name, r->strategy, sizeof r->strategy);
 }
 
 uint8_t *memd_wire_tensor_info_put(uint8_t *p, const memd_wire_tensor_info *r)
@@ -960,7 +959,7 @@ int memd_wire_plan_rec_get(const uint8_t *p, size_t len, memd_wire_plan_rec *r)
     r->pad = 0;
     if (r->flags & ~(uint32_t)MEMD_PLAN_I_KNOWN)
         return -EINVAL;
-    return get_str(p + 64, r->strategy, sizeof r->strategy);
+    return memd_wire_get_str(p + 64, r->strategy, sizeof r->strategy);
 }
 
 uint8_t *memd_wire_model_rec_put(uint8_t *p, const memd_wire_model_rec *r)
@@ -996,7 +995,7 @@ int memd_wire_model_rec_get(const uint8_t *p, size_t len, memd_wire_model_rec *r
     r->users = memd_wire_u32(p + 68);
     r->ntensors = memd_wire_u32(p + 72);
     r->instances = memd_wire_u32(p + 76);
-    return get_str(p + 80, r->name, sizeof r->name);
+    return memd_wire_get_str(p + 80, r->name, sizeof r->name);
 }
 
 uint8_t *memd_wire_instance_rec_put(uint8_t *p, const memd_wire_instance_rec *r)

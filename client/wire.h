@@ -195,4 +195,8 @@ size_t memd_wire_rec_size(uint32_t tag); /* 0 for an unknown tag */
  * NUL padded (so encoding never leaks stack bytes and always carries a NUL). */
 void memd_wire_strset(char *dst, size_t n, const char *src);
 
+/* Reads a fixed-size string field of n bytes: -EINVAL unless it holds its NUL; copies it
+ * zero padded so s is clean. Shared with the state store's records. */
+int memd_wire_get_str(const uint8_t *p, char *s, size_t n);
+
 #endif

@@ -22,18 +22,6 @@
 
 #include "wire.h"
 
-/* A fixed-size string field must hold its NUL (memd_wire_strset writes them). */
-static int get_str(const uint8_t *p, char *s, size_t n)
-{
-    const uint8_t *nul = memchr(p, 0, n);
-    if (!nul)
-        return -EINVAL;
-    size_t l = (size_t)(nul - p);
-    memcpy(s, p, l);
-    memset(s + l, 0, n - l);
-    return 0;
-}
-
 /* ---- allocations ---- */
 
 size_t memd_store_alloc_rec_size(const memd_store_alloc_rec *r)
@@ -185,8 +173,8 @@ int memd_store_sess_rec_get(const uint8_t *p, size_t len, memd_store_sess_rec *r
     memcpy(r->token, p + 40, MEMD_TOKEN_SIZE);
     if (r->id == 0)
         return -EINVAL;
-    if (get_str(p + 56, r->comm, sizeof r->comm) < 0 ||
-        get_str(p + 72, r->client_name, sizeof r->client_name) < 0)
+    if (memd_wire_get_str(p + 56, r->comm, sizeof r->comm) < 0 ||
+        memd_wire_get_str(p + 72, r->client_name, sizeof r->client_name) < 0)
         return -EINVAL;
     return 0;
 }
@@ -224,7 +212,7 @@ int memd_store_meta_get(const uint8_t *p, size_t len, memd_store_meta *m)
     if (m->ndevs > (len - MEMD_STORE_META_BASE) / MEMD_STORE_DEV_FP_SIZE ||
         len != MEMD_STORE_META_BASE + (size_t)m->ndevs * MEMD_STORE_DEV_FP_SIZE)
         return -EBADMSG;
-    if (get_str(p + 24, m->boot_id, sizeof m->boot_id) < 0)
+    if (memd_wire_get_str(p + 24, m->boot_id, sizeof m->boot_id) < 0)
         return -EINVAL;
     m->devs = p + MEMD_STORE_META_BASE;
     return 0;
