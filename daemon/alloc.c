@@ -110,7 +110,7 @@ static void alloc_destroy(memd_state *st, memd_alloc *a)
 void memd_hold_release(memd_state *st, memd_hold *h)
 {
     memd_alloc *a = h->alloc;
-    memd_store_touch(st, a->handle);
+    memd_store_touch(st, a);
     hold_unlink(h);
     if (h == &a->first)
         a->first_used = false;
@@ -255,7 +255,7 @@ static int acquire_shared(memd_state *st, memd_session *s, memd_alloc *a,
     if (h == &a->first)
         a->first_used = true;
     hold_link(a, s, h);
-    memd_store_touch(st, a->handle);
+    memd_store_touch(st, a);
     *out = a;
     return 0;
 }
@@ -352,7 +352,7 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req
     if (st->limits.quota_per_uid)
         quota_add(st, a->dev, a->uid, a->pl.size_per_bank);
     st->ctr.allocs++;
-    memd_store_touch(st, a->handle);
+    memd_store_created(st, a);
     *out = a;
     return 0;
 

@@ -8,6 +8,7 @@
 #include "errmsg.h"
 #include "model.h"
 #include "reply.h"
+#include "store.h"
 #include "wire.h"
 
 /* Each successful memd_alloc_create puts the new hold at the head of the session's
@@ -18,8 +19,8 @@ static void rollback(memd_state *st, memd_session *s, uint32_t k)
         memd_hold_release(st, s->holds);
 }
 
-int memd_dispatch_alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                              const uint8_t *p, memd_buf *out)
+static int alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                       const uint8_t *p, memd_buf *out)
 {
     uint32_t n;
     memd_wire_error err = {0};
@@ -70,6 +71,16 @@ int memd_dispatch_alloc_batch(memd_state *st, memd_session *s, const memd_wire_h
         o = memd_wire_buffer_put(o, &b);
     }
     return 0;
+}
+
+int memd_dispatch_alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                              const uint8_t *p, memd_buf *out)
+{
+    /* The batch's allocations share state store records (store.h). */
+    memd_store_batch(st, true);
+    int rc = alloc_batch(st, s, h, p, out);
+    memd_store_batch(st, false);
+    return rc;
 }
 
 int memd_dispatch_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,

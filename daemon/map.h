@@ -20,13 +20,18 @@ typedef struct memd_map {
     size_t len;
 } memd_map;
 
-/* Handles are sequential: a multiplicative mix spreads them over the whole table. */
+/* Handles are sequential: a multiplicative mix spreads them over the whole table, but
+ * by runs of 8 consecutive keys, which keep 8 consecutive slots (128 bytes):
+ * a batch's handles, and the state store's chunks of them (store_internal.h), are
+ * then found without a cache miss each. Keys that step by 8 or more are mixed as
+ * before, so no regular pattern of live handles piles up on one slot. */
 static inline size_t memd_map_slot_of(uint64_t key, size_t cap)
 {
-    key ^= key >> 33;
-    key *= 0xff51afd7ed558ccdull;
-    key ^= key >> 33;
-    return (size_t)key & (cap - 1);
+    uint64_t run = key >> 3;
+    run ^= run >> 33;
+    run *= 0xff51afd7ed558ccdull;
+    run ^= run >> 33;
+    return (size_t)((run << 3) | (key & 7)) & (cap - 1);
 }
 
 /* Returns a pointer to the value of key, or NULL. Valid until the next insert/remove.

@@ -44,6 +44,7 @@ struct memd_alloc {
     memd_hold first;               /* the creator's hold: no second record in the common case */
     memd_hold *holds;
     memd_alloc *name_next;         /* name table chain */
+    uint64_t store_key;            /* state store: key of the record that holds it */
     char comm[16];
     char name[MEMD_NAME_MAX];
 };

@@ -54,14 +54,37 @@ void memd_store_mark(memd_store *S, uint64_t key)
     S->dirty[S->ndirty++] = key;
 }
 
-void memd_store_touch(memd_state *st, uint64_t handle)
+void memd_store_touch(memd_state *st, const memd_alloc *a)
 {
     memd_store *S = st->store;
     /* While stopping, only request rounds count: the holds that the shutdown drops stay
      * in the store for the next memd. */
     if (!S || (S->stopping && !S->in_round))
         return;
-    memd_store_mark(S, handle);
+    memd_store_mark(S, a->store_key);
+}
+
+void memd_store_created(memd_state *st, memd_alloc *a)
+{
+    memd_store *S = st->store;
+    a->store_key = a->handle;
+    /* Handles of one batch are consecutive: each joins the chunk its batch opened last
+     * while its handle is within that chunk's range. */
+    if (S && S->batching) {
+        if (S->group && a->handle - S->group < MEMD_STORE_CHUNK)
+            a->store_key = S->group;
+        else
+            S->group = a->handle;
+    }
+    memd_store_touch(st, a);
+}
+
+void memd_store_batch(memd_state *st, bool on)
+{
+    if (!st->store)
+        return;
+    st->store->batching = on;
+    st->store->group = 0;
 }
 
 /* ---- room ---- */
@@ -163,14 +186,16 @@ typedef struct writer {
     memd_state *st;
     MDB_txn *txn;
     MDB_cursor *allocs, *sessions;
-    uint64_t top;                  /* largest allocation key in the table (0: none) */
+    uint64_t top;                  /* no allocation key in the table is larger */
+    bool stored;                   /* false: the table is empty (top means nothing) */
+    const memd_alloc *live[MEMD_STORE_CHUNK]; /* the chunk being written */
+    uint8_t comm_len[MEMD_STORE_CHUNK], name_len[MEMD_STORE_CHUNK];
 } writer;
 
-static int put_alloc(writer *w, const memd_alloc *a)
+/* Holders of a by session id, sorted, into S->holders (a session may hold a shared
+ * buffer more than once); returns how many, and the distinct ones in *unique. */
+static int holders_of(memd_store *S, const memd_alloc *a, uint32_t *n_out, uint32_t *unique)
 {
-    memd_store *S = w->st->store;
-    /* Holders by session id with their counts (a session may hold a shared buffer more
-     * than once). */
     if (a->refcount > S->holders_cap) {
         uint32_t *h = realloc(S->holders, a->refcount * sizeof *h);
         if (!h)
@@ -183,41 +208,147 @@ static int put_alloc(writer *w, const memd_alloc *a)
         S->holders[n++] = h->session->id;
     if (n > 1)
         qsort(S->holders, n, sizeof *S->holders, cmp_u32);
-    uint32_t unique = 0;
+    uint32_t u = 0;
     for (uint32_t i = 0; i < n; i++)
         if (i == 0 || S->holders[i] != S->holders[i - 1])
-            unique++;
-    memd_store_alloc_rec r = {
-        .handle = a->handle, .device = w->st->devs[a->dev].spec->id, .pl = a->pl,
-        .requested = a->requested, .created_ns = a->created_ns, .pid = a->pid, .uid = a->uid,
-        .gid = a->gid, .session_id = a->session_id, .cls = a->cls, .scope = a->scope,
-        .flags = a->shared ? MEMD_STORE_REC_SHARED : 0, .nholders = unique};
-    memcpy(r.comm, a->comm, sizeof r.comm);
-    memcpy(r.name, a->name, sizeof r.name);
-    size_t size = memd_store_alloc_rec_size(&r);
+            u++;
+    *n_out = n;
+    *unique = u;
+    return 0;
+}
+
+static void to_rec(const memd_state *st, const memd_alloc *a, uint32_t unique,
+                   memd_store_alloc_rec *r)
+{
+    /* Field by field: a compound literal would clear the whole struct first (a
+     * measurable share of a batch's flush), and every field is set here anyway. */
+    r->handle = a->handle;
+    r->device = st->devs[a->dev].spec->id;
+    r->pl = a->pl;
+    r->requested = a->requested;
+    r->created_ns = a->created_ns;
+    r->pid = a->pid;
+    r->uid = a->uid;
+    r->gid = a->gid;
+    r->session_id = a->session_id;
+    r->cls = a->cls;
+    r->scope = a->scope;
+    r->flags = a->shared ? MEMD_STORE_REC_SHARED : 0;
+    r->nholders = unique;
+    r->holders = NULL;
+    memcpy(r->comm, a->comm, sizeof r->comm);
+    memcpy(r->name, a->name, sizeof r->name);
+}
+
+/* Encodes the record of w->live[i] at *p and moves *p past it (write_chunk reserved
+ * its size). */
+static int put_alloc(writer *w, uint32_t i, uint8_t **p)
+{
+    const memd_alloc *a = w->live[i];
+    memd_store *S = w->st->store;
+    memd_store_alloc_rec r;
+    uint32_t n = 1, unique = 1;
+    if (a->refcount == 1) {
+        S->holders[0] = a->holds->session->id; /* the common case: no sort */
+    } else {
+        int rc = holders_of(S, a, &n, &unique);
+        if (rc != 0)
+            return rc;
+    }
+    to_rec(w->st, a, unique, &r);
+    uint8_t *q = memd_store_alloc_rec_put_len(*p, &r, w->comm_len[i], w->name_len[i]);
+    for (uint32_t k = 0; k < n;) {
+        uint32_t j = k;
+        while (j < n && S->holders[j] == S->holders[k])
+            j++;
+        q = memd_store_holder_put(q, S->holders[k], j - k);
+        k = j;
+    }
+    *p = q;
+    return 0;
+}
+
+/* Encoded size of the record of w->live[i] (keeping its string lengths for put_alloc). */
+static int alloc_size(writer *w, uint32_t i, size_t *size)
+{
+    const memd_alloc *a = w->live[i];
+    uint32_t n, unique = 1;
+    if (a->refcount != 1) {
+        int rc = holders_of(w->st->store, a, &n, &unique);
+        if (rc != 0)
+            return rc;
+    }
+    w->comm_len[i] = (uint8_t)memd_store_str_len(a->comm, sizeof a->comm);
+    w->name_len[i] = (uint8_t)memd_store_str_len(a->name, sizeof a->name);
+    *size = MEMD_STORE_ALLOC_REC_BASE + w->comm_len[i] + w->name_len[i] +
+            (size_t)unique * MEMD_STORE_HOLDER_SIZE;
+    return 0;
+}
+
+/* Rewrites the record under key (store_internal.h) from memory: the records of the live
+ * allocations stored there, one after the other, or no record when there are none. */
+static int write_chunk(writer *w, uint64_t key)
+{
+    memd_store *S = w->st->store;
+    size_t size = 0;
+    uint32_t n = 0;
+    for (uint64_t h = key; h - key < MEMD_STORE_CHUNK; h++) {
+        const memd_alloc *a = h ? memd_alloc_find(w->st, h) : NULL;
+        if (!a || a->store_key != key)
+            continue;
+        size_t sz;
+        w->live[n] = a;
+        int rc = alloc_size(w, n, &sz);
+        if (rc != 0)
+            return rc;
+        size += sz;
+        n++;
+    }
     uint8_t k[8];
-    memd_store_key_u64(k, a->handle);
-    /* MDB_RESERVE: the record is encoded straight into its place in the page. */
-    MDB_val key = {sizeof k, k}, val = {size, NULL};
-    unsigned flags = MDB_RESERVE | (a->handle > w->top ? MDB_APPEND : 0);
-    int rc = mdb_cursor_put(w->allocs, &key, &val, flags);
+    memd_store_key_u64(k, key);
+    MDB_val mk = {sizeof k, k};
+    if (n == 0) {
+        if (!w->stored || key > w->top)
+            return 0; /* above every stored key: never written */
+        int rc = mdb_cursor_get(w->allocs, &mk, NULL, MDB_SET);
+        if (rc == 0)
+            rc = mdb_cursor_del(w->allocs, 0);
+        return rc == MDB_NOTFOUND ? 0 : rc;
+    }
+    if (S->holders_cap == 0) {
+        uint32_t *hs = malloc(16 * sizeof *hs);
+        if (!hs)
+            return ENOMEM;
+        S->holders = hs;
+        S->holders_cap = 16;
+    }
+    /* MDB_RESERVE: the records are encoded straight into their place in the page. */
+    bool append = !w->stored || key > w->top;
+    MDB_val val = {size, NULL};
+    int rc = mdb_cursor_put(w->allocs, &mk, &val, MDB_RESERVE | (append ? MDB_APPEND : 0));
     if (rc != 0)
         return rc;
-    if (a->handle > w->top)
-        w->top = a->handle;
-    uint8_t *p = memd_store_alloc_rec_put(val.mv_data, &r);
-    for (uint32_t i = 0; i < n;) {
-        uint32_t j = i;
-        while (j < n && S->holders[j] == S->holders[i])
-            j++;
-        p = memd_store_holder_put(p, S->holders[i], j - i);
-        i = j;
+    if (append) {
+        w->top = key;
+        w->stored = true;
     }
-    return 0;
+    uint8_t *p = val.mv_data;
+    for (uint32_t i = 0; i < n && rc == 0; i++)
+        rc = put_alloc(w, i, &p);
+    return rc;
+}
+
+/* The sessions cursor, opened on first use: most writes change no session. */
+static int sess_cursor(writer *w)
+{
+    return w->sessions ? 0 : mdb_cursor_open(w->txn, w->st->store->dbi_sessions, &w->sessions);
 }
 
 static int put_sess(writer *w, const memd_store_sess *ss)
 {
+    int rc = sess_cursor(w);
+    if (rc != 0)
+        return rc;
     memd_store_sess_rec r;
     memd_store_sess_to_rec(ss, &r);
     uint8_t rec[MEMD_STORE_SESS_REC_SIZE], k[4];
@@ -227,37 +358,58 @@ static int put_sess(writer *w, const memd_store_sess *ss)
     return mdb_cursor_put(w->sessions, &key, &val, 0);
 }
 
-/* Deletes key if it is there (a record created and gone again between two flushes was
- * never written). */
-static int del(MDB_cursor *c, uint8_t *k, size_t klen)
+static int write_sess(writer *w, uint32_t id)
 {
-    MDB_val key = {klen, k};
-    int rc = mdb_cursor_get(c, &key, NULL, MDB_SET);
+    const memd_store_sess *ss = memd_store_sess_get(w->st->store, id);
+    if (ss)
+        return put_sess(w, ss);
+    /* Gone: delete its record if there is one. */
+    uint8_t k[4];
+    memd_store_key_u32(k, id);
+    MDB_val key = {sizeof k, k};
+    int rc = sess_cursor(w);
     if (rc == 0)
-        rc = mdb_cursor_del(c, 0);
+        rc = mdb_cursor_get(w->sessions, &key, NULL, MDB_SET);
+    if (rc == 0)
+        rc = mdb_cursor_del(w->sessions, 0);
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
-static int write_key(writer *w, uint64_t key)
+/* Runs of increasing keys in the dirty list, up to max + 1. */
+static size_t dirty_runs(const memd_store *S, size_t max)
+{
+    size_t runs = 1;
+    for (size_t i = 1; i < S->ndirty && runs <= max; i++)
+        runs += S->dirty[i] < S->dirty[i - 1];
+    return runs;
+}
+
+/* Every dirty key's record, rewritten from memory. Listing order does not change what
+ * is written, and neither does a record written twice (the same records again; a
+ * second delete finds nothing): equal neighbours in the list are written once, and a
+ * list of a few increasing runs (a round's batches: the chunks it created, then those
+ * it freed) is written as it is, each record at most once per run. Sorting that list
+ * cost more than the few records written twice; only a list in no order (frees in
+ * random order) is sorted, so no record is written again and again. New handles grow,
+ * so nearly every new record is an append. */
+static int write_dirty(writer *w)
 {
     memd_store *S = w->st->store;
-    if (key & MEMD_STORE_SESS_KEY) {
-        uint32_t id = (uint32_t)key;
-        const memd_store_sess *ss = memd_store_sess_get(S, id);
-        if (ss)
-            return put_sess(w, ss);
-        uint8_t k[4];
-        memd_store_key_u32(k, id);
-        return del(w->sessions, k, sizeof k);
+    if (dirty_runs(S, 8) > 8)
+        qsort(S->dirty, S->ndirty, sizeof *S->dirty, cmp_u64);
+    uint64_t last = UINT64_MAX;
+    int rc = 0;
+    for (size_t i = 0; i < S->ndirty && rc == 0; i++) {
+        uint64_t key = S->dirty[i];
+        if (key & MEMD_STORE_SESS_KEY) {
+            rc = write_sess(w, (uint32_t)key);
+            continue;
+        }
+        if (key != last)
+            rc = write_chunk(w, key);
+        last = key;
     }
-    const memd_alloc *a = memd_alloc_find(w->st, key);
-    if (a)
-        return put_alloc(w, a);
-    if (key > w->top)
-        return 0; /* above every stored key: never written */
-    uint8_t k[8];
-    memd_store_key_u64(k, key);
-    return del(w->allocs, k, sizeof k);
+    return rc;
 }
 
 static int write_all(writer *w)
@@ -268,17 +420,19 @@ static int write_all(writer *w)
     if (rc == 0)
         rc = mdb_drop(w->txn, S->dbi_sessions, 0);
     w->top = 0;
-    /* In handle order, so every put is an append. */
+    w->stored = false;
+    /* In key order, so every put is an append. */
     size_t n = 0;
     uint64_t *keys = malloc((st->handles.len + 1) * sizeof *keys);
     if (!keys)
         return ENOMEM;
     for (size_t i = 0; i < st->handles.cap; i++)
         if (st->handles.slots[i].key)
-            keys[n++] = st->handles.slots[i].key;
+            keys[n++] = ((const memd_alloc *)(uintptr_t)st->handles.slots[i].val)->store_key;
     qsort(keys, n, sizeof *keys, cmp_u64);
     for (size_t i = 0; i < n && rc == 0; i++)
-        rc = put_alloc(w, memd_alloc_find(st, keys[i]));
+        if (i == 0 || keys[i] != keys[i - 1])
+            rc = write_chunk(w, keys[i]);
     free(keys);
     for (size_t i = 0; i < S->sessions.cap && rc == 0; i++)
         if (S->sessions.slots[i].key)
@@ -322,8 +476,10 @@ static int top_key(writer *w)
     int rc = mdb_cursor_get(w->allocs, &key, &val, MDB_LAST);
     if (rc == MDB_NOTFOUND)
         return 0;
-    if (rc == 0 && key.mv_size == 8)
+    if (rc == 0 && key.mv_size == 8) {
         w->top = memd_store_key_get_u64(key.mv_data);
+        w->stored = true;
+    }
     return rc;
 }
 
@@ -335,24 +491,23 @@ int memd_store_write(memd_state *st, bool all)
     if (rc != 0)
         return rc;
     writer w = {.st = st, .txn = txn};
-    if ((rc = mdb_cursor_open(txn, S->dbi_allocs, &w.allocs)) != 0 ||
-        (rc = mdb_cursor_open(txn, S->dbi_sessions, &w.sessions)) != 0) {
-        mdb_txn_abort(txn); /* frees a cursor opened already */
+    if ((rc = mdb_cursor_open(txn, S->dbi_allocs, &w.allocs)) != 0) {
+        mdb_txn_abort(txn);
         return rc;
     }
     if (all) {
         rc = write_all(&w);
-    } else if ((rc = top_key(&w)) == 0) {
-        /* Sorted, so duplicates are neighbours (and the tree is walked in order); a
-         * round's keys usually come sorted already (handles grow). */
-        bool sorted = true;
-        for (size_t i = 1; i < S->ndirty && sorted; i++)
-            sorted = S->dirty[i - 1] <= S->dirty[i];
-        if (!sorted)
-            qsort(S->dirty, S->ndirty, sizeof *S->dirty, cmp_u64);
-        for (size_t i = 0; i < S->ndirty && rc == 0; i++)
-            if (i == 0 || S->dirty[i] != S->dirty[i - 1])
-                rc = write_key(&w, S->dirty[i]);
+    } else {
+        /* The largest key as the last successful write left it (an upper bound, which
+         * is all appends and skipped deletes need), so most writes need no search. */
+        if (S->top_known) {
+            w.top = S->top;
+            w.stored = S->top_stored;
+        } else {
+            rc = top_key(&w);
+        }
+        if (rc == 0)
+            rc = write_dirty(&w);
     }
     if (rc == 0 && (S->meta_dirty || all))
         rc = write_meta(st, txn);
@@ -361,12 +516,18 @@ int memd_store_write(memd_state *st, bool all)
         rc = EIO;
     if (rc != 0) {
         mdb_txn_abort(txn);
+        S->top_known = false;
         return rc;
     }
     uint64_t used = bytes_in_use(S, txn);
     rc = mdb_txn_commit(txn);
-    if (rc == 0)
+    /* A failed write leaves the table as it was: search for its top again. */
+    S->top_known = rc == 0;
+    if (rc == 0) {
         S->used_bytes = used;
+        S->top = w.top;
+        S->top_stored = w.stored;
+    }
     return rc;
 }
 

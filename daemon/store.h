@@ -3,8 +3,9 @@
  * instead of handing out addresses that living clients still use.
  *
  * Model: memory is the truth, the store a durable copy of it. Every change marks its
- * key (an allocation handle, a session id) dirty; memd_store_flush writes the current
- * state of every dirty key, plus the counters, in ONE write transaction. A request round
+ * key (an allocation's record, store_internal.h; a session id) dirty; memd_store_flush
+ * writes the current state of every dirty key, plus the counters, in ONE write
+ * transaction. A request round
  * (all frames dispatched from one read, frames.c) is flushed before any of its replies
  * can reach the socket, so no client is ever told about a change the store has not got.
  * Because a flush writes everything dirty at once, the store always equals the memory
@@ -64,8 +65,15 @@ void memd_store_close(memd_state *st);
  * must). 0, or -EIO with err filled (store full or unwritable): nothing was changed. */
 int memd_store_prepare(memd_state *st, memd_session *s, memd_wire_error *err);
 
-/* An allocation's record changed: created, held once more or once less, destroyed. */
-void memd_store_touch(memd_state *st, uint64_t handle);
+/* An allocation's record changed: held once more or once less, destroyed. */
+void memd_store_touch(memd_state *st, const memd_alloc *a);
+/* a was just created: chooses the record it is stored in (a->store_key), then touches
+ * it. Alone, an allocation has a record of its own; inside memd_store_batch, the
+ * allocations of one request share records by chunks of consecutive handles
+ * (store_internal.h). */
+void memd_store_created(memd_state *st, memd_alloc *a);
+/* ALLOC_BATCH: on before its allocations are created, off after (whatever happened). */
+void memd_store_batch(memd_state *st, bool on);
 
 /* HELLO: a reclaim (MEMD_HELLO_F_RECLAIM) takes an orphan's identity and holds over into
  * s; otherwise s is recorded. Fills w's session_id, flags, reclaimed and token. 0, or a

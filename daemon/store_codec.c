@@ -26,13 +26,25 @@
 
 size_t memd_store_alloc_rec_size(const memd_store_alloc_rec *r)
 {
-    return MEMD_STORE_ALLOC_REC_BASE + strnlen(r->comm, sizeof r->comm - 1) +
-           strnlen(r->name, sizeof r->name - 1) + (size_t)r->nholders * MEMD_STORE_HOLDER_SIZE;
+    return MEMD_STORE_ALLOC_REC_BASE + memd_store_str_len(r->comm, sizeof r->comm) +
+           memd_store_str_len(r->name, sizeof r->name) +
+           (size_t)r->nholders * MEMD_STORE_HOLDER_SIZE;
+}
+
+size_t memd_store_str_len(const char *s, size_t size)
+{
+    return s[0] ? strnlen(s, size - 1) : 0; /* most names are empty */
 }
 
 uint8_t *memd_store_alloc_rec_put(uint8_t *p, const memd_store_alloc_rec *r)
 {
-    size_t cl = strnlen(r->comm, sizeof r->comm - 1), nl = strnlen(r->name, sizeof r->name - 1);
+    return memd_store_alloc_rec_put_len(p, r, memd_store_str_len(r->comm, sizeof r->comm),
+                                        memd_store_str_len(r->name, sizeof r->name));
+}
+
+uint8_t *memd_store_alloc_rec_put_len(uint8_t *p, const memd_store_alloc_rec *r, size_t cl,
+                                      size_t nl)
+{
     p[0] = MEMD_STORE_FORMAT;
     p[1] = (uint8_t)r->pl.kind;
     p[2] = r->pl.region;
@@ -66,6 +78,18 @@ uint8_t *memd_store_holder_put(uint8_t *p, uint32_t session_id, uint32_t count)
 {
     p = memd_wire_put_u32(p, session_id);
     return memd_wire_put_u32(p, count);
+}
+
+int memd_store_alloc_rec_len(const uint8_t *p, size_t len, size_t *out)
+{
+    if (len < MEMD_STORE_ALLOC_REC_BASE)
+        return -EBADMSG;
+    uint64_t n = MEMD_STORE_ALLOC_REC_BASE + (uint64_t)p[6] + p[7] +
+                 (uint64_t)memd_wire_u32(p + 88) * MEMD_STORE_HOLDER_SIZE;
+    if (n > len)
+        return -EBADMSG;
+    *out = (size_t)n;
+    return 0;
 }
 
 /* A string stored at its length: no NUL inside it. */

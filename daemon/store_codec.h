@@ -6,7 +6,8 @@
  * record is reported, never trusted. Keys are big-endian so LMDB's byte order is
  * numeric order.
  *
- *   allocations  key u64 handle   -> memd_store_alloc_rec (+ holders)
+ *   allocations  key u64          -> memd_store_alloc_rec (+ holders), one or more
+ *                                   (those stored under the key, store_internal.h)
  *   sessions     key u32 id       -> memd_store_sess_rec
  *   meta         key "meta"       -> memd_store_meta (+ device fingerprints) */
 #ifndef MEMD_DAEMON_STORE_CODEC_H
@@ -46,7 +47,15 @@ size_t memd_store_alloc_rec_size(const memd_store_alloc_rec *r);
 
 /* Writes the record (without holders) and returns where the holders go. */
 uint8_t *memd_store_alloc_rec_put(uint8_t *out, const memd_store_alloc_rec *r);
+/* The same with the lengths of comm and name known (memd_store_str_len). */
+uint8_t *memd_store_alloc_rec_put_len(uint8_t *out, const memd_store_alloc_rec *r,
+                                      size_t comm_len, size_t name_len);
+/* A string field's stored length: up to its NUL, at most size - 1. */
+size_t memd_store_str_len(const char *s, size_t size);
 uint8_t *memd_store_holder_put(uint8_t *out, uint32_t session_id, uint32_t count);
+/* The length of the record at in from its header (records are stored one after the
+ * other, store_internal.h): 0, or -EBADMSG when it does not fit in len. */
+int memd_store_alloc_rec_len(const uint8_t *in, size_t len, size_t *out);
 /* 0, -EBADMSG (length), -EINVAL (field out of range), -EPROTONOSUPPORT (format). */
 int memd_store_alloc_rec_get(const uint8_t *in, size_t len, memd_store_alloc_rec *r);
 void memd_store_holder_at(const memd_store_alloc_rec *r, uint32_t i, uint32_t *session_id,

@@ -15,6 +15,21 @@
  * counted from 1 and never get near 2^63. */
 #define MEMD_STORE_SESS_KEY (1ull << 63)
 
+/* The allocations table: a record under key K holds the records of the live
+ * allocations whose store_key is K, one after the other (each record says its own
+ * length); a key none has has no record. An allocation made alone has K = its handle,
+ * a record of its own. The allocations of one ALLOC_BATCH share records by chunks:
+ * K = the first handle of the chunk, and up to MEMD_STORE_CHUNK consecutive handles
+ * from K (memd_store_created). A batch of B allocations is then B / MEMD_STORE_CHUNK
+ * tree writes, and freeing it as many deletes, instead of one of each per allocation:
+ * the tree operations, not the bytes, were most of a batch's cost. Single requests keep
+ * one small record each: rewriting a shared chunk on every request made them slower.
+ * 8 records of a typical size (~120 bytes) stay well within a node of a 4 KiB page.
+ * The reader takes any key K with records for handles K .. K + MEMD_STORE_CHUNK - 1
+ * and gives each allocation store_key K, so a store written one record per handle
+ * (by an earlier memd) restores as it is. */
+#define MEMD_STORE_CHUNK 8u
+
 /* Room estimates (prepare): bytes one dirty record may cost a flush (its share of the
  * leaf and branch pages copied on write), a flush's fixed cost (meta, free list), and
  * what is kept back for releases, which must be recordable when creations are refused. */
@@ -41,6 +56,10 @@ typedef struct memd_store {
     uint64_t map_bytes, max_bytes; /* current file/map size, and its limit */
     uint64_t used_bytes;           /* pages in use after the last commit (estimate) */
     uint64_t dirty_limit;          /* prepare's fast path: fewer dirty keys fit for sure */
+    bool batching;                 /* memd_store_batch: creations share records */
+    uint64_t group;                /* batching: the key of the chunk being filled (0: none) */
+    uint64_t top;                  /* top_known: no allocations key is above this, */
+    bool top_stored, top_known;    /* and top_stored is false if the table is empty */
 
     uint64_t *dirty;               /* keys changed since the last successful flush */
     size_t ndirty, dirty_cap;

@@ -166,13 +166,13 @@ static int check_device(restore *r, const memd_store_alloc_rec *rec, int *dev)
                 rec->device);
 }
 
-static int restore_alloc(restore *r, const MDB_val *k, const MDB_val *v)
+/* One allocation record of the chunk record at key. */
+static int restore_one(restore *r, uint64_t key, const uint8_t *p, size_t len)
 {
     memd_store *S = r->S;
     memd_store_alloc_rec rec;
-    int rc = memd_store_alloc_rec_get(v->mv_data, v->mv_size, &rec);
-    uint64_t key = k->mv_size == 8 ? memd_store_key_get_u64(k->mv_data) : 0;
-    if (rc < 0 || key != rec.handle)
+    int rc = memd_store_alloc_rec_get(p, len, &rec);
+    if (rc < 0 || rec.handle < key || rec.handle - key >= MEMD_STORE_CHUNK)
         return fail(r, -EINVAL, "allocation record %llu is damaged (%s)" WAY_OUT,
                     (unsigned long long)key, rc < 0 ? strerror(-rc) : "key mismatch");
     int dev;
@@ -182,7 +182,7 @@ static int restore_alloc(restore *r, const MDB_val *k, const MDB_val *v)
                         .created_ns = rec.created_ns, .pl = rec.pl, .pid = rec.pid,
                         .uid = rec.uid, .gid = rec.gid, .session_id = rec.session_id,
                         .cls = rec.cls, .scope = rec.scope,
-                        .shared = rec.flags & MEMD_STORE_REC_SHARED};
+                        .shared = rec.flags & MEMD_STORE_REC_SHARED, .store_key = key};
     memcpy(proto.comm, rec.comm, sizeof proto.comm);
     memcpy(proto.name, rec.name, sizeof proto.name);
     memd_alloc *a;
@@ -211,6 +211,29 @@ static int restore_alloc(restore *r, const MDB_val *k, const MDB_val *v)
     r->nallocs++;
     if (rec.handle > r->max_handle)
         r->max_handle = rec.handle;
+    return 0;
+}
+
+/* A chunk record (store_internal.h): the records of one or more allocations. */
+static int restore_alloc(restore *r, const MDB_val *k, const MDB_val *v)
+{
+    uint64_t key = k->mv_size == 8 ? memd_store_key_get_u64(k->mv_data) : UINT64_MAX;
+    const uint8_t *p = v->mv_data;
+    size_t left = v->mv_size;
+    if (key == UINT64_MAX || left == 0)
+        return fail(r, -EINVAL, "allocation record %llu is damaged (%s)" WAY_OUT,
+                    (unsigned long long)key, key == UINT64_MAX ? "key size" : "empty");
+    while (left > 0) {
+        size_t len;
+        int rc = memd_store_alloc_rec_len(p, left, &len);
+        if (rc < 0)
+            return fail(r, -EINVAL, "allocation record %llu is damaged (%s)" WAY_OUT,
+                        (unsigned long long)key, strerror(-rc));
+        if ((rc = restore_one(r, key, p, len)) < 0)
+            return rc;
+        p += len;
+        left -= len;
+    }
     return 0;
 }
 
