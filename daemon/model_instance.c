@@ -15,23 +15,6 @@
 #include "reply.h"
 #include "wire.h"
 
-static int get_ref(memd_state *st, const memd_wire_hdr *h, const uint8_t *p, memd_buf *out,
-                   uint32_t known_flags, memd_wire_ref *ref, int *ret)
-{
-    int rc = h->len == MEMD_WIRE_REF_SIZE ? memd_wire_ref_get(p, h->len, ref) : -EBADMSG;
-    if (rc == 0 && (ref->flags & ~known_flags))
-        rc = -EINVAL;
-    if (rc < 0) {
-        memd_wire_error err = {0};
-        memd_err_set(&err, rc, "malformed %s request (%u payload bytes): %s",
-                     memd_wire_opcode_name(h->opcode), h->len,
-                     rc == -EBADMSG ? "expected a 16-byte reference" : "unknown flags");
-        *ret = memd_dispatch_fail(st, h, out, &err, true);
-        return rc;
-    }
-    return 0;
-}
-
 static int alloc_one(memd_state *st, memd_session *s, const memd_model *m, memd_class cls,
                      uint64_t bytes, uint64_t align, memd_alloc **a, memd_wire_error *err)
 {
@@ -164,7 +147,7 @@ int memd_dispatch_instance_create(memd_state *st, memd_session *s, const memd_wi
 {
     memd_wire_ref ref;
     int ret;
-    if (get_ref(st, h, p, out, 0, &ref, &ret) < 0)
+    if (memd_model_get_ref(st, h, p, out, 0, &ref, &ret) < 0)
         return ret;
     memd_wire_error err = {0};
     memd_models *ms = st->models;
@@ -194,7 +177,7 @@ int memd_dispatch_instance_release(memd_state *st, memd_session *s, const memd_w
 {
     memd_wire_ref ref;
     int ret;
-    if (get_ref(st, h, p, out, MEMD_INST_F_FREE, &ref, &ret) < 0)
+    if (memd_model_get_ref(st, h, p, out, MEMD_INST_F_FREE, &ref, &ret) < 0)
         return ret;
     memd_wire_error err = {0};
     memd_models *ms = st->models;

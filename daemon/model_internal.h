@@ -157,4 +157,10 @@ void memd_plan_cache_ref(memd_models *ms, memd_plan_entry *e);
 void memd_plan_cache_unref(memd_models *ms, memd_plan_entry *e);
 void memd_plan_cache_free(memd_models *ms);
 
+/* Decodes the reference of MODEL_UNLOAD, MODEL_INFO, INSTANCE_CREATE and
+ * INSTANCE_RELEASE, refusing flags outside known_flags. On error the error reply is
+ * already queued, *ret is the handler's return value, and a negative errno comes back. */
+int memd_model_get_ref(memd_state *st, const memd_wire_hdr *h, const uint8_t *p, memd_buf *out,
+                       uint32_t known_flags, memd_wire_ref *ref, int *ret);
+
 #endif

@@ -402,8 +402,8 @@ int memd_dispatch_model_load(memd_state *st, memd_session *s, const memd_wire_hd
 }
 
 /* MODEL_UNLOAD / MODEL_INFO: the session's use of the model named by a ref. */
-static int get_ref(memd_state *st, const memd_wire_hdr *h, const uint8_t *p, memd_buf *out,
-                   uint32_t known_flags, memd_wire_ref *ref, int *ret)
+int memd_model_get_ref(memd_state *st, const memd_wire_hdr *h, const uint8_t *p, memd_buf *out,
+                       uint32_t known_flags, memd_wire_ref *ref, int *ret)
 {
     int rc = h->len == MEMD_WIRE_REF_SIZE ? memd_wire_ref_get(p, h->len, ref) : -EBADMSG;
     if (rc == 0 && (ref->flags & ~known_flags))
@@ -424,7 +424,7 @@ int memd_dispatch_model_unload(memd_state *st, memd_session *s, const memd_wire_
 {
     memd_wire_ref ref;
     int ret;
-    if (get_ref(st, h, p, out, MEMD_MODEL_F_FORCE, &ref, &ret) < 0)
+    if (memd_model_get_ref(st, h, p, out, MEMD_MODEL_F_FORCE, &ref, &ret) < 0)
         return ret;
     memd_wire_error err = {0};
     memd_models *ms = st->models;
@@ -451,7 +451,7 @@ int memd_dispatch_model_info(memd_state *st, memd_session *s, const memd_wire_hd
 {
     memd_wire_ref ref;
     int ret;
-    if (get_ref(st, h, p, out, 0, &ref, &ret) < 0)
+    if (memd_model_get_ref(st, h, p, out, 0, &ref, &ret) < 0)
         return ret;
     memd_models *ms = st->models;
     memd_model *m = NULL;
