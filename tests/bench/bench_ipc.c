@@ -25,7 +25,7 @@
 
 typedef struct opts {
     const char *socket;
-    uint32_t clients, batch, pipeline, device;
+    uint32_t clients, threads, batch, pipeline, device;
     double seconds;
     uint64_t max_size, seed;
 } opts;
@@ -42,9 +42,12 @@ typedef struct chain {
 
 typedef struct worker {
     const opts *o;
-    pthread_t thread;
-    pthread_barrier_t *start;
     memclient *c;
+    chain *chains;
+    uint32_t *fifo;        /* chain of each request in flight, in order */
+    uint32_t head, inflight;
+    bool stopping;
+    uint64_t deadline;
     uint64_t rng;
     uint64_t ops, nomem, wrong;
     uint64_t *lat;         /* ns per request */
@@ -106,97 +109,156 @@ static void fatal(worker *w, const char *what, int err)
              e.status == err ? e.message : memclient_strerror(err));
 }
 
-static void *run(void *arg)
+/* Allocates the chains and sends the first D requests. 0, or -1 with w->error set. */
+static int worker_begin(worker *w)
 {
-    worker *w = arg;
     const opts *o = w->o;
     uint32_t D = o->pipeline, B = o->batch;
-    chain *chains = calloc(D, sizeof(*chains));
-    uint32_t *fifo = calloc(D, sizeof(*fifo)); /* chain of each request in flight, in order */
-    bool ok = chains && fifo;
+    w->chains = calloc(D, sizeof(*w->chains));
+    w->fifo = calloc(D, sizeof(*w->fifo));
+    bool ok = w->chains && w->fifo;
     for (uint32_t i = 0; ok && i < D; i++) {
-        chains[i].reqs = calloc(B, sizeof(memclient_alloc_req));
-        chains[i].bufs = calloc(B, sizeof(memclient_buffer));
-        chains[i].handles = calloc(B, sizeof(uint64_t));
-        ok = chains[i].reqs && chains[i].bufs && chains[i].handles;
+        chain *ch = &w->chains[i];
+        ch->reqs = calloc(B, sizeof(memclient_alloc_req));
+        ch->bufs = calloc(B, sizeof(memclient_buffer));
+        ch->handles = calloc(B, sizeof(uint64_t));
+        ok = ch->reqs && ch->bufs && ch->handles;
         for (uint32_t j = 0; ok && j < B; j++)
-            chains[i].reqs[j] = (memclient_alloc_req){.device = o->device,
-                                                      .cls = MEMD_CLASS_CONSTANT,
-                                                      .scope = MEMD_SCOPE_DRAM};
+            ch->reqs[j] = (memclient_alloc_req){.device = o->device, .cls = MEMD_CLASS_CONSTANT,
+                                                .scope = MEMD_SCOPE_DRAM};
     }
-    pthread_barrier_wait(w->start);
-    if (!ok || !w->c) {
-        if (!ok)
-            snprintf(w->error, sizeof(w->error), "out of memory");
-        goto out;
+    if (!ok) {
+        snprintf(w->error, sizeof(w->error), "out of memory");
+        return -1;
     }
-    uint64_t deadline = now_ns() + (uint64_t)(o->seconds * 1e9);
-    uint32_t head = 0, inflight = 0;
-    bool stopping = false;
+    if (!w->c)
+        return -1;
+    w->deadline = now_ns() + (uint64_t)(o->seconds * 1e9);
     for (uint32_t i = 0; i < D; i++) {
-        int r = submit(w, &chains[i]);
+        int r = submit(w, &w->chains[i]);
         if (r < 0) {
             fatal(w, "submit", r);
-            goto out;
+            return -1;
         }
-        fifo[(head + inflight++) % D] = i;
+        w->fifo[(w->head + w->inflight++) % D] = i;
     }
-    while (inflight > 0) {
-        memclient_completion done;
-        int r = memclient_complete(w->c, &done);
-        if (r < 0) {
-            fatal(w, "complete", r);
-            goto out;
-        }
-        chain *ch = &chains[fifo[head]];
-        head = (head + 1) % D;
-        inflight--;
-        uint64_t t = now_ns();
-        if (done.ticket != ch->ticket) {
-            snprintf(w->error, sizeof(w->error), "completion ticket %" PRIu64 " but request %"
-                     PRIu64 " was next", done.ticket, ch->ticket);
-            goto out;
-        }
-        if (record(w, t - ch->t0) < 0) {
-            snprintf(w->error, sizeof(w->error), "out of memory");
-            goto out;
-        }
-        if (t >= deadline)
-            stopping = true;
-        if (done.status == 0) {
-            w->ops += B;
-            if (!ch->freeing) {
-                for (uint32_t j = 0; j < B; j++) {
-                    if (ch->bufs[j].size_per_bank < ch->reqs[j].bytes)
-                        w->wrong++;
-                    ch->handles[j] = ch->bufs[j].handle;
-                }
+    return 0;
+}
+
+/* Completes the oldest request of w and sends its successor: 1 while requests are in
+ * flight, 0 when w is done, -1 on an error (w->error set). */
+static int worker_step(worker *w)
+{
+    const opts *o = w->o;
+    uint32_t D = o->pipeline, B = o->batch;
+    memclient_completion done;
+    int r = memclient_complete(w->c, &done);
+    if (r < 0) {
+        fatal(w, "complete", r);
+        return -1;
+    }
+    chain *ch = &w->chains[w->fifo[w->head]];
+    w->head = (w->head + 1) % D;
+    w->inflight--;
+    uint64_t t = now_ns();
+    if (done.ticket != ch->ticket) {
+        snprintf(w->error, sizeof(w->error), "completion ticket %" PRIu64 " but request %"
+                 PRIu64 " was next", done.ticket, ch->ticket);
+        return -1;
+    }
+    if (record(w, t - ch->t0) < 0) {
+        snprintf(w->error, sizeof(w->error), "out of memory");
+        return -1;
+    }
+    if (t >= w->deadline)
+        w->stopping = true;
+    if (done.status == 0) {
+        w->ops += B;
+        if (!ch->freeing) {
+            for (uint32_t j = 0; j < B; j++) {
+                if (ch->bufs[j].size_per_bank < ch->reqs[j].bytes)
+                    w->wrong++;
+                ch->handles[j] = ch->bufs[j].handle;
             }
-            ch->freeing = !ch->freeing;
-        } else if (!ch->freeing && done.status == -ENOMEM) {
-            w->nomem++; /* retry with new sizes */
-        } else {
-            fatal(w, ch->freeing ? "free" : "alloc", done.status);
-            w->wrong++;
-            goto out;
         }
-        /* After the deadline only the frees that clean up are still sent. */
-        if (ch->freeing || !stopping) {
-            if ((r = submit(w, ch)) < 0) {
-                fatal(w, "submit", r);
-                goto out;
+        ch->freeing = !ch->freeing;
+    } else if (!ch->freeing && done.status == -ENOMEM) {
+        w->nomem++; /* retry with new sizes */
+    } else {
+        fatal(w, ch->freeing ? "free" : "alloc", done.status);
+        w->wrong++;
+        return -1;
+    }
+    /* After the deadline only the frees that clean up are still sent. */
+    if (ch->freeing || !w->stopping) {
+        if ((r = submit(w, ch)) < 0) {
+            fatal(w, "submit", r);
+            return -1;
+        }
+        w->fifo[(w->head + w->inflight++) % D] = (uint32_t)(ch - w->chains);
+    }
+    return w->inflight > 0;
+}
+
+static void worker_end(worker *w)
+{
+    for (uint32_t i = 0; w->chains && i < w->o->pipeline; i++) {
+        free(w->chains[i].reqs);
+        free(w->chains[i].bufs);
+        free(w->chains[i].handles);
+    }
+    free(w->chains);
+    free(w->fifo);
+}
+
+/* One thread drives a group of clients: each its own connection, served in turn (like
+ * redis-benchmark's single loop). With --threads equal to --clients (the default), every
+ * client has a thread of its own. */
+typedef struct group {
+    worker *w;             /* first worker of the group; members are w[0], w[stride], ... */
+    uint32_t n, stride;
+    pthread_t thread;
+    pthread_barrier_t *start;
+} group;
+
+static int flush(worker *w)
+{
+    int r = memclient_flush(w->c);
+    if (r < 0)
+        fatal(w, "flush", r);
+    return r;
+}
+
+static void *run(void *arg)
+{
+    group *g = arg;
+    pthread_barrier_wait(g->start);
+    uint32_t active = 0;
+    for (uint32_t i = 0; i < g->n; i++) {
+        worker *w = &g->w[(size_t)i * g->stride];
+        if (worker_begin(w) == 0 && (g->n == 1 || flush(w) == 0))
+            active++;
+        else
+            w->inflight = 0; /* failed: skipped below */
+    }
+    while (active > 0) {
+        for (uint32_t i = 0; i < g->n; i++) {
+            worker *w = &g->w[(size_t)i * g->stride];
+            if (w->inflight == 0)
+                continue;
+            int r = worker_step(w);
+            /* Alone, the thread's next wait sends the frames; serving others in turn,
+             * it must send them now or this client idles until its turn comes again. */
+            if (r > 0 && g->n > 1)
+                r = flush(w) == 0 ? 1 : -1;
+            if (r <= 0) {
+                w->inflight = 0;
+                active--;
             }
-            fifo[(head + inflight++) % D] = (uint32_t)(ch - chains);
         }
     }
-out:
-    for (uint32_t i = 0; chains && i < D; i++) {
-        free(chains[i].reqs);
-        free(chains[i].bufs);
-        free(chains[i].handles);
-    }
-    free(chains);
-    free(fifo);
+    for (uint32_t i = 0; i < g->n; i++)
+        worker_end(&g->w[(size_t)i * g->stride]);
     return NULL;
 }
 
@@ -233,7 +295,9 @@ static int usage(const char *msg)
     if (msg)
         fprintf(stderr, "memd-bench-ipc: %s\n", msg);
     fprintf(stderr, "usage: memd-bench-ipc --socket PATH --clients C --seconds T [--batch B] "
-                    "[--pipeline D] [--device N] [--max-size BYTES] [--seed S]\n");
+                    "[--pipeline D] [--threads T] [--device N] [--max-size BYTES] [--seed S]\n"
+                    "  --threads T: the clients are served by T threads in turn (default: one "
+                    "thread per client)\n");
     return 2;
 }
 
@@ -254,6 +318,8 @@ int main(int argc, char **argv)
             good = *v;
         } else if (!strcmp(a, "--clients")) {
             good = parse_u32(v, &o.clients, 1, 4096);
+        } else if (!strcmp(a, "--threads")) {
+            good = parse_u32(v, &o.threads, 1, 4096);
         } else if (!strcmp(a, "--batch")) {
             good = parse_u32(v, &o.batch, 1, 1u << 20);
         } else if (!strcmp(a, "--pipeline")) {
@@ -279,9 +345,12 @@ int main(int argc, char **argv)
         }
     }
 
+    if (o.threads == 0 || o.threads > o.clients)
+        o.threads = o.clients;
     worker *w = calloc(o.clients, sizeof(*w));
+    group *g = calloc(o.threads, sizeof(*g));
     pthread_barrier_t start;
-    if (!w || pthread_barrier_init(&start, NULL, o.clients + 1) != 0) {
+    if (!w || !g || pthread_barrier_init(&start, NULL, o.threads + 1) != 0) {
         fprintf(stderr, "memd-bench-ipc: out of memory\n");
         return 1;
     }
@@ -289,7 +358,6 @@ int main(int argc, char **argv)
     int failed = 0;
     for (uint32_t i = 0; i < o.clients; i++) {
         w[i].o = &o;
-        w[i].start = &start;
         w[i].rng = o.seed + i;
         int r = memclient_connect_named(o.socket, "memd-bench-ipc", &w[i].c);
         if (r < 0 && !failed++) {
@@ -302,17 +370,21 @@ int main(int argc, char **argv)
                             "(at most %zu allocations per request)\n",
                     o.batch, memclient_max_alloc_batch(w[i].c));
     }
-    for (uint32_t i = 0; i < o.clients; i++) {
-        if (failed) { /* the workers see no connection and stop at once */
-            memclient_disconnect(w[i].c);
-            w[i].c = NULL;
-        }
-        pthread_create(&w[i].thread, NULL, run, &w[i]);
+    for (uint32_t i = 0; failed && i < o.clients; i++) {
+        /* the workers see no connection and stop at once */
+        memclient_disconnect(w[i].c);
+        w[i].c = NULL;
+    }
+    /* Thread t serves clients t, t + T, t + 2T, ... */
+    for (uint32_t t = 0; t < o.threads; t++) {
+        g[t] = (group){.w = &w[t], .n = (o.clients - t + o.threads - 1) / o.threads,
+                       .stride = o.threads, .start = &start};
+        pthread_create(&g[t].thread, NULL, run, &g[t]);
     }
     pthread_barrier_wait(&start);
     uint64_t t0 = now_ns();
-    for (uint32_t i = 0; i < o.clients; i++)
-        pthread_join(w[i].thread, NULL);
+    for (uint32_t t = 0; t < o.threads; t++)
+        pthread_join(g[t].thread, NULL);
     double elapsed = (double)(now_ns() - t0) / 1e9;
     pthread_barrier_destroy(&start);
 
@@ -347,12 +419,13 @@ int main(int argc, char **argv)
     double p99 = nlat ? (double)lat[(size_t)((double)(nlat - 1) * 0.99)] / 1e3 : 0;
     free(lat);
     free(w);
+    free(g);
     if (failed)
         return 1;
-    printf("{\"bench\":\"ipc\",\"clients\":%u,\"batch\":%u,\"pipeline\":%u,\"ops\":%" PRIu64
+    printf("{\"bench\":\"ipc\",\"clients\":%u,\"threads\":%u,\"batch\":%u,\"pipeline\":%u,\"ops\":%" PRIu64
            ",\"ops_per_s\":%.0f,\"p50_us\":%.1f,\"p99_us\":%.1f,\"seconds\":%.3f,\"requests\":%zu"
            ",\"nomem\":%" PRIu64 "}\n",
-           o.clients, o.batch, o.pipeline, ops, elapsed > 0 ? (double)ops / elapsed : 0, p50, p99,
+           o.clients, o.threads, o.batch, o.pipeline, ops, elapsed > 0 ? (double)ops / elapsed : 0, p50, p99,
            elapsed, nlat, nomem);
     if (wrong) {
         fprintf(stderr, "memd-bench-ipc: %" PRIu64 " allocations smaller than requested\n", wrong);

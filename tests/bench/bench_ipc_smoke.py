@@ -37,7 +37,10 @@ def main():
                     break
             runs = [["--clients", "2", "--seconds", "0.2"],
                     ["--clients", "2", "--seconds", "0.2", "--pipeline", "8"],
-                    ["--clients", "3", "--seconds", "0.2", "--batch", "64", "--pipeline", "4"]]
+                    ["--clients", "3", "--seconds", "0.2", "--batch", "64", "--pipeline", "4"],
+                    ["--clients", "5", "--seconds", "0.2", "--threads", "2"],
+                    ["--clients", "4", "--seconds", "0.2", "--threads", "1", "--batch", "8",
+                     "--pipeline", "2"]]
             for args in runs:
                 out = subprocess.run([bench, "--socket", sock] + args, capture_output=True,
                                      text=True, timeout=60)
@@ -57,7 +60,9 @@ def main():
                 want = {"clients": int(args[1]),
                         "batch": int(args[args.index("--batch") + 1]) if "--batch" in args else 1,
                         "pipeline": int(args[args.index("--pipeline") + 1])
-                        if "--pipeline" in args else 1}
+                        if "--pipeline" in args else 1,
+                        "threads": int(args[args.index("--threads") + 1])
+                        if "--threads" in args else int(args[1])}
                 if any(r[k] != v for k, v in want.items()) or r["ops"] % want["batch"]:
                     print(f"{args}: result {r} does not match the flags {want}")
                     return 1

@@ -44,9 +44,13 @@ case_line() { # label redis-clients redis-pipeline memd-args...
     "$label" "$rm" "$mm" "$(python3 -c "print(int($mm/2))")" "$ratio"
 }
 echo "load $(cut -d' ' -f1-3 /proc/loadavg), $reps reps x ${secs}s, medians"
-case_line "1 client"                    1 1  --clients 1
-case_line "16 clients"                 16 1  --clients 16
-case_line "64 clients"                 64 1  --clients 64
-case_line "16 clients x 16 pipelined"  16 16 --clients 16 --pipeline 16
+# redis-benchmark serves all its connections from one thread; "1 thread" runs memd's
+# clients the same way (each still its own connection), "thread each" one thread apiece.
+case_line "1 client"                          1 1  --clients 1
+case_line "16 clients, 1 thread"             16 1  --clients 16 --threads 1
+case_line "64 clients, 1 thread"             64 1  --clients 64 --threads 1
+case_line "16 clients, thread each"          16 1  --clients 16
+case_line "64 clients, thread each"          64 1  --clients 64
+case_line "16 clients x 16 pipelined, 1 thr" 16 16 --clients 16 --pipeline 16 --threads 1
 case_line "batch 256, 1 client, D4"     0 0  --clients 1 --batch 256 --pipeline 4
 case_line "batch 1024, 2 clients, D4"   0 0  --clients 2 --batch 1024 --pipeline 4
