@@ -2,7 +2,7 @@
  * file (allocations at their addresses, holders, shared names, counters), orphans and
  * reclaim, dead owners, the grace period, and every way a store is refused at start:
  * not an LMDB file, a damaged record, another device map, a locked file, another boot.
- * Plus a full store and a failing commit on the request path (frames.c). */
+ * Plus a full store and a failing commit on the request sf_path (frames.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <lmdb.h>
@@ -21,42 +21,13 @@
 #include "state.h"
 #include "store.h"
 #include "store_codec.h"
+#include "store_fixture.h"
 #include "wire.h"
 
-#define KIB 1024ull
 #define DEV_A 7
 #define DEV_B 9
 
-static char dir[64];
-static char path[128];
-
 /* ---- fixtures ---- */
-
-/* Two devices. DRAM: 4 banks x 1 MiB, data [64K, 960K). SRAM: 8 x 256K, buffers [16K, 256K).
- * data_kib changes device dev_changed's data region (another memory map). */
-static void make_spec(memd_device_spec *spec, uint32_t id, uint64_t data_kib)
-{
-    memset(spec, 0, sizeof *spec);
-    spec->id = id;
-    snprintf(spec->name, sizeof spec->name, "dev%u", id);
-    strcpy(spec->arch, "unit");
-    memd_bank_group_spec *d = &spec->groups[MEMD_KIND_DRAM];
-    d->banks = 4;
-    d->bank_size = 1024 * KIB;
-    d->alignment = 32;
-    d->nregions = 3;
-    d->regions[0] = (memd_region_spec){"code", 0, 64 * KIB, true};
-    d->regions[1] = (memd_region_spec){"data", 64 * KIB, data_kib * KIB, true};
-    d->regions[2] = (memd_region_spec){"logging", 960 * KIB, 64 * KIB, true};
-    memd_bank_group_spec *s = &spec->groups[MEMD_KIND_SRAM];
-    s->banks = 8;
-    s->bank_size = 256 * KIB;
-    s->alignment = 16;
-    s->nregions = 2;
-    s->regions[0] = (memd_region_spec){"reserved", 0, 16 * KIB, false};
-    s->regions[1] = (memd_region_spec){"buffers", 16 * KIB, 240 * KIB, true};
-    memd_device_spec_default_policy(spec);
-}
 
 typedef struct variant {
     uint64_t data_a, data_b;  /* KiB of each device's data region (default 896) */
@@ -65,23 +36,18 @@ typedef struct variant {
     bool reset;
 } variant;
 
+static void setup(void)
+{
+    sf_setup_in("memd-store");
+}
+
 static int start_v(memd_state *st, variant v, char *err, size_t errlen)
 {
-    memd_config cfg;
     memd_device_spec specs[2];
-    memset(&cfg, 0, sizeof cfg);
-    make_spec(&specs[0], DEV_A, v.data_a ? v.data_a : 896);
-    make_spec(&specs[1], DEV_B, v.data_b ? v.data_b : 896);
-    strcpy(cfg.path, "unit.yaml");
-    cfg.limits = (memd_limits){.max_frame = 1u << 20, .max_sessions = 64,
-                               .max_allocs_per_session = 100000,
-                               .max_reply_backlog = 4u << 20,
-                               .reclaim_grace_ms = v.grace_ms ? v.grace_ms : 30000};
-    cfg.ndevices = 2;
-    cfg.devices = specs;
-    ck_assert_int_eq(memd_state_init(st, &cfg, err, errlen), 0);
-    memd_store_opts o = {.dir = dir, .max_bytes = v.max_bytes, .reset = v.reset};
-    return memd_store_open(st, &o, err, errlen);
+    sf_make_spec(&specs[0], DEV_A, v.data_a ? v.data_a : 896);
+    sf_make_spec(&specs[1], DEV_B, v.data_b ? v.data_b : 896);
+    return sf_start(st, specs, 2, v.grace_ms,
+                    (memd_store_opts){.max_bytes = v.max_bytes, .reset = v.reset}, err, errlen);
 }
 
 static void start(memd_state *st, variant v)
@@ -91,67 +57,10 @@ static void start(memd_state *st, variant v)
     ck_assert_msg(rc == 0, "store open failed (%d): %s", rc, err);
 }
 
-/* What a stop (or a crash after the last commit) leaves: the store as committed. */
-static void stop(memd_state *st)
-{
-    memd_store_close(st);
-    memd_state_fini(st);
-}
-
-static void setup(void)
-{
-    strcpy(dir, "/tmp/memd-store-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/%s", dir, MEMD_STORE_FILE);
-}
-
-static void teardown(void)
-{
-    unlink(path);
-    char fail[128];
-    snprintf(fail, sizeof fail, "%s/fail", dir);
-    unlink(fail);
-    rmdir(dir);
-    unsetenv("MEMD_TEST_STORE_FAILPOINT");
-}
-
-static memd_session *session(memd_state *st, uint32_t pid, uint32_t uid)
-{
-    memd_session *s = calloc(1, sizeof *s);
-    s->pid = pid;
-    s->uid = uid;
-    s->gid = uid;
-    strcpy(s->comm, "unit");
-    memd_session_open(st, s);
-    return s;
-}
-
 static void end_session(memd_state *st, memd_session *s)
 {
     memd_session_close(st, s);
     free(s);
-}
-
-static memd_alloc *alloc(memd_state *st, memd_session *s, uint32_t dev, uint8_t cls,
-                         uint64_t bytes, const char *shared_name)
-{
-    memd_wire_alloc_req r = {.device = dev, .cls = cls, .scope = MEMD_SCOPE_DRAM,
-                             .bytes = bytes};
-    if (shared_name) {
-        r.flags = MEMD_ALLOC_F_SHARED;
-        snprintf(r.name, sizeof r.name, "%s", shared_name);
-    }
-    memd_alloc *a = NULL;
-    memd_wire_error err = {0};
-    int rc = memd_alloc_create(st, s, &r, &a, &err);
-    ck_assert_msg(rc == 0, "alloc: %d %s", rc, err.message);
-    return a;
-}
-
-static void flush(memd_state *st)
-{
-    char msg[256] = "";
-    ck_assert_msg(memd_store_flush(st, msg, sizeof msg) == 0, "flush: %s", msg);
 }
 
 static memd_wire_welcome hello(memd_state *st, memd_session *s)
@@ -160,7 +69,7 @@ static memd_wire_welcome hello(memd_state *st, memd_session *s)
     memd_wire_welcome w = {0};
     memd_wire_error err = {0};
     ck_assert_int_eq(memd_store_hello(st, s, &h, &w, &err), 0);
-    flush(st);
+    sf_flush(st);
     return w;
 }
 
@@ -276,15 +185,15 @@ END_TEST
 START_TEST(fingerprint_follows_the_memory_map)
 {
     memd_device_spec a, b;
-    make_spec(&a, 7, 896);
-    make_spec(&b, 7, 896);
+    sf_make_spec(&a, 7, 896);
+    sf_make_spec(&b, 7, 896);
     ck_assert_uint_eq(memd_store_device_fingerprint(&a), memd_store_device_fingerprint(&b));
     strcpy(b.name, "renamed"); /* names and policy do not move placements */
     b.policy[MEMD_KIND_DRAM][MEMD_CLASS_CONSTANT].dir = MEMD_DIR_TOP_DOWN;
     ck_assert_uint_eq(memd_store_device_fingerprint(&a), memd_store_device_fingerprint(&b));
     b.groups[MEMD_KIND_DRAM].regions[1].size -= 32;
     ck_assert_uint_ne(memd_store_device_fingerprint(&a), memd_store_device_fingerprint(&b));
-    make_spec(&b, 7, 896);
+    sf_make_spec(&b, 7, 896);
     b.groups[MEMD_KIND_SRAM].banks = 7;
     ck_assert_uint_ne(memd_store_device_fingerprint(&a), memd_store_device_fingerprint(&b));
 }
@@ -318,22 +227,22 @@ START_TEST(round_trip_keeps_the_map)
     memd_state st;
     start(&st, (variant){0});
     uint32_t me = (uint32_t)getpid(), uid = (uint32_t)getuid();
-    memd_session *a = session(&st, me, uid), *b = session(&st, me, uid);
+    memd_session *a = sf_session(&st, me, uid), *b = sf_session(&st, me, uid);
     memd_wire_welcome wa = hello(&st, a);
     ck_assert(wa.flags & MEMD_WELCOME_F_PERSISTENT);
-    uint64_t h1 = alloc(&st, a, DEV_A, MEMD_CLASS_CONSTANT, 3000, NULL)->handle;
-    uint64_t h2 = alloc(&st, a, DEV_A, MEMD_CLASS_PLACEHOLDER, 5000, NULL)->handle;
-    uint64_t hgone = alloc(&st, a, DEV_B, MEMD_CLASS_CONSTANT, 100, NULL)->handle;
-    memd_alloc *sh = alloc(&st, a, DEV_B, MEMD_CLASS_CONSTANT, 4096, "weights");
-    ck_assert_ptr_eq(alloc(&st, b, DEV_B, MEMD_CLASS_CONSTANT, 4096, "weights"), sh);
-    ck_assert_ptr_eq(alloc(&st, b, DEV_B, MEMD_CLASS_CONSTANT, 4096, "weights"), sh);
+    uint64_t h1 = sf_alloc(&st, a, DEV_A, MEMD_CLASS_CONSTANT, 3000, NULL)->handle;
+    uint64_t h2 = sf_alloc(&st, a, DEV_A, MEMD_CLASS_PLACEHOLDER, 5000, NULL)->handle;
+    uint64_t hgone = sf_alloc(&st, a, DEV_B, MEMD_CLASS_CONSTANT, 100, NULL)->handle;
+    memd_alloc *sh = sf_alloc(&st, a, DEV_B, MEMD_CLASS_CONSTANT, 4096, "weights");
+    ck_assert_ptr_eq(sf_alloc(&st, b, DEV_B, MEMD_CLASS_CONSTANT, 4096, "weights"), sh);
+    ck_assert_ptr_eq(sf_alloc(&st, b, DEV_B, MEMD_CLASS_CONSTANT, 4096, "weights"), sh);
     memd_hold_release(&st, memd_alloc_hold_of(memd_alloc_find(&st, hgone), a));
-    flush(&st);
+    sf_flush(&st);
     uint64_t sh_handle = sh->handle, sh_addr = sh->pl.address;
     memd_placement p1 = memd_alloc_find(&st, h1)->pl, p2 = memd_alloc_find(&st, h2)->pl;
     uint32_t ida = a->id, idb = b->id;
     uint64_t next = st.next_handle;
-    stop(&st);
+    sf_stop(&st);
     free(a);
     free(b);
 
@@ -362,9 +271,9 @@ START_TEST(round_trip_keeps_the_map)
     ck_assert_uint_eq(ob->nholds, 2);
     /* Counters continue: no handle or session id is given out twice. */
     ck_assert_uint_ge(st.next_handle, next);
-    memd_session *c = session(&st, me, uid);
+    memd_session *c = sf_session(&st, me, uid);
     ck_assert_uint_gt(c->id, idb);
-    memd_alloc *n = alloc(&st, c, DEV_A, MEMD_CLASS_CONSTANT, 3000, NULL);
+    memd_alloc *n = sf_alloc(&st, c, DEV_A, MEMD_CLASS_CONSTANT, 3000, NULL);
     uint64_t hn = n->handle;
     ck_assert_uint_gt(hn, h2);
     ck_assert(n->pl.address >= p1.address + p1.size_per_bank ||
@@ -376,9 +285,9 @@ START_TEST(round_trip_keeps_the_map)
     uint8_t bad[MEMD_TOKEN_SIZE];
     memcpy(bad, wa.token, sizeof bad);
     bad[0] ^= 1;
-    memd_session *d = session(&st, me, uid);
+    memd_session *d = sf_session(&st, me, uid);
     ck_assert_int_eq(reclaim(&st, d, ida, bad, &w, &err), -EACCES);
-    memd_session *other = session(&st, me, uid + 1);
+    memd_session *other = sf_session(&st, me, uid + 1);
     ck_assert_int_eq(reclaim(&st, other, ida, wa.token, &w, &err), -EACCES);
     ck_assert_int_eq(reclaim(&st, d, 999999, wa.token, &w, &err), -ESTALE);
     ck_assert_int_eq(reclaim(&st, c, ida, wa.token, &w, &err), -EISCONN); /* c holds one */
@@ -392,17 +301,17 @@ START_TEST(round_trip_keeps_the_map)
     ck_assert_uint_eq(memd_store_session_flags(&st, d, &deadline), 0);
     ck_assert_ptr_nonnull(memd_alloc_hold_of(r1, d));
     /* Taken already: a second reclaim finds a connected session. */
-    memd_session *e = session(&st, me, uid);
+    memd_session *e = sf_session(&st, me, uid);
     ck_assert_int_eq(reclaim(&st, e, ida, wa.token, &w, &err), -EBUSY);
-    flush(&st);
+    sf_flush(&st);
     /* The reclaimed session frees as its own. */
     memd_hold_release(&st, memd_alloc_hold_of(r1, d));
     ck_assert_ptr_null(memd_alloc_find(&st, h1));
-    flush(&st);
+    sf_flush(&st);
     end_session(&st, other);
     end_session(&st, e);
     end_session(&st, c); /* a live session's close is recorded */
-    stop(&st);
+    sf_stop(&st);
     free(d);
 
     /* Third start: d's remaining holds (h2, one on weights) and b's orphan are there,
@@ -412,7 +321,7 @@ START_TEST(round_trip_keeps_the_map)
     ck_assert_ptr_nonnull(memd_alloc_find(&st, h2));
     ck_assert_ptr_null(memd_alloc_find(&st, hn));
     ck_assert_uint_eq(memd_names_find(&st.names, 1, "weights")->refcount, 3);
-    stop(&st);
+    sf_stop(&st);
 }
 END_TEST
 
@@ -420,16 +329,16 @@ START_TEST(dead_owner_released_at_start)
 {
     memd_state st;
     start(&st, (variant){0});
-    memd_session *live = session(&st, (uint32_t)getpid(), (uint32_t)getuid());
-    memd_session *dead = session(&st, dead_pid(), (uint32_t)getuid());
-    uint64_t hl = alloc(&st, live, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL)->handle;
-    uint64_t hd = alloc(&st, dead, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL)->handle;
-    memd_alloc *sh = alloc(&st, dead, DEV_A, MEMD_CLASS_CONSTANT, 64, "both");
-    alloc(&st, live, DEV_A, MEMD_CLASS_CONSTANT, 64, "both");
+    memd_session *live = sf_session(&st, (uint32_t)getpid(), (uint32_t)getuid());
+    memd_session *dead = sf_session(&st, dead_pid(), (uint32_t)getuid());
+    uint64_t hl = sf_alloc(&st, live, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL)->handle;
+    uint64_t hd = sf_alloc(&st, dead, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL)->handle;
+    memd_alloc *sh = sf_alloc(&st, dead, DEV_A, MEMD_CLASS_CONSTANT, 64, "both");
+    sf_alloc(&st, live, DEV_A, MEMD_CLASS_CONSTANT, 64, "both");
     uint64_t hs = sh->handle;
     uint32_t dead_id = dead->id;
-    flush(&st);
-    stop(&st);
+    sf_flush(&st);
+    sf_stop(&st);
     free(live);
     free(dead);
 
@@ -440,12 +349,12 @@ START_TEST(dead_owner_released_at_start)
     memd_alloc *s = memd_alloc_find(&st, hs); /* shared: only the dead holder's share goes */
     ck_assert_ptr_nonnull(s);
     ck_assert_uint_eq(s->refcount, 1);
-    stop(&st);
+    sf_stop(&st);
     /* And the release was recorded: the next start does not see it either. */
     start(&st, (variant){0});
     ck_assert_ptr_null(memd_alloc_find(&st, hd));
     ck_assert_uint_eq(memd_alloc_find(&st, hs)->refcount, 1);
-    stop(&st);
+    sf_stop(&st);
 }
 END_TEST
 
@@ -454,10 +363,10 @@ START_TEST(grace_period_expires)
     memd_state st;
     variant v = {.grace_ms = 100};
     start(&st, v);
-    memd_session *s = session(&st, (uint32_t)getpid(), (uint32_t)getuid());
-    uint64_t h = alloc(&st, s, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL)->handle;
-    flush(&st);
-    stop(&st);
+    memd_session *s = sf_session(&st, (uint32_t)getpid(), (uint32_t)getuid());
+    uint64_t h = sf_alloc(&st, s, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL)->handle;
+    sf_flush(&st);
+    sf_stop(&st);
     free(s);
 
     start(&st, v);
@@ -470,10 +379,10 @@ START_TEST(grace_period_expires)
     memd_range_stats rs; /* and its memory went back to the engine */
     ck_assert_int_eq(memd_device_group_stats(st.devs[0].dev, MEMD_KIND_DRAM, &rs), 0);
     ck_assert_uint_eq(rs.allocated, 0);
-    stop(&st);
+    sf_stop(&st);
     start(&st, v);
     ck_assert_ptr_null(memd_alloc_find(&st, h));
-    stop(&st);
+    sf_stop(&st);
 }
 END_TEST
 
@@ -482,15 +391,15 @@ START_TEST(stop_keeps_sessions_that_shutdown_closes)
     /* What SIGTERM does: memd_store_stopping, then the connections close. */
     memd_state st;
     start(&st, (variant){0});
-    memd_session *s = session(&st, (uint32_t)getpid(), (uint32_t)getuid());
-    uint64_t h = alloc(&st, s, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL)->handle;
-    flush(&st);
+    memd_session *s = sf_session(&st, (uint32_t)getpid(), (uint32_t)getuid());
+    uint64_t h = sf_alloc(&st, s, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL)->handle;
+    sf_flush(&st);
     memd_store_stopping(&st);
     end_session(&st, s);
-    stop(&st);
+    sf_stop(&st);
     start(&st, (variant){0});
     ck_assert_ptr_nonnull(memd_alloc_find(&st, h));
-    stop(&st);
+    sf_stop(&st);
 }
 END_TEST
 
@@ -508,21 +417,21 @@ START_TEST(not_an_lmdb_file)
 {
     char junk[8192];
     memset(junk, 'j', sizeof junk);
-    write_file(path, junk, sizeof junk);
+    write_file(sf_path, junk, sizeof junk);
     memd_state st;
     char err[512] = "";
     ck_assert_int_lt(start_v(&st, (variant){0}, err, sizeof err), 0);
     ck_assert_ptr_null(st.store);
-    ck_assert_msg(strstr(err, path) && strstr(err, "not a usable memd state store") &&
+    ck_assert_msg(strstr(err, sf_path) && strstr(err, "not a usable memd state store") &&
                       strstr(err, "--reset-state"),
                   "%s", err);
     memd_state_fini(&st);
     /* The way out: --reset-state. */
     start(&st, (variant){.reset = true});
-    memd_session *s = session(&st, (uint32_t)getpid(), (uint32_t)getuid());
-    alloc(&st, s, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL);
-    flush(&st);
-    stop(&st);
+    memd_session *s = sf_session(&st, (uint32_t)getpid(), (uint32_t)getuid());
+    sf_alloc(&st, s, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL);
+    sf_flush(&st);
+    sf_stop(&st);
     free(s);
 }
 END_TEST
@@ -533,11 +442,11 @@ static MDB_env *raw_open(const char *table, MDB_txn **txn, MDB_dbi *dbi)
 {
     MDB_env *env;
     struct stat sb;
-    ck_assert_int_eq(stat(path, &sb), 0);
+    ck_assert_int_eq(stat(sf_path, &sb), 0);
     ck_assert_int_eq(mdb_env_create(&env), 0);
     mdb_env_set_maxdbs(env, 3);
     mdb_env_set_mapsize(env, (size_t)sb.st_size);
-    ck_assert_int_eq(mdb_env_open(env, path, MDB_NOSUBDIR | MDB_NOLOCK, 0600), 0);
+    ck_assert_int_eq(mdb_env_open(env, sf_path, MDB_NOSUBDIR | MDB_NOLOCK, 0600), 0);
     ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, txn), 0);
     ck_assert_int_eq(mdb_dbi_open(*txn, table, 0, dbi), 0);
     return env;
@@ -564,10 +473,10 @@ static uint64_t one_allocation(void)
 {
     memd_state st;
     start(&st, (variant){0});
-    memd_session *s = session(&st, (uint32_t)getpid(), (uint32_t)getuid());
-    uint64_t h = alloc(&st, s, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL)->handle;
-    flush(&st);
-    stop(&st);
+    memd_session *s = sf_session(&st, (uint32_t)getpid(), (uint32_t)getuid());
+    uint64_t h = sf_alloc(&st, s, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL)->handle;
+    sf_flush(&st);
+    sf_stop(&st);
     free(s);
     return h;
 }
@@ -581,7 +490,7 @@ START_TEST(damaged_record_refused)
     memd_state st;
     char err[512] = "";
     ck_assert_int_lt(start_v(&st, (variant){0}, err, sizeof err), 0);
-    ck_assert_msg(strstr(err, path) && strstr(err, "damaged"), "%s", err);
+    ck_assert_msg(strstr(err, sf_path) && strstr(err, "damaged"), "%s", err);
     ck_assert_ptr_null(st.store);
     ck_assert_ptr_null(st.sessions); /* the orphans restored before the damage are gone */
     memd_state_fini(&st);
@@ -593,15 +502,15 @@ START_TEST(overlap_refused)
     /* A second record at the same place: the map in the store is inconsistent. */
     memd_state st;
     start(&st, (variant){0});
-    memd_session *s = session(&st, (uint32_t)getpid(), (uint32_t)getuid());
-    memd_alloc *a = alloc(&st, s, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL);
-    flush(&st);
+    memd_session *s = sf_session(&st, (uint32_t)getpid(), (uint32_t)getuid());
+    memd_alloc *a = sf_alloc(&st, s, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL);
+    sf_flush(&st);
     memd_store_alloc_rec r = {.handle = a->handle + 100, .device = DEV_A, .pl = a->pl,
                               .cls = a->cls, .scope = a->scope, .nholders = 1};
     uint8_t rec[256], k[8];
     uint8_t *p = memd_store_alloc_rec_put(rec, &r);
     p = memd_store_holder_put(p, s->id, 1);
-    stop(&st);
+    sf_stop(&st);
     free(s);
     memd_store_key_u64(k, r.handle);
     poke("allocations", k, sizeof k, rec, (size_t)(p - rec));
@@ -619,17 +528,17 @@ START_TEST(changed_device_map_refused)
     char err[512] = "";
     /* B changed, and B holds nothing: fine. */
     start(&st, (variant){.data_b = 512});
-    stop(&st);
+    sf_stop(&st);
     /* A changed under its allocation: refused, naming the device and the way out. */
     ck_assert_int_lt(start_v(&st, (variant){.data_a = 512}, err, sizeof err), 0);
-    ck_assert_msg(strstr(err, path) && strstr(err, "device 7 (dev7)") &&
+    ck_assert_msg(strstr(err, sf_path) && strstr(err, "device 7 (dev7)") &&
                       strstr(err, "another memory map") && strstr(err, "--reset-state"),
                   "%s", err);
     memd_state_fini(&st);
     /* The old config still applies. */
     start(&st, (variant){0});
     ck_assert_uint_eq(st.handles.len, 1);
-    stop(&st);
+    sf_stop(&st);
 }
 END_TEST
 
@@ -641,9 +550,9 @@ START_TEST(locked_by_another_memd)
     ck_assert_int_eq(start_v(&b, (variant){0}, err, sizeof err), -EBUSY);
     ck_assert_msg(strstr(err, "in use by another memd"), "%s", err);
     memd_state_fini(&b);
-    stop(&a);
+    sf_stop(&a);
     start(&b, (variant){0}); /* the lock went with the first */
-    stop(&b);
+    sf_stop(&b);
 }
 END_TEST
 
@@ -668,7 +577,7 @@ START_TEST(store_of_another_boot_discarded)
     start(&st, (variant){0});
     ck_assert_uint_eq(st.handles.len, 0);
     ck_assert_ptr_null(st.sessions);
-    stop(&st);
+    sf_stop(&st);
 }
 END_TEST
 
@@ -679,7 +588,7 @@ START_TEST(full_store_refuses_allocations)
     memd_state st;
     variant v = {.max_bytes = 1u << 20};
     start(&st, v);
-    memd_session *s = session(&st, (uint32_t)getpid(), (uint32_t)getuid());
+    memd_session *s = sf_session(&st, (uint32_t)getpid(), (uint32_t)getuid());
     memd_wire_alloc_req r = {.device = DEV_A, .cls = MEMD_CLASS_CONSTANT,
                              .scope = MEMD_SCOPE_DRAM, .bytes = 32};
     memd_wire_error err = {0};
@@ -688,7 +597,7 @@ START_TEST(full_store_refuses_allocations)
     uint64_t *handles = calloc(30000, sizeof *handles);
     while (n < 30000 && (rc = memd_alloc_create(&st, s, &r, &a, &err)) == 0) {
         handles[n++] = a->handle;
-        flush(&st);
+        sf_flush(&st);
     }
     ck_assert_int_eq(rc, -EIO);
     ck_assert_msg(strstr(err.message, "state store is full"), "%s", err.message);
@@ -696,16 +605,16 @@ START_TEST(full_store_refuses_allocations)
     /* Releases still go in, and make room again. */
     for (int i = 0; i < n / 2; i++)
         memd_hold_release(&st, memd_alloc_hold_of(memd_alloc_find(&st, handles[i]), s));
-    flush(&st);
+    sf_flush(&st);
     ck_assert_int_eq(memd_alloc_create(&st, s, &r, &a, &err), 0);
-    flush(&st);
+    sf_flush(&st);
     uint64_t kept = st.handles.len;
-    stop(&st);
+    sf_stop(&st);
     free(s);
     free(handles);
     start(&st, v);
     ck_assert_uint_eq(st.handles.len, kept);
-    stop(&st);
+    sf_stop(&st);
 }
 END_TEST
 
@@ -721,11 +630,11 @@ static size_t frame(uint8_t *buf, uint16_t op, uint64_t id, const void *payload,
 START_TEST(failed_commit_answers_eio_and_closes)
 {
     char fail[128];
-    snprintf(fail, sizeof fail, "%s/fail", dir);
+    snprintf(fail, sizeof fail, "%s/fail", sf_dir);
     setenv("MEMD_TEST_STORE_FAILPOINT", fail, 1);
     memd_state st;
     start(&st, (variant){0});
-    memd_session *s = session(&st, (uint32_t)getpid(), (uint32_t)getuid());
+    memd_session *s = sf_session(&st, (uint32_t)getpid(), (uint32_t)getuid());
     memd_wire_alloc_req r = {.device = DEV_A, .cls = MEMD_CLASS_CONSTANT,
                              .scope = MEMD_SCOPE_DRAM, .bytes = 4096};
     uint8_t p[MEMD_WIRE_ALLOC_REQ_SIZE], in[4 * (MEMD_HDR_SIZE + MEMD_WIRE_ALLOC_REQ_SIZE)];
@@ -764,11 +673,11 @@ START_TEST(failed_commit_answers_eio_and_closes)
     ck_assert_uint_eq(st.handles.len, 0);
     unlink(fail);
     memd_store_tick(&st); /* retries */
-    stop(&st);
+    sf_stop(&st);
     start(&st, (variant){0});
     ck_assert_uint_eq(st.handles.len, 0);
     ck_assert_ptr_null(st.sessions);
-    stop(&st);
+    sf_stop(&st);
     memd_buf_free(&out);
 }
 END_TEST
@@ -777,7 +686,7 @@ Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("store");
     TCase *tc = tcase_create("store");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, setup, sf_teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, codec_alloc_record);
     tcase_add_test(tc, codec_session_and_meta);

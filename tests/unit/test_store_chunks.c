@@ -5,7 +5,7 @@
  * handle (restored as it is), damaged records refused (a foreign handle, a cut record,
  * an empty value), a write that fails half way followed by one that succeeds,
  * batch-sized rounds (the benchmark's shape) freed in order or not, and ALLOC_BATCH on
- * the request path, all or nothing. */
+ * the request sf_path, all or nothing. */
 #include <errno.h>
 #include <lmdb.h>
 #include <stdio.h>
@@ -21,50 +21,24 @@
 #include "state.h"
 #include "store.h"
 #include "store_codec.h"
+#include "store_fixture.h"
 #include "store_internal.h"
 #include "wire.h"
 
-#define KIB 1024ull
 #define DEV 7
-
-static char dir[64];
-static char path[128];
 
 /* ---- fixtures ---- */
 
-/* One device. DRAM: 4 banks x 1 MiB, data [64K, 960K). */
-static void make_spec(memd_device_spec *spec)
+static void setup(void)
 {
-    memset(spec, 0, sizeof *spec);
-    spec->id = DEV;
-    snprintf(spec->name, sizeof spec->name, "dev%u", DEV);
-    strcpy(spec->arch, "unit");
-    memd_bank_group_spec *d = &spec->groups[MEMD_KIND_DRAM];
-    d->banks = 4;
-    d->bank_size = 1024 * KIB;
-    d->alignment = 32;
-    d->nregions = 3;
-    d->regions[0] = (memd_region_spec){"code", 0, 64 * KIB, true};
-    d->regions[1] = (memd_region_spec){"data", 64 * KIB, 896 * KIB, true};
-    d->regions[2] = (memd_region_spec){"logging", 960 * KIB, 64 * KIB, true};
-    memd_device_spec_default_policy(spec);
+    sf_setup_in("memd-chunks");
 }
 
 static int start_v(memd_state *st, char *err, size_t errlen)
 {
-    memd_config cfg;
     memd_device_spec spec;
-    memset(&cfg, 0, sizeof cfg);
-    make_spec(&spec);
-    strcpy(cfg.path, "unit.yaml");
-    cfg.limits = (memd_limits){.max_frame = 1u << 20, .max_sessions = 64,
-                               .max_allocs_per_session = 100000,
-                               .max_reply_backlog = 4u << 20, .reclaim_grace_ms = 30000};
-    cfg.ndevices = 1;
-    cfg.devices = &spec;
-    ck_assert_int_eq(memd_state_init(st, &cfg, err, errlen), 0);
-    memd_store_opts o = {.dir = dir};
-    return memd_store_open(st, &o, err, errlen);
+    sf_make_spec(&spec, DEV, 896);
+    return sf_start(st, &spec, 1, 0, (memd_store_opts){0}, err, errlen);
 }
 
 static void start(memd_state *st)
@@ -74,50 +48,15 @@ static void start(memd_state *st)
     ck_assert_msg(rc == 0, "store open failed (%d): %s", rc, err);
 }
 
-static void stop(memd_state *st)
-{
-    memd_store_close(st);
-    memd_state_fini(st);
-}
-
-static void setup(void)
-{
-    strcpy(dir, "/tmp/memd-chunks-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof path, "%s/%s", dir, MEMD_STORE_FILE);
-}
-
-static void teardown(void)
-{
-    unlink(path);
-    char fail[128];
-    snprintf(fail, sizeof fail, "%s/fail", dir);
-    unlink(fail);
-    rmdir(dir);
-    unsetenv("MEMD_TEST_STORE_FAILPOINT");
-}
-
 /* A session of this process (alive: restored as an orphan, not released). */
 static memd_session *session(memd_state *st)
 {
-    memd_session *s = calloc(1, sizeof *s);
-    s->pid = (uint32_t)getpid();
-    s->uid = (uint32_t)getuid();
-    s->gid = s->uid;
-    strcpy(s->comm, "unit");
-    memd_session_open(st, s);
-    return s;
+    return sf_session(st, (uint32_t)getpid(), (uint32_t)getuid());
 }
 
 static memd_alloc *alloc(memd_state *st, memd_session *s, uint64_t bytes)
 {
-    memd_wire_alloc_req r = {.device = DEV, .cls = MEMD_CLASS_CONSTANT,
-                             .scope = MEMD_SCOPE_DRAM, .bytes = bytes};
-    memd_alloc *a = NULL;
-    memd_wire_error err = {0};
-    int rc = memd_alloc_create(st, s, &r, &a, &err);
-    ck_assert_msg(rc == 0, "alloc: %d %s", rc, err.message);
-    return a;
+    return sf_alloc(st, s, DEV, MEMD_CLASS_CONSTANT, bytes, NULL);
 }
 
 static void release(memd_state *st, memd_session *s, uint64_t handle)
@@ -127,23 +66,17 @@ static void release(memd_state *st, memd_session *s, uint64_t handle)
     memd_hold_release(st, memd_alloc_hold_of(a, s));
 }
 
-static void flush(memd_state *st)
-{
-    char msg[256] = "";
-    ck_assert_msg(memd_store_flush(st, msg, sizeof msg) == 0, "flush: %s", msg);
-}
-
 /* ---- the file, read and written directly (memd not running) ---- */
 
 static MDB_env *raw_open(MDB_txn **txn, MDB_dbi *dbi)
 {
     MDB_env *env;
     struct stat sb;
-    ck_assert_int_eq(stat(path, &sb), 0);
+    ck_assert_int_eq(stat(sf_path, &sb), 0);
     ck_assert_int_eq(mdb_env_create(&env), 0);
     mdb_env_set_maxdbs(env, 3);
     mdb_env_set_mapsize(env, (size_t)sb.st_size);
-    ck_assert_int_eq(mdb_env_open(env, path, MDB_NOSUBDIR | MDB_NOLOCK, 0600), 0);
+    ck_assert_int_eq(mdb_env_open(env, sf_path, MDB_NOSUBDIR | MDB_NOLOCK, 0600), 0);
     ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, txn), 0);
     ck_assert_int_eq(mdb_dbi_open(*txn, "allocations", 0, dbi), 0);
     return env;
@@ -310,7 +243,7 @@ START_TEST(single_allocations_keep_own_records)
     uint64_t h[5];
     for (int i = 0; i < 5; i++)
         h[i] = alloc(&st, s, 1000)->handle;
-    flush(&st);
+    sf_flush(&st);
     uint64_t keys[16];
     uint32_t nrecs[16];
     ck_assert_uint_eq(table(keys, nrecs, 16), 5);
@@ -319,9 +252,9 @@ START_TEST(single_allocations_keep_own_records)
         ck_assert_uint_eq(nrecs[i], 1);
     }
     release(&st, s, h[2]);
-    flush(&st);
+    sf_flush(&st);
     ck_assert_uint_eq(table(keys, nrecs, 16), 4);
-    stop(&st);
+    sf_stop(&st);
     free(s);
 }
 END_TEST
@@ -334,7 +267,7 @@ START_TEST(batch_records_follow_frees_and_restore)
     enum { N = 27 }; /* three chunks and part of a fourth */
     uint64_t h[N], addr[N];
     alloc_batch(&st, s, N, h, addr, 1000);
-    flush(&st);
+    sf_flush(&st);
     uint64_t keys[64];
     uint32_t nrecs[64];
     size_t nk = table(keys, nrecs, 64);
@@ -356,7 +289,7 @@ START_TEST(batch_records_follow_frees_and_restore)
             keep_addr[nkeep++] = addr[i];
         }
     }
-    flush(&st);
+    sf_flush(&st);
     nk = table(keys, nrecs, 64);
     ck_assert_uint_eq(nk, 3);
     uint32_t total = 0;
@@ -365,7 +298,7 @@ START_TEST(batch_records_follow_frees_and_restore)
         total += nrecs[i];
     }
     ck_assert_uint_eq(total, nkeep);
-    stop(&st);
+    sf_stop(&st);
     free(s);
 
     start(&st);
@@ -374,13 +307,13 @@ START_TEST(batch_records_follow_frees_and_restore)
     memd_session *s2 = session(&st);
     memd_alloc *a = alloc(&st, s2, 64);
     ck_assert_uint_gt(a->handle, h[N - 1]);
-    flush(&st);
+    sf_flush(&st);
     ck_assert_uint_eq(table(keys, nrecs, 64), 4);
-    stop(&st);
+    sf_stop(&st);
     free(s2);
     start(&st);
     ck_assert_uint_eq(st.handles.len, nkeep + 1);
-    stop(&st);
+    sf_stop(&st);
 }
 END_TEST
 
@@ -394,8 +327,8 @@ START_TEST(per_handle_store_restored)
     enum { N = 19 };
     uint64_t h[N], addr[N];
     alloc_batch(&st, s, N, h, addr, 4096);
-    flush(&st);
-    stop(&st);
+    sf_flush(&st);
+    sf_stop(&st);
     free(s);
     ck_assert_uint_eq(split_to_handles(), N);
     uint64_t keys[64];
@@ -408,15 +341,15 @@ START_TEST(per_handle_store_restored)
     memd_alloc *a = memd_alloc_find(&st, h[3]);
     ck_assert_uint_eq(a->store_key, h[3]);
     memd_hold_release(&st, a->holds);
-    flush(&st);
-    stop(&st);
+    sf_flush(&st);
+    sf_stop(&st);
     ck_assert_uint_eq(table(keys, nrecs, 64), N - 1);
     for (size_t i = 0; i < N - 1; i++)
         ck_assert_uint_eq(nrecs[i], 1);
     start(&st);
     ck_assert_uint_eq(st.handles.len, N - 1);
     ck_assert_ptr_null(memd_alloc_find(&st, h[3]));
-    stop(&st);
+    sf_stop(&st);
 }
 END_TEST
 
@@ -431,8 +364,8 @@ START_TEST(foreign_handle_in_record_refused)
     pl.address += 256 * KIB; /* elsewhere: only the key is wrong */
     uint64_t handle = a->handle + 3 * MEMD_STORE_CHUNK;
     uint32_t sid = s->id;
-    flush(&st);
-    stop(&st);
+    sf_flush(&st);
+    sf_stop(&st);
     free(s);
     uint8_t rec[256];
     size_t n = one_record(rec, handle, &pl, sid);
@@ -454,7 +387,7 @@ START_TEST(foreign_handle_in_record_refused)
     start(&st);
     ck_assert_uint_eq(st.handles.len, 2);
     ck_assert_uint_eq(memd_alloc_find(&st, handle)->store_key, handle - 2);
-    stop(&st);
+    sf_stop(&st);
 }
 END_TEST
 
@@ -467,8 +400,8 @@ START_TEST(cut_or_empty_record_refused)
     memd_placement pl = a->pl;
     uint64_t key = a->handle + 4 * MEMD_STORE_CHUNK;
     uint32_t sid = s->id;
-    flush(&st);
-    stop(&st);
+    sf_flush(&st);
+    sf_stop(&st);
     free(s);
     /* Two records where the second is cut short. */
     uint8_t rec[512];
@@ -486,7 +419,7 @@ START_TEST(cut_or_empty_record_refused)
     start(&st);
     ck_assert_uint_eq(st.handles.len, 3);
     ck_assert_uint_eq(memd_alloc_find(&st, key + MEMD_STORE_CHUNK - 1)->store_key, key);
-    stop(&st);
+    sf_stop(&st);
     /* An empty value. */
     poke(key, rec, 0);
     ck_assert_int_lt(start_v(&st, err, sizeof err), 0);
@@ -500,14 +433,14 @@ END_TEST
 START_TEST(failed_write_then_good_one)
 {
     char fail[128];
-    snprintf(fail, sizeof fail, "%s/fail", dir);
+    snprintf(fail, sizeof fail, "%s/fail", sf_dir);
     setenv("MEMD_TEST_STORE_FAILPOINT", fail, 1);
     memd_state st;
     start(&st);
     memd_session *s = session(&st);
     uint64_t first[4];
     alloc_batch(&st, s, 4, first, NULL, 1000);
-    flush(&st);
+    sf_flush(&st);
     FILE *f = fopen(fail, "w");
     ck_assert_ptr_nonnull(f);
     fclose(f);
@@ -520,12 +453,12 @@ START_TEST(failed_write_then_good_one)
     char msg[256];
     ck_assert_int_eq(memd_store_flush(&st, msg, sizeof msg), -EIO);
     unlink(fail);
-    flush(&st);
-    stop(&st);
+    sf_flush(&st);
+    sf_stop(&st);
     free(s);
     start(&st);
     expect_restored(&st, h, addr, N);
-    stop(&st);
+    sf_stop(&st);
 }
 END_TEST
 
@@ -547,7 +480,7 @@ START_TEST(batch_rounds_restore_exactly)
                 release(&st, s, h[slot][r % 2 ? i * 37 % B : i]);
         }
         alloc_batch(&st, s, B, h[slot], NULL, 32 + (uint64_t)(r * 37) % 2000);
-        flush(&st);
+        sf_flush(&st);
     }
     uint64_t want[D * B], addr[D * B];
     size_t n = 0;
@@ -556,11 +489,11 @@ START_TEST(batch_rounds_restore_exactly)
             want[n] = h[d][i];
             addr[n++] = memd_alloc_find(&st, h[d][i])->pl.address;
         }
-    stop(&st);
+    sf_stop(&st);
     free(s);
     start(&st);
     expect_restored(&st, want, addr, n);
-    stop(&st);
+    sf_stop(&st);
 }
 END_TEST
 
@@ -573,7 +506,7 @@ static size_t frame(uint8_t *buf, uint16_t op, uint64_t id, const void *payload,
     return MEMD_HDR_SIZE + len;
 }
 
-/* ALLOC_BATCH on the request path: its allocations share records; one that fails
+/* ALLOC_BATCH on the request sf_path: its allocations share records; one that fails
  * (a bad record at the end) leaves nothing, in memory or in the store; a plain ALLOC
  * after it has a record of its own. */
 START_TEST(alloc_batch_request_shares_records)
@@ -620,7 +553,7 @@ START_TEST(alloc_batch_request_shares_records)
     size_t nk = table(keys, nrecs, 64);
     ck_assert_uint_eq(nk, (N + MEMD_STORE_CHUNK - 1) / MEMD_STORE_CHUNK + 1);
     ck_assert_uint_eq(nrecs[nk - 1], 1);
-    stop(&st);
+    sf_stop(&st);
     free(s);
     memd_buf_free(&out);
 }
@@ -630,7 +563,7 @@ Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("store-chunks");
     TCase *tc = tcase_create("store-chunks");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, setup, sf_teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, single_allocations_keep_own_records);
     tcase_add_test(tc, batch_records_follow_frees_and_restore);

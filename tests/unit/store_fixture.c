@@ -1,0 +1,109 @@
+/* State-store test fixture (store_fixture.h). */
+#include "store_fixture.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+char sf_dir[64];
+char sf_path[128];
+
+void sf_setup_in(const char *prefix)
+{
+    snprintf(sf_dir, sizeof sf_dir, "/tmp/%s-XXXXXX", prefix);
+    ck_assert_ptr_nonnull(mkdtemp(sf_dir));
+    snprintf(sf_path, sizeof sf_path, "%s/%s", sf_dir, MEMD_STORE_FILE);
+}
+
+void sf_teardown(void)
+{
+    unlink(sf_path);
+    char fail[128];
+    snprintf(fail, sizeof fail, "%s/fail", sf_dir);
+    unlink(fail);
+    rmdir(sf_dir);
+    unsetenv("MEMD_TEST_STORE_FAILPOINT");
+}
+
+void sf_make_spec(memd_device_spec *spec, uint32_t id, uint64_t data_kib)
+{
+    memset(spec, 0, sizeof *spec);
+    spec->id = id;
+    snprintf(spec->name, sizeof spec->name, "dev%u", id);
+    strcpy(spec->arch, "unit");
+    memd_bank_group_spec *d = &spec->groups[MEMD_KIND_DRAM];
+    d->banks = 4;
+    d->bank_size = 1024 * KIB;
+    d->alignment = 32;
+    d->nregions = 3;
+    d->regions[0] = (memd_region_spec){"code", 0, 64 * KIB, true};
+    d->regions[1] = (memd_region_spec){"data", 64 * KIB, data_kib * KIB, true};
+    d->regions[2] = (memd_region_spec){"logging", 960 * KIB, 64 * KIB, true};
+    memd_bank_group_spec *s = &spec->groups[MEMD_KIND_SRAM];
+    s->banks = 8;
+    s->bank_size = 256 * KIB;
+    s->alignment = 16;
+    s->nregions = 2;
+    s->regions[0] = (memd_region_spec){"reserved", 0, 16 * KIB, false};
+    s->regions[1] = (memd_region_spec){"buffers", 16 * KIB, 240 * KIB, true};
+    memd_device_spec_default_policy(spec);
+}
+
+int sf_start(memd_state *st, const memd_device_spec *specs, uint32_t n, uint32_t grace_ms,
+             memd_store_opts opts, char *err, size_t errlen)
+{
+    memd_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    strcpy(cfg.path, "unit.yaml");
+    cfg.limits = (memd_limits){.max_frame = 1u << 20, .max_sessions = 64,
+                               .max_allocs_per_session = 100000,
+                               .max_reply_backlog = 4u << 20,
+                               .reclaim_grace_ms = grace_ms ? grace_ms : 30000};
+    cfg.ndevices = n;
+    cfg.devices = (memd_device_spec *)specs;
+    ck_assert_int_eq(memd_state_init(st, &cfg, err, errlen), 0);
+    opts.dir = sf_dir;
+    return memd_store_open(st, &opts, err, errlen);
+}
+
+void sf_stop(memd_state *st)
+{
+    memd_store_close(st);
+    memd_state_fini(st);
+}
+
+memd_session *sf_session(memd_state *st, uint32_t pid, uint32_t uid)
+{
+    memd_session *s = calloc(1, sizeof *s);
+    ck_assert_ptr_nonnull(s);
+    s->pid = pid;
+    s->uid = uid;
+    s->gid = uid;
+    strcpy(s->comm, "unit");
+    memd_session_open(st, s);
+    return s;
+}
+
+memd_alloc *sf_alloc(memd_state *st, memd_session *s, uint32_t dev, uint8_t cls,
+                     uint64_t bytes, const char *shared_name)
+{
+    memd_wire_alloc_req r = {.device = dev, .cls = cls, .scope = MEMD_SCOPE_DRAM,
+                             .bytes = bytes};
+    if (shared_name) {
+        r.flags = MEMD_ALLOC_F_SHARED;
+        snprintf(r.name, sizeof r.name, "%s", shared_name);
+    }
+    memd_alloc *a = NULL;
+    memd_wire_error err = {0};
+    int rc = memd_alloc_create(st, s, &r, &a, &err);
+    ck_assert_msg(rc == 0, "alloc: %d %s", rc, err.message);
+    return a;
+}
+
+void sf_flush(memd_state *st)
+{
+    char msg[256] = "";
+    ck_assert_msg(memd_store_flush(st, msg, sizeof msg) == 0, "flush: %s", msg);
+}

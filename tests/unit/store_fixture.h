@@ -1,0 +1,40 @@
+/* What the state-store suites (test_store.c, test_store_chunks.c) share: a temporary
+ * store directory, a unit device, a daemon state with its store opened there, sessions,
+ * allocations and commits. */
+#ifndef MEMD_TESTS_STORE_FIXTURE_H
+#define MEMD_TESTS_STORE_FIXTURE_H
+
+#include <stdint.h>
+
+#include "alloc.h"
+#include "session.h"
+#include "state.h"
+#include "store.h"
+
+#define KIB 1024ull
+
+extern char sf_dir[64];   /* the store's directory, made by sf_setup */
+extern char sf_path[128]; /* the store file in it */
+
+/* Check fixture hooks: a fresh directory /tmp/<prefix>-XXXXXX; everything in it removed. */
+void sf_setup_in(const char *prefix);
+void sf_teardown(void);
+
+/* A unit device: DRAM 4 banks x 1 MiB with code [0, 64K), data [64K, 64K + data_kib K),
+ * logging [960K, 1M); SRAM 8 x 256K with reserved [0, 16K) and buffers [16K, 256K). */
+void sf_make_spec(memd_device_spec *spec, uint32_t id, uint64_t data_kib);
+
+/* Initialises st for the n devices (grace_ms 0: 30 s) and opens the store in sf_dir with
+ * opts (dir is filled in). Returns memd_store_open's result with err filled. */
+int sf_start(memd_state *st, const memd_device_spec *specs, uint32_t n, uint32_t grace_ms,
+             memd_store_opts opts, char *err, size_t errlen);
+
+/* What a stop (or a crash after the last commit) leaves: the store as committed. */
+void sf_stop(memd_state *st);
+
+memd_session *sf_session(memd_state *st, uint32_t pid, uint32_t uid);
+memd_alloc *sf_alloc(memd_state *st, memd_session *s, uint32_t dev, uint8_t cls,
+                     uint64_t bytes, const char *shared_name);
+void sf_flush(memd_state *st);
+
+#endif
