@@ -140,16 +140,32 @@ static int op_free(memd_state *st, memd_session *s, const memd_wire_hdr *h, cons
     return memd_reply_begin(out, h->opcode, h->id, 0) ? 0 : -ENOMEM;
 }
 
-static int op_query(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                    const uint8_t *p, memd_buf *out)
+/* QUERY and BANKS: the allocation named by the request's handle when this session may
+ * see it; else NULL, with the error reply queued and the handler's result in *ret. */
+static memd_alloc *accessible(memd_state *st, const memd_session *s, const memd_wire_hdr *h,
+                              const uint8_t *p, memd_buf *out, int *ret)
 {
     uint64_t handle;
     int rc = memd_wire_handle_get(p, h->len, &handle);
-    if (rc < 0)
-        return malformed(st, h, out, rc);
+    if (rc < 0) {
+        *ret = malformed(st, h, out, rc);
+        return NULL;
+    }
     memd_alloc *a = memd_alloc_find(st, handle);
-    if (!a || !memd_dispatch_may_access(s, a))
-        return handle_error(st, h, out, s, handle, a);
+    if (!a || !memd_dispatch_may_access(s, a)) {
+        *ret = handle_error(st, h, out, s, handle, a);
+        return NULL;
+    }
+    return a;
+}
+
+static int op_query(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                    const uint8_t *p, memd_buf *out)
+{
+    int ret;
+    memd_alloc *a = accessible(st, s, h, p, out, &ret);
+    if (!a)
+        return ret;
     uint8_t *o = memd_reply_begin(out, h->opcode, h->id, MEMD_WIRE_ALLOC_INFO_SIZE);
     if (!o)
         return -ENOMEM;
@@ -162,13 +178,10 @@ static int op_query(memd_state *st, memd_session *s, const memd_wire_hdr *h,
 static int op_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                     const uint8_t *p, memd_buf *out)
 {
-    uint64_t handle;
-    int rc = memd_wire_handle_get(p, h->len, &handle);
-    if (rc < 0)
-        return malformed(st, h, out, rc);
-    memd_alloc *a = memd_alloc_find(st, handle);
-    if (!a || !memd_dispatch_may_access(s, a))
-        return handle_error(st, h, out, s, handle, a);
+    int ret;
+    memd_alloc *a = accessible(st, s, h, p, out, &ret);
+    if (!a)
+        return ret;
     uint32_t n = a->pl.banks;
     uint8_t *o = memd_reply_begin(out, h->opcode, h->id,
                                   MEMD_WIRE_COUNT_SIZE + n * MEMD_WIRE_HANDLE_SIZE);
