@@ -4,7 +4,7 @@
  * config accept, aliases included. */
 #include <errno.h>
 
-#include "engine/names.h"
+#include "names.h"
 #include "memclient_internal.h"
 
 const char *memclient_kind_name(memd_kind k) { return memd_kind_name(k); }

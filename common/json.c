@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "common/json.h"
+#include "json.h"
 
 /* Length of the valid UTF-8 sequence at p (1..4), or 0 if it is not one. */
 static size_t utf8_len(const unsigned char *p)

@@ -17,12 +17,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/units.h"
+#include "units.h"
 #include "listen.h"
 #include "log.h"
 #include "memd-build-config.h"
 #include "server.h"
-#include "soc/config.h"
+#include "check_config.h"
+#include "config.h"
 #include "state.h"
 #include "store.h"
 

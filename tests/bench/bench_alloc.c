@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/range.h"
+#include "range.h"
 #include "ref_range.h"
 
 #define REGION_SIZE (UINT64_C(1) << 30)

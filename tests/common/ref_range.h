@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "engine/range.h"
+#include "range.h"
 
 typedef struct ref_range ref_range;
 

@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "soc/config.h"
-#include "soc/ttmetal.h"
+#include "config.h"
+#include "ttmetal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

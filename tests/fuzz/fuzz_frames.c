@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dispatch.h"
+#include "frames.h"
 #include "session.h"
 #include "state.h"
 #include "wire.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/plan.h"
+#include "plan.h"
 #include "plan_csv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

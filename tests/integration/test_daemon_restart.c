@@ -301,7 +301,7 @@ START_TEST(grace_period_expires)
 
     /* memctl marks the orphan. */
     char cmd[512], out[4096] = "";
-    snprintf(cmd, sizeof cmd, "%s/client/memctl --socket %s sessions",
+    snprintf(cmd, sizeof cmd, "%s/tools/memctl/memctl --socket %s sessions",
              getenv("MEMD_BUILD_ROOT") ? getenv("MEMD_BUILD_ROOT") : ".", f.socket_path);
     FILE *pp = popen(cmd, "r");
     ck_assert_ptr_nonnull(pp);

@@ -3,7 +3,7 @@
  * reports, Prometheus metrics, alloc --hold / SIGTERM, free, and the exit codes and
  * messages of every failure class (usage 2, cannot connect 3, permission 4, no memory 5).
  *
- * memctl is $MEMCTL_BIN, else $MEMD_BUILD_ROOT/client/memctl. */
+ * memctl is $MEMCTL_BIN, else $MEMD_BUILD_ROOT/tools/memctl/memctl. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -31,7 +31,7 @@ static const char *memctl_path(void)
     if (bin && *bin)
         return bin;
     const char *root = getenv("MEMD_BUILD_ROOT");
-    snprintf(path, sizeof path, "%s/client/memctl", root && *root ? root : ".");
+    snprintf(path, sizeof path, "%s/tools/memctl/memctl", root && *root ? root : ".");
     return path;
 }
 

@@ -557,7 +557,7 @@ static int memctl(const char *const *args)
 {
     char bin[1024], op[256], ep[256];
     const char *root = getenv("MEMD_BUILD_ROOT");
-    snprintf(bin, sizeof bin, "%s/client/memctl", root && *root ? root : ".");
+    snprintf(bin, sizeof bin, "%s/tools/memctl/memctl", root && *root ? root : ".");
     snprintf(op, sizeof op, "%s/o.txt", f.dir);
     snprintf(ep, sizeof ep, "%s/e.txt", f.dir);
     const char *argv[32] = {bin, "--socket", f.socket_path};
@@ -631,7 +631,7 @@ START_TEST(memctl_commands)
     ck_assert_int_ge(holder, 0);
     if (holder == 0) {
         char bin[1024];
-        snprintf(bin, sizeof bin, "%s/client/memctl", getenv("MEMD_BUILD_ROOT"));
+        snprintf(bin, sizeof bin, "%s/tools/memctl/memctl", getenv("MEMD_BUILD_ROOT"));
         int null = open("/dev/null", O_WRONLY);
         dup2(null, 1);
         dup2(null, 2);

@@ -8,8 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check_config.h"
 #include "check_main.h"
-#include "soc/config.h"
+#include "config.h"
 
 #define KiB 1024ull
 #define MiB (1024ull * KiB)

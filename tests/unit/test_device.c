@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "engine/device.h"
+#include "device.h"
 
 #define KiB 1024ull
 #define MiB (1024ull * KiB)

@@ -8,6 +8,7 @@
 #include "alloc.h"
 #include "check_main.h"
 #include "dispatch.h"
+#include "frames.h"
 #include "session.h"
 #include "state.h"
 #include "wire.h"

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "engine/plan.h"
-#include "engine/plan_internal.h"
+#include "plan.h"
+#include "plan_internal.h"
 
 #define B(lo, up, sz) {.lower = (lo), .upper = (up), .size = (sz)}
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "engine/plan.h"
+#include "plan.h"
 #include "plan_csv.h"
 
 /* Lower bounds computed by a separate script (sweep over sorted events). */

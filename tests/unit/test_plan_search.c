@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "engine/plan.h"
-#include "engine/plan_internal.h"
+#include "plan.h"
+#include "plan_internal.h"
 
 #define MAXN 8
 

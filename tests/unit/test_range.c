@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "check_main.h"
-#include "engine/range.h"
+#include "range.h"
 
 #define BU MEMD_DIR_BOTTOM_UP
 #define TD MEMD_DIR_TOP_DOWN

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "soc/config.h"
-#include "soc/yaml_doc.h"
+#include "config.h"
+#include "yaml_doc.h"
 
 #define KiB 1024ull
 #define MiB (1024ull * KiB)

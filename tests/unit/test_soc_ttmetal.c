@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "check_main.h"
-#include "soc/config.h"
-#include "soc/ttmetal.h"
+#include "config.h"
+#include "ttmetal.h"
 
 #define KiB 1024ull
 #define MiB (1024ull * KiB)

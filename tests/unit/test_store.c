@@ -16,6 +16,7 @@
 #include "alloc.h"
 #include "check_main.h"
 #include "dispatch.h"
+#include "frames.h"
 #include "procstat.h"
 #include "session.h"
 #include "state.h"

@@ -17,6 +17,7 @@
 #include "alloc.h"
 #include "check_main.h"
 #include "dispatch.h"
+#include "frames.h"
 #include "session.h"
 #include "state.h"
 #include "store.h"

@@ -3,7 +3,7 @@
 #include <stdint.h>
 
 #include "check_main.h"
-#include "engine/units.h"
+#include "units.h"
 
 START_TEST(test_u64)
 {

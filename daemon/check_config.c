@@ -1,0 +1,221 @@
+/* memd soc — `memd --check-config FILE [--json]`, like `nginx -t`: load the config and
+ * every descriptor it names, build each device, then print the resulting memory map (or
+ * the first error as file:line:col: message). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check_config.h"
+#include "config.h"
+#include "json.h"
+
+static const char *human(uint64_t v, char *buf, size_t cap)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    uint64_t x = v;
+    while (u < 4 && x >= 1024 && x % 1024 == 0) {
+        x /= 1024;
+        u++;
+    }
+    snprintf(buf, cap, "%" PRIu64 " %s", x, units[u]);
+    return buf;
+}
+
+static uint64_t eff_alignment(const memd_bank_group_spec *g, const memd_class_policy *p)
+{
+    return p->alignment > g->alignment ? p->alignment : g->alignment;
+}
+
+/* ---- table ---- */
+
+static void print_offsets(FILE *out, const memd_bank_group_spec *g)
+{
+    bool all_zero = true;
+    for (uint32_t i = 0; g->bank_offsets && i < g->banks; i++)
+        all_zero &= g->bank_offsets[i] == 0;
+    if (all_zero) {
+        fprintf(out, "    offsets: all 0\n");
+        return;
+    }
+    /* Runs of equal offsets are folded: 128 L1 banks would otherwise fill the screen. */
+    fprintf(out, "    offsets:");
+    for (uint32_t i = 0; i < g->banks;) {
+        uint32_t j = i;
+        while (j + 1 < g->banks && g->bank_offsets[j + 1] == g->bank_offsets[i])
+            j++;
+        int64_t o = g->bank_offsets[i];
+        fprintf(out, " %s0x%" PRIx64, o < 0 ? "-" : "", o < 0 ? (uint64_t)0 - (uint64_t)o : (uint64_t)o);
+        if (j > i)
+            fprintf(out, " (banks %" PRIu32 "-%" PRIu32 ")", i, j);
+        i = j + 1;
+    }
+    fprintf(out, "\n");
+}
+
+static void print_group(FILE *out, memd_kind k, const memd_bank_group_spec *g,
+                        const memd_class_policy *pol)
+{
+    char h1[32], h2[32];
+    fprintf(out, "  %s: %" PRIu32 " bank%s x 0x%" PRIx64 " (%s), alignment %" PRIu64 "\n",
+            memd_kind_name(k), g->banks, g->banks == 1 ? "" : "s", g->bank_size,
+            human(g->bank_size, h1, sizeof(h1)), g->alignment);
+    print_offsets(out, g);
+    fprintf(out, "    %-12s %-18s %-18s %-12s %s\n", "region", "base", "size", "", "use");
+    for (uint32_t i = 0; i < g->nregions; i++) {
+        const memd_region_spec *r = &g->regions[i];
+        fprintf(out, "    %-12s 0x%016" PRIx64 " 0x%016" PRIx64 " %-12s %s\n", r->name, r->base, r->size,
+                human(r->size, h2, sizeof(h2)), r->allocatable ? "allocatable" : "reserved");
+    }
+    fprintf(out, "    %-12s %-12s %-10s %-6s %s\n", "class", "region", "dir", "fit", "alignment");
+    for (int c = 0; c < MEMD_CLASS_COUNT; c++) {
+        const memd_class_policy *p = &pol[c];
+        if (!p->enabled) {
+            fprintf(out, "    %-12s %s\n", memd_class_name((memd_class)c), "(not offered)");
+            continue;
+        }
+        fprintf(out, "    %-12s %-12s %-10s %-6s %" PRIu64 "\n", memd_class_name((memd_class)c),
+                g->regions[p->region].name, memd_dir_name(p->dir), memd_fit_name(p->fit),
+                eff_alignment(g, p));
+    }
+}
+
+static void print_table(FILE *out, const memd_config *cfg)
+{
+    fprintf(out, "socket: %s\n", cfg->socket_path[0] ? cfg->socket_path : "(default)");
+    fprintf(out, "state_dir: %s\n", cfg->state_dir[0] ? cfg->state_dir : "(beside the socket)");
+    fprintf(out, "admin_group: %s\n", cfg->admin_group[0] ? cfg->admin_group : "(root only)");
+    const memd_limits *l = &cfg->limits;
+    fprintf(out,
+            "limits: max_frame %" PRIu32 ", max_sessions %" PRIu32 ", max_allocs_per_session %" PRIu32
+            ", max_reply_backlog %" PRIu64 ", quota_per_uid %" PRIu64 "%s, reclaim_grace_ms %" PRIu32 "\n",
+            l->max_frame, l->max_sessions, l->max_allocs_per_session, l->max_reply_backlog,
+            l->quota_per_uid, l->quota_per_uid ? "" : " (unlimited)", l->reclaim_grace_ms);
+    for (uint32_t i = 0; i < cfg->ndevices; i++) {
+        const memd_device_spec *d = &cfg->devices[i];
+        fprintf(out, "device %" PRIu32 " '%s'%s%s\n", d->id, d->name, d->arch[0] ? " arch " : "", d->arch);
+        for (int k = 0; k < MEMD_KIND_COUNT; k++)
+            if (d->groups[k].banks)
+                print_group(out, (memd_kind)k, &d->groups[k], d->policy[k]);
+        if (d->texture.enabled)
+            fprintf(out, "  dram.texture: up to %" PRIu32 " x %" PRIu32 " texels, pitch alignment %" PRIu64 "\n",
+                    d->texture.max_width, d->texture.max_height, d->texture.pitch_alignment);
+        else
+            fprintf(out, "  dram.texture: not offered\n");
+    }
+}
+
+/* ---- JSON ---- */
+
+static void json_group(FILE *out, memd_kind k, const memd_bank_group_spec *g,
+                       const memd_class_policy *pol)
+{
+    fprintf(out, "{\"kind\":\"%s\",\"banks\":%" PRIu32 ",\"bank_size\":%" PRIu64 ",\"alignment\":%" PRIu64
+                 ",\"offsets\":[",
+            memd_kind_name(k), g->banks, g->bank_size, g->alignment);
+    for (uint32_t i = 0; i < g->banks; i++)
+        fprintf(out, "%s%" PRId64, i ? "," : "", g->bank_offsets ? g->bank_offsets[i] : 0);
+    fprintf(out, "],\"regions\":[");
+    for (uint32_t i = 0; i < g->nregions; i++) {
+        const memd_region_spec *r = &g->regions[i];
+        fprintf(out, "%s{\"name\":", i ? "," : "");
+        memd_json_str(out, r->name);
+        fprintf(out, ",\"base\":%" PRIu64 ",\"size\":%" PRIu64 ",\"allocatable\":%s}", r->base, r->size,
+                r->allocatable ? "true" : "false");
+    }
+    fprintf(out, "],\"policy\":[");
+    for (int c = 0; c < MEMD_CLASS_COUNT; c++) {
+        const memd_class_policy *p = &pol[c];
+        fprintf(out, "%s{\"class\":\"%s\",\"enabled\":%s", c ? "," : "", memd_class_name((memd_class)c),
+                p->enabled ? "true" : "false");
+        if (p->enabled) {
+            fprintf(out, ",\"region\":");
+            memd_json_str(out, g->regions[p->region].name);
+            fprintf(out, ",\"dir\":\"%s\",\"fit\":\"%s\",\"alignment\":%" PRIu64, memd_dir_name(p->dir),
+                    memd_fit_name(p->fit), eff_alignment(g, p));
+        }
+        fputc('}', out);
+    }
+    fprintf(out, "]}");
+}
+
+static void print_json(FILE *out, const memd_config *cfg)
+{
+    const memd_limits *l = &cfg->limits;
+    fprintf(out, "{\"config\":");
+    memd_json_str(out, cfg->path);
+    fprintf(out, ",\"socket\":");
+    memd_json_str(out, cfg->socket_path);
+    fprintf(out, ",\"state_dir\":");
+    memd_json_str(out, cfg->state_dir);
+    fprintf(out, ",\"admin_group\":");
+    memd_json_str(out, cfg->admin_group);
+    fprintf(out,
+            ",\"limits\":{\"max_frame\":%" PRIu32 ",\"max_sessions\":%" PRIu32 ",\"max_allocs_per_session\":%" PRIu32
+            ",\"max_reply_backlog\":%" PRIu64 ",\"quota_per_uid\":%" PRIu64 ",\"reclaim_grace_ms\":%" PRIu32 "}",
+            l->max_frame, l->max_sessions, l->max_allocs_per_session, l->max_reply_backlog, l->quota_per_uid,
+            l->reclaim_grace_ms);
+    fprintf(out, ",\"devices\":[");
+    for (uint32_t i = 0; i < cfg->ndevices; i++) {
+        const memd_device_spec *d = &cfg->devices[i];
+        fprintf(out, "%s{\"id\":%" PRIu32 ",\"name\":", i ? "," : "", d->id);
+        memd_json_str(out, d->name);
+        fprintf(out, ",\"arch\":");
+        memd_json_str(out, d->arch);
+        fprintf(out, ",\"bank_groups\":[");
+        bool first = true;
+        for (int k = 0; k < MEMD_KIND_COUNT; k++) {
+            if (!d->groups[k].banks)
+                continue;
+            if (!first)
+                fputc(',', out);
+            first = false;
+            json_group(out, (memd_kind)k, &d->groups[k], d->policy[k]);
+        }
+        fprintf(out, "],\"texture\":");
+        if (d->texture.enabled)
+            fprintf(out, "{\"max_width\":%" PRIu32 ",\"max_height\":%" PRIu32 ",\"pitch_alignment\":%" PRIu64 "}",
+                    d->texture.max_width, d->texture.max_height, d->texture.pitch_alignment);
+        else
+            fprintf(out, "null");
+        fputc('}', out);
+    }
+    fprintf(out, "]}\n");
+}
+
+int memd_check_config(const char *path, bool json, FILE *out, FILE *errout)
+{
+    memd_config cfg;
+    memd_error err;
+    memset(&err, 0, sizeof(err));
+    char line[sizeof(err.file) + sizeof(err.msg) + 32];
+    if (memd_config_load(path, &cfg, &err)) {
+        memd_error_format(&err, line, sizeof(line));
+        fprintf(errout, "%s\n", line);
+        fprintf(errout, "memd: configuration file %s test failed\n", path);
+        return 1;
+    }
+    /* Building each device runs the engine's own checks and creates its allocators:
+     * exactly what the daemon will do at start-up. */
+    for (uint32_t i = 0; i < cfg.ndevices; i++) {
+        memd_device *d = NULL;
+        char msg[400] = "";
+        int rc = memd_device_create(&cfg.devices[i], &d, msg, sizeof(msg));
+        memd_device_destroy(d);
+        if (rc) {
+            fprintf(errout, "%s: device %" PRIu32 ": %s\n", path, cfg.devices[i].id,
+                    msg[0] ? msg : "cannot be created");
+            fprintf(errout, "memd: configuration file %s test failed\n", path);
+            memd_config_free(&cfg);
+            return 1;
+        }
+    }
+    if (json) {
+        print_json(out, &cfg);
+    } else {
+        print_table(out, &cfg);
+        fprintf(out, "memd: configuration file %s test is successful\n", path);
+    }
+    memd_config_free(&cfg);
+    return 0;
+}

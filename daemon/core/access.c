@@ -1,0 +1,25 @@
+/* memd daemon — access checks (see access.h). */
+#include "access.h"
+
+#include <errno.h>
+
+#include "alloc.h"
+#include "errmsg.h"
+
+bool memd_may_access(const memd_session *s, const memd_alloc *a)
+{
+    return s->admin || memd_alloc_hold_of(a, s) != NULL;
+}
+
+int memd_access_error(const memd_session *s, uint64_t handle, const memd_alloc *a,
+                      memd_wire_error *err)
+{
+    if (!a)
+        return memd_err_set(err, -ENOENT, "no allocation with handle %llu",
+                            (unsigned long long)handle);
+    return memd_err_set(err, -EPERM,
+                        "handle %llu belongs to session %u (pid %u, uid %u), not to this "
+                        "session %u (uid %u)",
+                        (unsigned long long)handle, a->session_id, a->pid, a->uid, s->id,
+                        s->uid);
+}

@@ -1,0 +1,19 @@
+/* memd daemon — who may use an allocation: its holders, and admins. */
+#ifndef MEMD_DAEMON_ACCESS_H
+#define MEMD_DAEMON_ACCESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "state.h"
+
+/* Whether s may see or free a (it holds it, or is admin). */
+bool memd_may_access(const memd_session *s, const memd_alloc *a);
+
+/* The error for a handle that s asked for and may not use: -ENOENT when there is no
+ * such allocation (a NULL), -EPERM when it is another session's. Fills err and returns
+ * its status. */
+int memd_access_error(const memd_session *s, uint64_t handle, const memd_alloc *a,
+                      memd_wire_error *err);
+
+#endif

@@ -1,0 +1,448 @@
+/* memd daemon — allocation records (see alloc.h). */
+#include "alloc.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "errmsg.h"
+#include "hooks.h"
+#include "wire.h"
+
+/* ---- holds ---- */
+
+static void hold_link(memd_alloc *a, memd_session *s, memd_hold *h)
+{
+    h->alloc = a;
+    h->session = s;
+    h->prev = NULL;
+    h->next = s->holds;
+    if (s->holds)
+        s->holds->prev = h;
+    s->holds = h;
+    s->nholds++;
+    h->a_next = a->holds;
+    a->holds = h;
+    a->refcount++;
+}
+
+static void hold_unlink(memd_hold *h)
+{
+    memd_session *s = h->session;
+    memd_alloc *a = h->alloc;
+    if (h->prev)
+        h->prev->next = h->next;
+    else
+        s->holds = h->next;
+    if (h->next)
+        h->next->prev = h->prev;
+    s->nholds--;
+    for (memd_hold **pp = &a->holds; *pp; pp = &(*pp)->a_next) {
+        if (*pp == h) {
+            *pp = h->a_next;
+            break;
+        }
+    }
+    a->refcount--;
+    h->session = NULL;
+}
+
+memd_hold *memd_alloc_hold_of(const memd_alloc *a, const memd_session *s)
+{
+    for (memd_hold *h = a->holds; h; h = h->a_next)
+        if (h->session == s)
+            return h;
+    return NULL;
+}
+
+/* ---- quota ---- */
+
+static uint64_t quota_key(uint32_t dev, uint32_t uid)
+{
+    return (uint64_t)(dev + 1) << 32 | uid; /* never 0 */
+}
+
+static uint64_t quota_used(const memd_state *st, uint32_t dev, uint32_t uid)
+{
+    uint64_t *v = memd_map_get(&st->quota, quota_key(dev, uid));
+    return v ? *v : 0;
+}
+
+static void quota_add(memd_state *st, uint32_t dev, uint32_t uid, uint64_t bytes)
+{
+    uint64_t key = quota_key(dev, uid);
+    uint64_t *v = memd_map_get(&st->quota, key);
+    if (v)
+        *v += bytes;
+    else
+        (void)memd_map_put(&st->quota, key, bytes); /* checked by the caller's reserve */
+}
+
+static void quota_sub(memd_state *st, uint32_t dev, uint32_t uid, uint64_t bytes)
+{
+    uint64_t key = quota_key(dev, uid);
+    uint64_t *v = memd_map_get(&st->quota, key);
+    if (!v)
+        return;
+    if (*v <= bytes)
+        memd_map_remove(&st->quota, key);
+    else
+        *v -= bytes;
+}
+
+/* ---- release ---- */
+
+static void alloc_destroy(memd_state *st, memd_alloc *a)
+{
+    /* The engine only fails here if its books disagree with ours, which would be a
+     * bug; the record goes either way so a handle never points at freed memory. */
+    (void)memd_device_free(st->devs[a->dev].dev, a->pl.kind, a->pl.region, a->pl.address);
+    if (st->limits.quota_per_uid)
+        quota_sub(st, a->dev, a->uid, a->pl.size_per_bank);
+    if (a->shared)
+        memd_names_remove(&st->names, a);
+    memd_map_remove(&st->handles, a->handle);
+    st->ctr.frees++;
+    memd_pool_put(&st->alloc_pool, a);
+}
+
+void memd_hold_release(memd_state *st, memd_hold *h)
+{
+    memd_alloc *a = h->alloc;
+    memd_hooks_alloc_changed(st, a);
+    hold_unlink(h);
+    if (h == &a->first)
+        a->first_used = false;
+    else
+        memd_pool_put(&st->hold_pool, h);
+    if (a->refcount == 0)
+        alloc_destroy(st, a);
+}
+
+void memd_alloc_reclaim(memd_state *st, memd_alloc *a)
+{
+    while (a->holds->a_next)
+        memd_hold_release(st, a->holds);
+    memd_hold_release(st, a->holds); /* the last one destroys a */
+}
+
+/* ---- create ---- */
+
+static uint64_t requested_bytes(const memd_wire_alloc_req *r)
+{
+    if (r->dtype == MEMD_DTYPE_NONE)
+        return r->bytes;
+    uint64_t n = memd_dtype_size((memd_dtype)r->dtype);
+    for (uint32_t i = 0; i < r->ndim && i < MEMD_MAX_DIMS; i++) {
+        if (r->shape[i] && n > UINT64_MAX / r->shape[i])
+            return UINT64_MAX;
+        n *= r->shape[i];
+    }
+    return n;
+}
+
+static void to_engine_req(const memd_wire_alloc_req *w, memd_alloc_req *r)
+{
+    *r = (memd_alloc_req){
+        .cls = (memd_class)w->cls,
+        .scope = (memd_scope)w->scope,
+        .bytes = w->bytes,
+        .dtype = (memd_dtype)w->dtype,
+        .ndim = w->ndim,
+        .page_size = w->page_size,
+        .banks = w->banks,
+        .alignment = w->alignment,
+    };
+    memcpy(r->shape, w->shape, sizeof r->shape);
+}
+
+/* Region state for -ENOMEM / -EDQUOT replies. */
+static void fill_region_state(const memd_state *st, uint32_t dev, const memd_placement *fp,
+                              memd_wire_error *err)
+{
+    memd_range_stats rs;
+    err->size_per_bank = fp->size_per_bank;
+    err->kind = (uint8_t)fp->kind;
+    err->region = fp->region;
+    if (memd_device_region_stats(st->devs[dev].dev, fp->kind, fp->region, &rs) == 0) {
+        err->allocated = rs.allocated;
+        err->free = rs.free;
+        err->largest_free = rs.largest_free;
+    }
+}
+
+static int engine_error(const memd_state *st, uint32_t dev, const memd_wire_alloc_req *w,
+                        const memd_alloc_req *r, int rc, memd_wire_error *err)
+{
+    const memd_device_spec *spec = st->devs[dev].spec;
+    const char *scope = memd_scope_name(r->scope), *cls = memd_class_name(r->cls);
+    err->requested = requested_bytes(w);
+    err->device = spec->id;
+    err->cls = w->cls;
+    memd_placement fp;
+    switch (rc) {
+    case -ENOMEM:
+        if (memd_device_footprint(st->devs[dev].dev, r, &fp) < 0)
+            return memd_err_set(err, rc, "device %u (%s): out of memory for %s %s buffer",
+                                spec->id, spec->name, scope, cls);
+        fill_region_state(st, dev, &fp, err);
+        err->detail = MEMD_ERR_DETAIL_NOMEM;
+        return memd_err_set(err, rc,
+                            "device %u (%s) %s/%s: no room for %llu bytes of class %s "
+                            "(%llu bytes per bank x %u banks); allocated %llu, free %llu, "
+                            "largest free block %llu",
+                            spec->id, spec->name, memd_kind_name(fp.kind),
+                            spec->groups[fp.kind].regions[fp.region].name,
+                            (unsigned long long)err->requested, cls,
+                            (unsigned long long)fp.size_per_bank, fp.banks,
+                            (unsigned long long)err->allocated, (unsigned long long)err->free,
+                            (unsigned long long)err->largest_free);
+    case -EOPNOTSUPP:
+        return memd_err_set(err, rc, "device %u (%s) does not offer scope %s for class %s",
+                            spec->id, spec->name, scope, cls);
+    case -E2BIG:
+        return memd_err_set(err, rc,
+                            "device %u (%s): %s %s buffer of %llu bytes exceeds the device's "
+                            "limits or its region",
+                            spec->id, spec->name, scope, cls,
+                            (unsigned long long)err->requested);
+    case -EOVERFLOW:
+        return memd_err_set(err, rc, "device %u (%s): %s %s buffer size overflows",
+                            spec->id, spec->name, scope, cls);
+    case -EINVAL:
+        return memd_err_set(err, rc,
+                            "device %u (%s): invalid %s %s request (bytes %llu, dtype %s, "
+                            "ndim %u, page size %llu, alignment %llu, banks %u)",
+                            spec->id, spec->name, scope, cls, (unsigned long long)w->bytes,
+                            memd_dtype_name(r->dtype), w->ndim,
+                            (unsigned long long)w->page_size, (unsigned long long)w->alignment,
+                            w->banks);
+    default:
+        return memd_err_set(err, rc, "device %u (%s): %s %s allocation failed: %s", spec->id,
+                            spec->name, scope, cls, strerror(-rc));
+    }
+}
+
+static bool same_shape(const memd_alloc *a, const memd_wire_alloc_req *w,
+                       const memd_placement *fp)
+{
+    return a->cls == w->cls && a->scope == w->scope && a->pl.kind == fp->kind &&
+           a->pl.region == fp->region && a->pl.size_per_bank == fp->size_per_bank &&
+           a->pl.banks == fp->banks && a->pl.page_size == fp->page_size;
+}
+
+static int acquire_shared(memd_state *st, memd_session *s, memd_alloc *a,
+                          const memd_wire_alloc_req *w, const memd_alloc_req *r,
+                          memd_alloc **out, memd_wire_error *err)
+{
+    memd_placement fp;
+    int rc = memd_device_footprint(st->devs[a->dev].dev, r, &fp);
+    if (rc < 0)
+        return engine_error(st, a->dev, w, r, rc, err);
+    if (!same_shape(a, w, &fp))
+        return memd_err_set(err, -EEXIST,
+                            "device %u: shared name '%s' is held with class %s and %llu bytes "
+                            "per bank; this request asks for class %s and %llu",
+                            st->devs[a->dev].spec->id, a->name,
+                            memd_class_name((memd_class)a->cls),
+                            (unsigned long long)a->pl.size_per_bank,
+                            memd_class_name((memd_class)w->cls),
+                            (unsigned long long)fp.size_per_bank);
+    memd_hold *h = a->first_used ? memd_pool_get(&st->hold_pool) : &a->first;
+    if (!h)
+        return memd_err_set(err, -ENOMEM, "daemon out of memory");
+    if (h == &a->first)
+        a->first_used = true;
+    hold_link(a, s, h);
+    memd_hooks_alloc_changed(st, a);
+    *out = a;
+    return 0;
+}
+
+int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
+                      memd_alloc **out, memd_wire_error *err)
+{
+    int dev = memd_state_dev_index(st, w->device);
+    if (dev < 0)
+        return memd_err_set(err, dev, "no device %u (%u configured)", w->device, st->ndevs);
+    if (st->limits.max_allocs_per_session && s->nholds >= st->limits.max_allocs_per_session)
+        return memd_err_set(err, -EMFILE,
+                            "session %u holds %u allocations, the limit "
+                            "(max_allocs_per_session)",
+                            s->id, s->nholds);
+    bool shared = w->flags & MEMD_ALLOC_F_SHARED;
+    if (shared && w->name[0] == '\0')
+        return memd_err_set(err, -EINVAL, "a shared allocation needs a name");
+    int src = memd_hooks_prepare(st, s, err); /* e.g. room in the state store */
+    if (src < 0)
+        return src;
+
+    memd_alloc_req r;
+    to_engine_req(w, &r);
+    if (shared) {
+        memd_alloc *a = memd_names_find(&st->names, (uint32_t)dev, w->name);
+        if (a)
+            return acquire_shared(st, s, a, w, &r, out, err);
+    }
+
+    memd_device *d = st->devs[dev].dev;
+    if (st->limits.quota_per_uid) {
+        memd_placement fp;
+        int rc = memd_device_footprint(d, &r, &fp);
+        if (rc < 0)
+            return engine_error(st, (uint32_t)dev, w, &r, rc, err);
+        uint64_t used = quota_used(st, (uint32_t)dev, s->uid);
+        uint64_t quota = st->limits.quota_per_uid;
+        if (used > quota || fp.size_per_bank > quota - used) {
+            fill_region_state(st, (uint32_t)dev, &fp, err);
+            err->requested = requested_bytes(w);
+            err->device = w->device;
+            err->cls = w->cls;
+            err->detail = MEMD_ERR_DETAIL_QUOTA;
+            return memd_err_set(err, -EDQUOT,
+                                "uid %u on device %u: quota of %llu bytes per bank exceeded "
+                                "(%llu in use, %llu more requested)",
+                                s->uid, w->device,
+                                (unsigned long long)st->limits.quota_per_uid,
+                                (unsigned long long)used,
+                                (unsigned long long)fp.size_per_bank);
+        }
+        /* Reserve the map slot now so charging after placement cannot fail. */
+        if (!memd_map_get(&st->quota, quota_key((uint32_t)dev, s->uid)) &&
+            memd_map_put(&st->quota, quota_key((uint32_t)dev, s->uid), 0) < 0)
+            return memd_err_set(err, -ENOMEM, "daemon out of memory");
+    }
+
+    memd_alloc *a = memd_pool_get(&st->alloc_pool);
+    if (!a)
+        return memd_err_set(err, -ENOMEM, "daemon out of memory");
+    int rc = memd_device_alloc(d, &r, &a->pl);
+    if (rc < 0) {
+        memd_pool_put(&st->alloc_pool, a);
+        if (st->limits.quota_per_uid)
+            quota_sub(st, (uint32_t)dev, s->uid, 0); /* drops the slot reserved above if unused */
+        return engine_error(st, (uint32_t)dev, w, &r, rc, err);
+    }
+    a->handle = st->next_handle++;
+    a->dev = (uint32_t)dev;
+    if (memd_map_put(&st->handles, a->handle, (uint64_t)(uintptr_t)a) < 0)
+        goto nomem;
+    if (shared) {
+        memcpy(a->name, w->name, sizeof a->name);
+        if (memd_names_add(&st->names, a) < 0) {
+            memd_map_remove(&st->handles, a->handle);
+            goto nomem;
+        }
+        a->shared = true;
+    } else if (w->name[0]) {
+        memcpy(a->name, w->name, sizeof a->name);
+    }
+    a->requested = requested_bytes(w);
+    a->created_ns = memd_state_now(st);
+    a->cls = w->cls;
+    a->scope = w->scope;
+    a->pid = s->pid;
+    a->uid = s->uid;
+    a->gid = s->gid;
+    a->session_id = s->id;
+    memcpy(a->comm, s->comm, sizeof a->comm);
+    a->first_used = true;
+    hold_link(a, s, &a->first);
+    if (st->limits.quota_per_uid)
+        quota_add(st, a->dev, a->uid, a->pl.size_per_bank);
+    st->ctr.allocs++;
+    memd_hooks_alloc_created(st, a);
+    *out = a;
+    return 0;
+
+nomem:
+    (void)memd_device_free(d, a->pl.kind, a->pl.region, a->pl.address);
+    if (st->limits.quota_per_uid)
+        quota_sub(st, (uint32_t)dev, s->uid, 0);
+    memd_pool_put(&st->alloc_pool, a);
+    return memd_err_set(err, -ENOMEM, "daemon out of memory");
+}
+
+/* ---- restore (state store) ---- */
+
+int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc *proto, memd_alloc **out)
+{
+    if (memd_map_get(&st->handles, proto->handle) ||
+        (proto->shared && memd_names_find(&st->names, dev, proto->name)))
+        return -EEXIST;
+    if (st->limits.quota_per_uid && !memd_map_get(&st->quota, quota_key(dev, proto->uid)) &&
+        memd_map_put(&st->quota, quota_key(dev, proto->uid), 0) < 0)
+        return -ENOMEM;
+    memd_alloc *a = memd_pool_get(&st->alloc_pool);
+    if (!a)
+        return -ENOMEM;
+    /* The stored placement, not a new one: living clients use these addresses. */
+    int rc = memd_device_alloc_at(st->devs[dev].dev, &proto->pl);
+    if (rc < 0) {
+        memd_pool_put(&st->alloc_pool, a);
+        return rc;
+    }
+    *a = *proto;
+    a->dev = dev;
+    a->refcount = 0;
+    a->first_used = false;
+    a->holds = NULL;
+    a->name_next = NULL;
+    a->mark = 0;
+    if (memd_map_put(&st->handles, a->handle, (uint64_t)(uintptr_t)a) < 0 ||
+        (a->shared && memd_names_add(&st->names, a) < 0)) {
+        memd_map_remove(&st->handles, a->handle);
+        (void)memd_device_free(st->devs[dev].dev, a->pl.kind, a->pl.region, a->pl.address);
+        memd_pool_put(&st->alloc_pool, a);
+        return -ENOMEM;
+    }
+    if (st->limits.quota_per_uid)
+        quota_add(st, dev, a->uid, a->pl.size_per_bank);
+    *out = a;
+    return 0;
+}
+
+int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s)
+{
+    memd_hold *h = a->first_used ? memd_pool_get(&st->hold_pool) : &a->first;
+    if (!h)
+        return -ENOMEM;
+    if (h == &a->first)
+        a->first_used = true;
+    hold_link(a, s, h);
+    return 0;
+}
+
+/* ---- views ---- */
+
+void memd_alloc_to_buffer(const memd_alloc *a, memd_wire_buffer *b)
+{
+    *b = (memd_wire_buffer){
+        .handle = a->handle,
+        .address = a->pl.address,
+        .size_per_bank = a->pl.size_per_bank,
+        .page_size = a->pl.page_size,
+        .pitch = a->pl.pitch,
+        .banks = a->pl.banks,
+        .refcount = a->refcount,
+        .kind = (uint8_t)a->pl.kind,
+        .region = a->pl.region,
+    };
+}
+
+void memd_alloc_to_info(const memd_state *st, const memd_alloc *a, memd_wire_alloc_info *i)
+{
+    memset(i, 0, sizeof *i);
+    memd_alloc_to_buffer(a, &i->buf);
+    i->device = st->devs[a->dev].spec->id;
+    i->cls = a->cls;
+    i->scope = a->scope;
+    i->pid = a->pid;
+    i->uid = a->uid;
+    i->gid = a->gid;
+    i->session_id = a->session_id;
+    i->created_ns = a->created_ns;
+    memcpy(i->name, a->name, sizeof i->name);
+    memcpy(i->comm, a->comm, sizeof i->comm);
+}

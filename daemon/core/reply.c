@@ -1,0 +1,49 @@
+/* memd daemon — reply frames (see reply.h). */
+#include "reply.h"
+
+#include <errno.h>
+
+#include "state.h"
+#include "wire.h"
+
+static void put_hdr(uint8_t *p, uint16_t op, uint64_t id, uint32_t len, int32_t status)
+{
+    memd_wire_hdr h = {.magic = MEMD_PROTO_MAGIC, .version = MEMD_PROTO_VERSION,
+                       .opcode = op, .id = id, .len = len, .status = status};
+    memd_wire_hdr_put(p, &h);
+}
+
+uint8_t *memd_reply_begin(memd_buf *out, uint16_t op, uint64_t id, uint32_t len)
+{
+    uint8_t *p = memd_buf_append(out, MEMD_HDR_SIZE + (size_t)len);
+    if (!p)
+        return NULL;
+    put_hdr(p, op, id, len, 0);
+    return p + MEMD_HDR_SIZE;
+}
+
+int memd_reply_error(memd_buf *out, uint16_t op, uint64_t id, const memd_wire_error *err)
+{
+    uint8_t *p = memd_buf_append(out, MEMD_HDR_SIZE + MEMD_WIRE_ERROR_SIZE);
+    if (!p)
+        return -ENOMEM;
+    put_hdr(p, op, id, MEMD_WIRE_ERROR_SIZE, err->status);
+    memd_wire_error_put(p + MEMD_HDR_SIZE, err);
+    return 0;
+}
+
+void memd_reply_patch_len(memd_buf *out, size_t hdr_off)
+{
+    memd_wire_put_u32(out->data + hdr_off + 16,
+                      (uint32_t)(out->len - hdr_off - MEMD_HDR_SIZE));
+}
+
+int memd_reply_fail(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
+                    memd_wire_error *err, bool close_after)
+{
+    if (close_after)
+        st->ctr.protocol_errors++;
+    if (memd_reply_error(out, h->opcode, h->id, err) < 0)
+        return -ENOMEM;
+    return close_after ? MEMD_CLOSE : 0;
+}

@@ -1,0 +1,108 @@
+/* memd daemon — service state setup and teardown (see state.h). */
+#include "state.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "alloc.h"
+#include "hooks.h"
+#include "session.h"
+
+uint64_t memd_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* "memd-admin" or "1234". An unknown group is an error: silently falling back to
+ * "only root" would hide a typo that locks operators out. */
+static int resolve_group(const char *name, gid_t *out, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(name, &end, 10);
+    if (*name && *end == '\0' && errno == 0 && v < (gid_t)-1) {
+        *out = (gid_t)v;
+        return 0;
+    }
+    struct group gr, *res = NULL;
+    char buf[16384];
+    int rc = getgrnam_r(name, &gr, buf, sizeof buf, &res);
+    if (rc != 0 || !res) {
+        snprintf(err, errlen, "admin_group '%s': no such group", name);
+        return -ENOENT;
+    }
+    *out = gr.gr_gid;
+    return 0;
+}
+
+int memd_state_init(memd_state *st, const memd_config *cfg, char *err, size_t errlen)
+{
+    *st = (memd_state){0};
+    st->limits = cfg->limits;
+    st->next_handle = 1;
+    st->next_mark = 1;
+    st->next_session_id = 1;
+    st->start_ns = memd_now_ns();
+    memd_pool_init(&st->alloc_pool, sizeof(memd_alloc), 1024);
+    memd_pool_init(&st->hold_pool, sizeof(memd_hold), 256);
+    if (cfg->admin_group[0]) {
+        int rc = resolve_group(cfg->admin_group, &st->admin_gid, err, errlen);
+        if (rc < 0)
+            return rc;
+        st->have_admin_gid = true;
+    }
+    if (cfg->ndevices == 0) {
+        snprintf(err, errlen, "%s: no devices configured", cfg->path);
+        return -EINVAL;
+    }
+    st->devs = calloc(cfg->ndevices, sizeof *st->devs);
+    if (!st->devs) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    for (uint32_t i = 0; i < cfg->ndevices; i++) {
+        char msg[256] = "";
+        int rc = memd_device_create(&cfg->devices[i], &st->devs[i].dev, msg, sizeof msg);
+        if (rc < 0) {
+            snprintf(err, errlen, "device %u (%s): %s", cfg->devices[i].id,
+                     cfg->devices[i].name, msg);
+            memd_state_fini(st);
+            return rc;
+        }
+        st->devs[i].spec = memd_device_spec_of(st->devs[i].dev);
+        st->ndevs = i + 1;
+    }
+    return 0;
+}
+
+void memd_state_fini(memd_state *st)
+{
+    while (st->sessions)
+        memd_session_close(st, st->sessions);
+    memd_hooks_destroy(st); /* before the devices: listeners may still release holds */
+    for (uint32_t i = 0; i < st->ndevs; i++)
+        memd_device_destroy(st->devs[i].dev);
+    free(st->devs);
+    memd_map_free(&st->handles);
+    memd_map_free(&st->quota);
+    memd_names_free(&st->names);
+    memd_pool_free(&st->alloc_pool);
+    memd_pool_free(&st->hold_pool);
+    free(st->scratch);
+    *st = (memd_state){0};
+}
+
+int memd_state_dev_index(const memd_state *st, uint32_t id)
+{
+    /* Few devices per host: a scan beats any index. */
+    for (uint32_t i = 0; i < st->ndevs; i++)
+        if (st->devs[i].spec->id == id)
+            return (int)i;
+    return -ENODEV;
+}

@@ -1,0 +1,129 @@
+/* memd daemon — the service state: devices, allocation records, sessions, counters.
+ *
+ * Everything here is plain data driven by dispatch; no libuv, no sockets, so the whole
+ * request path can be exercised by unit tests without a daemon. */
+#ifndef MEMD_DAEMON_STATE_H
+#define MEMD_DAEMON_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "device.h"
+#include "hooks.h"
+#include "map.h"
+#include "memd/protocol.h"
+#include "pool.h"
+#include "config.h"
+
+typedef struct memd_session memd_session;
+typedef struct memd_alloc memd_alloc;
+typedef struct memd_models memd_models; /* model.h */
+typedef struct memd_store memd_store;   /* store.h */
+
+/* One holder of an allocation: the creator, or a session that acquired a shared one. */
+typedef struct memd_hold {
+    memd_alloc *alloc;
+    memd_session *session;
+    struct memd_hold *prev, *next; /* the session's holds */
+    struct memd_hold *a_next;      /* the allocation's holders */
+} memd_hold;
+
+struct memd_alloc {
+    uint64_t handle;               /* never reused while the daemon runs */
+    uint64_t requested;            /* bytes the client asked for (shape * dtype computed) */
+    uint64_t created_ns;           /* CLOCK_REALTIME */
+    uint64_t mark;                 /* batch free: duplicate detection */
+    memd_placement pl;
+    uint32_t dev;                  /* index into memd_state.devs */
+    uint32_t refcount;             /* holders */
+    uint32_t pid, uid, gid, session_id; /* creator */
+    uint8_t cls, scope;
+    bool shared;                   /* in the name table */
+    bool first_used;
+    memd_hold first;               /* the creator's hold: no second record in the common case */
+    memd_hold *holds;
+    memd_alloc *name_next;         /* name table chain */
+    uint64_t store_key;            /* state store: key of the record that holds it */
+    char comm[16];
+    char name[MEMD_NAME_MAX];
+};
+
+struct memd_session {
+    uint32_t id;
+    uint32_t pid, uid, gid;
+    bool admin;                    /* root or in the configured admin group */
+    uint16_t version;              /* negotiated protocol version (HELLO), default 1 */
+    char comm[16];
+    char client_name[32];
+    uint64_t connected_ns;
+    uint64_t requests;
+    uint32_t nholds;
+    memd_hold *holds;              /* doubly linked */
+    memd_session *prev, *next;     /* memd_state.sessions */
+};
+
+typedef struct memd_dev {
+    memd_device *dev;
+    const memd_device_spec *spec;
+} memd_dev;
+
+typedef struct memd_counters {
+    uint64_t requests, allocs, frees, alloc_failures, protocol_errors, sessions_total;
+    uint64_t bytes_in, bytes_out;
+} memd_counters;
+
+/* Shared allocations by (device, name): chained hash table. */
+typedef struct memd_names {
+    memd_alloc **buckets;
+    size_t cap, len;               /* cap: power of two or 0 */
+} memd_names;
+
+typedef struct memd_state {
+    memd_dev *devs;
+    uint32_t ndevs;
+    memd_limits limits;
+    bool have_admin_gid;
+    gid_t admin_gid;
+    uint64_t next_handle;
+    uint64_t next_mark;
+    uint32_t next_session_id;
+    memd_map handles;              /* handle -> memd_alloc * */
+    memd_map quota;                /* memd_quota_key(dev, uid) -> bytes per bank in use */
+    memd_names names;
+    memd_pool alloc_pool, hold_pool;
+    memd_session *sessions;
+    uint32_t nsessions;
+    memd_counters ctr;
+    uint64_t start_ns;
+    uint64_t now_ns;               /* request time, read once per request (memd_state_now) */
+    memd_alloc **scratch;          /* FREE_BATCH: records found in its checking pass */
+    size_t scratch_cap;
+    memd_hook *hooks;              /* listeners on changes (hooks.h): store, models */
+    /* Where the layers that listen keep their state; core never looks inside. */
+    memd_models *models;           /* plans, models, instances (model.h); NULL until used */
+    memd_store *store;             /* the state store (store.h); NULL: not persisted */
+} memd_state;
+
+/* Builds one engine device per configured spec and resolves the admin group.
+ * 0, or a negative errno with a message in err. */
+int memd_state_init(memd_state *st, const memd_config *cfg, char *err, size_t errlen);
+/* Releases every session's holds and destroys the devices. */
+void memd_state_fini(memd_state *st);
+
+/* Index of the device with this id, or -ENODEV. */
+int memd_state_dev_index(const memd_state *st, uint32_t id);
+
+uint64_t memd_now_ns(void); /* CLOCK_REALTIME */
+
+/* The current request's time: one clock read per request, not per allocation of a
+ * batch. memd_dispatch resets it. */
+static inline uint64_t memd_state_now(memd_state *st)
+{
+    if (st->now_ns == 0)
+        st->now_ns = memd_now_ns();
+    return st->now_ns;
+}
+
+#endif

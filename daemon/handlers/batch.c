@@ -1,0 +1,142 @@
+/* memd daemon — ALLOC_BATCH and FREE_BATCH: all or nothing. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "access.h"
+#include "alloc.h"
+#include "dispatch.h"
+#include "errmsg.h"
+#include "model.h"
+#include "reply.h"
+#include "store.h"
+#include "wire.h"
+
+/* Each successful memd_alloc_create puts the new hold at the head of the session's
+ * list, so undoing the last k allocations releases the first k holds of that list. */
+static void rollback(memd_state *st, memd_session *s, uint32_t k)
+{
+    while (k-- > 0)
+        memd_hold_release(st, s->holds);
+}
+
+static int alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                       const uint8_t *p, memd_buf *out)
+{
+    uint32_t n;
+    memd_wire_error err = {0};
+    int rc = memd_wire_count_get(p, h->len, MEMD_WIRE_ALLOC_REQ_SIZE, UINT32_MAX, &n);
+    if (rc < 0) {
+        memd_err_set(&err, rc, "malformed ALLOC_BATCH request (%u payload bytes): count "
+                               "does not match the records that follow", h->len);
+        return memd_reply_fail(st, h, out, &err, true);
+    }
+    if (MEMD_WIRE_COUNT_SIZE + (uint64_t)n * MEMD_WIRE_BUFFER_SIZE > MEMD_MAX_REPLY) {
+        memd_err_set(&err, -E2BIG, "ALLOC_BATCH of %u records: the reply would exceed %u "
+                                   "bytes; split the batch", n, MEMD_MAX_REPLY);
+        return memd_reply_fail(st, h, out, &err, false);
+    }
+    size_t hdr_off = out->len;
+    uint8_t *o = memd_reply_begin(out, h->opcode, h->id,
+                                  MEMD_WIRE_COUNT_SIZE + n * MEMD_WIRE_BUFFER_SIZE);
+    if (!o)
+        return -ENOMEM;
+    o = memd_wire_count_put(o, n);
+    p += MEMD_WIRE_COUNT_SIZE;
+    for (uint32_t i = 0; i < n; i++, p += MEMD_WIRE_ALLOC_REQ_SIZE) {
+        memd_wire_alloc_req req;
+        memd_alloc *a;
+        rc = memd_wire_alloc_req_get(p, MEMD_WIRE_ALLOC_REQ_SIZE, &req);
+        if (rc < 0) {
+            rollback(st, s, i);
+            out->len = hdr_off;
+            memd_err_set(&err, rc, "malformed ALLOC_BATCH request: record %u of %u has a "
+                                   "field out of range or a string without its NUL", i, n);
+            return memd_reply_fail(st, h, out, &err, true);
+        }
+        rc = memd_model_check_alloc_name(req.name, &err);
+        if (rc == 0)
+            rc = memd_alloc_create(st, s, &req, &a, &err);
+        if (rc < 0) {
+            rollback(st, s, i);
+            out->len = hdr_off;
+            st->ctr.alloc_failures++;
+            /* Say which record failed; the reason follows. */
+            char msg[sizeof err.message];
+            memcpy(msg, err.message, sizeof msg);
+            memd_err_set(&err, rc, "record %u of %u: %s (nothing allocated)", i, n, msg);
+            return memd_reply_fail(st, h, out, &err, false);
+        }
+        memd_wire_buffer b;
+        memd_alloc_to_buffer(a, &b);
+        o = memd_wire_buffer_put(o, &b);
+    }
+    return 0;
+}
+
+int memd_op_alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                              const uint8_t *p, memd_buf *out)
+{
+    /* The batch's allocations share state store records (store.h). */
+    memd_store_batch(st, true);
+    int rc = alloc_batch(st, s, h, p, out);
+    memd_store_batch(st, false);
+    return rc;
+}
+
+int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                             const uint8_t *p, memd_buf *out)
+{
+    uint32_t n;
+    memd_wire_error err = {0};
+    int rc = memd_wire_count_get(p, h->len, MEMD_WIRE_HANDLE_SIZE, UINT32_MAX, &n);
+    if (rc < 0) {
+        memd_err_set(&err, rc, "malformed FREE_BATCH request (%u payload bytes): count "
+                               "does not match the handles that follow", h->len);
+        return memd_reply_fail(st, h, out, &err, true);
+    }
+    p += MEMD_WIRE_COUNT_SIZE;
+    if (n > st->scratch_cap) {
+        /* Grows to the largest batch seen, then is reused: no allocation per request. */
+        memd_alloc **sc = realloc(st->scratch, n * sizeof *sc);
+        if (!sc)
+            return -ENOMEM;
+        st->scratch = sc;
+        st->scratch_cap = n;
+    }
+    /* Pass 1 checks everything, so pass 2 cannot fail half way. The mark catches a
+     * handle listed twice, which could only be freed once. */
+    uint64_t mark = st->next_mark++;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t handle = memd_wire_u64(p + (size_t)i * MEMD_WIRE_HANDLE_SIZE);
+        memd_alloc *a = st->scratch[i] = memd_alloc_find(st, handle);
+        if (!a)
+            memd_err_set(&err, -ENOENT, "handle %u of %u: no allocation with handle %llu "
+                                        "(nothing freed)", i, n, (unsigned long long)handle);
+        else if (!memd_may_access(s, a))
+            memd_err_set(&err, -EPERM, "handle %u of %u: %llu belongs to session %u, not "
+                                       "to this session %u (nothing freed)",
+                         i, n, (unsigned long long)handle, a->session_id, s->id);
+        else if (memd_models_managed(st, handle) && memd_alloc_hold_of(a, s))
+            memd_err_set(&err, -EBUSY, "handle %u of %u: %llu belongs to a loaded model or "
+                                       "an instance (nothing freed)",
+                         i, n, (unsigned long long)handle);
+        else if (a->mark == mark)
+            memd_err_set(&err, -EINVAL, "handle %u of %u: %llu is listed twice (nothing "
+                                        "freed)", i, n, (unsigned long long)handle);
+        else {
+            a->mark = mark;
+            continue;
+        }
+        return memd_reply_fail(st, h, out, &err, false);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        memd_alloc *a = st->scratch[i];
+        memd_hold *hold = memd_alloc_hold_of(a, s);
+        if (hold)
+            memd_hold_release(st, hold);
+        else
+            memd_alloc_reclaim(st, a); /* admin */
+    }
+    return memd_reply_begin(out, h->opcode, h->id, 0) ? 0 : -ENOMEM;
+}

@@ -1,0 +1,167 @@
+/* memd daemon — plans and models: the records shared by the model_*.c files. */
+#ifndef MEMD_DAEMON_MODEL_INTERNAL_H
+#define MEMD_DAEMON_MODEL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "plan.h"
+#include "map.h"
+#include "model.h"
+
+/* Daemon-side bounds (protocol.h has the ones clients see). */
+#define MEMD_PLAN_CACHE_BYTES (128u << 20) /* unreferenced plans are evicted past this */
+#define MEMD_UPLOAD_TOTAL (256u << 20)     /* bytes of open uploads, all sessions */
+
+/* One cached plan: the canonical problem (compared on every hit, so a hash collision
+ * can never hand out another problem's offsets) and its offsets. */
+typedef struct memd_plan_entry {
+    uint64_t id;                   /* content hash, the wire's plan_id (never 0) */
+    memd_plan_buffer *bufs;        /* canonical: align >= 1, offset 0 unless pinned */
+    uint64_t *offsets;
+    uint32_t n;
+    bool precomputed, optimal;
+    uint64_t arena, lower_bound, iterations, plan_us, created_ns, hits;
+    char strategy[32];
+    uint32_t models;               /* loaded models using it: never evicted meanwhile */
+    size_t bytes;                  /* memory it takes, for the cache budget */
+    struct memd_plan_entry *prev, *next; /* LRU: head is the most recently used */
+} memd_plan_entry;
+
+/* A document being uploaded in parts. */
+typedef struct memd_upload {
+    const memd_session *s;
+    uint64_t id, total, received;
+    uint8_t *data;
+    size_t cap;
+    struct memd_upload *next;
+} memd_upload;
+
+struct memd_model_job {
+    memd_session *s;               /* NULL once the session went away */
+    memd_buf *out;
+    uint64_t req_id;
+    uint16_t op;
+    uint64_t key;
+    bool precomputed;
+    memd_plan_buffer *bufs;        /* owned; handed to the cache entry on success */
+    uint64_t *offsets;
+    uint32_t n;
+    uint64_t seed, budget_ns;
+    /* results (worker) */
+    int rc;
+    memd_plan_violation v;
+    memd_plan_result res;
+    char strategy[32];
+    uint64_t plan_us;
+    struct memd_model_job *next;
+};
+
+typedef struct memd_model_tensor {
+    uint64_t size, align, lower, upper;
+    uint64_t off;                  /* WEIGHT: offset in the constants buffer */
+    uint32_t ref;                  /* ACTIVATION: plan index; placeholders: their index;
+                                      ALIAS: the source tensor */
+    uint8_t role;
+} memd_model_tensor;
+
+typedef struct memd_model {
+    uint64_t id, hash, created_ns;
+    uint32_t dev;                  /* index into memd_state.devs */
+    uint8_t scope;
+    char name[MEMD_NAME_MAX];
+    memd_plan_entry *plan;
+    memd_model_tensor *t;
+    uint32_t n, nph;
+    uint32_t *ph;                  /* placeholder index -> tensor index */
+    uint64_t code_bytes, const_bytes, const_align, arena_align;
+    uint64_t code_handle, const_handle; /* shared allocations, held by every user */
+    uint32_t users, instances;
+    struct memd_model *next;
+} memd_model;
+
+typedef struct memd_instance memd_instance;
+
+/* One session's load of a model. */
+typedef struct memd_model_use {
+    memd_model *m;
+    memd_session *s;
+    memd_instance *insts;          /* busy and idle ones */
+    struct memd_model_use *next;
+} memd_model_use;
+
+struct memd_instance {
+    uint64_t id;
+    memd_model_use *use;
+    bool busy;                     /* false: on the free list, handed out again first */
+    uint64_t arena_handle, arena_address, arena_bytes, ph_bytes;
+    uint64_t *ph_handle, *ph_address; /* m->nph each */
+    memd_instance *next;
+};
+
+struct memd_models {
+    memd_hook hook;                /* core's session and teardown events */
+    memd_map plans;                /* plan id -> memd_plan_entry * */
+    memd_plan_entry *lru_head, *lru_tail;
+    size_t plan_bytes;
+    memd_model *models;
+    memd_model_use *uses;
+    memd_map instances;            /* instance id -> memd_instance * */
+    memd_map managed;              /* allocation handle -> references from models/instances */
+    uint64_t next_model_id, next_instance_id;
+    memd_upload *uploads;
+    uint64_t upload_bytes;
+    memd_model_job *jobs;
+    uint32_t njobs;
+    memd_models_runner run;
+    void *run_ctx;
+};
+
+/* model_state.c */
+memd_models *memd_models_of(memd_state *st); /* creates on first use; NULL on -ENOMEM */
+int memd_models_manage(memd_models *ms, uint64_t handle);   /* 0 or -ENOMEM */
+void memd_models_unmanage(memd_models *ms, uint64_t handle);
+/* Drops s's hold on the allocation with this handle, if it still exists and s holds it. */
+void memd_models_release_handle(memd_state *st, memd_session *s, uint64_t handle);
+memd_model_use *memd_models_use_of(memd_models *ms, const memd_session *s, uint64_t model_id);
+void memd_models_use_release(memd_state *st, memd_models *ms, memd_model_use *u);
+void memd_models_instance_destroy(memd_state *st, memd_models *ms, memd_instance *in);
+uint64_t memd_models_handle_address(const memd_state *st, uint64_t handle);
+
+/* model_upload.c: the document of a PLAN / MODEL_LOAD request. */
+typedef struct memd_doc {
+    const uint8_t *p;
+    size_t len;
+    memd_upload *up;               /* consumed when the request is done */
+} memd_doc;
+/* 0; MEMD_CLOSE-worthy malformed frames return -EBADMSG with *malformed set; other
+ * errors fill err. */
+int memd_models_doc(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
+                    memd_doc *d, bool *malformed, memd_wire_error *err);
+void memd_models_doc_done(memd_state *st, memd_doc *d);
+void memd_models_uploads_drop(memd_models *ms, const memd_session *s);
+
+/* model_cache.c */
+/* Canonical form of a problem in place (align 0 -> 1, unpinned offsets 0) and its key. */
+void memd_plan_canonical(memd_plan_buffer *bufs, uint32_t n);
+int memd_plan_key(const memd_plan_buffer *bufs, const uint64_t *offsets, uint32_t n,
+                  bool precomputed, uint64_t *key);
+/* The entry for key if it holds exactly this problem (and, precomputed, these offsets). */
+memd_plan_entry *memd_plan_cache_find(memd_models *ms, uint64_t key,
+                                      const memd_plan_buffer *bufs, const uint64_t *offsets,
+                                      uint32_t n, bool precomputed);
+memd_plan_entry *memd_plan_cache_get(memd_models *ms, uint64_t id);
+void memd_plan_cache_touch(memd_models *ms, memd_plan_entry *e);
+/* Takes ownership of the job's arrays. NULL on -ENOMEM (the job keeps them). */
+memd_plan_entry *memd_plan_cache_insert(memd_models *ms, memd_model_job *job, uint64_t now_ns);
+void memd_plan_cache_ref(memd_models *ms, memd_plan_entry *e);
+void memd_plan_cache_unref(memd_models *ms, memd_plan_entry *e);
+void memd_plan_cache_free(memd_models *ms);
+
+/* Decodes the reference of MODEL_UNLOAD, MODEL_INFO, INSTANCE_CREATE and
+ * INSTANCE_RELEASE, refusing flags outside known_flags. On error the error reply is
+ * already queued, *ret is the handler's return value, and a negative errno comes back. */
+int memd_model_get_ref(memd_state *st, const memd_wire_hdr *h, const uint8_t *p, memd_buf *out,
+                       uint32_t known_flags, memd_wire_ref *ref, int *ret);
+
+#endif

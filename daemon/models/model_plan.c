@@ -1,0 +1,278 @@
+/* memd daemon — PLAN: a plan problem to plan, or a precomputed plan to validate, answered
+ * from the cache when the same problem was seen before; otherwise a job runs the pure
+ * engine off the event loop (model.h) within a capped time budget. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "errmsg.h"
+#include "model_internal.h"
+#include "reply.h"
+#include "wire.h"
+
+static uint64_t mono_ns(void *ctx)
+{
+    (void)ctx;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the document ---- */
+
+static int decode(const memd_doc *d, memd_wire_plan_req *req, memd_plan_buffer **bufs_out,
+                  uint64_t **offsets_out, memd_wire_error *err)
+{
+    int rc = memd_wire_plan_req_get(d->p, d->len, req);
+    if (rc == -EBADMSG)
+        return memd_err_set(err, rc, "plan document of %zu bytes is shorter than its %u-byte "
+                            "header", d->len, MEMD_WIRE_PLAN_REQ_SIZE);
+    if (rc < 0)
+        return memd_err_set(err, rc, "plan document: unknown flags 0x%x", req->flags);
+    if (req->count > MEMD_PLAN_MAX_BUFFERS)
+        return memd_err_set(err, -E2BIG, "plan of %u buffers: at most %u", req->count,
+                            MEMD_PLAN_MAX_BUFFERS);
+    if ((uint64_t)d->len != MEMD_WIRE_PLAN_REQ_SIZE + (uint64_t)req->count * MEMD_WIRE_PLAN_BUF_SIZE)
+        return memd_err_set(err, -EBADMSG, "plan document of %zu bytes does not hold the %u "
+                            "buffers its header announces (%llu bytes)", d->len, req->count,
+                            (unsigned long long)(MEMD_WIRE_PLAN_REQ_SIZE +
+                                                 (uint64_t)req->count * MEMD_WIRE_PLAN_BUF_SIZE));
+    uint32_t n = req->count;
+    memd_plan_buffer *b = calloc(n ? n : 1, sizeof *b);
+    uint64_t *off = calloc(n ? n : 1, sizeof *off);
+    if (!b || !off) {
+        free(b);
+        free(off);
+        return memd_err_set(err, -ENOMEM, "daemon out of memory for a plan of %u buffers", n);
+    }
+    bool pre = req->flags & MEMD_PLAN_F_PRECOMPUTED;
+    const uint8_t *p = d->p + MEMD_WIRE_PLAN_REQ_SIZE;
+    for (uint32_t i = 0; i < n; i++, p += MEMD_WIRE_PLAN_BUF_SIZE) {
+        memd_wire_plan_buf w;
+        if (memd_wire_plan_buf_get(p, MEMD_WIRE_PLAN_BUF_SIZE, &w) < 0) {
+            free(b);
+            free(off);
+            return memd_err_set(err, -EINVAL, "plan buffer %u: unknown flags 0x%x", i, w.flags);
+        }
+        b[i] = (memd_plan_buffer){.lower = w.lower, .upper = w.upper, .size = w.size,
+                                  .align = w.align, .offset = w.offset,
+                                  .pinned = w.flags & MEMD_PLAN_BUF_F_PINNED};
+        if (pre)
+            off[i] = w.offset;
+    }
+    memd_plan_canonical(b, n);
+    *bufs_out = b;
+    *offsets_out = off;
+    return 0;
+}
+
+/* ---- replies ---- */
+
+static int reply(memd_buf *out, uint16_t op, uint64_t id, const memd_plan_entry *e,
+                 uint32_t flags)
+{
+    uint8_t *o = memd_reply_begin(out, op, id,
+                                  MEMD_WIRE_PLAN_INFO_SIZE + e->n * MEMD_WIRE_HANDLE_SIZE);
+    if (!o)
+        return -ENOMEM;
+    memd_wire_plan_info pi = {.plan_id = e->id, .arena = e->arena,
+                              .lower_bound = e->lower_bound, .iterations = e->iterations,
+                              .plan_us = e->plan_us, .count = e->n, .flags = flags};
+    if (e->optimal)
+        pi.flags |= MEMD_PLAN_I_OPTIMAL;
+    if (e->precomputed)
+        pi.flags |= MEMD_PLAN_I_PRECOMPUTED;
+    memcpy(pi.strategy, e->strategy, sizeof pi.strategy);
+    pi.strategy[sizeof pi.strategy - 1] = '\0';
+    o = memd_wire_plan_info_put(o, &pi);
+    for (uint32_t i = 0; i < e->n; i++)
+        o = memd_wire_put_u64(o, e->offsets[i]);
+    return 0;
+}
+
+/* The reason a job failed, naming the buffers involved. */
+static void job_error(const memd_model_job *j, memd_wire_error *err)
+{
+    const memd_plan_violation *v = &j->v;
+    const char *what = j->precomputed ? "precomputed plan" : "plan problem";
+    size_t a = v->a, b = v->b;
+    if (j->rc == -ENOMEM) {
+        memd_err_set(err, j->rc, "daemon out of memory planning %u buffers", j->n);
+    } else if (v->issue == MEMD_PLAN_OVERLAP && a < j->n && b < j->n) {
+        const memd_plan_buffer *x = &j->bufs[a], *y = &j->bufs[b];
+        memd_err_set(err, -EINVAL,
+                     "%s is invalid: buffers %zu and %zu overlap (buffer %zu: time [%llu,%llu) "
+                     "bytes [%llu,+%llu); buffer %zu: time [%llu,%llu) bytes [%llu,+%llu))",
+                     what, a, b, a, (unsigned long long)x->lower, (unsigned long long)x->upper,
+                     (unsigned long long)j->offsets[a], (unsigned long long)x->size, b,
+                     (unsigned long long)y->lower, (unsigned long long)y->upper,
+                     (unsigned long long)j->offsets[b], (unsigned long long)y->size);
+    } else if (v->issue == MEMD_PLAN_PIN_CONFLICT && a < j->n && b < j->n) {
+        memd_err_set(err, -EINVAL, "%s is invalid: pinned buffers %zu and %zu overlap "
+                     "(offsets %llu and %llu)", what, a, b,
+                     (unsigned long long)j->bufs[a].offset, (unsigned long long)j->bufs[b].offset);
+    } else if (v->issue != MEMD_PLAN_VALID && a < j->n) {
+        const memd_plan_buffer *x = &j->bufs[a];
+        memd_err_set(err, j->rc < 0 ? j->rc : -EINVAL,
+                     "%s is invalid: buffer %zu: %s (time [%llu,%llu), size %llu, align %llu, "
+                     "offset %llu)", what, a, memd_plan_issue_name(v->issue),
+                     (unsigned long long)x->lower, (unsigned long long)x->upper,
+                     (unsigned long long)x->size, (unsigned long long)x->align,
+                     (unsigned long long)(j->precomputed ? j->offsets[a] : x->offset));
+    } else {
+        memd_err_set(err, j->rc, "%s of %u buffers failed: %s", what, j->n, strerror(-j->rc));
+    }
+}
+
+/* ---- jobs ---- */
+
+void memd_model_job_execute(memd_model_job *j)
+{
+    uint64_t t0 = mono_ns(NULL);
+    j->v = (memd_plan_violation){0};
+    j->res = (memd_plan_result){0};
+    const char *strategy = "?";
+    if (j->n == 0) {
+        j->rc = 0;
+        j->res.optimal = true;
+        strategy = "empty";
+    } else if (j->precomputed) {
+        uint64_t arena = 0, lb = 0;
+        j->rc = memd_plan_check(j->bufs, j->n, &j->v);
+        if (j->rc == 0) {
+            int r = memd_plan_validate(j->bufs, j->n, j->offsets, &j->v, &arena);
+            j->rc = r == 1 ? -EINVAL : r;
+        }
+        if (j->rc == 0)
+            j->rc = memd_plan_lower_bound(j->bufs, j->n, &lb);
+        j->res.arena = arena;
+        j->res.lower_bound = lb;
+        j->res.optimal = j->rc == 0 && arena == lb;
+        strategy = "precomputed";
+    } else {
+        memd_plan_opts o = {.seed = j->seed, .max_iterations = 0, .clock = mono_ns,
+                            .budget_ns = j->budget_ns};
+        j->rc = memd_plan_solve(j->bufs, j->n, &o, j->offsets, &j->res, &j->v);
+        if (j->rc == 0 && j->res.strategy)
+            strategy = j->res.strategy;
+    }
+    memset(j->strategy, 0, sizeof j->strategy);
+    strncpy(j->strategy, strategy, sizeof j->strategy - 1);
+    j->plan_us = (mono_ns(NULL) - t0) / 1000;
+}
+
+static void job_free(memd_model_job *j)
+{
+    free(j->bufs);
+    free(j->offsets);
+    free(j);
+}
+
+int memd_model_job_complete(memd_state *st, memd_model_job *j, memd_session **resume)
+{
+    memd_models *ms = st->models; /* exists: the job was made through it */
+    for (memd_model_job **pp = &ms->jobs; *pp; pp = &(*pp)->next) {
+        if (*pp == j) {
+            *pp = j->next;
+            ms->njobs--;
+            break;
+        }
+    }
+    *resume = j->s;
+    int rc = 0;
+    memd_wire_hdr h = {.opcode = j->op, .id = j->req_id};
+    if (j->rc < 0) {
+        memd_wire_error err = {0};
+        job_error(j, &err);
+        if (j->out && memd_reply_fail(st, &h, j->out, &err, false) < 0)
+            rc = -ENOMEM;
+        job_free(j);
+        return rc;
+    }
+    /* Another session may have planned the same problem meanwhile: keep the first. */
+    memd_plan_entry *e = memd_plan_cache_find(ms, j->key, j->bufs, j->offsets, j->n,
+                                              j->precomputed);
+    if (!e && !memd_plan_cache_get(ms, j->key))
+        e = memd_plan_cache_insert(ms, j, memd_now_ns());
+    if (e) {
+        if (j->out)
+            rc = reply(j->out, j->op, j->req_id, e, 0);
+    } else if (j->out) {
+        /* Not cacheable (out of memory, or a 64-bit hash collision with another problem
+         * in the cache): the result is still good for this request. */
+        memd_plan_entry tmp = {.id = j->key, .offsets = j->offsets, .n = j->n,
+                               .precomputed = j->precomputed, .optimal = j->res.optimal,
+                               .arena = j->res.arena, .lower_bound = j->res.lower_bound,
+                               .iterations = j->res.iterations, .plan_us = j->plan_us};
+        memcpy(tmp.strategy, j->strategy, sizeof tmp.strategy);
+        rc = reply(j->out, j->op, j->req_id, &tmp, 0);
+    }
+    job_free(j);
+    return rc;
+}
+
+/* ---- the request ---- */
+
+int memd_op_plan(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                       const uint8_t *p, memd_buf *out)
+{
+    memd_wire_error err = {0};
+    memd_doc doc;
+    bool malformed;
+    int rc = memd_models_doc(st, s, h, p, &doc, &malformed, &err);
+    if (rc < 0)
+        return memd_reply_fail(st, h, out, &err, malformed);
+    memd_models *ms = memd_models_of(st);
+    if (!ms) {
+        memd_models_doc_done(st, &doc);
+        return -ENOMEM;
+    }
+    memd_wire_plan_req req;
+    memd_plan_buffer *bufs = NULL;
+    uint64_t *offsets = NULL;
+    rc = decode(&doc, &req, &bufs, &offsets, &err);
+    memd_models_doc_done(st, &doc);
+    if (rc < 0)
+        return memd_reply_fail(st, h, out, &err, false);
+    bool pre = req.flags & MEMD_PLAN_F_PRECOMPUTED;
+    uint64_t key;
+    if (memd_plan_key(bufs, offsets, req.count, pre, &key) < 0) {
+        free(bufs);
+        free(offsets);
+        memd_err_set(&err, -ENOMEM, "daemon out of memory hashing a plan");
+        return memd_reply_fail(st, h, out, &err, false);
+    }
+    memd_plan_entry *e = memd_plan_cache_find(ms, key, bufs, offsets, req.count, pre);
+    if (e) {
+        free(bufs);
+        free(offsets);
+        e->hits++;
+        memd_plan_cache_touch(ms, e);
+        return reply(out, h->opcode, h->id, e, MEMD_PLAN_I_CACHED);
+    }
+
+    memd_model_job *j = calloc(1, sizeof *j);
+    if (!j) {
+        free(bufs);
+        free(offsets);
+        memd_err_set(&err, -ENOMEM, "daemon out of memory for a planning job");
+        return memd_reply_fail(st, h, out, &err, false);
+    }
+    uint32_t ms_budget = req.budget_ms ? req.budget_ms : MEMD_PLAN_BUDGET_DEFAULT_MS;
+    if (ms_budget > MEMD_PLAN_BUDGET_MAX_MS)
+        ms_budget = MEMD_PLAN_BUDGET_MAX_MS;
+    *j = (memd_model_job){.s = s, .out = out, .req_id = h->id, .op = h->opcode, .key = key,
+                          .precomputed = pre, .bufs = bufs, .offsets = offsets,
+                          .n = req.count, .seed = req.seed,
+                          .budget_ns = (uint64_t)ms_budget * 1000000ull};
+    j->next = ms->jobs;
+    ms->jobs = j;
+    ms->njobs++;
+    if (ms->run && ms->run(ms->run_ctx, j) == 0)
+        return MEMD_PENDING;
+    /* No runner (tests) or it could not take the job: plan right here. */
+    memd_model_job_execute(j);
+    memd_session *resume;
+    return memd_model_job_complete(st, j, &resume);
+}

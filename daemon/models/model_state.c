@@ -1,0 +1,200 @@
+/* memd daemon — plans and models: the registry itself, session teardown, and the
+ * helpers the handlers share (see model.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "model_internal.h"
+
+static void on_session_closing(void *data, memd_session *s);
+static void on_destroy(void *data);
+
+static const memd_state_events models_events = {
+    .session_closing = on_session_closing,
+    .destroy = on_destroy,
+};
+
+memd_models *memd_models_of(memd_state *st)
+{
+    if (!st->models) {
+        st->models = calloc(1, sizeof *st->models);
+        if (st->models) {
+            st->models->next_model_id = 1;
+            st->models->next_instance_id = 1;
+            memd_hook_add(st, &st->models->hook, &models_events, st);
+        }
+    }
+    return st->models;
+}
+
+int memd_models_set_runner(memd_state *st, memd_models_runner run, void *ctx)
+{
+    memd_models *ms = memd_models_of(st);
+    if (!ms)
+        return -ENOMEM;
+    ms->run = run;
+    ms->run_ctx = ctx;
+    return 0;
+}
+
+bool memd_models_busy(const memd_state *st, const memd_session *s)
+{
+    const memd_models *ms = st->models;
+    if (!ms || ms->njobs == 0)
+        return false;
+    for (const memd_model_job *j = ms->jobs; j; j = j->next)
+        if (j->s == s)
+            return true;
+    return false;
+}
+
+int memd_models_manage(memd_models *ms, uint64_t handle)
+{
+    if (handle == 0)
+        return 0;
+    uint64_t *v = memd_map_get(&ms->managed, handle);
+    if (v) {
+        (*v)++;
+        return 0;
+    }
+    return memd_map_put(&ms->managed, handle, 1);
+}
+
+void memd_models_unmanage(memd_models *ms, uint64_t handle)
+{
+    uint64_t *v = memd_map_get(&ms->managed, handle);
+    if (v && --*v == 0)
+        memd_map_remove(&ms->managed, handle);
+}
+
+bool memd_models_managed(const memd_state *st, uint64_t handle)
+{
+    return st->models && memd_map_get(&st->models->managed, handle) != NULL;
+}
+
+void memd_models_release_handle(memd_state *st, memd_session *s, uint64_t handle)
+{
+    memd_alloc *a = handle ? memd_alloc_find(st, handle) : NULL;
+    memd_hold *h = a ? memd_alloc_hold_of(a, s) : NULL;
+    if (h)
+        memd_hold_release(st, h);
+}
+
+uint64_t memd_models_handle_address(const memd_state *st, uint64_t handle)
+{
+    const memd_alloc *a = handle ? memd_alloc_find(st, handle) : NULL;
+    return a ? a->pl.address : 0;
+}
+
+memd_model_use *memd_models_use_of(memd_models *ms, const memd_session *s, uint64_t model_id)
+{
+    for (memd_model_use *u = ms->uses; u; u = u->next)
+        if (u->s == s && u->m->id == model_id)
+            return u;
+    return NULL;
+}
+
+void memd_models_instance_destroy(memd_state *st, memd_models *ms, memd_instance *in)
+{
+    memd_model_use *u = in->use;
+    memd_session *s = u->s;
+    for (memd_instance **pp = &u->insts; *pp; pp = &(*pp)->next) {
+        if (*pp == in) {
+            *pp = in->next;
+            break;
+        }
+    }
+    memd_map_remove(&ms->instances, in->id);
+    memd_models_unmanage(ms, in->arena_handle);
+    memd_models_release_handle(st, s, in->arena_handle);
+    for (uint32_t i = 0; i < u->m->nph; i++) {
+        memd_models_unmanage(ms, in->ph_handle[i]);
+        memd_models_release_handle(st, s, in->ph_handle[i]);
+    }
+    u->m->instances--;
+    free(in->ph_handle);
+    free(in->ph_address);
+    free(in);
+}
+
+static void model_destroy(memd_models *ms, memd_model *m)
+{
+    for (memd_model **pp = &ms->models; *pp; pp = &(*pp)->next) {
+        if (*pp == m) {
+            *pp = m->next;
+            break;
+        }
+    }
+    memd_models_unmanage(ms, m->code_handle);
+    memd_models_unmanage(ms, m->const_handle);
+    memd_plan_cache_unref(ms, m->plan);
+    free(m->t);
+    free(m->ph);
+    free(m);
+}
+
+void memd_models_use_release(memd_state *st, memd_models *ms, memd_model_use *u)
+{
+    while (u->insts)
+        memd_models_instance_destroy(st, ms, u->insts);
+    memd_model *m = u->m;
+    memd_models_release_handle(st, u->s, m->code_handle);
+    memd_models_release_handle(st, u->s, m->const_handle);
+    for (memd_model_use **pp = &ms->uses; *pp; pp = &(*pp)->next) {
+        if (*pp == u) {
+            *pp = u->next;
+            break;
+        }
+    }
+    free(u);
+    if (--m->users == 0)
+        model_destroy(ms, m);
+}
+
+/* Hook: s goes away, its instances, model loads and uploads are released before its
+ * remaining holds are dropped; a job of its own is detached (it still completes and
+ * fills the cache, but sends no reply). */
+static void on_session_closing(void *data, memd_session *s)
+{
+    memd_state *st = data;
+    memd_models *ms = st->models;
+    for (memd_model_job *j = ms->jobs; j; j = j->next) {
+        if (j->s == s) {
+            j->s = NULL;
+            j->out = NULL;
+        }
+    }
+    for (memd_model_use *u = ms->uses, *next; u; u = next) {
+        next = u->next;
+        if (u->s == s)
+            memd_models_use_release(st, ms, u);
+    }
+    memd_models_uploads_drop(ms, s);
+}
+
+/* Hook: memd_state_fini, after every session closed: frees the plan cache and the
+ * rest. */
+static void on_destroy(void *data)
+{
+    memd_state *st = data;
+    memd_models *ms = st->models;
+    /* Sessions are gone, so no use, instance or upload is left; jobs finished with the
+     * loop. Whatever a bug left behind is freed all the same. */
+    while (ms->uses)
+        memd_models_use_release(st, ms, ms->uses);
+    memd_models_uploads_drop(ms, NULL);
+    while (ms->jobs) {
+        memd_model_job *j = ms->jobs;
+        ms->jobs = j->next;
+        free(j->bufs);
+        free(j->offsets);
+        free(j);
+    }
+    memd_plan_cache_free(ms);
+    memd_map_free(&ms->instances);
+    memd_map_free(&ms->managed);
+    memd_hook_remove(st, &ms->hook);
+    free(ms);
+    st->models = NULL;
+}

@@ -1,0 +1,342 @@
+/* memd daemon — one client connection: reads in large chunks, dispatches every complete
+ * frame per read, gathers the replies in one buffer and writes them with one call
+ * (uv_try_write first, a queued uv_write only for what the socket did not take).
+ * Backpressure: a client whose unsent replies pass the high-water mark is not read (nor
+ * are its buffered frames dispatched) until they drain below half of it. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch.h"
+#include "frames.h"
+#include "errmsg.h"
+#include "log.h"
+#include "model.h"
+#include "reply.h"
+#include "server.h"
+#include "creds.h"
+#include "session.h"
+#include "store.h"
+#include "wire.h"
+
+#define READ_CHUNK (64u * 1024u)
+#define KEEP_BUF (1u << 20) /* buffers larger than this are freed once empty */
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+static void flush(memd_conn *c);
+static void pump(memd_conn *c);
+
+static size_t backlog(const memd_conn *c)
+{
+    return memd_buf_pending(&c->out) + memd_buf_pending(&c->wbuf);
+}
+
+static void on_closed(uv_handle_t *h)
+{
+    memd_conn *c = h->data;
+    memd_buf_free(&c->in);
+    memd_buf_free(&c->out);
+    memd_buf_free(&c->wbuf);
+    free(c);
+}
+
+void memd_conn_close(memd_conn *c)
+{
+    if (c->closing)
+        return;
+    c->closing = true;
+    memd_server *srv = c->srv;
+    /* Everything the session owned goes back now, whatever ended the connection. */
+    if (c->has_session) {
+        memd_session_close(srv->st, &c->sess);
+        c->has_session = false;
+    }
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        srv->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    uv_close((uv_handle_t *)&c->pipe, on_closed);
+    if (srv->stopping && !srv->conns && !uv_is_closing((uv_handle_t *)&srv->drain))
+        uv_close((uv_handle_t *)&srv->drain, NULL);
+}
+
+static void set_reading(memd_conn *c, bool on)
+{
+    if (on == c->reading || c->closing)
+        return;
+    if (on) {
+        if (uv_read_start((uv_stream_t *)&c->pipe, on_alloc, on_read) < 0)
+            return;
+    } else {
+        uv_read_stop((uv_stream_t *)&c->pipe);
+    }
+    c->reading = on;
+}
+
+/* Room for the next read: at least one chunk, or the whole frame whose header is
+ * already in (the frame size limit bounds that). */
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)suggested;
+    memd_conn *c = h->data;
+    size_t want = READ_CHUNK;
+    if (c->in.len >= MEMD_HDR_SIZE) {
+        size_t frame = MEMD_HDR_SIZE + (size_t)memd_wire_u32(c->in.data + 16);
+        if (frame <= MEMD_HDR_SIZE + (size_t)c->srv->st->limits.max_frame && frame > c->in.len &&
+            frame - c->in.len > want)
+            want = frame - c->in.len;
+    }
+    if (memd_buf_reserve(&c->in, want) < 0) {
+        *buf = uv_buf_init(NULL, 0); /* libuv reports UV_ENOBUFS to on_read */
+        return;
+    }
+    *buf = uv_buf_init((char *)c->in.data + c->in.len, (unsigned)(c->in.cap - c->in.len));
+}
+
+/* Dispatches what is buffered, as far as backpressure allows (all of it when the
+ * client has stopped sending or the daemon is stopping: the input is bounded then). */
+static void process(memd_conn *c, bool all)
+{
+    if (c->closing || c->close_after_flush || !c->has_session)
+        return;
+    memd_server *srv = c->srv;
+    size_t wb = memd_buf_pending(&c->wbuf);
+    size_t high = srv->out_high > wb ? srv->out_high - wb : 0;
+    size_t used = 0;
+    int rc = memd_frames_process(srv->st, &c->sess, c->in.data, c->in.len, &c->out,
+                                 all || srv->stopping ? SIZE_MAX : high, &used);
+    memd_buf_consume(&c->in, used);
+    memd_buf_trim(&c->in, KEEP_BUF);
+    if (rc < 0) {
+        memd_log(LOG_ERR, "session %u: out of memory building a reply; closing it",
+                 c->sess.id);
+        memd_conn_close(c);
+        return;
+    }
+    if (rc == MEMD_CLOSE) {
+        c->close_after_flush = true;
+        set_reading(c, false);
+    }
+}
+
+/* Dispatch and write until the buffered input is used up, or a write is pending (its
+ * completion pumps again), or nothing more can be dispatched (a partial frame). A
+ * write that the socket takes at once does not end the round: backpressure only
+ * holds frames back while replies are really waiting. */
+static void pump(memd_conn *c)
+{
+    for (;;) {
+        size_t before = c->in.len;
+        process(c, false);
+        if (c->closing)
+            return;
+        flush(c);
+        if (c->closing || c->writing || c->close_after_flush || c->in.len == before)
+            return;
+    }
+}
+
+static void update_reading(memd_conn *c)
+{
+    if (c->closing)
+        return;
+    /* A session waiting for a planning job is not read either: its input would pile up
+     * unprocessed. */
+    if (c->close_after_flush || c->srv->stopping || c->deferred ||
+        memd_models_busy(c->srv->st, &c->sess))
+        set_reading(c, false);
+    else if (backlog(c) > c->srv->out_high)
+        set_reading(c, false);
+    else if (backlog(c) <= c->srv->out_high / 2)
+        set_reading(c, true);
+}
+
+static void on_written(uv_write_t *req, int status)
+{
+    memd_conn *c = req->data;
+    c->writing = false;
+    if (c->closing)
+        return; /* cancelled by uv_close; on_closed frees the buffers */
+    if (status < 0) {
+        memd_conn_close(c); /* the peer went away */
+        return;
+    }
+    c->srv->st->ctr.bytes_out += memd_buf_pending(&c->wbuf);
+    c->wbuf.len = c->wbuf.off = 0;
+    memd_buf_trim(&c->wbuf, KEEP_BUF);
+    pump(c); /* frames held back by backpressure get their turn now */
+}
+
+static void flush(memd_conn *c)
+{
+    if (c->closing)
+        return;
+    if (!c->writing && memd_buf_pending(&c->out) > 0) {
+        uv_buf_t b = uv_buf_init((char *)c->out.data + c->out.off,
+                                 (unsigned)memd_buf_pending(&c->out));
+        int n = uv_try_write((uv_stream_t *)&c->pipe, &b, 1);
+        if (n == UV_EAGAIN)
+            n = 0;
+        if (n < 0) {
+            memd_conn_close(c);
+            return;
+        }
+        c->out.off += (size_t)n;
+        c->srv->st->ctr.bytes_out += (uint64_t)n;
+        if (memd_buf_pending(&c->out) == 0) {
+            c->out.len = c->out.off = 0;
+            memd_buf_trim(&c->out, KEEP_BUF);
+        } else {
+            /* Hand the rest to a queued write and keep gathering in the other buffer. */
+            memd_buf t = c->wbuf;
+            c->wbuf = c->out;
+            c->out = t;
+            c->out.len = c->out.off = 0;
+            b = uv_buf_init((char *)c->wbuf.data + c->wbuf.off,
+                            (unsigned)memd_buf_pending(&c->wbuf));
+            c->wreq.data = c;
+            if (uv_write(&c->wreq, (uv_stream_t *)&c->pipe, &b, 1, on_written) < 0) {
+                memd_conn_close(c);
+                return;
+            }
+            c->writing = true;
+        }
+    }
+    if (c->close_after_flush && backlog(c) == 0) {
+        memd_conn_close(c);
+        return;
+    }
+    update_reading(c);
+}
+
+/* The client may have shut down only its sending side: answer what it sent, and say so
+ * if it stopped in the middle of a frame. Frames held back behind a planning job are not
+ * cut: the rest waits for memd_conn_resume. */
+static void on_eof(memd_conn *c)
+{
+    process(c, true);
+    if (c->closing)
+        return;
+    if (memd_models_busy(c->srv->st, &c->sess)) {
+        c->deferred = MEMD_CONN_DEFER_EOF;
+        set_reading(c, false);
+        flush(c);
+        return;
+    }
+    if (!c->close_after_flush && c->in.len > 0)
+        memd_frames_truncated(c->srv->st, c->in.data, c->in.len, &c->out);
+    c->close_after_flush = true;
+    set_reading(c, false);
+    flush(c);
+}
+
+void memd_conn_resume(memd_conn *c)
+{
+    if (c->closing)
+        return;
+    uint8_t d = c->deferred;
+    c->deferred = MEMD_CONN_DEFER_NONE;
+    if (d == MEMD_CONN_DEFER_EOF)
+        on_eof(c);
+    else if (d == MEMD_CONN_DEFER_SHUTDOWN)
+        memd_conn_shutdown(c);
+    else
+        pump(c);
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    (void)buf;
+    memd_conn *c = s->data;
+    if (c->closing)
+        return;
+    if (nread > 0) {
+        c->in.len += (size_t)nread;
+        c->srv->st->ctr.bytes_in += (uint64_t)nread;
+        pump(c);
+        return;
+    }
+    if (nread == 0)
+        return;
+    if (nread == UV_EOF && !c->close_after_flush) {
+        on_eof(c);
+        return;
+    }
+    memd_conn_close(c); /* reset, ENOBUFS, or a read error */
+}
+
+static void reject(memd_conn *c, int status, const char *msg)
+{
+    memd_wire_error err = {0};
+    memd_err_set(&err, status, "%s", msg);
+    if (memd_reply_error(&c->out, 0, 0, &err) < 0) {
+        memd_conn_close(c);
+        return;
+    }
+    c->close_after_flush = true;
+    flush(c);
+}
+
+void memd_conn_accept(memd_server *srv)
+{
+    memd_conn *c = calloc(1, sizeof *c);
+    if (!c) {
+        memd_log(LOG_ERR, "out of memory accepting a connection");
+        return;
+    }
+    c->srv = srv;
+    uv_pipe_init(srv->loop, &c->pipe, 0);
+    c->pipe.data = c;
+    c->next = srv->conns;
+    if (srv->conns)
+        srv->conns->prev = c;
+    srv->conns = c;
+    if (uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&c->pipe) < 0) {
+        memd_conn_close(c);
+        return;
+    }
+    memd_state *st = srv->st;
+    /* Orphans (store.h) do not count: their clients must be able to come back. */
+    uint32_t connected = st->nsessions - memd_store_orphans(st);
+    if (st->limits.max_sessions && connected >= st->limits.max_sessions) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "too many sessions: %u connected (max_sessions)",
+                 connected);
+        memd_log(LOG_WARNING, "%s; refusing a connection", msg);
+        reject(c, -EUSERS, msg);
+        return;
+    }
+    uv_os_fd_t fd;
+    int rc = uv_fileno((uv_handle_t *)&c->pipe, &fd);
+    if (rc == 0)
+        rc = memd_session_creds(st, fd, &c->sess);
+    if (rc < 0) {
+        memd_log(LOG_WARNING, "cannot read peer credentials: %s", strerror(-rc));
+        memd_conn_close(c);
+        return;
+    }
+    memd_session_open(st, &c->sess);
+    c->sess.connected_ns = memd_now_ns();
+    c->has_session = true;
+    set_reading(c, true);
+}
+
+void memd_conn_shutdown(memd_conn *c)
+{
+    if (c->closing)
+        return;
+    process(c, true); /* requests already received still get their replies */
+    if (c->closing)
+        return;
+    if (memd_models_busy(c->srv->st, &c->sess)) {
+        c->deferred = MEMD_CONN_DEFER_SHUTDOWN; /* the drain timer still bounds the wait */
+        flush(c);
+        return;
+    }
+    c->close_after_flush = true;
+    flush(c);
+}

@@ -1,0 +1,111 @@
+/* memd daemon — the state store: the allocation map kept in an LMDB file in the runtime
+ * directory, so that a restarted memd (after a crash or a stop) serves the same map
+ * instead of handing out addresses that living clients still use.
+ *
+ * Model: memory is the truth, the store a durable copy of it. Every change marks its
+ * key (an allocation's record, store_internal.h; a session id) dirty; memd_store_flush
+ * writes the current state of every dirty key, plus the counters, in ONE write
+ * transaction. A request round
+ * (all frames dispatched from one read, frames.c) is flushed before any of its replies
+ * can reach the socket, so no client is ever told about a change the store has not got.
+ * Because a flush writes everything dirty at once, the store always equals the memory
+ * map of one instant: a crash at any point restores a consistent map (never two
+ * allocations on one range), which contains every allocation a client was told about.
+ *
+ * Sessions: each stored session has a random token, given to its client in the welcome.
+ * After a restart, stored sessions come back as orphans holding their allocations; a
+ * client reclaims its orphan with the token (HELLO MEMD_HELLO_F_RECLAIM). An orphan whose
+ * process is gone (pid absent, or reused: /proc/PID/stat start time differs) is released
+ * at once, any other after limits.reclaim_grace_ms unless reclaimed.
+ *
+ * Everything here runs on the loop thread. With st->store NULL (unit tests, tools) every
+ * hook is a no-op, and HELLO offers no token. See /work/notes/readme-state.md. */
+#ifndef MEMD_DAEMON_STORE_H
+#define MEMD_DAEMON_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "state.h"
+
+#define MEMD_STORE_FILE "memd-state.mdb"
+#define MEMD_STORE_MAX_DEFAULT (1ull << 30) /* bytes the store file may grow to */
+
+typedef struct memd_store_opts {
+    const char *dir;        /* the state directory (made absolute by the caller) */
+    uint64_t max_bytes;     /* 0: MEMD_STORE_MAX_DEFAULT */
+    bool reset;             /* discard what the store holds (memd --reset-state) */
+} memd_store_opts;
+
+/* The state directory: the config's state_dir, else the socket's folder, made absolute.
+ * 0, or a negative errno with err (no such directory; a socket without a path). */
+int memd_store_dir(const char *state_dir, const char *socket_path, char *out, size_t outlen,
+                   char *err, size_t errlen);
+
+/* Opens (creating) DIR/memd-state.mdb, takes its lock and restores the map it holds into
+ * st, which must be initialised with the current config and hold nothing yet:
+ * allocations are re-reserved at their addresses (memd_device_alloc_at), stored sessions
+ * become orphans, those of processes that are gone are released, and the handle and
+ * session counters continue where they were. Returns 0, or a negative errno with err
+ * naming the file and what to do: a store locked by another memd, not an LMDB file,
+ * corrupt, or written for a device whose memory map has changed is never applied (nor
+ * silently discarded). A store written before the last boot is discarded (device memory
+ * was reset since). On failure st holds no orphan and st->store is NULL. */
+int memd_store_open(memd_state *st, const memd_store_opts *o, char *err, size_t errlen);
+
+/* Stops recording and closes the file (releasing its lock). Orphans are dropped from st
+ * without touching the store: they are restored again at the next start. */
+void memd_store_close(memd_state *st);
+
+/* ---- the request path ----
+ *
+ * While open, the store listens to core's changes (hooks.h, store_hooks.c): before a
+ * session creates or acquires an allocation it records the session and checks that the
+ * file has room (growing it when it must; a full store refuses the allocation with
+ * -EIO); every allocation created or changed and every session closed marks its record
+ * dirty. Alone, an allocation has a record of its own; inside memd_store_batch, the
+ * allocations of one request share records by chunks of consecutive handles
+ * (store_internal.h). */
+
+/* ALLOC_BATCH: on before its allocations are created, off after (whatever happened). */
+void memd_store_batch(memd_state *st, bool on);
+
+/* HELLO: a reclaim (MEMD_HELLO_F_RECLAIM) takes an orphan's identity and holds over into
+ * s; otherwise s is recorded. Fills w's session_id, flags, reclaimed and token. 0, or a
+ * negative errno with err filled (see MEMD_HELLO_F_RECLAIM) and s unchanged. */
+int memd_store_hello(memd_state *st, memd_session *s, const memd_wire_hello *h,
+                     memd_wire_welcome *w, memd_wire_error *err);
+
+/* Orphaned sessions right now (they do not count against max_sessions). */
+uint32_t memd_store_orphans(const memd_state *st);
+
+/* DUMP: MEMD_SESSION_F_* of s, and for an orphan when it will be released. */
+uint32_t memd_store_session_flags(const memd_state *st, const memd_session *s,
+                                  uint64_t *deadline_ns);
+
+/* ---- flush points ---- */
+
+/* A request round: begin returns a mark; end flushes if the round changed anything.
+ * end returns 0, or -EIO with msg filled: nothing of the round may be confirmed. */
+uint64_t memd_store_round_begin(memd_state *st);
+bool memd_store_round_changed(const memd_state *st, uint64_t mark);
+int memd_store_round_end(memd_state *st, uint64_t mark, char *msg, size_t msglen);
+
+/* Writes every dirty key and the counters in one transaction. 0, or -EIO with msg
+ * filled (the dirty keys stay dirty for the next flush). */
+int memd_store_flush(memd_state *st, char *msg, size_t msglen);
+
+/* ---- service loop ---- */
+
+/* SIGTERM/SIGINT: from now on only request rounds are recorded, not the sessions that
+ * the shutdown closes, so a restarted memd finds them as orphans. */
+void memd_store_stopping(memd_state *st);
+
+/* Periodic work: releases orphans whose process is gone or whose grace period is over,
+ * retries a failed flush. Returns the number of orphans left. */
+uint32_t memd_store_tick(memd_state *st);
+/* How often memd_store_tick should run (ms), from reclaim_grace_ms. */
+uint32_t memd_store_tick_ms(const memd_state *st);
+
+#endif

@@ -1,0 +1,126 @@
+/* memd daemon — state store internals shared by store.c (file, flush), store_session.c
+ * (sessions, reclaim, orphans) and store_restore.c (open and restore). Not for the rest
+ * of the daemon: it goes through store.h. */
+#ifndef MEMD_DAEMON_STORE_INTERNAL_H
+#define MEMD_DAEMON_STORE_INTERNAL_H
+
+#include <lmdb.h>
+#include <limits.h>
+
+#include "map.h"
+#include "store.h"
+#include "store_codec.h"
+
+/* A dirty key: an allocation handle, or a session id with this bit set. Handles are
+ * counted from 1 and never get near 2^63. */
+#define MEMD_STORE_SESS_KEY (1ull << 63)
+
+/* The allocations table: a record under key K holds the records of the live
+ * allocations whose store_key is K, one after the other (each record says its own
+ * length); a key none has has no record. An allocation made alone has K = its handle,
+ * a record of its own. The allocations of one ALLOC_BATCH share records by chunks:
+ * K = the first handle of the chunk, and up to MEMD_STORE_CHUNK consecutive handles
+ * from K (on_alloc_created in store.c). A batch of B allocations is then B / MEMD_STORE_CHUNK
+ * tree writes, and freeing it as many deletes, instead of one of each per allocation:
+ * the tree operations, not the bytes, were most of a batch's cost. Single requests keep
+ * one small record each: rewriting a shared chunk on every request made them slower.
+ * 8 records of a typical size (~120 bytes) stay well within a node of a 4 KiB page.
+ * The reader takes any key K with records for handles K .. K + MEMD_STORE_CHUNK - 1
+ * and gives each allocation store_key K, so a store written one record per handle
+ * (by an earlier memd) restores as it is. */
+#define MEMD_STORE_CHUNK 8u
+
+/* Room estimates (prepare): bytes one dirty record may cost a flush (its share of the
+ * leaf and branch pages copied on write), a flush's fixed cost (meta, free list), and
+ * what is kept back for releases, which must be recordable when creations are refused. */
+#define MEMD_STORE_REC_COST 1024u
+#define MEMD_STORE_TXN_COST (16u * 4096u)
+#define MEMD_STORE_RESERVE (16u * 4096u)
+#define MEMD_STORE_MAP_MIN (1u << 20) /* the file starts at this size */
+
+/* Every stored session, live or orphaned. */
+typedef struct memd_store_sess {
+    memd_session *s;               /* the connection's session, or the orphan (owned) */
+    uint64_t starttime;            /* of s->pid, to tell a reused pid */
+    uint64_t deadline_ns;          /* orphan: released at this time unless reclaimed */
+    bool orphan;
+    uint8_t token[MEMD_TOKEN_SIZE];
+} memd_store_sess;
+
+typedef struct memd_store {
+    memd_hook hook;                /* core's changes (hooks.h), registered at open */
+    char path[PATH_MAX];
+    int fd;                        /* holds the flock: one memd per store */
+    MDB_env *env;
+    MDB_dbi dbi_allocs, dbi_sessions, dbi_meta;
+    uint64_t psize;
+    uint64_t map_bytes, max_bytes; /* current file/map size, and its limit */
+    uint64_t used_bytes;           /* pages in use after the last commit (estimate) */
+    uint64_t dirty_limit;          /* prepare's fast path: fewer dirty keys fit for sure */
+    bool batching;                 /* memd_store_batch: creations share records */
+    uint64_t group;                /* batching: the key of the chunk being filled (0: none) */
+    uint64_t top;                  /* top_known: no allocations key is above this, */
+    bool top_stored, top_known;    /* and top_stored is false if the table is empty */
+
+    uint64_t *dirty;               /* keys changed since the last successful flush */
+    size_t ndirty, dirty_cap;
+    bool resync;                   /* a key could not be queued: rewrite everything */
+    uint64_t touches;              /* changes ever (round marks) */
+    bool in_round;                 /* frames.c is dispatching a round */
+    bool stopping;                 /* only rounds are recorded now */
+    uint32_t defer;                /* > 0: session closes leave the flush to the caller */
+    bool failed;                   /* the last flush failed (logged once) */
+    bool restored;                 /* open completed: close may flush what is pending */
+    bool full_logged;              /* "store full" was logged (once per episode) */
+
+    memd_map sessions;             /* id -> memd_store_sess * */
+    const memd_session *last;      /* prepare's cache: this session is stored */
+    uint32_t last_id;
+    uint32_t norphans;
+
+    uint64_t handle_hwm;           /* as stored (or pending in meta_dirty) */
+    uint32_t session_hwm;
+    bool meta_dirty;
+    char boot_id[40];
+    memd_store_dev_fp *fps;        /* per st->devs index: the current config's */
+
+    uint8_t *buf;                  /* record encoding */
+    size_t buf_cap;
+    uint32_t *holders;             /* holder session ids while encoding */
+    size_t holders_cap;
+    char failpoint[PATH_MAX];      /* tests: while this file exists, commits fail */
+} memd_store;
+
+static inline memd_store_sess *memd_store_sess_get(const memd_store *S, uint32_t id)
+{
+    uint64_t *v = memd_map_get(&S->sessions, id);
+    return v ? (memd_store_sess *)(uintptr_t)*v : NULL;
+}
+
+/* store.c */
+void memd_store_mark(memd_store *S, uint64_t key);
+int memd_store_grow(memd_store *S, uint64_t want, char *msg, size_t msglen);
+void memd_store_update_room(memd_store *S);
+/* One attempt at writing everything dirty; an LMDB or errno code (MDB_MAP_FULL: grow). */
+int memd_store_write(memd_state *st, bool all);
+
+/* store_session.c */
+/* Hook: s went away (memd_session_close, after its holds were dropped). While stopping,
+ * the store keeps it (the next memd restores it as an orphan); otherwise it is forgotten
+ * and the store flushed. */
+void memd_store_session_closed(void *data, memd_session *s);
+/* Records s (token, start time) if it is not yet; 0 or -ENOMEM. */
+int memd_store_sess_add(memd_state *st, memd_session *s);
+/* Fills a session record from a stored session. */
+void memd_store_sess_to_rec(const memd_store_sess *ss, memd_store_sess_rec *r);
+/* Whether an orphan's process is gone (absent, zombie, or its pid reused). */
+bool memd_store_orphan_dead(const memd_store_sess *ss);
+/* Releases orphan ss (its holds, its session, its record) and frees it. */
+void memd_store_orphan_release(memd_state *st, memd_store_sess *ss, const char *why);
+/* Frees every orphan without recording anything (close, failed restore). */
+void memd_store_drop_orphans(memd_state *st);
+
+/* store_restore.c */
+int memd_store_restore(memd_state *st, char *err, size_t errlen);
+
+#endif

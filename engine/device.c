@@ -1,0 +1,175 @@
+/* memd engine — a device: one range allocator per allocatable region of each bank
+ * group. Lockstep means the group's banks share one address map, so one allocator per
+ * region serves every bank; bank offsets only matter when reporting absolute addresses. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device_internal.h"
+
+int memd_device_create(const memd_device_spec *spec, memd_device **out, char *err, size_t errlen)
+{
+    if (!out)
+        return -EINVAL;
+    *out = NULL;
+    int rc = memd_device_spec_validate(spec, err, errlen);
+    if (rc)
+        return rc;
+
+    memd_device *d = calloc(1, sizeof(*d));
+    if (!d)
+        return -ENOMEM;
+    rc = memd_device_spec_copy(&d->spec, spec);
+    if (rc) {
+        free(d);
+        return rc;
+    }
+    for (int k = 0; k < MEMD_KIND_COUNT; k++) {
+        const memd_bank_group_spec *g = &d->spec.groups[k];
+        for (uint32_t i = 0; g->banks && i < g->nregions; i++) {
+            const memd_region_spec *r = &g->regions[i];
+            if (!r->allocatable)
+                continue;
+            rc = memd_range_create(r->base, r->size, g->alignment, &d->range[k][i]);
+            if (rc) {
+                if (err && errlen)
+                    snprintf(err, errlen, "device '%s': cannot create allocator for %s region '%s'",
+                             d->spec.name, memd_kind_name((memd_kind)k), r->name);
+                memd_device_destroy(d);
+                return rc;
+            }
+        }
+    }
+    *out = d;
+    return 0;
+}
+
+void memd_device_destroy(memd_device *d)
+{
+    if (!d)
+        return;
+    for (int k = 0; k < MEMD_KIND_COUNT; k++)
+        for (int i = 0; i < MEMD_MAX_REGIONS; i++)
+            memd_range_destroy(d->range[k][i]);
+    memd_device_spec_free(&d->spec);
+    free(d);
+}
+
+const memd_device_spec *memd_device_spec_of(const memd_device *d)
+{
+    return d ? &d->spec : NULL;
+}
+
+static memd_range *region_range(const memd_device *d, memd_kind kind, uint8_t region)
+{
+    if (!d || (unsigned)kind >= MEMD_KIND_COUNT || region >= MEMD_MAX_REGIONS)
+        return NULL;
+    return d->range[kind][region];
+}
+
+int memd_device_alloc(memd_device *d, const memd_alloc_req *req, memd_placement *out)
+{
+    memd_placement p;
+    int rc = memd_device_footprint(d, req, &p);
+    if (rc)
+        return rc;
+    memd_range *r = d->range[p.kind][p.region];
+    const memd_class_policy *pol = &d->spec.policy[p.kind][req->cls];
+    uint64_t align = memd_device_req_alignment(d, p.kind, req);
+    rc = memd_range_alloc(r, p.size_per_bank, align, pol->dir, pol->fit, &p.address);
+    if (rc)
+        return rc;
+    *out = p;
+    return 0;
+}
+
+int memd_device_alloc_at(memd_device *d, const memd_placement *p)
+{
+    if (!d || !p || (unsigned)p->kind >= MEMD_KIND_COUNT)
+        return -EINVAL;
+    const memd_bank_group_spec *g = &d->spec.groups[p->kind];
+    if (p->banks == 0 || p->banks > g->banks || p->size_per_bank == 0)
+        return -EINVAL;
+    memd_range *r = region_range(d, p->kind, p->region);
+    if (!r)
+        return -EINVAL;
+    return memd_range_alloc_at(r, p->address, p->size_per_bank);
+}
+
+int memd_device_free(memd_device *d, memd_kind kind, uint8_t region, uint64_t address)
+{
+    if (!d || (unsigned)kind >= MEMD_KIND_COUNT)
+        return -EINVAL;
+    memd_range *r = region_range(d, kind, region);
+    if (!r)
+        return -ENOENT;
+    return memd_range_free(r, address, NULL);
+}
+
+int memd_device_bank_address(const memd_device *d, memd_kind kind, uint32_t bank,
+                             uint64_t address, uint64_t *out)
+{
+    if (!d || !out || (unsigned)kind >= MEMD_KIND_COUNT)
+        return -EINVAL;
+    const memd_bank_group_spec *g = &d->spec.groups[kind];
+    if (bank >= g->banks)
+        return -ERANGE;
+    int64_t off = g->bank_offsets ? g->bank_offsets[bank] : 0;
+    uint64_t abs;
+    if (off >= 0) {
+        if (__builtin_add_overflow(address, (uint64_t)off, &abs))
+            return -ERANGE;
+    } else {
+        uint64_t neg = (uint64_t)(-(off + 1)) + 1;
+        if (address < neg)
+            return -ERANGE;
+        abs = address - neg;
+    }
+    *out = abs;
+    return 0;
+}
+
+int memd_device_region_stats(const memd_device *d, memd_kind kind, uint8_t region,
+                             memd_range_stats *st)
+{
+    memd_range *r = region_range(d, kind, region);
+    if (!r || !st)
+        return -ENOENT;
+    memd_range_stats_get(r, st);
+    return 0;
+}
+
+int memd_device_group_stats(const memd_device *d, memd_kind kind, memd_range_stats *st)
+{
+    if (!d || !st || (unsigned)kind >= MEMD_KIND_COUNT)
+        return -EINVAL;
+    memset(st, 0, sizeof(*st));
+    bool any = false;
+    for (int i = 0; i < MEMD_MAX_REGIONS; i++) {
+        memd_range *r = d->range[kind][i];
+        if (!r)
+            continue;
+        memd_range_stats s;
+        memd_range_stats_get(r, &s);
+        st->total += s.total;
+        st->allocated += s.allocated;
+        st->free += s.free;
+        st->free_blocks += s.free_blocks;
+        st->allocations += s.allocations;
+        /* Regions are disjoint, so the lowest-addressed largest block wins ties. */
+        if (s.largest_free > st->largest_free ||
+            (s.largest_free == st->largest_free && s.largest_free &&
+             s.largest_free_addr < st->largest_free_addr)) {
+            st->largest_free = s.largest_free;
+            st->largest_free_addr = s.largest_free_addr;
+        }
+        any = true;
+    }
+    return any ? 0 : -ENOENT;
+}
+
+const memd_range *memd_device_region_range(const memd_device *d, memd_kind kind, uint8_t region)
+{
+    return region_range(d, kind, region);
+}

@@ -1,0 +1,163 @@
+/* memd engine — a device: bank groups (DRAM, SRAM) sharing one lockstep address map,
+ * regions with their own range allocators, a buffer-class policy and memory scopes.
+ *
+ * Lockstep: a bank group has ONE address map; a buffer of P pages of page size S spread
+ * over B banks reserves ceil(P / B) * round_up(S, alignment) bytes at the same address
+ * in every bank of the group. Bank i's absolute address of an allocation is
+ * address + bank_offsets[i].
+ *
+ * Pure engine code: no I/O, no globals. The caller (daemon) owns handles, sessions and
+ * names; the engine only places and releases ranges. */
+#ifndef MEMD_ENGINE_DEVICE_H
+#define MEMD_ENGINE_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memd/types.h"
+#include "names.h"
+#include "range.h"
+
+#define MEMD_MAX_REGIONS 8
+
+typedef struct memd_region_spec {
+    char name[MEMD_NAME_MAX]; /* "code", "data", "logging", "reserved", "buffers", ... */
+    uint64_t base;            /* offset inside the bank's address space */
+    uint64_t size;
+    bool allocatable;         /* false for "reserved" (firmware, kernels) */
+} memd_region_spec;
+
+typedef struct memd_bank_group_spec {
+    uint32_t banks;           /* 0: the device has no such bank group */
+    uint64_t bank_size;
+    uint64_t alignment;       /* minimum alignment of every allocation (DRAM_ALIGNMENT) */
+    int64_t *bank_offsets;    /* banks entries, owned by the spec (may be NULL: all 0) */
+    uint32_t nregions;
+    memd_region_spec regions[MEMD_MAX_REGIONS];
+} memd_bank_group_spec;
+
+/* Where one buffer class goes in one bank group. */
+typedef struct memd_class_policy {
+    bool enabled;             /* false: this class may not use this bank group */
+    uint8_t region;           /* index into the group's regions */
+    memd_dir dir;
+    memd_fit fit;
+    uint64_t alignment;       /* 0: the group's alignment; else max(this, group's) */
+} memd_class_policy;
+
+typedef struct memd_texture_spec {
+    bool enabled;             /* dram.texture offered */
+    uint32_t max_width;       /* in texels */
+    uint32_t max_height;
+    uint64_t pitch_alignment; /* row pitch alignment in bytes, power of two */
+} memd_texture_spec;
+
+typedef struct memd_device_spec {
+    uint32_t id;
+    char name[MEMD_NAME_MAX];
+    char arch[MEMD_NAME_MAX];
+    memd_bank_group_spec groups[MEMD_KIND_COUNT];
+    memd_class_policy policy[MEMD_KIND_COUNT][MEMD_CLASS_COUNT];
+    memd_texture_spec texture;
+} memd_device_spec;
+
+void memd_device_spec_free(memd_device_spec *spec); /* frees owned arrays, not spec itself */
+
+typedef struct memd_device memd_device;
+
+/* Validates the spec (regions inside the bank and not overlapping, policies naming
+ * allocatable regions, powers of two, no overflow). On error returns -EINVAL and writes a
+ * message into err. */
+int memd_device_create(const memd_device_spec *spec, memd_device **out, char *err, size_t errlen);
+void memd_device_destroy(memd_device *d);
+const memd_device_spec *memd_device_spec_of(const memd_device *d);
+
+/* Requests give bytes, or shape + dtype. dram.texture takes only shape + dtype: shape is
+ * [height, width] or [height, width, 4] texels of 4 channels each; a row is width * 4 *
+ * sizeof(dtype) bytes padded to the texture pitch alignment, every row is one page
+ * (page_size 0 or the pitch) and the placement returns the pitch. */
+typedef struct memd_alloc_req {
+    memd_class cls;
+    memd_scope scope;
+    uint64_t bytes;                  /* or 0 when shape + dtype are given */
+    memd_dtype dtype;
+    uint32_t ndim;
+    uint64_t shape[MEMD_MAX_DIMS];
+    uint64_t page_size;              /* 0: the whole buffer is one page */
+    uint32_t banks;                  /* 0: every bank of the group */
+    uint64_t alignment;              /* 0: the class policy's */
+} memd_alloc_req;
+
+typedef struct memd_placement {
+    memd_kind kind;
+    uint8_t region;
+    uint64_t address;                /* same in every bank of the group */
+    uint64_t size_per_bank;          /* bytes reserved in each bank */
+    uint32_t banks;                  /* banks the data is spread over */
+    uint64_t page_size;              /* effective page size (padded) */
+    uint64_t pitch;                  /* dram.texture: row pitch in bytes; else 0 */
+} memd_placement;
+
+/* Footprint only (no state change): resolves scope -> bank group, class -> region and
+ * policy, shape/dtype/texture -> bytes, lockstep sizing. Errors: -EINVAL (bad request),
+ * -EOPNOTSUPP (scope or class not offered by this device), -EOVERFLOW, -E2BIG (texture
+ * over the device's limits, or larger than the region). */
+int memd_device_footprint(const memd_device *d, const memd_alloc_req *req, memd_placement *out);
+
+/* Footprint + placement. -ENOMEM when the region has no room (use
+ * memd_device_region_stats to report why). */
+int memd_device_alloc(memd_device *d, const memd_alloc_req *req, memd_placement *out);
+
+/* Reserve a known placement again (state restore): -EBUSY if it overlaps. */
+int memd_device_alloc_at(memd_device *d, const memd_placement *p);
+
+/* Release a placement made by memd_device_alloc/alloc_at. -ENOENT if none there. */
+int memd_device_free(memd_device *d, memd_kind kind, uint8_t region, uint64_t address);
+
+/* Absolute address of `address` in bank `bank` of group `kind`; -ERANGE on a bad bank. */
+int memd_device_bank_address(const memd_device *d, memd_kind kind, uint32_t bank,
+                             uint64_t address, uint64_t *out);
+
+/* Statistics of one region (allocatable regions only; -ENOENT otherwise) and of the whole
+ * bank group (sums over its allocatable regions; largest_free is the max). */
+int memd_device_region_stats(const memd_device *d, memd_kind kind, uint8_t region,
+                             memd_range_stats *st);
+int memd_device_group_stats(const memd_device *d, memd_kind kind, memd_range_stats *st);
+
+/* The range allocator behind one region (for block-level reports); NULL if none. */
+const memd_range *memd_device_region_range(const memd_device *d, memd_kind kind, uint8_t region);
+
+
+/* A one-line reason for rc, the error memd_device_footprint/alloc returned for req:
+ * names the device, scope and class, and for -ENOMEM the region's free space, e.g.
+ * "device 'wormhole_b0' does not offer scope dram.texture". Writes into buf; returns it. */
+const char *memd_device_describe_error(const memd_device *d, const memd_alloc_req *req, int rc,
+                                       char *buf, size_t len);
+
+/* --- Spec helpers (used by the descriptor loaders and check-config). --- */
+
+/* Upper bound on banks per group: keeps bank_offsets allocations sane for any input. */
+#define MEMD_MAX_BANKS 65536u
+
+/* The checks memd_device_create makes, without building anything: 0 or -EINVAL + err. */
+int memd_device_spec_validate(const memd_device_spec *spec, char *err, size_t errlen);
+
+/* Deep copy (bank_offsets included). 0 or -ENOMEM; dst is left empty on failure. */
+int memd_device_spec_copy(memd_device_spec *dst, const memd_device_spec *src);
+
+/* Fills spec->policy with the defaults, from the region names of each bank group:
+ *   DRAM: code -> "code" bottom-up (no "code" region: "data" top-down, as tt-metal puts
+ *         program binaries), constant -> "data" bottom-up, placeholder and internal ->
+ *         "data" top-down (the two grow towards each other), logging -> "logging"
+ *         bottom-up (a fixed carve-out);
+ *   SRAM: code, constant, placeholder, internal -> "buffers" top-down; logging disabled.
+ * A class whose region does not exist (or is not allocatable) is disabled. Fit: first,
+ * alignment: the group's. */
+void memd_device_spec_default_policy(memd_device_spec *spec);
+
+/* Index of the region called name in g, or -ENOENT. */
+int memd_region_find(const memd_bank_group_spec *g, const char *name);
+
+
+#endif

@@ -1,0 +1,96 @@
+/* memd engine — turning a footprint/alloc error code back into a sentence a client can
+ * act on. The engine returns plain errno values; only here do they get names. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "device_internal.h"
+
+static const char *why_einval(const memd_device *d, const memd_alloc_req *req, char *buf, size_t len)
+{
+    const char *dev = d->spec.name;
+    if ((unsigned)req->scope >= MEMD_SCOPE_COUNT)
+        snprintf(buf, len, "unknown scope %d", (int)req->scope);
+    else if ((unsigned)req->cls >= MEMD_CLASS_COUNT)
+        snprintf(buf, len, "unknown buffer class %d", (int)req->cls);
+    else if (req->alignment && (req->alignment & (req->alignment - 1)))
+        snprintf(buf, len, "alignment %" PRIu64 " is not a power of two", req->alignment);
+    else {
+        memd_kind k = req->scope == MEMD_SCOPE_SRAM ? MEMD_KIND_SRAM : MEMD_KIND_DRAM;
+        uint32_t banks = d->spec.groups[k].banks;
+        if (req->banks > banks)
+            snprintf(buf, len, "%" PRIu32 " banks requested, but %s of device '%s' has %" PRIu32,
+                     req->banks, memd_scope_name(req->scope), dev, banks);
+        else if (req->scope == MEMD_SCOPE_DRAM_TEXTURE)
+            snprintf(buf, len,
+                     "dram.texture needs a shape [height, width] or [height, width, 4] of non-zero "
+                     "texels with a dtype (no bytes), and page_size 0 or the row pitch");
+        else
+            snprintf(buf, len,
+                     "give bytes, or a shape of 1 to %d non-zero dimensions with a dtype, not both",
+                     MEMD_MAX_DIMS);
+    }
+    return buf;
+}
+
+const char *memd_device_describe_error(const memd_device *d, const memd_alloc_req *req, int rc,
+                                       char *buf, size_t len)
+{
+    if (!buf || len == 0)
+        return buf;
+    if (!d || !req) {
+        snprintf(buf, len, "%s", strerror(rc < 0 ? -rc : rc));
+        return buf;
+    }
+    const char *dev = d->spec.name;
+    const char *scope = memd_scope_name(req->scope);
+    const char *cls = memd_class_name(req->cls);
+    memd_kind kind = req->scope == MEMD_SCOPE_SRAM ? MEMD_KIND_SRAM : MEMD_KIND_DRAM;
+    memd_placement p;
+    switch (rc) {
+    case -EOPNOTSUPP:
+        if ((unsigned)req->scope < MEMD_SCOPE_COUNT &&
+            (d->spec.groups[kind].banks == 0 ||
+             (req->scope == MEMD_SCOPE_DRAM_TEXTURE && !d->spec.texture.enabled)))
+            snprintf(buf, len, "device '%s' does not offer scope %s", dev, scope);
+        else
+            snprintf(buf, len, "device '%s' does not offer class %s in scope %s", dev, cls, scope);
+        break;
+    case -E2BIG:
+        if (req->scope == MEMD_SCOPE_DRAM_TEXTURE &&
+            (req->shape[0] > d->spec.texture.max_height || req->shape[1] > d->spec.texture.max_width))
+            snprintf(buf, len,
+                     "texture %" PRIu64 " x %" PRIu64 " (height x width) exceeds device '%s' limit of %" PRIu32
+                     " x %" PRIu32,
+                     req->shape[0], req->shape[1], dev, d->spec.texture.max_height, d->spec.texture.max_width);
+        else
+            snprintf(buf, len, "%s %s buffer is larger than its region on device '%s'", scope, cls, dev);
+        break;
+    case -ENOMEM:
+        if (memd_device_footprint(d, req, &p) == 0) {
+            memd_range_stats st;
+            memd_device_region_stats(d, p.kind, p.region, &st);
+            snprintf(buf, len,
+                     "no room for %" PRIu64 " bytes per bank in %s region '%s' of device '%s' "
+                     "(largest free block %" PRIu64 ", %" PRIu64 " free)",
+                     p.size_per_bank, memd_kind_name(p.kind), d->spec.groups[p.kind].regions[p.region].name,
+                     dev, st.largest_free, st.free);
+        } else {
+            snprintf(buf, len, "out of memory on device '%s'", dev);
+        }
+        break;
+    case -EOVERFLOW:
+        snprintf(buf, len, "%s %s request on device '%s': size overflows 64 bits", scope, cls, dev);
+        break;
+    case -EINVAL: {
+        char why[256];
+        snprintf(buf, len, "invalid %s request on device '%s': %s", scope, dev, why_einval(d, req, why, sizeof(why)));
+        break;
+    }
+    default:
+        snprintf(buf, len, "device '%s': %s", dev, strerror(rc < 0 ? -rc : rc));
+        break;
+    }
+    return buf;
+}

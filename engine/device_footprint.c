@@ -1,0 +1,153 @@
+/* memd engine — from a request (class, scope, bytes or shape + dtype, pages, banks) to
+ * the bytes it reserves in every bank of its group. No state is read but the spec.
+ *
+ * Lockstep sizing (tt-metal): P pages of S bytes spread over B banks put ceil(P / B)
+ * pages in the fullest bank; every bank reserves that much at the same address, each
+ * page padded to the group's alignment (the NoC's DRAM/L1 alignment):
+ *     size_per_bank = ceil(P / B) * round_up(S, group alignment)
+ * The start address is aligned to max(group, class policy, request) alignment.
+ *
+ * dram.texture: shape [height, width] or [height, width, 4] with a dtype; a texel is 4
+ * channels of the dtype. row = width * 4 * sizeof(dtype), pitch = round_up(row,
+ * texture.pitch_alignment), bytes = pitch * height. Each row is one page (page_size 0
+ * or equal to the pitch), so rows interleave over the banks like any paged buffer. */
+#include <errno.h>
+
+#include "device_internal.h"
+
+static int scope_kind(memd_scope s, memd_kind *k)
+{
+    switch (s) {
+    case MEMD_SCOPE_DRAM:
+    case MEMD_SCOPE_DRAM_TEXTURE:
+        *k = MEMD_KIND_DRAM;
+        return 0;
+    case MEMD_SCOPE_SRAM:
+        *k = MEMD_KIND_SRAM;
+        return 0;
+    default:
+        return -EINVAL;
+    }
+}
+
+/* bytes of a plain shape + dtype request. */
+static int shape_bytes(const memd_alloc_req *req, uint64_t *bytes)
+{
+    uint32_t es = memd_dtype_size(req->dtype);
+    if (es == 0 || req->ndim == 0 || req->ndim > MEMD_MAX_DIMS)
+        return -EINVAL;
+    uint64_t n = es;
+    for (uint32_t i = 0; i < req->ndim; i++) {
+        if (req->shape[i] == 0)
+            return -EINVAL;
+        if (!memd_mul_ok(n, req->shape[i], &n))
+            return -EOVERFLOW;
+    }
+    *bytes = n;
+    return 0;
+}
+
+static int texture_bytes(const memd_texture_spec *t, const memd_alloc_req *req,
+                         uint64_t *bytes, uint64_t *pitch)
+{
+    uint32_t es = memd_dtype_size(req->dtype);
+    if (es == 0 || req->bytes != 0)
+        return -EINVAL; /* a texture is always shape + dtype */
+    if (req->ndim != 2 && !(req->ndim == 3 && req->shape[2] == 4))
+        return -EINVAL;
+    uint64_t h = req->shape[0], w = req->shape[1];
+    if (h == 0 || w == 0)
+        return -EINVAL;
+    if (w > t->max_width || h > t->max_height)
+        return -E2BIG;
+    uint64_t row, p, total;
+    /* w <= 2^32 and es <= 8: w * 4 * es < 2^38 cannot overflow. */
+    row = w * 4u * es;
+    if (!memd_round_up(row, t->pitch_alignment, &p))
+        return -EOVERFLOW;
+    if (!memd_mul_ok(p, h, &total))
+        return -EOVERFLOW;
+    *bytes = total;
+    *pitch = p;
+    return 0;
+}
+
+int memd_device_footprint(const memd_device *d, const memd_alloc_req *req, memd_placement *out)
+{
+    if (!d || !req || !out)
+        return -EINVAL;
+    const memd_device_spec *spec = &d->spec;
+    memd_kind kind;
+    if (scope_kind(req->scope, &kind))
+        return -EINVAL;
+    if ((unsigned)req->cls >= MEMD_CLASS_COUNT)
+        return -EINVAL;
+    const memd_bank_group_spec *g = &spec->groups[kind];
+    if (g->banks == 0)
+        return -EOPNOTSUPP;
+    if (req->scope == MEMD_SCOPE_DRAM_TEXTURE && !spec->texture.enabled)
+        return -EOPNOTSUPP;
+    const memd_class_policy *pol = &spec->policy[kind][req->cls];
+    if (!pol->enabled)
+        return -EOPNOTSUPP;
+    if (req->alignment != 0 && !memd_is_pow2(req->alignment))
+        return -EINVAL;
+
+    uint64_t bytes, pitch = 0;
+    int rc;
+    if (req->scope == MEMD_SCOPE_DRAM_TEXTURE) {
+        rc = texture_bytes(&spec->texture, req, &bytes, &pitch);
+        if (rc)
+            return rc;
+        if (req->page_size != 0 && req->page_size != pitch)
+            return -EINVAL;
+    } else if (req->dtype != MEMD_DTYPE_NONE) {
+        if (req->bytes != 0)
+            return -EINVAL; /* bytes or shape + dtype, not both */
+        rc = shape_bytes(req, &bytes);
+        if (rc)
+            return rc;
+    } else {
+        if (req->bytes == 0 || req->ndim != 0)
+            return -EINVAL;
+        bytes = req->bytes;
+    }
+
+    uint64_t page = pitch ? pitch : (req->page_size ? req->page_size : bytes);
+    /* A short last page still takes a whole page slot. */
+    uint64_t pages = bytes / page + (bytes % page != 0);
+
+    if (req->banks > g->banks)
+        return -EINVAL;
+    uint64_t nbanks = req->banks ? req->banks : g->banks;
+
+    uint64_t padded, per_bank;
+    if (!memd_round_up(page, g->alignment, &padded))
+        return -EOVERFLOW;
+    uint64_t pages_per_bank = pages / nbanks + (pages % nbanks != 0);
+    if (!memd_mul_ok(pages_per_bank, padded, &per_bank))
+        return -EOVERFLOW;
+    if (per_bank > g->regions[pol->region].size)
+        return -E2BIG;
+
+    out->kind = kind;
+    out->region = pol->region;
+    out->address = 0;
+    out->size_per_bank = per_bank;
+    out->banks = (uint32_t)nbanks;
+    out->page_size = padded;
+    out->pitch = pitch;
+    return 0;
+}
+
+uint64_t memd_device_req_alignment(const memd_device *d, memd_kind kind, const memd_alloc_req *req)
+{
+    const memd_bank_group_spec *g = &d->spec.groups[kind];
+    uint64_t a = g->alignment;
+    uint64_t pa = d->spec.policy[kind][req->cls].alignment;
+    if (pa > a)
+        a = pa;
+    if (req->alignment > a)
+        a = req->alignment;
+    return a;
+}

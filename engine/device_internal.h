@@ -1,0 +1,40 @@
+/* memd engine — private parts of the device model shared by device*.c. */
+#ifndef MEMD_ENGINE_DEVICE_INTERNAL_H
+#define MEMD_ENGINE_DEVICE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "device.h"
+
+struct memd_device {
+    memd_device_spec spec; /* deep copy: the device never points into the caller's spec */
+    /* One allocator per allocatable region; NULL for reserved regions and absent groups. */
+    memd_range *range[MEMD_KIND_COUNT][MEMD_MAX_REGIONS];
+};
+
+static inline bool memd_is_pow2(uint64_t v)
+{
+    return v != 0 && (v & (v - 1)) == 0;
+}
+
+/* round_up(v, a) for a power of two a; false on overflow. */
+static inline bool memd_round_up(uint64_t v, uint64_t a, uint64_t *out)
+{
+    uint64_t r = (v + (a - 1)) & ~(a - 1);
+    if (r < v)
+        return false;
+    *out = r;
+    return true;
+}
+
+static inline bool memd_mul_ok(uint64_t a, uint64_t b, uint64_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out);
+}
+
+/* The alignment a request's start address honours: max(group, class policy, request).
+ * The request must have passed memd_device_footprint. */
+uint64_t memd_device_req_alignment(const memd_device *d, memd_kind kind, const memd_alloc_req *req);
+
+#endif

@@ -1,0 +1,456 @@
+/* memd engine — greedy placers: over the conflict graph in a priority order, and over
+ * time (start order) when the graph would be too large. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_internal.h"
+
+int plan_placer_init(plan_placer *p, const memd_plan_buffer *b, size_t n, const plan_graph *g)
+{
+    memset(p, 0, sizeof(*p));
+    p->b = b;
+    p->n = n;
+    p->g = g;
+    size_t nn = n ? n : 1;
+    p->pos = malloc(nn * sizeof(*p->pos));
+    if (g) {
+        size_t maxdeg = 1;
+        for (size_t i = 0; i < n; i++)
+            if (g->off[i + 1] - g->off[i] > maxdeg)
+                maxdeg = g->off[i + 1] - g->off[i];
+        p->pairs = malloc(2 * maxdeg * sizeof(*p->pairs));
+        if (!p->pairs || !p->pos) {
+            plan_placer_free(p);
+            return -ENOMEM;
+        }
+        return 0;
+    }
+    p->lst = malloc(nn * sizeof(*p->lst));
+    p->work = malloc(nn * sizeof(*p->work));
+    if (!p->pos || !p->lst || !p->work) {
+        plan_placer_free(p);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+void plan_placer_free(plan_placer *p)
+{
+    free(p->pairs);
+    free(p->pos);
+    free(p->lst);
+    free(p->work);
+    p->pairs = NULL;
+    p->pos = NULL;
+    p->lst = NULL;
+    p->work = NULL;
+}
+
+void plan_placer_commit(plan_placer *p)
+{
+    uint32_t *t = p->lst;
+    p->lst = p->work;
+    p->work = t;
+    p->nlst = p->nwork;
+}
+
+/* (offset, end) pairs sorted by offset: insertion sort for the short lists that
+ * dominate, quicksort (median of three) above. Hand-written because qsort's indirect
+ * calls cost more than the placement itself. */
+static void pairs_sort(uint64_t *a, size_t n)
+{
+    while (n > 16) {
+        size_t m = n / 2, last = n - 1;
+        uint64_t x = a[0], y = a[2 * m], z = a[2 * last];
+        uint64_t piv = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        size_t i = 0, j = last;
+        for (;;) {
+            while (a[2 * i] < piv)
+                i++;
+            while (a[2 * j] > piv)
+                j--;
+            if (i >= j)
+                break;
+            uint64_t t0 = a[2 * i], t1 = a[2 * i + 1];
+            a[2 * i] = a[2 * j];
+            a[2 * i + 1] = a[2 * j + 1];
+            a[2 * j] = t0;
+            a[2 * j + 1] = t1;
+            i++;
+            j--;
+        }
+        /* Recurse into the smaller half, loop on the larger. */
+        size_t left = j + 1;
+        if (left < n - left) {
+            pairs_sort(a, left);
+            a += 2 * left;
+            n -= left;
+        } else {
+            pairs_sort(a + 2 * left, n - left);
+            n = left;
+        }
+    }
+    for (size_t i = 1; i < n; i++) {
+        uint64_t k0 = a[2 * i], k1 = a[2 * i + 1];
+        size_t j = i;
+        while (j > 0 && a[2 * (j - 1)] > k0) {
+            a[2 * j] = a[2 * (j - 1)];
+            a[2 * j + 1] = a[2 * (j - 1) + 1];
+            j--;
+        }
+        a[2 * j] = k0;
+        a[2 * j + 1] = k1;
+    }
+}
+
+/* Lowest (first fit) or tightest (best fit) aligned offset for `size` among the
+ * occupied intervals in pairs (sorted by offset, may overlap each other). */
+static uint64_t fit_gap(const uint64_t *pairs, size_t np, uint64_t size, uint64_t align,
+                        bool best_fit)
+{
+    uint64_t reach = 0; /* highest end seen so far */
+    uint64_t best = UINT64_MAX, best_gap = UINT64_MAX;
+    for (size_t i = 0; i < np; i++) {
+        uint64_t o = pairs[2 * i], e = pairs[2 * i + 1];
+        if (o > reach) {
+            uint64_t cand = plan_align_up(reach, align);
+            if (cand <= o && o - cand >= size) {
+                if (!best_fit)
+                    return cand;
+                if (o - reach < best_gap) {
+                    best_gap = o - reach;
+                    best = cand;
+                }
+            }
+        }
+        if (e > reach)
+            reach = e;
+    }
+    return best != UINT64_MAX ? best : plan_align_up(reach, align);
+}
+
+static uint64_t place_graph(plan_placer *p, const uint32_t *order, size_t from, bool best_fit,
+                            uint64_t *off)
+{
+    const memd_plan_buffer *b = p->b;
+    const plan_graph *g = p->g;
+    uint64_t top = 0;
+    for (size_t k = from; k < p->n; k++) {
+        uint32_t x = order[k];
+        if (b[x].pinned) {
+            off[x] = b[x].offset;
+        } else if (b[x].size == 0) {
+            off[x] = 0;
+        } else {
+            size_t np = 0;
+            for (size_t e = g->off[x]; e < g->off[x + 1]; e++) {
+                uint32_t y = g->adj[e];
+                if (p->pos[y] < k) {
+                    p->pairs[2 * np] = off[y];
+                    p->pairs[2 * np + 1] = off[y] + b[y].size;
+                    np++;
+                }
+            }
+            pairs_sort(p->pairs, np);
+            off[x] = fit_gap(p->pairs, np, b[x].size, b[x].align ? b[x].align : 1, best_fit);
+        }
+        if (off[x] + b[x].size > top)
+            top = off[x] + b[x].size;
+    }
+    return top;
+}
+
+/* List mode: every placed non-empty buffer in one list sorted by offset; a placement
+ * walks it from the bottom, looking only at buffers live at the same time. O(placed)
+ * per buffer but with no graph and no sorting: the better choice for dense traces. */
+static uint64_t place_list(plan_placer *p, const uint32_t *order, size_t from, bool best_fit,
+                           uint64_t *off)
+{
+    const memd_plan_buffer *b = p->b;
+    size_t nw = 0;
+    for (size_t r = 0; r < p->nlst; r++)
+        if (p->pos[p->lst[r]] < from)
+            p->work[nw++] = p->lst[r];
+    uint64_t top = 0;
+    for (size_t k = from; k < p->n; k++) {
+        uint32_t x = order[k];
+        uint64_t sz = b[x].size, lo = b[x].lower, up = b[x].upper;
+        if (b[x].pinned) {
+            off[x] = b[x].offset;
+        } else if (sz == 0) {
+            off[x] = 0;
+        } else {
+            uint64_t a = b[x].align ? b[x].align : 1;
+            uint64_t reach = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
+            bool done = false;
+            for (size_t r = 0; r < nw && !done; r++) {
+                uint32_t y = p->work[r];
+                if (b[y].lower >= up || lo >= b[y].upper)
+                    continue;
+                uint64_t o = off[y], e = o + b[y].size;
+                if (o > reach) {
+                    uint64_t cand = plan_align_up(reach, a);
+                    if (cand <= o && o - cand >= sz) {
+                        if (!best_fit) {
+                            best = cand;
+                            done = true;
+                        } else if (o - reach < best_gap) {
+                            best_gap = o - reach;
+                            best = cand;
+                        }
+                    }
+                }
+                if (e > reach)
+                    reach = e;
+            }
+            off[x] = best != UINT64_MAX ? best : plan_align_up(reach, a);
+        }
+        if (off[x] + sz > top)
+            top = off[x] + sz;
+        if (sz) {
+            /* Insert after the last entry with offset <= off[x]. */
+            size_t l = 0, h = nw;
+            while (l < h) {
+                size_t m = (l + h) / 2;
+                if (off[p->work[m]] <= off[x])
+                    l = m + 1;
+                else
+                    h = m;
+            }
+            memmove(p->work + l + 1, p->work + l, (nw - l) * sizeof(*p->work));
+            p->work[l] = x;
+            nw++;
+        }
+    }
+    p->nwork = nw;
+    return top;
+}
+
+uint64_t plan_place_range(plan_placer *p, const uint32_t *order, size_t from, bool best_fit,
+                          uint64_t *off)
+{
+    return p->g ? place_graph(p, order, from, best_fit, off)
+                : place_list(p, order, from, best_fit, off);
+}
+
+/* ---- greedy over time ---- */
+
+static int cmp_lower_idx(const void *x, const void *y, void *ctx)
+{
+    const memd_plan_buffer *b = ctx;
+    uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+    if (b[i].lower != b[j].lower)
+        return b[i].lower < b[j].lower ? -1 : 1;
+    return (i > j) - (i < j);
+}
+
+int plan_sweep_place(const memd_plan_buffer *b, size_t n, bool best_fit, uint64_t *off,
+                     uint64_t *arena)
+{
+    uint32_t *idx = malloc((n ? n : 1) * sizeof(*idx));
+    uint32_t *pins = malloc((n ? n : 1) * sizeof(*pins));
+    uint32_t *act = malloc((n ? n : 1) * sizeof(*act)); /* live, sorted by offset */
+    uint64_t *pairs = malloc(2 * (n ? n : 1) * sizeof(*pairs));
+    if (!idx || !pins || !act || !pairs) {
+        free(idx);
+        free(pins);
+        free(act);
+        free(pairs);
+        return -ENOMEM;
+    }
+    size_t m = 0, np = 0;
+    uint64_t top = 0;
+    for (size_t i = 0; i < n; i++) {
+        off[i] = b[i].pinned ? b[i].offset : 0;
+        if (b[i].size)
+            idx[m++] = (uint32_t)i;
+        if (b[i].size && b[i].pinned)
+            pins[np++] = (uint32_t)i;
+        if (off[i] + b[i].size > top)
+            top = off[i] + b[i].size;
+    }
+    qsort_r(idx, m, sizeof(*idx), cmp_lower_idx, (void *)b);
+    qsort_r(pins, np, sizeof(*pins), cmp_lower_idx, (void *)b);
+    size_t na = 0, pnext = 0;
+    for (size_t k = 0; k < m; k++) {
+        uint32_t x = idx[k];
+        size_t w = 0;
+        for (size_t r = 0; r < na; r++)
+            if (b[act[r]].upper > b[x].lower)
+                act[w++] = act[r];
+        na = w;
+        /* Pins visited before x are (or were) in the live list already. */
+        while (pnext < np && cmp_lower_idx(&pins[pnext], &x, (void *)b) < 0)
+            pnext++;
+        if (!b[x].pinned) {
+            size_t c = 0;
+            for (size_t r = 0; r < na; r++, c++) {
+                pairs[2 * c] = off[act[r]];
+                pairs[2 * c + 1] = off[act[r]] + b[act[r]].size;
+            }
+            /* Pins that start later but within x's lifetime are obstacles too. */
+            bool extra = false;
+            for (size_t q = pnext; q < np && b[pins[q]].lower < b[x].upper; q++, c++) {
+                pairs[2 * c] = off[pins[q]];
+                pairs[2 * c + 1] = off[pins[q]] + b[pins[q]].size;
+                extra = true;
+            }
+            if (extra)
+                pairs_sort(pairs, c);
+            off[x] = fit_gap(pairs, c, b[x].size, b[x].align ? b[x].align : 1, best_fit);
+            if (off[x] + b[x].size > top)
+                top = off[x] + b[x].size;
+        }
+        /* Insert x keeping the live list sorted by offset. */
+        size_t at = na;
+        while (at > 0 && off[act[at - 1]] > off[x])
+            at--;
+        memmove(act + at + 1, act + at, (na - at) * sizeof(*act));
+        act[at] = x;
+        na++;
+    }
+    free(idx);
+    free(pins);
+    free(act);
+    free(pairs);
+    *arena = top;
+    return 0;
+}
+
+/* ---- iterated local search over the placement order ---- */
+
+typedef struct ls_state {
+    plan_placer p;
+    uint32_t *order;
+    uint64_t *off;
+    uint64_t *pm;   /* pm[k] = max end over order[0..k) */
+    uint64_t *save; /* offsets of the suffix before a trial move */
+    uint32_t *save_order;
+} ls_state;
+
+static void ls_refresh_prefix(ls_state *s, size_t from)
+{
+    const memd_plan_buffer *b = s->p.b;
+    for (size_t k = from; k < s->p.n; k++) {
+        uint32_t x = s->order[k];
+        uint64_t e = s->off[x] + b[x].size;
+        s->pm[k + 1] = s->pm[k] > e ? s->pm[k] : e;
+    }
+}
+
+int plan_local_search(const memd_plan_buffer *b, size_t n, const plan_graph *g, uint32_t *order,
+                      size_t npinned, bool best_fit, uint64_t lb, uint64_t seed,
+                      plan_budget *bu, uint64_t *off, uint64_t *arena)
+{
+    if (n - npinned < 2 || *arena <= lb)
+        return 0;
+    ls_state s = {.order = order, .off = off};
+    int rc = plan_placer_init(&s.p, b, n, g);
+    if (rc)
+        return rc;
+    s.pm = malloc((n + 1) * sizeof(*s.pm));
+    s.save = malloc(n * sizeof(*s.save));
+    s.save_order = malloc(n * sizeof(*s.save_order));
+    uint64_t *best_off = malloc(n * sizeof(*best_off));
+    if (!s.pm || !s.save || !s.save_order || !best_off) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t k = 0; k < n; k++)
+        s.p.pos[order[k]] = (uint32_t)k;
+    /* Start from the order's own placement so off matches order exactly. */
+    s.pm[0] = 0;
+    plan_place_range(&s.p, order, 0, best_fit, off);
+    plan_placer_commit(&s.p);
+    ls_refresh_prefix(&s, 0);
+    uint64_t cur = s.pm[n];
+    uint64_t best = cur;
+    memcpy(best_off, off, n * sizeof(*off));
+    uint64_t rng = seed ^ 0x6C6F63616C736561ull;
+    size_t span = n - npinned;
+    uint64_t last_ns = 0; /* duration of the last move, to avoid starting one too late */
+    while (best > lb && !plan_budget_spend(bu)) {
+        uint64_t t0 = 0;
+        if (bu->clock) {
+            t0 = bu->clock(bu->clock_ctx);
+            if (t0 + last_ns >= bu->deadline_ns)
+                break;
+        }
+        uint64_t r = plan_splitmix(&rng);
+        size_t i, j;
+        int kind = (int)(r % 4);
+        if (kind < 2) {
+            /* Move a buffer that reaches the top earlier: it gets first pick of the
+             * low offsets. Pick one of the topmost at random. */
+            size_t cnt = 0;
+            i = n;
+            for (size_t k = npinned; k < n; k++) {
+                uint32_t x = order[k];
+                if (off[x] + b[x].size == cur && plan_splitmix(&rng) % ++cnt == 0)
+                    i = k;
+            }
+            if (i == n || i == npinned)
+                continue;
+            j = npinned + (size_t)(plan_splitmix(&rng) % (i - npinned));
+        } else {
+            i = npinned + (size_t)(plan_splitmix(&rng) % span);
+            j = npinned + (size_t)(plan_splitmix(&rng) % span);
+            if (i == j)
+                continue;
+            if (j > i) {
+                size_t t = i;
+                i = j;
+                j = t;
+            }
+        }
+        /* positions j < i: either move order[i] to j (shift) or swap them. */
+        bool swap = kind == 3;
+        size_t from = j;
+        for (size_t k = from; k < n; k++) {
+            s.save_order[k] = order[k];
+            s.save[k] = off[order[k]];
+        }
+        if (swap) {
+            uint32_t t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        } else {
+            uint32_t x = order[i];
+            memmove(order + j + 1, order + j, (i - j) * sizeof(*order));
+            order[j] = x;
+        }
+        for (size_t k = from; k <= i; k++)
+            s.p.pos[order[k]] = (uint32_t)k;
+        uint64_t t = plan_place_range(&s.p, order, from, best_fit, off);
+        if (bu->clock)
+            last_ns = bu->clock(bu->clock_ctx) - t0;
+        uint64_t cand = t > s.pm[from] ? t : s.pm[from];
+        if (cand <= cur) {
+            plan_placer_commit(&s.p);
+            /* Accept sideways moves too: plateaus are wide and the topmost buffer set
+             * changes as the walk goes on. */
+            cur = cand;
+            ls_refresh_prefix(&s, from);
+            if (cur < best) {
+                best = cur;
+                memcpy(best_off, off, n * sizeof(*off));
+            }
+        } else {
+            for (size_t k = from; k < n; k++) {
+                order[k] = s.save_order[k];
+                off[order[k]] = s.save[k];
+                s.p.pos[order[k]] = (uint32_t)k;
+            }
+        }
+    }
+    memcpy(off, best_off, n * sizeof(*off));
+    *arena = best;
+out:
+    plan_placer_free(&s.p);
+    free(s.pm);
+    free(s.save);
+    free(s.save_order);
+    free(best_off);
+    return rc;
+}

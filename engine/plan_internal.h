@@ -1,0 +1,124 @@
+/* memd engine — planner internals shared by plan*.c (not part of the engine API). */
+#ifndef MEMD_ENGINE_PLAN_INTERNAL_H
+#define MEMD_ENGINE_PLAN_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plan.h"
+
+/* Conflict graph: adj[off[i] .. off[i+1]) are the buffers whose lifetimes overlap i's
+ * (both non-empty). Built only when the edge count stays under a cap, because dense
+ * traces with tens of thousands of buffers would need gigabytes. */
+typedef struct plan_graph {
+    size_t n;
+    size_t *off;
+    uint32_t *adj;
+} plan_graph;
+
+/* Work limits shared by every improvement phase: an iteration budget (deterministic)
+ * and an optional deadline on the caller's clock. */
+typedef struct plan_budget {
+    uint64_t used;
+    uint64_t limit;          /* iterations this phase may use (absolute, vs used) */
+    memd_plan_clock_fn clock;
+    void *clock_ctx;
+    uint64_t deadline_ns;    /* only with clock */
+    unsigned tick;
+    unsigned clock_mask;     /* read the clock when (tick & clock_mask) == 0 */
+    bool expired;
+} plan_budget;
+
+/* True (and sticky) once the iteration limit or the deadline is reached; counts one
+ * iteration per call. */
+bool plan_budget_spend(plan_budget *bu);
+
+static inline uint64_t plan_align_up(uint64_t x, uint64_t a)
+{
+    return (x + a - 1) & ~(a - 1); /* callers ensure no overflow (memd_plan_check) */
+}
+
+static inline uint64_t plan_splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Counts the conflict edges (each unordered pair once) with a sweep, O(n log n),
+ * stopping early once above cap. -ENOMEM. */
+int plan_count_edges(const memd_plan_buffer *b, size_t n, uint64_t cap, uint64_t *edges);
+
+/* Builds the conflict graph (zero-size buffers get no edges). -ENOMEM. */
+int plan_graph_build(const memd_plan_buffer *b, size_t n, plan_graph *g);
+void plan_graph_free(plan_graph *g);
+
+/* Sorts idx[0..n) by key descending, ties by idx ascending (stable, deterministic). */
+int plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key);
+
+/* Greedy placement in a given order (pinned buffers first): each buffer goes to the
+ * lowest gap (first fit) or the tightest gap (best fit) among the already placed
+ * buffers it overlaps in time. Two modes with the same results: over the conflict
+ * graph (g != NULL: cost ~ edges x log degree, for sparse problems) or over one list
+ * of placed buffers sorted by offset (g == NULL: cost ~ n^2 / 2 simple checks, no
+ * graph, for dense problems). */
+typedef struct plan_placer {
+    const memd_plan_buffer *b;
+    size_t n;
+    const plan_graph *g;
+    uint64_t *pairs;  /* graph mode: (offset, end) pairs of placed neighbours */
+    uint32_t *pos;    /* position of each buffer in the current order (caller fills) */
+    uint32_t *lst;    /* list mode: committed placements sorted by offset */
+    uint32_t *work;   /* list mode: placements of the last run */
+    size_t nlst, nwork;
+} plan_placer;
+
+int plan_placer_init(plan_placer *p, const memd_plan_buffer *b, size_t n, const plan_graph *g);
+void plan_placer_free(plan_placer *p);
+/* Places order[from..n) given that order[0..from) already have offsets in off[] (and,
+ * in list mode, were committed); pos[] must match order. Returns the max end over
+ * order[from..n). */
+uint64_t plan_place_range(plan_placer *p, const uint32_t *order, size_t from, bool best_fit,
+                          uint64_t *off);
+/* Makes the last run the state later runs start from (list mode; no-op for graphs). */
+void plan_placer_commit(plan_placer *p);
+
+/* Greedy over time (no graph): buffers in start order, each put in the first (or best)
+ * gap among the buffers live at its start and every pinned buffer overlapping its
+ * lifetime. O(n log n + n * live). Returns 0 and sets *arena, or -ENOMEM. */
+int plan_sweep_place(const memd_plan_buffer *b, size_t n, bool best_fit, uint64_t *off,
+                     uint64_t *arena);
+
+/* Exact search (MiniMalloc-style canonical branch and bound) for a plan with arena <=
+ * capacity; no pinned buffers. The context holds what every run shares (time sections,
+ * heuristic keys); -E2BIG if the section membership would exceed max_members. */
+typedef struct plan_search_ctx plan_search_ctx;
+int plan_search_new(const memd_plan_buffer *b, size_t n, const plan_graph *g,
+                    uint64_t max_members, plan_search_ctx **out);
+void plan_search_free(plan_search_ctx *c);
+/* heuristic: 0..2 picks one of MiniMalloc's static preorders, 3..5 other key orders,
+ * PLAN_HEUR_GUIDED the order of the offsets last given to plan_search_guide; a non-zero
+ * seed perturbs the order (for restarts). max_disc bounds the discrepancies (taking
+ * a node's k-th best candidate costs k) of a limited discrepancy search;
+ * PLAN_DISC_ALL searches everything. Returns 1 found (out filled), 0 proven
+ * impossible, -EAGAIN when the node limit, the discrepancy limit or the budget cut the
+ * search short, -ENOMEM. */
+#define PLAN_DISC_ALL UINT32_MAX
+#define PLAN_HEUR_GUIDED 6
+#define PLAN_HEUR_COUNT 7
+int plan_search_run(plan_search_ctx *c, uint64_t capacity, int heuristic, uint64_t seed,
+                    uint32_t max_disc, uint64_t node_limit, plan_budget *bu, uint64_t *out);
+/* Sets the order PLAN_HEUR_GUIDED follows: by offset, lowest first. */
+void plan_search_guide(plan_search_ctx *c, const uint64_t *offsets);
+/* Nodes the last run visited. */
+uint64_t plan_search_nodes(const plan_search_ctx *c);
+
+/* Iterated local search over the placement order, starting from `order` (pinned
+ * first, npinned of them). Improves off/arena in place. -ENOMEM. */
+int plan_local_search(const memd_plan_buffer *b, size_t n, const plan_graph *g, uint32_t *order,
+                      size_t npinned, bool best_fit, uint64_t lb, uint64_t seed,
+                      plan_budget *bu, uint64_t *off, uint64_t *arena);
+
+#endif

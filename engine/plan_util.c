@@ -1,0 +1,171 @@
+/* memd engine — planner helpers: budget, sorting, conflict graph. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_internal.h"
+
+bool plan_budget_spend(plan_budget *bu)
+{
+    if (bu->expired)
+        return true;
+    if (bu->limit && bu->used >= bu->limit) {
+        bu->expired = true;
+        return true;
+    }
+    bu->used++;
+    /* Reading the clock is cheap but not free: phases with tiny steps (search nodes)
+     * read it every clock_mask + 1 steps, phases with big steps (placer runs) every
+     * step, so the overshoot stays far below a millisecond. */
+    if (bu->clock && (++bu->tick & bu->clock_mask) == 0 && bu->clock(bu->clock_ctx) >= bu->deadline_ns)
+        bu->expired = true;
+    return bu->expired;
+}
+
+/* Sorting index arrays by a key through qsort_r: ties by index, so the order is a
+ * total order and every platform's qsort gives the same result. */
+static int cmp_desc(const void *x, const void *y, void *ctx)
+{
+    const uint64_t *key = ctx;
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    if (key[a] != key[b])
+        return key[a] > key[b] ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+int plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key)
+{
+    qsort_r(idx, n, sizeof(*idx), cmp_desc, (void *)key);
+    return 0;
+}
+
+static int cmp_lower(const void *x, const void *y, void *ctx)
+{
+    const memd_plan_buffer *b = ctx;
+    uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+    if (b[i].lower != b[j].lower)
+        return b[i].lower < b[j].lower ? -1 : 1;
+    return (i > j) - (i < j);
+}
+
+/* Indices of the non-empty buffers, by (lower, index). */
+static uint32_t *by_lower(const memd_plan_buffer *b, size_t n, size_t *m)
+{
+    uint32_t *idx = malloc((n ? n : 1) * sizeof(*idx));
+    if (!idx)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (b[i].size)
+            idx[k++] = (uint32_t)i;
+    qsort_r(idx, k, sizeof(*idx), cmp_lower, (void *)b);
+    *m = k;
+    return idx;
+}
+
+/* The sweep both passes share: for each buffer in start order, the active list holds
+ * exactly the earlier-started buffers still live at its start, i.e. its conflicts
+ * with earlier-started buffers. fn is called once per unordered pair. Returns the
+ * number of pairs, or stops early (returning > cap) once above cap. */
+typedef void (*edge_fn)(void *ctx, uint32_t x, uint32_t y);
+
+static uint64_t sweep_edges(const memd_plan_buffer *b, const uint32_t *idx, size_t m,
+                            uint32_t *active, uint64_t cap, edge_fn fn, void *ctx)
+{
+    size_t na = 0;
+    uint64_t edges = 0;
+    for (size_t k = 0; k < m; k++) {
+        uint32_t x = idx[k];
+        size_t w = 0;
+        for (size_t r = 0; r < na; r++)
+            if (b[active[r]].upper > b[x].lower)
+                active[w++] = active[r];
+        na = w;
+        edges += na;
+        if (edges > cap)
+            return edges;
+        if (fn)
+            for (size_t r = 0; r < na; r++)
+                fn(ctx, active[r], x);
+        active[na++] = x;
+    }
+    return edges;
+}
+
+int plan_count_edges(const memd_plan_buffer *b, size_t n, uint64_t cap, uint64_t *edges)
+{
+    size_t m = 0;
+    uint32_t *idx = by_lower(b, n, &m);
+    uint32_t *active = malloc((n ? n : 1) * sizeof(*active));
+    if (!idx || !active) {
+        free(idx);
+        free(active);
+        return -ENOMEM;
+    }
+    *edges = sweep_edges(b, idx, m, active, cap, NULL, NULL);
+    free(idx);
+    free(active);
+    return 0;
+}
+
+typedef struct fill_ctx {
+    size_t *fill;
+    uint32_t *adj;
+    size_t *deg;
+} fill_ctx;
+
+static void count_deg(void *ctx, uint32_t x, uint32_t y)
+{
+    fill_ctx *c = ctx;
+    c->deg[x]++;
+    c->deg[y]++;
+}
+
+static void add_edge(void *ctx, uint32_t x, uint32_t y)
+{
+    fill_ctx *c = ctx;
+    c->adj[c->fill[x]++] = y;
+    c->adj[c->fill[y]++] = x;
+}
+
+int plan_graph_build(const memd_plan_buffer *b, size_t n, plan_graph *g)
+{
+    memset(g, 0, sizeof(*g));
+    size_t m = 0;
+    uint32_t *idx = by_lower(b, n, &m);
+    uint32_t *active = malloc((n ? n : 1) * sizeof(*active));
+    size_t *deg = calloc(n + 1, sizeof(*deg));
+    size_t *fill = malloc((n + 1) * sizeof(*fill));
+    g->off = malloc((n + 1) * sizeof(*g->off));
+    int rc = -ENOMEM;
+    if (!idx || !active || !deg || !fill || !g->off)
+        goto out;
+    fill_ctx c = {.fill = fill, .deg = deg};
+    sweep_edges(b, idx, m, active, UINT64_MAX, count_deg, &c);
+    g->off[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        g->off[i + 1] = g->off[i] + deg[i];
+    g->adj = malloc((g->off[n] ? g->off[n] : 1) * sizeof(*g->adj));
+    if (!g->adj)
+        goto out;
+    memcpy(fill, g->off, (n + 1) * sizeof(*fill));
+    c.adj = g->adj;
+    sweep_edges(b, idx, m, active, UINT64_MAX, add_edge, &c);
+    g->n = n;
+    rc = 0;
+out:
+    free(idx);
+    free(active);
+    free(deg);
+    free(fill);
+    if (rc)
+        plan_graph_free(g);
+    return rc;
+}
+
+void plan_graph_free(plan_graph *g)
+{
+    free(g->off);
+    free(g->adj);
+    memset(g, 0, sizeof(*g));
+}

@@ -1,0 +1,256 @@
+/* memd soc — memd.yaml: daemon settings, limits and the device list.
+ *
+ *   socket: /run/memd/memd.sock   state_dir: /run/memd   admin_group: memd
+ *   limits: {max_frame, max_sessions, max_allocs_per_session, max_reply_backlog,
+ *            quota_per_uid, reclaim_grace_ms}
+ *   devices: [ENTRY, ...]          (see config_device.c)
+ *
+ * Every key is optional except devices; unknown keys are errors. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "soc_internal.h"
+
+int memd_soc_read_file(const char *path, char **buf, size_t *len, char *msg, size_t msglen)
+{
+    *buf = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(msg, msglen, "%s", strerror(e));
+        return -e;
+    }
+    struct stat st;
+    int rc = 0;
+    char *b = NULL;
+    if (fstat(fd, &st) < 0) {
+        rc = -errno;
+        snprintf(msg, msglen, "%s", strerror(-rc));
+    } else if (!S_ISREG(st.st_mode)) {
+        rc = -EINVAL;
+        snprintf(msg, msglen, "not a regular file");
+    } else if ((uint64_t)st.st_size > MEMD_SOC_MAX_FILE) {
+        rc = -EFBIG;
+        snprintf(msg, msglen, "larger than %u bytes", MEMD_SOC_MAX_FILE);
+    } else if (!(b = malloc((size_t)st.st_size + 1))) {
+        rc = -ENOMEM;
+        snprintf(msg, msglen, "out of memory");
+    }
+    size_t got = 0;
+    while (rc == 0 && got < (size_t)st.st_size) {
+        ssize_t r = read(fd, b + got, (size_t)st.st_size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            rc = r < 0 ? -errno : -EIO;
+            snprintf(msg, msglen, "%s", r < 0 ? strerror(errno) : "file shrank while reading");
+            break;
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    if (rc) {
+        free(b);
+        return rc;
+    }
+    b[got] = '\0';
+    *buf = b;
+    *len = got;
+    return 0;
+}
+
+int memd_soc_resolve(const char *base_dir, const char *rel, char *out, size_t cap)
+{
+    int w = rel[0] == '/' ? snprintf(out, cap, "%s", rel) : snprintf(out, cap, "%s/%s", base_dir, rel);
+    return (w < 0 || (size_t)w >= cap) ? -ENAMETOOLONG : 0;
+}
+
+static int parse_limits(const char *file, const memd_ynode *n, memd_limits *l, memd_error *err)
+{
+    static const char *const keys[] = {"max_frame", "max_sessions", "max_allocs_per_session",
+                                       "max_reply_backlog", "quota_per_uid", "reclaim_grace_ms", NULL};
+    int rc = memd_yaml_check_keys(file, n, "limits", keys, err);
+    if (rc)
+        return rc;
+    const memd_ynode *v;
+    uint64_t x;
+    if ((v = memd_yaml_get(n, "max_frame"))) {
+        if ((rc = memd_yaml_size(file, v, &x, err)))
+            return rc;
+        if (x < 64 || x > UINT32_MAX)
+            return memd_yaml_error(err, file, v, "expected max_frame between 64 bytes and 4 GiB - 1, got %" PRIu64, x);
+        l->max_frame = (uint32_t)x;
+    }
+    static const struct {
+        const char *key;
+        size_t off;
+        bool zero_ok;
+    } u32s[] = {
+        {"max_sessions", offsetof(memd_limits, max_sessions), false},
+        {"max_allocs_per_session", offsetof(memd_limits, max_allocs_per_session), false},
+        {"reclaim_grace_ms", offsetof(memd_limits, reclaim_grace_ms), true},
+    };
+    for (size_t i = 0; i < sizeof(u32s) / sizeof(u32s[0]); i++) {
+        if (!(v = memd_yaml_get(n, u32s[i].key)))
+            continue;
+        if ((rc = memd_yaml_uint(file, v, UINT32_MAX, &x, err)))
+            return rc;
+        if (x == 0 && !u32s[i].zero_ok)
+            return memd_yaml_error(err, file, v, "expected %s > 0, got 0", u32s[i].key);
+        uint32_t y = (uint32_t)x;
+        memcpy((char *)l + u32s[i].off, &y, sizeof(y));
+    }
+    if ((v = memd_yaml_get(n, "max_reply_backlog"))) {
+        if ((rc = memd_yaml_size(file, v, &l->max_reply_backlog, err)))
+            return rc;
+        if (l->max_reply_backlog == 0)
+            return memd_yaml_error(err, file, v, "expected max_reply_backlog > 0, got 0");
+    }
+    if ((v = memd_yaml_get(n, "quota_per_uid")) && (rc = memd_yaml_size(file, v, &l->quota_per_uid, err)))
+        return rc;
+    return 0;
+}
+
+static int parse_abs_path(const char *file, const memd_ynode *n, const char *what, char *out,
+                          size_t cap, memd_error *err)
+{
+    int rc = memd_yaml_string(file, n, out, cap, err);
+    if (rc)
+        return rc;
+    if (out[0] != '/')
+        return memd_yaml_error(err, file, n, "expected %s as an absolute path, got '%s'", what, out);
+    return 0;
+}
+
+static int load_tree(const char *file, const memd_ynode *root, const char *base_dir,
+                     memd_config *cfg, memd_error *err)
+{
+    static const char *const keys[] = {"socket", "state_dir", "admin_group", "limits", "devices", NULL};
+    int rc = memd_yaml_check_keys(file, root, "memd.yaml", keys, err);
+    if (rc)
+        return rc;
+    const memd_ynode *v;
+    if ((v = memd_yaml_get(root, "socket")) &&
+        (rc = parse_abs_path(file, v, "the socket", cfg->socket_path, sizeof(cfg->socket_path), err)))
+        return rc;
+    if ((v = memd_yaml_get(root, "state_dir")) &&
+        (rc = parse_abs_path(file, v, "the state directory", cfg->state_dir, sizeof(cfg->state_dir), err)))
+        return rc;
+    if ((v = memd_yaml_get(root, "admin_group")) &&
+        (rc = memd_yaml_name(file, v, cfg->admin_group, sizeof(cfg->admin_group), err)))
+        return rc;
+    if ((v = memd_yaml_get(root, "limits")) && (rc = parse_limits(file, v, &cfg->limits, err)))
+        return rc;
+
+    const memd_ynode *devs = memd_yaml_get(root, "devices");
+    if (!devs)
+        return memd_yaml_error(err, file, root, "missing key 'devices' in memd.yaml: expected a list of devices");
+    if ((rc = memd_yaml_expect_seq(file, devs, "a list of devices", err)))
+        return rc;
+    if (devs->n == 0)
+        return memd_yaml_error(err, file, devs, "expected at least one device");
+    if (devs->n > 1024)
+        return memd_yaml_error(err, file, devs, "at most 1024 devices");
+    cfg->devices = calloc(devs->n, sizeof(*cfg->devices));
+    if (!cfg->devices)
+        return memd_yaml_error(err, file, devs, "out of memory");
+    for (size_t i = 0; i < devs->n; i++) {
+        const memd_ynode *e = devs->items[i];
+        memd_device_spec *d = &cfg->devices[i];
+        if ((rc = memd_soc_config_device(file, e, base_dir, d, err)))
+            return rc;
+        cfg->ndevices++;
+        for (size_t j = 0; j < i; j++) {
+            const memd_device_spec *o = &cfg->devices[j];
+            if (o->id == d->id)
+                return memd_yaml_error(err, file, memd_yaml_get(e, "id"),
+                                       "device id %" PRIu32 " is used twice (first at line %u)", d->id,
+                                       devs->items[j]->line);
+            if (strcmp(o->name, d->name) == 0) {
+                const memd_ynode *nn = memd_yaml_get(e, "name");
+                return memd_yaml_error(err, file, nn ? nn : e,
+                                       "device name '%s' is used twice (first at line %u); give each device its own 'name'",
+                                       d->name, devs->items[j]->line);
+            }
+        }
+    }
+    return 0;
+}
+
+static void config_defaults(memd_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->limits.max_frame = 1u << 20;
+    cfg->limits.max_sessions = 1024;
+    cfg->limits.max_allocs_per_session = 65536;
+    cfg->limits.max_reply_backlog = 4u << 20;
+    cfg->limits.quota_per_uid = 0;
+    cfg->limits.reclaim_grace_ms = 30000;
+}
+
+int memd_config_load_buffer(const char *name, const char *buf, size_t len, const char *base_dir,
+                            memd_config *cfg, memd_error *err)
+{
+    config_defaults(cfg);
+    snprintf(cfg->path, sizeof(cfg->path), "%s", name);
+    memd_ynode *root;
+    int rc = memd_yaml_parse(name, buf, len, &root, err);
+    if (rc)
+        return rc;
+    rc = load_tree(name, root, base_dir, cfg, err);
+    memd_yaml_free(root);
+    if (rc)
+        memd_config_free(cfg);
+    return rc;
+}
+
+int memd_config_load(const char *path, memd_config *cfg, memd_error *err)
+{
+    config_defaults(cfg);
+    if (strlen(path) >= sizeof(cfg->path)) {
+        snprintf(err->file, sizeof(err->file), "%.*s", (int)sizeof(err->file) - 1, path);
+        err->line = err->column = 0;
+        snprintf(err->msg, sizeof(err->msg), "the config path is too long");
+        return -ENAMETOOLONG;
+    }
+    char *buf;
+    size_t len;
+    char msg[256];
+    int rc = memd_soc_read_file(path, &buf, &len, msg, sizeof(msg));
+    if (rc) {
+        memd_yaml_error(err, path, NULL, "cannot read the config: %s", msg);
+        return rc;
+    }
+    /* Relative descriptor paths resolve against the config's folder. */
+    char base[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(base, sizeof(base), ".");
+    else if (slash == path)
+        snprintf(base, sizeof(base), "/");
+    else
+        snprintf(base, sizeof(base), "%.*s", (int)(slash - path), path);
+    rc = memd_config_load_buffer(path, buf, len, base, cfg, err);
+    free(buf);
+    return rc;
+}
+
+void memd_config_free(memd_config *cfg)
+{
+    if (!cfg)
+        return;
+    for (uint32_t i = 0; i < cfg->ndevices; i++)
+        memd_device_spec_free(&cfg->devices[i]);
+    free(cfg->devices);
+    cfg->devices = NULL;
+    cfg->ndevices = 0;
+}

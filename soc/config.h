@@ -1,0 +1,56 @@
+/* memd — daemon configuration (memd.yaml) and the device descriptors it names.
+ * Loading is done with libyaml; every error carries file, line and column. */
+#ifndef MEMD_SOC_CONFIG_H
+#define MEMD_SOC_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "device.h"
+
+typedef struct memd_error {
+    char file[512];
+    unsigned line;   /* 1-based; 0 if unknown */
+    unsigned column; /* 1-based; 0 if unknown */
+    char msg[512];
+} memd_error;
+
+/* "file:line:col: msg" (or "file: msg" without a position). */
+void memd_error_format(const memd_error *e, char *buf, size_t len);
+
+typedef struct memd_limits {
+    uint32_t max_frame;              /* bytes of payload per frame (default 1 MiB) */
+    uint32_t max_sessions;           /* default 1024 */
+    uint32_t max_allocs_per_session; /* default 65536 */
+    uint64_t max_reply_backlog;      /* bytes of unsent replies before reading stops (default 4 MiB) */
+    uint64_t quota_per_uid;          /* bytes per bank per uid per device, 0 = unlimited */
+    uint32_t reclaim_grace_ms;       /* after restart, how long sessions may be reclaimed (default 30000) */
+} memd_limits;
+
+typedef struct memd_config {
+    char path[512];                  /* the config file that was loaded */
+    char socket_path[108];           /* "" = built-in default */
+    char state_dir[512];             /* "" = directory of the socket */
+    char admin_group[64];            /* "" = only root is admin */
+    memd_limits limits;
+    uint32_t ndevices;
+    memd_device_spec *devices;       /* ndevices entries, ids unique */
+} memd_config;
+
+/* Loads the config and every descriptor it names (relative paths resolve against the
+ * config file's folder). Returns 0, or a negative errno with *err filled. */
+int memd_config_load(const char *path, memd_config *cfg, memd_error *err);
+void memd_config_free(memd_config *cfg);
+
+/* The same from a buffer (fuzzing, tests); name is used in errors; relative descriptor
+ * paths resolve against base_dir (NULL: naming a file is an error). */
+int memd_config_load_buffer(const char *name, const char *buf, size_t len, const char *base_dir,
+                            memd_config *cfg, memd_error *err);
+
+/* Loaders for one descriptor (also used by the fuzz targets). Buffers are not
+ * NUL-terminated; name is used in error messages only. */
+int memd_soc_load_memd_device(const char *name, const char *buf, size_t len,
+                              memd_device_spec *out, memd_error *err);
+
+#endif

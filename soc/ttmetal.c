@@ -1,0 +1,385 @@
+/* memd soc — tt-metal descriptor pair loader (see ttmetal.h for the rules). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "soc_internal.h"
+#include "ttmetal.h"
+
+/* ---- SoC descriptor ---- */
+
+static int soc_from_tree(const char *file, const memd_ynode *root, memd_ttmetal_soc *out,
+                         memd_error *err)
+{
+    int rc = memd_yaml_expect_map(file, root, "a tt-metal SoC descriptor", err);
+    if (rc)
+        return rc;
+    const memd_ynode *v;
+    if (!(v = memd_yaml_get(root, "dram")))
+        return memd_yaml_error(err, file, root, "missing key 'dram' in the SoC descriptor: expected one entry per DRAM bank");
+    if ((rc = memd_yaml_expect_seq(file, v, "one entry per DRAM bank", err)))
+        return rc;
+    if (v->n == 0)
+        return memd_yaml_error(err, file, v, "expected at least one DRAM bank");
+    if (v->n > MEMD_MAX_BANKS)
+        return memd_yaml_error(err, file, v, "%zu DRAM banks, at most %u supported", v->n, MEMD_MAX_BANKS);
+    out->dram_banks = (uint32_t)v->n;
+
+    if (!(v = memd_yaml_get(root, "dram_bank_size")))
+        return memd_yaml_error(err, file, root, "missing key 'dram_bank_size' in the SoC descriptor: expected the DRAM bank size in bytes");
+    if ((rc = memd_yaml_uint(file, v, UINT64_MAX, &out->dram_bank_size, err)))
+        return rc;
+    if (out->dram_bank_size == 0)
+        return memd_yaml_error(err, file, v, "expected a DRAM bank size > 0, got 0");
+
+    out->dram_offsets = calloc(out->dram_banks, sizeof(int64_t));
+    if (!out->dram_offsets)
+        return memd_yaml_error(err, file, root, "out of memory");
+    if ((v = memd_yaml_get(root, "dram_address_offsets"))) {
+        if ((rc = memd_yaml_expect_seq(file, v, "one address offset per DRAM bank", err)))
+            return rc;
+        if (v->n != out->dram_banks)
+            return memd_yaml_error(err, file, v, "expected %" PRIu32 " offsets (one per 'dram' entry), got %zu",
+                                   out->dram_banks, v->n);
+        for (size_t i = 0; i < v->n; i++)
+            if ((rc = memd_yaml_int(file, v->items[i], &out->dram_offsets[i], err)))
+                return rc;
+    }
+
+    if (!(v = memd_yaml_get(root, "worker_l1_size")))
+        return memd_yaml_error(err, file, root, "missing key 'worker_l1_size' in the SoC descriptor: expected the L1 size of a worker core in bytes");
+    if ((rc = memd_yaml_uint(file, v, UINT64_MAX, &out->worker_l1_size, err)))
+        return rc;
+    if (out->worker_l1_size == 0)
+        return memd_yaml_error(err, file, v, "expected a worker L1 size > 0, got 0");
+
+    if ((v = memd_yaml_get(root, "arch_name"))) {
+        char arch[256];
+        if ((rc = memd_yaml_string(file, v, arch, sizeof(arch), err)))
+            return rc;
+        memd_soc_name_from(out->arch, sizeof(out->arch), arch);
+    }
+    return 0;
+}
+
+int memd_ttmetal_parse_soc(const char *file, const char *buf, size_t len, memd_ttmetal_soc *out,
+                           memd_error *err)
+{
+    memset(out, 0, sizeof(*out));
+    memd_ynode *root;
+    int rc = memd_yaml_parse(file, buf, len, &root, err);
+    if (rc)
+        return rc;
+    rc = soc_from_tree(file, root, out, err);
+    memd_yaml_free(root);
+    if (rc)
+        memd_ttmetal_soc_free(out);
+    return rc;
+}
+
+void memd_ttmetal_soc_free(memd_ttmetal_soc *s)
+{
+    if (!s)
+        return;
+    free(s->dram_offsets);
+    s->dram_offsets = NULL;
+}
+
+/* ---- core descriptor ---- */
+
+/* A logical core [x, y]; coordinates may be negative (relative to the grid's end). */
+static int read_core(const char *file, const memd_ynode *n, const char *what, int64_t xy[2],
+                     memd_error *err)
+{
+    if (n->type != MEMD_Y_SEQ || n->n != 2)
+        return memd_yaml_error(err, file, n, "expected %s as a core [x, y]", what);
+    for (int i = 0; i < 2; i++) {
+        int rc = memd_yaml_int(file, n->items[i], &xy[i], err);
+        if (rc)
+            return rc;
+        if (xy[i] < -4096 || xy[i] > 4096)
+            return memd_yaml_error(err, file, n->items[i], "core coordinate %" PRId64 " is out of range", xy[i]);
+    }
+    return 0;
+}
+
+/* Every storage core is a distinct [x, y]: a duplicate would count its banks twice. */
+typedef struct core_at {
+    int64_t x, y;
+    size_t index;
+} core_at;
+
+static int core_cmp(const void *a, const void *b)
+{
+    const core_at *p = a, *q = b;
+    if (p->x != q->x)
+        return p->x < q->x ? -1 : 1;
+    if (p->y != q->y)
+        return p->y < q->y ? -1 : 1;
+    return p->index < q->index ? -1 : (p->index > q->index);
+}
+
+static int check_storage_cores(const char *file, const memd_ynode *seq, memd_error *err)
+{
+    if (seq->n == 0)
+        return 0;
+    core_at *c = malloc(sizeof(*c) * seq->n);
+    if (!c)
+        return memd_yaml_error(err, file, seq, "out of memory");
+    int rc = 0;
+    for (size_t i = 0; i < seq->n && !rc; i++) {
+        int64_t xy[2];
+        rc = read_core(file, seq->items[i], "a storage core", xy, err);
+        c[i] = (core_at){xy[0], xy[1], i};
+    }
+    if (!rc) {
+        qsort(c, seq->n, sizeof(*c), core_cmp);
+        for (size_t i = 1; i < seq->n && !rc; i++)
+            if (c[i].x == c[i - 1].x && c[i].y == c[i - 1].y)
+                rc = memd_yaml_error(err, file, seq->items[c[i].index],
+                                     "storage core [%" PRId64 ", %" PRId64 "] is listed twice (first at line %u, column %u)",
+                                     c[i].x, c[i].y, seq->items[c[i - 1].index]->line,
+                                     seq->items[c[i - 1].index]->col);
+    }
+    free(c);
+    return rc;
+}
+
+static void key_list(const memd_ynode *map, char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < map->n; i++) {
+        int w = snprintf(buf + used, cap - used, "%s%s", i ? ", " : "", memd_yaml_key(map, i)->str);
+        if (w < 0 || (size_t)w >= cap - used)
+            break;
+        used += (size_t)w;
+    }
+}
+
+static int core_from_tree(const char *file, const memd_ynode *root, const char *product,
+                          uint32_t hw_cqs, uint64_t worker_l1_size, memd_ttmetal_core *out,
+                          memd_error *err)
+{
+    char list[256];
+    int rc = memd_yaml_expect_map(file, root, "a tt-metal core descriptor", err);
+    if (rc)
+        return rc;
+    const memd_ynode *prod = memd_yaml_get(root, product);
+    if (!prod) {
+        key_list(root, list, sizeof(list));
+        return memd_yaml_error(err, file, root, "product '%s' not found in the core descriptor (products: %s)",
+                               product, list);
+    }
+    if ((rc = memd_yaml_expect_map(file, prod, "hardware command queue counts", err)))
+        return rc;
+    char cqs[16];
+    snprintf(cqs, sizeof(cqs), "%" PRIu32, hw_cqs);
+    const memd_ynode *cfg = memd_yaml_get(prod, cqs);
+    if (!cfg) {
+        key_list(prod, list, sizeof(list));
+        return memd_yaml_error(err, file, prod,
+                               "product '%s' has no configuration for %" PRIu32 " hardware command queues (available: %s)",
+                               product, hw_cqs, list);
+    }
+    if ((rc = memd_yaml_expect_map(file, cfg, "a core configuration", err)))
+        return rc;
+
+    const memd_ynode *grid = memd_yaml_get(cfg, "compute_with_storage_grid_range"), *v;
+    if (!grid)
+        return memd_yaml_error(err, file, cfg, "missing key 'compute_with_storage_grid_range': expected {start: [x, y], end: [x, y]}");
+    if ((rc = memd_yaml_expect_map(file, grid, "{start: [x, y], end: [x, y]}", err)))
+        return rc;
+    int64_t s[2], e[2];
+    if (!(v = memd_yaml_get(grid, "start")))
+        return memd_yaml_error(err, file, grid, "missing key 'start' in compute_with_storage_grid_range: expected [x, y]");
+    if ((rc = read_core(file, v, "the grid's start", s, err)))
+        return rc;
+    if (!(v = memd_yaml_get(grid, "end")))
+        return memd_yaml_error(err, file, grid, "missing key 'end' in compute_with_storage_grid_range: expected [x, y]");
+    if ((rc = read_core(file, v, "the grid's end", e, err)))
+        return rc;
+    if (s[0] < 0 || s[1] < 0 || e[0] < s[0] || e[1] < s[1])
+        return memd_yaml_error(err, file, grid,
+                               "expected a grid range with 0 <= start <= end, got [%" PRId64 ", %" PRId64
+                               "] .. [%" PRId64 ", %" PRId64 "]",
+                               s[0], s[1], e[0], e[1]);
+    uint64_t cores = (uint64_t)(e[0] - s[0] + 1) * (uint64_t)(e[1] - s[1] + 1);
+    if (cores > MEMD_MAX_BANKS)
+        return memd_yaml_error(err, file, grid, "%" PRIu64 " compute cores, at most %u supported", cores, MEMD_MAX_BANKS);
+    out->compute_cores = (uint32_t)cores;
+
+    out->storage_cores = 0;
+    if ((v = memd_yaml_get(cfg, "storage_cores"))) {
+        if ((rc = memd_yaml_expect_seq(file, v, "a list of storage cores [x, y]", err)))
+            return rc;
+        if (v->n > MEMD_MAX_BANKS)
+            return memd_yaml_error(err, file, v, "too many storage cores");
+        rc = check_storage_cores(file, v, err);
+        if (rc)
+            return rc;
+        out->storage_cores = (uint32_t)v->n;
+    }
+
+    out->l1_bank_size = 0;
+    if ((v = memd_yaml_get(cfg, "l1_bank_size"))) {
+        if ((rc = memd_yaml_uint(file, v, UINT64_MAX, &out->l1_bank_size, err)))
+            return rc;
+        if (out->l1_bank_size == 0)
+            return memd_yaml_error(err, file, v, "expected an L1 bank size > 0, got 0");
+        if (out->l1_bank_size > worker_l1_size)
+            return memd_yaml_error(err, file, v,
+                                   "l1_bank_size %" PRIu64 " is larger than the SoC's worker_l1_size %" PRIu64,
+                                   out->l1_bank_size, worker_l1_size);
+    }
+    return 0;
+}
+
+int memd_ttmetal_parse_core(const char *file, const char *buf, size_t len, const char *product,
+                            uint32_t hw_cqs, uint64_t worker_l1_size, memd_ttmetal_core *out,
+                            memd_error *err)
+{
+    memset(out, 0, sizeof(*out));
+    memd_ynode *root;
+    int rc = memd_yaml_parse(file, buf, len, &root, err);
+    if (rc)
+        return rc;
+    rc = core_from_tree(file, root, product, hw_cqs, worker_l1_size, out, err);
+    memd_yaml_free(root);
+    return rc;
+}
+
+/* ---- bank groups ---- */
+
+int memd_ttmetal_dram_group(const memd_ttmetal_soc *soc, uint64_t alignment,
+                            memd_bank_group_spec *g)
+{
+    g->banks = soc->dram_banks;
+    g->bank_size = soc->dram_bank_size;
+    g->alignment = alignment;
+    g->bank_offsets = malloc(sizeof(int64_t) * soc->dram_banks);
+    if (!g->bank_offsets)
+        return -ENOMEM;
+    memcpy(g->bank_offsets, soc->dram_offsets, sizeof(int64_t) * soc->dram_banks);
+    return 0;
+}
+
+int memd_ttmetal_l1_group(const memd_ttmetal_soc *soc, const memd_ttmetal_core *core,
+                          uint64_t reserved, uint64_t alignment, memd_bank_group_spec *g,
+                          char *msg, size_t msglen)
+{
+    const uint64_t w = soc->worker_l1_size;
+    uint64_t bank;
+    if (core->l1_bank_size) {
+        bank = core->l1_bank_size;
+        if (bank > w) {
+            snprintf(msg, msglen, "l1_bank_size %" PRIu64 " is larger than worker_l1_size %" PRIu64, bank, w);
+            return -EINVAL;
+        }
+    } else {
+        if (reserved >= w) {
+            snprintf(msg, msglen, "reserved size %" PRIu64 " leaves nothing of the %" PRIu64 "-byte worker L1",
+                     reserved, w);
+            return -EINVAL;
+        }
+        bank = w - reserved;
+    }
+    uint64_t per_storage = core->storage_cores ? w / bank : 0;
+    uint64_t banks;
+    if (__builtin_mul_overflow((uint64_t)core->storage_cores, per_storage, &banks) ||
+        __builtin_add_overflow(banks, (uint64_t)core->compute_cores, &banks) || banks > MEMD_MAX_BANKS) {
+        snprintf(msg, msglen,
+                 "%" PRIu32 " compute cores + %" PRIu32 " storage cores x %" PRIu64
+                 " banks each: more than %u L1 banks",
+                 core->compute_cores, core->storage_cores, per_storage, MEMD_MAX_BANKS);
+        return -EINVAL;
+    }
+    int64_t *off = malloc(sizeof(int64_t) * banks);
+    if (!off)
+        return -ENOMEM;
+    uint64_t i = 0, min_off = w - bank;
+    for (uint32_t c = 0; c < core->compute_cores; c++)
+        off[i++] = (int64_t)(w - bank);
+    for (uint32_t s = 0; s < core->storage_cores; s++)
+        for (uint64_t j = 0; j < per_storage; j++) {
+            uint64_t o = w - (j + 1) * bank; /* (j + 1) * bank <= w by construction */
+            off[i++] = (int64_t)o;
+            if (o < min_off)
+                min_off = o;
+        }
+    uint64_t low = reserved > min_off ? reserved - min_off : 0;
+    if (low >= bank) {
+        free(off);
+        snprintf(msg, msglen,
+                 "reserved size %" PRIu64 " covers the whole %" PRIu64 "-byte L1 bank of some core: nothing left for buffers",
+                 reserved, bank);
+        return -EINVAL;
+    }
+    memset(g, 0, sizeof(*g));
+    g->banks = (uint32_t)banks;
+    g->bank_size = bank;
+    g->alignment = alignment;
+    g->bank_offsets = off;
+    if (low) {
+        snprintf(g->regions[g->nregions].name, MEMD_NAME_MAX, "reserved");
+        g->regions[g->nregions].base = 0;
+        g->regions[g->nregions].size = low;
+        g->regions[g->nregions++].allocatable = false;
+    }
+    snprintf(g->regions[g->nregions].name, MEMD_NAME_MAX, "buffers");
+    g->regions[g->nregions].base = low;
+    g->regions[g->nregions].size = bank - low;
+    g->regions[g->nregions++].allocatable = true;
+    return 0;
+}
+
+int memd_soc_load_ttmetal(const char *soc_file, const char *soc_buf, size_t soc_len,
+                          const char *core_file, const char *core_buf, size_t core_len,
+                          const char *product, uint32_t hw_cqs, uint64_t sram_reserved,
+                          memd_device_spec *out, memd_error *err)
+{
+    memset(out, 0, sizeof(*out));
+    memd_ttmetal_soc soc;
+    memd_ttmetal_core core;
+    int rc = memd_ttmetal_parse_soc(soc_file, soc_buf, soc_len, &soc, err);
+    if (rc)
+        return rc;
+    rc = memd_ttmetal_parse_core(core_file, core_buf, core_len, product, hw_cqs,
+                                 soc.worker_l1_size, &core, err);
+    if (rc)
+        goto out;
+    snprintf(out->arch, sizeof(out->arch), "%s", soc.arch);
+    char name[2 * MEMD_NAME_MAX + 2];
+    snprintf(name, sizeof(name), "%s-%s", soc.arch[0] ? soc.arch : "tt", product);
+    memd_soc_name_from(out->name, sizeof(out->name), name);
+
+    memd_bank_group_spec *d = &out->groups[MEMD_KIND_DRAM];
+    rc = memd_ttmetal_dram_group(&soc, MEMD_DEFAULT_DRAM_ALIGNMENT, d);
+    if (rc) {
+        memd_yaml_error(err, soc_file, NULL, "out of memory");
+        goto out;
+    }
+    snprintf(d->regions[0].name, MEMD_NAME_MAX, "data");
+    d->regions[0].size = d->bank_size;
+    d->regions[0].allocatable = true;
+    d->nregions = 1;
+
+    char msg[256];
+    rc = memd_ttmetal_l1_group(&soc, &core, sram_reserved, MEMD_DEFAULT_SRAM_ALIGNMENT,
+                               &out->groups[MEMD_KIND_SRAM], msg, sizeof(msg));
+    if (rc) {
+        memd_yaml_error(err, core_file, NULL, "%s", rc == -ENOMEM ? "out of memory" : msg);
+        goto out;
+    }
+    memd_device_spec_default_policy(out);
+    rc = memd_soc_validate(soc_file, NULL, out, err);
+out:
+    memd_ttmetal_soc_free(&soc);
+    if (rc) {
+        memd_device_spec_free(out);
+        memset(out, 0, sizeof(*out));
+    }
+    return rc;
+}

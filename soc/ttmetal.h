@@ -1,0 +1,59 @@
+/* memd soc — tt-metal's SoC descriptor + core descriptor pair -> memd bank groups.
+ *
+ * DRAM: one bank per entry of `dram`, bank size `dram_bank_size`, offsets
+ * `dram_address_offsets` (all 0 when absent). L1: one bank per core of the product's
+ * `compute_with_storage_grid_range`, plus worker_l1_size / bank_size banks per
+ * `storage_cores` entry; bank size `l1_bank_size` when given, else worker_l1_size minus
+ * memd's reserved size. Unknown keys are ignored (the files carry much more than memory).
+ * `harvested_workers` is ignored too: the core descriptor's grid is already logical,
+ * i.e. after harvesting. */
+#ifndef MEMD_SOC_TTMETAL_H
+#define MEMD_SOC_TTMETAL_H
+
+#include "config.h"
+
+typedef struct memd_ttmetal_soc {
+    char arch[MEMD_NAME_MAX];   /* arch_name, lower-cased; "" if absent */
+    uint32_t dram_banks;
+    uint64_t dram_bank_size;
+    int64_t *dram_offsets;      /* dram_banks entries, owned */
+    uint64_t worker_l1_size;
+} memd_ttmetal_soc;
+
+typedef struct memd_ttmetal_core {
+    uint32_t compute_cores;     /* cores of compute_with_storage_grid_range */
+    uint32_t storage_cores;     /* entries of storage_cores */
+    uint64_t l1_bank_size;      /* 0: not given */
+} memd_ttmetal_core;
+
+int memd_ttmetal_parse_soc(const char *file, const char *buf, size_t len, memd_ttmetal_soc *out,
+                           memd_error *err);
+void memd_ttmetal_soc_free(memd_ttmetal_soc *s);
+
+/* product: top-level key (e.g. "E150", "galaxy"); hw_cqs: the key below it.
+ * worker_l1_size (from the SoC descriptor) bounds l1_bank_size. */
+int memd_ttmetal_parse_core(const char *file, const char *buf, size_t len, const char *product,
+                            uint32_t hw_cqs, uint64_t worker_l1_size, memd_ttmetal_core *out,
+                            memd_error *err);
+
+/* Banks, bank size, offsets of the DRAM group; regions are left to the caller. */
+int memd_ttmetal_dram_group(const memd_ttmetal_soc *soc, uint64_t alignment,
+                            memd_bank_group_spec *g);
+
+/* The whole L1 group. Compute-core banks sit at the top of L1 (offset worker_l1_size -
+ * bank_size); storage core bank j at worker_l1_size - (j + 1) * bank_size. Region
+ * `reserved` covers every bank address that would fall below `reserved` bytes of L1 in
+ * some bank (empty, and left out, when no bank reaches that low); `buffers` is the rest.
+ * -EINVAL with msg when the numbers do not fit. */
+int memd_ttmetal_l1_group(const memd_ttmetal_soc *soc, const memd_ttmetal_core *core,
+                          uint64_t reserved, uint64_t alignment, memd_bank_group_spec *g,
+                          char *msg, size_t msglen);
+
+/* Both files -> a complete device spec (DRAM: one `data` region; default policy).
+ * For tests and the fuzz target; memd.yaml devices go through config.c. */
+int memd_soc_load_ttmetal(const char *soc_file, const char *soc_buf, size_t soc_len,
+                          const char *core_file, const char *core_buf, size_t core_len,
+                          const char *product, uint32_t hw_cqs, uint64_t sram_reserved,
+                          memd_device_spec *out, memd_error *err);
+
+#endif

@@ -1,0 +1,285 @@
+/* memctl model — model descriptions (YAML, see README "Models") with the daemon:
+ *   memctl model check FILE.yaml              parse and derive lifetimes, offline
+ *   memctl model load FILE.yaml [--device N] [--budget-ms MS] [--seed S]
+ *                                [--instances K] [--hold]
+ *   memctl model list [--json]                models, plans and instances in the daemon
+ * The YAML is read here, never by the daemon. */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+#include "memctl_model.h"
+#include "model_yaml.h"
+
+#define USAGE                                                                               \
+    "usage: memctl model check FILE.yaml\n"                                                 \
+    "       memctl model load FILE.yaml [--device N] [--budget-ms MS] [--seed S]\n"         \
+    "                                   [--instances K] [--hold]\n"                         \
+    "       memctl model list [--json]\n"
+
+static void print_tensors(const memd_model_yaml *y, const memclient_tensor_info *ti)
+{
+    const memclient_model_desc *d = &y->desc;
+    printf("  %5s %-24s %-10s %11s %6s %-12s %-20s %s\n", "INDEX", "NAME", "ROLE", "BYTES",
+           "ALIGN", "LIFETIME", "STORAGE", ti ? "VALUE" : "");
+    for (size_t i = 0; i < d->ntensors; i++) {
+        const memclient_tensor_life *l = &y->life[i];
+        char life[32], storage[64] = "own";
+        snprintf(life, sizeof life, "[%" PRIu64 ",%" PRIu64 ")", l->lower, l->upper);
+        if (l->alias_of != MEMCLIENT_NO_TENSOR)
+            snprintf(storage, sizeof storage, "alias of %.48s", d->tensors[l->alias_of].name);
+        printf("  %5zu %-24s %-10s %11" PRIu64 " %6" PRIu64 " %-12s %-20s", i, d->tensors[i].name,
+               memd_model_yaml_role_name(d->tensors[i].role), l->size, l->alignment, life,
+               storage);
+        if (ti && (ti[i].role == MEMCLIENT_TENSOR_WEIGHT ||
+                   (ti[i].role == MEMCLIENT_TENSOR_ALIAS && l->alias_of != MEMCLIENT_NO_TENSOR &&
+                    d->tensors[l->alias_of].role == MEMCLIENT_TENSOR_WEIGHT)))
+            printf(" address 0x%" PRIx64, ti[i].value);
+        else if (ti && d->tensors[i].role == MEMCLIENT_TENSOR_ACTIVATION)
+            printf(" arena offset %" PRIu64, ti[i].value);
+        putchar('\n');
+    }
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    if (argc != 2) {
+        fputs(USAGE, stderr);
+        return MEMCTL_EXIT_USAGE;
+    }
+    memd_model_yaml y;
+    char err[512];
+    if (memd_model_yaml_read(argv[1], &y, err, sizeof err) < 0) {
+        fprintf(stderr, "memctl model: %s\n", err);
+        return MEMCTL_EXIT_FAIL;
+    }
+    const memclient_model_desc *d = &y.desc;
+    /* The activations' plan problem, as the daemon will get it. */
+    size_t n = 0;
+    memd_plan_buffer *b = calloc(d->ntensors, sizeof *b);
+    uint64_t lb = 0, weights = 0, placeholders = 0;
+    for (size_t i = 0; b && i < d->ntensors; i++) {
+        const memclient_tensor_life *l = &y.life[i];
+        if (l->alias_of != MEMCLIENT_NO_TENSOR)
+            continue;
+        if (d->tensors[i].role == MEMCLIENT_TENSOR_ACTIVATION)
+            b[n++] = (memd_plan_buffer){.lower = l->lower, .upper = l->upper, .size = l->size,
+                                        .align = l->alignment};
+        else if (d->tensors[i].role == MEMCLIENT_TENSOR_WEIGHT)
+            weights += l->size;
+        else
+            placeholders += l->size;
+    }
+    if (!b || memd_plan_lower_bound(b, n, &lb) < 0) {
+        fprintf(stderr, "memctl model: %s: the activations' sizes overflow\n", argv[1]);
+        free(b);
+        memd_model_yaml_free(&y);
+        return MEMCTL_EXIT_FAIL;
+    }
+    printf("model %s: %zu tensors, %zu ops; %zu activations (lower bound %" PRIu64
+           " bytes), weights %" PRIu64 " bytes, placeholders %" PRIu64 " bytes\n",
+           d->name, d->ntensors, d->nops, n, lb, weights, placeholders);
+    print_tensors(&y, NULL);
+    free(b);
+    memd_model_yaml_free(&y);
+    return 0;
+}
+
+typedef struct load_opts {
+    const char *file;
+    uint32_t device;
+    bool has_device, hold;
+    uint64_t instances;
+    memclient_plan_opts plan;
+} load_opts;
+
+static int parse_load(int argc, char **argv, load_opts *o)
+{
+    const char *cmd = "model load";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        uint64_t x;
+        if (!strcmp(a, "--device")) {
+            if (!(v = memctl_optarg(cmd, argc, argv, &i)))
+                return MEMCTL_EXIT_USAGE;
+            if (memctl_parse_u32(v, &o->device) < 0 || o->device == UINT32_MAX)
+                return memctl_bad_value(cmd, a, v, "a device id");
+            o->has_device = true;
+        } else if (!strcmp(a, "--budget-ms")) {
+            if (!(v = memctl_optarg(cmd, argc, argv, &i)))
+                return MEMCTL_EXIT_USAGE;
+            if (memctl_parse_u64(v, &x) < 0 || x > 1000000)
+                return memctl_bad_value(cmd, a, v, "milliseconds (the daemon caps it)");
+            o->plan.budget_ms = (uint32_t)x;
+        } else if (!strcmp(a, "--seed")) {
+            if (!(v = memctl_optarg(cmd, argc, argv, &i)))
+                return MEMCTL_EXIT_USAGE;
+            if (memctl_parse_u64(v, &o->plan.seed) < 0)
+                return memctl_bad_value(cmd, a, v, "an unsigned integer");
+        } else if (!strcmp(a, "--instances")) {
+            if (!(v = memctl_optarg(cmd, argc, argv, &i)))
+                return MEMCTL_EXIT_USAGE;
+            if (memctl_parse_u64(v, &o->instances) < 0 || o->instances > 1024)
+                return memctl_bad_value(cmd, a, v, "0..1024");
+        } else if (!strcmp(a, "--hold")) {
+            o->hold = true;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "memctl model load: unknown option '%s'\n", a);
+            return MEMCTL_EXIT_USAGE;
+        } else if (!o->file) {
+            o->file = a;
+        } else {
+            fprintf(stderr, "memctl model load: one FILE.yaml only ('%s')\n", a);
+            return MEMCTL_EXIT_USAGE;
+        }
+    }
+    if (!o->file) {
+        fputs(USAGE, stderr);
+        return MEMCTL_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static void print_instance(const memd_model_yaml *y, const memclient_instance *in,
+                           const memclient_tensor_addr *ta)
+{
+    printf("instance %" PRIu64 "%s: arena handle %" PRIu64 " address 0x%" PRIx64 " bytes %" PRIu64
+           "\n", in->instance_id, in->reused ? " (reused)" : "", in->arena_handle,
+           in->arena_address, in->arena_bytes);
+    for (size_t i = 0; i < y->desc.ntensors; i++)
+        printf("  %-24s 0x%-14" PRIx64 " handle %" PRIu64 "\n", y->desc.tensors[i].name,
+               ta[i].address, ta[i].handle);
+}
+
+static int cmd_load(const memctl_globals *g, int argc, char **argv)
+{
+    load_opts o = {0};
+    int r = parse_load(argc, argv, &o);
+    if (r)
+        return r;
+    memd_model_yaml y;
+    char err[512];
+    if (memd_model_yaml_read(o.file, &y, err, sizeof err) < 0) {
+        fprintf(stderr, "memctl model: %s\n", err);
+        return MEMCTL_EXIT_FAIL;
+    }
+    if (o.has_device)
+        y.desc.device = o.device;
+    /* Signals wait for sigwait (--hold) so the release is always clean. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    if (o.hold)
+        sigprocmask(SIG_BLOCK, &set, NULL);
+    memclient *c;
+    if ((r = memctl_connect(g, &c)) != 0) {
+        memd_model_yaml_free(&y);
+        return r;
+    }
+    size_t n = y.desc.ntensors;
+    memclient_tensor_info *ti = calloc(n, sizeof *ti);
+    memclient_tensor_addr *ta = calloc(n, sizeof *ta);
+    memclient_model_info mi;
+    int code = 0;
+    if (!ti || !ta) {
+        fprintf(stderr, "memctl model load: out of memory\n");
+        code = MEMCTL_EXIT_FAIL;
+        goto out;
+    }
+    if ((r = memclient_model_load(c, &y.desc, &o.plan, &mi, ti)) < 0) {
+        char what[128];
+        snprintf(what, sizeof what, "cannot load %.100s", o.file);
+        code = memctl_fail(c, "model load", what, r);
+        goto out;
+    }
+    printf("model %s: id %" PRIu64 " on device %" PRIu32 ", %s, %" PRIu32 " session%s\n", mi.name,
+           mi.model_id, mi.device, mi.created ? "loaded" : "shared with another session",
+           mi.users, mi.users == 1 ? "" : "s");
+    printf("plan %016" PRIx64 ": arena %" PRIu64 " bytes, lower bound %" PRIu64 " (gap %.2f%%), "
+           "%s%s, %s\n", mi.plan_id, mi.arena, mi.lower_bound,
+           memctl_plan_gap_pct(mi.arena, mi.lower_bound), mi.strategy,
+           mi.plan_optimal ? " (optimal)" : "", mi.plan_cached ? "cached" : "planned now");
+    printf("code: handle %" PRIu64 " address 0x%" PRIx64 " bytes %" PRIu64 "\n", mi.code_handle,
+           mi.code_address, mi.code_bytes);
+    printf("constants: handle %" PRIu64 " address 0x%" PRIx64 " bytes %" PRIu64 "\n",
+           mi.const_handle, mi.const_address, mi.const_bytes);
+    print_tensors(&y, ti);
+    for (uint64_t k = 0; k < o.instances; k++) {
+        memclient_instance in;
+        if ((r = memclient_instance_create(c, mi.model_id, &in, ta, n)) < 0) {
+            code = memctl_fail(c, "model load", "cannot create an instance", r);
+            goto out;
+        }
+        print_instance(&y, &in, ta);
+    }
+    fflush(stdout);
+    if (o.hold) {
+        fprintf(stderr, "memctl model load: holding model %s; SIGINT or SIGTERM releases it\n",
+                mi.name);
+        int sig;
+        sigwait(&set, &sig);
+        r = memclient_model_unload(c, mi.model_id, MEMCLIENT_MODEL_FORCE);
+        if (r < 0)
+            code = memctl_fail(NULL, "model load", "unloading", r);
+        else
+            fprintf(stderr, "memctl model load: %s: unloaded %s\n", strsignal(sig), mi.name);
+    }
+out:
+    free(ti);
+    free(ta);
+    memclient_disconnect(c);
+    memd_model_yaml_free(&y);
+    return code;
+}
+
+static int cmd_list(const memctl_globals *g, int argc, char **argv)
+{
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else {
+            fprintf(stderr, "memctl model list: unknown option '%s'\n", argv[i]);
+            return MEMCTL_EXIT_USAGE;
+        }
+    }
+    memclient *c;
+    int r = memctl_connect(g, &c);
+    if (r)
+        return r;
+    memclient_snapshot *s;
+    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_MODELS, &s);
+    memclient_disconnect(c);
+    if (r < 0)
+        return memctl_fail(NULL, "model list", "cannot read the daemon's state", r);
+    if (json) {
+        printf("{\n  \"schema_version\": 1");
+        memctl_models_json(stdout, s);
+        printf("\n}\n");
+    } else {
+        memctl_models_table(stdout, s);
+    }
+    memclient_snapshot_free(s);
+    return 0;
+}
+
+int memctl_cmd_model(const memctl_globals *g, int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fputs(USAGE, argc < 2 ? stderr : stdout);
+        return argc < 2 ? MEMCTL_EXIT_USAGE : 0;
+    }
+    if (!strcmp(argv[1], "check"))
+        return cmd_check(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "load"))
+        return cmd_load(g, argc - 1, argv + 1);
+    if (!strcmp(argv[1], "list"))
+        return cmd_list(g, argc - 1, argv + 1);
+    fprintf(stderr, "memctl model: unknown subcommand '%s'\n%s", argv[1], USAGE);
+    return MEMCTL_EXIT_USAGE;
+}

@@ -1,0 +1,258 @@
+/* memctl — helpers shared by the service subcommands. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "units.h"
+#include "memctl_service.h"
+
+int memctl_connect(const memctl_globals *g, memclient **out)
+{
+    int r = memclient_connect(g->socket_path, out);
+    if (r == 0)
+        return 0;
+    memclient_error e;
+    memclient_last_error(&e);
+    fprintf(stderr, "memctl: %s\n", e.message);
+    return MEMCTL_EXIT_CONNECT;
+}
+
+int memctl_exit_code(int err)
+{
+    switch (err) {
+    case 0:
+        return MEMCTL_EXIT_OK;
+    case -EPERM:
+    case -EACCES:
+        return MEMCTL_EXIT_PERM;
+    case -ENOMEM:
+    case -EDQUOT:
+        return MEMCTL_EXIT_NOMEM;
+    case -ENOTCONN:
+    case -ECONNRESET:
+    case -EPIPE:
+    case -ECONNREFUSED:
+        return MEMCTL_EXIT_CONNECT;
+    default:
+        return MEMCTL_EXIT_FAIL;
+    }
+}
+
+int memctl_fail(memclient *c, const char *cmd, const char *what, int err)
+{
+    memclient_error e;
+    memclient_last_error(&e);
+    if (e.status != err) /* the library did not record this one: say what we know */
+        snprintf(e.message, sizeof(e.message), "%s", memclient_strerror(err));
+    /* The code's meaning first (what a script or a person acts on), then the specifics. */
+    const char *meaning = memclient_strerror(err);
+    if (!strcmp(e.message, meaning))
+        fprintf(stderr, "memctl %s: %s: %s\n", cmd, what, meaning);
+    else
+        fprintf(stderr, "memctl %s: %s: %s\n  detail: %s\n", cmd, what, meaning, e.message);
+    if (e.status == err && (e.detail == MEMCLIENT_DETAIL_NOMEM || e.detail == MEMCLIENT_DETAIL_QUOTA)) {
+        /* Name the region if the daemon still answers (a dump is cheap next to an OOM). */
+        char rbuf[24];
+        const char *region = NULL;
+        memclient_snapshot *s = NULL;
+        if (c && memclient_dump(c, e.device, 0, &s) == 0)
+            region = memctl_region_name(s, e.device, e.kind, e.region, rbuf, sizeof(rbuf));
+        else
+            region = (snprintf(rbuf, sizeof(rbuf), "#%" PRIu32, e.region), rbuf);
+        fprintf(stderr,
+                "  %s on device %" PRIu32 ", %s bank group, region %s, class %s:\n"
+                "    requested          %" PRIu64 " bytes\n"
+                "    size per bank      %" PRIu64 " bytes\n"
+                "    allocated          %" PRIu64 " bytes per bank\n"
+                "    free               %" PRIu64 " bytes per bank\n"
+                "    largest free block %" PRIu64 " bytes\n",
+                e.detail == MEMCLIENT_DETAIL_QUOTA ? "quota exceeded" : "out of memory",
+                e.device, memclient_kind_name(e.kind), region, memclient_class_name(e.cls),
+                e.requested, e.size_per_bank, e.allocated, e.free, e.largest_free);
+        memclient_snapshot_free(s);
+        if (e.detail == MEMCLIENT_DETAIL_NOMEM && e.free >= e.size_per_bank)
+            fprintf(stderr, "  enough bytes are free but not in one block: the region is "
+                            "fragmented\n");
+    }
+    return memctl_exit_code(err);
+}
+
+int memctl_parse_u64(const char *s, uint64_t *out)
+{
+    return memd_parse_u64(s, out);
+}
+
+int memctl_parse_u32(const char *s, uint32_t *out)
+{
+    uint64_t v;
+    int r = memctl_parse_u64(s, &v);
+    if (r < 0)
+        return r;
+    if (v > UINT32_MAX)
+        return -ERANGE;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+int memctl_parse_size(const char *s, uint64_t *out)
+{
+    int rc = memd_parse_size(s, out, NULL);
+    return rc == -ENOENT ? -EINVAL : rc;
+}
+
+int memctl_parse_seconds(const char *s, uint64_t *ms)
+{
+    if (!s || !*s)
+        return -EINVAL;
+    const char *dot = strchr(s, '.');
+    char whole[16];
+    size_t n = dot ? (size_t)(dot - s) : strlen(s);
+    if (n == 0 || n >= sizeof(whole))
+        return -EINVAL;
+    memcpy(whole, s, n);
+    whole[n] = '\0';
+    uint64_t sec;
+    if (whole[0] == '0' && (whole[1] == 'x' || whole[1] == 'X'))
+        return -EINVAL;
+    int r = memctl_parse_u64(whole, &sec);
+    if (r < 0)
+        return r;
+    uint64_t frac = 0;
+    if (dot) {
+        const char *f = dot + 1;
+        size_t fl = strlen(f);
+        if (fl == 0 || fl > 3)
+            return -EINVAL;
+        for (size_t i = 0; i < 3; i++) {
+            char ch = i < fl ? f[i] : '0';
+            if (ch < '0' || ch > '9')
+                return -EINVAL;
+            frac = frac * 10 + (uint64_t)(ch - '0');
+        }
+    }
+    if (sec > 86400 || (sec == 86400 && frac))
+        return -ERANGE;
+    *ms = sec * 1000 + frac;
+    return *ms ? 0 : -ERANGE;
+}
+
+const char *memctl_optarg(const char *cmd, int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "memctl %s: %s needs a value\n", cmd, argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int memctl_bad_value(const char *cmd, const char *opt, const char *v, const char *why)
+{
+    fprintf(stderr, "memctl %s: bad value for %s: '%s' (%s)\n", cmd, opt, v, why);
+    return MEMCTL_EXIT_USAGE;
+}
+
+const char *memctl_human_bytes(uint64_t v, char *buf, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (v < 1024) {
+        snprintf(buf, len, "%" PRIu64 " B", v);
+        return buf;
+    }
+    double d = (double)v;
+    unsigned u = 0;
+    while (d >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
+        d /= 1024.0;
+        u++;
+    }
+    snprintf(buf, len, "%.1f %s", d, units[u]);
+    return buf;
+}
+
+const char *memctl_human_age(uint64_t ns, char *buf, size_t len)
+{
+    uint64_t s = ns / 1000000000ull;
+    if (s >= 86400)
+        snprintf(buf, len, "%" PRIu64 "d%02" PRIu64 "h", s / 86400, s % 86400 / 3600);
+    else if (s >= 3600)
+        snprintf(buf, len, "%" PRIu64 "h%02" PRIu64 "m", s / 3600, s % 3600 / 60);
+    else if (s >= 60)
+        snprintf(buf, len, "%" PRIu64 "m%02" PRIu64 "s", s / 60, s % 60);
+    else
+        snprintf(buf, len, "%" PRIu64 "s", s);
+    return buf;
+}
+
+double memctl_fragmentation(const memclient_stats *st)
+{
+    if (st->free == 0)
+        return 0.0;
+    return 100.0 * (1.0 - (double)st->largest_free / (double)st->free);
+}
+
+void memctl_csv_str(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n") && s[0] != ' ' && (!*s || s[strlen(s) - 1] != ' ')) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+void memctl_prom_label(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '\\')
+            fputs("\\\\", f);
+        else if (*s == '"')
+            fputs("\\\"", f);
+        else if (*s == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+const char *memctl_region_name(const memclient_snapshot *s, uint32_t device, memd_kind kind,
+                               uint32_t region, char *buf, size_t len)
+{
+    const memclient_region *r = memclient_snapshot_region(s, device, kind, region);
+    if (r)
+        return r->name;
+    snprintf(buf, len, "#%" PRIu32, region);
+    return buf;
+}
+
+int memctl_show_snapshot(const memctl_globals *g, int argc, char **argv, const char *help,
+                         memctl_snapshot_fn fn)
+{
+    if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        printf("usage: memctl %s\n  %s\n", argv[0], help);
+        return 0;
+    }
+    if (argc != 1) {
+        fprintf(stderr, "memctl %s: unexpected argument '%s' (usage: memctl %s)\n", argv[0],
+                argv[1], argv[0]);
+        return MEMCTL_EXIT_USAGE;
+    }
+    memclient *c;
+    int r = memctl_connect(g, &c);
+    if (r)
+        return r;
+    memclient_snapshot *s;
+    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, 0, &s);
+    memclient_disconnect(c);
+    if (r < 0)
+        return memctl_fail(NULL, argv[0], "cannot read the daemon's state", r);
+    fn(stdout, s);
+    memclient_snapshot_free(s);
+    return fflush(stdout) == 0 ? 0 : MEMCTL_EXIT_FAIL;
+}

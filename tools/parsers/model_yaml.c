@@ -1,0 +1,574 @@
+/* memd model descriptions in YAML (see model_yaml.h). libyaml's document API gives every
+ * node its position, so each error names file:line:column. Names are resolved through a
+ * sorted index (O(n log n) for big graphs); sizes of lists are bounded before anything
+ * is allocated for them. */
+#include "model_yaml.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "units.h"
+#include "memd/protocol.h"
+
+#define MAX_REFS (1u << 24) /* op inputs + outputs in one model */
+#define MAX_FILE (256u << 20)
+
+typedef struct ctx {
+    const char *file;
+    char *err;
+    size_t errlen;
+    yaml_document_t *doc;
+} ctx;
+
+static int errat(ctx *c, const yaml_node_t *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int errat(ctx *c, const yaml_node_t *n, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (c->errlen) {
+        if (n)
+            snprintf(c->err, c->errlen, "%s:%zu:%zu: %s", c->file, n->start_mark.line + 1,
+                     n->start_mark.column + 1, msg);
+        else
+            snprintf(c->err, c->errlen, "%s: %s", c->file, msg);
+    }
+    return -EINVAL;
+}
+
+static yaml_node_t *node(ctx *c, int id)
+{
+    return yaml_document_get_node(c->doc, id);
+}
+
+static size_t seq_len(const yaml_node_t *n)
+{
+    return (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+}
+
+static int scalar(ctx *c, const yaml_node_t *n, const char *what, const char **out)
+{
+    *out = NULL; /* errat's -EINVAL is out of the optimizer's sight: never leave *out unset */
+    if (!n || n->type != YAML_SCALAR_NODE)
+        return errat(c, n, "%s: expected a single value", what);
+    const char *v = (const char *)n->data.scalar.value;
+    if (strlen(v) != n->data.scalar.length)
+        return errat(c, n, "%s: contains a NUL byte", what);
+    *out = v;
+    return 0;
+}
+
+/* Sizes and integers use memd's one syntax (engine/units.h), as in the config files. */
+static int parse_u64(const char *s, bool units, uint64_t *out)
+{
+    return units ? memd_parse_size(s, out, NULL) : memd_parse_u64(s, out);
+}
+
+static int number(ctx *c, const yaml_node_t *n, const char *what, bool units, uint64_t max,
+                  uint64_t *out)
+{
+    const char *s;
+    int rc = scalar(c, n, what, &s);
+    if (rc < 0)
+        return rc;
+    rc = parse_u64(s, units, out);
+    if (rc < 0 || *out > max)
+        return errat(c, n, "%s: '%s' is not %s%s", what, s,
+                     units ? "a size in bytes (e.g. 4096 or 4KiB)" : "an unsigned integer",
+                     rc == 0 ? " in range" : "");
+    return 0;
+}
+
+static int alignment(ctx *c, const yaml_node_t *n, const char *what, uint64_t *out)
+{
+    int rc = number(c, n, what, true, 1ull << 32, out);
+    if (rc == 0 && (*out == 0 || (*out & (*out - 1))))
+        return errat(c, n, "%s: %llu is not a power of two", what, (unsigned long long)*out);
+    return rc;
+}
+
+static int boolean(ctx *c, const yaml_node_t *n, const char *what, int *out)
+{
+    const char *s;
+    int rc = scalar(c, n, what, &s);
+    if (rc < 0)
+        return rc;
+    if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "yes"))
+        *out = 1;
+    else if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "no"))
+        *out = 0;
+    else
+        return errat(c, n, "%s: '%s' is not true or false", what, s);
+    return 0;
+}
+
+static const char *const role_names[] = {"activation", "weight", "input", "output", "inout",
+                                         "alias"};
+
+const char *memd_model_yaml_role_name(memclient_tensor_role r)
+{
+    return (unsigned)r < sizeof role_names / sizeof role_names[0] ? role_names[r] : "?";
+}
+
+static int role(ctx *c, const yaml_node_t *n, memclient_tensor_role *out)
+{
+    const char *s;
+    int rc = scalar(c, n, "role", &s);
+    if (rc < 0)
+        return rc;
+    for (int i = 0; i <= MEMCLIENT_TENSOR_INOUT; i++) {
+        if (!strcmp(s, role_names[i])) {
+            *out = (memclient_tensor_role)i;
+            return 0;
+        }
+    }
+    if (!strcmp(s, "constant")) {
+        *out = MEMCLIENT_TENSOR_WEIGHT;
+        return 0;
+    }
+    return errat(c, n, "role: '%s' is not activation, weight, input, output or inout", s);
+}
+
+/* Checks a mapping's keys against the allowed ones (each at most once). */
+static int keys(ctx *c, const yaml_node_t *map, const char *what, const char *const *allowed,
+                size_t nallowed, const yaml_node_t **vals)
+{
+    if (!map || map->type != YAML_MAPPING_NODE)
+        return errat(c, map, "%s: expected a mapping of keys to values", what);
+    for (size_t i = 0; i < nallowed; i++)
+        vals[i] = NULL;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
+        const yaml_node_t *k = node(c, p->key);
+        const char *ks;
+        int rc = scalar(c, k, "key", &ks);
+        if (rc < 0)
+            return rc;
+        size_t i = 0;
+        while (i < nallowed && strcmp(ks, allowed[i]))
+            i++;
+        if (i == nallowed) {
+            char list[256] = "";
+            for (size_t j = 0; j < nallowed; j++)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", j ? ", " : "",
+                         allowed[j]);
+            return errat(c, k, "%s: unknown key '%s' (known: %s)", what, ks, list);
+        }
+        if (vals[i])
+            return errat(c, k, "%s: key '%s' given twice", what, ks);
+        vals[i] = node(c, p->value);
+    }
+    return 0;
+}
+
+/* Tensor names, sorted, for lookups by name. */
+typedef struct name_ix {
+    const char *name;
+    uint32_t idx;
+} name_ix;
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(((const name_ix *)a)->name, ((const name_ix *)b)->name);
+}
+
+static int lookup(ctx *c, const name_ix *ix, size_t n, const yaml_node_t *ref, const char *what,
+                  uint32_t *out)
+{
+    const char *s;
+    int rc = scalar(c, ref, what, &s);
+    if (rc < 0)
+        return rc;
+    name_ix key = {.name = s};
+    const name_ix *hit = bsearch(&key, ix, n, sizeof *ix, cmp_name);
+    if (!hit)
+        return errat(c, ref, "%s: no tensor named '%s' (declare it under tensors)", what, s);
+    *out = hit->idx;
+    return 0;
+}
+
+static bool default_inplace(const char *type)
+{
+    static const char *const t[] = {"reshape", "view", "squeeze", "unsqueeze", "flatten",
+                                    "expand_dims", "bitcast"};
+    for (size_t i = 0; type && i < sizeof t / sizeof t[0]; i++)
+        if (!strcmp(type, t[i]))
+            return true;
+    return false;
+}
+
+static char *str_dup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+enum { T_NAME, T_ROLE, T_SIZE, T_SHAPE, T_DTYPE, T_ALIGN, T_ALIGNMENT, T_NKEYS };
+static const char *const tensor_keys[] = {"name", "role", "size", "shape", "dtype", "align",
+                                          "alignment"};
+
+static int tensor(ctx *c, const yaml_node_t *n, size_t i, uint64_t def_align,
+                  memclient_tensor_desc *t)
+{
+    const yaml_node_t *v[T_NKEYS];
+    char what[48];
+    snprintf(what, sizeof what, "tensor %zu", i);
+    int rc = keys(c, n, what, tensor_keys, T_NKEYS, v);
+    if (rc < 0)
+        return rc;
+    const char *s;
+    if (!v[T_NAME])
+        return errat(c, n, "%s: needs a name", what);
+    if ((rc = scalar(c, v[T_NAME], "name", &s)) < 0)
+        return rc;
+    if (!*s)
+        return errat(c, v[T_NAME], "name: empty");
+    if (!(t->name = str_dup(s)))
+        return -ENOMEM;
+    t->role = MEMCLIENT_TENSOR_ACTIVATION;
+    if (v[T_ROLE] && (rc = role(c, v[T_ROLE], &t->role)) < 0)
+        return rc;
+    if (v[T_ALIGN] && v[T_ALIGNMENT])
+        return errat(c, v[T_ALIGNMENT], "%s: align and alignment are the same key", t->name);
+    const yaml_node_t *al = v[T_ALIGN] ? v[T_ALIGN] : v[T_ALIGNMENT];
+    t->alignment = def_align;
+    if (al && (rc = alignment(c, al, "align", &t->alignment)) < 0)
+        return rc;
+    if (v[T_SIZE]) {
+        if (v[T_SHAPE] || v[T_DTYPE])
+            return errat(c, v[T_SIZE], "tensor '%s': give size, or shape and dtype, not both",
+                         t->name);
+        if ((rc = number(c, v[T_SIZE], "size", true, UINT64_MAX, &t->bytes)) < 0)
+            return rc;
+        if (t->bytes == 0)
+            return errat(c, v[T_SIZE], "tensor '%s': size 0", t->name);
+        t->dtype = MEMD_DTYPE_NONE;
+        return 0;
+    }
+    if (!v[T_SHAPE] || !v[T_DTYPE])
+        return errat(c, n, "tensor '%s': needs size, or shape and dtype", t->name);
+    if ((rc = scalar(c, v[T_DTYPE], "dtype", &s)) < 0)
+        return rc;
+    if (memclient_dtype_parse(s, &t->dtype) < 0 || t->dtype == MEMD_DTYPE_NONE)
+        return errat(c, v[T_DTYPE], "dtype: '%s' is not one of u8 i8 u16 i16 f16 bf16 u32 i32 "
+                     "f32 u64 i64 f64", s);
+    const yaml_node_t *sh = v[T_SHAPE];
+    if (sh->type != YAML_SEQUENCE_NODE || seq_len(sh) == 0 || seq_len(sh) > MEMD_MAX_DIMS)
+        return errat(c, sh, "shape: expected a list of 1..%d dimensions", MEMD_MAX_DIMS);
+    t->ndim = (uint32_t)seq_len(sh);
+    for (uint32_t d = 0; d < t->ndim; d++) {
+        const yaml_node_t *dn = node(c, sh->data.sequence.items.start[d]);
+        if ((rc = number(c, dn, "shape", false, UINT64_MAX, &t->shape[d])) < 0)
+            return rc;
+        if (t->shape[d] == 0)
+            return errat(c, dn, "shape: dimension %u is 0", d);
+    }
+    return 0;
+}
+
+enum { O_NAME, O_TYPE, O_INPUTS, O_OUTPUTS, O_INPLACE, O_NKEYS };
+static const char *const op_keys[] = {"name", "type", "inputs", "outputs", "inplace"};
+
+static int refs(ctx *c, const yaml_node_t *n, const char *what, const name_ix *ix, size_t nt,
+                uint32_t *dst, uint32_t *count)
+{
+    *count = 0;
+    if (!n)
+        return 0;
+    if (n->type != YAML_SEQUENCE_NODE)
+        return errat(c, n, "%s: expected a list of tensor names", what);
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+         it++) {
+        int rc = lookup(c, ix, nt, node(c, *it), what, &dst[*count]);
+        if (rc < 0)
+            return rc;
+        (*count)++;
+    }
+    return 0;
+}
+
+enum { R_MODEL, R_DEVICE, R_SCOPE, R_CODE, R_ALIGNMENT, R_TENSORS, R_OPS, R_NKEYS };
+static const char *const root_keys[] = {"model", "device", "scope", "code", "alignment",
+                                        "tensors", "ops"};
+
+static int build(ctx *c, const yaml_node_t *root, memd_model_yaml *m)
+{
+    const yaml_node_t *v[R_NKEYS];
+    int rc = keys(c, root, "model description", root_keys, R_NKEYS, v);
+    if (rc < 0)
+        return rc;
+    memclient_model_desc *d = &m->desc;
+    const char *s;
+    if (!v[R_MODEL])
+        return errat(c, root, "the description needs 'model: NAME'");
+    if ((rc = scalar(c, v[R_MODEL], "model", &s)) < 0)
+        return rc;
+    size_t sl = strlen(s);
+    if (sl == 0 || sl > MEMD_MODEL_NAME_MAX)
+        return errat(c, v[R_MODEL], "model: the name has 1..%d characters", MEMD_MODEL_NAME_MAX);
+    for (const char *p = s; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '.' || *p == '_' || *p == '-'))
+            return errat(c, v[R_MODEL], "model: '%s' may only use A-Z a-z 0-9 . _ -", s);
+    if (!(d->name = str_dup(s)))
+        return -ENOMEM;
+    uint64_t u;
+    if (v[R_DEVICE]) {
+        if ((rc = number(c, v[R_DEVICE], "device", false, UINT32_MAX - 1, &u)) < 0)
+            return rc;
+        d->device = (uint32_t)u;
+        m->has_device = true;
+    }
+    d->scope = MEMD_SCOPE_DRAM;
+    if (v[R_SCOPE]) {
+        if ((rc = scalar(c, v[R_SCOPE], "scope", &s)) < 0)
+            return rc;
+        if (memclient_scope_parse(s, &d->scope) < 0 || d->scope == MEMD_SCOPE_DRAM_TEXTURE)
+            return errat(c, v[R_SCOPE], "scope: '%s' is not dram (global) or sram (l1)", s);
+    }
+    if (v[R_CODE] && (rc = number(c, v[R_CODE], "code", true, UINT64_MAX, &d->code_bytes)) < 0)
+        return rc;
+    uint64_t def_align = 0;
+    if (v[R_ALIGNMENT] && (rc = alignment(c, v[R_ALIGNMENT], "alignment", &def_align)) < 0)
+        return rc;
+    const yaml_node_t *tn = v[R_TENSORS], *on = v[R_OPS];
+    if (!tn || tn->type != YAML_SEQUENCE_NODE || seq_len(tn) == 0)
+        return errat(c, tn ? tn : root, "tensors: expected a non-empty list");
+    if (!on || on->type != YAML_SEQUENCE_NODE)
+        return errat(c, on ? on : root, "ops: expected a list (in execution order)");
+    size_t nt = seq_len(tn), no = seq_len(on);
+    if (nt > MEMD_MODEL_MAX_TENSORS)
+        return errat(c, tn, "tensors: %zu of them, at most %u", nt, MEMD_MODEL_MAX_TENSORS);
+    if (no >= UINT32_MAX)
+        return errat(c, on, "ops: too many");
+
+    m->tensors = calloc(nt, sizeof *m->tensors);
+    m->ops = calloc(no ? no : 1, sizeof *m->ops);
+    name_ix *ix = calloc(nt, sizeof *ix);
+    const yaml_node_t **tnodes = calloc(nt, sizeof *tnodes), **onodes = calloc(no ? no : 1,
+                                                                                sizeof *onodes);
+    if (!m->tensors || !m->ops || !ix || !tnodes || !onodes) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    d->tensors = m->tensors;
+    d->ntensors = nt;
+    d->ops = m->ops;
+    d->nops = no;
+    for (size_t i = 0; i < nt; i++) {
+        tnodes[i] = node(c, tn->data.sequence.items.start[i]);
+        if ((rc = tensor(c, tnodes[i], i, def_align, &m->tensors[i])) < 0)
+            goto out;
+        ix[i] = (name_ix){.name = m->tensors[i].name, .idx = (uint32_t)i};
+    }
+    qsort(ix, nt, sizeof *ix, cmp_name);
+    for (size_t i = 1; i < nt; i++) {
+        if (!strcmp(ix[i - 1].name, ix[i].name)) {
+            uint32_t later = ix[i - 1].idx > ix[i].idx ? ix[i - 1].idx : ix[i].idx;
+            rc = errat(c, tnodes[later], "tensor '%s' is declared twice", ix[i].name);
+            goto out;
+        }
+    }
+    /* Count references first so one array holds them all. */
+    size_t nrefs = 0;
+    const yaml_node_t *ov[O_NKEYS];
+    for (size_t k = 0; k < no; k++) {
+        onodes[k] = node(c, on->data.sequence.items.start[k]);
+        char what[32];
+        snprintf(what, sizeof what, "op %zu", k);
+        if ((rc = keys(c, onodes[k], what, op_keys, O_NKEYS, ov)) < 0)
+            goto out;
+        if (ov[O_INPUTS] && ov[O_INPUTS]->type == YAML_SEQUENCE_NODE)
+            nrefs += seq_len(ov[O_INPUTS]);
+        if (ov[O_OUTPUTS] && ov[O_OUTPUTS]->type == YAML_SEQUENCE_NODE)
+            nrefs += seq_len(ov[O_OUTPUTS]);
+        if (nrefs > MAX_REFS) {
+            rc = errat(c, onodes[k], "ops: more than %u tensor references in all", MAX_REFS);
+            goto out;
+        }
+    }
+    if (!(m->idx = calloc(nrefs ? nrefs : 1, sizeof *m->idx))) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    uint32_t *next = m->idx;
+    for (size_t k = 0; k < no; k++) {
+        memclient_op_desc *op = &m->ops[k];
+        (void)keys(c, onodes[k], "op", op_keys, O_NKEYS, ov); /* checked above */
+        const char *type = NULL;
+        if (ov[O_NAME]) {
+            if ((rc = scalar(c, ov[O_NAME], "name", &s)) < 0)
+                goto out;
+            if (!(op->name = str_dup(s))) {
+                rc = -ENOMEM;
+                goto out;
+            }
+        }
+        if (ov[O_TYPE] && (rc = scalar(c, ov[O_TYPE], "type", &type)) < 0)
+            goto out;
+        op->inplace = default_inplace(type);
+        if (ov[O_INPLACE] && (rc = boolean(c, ov[O_INPLACE], "inplace", &op->inplace)) < 0)
+            goto out;
+        op->inputs = next;
+        if ((rc = refs(c, ov[O_INPUTS], "inputs", ix, nt, next, &op->ninputs)) < 0)
+            goto out;
+        next += op->ninputs;
+        op->outputs = next;
+        if ((rc = refs(c, ov[O_OUTPUTS], "outputs", ix, nt, next, &op->noutputs)) < 0)
+            goto out;
+        next += op->noutputs;
+        if (op->noutputs == 0) {
+            rc = errat(c, onodes[k], "op %zu%s%s%s: writes no tensor (outputs: [...])", k,
+                       op->name ? " '" : "", op->name ? op->name : "", op->name ? "'" : "");
+            goto out;
+        }
+    }
+    if (!(m->life = calloc(nt, sizeof *m->life))) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    memclient_model_error me;
+    if (memclient_model_lifetimes(d, m->life, &me) < 0) {
+        const yaml_node_t *at = me.op < no ? onodes[me.op] : me.tensor < nt ? tnodes[me.tensor]
+                                                                           : root;
+        rc = errat(c, at, "%s", me.message);
+    }
+out:
+    free(ix);
+    free(tnodes);
+    free(onodes);
+    return rc;
+}
+
+void memd_model_yaml_free(memd_model_yaml *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; m->tensors && i < m->desc.ntensors; i++)
+        free((char *)m->tensors[i].name);
+    for (size_t k = 0; m->ops && k < m->desc.nops; k++)
+        free((char *)m->ops[k].name);
+    free((char *)m->desc.name);
+    free(m->tensors);
+    free(m->ops);
+    free(m->life);
+    free(m->idx);
+    memset(m, 0, sizeof *m);
+}
+
+static int parser_error(ctx *c, const yaml_parser_t *p)
+{
+    if (p->error == YAML_MEMORY_ERROR)
+        return -ENOMEM;
+    if (c->errlen)
+        snprintf(c->err, c->errlen, "%s:%zu:%zu: %s%s%s", c->file, p->problem_mark.line + 1,
+                 p->problem_mark.column + 1, p->problem ? p->problem : "YAML syntax error",
+                 p->context ? " " : "", p->context ? p->context : "");
+    return -EINVAL;
+}
+
+int memd_model_yaml_parse(const char *name, const char *buf, size_t len, memd_model_yaml *out,
+                          char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (errlen)
+        err[0] = '\0';
+    ctx c = {.file = name ? name : "<model>", .err = err, .errlen = errlen};
+    yaml_parser_t p;
+    yaml_document_t doc;
+    if (!yaml_parser_initialize(&p))
+        return -ENOMEM;
+    yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
+    if (!yaml_parser_load(&p, &doc)) {
+        int rc = parser_error(&c, &p);
+        yaml_parser_delete(&p);
+        return rc;
+    }
+    c.doc = &doc;
+    int rc;
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (!root) {
+        rc = errat(&c, NULL, "empty document: expected a model description");
+    } else {
+        rc = build(&c, root, out);
+        if (rc == 0) {
+            /* One description per file: a second document is a mistake, not ignored. */
+            yaml_document_t doc2;
+            if (!yaml_parser_load(&p, &doc2)) {
+                rc = parser_error(&c, &p);
+            } else {
+                yaml_node_t *r2 = yaml_document_get_root_node(&doc2);
+                if (r2)
+                    rc = errat(&c, r2, "a second YAML document: one model per file");
+                yaml_document_delete(&doc2);
+            }
+        }
+    }
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&p);
+    if (rc < 0) {
+        if (rc == -ENOMEM && errlen)
+            snprintf(err, errlen, "%s: out of memory", c.file);
+        memd_model_yaml_free(out);
+    }
+    return rc;
+}
+
+int memd_model_yaml_read(const char *path, memd_model_yaml *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(err, errlen, "%s: %s", path, strerror(e));
+        return -e;
+    }
+    struct stat sb;
+    int e = fstat(fd, &sb) < 0 ? errno : !S_ISREG(sb.st_mode) ? EINVAL
+                                       : sb.st_size > (off_t)MAX_FILE ? EFBIG : 0;
+    if (e) {
+        snprintf(err, errlen, "%s: not a readable regular file of at most %u bytes (%s)", path,
+                 MAX_FILE, strerror(e));
+        close(fd);
+        return -e;
+    }
+    size_t len = (size_t)sb.st_size;
+    char *buf = malloc(len ? len : 1);
+    if (!buf) {
+        close(fd);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -ENOMEM;
+    }
+    size_t got = 0;
+    while (got < len) {
+        ssize_t r = read(fd, buf + got, len - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            e = r < 0 ? errno : EIO;
+            snprintf(err, errlen, "%s: %s", path, strerror(e));
+            free(buf);
+            close(fd);
+            return -e;
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    int rc = memd_model_yaml_parse(path, buf, len, out, err, errlen);
+    free(buf);
+    return rc;
+}
