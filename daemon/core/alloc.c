@@ -8,6 +8,7 @@
 
 #include "errmsg.h"
 #include "hooks.h"
+#include "quota.h"
 #include "wire.h"
 
 /* ---- holds ---- */
@@ -56,41 +57,6 @@ memd_hold *memd_alloc_hold_of(const memd_alloc *a, const memd_session *s)
     return NULL;
 }
 
-/* ---- quota ---- */
-
-static uint64_t quota_key(uint32_t dev, uint32_t uid)
-{
-    return (uint64_t)(dev + 1) << 32 | uid; /* never 0 */
-}
-
-static uint64_t quota_used(const memd_state *st, uint32_t dev, uint32_t uid)
-{
-    uint64_t *v = memd_map_get(&st->quota, quota_key(dev, uid));
-    return v ? *v : 0;
-}
-
-static void quota_add(memd_state *st, uint32_t dev, uint32_t uid, uint64_t bytes)
-{
-    uint64_t key = quota_key(dev, uid);
-    uint64_t *v = memd_map_get(&st->quota, key);
-    if (v)
-        *v += bytes;
-    else
-        (void)memd_map_put(&st->quota, key, bytes); /* checked by the caller's reserve */
-}
-
-static void quota_sub(memd_state *st, uint32_t dev, uint32_t uid, uint64_t bytes)
-{
-    uint64_t key = quota_key(dev, uid);
-    uint64_t *v = memd_map_get(&st->quota, key);
-    if (!v)
-        return;
-    if (*v <= bytes)
-        memd_map_remove(&st->quota, key);
-    else
-        *v -= bytes;
-}
-
 /* ---- release ---- */
 
 static void alloc_destroy(memd_state *st, memd_alloc *a)
@@ -99,7 +65,7 @@ static void alloc_destroy(memd_state *st, memd_alloc *a)
      * bug; the record goes either way so a handle never points at freed memory. */
     (void)memd_device_free(st->devs[a->dev].dev, a->pl.kind, a->pl.region, a->pl.address);
     if (st->limits.quota_per_uid)
-        quota_sub(st, a->dev, a->uid, a->pl.size_per_bank);
+        memd_quota_sub(st, a->dev, a->uid, a->pl.size_per_bank);
     if (a->shared)
         memd_names_remove(&st->names, a);
     memd_map_remove(&st->handles, a->handle);
@@ -292,7 +258,7 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req
         int rc = memd_device_footprint(d, &r, &fp);
         if (rc < 0)
             return engine_error(st, (uint32_t)dev, w, &r, rc, err);
-        uint64_t used = quota_used(st, (uint32_t)dev, s->uid);
+        uint64_t used = memd_quota_used(st, (uint32_t)dev, s->uid);
         uint64_t quota = st->limits.quota_per_uid;
         if (used > quota || fp.size_per_bank > quota - used) {
             fill_region_state(st, (uint32_t)dev, &fp, err);
@@ -309,8 +275,7 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req
                                 (unsigned long long)fp.size_per_bank);
         }
         /* Reserve the map slot now so charging after placement cannot fail. */
-        if (!memd_map_get(&st->quota, quota_key((uint32_t)dev, s->uid)) &&
-            memd_map_put(&st->quota, quota_key((uint32_t)dev, s->uid), 0) < 0)
+        if (memd_quota_reserve(st, (uint32_t)dev, s->uid) < 0)
             return memd_err_set(err, -ENOMEM, "daemon out of memory");
     }
 
@@ -321,7 +286,7 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req
     if (rc < 0) {
         memd_pool_put(&st->alloc_pool, a);
         if (st->limits.quota_per_uid)
-            quota_sub(st, (uint32_t)dev, s->uid, 0); /* drops the slot reserved above if unused */
+            memd_quota_sub(st, (uint32_t)dev, s->uid, 0); /* drops the slot reserved above if unused */
         return engine_error(st, (uint32_t)dev, w, &r, rc, err);
     }
     a->handle = st->next_handle++;
@@ -350,7 +315,7 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req
     a->first_used = true;
     hold_link(a, s, &a->first);
     if (st->limits.quota_per_uid)
-        quota_add(st, a->dev, a->uid, a->pl.size_per_bank);
+        memd_quota_add(st, a->dev, a->uid, a->pl.size_per_bank);
     st->ctr.allocs++;
     memd_hooks_alloc_created(st, a);
     *out = a;
@@ -359,7 +324,7 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req
 nomem:
     (void)memd_device_free(d, a->pl.kind, a->pl.region, a->pl.address);
     if (st->limits.quota_per_uid)
-        quota_sub(st, (uint32_t)dev, s->uid, 0);
+        memd_quota_sub(st, (uint32_t)dev, s->uid, 0);
     memd_pool_put(&st->alloc_pool, a);
     return memd_err_set(err, -ENOMEM, "daemon out of memory");
 }
@@ -371,8 +336,7 @@ int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc *proto, memd
     if (memd_map_get(&st->handles, proto->handle) ||
         (proto->shared && memd_names_find(&st->names, dev, proto->name)))
         return -EEXIST;
-    if (st->limits.quota_per_uid && !memd_map_get(&st->quota, quota_key(dev, proto->uid)) &&
-        memd_map_put(&st->quota, quota_key(dev, proto->uid), 0) < 0)
+    if (st->limits.quota_per_uid && memd_quota_reserve(st, dev, proto->uid) < 0)
         return -ENOMEM;
     memd_alloc *a = memd_pool_get(&st->alloc_pool);
     if (!a)
@@ -398,7 +362,7 @@ int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc *proto, memd
         return -ENOMEM;
     }
     if (st->limits.quota_per_uid)
-        quota_add(st, dev, a->uid, a->pl.size_per_bank);
+        memd_quota_add(st, dev, a->uid, a->pl.size_per_bank);
     *out = a;
     return 0;
 }

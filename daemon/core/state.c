@@ -6,18 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "alloc.h"
 #include "hooks.h"
 #include "session.h"
-
-uint64_t memd_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* "memd-admin" or "1234". An unknown group is an error: silently falling back to
  * "only root" would hide a typo that locks operators out. */
@@ -98,11 +90,3 @@ void memd_state_fini(memd_state *st)
     *st = (memd_state){0};
 }
 
-int memd_state_dev_index(const memd_state *st, uint32_t id)
-{
-    /* Few devices per host: a scan beats any index. */
-    for (uint32_t i = 0; i < st->ndevs; i++)
-        if (st->devs[i].spec->id == id)
-            return (int)i;
-    return -ENODEV;
-}

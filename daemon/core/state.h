@@ -5,11 +5,13 @@
 #ifndef MEMD_DAEMON_STATE_H
 #define MEMD_DAEMON_STATE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "clock.h"
 #include "device.h"
 #include "hooks.h"
 #include "map.h"
@@ -90,7 +92,7 @@ typedef struct memd_state {
     uint64_t next_mark;
     uint32_t next_session_id;
     memd_map handles;              /* handle -> memd_alloc * */
-    memd_map quota;                /* memd_quota_key(dev, uid) -> bytes per bank in use */
+    memd_map quota;                /* (dev, uid) -> bytes per bank in use (quota.c) */
     memd_names names;
     memd_pool alloc_pool, hold_pool;
     memd_session *sessions;
@@ -113,9 +115,14 @@ int memd_state_init(memd_state *st, const memd_config *cfg, char *err, size_t er
 void memd_state_fini(memd_state *st);
 
 /* Index of the device with this id, or -ENODEV. */
-int memd_state_dev_index(const memd_state *st, uint32_t id);
-
-uint64_t memd_now_ns(void); /* CLOCK_REALTIME */
+static inline int memd_state_dev_index(const memd_state *st, uint32_t id)
+{
+    /* Few devices per host: a scan beats any index. */
+    for (uint32_t i = 0; i < st->ndevs; i++)
+        if (st->devs[i].spec->id == id)
+            return (int)i;
+    return -ENODEV;
+}
 
 /* The current request's time: one clock read per request, not per allocation of a
  * batch. memd_dispatch resets it. */
