@@ -19,25 +19,27 @@
 #include "ttmetal.h"
 
 /* A path value, resolved and read. Errors point at the value node in memd.yaml. */
-static int read_named_file(const char *file, const memd_ynode *n, const char *base_dir,
+static int read_named_file(const char *file, const memd_ynode *n, const memd_config_files *files,
                            char *path, size_t cap, char **buf, size_t *len, memd_error *err)
 {
     char rel[PATH_MAX];
     int rc = memd_yaml_string(file, n, rel, sizeof(rel), err);
     if (rc)
         return rc;
-    if (!base_dir)
+    if (!files)
         return memd_yaml_error(err, file, n, "descriptor files cannot be read here");
-    if (memd_soc_resolve(base_dir, rel, path, cap))
+    if (memd_soc_resolve(files->base_dir, rel, path, cap))
         return memd_yaml_error(err, file, n, "path '%s' is too long", rel);
     char msg[256];
-    if (memd_soc_read_file(path, buf, len, msg, sizeof(msg)))
+    rc = files->read ? files->read(files->ctx, path, buf, len, msg, sizeof(msg))
+                     : memd_soc_read_file(path, buf, len, msg, sizeof(msg));
+    if (rc)
         return memd_yaml_error(err, file, n, "cannot read '%s': %s", path, msg);
     return 0;
 }
 
-static int descriptor_device(const char *file, const memd_ynode *entry, const char *base_dir,
-                             memd_device_spec *out, memd_error *err)
+static int descriptor_device(const char *file, const memd_ynode *entry,
+                             const memd_config_files *files, memd_device_spec *out, memd_error *err)
 {
     static const char *const keys[] = {"id", "name", "descriptor", "policy", NULL};
     int rc = memd_yaml_check_keys(file, entry, "a descriptor device", keys, err);
@@ -45,7 +47,7 @@ static int descriptor_device(const char *file, const memd_ynode *entry, const ch
         return rc;
     char path[PATH_MAX], *buf;
     size_t len;
-    if ((rc = read_named_file(file, memd_yaml_get(entry, "descriptor"), base_dir, path,
+    if ((rc = read_named_file(file, memd_yaml_get(entry, "descriptor"), files, path,
                               sizeof(path), &buf, &len, err)))
         return rc;
     rc = memd_soc_load_memd_device(path, buf, len, out, err);
@@ -164,15 +166,15 @@ static int ttmetal_entry_read(const char *file, const memd_ynode *entry, ttmetal
 }
 
 /* Reads both descriptors and builds the device the one way tests and fuzzing use too. */
-static int ttmetal_build(const char *file, const memd_ynode *tt, const char *base_dir,
+static int ttmetal_build(const char *file, const memd_ynode *tt, const memd_config_files *files,
                          const memd_ttmetal_opts *o, memd_device_spec *out, memd_error *err)
 {
     char soc_path[PATH_MAX], core_path[PATH_MAX], *soc_buf = NULL, *core_buf = NULL;
     size_t soc_len, core_len;
-    int rc = read_named_file(file, memd_yaml_get(tt, "soc_descriptor"), base_dir, soc_path,
+    int rc = read_named_file(file, memd_yaml_get(tt, "soc_descriptor"), files, soc_path,
                              sizeof(soc_path), &soc_buf, &soc_len, err);
     if (rc == 0)
-        rc = read_named_file(file, memd_yaml_get(tt, "core_descriptor"), base_dir, core_path,
+        rc = read_named_file(file, memd_yaml_get(tt, "core_descriptor"), files, core_path,
                              sizeof(core_path), &core_buf, &core_len, err);
     if (rc == 0)
         rc = memd_ttmetal_device(soc_path, soc_buf, soc_len, core_path, core_buf, core_len, o, out, err);
@@ -181,12 +183,12 @@ static int ttmetal_build(const char *file, const memd_ynode *tt, const char *bas
     return rc;
 }
 
-static int ttmetal_device(const char *file, const memd_ynode *entry, const char *base_dir,
-                          memd_device_spec *out, memd_error *err)
+static int ttmetal_device(const char *file, const memd_ynode *entry,
+                          const memd_config_files *files, memd_device_spec *out, memd_error *err)
 {
     ttmetal_entry t;
     int rc = ttmetal_entry_read(file, entry, &t, err);
-    if (rc || (rc = ttmetal_build(file, memd_yaml_get(entry, "tt_metal"), base_dir, &t.o, out, err)))
+    if (rc || (rc = ttmetal_build(file, memd_yaml_get(entry, "tt_metal"), files, &t.o, out, err)))
         return rc;
     const memd_ynode *dram = memd_yaml_get(entry, "dram"), *v;
     if (dram && (v = memd_yaml_get(dram, "regions"))) {
@@ -201,8 +203,8 @@ static int ttmetal_device(const char *file, const memd_ynode *entry, const char 
     return 0;
 }
 
-int memd_soc_config_device(const char *file, const memd_ynode *entry, const char *base_dir,
-                           memd_device_spec *out, memd_error *err)
+int memd_soc_config_device(const char *file, const memd_ynode *entry,
+                           const memd_config_files *files, memd_device_spec *out, memd_error *err)
 {
     memset(out, 0, sizeof(*out));
     int rc = memd_yaml_expect_map(file, entry, "a device entry", err);
@@ -219,9 +221,9 @@ int memd_soc_config_device(const char *file, const memd_ynode *entry, const char
     if (desc && tt)
         return memd_yaml_error(err, file, entry, "a device takes either 'descriptor' or 'tt_metal', not both");
     if (desc)
-        rc = descriptor_device(file, entry, base_dir, out, err);
+        rc = descriptor_device(file, entry, files, out, err);
     else if (tt)
-        rc = ttmetal_device(file, entry, base_dir, out, err);
+        rc = ttmetal_device(file, entry, files, out, err);
     else
         rc = memd_yaml_error(err, file, entry,
                              "a device needs 'descriptor: PATH' (memd's own format) or 'tt_metal: {soc_descriptor, core_descriptor, product, hw_cqs}'");

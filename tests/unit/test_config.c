@@ -267,7 +267,8 @@ START_TEST(test_config_malformed)
     memd_config cfg;
     memd_error err;
     memset(&err, 0, sizeof(err));
-    int rc = memd_config_load_buffer("m.yaml", bad[_i].text, strlen(bad[_i].text), base, &cfg, &err);
+    const memd_config_files files = {.base_dir = base};
+    int rc = memd_config_load_buffer("m.yaml", bad[_i].text, strlen(bad[_i].text), &files, &cfg, &err);
     char msg[1024];
     memd_error_format(&err, msg, sizeof(msg));
     ck_assert_msg(rc == -EINVAL, "case %d: rc %d", _i, rc);
@@ -287,6 +288,50 @@ START_TEST(test_no_base_dir)
     ck_assert_str_eq(err.msg, "descriptor files cannot be read here");
     ck_assert_uint_eq(err.line, 3);
     ck_assert_uint_eq(err.column, 17);
+}
+END_TEST
+
+/* A reader serves the descriptor files (as fuzzing does): memd.yaml's paths, resolved
+ * against base_dir, are what it is asked for; its message names the failure. */
+static int mem_read(void *ctx, const char *path, char **buf, size_t *len, char *msg, size_t cap)
+{
+    const char *const *files = ctx; /* path, text, path, text, ..., NULL */
+    for (; files[0]; files += 2) {
+        if (strcmp(path, files[0]) == 0) {
+            *buf = strdup(files[1]);
+            *len = strlen(files[1]);
+            return *buf ? 0 : -ENOMEM;
+        }
+    }
+    snprintf(msg, cap, "not served");
+    return -ENOENT;
+}
+
+START_TEST(test_files_from_reader)
+{
+    static const char *const served[] = {
+        "mem/devices/d.yaml",
+        "name: d\ndram: {banks: 2, bank_size: 1MiB, regions: [{name: data}]}\n",
+        NULL,
+    };
+    const memd_config_files files = {.base_dir = "mem", .read = mem_read, .ctx = (void *)served};
+    const char *ok = "devices:\n  - {id: 1, descriptor: devices/d.yaml}\n"
+                     "  - {id: 2, name: e, descriptor: devices/d.yaml}\n";
+    memd_config cfg;
+    memd_error err;
+    memset(&err, 0, sizeof(err));
+    ck_assert_int_eq(memd_config_load_buffer("m.yaml", ok, strlen(ok), &files, &cfg, &err), 0);
+    ck_assert_uint_eq(cfg.ndevices, 2);
+    ck_assert_str_eq(cfg.devices[0].name, "d");
+    ck_assert_str_eq(cfg.devices[1].name, "e");
+    ck_assert_uint_eq(cfg.devices[1].groups[MEMD_KIND_DRAM].banks, 2);
+    memd_config_free(&cfg);
+
+    const char *missing = "devices:\n  - {id: 1, descriptor: /devices/d.yaml}\n";
+    ck_assert_int_eq(memd_config_load_buffer("m.yaml", missing, strlen(missing), &files, &cfg, &err), -EINVAL);
+    char msg[1024];
+    memd_error_format(&err, msg, sizeof(msg));
+    ck_assert_str_eq(msg, "m.yaml:2:25: cannot read '/devices/d.yaml': not served");
 }
 END_TEST
 
@@ -505,7 +550,8 @@ START_TEST(test_ttmetal_config_is_direct)
     memd_config cfg;
     memd_error err;
     memset(&err, 0, sizeof(err));
-    int rc = memd_config_load_buffer("memd.yaml", text, strlen(text), "/", &cfg, &err);
+    const memd_config_files files = {.base_dir = "/"};
+    int rc = memd_config_load_buffer("memd.yaml", text, strlen(text), &files, &cfg, &err);
     memd_error_format(&err, msg, sizeof(msg));
     ck_assert_msg(rc == 0, "%s", msg);
 
@@ -815,6 +861,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, test_config_file_errors);
     tcase_add_loop_test(tc, test_config_malformed, 0, (int)(sizeof(bad) / sizeof(bad[0])));
     tcase_add_test(tc, test_no_base_dir);
+    tcase_add_test(tc, test_files_from_reader);
     tcase_add_test(tc, test_check_config_table);
     tcase_add_test(tc, test_check_config_json);
     tcase_add_test(tc, test_check_config_error);
