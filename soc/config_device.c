@@ -165,7 +165,8 @@ static int ttmetal_entry_read(const char *file, const memd_ynode *entry, ttmetal
     return 0;
 }
 
-/* Reads both descriptors and builds the device the one way tests and fuzzing use too. */
+/* Reads both descriptors and builds the device with memd_ttmetal_device, as tests and
+ * fuzzing do. */
 static int ttmetal_build(const char *file, const memd_ynode *tt, const memd_config_files *files,
                          const memd_ttmetal_opts *o, memd_device_spec *out, memd_error *err)
 {
