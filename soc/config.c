@@ -131,7 +131,7 @@ static int parse_abs_path(const char *file, const memd_ynode *n, const char *wha
     return 0;
 }
 
-static int load_tree(const char *file, const memd_ynode *root, const char *base_dir,
+static int load_tree(const char *file, const memd_ynode *root, const memd_config_files *files,
                      memd_config *cfg, memd_error *err)
 {
     static const char *const keys[] = {"socket", "state_dir", "admin_group", "limits", "devices", NULL};
@@ -166,7 +166,7 @@ static int load_tree(const char *file, const memd_ynode *root, const char *base_
     for (size_t i = 0; i < devs->n; i++) {
         const memd_ynode *e = devs->items[i];
         memd_device_spec *d = &cfg->devices[i];
-        if ((rc = memd_soc_config_device(file, e, base_dir, d, err)))
+        if ((rc = memd_soc_config_device(file, e, files, d, err)))
             return rc;
         cfg->ndevices++;
         for (size_t j = 0; j < i; j++) {
@@ -197,8 +197,8 @@ static void config_defaults(memd_config *cfg)
     cfg->limits.reclaim_grace_ms = 30000;
 }
 
-int memd_config_load_buffer(const char *name, const char *buf, size_t len, const char *base_dir,
-                            memd_config *cfg, memd_error *err)
+int memd_config_load_buffer(const char *name, const char *buf, size_t len,
+                            const memd_config_files *files, memd_config *cfg, memd_error *err)
 {
     config_defaults(cfg);
     snprintf(cfg->path, sizeof(cfg->path), "%s", name);
@@ -206,7 +206,7 @@ int memd_config_load_buffer(const char *name, const char *buf, size_t len, const
     int rc = memd_yaml_parse(name, buf, len, &root, err);
     if (rc)
         return rc;
-    rc = load_tree(name, root, base_dir, cfg, err);
+    rc = load_tree(name, root, files, cfg, err);
     memd_yaml_free(root);
     if (rc)
         memd_config_free(cfg);
@@ -239,7 +239,8 @@ int memd_config_load(const char *path, memd_config *cfg, memd_error *err)
         snprintf(base, sizeof(base), "/");
     else
         snprintf(base, sizeof(base), "%.*s", (int)(slash - path), path);
-    rc = memd_config_load_buffer(path, buf, len, base, cfg, err);
+    const memd_config_files files = {.base_dir = base};
+    rc = memd_config_load_buffer(path, buf, len, &files, cfg, err);
     free(buf);
     return rc;
 }

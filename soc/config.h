@@ -43,10 +43,19 @@ typedef struct memd_config {
 int memd_config_load(const char *path, memd_config *cfg, memd_error *err);
 void memd_config_free(memd_config *cfg);
 
-/* The same from a buffer (fuzzing, tests); name is used in errors; relative descriptor
- * paths resolve against base_dir (NULL: naming a file is an error). */
-int memd_config_load_buffer(const char *name, const char *buf, size_t len, const char *base_dir,
-                            memd_config *cfg, memd_error *err);
+/* Where the descriptor files memd.yaml names come from. */
+typedef struct memd_config_files {
+    const char *base_dir; /* relative paths resolve against it */
+    /* Reads a whole file into a malloc'd buffer: 0, or -errno with msg set. NULL: the
+     * file system. Fuzzing serves files from memory here. */
+    int (*read)(void *ctx, const char *path, char **buf, size_t *len, char *msg, size_t msglen);
+    void *ctx;
+} memd_config_files;
+
+/* The same from a buffer (fuzzing, tests); name is used in errors; files gives the
+ * descriptors (NULL: naming a file is an error). memd_config_load comes here too. */
+int memd_config_load_buffer(const char *name, const char *buf, size_t len,
+                            const memd_config_files *files, memd_config *cfg, memd_error *err);
 
 /* Loaders for one descriptor (also used by the fuzz targets). Buffers are not
  * NUL-terminated; name is used in error messages only. */

@@ -19,25 +19,27 @@
 #include "ttmetal.h"
 
 /* A path value, resolved and read. Errors point at the value node in memd.yaml. */
-static int read_named_file(const char *file, const memd_ynode *n, const char *base_dir,
+static int read_named_file(const char *file, const memd_ynode *n, const memd_config_files *files,
                            char *path, size_t cap, char **buf, size_t *len, memd_error *err)
 {
     char rel[PATH_MAX];
     int rc = memd_yaml_string(file, n, rel, sizeof(rel), err);
     if (rc)
         return rc;
-    if (!base_dir)
+    if (!files)
         return memd_yaml_error(err, file, n, "descriptor files cannot be read here");
-    if (memd_soc_resolve(base_dir, rel, path, cap))
+    if (memd_soc_resolve(files->base_dir, rel, path, cap))
         return memd_yaml_error(err, file, n, "path '%s' is too long", rel);
     char msg[256];
-    if (memd_soc_read_file(path, buf, len, msg, sizeof(msg)))
+    rc = files->read ? files->read(files->ctx, path, buf, len, msg, sizeof(msg))
+                     : memd_soc_read_file(path, buf, len, msg, sizeof(msg));
+    if (rc)
         return memd_yaml_error(err, file, n, "cannot read '%s': %s", path, msg);
     return 0;
 }
 
-static int descriptor_device(const char *file, const memd_ynode *entry, const char *base_dir,
-                             memd_device_spec *out, memd_error *err)
+static int descriptor_device(const char *file, const memd_ynode *entry,
+                             const memd_config_files *files, memd_device_spec *out, memd_error *err)
 {
     static const char *const keys[] = {"id", "name", "descriptor", "policy", NULL};
     int rc = memd_yaml_check_keys(file, entry, "a descriptor device", keys, err);
@@ -45,7 +47,7 @@ static int descriptor_device(const char *file, const memd_ynode *entry, const ch
         return rc;
     char path[PATH_MAX], *buf;
     size_t len;
-    if ((rc = read_named_file(file, memd_yaml_get(entry, "descriptor"), base_dir, path,
+    if ((rc = read_named_file(file, memd_yaml_get(entry, "descriptor"), files, path,
                               sizeof(path), &buf, &len, err)))
         return rc;
     rc = memd_soc_load_memd_device(path, buf, len, out, err);
@@ -60,9 +62,62 @@ static int descriptor_device(const char *file, const memd_ynode *entry, const ch
     return 0;
 }
 
-/* memd.yaml's `dram:` beside tt_metal: the geometry comes from the SoC descriptor. */
-static int ttmetal_dram(const char *file, const memd_ynode *n, memd_bank_group_spec *g,
-                        memd_error *err)
+/* memd.yaml's side of a tt_metal entry: the options beside the two files. */
+typedef struct ttmetal_entry {
+    memd_ttmetal_opts o;
+    char product[MEMD_NAME_MAX], arch[MEMD_NAME_MAX], name[MEMD_NAME_MAX];
+} ttmetal_entry;
+
+/* tt_metal: {soc_descriptor, core_descriptor, product, hw_cqs}: all four required. */
+static int ttmetal_keys(const char *file, const memd_ynode *tt, ttmetal_entry *t, memd_error *err)
+{
+    static const char *const keys[] = {"soc_descriptor", "core_descriptor", "product", "hw_cqs", NULL};
+    int rc = memd_yaml_check_keys(file, tt, "tt_metal", keys, err);
+    if (rc)
+        return rc;
+    for (int i = 0; keys[i]; i++)
+        if (!memd_yaml_get(tt, keys[i]))
+            return memd_yaml_error(err, file, tt, "missing key '%s' in tt_metal: expected %s", keys[i],
+                                   i < 2 ? "a path" : i == 2 ? "the product key of the core descriptor (e.g. E150, galaxy)"
+                                                             : "the number of hardware command queues");
+    if ((rc = memd_yaml_string(file, memd_yaml_get(tt, "product"), t->product, sizeof(t->product), err)))
+        return rc;
+    const memd_ynode *v = memd_yaml_get(tt, "hw_cqs");
+    uint64_t cqs;
+    if ((rc = memd_yaml_uint(file, v, 64, &cqs, err)))
+        return rc;
+    if (cqs == 0)
+        return memd_yaml_error(err, file, v, "expected at least 1 hardware command queue, got 0");
+    t->o.product = t->product;
+    t->o.hw_cqs = (uint32_t)cqs;
+    return 0;
+}
+
+/* sram: {reserved (required), alignment}. */
+static int ttmetal_sram(const char *file, const memd_ynode *entry, ttmetal_entry *t, memd_error *err)
+{
+    static const char *const keys[] = {"reserved", "alignment", NULL};
+    const memd_ynode *sram = memd_yaml_get(entry, "sram"), *v;
+    if (!sram)
+        return memd_yaml_error(err, file, entry,
+                               "missing key 'sram' in a tt-metal device: expected {reserved: SIZE} (the L1 bytes firmware keeps)");
+    int rc = memd_yaml_check_keys(file, sram, "sram settings of a tt-metal device", keys, err);
+    if (rc)
+        return rc;
+    if (!(v = memd_yaml_get(sram, "reserved")))
+        return memd_yaml_error(err, file, sram, "missing key 'reserved' in sram: expected the L1 bytes reserved for firmware and kernels");
+    if ((rc = memd_yaml_size(file, v, &t->o.sram_reserved, err)))
+        return rc;
+    t->o.reserved_file = file;
+    t->o.reserved_node = v;
+    if ((v = memd_yaml_get(sram, "alignment")) && (rc = memd_soc_parse_pow2(file, v, &t->o.sram_alignment, err)))
+        return rc;
+    return 0;
+}
+
+/* dram: {alignment, regions}: the geometry comes from the SoC descriptor. The regions
+ * need the bank size, so they are laid out once the device is built. */
+static int ttmetal_dram(const char *file, const memd_ynode *n, ttmetal_entry *t, memd_error *err)
 {
     int rc = memd_yaml_expect_map(file, n, "dram settings", err);
     if (rc)
@@ -77,118 +132,80 @@ static int ttmetal_dram(const char *file, const memd_ynode *n, memd_bank_group_s
     static const char *const keys[] = {"alignment", "regions", NULL};
     if ((rc = memd_yaml_check_keys(file, n, "dram settings of a tt-metal device", keys, err)))
         return rc;
-    const memd_ynode *v;
-    if ((v = memd_yaml_get(n, "alignment")) && (rc = memd_soc_parse_pow2(file, v, &g->alignment, err)))
+    const memd_ynode *v = memd_yaml_get(n, "alignment");
+    if (v && (rc = memd_soc_parse_pow2(file, v, &t->o.dram_alignment, err)))
         return rc;
-    if ((v = memd_yaml_get(n, "regions")))
-        return memd_soc_parse_regions(file, v, MEMD_KIND_DRAM, g, err);
     return 0;
 }
 
-static int ttmetal_device(const char *file, const memd_ynode *entry, const char *base_dir,
-                          memd_device_spec *out, memd_error *err)
+/* Everything memd.yaml says about a tt_metal entry besides the files. */
+static int ttmetal_entry_read(const char *file, const memd_ynode *entry, ttmetal_entry *t,
+                              memd_error *err)
 {
     static const char *const keys[] = {"id", "name", "arch", "tt_metal", "dram", "sram",
                                        "texture", "policy", NULL};
-    static const char *const tkeys[] = {"soc_descriptor", "core_descriptor", "product", "hw_cqs", NULL};
-    static const char *const skeys[] = {"reserved", "alignment", NULL};
+    memset(t, 0, sizeof(*t));
     int rc = memd_yaml_check_keys(file, entry, "a tt-metal device", keys, err);
-    if (rc)
+    if (rc || (rc = ttmetal_keys(file, memd_yaml_get(entry, "tt_metal"), t, err)) ||
+        (rc = ttmetal_sram(file, entry, t, err)))
         return rc;
-    const memd_ynode *tt = memd_yaml_get(entry, "tt_metal"), *v;
-    if ((rc = memd_yaml_check_keys(file, tt, "tt_metal", tkeys, err)))
+    const memd_ynode *v;
+    if ((v = memd_yaml_get(entry, "dram")) && (rc = ttmetal_dram(file, v, t, err)))
         return rc;
-    for (int i = 0; tkeys[i]; i++)
-        if (!memd_yaml_get(tt, tkeys[i]))
-            return memd_yaml_error(err, file, tt, "missing key '%s' in tt_metal: expected %s", tkeys[i],
-                                   i < 2 ? "a path" : i == 2 ? "the product key of the core descriptor (e.g. E150, galaxy)"
-                                                             : "the number of hardware command queues");
-    char product[MEMD_NAME_MAX];
-    uint64_t cqs;
-    if ((rc = memd_yaml_string(file, memd_yaml_get(tt, "product"), product, sizeof(product), err)))
-        return rc;
-    v = memd_yaml_get(tt, "hw_cqs");
-    if ((rc = memd_yaml_uint(file, v, 64, &cqs, err)))
-        return rc;
-    if (cqs == 0)
-        return memd_yaml_error(err, file, v, "expected at least 1 hardware command queue, got 0");
+    if ((v = memd_yaml_get(entry, "arch"))) {
+        if ((rc = memd_yaml_name(file, v, t->arch, sizeof(t->arch), err)))
+            return rc;
+        t->o.arch = t->arch;
+    }
+    if ((v = memd_yaml_get(entry, "name"))) {
+        if ((rc = memd_yaml_name(file, v, t->name, sizeof(t->name), err)))
+            return rc;
+        t->o.name = t->name;
+    }
+    return 0;
+}
 
-    const memd_ynode *sram = memd_yaml_get(entry, "sram");
-    if (!sram)
-        return memd_yaml_error(err, file, entry,
-                               "missing key 'sram' in a tt-metal device: expected {reserved: SIZE} (the L1 bytes firmware keeps)");
-    if ((rc = memd_yaml_check_keys(file, sram, "sram settings of a tt-metal device", skeys, err)))
-        return rc;
-    const memd_ynode *res_n = memd_yaml_get(sram, "reserved");
-    uint64_t reserved, l1_align = MEMD_DEFAULT_SRAM_ALIGNMENT;
-    if (!res_n)
-        return memd_yaml_error(err, file, sram, "missing key 'reserved' in sram: expected the L1 bytes reserved for firmware and kernels");
-    if ((rc = memd_yaml_size(file, res_n, &reserved, err)))
-        return rc;
-    if ((v = memd_yaml_get(sram, "alignment")) && (rc = memd_soc_parse_pow2(file, v, &l1_align, err)))
-        return rc;
-
-    /* Read both descriptors. */
+/* Reads both descriptors and builds the device with memd_ttmetal_device, as tests and
+ * fuzzing do. */
+static int ttmetal_build(const char *file, const memd_ynode *tt, const memd_config_files *files,
+                         const memd_ttmetal_opts *o, memd_device_spec *out, memd_error *err)
+{
     char soc_path[PATH_MAX], core_path[PATH_MAX], *soc_buf = NULL, *core_buf = NULL;
     size_t soc_len, core_len;
-    memd_ttmetal_soc soc;
-    memset(&soc, 0, sizeof(soc));
-    memd_ttmetal_core core;
-    if ((rc = read_named_file(file, memd_yaml_get(tt, "soc_descriptor"), base_dir, soc_path,
-                              sizeof(soc_path), &soc_buf, &soc_len, err)))
-        goto out;
-    if ((rc = read_named_file(file, memd_yaml_get(tt, "core_descriptor"), base_dir, core_path,
-                              sizeof(core_path), &core_buf, &core_len, err)))
-        goto out;
-    if ((rc = memd_ttmetal_parse_soc(soc_path, soc_buf, soc_len, &soc, err)))
-        goto out;
-    if ((rc = memd_ttmetal_parse_core(core_path, core_buf, core_len, product, (uint32_t)cqs,
-                                      soc.worker_l1_size, &core, err)))
-        goto out;
-
-    memd_bank_group_spec *d = &out->groups[MEMD_KIND_DRAM];
-    if ((rc = memd_ttmetal_dram_group(&soc, MEMD_DEFAULT_DRAM_ALIGNMENT, d))) {
-        memd_yaml_error(err, file, entry, "out of memory");
-        goto out;
-    }
-    if ((v = memd_yaml_get(entry, "dram")) && (rc = ttmetal_dram(file, v, d, err)))
-        goto out;
-    if (d->nregions == 0) { /* no regions given: the whole bank is data */
-        snprintf(d->regions[0].name, MEMD_NAME_MAX, "data");
-        d->regions[0].size = d->bank_size;
-        d->regions[0].allocatable = true;
-        d->nregions = 1;
-    }
-    char msg[256];
-    if ((rc = memd_ttmetal_l1_group(&soc, &core, reserved, l1_align, &out->groups[MEMD_KIND_SRAM],
-                                    msg, sizeof(msg)))) {
-        memd_yaml_error(err, file, res_n, "%s", rc == -ENOMEM ? "out of memory" : msg);
-        rc = -EINVAL;
-        goto out;
-    }
-
-    snprintf(out->arch, sizeof(out->arch), "%s", soc.arch);
-    if ((v = memd_yaml_get(entry, "arch")) && (rc = memd_yaml_name(file, v, out->arch, sizeof(out->arch), err)))
-        goto out;
-    char name[2 * MEMD_NAME_MAX + 2];
-    snprintf(name, sizeof(name), "%s-%s", out->arch[0] ? out->arch : "tt", product);
-    memd_soc_name_from(out->name, sizeof(out->name), name);
-    if ((v = memd_yaml_get(entry, "name")) && (rc = memd_yaml_name(file, v, out->name, sizeof(out->name), err)))
-        goto out;
-    if ((v = memd_yaml_get(entry, "texture")) && (rc = memd_soc_parse_texture(file, v, out, err)))
-        goto out;
-    memd_device_spec_default_policy(out);
-    if ((v = memd_yaml_get(entry, "policy")) && (rc = memd_soc_parse_policy(file, v, out, err)))
-        goto out;
-out:
+    int rc = read_named_file(file, memd_yaml_get(tt, "soc_descriptor"), files, soc_path,
+                             sizeof(soc_path), &soc_buf, &soc_len, err);
+    if (rc == 0)
+        rc = read_named_file(file, memd_yaml_get(tt, "core_descriptor"), files, core_path,
+                             sizeof(core_path), &core_buf, &core_len, err);
+    if (rc == 0)
+        rc = memd_ttmetal_device(soc_path, soc_buf, soc_len, core_path, core_buf, core_len, o, out, err);
     free(soc_buf);
     free(core_buf);
-    memd_ttmetal_soc_free(&soc);
     return rc;
 }
 
-int memd_soc_config_device(const char *file, const memd_ynode *entry, const char *base_dir,
-                           memd_device_spec *out, memd_error *err)
+static int ttmetal_device(const char *file, const memd_ynode *entry,
+                          const memd_config_files *files, memd_device_spec *out, memd_error *err)
+{
+    ttmetal_entry t;
+    int rc = ttmetal_entry_read(file, entry, &t, err);
+    if (rc || (rc = ttmetal_build(file, memd_yaml_get(entry, "tt_metal"), files, &t.o, out, err)))
+        return rc;
+    const memd_ynode *dram = memd_yaml_get(entry, "dram"), *v;
+    if (dram && (v = memd_yaml_get(dram, "regions"))) {
+        if ((rc = memd_soc_parse_regions(file, v, MEMD_KIND_DRAM, &out->groups[MEMD_KIND_DRAM], err)))
+            return rc;
+        memd_device_spec_default_policy(out); /* the defaults follow the regions */
+    }
+    if ((v = memd_yaml_get(entry, "texture")) && (rc = memd_soc_parse_texture(file, v, out, err)))
+        return rc;
+    if ((v = memd_yaml_get(entry, "policy")) && (rc = memd_soc_parse_policy(file, v, out, err)))
+        return rc;
+    return 0;
+}
+
+int memd_soc_config_device(const char *file, const memd_ynode *entry,
+                           const memd_config_files *files, memd_device_spec *out, memd_error *err)
 {
     memset(out, 0, sizeof(*out));
     int rc = memd_yaml_expect_map(file, entry, "a device entry", err);
@@ -205,9 +222,9 @@ int memd_soc_config_device(const char *file, const memd_ynode *entry, const char
     if (desc && tt)
         return memd_yaml_error(err, file, entry, "a device takes either 'descriptor' or 'tt_metal', not both");
     if (desc)
-        rc = descriptor_device(file, entry, base_dir, out, err);
+        rc = descriptor_device(file, entry, files, out, err);
     else if (tt)
-        rc = ttmetal_device(file, entry, base_dir, out, err);
+        rc = ttmetal_device(file, entry, files, out, err);
     else
         rc = memd_yaml_error(err, file, entry,
                              "a device needs 'descriptor: PATH' (memd's own format) or 'tt_metal: {soc_descriptor, core_descriptor, product, hw_cqs}'");

@@ -75,6 +75,73 @@ static int read_region(const char *file, const memd_ynode *item, memd_kind kind,
     return 0;
 }
 
+/* Reads every region of seq; at most one may leave out its size (*sizeless: its index,
+ * or -1). */
+static int read_regions(const char *file, const memd_ynode *seq, memd_kind kind,
+                        memd_bank_group_spec *g, region_in *in, int *sizeless, memd_error *err)
+{
+    *sizeless = -1;
+    for (size_t i = 0; i < seq->n; i++) {
+        int rc = read_region(file, seq->items[i], kind, &g->regions[i], &in[i], err);
+        if (rc)
+            return rc;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(g->regions[i].name, g->regions[j].name) == 0)
+                return memd_yaml_error(err, file, in[i].name,
+                                       "region '%s' is defined twice (first at line %u)",
+                                       g->regions[i].name, in[j].name->line);
+        if (!in[i].has_size) {
+            if (*sizeless >= 0)
+                return memd_yaml_error(err, file, in[i].node,
+                                       "only one region may leave out 'size' (region '%s' at line %u already does)",
+                                       g->regions[*sizeless].name, in[*sizeless].node->line);
+            *sizeless = (int)i;
+        }
+    }
+    return 0;
+}
+
+/* Regions after the sizeless one s are packed downwards from the bank's top; s then
+ * takes what is left between cursor (the end of the regions before it) and them. */
+static int place_sizeless(const char *file, const memd_bank_group_spec *g, region_in *in,
+                          size_t n, size_t s, uint64_t cursor, memd_error *err)
+{
+    const uint64_t bank = g->bank_size;
+    uint64_t top = bank;
+    for (size_t i = n - 1; i > s; i--) {
+        region_in *r = &in[i];
+        if (r->has_base) {
+            if (r->size > UINT64_MAX - r->base || r->base + r->size > bank)
+                return memd_yaml_error(err, file, r->base_n,
+                                       "region '%s' [0x%" PRIx64 ", +0x%" PRIx64
+                                       ") exceeds the bank (bank_size 0x%" PRIx64 ")",
+                                       g->regions[i].name, r->base, r->size, bank);
+        } else {
+            if (r->size > top)
+                return memd_yaml_error(err, file, r->size_n,
+                                       "region '%s' (0x%" PRIx64 " bytes) does not fit below 0x%" PRIx64,
+                                       g->regions[i].name, r->size, top);
+            r->base = top - r->size;
+        }
+        top = r->base;
+    }
+    region_in *z = &in[s];
+    if (!z->has_base)
+        z->base = cursor;
+    uint64_t end = s + 1 < n ? in[s + 1].base : bank;
+    if (z->base > bank)
+        return memd_yaml_error(err, file, z->base_n,
+                               "region '%s' starts at 0x%" PRIx64
+                               ", past the bank (bank_size 0x%" PRIx64 ")",
+                               g->regions[s].name, z->base, bank);
+    if (end <= z->base)
+        return memd_yaml_error(err, file, z->node,
+                               "no room left for region '%s' between 0x%" PRIx64 " and 0x%" PRIx64,
+                               g->regions[s].name, z->base, end);
+    z->size = end - z->base;
+    return 0;
+}
+
 int memd_soc_parse_regions(const char *file, const memd_ynode *seq, memd_kind kind,
                            memd_bank_group_spec *g, memd_error *err)
 {
@@ -88,24 +155,9 @@ int memd_soc_parse_regions(const char *file, const memd_ynode *seq, memd_kind ki
                                "at most %d regions per bank group", MEMD_MAX_REGIONS);
     region_in in[MEMD_MAX_REGIONS];
     size_t n = seq->n;
-    int sizeless = -1;
-    for (size_t i = 0; i < n; i++) {
-        rc = read_region(file, seq->items[i], kind, &g->regions[i], &in[i], err);
-        if (rc)
-            return rc;
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(g->regions[i].name, g->regions[j].name) == 0)
-                return memd_yaml_error(err, file, in[i].name,
-                                       "region '%s' is defined twice (first at line %u)",
-                                       g->regions[i].name, in[j].name->line);
-        if (!in[i].has_size) {
-            if (sizeless >= 0)
-                return memd_yaml_error(err, file, in[i].node,
-                                       "only one region may leave out 'size' (region '%s' at line %u already does)",
-                                       g->regions[sizeless].name, in[sizeless].node->line);
-            sizeless = (int)i;
-        }
-    }
+    int sizeless;
+    if ((rc = read_regions(file, seq, kind, g, in, &sizeless, err)))
+        return rc;
 
     const uint64_t bank = g->bank_size;
     size_t fwd_end = sizeless >= 0 ? (size_t)sizeless : n;
@@ -122,41 +174,8 @@ int memd_soc_parse_regions(const char *file, const memd_ynode *seq, memd_kind ki
                                    g->regions[i].name, r->base, r->size, bank);
         cursor = r->base + r->size;
     }
-    if (sizeless >= 0) {
-        /* Regions after it: packed downwards from the bank's top. */
-        uint64_t top = bank;
-        for (size_t i = n - 1; i > (size_t)sizeless; i--) {
-            region_in *r = &in[i];
-            if (r->has_base) {
-                if (r->size > UINT64_MAX - r->base || r->base + r->size > bank)
-                    return memd_yaml_error(err, file, r->base_n,
-                                           "region '%s' [0x%" PRIx64 ", +0x%" PRIx64
-                                           ") exceeds the bank (bank_size 0x%" PRIx64 ")",
-                                           g->regions[i].name, r->base, r->size, bank);
-            } else {
-                if (r->size > top)
-                    return memd_yaml_error(err, file, r->size_n,
-                                           "region '%s' (0x%" PRIx64 " bytes) does not fit below 0x%" PRIx64,
-                                           g->regions[i].name, r->size, top);
-                r->base = top - r->size;
-            }
-            top = r->base;
-        }
-        region_in *s = &in[sizeless];
-        if (!s->has_base)
-            s->base = cursor;
-        uint64_t end = (size_t)sizeless + 1 < n ? in[sizeless + 1].base : bank;
-        if (s->base > bank)
-            return memd_yaml_error(err, file, s->base_n,
-                                   "region '%s' starts at 0x%" PRIx64
-                                   ", past the bank (bank_size 0x%" PRIx64 ")",
-                                   g->regions[sizeless].name, s->base, bank);
-        if (end <= s->base)
-            return memd_yaml_error(err, file, s->node,
-                                   "no room left for region '%s' between 0x%" PRIx64 " and 0x%" PRIx64,
-                                   g->regions[sizeless].name, s->base, end);
-        s->size = end - s->base;
-    }
+    if (sizeless >= 0 && (rc = place_sizeless(file, g, in, n, (size_t)sizeless, cursor, err)))
+        return rc;
     /* Address order, no overlap (all ends are within the bank by now). */
     for (size_t i = 1; i < n; i++) {
         const region_in *p = &in[i - 1], *r = &in[i];

@@ -46,9 +46,9 @@ int memd_soc_read_file(const char *path, char **buf, size_t *len, char *msg, siz
 /* base_dir + "/" + rel unless rel is absolute; -ENAMETOOLONG if it does not fit. */
 int memd_soc_resolve(const char *base_dir, const char *rel, char *out, size_t cap);
 
-/* One entry of `devices:` -> spec. base_dir resolves relative paths (NULL: the entry may
- * not name files at all, e.g. when fuzzing). */
-int memd_soc_config_device(const char *file, const memd_ynode *entry, const char *base_dir,
-                           memd_device_spec *out, memd_error *err);
+/* One entry of `devices:` -> spec. files gives the descriptors it names (NULL: the entry
+ * may not name files at all). */
+int memd_soc_config_device(const char *file, const memd_ynode *entry,
+                           const memd_config_files *files, memd_device_spec *out, memd_error *err);
 
 #endif

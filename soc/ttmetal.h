@@ -4,13 +4,17 @@
  * `dram_address_offsets` (all 0 when absent). L1: one bank per core of the product's
  * `compute_with_storage_grid_range`, plus worker_l1_size / bank_size banks per
  * `storage_cores` entry; bank size `l1_bank_size` when given, else worker_l1_size minus
- * memd's reserved size. Unknown keys are ignored (the files carry much more than memory).
+ * memd's reserved size. Compute-core banks sit at the top of L1 (offset worker_l1_size -
+ * bank_size); storage core bank j at worker_l1_size - (j + 1) * bank_size. L1 region
+ * `reserved` covers every bank address that would fall below `reserved` bytes of L1 in
+ * some bank (left out when no bank reaches that low); `buffers` is the rest.
+ * Unknown keys are ignored (the files carry much more than memory).
  * `harvested_workers` is ignored too: the core descriptor's grid is already logical,
  * i.e. after harvesting. */
 #ifndef MEMD_SOC_TTMETAL_H
 #define MEMD_SOC_TTMETAL_H
 
-#include "config.h"
+#include "yaml_doc.h"
 
 typedef struct memd_ttmetal_soc {
     char arch[MEMD_NAME_MAX];   /* arch_name, lower-cased; "" if absent */
@@ -36,24 +40,28 @@ int memd_ttmetal_parse_core(const char *file, const char *buf, size_t len, const
                             uint32_t hw_cqs, uint64_t worker_l1_size, memd_ttmetal_core *out,
                             memd_error *err);
 
-/* Banks, bank size, offsets of the DRAM group; regions are left to the caller. */
-int memd_ttmetal_dram_group(const memd_ttmetal_soc *soc, uint64_t alignment,
-                            memd_bank_group_spec *g);
+/* What memd.yaml can set beside the two files. */
+typedef struct memd_ttmetal_opts {
+    const char *product;        /* the core descriptor's top-level key, e.g. "E150", "galaxy" */
+    uint32_t hw_cqs;            /* the key below it */
+    uint64_t sram_reserved;     /* L1 bytes kept by firmware and kernels */
+    uint64_t sram_alignment;    /* 0: tt-metal's L1_ALIGNMENT */
+    uint64_t dram_alignment;    /* 0: tt-metal's DRAM_ALIGNMENT */
+    const char *arch;           /* NULL: the SoC descriptor's arch_name */
+    const char *name;           /* NULL: "<arch>-<product>" ("tt" without an arch) */
+    /* Where sram_reserved was given, so that the L1 errors it causes point there
+     * (NULL file: at the core descriptor, without a position). */
+    const char *reserved_file;
+    const memd_ynode *reserved_node;
+} memd_ttmetal_opts;
 
-/* The whole L1 group. Compute-core banks sit at the top of L1 (offset worker_l1_size -
- * bank_size); storage core bank j at worker_l1_size - (j + 1) * bank_size. Region
- * `reserved` covers every bank address that would fall below `reserved` bytes of L1 in
- * some bank (empty, and left out, when no bank reaches that low); `buffers` is the rest.
- * -EINVAL with msg when the numbers do not fit. */
-int memd_ttmetal_l1_group(const memd_ttmetal_soc *soc, const memd_ttmetal_core *core,
-                          uint64_t reserved, uint64_t alignment, memd_bank_group_spec *g,
-                          char *msg, size_t msglen);
-
-/* Both files -> a complete device spec (DRAM: one `data` region; default policy).
- * For tests and the fuzz target; memd.yaml devices go through config.c. */
-int memd_soc_load_ttmetal(const char *soc_file, const char *soc_buf, size_t soc_len,
-                          const char *core_file, const char *core_buf, size_t core_len,
-                          const char *product, uint32_t hw_cqs, uint64_t sram_reserved,
-                          memd_device_spec *out, memd_error *err);
+/* Both descriptors (buffers, not NUL-terminated; the names are used in errors) -> a
+ * device spec: the groups above (DRAM with one `data` region), the default policy. Not validated: memd.yaml
+ * refines it first; memd_device_create validates. 0, or -errno with *err filled and
+ * *out empty. The daemon (config_device.c), the tests and the fuzz target all build
+ * tt-metal devices here. */
+int memd_ttmetal_device(const char *soc_file, const char *soc_buf, size_t soc_len,
+                        const char *core_file, const char *core_buf, size_t core_len,
+                        const memd_ttmetal_opts *opts, memd_device_spec *out, memd_error *err);
 
 #endif

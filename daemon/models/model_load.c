@@ -41,12 +41,10 @@ typedef struct desc {
     uint64_t hash;
 } desc;
 
-/* Decodes and checks the document; computes the content hash over its canonical
- * re-encoding (reserved fields zero, alignment 0 read as 1, lifetimes only for
- * activations), so equal models hash equal whatever their padding bytes said. */
-static int decode(memd_state *st, const memd_doc *d, desc *ds, memd_wire_error *err)
+/* The header: name, device, tensor count, and a length that holds exactly those tensors. */
+static int decode_header(memd_state *st, const memd_doc *d, memd_wire_model_req *r,
+                         memd_wire_error *err)
 {
-    memd_wire_model_req *r = &ds->req;
     int rc = memd_wire_model_req_get(d->p, d->len, r);
     if (rc < 0)
         return memd_err_set(err, rc, rc == -EBADMSG ? "model document of %zu bytes is shorter "
@@ -66,79 +64,99 @@ static int decode(memd_state *st, const memd_doc *d, desc *ds, memd_wire_error *
         return memd_err_set(err, -EBADMSG, "model %s: document of %zu bytes does not hold the "
                             "%u tensors its header announces (%llu bytes)", r->name, d->len,
                             r->ntensors, (unsigned long long)want);
-    uint32_t n = r->ntensors;
-    ds->t = calloc(n, sizeof *ds->t);
-    uint8_t *enc = malloc(want);
+    return 0;
+}
+
+/* Tensor i (wire record p) into ds->t[i], checked on its own; its canonical encoding
+ * goes to *e. */
+static int decode_tensor(desc *ds, uint32_t i, const uint8_t *p, uint8_t **e,
+                         memd_wire_error *err)
+{
+    const char *name = ds->req.name;
+    memd_wire_tensor w;
+    memd_model_tensor *t = &ds->t[i];
+    if (memd_wire_tensor_get(p, MEMD_WIRE_TENSOR_SIZE, &w) < 0)
+        return memd_err_set(err, -EINVAL, "model %s: tensor %u: unknown role %u", name, i, p[32]);
+    t->role = w.role;
+    t->size = w.size;
+    t->align = w.align ? w.align : 1;
+    if (w.role == MEMD_TENSOR_ALIAS) {
+        if (w.alias_of >= ds->req.ntensors || w.alias_of == i)
+            return memd_err_set(err, -EINVAL, "model %s: tensor %u: alias of tensor %u, "
+                                "which does not exist", name, i, w.alias_of);
+        t->ref = w.alias_of;
+        t->align = 1;
+    } else if (w.alias_of != MEMD_NO_TENSOR) {
+        return memd_err_set(err, -EINVAL, "model %s: tensor %u: alias_of %u on a tensor "
+                            "that is not an alias", name, i, w.alias_of);
+    } else if (w.size == 0) {
+        return memd_err_set(err, -EINVAL, "model %s: tensor %u: size 0", name, i);
+    } else if (!pow2(t->align) || t->align > (1ull << 32)) {
+        return memd_err_set(err, -EINVAL, "model %s: tensor %u: alignment %llu is not a "
+                            "power of two up to 4 GiB", name, i, (unsigned long long)w.align);
+    } else if (w.role == MEMD_TENSOR_ACTIVATION && w.lower >= w.upper) {
+        return memd_err_set(err, -EINVAL, "model %s: tensor %u: lifetime [%llu,%llu) is "
+                            "empty", name, i, (unsigned long long)w.lower,
+                            (unsigned long long)w.upper);
+    }
+    if (w.role == MEMD_TENSOR_ACTIVATION) {
+        t->lower = w.lower;
+        t->upper = w.upper;
+        t->ref = ds->nact++;
+    } else if (w.role >= MEMD_TENSOR_INPUT && w.role <= MEMD_TENSOR_INOUT) {
+        t->ref = ds->nph++;
+    }
+    memd_wire_tensor c = {.size = t->size, .align = t->align, .lower = t->lower,
+                          .upper = t->upper, .role = t->role,
+                          .alias_of = w.role == MEMD_TENSOR_ALIAS ? w.alias_of : MEMD_NO_TENSOR};
+    *e = memd_wire_tensor_put(*e, &c);
+    return 0;
+}
+
+/* Aliases point at a non-alias of at least their size (checked once all are read). */
+static int check_aliases(const desc *ds, memd_wire_error *err)
+{
+    for (uint32_t i = 0; i < ds->req.ntensors; i++) {
+        const memd_model_tensor *t = &ds->t[i];
+        if (t->role != MEMD_TENSOR_ALIAS)
+            continue;
+        const memd_model_tensor *src = &ds->t[t->ref];
+        if (src->role == MEMD_TENSOR_ALIAS)
+            return memd_err_set(err, -EINVAL, "model %s: tensor %u: alias of tensor %u, itself "
+                                "an alias (name the tensor that holds the data)", ds->req.name, i,
+                                t->ref);
+        if (t->size > src->size)
+            return memd_err_set(err, -EINVAL, "model %s: tensor %u: alias of %llu bytes is "
+                                "larger than its source tensor %u (%llu bytes)", ds->req.name, i,
+                                (unsigned long long)t->size, t->ref,
+                                (unsigned long long)src->size);
+    }
+    return 0;
+}
+
+/* Decodes and checks the document; computes the content hash over its canonical
+ * re-encoding (reserved fields zero, alignment 0 read as 1, lifetimes only for
+ * activations), so equal models hash equal whatever their padding bytes said. */
+static int decode(memd_state *st, const memd_doc *d, desc *ds, memd_wire_error *err)
+{
+    memd_wire_model_req *r = &ds->req;
+    int rc = decode_header(st, d, r, err);
+    if (rc < 0)
+        return rc;
+    ds->t = calloc(r->ntensors, sizeof *ds->t);
+    uint8_t *enc = malloc(d->len); /* the header checked: d->len is exactly header + tensors */
     if (!ds->t || !enc) {
         free(enc);
         return memd_err_set(err, -ENOMEM, "daemon out of memory for model %s", r->name);
     }
     uint8_t *e = memd_wire_model_req_put(enc, r);
     const uint8_t *p = d->p + MEMD_WIRE_MODEL_REQ_SIZE;
-    rc = 0;
-    for (uint32_t i = 0; i < n && rc == 0; i++, p += MEMD_WIRE_TENSOR_SIZE) {
-        memd_wire_tensor w;
-        memd_model_tensor *t = &ds->t[i];
-        if (memd_wire_tensor_get(p, MEMD_WIRE_TENSOR_SIZE, &w) < 0) {
-            rc = memd_err_set(err, -EINVAL, "model %s: tensor %u: unknown role %u", r->name, i,
-                              p[32]);
-            break;
-        }
-        t->role = w.role;
-        t->size = w.size;
-        t->align = w.align ? w.align : 1;
-        if (w.role == MEMD_TENSOR_ALIAS) {
-            if (w.alias_of >= n || w.alias_of == i)
-                rc = memd_err_set(err, -EINVAL, "model %s: tensor %u: alias of tensor %u, "
-                                  "which does not exist", r->name, i, w.alias_of);
-            t->ref = w.alias_of;
-            t->align = 1;
-        } else {
-            if (w.alias_of != MEMD_NO_TENSOR)
-                rc = memd_err_set(err, -EINVAL, "model %s: tensor %u: alias_of %u on a tensor "
-                                  "that is not an alias", r->name, i, w.alias_of);
-            else if (w.size == 0)
-                rc = memd_err_set(err, -EINVAL, "model %s: tensor %u: size 0", r->name, i);
-            else if (!pow2(t->align) || t->align > (1ull << 32))
-                rc = memd_err_set(err, -EINVAL, "model %s: tensor %u: alignment %llu is not a "
-                                  "power of two up to 4 GiB", r->name, i,
-                                  (unsigned long long)w.align);
-            else if (w.role == MEMD_TENSOR_ACTIVATION && w.lower >= w.upper)
-                rc = memd_err_set(err, -EINVAL, "model %s: tensor %u: lifetime [%llu,%llu) is "
-                                  "empty", r->name, i, (unsigned long long)w.lower,
-                                  (unsigned long long)w.upper);
-        }
-        if (w.role == MEMD_TENSOR_ACTIVATION) {
-            t->lower = w.lower;
-            t->upper = w.upper;
-            t->ref = ds->nact++;
-        } else if (w.role >= MEMD_TENSOR_INPUT && w.role <= MEMD_TENSOR_INOUT) {
-            t->ref = ds->nph++;
-        }
-        memd_wire_tensor c = {.size = t->size, .align = t->align, .lower = t->lower,
-                              .upper = t->upper, .role = t->role,
-                              .alias_of = w.role == MEMD_TENSOR_ALIAS ? w.alias_of
-                                                                      : MEMD_NO_TENSOR};
-        e = memd_wire_tensor_put(e, &c);
-    }
-    /* Aliases point at a non-alias of at least their size (checked once all are read). */
-    for (uint32_t i = 0; i < n && rc == 0; i++) {
-        const memd_model_tensor *t = &ds->t[i];
-        if (t->role != MEMD_TENSOR_ALIAS)
-            continue;
-        const memd_model_tensor *src = &ds->t[t->ref];
-        if (src->role == MEMD_TENSOR_ALIAS)
-            rc = memd_err_set(err, -EINVAL, "model %s: tensor %u: alias of tensor %u, itself "
-                              "an alias (name the tensor that holds the data)", r->name, i,
-                              t->ref);
-        else if (t->size > src->size)
-            rc = memd_err_set(err, -EINVAL, "model %s: tensor %u: alias of %llu bytes is "
-                              "larger than its source tensor %u (%llu bytes)", r->name, i,
-                              (unsigned long long)t->size, t->ref,
-                              (unsigned long long)src->size);
-    }
+    for (uint32_t i = 0; i < r->ntensors && rc == 0; i++, p += MEMD_WIRE_TENSOR_SIZE)
+        rc = decode_tensor(ds, i, p, &e, err);
     if (rc == 0)
-        ds->hash = memd_digest64(enc, want, MODEL_SEED);
+        rc = check_aliases(ds, err);
+    if (rc == 0)
+        ds->hash = memd_digest64(enc, d->len, MODEL_SEED);
     free(enc);
     return rc;
 }

@@ -1,7 +1,8 @@
-/* Fuzz target: the device descriptor loaders. The input is tried as memd's own device
- * YAML (and, when it loads, built into a device that places a few buffers), then as a
- * tt-metal SoC descriptor and as a tt-metal core descriptor, each paired with a small
- * valid counterpart so the derivation of bank groups runs too. */
+/* Fuzz target: the device descriptor loaders memd.yaml's entries use. The input is tried
+ * as memd's own device YAML, then as a tt-metal SoC descriptor and as a tt-metal core
+ * descriptor, each paired with a small valid counterpart and built by memd_ttmetal_device
+ * (the daemon's one tt-metal path) so the derivation of bank groups runs too. Whatever
+ * loads is built into a device that places a few buffers. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -64,13 +65,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         exercise(&spec);
         memd_device_spec_free(&spec);
     }
-    if (memd_soc_load_ttmetal("fuzz-soc.yaml", buf, size, "core.yaml", CORE, sizeof(CORE) - 1, "P", 1, 64,
-                              &spec, &err) == 0) {
+    const memd_ttmetal_opts o = {.product = "P", .hw_cqs = 1, .sram_reserved = 64};
+    if (memd_ttmetal_device("fuzz-soc.yaml", buf, size, "core.yaml", CORE, sizeof(CORE) - 1, &o, &spec,
+                            &err) == 0) {
         exercise(&spec);
         memd_device_spec_free(&spec);
     }
-    if (memd_soc_load_ttmetal("soc.yaml", SOC, sizeof(SOC) - 1, "fuzz-core.yaml", buf, size, "P", 1, 64,
-                              &spec, &err) == 0) {
+    if (memd_ttmetal_device("soc.yaml", SOC, sizeof(SOC) - 1, "fuzz-core.yaml", buf, size, &o, &spec,
+                            &err) == 0) {
         exercise(&spec);
         memd_device_spec_free(&spec);
     }

@@ -11,6 +11,8 @@
 #include "check_config.h"
 #include "check_main.h"
 #include "config.h"
+#include "soc_internal.h"
+#include "ttmetal.h"
 
 #define KiB 1024ull
 #define MiB (1024ull * KiB)
@@ -265,7 +267,8 @@ START_TEST(test_config_malformed)
     memd_config cfg;
     memd_error err;
     memset(&err, 0, sizeof(err));
-    int rc = memd_config_load_buffer("m.yaml", bad[_i].text, strlen(bad[_i].text), base, &cfg, &err);
+    const memd_config_files files = {.base_dir = base};
+    int rc = memd_config_load_buffer("m.yaml", bad[_i].text, strlen(bad[_i].text), &files, &cfg, &err);
     char msg[1024];
     memd_error_format(&err, msg, sizeof(msg));
     ck_assert_msg(rc == -EINVAL, "case %d: rc %d", _i, rc);
@@ -285,6 +288,50 @@ START_TEST(test_no_base_dir)
     ck_assert_str_eq(err.msg, "descriptor files cannot be read here");
     ck_assert_uint_eq(err.line, 3);
     ck_assert_uint_eq(err.column, 17);
+}
+END_TEST
+
+/* A reader serves the descriptor files (as fuzzing does): memd.yaml's paths, resolved
+ * against base_dir, are what it is asked for; its message names the failure. */
+static int mem_read(void *ctx, const char *path, char **buf, size_t *len, char *msg, size_t cap)
+{
+    const char *const *files = ctx; /* path, text, path, text, ..., NULL */
+    for (; files[0]; files += 2) {
+        if (strcmp(path, files[0]) == 0) {
+            *buf = strdup(files[1]);
+            *len = strlen(files[1]);
+            return *buf ? 0 : -ENOMEM;
+        }
+    }
+    snprintf(msg, cap, "not served");
+    return -ENOENT;
+}
+
+START_TEST(test_files_from_reader)
+{
+    static const char *const served[] = {
+        "mem/devices/d.yaml",
+        "name: d\ndram: {banks: 2, bank_size: 1MiB, regions: [{name: data}]}\n",
+        NULL,
+    };
+    const memd_config_files files = {.base_dir = "mem", .read = mem_read, .ctx = (void *)served};
+    const char *ok = "devices:\n  - {id: 1, descriptor: devices/d.yaml}\n"
+                     "  - {id: 2, name: e, descriptor: devices/d.yaml}\n";
+    memd_config cfg;
+    memd_error err;
+    memset(&err, 0, sizeof(err));
+    ck_assert_int_eq(memd_config_load_buffer("m.yaml", ok, strlen(ok), &files, &cfg, &err), 0);
+    ck_assert_uint_eq(cfg.ndevices, 2);
+    ck_assert_str_eq(cfg.devices[0].name, "d");
+    ck_assert_str_eq(cfg.devices[1].name, "e");
+    ck_assert_uint_eq(cfg.devices[1].groups[MEMD_KIND_DRAM].banks, 2);
+    memd_config_free(&cfg);
+
+    const char *missing = "devices:\n  - {id: 1, descriptor: /devices/d.yaml}\n";
+    ck_assert_int_eq(memd_config_load_buffer("m.yaml", missing, strlen(missing), &files, &cfg, &err), -EINVAL);
+    char msg[1024];
+    memd_error_format(&err, msg, sizeof(msg));
+    ck_assert_str_eq(msg, "m.yaml:2:25: cannot read '/devices/d.yaml': not served");
 }
 END_TEST
 
@@ -423,6 +470,31 @@ START_TEST(test_ttmetal_config_errors)
 }
 END_TEST
 
+/* Everything but the id: names, banks, offsets, regions, policy, texture. */
+static void assert_same_spec(const memd_device_spec *a, const memd_device_spec *b)
+{
+    ck_assert_str_eq(a->name, b->name);
+    ck_assert_str_eq(a->arch, b->arch);
+    for (int k = 0; k < MEMD_KIND_COUNT; k++) {
+        const memd_bank_group_spec *x = &a->groups[k], *y = &b->groups[k];
+        ck_assert_uint_eq(x->banks, y->banks);
+        ck_assert_uint_eq(x->bank_size, y->bank_size);
+        ck_assert_uint_eq(x->alignment, y->alignment);
+        ck_assert_int_eq(x->bank_offsets != NULL, y->bank_offsets != NULL);
+        for (uint32_t i = 0; x->bank_offsets && i < x->banks; i++)
+            ck_assert_int_eq(x->bank_offsets[i], y->bank_offsets[i]);
+        ck_assert_uint_eq(x->nregions, y->nregions);
+        for (uint32_t i = 0; i < x->nregions; i++) {
+            ck_assert_str_eq(x->regions[i].name, y->regions[i].name);
+            ck_assert_uint_eq(x->regions[i].base, y->regions[i].base);
+            ck_assert_uint_eq(x->regions[i].size, y->regions[i].size);
+            ck_assert_int_eq(x->regions[i].allocatable, y->regions[i].allocatable);
+        }
+        ck_assert_int_eq(memcmp(a->policy[k], b->policy[k], sizeof(a->policy[k])), 0);
+    }
+    ck_assert_int_eq(memcmp(&a->texture, &b->texture, sizeof(a->texture)), 0);
+}
+
 /* The shipped memd-ttmetal.yaml and the shipped memd-format Wormhole descriptor describe
  * the same banks: the descriptor is what the tt-metal rules give. */
 START_TEST(test_shipped_ttmetal_matches_descriptor)
@@ -434,25 +506,7 @@ START_TEST(test_shipped_ttmetal_matches_descriptor)
     int rc = load_file(tpath, &t, msg, sizeof(msg));
     ck_assert_msg(rc == 0, "%s", msg);
     ck_assert_int_eq(load_file(dpath, &m, msg, sizeof(msg)), 0);
-    const memd_device_spec *a = by_id(&t, 0), *b = by_id(&m, 0);
-    ck_assert_str_eq(a->name, b->name);
-    ck_assert_str_eq(a->arch, b->arch);
-    for (int k = 0; k < MEMD_KIND_COUNT; k++) {
-        const memd_bank_group_spec *x = &a->groups[k], *y = &b->groups[k];
-        ck_assert_uint_eq(x->banks, y->banks);
-        ck_assert_uint_eq(x->bank_size, y->bank_size);
-        ck_assert_uint_eq(x->alignment, y->alignment);
-        for (uint32_t i = 0; i < x->banks; i++)
-            ck_assert_int_eq(x->bank_offsets[i], y->bank_offsets[i]);
-        ck_assert_uint_eq(x->nregions, y->nregions);
-        for (uint32_t i = 0; i < x->nregions; i++) {
-            ck_assert_str_eq(x->regions[i].name, y->regions[i].name);
-            ck_assert_uint_eq(x->regions[i].base, y->regions[i].base);
-            ck_assert_uint_eq(x->regions[i].size, y->regions[i].size);
-            ck_assert_int_eq(x->regions[i].allocatable, y->regions[i].allocatable);
-        }
-        ck_assert_int_eq(memcmp(a->policy[k], b->policy[k], sizeof(a->policy[k])), 0);
-    }
+    assert_same_spec(by_id(&t, 0), by_id(&m, 0));
     const memd_device_spec *gs = by_id(&t, 1);
     ck_assert_uint_eq(gs->groups[MEMD_KIND_SRAM].banks, 128);
     ck_assert_uint_eq(gs->groups[MEMD_KIND_SRAM].bank_size, 524288);
@@ -461,6 +515,70 @@ START_TEST(test_shipped_ttmetal_matches_descriptor)
     memd_config_free(&m);
     free(tpath);
     free(dpath);
+}
+END_TEST
+
+/* One tt-metal path: a memd.yaml entry gives the same device as memd_ttmetal_device on
+ * the same two files with the same options, for both shared pairs, with and without the
+ * options memd.yaml can set. */
+static const struct {
+    const char *pair, *product;
+    uint32_t cqs;
+    uint64_t reserved;
+    const char *yaml; /* the entry's other keys */
+    memd_ttmetal_opts o;
+} same[] = {
+    {"wormhole_b0_80", "galaxy", 1, 160 * KiB, "    sram: {reserved: 160KiB}\n", {0}},
+    {"wormhole_b0_80", "nebula_x2", 2, 100000,
+     "    sram: {reserved: 100000, alignment: 64}\n    dram: {alignment: 128}\n    arch: wh\n    name: wh-n2\n",
+     {.sram_alignment = 64, .dram_alignment = 128, .arch = "wh", .name = "wh-n2"}},
+    {"grayskull_120", "E150", 1, 128 * KiB, "    sram: {reserved: 128KiB}\n", {0}},
+    {"grayskull_120", "E75", 2, 0, "    sram: {reserved: 0, alignment: 32}\n    arch: gs\n",
+     {.sram_alignment = 32, .arch = "gs"}},
+};
+
+START_TEST(test_ttmetal_config_is_direct)
+{
+    const char *sd = getenv("MEMD_SHARED_DATA");
+    char soc[1024], core[1024], text[4096], msg[2048];
+    snprintf(soc, sizeof(soc), "%s/soc/tt-metal/soc_%s_arch.yaml", sd, same[_i].pair);
+    snprintf(core, sizeof(core), "%s/soc/tt-metal/core_%s_arch.yaml", sd, same[_i].pair);
+    snprintf(text, sizeof(text),
+             "devices:\n  - id: 0\n"
+             "    tt_metal: {soc_descriptor: %s, core_descriptor: %s, product: %s, hw_cqs: %u}\n%s",
+             soc, core, same[_i].product, same[_i].cqs, same[_i].yaml);
+    memd_config cfg;
+    memd_error err;
+    memset(&err, 0, sizeof(err));
+    const memd_config_files files = {.base_dir = "/"};
+    int rc = memd_config_load_buffer("memd.yaml", text, strlen(text), &files, &cfg, &err);
+    memd_error_format(&err, msg, sizeof(msg));
+    ck_assert_msg(rc == 0, "%s", msg);
+
+    char *sb, *cb;
+    size_t sl, cl;
+    ck_assert_int_eq(memd_soc_read_file(soc, &sb, &sl, msg, sizeof(msg)), 0);
+    ck_assert_int_eq(memd_soc_read_file(core, &cb, &cl, msg, sizeof(msg)), 0);
+    memd_ttmetal_opts o = same[_i].o;
+    o.product = same[_i].product;
+    o.hw_cqs = same[_i].cqs;
+    o.sram_reserved = same[_i].reserved;
+    memd_device_spec d;
+    rc = memd_ttmetal_device(soc, sb, sl, core, cb, cl, &o, &d, &err);
+    memd_error_format(&err, msg, sizeof(msg));
+    ck_assert_msg(rc == 0, "%s", msg);
+    ck_assert_int_eq(memd_device_spec_validate(&d, msg, sizeof(msg)), 0);
+    assert_same_spec(&cfg.devices[0], &d);
+    if (same[_i].o.name)
+        ck_assert_str_eq(d.name, same[_i].o.name);
+    if (same[_i].o.sram_alignment)
+        ck_assert_uint_eq(d.groups[MEMD_KIND_SRAM].alignment, same[_i].o.sram_alignment);
+    if (same[_i].o.dram_alignment)
+        ck_assert_uint_eq(d.groups[MEMD_KIND_DRAM].alignment, same[_i].o.dram_alignment);
+    memd_device_spec_free(&d);
+    memd_config_free(&cfg);
+    free(sb);
+    free(cb);
 }
 END_TEST
 
@@ -743,6 +861,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, test_config_file_errors);
     tcase_add_loop_test(tc, test_config_malformed, 0, (int)(sizeof(bad) / sizeof(bad[0])));
     tcase_add_test(tc, test_no_base_dir);
+    tcase_add_test(tc, test_files_from_reader);
     tcase_add_test(tc, test_check_config_table);
     tcase_add_test(tc, test_check_config_json);
     tcase_add_test(tc, test_check_config_error);
@@ -751,6 +870,7 @@ Suite *memd_test_suite(void)
         TCase *tt = tcase_create("tt-metal");
         tcase_add_test(tt, test_ttmetal_config);
         tcase_add_test(tt, test_ttmetal_config_errors);
+        tcase_add_loop_test(tt, test_ttmetal_config_is_direct, 0, (int)(sizeof(same) / sizeof(same[0])));
         /* memd-ttmetal.yaml names ../../shared relative to config/: only with that layout */
         char rel[4096];
         snprintf(rel, sizeof(rel), "%s/../shared/data/soc/tt-metal/core_wormhole_b0_80_arch.yaml",

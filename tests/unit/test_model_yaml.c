@@ -1,7 +1,7 @@
-/* Model descriptions: the YAML parser (client/model_yaml.c) and the lifetime derivation
- * (memclient_model_lifetimes), with lifetimes checked against hand-derived values, in-place
- * aliases, graph errors reported at their op or tensor, and malformed YAML reported at
- * line:column. */
+/* Model descriptions: the YAML parser (tools/parsers/model_yaml.c) and the lifetime
+ * derivation (memclient_model_lifetimes), with lifetimes checked against hand-derived
+ * values, in-place aliases, graph errors reported at their op or tensor, and malformed
+ * YAML reported at line:column. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

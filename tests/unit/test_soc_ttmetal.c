@@ -80,17 +80,28 @@ static void pair_close(pair *p)
     free(p->core);
 }
 
-static int load_pair(const pair *p, const char *product, uint32_t cqs, uint64_t reserved,
-                     memd_device_spec *s, char *msg, size_t cap)
+/* memd_ttmetal_device with memd.yaml's required options; a device it builds is valid. */
+static int load(const char *soc_file, const char *soc, size_t soc_len, const char *core_file,
+                const char *core, size_t core_len, const char *product, uint32_t cqs,
+                uint64_t reserved, memd_device_spec *s, char *msg, size_t cap)
 {
     memd_error err;
     memset(&err, 0, sizeof(err));
-    int rc = memd_soc_load_ttmetal(p->soc_path, p->soc, p->soc_len, p->core_path, p->core,
-                                   p->core_len, product, cqs, reserved, s, &err);
+    memd_ttmetal_opts o = {.product = product, .hw_cqs = cqs, .sram_reserved = reserved};
+    int rc = memd_ttmetal_device(soc_file, soc, soc_len, core_file, core, core_len, &o, s, &err);
     msg[0] = '\0';
     if (rc)
         memd_error_format(&err, msg, cap);
+    else
+        ck_assert_msg(memd_device_spec_validate(s, msg, cap) == 0, "%s", msg);
     return rc;
+}
+
+static int load_pair(const pair *p, const char *product, uint32_t cqs, uint64_t reserved,
+                     memd_device_spec *s, char *msg, size_t cap)
+{
+    return load(p->soc_path, p->soc, p->soc_len, p->core_path, p->core, p->core_len, product, cqs,
+                reserved, s, msg, cap);
 }
 
 START_TEST(test_wormhole_soc)
@@ -293,14 +304,8 @@ static const char MINI_CORE[] =
 static int load_mini(const char *soc, const char *core, uint64_t reserved, memd_device_spec *s,
                      char *msg, size_t cap)
 {
-    memd_error err;
-    memset(&err, 0, sizeof(err));
-    int rc = memd_soc_load_ttmetal("soc.yaml", soc, strlen(soc), "core.yaml", core, strlen(core), "P", 1,
-                                   reserved, s, &err);
-    msg[0] = '\0';
-    if (rc)
-        memd_error_format(&err, msg, cap);
-    return rc;
+    return load("soc.yaml", soc, strlen(soc), "core.yaml", core, strlen(core), "P", 1, reserved, s,
+                msg, cap);
 }
 
 START_TEST(test_mini_pair)

@@ -37,84 +37,74 @@ static int parse_shape(const char *v, memclient_alloc_req *r)
     return 0;
 }
 
-static int parse_alloc(int argc, char **argv, memclient_alloc_req *r, char *name, bool *hold)
+/* What the command line named so far, beside the request itself. */
+typedef struct alloc_seen {
+    bool dev, cls, size, shape, hold;
+} alloc_seen;
+
+/* One option with its value v; 0, or an exit code after the message. */
+static int alloc_option(const char *a, const char *v, memclient_alloc_req *r, char *name,
+                        alloc_seen *seen)
 {
     const char *cmd = "alloc";
-    bool have_dev = false, have_cls = false, have_size = false, have_shape = false;
-    r->scope = MEMD_SCOPE_DRAM;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
-        if (!strcmp(a, "--hold")) {
-            *hold = true;
-            continue;
-        }
-        if (!strcmp(a, "--shared")) {
-            r->flags |= MEMCLIENT_ALLOC_SHARED;
-            continue;
-        }
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(alloc_usage, stdout);
-            return -1;
-        }
-        if (a[0] != '-' || a[1] != '-') {
-            fprintf(stderr, "memctl alloc: unexpected argument '%s'\n%s", a, alloc_usage);
-            return MEMCTL_EXIT_USAGE;
-        }
-        if (!(v = memctl_optarg(cmd, argc, argv, &i)))
-            return MEMCTL_EXIT_USAGE;
-        if (!strcmp(a, "--device")) {
-            if (memctl_parse_u32(v, &r->device) < 0)
-                return memctl_bad_value(cmd, a, v, "a device id");
-            have_dev = true;
-        } else if (!strcmp(a, "--class")) {
-            if (memclient_class_parse(v, &r->cls) < 0)
-                return memctl_bad_value(cmd, a, v,
-                                        "code, constant, placeholder, internal or logging");
-            have_cls = true;
-        } else if (!strcmp(a, "--scope")) {
-            if (memclient_scope_parse(v, &r->scope) < 0)
-                return memctl_bad_value(cmd, a, v, "dram, global, sram, l1 or dram.texture");
-        } else if (!strcmp(a, "--size")) {
-            int e = memctl_parse_size(v, &r->bytes);
-            if (e < 0 || r->bytes == 0)
-                return memctl_bad_value(cmd, a, v, e == -ERANGE ? "too large"
-                                        : "a positive size in bytes, e.g. 4096 or 4KiB");
-            have_size = true;
-        } else if (!strcmp(a, "--page-size")) {
-            if (memctl_parse_size(v, &r->page_size) < 0)
-                return memctl_bad_value(cmd, a, v, "a size in bytes");
-        } else if (!strcmp(a, "--align")) {
-            if (memctl_parse_size(v, &r->alignment) < 0 ||
-                (r->alignment & (r->alignment - 1)) != 0)
-                return memctl_bad_value(cmd, a, v, "a power of two");
-        } else if (!strcmp(a, "--banks")) {
-            if (memctl_parse_u32(v, &r->banks) < 0 || r->banks == 0)
-                return memctl_bad_value(cmd, a, v, "a positive number of banks");
-        } else if (!strcmp(a, "--name")) {
-            if (strlen(v) >= MEMD_NAME_MAX || !*v)
-                return memctl_bad_value(cmd, a, v, "1 to 63 bytes");
-            strcpy(name, v);
-            r->name = name;
-        } else if (!strcmp(a, "--dtype")) {
-            if (memclient_dtype_parse(v, &r->dtype) < 0)
-                return memctl_bad_value(cmd, a, v, "u8, i8, u16, i16, f16, bf16, u32, i32, "
-                                        "f32, u64, i64 or f64");
-        } else if (!strcmp(a, "--shape")) {
-            if (parse_shape(v, r) < 0)
-                return memctl_bad_value(cmd, a, v, "1 to 4 dimensions like 32x1024");
-            have_shape = true;
-        } else {
-            fprintf(stderr, "memctl alloc: unknown option '%s'\n%s", a, alloc_usage);
-            return MEMCTL_EXIT_USAGE;
-        }
+    if (!strcmp(a, "--device")) {
+        if (memctl_parse_u32(v, &r->device) < 0)
+            return memctl_bad_value(cmd, a, v, "a device id");
+        seen->dev = true;
+    } else if (!strcmp(a, "--class")) {
+        if (memclient_class_parse(v, &r->cls) < 0)
+            return memctl_bad_value(cmd, a, v,
+                                    "code, constant, placeholder, internal or logging");
+        seen->cls = true;
+    } else if (!strcmp(a, "--scope")) {
+        if (memclient_scope_parse(v, &r->scope) < 0)
+            return memctl_bad_value(cmd, a, v, "dram, global, sram, l1 or dram.texture");
+    } else if (!strcmp(a, "--size")) {
+        int e = memctl_parse_size(v, &r->bytes);
+        if (e < 0 || r->bytes == 0)
+            return memctl_bad_value(cmd, a, v, e == -ERANGE ? "too large"
+                                    : "a positive size in bytes, e.g. 4096 or 4KiB");
+        seen->size = true;
+    } else if (!strcmp(a, "--page-size")) {
+        if (memctl_parse_size(v, &r->page_size) < 0)
+            return memctl_bad_value(cmd, a, v, "a size in bytes");
+    } else if (!strcmp(a, "--align")) {
+        if (memctl_parse_size(v, &r->alignment) < 0 ||
+            (r->alignment & (r->alignment - 1)) != 0)
+            return memctl_bad_value(cmd, a, v, "a power of two");
+    } else if (!strcmp(a, "--banks")) {
+        if (memctl_parse_u32(v, &r->banks) < 0 || r->banks == 0)
+            return memctl_bad_value(cmd, a, v, "a positive number of banks");
+    } else if (!strcmp(a, "--name")) {
+        if (strlen(v) >= MEMD_NAME_MAX || !*v)
+            return memctl_bad_value(cmd, a, v, "1 to 63 bytes");
+        strcpy(name, v);
+        r->name = name;
+    } else if (!strcmp(a, "--dtype")) {
+        if (memclient_dtype_parse(v, &r->dtype) < 0)
+            return memctl_bad_value(cmd, a, v, "u8, i8, u16, i16, f16, bf16, u32, i32, "
+                                    "f32, u64, i64 or f64");
+    } else if (!strcmp(a, "--shape")) {
+        if (parse_shape(v, r) < 0)
+            return memctl_bad_value(cmd, a, v, "1 to 4 dimensions like 32x1024");
+        seen->shape = true;
+    } else {
+        fprintf(stderr, "memctl alloc: unknown option '%s'\n%s", a, alloc_usage);
+        return MEMCTL_EXIT_USAGE;
     }
-    const char *missing = !have_dev ? "--device" : !have_cls ? "--class" : NULL;
+    return 0;
+}
+
+/* The combinations the options must form; 0, or MEMCTL_EXIT_USAGE after the message. */
+static int alloc_complete(const memclient_alloc_req *r, const alloc_seen *seen)
+{
+    const char *missing = !seen->dev ? "--device" : !seen->cls ? "--class" : NULL;
     if (missing) {
         fprintf(stderr, "memctl alloc: %s is required\n%s", missing, alloc_usage);
         return MEMCTL_EXIT_USAGE;
     }
     bool have_dtype = r->dtype != MEMD_DTYPE_NONE;
-    if (have_size ? (have_shape || have_dtype) : !(have_shape && have_dtype)) {
+    if (seen->size ? (seen->shape || have_dtype) : !(seen->shape && have_dtype)) {
         fprintf(stderr, "memctl alloc: give either --size, or --dtype with --shape\n");
         return MEMCTL_EXIT_USAGE;
     }
@@ -122,7 +112,7 @@ static int parse_alloc(int argc, char **argv, memclient_alloc_req *r, char *name
         fprintf(stderr, "memctl alloc: --shared needs --name\n");
         return MEMCTL_EXIT_USAGE;
     }
-    if (!*hold) {
+    if (!seen->hold) {
         fprintf(stderr, "memctl alloc: the daemon frees a session's memory when it disconnects, "
                         "so an allocation would end with this command: pass --hold to keep it "
                         "until SIGINT/SIGTERM\n");
@@ -131,12 +121,38 @@ static int parse_alloc(int argc, char **argv, memclient_alloc_req *r, char *name
     return 0;
 }
 
+/* 0 to go on, -1 after --help, else an exit code. */
+static int parse_alloc(int argc, char **argv, memclient_alloc_req *r, char *name)
+{
+    alloc_seen seen = {0};
+    r->scope = MEMD_SCOPE_DRAM;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        int rc;
+        if (!strcmp(a, "--hold")) {
+            seen.hold = true;
+        } else if (!strcmp(a, "--shared")) {
+            r->flags |= MEMCLIENT_ALLOC_SHARED;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(alloc_usage, stdout);
+            return -1;
+        } else if (a[0] != '-' || a[1] != '-') {
+            fprintf(stderr, "memctl alloc: unexpected argument '%s'\n%s", a, alloc_usage);
+            return MEMCTL_EXIT_USAGE;
+        } else if (!(v = memctl_optarg("alloc", argc, argv, &i))) {
+            return MEMCTL_EXIT_USAGE;
+        } else if ((rc = alloc_option(a, v, r, name, &seen)) != 0) {
+            return rc;
+        }
+    }
+    return alloc_complete(r, &seen);
+}
+
 int memctl_cmd_alloc(const memctl_globals *g, int argc, char **argv)
 {
     memclient_alloc_req req = {0};
     char name[MEMD_NAME_MAX];
-    bool hold = false;
-    int r = parse_alloc(argc, argv, &req, name, &hold);
+    int r = parse_alloc(argc, argv, &req, name);
     if (r)
         return r < 0 ? 0 : r;
 

@@ -16,102 +16,124 @@
     "usage: memctl plan-submit INPUT.csv [--validate] [--budget-ms MS] [--seed S]\n"       \
     "                          [--output OUT.csv]\n"
 
-int memctl_cmd_plan_submit(const memctl_globals *g, int argc, char **argv)
+/* 0 to go on, -1 after --help, else an exit code. */
+static int parse_args(int argc, char **argv, memclient_plan_opts *o, const char **input,
+                      const char **output)
 {
-    const char *cmd = "plan-submit", *input = NULL, *output = NULL;
-    memclient_plan_opts o = {0};
+    const char *cmd = "plan-submit";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         uint64_t x;
         if (!strcmp(a, "--validate")) {
-            o.flags |= MEMCLIENT_PLAN_PRECOMPUTED;
+            o->flags |= MEMCLIENT_PLAN_PRECOMPUTED;
         } else if (!strcmp(a, "--budget-ms")) {
             if (!(v = memctl_optarg(cmd, argc, argv, &i)))
                 return MEMCTL_EXIT_USAGE;
             if (memctl_parse_u64(v, &x) < 0 || x > 1000000)
                 return memctl_bad_value(cmd, a, v, "milliseconds (the daemon caps it)");
-            o.budget_ms = (uint32_t)x;
+            o->budget_ms = (uint32_t)x;
         } else if (!strcmp(a, "--seed")) {
             if (!(v = memctl_optarg(cmd, argc, argv, &i)))
                 return MEMCTL_EXIT_USAGE;
-            if (memctl_parse_u64(v, &o.seed) < 0)
+            if (memctl_parse_u64(v, &o->seed) < 0)
                 return memctl_bad_value(cmd, a, v, "an unsigned integer");
         } else if (!strcmp(a, "--output")) {
-            if (!(output = memctl_optarg(cmd, argc, argv, &i)))
+            if (!(*output = memctl_optarg(cmd, argc, argv, &i)))
                 return MEMCTL_EXIT_USAGE;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(USAGE, stdout);
-            return 0;
+            return -1;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "memctl plan-submit: unknown option '%s'\n", a);
             return MEMCTL_EXIT_USAGE;
-        } else if (!input) {
-            input = a;
+        } else if (!*input) {
+            *input = a;
         } else {
             fprintf(stderr, "memctl plan-submit: one INPUT.csv only ('%s')\n", a);
             return MEMCTL_EXIT_USAGE;
         }
     }
-    if (!input) {
+    if (!*input) {
         fputs(USAGE, stderr);
         return MEMCTL_EXIT_USAGE;
     }
+    return 0;
+}
+
+/* --validate checks a whole plan: every row needs its offset. */
+static bool all_pinned(const char *input, const memd_plan_csv *csv)
+{
+    for (size_t i = 0; i < csv->n; i++) {
+        if (!csv->bufs[i].pinned) {
+            fprintf(stderr, "memctl plan-submit: %s:%zu: --validate needs an offset on "
+                    "every row (row '%s' has none)\n", input, csv->lines[i], csv->ids[i]);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Sends the rows, prints the reply's summary; off receives the plan. 0 or an exit code. */
+static int submit(const memctl_globals *g, const memd_plan_csv *csv, const memclient_plan_opts *o,
+                  uint64_t *off)
+{
+    bool validate = o->flags & MEMCLIENT_PLAN_PRECOMPUTED;
+    memclient_plan_buffer *b = calloc(csv->n ? csv->n : 1, sizeof *b);
+    if (!b) {
+        fprintf(stderr, "memctl plan-submit: out of memory\n");
+        return MEMCTL_EXIT_FAIL;
+    }
+    for (size_t i = 0; i < csv->n; i++) {
+        const memd_plan_buffer *x = &csv->bufs[i];
+        /* Validating, the offsets are the plan itself, not pins. */
+        b[i] = (memclient_plan_buffer){.lower = x->lower, .upper = x->upper, .size = x->size,
+                                       .alignment = x->align, .offset = x->offset,
+                                       .pinned = !validate && x->pinned};
+    }
+    memclient *c = NULL;
+    memclient_plan_info pi;
+    int code = memctl_connect(g, &c), r;
+    if (code == 0 && (r = memclient_plan_submit(c, b, csv->n, o, &pi, off)) < 0)
+        code = memctl_fail(c, "plan-submit", validate ? "the plan is not valid" : "planning failed", r);
+    else if (code == 0)
+        printf("plan_id=%016" PRIx64 " cached=%s buffers=%" PRIu32 " arena=%" PRIu64
+               " lower_bound=%" PRIu64 " gap=%.2f%% strategy=%s optimal=%s plan_ms=%.1f\n",
+               pi.plan_id, pi.cached ? "yes" : "no", pi.buffers, pi.arena, pi.lower_bound,
+               memctl_plan_gap_pct(pi.arena, pi.lower_bound), pi.strategy,
+               pi.optimal ? "yes" : "no", (double)pi.plan_us / 1000.0);
+    memclient_disconnect(c);
+    free(b);
+    return code;
+}
+
+int memctl_cmd_plan_submit(const memctl_globals *g, int argc, char **argv)
+{
+    const char *input = NULL, *output = NULL;
+    memclient_plan_opts o = {0};
+    int code = parse_args(argc, argv, &o, &input, &output);
+    if (code)
+        return code < 0 ? 0 : code;
     memd_plan_csv csv;
     char err[512];
     if (memd_plan_csv_read(input, &csv, err, sizeof err) < 0) {
         fprintf(stderr, "memctl plan-submit: %s\n", err);
         return MEMCTL_EXIT_FAIL;
     }
-    bool validate = o.flags & MEMCLIENT_PLAN_PRECOMPUTED;
-    if (validate && csv.npinned != csv.n) {
-        for (size_t i = 0; i < csv.n; i++) {
-            if (!csv.bufs[i].pinned) {
-                fprintf(stderr, "memctl plan-submit: %s:%zu: --validate needs an offset on "
-                        "every row (row '%s' has none)\n", input, csv.lines[i], csv.ids[i]);
-                break;
-            }
-        }
+    if ((o.flags & MEMCLIENT_PLAN_PRECOMPUTED) && !all_pinned(input, &csv)) {
         memd_plan_csv_free(&csv);
         return MEMCTL_EXIT_FAIL;
     }
-    memclient_plan_buffer *b = calloc(csv.n ? csv.n : 1, sizeof *b);
     uint64_t *off = calloc(csv.n ? csv.n : 1, sizeof *off);
-    int code = 0, r;
-    memclient *c = NULL;
-    if (!b || !off) {
+    if (!off) {
         fprintf(stderr, "memctl plan-submit: out of memory\n");
         code = MEMCTL_EXIT_FAIL;
-        goto out;
-    }
-    for (size_t i = 0; i < csv.n; i++) {
-        const memd_plan_buffer *x = &csv.bufs[i];
-        /* Validating, the offsets are the plan itself, not pins. */
-        b[i] = (memclient_plan_buffer){.lower = x->lower, .upper = x->upper, .size = x->size,
-                                       .alignment = x->align, .offset = x->offset,
-                                       .pinned = !validate && x->pinned};
-    }
-    if ((code = memctl_connect(g, &c)) != 0)
-        goto out;
-    memclient_plan_info pi;
-    if ((r = memclient_plan_submit(c, b, csv.n, &o, &pi, off)) < 0) {
-        code = memctl_fail(c, cmd, validate ? "the plan is not valid" : "planning failed", r);
-        goto out;
-    }
-    printf("plan_id=%016" PRIx64 " cached=%s buffers=%" PRIu32 " arena=%" PRIu64
-           " lower_bound=%" PRIu64 " gap=%.2f%% strategy=%s optimal=%s plan_ms=%.1f\n",
-           pi.plan_id, pi.cached ? "yes" : "no", pi.buffers, pi.arena, pi.lower_bound,
-           memctl_plan_gap_pct(pi.arena, pi.lower_bound), pi.strategy,
-           pi.optimal ? "yes" : "no", (double)pi.plan_us / 1000.0);
-    if (output) {
+    } else if ((code = submit(g, &csv, &o, off)) == 0 && output) {
         FILE *f = fopen(output, "w");
         if (!f || memd_plan_csv_write(f, &csv, off) < 0 || fclose(f) != 0) {
             fprintf(stderr, "memctl plan-submit: writing %s: %s\n", output, strerror(errno));
             code = MEMCTL_EXIT_FAIL;
         }
     }
-out:
-    memclient_disconnect(c);
-    free(b);
     free(off);
     memd_plan_csv_free(&csv);
     return code;

@@ -29,7 +29,6 @@ int memctl_connect(const memctl_globals *g, memclient **out);
  * the out-of-memory record when there is one (c, if not NULL, is used to name the
  * region), and returns the exit code for err. */
 int memctl_fail(memclient *c, const char *cmd, const char *what, int err);
-int memctl_exit_code(int err);
 
 /* Strict numbers: the whole string, no sign, no overflow; decimal or 0x hex. Sizes use
  * the same syntax as the config file (engine/units.h: B, K/KiB, M/MiB, G/GiB, T/TiB,

@@ -18,7 +18,8 @@ int memctl_connect(const memctl_globals *g, memclient **out)
     return MEMCTL_EXIT_CONNECT;
 }
 
-int memctl_exit_code(int err)
+/* memctl(1)'s exit code for a negative errno. */
+static int exit_code(int err)
 {
     switch (err) {
     case 0:
@@ -75,7 +76,7 @@ int memctl_fail(memclient *c, const char *cmd, const char *what, int err)
             fprintf(stderr, "  enough bytes are free but not in one block: the region is "
                             "fragmented\n");
     }
-    return memctl_exit_code(err);
+    return exit_code(err);
 }
 
 int memctl_parse_u64(const char *s, uint64_t *out)

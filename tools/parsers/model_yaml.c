@@ -305,14 +305,13 @@ enum { R_MODEL, R_DEVICE, R_SCOPE, R_CODE, R_ALIGNMENT, R_TENSORS, R_OPS, R_NKEY
 static const char *const root_keys[] = {"model", "device", "scope", "code", "alignment",
                                         "tensors", "ops"};
 
-static int build(ctx *c, const yaml_node_t *root, memd_model_yaml *m)
+/* model, device, scope, code and the default alignment. */
+static int header(ctx *c, const yaml_node_t *root, const yaml_node_t *const *v,
+                  memd_model_yaml *m, uint64_t *def_align)
 {
-    const yaml_node_t *v[R_NKEYS];
-    int rc = keys(c, root, "model description", root_keys, R_NKEYS, v);
-    if (rc < 0)
-        return rc;
     memclient_model_desc *d = &m->desc;
     const char *s;
+    int rc;
     if (!v[R_MODEL])
         return errat(c, root, "the description needs 'model: NAME'");
     if ((rc = scalar(c, v[R_MODEL], "model", &s)) < 0)
@@ -342,115 +341,159 @@ static int build(ctx *c, const yaml_node_t *root, memd_model_yaml *m)
     }
     if (v[R_CODE] && (rc = number(c, v[R_CODE], "code", true, UINT64_MAX, &d->code_bytes)) < 0)
         return rc;
-    uint64_t def_align = 0;
-    if (v[R_ALIGNMENT] && (rc = alignment(c, v[R_ALIGNMENT], "alignment", &def_align)) < 0)
+    *def_align = 0;
+    if (v[R_ALIGNMENT] && (rc = alignment(c, v[R_ALIGNMENT], "alignment", def_align)) < 0)
+        return rc;
+    return 0;
+}
+
+/* The graph's nodes while it is built: where each tensor and op was written (errors
+ * point there) and the tensor names, sorted. */
+typedef struct graph {
+    const yaml_node_t **tnodes, **onodes;
+    name_ix *ix;
+    size_t nt, no;
+} graph;
+
+/* Every tensor, then the name index; a name declared twice is reported at the later one. */
+static int tensors(ctx *c, const yaml_node_t *tn, uint64_t def_align, memd_model_yaml *m,
+                   graph *g)
+{
+    for (size_t i = 0; i < g->nt; i++) {
+        g->tnodes[i] = node(c, tn->data.sequence.items.start[i]);
+        int rc = tensor(c, g->tnodes[i], i, def_align, &m->tensors[i]);
+        if (rc < 0)
+            return rc;
+        g->ix[i] = (name_ix){.name = m->tensors[i].name, .idx = (uint32_t)i};
+    }
+    qsort(g->ix, g->nt, sizeof *g->ix, cmp_name);
+    for (size_t i = 1; i < g->nt; i++) {
+        if (!strcmp(g->ix[i - 1].name, g->ix[i].name)) {
+            uint32_t later = g->ix[i - 1].idx > g->ix[i].idx ? g->ix[i - 1].idx : g->ix[i].idx;
+            return errat(c, g->tnodes[later], "tensor '%s' is declared twice", g->ix[i].name);
+        }
+    }
+    return 0;
+}
+
+/* Checks every op's keys and counts its tensor references, so one array holds them all. */
+static int count_refs(ctx *c, const yaml_node_t *on, graph *g, size_t *nrefs)
+{
+    const yaml_node_t *ov[O_NKEYS];
+    *nrefs = 0;
+    for (size_t k = 0; k < g->no; k++) {
+        g->onodes[k] = node(c, on->data.sequence.items.start[k]);
+        char what[32];
+        snprintf(what, sizeof what, "op %zu", k);
+        int rc = keys(c, g->onodes[k], what, op_keys, O_NKEYS, ov);
+        if (rc < 0)
+            return rc;
+        if (ov[O_INPUTS] && ov[O_INPUTS]->type == YAML_SEQUENCE_NODE)
+            *nrefs += seq_len(ov[O_INPUTS]);
+        if (ov[O_OUTPUTS] && ov[O_OUTPUTS]->type == YAML_SEQUENCE_NODE)
+            *nrefs += seq_len(ov[O_OUTPUTS]);
+        if (*nrefs > MAX_REFS)
+            return errat(c, g->onodes[k], "ops: more than %u tensor references in all", MAX_REFS);
+    }
+    return 0;
+}
+
+/* Op k (keys checked by count_refs); its inputs and outputs go to *next onwards. */
+static int parse_op(ctx *c, const graph *g, size_t k, memclient_op_desc *op, uint32_t **next)
+{
+    const yaml_node_t *ov[O_NKEYS];
+    (void)keys(c, g->onodes[k], "op", op_keys, O_NKEYS, ov);
+    const char *s, *type = NULL;
+    int rc;
+    if (ov[O_NAME]) {
+        if ((rc = scalar(c, ov[O_NAME], "name", &s)) < 0)
+            return rc;
+        if (!(op->name = str_dup(s)))
+            return -ENOMEM;
+    }
+    if (ov[O_TYPE] && (rc = scalar(c, ov[O_TYPE], "type", &type)) < 0)
+        return rc;
+    op->inplace = default_inplace(type);
+    if (ov[O_INPLACE] && (rc = boolean(c, ov[O_INPLACE], "inplace", &op->inplace)) < 0)
+        return rc;
+    op->inputs = *next;
+    if ((rc = refs(c, ov[O_INPUTS], "inputs", g->ix, g->nt, *next, &op->ninputs)) < 0)
+        return rc;
+    *next += op->ninputs;
+    op->outputs = *next;
+    if ((rc = refs(c, ov[O_OUTPUTS], "outputs", g->ix, g->nt, *next, &op->noutputs)) < 0)
+        return rc;
+    *next += op->noutputs;
+    if (op->noutputs == 0)
+        return errat(c, g->onodes[k], "op %zu%s%s%s: writes no tensor (outputs: [...])", k,
+                     op->name ? " '" : "", op->name ? op->name : "", op->name ? "'" : "");
+    return 0;
+}
+
+static int ops(ctx *c, const yaml_node_t *on, graph *g, memd_model_yaml *m)
+{
+    size_t nrefs;
+    int rc = count_refs(c, on, g, &nrefs);
+    if (rc < 0)
+        return rc;
+    if (!(m->idx = calloc(nrefs ? nrefs : 1, sizeof *m->idx)))
+        return -ENOMEM;
+    uint32_t *next = m->idx;
+    for (size_t k = 0; k < g->no; k++)
+        if ((rc = parse_op(c, g, k, &m->ops[k], &next)) < 0)
+            return rc;
+    return 0;
+}
+
+/* Lifetimes and aliases, with a graph error reported at its op or tensor. */
+static int lifetimes(ctx *c, const yaml_node_t *root, const graph *g, memd_model_yaml *m)
+{
+    if (!(m->life = calloc(g->nt, sizeof *m->life)))
+        return -ENOMEM;
+    memclient_model_error me;
+    if (memclient_model_lifetimes(&m->desc, m->life, &me) == 0)
+        return 0;
+    const yaml_node_t *at = me.op < g->no ? g->onodes[me.op]
+                            : me.tensor < g->nt ? g->tnodes[me.tensor] : root;
+    return errat(c, at, "%s", me.message);
+}
+
+static int build(ctx *c, const yaml_node_t *root, memd_model_yaml *m)
+{
+    const yaml_node_t *v[R_NKEYS];
+    uint64_t def_align;
+    int rc = keys(c, root, "model description", root_keys, R_NKEYS, v);
+    if (rc < 0 || (rc = header(c, root, v, m, &def_align)) < 0)
         return rc;
     const yaml_node_t *tn = v[R_TENSORS], *on = v[R_OPS];
     if (!tn || tn->type != YAML_SEQUENCE_NODE || seq_len(tn) == 0)
         return errat(c, tn ? tn : root, "tensors: expected a non-empty list");
     if (!on || on->type != YAML_SEQUENCE_NODE)
         return errat(c, on ? on : root, "ops: expected a list (in execution order)");
-    size_t nt = seq_len(tn), no = seq_len(on);
-    if (nt > MEMD_MODEL_MAX_TENSORS)
-        return errat(c, tn, "tensors: %zu of them, at most %u", nt, MEMD_MODEL_MAX_TENSORS);
-    if (no >= UINT32_MAX)
+    graph g = {.nt = seq_len(tn), .no = seq_len(on)};
+    if (g.nt > MEMD_MODEL_MAX_TENSORS)
+        return errat(c, tn, "tensors: %zu of them, at most %u", g.nt, MEMD_MODEL_MAX_TENSORS);
+    if (g.no >= UINT32_MAX)
         return errat(c, on, "ops: too many");
 
-    m->tensors = calloc(nt, sizeof *m->tensors);
-    m->ops = calloc(no ? no : 1, sizeof *m->ops);
-    name_ix *ix = calloc(nt, sizeof *ix);
-    const yaml_node_t **tnodes = calloc(nt, sizeof *tnodes), **onodes = calloc(no ? no : 1,
-                                                                                sizeof *onodes);
-    if (!m->tensors || !m->ops || !ix || !tnodes || !onodes) {
+    m->tensors = calloc(g.nt, sizeof *m->tensors);
+    m->ops = calloc(g.no ? g.no : 1, sizeof *m->ops);
+    g.ix = calloc(g.nt, sizeof *g.ix);
+    g.tnodes = calloc(g.nt, sizeof *g.tnodes);
+    g.onodes = calloc(g.no ? g.no : 1, sizeof *g.onodes);
+    if (!m->tensors || !m->ops || !g.ix || !g.tnodes || !g.onodes) {
         rc = -ENOMEM;
-        goto out;
+    } else {
+        m->desc.tensors = m->tensors;
+        m->desc.ntensors = g.nt;
+        m->desc.ops = m->ops;
+        m->desc.nops = g.no;
+        if ((rc = tensors(c, tn, def_align, m, &g)) == 0 && (rc = ops(c, on, &g, m)) == 0)
+            rc = lifetimes(c, root, &g, m);
     }
-    d->tensors = m->tensors;
-    d->ntensors = nt;
-    d->ops = m->ops;
-    d->nops = no;
-    for (size_t i = 0; i < nt; i++) {
-        tnodes[i] = node(c, tn->data.sequence.items.start[i]);
-        if ((rc = tensor(c, tnodes[i], i, def_align, &m->tensors[i])) < 0)
-            goto out;
-        ix[i] = (name_ix){.name = m->tensors[i].name, .idx = (uint32_t)i};
-    }
-    qsort(ix, nt, sizeof *ix, cmp_name);
-    for (size_t i = 1; i < nt; i++) {
-        if (!strcmp(ix[i - 1].name, ix[i].name)) {
-            uint32_t later = ix[i - 1].idx > ix[i].idx ? ix[i - 1].idx : ix[i].idx;
-            rc = errat(c, tnodes[later], "tensor '%s' is declared twice", ix[i].name);
-            goto out;
-        }
-    }
-    /* Count references first so one array holds them all. */
-    size_t nrefs = 0;
-    const yaml_node_t *ov[O_NKEYS];
-    for (size_t k = 0; k < no; k++) {
-        onodes[k] = node(c, on->data.sequence.items.start[k]);
-        char what[32];
-        snprintf(what, sizeof what, "op %zu", k);
-        if ((rc = keys(c, onodes[k], what, op_keys, O_NKEYS, ov)) < 0)
-            goto out;
-        if (ov[O_INPUTS] && ov[O_INPUTS]->type == YAML_SEQUENCE_NODE)
-            nrefs += seq_len(ov[O_INPUTS]);
-        if (ov[O_OUTPUTS] && ov[O_OUTPUTS]->type == YAML_SEQUENCE_NODE)
-            nrefs += seq_len(ov[O_OUTPUTS]);
-        if (nrefs > MAX_REFS) {
-            rc = errat(c, onodes[k], "ops: more than %u tensor references in all", MAX_REFS);
-            goto out;
-        }
-    }
-    if (!(m->idx = calloc(nrefs ? nrefs : 1, sizeof *m->idx))) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    uint32_t *next = m->idx;
-    for (size_t k = 0; k < no; k++) {
-        memclient_op_desc *op = &m->ops[k];
-        (void)keys(c, onodes[k], "op", op_keys, O_NKEYS, ov); /* checked above */
-        const char *type = NULL;
-        if (ov[O_NAME]) {
-            if ((rc = scalar(c, ov[O_NAME], "name", &s)) < 0)
-                goto out;
-            if (!(op->name = str_dup(s))) {
-                rc = -ENOMEM;
-                goto out;
-            }
-        }
-        if (ov[O_TYPE] && (rc = scalar(c, ov[O_TYPE], "type", &type)) < 0)
-            goto out;
-        op->inplace = default_inplace(type);
-        if (ov[O_INPLACE] && (rc = boolean(c, ov[O_INPLACE], "inplace", &op->inplace)) < 0)
-            goto out;
-        op->inputs = next;
-        if ((rc = refs(c, ov[O_INPUTS], "inputs", ix, nt, next, &op->ninputs)) < 0)
-            goto out;
-        next += op->ninputs;
-        op->outputs = next;
-        if ((rc = refs(c, ov[O_OUTPUTS], "outputs", ix, nt, next, &op->noutputs)) < 0)
-            goto out;
-        next += op->noutputs;
-        if (op->noutputs == 0) {
-            rc = errat(c, onodes[k], "op %zu%s%s%s: writes no tensor (outputs: [...])", k,
-                       op->name ? " '" : "", op->name ? op->name : "", op->name ? "'" : "");
-            goto out;
-        }
-    }
-    if (!(m->life = calloc(nt, sizeof *m->life))) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    memclient_model_error me;
-    if (memclient_model_lifetimes(d, m->life, &me) < 0) {
-        const yaml_node_t *at = me.op < no ? onodes[me.op] : me.tensor < nt ? tnodes[me.tensor]
-                                                                           : root;
-        rc = errat(c, at, "%s", me.message);
-    }
-out:
-    free(ix);
-    free(tnodes);
-    free(onodes);
+    free(g.ix);
+    free(g.tnodes);
+    free(g.onodes);
     return rc;
 }
 

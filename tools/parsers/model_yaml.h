@@ -21,8 +21,8 @@
  * in place with `inplace: true`, or by default when its type is reshape, view, squeeze,
  * unsqueeze, flatten, expand_dims or bitcast (`inplace: false` overrides). Unknown keys
  * are errors. */
-#ifndef MEMD_CLIENT_MODEL_YAML_H
-#define MEMD_CLIENT_MODEL_YAML_H
+#ifndef MEMD_PARSERS_MODEL_YAML_H
+#define MEMD_PARSERS_MODEL_YAML_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -9,8 +9,8 @@
  * newline. Any other deviation is an error naming file:line:column (the column is the
  * 1-based byte position where the offending field starts).
  */
-#ifndef MEMD_CLIENT_PLAN_CSV_H
-#define MEMD_CLIENT_PLAN_CSV_H
+#ifndef MEMD_PARSERS_PLAN_CSV_H
+#define MEMD_PARSERS_PLAN_CSV_H
 
 #include <stdbool.h>
 #include <stddef.h>
