@@ -128,9 +128,8 @@ int memctl_cmd_plan_submit(const memctl_globals *g, int argc, char **argv)
         fprintf(stderr, "memctl plan-submit: out of memory\n");
         code = MEMCTL_EXIT_FAIL;
     } else if ((code = submit(g, &csv, &o, off)) == 0 && output) {
-        FILE *f = fopen(output, "w");
-        if (!f || memd_plan_csv_write(f, &csv, off) < 0 || fclose(f) != 0) {
-            fprintf(stderr, "memctl plan-submit: writing %s: %s\n", output, strerror(errno));
+        if (memd_plan_csv_save(output, &csv, off, err, sizeof err) < 0) {
+            fprintf(stderr, "memctl plan-submit: %s\n", err);
             code = MEMCTL_EXIT_FAIL;
         }
     }

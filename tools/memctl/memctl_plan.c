@@ -169,14 +169,8 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
         goto out;
     }
     if (output) {
-        FILE *f = fopen(output, "w");
-        if (!f) {
-            fprintf(stderr, "memctl plan: %s: %s\n", output, strerror(errno));
-            goto out;
-        }
-        int wrc = memd_plan_csv_write(f, &csv, off);
-        if (fclose(f) || wrc) {
-            fprintf(stderr, "memctl plan: %s: write failed\n", output);
+        if (memd_plan_csv_save(output, &csv, off, err, sizeof err) < 0) {
+            fprintf(stderr, "memctl plan: %s\n", err);
             goto out;
         }
     }

@@ -400,3 +400,20 @@ int memd_plan_csv_write(FILE *f, const memd_plan_csv *csv, const uint64_t *offse
     }
     return ferror(f) ? -EIO : 0;
 }
+
+int memd_plan_csv_save(const char *path, const memd_plan_csv *csv, const uint64_t *offsets,
+                       char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        int rc = -errno;
+        snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+        return rc;
+    }
+    int rc = memd_plan_csv_write(f, csv, offsets);
+    if (fclose(f) != 0 && rc == 0)
+        rc = -errno;
+    if (rc < 0)
+        snprintf(err, errlen, "%s: write failed: %s", path, strerror(-rc));
+    return rc;
+}

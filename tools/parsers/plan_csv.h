@@ -56,5 +56,9 @@ void memd_plan_csv_free(memd_plan_csv *csv);
 /* Writes the rows in the input's column order, with the offset column filled from
  * offsets[] (appended when the input had none). 0 or -EIO. */
 int memd_plan_csv_write(FILE *f, const memd_plan_csv *csv, const uint64_t *offsets);
+/* The same into a new file at path (the file is always closed). 0, or a negative errno
+ * with a message naming the file in err. */
+int memd_plan_csv_save(const char *path, const memd_plan_csv *csv, const uint64_t *offsets,
+                       char *err, size_t errlen);
 
 #endif
