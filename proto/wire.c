@@ -68,26 +68,6 @@ int memd_wire_hdr_get(const uint8_t *p, size_t len, uint32_t max_len, memd_wire_
     return 0;
 }
 
-bool memd_wire_opcode_valid(uint32_t op)
-{
-    return op >= MEMD_OP_HELLO && op < MEMD_OP_OPCODE_COUNT;
-}
-
-const char *memd_wire_opcode_name(uint32_t op)
-{
-    static const char *const names[MEMD_OP_OPCODE_COUNT] = {
-        [MEMD_OP_HELLO] = "HELLO",         [MEMD_OP_ALLOC] = "ALLOC",
-        [MEMD_OP_ALLOC_BATCH] = "ALLOC_BATCH", [MEMD_OP_FREE] = "FREE",
-        [MEMD_OP_FREE_BATCH] = "FREE_BATCH", [MEMD_OP_QUERY] = "QUERY",
-        [MEMD_OP_BANKS] = "BANKS",         [MEMD_OP_DUMP] = "DUMP",
-        [MEMD_OP_UPLOAD] = "UPLOAD",       [MEMD_OP_PLAN] = "PLAN",
-        [MEMD_OP_MODEL_LOAD] = "MODEL_LOAD", [MEMD_OP_MODEL_UNLOAD] = "MODEL_UNLOAD",
-        [MEMD_OP_MODEL_INFO] = "MODEL_INFO", [MEMD_OP_INSTANCE_CREATE] = "INSTANCE_CREATE",
-        [MEMD_OP_INSTANCE_RELEASE] = "INSTANCE_RELEASE",
-    };
-    return memd_wire_opcode_valid(op) ? names[op] : "?";
-}
-
 /* ---- HELLO / WELCOME ---- */
 
 uint8_t *memd_wire_hello_put(uint8_t *p, const memd_wire_hello *r)

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "memd/protocol.h"
+#include "opcodes.h"
 
 #define MEMD_WIRE_HELLO_SIZE 64u
 #define MEMD_WIRE_HELLO_V1_SIZE 40u   /* HELLO before the reclaim fields: still accepted */
@@ -99,12 +100,9 @@ static inline uint64_t memd_wire_u64(const uint8_t *p)
 }
 
 /* Header. hdr_get checks magic, version and len <= max_len (the frame size limit; pass
- * MEMD_MAX_REPLY on the client side). The opcode is not checked here: see
- * memd_wire_opcode_valid. */
+ * MEMD_MAX_REPLY on the client side). The opcode is not checked here: see opcodes.h. */
 uint8_t *memd_wire_hdr_put(uint8_t *out, const memd_wire_hdr *h);
 int memd_wire_hdr_get(const uint8_t *in, size_t len, uint32_t max_len, memd_wire_hdr *h);
-bool memd_wire_opcode_valid(uint32_t opcode);
-const char *memd_wire_opcode_name(uint32_t opcode); /* "?" for unknown */
 
 /* Records. */
 uint8_t *memd_wire_hello_put(uint8_t *out, const memd_wire_hello *r);

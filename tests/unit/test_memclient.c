@@ -115,6 +115,10 @@ static void *serve(void *arg)
             break;
         if (rd_full(f->cfd, payload, h.len) < 0)
             break;
+        /* The client sends only what the opcode table accepts: the daemon closes on
+         * anything else, and so does the fake. */
+        if (memd_wire_op_check_len(h.opcode, payload, h.len) < 0)
+            break;
         if (h.opcode == MEMD_OP_HELLO) {
             memd_wire_hello_get(payload, h.len, &f->hello);
             memd_wire_welcome w = {.version = f->welcome_version, .session_id = 77,
