@@ -572,14 +572,6 @@ uint8_t *memd_wire_handle_put(uint8_t *p, uint64_t handle)
     return memd_wire_put_u64(p, handle);
 }
 
-int memd_wire_handle_get(const uint8_t *p, size_t len, uint64_t *handle)
-{
-    if (len != MEMD_WIRE_HANDLE_SIZE)
-        return -EBADMSG;
-    *handle = memd_wire_u64(p);
-    return 0;
-}
-
 size_t memd_wire_rec_size(uint32_t tag)
 {
     switch (tag) {

@@ -179,9 +179,8 @@ uint8_t *memd_wire_count_put(uint8_t *out, uint32_t count);
 int memd_wire_count_get(const uint8_t *in, size_t len, size_t rec_size, uint32_t max_count,
                         uint32_t *count);
 
-/* FREE, QUERY, BANKS requests: exactly one u64 handle (-EBADMSG on any other length). */
+/* FREE, QUERY, BANKS requests: exactly one u64 handle (the opcode table checks it). */
 uint8_t *memd_wire_handle_put(uint8_t *out, uint64_t handle);
-int memd_wire_handle_get(const uint8_t *in, size_t len, uint64_t *handle);
 
 /* DUMP replies: reads the tag at `in` and returns the size of the record after it in
  * *rec_size. -EINVAL for an unknown tag, -EBADMSG if the tag or its record is cut. */

@@ -2,6 +2,7 @@
  * engine on a hand-built device. Covers ownership, sharing, permissions, batches (all or
  * nothing), limits, quotas, error details, DUMP, and every malformed-frame kind. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 #include "check_main.h"
 #include "dispatch.h"
 #include "frames.h"
+#include "hooks.h"
 #include "session.h"
 #include "state.h"
 #include "wire.h"
@@ -859,6 +861,184 @@ START_TEST(dump_records)
 }
 END_TEST
 
+/* Every opcode with a payload its shape in the opcode table rejects: the uniform
+ * malformed reply, naming the opcode and what its shape expects, before any handler. */
+START_TEST(length_checked_before_handler)
+{
+    static uint8_t p[2 * MEMD_WIRE_ALLOC_REQ_SIZE];
+    static const char *const expect[MEMD_OP_OPCODE_COUNT] = {
+        [MEMD_OP_HELLO] = "expected 40 or 64 bytes",
+        [MEMD_OP_ALLOC] = "expected 136 bytes",
+        [MEMD_OP_ALLOC_BATCH] = "count does not match the 136-byte records that follow",
+        [MEMD_OP_FREE] = "expected 8 bytes",
+        [MEMD_OP_FREE_BATCH] = "count does not match the 8-byte records that follow",
+        [MEMD_OP_QUERY] = "expected 8 bytes",
+        [MEMD_OP_BANKS] = "expected 8 bytes",
+        [MEMD_OP_DUMP] = "expected 8 bytes",
+        [MEMD_OP_UPLOAD] = "expected at least 24 bytes",
+        [MEMD_OP_PLAN] = "then a document only when the id is 0",
+        [MEMD_OP_MODEL_LOAD] = "then a document only when the id is 0",
+        [MEMD_OP_MODEL_UNLOAD] = "expected 16 bytes",
+        [MEMD_OP_MODEL_INFO] = "expected 16 bytes",
+        [MEMD_OP_INSTANCE_CREATE] = "expected 16 bytes",
+        [MEMD_OP_INSTANCE_RELEASE] = "expected 16 bytes",
+    };
+    memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 64);
+    for (uint16_t op = MEMD_OP_HELLO; op < MEMD_OP_OPCODE_COUNT; op++) {
+        const memd_wire_op *o = memd_wire_op_of(op);
+        uint32_t len = o->len + 1; /* FIXED */
+        memset(p, 0, sizeof p);
+        if (o->shape == MEMD_WIRE_SHAPE_MIN) {
+            len = o->len - 1;
+        } else if (o->shape == MEMD_WIRE_SHAPE_COUNT) {
+            memd_wire_count_put(p, 2); /* two records announced, one sent */
+            memd_wire_alloc_req_put(p + 8, &a);
+            len = 8 + o->len;
+        } else if (o->shape == MEMD_WIRE_SHAPE_DOC) {
+            memd_wire_put_u64(p, 5); /* a named upload, and a byte after it */
+            len = 9;
+        }
+        reply r;
+        uint64_t before = st.ctr.protocol_errors;
+        req(&sa, op, p, len, &r);
+        ck_assert_int_eq(r.rc, MEMD_CLOSE);
+        ck_assert_int_eq(r.h.status, -EBADMSG);
+        char head[64];
+        snprintf(head, sizeof head, "malformed %s request (%u payload bytes): ", o->name, len);
+        ck_assert_msg(strstr(r.err.message, head) == r.err.message, "%s", r.err.message);
+        ck_assert_msg(strstr(r.err.message, expect[op]), "%s", r.err.message);
+        ck_assert_uint_eq(st.ctr.protocol_errors, before + 1);
+    }
+    ck_assert_uint_eq(sa.nholds, 0);
+}
+END_TEST
+
+/* The opcode table's mutating flag is what the service trusts to skip store commits:
+ * every request of an opcode marked read-only, succeeding, must leave core's change hooks
+ * silent; every mutating one is shown to change something. */
+static unsigned changes;
+
+static int count_prepare(void *data, memd_session *s, memd_wire_error *err)
+{
+    (void)data, (void)s, (void)err;
+    changes++;
+    return 0;
+}
+
+static void count_created(void *data, memd_alloc *a)
+{
+    (void)data, (void)a;
+    changes++;
+}
+
+static void count_changed(void *data, const memd_alloc *a)
+{
+    (void)data, (void)a;
+    changes++;
+}
+
+/* Sends one request that must succeed; checks the hooks against the opcode's flag. */
+static void step(uint16_t op, const void *payload, uint32_t len, reply *r, uint32_t *seen)
+{
+    changes = 0;
+    req(&sa, op, payload, len, r);
+    ck_assert_msg(r->h.status == 0, "%s: %s", memd_wire_opcode_name(op), r->err.message);
+    ck_assert_msg((changes > 0) == memd_wire_opcode_mutating(op), "%s: %u changes",
+                  memd_wire_opcode_name(op), changes);
+    *seen |= 1u << op;
+}
+
+static void ref_step(uint16_t op, uint64_t id, uint32_t flags, reply *r, uint32_t *seen)
+{
+    uint8_t p[MEMD_WIRE_REF_SIZE];
+    memd_wire_ref ref = {.id = id, .flags = flags};
+    memd_wire_ref_put(p, &ref);
+    step(op, p, sizeof p, r, seen);
+}
+
+START_TEST(read_only_opcodes_change_nothing)
+{
+    static const memd_state_events ev = {.prepare = count_prepare,
+                                         .alloc_created = count_created,
+                                         .alloc_changed = count_changed};
+    static memd_hook hook;
+    static uint8_t p[4096];
+    uint32_t seen = 0;
+    reply r;
+    memd_hook_add(&st, &hook, &ev, NULL);
+
+    /* HELLO records the session in the state store itself, not through a hook. */
+    memd_wire_hello hello = {.min_version = 1, .max_version = 1};
+    memd_wire_hello_put(p, &hello);
+    req(&sa, MEMD_OP_HELLO, p, MEMD_WIRE_HELLO_SIZE, &r);
+    ck_assert_int_eq(r.h.status, 0);
+    ck_assert(memd_wire_opcode_mutating(MEMD_OP_HELLO));
+    seen |= 1u << MEMD_OP_HELLO;
+
+    memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 4096);
+    memd_wire_buffer b;
+    memd_wire_alloc_req_put(p, &a);
+    step(MEMD_OP_ALLOC, p, MEMD_WIRE_ALLOC_REQ_SIZE, &r, &seen);
+    ck_assert_int_eq(memd_wire_buffer_get(r.p, r.h.len, &b), 0);
+    uint8_t *q = memd_wire_count_put(p, 2);
+    q = memd_wire_alloc_req_put(q, &a);
+    memd_wire_alloc_req_put(q, &a);
+    step(MEMD_OP_ALLOC_BATCH, p, 8 + 2 * MEMD_WIRE_ALLOC_REQ_SIZE, &r, &seen);
+    uint64_t batch[2];
+    for (int i = 0; i < 2; i++)
+        batch[i] = memd_wire_u64(r.p + 8 + (size_t)i * MEMD_WIRE_BUFFER_SIZE);
+    memd_wire_handle_put(p, b.handle);
+    step(MEMD_OP_QUERY, p, 8, &r, &seen);
+    step(MEMD_OP_BANKS, p, 8, &r, &seen);
+    memd_wire_dump_req d = {.device = UINT32_MAX,
+                            .flags = MEMD_DUMP_F_BLOCKS | MEMD_DUMP_F_MODELS};
+    memd_wire_dump_req_put(p, &d);
+    step(MEMD_OP_DUMP, p, MEMD_WIRE_DUMP_REQ_SIZE, &r, &seen);
+    memd_wire_handle_put(p, b.handle);
+    step(MEMD_OP_FREE, p, 8, &r, &seen);
+    q = memd_wire_count_put(p, 2);
+    memd_wire_handle_put(memd_wire_handle_put(q, batch[0]), batch[1]);
+    step(MEMD_OP_FREE_BATCH, p, 8 + 16, &r, &seen);
+
+    /* A one-buffer plan, uploaded and then named by PLAN. */
+    memd_wire_plan_req pr = {.count = 1};
+    memd_wire_plan_buf pb = {.lower = 0, .upper = 1, .size = 4096};
+    memd_wire_upload up = {.upload_id = 9,
+                           .total = MEMD_WIRE_PLAN_REQ_SIZE + MEMD_WIRE_PLAN_BUF_SIZE};
+    q = memd_wire_upload_put(p, &up);
+    memd_wire_plan_buf_put(memd_wire_plan_req_put(q, &pr), &pb);
+    step(MEMD_OP_UPLOAD, p, (uint32_t)(MEMD_WIRE_UPLOAD_SIZE + up.total), &r, &seen);
+    memd_wire_put_u64(p, 9);
+    step(MEMD_OP_PLAN, p, 8, &r, &seen);
+    memd_wire_plan_info pi;
+    ck_assert_int_eq(memd_wire_plan_info_get(r.p, r.h.len, &pi), 0);
+
+    /* A model with code and that one activation. */
+    memd_wire_model_req mr = {.device = DEV, .scope = MEMD_SCOPE_DRAM, .ntensors = 1,
+                              .plan_id = pi.plan_id, .code_bytes = 4096};
+    memd_wire_strset(mr.name, sizeof mr.name, "ro-test");
+    memd_wire_tensor t = {.size = 4096, .lower = 0, .upper = 1,
+                          .role = MEMD_TENSOR_ACTIVATION, .alias_of = MEMD_NO_TENSOR};
+    q = memd_wire_put_u64(p, 0);
+    memd_wire_tensor_put(memd_wire_model_req_put(q, &mr), &t);
+    step(MEMD_OP_MODEL_LOAD, p, 8 + MEMD_WIRE_MODEL_REQ_SIZE + MEMD_WIRE_TENSOR_SIZE, &r,
+         &seen);
+    memd_wire_model_info mi;
+    ck_assert_int_eq(memd_wire_model_info_get(r.p, r.h.len, &mi), 0);
+    ref_step(MEMD_OP_MODEL_INFO, mi.model_id, 0, &r, &seen);
+    ref_step(MEMD_OP_INSTANCE_CREATE, mi.model_id, 0, &r, &seen);
+    memd_wire_instance_info ii;
+    ck_assert_int_eq(memd_wire_instance_info_get(r.p, r.h.len, &ii), 0);
+    ref_step(MEMD_OP_INSTANCE_RELEASE, ii.instance_id, MEMD_INST_F_FREE, &r, &seen);
+    ref_step(MEMD_OP_MODEL_UNLOAD, mi.model_id, 0, &r, &seen);
+
+    memd_hook_remove(&st, &hook);
+    /* Every opcode was tried: a new one needs its step here. */
+    ck_assert_uint_eq(seen, ((1u << MEMD_OP_OPCODE_COUNT) - 1) & ~1u);
+    ck_assert_uint_eq(sa.nholds, 0);
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("dispatch");
@@ -882,6 +1062,8 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, pipelined_in_order_and_partial);
     tcase_add_test(tc, backpressure_stops_dispatch);
     tcase_add_test(tc, dump_records);
+    tcase_add_test(tc, length_checked_before_handler);
+    tcase_add_test(tc, read_only_opcodes_change_nothing);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -301,9 +301,7 @@ static int h_banks(fake *f, const memd_wire_hdr *h, const uint8_t *p)
 
 static int h_query(fake *f, const memd_wire_hdr *h, const uint8_t *p)
 {
-    uint64_t handle;
-    if (memd_wire_handle_get(p, h->len, &handle) < 0)
-        return -1;
+    uint64_t handle = memd_wire_u64(p);
     if (handle != 42) {
         memd_wire_error e = {.status = -EPERM};
         memd_wire_strset(e.message, sizeof e.message, "handle belongs to session 3");
