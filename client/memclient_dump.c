@@ -19,171 +19,214 @@ static void stats_from_wire(memclient_stats *o, const memd_wire_stats *w)
     o->allocations = w->allocations;
 }
 
-static int decode_one(memclient_snapshot *s, uint32_t tag, const uint8_t *p, size_t n)
+/* One decoder per record tag: each decodes its record (n bytes at p) into the next
+ * element of its snapshot array, which the first pass sized. */
+
+static int dec_server(memclient_snapshot *s, const uint8_t *p, size_t n)
 {
-    int r;
-    switch (tag) {
-    case MEMD_REC_SERVER: {
-        memd_wire_server_rec w;
-        if ((r = memd_wire_server_rec_get(p, n, &w)) < 0)
-            return r;
-        memclient_server *o = &s->server;
-        memcpy(o->version, w.version, sizeof(o->version));
-        o->start_ns = w.start_ns;
-        o->now_ns = w.now_ns;
-        o->sessions = w.sessions;
-        o->pid = w.pid;
-        o->requests = w.requests;
-        o->allocs = w.allocs;
-        o->frees = w.frees;
-        o->alloc_failures = w.alloc_failures;
-        o->protocol_errors = w.protocol_errors;
-        o->sessions_total = w.sessions_total;
-        o->bytes_in = w.bytes_in;
-        o->bytes_out = w.bytes_out;
-        return 0;
-    }
-    case MEMD_REC_DEVICE: {
-        memd_wire_device_rec w;
-        if ((r = memd_wire_device_rec_get(p, n, &w)) < 0)
-            return r;
-        memclient_device *o = &s->devices[s->ndevices++];
-        o->id = w.id;
-        o->texture = w.texture != 0;
-        memcpy(o->name, w.name, sizeof(o->name));
-        memcpy(o->arch, w.arch, sizeof(o->arch));
-        return 0;
-    }
-    case MEMD_REC_GROUP: {
-        memd_wire_group_rec w;
-        if ((r = memd_wire_group_rec_get(p, n, &w)) < 0)
-            return r;
-        memclient_group *o = &s->groups[s->ngroups++];
-        o->device = w.device;
-        o->kind = (memd_kind)w.kind;
-        o->nregions = w.nregions;
-        o->banks = w.banks;
-        o->clients = w.clients;
-        o->bank_size = w.bank_size;
-        o->alignment = w.alignment;
-        stats_from_wire(&o->stats, &w.stats);
-        return 0;
-    }
-    case MEMD_REC_REGION: {
-        memd_wire_region_rec w;
-        if ((r = memd_wire_region_rec_get(p, n, &w)) < 0)
-            return r;
-        memclient_region *o = &s->regions[s->nregions++];
-        o->device = w.device;
-        o->kind = (memd_kind)w.kind;
-        o->region = w.region;
-        o->allocatable = w.allocatable != 0;
-        memcpy(o->name, w.name, sizeof(o->name));
-        o->base = w.base;
-        o->size = w.size;
-        stats_from_wire(&o->stats, &w.stats);
-        return 0;
-    }
-    case MEMD_REC_ALLOC: {
-        memd_wire_alloc_info w;
-        if ((r = memd_wire_alloc_info_get(p, n, &w)) < 0)
-            return r;
-        memclient_info_from_wire(&s->allocs[s->nallocs++], &w);
-        return 0;
-    }
-    case MEMD_REC_BLOCK: {
-        memd_wire_block_rec w;
-        if ((r = memd_wire_block_rec_get(p, n, &w)) < 0)
-            return r;
-        memclient_block *o = &s->blocks[s->nblocks++];
-        o->device = w.device;
-        o->kind = (memd_kind)w.kind;
-        o->region = w.region;
-        o->allocated = w.allocated != 0;
-        o->address = w.address;
-        o->size = w.size;
-        return 0;
-    }
-    case MEMD_REC_PLAN: {
-        memd_wire_plan_rec w;
-        if ((r = memd_wire_plan_rec_get(p, n, &w)) < 0)
-            return r;
-        memclient_plan_rec *o = &s->plans[s->nplans++];
-        o->plan_id = w.plan_id;
-        o->arena = w.arena;
-        o->lower_bound = w.lower_bound;
-        o->created_ns = w.created_ns;
-        o->plan_us = w.plan_us;
-        o->hits = w.hits;
-        o->buffers = w.buffers;
-        o->models = w.models;
-        o->optimal = (w.flags & MEMD_PLAN_I_OPTIMAL) != 0;
-        o->precomputed = (w.flags & MEMD_PLAN_I_PRECOMPUTED) != 0;
-        memcpy(o->strategy, w.strategy, sizeof(o->strategy));
-        return 0;
-    }
-    case MEMD_REC_MODEL: {
-        memd_wire_model_rec w;
-        if ((r = memd_wire_model_rec_get(p, n, &w)) < 0)
-            return r;
-        memclient_model_rec *o = &s->models[s->nmodels++];
-        o->model_id = w.model_id;
-        o->plan_id = w.plan_id;
-        o->code_handle = w.code_handle;
-        o->const_handle = w.const_handle;
-        o->code_bytes = w.code_bytes;
-        o->const_bytes = w.const_bytes;
-        o->arena = w.arena;
-        o->created_ns = w.created_ns;
-        o->device = w.device;
-        o->users = w.users;
-        o->ntensors = w.ntensors;
-        o->instances = w.instances;
-        memcpy(o->name, w.name, sizeof(o->name));
-        return 0;
-    }
-    case MEMD_REC_INSTANCE: {
-        memd_wire_instance_rec w;
-        if ((r = memd_wire_instance_rec_get(p, n, &w)) < 0)
-            return r;
-        memclient_instance_rec *o = &s->instances[s->ninstances++];
-        o->instance_id = w.instance_id;
-        o->model_id = w.model_id;
-        o->arena_handle = w.arena_handle;
-        o->arena_address = w.arena_address;
-        o->arena_bytes = w.arena_bytes;
-        o->placeholder_bytes = w.placeholder_bytes;
-        o->session_id = w.session_id;
-        o->pid = w.pid;
-        o->placeholders = w.placeholders;
-        o->busy = w.busy != 0;
-        return 0;
-    }
-    case MEMD_REC_SESSION: {
-        memd_wire_session_rec w;
-        if ((r = memd_wire_session_rec_get(p, n, &w)) < 0)
-            return r;
-        memclient_session_rec *o = &s->sessions[s->nsessions++];
-        o->id = w.id;
-        o->pid = w.pid;
-        o->uid = w.uid;
-        o->gid = w.gid;
-        o->connected_ns = w.connected_ns;
-        o->allocations = w.allocations;
-        o->requests = w.requests;
-        memcpy(o->comm, w.comm, sizeof(o->comm));
-        memcpy(o->client_name, w.client_name, sizeof(o->client_name));
-        o->orphaned = (w.flags & MEMD_SESSION_F_ORPHANED) != 0;
-        o->reclaim_deadline_ns = w.reclaim_deadline_ns;
-        return 0;
-    }
-    }
-    return -EBADMSG;
+    memd_wire_server_rec w;
+    int r = memd_wire_server_rec_get(p, n, &w);
+    if (r < 0)
+        return r;
+    memclient_server *o = &s->server;
+    memcpy(o->version, w.version, sizeof(o->version));
+    o->start_ns = w.start_ns;
+    o->now_ns = w.now_ns;
+    o->sessions = w.sessions;
+    o->pid = w.pid;
+    o->requests = w.requests;
+    o->allocs = w.allocs;
+    o->frees = w.frees;
+    o->alloc_failures = w.alloc_failures;
+    o->protocol_errors = w.protocol_errors;
+    o->sessions_total = w.sessions_total;
+    o->bytes_in = w.bytes_in;
+    o->bytes_out = w.bytes_out;
+    return 0;
+}
+
+static int dec_device(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_device_rec w;
+    int r = memd_wire_device_rec_get(p, n, &w);
+    if (r < 0)
+        return r;
+    memclient_device *o = &s->devices[s->ndevices++];
+    o->id = w.id;
+    o->texture = w.texture != 0;
+    memcpy(o->name, w.name, sizeof(o->name));
+    memcpy(o->arch, w.arch, sizeof(o->arch));
+    return 0;
+}
+
+static int dec_group(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_group_rec w;
+    int r = memd_wire_group_rec_get(p, n, &w);
+    if (r < 0)
+        return r;
+    memclient_group *o = &s->groups[s->ngroups++];
+    o->device = w.device;
+    o->kind = (memd_kind)w.kind;
+    o->nregions = w.nregions;
+    o->banks = w.banks;
+    o->clients = w.clients;
+    o->bank_size = w.bank_size;
+    o->alignment = w.alignment;
+    stats_from_wire(&o->stats, &w.stats);
+    return 0;
+}
+
+static int dec_region(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_region_rec w;
+    int r = memd_wire_region_rec_get(p, n, &w);
+    if (r < 0)
+        return r;
+    memclient_region *o = &s->regions[s->nregions++];
+    o->device = w.device;
+    o->kind = (memd_kind)w.kind;
+    o->region = w.region;
+    o->allocatable = w.allocatable != 0;
+    memcpy(o->name, w.name, sizeof(o->name));
+    o->base = w.base;
+    o->size = w.size;
+    stats_from_wire(&o->stats, &w.stats);
+    return 0;
+}
+
+static int dec_alloc(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_alloc_info w;
+    int r = memd_wire_alloc_info_get(p, n, &w);
+    if (r < 0)
+        return r;
+    memclient_info_from_wire(&s->allocs[s->nallocs++], &w);
+    return 0;
+}
+
+static int dec_block(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_block_rec w;
+    int r = memd_wire_block_rec_get(p, n, &w);
+    if (r < 0)
+        return r;
+    memclient_block *o = &s->blocks[s->nblocks++];
+    o->device = w.device;
+    o->kind = (memd_kind)w.kind;
+    o->region = w.region;
+    o->allocated = w.allocated != 0;
+    o->address = w.address;
+    o->size = w.size;
+    return 0;
+}
+
+static int dec_session(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_session_rec w;
+    int r = memd_wire_session_rec_get(p, n, &w);
+    if (r < 0)
+        return r;
+    memclient_session_rec *o = &s->sessions[s->nsessions++];
+    o->id = w.id;
+    o->pid = w.pid;
+    o->uid = w.uid;
+    o->gid = w.gid;
+    o->connected_ns = w.connected_ns;
+    o->allocations = w.allocations;
+    o->requests = w.requests;
+    memcpy(o->comm, w.comm, sizeof(o->comm));
+    memcpy(o->client_name, w.client_name, sizeof(o->client_name));
+    o->orphaned = (w.flags & MEMD_SESSION_F_ORPHANED) != 0;
+    o->reclaim_deadline_ns = w.reclaim_deadline_ns;
+    return 0;
+}
+
+static int dec_plan(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_plan_rec w;
+    int r = memd_wire_plan_rec_get(p, n, &w);
+    if (r < 0)
+        return r;
+    memclient_plan_rec *o = &s->plans[s->nplans++];
+    o->plan_id = w.plan_id;
+    o->arena = w.arena;
+    o->lower_bound = w.lower_bound;
+    o->created_ns = w.created_ns;
+    o->plan_us = w.plan_us;
+    o->hits = w.hits;
+    o->buffers = w.buffers;
+    o->models = w.models;
+    o->optimal = (w.flags & MEMD_PLAN_I_OPTIMAL) != 0;
+    o->precomputed = (w.flags & MEMD_PLAN_I_PRECOMPUTED) != 0;
+    memcpy(o->strategy, w.strategy, sizeof(o->strategy));
+    return 0;
+}
+
+static int dec_model(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_model_rec w;
+    int r = memd_wire_model_rec_get(p, n, &w);
+    if (r < 0)
+        return r;
+    memclient_model_rec *o = &s->models[s->nmodels++];
+    o->model_id = w.model_id;
+    o->plan_id = w.plan_id;
+    o->code_handle = w.code_handle;
+    o->const_handle = w.const_handle;
+    o->code_bytes = w.code_bytes;
+    o->const_bytes = w.const_bytes;
+    o->arena = w.arena;
+    o->created_ns = w.created_ns;
+    o->device = w.device;
+    o->users = w.users;
+    o->ntensors = w.ntensors;
+    o->instances = w.instances;
+    memcpy(o->name, w.name, sizeof(o->name));
+    return 0;
+}
+
+static int dec_instance(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_instance_rec w;
+    int r = memd_wire_instance_rec_get(p, n, &w);
+    if (r < 0)
+        return r;
+    memclient_instance_rec *o = &s->instances[s->ninstances++];
+    o->instance_id = w.instance_id;
+    o->model_id = w.model_id;
+    o->arena_handle = w.arena_handle;
+    o->arena_address = w.arena_address;
+    o->arena_bytes = w.arena_bytes;
+    o->placeholder_bytes = w.placeholder_bytes;
+    o->session_id = w.session_id;
+    o->pid = w.pid;
+    o->placeholders = w.placeholders;
+    o->busy = w.busy != 0;
+    return 0;
+}
+
+typedef int (*rec_decoder)(memclient_snapshot *s, const uint8_t *p, size_t n);
+
+/* The tags this library knows; a newer daemon's other tags are refused (-EBADMSG). */
+#define NTAGS (MEMD_REC_INSTANCE + 1)
+
+static const rec_decoder decoders[NTAGS] = {
+    [MEMD_REC_SERVER] = dec_server,   [MEMD_REC_DEVICE] = dec_device,
+    [MEMD_REC_GROUP] = dec_group,     [MEMD_REC_REGION] = dec_region,
+    [MEMD_REC_ALLOC] = dec_alloc,     [MEMD_REC_BLOCK] = dec_block,
+    [MEMD_REC_SESSION] = dec_session, [MEMD_REC_PLAN] = dec_plan,
+    [MEMD_REC_MODEL] = dec_model,     [MEMD_REC_INSTANCE] = dec_instance,
+};
+
+static bool known(uint32_t tag)
+{
+    return tag < NTAGS && decoders[tag];
 }
 
 int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **out)
 {
-    size_t count[MEMD_REC_INSTANCE + 1] = {0};
+    size_t count[NTAGS] = {0};
     size_t off = 0;
     while (off < len) {
         uint32_t tag;
@@ -191,7 +234,7 @@ int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **
         int r = memd_wire_tag_get(p + off, len - off, &tag, &rec);
         if (r < 0)
             return r;
-        if (tag > MEMD_REC_INSTANCE || (tag == MEMD_REC_SERVER) != (off == 0))
+        if (!known(tag) || (tag == MEMD_REC_SERVER) != (off == 0))
             return -EBADMSG; /* SERVER comes first, exactly once */
         count[tag]++;
         off += MEMD_WIRE_TAG_SIZE + rec;
@@ -224,7 +267,7 @@ int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **
         size_t rec;
         int r = memd_wire_tag_get(p + off, len - off, &tag, &rec);
         if (r == 0)
-            r = decode_one(s, tag, p + off + MEMD_WIRE_TAG_SIZE, rec);
+            r = decoders[tag](s, p + off + MEMD_WIRE_TAG_SIZE, rec); /* known: pass 1 */
         if (r < 0) {
             memclient_snapshot_free(s);
             return r;

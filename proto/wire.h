@@ -15,14 +15,15 @@
  *   -EPROTONOSUPPORT version outside [1, MEMD_PROTO_VERSION]
  *   -EMSGSIZE        payload length over the caller's limit
  * Get functions never read past in + len and leave *out unspecified on error. */
-#ifndef MEMD_CLIENT_WIRE_H
-#define MEMD_CLIENT_WIRE_H
+#ifndef MEMD_PROTO_WIRE_H
+#define MEMD_PROTO_WIRE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "memd/protocol.h"
+#include "opcodes.h"
 
 #define MEMD_WIRE_HELLO_SIZE 64u
 #define MEMD_WIRE_HELLO_V1_SIZE 40u   /* HELLO before the reclaim fields: still accepted */
@@ -98,15 +99,23 @@ static inline uint64_t memd_wire_u64(const uint8_t *p)
     return (uint64_t)memd_wire_u32(p) | (uint64_t)memd_wire_u32(p + 4) << 32;
 }
 
-/* Header. hdr_get checks magic, version and len <= max_len (the frame size limit; pass
- * MEMD_MAX_REPLY on the client side). The opcode is not checked here: see
- * memd_wire_opcode_valid. */
+/* ---- wire_str.c: fixed-size strings ---- */
+
+/* Writes s into a string field of n bytes at out: truncated to n - 1 bytes, NUL padded
+ * (so encoding never leaks stack bytes and always carries a NUL). Returns out + n. */
+uint8_t *memd_wire_put_str(uint8_t *out, const char *s, size_t n);
+/* The same into a struct's char field; src NULL is "". */
+void memd_wire_strset(char *dst, size_t n, const char *src);
+/* Reads a fixed-size string field of n bytes: -EINVAL unless it holds its NUL; copies it
+ * zero padded so s is clean. Shared with the state store's records. */
+int memd_wire_get_str(const uint8_t *p, char *s, size_t n);
+
+/* ---- wire_frame.c: header, HELLO / welcome, error ---- */
+
+/* hdr_get checks magic, version and len <= max_len (the frame size limit; pass
+ * MEMD_MAX_REPLY on the client side). The opcode is not checked here: see opcodes.h. */
 uint8_t *memd_wire_hdr_put(uint8_t *out, const memd_wire_hdr *h);
 int memd_wire_hdr_get(const uint8_t *in, size_t len, uint32_t max_len, memd_wire_hdr *h);
-bool memd_wire_opcode_valid(uint32_t opcode);
-const char *memd_wire_opcode_name(uint32_t opcode); /* "?" for unknown */
-
-/* Records. */
 uint8_t *memd_wire_hello_put(uint8_t *out, const memd_wire_hello *r);
 int memd_wire_hello_get(const uint8_t *in, size_t len, memd_wire_hello *r);
 uint8_t *memd_wire_welcome_put(uint8_t *out, const memd_wire_welcome *r);
@@ -117,12 +126,30 @@ int memd_wire_hello_get_any(const uint8_t *in, size_t len, memd_wire_hello *r);
 int memd_wire_welcome_get_any(const uint8_t *in, size_t len, memd_wire_welcome *r);
 uint8_t *memd_wire_error_put(uint8_t *out, const memd_wire_error *r);
 int memd_wire_error_get(const uint8_t *in, size_t len, memd_wire_error *r);
+
+/* ---- wire_alloc.c: allocations, batches, handles ---- */
+
 uint8_t *memd_wire_alloc_req_put(uint8_t *out, const memd_wire_alloc_req *r);
 int memd_wire_alloc_req_get(const uint8_t *in, size_t len, memd_wire_alloc_req *r);
 uint8_t *memd_wire_buffer_put(uint8_t *out, const memd_wire_buffer *r);
 int memd_wire_buffer_get(const uint8_t *in, size_t len, memd_wire_buffer *r);
 uint8_t *memd_wire_alloc_info_put(uint8_t *out, const memd_wire_alloc_info *r);
 int memd_wire_alloc_info_get(const uint8_t *in, size_t len, memd_wire_alloc_info *r);
+
+/* Batch payloads (ALLOC_BATCH, FREE_BATCH and their replies, BANKS reply): a u32 count,
+ * a reserved u32 0, then count records of rec_size bytes. count_get checks that the
+ * payload is exactly 8 + count * rec_size bytes (-EBADMSG otherwise) and that
+ * count <= max_count (-E2BIG otherwise; pass UINT32_MAX for no limit). A count of 0 is
+ * valid. The records themselves start at in + MEMD_WIRE_COUNT_SIZE. */
+uint8_t *memd_wire_count_put(uint8_t *out, uint32_t count);
+int memd_wire_count_get(const uint8_t *in, size_t len, size_t rec_size, uint32_t max_count,
+                        uint32_t *count);
+
+/* FREE, QUERY, BANKS requests: exactly one u64 handle (the opcode table checks it). */
+uint8_t *memd_wire_handle_put(uint8_t *out, uint64_t handle);
+
+/* ---- wire_dump.c: the DUMP request and its records ---- */
+
 uint8_t *memd_wire_dump_req_put(uint8_t *out, const memd_wire_dump_req *r);
 int memd_wire_dump_req_get(const uint8_t *in, size_t len, memd_wire_dump_req *r);
 uint8_t *memd_wire_stats_put(uint8_t *out, const memd_wire_stats *r);
@@ -140,9 +167,17 @@ int memd_wire_block_rec_get(const uint8_t *in, size_t len, memd_wire_block_rec *
 uint8_t *memd_wire_session_rec_put(uint8_t *out, const memd_wire_session_rec *r);
 int memd_wire_session_rec_get(const uint8_t *in, size_t len, memd_wire_session_rec *r);
 
-/* Plans and models (protocol.h, section at the end). Get functions check enums, flags
- * and strings like the others; ranges that depend on the daemon (counts, sizes against
- * limits, lifetimes) are the daemon's to judge. */
+/* DUMP replies: reads the tag at `in` and returns the size of the record after it in
+ * *rec_size. -EINVAL for an unknown tag, -EBADMSG if the tag or its record is cut. */
+uint8_t *memd_wire_tag_put(uint8_t *out, uint32_t tag);
+int memd_wire_tag_get(const uint8_t *in, size_t len, uint32_t *tag, size_t *rec_size);
+size_t memd_wire_rec_size(uint32_t tag); /* 0 for an unknown tag */
+
+/* ---- wire_plan.c, wire_model.c: plans and models (protocol.h, section at the end) ----
+ *
+ * Get functions check enums, flags and strings like the others; ranges that depend on
+ * the daemon (counts, sizes against limits, lifetimes) are the daemon's to judge. */
+
 uint8_t *memd_wire_upload_put(uint8_t *out, const memd_wire_upload *r);
 int memd_wire_upload_get(const uint8_t *in, size_t len, memd_wire_upload *r);
 uint8_t *memd_wire_plan_req_put(uint8_t *out, const memd_wire_plan_req *r);
@@ -151,6 +186,9 @@ uint8_t *memd_wire_plan_buf_put(uint8_t *out, const memd_wire_plan_buf *r);
 int memd_wire_plan_buf_get(const uint8_t *in, size_t len, memd_wire_plan_buf *r);
 uint8_t *memd_wire_plan_info_put(uint8_t *out, const memd_wire_plan_info *r);
 int memd_wire_plan_info_get(const uint8_t *in, size_t len, memd_wire_plan_info *r);
+uint8_t *memd_wire_plan_rec_put(uint8_t *out, const memd_wire_plan_rec *r);
+int memd_wire_plan_rec_get(const uint8_t *in, size_t len, memd_wire_plan_rec *r);
+
 uint8_t *memd_wire_model_req_put(uint8_t *out, const memd_wire_model_req *r);
 int memd_wire_model_req_get(const uint8_t *in, size_t len, memd_wire_model_req *r);
 uint8_t *memd_wire_tensor_put(uint8_t *out, const memd_wire_tensor *r);
@@ -165,38 +203,9 @@ uint8_t *memd_wire_instance_info_put(uint8_t *out, const memd_wire_instance_info
 int memd_wire_instance_info_get(const uint8_t *in, size_t len, memd_wire_instance_info *r);
 uint8_t *memd_wire_tensor_addr_put(uint8_t *out, const memd_wire_tensor_addr *r);
 int memd_wire_tensor_addr_get(const uint8_t *in, size_t len, memd_wire_tensor_addr *r);
-uint8_t *memd_wire_plan_rec_put(uint8_t *out, const memd_wire_plan_rec *r);
-int memd_wire_plan_rec_get(const uint8_t *in, size_t len, memd_wire_plan_rec *r);
 uint8_t *memd_wire_model_rec_put(uint8_t *out, const memd_wire_model_rec *r);
 int memd_wire_model_rec_get(const uint8_t *in, size_t len, memd_wire_model_rec *r);
 uint8_t *memd_wire_instance_rec_put(uint8_t *out, const memd_wire_instance_rec *r);
 int memd_wire_instance_rec_get(const uint8_t *in, size_t len, memd_wire_instance_rec *r);
-
-/* Batch payloads (ALLOC_BATCH, FREE_BATCH and their replies, BANKS reply): a u32 count,
- * a reserved u32 0, then count records of rec_size bytes. count_get checks that the
- * payload is exactly 8 + count * rec_size bytes (-EBADMSG otherwise) and that
- * count <= max_count (-E2BIG otherwise; pass UINT32_MAX for no limit). A count of 0 is
- * valid. The records themselves start at in + MEMD_WIRE_COUNT_SIZE. */
-uint8_t *memd_wire_count_put(uint8_t *out, uint32_t count);
-int memd_wire_count_get(const uint8_t *in, size_t len, size_t rec_size, uint32_t max_count,
-                        uint32_t *count);
-
-/* FREE, QUERY, BANKS requests: exactly one u64 handle (-EBADMSG on any other length). */
-uint8_t *memd_wire_handle_put(uint8_t *out, uint64_t handle);
-int memd_wire_handle_get(const uint8_t *in, size_t len, uint64_t *handle);
-
-/* DUMP replies: reads the tag at `in` and returns the size of the record after it in
- * *rec_size. -EINVAL for an unknown tag, -EBADMSG if the tag or its record is cut. */
-uint8_t *memd_wire_tag_put(uint8_t *out, uint32_t tag);
-int memd_wire_tag_get(const uint8_t *in, size_t len, uint32_t *tag, size_t *rec_size);
-size_t memd_wire_rec_size(uint32_t tag); /* 0 for an unknown tag */
-
-/* Copies src into a fixed-size wire string field of n bytes: truncated to n - 1 bytes,
- * NUL padded (so encoding never leaks stack bytes and always carries a NUL). */
-void memd_wire_strset(char *dst, size_t n, const char *src);
-
-/* Reads a fixed-size string field of n bytes: -EINVAL unless it holds its NUL; copies it
- * zero padded so s is clean. Shared with the state store's records. */
-int memd_wire_get_str(const uint8_t *p, char *s, size_t n);
 
 #endif

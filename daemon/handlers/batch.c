@@ -23,14 +23,8 @@ static void rollback(memd_state *st, memd_session *s, uint32_t k)
 static int alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                        const uint8_t *p, memd_buf *out)
 {
-    uint32_t n;
+    uint32_t n = memd_wire_u32(p); /* dispatch checked it against the records */
     memd_wire_error err = {0};
-    int rc = memd_wire_count_get(p, h->len, MEMD_WIRE_ALLOC_REQ_SIZE, UINT32_MAX, &n);
-    if (rc < 0) {
-        memd_err_set(&err, rc, "malformed ALLOC_BATCH request (%u payload bytes): count "
-                               "does not match the records that follow", h->len);
-        return memd_reply_fail(st, h, out, &err, true);
-    }
     if (MEMD_WIRE_COUNT_SIZE + (uint64_t)n * MEMD_WIRE_BUFFER_SIZE > MEMD_MAX_REPLY) {
         memd_err_set(&err, -E2BIG, "ALLOC_BATCH of %u records: the reply would exceed %u "
                                    "bytes; split the batch", n, MEMD_MAX_REPLY);
@@ -46,7 +40,7 @@ static int alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     for (uint32_t i = 0; i < n; i++, p += MEMD_WIRE_ALLOC_REQ_SIZE) {
         memd_wire_alloc_req req;
         memd_alloc *a;
-        rc = memd_wire_alloc_req_get(p, MEMD_WIRE_ALLOC_REQ_SIZE, &req);
+        int rc = memd_wire_alloc_req_get(p, MEMD_WIRE_ALLOC_REQ_SIZE, &req);
         if (rc < 0) {
             rollback(st, s, i);
             out->len = hdr_off;
@@ -75,7 +69,7 @@ static int alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
 }
 
 int memd_op_alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                              const uint8_t *p, memd_buf *out)
+                        const uint8_t *p, memd_buf *out)
 {
     /* The batch's allocations share state store records (store.h). */
     memd_store_batch(st, true);
@@ -85,16 +79,10 @@ int memd_op_alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
 }
 
 int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                             const uint8_t *p, memd_buf *out)
+                       const uint8_t *p, memd_buf *out)
 {
-    uint32_t n;
+    uint32_t n = memd_wire_u32(p); /* dispatch checked it against the handles */
     memd_wire_error err = {0};
-    int rc = memd_wire_count_get(p, h->len, MEMD_WIRE_HANDLE_SIZE, UINT32_MAX, &n);
-    if (rc < 0) {
-        memd_err_set(&err, rc, "malformed FREE_BATCH request (%u payload bytes): count "
-                               "does not match the handles that follow", h->len);
-        return memd_reply_fail(st, h, out, &err, true);
-    }
     p += MEMD_WIRE_COUNT_SIZE;
     if (n > st->scratch_cap) {
         /* Grows to the largest batch seen, then is reused: no allocation per request. */

@@ -1,7 +1,13 @@
 /* memd daemon — request dispatch: decoded request -> engine call -> reply.
  *
+ * memd_dispatch looks the opcode up in the opcode table (proto/opcodes.h), rejects a
+ * payload whose length does not have the opcode's shape (and an admin-only opcode from
+ * a session that is not admin), then runs the opcode's handler. So a handler may read
+ * the fixed fields of its shape without checking the length again.
+ *
  * Handlers append exactly one reply frame to `out` and return as reply.h says (0,
- * MEMD_CLOSE, MEMD_PENDING or a negative errno). */
+ * MEMD_CLOSE, MEMD_PENDING or a negative errno). Whether a request can change what the
+ * state store records: memd_wire_opcode_mutating (opcodes.h). */
 #ifndef MEMD_DAEMON_DISPATCH_H
 #define MEMD_DAEMON_DISPATCH_H
 
@@ -12,7 +18,17 @@
 int memd_dispatch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                   const uint8_t *payload, memd_buf *out);
 
-/* Handlers in their own files. */
+/* The handlers of this folder (the models' are in model.h). */
+int memd_op_hello(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
+                  memd_buf *out);
+int memd_op_alloc(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
+                  memd_buf *out);
+int memd_op_free(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
+                 memd_buf *out);
+int memd_op_query(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
+                  memd_buf *out);
+int memd_op_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
+                  memd_buf *out);
 int memd_op_alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                         const uint8_t *p, memd_buf *out);
 int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,

@@ -10,6 +10,7 @@
 #include "alloc.h"
 #include "dispatch.h"
 #include "errmsg.h"
+#include "malformed.h"
 #include "memd-build-config.h"
 #include "model.h"
 #include "reply.h"
@@ -221,17 +222,14 @@ static int build(const memd_state *st, const memd_session *s, int dev, bool bloc
     return rc;
 }
 
-int memd_op_dump(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                       const uint8_t *p, memd_buf *out)
+int memd_op_dump(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
+                 memd_buf *out)
 {
     memd_wire_dump_req req;
+    int rc = memd_wire_dump_req_get(p, h->len, &req);
+    if (rc < 0)
+        return memd_malformed(st, h, out, rc);
     memd_wire_error err = {0};
-    int rc = h->len == MEMD_WIRE_DUMP_REQ_SIZE ? memd_wire_dump_req_get(p, h->len, &req)
-                                               : -EBADMSG;
-    if (rc < 0) {
-        memd_err_set(&err, rc, "malformed DUMP request (%u payload bytes)", h->len);
-        return memd_reply_fail(st, h, out, &err, true);
-    }
     int dev = -1;
     if (req.device != UINT32_MAX && (dev = memd_state_dev_index(st, req.device)) < 0) {
         memd_err_set(&err, -ENODEV, "no device %u (%u configured)", req.device, st->ndevs);

@@ -2,7 +2,7 @@
  *
  * Unix stream socket. Every frame is a 24-byte header followed by `len` payload bytes.
  * All integers are little-endian; records are fixed-size and encoded field by field in
- * the order declared below with no padding (see client/wire.h for the codec — never
+ * the order declared below with no padding (see proto/wire.h for the codec — never
  * memcpy these structs to the wire). Strings are fixed-size, NUL-padded, and a receiver
  * rejects one without a NUL.
  *
@@ -295,7 +295,7 @@ typedef struct memd_wire_upload {
 } memd_wire_upload;
 
 /* Plan problem (PLAN document): memd_wire_plan_req then count x memd_wire_plan_buf.
- * The plan is cached by a hash of the canonical problem (see daemon/model_cache.c):
+ * The plan is cached by a hash of the canonical problem (see daemon/models/model_cache.c):
  * the same problem submitted again, by any session, gets the cached plan at once. With
  * MEMD_PLAN_F_PRECOMPUTED every buffer's offset is a plan (from a compiler) that the
  * daemon validates instead of planning; an invalid one is rejected with -EINVAL naming

@@ -1,0 +1,121 @@
+/* memd daemon — ALLOC, FREE, QUERY, BANKS: one allocation per request. */
+#include <errno.h>
+
+#include "access.h"
+#include "alloc.h"
+#include "dispatch.h"
+#include "errmsg.h"
+#include "malformed.h"
+#include "model.h"
+#include "reply.h"
+#include "wire.h"
+
+static int handle_error(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
+                        const memd_session *s, uint64_t handle, const memd_alloc *a)
+{
+    memd_wire_error err = {0};
+    memd_access_error(s, handle, a, &err);
+    return memd_reply_fail(st, h, out, &err, false);
+}
+
+int memd_op_alloc(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
+                  memd_buf *out)
+{
+    memd_wire_alloc_req req;
+    int rc = memd_wire_alloc_req_get(p, h->len, &req);
+    if (rc < 0)
+        return memd_malformed(st, h, out, rc);
+    memd_alloc *a;
+    memd_wire_error err = {0};
+    rc = memd_model_check_alloc_name(req.name, &err);
+    if (rc == 0)
+        rc = memd_alloc_create(st, s, &req, &a, &err);
+    if (rc < 0) {
+        st->ctr.alloc_failures++;
+        return memd_reply_fail(st, h, out, &err, false);
+    }
+    uint8_t *o = memd_reply_begin(out, h->opcode, h->id, MEMD_WIRE_BUFFER_SIZE);
+    if (!o)
+        return -ENOMEM; /* the allocation stays with the session, released at close */
+    memd_wire_buffer b;
+    memd_alloc_to_buffer(a, &b);
+    memd_wire_buffer_put(o, &b);
+    return 0;
+}
+
+/* FREE, QUERY and BANKS carry one u64 handle: dispatch checked the length. */
+int memd_op_free(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
+                 memd_buf *out)
+{
+    uint64_t handle = memd_wire_u64(p);
+    memd_alloc *a = memd_alloc_find(st, handle);
+    memd_hold *hold = a ? memd_alloc_hold_of(a, s) : NULL;
+    /* Its own model's or instance's buffer (an admin may still reclaim another's). */
+    if (hold && memd_models_managed(st, handle)) {
+        memd_wire_error err = {0};
+        memd_err_set(&err, -EBUSY, "handle %llu belongs to a loaded model or an instance: "
+                     "release it with MODEL_UNLOAD or INSTANCE_RELEASE",
+                     (unsigned long long)handle);
+        return memd_reply_fail(st, h, out, &err, false);
+    }
+    if (hold)
+        memd_hold_release(st, hold);
+    else if (a && s->admin)
+        memd_alloc_reclaim(st, a); /* an admin frees what it does not hold outright */
+    else
+        return handle_error(st, h, out, s, handle, a);
+    return memd_reply_begin(out, h->opcode, h->id, 0) ? 0 : -ENOMEM;
+}
+
+/* QUERY and BANKS: the allocation named by the request's handle when this session may
+ * see it; else NULL, with the error reply queued and the handler's result in *ret. */
+static memd_alloc *accessible(memd_state *st, const memd_session *s, const memd_wire_hdr *h,
+                              const uint8_t *p, memd_buf *out, int *ret)
+{
+    uint64_t handle = memd_wire_u64(p);
+    memd_alloc *a = memd_alloc_find(st, handle);
+    if (!a || !memd_may_access(s, a)) {
+        *ret = handle_error(st, h, out, s, handle, a);
+        return NULL;
+    }
+    return a;
+}
+
+int memd_op_query(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
+                  memd_buf *out)
+{
+    int ret;
+    memd_alloc *a = accessible(st, s, h, p, out, &ret);
+    if (!a)
+        return ret;
+    uint8_t *o = memd_reply_begin(out, h->opcode, h->id, MEMD_WIRE_ALLOC_INFO_SIZE);
+    if (!o)
+        return -ENOMEM;
+    memd_wire_alloc_info info;
+    memd_alloc_to_info(st, a, &info);
+    memd_wire_alloc_info_put(o, &info);
+    return 0;
+}
+
+int memd_op_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
+                  memd_buf *out)
+{
+    int ret;
+    memd_alloc *a = accessible(st, s, h, p, out, &ret);
+    if (!a)
+        return ret;
+    uint32_t n = a->pl.banks;
+    uint8_t *o = memd_reply_begin(out, h->opcode, h->id,
+                                  MEMD_WIRE_COUNT_SIZE + n * MEMD_WIRE_HANDLE_SIZE);
+    if (!o)
+        return -ENOMEM;
+    o = memd_wire_count_put(o, n);
+    const memd_device *d = st->devs[a->dev].dev;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t addr = 0;
+        /* Cannot fail for i < banks of a live placement; 0 would show a bug plainly. */
+        (void)memd_device_bank_address(d, a->pl.kind, i, a->pl.address, &addr);
+        o = memd_wire_put_u64(o, addr);
+    }
+    return 0;
+}
