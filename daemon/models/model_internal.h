@@ -134,10 +134,10 @@ typedef struct memd_doc {
     size_t len;
     memd_upload *up;               /* consumed when the request is done */
 } memd_doc;
-/* 0; MEMD_CLOSE-worthy malformed frames return -EBADMSG with *malformed set; other
- * errors fill err. */
+/* 0, or a negative errno with err filled (an unknown or unfinished upload); the frame's
+ * shape was checked by dispatch. */
 int memd_models_doc(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
-                    memd_doc *d, bool *malformed, memd_wire_error *err);
+                    memd_doc *d, memd_wire_error *err);
 void memd_models_doc_done(memd_state *st, memd_doc *d);
 void memd_models_uploads_drop(memd_models *ms, const memd_session *s);
 

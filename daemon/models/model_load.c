@@ -358,10 +358,9 @@ int memd_op_model_load(memd_state *st, memd_session *s, const memd_wire_hdr *h,
 {
     memd_wire_error err = {0};
     memd_doc doc;
-    bool malformed;
-    int rc = memd_models_doc(st, s, h, p, &doc, &malformed, &err);
+    int rc = memd_models_doc(st, s, h, p, &doc, &err);
     if (rc < 0)
-        return memd_reply_fail(st, h, out, &err, malformed);
+        return memd_reply_fail(st, h, out, &err, false);
     memd_models *ms = memd_models_of(st);
     desc ds = {0};
     rc = ms ? decode(st, &doc, &ds, &err) : memd_err_set(&err, -ENOMEM, "daemon out of memory");
@@ -422,16 +421,13 @@ int memd_op_model_load(memd_state *st, memd_session *s, const memd_wire_hdr *h,
 int memd_model_get_ref(memd_state *st, const memd_wire_hdr *h, const uint8_t *p, memd_buf *out,
                        uint32_t known_flags, memd_wire_ref *ref, int *ret)
 {
-    int rc = h->len == MEMD_WIRE_REF_SIZE ? memd_wire_ref_get(p, h->len, ref) : -EBADMSG;
-    if (rc == 0 && (ref->flags & ~known_flags))
-        rc = -EINVAL;
-    if (rc < 0) {
+    (void)memd_wire_ref_get(p, h->len, ref); /* dispatch checked the length */
+    if (ref->flags & ~known_flags) {
         memd_wire_error err = {0};
-        memd_err_set(&err, rc, "malformed %s request (%u payload bytes): %s",
-                     memd_wire_opcode_name(h->opcode), h->len,
-                     rc == -EBADMSG ? "expected a 16-byte reference" : "unknown flags");
+        memd_err_set(&err, -EINVAL, "malformed %s request: unknown flags 0x%x",
+                     memd_wire_opcode_name(h->opcode), ref->flags & ~known_flags);
         *ret = memd_reply_fail(st, h, out, &err, true);
-        return rc;
+        return -EINVAL;
     }
     return 0;
 }

@@ -219,10 +219,9 @@ int memd_op_plan(memd_state *st, memd_session *s, const memd_wire_hdr *h,
 {
     memd_wire_error err = {0};
     memd_doc doc;
-    bool malformed;
-    int rc = memd_models_doc(st, s, h, p, &doc, &malformed, &err);
+    int rc = memd_models_doc(st, s, h, p, &doc, &err);
     if (rc < 0)
-        return memd_reply_fail(st, h, out, &err, malformed);
+        return memd_reply_fail(st, h, out, &err, false);
     memd_models *ms = memd_models_of(st);
     if (!ms) {
         memd_models_doc_done(st, &doc);

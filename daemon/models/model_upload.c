@@ -58,10 +58,9 @@ int memd_op_upload(memd_state *st, memd_session *s, const memd_wire_hdr *h,
 {
     memd_wire_error err = {0};
     memd_wire_upload u;
-    int rc = memd_wire_upload_get(p, h->len, &u);
+    int rc = memd_wire_upload_get(p, h->len, &u); /* dispatch checked the length */
     if (rc < 0) {
-        memd_err_set(&err, rc, "malformed UPLOAD request (%u payload bytes): %s", h->len,
-                     rc == -EBADMSG ? "shorter than its header" : "upload id 0");
+        memd_err_set(&err, rc, "malformed UPLOAD request: upload id 0");
         return memd_reply_fail(st, h, out, &err, true);
     }
     memd_models *ms = memd_models_of(st);
@@ -145,27 +144,16 @@ int memd_op_upload(memd_state *st, memd_session *s, const memd_wire_hdr *h,
 }
 
 int memd_models_doc(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
-                    memd_doc *d, bool *malformed, memd_wire_error *err)
+                    memd_doc *d, memd_wire_error *err)
 {
     *d = (memd_doc){0};
-    *malformed = false;
-    if (h->len < MEMD_WIRE_DOC_SIZE) {
-        *malformed = true;
-        return memd_err_set(err, -EBADMSG, "malformed %s request (%u payload bytes): it "
-                            "starts with a u64 upload id", memd_wire_opcode_name(h->opcode),
-                            h->len);
-    }
+    /* Dispatch checked the shape (proto's opcode table): an id, then the document
+     * inline when the id is 0, else nothing. */
     uint64_t id = memd_wire_u64(p);
     if (id == 0) {
         d->p = p + MEMD_WIRE_DOC_SIZE;
         d->len = h->len - MEMD_WIRE_DOC_SIZE;
         return 0;
-    }
-    if (h->len != MEMD_WIRE_DOC_SIZE) {
-        *malformed = true;
-        return memd_err_set(err, -EBADMSG, "malformed %s request (%u payload bytes): upload "
-                            "%llu is named, so nothing may follow the id",
-                            memd_wire_opcode_name(h->opcode), h->len, (unsigned long long)id);
     }
     memd_models *ms = memd_models_of(st);
     if (!ms)
