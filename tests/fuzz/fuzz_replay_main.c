@@ -1,6 +1,10 @@
 /* Replay driver for libFuzzer targets without libFuzzer: runs LLVMFuzzerTestOneInput
  * over every file named on the command line, descending into directories. A crash or
- * abort fails the run, like in the fuzzer; exit status 1 if a path cannot be read. */
+ * abort fails the run, like in the fuzzer; exit status 1 if a path cannot be read.
+ *
+ * Binary seeds are kept in the tree as text: a file named *.hex holds hex byte pairs
+ * (white space and # comments to the end of a line are skipped) and is decoded before
+ * it is run (for libFuzzer itself: `grep -v "^#" F.hex | xxd -r -p > F`). */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,6 +13,44 @@
 #include <sys/stat.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int hex_digit(uint8_t c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* Decodes buf[0, *len) in place. 0, or -1 on a stray character or an odd digit. */
+static int unhex(uint8_t *buf, size_t *len)
+{
+    size_t out = 0;
+    int hi = -1;
+    for (size_t i = 0; i < *len; i++) {
+        uint8_t c = buf[i];
+        if (c == '#') {
+            while (i < *len && buf[i] != '\n')
+                i++;
+            continue;
+        }
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+            continue;
+        int v = hex_digit(c);
+        if (v < 0)
+            return -1;
+        if (hi < 0) {
+            hi = v;
+        } else {
+            buf[out++] = (uint8_t)(hi << 4 | v);
+            hi = -1;
+        }
+    }
+    if (hi >= 0)
+        return -1;
+    *len = out;
+    return 0;
+}
 
 static int run_file(const char *path)
 {
@@ -35,6 +77,12 @@ static int run_file(const char *path)
     if (bad) {
         free(buf);
         fprintf(stderr, "fuzz-replay: cannot read %s\n", path);
+        return 1;
+    }
+    size_t plen = strlen(path);
+    if (plen > 4 && strcmp(path + plen - 4, ".hex") == 0 && unhex(buf, &len) < 0) {
+        free(buf);
+        fprintf(stderr, "fuzz-replay: %s: not hex byte pairs\n", path);
         return 1;
     }
     LLVMFuzzerTestOneInput(buf, len);
