@@ -591,7 +591,7 @@ failed:
     return -EIO;
 }
 
-/* ---- rounds ---- */
+/* ---- rounds and commits ---- */
 
 uint64_t memd_store_round_begin(memd_state *st)
 {
@@ -607,15 +607,25 @@ bool memd_store_round_changed(const memd_state *st, uint64_t mark)
     return st->store && st->store->touches != mark;
 }
 
-int memd_store_round_end(memd_state *st, uint64_t mark, char *msg, size_t msglen)
+void memd_store_round_end(memd_state *st)
+{
+    if (st->store)
+        st->store->in_round = false;
+}
+
+int memd_store_commit(memd_state *st, char *msg, size_t msglen)
 {
     memd_store *S = st->store;
-    if (!S)
+    if (!S || S->touches == S->committed)
         return 0;
-    S->in_round = false;
-    if (S->touches == mark)
-        return 0;
+    S->committed = S->touches;
     return memd_store_flush(st, msg, msglen);
+}
+
+void memd_store_defer(memd_state *st, bool on)
+{
+    if (st->store)
+        st->store->defer += on ? 1u : -1u;
 }
 
 void memd_store_stopping(memd_state *st)

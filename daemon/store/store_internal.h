@@ -66,9 +66,10 @@ typedef struct memd_store {
     size_t ndirty, dirty_cap;
     bool resync;                   /* a key could not be queued: rewrite everything */
     uint64_t touches;              /* changes ever (round marks) */
+    uint64_t committed;            /* touches at the last memd_store_commit */
     bool in_round;                 /* frames.c is dispatching a round */
     bool stopping;                 /* only rounds are recorded now */
-    uint32_t defer;                /* > 0: session closes leave the flush to the caller */
+    uint32_t defer;                /* > 0: session closes leave the flush to a commit */
     bool failed;                   /* the last flush failed (logged once) */
     bool restored;                 /* open completed: close may flush what is pending */
     bool full_logged;              /* "store full" was logged (once per episode) */
@@ -107,7 +108,7 @@ int memd_store_write(memd_state *st, bool all);
 /* store_session.c */
 /* Hook: s went away (memd_session_close, after its holds were dropped). While stopping,
  * the store keeps it (the next memd restores it as an orphan); otherwise it is forgotten
- * and the store flushed. */
+ * and the store flushed, at once unless memd_store_defer leaves that to a commit. */
 void memd_store_session_closed(void *data, memd_session *s);
 /* Records s (token, start time) if it is not yet; 0 or -ENOMEM. */
 int memd_store_sess_add(memd_state *st, memd_session *s);
