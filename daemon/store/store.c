@@ -781,9 +781,8 @@ int memd_store_open(memd_state *st, const memd_store_opts *o, char *err, size_t 
         free(S);
         return -ENAMETOOLONG;
     }
-    const char *fp = getenv("MEMD_TEST_STORE_FAILPOINT");
-    if (fp && *fp)
-        snprintf(S->failpoint, sizeof S->failpoint, "%s", fp);
+    if (o->failpoint)
+        snprintf(S->failpoint, sizeof S->failpoint, "%s", o->failpoint);
     st->store = S;
     memd_hook_add(st, &S->hook, &store_events, st);
     S->fps = calloc(st->ndevs ? st->ndevs : 1, sizeof *S->fps);

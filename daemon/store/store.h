@@ -36,6 +36,8 @@ typedef struct memd_store_opts {
     const char *dir;        /* the state directory (made absolute by the caller) */
     uint64_t max_bytes;     /* 0: MEMD_STORE_MAX_DEFAULT */
     bool reset;             /* discard what the store holds (memd --reset-state) */
+    const char *failpoint;  /* tests only (memd-test, unit tests): while a file exists at
+                             * this path, every commit fails as on a broken disk */
 } memd_store_opts;
 
 /* The state directory: the config's state_dir, else the socket's folder, made absolute.

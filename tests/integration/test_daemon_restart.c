@@ -27,12 +27,13 @@ static const char *extra_args[8];
 static const char *extra_env[4];
 static char env_failpoint[256];
 static char failpoint[160];
+static bool test_build; /* memd-test, with the failpoint */
 
 static void spawn(void)
 {
     char *argv[16];
     size_t n = 0;
-    argv[n++] = (char *)memd_fixture_memd_path();
+    argv[n++] = (char *)(test_build ? memd_fixture_memd_test_path() : memd_fixture_memd_path());
     argv[n++] = "--foreground";
     argv[n++] = "--config";
     argv[n++] = f.config_path;
@@ -53,6 +54,7 @@ static void start(const char *yaml)
     fo.config_yaml = yaml;
     fo.args = extra_args;
     fo.env = extra_env;
+    fo.test_build = test_build;
     int rc = memd_fixture_start(&f, &fo);
     ck_assert_msg(rc == 0, "memd did not start (%d)", rc);
 }
@@ -74,6 +76,31 @@ static void teardown(void)
         unlink(failpoint);
     memset(extra_args, 0, sizeof extra_args);
     memset(extra_env, 0, sizeof extra_env);
+    test_build = false;
+}
+
+/* The next start's environment names failpoint[] (no file there yet). */
+static void set_failpoint(void)
+{
+    snprintf(failpoint, sizeof failpoint, "/tmp/memd-restart-fail-%d", (int)getpid());
+    unlink(failpoint);
+    snprintf(env_failpoint, sizeof env_failpoint, "MEMD_TEST_STORE_FAILPOINT=%s", failpoint);
+    extra_env[0] = env_failpoint;
+}
+
+/* Starts memd-test, whose commits fail while the file at failpoint[] exists. */
+static void start_with_failpoint(void)
+{
+    set_failpoint();
+    test_build = true;
+    start(NULL);
+}
+
+static void create_failpoint(void)
+{
+    int fd = open(failpoint, O_WRONLY | O_CREAT, 0600);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
 }
 
 /* Runs memd to completion with the fixture's paths and extra arguments; returns the exit
@@ -461,19 +488,11 @@ END_TEST
 
 START_TEST(failing_commit_fails_the_request)
 {
-    /* The fixture's directory does not exist before start: a path of our own. While the
-     * file exists, memd's commits fail as on a broken disk. */
-    const char *fail = failpoint;
-    snprintf(failpoint, sizeof failpoint, "/tmp/memd-restart-fail-%d", (int)getpid());
-    unlink(fail);
-    snprintf(env_failpoint, sizeof env_failpoint, "MEMD_TEST_STORE_FAILPOINT=%s", fail);
-    extra_env[0] = env_failpoint;
-    start(NULL);
+    /* The fixture's directory does not exist before start: a path of our own. */
+    start_with_failpoint();
     memclient *c = cu_connect(&f);
     uint64_t first = must_alloc(c, MEMD_CLASS_CONSTANT, 4096, NULL, NULL);
-    int fd = open(fail, O_WRONLY | O_CREAT, 0600);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
+    create_failpoint();
     memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 4096);
     memclient_buffer b;
     ck_assert_int_eq(memclient_alloc(c, &r, &b), -EIO);
@@ -482,7 +501,7 @@ START_TEST(failing_commit_fails_the_request)
     ck_assert_msg(strstr(e.message, "not recorded"), "%s", e.message);
     memclient_alloc_info qi;
     ck_assert_int_lt(memclient_query(c, first, &qi), 0); /* the session was closed */
-    unlink(fail);
+    unlink(failpoint);
     /* memd carries on; the closed session's memory is gone. */
     memclient *d = cu_connect(&f);
     uint64_t h = must_alloc(d, MEMD_CLASS_CONSTANT, 4096, NULL, NULL);
@@ -498,6 +517,24 @@ START_TEST(failing_commit_fails_the_request)
     memclient_snapshot_free(s);
     memclient_disconnect(x);
     memclient_disconnect(d);
+    memclient_disconnect(c);
+}
+END_TEST
+
+/* The installed memd has no failpoint: the variable and the file change nothing. */
+START_TEST(memd_ignores_the_test_failpoint)
+{
+    set_failpoint();
+    start(NULL);
+    create_failpoint();
+    memclient *c = cu_connect(&f);
+    uint64_t h = must_alloc(c, MEMD_CLASS_CONSTANT, 4096, NULL, NULL);
+    restart(SIGKILL);
+    memclient *x = cu_connect(&f);
+    memclient_snapshot *s = cu_dump(x, 0);
+    ck_assert_ptr_nonnull(cu_find(s, h));
+    memclient_snapshot_free(s);
+    memclient_disconnect(x);
     memclient_disconnect(c);
 }
 END_TEST
@@ -601,18 +638,11 @@ END_TEST
  * earlier ones on those connections, and the other connections are unaffected. */
 START_TEST(failing_pass_commit_closes_only_who_changed)
 {
-    const char *fail = failpoint;
-    snprintf(failpoint, sizeof failpoint, "/tmp/memd-restart-fail-%d", (int)getpid());
-    unlink(fail);
-    snprintf(env_failpoint, sizeof env_failpoint, "MEMD_TEST_STORE_FAILPOINT=%s", fail);
-    extra_env[0] = env_failpoint;
-    start(NULL);
+    start_with_failpoint();
     int fds[NCONN];
     memd_wire_buffer b[NCONN];
     connect_all(fds, b);
-    int fd = open(fail, O_WRONLY | O_CREAT, 0600);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
+    create_failpoint();
     /* Even connections: a query, then an allocation. Odd ones: a query only. */
     pause_memd();
     for (int i = 0; i < NCONN; i++) {
@@ -630,7 +660,7 @@ START_TEST(failing_pass_commit_closes_only_who_changed)
         ck_assert_msg(strstr(e.message, "not recorded"), "%s", e.message);
         ck_assert(raw_closed(fds[i], 10000));
     }
-    unlink(fail);
+    unlink(failpoint);
     /* The others carry on, and their next change commits the releases too. */
     memd_wire_buffer nb;
     memd_wire_alloc_req r = raw_req(0, MEMD_CLASS_CONSTANT, MEMD_SCOPE_DRAM, 4096);
@@ -665,6 +695,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, changed_device_map_refused);
     tcase_add_test(tc, full_store_refuses_allocations);
     tcase_add_test(tc, failing_commit_fails_the_request);
+    tcase_add_test(tc, memd_ignores_the_test_failpoint);
     tcase_add_test(tc, one_commit_per_loop_pass);
     tcase_add_test(tc, failing_pass_commit_closes_only_who_changed);
     suite_add_tcase(s, tc);

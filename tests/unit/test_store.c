@@ -630,9 +630,6 @@ static size_t frame(uint8_t *buf, uint16_t op, uint64_t id, const void *payload,
 
 START_TEST(failed_commit_answers_eio_and_closes)
 {
-    char fail[128];
-    snprintf(fail, sizeof fail, "%s/fail", sf_dir);
-    setenv("MEMD_TEST_STORE_FAILPOINT", fail, 1);
     memd_state st;
     start(&st, (variant){0});
     memd_session *s = sf_session(&st, (uint32_t)getpid(), (uint32_t)getuid());
@@ -653,7 +650,7 @@ START_TEST(failed_commit_answers_eio_and_closes)
 
     /* Two ALLOCs in one read while commits fail: both replies -EIO, and the connection
      * is to be closed. */
-    write_file(fail, "x", 1);
+    write_file(sf_fail, "x", 1);
     n = frame(in, MEMD_OP_ALLOC, 2, p, sizeof p);
     n += frame(in + n, MEMD_OP_ALLOC, 3, p, sizeof p);
     ck_assert_int_eq(memd_frames_process(&st, s, in, n, &out, SIZE_MAX, &used), MEMD_CLOSE);
@@ -672,7 +669,7 @@ START_TEST(failed_commit_answers_eio_and_closes)
      * memory and store stay consistent: the next good flush writes it all. */
     end_session(&st, s);
     ck_assert_uint_eq(st.handles.len, 0);
-    unlink(fail);
+    unlink(sf_fail);
     memd_store_tick(&st); /* retries */
     sf_stop(&st);
     start(&st, (variant){0});
@@ -687,9 +684,6 @@ END_TEST
  * stands as it was, only the replies from the first change on become -EIO errors. */
 START_TEST(failed_commit_keeps_replies_before_the_first_change)
 {
-    char fail[128];
-    snprintf(fail, sizeof fail, "%s/fail", sf_dir);
-    setenv("MEMD_TEST_STORE_FAILPOINT", fail, 1);
     memd_state st;
     start(&st, (variant){0});
     memd_session *s = sf_session(&st, (uint32_t)getpid(), (uint32_t)getuid());
@@ -707,7 +701,7 @@ START_TEST(failed_commit_keeps_replies_before_the_first_change)
     size_t used;
     ck_assert_int_eq(memd_frames_process(&st, s, in, MEMD_HDR_SIZE + sizeof q, &good,
                                          SIZE_MAX, &used), 0);
-    write_file(fail, "x", 1);
+    write_file(sf_fail, "x", 1);
     ck_assert_int_eq(memd_frames_process(&st, s, in, n, &out, SIZE_MAX, &used), MEMD_CLOSE);
     ck_assert_uint_eq(used, n);
     ck_assert_uint_eq(out.len, good.len + 2 * (MEMD_HDR_SIZE + MEMD_WIRE_ERROR_SIZE));
@@ -721,7 +715,7 @@ START_TEST(failed_commit_keeps_replies_before_the_first_change)
         ck_assert_uint_eq(h.id, (uint64_t)(2 + i));
     }
     end_session(&st, s);
-    unlink(fail);
+    unlink(sf_fail);
     sf_stop(&st);
     memd_buf_free(&out);
     memd_buf_free(&good);
