@@ -205,6 +205,10 @@ static int serve(const opts *o)
     /* The map from before a crash or stop, restored before the first client is served. */
     char dir[512];
     memd_store_opts so = {.dir = dir, .max_bytes = o->state_max, .reset = o->reset_state};
+#ifdef MEMD_TEST_BUILD
+    /* memd-test only (daemon/meson.build): the integration tests' failing store. */
+    so.failpoint = getenv("MEMD_TEST_STORE_FAILPOINT");
+#endif
     if (memd_store_dir(cfg.state_dir, l.activated ? l.path : sock, dir, sizeof dir, err,
                        sizeof err) < 0 ||
         memd_store_open(&st, &so, err, sizeof err) < 0) {

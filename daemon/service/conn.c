@@ -1,8 +1,9 @@
 /* memd daemon — one client connection: reads in large chunks, dispatches every complete
- * frame per read, gathers the replies in one buffer and writes them with one call
- * (uv_try_write first, a queued uv_write only for what the socket did not take).
- * Backpressure: a client whose unsent replies pass the high-water mark is not read (nor
- * are its buffered frames dispatched) until they drain below half of it. */
+ * frame per read, gathers the replies in one buffer; at the end of the loop pass, after
+ * the store's commit (server.h), writes them with one call (uv_try_write first, a queued
+ * uv_write only for what the socket did not take). Backpressure: a client whose unsent
+ * replies pass the high-water mark is not read (nor are its buffered frames dispatched)
+ * until they drain below half of it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,8 +26,6 @@
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
-static void flush(memd_conn *c);
-static void pump(memd_conn *c);
 
 static size_t backlog(const memd_conn *c)
 {
@@ -42,12 +41,41 @@ static void on_closed(uv_handle_t *h)
     free(c);
 }
 
+/* Replies to write (or a close to finish) at the end of this pass, after the commit. */
+static void queue(memd_conn *c)
+{
+    if (c->queued || c->closing)
+        return;
+    c->queued = true;
+    c->queue_next = c->srv->queue;
+    c->srv->queue = c;
+}
+
+static bool unlink_from(memd_conn **p, memd_conn *c)
+{
+    for (; *p; p = &(*p)->queue_next) {
+        if (*p == c) {
+            *p = c->queue_next;
+            return true;
+        }
+    }
+    return false;
+}
+
+static void unqueue(memd_conn *c)
+{
+    if (c->queued && !unlink_from(&c->srv->queue, c))
+        (void)unlink_from(&c->srv->sending, c);
+    c->queued = false;
+}
+
 void memd_conn_close(memd_conn *c)
 {
     if (c->closing)
         return;
     c->closing = true;
     memd_server *srv = c->srv;
+    unqueue(c);
     /* Everything the session owned goes back now, whatever ended the connection. */
     if (c->has_session) {
         memd_session_close(srv->st, &c->sess);
@@ -98,7 +126,8 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 }
 
 /* Dispatches what is buffered, as far as backpressure allows (all of it when the
- * client has stopped sending or the daemon is stopping: the input is bounded then). */
+ * client has stopped sending or the daemon is stopping: the input is bounded then). The
+ * replies wait in out for the end of the pass. */
 static void process(memd_conn *c, bool all)
 {
     if (c->closing || c->close_after_flush || !c->has_session)
@@ -107,8 +136,9 @@ static void process(memd_conn *c, bool all)
     size_t wb = memd_buf_pending(&c->wbuf);
     size_t high = srv->out_high > wb ? srv->out_high - wb : 0;
     size_t used = 0;
-    int rc = memd_frames_process(srv->st, &c->sess, c->in.data, c->in.len, &c->out,
-                                 all || srv->stopping ? SIZE_MAX : high, &used);
+    int rc = memd_frames_dispatch(srv->st, &c->sess, c->in.data, c->in.len, &c->out,
+                                  all || srv->stopping ? SIZE_MAX : high, &used,
+                                  &c->changed_at);
     memd_buf_consume(&c->in, used);
     memd_buf_trim(&c->in, KEEP_BUF);
     if (rc < 0) {
@@ -121,23 +151,8 @@ static void process(memd_conn *c, bool all)
         c->close_after_flush = true;
         set_reading(c, false);
     }
-}
-
-/* Dispatch and write until the buffered input is used up, or a write is pending (its
- * completion pumps again), or nothing more can be dispatched (a partial frame). A
- * write that the socket takes at once does not end the round: backpressure only
- * holds frames back while replies are really waiting. */
-static void pump(memd_conn *c)
-{
-    for (;;) {
-        size_t before = c->in.len;
-        process(c, false);
-        if (c->closing)
-            return;
-        flush(c);
-        if (c->closing || c->writing || c->close_after_flush || c->in.len == before)
-            return;
-    }
+    if (used > 0)
+        queue(c);
 }
 
 static void update_reading(memd_conn *c)
@@ -168,13 +183,14 @@ static void on_written(uv_write_t *req, int status)
     c->srv->st->ctr.bytes_out += memd_buf_pending(&c->wbuf);
     c->wbuf.len = c->wbuf.off = 0;
     memd_buf_trim(&c->wbuf, KEEP_BUF);
-    pump(c); /* frames held back by backpressure get their turn now */
+    process(c, false); /* frames held back by backpressure get their turn now */
+    queue(c);          /* and what gathered meanwhile goes out */
 }
 
+/* Writes out (everything the commit before it covers), then closes a connection that
+ * was to close once its replies were gone. */
 static void flush(memd_conn *c)
 {
-    if (c->closing)
-        return;
     if (!c->writing && memd_buf_pending(&c->out) > 0) {
         uv_buf_t b = uv_buf_init((char *)c->out.data + c->out.off,
                                  (unsigned)memd_buf_pending(&c->out));
@@ -213,6 +229,52 @@ static void flush(memd_conn *c)
     update_reading(c);
 }
 
+/* The commit failed and c's frames changed state in this pass: its replies from the
+ * first such frame on become -EIO errors, its session goes now (releasing its memory)
+ * and the connection closes once they are written. */
+static void store_failed(memd_conn *c, const char *why)
+{
+    if (memd_frames_store_failed(&c->out, c->changed_at, why) < 0) {
+        memd_log(LOG_ERR, "session %u: out of memory building a reply; closing it",
+                 c->sess.id);
+        memd_conn_close(c);
+        return;
+    }
+    memd_session_close(c->srv->st, &c->sess);
+    c->has_session = false;
+    c->close_after_flush = true;
+    set_reading(c, false);
+}
+
+void memd_conn_pass_end(memd_server *srv)
+{
+    char why[256];
+    for (;;) {
+        /* Also records what closed since (sessions of connections that went). */
+        bool failed = memd_store_commit(srv->st, why, sizeof why) < 0;
+        if (!srv->queue)
+            return;
+        srv->sending = srv->queue;
+        srv->queue = NULL;
+        while (srv->sending) {
+            memd_conn *c = srv->sending;
+            srv->sending = c->queue_next;
+            c->queued = false;
+            if (failed && c->changed_at != SIZE_MAX)
+                store_failed(c, why);
+            c->changed_at = SIZE_MAX;
+            if (c->closing)
+                continue;
+            flush(c);
+            /* The socket took it all: frames held back by backpressure go on now, for
+             * the next commit of this loop (a write that the socket takes at once must
+             * not end the pass while frames wait). */
+            if (!c->closing && !c->writing)
+                process(c, false);
+        }
+    }
+}
+
 /* The client may have shut down only its sending side: answer what it sent, and say so
  * if it stopped in the middle of a frame. Frames held back behind a planning job are not
  * cut: the rest waits for memd_conn_resume. */
@@ -221,17 +283,15 @@ static void on_eof(memd_conn *c)
     process(c, true);
     if (c->closing)
         return;
+    queue(c);
+    set_reading(c, false);
     if (memd_models_busy(c->srv->st, &c->sess)) {
         c->deferred = MEMD_CONN_DEFER_EOF;
-        set_reading(c, false);
-        flush(c);
         return;
     }
     if (!c->close_after_flush && c->in.len > 0)
         memd_frames_truncated(c->srv->st, c->in.data, c->in.len, &c->out);
     c->close_after_flush = true;
-    set_reading(c, false);
-    flush(c);
 }
 
 void memd_conn_resume(memd_conn *c)
@@ -240,12 +300,14 @@ void memd_conn_resume(memd_conn *c)
         return;
     uint8_t d = c->deferred;
     c->deferred = MEMD_CONN_DEFER_NONE;
-    if (d == MEMD_CONN_DEFER_EOF)
+    if (d == MEMD_CONN_DEFER_EOF) {
         on_eof(c);
-    else if (d == MEMD_CONN_DEFER_SHUTDOWN)
+    } else if (d == MEMD_CONN_DEFER_SHUTDOWN) {
         memd_conn_shutdown(c);
-    else
-        pump(c);
+    } else {
+        process(c, false);
+        queue(c); /* the job's reply */
+    }
 }
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
@@ -257,7 +319,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     if (nread > 0) {
         c->in.len += (size_t)nread;
         c->srv->st->ctr.bytes_in += (uint64_t)nread;
-        pump(c);
+        process(c, false);
         return;
     }
     if (nread == 0)
@@ -278,7 +340,7 @@ static void reject(memd_conn *c, int status, const char *msg)
         return;
     }
     c->close_after_flush = true;
-    flush(c);
+    queue(c);
 }
 
 void memd_conn_accept(memd_server *srv)
@@ -289,6 +351,7 @@ void memd_conn_accept(memd_server *srv)
         return;
     }
     c->srv = srv;
+    c->changed_at = SIZE_MAX;
     uv_pipe_init(srv->loop, &c->pipe, 0);
     c->pipe.data = c;
     c->next = srv->conns;
@@ -332,11 +395,10 @@ void memd_conn_shutdown(memd_conn *c)
     process(c, true); /* requests already received still get their replies */
     if (c->closing)
         return;
+    queue(c);
     if (memd_models_busy(c->srv->st, &c->sess)) {
         c->deferred = MEMD_CONN_DEFER_SHUTDOWN; /* the drain timer still bounds the wait */
-        flush(c);
         return;
     }
     c->close_after_flush = true;
-    flush(c);
 }

@@ -1,6 +1,7 @@
-/* memd daemon — splitting a session's input into frames (see dispatch.h). */
+/* memd daemon — splitting a session's input into frames (see frames.h). */
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dispatch.h"
 #include "frames.h"
@@ -37,36 +38,11 @@ static int bad_header(memd_state *st, const memd_wire_hdr *h, int rc, uint32_t m
     return memd_reply_fail(st, &zero, out, &err, true);
 }
 
-/* The state store could not record the round's changes (store.h): no reply from the
- * first frame that changed something on may claim success. Those replies are replaced by
- * -EIO errors and the connection is closed, which releases the session's memory: memd
- * never keeps a change it answered with an error (a pending planning job's frame gets
- * no reply: the session goes before it could). */
-static int store_failed(const uint8_t *in, size_t len, bool last_pending,
-                        memd_buf *out, size_t out_mark, const char *why)
+int memd_frames_dispatch(memd_state *st, memd_session *s, const uint8_t *in, size_t len,
+                         memd_buf *out, size_t out_high, size_t *consumed,
+                         size_t *changed_at)
 {
-    memd_wire_error err = {0};
-    memd_err_set(&err, -EIO, "not recorded, session closed, its allocations released: %s",
-                 why);
-    out->len = out_mark;
-    for (size_t off = 0; len - off >= MEMD_HDR_SIZE;) {
-        memd_wire_hdr h;
-        if (memd_wire_hdr_get(in + off, MEMD_HDR_SIZE, UINT32_MAX, &h) < 0 ||
-            len - off - MEMD_HDR_SIZE < h.len)
-            break;
-        off += MEMD_HDR_SIZE + h.len;
-        if (last_pending && off >= len)
-            break;
-        if (memd_reply_error(out, h.opcode, h.id, &err) < 0)
-            return -ENOMEM;
-    }
-    return MEMD_CLOSE;
-}
-
-int memd_frames_process(memd_state *st, memd_session *s, const uint8_t *in, size_t len,
-                        memd_buf *out, size_t out_high, size_t *consumed)
-{
-    size_t off = 0, first = SIZE_MAX, out_mark = 0;
+    size_t off = 0;
     uint64_t mark = memd_store_round_begin(st);
     int rc = 0;
     /* A session waiting for a planning job's reply sends nothing more until it comes. */
@@ -83,19 +59,51 @@ int memd_frames_process(memd_state *st, memd_session *s, const uint8_t *in, size
             break; /* wait for the rest of the payload */
         size_t out_before = out->len;
         rc = memd_dispatch(st, s, &h, in + off + MEMD_HDR_SIZE, out);
-        if (first == SIZE_MAX && memd_store_round_changed(st, mark)) {
-            first = off;
-            out_mark = out_before;
-        }
+        if (*changed_at == SIZE_MAX && memd_store_round_changed(st, mark))
+            *changed_at = out_before;
         off += MEMD_HDR_SIZE + h.len;
         if (rc != 0)
             break;
     }
-    /* Durable before any reply of the round can be sent (conn.c writes after this). */
-    char why[256];
-    if (memd_store_round_end(st, mark, why, sizeof why) < 0 && first != SIZE_MAX)
-        rc = store_failed(in + first, off - first, rc == MEMD_PENDING, out, out_mark, why);
+    memd_store_round_end(st);
     *consumed = off;
+    return rc;
+}
+
+/* No reply from the first one that claimed a change on may stand: memd never keeps a
+ * change it answered with an error, and the session goes. The error replies are built
+ * after the old ones (their headers say which requests they were for), then moved in
+ * their place. A planning job's frame still pending has no reply yet and gets none: the
+ * session goes before it could. */
+int memd_frames_store_failed(memd_buf *out, size_t from, const char *why)
+{
+    memd_wire_error err = {0};
+    memd_err_set(&err, -EIO, "not recorded, session closed, its allocations released: %s",
+                 why);
+    size_t end = out->len;
+    for (size_t off = from; end - off >= MEMD_HDR_SIZE;) {
+        memd_wire_hdr h;
+        if (memd_wire_hdr_get(out->data + off, MEMD_HDR_SIZE, UINT32_MAX, &h) < 0 ||
+            end - off - MEMD_HDR_SIZE < h.len)
+            break;
+        off += MEMD_HDR_SIZE + h.len;
+        if (memd_reply_error(out, h.opcode, h.id, &err) < 0)
+            return -ENOMEM;
+    }
+    size_t n = out->len - end;
+    memmove(out->data + from, out->data + end, n);
+    out->len = from + n;
+    return MEMD_CLOSE;
+}
+
+int memd_frames_process(memd_state *st, memd_session *s, const uint8_t *in, size_t len,
+                        memd_buf *out, size_t out_high, size_t *consumed)
+{
+    size_t changed_at = SIZE_MAX;
+    int rc = memd_frames_dispatch(st, s, in, len, out, out_high, consumed, &changed_at);
+    char why[256];
+    if (memd_store_commit(st, why, sizeof why) < 0 && changed_at != SIZE_MAX && rc >= 0)
+        rc = memd_frames_store_failed(out, changed_at, why);
     return rc;
 }
 

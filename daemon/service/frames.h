@@ -1,4 +1,4 @@
-/* memd daemon — a session's input bytes -> frames -> dispatch, one round per read. */
+/* memd daemon — a session's input bytes -> frames -> dispatch. */
 #ifndef MEMD_DAEMON_FRAMES_H
 #define MEMD_DAEMON_FRAMES_H
 
@@ -8,10 +8,25 @@
 #include "buf.h"
 #include "state.h"
 
-/* Processes every complete frame in in[0, len): stops at a partial frame, after a frame
- * that closes the connection, or once out holds more than out_high unsent bytes
- * (backpressure: the rest waits until the client reads). *consumed is the number of
- * bytes of whole frames handled. Returns as a handler (reply.h). */
+/* Dispatches every complete frame in in[0, len) without committing the state store:
+ * stops at a partial frame, after a frame that closes the connection or waits for a
+ * planning job, or once out holds more than out_high unsent bytes (backpressure: the
+ * rest waits until the client reads). *consumed is the number of bytes of whole frames
+ * handled. If *changed_at is SIZE_MAX and a frame changes state, it becomes out's length
+ * before that frame's reply: no reply from there on may leave before the store has
+ * committed (memd_store_commit). Returns as a handler (reply.h). */
+int memd_frames_dispatch(memd_state *st, memd_session *s, const uint8_t *in, size_t len,
+                         memd_buf *out, size_t out_high, size_t *consumed,
+                         size_t *changed_at);
+
+/* The state store could not commit: every reply in out from offset from on becomes an
+ * -EIO error for the same request. Returns MEMD_CLOSE (the session must go, which
+ * releases its memory), or -ENOMEM. */
+int memd_frames_store_failed(memd_buf *out, size_t from, const char *why);
+
+/* One session on its own, as a single round (unit tests, fuzzers; the daemon commits
+ * once per loop pass instead, server.h): dispatch, commit, and on a failed commit
+ * memd_frames_store_failed. Returns as memd_frames_dispatch. */
 int memd_frames_process(memd_state *st, memd_session *s, const uint8_t *in, size_t len,
                         memd_buf *out, size_t out_high, size_t *consumed);
 

@@ -34,6 +34,16 @@ static void on_store_tick(uv_timer_t *t)
     (void)memd_store_tick(srv->st);
 }
 
+/* libuv runs prepare handles after timers and the completions of writes, right before
+ * it polls (and possibly sleeps): the one point after which nothing more is dispatched
+ * until new input arrives, Redis's beforeSleep. A check handle would run right after
+ * the poll's read callbacks, but replies queued by timers or write completions (frames
+ * that backpressure held back) would then wait through a poll that may sleep. */
+static void on_pass_end(uv_prepare_t *p)
+{
+    memd_conn_pass_end(p->data);
+}
+
 static void on_drain_timeout(uv_timer_t *t)
 {
     memd_server *srv = t->data;
@@ -112,6 +122,12 @@ int memd_server_run(memd_state *st, int listen_fd, const char *socket_path,
     uv_signal_start(&srv.sigint, on_signal, SIGINT);
     uv_timer_init(&loop, &srv.drain);
     srv.drain.data = &srv;
+    /* Always armed but unreferenced: it does not keep the loop alive by itself. */
+    uv_prepare_init(&loop, &srv.pass_end);
+    srv.pass_end.data = &srv;
+    uv_prepare_start(&srv.pass_end, on_pass_end);
+    uv_unref((uv_handle_t *)&srv.pass_end);
+    memd_store_defer(st, true); /* session closes are committed by the pass end */
 
     if (st->store) {
         uint32_t ms = memd_store_tick_ms(st);
@@ -137,6 +153,9 @@ int memd_server_run(memd_state *st, int listen_fd, const char *socket_path,
     if (on_ready)
         on_ready(ready_ctx);
 
+    uv_run(&loop, UV_RUN_DEFAULT);
+    memd_store_defer(st, false);
+    uv_close((uv_handle_t *)&srv.pass_end, NULL);
     uv_run(&loop, UV_RUN_DEFAULT);
     memd_model_work_detach(&srv);
     rc = uv_loop_close(&loop);

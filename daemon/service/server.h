@@ -1,5 +1,10 @@
 /* memd daemon — the single-threaded libuv service loop: listener, connections,
- * signals, the systemd watchdog. */
+ * signals, the systemd watchdog.
+ *
+ * One loop pass, the way Redis does it in beforeSleep: every readable connection's frames
+ * are dispatched, their replies gathered in the connection's out buffer but not written;
+ * then, before the loop sleeps again (a uv_prepare handle), the state store commits once
+ * for the whole pass and every gathered reply is written. */
 #ifndef MEMD_DAEMON_SERVER_H
 #define MEMD_DAEMON_SERVER_H
 
@@ -19,10 +24,13 @@ typedef struct memd_server {
     uv_timer_t watchdog;
     uv_timer_t drain;         /* shutdown: gives clients a moment to take their replies */
     uv_timer_t store_tick;    /* state store: orphans to release, a failed flush to retry */
+    uv_prepare_t pass_end;    /* before the loop sleeps: commit, then write (conn.c) */
     bool store_tick_on;
     bool watchdog_on;
     bool stopping;
     memd_conn *conns;         /* every open connection, sessions or not */
+    memd_conn *queue;         /* connections with replies (or a close) for the next commit */
+    memd_conn *sending;       /* those of the commit just made, being written */
     size_t out_high;          /* unsent reply bytes at which a client stops being read */
     int exit_code;
 } memd_server;
@@ -38,11 +46,15 @@ struct memd_conn {
     bool close_after_flush;   /* malformed input, rejected, EOF or shutdown */
     bool closing;
     uint8_t deferred;         /* MEMD_CONN_DEFER_*: EOF or shutdown met a planning job */
+    bool queued;              /* on srv->queue or srv->sending (queue_next) */
+    size_t changed_at;        /* out offset of the first reply that waits for the commit
+                               * of a change (SIZE_MAX: none) */
     memd_buf in;              /* received bytes not yet dispatched */
     memd_buf out;             /* replies not yet handed to the kernel */
     memd_buf wbuf;            /* replies being written by wreq */
     uv_write_t wreq;
     memd_conn *prev, *next;
+    memd_conn *queue_next;
 };
 
 /* Runs the loop on an already listening fd until SIGTERM/SIGINT; returns the exit
@@ -54,9 +66,13 @@ int memd_server_run(memd_state *st, int listen_fd, const char *socket_path,
 void memd_conn_accept(memd_server *srv);
 void memd_conn_shutdown(memd_conn *c);  /* finish in-flight replies, then close */
 void memd_conn_close(memd_conn *c);     /* now */
-/* A planning job's reply was appended (model.h): dispatch what waited, flush, and finish
- * an EOF or shutdown that came meanwhile. */
+/* A planning job's reply was appended (model.h): dispatch what waited, write it, and
+ * finish an EOF or shutdown that came meanwhile. */
 void memd_conn_resume(memd_conn *c);
+/* The end of a loop pass: commits the state store once, then writes every queued
+ * connection's replies (those of connections whose changes failed to commit become
+ * -EIO errors, and the connection closes). */
+void memd_conn_pass_end(memd_server *srv);
 enum { MEMD_CONN_DEFER_NONE, MEMD_CONN_DEFER_EOF, MEMD_CONN_DEFER_SHUTDOWN };
 
 #endif

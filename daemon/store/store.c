@@ -1,4 +1,5 @@
-/* memd daemon — the state store file and its flushes (see store.h).
+/* memd daemon — the state store's file: open, close, and the request rounds and
+ * commits that decide when it is written (see store.h).
  *
  * LMDB, one file, opened with:
  *   MDB_NOSUBDIR  a single file DIR/memd-state.mdb
@@ -15,7 +16,7 @@
  * A write to a page of a mapped file that has no backing store raises SIGBUS, which on a
  * full tmpfs would kill memd; so every byte of the map is allocated (posix_fallocate)
  * before LMDB may use it, and the map only grows by allocating first. A full store is
- * then an error value: MDB_MAP_FULL, or ENOSPC from posix_fallocate. */
+ * then an error value: MDB_MAP_FULL, or ENOSPC from posix_fallocate (store_dirty.c). */
 #include "store_internal.h"
 
 #include <errno.h>
@@ -27,571 +28,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "alloc.h"
-#include "errmsg.h"
 #include "log.h"
 #include "procstat.h"
 
-/* ---- dirty keys ---- */
-
-void memd_store_mark(memd_store *S, uint64_t key)
-{
-    S->touches++;
-    if (S->resync)
-        return; /* everything is rewritten anyway */
-    if (S->ndirty == S->dirty_cap) {
-        size_t cap = S->dirty_cap ? S->dirty_cap * 2 : 256;
-        uint64_t *d = realloc(S->dirty, cap * sizeof *d);
-        if (!d) {
-            /* The key cannot be remembered: the next flush rewrites the whole map from
-             * memory instead, so nothing is lost. */
-            S->resync = true;
-            return;
-        }
-        S->dirty = d;
-        S->dirty_cap = cap;
-    }
-    S->dirty[S->ndirty++] = key;
-}
-
-/* Hook: an allocation's record changed (held once more or once less, destroyed). */
-static void on_alloc_changed(void *data, const memd_alloc *a)
-{
-    memd_store *S = ((memd_state *)data)->store;
-    /* While stopping, only request rounds count: the holds that the shutdown drops stay
-     * in the store for the next memd. */
-    if (S->stopping && !S->in_round)
-        return;
-    memd_store_mark(S, a->store_key);
-}
-
-/* Hook: a was just created; chooses the record it is stored in (a->store_key). */
-static void on_alloc_created(void *data, memd_alloc *a)
-{
-    memd_store *S = ((memd_state *)data)->store;
-    a->store_key = a->handle;
-    /* Handles of one batch are consecutive: each joins the chunk its batch opened last
-     * while its handle is within that chunk's range. */
-    if (S->batching) {
-        if (S->group && a->handle - S->group < MEMD_STORE_CHUNK)
-            a->store_key = S->group;
-        else
-            S->group = a->handle;
-    }
-    on_alloc_changed(data, a);
-}
-
-void memd_store_batch(memd_state *st, bool on)
-{
-    if (!st->store)
-        return;
-    st->store->batching = on;
-    st->store->group = 0;
-}
-
-/* ---- room ---- */
-
-void memd_store_update_room(memd_store *S)
-{
-    uint64_t keep = S->used_bytes + MEMD_STORE_TXN_COST + MEMD_STORE_RESERVE;
-    S->dirty_limit = S->map_bytes > keep ? (S->map_bytes - keep) / MEMD_STORE_REC_COST : 0;
-    if (S->dirty_limit >= 64)
-        S->full_logged = false;
-}
-
-int memd_store_grow(memd_store *S, uint64_t want, char *msg, size_t msglen)
-{
-    if (want <= S->map_bytes)
-        return 0;
-    uint64_t n = S->map_bytes;
-    while (n < want && n < S->max_bytes)
-        n *= 2;
-    if (n > S->max_bytes)
-        n = S->max_bytes;
-    if (n < want) {
-        snprintf(msg, msglen, "%s would need %llu bytes, over its limit of %llu", S->path,
-                 (unsigned long long)want, (unsigned long long)S->max_bytes);
-        return -ENOSPC;
-    }
-    /* Allocate first: LMDB writes through the map, and a page without backing store
-     * would be SIGBUS, not an error. */
-    int rc = posix_fallocate(S->fd, 0, (off_t)n);
-    if (rc != 0) {
-        snprintf(msg, msglen, "cannot grow %s to %llu bytes: %s", S->path,
-                 (unsigned long long)n, strerror(rc));
-        return -rc;
-    }
-    rc = mdb_env_set_mapsize(S->env, (size_t)n);
-    if (rc != 0) {
-        snprintf(msg, msglen, "cannot map %s at %llu bytes: %s", S->path,
-                 (unsigned long long)n, mdb_strerror(rc));
-        return -EIO;
-    }
-    S->map_bytes = n;
-    memd_store_update_room(S);
-    return 0;
-}
-
-/* Hook: before a session creates or acquires an allocation, records the session if it
- * is not yet and checks that the store has room for what is pending (growing the file
- * when it must). 0, or -EIO with err filled (store full or unwritable). */
-static int on_prepare(void *data, memd_session *s, memd_wire_error *err)
-{
-    memd_state *st = data;
-    memd_store *S = st->store;
-    if ((S->last != s || S->last_id != s->id) && memd_store_sess_add(st, s) < 0)
-        return memd_err_set(err, -EIO, "state store: no memory to record session %u", s->id);
-    if (S->ndirty + 2 <= S->dirty_limit)
-        return 0; /* the common case: one comparison */
-    uint64_t want = S->used_bytes + (S->ndirty + 2) * MEMD_STORE_REC_COST +
-                    MEMD_STORE_TXN_COST + MEMD_STORE_RESERVE;
-    char msg[160];
-    if (memd_store_grow(S, want, msg, sizeof msg) == 0)
-        return 0;
-    if (!S->full_logged) /* once per episode: a client may keep trying */
-        memd_log(LOG_WARNING, "state store full, allocations refused: %s", msg);
-    S->full_logged = true;
-    return memd_err_set(err, -EIO, "memd's state store is full (%.120s): allocation refused",
-                        msg);
-}
-
-/* ---- writing ---- */
-
-static int reserve_buf(memd_store *S, size_t n)
-{
-    if (n <= S->buf_cap)
-        return 0;
-    size_t cap = S->buf_cap ? S->buf_cap : 512;
-    while (cap < n)
-        cap *= 2;
-    uint8_t *b = realloc(S->buf, cap);
-    if (!b)
-        return ENOMEM;
-    S->buf = b;
-    S->buf_cap = cap;
-    return 0;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* One transaction's cursors: consecutive keys are found from where the last one was,
- * and keys above every stored one are appended without a search (MDB_APPEND). */
-typedef struct writer {
-    memd_state *st;
-    MDB_txn *txn;
-    MDB_cursor *allocs, *sessions;
-    uint64_t top;                  /* no allocation key in the table is larger */
-    bool stored;                   /* false: the table is empty (top means nothing) */
-    const memd_alloc *live[MEMD_STORE_CHUNK]; /* the chunk being written */
-    uint8_t comm_len[MEMD_STORE_CHUNK], name_len[MEMD_STORE_CHUNK];
-} writer;
-
-/* Holders of a by session id, sorted, into S->holders (a session may hold a shared
- * buffer more than once); returns how many, and the distinct ones in *unique. */
-static int holders_of(memd_store *S, const memd_alloc *a, uint32_t *n_out, uint32_t *unique)
-{
-    if (a->refcount > S->holders_cap) {
-        uint32_t *h = realloc(S->holders, a->refcount * sizeof *h);
-        if (!h)
-            return ENOMEM;
-        S->holders = h;
-        S->holders_cap = a->refcount;
-    }
-    uint32_t n = 0;
-    for (const memd_hold *h = a->holds; h && n < a->refcount; h = h->a_next)
-        S->holders[n++] = h->session->id;
-    if (n > 1)
-        qsort(S->holders, n, sizeof *S->holders, cmp_u32);
-    uint32_t u = 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (i == 0 || S->holders[i] != S->holders[i - 1])
-            u++;
-    *n_out = n;
-    *unique = u;
-    return 0;
-}
-
-static void to_rec(const memd_state *st, const memd_alloc *a, uint32_t unique,
-                   memd_store_alloc_rec *r)
-{
-    /* Field by field: a compound literal would clear the whole struct first (a
-     * measurable share of a batch's flush), and every field is set here anyway. */
-    r->handle = a->handle;
-    r->device = st->devs[a->dev].spec->id;
-    r->pl = a->pl;
-    r->requested = a->requested;
-    r->created_ns = a->created_ns;
-    r->pid = a->pid;
-    r->uid = a->uid;
-    r->gid = a->gid;
-    r->session_id = a->session_id;
-    r->cls = a->cls;
-    r->scope = a->scope;
-    r->flags = a->shared ? MEMD_STORE_REC_SHARED : 0;
-    r->nholders = unique;
-    r->holders = NULL;
-    memcpy(r->comm, a->comm, sizeof r->comm);
-    memcpy(r->name, a->name, sizeof r->name);
-}
-
-/* Encodes the record of w->live[i] at *p and moves *p past it (write_chunk reserved
- * its size). */
-static int put_alloc(writer *w, uint32_t i, uint8_t **p)
-{
-    const memd_alloc *a = w->live[i];
-    memd_store *S = w->st->store;
-    memd_store_alloc_rec r;
-    uint32_t n = 1, unique = 1;
-    if (a->refcount == 1) {
-        S->holders[0] = a->holds->session->id; /* the common case: no sort */
-    } else {
-        int rc = holders_of(S, a, &n, &unique);
-        if (rc != 0)
-            return rc;
-    }
-    to_rec(w->st, a, unique, &r);
-    uint8_t *q = memd_store_alloc_rec_put_len(*p, &r, w->comm_len[i], w->name_len[i]);
-    for (uint32_t k = 0; k < n;) {
-        uint32_t j = k;
-        while (j < n && S->holders[j] == S->holders[k])
-            j++;
-        q = memd_store_holder_put(q, S->holders[k], j - k);
-        k = j;
-    }
-    *p = q;
-    return 0;
-}
-
-/* Encoded size of the record of w->live[i] (keeping its string lengths for put_alloc). */
-static int alloc_size(writer *w, uint32_t i, size_t *size)
-{
-    const memd_alloc *a = w->live[i];
-    uint32_t n, unique = 1;
-    if (a->refcount != 1) {
-        int rc = holders_of(w->st->store, a, &n, &unique);
-        if (rc != 0)
-            return rc;
-    }
-    w->comm_len[i] = (uint8_t)memd_store_str_len(a->comm, sizeof a->comm);
-    w->name_len[i] = (uint8_t)memd_store_str_len(a->name, sizeof a->name);
-    *size = MEMD_STORE_ALLOC_REC_BASE + w->comm_len[i] + w->name_len[i] +
-            (size_t)unique * MEMD_STORE_HOLDER_SIZE;
-    return 0;
-}
-
-/* Rewrites the record under key (store_internal.h) from memory: the records of the live
- * allocations stored there, one after the other, or no record when there are none. */
-static int write_chunk(writer *w, uint64_t key)
-{
-    memd_store *S = w->st->store;
-    size_t size = 0;
-    uint32_t n = 0;
-    for (uint64_t h = key; h - key < MEMD_STORE_CHUNK; h++) {
-        const memd_alloc *a = h ? memd_alloc_find(w->st, h) : NULL;
-        if (!a || a->store_key != key)
-            continue;
-        size_t sz;
-        w->live[n] = a;
-        int rc = alloc_size(w, n, &sz);
-        if (rc != 0)
-            return rc;
-        size += sz;
-        n++;
-    }
-    uint8_t k[8];
-    memd_store_key_u64(k, key);
-    MDB_val mk = {sizeof k, k};
-    if (n == 0) {
-        if (!w->stored || key > w->top)
-            return 0; /* above every stored key: never written */
-        int rc = mdb_cursor_get(w->allocs, &mk, NULL, MDB_SET);
-        if (rc == 0)
-            rc = mdb_cursor_del(w->allocs, 0);
-        return rc == MDB_NOTFOUND ? 0 : rc;
-    }
-    if (S->holders_cap == 0) {
-        uint32_t *hs = malloc(16 * sizeof *hs);
-        if (!hs)
-            return ENOMEM;
-        S->holders = hs;
-        S->holders_cap = 16;
-    }
-    /* MDB_RESERVE: the records are encoded straight into their place in the page. */
-    bool append = !w->stored || key > w->top;
-    MDB_val val = {size, NULL};
-    int rc = mdb_cursor_put(w->allocs, &mk, &val, MDB_RESERVE | (append ? MDB_APPEND : 0));
-    if (rc != 0)
-        return rc;
-    if (append) {
-        w->top = key;
-        w->stored = true;
-    }
-    uint8_t *p = val.mv_data;
-    for (uint32_t i = 0; i < n && rc == 0; i++)
-        rc = put_alloc(w, i, &p);
-    return rc;
-}
-
-/* The sessions cursor, opened on first use: most writes change no session. */
-static int sess_cursor(writer *w)
-{
-    return w->sessions ? 0 : mdb_cursor_open(w->txn, w->st->store->dbi_sessions, &w->sessions);
-}
-
-static int put_sess(writer *w, const memd_store_sess *ss)
-{
-    int rc = sess_cursor(w);
-    if (rc != 0)
-        return rc;
-    memd_store_sess_rec r;
-    memd_store_sess_to_rec(ss, &r);
-    uint8_t rec[MEMD_STORE_SESS_REC_SIZE], k[4];
-    memd_store_sess_rec_put(rec, &r);
-    memd_store_key_u32(k, r.id);
-    MDB_val key = {sizeof k, k}, val = {sizeof rec, rec};
-    return mdb_cursor_put(w->sessions, &key, &val, 0);
-}
-
-static int write_sess(writer *w, uint32_t id)
-{
-    const memd_store_sess *ss = memd_store_sess_get(w->st->store, id);
-    if (ss)
-        return put_sess(w, ss);
-    /* Gone: delete its record if there is one. */
-    uint8_t k[4];
-    memd_store_key_u32(k, id);
-    MDB_val key = {sizeof k, k};
-    int rc = sess_cursor(w);
-    if (rc == 0)
-        rc = mdb_cursor_get(w->sessions, &key, NULL, MDB_SET);
-    if (rc == 0)
-        rc = mdb_cursor_del(w->sessions, 0);
-    return rc == MDB_NOTFOUND ? 0 : rc;
-}
-
-/* Runs of increasing keys in the dirty list, up to max + 1. */
-static size_t dirty_runs(const memd_store *S, size_t max)
-{
-    size_t runs = 1;
-    for (size_t i = 1; i < S->ndirty && runs <= max; i++)
-        runs += S->dirty[i] < S->dirty[i - 1];
-    return runs;
-}
-
-/* Every dirty key's record, rewritten from memory. Listing order does not change what
- * is written, and neither does a record written twice (the same records again; a
- * second delete finds nothing): equal neighbours in the list are written once, and a
- * list of a few increasing runs (a round's batches: the chunks it created, then those
- * it freed) is written as it is, each record at most once per run. Sorting that list
- * cost more than the few records written twice; only a list in no order (frees in
- * random order) is sorted, so no record is written again and again. New handles grow,
- * so nearly every new record is an append. */
-static int write_dirty(writer *w)
-{
-    memd_store *S = w->st->store;
-    if (dirty_runs(S, 8) > 8)
-        qsort(S->dirty, S->ndirty, sizeof *S->dirty, cmp_u64);
-    uint64_t last = UINT64_MAX;
-    int rc = 0;
-    for (size_t i = 0; i < S->ndirty && rc == 0; i++) {
-        uint64_t key = S->dirty[i];
-        if (key & MEMD_STORE_SESS_KEY) {
-            rc = write_sess(w, (uint32_t)key);
-            continue;
-        }
-        if (key != last)
-            rc = write_chunk(w, key);
-        last = key;
-    }
-    return rc;
-}
-
-static int write_all(writer *w)
-{
-    memd_store *S = w->st->store;
-    const memd_state *st = w->st;
-    int rc = mdb_drop(w->txn, S->dbi_allocs, 0);
-    if (rc == 0)
-        rc = mdb_drop(w->txn, S->dbi_sessions, 0);
-    w->top = 0;
-    w->stored = false;
-    /* In key order, so every put is an append. */
-    size_t n = 0;
-    uint64_t *keys = malloc((st->handles.len + 1) * sizeof *keys);
-    if (!keys)
-        return ENOMEM;
-    for (size_t i = 0; i < st->handles.cap; i++)
-        if (st->handles.slots[i].key)
-            keys[n++] = ((const memd_alloc *)(uintptr_t)st->handles.slots[i].val)->store_key;
-    qsort(keys, n, sizeof *keys, cmp_u64);
-    for (size_t i = 0; i < n && rc == 0; i++)
-        if (i == 0 || keys[i] != keys[i - 1])
-            rc = write_chunk(w, keys[i]);
-    free(keys);
-    for (size_t i = 0; i < S->sessions.cap && rc == 0; i++)
-        if (S->sessions.slots[i].key)
-            rc = put_sess(w, (const memd_store_sess *)(uintptr_t)S->sessions.slots[i].val);
-    return rc;
-}
-
-static int write_meta(memd_state *st, MDB_txn *txn)
-{
-    memd_store *S = st->store;
-    memd_store_meta m = {.format = MEMD_STORE_FORMAT, .handle_hwm = S->handle_hwm,
-                         .session_hwm = S->session_hwm, .ndevs = st->ndevs};
-    memcpy(m.boot_id, S->boot_id, sizeof m.boot_id);
-    size_t size = MEMD_STORE_META_BASE + (size_t)st->ndevs * MEMD_STORE_DEV_FP_SIZE;
-    if (reserve_buf(S, size))
-        return ENOMEM;
-    memd_store_meta_put(S->buf, &m, S->fps);
-    MDB_val key = {4, "meta"}, val = {size, S->buf};
-    return mdb_put(txn, S->dbi_meta, &key, &val, 0);
-}
-
-/* Pages the trees use (their pages, the two meta pages, slack for the free list's own
- * tree): the rest of the map is free or reusable. */
-static uint64_t bytes_in_use(const memd_store *S, MDB_txn *txn)
-{
-    uint64_t pages = 2 + 16;
-    MDB_dbi dbis[] = {1 /* the main DB, which names the others */, S->dbi_allocs,
-                      S->dbi_sessions, S->dbi_meta};
-    for (size_t i = 0; i < sizeof dbis / sizeof dbis[0]; i++) {
-        MDB_stat ms;
-        if (mdb_stat(txn, dbis[i], &ms) == 0)
-            pages += ms.ms_branch_pages + ms.ms_leaf_pages + ms.ms_overflow_pages;
-    }
-    return pages * S->psize;
-}
-
-/* The largest key in the allocations table: where appends start. */
-static int top_key(writer *w)
-{
-    MDB_val key, val;
-    int rc = mdb_cursor_get(w->allocs, &key, &val, MDB_LAST);
-    if (rc == MDB_NOTFOUND)
-        return 0;
-    if (rc == 0 && key.mv_size == 8) {
-        w->top = memd_store_key_get_u64(key.mv_data);
-        w->stored = true;
-    }
-    return rc;
-}
-
-int memd_store_write(memd_state *st, bool all)
-{
-    memd_store *S = st->store;
-    MDB_txn *txn;
-    int rc = mdb_txn_begin(S->env, NULL, 0, &txn);
-    if (rc != 0)
-        return rc;
-    writer w = {.st = st, .txn = txn};
-    if ((rc = mdb_cursor_open(txn, S->dbi_allocs, &w.allocs)) != 0) {
-        mdb_txn_abort(txn);
-        return rc;
-    }
-    if (all) {
-        rc = write_all(&w);
-    } else {
-        /* The largest key as the last successful write left it (an upper bound, which
-         * is all appends and skipped deletes need), so most writes need no search. */
-        if (S->top_known) {
-            w.top = S->top;
-            w.stored = S->top_stored;
-        } else {
-            rc = top_key(&w);
-        }
-        if (rc == 0)
-            rc = write_dirty(&w);
-    }
-    if (rc == 0 && (S->meta_dirty || all))
-        rc = write_meta(st, txn);
-    /* Tests: make this commit fail like a broken disk would. */
-    if (rc == 0 && S->failpoint[0] && access(S->failpoint, F_OK) == 0)
-        rc = EIO;
-    if (rc != 0) {
-        mdb_txn_abort(txn);
-        S->top_known = false;
-        return rc;
-    }
-    uint64_t used = bytes_in_use(S, txn);
-    rc = mdb_txn_commit(txn);
-    /* A failed write leaves the table as it was: search for its top again. */
-    S->top_known = rc == 0;
-    if (rc == 0) {
-        S->used_bytes = used;
-        S->top = w.top;
-        S->top_stored = w.stored;
-    }
-    return rc;
-}
-
-#define HWM_STEP 4096u /* counters are stored ahead, so most flushes need no meta write */
-
-int memd_store_flush(memd_state *st, char *msg, size_t msglen)
-{
-    memd_store *S = st->store;
-    if (!S)
-        return 0;
-    /* Every handle and session id given out so far is below next_*: the store's marks
-     * must be too, or a restarted memd could give one out again. */
-    if (st->next_handle > S->handle_hwm) {
-        S->handle_hwm = st->next_handle + HWM_STEP;
-        S->meta_dirty = true;
-    }
-    if (st->next_session_id > S->session_hwm) {
-        S->session_hwm = st->next_session_id > UINT32_MAX - HWM_STEP
-                             ? UINT32_MAX
-                             : st->next_session_id + HWM_STEP;
-        S->meta_dirty = true;
-    }
-    if (S->ndirty == 0 && !S->meta_dirty && !S->resync)
-        return 0;
-    int rc;
-    for (;;) {
-        rc = memd_store_write(st, S->resync);
-        if (rc != MDB_MAP_FULL)
-            break;
-        /* The estimate was short: grow and write again (the dirty keys are all still
-         * there, the failed transaction changed nothing). */
-        char gmsg[200];
-        if (memd_store_grow(S, S->map_bytes + 1, gmsg, sizeof gmsg) < 0) {
-            snprintf(msg, msglen, "state store %s is full: %s", S->path, gmsg);
-            goto failed;
-        }
-    }
-    if (rc != 0) {
-        snprintf(msg, msglen, "state store %s: cannot commit: %s", S->path,
-                 mdb_strerror(rc));
-        goto failed;
-    }
-    S->ndirty = 0;
-    S->resync = false;
-    S->meta_dirty = false;
-    if (S->failed) {
-        memd_log(LOG_NOTICE, "state store %s: writing again", S->path);
-        S->failed = false;
-    }
-    memd_store_update_room(S);
-    return 0;
-
-failed:
-    if (!S->failed)
-        memd_log(LOG_ERR, "%s", msg);
-    S->failed = true;
-    return -EIO;
-}
-
-/* ---- rounds ---- */
+/* ---- rounds and commits ---- */
 
 uint64_t memd_store_round_begin(memd_state *st)
 {
@@ -607,15 +47,25 @@ bool memd_store_round_changed(const memd_state *st, uint64_t mark)
     return st->store && st->store->touches != mark;
 }
 
-int memd_store_round_end(memd_state *st, uint64_t mark, char *msg, size_t msglen)
+void memd_store_round_end(memd_state *st)
+{
+    if (st->store)
+        st->store->in_round = false;
+}
+
+int memd_store_commit(memd_state *st, char *msg, size_t msglen)
 {
     memd_store *S = st->store;
-    if (!S)
+    if (!S || S->touches == S->committed)
         return 0;
-    S->in_round = false;
-    if (S->touches == mark)
-        return 0;
+    S->committed = S->touches;
     return memd_store_flush(st, msg, msglen);
+}
+
+void memd_store_defer(memd_state *st, bool on)
+{
+    if (st->store)
+        st->store->defer += on ? 1u : -1u;
 }
 
 void memd_store_stopping(memd_state *st)
@@ -747,13 +197,6 @@ int memd_store_dir(const char *state_dir, const char *socket_path, char *out, si
     return 0;
 }
 
-static const memd_state_events store_events = {
-    .prepare = on_prepare,
-    .alloc_created = on_alloc_created,
-    .alloc_changed = on_alloc_changed,
-    .session_closed = memd_store_session_closed,
-};
-
 int memd_store_open(memd_state *st, const memd_store_opts *o, char *err, size_t errlen)
 {
     memd_store *S = calloc(1, sizeof *S);
@@ -771,11 +214,10 @@ int memd_store_open(memd_state *st, const memd_store_opts *o, char *err, size_t 
         free(S);
         return -ENAMETOOLONG;
     }
-    const char *fp = getenv("MEMD_TEST_STORE_FAILPOINT");
-    if (fp && *fp)
-        snprintf(S->failpoint, sizeof S->failpoint, "%s", fp);
+    if (o->failpoint)
+        snprintf(S->failpoint, sizeof S->failpoint, "%s", o->failpoint);
     st->store = S;
-    memd_hook_add(st, &S->hook, &store_events, st);
+    memd_hook_add(st, &S->hook, &memd_store_events, st);
     S->fps = calloc(st->ndevs ? st->ndevs : 1, sizeof *S->fps);
     int rc = S->fps ? 0 : -ENOMEM;
     if (rc < 0)

@@ -5,9 +5,9 @@
  * Model: memory is the truth, the store a durable copy of it. Every change marks its
  * key (an allocation's record, store_internal.h; a session id) dirty; memd_store_flush
  * writes the current state of every dirty key, plus the counters, in ONE write
- * transaction. A request round
- * (all frames dispatched from one read, frames.c) is flushed before any of its replies
- * can reach the socket, so no client is ever told about a change the store has not got.
+ * transaction. The service loop commits once per pass (all frames dispatched from every
+ * connection read in one loop iteration, server.h), before any of their replies can reach
+ * the socket, so no client is ever told about a change the store has not got.
  * Because a flush writes everything dirty at once, the store always equals the memory
  * map of one instant: a crash at any point restores a consistent map (never two
  * allocations on one range), which contains every allocation a client was told about.
@@ -36,6 +36,8 @@ typedef struct memd_store_opts {
     const char *dir;        /* the state directory (made absolute by the caller) */
     uint64_t max_bytes;     /* 0: MEMD_STORE_MAX_DEFAULT */
     bool reset;             /* discard what the store holds (memd --reset-state) */
+    const char *failpoint;  /* tests only (memd-test, unit tests): while a file exists at
+                             * this path, every commit fails as on a broken disk */
 } memd_store_opts;
 
 /* The state directory: the config's state_dir, else the socket's folder, made absolute.
@@ -84,13 +86,24 @@ uint32_t memd_store_orphans(const memd_state *st);
 uint32_t memd_store_session_flags(const memd_state *st, const memd_session *s,
                                   uint64_t *deadline_ns);
 
-/* ---- flush points ---- */
+/* ---- commit points ---- */
 
-/* A request round: begin returns a mark; end flushes if the round changed anything.
- * end returns 0, or -EIO with msg filled: nothing of the round may be confirmed. */
+/* A request round: frames of one session being dispatched (frames.c). What a round
+ * changes is recorded even while stopping. begin returns a mark of the changes so far,
+ * for memd_store_round_changed; end commits nothing (memd_store_commit does). */
 uint64_t memd_store_round_begin(memd_state *st);
 bool memd_store_round_changed(const memd_state *st, uint64_t mark);
-int memd_store_round_end(memd_state *st, uint64_t mark, char *msg, size_t msglen);
+void memd_store_round_end(memd_state *st);
+
+/* Flushes if anything changed since the last commit (the service loop: once per pass,
+ * before any reply of the pass is written). 0, or -EIO with msg filled: no change since
+ * the last commit may be confirmed (they stay dirty for the next flush). */
+int memd_store_commit(memd_state *st, char *msg, size_t msglen);
+
+/* on: something calls memd_store_commit before any reply leaves and before the process
+ * sleeps (the service loop), so closed sessions leave their flush to it instead of
+ * flushing at once. Calls nest; off undoes one on. */
+void memd_store_defer(memd_state *st, bool on);
 
 /* Writes every dirty key and the counters in one transaction. 0, or -EIO with msg
  * filled (the dirty keys stay dirty for the next flush). */

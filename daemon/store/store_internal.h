@@ -1,6 +1,7 @@
-/* memd daemon — state store internals shared by store.c (file, flush), store_session.c
- * (sessions, reclaim, orphans) and store_restore.c (open and restore). Not for the rest
- * of the daemon: it goes through store.h. */
+/* memd daemon — state store internals shared by store.c (file, rounds, commits),
+ * store_dirty.c (dirty keys, room), store_hooks.c (core's changes), store_write.c
+ * (writing, flush), store_session.c (sessions, reclaim, orphans) and store_restore.c
+ * (restore at open). Not for the rest of the daemon: it goes through store.h. */
 #ifndef MEMD_DAEMON_STORE_INTERNAL_H
 #define MEMD_DAEMON_STORE_INTERNAL_H
 
@@ -66,9 +67,10 @@ typedef struct memd_store {
     size_t ndirty, dirty_cap;
     bool resync;                   /* a key could not be queued: rewrite everything */
     uint64_t touches;              /* changes ever (round marks) */
+    uint64_t committed;            /* touches at the last memd_store_commit */
     bool in_round;                 /* frames.c is dispatching a round */
     bool stopping;                 /* only rounds are recorded now */
-    uint32_t defer;                /* > 0: session closes leave the flush to the caller */
+    uint32_t defer;                /* > 0: session closes leave the flush to a commit */
     bool failed;                   /* the last flush failed (logged once) */
     bool restored;                 /* open completed: close may flush what is pending */
     bool full_logged;              /* "store full" was logged (once per episode) */
@@ -97,22 +99,25 @@ static inline memd_store_sess *memd_store_sess_get(const memd_store *S, uint32_t
     return v ? (memd_store_sess *)(uintptr_t)*v : NULL;
 }
 
-/* store.c */
+/* store_dirty.c */
 void memd_store_mark(memd_store *S, uint64_t key);
 int memd_store_grow(memd_store *S, uint64_t want, char *msg, size_t msglen);
 void memd_store_update_room(memd_store *S);
+
+/* store_hooks.c: what the store registers with core at open. */
+extern const memd_state_events memd_store_events;
+
+/* store_write.c */
 /* One attempt at writing everything dirty; an LMDB or errno code (MDB_MAP_FULL: grow). */
 int memd_store_write(memd_state *st, bool all);
 
 /* store_session.c */
 /* Hook: s went away (memd_session_close, after its holds were dropped). While stopping,
  * the store keeps it (the next memd restores it as an orphan); otherwise it is forgotten
- * and the store flushed. */
+ * and the store flushed, at once unless memd_store_defer leaves that to a commit. */
 void memd_store_session_closed(void *data, memd_session *s);
 /* Records s (token, start time) if it is not yet; 0 or -ENOMEM. */
 int memd_store_sess_add(memd_state *st, memd_session *s);
-/* Fills a session record from a stored session. */
-void memd_store_sess_to_rec(const memd_store_sess *ss, memd_store_sess_rec *r);
 /* Whether an orphan's process is gone (absent, zombie, or its pid reused). */
 bool memd_store_orphan_dead(const memd_store_sess *ss);
 /* Releases orphan ss (its holds, its session, its record) and frees it. */

@@ -64,16 +64,6 @@ int memd_store_sess_add(memd_state *st, memd_session *s)
     return 0;
 }
 
-void memd_store_sess_to_rec(const memd_store_sess *ss, memd_store_sess_rec *r)
-{
-    const memd_session *s = ss->s;
-    *r = (memd_store_sess_rec){.id = s->id, .pid = s->pid, .uid = s->uid, .gid = s->gid,
-                               .starttime = ss->starttime, .connected_ns = s->connected_ns};
-    memcpy(r->token, ss->token, sizeof r->token);
-    memcpy(r->comm, s->comm, sizeof r->comm);
-    memcpy(r->client_name, s->client_name, sizeof r->client_name);
-}
-
 /* ---- HELLO ---- */
 
 static bool token_eq(const uint8_t *a, const uint8_t *b)

@@ -5,8 +5,10 @@
  *
  * C threads, each with its own connection, run D independent chains of "allocate B
  * random DRAM sizes, then free them", keeping D requests in flight with libmemclient's
- * submit/complete API (D = 1 is plain request/reply). One alloc or one free is one op;
- * latency is per request, from submit to completion. Prints one JSON line.
+ * submit/complete API (D = 1 is plain request/reply). With --threads T < C, each thread
+ * serves its connections in turn like redis-benchmark -P D: it takes a connection's D
+ * replies, then sends the D next requests with one write. One alloc or one free is one
+ * op; latency is per request, from submit to completion. Prints one JSON line.
  *
  * It also checks behaviour, never time: every successful allocation must be at least as
  * large as asked, every free of a live handle must succeed, and only -ENOMEM may fail an
@@ -246,9 +248,15 @@ static void *run(void *arg)
             worker *w = &g->w[(size_t)i * g->stride];
             if (w->inflight == 0)
                 continue;
-            int r = worker_step(w);
-            /* Alone, the thread's next wait sends the frames; serving others in turn,
-             * it must send them now or this client idles until its turn comes again. */
+            /* Alone, the thread takes one reply at a time and its next wait sends the
+             * frames. Serving others in turn, it takes the replies of every request in
+             * flight (each chain's next request queued behind its reply) and sends them
+             * all with one write, the way redis-benchmark -P D does, or this client
+             * idles until its turn comes again. */
+            uint32_t n = g->n > 1 ? w->inflight : 1;
+            int r = 1;
+            for (uint32_t k = 0; k < n && r > 0; k++)
+                r = worker_step(w);
             if (r > 0 && g->n > 1)
                 r = flush(w) == 0 ? 1 : -1;
             if (r <= 0) {

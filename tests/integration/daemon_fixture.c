@@ -18,19 +18,37 @@
 
 extern char **environ;
 
-const char *memd_fixture_memd_path(void)
+#ifndef MEMD_FIXTURE_MEMD
+#define MEMD_FIXTURE_MEMD NULL
+#endif
+#ifndef MEMD_FIXTURE_MEMD_TEST
+#define MEMD_FIXTURE_MEMD_TEST NULL
+#endif
+
+/* $env if set, else the path meson passed (built), else $MEMD_BUILD_ROOT/daemon/name. */
+static const char *bin_path(const char *env, const char *built, const char *name, char *buf,
+                            size_t len)
 {
-    const char *bin = getenv("MEMD_BIN");
+    const char *bin = getenv(env);
     if (bin && *bin)
         return bin;
-#ifdef MEMD_FIXTURE_MEMD
-    return MEMD_FIXTURE_MEMD;
-#else
-    static char path[1024];
+    if (built)
+        return built;
     const char *root = getenv("MEMD_BUILD_ROOT");
-    snprintf(path, sizeof path, "%s/daemon/memd", root && *root ? root : ".");
-    return path;
-#endif
+    snprintf(buf, len, "%s/daemon/%s", root && *root ? root : ".", name);
+    return buf;
+}
+
+const char *memd_fixture_memd_path(void)
+{
+    static char path[1024];
+    return bin_path("MEMD_BIN", MEMD_FIXTURE_MEMD, "memd", path, sizeof path);
+}
+
+const char *memd_fixture_memd_test_path(void)
+{
+    static char path[1024];
+    return bin_path("MEMD_TEST_BIN", MEMD_FIXTURE_MEMD_TEST, "memd-test", path, sizeof path);
 }
 
 const char *memd_fixture_source_root(void)
@@ -248,7 +266,8 @@ int memd_fixture_start(memd_fixture *f, const memd_fixture_opts *o)
         memd_fixture_destroy(f);
         return -EINVAL;
     }
-    argv[n++] = (char *)memd_fixture_memd_path();
+    argv[n++] = (char *)(o->test_build ? memd_fixture_memd_test_path()
+                                       : memd_fixture_memd_path());
     argv[n++] = "--foreground";
     argv[n++] = "--config";
     argv[n++] = f->config_path;

@@ -29,6 +29,7 @@ typedef struct memd_fixture_opts {
     const char *const *env;        /* extra environment "K=V", NULL-terminated */
     bool capture_stderr;           /* memd's stderr goes to DIR/memd.log (memd_fixture_log) */
     bool no_socket_arg;            /* do not pass --socket DIR/memd.sock */
+    bool test_build;               /* run memd-test: memd with the test failpoints */
     int ready_timeout_ms;          /* default 15000 */
 } memd_fixture_opts;
 
@@ -76,8 +77,10 @@ int memd_fixture_next_notify(memd_fixture *f, char *buf, size_t len, int timeout
 /* memd's stderr so far (capture_stderr); "" if none. Returns a static buffer. */
 const char *memd_fixture_log(const memd_fixture *f);
 
-/* Paths a test may need. */
+/* Paths a test may need. memd-test is $MEMD_TEST_BIN if set, else MEMD_FIXTURE_MEMD_TEST,
+ * else $MEMD_BUILD_ROOT/daemon/memd-test. */
 const char *memd_fixture_memd_path(void);
+const char *memd_fixture_memd_test_path(void);
 const char *memd_fixture_source_root(void);
 
 /* Writes text to DIR/name and returns the full path in out. 0 or -errno. */

@@ -6,6 +6,7 @@
  * another memd, a changed device map; a full store, a store that cannot commit. */
 #include <errno.h>
 #include <fcntl.h>
+#include <lmdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "check_main.h"
 #include "client_util.h"
 #include "daemon_fixture.h"
+#include "raw_client.h"
 
 #define MIB (1024ull * 1024ull)
 
@@ -25,12 +27,13 @@ static const char *extra_args[8];
 static const char *extra_env[4];
 static char env_failpoint[256];
 static char failpoint[160];
+static bool test_build; /* memd-test, with the failpoint */
 
 static void spawn(void)
 {
     char *argv[16];
     size_t n = 0;
-    argv[n++] = (char *)memd_fixture_memd_path();
+    argv[n++] = (char *)(test_build ? memd_fixture_memd_test_path() : memd_fixture_memd_path());
     argv[n++] = "--foreground";
     argv[n++] = "--config";
     argv[n++] = f.config_path;
@@ -51,6 +54,7 @@ static void start(const char *yaml)
     fo.config_yaml = yaml;
     fo.args = extra_args;
     fo.env = extra_env;
+    fo.test_build = test_build;
     int rc = memd_fixture_start(&f, &fo);
     ck_assert_msg(rc == 0, "memd did not start (%d)", rc);
 }
@@ -72,6 +76,31 @@ static void teardown(void)
         unlink(failpoint);
     memset(extra_args, 0, sizeof extra_args);
     memset(extra_env, 0, sizeof extra_env);
+    test_build = false;
+}
+
+/* The next start's environment names failpoint[] (no file there yet). */
+static void set_failpoint(void)
+{
+    snprintf(failpoint, sizeof failpoint, "/tmp/memd-restart-fail-%d", (int)getpid());
+    unlink(failpoint);
+    snprintf(env_failpoint, sizeof env_failpoint, "MEMD_TEST_STORE_FAILPOINT=%s", failpoint);
+    extra_env[0] = env_failpoint;
+}
+
+/* Starts memd-test, whose commits fail while the file at failpoint[] exists. */
+static void start_with_failpoint(void)
+{
+    set_failpoint();
+    test_build = true;
+    start(NULL);
+}
+
+static void create_failpoint(void)
+{
+    int fd = open(failpoint, O_WRONLY | O_CREAT, 0600);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
 }
 
 /* Runs memd to completion with the fixture's paths and extra arguments; returns the exit
@@ -459,19 +488,11 @@ END_TEST
 
 START_TEST(failing_commit_fails_the_request)
 {
-    /* The fixture's directory does not exist before start: a path of our own. While the
-     * file exists, memd's commits fail as on a broken disk. */
-    const char *fail = failpoint;
-    snprintf(failpoint, sizeof failpoint, "/tmp/memd-restart-fail-%d", (int)getpid());
-    unlink(fail);
-    snprintf(env_failpoint, sizeof env_failpoint, "MEMD_TEST_STORE_FAILPOINT=%s", fail);
-    extra_env[0] = env_failpoint;
-    start(NULL);
+    /* The fixture's directory does not exist before start: a path of our own. */
+    start_with_failpoint();
     memclient *c = cu_connect(&f);
     uint64_t first = must_alloc(c, MEMD_CLASS_CONSTANT, 4096, NULL, NULL);
-    int fd = open(fail, O_WRONLY | O_CREAT, 0600);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
+    create_failpoint();
     memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 4096);
     memclient_buffer b;
     ck_assert_int_eq(memclient_alloc(c, &r, &b), -EIO);
@@ -480,7 +501,7 @@ START_TEST(failing_commit_fails_the_request)
     ck_assert_msg(strstr(e.message, "not recorded"), "%s", e.message);
     memclient_alloc_info qi;
     ck_assert_int_lt(memclient_query(c, first, &qi), 0); /* the session was closed */
-    unlink(fail);
+    unlink(failpoint);
     /* memd carries on; the closed session's memory is gone. */
     memclient *d = cu_connect(&f);
     uint64_t h = must_alloc(d, MEMD_CLASS_CONSTANT, 4096, NULL, NULL);
@@ -500,6 +521,164 @@ START_TEST(failing_commit_fails_the_request)
 }
 END_TEST
 
+/* The installed memd has no failpoint: the variable and the file change nothing. */
+START_TEST(memd_ignores_the_test_failpoint)
+{
+    set_failpoint();
+    start(NULL);
+    create_failpoint();
+    memclient *c = cu_connect(&f);
+    uint64_t h = must_alloc(c, MEMD_CLASS_CONSTANT, 4096, NULL, NULL);
+    restart(SIGKILL);
+    memclient *x = cu_connect(&f);
+    memclient_snapshot *s = cu_dump(x, 0);
+    ck_assert_ptr_nonnull(cu_find(s, h));
+    memclient_snapshot_free(s);
+    memclient_disconnect(x);
+    memclient_disconnect(c);
+}
+END_TEST
+
+/* ---- one commit per loop pass ---- */
+
+/* Holds memd still (SIGSTOP, waited for): what the test sends meanwhile is all there
+ * when it runs on, so a single loop pass reads it. */
+static void pause_memd(void)
+{
+    int ws;
+    ck_assert_int_eq(kill(f.pid, SIGSTOP), 0);
+    ck_assert_int_eq(waitpid(f.pid, &ws, WUNTRACED), f.pid);
+    ck_assert(WIFSTOPPED(ws));
+}
+
+static void resume_memd(void)
+{
+    ck_assert_int_eq(kill(f.pid, SIGCONT), 0);
+}
+
+/* Write transactions the store has committed so far (LMDB's transaction id). */
+static uint64_t store_txnid(void)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/memd-state.mdb", f.dir);
+    MDB_env *env;
+    ck_assert_int_eq(mdb_env_create(&env), 0);
+    ck_assert_int_eq(mdb_env_open(env, path, MDB_NOSUBDIR | MDB_RDONLY | MDB_NOLOCK, 0600), 0);
+    MDB_envinfo info;
+    ck_assert_int_eq(mdb_env_info(env, &info), 0);
+    mdb_env_close(env);
+    return info.me_last_txnid;
+}
+
+enum { NCONN = 8 };
+
+static void connect_all(int *fds, memd_wire_buffer *b)
+{
+    memd_wire_alloc_req r = raw_req(0, MEMD_CLASS_CONSTANT, MEMD_SCOPE_DRAM, 4096);
+    for (int i = 0; i < NCONN; i++) {
+        fds[i] = memd_fixture_connect(&f);
+        ck_assert_int_ge(fds[i], 0);
+        ck_assert_int_eq(raw_alloc(fds[i], &r, &b[i], NULL), 0);
+    }
+}
+
+static void send_alloc(int fd, uint64_t id)
+{
+    memd_wire_alloc_req r = raw_req(0, MEMD_CLASS_CONSTANT, MEMD_SCOPE_DRAM, 4096);
+    uint8_t p[MEMD_WIRE_ALLOC_REQ_SIZE];
+    memd_wire_alloc_req_put(p, &r);
+    ck_assert_int_eq(raw_send(fd, MEMD_OP_ALLOC, id, p, sizeof p), 0);
+}
+
+static void send_query(int fd, uint64_t id, uint64_t handle)
+{
+    uint8_t p[8];
+    memd_wire_put_u64(p, handle);
+    ck_assert_int_eq(raw_send(fd, MEMD_OP_QUERY, id, p, sizeof p), 0);
+}
+
+static int recv_status(int fd, uint64_t id, memd_wire_error *err)
+{
+    memd_wire_hdr h;
+    uint8_t buf[512];
+    ck_assert_int_eq(raw_recv_err(fd, &h, buf, sizeof buf, err, 10000), 0);
+    ck_assert_uint_eq(h.id, id);
+    return h.status;
+}
+
+START_TEST(one_commit_per_loop_pass)
+{
+    start(NULL);
+    int fds[NCONN];
+    memd_wire_buffer b[NCONN];
+    connect_all(fds, b);
+    uint64_t before = store_txnid();
+    /* Frames on every connection, read in one pass: their changes are one commit (a
+     * commit per connection read would be NCONN). */
+    pause_memd();
+    for (int i = 0; i < NCONN; i++)
+        send_alloc(fds[i], 7);
+    resume_memd();
+    for (int i = 0; i < NCONN; i++)
+        ck_assert_int_eq(recv_status(fds[i], 7, NULL), 0);
+    ck_assert_uint_eq(store_txnid() - before, 1);
+    /* Read-only frames commit nothing. */
+    for (int i = 0; i < NCONN; i++)
+        send_query(fds[i], 8, b[i].handle);
+    for (int i = 0; i < NCONN; i++)
+        ck_assert_int_eq(recv_status(fds[i], 8, NULL), 0);
+    ck_assert_uint_eq(store_txnid() - before, 1);
+    for (int i = 0; i < NCONN; i++)
+        close(fds[i]);
+}
+END_TEST
+
+/* The pass's commit fails: the connections whose frames changed something get -EIO from
+ * their first change on and are closed, their memory released; read-only replies, even
+ * earlier ones on those connections, and the other connections are unaffected. */
+START_TEST(failing_pass_commit_closes_only_who_changed)
+{
+    start_with_failpoint();
+    int fds[NCONN];
+    memd_wire_buffer b[NCONN];
+    connect_all(fds, b);
+    create_failpoint();
+    /* Even connections: a query, then an allocation. Odd ones: a query only. */
+    pause_memd();
+    for (int i = 0; i < NCONN; i++) {
+        send_query(fds[i], 1, b[i].handle);
+        if (i % 2 == 0)
+            send_alloc(fds[i], 2);
+    }
+    resume_memd();
+    for (int i = 0; i < NCONN; i++) {
+        memd_wire_error e;
+        ck_assert_int_eq(recv_status(fds[i], 1, &e), 0);
+        if (i % 2)
+            continue;
+        ck_assert_int_eq(recv_status(fds[i], 2, &e), -EIO);
+        ck_assert_msg(strstr(e.message, "not recorded"), "%s", e.message);
+        ck_assert(raw_closed(fds[i], 10000));
+    }
+    unlink(failpoint);
+    /* The others carry on, and their next change commits the releases too. */
+    memd_wire_buffer nb;
+    memd_wire_alloc_req r = raw_req(0, MEMD_CLASS_CONSTANT, MEMD_SCOPE_DRAM, 4096);
+    ck_assert_int_eq(raw_alloc(fds[1], &r, &nb, NULL), 0);
+    restart(SIGKILL);
+    memclient *x = cu_connect(&f);
+    memclient_snapshot *s = cu_dump(x, 0);
+    ck_assert_uint_eq(s->nallocs, NCONN / 2 + 1);
+    for (int i = 0; i < NCONN; i++)
+        ck_assert_int_eq(cu_find(s, b[i].handle) != NULL, i % 2);
+    ck_assert_ptr_nonnull(cu_find(s, nb.handle));
+    memclient_snapshot_free(s);
+    memclient_disconnect(x);
+    for (int i = 0; i < NCONN; i++)
+        close(fds[i]);
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("daemon-restart");
@@ -516,6 +695,9 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, changed_device_map_refused);
     tcase_add_test(tc, full_store_refuses_allocations);
     tcase_add_test(tc, failing_commit_fails_the_request);
+    tcase_add_test(tc, memd_ignores_the_test_failpoint);
+    tcase_add_test(tc, one_commit_per_loop_pass);
+    tcase_add_test(tc, failing_pass_commit_closes_only_who_changed);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -9,22 +9,21 @@
 
 char sf_dir[64];
 char sf_path[128];
+char sf_fail[128];
 
 void sf_setup_in(const char *prefix)
 {
     snprintf(sf_dir, sizeof sf_dir, "/tmp/%s-XXXXXX", prefix);
     ck_assert_ptr_nonnull(mkdtemp(sf_dir));
     snprintf(sf_path, sizeof sf_path, "%s/%s", sf_dir, MEMD_STORE_FILE);
+    snprintf(sf_fail, sizeof sf_fail, "%s/fail", sf_dir);
 }
 
 void sf_teardown(void)
 {
     unlink(sf_path);
-    char fail[128];
-    snprintf(fail, sizeof fail, "%s/fail", sf_dir);
-    unlink(fail);
+    unlink(sf_fail);
     rmdir(sf_dir);
-    unsetenv("MEMD_TEST_STORE_FAILPOINT");
 }
 
 void sf_make_spec(memd_device_spec *spec, uint32_t id, uint64_t data_kib)
@@ -65,6 +64,7 @@ int sf_start(memd_state *st, const memd_device_spec *specs, uint32_t n, uint32_t
     cfg.devices = (memd_device_spec *)specs;
     ck_assert_int_eq(memd_state_init(st, &cfg, err, errlen), 0);
     opts.dir = sf_dir;
+    opts.failpoint = sf_fail;
     return memd_store_open(st, &opts, err, errlen);
 }
 

@@ -15,6 +15,7 @@
 
 extern char sf_dir[64];   /* the store's directory, made by sf_setup */
 extern char sf_path[128]; /* the store file in it */
+extern char sf_fail[128]; /* while a file exists here, the store's commits fail */
 
 /* Check fixture hooks: a fresh directory /tmp/<prefix>-XXXXXX; everything in it removed. */
 void sf_setup_in(const char *prefix);
@@ -25,7 +26,8 @@ void sf_teardown(void);
 void sf_make_spec(memd_device_spec *spec, uint32_t id, uint64_t data_kib);
 
 /* Initialises st for the n devices (grace_ms 0: 30 s) and opens the store in sf_dir with
- * opts (dir is filled in). Returns memd_store_open's result with err filled. */
+ * opts (dir and failpoint = sf_fail are filled in). Returns memd_store_open's result
+ * with err filled. */
 int sf_start(memd_state *st, const memd_device_spec *specs, uint32_t n, uint32_t grace_ms,
              memd_store_opts opts, char *err, size_t errlen);
 

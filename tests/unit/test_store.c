@@ -630,9 +630,6 @@ static size_t frame(uint8_t *buf, uint16_t op, uint64_t id, const void *payload,
 
 START_TEST(failed_commit_answers_eio_and_closes)
 {
-    char fail[128];
-    snprintf(fail, sizeof fail, "%s/fail", sf_dir);
-    setenv("MEMD_TEST_STORE_FAILPOINT", fail, 1);
     memd_state st;
     start(&st, (variant){0});
     memd_session *s = sf_session(&st, (uint32_t)getpid(), (uint32_t)getuid());
@@ -653,7 +650,7 @@ START_TEST(failed_commit_answers_eio_and_closes)
 
     /* Two ALLOCs in one read while commits fail: both replies -EIO, and the connection
      * is to be closed. */
-    write_file(fail, "x", 1);
+    write_file(sf_fail, "x", 1);
     n = frame(in, MEMD_OP_ALLOC, 2, p, sizeof p);
     n += frame(in + n, MEMD_OP_ALLOC, 3, p, sizeof p);
     ck_assert_int_eq(memd_frames_process(&st, s, in, n, &out, SIZE_MAX, &used), MEMD_CLOSE);
@@ -672,7 +669,7 @@ START_TEST(failed_commit_answers_eio_and_closes)
      * memory and store stay consistent: the next good flush writes it all. */
     end_session(&st, s);
     ck_assert_uint_eq(st.handles.len, 0);
-    unlink(fail);
+    unlink(sf_fail);
     memd_store_tick(&st); /* retries */
     sf_stop(&st);
     start(&st, (variant){0});
@@ -680,6 +677,48 @@ START_TEST(failed_commit_answers_eio_and_closes)
     ck_assert_ptr_null(st.sessions);
     sf_stop(&st);
     memd_buf_free(&out);
+}
+END_TEST
+
+/* The commit is refused after a read-only frame and two changes: the read-only reply
+ * stands as it was, only the replies from the first change on become -EIO errors. */
+START_TEST(failed_commit_keeps_replies_before_the_first_change)
+{
+    memd_state st;
+    start(&st, (variant){0});
+    memd_session *s = sf_session(&st, (uint32_t)getpid(), (uint32_t)getuid());
+    memd_alloc *kept = sf_alloc(&st, s, DEV_A, MEMD_CLASS_CONSTANT, 4096, NULL);
+    sf_flush(&st);
+    memd_wire_alloc_req r = {.device = DEV_A, .cls = MEMD_CLASS_CONSTANT,
+                             .scope = MEMD_SCOPE_DRAM, .bytes = 4096};
+    uint8_t p[MEMD_WIRE_ALLOC_REQ_SIZE], q[8], in[3 * (MEMD_HDR_SIZE + sizeof p)];
+    memd_wire_alloc_req_put(p, &r);
+    memd_wire_put_u64(q, kept->handle);
+    size_t n = frame(in, MEMD_OP_QUERY, 1, q, sizeof q);
+    n += frame(in + n, MEMD_OP_ALLOC, 2, p, sizeof p);
+    n += frame(in + n, MEMD_OP_ALLOC, 3, p, sizeof p);
+    memd_buf out = {0}, good = {0};
+    size_t used;
+    ck_assert_int_eq(memd_frames_process(&st, s, in, MEMD_HDR_SIZE + sizeof q, &good,
+                                         SIZE_MAX, &used), 0);
+    write_file(sf_fail, "x", 1);
+    ck_assert_int_eq(memd_frames_process(&st, s, in, n, &out, SIZE_MAX, &used), MEMD_CLOSE);
+    ck_assert_uint_eq(used, n);
+    ck_assert_uint_eq(out.len, good.len + 2 * (MEMD_HDR_SIZE + MEMD_WIRE_ERROR_SIZE));
+    ck_assert_mem_eq(out.data, good.data, good.len);
+    memd_wire_hdr h;
+    for (int i = 0; i < 2; i++) {
+        const uint8_t *e = out.data + good.len + i * (MEMD_HDR_SIZE + MEMD_WIRE_ERROR_SIZE);
+        ck_assert_int_eq(memd_wire_hdr_get(e, MEMD_HDR_SIZE, MEMD_MAX_REPLY, &h), 0);
+        ck_assert_int_eq(h.status, -EIO);
+        ck_assert_uint_eq(h.opcode, MEMD_OP_ALLOC);
+        ck_assert_uint_eq(h.id, (uint64_t)(2 + i));
+    }
+    end_session(&st, s);
+    unlink(sf_fail);
+    sf_stop(&st);
+    memd_buf_free(&out);
+    memd_buf_free(&good);
 }
 END_TEST
 
@@ -705,6 +744,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, store_of_another_boot_discarded);
     tcase_add_test(tc, full_store_refuses_allocations);
     tcase_add_test(tc, failed_commit_answers_eio_and_closes);
+    tcase_add_test(tc, failed_commit_keeps_replies_before_the_first_change);
     suite_add_tcase(s, tc);
     return s;
 }

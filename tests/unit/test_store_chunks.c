@@ -433,16 +433,13 @@ END_TEST
  * that were never committed (the largest key is kept between writes). */
 START_TEST(failed_write_then_good_one)
 {
-    char fail[128];
-    snprintf(fail, sizeof fail, "%s/fail", sf_dir);
-    setenv("MEMD_TEST_STORE_FAILPOINT", fail, 1);
     memd_state st;
     start(&st);
     memd_session *s = session(&st);
     uint64_t first[4];
     alloc_batch(&st, s, 4, first, NULL, 1000);
     sf_flush(&st);
-    FILE *f = fopen(fail, "w");
+    FILE *f = fopen(sf_fail, "w");
     ck_assert_ptr_nonnull(f);
     fclose(f);
     /* New records appended, the first one emptied: all in a write that fails. */
@@ -453,7 +450,7 @@ START_TEST(failed_write_then_good_one)
         release(&st, s, first[i]);
     char msg[256];
     ck_assert_int_eq(memd_store_flush(&st, msg, sizeof msg), -EIO);
-    unlink(fail);
+    unlink(sf_fail);
     sf_flush(&st);
     sf_stop(&st);
     free(s);
