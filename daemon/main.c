@@ -169,32 +169,36 @@ static int parse(int argc, char **argv, opts *o)
     return 0;
 }
 
+static void log_error(const memd_error *e)
+{
+    char msg[1200];
+    memd_error_format(e, msg, sizeof msg);
+    memd_log(LOG_ERR, "%s", msg);
+}
+
 static int serve(const opts *o)
 {
     const char *path = o->config ? o->config : default_config();
     memd_config cfg;
-    memd_error e;
+    memd_error e = {0};
     memset(&cfg, 0, sizeof cfg);
-    memset(&e, 0, sizeof e);
     if (memd_config_load(path, &cfg, &e) < 0) {
-        char msg[1200];
-        memd_error_format(&e, msg, sizeof msg);
-        memd_log(LOG_ERR, "%s", msg);
+        log_error(&e);
         return 1;
     }
-    char err[512] = "";
     memd_state st;
-    if (memd_state_init(&st, &cfg, err, sizeof err) < 0) {
-        memd_log(LOG_ERR, "%s: %s", cfg.path, err);
+    if (memd_state_init(&st, &cfg, &e) < 0) {
+        log_error(&e);
         memd_config_free(&cfg);
         return 1;
     }
+    e = (memd_error){0};
     const char *sock = o->socket ? o->socket
                        : cfg.socket_path[0] ? cfg.socket_path
                                             : MEMD_DEFAULT_SOCKET;
     memd_listen l;
-    if (memd_listen_open(sock, &l, err, sizeof err) < 0) {
-        memd_log(LOG_ERR, "%s", err);
+    if (memd_listen_open(sock, &l, &e) < 0) {
+        log_error(&e);
         memd_state_fini(&st);
         memd_config_free(&cfg);
         return 1;
@@ -209,10 +213,9 @@ static int serve(const opts *o)
     /* memd-test only (daemon/meson.build): the integration tests' failing store. */
     so.failpoint = getenv("MEMD_TEST_STORE_FAILPOINT");
 #endif
-    if (memd_store_dir(cfg.state_dir, l.activated ? l.path : sock, dir, sizeof dir, err,
-                       sizeof err) < 0 ||
-        memd_store_open(&st, &so, err, sizeof err) < 0) {
-        memd_log(LOG_ERR, "%s", err);
+    if (memd_store_dir(cfg.state_dir, l.activated ? l.path : sock, dir, sizeof dir, &e) < 0 ||
+        memd_store_open(&st, &so, &e) < 0) {
+        log_error(&e);
         memd_listen_close(&l);
         memd_state_fini(&st);
         memd_config_free(&cfg);

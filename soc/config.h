@@ -8,16 +8,7 @@
 #include <stdio.h>
 
 #include "device.h"
-
-typedef struct memd_error {
-    char file[512];
-    unsigned line;   /* 1-based; 0 if unknown */
-    unsigned column; /* 1-based; 0 if unknown */
-    char msg[512];
-} memd_error;
-
-/* "file:line:col: msg" (or "file: msg" without a position). */
-void memd_error_format(const memd_error *e, char *buf, size_t len);
+#include "error.h"
 
 typedef struct memd_limits {
     uint32_t max_frame;              /* bytes of payload per frame (default 1 MiB) */

@@ -8,16 +8,6 @@
 
 #include "yaml_doc.h"
 
-void memd_error_format(const memd_error *e, char *buf, size_t len)
-{
-    if (!buf || len == 0)
-        return;
-    if (e->line)
-        snprintf(buf, len, "%s:%u:%u: %s", e->file, e->line, e->column, e->msg);
-    else
-        snprintf(buf, len, "%s: %s", e->file, e->msg);
-}
-
 static void verror_at(memd_error *err, const char *file, unsigned line, unsigned col,
                       const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
 static void verror_at(memd_error *err, const char *file, unsigned line, unsigned col,

@@ -13,7 +13,7 @@
 
 /* "memd-admin" or "1234". An unknown group is an error: silently falling back to
  * "only root" would hide a typo that locks operators out. */
-static int resolve_group(const char *name, gid_t *out, char *err, size_t errlen)
+static int resolve_group(const char *name, gid_t *out, memd_error *err)
 {
     char *end;
     errno = 0;
@@ -25,17 +25,17 @@ static int resolve_group(const char *name, gid_t *out, char *err, size_t errlen)
     struct group gr, *res = NULL;
     char buf[16384];
     int rc = getgrnam_r(name, &gr, buf, sizeof buf, &res);
-    if (rc != 0 || !res) {
-        snprintf(err, errlen, "admin_group '%s': no such group", name);
-        return -ENOENT;
-    }
+    if (rc != 0 || !res)
+        return memd_error_set(err, -ENOENT, "admin_group '%s': no such group", name);
     *out = gr.gr_gid;
     return 0;
 }
 
-int memd_state_init(memd_state *st, const memd_config *cfg, char *err, size_t errlen)
+int memd_state_init(memd_state *st, const memd_config *cfg, memd_error *err)
 {
     *st = (memd_state){0};
+    *err = (memd_error){0};
+    snprintf(err->file, sizeof err->file, "%s", cfg->path);
     st->limits = cfg->limits;
     st->next_handle = 1;
     st->next_mark = 1;
@@ -44,26 +44,22 @@ int memd_state_init(memd_state *st, const memd_config *cfg, char *err, size_t er
     memd_pool_init(&st->alloc_pool, sizeof(memd_alloc), 1024);
     memd_pool_init(&st->hold_pool, sizeof(memd_hold), 256);
     if (cfg->admin_group[0]) {
-        int rc = resolve_group(cfg->admin_group, &st->admin_gid, err, errlen);
+        int rc = resolve_group(cfg->admin_group, &st->admin_gid, err);
         if (rc < 0)
             return rc;
         st->have_admin_gid = true;
     }
-    if (cfg->ndevices == 0) {
-        snprintf(err, errlen, "%s: no devices configured", cfg->path);
-        return -EINVAL;
-    }
+    if (cfg->ndevices == 0)
+        return memd_error_set(err, -EINVAL, "no devices configured");
     st->devs = calloc(cfg->ndevices, sizeof *st->devs);
-    if (!st->devs) {
-        snprintf(err, errlen, "out of memory");
-        return -ENOMEM;
-    }
+    if (!st->devs)
+        return memd_error_set(err, -ENOMEM, "out of memory");
     for (uint32_t i = 0; i < cfg->ndevices; i++) {
         char msg[256] = "";
         int rc = memd_device_create(&cfg->devices[i], &st->devs[i].dev, msg, sizeof msg);
         if (rc < 0) {
-            snprintf(err, errlen, "device %u (%s): %s", cfg->devices[i].id,
-                     cfg->devices[i].name, msg);
+            memd_error_set(err, rc, "device %u (%s): %s", cfg->devices[i].id, cfg->devices[i].name,
+                           msg);
             memd_state_fini(st);
             return rc;
         }

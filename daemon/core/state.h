@@ -110,7 +110,7 @@ typedef struct memd_state {
 
 /* Builds one engine device per configured spec and resolves the admin group.
  * 0, or a negative errno with a message in err. */
-int memd_state_init(memd_state *st, const memd_config *cfg, char *err, size_t errlen);
+int memd_state_init(memd_state *st, const memd_config *cfg, memd_error *err);
 /* Releases every session's holds and destroys the devices. */
 void memd_state_fini(memd_state *st);
 

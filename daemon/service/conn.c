@@ -248,10 +248,10 @@ static void store_failed(memd_conn *c, const char *why)
 
 void memd_conn_pass_end(memd_server *srv)
 {
-    char why[256];
+    memd_error why;
     for (;;) {
         /* Also records what closed since (sessions of connections that went). */
-        bool failed = memd_store_commit(srv->st, why, sizeof why) < 0;
+        bool failed = memd_store_commit(srv->st, &why) < 0;
         if (!srv->queue)
             return;
         srv->sending = srv->queue;
@@ -261,7 +261,7 @@ void memd_conn_pass_end(memd_server *srv)
             srv->sending = c->queue_next;
             c->queued = false;
             if (failed && c->changed_at != SIZE_MAX)
-                store_failed(c, why);
+                store_failed(c, why.msg);
             c->changed_at = SIZE_MAX;
             if (c->closing)
                 continue;

@@ -101,9 +101,9 @@ int memd_frames_process(memd_state *st, memd_session *s, const uint8_t *in, size
 {
     size_t changed_at = SIZE_MAX;
     int rc = memd_frames_dispatch(st, s, in, len, out, out_high, consumed, &changed_at);
-    char why[256];
-    if (memd_store_commit(st, why, sizeof why) < 0 && changed_at != SIZE_MAX && rc >= 0)
-        rc = memd_frames_store_failed(out, changed_at, why);
+    memd_error why;
+    if (memd_store_commit(st, &why) < 0 && changed_at != SIZE_MAX && rc >= 0)
+        rc = memd_frames_store_failed(out, changed_at, why.msg);
     return rc;
 }
 

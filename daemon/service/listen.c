@@ -14,28 +14,26 @@
 
 /* A passed fd must be a listening Unix stream socket; anything else is a unit mistake
  * that should fail loudly rather than hang. */
-static int check_passed(int fd, char *err, size_t errlen)
+static int check_passed(int fd, memd_error *err)
 {
     int type = 0, acc = 0;
     socklen_t len = sizeof type;
     struct sockaddr_un sa;
     socklen_t salen = sizeof sa;
     if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
-        getsockname(fd, (struct sockaddr *)&sa, &salen) < 0) {
-        snprintf(err, errlen, "LISTEN_FDS: fd %d is not a socket: %s", fd, strerror(errno));
-        return -ENOTSOCK;
-    }
+        getsockname(fd, (struct sockaddr *)&sa, &salen) < 0)
+        return memd_error_set(err, -ENOTSOCK, "LISTEN_FDS: fd %d is not a socket: %s", fd,
+                              strerror(errno));
     len = sizeof acc;
     if (type != SOCK_STREAM || sa.sun_family != AF_UNIX ||
-        getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &len) < 0 || !acc) {
-        snprintf(err, errlen, "LISTEN_FDS: fd %d is not a listening Unix stream socket", fd);
-        return -EINVAL;
-    }
+        getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &len) < 0 || !acc)
+        return memd_error_set(err, -EINVAL,
+                              "LISTEN_FDS: fd %d is not a listening Unix stream socket", fd);
     return 0;
 }
 
 /* Returns 1 when a socket was adopted, 0 when none was passed to this process. */
-static int adopt(memd_listen *l, char *err, size_t errlen)
+static int adopt(memd_listen *l, memd_error *err)
 {
     const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
     if (!pid || !fds)
@@ -49,11 +47,9 @@ static int adopt(memd_listen *l, char *err, size_t errlen)
     unsetenv("LISTEN_PID");
     unsetenv("LISTEN_FDS");
     unsetenv("LISTEN_FDNAMES");
-    if (*end || n < 1 || n > 64) {
-        snprintf(err, errlen, "LISTEN_FDS=%s: expected one socket", fds);
-        return -EINVAL;
-    }
-    int rc = check_passed(SD_LISTEN_FDS_START, err, errlen);
+    if (*end || n < 1 || n > 64)
+        return memd_error_set(err, -EINVAL, "LISTEN_FDS=%s: expected one socket", fds);
+    int rc = check_passed(SD_LISTEN_FDS_START, err);
     if (rc < 0)
         return rc;
     for (long i = 1; i < n; i++)
@@ -82,43 +78,36 @@ static int probe(const struct sockaddr_un *sa)
     return e == ECONNREFUSED ? 0 : -e;
 }
 
-static int bind_path(const char *path, memd_listen *l, char *err, size_t errlen)
+static int bind_path(const char *path, memd_listen *l, memd_error *err)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     size_t n = strlen(path);
     if (n == 0 || n >= sizeof sa.sun_path) {
-        snprintf(err, errlen, "socket path '%s' is %zu bytes; it must be 1..%zu", path, n,
-                 sizeof sa.sun_path - 1);
-        return n ? -ENAMETOOLONG : -EINVAL;
+        return memd_error_set(err, n ? -ENAMETOOLONG : -EINVAL,
+                              "socket path '%s' is %zu bytes; it must be 1..%zu", path, n,
+                              sizeof sa.sun_path - 1);
     }
     memcpy(sa.sun_path, path, n + 1);
 
     struct stat st;
     if (lstat(path, &st) == 0) {
-        if (!S_ISSOCK(st.st_mode)) {
-            snprintf(err, errlen, "%s exists and is not a socket; not touching it", path);
-            return -EEXIST;
-        }
+        if (!S_ISSOCK(st.st_mode))
+            return memd_error_set(err, -EEXIST, "%s exists and is not a socket; not touching it",
+                                  path);
         int alive = probe(&sa);
-        if (alive > 0) {
-            snprintf(err, errlen, "another memd is already listening on %s", path);
-            return -EADDRINUSE;
-        }
-        if (alive < 0) {
-            snprintf(err, errlen, "cannot probe %s: %s", path, strerror(-alive));
-            return alive;
-        }
-        if (unlink(path) < 0 && errno != ENOENT) {
-            snprintf(err, errlen, "cannot remove stale socket %s: %s", path, strerror(errno));
-            return -errno;
-        }
+        if (alive > 0)
+            return memd_error_set(err, -EADDRINUSE, "another memd is already listening on %s",
+                                  path);
+        if (alive < 0)
+            return memd_error_set(err, alive, "cannot probe %s: %s", path, strerror(-alive));
+        if (unlink(path) < 0 && errno != ENOENT)
+            return memd_error_set(err, -errno, "cannot remove stale socket %s: %s", path,
+                                  strerror(errno));
     }
 
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        snprintf(err, errlen, "socket: %s", strerror(errno));
-        return -errno;
-    }
+    if (fd < 0)
+        return memd_error_set(err, -errno, "socket: %s", strerror(errno));
     /* The umask makes bind create the file 0660 at once, so there is no window in which
      * others could connect; chmod then pins it regardless of the umask we inherited. */
     mode_t old = umask(0117);
@@ -127,7 +116,7 @@ static int bind_path(const char *path, memd_listen *l, char *err, size_t errlen)
     umask(old);
     if (rc < 0 || chmod(path, 0660) < 0 || listen(fd, SOMAXCONN) < 0 || stat(path, &st) < 0) {
         e = rc < 0 ? e : errno;
-        snprintf(err, errlen, "cannot listen on %s: %s", path, strerror(e));
+        memd_error_set(err, -e, "cannot listen on %s: %s", path, strerror(e));
         if (rc == 0)
             unlink(path);
         close(fd);
@@ -141,13 +130,13 @@ static int bind_path(const char *path, memd_listen *l, char *err, size_t errlen)
     return 0;
 }
 
-int memd_listen_open(const char *path, memd_listen *l, char *err, size_t errlen)
+int memd_listen_open(const char *path, memd_listen *l, memd_error *err)
 {
     *l = (memd_listen){.fd = -1};
-    int rc = adopt(l, err, errlen);
+    int rc = adopt(l, err);
     if (rc != 0)
         return rc < 0 ? rc : 0;
-    return bind_path(path, l, err, errlen);
+    return bind_path(path, l, err);
 }
 
 void memd_listen_close(memd_listen *l)

@@ -8,6 +8,8 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
+#include "error.h"
+
 typedef struct memd_listen {
     int fd;
     bool activated;   /* passed in by the service manager */
@@ -21,7 +23,7 @@ typedef struct memd_listen {
  * path where a live server answers (-EADDRINUSE) or that is not a socket (-EEXIST),
  * removes a stale socket, creates it with mode 0660. -ENAMETOOLONG for a path that does
  * not fit sun_path. On error err says what and where. */
-int memd_listen_open(const char *path, memd_listen *l, char *err, size_t errlen);
+int memd_listen_open(const char *path, memd_listen *l, memd_error *err);
 
 /* Closes the socket and removes the path if this process created it and it is still
  * the same file (a newer memd may have replaced it). */

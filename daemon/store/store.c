@@ -53,13 +53,13 @@ void memd_store_round_end(memd_state *st)
         st->store->in_round = false;
 }
 
-int memd_store_commit(memd_state *st, char *msg, size_t msglen)
+int memd_store_commit(memd_state *st, memd_error *err)
 {
     memd_store *S = st->store;
     if (!S || S->touches == S->committed)
         return 0;
     S->committed = S->touches;
-    return memd_store_flush(st, msg, msglen);
+    return memd_store_flush(st, err);
 }
 
 void memd_store_defer(memd_state *st, bool on)
@@ -76,32 +76,29 @@ void memd_store_stopping(memd_state *st)
 
 /* ---- open / close ---- */
 
-static int open_file(memd_store *S, bool reset, char *err, size_t errlen)
+static int open_file(memd_store *S, bool reset, memd_error *err)
 {
     S->fd = open(S->path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (S->fd < 0) {
         int e = errno;
-        snprintf(err, errlen, "cannot open the state store %s: %s%s", S->path, strerror(e),
-                 e == ENOENT ? " (does the state directory exist? config key state_dir)"
-                             : "");
-        return -e;
+        return memd_error_set(
+            err, -e, "cannot open the state store %s: %s%s", S->path, strerror(e),
+            e == ENOENT ? " (does the state directory exist? config key state_dir)" : "");
     }
     struct stat sb;
-    if (fstat(S->fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-        snprintf(err, errlen, "the state store %s is not a regular file", S->path);
-        return -EINVAL;
-    }
+    if (fstat(S->fd, &sb) < 0 || !S_ISREG(sb.st_mode))
+        return memd_error_set(err, -EINVAL, "the state store %s is not a regular file", S->path);
     if (flock(S->fd, LOCK_EX | LOCK_NB) < 0) {
         int e = errno;
-        snprintf(err, errlen, "the state store %s is in use by another memd%s", S->path,
-                 e == EWOULDBLOCK ? "" : strerror(e));
-        return e == EWOULDBLOCK ? -EBUSY : -e;
+        return memd_error_set(err, e == EWOULDBLOCK ? -EBUSY : -e,
+                              "the state store %s is in use by another memd%s", S->path,
+                              e == EWOULDBLOCK ? "" : strerror(e));
     }
     if (reset) {
         if (ftruncate(S->fd, 0) < 0) {
             int e = errno;
-            snprintf(err, errlen, "cannot reset the state store %s: %s", S->path, strerror(e));
-            return -e;
+            return memd_error_set(err, -e, "cannot reset the state store %s: %s", S->path,
+                                  strerror(e));
         }
         memd_log(LOG_WARNING, "state store %s reset (--reset-state): starting with an empty "
                               "map", S->path);
@@ -109,7 +106,7 @@ static int open_file(memd_store *S, bool reset, char *err, size_t errlen)
     return 0;
 }
 
-static int open_env(memd_store *S, char *err, size_t errlen)
+static int open_env(memd_store *S, memd_error *err)
 {
     struct stat sb;
     if (fstat(S->fd, &sb) < 0)
@@ -132,18 +129,15 @@ static int open_env(memd_store *S, char *err, size_t errlen)
                           0600);
     if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH || rc == MDB_CORRUPTED ||
         rc == MDB_PANIC) {
-        snprintf(err, errlen,
-                 "%s is not a usable memd state store (%s). memd does not start on a map it "
-                 "cannot read; once no client holds device memory, remove the file or start "
-                 "memd with --reset-state",
-                 S->path, mdb_strerror(rc));
-        return -EINVAL;
+        return memd_error_set(err, -EINVAL,
+                              "%s is not a usable memd state store (%s). memd does not start on "
+                              "a map it cannot read; once no client holds device memory, remove "
+                              "the file or start memd with --reset-state",
+                              S->path, mdb_strerror(rc));
     }
-    if (rc != 0) {
-        snprintf(err, errlen, "cannot open the state store %s: %s", S->path,
-                 mdb_strerror(rc));
-        return -EIO;
-    }
+    if (rc != 0)
+        return memd_error_set(err, -EIO, "cannot open the state store %s: %s", S->path,
+                              mdb_strerror(rc));
     MDB_envinfo info;
     MDB_stat ms;
     mdb_env_info(S->env, &info);
@@ -153,17 +147,15 @@ static int open_env(memd_store *S, char *err, size_t errlen)
     S->used_bytes = (info.me_last_pgno + 1) * S->psize; /* refined by the first flush */
     /* The whole map gets backing store now (see the top of this file). */
     rc = posix_fallocate(S->fd, 0, (off_t)S->map_bytes);
-    if (rc != 0) {
-        snprintf(err, errlen, "cannot reserve %llu bytes for the state store %s: %s",
-                 (unsigned long long)S->map_bytes, S->path, strerror(rc));
-        return -rc;
-    }
+    if (rc != 0)
+        return memd_error_set(err, -rc, "cannot reserve %llu bytes for the state store %s: %s",
+                              (unsigned long long)S->map_bytes, S->path, strerror(rc));
     memd_store_update_room(S);
     return 0;
 }
 
 int memd_store_dir(const char *state_dir, const char *socket_path, char *out, size_t outlen,
-                   char *err, size_t errlen)
+                   memd_error *err)
 {
     char d[PATH_MAX];
     if (state_dir && state_dir[0]) {
@@ -179,40 +171,34 @@ int memd_store_dir(const char *state_dir, const char *socket_path, char *out, si
         snprintf(d, sizeof d, "%s", socket_path);
         *strrchr(d, '/') = '\0';
     } else {
-        snprintf(err, errlen, "the socket has no path to put the state store beside: set "
+        return memd_error_set(err, -EINVAL,
+                              "the socket has no path to put the state store beside: set "
                               "state_dir in the config");
-        return -EINVAL;
     }
     char abs[PATH_MAX];
     if (!realpath(d, abs)) {
         int e = errno;
-        snprintf(err, errlen, "state directory %s: %s", d, strerror(e));
-        return -e;
+        return memd_error_set(err, -e, "state directory %s: %s", d, strerror(e));
     }
-    if (strlen(abs) + 1 > outlen) {
-        snprintf(err, errlen, "state directory path too long: %s", abs);
-        return -ENAMETOOLONG;
-    }
+    if (strlen(abs) + 1 > outlen)
+        return memd_error_set(err, -ENAMETOOLONG, "state directory path too long: %s", abs);
     memcpy(out, abs, strlen(abs) + 1);
     return 0;
 }
 
-int memd_store_open(memd_state *st, const memd_store_opts *o, char *err, size_t errlen)
+int memd_store_open(memd_state *st, const memd_store_opts *o, memd_error *err)
 {
     memd_store *S = calloc(1, sizeof *S);
-    if (!S) {
-        snprintf(err, errlen, "out of memory");
-        return -ENOMEM;
-    }
+    if (!S)
+        return memd_error_set(err, -ENOMEM, "out of memory");
     S->fd = -1;
     S->max_bytes = o->max_bytes ? o->max_bytes : MEMD_STORE_MAX_DEFAULT;
     if (S->max_bytes < MEMD_STORE_MAP_MIN)
         S->max_bytes = MEMD_STORE_MAP_MIN;
     if (snprintf(S->path, sizeof S->path, "%s/%s", o->dir, MEMD_STORE_FILE) >=
         (int)sizeof S->path) {
-        snprintf(err, errlen, "state directory path too long: %s", o->dir);
         free(S);
-        return -ENAMETOOLONG;
+        return memd_error_set(err, -ENAMETOOLONG, "state directory path too long: %s", o->dir);
     }
     if (o->failpoint)
         snprintf(S->failpoint, sizeof S->failpoint, "%s", o->failpoint);
@@ -221,7 +207,7 @@ int memd_store_open(memd_state *st, const memd_store_opts *o, char *err, size_t 
     S->fps = calloc(st->ndevs ? st->ndevs : 1, sizeof *S->fps);
     int rc = S->fps ? 0 : -ENOMEM;
     if (rc < 0)
-        snprintf(err, errlen, "out of memory");
+        memd_error_set(err, rc, "out of memory");
     for (uint32_t i = 0; rc == 0 && i < st->ndevs; i++)
         S->fps[i] = (memd_store_dev_fp){.id = st->devs[i].spec->id,
                                         .fingerprint = memd_store_device_fingerprint(
@@ -229,11 +215,11 @@ int memd_store_open(memd_state *st, const memd_store_opts *o, char *err, size_t 
     if (rc == 0 && memd_proc_boot_id(S->boot_id, sizeof S->boot_id) < 0)
         S->boot_id[0] = '\0'; /* no /proc: the boot check is skipped */
     if (rc == 0)
-        rc = open_file(S, o->reset, err, errlen);
+        rc = open_file(S, o->reset, err);
     if (rc == 0)
-        rc = open_env(S, err, errlen);
+        rc = open_env(S, err);
     if (rc == 0)
-        rc = memd_store_restore(st, err, errlen);
+        rc = memd_store_restore(st, err);
     if (rc < 0)
         memd_store_close(st);
     return rc;
@@ -245,8 +231,8 @@ void memd_store_close(memd_state *st)
     if (!S)
         return;
     if (S->restored && (S->ndirty || S->meta_dirty || S->resync)) {
-        char msg[256];
-        (void)memd_store_flush(st, msg, sizeof msg); /* logged there */
+        memd_error e;
+        (void)memd_store_flush(st, &e); /* logged there */
     }
     S->stopping = true;
     S->in_round = false;

@@ -43,7 +43,7 @@ typedef struct memd_store_opts {
 /* The state directory: the config's state_dir, else the socket's folder, made absolute.
  * 0, or a negative errno with err (no such directory; a socket without a path). */
 int memd_store_dir(const char *state_dir, const char *socket_path, char *out, size_t outlen,
-                   char *err, size_t errlen);
+                   memd_error *err);
 
 /* Opens (creating) DIR/memd-state.mdb, takes its lock and restores the map it holds into
  * st, which must be initialised with the current config and hold nothing yet:
@@ -54,7 +54,7 @@ int memd_store_dir(const char *state_dir, const char *socket_path, char *out, si
  * corrupt, or written for a device whose memory map has changed is never applied (nor
  * silently discarded). A store written before the last boot is discarded (device memory
  * was reset since). On failure st holds no orphan and st->store is NULL. */
-int memd_store_open(memd_state *st, const memd_store_opts *o, char *err, size_t errlen);
+int memd_store_open(memd_state *st, const memd_store_opts *o, memd_error *err);
 
 /* Stops recording and closes the file (releasing its lock). Orphans are dropped from st
  * without touching the store: they are restored again at the next start. */
@@ -96,18 +96,18 @@ bool memd_store_round_changed(const memd_state *st, uint64_t mark);
 void memd_store_round_end(memd_state *st);
 
 /* Flushes if anything changed since the last commit (the service loop: once per pass,
- * before any reply of the pass is written). 0, or -EIO with msg filled: no change since
+ * before any reply of the pass is written). 0, or -EIO with err filled: no change since
  * the last commit may be confirmed (they stay dirty for the next flush). */
-int memd_store_commit(memd_state *st, char *msg, size_t msglen);
+int memd_store_commit(memd_state *st, memd_error *err);
 
 /* on: something calls memd_store_commit before any reply leaves and before the process
  * sleeps (the service loop), so closed sessions leave their flush to it instead of
  * flushing at once. Calls nest; off undoes one on. */
 void memd_store_defer(memd_state *st, bool on);
 
-/* Writes every dirty key and the counters in one transaction. 0, or -EIO with msg
+/* Writes every dirty key and the counters in one transaction. 0, or -EIO with err
  * filled (the dirty keys stay dirty for the next flush). */
-int memd_store_flush(memd_state *st, char *msg, size_t msglen);
+int memd_store_flush(memd_state *st, memd_error *err);
 
 /* ---- service loop ---- */
 

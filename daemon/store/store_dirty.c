@@ -37,7 +37,7 @@ void memd_store_update_room(memd_store *S)
         S->full_logged = false;
 }
 
-int memd_store_grow(memd_store *S, uint64_t want, char *msg, size_t msglen)
+int memd_store_grow(memd_store *S, uint64_t want, memd_error *err)
 {
     if (want <= S->map_bytes)
         return 0;
@@ -46,25 +46,19 @@ int memd_store_grow(memd_store *S, uint64_t want, char *msg, size_t msglen)
         n *= 2;
     if (n > S->max_bytes)
         n = S->max_bytes;
-    if (n < want) {
-        snprintf(msg, msglen, "%s would need %llu bytes, over its limit of %llu", S->path,
-                 (unsigned long long)want, (unsigned long long)S->max_bytes);
-        return -ENOSPC;
-    }
+    if (n < want)
+        return memd_error_set(err, -ENOSPC, "%s would need %llu bytes, over its limit of %llu",
+                              S->path, (unsigned long long)want, (unsigned long long)S->max_bytes);
     /* Allocate first: LMDB writes through the map, and a page without backing store
      * would be SIGBUS, not an error. */
     int rc = posix_fallocate(S->fd, 0, (off_t)n);
-    if (rc != 0) {
-        snprintf(msg, msglen, "cannot grow %s to %llu bytes: %s", S->path,
-                 (unsigned long long)n, strerror(rc));
-        return -rc;
-    }
+    if (rc != 0)
+        return memd_error_set(err, -rc, "cannot grow %s to %llu bytes: %s", S->path,
+                              (unsigned long long)n, strerror(rc));
     rc = mdb_env_set_mapsize(S->env, (size_t)n);
-    if (rc != 0) {
-        snprintf(msg, msglen, "cannot map %s at %llu bytes: %s", S->path,
-                 (unsigned long long)n, mdb_strerror(rc));
-        return -EIO;
-    }
+    if (rc != 0)
+        return memd_error_set(err, -EIO, "cannot map %s at %llu bytes: %s", S->path,
+                              (unsigned long long)n, mdb_strerror(rc));
     S->map_bytes = n;
     memd_store_update_room(S);
     return 0;

@@ -56,14 +56,14 @@ static int on_prepare(void *data, memd_session *s, memd_wire_error *err)
         return 0; /* the common case: one comparison */
     uint64_t want = S->used_bytes + (S->ndirty + 2) * MEMD_STORE_REC_COST +
                     MEMD_STORE_TXN_COST + MEMD_STORE_RESERVE;
-    char msg[160];
-    if (memd_store_grow(S, want, msg, sizeof msg) == 0)
+    memd_error e;
+    if (memd_store_grow(S, want, &e) == 0)
         return 0;
     if (!S->full_logged) /* once per episode: a client may keep trying */
-        memd_log(LOG_WARNING, "state store full, allocations refused: %s", msg);
+        memd_log(LOG_WARNING, "state store full, allocations refused: %s", e.msg);
     S->full_logged = true;
     return memd_err_set(err, -EIO, "memd's state store is full (%.120s): allocation refused",
-                        msg);
+                        e.msg);
 }
 
 const memd_state_events memd_store_events = {

@@ -101,7 +101,7 @@ static inline memd_store_sess *memd_store_sess_get(const memd_store *S, uint32_t
 
 /* store_dirty.c */
 void memd_store_mark(memd_store *S, uint64_t key);
-int memd_store_grow(memd_store *S, uint64_t want, char *msg, size_t msglen);
+int memd_store_grow(memd_store *S, uint64_t want, memd_error *err);
 void memd_store_update_room(memd_store *S);
 
 /* store_hooks.c: what the store registers with core at open. */
@@ -126,6 +126,6 @@ void memd_store_orphan_release(memd_state *st, memd_store_sess *ss, const char *
 void memd_store_drop_orphans(memd_state *st);
 
 /* store_restore.c */
-int memd_store_restore(memd_state *st, char *err, size_t errlen);
+int memd_store_restore(memd_state *st, memd_error *err);
 
 #endif

@@ -28,8 +28,7 @@ typedef struct restore {
     uint64_t max_handle;
     uint32_t max_session;
     size_t nallocs, nsessions;
-    char *err;
-    size_t errlen;
+    memd_error *err;
 } restore;
 
 static int fail(restore *r, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -40,7 +39,7 @@ static int fail(restore *r, int rc, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    snprintf(r->err, r->errlen, "state store %s: %s", r->S->path, msg);
+    memd_error_set(r->err, rc, "state store %s: %s", r->S->path, msg);
     return rc;
 }
 
@@ -280,10 +279,10 @@ static uint32_t release_dead(memd_state *st, uint32_t *released_holds)
     return (uint32_t)n;
 }
 
-int memd_store_restore(memd_state *st, char *err, size_t errlen)
+int memd_store_restore(memd_state *st, memd_error *err)
 {
     memd_store *S = st->store;
-    restore r = {.st = st, .S = S, .err = err, .errlen = errlen};
+    restore r = {.st = st, .S = S, .err = err};
     int rc = mdb_txn_begin(S->env, NULL, 0, &r.txn);
     if (rc != 0)
         return lmdb_fail(&r, rc, "cannot begin a transaction");
@@ -307,11 +306,8 @@ int memd_store_restore(memd_state *st, char *err, size_t errlen)
 
     uint32_t held = 0, gone = release_dead(st, &held);
     S->meta_dirty = true; /* this config's fingerprints and boot */
-    char msg[300];
-    if (memd_store_flush(st, msg, sizeof msg) < 0) {
-        snprintf(err, errlen, "%s", msg);
+    if (memd_store_flush(st, err) < 0)
         return -EIO;
-    }
     S->restored = true;
     if (r.fresh)
         memd_log(LOG_INFO, "state store %s: new, empty", S->path);

@@ -177,8 +177,8 @@ void memd_store_session_closed(void *data, memd_session *s)
         return; /* stays in the store: the next memd restores it as an orphan */
     memd_store_mark(S, MEMD_STORE_SESS_KEY | s->id);
     if (S->defer == 0) {
-        char msg[256];
-        (void)memd_store_flush(st, msg, sizeof msg); /* logged there; retried by the tick */
+        memd_error e;
+        (void)memd_store_flush(st, &e); /* logged there; retried by the tick */
     }
 }
 
@@ -276,8 +276,8 @@ uint32_t memd_store_tick(memd_state *st)
     }
     free(list);
     if (S->ndirty || S->meta_dirty || S->resync) {
-        char msg[256];
-        (void)memd_store_flush(st, msg, sizeof msg); /* logged there */
+        memd_error e;
+        (void)memd_store_flush(st, &e); /* logged there */
     }
     return S->norphans;
 }

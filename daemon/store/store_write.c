@@ -401,7 +401,7 @@ int memd_store_write(memd_state *st, bool all)
 
 #define HWM_STEP 4096u /* counters are stored ahead, so most flushes need no meta write */
 
-int memd_store_flush(memd_state *st, char *msg, size_t msglen)
+int memd_store_flush(memd_state *st, memd_error *err)
 {
     memd_store *S = st->store;
     if (!S)
@@ -427,15 +427,14 @@ int memd_store_flush(memd_state *st, char *msg, size_t msglen)
             break;
         /* The estimate was short: grow and write again (the dirty keys are all still
          * there, the failed transaction changed nothing). */
-        char gmsg[200];
-        if (memd_store_grow(S, S->map_bytes + 1, gmsg, sizeof gmsg) < 0) {
-            snprintf(msg, msglen, "state store %s is full: %s", S->path, gmsg);
+        memd_error g;
+        if (memd_store_grow(S, S->map_bytes + 1, &g) < 0) {
+            memd_error_set(err, -EIO, "state store %s is full: %s", S->path, g.msg);
             goto failed;
         }
     }
     if (rc != 0) {
-        snprintf(msg, msglen, "state store %s: cannot commit: %s", S->path,
-                 mdb_strerror(rc));
+        memd_error_set(err, -EIO, "state store %s: cannot commit: %s", S->path, mdb_strerror(rc));
         goto failed;
     }
     S->ndirty = 0;
@@ -450,7 +449,7 @@ int memd_store_flush(memd_state *st, char *msg, size_t msglen)
 
 failed:
     if (!S->failed)
-        memd_log(LOG_ERR, "%s", msg);
+        memd_log(LOG_ERR, "%s", err->msg);
     S->failed = true;
     return -EIO;
 }

@@ -66,8 +66,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                   .quota_per_uid = size % 2 ? 256 << 10 : 0},
                        .ndevices = 1, .devices = &spec};
     memd_state st;
-    char err[256];
-    if (memd_state_init(&st, &cfg, err, sizeof err) < 0)
+    memd_error err;
+    if (memd_state_init(&st, &cfg, &err) < 0)
         abort();
     memd_session s = {.uid = 1000, .admin = size % 3 == 0};
     memd_session_open(&st, &s);

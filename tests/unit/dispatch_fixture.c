@@ -64,8 +64,8 @@ void start(memd_limits lim)
     memd_config cfg;
     memd_device_spec spec;
     make_config(&cfg, &spec, lim);
-    char err[256];
-    ck_assert_int_eq(memd_state_init(&st, &cfg, err, sizeof err), 0);
+    memd_error err;
+    ck_assert_int_eq(memd_state_init(&st, &cfg, &err), 0);
     memset(&out, 0, sizeof out);
     open_session(&sa, 1001, false);
     open_session(&sb, 1002, false);

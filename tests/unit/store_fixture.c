@@ -51,7 +51,7 @@ void sf_make_spec(memd_device_spec *spec, uint32_t id, uint64_t data_kib)
 }
 
 int sf_start(memd_state *st, const memd_device_spec *specs, uint32_t n, uint32_t grace_ms,
-             memd_store_opts opts, char *err, size_t errlen)
+             memd_store_opts opts, memd_error *err)
 {
     memd_config cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -62,10 +62,10 @@ int sf_start(memd_state *st, const memd_device_spec *specs, uint32_t n, uint32_t
                                .reclaim_grace_ms = grace_ms ? grace_ms : 30000};
     cfg.ndevices = n;
     cfg.devices = (memd_device_spec *)specs;
-    ck_assert_int_eq(memd_state_init(st, &cfg, err, errlen), 0);
+    ck_assert_int_eq(memd_state_init(st, &cfg, err), 0);
     opts.dir = sf_dir;
     opts.failpoint = sf_fail;
-    return memd_store_open(st, &opts, err, errlen);
+    return memd_store_open(st, &opts, err);
 }
 
 void sf_stop(memd_state *st)
@@ -104,6 +104,6 @@ memd_alloc *sf_alloc(memd_state *st, memd_session *s, uint32_t dev, uint8_t cls,
 
 void sf_flush(memd_state *st)
 {
-    char msg[256] = "";
-    ck_assert_msg(memd_store_flush(st, msg, sizeof msg) == 0, "flush: %s", msg);
+    memd_error e = {0};
+    ck_assert_msg(memd_store_flush(st, &e) == 0, "flush: %s", e.msg);
 }

@@ -29,7 +29,7 @@ void sf_make_spec(memd_device_spec *spec, uint32_t id, uint64_t data_kib);
  * opts (dir and failpoint = sf_fail are filled in). Returns memd_store_open's result
  * with err filled. */
 int sf_start(memd_state *st, const memd_device_spec *specs, uint32_t n, uint32_t grace_ms,
-             memd_store_opts opts, char *err, size_t errlen);
+             memd_store_opts opts, memd_error *err);
 
 /* What a stop (or a crash after the last commit) leaves: the store as committed. */
 void sf_stop(memd_state *st);

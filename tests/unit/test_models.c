@@ -48,8 +48,8 @@ static void start(void)
                                .max_allocs_per_session = 1000, .max_reply_backlog = 4u << 20};
     cfg.ndevices = 1;
     cfg.devices = &spec;
-    char err[256];
-    ck_assert_int_eq(memd_state_init(&st, &cfg, err, sizeof err), 0);
+    memd_error err;
+    ck_assert_int_eq(memd_state_init(&st, &cfg, &err), 0);
     memset(&out, 0, sizeof out);
     memd_session *ss[] = {&sa, &sb, &sroot};
     for (int i = 0; i < 3; i++) {

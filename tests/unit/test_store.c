@@ -42,20 +42,20 @@ static void setup(void)
     sf_setup_in("memd-store");
 }
 
-static int start_v(memd_state *st, variant v, char *err, size_t errlen)
+static int start_v(memd_state *st, variant v, memd_error *err)
 {
     memd_device_spec specs[2];
     sf_make_spec(&specs[0], DEV_A, v.data_a ? v.data_a : 896);
     sf_make_spec(&specs[1], DEV_B, v.data_b ? v.data_b : 896);
     return sf_start(st, specs, 2, v.grace_ms,
-                    (memd_store_opts){.max_bytes = v.max_bytes, .reset = v.reset}, err, errlen);
+                    (memd_store_opts){.max_bytes = v.max_bytes, .reset = v.reset}, err);
 }
 
 static void start(memd_state *st, variant v)
 {
-    char err[512] = "";
-    int rc = start_v(st, v, err, sizeof err);
-    ck_assert_msg(rc == 0, "store open failed (%d): %s", rc, err);
+    memd_error err = {0};
+    int rc = start_v(st, v, &err);
+    ck_assert_msg(rc == 0, "store open failed (%d): %s", rc, err.msg);
 }
 
 static void end_session(memd_state *st, memd_session *s)
@@ -420,12 +420,12 @@ START_TEST(not_an_lmdb_file)
     memset(junk, 'j', sizeof junk);
     write_file(sf_path, junk, sizeof junk);
     memd_state st;
-    char err[512] = "";
-    ck_assert_int_lt(start_v(&st, (variant){0}, err, sizeof err), 0);
+    memd_error err = {0};
+    ck_assert_int_lt(start_v(&st, (variant){0}, &err), 0);
     ck_assert_ptr_null(st.store);
-    ck_assert_msg(strstr(err, sf_path) && strstr(err, "not a usable memd state store") &&
-                      strstr(err, "--reset-state"),
-                  "%s", err);
+    ck_assert_msg(strstr(err.msg, sf_path) && strstr(err.msg, "not a usable memd state store") &&
+                      strstr(err.msg, "--reset-state"),
+                  "%s", err.msg);
     memd_state_fini(&st);
     /* The way out: --reset-state. */
     start(&st, (variant){.reset = true});
@@ -489,9 +489,9 @@ START_TEST(damaged_record_refused)
     memd_store_key_u64(k, h);
     poke("allocations", k, sizeof k, "short", 5);
     memd_state st;
-    char err[512] = "";
-    ck_assert_int_lt(start_v(&st, (variant){0}, err, sizeof err), 0);
-    ck_assert_msg(strstr(err, sf_path) && strstr(err, "damaged"), "%s", err);
+    memd_error err = {0};
+    ck_assert_int_lt(start_v(&st, (variant){0}, &err), 0);
+    ck_assert_msg(strstr(err.msg, sf_path) && strstr(err.msg, "damaged"), "%s", err.msg);
     ck_assert_ptr_null(st.store);
     ck_assert_ptr_null(st.sessions); /* the orphans restored before the damage are gone */
     memd_state_fini(&st);
@@ -515,9 +515,9 @@ START_TEST(overlap_refused)
     free(s);
     memd_store_key_u64(k, r.handle);
     poke("allocations", k, sizeof k, rec, (size_t)(p - rec));
-    char err[512] = "";
-    ck_assert_int_lt(start_v(&st, (variant){0}, err, sizeof err), 0);
-    ck_assert_msg(strstr(err, "overlaps another one"), "%s", err);
+    memd_error err = {0};
+    ck_assert_int_lt(start_v(&st, (variant){0}, &err), 0);
+    ck_assert_msg(strstr(err.msg, "overlaps another one"), "%s", err.msg);
     memd_state_fini(&st);
 }
 END_TEST
@@ -526,15 +526,15 @@ START_TEST(changed_device_map_refused)
 {
     one_allocation(); /* on device A */
     memd_state st;
-    char err[512] = "";
+    memd_error err = {0};
     /* B changed, and B holds nothing: fine. */
     start(&st, (variant){.data_b = 512});
     sf_stop(&st);
     /* A changed under its allocation: refused, naming the device and the way out. */
-    ck_assert_int_lt(start_v(&st, (variant){.data_a = 512}, err, sizeof err), 0);
-    ck_assert_msg(strstr(err, sf_path) && strstr(err, "device 7 (dev7)") &&
-                      strstr(err, "another memory map") && strstr(err, "--reset-state"),
-                  "%s", err);
+    ck_assert_int_lt(start_v(&st, (variant){.data_a = 512}, &err), 0);
+    ck_assert_msg(strstr(err.msg, sf_path) && strstr(err.msg, "device 7 (dev7)") &&
+                      strstr(err.msg, "another memory map") && strstr(err.msg, "--reset-state"),
+                  "%s", err.msg);
     memd_state_fini(&st);
     /* The old config still applies. */
     start(&st, (variant){0});
@@ -547,9 +547,9 @@ START_TEST(locked_by_another_memd)
 {
     memd_state a, b;
     start(&a, (variant){0});
-    char err[512] = "";
-    ck_assert_int_eq(start_v(&b, (variant){0}, err, sizeof err), -EBUSY);
-    ck_assert_msg(strstr(err, "in use by another memd"), "%s", err);
+    memd_error err = {0};
+    ck_assert_int_eq(start_v(&b, (variant){0}, &err), -EBUSY);
+    ck_assert_msg(strstr(err.msg, "in use by another memd"), "%s", err.msg);
     memd_state_fini(&b);
     sf_stop(&a);
     start(&b, (variant){0}); /* the lock went with the first */

@@ -35,18 +35,18 @@ static void setup(void)
     sf_setup_in("memd-chunks");
 }
 
-static int start_v(memd_state *st, char *err, size_t errlen)
+static int start_v(memd_state *st, memd_error *err)
 {
     memd_device_spec spec;
     sf_make_spec(&spec, DEV, 896);
-    return sf_start(st, &spec, 1, 0, (memd_store_opts){0}, err, errlen);
+    return sf_start(st, &spec, 1, 0, (memd_store_opts){0}, err);
 }
 
 static void start(memd_state *st)
 {
-    char err[512] = "";
-    int rc = start_v(st, err, sizeof err);
-    ck_assert_msg(rc == 0, "store open failed (%d): %s", rc, err);
+    memd_error err = {0};
+    int rc = start_v(st, &err);
+    ck_assert_msg(rc == 0, "store open failed (%d): %s", rc, err.msg);
 }
 
 /* A session of this process (alive: restored as an orphan, not released). */
@@ -371,16 +371,16 @@ START_TEST(foreign_handle_in_record_refused)
     uint8_t rec[256];
     size_t n = one_record(rec, handle, &pl, sid);
     poke(handle - MEMD_STORE_CHUNK, rec, n);
-    char err[512] = "";
-    ck_assert_int_lt(start_v(&st, err, sizeof err), 0);
-    ck_assert_msg(strstr(err, "damaged") && strstr(err, "key mismatch"), "%s", err);
+    memd_error err = {0};
+    ck_assert_int_lt(start_v(&st, &err), 0);
+    ck_assert_msg(strstr(err.msg, "damaged") && strstr(err.msg, "key mismatch"), "%s", err.msg);
     ck_assert_ptr_null(st.store);
     memd_state_fini(&st);
     /* Under a key at or above its handle it is just as wrong. */
     unpoke(handle - MEMD_STORE_CHUNK);
     poke(handle + 1, rec, n);
-    ck_assert_int_lt(start_v(&st, err, sizeof err), 0);
-    ck_assert_msg(strstr(err, "damaged") && strstr(err, "key mismatch"), "%s", err);
+    ck_assert_int_lt(start_v(&st, &err), 0);
+    ck_assert_msg(strstr(err.msg, "damaged") && strstr(err.msg, "key mismatch"), "%s", err.msg);
     memd_state_fini(&st);
     /* Under a key that does hold it, it restores. */
     unpoke(handle + 1);
@@ -411,9 +411,9 @@ START_TEST(cut_or_empty_record_refused)
     pl.address += 128 * KIB;
     size_t m = one_record(rec + n, key + MEMD_STORE_CHUNK - 1, &pl, sid);
     poke(key, rec, n + m - 3);
-    char err[512] = "";
-    ck_assert_int_lt(start_v(&st, err, sizeof err), 0);
-    ck_assert_msg(strstr(err, "damaged"), "%s", err);
+    memd_error err = {0};
+    ck_assert_int_lt(start_v(&st, &err), 0);
+    ck_assert_msg(strstr(err.msg, "damaged"), "%s", err.msg);
     memd_state_fini(&st);
     /* Whole, both records restore. */
     poke(key, rec, n + m);
@@ -423,8 +423,8 @@ START_TEST(cut_or_empty_record_refused)
     sf_stop(&st);
     /* An empty value. */
     poke(key, rec, 0);
-    ck_assert_int_lt(start_v(&st, err, sizeof err), 0);
-    ck_assert_msg(strstr(err, "damaged") && strstr(err, "empty"), "%s", err);
+    ck_assert_int_lt(start_v(&st, &err), 0);
+    ck_assert_msg(strstr(err.msg, "damaged") && strstr(err.msg, "empty"), "%s", err.msg);
     memd_state_fini(&st);
 }
 END_TEST
@@ -448,8 +448,8 @@ START_TEST(failed_write_then_good_one)
     alloc_batch(&st, s, N, h, addr, 2000);
     for (int i = 0; i < 4; i++)
         release(&st, s, first[i]);
-    char msg[256];
-    ck_assert_int_eq(memd_store_flush(&st, msg, sizeof msg), -EIO);
+    memd_error e;
+    ck_assert_int_eq(memd_store_flush(&st, &e), -EIO);
     unlink(sf_fail);
     sf_flush(&st);
     sf_stop(&st);

@@ -1,0 +1,26 @@
+/* memd — errors (see error.h). */
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+int memd_error_set(memd_error *e, int rc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+void memd_error_format(const memd_error *e, char *buf, size_t len)
+{
+    if (!buf || len == 0)
+        return;
+    if (e->line)
+        snprintf(buf, len, "%s:%u:%u: %s", e->file, e->line, e->column, e->msg);
+    else if (e->file[0])
+        snprintf(buf, len, "%s: %s", e->file, e->msg);
+    else
+        snprintf(buf, len, "%s", e->msg);
+}
