@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bisect.h"
 #include "plan_internal.h"
 
 /* Above this many conflicting pairs the conflict graph (8 bytes per pair) is not built
@@ -53,20 +54,6 @@ static int cmp_u64(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* Count of entries < v in sorted t[0..n). */
-static size_t count_below(const uint64_t *t, size_t n, uint64_t v)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t m = (lo + hi) / 2;
-        if (t[m] < v)
-            lo = m + 1;
-        else
-            hi = m;
-    }
-    return lo;
-}
-
 /* load[i] = sum of the sizes of every buffer whose lifetime overlaps i's (i included):
  * those starting before i ends minus those ending before (or as) i starts. Sorted
  * (time, size) pairs with prefix sums: O(n log n), no graph. Sums are bounded by the
@@ -98,7 +85,8 @@ static int load_keys(const memd_plan_buffer *b, size_t n, uint64_t *load)
         pup[i + 1] = pup[i] + up[2 * i + 1];
     }
     for (size_t i = 0; i < n; i++)
-        load[i] = plo[count_below(tl, n, b[i].upper)] - pup[count_below(tu, n, b[i].lower + 1)];
+        load[i] = plo[memd_lower_bound_u64(tl, n, b[i].upper)] -
+                  pup[memd_lower_bound_u64(tu, n, b[i].lower + 1)];
     rc = 0;
 out:
     free(lo);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bisect.h"
 #include "plan_internal.h"
 
 int plan_placer_init(plan_placer *p, const memd_plan_buffer *b, size_t n, const plan_graph *g)
@@ -161,6 +162,18 @@ static uint64_t place_graph(plan_placer *p, const uint32_t *order, size_t from, 
     return top;
 }
 
+typedef struct work_key {
+    const uint32_t *work;
+    const uint64_t *off;
+    uint64_t o;
+} work_key;
+
+static bool work_at_or_below(const void *ctx, size_t i)
+{
+    const work_key *q = ctx;
+    return q->off[q->work[i]] <= q->o;
+}
+
 /* List mode: every placed non-empty buffer in one list sorted by offset; a placement
  * walks it from the bottom, looking only at buffers live at the same time. O(placed)
  * per buffer but with no graph and no sorting: the better choice for dense traces. */
@@ -210,14 +223,8 @@ static uint64_t place_list(plan_placer *p, const uint32_t *order, size_t from, b
             top = off[x] + sz;
         if (sz) {
             /* Insert after the last entry with offset <= off[x]. */
-            size_t l = 0, h = nw;
-            while (l < h) {
-                size_t m = (l + h) / 2;
-                if (off[p->work[m]] <= off[x])
-                    l = m + 1;
-                else
-                    h = m;
-            }
+            work_key q = {p->work, off, off[x]};
+            size_t l = memd_partition_point(nw, work_at_or_below, &q);
             memmove(p->work + l + 1, p->work + l, (nw - l) * sizeof(*p->work));
             p->work[l] = x;
             nw++;

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bisect.h"
 #include "plan_internal.h"
 
 enum { S_NOTFOUND = 0, S_FOUND = 1, S_ABORT = 2 };
@@ -155,20 +156,6 @@ static int cmp_time(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* Index of the first entry >= v in sorted t[0..k). */
-static uint32_t lower_index(const uint64_t *t, size_t k, uint64_t v)
-{
-    size_t lo = 0, hi = k;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (t[mid] < v)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return (uint32_t)lo;
-}
-
 void plan_search_free(plan_search_ctx *c)
 {
     if (!c)
@@ -278,8 +265,8 @@ int plan_search_new(const memd_plan_buffer *b, size_t n, const plan_graph *g,
     uint64_t members = 0;
     for (size_t i = 0; i < n; i++)
         if (b[i].size) {
-            c->sl[i] = lower_index(ends, u, b[i].lower + 1);
-            c->sh[i] = lower_index(ends, u, b[i].upper) + 1;
+            c->sl[i] = (uint32_t)memd_lower_bound_u64(ends, u, b[i].lower + 1);
+            c->sh[i] = (uint32_t)memd_lower_bound_u64(ends, u, b[i].upper) + 1;
             members += c->sh[i] - c->sl[i];
         }
     free(ends);
