@@ -9,12 +9,6 @@
 #include "bisect.h"
 #include "plan_search_internal.h"
 
-static int cmp_time(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return (a > b) - (a < b);
-}
-
 void *plan_search_grow(plan_search_ctx *c, void *a, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap)
@@ -124,7 +118,7 @@ static int find_sections(plan_search_ctx *c, uint64_t *members)
     for (size_t i = 0; i < n; i++)
         if (b[i].size)
             ends[k++] = b[i].upper;
-    qsort(ends, k, sizeof(*ends), cmp_time);
+    qsort(ends, k, sizeof(*ends), plan_cmp_u64);
     size_t u = 0;
     for (size_t i = 0; i < k; i++)
         if (u == 0 || ends[u - 1] != ends[i])
@@ -225,7 +219,7 @@ static void fill_keys(plan_search_ctx *c)
     for (size_t i = 0; i < c->n; i++) {
         uint64_t len = b[i].upper - b[i].lower, sz = b[i].size;
         c->k_width[i] = c->sh[i] - c->sl[i];
-        c->k_area[i] = len && sz > UINT64_MAX / len ? UINT64_MAX : sz * len;
+        c->k_area[i] = plan_sat_mul(sz, len);
         c->k_size[i] = sz;
         c->k_len[i] = len;
         uint64_t t = 0;
