@@ -368,16 +368,103 @@ int memd_range_alloc_at(memd_range *r, uint64_t addr, uint64_t size)
     return 0;
 }
 
+/* A free block beside a freed one, and where it sits: a path to its leaf and its
+ * index there. */
+typedef struct side {
+    memd_bt_path *path;
+    uint32_t idx;
+    uint64_t a, s;
+    bool touches; /* it ends where the freed block starts, or starts where it ends */
+} side;
+
+/* The free blocks on both sides of [addr, addr + sz), whose insert position in by_addr
+ * is p: the entry there may start at its end, the one before it may end at its start.
+ * Both are almost always in p's leaf and are read in place; only at a leaf edge does
+ * the second path q walk to the neighbouring leaf. (Copying p costs more than it
+ * seems: right after the seek, its wide loads cannot be forwarded from the seek's
+ * narrow stores.) */
+static void find_sides(const memd_bt *t, memd_bt_path *p, memd_bt_path *q, uint64_t addr,
+                       uint64_t sz, side *left, side *right)
+{
+    unsigned lv = t->height - 1;
+    const memd_bt_node *leaf = &t->node[p->node[lv]];
+    uint32_t i = p->idx[lv];
+    bool have_left, have_right;
+    *left = (side){.path = p, .idx = i - 1};
+    *right = (side){.path = p, .idx = i};
+    if (i > 0) {
+        left->a = leaf->k[i - 1];
+        left->s = leaf->v[i - 1];
+        have_left = true;
+    } else {
+        *q = *p;
+        have_left = memd_bt_prev(t, q);
+        if (have_left) {
+            memd_bt_get(t, q, &left->a, &left->s);
+            left->path = q;
+            left->idx = q->idx[lv];
+        }
+    }
+    if (i < leaf->n) {
+        right->a = leaf->k[i];
+        right->s = leaf->v[i];
+        have_right = true;
+    } else { /* i == n > 0 here, or an empty tree: q is free for the right side */
+        *q = *p;
+        have_right = memd_bt_settle(t, q);
+        if (have_right) {
+            memd_bt_get(t, q, &right->a, &right->s);
+            right->path = q;
+            right->idx = q->idx[lv];
+        }
+    }
+    left->touches = have_left && left->a + left->s == addr;
+    right->touches = have_right && right->a == addr + sz;
+}
+
+/* Makes [addr, addr + sz) free, one block with the sides that touch it. The caller
+ * reserved one by_addr and one by_size insert. */
+static void merge_free(memd_range *r, memd_bt_path *p, side *left, side *right, uint64_t addr,
+                       uint64_t sz)
+{
+    memd_bt *t = &r->by_addr;
+    unsigned lv = t->height - 1;
+    if (left->touches && right->touches) {
+        left->path->idx[lv] = left->idx;
+        memd_bt_set(t, left->path, left->a, left->s + sz + right->s); /* keeps paths valid */
+        right->path->idx[lv] = right->idx;
+        memd_bt_delete(t, right->path);
+    } else if (left->touches) {
+        left->path->idx[lv] = left->idx;
+        memd_bt_set(t, left->path, left->a, left->s + sz);
+    } else if (right->touches) {
+        right->path->idx[lv] = right->idx;
+        memd_bt_set(t, right->path, addr, sz + right->s);
+    } else {
+        memd_bt_insert(t, p, addr, sz);
+    }
+    if (!r->size_index)
+        return;
+    uint64_t na = left->touches ? left->a : addr, ns = sz;
+    if (left->touches) {
+        sidx_del(r, left->a, left->s);
+        ns += left->s;
+    }
+    if (right->touches) {
+        sidx_del(r, right->a, right->s);
+        ns += right->s;
+    }
+    sidx_add(r, na, ns);
+}
+
 int memd_range_free(memd_range *r, uint64_t addr, uint64_t *size_out)
 {
     if (!r)
         return -EINVAL;
     /* The tree search below needs only addr: let the map slot's cache miss overlap it. */
     memd_map_prefetch(&r->allocs, alloc_key(r, addr));
-    memd_bt *t = &r->by_addr;
-    unsigned lv = t->height - 1;
     memd_bt_path p, q;
-    memd_bt_seek_k(t, addr, &p);
+    memd_bt_seek_k(&r->by_addr, addr, &p);
     uint64_t sz = alloc_size(r, addr);
     if (sz == 0)
         return -ENOENT;
@@ -388,73 +475,9 @@ int memd_range_free(memd_range *r, uint64_t addr, uint64_t *size_out)
         return rc;
     memd_map_remove(&r->allocs, alloc_key(r, addr));
     r->allocated -= sz;
-
-    /* p: where [addr, addr + sz) would go. The entry there may start at its end, the one
-     * before it may end at its start. Both are almost always in p's leaf and are read in
-     * place; only at a leaf edge does a second path q walk to the neighbouring leaf.
-     * (Copying p costs more than it seems: right after the seek, its wide loads cannot
-     * be forwarded from the seek's narrow stores.) */
-    const memd_bt_node *leaf = &t->node[p.node[lv]];
-    uint32_t i = p.idx[lv];
-    memd_bt_path *lp = &p, *rp = &p; /* paths to the left / right neighbour */
-    uint32_t li = i - 1, ri = i;     /* their leaf indices */
-    uint64_t ra = 0, rs = 0, la = 0, ls = 0;
-    bool left, right;
-    if (i > 0) {
-        la = leaf->k[i - 1];
-        ls = leaf->v[i - 1];
-        left = true;
-    } else {
-        q = p;
-        left = memd_bt_prev(t, &q);
-        if (left) {
-            memd_bt_get(t, &q, &la, &ls);
-            lp = &q;
-            li = q.idx[lv];
-        }
-    }
-    if (i < leaf->n) {
-        ra = leaf->k[i];
-        rs = leaf->v[i];
-        right = true;
-    } else { /* i == n > 0 here, or an empty tree: q is free for the right side */
-        q = p;
-        right = memd_bt_settle(t, &q);
-        if (right) {
-            memd_bt_get(t, &q, &ra, &rs);
-            rp = &q;
-            ri = q.idx[lv];
-        }
-    }
-    left = left && la + ls == addr;
-    right = right && ra == addr + sz;
-
-    if (left && right) {
-        lp->idx[lv] = li;
-        memd_bt_set(t, lp, la, ls + sz + rs); /* a set keeps every path valid */
-        rp->idx[lv] = ri;
-        memd_bt_delete(t, rp);
-    } else if (left) {
-        lp->idx[lv] = li;
-        memd_bt_set(t, lp, la, ls + sz);
-    } else if (right) {
-        rp->idx[lv] = ri;
-        memd_bt_set(t, rp, addr, sz + rs);
-    } else {
-        memd_bt_insert(t, &p, addr, sz);
-    }
-    if (r->size_index) {
-        uint64_t na = left ? la : addr, ns = sz;
-        if (left) {
-            sidx_del(r, la, ls);
-            ns += ls;
-        }
-        if (right) {
-            sidx_del(r, ra, rs);
-            ns += rs;
-        }
-        sidx_add(r, na, ns);
-    }
+    side left, right;
+    find_sides(&r->by_addr, &p, &q, addr, sz, &left, &right);
+    merge_free(r, &p, &left, &right, addr, sz);
     if (size_out)
         *size_out = sz;
     return 0;
