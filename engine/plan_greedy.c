@@ -163,15 +163,14 @@ static uint64_t place_graph(plan_placer *p, const uint32_t *order, size_t from, 
 }
 
 typedef struct work_key {
-    const uint32_t *work;
     const uint64_t *off;
     uint64_t o;
 } work_key;
 
-static bool work_at_or_below(const void *ctx, size_t i)
+static bool at_or_below(const void *elem, const void *key)
 {
-    const work_key *q = ctx;
-    return q->off[q->work[i]] <= q->o;
+    const work_key *q = key;
+    return q->off[*(const uint32_t *)elem] <= q->o;
 }
 
 /* List mode: every placed non-empty buffer in one list sorted by offset; a placement
@@ -223,8 +222,8 @@ static uint64_t place_list(plan_placer *p, const uint32_t *order, size_t from, b
             top = off[x] + sz;
         if (sz) {
             /* Insert after the last entry with offset <= off[x]. */
-            work_key q = {p->work, off, off[x]};
-            size_t l = memd_partition_point(nw, work_at_or_below, &q);
+            work_key q = {off, off[x]};
+            size_t l = memd_partition_point(p->work, nw, sizeof(*p->work), at_or_below, &q);
             memmove(p->work + l + 1, p->work + l, (nw - l) * sizeof(*p->work));
             p->work[l] = x;
             nw++;

@@ -6,16 +6,15 @@
 #include "check_main.h"
 
 typedef struct counted {
-    const uint64_t *a;
     uint64_t k;
     size_t calls;
 } counted;
 
-static bool counted_below(const void *ctx, size_t i)
+static bool counted_below(const void *elem, const void *key)
 {
-    counted *q = (counted *)ctx;
+    counted *q = (counted *)key;
     q->calls++;
-    return q->a[i] < q->k;
+    return *(const uint64_t *)elem < q->k;
 }
 
 /* Every length up to 70 (odd, even, powers of two and their neighbours), runs of
@@ -39,8 +38,8 @@ START_TEST(lower_bound_against_scan)
             while (want < n && a[want] < keys[j])
                 want++;
             ck_assert_uint_eq(memd_lower_bound_u64(a, n, keys[j]), want);
-            counted q = {a, keys[j], 0};
-            ck_assert_uint_eq(memd_partition_point(n, counted_below, &q), want);
+            counted q = {keys[j], 0};
+            ck_assert_uint_eq(memd_partition_point(a, n, sizeof(*a), counted_below, &q), want);
             size_t log2n = 0;
             while (((size_t)1 << log2n) < n)
                 log2n++;

@@ -87,28 +87,21 @@ static int alloc_cmp(const void *x, const void *y)
                      b->buf.kind, b->buf.region, b->buf.address);
 }
 
-typedef struct block_key {
-    const memclient_alloc_info **sorted;
-    const memclient_block *b;
-} block_key;
-
 static int cmp_block(const memclient_alloc_info *a, const memclient_block *b)
 {
     return place_cmp(a->device, a->buf.kind, a->buf.region, a->buf.address, b->device,
                      b->kind, b->region, b->address);
 }
 
-static bool before_block(const void *ctx, size_t i)
+static bool before_block(const void *elem, const void *key)
 {
-    const block_key *q = ctx;
-    return cmp_block(q->sorted[i], q->b) < 0;
+    return cmp_block(*(const memclient_alloc_info *const *)elem, key) < 0;
 }
 
 static const memclient_alloc_info *alloc_at(const memclient_alloc_info **sorted, size_t n,
                                             const memclient_block *b)
 {
-    block_key q = {sorted, b};
-    size_t i = memd_partition_point(n, before_block, &q);
+    size_t i = memd_partition_point(sorted, n, sizeof(*sorted), before_block, b);
     return i < n && cmp_block(sorted[i], b) == 0 ? sorted[i] : NULL;
 }
 
