@@ -41,32 +41,24 @@ struct memd_range {
     memd_bt by_addr;  /* free blocks as (addr, size) */
     memd_bt by_size;  /* free blocks as (size, addr), once size_index is set */
     bool size_index;
-    memd_map allocs;  /* live allocations: alloc_key(start) -> size */
+    memd_map allocs;  /* live allocations: alloc_key(start) -> size; spread */
 
     uint64_t base, size, min_align;
-    unsigned align_shift; /* log2(min_align) */
     uint64_t lo, hi;  /* usable, min_align-aligned: [lo, hi) */
     uint64_t allocated;
 };
 
-/* Allocations start on multiples of min_align: counted in those units, neighbours get
- * neighbouring keys, which the map spreads well (in bytes, the low bits would all be
- * equal and share an eighth of the slots: measured 5 % slower per pair). The map
- * reserves key 0 and address 0 is common: plus one. No allocation starts at
- * 2^64 - 1, so keys never wrap to 0. */
-static inline uint64_t alloc_key(const memd_range *r, uint64_t addr)
+/* The map reserves key 0 and address 0 is common: plus one. No allocation starts at
+ * 2^64 - 1 (it would end past the range), so keys never wrap to 0. */
+static inline uint64_t alloc_key(uint64_t addr)
 {
-    return (addr >> r->align_shift) + 1;
+    return addr + 1;
 }
 
-/* Size of the live allocation at addr, or 0 (allocations are never empty). An
- * unaligned addr starts none, and would share its key with an aligned one. */
-static inline uint64_t alloc_size(const memd_range *r, uint64_t addr)
+/* The live allocation at addr (its size is the slot's value), or NULL. */
+static inline memd_map_slot *alloc_at(const memd_range *r, uint64_t addr)
 {
-    if (addr & (r->min_align - 1))
-        return 0;
-    const uint64_t *v = memd_map_get(&r->allocs, alloc_key(r, addr));
-    return v ? *v : 0;
+    return memd_map_lookup(&r->allocs, alloc_key(addr));
 }
 
 /* ---------------------------------------------------------------- size index */
@@ -193,7 +185,7 @@ static void carve(memd_range *r, memd_bt_path *p, const pick *pk, uint64_t sz)
 {
     /* The map slot is likely a cache miss: start fetching it now and fill it after the
      * tree update, which runs meanwhile (measured: 2-3 % per pair over filling it first). */
-    memd_map_prefetch(&r->allocs, alloc_key(r, pk->at));
+    memd_map_prefetch(&r->allocs, alloc_key(pk->at));
     uint64_t lo_pad = pk->at - pk->addr, hi_pad = pk->size - lo_pad - sz;
     if (lo_pad == 0 && hi_pad == 0) {
         memd_bt_delete(&r->by_addr, p);
@@ -213,7 +205,7 @@ static void carve(memd_range *r, memd_bt_path *p, const pick *pk, uint64_t sz)
         if (hi_pad != 0)
             sidx_add(r, pk->at + sz, hi_pad);
     }
-    (void)memd_map_put(&r->allocs, alloc_key(r, pk->at), sz); /* reserved: cannot fail */
+    (void)memd_map_put(&r->allocs, alloc_key(pk->at), sz); /* reserved: cannot fail */
     r->allocated += sz;
 }
 
@@ -271,7 +263,7 @@ int memd_range_create(uint64_t base, uint64_t size, uint64_t min_align, memd_ran
     r->base = base;
     r->size = size;
     r->min_align = min_align;
-    r->align_shift = (unsigned)__builtin_ctzll(min_align);
+    r->allocs.spread = true;
     r->lo = lo;
     r->hi = hi;
     bool ok = memd_bt_init(&r->by_addr) == 0;
@@ -462,18 +454,19 @@ int memd_range_free(memd_range *r, uint64_t addr, uint64_t *size_out)
     if (!r)
         return -EINVAL;
     /* The tree search below needs only addr: let the map slot's cache miss overlap it. */
-    memd_map_prefetch(&r->allocs, alloc_key(r, addr));
+    memd_map_prefetch(&r->allocs, alloc_key(addr));
     memd_bt_path p, q;
     memd_bt_seek_k(&r->by_addr, addr, &p);
-    uint64_t sz = alloc_size(r, addr);
-    if (sz == 0)
+    memd_map_slot *a = alloc_at(r, addr);
+    if (!a)
         return -ENOENT;
     int rc = memd_bt_reserve(&r->by_addr, 1);
     if (rc == 0 && r->size_index)
         rc = memd_bt_reserve(&r->by_size, 1);
     if (rc < 0)
         return rc;
-    memd_map_remove(&r->allocs, alloc_key(r, addr));
+    uint64_t sz = a->val;
+    memd_map_remove_slot(&r->allocs, a);
     r->allocated -= sz;
     side left, right;
     find_sides(&r->by_addr, &p, &q, addr, sz, &left, &right);
@@ -487,11 +480,11 @@ int memd_range_lookup(const memd_range *r, uint64_t addr, uint64_t *size_out)
 {
     if (!r)
         return -EINVAL;
-    uint64_t sz = alloc_size(r, addr);
-    if (sz == 0)
+    const memd_map_slot *a = alloc_at(r, addr);
+    if (!a)
         return -ENOENT;
     if (size_out)
-        *size_out = sz;
+        *size_out = a->val;
     return 0;
 }
 
@@ -528,13 +521,13 @@ static int walk(const memd_range *r, memd_range_visit_fn fn, void *ctx)
         if (more)
             memd_bt_get(t, &p, &fa, &fs);
         while (cur < fa) {
-            uint64_t sz = alloc_size(r, cur);
-            if (sz == 0 || sz > fa - cur)
+            const memd_map_slot *a = alloc_at(r, cur);
+            if (!a || a->val > fa - cur)
                 return -EFAULT;
-            int rc = fn(ctx, cur, sz, true);
+            int rc = fn(ctx, cur, a->val, true);
             if (rc != 0)
                 return rc;
-            cur += sz;
+            cur += a->val;
         }
         if (!more)
             return cur == r->hi ? 0 : -EFAULT;
