@@ -69,8 +69,11 @@ static inline uint64_t *memd_map_get(const memd_map *m, uint64_t key)
 }
 
 /* Starts fetching key's home slot, for a caller with other work to do before the
- * lookup or insert: the slot is usually a cache miss. */
-static inline void memd_map_prefetch(const memd_map *m, uint64_t key)
+ * lookup or insert: the slot is usually a cache miss. Always inlined: GCC 12 takes a
+ * separate function that only prefetches for one without effects and drops the call
+ * (the range allocator lost both its prefetches so, 3 % per operation). */
+static inline __attribute__((always_inline)) void memd_map_prefetch(const memd_map *m,
+                                                                    uint64_t key)
 {
     if (m->cap)
         __builtin_prefetch(&m->slots[memd_map_slot_of(m, key)], 1);
@@ -82,7 +85,7 @@ int memd_map_grow(memd_map *m, size_t n);
 /* Makes room for n more keys: the next n inserts of new keys cannot fail. -ENOMEM. */
 static inline int memd_map_reserve(memd_map *m, size_t n)
 {
-    return n <= (m->spread ? m->cap / 2 : m->cap / 4) - m->len ? 0 : memd_map_grow(m, n);
+    return n <= (m->cap >> (2 - m->spread)) - m->len ? 0 : memd_map_grow(m, n);
 }
 
 /* Inserts or replaces. -EINVAL for key 0, -ENOMEM if the table cannot grow. Growing
