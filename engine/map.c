@@ -9,6 +9,7 @@ static int grow_once(memd_map *m)
     if (m->cap > SIZE_MAX / 2 / sizeof(memd_map_slot))
         return -ENOMEM;
     memd_map bigger = {.cap = m->cap ? m->cap * 2 : 64, .len = m->len, .spread = m->spread};
+    bigger.shift = 64 - (unsigned)__builtin_ctzll(bigger.cap);
     bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
     if (!bigger.slots)
         return -ENOMEM;

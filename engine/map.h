@@ -20,6 +20,7 @@ typedef struct memd_map {
     memd_map_slot *slots;
     size_t cap;  /* power of two >= 64, or 0 */
     size_t len;  /* at most cap / 4, or cap / 2 when spread */
+    unsigned shift; /* 64 - log2(cap) */
     bool spread; /* set while empty: keys do not come in runs (see memd_map_slot_of) */
 } memd_map;
 
@@ -34,11 +35,10 @@ typedef struct memd_map {
  * operation at 100k allocations, and the lower load halves its table. */
 static inline size_t memd_map_slot_of(const memd_map *m, uint64_t key)
 {
-    unsigned bits = (unsigned)__builtin_ctzll(m->cap);
     if (m->spread)
-        return (size_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+        return (size_t)((key * 0x9E3779B97F4A7C15ull) >> m->shift);
     uint64_t run = (key >> 3) * 0x9E3779B97F4A7C15ull;
-    return (size_t)(((run >> (67 - bits)) << 3) | (key & 7));
+    return (size_t)(((run >> (m->shift + 3)) << 3) | (key & 7));
 }
 
 /* The slot holding key (non-zero), or the empty slot that ends its probe run. cap > 0.
