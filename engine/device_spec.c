@@ -50,6 +50,73 @@ static uint64_t lowest_alloc_base(const memd_bank_group_spec *g)
     return lo;
 }
 
+/* Region i of group g: named, inside the bank, holding a whole alignment unit if
+ * allocatable, and neither a duplicate name nor an overlap of an earlier region. */
+static int validate_region(const char *dev, const char *kn, const memd_bank_group_spec *g,
+                           uint32_t i, char *err, size_t errlen)
+{
+    const memd_region_spec *r = &g->regions[i];
+    if (!name_ok(r->name))
+        return fail(err, errlen, "device '%s': %s region %" PRIu32 " has no name", dev, kn, i);
+    if (r->size == 0)
+        return fail(err, errlen, "device '%s': %s region '%s' has size 0", dev, kn, r->name);
+    if (r->base > g->bank_size || r->size > g->bank_size - r->base)
+        return fail(err, errlen,
+                    "device '%s': %s region '%s' [0x%" PRIx64 ", +0x%" PRIx64
+                    ") exceeds the bank size 0x%" PRIx64,
+                    dev, kn, r->name, r->base, r->size, g->bank_size);
+    if (r->allocatable) {
+        /* The allocator hands out whole alignment units: the region needs one. */
+        uint64_t first = (r->base + (g->alignment - 1)) & ~(g->alignment - 1);
+        if (first < r->base || first > r->base + r->size - 1 ||
+            r->base + r->size - first < g->alignment)
+            return fail(err, errlen,
+                        "device '%s': %s region '%s' [0x%" PRIx64 ", +0x%" PRIx64
+                        ") holds no whole %" PRIu64 "-byte alignment unit",
+                        dev, kn, r->name, r->base, r->size, g->alignment);
+    }
+    for (uint32_t j = 0; j < i; j++) {
+        const memd_region_spec *o = &g->regions[j];
+        if (strncmp(o->name, r->name, MEMD_NAME_MAX) == 0)
+            return fail(err, errlen, "device '%s': %s region '%s' is defined twice", dev, kn,
+                        r->name);
+        /* Both fit in the bank, so the ends cannot overflow. */
+        if (r->base < o->base + o->size && o->base < r->base + r->size)
+            return fail(err, errlen,
+                        "device '%s': %s region '%s' [0x%" PRIx64 ", 0x%" PRIx64
+                        ") overlaps region '%s' [0x%" PRIx64 ", 0x%" PRIx64 ")",
+                        dev, kn, r->name, r->base, r->base + r->size, o->name, o->base,
+                        o->base + o->size);
+    }
+    return 0;
+}
+
+/* Every absolute address address + offset must be representable and non-negative: the
+ * lowest allocatable byte plus the offset must not go below 0, the bank's end plus the
+ * offset must not pass 2^64. */
+static int validate_offsets(const char *dev, const char *kn, const memd_bank_group_spec *g,
+                            char *err, size_t errlen)
+{
+    uint64_t lo = lowest_alloc_base(g);
+    for (uint32_t b = 0; b < g->banks; b++) {
+        int64_t off = g->bank_offsets[b];
+        if (off < 0) {
+            uint64_t neg = (uint64_t)(-(off + 1)) + 1; /* |off| without overflow */
+            if (lo < neg)
+                return fail(err, errlen,
+                            "device '%s': %s bank %" PRIu32 " offset %" PRId64
+                            " puts address 0x%" PRIx64 " below 0",
+                            dev, kn, b, off, lo);
+        } else if ((uint64_t)off > UINT64_MAX - g->bank_size) {
+            return fail(err, errlen,
+                        "device '%s': %s bank %" PRIu32 " offset %" PRId64
+                        " overflows 64-bit addresses",
+                        dev, kn, b, off);
+        }
+    }
+    return 0;
+}
+
 static int validate_group(const char *dev, memd_kind k, const memd_bank_group_spec *g,
                           char *err, size_t errlen)
 {
@@ -70,70 +137,16 @@ static int validate_group(const char *dev, memd_kind k, const memd_bank_group_sp
     if (g->nregions == 0 || g->nregions > MEMD_MAX_REGIONS)
         return fail(err, errlen, "device '%s': %s needs 1 to %d regions, has %" PRIu32, dev,
                     kn, MEMD_MAX_REGIONS, g->nregions);
-
     bool any_alloc = false;
     for (uint32_t i = 0; i < g->nregions; i++) {
-        const memd_region_spec *r = &g->regions[i];
-        if (!name_ok(r->name))
-            return fail(err, errlen, "device '%s': %s region %" PRIu32 " has no name", dev, kn, i);
-        if (r->size == 0)
-            return fail(err, errlen, "device '%s': %s region '%s' has size 0", dev, kn, r->name);
-        if (r->base > g->bank_size || r->size > g->bank_size - r->base)
-            return fail(err, errlen,
-                        "device '%s': %s region '%s' [0x%" PRIx64 ", +0x%" PRIx64
-                        ") exceeds the bank size 0x%" PRIx64,
-                        dev, kn, r->name, r->base, r->size, g->bank_size);
-        if (r->allocatable) {
-            /* The allocator hands out whole alignment units: the region needs one. */
-            uint64_t first = (r->base + (g->alignment - 1)) & ~(g->alignment - 1);
-            if (first < r->base || first > r->base + r->size - 1 ||
-                r->base + r->size - first < g->alignment)
-                return fail(err, errlen,
-                            "device '%s': %s region '%s' [0x%" PRIx64 ", +0x%" PRIx64
-                            ") holds no whole %" PRIu64 "-byte alignment unit",
-                            dev, kn, r->name, r->base, r->size, g->alignment);
-            any_alloc = true;
-        }
-        for (uint32_t j = 0; j < i; j++) {
-            const memd_region_spec *o = &g->regions[j];
-            if (strncmp(o->name, r->name, MEMD_NAME_MAX) == 0)
-                return fail(err, errlen, "device '%s': %s region '%s' is defined twice", dev,
-                            kn, r->name);
-            /* Both fit in the bank, so the ends cannot overflow. */
-            if (r->base < o->base + o->size && o->base < r->base + r->size)
-                return fail(err, errlen,
-                            "device '%s': %s region '%s' [0x%" PRIx64 ", 0x%" PRIx64
-                            ") overlaps region '%s' [0x%" PRIx64 ", 0x%" PRIx64 ")",
-                            dev, kn, r->name, r->base, r->base + r->size, o->name, o->base,
-                            o->base + o->size);
-        }
+        int rc = validate_region(dev, kn, g, i, err, errlen);
+        if (rc)
+            return rc;
+        any_alloc = any_alloc || g->regions[i].allocatable;
     }
     if (!any_alloc)
         return fail(err, errlen, "device '%s': %s has no allocatable region", dev, kn);
-
-    /* Every absolute address address + offset must be representable and non-negative:
-     * the lowest allocatable byte plus the offset must not go below 0, the bank's end
-     * plus the offset must not pass 2^64. */
-    if (g->bank_offsets) {
-        uint64_t lo = lowest_alloc_base(g);
-        for (uint32_t b = 0; b < g->banks; b++) {
-            int64_t off = g->bank_offsets[b];
-            if (off < 0) {
-                uint64_t neg = (uint64_t)(-(off + 1)) + 1; /* |off| without overflow */
-                if (lo < neg)
-                    return fail(err, errlen,
-                                "device '%s': %s bank %" PRIu32 " offset %" PRId64
-                                " puts address 0x%" PRIx64 " below 0",
-                                dev, kn, b, off, lo);
-            } else if ((uint64_t)off > UINT64_MAX - g->bank_size) {
-                return fail(err, errlen,
-                            "device '%s': %s bank %" PRIu32 " offset %" PRId64
-                            " overflows 64-bit addresses",
-                            dev, kn, b, off);
-            }
-        }
-    }
-    return 0;
+    return g->bank_offsets ? validate_offsets(dev, kn, g, err, errlen) : 0;
 }
 
 static int validate_policy(const char *dev, memd_kind k, const memd_bank_group_spec *g,

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bisect.h"
 #include "plan_internal.h"
 
 int plan_placer_init(plan_placer *p, const memd_plan_buffer *b, size_t n, const plan_graph *g)
@@ -161,6 +162,17 @@ static uint64_t place_graph(plan_placer *p, const uint32_t *order, size_t from, 
     return top;
 }
 
+typedef struct work_key {
+    const uint64_t *off;
+    uint64_t o;
+} work_key;
+
+static bool at_or_below(const void *elem, const void *key)
+{
+    const work_key *q = key;
+    return q->off[*(const uint32_t *)elem] <= q->o;
+}
+
 /* List mode: every placed non-empty buffer in one list sorted by offset; a placement
  * walks it from the bottom, looking only at buffers live at the same time. O(placed)
  * per buffer but with no graph and no sorting: the better choice for dense traces. */
@@ -210,14 +222,8 @@ static uint64_t place_list(plan_placer *p, const uint32_t *order, size_t from, b
             top = off[x] + sz;
         if (sz) {
             /* Insert after the last entry with offset <= off[x]. */
-            size_t l = 0, h = nw;
-            while (l < h) {
-                size_t m = (l + h) / 2;
-                if (off[p->work[m]] <= off[x])
-                    l = m + 1;
-                else
-                    h = m;
-            }
+            work_key q = {off, off[x]};
+            size_t l = memd_partition_point(p->work, nw, sizeof(*p->work), at_or_below, &q);
             memmove(p->work + l + 1, p->work + l, (nw - l) * sizeof(*p->work));
             p->work[l] = x;
             nw++;
@@ -235,15 +241,6 @@ uint64_t plan_place_range(plan_placer *p, const uint32_t *order, size_t from, bo
 }
 
 /* ---- greedy over time ---- */
-
-static int cmp_lower_idx(const void *x, const void *y, void *ctx)
-{
-    const memd_plan_buffer *b = ctx;
-    uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
-    if (b[i].lower != b[j].lower)
-        return b[i].lower < b[j].lower ? -1 : 1;
-    return (i > j) - (i < j);
-}
 
 int plan_sweep_place(const memd_plan_buffer *b, size_t n, bool best_fit, uint64_t *off,
                      uint64_t *arena)
@@ -270,8 +267,8 @@ int plan_sweep_place(const memd_plan_buffer *b, size_t n, bool best_fit, uint64_
         if (off[i] + b[i].size > top)
             top = off[i] + b[i].size;
     }
-    qsort_r(idx, m, sizeof(*idx), cmp_lower_idx, (void *)b);
-    qsort_r(pins, np, sizeof(*pins), cmp_lower_idx, (void *)b);
+    qsort_r(idx, m, sizeof(*idx), plan_cmp_lower, (void *)b);
+    qsort_r(pins, np, sizeof(*pins), plan_cmp_lower, (void *)b);
     size_t na = 0, pnext = 0;
     for (size_t k = 0; k < m; k++) {
         uint32_t x = idx[k];
@@ -281,7 +278,7 @@ int plan_sweep_place(const memd_plan_buffer *b, size_t n, bool best_fit, uint64_
                 act[w++] = act[r];
         na = w;
         /* Pins visited before x are (or were) in the live list already. */
-        while (pnext < np && cmp_lower_idx(&pins[pnext], &x, (void *)b) < 0)
+        while (pnext < np && plan_cmp_lower(&pins[pnext], &x, (void *)b) < 0)
             pnext++;
         if (!b[x].pinned) {
             size_t c = 0;
@@ -316,141 +313,4 @@ int plan_sweep_place(const memd_plan_buffer *b, size_t n, bool best_fit, uint64_
     free(pairs);
     *arena = top;
     return 0;
-}
-
-/* ---- iterated local search over the placement order ---- */
-
-typedef struct ls_state {
-    plan_placer p;
-    uint32_t *order;
-    uint64_t *off;
-    uint64_t *pm;   /* pm[k] = max end over order[0..k) */
-    uint64_t *save; /* offsets of the suffix before a trial move */
-    uint32_t *save_order;
-} ls_state;
-
-static void ls_refresh_prefix(ls_state *s, size_t from)
-{
-    const memd_plan_buffer *b = s->p.b;
-    for (size_t k = from; k < s->p.n; k++) {
-        uint32_t x = s->order[k];
-        uint64_t e = s->off[x] + b[x].size;
-        s->pm[k + 1] = s->pm[k] > e ? s->pm[k] : e;
-    }
-}
-
-int plan_local_search(const memd_plan_buffer *b, size_t n, const plan_graph *g, uint32_t *order,
-                      size_t npinned, bool best_fit, uint64_t lb, uint64_t seed,
-                      plan_budget *bu, uint64_t *off, uint64_t *arena)
-{
-    if (n - npinned < 2 || *arena <= lb)
-        return 0;
-    ls_state s = {.order = order, .off = off};
-    int rc = plan_placer_init(&s.p, b, n, g);
-    if (rc)
-        return rc;
-    s.pm = malloc((n + 1) * sizeof(*s.pm));
-    s.save = malloc(n * sizeof(*s.save));
-    s.save_order = malloc(n * sizeof(*s.save_order));
-    uint64_t *best_off = malloc(n * sizeof(*best_off));
-    if (!s.pm || !s.save || !s.save_order || !best_off) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    for (size_t k = 0; k < n; k++)
-        s.p.pos[order[k]] = (uint32_t)k;
-    /* Start from the order's own placement so off matches order exactly. */
-    s.pm[0] = 0;
-    plan_place_range(&s.p, order, 0, best_fit, off);
-    plan_placer_commit(&s.p);
-    ls_refresh_prefix(&s, 0);
-    uint64_t cur = s.pm[n];
-    uint64_t best = cur;
-    memcpy(best_off, off, n * sizeof(*off));
-    uint64_t rng = seed ^ 0x6C6F63616C736561ull;
-    size_t span = n - npinned;
-    uint64_t last_ns = 0; /* duration of the last move, to avoid starting one too late */
-    while (best > lb && !plan_budget_spend(bu)) {
-        uint64_t t0 = 0;
-        if (bu->clock) {
-            t0 = bu->clock(bu->clock_ctx);
-            if (t0 + last_ns >= bu->deadline_ns)
-                break;
-        }
-        uint64_t r = plan_splitmix(&rng);
-        size_t i, j;
-        int kind = (int)(r % 4);
-        if (kind < 2) {
-            /* Move a buffer that reaches the top earlier: it gets first pick of the
-             * low offsets. Pick one of the topmost at random. */
-            size_t cnt = 0;
-            i = n;
-            for (size_t k = npinned; k < n; k++) {
-                uint32_t x = order[k];
-                if (off[x] + b[x].size == cur && plan_splitmix(&rng) % ++cnt == 0)
-                    i = k;
-            }
-            if (i == n || i == npinned)
-                continue;
-            j = npinned + (size_t)(plan_splitmix(&rng) % (i - npinned));
-        } else {
-            i = npinned + (size_t)(plan_splitmix(&rng) % span);
-            j = npinned + (size_t)(plan_splitmix(&rng) % span);
-            if (i == j)
-                continue;
-            if (j > i) {
-                size_t t = i;
-                i = j;
-                j = t;
-            }
-        }
-        /* positions j < i: either move order[i] to j (shift) or swap them. */
-        bool swap = kind == 3;
-        size_t from = j;
-        for (size_t k = from; k < n; k++) {
-            s.save_order[k] = order[k];
-            s.save[k] = off[order[k]];
-        }
-        if (swap) {
-            uint32_t t = order[i];
-            order[i] = order[j];
-            order[j] = t;
-        } else {
-            uint32_t x = order[i];
-            memmove(order + j + 1, order + j, (i - j) * sizeof(*order));
-            order[j] = x;
-        }
-        for (size_t k = from; k <= i; k++)
-            s.p.pos[order[k]] = (uint32_t)k;
-        uint64_t t = plan_place_range(&s.p, order, from, best_fit, off);
-        if (bu->clock)
-            last_ns = bu->clock(bu->clock_ctx) - t0;
-        uint64_t cand = t > s.pm[from] ? t : s.pm[from];
-        if (cand <= cur) {
-            plan_placer_commit(&s.p);
-            /* Accept sideways moves too: plateaus are wide and the topmost buffer set
-             * changes as the walk goes on. */
-            cur = cand;
-            ls_refresh_prefix(&s, from);
-            if (cur < best) {
-                best = cur;
-                memcpy(best_off, off, n * sizeof(*off));
-            }
-        } else {
-            for (size_t k = from; k < n; k++) {
-                order[k] = s.save_order[k];
-                off[order[k]] = s.save[k];
-                s.p.pos[order[k]] = (uint32_t)k;
-            }
-        }
-    }
-    memcpy(off, best_off, n * sizeof(*off));
-    *arena = best;
-out:
-    plan_placer_free(&s.p);
-    free(s.pm);
-    free(s.save);
-    free(s.save_order);
-    free(best_off);
-    return rc;
 }

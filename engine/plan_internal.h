@@ -47,6 +47,31 @@ static inline uint64_t plan_splitmix(uint64_t *s)
     return z ^ (z >> 31);
 }
 
+/* Saturating product (area keys). */
+static inline uint64_t plan_sat_mul(uint64_t a, uint64_t b)
+{
+    return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+/* qsort comparators: u64 ascending; and (with ctx the buffers) buffer indices by
+ * (lower, index). */
+int plan_cmp_u64(const void *x, const void *y);
+int plan_cmp_lower(const void *x, const void *y, void *ctx);
+
+/* The best plan so far: its offsets live in off (the caller's output array). */
+typedef struct plan_best {
+    uint64_t arena;
+    uint64_t *off;
+    const char *strategy;
+    bool have; /* arena UINT64_MAX is a legal arena, so no sentinel */
+    const plan_budget *clock; /* for first_ns */
+    uint64_t t0, first_ns;
+} plan_best;
+
+/* Keeps off (n offsets, arena) as the best plan if it is the first or a lower one. */
+void plan_best_take(plan_best *bp, uint64_t arena, const uint64_t *off, size_t n,
+                    const char *name);
+
 /* Counts the conflict edges (each unordered pair once) with a sweep, O(n log n),
  * stopping early once above cap. -ENOMEM. */
 int plan_count_edges(const memd_plan_buffer *b, size_t n, uint64_t cap, uint64_t *edges);
@@ -114,6 +139,12 @@ int plan_search_run(plan_search_ctx *c, uint64_t capacity, int heuristic, uint64
 void plan_search_guide(plan_search_ctx *c, const uint64_t *offsets);
 /* Nodes the last run visited. */
 uint64_t plan_search_nodes(const plan_search_ctx *c);
+
+/* The exact search within budget bu (plan_exact.c), lowering bp; scratch holds n
+ * offsets. Returns 1 when bp is proven optimal, 0 when not (also when the problem is
+ * too big to search), -ENOMEM. */
+int plan_exact(const memd_plan_buffer *b, size_t n, const plan_graph *g, uint64_t lb,
+               uint64_t seed, plan_budget *bu, plan_best *bp, uint64_t *scratch);
 
 /* Iterated local search over the placement order, starting from `order` (pinned
  * first, npinned of them). Improves off/arena in place. -ENOMEM. */

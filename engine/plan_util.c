@@ -39,7 +39,13 @@ int plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key)
     return 0;
 }
 
-static int cmp_lower(const void *x, const void *y, void *ctx)
+int plan_cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+int plan_cmp_lower(const void *x, const void *y, void *ctx)
 {
     const memd_plan_buffer *b = ctx;
     uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
@@ -58,7 +64,7 @@ static uint32_t *by_lower(const memd_plan_buffer *b, size_t n, size_t *m)
     for (size_t i = 0; i < n; i++)
         if (b[i].size)
             idx[k++] = (uint32_t)i;
-    qsort_r(idx, k, sizeof(*idx), cmp_lower, (void *)b);
+    qsort_r(idx, k, sizeof(*idx), plan_cmp_lower, (void *)b);
     *m = k;
     return idx;
 }

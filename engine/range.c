@@ -5,10 +5,10 @@
  *    size below each child (range_bt.h). Exact first fit bottom-up is the first entry
  *    with size >= request, top-down the last: one descent through a few nodes (fanout
  *    32: three levels for 10k free blocks).
- *  - Allocated blocks are not nodes at all: an open-addressing hash maps a live start
- *    address to its size (linear probing, backward-shift deletion, load <= 1/2). A free
- *    finds its free neighbours in the tree, at the position where the freed block would
- *    be inserted: the entry before it ends at addr, the entry at it starts at addr+size.
+ *  - Allocated blocks are not nodes at all: a hash map (map.h) takes a live start
+ *    address to its size. A free finds its free neighbours in the tree, at the
+ *    position where the freed block would be inserted: the entry before it ends at
+ *    addr, the entry at it starts at addr+size.
  *    Walking the map in address order (foreach) goes through the free blocks and, in
  *    each gap between them, from one allocation to the next by address + size.
  *    (Keeping allocations in the tree as well, weighted 0, was measured: 20 % slower, as
@@ -17,7 +17,7 @@
  *    remove and an insert per free-block change. It is built the first time a best-fit
  *    request arrives on this range and maintained from then on, so a range used only
  *    for first fit never pays for it.
- *  - Tree nodes come from pools and the hash grows geometrically; neither shrinks, so
+ *  - Tree nodes come from pools and the map grows geometrically; neither shrinks, so
  *    steady-state operations never call malloc. Everything an operation may need is
  *    reserved before it mutates anything: an -ENOMEM leaves the range unchanged.
  *
@@ -33,106 +33,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "map.h"
 #include "range.h"
 #include "range_bt.h"
-
-#define HASH_INITIAL_BITS 6u
-
-typedef struct hslot {
-    uint64_t addr;
-    uint64_t size; /* 0: empty slot (allocations are never empty) */
-} hslot;
 
 struct memd_range {
     memd_bt by_addr;  /* free blocks as (addr, size) */
     memd_bt by_size;  /* free blocks as (size, addr), once size_index is set */
     bool size_index;
-
-    hslot *hash;      /* live allocations by start address */
-    size_t hmask;     /* capacity - 1, capacity a power of two */
-    unsigned hshift;  /* 64 - log2(capacity) */
-    size_t hcount;
+    memd_map allocs;  /* live allocations: alloc_key(start) -> size; spread */
 
     uint64_t base, size, min_align;
     uint64_t lo, hi;  /* usable, min_align-aligned: [lo, hi) */
     uint64_t allocated;
 };
 
-/* ---------------------------------------------------------------- hash */
-
-static inline size_t hash_home(const memd_range *r, uint64_t addr)
+/* The map reserves key 0 and address 0 is common: plus one. No allocation starts at
+ * 2^64 - 1 (it would end past the range), so keys never wrap to 0. */
+static inline uint64_t alloc_key(uint64_t addr)
 {
-    return (size_t)((addr * 0x9E3779B97F4A7C15ull) >> r->hshift);
+    return addr + 1;
 }
 
-static size_t hash_find(const memd_range *r, uint64_t addr)
+/* The live allocation at addr (its size is the slot's value), or NULL. */
+static inline memd_map_slot *alloc_at(const memd_range *r, uint64_t addr)
 {
-    for (size_t i = hash_home(r, addr);; i = (i + 1) & r->hmask) {
-        if (r->hash[i].size == 0)
-            return SIZE_MAX;
-        if (r->hash[i].addr == addr)
-            return i;
-    }
-}
-
-static void hash_put(memd_range *r, uint64_t addr, uint64_t size)
-{
-    size_t i = hash_home(r, addr);
-    while (r->hash[i].size != 0)
-        i = (i + 1) & r->hmask;
-    r->hash[i].addr = addr;
-    r->hash[i].size = size;
-    r->hcount++;
-}
-
-/* Backward-shift deletion keeps probe chains intact without tombstones. */
-static void hash_del(memd_range *r, size_t i)
-{
-    size_t m = r->hmask;
-    for (size_t j = i;;) {
-        r->hash[i].size = 0;
-        for (;;) {
-            j = (j + 1) & m;
-            if (r->hash[j].size == 0) {
-                r->hcount--;
-                return;
-            }
-            size_t k = hash_home(r, r->hash[j].addr);
-            /* The entry at j may move back to i iff i lies on its probe path [k, j]. */
-            if (((j - k) & m) >= ((j - i) & m))
-                break;
-        }
-        r->hash[i] = r->hash[j];
-        i = j;
-    }
-}
-
-/* Double the table and rehash. */
-static int hash_grow(memd_range *r)
-{
-    size_t cap = r->hmask + 1;
-    unsigned bits = 64 - r->hshift + 1;
-    if (bits >= sizeof(size_t) * 8 - 5)
-        return -ENOMEM;
-    hslot *h = calloc((size_t)1 << bits, sizeof(hslot));
-    if (!h)
-        return -ENOMEM;
-    hslot *old = r->hash;
-    r->hash = h;
-    r->hmask = ((size_t)1 << bits) - 1;
-    r->hshift = 64 - bits;
-    r->hcount = 0;
-    for (size_t i = 0; i < cap; i++)
-        if (old[i].size != 0)
-            hash_put(r, old[i].addr, old[i].size);
-    free(old);
-    return 0;
-}
-
-/* Room for one more entry at load <= 1/2; inline, as it runs on every allocation. */
-static inline int hash_reserve(memd_range *r)
-{
-    return (r->hcount + 1) * 2 <= r->hmask + 1 ? 0 : hash_grow(r);
+    return memd_map_lookup(&r->allocs, alloc_key(addr));
 }
 
 /* ---------------------------------------------------------------- size index */
@@ -254,12 +180,12 @@ static bool find_best(const memd_range *r, uint64_t sz, uint64_t al, memd_dir di
 }
 
 /* Allocate [pk->at, pk->at + sz) out of the free block at p in by_addr. The caller
- * reserved one by_addr insert, two by_size inserts and one hash slot. */
+ * reserved one by_addr insert, two by_size inserts and one map slot. */
 static void carve(memd_range *r, memd_bt_path *p, const pick *pk, uint64_t sz)
 {
-    /* The hash slot is likely a cache miss: start fetching it now and fill it after the
+    /* The map slot is likely a cache miss: start fetching it now and fill it after the
      * tree update, which runs meanwhile (measured: 2-3 % per pair over filling it first). */
-    __builtin_prefetch(&r->hash[hash_home(r, pk->at)], 1);
+    memd_map_prefetch(&r->allocs, alloc_key(pk->at));
     uint64_t lo_pad = pk->at - pk->addr, hi_pad = pk->size - lo_pad - sz;
     if (lo_pad == 0 && hi_pad == 0) {
         memd_bt_delete(&r->by_addr, p);
@@ -279,7 +205,7 @@ static void carve(memd_range *r, memd_bt_path *p, const pick *pk, uint64_t sz)
         if (hi_pad != 0)
             sidx_add(r, pk->at + sz, hi_pad);
     }
-    hash_put(r, pk->at, sz);
+    (void)memd_map_put(&r->allocs, alloc_key(pk->at), sz); /* reserved: cannot fail */
     r->allocated += sz;
 }
 
@@ -290,7 +216,7 @@ static int reserve_alloc(memd_range *r)
     if (rc == 0 && r->size_index)
         rc = memd_bt_reserve(&r->by_size, 2);
     if (rc == 0)
-        rc = hash_reserve(r);
+        rc = memd_map_reserve(&r->allocs, 1);
     return rc;
 }
 
@@ -337,13 +263,10 @@ int memd_range_create(uint64_t base, uint64_t size, uint64_t min_align, memd_ran
     r->base = base;
     r->size = size;
     r->min_align = min_align;
+    r->allocs.spread = true;
     r->lo = lo;
     r->hi = hi;
-    r->hash = calloc((size_t)1 << HASH_INITIAL_BITS, sizeof(hslot));
-    r->hmask = ((size_t)1 << HASH_INITIAL_BITS) - 1;
-    r->hshift = 64 - HASH_INITIAL_BITS;
-    bool ok = r->hash != NULL;
-    ok = ok && memd_bt_init(&r->by_addr) == 0;
+    bool ok = memd_bt_init(&r->by_addr) == 0;
     ok = ok && memd_bt_init(&r->by_size) == 0;
     if (!ok) {
         memd_range_destroy(r);
@@ -360,14 +283,13 @@ void memd_range_destroy(memd_range *r)
         return;
     memd_bt_fini(&r->by_addr);
     memd_bt_fini(&r->by_size);
-    free(r->hash);
+    memd_map_free(&r->allocs);
     free(r);
 }
 
 void memd_range_reset(memd_range *r)
 {
-    memset(r->hash, 0, (r->hmask + 1) * sizeof(hslot));
-    r->hcount = 0;
+    memd_map_clear(&r->allocs);
     r->allocated = 0;
     /* An empty tree's root leaf always has room for one entry: no reserve needed. */
     memd_bt_path p;
@@ -438,94 +360,117 @@ int memd_range_alloc_at(memd_range *r, uint64_t addr, uint64_t size)
     return 0;
 }
 
+/* A free block beside a freed one, and where it sits: a path to its leaf and its
+ * index there. */
+typedef struct side {
+    memd_bt_path *path;
+    uint32_t idx;
+    uint64_t a, s;
+    bool touches; /* it ends where the freed block starts, or starts where it ends */
+} side;
+
+/* The free blocks on both sides of [addr, addr + sz), whose insert position in by_addr
+ * is p: the entry there may start at its end, the one before it may end at its start.
+ * Both are almost always in p's leaf and are read in place; only at a leaf edge does
+ * the second path q walk to the neighbouring leaf. (Copying p costs more than it
+ * seems: right after the seek, its wide loads cannot be forwarded from the seek's
+ * narrow stores.) */
+static void find_sides(const memd_bt *t, memd_bt_path *p, memd_bt_path *q, uint64_t addr,
+                       uint64_t sz, side *left, side *right)
+{
+    unsigned lv = t->height - 1;
+    const memd_bt_node *leaf = &t->node[p->node[lv]];
+    uint32_t i = p->idx[lv];
+    bool have_left, have_right;
+    *left = (side){.path = p, .idx = i - 1};
+    *right = (side){.path = p, .idx = i};
+    if (i > 0) {
+        left->a = leaf->k[i - 1];
+        left->s = leaf->v[i - 1];
+        have_left = true;
+    } else {
+        *q = *p;
+        have_left = memd_bt_prev(t, q);
+        if (have_left) {
+            memd_bt_get(t, q, &left->a, &left->s);
+            left->path = q;
+            left->idx = q->idx[lv];
+        }
+    }
+    if (i < leaf->n) {
+        right->a = leaf->k[i];
+        right->s = leaf->v[i];
+        have_right = true;
+    } else { /* i == n > 0 here, or an empty tree: q is free for the right side */
+        *q = *p;
+        have_right = memd_bt_settle(t, q);
+        if (have_right) {
+            memd_bt_get(t, q, &right->a, &right->s);
+            right->path = q;
+            right->idx = q->idx[lv];
+        }
+    }
+    left->touches = have_left && left->a + left->s == addr;
+    right->touches = have_right && right->a == addr + sz;
+}
+
+/* Makes [addr, addr + sz) free, one block with the sides that touch it. The caller
+ * reserved one by_addr and one by_size insert. */
+static void merge_free(memd_range *r, memd_bt_path *p, side *left, side *right, uint64_t addr,
+                       uint64_t sz)
+{
+    memd_bt *t = &r->by_addr;
+    unsigned lv = t->height - 1;
+    if (left->touches && right->touches) {
+        left->path->idx[lv] = left->idx;
+        memd_bt_set(t, left->path, left->a, left->s + sz + right->s); /* keeps paths valid */
+        right->path->idx[lv] = right->idx;
+        memd_bt_delete(t, right->path);
+    } else if (left->touches) {
+        left->path->idx[lv] = left->idx;
+        memd_bt_set(t, left->path, left->a, left->s + sz);
+    } else if (right->touches) {
+        right->path->idx[lv] = right->idx;
+        memd_bt_set(t, right->path, addr, sz + right->s);
+    } else {
+        memd_bt_insert(t, p, addr, sz);
+    }
+    if (!r->size_index)
+        return;
+    uint64_t na = left->touches ? left->a : addr, ns = sz;
+    if (left->touches) {
+        sidx_del(r, left->a, left->s);
+        ns += left->s;
+    }
+    if (right->touches) {
+        sidx_del(r, right->a, right->s);
+        ns += right->s;
+    }
+    sidx_add(r, na, ns);
+}
+
 int memd_range_free(memd_range *r, uint64_t addr, uint64_t *size_out)
 {
     if (!r)
         return -EINVAL;
-    /* The tree search below needs only addr: let the hash slot's cache miss overlap it. */
-    __builtin_prefetch(&r->hash[hash_home(r, addr)]);
-    memd_bt *t = &r->by_addr;
-    unsigned lv = t->height - 1;
+    /* The tree search below needs only addr: let the map slot's cache miss overlap it. */
+    memd_map_prefetch(&r->allocs, alloc_key(addr));
     memd_bt_path p, q;
-    memd_bt_seek_k(t, addr, &p);
-    size_t h = hash_find(r, addr);
-    if (h == SIZE_MAX)
+    memd_bt_seek_k(&r->by_addr, addr, &p);
+    memd_map_slot *a = alloc_at(r, addr);
+    if (!a)
         return -ENOENT;
     int rc = memd_bt_reserve(&r->by_addr, 1);
     if (rc == 0 && r->size_index)
         rc = memd_bt_reserve(&r->by_size, 1);
     if (rc < 0)
         return rc;
-    uint64_t sz = r->hash[h].size;
-    hash_del(r, h);
+    uint64_t sz = a->val;
+    memd_map_remove_slot(&r->allocs, a);
     r->allocated -= sz;
-
-    /* p: where [addr, addr + sz) would go. The entry there may start at its end, the one
-     * before it may end at its start. Both are almost always in p's leaf and are read in
-     * place; only at a leaf edge does a second path q walk to the neighbouring leaf.
-     * (Copying p costs more than it seems: right after the seek, its wide loads cannot
-     * be forwarded from the seek's narrow stores.) */
-    const memd_bt_node *leaf = &t->node[p.node[lv]];
-    uint32_t i = p.idx[lv];
-    memd_bt_path *lp = &p, *rp = &p; /* paths to the left / right neighbour */
-    uint32_t li = i - 1, ri = i;     /* their leaf indices */
-    uint64_t ra = 0, rs = 0, la = 0, ls = 0;
-    bool left, right;
-    if (i > 0) {
-        la = leaf->k[i - 1];
-        ls = leaf->v[i - 1];
-        left = true;
-    } else {
-        q = p;
-        left = memd_bt_prev(t, &q);
-        if (left) {
-            memd_bt_get(t, &q, &la, &ls);
-            lp = &q;
-            li = q.idx[lv];
-        }
-    }
-    if (i < leaf->n) {
-        ra = leaf->k[i];
-        rs = leaf->v[i];
-        right = true;
-    } else { /* i == n > 0 here, or an empty tree: q is free for the right side */
-        q = p;
-        right = memd_bt_settle(t, &q);
-        if (right) {
-            memd_bt_get(t, &q, &ra, &rs);
-            rp = &q;
-            ri = q.idx[lv];
-        }
-    }
-    left = left && la + ls == addr;
-    right = right && ra == addr + sz;
-
-    if (left && right) {
-        lp->idx[lv] = li;
-        memd_bt_set(t, lp, la, ls + sz + rs); /* a set keeps every path valid */
-        rp->idx[lv] = ri;
-        memd_bt_delete(t, rp);
-    } else if (left) {
-        lp->idx[lv] = li;
-        memd_bt_set(t, lp, la, ls + sz);
-    } else if (right) {
-        rp->idx[lv] = ri;
-        memd_bt_set(t, rp, addr, sz + rs);
-    } else {
-        memd_bt_insert(t, &p, addr, sz);
-    }
-    if (r->size_index) {
-        uint64_t na = left ? la : addr, ns = sz;
-        if (left) {
-            sidx_del(r, la, ls);
-            ns += ls;
-        }
-        if (right) {
-            sidx_del(r, ra, rs);
-            ns += rs;
-        }
-        sidx_add(r, na, ns);
-    }
+    side left, right;
+    find_sides(&r->by_addr, &p, &q, addr, sz, &left, &right);
+    merge_free(r, &p, &left, &right, addr, sz);
     if (size_out)
         *size_out = sz;
     return 0;
@@ -535,11 +480,11 @@ int memd_range_lookup(const memd_range *r, uint64_t addr, uint64_t *size_out)
 {
     if (!r)
         return -EINVAL;
-    size_t i = hash_find(r, addr);
-    if (i == SIZE_MAX)
+    const memd_map_slot *a = alloc_at(r, addr);
+    if (!a)
         return -ENOENT;
     if (size_out)
-        *size_out = r->hash[i].size;
+        *size_out = a->val;
     return 0;
 }
 
@@ -557,12 +502,13 @@ void memd_range_stats_get(const memd_range *r, memd_range_stats *st)
         memd_bt_get(&r->by_addr, &p, &st->largest_free_addr, &s);
     }
     st->free_blocks = r->by_addr.count;
-    st->allocations = r->hcount;
+    st->allocations = r->allocs.len;
 }
 
 /* Every block in address order: the free blocks from the tree, and in each gap before,
  * between and after them the allocations chained by address + size. Stops at the first
- * non-zero return; a gap the hash cannot tile exactly means a broken map (-EFAULT). */
+ * non-zero return; a gap the allocations cannot tile exactly means a broken map
+ * (-EFAULT). */
 static int walk(const memd_range *r, memd_range_visit_fn fn, void *ctx)
 {
     const memd_bt *t = &r->by_addr;
@@ -575,13 +521,13 @@ static int walk(const memd_range *r, memd_range_visit_fn fn, void *ctx)
         if (more)
             memd_bt_get(t, &p, &fa, &fs);
         while (cur < fa) {
-            size_t i = hash_find(r, cur);
-            if (i == SIZE_MAX || r->hash[i].size > fa - cur)
+            const memd_map_slot *a = alloc_at(r, cur);
+            if (!a || a->val > fa - cur)
                 return -EFAULT;
-            int rc = fn(ctx, cur, r->hash[i].size, true);
+            int rc = fn(ctx, cur, a->val, true);
             if (rc != 0)
                 return rc;
-            cur += r->hash[i].size;
+            cur += a->val;
         }
         if (!more)
             return cur == r->hi ? 0 : -EFAULT;
@@ -646,7 +592,7 @@ int memd_range_check(const memd_range *r)
     check_ctx c = {.r = r};
     if (walk(r, check_block, &c) != 0)
         return -EFAULT;
-    if (c.allocs != r->hcount || c.allocated != r->allocated || c.frees != r->by_addr.count)
+    if (c.allocs != r->allocs.len || c.allocated != r->allocated || c.frees != r->by_addr.count)
         return -EFAULT;
     return 0;
 }

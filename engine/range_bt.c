@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bisect.h"
 #include "range_bt.h"
 
 #define B MEMD_BT_FANOUT
@@ -247,20 +248,6 @@ static inline void prefetch_array(const uint64_t *a)
         __builtin_prefetch(a + off);
 }
 
-/* How many of the sorted a[0..n) are < k: branch-free binary search. */
-static inline uint32_t lower_count(const uint64_t *a, uint32_t n, uint64_t k)
-{
-    if (n == 0)
-        return 0;
-    const uint64_t *base = a;
-    while (n > 1) {
-        uint32_t half = n / 2;
-        base = base[half] < k ? base + half : base;
-        n -= half;
-    }
-    return (uint32_t)(base - a) + (*base < k);
-}
-
 void memd_bt_seek_k(const memd_bt *t, uint64_t k, memd_bt_path *p)
 {
     uint32_t x = t->root;
@@ -268,7 +255,7 @@ void memd_bt_seek_k(const memd_bt *t, uint64_t k, memd_bt_path *p)
     for (; !is_leaf(t, l); l++) {
         const memd_bt_node *nd = &t->node[x];
         prefetch_array(nd->k);
-        uint32_t i = lower_count(nd->k + 1, nd->n - 1, k);
+        uint32_t i = (uint32_t)memd_lower_bound_u64(nd->k + 1, nd->n - 1, k);
         p->node[l] = x;
         p->idx[l] = i;
         x = nd->c[i];
@@ -276,7 +263,7 @@ void memd_bt_seek_k(const memd_bt *t, uint64_t k, memd_bt_path *p)
     const memd_bt_node *lf = &t->node[x];
     prefetch_array(lf->k);
     prefetch_array(lf->v); /* the caller reads the neighbours' sizes next */
-    uint32_t i = lower_count(lf->k, lf->n, k);
+    uint32_t i = (uint32_t)memd_lower_bound_u64(lf->k, lf->n, k);
     p->node[l] = x;
     p->idx[l] = i;
 }

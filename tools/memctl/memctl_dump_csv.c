@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bisect.h"
 #include "memctl_service.h"
 
 static const char *const reports[] = {
@@ -86,23 +87,22 @@ static int alloc_cmp(const void *x, const void *y)
                      b->buf.kind, b->buf.region, b->buf.address);
 }
 
+static int cmp_block(const memclient_alloc_info *a, const memclient_block *b)
+{
+    return place_cmp(a->device, a->buf.kind, a->buf.region, a->buf.address, b->device,
+                     b->kind, b->region, b->address);
+}
+
+static bool before_block(const void *elem, const void *key)
+{
+    return cmp_block(*(const memclient_alloc_info *const *)elem, key) < 0;
+}
+
 static const memclient_alloc_info *alloc_at(const memclient_alloc_info **sorted, size_t n,
                                             const memclient_block *b)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const memclient_alloc_info *a = sorted[mid];
-        int c = place_cmp(a->device, a->buf.kind, a->buf.region, a->buf.address, b->device,
-                          b->kind, b->region, b->address);
-        if (c == 0)
-            return a;
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
+    size_t i = memd_partition_point(sorted, n, sizeof(*sorted), before_block, b);
+    return i < n && cmp_block(sorted[i], b) == 0 ? sorted[i] : NULL;
 }
 
 static int detailed_memory_usage(FILE *f, const memclient_snapshot *s)
