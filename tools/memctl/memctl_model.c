@@ -202,7 +202,7 @@ static int cmd_load(const memctl_globals *g, int argc, char **argv)
            mi.users, mi.users == 1 ? "" : "s");
     printf("plan %016" PRIx64 ": arena %" PRIu64 " bytes, lower bound %" PRIu64 " (gap %.2f%%), "
            "%s%s, %s\n", mi.plan_id, mi.arena, mi.lower_bound,
-           memctl_plan_gap_pct(mi.arena, mi.lower_bound), mi.strategy,
+           memd_report_gap_pct(mi.arena, mi.lower_bound), mi.strategy,
            mi.plan_optimal ? " (optimal)" : "", mi.plan_cached ? "cached" : "planned now");
     printf("code: handle %" PRIu64 " address 0x%" PRIx64 " bytes %" PRIu64 "\n", mi.code_handle,
            mi.code_address, mi.code_bytes);
@@ -259,7 +259,7 @@ static int cmd_list(const memctl_globals *g, int argc, char **argv)
         return memctl_fail(NULL, "model list", "cannot read the daemon's state", r);
     if (json) {
         printf("{\n  \"schema_version\": 1");
-        memctl_models_json(stdout, s);
+        memd_report_models_json(stdout, s);
         printf("\n}\n");
     } else {
         memctl_models_table(stdout, s);
