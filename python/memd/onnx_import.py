@@ -1,1 +1,269 @@
-"""placeholder"""
+"""Importing ONNX models (Debian's python3-onnx) into memd models.
+
+import_onnx(model, dims=None, name=None) returns the arguments of memd.Model:
+
+- ONNX shape inference (strict) gives every value's element type and shape; sizes are
+  element size x element count. A dimension that stays symbolic (a graph input's
+  dim_param, or one inference cannot resolve) is an error naming the value and the
+  dimension, unless dims={"batch": 8} binds it.
+- Initializers and the outputs of Constant nodes are weights; graph inputs (that are not
+  initializers) are inputs, graph outputs outputs (a graph input that is also an output
+  is an in-out); every other value is an activation living from the node that produces
+  it to the last node that reads it (values a subgraph of If/Loop/Scan reads count as
+  read by that node).
+- Reshape, Flatten, Squeeze, Unsqueeze and Identity are in place: their output is an
+  alias of their data input, not a new buffer.
+- Values with no elements hold nothing and are left out.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+from ._model import model_error, model_name
+
+# TensorProto.DataType -> bytes per element (STRING and UNDEFINED have none).
+ELEM_BYTES = {1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8,
+              14: 8, 15: 16, 16: 2, 17: 1, 18: 1, 19: 1, 20: 1}
+ELEM_NAMES = {0: "undefined", 1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16",
+              6: "int32", 7: "int64", 8: "string", 9: "bool", 10: "float16", 11: "double",
+              12: "uint32", 13: "uint64", 14: "complex64", 15: "complex128", 16: "bfloat16"}
+ALIAS_OPS = frozenset(("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"))
+
+
+def _onnx():
+    try:
+        import onnx  # noqa: F401
+        import onnx.shape_inference  # noqa: F401
+    except ImportError as e:  # pragma: no cover - depends on the machine
+        raise ImportError("memd.Model.from_onnx needs the onnx package "
+                          "(Debian: apt-get install python3-onnx)") from e
+    return onnx
+
+
+def _load(model: Any) -> Tuple[Any, str]:
+    onnx = _onnx()
+    if isinstance(model, onnx.ModelProto):
+        m = onnx.ModelProto()
+        m.CopyFrom(model)
+        return m, model.graph.name or ""
+    if isinstance(model, (bytes, bytearray)):
+        data, source = bytes(model), "<bytes>"
+    elif isinstance(model, (str, os.PathLike)):
+        source = os.fspath(model)
+        with open(source, "rb") as f:  # FileNotFoundError etc. as they are
+            data = f.read()
+    else:
+        raise TypeError(f"from_onnx needs a path, bytes or an onnx.ModelProto, not "
+                        f"{type(model).__name__}")
+    m = onnx.ModelProto()
+    try:
+        m.ParseFromString(data)
+    except Exception as e:  # protobuf's DecodeError, or worse on garbage
+        raise model_error(f"{source}: not an ONNX model ({type(e).__name__}: {e})") from None
+    if not m.HasField("graph") or not m.graph.node and not m.graph.output:
+        raise model_error(f"{source}: not an ONNX model (no graph)")
+    return m, source
+
+
+def _bind(graph: Any, dims: Dict[str, int], used: Set[str]) -> None:
+    """Replaces every bound dim_param in the graph's declared types by its value."""
+    for vi in list(graph.input) + list(graph.output) + list(graph.value_info):
+        t = vi.type
+        if not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
+            continue
+        for d in t.tensor_type.shape.dim:
+            if d.HasField("dim_param") and d.dim_param in dims:
+                used.add(d.dim_param)
+                d.dim_value = dims[d.dim_param]  # clears dim_param (a oneof)
+
+
+def _check_inputs(graph: Any, inits: Set[str], source: str) -> None:
+    for vi in graph.input:
+        if vi.name in inits:
+            continue
+        t = vi.type
+        if not t.HasField("tensor_type"):
+            raise model_error(f"{source}: graph input '{vi.name}' is not a tensor")
+        if not t.tensor_type.HasField("shape"):
+            raise model_error(f"{source}: graph input '{vi.name}' has no shape")
+        for axis, d in enumerate(t.tensor_type.shape.dim):
+            if d.HasField("dim_value") and d.dim_value > 0:
+                continue
+            what = f"dynamic dimension '{d.dim_param}'" if d.HasField("dim_param") \
+                else "a dimension of unknown size"
+            key = d.dim_param or "NAME"
+            raise model_error(f"{source}: graph input '{vi.name}' has {what} (axis {axis}): "
+                              f"bind it with dims={{'{key}': N}}")
+
+
+def _subgraph_reads(node: Any) -> List[str]:
+    """Outer values the subgraphs of node (If, Loop, Scan) read."""
+    out: List[str] = []
+    for a in node.attribute:
+        graphs = list(a.graphs) + ([a.g] if a.HasField("g") else [])
+        for g in graphs:
+            defined = {i.name for i in g.input} | {i.name for i in g.initializer}
+            for n in g.node:
+                for x in list(n.input) + _subgraph_reads(n):
+                    if x and x not in defined:
+                        out.append(x)
+                defined.update(o for o in n.output if o)
+    return out
+
+
+def import_onnx(model: Any, dims: Optional[Dict[str, int]] = None,
+                name: Optional[str] = None) -> Dict[str, Any]:
+    onnx = _onnx()
+    m, source = _load(model)
+    label = source or "<model>"
+    dims = dict(dims or {})
+    for k, v in dims.items():
+        if not isinstance(k, str) or not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+            raise ValueError(f"dims: {k!r}: {v!r} (names map to positive ints)")
+    graph = m.graph
+    inits = {t.name for t in graph.initializer} | {t.values.name for t in
+                                                   graph.sparse_initializer}
+    used: Set[str] = set()
+    _bind(graph, dims, used)
+    unused = sorted(set(dims) - used)
+    if unused:
+        raise ValueError(f"dims: {unused[0]!r} is not a dimension of any input or output of "
+                         f"{label}")
+    _check_inputs(graph, inits, label)
+    try:
+        m = onnx.shape_inference.infer_shapes(m, strict_mode=True, data_prop=True)
+    except Exception as e:  # onnx raises InferenceError, ValidationError, RuntimeError...
+        raise model_error(f"{label}: ONNX shape inference failed: {e}") from None
+    graph = m.graph
+
+    # Every value's (element type, dims) from what inference and the file declare.
+    types: Dict[str, Tuple[int, List[Any]]] = {}
+    for vi in list(graph.value_info) + list(graph.input) + list(graph.output):
+        t = vi.type
+        if t.HasField("tensor_type") and t.tensor_type.HasField("shape"):
+            types[vi.name] = (t.tensor_type.elem_type, list(t.tensor_type.shape.dim))
+        elif t.HasField("tensor_type") and vi.name not in types:
+            types[vi.name] = (t.tensor_type.elem_type, None)
+        elif vi.name not in types:
+            types[vi.name] = (-1, None)  # a sequence, map or optional
+    for init in graph.initializer:
+        types[init.name] = (init.data_type, list(init.dims))
+    for sp in graph.sparse_initializer:
+        types[sp.values.name] = (sp.values.data_type, list(sp.dims))
+
+    producer: Dict[str, str] = {}
+    for k, node in enumerate(graph.node):
+        for o in node.output:
+            if o:
+                producer[o] = f"node '{node.name or node.op_type + '_' + str(k)}' ({node.op_type})"
+
+    def nbytes(value: str) -> int:
+        if value not in types:
+            raise model_error(f"{label}: value '{value}' ({producer.get(value, 'no producer')}) "
+                              f"has no type after shape inference")
+        elem, shape = types[value]
+        where = producer.get(value, "a graph input or initializer")
+        if elem == -1:
+            raise model_error(f"{label}: value '{value}' ({where}) is not a tensor "
+                              f"(sequences, maps and optionals are not supported)")
+        if elem not in ELEM_BYTES:
+            raise model_error(f"{label}: value '{value}' ({where}) has element type "
+                              f"{ELEM_NAMES.get(elem, elem)}, which has no fixed size")
+        if shape is None:
+            raise model_error(f"{label}: value '{value}' ({where}) has no shape after shape "
+                              f"inference")
+        n = ELEM_BYTES[elem]
+        for axis, d in enumerate(shape):
+            if isinstance(d, int):
+                v = d
+            elif d.HasField("dim_value"):
+                v = d.dim_value
+            else:
+                sym = f"'{d.dim_param}'" if d.HasField("dim_param") else "of unknown size"
+                hint = f" (bind it: dims={{'{d.dim_param}': N}})" if d.HasField("dim_param") else ""
+                raise model_error(f"{label}: value '{value}' ({where}) has dimension {sym} on "
+                                  f"axis {axis} after shape inference{hint}")
+            if v < 0:
+                raise model_error(f"{label}: value '{value}' ({where}) has a negative dimension")
+            n *= v
+        return n
+
+    tensors: List[Dict[str, Any]] = []
+    index: Dict[str, int] = {}
+
+    def declare(value: str, role: str) -> Optional[str]:
+        if value in index:
+            return value
+        size = nbytes(value)
+        if size == 0:
+            return None  # no elements: holds nothing
+        index[value] = len(tensors)
+        tensors.append(dict(name=value, role=role, bytes=size))
+        return value
+
+    outputs = [o.name for o in graph.output]
+    out_set = set(outputs)
+    for vi in graph.input:
+        if vi.name not in inits:
+            declare(vi.name, "inout" if vi.name in out_set else "input")
+    for init in graph.initializer:
+        declare(init.name, "weight")
+    for sp in graph.sparse_initializer:
+        declare(sp.values.name, "weight")
+
+    ops: List[Dict[str, Any]] = []
+    for k, node in enumerate(graph.node):
+        op_name = node.name or f"{node.op_type}_{k}"
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and not node.input:
+            for o in node.output:
+                if o:
+                    declare(o, "output" if o in out_set else "weight")
+            continue
+        ins: List[str] = []
+        for x in list(node.input) + _subgraph_reads(node):
+            if not x or x in ins:
+                continue  # an optional input left out, or read twice
+            if x in index:
+                ins.append(x)
+            elif x not in producer and x not in types:
+                raise model_error(f"{label}: node '{op_name}' ({node.op_type}) reads '{x}', "
+                                  f"which no node produces and is neither a graph input nor "
+                                  f"an initializer")
+            elif nbytes(x) and x in producer:
+                raise model_error(f"{label}: node '{op_name}' ({node.op_type}) reads '{x}' "
+                                  f"before {producer[x]} produces it (nodes are not in "
+                                  f"topological order)")
+            elif nbytes(x):
+                raise model_error(f"{label}: node '{op_name}' ({node.op_type}) reads '{x}', "
+                                  f"which no node produces")
+        outs = [declare(o, "output" if o in out_set else "activation")
+                for o in node.output if o]
+        outs = [o for o in outs if o]
+        data = node.input[0] if node.input else ""
+        inplace = (node.op_type in ALIAS_OPS and node.domain in ("", "ai.onnx")
+                   and data in index and len(outs) == 1)
+        if inplace:
+            ins.remove(data)
+            ins.insert(0, data)
+        if not ins and not outs:
+            continue
+        ops.append(dict(name=op_name, type=node.op_type, inputs=ins, outputs=outs,
+                        inplace=inplace))
+
+    for o in outputs:
+        if o not in index and nbytes(o):
+            raise model_error(f"{label}: graph output '{o}' is produced by no node")
+    # A weight that is also a graph output: copied into an output buffer of its own.
+    for o in outputs:
+        if o in index and tensors[index[o]]["role"] == "weight":
+            copy = f"{o}:output"
+            index[copy] = len(tensors)
+            tensors.append(dict(name=copy, role="output", bytes=tensors[index[o]]["bytes"]))
+            ops.append(dict(name=f"copy {o}", type="Identity", inputs=[o], outputs=[copy],
+                            inplace=False))
+    stem = os.path.splitext(os.path.basename(source))[0] if source and \
+        not source.startswith("<") else ""
+    base = name or stem or m.graph.name
+    return dict(name=model_name(name) if name else model_name(base, "onnx-model"),
+                tensors=tensors, ops=ops, source=source or None)

@@ -3,6 +3,7 @@
  *   memctl model load FILE.yaml [--device N] [--budget-ms MS] [--seed S]
  *                                [--instances K] [--hold]
  *   memctl model list [--json]                models, plans and instances in the daemon
+ *   memctl model import FILE.onnx [-o OUT.yaml] [--dims NAME=N,...]   (memctl_model_import.c)
  * The YAML is read here, never by the daemon. */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,7 +20,8 @@
     "usage: memctl model check FILE.yaml\n"                                                 \
     "       memctl model load FILE.yaml [--device N] [--budget-ms MS] [--seed S]\n"         \
     "                                   [--instances K] [--hold]\n"                         \
-    "       memctl model list [--json]\n"
+    "       memctl model list [--json]\n"                                                  \
+    "       memctl model import FILE.onnx [-o OUT.yaml] [--dims NAME=N,...] [--name NAME]\n"
 
 static void print_tensors(const memd_model_yaml *y, const memclient_tensor_info *ti)
 {
@@ -280,6 +282,8 @@ int memctl_cmd_model(const memctl_globals *g, int argc, char **argv)
         return cmd_load(g, argc - 1, argv + 1);
     if (!strcmp(argv[1], "list"))
         return cmd_list(g, argc - 1, argv + 1);
+    if (!strcmp(argv[1], "import"))
+        return memctl_model_import(argc - 1, argv + 1);
     fprintf(stderr, "memctl model: unknown subcommand '%s'\n%s", argv[1], USAGE);
     return MEMCTL_EXIT_USAGE;
 }

@@ -10,4 +10,8 @@
 /* Plans, models and instances of a snapshot dumped with MEMCLIENT_DUMP_MODELS. */
 void memctl_models_table(FILE *f, const memclient_snapshot *s);
 
+/* memctl model import: runs the Python package's importer (memctl_model_import.c);
+ * argv[0] is "import". */
+int memctl_model_import(int argc, char **argv);
+
 #endif
