@@ -256,16 +256,22 @@ out:
 PyObject *memdpy_plan_solve(PyObject *mod, PyObject *args, PyObject *kw)
 {
     (void)mod;
-    static char *kwlist[] = {"buffers", "budget_ms", "seed", NULL};
-    PyObject *seq, *budget_o = NULL, *seed_o = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OO:plan", kwlist, &seq, &budget_o, &seed_o))
+    static char *kwlist[] = {"buffers", "budget_ms", "seed", "iterations", NULL};
+    PyObject *seq, *budget_o = NULL, *seed_o = NULL, *iter_o = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OOO:plan", kwlist, &seq, &budget_o, &seed_o,
+                                     &iter_o))
         return NULL;
-    uint64_t budget_ms = 1000, seed = 0;
+    uint64_t budget_ms = 1000, seed = 0, iterations = 0;
     if ((budget_o && memdpy_u64(budget_o, "budget_ms", &budget_ms) < 0) ||
-        (seed_o && memdpy_u64(seed_o, "seed", &seed) < 0))
+        (seed_o && memdpy_u64(seed_o, "seed", &seed) < 0) ||
+        (iter_o != Py_None && memdpy_u64(iter_o, "iterations", &iterations) < 0))
         return NULL;
     if (budget_ms > MAX_BUDGET_MS) {
         PyErr_Format(PyExc_ValueError, "budget_ms is at most %u", MAX_BUDGET_MS);
+        return NULL;
+    }
+    if (iter_o != Py_None && iterations == 0) {
+        PyErr_SetString(PyExc_ValueError, "iterations must be at least 1 (or None)");
         return NULL;
     }
     memd_plan_buffer *b;
@@ -279,8 +285,10 @@ PyObject *memdpy_plan_solve(PyObject *mod, PyObject *args, PyObject *kw)
         PyErr_NoMemory();
         goto out;
     }
-    /* budget 0: no clock, the engine's deterministic default iteration budget. */
-    memd_plan_opts opts = {.seed = seed, .clock = budget_ms ? mono_ns : NULL,
+    /* iterations: no clock, a fixed improvement budget (deterministic for a seed);
+     * else the clock stops improving after budget_ms (0: the first greedy plans only). */
+    memd_plan_opts opts = {.seed = seed, .max_iterations = iterations,
+                           .clock = iterations ? NULL : mono_ns,
                            .budget_ns = budget_ms * 1000000ull};
     memd_plan_result res;
     memd_plan_violation v;

@@ -92,17 +92,19 @@ class Plan:
                 f"{', optimal' if self.optimal else ''}>")
 
 
-def plan(buffers: Iterable[Any], budget_ms: int = 1000, seed: int = 0) -> Plan:
+def plan(buffers: Iterable[Any], budget_ms: int = 1000, seed: int = 0, *,
+         iterations: Optional[int] = None) -> Plan:
     """Plans buffers offline with memd's planner (no daemon): a Plan whose offsets[i] places
     buffer i so that no two buffers live at the same time share a byte.
 
     buffers: (lower, upper, size[, alignment[, offset]]) tuples or objects (or dicts) with
     those attributes; lifetimes are half-open [lower, upper) in any unit of time;
     alignment a power of two (0: 1); an offset pins the buffer there. budget_ms bounds
-    the improvement search (the first plan comes at once); 0 runs a fixed, deterministic
-    iteration budget instead of a clock. The GIL is released while planning. An invalid
-    problem raises PlanError naming the buffer(s)."""
-    return Plan(*_memd.plan_solve(buffers, budget_ms, seed))
+    the improvement search after the first, greedy plans (0: none); it stops earlier
+    once a plan is proven optimal. iterations=N replaces the clock by a fixed number of
+    improvement steps: the result depends only on the problem and the seed. The GIL is
+    released while planning. An invalid problem raises PlanError naming the buffer(s)."""
+    return Plan(*_memd.plan_solve(buffers, budget_ms, seed, iterations))
 
 
 def validate(buffers: Iterable[Any], offsets: Sequence[int]) -> int:

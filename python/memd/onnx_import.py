@@ -46,7 +46,7 @@ def _load(model: Any) -> Tuple[Any, str]:
     if isinstance(model, onnx.ModelProto):
         m = onnx.ModelProto()
         m.CopyFrom(model)
-        return m, model.graph.name or ""
+        return m, ""
     if isinstance(model, (bytes, bytearray)):
         data, source = bytes(model), "<bytes>"
     elif isinstance(model, (str, os.PathLike)):
@@ -116,7 +116,7 @@ def import_onnx(model: Any, dims: Optional[Dict[str, int]] = None,
                 name: Optional[str] = None) -> Dict[str, Any]:
     onnx = _onnx()
     m, source = _load(model)
-    label = source or "<model>"
+    label = source or m.graph.name or "<model>"
     dims = dict(dims or {})
     for k, v in dims.items():
         if not isinstance(k, str) or not isinstance(v, int) or isinstance(v, bool) or v <= 0:

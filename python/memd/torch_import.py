@@ -14,7 +14,8 @@ storage of each tensor it produces (shape propagation):
 - the graph's placeholders are inputs, the tensors it returns outputs; every other tensor
   is an activation living from its node to the last node that reads it.
 
-Tracers: "fx" is torch.fx.symbolic_trace (leaf modules stay ops of their own); "aten" is
+Tracers: "fx" is torch.fx symbolic tracing (torch.nn modules without submodules, and
+MultiheadAttention, stay ops of their own; containers are traced through); "aten" is
 make_fx over torch.nn.utils.stateless.functional_call (ATen ops, follows any Python
 control flow because it traces one concrete run); "auto" tries fx and falls back to
 aten. training=True traces the forward + backward graph with functorch's AOT autograd
@@ -188,8 +189,19 @@ def _fx_trace(torch: Any, module: Any) -> Any:
     # Proxy.__iter__: replaced for the duration of this trace only.
     original = torch.fx.Proxy.__iter__
     torch.fx.Proxy.__iter__ = proxy_iter
+    class Tracer(torch.fx.Tracer):
+        # torch.nn modules stay single ops only when they hold no other module
+        # (Conv2d, ReLU, LayerNorm...) or are MultiheadAttention (functional inside): a
+        # container such as TransformerEncoderLayer is traced through, so its tensors
+        # are seen (or, if its Python control flow cannot be traced, tracer "auto"
+        # falls back to ATen).
+        def is_leaf_module(self, m: Any, qualname: str) -> bool:
+            if isinstance(m, torch.nn.MultiheadAttention):
+                return True
+            return super().is_leaf_module(m, qualname) and next(m.children(), None) is None
+
     try:
-        tracer = torch.fx.Tracer()
+        tracer = Tracer()
         graph = tracer.trace(module)
     finally:
         torch.fx.Proxy.__iter__ = original
@@ -357,8 +369,9 @@ def _make_fx(torch: Any, module: Any, params: Dict[str, Any], buffers: Dict[str,
     def f(p: Dict[str, Any], bufs: Dict[str, Any], *inputs: Any) -> Any:
         return stateless.functional_call(module, {**p, **bufs}, inputs)
     try:
-        with torch.no_grad():
-            gm = make_fx(f)(params, buffers, *xs)
+        # With autograd on: inference fast paths (the fused TransformerEncoderLayer
+        # kernel) would hide every tensor of the layer from the graph.
+        gm = make_fx(f)(params, buffers, *xs)
     except Exception as e:
         raise model_error(f"make_fx cannot trace {type(module).__name__}: {type(e).__name__}: "
                           f"{e}") from None
