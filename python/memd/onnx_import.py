@@ -14,6 +14,11 @@ import_onnx(model, dims=None, name=None) returns the arguments of memd.Model:
 - Reshape, Flatten, Squeeze, Unsqueeze and Identity are in place: their output is an
   alias of their data input, not a new buffer.
 - Values with no elements hold nothing and are left out.
+- Shape computations (Shape, Gather, Concat, Slice, arithmetic... on shapes that are
+  known) are folded into constants before sizes are read, the way ONNX simplifiers do:
+  exporters such as torch.onnx emit them for every `x.shape` a model reads, and ONNX's
+  own inference leaves the values they feed (Pad amounts, Reshape targets) unknown.
+  What they fold to is a (tiny) weight.
 """
 from __future__ import annotations
 
@@ -112,6 +117,179 @@ def _subgraph_reads(node: Any) -> List[str]:
     return out
 
 
+FOLD_MAX = 4096  # elements: only shape-sized values are folded
+
+
+def _attr(node: Any, name: str, default: Any = None) -> Any:
+    from onnx import helper
+    for a in node.attribute:
+        if a.name == name:
+            return helper.get_attribute_value(a)
+    return default
+
+
+def _eval(node: Any, ins: List[Any], opset: int) -> Optional[List[Any]]:
+    """node's outputs from constant inputs with numpy, or None for an op not folded."""
+    import numpy as np
+    from onnx import numpy_helper
+    from onnx.mapping import TENSOR_TYPE_TO_NP_TYPE
+    op = node.op_type
+    a = ins[0] if ins else None
+
+    def axes_of(k: int) -> Optional[List[int]]:
+        if len(ins) > k and ins[k] is not None:
+            return [int(x) for x in ins[k].reshape(-1)]
+        v = _attr(node, "axes")
+        return list(v) if v is not None else None
+    if op == "Identity":
+        return [a]
+    if op == "Cast":
+        return [a.astype(TENSOR_TYPE_TO_NP_TYPE[_attr(node, "to")])]
+    if op == "Gather":
+        return [np.take(a, ins[1].astype(np.int64), axis=_attr(node, "axis", 0))]
+    if op == "Unsqueeze":
+        out = a
+        axes = axes_of(1) or []
+        rank = a.ndim + len(axes)
+        for ax in sorted(x % rank for x in axes):
+            out = np.expand_dims(out, ax)
+        return [out]
+    if op == "Squeeze":
+        axes = axes_of(1)
+        return [np.squeeze(a, axis=tuple(axes)) if axes else np.squeeze(a)]
+    if op == "Concat":
+        return [np.concatenate([x for x in ins], axis=_attr(node, "axis"))]
+    if op == "Slice":
+        starts, ends = ins[1].reshape(-1), ins[2].reshape(-1)
+        axes = ins[3].reshape(-1) if len(ins) > 3 and ins[3] is not None else range(len(starts))
+        steps = ins[4].reshape(-1) if len(ins) > 4 and ins[4] is not None else [1] * len(starts)
+        sl = [slice(None)] * a.ndim
+        for st, en, ax, sp in zip(starts, ends, axes, steps):
+            sl[int(ax)] = slice(int(st), int(en), int(sp))
+        return [a[tuple(sl)]]
+    if op == "Reshape":
+        shape = [int(x) for x in ins[1]]
+        if not _attr(node, "allowzero", 0):
+            shape = [a.shape[i] if x == 0 else x for i, x in enumerate(shape)]
+        return [a.reshape(shape)]
+    if op in ("Add", "Sub", "Mul", "Div", "Mod", "Pow", "Max", "Min", "Equal", "Less",
+              "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"):
+        b = ins[1]
+        if op == "Div" and np.issubdtype(a.dtype, np.integer):
+            r = np.trunc(a / b).astype(a.dtype)  # ONNX integer division truncates
+        elif op == "Mod":
+            r = np.fmod(a, b) if _attr(node, "fmod", 0) else np.mod(a, b)
+        elif op in ("Max", "Min"):
+            r = ins[0]
+            for x in ins[1:]:
+                r = np.maximum(r, x) if op == "Max" else np.minimum(r, x)
+        else:
+            f = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide,
+                 "Pow": np.power, "Equal": np.equal, "Less": np.less,
+                 "Greater": np.greater, "LessOrEqual": np.less_equal,
+                 "GreaterOrEqual": np.greater_equal, "And": np.logical_and,
+                 "Or": np.logical_or, "Xor": np.logical_xor}[op]
+            r = f(a, b)
+        if op in ("Add", "Sub", "Mul", "Div", "Mod", "Pow", "Max", "Min"):
+            r = np.asarray(r).astype(a.dtype)
+        return [np.asarray(r)]
+    if op in ("Neg", "Abs", "Not", "Floor", "Ceil", "Sqrt", "Sign", "Reciprocal"):
+        f = {"Neg": np.negative, "Abs": np.abs, "Not": np.logical_not, "Floor": np.floor,
+             "Ceil": np.ceil, "Sqrt": np.sqrt, "Sign": np.sign, "Reciprocal": np.reciprocal}[op]
+        return [np.asarray(f(a)).astype(a.dtype)]
+    if op == "Transpose":
+        perm = _attr(node, "perm")
+        return [np.transpose(a, perm)]
+    if op == "Flatten":
+        ax = _attr(node, "axis", 1) % max(a.ndim, 1)
+        return [a.reshape(int(np.prod(a.shape[:ax], dtype=np.int64)), -1)]
+    if op == "Tile":
+        return [np.tile(a, [int(x) for x in ins[1]])]
+    if op == "Where":
+        return [np.where(ins[0], ins[1], ins[2])]
+    if op == "Range":
+        return [np.arange(a.item(), ins[1].item(), ins[2].item()).astype(a.dtype)]
+    if op == "ConstantOfShape":
+        v = _attr(node, "value")
+        fill = numpy_helper.to_array(v) if v is not None else np.zeros(1, np.float32)
+        return [np.full([int(x) for x in a], fill.reshape(-1)[0], dtype=fill.dtype)]
+    if op == "Expand":
+        return [a * np.ones([int(x) for x in ins[1]], dtype=a.dtype)]
+    if op in ("ReduceProd", "ReduceSum", "ReduceMax", "ReduceMin"):
+        axes = axes_of(1)
+        f = {"ReduceProd": np.prod, "ReduceSum": np.sum, "ReduceMax": np.max,
+             "ReduceMin": np.min}[op]
+        return [np.asarray(f(a, axis=tuple(axes) if axes else None,
+                             keepdims=bool(_attr(node, "keepdims", 1)))).astype(a.dtype)]
+    return None
+
+
+def _fold_shapes(m: Any, label: str) -> Any:
+    """Folds shape computations into initializers until nothing more folds."""
+    import numpy as np
+    onnx = _onnx()
+    from onnx import numpy_helper
+    opset = max([o.version for o in m.opset_import if o.domain in ("", "ai.onnx")] or [1])
+    for _ in range(16):
+        try:
+            m = onnx.shape_inference.infer_shapes(m, strict_mode=True, data_prop=True)
+        except Exception as e:  # InferenceError, ValidationError, RuntimeError...
+            raise model_error(f"{label}: ONNX shape inference failed: {e}") from None
+        g = m.graph
+        shapes: Dict[str, Optional[List[int]]] = {}
+        for vi in list(g.value_info) + list(g.input) + list(g.output):
+            tt = vi.type.tensor_type
+            if vi.type.HasField("tensor_type") and tt.HasField("shape"):
+                dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
+                shapes[vi.name] = None if None in dims else dims
+        for init in g.initializer:
+            shapes[init.name] = list(init.dims)
+        known: Dict[str, Any] = {}
+        for init in g.initializer:
+            if np.prod(list(init.dims), dtype=np.int64) <= FOLD_MAX:
+                known[init.name] = numpy_helper.to_array(init)
+        outputs = {o.name for o in g.output}
+        keep, folded = [], []
+        for node in g.node:
+            vals = None
+            if node.domain in ("", "ai.onnx") and not any(o in outputs for o in node.output):
+                if node.op_type == "Constant":
+                    v = _attr(node, "value")
+                    if v is not None and np.prod(list(v.dims), dtype=np.int64) <= FOLD_MAX:
+                        known[node.output[0]] = numpy_helper.to_array(v)
+                elif node.op_type in ("Shape", "Size") and shapes.get(node.input[0]) is not None:
+                    dims = shapes[node.input[0]]
+                    if node.op_type == "Size":
+                        vals = [np.array(int(np.prod(dims, dtype=np.int64)), dtype=np.int64)]
+                    else:
+                        st, en = _attr(node, "start", 0), _attr(node, "end", None)
+                        vals = [np.array(dims[st:en], dtype=np.int64)]
+                elif node.input and all(not x or x in known for x in node.input):
+                    try:
+                        vals = _eval(node, [known.get(x) if x else None for x in node.input],
+                                     opset)
+                    except Exception:
+                        vals = None  # not folded: inference has its say
+                if vals is not None and all(v is not None and np.asarray(v).size <= FOLD_MAX
+                                            for v in vals):
+                    for o, v in zip(node.output, vals):
+                        known[o] = np.asarray(v)
+                    folded.append(node)
+                    continue
+            keep.append(node)
+        if not folded:
+            return m
+        new_inits = [numpy_helper.from_array(known[o], o) for n in folded for o in n.output if o]
+        del g.node[:]
+        g.node.extend(keep)
+        g.initializer.extend(new_inits)
+        names = {i.name for i in new_inits}
+        vis = [v for v in g.value_info if v.name not in names]
+        del g.value_info[:]
+        g.value_info.extend(vis)
+    return m
+
+
 def import_onnx(model: Any, dims: Optional[Dict[str, int]] = None,
                 name: Optional[str] = None) -> Dict[str, Any]:
     onnx = _onnx()
@@ -131,10 +309,7 @@ def import_onnx(model: Any, dims: Optional[Dict[str, int]] = None,
         raise ValueError(f"dims: {unused[0]!r} is not a dimension of any input or output of "
                          f"{label}")
     _check_inputs(graph, inits, label)
-    try:
-        m = onnx.shape_inference.infer_shapes(m, strict_mode=True, data_prop=True)
-    except Exception as e:  # onnx raises InferenceError, ValidationError, RuntimeError...
-        raise model_error(f"{label}: ONNX shape inference failed: {e}") from None
+    m = _fold_shapes(m, label)
     graph = m.graph
 
     # Every value's (element type, dims) from what inference and the file declare.
