@@ -224,6 +224,20 @@ def _eval(node: Any, ins: List[Any], opset: int) -> Optional[List[Any]]:
     return None
 
 
+def _strip_weights(m: Any) -> None:
+    """Drops the data of every initializer too large to be a shape (keeping its type and
+    dims): sizes need only those, and shape inference copies the whole model each time
+    it runs (hundreds of MiB for a VGG)."""
+    for t in m.graph.initializer:
+        n = 1
+        for d in t.dims:
+            n *= d
+        if n > FOLD_MAX and t.data_location != 1:  # 1: EXTERNAL (no data here anyway)
+            for f in ("raw_data", "float_data", "int32_data", "int64_data", "double_data",
+                      "uint64_data", "string_data"):
+                t.ClearField(f)
+
+
 def _fold_shapes(m: Any, label: str) -> Any:
     """Folds shape computations into initializers until nothing more folds."""
     import numpy as np
@@ -309,6 +323,7 @@ def import_onnx(model: Any, dims: Optional[Dict[str, int]] = None,
         raise ValueError(f"dims: {unused[0]!r} is not a dimension of any input or output of "
                          f"{label}")
     _check_inputs(graph, inits, label)
+    _strip_weights(m)
     m = _fold_shapes(m, label)
     graph = m.graph
 
