@@ -204,3 +204,16 @@ PyObject *memdpy_field(PyObject *item, Py_ssize_t i, const char *name, bool *fou
     *found = v != Py_None;
     return v;
 }
+
+PyObject *memdpy_u64_list(const uint64_t *v, size_t n)
+{
+    PyObject *l = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; l && i < n; i++) {
+        PyObject *x = PyLong_FromUnsignedLongLong(v[i]);
+        if (!x)
+            Py_CLEAR(l);
+        else
+            PyList_SET_ITEM(l, (Py_ssize_t)i, x);
+    }
+    return l;
+}

@@ -484,14 +484,7 @@ static PyObject *client_bank_addresses(PyObject *op, PyObject *arg)
             cap = (size_t)r;
             continue;
         }
-        PyObject *l = PyList_New(r);
-        for (int i = 0; l && i < r; i++) {
-            PyObject *x = PyLong_FromUnsignedLongLong(addrs[i]);
-            if (!x)
-                Py_CLEAR(l);
-            else
-                PyList_SET_ITEM(l, i, x);
-        }
+        PyObject *l = memdpy_u64_list(addrs, (size_t)r);
         PyMem_Free(addrs);
         return l;
     }

@@ -69,6 +69,8 @@ int memdpy_str(PyObject *o, const char *what, bool allow_none, const char **out)
 int memdpy_class(PyObject *o, memd_class *out);
 int memdpy_scope(PyObject *o, memd_scope *out);
 int memdpy_dtype(PyObject *o, memd_dtype *out);
+/* v[0..n) as a new list of ints. */
+PyObject *memdpy_u64_list(const uint64_t *v, size_t n);
 /* A sequence as a new list (generators and other iterables too); NULL with an error. */
 PyObject *memdpy_list(PyObject *o, const char *what);
 /* x[i] or x.name: from a tuple/list by position, else by attribute. found is false when

@@ -210,17 +210,22 @@ static PyObject *raise_engine(const char *what, int rc, const memd_plan_violatio
                             strerror(-rc));
 }
 
-static PyObject *u64_list(const uint64_t *v, size_t n)
+/* A problem read from Python: buffers and their names for messages. */
+typedef struct problem {
+    memd_plan_buffer *b;
+    size_t n;
+    PyObject *names;
+} problem;
+
+static int problem_read(PyObject *seq, problem *p)
 {
-    PyObject *l = PyList_New((Py_ssize_t)n);
-    for (size_t i = 0; l && i < n; i++) {
-        PyObject *x = PyLong_FromUnsignedLongLong(v[i]);
-        if (!x)
-            Py_CLEAR(l);
-        else
-            PyList_SET_ITEM(l, (Py_ssize_t)i, x);
-    }
-    return l;
+    return memdpy_plan_buffers(seq, &p->b, &p->n, &p->names);
+}
+
+static void problem_free(problem *p)
+{
+    PyMem_Free(p->b);
+    Py_CLEAR(p->names);
 }
 
 /* offsets: a sequence of n ints, into a new array. */
@@ -274,11 +279,11 @@ PyObject *memdpy_plan_solve(PyObject *mod, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_ValueError, "iterations must be at least 1 (or None)");
         return NULL;
     }
-    memd_plan_buffer *b;
-    size_t n;
-    PyObject *names;
-    if (memdpy_plan_buffers(seq, &b, &n, &names) < 0)
+    problem pb;
+    if (problem_read(seq, &pb) < 0)
         return NULL;
+    const memd_plan_buffer *b = pb.b;
+    size_t n = pb.n;
     PyObject *ret = NULL;
     uint64_t *off = PyMem_Calloc(n ? n : 1, sizeof *off);
     if (!off) {
@@ -310,17 +315,16 @@ PyObject *memdpy_plan_solve(PyObject *mod, PyObject *args, PyObject *kw)
         goto out;
     }
     if (rc < 0) {
-        raise_engine("plan", rc, &v, b, n, names);
+        raise_engine("plan", rc, &v, b, n, pb.names);
         goto out;
     }
-    ret = Py_BuildValue("(NKKsOKK)", u64_list(off, n), (unsigned long long)res.arena,
+    ret = Py_BuildValue("(NKKsOKK)", memdpy_u64_list(off, n), (unsigned long long)res.arena,
                         (unsigned long long)res.lower_bound, res.strategy ? res.strategy : "",
                         res.optimal ? Py_True : Py_False, (unsigned long long)res.iterations,
                         (unsigned long long)elapsed);
 out:
     PyMem_Free(off);
-    PyMem_Free(b);
-    Py_XDECREF(names);
+    problem_free(&pb);
     return ret;
 }
 
@@ -331,13 +335,11 @@ PyObject *memdpy_plan_validate(PyObject *mod, PyObject *args, PyObject *kw)
     PyObject *seq, *offs;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "OO:validate", kwlist, &seq, &offs))
         return NULL;
-    memd_plan_buffer *b;
-    size_t n;
-    PyObject *names;
-    if (memdpy_plan_buffers(seq, &b, &n, &names) < 0)
+    problem pb;
+    if (problem_read(seq, &pb) < 0)
         return NULL;
     PyObject *ret = NULL;
-    uint64_t *off = offsets_array(offs, n);
+    uint64_t *off = offsets_array(offs, pb.n);
     if (!off)
         goto out;
     memd_plan_violation v;
@@ -345,18 +347,17 @@ PyObject *memdpy_plan_validate(PyObject *mod, PyObject *args, PyObject *kw)
     uint64_t arena = 0;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = memd_plan_validate(b, n, off, &v, &arena);
+    rc = memd_plan_validate(pb.b, pb.n, off, &v, &arena);
     Py_END_ALLOW_THREADS
     if (rc < 0)
         PyErr_NoMemory();
     else if (rc == 1)
-        raise_violation("invalid plan", &v, b, n, names, off);
+        raise_violation("invalid plan", &v, pb.b, pb.n, pb.names, off);
     else
         ret = PyLong_FromUnsignedLongLong(arena);
 out:
     PyMem_Free(off);
-    PyMem_Free(b);
-    Py_XDECREF(names);
+    problem_free(&pb);
     return ret;
 }
 
@@ -367,21 +368,18 @@ PyObject *memdpy_plan_lower_bound(PyObject *mod, PyObject *args, PyObject *kw)
     PyObject *seq;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O:lower_bound", kwlist, &seq))
         return NULL;
-    memd_plan_buffer *b;
-    size_t n;
-    PyObject *names;
-    if (memdpy_plan_buffers(seq, &b, &n, &names) < 0)
+    problem pb;
+    if (problem_read(seq, &pb) < 0)
         return NULL;
     memd_plan_violation v;
     memset(&v, 0, sizeof v);
     uint64_t lb = 0;
-    int rc = memd_plan_check(b, n, &v);
+    int rc = memd_plan_check(pb.b, pb.n, &v);
     if (rc == 0)
-        rc = memd_plan_lower_bound(b, n, &lb);
-    PyObject *ret = rc < 0 ? raise_engine("lower_bound", rc, &v, b, n, names)
+        rc = memd_plan_lower_bound(pb.b, pb.n, &lb);
+    PyObject *ret = rc < 0 ? raise_engine("lower_bound", rc, &v, pb.b, pb.n, pb.names)
                            : PyLong_FromUnsignedLongLong(lb);
-    PyMem_Free(b);
-    Py_XDECREF(names);
+    problem_free(&pb);
     return ret;
 }
 
@@ -432,7 +430,7 @@ PyObject *memdpy_client_plan(PyObject *op, PyObject *args, PyObject *kw)
         goto out;
     char id[24];
     snprintf(id, sizeof id, "%016llx", (unsigned long long)info.plan_id);
-    ret = Py_BuildValue("(NKKsOKKsOO)", u64_list(off, n), (unsigned long long)info.arena,
+    ret = Py_BuildValue("(NKKsOKKsOO)", memdpy_u64_list(off, n), (unsigned long long)info.arena,
                         (unsigned long long)info.lower_bound, info.strategy,
                         info.optimal ? Py_True : Py_False, (unsigned long long)info.iterations,
                         (unsigned long long)info.plan_us * 1000ull, id,

@@ -40,6 +40,27 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "onnx: needs python3-onnx")
 
 
+def spins_during(call):
+    """Runs call() while another Python thread counts as fast as it can: (result, count).
+    A call that holds the GIL leaves the count near 0."""
+    import threading
+    counter = [0]
+    done = threading.Event()
+
+    def spin():
+        while not done.is_set():
+            counter[0] += 1
+    t = threading.Thread(target=spin)
+    t.start()
+    try:
+        before = counter[0]
+        result = call()
+        return result, counter[0] - before
+    finally:
+        done.set()
+        t.join()
+
+
 class Daemon:
     """A memd process on a socket in its own temporary directory."""
 

@@ -10,7 +10,7 @@ import time
 import pytest
 
 import memd
-from conftest import BUILD_ROOT, MEMCTL
+from conftest import BUILD_ROOT, MEMCTL, spins_during
 
 MiB = 1 << 20
 
@@ -266,21 +266,7 @@ def test_threads_share_one_client(client, daemon):
 def test_socket_calls_release_the_gil(client):
     # A big plan in the daemon (via the socket): another Python thread keeps running.
     bufs = [(i, i + 50, 1000 + (i * 7919) % 5000, 64) for i in range(3000)]
-    counter = [0]
-    done = threading.Event()
-
-    def spin():
-        while not done.is_set():
-            counter[0] += 1
-    t = threading.Thread(target=spin)
-    t.start()
-    try:
-        before = counter[0]
-        p = client.plan(bufs, budget_ms=300, seed=7)
-        during = counter[0] - before
-    finally:
-        done.set()
-        t.join()
+    p, during = spins_during(lambda: client.plan(bufs, budget_ms=300, seed=7))
     assert memd.validate(bufs, p.offsets) == p.arena
     assert p.plan_id and not p.cached and p.arena >= p.lower_bound
     assert during > 1000, "the other thread did not run while the client waited"

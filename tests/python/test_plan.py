@@ -2,12 +2,11 @@
 import csv
 import os
 import random
-import threading
 
 import pytest
 
 import memd
-from conftest import SHARED_DATA
+from conftest import SHARED_DATA, spins_during
 
 
 def brute_check(bufs, offsets):
@@ -125,20 +124,8 @@ def test_planning_releases_the_gil():
     rng = random.Random(11)
     bufs = [(s, s + rng.randint(1, 60), rng.randint(64, 1 << 20), 64)
             for s in (rng.randint(0, 2000) for _ in range(3000))]
-    counter = [0]
-    done = threading.Event()
-
-    def spin():
-        while not done.is_set():
-            counter[0] += 1
-    t = threading.Thread(target=spin)
-    t.start()
-    try:
-        p = memd.plan(bufs, budget_ms=300, seed=2)
-    finally:
-        done.set()
-        t.join()
-    assert counter[0] > 1000
+    p, spins = spins_during(lambda: memd.plan(bufs, budget_ms=300, seed=2))
+    assert spins > 1000
     assert memd.validate(bufs, p.offsets) == p.arena
 
 
