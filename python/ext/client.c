@@ -203,6 +203,10 @@ static PyObject *client_reconnect(PyObject *op, PyObject *args, PyObject *kw)
         PyErr_Clear();
         Py_RETURN_FALSE;
     }
+    if (r == -ENOENT || r == -ECONNREFUSED) { /* no daemon (yet) at the socket */
+        PyErr_Clear();
+        return memdpy_raise(r, what, true);
+    }
     if (r < 0)
         return NULL;
     Py_RETURN_TRUE;

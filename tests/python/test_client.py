@@ -305,6 +305,8 @@ def test_daemon_gone_raises_connection_error_and_reconnect(own_daemon):
     assert isinstance(e.value, builtins.ConnectionError)
     with pytest.raises(memd.ConnectionError):
         c.free(b)  # the connection stays dead, cleanly
+    with pytest.raises(memd.ConnectionError):
+        c.reconnect()  # no daemon yet
     d.start()
     assert c.reconnect(timeout_ms=5000) is True
     assert c.query(b.handle)["address"] == b.address  # the session came back with it
