@@ -304,15 +304,80 @@ def _fold_shapes(m: Any, label: str) -> Any:
     return m
 
 
+def _isolated(fn: Any, *args: Any) -> Any:
+    """fn(*args) in a forked child: ONNX's C++ shape inference trusts its input and can
+    crash the process on a damaged model (a Conv whose input has too few dimensions,
+    ...); a crash becomes a ModelError here. The result (or the error) comes back
+    pickled through a pipe."""
+    import pickle
+    import signal
+    if not hasattr(os, "fork"):  # pragma: no cover - not on Linux
+        return fn(*args)
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        code = 0
+        try:
+            import faulthandler
+            faulthandler.disable()  # a crash here is reported by the parent, once
+            os.close(rfd)
+            try:
+                out = ("ok", fn(*args))
+            except _memd_error() as e:
+                out = ("err", str(e))
+            except Exception as e:  # onnx, protobuf or numpy on a damaged model
+                out = ("err", f"{args[1]}: not a valid ONNX model ({type(e).__name__}: {e})")
+            data = pickle.dumps(out)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(wfd, view):]
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(wfd)
+    chunks = []
+    with os.fdopen(rfd, "rb") as r:
+        while True:
+            b = r.read(1 << 20)
+            if not b:
+                break
+            chunks.append(b)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        raise model_error(f"{args[1] if len(args) > 1 else 'the model'}: ONNX shape inference "
+                          f"crashed ({signal.Signals(sig).name}): the model is malformed")
+    if not chunks:
+        raise model_error(f"the ONNX importer's worker exited with status "
+                          f"{os.WEXITSTATUS(status)} and no result")
+    out = pickle.loads(b"".join(chunks))
+    if out[0] == "ok":
+        return out[1]
+    raise model_error(out[1])
+
+
+def _memd_error() -> Any:
+    from . import _memd
+    return _memd.Error
+
+
 def import_onnx(model: Any, dims: Optional[Dict[str, int]] = None,
                 name: Optional[str] = None) -> Dict[str, Any]:
-    onnx = _onnx()
+    _onnx()
     m, source = _load(model)
     label = source or m.graph.name or "<model>"
     dims = dict(dims or {})
     for k, v in dims.items():
         if not isinstance(k, str) or not isinstance(v, int) or isinstance(v, bool) or v <= 0:
             raise ValueError(f"dims: {k!r}: {v!r} (names map to positive ints)")
+    return _isolated(_import, m, label, source, dims, name)
+
+
+def _import(m: Any, label: str, source: str, dims: Dict[str, int],
+            name: Optional[str]) -> Dict[str, Any]:
+    """The import proper (in a child process: see _isolated)."""
+    onnx = _onnx()
     graph = m.graph
     inits = {t.name for t in graph.initializer} | {t.values.name for t in
                                                    graph.sparse_initializer}
@@ -323,6 +388,13 @@ def import_onnx(model: Any, dims: Optional[Dict[str, int]] = None,
         raise ValueError(f"dims: {unused[0]!r} is not a dimension of any input or output of "
                          f"{label}")
     _check_inputs(graph, inits, label)
+    # ONNX's checker refuses what is not a well-formed model (unknown ops, bad tensors)
+    # with a clear message, before shape inference sees it.
+    try:
+        onnx.checker.check_model(m)
+    except Exception as e:  # ValidationError, or worse on garbage
+        raise model_error(f"{label}: not a valid ONNX model: {str(e).strip().splitlines()[0]}"
+                          ) from None
     _strip_weights(m)
     m = _fold_shapes(m, label)
     graph = m.graph
@@ -454,6 +526,16 @@ def import_onnx(model: Any, dims: Optional[Dict[str, int]] = None,
                             inplace=False))
     stem = os.path.splitext(os.path.basename(source))[0] if source and \
         not source.startswith("<") else ""
-    base = name or stem or m.graph.name
+    base = name or stem or _text(m.graph.name)
+    for t in tensors:
+        t["name"] = _text(t["name"])
+    for o in ops:
+        o.update(name=_text(o["name"]), type=_text(o["type"]),
+                 inputs=[_text(x) for x in o["inputs"]], outputs=[_text(x) for x in o["outputs"]])
     return dict(name=model_name(name) if name else model_name(base, "onnx-model"),
                 tensors=tensors, ops=ops, source=source or None)
+
+
+def _text(s: Any) -> str:
+    """A name from the file: protobuf hands out bytes for strings that are not UTF-8."""
+    return s.decode("utf-8", "replace") if isinstance(s, bytes) else s
