@@ -224,18 +224,27 @@ def _eval(node: Any, ins: List[Any], opset: int) -> Optional[List[Any]]:
     return None
 
 
-def _strip_weights(m: Any) -> None:
-    """Drops the data of every initializer too large to be a shape (keeping its type and
-    dims): sizes need only those, and shape inference copies the whole model each time
-    it runs (hundreds of MiB for a VGG)."""
-    for t in m.graph.initializer:
+def _weights_to_inputs(m: Any) -> None:
+    """Turns every initializer too large to be a shape into a typed graph input of the
+    same name, type and dims: sizes need only those, while the checker and shape
+    inference serialise the whole model each time they run (hundreds of MiB for a VGG).
+    The caller remembers which names were initializers."""
+    from onnx import helper
+    g = m.graph
+    declared = {i.name for i in g.input}
+    keep, moved = [], []
+    for t in g.initializer:
         n = 1
         for d in t.dims:
             n *= d
-        if n > FOLD_MAX and t.data_location != 1:  # 1: EXTERNAL (no data here anyway)
-            for f in ("raw_data", "float_data", "int32_data", "int64_data", "double_data",
-                      "uint64_data", "string_data"):
-                t.ClearField(f)
+        (moved if n > FOLD_MAX else keep).append(t)
+    if not moved:
+        return
+    for t in moved:
+        if t.name not in declared:  # IR < 4 models list initializers as inputs too
+            g.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+    del g.initializer[:]
+    g.initializer.extend(keep)
 
 
 def _fold_shapes(m: Any, label: str) -> Any:
@@ -388,6 +397,9 @@ def _import(m: Any, label: str, source: str, dims: Dict[str, int],
         raise ValueError(f"dims: {unused[0]!r} is not a dimension of any input or output of "
                          f"{label}")
     _check_inputs(graph, inits, label)
+    weight_names = [t.name for t in graph.initializer] + [t.values.name for t in
+                                                          graph.sparse_initializer]
+    _weights_to_inputs(m)
     # ONNX's checker refuses what is not a well-formed model (unknown ops, bad tensors)
     # with a clear message, before shape inference sees it.
     try:
@@ -395,9 +407,10 @@ def _import(m: Any, label: str, source: str, dims: Dict[str, int],
     except Exception as e:  # ValidationError, or worse on garbage
         raise model_error(f"{label}: not a valid ONNX model: {str(e).strip().splitlines()[0]}"
                           ) from None
-    _strip_weights(m)
     m = _fold_shapes(m, label)
     graph = m.graph
+    known_weights = set(weight_names)  # and the shape computations folded into constants:
+    weight_names += [t.name for t in graph.initializer if t.name not in known_weights]
 
     # Every value's (element type, dims) from what inference and the file declare.
     types: Dict[str, Tuple[int, List[Any]]] = {}
@@ -469,10 +482,8 @@ def _import(m: Any, label: str, source: str, dims: Dict[str, int],
     for vi in graph.input:
         if vi.name not in inits:
             declare(vi.name, "inout" if vi.name in out_set else "input")
-    for init in graph.initializer:
-        declare(init.name, "weight")
-    for sp in graph.sparse_initializer:
-        declare(sp.values.name, "weight")
+    for w in weight_names:
+        declare(w, "weight")
 
     ops: List[Dict[str, Any]] = []
     for k, node in enumerate(graph.node):
