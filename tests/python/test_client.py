@@ -278,15 +278,18 @@ def test_close_waits_for_calls_in_other_threads(daemon):
     c = memd.connect(daemon.socket)
     bufs = [(i, i + 40, 512 + (i * 31) % 4000) for i in range(2000)]
     result = {}
+    calling = threading.Event()
 
     def call():
         try:
-            result["plan"] = c.plan(bufs, budget_ms=200, seed=3)
+            calling.set()
+            result["plan"] = c.plan(bufs, budget_ms=500, seed=3)
         except Exception as e:  # pragma: no cover
             result["error"] = e
     t = threading.Thread(target=call)
     t.start()
-    time.sleep(0.05)
+    calling.wait()
+    time.sleep(0.1)  # the call is in the daemon (it plans for up to 500 ms)
     c.close()  # marks closed; the connection stays until the call returns
     t.join()
     assert "plan" in result, result.get("error")
