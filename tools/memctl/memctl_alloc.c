@@ -179,7 +179,7 @@ int memctl_cmd_alloc(const memctl_globals *g, int argc, char **argv)
     const char *region = NULL;
     memclient_snapshot *s = NULL;
     if (memclient_dump(c, req.device, 0, &s) == 0)
-        region = memctl_region_name(s, req.device, b.kind, b.region, rbuf, sizeof(rbuf));
+        region = memd_report_region_name(s, req.device, b.kind, b.region, rbuf, sizeof(rbuf));
     else
         region = (snprintf(rbuf, sizeof(rbuf), "#%" PRIu32, b.region), rbuf);
     printf("handle=%" PRIu64 " device=%" PRIu32 " kind=%s region=%s address=0x%" PRIx64

@@ -96,7 +96,7 @@ static int dump_once(memclient *c, const dump_opts *o, bool clear)
     if (clear)
         fputs("\033[H\033[2J", stdout);
     if (o->json)
-        memctl_dump_json(stdout, s, o->detailed);
+        memd_report_json(stdout, s, o->detailed);
     else if (o->csv)
         r = memctl_dump_csv(stdout, s, o->report);
     else {

@@ -118,7 +118,7 @@ static int detailed_memory_usage(FILE *f, const memclient_snapshot *s)
         const memclient_block *b = &s->blocks[i];
         char rbuf[24];
         fprintf(f, "%" PRIu32 ",%s,", b->device, buffer_type(b->kind));
-        memctl_csv_str(f, memctl_region_name(s, b->device, b->kind, b->region, rbuf, sizeof(rbuf)));
+        memctl_csv_str(f, memd_report_region_name(s, b->device, b->kind, b->region, rbuf, sizeof(rbuf)));
         fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%s,", b->address, b->size,
                 b->allocated ? "allocated" : "free");
         /* Allocations of other sessions are not visible to a non-admin: empty owner. */

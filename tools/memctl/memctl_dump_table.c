@@ -13,7 +13,7 @@ static void stats_row(FILE *f, const char *indent, const char *name, const char 
                       const char *clients)
 {
     char frag[16];
-    snprintf(frag, sizeof(frag), "%.1f%%", memctl_fragmentation(st));
+    snprintf(frag, sizeof(frag), "%.1f%%", memd_report_fragmentation(st));
     fprintf(f, "%s%-*s %6s %14s %11s %11s %11s %11s %6s %7" PRIu64 " %7s\n", indent,
             (int)(16 - strlen(indent)), name, banks, base, HB(size), HB(st->allocated),
             HB(st->free), HB(st->largest_free), frag, st->allocations, clients);
@@ -67,7 +67,7 @@ static void allocs_table(FILE *f, const memclient_snapshot *s)
         const memclient_alloc_info *a = &s->allocs[i];
         char region[96], rbuf[24], addr[24], age[24];
         snprintf(region, sizeof(region), "%s/%s", memclient_kind_name(a->buf.kind),
-                 memctl_region_name(s, a->device, a->buf.kind, a->buf.region, rbuf, sizeof(rbuf)));
+                 memd_report_region_name(s, a->device, a->buf.kind, a->buf.region, rbuf, sizeof(rbuf)));
         snprintf(addr, sizeof(addr), "0x%" PRIx64, a->buf.address);
         uint64_t age_ns = s->server.now_ns > a->created_ns ? s->server.now_ns - a->created_ns : 0;
         fprintf(f, "  %8" PRIu64 " %6" PRIu32 " %-14s %-11s %14s %11s %5" PRIu32 " %7" PRIu32
@@ -90,7 +90,7 @@ static void blocks_table(FILE *f, const memclient_snapshot *s)
         const memclient_block *b = &s->blocks[i];
         char region[96], rbuf[24], addr[24], end[24];
         snprintf(region, sizeof(region), "%s/%s", memclient_kind_name(b->kind),
-                 memctl_region_name(s, b->device, b->kind, b->region, rbuf, sizeof(rbuf)));
+                 memd_report_region_name(s, b->device, b->kind, b->region, rbuf, sizeof(rbuf)));
         snprintf(addr, sizeof(addr), "0x%" PRIx64, b->address);
         snprintf(end, sizeof(end), "0x%" PRIx64, b->address + b->size);
         fprintf(f, "  %6" PRIu32 " %-14s %18s %18s %11s %-9s\n", b->device, region, addr, end,

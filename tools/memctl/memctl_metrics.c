@@ -58,7 +58,7 @@ static void region_family(FILE *f, const memclient_snapshot *s, const char *name
         fputs(name, f);
         region_labels(f, r);
         if (m == R_FRAG) {
-            fprintf(f, " %.6f\n", memctl_fragmentation(&r->stats) / 100.0);
+            fprintf(f, " %.6f\n", memd_report_fragmentation(&r->stats) / 100.0);
             continue;
         }
         uint64_t v = m == R_SIZE ? r->size

@@ -3,6 +3,7 @@
  *   memctl model load FILE.yaml [--device N] [--budget-ms MS] [--seed S]
  *                                [--instances K] [--hold]
  *   memctl model list [--json]                models, plans and instances in the daemon
+ *   memctl model import FILE.onnx [-o OUT.yaml] [--dims NAME=N,...]   (memctl_model_import.c)
  * The YAML is read here, never by the daemon. */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,7 +20,8 @@
     "usage: memctl model check FILE.yaml\n"                                                 \
     "       memctl model load FILE.yaml [--device N] [--budget-ms MS] [--seed S]\n"         \
     "                                   [--instances K] [--hold]\n"                         \
-    "       memctl model list [--json]\n"
+    "       memctl model list [--json]\n"                                                  \
+    "       memctl model import FILE.onnx [-o OUT.yaml] [--dims NAME=N,...] [--name NAME]\n"
 
 static void print_tensors(const memd_model_yaml *y, const memclient_tensor_info *ti)
 {
@@ -202,7 +204,7 @@ static int cmd_load(const memctl_globals *g, int argc, char **argv)
            mi.users, mi.users == 1 ? "" : "s");
     printf("plan %016" PRIx64 ": arena %" PRIu64 " bytes, lower bound %" PRIu64 " (gap %.2f%%), "
            "%s%s, %s\n", mi.plan_id, mi.arena, mi.lower_bound,
-           memctl_plan_gap_pct(mi.arena, mi.lower_bound), mi.strategy,
+           memd_report_gap_pct(mi.arena, mi.lower_bound), mi.strategy,
            mi.plan_optimal ? " (optimal)" : "", mi.plan_cached ? "cached" : "planned now");
     printf("code: handle %" PRIu64 " address 0x%" PRIx64 " bytes %" PRIu64 "\n", mi.code_handle,
            mi.code_address, mi.code_bytes);
@@ -259,7 +261,7 @@ static int cmd_list(const memctl_globals *g, int argc, char **argv)
         return memctl_fail(NULL, "model list", "cannot read the daemon's state", r);
     if (json) {
         printf("{\n  \"schema_version\": 1");
-        memctl_models_json(stdout, s);
+        memd_report_models_json(stdout, s);
         printf("\n}\n");
     } else {
         memctl_models_table(stdout, s);
@@ -280,6 +282,8 @@ int memctl_cmd_model(const memctl_globals *g, int argc, char **argv)
         return cmd_load(g, argc - 1, argv + 1);
     if (!strcmp(argv[1], "list"))
         return cmd_list(g, argc - 1, argv + 1);
+    if (!strcmp(argv[1], "import"))
+        return memctl_model_import(argc - 1, argv + 1);
     fprintf(stderr, "memctl model: unknown subcommand '%s'\n%s", argv[1], USAGE);
     return MEMCTL_EXIT_USAGE;
 }

@@ -9,10 +9,9 @@
 
 /* Plans, models and instances of a snapshot dumped with MEMCLIENT_DUMP_MODELS. */
 void memctl_models_table(FILE *f, const memclient_snapshot *s);
-/* JSON: `,\n  "models": [...],\n  "plans": [...],\n  "instances": [...]` (no newline
- * after), to go right before the document's closing brace. */
-void memctl_models_json(FILE *f, const memclient_snapshot *s);
-/* 100 * (arena - lower_bound) / lower_bound; 0 when the lower bound is 0. */
-double memctl_plan_gap_pct(uint64_t arena, uint64_t lower_bound);
+
+/* memctl model import: runs the Python package's importer (memctl_model_import.c);
+ * argv[0] is "import". */
+int memctl_model_import(int argc, char **argv);
 
 #endif

@@ -4,17 +4,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "json.h"
+#include "report.h"
 #include "memctl_model.h"
 
 #define HB(v) memctl_human_bytes((v), (char[24]){0}, 24)
-
-double memctl_plan_gap_pct(uint64_t arena, uint64_t lower_bound)
-{
-    if (lower_bound == 0)
-        return 0.0;
-    return 100.0 * ((double)arena - (double)lower_bound) / (double)lower_bound;
-}
 
 void memctl_models_table(FILE *f, const memclient_snapshot *s)
 {
@@ -37,7 +30,7 @@ void memctl_models_table(FILE *f, const memclient_snapshot *s)
         for (size_t i = 0; i < s->nplans; i++) {
             const memclient_plan_rec *p = &s->plans[i];
             char gap[16];
-            snprintf(gap, sizeof gap, "%.2f%%", memctl_plan_gap_pct(p->arena, p->lower_bound));
+            snprintf(gap, sizeof gap, "%.2f%%", memd_report_gap_pct(p->arena, p->lower_bound));
             fprintf(f, "  %016" PRIx64 " %8" PRIu32 " %11s %11s %7s %-20s %9.1f %6" PRIu64
                     " %6" PRIu32 "\n", p->plan_id, p->buffers, HB(p->arena), HB(p->lower_bound),
                     gap, p->strategy, (double)p->plan_us / 1000.0, p->hits, p->models);
@@ -57,45 +50,4 @@ void memctl_models_table(FILE *f, const memclient_snapshot *s)
                     HB(x->placeholder_bytes));
         }
     }
-}
-
-void memctl_models_json(FILE *f, const memclient_snapshot *s)
-{
-    fprintf(f, ",\n  \"models\": [");
-    for (size_t i = 0; i < s->nmodels; i++) {
-        const memclient_model_rec *m = &s->models[i];
-        fprintf(f, "%s\n    {\"id\": %" PRIu64 ", \"name\": ", i ? "," : "", m->model_id);
-        memd_json_str(f, m->name);
-        fprintf(f, ", \"device\": %" PRIu32 ", \"plan_id\": \"%016" PRIx64 "\", \"users\": %" PRIu32
-                ", \"tensors\": %" PRIu32 ", \"code_handle\": %" PRIu64 ", \"code_bytes\": %" PRIu64
-                ", \"const_handle\": %" PRIu64 ", \"const_bytes\": %" PRIu64
-                ", \"arena\": %" PRIu64 ", \"instances\": %" PRIu32 ", \"created_ns\": %" PRIu64 "}",
-                m->device, m->plan_id, m->users, m->ntensors, m->code_handle, m->code_bytes,
-                m->const_handle, m->const_bytes, m->arena, m->instances, m->created_ns);
-    }
-    fprintf(f, "%s],\n  \"plans\": [", s->nmodels ? "\n  " : "");
-    for (size_t i = 0; i < s->nplans; i++) {
-        const memclient_plan_rec *p = &s->plans[i];
-        fprintf(f, "%s\n    {\"plan_id\": \"%016" PRIx64 "\", \"buffers\": %" PRIu32
-                ", \"arena\": %" PRIu64 ", \"lower_bound\": %" PRIu64 ", \"gap_pct\": %.4f"
-                ", \"optimal\": %s, \"precomputed\": %s, \"strategy\": ",
-                i ? "," : "", p->plan_id, p->buffers, p->arena, p->lower_bound,
-                memctl_plan_gap_pct(p->arena, p->lower_bound), p->optimal ? "true" : "false",
-                p->precomputed ? "true" : "false");
-        memd_json_str(f, p->strategy);
-        fprintf(f, ", \"plan_us\": %" PRIu64 ", \"hits\": %" PRIu64 ", \"models\": %" PRIu32
-                ", \"created_ns\": %" PRIu64 "}", p->plan_us, p->hits, p->models, p->created_ns);
-    }
-    fprintf(f, "%s],\n  \"instances\": [", s->nplans ? "\n  " : "");
-    for (size_t i = 0; i < s->ninstances; i++) {
-        const memclient_instance_rec *x = &s->instances[i];
-        fprintf(f, "%s\n    {\"id\": %" PRIu64 ", \"model_id\": %" PRIu64 ", \"session\": %" PRIu32
-                ", \"pid\": %" PRIu32 ", \"busy\": %s, \"arena_handle\": %" PRIu64
-                ", \"arena_address\": %" PRIu64 ", \"arena_bytes\": %" PRIu64
-                ", \"placeholders\": %" PRIu32 ", \"placeholder_bytes\": %" PRIu64 "}",
-                i ? "," : "", x->instance_id, x->model_id, x->session_id, x->pid,
-                x->busy ? "true" : "false", x->arena_handle, x->arena_address, x->arena_bytes,
-                x->placeholders, x->placeholder_bytes);
-    }
-    fprintf(f, "%s]", s->ninstances ? "\n  " : "");
 }

@@ -99,7 +99,7 @@ static int submit(const memctl_globals *g, const memd_plan_csv *csv, const memcl
         printf("plan_id=%016" PRIx64 " cached=%s buffers=%" PRIu32 " arena=%" PRIu64
                " lower_bound=%" PRIu64 " gap=%.2f%% strategy=%s optimal=%s plan_ms=%.1f\n",
                pi.plan_id, pi.cached ? "yes" : "no", pi.buffers, pi.arena, pi.lower_bound,
-               memctl_plan_gap_pct(pi.arena, pi.lower_bound), pi.strategy,
+               memd_report_gap_pct(pi.arena, pi.lower_bound), pi.strategy,
                pi.optimal ? "yes" : "no", (double)pi.plan_us / 1000.0);
     memclient_disconnect(c);
     free(b);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "json.h"
+#include "report.h"
 #include "memd/client.h"
 #include "memctl.h"
 
@@ -54,23 +55,16 @@ int memctl_bad_value(const char *cmd, const char *opt, const char *v, const char
 const char *memctl_human_bytes(uint64_t v, char *buf, size_t len);
 /* "3d04h", "2h05m", "4m10s", "12s" */
 const char *memctl_human_age(uint64_t ns, char *buf, size_t len);
-/* Fragmentation of free space in percent: 1 - largest_free / free (0 when nothing free). */
-double memctl_fragmentation(const memclient_stats *st);
 
 /* Output escaping. */
 void memctl_csv_str(FILE *f, const char *s);      /* quoted only when needed */
 void memctl_prom_label(FILE *f, const char *s);   /* Prometheus label value, quoted */
 
-/* Region name of an allocation or block, from the snapshot ("#3" if unknown). */
-const char *memctl_region_name(const memclient_snapshot *s, uint32_t device, memd_kind kind,
-                               uint32_t region, char *buf, size_t len);
-
-/* dump's output formats (memctl_dump_*.c). */
+/* dump's output formats (memctl_dump_*.c; JSON: memd_report_json in tools/report). */
 void memctl_dump_table(FILE *f, const memclient_snapshot *s, bool detailed);
 /* The device and session parts of the table (memctl devices, memctl sessions). */
 void memctl_devices_table(FILE *f, const memclient_snapshot *s);
 void memctl_sessions_table(FILE *f, const memclient_snapshot *s);
-void memctl_dump_json(FILE *f, const memclient_snapshot *s, bool detailed);
 /* report: "memory_usage_summary", "l1_usage_summary", "detailed_memory_usage";
  * returns -EINVAL for another name. */
 int memctl_dump_csv(FILE *f, const memclient_snapshot *s, const char *report);

@@ -58,7 +58,7 @@ int memctl_fail(memclient *c, const char *cmd, const char *what, int err)
         const char *region = NULL;
         memclient_snapshot *s = NULL;
         if (c && memclient_dump(c, e.device, 0, &s) == 0)
-            region = memctl_region_name(s, e.device, e.kind, e.region, rbuf, sizeof(rbuf));
+            region = memd_report_region_name(s, e.device, e.kind, e.region, rbuf, sizeof(rbuf));
         else
             region = (snprintf(rbuf, sizeof(rbuf), "#%" PRIu32, e.region), rbuf);
         fprintf(stderr,
@@ -184,13 +184,6 @@ const char *memctl_human_age(uint64_t ns, char *buf, size_t len)
     return buf;
 }
 
-double memctl_fragmentation(const memclient_stats *st)
-{
-    if (st->free == 0)
-        return 0.0;
-    return 100.0 * (1.0 - (double)st->largest_free / (double)st->free);
-}
-
 void memctl_csv_str(FILE *f, const char *s)
 {
     if (!strpbrk(s, ",\"\r\n") && s[0] != ' ' && (!*s || s[strlen(s) - 1] != ' ')) {
@@ -220,16 +213,6 @@ void memctl_prom_label(FILE *f, const char *s)
             fputc(*s, f);
     }
     fputc('"', f);
-}
-
-const char *memctl_region_name(const memclient_snapshot *s, uint32_t device, memd_kind kind,
-                               uint32_t region, char *buf, size_t len)
-{
-    const memclient_region *r = memclient_snapshot_region(s, device, kind, region);
-    if (r)
-        return r->name;
-    snprintf(buf, len, "#%" PRIu32, region);
-    return buf;
 }
 
 int memctl_show_snapshot(const memctl_globals *g, int argc, char **argv, const char *help,

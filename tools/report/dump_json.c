@@ -1,10 +1,11 @@
-/* memctl dump --json: one JSON document, "schema_version": 1. Sizes are exact bytes per
- * bank; names are escaped (they come from other processes). Keys only ever get added. */
+/* The JSON dump (memctl dump --json, memd.Client.dump): one document, "schema_version": 1.
+ * Sizes are exact bytes per bank; names are escaped (they come from other processes).
+ * Keys only ever get added. */
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "memctl_model.h"
-#include "memctl_service.h"
+#include "json.h"
+#include "report.h"
 
 static void stats_fields(FILE *f, const memclient_stats *st, const char *ind)
 {
@@ -15,7 +16,7 @@ static void stats_fields(FILE *f, const memclient_stats *st, const char *ind)
             ",\n%s\"fragmentation_pct\": %.2f",
             ind, st->total, ind, st->allocated, ind, st->free, ind, st->largest_free, ind,
             st->largest_free_addr, ind, st->free_blocks, ind, st->allocations, ind,
-            memctl_fragmentation(st));
+            memd_report_fragmentation(st));
 }
 
 static void blocks_json(FILE *f, const memclient_snapshot *s, const memclient_region *reg)
@@ -76,7 +77,7 @@ static void alloc_json(FILE *f, const memclient_snapshot *s, const memclient_all
     fprintf(f, "    {\n      \"handle\": %" PRIu64 ",\n      \"device\": %" PRIu32
                ",\n      \"kind\": \"%s\",\n      \"region\": ",
             a->buf.handle, a->device, memclient_kind_name(a->buf.kind));
-    memd_json_str(f, memctl_region_name(s, a->device, a->buf.kind, a->buf.region, rbuf,
+    memd_json_str(f, memd_report_region_name(s, a->device, a->buf.kind, a->buf.region, rbuf,
                                           sizeof(rbuf)));
     fprintf(f, ",\n      \"region_index\": %" PRIu32 ",\n      \"class\": \"%s\",\n"
                "      \"scope\": \"%s\",\n      \"address\": %" PRIu64
@@ -109,7 +110,48 @@ static void session_json(FILE *f, const memclient_session_rec *x)
             x->reclaim_deadline_ns);
 }
 
-void memctl_dump_json(FILE *f, const memclient_snapshot *s, bool detailed)
+void memd_report_models_json(FILE *f, const memclient_snapshot *s)
+{
+    fprintf(f, ",\n  \"models\": [");
+    for (size_t i = 0; i < s->nmodels; i++) {
+        const memclient_model_rec *m = &s->models[i];
+        fprintf(f, "%s\n    {\"id\": %" PRIu64 ", \"name\": ", i ? "," : "", m->model_id);
+        memd_json_str(f, m->name);
+        fprintf(f, ", \"device\": %" PRIu32 ", \"plan_id\": \"%016" PRIx64 "\", \"users\": %" PRIu32
+                ", \"tensors\": %" PRIu32 ", \"code_handle\": %" PRIu64 ", \"code_bytes\": %" PRIu64
+                ", \"const_handle\": %" PRIu64 ", \"const_bytes\": %" PRIu64
+                ", \"arena\": %" PRIu64 ", \"instances\": %" PRIu32 ", \"created_ns\": %" PRIu64 "}",
+                m->device, m->plan_id, m->users, m->ntensors, m->code_handle, m->code_bytes,
+                m->const_handle, m->const_bytes, m->arena, m->instances, m->created_ns);
+    }
+    fprintf(f, "%s],\n  \"plans\": [", s->nmodels ? "\n  " : "");
+    for (size_t i = 0; i < s->nplans; i++) {
+        const memclient_plan_rec *p = &s->plans[i];
+        fprintf(f, "%s\n    {\"plan_id\": \"%016" PRIx64 "\", \"buffers\": %" PRIu32
+                ", \"arena\": %" PRIu64 ", \"lower_bound\": %" PRIu64 ", \"gap_pct\": %.4f"
+                ", \"optimal\": %s, \"precomputed\": %s, \"strategy\": ",
+                i ? "," : "", p->plan_id, p->buffers, p->arena, p->lower_bound,
+                memd_report_gap_pct(p->arena, p->lower_bound), p->optimal ? "true" : "false",
+                p->precomputed ? "true" : "false");
+        memd_json_str(f, p->strategy);
+        fprintf(f, ", \"plan_us\": %" PRIu64 ", \"hits\": %" PRIu64 ", \"models\": %" PRIu32
+                ", \"created_ns\": %" PRIu64 "}", p->plan_us, p->hits, p->models, p->created_ns);
+    }
+    fprintf(f, "%s],\n  \"instances\": [", s->nplans ? "\n  " : "");
+    for (size_t i = 0; i < s->ninstances; i++) {
+        const memclient_instance_rec *x = &s->instances[i];
+        fprintf(f, "%s\n    {\"id\": %" PRIu64 ", \"model_id\": %" PRIu64 ", \"session\": %" PRIu32
+                ", \"pid\": %" PRIu32 ", \"busy\": %s, \"arena_handle\": %" PRIu64
+                ", \"arena_address\": %" PRIu64 ", \"arena_bytes\": %" PRIu64
+                ", \"placeholders\": %" PRIu32 ", \"placeholder_bytes\": %" PRIu64 "}",
+                i ? "," : "", x->instance_id, x->model_id, x->session_id, x->pid,
+                x->busy ? "true" : "false", x->arena_handle, x->arena_address, x->arena_bytes,
+                x->placeholders, x->placeholder_bytes);
+    }
+    fprintf(f, "%s]", s->ninstances ? "\n  " : "");
+}
+
+void memd_report_json(FILE *f, const memclient_snapshot *s, bool detailed)
 {
     const memclient_server *sv = &s->server;
     fprintf(f, "{\n  \"schema_version\": 1,\n  \"server\": {\n    \"version\": ");
@@ -152,6 +194,6 @@ void memctl_dump_json(FILE *f, const memclient_snapshot *s, bool detailed)
         session_json(f, &s->sessions[i]);
     }
     fprintf(f, "%s]", s->nsessions ? "\n  " : "");
-    memctl_models_json(f, s); /* "models", "plans", "instances" */
+    memd_report_models_json(f, s); /* "models", "plans", "instances" */
     fprintf(f, "\n}\n");
 }

@@ -1,0 +1,219 @@
+/* memd._memd: strict conversions of Python arguments. Every value that reaches
+ * libmemclient or the engine passes through here: ints are exact (no floats, no bools,
+ * no negatives), names are str without NUL bytes, vocabulary is parsed by libmemclient
+ * (the daemon's own spellings and aliases). */
+#include <errno.h>
+#include <string.h>
+
+#include "memdpy.h"
+
+int memdpy_u64(PyObject *o, const char *what, uint64_t *out)
+{
+    if (!o || PyBool_Check(o) || !PyIndex_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %s", what,
+                     o ? Py_TYPE(o)->tp_name : "nothing");
+        return -1;
+    }
+    PyObject *i = PyNumber_Index(o);
+    if (!i)
+        return -1;
+    PyObject *zero = PyLong_FromLong(0);
+    int neg = zero ? PyObject_RichCompareBool(i, zero, Py_LT) : -1;
+    Py_XDECREF(zero);
+    if (neg < 0) {
+        Py_DECREF(i);
+        return -1;
+    }
+    if (neg) {
+        PyErr_Format(PyExc_ValueError, "%s must not be negative (got %R)", what, i);
+        Py_DECREF(i);
+        return -1;
+    }
+    unsigned long long v = PyLong_AsUnsignedLongLong(i);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_OverflowError, "%s does not fit in 64 bits (got %R)", what, i);
+        Py_DECREF(i);
+        return -1;
+    }
+    Py_DECREF(i);
+    *out = v;
+    return 0;
+}
+
+int memdpy_u32(PyObject *o, const char *what, uint32_t *out)
+{
+    uint64_t v;
+    if (memdpy_u64(o, what, &v) < 0)
+        return -1;
+    if (v > UINT32_MAX) {
+        PyErr_Format(PyExc_OverflowError, "%s does not fit in 32 bits (got %llu)", what,
+                     (unsigned long long)v);
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+int memdpy_align(PyObject *o, const char *what, uint64_t *out)
+{
+    if (memdpy_u64(o, what, out) < 0)
+        return -1;
+    if (*out & (*out - 1)) {
+        PyErr_Format(PyExc_ValueError, "%s must be a power of two or 0 (got %llu)", what,
+                     (unsigned long long)*out);
+        return -1;
+    }
+    return 0;
+}
+
+int memdpy_str(PyObject *o, const char *what, bool allow_none, const char **out)
+{
+    if (!o || o == Py_None) {
+        if (allow_none) {
+            *out = NULL;
+            return 0;
+        }
+        PyErr_Format(PyExc_TypeError, "%s must be a str, not None", what);
+        return -1;
+    }
+    if (!PyUnicode_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a str, not %s", what, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    Py_ssize_t len;
+    const char *s = PyUnicode_AsUTF8AndSize(o, &len);
+    if (!s)
+        return -1;
+    if ((size_t)len != strlen(s)) {
+        PyErr_Format(PyExc_ValueError, "%s must not contain NUL characters", what);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+/* A vocabulary word through one of libmemclient's parsers; the error lists the words. */
+static int word(PyObject *o, const char *what, const char *choices, int (*parse)(const char *, int *),
+                int *out)
+{
+    const char *s;
+    if (memdpy_str(o, what, false, &s) < 0)
+        return -1;
+    if (parse(s, out) < 0) {
+        PyErr_Format(PyExc_ValueError, "unknown %s '%s' (one of %s)", what, s, choices);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_class(const char *s, int *out)
+{
+    memd_class v;
+    int r = memclient_class_parse(s, &v);
+    *out = (int)v;
+    return r;
+}
+
+static int parse_scope(const char *s, int *out)
+{
+    memd_scope v;
+    int r = memclient_scope_parse(s, &v);
+    *out = (int)v;
+    return r;
+}
+
+static int parse_dtype(const char *s, int *out)
+{
+    memd_dtype v;
+    int r = memclient_dtype_parse(s, &v);
+    *out = (int)v;
+    return r;
+}
+
+int memdpy_class(PyObject *o, memd_class *out)
+{
+    int v;
+    if (word(o, "buffer class", "code, constant, placeholder, internal, logging", parse_class,
+             &v) < 0)
+        return -1;
+    *out = (memd_class)v;
+    return 0;
+}
+
+int memdpy_scope(PyObject *o, memd_scope *out)
+{
+    int v;
+    if (word(o, "scope", "dram/global, sram/l1, dram.texture/global.texture", parse_scope,
+             &v) < 0)
+        return -1;
+    *out = (memd_scope)v;
+    return 0;
+}
+
+int memdpy_dtype(PyObject *o, memd_dtype *out)
+{
+    int v;
+    if (word(o, "dtype", "u8 i8 u16 i16 f16 bf16 u32 i32 f32 u64 i64 f64", parse_dtype, &v) < 0)
+        return -1;
+    *out = (memd_dtype)v;
+    return 0;
+}
+
+PyObject *memdpy_list(PyObject *o, const char *what)
+{
+    if (!o || PyUnicode_Check(o) || PyBytes_Check(o) || PyDict_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a sequence, not %s", what,
+                     o ? Py_TYPE(o)->tp_name : "nothing");
+        return NULL;
+    }
+    PyObject *l = PySequence_List(o);
+    if (!l && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s must be a sequence, not %s", what,
+                     Py_TYPE(o)->tp_name);
+    }
+    return l;
+}
+
+PyObject *memdpy_field(PyObject *item, Py_ssize_t i, const char *name, bool *found)
+{
+    *found = false;
+    if (PyTuple_Check(item) || PyList_Check(item)) {
+        if (i >= PySequence_Fast_GET_SIZE(item))
+            Py_RETURN_NONE;
+        PyObject *v = PySequence_Fast_GET_ITEM(item, i);
+        *found = v != Py_None;
+        return Py_NewRef(v);
+    }
+    PyObject *v;
+    if (PyDict_Check(item)) {
+        v = PyDict_GetItemString(item, name);
+        if (!v)
+            Py_RETURN_NONE;
+        Py_INCREF(v);
+    } else {
+        v = PyObject_GetAttrString(item, name);
+        if (!v) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+                return NULL;
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+    }
+    *found = v != Py_None;
+    return v;
+}
+
+PyObject *memdpy_u64_list(const uint64_t *v, size_t n)
+{
+    PyObject *l = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; l && i < n; i++) {
+        PyObject *x = PyLong_FromUnsignedLongLong(v[i]);
+        if (!x)
+            Py_CLEAR(l);
+        else
+            PyList_SET_ITEM(l, (Py_ssize_t)i, x);
+    }
+    return l;
+}

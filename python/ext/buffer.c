@@ -1,0 +1,220 @@
+/* memd._memd.Buffer: one allocation made through a Client. It keeps its client alive;
+ * free() (or leaving its `with` block) frees it. A Buffer that is simply dropped stays
+ * allocated until its session ends, like a handle in C. */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "memdpy.h"
+#include <structmember.h>
+
+typedef struct memdpy_buffer {
+    PyObject_HEAD
+    memdpy_client *client;
+    memclient_buffer buf;
+    uint32_t device;
+    memd_class cls;
+    memd_scope scope;
+    bool freed;
+    PyObject *name; /* str or None */
+} memdpy_buffer;
+
+PyObject *memdpy_buffer_new(memdpy_client *client, const memclient_buffer *buf, uint32_t device,
+                            memd_class cls, memd_scope scope, const char *name)
+{
+    memdpy_buffer *b = PyObject_GC_New(memdpy_buffer, &memdpy_buffer_type);
+    if (!b)
+        return NULL;
+    b->client = (memdpy_client *)Py_NewRef((PyObject *)client);
+    b->buf = *buf;
+    b->device = device;
+    b->cls = cls;
+    b->scope = scope;
+    b->freed = false;
+    b->name = name && name[0] ? PyUnicode_FromString(name) : Py_NewRef(Py_None);
+    if (!b->name) {
+        b->name = Py_NewRef(Py_None);
+        Py_DECREF(b);
+        return NULL;
+    }
+    PyObject_GC_Track(b);
+    return (PyObject *)b;
+}
+
+int memdpy_handle(PyObject *o, uint64_t *out)
+{
+    if (o && Py_IS_TYPE(o, &memdpy_buffer_type)) {
+        *out = ((memdpy_buffer *)o)->buf.handle;
+        return 0;
+    }
+    if (memdpy_u64(o, "handle", out) < 0)
+        return -1;
+    if (*out == 0) {
+        PyErr_SetString(PyExc_ValueError, "handle 0 names no allocation");
+        return -1;
+    }
+    return 0;
+}
+
+static void buffer_dealloc(PyObject *op)
+{
+    memdpy_buffer *b = (memdpy_buffer *)op;
+    PyObject_GC_UnTrack(op);
+    Py_CLEAR(b->client);
+    Py_CLEAR(b->name);
+    PyObject_GC_Del(op);
+}
+
+static int buffer_traverse(PyObject *op, visitproc visit, void *arg)
+{
+    memdpy_buffer *b = (memdpy_buffer *)op;
+    Py_VISIT(b->client);
+    return 0;
+}
+
+static PyObject *buffer_free(PyObject *op, PyObject *unused)
+{
+    (void)unused;
+    memdpy_buffer *b = (memdpy_buffer *)op;
+    if (b->freed)
+        return memdpy_raise_msg(memdpy_err.notfound, ENOENT, "free: buffer %llu is already freed",
+                                (unsigned long long)b->buf.handle);
+    const char *what = "free";
+    int r;
+    uint64_t h = b->buf.handle;
+    MEMDPY_CALL(b->client, r, memclient_free(c, h));
+    if (r < 0)
+        return NULL;
+    b->freed = true;
+    Py_RETURN_NONE;
+}
+
+static PyObject *buffer_bank_addresses(PyObject *op, PyObject *unused)
+{
+    (void)unused;
+    memdpy_buffer *b = (memdpy_buffer *)op;
+    PyObject *h = PyLong_FromUnsignedLongLong(b->buf.handle);
+    if (!h)
+        return NULL;
+    PyObject *r = PyObject_CallMethod((PyObject *)b->client, "bank_addresses", "O", h);
+    Py_DECREF(h);
+    return r;
+}
+
+static PyObject *buffer_enter(PyObject *op, PyObject *unused)
+{
+    (void)unused;
+    return Py_NewRef(op);
+}
+
+static PyObject *buffer_exit(PyObject *op, PyObject *args)
+{
+    (void)args;
+    memdpy_buffer *b = (memdpy_buffer *)op;
+    if (!b->freed) {
+        PyObject *r = buffer_free(op, NULL);
+        if (!r)
+            return NULL;
+        Py_DECREF(r);
+    }
+    Py_RETURN_FALSE;
+}
+
+static PyObject *buffer_repr(PyObject *op)
+{
+    memdpy_buffer *b = (memdpy_buffer *)op;
+    char addr[32];
+    snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)b->buf.address);
+    return PyUnicode_FromFormat("<memd.Buffer %llu %s %s %s%s%R at %s, %llu bytes x %u banks%s>",
+                                (unsigned long long)b->buf.handle, memclient_kind_name(b->buf.kind),
+                                memclient_class_name(b->cls), b->name == Py_None ? "" : "name=",
+                                b->name == Py_None ? "" : " ", b->name, addr,
+                                (unsigned long long)b->buf.size_per_bank, b->buf.banks,
+                                b->freed ? " freed" : "");
+}
+
+static PyMemberDef buffer_members[] = {
+    {"handle", T_ULONGLONG, offsetof(memdpy_buffer, buf.handle), READONLY,
+     "The allocation's handle (never reused while the daemon's state lives)."},
+    {"address", T_ULONGLONG, offsetof(memdpy_buffer, buf.address), READONLY,
+     "Address in the bank group's address map: the same offset in every bank."},
+    {"size_per_bank", T_ULONGLONG, offsetof(memdpy_buffer, buf.size_per_bank), READONLY,
+     "Bytes reserved in each bank (lockstep)."},
+    {"page_size", T_ULONGLONG, offsetof(memdpy_buffer, buf.page_size), READONLY,
+     "Effective (padded) page size."},
+    {"pitch", T_ULONGLONG, offsetof(memdpy_buffer, buf.pitch), READONLY,
+     "dram.texture row pitch in bytes, else 0."},
+    {"banks", T_UINT, offsetof(memdpy_buffer, buf.banks), READONLY,
+     "Banks the data is spread over."},
+    {"refcount", T_UINT, offsetof(memdpy_buffer, buf.refcount), READONLY,
+     "Holders of a shared buffer when it was allocated, else 1."},
+    {"region", T_UINT, offsetof(memdpy_buffer, buf.region), READONLY,
+     "Region index in the bank group (see Client.dump())."},
+    {"device", T_UINT, offsetof(memdpy_buffer, device), READONLY, "Device id."},
+    {"name", T_OBJECT, offsetof(memdpy_buffer, name), READONLY, "Name, or None."},
+    {"freed", T_BOOL, offsetof(memdpy_buffer, freed), READONLY,
+     "True once freed through this object."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyObject *buffer_get_kind(PyObject *op, void *unused)
+{
+    (void)unused;
+    return PyUnicode_FromString(memclient_kind_name(((memdpy_buffer *)op)->buf.kind));
+}
+
+static PyObject *buffer_get_cls(PyObject *op, void *unused)
+{
+    (void)unused;
+    return PyUnicode_FromString(memclient_class_name(((memdpy_buffer *)op)->cls));
+}
+
+static PyObject *buffer_get_scope(PyObject *op, void *unused)
+{
+    (void)unused;
+    return PyUnicode_FromString(memclient_scope_name(((memdpy_buffer *)op)->scope));
+}
+
+static PyObject *buffer_get_client(PyObject *op, void *unused)
+{
+    (void)unused;
+    return Py_NewRef((PyObject *)((memdpy_buffer *)op)->client);
+}
+
+static PyGetSetDef buffer_getset[] = {
+    {"kind", buffer_get_kind, NULL, "Bank group: 'dram' or 'sram'.", NULL},
+    {"cls", buffer_get_cls, NULL, "Buffer class ('constant', ...).", NULL},
+    {"scope", buffer_get_scope, NULL, "Scope it was allocated in ('dram', ...).", NULL},
+    {"client", buffer_get_client, NULL, "The Client that allocated it.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef buffer_methods[] = {
+    {"free", buffer_free, METH_NOARGS,
+     "free()\n\nFrees the buffer (memd.NotFoundError if it is already freed)."},
+    {"bank_addresses", buffer_bank_addresses, METH_NOARGS,
+     "bank_addresses() -> list[int]\n\nThe buffer's absolute address in every bank of its "
+     "group (address + the bank's offset)."},
+    {"__enter__", buffer_enter, METH_NOARGS, NULL},
+    {"__exit__", buffer_exit, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+PyDoc_STRVAR(buffer_doc,
+"One allocation, made by Client.alloc(). A context manager: leaving the block frees it.\n"
+"A Buffer that is dropped without free() stays allocated until the session ends.");
+
+PyTypeObject memdpy_buffer_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "memd.Buffer",
+    .tp_basicsize = sizeof(memdpy_buffer),
+    .tp_dealloc = buffer_dealloc,
+    .tp_repr = buffer_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = buffer_doc,
+    .tp_traverse = buffer_traverse,
+    .tp_methods = buffer_methods,
+    .tp_members = buffer_members,
+    .tp_getset = buffer_getset,
+    .tp_new = NULL, /* made by Client.alloc only */
+};

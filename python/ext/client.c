@@ -1,0 +1,634 @@
+/* memd._memd.Client: one libmemclient connection (one daemon session). The Python
+ * subclass memd.Client adds the model and plan helpers on top. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memdpy.h"
+#include "report.h"
+
+/* ---- calls without the GIL ------------------------------------------------------------ */
+
+memclient *memdpy_client_enter(memdpy_client *self)
+{
+    if (!self->c || self->closing) {
+        memdpy_raise_msg(memdpy_err.conn, ENOTCONN, "the client is closed");
+        return NULL;
+    }
+    self->inflight++;
+    return self->c;
+}
+
+void memdpy_client_leave(memdpy_client *self)
+{
+    if (--self->inflight == 0 && self->closing && self->c) {
+        memclient *c = self->c;
+        self->c = NULL;
+        Py_BEGIN_ALLOW_THREADS
+        memclient_disconnect(c);
+        Py_END_ALLOW_THREADS
+    }
+}
+
+/* ---- lifecycle ------------------------------------------------------------------------- */
+
+static int client_init(PyObject *op, PyObject *args, PyObject *kw)
+{
+    memdpy_client *self = (memdpy_client *)op;
+    static char *kwlist[] = {"socket", "name", NULL};
+    PyObject *sock = Py_None, *name = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO:Client", kwlist, &sock, &name))
+        return -1;
+    if (self->c || self->closing) {
+        PyErr_SetString(PyExc_RuntimeError, "Client.__init__ called twice");
+        return -1;
+    }
+    PyObject *path_obj = NULL;
+    const char *path = NULL, *cname = NULL;
+    if (sock != Py_None) {
+        if (!PyUnicode_Check(sock) && !PyBytes_Check(sock) && !PyObject_HasAttrString(sock, "__fspath__")) {
+            PyErr_Format(PyExc_TypeError, "socket must be a path (str or os.PathLike), not %s",
+                         Py_TYPE(sock)->tp_name);
+            return -1;
+        }
+        if (!PyUnicode_FSConverter(sock, &path_obj))
+            return -1;
+        path = PyBytes_AS_STRING(path_obj);
+    }
+    if (memdpy_str(name, "name", true, &cname) < 0) {
+        Py_XDECREF(path_obj);
+        return -1;
+    }
+    memclient *c = NULL;
+    int r;
+    Py_BEGIN_ALLOW_THREADS
+    r = memclient_connect_named(path, cname, &c);
+    Py_END_ALLOW_THREADS
+    Py_XDECREF(path_obj);
+    if (r < 0) {
+        memdpy_raise(r, "connect", true);
+        return -1;
+    }
+    memclient_session_info si;
+    memset(&si, 0, sizeof si);
+    memclient_session(c, &si);
+    self->socket_path = PyUnicode_DecodeFSDefault(si.socket_path);
+    if (!self->socket_path) {
+        memclient_disconnect(c);
+        return -1;
+    }
+    self->c = c;
+    return 0;
+}
+
+static void client_dealloc(PyObject *op)
+{
+    memdpy_client *self = (memdpy_client *)op;
+    PyObject_GC_UnTrack(op);
+    if (self->weakrefs)
+        PyObject_ClearWeakRefs(op);
+    /* No call can be in flight: every call holds a reference to the client. */
+    if (self->c) {
+        memclient *c = self->c;
+        self->c = NULL;
+        Py_BEGIN_ALLOW_THREADS
+        memclient_disconnect(c);
+        Py_END_ALLOW_THREADS
+    }
+    Py_CLEAR(self->socket_path);
+    Py_TYPE(op)->tp_free(op);
+}
+
+static int client_traverse(PyObject *op, visitproc visit, void *arg)
+{
+    (void)op;
+    (void)visit;
+    (void)arg;
+    return 0; /* holds no Python object that could be part of a cycle */
+}
+
+static PyObject *client_close(PyObject *op, PyObject *unused)
+{
+    (void)unused;
+    memdpy_client *self = (memdpy_client *)op;
+    self->closing = true;
+    if (self->c && self->inflight == 0) {
+        memclient *c = self->c;
+        self->c = NULL;
+        Py_BEGIN_ALLOW_THREADS
+        memclient_disconnect(c);
+        Py_END_ALLOW_THREADS
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *client_enter(PyObject *op, PyObject *unused)
+{
+    (void)unused;
+    memdpy_client *self = (memdpy_client *)op;
+    if (!self->c || self->closing)
+        return memdpy_raise_msg(memdpy_err.conn, ENOTCONN, "the client is closed");
+    return Py_NewRef(op);
+}
+
+static PyObject *client_exit(PyObject *op, PyObject *args)
+{
+    (void)args;
+    PyObject *r = client_close(op, NULL);
+    Py_XDECREF(r);
+    if (!r)
+        return NULL;
+    Py_RETURN_FALSE;
+}
+
+static PyObject *client_get_closed(PyObject *op, void *unused)
+{
+    (void)unused;
+    memdpy_client *self = (memdpy_client *)op;
+    return PyBool_FromLong(!self->c || self->closing);
+}
+
+static PyObject *client_get_socket(PyObject *op, void *unused)
+{
+    (void)unused;
+    memdpy_client *self = (memdpy_client *)op;
+    if (!self->socket_path)
+        Py_RETURN_NONE;
+    return Py_NewRef(self->socket_path);
+}
+
+static PyObject *client_repr(PyObject *op)
+{
+    memdpy_client *self = (memdpy_client *)op;
+    return PyUnicode_FromFormat("<memd.Client %R%s>", self->socket_path ? self->socket_path : Py_None,
+                                !self->c || self->closing ? " closed" : "");
+}
+
+static PyObject *client_session(PyObject *op, PyObject *unused)
+{
+    (void)unused;
+    memdpy_client *self = (memdpy_client *)op;
+    const char *what = "session";
+    memclient_session_info si;
+    memset(&si, 0, sizeof si);
+    int r;
+    MEMDPY_CALL(self, r, memclient_session(c, &si));
+    if (r < 0)
+        return NULL;
+    return Py_BuildValue("{s:I,s:I,s:I,s:I,s:s,s:O&,s:O,s:I}", "session_id", si.session_id,
+                         "protocol_version", (unsigned)si.protocol_version, "max_frame",
+                         si.max_frame, "devices", si.ndevices, "server_version",
+                         si.server_version, "socket", PyUnicode_DecodeFSDefault, si.socket_path,
+                         "reclaimable", si.reclaimable ? Py_True : Py_False, "reclaimed",
+                         si.reclaimed);
+}
+
+static PyObject *client_reconnect(PyObject *op, PyObject *args, PyObject *kw)
+{
+    memdpy_client *self = (memdpy_client *)op;
+    static char *kwlist[] = {"timeout_ms", NULL};
+    int timeout_ms = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|i:reconnect", kwlist, &timeout_ms))
+        return NULL;
+    if (timeout_ms < -1) {
+        PyErr_SetString(PyExc_ValueError, "timeout_ms must be -1 (no limit), 0 or more");
+        return NULL;
+    }
+    const char *what = "reconnect";
+    int r;
+    MEMDPY_CALL(self, r, memclient_reconnect(c, timeout_ms));
+    if (r == -EISCONN) { /* alive: nothing to do, not an error */
+        PyErr_Clear();
+        Py_RETURN_FALSE;
+    }
+    if (r == -ENOENT || r == -ECONNREFUSED) { /* no daemon (yet) at the socket */
+        PyErr_Clear();
+        return memdpy_raise(r, what, true);
+    }
+    if (r < 0)
+        return NULL;
+    Py_RETURN_TRUE;
+}
+
+/* ---- allocation ------------------------------------------------------------------------ */
+
+/* The keyword arguments of alloc, also the keys of alloc_batch's dicts. */
+static const char *const req_keys[] = {"device", "cls", "size", "scope", "page_size", "alignment",
+                                       "banks", "name", "shared", "shape", "dtype"};
+enum { K_DEVICE, K_CLS, K_SIZE, K_SCOPE, K_PAGE, K_ALIGN, K_BANKS, K_NAME, K_SHARED, K_SHAPE,
+       K_DTYPE, K_COUNT };
+
+/* Fills req from v[K_*] (NULL = not given). Borrowed strings stay valid while v lives. */
+static int parse_req(PyObject *const v[K_COUNT], memclient_alloc_req *req)
+{
+    memset(req, 0, sizeof *req);
+    req->scope = MEMD_SCOPE_DRAM;
+    if (!v[K_DEVICE] || !v[K_CLS]) {
+        PyErr_SetString(PyExc_TypeError, "an allocation needs a device and a cls");
+        return -1;
+    }
+    if (memdpy_u32(v[K_DEVICE], "device", &req->device) < 0 || memdpy_class(v[K_CLS], &req->cls) < 0)
+        return -1;
+    if (v[K_SCOPE] && v[K_SCOPE] != Py_None && memdpy_scope(v[K_SCOPE], &req->scope) < 0)
+        return -1;
+    bool has_size = v[K_SIZE] && v[K_SIZE] != Py_None;
+    bool has_shape = v[K_SHAPE] && v[K_SHAPE] != Py_None;
+    bool has_dtype = v[K_DTYPE] && v[K_DTYPE] != Py_None;
+    if (has_size == (has_shape || has_dtype) || has_shape != has_dtype) {
+        PyErr_SetString(PyExc_TypeError, "give size (bytes), or shape and dtype");
+        return -1;
+    }
+    if (has_size) {
+        if (memdpy_u64(v[K_SIZE], "size", &req->bytes) < 0)
+            return -1;
+        if (req->bytes == 0) {
+            PyErr_SetString(PyExc_ValueError, "size must be at least 1 byte");
+            return -1;
+        }
+    } else {
+        if (memdpy_dtype(v[K_DTYPE], &req->dtype) < 0)
+            return -1;
+        PyObject *shape = memdpy_list(v[K_SHAPE], "shape");
+        if (!shape)
+            return -1;
+        Py_ssize_t n = PyList_GET_SIZE(shape);
+        if (n < 1 || n > MEMD_MAX_DIMS) {
+            PyErr_Format(PyExc_ValueError, "shape has 1..%d dimensions, not %zd", MEMD_MAX_DIMS, n);
+            Py_DECREF(shape);
+            return -1;
+        }
+        req->ndim = (uint32_t)n;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (memdpy_u64(PyList_GET_ITEM(shape, i), "shape dimension", &req->shape[i]) < 0) {
+                Py_DECREF(shape);
+                return -1;
+            }
+            if (req->shape[i] == 0) {
+                PyErr_SetString(PyExc_ValueError, "shape dimensions must not be 0");
+                Py_DECREF(shape);
+                return -1;
+            }
+        }
+        Py_DECREF(shape);
+    }
+    if ((v[K_PAGE] && memdpy_u64(v[K_PAGE], "page_size", &req->page_size) < 0) ||
+        (v[K_ALIGN] && memdpy_align(v[K_ALIGN], "alignment", &req->alignment) < 0) ||
+        (v[K_BANKS] && memdpy_u32(v[K_BANKS], "banks", &req->banks) < 0) ||
+        (v[K_NAME] && memdpy_str(v[K_NAME], "name", true, &req->name) < 0))
+        return -1;
+    if (req->name && strlen(req->name) >= MEMD_NAME_MAX) {
+        PyErr_Format(PyExc_ValueError, "name has at most %d bytes", MEMD_NAME_MAX - 1);
+        return -1;
+    }
+    if (v[K_SHARED]) {
+        int shared = PyObject_IsTrue(v[K_SHARED]);
+        if (shared < 0)
+            return -1;
+        if (shared) {
+            if (!req->name || !req->name[0]) {
+                PyErr_SetString(PyExc_ValueError, "a shared allocation needs a name");
+                return -1;
+            }
+            req->flags |= MEMCLIENT_ALLOC_SHARED;
+        }
+    }
+    return 0;
+}
+
+static PyObject *client_alloc(PyObject *op, PyObject *args, PyObject *kw)
+{
+    memdpy_client *self = (memdpy_client *)op;
+    static char *kwlist[] = {"device", "cls", "size", "scope", "page_size", "alignment", "banks",
+                             "name", "shared", "shape", "dtype", NULL};
+    PyObject *v[K_COUNT] = {0};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOOOOOO:alloc", kwlist, &v[K_DEVICE],
+                                     &v[K_CLS], &v[K_SIZE], &v[K_SCOPE], &v[K_PAGE], &v[K_ALIGN],
+                                     &v[K_BANKS], &v[K_NAME], &v[K_SHARED], &v[K_SHAPE],
+                                     &v[K_DTYPE]))
+        return NULL;
+    memclient_alloc_req req;
+    if (parse_req(v, &req) < 0)
+        return NULL;
+    const char *what = "alloc";
+    memclient_buffer buf;
+    int r;
+    MEMDPY_CALL(self, r, memclient_alloc(c, &req, &buf));
+    if (r < 0)
+        return NULL;
+    return memdpy_buffer_new(self, &buf, req.device, req.cls, req.scope, req.name);
+}
+
+static int dict_req(PyObject *d, Py_ssize_t i, memclient_alloc_req *req)
+{
+    if (!PyDict_Check(d)) {
+        PyErr_Format(PyExc_TypeError, "alloc_batch: request %zd must be a dict, not %s", i,
+                     Py_TYPE(d)->tp_name);
+        return -1;
+    }
+    PyObject *v[K_COUNT] = {0};
+    Py_ssize_t pos = 0;
+    PyObject *key, *val;
+    while (PyDict_Next(d, &pos, &key, &val)) {
+        const char *k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+        size_t j = 0;
+        while (k && j < K_COUNT && strcmp(k, req_keys[j]))
+            j++;
+        if (!k || j == K_COUNT) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "alloc_batch: request %zd: unknown key %R", i, key);
+            return -1;
+        }
+        v[j] = val;
+    }
+    if (parse_req(v, req) < 0) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        PyErr_Format(type, "alloc_batch: request %zd: %S", i, value);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *client_alloc_batch(PyObject *op, PyObject *arg)
+{
+    memdpy_client *self = (memdpy_client *)op;
+    PyObject *list = memdpy_list(arg, "alloc_batch requests");
+    if (!list)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    PyObject *out = NULL;
+    memclient_alloc_req *reqs = PyMem_Calloc(n ? (size_t)n : 1, sizeof *reqs);
+    memclient_buffer *bufs = PyMem_Calloc(n ? (size_t)n : 1, sizeof *bufs);
+    if (!reqs || !bufs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (dict_req(PyList_GET_ITEM(list, i), i, &reqs[i]) < 0)
+            goto done;
+    if (n == 0) {
+        out = PyList_New(0);
+        goto done;
+    }
+    const char *what = "alloc_batch";
+    int r;
+    MEMDPY_CALL(self, r, memclient_alloc_batch(c, reqs, (size_t)n, bufs));
+    if (r < 0)
+        goto done;
+    out = PyList_New(n);
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        PyObject *b = memdpy_buffer_new(self, &bufs[i], reqs[i].device, reqs[i].cls,
+                                        reqs[i].scope, reqs[i].name);
+        if (!b)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, i, b);
+    }
+done:
+    PyMem_Free(reqs);
+    PyMem_Free(bufs);
+    Py_DECREF(list);
+    return out;
+}
+
+static PyObject *client_free(PyObject *op, PyObject *arg)
+{
+    memdpy_client *self = (memdpy_client *)op;
+    uint64_t h;
+    if (memdpy_handle(arg, &h) < 0)
+        return NULL;
+    const char *what = "free";
+    int r;
+    MEMDPY_CALL(self, r, memclient_free(c, h));
+    if (r < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *client_free_batch(PyObject *op, PyObject *arg)
+{
+    memdpy_client *self = (memdpy_client *)op;
+    PyObject *list = memdpy_list(arg, "free_batch handles");
+    if (!list)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    PyObject *out = NULL;
+    uint64_t *hs = PyMem_Calloc(n ? (size_t)n : 1, sizeof *hs);
+    if (!hs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (memdpy_handle(PyList_GET_ITEM(list, i), &hs[i]) < 0)
+            goto done;
+    if (n) {
+        const char *what = "free_batch";
+        int r;
+        MEMDPY_CALL(self, r, memclient_free_batch(c, hs, (size_t)n));
+        if (r < 0)
+            goto done;
+    }
+    out = Py_NewRef(Py_None);
+done:
+    PyMem_Free(hs);
+    Py_DECREF(list);
+    return out;
+}
+
+static PyObject *client_query(PyObject *op, PyObject *arg)
+{
+    memdpy_client *self = (memdpy_client *)op;
+    uint64_t h;
+    if (memdpy_handle(arg, &h) < 0)
+        return NULL;
+    const char *what = "query";
+    memclient_alloc_info a;
+    int r;
+    MEMDPY_CALL(self, r, memclient_query(c, h, &a));
+    if (r < 0)
+        return NULL;
+    const memclient_buffer *b = &a.buf;
+    return Py_BuildValue(
+        "{s:K,s:I,s:s,s:I,s:s,s:s,s:K,s:K,s:I,s:K,s:K,s:I,s:I,s:I,s:I,s:I,s:K,s:s,s:s}",
+        "handle", (unsigned long long)b->handle, "device", a.device, "kind",
+        memclient_kind_name(b->kind), "region", b->region, "cls", memclient_class_name(a.cls),
+        "scope", memclient_scope_name(a.scope), "address", (unsigned long long)b->address,
+        "size_per_bank", (unsigned long long)b->size_per_bank, "banks", b->banks, "page_size",
+        (unsigned long long)b->page_size, "pitch", (unsigned long long)b->pitch, "refcount",
+        b->refcount, "pid", a.pid, "uid", a.uid, "gid", a.gid, "session", a.session_id,
+        "created_ns", (unsigned long long)a.created_ns, "name", a.name, "process", a.comm);
+}
+
+static PyObject *client_bank_addresses(PyObject *op, PyObject *arg)
+{
+    memdpy_client *self = (memdpy_client *)op;
+    uint64_t h;
+    if (memdpy_handle(arg, &h) < 0)
+        return NULL;
+    const char *what = "bank_addresses";
+    size_t cap = 64;
+    for (;;) {
+        uint64_t *addrs = PyMem_Calloc(cap, sizeof *addrs);
+        if (!addrs)
+            return PyErr_NoMemory();
+        int r;
+        MEMDPY_CALL(self, r, memclient_bank_addresses(c, h, addrs, cap));
+        if (r < 0) {
+            PyMem_Free(addrs);
+            return NULL;
+        }
+        if ((size_t)r > cap) {
+            PyMem_Free(addrs);
+            cap = (size_t)r;
+            continue;
+        }
+        PyObject *l = memdpy_u64_list(addrs, (size_t)r);
+        PyMem_Free(addrs);
+        return l;
+    }
+}
+
+/* ---- dump ------------------------------------------------------------------------------ */
+
+static PyObject *client_dump(PyObject *op, PyObject *args, PyObject *kw)
+{
+    memdpy_client *self = (memdpy_client *)op;
+    static char *kwlist[] = {"device", "detailed", NULL};
+    PyObject *dev = Py_None;
+    int detailed = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$p:dump", kwlist, &dev, &detailed))
+        return NULL;
+    uint32_t device = MEMCLIENT_ALL_DEVICES;
+    if (dev != Py_None && memdpy_u32(dev, "device", &device) < 0)
+        return NULL;
+    if (device == MEMCLIENT_ALL_DEVICES && dev != Py_None) {
+        PyErr_SetString(PyExc_ValueError, "device must be a device id, or None for every device");
+        return NULL;
+    }
+    const char *what = "dump";
+    memclient_snapshot *s = NULL;
+    unsigned flags = MEMCLIENT_DUMP_MODELS | (detailed ? MEMCLIENT_DUMP_BLOCKS : 0);
+    int r;
+    MEMDPY_CALL(self, r, memclient_dump(c, device, flags, &s));
+    if (r < 0)
+        return NULL;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        memclient_snapshot_free(s);
+        return PyErr_NoMemory();
+    }
+    memd_report_json(f, s, detailed); /* the document of `memctl dump --json` */
+    memclient_snapshot_free(s);
+    if (fclose(f) != 0 || !text) {
+        free(text);
+        return PyErr_NoMemory();
+    }
+    PyObject *json = PyImport_ImportModule("json");
+    PyObject *doc = json ? PyObject_CallMethod(json, "loads", "s#", text, (Py_ssize_t)len) : NULL;
+    Py_XDECREF(json);
+    free(text);
+    return doc;
+}
+
+/* ---- type ------------------------------------------------------------------------------ */
+
+PyDoc_STRVAR(alloc_doc,
+"alloc(device, cls, size=None, *, scope='dram', page_size=0, alignment=0, banks=0,\n"
+"      name=None, shared=False, shape=None, dtype=None) -> Buffer\n\n"
+"Allocates one buffer on a device. cls is the buffer class ('code', 'constant',\n"
+"'placeholder', 'internal', 'logging'): the device's policy turns it into a region and\n"
+"a direction. Give size in bytes, or shape (1..4 dims) and dtype ('f16', 'float32', ...).\n"
+"scope: 'dram' ('global'), 'sram' ('l1'), 'dram.texture' (shape [h, w] + dtype; the\n"
+"buffer's pitch is the padded row). page_size: pages interleave over the banks (0: one\n"
+"page). alignment: 0 = the class policy's. banks: 0 = every bank of the group.\n"
+"shared=True with a name: the same buffer for every request with that name, class and\n"
+"size (reference counted).\n\n"
+"Raises memd.OutOfMemory (requested, free, largest_free), memd.UnsupportedError,\n"
+"memd.InvalidRequestError, memd.ConnectionError.");
+
+PyDoc_STRVAR(alloc_batch_doc,
+"alloc_batch(requests) -> list[Buffer]\n\n"
+"All or nothing: each request is a dict with alloc's arguments as keys (device, cls,\n"
+"size, scope, ...). Either every buffer is allocated or none is.");
+
+static PyMethodDef client_methods[] = {
+    {"close", client_close, METH_NOARGS,
+     "close()\n\nCloses the connection; the daemon releases everything the session still "
+     "holds. Calls running in other threads finish first. Idempotent."},
+    {"__enter__", client_enter, METH_NOARGS, NULL},
+    {"__exit__", client_exit, METH_VARARGS, NULL},
+    {"session", client_session, METH_NOARGS,
+     "session() -> dict\n\nThe session: session_id, protocol_version, max_frame, devices, "
+     "server_version, socket, reclaimable, reclaimed."},
+    {"reconnect", (PyCFunction)(void (*)(void))client_reconnect, METH_VARARGS | METH_KEYWORDS,
+     "reconnect(timeout_ms=0) -> bool\n\nAfter the daemon went away (a call raised "
+     "memd.ConnectionError), connects again and takes the session back with everything it "
+     "held. False when the connection was alive. Raises memd.ConnectionError (no daemon "
+     "yet: call again) or memd.Error (the session could not be reclaimed; the connection "
+     "is then up with a new, empty session)."},
+    {"alloc", (PyCFunction)(void (*)(void))client_alloc, METH_VARARGS | METH_KEYWORDS, alloc_doc},
+    {"alloc_batch", client_alloc_batch, METH_O, alloc_batch_doc},
+    {"free", client_free, METH_O,
+     "free(handle)\n\nFrees an allocation (a handle or a Buffer). memd.NotFoundError if no "
+     "such handle, memd.PermissionError if another session owns it."},
+    {"free_batch", client_free_batch, METH_O,
+     "free_batch(handles)\n\nAll or nothing: if any handle cannot be freed, none is."},
+    {"query", client_query, METH_O,
+     "query(handle) -> dict\n\nAn allocation's details (owner or admin only)."},
+    {"bank_addresses", client_bank_addresses, METH_O,
+     "bank_addresses(handle) -> list[int]\n\nThe buffer's absolute address in every bank of "
+     "its bank group."},
+    {"dump", (PyCFunction)(void (*)(void))client_dump, METH_VARARGS | METH_KEYWORDS,
+     "dump(device=None, *, detailed=False) -> dict\n\nThe daemon's state as one document: "
+     "exactly what `memctl dump --json` prints (schema_version 1), parsed. detailed adds "
+     "every block of every region."},
+    {"_plan", (PyCFunction)(void (*)(void))memdpy_client_plan, METH_VARARGS | METH_KEYWORDS,
+     "_plan(buffers, budget_ms, seed, offsets) -> tuple (see memd.Client.plan)"},
+    {"_model_load", (PyCFunction)(void (*)(void))memdpy_client_model_load,
+     METH_VARARGS | METH_KEYWORDS, "_model_load(...) (see memd.Client.load_model)"},
+    {"_model_unload", (PyCFunction)(void (*)(void))memdpy_client_model_unload,
+     METH_VARARGS | METH_KEYWORDS, "_model_unload(model_id, force)"},
+    {"_instance_create", (PyCFunction)(void (*)(void))memdpy_client_instance_create,
+     METH_VARARGS | METH_KEYWORDS, "_instance_create(model_id, ntensors)"},
+    {"_instance_release", (PyCFunction)(void (*)(void))memdpy_client_instance_release,
+     METH_VARARGS | METH_KEYWORDS, "_instance_release(instance_id, free)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef client_getset[] = {
+    {"closed", client_get_closed, NULL, "True once close() was called.", NULL},
+    {"socket", client_get_socket, NULL, "The socket path actually connected to.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyDoc_STRVAR(client_doc,
+"Client(socket=None, name=None)\n\n"
+"One connection (one session) to memd. socket: the daemon's socket; None: $MEMD_SOCKET,\n"
+"then the default path (memd.default_socket()). name: the client name `memctl sessions`\n"
+"shows (default: the process name). The session owns every allocation made through it:\n"
+"when the connection closes, for any reason, memd releases them. A context manager;\n"
+"thread-safe (calls release the GIL; threads may share one client).");
+
+PyTypeObject memdpy_client_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "memd._memd.Client",
+    .tp_basicsize = sizeof(memdpy_client),
+    .tp_dealloc = client_dealloc,
+    .tp_repr = client_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = client_doc,
+    .tp_traverse = client_traverse,
+    .tp_weaklistoffset = offsetof(memdpy_client, weakrefs),
+    .tp_methods = client_methods,
+    .tp_getset = client_getset,
+    .tp_init = client_init,
+    .tp_new = PyType_GenericNew,
+};

@@ -1,0 +1,141 @@
+/* memd._memd — the CPython extension under the `memd` package: internals shared by its
+ * files. Everything here is hidden; the module exports only PyInit__memd.
+ *
+ *   module.c   the module, its exception types, errors, names
+ *   args.c     strict conversions of Python arguments (sizes, names, sequences)
+ *   client.c   memd._memd.Client: one libmemclient connection
+ *   buffer.c   memd._memd.Buffer: one allocation
+ *   plan.c     offline planning and validation (the engine's planner, no daemon)
+ *   model.c    model graphs: lifetimes, YAML, loading models and instances
+ *
+ * Every socket call runs with the GIL released: libmemclient is thread-safe, and a
+ * Client counts the calls in flight so that close() never frees a connection another
+ * thread is using (the last call out disconnects). */
+#ifndef MEMD_PYTHON_MEMDPY_H
+#define MEMD_PYTHON_MEMDPY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memd/client.h"
+#include "plan.h"
+
+/* ---- module state (one interpreter: module-level globals, set once at import) ---- */
+
+typedef struct memdpy_errors {
+    PyObject *error;        /* memd.Error */
+    PyObject *oom;          /* memd.OutOfMemory (Error, MemoryError) */
+    PyObject *perm;         /* memd.PermissionError (Error, PermissionError) */
+    PyObject *conn;         /* memd.ConnectionError (Error, ConnectionError) */
+    PyObject *notfound;     /* memd.NotFoundError (Error, LookupError) */
+    PyObject *invalid;      /* memd.InvalidRequestError (Error, ValueError) */
+    PyObject *unsupported;  /* memd.UnsupportedError (Error) */
+    PyObject *busy;         /* memd.BusyError (Error) */
+    PyObject *exists;       /* memd.ExistsError (Error) */
+    PyObject *plan;         /* memd.PlanError (Error, ValueError) */
+    PyObject *model;        /* memd.ModelError (Error, ValueError) */
+} memdpy_errors;
+
+extern memdpy_errors memdpy_err;
+extern PyTypeObject memdpy_client_type;
+extern PyTypeObject memdpy_buffer_type;
+
+/* ---- errors (module.c) ---- */
+
+/* Raises the memd exception for a failed libmemclient call (err < 0), with the calling
+ * thread's memclient_last_error() details when they describe err. `what` prefixes the
+ * message ("alloc", "connect to /run/memd/memd.sock"). at_connect: ENOENT and EACCES
+ * name the socket, not a handle. Returns NULL. */
+PyObject *memdpy_raise(int err, const char *what, bool at_connect);
+/* Raises exc with a formatted message and errno (positive) set on the instance. */
+PyObject *memdpy_raise_msg(PyObject *exc, int errnum, const char *fmt, ...);
+
+/* ---- argument conversion (args.c) ---- */
+
+/* A non-negative Python int that fits u64 (bool refused); what names it in errors.
+ * 0 or -1 with TypeError/ValueError/OverflowError set. */
+int memdpy_u64(PyObject *o, const char *what, uint64_t *out);
+int memdpy_u32(PyObject *o, const char *what, uint32_t *out);
+/* A power of two or 0. */
+int memdpy_align(PyObject *o, const char *what, uint64_t *out);
+/* A str without NUL bytes, UTF-8; *out points into o (valid while o lives). NULL o or
+ * None gives NULL when allow_none. */
+int memdpy_str(PyObject *o, const char *what, bool allow_none, const char **out);
+/* memd vocabulary from a str ("constant", "dram", "l1", "f16"...). */
+int memdpy_class(PyObject *o, memd_class *out);
+int memdpy_scope(PyObject *o, memd_scope *out);
+int memdpy_dtype(PyObject *o, memd_dtype *out);
+/* v[0..n) as a new list of ints. */
+PyObject *memdpy_u64_list(const uint64_t *v, size_t n);
+/* A sequence as a new list (generators and other iterables too); NULL with an error. */
+PyObject *memdpy_list(PyObject *o, const char *what);
+/* x[i] or x.name: from a tuple/list by position, else by attribute. found is false when
+ * absent (index past the end, or no attribute / None). New reference or NULL. */
+PyObject *memdpy_field(PyObject *item, Py_ssize_t i, const char *name, bool *found);
+
+/* ---- Client internals used by other files ---- */
+
+typedef struct memdpy_client {
+    PyObject_HEAD
+    memclient *c;           /* NULL once closed and no call is in flight */
+    unsigned inflight;      /* calls running without the GIL */
+    bool closing;           /* close() asked: no new calls; the last call out disconnects */
+    PyObject *socket_path;  /* str */
+    PyObject *weakrefs;
+} memdpy_client;
+
+/* Takes the connection for one call (raises if closed); pair with memdpy_client_leave.
+ * Both are called with the GIL held. */
+memclient *memdpy_client_enter(memdpy_client *self);
+void memdpy_client_leave(memdpy_client *self);
+
+/* r = call, on the client's connection with the GIL released; on failure the exception
+ * is set (r < 0). `c` names the connection inside call; `what` must be in scope. */
+#define MEMDPY_CALL(self, r, call)                                                            \
+    do {                                                                                   \
+        memclient *c = memdpy_client_enter(self);                                          \
+        if (!c) {                                                                          \
+            (r) = INT_MIN;                                                                 \
+            break;                                                                         \
+        }                                                                                  \
+        Py_BEGIN_ALLOW_THREADS                                                             \
+        (r) = (call);                                                                      \
+        Py_END_ALLOW_THREADS                                                               \
+        if ((r) < 0)                                                                       \
+            memdpy_raise((r), what, false);                                                \
+        memdpy_client_leave(self);                                                         \
+    } while (0)
+
+/* A Buffer for buf, made by client (kept alive by the buffer), with the request's
+ * device, class, scope and name. */
+PyObject *memdpy_buffer_new(memdpy_client *client, const memclient_buffer *buf, uint32_t device,
+                            memd_class cls, memd_scope scope, const char *name);
+/* The handle of a Buffer or an int. */
+int memdpy_handle(PyObject *o, uint64_t *out);
+
+/* ---- functions and methods in other files, gathered into the module / Client ---- */
+
+PyObject *memdpy_plan_solve(PyObject *mod, PyObject *args, PyObject *kw);
+PyObject *memdpy_plan_validate(PyObject *mod, PyObject *args, PyObject *kw);
+PyObject *memdpy_plan_lower_bound(PyObject *mod, PyObject *args, PyObject *kw);
+PyObject *memdpy_model_lifetimes(PyObject *mod, PyObject *args, PyObject *kw);
+PyObject *memdpy_model_read_yaml(PyObject *mod, PyObject *args, PyObject *kw);
+PyObject *memdpy_model_parse_yaml(PyObject *mod, PyObject *args, PyObject *kw);
+
+PyObject *memdpy_client_plan(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *memdpy_client_model_load(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *memdpy_client_model_unload(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *memdpy_client_instance_create(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *memdpy_client_instance_release(PyObject *self, PyObject *args, PyObject *kw);
+
+/* Plan buffers from Python (plan.c): a list of tuples (lower, upper, size[, alignment[,
+ * offset]]) or objects with those attributes (`align` also accepted; an `offset` that
+ * is not None pins the buffer). *names (may be NULL) receives a new list of each
+ * buffer's name for messages (the object's `name` or `id`, else None). */
+int memdpy_plan_buffers(PyObject *seq, memd_plan_buffer **out, size_t *n, PyObject **names);
+
+#endif

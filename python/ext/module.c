@@ -1,0 +1,315 @@
+/* memd._memd: the module, its exception hierarchy and the mapping of libmemclient's
+ * negative errnos onto it. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memdpy.h"
+
+memdpy_errors memdpy_err;
+
+/* ---- raising ---------------------------------------------------------------------- */
+
+static int set_attr_u64(PyObject *o, const char *name, uint64_t v)
+{
+    PyObject *x = PyLong_FromUnsignedLongLong(v);
+    if (!x)
+        return -1;
+    int r = PyObject_SetAttrString(o, name, x);
+    Py_DECREF(x);
+    return r;
+}
+
+static int set_attr_str(PyObject *o, const char *name, const char *v)
+{
+    PyObject *x = PyUnicode_DecodeUTF8(v, (Py_ssize_t)strlen(v), "replace");
+    if (!x)
+        return -1;
+    int r = PyObject_SetAttrString(o, name, x);
+    Py_DECREF(x);
+    return r;
+}
+
+/* Instantiates exc(message), sets .errno and .message, and raises it. For the OSError
+ * based types (PermissionError, ConnectionError) errno and strerror are OSError's own. */
+static PyObject *raise_with(PyObject *exc, int errnum, const char *msg, const memclient_error *e)
+{
+    PyObject *inst = PyObject_CallFunction(exc, "s", msg);
+    if (!inst)
+        return NULL;
+    bool ok = set_attr_u64(inst, "errno", (uint64_t)errnum) == 0 &&
+              set_attr_str(inst, "message", msg) == 0;
+    if (ok && PyObject_IsSubclass(exc, PyExc_OSError) == 1)
+        ok = set_attr_str(inst, "strerror", msg) == 0;
+    if (ok && e && (e->detail == MEMCLIENT_DETAIL_NOMEM || e->detail == MEMCLIENT_DETAIL_QUOTA))
+        ok = set_attr_u64(inst, "requested", e->requested) == 0 &&
+             set_attr_u64(inst, "size_per_bank", e->size_per_bank) == 0 &&
+             set_attr_u64(inst, "allocated", e->allocated) == 0 &&
+             set_attr_u64(inst, "free", e->free) == 0 &&
+             set_attr_u64(inst, "largest_free", e->largest_free) == 0 &&
+             set_attr_u64(inst, "device", e->device) == 0 &&
+             set_attr_u64(inst, "region", e->region) == 0 &&
+             set_attr_str(inst, "cls", memclient_class_name(e->cls)) == 0 &&
+             set_attr_str(inst, "kind", memclient_kind_name(e->kind)) == 0 &&
+             PyObject_SetAttrString(inst, "quota",
+                                    e->detail == MEMCLIENT_DETAIL_QUOTA ? Py_True : Py_False) == 0;
+    if (ok)
+        PyErr_SetObject(exc, inst);
+    Py_DECREF(inst);
+    return NULL;
+}
+
+PyObject *memdpy_raise_msg(PyObject *exc, int errnum, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return raise_with(exc, errnum, msg, NULL);
+}
+
+static PyObject *type_for(int err, bool at_connect)
+{
+    switch (err) {
+    case ENOMEM:
+    case EDQUOT:
+        return memdpy_err.oom;
+    case EPERM:
+    case EACCES:
+        return memdpy_err.perm;
+    case ENOENT:
+        return at_connect ? memdpy_err.conn : memdpy_err.notfound;
+    case ENODEV:
+        return memdpy_err.notfound;
+    case ECONNREFUSED:
+    case ECONNRESET:
+    case ECONNABORTED:
+    case EPIPE:
+    case ENOTCONN:
+    case EPROTO:
+    case EPROTONOSUPPORT:
+    case EBADMSG:
+    case ETIMEDOUT:
+    case ESTALE:
+    case EISCONN:
+    case ENOTSOCK:
+    case ENOTDIR:
+        return memdpy_err.conn;
+    case EINVAL:
+    case E2BIG:
+    case EMSGSIZE:
+    case EOVERFLOW:
+    case ENAMETOOLONG:
+    case EBADRQC:
+        return memdpy_err.invalid;
+    case EOPNOTSUPP:
+        return memdpy_err.unsupported;
+    case EBUSY:
+        return memdpy_err.busy;
+    case EEXIST:
+        return memdpy_err.exists;
+    default:
+        return memdpy_err.error;
+    }
+}
+
+PyObject *memdpy_raise(int err, const char *what, bool at_connect)
+{
+    if (err >= 0)
+        err = -EIO; /* never raise "success" */
+    memclient_error e;
+    memclient_last_error(&e);
+    bool ours = e.status == err && e.message[0];
+    char msg[512];
+    if (ours)
+        snprintf(msg, sizeof msg, "%s: %s", what, e.message);
+    else
+        snprintf(msg, sizeof msg, "%s: %s", what, memclient_strerror(err));
+    return raise_with(type_for(-err, at_connect), -err, msg, ours ? &e : NULL);
+}
+
+/* ---- names ------------------------------------------------------------------------ */
+
+static PyObject *names_tuple(const char *(*fn)(int), int count)
+{
+    PyObject *t = PyTuple_New(count);
+    for (int i = 0; t && i < count; i++) {
+        PyObject *s = PyUnicode_FromString(fn(i));
+        if (!s) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, i, s);
+    }
+    return t;
+}
+
+static const char *class_name(int i) { return memclient_class_name((memd_class)i); }
+static const char *scope_name(int i) { return memclient_scope_name((memd_scope)i); }
+static const char *kind_name(int i) { return memclient_kind_name((memd_kind)i); }
+static const char *dtype_name(int i) { return memclient_dtype_name((memd_dtype)(i + 1)); }
+
+static PyObject *default_socket(PyObject *mod, PyObject *unused)
+{
+    (void)mod;
+    (void)unused;
+    return PyUnicode_FromString(memclient_default_socket());
+}
+
+PyDoc_STRVAR(default_socket_doc, "default_socket() -> str\n\n"
+"The socket libmemclient connects to when neither an explicit path nor $MEMD_SOCKET\n"
+"is given.");
+
+static PyMethodDef module_methods[] = {
+    {"default_socket", default_socket, METH_NOARGS, default_socket_doc},
+    {"plan_solve", (PyCFunction)(void (*)(void))memdpy_plan_solve, METH_VARARGS | METH_KEYWORDS,
+     "plan_solve(buffers, budget_ms, seed) -> (offsets, arena, lower_bound, strategy, "
+     "optimal, iterations, elapsed_ns)\n\nThe engine's planner, offline (see memd.plan)."},
+    {"plan_validate", (PyCFunction)(void (*)(void))memdpy_plan_validate,
+     METH_VARARGS | METH_KEYWORDS,
+     "plan_validate(buffers, offsets) -> arena\n\nRaises memd.PlanError naming the "
+     "offending buffers (see memd.validate)."},
+    {"plan_lower_bound", (PyCFunction)(void (*)(void))memdpy_plan_lower_bound,
+     METH_VARARGS | METH_KEYWORDS,
+     "plan_lower_bound(buffers) -> int\n\nNo plan's arena can be smaller: the largest sum "
+     "of the sizes of the buffers live at one time."},
+    {"model_lifetimes", (PyCFunction)(void (*)(void))memdpy_model_lifetimes,
+     METH_VARARGS | METH_KEYWORDS,
+     "model_lifetimes(tensors, ops) -> list\n\ntensors: (name, role, bytes, alignment); "
+     "ops: (name, inputs, outputs, inplace) with tensor indices. Returns per tensor "
+     "(size, alignment, lower, upper, alias_of, producer, last_use), None for absent "
+     "indices. Raises memd.ModelError naming the op and tensor at fault."},
+    {"model_read_yaml", (PyCFunction)(void (*)(void))memdpy_model_read_yaml,
+     METH_VARARGS | METH_KEYWORDS,
+     "model_read_yaml(path) -> dict\n\nParses a model description file (memd's YAML "
+     "format) with memd's own parser."},
+    {"model_parse_yaml", (PyCFunction)(void (*)(void))memdpy_model_parse_yaml,
+     METH_VARARGS | METH_KEYWORDS,
+     "model_parse_yaml(text, name='<string>') -> dict\n\nThe same, from a str."},
+    {NULL, NULL, 0, NULL},
+};
+
+PyDoc_STRVAR(module_doc, "Internal C part of the memd package: use `import memd`.");
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "memd._memd", module_doc, -1, module_methods,
+    NULL, NULL, NULL, NULL,
+};
+
+/* memd.NAME = type(NAME, bases, {"__doc__": doc, "__module__": "memd"}). */
+static PyObject *new_error(PyObject *mod, const char *name, const char *doc, PyObject *base1,
+                           PyObject *base2)
+{
+    char full[64];
+    snprintf(full, sizeof full, "memd.%s", name);
+    PyObject *bases = base2 ? PyTuple_Pack(2, base1, base2) : PyTuple_Pack(1, base1);
+    if (!bases)
+        return NULL;
+    PyObject *t = PyErr_NewExceptionWithDoc(full, doc, bases, NULL);
+    Py_DECREF(bases);
+    if (!t)
+        return NULL;
+    if (PyModule_AddObjectRef(mod, name, t) < 0) {
+        Py_DECREF(t);
+        return NULL;
+    }
+    return t; /* the module keeps one reference; memdpy_err holds this one forever */
+}
+
+static int add_errors(PyObject *mod)
+{
+    memdpy_errors *e = &memdpy_err;
+    e->error = new_error(mod, "Error",
+        "Base of every error memd raises. Attributes: errno (positive errno), message.",
+        PyExc_Exception, NULL);
+    if (!e->error)
+        return -1;
+    e->oom = new_error(mod, "OutOfMemory",
+        "The region (or the user's quota) cannot fit the request; also a MemoryError.\n"
+        "Attributes: requested (bytes asked for), size_per_bank, allocated, free,\n"
+        "largest_free (bytes per bank in the region at the time), device, region, cls,\n"
+        "kind, quota (True when the uid's quota was the limit).",
+        e->error, PyExc_MemoryError);
+    e->perm = new_error(mod, "PermissionError",
+        "The daemon refused: the handle belongs to another session, or the socket is not\n"
+        "accessible. Also a builtin PermissionError.", e->error, PyExc_PermissionError);
+    e->conn = new_error(mod, "ConnectionError",
+        "No daemon at the socket, or the connection broke (the daemon went away or sent\n"
+        "something unexpected). Also a builtin ConnectionError. After a broken\n"
+        "connection every later call raises it too: Client.reconnect() takes the\n"
+        "session back from a restarted daemon.", e->error, PyExc_ConnectionError);
+    e->notfound = new_error(mod, "NotFoundError",
+        "No such allocation, model, instance or device. Also a LookupError.",
+        e->error, PyExc_LookupError);
+    e->invalid = new_error(mod, "InvalidRequestError",
+        "The daemon or libmemclient rejected the request as invalid. Also a ValueError.",
+        e->error, PyExc_ValueError);
+    e->unsupported = new_error(mod, "UnsupportedError",
+        "The device does not offer that scope or buffer class.", e->error, NULL);
+    e->busy = new_error(mod, "BusyError",
+        "The object is in use (an instance still running, a model's buffer freed alone).",
+        e->error, NULL);
+    e->exists = new_error(mod, "ExistsError",
+        "A shared allocation or model of that name exists with other content.",
+        e->error, NULL);
+    e->plan = new_error(mod, "PlanError",
+        "A plan problem or a plan is invalid. Attributes: issue ('overlap', 'misaligned',\n"
+        "...), a and b (indices of the buffers concerned; b is None for a single-buffer\n"
+        "issue), names (their names, or None). Also a ValueError.", e->error,
+        PyExc_ValueError);
+    e->model = new_error(mod, "ModelError",
+        "A model graph or model file is invalid. Attributes: op and tensor (indices of\n"
+        "the op and tensor at fault, or None). Also a ValueError.", e->error,
+        PyExc_ValueError);
+    return e->oom && e->perm && e->conn && e->notfound && e->invalid && e->unsupported &&
+                   e->busy && e->exists && e->plan && e->model
+               ? 0
+               : -1;
+}
+
+static int add_names(PyObject *mod)
+{
+    struct {
+        const char *attr;
+        const char *(*fn)(int);
+        int count;
+    } v[] = {
+        {"CLASSES", class_name, MEMD_CLASS_COUNT},
+        {"SCOPES", scope_name, MEMD_SCOPE_COUNT},
+        {"KINDS", kind_name, MEMD_KIND_COUNT},
+        {"DTYPES", dtype_name, MEMD_DTYPE_COUNT - 1},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        PyObject *t = names_tuple(v[i].fn, v[i].count);
+        if (!t || PyModule_AddObject(mod, v[i].attr, t) < 0) {
+            Py_XDECREF(t);
+            return -1;
+        }
+    }
+    return PyModule_AddStringConstant(mod, "SOCKET_ENV", MEMCLIENT_SOCKET_ENV) < 0 ||
+                   PyModule_AddStringConstant(mod, "VERSION", MEMD_VERSION_STRING) < 0 ||
+                   PyModule_AddIntConstant(mod, "DEFAULT_ALIGNMENT",
+                                           MEMCLIENT_MODEL_DEFAULT_ALIGN) < 0
+               ? -1
+               : 0;
+}
+
+PyMODINIT_FUNC PyInit__memd(void);
+
+PyMODINIT_FUNC PyInit__memd(void)
+{
+    if (PyType_Ready(&memdpy_client_type) < 0 || PyType_Ready(&memdpy_buffer_type) < 0)
+        return NULL;
+    PyObject *mod = PyModule_Create(&module_def);
+    if (!mod)
+        return NULL;
+    if (add_errors(mod) < 0 || add_names(mod) < 0 ||
+        PyModule_AddObjectRef(mod, "Client", (PyObject *)&memdpy_client_type) < 0 ||
+        PyModule_AddObjectRef(mod, "Buffer", (PyObject *)&memdpy_buffer_type) < 0) {
+        Py_DECREF(mod);
+        return NULL;
+    }
+    return mod;
+}

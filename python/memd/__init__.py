@@ -1,0 +1,169 @@
+"""memd: device memory for accelerator runtimes, from Python.
+
+memd is the daemon that owns the address space of every accelerator on a host. This
+package talks to it through libmemclient (a C extension; every call releases the GIL and
+a Client may be shared by threads), and plans models offline with memd's own planner.
+
+Allocations::
+
+    import memd
+    with memd.connect() as c:                       # $MEMD_SOCKET, then the default socket
+        with c.alloc(0, "constant", 64 << 20, page_size=2048, name="w") as buf:
+            print(hex(buf.address), buf.size_per_bank, buf.banks, buf.bank_addresses())
+        print(c.dump()["devices"][0]["bank_groups"][0]["free"])   # memctl dump --json
+
+Models (from memd's YAML, ONNX or PyTorch), planned offline or loaded into the daemon::
+
+    m = memd.Model.from_onnx("resnet50.onnx", dims={"batch": 1})
+    print(m.summary(), m.plan(budget_ms=1000).arena)
+    with memd.connect() as c, c.load_model(m, device=0) as lm, lm.create_instance() as inst:
+        print(inst.tensors["input"], lm.weights)     # every tensor's absolute address
+
+Plans of any buffers with lifetimes::
+
+    p = memd.plan([(0, 2, 1024), (1, 3, 4096, 256), (2, 4, 512)], budget_ms=100)
+    memd.validate(buffers, p.offsets)   # raises memd.PlanError naming two overlapping buffers
+
+Errors are memd.Error and its subclasses: OutOfMemory (also a MemoryError; requested,
+free, largest_free), PermissionError, ConnectionError (also the builtins of those names),
+NotFoundError, InvalidRequestError, UnsupportedError, BusyError, ExistsError, PlanError,
+ModelError.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, Iterable, List, Optional, Sequence
+
+from . import _memd
+from ._memd import (CLASSES, DTYPES, KINDS, SCOPES, Buffer, BusyError, ConnectionError, Error,
+                    ExistsError, InvalidRequestError, ModelError, NotFoundError, OutOfMemory,
+                    PermissionError, PlanError, UnsupportedError, default_socket)
+from ._model import Instance, LoadedModel, Model, Op, Tensor, model_name
+
+__version__ = _memd.VERSION
+__all__ = [
+    "connect", "Client", "Buffer", "plan", "validate", "lower_bound", "Plan", "Model", "Tensor",
+    "Op", "LoadedModel", "Instance", "model_name", "default_socket", "Error", "OutOfMemory",
+    "PermissionError", "ConnectionError", "NotFoundError", "InvalidRequestError",
+    "UnsupportedError", "BusyError", "ExistsError", "PlanError", "ModelError", "CLASSES",
+    "SCOPES", "KINDS", "DTYPES",
+]
+
+
+class Plan:
+    """A plan: offsets[i] is buffer i's offset in an arena of `arena` bytes.
+
+    lower_bound: no plan can use fewer bytes; gap = (arena - lower_bound) / lower_bound
+    (gap_pct in percent); strategy: what produced it; optimal: arena is proven minimal;
+    iterations: improvement steps spent; plan_ms: time spent planning. Plans made by the
+    daemon (Client.plan) also have plan_id, cached and precomputed. Model.plan() adds
+    tensors: tensor name -> offset."""
+
+    __slots__ = ("offsets", "arena", "lower_bound", "strategy", "optimal", "iterations",
+                 "plan_ms", "plan_id", "cached", "precomputed", "tensors")
+
+    def __init__(self, offsets: List[int], arena: int, lower_bound: int, strategy: str,
+                 optimal: bool, iterations: int, plan_ns: int, plan_id: Optional[str] = None,
+                 cached: bool = False, precomputed: bool = False):
+        self.offsets = offsets
+        self.arena = arena
+        self.lower_bound = lower_bound
+        self.strategy = strategy
+        self.optimal = optimal
+        self.iterations = iterations
+        self.plan_ms = plan_ns / 1e6
+        self.plan_id = plan_id
+        self.cached = cached
+        self.precomputed = precomputed
+        self.tensors: Optional[Dict[str, int]] = None
+
+    @property
+    def gap(self) -> float:
+        """(arena - lower_bound) / lower_bound; 0 when the lower bound is 0."""
+        return (self.arena - self.lower_bound) / self.lower_bound if self.lower_bound else 0.0
+
+    @property
+    def gap_pct(self) -> float:
+        return 100.0 * self.gap
+
+    def __repr__(self) -> str:
+        return (f"<memd.Plan {len(self.offsets)} buffers: arena {self.arena}, lower bound "
+                f"{self.lower_bound} (gap {self.gap_pct:.3f}%), {self.strategy}"
+                f"{', optimal' if self.optimal else ''}>")
+
+
+def plan(buffers: Iterable[Any], budget_ms: int = 1000, seed: int = 0, *,
+         iterations: Optional[int] = None) -> Plan:
+    """Plans buffers offline with memd's planner (no daemon): a Plan whose offsets[i] places
+    buffer i so that no two buffers live at the same time share a byte.
+
+    buffers: (lower, upper, size[, alignment[, offset]]) tuples or objects (or dicts) with
+    those attributes; lifetimes are half-open [lower, upper) in any unit of time;
+    alignment a power of two (0: 1); an offset pins the buffer there. budget_ms bounds
+    the improvement search after the first, greedy plans (0: none); it stops earlier
+    once a plan is proven optimal. iterations=N replaces the clock by a fixed number of
+    improvement steps: the result depends only on the problem and the seed. The GIL is
+    released while planning. An invalid problem raises PlanError naming the buffer(s)."""
+    return Plan(*_memd.plan_solve(buffers, budget_ms, seed, iterations))
+
+
+def validate(buffers: Iterable[Any], offsets: Sequence[int]) -> int:
+    """Checks a plan (a compiler's, or any): returns the arena size, or raises PlanError
+    naming the two buffers that overlap (or the misaligned or moved one). Buffers as in
+    plan(); objects' `name` (or `id`) attribute names them in the message."""
+    return _memd.plan_validate(buffers, offsets)
+
+
+def lower_bound(buffers: Iterable[Any]) -> int:
+    """The largest sum of sizes of buffers live at the same time: no plan can do better."""
+    return _memd.plan_lower_bound(buffers)
+
+
+class Client(_memd.Client):
+    """Client(socket=None, name=None): one connection (session) to memd.
+
+    socket: the daemon's socket; None: $MEMD_SOCKET, then default_socket(). name: shown by
+    `memctl sessions`. Everything allocated through the client belongs to its session and
+    is released by memd when the connection closes. A context manager; thread-safe.
+    Methods: alloc, alloc_batch, free, free_batch, query, bank_addresses, dump, session,
+    reconnect, plan, load_model, close."""
+
+    def plan(self, buffers: Iterable[Any], budget_ms: int = 0, seed: int = 0,
+             offsets: Optional[Sequence[int]] = None) -> Plan:
+        """Plans buffers in the daemon (its plan cache answers a known problem at once; the
+        daemon caps budget_ms at 1000, 0 is its default of 100). With offsets, the daemon
+        validates that precomputed plan instead (InvalidRequestError naming two overlapping
+        buffers)."""
+        r = self._plan(buffers, budget_ms, seed, offsets)
+        return Plan(*r)
+
+    def load_model(self, model: Model, device: Optional[int] = None, *, budget_ms: int = 0,
+                   seed: int = 0, offsets: Optional[Dict[str, int]] = None) -> LoadedModel:
+        """Loads a Model: memd plans its activations (or validates offsets, a precomputed
+        plan: activation name -> arena offset), allocates its code and weights once per
+        device (shared by every session loading the same model) and returns a LoadedModel
+        that creates instances. device: default the model's, else 0."""
+        if not isinstance(model, Model):
+            raise TypeError(f"load_model needs a memd.Model, not {type(model).__name__}")
+        dev = device if device is not None else (model.device or 0)
+        tensors, ops = model._load_args()
+        offs = None
+        if offsets is not None:
+            unknown = set(offsets) - {t.name for t in model.tensors}
+            if unknown:
+                raise ValueError(f"offsets: no tensor named {sorted(unknown)[0]!r}")
+            offs = [offsets.get(t.name) for t in model.tensors]
+        info, infos = self._model_load(model.name, dev, model.scope, model.code_bytes, tensors,
+                                       ops, offs, budget_ms, seed)
+        return LoadedModel(self, model, info, infos)
+
+    def __repr__(self) -> str:
+        return f"<memd.Client {self.socket!r}{' closed' if self.closed else ''}>"
+
+
+def connect(socket: "Optional[os.PathLike[str] | str]" = None,
+            name: Optional[str] = None) -> Client:
+    """Connects to memd: socket, else $MEMD_SOCKET, else default_socket() (as libmemclient
+    does). Raises memd.ConnectionError (no daemon there) or memd.PermissionError (the
+    socket is not accessible). Use as a context manager to close the session."""
+    return Client(socket, name)

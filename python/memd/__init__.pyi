@@ -1,0 +1,219 @@
+# Type stubs of the memd package (the C extension memd._memd and its Python parts).
+import builtins
+import os
+from typing import (Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence,
+                    Tuple, Union)
+
+__version__: str
+__all__: List[str]
+
+CLASSES: Tuple[str, ...]
+SCOPES: Tuple[str, ...]
+KINDS: Tuple[str, ...]
+DTYPES: Tuple[str, ...]
+
+_Path = Union[str, "os.PathLike[str]"]
+# (lower, upper, size[, alignment[, offset]]) or an object/dict with those attributes
+PlanBuffer = Union[Tuple[int, int, int], Tuple[int, int, int, int],
+                   Tuple[int, int, int, int, Optional[int]], Any]
+
+class Error(Exception):
+    errno: int
+    message: str
+
+class OutOfMemory(Error, MemoryError):
+    requested: int
+    size_per_bank: int
+    allocated: int
+    free: int
+    largest_free: int
+    device: int
+    region: int
+    cls: str
+    kind: str
+    quota: bool
+
+class PermissionError(Error, builtins.PermissionError): ...
+class ConnectionError(Error, builtins.ConnectionError): ...
+class NotFoundError(Error, LookupError): ...
+class InvalidRequestError(Error, ValueError): ...
+class UnsupportedError(Error): ...
+class BusyError(Error): ...
+class ExistsError(Error): ...
+
+class PlanError(Error, ValueError):
+    issue: str
+    a: int
+    b: Optional[int]
+    names: Tuple[Any, Any]
+
+class ModelError(Error, ValueError):
+    op: Optional[int]
+    tensor: Optional[int]
+
+def default_socket() -> str: ...
+
+class Buffer:
+    handle: int
+    address: int
+    size_per_bank: int
+    page_size: int
+    pitch: int
+    banks: int
+    refcount: int
+    region: int
+    device: int
+    name: Optional[str]
+    freed: bool
+    kind: str
+    cls: str
+    scope: str
+    client: Client
+    def free(self) -> None: ...
+    def bank_addresses(self) -> List[int]: ...
+    def __enter__(self) -> Buffer: ...
+    def __exit__(self, *exc: Any) -> bool: ...
+
+class Plan:
+    offsets: List[int]
+    arena: int
+    lower_bound: int
+    strategy: str
+    optimal: bool
+    iterations: int
+    plan_ms: float
+    plan_id: Optional[str]
+    cached: bool
+    precomputed: bool
+    tensors: Optional[Dict[str, int]]
+    @property
+    def gap(self) -> float: ...
+    @property
+    def gap_pct(self) -> float: ...
+
+def plan(buffers: Iterable[PlanBuffer], budget_ms: int = ..., seed: int = ..., *,
+         iterations: Optional[int] = ...) -> Plan: ...
+def validate(buffers: Iterable[PlanBuffer], offsets: Sequence[int]) -> int: ...
+def lower_bound(buffers: Iterable[PlanBuffer]) -> int: ...
+def model_name(text: str, default: str = ...) -> str: ...
+
+class Tensor(NamedTuple):
+    name: str
+    role: str
+    bytes: int
+    lifetime: Tuple[int, int]
+    alias_of: Optional[str]
+    alignment: int = ...
+    shape: Optional[Tuple[int, ...]] = ...
+    dtype: Optional[str] = ...
+
+class Op(NamedTuple):
+    name: Optional[str]
+    type: Optional[str]
+    inputs: Tuple[str, ...]
+    outputs: Tuple[str, ...]
+    inplace: bool
+
+class Model:
+    name: str
+    device: Optional[int]
+    scope: str
+    code_bytes: int
+    source: Optional[str]
+    tensors: List[Tensor]
+    ops: List[Op]
+    def __init__(self, name: str, tensors: Iterable[Any], ops: Iterable[Any], *,
+                 device: Optional[int] = ..., scope: str = ..., code_bytes: int = ...,
+                 source: Optional[str] = ...) -> None: ...
+    @classmethod
+    def from_yaml(cls, path: _Path) -> Model: ...
+    @classmethod
+    def from_yaml_string(cls, text: str, name: str = ...) -> Model: ...
+    @classmethod
+    def from_onnx(cls, model: Union[_Path, bytes, Any], *,
+                  dims: Optional[Mapping[str, int]] = ..., name: Optional[str] = ...) -> Model: ...
+    @classmethod
+    def from_torch(cls, module: Any, example_inputs: Any, *, training: bool = ...,
+                   tracer: str = ..., name: Optional[str] = ...) -> Model: ...
+    def tensor(self, name: str) -> Tensor: ...
+    def problem(self) -> List[Tuple[int, int, int, int]]: ...
+    def problem_tensors(self) -> List[str]: ...
+    def plan(self, budget_ms: int = ..., seed: int = ...) -> Plan: ...
+    def lower_bound(self) -> int: ...
+    @property
+    def weight_bytes(self) -> int: ...
+    @property
+    def activation_bytes(self) -> int: ...
+    @property
+    def placeholder_bytes(self) -> int: ...
+    def summary(self) -> Dict[str, int]: ...
+    def to_yaml(self, path: Optional[_Path] = ...) -> str: ...
+
+class Instance:
+    model: LoadedModel
+    instance_id: int
+    arena_handle: int
+    arena_address: int
+    arena_bytes: int
+    reused: bool
+    tensors: Dict[str, int]
+    handles: Dict[str, int]
+    released: bool
+    def release(self, free: bool = ...) -> None: ...
+    def __enter__(self) -> Instance: ...
+    def __exit__(self, *exc: Any) -> None: ...
+
+class LoadedModel:
+    client: Client
+    model: Model
+    model_id: int
+    name: str
+    device: int
+    arena: int
+    lower_bound: int
+    plan_id: str
+    strategy: str
+    plan_cached: bool
+    plan_optimal: bool
+    created: bool
+    users: int
+    code_address: int
+    code_bytes: int
+    const_address: int
+    const_bytes: int
+    weights: Dict[str, int]
+    offsets: Dict[str, int]
+    unloaded: bool
+    info: Dict[str, Any]
+    @property
+    def gap(self) -> float: ...
+    def create_instance(self) -> Instance: ...
+    def unload(self, force: bool = ...) -> None: ...
+    def __enter__(self) -> LoadedModel: ...
+    def __exit__(self, *exc: Any) -> None: ...
+
+class Client:
+    closed: bool
+    socket: Optional[str]
+    def __init__(self, socket: Optional[_Path] = ..., name: Optional[str] = ...) -> None: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Client: ...
+    def __exit__(self, *exc: Any) -> bool: ...
+    def session(self) -> Dict[str, Any]: ...
+    def reconnect(self, timeout_ms: int = ...) -> bool: ...
+    def alloc(self, device: int, cls: str, size: Optional[int] = ..., *, scope: str = ...,
+              page_size: int = ..., alignment: int = ..., banks: int = ...,
+              name: Optional[str] = ..., shared: bool = ...,
+              shape: Optional[Sequence[int]] = ..., dtype: Optional[str] = ...) -> Buffer: ...
+    def alloc_batch(self, requests: Iterable[Mapping[str, Any]]) -> List[Buffer]: ...
+    def free(self, handle: Union[int, Buffer]) -> None: ...
+    def free_batch(self, handles: Iterable[Union[int, Buffer]]) -> None: ...
+    def query(self, handle: Union[int, Buffer]) -> Dict[str, Any]: ...
+    def bank_addresses(self, handle: Union[int, Buffer]) -> List[int]: ...
+    def dump(self, device: Optional[int] = ..., *, detailed: bool = ...) -> Dict[str, Any]: ...
+    def plan(self, buffers: Iterable[PlanBuffer], budget_ms: int = ..., seed: int = ...,
+             offsets: Optional[Sequence[int]] = ...) -> Plan: ...
+    def load_model(self, model: Model, device: Optional[int] = ..., *, budget_ms: int = ...,
+                   seed: int = ..., offsets: Optional[Mapping[str, int]] = ...) -> LoadedModel: ...
+
+def connect(socket: Optional[_Path] = ..., name: Optional[str] = ...) -> Client: ...

@@ -1,0 +1,342 @@
+"""memd.Client against the real daemon: allocations, errors, dumps, threads."""
+import builtins
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+import memd
+from conftest import BUILD_ROOT, MEMCTL, spins_during
+
+MiB = 1 << 20
+
+
+def alloc_handles(doc):
+    return {a["handle"] for a in doc["allocations"]}
+
+
+def test_connect_explicit_env_and_context(daemon, monkeypatch):
+    with memd.connect(daemon.socket, name="ctx-test") as c:
+        assert not c.closed
+        assert c.socket == daemon.socket
+        info = c.session()
+        assert info["devices"] == 4 and info["session_id"] > 0
+        assert info["server_version"] == memd.__version__
+        sessions = [s for s in daemon.dump()["sessions"] if s["client"] == "ctx-test"]
+        assert [s["id"] for s in sessions] == [info["session_id"]]
+    assert c.closed
+    with pytest.raises(memd.ConnectionError):
+        c.alloc(0, "constant", 4096)
+    c.close()  # idempotent
+    monkeypatch.setenv("MEMD_SOCKET", daemon.socket)
+    with memd.connect() as c2:
+        assert c2.socket == daemon.socket
+    monkeypatch.setenv("MEMD_SOCKET", "")
+    assert memd.default_socket() == "/run/memd/memd.sock"
+
+
+def test_connect_failures_are_memd_errors(tmp_path):
+    missing = str(tmp_path / "nope.sock")
+    with pytest.raises(memd.ConnectionError) as e:
+        memd.connect(missing)
+    assert isinstance(e.value, builtins.ConnectionError) and isinstance(e.value, memd.Error)
+    assert missing in str(e.value) and e.value.errno == 2
+    (tmp_path / "plain").write_text("not a socket")
+    with pytest.raises(memd.ConnectionError):
+        memd.connect(str(tmp_path / "plain"))
+    with pytest.raises(TypeError):
+        memd.connect(42)
+    with pytest.raises(ValueError):
+        memd.connect("/tmp/x\0y")
+
+
+def test_alloc_fields_and_free(client, daemon):
+    b = client.alloc(0, "constant", 8 * MiB, page_size=2048, name="weights")
+    assert isinstance(b, memd.Buffer)
+    assert b.kind == "dram" and b.cls == "constant" and b.scope == "dram" and b.device == 0
+    assert b.banks == 12 and b.page_size == 2048 and b.pitch == 0 and b.name == "weights"
+    assert b.size_per_bank == 8 * MiB // 2048 // 12 * 2048 + 2048  # ceil(4096 pages / 12)
+    doc = daemon.dump()
+    rec = [a for a in doc["allocations"] if a["handle"] == b.handle]
+    assert rec and rec[0]["address"] == b.address and rec[0]["name"] == "weights"
+    assert rec[0]["region"] == doc["devices"][0]["bank_groups"][0]["regions"][b.region]["name"]
+    q = client.query(b)
+    assert q["address"] == b.address and q["size_per_bank"] == b.size_per_bank
+    assert q["cls"] == "constant" and q["pid"] == os.getpid()
+    addrs = b.bank_addresses()
+    assert len(addrs) == 12 and addrs == client.bank_addresses(b.handle)
+    group = doc["devices"][0]["bank_groups"][0]
+    assert group["kind"] == "dram" and group["banks"] == 12
+    b.free()
+    assert b.freed and b.handle not in alloc_handles(daemon.dump())
+    with pytest.raises(memd.NotFoundError):
+        b.free()
+    with pytest.raises(memd.NotFoundError) as e:
+        client.free(b.handle)
+    assert isinstance(e.value, LookupError) and e.value.errno == 2
+
+
+def test_directions_and_context_manager(client, daemon):
+    with client.alloc(2, "constant", 1 * MiB) as w, client.alloc(2, "internal", 1 * MiB) as a:
+        assert w.address < a.address  # constants bottom-up, activations top-down
+        assert {w.handle, a.handle} <= alloc_handles(daemon.dump())
+    assert w.freed and a.freed
+    assert not {w.handle, a.handle} & alloc_handles(daemon.dump())
+
+
+def test_shape_dtype_texture_and_sram(client):
+    with client.alloc(0, "placeholder", shape=[2, 3, 64], dtype="f16", banks=1) as b:
+        assert b.size_per_bank >= 2 * 3 * 64 * 2 and b.banks == 1
+    with client.alloc(3, "constant", shape=[16, 100], dtype="float32", scope="dram.texture") as t:
+        assert t.pitch >= 100 * 4 * 4 and t.pitch % 256 == 0
+    with client.alloc(0, "internal", 4096, scope="l1") as s:
+        assert s.kind == "sram"
+    with pytest.raises(memd.UnsupportedError):
+        client.alloc(1, "constant", 4096, scope="dram.texture")
+
+
+def test_out_of_memory_details(client):
+    data = [r for r in client.dump(2)["devices"][0]["bank_groups"][0]["regions"]
+            if r["name"] == "data"][0]
+    big = data["size"] * 6 // 10 // 4096 * 4096
+    with client.alloc(2, "constant", big):
+        with pytest.raises(memd.OutOfMemory) as e:
+            client.alloc(2, "internal", big)
+    err = e.value
+    assert isinstance(err, MemoryError) and isinstance(err, memd.Error) and err.errno == 12
+    assert err.requested == big and 0 < err.largest_free <= err.free < big
+    assert err.quota is False and err.cls == "internal" and err.kind == "dram"
+    assert err.region == data["index"] and err.device == 2
+    with pytest.raises(memd.InvalidRequestError):  # larger than the region: not "no room"
+        client.alloc(2, "constant", 1 << 50)
+
+
+def test_bad_arguments_raise_before_the_daemon(client):
+    bad = [
+        (TypeError, lambda: client.alloc(0, "constant")),                # no size
+        (ValueError, lambda: client.alloc(0, "weights", 4096)),          # unknown class
+        (ValueError, lambda: client.alloc(0, "constant", 4096, scope="hbm")),
+        (ValueError, lambda: client.alloc(0, "constant", -1)),
+        (ValueError, lambda: client.alloc(0, "constant", 0)),
+        (OverflowError, lambda: client.alloc(0, "constant", 1 << 64)),
+        (TypeError, lambda: client.alloc(0, "constant", 4096.0)),
+        (TypeError, lambda: client.alloc(0, "constant", True)),
+        (TypeError, lambda: client.alloc("0", "constant", 4096)),
+        (ValueError, lambda: client.alloc(0, "constant", 4096, alignment=3)),
+        (ValueError, lambda: client.alloc(0, "constant", 4096, shared=True)),
+        (ValueError, lambda: client.alloc(0, "constant", 4096, name="x" * 64)),
+        (ValueError, lambda: client.alloc(0, "constant", 4096, name="a\0b")),
+        (TypeError, lambda: client.alloc(0, "constant", 4096, shape=[4], dtype="f32")),
+        (ValueError, lambda: client.alloc(0, "constant", shape=[], dtype="f32")),
+        (ValueError, lambda: client.alloc(0, "constant", shape=[1, 2, 3, 4, 5], dtype="f32")),
+        (ValueError, lambda: client.alloc(0, "constant", shape=[4, 0], dtype="f32")),
+        (ValueError, lambda: client.alloc(0, "constant", shape=[4], dtype="f8")),
+        (TypeError, lambda: client.alloc(0, "constant", 4096, bogus=1)),
+        (ValueError, lambda: client.free(0)),
+        (TypeError, lambda: client.free("1")),
+        (TypeError, lambda: client.alloc_batch([("x",)])),
+        (TypeError, lambda: client.alloc_batch([{"device": 0, "cls": "constant", "size": 1,
+                                                 "colour": 2}])),
+        (TypeError, lambda: client.alloc_batch(5)),
+        (TypeError, lambda: client.dump(device="0")),
+    ]
+    for exc, call in bad:
+        with pytest.raises(exc):
+            call()
+    # The daemon's own refusals are memd errors, never a bare OSError.
+    with pytest.raises(memd.NotFoundError):
+        client.alloc(99, "constant", 4096)
+    with pytest.raises(memd.InvalidRequestError):
+        client.alloc(0, "constant", 4096, banks=1000)
+    assert client.session()["session_id"] > 0  # the connection survived all of it
+
+
+def test_alloc_batch_all_or_nothing(client, daemon):
+    before = alloc_handles(daemon.dump())
+    reqs = [{"device": 2, "cls": "internal", "size": 4096, "name": f"b{i}"} for i in range(5)]
+    bufs = client.alloc_batch(reqs)
+    assert [b.name for b in bufs] == [f"b{i}" for i in range(5)]
+    assert len({b.address for b in bufs}) == 5
+    client.free_batch(bufs)
+    with pytest.raises(memd.InvalidRequestError) as e:
+        client.alloc_batch(reqs[:2] + [{"device": 2, "cls": "internal", "size": 1 << 50}])
+    assert "record 2" in str(e.value)
+    assert alloc_handles(daemon.dump()) == before
+    assert client.alloc_batch([]) == []
+    b = client.alloc(2, "internal", 4096)
+    with pytest.raises(memd.NotFoundError):
+        client.free_batch([b.handle, 123456789])
+    assert b.handle in alloc_handles(daemon.dump())  # not freed: all or nothing
+    b.free()
+
+
+def test_shared_named_buffers_across_sessions(daemon):
+    with memd.connect(daemon.socket) as a, memd.connect(daemon.socket) as b:
+        x = a.alloc(0, "constant", MiB, name="shared.w", shared=True)
+        y = b.alloc(0, "constant", MiB, name="shared.w", shared=True)
+        assert x.handle == y.handle and x.address == y.address and y.refcount == 2
+        with pytest.raises(memd.ExistsError):
+            b.alloc(0, "constant", 2 * MiB, name="shared.w", shared=True)
+    assert x.handle not in alloc_handles(daemon.dump())
+
+
+def test_dump_is_memctl_dump_json(client, daemon):
+    keep = client.alloc(0, "constant", MiB, name="dumped")
+    doc = client.dump()
+    ref = daemon.dump()
+    volatile = {"now_ns", "age_s", "requests", "bytes_in", "bytes_out", "sessions_total",
+                "sessions", "connected_ns", "allocs", "frees"}
+
+    def strip(x):
+        if isinstance(x, dict):
+            return {k: strip(v) for k, v in x.items() if k not in volatile}
+        if isinstance(x, list):
+            return [strip(v) for v in x]
+        return x
+    assert doc["schema_version"] == 1
+    assert set(doc) == set(ref)
+    assert strip(doc["devices"]) == strip(ref["devices"])
+    assert strip(doc["allocations"]) == strip(ref["allocations"])
+    assert keep.handle in alloc_handles(doc)
+    one = client.dump(device=0, detailed=True)
+    assert [d["id"] for d in one["devices"]] == [0]
+    assert "blocks" in one["devices"][0]["bank_groups"][0]["regions"][1]
+    keep.free()
+
+
+def test_permission_error_for_another_sessions_handle(daemon, tmp_path):
+    with memd.connect(daemon.socket) as owner:
+        b = owner.alloc(2, "constant", 4096)
+        code = (f"import memd\nc = memd.connect({daemon.socket!r})\n"
+                f"try:\n    c.free({b.handle})\nexcept memd.PermissionError as e:\n"
+                f"    assert isinstance(e, PermissionError) and e.errno in (1, 13), e\n"
+                f"    print('refused', e)\nelse:\n    print('freed')\n")
+        env = dict(os.environ, PYTHONPATH=os.path.join(BUILD_ROOT, "python"))
+        if os.geteuid() == 0:
+            # root is memd's admin: the other session must be an ordinary user's.
+            os.chmod(daemon.socket, 0o666)
+            os.chmod(daemon.dir, 0o755)
+            import pwd
+            nobody = pwd.getpwnam("nobody")
+
+            def drop():
+                os.setgid(nobody.pw_gid)
+                os.setuid(nobody.pw_uid)
+            r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                               env=env, preexec_fn=drop, cwd="/", timeout=60)
+        else:
+            r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                               env=env, timeout=60)
+        assert r.returncode == 0 and r.stdout.startswith("refused"), r.stdout + r.stderr
+        assert b.handle in alloc_handles(daemon.dump())
+        b.free()
+
+
+def test_threads_share_one_client(client, daemon):
+    errors = []
+    handles = []
+    lock = threading.Lock()
+
+    def work(k):
+        try:
+            for i in range(100):
+                b = client.alloc(2, "internal", 4096 * (1 + i % 4), name=f"t{k}")
+                with lock:
+                    handles.append(b.handle)
+                if i % 3 == 0:
+                    b.free()
+                else:
+                    client.free(b.handle)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+    ts = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors
+    assert len(handles) == len(set(handles)) == 800
+    assert not set(handles) & alloc_handles(daemon.dump())
+
+
+def test_socket_calls_release_the_gil(client):
+    # A big plan in the daemon (via the socket): another Python thread keeps running.
+    bufs = [(i, i + 50, 1000 + (i * 7919) % 5000, 64) for i in range(3000)]
+    p, during = spins_during(lambda: client.plan(bufs, budget_ms=300, seed=7))
+    assert memd.validate(bufs, p.offsets) == p.arena
+    assert p.plan_id and not p.cached and p.arena >= p.lower_bound
+    assert during > 1000, "the other thread did not run while the client waited"
+    again = client.plan(bufs, budget_ms=300, seed=7)
+    assert again.cached and again.offsets == p.offsets
+
+
+def test_close_waits_for_calls_in_other_threads(daemon):
+    c = memd.connect(daemon.socket)
+    bufs = [(i, i + 40, 512 + (i * 31) % 4000) for i in range(2000)]
+    result = {}
+    calling = threading.Event()
+
+    def call():
+        try:
+            calling.set()
+            result["plan"] = c.plan(bufs, budget_ms=500, seed=3)
+        except Exception as e:  # pragma: no cover
+            result["error"] = e
+    t = threading.Thread(target=call)
+    t.start()
+    calling.wait()
+    time.sleep(0.1)  # the call is in the daemon (it plans for up to 500 ms)
+    c.close()  # marks closed; the connection stays until the call returns
+    t.join()
+    assert "plan" in result, result.get("error")
+    assert c.closed
+    with pytest.raises(memd.ConnectionError):
+        c.session()
+
+
+def test_daemon_gone_raises_connection_error_and_reconnect(own_daemon):
+    d = own_daemon()
+    c = memd.connect(d.socket)
+    b = c.alloc(0, "constant", 4096)
+    d.kill()
+    with pytest.raises(memd.ConnectionError) as e:
+        c.alloc(0, "constant", 4096)
+    assert isinstance(e.value, builtins.ConnectionError)
+    with pytest.raises(memd.ConnectionError):
+        c.free(b)  # the connection stays dead, cleanly
+    with pytest.raises(memd.ConnectionError):
+        c.reconnect()  # no daemon yet
+    d.start()
+    assert c.reconnect(timeout_ms=5000) is True
+    assert c.query(b.handle)["address"] == b.address  # the session came back with it
+    assert c.reconnect() is False  # alive: nothing to do
+    b.free()
+    c.close()
+    assert d.stop() == 0
+
+
+def test_memctl_and_python_agree_on_a_held_buffer(client, daemon):
+    with client.alloc(0, "constant", MiB, name="seen-by-memctl") as b:
+        out = subprocess.run([MEMCTL, "--socket", daemon.socket, "dump", "--json"],
+                             capture_output=True, text=True, check=True).stdout
+        rec = [a for a in json.loads(out)["allocations"] if a["handle"] == b.handle]
+        assert rec and rec[0]["name"] == "seen-by-memctl" and rec[0]["address"] == b.address
+
+
+def test_help_and_stubs_document_the_api():
+    doc = memd.__doc__
+    for word in ("connect", "alloc", "plan", "Model", "OutOfMemory"):
+        assert word in doc
+    for obj in (memd.connect, memd.plan, memd.validate, memd.Client.alloc, memd.Client.dump,
+                memd.Client.load_model, memd.Model.from_onnx, memd.Model.from_torch,
+                memd.Buffer.free, memd.OutOfMemory):
+        assert obj.__doc__ and len(obj.__doc__) > 40, obj
+    stub = os.path.join(os.path.dirname(memd.__file__), "__init__.pyi")
+    text = open(stub).read()
+    for name in memd.__all__:
+        assert name in text, f"{name} missing from the stubs"
+    assert os.path.exists(os.path.join(os.path.dirname(memd.__file__), "py.typed"))

@@ -1,0 +1,228 @@
+"""Model.from_onnx on hand-built graphs (onnx.helper), and memctl model import."""
+import os
+import subprocess
+
+import pytest
+
+import memd
+from conftest import MEMCTL
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper  # noqa: E402
+
+pytestmark = pytest.mark.onnx
+
+
+def vi(name, dtype, shape):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def init(name, dtype, dims):
+    n = 1
+    for d in dims:
+        n *= d
+    vals = [0] * n
+    return helper.make_tensor(name, dtype, dims, vals)
+
+
+def small_net(batch="N"):
+    """x[N,3,8,8] -> Conv(w,b) -> Relu -> Reshape(shape) -> MatMul(fw) -> Add(fb) -> Identity -> y"""
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("Constant", [], ["shape"], name="shape_const",
+                         value=helper.make_tensor("sv", TensorProto.INT64, [2], [-1, 256])),
+        helper.make_node("Reshape", ["r", "shape"], ["flat"], name="reshape"),
+        helper.make_node("MatMul", ["flat", "fw"], ["mm"], name="fc"),
+        helper.make_node("Add", ["mm", "fb"], ["logits"], name="bias"),
+        helper.make_node("Identity", ["logits"], ["y"], name="out"),
+    ]
+    graph = helper.make_graph(
+        nodes, "small-net", [vi("x", TensorProto.FLOAT, [batch, 3, 8, 8])],
+        [vi("y", TensorProto.FLOAT, [batch, 10])],
+        [init("w", TensorProto.FLOAT, [4, 3, 3, 3]), init("b", TensorProto.FLOAT, [4]),
+         init("fw", TensorProto.FLOAT16, [256, 10]), init("fb", TensorProto.FLOAT16, [10])])
+    # fp16 weights with fp32 activations would not type-check: make the tail fp16.
+    graph.node.insert(4, helper.make_node("Cast", ["flat"], ["flat16"], name="cast", to=10))
+    graph.node[5].input[0] = "flat16"
+    graph.node.append(helper.make_node("Cast", ["y16"], ["y32"], name="cast_back", to=1))
+    graph.node[-2].output[0] = "y16"
+    graph.node[-1].output[0] = "y"
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_roles_sizes_aliases_and_lifetimes():
+    m = memd.Model.from_onnx(small_net(), dims={"N": 2})
+    t = {x.name: x for x in m.tensors}
+    assert t["x"].role == "input" and t["x"].bytes == 2 * 3 * 8 * 8 * 4
+    assert t["w"].role == "weight" and t["w"].bytes == 4 * 27 * 4
+    assert t["fw"].bytes == 256 * 10 * 2  # float16
+    assert t["shape"].role == "weight" and t["shape"].bytes == 16  # Constant: int64 x 2
+    assert t["y"].role == "output" and t["y"].bytes == 2 * 10 * 4
+    assert t["c"].role == "activation" and t["c"].bytes == 2 * 4 * 64 * 4
+    assert t["flat"].alias_of == "r"  # Reshape: no new buffer
+    assert t["y16"].alias_of == "logits"  # Identity
+    assert m.tensor("r").lifetime == (1, 4)  # relu (op 1) .. cast (op 3) reads flat
+    assert m.tensor("c").lifetime == (0, 2)
+    ops = [o.name for o in m.ops]
+    assert "shape_const" not in ops and ops[0] == "conv"
+    assert [o.inplace for o in m.ops if o.name in ("reshape", "out")] == [True, True]
+    p = m.plan(budget_ms=20)
+    assert memd.validate(m.problem(), p.offsets) == p.arena
+    assert m.name == "small-net" and m.source is None
+
+
+def test_dynamic_dimensions_need_a_binding(tmp_path):
+    model = small_net()
+    with pytest.raises(memd.ModelError) as e:
+        memd.Model.from_onnx(model)
+    assert "'N'" in str(e.value) and "dims=" in str(e.value) and "'x'" in str(e.value)
+    with pytest.raises(ValueError):
+        memd.Model.from_onnx(model, dims={"batch": 2})  # no such dimension
+    with pytest.raises(ValueError):
+        memd.Model.from_onnx(model, dims={"N": 0})
+    fixed = memd.Model.from_onnx(small_net(batch=4))
+    assert fixed.tensor("x").bytes == 4 * 3 * 8 * 8 * 4
+    # from a file and from bytes: the same model
+    path = tmp_path / "net.onnx"
+    onnx.save(model, str(path))
+    a = memd.Model.from_onnx(str(path), dims={"N": 3})
+    b = memd.Model.from_onnx(path.read_bytes(), dims={"N": 3}, name="from-bytes")
+    assert [x[:5] for x in a.tensors] == [x[:5] for x in b.tensors]
+    assert a.name == "net" and b.name == "from-bytes"
+    assert model.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "N"  # untouched
+
+
+def test_unknown_shapes_and_bad_files(tmp_path):
+    # A value inference cannot size (NonZero: data-dependent length).
+    g = helper.make_graph([helper.make_node("NonZero", ["x"], ["nz"], name="nonzero"),
+                           helper.make_node("Transpose", ["nz"], ["y"], name="t")],
+                          "dyn", [vi("x", TensorProto.FLOAT, [4, 4])],
+                          [vi("y", TensorProto.INT64, ["n", 2])])
+    with pytest.raises(memd.ModelError) as e:
+        memd.Model.from_onnx(helper.make_model(g))
+    assert "nz" in str(e.value) and "nonzero" in str(e.value)
+    # Strings have no size.
+    g = helper.make_graph([helper.make_node("Identity", ["s"], ["t"])], "str",
+                          [vi("s", TensorProto.STRING, [2])], [vi("t", TensorProto.STRING, [2])])
+    with pytest.raises(memd.ModelError) as e:
+        memd.Model.from_onnx(helper.make_model(g))
+    assert "string" in str(e.value)
+    # Shape inference errors are ModelErrors, not crashes.
+    g = helper.make_graph([helper.make_node("Add", ["a", "b"], ["c"])], "bad",
+                          [vi("a", TensorProto.FLOAT, [2, 3]), vi("b", TensorProto.FLOAT, [4, 5])],
+                          [vi("c", TensorProto.FLOAT, [2, 3])])
+    with pytest.raises(memd.ModelError) as e:
+        memd.Model.from_onnx(helper.make_model(g))
+    assert "shape inference" in str(e.value)
+    junk = tmp_path / "junk.onnx"
+    junk.write_bytes(os.urandom(4096))
+    with pytest.raises(memd.ModelError):
+        memd.Model.from_onnx(str(junk))
+    empty = tmp_path / "empty.onnx"
+    empty.write_bytes(b"")
+    with pytest.raises(memd.ModelError):
+        memd.Model.from_onnx(str(empty))
+    with pytest.raises(FileNotFoundError):
+        memd.Model.from_onnx(str(tmp_path / "missing.onnx"))
+    with pytest.raises(TypeError):
+        memd.Model.from_onnx(42)
+
+
+def test_unused_outputs_subgraphs_and_io_edge_cases():
+    # MaxPool's unused Indices output still takes memory for one step; an input that is
+    # also an output is an in-out; an If reads an outer value inside its branches.
+    then_g = helper.make_graph([helper.make_node("Add", ["p", "k"], ["o1"])], "then", [],
+                               [vi("o1", TensorProto.FLOAT, [1, 1, 2, 2])])
+    else_g = helper.make_graph([helper.make_node("Sub", ["p", "k"], ["o2"])], "else", [],
+                               [vi("o2", TensorProto.FLOAT, [1, 1, 2, 2])])
+    nodes = [
+        helper.make_node("MaxPool", ["x"], ["p", "idx"], kernel_shape=[2, 2], strides=[2, 2],
+                         name="pool"),
+        helper.make_node("Relu", ["x"], ["k0"], name="relu"),
+        helper.make_node("MaxPool", ["k0"], ["k"], kernel_shape=[2, 2], strides=[2, 2],
+                         name="pool2"),
+        helper.make_node("If", ["cond"], ["z"], then_branch=then_g, else_branch=else_g,
+                         name="branch"),
+    ]
+    g = helper.make_graph(nodes, "edges", [vi("x", TensorProto.FLOAT, [1, 1, 4, 4]),
+                                           vi("cond", TensorProto.BOOL, [])],
+                          [vi("z", TensorProto.FLOAT, [1, 1, 2, 2]),
+                           vi("cond", TensorProto.BOOL, [])])
+    m = memd.Model.from_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]))
+    t = {x.name: x for x in m.tensors}
+    assert t["idx"].bytes == 4 * 8 and t["idx"].lifetime == (0, 1)
+    assert t["cond"].role == "inout"
+    branch = [o for o in m.ops if o.name == "branch"][0]
+    assert set(branch.inputs) == {"cond", "p", "k"}
+    assert t["p"].lifetime == (0, 4)  # read inside the If's branches (op 3)
+
+
+@pytest.mark.parametrize("dims", [None, "batch=2"])
+def test_memctl_model_import(tmp_path, daemon, dims):
+    model = small_net(batch="batch" if dims else 2)
+    src = tmp_path / "net.onnx"
+    onnx.save(model, str(src))
+    out = tmp_path / "net.yaml"
+    args = [MEMCTL, "model", "import", str(src), "-o", str(out)] + (["--dims", dims] if dims else [])
+    # Another python3 first on PATH must not matter: memctl runs the one it was built for.
+    env = dict(os.environ, PATH=f"{tmp_path}:{os.environ.get('PATH', '')}")
+    fake = tmp_path / "python3"
+    fake.write_text("#!/bin/sh\necho wrong python >&2\nexit 99\n")
+    fake.chmod(0o755)
+    r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "tensors" in r.stderr and "lower bound" in r.stderr
+    via_yaml = memd.Model.from_yaml(out)
+    direct = memd.Model.from_onnx(str(src), dims={"batch": 2} if dims else None)
+    assert [x[:6] for x in via_yaml.tensors] == [x[:6] for x in direct.tensors]
+    check = subprocess.run([MEMCTL, "model", "check", str(out)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    load = daemon.memctl("model", "load", str(out), "--instances", "1")
+    assert "arena" in load.stdout
+
+
+def test_memctl_model_import_errors(tmp_path):
+    src = tmp_path / "net.onnx"
+    onnx.save(small_net(), str(src))
+    r = subprocess.run([MEMCTL, "model", "import", str(src)], capture_output=True, text=True)
+    assert r.returncode == 1 and "dims" in r.stderr
+    r = subprocess.run([MEMCTL, "model", "import", str(src), "--dims", "N=x"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2
+    r = subprocess.run([MEMCTL, "model", "import", str(tmp_path / "none.onnx")],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "none.onnx" in r.stderr
+    r = subprocess.run([MEMCTL, "model", "import"], capture_output=True, text=True)
+    assert r.returncode == 2
+    r = subprocess.run([MEMCTL, "model", "import", str(src), "--dims", "N=2"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith("# memd model description")
+
+
+def test_damaged_files_are_model_errors_never_crashes():
+    # ONNX's C++ shape inference crashes on some damaged models (a Conv whose input lost
+    # dimensions...): the importer runs it in a child process, so every mutation of a
+    # valid model either imports or raises ModelError, and this process lives on.
+    import random
+    data = small_net(batch=2).SerializeToString()
+    rng = random.Random(20251124)
+    seen = {"ok": 0, "error": 0}
+    for _ in range(300):
+        b = bytearray(data)
+        for _ in range(rng.randint(1, 8)):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        try:
+            m = memd.Model.from_onnx(bytes(b))
+            assert memd.validate(m.problem(), m.plan(budget_ms=0).offsets) >= 0
+            seen["ok"] += 1
+        except memd.ModelError:
+            seen["error"] += 1
+    assert seen["ok"] > 10 and seen["error"] > 100, seen
+    # the crash case itself: a Conv on a rank-2 input
+    model = small_net(batch=2)
+    dims = model.graph.input[0].type.tensor_type.shape.dim
+    del dims[:2]
+    with pytest.raises(memd.ModelError) as e:
+        memd.Model.from_onnx(model)
+    assert "small-net" in str(e.value)

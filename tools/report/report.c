@@ -1,0 +1,29 @@
+/* memd reports: figures derived from a snapshot. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "report.h"
+
+double memd_report_fragmentation(const memclient_stats *st)
+{
+    if (st->free == 0)
+        return 0.0;
+    return 100.0 * (1.0 - (double)st->largest_free / (double)st->free);
+}
+
+double memd_report_gap_pct(uint64_t arena, uint64_t lower_bound)
+{
+    if (lower_bound == 0)
+        return 0.0;
+    return 100.0 * ((double)arena - (double)lower_bound) / (double)lower_bound;
+}
+
+const char *memd_report_region_name(const memclient_snapshot *s, uint32_t device,
+                                    memd_kind kind, uint32_t region, char *buf, size_t len)
+{
+    const memclient_region *r = memclient_snapshot_region(s, device, kind, region);
+    if (r)
+        return r->name;
+    snprintf(buf, len, "#%" PRIu32, region);
+    return buf;
+}
