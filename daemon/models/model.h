@@ -23,19 +23,19 @@ typedef struct memd_model_job memd_model_job;
 
 /* Handlers (dispatch.h conventions; PLAN may return MEMD_PENDING). */
 int memd_op_upload(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                         const uint8_t *p, memd_buf *out);
+                   const uint8_t *p, memd_buf *out);
 int memd_op_plan(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                       const uint8_t *p, memd_buf *out);
+                 const uint8_t *p, memd_buf *out);
 int memd_op_model_load(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                             const uint8_t *p, memd_buf *out);
+                       const uint8_t *p, memd_buf *out);
 int memd_op_model_unload(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                               const uint8_t *p, memd_buf *out);
+                         const uint8_t *p, memd_buf *out);
 int memd_op_model_info(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                             const uint8_t *p, memd_buf *out);
+                       const uint8_t *p, memd_buf *out);
 int memd_op_instance_create(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                                  const uint8_t *p, memd_buf *out);
+                            const uint8_t *p, memd_buf *out);
 int memd_op_instance_release(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                                   const uint8_t *p, memd_buf *out);
+                             const uint8_t *p, memd_buf *out);
 
 /* Shared names of the form "model:NAME:code|const" hold models' code and constants. A
  * plain ALLOC may not take one (it could squat on a model's name with another size and

@@ -142,7 +142,7 @@ static int reply(memd_state *st, const memd_wire_hdr *h, memd_buf *out, const me
 }
 
 int memd_op_instance_create(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                                  const uint8_t *p, memd_buf *out)
+                            const uint8_t *p, memd_buf *out)
 {
     memd_wire_ref ref;
     int ret;
@@ -172,7 +172,7 @@ int memd_op_instance_create(memd_state *st, memd_session *s, const memd_wire_hdr
 }
 
 int memd_op_instance_release(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                                   const uint8_t *p, memd_buf *out)
+                             const uint8_t *p, memd_buf *out)
 {
     memd_wire_ref ref;
     int ret;

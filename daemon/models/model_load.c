@@ -354,7 +354,7 @@ nomem:
 }
 
 int memd_op_model_load(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                             const uint8_t *p, memd_buf *out)
+                       const uint8_t *p, memd_buf *out)
 {
     memd_wire_error err = {0};
     memd_doc doc;
@@ -433,7 +433,7 @@ int memd_model_get_ref(memd_state *st, const memd_wire_hdr *h, const uint8_t *p,
 }
 
 int memd_op_model_unload(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                               const uint8_t *p, memd_buf *out)
+                         const uint8_t *p, memd_buf *out)
 {
     memd_wire_ref ref;
     int ret;
@@ -460,7 +460,7 @@ int memd_op_model_unload(memd_state *st, memd_session *s, const memd_wire_hdr *h
 }
 
 int memd_op_model_info(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                             const uint8_t *p, memd_buf *out)
+                       const uint8_t *p, memd_buf *out)
 {
     memd_wire_ref ref;
     int ret;

@@ -215,7 +215,7 @@ int memd_model_job_complete(memd_state *st, memd_model_job *j, memd_session **re
 /* ---- the request ---- */
 
 int memd_op_plan(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                       const uint8_t *p, memd_buf *out)
+                 const uint8_t *p, memd_buf *out)
 {
     memd_wire_error err = {0};
     memd_doc doc;

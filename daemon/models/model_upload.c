@@ -54,7 +54,7 @@ static int fail(memd_state *st, const memd_wire_hdr *h, memd_buf *out, memd_wire
 }
 
 int memd_op_upload(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                         const uint8_t *p, memd_buf *out)
+                   const uint8_t *p, memd_buf *out)
 {
     memd_wire_error err = {0};
     memd_wire_upload u;
