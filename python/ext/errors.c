@@ -1,0 +1,132 @@
+/* memd._memd: raising memd's exceptions, and the mapping of libmemclient's negative
+ * errnos onto them (module.c creates the types). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memdpy.h"
+
+memdpy_errors memdpy_err;
+
+/* ---- raising ---------------------------------------------------------------------- */
+
+static int set_attr_u64(PyObject *o, const char *name, uint64_t v)
+{
+    PyObject *x = PyLong_FromUnsignedLongLong(v);
+    if (!x)
+        return -1;
+    int r = PyObject_SetAttrString(o, name, x);
+    Py_DECREF(x);
+    return r;
+}
+
+static int set_attr_str(PyObject *o, const char *name, const char *v)
+{
+    PyObject *x = PyUnicode_DecodeUTF8(v, (Py_ssize_t)strlen(v), "replace");
+    if (!x)
+        return -1;
+    int r = PyObject_SetAttrString(o, name, x);
+    Py_DECREF(x);
+    return r;
+}
+
+/* Instantiates exc(message), sets .errno and .message, and raises it. For the OSError
+ * based types (PermissionError, ConnectionError) errno and strerror are OSError's own. */
+static PyObject *raise_with(PyObject *exc, int errnum, const char *msg, const memclient_error *e)
+{
+    PyObject *inst = PyObject_CallFunction(exc, "s", msg);
+    if (!inst)
+        return NULL;
+    bool ok = set_attr_u64(inst, "errno", (uint64_t)errnum) == 0 &&
+              set_attr_str(inst, "message", msg) == 0;
+    if (ok && PyObject_IsSubclass(exc, PyExc_OSError) == 1)
+        ok = set_attr_str(inst, "strerror", msg) == 0;
+    if (ok && e && (e->detail == MEMCLIENT_DETAIL_NOMEM || e->detail == MEMCLIENT_DETAIL_QUOTA))
+        ok = set_attr_u64(inst, "requested", e->requested) == 0 &&
+             set_attr_u64(inst, "size_per_bank", e->size_per_bank) == 0 &&
+             set_attr_u64(inst, "allocated", e->allocated) == 0 &&
+             set_attr_u64(inst, "free", e->free) == 0 &&
+             set_attr_u64(inst, "largest_free", e->largest_free) == 0 &&
+             set_attr_u64(inst, "device", e->device) == 0 &&
+             set_attr_u64(inst, "region", e->region) == 0 &&
+             set_attr_str(inst, "cls", memclient_class_name(e->cls)) == 0 &&
+             set_attr_str(inst, "kind", memclient_kind_name(e->kind)) == 0 &&
+             PyObject_SetAttrString(inst, "quota",
+                                    e->detail == MEMCLIENT_DETAIL_QUOTA ? Py_True : Py_False) == 0;
+    if (ok)
+        PyErr_SetObject(exc, inst);
+    Py_DECREF(inst);
+    return NULL;
+}
+
+PyObject *memdpy_raise_msg(PyObject *exc, int errnum, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return raise_with(exc, errnum, msg, NULL);
+}
+
+static PyObject *type_for(int err, bool at_connect)
+{
+    switch (err) {
+    case ENOMEM:
+    case EDQUOT:
+        return memdpy_err.oom;
+    case EPERM:
+    case EACCES:
+        return memdpy_err.perm;
+    case ENOENT:
+        return at_connect ? memdpy_err.conn : memdpy_err.notfound;
+    case ENODEV:
+        return memdpy_err.notfound;
+    case ECONNREFUSED:
+    case ECONNRESET:
+    case ECONNABORTED:
+    case EPIPE:
+    case ENOTCONN:
+    case EPROTO:
+    case EPROTONOSUPPORT:
+    case EBADMSG:
+    case ETIMEDOUT:
+    case ESTALE:
+    case EISCONN:
+    case ENOTSOCK:
+    case ENOTDIR:
+        return memdpy_err.conn;
+    case EINVAL:
+    case E2BIG:
+    case EMSGSIZE:
+    case EOVERFLOW:
+    case ENAMETOOLONG:
+    case EBADRQC:
+        return memdpy_err.invalid;
+    case EOPNOTSUPP:
+        return memdpy_err.unsupported;
+    case EBUSY:
+        return memdpy_err.busy;
+    case EEXIST:
+        return memdpy_err.exists;
+    default:
+        return memdpy_err.error;
+    }
+}
+
+PyObject *memdpy_raise(int err, const char *what, bool at_connect)
+{
+    if (err >= 0)
+        err = -EIO; /* never raise "success" */
+    memclient_error e;
+    memclient_last_error(&e);
+    bool ours = e.status == err && e.message[0];
+    char msg[512];
+    if (ours)
+        snprintf(msg, sizeof msg, "%s: %s", what, e.message);
+    else
+        snprintf(msg, sizeof msg, "%s: %s", what, memclient_strerror(err));
+    return raise_with(type_for(-err, at_connect), -err, msg, ours ? &e : NULL);
+}
+
