@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 #include <string.h>
+#include <time.h>
 
 #include "config.h"
 #include "log.h"
@@ -104,7 +105,11 @@ static void on_reload(uv_signal_t *h, int signum)
     memd_config cfg = {0};
     memd_error e = {0};
     char msg[1200];
-    memd_notify("RELOADING=1");
+    /* systemd matches RELOADING=1 to the reload it started by this timestamp. */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    memd_notifyf("RELOADING=1\nMONOTONIC_USEC=%llu",
+                 (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000);
     int rc = memd_config_load(srv->config_path, &cfg, &e);
     if (rc == 0)
         rc = memd_state_reload(srv->st, &cfg, &e);

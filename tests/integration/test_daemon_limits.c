@@ -130,6 +130,11 @@ START_TEST(reload_on_sighup)
 
     /* a raised limit applies to the session already connected */
     reload(&f, "max_allocs_per_session: 3", "wormhole_b0", "reloaded");
+    char note[256]; /* systemd's reload protocol (ExecReload in memd.service) */
+    ck_assert_int_ge(memd_fixture_next_notify(&f, note, sizeof note, 5000), 0);
+    ck_assert_msg(strstr(note, "RELOADING=1\nMONOTONIC_USEC="), "%s", note);
+    ck_assert_int_ge(memd_fixture_next_notify(&f, note, sizeof note, 5000), 0);
+    ck_assert_str_eq(note, "READY=1");
     ck_assert_int_eq(alloc_bytes(a, MEMD_CLASS_INTERNAL, 4096, NULL, NULL), 0);
     ck_assert_int_eq(alloc_bytes(a, MEMD_CLASS_INTERNAL, 4096, NULL, &err), -EMFILE);
 
