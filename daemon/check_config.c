@@ -1,5 +1,5 @@
 /* memd soc — `memd --check-config FILE [--json]`, like `nginx -t`: load the config and
- * every descriptor it names, build each device, then print the resulting memory map (or
+ * every descriptor it names, set up the daemon's state (devices, admin group), then print the resulting memory map (or
  * the first error as file:line:col: message). */
 #include <inttypes.h>
 #include <stdio.h>
@@ -8,6 +8,7 @@
 #include "check_config.h"
 #include "config.h"
 #include "json.h"
+#include "state.h"
 
 static const char *human(uint64_t v, char *buf, size_t cap)
 {
@@ -183,33 +184,43 @@ static void print_json(FILE *out, const memd_config *cfg)
     fprintf(out, "]}\n");
 }
 
+/* The error as the daemon would log it on errout and, with --json, as a document on out
+ * too, so a script reading out always gets JSON. */
+static void print_error(FILE *out, FILE *errout, const char *path, bool json,
+                        const memd_error *e)
+{
+    char line[sizeof(e->file) + sizeof(e->msg) + 32];
+    memd_error_format(e, line, sizeof(line));
+    fprintf(errout, "%s\nmemd: configuration file %s test failed\n", line, path);
+    if (!json)
+        return;
+    fprintf(out, "{\"config\":");
+    memd_json_str(out, path);
+    fprintf(out, ",\"error\":{\"file\":");
+    memd_json_str(out, e->file);
+    fprintf(out, ",\"line\":%u,\"column\":%u,\"message\":", e->line, e->column);
+    memd_json_str(out, e->msg);
+    fprintf(out, "}}\n");
+}
+
 int memd_check_config(const char *path, bool json, FILE *out, FILE *errout)
 {
     memd_config cfg;
     memd_error err;
     memset(&err, 0, sizeof(err));
-    char line[sizeof(err.file) + sizeof(err.msg) + 32];
     if (memd_config_load(path, &cfg, &err)) {
-        memd_error_format(&err, line, sizeof(line));
-        fprintf(errout, "%s\n", line);
-        fprintf(errout, "memd: configuration file %s test failed\n", path);
+        print_error(out, errout, path, json, &err);
         return 1;
     }
-    /* Building each device runs the engine's own checks and creates its allocators:
-     * exactly what the daemon will do at start-up. */
-    for (uint32_t i = 0; i < cfg.ndevices; i++) {
-        memd_device *d = NULL;
-        char msg[400] = "";
-        int rc = memd_device_create(&cfg.devices[i], &d, msg, sizeof(msg));
-        memd_device_destroy(d);
-        if (rc) {
-            fprintf(errout, "%s: device %" PRIu32 ": %s\n", path, cfg.devices[i].id,
-                    msg[0] ? msg : "cannot be created");
-            fprintf(errout, "memd: configuration file %s test failed\n", path);
-            memd_config_free(&cfg);
-            return 1;
-        }
+    /* The daemon's own start-up: every device built by the engine's checks, the admin
+     * group resolved. */
+    memd_state st;
+    if (memd_state_init(&st, &cfg, &err)) {
+        print_error(out, errout, path, json, &err);
+        memd_config_free(&cfg);
+        return 1;
     }
+    memd_state_fini(&st);
     if (json) {
         print_json(out, &cfg);
     } else {

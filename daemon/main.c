@@ -230,7 +230,7 @@ static int serve(const opts *o)
         }
     }
     if (code == 0) {
-        code = memd_server_run(&st, l.fd, sock, on_ready, NULL);
+        code = memd_server_run(&st, cfg.path, l.fd, sock, on_ready, NULL);
         l.fd = -1; /* closed with the loop's handle */
     }
     memd_listen_close(&l);

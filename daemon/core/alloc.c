@@ -176,14 +176,19 @@ static int engine_error(const memd_state *st, uint32_t dev, const memd_wire_allo
     case -EOVERFLOW:
         return memd_err_set(err, rc, "device %u (%s): %s %s buffer size overflows",
                             spec->id, spec->name, scope, cls);
-    case -EINVAL:
+    case -EINVAL: {
+        /* The engine's reason first (e.g. the group's bank count): the message may be
+         * cut at the wire's length, the echo of the request is the part to lose. */
+        char why[160];
+        memd_device_describe_error(st->devs[dev].dev, r, rc, why, sizeof why);
         return memd_err_set(err, rc,
-                            "device %u (%s): invalid %s %s request (bytes %llu, dtype %s, "
-                            "ndim %u, page size %llu, alignment %llu, banks %u)",
-                            spec->id, spec->name, scope, cls, (unsigned long long)w->bytes,
+                            "device %u: %s (%s %s, bytes %llu, dtype %s, ndim %u, page size "
+                            "%llu, alignment %llu, banks %u)",
+                            spec->id, why, scope, cls, (unsigned long long)w->bytes,
                             memd_dtype_name(r->dtype), w->ndim,
                             (unsigned long long)w->page_size, (unsigned long long)w->alignment,
                             w->banks);
+    }
     default:
         return memd_err_set(err, rc, "device %u (%s): %s %s allocation failed: %s", spec->id,
                             spec->name, scope, cls, strerror(-rc));

@@ -43,3 +43,24 @@ void memd_quota_sub(memd_state *st, uint32_t dev, uint32_t uid, uint64_t bytes)
     else
         *v -= bytes;
 }
+
+int memd_quota_recount(memd_state *st)
+{
+    memd_map m = {0};
+    for (size_t i = 0; i < st->handles.cap; i++) {
+        if (!st->handles.slots[i].key)
+            continue;
+        const memd_alloc *a = (const memd_alloc *)(uintptr_t)st->handles.slots[i].val;
+        uint64_t key = quota_key(a->dev, a->uid);
+        uint64_t *v = memd_map_get(&m, key);
+        if (v) {
+            *v += a->pl.size_per_bank;
+        } else if (memd_map_put(&m, key, a->pl.size_per_bank) < 0) {
+            memd_map_free(&m);
+            return -ENOMEM;
+        }
+    }
+    memd_map_free(&st->quota);
+    st->quota = m;
+    return 0;
+}

@@ -15,5 +15,8 @@ int memd_quota_reserve(memd_state *st, uint32_t dev, uint32_t uid);
 void memd_quota_add(memd_state *st, uint32_t dev, uint32_t uid, uint64_t bytes);
 /* Gives bytes back; the slot goes with the last byte (bytes 0 drops an unused slot). */
 void memd_quota_sub(memd_state *st, uint32_t dev, uint32_t uid, uint64_t bytes);
+/* Counts every allocation's bytes again, for a quota set while allocations live (a
+ * reload). 0, or -ENOMEM with the books unchanged. */
+int memd_quota_recount(memd_state *st);
 
 #endif

@@ -11,9 +11,7 @@
 #include "hooks.h"
 #include "session.h"
 
-/* "memd-admin" or "1234". An unknown group is an error: silently falling back to
- * "only root" would hide a typo that locks operators out. */
-static int resolve_group(const char *name, gid_t *out, memd_error *err)
+int memd_resolve_group(const char *name, gid_t *out, memd_error *err)
 {
     char *end;
     errno = 0;
@@ -44,7 +42,7 @@ int memd_state_init(memd_state *st, const memd_config *cfg, memd_error *err)
     memd_pool_init(&st->alloc_pool, sizeof(memd_alloc), 1024);
     memd_pool_init(&st->hold_pool, sizeof(memd_hold), 256);
     if (cfg->admin_group[0]) {
-        int rc = resolve_group(cfg->admin_group, &st->admin_gid, err);
+        int rc = memd_resolve_group(cfg->admin_group, &st->admin_gid, err);
         if (rc < 0)
             return rc;
         st->have_admin_gid = true;

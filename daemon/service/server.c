@@ -4,10 +4,13 @@
 #include <signal.h>
 #include <unistd.h>
 #include <string.h>
+#include <time.h>
 
+#include "config.h"
 #include "log.h"
 #include "model_work.h"
 #include "notify.h"
+#include "reload.h"
 #include "store.h"
 
 #define DRAIN_MS 5000 /* how long stopping waits for clients to take their replies */
@@ -53,6 +56,12 @@ static void on_drain_timeout(uv_timer_t *t)
         memd_conn_close(srv->conns);
 }
 
+/* High-water mark for unsent replies; at least one full reply must fit. */
+static size_t reply_backlog(const memd_state *st)
+{
+    return st->limits.max_reply_backlog ? st->limits.max_reply_backlog : (4u << 20);
+}
+
 static void stop(memd_server *srv, int signum)
 {
     if (srv->stopping)
@@ -67,6 +76,7 @@ static void stop(memd_server *srv, int signum)
     uv_close((uv_handle_t *)&srv->listener, NULL);
     uv_close((uv_handle_t *)&srv->sigterm, NULL);
     uv_close((uv_handle_t *)&srv->sigint, NULL);
+    uv_close((uv_handle_t *)&srv->sighup, NULL);
     if (srv->watchdog_on)
         uv_close((uv_handle_t *)&srv->watchdog, NULL);
     if (!srv->conns) {
@@ -86,10 +96,38 @@ static void on_signal(uv_signal_t *h, int signum)
     stop(h->data, signum);
 }
 
-int memd_server_run(memd_state *st, int listen_fd, const char *socket_path,
-                    void (*on_ready)(void *), void *ready_ctx)
+/* SIGHUP: re-read the config the daemon started with. A config that does not load, or
+ * would change what cannot change at run time, is logged and the running one kept. */
+static void on_reload(uv_signal_t *h, int signum)
 {
-    memd_server srv = {.st = st, .exit_code = 0};
+    (void)signum;
+    memd_server *srv = h->data;
+    memd_config cfg = {0};
+    memd_error e = {0};
+    char msg[1200];
+    /* systemd matches RELOADING=1 to the reload it started by this timestamp. */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    memd_notifyf("RELOADING=1\nMONOTONIC_USEC=%llu",
+                 (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000);
+    int rc = memd_config_load(srv->config_path, &cfg, &e);
+    if (rc == 0)
+        rc = memd_state_reload(srv->st, &cfg, &e);
+    if (rc < 0) {
+        memd_error_format(&e, msg, sizeof msg);
+        memd_log(LOG_ERR, "reload refused, keeping the running config: %s", msg);
+    } else {
+        srv->out_high = reply_backlog(srv->st);
+        memd_log(LOG_INFO, "reloaded %s", srv->config_path);
+    }
+    memd_config_free(&cfg);
+    memd_notify("READY=1");
+}
+
+int memd_server_run(memd_state *st, const char *config_path, int listen_fd,
+                    const char *socket_path, void (*on_ready)(void *), void *ready_ctx)
+{
+    memd_server srv = {.st = st, .config_path = config_path, .exit_code = 0};
     uv_loop_t loop;
     int rc = uv_loop_init(&loop);
     if (rc < 0) {
@@ -99,8 +137,7 @@ int memd_server_run(memd_state *st, int listen_fd, const char *socket_path,
     srv.loop = &loop;
     if (memd_model_work_attach(&srv) < 0)
         memd_log(LOG_WARNING, "no memory for the planning runner: plans run on the loop");
-    /* High-water mark for unsent replies; at least one full reply must fit. */
-    srv.out_high = st->limits.max_reply_backlog ? st->limits.max_reply_backlog : (4u << 20);
+    srv.out_high = reply_backlog(st);
     signal(SIGPIPE, SIG_IGN); /* a vanished client is an error value, not a signal */
 
     uv_pipe_init(&loop, &srv.listener, 0);
@@ -117,9 +154,11 @@ int memd_server_run(memd_state *st, int listen_fd, const char *socket_path,
     }
     uv_signal_init(&loop, &srv.sigterm);
     uv_signal_init(&loop, &srv.sigint);
-    srv.sigterm.data = srv.sigint.data = &srv;
+    uv_signal_init(&loop, &srv.sighup);
+    srv.sigterm.data = srv.sigint.data = srv.sighup.data = &srv;
     uv_signal_start(&srv.sigterm, on_signal, SIGTERM);
     uv_signal_start(&srv.sigint, on_signal, SIGINT);
+    uv_signal_start(&srv.sighup, on_reload, SIGHUP);
     uv_timer_init(&loop, &srv.drain);
     srv.drain.data = &srv;
     /* Always armed but unreferenced: it does not keep the loop alive by itself. */

@@ -1,5 +1,5 @@
 /* memd daemon — the single-threaded libuv service loop: listener, connections,
- * signals, the systemd watchdog.
+ * signals (SIGHUP reloads the config), the systemd watchdog.
  *
  * One loop pass, the way Redis does it in beforeSleep: every readable connection's frames
  * are dispatched, their replies gathered in the connection's out buffer but not written;
@@ -20,7 +20,8 @@ typedef struct memd_server {
     uv_loop_t *loop;
     memd_state *st;
     uv_pipe_t listener;
-    uv_signal_t sigterm, sigint;
+    const char *config_path;  /* re-read on SIGHUP */
+    uv_signal_t sigterm, sigint, sighup;
     uv_timer_t watchdog;
     uv_timer_t drain;         /* shutdown: gives clients a moment to take their replies */
     uv_timer_t store_tick;    /* state store: orphans to release, a failed flush to retry */
@@ -57,10 +58,11 @@ struct memd_conn {
     memd_conn *queue_next;
 };
 
-/* Runs the loop on an already listening fd until SIGTERM/SIGINT; returns the exit
- * code. on_ready is called once the loop is about to serve (readiness). */
-int memd_server_run(memd_state *st, int listen_fd, const char *socket_path,
-                    void (*on_ready)(void *), void *ready_ctx);
+/* Runs the loop on an already listening fd until SIGTERM/SIGINT, reloading
+ * config_path on SIGHUP; returns the exit code. on_ready is called once the loop is
+ * about to serve (readiness). */
+int memd_server_run(memd_state *st, const char *config_path, int listen_fd,
+                    const char *socket_path, void (*on_ready)(void *), void *ready_ctx);
 
 /* conn.c */
 void memd_conn_accept(memd_server *srv);

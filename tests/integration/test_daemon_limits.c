@@ -4,6 +4,7 @@
  * processes whose live allocations never overlap. */
 #include <errno.h>
 #include <grp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,17 +17,22 @@
 #include "daemon_fixture.h"
 #include "raw_client.h"
 
-/* A config with one wormhole_b0 device (id 0) and the given limits block. */
-static void start_with_limits(memd_fixture *f, const char *limits)
+/* A config with one device (id 0) of the given descriptor and limits block. */
+static void config_text(char *yaml, size_t len, const char *limits, const char *descriptor)
 {
-    char yaml[2048];
-    snprintf(yaml, sizeof yaml,
+    snprintf(yaml, len,
              "limits: {%s}\n"
              "devices:\n"
              "  - id: 0\n"
-             "    descriptor: %s/config/devices/wormhole_b0.yaml\n",
-             limits, memd_fixture_source_root());
-    memd_fixture_opts o = {.config_yaml = yaml};
+             "    descriptor: %s/config/devices/%s.yaml\n",
+             limits, memd_fixture_source_root(), descriptor);
+}
+
+static void start_with_limits(memd_fixture *f, const char *limits)
+{
+    char yaml[2048];
+    config_text(yaml, sizeof yaml, limits, "wormhole_b0");
+    memd_fixture_opts o = {.config_yaml = yaml, .capture_stderr = true};
     ck_assert_int_eq(memd_fixture_start(f, &o), 0);
 }
 
@@ -94,6 +100,70 @@ START_TEST(session_alloc_limit)
     ck_assert_int_eq(alloc_bytes(b, MEMD_CLASS_INTERNAL, 4096, NULL, NULL), 0);
     close(a);
     close(b);
+    ck_assert_int_eq(memd_fixture_stop(&f), 0);
+}
+END_TEST
+
+/* Rewrites f's config and sends SIGHUP; waits until memd's log says `expect`. */
+static void reload(memd_fixture *f, const char *limits, const char *descriptor,
+                   const char *expect)
+{
+    char yaml[2048], path[512];
+    config_text(yaml, sizeof yaml, limits, descriptor);
+    ck_assert_int_eq(memd_fixture_write_file(f, "memd.yaml", yaml, path, sizeof path), 0);
+    ck_assert_int_eq(kill(f->pid, SIGHUP), 0);
+    for (int i = 0; i < 500 && !strstr(memd_fixture_log(f), expect); i++)
+        usleep(10000);
+    ck_assert_msg(strstr(memd_fixture_log(f), expect), "no '%s' in:\n%s", expect,
+                  memd_fixture_log(f));
+}
+
+START_TEST(reload_on_sighup)
+{
+    memd_fixture f;
+    start_with_limits(&f, "max_allocs_per_session: 2");
+    int a = memd_fixture_connect(&f);
+    memd_wire_error err;
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(alloc_bytes(a, MEMD_CLASS_INTERNAL, 4096, NULL, NULL), 0);
+    ck_assert_int_eq(alloc_bytes(a, MEMD_CLASS_INTERNAL, 4096, NULL, &err), -EMFILE);
+
+    /* a raised limit applies to the session already connected */
+    reload(&f, "max_allocs_per_session: 3", "wormhole_b0", "reloaded");
+    char note[256]; /* systemd's reload protocol (ExecReload in memd.service) */
+    ck_assert_int_ge(memd_fixture_next_notify(&f, note, sizeof note, 5000), 0);
+    ck_assert_msg(strstr(note, "RELOADING=1\nMONOTONIC_USEC="), "%s", note);
+    ck_assert_int_ge(memd_fixture_next_notify(&f, note, sizeof note, 5000), 0);
+    ck_assert_str_eq(note, "READY=1");
+    ck_assert_int_eq(alloc_bytes(a, MEMD_CLASS_INTERNAL, 4096, NULL, NULL), 0);
+    ck_assert_int_eq(alloc_bytes(a, MEMD_CLASS_INTERNAL, 4096, NULL, &err), -EMFILE);
+
+    /* another device map is refused, naming what changed, and nothing of that
+     * config is taken: the limit stays 3, the device stays wormhole_b0 */
+    reload(&f, "max_allocs_per_session: 8", "gmem_tpu", "reload refused");
+    ck_assert_ptr_nonnull(strstr(memd_fixture_log(&f),
+                                 "device map changed: device 0 (wormhole_b0): name"));
+    ck_assert_int_eq(alloc_bytes(a, MEMD_CLASS_INTERNAL, 4096, NULL, &err), -EMFILE);
+    int b = memd_fixture_connect(&f);
+    ck_assert_int_eq(alloc_bytes(b, MEMD_CLASS_INTERNAL, 4096, NULL, NULL), 0);
+    close(a);
+    close(b);
+    ck_assert_int_eq(memd_fixture_stop(&f), 0);
+}
+END_TEST
+
+/* A quota set by a reload counts what is already held. */
+START_TEST(reload_sets_quota)
+{
+    memd_fixture f;
+    start_with_limits(&f, "max_sessions: 8");
+    int a = memd_fixture_connect(&f);
+    ck_assert_int_eq(alloc_bytes(a, MEMD_CLASS_INTERNAL, 48 << 10, NULL, NULL), 0);
+    reload(&f, "quota_per_uid: 64KiB", "wormhole_b0", "reloaded");
+    memd_wire_error err;
+    ck_assert_int_eq(alloc_bytes(a, MEMD_CLASS_INTERNAL, 32 << 10, NULL, &err), -EDQUOT);
+    ck_assert_int_eq(alloc_bytes(a, MEMD_CLASS_INTERNAL, 16 << 10, NULL, NULL), 0);
+    close(a);
     ck_assert_int_eq(memd_fixture_stop(&f), 0);
 }
 END_TEST
@@ -344,6 +414,8 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, session_limit);
     tcase_add_test(tc, session_alloc_limit);
     tcase_add_test(tc, uid_quota);
+    tcase_add_test(tc, reload_on_sighup);
+    tcase_add_test(tc, reload_sets_quota);
     tcase_add_test(tc, backpressure_slow_reader);
     tcase_add_test(tc, permissions_between_sessions);
     tcase_add_test(tc, concurrent_clients_never_overlap);

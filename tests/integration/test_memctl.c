@@ -1,7 +1,8 @@
 /* memctl, the built binary, against the real daemon: the JSON dump (checked by
  * check_memctl_json.py, including escaping of hostile names), the table, the three CSV
  * reports, Prometheus metrics, alloc --hold / SIGTERM, free, and the exit codes and
- * messages of every failure class (usage 2, cannot connect 3, permission 4, no memory 5).
+ * messages of every failure class (usage 2, cannot connect 3, permission 4, no memory 5),
+ * and the command-line forms an operator tried (help's sizes, --socket=PATH anywhere).
  *
  * memctl is $MEMCTL_BIN, else $MEMD_BUILD_ROOT/tools/memctl/memctl. */
 #include <errno.h>
@@ -380,6 +381,7 @@ START_TEST(alloc_and_free_failures)
     /* No such handle: 1. */
     ck_assert_int_eq(RUN("free", "987654321"), 1);
     ck_assert_ptr_nonnull(strstr(err, "987654321"));
+    ck_assert_msg(strstr(err, "no such allocation") && !strstr(err, "socket"), "%s", err);
 
     /* Permission: 4 (nobody frees root's buffer). */
     cu_open_socket_to_all(&f);
@@ -390,6 +392,61 @@ START_TEST(alloc_and_free_failures)
     /* Root (admin) may free it. */
     ck_assert_int_eq(RUN("free", handle), 0);
     ck_assert_ptr_nonnull(strstr(out, "freed handle"));
+}
+END_TEST
+
+/* Every size alloc --help lists is taken as a size (the daemon then refuses 13 banks:
+ * exit 1, not the usage error 2). */
+START_TEST(help_sizes_are_sizes)
+{
+    ck_assert_int_eq(RUN("alloc", "--help"), 0);
+    const char *sizes = strstr(out, "sizes");
+    ck_assert_ptr_nonnull(sizes);
+    sizes += strcspn(sizes, ":") + 1;
+    char list[128];
+    snprintf(list, sizeof list, "%.*s", (int)strcspn(sizes, "(.\n"), sizes);
+    int n = 0;
+    for (char *save, *tok = strtok_r(list, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+        ck_assert_msg(RUN("alloc", "--device", "0", "--class", "constant", "--size", tok,
+                          "--banks", "13", "--hold") == 1, "--size %s: %s", tok, err);
+        n++;
+    }
+    ck_assert_int_ge(n, 3);
+}
+END_TEST
+
+START_TEST(banks_over_the_device_name_its_limit)
+{
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--size", "4KiB",
+                         "--banks", "13", "--hold"), 1);
+    ck_assert_msg(strstr(err, "13 banks requested, but dram of device 'wormhole_b0' has 12"),
+                  "%s", err);
+}
+END_TEST
+
+/* --socket=PATH, and --socket in either form after the command. */
+START_TEST(socket_option_forms)
+{
+    char opt[200];
+    snprintf(opt, sizeof opt, "--socket=%s", f.socket_path);
+    ck_assert_int_eq(RUN(opt, "devices"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "wormhole_b0"));
+    ck_assert_int_eq(RUN("devices", opt), 0);
+    ck_assert_int_eq(RUN("--socket=/nonexistent/a.sock", "devices"), 3);
+    ck_assert_ptr_nonnull(strstr(err, "/nonexistent/a.sock"));
+    ck_assert_int_eq(RUN("devices", "--socket", "/nonexistent/b.sock"), 3);
+    ck_assert_ptr_nonnull(strstr(err, "/nonexistent/b.sock"));
+    ck_assert_int_eq(RUN("devices", "--socket"), 2);
+}
+END_TEST
+
+/* model check --help is help, not a file name; other options are usage errors. */
+START_TEST(model_subcommand_help)
+{
+    ck_assert_int_eq(RUN("model", "check", "--help"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "usage: memctl model check"));
+    ck_assert_int_eq(RUN("model", "list", "-h"), 0);
+    ck_assert_int_eq(RUN("model", "check", "--bogus"), 2);
 }
 END_TEST
 
@@ -450,6 +507,10 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, devices_sessions_metrics);
     tcase_add_test(tc, alloc_hold_then_sigterm);
     tcase_add_test(tc, alloc_and_free_failures);
+    tcase_add_test(tc, help_sizes_are_sizes);
+    tcase_add_test(tc, banks_over_the_device_name_its_limit);
+    tcase_add_test(tc, socket_option_forms);
+    tcase_add_test(tc, model_subcommand_help);
     tcase_add_test(tc, cannot_connect_names_the_path);
     tcase_add_test(tc, dump_watch_repeats_until_interrupted);
     suite_add_tcase(s, tc);

@@ -13,7 +13,7 @@ static uint64_t next_id = 100;
 
 /* DRAM: 4 banks x 1 MiB, code [0,64K) data [64K,960K) logging [960K,1M).
  * SRAM: 8 banks x 256K, reserved [0,16K) (not allocatable) buffers [16K,256K). */
-static void make_config(memd_config *cfg, memd_device_spec *spec, memd_limits lim)
+void make_config(memd_config *cfg, memd_device_spec *spec, memd_limits lim)
 {
     memset(cfg, 0, sizeof *cfg);
     memset(spec, 0, sizeof *spec);

@@ -24,6 +24,8 @@ extern memd_buf out;                /* replies, popped by pop() */
 extern memd_session sa, sb, sroot;  /* uids 1001 and 1002; root, admin */
 
 memd_limits default_limits(void);
+/* The config start() runs: DEV as spec (which must outlive cfg) and lim. */
+void make_config(memd_config *cfg, memd_device_spec *spec, memd_limits lim);
 void open_session(memd_session *s, uint32_t uid, bool admin);
 void start(memd_limits lim); /* the state on DEV, sessions sa, sb, sroot open */
 /* Check fixture hooks: start(default_limits()), and everything freed. */

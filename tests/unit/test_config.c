@@ -836,7 +836,21 @@ START_TEST(test_check_config_error)
         char *err;
         char *out = capture_check(path, json, &rc, &err);
         ck_assert_int_eq(rc, 1);
-        ck_assert_str_eq(out, "");
+        if (json) {
+            /* --json: the error as a document on stdout too */
+            const char *p = out;
+            jv *doc = jparse(&p);
+            ck_assert_msg(doc != NULL, "not JSON: %s", out);
+            const jv *e = jget(doc, "error");
+            ck_assert_str_eq(jget(doc, "config")->str, path);
+            ck_assert_str_eq(jget(e, "file")->str, file);
+            ck_assert_double_eq(jget(e, "line")->num, 9);
+            ck_assert_double_eq(jget(e, "column")->num, 29);
+            ck_assert_ptr_nonnull(strstr(jget(e, "message")->str, "overlaps region 'data'"));
+            jfree(doc);
+        } else {
+            ck_assert_str_eq(out, "");
+        }
         char want[4096];
         snprintf(want, sizeof(want),
                  "%s:9:29: region 'logging' [0x19000, 0x1a000) overlaps region 'data' [0x10000, 0x20000); "
@@ -848,6 +862,51 @@ START_TEST(test_check_config_error)
     }
     free(path);
     free(file);
+}
+END_TEST
+
+/* A file that cannot be read, with --json: still one JSON document on stdout. */
+START_TEST(test_check_config_missing_json)
+{
+    int rc;
+    char *err;
+    char *out = capture_check("/nonexistent/memd.yaml", true, &rc, &err);
+    ck_assert_int_eq(rc, 1);
+    const char *p = out;
+    jv *doc = jparse(&p);
+    ck_assert_msg(doc != NULL, "not JSON: %s", out);
+    ck_assert_str_eq(jget(doc, "config")->str, "/nonexistent/memd.yaml");
+    ck_assert_ptr_nonnull(strstr(jget(jget(doc, "error"), "message")->str, "No such file"));
+    ck_assert_ptr_nonnull(strstr(err, "test failed"));
+    jfree(doc);
+    free(out);
+    free(err);
+}
+END_TEST
+
+/* An admin group the daemon would refuse at start-up fails the check as well. */
+START_TEST(test_check_config_unknown_group)
+{
+    char dir[] = "/tmp/memd-test-config-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/memd.yaml", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "admin_group: memd-no-such-group-for-tests\ndevices:\n  - id: 0\n"
+               "    descriptor: %s/config/devices/wormhole_b0.yaml\n",
+            getenv("MEMD_SOURCE_ROOT"));
+    fclose(f);
+    int rc;
+    char *err;
+    char *out = capture_check(path, false, &rc, &err);
+    ck_assert_int_eq(rc, 1);
+    ck_assert_str_eq(out, "");
+    ck_assert_msg(strstr(err, "admin_group 'memd-no-such-group-for-tests': no such group"), "%s", err);
+    free(out);
+    free(err);
+    unlink(path);
+    rmdir(dir);
 }
 END_TEST
 
@@ -865,6 +924,8 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, test_check_config_table);
     tcase_add_test(tc, test_check_config_json);
     tcase_add_test(tc, test_check_config_error);
+    tcase_add_test(tc, test_check_config_missing_json);
+    tcase_add_test(tc, test_check_config_unknown_group);
     suite_add_tcase(s, tc);
     if (have_shared()) {
         TCase *tt = tcase_create("tt-metal");

@@ -10,6 +10,7 @@
 #include "check_main.h"
 #include "dispatch_fixture.h"
 #include "frames.h"
+#include "reload.h"
 
 /* ---- tests ---- */
 
@@ -531,6 +532,38 @@ START_TEST(dump_records)
 }
 END_TEST
 
+/* A reload takes limits and the admin group, refuses another device map or an unknown
+ * group, and then changes nothing. */
+START_TEST(reload_limits_not_devices)
+{
+    memd_config cfg;
+    memd_device_spec spec;
+    memd_limits lim = default_limits();
+    lim.max_allocs_per_session = 5;
+    lim.max_frame = 4096;
+    make_config(&cfg, &spec, lim);
+    memd_error e = {0};
+    spec.groups[MEMD_KIND_SRAM].bank_size *= 2;
+    ck_assert_int_eq(memd_state_reload(&st, &cfg, &e), -EBUSY);
+    ck_assert_str_eq(e.msg, "device map changed: device 7 (testdev): sram bank_size");
+    spec.groups[MEMD_KIND_SRAM].bank_size /= 2;
+    spec.policy[MEMD_KIND_DRAM][MEMD_CLASS_CODE].dir ^= 1;
+    ck_assert_int_eq(memd_state_reload(&st, &cfg, &e), -EBUSY);
+    ck_assert_str_eq(e.msg, "device map changed: device 7 (testdev): dram class policy");
+    spec.policy[MEMD_KIND_DRAM][MEMD_CLASS_CODE].dir ^= 1;
+    strcpy(cfg.admin_group, "memd-unit-no-such-group");
+    ck_assert_int_eq(memd_state_reload(&st, &cfg, &e), -ENOENT);
+    ck_assert_uint_eq(st.limits.max_allocs_per_session, default_limits().max_allocs_per_session);
+    strcpy(cfg.admin_group, "4242");
+    ck_assert_int_eq(memd_state_reload(&st, &cfg, &e), 0);
+    ck_assert_uint_eq(st.limits.max_allocs_per_session, 5);
+    ck_assert(st.have_admin_gid);
+    ck_assert_uint_eq(st.admin_gid, 4242);
+    /* clients learned max_frame in HELLO: it stays until a restart */
+    ck_assert_uint_eq(st.limits.max_frame, default_limits().max_frame);
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("dispatch");
@@ -541,6 +574,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, permissions);
     tcase_add_test(tc, model_names_reserved);
     tcase_add_test(tc, admin_group_member);
+    tcase_add_test(tc, reload_limits_not_devices);
     tcase_add_test(tc, close_releases_everything);
     tcase_add_test(tc, shared_names_refcount);
     tcase_add_test(tc, alloc_batch_all_or_nothing);

@@ -1,4 +1,4 @@
-/* memctl — entry point: global options, then one subcommand. */
+/* memctl — entry point: global options (before or after the subcommand), then one subcommand. */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,7 +14,7 @@ typedef struct memctl_cmd {
 static const memctl_cmd cmds[] = {
     {"plan", memctl_cmd_plan, "plan INPUT.csv [--output OUT.csv] [--budget-ms MS] [--seed S]"},
     {"dump", memctl_cmd_dump, "dump [--device N] [--json | --csv --report NAME] [--detailed] [--watch SEC]"},
-    {"alloc", memctl_cmd_alloc, "alloc --device N --class C (--size BYTES | --dtype T --shape D0xD1) [--scope S] [--name N [--shared]] [--page-size B] [--align A] [--banks N] --hold"},
+    {"alloc", memctl_cmd_alloc, "alloc --device N --class C (--size SIZE | --dtype T --shape D0xD1) [--scope S] [--name N [--shared]] [--page-size B] [--align A] [--banks N] --hold"},
     {"free", memctl_cmd_free, "free HANDLE"},
     {"devices", memctl_cmd_devices, "devices"},
     {"sessions", memctl_cmd_sessions, "sessions"},
@@ -25,11 +25,34 @@ static const memctl_cmd cmds[] = {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: memctl [--socket PATH] COMMAND [ARGS]\n\ncommands:\n");
+    fprintf(f, "usage: memctl [--socket PATH] COMMAND [ARGS]\n"
+               "  (--socket PATH, or --socket=PATH, may also follow the command)\n\ncommands:\n");
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
         fprintf(f, "  %s\n", cmds[i].usage);
     fprintf(f, "\nexit codes: 0 ok, 1 failed, 2 usage, 3 cannot connect, 4 permission denied, "
                "5 out of device memory\n");
+}
+
+/* argv[*i] is --socket PATH or --socket=PATH: takes the path (advancing *i past it)
+ * and returns 1; 0 for any other argument; -1 when the path is missing. */
+static int socket_opt(int argc, char **argv, int *i, memctl_globals *g)
+{
+    const char *a = argv[*i];
+    if (!strncmp(a, "--socket=", 9)) {
+        g->socket_path = a + 9;
+    } else if (!strcmp(a, "--socket")) {
+        if (*i + 1 >= argc)
+            g->socket_path = "";
+        else
+            g->socket_path = argv[++*i];
+    } else {
+        return 0;
+    }
+    if (!*g->socket_path) {
+        fprintf(stderr, "memctl: --socket needs a path\n");
+        return -1;
+    }
+    return 1;
 }
 
 int main(int argc, char **argv)
@@ -37,13 +60,12 @@ int main(int argc, char **argv)
     memctl_globals g = {0};
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
-        if (!strcmp(argv[i], "--socket")) {
-            if (++i >= argc) {
-                fprintf(stderr, "memctl: --socket needs a path\n");
-                return 2;
-            }
-            g.socket_path = argv[i];
-        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+        int r = socket_opt(argc, argv, &i, &g);
+        if (r < 0)
+            return 2;
+        if (r)
+            continue;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             return 0;
         } else if (!strcmp(argv[i], "--version")) {
@@ -59,9 +81,19 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    /* --socket may also follow the subcommand: take it out of the subcommand's argv. */
+    int n = i + 1;
+    for (int j = i + 1; j < argc; j++) {
+        int r = socket_opt(argc, argv, &j, &g);
+        if (r < 0)
+            return 2;
+        if (!r)
+            argv[n++] = argv[j];
+    }
+    argv[n] = NULL;
     for (size_t c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++)
         if (!strcmp(argv[i], cmds[c].name))
-            return cmds[c].fn(&g, argc - i, argv + i);
+            return cmds[c].fn(&g, n - i, argv + i);
     fprintf(stderr, "memctl: unknown command '%s'\n", argv[i]);
     usage(stderr);
     return 2;

@@ -2,7 +2,7 @@
 #ifndef MEMD_CLIENT_MEMCTL_H
 #define MEMD_CLIENT_MEMCTL_H
 
-/* Options every subcommand may need, parsed by memctl.c before the subcommand. */
+/* Options every subcommand may need, parsed by memctl.c before or after the subcommand. */
 typedef struct memctl_globals {
     const char *socket_path; /* --socket, or NULL: $MEMD_SOCKET, then the default */
 } memctl_globals;

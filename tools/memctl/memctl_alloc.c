@@ -10,12 +10,13 @@
 #include "memctl_service.h"
 
 static const char alloc_usage[] =
-    "usage: memctl alloc --device N --class C (--size BYTES | --dtype T --shape D0xD1..)\n"
+    "usage: memctl alloc --device N --class C (--size SIZE | --dtype T --shape D0xD1..)\n"
     "                    [--scope S] [--name NAME [--shared]] [--page-size B] [--align A]\n"
     "                    [--banks N] --hold\n"
     "  class: code, constant, placeholder, internal, logging\n"
     "  scope: dram (global, default), sram (l1), dram.texture\n"
-    "  sizes take units: 4096, 4KiB, 1MiB, 2GB ...\n"
+    "  sizes: 4096, 0x1000, 4KiB, 1MiB, 2GiB (or K, M, G, T: powers of 1024; KB, GB\n"
+    "         and fractions are refused as ambiguous)\n"
     "  prints the buffer as key=value on one line, holds it until SIGINT/SIGTERM, frees it\n";
 
 static int parse_shape(const char *v, memclient_alloc_req *r)
@@ -63,7 +64,7 @@ static int alloc_option(const char *a, const char *v, memclient_alloc_req *r, ch
         int e = memctl_parse_size(v, &r->bytes);
         if (e < 0 || r->bytes == 0)
             return memctl_bad_value(cmd, a, v, e == -ERANGE ? "too large"
-                                    : "a positive size in bytes, e.g. 4096 or 4KiB");
+                                    : "a positive size, e.g. 4096, 4KiB or 2GiB; KB/GB are ambiguous");
         seen->size = true;
     } else if (!strcmp(a, "--page-size")) {
         if (memctl_parse_size(v, &r->page_size) < 0)

@@ -49,7 +49,7 @@ static void print_tensors(const memd_model_yaml *y, const memclient_tensor_info 
 
 static int cmd_check(int argc, char **argv)
 {
-    if (argc != 2) {
+    if (argc != 2 || argv[1][0] == '-') {
         fputs(USAGE, stderr);
         return MEMCTL_EXIT_USAGE;
     }
@@ -276,6 +276,13 @@ int memctl_cmd_model(const memctl_globals *g, int argc, char **argv)
         fputs(USAGE, argc < 2 ? stderr : stdout);
         return argc < 2 ? MEMCTL_EXIT_USAGE : 0;
     }
+    /* import has its own help; the others share this one (check must not take --help
+     * for a file name). */
+    for (int i = 2; strcmp(argv[1], "import") && i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(USAGE, stdout);
+            return 0;
+        }
     if (!strcmp(argv[1], "check"))
         return cmd_check(argc - 1, argv + 1);
     if (!strcmp(argv[1], "load"))

@@ -26,7 +26,7 @@ enum {
  * path and why and returns MEMCTL_EXIT_CONNECT. */
 int memctl_connect(const memctl_globals *g, memclient **out);
 
-/* Prints "memctl CMD: what: <meaning of err>" and the library's last error detail, with
+/* Once connected: prints "memctl CMD: what: <meaning of err>" and the last error detail, with
  * the out-of-memory record when there is one (c, if not NULL, is used to name the
  * region), and returns the exit code for err. */
 int memctl_fail(memclient *c, const char *cmd, const char *what, int err);

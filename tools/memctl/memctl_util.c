@@ -42,12 +42,14 @@ static int exit_code(int err)
 
 int memctl_fail(memclient *c, const char *cmd, const char *what, int err)
 {
+    /* The code's meaning first (what a script or a person acts on), then the specifics.
+     * memctl fails this way only once connected, so -ENOENT came from the daemon: the
+     * library's "or no socket at that path" would send the operator the wrong way. */
+    const char *meaning = err == -ENOENT ? "no such allocation" : memclient_strerror(err);
     memclient_error e;
     memclient_last_error(&e);
     if (e.status != err) /* the library did not record this one: say what we know */
-        snprintf(e.message, sizeof(e.message), "%s", memclient_strerror(err));
-    /* The code's meaning first (what a script or a person acts on), then the specifics. */
-    const char *meaning = memclient_strerror(err);
+        snprintf(e.message, sizeof(e.message), "%s", meaning);
     if (!strcmp(e.message, meaning))
         fprintf(stderr, "memctl %s: %s: %s\n", cmd, what, meaning);
     else
