@@ -13,8 +13,8 @@
 #define PLAN_EDGE_CAP 6000000u
 /* The exact search pays O(n) per node: only for problems where a node stays cheap. */
 #define PLAN_SEARCH_MAX_N 3000u
-/* The offset-list placer is quadratic: above this, without a sparse graph, only the
- * time-ordered greedy runs. */
+/* The offset-list placer is quadratic: above this, without a sparse graph, the placers
+ * use the time blocks. */
 #define PLAN_LIST_MAX_N 20000u
 
 enum plan_order {
@@ -165,6 +165,7 @@ typedef struct solver {
     plan_graph g;
     const plan_graph *pg; /* the placers' graph, or NULL: offset-list mode */
     bool searchable;      /* the exact search may run */
+    bool tree;            /* placers over time blocks (no graph, too big for a list) */
     plan_placer pl;
     uint64_t *off, *key;
     uint32_t *order, *best_order;
@@ -172,8 +173,8 @@ typedef struct solver {
     uint64_t run_ns;        /* with a clock: duration of the last placer run */
 } solver;
 
-/* Too big for either placer within a second: the time-ordered greedy only. */
-static int sweep_only(solver *s)
+/* The time-ordered greedy: cheap, a first plan early on problems too big for the graph. */
+static int sweep(solver *s)
 {
     static const char *const names[2] = {"sweep-first", "sweep-best"};
     for (int fit = 0; fit < 2; fit++) {
@@ -213,7 +214,8 @@ static void place_order(solver *s, int ord)
  * out early. Load keys cost a sort: computed when their order comes up. -ENOMEM. */
 static int greedy_portfolio(solver *s)
 {
-    int rc = plan_placer_init(&s->pl, s->b, s->n, s->pg);
+    int rc = s->tree ? plan_placer_init_tree(&s->pl, s->b, s->n)
+                     : plan_placer_init(&s->pl, s->b, s->n, s->pg);
     if (rc)
         return rc;
     uint64_t *load = malloc(s->n * sizeof(*load));
@@ -278,8 +280,9 @@ static int solve(solver *s, uint64_t seed, memd_plan_result *res)
     for (size_t i = 0; i < n; i++)
         s->npinned += s->b[i].pinned;
     s->searchable = s->npinned == 0 && n <= PLAN_SEARCH_MAX_N && edges <= PLAN_EDGE_CAP;
-    if (!graph_placer && n > PLAN_LIST_MAX_N)
-        return sweep_only(s);
+    s->tree = !graph_placer && n > PLAN_LIST_MAX_N;
+    if (s->tree && (rc = sweep(s)) != 0)
+        return rc;
     if (graph_placer || s->searchable) {
         rc = plan_graph_build(s->b, n, &s->g);
         if (rc)
@@ -287,7 +290,8 @@ static int solve(solver *s, uint64_t seed, memd_plan_result *res)
     }
     s->pg = graph_placer ? &s->g : NULL;
     rc = greedy_portfolio(s);
-    return rc ? rc : improve(s, seed, res);
+    /* The local search re-places with the list placer: too slow at this size. */
+    return rc || s->tree ? rc : improve(s, seed, res);
 }
 
 /* The result, and a last check: a planner bug must never hand out an overlapping plan. */

@@ -36,12 +36,30 @@ int plan_placer_init(plan_placer *p, const memd_plan_buffer *b, size_t n, const 
     return 0;
 }
 
+int plan_placer_init_tree(plan_placer *p, const memd_plan_buffer *b, size_t n)
+{
+    memset(p, 0, sizeof(*p));
+    p->b = b;
+    p->n = n;
+    size_t nn = n ? n : 1;
+    p->pos = malloc(nn * sizeof(*p->pos));
+    p->pairs = malloc(2 * nn * sizeof(*p->pairs));
+    int rc = plan_blocks_new(b, n, &p->t);
+    if (rc == 0 && (!p->pos || !p->pairs))
+        rc = -ENOMEM;
+    if (rc)
+        plan_placer_free(p);
+    return rc;
+}
+
 void plan_placer_free(plan_placer *p)
 {
+    plan_blocks_free(p->t);
     free(p->pairs);
     free(p->pos);
     free(p->lst);
     free(p->work);
+    p->t = NULL;
     p->pairs = NULL;
     p->pos = NULL;
     p->lst = NULL;
@@ -131,11 +149,44 @@ static uint64_t fit_gap(const uint64_t *pairs, size_t np, uint64_t size, uint64_
     return best != UINT64_MAX ? best : plan_align_up(reach, align);
 }
 
-static uint64_t place_graph(plan_placer *p, const uint32_t *order, size_t from, bool best_fit,
-                            uint64_t *off)
+/* The (offset, end) pairs of x's neighbours placed before position k, in p->pairs;
+ * *sorted when they are in offset order already. */
+static size_t gather(plan_placer *p, uint32_t x, size_t k, const uint64_t *off, bool *sorted)
 {
     const memd_plan_buffer *b = p->b;
+    size_t np = 0;
+    if (p->t) {
+        size_t m;
+        const uint32_t *ids = plan_blocks_overlapping(p->t, x, off, &m, sorted);
+        for (size_t i = 0; i < m; i++, np++) {
+            p->pairs[2 * np] = off[ids[i]];
+            p->pairs[2 * np + 1] = off[ids[i]] + b[ids[i]].size;
+        }
+        return np;
+    }
+    *sorted = false;
     const plan_graph *g = p->g;
+    for (size_t e = g->off[x]; e < g->off[x + 1]; e++) {
+        uint32_t y = g->adj[e];
+        if (p->pos[y] < k) {
+            p->pairs[2 * np] = off[y];
+            p->pairs[2 * np + 1] = off[y] + b[y].size;
+            np++;
+        }
+    }
+    return np;
+}
+
+/* Graph and block modes. The blocks hold exactly order[0..k) while order[k] is placed. */
+static uint64_t place_neighbours(plan_placer *p, const uint32_t *order, size_t from,
+                                 bool best_fit, uint64_t *off)
+{
+    const memd_plan_buffer *b = p->b;
+    if (p->t) {
+        plan_blocks_clear(p->t);
+        for (size_t k = 0; k < from; k++)
+            plan_blocks_insert(p->t, order[k], off);
+    }
     uint64_t top = 0;
     for (size_t k = from; k < p->n; k++) {
         uint32_t x = order[k];
@@ -144,20 +195,16 @@ static uint64_t place_graph(plan_placer *p, const uint32_t *order, size_t from, 
         } else if (b[x].size == 0) {
             off[x] = 0;
         } else {
-            size_t np = 0;
-            for (size_t e = g->off[x]; e < g->off[x + 1]; e++) {
-                uint32_t y = g->adj[e];
-                if (p->pos[y] < k) {
-                    p->pairs[2 * np] = off[y];
-                    p->pairs[2 * np + 1] = off[y] + b[y].size;
-                    np++;
-                }
-            }
-            pairs_sort(p->pairs, np);
+            bool sorted;
+            size_t np = gather(p, x, k, off, &sorted);
+            if (!sorted)
+                pairs_sort(p->pairs, np);
             off[x] = fit_gap(p->pairs, np, b[x].size, b[x].align ? b[x].align : 1, best_fit);
         }
         if (off[x] + b[x].size > top)
             top = off[x] + b[x].size;
+        if (p->t)
+            plan_blocks_insert(p->t, x, off);
     }
     return top;
 }
@@ -236,8 +283,8 @@ static uint64_t place_list(plan_placer *p, const uint32_t *order, size_t from, b
 uint64_t plan_place_range(plan_placer *p, const uint32_t *order, size_t from, bool best_fit,
                           uint64_t *off)
 {
-    return p->g ? place_graph(p, order, from, best_fit, off)
-                : place_list(p, order, from, best_fit, off);
+    return p->g || p->t ? place_neighbours(p, order, from, best_fit, off)
+                        : place_list(p, order, from, best_fit, off);
 }
 
 /* ---- greedy over time ---- */
