@@ -8,11 +8,9 @@
 #include "bisect.h"
 #include "plan_internal.h"
 
-/* Queries spanning fewer blocks merge the blocks' sorted lists. */
-#define PLAN_BLOCKS_MERGE 8
-
 typedef struct entry {
-    uint32_t lo, hi, id; /* lifetime as time ranks [lo, hi) */
+    uint32_t id;     /* first: plan_off_at_or_below reads it */
+    uint32_t lo, hi; /* lifetime as time ranks [lo, hi) */
 } entry;
 
 struct plan_blocks {
@@ -23,6 +21,7 @@ struct plan_blocks {
     entry *ent;
     uint32_t *mark;     /* per buffer: dedupe stamps */
     uint32_t *ids, *tmp; /* query results, merge scratch */
+    size_t *run;         /* query: starts of the blocks' sorted runs in ids */
     uint32_t stamp;
 };
 
@@ -79,7 +78,8 @@ int plan_blocks_new(const memd_plan_buffer *b, size_t n, plan_blocks **out)
         goto fail;
     t->base = calloc(t->nblk + 1, sizeof(*t->base));
     t->cnt = calloc(t->nblk, sizeof(*t->cnt));
-    if (!t->base || !t->cnt)
+    t->run = malloc((t->nblk + 1) * sizeof(*t->run));
+    if (!t->base || !t->cnt || !t->run)
         goto fail;
     for (size_t i = 0; i < n; i++)
         if (t->hi[i] > t->lo[i])
@@ -109,6 +109,7 @@ void plan_blocks_free(plan_blocks *t)
     free(t->mark);
     free(t->ids);
     free(t->tmp);
+    free(t->run);
     free(t);
 }
 
@@ -117,27 +118,16 @@ void plan_blocks_clear(plan_blocks *t)
     memset(t->cnt, 0, t->nblk * sizeof(*t->cnt));
 }
 
-typedef struct at_key {
-    const uint64_t *off;
-    uint64_t o;
-} at_key;
-
-static bool at_or_below(const void *elem, const void *key)
-{
-    const at_key *q = key;
-    return q->off[((const entry *)elem)->id] <= q->o;
-}
-
 void plan_blocks_insert(plan_blocks *t, uint32_t x, const uint64_t *off)
 {
     if (t->hi[x] <= t->lo[x])
         return;
-    entry nx = {t->lo[x], t->hi[x], x};
+    entry nx = {x, t->lo[x], t->hi[x]};
     for (size_t k = first_blk(t, x); k <= last_blk(t, x); k++) {
         entry *e = t->ent + t->base[k];
         size_t m = t->cnt[k];
-        at_key q = {off, off[x]};
-        size_t l = memd_partition_point(e, m, sizeof(*e), at_or_below, &q);
+        plan_off_key q = {off, off[x]};
+        size_t l = memd_partition_point(e, m, sizeof(*e), plan_off_at_or_below, &q);
         memmove(e + l + 1, e + l, (m - l) * sizeof(*e));
         e[l] = nx;
         t->cnt[k]++;
@@ -168,33 +158,50 @@ static void merge(const uint32_t *a, size_t na, const uint32_t *b, size_t nb,
     memcpy(out + k + na - i, b + j, (nb - j) * sizeof(*b));
 }
 
-const uint32_t *plan_blocks_overlapping(plan_blocks *t, uint32_t x, const uint64_t *off,
-                                        size_t *count, bool *sorted)
+/* Merges the sorted runs ids[run[i] .. run[i + 1]) (i < nrun) pairwise until one is
+ * left: m log(runs) steps. Returns the array holding the result. */
+static uint32_t *merge_runs(plan_blocks *t, size_t nrun, const uint64_t *off)
 {
-    size_t k0 = first_blk(t, x), k1 = last_blk(t, x), m = 0;
-    uint32_t lo = t->lo[x], hi = t->hi[x];
     uint32_t *ids = t->ids, *tmp = t->tmp;
-    /* A few blocks: merge their sorted lists; more: the caller sorts. */
-    *sorted = k1 - k0 < PLAN_BLOCKS_MERGE;
+    size_t *run = t->run;
+    while (nrun > 1) {
+        size_t w = 0;
+        for (size_t i = 0; i < nrun; i += 2, w++) {
+            size_t a = run[i], b = run[i + 1]; /* run[nrun] is the end */
+            size_t e = i + 1 < nrun ? run[i + 2] : b;
+            merge(ids + a, b - a, ids + b, e - b, off, tmp + a);
+            run[w] = a;
+        }
+        run[w] = run[nrun];
+        nrun = w;
+        uint32_t *sw = ids;
+        ids = tmp;
+        tmp = sw;
+    }
+    t->ids = ids;
+    t->tmp = tmp;
+    return ids;
+}
+
+const uint32_t *plan_blocks_overlapping(plan_blocks *t, uint32_t x, const uint64_t *off,
+                                        size_t *count)
+{
+    size_t k0 = first_blk(t, x), k1 = last_blk(t, x), m = 0, nrun = 0;
+    uint32_t lo = t->lo[x], hi = t->hi[x];
     *count = 0;
     if (hi <= lo)
-        return ids;
+        return t->ids;
     if (++t->stamp == UINT32_MAX) { /* wrapped: clear and restart */
         memset(t->mark, 0, t->n * sizeof(*t->mark));
         t->stamp = 1;
     }
     for (size_t k = k0; k <= k1; k++) {
-        size_t c = take(t, k, lo, hi, ids + m);
-        if (*sorted && k > k0 && c) {
-            merge(ids, m, ids + m, c, off, tmp);
-            uint32_t *sw = ids;
-            ids = tmp;
-            tmp = sw;
-        }
+        size_t c = take(t, k, lo, hi, t->ids + m);
+        if (c)
+            t->run[nrun++] = m;
         m += c;
     }
-    t->ids = ids;
-    t->tmp = tmp;
+    t->run[nrun] = m;
     *count = m;
-    return ids;
+    return merge_runs(t, nrun, off);
 }

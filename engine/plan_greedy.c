@@ -149,22 +149,21 @@ static uint64_t fit_gap(const uint64_t *pairs, size_t np, uint64_t size, uint64_
     return best != UINT64_MAX ? best : plan_align_up(reach, align);
 }
 
-/* The (offset, end) pairs of x's neighbours placed before position k, in p->pairs;
- * *sorted when they are in offset order already. */
-static size_t gather(plan_placer *p, uint32_t x, size_t k, const uint64_t *off, bool *sorted)
+/* The (offset, end) pairs of x's neighbours placed before position k, in p->pairs:
+ * sorted by offset in block mode, unsorted from the graph. */
+static size_t gather(plan_placer *p, uint32_t x, size_t k, const uint64_t *off)
 {
     const memd_plan_buffer *b = p->b;
     size_t np = 0;
     if (p->t) {
         size_t m;
-        const uint32_t *ids = plan_blocks_overlapping(p->t, x, off, &m, sorted);
+        const uint32_t *ids = plan_blocks_overlapping(p->t, x, off, &m);
         for (size_t i = 0; i < m; i++, np++) {
             p->pairs[2 * np] = off[ids[i]];
             p->pairs[2 * np + 1] = off[ids[i]] + b[ids[i]].size;
         }
         return np;
     }
-    *sorted = false;
     const plan_graph *g = p->g;
     for (size_t e = g->off[x]; e < g->off[x + 1]; e++) {
         uint32_t y = g->adj[e];
@@ -195,9 +194,8 @@ static uint64_t place_neighbours(plan_placer *p, const uint32_t *order, size_t f
         } else if (b[x].size == 0) {
             off[x] = 0;
         } else {
-            bool sorted;
-            size_t np = gather(p, x, k, off, &sorted);
-            if (!sorted)
+            size_t np = gather(p, x, k, off);
+            if (!p->t)
                 pairs_sort(p->pairs, np);
             off[x] = fit_gap(p->pairs, np, b[x].size, b[x].align ? b[x].align : 1, best_fit);
         }
@@ -207,17 +205,6 @@ static uint64_t place_neighbours(plan_placer *p, const uint32_t *order, size_t f
             plan_blocks_insert(p->t, x, off);
     }
     return top;
-}
-
-typedef struct work_key {
-    const uint64_t *off;
-    uint64_t o;
-} work_key;
-
-static bool at_or_below(const void *elem, const void *key)
-{
-    const work_key *q = key;
-    return q->off[*(const uint32_t *)elem] <= q->o;
 }
 
 /* List mode: every placed non-empty buffer in one list sorted by offset; a placement
@@ -269,8 +256,9 @@ static uint64_t place_list(plan_placer *p, const uint32_t *order, size_t from, b
             top = off[x] + sz;
         if (sz) {
             /* Insert after the last entry with offset <= off[x]. */
-            work_key q = {off, off[x]};
-            size_t l = memd_partition_point(p->work, nw, sizeof(*p->work), at_or_below, &q);
+            plan_off_key q = {off, off[x]};
+            size_t l = memd_partition_point(p->work, nw, sizeof(*p->work), plan_off_at_or_below,
+                                            &q);
             memmove(p->work + l + 1, p->work + l, (nw - l) * sizeof(*p->work));
             p->work[l] = x;
             nw++;

@@ -58,6 +58,14 @@ static inline uint64_t plan_sat_mul(uint64_t a, uint64_t b)
 int plan_cmp_u64(const void *x, const void *y);
 int plan_cmp_lower(const void *x, const void *y, void *ctx);
 
+/* memd_partition_point predicate over elements starting with a buffer index: true
+ * while the buffer's offset is at or below the key's. */
+typedef struct plan_off_key {
+    const uint64_t *off;
+    uint64_t o;
+} plan_off_key;
+bool plan_off_at_or_below(const void *elem, const void *key);
+
 /* The best plan so far: its offsets live in off (the caller's output array). */
 typedef struct plan_best {
     uint64_t arena;
@@ -82,7 +90,8 @@ void plan_graph_free(plan_graph *g);
 
 /* Time blocks (plan_blocks.c): which inserted buffers overlap a buffer's lifetime,
  * reading only the buffers listed in the blocks of time it spans (about twice the
- * number live at once each), without a conflict graph. -ENOMEM. */
+ * number live at once each) and already sorted by offset there, without a conflict
+ * graph. -ENOMEM. */
 typedef struct plan_blocks plan_blocks;
 int plan_blocks_new(const memd_plan_buffer *b, size_t n, plan_blocks **out);
 void plan_blocks_free(plan_blocks *t);
@@ -90,10 +99,10 @@ void plan_blocks_free(plan_blocks *t);
 void plan_blocks_clear(plan_blocks *t);
 /* Adds x, placed at off[x] (no-op for an empty buffer); at most once between clears. */
 void plan_blocks_insert(plan_blocks *t, uint32_t x, const uint64_t *off);
-/* Each inserted buffer overlapping x once (*count of them, valid until the next call);
- * *sorted tells whether they come in offset order. */
+/* Each inserted buffer overlapping x once, by offset (*count of them, valid until the
+ * next call): the blocks' lists merged. */
 const uint32_t *plan_blocks_overlapping(plan_blocks *t, uint32_t x, const uint64_t *off,
-                                        size_t *count, bool *sorted);
+                                        size_t *count);
 
 /* Sorts idx[0..n) by key descending, ties by idx ascending (stable, deterministic). */
 int plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key);
