@@ -110,8 +110,9 @@ typedef struct memd_plan_result {
  * buffers an exact branch-and-bound search (the decision problem at the lower bound,
  * interleaved with restarted short searches at capacities below the best plan), and
  * an iterated local search over the placement order (above 20000 buffers with too
- * many overlapping pairs for a conflict graph: a time-ordered sweep for an early plan,
- * then the greedy runs while each is expected to end within the budget, no search);
+ * many overlapping pairs for a conflict graph: no search; the first greedy run always
+ * ends, later ones run while each is expected to end within the budget and are cut
+ * short at its deadline);
  * returns the best plan found, which is always valid (the caller may re-check it with
  * memd_plan_validate). Errors as memd_plan_check (with *v filled when v is not NULL),
  * -ENOMEM. */

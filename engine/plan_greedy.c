@@ -1,5 +1,5 @@
-/* memd engine — greedy placers: over the conflict graph in a priority order, and over
- * time (start order) when the graph would be too large. */
+/* memd engine — greedy placers in a priority order: over the conflict graph, over time
+ * blocks, or over one list of placed buffers sorted by offset. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +36,7 @@ int plan_placer_init(plan_placer *p, const memd_plan_buffer *b, size_t n, const 
     return 0;
 }
 
-int plan_placer_init_tree(plan_placer *p, const memd_plan_buffer *b, size_t n)
+int plan_placer_init_blocks(plan_placer *p, const memd_plan_buffer *b, size_t n)
 {
     memset(p, 0, sizeof(*p));
     p->b = b;
@@ -203,6 +203,9 @@ static uint64_t place_neighbours(plan_placer *p, const uint32_t *order, size_t f
             top = off[x] + b[x].size;
         if (p->t)
             plan_blocks_insert(p->t, x, off);
+        if (p->stop && p->stop->clock && ((k - from) & 255) == 255 &&
+            p->stop->clock(p->stop->clock_ctx) >= p->stop->deadline_ns)
+            return UINT64_MAX;
     }
     return top;
 }
@@ -273,79 +276,4 @@ uint64_t plan_place_range(plan_placer *p, const uint32_t *order, size_t from, bo
 {
     return p->g || p->t ? place_neighbours(p, order, from, best_fit, off)
                         : place_list(p, order, from, best_fit, off);
-}
-
-/* ---- greedy over time ---- */
-
-int plan_sweep_place(const memd_plan_buffer *b, size_t n, bool best_fit, uint64_t *off,
-                     uint64_t *arena)
-{
-    uint32_t *idx = malloc((n ? n : 1) * sizeof(*idx));
-    uint32_t *pins = malloc((n ? n : 1) * sizeof(*pins));
-    uint32_t *act = malloc((n ? n : 1) * sizeof(*act)); /* live, sorted by offset */
-    uint64_t *pairs = malloc(2 * (n ? n : 1) * sizeof(*pairs));
-    if (!idx || !pins || !act || !pairs) {
-        free(idx);
-        free(pins);
-        free(act);
-        free(pairs);
-        return -ENOMEM;
-    }
-    size_t m = 0, np = 0;
-    uint64_t top = 0;
-    for (size_t i = 0; i < n; i++) {
-        off[i] = b[i].pinned ? b[i].offset : 0;
-        if (b[i].size)
-            idx[m++] = (uint32_t)i;
-        if (b[i].size && b[i].pinned)
-            pins[np++] = (uint32_t)i;
-        if (off[i] + b[i].size > top)
-            top = off[i] + b[i].size;
-    }
-    qsort_r(idx, m, sizeof(*idx), plan_cmp_lower, (void *)b);
-    qsort_r(pins, np, sizeof(*pins), plan_cmp_lower, (void *)b);
-    size_t na = 0, pnext = 0;
-    for (size_t k = 0; k < m; k++) {
-        uint32_t x = idx[k];
-        size_t w = 0;
-        for (size_t r = 0; r < na; r++)
-            if (b[act[r]].upper > b[x].lower)
-                act[w++] = act[r];
-        na = w;
-        /* Pins visited before x are (or were) in the live list already. */
-        while (pnext < np && plan_cmp_lower(&pins[pnext], &x, (void *)b) < 0)
-            pnext++;
-        if (!b[x].pinned) {
-            size_t c = 0;
-            for (size_t r = 0; r < na; r++, c++) {
-                pairs[2 * c] = off[act[r]];
-                pairs[2 * c + 1] = off[act[r]] + b[act[r]].size;
-            }
-            /* Pins that start later but within x's lifetime are obstacles too. */
-            bool extra = false;
-            for (size_t q = pnext; q < np && b[pins[q]].lower < b[x].upper; q++, c++) {
-                pairs[2 * c] = off[pins[q]];
-                pairs[2 * c + 1] = off[pins[q]] + b[pins[q]].size;
-                extra = true;
-            }
-            if (extra)
-                pairs_sort(pairs, c);
-            off[x] = fit_gap(pairs, c, b[x].size, b[x].align ? b[x].align : 1, best_fit);
-            if (off[x] + b[x].size > top)
-                top = off[x] + b[x].size;
-        }
-        /* Insert x keeping the live list sorted by offset. */
-        size_t at = na;
-        while (at > 0 && off[act[at - 1]] > off[x])
-            at--;
-        memmove(act + at + 1, act + at, (na - at) * sizeof(*act));
-        act[at] = x;
-        na++;
-    }
-    free(idx);
-    free(pins);
-    free(act);
-    free(pairs);
-    *arena = top;
-    return 0;
 }

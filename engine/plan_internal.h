@@ -119,7 +119,8 @@ typedef struct plan_placer {
     size_t n;
     const plan_graph *g;
     plan_blocks *t;
-    uint64_t *pairs;  /* graph and tree modes: (offset, end) pairs of placed neighbours */
+    const plan_budget *stop; /* with a clock: a run past its deadline is abandoned */
+    uint64_t *pairs;  /* graph and block modes: (offset, end) pairs of placed neighbours */
     uint32_t *pos;    /* position of each buffer in the current order (caller fills) */
     uint32_t *lst;    /* list mode: committed placements sorted by offset */
     uint32_t *work;   /* list mode: placements of the last run */
@@ -127,21 +128,16 @@ typedef struct plan_placer {
 } plan_placer;
 
 int plan_placer_init(plan_placer *p, const memd_plan_buffer *b, size_t n, const plan_graph *g);
-int plan_placer_init_tree(plan_placer *p, const memd_plan_buffer *b, size_t n);
+int plan_placer_init_blocks(plan_placer *p, const memd_plan_buffer *b, size_t n);
 void plan_placer_free(plan_placer *p);
 /* Places order[from..n) given that order[0..from) already have offsets in off[] (and,
  * in list mode, were committed); pos[] must match order. Returns the max end over
- * order[from..n). */
+ * order[from..n), or UINT64_MAX when stop's deadline passed (graph and block modes:
+ * off[] is then partial). */
 uint64_t plan_place_range(plan_placer *p, const uint32_t *order, size_t from, bool best_fit,
                           uint64_t *off);
 /* Makes the last run the state later runs start from (list mode; no-op for the others). */
 void plan_placer_commit(plan_placer *p);
-
-/* Greedy over time (no graph): buffers in start order, each put in the first (or best)
- * gap among the buffers live at its start and every pinned buffer overlapping its
- * lifetime. O(n log n + n * live). Returns 0 and sets *arena, or -ENOMEM. */
-int plan_sweep_place(const memd_plan_buffer *b, size_t n, bool best_fit, uint64_t *off,
-                     uint64_t *arena);
 
 /* Exact search (MiniMalloc-style canonical branch and bound) for a plan with arena <=
  * capacity; no pinned buffers. The context holds what every run shares (time sections,

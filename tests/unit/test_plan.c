@@ -429,8 +429,8 @@ START_TEST(clock_budget_stops)
 }
 END_TEST
 
-/* The placer modes (conflict graph, offset list, time blocks) and the time sweep give
- * valid plans, and the three order-based modes give the same plan. */
+/* The placer modes (conflict graph, offset list, time blocks) give valid plans, and
+ * the same plan. */
 START_TEST(placer_modes_agree)
 {
     uint64_t s = 0x91A;
@@ -442,7 +442,7 @@ START_TEST(placer_modes_agree)
         plan_placer pg, pl, pt;
         ck_assert_int_eq(plan_placer_init(&pg, b, n, &g), 0);
         ck_assert_int_eq(plan_placer_init(&pl, b, n, NULL), 0);
-        ck_assert_int_eq(plan_placer_init_tree(&pt, b, n), 0);
+        ck_assert_int_eq(plan_placer_init_blocks(&pt, b, n), 0);
         uint32_t order[64];
         size_t k = 0;
         for (size_t i = 0; i < n; i++)
@@ -463,16 +463,41 @@ START_TEST(placer_modes_agree)
             ck_assert_uint_eq(ag, at);
             ck_assert_mem_eq(og, ot, n * sizeof(*og));
             ck_assert_int_eq(memd_plan_validate(b, n, og, NULL, NULL), 0);
-            uint64_t arena;
-            ck_assert_int_eq(plan_sweep_place(b, n, fit, ol, &arena), 0);
-            memd_plan_violation v;
-            ck_assert_int_eq(memd_plan_validate(b, n, ol, &v, NULL), 0);
         }
         plan_placer_free(&pg);
         plan_placer_free(&pl);
         plan_placer_free(&pt);
         plan_graph_free(&g);
     }
+}
+END_TEST
+
+static uint64_t late_clock(void *ctx)
+{
+    (void)ctx;
+    return 2000000000u;
+}
+
+/* A block-mode run given a deadline that has passed gives up (after at most 256
+ * placements) instead of finishing: UINT64_MAX, never taken as a plan. */
+START_TEST(blocks_run_stops_at_deadline)
+{
+    memd_plan_buffer b[600];
+    for (size_t i = 0; i < 600; i++)
+        b[i] = (memd_plan_buffer){.lower = i, .upper = i + 10, .size = 1 + i % 7};
+    uint32_t order[600];
+    uint64_t off[600];
+    plan_placer pt;
+    ck_assert_int_eq(plan_placer_init_blocks(&pt, b, 600), 0);
+    for (uint32_t i = 0; i < 600; i++)
+        order[i] = pt.pos[i] = i;
+    plan_budget late = {.clock = late_clock, .deadline_ns = 1000000000u};
+    pt.stop = &late;
+    ck_assert_uint_eq(plan_place_range(&pt, order, 0, false, off), UINT64_MAX);
+    late.deadline_ns = 3000000000u; /* not yet: the run ends */
+    ck_assert_uint_lt(plan_place_range(&pt, order, 0, false, off), UINT64_MAX);
+    ck_assert_int_eq(memd_plan_validate(b, 600, off, NULL, NULL), 0);
+    plan_placer_free(&pt);
 }
 END_TEST
 
@@ -515,7 +540,7 @@ START_TEST(blocks_first_fit_is_lowest)
             order[j] = t;
         }
         plan_placer pt;
-        ck_assert_int_eq(plan_placer_init_tree(&pt, b, n), 0);
+        ck_assert_int_eq(plan_placer_init_blocks(&pt, b, n), 0);
         for (size_t i = 0; i < n; i++)
             pt.pos[order[i]] = (uint32_t)i;
         uint64_t off[80];
@@ -556,6 +581,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, empty_and_trivial);
     tcase_add_test(tc, clock_budget_stops);
     tcase_add_test(tc, blocks_first_fit_is_lowest);
+    tcase_add_test(tc, blocks_run_stops_at_deadline);
     tcase_add_test(tc, placer_modes_agree);
     suite_add_tcase(s, tc);
     return s;
