@@ -13,8 +13,8 @@
 #define PLAN_EDGE_CAP 6000000u
 /* The exact search pays O(n) per node: only for problems where a node stays cheap. */
 #define PLAN_SEARCH_MAX_N 3000u
-/* The offset-list placer is quadratic: above this, without a sparse graph, only the
- * time-ordered greedy runs. */
+/* The offset-list placer is quadratic: above this, without a sparse graph, the placers
+ * use the time blocks. */
 #define PLAN_LIST_MAX_N 20000u
 
 enum plan_order {
@@ -165,26 +165,13 @@ typedef struct solver {
     plan_graph g;
     const plan_graph *pg; /* the placers' graph, or NULL: offset-list mode */
     bool searchable;      /* the exact search may run */
+    bool blocks;          /* placers over time blocks (no graph, too big for a list) */
     plan_placer pl;
     uint64_t *off, *key;
     uint32_t *order, *best_order;
     int best_ord, best_fit; /* the greedy run local search starts from */
     uint64_t run_ns;        /* with a clock: duration of the last placer run */
 } solver;
-
-/* Too big for either placer within a second: the time-ordered greedy only. */
-static int sweep_only(solver *s)
-{
-    static const char *const names[2] = {"sweep-first", "sweep-best"};
-    for (int fit = 0; fit < 2; fit++) {
-        uint64_t arena;
-        int rc = plan_sweep_place(s->b, s->n, fit, s->off, &arena);
-        if (rc)
-            return rc;
-        plan_best_take(&s->bp, arena, s->off, s->n, names[fit]);
-    }
-    return 0;
-}
 
 /* Runs the placer over s->order with first and best fit, while no plan reached the
  * bound and (once a plan is out) a run can finish in time. */
@@ -197,6 +184,8 @@ static void place_order(solver *s, int ord)
         uint64_t now = bu->clock ? bu->clock(bu->clock_ctx) : 0;
         if (s->bp.have && bu->clock && now + s->run_ns >= bu->deadline_ns)
             break;
+        /* A huge run that cannot end in time is cut short once a plan is out. */
+        s->pl.stop = s->blocks && s->bp.have ? bu : NULL;
         uint64_t arena = plan_place_range(&s->pl, s->order, 0, fit, s->off);
         if (bu->clock)
             s->run_ns = bu->clock(bu->clock_ctx) - now;
@@ -213,7 +202,8 @@ static void place_order(solver *s, int ord)
  * out early. Load keys cost a sort: computed when their order comes up. -ENOMEM. */
 static int greedy_portfolio(solver *s)
 {
-    int rc = plan_placer_init(&s->pl, s->b, s->n, s->pg);
+    int rc = s->blocks ? plan_placer_init_blocks(&s->pl, s->b, s->n)
+                     : plan_placer_init(&s->pl, s->b, s->n, s->pg);
     if (rc)
         return rc;
     uint64_t *load = malloc(s->n * sizeof(*load));
@@ -278,8 +268,7 @@ static int solve(solver *s, uint64_t seed, memd_plan_result *res)
     for (size_t i = 0; i < n; i++)
         s->npinned += s->b[i].pinned;
     s->searchable = s->npinned == 0 && n <= PLAN_SEARCH_MAX_N && edges <= PLAN_EDGE_CAP;
-    if (!graph_placer && n > PLAN_LIST_MAX_N)
-        return sweep_only(s);
+    s->blocks = !graph_placer && n > PLAN_LIST_MAX_N;
     if (graph_placer || s->searchable) {
         rc = plan_graph_build(s->b, n, &s->g);
         if (rc)
@@ -287,7 +276,8 @@ static int solve(solver *s, uint64_t seed, memd_plan_result *res)
     }
     s->pg = graph_placer ? &s->g : NULL;
     rc = greedy_portfolio(s);
-    return rc ? rc : improve(s, seed, res);
+    /* The local search re-places with the list placer: too slow at this size. */
+    return rc || s->blocks ? rc : improve(s, seed, res);
 }
 
 /* The result, and a last check: a planner bug must never hand out an overlapping plan. */

@@ -109,9 +109,13 @@ typedef struct memd_plan_result {
  * out early), then, within the budget, for unpinned problems of up to a few thousand
  * buffers an exact branch-and-bound search (the decision problem at the lower bound,
  * interleaved with restarted short searches at capacities below the best plan), and
- * an iterated local search over the placement order; returns the best plan found,
- * which is always valid (the caller may re-check it with memd_plan_validate). Errors
- * as memd_plan_check (with *v filled when v is not NULL), -ENOMEM. */
+ * an iterated local search over the placement order (above 20000 buffers with too
+ * many overlapping pairs for a conflict graph: no search; the first greedy run always
+ * ends, later ones run while each is expected to end within the budget and are cut
+ * short at its deadline);
+ * returns the best plan found, which is always valid (the caller may re-check it with
+ * memd_plan_validate). Errors as memd_plan_check (with *v filled when v is not NULL),
+ * -ENOMEM. */
 int memd_plan_solve(const memd_plan_buffer *bufs, size_t n, const memd_plan_opts *opts,
                     uint64_t *offsets, memd_plan_result *res, memd_plan_violation *v);
 

@@ -1,5 +1,5 @@
-/* memd engine — greedy placers: over the conflict graph in a priority order, and over
- * time (start order) when the graph would be too large. */
+/* memd engine — greedy placers in a priority order: over the conflict graph, over time
+ * blocks, or over one list of placed buffers sorted by offset. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,12 +36,30 @@ int plan_placer_init(plan_placer *p, const memd_plan_buffer *b, size_t n, const 
     return 0;
 }
 
+int plan_placer_init_blocks(plan_placer *p, const memd_plan_buffer *b, size_t n)
+{
+    memset(p, 0, sizeof(*p));
+    p->b = b;
+    p->n = n;
+    size_t nn = n ? n : 1;
+    p->pos = malloc(nn * sizeof(*p->pos));
+    p->pairs = malloc(2 * nn * sizeof(*p->pairs));
+    int rc = plan_blocks_new(b, n, &p->t);
+    if (rc == 0 && (!p->pos || !p->pairs))
+        rc = -ENOMEM;
+    if (rc)
+        plan_placer_free(p);
+    return rc;
+}
+
 void plan_placer_free(plan_placer *p)
 {
+    plan_blocks_free(p->t);
     free(p->pairs);
     free(p->pos);
     free(p->lst);
     free(p->work);
+    p->t = NULL;
     p->pairs = NULL;
     p->pos = NULL;
     p->lst = NULL;
@@ -131,11 +149,43 @@ static uint64_t fit_gap(const uint64_t *pairs, size_t np, uint64_t size, uint64_
     return best != UINT64_MAX ? best : plan_align_up(reach, align);
 }
 
-static uint64_t place_graph(plan_placer *p, const uint32_t *order, size_t from, bool best_fit,
-                            uint64_t *off)
+/* The (offset, end) pairs of x's neighbours placed before position k, in p->pairs:
+ * sorted by offset in block mode, unsorted from the graph. */
+static size_t gather(plan_placer *p, uint32_t x, size_t k, const uint64_t *off)
 {
     const memd_plan_buffer *b = p->b;
+    size_t np = 0;
+    if (p->t) {
+        size_t m;
+        const uint32_t *ids = plan_blocks_overlapping(p->t, x, off, &m);
+        for (size_t i = 0; i < m; i++, np++) {
+            p->pairs[2 * np] = off[ids[i]];
+            p->pairs[2 * np + 1] = off[ids[i]] + b[ids[i]].size;
+        }
+        return np;
+    }
     const plan_graph *g = p->g;
+    for (size_t e = g->off[x]; e < g->off[x + 1]; e++) {
+        uint32_t y = g->adj[e];
+        if (p->pos[y] < k) {
+            p->pairs[2 * np] = off[y];
+            p->pairs[2 * np + 1] = off[y] + b[y].size;
+            np++;
+        }
+    }
+    return np;
+}
+
+/* Graph and block modes. The blocks hold exactly order[0..k) while order[k] is placed. */
+static uint64_t place_neighbours(plan_placer *p, const uint32_t *order, size_t from,
+                                 bool best_fit, uint64_t *off)
+{
+    const memd_plan_buffer *b = p->b;
+    if (p->t) {
+        plan_blocks_clear(p->t);
+        for (size_t k = 0; k < from; k++)
+            plan_blocks_insert(p->t, order[k], off);
+    }
     uint64_t top = 0;
     for (size_t k = from; k < p->n; k++) {
         uint32_t x = order[k];
@@ -144,33 +194,20 @@ static uint64_t place_graph(plan_placer *p, const uint32_t *order, size_t from, 
         } else if (b[x].size == 0) {
             off[x] = 0;
         } else {
-            size_t np = 0;
-            for (size_t e = g->off[x]; e < g->off[x + 1]; e++) {
-                uint32_t y = g->adj[e];
-                if (p->pos[y] < k) {
-                    p->pairs[2 * np] = off[y];
-                    p->pairs[2 * np + 1] = off[y] + b[y].size;
-                    np++;
-                }
-            }
-            pairs_sort(p->pairs, np);
+            size_t np = gather(p, x, k, off);
+            if (!p->t)
+                pairs_sort(p->pairs, np);
             off[x] = fit_gap(p->pairs, np, b[x].size, b[x].align ? b[x].align : 1, best_fit);
         }
         if (off[x] + b[x].size > top)
             top = off[x] + b[x].size;
+        if (p->t)
+            plan_blocks_insert(p->t, x, off);
+        if (p->stop && p->stop->clock && ((k - from) & 255) == 255 &&
+            p->stop->clock(p->stop->clock_ctx) >= p->stop->deadline_ns)
+            return UINT64_MAX;
     }
     return top;
-}
-
-typedef struct work_key {
-    const uint64_t *off;
-    uint64_t o;
-} work_key;
-
-static bool at_or_below(const void *elem, const void *key)
-{
-    const work_key *q = key;
-    return q->off[*(const uint32_t *)elem] <= q->o;
 }
 
 /* List mode: every placed non-empty buffer in one list sorted by offset; a placement
@@ -222,8 +259,9 @@ static uint64_t place_list(plan_placer *p, const uint32_t *order, size_t from, b
             top = off[x] + sz;
         if (sz) {
             /* Insert after the last entry with offset <= off[x]. */
-            work_key q = {off, off[x]};
-            size_t l = memd_partition_point(p->work, nw, sizeof(*p->work), at_or_below, &q);
+            plan_off_key q = {off, off[x]};
+            size_t l = memd_partition_point(p->work, nw, sizeof(*p->work), plan_off_at_or_below,
+                                            &q);
             memmove(p->work + l + 1, p->work + l, (nw - l) * sizeof(*p->work));
             p->work[l] = x;
             nw++;
@@ -236,81 +274,6 @@ static uint64_t place_list(plan_placer *p, const uint32_t *order, size_t from, b
 uint64_t plan_place_range(plan_placer *p, const uint32_t *order, size_t from, bool best_fit,
                           uint64_t *off)
 {
-    return p->g ? place_graph(p, order, from, best_fit, off)
-                : place_list(p, order, from, best_fit, off);
-}
-
-/* ---- greedy over time ---- */
-
-int plan_sweep_place(const memd_plan_buffer *b, size_t n, bool best_fit, uint64_t *off,
-                     uint64_t *arena)
-{
-    uint32_t *idx = malloc((n ? n : 1) * sizeof(*idx));
-    uint32_t *pins = malloc((n ? n : 1) * sizeof(*pins));
-    uint32_t *act = malloc((n ? n : 1) * sizeof(*act)); /* live, sorted by offset */
-    uint64_t *pairs = malloc(2 * (n ? n : 1) * sizeof(*pairs));
-    if (!idx || !pins || !act || !pairs) {
-        free(idx);
-        free(pins);
-        free(act);
-        free(pairs);
-        return -ENOMEM;
-    }
-    size_t m = 0, np = 0;
-    uint64_t top = 0;
-    for (size_t i = 0; i < n; i++) {
-        off[i] = b[i].pinned ? b[i].offset : 0;
-        if (b[i].size)
-            idx[m++] = (uint32_t)i;
-        if (b[i].size && b[i].pinned)
-            pins[np++] = (uint32_t)i;
-        if (off[i] + b[i].size > top)
-            top = off[i] + b[i].size;
-    }
-    qsort_r(idx, m, sizeof(*idx), plan_cmp_lower, (void *)b);
-    qsort_r(pins, np, sizeof(*pins), plan_cmp_lower, (void *)b);
-    size_t na = 0, pnext = 0;
-    for (size_t k = 0; k < m; k++) {
-        uint32_t x = idx[k];
-        size_t w = 0;
-        for (size_t r = 0; r < na; r++)
-            if (b[act[r]].upper > b[x].lower)
-                act[w++] = act[r];
-        na = w;
-        /* Pins visited before x are (or were) in the live list already. */
-        while (pnext < np && plan_cmp_lower(&pins[pnext], &x, (void *)b) < 0)
-            pnext++;
-        if (!b[x].pinned) {
-            size_t c = 0;
-            for (size_t r = 0; r < na; r++, c++) {
-                pairs[2 * c] = off[act[r]];
-                pairs[2 * c + 1] = off[act[r]] + b[act[r]].size;
-            }
-            /* Pins that start later but within x's lifetime are obstacles too. */
-            bool extra = false;
-            for (size_t q = pnext; q < np && b[pins[q]].lower < b[x].upper; q++, c++) {
-                pairs[2 * c] = off[pins[q]];
-                pairs[2 * c + 1] = off[pins[q]] + b[pins[q]].size;
-                extra = true;
-            }
-            if (extra)
-                pairs_sort(pairs, c);
-            off[x] = fit_gap(pairs, c, b[x].size, b[x].align ? b[x].align : 1, best_fit);
-            if (off[x] + b[x].size > top)
-                top = off[x] + b[x].size;
-        }
-        /* Insert x keeping the live list sorted by offset. */
-        size_t at = na;
-        while (at > 0 && off[act[at - 1]] > off[x])
-            at--;
-        memmove(act + at + 1, act + at, (na - at) * sizeof(*act));
-        act[at] = x;
-        na++;
-    }
-    free(idx);
-    free(pins);
-    free(act);
-    free(pairs);
-    *arena = top;
-    return 0;
+    return p->g || p->t ? place_neighbours(p, order, from, best_fit, off)
+                        : place_list(p, order, from, best_fit, off);
 }

@@ -58,6 +58,14 @@ static inline uint64_t plan_sat_mul(uint64_t a, uint64_t b)
 int plan_cmp_u64(const void *x, const void *y);
 int plan_cmp_lower(const void *x, const void *y, void *ctx);
 
+/* memd_partition_point predicate over elements starting with a buffer index: true
+ * while the buffer's offset is at or below the key's. */
+typedef struct plan_off_key {
+    const uint64_t *off;
+    uint64_t o;
+} plan_off_key;
+bool plan_off_at_or_below(const void *elem, const void *key);
+
 /* The best plan so far: its offsets live in off (the caller's output array). */
 typedef struct plan_best {
     uint64_t arena;
@@ -80,20 +88,39 @@ int plan_count_edges(const memd_plan_buffer *b, size_t n, uint64_t cap, uint64_t
 int plan_graph_build(const memd_plan_buffer *b, size_t n, plan_graph *g);
 void plan_graph_free(plan_graph *g);
 
+/* Time blocks (plan_blocks.c): which inserted buffers overlap a buffer's lifetime,
+ * reading only the buffers listed in the blocks of time it spans (about twice the
+ * number live at once each) and already sorted by offset there, without a conflict
+ * graph. -ENOMEM. */
+typedef struct plan_blocks plan_blocks;
+int plan_blocks_new(const memd_plan_buffer *b, size_t n, plan_blocks **out);
+void plan_blocks_free(plan_blocks *t);
+/* Removes every buffer. */
+void plan_blocks_clear(plan_blocks *t);
+/* Adds x, placed at off[x] (no-op for an empty buffer); at most once between clears. */
+void plan_blocks_insert(plan_blocks *t, uint32_t x, const uint64_t *off);
+/* Each inserted buffer overlapping x once, by offset (*count of them, valid until the
+ * next call): the blocks' lists merged. */
+const uint32_t *plan_blocks_overlapping(plan_blocks *t, uint32_t x, const uint64_t *off,
+                                        size_t *count);
+
 /* Sorts idx[0..n) by key descending, ties by idx ascending (stable, deterministic). */
 int plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key);
 
 /* Greedy placement in a given order (pinned buffers first): each buffer goes to the
  * lowest gap (first fit) or the tightest gap (best fit) among the already placed
- * buffers it overlaps in time. Two modes with the same results: over the conflict
- * graph (g != NULL: cost ~ edges x log degree, for sparse problems) or over one list
- * of placed buffers sorted by offset (g == NULL: cost ~ n^2 / 2 simple checks, no
- * graph, for dense problems). */
+ * buffers it overlaps in time. Three modes with the same results: over the conflict
+ * graph (g != NULL: cost ~ edges x log degree, for sparse problems), over time blocks
+ * (t != NULL: cost ~ n x live buffers, no graph, for problems too dense to store one)
+ * or over one list of placed buffers sorted by offset (cost ~ n^2 / 2 simple checks,
+ * no graph, for dense problems of moderate size). */
 typedef struct plan_placer {
     const memd_plan_buffer *b;
     size_t n;
     const plan_graph *g;
-    uint64_t *pairs;  /* graph mode: (offset, end) pairs of placed neighbours */
+    plan_blocks *t;
+    const plan_budget *stop; /* with a clock: a run past its deadline is abandoned */
+    uint64_t *pairs;  /* graph and block modes: (offset, end) pairs of placed neighbours */
     uint32_t *pos;    /* position of each buffer in the current order (caller fills) */
     uint32_t *lst;    /* list mode: committed placements sorted by offset */
     uint32_t *work;   /* list mode: placements of the last run */
@@ -101,20 +128,16 @@ typedef struct plan_placer {
 } plan_placer;
 
 int plan_placer_init(plan_placer *p, const memd_plan_buffer *b, size_t n, const plan_graph *g);
+int plan_placer_init_blocks(plan_placer *p, const memd_plan_buffer *b, size_t n);
 void plan_placer_free(plan_placer *p);
 /* Places order[from..n) given that order[0..from) already have offsets in off[] (and,
  * in list mode, were committed); pos[] must match order. Returns the max end over
- * order[from..n). */
+ * order[from..n), or UINT64_MAX when stop's deadline passed (graph and block modes:
+ * off[] is then partial). */
 uint64_t plan_place_range(plan_placer *p, const uint32_t *order, size_t from, bool best_fit,
                           uint64_t *off);
-/* Makes the last run the state later runs start from (list mode; no-op for graphs). */
+/* Makes the last run the state later runs start from (list mode; no-op for the others). */
 void plan_placer_commit(plan_placer *p);
-
-/* Greedy over time (no graph): buffers in start order, each put in the first (or best)
- * gap among the buffers live at its start and every pinned buffer overlapping its
- * lifetime. O(n log n + n * live). Returns 0 and sets *arena, or -ENOMEM. */
-int plan_sweep_place(const memd_plan_buffer *b, size_t n, bool best_fit, uint64_t *off,
-                     uint64_t *arena);
 
 /* Exact search (MiniMalloc-style canonical branch and bound) for a plan with arena <=
  * capacity; no pinned buffers. The context holds what every run shares (time sections,

@@ -54,6 +54,12 @@ int plan_cmp_lower(const void *x, const void *y, void *ctx)
     return (i > j) - (i < j);
 }
 
+bool plan_off_at_or_below(const void *elem, const void *key)
+{
+    const plan_off_key *q = key;
+    return q->off[*(const uint32_t *)elem] <= q->o;
+}
+
 /* Indices of the non-empty buffers, by (lower, index). */
 static uint32_t *by_lower(const memd_plan_buffer *b, size_t n, size_t *m)
 {

@@ -8,7 +8,7 @@ memctl=${1:?usage: plan_table.sh MEMCTL [DATA_DIR] [BUDGET_MS]}
 data=${2:-${MEMD_SHARED_DATA:-$(dirname "$0")/../../../shared/data}}
 budget=${3:-1000}
 printf '%-46s %8s %14s %14s %7s %8s %8s\n' file buffers lower_bound arena gap_pct ms first_ms
-for dir in challenging real generated; do
+for dir in challenging real generated large; do
   sum=0 count=0
   for f in "$data"/plans/"$dir"/*.csv; do
     line=$("$memctl" plan "$f" --budget-ms "$budget")

@@ -429,8 +429,8 @@ START_TEST(clock_budget_stops)
 }
 END_TEST
 
-/* Both placer modes (conflict graph, offset list) and the time sweep give valid plans,
- * and the two order-based modes give the same plan. */
+/* The placer modes (conflict graph, offset list, time blocks) give valid plans, and
+ * the same plan. */
 START_TEST(placer_modes_agree)
 {
     uint64_t s = 0x91A;
@@ -439,9 +439,10 @@ START_TEST(placer_modes_agree)
         size_t n = random_problem(&s, b, 64, 30);
         plan_graph g;
         ck_assert_int_eq(plan_graph_build(b, n, &g), 0);
-        plan_placer pg, pl;
+        plan_placer pg, pl, pt;
         ck_assert_int_eq(plan_placer_init(&pg, b, n, &g), 0);
         ck_assert_int_eq(plan_placer_init(&pl, b, n, NULL), 0);
+        ck_assert_int_eq(plan_placer_init_blocks(&pt, b, n), 0);
         uint32_t order[64];
         size_t k = 0;
         for (size_t i = 0; i < n; i++)
@@ -451,22 +452,113 @@ START_TEST(placer_modes_agree)
             if (!b[i].pinned)
                 order[k++] = (uint32_t)i;
         for (size_t i = 0; i < n; i++)
-            pg.pos[order[i]] = pl.pos[order[i]] = (uint32_t)i;
+            pg.pos[order[i]] = pl.pos[order[i]] = pt.pos[order[i]] = (uint32_t)i;
         for (int fit = 0; fit < 2; fit++) {
-            uint64_t og[64], ol[64];
+            uint64_t og[64], ol[64], ot[64];
             uint64_t ag = plan_place_range(&pg, order, 0, fit, og);
             uint64_t al = plan_place_range(&pl, order, 0, fit, ol);
+            uint64_t at = plan_place_range(&pt, order, 0, fit, ot);
             ck_assert_uint_eq(ag, al);
             ck_assert_mem_eq(og, ol, n * sizeof(*og));
+            ck_assert_uint_eq(ag, at);
+            ck_assert_mem_eq(og, ot, n * sizeof(*og));
             ck_assert_int_eq(memd_plan_validate(b, n, og, NULL, NULL), 0);
-            uint64_t arena;
-            ck_assert_int_eq(plan_sweep_place(b, n, fit, ol, &arena), 0);
-            memd_plan_violation v;
-            ck_assert_int_eq(memd_plan_validate(b, n, ol, &v, NULL), 0);
         }
         plan_placer_free(&pg);
         plan_placer_free(&pl);
+        plan_placer_free(&pt);
         plan_graph_free(&g);
+    }
+}
+END_TEST
+
+static uint64_t late_clock(void *ctx)
+{
+    (void)ctx;
+    return 2000000000u;
+}
+
+/* A block-mode run given a deadline that has passed gives up (after at most 256
+ * placements) instead of finishing: UINT64_MAX, never taken as a plan. */
+START_TEST(blocks_run_stops_at_deadline)
+{
+    memd_plan_buffer b[600];
+    for (size_t i = 0; i < 600; i++)
+        b[i] = (memd_plan_buffer){.lower = i, .upper = i + 10, .size = 1 + i % 7};
+    uint32_t order[600];
+    uint64_t off[600];
+    plan_placer pt;
+    ck_assert_int_eq(plan_placer_init_blocks(&pt, b, 600), 0);
+    for (uint32_t i = 0; i < 600; i++)
+        order[i] = pt.pos[i] = i;
+    plan_budget late = {.clock = late_clock, .deadline_ns = 1000000000u};
+    pt.stop = &late;
+    ck_assert_uint_eq(plan_place_range(&pt, order, 0, false, off), UINT64_MAX);
+    late.deadline_ns = 3000000000u; /* not yet: the run ends */
+    ck_assert_uint_lt(plan_place_range(&pt, order, 0, false, off), UINT64_MAX);
+    ck_assert_int_eq(memd_plan_validate(b, 600, off, NULL, NULL), 0);
+    plan_placer_free(&pt);
+}
+END_TEST
+
+/* True when x fits at o among order[0..k) (brute force over them). */
+static bool fits_at(const memd_plan_buffer *b, const uint32_t *order, size_t k, uint32_t x,
+                    const uint64_t *off, uint64_t o)
+{
+    for (size_t i = 0; i < k; i++) {
+        uint32_t y = order[i];
+        if (b[y].size && b[y].lower < b[x].upper && b[x].lower < b[y].upper &&
+            off[y] < o + b[x].size && o < off[y] + b[y].size)
+            return false;
+    }
+    return true;
+}
+
+/* Time blocks, first fit, in a random order on traces of mostly short lifetimes with a
+ * few long ones (queries over one block, a few, and many): every buffer sits at the
+ * lowest offset free of the buffers placed before it. The lowest free aligned offset is
+ * 0 or an aligned end of one of them, so checking those below it proves it lowest. */
+START_TEST(blocks_first_fit_is_lowest)
+{
+    uint64_t s = 0xB10C;
+    for (int round = 0; round < 200; round++) {
+        memd_plan_buffer b[80];
+        size_t n = 1 + rnd(&s, 80);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t lo = rnd(&s, 200), len = rnd(&s, 30) ? 1 + rnd(&s, 4) : 1 + rnd(&s, 400);
+            b[i] = (memd_plan_buffer){.lower = lo, .upper = lo + len,
+                                      .size = rnd(&s, 10) ? 1 + rnd(&s, 100) : 0,
+                                      .align = rnd(&s, 2) ? 8 : 0};
+        }
+        uint32_t order[80];
+        for (size_t i = 0; i < n; i++)
+            order[i] = (uint32_t)i;
+        for (size_t i = n - 1; i > 0; i--) {
+            size_t j = rnd(&s, i + 1);
+            uint32_t t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        plan_placer pt;
+        ck_assert_int_eq(plan_placer_init_blocks(&pt, b, n), 0);
+        for (size_t i = 0; i < n; i++)
+            pt.pos[order[i]] = (uint32_t)i;
+        uint64_t off[80];
+        plan_place_range(&pt, order, 0, false, off);
+        ck_assert_int_eq(memd_plan_validate(b, n, off, NULL, NULL), 0);
+        for (size_t k = 0; k < n; k++) {
+            uint32_t x = order[k];
+            if (!b[x].size)
+                continue;
+            uint64_t a = b[x].align ? b[x].align : 1;
+            ck_assert(fits_at(b, order, k, x, off, off[x]));
+            ck_assert(off[x] == 0 || !fits_at(b, order, k, x, off, 0));
+            for (size_t i = 0; i < k; i++) {
+                uint64_t c = (off[order[i]] + b[order[i]].size + a - 1) / a * a;
+                ck_assert(c >= off[x] || !fits_at(b, order, k, x, off, c));
+            }
+        }
+        plan_placer_free(&pt);
     }
 }
 END_TEST
@@ -488,6 +580,8 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, perfect_packing_found);
     tcase_add_test(tc, empty_and_trivial);
     tcase_add_test(tc, clock_budget_stops);
+    tcase_add_test(tc, blocks_first_fit_is_lowest);
+    tcase_add_test(tc, blocks_run_stops_at_deadline);
     tcase_add_test(tc, placer_modes_agree);
     suite_add_tcase(s, tc);
     return s;
