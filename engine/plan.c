@@ -63,8 +63,8 @@ static int load_keys(const memd_plan_buffer *b, size_t n, uint64_t *load)
         up[2 * i] = b[i].upper;
         up[2 * i + 1] = b[i].size;
     }
-    qsort(lo, n, 2 * sizeof(*lo), plan_cmp_u64); /* sorts (time, size) pairs by time */
-    qsort(up, n, 2 * sizeof(*up), plan_cmp_u64);
+    qsort(lo, n, 2 * sizeof(*lo), memd_plan_cmp_u64); /* sorts (time, size) pairs by time */
+    qsort(up, n, 2 * sizeof(*up), memd_plan_cmp_u64);
     plo[0] = pup[0] = 0;
     for (size_t i = 0; i < n; i++) {
         tl[i] = lo[2 * i];
@@ -114,7 +114,7 @@ static size_t build_order(const memd_plan_buffer *b, size_t n, const uint64_t *k
     for (size_t i = 0; i < n; i++)
         if (!b[i].pinned)
             order[k++] = (uint32_t)i;
-    plan_sort_desc(order + np, n - np, key);
+    memd_plan_sort_desc(order + np, n - np, key);
     return np;
 }
 
@@ -142,8 +142,8 @@ static void join_budget(plan_budget *p, const plan_budget *c)
         p->expired = true;
 }
 
-void plan_best_take(plan_best *bp, uint64_t arena, const uint64_t *off, size_t n,
-                    const char *name)
+void memd_plan_best_take(plan_best *bp, uint64_t arena, const uint64_t *off, size_t n,
+                         const char *name)
 {
     if (!bp->have && bp->clock && bp->clock->clock)
         bp->first_ns = bp->clock->clock(bp->clock->clock_ctx) - bp->t0;
@@ -186,11 +186,11 @@ static void place_order(solver *s, int ord)
             break;
         /* A huge run that cannot end in time is cut short once a plan is out. */
         s->pl.stop = s->blocks && s->bp.have ? bu : NULL;
-        uint64_t arena = plan_place_range(&s->pl, s->order, 0, fit, s->off);
+        uint64_t arena = memd_plan_place_range(&s->pl, s->order, 0, fit, s->off);
         if (bu->clock)
             s->run_ns = bu->clock(bu->clock_ctx) - now;
         if (!s->bp.have || arena < s->bp.arena) {
-            plan_best_take(&s->bp, arena, s->off, s->n, greedy_names[ord][fit]);
+            memd_plan_best_take(&s->bp, arena, s->off, s->n, greedy_names[ord][fit]);
             s->best_ord = ord;
             s->best_fit = fit;
             memcpy(s->best_order, s->order, s->n * sizeof(*s->order));
@@ -202,8 +202,8 @@ static void place_order(solver *s, int ord)
  * out early. Load keys cost a sort: computed when their order comes up. -ENOMEM. */
 static int greedy_portfolio(solver *s)
 {
-    int rc = s->blocks ? plan_placer_init_blocks(&s->pl, s->b, s->n)
-                     : plan_placer_init(&s->pl, s->b, s->n, s->pg);
+    int rc = s->blocks ? memd_plan_placer_init_blocks(&s->pl, s->b, s->n)
+                       : memd_plan_placer_init(&s->pl, s->b, s->n, s->pg);
     if (rc)
         return rc;
     uint64_t *load = malloc(s->n * sizeof(*load));
@@ -218,7 +218,7 @@ static int greedy_portfolio(solver *s)
         place_order(s, ord);
     }
     free(load);
-    plan_placer_free(&s->pl);
+    memd_plan_placer_free(&s->pl);
     return rc;
 }
 
@@ -230,7 +230,7 @@ static int improve(solver *s, uint64_t seed, memd_plan_result *res)
     if (s->bp.arena > s->lb && s->searchable) {
         plan_budget sb = sub_budget(bu, 85);
         sb.clock_mask = 63; /* search nodes are short: read the clock every 64 */
-        int rc = plan_exact(s->b, s->n, &s->g, s->lb, seed, &sb, &s->bp, s->off);
+        int rc = memd_plan_exact(s->b, s->n, &s->g, s->lb, seed, &sb, &s->bp, s->off);
         join_budget(bu, &sb);
         if (rc < 0)
             return rc;
@@ -240,11 +240,11 @@ static int improve(solver *s, uint64_t seed, memd_plan_result *res)
         (bu->clock && bu->clock(bu->clock_ctx) + s->run_ns >= bu->deadline_ns))
         return 0;
     uint64_t arena = UINT64_MAX;
-    int rc = plan_local_search(s->b, s->n, s->pg, s->best_order, s->npinned, s->best_fit,
-                               s->lb, seed, bu, s->off, &arena);
+    int rc = memd_plan_local_search(s->b, s->n, s->pg, s->best_order, s->npinned, s->best_fit,
+                                    s->lb, seed, bu, s->off, &arena);
     if (rc)
         return rc;
-    plan_best_take(&s->bp, arena, s->off, s->n, local_names[s->best_ord][s->best_fit]);
+    memd_plan_best_take(&s->bp, arena, s->off, s->n, local_names[s->best_ord][s->best_fit]);
     return 0;
 }
 
@@ -258,7 +258,7 @@ static int solve(solver *s, uint64_t seed, memd_plan_result *res)
     if (!s->off || !s->key || !s->order || !s->best_order)
         return -ENOMEM;
     uint64_t edges;
-    int rc = plan_count_edges(s->b, n, PLAN_EDGE_CAP, &edges);
+    int rc = memd_plan_count_edges(s->b, n, PLAN_EDGE_CAP, &edges);
     if (rc)
         return rc;
     /* Placer cost model: the graph costs ~ 2E log(degree), the offset list ~ n^2/2. */
@@ -270,7 +270,7 @@ static int solve(solver *s, uint64_t seed, memd_plan_result *res)
     s->searchable = s->npinned == 0 && n <= PLAN_SEARCH_MAX_N && edges <= PLAN_EDGE_CAP;
     s->blocks = !graph_placer && n > PLAN_LIST_MAX_N;
     if (graph_placer || s->searchable) {
-        rc = plan_graph_build(s->b, n, &s->g);
+        rc = memd_plan_graph_build(s->b, n, &s->g);
         if (rc)
             return rc;
     }
@@ -334,8 +334,8 @@ int memd_plan_solve(const memd_plan_buffer *bufs, size_t n, const memd_plan_opts
     rc = solve(&s, opts->seed, res);
     if (rc == 0)
         rc = finish(&s, res, v);
-    plan_placer_free(&s.pl);
-    plan_graph_free(&s.g);
+    memd_plan_placer_free(&s.pl);
+    memd_plan_graph_free(&s.g);
     free(s.off);
     free(s.key);
     free(s.order);

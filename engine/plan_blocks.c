@@ -9,7 +9,7 @@
 #include "plan_internal.h"
 
 typedef struct entry {
-    uint32_t id;     /* first: plan_off_at_or_below reads it */
+    uint32_t id;     /* first: memd_plan_off_at_or_below reads it */
     uint32_t lo, hi; /* lifetime as time ranks [lo, hi) */
 } entry;
 
@@ -46,7 +46,7 @@ static int rank_times(plan_blocks *t, const memd_plan_buffer *b, size_t n)
         times[2 * i] = b[i].lower;
         times[2 * i + 1] = b[i].upper;
     }
-    qsort(times, 2 * n, sizeof(*times), plan_cmp_u64);
+    qsort(times, 2 * n, sizeof(*times), memd_plan_cmp_u64);
     uint64_t sum = 0, m = 0;
     for (size_t i = 0; i < n; i++) {
         t->lo[i] = (uint32_t)memd_lower_bound_u64(times, 2 * n, b[i].lower);
@@ -63,7 +63,7 @@ static int rank_times(plan_blocks *t, const memd_plan_buffer *b, size_t n)
     return 0;
 }
 
-int plan_blocks_new(const memd_plan_buffer *b, size_t n, plan_blocks **out)
+int memd_plan_blocks_new(const memd_plan_buffer *b, size_t n, plan_blocks **out)
 {
     plan_blocks *t = calloc(1, sizeof(*t));
     if (!t)
@@ -93,11 +93,11 @@ int plan_blocks_new(const memd_plan_buffer *b, size_t n, plan_blocks **out)
     *out = t;
     return 0;
 fail:
-    plan_blocks_free(t);
+    memd_plan_blocks_free(t);
     return -ENOMEM;
 }
 
-void plan_blocks_free(plan_blocks *t)
+void memd_plan_blocks_free(plan_blocks *t)
 {
     if (!t)
         return;
@@ -113,12 +113,12 @@ void plan_blocks_free(plan_blocks *t)
     free(t);
 }
 
-void plan_blocks_clear(plan_blocks *t)
+void memd_plan_blocks_clear(plan_blocks *t)
 {
     memset(t->cnt, 0, t->nblk * sizeof(*t->cnt));
 }
 
-void plan_blocks_insert(plan_blocks *t, uint32_t x, const uint64_t *off)
+void memd_plan_blocks_insert(plan_blocks *t, uint32_t x, const uint64_t *off)
 {
     if (t->hi[x] <= t->lo[x])
         return;
@@ -127,7 +127,7 @@ void plan_blocks_insert(plan_blocks *t, uint32_t x, const uint64_t *off)
         entry *e = t->ent + t->base[k];
         size_t m = t->cnt[k];
         plan_off_key q = {off, off[x]};
-        size_t l = memd_partition_point(e, m, sizeof(*e), plan_off_at_or_below, &q);
+        size_t l = memd_partition_point(e, m, sizeof(*e), memd_plan_off_at_or_below, &q);
         memmove(e + l + 1, e + l, (m - l) * sizeof(*e));
         e[l] = nx;
         t->cnt[k]++;
@@ -183,8 +183,8 @@ static uint32_t *merge_runs(plan_blocks *t, size_t nrun, const uint64_t *off)
     return ids;
 }
 
-const uint32_t *plan_blocks_overlapping(plan_blocks *t, uint32_t x, const uint64_t *off,
-                                        size_t *count)
+const uint32_t *memd_plan_blocks_overlapping(plan_blocks *t, uint32_t x, const uint64_t *off,
+                                             size_t *count)
 {
     size_t k0 = first_blk(t, x), k1 = last_blk(t, x), m = 0, nrun = 0;
     uint32_t lo = t->lo[x], hi = t->hi[x];

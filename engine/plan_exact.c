@@ -65,15 +65,15 @@ static void take_found(exact *e)
     for (size_t i = 0; i < e->n; i++)
         if (e->scratch[i] + e->b[i].size > top)
             top = e->scratch[i] + e->b[i].size;
-    plan_best_take(e->bp, top, e->scratch, e->n, "search");
+    memd_plan_best_take(e->bp, top, e->scratch, e->n, "search");
 }
 
 /* Decision at the bound: one run per preorder. 0, or a negative error. */
 static int decide(exact *e)
 {
     for (int h = 0; h < 3 && !e->bu->expired && e->bp->arena > e->lo; h++) {
-        int rc = plan_search_run(e->c, e->lo, h, 0, PLAN_DISC_ALL, e->exact_limit, e->bu,
-                                 e->scratch);
+        int rc = memd_plan_search_run(e->c, e->lo, h, 0, PLAN_DISC_ALL, e->exact_limit, e->bu,
+                                      e->scratch);
         if (rc == 1)
             take_found(e);
         else if (rc == 0)
@@ -97,7 +97,7 @@ static void guide_ruined(exact *e)
     for (size_t i = 0; i < e->n && (r >> 32) % 4 != 0; i++)
         if (b[i].lower < b[w].upper && b[w].lower < b[i].upper)
             e->scratch[i] = plan_splitmix(&e->rng) % (e->bp->arena ? e->bp->arena : 1);
-    plan_search_guide(e->c, e->scratch);
+    memd_plan_search_guide(e->c, e->scratch);
 }
 
 /* One descent run. Every other run follows the best plan (guide_ruined); the others
@@ -112,8 +112,8 @@ static int descend(exact *e)
     if (h == PLAN_HEUR_GUIDED)
         guide_ruined(e);
     e->tries++;
-    int rc = plan_search_run(e->c, cap, h, plan_splitmix(&e->rng) | 1, PLAN_DISC_ALL,
-                             e->short_limit, e->bu, e->scratch);
+    int rc = memd_plan_search_run(e->c, cap, h, plan_splitmix(&e->rng) | 1, PLAN_DISC_ALL,
+                                  e->short_limit, e->bu, e->scratch);
     if (rc == 1) {
         take_found(e);
         e->fails = 0;
@@ -132,12 +132,12 @@ static int descend(exact *e)
     return 0;
 }
 
-int plan_exact(const memd_plan_buffer *b, size_t n, const plan_graph *g, uint64_t lb,
-               uint64_t seed, plan_budget *bu, plan_best *bp, uint64_t *scratch)
+int memd_plan_exact(const memd_plan_buffer *b, size_t n, const plan_graph *g, uint64_t lb,
+                    uint64_t seed, plan_budget *bu, plan_best *bp, uint64_t *scratch)
 {
     exact e = {.b = b, .n = n, .bu = bu, .bp = bp, .scratch = scratch, .lo = lb,
                .rng = seed ^ 0x5EA5C4ull};
-    int rc = plan_search_new(b, n, g, PLAN_SEARCH_MAX_MEMBERS, &e.c);
+    int rc = memd_plan_search_new(b, n, g, PLAN_SEARCH_MAX_MEMBERS, &e.c);
     if (rc == -E2BIG)
         return 0;
     if (rc)
@@ -156,6 +156,6 @@ int plan_exact(const memd_plan_buffer *b, size_t n, const plan_graph *g, uint64_
     }
     if (rc == 0)
         rc = bp->arena <= e.lo;
-    plan_search_free(e.c);
+    memd_plan_search_free(e.c);
     return rc;
 }

@@ -7,7 +7,7 @@
 #include "bisect.h"
 #include "plan_internal.h"
 
-int plan_placer_init(plan_placer *p, const memd_plan_buffer *b, size_t n, const plan_graph *g)
+int memd_plan_placer_init(plan_placer *p, const memd_plan_buffer *b, size_t n, const plan_graph *g)
 {
     memset(p, 0, sizeof(*p));
     p->b = b;
@@ -22,7 +22,7 @@ int plan_placer_init(plan_placer *p, const memd_plan_buffer *b, size_t n, const 
                 maxdeg = g->off[i + 1] - g->off[i];
         p->pairs = malloc(2 * maxdeg * sizeof(*p->pairs));
         if (!p->pairs || !p->pos) {
-            plan_placer_free(p);
+            memd_plan_placer_free(p);
             return -ENOMEM;
         }
         return 0;
@@ -30,13 +30,13 @@ int plan_placer_init(plan_placer *p, const memd_plan_buffer *b, size_t n, const 
     p->lst = malloc(nn * sizeof(*p->lst));
     p->work = malloc(nn * sizeof(*p->work));
     if (!p->pos || !p->lst || !p->work) {
-        plan_placer_free(p);
+        memd_plan_placer_free(p);
         return -ENOMEM;
     }
     return 0;
 }
 
-int plan_placer_init_blocks(plan_placer *p, const memd_plan_buffer *b, size_t n)
+int memd_plan_placer_init_blocks(plan_placer *p, const memd_plan_buffer *b, size_t n)
 {
     memset(p, 0, sizeof(*p));
     p->b = b;
@@ -44,17 +44,17 @@ int plan_placer_init_blocks(plan_placer *p, const memd_plan_buffer *b, size_t n)
     size_t nn = n ? n : 1;
     p->pos = malloc(nn * sizeof(*p->pos));
     p->pairs = malloc(2 * nn * sizeof(*p->pairs));
-    int rc = plan_blocks_new(b, n, &p->t);
+    int rc = memd_plan_blocks_new(b, n, &p->t);
     if (rc == 0 && (!p->pos || !p->pairs))
         rc = -ENOMEM;
     if (rc)
-        plan_placer_free(p);
+        memd_plan_placer_free(p);
     return rc;
 }
 
-void plan_placer_free(plan_placer *p)
+void memd_plan_placer_free(plan_placer *p)
 {
-    plan_blocks_free(p->t);
+    memd_plan_blocks_free(p->t);
     free(p->pairs);
     free(p->pos);
     free(p->lst);
@@ -66,7 +66,7 @@ void plan_placer_free(plan_placer *p)
     p->work = NULL;
 }
 
-void plan_placer_commit(plan_placer *p)
+void memd_plan_placer_commit(plan_placer *p)
 {
     uint32_t *t = p->lst;
     p->lst = p->work;
@@ -157,7 +157,7 @@ static size_t gather(plan_placer *p, uint32_t x, size_t k, const uint64_t *off)
     size_t np = 0;
     if (p->t) {
         size_t m;
-        const uint32_t *ids = plan_blocks_overlapping(p->t, x, off, &m);
+        const uint32_t *ids = memd_plan_blocks_overlapping(p->t, x, off, &m);
         for (size_t i = 0; i < m; i++, np++) {
             p->pairs[2 * np] = off[ids[i]];
             p->pairs[2 * np + 1] = off[ids[i]] + b[ids[i]].size;
@@ -182,9 +182,9 @@ static uint64_t place_neighbours(plan_placer *p, const uint32_t *order, size_t f
 {
     const memd_plan_buffer *b = p->b;
     if (p->t) {
-        plan_blocks_clear(p->t);
+        memd_plan_blocks_clear(p->t);
         for (size_t k = 0; k < from; k++)
-            plan_blocks_insert(p->t, order[k], off);
+            memd_plan_blocks_insert(p->t, order[k], off);
     }
     uint64_t top = 0;
     for (size_t k = from; k < p->n; k++) {
@@ -202,7 +202,7 @@ static uint64_t place_neighbours(plan_placer *p, const uint32_t *order, size_t f
         if (off[x] + b[x].size > top)
             top = off[x] + b[x].size;
         if (p->t)
-            plan_blocks_insert(p->t, x, off);
+            memd_plan_blocks_insert(p->t, x, off);
         if (p->stop && p->stop->clock && ((k - from) & 255) == 255 &&
             p->stop->clock(p->stop->clock_ctx) >= p->stop->deadline_ns)
             return UINT64_MAX;
@@ -260,8 +260,8 @@ static uint64_t place_list(plan_placer *p, const uint32_t *order, size_t from, b
         if (sz) {
             /* Insert after the last entry with offset <= off[x]. */
             plan_off_key q = {off, off[x]};
-            size_t l = memd_partition_point(p->work, nw, sizeof(*p->work), plan_off_at_or_below,
-                                            &q);
+            size_t l =
+                memd_partition_point(p->work, nw, sizeof(*p->work), memd_plan_off_at_or_below, &q);
             memmove(p->work + l + 1, p->work + l, (nw - l) * sizeof(*p->work));
             p->work[l] = x;
             nw++;
@@ -271,8 +271,8 @@ static uint64_t place_list(plan_placer *p, const uint32_t *order, size_t from, b
     return top;
 }
 
-uint64_t plan_place_range(plan_placer *p, const uint32_t *order, size_t from, bool best_fit,
-                          uint64_t *off)
+uint64_t memd_plan_place_range(plan_placer *p, const uint32_t *order, size_t from, bool best_fit,
+                               uint64_t *off)
 {
     return p->g || p->t ? place_neighbours(p, order, from, best_fit, off)
                         : place_list(p, order, from, best_fit, off);

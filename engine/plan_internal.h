@@ -32,7 +32,7 @@ typedef struct plan_budget {
 
 /* True (and sticky) once the iteration limit or the deadline is reached; counts one
  * iteration per call. */
-bool plan_budget_spend(plan_budget *bu);
+bool memd_plan_budget_spend(plan_budget *bu);
 
 static inline uint64_t plan_align_up(uint64_t x, uint64_t a)
 {
@@ -55,8 +55,8 @@ static inline uint64_t plan_sat_mul(uint64_t a, uint64_t b)
 
 /* qsort comparators: u64 ascending; and (with ctx the buffers) buffer indices by
  * (lower, index). */
-int plan_cmp_u64(const void *x, const void *y);
-int plan_cmp_lower(const void *x, const void *y, void *ctx);
+int memd_plan_cmp_u64(const void *x, const void *y);
+int memd_plan_cmp_lower(const void *x, const void *y, void *ctx);
 
 /* memd_partition_point predicate over elements starting with a buffer index: true
  * while the buffer's offset is at or below the key's. */
@@ -64,7 +64,7 @@ typedef struct plan_off_key {
     const uint64_t *off;
     uint64_t o;
 } plan_off_key;
-bool plan_off_at_or_below(const void *elem, const void *key);
+bool memd_plan_off_at_or_below(const void *elem, const void *key);
 
 /* The best plan so far: its offsets live in off (the caller's output array). */
 typedef struct plan_best {
@@ -77,35 +77,35 @@ typedef struct plan_best {
 } plan_best;
 
 /* Keeps off (n offsets, arena) as the best plan if it is the first or a lower one. */
-void plan_best_take(plan_best *bp, uint64_t arena, const uint64_t *off, size_t n,
-                    const char *name);
+void memd_plan_best_take(plan_best *bp, uint64_t arena, const uint64_t *off, size_t n,
+                         const char *name);
 
 /* Counts the conflict edges (each unordered pair once) with a sweep, O(n log n),
  * stopping early once above cap. -ENOMEM. */
-int plan_count_edges(const memd_plan_buffer *b, size_t n, uint64_t cap, uint64_t *edges);
+int memd_plan_count_edges(const memd_plan_buffer *b, size_t n, uint64_t cap, uint64_t *edges);
 
 /* Builds the conflict graph (zero-size buffers get no edges). -ENOMEM. */
-int plan_graph_build(const memd_plan_buffer *b, size_t n, plan_graph *g);
-void plan_graph_free(plan_graph *g);
+int memd_plan_graph_build(const memd_plan_buffer *b, size_t n, plan_graph *g);
+void memd_plan_graph_free(plan_graph *g);
 
 /* Time blocks (plan_blocks.c): which inserted buffers overlap a buffer's lifetime,
  * reading only the buffers listed in the blocks of time it spans (about twice the
  * number live at once each) and already sorted by offset there, without a conflict
  * graph. -ENOMEM. */
 typedef struct plan_blocks plan_blocks;
-int plan_blocks_new(const memd_plan_buffer *b, size_t n, plan_blocks **out);
-void plan_blocks_free(plan_blocks *t);
+int memd_plan_blocks_new(const memd_plan_buffer *b, size_t n, plan_blocks **out);
+void memd_plan_blocks_free(plan_blocks *t);
 /* Removes every buffer. */
-void plan_blocks_clear(plan_blocks *t);
+void memd_plan_blocks_clear(plan_blocks *t);
 /* Adds x, placed at off[x] (no-op for an empty buffer); at most once between clears. */
-void plan_blocks_insert(plan_blocks *t, uint32_t x, const uint64_t *off);
+void memd_plan_blocks_insert(plan_blocks *t, uint32_t x, const uint64_t *off);
 /* Each inserted buffer overlapping x once, by offset (*count of them, valid until the
  * next call): the blocks' lists merged. */
-const uint32_t *plan_blocks_overlapping(plan_blocks *t, uint32_t x, const uint64_t *off,
-                                        size_t *count);
+const uint32_t *memd_plan_blocks_overlapping(plan_blocks *t, uint32_t x, const uint64_t *off,
+                                             size_t *count);
 
 /* Sorts idx[0..n) by key descending, ties by idx ascending (stable, deterministic). */
-int plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key);
+int memd_plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key);
 
 /* Greedy placement in a given order (pinned buffers first): each buffer goes to the
  * lowest gap (first fit) or the tightest gap (best fit) among the already placed
@@ -127,27 +127,27 @@ typedef struct plan_placer {
     size_t nlst, nwork;
 } plan_placer;
 
-int plan_placer_init(plan_placer *p, const memd_plan_buffer *b, size_t n, const plan_graph *g);
-int plan_placer_init_blocks(plan_placer *p, const memd_plan_buffer *b, size_t n);
-void plan_placer_free(plan_placer *p);
+int memd_plan_placer_init(plan_placer *p, const memd_plan_buffer *b, size_t n, const plan_graph *g);
+int memd_plan_placer_init_blocks(plan_placer *p, const memd_plan_buffer *b, size_t n);
+void memd_plan_placer_free(plan_placer *p);
 /* Places order[from..n) given that order[0..from) already have offsets in off[] (and,
  * in list mode, were committed); pos[] must match order. Returns the max end over
  * order[from..n), or UINT64_MAX when stop's deadline passed (graph and block modes:
  * off[] is then partial). */
-uint64_t plan_place_range(plan_placer *p, const uint32_t *order, size_t from, bool best_fit,
-                          uint64_t *off);
+uint64_t memd_plan_place_range(plan_placer *p, const uint32_t *order, size_t from, bool best_fit,
+                               uint64_t *off);
 /* Makes the last run the state later runs start from (list mode; no-op for the others). */
-void plan_placer_commit(plan_placer *p);
+void memd_plan_placer_commit(plan_placer *p);
 
 /* Exact search (MiniMalloc-style canonical branch and bound) for a plan with arena <=
  * capacity; no pinned buffers. The context holds what every run shares (time sections,
  * heuristic keys); -E2BIG if the section membership would exceed max_members. */
 typedef struct plan_search_ctx plan_search_ctx;
-int plan_search_new(const memd_plan_buffer *b, size_t n, const plan_graph *g,
-                    uint64_t max_members, plan_search_ctx **out);
-void plan_search_free(plan_search_ctx *c);
+int memd_plan_search_new(const memd_plan_buffer *b, size_t n, const plan_graph *g,
+                         uint64_t max_members, plan_search_ctx **out);
+void memd_plan_search_free(plan_search_ctx *c);
 /* heuristic: 0..2 picks one of MiniMalloc's static preorders, 3..5 other key orders,
- * PLAN_HEUR_GUIDED the order of the offsets last given to plan_search_guide; a non-zero
+ * PLAN_HEUR_GUIDED the order of the offsets last given to memd_plan_search_guide; a non-zero
  * seed perturbs the order (for restarts). max_disc bounds the discrepancies (taking
  * a node's k-th best candidate costs k) of a limited discrepancy search;
  * PLAN_DISC_ALL searches everything. Returns 1 found (out filled), 0 proven
@@ -156,23 +156,23 @@ void plan_search_free(plan_search_ctx *c);
 #define PLAN_DISC_ALL UINT32_MAX
 #define PLAN_HEUR_GUIDED 6
 #define PLAN_HEUR_COUNT 7
-int plan_search_run(plan_search_ctx *c, uint64_t capacity, int heuristic, uint64_t seed,
-                    uint32_t max_disc, uint64_t node_limit, plan_budget *bu, uint64_t *out);
+int memd_plan_search_run(plan_search_ctx *c, uint64_t capacity, int heuristic, uint64_t seed,
+                         uint32_t max_disc, uint64_t node_limit, plan_budget *bu, uint64_t *out);
 /* Sets the order PLAN_HEUR_GUIDED follows: by offset, lowest first. */
-void plan_search_guide(plan_search_ctx *c, const uint64_t *offsets);
+void memd_plan_search_guide(plan_search_ctx *c, const uint64_t *offsets);
 /* Nodes the last run visited. */
-uint64_t plan_search_nodes(const plan_search_ctx *c);
+uint64_t memd_plan_search_nodes(const plan_search_ctx *c);
 
 /* The exact search within budget bu (plan_exact.c), lowering bp; scratch holds n
  * offsets. Returns 1 when bp is proven optimal, 0 when not (also when the problem is
  * too big to search), -ENOMEM. */
-int plan_exact(const memd_plan_buffer *b, size_t n, const plan_graph *g, uint64_t lb,
-               uint64_t seed, plan_budget *bu, plan_best *bp, uint64_t *scratch);
+int memd_plan_exact(const memd_plan_buffer *b, size_t n, const plan_graph *g, uint64_t lb,
+                    uint64_t seed, plan_budget *bu, plan_best *bp, uint64_t *scratch);
 
 /* Iterated local search over the placement order, starting from `order` (pinned
  * first, npinned of them). Improves off/arena in place. -ENOMEM. */
-int plan_local_search(const memd_plan_buffer *b, size_t n, const plan_graph *g, uint32_t *order,
-                      size_t npinned, bool best_fit, uint64_t lb, uint64_t seed,
-                      plan_budget *bu, uint64_t *off, uint64_t *arena);
+int memd_plan_local_search(const memd_plan_buffer *b, size_t n, const plan_graph *g,
+                           uint32_t *order, size_t npinned, bool best_fit, uint64_t lb,
+                           uint64_t seed, plan_budget *bu, uint64_t *off, uint64_t *arena);
 
 #endif

@@ -90,10 +90,10 @@ static void try_move(ls_state *s, size_t i, size_t j, bool swap)
     }
     for (size_t k = j; k <= i; k++)
         s->p.pos[order[k]] = (uint32_t)k;
-    uint64_t t = plan_place_range(&s->p, order, j, s->best_fit, off);
+    uint64_t t = memd_plan_place_range(&s->p, order, j, s->best_fit, off);
     uint64_t cand = t > s->pm[j] ? t : s->pm[j];
     if (cand <= s->cur) {
-        plan_placer_commit(&s->p);
+        memd_plan_placer_commit(&s->p);
         s->cur = cand;
         ls_refresh_prefix(s, j);
         return;
@@ -105,15 +105,15 @@ static void try_move(ls_state *s, size_t i, size_t j, bool swap)
     }
 }
 
-int plan_local_search(const memd_plan_buffer *b, size_t n, const plan_graph *g, uint32_t *order,
-                      size_t npinned, bool best_fit, uint64_t lb, uint64_t seed,
-                      plan_budget *bu, uint64_t *off, uint64_t *arena)
+int memd_plan_local_search(const memd_plan_buffer *b, size_t n, const plan_graph *g,
+                           uint32_t *order, size_t npinned, bool best_fit, uint64_t lb,
+                           uint64_t seed, plan_budget *bu, uint64_t *off, uint64_t *arena)
 {
     if (n - npinned < 2 || *arena <= lb)
         return 0;
     ls_state s = {.b = b, .n = n, .npinned = npinned, .best_fit = best_fit, .order = order,
                   .off = off, .rng = seed ^ 0x6C6F63616C736561ull};
-    int rc = plan_placer_init(&s.p, b, n, g);
+    int rc = memd_plan_placer_init(&s.p, b, n, g);
     if (rc)
         return rc;
     s.pm = malloc((n + 1) * sizeof(*s.pm));
@@ -128,14 +128,14 @@ int plan_local_search(const memd_plan_buffer *b, size_t n, const plan_graph *g, 
         s.p.pos[order[k]] = (uint32_t)k;
     /* Start from the order's own placement so off matches order exactly. */
     s.pm[0] = 0;
-    plan_place_range(&s.p, order, 0, best_fit, off);
-    plan_placer_commit(&s.p);
+    memd_plan_place_range(&s.p, order, 0, best_fit, off);
+    memd_plan_placer_commit(&s.p);
     ls_refresh_prefix(&s, 0);
     s.cur = s.pm[n];
     uint64_t best = s.cur;
     memcpy(best_off, off, n * sizeof(*off));
     uint64_t last_ns = 0; /* duration of the last move, to avoid starting one too late */
-    while (best > lb && !plan_budget_spend(bu)) {
+    while (best > lb && !memd_plan_budget_spend(bu)) {
         uint64_t t0 = 0;
         if (bu->clock) {
             t0 = bu->clock(bu->clock_ctx);
@@ -157,7 +157,7 @@ int plan_local_search(const memd_plan_buffer *b, size_t n, const plan_graph *g, 
     memcpy(off, best_off, n * sizeof(*off));
     *arena = best;
 out:
-    plan_placer_free(&s.p);
+    memd_plan_placer_free(&s.p);
     free(s.pm);
     free(s.save);
     free(s.save_order);

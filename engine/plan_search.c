@@ -52,7 +52,7 @@ static uint64_t max_total(const plan_search_ctx *c, const part *pt)
 static uint64_t *node_maxima(plan_search_ctx *c, const part *pt)
 {
     size_t w = pt->s1 - pt->s0;
-    uint64_t *mx = plan_search_grow(c, c->mx, &c->mxcap, c->nmx + 2 * w, sizeof(*mx));
+    uint64_t *mx = memd_plan_search_grow(c, c->mx, &c->mxcap, c->nmx + 2 * w, sizeof(*mx));
     if (!mx)
         return NULL;
     c->mx = mx;
@@ -105,7 +105,8 @@ static int decompose(plan_search_ctx *c, part *pt, size_t zb, size_t nz)
 {
     int res = S_FOUND;
     size_t mark = c->npool;
-    uint32_t *pool = plan_search_grow(c, c->pool, &c->poolcap, c->npool + pt->nun, sizeof(*pool));
+    uint32_t *pool =
+        memd_plan_search_grow(c, c->pool, &c->poolcap, c->npool + pt->nun, sizeof(*pool));
     if (!pool)
         return S_ABORT;
     c->pool = pool;
@@ -184,7 +185,7 @@ static bool push_free_cuts(plan_search_ctx *c, const part *pt, uint32_t s_lo, ui
     size_t nz = 0;
     for (uint32_t k = s_lo; k + 1 < s_hi; k++)
         nz += c->cuts[k] == 0 && k >= pt->s0 && k + 1 < pt->s1;
-    uint32_t *zero = plan_search_grow(c, c->zero, &c->zerocap, c->nzero + nz, sizeof(*zero));
+    uint32_t *zero = memd_plan_search_grow(c, c->zero, &c->zerocap, c->nzero + nz, sizeof(*zero));
     if (!zero)
         return false;
     c->zero = zero;
@@ -232,7 +233,8 @@ static bool push_candidates(plan_search_ctx *c, const part *pt, uint64_t last_of
         if (h < min_h)
             min_h = h;
     }
-    uint32_t *cand = plan_search_grow(c, c->cand, &c->candcap, c->ncand + pt->nun, sizeof(*cand));
+    uint32_t *cand =
+        memd_plan_search_grow(c, c->cand, &c->candcap, c->ncand + pt->nun, sizeof(*cand));
     if (!cand)
         return false;
     c->cand = cand;
@@ -275,9 +277,9 @@ static int branch(plan_search_ctx *c, part *pt, node_bounds *nb, uint32_t x, uin
     uint32_t up = c->upos[x];
     size_t tr = c->ntr;
     bool hatless;
-    int ok = plan_search_place(c, pt, x, o, &hatless);
+    int ok = memd_plan_search_place(c, pt, x, o, &hatless);
     if (c->oom) {
-        plan_search_unplace(c, pt, x, up, tr);
+        memd_plan_search_unplace(c, pt, x, up, tr);
         return S_ABORT;
     }
     int res = S_NOTFOUND;
@@ -289,7 +291,7 @@ static int branch(plan_search_ctx *c, part *pt, node_bounds *nb, uint32_t x, uin
         res = solve_part(c, pt, c->sl[x], c->sh[x], o, c->rank[x]);
     for (uint32_t k = c->sl[x]; k + 1 < c->sh[x]; k++)
         c->cuts[k]++;
-    plan_search_unplace(c, pt, x, up, tr);
+    memd_plan_search_unplace(c, pt, x, up, tr);
     *stop = hatless && ok;
     return res;
 }
@@ -301,7 +303,7 @@ static int rec(plan_search_ctx *c, part *pt, uint64_t last_off, int64_t last_ran
 {
     if (pt->nun == 0)
         return record_plan(c);
-    if (c->nodes >= c->node_limit || plan_budget_spend(c->bu))
+    if (c->nodes >= c->node_limit || memd_plan_budget_spend(c->bu))
         return S_ABORT;
     c->nodes++;
     size_t base = c->ncand;
@@ -354,7 +356,7 @@ static size_t start_run(plan_search_ctx *c, int heuristic, uint64_t seed)
                 c->cuts[k]++;
         }
     }
-    plan_search_preorder(c, c->pool, m, heuristic, seed);
+    memd_plan_search_preorder(c, c->pool, m, heuristic, seed);
     /* twin_prev: the previous buffer of the same class in the preorder. */
     for (size_t i = 0; i < n; i++)
         c->order[i] = NONE; /* last seen buffer per class (classes < n) */
@@ -382,8 +384,8 @@ static size_t start_run(plan_search_ctx *c, int heuristic, uint64_t seed)
     return m;
 }
 
-int plan_search_run(plan_search_ctx *c, uint64_t capacity, int heuristic, uint64_t seed,
-                    uint32_t max_disc, uint64_t node_limit, plan_budget *bu, uint64_t *out)
+int memd_plan_search_run(plan_search_ctx *c, uint64_t capacity, int heuristic, uint64_t seed,
+                         uint32_t max_disc, uint64_t node_limit, plan_budget *bu, uint64_t *out)
 {
     c->cap = capacity;
     c->out = out;
@@ -410,7 +412,7 @@ int plan_search_run(plan_search_ctx *c, uint64_t capacity, int heuristic, uint64
     return r == S_ABORT || c->cut ? -EAGAIN : 0;
 }
 
-uint64_t plan_search_nodes(const plan_search_ctx *c)
+uint64_t memd_plan_search_nodes(const plan_search_ctx *c)
 {
     return c->nodes;
 }

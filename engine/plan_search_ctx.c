@@ -9,7 +9,7 @@
 #include "bisect.h"
 #include "plan_search_internal.h"
 
-void *plan_search_grow(plan_search_ctx *c, void *a, size_t *cap, size_t need, size_t size)
+void *memd_plan_search_grow(plan_search_ctx *c, void *a, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap)
         return a;
@@ -22,7 +22,7 @@ void *plan_search_grow(plan_search_ctx *c, void *a, size_t *cap, size_t need, si
     return p;
 }
 
-void plan_search_free(plan_search_ctx *c)
+void memd_plan_search_free(plan_search_ctx *c)
 {
     if (!c)
         return;
@@ -118,7 +118,7 @@ static int find_sections(plan_search_ctx *c, uint64_t *members)
     for (size_t i = 0; i < n; i++)
         if (b[i].size)
             ends[k++] = b[i].upper;
-    qsort(ends, k, sizeof(*ends), plan_cmp_u64);
+    qsort(ends, k, sizeof(*ends), memd_plan_cmp_u64);
     size_t u = 0;
     for (size_t i = 0; i < k; i++)
         if (u == 0 || ends[u - 1] != ends[i])
@@ -232,8 +232,8 @@ static void fill_keys(plan_search_ctx *c)
     }
 }
 
-int plan_search_new(const memd_plan_buffer *b, size_t n, const plan_graph *g,
-                    uint64_t max_members, plan_search_ctx **out)
+int memd_plan_search_new(const memd_plan_buffer *b, size_t n, const plan_graph *g,
+                         uint64_t max_members, plan_search_ctx **out)
 {
     *out = NULL;
     plan_search_ctx *c = calloc(1, sizeof(*c));
@@ -251,7 +251,7 @@ int plan_search_new(const memd_plan_buffer *b, size_t n, const plan_graph *g,
     if (rc == 0)
         rc = fill_members(c);
     if (rc) {
-        plan_search_free(c);
+        memd_plan_search_free(c);
         return rc;
     }
     fill_keys(c);
@@ -278,12 +278,12 @@ static int cmp_pre(const void *x, const void *y, void *ctx)
 /* The preorder of a run. Heuristics 0..2 are MiniMalloc's defaults: W(idth in
  * sections), A(rea), T(otal of the busiest section the buffer spans) in three
  * priorities; 3 and 4 lead with area and size, 5 with the lifetime length, and
- * PLAN_HEUR_GUIDED follows the offsets given to plan_search_guide (bottom first), so
+ * PLAN_HEUR_GUIDED follows the offsets given to memd_plan_search_guide (bottom first), so
  * the search starts next to a known plan and backtracks over its upper layers first.
  * A non-zero seed perturbs the order (short random swaps), so restarts explore
  * different trees. */
-void plan_search_preorder(plan_search_ctx *c, uint32_t *ord, size_t m, int heuristic,
-                          uint64_t seed)
+void memd_plan_search_preorder(plan_search_ctx *c, uint32_t *ord, size_t m, int heuristic,
+                               uint64_t seed)
 {
     static const int orders[PLAN_HEUR_COUNT][3] = {{0, 1, 2}, {2, 1, 0}, {2, 0, 1}, {1, 2, 0},
                                                    {3, 2, 1}, {4, 3, 2}, {5, 0, 1}};
@@ -308,7 +308,7 @@ void plan_search_preorder(plan_search_ctx *c, uint32_t *ord, size_t m, int heuri
     }
 }
 
-void plan_search_guide(plan_search_ctx *c, const uint64_t *offsets)
+void memd_plan_search_guide(plan_search_ctx *c, const uint64_t *offsets)
 {
     for (size_t i = 0; i < c->n; i++)
         c->k_guide[i] = UINT64_MAX - offsets[i];

@@ -78,20 +78,20 @@ typedef struct part {
 
 /* Makes room for need entries of size bytes in the stack a of *cap entries (doubling
  * past need): returns the stack, moved or not, or NULL with c->oom set. */
-void *plan_search_grow(plan_search_ctx *c, void *a, size_t *cap, size_t need, size_t size);
+void *memd_plan_search_grow(plan_search_ctx *c, void *a, size_t *cap, size_t need, size_t size);
 
 /* Places x at o and propagates: lowest offsets of its unplaced neighbours, section
  * totals and witnesses. Returns 1 when the inference still passes, 0 when this
  * placement cannot lead to a plan; *hatless tells whether nothing unplaced overlaps x.
- * Everything it changes is undone by plan_search_unplace (c->oom is set on allocation
+ * Everything it changes is undone by memd_plan_search_unplace (c->oom is set on allocation
  * failure). */
-int plan_search_place(plan_search_ctx *c, part *pt, uint32_t x, uint64_t o, bool *hatless);
+int memd_plan_search_place(plan_search_ctx *c, part *pt, uint32_t x, uint64_t o, bool *hatless);
 /* Undoes the placement of x: upos was its place in pt's list, tr the trail's length
  * before the placement. */
-void plan_search_unplace(plan_search_ctx *c, part *pt, uint32_t x, uint32_t upos, size_t tr);
+void memd_plan_search_unplace(plan_search_ctx *c, part *pt, uint32_t x, uint32_t upos, size_t tr);
 
-/* Sorts ord[0..m) into the preorder of a run (see plan_search_run in plan_internal.h). */
-void plan_search_preorder(plan_search_ctx *c, uint32_t *ord, size_t m, int heuristic,
-                          uint64_t seed);
+/* Sorts ord[0..m) into the preorder of a run (see memd_plan_search_run in plan_internal.h). */
+void memd_plan_search_preorder(plan_search_ctx *c, uint32_t *ord, size_t m, int heuristic,
+                               uint64_t seed);
 
 #endif

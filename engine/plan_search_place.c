@@ -7,7 +7,7 @@
 static inline trail_ent *trail_push(plan_search_ctx *c)
 {
     if (c->ntr == c->trcap) {
-        trail_ent *tr = plan_search_grow(c, c->tr, &c->trcap, c->ntr + 1, sizeof(*tr));
+        trail_ent *tr = memd_plan_search_grow(c, c->tr, &c->trcap, c->ntr + 1, sizeof(*tr));
         if (!tr)
             return NULL;
         c->tr = tr;
@@ -93,7 +93,7 @@ static bool rewitness(plan_search_ctx *c, uint32_t s)
     return false;
 }
 
-int plan_search_place(plan_search_ctx *c, part *pt, uint32_t x, uint64_t o, bool *hatless)
+int memd_plan_search_place(plan_search_ctx *c, part *pt, uint32_t x, uint64_t o, bool *hatless)
 {
     const uint64_t *sz = c->sz, *am = c->amask;
     const plan_graph *g = c->g;
@@ -148,7 +148,7 @@ int plan_search_place(plan_search_ctx *c, part *pt, uint32_t x, uint64_t o, bool
     return 1;
 }
 
-void plan_search_unplace(plan_search_ctx *c, part *pt, uint32_t x, uint32_t upos, size_t tr)
+void memd_plan_search_unplace(plan_search_ctx *c, part *pt, uint32_t x, uint32_t upos, size_t tr)
 {
     trail_undo(c, tr);
     /* Rows are restored in reverse order of the removals (x was removed last). */

@@ -5,7 +5,7 @@
 
 #include "plan_internal.h"
 
-bool plan_budget_spend(plan_budget *bu)
+bool memd_plan_budget_spend(plan_budget *bu)
 {
     if (bu->expired)
         return true;
@@ -33,19 +33,19 @@ static int cmp_desc(const void *x, const void *y, void *ctx)
     return (a > b) - (a < b);
 }
 
-int plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key)
+int memd_plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key)
 {
     qsort_r(idx, n, sizeof(*idx), cmp_desc, (void *)key);
     return 0;
 }
 
-int plan_cmp_u64(const void *x, const void *y)
+int memd_plan_cmp_u64(const void *x, const void *y)
 {
     uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
     return (a > b) - (a < b);
 }
 
-int plan_cmp_lower(const void *x, const void *y, void *ctx)
+int memd_plan_cmp_lower(const void *x, const void *y, void *ctx)
 {
     const memd_plan_buffer *b = ctx;
     uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
@@ -54,7 +54,7 @@ int plan_cmp_lower(const void *x, const void *y, void *ctx)
     return (i > j) - (i < j);
 }
 
-bool plan_off_at_or_below(const void *elem, const void *key)
+bool memd_plan_off_at_or_below(const void *elem, const void *key)
 {
     const plan_off_key *q = key;
     return q->off[*(const uint32_t *)elem] <= q->o;
@@ -70,7 +70,7 @@ static uint32_t *by_lower(const memd_plan_buffer *b, size_t n, size_t *m)
     for (size_t i = 0; i < n; i++)
         if (b[i].size)
             idx[k++] = (uint32_t)i;
-    qsort_r(idx, k, sizeof(*idx), plan_cmp_lower, (void *)b);
+    qsort_r(idx, k, sizeof(*idx), memd_plan_cmp_lower, (void *)b);
     *m = k;
     return idx;
 }
@@ -104,7 +104,7 @@ static uint64_t sweep_edges(const memd_plan_buffer *b, const uint32_t *idx, size
     return edges;
 }
 
-int plan_count_edges(const memd_plan_buffer *b, size_t n, uint64_t cap, uint64_t *edges)
+int memd_plan_count_edges(const memd_plan_buffer *b, size_t n, uint64_t cap, uint64_t *edges)
 {
     size_t m = 0;
     uint32_t *idx = by_lower(b, n, &m);
@@ -140,7 +140,7 @@ static void add_edge(void *ctx, uint32_t x, uint32_t y)
     c->adj[c->fill[y]++] = x;
 }
 
-int plan_graph_build(const memd_plan_buffer *b, size_t n, plan_graph *g)
+int memd_plan_graph_build(const memd_plan_buffer *b, size_t n, plan_graph *g)
 {
     memset(g, 0, sizeof(*g));
     size_t m = 0;
@@ -171,11 +171,11 @@ out:
     free(deg);
     free(fill);
     if (rc)
-        plan_graph_free(g);
+        memd_plan_graph_free(g);
     return rc;
 }
 
-void plan_graph_free(plan_graph *g)
+void memd_plan_graph_free(plan_graph *g)
 {
     free(g->off);
     free(g->adj);

@@ -438,11 +438,11 @@ START_TEST(placer_modes_agree)
         memd_plan_buffer b[64];
         size_t n = random_problem(&s, b, 64, 30);
         plan_graph g;
-        ck_assert_int_eq(plan_graph_build(b, n, &g), 0);
+        ck_assert_int_eq(memd_plan_graph_build(b, n, &g), 0);
         plan_placer pg, pl, pt;
-        ck_assert_int_eq(plan_placer_init(&pg, b, n, &g), 0);
-        ck_assert_int_eq(plan_placer_init(&pl, b, n, NULL), 0);
-        ck_assert_int_eq(plan_placer_init_blocks(&pt, b, n), 0);
+        ck_assert_int_eq(memd_plan_placer_init(&pg, b, n, &g), 0);
+        ck_assert_int_eq(memd_plan_placer_init(&pl, b, n, NULL), 0);
+        ck_assert_int_eq(memd_plan_placer_init_blocks(&pt, b, n), 0);
         uint32_t order[64];
         size_t k = 0;
         for (size_t i = 0; i < n; i++)
@@ -455,19 +455,19 @@ START_TEST(placer_modes_agree)
             pg.pos[order[i]] = pl.pos[order[i]] = pt.pos[order[i]] = (uint32_t)i;
         for (int fit = 0; fit < 2; fit++) {
             uint64_t og[64], ol[64], ot[64];
-            uint64_t ag = plan_place_range(&pg, order, 0, fit, og);
-            uint64_t al = plan_place_range(&pl, order, 0, fit, ol);
-            uint64_t at = plan_place_range(&pt, order, 0, fit, ot);
+            uint64_t ag = memd_plan_place_range(&pg, order, 0, fit, og);
+            uint64_t al = memd_plan_place_range(&pl, order, 0, fit, ol);
+            uint64_t at = memd_plan_place_range(&pt, order, 0, fit, ot);
             ck_assert_uint_eq(ag, al);
             ck_assert_mem_eq(og, ol, n * sizeof(*og));
             ck_assert_uint_eq(ag, at);
             ck_assert_mem_eq(og, ot, n * sizeof(*og));
             ck_assert_int_eq(memd_plan_validate(b, n, og, NULL, NULL), 0);
         }
-        plan_placer_free(&pg);
-        plan_placer_free(&pl);
-        plan_placer_free(&pt);
-        plan_graph_free(&g);
+        memd_plan_placer_free(&pg);
+        memd_plan_placer_free(&pl);
+        memd_plan_placer_free(&pt);
+        memd_plan_graph_free(&g);
     }
 }
 END_TEST
@@ -488,16 +488,16 @@ START_TEST(blocks_run_stops_at_deadline)
     uint32_t order[600];
     uint64_t off[600];
     plan_placer pt;
-    ck_assert_int_eq(plan_placer_init_blocks(&pt, b, 600), 0);
+    ck_assert_int_eq(memd_plan_placer_init_blocks(&pt, b, 600), 0);
     for (uint32_t i = 0; i < 600; i++)
         order[i] = pt.pos[i] = i;
     plan_budget late = {.clock = late_clock, .deadline_ns = 1000000000u};
     pt.stop = &late;
-    ck_assert_uint_eq(plan_place_range(&pt, order, 0, false, off), UINT64_MAX);
+    ck_assert_uint_eq(memd_plan_place_range(&pt, order, 0, false, off), UINT64_MAX);
     late.deadline_ns = 3000000000u; /* not yet: the run ends */
-    ck_assert_uint_lt(plan_place_range(&pt, order, 0, false, off), UINT64_MAX);
+    ck_assert_uint_lt(memd_plan_place_range(&pt, order, 0, false, off), UINT64_MAX);
     ck_assert_int_eq(memd_plan_validate(b, 600, off, NULL, NULL), 0);
-    plan_placer_free(&pt);
+    memd_plan_placer_free(&pt);
 }
 END_TEST
 
@@ -540,11 +540,11 @@ START_TEST(blocks_first_fit_is_lowest)
             order[j] = t;
         }
         plan_placer pt;
-        ck_assert_int_eq(plan_placer_init_blocks(&pt, b, n), 0);
+        ck_assert_int_eq(memd_plan_placer_init_blocks(&pt, b, n), 0);
         for (size_t i = 0; i < n; i++)
             pt.pos[order[i]] = (uint32_t)i;
         uint64_t off[80];
-        plan_place_range(&pt, order, 0, false, off);
+        memd_plan_place_range(&pt, order, 0, false, off);
         ck_assert_int_eq(memd_plan_validate(b, n, off, NULL, NULL), 0);
         for (size_t k = 0; k < n; k++) {
             uint32_t x = order[k];
@@ -558,7 +558,7 @@ START_TEST(blocks_first_fit_is_lowest)
                 ck_assert(c >= off[x] || !fits_at(b, order, k, x, off, c));
             }
         }
-        plan_placer_free(&pt);
+        memd_plan_placer_free(&pt);
     }
 }
 END_TEST

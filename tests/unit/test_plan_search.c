@@ -97,9 +97,9 @@ START_TEST(decision_matches_brute_force)
         ck_assert_int_eq(memd_plan_lower_bound(b, n, &lb), 0);
         uint64_t opt = brute_optimum(b, n, lb);
         plan_graph g;
-        ck_assert_int_eq(plan_graph_build(b, n, &g), 0);
+        ck_assert_int_eq(memd_plan_graph_build(b, n, &g), 0);
         plan_search_ctx *c;
-        ck_assert_int_eq(plan_search_new(b, n, &g, 1u << 20, &c), 0);
+        ck_assert_int_eq(memd_plan_search_new(b, n, &g, 1u << 20, &c), 0);
         uint64_t out[MAXN];
         /* Below the optimum every preorder proves "impossible"; at it, each finds a
          * valid plan. The same context serves every run. */
@@ -107,24 +107,24 @@ START_TEST(decision_matches_brute_force)
             if (h == PLAN_HEUR_GUIDED) {
                 uint64_t bo[MAXN];
                 ck_assert(brute_fits(b, n, opt, 0, bo));
-                plan_search_guide(c, bo);
+                memd_plan_search_guide(c, bo);
             }
             for (uint64_t seed = 0; seed < 2; seed++) {
                 for (uint64_t cap = lb > 2 ? lb - 2 : 0; cap < opt; cap++) {
                     plan_budget bu = {0};
-                    ck_assert_int_eq(plan_search_run(c, cap, h, seed * 77, PLAN_DISC_ALL, 0,
-                                                     &bu, out), 0);
+                    ck_assert_int_eq(
+                        memd_plan_search_run(c, cap, h, seed * 77, PLAN_DISC_ALL, 0, &bu, out), 0);
                 }
                 for (uint64_t cap = opt; cap <= opt + 2; cap++) {
                     plan_budget bu = {0};
-                    ck_assert_int_eq(plan_search_run(c, cap, h, seed * 77, PLAN_DISC_ALL, 0,
-                                                     &bu, out), 1);
+                    ck_assert_int_eq(
+                        memd_plan_search_run(c, cap, h, seed * 77, PLAN_DISC_ALL, 0, &bu, out), 1);
                     check_plan(b, n, out, cap);
                 }
             }
         }
-        plan_search_free(c);
-        plan_graph_free(&g);
+        memd_plan_search_free(c);
+        memd_plan_graph_free(&g);
     }
 }
 END_TEST
@@ -142,32 +142,32 @@ START_TEST(limits_never_lie)
         ck_assert_int_eq(memd_plan_lower_bound(b, n, &lb), 0);
         uint64_t opt = brute_optimum(b, n, lb);
         plan_graph g;
-        ck_assert_int_eq(plan_graph_build(b, n, &g), 0);
+        ck_assert_int_eq(memd_plan_graph_build(b, n, &g), 0);
         plan_search_ctx *c;
-        ck_assert_int_eq(plan_search_new(b, n, &g, 1u << 20, &c), 0);
+        ck_assert_int_eq(memd_plan_search_new(b, n, &g, 1u << 20, &c), 0);
         uint64_t out[MAXN];
         for (uint64_t cap = lb; cap <= opt + 1; cap++) {
             uint32_t disc = (uint32_t)rnd(&s, 3);
             uint64_t nodes = 1 + rnd(&s, 4);
             plan_budget bu = {.limit = rnd(&s, 2) ? 1 + rnd(&s, 5) : 0};
             int h = (int)rnd(&s, PLAN_HEUR_COUNT);
-            int rc = plan_search_run(c, cap, h, rnd(&s, 3), disc, nodes, &bu, out);
+            int rc = memd_plan_search_run(c, cap, h, rnd(&s, 3), disc, nodes, &bu, out);
             ck_assert(rc == 1 || rc == 0 || rc == -EAGAIN);
             if (rc == 1)
                 check_plan(b, n, out, cap);
             if (rc == 0)
                 ck_assert_uint_lt(cap, opt);
             cut += rc == -EAGAIN;
-            ck_assert_uint_le(plan_search_nodes(c), nodes);
+            ck_assert_uint_le(memd_plan_search_nodes(c), nodes);
             /* A cut-short run leaves the context ready for a complete one. */
             plan_budget full = {0};
-            rc = plan_search_run(c, cap, 0, 0, PLAN_DISC_ALL, 0, &full, out);
+            rc = memd_plan_search_run(c, cap, 0, 0, PLAN_DISC_ALL, 0, &full, out);
             ck_assert_int_eq(rc, cap >= opt ? 1 : 0);
             if (rc == 1)
                 check_plan(b, n, out, cap);
         }
-        plan_search_free(c);
-        plan_graph_free(&g);
+        memd_plan_search_free(c);
+        memd_plan_graph_free(&g);
     }
     ck_assert_int_gt(cut, 0); /* the limits did bite */
 }
@@ -181,19 +181,19 @@ START_TEST(identical_buffers)
         b[i] = (memd_plan_buffer){.lower = i < 6 ? 0 : 5, .upper = i < 6 ? 10 : 15, .size = 8};
     /* 6 live together at t in [0,5) and [10,15), 12 at [5,10): lb = 96. */
     plan_graph g;
-    ck_assert_int_eq(plan_graph_build(b, 12, &g), 0);
+    ck_assert_int_eq(memd_plan_graph_build(b, 12, &g), 0);
     plan_search_ctx *c;
-    ck_assert_int_eq(plan_search_new(b, 12, &g, 1u << 20, &c), 0);
+    ck_assert_int_eq(memd_plan_search_new(b, 12, &g, 1u << 20, &c), 0);
     uint64_t out[12];
     plan_budget bu = {0};
-    ck_assert_int_eq(plan_search_run(c, 96, 0, 0, PLAN_DISC_ALL, 0, &bu, out), 1);
+    ck_assert_int_eq(memd_plan_search_run(c, 96, 0, 0, PLAN_DISC_ALL, 0, &bu, out), 1);
     check_plan(b, 12, out, 96);
-    ck_assert_int_eq(plan_search_run(c, 95, 1, 3, PLAN_DISC_ALL, 0, &bu, out), 0);
+    ck_assert_int_eq(memd_plan_search_run(c, 95, 1, 3, PLAN_DISC_ALL, 0, &bu, out), 0);
     /* One node at most per buffer: identical buffers leave no alternatives to try. */
-    ck_assert_int_eq(plan_search_run(c, 200, 2, 0, PLAN_DISC_ALL, 0, &bu, out), 1);
-    ck_assert_uint_le(plan_search_nodes(c), 12);
-    plan_search_free(c);
-    plan_graph_free(&g);
+    ck_assert_int_eq(memd_plan_search_run(c, 200, 2, 0, PLAN_DISC_ALL, 0, &bu, out), 1);
+    ck_assert_uint_le(memd_plan_search_nodes(c), 12);
+    memd_plan_search_free(c);
+    memd_plan_graph_free(&g);
 }
 END_TEST
 
