@@ -89,7 +89,8 @@ START_TEST(unsupported_and_invalid_requests)
     r.alignment = UINT64_C(1) << 63;
     ck_assert_int_eq(memclient_alloc(c, &r, &b), -EINVAL);
     memclient_last_error(&e);
-    ck_assert_msg(strstr(e.message, "invalid") && strstr(e.message, "alignment 9223372036854775808"),
+    ck_assert_msg(strstr(e.message, "invalid") &&
+                      strstr(e.message, "alignment 9223372036854775808"),
                   "message '%s'", e.message);
     ck_assert_int_eq(memclient_free(c, 123456789), -ENOENT);
     memclient_alloc_info info;
