@@ -182,12 +182,23 @@ static long now_ms(void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-/* A new socket connected to c's path, retrying while the daemon is not (yet) there. */
-static int connect_again(memclient *c, int timeout_ms, int *fd_out)
+static bool past(long deadline)
+{
+    return deadline >= 0 && now_ms() >= deadline;
+}
+
+static void pause_20ms(void)
+{
+    struct timespec pause = {.tv_sec = 0, .tv_nsec = 20 * 1000000L};
+    nanosleep(&pause, NULL);
+}
+
+/* A new socket connected to c's path, retrying while the daemon is not (yet) there
+ * until deadline (-1: none); r on a single attempt (timeout 0), else -ETIMEDOUT. */
+static int connect_again(memclient *c, long deadline, int timeout_ms, int *fd_out)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     memcpy(sa.sun_path, c->info.socket_path, sizeof(sa.sun_path) - 1);
-    long deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
     for (;;) {
         int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
@@ -201,10 +212,40 @@ static int connect_again(memclient *c, int timeout_ms, int *fd_out)
         /* Not there yet (restarting): the socket is missing or nobody listens. */
         if (r != -ECONNREFUSED && r != -ENOENT && r != -EAGAIN)
             return r;
-        if (deadline >= 0 && now_ms() >= deadline)
+        if (past(deadline))
             return timeout_ms > 0 ? -ETIMEDOUT : r;
-        struct timespec pause = {.tv_sec = 0, .tv_nsec = 20 * 1000000L};
-        nanosleep(&pause, NULL);
+        pause_20ms();
+    }
+}
+
+/* Connects c again and says HELLO, asking for the old session when reclaim. A daemon
+ * that is going away may still accept on its socket and then hang up: that is a daemon
+ * not there yet, retried until deadline like a missing socket. 0, or the HELLO's error
+ * with the connection alive (refused), or an error with c dead (nobody to reach). */
+static int reattach(memclient *c, long deadline, int timeout_ms, bool reclaim)
+{
+    for (;;) {
+        int fd = -1, r = connect_again(c, deadline, timeout_ms, &fd);
+        if (r < 0)
+            return memclient_fail(r, "cannot reconnect to %s: %s%s", c->info.socket_path,
+                                  strerror(-r), hint(r));
+        /* Everything in flight failed when the connection died (memclient_kill): start
+         * the stream afresh on the new socket. */
+        close(c->fd);
+        c->fd = fd;
+        c->dead = 0;
+        c->tx_off = c->tx_len = 0;
+        c->rx_off = c->rx_len = 0;
+        c->info.protocol_version = 0;
+        r = hello(c, reclaim);
+        if (r == 0 || (c->dead != -ECONNRESET && c->dead != -EPIPE))
+            return r;
+        if (past(deadline))
+            return timeout_ms > 0 ? memclient_fail(-ETIMEDOUT, "cannot reconnect to %s: the "
+                                                   "daemon kept closing new connections",
+                                                   c->info.socket_path)
+                                  : r;
+        pause_20ms();
     }
 }
 
@@ -224,38 +265,30 @@ int memclient_reconnect(memclient *c, int timeout_ms)
         return memclient_fail(-EISCONN, "the connection to %s is alive: nothing to reconnect",
                               c->info.socket_path);
     }
-    int fd = -1, r = connect_again(c, timeout_ms, &fd);
-    if (r < 0) {
-        pthread_mutex_unlock(&c->mu);
-        return memclient_fail(r, "cannot reconnect to %s: %s%s", c->info.socket_path,
-                              strerror(-r), hint(r));
-    }
-    /* Everything in flight failed when the connection died (memclient_kill): start the
-     * stream afresh on the new socket. */
-    close(c->fd);
-    c->fd = fd;
-    c->dead = 0;
-    c->tx_off = c->tx_len = 0;
-    c->rx_off = c->rx_len = 0;
-    c->info.protocol_version = 0;
+    long deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
     uint32_t old_id = c->info.session_id;
+    bool reclaim = (c->welcome_flags & MEMD_WELCOME_F_PERSISTENT) != 0;
+    int rc = reattach(c, deadline, timeout_ms, reclaim);
+    /* Nobody to reach, reclaimed, or a plain HELLO that failed: that is the answer. */
+    if (c->dead || (reclaim ? rc == 0 : rc < 0)) {
+        pthread_mutex_unlock(&c->mu);
+        return rc;
+    }
     char why[256] = "the daemon keeps no state across restarts";
-    int rc = -ESTALE;
-    if (c->welcome_flags & MEMD_WELCOME_F_PERSISTENT) {
-        rc = hello(c, true);
-        if (rc == 0 || c->dead) { /* reclaimed, or the new connection failed too */
-            pthread_mutex_unlock(&c->mu);
-            return rc;
-        }
+    if (reclaim) {
+        /* Refused: the connection is fine, the session is gone. Start a new one on it. */
         memclient_error e;
         memclient_last_error(&e);
         snprintf(why, sizeof(why), "%s", e.message);
+        int r2 = hello(c, false);
+        if (r2 < 0) {
+            pthread_mutex_unlock(&c->mu);
+            return r2;
+        }
+    } else {
+        rc = -ESTALE;
     }
-    /* Refused: the connection is fine, the session is gone. Start a new one on it. */
-    int r2 = hello(c, false);
     pthread_mutex_unlock(&c->mu);
-    if (r2 < 0)
-        return r2;
     return memclient_fail(rc, "every old handle is void: session %u was not reclaimed, the "
                               "connection has a new, empty session %u (%.150s)",
                           old_id, c->info.session_id, why);

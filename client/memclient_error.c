@@ -61,6 +61,8 @@ int memclient_last_error(memclient_error *out)
 }
 
 static void vset(memclient_error *e, int err, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+static void vset(memclient_error *e, int err, const char *fmt, va_list ap)
 {
     memset(e, 0, sizeof(*e));
     e->status = err;

@@ -19,7 +19,11 @@ static const char *why_einval(const memd_device *d, const memd_alloc_req *req, c
     else {
         memd_kind k = req->scope == MEMD_SCOPE_SRAM ? MEMD_KIND_SRAM : MEMD_KIND_DRAM;
         uint32_t banks = d->spec.groups[k].banks;
-        if (req->banks > banks)
+        uint64_t bank_size = d->spec.groups[k].bank_size;
+        if (req->alignment > bank_size)
+            snprintf(buf, len, "alignment %" PRIu64 " exceeds the bank size %" PRIu64 " of %s",
+                     req->alignment, bank_size, memd_scope_name(req->scope));
+        else if (req->banks > banks)
             snprintf(buf, len, "%" PRIu32 " banks requested, but %s of device '%s' has %" PRIu32,
                      req->banks, memd_scope_name(req->scope), dev, banks);
         else if (req->scope == MEMD_SCOPE_DRAM_TEXTURE)

@@ -90,7 +90,9 @@ int memd_device_footprint(const memd_device *d, const memd_alloc_req *req, memd_
     const memd_class_policy *pol = &spec->policy[kind][req->cls];
     if (!pol->enabled)
         return -EOPNOTSUPP;
-    if (req->alignment != 0 && !memd_is_pow2(req->alignment))
+    /* Beyond the bank size no address of a bank but 0 is aligned (2^63 included): a
+     * malformed request, not a lack of room. */
+    if (req->alignment != 0 && (!memd_is_pow2(req->alignment) || req->alignment > g->bank_size))
         return -EINVAL;
 
     uint64_t bytes, pitch = 0;

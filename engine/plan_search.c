@@ -271,7 +271,9 @@ static int branch(plan_search_ctx *c, part *pt, node_bounds *nb, uint32_t x, uin
                 return S_ABORT;
             nb->have_pre = true;
         }
-        if (!offset_fits(c, pt, x, o, nb->max, c->mx + nb->mxmark))
+        /* No table yet (c->mx may be NULL): offset_fits then decides on nb->max alone. */
+        const uint64_t *pre = nb->have_pre ? c->mx + nb->mxmark : NULL;
+        if (!offset_fits(c, pt, x, o, nb->max, pre))
             return S_NOTFOUND;
     }
     uint32_t up = c->upos[x];

@@ -52,7 +52,8 @@ extern PyTypeObject memdpy_buffer_type;
  * name the socket, not a handle. Returns NULL. */
 PyObject *memdpy_raise(int err, const char *what, bool at_connect);
 /* Raises exc with a formatted message and errno (positive) set on the instance. */
-PyObject *memdpy_raise_msg(PyObject *exc, int errnum, const char *fmt, ...);
+PyObject *memdpy_raise_msg(PyObject *exc, int errnum, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* ---- argument conversion (args.c) ---- */
 

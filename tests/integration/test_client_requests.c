@@ -84,6 +84,14 @@ START_TEST(unsupported_and_invalid_requests)
     ck_assert_ptr_nonnull(strstr(e.message, "999"));
     r = cu_req(MEMD_CLASS_CONSTANT, 0);
     ck_assert_int_lt(memclient_alloc(c, &r, &b), 0);
+    /* A power of two larger than a bank: malformed, not a lack of room. */
+    r = cu_req(MEMD_CLASS_CONSTANT, 4096);
+    r.alignment = UINT64_C(1) << 63;
+    ck_assert_int_eq(memclient_alloc(c, &r, &b), -EINVAL);
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "invalid") &&
+                      strstr(e.message, "alignment 9223372036854775808"),
+                  "message '%s'", e.message);
     ck_assert_int_eq(memclient_free(c, 123456789), -ENOENT);
     memclient_alloc_info info;
     ck_assert_int_eq(memclient_query(c, 123456789, &info), -ENOENT);

@@ -7,11 +7,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <lmdb.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check_main.h"
@@ -267,6 +271,79 @@ END_TEST
 START_TEST(sigterm_keeps_map)
 {
     restart_keeps_map(SIGTERM);
+}
+END_TEST
+
+/* A listening socket at path, as a daemon has it. */
+static int listen_at(const char *path)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    unlink(path);
+    int l = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(l, 0);
+    ck_assert_int_eq(bind(l, (struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_int_eq(listen(l, 16), 0);
+    return l;
+}
+
+/* A daemon going away: for ms it accepts on l and hangs up at once. Connections taken. */
+static int hang_up_for(int l, int ms)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int n = 0;
+    for (long left = ms; left > 0;) {
+        struct pollfd pfd = {.fd = l, .events = POLLIN};
+        if (poll(&pfd, 1, (int)left) == 1) {
+            int fd = accept(l, NULL, NULL);
+            if (fd >= 0) {
+                close(fd);
+                n++;
+            }
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        left = ms - ((t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L);
+    }
+    return n;
+}
+
+/* memclient_reconnect keeps trying while the old daemon's socket still accepts and then
+ * hangs up, and takes the session back from the new daemon. The client runs in a child
+ * so this process can play the dying daemon and then start the new one. */
+START_TEST(reconnect_outlasts_a_daemon_hanging_up)
+{
+    start(NULL);
+    memclient *c = cu_connect(&f);
+    uint32_t sid = session_id(c);
+    must_alloc(c, MEMD_CLASS_CONSTANT, 4096, NULL, NULL);
+    ck_assert_int_eq(kill(f.pid, SIGKILL), 0);
+    ck_assert_int_eq(memd_fixture_wait(&f, 10000), 128 + SIGKILL);
+    int l = listen_at(f.socket_path);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) { /* exit 0: the session is back, with its allocation */
+        close(l);
+        memclient_session_info info = {0};
+        int rc = memclient_reconnect(c, 60000);
+        bool ok = rc == 0 && memclient_session(c, &info) == 0 && info.session_id == sid &&
+                  info.reclaimed == 1;
+        if (!ok)
+            fprintf(stderr, "reconnect: %d (%s), session %u, reclaimed %u\n", rc,
+                    memclient_strerror(rc), info.session_id, info.reclaimed);
+        memclient_disconnect(c);
+        _exit(ok ? 0 : 1);
+    }
+    int hung_up = hang_up_for(l, 500);
+    close(l);
+    unlink(f.socket_path);
+    spawn();
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_int_gt(hung_up, 0);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the client gave up (status %d)", st);
+    memclient_disconnect(c);
 }
 END_TEST
 
@@ -687,6 +764,7 @@ Suite *memd_test_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, sigkill_keeps_map);
     tcase_add_test(tc, sigterm_keeps_map);
+    tcase_add_test(tc, reconnect_outlasts_a_daemon_hanging_up);
     tcase_add_test(tc, dead_client_released);
     tcase_add_test(tc, grace_period_expires);
     tcase_add_test(tc, orphans_do_not_fill_max_sessions);

@@ -378,6 +378,12 @@ START_TEST(alloc_and_free_failures)
     ck_assert_ptr_nonnull(strstr(err, "largest free block"));
     ck_assert_ptr_nonnull(strstr(err, size));
 
+    /* An alignment (2^63) no bank address meets: invalid (1), not out of memory (5). */
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--size", "1",
+                         "--align", "9223372036854775808", "--hold"), 1);
+    ck_assert_ptr_nonnull(strstr(err, "invalid"));
+    ck_assert_ptr_nonnull(strstr(err, "alignment 9223372036854775808"));
+
     /* No such handle: 1. */
     ck_assert_int_eq(RUN("free", "987654321"), 1);
     ck_assert_ptr_nonnull(strstr(err, "987654321"));

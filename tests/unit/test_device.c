@@ -979,6 +979,17 @@ START_TEST(test_describe_errors)
     rc = memd_device_footprint(wh, &r, &p);
     ck_assert_str_eq(memd_device_describe_error(wh, &r, rc, buf, sizeof(buf)),
                      "invalid dram request on device 'wh': alignment 3 is not a power of two");
+    /* A power of two, but no address of a bank is aligned to it: invalid, not "no room". */
+    r.alignment = UINT64_C(1) << 63;
+    rc = memd_device_alloc(wh, &r, &p);
+    ck_assert_int_eq(rc, -EINVAL);
+    ck_assert_str_eq(memd_device_describe_error(wh, &r, rc, buf, sizeof(buf)),
+                     "invalid dram request on device 'wh': alignment 9223372036854775808 exceeds "
+                     "the bank size 1073741824 of dram");
+    r.alignment = memd_device_spec_of(wh)->groups[MEMD_KIND_DRAM].bank_size * 2;
+    ck_assert_int_eq(memd_device_footprint(wh, &r, &p), -EINVAL);
+    r.alignment = memd_device_spec_of(wh)->groups[MEMD_KIND_DRAM].bank_size;
+    ck_assert_int_eq(memd_device_footprint(wh, &r, &p), 0);
     r = bytes_req(MEMD_CLASS_CONSTANT, MEMD_SCOPE_DRAM, 0);
     rc = memd_device_footprint(wh, &r, &p);
     ck_assert_str_eq(memd_device_describe_error(wh, &r, rc, buf, sizeof(buf)),
