@@ -5,37 +5,18 @@
 #include <string.h>
 
 #include "frames.h"
+#include "unit_device.h"
 
 memd_state st;
 memd_buf out;
 memd_session sa, sb, sroot;
 static uint64_t next_id = 100;
 
-/* DRAM: 4 banks x 1 MiB, code [0,64K) data [64K,960K) logging [960K,1M).
- * SRAM: 8 banks x 256K, reserved [0,16K) (not allocatable) buffers [16K,256K). */
 void make_config(memd_config *cfg, memd_device_spec *spec, memd_limits lim)
 {
     memset(cfg, 0, sizeof *cfg);
-    memset(spec, 0, sizeof *spec);
-    spec->id = DEV;
+    unit_device_spec(spec, DEV, 896);
     strcpy(spec->name, "testdev");
-    strcpy(spec->arch, "unit");
-    memd_bank_group_spec *d = &spec->groups[MEMD_KIND_DRAM];
-    d->banks = 4;
-    d->bank_size = 1024 * KIB;
-    d->alignment = 32;
-    d->nregions = 3;
-    d->regions[0] = (memd_region_spec){"code", 0, 64 * KIB, true};
-    d->regions[1] = (memd_region_spec){"data", 64 * KIB, 896 * KIB, true};
-    d->regions[2] = (memd_region_spec){"logging", 960 * KIB, 64 * KIB, true};
-    memd_bank_group_spec *s = &spec->groups[MEMD_KIND_SRAM];
-    s->banks = 8;
-    s->bank_size = 256 * KIB;
-    s->alignment = 16;
-    s->nregions = 2;
-    s->regions[0] = (memd_region_spec){"reserved", 0, 16 * KIB, false};
-    s->regions[1] = (memd_region_spec){"buffers", 16 * KIB, 240 * KIB, true};
-    memd_device_spec_default_policy(spec);
     strcpy(cfg->path, "unit.yaml");
     cfg->limits = lim;
     cfg->ndevices = 1;

@@ -21,9 +21,6 @@ extern char sf_fail[128]; /* while a file exists here, the store's commits fail 
 void sf_setup_in(const char *prefix);
 void sf_teardown(void);
 
-/* A unit device: DRAM 4 banks x 1 MiB with code [0, 64K), data [64K, 64K + data_kib K),
- * logging [960K, 1M); SRAM 8 x 256K with reserved [0, 16K) and buffers [16K, 256K). */
-void sf_make_spec(memd_device_spec *spec, uint32_t id, uint64_t data_kib);
 
 /* Initialises st for the n devices (grace_ms 0: 30 s) and opens the store in sf_dir with
  * opts (dir and failpoint = sf_fail are filled in). Returns memd_store_open's result

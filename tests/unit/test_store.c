@@ -23,6 +23,7 @@
 #include "store.h"
 #include "store_codec.h"
 #include "store_fixture.h"
+#include "unit_device.h"
 #include "wire.h"
 
 #define DEV_A 7
@@ -45,8 +46,8 @@ static void setup(void)
 static int start_v(memd_state *st, variant v, memd_error *err)
 {
     memd_device_spec specs[2];
-    sf_make_spec(&specs[0], DEV_A, v.data_a ? v.data_a : 896);
-    sf_make_spec(&specs[1], DEV_B, v.data_b ? v.data_b : 896);
+    unit_device_spec(&specs[0], DEV_A, v.data_a ? v.data_a : 896);
+    unit_device_spec(&specs[1], DEV_B, v.data_b ? v.data_b : 896);
     return sf_start(st, specs, 2, v.grace_ms,
                     (memd_store_opts){.max_bytes = v.max_bytes, .reset = v.reset}, err);
 }
@@ -186,15 +187,15 @@ END_TEST
 START_TEST(fingerprint_follows_the_memory_map)
 {
     memd_device_spec a, b;
-    sf_make_spec(&a, 7, 896);
-    sf_make_spec(&b, 7, 896);
+    unit_device_spec(&a, 7, 896);
+    unit_device_spec(&b, 7, 896);
     ck_assert_uint_eq(memd_store_device_fingerprint(&a), memd_store_device_fingerprint(&b));
     strcpy(b.name, "renamed"); /* names and policy do not move placements */
     b.policy[MEMD_KIND_DRAM][MEMD_CLASS_CONSTANT].dir = MEMD_DIR_TOP_DOWN;
     ck_assert_uint_eq(memd_store_device_fingerprint(&a), memd_store_device_fingerprint(&b));
     b.groups[MEMD_KIND_DRAM].regions[1].size -= 32;
     ck_assert_uint_ne(memd_store_device_fingerprint(&a), memd_store_device_fingerprint(&b));
-    sf_make_spec(&b, 7, 896);
+    unit_device_spec(&b, 7, 896);
     b.groups[MEMD_KIND_SRAM].banks = 7;
     ck_assert_uint_ne(memd_store_device_fingerprint(&a), memd_store_device_fingerprint(&b));
 }

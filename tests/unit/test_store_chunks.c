@@ -23,6 +23,7 @@
 #include "store.h"
 #include "store_codec.h"
 #include "store_fixture.h"
+#include "unit_device.h"
 #include "store_internal.h"
 #include "wire.h"
 
@@ -38,7 +39,7 @@ static void setup(void)
 static int start_v(memd_state *st, memd_error *err)
 {
     memd_device_spec spec;
-    sf_make_spec(&spec, DEV, 896);
+    unit_device_spec(&spec, DEV, 896);
     return sf_start(st, &spec, 1, 0, (memd_store_opts){0}, err);
 }
 
