@@ -2,7 +2,8 @@
  *
  *   socket: /run/memd/memd.sock   state_dir: /run/memd   admin_group: memd
  *   limits: {max_frame, max_sessions, max_allocs_per_session, max_reply_backlog,
- *            quota_per_uid, reclaim_grace_ms}
+ *            quota_per_uid, reclaim_grace_ms, max_sessions_per_uid, admin_sessions,
+ *            hello_timeout_ms}
  *   devices: [ENTRY, ...]          (see config_device.c)
  *
  * Every key is optional except devices; unknown keys are errors. */
@@ -77,7 +78,9 @@ int memd_soc_resolve(const char *base_dir, const char *rel, char *out, size_t ca
 static int parse_limits(const char *file, const memd_ynode *n, memd_limits *l, memd_error *err)
 {
     static const char *const keys[] = {"max_frame", "max_sessions", "max_allocs_per_session",
-                                       "max_reply_backlog", "quota_per_uid", "reclaim_grace_ms", NULL};
+                                       "max_reply_backlog", "quota_per_uid", "reclaim_grace_ms",
+                                       "max_sessions_per_uid", "admin_sessions", "hello_timeout_ms",
+                                       NULL};
     int rc = memd_yaml_check_keys(file, n, "limits", keys, err);
     if (rc)
         return rc;
@@ -98,6 +101,9 @@ static int parse_limits(const char *file, const memd_ynode *n, memd_limits *l, m
         {"max_sessions", offsetof(memd_limits, max_sessions), false},
         {"max_allocs_per_session", offsetof(memd_limits, max_allocs_per_session), false},
         {"reclaim_grace_ms", offsetof(memd_limits, reclaim_grace_ms), true},
+        {"max_sessions_per_uid", offsetof(memd_limits, max_sessions_per_uid), false},
+        {"admin_sessions", offsetof(memd_limits, admin_sessions), true},
+        {"hello_timeout_ms", offsetof(memd_limits, hello_timeout_ms), true},
     };
     for (size_t i = 0; i < sizeof(u32s) / sizeof(u32s[0]); i++) {
         if (!(v = memd_yaml_get(n, u32s[i].key)))
@@ -195,6 +201,9 @@ static void config_defaults(memd_config *cfg)
     cfg->limits.max_reply_backlog = 4u << 20;
     cfg->limits.quota_per_uid = 0;
     cfg->limits.reclaim_grace_ms = 30000;
+    cfg->limits.max_sessions_per_uid = 256;
+    cfg->limits.admin_sessions = 4;
+    cfg->limits.hello_timeout_ms = 10000;
 }
 
 int memd_config_load_buffer(const char *name, const char *buf, size_t len,

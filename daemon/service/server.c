@@ -2,6 +2,7 @@
 #include "server.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <string.h>
 #include <time.h>
@@ -14,6 +15,9 @@
 #include "store.h"
 
 #define DRAIN_MS 5000 /* how long stopping waits for clients to take their replies */
+/* Descriptors memd keeps for itself besides connections: stdio, listener, loop, signal
+ * pipes, notify socket, the store's files, model files being read. */
+#define FD_RESERVE 32
 
 static void on_connection(uv_stream_t *l, int status)
 {
@@ -29,6 +33,48 @@ static void on_watchdog(uv_timer_t *t)
 {
     (void)t;
     memd_notify("WATCHDOG=1");
+}
+
+static void on_hello_tick(uv_timer_t *t)
+{
+    memd_conn_expire_silent(t->data);
+}
+
+/* Checks late first requests a few times per timeout (at most once a second): a
+ * connection is closed between 1 and 1.25 timeouts after its connect. */
+static void hello_tick_arm(memd_server *srv)
+{
+    uint32_t ms = srv->st->limits.hello_timeout_ms;
+    uv_timer_stop(&srv->hello_tick);
+    if (ms == 0)
+        return;
+    uint32_t every = ms / 4 < 1000 ? ms / 4 : 1000;
+    every = every ? every : 1;
+    uv_timer_start(&srv->hello_tick, on_hello_tick, every, every);
+    uv_unref((uv_handle_t *)&srv->hello_tick); /* it does not keep the loop alive */
+}
+
+/* Connections fit under RLIMIT_NOFILE: raise the soft limit towards max_sessions (up to
+ * the hard limit); what still does not fit is the budget conn.c refuses beyond, with an
+ * answer, instead of libuv closing new connections unanswered at EMFILE. */
+static uint32_t fd_budget(const memd_state *st)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return UINT32_MAX;
+    rlim_t want = (rlim_t)st->limits.max_sessions + FD_RESERVE;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
+        (void)getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
+        return UINT32_MAX;
+    uint32_t room = rl.rlim_cur > FD_RESERVE ? (uint32_t)(rl.rlim_cur - FD_RESERVE) : 0;
+    memd_log(LOG_WARNING, "RLIMIT_NOFILE %llu leaves room for %u connections, fewer than "
+                          "max_sessions %u: raise LimitNOFILE",
+             (unsigned long long)rl.rlim_cur, room, st->limits.max_sessions);
+    return room;
 }
 
 static void on_store_tick(uv_timer_t *t)
@@ -79,6 +125,7 @@ static void stop(memd_server *srv, int signum)
     uv_close((uv_handle_t *)&srv->sighup, NULL);
     if (srv->watchdog_on)
         uv_close((uv_handle_t *)&srv->watchdog, NULL);
+    uv_close((uv_handle_t *)&srv->hello_tick, NULL);
     if (!srv->conns) {
         uv_close((uv_handle_t *)&srv->drain, NULL);
         return;
@@ -118,6 +165,8 @@ static void on_reload(uv_signal_t *h, int signum)
         memd_log(LOG_ERR, "reload refused, keeping the running config: %s", msg);
     } else {
         srv->out_high = reply_backlog(srv->st);
+        srv->fd_budget = fd_budget(srv->st);
+        hello_tick_arm(srv);
         memd_log(LOG_INFO, "reloaded %s", srv->config_path);
     }
     memd_config_free(&cfg);
@@ -138,6 +187,7 @@ int memd_server_run(memd_state *st, const char *config_path, int listen_fd,
     if (memd_model_work_attach(&srv) < 0)
         memd_log(LOG_WARNING, "no memory for the planning runner: plans run on the loop");
     srv.out_high = reply_backlog(st);
+    srv.fd_budget = fd_budget(st);
     signal(SIGPIPE, SIG_IGN); /* a vanished client is an error value, not a signal */
 
     uv_pipe_init(&loop, &srv.listener, 0);
@@ -161,6 +211,9 @@ int memd_server_run(memd_state *st, const char *config_path, int listen_fd,
     uv_signal_start(&srv.sighup, on_reload, SIGHUP);
     uv_timer_init(&loop, &srv.drain);
     srv.drain.data = &srv;
+    uv_timer_init(&loop, &srv.hello_tick);
+    srv.hello_tick.data = &srv;
+    hello_tick_arm(&srv);
     /* Always armed but unreferenced: it does not keep the loop alive by itself. */
     uv_prepare_init(&loop, &srv.pass_end);
     srv.pass_end.data = &srv;
