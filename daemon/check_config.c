@@ -86,6 +86,7 @@ static void print_table(FILE *out, const memd_config *cfg)
     fprintf(out, "socket: %s\n", cfg->socket_path[0] ? cfg->socket_path : "(default)");
     fprintf(out, "state_dir: %s\n", cfg->state_dir[0] ? cfg->state_dir : "(beside the socket)");
     fprintf(out, "admin_group: %s\n", cfg->admin_group[0] ? cfg->admin_group : "(root only)");
+    fprintf(out, "shared_names: %s\n", cfg->shared_names_global ? "global" : "per_uid");
     const memd_limits *l = &cfg->limits;
     fprintf(out,
             "limits: max_frame %" PRIu32 ", max_sessions %" PRIu32 ", max_allocs_per_session %" PRIu32
@@ -154,6 +155,7 @@ static void print_json(FILE *out, const memd_config *cfg)
     memd_json_str(out, cfg->state_dir);
     fprintf(out, ",\"admin_group\":");
     memd_json_str(out, cfg->admin_group);
+    fprintf(out, ",\"shared_names\":\"%s\"", cfg->shared_names_global ? "global" : "per_uid");
     fprintf(out,
             ",\"limits\":{\"max_frame\":%" PRIu32 ",\"max_sessions\":%" PRIu32 ",\"max_allocs_per_session\":%" PRIu32
             ",\"max_reply_backlog\":%" PRIu64 ",\"quota_per_uid\":%" PRIu64 ",\"reclaim_grace_ms\":%" PRIu32

@@ -1,6 +1,7 @@
 /* memd soc — memd.yaml: daemon settings, limits and the device list.
  *
  *   socket: /run/memd/memd.sock   state_dir: /run/memd   admin_group: memd
+ *   shared_names: per_uid | global
  *   limits: {max_frame, max_sessions, max_allocs_per_session, max_reply_backlog,
  *            quota_per_uid, reclaim_grace_ms, max_sessions_per_uid, admin_sessions,
  *            hello_timeout_ms}
@@ -140,7 +141,8 @@ static int parse_abs_path(const char *file, const memd_ynode *n, const char *wha
 static int load_tree(const char *file, const memd_ynode *root, const memd_config_files *files,
                      memd_config *cfg, memd_error *err)
 {
-    static const char *const keys[] = {"socket", "state_dir", "admin_group", "limits", "devices", NULL};
+    static const char *const keys[] = {"socket", "state_dir", "admin_group", "shared_names", "limits",
+                                       "devices", NULL};
     int rc = memd_yaml_check_keys(file, root, "memd.yaml", keys, err);
     if (rc)
         return rc;
@@ -154,6 +156,15 @@ static int load_tree(const char *file, const memd_ynode *root, const memd_config
     if ((v = memd_yaml_get(root, "admin_group")) &&
         (rc = memd_yaml_name(file, v, cfg->admin_group, sizeof(cfg->admin_group), err)))
         return rc;
+    if ((v = memd_yaml_get(root, "shared_names"))) {
+        char mode[16];
+        if ((rc = memd_yaml_string(file, v, mode, sizeof mode, err)))
+            return rc;
+        if (strcmp(mode, "global") != 0 && strcmp(mode, "per_uid") != 0)
+            return memd_yaml_error(err, file, v, "expected shared_names 'per_uid' or 'global', got '%s'",
+                                   mode);
+        cfg->shared_names_global = strcmp(mode, "global") == 0;
+    }
     if ((v = memd_yaml_get(root, "limits")) && (rc = parse_limits(file, v, &cfg->limits, err)))
         return rc;
 

@@ -252,7 +252,7 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req
     memd_alloc_req r;
     to_engine_req(w, &r);
     if (shared) {
-        memd_alloc *a = memd_names_find(&st->names, (uint32_t)dev, w->name);
+        memd_alloc *a = memd_names_find(&st->names, (uint32_t)dev, s->uid, w->name);
         if (a)
             return acquire_shared(st, s, a, w, &r, out, err);
     }
@@ -298,6 +298,7 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req
     a->dev = (uint32_t)dev;
     if (memd_map_put(&st->handles, a->handle, (uint64_t)(uintptr_t)a) < 0)
         goto nomem;
+    a->uid = s->uid; /* before the name: the name table keys on it */
     if (shared) {
         memcpy(a->name, w->name, sizeof a->name);
         if (memd_names_add(&st->names, a) < 0) {
@@ -339,7 +340,7 @@ nomem:
 int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc *proto, memd_alloc **out)
 {
     if (memd_map_get(&st->handles, proto->handle) ||
-        (proto->shared && memd_names_find(&st->names, dev, proto->name)))
+        (proto->shared && memd_names_find(&st->names, dev, proto->uid, proto->name)))
         return -EEXIST;
     if (st->limits.quota_per_uid && memd_quota_reserve(st, dev, proto->uid) < 0)
         return -ENOMEM;

@@ -42,7 +42,8 @@ void memd_alloc_to_buffer(const memd_alloc *a, memd_wire_buffer *b);
 void memd_alloc_to_info(const memd_state *st, const memd_alloc *a, memd_wire_alloc_info *i);
 
 /* Shared name table (names.c). */
-memd_alloc *memd_names_find(const memd_names *n, uint32_t dev, const char *name);
+/* The shared allocation named name on device dev that a client of uid may attach to. */
+memd_alloc *memd_names_find(const memd_names *n, uint32_t dev, uint32_t uid, const char *name);
 int memd_names_add(memd_names *n, memd_alloc *a);
 void memd_names_remove(memd_names *n, memd_alloc *a);
 void memd_names_free(memd_names *n);

@@ -76,6 +76,9 @@ int memd_state_reload(memd_state *st, const memd_config *cfg, memd_error *err)
     for (uint32_t i = 0; i < st->ndevs; i++)
         if (device_diff(st->devs[i].spec, &cfg->devices[i], why, sizeof why))
             return memd_error_set(err, -EBUSY, "device map changed: %s", why);
+    if (cfg->shared_names_global != st->names.global)
+        return memd_error_set(err, -EBUSY, "shared_names changed to %s: it takes a restart",
+                              cfg->shared_names_global ? "global" : "per_uid");
     gid_t gid = 0;
     if (cfg->admin_group[0]) {
         int rc = memd_resolve_group(cfg->admin_group, &gid, err);

@@ -35,6 +35,7 @@ int memd_state_init(memd_state *st, const memd_config *cfg, memd_error *err)
     *err = (memd_error){0};
     snprintf(err->file, sizeof err->file, "%s", cfg->path);
     st->limits = cfg->limits;
+    st->names.global = cfg->shared_names_global;
     st->next_handle = 1;
     st->next_mark = 1;
     st->next_session_id = 1;

@@ -77,9 +77,13 @@ typedef struct memd_counters {
 } memd_counters;
 
 /* Shared allocations by (device, name): chained hash table. */
+/* Shared allocations by (device, creator's uid, name), or by (device, name) when the
+ * config makes shared names global: one uid can neither take nor attach to another
+ * uid's name unless the operator allowed it. */
 typedef struct memd_names {
     memd_alloc **buckets;
     size_t cap, len;               /* cap: power of two or 0 */
+    bool global;                   /* shared_names: global (set once, at start) */
 } memd_names;
 
 typedef struct memd_state {

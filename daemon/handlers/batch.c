@@ -101,6 +101,10 @@ int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         if (!a)
             memd_err_set(&err, -ENOENT, "handle %u of %u: no allocation with handle %llu "
                                         "(nothing freed)", i, n, (unsigned long long)handle);
+        else if (!memd_may_access(s, a) && a->uid != s->uid)
+            memd_err_set(&err, -EPERM, "handle %u of %u: %llu belongs to another user, not "
+                                       "to this session %u (nothing freed)",
+                         i, n, (unsigned long long)handle, s->id);
         else if (!memd_may_access(s, a))
             memd_err_set(&err, -EPERM, "handle %u of %u: %llu belongs to session %u, not "
                                        "to this session %u (nothing freed)",

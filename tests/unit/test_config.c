@@ -211,7 +211,9 @@ static const struct {
 } bad[] = {
     {"devices: []\n", "m.yaml:1:10: expected at least one device"},
     {"socket: /run/x\n", "m.yaml:1:1: missing key 'devices' in memd.yaml: expected a list of devices"},
-    {"sockets: /x\ndevices: []\n", "m.yaml:1:1: unknown key 'sockets' in memd.yaml; expected one of: socket, state_dir, admin_group, limits, devices"},
+    {"sockets: /x\ndevices: []\n", "m.yaml:1:1: unknown key 'sockets' in memd.yaml; expected one of: socket, state_dir, admin_group, shared_names, limits, devices"},
+    {"shared_names: global\nsharednames: 1\n", "m.yaml:2:1: unknown key 'sharednames'"},
+    {"shared_names: everyone\ndevices: []\n", "m.yaml:1:15: expected shared_names 'per_uid' or 'global', got 'everyone'"},
     {"socket: memd.sock\n", "m.yaml:1:9: expected the socket as an absolute path, got 'memd.sock'"},
     {"socket: /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
      "m.yaml:1:9: string is too long (110 bytes, at most 107)"},

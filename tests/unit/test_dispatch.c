@@ -96,7 +96,25 @@ START_TEST(permissions)
     uint64_t h = must_alloc(&sa, MEMD_CLASS_PLACEHOLDER, 1024);
     reply r;
     ck_assert_int_eq(handle_op(&sb, MEMD_OP_FREE, h, &r), -EPERM);
-    ck_assert_ptr_nonnull(strstr(r.err.message, "belongs to session"));
+    /* another uid's pid and session are not told (issue 14) */
+    ck_assert_ptr_nonnull(strstr(r.err.message, "belongs to another user"));
+    char pid[16], sess[32];
+    snprintf(pid, sizeof pid, "%u", sa.pid);
+    snprintf(sess, sizeof sess, "session %u", sa.id);
+    ck_assert_ptr_null(strstr(r.err.message, pid));
+    ck_assert_ptr_null(strstr(r.err.message, sess));
+    uint8_t fb[32];
+    uint8_t *fe = memd_wire_handle_put(memd_wire_count_put(fb, 1), h);
+    req(&sb, MEMD_OP_FREE_BATCH, fb, (uint32_t)(fe - fb), &r);
+    ck_assert_int_eq(r.h.status, -EPERM);
+    ck_assert_ptr_nonnull(strstr(r.err.message, "belongs to another user"));
+    ck_assert_ptr_null(strstr(r.err.message, sess));
+    /* a session of the same uid is told which session holds it */
+    memd_session sa2;
+    open_session(&sa2, 1001, false);
+    ck_assert_int_eq(handle_op(&sa2, MEMD_OP_FREE, h, &r), -EPERM);
+    ck_assert_ptr_nonnull(strstr(r.err.message, sess));
+    memd_session_close(&st, &sa2);
     ck_assert_int_eq(handle_op(&sb, MEMD_OP_QUERY, h, &r), -EPERM);
     ck_assert_int_eq(handle_op(&sb, MEMD_OP_BANKS, h, &r), -EPERM);
     ck_assert_int_eq(handle_op(&sb, MEMD_OP_FREE, 999999, &r), -ENOENT);
@@ -138,8 +156,41 @@ START_TEST(close_releases_everything)
 }
 END_TEST
 
+/* By default each uid has its own shared names (issue 14: another uid squatted root's
+ * name and kept root's buffer alive by attaching to it). */
+START_TEST(shared_names_per_uid)
+{
+    memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 8192);
+    a.flags = MEMD_ALLOC_F_SHARED;
+    memd_wire_strset(a.name, sizeof a.name, "weights");
+    memd_wire_buffer b1, b2, b3;
+    reply r;
+    ck_assert_int_eq(do_alloc(&sroot, &a, &b1, &r), 0);
+    ck_assert_int_eq(do_alloc(&sb, &a, &b2, &r), 0); /* sb's own "weights" */
+    ck_assert_uint_ne(b2.handle, b1.handle);
+    ck_assert_uint_eq(b2.refcount, 1);
+    ck_assert_uint_eq(dram_allocated(), 2 * 8192);
+    /* another size under the same name is no conflict across uids either */
+    memd_wire_alloc_req other = a;
+    other.bytes = 4096;
+    ck_assert_int_eq(do_alloc(&sa, &other, &b3, &r), 0);
+    /* root freeing its buffer releases it: nobody else holds it */
+    ck_assert_int_eq(handle_op(&sroot, MEMD_OP_FREE, b1.handle, &r), 0);
+    ck_assert_uint_eq(dram_allocated(), 8192 + 4096);
+    /* within one uid the name is shared as before */
+    memd_session sb2;
+    open_session(&sb2, 1002, false);
+    ck_assert_int_eq(do_alloc(&sb2, &a, &b3, &r), 0);
+    ck_assert_uint_eq(b3.handle, b2.handle);
+    ck_assert_uint_eq(b3.refcount, 2);
+    memd_session_close(&st, &sb2);
+}
+END_TEST
+
+/* shared_names: global: one namespace for every uid, as the operator allowed. */
 START_TEST(shared_names_refcount)
 {
+    st.names.global = true; /* set at start in the daemon; the table is empty here */
     memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 8192);
     a.flags = MEMD_ALLOC_F_SHARED;
     memd_wire_strset(a.name, sizeof a.name, "weights");
@@ -577,6 +628,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, reload_limits_not_devices);
     tcase_add_test(tc, close_releases_everything);
     tcase_add_test(tc, shared_names_refcount);
+    tcase_add_test(tc, shared_names_per_uid);
     tcase_add_test(tc, alloc_batch_all_or_nothing);
     tcase_add_test(tc, free_batch_all_or_nothing);
     tcase_add_test(tc, oom_reply_details);

@@ -257,7 +257,7 @@ START_TEST(round_trip_keeps_the_map)
     ck_assert_uint_eq(r1->pl.size_per_bank, p1.size_per_bank);
     ck_assert_uint_eq(r2->pl.address, p2.address);
     ck_assert_uint_eq(r1->cls, MEMD_CLASS_CONSTANT);
-    memd_alloc *rs = memd_names_find(&st.names, 1, "weights");
+    memd_alloc *rs = memd_names_find(&st.names, 1, (uint32_t)getuid(), "weights");
     ck_assert_ptr_nonnull(rs);
     ck_assert_uint_eq(rs->handle, sh_handle);
     ck_assert_uint_eq(rs->pl.address, sh_addr);
@@ -322,7 +322,7 @@ START_TEST(round_trip_keeps_the_map)
     ck_assert_ptr_null(memd_alloc_find(&st, h1));
     ck_assert_ptr_nonnull(memd_alloc_find(&st, h2));
     ck_assert_ptr_null(memd_alloc_find(&st, hn));
-    ck_assert_uint_eq(memd_names_find(&st.names, 1, "weights")->refcount, 3);
+    ck_assert_uint_eq(memd_names_find(&st.names, 1, (uint32_t)getuid(), "weights")->refcount, 3);
     sf_stop(&st);
 }
 END_TEST
