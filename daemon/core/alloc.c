@@ -1,4 +1,5 @@
 /* memd daemon — allocation records (see alloc.h). */
+#include "text.h"
 #include "alloc.h"
 
 #include <errno.h>
@@ -245,6 +246,12 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req
     bool shared = w->flags & MEMD_ALLOC_F_SHARED;
     if (shared && w->name[0] == '\0')
         return memd_err_set(err, -EINVAL, "a shared allocation needs a name");
+    size_t at;
+    const char *why;
+    if (w->name[0] && memd_text_check(w->name, &at, &why) < 0)
+        return memd_err_set(err, -EINVAL, "allocation name: byte %zu is %s (0x%02x); names are "
+                            "UTF-8 text without control characters",
+                            at, why, (unsigned char)w->name[at]);
     int src = memd_hooks_prepare(st, s, err); /* e.g. room in the state store */
     if (src < 0)
         return src;

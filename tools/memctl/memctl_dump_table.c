@@ -23,7 +23,7 @@ static void devices_table(FILE *f, const memclient_snapshot *s)
 {
     for (size_t d = 0; d < s->ndevices; d++) {
         const memclient_device *dev = &s->devices[d];
-        fprintf(f, "device %" PRIu32 ": %s (arch %s%s)\n", dev->id, dev->name, dev->arch,
+        fprintf(f, "device %" PRIu32 ": %s (arch %s%s)\n", dev->id, TX(dev->name), TX(dev->arch),
                 dev->texture ? ", dram.texture" : "");
         fprintf(f, "  %-14s %6s %14s %11s %11s %11s %11s %6s %7s %7s\n", "GROUP/REGION", "BANKS",
                 "BASE", "SIZE/BANK", "ALLOCATED", "FREE", "LARGEST", "FRAG", "ALLOCS",
@@ -74,7 +74,7 @@ static void allocs_table(FILE *f, const memclient_snapshot *s)
                 " %6" PRIu32 " %-15s %-20s %6s\n",
                 a->buf.handle, a->device, region, memclient_class_name(a->cls), addr,
                 HB(a->buf.size_per_bank), a->buf.banks, a->pid, a->uid,
-                a->comm[0] ? a->comm : "-", a->name[0] ? a->name : "-",
+                a->comm[0] ? TX(a->comm) : "-", a->name[0] ? TX(a->name) : "-",
                 memctl_human_age(age_ns, age, sizeof(age)));
     }
 }
@@ -117,8 +117,8 @@ static void sessions_table(FILE *f, const memclient_snapshot *s)
                      memctl_human_age(left_ns, left, sizeof(left)));
         }
         fprintf(f, "  %6" PRIu32 " %7" PRIu32 " %6" PRIu32 " %6" PRIu32 " %-15s %-20s %7s %9" PRIu64
-                " %9" PRIu64 "  %s\n", x->id, x->pid, x->uid, x->gid, x->comm[0] ? x->comm : "-",
-                x->client_name[0] ? x->client_name : "-",
+                " %9" PRIu64 "  %s\n", x->id, x->pid, x->uid, x->gid, x->comm[0] ? TX(x->comm) : "-",
+                x->client_name[0] ? TX(x->client_name) : "-",
                 memctl_human_age(age_ns, age, sizeof(age)), x->allocations, x->requests, state);
     }
 }

@@ -19,7 +19,7 @@ void memctl_models_table(FILE *f, const memclient_snapshot *s)
             const memclient_model_rec *m = &s->models[i];
             fprintf(f, "  %6" PRIu64 " %-24s %6" PRIu32 " %5" PRIu32 " %7" PRIu32
                     " %11s %11s %11s %9" PRIu32 " %016" PRIx64 "\n",
-                    m->model_id, m->name, m->device, m->users, m->ntensors, HB(m->code_bytes),
+                    m->model_id, TX(m->name), m->device, m->users, m->ntensors, HB(m->code_bytes),
                     HB(m->const_bytes), HB(m->arena), m->instances, m->plan_id);
         }
     }

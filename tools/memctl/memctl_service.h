@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "text.h"
 #include "json.h"
 #include "report.h"
 #include "memd/client.h"
@@ -57,8 +58,12 @@ const char *memctl_human_bytes(uint64_t v, char *buf, size_t len);
 const char *memctl_human_age(uint64_t ns, char *buf, size_t len);
 
 /* Output escaping. */
-void memctl_csv_str(FILE *f, const char *s);      /* quoted only when needed */
-void memctl_prom_label(FILE *f, const char *s);   /* Prometheus label value, quoted */
+/* Names come from other processes (a process name is whatever a client set): every
+ * output escapes them (text.h) before quoting, so none can break a row or send a
+ * terminal escape sequence. TX(s): s escaped, in a buffer that lives for the statement. */
+#define TX(s) memd_text_escape((s), (char[192]){0}, 192)
+void memctl_csv_str(FILE *f, const char *s);      /* escaped; quoted only when needed */
+void memctl_prom_label(FILE *f, const char *s);   /* Prometheus label value, escaped, quoted */
 
 /* dump's output formats (memctl_dump_*.c; JSON: memd_report_json in tools/report). */
 void memctl_dump_table(FILE *f, const memclient_snapshot *s, bool detailed);

@@ -186,8 +186,9 @@ const char *memctl_human_age(uint64_t ns, char *buf, size_t len)
     return buf;
 }
 
-void memctl_csv_str(FILE *f, const char *s)
+void memctl_csv_str(FILE *f, const char *raw)
 {
+    const char *s = TX(raw);
     if (!strpbrk(s, ",\"\r\n") && s[0] != ' ' && (!*s || s[strlen(s) - 1] != ' ')) {
         fputs(s, f);
         return;
@@ -201,8 +202,9 @@ void memctl_csv_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-void memctl_prom_label(FILE *f, const char *s)
+void memctl_prom_label(FILE *f, const char *raw)
 {
+    const char *s = TX(raw);
     fputc('"', f);
     for (; *s; s++) {
         if (*s == '\\')
