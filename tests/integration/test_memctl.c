@@ -226,6 +226,60 @@ START_TEST(dump_table_and_reports)
 }
 END_TEST
 
+/* The line of text that contains needle (a copy, in buf), or NULL. */
+static const char *line_with(const char *text, const char *needle, char *buf, size_t len)
+{
+    const char *p = strstr(text, needle);
+    if (!p)
+        return NULL;
+    while (p > text && p[-1] != '\n')
+        p--;
+    snprintf(buf, len, "%.*s", (int)strcspn(p, "\n"), p);
+    return buf;
+}
+
+/* Columns sized to the longest name: a 63-byte name does not shift the columns of the
+ * other rows, and the right-aligned last column (AGE) ends every line at one place. */
+START_TEST(table_columns_line_up)
+{
+    char longname[MEMD_NAME_MAX];
+    memset(longname, 'n', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 4096);
+    r.name = "a";
+    memclient_buffer b1, b2;
+    ck_assert_int_eq(memclient_alloc(c, &r, &b1), 0);
+    r.name = longname;
+    ck_assert_int_eq(memclient_alloc(c, &r, &b2), 0);
+    ck_assert_int_eq(RUN("dump"), 0);
+    char head[512], shortrow[512], longrow[512];
+    ck_assert_ptr_nonnull(line_with(out, "HANDLE", head, sizeof head));
+    ck_assert_ptr_nonnull(line_with(out, longname, longrow, sizeof longrow));
+    ck_assert_ptr_nonnull(line_with(out, " a ", shortrow, sizeof shortrow));
+    ck_assert_msg(strlen(head) == strlen(longrow) && strlen(head) == strlen(shortrow),
+                  "ragged table:\n%s\n%s\n%s", head, shortrow, longrow);
+    size_t name_col = (size_t)(strstr(head, "NAME") - head);
+    ck_assert_msg(strstr(longrow, longname) - longrow == (ptrdiff_t)name_col &&
+                  strstr(shortrow, " a ") + 1 - shortrow == (ptrdiff_t)name_col,
+                  "NAME column moved:\n%s\n%s\n%s", head, shortrow, longrow);
+}
+END_TEST
+
+/* An idle group of several regions is not fragmented: FRAG is per region, and the
+ * group's figure is over each region's largest block (it was 1 - largest region / all
+ * free: 4.7 % for an empty Wormhole DRAM). */
+START_TEST(idle_group_is_not_fragmented)
+{
+    ck_assert_int_eq(RUN("dump", "--device", "0"), 0);
+    char row[512];
+    ck_assert_ptr_nonnull(line_with(out, "  dram ", row, sizeof row));
+    ck_assert_msg(strstr(row, " 0.0% "), "group row: %s", row);
+    ck_assert_int_eq(RUN("dump", "--json", "--device", "0"), 0);
+    ck_assert_msg(!strstr(out, "\"fragmentation_pct\": 4.") && strstr(out, "\"fragmentation_pct\": 0.00"),
+                  "%s", out);
+}
+END_TEST
+
 START_TEST(devices_sessions_metrics)
 {
     memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 1 << 20);
@@ -510,6 +564,8 @@ Suite *memd_test_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, dump_json_checks_out);
     tcase_add_test(tc, dump_table_and_reports);
+    tcase_add_test(tc, table_columns_line_up);
+    tcase_add_test(tc, idle_group_is_not_fragmented);
     tcase_add_test(tc, devices_sessions_metrics);
     tcase_add_test(tc, alloc_hold_then_sigterm);
     tcase_add_test(tc, alloc_and_free_failures);
