@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -510,6 +511,39 @@ START_TEST(model_subcommand_help)
 }
 END_TEST
 
+/* A socket this user may not use: exit 4 (permission), and the message says whose the
+ * socket really is and what would help; it used to exit 3 and always blame group memd. */
+START_TEST(permission_denied_names_the_real_owner)
+{
+    const char *const devices[] = {"devices", NULL};
+    cu_open_socket_to_all(&f);
+    /* root's alone. */
+    ck_assert_int_eq(chmod(f.socket_path, 0600), 0);
+    ck_assert_int_eq(run_as(CU_NOBODY, devices), 4);
+    ck_assert_msg(strstr(err, "Permission denied") && strstr(err, "socket root:root mode 0600") &&
+                  strstr(err, "only root may connect") && !strstr(err, "group memd"), "%s", err);
+    /* Group access for a group nobody is not in: join that group. */
+    struct group *gr = getgrgid(1);
+    ck_assert_ptr_nonnull(gr);
+    char name[64], want[320];
+    snprintf(name, sizeof name, "%s", gr->gr_name);
+    ck_assert_int_eq(chown(f.socket_path, 0, 1), 0);
+    ck_assert_int_eq(chmod(f.socket_path, 0660), 0);
+    ck_assert_int_eq(run_as(CU_NOBODY, devices), 4);
+    snprintf(want, sizeof want, "socket root:%s mode 0660: add nobody to group %s (usermod -aG %s nobody)",
+             name, name, name);
+    ck_assert_msg(strstr(err, want), "no '%s' in: %s", want, err);
+    /* A folder on the way that nobody may enter. */
+    ck_assert_int_eq(chmod(f.socket_path, 0666), 0);
+    ck_assert_int_eq(chmod(f.dir, 0700), 0);
+    ck_assert_int_eq(run_as(CU_NOBODY, devices), 4);
+    snprintf(want, sizeof want, "folder %s is root:root mode 0700: this user may not enter it", f.dir);
+    ck_assert_msg(strstr(err, want), "no '%s' in: %s", want, err);
+    cu_open_socket_to_all(&f);
+    ck_assert_int_eq(run_as(CU_NOBODY, devices), 0);
+}
+END_TEST
+
 START_TEST(cannot_connect_names_the_path)
 {
     const char *argv[] = {memctl_path(), "--socket", "/nonexistent/dir/memd.sock", "dump", NULL};
@@ -573,6 +607,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, banks_over_the_device_name_its_limit);
     tcase_add_test(tc, socket_option_forms);
     tcase_add_test(tc, model_subcommand_help);
+    tcase_add_test(tc, permission_denied_names_the_real_owner);
     tcase_add_test(tc, cannot_connect_names_the_path);
     tcase_add_test(tc, dump_watch_repeats_until_interrupted);
     suite_add_tcase(s, tc);
