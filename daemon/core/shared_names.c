@@ -7,10 +7,13 @@
 
 #include "alloc.h"
 
-/* The uid part of the key: the creator's, unless names are global. */
-static inline uint32_t key_uid(const memd_names *n, uint32_t uid)
+/* The uid part of the key: the creator's, unless names are global or the name is a
+ * model's. */
+static inline uint32_t key_uid(const memd_names *n, uint32_t uid, const char *name)
 {
-    return n->global ? 0 : uid;
+    if (n->global || strncmp(name, MEMD_GLOBAL_NAME_PREFIX, sizeof MEMD_GLOBAL_NAME_PREFIX - 1) == 0)
+        return 0;
+    return uid;
 }
 
 static size_t name_hash(uint32_t dev, uint32_t uid, const char *name)
@@ -25,10 +28,10 @@ memd_alloc *memd_names_find(const memd_names *n, uint32_t dev, uint32_t uid, con
 {
     if (n->cap == 0)
         return NULL;
-    uid = key_uid(n, uid);
+    uid = key_uid(n, uid, name);
     for (memd_alloc *a = n->buckets[name_hash(dev, uid, name) & (n->cap - 1)]; a;
          a = a->name_next)
-        if (a->dev == dev && key_uid(n, a->uid) == uid && strcmp(a->name, name) == 0)
+        if (a->dev == dev && key_uid(n, a->uid, a->name) == uid && strcmp(a->name, name) == 0)
             return a;
     return NULL;
 }
@@ -43,7 +46,7 @@ static int grow(memd_names *n)
         memd_alloc *a = n->buckets[i];
         while (a) {
             memd_alloc *next = a->name_next;
-            size_t j = name_hash(a->dev, key_uid(n, a->uid), a->name) & (cap - 1);
+            size_t j = name_hash(a->dev, key_uid(n, a->uid, a->name), a->name) & (cap - 1);
             a->name_next = b[j];
             b[j] = a;
             a = next;
@@ -62,7 +65,7 @@ int memd_names_add(memd_names *n, memd_alloc *a)
         if (rc < 0)
             return rc;
     }
-    size_t i = name_hash(a->dev, key_uid(n, a->uid), a->name) & (n->cap - 1);
+    size_t i = name_hash(a->dev, key_uid(n, a->uid, a->name), a->name) & (n->cap - 1);
     a->name_next = n->buckets[i];
     n->buckets[i] = a;
     n->len++;
@@ -73,7 +76,7 @@ void memd_names_remove(memd_names *n, memd_alloc *a)
 {
     if (n->cap == 0)
         return;
-    memd_alloc **pp = &n->buckets[name_hash(a->dev, key_uid(n, a->uid), a->name) & (n->cap - 1)];
+    memd_alloc **pp = &n->buckets[name_hash(a->dev, key_uid(n, a->uid, a->name), a->name) & (n->cap - 1)];
     for (; *pp; pp = &(*pp)->name_next) {
         if (*pp == a) {
             *pp = a->name_next;

@@ -80,6 +80,11 @@ typedef struct memd_counters {
 /* Shared allocations by (device, creator's uid, name), or by (device, name) when the
  * config makes shared names global: one uid can neither take nor attach to another
  * uid's name unless the operator allowed it. */
+/* Names with this prefix are the models layer's shared code and constants (model.h):
+ * the model registry is one for all uids, so their names are too; clients cannot
+ * allocate such names themselves. */
+#define MEMD_GLOBAL_NAME_PREFIX "model:"
+
 typedef struct memd_names {
     memd_alloc **buckets;
     size_t cap, len;               /* cap: power of two or 0 */

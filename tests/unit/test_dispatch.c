@@ -32,6 +32,15 @@ START_TEST(hello_negotiates)
     ck_assert_uint_eq(w.ndevices, 1);
     ck_assert_str_eq(sa.client_name, "unit-client");
 
+    /* a client name is text: a control character or bad UTF-8 is refused, clearly */
+    memd_wire_strset(h.client_name, sizeof h.client_name, "evil\x1b[2J");
+    memd_wire_hello_put(p, &h);
+    req(&sb, MEMD_OP_HELLO, p, sizeof p, &r);
+    ck_assert_int_eq(r.h.status, -EINVAL);
+    ck_assert_ptr_nonnull(strstr(r.err.message, "client name: byte 4 is a control character"));
+    ck_assert_str_eq(sb.client_name, "");
+    memd_wire_strset(h.client_name, sizeof h.client_name, "unit-client");
+
     h.min_version = 2; /* nothing in common: refused and closed */
     memd_wire_hello_put(p, &h);
     req(&sb, MEMD_OP_HELLO, p, sizeof p, &r);
@@ -213,6 +222,18 @@ START_TEST(shared_names_refcount)
     other = a;
     other.cls = MEMD_CLASS_PLACEHOLDER;
     ck_assert_int_eq(do_alloc(&sb, &other, &b2, &r), -EEXIST);
+    /* names are text: control characters and bad UTF-8 are refused (issue 14) */
+    other = a;
+    memd_wire_strset(other.name, sizeof other.name, "w\x1b]0;owned\x07");
+    ck_assert_int_eq(do_alloc(&sb, &other, &b2, &r), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(r.err.message, "allocation name: byte 1 is a control character"));
+    memd_wire_strset(other.name, sizeof other.name, "w\xff");
+    other.flags = 0;
+    ck_assert_int_eq(do_alloc(&sb, &other, &b2, &r), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(r.err.message, "byte 1 is not valid UTF-8"));
+    memd_wire_strset(other.name, sizeof other.name, "gewichte-\xc3\xa4");
+    ck_assert_int_eq(do_alloc(&sb, &other, &b2, &r), 0); /* UTF-8 names are fine */
+    ck_assert_int_eq(handle_op(&sb, MEMD_OP_FREE, b2.handle, &r), 0);
     /* shared needs a name */
     other = a;
     other.name[0] = '\0';
