@@ -61,6 +61,7 @@ static void push(memctl_table *t, item_kind kind, char *text)
 
 /* The cell's text escaped (text.h): names from other processes reach a terminal here,
  * and a process name may hold an escape sequence. */
+__attribute__((format(printf, 2, 0))) /* clang checks va_list wrappers too */
 static char *vformat(memctl_table *t, const char *fmt, va_list ap)
 {
     char *s = NULL;
