@@ -1,5 +1,10 @@
-/* memd daemon — allocation records (see alloc.h). */
-#include "text.h"
+/* memd daemon — allocation records (see alloc.h).
+ *
+ * Quotas (quota_per_uid) charge holders, not creators: every uid that holds an
+ * allocation through one or more sessions is charged its whole size per bank, once; it
+ * stops being charged when its last hold goes. A uid attaching to a shared buffer is
+ * charged (and refused -EDQUOT past its quota), and a creator that released a buffer
+ * others still hold no longer is. */
 #include "alloc.h"
 
 #include <errno.h>
@@ -10,6 +15,7 @@
 #include "errmsg.h"
 #include "hooks.h"
 #include "quota.h"
+#include "text.h"
 #include "wire.h"
 
 /* ---- holds ---- */
@@ -50,6 +56,15 @@ static void hold_unlink(memd_hold *h)
     h->session = NULL;
 }
 
+/* Does a session of uid other than through `except` hold a? */
+static bool uid_holds(const memd_alloc *a, uint32_t uid, const memd_hold *except)
+{
+    for (const memd_hold *h = a->holds; h; h = h->a_next)
+        if (h != except && h->session->uid == uid)
+            return true;
+    return false;
+}
+
 memd_hold *memd_alloc_hold_of(const memd_alloc *a, const memd_session *s)
 {
     for (memd_hold *h = a->holds; h; h = h->a_next)
@@ -65,8 +80,6 @@ static void alloc_destroy(memd_state *st, memd_alloc *a)
     /* The engine only fails here if its books disagree with ours, which would be a
      * bug; the record goes either way so a handle never points at freed memory. */
     (void)memd_device_free(st->devs[a->dev].dev, a->pl.kind, a->pl.region, a->pl.address);
-    if (st->limits.quota_per_uid)
-        memd_quota_sub(st, a->dev, a->uid, a->pl.size_per_bank);
     if (a->shared)
         memd_names_remove(&st->names, a);
     memd_map_remove(&st->handles, a->handle);
@@ -78,6 +91,8 @@ void memd_hold_release(memd_state *st, memd_hold *h)
 {
     memd_alloc *a = h->alloc;
     memd_hooks_alloc_changed(st, a);
+    if (st->limits.quota_per_uid && !uid_holds(a, h->session->uid, h))
+        memd_quota_sub(st, a->dev, h->session->uid, a->pl.size_per_bank);
     hold_unlink(h);
     if (h == &a->first)
         a->first_used = false;
@@ -204,6 +219,31 @@ static bool same_shape(const memd_alloc *a, const memd_wire_alloc_req *w,
            a->pl.banks == fp->banks && a->pl.page_size == fp->page_size;
 }
 
+/* Would charging fp to s's uid pass its quota? -EDQUOT with the details if not; else the
+ * uid's quota slot is made, so the charge after placement cannot fail. */
+static int quota_check(memd_state *st, uint32_t dev, const memd_session *s,
+                       const memd_wire_alloc_req *w, const memd_placement *fp,
+                       memd_wire_error *err)
+{
+    uint64_t used = memd_quota_used(st, dev, s->uid);
+    uint64_t quota = st->limits.quota_per_uid;
+    if (used > quota || fp->size_per_bank > quota - used) {
+        fill_region_state(st, dev, fp, err);
+        err->requested = requested_bytes(w);
+        err->device = w->device;
+        err->cls = w->cls;
+        err->detail = MEMD_ERR_DETAIL_QUOTA;
+        return memd_err_set(err, -EDQUOT,
+                            "uid %u on device %u: quota of %llu bytes per bank exceeded "
+                            "(%llu in use, %llu more requested)",
+                            s->uid, w->device, (unsigned long long)quota,
+                            (unsigned long long)used, (unsigned long long)fp->size_per_bank);
+    }
+    if (memd_quota_reserve(st, dev, s->uid) < 0)
+        return memd_err_set(err, -ENOMEM, "daemon out of memory");
+    return 0;
+}
+
 static int acquire_shared(memd_state *st, memd_session *s, memd_alloc *a,
                           const memd_wire_alloc_req *w, const memd_alloc_req *r,
                           memd_alloc **out, memd_wire_error *err)
@@ -221,12 +261,18 @@ static int acquire_shared(memd_state *st, memd_session *s, memd_alloc *a,
                             (unsigned long long)a->pl.size_per_bank,
                             memd_class_name((memd_class)w->cls),
                             (unsigned long long)fp.size_per_bank);
+    /* A uid attaching to a buffer it does not hold yet is charged for it. */
+    bool charge = st->limits.quota_per_uid && !uid_holds(a, s->uid, NULL);
+    if (charge && (rc = quota_check(st, a->dev, s, w, &fp, err)) < 0)
+        return rc;
     memd_hold *h = a->first_used ? memd_pool_get(&st->hold_pool) : &a->first;
     if (!h)
         return memd_err_set(err, -ENOMEM, "daemon out of memory");
     if (h == &a->first)
         a->first_used = true;
     hold_link(a, s, h);
+    if (charge)
+        memd_quota_add(st, a->dev, s->uid, a->pl.size_per_bank);
     memd_hooks_alloc_changed(st, a);
     *out = a;
     return 0;
@@ -270,25 +316,8 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req
         int rc = memd_device_footprint(d, &r, &fp);
         if (rc < 0)
             return engine_error(st, (uint32_t)dev, w, &r, rc, err);
-        uint64_t used = memd_quota_used(st, (uint32_t)dev, s->uid);
-        uint64_t quota = st->limits.quota_per_uid;
-        if (used > quota || fp.size_per_bank > quota - used) {
-            fill_region_state(st, (uint32_t)dev, &fp, err);
-            err->requested = requested_bytes(w);
-            err->device = w->device;
-            err->cls = w->cls;
-            err->detail = MEMD_ERR_DETAIL_QUOTA;
-            return memd_err_set(err, -EDQUOT,
-                                "uid %u on device %u: quota of %llu bytes per bank exceeded "
-                                "(%llu in use, %llu more requested)",
-                                s->uid, w->device,
-                                (unsigned long long)st->limits.quota_per_uid,
-                                (unsigned long long)used,
-                                (unsigned long long)fp.size_per_bank);
-        }
-        /* Reserve the map slot now so charging after placement cannot fail. */
-        if (memd_quota_reserve(st, (uint32_t)dev, s->uid) < 0)
-            return memd_err_set(err, -ENOMEM, "daemon out of memory");
+        if ((rc = quota_check(st, (uint32_t)dev, s, w, &fp, err)) < 0)
+            return rc;
     }
 
     memd_alloc *a = memd_pool_get(&st->alloc_pool);
@@ -349,8 +378,6 @@ int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc *proto, memd
     if (memd_map_get(&st->handles, proto->handle) ||
         (proto->shared && memd_names_find(&st->names, dev, proto->uid, proto->name)))
         return -EEXIST;
-    if (st->limits.quota_per_uid && memd_quota_reserve(st, dev, proto->uid) < 0)
-        return -ENOMEM;
     memd_alloc *a = memd_pool_get(&st->alloc_pool);
     if (!a)
         return -ENOMEM;
@@ -374,20 +401,23 @@ int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc *proto, memd
         memd_pool_put(&st->alloc_pool, a);
         return -ENOMEM;
     }
-    if (st->limits.quota_per_uid)
-        memd_quota_add(st, dev, a->uid, a->pl.size_per_bank);
-    *out = a;
+    *out = a; /* charged to its holders' uids as memd_alloc_adopt_hold gives it holds */
     return 0;
 }
 
 int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s)
 {
+    bool charge = st->limits.quota_per_uid && !uid_holds(a, s->uid, NULL);
+    if (charge && memd_quota_reserve(st, a->dev, s->uid) < 0)
+        return -ENOMEM;
     memd_hold *h = a->first_used ? memd_pool_get(&st->hold_pool) : &a->first;
     if (!h)
         return -ENOMEM;
     if (h == &a->first)
         a->first_used = true;
     hold_link(a, s, h);
+    if (charge) /* past a quota or not: what was held before the restart stays held */
+        memd_quota_add(st, a->dev, s->uid, a->pl.size_per_bank);
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quota.h"
 #include "alloc.h"
 #include "check_main.h"
 #include "dispatch_fixture.h"
@@ -468,6 +469,69 @@ START_TEST(session_alloc_limit)
 }
 END_TEST
 
+/* Shared buffers are charged to every uid holding them, once, for as long as it holds
+ * them (issue 14: attaching charged nothing, and a creator that let go stayed charged). */
+START_TEST(quota_charges_holders)
+{
+    teardown();
+    memd_limits lim = default_limits();
+    lim.quota_per_uid = 16 * KIB;
+    start(lim);
+    st.names.global = true; /* cross-uid sharing allowed (shared_names: global) */
+    memd_wire_alloc_req w = dram(MEMD_CLASS_CONSTANT, 8 * KIB);
+    w.flags = MEMD_ALLOC_F_SHARED;
+    memd_wire_strset(w.name, sizeof w.name, "weights");
+    memd_wire_buffer b;
+    reply r;
+    uint32_t dev = 0; /* DEV's index */
+    ck_assert_int_eq(do_alloc(&sa, &w, &b, &r), 0);
+    uint64_t h = b.handle;
+    ck_assert_uint_eq(memd_quota_used(&st, dev, 1001), 8 * KIB);
+    /* the attaching uid is charged, once however many of its sessions attach */
+    ck_assert_int_eq(do_alloc(&sb, &w, &b, &r), 0);
+    memd_session sb2;
+    open_session(&sb2, 1002, false);
+    ck_assert_int_eq(do_alloc(&sb2, &w, &b, &r), 0);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, 1002), 8 * KIB);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, 1001), 8 * KIB);
+    /* and what it holds counts against its quota */
+    memd_wire_alloc_req big = dram(MEMD_CLASS_INTERNAL, 12 * KIB);
+    ck_assert_int_eq(do_alloc(&sb, &big, &b, &r), -EDQUOT);
+    ck_assert_ptr_nonnull(strstr(r.err.message, "8192 in use"));
+    /* a uid over its quota cannot attach either */
+    memd_wire_alloc_req v = w;
+    memd_wire_strset(v.name, sizeof v.name, "vocab");
+    v.bytes = 12 * KIB;
+    ck_assert_int_eq(do_alloc(&sa, &v, &b, &r), -EDQUOT);
+    ck_assert_int_eq(do_alloc(&sroot, &v, &b, &r), 0);
+    ck_assert_int_eq(do_alloc(&sb, &v, &b, &r), -EDQUOT);
+    /* the creator lets go while others hold it: no longer charged */
+    ck_assert_int_eq(handle_op(&sa, MEMD_OP_FREE, h, &r), 0);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, 1001), 0);
+    big.bytes = 16 * KIB;
+    ck_assert_int_eq(do_alloc(&sa, &big, &b, &r), 0);
+    ck_assert_int_eq(handle_op(&sa, MEMD_OP_FREE, b.handle, &r), 0);
+    /* one of two sessions of a uid going keeps the charge; the last one ends it */
+    memd_session_close(&st, &sb2);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, 1002), 8 * KIB);
+    memd_session_close(&st, &sb);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, 1002), 0);
+    open_session(&sb, 1002, false);
+    /* a recount (a quota set by a reload) comes to the same books */
+    ck_assert_int_eq(do_alloc(&sb, &w, &b, &r), 0); /* "weights" afresh: sb creates it */
+    ck_assert_int_eq(do_alloc(&sa, &w, &b, &r), 0);
+    uint64_t ua = memd_quota_used(&st, dev, 1001), ub = memd_quota_used(&st, dev, 1002),
+             u0 = memd_quota_used(&st, dev, 0);
+    ck_assert_int_eq(memd_quota_recount(&st), 0);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, 1001), ua);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, 1002), ub);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, 0), u0);
+    ck_assert_uint_eq(ua, 8 * KIB);
+    ck_assert_uint_eq(ub, 8 * KIB);
+    ck_assert_uint_eq(u0, 12 * KIB); /* root's "vocab" */
+}
+END_TEST
+
 START_TEST(uid_quota)
 {
     teardown();
@@ -656,6 +720,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, unsupported_and_unknown);
     tcase_add_test(tc, session_alloc_limit);
     tcase_add_test(tc, uid_quota);
+    tcase_add_test(tc, quota_charges_holders);
     tcase_add_test(tc, dump_records);
     suite_add_tcase(s, tc);
     return s;
