@@ -18,7 +18,8 @@ static const memd_wire_op ops[MEMD_OP_OPCODE_COUNT] = {
                             false},
     [MEMD_OP_QUERY] = {"QUERY", MEMD_WIRE_SHAPE_FIXED, MEMD_WIRE_HANDLE_SIZE, 0, false, false},
     [MEMD_OP_BANKS] = {"BANKS", MEMD_WIRE_SHAPE_FIXED, MEMD_WIRE_HANDLE_SIZE, 0, false, false},
-    [MEMD_OP_DUMP] = {"DUMP", MEMD_WIRE_SHAPE_FIXED, MEMD_WIRE_DUMP_REQ_SIZE, 0, false, false},
+    [MEMD_OP_DUMP] = {"DUMP", MEMD_WIRE_SHAPE_FIXED, MEMD_WIRE_DUMP_REQ_SIZE,
+                      MEMD_WIRE_DUMP_REQ_V1_SIZE, false, false},
     /* Uploads and the plan cache live in the daemon's memory only: no device memory, no
      * store record. */
     [MEMD_OP_UPLOAD] = {"UPLOAD", MEMD_WIRE_SHAPE_MIN, MEMD_WIRE_UPLOAD_SIZE, 0, false, false},

@@ -33,7 +33,9 @@
 #define MEMD_WIRE_ALLOC_REQ_SIZE 136u
 #define MEMD_WIRE_BUFFER_SIZE 56u
 #define MEMD_WIRE_ALLOC_INFO_SIZE 168u
-#define MEMD_WIRE_DUMP_REQ_SIZE 8u
+#define MEMD_WIRE_DUMP_REQ_SIZE 16u
+#define MEMD_WIRE_DUMP_REQ_V1_SIZE 8u /* without the cursor */
+#define MEMD_WIRE_PAGE_REC_SIZE 8u
 #define MEMD_WIRE_STATS_SIZE 56u
 #define MEMD_WIRE_SERVER_REC_SIZE 120u
 #define MEMD_WIRE_DEVICE_REC_SIZE 136u
@@ -152,6 +154,8 @@ uint8_t *memd_wire_handle_put(uint8_t *out, uint64_t handle);
 
 uint8_t *memd_wire_dump_req_put(uint8_t *out, const memd_wire_dump_req *r);
 int memd_wire_dump_req_get(const uint8_t *in, size_t len, memd_wire_dump_req *r);
+uint8_t *memd_wire_page_rec_put(uint8_t *out, const memd_wire_page_rec *r);
+int memd_wire_page_rec_get(const uint8_t *in, size_t len, memd_wire_page_rec *r);
 uint8_t *memd_wire_stats_put(uint8_t *out, const memd_wire_stats *r);
 int memd_wire_stats_get(const uint8_t *in, size_t len, memd_wire_stats *r);
 uint8_t *memd_wire_server_rec_put(uint8_t *out, const memd_wire_server_rec *r);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "errmsg.h"
@@ -20,8 +21,26 @@
 
 /* ---- holds ---- */
 
-static void hold_link(memd_alloc *a, memd_session *s, memd_hold *h)
+/* (device index, bank group) of a, an index into the group counts. */
+static inline size_t group_of(const memd_alloc *a)
 {
+    return (size_t)a->dev * MEMD_KIND_COUNT + a->pl.kind;
+}
+
+/* s's group counts, before its first hold. 0 or -ENOMEM. */
+static int session_groups(const memd_state *st, memd_session *s)
+{
+    if (!s->group_holds)
+        s->group_holds = calloc((size_t)st->ndevs * MEMD_KIND_COUNT, sizeof *s->group_holds);
+    return s->group_holds ? 0 : -ENOMEM;
+}
+
+/* s (whose session_groups is ready) holds a through h. */
+static void hold_link(memd_state *st, memd_alloc *a, memd_session *s, memd_hold *h)
+{
+    size_t g = group_of(a);
+    if (s->group_holds[g]++ == 0)
+        st->group_clients[g]++;
     h->alloc = a;
     h->session = s;
     h->prev = NULL;
@@ -35,10 +54,13 @@ static void hold_link(memd_alloc *a, memd_session *s, memd_hold *h)
     a->refcount++;
 }
 
-static void hold_unlink(memd_hold *h)
+static void hold_unlink(memd_state *st, memd_hold *h)
 {
     memd_session *s = h->session;
     memd_alloc *a = h->alloc;
+    size_t g = group_of(a);
+    if (--s->group_holds[g] == 0)
+        st->group_clients[g]--;
     if (h->prev)
         h->prev->next = h->next;
     else
@@ -93,7 +115,7 @@ void memd_hold_release(memd_state *st, memd_hold *h)
     memd_hooks_alloc_changed(st, a);
     if (st->limits.quota_per_uid && !uid_holds(a, h->session->uid, h))
         memd_quota_sub(st, a->dev, h->session->uid, a->pl.size_per_bank);
-    hold_unlink(h);
+    hold_unlink(st, h);
     if (h == &a->first)
         a->first_used = false;
     else
@@ -270,7 +292,7 @@ static int acquire_shared(memd_state *st, memd_session *s, memd_alloc *a,
         return memd_err_set(err, -ENOMEM, "daemon out of memory");
     if (h == &a->first)
         a->first_used = true;
-    hold_link(a, s, h);
+    hold_link(st, a, s, h);
     if (charge)
         memd_quota_add(st, a->dev, s->uid, a->pl.size_per_bank);
     memd_hooks_alloc_changed(st, a);
@@ -289,6 +311,8 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req
                             "session %u holds %u allocations, the limit "
                             "(max_allocs_per_session)",
                             s->id, s->nholds);
+    if (session_groups(st, s) < 0)
+        return memd_err_set(err, -ENOMEM, "daemon out of memory");
     bool shared = w->flags & MEMD_ALLOC_F_SHARED;
     if (shared && w->name[0] == '\0')
         return memd_err_set(err, -EINVAL, "a shared allocation needs a name");
@@ -355,7 +379,7 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req
     a->session_id = s->id;
     memcpy(a->comm, s->comm, sizeof a->comm);
     a->first_used = true;
-    hold_link(a, s, &a->first);
+    hold_link(st, a, s, &a->first);
     if (st->limits.quota_per_uid)
         memd_quota_add(st, a->dev, a->uid, a->pl.size_per_bank);
     st->ctr.allocs++;
@@ -407,6 +431,8 @@ int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc *proto, memd
 
 int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s)
 {
+    if (session_groups(st, s) < 0)
+        return -ENOMEM;
     bool charge = st->limits.quota_per_uid && !uid_holds(a, s->uid, NULL);
     if (charge && memd_quota_reserve(st, a->dev, s->uid) < 0)
         return -ENOMEM;
@@ -415,7 +441,7 @@ int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s)
         return -ENOMEM;
     if (h == &a->first)
         a->first_used = true;
-    hold_link(a, s, h);
+    hold_link(st, a, s, h);
     if (charge) /* past a quota or not: what was held before the restart stays held */
         memd_quota_add(st, a->dev, s->uid, a->pl.size_per_bank);
     return 0;

@@ -1,6 +1,8 @@
 /* memd daemon — session bookkeeping (see session.h). */
 #include "session.h"
 
+#include <stdlib.h>
+
 #include "alloc.h"
 #include "hooks.h"
 
@@ -32,6 +34,8 @@ void memd_session_close(memd_state *st, memd_session *s)
     memd_hooks_session_closing(st, s); /* e.g. its instances and model loads first */
     while (s->holds)
         memd_hold_release(st, s->holds);
+    free(s->group_holds);
+    s->group_holds = NULL;
     if (s->prev)
         s->prev->next = s->next;
     else

@@ -51,8 +51,14 @@ int memd_state_init(memd_state *st, const memd_config *cfg, memd_error *err)
     if (cfg->ndevices == 0)
         return memd_error_set(err, -EINVAL, "no devices configured");
     st->devs = calloc(cfg->ndevices, sizeof *st->devs);
-    if (!st->devs)
+    st->group_clients = calloc((size_t)cfg->ndevices * MEMD_KIND_COUNT, sizeof *st->group_clients);
+    if (!st->devs || !st->group_clients) {
+        free(st->devs);
+        free(st->group_clients);
+        st->devs = NULL;
+        st->group_clients = NULL;
         return memd_error_set(err, -ENOMEM, "out of memory");
+    }
     for (uint32_t i = 0; i < cfg->ndevices; i++) {
         char msg[256] = "";
         int rc = memd_device_create(&cfg->devices[i], &st->devs[i].dev, msg, sizeof msg);
@@ -76,6 +82,7 @@ void memd_state_fini(memd_state *st)
     for (uint32_t i = 0; i < st->ndevs; i++)
         memd_device_destroy(st->devs[i].dev);
     free(st->devs);
+    free(st->group_clients);
     memd_map_free(&st->handles);
     memd_map_free(&st->quota);
     memd_names_free(&st->names);

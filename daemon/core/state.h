@@ -63,6 +63,8 @@ struct memd_session {
     uint64_t requests;
     uint32_t nholds;
     memd_hold *holds;              /* doubly linked */
+    uint32_t *group_holds;         /* holds per (device index, bank group): ndevs *
+                                      MEMD_KIND_COUNT, NULL until the first hold */
     memd_session *prev, *next;     /* memd_state.sessions */
 };
 
@@ -107,6 +109,9 @@ typedef struct memd_state {
     memd_session *sessions;
     uint32_t nsessions;
     memd_counters ctr;
+    /* Sessions holding something per (device index, bank group), kept as holds come and
+     * go (alloc.c): a dump reads it instead of walking every hold. */
+    uint32_t *group_clients;
     uint64_t start_ns;
     uint64_t now_ns;               /* request time, read once per request (memd_state_now) */
     memd_alloc **scratch;          /* FREE_BATCH: records found in its checking pass */

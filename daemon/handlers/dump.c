@@ -1,6 +1,13 @@
 /* memd daemon — DUMP: the whole map as tagged records (protocol.h), for memctl.
  * Everyone sees devices, bank groups, regions and blocks; allocations and sessions only
- * their own unless admin. Not on the hot path: it may allocate. */
+ * their own unless admin. Not on the hot path: it may allocate.
+ *
+ * A paged dump (MEMD_DUMP_F_PAGED) walks the handles from the cursor up, looking each
+ * up in the handle map: handles are issued in increasing order and never reused, so
+ * that order needs no index of its own and survives anything that happens between
+ * pages. A page stops after PAGE_ALLOCS records or PAGE_SCAN handles looked at,
+ * whichever comes first, which bounds the time one request holds the loop (handles
+ * freed long ago cost a lookup each, once per dump). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +23,9 @@
 #include "reply.h"
 #include "store.h"
 #include "wire.h"
+
+#define PAGE_ALLOCS 4096u   /* allocation records per page: about 0.7 MB */
+#define PAGE_SCAN 65536u    /* handles looked at per page */
 
 typedef struct dump_ctx {
     memd_buf *out;
@@ -162,38 +172,45 @@ static int put_sessions(const memd_state *st, const memd_session *self, memd_buf
     return 0;
 }
 
-/* Sessions holding something per (device, bank group). */
-static uint32_t *count_clients(const memd_state *st)
+/* The allocations with handles from *cursor on that s may see, up to a page's worth;
+ * *cursor becomes the next handle to look at, or 0 when none is left. */
+static int put_allocs_page(const memd_state *st, const memd_session *s, int dev,
+                           uint64_t *cursor, memd_buf *out)
 {
-    uint32_t *clients = calloc((size_t)st->ndevs * MEMD_KIND_COUNT, sizeof *clients);
-    uint64_t *seen = calloc((size_t)st->ndevs * MEMD_KIND_COUNT, sizeof *seen);
-    if (!clients || !seen) {
-        free(clients);
-        free(seen);
-        return NULL;
+    uint64_t h = *cursor ? *cursor : 1, end = st->next_handle;
+    uint32_t recs = 0;
+    for (uint32_t scanned = 0; h < end && scanned < PAGE_SCAN && recs < PAGE_ALLOCS;
+         h++, scanned++) {
+        const memd_alloc *a = memd_alloc_find(st, h);
+        if (!a || (dev >= 0 && a->dev != (uint32_t)dev) || !memd_may_access(s, a))
+            continue;
+        uint8_t *p = rec(out, MEMD_REC_ALLOC);
+        if (!p)
+            return -ENOMEM;
+        memd_wire_alloc_info info;
+        memd_alloc_to_info(st, a, &info);
+        memd_wire_alloc_info_put(p, &info);
+        recs++;
     }
-    uint64_t visit = 0;
-    for (const memd_session *s = st->sessions; s; s = s->next) {
-        visit++;
-        for (const memd_hold *h = s->holds; h; h = h->next) {
-            size_t i = (size_t)h->alloc->dev * MEMD_KIND_COUNT + h->alloc->pl.kind;
-            if (seen[i] != visit) {
-                seen[i] = visit;
-                clients[i]++;
-            }
-        }
-    }
-    free(seen);
-    return clients;
+    *cursor = h < end ? h : 0;
+    return 0;
 }
 
-static int build(const memd_state *st, const memd_session *s, int dev, bool blocks,
-                 bool models, memd_buf *out)
+static int put_page_end(uint64_t next, memd_buf *out)
+{
+    uint8_t *p = rec(out, MEMD_REC_PAGE);
+    if (!p)
+        return -ENOMEM;
+    memd_wire_page_rec r = {.next = next};
+    memd_wire_page_rec_put(p, &r);
+    return 0;
+}
+
+/* The map up to the allocations: SERVER, then per device its groups and regions. */
+static int build_head(const memd_state *st, int dev, bool blocks, memd_buf *out)
 {
     int rc = put_server(st, out);
-    uint32_t *clients = count_clients(st);
-    if (!clients)
-        return -ENOMEM;
+    const uint32_t *clients = st->group_clients; /* kept up to date by alloc.c */
     for (uint32_t i = 0; i < st->ndevs && rc == 0; i++) {
         if (dev >= 0 && i != (uint32_t)dev)
             continue;
@@ -212,13 +229,35 @@ static int build(const memd_state *st, const memd_session *s, int dev, bool bloc
                 rc = put_group(st, i, (memd_kind)k, clients[i * MEMD_KIND_COUNT + k], blocks,
                                out);
     }
-    free(clients);
+    return rc;
+}
+
+static int build(const memd_state *st, const memd_session *s, int dev, bool blocks,
+                 bool models, memd_buf *out)
+{
+    int rc = build_head(st, dev, blocks, out);
     if (rc == 0)
         rc = put_allocs(st, s, dev, out);
     if (rc == 0)
         rc = put_sessions(st, s, out);
     if (rc == 0 && models)
         rc = memd_models_dump(st, s, out);
+    return rc;
+}
+
+/* One page from *cursor (protocol.h); the tail (sessions, models) comes with the last. */
+static int build_page(const memd_state *st, const memd_session *s, int dev, bool blocks,
+                      bool models, uint64_t cursor, memd_buf *out)
+{
+    int rc = cursor == 0 ? build_head(st, dev, blocks, out) : 0;
+    if (rc == 0)
+        rc = put_allocs_page(st, s, dev, &cursor, out);
+    if (rc == 0 && cursor == 0)
+        rc = put_sessions(st, s, out);
+    if (rc == 0 && cursor == 0 && models)
+        rc = memd_models_dump(st, s, out);
+    if (rc == 0)
+        rc = put_page_end(cursor, out);
     return rc;
 }
 
@@ -238,7 +277,11 @@ int memd_op_dump(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
     size_t hdr_off = out->len;
     if (!memd_reply_begin(out, h->opcode, h->id, 0))
         return -ENOMEM;
-    rc = build(st, s, dev, req.flags & MEMD_DUMP_F_BLOCKS, req.flags & MEMD_DUMP_F_MODELS, out);
+    bool blocks = req.flags & MEMD_DUMP_F_BLOCKS, models = req.flags & MEMD_DUMP_F_MODELS;
+    if (req.flags & MEMD_DUMP_F_PAGED)
+        rc = build_page(st, s, dev, blocks, models, req.cursor, out);
+    else
+        rc = build(st, s, dev, blocks, models, out);
     if (rc == 0 && out->len - hdr_off - MEMD_HDR_SIZE > MEMD_MAX_REPLY)
         rc = -E2BIG;
     if (rc < 0) {

@@ -93,6 +93,9 @@ static uint32_t take_over(memd_state *st, memd_session *s, memd_store_sess *ss)
     s->nholds = o->nholds;
     o->holds = NULL;
     o->nholds = 0;
+    free(s->group_holds); /* and so do its per-group counts (state.h) */
+    s->group_holds = o->group_holds;
+    o->group_holds = NULL;
     s->id = o->id;
     ss->s = s;
     ss->orphan = false;

@@ -162,11 +162,23 @@ enum {
     /* Also PLAN, MODEL and INSTANCE records. Opt-in, so a client that predates them
      * never meets a tag it does not know. */
     MEMD_DUMP_F_MODELS = 1u << 1,
+    /* A page of the dump, from cursor on, ending with a PAGE record that names the next
+     * cursor (0: this was the last page). The first page (cursor 0) holds SERVER, the
+     * devices, groups and regions (and blocks), then allocations in handle order; later
+     * pages only allocations; the last one also the sessions (and models). Each page
+     * is bounded, so a dump of a million allocations does not stall the daemon's other
+     * clients, and never meets the reply size limit. An allocation that lives through
+     * the whole dump appears exactly once; one created or freed meanwhile may or may
+     * not. */
+    MEMD_DUMP_F_PAGED = 1u << 2,
 };
 
 typedef struct memd_wire_dump_req {
     uint32_t device;           /* UINT32_MAX = all */
     uint32_t flags;            /* MEMD_DUMP_F_* */
+    uint64_t cursor;           /* MEMD_DUMP_F_PAGED: 0, or the last page's PAGE.next.
+                                  Appended: an 8-byte request (no cursor) is still
+                                  accepted. */
 } memd_wire_dump_req;
 
 /* A DUMP reply is a sequence of records, each: u32 tag, then the record for that tag. */
@@ -181,7 +193,12 @@ typedef enum memd_rec_tag {
     MEMD_REC_PLAN = 8,    /* memd_wire_plan_rec (MEMD_DUMP_F_MODELS) */
     MEMD_REC_MODEL = 9,   /* memd_wire_model_rec (MEMD_DUMP_F_MODELS) */
     MEMD_REC_INSTANCE = 10, /* memd_wire_instance_rec (MEMD_DUMP_F_MODELS) */
+    MEMD_REC_PAGE = 11,   /* memd_wire_page_rec, last (MEMD_DUMP_F_PAGED) */
 } memd_rec_tag;
+
+typedef struct memd_wire_page_rec {
+    uint64_t next;             /* the cursor of the next page; 0: the dump is complete */
+} memd_wire_page_rec;
 
 typedef struct memd_wire_stats {
     uint64_t total;

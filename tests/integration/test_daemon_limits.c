@@ -269,7 +269,7 @@ START_TEST(backpressure_slow_reader)
     int rcv = 4096;
     setsockopt(slow, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
     /* 400 DUMPs with blocks, never read while sending: several MB of replies. */
-    uint8_t p[8];
+    uint8_t p[MEMD_WIRE_DUMP_REQ_SIZE]; /* sent as the 8-byte request of older clients */
     memd_wire_dump_req d = {.device = UINT32_MAX, .flags = MEMD_DUMP_F_BLOCKS};
     memd_wire_dump_req_put(p, &d);
     uint8_t frames[400 * (MEMD_HDR_SIZE + 8)];

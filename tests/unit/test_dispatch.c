@@ -594,7 +594,7 @@ static void parse_dump(const uint8_t *p, size_t len, int counts[8], memd_wire_se
 static void dump(memd_session *s, uint32_t dev, uint32_t flags, reply *r, uint8_t **payload,
                  size_t *len)
 {
-    uint8_t p[8];
+    uint8_t p[MEMD_WIRE_DUMP_REQ_SIZE]; /* sent as the 8-byte request of older clients */
     memd_wire_dump_req d = {.device = dev, .flags = flags};
     memd_wire_dump_req_put(p, &d);
     static uint8_t buf[64];
@@ -606,6 +606,102 @@ static void dump(memd_session *s, uint32_t dev, uint32_t flags, reply *r, uint8_
     memcpy(*payload, out.data + MEMD_HDR_SIZE, *len);
     out.len = 0;
 }
+
+/* One page of a paged DUMP: the handles of its ALLOC records in h[] (*n), the count of
+ * each tag, and the next cursor. */
+static uint64_t dump_page(memd_session *s, uint64_t cursor, uint64_t *h, size_t *n,
+                          int counts[16])
+{
+    uint8_t p[MEMD_WIRE_DUMP_REQ_SIZE];
+    memd_wire_dump_req d = {.device = UINT32_MAX, .flags = MEMD_DUMP_F_PAGED, .cursor = cursor};
+    memd_wire_dump_req_put(p, &d);
+    static uint8_t buf[64];
+    size_t len = frame(buf, MEMD_OP_DUMP, 56, p, sizeof p), used;
+    ck_assert_int_eq(memd_frames_process(&st, s, buf, len, &out, SIZE_MAX, &used), 0);
+    memd_wire_hdr hdr;
+    ck_assert_int_eq(memd_wire_hdr_get(out.data, out.len, MEMD_MAX_REPLY, &hdr), 0);
+    ck_assert_int_eq(hdr.status, 0);
+    const uint8_t *q = out.data + MEMD_HDR_SIZE;
+    memset(counts, 0, 16 * sizeof counts[0]);
+    uint64_t next = UINT64_MAX;
+    *n = 0;
+    for (size_t off = 0; off < hdr.len;) {
+        uint32_t tag;
+        size_t sz;
+        ck_assert_int_eq(memd_wire_tag_get(q + off, hdr.len - off, &tag, &sz), 0);
+        ck_assert_uint_eq(next, UINT64_MAX); /* nothing after PAGE */
+        if (tag == MEMD_REC_ALLOC) {
+            memd_wire_alloc_info i;
+            ck_assert_int_eq(memd_wire_alloc_info_get(q + off + 4, sz, &i), 0);
+            h[(*n)++] = i.buf.handle;
+        } else if (tag == MEMD_REC_PAGE) {
+            memd_wire_page_rec pr;
+            ck_assert_int_eq(memd_wire_page_rec_get(q + off + 4, sz, &pr), 0);
+            next = pr.next;
+        }
+        counts[tag]++;
+        off += 4 + sz;
+    }
+    ck_assert_uint_ne(next, UINT64_MAX); /* every page ends with PAGE */
+    out.len = 0;
+    return next;
+}
+
+/* A paged dump (issue 14: one reply stopped at ~390k allocations and stalled the loop):
+ * bounded pages in handle order; what lives through the dump appears exactly once. */
+START_TEST(dump_pages)
+{
+    enum { N = 2 * 4096 + 50 };
+    teardown();
+    memd_limits lim = default_limits();
+    lim.max_allocs_per_session = 2 * N;
+    start(lim);
+    uint64_t *mine = malloc(N * sizeof *mine), *seen = malloc((N + 8) * sizeof *seen);
+    for (int i = 0; i < N; i++)
+        mine[i] = must_alloc(&sa, MEMD_CLASS_INTERNAL, 32);
+    uint64_t theirs = must_alloc(&sb, MEMD_CLASS_INTERNAL, 32);
+    int counts[16];
+    size_t n, total = 0;
+    uint64_t cur = dump_page(&sroot, 0, seen, &n, counts);
+    ck_assert_int_eq(counts[MEMD_REC_SERVER], 1);
+    ck_assert_int_eq(counts[MEMD_REC_DEVICE], 1);
+    ck_assert_int_eq(counts[MEMD_REC_SESSION], 0); /* sessions come with the last page */
+    ck_assert_uint_eq(n, 4096);
+    ck_assert_uint_eq(cur, seen[n - 1] + 1);
+    total += n;
+    /* between pages: one already shown and one not yet shown go, one comes */
+    reply r;
+    ck_assert_int_eq(handle_op(&sa, MEMD_OP_FREE, mine[10], &r), 0);
+    ck_assert_int_eq(handle_op(&sa, MEMD_OP_FREE, mine[5000], &r), 0);
+    uint64_t fresh = must_alloc(&sa, MEMD_CLASS_INTERNAL, 32);
+    for (int page = 2; cur; page++) {
+        ck_assert_int_le(page, 3);
+        cur = dump_page(&sroot, cur, seen + total, &n, counts);
+        ck_assert_int_eq(counts[MEMD_REC_SERVER], 0);
+        ck_assert_int_eq(counts[MEMD_REC_SESSION], cur ? 0 : 3);
+        total += n;
+    }
+    /* N + 1 at the start, one freed ahead of the cursor, one created after it */
+    ck_assert_uint_eq(total, N + 1);
+    for (size_t i = 1; i < total; i++)
+        ck_assert_uint_lt(seen[i - 1], seen[i]);
+    ck_assert_uint_eq(seen[total - 1], fresh);
+    bool has_theirs = false, has_freed_ahead = false;
+    for (size_t i = 0; i < total; i++) {
+        has_theirs |= seen[i] == theirs;
+        has_freed_ahead |= seen[i] == mine[5000];
+    }
+    ck_assert(has_theirs && !has_freed_ahead);
+    /* a session that is not admin pages through its own only */
+    cur = dump_page(&sb, 0, seen, &n, counts);
+    ck_assert_uint_eq(cur, 0); /* under a page's scan of handles */
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(seen[0], theirs);
+    ck_assert_int_eq(counts[MEMD_REC_SESSION], 1);
+    free(mine);
+    free(seen);
+}
+END_TEST
 
 START_TEST(dump_records)
 {
@@ -722,6 +818,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, uid_quota);
     tcase_add_test(tc, quota_charges_holders);
     tcase_add_test(tc, dump_records);
+    tcase_add_test(tc, dump_pages);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -404,10 +404,27 @@ START_TEST(dump_req_roundtrip_and_rejects)
     ck_assert_int_eq(memd_wire_dump_req_get(buf, MEMD_WIRE_DUMP_REQ_SIZE, &g), 0);
     ck_assert_uint_eq(g.device, UINT32_MAX);
     ck_assert_uint_eq(g.flags, MEMD_DUMP_F_BLOCKS);
+    ck_assert_uint_eq(g.cursor, 0);
     ck_assert_int_eq(memd_wire_dump_req_get(buf, 7, &g), -EBADMSG);
-    d.flags = MEMD_DUMP_F_MODELS << 1; /* the first unknown bit */
+    /* the cursor is appended: the 8-byte request of older clients still reads, as 0 */
+    d = (memd_wire_dump_req){.device = 3, .flags = MEMD_DUMP_F_PAGED, .cursor = 0x1234567890ull};
+    memd_wire_dump_req_put(buf, &d);
+    ck_assert_int_eq(memd_wire_dump_req_get(buf, MEMD_WIRE_DUMP_REQ_SIZE, &g), 0);
+    ck_assert_uint_eq(g.cursor, 0x1234567890ull);
+    ck_assert_int_eq(memd_wire_dump_req_get(buf, MEMD_WIRE_DUMP_REQ_V1_SIZE, &g), 0);
+    ck_assert_uint_eq(g.cursor, 0);
+    d.flags = 0; /* a cursor without paging means nothing */
     memd_wire_dump_req_put(buf, &d);
     ck_assert_int_eq(memd_wire_dump_req_get(buf, MEMD_WIRE_DUMP_REQ_SIZE, &g), -EINVAL);
+    d.flags = MEMD_DUMP_F_PAGED << 1; /* the first unknown bit */
+    d.cursor = 0;
+    memd_wire_dump_req_put(buf, &d);
+    ck_assert_int_eq(memd_wire_dump_req_get(buf, MEMD_WIRE_DUMP_REQ_SIZE, &g), -EINVAL);
+    memd_wire_page_rec pr = {.next = 77}, pg;
+    ck_assert_ptr_eq(memd_wire_page_rec_put(buf, &pr), buf + MEMD_WIRE_PAGE_REC_SIZE);
+    ck_assert_int_eq(memd_wire_page_rec_get(buf, MEMD_WIRE_PAGE_REC_SIZE, &pg), 0);
+    ck_assert_uint_eq(pg.next, 77);
+    ck_assert_int_eq(memd_wire_page_rec_get(buf, 7, &pg), -EBADMSG);
 }
 END_TEST
 
@@ -643,7 +660,7 @@ START_TEST(tags)
 {
     uint32_t tag;
     size_t n;
-    for (uint32_t t = MEMD_REC_SERVER; t <= MEMD_REC_INSTANCE; t++) {
+    for (uint32_t t = MEMD_REC_SERVER; t <= MEMD_REC_PAGE; t++) {
         size_t sz = memd_wire_rec_size(t);
         ck_assert_uint_gt(sz, 0);
         memd_wire_tag_put(buf, t);
@@ -656,7 +673,7 @@ START_TEST(tags)
     ck_assert_uint_eq(memd_wire_rec_size(0), 0);
     memd_wire_tag_put(buf, 0);
     ck_assert_int_eq(memd_wire_tag_get(buf, 400, &tag, &n), -EINVAL);
-    memd_wire_tag_put(buf, MEMD_REC_INSTANCE + 1);
+    memd_wire_tag_put(buf, MEMD_REC_PAGE + 1);
     ck_assert_int_eq(memd_wire_tag_get(buf, 400, &tag, &n), -EINVAL);
     ck_assert_int_eq(memd_wire_tag_get(buf, 3, &tag, &n), -EBADMSG);
 }
