@@ -327,6 +327,7 @@ void memd_range_destroy(memd_range *r)
 void memd_range_reset(memd_range *r)
 {
     memd_map_clear(&r->allocs);
+    memd_map_trim(&r->allocs);
     r->allocated = 0;
     /* An empty tree's root leaf always has room for one entry: no reserve needed. */
     memd_bt_path p;
@@ -534,6 +535,7 @@ int memd_range_free(memd_range *r, uint64_t addr, uint64_t *size_out)
     side left, right;
     find_sides(&r->by_addr, &p, &q, addr, sz, &left, &right);
     merge_free(r, &p, &left, &right, addr, sz);
+    memd_map_trim(&r->allocs); /* a mostly empty table gives its memory back */
     if (size_out)
         *size_out = sz;
     return 0;

@@ -105,6 +105,7 @@ static void alloc_destroy(memd_state *st, memd_alloc *a)
     if (a->shared)
         memd_names_remove(&st->names, a);
     memd_map_remove(&st->handles, a->handle);
+    memd_map_trim(&st->handles); /* a million frees give the table's memory back */
     st->ctr.frees++;
     memd_pool_put(&st->alloc_pool, a);
 }

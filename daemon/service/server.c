@@ -1,6 +1,7 @@
 /* memd daemon — the service loop (see server.h). */
 #include "server.h"
 
+#include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -77,6 +78,21 @@ static uint32_t fd_budget(const memd_state *st)
     return room;
 }
 
+#define TRIM_MS 2000          /* how often to look */
+#define TRIM_FREES 65536u     /* frees since the last trim that make one worth it */
+
+/* The records of freed allocations go back to their slabs and the slabs to malloc
+ * (pool.h); glibc keeps what was freed inside its heap until told. After many frees,
+ * and only then (a trim walks the heap), it is told. */
+static void on_trim_tick(uv_timer_t *t)
+{
+    memd_server *srv = t->data;
+    if (srv->st->ctr.frees - srv->trimmed_at < TRIM_FREES)
+        return;
+    srv->trimmed_at = srv->st->ctr.frees;
+    malloc_trim(0);
+}
+
 static void on_store_tick(uv_timer_t *t)
 {
     memd_server *srv = t->data;
@@ -126,6 +142,7 @@ static void stop(memd_server *srv, int signum)
     if (srv->watchdog_on)
         uv_close((uv_handle_t *)&srv->watchdog, NULL);
     uv_close((uv_handle_t *)&srv->hello_tick, NULL);
+    uv_close((uv_handle_t *)&srv->trim_tick, NULL);
     if (!srv->conns) {
         uv_close((uv_handle_t *)&srv->drain, NULL);
         return;
@@ -214,6 +231,10 @@ int memd_server_run(memd_state *st, const char *config_path, int listen_fd,
     uv_timer_init(&loop, &srv.hello_tick);
     srv.hello_tick.data = &srv;
     hello_tick_arm(&srv);
+    uv_timer_init(&loop, &srv.trim_tick);
+    srv.trim_tick.data = &srv;
+    uv_timer_start(&srv.trim_tick, on_trim_tick, TRIM_MS, TRIM_MS);
+    uv_unref((uv_handle_t *)&srv.trim_tick);
     /* Always armed but unreferenced: it does not keep the loop alive by itself. */
     uv_prepare_init(&loop, &srv.pass_end);
     srv.pass_end.data = &srv;

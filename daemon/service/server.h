@@ -27,6 +27,8 @@ typedef struct memd_server {
     uv_timer_t store_tick;    /* state store: orphans to release, a failed flush to retry */
     uv_prepare_t pass_end;    /* before the loop sleeps: commit, then write (conn.c) */
     uv_timer_t hello_tick;    /* closes connections whose first request is late (conn.c) */
+    uv_timer_t trim_tick;     /* gives freed heap back to the system after many frees */
+    uint64_t trimmed_at;      /* ctr.frees at the last trim */
     bool store_tick_on;
     bool watchdog_on;
     bool stopping;

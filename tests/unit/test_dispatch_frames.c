@@ -166,7 +166,7 @@ START_TEST(length_checked_before_handler)
         [MEMD_OP_FREE_BATCH] = "count does not match the 8-byte records that follow",
         [MEMD_OP_QUERY] = "expected 8 bytes",
         [MEMD_OP_BANKS] = "expected 8 bytes",
-        [MEMD_OP_DUMP] = "expected 8 bytes",
+        [MEMD_OP_DUMP] = "expected 8 or 16 bytes",
         [MEMD_OP_UPLOAD] = "expected at least 24 bytes",
         [MEMD_OP_PLAN] = "then a document only when the id is 0",
         [MEMD_OP_MODEL_LOAD] = "then a document only when the id is 0",
