@@ -17,7 +17,7 @@ static void watch_call(plan_watch *w, uint64_t now, uint64_t iterations)
     /* Before the first plan exists a cancel is only remembered: there is nothing to
      * return yet, and the first greedy run always ends. */
     if (w->fn(w->ctx, &pr))
-        w->cancelled = true;
+        atomic_store(&w->cancelled, true);
 }
 
 void memd_plan_watch_best(plan_watch *w, uint64_t arena, uint64_t iterations)
@@ -34,7 +34,7 @@ bool memd_plan_watch_poll(plan_watch *w, uint64_t iterations)
 {
     if (!w || !w->fn)
         return false;
-    if (w->cancelled)
+    if (atomic_load_explicit(&w->cancelled, memory_order_relaxed))
         return true;
     if (w->clock) {
         uint64_t now = w->clock(w->clock_ctx);
@@ -43,13 +43,39 @@ bool memd_plan_watch_poll(plan_watch *w, uint64_t iterations)
     } else if ((++w->polls & 4095) == 0) {
         watch_call(w, 0, iterations);
     }
-    return w->cancelled;
+    return atomic_load_explicit(&w->cancelled, memory_order_relaxed);
+}
+
+bool memd_plan_budget_cancelled(const plan_budget *bu)
+{
+    return (bu->cancel && atomic_load_explicit(bu->cancel, memory_order_relaxed)) ||
+           (bu->watch && atomic_load_explicit(&bu->watch->cancelled, memory_order_relaxed));
+}
+
+bool memd_plan_budget_stop_now(const plan_budget *bu)
+{
+    return (bu->clock && bu->clock(bu->clock_ctx) >= bu->deadline_ns) ||
+           memd_plan_watch_poll(bu->watch, bu->used) ||
+           (bu->cancel && atomic_load_explicit(bu->cancel, memory_order_relaxed));
+}
+
+bool memd_plan_budget_spend_n(plan_budget *bu, uint64_t k)
+{
+    if (!bu->expired && k > 1) {
+        uint64_t room = bu->limit && bu->limit > bu->used ? bu->limit - bu->used : 0;
+        bu->used += bu->limit && k - 1 > room ? room : k - 1;
+    }
+    return memd_plan_budget_spend(bu);
 }
 
 bool memd_plan_budget_spend(plan_budget *bu)
 {
     if (bu->expired)
         return true;
+    if (bu->cancel && atomic_load_explicit(bu->cancel, memory_order_relaxed)) {
+        bu->expired = true;
+        return true;
+    }
     /* Polled every step: without a callback it is one test; with one, the clock is read
      * only at the clock_mask steps below, plus the poll's own reading. */
     if (bu->watch && bu->watch->fn && (bu->watch->clock ? (bu->tick & bu->clock_mask) == 0 : true) &&
