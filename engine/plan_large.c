@@ -93,7 +93,8 @@ static int lane_loop(lane *ln, lane_work *w, unsigned idx)
     w->pl.stop = bu;
     while (!memd_plan_budget_spend_n(bu, cost)) {
         uint64_t t0 = bu->clock ? bu->clock(bu->clock_ctx) : 0;
-        if (bu->clock && t0 + ln->run_ns >= bu->deadline_ns)
+        /* A run past the deadline is cut short: start one while half of it fits. */
+        if (bu->clock && t0 + ln->run_ns / 2 >= bu->deadline_ns)
             break;
         build_order(ln, w);
         uint64_t arena = memd_plan_place_range(&w->pl, w->order, 0, false, w->off);
