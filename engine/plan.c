@@ -202,7 +202,8 @@ static int place_order(solver *s, int ord)
             memd_plan_best_take(&s->bp, arena, s->off, s->n, greedy_names[ord][fit]);
             s->best_ord = ord;
             s->best_fit = fit;
-            memcpy(s->best_order, s->order, s->n * sizeof(*s->order));
+            if (s->best_order) /* the local search's start: not on the large path */
+                memcpy(s->best_order, s->order, s->n * sizeof(*s->order));
         }
     }
     return 0;
@@ -281,11 +282,18 @@ static int solve_large(solver *s)
         s->run_ns = bu->clock(bu->clock_ctx) - t0;
     memd_plan_best_take(&s->bp, arena, s->off, s->n, greedy_names[ORD_SIZE][0]);
     s->size_first_done = true;
-    plan_budget sb = sub_budget(&s->bu, 75);
+    /* Nothing more starts once the time is up: a million buffers' first run can take
+     * the whole budget, and every further step would allocate a tree first. */
+    if (bu->clock && bu->clock(bu->clock_ctx) + s->run_ns / 2 >= bu->deadline_ns)
+        return 0;
+    plan_budget sb = sub_budget(bu, 75);
     rc = memd_plan_large_improve(s->b, s->n, s->lb, s->opts, s->run_ns, &sb, &s->bp);
-    join_budget(&s->bu, &sb);
-    s->bu.expired = false; /* the rest of the portfolio still checks its own time */
-    return rc ? rc : greedy_portfolio(s);
+    join_budget(bu, &sb);
+    if (rc || memd_plan_budget_cancelled(bu) ||
+        (bu->clock && bu->clock(bu->clock_ctx) + s->run_ns >= bu->deadline_ns))
+        return rc;
+    bu->expired = false; /* the rest of the portfolio checks its own time */
+    return greedy_portfolio(s);
 }
 
 static int solve(solver *s, uint64_t seed, memd_plan_result *res)
@@ -294,8 +302,7 @@ static int solve(solver *s, uint64_t seed, memd_plan_result *res)
     s->off = malloc(n * sizeof(*s->off));
     s->key = malloc(n * sizeof(*s->key));
     s->order = malloc(n * sizeof(*s->order));
-    s->best_order = malloc(n * sizeof(*s->best_order));
-    if (!s->off || !s->key || !s->order || !s->best_order)
+    if (!s->off || !s->key || !s->order)
         return -ENOMEM;
     uint64_t edges;
     int rc = memd_plan_count_edges(s->b, n, PLAN_EDGE_CAP, &edges);
@@ -317,6 +324,9 @@ static int solve(solver *s, uint64_t seed, memd_plan_result *res)
     s->pg = graph_placer ? &s->g : NULL;
     if (s->large)
         return solve_large(s);
+    s->best_order = malloc(n * sizeof(*s->best_order));
+    if (!s->best_order)
+        return -ENOMEM;
     rc = greedy_portfolio(s);
     return rc ? rc : improve(s, seed, res);
 }

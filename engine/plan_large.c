@@ -20,6 +20,9 @@
 #include "plan_internal.h"
 
 #define LARGE_LANES 2
+/* Above this many buffers the lanes run one after the other even with a runner: each
+ * holds a tree of its own (about 150 bytes a buffer), and memory counts more there. */
+#define LARGE_THREADED_MAX_N 300000u
 /* Runs without improvement before a chain starts over with its next alpha. */
 #define LARGE_STALE 8
 #define LARGE_MAX_BOOST 40
@@ -191,7 +194,7 @@ int memd_plan_large_improve(const memd_plan_buffer *b, size_t n, uint64_t lb,
             ls.ln[i].bu.watch = NULL; /* one caller of the callback at a time */
         ls.ln[i].bu.cancel = cancel;
     }
-    if (opts->runner)
+    if (opts->runner && n <= LARGE_THREADED_MAX_N)
         opts->runner(opts->runner_ctx, LARGE_LANES, lane_run, &ls);
     else
         run_in_order(NULL, LARGE_LANES, lane_run, &ls);

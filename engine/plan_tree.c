@@ -31,15 +31,16 @@ typedef struct set {
     uint32_t cls : 6;
 } set;
 
-/* A node's two sets side by side: one cache line serves a visit. S of a leaf is its C
- * (nothing lies below a leaf), so leaves use only c. */
+/* A node's two sets side by side: one cache line serves a visit. The lowest two levels
+ * keep no S, the biggest share of the intervals: a leaf's S is its C (nothing lies below
+ * it), a leaf's parent's is its C and its children's. */
 typedef struct node {
     set s, c;
 } node;
 
 #define NO_CHUNK 63u
 #define MAX_SET_LEN ((1u << 26) - 1)
-#define MAX_SETS 160 /* 2 sets per level, 2 sides, 40 levels */
+#define MAX_SETS 160 /* per level 2 canonical nodes and 2 ancestors; 33 levels */
 
 struct plan_tree {
     size_t n;
@@ -68,7 +69,7 @@ static int chunk_alloc(plan_tree *t, unsigned cls, uint32_t *at)
     if (need > t->pool_cap) {
         size_t cap = t->pool_cap ? t->pool_cap : 1024;
         while (cap < need)
-            cap += cap / 2;
+            cap += cap / 4; /* memory is tight at a million buffers */
         iv *p = realloc(t->pool, cap * sizeof(*p));
         if (!p)
             return -ENOMEM;
@@ -258,10 +259,15 @@ static void walk(plan_tree *t, uint32_t x, visit_fn fn, void *ctx)
         fn(t, ctx, v, false);
 }
 
+static bool has_s(const plan_tree *t, uint32_t v)
+{
+    return v < t->leaves / 2;
+}
+
 static int add_canonical(plan_tree *t, uint32_t v, uint64_t a, uint64_t e)
 {
     int rc = set_add(t, &t->nd[v].c, a, e);
-    return rc < 0 || v >= t->leaves ? rc : set_add(t, &t->nd[v].s, a, e);
+    return rc < 0 || !has_s(t, v) ? rc : set_add(t, &t->nd[v].s, a, e);
 }
 
 /* Adds x's interval to C and S of its canonical nodes and to S of their ancestors. As
@@ -287,12 +293,14 @@ int memd_plan_tree_insert(plan_tree *t, uint32_t x, uint64_t off, uint64_t size)
         l >>= 1;
         r >>= 1;
         int k;
-        if (lhas && !ldone && (k = set_add(t, &t->nd[l].s, a, e)) != 0)
+        if (lhas && !ldone && has_s(t, l) && (k = set_add(t, &t->nd[l].s, a, e)) != 0)
             k < 0 ? (void)(rc = k) : (void)(ldone = true);
-        if (rhas && !rdone && (k = set_add(t, &t->nd[r].s, a, e)) != 0)
+        if (rhas && !rdone && has_s(t, r) && (k = set_add(t, &t->nd[r].s, a, e)) != 0)
             k < 0 ? (void)(rc = k) : (void)(rdone = true);
     }
     for (uint32_t v = l >> 1; v && !(ldone || rdone); v >>= 1) {
+        if (!has_s(t, v))
+            continue;
         int k = set_add(t, &t->nd[v].s, a, e);
         if (k < 0)
             rc = k;
@@ -306,14 +314,28 @@ typedef struct gather_ctx {
     unsigned m;
 } gather_ctx;
 
-static void visit_gather(plan_tree *t, void *ctx, uint32_t v, bool canonical)
+static void gather_set(plan_tree *t, gather_ctx *q, const set *st)
 {
-    gather_ctx *q = ctx;
-    const set *st = canonical && v < t->leaves ? &t->nd[v].s : &t->nd[v].c;
     if (st->len && q->m < MAX_SETS) {
         t->qv[q->m] = t->pool + st->at;
         t->qn[q->m] = st->len;
         q->m++;
+    }
+}
+
+/* A canonical node gives its S (low nodes: the C sets S would be made of), an
+ * ancestor its C. */
+static void visit_gather(plan_tree *t, void *ctx, uint32_t v, bool canonical)
+{
+    gather_ctx *q = ctx;
+    if (!canonical || v >= t->leaves) {
+        gather_set(t, q, &t->nd[v].c);
+    } else if (!has_s(t, v)) {
+        gather_set(t, q, &t->nd[v].c);
+        gather_set(t, q, &t->nd[2 * v].c);
+        gather_set(t, q, &t->nd[2 * v + 1].c);
+    } else {
+        gather_set(t, q, &t->nd[v].s);
     }
 }
 
