@@ -26,6 +26,8 @@ enum plan_order {
     ORD_COUNT
 };
 
+_Static_assert(ORD_COUNT == MEMD_PLAN_GREEDY_ORDERS, "one greedy order list");
+
 static const char *const greedy_names[ORD_COUNT][2] = {
     {"greedy-size-first", "greedy-size-best"},
     {"greedy-area-first", "greedy-area-best"},
@@ -329,6 +331,48 @@ static int solve(solver *s, uint64_t seed, memd_plan_result *res)
         return -ENOMEM;
     rc = greedy_portfolio(s);
     return rc ? rc : improve(s, seed, res);
+}
+
+int memd_plan_greedy_run(const memd_plan_buffer *b, size_t n, int ord, bool best_fit,
+                         uint64_t *off, uint64_t *arena)
+{
+    if (ord < 0 || ord >= ORD_COUNT)
+        return -EINVAL;
+    int rc = memd_plan_check(b, n, NULL);
+    if (rc)
+        return rc;
+    size_t nn = n ? n : 1;
+    uint64_t *key = malloc(nn * sizeof(*key));
+    uint32_t *order = malloc(nn * sizeof(*order));
+    uint64_t edges = 0;
+    plan_graph g = {0};
+    plan_placer pl = {0};
+    rc = !key || !order ? -ENOMEM : memd_plan_count_edges(b, n, PLAN_EDGE_CAP, &edges);
+    if (rc == 0 && ord == ORD_LOAD)
+        rc = load_keys(b, n, key); /* order_keys reads load from key's own array */
+    if (rc)
+        goto out;
+    order_keys(b, n, key, ord, key);
+    build_order(b, n, key, order);
+    /* The solver's choice of placer (one cost model, plan.c's). */
+    double dn = (double)n, de = (double)edges, deg = n ? 2.0 * de / dn : 0;
+    bool graph = edges <= PLAN_EDGE_CAP && 2.0 * de * (2.0 + log2(1.0 + deg)) < dn * dn / 2.0;
+    if (graph && (rc = memd_plan_graph_build(b, n, &g)) != 0)
+        goto out;
+    rc = !graph && n > PLAN_LIST_MAX_N ? memd_plan_placer_init_tree(&pl, b, n)
+                                       : memd_plan_placer_init(&pl, b, n, graph ? &g : NULL);
+    if (rc)
+        goto out;
+    for (size_t k = 0; k < n; k++)
+        pl.pos[order[k]] = (uint32_t)k;
+    *arena = memd_plan_place_range(&pl, order, 0, best_fit, off);
+    rc = pl.failed ? -ENOMEM : 0;
+out:
+    memd_plan_placer_free(&pl);
+    memd_plan_graph_free(&g);
+    free(key);
+    free(order);
+    return rc;
 }
 
 /* The result, and a last check: a planner bug must never hand out an overlapping plan. */

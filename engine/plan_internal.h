@@ -204,6 +204,13 @@ uint64_t memd_plan_search_nodes(const plan_search_ctx *c);
 int memd_plan_exact(const memd_plan_buffer *b, size_t n, const plan_graph *g, uint64_t lb,
                     uint64_t seed, plan_budget *bu, plan_best *bp, uint64_t *scratch);
 
+/* One greedy run of the solver's portfolio (benchmarks: the best greedy plan to compare
+ * with): order 0..4 = size, area, length, load, start; the placer the solver would use.
+ * 0, -EINVAL (bad order or problem), -ENOMEM. */
+#define MEMD_PLAN_GREEDY_ORDERS 5
+int memd_plan_greedy_run(const memd_plan_buffer *b, size_t n, int ord, bool best_fit,
+                         uint64_t *off, uint64_t *arena);
+
 /* Squeaky-wheel improvement for problems placed over the segment tree (plan_large.c),
  * in lanes run by opts->runner (or in order); lowers bp. run_ns: how long one placer
  * run took (with a clock). -ENOMEM. */
