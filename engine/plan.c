@@ -288,7 +288,7 @@ static int solve_large(solver *s)
      * the whole budget, and every further step would allocate a tree first. */
     if (bu->clock && bu->clock(bu->clock_ctx) + s->run_ns / 2 >= bu->deadline_ns)
         return 0;
-    plan_budget sb = sub_budget(bu, 75);
+    plan_budget sb = sub_budget(bu, 85);
     rc = memd_plan_large_improve(s->b, s->n, s->lb, s->opts, s->run_ns, &sb, &s->bp);
     join_budget(bu, &sb);
     if (rc || memd_plan_budget_cancelled(bu) ||

@@ -1,8 +1,9 @@
 /* memd engine — improvement for the biggest problems (placed over the segment tree,
  * where a search or a local search over the order is far too slow): squeaky-wheel
  * greedy. Each iteration is one first-fit run in the order of a key; the buffers the
- * run left above the lower bound (the ones that made the arena) get their key doubled,
- * so the next run places them earlier, below the buffers that blocked them. On traces
+ * run left above the lower bound (the ones that made the arena) get their key doubled
+ * (up to three times for the highest), so the next run places them earlier, below the
+ * buffers that blocked them. On traces
  * of big models the arena comes from long-lived mid-sized buffers stacked on top of
  * everything (no gap stays free over their whole life once the short ones are in);
  * promoting them is what closes the gap.
@@ -123,9 +124,16 @@ static int lane_loop(lane *ln, lane_work *w, unsigned idx)
             chain_best = UINT64_MAX;
             continue;
         }
-        for (size_t i = 0; i < n; i++)
-            if (b[i].size && w->off[i] + b[i].size > ln->lb && w->boost[i] < LARGE_MAX_BOOST)
-                w->boost[i]++;
+        /* The higher a buffer ended, the more it moves up: 1 to 3 doublings. */
+        double span = (double)(arena - ln->lb) + 1.0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t end = w->off[i] + b[i].size;
+            if (!b[i].size || end <= ln->lb)
+                continue;
+            unsigned up = 1u + (unsigned)(2.0 * (double)(end - ln->lb) / span);
+            w->boost[i] = (uint8_t)(w->boost[i] + up < LARGE_MAX_BOOST ? w->boost[i] + up
+                                                                       : LARGE_MAX_BOOST);
+        }
     }
     return 0;
 }

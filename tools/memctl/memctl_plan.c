@@ -15,7 +15,7 @@
 
 #define PLAN_USAGE                                                                        \
     "usage: memctl plan INPUT.csv [--output OUT.csv] [--budget-ms MS] [--seed S]\n"      \
-    "                   [--threads N]\n"                                                  \
+    "                   [--threads N] [--iterations N]\n"                                 \
     "       memctl plan --validate INPUT.csv\n"
 #define MAX_BUDGET_MS (24ull * 3600 * 1000)
 
@@ -165,8 +165,10 @@ out:
     return ret;
 }
 
+/* iterations: 0 plans against the clock (budget_ms); else exactly that many
+ * improvement iterations, no clock: the same plan on every machine and thread count. */
 static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, uint64_t seed,
-                    unsigned threads)
+                    unsigned threads, uint64_t iterations)
 {
     uint64_t t0 = mono_ns(NULL);
     memd_plan_csv csv;
@@ -188,8 +190,9 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
     uint64_t reserve = 2000000u + (uint64_t)csv.n * (output ? 4000u : 2000u);
     lane_pool pool = {.threads = threads};
     pthread_mutex_init(&pool.mu, NULL);
-    memd_plan_opts opts = {.seed = seed, .clock = mono_ns,
+    memd_plan_opts opts = {.seed = seed, .clock = iterations ? NULL : mono_ns,
                            .budget_ns = budget > spent + reserve ? budget - spent - reserve : 0,
+                           .max_iterations = iterations,
                            .runner = threads > 1 ? run_lanes : NULL, .runner_ctx = &pool};
     memd_plan_result res;
     memd_plan_violation v;
@@ -241,7 +244,7 @@ int memctl_cmd_plan(const memctl_globals *g, int argc, char **argv)
 {
     (void)g; /* offline: no daemon, no socket */
     const char *input = NULL, *output = NULL;
-    uint64_t budget_ms = 1000, seed = 1, threads = 2;
+    uint64_t budget_ms = 1000, seed = 1, threads = 2, iterations = 0;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     if (ncpu == 1)
         threads = 1;
@@ -259,6 +262,9 @@ int memctl_cmd_plan(const memctl_globals *g, int argc, char **argv)
                 return 2;
         } else if (!strcmp(a, "--seed")) {
             if (parse_u64_arg(a, i + 1 < argc ? argv[++i] : NULL, UINT64_MAX, &seed))
+                return 2;
+        } else if (!strcmp(a, "--iterations")) {
+            if (parse_u64_arg(a, i + 1 < argc ? argv[++i] : NULL, UINT64_MAX, &iterations))
                 return 2;
         } else if (!strcmp(a, "--threads")) {
             if (parse_u64_arg(a, i + 1 < argc ? argv[++i] : NULL, 8, &threads))
@@ -291,5 +297,5 @@ int memctl_cmd_plan(const memctl_globals *g, int argc, char **argv)
         fprintf(stderr, "memctl plan: --validate writes nothing; drop --output\n");
         return 2;
     }
-    return validate ? cmd_validate(input) : cmd_plan(input, output, budget_ms, seed, (unsigned)threads);
+    return validate ? cmd_validate(input) : cmd_plan(input, output, budget_ms, seed, (unsigned)threads, iterations);
 }
