@@ -18,8 +18,8 @@ echo "| file | buffers | lower bound | best greedy (gap %) | memd 1 s (gap %) | 
 echo "|---|---|---|---|---|---|---|"
 for f in "${files[@]}"; do
   g=$("$greedy" "$f")
-  one=$("$memctl" plan "$f" --budget-ms 1000)
-  ten=$("$memctl" plan "$f" --budget-ms 10000)
+  one=$("$memctl" plan "$f" --budget-ms 1000 --json)
+  ten=$("$memctl" plan "$f" --budget-ms 10000 --json)
   python3 - "$f" "$g" "$one" "$ten" <<'PY'
 import json, os, sys
 f, g, one, ten = sys.argv[1], *map(json.loads, sys.argv[2:])
