@@ -107,9 +107,64 @@ static int cmp_desc(const void *x, const void *y, void *ctx)
     return (a > b) - (a < b);
 }
 
+/* LSD radix sort of (key descending) over indices already in ascending order: stable, so
+ * ties stay by index. 8-bit digits; a digit all keys share costs one counting pass. */
+static void radix_desc(uint32_t *idx, size_t n, const uint64_t *key, uint64_t *k,
+                       uint64_t *k2, uint32_t *i2)
+{
+    for (size_t i = 0; i < n; i++)
+        k[i] = ~key[idx[i]];
+    uint32_t *si = idx, *di = i2;
+    uint64_t *sk = k, *dk = k2;
+    for (unsigned shift = 0; shift < 64; shift += 8) {
+        size_t pos[256] = {0};
+        for (size_t i = 0; i < n; i++)
+            pos[(sk[i] >> shift) & 255]++;
+        if (pos[(sk[0] >> shift) & 255] == n)
+            continue;
+        size_t sum = 0;
+        for (unsigned d = 0; d < 256; d++) {
+            size_t c = pos[d];
+            pos[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t p = pos[(sk[i] >> shift) & 255]++;
+            dk[p] = sk[i];
+            di[p] = si[i];
+        }
+        uint64_t *tk = sk;
+        sk = dk;
+        dk = tk;
+        uint32_t *ti = si;
+        si = di;
+        di = ti;
+    }
+    if (si != idx)
+        memcpy(idx, si, n * sizeof(*idx));
+}
+
 int memd_plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key)
 {
-    qsort_r(idx, n, sizeof(*idx), cmp_desc, (void *)key);
+    /* Greedy runs sort every buffer once a run: a radix sort when the indices come in
+     * ascending order (they always do here) and scratch is there, else qsort. */
+    bool ascending = true;
+    for (size_t i = 1; i < n && ascending; i++)
+        ascending = idx[i - 1] < idx[i];
+    uint64_t *k = NULL, *k2 = NULL;
+    uint32_t *i2 = NULL;
+    if (ascending && n >= 64) {
+        k = malloc(n * sizeof(*k));
+        k2 = malloc(n * sizeof(*k2));
+        i2 = malloc(n * sizeof(*i2));
+    }
+    if (k && k2 && i2)
+        radix_desc(idx, n, key, k, k2, i2);
+    else
+        qsort_r(idx, n, sizeof(*idx), cmp_desc, (void *)key);
+    free(k);
+    free(k2);
+    free(i2);
     return 0;
 }
 

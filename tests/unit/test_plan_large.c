@@ -2,7 +2,7 @@
  * lives, a heavy tail, a few long and a few huge buffers), small enough for valgrind:
  * the segment tree places exactly as the offset-list placer on deep trees, and the
  * squeaky-wheel lanes are valid, never worse, deterministic, the same on threads and in
- * any lane order, and stop on a cancel. */
+ * any lane order, and stop on a cancel; the planner's sort matches a comparison sort. */
 #include <check.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -211,11 +211,50 @@ START_TEST(squeaky_cancelled)
 }
 END_TEST
 
+static int cmp_ref(const void *x, const void *y, void *ctx)
+{
+    const uint64_t *key = ctx;
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    if (key[a] != key[b])
+        return key[a] > key[b] ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+/* The planner's sort (a radix sort for ascending index input) orders exactly as the
+ * comparison sort: key descending, ties by index; few distinct keys (many ties), wide
+ * keys (every digit differs), and indices not in order (the qsort path). */
+START_TEST(sort_desc_matches_qsort)
+{
+    uint64_t s = 0x5027 + (uint64_t)_i;
+    size_t n = 3000 + rnd(&s, 3000);
+    uint64_t *key = malloc(n * sizeof(*key));
+    uint32_t *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
+    for (size_t i = 0; i < n; i++) {
+        key[i] = _i == 0 ? rnd(&s, 7) : _i == 1 ? plan_splitmix(&s) : rnd(&s, 1u << 20) << 30;
+        a[i] = b[i] = (uint32_t)i;
+    }
+    if (_i == 2)
+        for (size_t i = n - 1; i > 0; i--) {
+            size_t j = rnd(&s, i + 1);
+            uint32_t t = a[i];
+            a[i] = b[i] = a[j];
+            a[j] = b[j] = t;
+        }
+    memd_plan_sort_desc(a, n, key);
+    qsort_r(b, n, sizeof(*b), cmp_ref, key);
+    ck_assert_mem_eq(a, b, n * sizeof(*a));
+    free(key);
+    free(a);
+    free(b);
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("plan-large");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, sort_desc_matches_qsort, 0, 3);
     tcase_add_loop_test(tc, tree_matches_list, 0, 3);
     tcase_add_loop_test(tc, squeaky_is_deterministic_on_any_runner, 0, 2);
     tcase_add_loop_test(tc, squeaky_halves_the_gap, 0, 6);
