@@ -144,21 +144,6 @@ static void join_budget(plan_budget *p, const plan_budget *c)
         p->expired = true;
 }
 
-void memd_plan_best_take(plan_best *bp, uint64_t arena, const uint64_t *off, size_t n,
-                         const char *name)
-{
-    if (!bp->have && bp->clock && bp->clock->clock)
-        bp->first_ns = bp->clock->clock(bp->clock->clock_ctx) - bp->t0;
-    if (!bp->have || arena < bp->arena) {
-        bp->have = true;
-        bp->arena = arena;
-        memcpy(bp->off, off, n * sizeof(*off));
-        bp->strategy = name;
-        if (bp->clock)
-            memd_plan_watch_best(bp->clock->watch, arena, bp->clock->used);
-    }
-}
-
 /* One memd_plan_solve call, past the checks. */
 typedef struct solver {
     const memd_plan_buffer *b;

@@ -52,6 +52,23 @@ bool memd_plan_budget_cancelled(const plan_budget *bu)
            (bu->watch && atomic_load_explicit(&bu->watch->cancelled, memory_order_relaxed));
 }
 
+/* Here, not in plan.c: every phase (exact search, lanes) reports through it, and the
+ * phases' files must not call back into the solver's. */
+void memd_plan_best_take(plan_best *bp, uint64_t arena, const uint64_t *off, size_t n,
+                         const char *name)
+{
+    if (!bp->have && bp->clock && bp->clock->clock)
+        bp->first_ns = bp->clock->clock(bp->clock->clock_ctx) - bp->t0;
+    if (!bp->have || arena < bp->arena) {
+        bp->have = true;
+        bp->arena = arena;
+        memcpy(bp->off, off, n * sizeof(*off));
+        bp->strategy = name;
+        if (bp->clock)
+            memd_plan_watch_best(bp->clock->watch, arena, bp->clock->used);
+    }
+}
+
 bool memd_plan_budget_stop_now(const plan_budget *bu)
 {
     return (bu->clock && bu->clock(bu->clock_ctx) >= bu->deadline_ns) ||
