@@ -19,6 +19,7 @@ static const memctl_cmd cmds[] = {
     {"devices", memctl_cmd_devices, "devices"},
     {"sessions", memctl_cmd_sessions, "sessions"},
     {"metrics", memctl_cmd_metrics, "metrics"},
+    {"events", memctl_cmd_events, "events [--follow] [--json] [--since SEQ]"},
     {"model", memctl_cmd_model, "model (check FILE.yaml | load FILE.yaml [--device N] [--instances K] [--hold] | list [--json] | import FILE.onnx [-o OUT.yaml])"},
     {"plan-submit", memctl_cmd_plan_submit, "plan-submit INPUT.csv [--validate] [--budget-ms MS] [--seed S] [--output OUT.csv]"},
 };
