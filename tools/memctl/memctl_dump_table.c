@@ -123,11 +123,6 @@ static void sessions_table(FILE *f, const memclient_snapshot *s)
     }
 }
 
-void memctl_sessions_table(FILE *f, const memclient_snapshot *s)
-{
-    sessions_table(f, s);
-}
-
 void memctl_devices_table(FILE *f, const memclient_snapshot *s)
 {
     devices_table(f, s);
@@ -142,8 +137,12 @@ void memctl_dump_table(FILE *f, const memclient_snapshot *s, bool detailed)
             s->server.sessions);
     devices_table(f, s);
     allocs_table(f, s);
-    if (detailed) {
+    if (detailed)
         blocks_table(f, s);
+    if (s->usage) { /* who holds what: sessions and processes with their bytes */
+        fputc('\n', f);
+        memctl_sessions_usage_table(f, s);
+    } else if (detailed) {
         sessions_table(f, s);
     }
 }

@@ -186,6 +186,17 @@ const char *memctl_human_age(uint64_t ns, char *buf, size_t len)
     return buf;
 }
 
+const char *memctl_fit(char *buf, size_t len, const char *s)
+{
+    size_t n = strlen(s), i = 0;
+    for (; i + 1 < len && i < n; i++)
+        buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+    if (n >= len && len >= 2)
+        buf[len - 2] = '~';
+    buf[i] = '\0';
+    return buf;
+}
+
 void memctl_csv_str(FILE *f, const char *s)
 {
     if (!strpbrk(s, ",\"\r\n") && s[0] != ' ' && (!*s || s[strlen(s) - 1] != ' ')) {

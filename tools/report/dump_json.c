@@ -172,6 +172,16 @@ static void session_json(FILE *f, const memclient_snapshot *s, const memclient_s
     fputc('}', f);
 }
 
+void memd_report_sessions_json(FILE *f, const memclient_snapshot *s)
+{
+    fputc('[', f);
+    for (size_t i = 0; i < s->nsessions; i++) {
+        fprintf(f, "%s\n", i ? "," : "");
+        session_json(f, s, &s->sessions[i]);
+    }
+    fprintf(f, "%s]", s->nsessions ? "\n  " : "");
+}
+
 void memd_report_models_json(FILE *f, const memclient_snapshot *s)
 {
     fprintf(f, ",\n  \"models\": [");
@@ -252,12 +262,8 @@ void memd_report_json(FILE *f, const memclient_snapshot *s, bool detailed)
         fprintf(f, "%s\n", i ? "," : "");
         alloc_json(f, s, &s->allocs[i]);
     }
-    fprintf(f, "%s],\n  \"sessions\": [", s->nallocs ? "\n  " : "");
-    for (size_t i = 0; i < s->nsessions; i++) {
-        fprintf(f, "%s\n", i ? "," : "");
-        session_json(f, s, &s->sessions[i]);
-    }
-    fprintf(f, "%s]", s->nsessions ? "\n  " : "");
+    fprintf(f, "%s],\n  \"sessions\": ", s->nallocs ? "\n  " : "");
+    memd_report_sessions_json(f, s);
     if (s->usage) {
         fputs(",\n  \"processes\": ", f);
         memd_report_processes_json(f, s, "    ");

@@ -65,6 +65,9 @@ int memd_report_processes(const memclient_snapshot *s, memd_report_procs *out);
 uint64_t memd_report_proc_device_bytes(const memd_report_procs *ps, const memd_report_proc *p,
                                        size_t device_index);
 void memd_report_processes_free(memd_report_procs *ps);
+/* The sessions as a JSON array (with "bytes", "shared_bytes" and "use" per bank group
+ * when the snapshot has MEMCLIENT_DUMP_USAGE). */
+void memd_report_sessions_json(FILE *f, const memclient_snapshot *s);
 /* The processes as a JSON array (ind: the elements' indent). */
 void memd_report_processes_json(FILE *f, const memclient_snapshot *s, const char *ind);
 
