@@ -21,6 +21,7 @@
 
 static memd_fixture f;
 static memclient *c;
+static char comm[16]; /* this process's name as the daemon sees it (valgrind changes it) */
 static char out_path[160], err_path[160];
 static char *out, *err;
 
@@ -45,6 +46,11 @@ static int run(const char *const *args)
 
 static void setup(void)
 {
+    FILE *fp = fopen("/proc/self/comm", "r");
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_ptr_nonnull(fgets(comm, sizeof comm, fp));
+    fclose(fp);
+    comm[strcspn(comm, "\n")] = '\0';
     cu_start(&f);
     c = cu_connect(&f);
     snprintf(out_path, sizeof out_path, "%s/memctl.out", f.dir);
@@ -62,17 +68,34 @@ static void teardown(void)
     ck_assert_int_eq(memd_fixture_stop(&f), 0);
 }
 
-/* Runs a JSON document through python3 -m json.tool: it must parse. */
+/* Writes text to DIR/name; the path in path. */
+static void write_file(const char *name, const char *text, char *path, size_t len)
+{
+    snprintf(path, len, "%s/%s", f.dir, name);
+    FILE *fp = fopen(path, "w");
+    ck_assert_ptr_nonnull(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+/* Runs python3 with a script and one argument; its exit status. */
+static int python(const char *script, const char *arg)
+{
+    char path[200], cmd[600];
+    write_file("check.py", script, path, sizeof path);
+    snprintf(cmd, sizeof cmd, "python3 %s '%s'", path, arg);
+    int st = system(cmd);
+    unlink(path);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* A JSON document must parse. */
 static void assert_json(const char *doc)
 {
     char path[200];
-    snprintf(path, sizeof path, "%s/doc.json", f.dir);
-    FILE *fp = fopen(path, "w");
-    fputs(doc, fp);
-    fclose(fp);
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "python3 -m json.tool %s > /dev/null", path);
-    ck_assert_msg(system(cmd) == 0, "not JSON:\n%.3000s", doc);
+    write_file("doc.json", doc, path, sizeof path);
+    ck_assert_msg(python("import json, sys\njson.load(open(sys.argv[1]))\n", path) == 0,
+                  "not JSON:\n%.3000s", doc);
     unlink(path);
 }
 
@@ -97,9 +120,9 @@ START_TEST(sessions_and_processes_say_bytes)
     char want[200];
     ck_assert_int_eq(RUN("sessions", "--json"), 0);
     assert_json(out);
-    snprintf(want, sizeof want, "\"pid\": %d, \"uid\": %d, \"process\": \"test-memctl-vie\", "
+    snprintf(want, sizeof want, "\"pid\": %d, \"uid\": %d, \"process\": \"%s\", "
              "\"sessions\": 1, \"allocations\": 3, \"bytes\": %" PRIu64 ",",
-             (int)getpid(), (int)getuid(), held);
+             (int)getpid(), (int)getuid(), comm, held);
     ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
     snprintf(want, sizeof want, "{\"device\": 0, \"kind\": \"dram\", \"allocations\": 2, "
              "\"bytes\": %" PRIu64, (uint64_t)(4u << 20) * 12);
@@ -141,11 +164,10 @@ START_TEST(status_is_the_default)
     ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
 
     ck_assert_int_eq(RUN("status"), 0);
-    char *status = strdup(out);
-    ck_assert_ptr_nonnull(strstr(status, "USED / TOTAL (all banks)"));
-    ck_assert_ptr_nonnull(strstr(status, "48.0 MiB / 12.0 GiB"));
-    ck_assert_ptr_nonnull(strstr(status, "4.0 MiB / 1023.9 MiB"));
-    ck_assert_ptr_nonnull(strstr(status, "test-memctl-vie"));
+    ck_assert_ptr_nonnull(strstr(out, "USED / TOTAL (all banks)"));
+    ck_assert_ptr_nonnull(strstr(out, "48.0 MiB / 12.0 GiB"));
+    ck_assert_ptr_nonnull(strstr(out, "4.0 MiB / 1023.9 MiB"));
+    ck_assert_ptr_nonnull(strstr(out, comm));
     /* No command at all: the same view (the session ids and ages aside). */
     const char *argv[] = {NULL};
     ck_assert_int_eq(run(argv), 0);
@@ -153,7 +175,6 @@ START_TEST(status_is_the_default)
     ck_assert_int_eq(RUN("--json"), 0);
     assert_json(out);
     ck_assert_int_eq(RUN("status", "--bogus"), 2);
-    free(status);
 }
 END_TEST
 
@@ -171,8 +192,8 @@ START_TEST(metrics_per_process)
     uint64_t held = hold_some();
     ck_assert_int_eq(RUN("metrics"), 0);
     char want[200];
-    snprintf(want, sizeof want, "memd_process_bytes{pid=\"%d\",process=\"test-memctl-vie\","
-             "uid=\"%d\",device=\"0\"} %" PRIu64 "\n", (int)getpid(), (int)getuid(), held);
+    snprintf(want, sizeof want, "memd_process_bytes{pid=\"%d\",comm=\"%s\","
+             "uid=\"%d\",device=\"0\"} %" PRIu64 "\n", (int)getpid(), comm, (int)getuid(), held);
     ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
     ck_assert_ptr_nonnull(strstr(out, "# TYPE memd_process_bytes gauge\n"));
     ck_assert_ptr_nonnull(strstr(out, "memd_process_other_bytes{device=\"0\"} 0\n"));
@@ -235,8 +256,8 @@ START_TEST(metrics_listen_serves_http)
     ck_assert_msg(!strncmp(resp, "HTTP/1.1 200", 12), "%.300s", resp);
     ck_assert_ptr_nonnull(strstr(resp, "text/plain; version=0.0.4"));
     char want[200];
-    snprintf(want, sizeof want, "memd_process_bytes{pid=\"%d\",process=\"test-memctl-vie\","
-             "uid=\"%d\",device=\"0\"} %" PRIu64 "\n", (int)getpid(), (int)getuid(), held);
+    snprintf(want, sizeof want, "memd_process_bytes{pid=\"%d\",comm=\"%s\","
+             "uid=\"%d\",device=\"0\"} %" PRIu64 "\n", (int)getpid(), comm, (int)getuid(), held);
     ck_assert_msg(strstr(resp, want), "no '%s' in:\n%s", want, resp);
     free(resp);
     /* Twice: the connection to memd is kept and reused. */
@@ -302,6 +323,152 @@ START_TEST(events_command)
 }
 END_TEST
 
+/* The SVG parses as XML, and has what an operator looks for: a drawing per bank group
+ * and region, a box per allocation with its details (title), the legend, the hostile
+ * name escaped. */
+static const char svg_check[] =
+    "import sys, xml.etree.ElementTree as ET\n"
+    "ns = '{http://www.w3.org/2000/svg}'\n"
+    "root = ET.parse(sys.argv[1]).getroot()\n"
+    "assert root.tag == ns + 'svg', root.tag\n"
+    "texts = [t.text or '' for t in root.iter(ns + 'text')]\n"
+    "titles = [t.text or '' for t in root.iter(ns + 'title')]\n"
+    "def has(lst, s):\n"
+    "    assert any(s in x for x in lst), (s, lst[:40])\n"
+    "has(texts, 'device 0 wormhole_b0: dram, 12 x 1.0 GiB banks')\n"
+    "has(texts, 'device 0 wormhole_b0: sram, 64 x')\n"
+    "for r in ('reserved', 'code', 'data', 'logging', 'buffers'): has(texts, r)\n"
+    "for c in ('code', 'constant', 'placeholder', 'internal', 'logging', 'free'): has(texts, c)\n"
+    "has(titles, 'bad<name>&\"q\"')\n"
+    "has(titles, ' free')\n"
+    "has(titles, 'bank 63: ')\n"
+    "import re\n"
+    "held = {int(h) for t in titles for h in re.findall(r', handle (\\d+)', t)}\n"
+    "assert len(held) == 31, sorted(held)  # every buffer held has its box\n"
+    "assert root.find(ns + 'defs') is not None\n";
+
+START_TEST(dump_svg_and_html)
+{
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 1u << 20);
+    r.name = "bad<name>&\"q\"\x01";
+    memclient_buffer b;
+    ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
+    for (int i = 0; i < 40; i++) { /* L1 buffers of several classes, with gaps */
+        memclient_alloc_req l = {.device = 0, .cls = (memd_class)(1 + i % 3),
+                                 .scope = MEMD_SCOPE_SRAM, .bytes = 4096u * (1 + i % 4),
+                                 .page_size = 1024};
+        ck_assert_int_eq(memclient_alloc(c, &l, &b), 0);
+        if (i % 4 == 0)
+            ck_assert_int_eq(memclient_free(c, b.handle), 0);
+    }
+    char svg[200], html[200];
+    snprintf(svg, sizeof svg, "%s/map.svg", f.dir);
+    snprintf(html, sizeof html, "%s/map.html", f.dir);
+    ck_assert_int_eq(RUN("dump", "--svg", svg), 0);
+    ck_assert_msg(python(svg_check, svg) == 0, "SVG check failed");
+    ck_assert_int_eq(RUN("dump", "--html", html, "--class", "internal"), 0);
+    char *page = memctl_slurp(html);
+    ck_assert_ptr_nonnull(strstr(page, "<!DOCTYPE html>"));
+    ck_assert_ptr_nonnull(strstr(page, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
+    ck_assert_ptr_nonnull(strstr(page, "<h2>Largest allocations (10 of 10)</h2>"));
+    ck_assert_ptr_null(strstr(page, "bad<name>")); /* escaped, and filtered out of the table */
+    free(page);
+    ck_assert_int_eq(RUN("dump", "--svg", svg, "--json"), 2);
+    ck_assert_int_eq(RUN("dump", "--svg", "/nonexistent/dir/x.svg"), 1);
+    ck_assert_ptr_nonnull(strstr(err, "cannot write /nonexistent/dir/x.svg"));
+    unlink(svg);
+    unlink(html);
+}
+END_TEST
+
+/* Each filter keeps exactly the allocations that match, in the table and the JSON. */
+START_TEST(dump_filters)
+{
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 4096);
+    r.name = "weights.a";
+    memclient_buffer w, p, other;
+    ck_assert_int_eq(memclient_alloc(c, &r, &w), 0);
+    r = cu_req(MEMD_CLASS_PLACEHOLDER, 8192);
+    r.name = "act.b";
+    ck_assert_int_eq(memclient_alloc(c, &r, &p), 0);
+    memclient *c2 = cu_connect(&f);
+    r = cu_req(MEMD_CLASS_CONSTANT, 4096);
+    r.name = "weights.c";
+    r.device = 2;
+    ck_assert_int_eq(memclient_alloc(c2, &r, &other), 0);
+    memclient_snapshot *s = cu_dump(c2, 0);
+    uint32_t sid2 = 0;
+    for (size_t i = 0; i < s->nallocs; i++)
+        if (s->allocs[i].buf.handle == other.handle)
+            sid2 = s->allocs[i].session_id;
+    memclient_snapshot_free(s);
+    char sid[16];
+    snprintf(sid, sizeof sid, "%u", sid2);
+
+    ck_assert_int_eq(RUN("dump", "--json", "--name", "weights*"), 0);
+    assert_json(out);
+    ck_assert_ptr_nonnull(strstr(out, "\"weights.a\""));
+    ck_assert_ptr_nonnull(strstr(out, "\"weights.c\""));
+    ck_assert_ptr_null(strstr(out, "\"act.b\""));
+    ck_assert_int_eq(RUN("dump", "--json", "--class", "placeholder"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\"act.b\""));
+    ck_assert_ptr_null(strstr(out, "\"weights.a\""));
+    ck_assert_int_eq(RUN("dump", "--json", "--session", sid), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\"weights.c\""));
+    ck_assert_ptr_null(strstr(out, "\"weights.a\""));
+    ck_assert_int_eq(RUN("dump", "--device", "2"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "weights.c"));
+    ck_assert_ptr_null(strstr(out, "weights.a"));
+    ck_assert_ptr_null(strstr(out, "wormhole_b0"));
+    char pid[16];
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    ck_assert_int_eq(RUN("dump", "--pid", pid, "--name", "*.b"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "act.b"));
+    ck_assert_ptr_nonnull(strstr(out, "allocations: 1\n"));
+    ck_assert_int_eq(RUN("dump", "--pid", "1"), 0);
+    ck_assert_ptr_nonnull(strstr(out, "allocations: 0\n"));
+    ck_assert_int_eq(RUN("dump", "--class", "weights"), 2);
+    ck_assert_int_eq(RUN("dump", "--pid", "x"), 2);
+    memclient_disconnect(c2);
+}
+END_TEST
+
+START_TEST(alloc_and_free_json)
+{
+    int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = memctl_spawn(&f, (const char *const[]){"alloc", "--device", "0", "--class",
+                             "constant", "--size", "64KiB", "--hold", "--json", NULL}, 0, o, e);
+    close(o);
+    close(e);
+    char *text = NULL;
+    for (int i = 0; i < 200; i++) {
+        free(text);
+        text = memctl_slurp(out_path);
+        if (strchr(text, '\n'))
+            break;
+        usleep(20000);
+    }
+    assert_json(text);
+    ck_assert_ptr_nonnull(strstr(text, "\"handle_str\": \""));
+    ck_assert_ptr_nonnull(strstr(text, "\"size_per_bank\": 65536"));
+    free(text);
+    kill(pid, SIGTERM);
+    int ws;
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    ck_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 4096);
+    memclient_buffer b;
+    ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
+    char h[32];
+    snprintf(h, sizeof h, "%llu", (unsigned long long)b.handle);
+    ck_assert_int_eq(RUN("free", h, "--json"), 0);
+    assert_json(out);
+    ck_assert_ptr_nonnull(strstr(out, "\"freed\": "));
+    ck_assert_int_eq(RUN("free", "--json"), 2);
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("memctl-views");
@@ -314,6 +481,9 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, metrics_per_process);
     tcase_add_test(tc, metrics_listen_serves_http);
     tcase_add_test(tc, events_command);
+    tcase_add_test(tc, dump_svg_and_html);
+    tcase_add_test(tc, dump_filters);
+    tcase_add_test(tc, alloc_and_free_json);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -14,7 +14,8 @@ typedef struct memctl_cmd {
 static const memctl_cmd cmds[] = {
     {"status", memctl_cmd_status, "status [--json]   (the default command)"},
     {"plan", memctl_cmd_plan, "plan INPUT.csv [--output OUT.csv] [--budget-ms MS] [--seed S]"},
-    {"dump", memctl_cmd_dump, "dump [--device N] [--json | --csv --report NAME] [--detailed] [--watch SEC]"},
+    {"dump", memctl_cmd_dump, "dump [--json | --csv --report NAME | --svg FILE | --html FILE] [--detailed] [--watch SEC] [filters]"},
+    {"top", memctl_cmd_top, "top [--interval SEC] [filters]   (filters: --pid P --session S --name GLOB --class C --device N)"},
     {"alloc", memctl_cmd_alloc, "alloc --device N --class C (--size SIZE | --dtype T --shape D0xD1) [--scope S] [--name N [--shared]] [--page-size B] [--align A] [--banks N] --hold"},
     {"free", memctl_cmd_free, "free HANDLE"},
     {"devices", memctl_cmd_devices, "devices [--json]"},

@@ -112,7 +112,7 @@ static void process_families(FILE *f, const memclient_snapshot *s)
             uint64_t b = memd_report_proc_device_bytes(&ps, p, d);
             if (!b && p->bytes)
                 continue;
-            fprintf(f, "memd_process_bytes{pid=\"%" PRIu32 "\",process=", p->pid);
+            fprintf(f, "memd_process_bytes{pid=\"%" PRIu32 "\",comm=", p->pid);
             memctl_prom_label(f, p->comm);
             fprintf(f, ",uid=\"%" PRIu32 "\",device=\"%" PRIu32 "\"} %" PRIu64 "\n", p->uid,
                     s->devices[d].id, b);

@@ -1,10 +1,12 @@
 /* memctl plan — plan a CSV problem offline (no daemon), or validate a given plan. */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "json.h"
 #include "plan.h"
@@ -13,7 +15,9 @@
 
 #define PLAN_USAGE                                                                        \
     "usage: memctl plan INPUT.csv [--output OUT.csv] [--budget-ms MS] [--seed S]\n"      \
-    "       memctl plan --validate INPUT.csv\n"
+    "       memctl plan --validate INPUT.csv\n"                                            \
+    "  on a terminal the best arena so far is shown while it plans; Ctrl-C stops it and\n" \
+    "  keeps (writes and prints) the best plan found\n"
 #define MAX_BUDGET_MS (24ull * 3600 * 1000)
 
 static uint64_t mono_ns(void *ctx)
@@ -121,6 +125,34 @@ out:
     return ret;
 }
 
+/* Ctrl-C while planning: the planner stops at its next progress call and the best plan
+ * found so far is checked, written and printed as usual (with "cancelled": true). */
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+typedef struct progress_ctx {
+    bool tty;                 /* stderr is a terminal: show the best arena so far */
+    bool shown;
+} progress_ctx;
+
+static bool on_progress(void *vctx, const memd_plan_progress *p)
+{
+    progress_ctx *ctx = vctx;
+    if (ctx->tty && p->have_plan) {
+        fprintf(stderr, "\r\033[Kmemctl plan: best arena %" PRIu64 " bytes (%.3f%% over the "
+                        "lower bound %" PRIu64 "), %.1f s, %" PRIu64 " iterations; Ctrl-C "
+                        "keeps it", p->arena, gap_pct(p->arena, p->lower_bound), p->lower_bound,
+                (double)p->elapsed_ns / 1e9, p->iterations);
+        ctx->shown = true;
+    }
+    return interrupted != 0;
+}
+
 static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, uint64_t seed)
 {
     uint64_t t0 = mono_ns(NULL);
@@ -141,12 +173,23 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
      * the reserve doubles that, plus 2 ms). */
     uint64_t spent = mono_ns(NULL) - t0, budget = budget_ms * 1000000ull;
     uint64_t reserve = 2000000u + (uint64_t)csv.n * (output ? 4000u : 2000u);
+    progress_ctx pctx = {.tty = isatty(STDERR_FILENO) == 1};
     memd_plan_opts opts = {.seed = seed, .clock = mono_ns,
-                           .budget_ns = budget > spent + reserve ? budget - spent - reserve : 0};
+                           .budget_ns = budget > spent + reserve ? budget - spent - reserve : 0,
+                           .progress = on_progress, .progress_ctx = &pctx,
+                           .progress_ns = 200000000u};
     memd_plan_result res;
     memd_plan_violation v;
+    struct sigaction sa = {.sa_handler = on_sigint}, old_sa;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_sa);
     uint64_t plan_t0 = mono_ns(NULL);
     int rc = memd_plan_solve(csv.bufs, csv.n, &opts, off, &res, &v);
+    sigaction(SIGINT, &old_sa, NULL); /* a second Ctrl-C while writing ends memctl */
+    if (pctx.shown)
+        fputs("\r\033[K", stderr);
+    if (res.cancelled)
+        fprintf(stderr, "memctl plan: interrupted: keeping the best plan found\n");
     if (rc == -EINVAL || rc == -ENOTRECOVERABLE) {
         fprintf(stderr, "memctl plan: %s: %s: ", input,
                 rc == -EINVAL ? "no plan possible" : "planner produced an invalid plan (bug)");
@@ -178,9 +221,10 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
     /* first_ms: from reading the file to the planner's first valid plan. */
     double first_ms = (double)(plan_t0 - t0 + res.first_ns) / 1e6;
     printf("{\"buffers\":%zu,\"lower_bound\":%" PRIu64 ",\"arena\":%" PRIu64
-           ",\"gap_pct\":%.3f,\"strategy\":\"%s\",\"ms\":%.1f,\"first_ms\":%.1f}\n",
+           ",\"gap_pct\":%.3f,\"strategy\":\"%s\",\"ms\":%.1f,\"first_ms\":%.1f"
+           ",\"cancelled\":%s}\n",
            csv.n, res.lower_bound, res.arena, gap_pct(res.arena, res.lower_bound), res.strategy,
-           ms, first_ms);
+           ms, first_ms, res.cancelled ? "true" : "false");
     ret = 0;
 out:
     free(off);
