@@ -164,7 +164,7 @@ START_TEST(status_is_the_default)
     ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
 
     ck_assert_int_eq(RUN("status"), 0);
-    ck_assert_ptr_nonnull(strstr(out, "USED / TOTAL (all banks)"));
+    ck_assert_ptr_nonnull(strstr(out, "USED / TOTAL (ALL BANKS)"));
     ck_assert_ptr_nonnull(strstr(out, "48.0 MiB / 12.0 GiB"));
     ck_assert_ptr_nonnull(strstr(out, "4.0 MiB / 1023.9 MiB"));
     ck_assert_ptr_nonnull(strstr(out, comm));

@@ -23,7 +23,8 @@ enum {
 };
 
 /* Connects (--socket, else $MEMD_SOCKET, else the default); on failure prints which
- * path and why and returns MEMCTL_EXIT_CONNECT. */
+ * path and why and returns MEMCTL_EXIT_PERM when the socket is not this user's to use,
+ * else MEMCTL_EXIT_CONNECT. */
 int memctl_connect(const memctl_globals *g, memclient **out);
 
 /* Once connected: prints "memctl CMD: what: <meaning of err>" and the last error detail, with
@@ -56,10 +57,6 @@ const char *memctl_human_bytes(uint64_t v, char *buf, size_t len);
 /* "3d04h", "2h05m", "4m10s", "12s" */
 const char *memctl_human_age(uint64_t ns, char *buf, size_t len);
 
-/* Copies s into buf (len bytes) for a table column: control characters become '?', and a
- * name longer than the column is cut with a '~' at its end, so rows stay aligned. */
-const char *memctl_fit(char *buf, size_t len, const char *s);
-
 /* Output escaping. */
 void memctl_csv_str(FILE *f, const char *s);      /* quoted only when needed */
 void memctl_prom_label(FILE *f, const char *s);   /* Prometheus label value, quoted */
@@ -70,6 +67,9 @@ void memctl_dump_table(FILE *f, const memclient_snapshot *s, bool detailed);
 void memctl_devices_table(FILE *f, const memclient_snapshot *s);
 /* Sessions and processes with the bytes they hold (a snapshot with MEMCLIENT_DUMP_USAGE). */
 void memctl_sessions_usage_table(FILE *f, const memclient_snapshot *s);
+/* The processes holding memory, largest first, with a column per device (skip_self: not
+ * this memctl's own session when it holds nothing). */
+void memctl_processes_table(FILE *f, const memclient_snapshot *s, bool skip_self);
 /* report: "memory_usage_summary", "l1_usage_summary", "detailed_memory_usage";
  * returns -EINVAL for another name. */
 int memctl_dump_csv(FILE *f, const memclient_snapshot *s, const char *report);

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "memctl_service.h"
+#include "memctl_table.h"
 
 #define HB(v) memctl_human_bytes((v), (char[24]){0}, 24)
 
@@ -16,24 +16,18 @@ static double pct(uint64_t used, uint64_t total)
     return total ? 100.0 * (double)used / (double)total : 0.0;
 }
 
-static void bar(FILE *f, double p, int width)
-{
-    int full = (int)(p / 100.0 * width + 0.5);
-    fputc('[', f);
-    for (int i = 0; i < width; i++)
-        fputc(i < full ? '#' : '.', f);
-    fputc(']', f);
-}
-
 static void status_table(FILE *f, const memclient_snapshot *s)
 {
     char up[24];
     uint64_t up_ns = s->server.now_ns > s->server.start_ns ? s->server.now_ns - s->server.start_ns : 0;
     fprintf(f, "memd %s (pid %" PRIu32 "), up %s, %" PRIu32 " sessions\n", s->server.version,
             s->server.pid, memctl_human_age(up_ns, up, sizeof up), s->server.sessions);
-    fprintf(f, "%-4s %-16s %-5s %5s %25s %6s %12s  %-23s %6s\n", "DEV", "NAME", "GROUP",
-            "BANKS", "USED / TOTAL (all banks)", "USE%", "", "USED / TOTAL (per bank)",
-            "ALLOCS");
+    static const char *const head[] = {"DEVICE", "NAME", "GROUP", "BANKS",
+                                       "USED / TOTAL (ALL BANKS)", "USE%", "",
+                                       "USED / TOTAL (PER BANK)", "ALLOCS"};
+    memctl_table *t = memctl_table_new(9, head, "rllrrrlrr");
+    if (!t)
+        return;
     for (size_t d = 0; d < s->ndevices; d++) {
         const memclient_device *dev = &s->devices[d];
         bool first = true;
@@ -41,46 +35,34 @@ static void status_table(FILE *f, const memclient_snapshot *s)
             const memclient_group *g = &s->groups[gi];
             if (g->device != dev->id)
                 continue;
-            char name[17], all[40], per[40], id[12];
-            memctl_fit(name, sizeof name, dev->name);
-            snprintf(id, sizeof id, "%" PRIu32, dev->id);
-            uint64_t used = g->stats.allocated * g->banks, total = g->stats.total * g->banks;
-            snprintf(all, sizeof all, "%s / %s", HB(used), HB(total));
-            snprintf(per, sizeof per, "%s / %s", HB(g->stats.allocated), HB(g->stats.total));
             double p = pct(g->stats.allocated, g->stats.total);
-            fprintf(f, "%-4s %-16s %-5s %5" PRIu32 " %25s %5.1f%% ", first ? id : "",
-                    first ? name : "", memclient_kind_name(g->kind), g->banks, all, p);
-            bar(f, p, 10);
-            fprintf(f, "  %-23s %6" PRIu64 "\n", per, g->stats.allocations);
+            char bar[13];
+            int full = (int)(p / 10.0 + 0.5);
+            bar[0] = '[';
+            for (int i = 0; i < 10; i++)
+                bar[i + 1] = i < full ? '#' : '.';
+            bar[11] = ']';
+            bar[12] = '\0';
+            if (first)
+                memctl_table_cell(t, "%" PRIu32, dev->id);
+            else
+                memctl_table_cell(t, "%s", "");
+            memctl_table_cell(t, "%s", first ? dev->name : "");
+            memctl_table_cell(t, "%s", memclient_kind_name(g->kind));
+            memctl_table_cell(t, "%" PRIu32, g->banks);
+            memctl_table_cell(t, "%s / %s", HB(g->stats.allocated * g->banks),
+                              HB(g->stats.total * g->banks));
+            memctl_table_cell(t, "%.1f%%", p);
+            memctl_table_cell(t, "%s", bar);
+            memctl_table_cell(t, "%s / %s", HB(g->stats.allocated), HB(g->stats.total));
+            memctl_table_cell(t, "%" PRIu64, g->stats.allocations);
             first = false;
         }
     }
-    memd_report_procs ps;
-    if (memd_report_processes(s, &ps) < 0)
-        return;
-    fprintf(f, "\n%-7s %6s %-15s %8s %7s %11s  %s\n", "PID", "UID", "PROCESS", "SESSIONS",
-            "ALLOCS", "USED", "PER DEVICE");
-    if (ps.n == 0)
-        fprintf(f, "(no sessions%s)\n", s->server.sessions ? " visible to this user" : "");
-    for (size_t i = 0; i < ps.n; i++) {
-        const memd_report_proc *p = &ps.procs[i];
-        if (p->pid == (uint32_t)getpid() && !p->allocations)
-            continue; /* this memctl's own session */
-        char comm[16];
-        memctl_fit(comm, sizeof comm, p->comm[0] ? p->comm : "-");
-        fprintf(f, "%-7" PRIu32 " %6" PRIu32 " %-15s %8" PRIu32 " %7" PRIu64 " %11s  ", p->pid,
-                p->uid, comm, p->sessions, p->allocations, HB(p->bytes));
-        bool any = false;
-        for (size_t d = 0; d < s->ndevices; d++) {
-            uint64_t b = memd_report_proc_device_bytes(&ps, p, d);
-            if (b) {
-                fprintf(f, "%s%" PRIu32 ": %s", any ? ", " : "", s->devices[d].id, HB(b));
-                any = true;
-            }
-        }
-        fputs(any ? "\n" : "-\n", f);
-    }
-    memd_report_processes_free(&ps);
+    memctl_table_print(t, f, "");
+    memctl_table_free(t);
+    fputc('\n', f);
+    memctl_processes_table(f, s, true);
 }
 
 static void status_json(FILE *f, const memclient_snapshot *s)

@@ -15,7 +15,7 @@ int memctl_connect(const memctl_globals *g, memclient **out)
     memclient_error e;
     memclient_last_error(&e);
     fprintf(stderr, "memctl: %s\n", e.message);
-    return MEMCTL_EXIT_CONNECT;
+    return r == -EACCES || r == -EPERM ? MEMCTL_EXIT_PERM : MEMCTL_EXIT_CONNECT;
 }
 
 /* memctl(1)'s exit code for a negative errno. */
@@ -183,17 +183,6 @@ const char *memctl_human_age(uint64_t ns, char *buf, size_t len)
         snprintf(buf, len, "%" PRIu64 "m%02" PRIu64 "s", s / 60, s % 60);
     else
         snprintf(buf, len, "%" PRIu64 "s", s);
-    return buf;
-}
-
-const char *memctl_fit(char *buf, size_t len, const char *s)
-{
-    size_t n = strlen(s), i = 0;
-    for (; i + 1 < len && i < n; i++)
-        buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-    if (n >= len && len >= 2)
-        buf[len - 2] = '~';
-    buf[i] = '\0';
     return buf;
 }
 
