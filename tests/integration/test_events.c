@@ -2,7 +2,7 @@
  * open/close events with the bytes released, allocation failures with the region's
  * state, protocol errors naming the session, who may read which events (admin all,
  * others their uid's), paging and the lost count; SESSION_USE records per bank group;
- * SIGHUP reloads the log level and never ends the daemon. */
+ * SIGHUP reloads the log level and never ends the daemon; journald's <N> prefixes. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -290,6 +290,32 @@ START_TEST(sighup_reloads_log_level_and_never_exits)
 }
 END_TEST
 
+/* Under systemd (JOURNAL_STREAM set), every event line starts with journald's <N>
+ * priority, so journalctl -p filters them: info for sessions, warning for an OOM. */
+START_TEST(journald_priority_prefixes)
+{
+    memd_fixture g;
+    static const char *const env[] = {"JOURNAL_STREAM=8:12345", NULL};
+    memd_fixture_opts o = {.capture_stderr = true, .env = env};
+    ck_assert_int_eq(memd_fixture_start(&g, &o), 0);
+    memclient *c;
+    ck_assert_int_eq(memclient_connect(g.socket_path, &c), 0);
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 600u << 20);
+    memclient_buffer b;
+    ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
+    ck_assert_int_eq(memclient_alloc(c, &r, &b), -ENOMEM);
+    memclient_disconnect(c);
+    for (int i = 0; i < 200 && !strstr(memd_fixture_log(&g), "<6>session 1 closed"); i++)
+        usleep(10000);
+    const char *log = memd_fixture_log(&g);
+    ck_assert_msg(strstr(log, "<6>session 1 opened: pid "), "%s", log);
+    ck_assert_msg(strstr(log, "\n<4>refused to session 1 (pid "), "%s", log);
+    ck_assert_msg(strstr(log, "<6>session 1 closed: pid "), "%s", log);
+    ck_assert_ptr_null(strstr(log, "memd: session")); /* the plain prefix is for terminals */
+    ck_assert_int_eq(memd_fixture_stop(&g), 0);
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("events");
@@ -306,6 +332,7 @@ Suite *memd_test_suite(void)
     TCase *hup = tcase_create("reload");
     tcase_set_timeout(hup, 60);
     tcase_add_test(hup, sighup_reloads_log_level_and_never_exits);
+    tcase_add_test(hup, journald_priority_prefixes);
     suite_add_tcase(s, hup);
     return s;
 }
