@@ -29,6 +29,7 @@ typedef struct memd_config {
     char state_dir[512];             /* "" = directory of the socket */
     char admin_group[64];            /* "" = only root is admin */
     unsigned admin_group_line, admin_group_column; /* where it is set, for errors */
+    int log_level;                   /* syslog priority: LOG_ERR (3) .. LOG_DEBUG (7), default LOG_INFO */
     bool shared_names_global;        /* shared_names: global (default per_uid: each uid
                                         has its own namespace of shared names) */
     memd_limits limits;

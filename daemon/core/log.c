@@ -8,6 +8,17 @@
 #include "text.h"
 
 static bool use_syslog; /* set once at startup, before the loop runs */
+static int max_prio = LOG_INFO; /* set at startup and on reload, from the loop */
+
+void memd_log_set_level(int prio)
+{
+    max_prio = prio;
+}
+
+bool memd_log_enabled(int prio)
+{
+    return prio <= max_prio;
+}
 
 void memd_log_to_syslog(bool on)
 {
@@ -18,6 +29,8 @@ void memd_log_to_syslog(bool on)
 
 void memd_log(int prio, const char *fmt, ...)
 {
+    if (prio > max_prio)
+        return;
     /* Log lines carry names from clients and files (process names, allocation names,
      * YAML text): escaped, none can forge a second line or reach a terminal as an
      * escape sequence. */
