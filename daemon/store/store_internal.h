@@ -51,6 +51,8 @@ typedef struct memd_store_sess {
 typedef struct memd_store {
     memd_hook hook;                /* core's changes (hooks.h), registered at open */
     char path[PATH_MAX];
+    char tmp[PATH_MAX];            /* path + ".new": where a store is built (store.c) */
+    bool tmp_pending;              /* tmp is ours and not yet renamed to path */
     int fd;                        /* holds the flock: one memd per store */
     MDB_env *env;
     MDB_dbi dbi_allocs, dbi_sessions, dbi_meta;
@@ -124,6 +126,15 @@ bool memd_store_orphan_dead(const memd_store_sess *ss);
 void memd_store_orphan_release(memd_state *st, memd_store_sess *ss, const char *why);
 /* Frees every orphan without recording anything (close, failed restore). */
 void memd_store_drop_orphans(memd_state *st);
+
+/* store_check.c: the checks before a store is trusted. */
+/* LMDB's two meta pages and the file's size, read with pread: 0, or -EINVAL with err
+ * naming the file (empty, cut short, not LMDB, transaction ids no commit leaves). */
+int memd_store_check_meta_pages(int fd, const char *path, memd_error *err);
+/* Reads every record of the store at from in a child process, checking each, and writes
+ * them to a new LMDB file at to. 0; -EINVAL with err naming from and the damage (a crash
+ * of the child included); -EIO when the copy could not be written. */
+int memd_store_checked_copy(const char *from, const char *to, memd_error *err);
 
 /* store_restore.c */
 int memd_store_restore(memd_state *st, memd_error *err);

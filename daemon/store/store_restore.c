@@ -16,8 +16,7 @@
 #include "session.h"
 #include "store_internal.h"
 
-#define WAY_OUT "; once no client holds device memory, remove the file or start memd with " \
-                "--reset-state"
+#define WAY_OUT "; once no client holds device memory, start memd with --discard-state"
 
 typedef struct restore {
     memd_state *st;
@@ -156,8 +155,8 @@ static int check_device(restore *r, const memd_store_alloc_rec *rec, int *dev)
         return fail(r, -EINVAL, "device %u (%s) has another memory map (banks, regions or "
                                 "alignment) than when the store was written, so the "
                                 "allocations on it cannot be applied: restore the device's "
-                                "old config, or, once no client holds device memory, remove "
-                                "the file or start memd with --reset-state",
+                                "old config, or, once no client holds device memory, start "
+                                "memd with --discard-state",
                     rec->device, st->devs[*dev].spec->name);
     }
     return fail(r, -EINVAL, "allocation %llu names device %u, which its meta record does "

@@ -122,6 +122,7 @@ static int put_alloc(writer *w, uint32_t i, uint8_t **p)
         q = memd_store_holder_put(q, S->holders[k], j - k);
         k = j;
     }
+    memd_store_alloc_rec_seal(*p, (size_t)(q - *p));
     *p = q;
     return 0;
 }
@@ -314,7 +315,7 @@ static int write_meta(memd_state *st, MDB_txn *txn)
     memd_store_meta m = {.format = MEMD_STORE_FORMAT, .handle_hwm = S->handle_hwm,
                          .session_hwm = S->session_hwm, .ndevs = st->ndevs};
     memcpy(m.boot_id, S->boot_id, sizeof m.boot_id);
-    size_t size = MEMD_STORE_META_BASE + (size_t)st->ndevs * MEMD_STORE_DEV_FP_SIZE;
+    size_t size = memd_store_meta_size(st->ndevs);
     if (reserve_buf(S, size))
         return ENOMEM;
     memd_store_meta_put(S->buf, &m, S->fps);
