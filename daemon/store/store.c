@@ -74,6 +74,15 @@ void memd_store_stopping(memd_state *st)
         st->store->stopping = true;
 }
 
+bool memd_store_failpoint(const memd_store *S, const char *name)
+{
+    if (!S->failpoint[0])
+        return false;
+    char p[PATH_MAX + 16];
+    snprintf(p, sizeof p, "%s%s%s", S->failpoint, name ? "." : "", name ? name : "");
+    return access(p, F_OK) == 0;
+}
+
 /* ---- open / close ----
  *
  * A store is never opened where it lies. memd locks the file at DIR/memd-state.mdb, checks
@@ -170,6 +179,10 @@ static int publish(memd_store *S, bool replace, memd_error *err)
 {
     int rc = replace ? rename(S->tmp, S->path)
                      : renameat2(AT_FDCWD, S->tmp, AT_FDCWD, S->path, RENAME_NOREPLACE);
+    if (rc == 0 && memd_store_failpoint(S, "publish")) {
+        rc = -1;
+        errno = EIO;
+    }
     if (rc < 0) {
         int e = errno;
         return memd_error_set(err, e == EEXIST ? -EBUSY : -e,
@@ -180,7 +193,7 @@ static int publish(memd_store *S, bool replace, memd_error *err)
     return 0;
 }
 
-static int open_env(memd_store *S, memd_error *err)
+static int open_env(memd_store *S, const char *path, memd_error *err)
 {
     struct stat sb;
     if (fstat(S->fd, &sb) < 0)
@@ -197,12 +210,12 @@ static int open_env(memd_store *S, memd_error *err)
     if (rc == 0)
         rc = mdb_env_set_mapsize(S->env, (size_t)map);
     if (rc == 0)
-        rc = mdb_env_open(S->env, S->tmp,
+        rc = mdb_env_open(S->env, path,
                           MDB_NOSUBDIR | MDB_NOLOCK | MDB_WRITEMAP | MDB_NOSYNC |
                               MDB_NOMETASYNC | MDB_NORDAHEAD,
                           0600);
     if (rc != 0)
-        return memd_error_set(err, -EIO, "cannot open the state store %s: %s", S->tmp,
+        return memd_error_set(err, -EIO, "cannot open the state store %s: %s", path,
                               mdb_strerror(rc));
     MDB_envinfo info;
     MDB_stat ms;
@@ -212,7 +225,8 @@ static int open_env(memd_store *S, memd_error *err)
     S->psize = ms.ms_psize;
     S->used_bytes = (info.me_last_pgno + 1) * S->psize; /* refined by the first flush */
     /* The whole map gets backing store now (see the top of this file). */
-    rc = posix_fallocate(S->fd, 0, (off_t)S->map_bytes);
+    rc = memd_store_failpoint(S, "reserve") ? ENOSPC
+                                             : posix_fallocate(S->fd, 0, (off_t)S->map_bytes);
     if (rc != 0)
         return memd_error_set(err, -rc, "cannot reserve %llu bytes for the state store %s: %s",
                               (unsigned long long)S->map_bytes, S->path, strerror(rc));
@@ -234,13 +248,26 @@ static int open_store(memd_state *st, memd_store *S, bool discard_old, memd_erro
     }
     if (rc >= 0)
         rc = open_new(S, err);
+    if (rc == 0 && have && memd_store_failpoint(S, "copy"))
+        rc = memd_error_set(err, -EIO, "cannot check the state store %s: test failpoint",
+                            S->path);
     if (rc == 0 && have)
         rc = memd_store_checked_copy(S->path, S->tmp, err);
+    bool in_place = rc == 1;
+    if (in_place) {
+        /* No room for the copy: the checked file itself, under its own lock. */
+        unlink(S->tmp);
+        S->tmp_pending = false;
+        close(S->fd);
+        S->fd = old;
+        old = -1;
+        rc = 0;
+    }
     if (rc == 0)
-        rc = open_env(S, err);
+        rc = open_env(S, in_place ? S->path : S->tmp, err);
     if (rc == 0)
         rc = memd_store_restore(st, err);
-    if (rc == 0)
+    if (rc == 0 && !in_place)
         rc = publish(S, have, err);
     if (old >= 0)
         close(old); /* the lock now lies on the published file (S->fd) */

@@ -36,7 +36,8 @@ typedef struct memd_store_opts {
     const char *dir;        /* the state directory (made absolute by the caller) */
     uint64_t max_bytes;     /* 0: MEMD_STORE_MAX_DEFAULT */
     bool discard;           /* set the stored map aside, start empty (memd --discard-state) */
-    const char *failpoint;  /* tests only (memd-test, unit tests): while a file exists at
+    const char *failpoint;  /* tests only (memd-test, unit tests), see memd_store_failpoint
+                             * in store_internal.h. Plainly: while a file exists at
                              * this path, every commit fails as on a broken disk */
 } memd_store_opts;
 

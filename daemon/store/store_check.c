@@ -32,6 +32,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "log.h"
+
 /* ---- 1: LMDB's meta pages (lmdb 0.9 data format 1, 64-bit) ---- */
 
 #define LMDB_MAGIC 0xBEEFC0DEu
@@ -257,7 +259,7 @@ static int copy_table(copier *c, const table *t, MDB_dbi from, MDB_dbi to)
         }
         if ((out = t->check(c, &k, &v)) < 0)
             break;
-        if ((rc = mdb_put(c->wtxn, to, &k, &v, MDB_APPEND)) != 0) {
+        if (c->wtxn && (rc = mdb_put(c->wtxn, to, &k, &v, MDB_APPEND)) != 0) {
             out = copy_failed(c, rc, "(a record)");
             break;
         }
@@ -294,6 +296,34 @@ static int open_env(MDB_env **env, const char *path, size_t map, unsigned flags)
     return rc;
 }
 
+/* Every table of src read through and checked; with dst, also copied into it. */
+static int read_tables(copier *c, MDB_env *src, MDB_env *dst, const char *to)
+{
+    int rc, out = 0;
+    c->rtxn = c->wtxn = NULL;
+    if ((rc = mdb_txn_begin(src, NULL, MDB_RDONLY, &c->rtxn)) != 0)
+        return say(c, "LMDB cannot read it: %s", mdb_strerror(rc));
+    if (dst && (rc = mdb_txn_begin(dst, NULL, 0, &c->wtxn)) != 0)
+        out = copy_failed(c, rc, to);
+    for (size_t i = 0; out == 0 && i < sizeof tables / sizeof tables[0]; i++) {
+        MDB_dbi a, b = 0;
+        if ((rc = mdb_dbi_open(c->rtxn, tables[i].name, 0, &a)) != 0)
+            out = lmdb_say(c, rc, "no table", tables[i].name);
+        else if (dst && (rc = mdb_dbi_open(c->wtxn, tables[i].name, MDB_CREATE, &b)) != 0)
+            out = copy_failed(c, rc, to);
+        else
+            out = copy_table(c, &tables[i], a, b);
+    }
+    mdb_txn_abort(c->rtxn);
+    if (c->wtxn && out == 0 && (rc = mdb_txn_commit(c->wtxn)) != 0)
+        out = copy_failed(c, rc, to);
+    else if (c->wtxn && out != 0)
+        mdb_txn_abort(c->wtxn);
+    return out;
+}
+
+/* Checks the store at from (-EINVAL: damaged), then copies it to to (-EIO: the copy could
+ * not be written, the store itself is sound). */
 static int copy_store(const char *from, const char *to, uint64_t size, char *msg, size_t msglen)
 {
     copier c = {.msg = msg, .msglen = msglen};
@@ -301,33 +331,15 @@ static int copy_store(const char *from, const char *to, uint64_t size, char *msg
     int rc = open_env(&src, from, (size_t)size, MDB_RDONLY);
     if (rc != 0)
         return say(&c, "LMDB cannot open it: %s", mdb_strerror(rc));
+    int out = read_tables(&c, src, NULL, to);
     /* The copy is never larger than the original's pages; twice that is room to spare. */
-    rc = open_env(&dst, to, (size_t)(2 * size + MEMD_STORE_MAP_MIN), MDB_NOSYNC);
-    if (rc != 0) {
-        mdb_env_close(src);
-        return copy_failed(&c, rc, to);
-    }
-    int out = 0;
-    if ((rc = mdb_txn_begin(src, NULL, MDB_RDONLY, &c.rtxn)) != 0)
-        out = say(&c, "LMDB cannot read it: %s", mdb_strerror(rc));
-    else if ((rc = mdb_txn_begin(dst, NULL, 0, &c.wtxn)) != 0)
+    if (out == 0 && (rc = open_env(&dst, to, (size_t)(2 * size + MEMD_STORE_MAP_MIN),
+                                   MDB_NOSYNC)) != 0)
         out = copy_failed(&c, rc, to);
-    for (size_t i = 0; out == 0 && i < sizeof tables / sizeof tables[0]; i++) {
-        MDB_dbi a, b;
-        if ((rc = mdb_dbi_open(c.rtxn, tables[i].name, 0, &a)) != 0)
-            out = lmdb_say(&c, rc, "no table", tables[i].name);
-        else if ((rc = mdb_dbi_open(c.wtxn, tables[i].name, MDB_CREATE, &b)) != 0)
-            out = copy_failed(&c, rc, to);
-        else
-            out = copy_table(&c, &tables[i], a, b);
-    }
-    if (c.rtxn)
-        mdb_txn_abort(c.rtxn);
-    if (c.wtxn && out == 0 && (rc = mdb_txn_commit(c.wtxn)) != 0)
-        out = copy_failed(&c, rc, to);
-    else if (c.wtxn && out != 0)
-        mdb_txn_abort(c.wtxn);
-    mdb_env_close(dst);
+    if (out == 0)
+        out = read_tables(&c, src, dst, to);
+    if (dst)
+        mdb_env_close(dst);
     mdb_env_close(src);
     return out;
 }
@@ -383,8 +395,13 @@ int memd_store_checked_copy(const char *from, const char *to, memd_error *err)
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return 0;
     unlink(to);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
-        return memd_error_set(err, -EIO, "cannot check the state store %s: %s", from, msg);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
+        /* Every record checked, only the copy failed (a full state file system): the
+         * store is used in place. Its free list is the one thing left unchecked. */
+        memd_log(LOG_WARNING, "state store %s: checked, but no checked copy could be made "
+                              "(%s): using it in place", from, msg);
+        return 1;
+    }
     char why[480];
     if (WIFSIGNALED(status))
         snprintf(why, sizeof why, "reading it %s (signal %d, %s)",

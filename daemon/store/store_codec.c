@@ -5,14 +5,16 @@
  * as another valid value (a meta record's boot id, above all: a damaged one must not
  * pass for "written before the last boot", which would discard the map).
  *
- * Allocation record, format 2 (96 bytes + comm + name + 8 per holder):
+ * Allocation record, format 2 (96 bytes + comm + name + 16 per holder):
  *    0 u8 format   1 u8 kind   2 u8 region   3 u8 class   4 u8 scope   5 u8 flags
  *    6 u8 comm length (< 16)   7 u8 name length (< 64)
  *    8 u32 device id   12 u32 banks   16 u64 handle   24 u64 address   32 u64 size per bank
  *   40 u64 page size   48 u64 pitch   56 u64 requested   64 u64 created ns
  *   72 u32 pid   76 u32 uid   80 u32 gid   84 u32 creator session   88 u32 holders
  *   92 u32 checksum
- *   96 comm, name (no NULs), then holders x (u32 session, u32 count)
+ *   96 comm, name (no NULs), then holders x (u32 session, u32 count, u64 request id):
+ *   the holds of one session made by one client request (0: not known), see
+ *   MEMD_REQ_F_RETRY in protocol.h
  * Strings are stored at their length: most names are empty, and a smaller record is a
  * cheaper write on every allocation.
  * Session record, format 2 (104 bytes):
@@ -113,10 +115,11 @@ uint8_t *memd_store_alloc_rec_put_len(uint8_t *p, const memd_store_alloc_rec *r,
     return p + cl + nl;
 }
 
-uint8_t *memd_store_holder_put(uint8_t *p, uint32_t session_id, uint32_t count)
+uint8_t *memd_store_holder_put(uint8_t *p, uint32_t session_id, uint32_t count, uint64_t req)
 {
     p = memd_wire_put_u32(p, session_id);
-    return memd_wire_put_u32(p, count);
+    p = memd_wire_put_u32(p, count);
+    return memd_wire_put_u64(p, req);
 }
 
 void memd_store_alloc_rec_seal(uint8_t *p, size_t len)
@@ -193,7 +196,8 @@ int memd_store_alloc_rec_get(const uint8_t *p, size_t len, memd_store_alloc_rec 
     r->holders = q + strings;
     for (uint32_t i = 0; i < r->nholders; i++) {
         uint32_t sid, count;
-        memd_store_holder_at(r, i, &sid, &count);
+        uint64_t req;
+        memd_store_holder_at(r, i, &sid, &count, &req);
         if (sid == 0 || count == 0)
             return -EINVAL;
     }
@@ -201,11 +205,12 @@ int memd_store_alloc_rec_get(const uint8_t *p, size_t len, memd_store_alloc_rec 
 }
 
 void memd_store_holder_at(const memd_store_alloc_rec *r, uint32_t i, uint32_t *session_id,
-                          uint32_t *count)
+                          uint32_t *count, uint64_t *req)
 {
     const uint8_t *p = r->holders + (size_t)i * MEMD_STORE_HOLDER_SIZE;
     *session_id = memd_wire_u32(p);
     *count = memd_wire_u32(p + 4);
+    *req = memd_wire_u64(p + 8);
 }
 
 /* ---- sessions ---- */

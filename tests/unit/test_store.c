@@ -118,10 +118,10 @@ START_TEST(codec_alloc_record)
     strcpy(r.name, "weights");
     uint8_t buf[512];
     size_t n = memd_store_alloc_rec_size(&r);
-    ck_assert_uint_eq(n, MEMD_STORE_ALLOC_REC_BASE + 4 + 7 + 16);
+    ck_assert_uint_eq(n, MEMD_STORE_ALLOC_REC_BASE + 4 + 7 + 2 * MEMD_STORE_HOLDER_SIZE);
     uint8_t *p = memd_store_alloc_rec_put(buf, &r);
-    p = memd_store_holder_put(p, 4, 1);
-    p = memd_store_holder_put(p, 9, 3);
+    p = memd_store_holder_put(p, 4, 1, 0);
+    p = memd_store_holder_put(p, 9, 3, 77);
     ck_assert_uint_eq((size_t)(p - buf), n);
     memd_store_alloc_rec_seal(buf, n);
     memd_store_alloc_rec g;
@@ -132,9 +132,11 @@ START_TEST(codec_alloc_record)
     ck_assert_str_eq(g.name, "weights");
     ck_assert_str_eq(g.comm, "proc");
     uint32_t sid, count;
-    memd_store_holder_at(&g, 1, &sid, &count);
+    uint64_t req;
+    memd_store_holder_at(&g, 1, &sid, &count, &req);
     ck_assert_uint_eq(sid, 9);
     ck_assert_uint_eq(count, 3);
+    ck_assert_uint_eq(req, 77);
     /* Damage is reported, never trusted: every single flipped bit fails the checksum
      * (or, in the format byte, the format). */
     ck_assert_int_eq(memd_store_alloc_rec_get(buf, n - 1, &g), -EBADMSG);
@@ -153,7 +155,7 @@ START_TEST(codec_alloc_record)
     buf[0] = 99;
     ck_assert_int_eq(memd_store_alloc_rec_get(buf, n, &g), -EPROTONOSUPPORT);
     buf[0] = MEMD_STORE_FORMAT;
-    memd_store_holder_put(buf + n - 8, 9, 0); /* a holder with count 0 */
+    memd_store_holder_put(buf + n - 16, 9, 0, 0); /* a holder with count 0 */
     memd_store_alloc_rec_seal(buf, n);
     ck_assert_int_eq(memd_store_alloc_rec_get(buf, n, &g), -EINVAL);
     r.nholders = 0;
@@ -563,7 +565,7 @@ START_TEST(overlap_refused)
                               .cls = a->cls, .scope = a->scope, .nholders = 1};
     uint8_t rec[256], k[8];
     uint8_t *p = memd_store_alloc_rec_put(rec, &r);
-    p = memd_store_holder_put(p, s->id, 1);
+    p = memd_store_holder_put(p, s->id, 1, 0);
     memd_store_alloc_rec_seal(rec, (size_t)(p - rec));
     sf_stop(&st);
     free(s);

@@ -205,7 +205,7 @@ static size_t one_record(uint8_t *buf, uint64_t handle, const memd_placement *pl
                               .cls = MEMD_CLASS_CONSTANT, .scope = MEMD_SCOPE_DRAM,
                               .session_id = session_id, .nholders = 1};
     uint8_t *p = memd_store_alloc_rec_put(buf, &r);
-    p = memd_store_holder_put(p, session_id, 1);
+    p = memd_store_holder_put(p, session_id, 1, 0);
     memd_store_alloc_rec_seal(buf, (size_t)(p - buf));
     return (size_t)(p - buf);
 }
