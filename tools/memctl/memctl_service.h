@@ -24,7 +24,8 @@ enum {
 };
 
 /* Connects (--socket, else $MEMD_SOCKET, else the default); on failure prints which
- * path and why and returns MEMCTL_EXIT_CONNECT. */
+ * path and why and returns MEMCTL_EXIT_PERM when the socket is not this user's to use,
+ * else MEMCTL_EXIT_CONNECT. */
 int memctl_connect(const memctl_globals *g, memclient **out);
 /* The same with MEMCLIENT_CONNECT_* flags (--hold: MEMCLIENT_CONNECT_RECONNECT). */
 int memctl_connect_flags(const memctl_globals *g, unsigned flags, memclient **out);

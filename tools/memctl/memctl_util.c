@@ -21,7 +21,7 @@ int memctl_connect_flags(const memctl_globals *g, unsigned flags, memclient **ou
     memclient_error e;
     memclient_last_error(&e);
     fprintf(stderr, "memctl: %s\n", e.message);
-    return MEMCTL_EXIT_CONNECT;
+    return r == -EACCES || r == -EPERM ? MEMCTL_EXIT_PERM : MEMCTL_EXIT_CONNECT;
 }
 
 int memctl_hold(memclient *c, const sigset_t *set, const char *cmd)
