@@ -74,15 +74,6 @@ void memd_store_stopping(memd_state *st)
         st->store->stopping = true;
 }
 
-bool memd_store_failpoint(const memd_store *S, const char *name)
-{
-    if (!S->failpoint[0])
-        return false;
-    char p[PATH_MAX + 16];
-    snprintf(p, sizeof p, "%s%s%s", S->failpoint, name ? "." : "", name ? name : "");
-    return access(p, F_OK) == 0;
-}
-
 /* ---- open / close ----
  *
  * A store is never opened where it lies. memd locks the file at DIR/memd-state.mdb, checks
