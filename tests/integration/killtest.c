@@ -79,10 +79,11 @@ static memclient_alloc_req req_for(client *k, int shared)
 {
     static const memd_class classes[] = {MEMD_CLASS_CONSTANT, MEMD_CLASS_PLACEHOLDER,
                                          MEMD_CLASS_INTERNAL};
-    static char names[NNAMES][16];
+    static const char *const names[NNAMES] = {"kt-shared-0", "kt-shared-1", "kt-shared-2",
+                                              "kt-shared-3", "kt-shared-4", "kt-shared-5",
+                                              "kt-shared-6", "kt-shared-7"};
     memclient_alloc_req r = {.device = 0, .scope = MEMD_SCOPE_DRAM};
     if (shared) {
-        snprintf(names[shared - 1], sizeof names[0], "kt-shared-%d", shared - 1);
         r.cls = MEMD_CLASS_CONSTANT;
         r.bytes = 4096u * (uint64_t)shared;
         r.name = names[shared - 1];
