@@ -141,7 +141,8 @@ int memd_store_check_meta_pages(int fd, const char *path, memd_error *err)
 /* ---- 2: the child's reading and copying ---- */
 
 typedef struct copier {
-    MDB_txn *rtxn, *wtxn;
+    MDB_txn *rtxn, *wtxn;          /* wtxn NULL: no copy (it could not be written) */
+    int copy_rc;                   /* the LMDB error that stopped the copy, 0 */
     char *msg;
     size_t msglen;
 } copier;
@@ -157,11 +158,15 @@ static int say(copier *c, const char *fmt, ...)
     return -EINVAL;
 }
 
-/* The copy could not be written (no space, ...): not the store's fault, -EIO. */
-static int copy_failed(copier *c, int rc, const char *to)
+/* The copy could not be written (no space, ...): not the store's fault. Checking goes
+ * on without it. */
+static void copy_failed(copier *c, int rc)
 {
-    snprintf(c->msg, c->msglen, "cannot write the checked copy %s: %s", to, mdb_strerror(rc));
-    return -EIO;
+    if (c->wtxn)
+        mdb_txn_abort(c->wtxn);
+    c->wtxn = NULL;
+    if (!c->copy_rc)
+        c->copy_rc = rc;
 }
 
 /* One record of a table: 0, or -EINVAL with c->msg saying what is wrong with it. */
@@ -259,10 +264,9 @@ static int copy_table(copier *c, const table *t, MDB_dbi from, MDB_dbi to)
         }
         if ((out = t->check(c, &k, &v)) < 0)
             break;
-        if (c->wtxn && (rc = mdb_put(c->wtxn, to, &k, &v, MDB_APPEND)) != 0) {
-            out = copy_failed(c, rc, "(a record)");
-            break;
-        }
+        int put;
+        if (c->wtxn && (put = mdb_put(c->wtxn, to, &k, &v, MDB_APPEND)) != 0)
+            copy_failed(c, put);
         prev = k;
         n++;
     }
@@ -296,34 +300,43 @@ static int open_env(MDB_env **env, const char *path, size_t map, unsigned flags)
     return rc;
 }
 
-/* Every table of src read through and checked; with dst, also copied into it. */
+/* Every table of src read through and checked, and copied into dst while it can be.
+ * 0, -EINVAL (damaged: c->msg says how), -EIO (sound, but no copy: c->msg says why). */
 static int read_tables(copier *c, MDB_env *src, MDB_env *dst, const char *to)
 {
     int rc, out = 0;
-    c->rtxn = c->wtxn = NULL;
     if ((rc = mdb_txn_begin(src, NULL, MDB_RDONLY, &c->rtxn)) != 0)
         return say(c, "LMDB cannot read it: %s", mdb_strerror(rc));
     if (dst && (rc = mdb_txn_begin(dst, NULL, 0, &c->wtxn)) != 0)
-        out = copy_failed(c, rc, to);
+        copy_failed(c, rc);
     for (size_t i = 0; out == 0 && i < sizeof tables / sizeof tables[0]; i++) {
         MDB_dbi a, b = 0;
-        if ((rc = mdb_dbi_open(c->rtxn, tables[i].name, 0, &a)) != 0)
+        if ((rc = mdb_dbi_open(c->rtxn, tables[i].name, 0, &a)) != 0) {
             out = lmdb_say(c, rc, "no table", tables[i].name);
-        else if (dst && (rc = mdb_dbi_open(c->wtxn, tables[i].name, MDB_CREATE, &b)) != 0)
-            out = copy_failed(c, rc, to);
-        else
-            out = copy_table(c, &tables[i], a, b);
+            break;
+        }
+        if (c->wtxn && (rc = mdb_dbi_open(c->wtxn, tables[i].name, MDB_CREATE, &b)) != 0)
+            copy_failed(c, rc);
+        out = copy_table(c, &tables[i], a, b);
     }
     mdb_txn_abort(c->rtxn);
-    if (c->wtxn && out == 0 && (rc = mdb_txn_commit(c->wtxn)) != 0)
-        out = copy_failed(c, rc, to);
-    else if (c->wtxn && out != 0)
-        mdb_txn_abort(c->wtxn);
-    return out;
+    if (out != 0) {
+        copy_failed(c, 0);
+        return out;
+    }
+    if (c->wtxn && (rc = mdb_txn_commit(c->wtxn)) != 0)
+        c->copy_rc = rc;
+    c->wtxn = NULL;
+    if (c->copy_rc) {
+        snprintf(c->msg, c->msglen, "cannot write the checked copy %s: %s", to,
+                 mdb_strerror(c->copy_rc));
+        return -EIO;
+    }
+    return 0;
 }
 
-/* Checks the store at from (-EINVAL: damaged), then copies it to to (-EIO: the copy could
- * not be written, the store itself is sound). */
+/* Checks the store at from and copies it to to in one pass: 0; -EINVAL, damaged;
+ * -EIO, the store is sound but the copy could not be written. */
 static int copy_store(const char *from, const char *to, uint64_t size, char *msg, size_t msglen)
 {
     copier c = {.msg = msg, .msglen = msglen};
@@ -331,13 +344,10 @@ static int copy_store(const char *from, const char *to, uint64_t size, char *msg
     int rc = open_env(&src, from, (size_t)size, MDB_RDONLY);
     if (rc != 0)
         return say(&c, "LMDB cannot open it: %s", mdb_strerror(rc));
-    int out = read_tables(&c, src, NULL, to);
     /* The copy is never larger than the original's pages; twice that is room to spare. */
-    if (out == 0 && (rc = open_env(&dst, to, (size_t)(2 * size + MEMD_STORE_MAP_MIN),
-                                   MDB_NOSYNC)) != 0)
-        out = copy_failed(&c, rc, to);
-    if (out == 0)
-        out = read_tables(&c, src, dst, to);
+    if ((rc = open_env(&dst, to, (size_t)(2 * size + MEMD_STORE_MAP_MIN), MDB_NOSYNC)) != 0)
+        c.copy_rc = rc; /* checked all the same */
+    int out = read_tables(&c, src, dst, to);
     if (dst)
         mdb_env_close(dst);
     mdb_env_close(src);
