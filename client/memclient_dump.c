@@ -206,10 +206,26 @@ static int dec_instance(memclient_snapshot *s, const uint8_t *p, size_t n)
     return 0;
 }
 
+static int dec_use(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_session_use w;
+    int r = memd_wire_session_use_get(p, n, &w);
+    if (r < 0)
+        return r;
+    memclient_session_use *o = &s->usage[s->nusage++];
+    o->session_id = w.session_id;
+    o->device = w.device;
+    o->kind = (memd_kind)w.kind;
+    o->allocations = w.allocations;
+    o->bytes = w.bytes;
+    o->shared_bytes = w.shared_bytes;
+    return 0;
+}
+
 typedef int (*rec_decoder)(memclient_snapshot *s, const uint8_t *p, size_t n);
 
 /* The tags this library knows; a newer daemon's other tags are refused (-EBADMSG). */
-#define NTAGS (MEMD_REC_INSTANCE + 1)
+#define NTAGS (MEMD_REC_SESSION_USE + 1)
 
 static const rec_decoder decoders[NTAGS] = {
     [MEMD_REC_SERVER] = dec_server,   [MEMD_REC_DEVICE] = dec_device,
@@ -217,6 +233,7 @@ static const rec_decoder decoders[NTAGS] = {
     [MEMD_REC_ALLOC] = dec_alloc,     [MEMD_REC_BLOCK] = dec_block,
     [MEMD_REC_SESSION] = dec_session, [MEMD_REC_PLAN] = dec_plan,
     [MEMD_REC_MODEL] = dec_model,     [MEMD_REC_INSTANCE] = dec_instance,
+    [MEMD_REC_SESSION_USE] = dec_use,
 };
 
 static bool known(uint32_t tag)
@@ -260,6 +277,7 @@ int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **
     ALLOC_ARRAY(plans, MEMD_REC_PLAN)
     ALLOC_ARRAY(models, MEMD_REC_MODEL)
     ALLOC_ARRAY(instances, MEMD_REC_INSTANCE)
+    ALLOC_ARRAY(usage, MEMD_REC_SESSION_USE)
 #undef ALLOC_ARRAY
 
     for (off = 0; off < len;) {
@@ -291,6 +309,7 @@ void memclient_snapshot_free(memclient_snapshot *s)
     free(s->plans);
     free(s->models);
     free(s->instances);
+    free(s->usage);
     free(s);
 }
 

@@ -1,10 +1,13 @@
 /* memctl plan — plan a CSV problem offline (no daemon), or validate a given plan. */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "json.h"
 #include "plan.h"
@@ -13,7 +16,10 @@
 
 #define PLAN_USAGE                                                                        \
     "usage: memctl plan INPUT.csv [--output OUT.csv] [--budget-ms MS] [--seed S] [--json]\n" \
-    "       memctl plan --validate INPUT.csv [--json]\n"
+    "                   [--threads N] [--iterations N]\n"                                 \
+    "       memctl plan --validate INPUT.csv [--json]\n"                                   \
+    "  on a terminal the best arena so far is shown while it plans; Ctrl-C stops it and\n" \
+    "  keeps (writes and prints) the best plan found\n"
 #define MAX_BUDGET_MS (24ull * 3600 * 1000)
 
 static uint64_t mono_ns(void *ctx)
@@ -22,6 +28,47 @@ static uint64_t mono_ns(void *ctx)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The planner's lanes (independent pieces of its work) on threads: lane 0 on this
+ * thread, the others on threads of their own; at most `threads` at once. A thread
+ * that cannot start leaves its lanes to this one. The plan does not depend on it. */
+typedef struct lane_pool {
+    unsigned threads;
+    memd_plan_lane_fn fn;
+    void *arg;
+    unsigned lanes, next;
+    pthread_mutex_t mu;
+} lane_pool;
+
+static void *lane_worker(void *p)
+{
+    lane_pool *lp = p;
+    for (;;) {
+        pthread_mutex_lock(&lp->mu);
+        unsigned lane = lp->next < lp->lanes ? lp->next++ : UINT32_MAX;
+        pthread_mutex_unlock(&lp->mu);
+        if (lane == UINT32_MAX)
+            return NULL;
+        lp->fn(lp->arg, lane);
+    }
+}
+
+static void run_lanes(void *ctx, unsigned lanes, memd_plan_lane_fn fn, void *arg)
+{
+    lane_pool *lp = ctx;
+    lp->fn = fn;
+    lp->arg = arg;
+    lp->lanes = lanes;
+    lp->next = 0;
+    pthread_t th[8];
+    unsigned nth = 0;
+    while (nth + 1 < lp->threads && nth + 1 < lanes && nth < 8 &&
+           pthread_create(&th[nth], NULL, lane_worker, lp) == 0)
+        nth++;
+    lane_worker(lp);
+    for (unsigned i = 0; i < nth; i++)
+        pthread_join(th[i], NULL);
 }
 
 static int parse_u64_arg(const char *flag, const char *s, uint64_t max, uint64_t *v)
@@ -136,8 +183,39 @@ out:
     return ret;
 }
 
+/* Ctrl-C while planning: the planner stops at its next progress call and the best plan
+ * found so far is checked, written and printed as usual (with "cancelled": true). */
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+typedef struct progress_ctx {
+    bool tty;                 /* stderr is a terminal: show the best arena so far */
+    bool shown;
+} progress_ctx;
+
+static bool on_progress(void *vctx, const memd_plan_progress *p)
+{
+    progress_ctx *ctx = vctx;
+    if (ctx->tty && p->have_plan) {
+        double lb = (double)p->lower_bound;
+        fprintf(stderr, "\r\033[Kmemctl plan: best arena %" PRIu64 " bytes (%.3f%% over the "
+                        "lower bound %" PRIu64 "), %.1f s, %" PRIu64 " iterations; Ctrl-C "
+                        "keeps it", p->arena, lb > 0 ? 100.0 * ((double)p->arena - lb) / lb : 0.0,
+                p->lower_bound, (double)p->elapsed_ns / 1e9, p->iterations);
+        ctx->shown = true;
+    }
+    return interrupted != 0;
+}
+
+/* iterations: 0 plans against the clock (budget_ms); else exactly that many
+ * improvement iterations, no clock: the same plan on every machine and thread count. */
 static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, uint64_t seed,
-                    bool json)
+                    bool json, unsigned threads, uint64_t iterations)
 {
     uint64_t t0 = mono_ns(NULL);
     memd_plan_csv csv;
@@ -157,12 +235,28 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
      * the reserve doubles that, plus 2 ms). */
     uint64_t spent = mono_ns(NULL) - t0, budget = budget_ms * 1000000ull;
     uint64_t reserve = 2000000u + (uint64_t)csv.n * (output ? 4000u : 2000u);
-    memd_plan_opts opts = {.seed = seed, .clock = mono_ns,
-                           .budget_ns = budget > spent + reserve ? budget - spent - reserve : 0};
+    progress_ctx pctx = {.tty = isatty(STDERR_FILENO) == 1};
+    lane_pool pool = {.threads = threads};
+    pthread_mutex_init(&pool.mu, NULL);
+    memd_plan_opts opts = {.seed = seed, .clock = iterations ? NULL : mono_ns,
+                           .budget_ns = budget > spent + reserve ? budget - spent - reserve : 0,
+                           .max_iterations = iterations,
+                           .runner = threads > 1 ? run_lanes : NULL, .runner_ctx = &pool,
+                           .progress = on_progress, .progress_ctx = &pctx,
+                           .progress_ns = 200000000u};
     memd_plan_result res;
     memd_plan_violation v;
+    struct sigaction sa = {.sa_handler = on_sigint}, old_sa;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_sa);
     uint64_t plan_t0 = mono_ns(NULL);
     int rc = memd_plan_solve(csv.bufs, csv.n, &opts, off, &res, &v);
+    pthread_mutex_destroy(&pool.mu);
+    sigaction(SIGINT, &old_sa, NULL); /* a second Ctrl-C while writing ends memctl */
+    if (pctx.shown)
+        fputs("\r\033[K", stderr);
+    if (res.cancelled)
+        fprintf(stderr, "memctl plan: interrupted: keeping the best plan found\n");
     if (rc == -EINVAL || rc == -ENOTRECOVERABLE) {
         fprintf(stderr, "memctl plan: %s: %s: ", input,
                 rc == -EINVAL ? "no plan possible" : "planner produced an invalid plan (bug)");
@@ -195,7 +289,8 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
     double first_ms = (double)(plan_t0 - t0 + res.first_ns) / 1e6;
     memctl_plan_summary sum = {.buffers = csv.n, .arena = res.arena,
                                .lower_bound = res.lower_bound, .strategy = res.strategy,
-                               .optimal = res.optimal, .plan_ms = ms, .first_ms = first_ms};
+                               .optimal = res.optimal, .plan_ms = ms, .first_ms = first_ms,
+                               .cancelled = res.cancelled};
     memctl_plan_print(stdout, &sum, json);
     ret = 0;
 out:
@@ -208,7 +303,10 @@ int memctl_cmd_plan(const memctl_globals *g, int argc, char **argv)
 {
     (void)g; /* offline: no daemon, no socket */
     const char *input = NULL, *output = NULL;
-    uint64_t budget_ms = 1000, seed = 1;
+    uint64_t budget_ms = 1000, seed = 1, threads = 2, iterations = 0;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (ncpu == 1)
+        threads = 1;
     bool validate = false, json = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -224,6 +322,16 @@ int memctl_cmd_plan(const memctl_globals *g, int argc, char **argv)
         } else if (!strcmp(a, "--seed")) {
             if (parse_u64_arg(a, i + 1 < argc ? argv[++i] : NULL, UINT64_MAX, &seed))
                 return 2;
+        } else if (!strcmp(a, "--iterations")) {
+            if (parse_u64_arg(a, i + 1 < argc ? argv[++i] : NULL, UINT64_MAX, &iterations))
+                return 2;
+        } else if (!strcmp(a, "--threads")) {
+            if (parse_u64_arg(a, i + 1 < argc ? argv[++i] : NULL, 8, &threads))
+                return 2;
+            if (threads == 0) {
+                fprintf(stderr, "memctl plan: --threads needs at least 1\n");
+                return 2;
+            }
         } else if (!strcmp(a, "--validate")) {
             validate = true;
         } else if (!strcmp(a, "--json")) {
@@ -250,5 +358,6 @@ int memctl_cmd_plan(const memctl_globals *g, int argc, char **argv)
         fprintf(stderr, "memctl plan: --validate writes nothing; drop --output\n");
         return 2;
     }
-    return validate ? cmd_validate(input, json) : cmd_plan(input, output, budget_ms, seed, json);
+    return validate ? cmd_validate(input, json)
+                    : cmd_plan(input, output, budget_ms, seed, json, (unsigned)threads, iterations);
 }
