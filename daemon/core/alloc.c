@@ -45,6 +45,7 @@ static void hold_link(memd_state *st, memd_alloc *a, memd_session *s, memd_hold 
         st->group_clients[g]++;
     h->alloc = a;
     h->session = s;
+    h->req = 0; /* the handler that made it sets it */
     h->prev = NULL;
     h->next = s->holds;
     if (s->holds)
@@ -432,7 +433,7 @@ int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc *proto, memd
     return 0;
 }
 
-int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s)
+int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s, uint64_t req)
 {
     if (session_groups(st, s) < 0)
         return -ENOMEM;
@@ -445,9 +446,22 @@ int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s)
     if (h == &a->first)
         a->first_used = true;
     hold_link(st, a, s, h);
+    h->req = req;
     if (charge) /* past a quota or not: what was held before the restart stays held */
         memd_quota_add(st, a->dev, s->uid, a->pl.size_per_bank);
     return 0;
+}
+
+size_t memd_holds_of_request(const memd_session *s, uint64_t req, memd_hold **out, size_t cap)
+{
+    size_t n = 0;
+    for (memd_hold *h = s->holds; h; h = h->next)
+        if (h->req == req && req != 0) {
+            if (n < cap)
+                out[n] = h;
+            n++;
+        }
+    return n;
 }
 
 /* ---- views ---- */
