@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "memclient_internal.h"
+#include "memclient_pool.h"
 #include "memd-build-config.h"
 #include "wire.h"
 
@@ -30,6 +31,8 @@ int memclient_lock(memclient *c)
         return memclient_fail(-ENOTCONN, "connection to %s is closed after an earlier error (%s)",
                               c->info.socket_path, memclient_strerror(dead));
     }
+    if (atomic_load_explicit(&c->pools_dirty, memory_order_relaxed))
+        memclient_pools_queue(c);
     return 0;
 }
 
@@ -271,6 +274,8 @@ int memclient_reconnect(memclient *c, int timeout_ms)
     int rc = reattach(c, deadline, timeout_ms, reclaim);
     /* Nobody to reach, reclaimed, or a plain HELLO that failed: that is the answer. */
     if (c->dead || (reclaim ? rc == 0 : rc < 0)) {
+        if (!c->dead && rc == 0)
+            memclient_pools_resync(c); /* memd's pool books start empty after a restart */
         pthread_mutex_unlock(&c->mu);
         return rc;
     }
@@ -298,6 +303,8 @@ void memclient_disconnect(memclient *c)
 {
     if (!c)
         return;
+    memclient_pools_timer_stop(c);
+    memclient_pools_release_all(c);
     close(c->fd);
     pthread_mutex_destroy(&c->mu);
     free(c->tx);

@@ -34,6 +34,9 @@ static const memd_wire_op ops[MEMD_OP_OPCODE_COUNT] = {
     /* With MEMD_INST_F_FREE it frees the instance's buffers. */
     [MEMD_OP_INSTANCE_RELEASE] = {"INSTANCE_RELEASE", MEMD_WIRE_SHAPE_FIXED,
                                   MEMD_WIRE_REF_SIZE, 0, true, false},
+    /* Pool books are visibility only, not in the state store. */
+    [MEMD_OP_POOL_REPORT] = {"POOL_REPORT", MEMD_WIRE_SHAPE_COUNT, MEMD_WIRE_POOL_OP_SIZE, 0,
+                             false, false},
 };
 
 const memd_wire_op *memd_wire_op_of(uint32_t op)

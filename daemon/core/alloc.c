@@ -8,6 +8,7 @@
 
 #include "errmsg.h"
 #include "hooks.h"
+#include "pool_books.h"
 #include "quota.h"
 #include "wire.h"
 
@@ -68,6 +69,8 @@ static void alloc_destroy(memd_state *st, memd_alloc *a)
         memd_quota_sub(st, a->dev, a->uid, a->pl.size_per_bank);
     if (a->shared)
         memd_names_remove(&st->names, a);
+    memd_pool_books_free(a->books); /* a pool goes back whole, sub-allocations and all */
+    a->books = NULL;
     memd_map_remove(&st->handles, a->handle);
     st->ctr.frees++;
     memd_pool_put(&st->alloc_pool, a);
@@ -245,6 +248,8 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req
     bool shared = w->flags & MEMD_ALLOC_F_SHARED;
     if (shared && w->name[0] == '\0')
         return memd_err_set(err, -EINVAL, "a shared allocation needs a name");
+    if (shared && (w->flags & MEMD_ALLOC_F_POOL))
+        return memd_err_set(err, -EINVAL, "a pool cannot be shared: it is its session's");
     int src = memd_hooks_prepare(st, s, err); /* e.g. room in the state store */
     if (src < 0)
         return src;
@@ -312,6 +317,7 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req
     a->created_ns = memd_state_now(st);
     a->cls = w->cls;
     a->scope = w->scope;
+    a->pool = w->flags & MEMD_ALLOC_F_POOL;
     a->pid = s->pid;
     a->uid = s->uid;
     a->gid = s->gid;
@@ -407,6 +413,7 @@ void memd_alloc_to_info(const memd_state *st, const memd_alloc *a, memd_wire_all
     i->device = st->devs[a->dev].spec->id;
     i->cls = a->cls;
     i->scope = a->scope;
+    i->flags = a->pool ? MEMD_ALLOC_I_POOL : 0;
     i->pid = a->pid;
     i->uid = a->uid;
     i->gid = a->gid;

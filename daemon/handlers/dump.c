@@ -13,6 +13,7 @@
 #include "malformed.h"
 #include "memd-build-config.h"
 #include "model.h"
+#include "pool_books.h"
 #include "reply.h"
 #include "store.h"
 #include "wire.h"
@@ -114,7 +115,47 @@ static int cmp_handle(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int put_allocs(const memd_state *st, const memd_session *s, int dev, memd_buf *out)
+typedef struct pool_ctx {
+    memd_buf *out;
+    const memd_pool_books *b;
+    uint64_t handle;
+} pool_ctx;
+
+static int visit_sub(void *vctx, uint64_t addr, uint64_t size, bool allocated)
+{
+    (void)size;
+    pool_ctx *c = vctx;
+    const memd_suballoc *sub = allocated ? memd_pool_books_find(c->b, addr) : NULL;
+    if (!sub)
+        return 0;
+    uint8_t *p = rec(c->out, MEMD_REC_SUBALLOC);
+    if (!p)
+        return -ENOMEM;
+    memd_wire_suballoc_rec r = {.pool = c->handle, .offset = sub->offset, .size = sub->size};
+    memcpy(r.name, sub->name, sizeof r.name);
+    memd_wire_suballoc_rec_put(p, &r);
+    return 0;
+}
+
+/* A pool's record, then its sub-allocations in address order. */
+static int put_pool(const memd_alloc *a, memd_buf *out)
+{
+    const memd_pool_books *b = memd_pool_books_of(a);
+    memd_wire_pool_rec r = {.handle = a->handle, .as_of_ns = b ? b->as_of_ns : a->created_ns,
+                            .pooled_bytes = b ? b->pooled : 0, .reports = b ? b->reports : 0,
+                            .suballocs = b ? (uint32_t)b->subs.len : 0};
+    uint8_t *p = rec(out, MEMD_REC_POOL);
+    if (!p)
+        return -ENOMEM;
+    memd_wire_pool_rec_put(p, &r);
+    if (!b)
+        return 0;
+    pool_ctx c = {.out = out, .b = b, .handle = a->handle};
+    return memd_range_foreach(b->range, visit_sub, &c);
+}
+
+static int put_allocs(const memd_state *st, const memd_session *s, int dev, bool pools,
+                      memd_buf *out)
 {
     memd_alloc **list = malloc((st->handles.len + 1) * sizeof *list);
     if (!list)
@@ -139,6 +180,9 @@ static int put_allocs(const memd_state *st, const memd_session *s, int dev, memd
         memd_alloc_to_info(st, list[i], &info);
         memd_wire_alloc_info_put(p, &info);
     }
+    for (size_t i = 0; i < n && rc == 0 && pools; i++)
+        if (list[i]->pool)
+            rc = put_pool(list[i], out);
     free(list);
     return rc;
 }
@@ -188,7 +232,7 @@ static uint32_t *count_clients(const memd_state *st)
 }
 
 static int build(const memd_state *st, const memd_session *s, int dev, bool blocks,
-                 bool models, memd_buf *out)
+                 bool models, bool pools, memd_buf *out)
 {
     int rc = put_server(st, out);
     uint32_t *clients = count_clients(st);
@@ -214,7 +258,7 @@ static int build(const memd_state *st, const memd_session *s, int dev, bool bloc
     }
     free(clients);
     if (rc == 0)
-        rc = put_allocs(st, s, dev, out);
+        rc = put_allocs(st, s, dev, pools, out);
     if (rc == 0)
         rc = put_sessions(st, s, out);
     if (rc == 0 && models)
@@ -238,7 +282,8 @@ int memd_op_dump(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
     size_t hdr_off = out->len;
     if (!memd_reply_begin(out, h->opcode, h->id, 0))
         return -ENOMEM;
-    rc = build(st, s, dev, req.flags & MEMD_DUMP_F_BLOCKS, req.flags & MEMD_DUMP_F_MODELS, out);
+    rc = build(st, s, dev, req.flags & MEMD_DUMP_F_BLOCKS, req.flags & MEMD_DUMP_F_MODELS,
+               req.flags & MEMD_DUMP_F_POOLS, out);
     if (rc == 0 && out->len - hdr_off - MEMD_HDR_SIZE > MEMD_MAX_REPLY)
         rc = -E2BIG;
     if (rc < 0) {
