@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "memclient_internal.h"
-#include "memclient_pool.h"
 #include "memd-build-config.h"
 #include "wire.h"
 
@@ -32,7 +31,7 @@ int memclient_lock(memclient *c)
                               c->info.socket_path, memclient_strerror(dead));
     }
     if (atomic_load_explicit(&c->pools_dirty, memory_order_relaxed))
-        memclient_pools_queue(c);
+        c->pool_hooks->queue(c); /* only pools set the flag: the hooks are there */
     return 0;
 }
 
@@ -274,8 +273,8 @@ int memclient_reconnect(memclient *c, int timeout_ms)
     int rc = reattach(c, deadline, timeout_ms, reclaim);
     /* Nobody to reach, reclaimed, or a plain HELLO that failed: that is the answer. */
     if (c->dead || (reclaim ? rc == 0 : rc < 0)) {
-        if (!c->dead && rc == 0)
-            memclient_pools_resync(c); /* memd's pool books start empty after a restart */
+        if (!c->dead && rc == 0 && c->pool_hooks)
+            c->pool_hooks->resync(c); /* memd's pool books start empty after a restart */
         pthread_mutex_unlock(&c->mu);
         return rc;
     }
@@ -303,8 +302,8 @@ void memclient_disconnect(memclient *c)
 {
     if (!c)
         return;
-    memclient_pools_timer_stop(c);
-    memclient_pools_release_all(c);
+    if (c->pool_hooks)
+        c->pool_hooks->close(c);
     close(c->fd);
     pthread_mutex_destroy(&c->mu);
     free(c->tx);

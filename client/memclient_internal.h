@@ -77,7 +77,10 @@ struct memclient {
     uint32_t welcome_flags; /* MEMD_WELCOME_F_* */
     uint8_t token[MEMD_TOKEN_SIZE];
 
-    /* Client pools (memclient_pool*.c). */
+    /* Client pools (memclient_pool*.c). The connection reaches them only through
+     * pool_hooks, set by the first memclient_pool_create: so the connection's code does
+     * not depend on the pools' (which call it). */
+    const struct memclient_pool_hooks *pool_hooks;
     struct memclient_pool *pools; /* list, under mu */
     atomic_uint pools_dirty;    /* some pool has something to report: checked lock-free */
     uint64_t report_seq;        /* last POOL_REPORT queued (valid when report_queued) */
@@ -90,6 +93,13 @@ struct memclient {
 };
 
 #define MEMCLIENT_POOL_REPORT_MS MEMCLIENT_POOL_STALENESS_MS
+
+/* What the connection asks of its pools (memclient_pool.c fills it). */
+typedef struct memclient_pool_hooks {
+    void (*queue)(memclient *c);  /* under mu: queue the pending reports */
+    void (*resync)(memclient *c); /* under mu, after a reclaim: report everything again */
+    void (*close)(memclient *c);  /* disconnect, without mu: stop the timer, free pools */
+} memclient_pool_hooks;
 
 /* ---- memclient_error.c ---- */
 /* Records a failure for memclient_last_error() and returns err (negative). */

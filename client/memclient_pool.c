@@ -12,6 +12,14 @@
 
 #include "memclient_pool.h"
 
+static void pools_close(memclient *c);
+
+static const memclient_pool_hooks hooks = {
+    .queue = memclient_pools_queue,
+    .resync = memclient_pools_resync,
+    .close = pools_close,
+};
+
 static int grow_array(void **arr, uint32_t *cap, size_t elem)
 {
     uint32_t n = *cap ? *cap * 2 : 64;
@@ -91,6 +99,7 @@ int memclient_pool_create(memclient *c, const memclient_alloc_req *req, memclien
     if (rc == 0 && (rc = memclient_lock(c)) == 0) {
         rc = memclient_pools_timer_start(c);
         if (rc == 0) {
+            c->pool_hooks = &hooks;
             p->next = c->pools;
             if (c->pools)
                 c->pools->prev = p;
@@ -356,8 +365,9 @@ int memclient_pool_destroy(memclient_pool *p)
     return rc;
 }
 
-void memclient_pools_release_all(memclient *c)
+static void pools_close(memclient *c)
 {
+    memclient_pools_timer_stop(c);
     while (c->pools) {
         memclient_pool *p = c->pools;
         unlink_pool(c, p);

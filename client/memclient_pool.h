@@ -72,9 +72,5 @@ int memclient_pools_timer_start(memclient *c);
 /* Stops it (memclient_disconnect, without c->mu). */
 void memclient_pools_timer_stop(memclient *c);
 
-/* ---- memclient_pool.c ---- */
-/* memclient_disconnect: frees what is left of the connection's pools (memd releases
- * their leases with the session). */
-void memclient_pools_release_all(memclient *c);
 
 #endif

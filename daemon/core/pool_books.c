@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "access.h"
-#include "alloc.h"
 #include "errmsg.h"
 
 /* One applied op, so that a report refused half-way can be undone. */
@@ -49,29 +47,6 @@ static memd_pool_books *books_get(memd_alloc *a)
     b->as_of_ns = a->created_ns;
     a->books = b;
     return b;
-}
-
-/* The pool an op names, when it is a live pool of s; else the error. */
-static memd_alloc *pool_of(memd_state *st, memd_session *s, uint32_t i,
-                           const memd_wire_pool_op *op, memd_wire_error *err, int *rc)
-{
-    memd_alloc *a = memd_alloc_find(st, op->pool);
-    if (!a || !memd_alloc_hold_of(a, s)) {
-        memd_access_error(s, op->pool, a, err);
-        char why[160];
-        memcpy(why, err->message, sizeof why);
-        why[sizeof why - 1] = '\0';
-        *rc = memd_err_set(err, err->status, "pool report op %u: %s%s", i, why,
-                           a ? "" : " (a pool freed already, or never created)");
-        return NULL;
-    }
-    if (!a->pool) {
-        *rc = memd_err_set(err, -EINVAL, "pool report op %u: handle %llu is not a pool "
-                           "(allocate it with the pool flag)", i,
-                           (unsigned long long)op->pool);
-        return NULL;
-    }
-    return a;
 }
 
 static int apply_alloc(memd_pool_books *b, const memd_alloc *a, uint32_t i,
@@ -159,7 +134,7 @@ static void undo(applied *ap)
     }
 }
 
-int memd_pool_report(memd_state *st, memd_session *s, const memd_wire_pool_op *ops,
+int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_wire_pool_op *ops,
                      uint32_t n, memd_wire_error *err)
 {
     applied *done = malloc(((size_t)n + 1) * sizeof *done);
@@ -168,9 +143,7 @@ int memd_pool_report(memd_state *st, memd_session *s, const memd_wire_pool_op *o
     int rc = 0;
     uint32_t i;
     for (i = 0; i < n && rc == 0; i++) {
-        memd_alloc *a = pool_of(st, s, i, &ops[i], err, &rc);
-        if (!a)
-            break;
+        memd_alloc *a = pools[i];
         memd_pool_books *b = books_get(a);
         if (!b) {
             rc = memd_err_set(err, -ENOMEM, "daemon out of memory");

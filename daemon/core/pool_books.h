@@ -26,9 +26,10 @@ typedef struct memd_pool_books {
     uint64_t mark;                 /* the last report that touched it */
 } memd_pool_books;
 
-/* Applies ops[0..n) of one report from session s, in order, all or nothing. 0, or a
- * negative errno with err naming the op that lies (protocol.h, "Client pools"). */
-int memd_pool_report(memd_state *st, memd_session *s, const memd_wire_pool_op *ops,
+/* Applies ops[0..n) of one report, in order, all or nothing; pools[i] is the pool
+ * allocation ops[i] names, which the caller checked is a pool of the reporting session.
+ * 0, or a negative errno with err naming the op that lies (protocol.h, "Client pools"). */
+int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_wire_pool_op *ops,
                      uint32_t n, memd_wire_error *err);
 
 /* The books of pool allocation a (NULL until its first report). */
