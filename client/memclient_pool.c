@@ -88,7 +88,7 @@ int memclient_pool_create(memclient *c, const memclient_alloc_req *req, memclien
     p->grow = req->flags & MEMCLIENT_POOL_GROW;
     p->min_align = MEMCLIENT_POOL_MIN_ALIGN;
     p->free_head = MEMCLIENT_POOL_NONE;
-    pthread_mutex_init(&p->mu, NULL);
+    memclient_pool_lock_init(&p->lk); /* without membarrier the pool is shared: still correct */
     pthread_mutex_init(&p->grow_mu, NULL);
     memclient_buffer buf;
     int rc = lease(p, 0, &buf);
@@ -115,8 +115,8 @@ int memclient_pool_create(memclient *c, const memclient_alloc_req *req, memclien
     if (rc < 0) {
         if (p->nleases)
             memd_range_destroy(p->leases[0].range);
-        pthread_mutex_destroy(&p->mu);
         pthread_mutex_destroy(&p->grow_mu);
+        memclient_pool_lock_fini(&p->lk);
         free(p);
         return rc;
     }
@@ -128,9 +128,9 @@ int memclient_pool_set_limit(memclient_pool *p, uint64_t max_bytes)
 {
     if (!p)
         return memclient_fail(-EINVAL, "memclient_pool_set_limit: NULL pool");
-    pthread_mutex_lock(&p->mu);
+    memclient_lock_how how = pool_lock_rare(p);
     p->limit = max_bytes;
-    pthread_mutex_unlock(&p->mu);
+    pool_unlock(p, how);
     return 0;
 }
 
@@ -156,7 +156,7 @@ static int place(memclient_pool *p, uint64_t bytes, uint64_t align, uint32_t *li
 static int grow(memclient_pool *p, uint64_t bytes, uint64_t align)
 {
     pthread_mutex_lock(&p->grow_mu);
-    pthread_mutex_lock(&p->mu);
+    memclient_lock_how how = pool_lock_rare(p);
     uint64_t first = p->leases[0].buf.size_per_bank, leased = p->leased, limit = p->limit;
     uint32_t n = p->nleases;
     /* Another thread may have grown the pool meanwhile: try again first. */
@@ -165,7 +165,7 @@ static int grow(memclient_pool *p, uint64_t bytes, uint64_t align)
     int rc = place(p, bytes, align, &li, &addr);
     if (rc == 0)
         (void)memd_range_free(p->leases[li].range, addr, NULL);
-    pthread_mutex_unlock(&p->mu);
+    pool_unlock(p, how);
     if (rc == 0) {
         pthread_mutex_unlock(&p->grow_mu);
         return 0;
@@ -184,9 +184,9 @@ static int grow(memclient_pool *p, uint64_t bytes, uint64_t align)
     memclient_buffer buf;
     rc = lease(p, want, &buf);
     if (rc == 0) {
-        pthread_mutex_lock(&p->mu);
+        how = pool_lock_rare(p);
         rc = add_lease(p, &buf);
-        pthread_mutex_unlock(&p->mu);
+        pool_unlock(p, how);
         if (rc < 0) {
             memclient_free(p->c, buf.handle);
             memclient_fail(rc, "pool: out of memory for its allocator");
@@ -196,16 +196,69 @@ static int grow(memclient_pool *p, uint64_t bytes, uint64_t align)
     return rc;
 }
 
-static void mark_dirty(memclient_pool *p)
+static inline void mark_dirty(memclient_pool *p)
 {
+    if (p->dirty)
+        return;
     p->dirty = true;
     /* Read first: in steady state the flag is set and the line stays shared. */
     if (!atomic_load_explicit(&p->c->pools_dirty, memory_order_relaxed))
         atomic_store_explicit(&p->c->pools_dirty, 1, memory_order_relaxed);
 }
 
-int memclient_pool_alloc(memclient_pool *p, uint64_t bytes, uint64_t alignment,
-                         const char *name, memclient_pool_buffer *out)
+/* Room in the books for one more sub-allocation (p locked). */
+static inline bool books_room(const memclient_pool *p)
+{
+    return p->free_head != MEMCLIENT_POOL_NONE || p->nrecs < p->recs_cap;
+}
+
+static int books_grow(memclient_pool *p)
+{
+    if (p->free_head == MEMCLIENT_POOL_NONE && p->nrecs == p->recs_cap &&
+        grow_array((void **)&p->recs, &p->recs_cap, sizeof *p->recs) < 0)
+        return -ENOMEM;
+    return 0;
+}
+
+/* Records a placed sub-allocation (p locked, books_room true). */
+static inline void commit(memclient_pool *p, uint32_t li, uint64_t addr, uint64_t bytes,
+                          const char *name, size_t nlen, memclient_pool_buffer *out)
+{
+    uint32_t idx = p->free_head;
+    if (idx != MEMCLIENT_POOL_NONE) {
+        p->free_head = p->recs[idx].next_free;
+    } else {
+        idx = p->nrecs++;
+        p->recs[idx].gen = 0;
+    }
+    memclient_plx_rec *r = &p->recs[idx];
+    r->next_free = MEMCLIENT_POOL_LIVE;
+    /* What the range reserved: the size rounded up to its unit (range.h). */
+    uint64_t size = (bytes + p->min_align - 1) & ~(p->min_align - 1);
+    r->address = addr;
+    r->size = size;
+    r->lease = li;
+    r->gen = r->gen + 1 ? r->gen + 1 : 1;
+    r->reported = 0;
+    p->nfresh++;
+    if (nlen)
+        memcpy(r->name, name, nlen);
+    r->name[nlen] = '\0';
+    p->used += size;
+    p->live++;
+    if (p->used > p->peak)
+        p->peak = p->used;
+    mark_dirty(p);
+    const memclient_buffer *l = &p->leases[li].buf;
+    *out = (memclient_pool_buffer){.handle = (uint64_t)r->gen << 32 | (idx + 1),
+                                   .address = addr, .size = size,
+                                   .offset = addr - l->address, .lease = l->handle};
+}
+
+/* Everything but the common case: bad arguments, books to grow, a full pool (growth). */
+static int __attribute__((cold, noinline))
+alloc_slow(memclient_pool *p, uint64_t bytes, uint64_t alignment, const char *name,
+           memclient_pool_buffer *out)
 {
     if (!p || !out)
         return memclient_fail(-EINVAL, "memclient_pool_alloc: NULL argument");
@@ -219,34 +272,26 @@ int memclient_pool_alloc(memclient_pool *p, uint64_t bytes, uint64_t alignment,
                               "most %d", nlen, MEMD_NAME_MAX - 1);
     uint32_t li = 0;
     uint64_t addr = 0;
-    pthread_mutex_lock(&p->mu);
-    /* Room in the books first, so nothing needs undoing after the placement. */
-    if ((p->free_head == MEMCLIENT_POOL_NONE && p->nrecs == p->recs_cap &&
-         grow_array((void **)&p->recs, &p->recs_cap, sizeof *p->recs) < 0) ||
-        (p->nfresh == p->fresh_cap &&
-         grow_array((void **)&p->fresh, &p->fresh_cap, sizeof *p->fresh) < 0)) {
-        pthread_mutex_unlock(&p->mu);
-        return memclient_fail(-ENOMEM, "pool: out of memory for its books");
-    }
-    int rc = place(p, bytes, alignment, &li, &addr);
-    while (rc == -ENOMEM && p->grow) {
-        pthread_mutex_unlock(&p->mu);
+    memclient_lock_how how = pool_lock(p);
+    int rc = books_grow(p);
+    if (rc == 0)
+        rc = place(p, bytes, alignment, &li, &addr);
+    while (rc == -ENOMEM && p->grow && books_room(p)) {
+        pool_unlock(p, how);
         if ((rc = grow(p, bytes, alignment)) < 0)
             return rc;
-        pthread_mutex_lock(&p->mu);
+        how = pool_lock(p);
         /* The books' room may have been used meanwhile by another thread. */
-        if ((p->free_head == MEMCLIENT_POOL_NONE && p->nrecs == p->recs_cap &&
-             grow_array((void **)&p->recs, &p->recs_cap, sizeof *p->recs) < 0) ||
-            (p->nfresh == p->fresh_cap &&
-             grow_array((void **)&p->fresh, &p->fresh_cap, sizeof *p->fresh) < 0)) {
-            pthread_mutex_unlock(&p->mu);
-            return memclient_fail(-ENOMEM, "pool: out of memory for its books");
-        }
-        rc = place(p, bytes, alignment, &li, &addr);
+        rc = books_grow(p);
+        if (rc == 0)
+            rc = place(p, bytes, alignment, &li, &addr);
     }
     if (rc < 0) {
         uint64_t leased = p->leased, used = p->used;
-        pthread_mutex_unlock(&p->mu);
+        bool books = !books_room(p);
+        pool_unlock(p, how);
+        if (books)
+            return memclient_fail(-ENOMEM, "pool: out of memory for its books");
         if (rc == -ENOMEM)
             return memclient_fail(rc, "pool full: no room for %llu bytes (alignment %llu) in "
                                   "%llu bytes, %llu in use%s", (unsigned long long)bytes,
@@ -256,36 +301,38 @@ int memclient_pool_alloc(memclient_pool *p, uint64_t bytes, uint64_t alignment,
         return memclient_fail(rc, "pool sub-allocation of %llu bytes: %s",
                               (unsigned long long)bytes, memclient_strerror(rc));
     }
-    uint32_t idx = p->free_head;
-    if (idx != MEMCLIENT_POOL_NONE) {
-        p->free_head = p->recs[idx].next_free;
-    } else {
-        idx = p->nrecs++;
-        p->recs[idx].gen = 0;
-    }
-    memclient_plx_rec *r = &p->recs[idx];
-    r->next_free = MEMCLIENT_POOL_LIVE;
-    uint64_t size;
-    (void)memd_range_lookup(p->leases[li].range, addr, &size); /* rounded to min_align */
-    r->address = addr;
-    r->size = size;
-    r->lease = li;
-    r->gen = r->gen + 1 ? r->gen + 1 : 1;
-    r->fresh_pos = p->nfresh;
-    p->fresh[p->nfresh++] = idx;
-    memcpy(r->name, name ? name : "", nlen);
-    r->name[nlen] = '\0';
-    p->used += size;
-    p->live++;
-    if (p->used > p->peak)
-        p->peak = p->used;
-    mark_dirty(p);
-    *out = (memclient_pool_buffer){.handle = (uint64_t)r->gen << 32 | (idx + 1),
-                                   .address = addr, .size = size,
-                                   .offset = addr - p->leases[li].buf.address,
-                                   .lease = p->leases[li].buf.handle};
-    pthread_mutex_unlock(&p->mu);
+    commit(p, li, addr, bytes, name, nlen, out);
+    pool_unlock(p, how);
     return 0;
+}
+
+int memclient_pool_alloc(memclient_pool *p, uint64_t bytes, uint64_t alignment,
+                         const char *name, memclient_pool_buffer *out)
+{
+    /* The common case only; alloc_slow judges and says everything else. */
+    if (__builtin_expect(!p || !out || bytes == 0 || (alignment & (alignment - 1)), 0))
+        return alloc_slow(p, bytes, alignment, name, out);
+    size_t nlen = name ? strnlen(name, MEMD_NAME_MAX) : 0;
+    if (__builtin_expect(nlen >= MEMD_NAME_MAX, 0))
+        return alloc_slow(p, bytes, alignment, name, out);
+    memclient_lock_how how = pool_lock(p);
+    uint32_t li = 0;
+    uint64_t addr = 0;
+    if (__builtin_expect(!books_room(p) || place(p, bytes, alignment, &li, &addr) < 0, 0)) {
+        pool_unlock(p, how);
+        return alloc_slow(p, bytes, alignment, name, out);
+    }
+    commit(p, li, addr, bytes, name, nlen, out);
+    pool_unlock(p, how);
+    return 0;
+}
+
+static int __attribute__((cold, noinline)) free_failed(uint64_t handle, int err)
+{
+    if (err == -ENOMEM)
+        return memclient_fail(-ENOMEM, "pool: out of memory for its books");
+    return memclient_fail(-ENOENT, "pool handle 0x%llx is not a live sub-allocation of this "
+                          "pool (freed already?)", (unsigned long long)handle);
 }
 
 int memclient_pool_free(memclient_pool *p, uint64_t handle)
@@ -293,23 +340,19 @@ int memclient_pool_free(memclient_pool *p, uint64_t handle)
     if (!p)
         return memclient_fail(-EINVAL, "memclient_pool_free: NULL pool");
     uint32_t idx = (uint32_t)handle - 1, gen = (uint32_t)(handle >> 32);
-    pthread_mutex_lock(&p->mu);
+    memclient_lock_how how = pool_lock(p);
     memclient_plx_rec *r = idx < p->nrecs ? &p->recs[idx] : NULL;
-    if (!r || r->gen != gen || r->next_free != MEMCLIENT_POOL_LIVE) {
-        pthread_mutex_unlock(&p->mu);
-        return memclient_fail(-ENOENT, "pool handle 0x%llx is not a live sub-allocation of "
-                              "this pool (freed already?)", (unsigned long long)handle);
+    if (__builtin_expect(!r || r->gen != gen || r->next_free != MEMCLIENT_POOL_LIVE, 0)) {
+        pool_unlock(p, how);
+        return free_failed(handle, -ENOENT);
     }
-    if (r->fresh_pos != MEMCLIENT_POOL_NONE) {
-        /* Never reported: the daemon need not hear of it at all. */
-        uint32_t last = p->fresh[--p->nfresh];
-        p->fresh[r->fresh_pos] = last;
-        p->recs[last].fresh_pos = r->fresh_pos;
+    if (!r->reported) {
+        p->nfresh--; /* never reported: memd need not hear of it at all */
     } else {
         if (p->ngone == p->gone_cap &&
             grow_array((void **)&p->gone, &p->gone_cap, sizeof *p->gone) < 0) {
-            pthread_mutex_unlock(&p->mu);
-            return memclient_fail(-ENOMEM, "pool: out of memory for its books");
+            pool_unlock(p, how);
+            return free_failed(handle, -ENOMEM);
         }
         const memclient_plx_lease *l = &p->leases[r->lease];
         p->gone[p->ngone++] = (memclient_plx_gone){.lease_handle = l->buf.handle,
@@ -322,7 +365,7 @@ int memclient_pool_free(memclient_pool *p, uint64_t handle)
     p->live--;
     r->next_free = p->free_head;
     p->free_head = idx;
-    pthread_mutex_unlock(&p->mu);
+    pool_unlock(p, how);
     return 0;
 }
 
@@ -331,9 +374,8 @@ static void pool_release(memclient_pool *p)
     for (uint32_t i = 0; i < p->nleases; i++)
         memd_range_destroy(p->leases[i].range);
     free(p->recs);
-    free(p->fresh);
     free(p->gone);
-    pthread_mutex_destroy(&p->mu);
+    memclient_pool_lock_fini(&p->lk);
     pthread_mutex_destroy(&p->grow_mu);
     free(p);
 }
@@ -379,13 +421,13 @@ int memclient_pool_query(memclient_pool *p, memclient_pool_info *out)
 {
     if (!p || !out)
         return memclient_fail(-EINVAL, "memclient_pool_query: NULL argument");
-    pthread_mutex_lock(&p->mu);
+    memclient_lock_how how = pool_lock_rare(p);
     *out = (memclient_pool_info){.handle = p->leases[0].buf.handle, .address =
                                  p->leases[0].buf.address, .leased = p->leased,
                                  .used = p->used, .peak = p->peak, .limit = p->limit,
                                  .leases = p->nleases, .allocations = p->live,
                                  .unreported = p->nfresh + p->ngone};
-    pthread_mutex_unlock(&p->mu);
+    pool_unlock(p, how);
     return 0;
 }
 
@@ -393,10 +435,10 @@ int memclient_pool_lease(memclient_pool *p, uint32_t i, memclient_buffer *out)
 {
     if (!p || !out)
         return memclient_fail(-EINVAL, "memclient_plx_lease: NULL argument");
-    pthread_mutex_lock(&p->mu);
+    memclient_lock_how how = pool_lock_rare(p);
     int rc = i < p->nleases ? 0 : -ENOENT;
     if (rc == 0)
         *out = p->leases[i].buf;
-    pthread_mutex_unlock(&p->mu);
+    pool_unlock(p, how);
     return rc < 0 ? memclient_fail(rc, "pool has %u ranges, no range %u", p->nleases, i) : 0;
 }

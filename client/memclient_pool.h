@@ -4,10 +4,13 @@
 #define MEMD_CLIENT_MEMCLIENT_POOL_H
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "memclient_internal.h"
+#include "memclient_pool_lock.h"
 #include "range.h"
 
 #define MEMCLIENT_POOL_NONE UINT32_MAX
@@ -25,7 +28,7 @@ typedef struct memclient_plx_rec {
     uint64_t address, size;
     uint32_t gen;               /* in the handle: a stale handle is refused */
     uint32_t lease;
-    uint32_t fresh_pos;         /* index in pool->fresh while not reported, else NONE */
+    uint32_t reported;          /* memd has heard of it (else a free need not be told) */
     uint32_t next_free;         /* the free list; LIVE while in use */
     char name[MEMD_NAME_MAX];
 } memclient_plx_rec;
@@ -37,7 +40,7 @@ typedef struct memclient_plx_gone {
 
 struct memclient_pool {
     memclient *c;
-    pthread_mutex_t mu;         /* everything below but the list links (c->mu) */
+    memclient_pool_lock lk;     /* pool_lock: everything below but the list links (c->mu) */
     pthread_mutex_t grow_mu;    /* one growth at a time; taken before c->mu, never under mu */
     memclient_alloc_req req;    /* what each lease asks for (name copied into req_name) */
     char req_name[MEMD_NAME_MAX];
@@ -49,8 +52,9 @@ struct memclient_pool {
     uint64_t leased;            /* bytes */
     memclient_plx_rec *recs;
     uint32_t nrecs, recs_cap, free_head;
-    uint32_t *fresh;            /* allocations not reported yet */
-    uint32_t nfresh, fresh_cap;
+    uint32_t nfresh;            /* live sub-allocations not reported yet (the report finds
+                                   them by a walk over the records: no list to keep on the
+                                   fast path) */
     memclient_plx_gone *gone;  /* frees not reported yet */
     uint32_t ngone, gone_cap;
     bool dirty;
@@ -58,6 +62,23 @@ struct memclient_pool {
     uint32_t live;
     struct memclient_pool *prev, *next; /* c->pools, under c->mu */
 };
+
+/* The pool's lock (memclient_pool_lock.h): pool_lock on the fast path (allocation and
+ * free), pool_lock_rare elsewhere (reports, growth, queries). */
+static inline memclient_lock_how pool_lock(memclient_pool *p)
+{
+    return memclient_pool_lock_take(&p->lk);
+}
+
+static inline memclient_lock_how pool_lock_rare(memclient_pool *p)
+{
+    return memclient_pool_lock_slow(&p->lk, true);
+}
+
+static inline void pool_unlock(memclient_pool *p, memclient_lock_how how)
+{
+    memclient_pool_lock_give(&p->lk, how);
+}
 
 /* ---- memclient_pool_report.c (caller holds c->mu) ---- */
 /* Queues POOL_REPORT frames for every dirty pool of c (the piggyback on a request, or

@@ -77,17 +77,19 @@ static bool queue_pool(memclient *c, memclient_pool *p, report_frame *f)
         memd_wire_pool_op_put(o, &op);
         p->ngone--;
     }
-    while (p->nfresh > 0) {
+    for (uint32_t i = 0; i < p->nrecs && p->nfresh > 0; i++) {
+        memclient_plx_rec *r = &p->recs[i];
+        if (r->next_free != MEMCLIENT_POOL_LIVE || r->reported)
+            continue;
         uint8_t *o = next_op(c, f, p->nfresh);
         if (!o)
             return false;
-        memclient_plx_rec *r = &p->recs[p->fresh[p->nfresh - 1]];
         const memclient_buffer *l = &p->leases[r->lease].buf;
         memd_wire_pool_op op = {.pool = l->handle, .offset = r->address - l->address,
                                 .size = r->size, .op = MEMD_POOL_OP_ALLOC};
         memcpy(op.name, r->name, sizeof op.name);
         memd_wire_pool_op_put(o, &op);
-        r->fresh_pos = MEMCLIENT_POOL_NONE;
+        r->reported = 1;
         p->nfresh--;
     }
     return true;
@@ -99,13 +101,13 @@ void memclient_pools_queue(memclient *c)
     atomic_store_explicit(&c->pools_dirty, 0, memory_order_relaxed);
     report_frame f = {0};
     for (memclient_pool *p = c->pools; p; p = p->next) {
-        pthread_mutex_lock(&p->mu);
+        memclient_lock_how how = pool_lock_rare(p);
         bool ok = true;
         if (p->dirty) {
             ok = queue_pool(c, p, &f);
             p->dirty = !ok;
         }
-        pthread_mutex_unlock(&p->mu);
+        pool_unlock(p, how);
         if (!ok) {
             atomic_store_explicit(&c->pools_dirty, 1, memory_order_relaxed);
             break;
@@ -120,26 +122,18 @@ void memclient_pools_queue(memclient *c)
 void memclient_pools_resync(memclient *c)
 {
     for (memclient_pool *p = c->pools; p; p = p->next) {
-        pthread_mutex_lock(&p->mu);
+        memclient_lock_how how = pool_lock_rare(p);
         p->ngone = 0;
         p->nfresh = 0;
         for (uint32_t i = 0; i < p->nrecs; i++) {
             memclient_plx_rec *r = &p->recs[i];
-            if (r->next_free != MEMCLIENT_POOL_LIVE)
-                continue;
-            if (p->nfresh == p->fresh_cap) {
-                uint32_t n = p->fresh_cap ? p->fresh_cap * 2 : 64;
-                uint32_t *a = realloc(p->fresh, (size_t)n * sizeof *a);
-                if (!a)
-                    break; /* the rest stays unreported: the books only show less */
-                p->fresh = a;
-                p->fresh_cap = n;
+            if (r->next_free == MEMCLIENT_POOL_LIVE) {
+                r->reported = 0;
+                p->nfresh++;
             }
-            r->fresh_pos = p->nfresh;
-            p->fresh[p->nfresh++] = i;
         }
         p->dirty = true;
-        pthread_mutex_unlock(&p->mu);
+        pool_unlock(p, how);
     }
     atomic_store_explicit(&c->pools_dirty, 1, memory_order_relaxed);
 }
