@@ -4,7 +4,8 @@
 
 #include <errno.h>
 
-#define MEMD_DUMP_F_KNOWN (MEMD_DUMP_F_BLOCKS | MEMD_DUMP_F_MODELS | MEMD_DUMP_F_POOLS)
+#define MEMD_DUMP_F_KNOWN (MEMD_DUMP_F_BLOCKS | MEMD_DUMP_F_MODELS | MEMD_DUMP_F_POOLS | \
+                           MEMD_DUMP_F_SUBALLOCS)
 
 uint8_t *memd_wire_dump_req_put(uint8_t *p, const memd_wire_dump_req *r)
 {

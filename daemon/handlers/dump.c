@@ -138,7 +138,7 @@ static int visit_sub(void *vctx, uint64_t addr, uint64_t size, bool allocated)
 }
 
 /* A pool's record, then its sub-allocations in address order. */
-static int put_pool(const memd_alloc *a, memd_buf *out)
+static int put_pool(const memd_alloc *a, bool subs, memd_buf *out)
 {
     const memd_pool_books *b = memd_pool_books_of(a);
     memd_wire_pool_rec r = {.handle = a->handle, .as_of_ns = b ? b->as_of_ns : a->created_ns,
@@ -148,13 +148,13 @@ static int put_pool(const memd_alloc *a, memd_buf *out)
     if (!p)
         return -ENOMEM;
     memd_wire_pool_rec_put(p, &r);
-    if (!b)
+    if (!b || !subs)
         return 0;
     pool_ctx c = {.out = out, .b = b, .handle = a->handle};
     return memd_range_foreach(b->range, visit_sub, &c);
 }
 
-static int put_allocs(const memd_state *st, const memd_session *s, int dev, bool pools,
+static int put_allocs(const memd_state *st, const memd_session *s, int dev, uint32_t flags,
                       memd_buf *out)
 {
     memd_alloc **list = malloc((st->handles.len + 1) * sizeof *list);
@@ -180,9 +180,9 @@ static int put_allocs(const memd_state *st, const memd_session *s, int dev, bool
         memd_alloc_to_info(st, list[i], &info);
         memd_wire_alloc_info_put(p, &info);
     }
-    for (size_t i = 0; i < n && rc == 0 && pools; i++)
+    for (size_t i = 0; i < n && rc == 0 && (flags & MEMD_DUMP_F_POOLS); i++)
         if (list[i]->pool)
-            rc = put_pool(list[i], out);
+            rc = put_pool(list[i], flags & MEMD_DUMP_F_SUBALLOCS, out);
     free(list);
     return rc;
 }
@@ -231,8 +231,8 @@ static uint32_t *count_clients(const memd_state *st)
     return clients;
 }
 
-static int build(const memd_state *st, const memd_session *s, int dev, bool blocks,
-                 bool models, bool pools, memd_buf *out)
+static int build(const memd_state *st, const memd_session *s, int dev, uint32_t flags,
+                 memd_buf *out)
 {
     int rc = put_server(st, out);
     uint32_t *clients = count_clients(st);
@@ -253,15 +253,15 @@ static int build(const memd_state *st, const memd_session *s, int dev, bool bloc
         memd_wire_device_rec_put(p, &d);
         for (int k = 0; k < MEMD_KIND_COUNT && rc == 0; k++)
             if (spec->groups[k].banks)
-                rc = put_group(st, i, (memd_kind)k, clients[i * MEMD_KIND_COUNT + k], blocks,
-                               out);
+                rc = put_group(st, i, (memd_kind)k, clients[i * MEMD_KIND_COUNT + k],
+                               flags & MEMD_DUMP_F_BLOCKS, out);
     }
     free(clients);
     if (rc == 0)
-        rc = put_allocs(st, s, dev, pools, out);
+        rc = put_allocs(st, s, dev, flags, out);
     if (rc == 0)
         rc = put_sessions(st, s, out);
-    if (rc == 0 && models)
+    if (rc == 0 && (flags & MEMD_DUMP_F_MODELS))
         rc = memd_models_dump(st, s, out);
     return rc;
 }
@@ -282,8 +282,7 @@ int memd_op_dump(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
     size_t hdr_off = out->len;
     if (!memd_reply_begin(out, h->opcode, h->id, 0))
         return -ENOMEM;
-    rc = build(st, s, dev, req.flags & MEMD_DUMP_F_BLOCKS, req.flags & MEMD_DUMP_F_MODELS,
-               req.flags & MEMD_DUMP_F_POOLS, out);
+    rc = build(st, s, dev, req.flags, out);
     if (rc == 0 && out->len - hdr_off - MEMD_HDR_SIZE > MEMD_MAX_REPLY)
         rc = -E2BIG;
     if (rc < 0) {

@@ -491,7 +491,7 @@ typedef struct memclient_session_rec {
     uint64_t reclaim_deadline_ns; /* orphaned: released at this time (CLOCK_REALTIME) */
 } memclient_session_rec;
 
-/* Client pools: with MEMCLIENT_DUMP_POOLS. */
+/* Client pools: with MEMCLIENT_DUMP_POOLS; sub-allocations with MEMCLIENT_DUMP_SUBALLOCS. */
 typedef struct memclient_pool_rec {
     uint64_t handle;            /* the pool range's allocation (in allocs[]) */
     uint64_t as_of_ns;          /* CLOCK_REALTIME of the last report memd applied */
@@ -530,16 +530,18 @@ typedef struct memclient_snapshot {
     memclient_model_rec *models;
     size_t ninstances;
     memclient_instance_rec *instances;
-    size_t npools;              /* only with MEMCLIENT_DUMP_POOLS */
+    size_t npools;              /* only with MEMCLIENT_DUMP_POOLS or _SUBALLOCS */
     memclient_pool_rec *pools;
-    size_t nsuballocs;          /* by pool, in address order */
+    size_t nsuballocs;          /* only with MEMCLIENT_DUMP_SUBALLOCS: by pool, in address
+                                   order */
     memclient_suballoc_rec *suballocs;
 } memclient_snapshot;
 
 enum {
     MEMCLIENT_DUMP_BLOCKS = 1u << 0, /* also every free and allocated block of every region */
     MEMCLIENT_DUMP_MODELS = 1u << 1, /* also cached plans, models and instances */
-    MEMCLIENT_DUMP_POOLS = 1u << 2,  /* also client pools and their sub-allocations */
+    MEMCLIENT_DUMP_POOLS = 1u << 2,  /* also client pools (pools[]) */
+    MEMCLIENT_DUMP_SUBALLOCS = 1u << 3, /* also their sub-allocations (implies POOLS) */
 };
 
 #define MEMCLIENT_ALL_DEVICES UINT32_MAX

@@ -169,8 +169,10 @@ enum {
     /* Also PLAN, MODEL and INSTANCE records. Opt-in, so a client that predates them
      * never meets a tag it does not know. */
     MEMD_DUMP_F_MODELS = 1u << 1,
-    /* Also a POOL record per client pool, each followed by its SUBALLOC records. */
+    /* Also a POOL record per client pool; with SUBALLOCS too, each followed by its
+     * SUBALLOC records (there may be many: metrics need only the pools). */
     MEMD_DUMP_F_POOLS = 1u << 2,
+    MEMD_DUMP_F_SUBALLOCS = 1u << 3,
 };
 
 enum { MEMD_ALLOC_I_POOL = 1u << 0 }; /* alloc_info.flags: the allocation is a client pool */
@@ -193,7 +195,8 @@ typedef enum memd_rec_tag {
     MEMD_REC_MODEL = 9,   /* memd_wire_model_rec (MEMD_DUMP_F_MODELS) */
     MEMD_REC_INSTANCE = 10, /* memd_wire_instance_rec (MEMD_DUMP_F_MODELS) */
     MEMD_REC_POOL = 11,     /* memd_wire_pool_rec (MEMD_DUMP_F_POOLS) */
-    MEMD_REC_SUBALLOC = 12, /* memd_wire_suballoc_rec, after its pool, in address order */
+    MEMD_REC_SUBALLOC = 12, /* memd_wire_suballoc_rec, after its pool, in address order
+                               (MEMD_DUMP_F_POOLS | MEMD_DUMP_F_SUBALLOCS) */
 } memd_rec_tag;
 
 typedef struct memd_wire_stats {

@@ -490,7 +490,8 @@ static PyObject *client_dump(PyObject *op, PyObject *args, PyObject *kw)
     }
     const char *what = "dump";
     memclient_snapshot *s = NULL;
-    unsigned flags = MEMCLIENT_DUMP_MODELS | (detailed ? MEMCLIENT_DUMP_BLOCKS : 0);
+    unsigned flags = MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_SUBALLOCS |
+                     (detailed ? MEMCLIENT_DUMP_BLOCKS : 0);
     int r;
     MEMDPY_CALL(self, r, memclient_dump(c, device, flags, &s));
     if (r < 0)

@@ -132,7 +132,7 @@ START_TEST(pool_matches_reference_allocator)
         }
         if (step % 5000 == 4999 || step == STEPS - 1) {
             ck_assert_int_eq(memclient_pool_flush(p), 0);
-            memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_POOLS);
+            memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_SUBALLOCS);
             const memclient_alloc_info *a = cu_find(s, pi.handle);
             ck_assert_ptr_nonnull(a);
             ck_assert_int_eq(a->pool, 1);
@@ -161,7 +161,7 @@ START_TEST(pool_matches_reference_allocator)
     free(lv);
     ref_range_destroy(ref);
     ck_assert_int_eq(memclient_pool_destroy(p), 0);
-    memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_POOLS);
+    memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_SUBALLOCS);
     ck_assert_ptr_null(cu_find(s, pi.handle));
     ck_assert_uint_eq(s->npools, 0);
     memclient_snapshot_free(s);
@@ -203,7 +203,7 @@ static int suballocs_of(int fd, uint64_t *pooled)
 {
     uint8_t *d;
     size_t len;
-    ck_assert_int_eq(raw_dump(fd, UINT32_MAX, MEMD_DUMP_F_POOLS, &d, &len), 0);
+    ck_assert_int_eq(raw_dump(fd, UINT32_MAX, MEMD_DUMP_F_POOLS | MEMD_DUMP_F_SUBALLOCS, &d, &len), 0);
     int n = raw_dump_count(d, len, MEMD_REC_SUBALLOC);
     *pooled = 0;
     for (size_t off = 0; off < len;) {
@@ -348,7 +348,7 @@ START_TEST(killed_client_pools_come_back)
     close(pfd[0]);
     for (int i = 0; i < 4; i++)
         ck_assert_msg(h[i] != 0, "the child could not make its pools (%d)", i);
-    s = cu_dump(c, MEMCLIENT_DUMP_POOLS);
+    s = cu_dump(c, MEMCLIENT_DUMP_SUBALLOCS);
     ck_assert_uint_eq(s->npools, 4);
     ck_assert_uint_eq(s->nsuballocs, 4);
     for (int i = 0; i < 4; i++) {
@@ -361,7 +361,7 @@ START_TEST(killed_client_pools_come_back)
     ck_assert_int_eq(kill(pid, SIGKILL), 0);
     ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
     ck_assert_msg(cu_wait_gone(c, h, 4, 5000), "the killed client's pools are still held");
-    s = cu_dump(c, MEMCLIENT_DUMP_POOLS);
+    s = cu_dump(c, MEMCLIENT_DUMP_SUBALLOCS);
     ck_assert_uint_eq(cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated, base);
     ck_assert_uint_eq(s->npools, 0);
     ck_assert_uint_eq(s->nsuballocs, 0);
@@ -425,7 +425,7 @@ START_TEST(threads_share_one_pool)
     }
     /* Meanwhile the connection serves other requests, which carry the reports. */
     for (int i = 0; i < 20; i++) {
-        memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_POOLS);
+        memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_SUBALLOCS);
         memclient_snapshot_free(s);
     }
     memclient_pool_buffer all[T * 64];
@@ -441,7 +441,7 @@ START_TEST(threads_share_one_pool)
         ck_assert_msg(all[i - 1].address + all[i - 1].size <= all[i].address,
                       "two threads' buffers overlap");
     ck_assert_int_eq(memclient_pool_flush(p), 0); /* memd accepted every report */
-    memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_POOLS);
+    memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_SUBALLOCS);
     ck_assert_uint_eq(s->nsuballocs, n);
     uint64_t pooled = 0;
     for (size_t i = 0; i < n; i++)
@@ -497,7 +497,7 @@ START_TEST(growth_stops_at_its_limit)
     ck_assert_int_eq(memclient_pool_query(p, &pi), 0);
     ck_assert_uint_eq(pi.leases, 4);
     ck_assert_int_eq(memclient_pool_flush(p), 0);
-    memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_POOLS);
+    memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_SUBALLOCS);
     ck_assert_uint_eq(s->npools, 4);
     ck_assert_uint_eq(s->nsuballocs, 5);
     memclient_snapshot_free(s);
@@ -528,7 +528,7 @@ START_TEST(dump_shows_pooled_buffers_within_the_bound)
         uint64_t t0 = now_ms();
         ck_assert_int_eq(memclient_pool_alloc(p, 4096, 0, name, &b), 0);
         for (;;) {
-            memclient_snapshot *s = cu_dump(op, MEMCLIENT_DUMP_POOLS);
+            memclient_snapshot *s = cu_dump(op, MEMCLIENT_DUMP_SUBALLOCS);
             const memclient_suballoc_rec *sr = find_sub(s, b.lease, b.offset);
             bool seen = sr && strcmp(sr->name, name) == 0;
             memclient_snapshot_free(s);
@@ -546,7 +546,7 @@ START_TEST(dump_shows_pooled_buffers_within_the_bound)
     /* On the pool's own connection, any request carries the report: at once. */
     memclient_pool_buffer b;
     ck_assert_int_eq(memclient_pool_alloc(p, 64, 0, "piggy", &b), 0);
-    memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_POOLS);
+    memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_SUBALLOCS);
     ck_assert_ptr_nonnull(find_sub(s, b.lease, b.offset));
     memclient_snapshot_free(s);
     ck_assert_int_eq(memclient_pool_destroy(p), 0);

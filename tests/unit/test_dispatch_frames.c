@@ -289,7 +289,8 @@ static void alloc_steps(uint8_t *p, uint32_t *seen)
     memd_wire_handle_put(p, pool.handle);
     step(MEMD_OP_FREE, p, 8, &r, seen);
     memd_wire_dump_req d = {.device = UINT32_MAX,
-                            .flags = MEMD_DUMP_F_BLOCKS | MEMD_DUMP_F_MODELS | MEMD_DUMP_F_POOLS};
+                            .flags = MEMD_DUMP_F_BLOCKS | MEMD_DUMP_F_MODELS | MEMD_DUMP_F_POOLS |
+                                     MEMD_DUMP_F_SUBALLOCS};
     memd_wire_dump_req_put(p, &d);
     step(MEMD_OP_DUMP, p, MEMD_WIRE_DUMP_REQ_SIZE, &r, seen);
     memd_wire_handle_put(p, b.handle);

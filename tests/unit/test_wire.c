@@ -405,7 +405,7 @@ START_TEST(dump_req_roundtrip_and_rejects)
     ck_assert_uint_eq(g.device, UINT32_MAX);
     ck_assert_uint_eq(g.flags, MEMD_DUMP_F_BLOCKS);
     ck_assert_int_eq(memd_wire_dump_req_get(buf, 7, &g), -EBADMSG);
-    d.flags = MEMD_DUMP_F_POOLS << 1; /* the first unknown bit */
+    d.flags = MEMD_DUMP_F_SUBALLOCS << 1; /* the first unknown bit */
     memd_wire_dump_req_put(buf, &d);
     ck_assert_int_eq(memd_wire_dump_req_get(buf, MEMD_WIRE_DUMP_REQ_SIZE, &g), -EINVAL);
 }

@@ -65,7 +65,9 @@ static void allocs_table(FILE *f, const memclient_snapshot *s)
             "PROCESS", "NAME", "AGE");
     for (size_t i = 0; i < s->nallocs; i++) {
         const memclient_alloc_info *a = &s->allocs[i];
-        char region[96], rbuf[24], addr[24], age[24];
+        char region[96], rbuf[24], addr[24], age[24], name[MEMD_NAME_MAX + 8];
+        /* A client pool is marked: its sub-allocations follow under "pools". */
+        snprintf(name, sizeof(name), "%s%s", a->name[0] ? a->name : "-", a->pool ? " [pool]" : "");
         snprintf(region, sizeof(region), "%s/%s", memclient_kind_name(a->buf.kind),
                  memd_report_region_name(s, a->device, a->buf.kind, a->buf.region, rbuf, sizeof(rbuf)));
         snprintf(addr, sizeof(addr), "0x%" PRIx64, a->buf.address);
@@ -74,8 +76,42 @@ static void allocs_table(FILE *f, const memclient_snapshot *s)
                 " %6" PRIu32 " %-15s %-20s %6s\n",
                 a->buf.handle, a->device, region, memclient_class_name(a->cls), addr,
                 HB(a->buf.size_per_bank), a->buf.banks, a->pid, a->uid,
-                a->comm[0] ? a->comm : "-", a->name[0] ? a->name : "-",
-                memctl_human_age(age_ns, age, sizeof(age)));
+                a->comm[0] ? a->comm : "-", name, memctl_human_age(age_ns, age, sizeof(age)));
+    }
+}
+
+/* Each client pool: owner, pooled bytes, as of when, then its sub-allocations. */
+static void pools_table(FILE *f, const memclient_snapshot *s)
+{
+    if (s->npools == 0)
+        return;
+    fprintf(f, "\npools: %zu (sub-allocations as the owners last reported them)\n", s->npools);
+    size_t sub = 0;
+    for (size_t i = 0; i < s->npools; i++) {
+        const memclient_pool_rec *p = &s->pools[i];
+        const memclient_alloc_info *a = NULL;
+        for (size_t k = 0; k < s->nallocs && !a; k++)
+            if (s->allocs[k].buf.handle == p->handle)
+                a = &s->allocs[k];
+        char age[24];
+        uint64_t age_ns = s->server.now_ns > p->as_of_ns ? s->server.now_ns - p->as_of_ns : 0;
+        fprintf(f, "  pool %" PRIu64 " %s (pid %" PRIu32 " %s): %" PRIu32
+                " sub-allocations, %s of %s pooled, as of %s ago\n",
+                p->handle, a && a->name[0] ? a->name : "-", a ? a->pid : 0,
+                a && a->comm[0] ? a->comm : "-", p->suballocs, HB(p->pooled_bytes),
+                HB(a ? a->buf.size_per_bank : 0), memctl_human_age(age_ns, age, sizeof(age)));
+        bool head = false;
+        for (; sub < s->nsuballocs && s->suballocs[sub].pool == p->handle; sub++) {
+            const memclient_suballoc_rec *x = &s->suballocs[sub];
+            char off[24], addr[24];
+            if (!head)
+                fprintf(f, "    %12s %14s %11s  %s\n", "OFFSET", "ADDRESS", "BYTES/BANK", "NAME");
+            head = true;
+            snprintf(off, sizeof(off), "0x%" PRIx64, x->offset);
+            snprintf(addr, sizeof(addr), "0x%" PRIx64, (a ? a->buf.address : 0) + x->offset);
+            fprintf(f, "    %12s %14s %11s  %s\n", off, addr, HB(x->size),
+                    x->name[0] ? x->name : "-");
+        }
     }
 }
 
@@ -142,6 +178,7 @@ void memctl_dump_table(FILE *f, const memclient_snapshot *s, bool detailed)
             s->server.sessions);
     devices_table(f, s);
     allocs_table(f, s);
+    pools_table(f, s);
     if (detailed) {
         blocks_table(f, s);
         sessions_table(f, s);

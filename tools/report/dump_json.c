@@ -92,8 +92,9 @@ static void alloc_json(FILE *f, const memclient_snapshot *s, const memclient_all
     memd_json_str(f, a->comm);
     fprintf(f, ",\n      \"name\": ");
     memd_json_str(f, a->name);
-    fprintf(f, ",\n      \"created_ns\": %" PRIu64 ",\n      \"age_s\": %.3f\n    }",
-            a->created_ns, (double)age_ns / 1e9);
+    fprintf(f, ",\n      \"pool\": %s,\n      \"created_ns\": %" PRIu64
+               ",\n      \"age_s\": %.3f\n    }",
+            a->pool ? "true" : "false", a->created_ns, (double)age_ns / 1e9);
 }
 
 static void session_json(FILE *f, const memclient_session_rec *x)
@@ -194,6 +195,7 @@ void memd_report_json(FILE *f, const memclient_snapshot *s, bool detailed)
         session_json(f, &s->sessions[i]);
     }
     fprintf(f, "%s]", s->nsessions ? "\n  " : "");
+    memd_report_pools_json(f, s);
     memd_report_models_json(f, s); /* "models", "plans", "instances" */
     fprintf(f, "\n}\n");
 }
