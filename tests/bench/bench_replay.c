@@ -451,9 +451,12 @@ int main(int argc, char **argv)
         }
     }
     for (int mode = 0; mode < 4; mode++) {
-        if (!o.modes[mode])
-            continue;
         double *sm = samples_of[mode], *cm = cpu_of[mode];
+        if (!o.modes[mode]) {
+            free(sm);
+            free(cm);
+            continue;
+        }
         qsort(sm, o.repeat, sizeof *sm, cmp_double);
         qsort(cm, o.repeat, sizeof *cm, cmp_double);
         printf("{\"bench\": \"replay\", \"model\": \"%s\", \"mode\": \"%s\", "

@@ -154,6 +154,12 @@ START_TEST(pool_matches_reference_allocator)
             memclient_snapshot_free(s);
         }
     }
+    /* Pools without their sub-allocations (what metrics ask for). */
+    memclient_snapshot *only = cu_dump(c, MEMCLIENT_DUMP_POOLS);
+    ck_assert_uint_eq(only->npools, 1);
+    ck_assert_uint_eq(only->nsuballocs, 0);
+    ck_assert_uint_eq(only->pools[0].suballocs, n);
+    memclient_snapshot_free(only);
     memclient_pool_info end;
     ck_assert_int_eq(memclient_pool_query(p, &end), 0);
     ck_assert_uint_eq(end.allocations, n);
