@@ -237,7 +237,8 @@ static double mode_pool(const replay *r, memclient_pool *p, uint64_t base, unsig
                 if (rc < 0)
                     die("memclient_pool_alloc", rc);
                 u->where[t] = b.handle;
-                u->offset[t] = b.address - base;
+                if (k + 1 == n) /* the placement check needs one inference's offsets */
+                    u->offset[t] = b.address - base;
             }
             for (size_t i = 0; i < r->nfree_at[s]; i++) {
                 int rc = memclient_pool_free(p, u->where[r->free_at[s][i]]);
