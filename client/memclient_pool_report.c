@@ -172,13 +172,12 @@ static void *timer_main(void *arg)
     while (!c->timer_stop) {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += MEMCLIENT_POOL_REPORT_MS * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        while (!c->timer_stop &&
-               pthread_cond_timedwait(&c->timer_cv, &c->timer_mu, &ts) != ETIMEDOUT)
+        long ns = ts.tv_nsec + (MEMCLIENT_POOL_REPORT_MS % 1000) * 1000000L;
+        ts.tv_sec += MEMCLIENT_POOL_REPORT_MS / 1000 + ns / 1000000000L;
+        ts.tv_nsec = ns % 1000000000L;
+        /* 0: woken (by stop, or spuriously); anything else ends the wait, so an error can
+         * never turn this into a loop that holds timer_mu. */
+        while (!c->timer_stop && pthread_cond_timedwait(&c->timer_cv, &c->timer_mu, &ts) == 0)
             ;
         if (c->timer_stop)
             break;
