@@ -285,7 +285,9 @@ MEMCLIENT_API int memclient_pool_query(memclient_pool *pool, memclient_pool_info
 MEMCLIENT_API int memclient_pool_lease(memclient_pool *pool, uint32_t i, memclient_buffer *out);
 
 /* Frees every range of the pool (and so every sub-allocation) and the pool. Unsent
- * reports are dropped. memclient_disconnect() destroys the pools left on it. */
+ * reports are dropped. Like memclient_disconnect() for a connection, it must be the last
+ * call on the pool, made when no other thread uses it. memclient_disconnect() destroys
+ * the pools left on it. */
 MEMCLIENT_API int memclient_pool_destroy(memclient_pool *pool);
 
 /* ---- pipelining --------------------------------------------------------------------- */
