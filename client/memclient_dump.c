@@ -206,6 +206,22 @@ static int dec_instance(memclient_snapshot *s, const uint8_t *p, size_t n)
     return 0;
 }
 
+static int dec_use(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_session_use w;
+    int r = memd_wire_session_use_get(p, n, &w);
+    if (r < 0)
+        return r;
+    memclient_session_use *o = &s->usage[s->nusage++];
+    o->session_id = w.session_id;
+    o->device = w.device;
+    o->kind = (memd_kind)w.kind;
+    o->allocations = w.allocations;
+    o->bytes = w.bytes;
+    o->shared_bytes = w.shared_bytes;
+    return 0;
+}
+
 static int dec_pool(memclient_snapshot *s, const uint8_t *p, size_t n)
 {
     memd_wire_pool_rec w;
@@ -246,6 +262,7 @@ static const rec_decoder decoders[NTAGS] = {
     [MEMD_REC_ALLOC] = dec_alloc,     [MEMD_REC_BLOCK] = dec_block,
     [MEMD_REC_SESSION] = dec_session, [MEMD_REC_PLAN] = dec_plan,
     [MEMD_REC_MODEL] = dec_model,     [MEMD_REC_INSTANCE] = dec_instance,
+    [MEMD_REC_SESSION_USE] = dec_use,
     [MEMD_REC_POOL] = dec_pool,       [MEMD_REC_SUBALLOC] = dec_suballoc,
 };
 
@@ -290,6 +307,7 @@ int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **
     ALLOC_ARRAY(plans, MEMD_REC_PLAN)
     ALLOC_ARRAY(models, MEMD_REC_MODEL)
     ALLOC_ARRAY(instances, MEMD_REC_INSTANCE)
+    ALLOC_ARRAY(usage, MEMD_REC_SESSION_USE)
     ALLOC_ARRAY(pools, MEMD_REC_POOL)
     ALLOC_ARRAY(suballocs, MEMD_REC_SUBALLOC)
 #undef ALLOC_ARRAY
@@ -323,6 +341,7 @@ void memclient_snapshot_free(memclient_snapshot *s)
     free(s->plans);
     free(s->models);
     free(s->instances);
+    free(s->usage);
     free(s->pools);
     free(s->suballocs);
     free(s);

@@ -343,8 +343,8 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
     if (!out)
         return memclient_fail(-EINVAL, "memclient_dump: out is NULL");
     *out = NULL;
-    if (flags & ~(unsigned)(MEMCLIENT_DUMP_BLOCKS | MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_POOLS |
-                            MEMCLIENT_DUMP_SUBALLOCS))
+    if (flags & ~(unsigned)(MEMCLIENT_DUMP_BLOCKS | MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_USAGE |
+                            MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_SUBALLOCS))
         return memclient_fail(-EINVAL, "unknown dump flags 0x%x", flags);
     if ((r = memclient_lock(c)) < 0)
         return r;
@@ -358,6 +358,7 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
         .device = device,
         .flags = ((flags & MEMCLIENT_DUMP_BLOCKS) ? MEMD_DUMP_F_BLOCKS : 0) |
                  ((flags & MEMCLIENT_DUMP_MODELS) ? MEMD_DUMP_F_MODELS : 0) |
+                 ((flags & MEMCLIENT_DUMP_USAGE) ? MEMD_DUMP_F_USAGE : 0) |
                  ((flags & (MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_SUBALLOCS)) ? MEMD_DUMP_F_POOLS
                                                                                : 0) |
                  ((flags & MEMCLIENT_DUMP_SUBALLOCS) ? MEMD_DUMP_F_SUBALLOCS : 0),

@@ -5,8 +5,7 @@
 
 #include "json.h"
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 if it is not one. */
-static size_t utf8_len(const unsigned char *p)
+size_t memd_utf8_len(const unsigned char *p)
 {
     size_t n;
     uint32_t cp;
@@ -54,7 +53,7 @@ void memd_json_str(FILE *f, const char *s)
         }
         /* Names come from other processes: bytes that are not UTF-8 would make the
          * document invalid, so each becomes U+FFFD. */
-        size_t n = utf8_len(p);
+        size_t n = memd_utf8_len(p);
         if (n == 0) {
             fputs("\\ufffd", f);
             p++;

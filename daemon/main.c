@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,6 +194,9 @@ static void log_error(const memd_error *e)
 
 static int serve(const opts *o)
 {
+    /* SIGHUP never ends memd: ignored until the loop watches it (a reload), and again
+     * once the loop is done. */
+    signal(SIGHUP, SIG_IGN);
     const char *path = o->config ? o->config : default_config();
     memd_config cfg;
     memd_error e = {0};
@@ -220,6 +224,7 @@ static int serve(const opts *o)
     }
     if (l.activated)
         sock = l.path[0] ? l.path : "the socket passed by systemd";
+    memd_log_set_level(cfg.log_level);
     memd_log(LOG_INFO, "config %s", cfg.path);
     /* The map from before a crash or stop, restored before the first client is served. */
     char dir[512];
@@ -246,6 +251,7 @@ static int serve(const opts *o)
     }
     if (code == 0) {
         code = memd_server_run(&st, cfg.path, l.fd, sock, on_ready, NULL);
+        signal(SIGHUP, SIG_IGN);
         l.fd = -1; /* closed with the loop's handle */
     }
     memd_listen_close(&l);

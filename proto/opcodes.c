@@ -34,6 +34,9 @@ static const memd_wire_op ops[MEMD_OP_OPCODE_COUNT] = {
     /* With MEMD_INST_F_FREE it frees the instance's buffers. */
     [MEMD_OP_INSTANCE_RELEASE] = {"INSTANCE_RELEASE", MEMD_WIRE_SHAPE_FIXED,
                                   MEMD_WIRE_REF_SIZE, 0, true, false},
+    /* Everyone may read the event log; the handler shows others only their uid's. */
+    [MEMD_OP_EVENTS] = {"EVENTS", MEMD_WIRE_SHAPE_FIXED, MEMD_WIRE_EVENTS_REQ_SIZE, 0, false,
+                        false},
     /* Pool books are visibility only, not in the state store. */
     [MEMD_OP_POOL_REPORT] = {"POOL_REPORT", MEMD_WIRE_SHAPE_COUNT, MEMD_WIRE_POOL_OP_SIZE, 0,
                              false, false},

@@ -60,6 +60,11 @@
 #define MEMD_WIRE_PLAN_REC_SIZE 96u
 #define MEMD_WIRE_MODEL_REC_SIZE 144u
 #define MEMD_WIRE_INSTANCE_REC_SIZE 64u
+/* Events, and DUMP's per-session use. */
+#define MEMD_WIRE_EVENTS_REQ_SIZE 16u
+#define MEMD_WIRE_EVENTS_INFO_SIZE 24u
+#define MEMD_WIRE_EVENT_SIZE 320u
+#define MEMD_WIRE_SESSION_USE_SIZE 32u
 /* Client pools. */
 #define MEMD_WIRE_POOL_OP_SIZE 96u
 #define MEMD_WIRE_POOL_REC_SIZE 40u
@@ -170,6 +175,17 @@ uint8_t *memd_wire_block_rec_put(uint8_t *out, const memd_wire_block_rec *r);
 int memd_wire_block_rec_get(const uint8_t *in, size_t len, memd_wire_block_rec *r);
 uint8_t *memd_wire_session_rec_put(uint8_t *out, const memd_wire_session_rec *r);
 int memd_wire_session_rec_get(const uint8_t *in, size_t len, memd_wire_session_rec *r);
+
+/* ---- wire_event.c: EVENTS, and DUMP's SESSION_USE record ---- */
+
+uint8_t *memd_wire_events_req_put(uint8_t *out, const memd_wire_events_req *r);
+int memd_wire_events_req_get(const uint8_t *in, size_t len, memd_wire_events_req *r);
+uint8_t *memd_wire_events_info_put(uint8_t *out, const memd_wire_events_info *r);
+int memd_wire_events_info_get(const uint8_t *in, size_t len, memd_wire_events_info *r);
+uint8_t *memd_wire_event_put(uint8_t *out, const memd_wire_event *r);
+int memd_wire_event_get(const uint8_t *in, size_t len, memd_wire_event *r);
+uint8_t *memd_wire_session_use_put(uint8_t *out, const memd_wire_session_use *r);
+int memd_wire_session_use_get(const uint8_t *in, size_t len, memd_wire_session_use *r);
 
 /* DUMP replies: reads the tag at `in` and returns the size of the record after it in
  * *rec_size. -EINVAL for an unknown tag, -EBADMSG if the tag or its record is cut. */

@@ -131,10 +131,30 @@ static int parse_abs_path(const char *file, const memd_ynode *n, const char *wha
     return 0;
 }
 
+/* log_level: the syslog names, as journalctl -p takes them. */
+static int parse_log_level(const char *file, const memd_ynode *n, memd_config *cfg,
+                           memd_error *err)
+{
+    static const char *const names[] = {"err", "warning", "notice", "info", "debug"};
+    char s[16];
+    int rc = memd_yaml_string(file, n, s, sizeof s, err);
+    if (rc)
+        return rc;
+    for (int i = 0; i < 5; i++) {
+        if (!strcmp(s, names[i])) {
+            cfg->log_level = 3 + i; /* LOG_ERR .. LOG_DEBUG */
+            return 0;
+        }
+    }
+    return memd_yaml_error(err, file, n, "expected log_level err, warning, notice, info or "
+                                         "debug, got '%s'", s);
+}
+
 static int load_tree(const char *file, const memd_ynode *root, const memd_config_files *files,
                      memd_config *cfg, memd_error *err)
 {
-    static const char *const keys[] = {"socket", "state_dir", "admin_group", "limits", "devices", NULL};
+    static const char *const keys[] = {"socket", "state_dir", "admin_group", "log_level", "limits",
+                                       "devices", NULL};
     int rc = memd_yaml_check_keys(file, root, "memd.yaml", keys, err);
     if (rc)
         return rc;
@@ -153,6 +173,8 @@ static int load_tree(const char *file, const memd_ynode *root, const memd_config
         cfg->admin_group_line = v->line;
         cfg->admin_group_column = v->col;
     }
+    if ((v = memd_yaml_get(root, "log_level")) && (rc = parse_log_level(file, v, cfg, err)))
+        return rc;
     if ((v = memd_yaml_get(root, "limits")) && (rc = parse_limits(file, v, &cfg->limits, err)))
         return rc;
 
@@ -200,6 +222,7 @@ static void config_defaults(memd_config *cfg)
     cfg->limits.max_reply_backlog = 4u << 20;
     cfg->limits.quota_per_uid = 0;
     cfg->limits.reclaim_grace_ms = 30000;
+    cfg->log_level = 6; /* LOG_INFO */
 }
 
 int memd_config_load_buffer(const char *name, const char *buf, size_t len,

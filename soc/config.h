@@ -25,6 +25,7 @@ typedef struct memd_config {
     char state_dir[512];             /* "" = directory of the socket */
     char admin_group[64];            /* "" = only root is admin */
     unsigned admin_group_line, admin_group_column; /* where it is set, for errors */
+    int log_level;                   /* syslog priority: LOG_ERR (3) .. LOG_DEBUG (7), default LOG_INFO */
     memd_limits limits;
     uint32_t ndevices;
     memd_device_spec *devices;       /* ndevices entries, ids unique */

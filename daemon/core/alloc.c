@@ -5,8 +5,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <syslog.h>
 
 #include "errmsg.h"
+#include "event.h"
 #include "hooks.h"
 #include "pool_books.h"
 #include "quota.h"
@@ -234,8 +236,8 @@ static int acquire_shared(memd_state *st, memd_session *s, memd_alloc *a,
     return 0;
 }
 
-int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
-                      memd_alloc **out, memd_wire_error *err)
+static int create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
+                  memd_alloc **out, memd_wire_error *err)
 {
     int dev = memd_state_dev_index(st, w->device);
     if (dev < 0)
@@ -421,4 +423,20 @@ void memd_alloc_to_info(const memd_state *st, const memd_alloc *a, memd_wire_all
     i->created_ns = a->created_ns;
     memcpy(i->name, a->name, sizeof i->name);
     memcpy(i->comm, a->comm, sizeof i->comm);
+}
+
+int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
+                      memd_alloc **out, memd_wire_error *err)
+{
+    int rc = create(st, s, w, out, err);
+    if (rc == 0)
+        return 0;
+    /* The event log's copy of the reply's message: for -ENOMEM and -EDQUOT it names the
+     * region and its state (requested, free, largest free block). */
+    bool room = rc == -ENOMEM && err->detail == MEMD_ERR_DETAIL_NOMEM;
+    memd_event(st, s, rc == -EDQUOT ? MEMD_EVENT_QUOTA : MEMD_EVENT_ALLOC_FAIL,
+               room || rc == -EDQUOT ? LOG_WARNING : LOG_NOTICE, w->device,
+               err->requested, "refused to session %u (pid %u, %s, uid %u): %s",
+               s->id, s->pid, s->comm[0] ? s->comm : "?", s->uid, err->message);
+    return rc;
 }

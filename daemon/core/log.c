@@ -6,6 +6,17 @@
 #include <stdlib.h>
 
 static bool use_syslog; /* set once at startup, before the loop runs */
+static int max_prio = LOG_INFO; /* set at startup and on reload, from the loop */
+
+void memd_log_set_level(int prio)
+{
+    max_prio = prio;
+}
+
+bool memd_log_enabled(int prio)
+{
+    return prio <= max_prio;
+}
 
 void memd_log_to_syslog(bool on)
 {
@@ -16,6 +27,8 @@ void memd_log_to_syslog(bool on)
 
 void memd_log(int prio, const char *fmt, ...)
 {
+    if (prio > max_prio)
+        return;
     va_list ap;
     va_start(ap, fmt);
     if (use_syslog) {

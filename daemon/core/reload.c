@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "log.h"
 #include "quota.h"
 
 /* The first field of group k in which a and b differ, or NULL. */
@@ -92,5 +93,6 @@ int memd_state_reload(memd_state *st, const memd_config *cfg, memd_error *err)
     st->limits.max_frame = max_frame;
     st->have_admin_gid = cfg->admin_group[0] != '\0';
     st->admin_gid = gid;
+    memd_log_set_level(cfg->log_level);
     return 0;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "event.h"
 #include "hooks.h"
 #include "session.h"
 
@@ -83,6 +84,7 @@ void memd_state_fini(memd_state *st)
     memd_map_free(&st->handles);
     memd_map_free(&st->quota);
     memd_names_free(&st->names);
+    memd_events_free(st);
     memd_pool_free(&st->alloc_pool);
     memd_pool_free(&st->hold_pool);
     free(st->scratch);

@@ -23,6 +23,7 @@ typedef struct memd_session memd_session;
 typedef struct memd_alloc memd_alloc;
 typedef struct memd_models memd_models; /* model.h */
 typedef struct memd_store memd_store;   /* store.h */
+typedef struct memd_events memd_events; /* event.h */
 
 /* One holder of an allocation: the creator, or a session that acquired a shared one. */
 typedef struct memd_hold {
@@ -108,6 +109,9 @@ typedef struct memd_state {
     /* Where the layers that listen keep their state; core never looks inside. */
     memd_models *models;           /* plans, models, instances (model.h); NULL until used */
     memd_store *store;             /* the state store (store.h); NULL: not persisted */
+    memd_events *events;           /* the event log (event.h); NULL until the first event */
+    const memd_session *cur;       /* the session whose frames are being processed, or
+                                      NULL: events without a session are about it */
 } memd_state;
 
 /* Builds one engine device per configured spec and resolves the admin group.

@@ -10,6 +10,7 @@
 #include "alloc.h"
 #include "dispatch.h"
 #include "errmsg.h"
+#include "event.h"
 #include "malformed.h"
 #include "memd-build-config.h"
 #include "model.h"
@@ -187,14 +188,55 @@ static int put_allocs(const memd_state *st, const memd_session *s, int dev, uint
     return rc;
 }
 
-static int put_sessions(const memd_state *st, const memd_session *self, memd_buf *out)
+/* What session s holds per (device, bank group): one SESSION_USE record for each where it
+ * holds something. use has ndevs * MEMD_KIND_COUNT zeroed entries and is zero again after. */
+static int put_use(const memd_state *st, const memd_session *s, memd_wire_session_use *use,
+                   memd_buf *out)
 {
-    for (const memd_session *s = st->sessions; s; s = s->next) {
+    for (const memd_hold *h = s->holds; h; h = h->next) {
+        const memd_alloc *a = h->alloc;
+        memd_wire_session_use *u = &use[(size_t)a->dev * MEMD_KIND_COUNT + a->pl.kind];
+        uint64_t bytes = memd_alloc_device_bytes(st, a);
+        u->allocations++;
+        u->bytes += bytes;
+        if (a->shared)
+            u->shared_bytes += bytes;
+    }
+    int rc = 0;
+    for (uint32_t d = 0; d < st->ndevs; d++) {
+        for (int k = 0; k < MEMD_KIND_COUNT; k++) {
+            memd_wire_session_use *u = &use[(size_t)d * MEMD_KIND_COUNT + k];
+            if (!u->allocations)
+                continue;
+            u->session_id = s->id;
+            u->device = st->devs[d].spec->id;
+            u->kind = (uint8_t)k;
+            uint8_t *p = rc == 0 ? rec(out, MEMD_REC_SESSION_USE) : NULL;
+            if (p)
+                memd_wire_session_use_put(p, u);
+            else
+                rc = -ENOMEM;
+            *u = (memd_wire_session_use){0};
+        }
+    }
+    return rc;
+}
+
+static int put_sessions(const memd_state *st, const memd_session *self, bool usage,
+                        memd_buf *out)
+{
+    memd_wire_session_use *use = NULL;
+    if (usage && !(use = calloc((size_t)st->ndevs * MEMD_KIND_COUNT, sizeof *use)))
+        return -ENOMEM;
+    int rc = 0;
+    for (const memd_session *s = st->sessions; s && rc == 0; s = s->next) {
         if (!self->admin && s != self)
             continue;
         uint8_t *p = rec(out, MEMD_REC_SESSION);
-        if (!p)
-            return -ENOMEM;
+        if (!p) {
+            rc = -ENOMEM;
+            break;
+        }
         memd_wire_session_rec r = {.id = s->id, .pid = s->pid, .uid = s->uid, .gid = s->gid,
                                    .connected_ns = s->connected_ns,
                                    .allocations = s->nholds, .requests = s->requests};
@@ -202,8 +244,11 @@ static int put_sessions(const memd_state *st, const memd_session *self, memd_buf
         memcpy(r.client_name, s->client_name, sizeof r.client_name);
         r.flags = memd_store_session_flags(st, s, &r.reclaim_deadline_ns); /* orphaned? */
         memd_wire_session_rec_put(p, &r);
+        if (use)
+            rc = put_use(st, s, use, out);
     }
-    return 0;
+    free(use);
+    return rc;
 }
 
 /* Sessions holding something per (device, bank group). */
@@ -260,7 +305,7 @@ static int build(const memd_state *st, const memd_session *s, int dev, uint32_t 
     if (rc == 0)
         rc = put_allocs(st, s, dev, flags, out);
     if (rc == 0)
-        rc = put_sessions(st, s, out);
+        rc = put_sessions(st, s, (flags & MEMD_DUMP_F_USAGE) != 0, out);
     if (rc == 0 && (flags & MEMD_DUMP_F_MODELS))
         rc = memd_models_dump(st, s, out);
     return rc;

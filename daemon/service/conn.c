@@ -290,7 +290,7 @@ static void on_eof(memd_conn *c)
         return;
     }
     if (!c->close_after_flush && c->in.len > 0)
-        memd_frames_truncated(c->srv->st, c->in.data, c->in.len, &c->out);
+        memd_frames_truncated(c->srv->st, &c->sess, c->in.data, c->in.len, &c->out);
     c->close_after_flush = true;
 }
 

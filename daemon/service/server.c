@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "event.h"
 #include "log.h"
 #include "model_work.h"
 #include "notify.h"
@@ -67,7 +68,8 @@ static void stop(memd_server *srv, int signum)
     if (srv->stopping)
         return;
     srv->stopping = true;
-    memd_log(LOG_INFO, "%s: stopping with %u sessions", strsignal(signum), srv->st->nsessions);
+    memd_event(srv->st, NULL, MEMD_EVENT_DAEMON, LOG_INFO, UINT32_MAX, 0,
+               "%s: stopping with %u sessions", strsignal(signum), srv->st->nsessions);
     memd_notify("STOPPING=1\nSTATUS=stopping");
     /* The sessions the shutdown closes stay in the state store for the next memd. */
     memd_store_stopping(srv->st);
@@ -76,7 +78,10 @@ static void stop(memd_server *srv, int signum)
     uv_close((uv_handle_t *)&srv->listener, NULL);
     uv_close((uv_handle_t *)&srv->sigterm, NULL);
     uv_close((uv_handle_t *)&srv->sigint, NULL);
-    uv_close((uv_handle_t *)&srv->sighup, NULL);
+    /* Not closed until the loop is done: closing the last SIGHUP watcher would give the
+     * signal its default action back, and a SIGHUP while the last replies drain would
+     * kill the daemon. Unreferenced, it does not keep the loop alive. */
+    uv_unref((uv_handle_t *)&srv->sighup);
     if (srv->watchdog_on)
         uv_close((uv_handle_t *)&srv->watchdog, NULL);
     if (!srv->conns) {
@@ -102,6 +107,10 @@ static void on_reload(uv_signal_t *h, int signum)
 {
     (void)signum;
     memd_server *srv = h->data;
+    if (srv->stopping) {
+        memd_log(LOG_NOTICE, "SIGHUP while stopping: nothing reloaded");
+        return;
+    }
     memd_config cfg = {0};
     memd_error e = {0};
     char msg[1200];
@@ -115,10 +124,12 @@ static void on_reload(uv_signal_t *h, int signum)
         rc = memd_state_reload(srv->st, &cfg, &e);
     if (rc < 0) {
         memd_error_format(&e, msg, sizeof msg);
-        memd_log(LOG_ERR, "reload refused, keeping the running config: %s", msg);
+        memd_event(srv->st, NULL, MEMD_EVENT_DAEMON, LOG_ERR, UINT32_MAX, 0,
+                   "reload refused, keeping the running config: %s", msg);
     } else {
         srv->out_high = reply_backlog(srv->st);
-        memd_log(LOG_INFO, "reloaded %s", srv->config_path);
+        memd_event(srv->st, NULL, MEMD_EVENT_DAEMON, LOG_INFO, UINT32_MAX, 0,
+                   "reloaded %s (limits, quotas, admin group, log level)", srv->config_path);
     }
     memd_config_free(&cfg);
     memd_notify("READY=1");
@@ -185,8 +196,8 @@ int memd_server_run(memd_state *st, const char *config_path, int listen_fd,
         srv.watchdog_on = true;
     }
 
-    memd_log(LOG_INFO, "serving %u device%s on %s", st->ndevs, st->ndevs == 1 ? "" : "s",
-             socket_path);
+    memd_event(st, NULL, MEMD_EVENT_DAEMON, LOG_INFO, UINT32_MAX, 0, "serving %u device%s on %s",
+               st->ndevs, st->ndevs == 1 ? "" : "s", socket_path);
     memd_notifyf("READY=1\nSTATUS=serving %u device%s on %s\nMAINPID=%ld", st->ndevs,
                  st->ndevs == 1 ? "" : "s", socket_path, (long)getpid());
     if (on_ready)
@@ -195,6 +206,7 @@ int memd_server_run(memd_state *st, const char *config_path, int listen_fd,
     uv_run(&loop, UV_RUN_DEFAULT);
     memd_store_defer(st, false);
     uv_close((uv_handle_t *)&srv.pass_end, NULL);
+    uv_close((uv_handle_t *)&srv.sighup, NULL); /* main() ignores SIGHUP from here on */
     uv_run(&loop, UV_RUN_DEFAULT);
     memd_model_work_detach(&srv);
     rc = uv_loop_close(&loop);

@@ -493,6 +493,18 @@ typedef struct memclient_session_rec {
     uint64_t reclaim_deadline_ns; /* orphaned: released at this time (CLOCK_REALTIME) */
 } memclient_session_rec;
 
+/* What one session holds in one bank group (MEMCLIENT_DUMP_USAGE). bytes counts every
+ * bank a buffer reserves (size per bank x the group's banks); a shared buffer counts in
+ * full for each holder, and also in shared_bytes. */
+typedef struct memclient_session_use {
+    uint32_t session_id;
+    uint32_t device;
+    memd_kind kind;
+    uint32_t allocations;
+    uint64_t bytes;
+    uint64_t shared_bytes;
+} memclient_session_use;
+
 /* Client pools: with MEMCLIENT_DUMP_POOLS; sub-allocations with MEMCLIENT_DUMP_SUBALLOCS. */
 typedef struct memclient_pool_rec {
     uint64_t handle;            /* the pool range's allocation (in allocs[]) */
@@ -532,6 +544,8 @@ typedef struct memclient_snapshot {
     memclient_model_rec *models;
     size_t ninstances;
     memclient_instance_rec *instances;
+    size_t nusage;              /* only with MEMCLIENT_DUMP_USAGE */
+    memclient_session_use *usage;
     size_t npools;              /* only with MEMCLIENT_DUMP_POOLS or _SUBALLOCS */
     memclient_pool_rec *pools;
     size_t nsuballocs;          /* only with MEMCLIENT_DUMP_SUBALLOCS: by pool, in address
@@ -542,8 +556,9 @@ typedef struct memclient_snapshot {
 enum {
     MEMCLIENT_DUMP_BLOCKS = 1u << 0, /* also every free and allocated block of every region */
     MEMCLIENT_DUMP_MODELS = 1u << 1, /* also cached plans, models and instances */
-    MEMCLIENT_DUMP_POOLS = 1u << 2,  /* also client pools (pools[]) */
-    MEMCLIENT_DUMP_SUBALLOCS = 1u << 3, /* also their sub-allocations (implies POOLS) */
+    MEMCLIENT_DUMP_USAGE = 1u << 2,  /* also what each session holds per bank group */
+    MEMCLIENT_DUMP_POOLS = 1u << 3,  /* also client pools (pools[]) */
+    MEMCLIENT_DUMP_SUBALLOCS = 1u << 4, /* also their sub-allocations (implies POOLS) */
 };
 
 #define MEMCLIENT_ALL_DEVICES UINT32_MAX
@@ -558,6 +573,40 @@ MEMCLIENT_API void memclient_snapshot_free(memclient_snapshot *s);
 MEMCLIENT_API const memclient_region *memclient_snapshot_region(const memclient_snapshot *s,
                                                                 uint32_t device, memd_kind kind,
                                                                 uint32_t region);
+
+/* ---- event log ------------------------------------------------------------------------
+ *
+ * The daemon keeps its last events (protocol.h, "Events") in a ring numbered from 1. An
+ * admin reads all of them, others those of their own uid. Follow the log by calling
+ * again with since = the page's next_seq; lost counts events the ring overwrote before
+ * they were read. */
+typedef struct memclient_event {
+    uint64_t seq;
+    uint64_t time_ns;           /* CLOCK_REALTIME */
+    memd_event_type type;
+    int priority;               /* syslog: 3 error .. 7 debug */
+    uint32_t pid, uid, session_id; /* 0: not a session's event */
+    uint32_t device;            /* UINT32_MAX: none */
+    uint64_t bytes;             /* released (session close, orphan release), requested
+                                   (failures), code + constants (model load) */
+    char comm[16];
+    char message[256];
+} memclient_event;
+
+typedef struct memclient_events_page {
+    size_t n;
+    memclient_event *events;
+    uint64_t next_seq;
+    uint64_t lost;
+} memclient_events_page;
+
+/* Up to max events (0: up to the daemon's page size, 1024) with seq >= since. Free the
+ * page with memclient_events_page_free(). */
+MEMCLIENT_API int memclient_events(memclient *c, uint64_t since, uint32_t max,
+                                   memclient_events_page *out);
+MEMCLIENT_API void memclient_events_page_free(memclient_events_page *p);
+/* "session_open", "alloc_fail", ...; "?" for an unknown type. */
+MEMCLIENT_API const char *memclient_event_type_name(memd_event_type t);
 
 /* ---- plans and models ------------------------------------------------------------------
  *

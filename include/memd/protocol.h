@@ -49,8 +49,10 @@ typedef enum memd_opcode {
     MEMD_OP_MODEL_INFO = 13,      /* memd_wire_ref (model id) -> as MODEL_LOAD */
     MEMD_OP_INSTANCE_CREATE = 14, /* memd_wire_ref (model id) -> instance_info + n x tensor_addr */
     MEMD_OP_INSTANCE_RELEASE = 15, /* memd_wire_ref (instance id, MEMD_INST_F_*) -> empty */
+    /* The daemon's event log (see the section "Events" at the end of this file). */
+    MEMD_OP_EVENTS = 16,          /* memd_wire_events_req -> events_info + count x event */
     /* Client pools (see the section at the end of this file). */
-    MEMD_OP_POOL_REPORT = 16,     /* u32 count, u32 0, count x memd_wire_pool_op -> empty; all or nothing */
+    MEMD_OP_POOL_REPORT = 17,     /* u32 count, u32 0, count x memd_wire_pool_op -> empty; all or nothing */
     MEMD_OP_OPCODE_COUNT
 } memd_opcode;
 
@@ -169,10 +171,12 @@ enum {
     /* Also PLAN, MODEL and INSTANCE records. Opt-in, so a client that predates them
      * never meets a tag it does not know. */
     MEMD_DUMP_F_MODELS = 1u << 1,
+    /* Also SESSION_USE records: bytes each session holds per device and bank group. */
+    MEMD_DUMP_F_USAGE = 1u << 2,
     /* Also a POOL record per client pool; with SUBALLOCS too, each followed by its
      * SUBALLOC records (there may be many: metrics need only the pools). */
-    MEMD_DUMP_F_POOLS = 1u << 2,
-    MEMD_DUMP_F_SUBALLOCS = 1u << 3,
+    MEMD_DUMP_F_POOLS = 1u << 3,
+    MEMD_DUMP_F_SUBALLOCS = 1u << 4,
 };
 
 enum { MEMD_ALLOC_I_POOL = 1u << 0 }; /* alloc_info.flags: the allocation is a client pool */
@@ -194,8 +198,9 @@ typedef enum memd_rec_tag {
     MEMD_REC_PLAN = 8,    /* memd_wire_plan_rec (MEMD_DUMP_F_MODELS) */
     MEMD_REC_MODEL = 9,   /* memd_wire_model_rec (MEMD_DUMP_F_MODELS) */
     MEMD_REC_INSTANCE = 10, /* memd_wire_instance_rec (MEMD_DUMP_F_MODELS) */
-    MEMD_REC_POOL = 11,     /* memd_wire_pool_rec (MEMD_DUMP_F_POOLS) */
-    MEMD_REC_SUBALLOC = 12, /* memd_wire_suballoc_rec, after its pool, in address order
+    MEMD_REC_SESSION_USE = 11, /* memd_wire_session_use (MEMD_DUMP_F_USAGE), after SESSIONs */
+    MEMD_REC_POOL = 12,     /* memd_wire_pool_rec (MEMD_DUMP_F_POOLS) */
+    MEMD_REC_SUBALLOC = 13, /* memd_wire_suballoc_rec, after its pool, in address order
                                (MEMD_DUMP_F_POOLS | MEMD_DUMP_F_SUBALLOCS) */
 } memd_rec_tag;
 
@@ -287,6 +292,20 @@ typedef struct memd_wire_session_rec {
  * reclaimed it yet (HELLO with MEMD_HELLO_F_RECLAIM); it holds its allocations until
  * then, until its process is gone, or until reclaim_grace_ms pass. */
 enum { MEMD_SESSION_F_ORPHANED = 1u << 0 };
+
+/* What one session holds in one bank group (MEMD_DUMP_F_USAGE): one record per session
+ * and (device, kind) where it holds something. bytes counts every bank the buffers
+ * reserve (size per bank x the banks reserved); a shared buffer counts in full for each
+ * of its holders, and also in shared_bytes. */
+typedef struct memd_wire_session_use {
+    uint32_t session_id;
+    uint32_t device;
+    uint8_t kind;              /* memd_kind */
+    uint8_t pad[3];
+    uint32_t allocations;      /* buffers held there */
+    uint64_t bytes;
+    uint64_t shared_bytes;
+} memd_wire_session_use;
 
 /* ---- Plans and models ------------------------------------------------------------------
  *
@@ -523,6 +542,43 @@ typedef struct memd_wire_instance_rec {
     uint32_t busy;             /* 1 in use, 0 on the free list */
 } memd_wire_instance_rec;
 
+
+/* ---- Events ----------------------------------------------------------------------------
+ *
+ * The daemon keeps its last events (sessions opened and closed, allocation failures,
+ * quota hits, reclaims after a restart, model loads, protocol errors, reloads) in a
+ * bounded ring, numbered from 1 without gaps. EVENTS returns up to max events with
+ * seq >= since that this session may see: an admin sees all, others the events of their
+ * own uid. A reader follows the log by asking again with since = next_seq. When the ring
+ * has dropped events the reader had not seen yet, lost says how many. */
+/* memd_event_type: types.h */
+
+typedef struct memd_wire_events_req {
+    uint64_t since;            /* first sequence number wanted (0 or 1: the oldest kept) */
+    uint32_t max;              /* at most this many (0: as many as fit one reply) */
+    uint32_t flags;            /* 0 */
+} memd_wire_events_req;
+
+typedef struct memd_wire_events_info {
+    uint64_t next_seq;         /* ask for this one next */
+    uint64_t lost;             /* events >= since the ring no longer has */
+    uint32_t count;            /* memd_wire_event records that follow */
+    uint32_t pad;
+} memd_wire_events_info;
+
+typedef struct memd_wire_event {
+    uint64_t seq;
+    uint64_t time_ns;          /* CLOCK_REALTIME */
+    uint32_t type;             /* memd_event_type */
+    uint32_t priority;         /* syslog priority: LOG_ERR 3 .. LOG_DEBUG 7 */
+    uint32_t pid;              /* the session's credentials; 0 when not a session's */
+    uint32_t uid;
+    uint32_t session_id;       /* 0: none */
+    uint32_t device;           /* UINT32_MAX: none */
+    uint64_t bytes;            /* see memd_event_type; else 0 */
+    char comm[16];
+    char message[256];         /* the line written to the daemon's log */
+} memd_wire_event;
 /* ---- Client pools ----------------------------------------------------------------------
  *
  * A pool is an allocation made with MEMD_ALLOC_F_POOL: to memd an ordinary allocation of

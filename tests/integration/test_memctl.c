@@ -20,60 +20,12 @@
 
 #include "check_main.h"
 #include "client_util.h"
+#include "memctl_run.h"
 
 static memd_fixture f;
 static memclient *c;
 static char out_path[160], err_path[160];
 static char *out, *err; /* the last run's output */
-
-static const char *memctl_path(void)
-{
-    static char path[1024];
-    const char *bin = getenv("MEMCTL_BIN");
-    if (bin && *bin)
-        return bin;
-    const char *root = getenv("MEMD_BUILD_ROOT");
-    snprintf(path, sizeof path, "%s/tools/memctl/memctl", root && *root ? root : ".");
-    return path;
-}
-
-static char *slurp(const char *path)
-{
-    FILE *fp = fopen(path, "r");
-    ck_assert_ptr_nonnull(fp);
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while ((got = fread(buf + n, 1, cap - n - 1, fp)) > 0) {
-        n += got;
-        if (cap - n - 1 == 0)
-            buf = realloc(buf, cap *= 2);
-    }
-    buf[n] = '\0';
-    fclose(fp);
-    return buf;
-}
-
-static pid_t spawn(const char *const *args, uid_t uid, int out_fd, int err_fd)
-{
-    const char *argv[32] = {memctl_path(), "--socket", f.socket_path};
-    int n = 3;
-    for (; args[n - 3]; n++)
-        argv[n] = args[n - 3];
-    argv[n] = NULL;
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        dup2(out_fd, 1);
-        dup2(err_fd, 2);
-        if (uid != 0 && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
-            _exit(120);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    return pid;
-}
 
 /* Runs memctl --socket SOCK args... as uid; output in out/err; returns its exit code. */
 static int run_as(uid_t uid, const char *const *args)
@@ -81,15 +33,15 @@ static int run_as(uid_t uid, const char *const *args)
     int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ck_assert(o >= 0 && e >= 0);
-    pid_t pid = spawn(args, uid, o, e);
+    pid_t pid = memctl_spawn(&f, args, uid, o, e);
     close(o);
     close(e);
     int ws;
     ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
     free(out);
     free(err);
-    out = slurp(out_path);
-    err = slurp(err_path);
+    out = memctl_slurp(out_path);
+    err = memctl_slurp(err_path);
     return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 }
 
@@ -401,13 +353,13 @@ static uint64_t start_hold(const char *const *args, pid_t *pid)
 {
     int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    *pid = spawn(args, 0, o, e);
+    *pid = memctl_spawn(&f, args, 0, o, e);
     close(o);
     close(e);
     uint64_t handle = 0;
     for (int i = 0; i < 500 && !handle; i++) {
         nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
-        char *text = slurp(out_path);
+        char *text = memctl_slurp(out_path);
         const char *h = strstr(text, "handle=");
         if (h && strchr(h, '\n'))
             handle = strtoull(h + 7, NULL, 10);
@@ -425,7 +377,7 @@ static void stop_hold(pid_t pid, uint64_t handle)
     ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "memctl alloc status %d", ws);
     memclient_alloc_info info;
     ck_assert_int_eq(memclient_query(c, handle, &info), -ENOENT);
-    char *log = slurp(err_path);
+    char *log = memctl_slurp(err_path);
     ck_assert_ptr_nonnull(strstr(log, "freed handle"));
     free(log);
 }
@@ -436,7 +388,7 @@ START_TEST(alloc_hold_then_sigterm)
     uint64_t handle = start_hold((const char *const[]){"alloc", "--device", "0", "--class",
                                                        "placeholder", "--size", "3MiB", "--name",
                                                        "held", "--hold", NULL}, &pid);
-    char *text = slurp(out_path);
+    char *text = memctl_slurp(out_path);
     ck_assert_ptr_nonnull(strstr(text, " kind=dram region=data "));
     ck_assert_ptr_nonnull(strstr(text, " size_per_bank=3145728 "));
     free(text);
@@ -636,7 +588,7 @@ START_TEST(cannot_connect_names_the_path)
     int ws;
     ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
     ck_assert_int_eq(WEXITSTATUS(ws), 3);
-    char *text = slurp(err_path);
+    char *text = memctl_slurp(err_path);
     ck_assert_msg(strstr(text, "/nonexistent/dir/memd.sock"), "%s", text);
     ck_assert_ptr_nonnull(strstr(text, "No such file or directory"));
     free(text);
@@ -647,7 +599,8 @@ START_TEST(dump_watch_repeats_until_interrupted)
 {
     int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = spawn((const char *const[]){"dump", "--json", "--watch", "0.1", NULL}, 0, o, e);
+    pid_t pid = memctl_spawn(&f, (const char *const[]){"dump", "--json", "--watch", "0.1", NULL},
+                             0, o, e);
     close(o);
     close(e);
     nanosleep(&(struct timespec){.tv_nsec = 450000000}, NULL);
@@ -655,7 +608,7 @@ START_TEST(dump_watch_repeats_until_interrupted)
     int ws;
     ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
     ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "status %d", ws);
-    char *text = slurp(out_path);
+    char *text = memctl_slurp(out_path);
     int docs = 0;
     for (const char *p = text; (p = strstr(p, "\"schema_version\": 1")); p++)
         docs++;

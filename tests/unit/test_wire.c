@@ -577,6 +577,62 @@ START_TEST(block_rec_roundtrip_and_rejects)
 }
 END_TEST
 
+START_TEST(event_records_roundtrip_and_reject)
+{
+    memd_wire_events_req q = {.since = 1ull << 60, .max = 7}, q2;
+    ck_assert_ptr_eq(memd_wire_events_req_put(buf, &q), buf + MEMD_WIRE_EVENTS_REQ_SIZE);
+    ck_assert_int_eq(memd_wire_events_req_get(buf, MEMD_WIRE_EVENTS_REQ_SIZE, &q2), 0);
+    ck_assert_uint_eq(q2.since, q.since);
+    ck_assert_uint_eq(q2.max, 7);
+    ck_assert_int_eq(memd_wire_events_req_get(buf, MEMD_WIRE_EVENTS_REQ_SIZE - 1, &q2), -EBADMSG);
+    q.flags = 1; /* no flag is defined */
+    memd_wire_events_req_put(buf, &q);
+    ck_assert_int_eq(memd_wire_events_req_get(buf, MEMD_WIRE_EVENTS_REQ_SIZE, &q2), -EINVAL);
+
+    memd_wire_event e = {.seq = 42, .time_ns = 1ull << 62, .type = MEMD_EVENT_QUOTA,
+                         .priority = 4, .pid = 7, .uid = 1000, .session_id = 3, .device = 2,
+                         .bytes = 1ull << 40}, e2;
+    memd_wire_strset(e.comm, sizeof e.comm, "python3");
+    memd_wire_strset(e.message, sizeof e.message, "quota exceeded");
+    ck_assert_ptr_eq(memd_wire_event_put(buf, &e), buf + MEMD_WIRE_EVENT_SIZE);
+    ck_assert_int_eq(memd_wire_event_get(buf, MEMD_WIRE_EVENT_SIZE, &e2), 0);
+    ck_assert_uint_eq(e2.seq, 42);
+    ck_assert_uint_eq(e2.time_ns, 1ull << 62);
+    ck_assert_uint_eq(e2.type, MEMD_EVENT_QUOTA);
+    ck_assert_uint_eq(e2.bytes, 1ull << 40);
+    ck_assert_uint_eq(e2.device, 2);
+    ck_assert_str_eq(e2.comm, "python3");
+    ck_assert_str_eq(e2.message, "quota exceeded");
+    ck_assert_int_eq(memd_wire_event_get(buf, MEMD_WIRE_EVENT_SIZE - 1, &e2), -EBADMSG);
+    e.type = MEMD_EVENT_TYPE_COUNT;
+    memd_wire_event_put(buf, &e);
+    ck_assert_int_eq(memd_wire_event_get(buf, MEMD_WIRE_EVENT_SIZE, &e2), -EINVAL);
+    e.type = MEMD_EVENT_DAEMON;
+    memd_wire_event_put(buf, &e);
+    memset(buf + 48 + 16, 'x', 256); /* the message without its NUL */
+    ck_assert_int_eq(memd_wire_event_get(buf, MEMD_WIRE_EVENT_SIZE, &e2), -EINVAL);
+
+    memd_wire_events_info ei = {.next_seq = 9, .lost = 3, .count = 2}, ei2;
+    memd_wire_events_info_put(buf, &ei);
+    ck_assert_int_eq(memd_wire_events_info_get(buf, MEMD_WIRE_EVENTS_INFO_SIZE, &ei2), 0);
+    ck_assert_uint_eq(ei2.next_seq, 9);
+    ck_assert_uint_eq(ei2.lost, 3);
+    ck_assert_uint_eq(ei2.count, 2);
+
+    memd_wire_session_use u = {.session_id = 5, .device = 1, .kind = MEMD_KIND_SRAM,
+                               .allocations = 3, .bytes = 1ull << 50, .shared_bytes = 64}, u2;
+    ck_assert_ptr_eq(memd_wire_session_use_put(buf, &u), buf + MEMD_WIRE_SESSION_USE_SIZE);
+    ck_assert_int_eq(memd_wire_session_use_get(buf, MEMD_WIRE_SESSION_USE_SIZE, &u2), 0);
+    ck_assert_uint_eq(u2.session_id, 5);
+    ck_assert_uint_eq(u2.kind, MEMD_KIND_SRAM);
+    ck_assert_uint_eq(u2.allocations, 3);
+    ck_assert_uint_eq(u2.bytes, 1ull << 50);
+    ck_assert_uint_eq(u2.shared_bytes, 64);
+    buf[8] = MEMD_KIND_COUNT;
+    ck_assert_int_eq(memd_wire_session_use_get(buf, MEMD_WIRE_SESSION_USE_SIZE, &u2), -EINVAL);
+}
+END_TEST
+
 START_TEST(session_rec_roundtrip_and_rejects)
 {
     fill_canary();
@@ -741,6 +797,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, buffer_roundtrip_and_rejects);
     tcase_add_test(tc, alloc_info_roundtrip_and_rejects);
     tcase_add_test(tc, dump_req_roundtrip_and_rejects);
+    tcase_add_test(tc, event_records_roundtrip_and_reject);
     tcase_add_test(tc, alloc_info_pool_flag);
     tcase_add_test(tc, pool_records);
     tcase_add_test(tc, stats_roundtrip);

@@ -12,7 +12,7 @@
 static const char alloc_usage[] =
     "usage: memctl alloc --device N --class C (--size SIZE | --dtype T --shape D0xD1..)\n"
     "                    [--scope S] [--name NAME [--shared]] [--page-size B] [--align A]\n"
-    "                    [--banks N] --hold\n"
+    "                    [--banks N] --hold [--json]\n"
     "  class: code, constant, placeholder, internal, logging\n"
     "  scope: dram (global, default), sram (l1), dram.texture\n"
     "  sizes: 4096, 0x1000, 4KiB, 1MiB, 2GiB (or K, M, G, T: powers of 1024; KB, GB\n"
@@ -123,7 +123,7 @@ static int alloc_complete(const memclient_alloc_req *r, const alloc_seen *seen)
 }
 
 /* 0 to go on, -1 after --help, else an exit code. */
-static int parse_alloc(int argc, char **argv, memclient_alloc_req *r, char *name)
+static int parse_alloc(int argc, char **argv, memclient_alloc_req *r, char *name, bool *json)
 {
     alloc_seen seen = {0};
     r->scope = MEMD_SCOPE_DRAM;
@@ -132,6 +132,8 @@ static int parse_alloc(int argc, char **argv, memclient_alloc_req *r, char *name
         int rc;
         if (!strcmp(a, "--hold")) {
             seen.hold = true;
+        } else if (!strcmp(a, "--json")) {
+            *json = true;
         } else if (!strcmp(a, "--shared")) {
             r->flags |= MEMCLIENT_ALLOC_SHARED;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -153,7 +155,8 @@ int memctl_cmd_alloc(const memctl_globals *g, int argc, char **argv)
 {
     memclient_alloc_req req = {0};
     char name[MEMD_NAME_MAX];
-    int r = parse_alloc(argc, argv, &req, name);
+    bool json = false;
+    int r = parse_alloc(argc, argv, &req, name, &json);
     if (r)
         return r < 0 ? 0 : r;
 
@@ -183,11 +186,21 @@ int memctl_cmd_alloc(const memctl_globals *g, int argc, char **argv)
         region = memd_report_region_name(s, req.device, b.kind, b.region, rbuf, sizeof(rbuf));
     else
         region = (snprintf(rbuf, sizeof(rbuf), "#%" PRIu32, b.region), rbuf);
-    printf("handle=%" PRIu64 " device=%" PRIu32 " kind=%s region=%s address=0x%" PRIx64
-           " size_per_bank=%" PRIu64 " banks=%" PRIu32 " page_size=%" PRIu64 " pitch=%" PRIu64
-           " refcount=%" PRIu32 "\n",
-           b.handle, req.device, memclient_kind_name(b.kind), region, b.address,
-           b.size_per_bank, b.banks, b.page_size, b.pitch, b.refcount);
+    if (json) {
+        printf("{\"handle\": %" PRIu64 ", \"handle_str\": \"%" PRIu64 "\", \"device\": %" PRIu32
+               ", \"kind\": \"%s\", \"region\": ", b.handle, b.handle, req.device,
+               memclient_kind_name(b.kind));
+        memd_json_str(stdout, region);
+        printf(", \"address\": %" PRIu64 ", \"size_per_bank\": %" PRIu64 ", \"banks\": %" PRIu32
+               ", \"page_size\": %" PRIu64 ", \"pitch\": %" PRIu64 ", \"refcount\": %" PRIu32 "}\n",
+               b.address, b.size_per_bank, b.banks, b.page_size, b.pitch, b.refcount);
+    } else {
+        printf("handle=%" PRIu64 " device=%" PRIu32 " kind=%s region=%s address=0x%" PRIx64
+               " size_per_bank=%" PRIu64 " banks=%" PRIu32 " page_size=%" PRIu64 " pitch=%" PRIu64
+               " refcount=%" PRIu32 "\n",
+               b.handle, req.device, memclient_kind_name(b.kind), region, b.address,
+               b.size_per_bank, b.banks, b.page_size, b.pitch, b.refcount);
+    }
     memclient_snapshot_free(s);
     fflush(stdout);
     fprintf(stderr, "memctl alloc: holding handle %" PRIu64 "; SIGINT or SIGTERM frees it\n",
@@ -206,17 +219,27 @@ int memctl_cmd_alloc(const memctl_globals *g, int argc, char **argv)
 int memctl_cmd_free(const memctl_globals *g, int argc, char **argv)
 {
     if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        printf("usage: memctl free HANDLE\n  frees an allocation of another session: needs root "
-               "or the daemon's admin group\n");
+        printf("usage: memctl free HANDLE [--json]\n  frees an allocation of another session: "
+               "needs root or the daemon's admin group\n");
         return 0;
     }
-    if (argc != 2) {
-        fprintf(stderr, "usage: memctl free HANDLE\n");
+    bool json = false;
+    const char *hs = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            json = true;
+        else if (!hs)
+            hs = argv[i];
+        else
+            hs = "";
+    }
+    if (!hs || !*hs) {
+        fprintf(stderr, "usage: memctl free HANDLE [--json]\n");
         return MEMCTL_EXIT_USAGE;
     }
     uint64_t handle;
-    if (memctl_parse_u64(argv[1], &handle) < 0 || handle == 0)
-        return memctl_bad_value("free", "HANDLE", argv[1], "a positive allocation handle");
+    if (memctl_parse_u64(hs, &handle) < 0 || handle == 0)
+        return memctl_bad_value("free", "HANDLE", hs, "a positive allocation handle");
     memclient *c;
     int r = memctl_connect(g, &c);
     if (r)
@@ -225,7 +248,9 @@ int memctl_cmd_free(const memctl_globals *g, int argc, char **argv)
     char what[64];
     snprintf(what, sizeof(what), "cannot free handle %" PRIu64, handle);
     int code = r < 0 ? memctl_fail(NULL, "free", what, r) : 0;
-    if (r == 0)
+    if (r == 0 && json)
+        printf("{\"freed\": %" PRIu64 ", \"freed_str\": \"%" PRIu64 "\"}\n", handle, handle);
+    else if (r == 0)
         printf("freed handle %" PRIu64 "\n", handle);
     memclient_disconnect(c);
     return code;

@@ -162,48 +162,6 @@ static void blocks_table(FILE *f, const memclient_snapshot *s)
     memctl_table_free(t);
 }
 
-static void sessions_table(FILE *f, const memclient_snapshot *s)
-{
-    fprintf(f, "\nsessions: %zu\n", s->nsessions);
-    if (s->nsessions == 0)
-        return;
-    static const char *const head[] = {"ID", "PID", "UID", "GID", "PROCESS", "CLIENT", "AGE",
-                                       "ALLOCS", "REQUESTS", "STATE"};
-    memctl_table *t = memctl_table_new(10, head, "rrrrllrrrl");
-    if (!t)
-        return;
-    for (size_t i = 0; i < s->nsessions; i++) {
-        const memclient_session_rec *x = &s->sessions[i];
-        char age[24], left[24];
-        uint64_t age_ns = s->server.now_ns > x->connected_ns ? s->server.now_ns - x->connected_ns : 0;
-        memctl_table_cell(t, "%" PRIu32, x->id);
-        memctl_table_cell(t, "%" PRIu32, x->pid);
-        memctl_table_cell(t, "%" PRIu32, x->uid);
-        memctl_table_cell(t, "%" PRIu32, x->gid);
-        memctl_table_cell(t, "%s", x->comm[0] ? x->comm : "-");
-        memctl_table_cell(t, "%s", x->client_name[0] ? x->client_name : "-");
-        memctl_table_cell(t, "%s", memctl_human_age(age_ns, age, sizeof(age)));
-        memctl_table_cell(t, "%" PRIu64, x->allocations);
-        memctl_table_cell(t, "%" PRIu64, x->requests);
-        /* From before a daemon restart: holds its memory until reclaimed or released. */
-        if (x->orphaned) {
-            uint64_t left_ns = x->reclaim_deadline_ns > s->server.now_ns
-                                   ? x->reclaim_deadline_ns - s->server.now_ns : 0;
-            memctl_table_cell(t, "ORPHANED (released in %s)",
-                              memctl_human_age(left_ns, left, sizeof(left)));
-        } else {
-            memctl_table_cell(t, "connected");
-        }
-    }
-    memctl_table_print(t, f, "  ");
-    memctl_table_free(t);
-}
-
-void memctl_sessions_table(FILE *f, const memclient_snapshot *s)
-{
-    sessions_table(f, s);
-}
-
 void memctl_devices_table(FILE *f, const memclient_snapshot *s)
 {
     devices_table(f, s);
@@ -219,8 +177,8 @@ void memctl_dump_table(FILE *f, const memclient_snapshot *s, bool detailed)
     devices_table(f, s);
     allocs_table(f, s);
     pools_table(f, s);
-    if (detailed) {
+    if (detailed)
         blocks_table(f, s);
-        sessions_table(f, s);
-    }
+    fputc('\n', f); /* who holds what: sessions and processes with their bytes */
+    memctl_sessions_usage_table(f, s);
 }

@@ -67,13 +67,23 @@ void memctl_prom_label(FILE *f, const char *s);   /* Prometheus label value, quo
 
 /* dump's output formats (memctl_dump_*.c; JSON: memd_report_json in tools/report). */
 void memctl_dump_table(FILE *f, const memclient_snapshot *s, bool detailed);
-/* The device and session parts of the table (memctl devices, memctl sessions). */
+/* The device part of the table (memctl devices). */
 void memctl_devices_table(FILE *f, const memclient_snapshot *s);
-void memctl_sessions_table(FILE *f, const memclient_snapshot *s);
+/* Sessions and processes with the bytes they hold (a snapshot with MEMCLIENT_DUMP_USAGE). */
+void memctl_sessions_usage_table(FILE *f, const memclient_snapshot *s);
+/* The processes holding memory, largest first, with a column per device (skip_self: not
+ * this memctl's own session when it holds nothing). */
+void memctl_processes_table(FILE *f, const memclient_snapshot *s, bool skip_self);
 /* report: "memory_usage_summary", "l1_usage_summary", "detailed_memory_usage";
  * returns -EINVAL for another name. */
 int memctl_dump_csv(FILE *f, const memclient_snapshot *s, const char *report);
 bool memctl_csv_report_valid(const char *report);
 bool memctl_csv_report_needs_blocks(const char *report);
+
+/* memctl metrics: the Prometheus text of a snapshot dumped with MEMCLIENT_DUMP_USAGE; and
+ * serving it over HTTP at addr ("HOST:PORT", "[V6]:PORT", ":PORT") until SIGINT/SIGTERM
+ * (memctl_http.c). */
+void memctl_metrics_write(FILE *f, const memclient_snapshot *s);
+int memctl_metrics_serve(const memctl_globals *g, const char *addr);
 
 #endif

@@ -44,4 +44,42 @@ double memd_report_gap_pct(uint64_t arena, uint64_t lower_bound);
 const char *memd_report_region_name(const memclient_snapshot *s, uint32_t device,
                                     memd_kind kind, uint32_t region, char *buf, size_t len);
 
+/* ---- usage.c: bytes held, from a snapshot dumped with MEMCLIENT_DUMP_USAGE ----
+ * Bytes are device bytes (size per bank x the banks a buffer reserves); a shared buffer
+ * counts in full for each holder and also in shared_bytes. */
+typedef struct memd_report_use {
+    uint64_t bytes, shared_bytes, allocations;
+} memd_report_use;
+
+/* What one session holds over every device. */
+void memd_report_session_total(const memclient_snapshot *s, uint32_t session_id,
+                               memd_report_use *out);
+
+/* Sessions grouped by process (pid, uid, comm), largest holder first. */
+typedef struct memd_report_proc {
+    uint32_t pid, uid;
+    char comm[16];
+    uint32_t sessions;
+    uint64_t allocations, bytes, shared_bytes;
+    size_t slot;                  /* row of dev_bytes */
+} memd_report_proc;
+
+typedef struct memd_report_procs {
+    size_t n;
+    memd_report_proc *procs;
+    size_t ndevices;              /* the snapshot's */
+    uint64_t *dev_bytes;          /* per process slot, per snapshot device index */
+} memd_report_procs;
+
+int memd_report_processes(const memclient_snapshot *s, memd_report_procs *out);
+/* Bytes p holds on the snapshot's device_index-th device. */
+uint64_t memd_report_proc_device_bytes(const memd_report_procs *ps, const memd_report_proc *p,
+                                       size_t device_index);
+void memd_report_processes_free(memd_report_procs *ps);
+/* The sessions as a JSON array (with "bytes", "shared_bytes" and "use" per bank group
+ * when the snapshot has MEMCLIENT_DUMP_USAGE). */
+void memd_report_sessions_json(FILE *f, const memclient_snapshot *s);
+/* The processes as a JSON array (ind: the elements' indent). */
+void memd_report_processes_json(FILE *f, const memclient_snapshot *s, const char *ind);
+
 #endif
