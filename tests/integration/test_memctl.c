@@ -320,16 +320,7 @@ START_TEST(pools_in_dump_and_metrics)
              "a=[x for x in d['allocations'] if x['handle']==p['handle']]; "
              "assert a and a[0]['pool'] is True, a",
              a.lease, (int)getpid(), a.offset, b.offset);
-    const char *py[] = {"python3", "-c", script, json_path, NULL};
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        execvp("python3", (char *const *)py);
-        _exit(127);
-    }
-    int ws;
-    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
-    ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "pools JSON wrong:\n%s", out);
+    ck_assert_msg(cu_python(script, json_path) == 0, "pools JSON wrong:\n%s", out);
     unlink(json_path);
 
     ck_assert_int_eq(RUN("metrics"), 0);
