@@ -44,6 +44,7 @@ typedef struct memclient_slot {
     bool done;              /* reply received and decoded */
     bool waited;            /* owned by a blocking call, not by memclient_complete */
     bool consumed;          /* its blocking caller has taken the result */
+    bool cut;               /* failed because the connection died (memclient_kill) */
     int status;             /* 0 or negative errno, valid when done */
     int result;             /* BANKS: number of banks */
     size_t n;               /* BUFFERS: expected count; BANKS: capacity of out */
@@ -75,6 +76,7 @@ struct memclient {
     char client_name[32];   /* as given at connect, sent again */
     uint32_t welcome_flags; /* MEMD_WELCOME_F_* */
     uint8_t token[MEMD_TOKEN_SIZE];
+    bool auto_reconnect;    /* MEMCLIENT_CONNECT_RECONNECT */
 };
 
 /* ---- memclient_error.c ---- */
@@ -107,6 +109,10 @@ memclient_slot *memclient_slot_at(memclient *c, uint64_t seq);
 void memclient_consume(memclient *c, uint64_t seq);
 /* Marks the connection dead with err and fails every slot still pending. */
 int memclient_kill(memclient *c, int err, const char *what);
+/* Queues frame (a copy of one sent before, len bytes) again with MEMD_REQ_F_RETRY, in a
+ * new slot like old's; 0 with *seq, or -ENOMEM. */
+int memclient_resend(memclient *c, const uint8_t *frame, size_t len, const memclient_slot *old,
+                     uint64_t *seq);
 
 /* ---- memclient_access.c ---- */
 /* " (why)" for connect(2)'s EACCES on path: the folder this user may not enter, or the
@@ -124,8 +130,13 @@ int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **
 /* ---- memclient_ops.c ---- */
 int memclient_encode_alloc_req(const memclient_alloc_req *r, memd_wire_alloc_req *w);
 
-/* Locking with the connection's dead check, shared by every public call. */
+/* Locking with the connection's dead check, shared by every public call (with
+ * auto_reconnect, a connection the daemon dropped is reconnected here). */
 int memclient_lock(memclient *c);
+/* The connection died because the daemon went away (not a protocol error). */
+bool memclient_gone(int err);
+/* memclient_reconnect with c->mu held. */
+int memclient_reconnect_locked(memclient *c, int timeout_ms);
 void memclient_unlock(memclient *c);
 
 #endif

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "memclient_internal.h"
@@ -59,11 +60,43 @@ static int begin_failed(memclient *c, int err, uint16_t op, uint32_t len)
                           memclient_strerror(err));
 }
 
-/* Waits for a blocking call's slot, retires it and returns its status (or result). */
+/* MEMCLIENT_CONNECT_RECONNECT: the request of slot *seq was cut off because the daemon
+ * went away. Reconnects (reclaiming the session) and sends the request again, marked
+ * as a retry, in a new slot (*seq). 0, or the error that ends the call. */
+static int again(memclient *c, uint64_t *seq, const uint8_t *frame, size_t len)
+{
+    memclient_slot old = *memclient_slot_at(c, *seq);
+    memclient_consume(c, *seq);
+    int r = memclient_reconnect_locked(c, MEMCLIENT_RECONNECT_MS);
+    if (r < 0 && r != -EISCONN)
+        return r;
+    if (memclient_resend(c, frame, len, &old, seq) < 0)
+        return memclient_fail(-ENOMEM, "no memory to send a request again");
+    return 0;
+}
+
+/* Waits for a blocking call's slot, retires it and returns its status (or result). The
+ * call's frame is the last one queued; with auto_reconnect a copy of it is kept, to be
+ * sent again if the daemon goes away before it answers. */
 static int finish(memclient *c, uint64_t seq)
 {
+    uint8_t *frame = NULL;
+    size_t len = c->tx_len - c->last_frame;
+    if (c->auto_reconnect && (frame = malloc(len)) != NULL)
+        memcpy(frame, c->tx + c->last_frame, len);
     int r = memclient_wait(c, seq);
     memclient_slot *s = memclient_slot_at(c, seq);
+    while (r < 0 && frame && s->cut && memclient_gone(r)) {
+        int e = again(c, &seq, frame, len);
+        if (e < 0) {
+            free(frame);
+            memclient_unlock(c);
+            return e; /* recorded by memclient_reconnect_locked or again */
+        }
+        r = memclient_wait(c, seq);
+        s = memclient_slot_at(c, seq);
+    }
+    free(frame);
     if (r < 0)
         memclient_fail_with(&s->err);
     else

@@ -19,6 +19,7 @@ static void hold_link(memd_alloc *a, memd_session *s, memd_hold *h)
 {
     h->alloc = a;
     h->session = s;
+    h->req = 0; /* the handler that made it sets it */
     h->prev = NULL;
     h->next = s->holds;
     if (s->holds)
@@ -374,7 +375,7 @@ int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc *proto, memd
     return 0;
 }
 
-int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s)
+int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s, uint64_t req)
 {
     memd_hold *h = a->first_used ? memd_pool_get(&st->hold_pool) : &a->first;
     if (!h)
@@ -382,7 +383,20 @@ int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s)
     if (h == &a->first)
         a->first_used = true;
     hold_link(a, s, h);
+    h->req = req;
     return 0;
+}
+
+size_t memd_holds_of_request(const memd_session *s, uint64_t req, memd_hold **out, size_t cap)
+{
+    size_t n = 0;
+    for (memd_hold *h = s->holds; h; h = h->next)
+        if (h->req == req && req != 0) {
+            if (n < cap)
+                out[n] = h;
+            n++;
+        }
+    return n;
 }
 
 /* ---- views ---- */

@@ -29,6 +29,8 @@ typedef struct memd_events memd_events; /* event.h */
 typedef struct memd_hold {
     memd_alloc *alloc;
     memd_session *session;
+    uint64_t req;                  /* client request id that made it (0: unknown): a
+                                    * retried request finds it (MEMD_REQ_F_RETRY) */
     struct memd_hold *prev, *next; /* the session's holds */
     struct memd_hold *a_next;      /* the allocation's holders */
 } memd_hold;

@@ -20,7 +20,9 @@
 #include "device.h"
 #include "memd/protocol.h"
 
-#define MEMD_STORE_FORMAT 1
+/* 2: every record carries a checksum (store_codec.c). A store of another format is
+ * refused at start, never guessed at. */
+#define MEMD_STORE_FORMAT 2
 #define MEMD_STORE_META_MAGIC 0x5453444du /* "MDST" */
 
 enum { MEMD_STORE_REC_SHARED = 1u << 0 };
@@ -36,11 +38,15 @@ typedef struct memd_store_alloc_rec {
     char comm[16];
     char name[MEMD_NAME_MAX];
     uint32_t nholders;             /* >= 1 */
-    const uint8_t *holders;        /* decode: nholders x (u32 session, u32 count) */
+    const uint8_t *holders;        /* decode: nholders x (u32 session, u32 count, u64 req) */
 } memd_store_alloc_rec;
 
 #define MEMD_STORE_ALLOC_REC_BASE 96u
-#define MEMD_STORE_HOLDER_SIZE 8u
+#define MEMD_STORE_HOLDER_SIZE 16u
+#define MEMD_STORE_ALLOC_SUM_AT 92u
+
+/* The checksum of len bytes at p, the 4 at skip (where it is kept) taken as zero. */
+uint32_t memd_store_sum(const uint8_t *p, size_t len, size_t skip);
 
 /* Encoded size of r (its nholders, and its comm and name without their NULs). */
 size_t memd_store_alloc_rec_size(const memd_store_alloc_rec *r);
@@ -52,14 +58,17 @@ uint8_t *memd_store_alloc_rec_put_len(uint8_t *out, const memd_store_alloc_rec *
                                       size_t comm_len, size_t name_len);
 /* A string field's stored length: up to its NUL, at most size - 1. */
 size_t memd_store_str_len(const char *s, size_t size);
-uint8_t *memd_store_holder_put(uint8_t *out, uint32_t session_id, uint32_t count);
+/* count holds of one session made by client request req (0: unknown). */
+uint8_t *memd_store_holder_put(uint8_t *out, uint32_t session_id, uint32_t count, uint64_t req);
+/* Sets the checksum of the complete record (holders written) of len bytes at rec. */
+void memd_store_alloc_rec_seal(uint8_t *rec, size_t len);
 /* The length of the record at in from its header (records are stored one after the
  * other, store_internal.h): 0, or -EBADMSG when it does not fit in len. */
 int memd_store_alloc_rec_len(const uint8_t *in, size_t len, size_t *out);
-/* 0, -EBADMSG (length), -EINVAL (field out of range), -EPROTONOSUPPORT (format). */
+/* 0, -EBADMSG (length or checksum), -EINVAL (field out of range), -EPROTONOSUPPORT (format). */
 int memd_store_alloc_rec_get(const uint8_t *in, size_t len, memd_store_alloc_rec *r);
 void memd_store_holder_at(const memd_store_alloc_rec *r, uint32_t i, uint32_t *session_id,
-                          uint32_t *count);
+                          uint32_t *count, uint64_t *req);
 
 typedef struct memd_store_sess_rec {
     uint32_t id, pid, uid, gid;
@@ -90,6 +99,8 @@ typedef struct memd_store_meta {
 
 #define MEMD_STORE_META_BASE 64u
 #define MEMD_STORE_DEV_FP_SIZE 16u
+/* The encoded size of a meta record with ndevs devices. */
+size_t memd_store_meta_size(uint32_t ndevs);
 uint8_t *memd_store_meta_put(uint8_t *out, const memd_store_meta *m,
                              const memd_store_dev_fp *devs);
 int memd_store_meta_get(const uint8_t *in, size_t len, memd_store_meta *m);

@@ -75,6 +75,30 @@ MEMCLIENT_API int memclient_connect(const char *path, memclient **out);
 MEMCLIENT_API int memclient_connect_named(const char *path, const char *client_name,
                                           memclient **out);
 
+/* Connect flags (memclient_connect_flags). */
+enum {
+    /* Reconnect by itself: when the daemon goes away (it crashed or was restarted), the
+     * next blocking call, or the one that was waiting for its reply, reconnects (retrying
+     * for up to MEMCLIENT_RECONNECT_MS while memd restarts), reclaims the session with
+     * everything it held, and goes on. A blocking request whose reply was lost is sent
+     * again marked as a retry (MEMD_REQ_F_RETRY, memd/protocol.h): the daemon answers an
+     * ALLOC or ALLOC_BATCH its first sending applied with the same buffers (a retried
+     * allocation never creates a second buffer) and a FREE it applied with success. If
+     * the session cannot be reclaimed (not within the daemon's grace period, state
+     * discarded) the call fails with -ESTALE and the connection has a new, empty session,
+     * as after memclient_reconnect(). Pipelined requests (memclient_submit_*) cut off by
+     * the failure still complete with the transport error: they are not sent again. */
+    MEMCLIENT_CONNECT_RECONNECT = 1u << 0,
+};
+
+/* How long a MEMCLIENT_CONNECT_RECONNECT connection waits for the daemon to come back: the
+ * daemon's default reclaim grace period. */
+#define MEMCLIENT_RECONNECT_MS 30000
+
+/* Same as memclient_connect_named, with MEMCLIENT_CONNECT_* flags. */
+MEMCLIENT_API int memclient_connect_flags(const char *path, const char *client_name,
+                                          unsigned flags, memclient **out);
+
 /* Closes the connection; the daemon releases everything the session owned. Requests
  * still in flight are abandoned. NULL is allowed. */
 MEMCLIENT_API void memclient_disconnect(memclient *c);

@@ -29,8 +29,19 @@ typedef struct memd_wire_hdr {
     uint16_t opcode;
     uint64_t id;     /* chosen by the client, echoed in the reply */
     uint32_t len;    /* payload bytes after the header */
-    int32_t status;  /* requests: 0; replies: 0 or -errno */
+    int32_t status;  /* requests: MEMD_REQ_F_* (0 before they existed); replies: 0 or -errno */
 } memd_wire_hdr;
+
+/* Request flags, in a request header's status field.
+ * RETRY: this request (same opcode, same id, same payload) was sent before on this session
+ * and its reply was lost (the daemon restarted; the session was reclaimed). If the
+ * session already has its effect, the daemon answers as the first time instead of
+ * applying it again: an ALLOC or ALLOC_BATCH gets the buffers its first sending created
+ * (the session's holds remember the request id that made them, in the state store too),
+ * a FREE or FREE_BATCH of handles the session no longer holds succeeds without touching
+ * anything (an admin's retried free never reclaims another session's hold). Without a
+ * trace of the first sending, the request is applied as new. */
+enum { MEMD_REQ_F_RETRY = 1u << 0 };
 
 typedef enum memd_opcode {
     MEMD_OP_HELLO = 1,       /* memd_wire_hello -> memd_wire_welcome */

@@ -487,9 +487,9 @@ START_TEST(damaged_store_refused)
     close(fd);
     const char *args[] = {"--socket", f.socket_path, NULL};
     ck_assert_int_eq(run_memd(args, out, sizeof out), 1);
-    ck_assert_msg(strstr(out, path) && strstr(out, "--reset-state"), "%s", out);
+    ck_assert_msg(strstr(out, path) && strstr(out, "--discard-state"), "%s", out);
     /* The documented way out. */
-    extra_args[0] = "--reset-state";
+    extra_args[0] = "--discard-state";
     spawn();
     c = cu_connect(&f);
     must_alloc(c, MEMD_CLASS_CONSTANT, 4096, NULL, NULL);

@@ -169,7 +169,7 @@ int memctl_cmd_alloc(const memctl_globals *g, int argc, char **argv)
     sigprocmask(SIG_BLOCK, &set, NULL);
 
     memclient *c;
-    if ((r = memctl_connect(g, &c)) != 0)
+    if ((r = memctl_connect_flags(g, MEMCLIENT_CONNECT_RECONNECT, &c)) != 0)
         return r;
     memclient_buffer b;
     r = memclient_alloc(c, &req, &b);
@@ -206,8 +206,11 @@ int memctl_cmd_alloc(const memctl_globals *g, int argc, char **argv)
     fprintf(stderr, "memctl alloc: holding handle %" PRIu64 "; SIGINT or SIGTERM frees it\n",
             b.handle);
 
-    int sig;
-    sigwait(&set, &sig);
+    int sig = memctl_hold(c, &set, "alloc");
+    if (sig < 0) {
+        memclient_disconnect(c);
+        return MEMCTL_EXIT_CONNECT;
+    }
     r = memclient_free(c, b.handle);
     int code = r < 0 ? memctl_fail(NULL, "alloc", "freeing the held buffer", r) : 0;
     if (r == 0)

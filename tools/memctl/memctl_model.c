@@ -217,7 +217,7 @@ static int cmd_load(const memctl_globals *g, int argc, char **argv)
     if (o.hold)
         sigprocmask(SIG_BLOCK, &set, NULL);
     memclient *c;
-    if ((r = memctl_connect(g, &c)) != 0) {
+    if ((r = memctl_connect_flags(g, o.hold ? MEMCLIENT_CONNECT_RECONNECT : 0, &c)) != 0) {
         memd_model_yaml_free(&y);
         return r;
     }
@@ -258,8 +258,11 @@ static int cmd_load(const memctl_globals *g, int argc, char **argv)
     if (o.hold) {
         fprintf(stderr, "memctl model load: holding model %s; SIGINT or SIGTERM releases it\n",
                 mi.name);
-        int sig;
-        sigwait(&set, &sig);
+        int sig = memctl_hold(c, &set, "model load");
+        if (sig < 0) {
+            code = MEMCTL_EXIT_CONNECT;
+            goto out;
+        }
         r = memclient_model_unload(c, mi.model_id, MEMCLIENT_MODEL_FORCE);
         if (r < 0)
             code = memctl_fail(NULL, "model load", "unloading", r);

@@ -3,6 +3,7 @@
 #ifndef MEMD_CLIENT_MEMCTL_SERVICE_H
 #define MEMD_CLIENT_MEMCTL_SERVICE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +27,14 @@ enum {
  * path and why and returns MEMCTL_EXIT_PERM when the socket is not this user's to use,
  * else MEMCTL_EXIT_CONNECT. */
 int memctl_connect(const memctl_globals *g, memclient **out);
+/* The same with MEMCLIENT_CONNECT_* flags (--hold: MEMCLIENT_CONNECT_RECONNECT). */
+int memctl_connect_flags(const memctl_globals *g, unsigned flags, memclient **out);
+
+/* --hold: waits for a signal of set (blocked by the caller) and returns it. Meanwhile,
+ * when memd restarts, reclaims the session within the daemon's grace period (checked 5
+ * times a second), so what is held stays held. A negative errno when the hold is lost
+ * (the session could not be reclaimed; printed). */
+int memctl_hold(memclient *c, const sigset_t *set, const char *cmd);
 
 /* Once connected: prints "memctl CMD: what: <meaning of err>" and the last error detail, with
  * the out-of-memory record when there is one (c, if not NULL, is used to name the

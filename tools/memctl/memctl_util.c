@@ -1,6 +1,7 @@
 /* memctl — helpers shared by the service subcommands. */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,13 +11,39 @@
 
 int memctl_connect(const memctl_globals *g, memclient **out)
 {
-    int r = memclient_connect(g->socket_path, out);
+    return memctl_connect_flags(g, 0, out);
+}
+
+int memctl_connect_flags(const memctl_globals *g, unsigned flags, memclient **out)
+{
+    int r = memclient_connect_flags(g->socket_path, NULL, flags, out);
     if (r == 0)
         return 0;
     memclient_error e;
     memclient_last_error(&e);
     fprintf(stderr, "memctl: %s\n", e.message);
     return r == -EACCES || r == -EPERM ? MEMCTL_EXIT_PERM : MEMCTL_EXIT_CONNECT;
+}
+
+int memctl_hold(memclient *c, const sigset_t *set, const char *cmd)
+{
+    const struct timespec tick = {.tv_sec = 0, .tv_nsec = 200 * 1000000L};
+    for (;;) {
+        int sig = sigtimedwait(set, NULL, &tick);
+        if (sig > 0)
+            return sig;
+        /* -EISCONN: the daemon is there; 0: it restarted and the session is back. */
+        int r = memclient_reconnect(c, MEMCLIENT_RECONNECT_MS);
+        if (r == 0) {
+            fprintf(stderr, "memctl %s: memd restarted; session reclaimed, still holding\n", cmd);
+        } else if (r != -EISCONN) {
+            memclient_error e;
+            memclient_last_error(&e);
+            fprintf(stderr, "memctl %s: the daemon went away and the hold is lost: %s\n", cmd,
+                    e.message);
+            return r;
+        }
+    }
 }
 
 /* memctl(1)'s exit code for a negative errno. */
