@@ -42,6 +42,8 @@ int memclient_lock(memclient *c)
         return memclient_fail(-ENOTCONN, "connection to %s is closed after an earlier error (%s)",
                               c->info.socket_path, memclient_strerror(dead));
     }
+    if (atomic_load_explicit(&c->pools_dirty, memory_order_relaxed))
+        c->pool_hooks->queue(c); /* only pools set the flag: the hooks are there */
     return 0;
 }
 
@@ -302,8 +304,11 @@ int memclient_reconnect_locked(memclient *c, int timeout_ms)
     bool reclaim = (c->welcome_flags & MEMD_WELCOME_F_PERSISTENT) != 0;
     int rc = reattach(c, deadline, timeout_ms, reclaim);
     /* Nobody to reach, reclaimed, or a plain HELLO that failed: that is the answer. */
-    if (c->dead || (reclaim ? rc == 0 : rc < 0))
+    if (c->dead || (reclaim ? rc == 0 : rc < 0)) {
+        if (!c->dead && rc == 0 && c->pool_hooks)
+            c->pool_hooks->resync(c); /* memd's pool books start empty after a restart */
         return rc;
+    }
     char why[256] = "the daemon keeps no state across restarts";
     if (reclaim) {
         /* Refused: the connection is fine, the session is gone. Start a new one on it. */
@@ -325,6 +330,8 @@ void memclient_disconnect(memclient *c)
 {
     if (!c)
         return;
+    if (c->pool_hooks)
+        c->pool_hooks->close(c);
     close(c->fd);
     pthread_mutex_destroy(&c->mu);
     free(c->tx);

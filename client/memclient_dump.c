@@ -222,10 +222,39 @@ static int dec_use(memclient_snapshot *s, const uint8_t *p, size_t n)
     return 0;
 }
 
+static int dec_pool(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_pool_rec w;
+    int r = memd_wire_pool_rec_get(p, n, &w);
+    if (r < 0)
+        return r;
+    s->pools[s->npools++] = (memclient_pool_rec){.handle = w.handle, .as_of_ns = w.as_of_ns,
+                                                 .pooled_bytes = w.pooled_bytes,
+                                                 .reports = w.reports,
+                                                 .suballocs = w.suballocs};
+    return 0;
+}
+
+static int dec_suballoc(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_suballoc_rec w;
+    int r = memd_wire_suballoc_rec_get(p, n, &w);
+    if (r < 0)
+        return r;
+    /* It follows its pool's record. */
+    if (s->npools == 0 || s->pools[s->npools - 1].handle != w.pool)
+        return -EBADMSG;
+    memclient_suballoc_rec *o = &s->suballocs[s->nsuballocs++];
+    *o = (memclient_suballoc_rec){.pool = w.pool, .offset = w.offset, .size = w.size,
+                                  .as_of_ns = s->pools[s->npools - 1].as_of_ns};
+    memcpy(o->name, w.name, sizeof o->name);
+    return 0;
+}
+
 typedef int (*rec_decoder)(memclient_snapshot *s, const uint8_t *p, size_t n);
 
 /* The tags this library knows; a newer daemon's other tags are refused (-EBADMSG). */
-#define NTAGS (MEMD_REC_SESSION_USE + 1)
+#define NTAGS (MEMD_REC_SUBALLOC + 1)
 
 static const rec_decoder decoders[NTAGS] = {
     [MEMD_REC_SERVER] = dec_server,   [MEMD_REC_DEVICE] = dec_device,
@@ -234,6 +263,7 @@ static const rec_decoder decoders[NTAGS] = {
     [MEMD_REC_SESSION] = dec_session, [MEMD_REC_PLAN] = dec_plan,
     [MEMD_REC_MODEL] = dec_model,     [MEMD_REC_INSTANCE] = dec_instance,
     [MEMD_REC_SESSION_USE] = dec_use,
+    [MEMD_REC_POOL] = dec_pool,       [MEMD_REC_SUBALLOC] = dec_suballoc,
 };
 
 static bool known(uint32_t tag)
@@ -278,6 +308,8 @@ int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **
     ALLOC_ARRAY(models, MEMD_REC_MODEL)
     ALLOC_ARRAY(instances, MEMD_REC_INSTANCE)
     ALLOC_ARRAY(usage, MEMD_REC_SESSION_USE)
+    ALLOC_ARRAY(pools, MEMD_REC_POOL)
+    ALLOC_ARRAY(suballocs, MEMD_REC_SUBALLOC)
 #undef ALLOC_ARRAY
 
     for (off = 0; off < len;) {
@@ -310,6 +342,8 @@ void memclient_snapshot_free(memclient_snapshot *s)
     free(s->models);
     free(s->instances);
     free(s->usage);
+    free(s->pools);
+    free(s->suballocs);
     free(s);
 }
 

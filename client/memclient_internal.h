@@ -4,6 +4,7 @@
 #define MEMD_CLIENT_MEMCLIENT_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -76,8 +77,31 @@ struct memclient {
     char client_name[32];   /* as given at connect, sent again */
     uint32_t welcome_flags; /* MEMD_WELCOME_F_* */
     uint8_t token[MEMD_TOKEN_SIZE];
+
+    /* Client pools (memclient_pool*.c). The connection reaches them only through
+     * pool_hooks, set by the first memclient_pool_create: so the connection's code does
+     * not depend on the pools' (which call it). */
+    const struct memclient_pool_hooks *pool_hooks;
+    struct memclient_pool *pools; /* list, under mu */
+    atomic_uint pools_dirty;    /* some pool has something to report: checked lock-free */
+    uint64_t report_seq;        /* last POOL_REPORT queued (valid when report_queued) */
+    bool report_queued;
+    memclient_error report_err; /* the first report the daemon refused (status 0: none) */
+    pthread_t timer;
+    bool timer_on, timer_stop;
+    pthread_mutex_t timer_mu;   /* with timer_cv: the timer's sleep and its stop */
+    pthread_cond_t timer_cv;
     bool auto_reconnect;    /* MEMCLIENT_CONNECT_RECONNECT */
 };
+
+#define MEMCLIENT_POOL_REPORT_MS MEMCLIENT_POOL_STALENESS_MS
+
+/* What the connection asks of its pools (memclient_pool.c fills it). */
+typedef struct memclient_pool_hooks {
+    void (*queue)(memclient *c);  /* under mu: queue the pending reports */
+    void (*resync)(memclient *c); /* under mu, after a reclaim: report everything again */
+    void (*close)(memclient *c);  /* disconnect, without mu: stop the timer, free pools */
+} memclient_pool_hooks;
 
 /* ---- memclient_error.c ---- */
 /* Records a failure for memclient_last_error() and returns err (negative). */
@@ -129,9 +153,12 @@ int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **
 
 /* ---- memclient_ops.c ---- */
 int memclient_encode_alloc_req(const memclient_alloc_req *r, memd_wire_alloc_req *w);
+/* memclient_alloc of an encoded request (pools set flags the public API does not). */
+int memclient_alloc_wire(memclient *c, const memd_wire_alloc_req *w, memclient_buffer *out);
 
 /* Locking with the connection's dead check, shared by every public call (with
- * auto_reconnect, a connection the daemon dropped is reconnected here). */
+ * auto_reconnect, a connection the daemon dropped is reconnected here); it also queues
+ * the pools' pending reports, so they leave with the caller's request. */
 int memclient_lock(memclient *c);
 /* The connection died because the daemon went away (not a protocol error). */
 bool memclient_gone(int err);

@@ -243,6 +243,9 @@ static void handle_reply(memclient *c, const memd_wire_hdr *h, const uint8_t *p)
         s->status = h->status;
         s->done = true;
         c->reply_seq++;
+        /* Nobody waits for a pool report's result: keep a refusal for memclient_pool_flush. */
+        if (s->op == MEMD_OP_POOL_REPORT && c->report_err.status == 0)
+            c->report_err = s->err;
         return;
     }
     int r = memclient_decode(c, s, p, h->len);

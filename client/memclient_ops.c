@@ -148,6 +148,19 @@ int memclient_alloc(memclient *c, const memclient_alloc_req *req, memclient_buff
     return finish(c, seq);
 }
 
+int memclient_alloc_wire(memclient *c, const memd_wire_alloc_req *w, memclient_buffer *out)
+{
+    uint64_t seq;
+    int r;
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    if ((r = alloc_begin(c, w, out, true, &seq)) < 0) {
+        memclient_unlock(c);
+        return r;
+    }
+    return finish(c, seq);
+}
+
 int memclient_submit_alloc(memclient *c, const memclient_alloc_req *req, memclient_buffer *out,
                            uint64_t *ticket)
 {
@@ -407,13 +420,17 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
     if (!out)
         return memclient_fail(-EINVAL, "memclient_dump: out is NULL");
     *out = NULL;
-    if (flags & ~(unsigned)(MEMCLIENT_DUMP_BLOCKS | MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_USAGE))
+    if (flags & ~(unsigned)(MEMCLIENT_DUMP_BLOCKS | MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_USAGE |
+                            MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_SUBALLOCS))
         return memclient_fail(-EINVAL, "unknown dump flags 0x%x", flags);
     memd_wire_dump_req q = {
         .device = device,
         .flags = ((flags & MEMCLIENT_DUMP_BLOCKS) ? MEMD_DUMP_F_BLOCKS : 0) |
                  ((flags & MEMCLIENT_DUMP_MODELS) ? MEMD_DUMP_F_MODELS : 0) |
-                 ((flags & MEMCLIENT_DUMP_USAGE) ? MEMD_DUMP_F_USAGE : 0) | MEMD_DUMP_F_PAGED,
+                 ((flags & MEMCLIENT_DUMP_USAGE) ? MEMD_DUMP_F_USAGE : 0) |
+                 ((flags & (MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_SUBALLOCS)) ? MEMD_DUMP_F_POOLS
+                                                                               : 0) |
+                 ((flags & MEMCLIENT_DUMP_SUBALLOCS) ? MEMD_DUMP_F_SUBALLOCS : 0) | MEMD_DUMP_F_PAGED,
     };
     uint8_t *all = NULL;
     size_t len = 0, cap = 0;

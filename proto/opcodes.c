@@ -38,6 +38,9 @@ static const memd_wire_op ops[MEMD_OP_OPCODE_COUNT] = {
     /* Everyone may read the event log; the handler shows others only their uid's. */
     [MEMD_OP_EVENTS] = {"EVENTS", MEMD_WIRE_SHAPE_FIXED, MEMD_WIRE_EVENTS_REQ_SIZE, 0, false,
                         false},
+    /* Pool books are visibility only, not in the state store. */
+    [MEMD_OP_POOL_REPORT] = {"POOL_REPORT", MEMD_WIRE_SHAPE_COUNT, MEMD_WIRE_POOL_OP_SIZE, 0,
+                             false, false},
 };
 
 const memd_wire_op *memd_wire_op_of(uint32_t op)

@@ -67,6 +67,10 @@
 #define MEMD_WIRE_EVENTS_INFO_SIZE 24u
 #define MEMD_WIRE_EVENT_SIZE 320u
 #define MEMD_WIRE_SESSION_USE_SIZE 32u
+/* Client pools. */
+#define MEMD_WIRE_POOL_OP_SIZE 96u
+#define MEMD_WIRE_POOL_REC_SIZE 40u
+#define MEMD_WIRE_SUBALLOC_REC_SIZE 88u
 
 /* Scalars, little-endian, unaligned. */
 static inline uint8_t *memd_wire_put_u16(uint8_t *p, uint16_t v)
@@ -227,5 +231,14 @@ uint8_t *memd_wire_model_rec_put(uint8_t *out, const memd_wire_model_rec *r);
 int memd_wire_model_rec_get(const uint8_t *in, size_t len, memd_wire_model_rec *r);
 uint8_t *memd_wire_instance_rec_put(uint8_t *out, const memd_wire_instance_rec *r);
 int memd_wire_instance_rec_get(const uint8_t *in, size_t len, memd_wire_instance_rec *r);
+
+/* ---- wire_pool.c: client pools (protocol.h, section at the end) ---- */
+
+uint8_t *memd_wire_pool_op_put(uint8_t *out, const memd_wire_pool_op *r);
+int memd_wire_pool_op_get(const uint8_t *in, size_t len, memd_wire_pool_op *r);
+uint8_t *memd_wire_pool_rec_put(uint8_t *out, const memd_wire_pool_rec *r);
+int memd_wire_pool_rec_get(const uint8_t *in, size_t len, memd_wire_pool_rec *r);
+uint8_t *memd_wire_suballoc_rec_put(uint8_t *out, const memd_wire_suballoc_rec *r);
+int memd_wire_suballoc_rec_get(const uint8_t *in, size_t len, memd_wire_suballoc_rec *r);
 
 #endif

@@ -4,8 +4,8 @@
 
 #include <errno.h>
 
-#define MEMD_DUMP_F_KNOWN \
-    (MEMD_DUMP_F_BLOCKS | MEMD_DUMP_F_MODELS | MEMD_DUMP_F_USAGE | MEMD_DUMP_F_PAGED)
+#define MEMD_DUMP_F_KNOWN (MEMD_DUMP_F_BLOCKS | MEMD_DUMP_F_MODELS | MEMD_DUMP_F_USAGE | \
+                           MEMD_DUMP_F_POOLS | MEMD_DUMP_F_SUBALLOCS | MEMD_DUMP_F_PAGED)
 
 uint8_t *memd_wire_dump_req_put(uint8_t *p, const memd_wire_dump_req *r)
 {
@@ -264,6 +264,8 @@ size_t memd_wire_rec_size(uint32_t tag)
     case MEMD_REC_MODEL: return MEMD_WIRE_MODEL_REC_SIZE;
     case MEMD_REC_INSTANCE: return MEMD_WIRE_INSTANCE_REC_SIZE;
     case MEMD_REC_SESSION_USE: return MEMD_WIRE_SESSION_USE_SIZE;
+    case MEMD_REC_POOL: return MEMD_WIRE_POOL_REC_SIZE;
+    case MEMD_REC_SUBALLOC: return MEMD_WIRE_SUBALLOC_REC_SIZE;
     case MEMD_REC_PAGE: return MEMD_WIRE_PAGE_REC_SIZE;
     default: return 0;
     }

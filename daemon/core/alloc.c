@@ -17,6 +17,7 @@
 #include "errmsg.h"
 #include "event.h"
 #include "hooks.h"
+#include "pool_books.h"
 #include "quota.h"
 #include "text.h"
 #include "wire.h"
@@ -107,6 +108,8 @@ static void alloc_destroy(memd_state *st, memd_alloc *a)
     (void)memd_device_free(st->devs[a->dev].dev, a->pl.kind, a->pl.region, a->pl.address);
     if (a->shared)
         memd_names_remove(&st->names, a);
+    memd_pool_books_free(a->books); /* a pool goes back whole, sub-allocations and all */
+    a->books = NULL;
     memd_map_remove(&st->handles, a->handle);
     memd_map_trim(&st->handles); /* a million frees give the table's memory back */
     st->ctr.frees++;
@@ -326,6 +329,8 @@ static int create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
         return memd_err_set(err, -EINVAL, "allocation name: byte %zu is %s (0x%02x); names are "
                             "UTF-8 text without control characters",
                             at, why, (unsigned char)w->name[at]);
+    if (shared && (w->flags & MEMD_ALLOC_F_POOL))
+        return memd_err_set(err, -EINVAL, "a pool cannot be shared: it is its session's");
     int src = memd_hooks_prepare(st, s, err); /* e.g. room in the state store */
     if (src < 0)
         return src;
@@ -377,6 +382,7 @@ static int create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
     a->created_ns = memd_state_now(st);
     a->cls = w->cls;
     a->scope = w->scope;
+    a->pool = w->flags & MEMD_ALLOC_F_POOL;
     a->pid = s->pid;
     a->uid = s->uid;
     a->gid = s->gid;
@@ -488,6 +494,7 @@ void memd_alloc_to_info(const memd_state *st, const memd_alloc *a, memd_wire_all
     i->device = st->devs[a->dev].spec->id;
     i->cls = a->cls;
     i->scope = a->scope;
+    i->flags = a->pool ? MEMD_ALLOC_I_POOL : 0;
     i->pid = a->pid;
     i->uid = a->uid;
     i->gid = a->gid;

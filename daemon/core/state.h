@@ -46,11 +46,13 @@ struct memd_alloc {
     uint32_t pid, uid, gid, session_id; /* creator */
     uint8_t cls, scope;
     bool shared;                   /* in the name table */
+    bool pool;                     /* a client pool (MEMD_ALLOC_F_POOL) */
     bool first_used;
     memd_hold first;               /* the creator's hold: no second record in the common case */
     memd_hold *holds;
     memd_alloc *name_next;         /* name table chain */
     uint64_t store_key;            /* state store: key of the record that holds it */
+    struct memd_pool_books *books; /* pool: its reported sub-allocations (pool_books.h) */
     char comm[16];
     char name[MEMD_NAME_MAX];
 };

@@ -21,6 +21,7 @@
 #include "malformed.h"
 #include "memd-build-config.h"
 #include "model.h"
+#include "pool_books.h"
 #include "reply.h"
 #include "store.h"
 #include "wire.h"
@@ -125,7 +126,47 @@ static int cmp_handle(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int put_allocs(const memd_state *st, const memd_session *s, int dev, memd_buf *out)
+typedef struct pool_ctx {
+    memd_buf *out;
+    const memd_pool_books *b;
+    uint64_t handle;
+} pool_ctx;
+
+static int visit_sub(void *vctx, uint64_t addr, uint64_t size, bool allocated)
+{
+    (void)size;
+    pool_ctx *c = vctx;
+    const memd_suballoc *sub = allocated ? memd_pool_books_find(c->b, addr) : NULL;
+    if (!sub)
+        return 0;
+    uint8_t *p = rec(c->out, MEMD_REC_SUBALLOC);
+    if (!p)
+        return -ENOMEM;
+    memd_wire_suballoc_rec r = {.pool = c->handle, .offset = sub->offset, .size = sub->size};
+    memcpy(r.name, sub->name, sizeof r.name);
+    memd_wire_suballoc_rec_put(p, &r);
+    return 0;
+}
+
+/* A pool's record, then its sub-allocations in address order. */
+static int put_pool(const memd_alloc *a, bool subs, memd_buf *out)
+{
+    const memd_pool_books *b = memd_pool_books_of(a);
+    memd_wire_pool_rec r = {.handle = a->handle, .as_of_ns = b ? b->as_of_ns : a->created_ns,
+                            .pooled_bytes = b ? b->pooled : 0, .reports = b ? b->reports : 0,
+                            .suballocs = b ? (uint32_t)b->subs.len : 0};
+    uint8_t *p = rec(out, MEMD_REC_POOL);
+    if (!p)
+        return -ENOMEM;
+    memd_wire_pool_rec_put(p, &r);
+    if (!b || !subs)
+        return 0;
+    pool_ctx c = {.out = out, .b = b, .handle = a->handle};
+    return memd_range_foreach(b->range, visit_sub, &c);
+}
+
+static int put_allocs(const memd_state *st, const memd_session *s, int dev, uint32_t flags,
+                      memd_buf *out)
 {
     memd_alloc **list = malloc((st->handles.len + 1) * sizeof *list);
     if (!list)
@@ -150,6 +191,9 @@ static int put_allocs(const memd_state *st, const memd_session *s, int dev, memd
         memd_alloc_to_info(st, list[i], &info);
         memd_wire_alloc_info_put(p, &info);
     }
+    for (size_t i = 0; i < n && rc == 0 && (flags & MEMD_DUMP_F_POOLS); i++)
+        if (list[i]->pool)
+            rc = put_pool(list[i], flags & MEMD_DUMP_F_SUBALLOCS, out);
     free(list);
     return rc;
 }
@@ -220,7 +264,7 @@ static int put_sessions(const memd_state *st, const memd_session *self, bool usa
 /* The allocations with handles from *cursor on that s may see, up to a page's worth;
  * *cursor becomes the next handle to look at, or 0 when none is left. */
 static int put_allocs_page(const memd_state *st, const memd_session *s, int dev,
-                           uint64_t *cursor, memd_buf *out)
+                           uint32_t flags, uint64_t *cursor, memd_buf *out)
 {
     uint64_t h = *cursor ? *cursor : 1, end = st->next_handle;
     uint32_t recs = 0;
@@ -236,6 +280,12 @@ static int put_allocs_page(const memd_state *st, const memd_session *s, int dev,
         memd_alloc_to_info(st, a, &info);
         memd_wire_alloc_info_put(p, &info);
         recs++;
+        /* A pool's records follow its allocation, in the same page. */
+        if ((flags & MEMD_DUMP_F_POOLS) && a->pool) {
+            int rc = put_pool(a, flags & MEMD_DUMP_F_SUBALLOCS, out);
+            if (rc < 0)
+                return rc;
+        }
     }
     *cursor = h < end ? h : 0;
     return 0;
@@ -252,7 +302,7 @@ static int put_page_end(uint64_t next, memd_buf *out)
 }
 
 /* The map up to the allocations: SERVER, then per device its groups and regions. */
-static int build_head(const memd_state *st, int dev, bool blocks, memd_buf *out)
+static int build_head(const memd_state *st, int dev, uint32_t flags, memd_buf *out)
 {
     int rc = put_server(st, out);
     const uint32_t *clients = st->group_clients; /* kept up to date by alloc.c */
@@ -271,35 +321,35 @@ static int build_head(const memd_state *st, int dev, bool blocks, memd_buf *out)
         memd_wire_device_rec_put(p, &d);
         for (int k = 0; k < MEMD_KIND_COUNT && rc == 0; k++)
             if (spec->groups[k].banks)
-                rc = put_group(st, i, (memd_kind)k, clients[i * MEMD_KIND_COUNT + k], blocks,
-                               out);
+                rc = put_group(st, i, (memd_kind)k, clients[i * MEMD_KIND_COUNT + k],
+                               flags & MEMD_DUMP_F_BLOCKS, out);
     }
     return rc;
 }
 
-static int build(const memd_state *st, const memd_session *s, int dev, bool blocks,
-                 bool models, bool usage, memd_buf *out)
+static int build(const memd_state *st, const memd_session *s, int dev, uint32_t flags,
+                 memd_buf *out)
 {
-    int rc = build_head(st, dev, blocks, out);
+    int rc = build_head(st, dev, flags, out);
     if (rc == 0)
-        rc = put_allocs(st, s, dev, out);
+        rc = put_allocs(st, s, dev, flags, out);
     if (rc == 0)
-        rc = put_sessions(st, s, usage, out);
-    if (rc == 0 && models)
+        rc = put_sessions(st, s, (flags & MEMD_DUMP_F_USAGE) != 0, out);
+    if (rc == 0 && (flags & MEMD_DUMP_F_MODELS))
         rc = memd_models_dump(st, s, out);
     return rc;
 }
 
 /* One page from *cursor (protocol.h); the tail (sessions, models) comes with the last. */
-static int build_page(const memd_state *st, const memd_session *s, int dev, bool blocks,
-                      bool models, bool usage, uint64_t cursor, memd_buf *out)
+static int build_page(const memd_state *st, const memd_session *s, int dev, uint32_t flags,
+                      uint64_t cursor, memd_buf *out)
 {
-    int rc = cursor == 0 ? build_head(st, dev, blocks, out) : 0;
+    int rc = cursor == 0 ? build_head(st, dev, flags, out) : 0;
     if (rc == 0)
-        rc = put_allocs_page(st, s, dev, &cursor, out);
+        rc = put_allocs_page(st, s, dev, flags, &cursor, out);
     if (rc == 0 && cursor == 0)
-        rc = put_sessions(st, s, usage, out);
-    if (rc == 0 && cursor == 0 && models)
+        rc = put_sessions(st, s, (flags & MEMD_DUMP_F_USAGE) != 0, out);
+    if (rc == 0 && cursor == 0 && (flags & MEMD_DUMP_F_MODELS))
         rc = memd_models_dump(st, s, out);
     if (rc == 0)
         rc = put_page_end(cursor, out);
@@ -322,12 +372,10 @@ int memd_op_dump(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
     size_t hdr_off = out->len;
     if (!memd_reply_begin(out, h->opcode, h->id, 0))
         return -ENOMEM;
-    bool blocks = req.flags & MEMD_DUMP_F_BLOCKS, models = req.flags & MEMD_DUMP_F_MODELS;
-    bool usage = req.flags & MEMD_DUMP_F_USAGE;
     if (req.flags & MEMD_DUMP_F_PAGED)
-        rc = build_page(st, s, dev, blocks, models, usage, req.cursor, out);
+        rc = build_page(st, s, dev, req.flags, req.cursor, out);
     else
-        rc = build(st, s, dev, blocks, models, usage, out);
+        rc = build(st, s, dev, req.flags, out);
     if (rc == 0 && out->len - hdr_off - MEMD_HDR_SIZE > MEMD_MAX_REPLY)
         rc = -E2BIG;
     if (rc < 0) {

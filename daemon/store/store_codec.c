@@ -184,7 +184,7 @@ int memd_store_alloc_rec_get(const uint8_t *p, size_t len, memd_store_alloc_rec 
         (rest - strings) % MEMD_STORE_HOLDER_SIZE != 0)
         return -EBADMSG;
     if (p[1] >= MEMD_KIND_COUNT || p[2] >= MEMD_MAX_REGIONS || p[3] >= MEMD_CLASS_COUNT ||
-        p[4] >= MEMD_SCOPE_COUNT || (p[5] & ~MEMD_STORE_REC_SHARED) || r->handle == 0 ||
+        p[4] >= MEMD_SCOPE_COUNT || (p[5] & ~(MEMD_STORE_REC_SHARED | MEMD_STORE_REC_POOL)) || r->handle == 0 ||
         r->pl.banks == 0 || r->pl.size_per_bank == 0)
         return -EINVAL;
     const uint8_t *q = p + MEMD_STORE_ALLOC_REC_BASE;

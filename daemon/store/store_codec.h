@@ -25,7 +25,7 @@
 #define MEMD_STORE_FORMAT 2
 #define MEMD_STORE_META_MAGIC 0x5453444du /* "MDST" */
 
-enum { MEMD_STORE_REC_SHARED = 1u << 0 };
+enum { MEMD_STORE_REC_SHARED = 1u << 0, MEMD_STORE_REC_POOL = 1u << 1 };
 
 typedef struct memd_store_alloc_rec {
     uint64_t handle;

@@ -180,7 +180,8 @@ static int restore_one(restore *r, uint64_t key, const uint8_t *p, size_t len)
                         .created_ns = rec.created_ns, .pl = rec.pl, .pid = rec.pid,
                         .uid = rec.uid, .gid = rec.gid, .session_id = rec.session_id,
                         .cls = rec.cls, .scope = rec.scope,
-                        .shared = rec.flags & MEMD_STORE_REC_SHARED, .store_key = key};
+                        .shared = rec.flags & MEMD_STORE_REC_SHARED,
+                        .pool = rec.flags & MEMD_STORE_REC_POOL, .store_key = key};
     memcpy(proto.comm, rec.comm, sizeof proto.comm);
     memcpy(proto.name, rec.name, sizeof proto.name);
     memd_alloc *a;

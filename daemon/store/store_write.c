@@ -99,7 +99,8 @@ static void to_rec(const memd_state *st, const memd_alloc *a, uint32_t unique,
     r->session_id = a->session_id;
     r->cls = a->cls;
     r->scope = a->scope;
-    r->flags = a->shared ? MEMD_STORE_REC_SHARED : 0;
+    r->flags = (uint8_t)((a->shared ? MEMD_STORE_REC_SHARED : 0) |
+                         (a->pool ? MEMD_STORE_REC_POOL : 0));
     r->nholders = unique;
     r->holders = NULL;
     memcpy(r->comm, a->comm, sizeof r->comm);

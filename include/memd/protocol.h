@@ -62,6 +62,8 @@ typedef enum memd_opcode {
     MEMD_OP_INSTANCE_RELEASE = 15, /* memd_wire_ref (instance id, MEMD_INST_F_*) -> empty */
     /* The daemon's event log (see the section "Events" at the end of this file). */
     MEMD_OP_EVENTS = 16,          /* memd_wire_events_req -> events_info + count x event */
+    /* Client pools (see the section at the end of this file). */
+    MEMD_OP_POOL_REPORT = 17,     /* u32 count, u32 0, count x memd_wire_pool_op -> empty; all or nothing */
     MEMD_OP_OPCODE_COUNT
 } memd_opcode;
 
@@ -125,7 +127,12 @@ enum {
     MEMD_WELCOME_F_RECLAIMED = 1u << 1,  /* this HELLO took an orphaned session back */
 };
 
-enum { MEMD_ALLOC_F_SHARED = 1u << 0 }; /* named + shared by refcount */
+enum {
+    MEMD_ALLOC_F_SHARED = 1u << 0, /* named + shared by refcount */
+    /* A client pool: an ordinary allocation that its session sub-allocates itself and
+     * reports with POOL_REPORT. Not with SHARED. */
+    MEMD_ALLOC_F_POOL = 1u << 1,
+};
 
 typedef struct memd_wire_alloc_req {
     uint32_t device;
@@ -160,7 +167,7 @@ typedef struct memd_wire_alloc_info {
     uint32_t device;
     uint8_t cls;
     uint8_t scope;
-    uint16_t pad;
+    uint16_t flags;            /* MEMD_ALLOC_I_* */
     uint32_t pid;              /* creator's credentials (SO_PEERCRED) */
     uint32_t uid;
     uint32_t gid;
@@ -177,6 +184,10 @@ enum {
     MEMD_DUMP_F_MODELS = 1u << 1,
     /* Also SESSION_USE records: bytes each session holds per device and bank group. */
     MEMD_DUMP_F_USAGE = 1u << 2,
+    /* Also a POOL record per client pool; with SUBALLOCS too, each followed by its
+     * SUBALLOC records (there may be many: metrics need only the pools). */
+    MEMD_DUMP_F_POOLS = 1u << 3,
+    MEMD_DUMP_F_SUBALLOCS = 1u << 4,
     /* A page of the dump, from cursor on, ending with a PAGE record that names the next
      * cursor (0: this was the last page). The first page (cursor 0) holds SERVER, the
      * devices, groups and regions (and blocks), then allocations in handle order; later
@@ -185,8 +196,10 @@ enum {
      * clients, and never meets the reply size limit. An allocation that lives through
      * the whole dump appears exactly once; one created or freed meanwhile may or may
      * not. */
-    MEMD_DUMP_F_PAGED = 1u << 3,
+    MEMD_DUMP_F_PAGED = 1u << 5,
 };
+
+enum { MEMD_ALLOC_I_POOL = 1u << 0 }; /* alloc_info.flags: the allocation is a client pool */
 
 typedef struct memd_wire_dump_req {
     uint32_t device;           /* UINT32_MAX = all */
@@ -209,7 +222,10 @@ typedef enum memd_rec_tag {
     MEMD_REC_MODEL = 9,   /* memd_wire_model_rec (MEMD_DUMP_F_MODELS) */
     MEMD_REC_INSTANCE = 10, /* memd_wire_instance_rec (MEMD_DUMP_F_MODELS) */
     MEMD_REC_SESSION_USE = 11, /* memd_wire_session_use (MEMD_DUMP_F_USAGE), after SESSIONs */
-    MEMD_REC_PAGE = 12,   /* memd_wire_page_rec, last (MEMD_DUMP_F_PAGED) */
+    MEMD_REC_POOL = 12,     /* memd_wire_pool_rec (MEMD_DUMP_F_POOLS) */
+    MEMD_REC_SUBALLOC = 13, /* memd_wire_suballoc_rec, after its pool, in address order
+                               (MEMD_DUMP_F_POOLS | MEMD_DUMP_F_SUBALLOCS) */
+    MEMD_REC_PAGE = 14,   /* memd_wire_page_rec, last (MEMD_DUMP_F_PAGED) */
 } memd_rec_tag;
 
 typedef struct memd_wire_page_rec {
@@ -591,5 +607,48 @@ typedef struct memd_wire_event {
     char comm[16];
     char message[256];         /* the line written to the daemon's log */
 } memd_wire_event;
+/* ---- Client pools ----------------------------------------------------------------------
+ *
+ * A pool is an allocation made with MEMD_ALLOC_F_POOL: to memd an ordinary allocation of
+ * its session (quotas, dumps, release when the session ends), marked MEMD_ALLOC_I_POOL.
+ * The client places sub-allocations inside it itself, without a round trip, and tells
+ * memd what it did in POOL_REPORT requests, batched. memd keeps per-pool books of the
+ * reported sub-allocations (visibility only: they are not in the state store) and
+ * validates each report against them: an ALLOC must lie inside the pool and overlap no
+ * live sub-allocation, a FREE must name a live sub-allocation by its exact offset and
+ * size, and the pool must be a live pool of this session. A report is applied in order
+ * and all or nothing: one op that lies refuses the whole report (-EINVAL, -ERANGE for
+ * bounds, -EEXIST for an overlap, -ENOENT for a free of nothing, -EPERM/-ENOENT for a
+ * pool that is not the session's or no longer exists, -EMFILE past
+ * MEMD_POOL_MAX_SUBALLOCS), with a message naming the op. */
+#define MEMD_POOL_MAX_SUBALLOCS (1u << 20) /* live sub-allocations per pool */
+
+enum { MEMD_POOL_OP_ALLOC = 1, MEMD_POOL_OP_FREE = 2 };
+
+typedef struct memd_wire_pool_op {
+    uint64_t pool;             /* handle of the pool allocation */
+    uint64_t offset;           /* from the pool's address */
+    uint64_t size;             /* bytes (of each bank: the pool's own unit), > 0 */
+    uint8_t op;                /* MEMD_POOL_OP_* */
+    uint8_t pad[7];
+    char name[MEMD_NAME_MAX];  /* ALLOC: "" = anonymous; FREE: ignored */
+} memd_wire_pool_op;
+
+/* DUMP (MEMD_DUMP_F_POOLS): the session's own pools, or every one for an admin. */
+typedef struct memd_wire_pool_rec {
+    uint64_t handle;
+    uint64_t as_of_ns;         /* CLOCK_REALTIME of the last report applied (or creation) */
+    uint64_t pooled_bytes;     /* sum of the live sub-allocations' sizes */
+    uint64_t reports;          /* reports applied */
+    uint32_t suballocs;        /* SUBALLOC records that follow */
+    uint32_t pad;
+} memd_wire_pool_rec;
+
+typedef struct memd_wire_suballoc_rec {
+    uint64_t pool;
+    uint64_t offset;           /* from the pool's address */
+    uint64_t size;
+    char name[MEMD_NAME_MAX];
+} memd_wire_suballoc_rec;
 
 #endif

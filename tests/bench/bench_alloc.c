@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_banks.h"
 #include "range.h"
 #include "ref_range.h"
 
@@ -40,6 +41,7 @@ typedef struct opts {
     uint64_t align; /* 0: the BENCHMARKS.md workload; else the aligned one */
     memd_fit fit;
     bool reference;
+    const char *banks; /* --banks MODE: bench_banks.c instead */
 } opts;
 
 typedef struct draws {
@@ -315,7 +317,9 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: memd-bench-alloc --live N --pairs P [--seed S] [--max-size BYTES]\n"
                "                        [--policy first|best] [--reference] [--repeat K]\n"
-               "                        [--align BYTES]\n");
+               "                        [--align BYTES]\n"
+               "       memd-bench-alloc --banks lockstep|lockstep-split|range|per-bank|mixed\n"
+               "                        --live N --pairs P [--seed S] [--repeat K]\n");
 }
 
 /* Decimal or 0x-hex, whole string, within [min, max]. */
@@ -379,6 +383,13 @@ static int parse_args(int argc, char **argv, opts *o)
                 fprintf(stderr, "memd-bench-alloc: --align must be a power of two\n");
                 rc = -EINVAL;
             }
+            i++;
+        } else if (strcmp(a, "--banks") == 0) {
+            if (!v) {
+                fprintf(stderr, "memd-bench-alloc: --banks needs a mode\n");
+                rc = -EINVAL;
+            }
+            o->banks = v;
             i++;
         } else if (strcmp(a, "--reference") == 0) {
             o->reference = true;
@@ -521,6 +532,9 @@ int main(int argc, char **argv)
     }
     if (o.align)
         return main_aligned(&o);
+    if (o.banks)
+        return memd_bench_banks(o.banks, o.live, o.pairs, o.seed, o.repeat) < 0 ? EXIT_FAILURE
+                                                                                 : EXIT_SUCCESS;
     draws d;
     uint64_t *addr = calloc(o.live, sizeof(uint64_t)), *size = calloc(o.live, sizeof(uint64_t));
     uint64_t *raddr = calloc(o.live, sizeof(uint64_t)), *rsize = calloc(o.live, sizeof(uint64_t));

@@ -313,6 +313,71 @@ START_TEST(devices_sessions_metrics)
 }
 END_TEST
 
+/* A client pool in every view: the table and the JSON list its sub-allocations with name,
+ * offset, size and "as of" time; metrics count its pooled bytes for this process. */
+START_TEST(pools_in_dump_and_metrics)
+{
+    memclient_alloc_req r = cu_req(MEMD_CLASS_INTERNAL, 1 << 20);
+    r.name = "rt.pool";
+    memclient_pool *p;
+    ck_assert_int_eq(memclient_pool_create(c, &r, &p), 0);
+    memclient_pool_buffer a, b, gone;
+    ck_assert_int_eq(memclient_pool_alloc(p, 4096, 0, "conv1.out", &a), 0);
+    ck_assert_int_eq(memclient_pool_alloc(p, 100, 256, "relu1.out", &b), 0);
+    ck_assert_int_eq(memclient_pool_alloc(p, 64, 0, "gone", &gone), 0);
+    ck_assert_int_eq(memclient_pool_flush(p), 0);
+    ck_assert_int_eq(memclient_pool_free(p, gone.handle), 0);
+    ck_assert_int_eq(memclient_pool_flush(p), 0);
+
+    ck_assert_int_eq(RUN("dump"), 0);
+    char line[256];
+    snprintf(line, sizeof line, "pool %" PRIu64 " rt.pool (pid %d ", a.lease, (int)getpid());
+    ck_assert_msg(strstr(out, line), "no '%s' in:\n%s", line, out);
+    ck_assert_ptr_nonnull(strstr(out, "2 sub-allocations, 4.1 KiB of 1.0 MiB pooled, as of "));
+    ck_assert_ptr_nonnull(strstr(out, "rt.pool [pool]"));
+    ck_assert_ptr_nonnull(strstr(out, "conv1.out"));
+    ck_assert_ptr_nonnull(strstr(out, "relu1.out"));
+    ck_assert_ptr_null(strstr(out, "gone"));
+
+    ck_assert_int_eq(RUN("dump", "--json"), 0);
+    char json_path[200];
+    snprintf(json_path, sizeof json_path, "%s/pools.json", f.dir);
+    FILE *fp = fopen(json_path, "w");
+    fputs(out, fp);
+    fclose(fp);
+    char script[1024];
+    snprintf(script, sizeof script,
+             "import json,sys; d=json.load(open(sys.argv[1])); p=d['pools']; "
+             "assert len(p)==1, p; p=p[0]; "
+             "assert p['handle']==%" PRIu64 " and p['name']=='rt.pool' and p['pid']==%d, p; "
+             "assert p['pooled_bytes']==4096+128 and p['suballocation_count']==2, p; "
+             "assert p['as_of_ns']>0 and 0<=p['as_of_age_s']<60, p; "
+             "s=p['suballocations']; assert [x['name'] for x in s]==['conv1.out','relu1.out'], s; "
+             "assert s[0]['offset']==%" PRIu64 " and s[0]['size']==4096, s; "
+             "assert s[1]['offset']==%" PRIu64 " and s[1]['size']==128, s; "
+             "assert s[1]['address']==p['address']+s[1]['offset'], s; "
+             "a=[x for x in d['allocations'] if x['handle']==p['handle']]; "
+             "assert a and a[0]['pool'] is True, a",
+             a.lease, (int)getpid(), a.offset, b.offset);
+    ck_assert_msg(cu_python(script, json_path) == 0, "pools JSON wrong:\n%s", out);
+    unlink(json_path);
+
+    ck_assert_int_eq(RUN("metrics"), 0);
+    snprintf(line, sizeof line, "memd_pooled_bytes{pid=\"%d\",", (int)getpid());
+    char *at = strstr(out, line);
+    ck_assert_msg(at, "no '%s' in metrics", line);
+    ck_assert_ptr_nonnull(strstr(at, "} 4224\n"));
+    snprintf(line, sizeof line, "memd_pool_bytes{pid=\"%d\",", (int)getpid());
+    ck_assert_msg((at = strstr(out, line)) && strstr(at, "} 1048576\n"), "%s", out);
+    snprintf(line, sizeof line, "memd_pool_suballocations{pid=\"%d\",", (int)getpid());
+    ck_assert_msg((at = strstr(out, line)) && strstr(at, "} 2\n"), "%s", out);
+    ck_assert_int_eq(memclient_pool_destroy(p), 0);
+    ck_assert_int_eq(RUN("metrics"), 0);
+    snprintf(line, sizeof line, "memd_pooled_bytes{pid=\"%d\",", (int)getpid());
+    ck_assert_ptr_null(strstr(out, line));
+}
+END_TEST
+
 /* Starts `memctl alloc ... --hold` and waits for the buffer line; returns the handle. */
 static uint64_t start_hold(const char *const *args, pid_t *pid)
 {
@@ -594,6 +659,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, outputs_escape_names);
     tcase_add_test(tc, idle_group_is_not_fragmented);
     tcase_add_test(tc, devices_sessions_metrics);
+    tcase_add_test(tc, pools_in_dump_and_metrics);
     tcase_add_test(tc, alloc_hold_then_sigterm);
     tcase_add_test(tc, alloc_and_free_failures);
     tcase_add_test(tc, help_sizes_are_sizes);

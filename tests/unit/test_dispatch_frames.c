@@ -71,7 +71,7 @@ START_TEST(malformed_frames)
     n = frame(buf, MEMD_OP_DUMP, 14, p, 4); /* DUMP with 4 bytes */
     expect_malformed(buf, n, -EBADMSG, 14);
     memd_wire_put_u32(p, UINT32_MAX);
-    memd_wire_put_u32(p + 4, 0x10); /* unknown dump flag */
+    memd_wire_put_u32(p + 4, MEMD_DUMP_F_PAGED << 1); /* the first unknown dump flag */
     n = frame(buf, MEMD_OP_DUMP, 15, p, 8);
     expect_malformed(buf, n, -EINVAL, 15);
     memd_wire_hdr h = {.magic = MEMD_PROTO_MAGIC, .version = 1, .opcode = MEMD_OP_FREE,
@@ -175,6 +175,7 @@ START_TEST(length_checked_before_handler)
         [MEMD_OP_INSTANCE_CREATE] = "expected 16 bytes",
         [MEMD_OP_INSTANCE_RELEASE] = "expected 16 bytes",
         [MEMD_OP_EVENTS] = "expected 16 bytes",
+        [MEMD_OP_POOL_REPORT] = "count does not match the 96-byte records that follow",
     };
     memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 64);
     for (uint16_t op = MEMD_OP_HELLO; op < MEMD_OP_OPCODE_COUNT; op++) {
@@ -276,8 +277,21 @@ static void alloc_steps(uint8_t *p, uint32_t *seen)
     memd_wire_handle_put(p, b.handle);
     step(MEMD_OP_QUERY, p, 8, &r, seen);
     step(MEMD_OP_BANKS, p, 8, &r, seen);
+    /* A pool, a report of one sub-allocation in it (books only: no hook), the pool freed. */
+    memd_wire_alloc_req pa = dram(MEMD_CLASS_INTERNAL, 8192);
+    pa.flags = MEMD_ALLOC_F_POOL;
+    memd_wire_buffer pool;
+    memd_wire_alloc_req_put(p, &pa);
+    step(MEMD_OP_ALLOC, p, MEMD_WIRE_ALLOC_REQ_SIZE, &r, seen);
+    ck_assert_int_eq(memd_wire_buffer_get(r.p, r.h.len, &pool), 0);
+    memd_wire_pool_op po = {.pool = pool.handle, .size = 64, .op = MEMD_POOL_OP_ALLOC};
+    memd_wire_pool_op_put(memd_wire_count_put(p, 1), &po);
+    step(MEMD_OP_POOL_REPORT, p, MEMD_WIRE_COUNT_SIZE + MEMD_WIRE_POOL_OP_SIZE, &r, seen);
+    memd_wire_handle_put(p, pool.handle);
+    step(MEMD_OP_FREE, p, 8, &r, seen);
     memd_wire_dump_req d = {.device = UINT32_MAX,
-                            .flags = MEMD_DUMP_F_BLOCKS | MEMD_DUMP_F_MODELS};
+                            .flags = MEMD_DUMP_F_BLOCKS | MEMD_DUMP_F_MODELS | MEMD_DUMP_F_POOLS |
+                                     MEMD_DUMP_F_SUBALLOCS};
     memd_wire_dump_req_put(p, &d);
     step(MEMD_OP_DUMP, p, MEMD_WIRE_DUMP_REQ_SIZE, &r, seen);
     memd_wire_handle_put(p, b.handle);

@@ -51,6 +51,7 @@ START_TEST(opcode_table)
         {MEMD_OP_INSTANCE_CREATE, "INSTANCE_CREATE", MEMD_WIRE_SHAPE_FIXED, 16, 0, true},
         {MEMD_OP_INSTANCE_RELEASE, "INSTANCE_RELEASE", MEMD_WIRE_SHAPE_FIXED, 16, 0, true},
         {MEMD_OP_EVENTS, "EVENTS", MEMD_WIRE_SHAPE_FIXED, 16, 0, false},
+        {MEMD_OP_POOL_REPORT, "POOL_REPORT", MEMD_WIRE_SHAPE_COUNT, 96, 0, false},
     };
     ck_assert_uint_eq(sizeof want / sizeof want[0], MEMD_OP_OPCODE_COUNT - 1);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {

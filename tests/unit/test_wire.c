@@ -273,7 +273,7 @@ START_TEST(alloc_req_rejects)
         {5, MEMD_SCOPE_COUNT},              /* scope */
         {6, MEMD_DTYPE_COUNT},              /* dtype */
         {7, MEMD_MAX_DIMS + 1},             /* ndim */
-        {68, 0x02}, {71, 0x80},             /* unknown flag bits */
+        {68, 0x04}, {71, 0x80},             /* unknown flag bits */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         memd_wire_alloc_req_put(buf, &r);
@@ -380,8 +380,8 @@ START_TEST(alloc_info_roundtrip_and_rejects)
     ck_assert_str_eq(g.comm, "python3");
     ck_assert_int_eq(memd_wire_alloc_info_get(buf, MEMD_WIRE_ALLOC_INFO_SIZE - 1, &g),
                      -EBADMSG);
-    size_t bad_off[] = {48 /* kind */, 60 /* cls */, 61 /* scope */};
-    for (size_t i = 0; i < 3; i++) {
+    size_t bad_off[] = {48 /* kind */, 60 /* cls */, 61 /* scope */, 62 /* flags */};
+    for (size_t i = 0; i < 4; i++) {
         memd_wire_alloc_info_put(buf, &a);
         buf[bad_off[i]] = 0x7f;
         ck_assert_int_eq(memd_wire_alloc_info_get(buf, MEMD_WIRE_ALLOC_INFO_SIZE, &g), -EINVAL);
@@ -712,6 +712,68 @@ START_TEST(handles)
 }
 END_TEST
 
+START_TEST(alloc_info_pool_flag)
+{
+    memd_wire_alloc_info a = sample_info(), g;
+    a.flags = MEMD_ALLOC_I_POOL;
+    memd_wire_alloc_info_put(buf, &a);
+    ck_assert_int_eq(memd_wire_alloc_info_get(buf, MEMD_WIRE_ALLOC_INFO_SIZE, &g), 0);
+    ck_assert_uint_eq(g.flags, MEMD_ALLOC_I_POOL);
+    buf[62] = 0x02; /* the first unknown bit */
+    ck_assert_int_eq(memd_wire_alloc_info_get(buf, MEMD_WIRE_ALLOC_INFO_SIZE, &g), -EINVAL);
+}
+END_TEST
+
+START_TEST(pool_records)
+{
+    fill_canary();
+    memd_wire_pool_op o = {.pool = 7, .offset = 0x1000, .size = 96, .op = MEMD_POOL_OP_FREE}, og;
+    memd_wire_strset(o.name, sizeof o.name, "act.3");
+    ck_assert_ptr_eq(memd_wire_pool_op_put(buf, &o), buf + MEMD_WIRE_POOL_OP_SIZE);
+    assert_tail_untouched(MEMD_WIRE_POOL_OP_SIZE);
+    ck_assert_int_eq(memd_wire_pool_op_get(buf, MEMD_WIRE_POOL_OP_SIZE, &og), 0);
+    ck_assert_uint_eq(og.pool, 7);
+    ck_assert_uint_eq(og.offset, 0x1000);
+    ck_assert_uint_eq(og.size, 96);
+    ck_assert_uint_eq(og.op, MEMD_POOL_OP_FREE);
+    ck_assert_str_eq(og.name, "act.3");
+    ck_assert_int_eq(memd_wire_pool_op_get(buf, MEMD_WIRE_POOL_OP_SIZE - 1, &og), -EBADMSG);
+    buf[24] = 3; /* no such op */
+    ck_assert_int_eq(memd_wire_pool_op_get(buf, MEMD_WIRE_POOL_OP_SIZE, &og), -EINVAL);
+    buf[24] = 0;
+    ck_assert_int_eq(memd_wire_pool_op_get(buf, MEMD_WIRE_POOL_OP_SIZE, &og), -EINVAL);
+    memd_wire_pool_op_put(buf, &o);
+    memset(buf + 32, 'n', MEMD_NAME_MAX); /* name without NUL */
+    ck_assert_int_eq(memd_wire_pool_op_get(buf, MEMD_WIRE_POOL_OP_SIZE, &og), -EINVAL);
+
+    fill_canary();
+    memd_wire_pool_rec p = {.handle = 3, .as_of_ns = 123456789, .pooled_bytes = 4096,
+                            .reports = 5, .suballocs = 2}, pg;
+    ck_assert_ptr_eq(memd_wire_pool_rec_put(buf, &p), buf + MEMD_WIRE_POOL_REC_SIZE);
+    assert_tail_untouched(MEMD_WIRE_POOL_REC_SIZE);
+    ck_assert_int_eq(memd_wire_pool_rec_get(buf, MEMD_WIRE_POOL_REC_SIZE, &pg), 0);
+    ck_assert_uint_eq(pg.handle, 3);
+    ck_assert_uint_eq(pg.as_of_ns, 123456789);
+    ck_assert_uint_eq(pg.pooled_bytes, 4096);
+    ck_assert_uint_eq(pg.reports, 5);
+    ck_assert_uint_eq(pg.suballocs, 2);
+    ck_assert_int_eq(memd_wire_pool_rec_get(buf, MEMD_WIRE_POOL_REC_SIZE - 1, &pg), -EBADMSG);
+
+    fill_canary();
+    memd_wire_suballoc_rec s = {.pool = 3, .offset = 64, .size = 32}, sg;
+    memd_wire_strset(s.name, sizeof s.name, "w");
+    ck_assert_ptr_eq(memd_wire_suballoc_rec_put(buf, &s), buf + MEMD_WIRE_SUBALLOC_REC_SIZE);
+    assert_tail_untouched(MEMD_WIRE_SUBALLOC_REC_SIZE);
+    ck_assert_int_eq(memd_wire_suballoc_rec_get(buf, MEMD_WIRE_SUBALLOC_REC_SIZE, &sg), 0);
+    ck_assert_uint_eq(sg.pool, 3);
+    ck_assert_uint_eq(sg.offset, 64);
+    ck_assert_uint_eq(sg.size, 32);
+    ck_assert_str_eq(sg.name, "w");
+    memset(buf + 24, 'n', MEMD_NAME_MAX);
+    ck_assert_int_eq(memd_wire_suballoc_rec_get(buf, MEMD_WIRE_SUBALLOC_REC_SIZE, &sg), -EINVAL);
+}
+END_TEST
+
 START_TEST(tags)
 {
     uint32_t tag;
@@ -753,6 +815,8 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, alloc_info_roundtrip_and_rejects);
     tcase_add_test(tc, dump_req_roundtrip_and_rejects);
     tcase_add_test(tc, event_records_roundtrip_and_reject);
+    tcase_add_test(tc, alloc_info_pool_flag);
+    tcase_add_test(tc, pool_records);
     tcase_add_test(tc, stats_roundtrip);
     tcase_add_test(tc, server_rec_roundtrip_and_rejects);
     tcase_add_test(tc, device_rec_roundtrip_and_rejects);

@@ -3,6 +3,7 @@
  * Prometheus that scrapes. Region byte gauges are per bank; device and process gauges
  * count every bank. */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -71,6 +72,53 @@ static void region_family(FILE *f, const memclient_snapshot *s, const char *name
                    : r->stats.allocations;
         fprintf(f, " %" PRIu64 "\n", v);
     }
+}
+
+/* Client pools per process (pid): bytes leased as pools, bytes their owners reported
+ * sub-allocated in them, and those sub-allocations (as of each pool's last report). */
+typedef struct pool_proc {
+    uint32_t pid;
+    const char *comm;
+    uint64_t v[3];
+} pool_proc;
+
+static void pool_families(FILE *f, const memclient_snapshot *s)
+{
+    static const struct {
+        const char *name, *help;
+    } fam[3] = {
+        {"memd_pool_bytes", "Bytes per bank leased as client pools, per process."},
+        {"memd_pooled_bytes", "Bytes per bank sub-allocated in client pools, per process "
+                              "(as of the pools' last reports)."},
+        {"memd_pool_suballocations", "Live sub-allocations in client pools, per process."},
+    };
+    pool_proc *procs = calloc(s->npools ? s->npools : 1, sizeof *procs);
+    size_t n = 0;
+    /* Allocations and pools both come in handle order: one merge walk pairs them. */
+    for (size_t i = 0, k = 0; procs && i < s->npools; i++) {
+        while (k < s->nallocs && s->allocs[k].buf.handle < s->pools[i].handle)
+            k++;
+        if (k == s->nallocs || s->allocs[k].buf.handle != s->pools[i].handle)
+            continue;
+        const memclient_alloc_info *a = &s->allocs[k];
+        size_t j = 0;
+        while (j < n && procs[j].pid != a->pid)
+            j++;
+        if (j == n)
+            procs[n++] = (pool_proc){.pid = a->pid, .comm = a->comm};
+        procs[j].v[0] += a->buf.size_per_bank;
+        procs[j].v[1] += s->pools[i].pooled_bytes;
+        procs[j].v[2] += s->pools[i].suballocs;
+    }
+    for (int m = 0; m < 3; m++) {
+        family(f, fam[m].name, "gauge", fam[m].help);
+        for (size_t j = 0; j < n; j++) {
+            fprintf(f, "%s{pid=\"%" PRIu32 "\",process=", fam[m].name, procs[j].pid);
+            memctl_prom_label(f, procs[j].comm);
+            fprintf(f, "} %" PRIu64 "\n", procs[j].v[m]);
+        }
+    }
+    free(procs);
 }
 
 /* Per process series: the MEMCTL_METRICS_PROCS largest holders get their own series
@@ -174,6 +222,7 @@ static void metrics(FILE *f, const memclient_snapshot *s)
     region_family(f, s, "memd_region_allocations", "Live allocations in the region.", R_ALLOCS);
     region_family(f, s, "memd_region_fragmentation_ratio",
                   "1 - largest free block / free bytes (0 when nothing is free).", R_FRAG);
+    pool_families(f, s);
     process_families(f, s);
 }
 
@@ -208,7 +257,7 @@ int memctl_cmd_metrics(const memctl_globals *g, int argc, char **argv)
     if (r)
         return r;
     memclient_snapshot *s;
-    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_USAGE, &s);
+    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_POOLS, &s);
     memclient_disconnect(c);
     if (r < 0)
         return memctl_fail(NULL, "metrics", "cannot read the daemon's state", r);

@@ -94,9 +94,9 @@ static void alloc_json(FILE *f, const memclient_snapshot *s, const memclient_all
     memd_json_str(f, a->comm);
     fprintf(f, ",\n      \"name\": ");
     memd_json_str(f, a->name);
-    fprintf(f, ",\n      \"created_ns\": %" PRIu64 ",\n      \"created_ns_str\": \"%" PRIu64
-               "\",\n      \"age_s\": %.3f\n    }",
-            a->created_ns, a->created_ns, (double)age_ns / 1e9);
+    fprintf(f, ",\n      \"pool\": %s,\n      \"created_ns\": %" PRIu64
+               ",\n      \"created_ns_str\": \"%" PRIu64 "\",\n      \"age_s\": %.3f\n    }",
+            a->pool ? "true" : "false", a->created_ns, a->created_ns, (double)age_ns / 1e9);
 }
 
 /* With MEMCLIENT_DUMP_USAGE: what the session holds, in total and per bank group. */
@@ -267,6 +267,7 @@ void memd_report_json(FILE *f, const memclient_snapshot *s, bool detailed)
         fputs(",\n  \"processes\": ", f);
         memd_report_processes_json(f, s, "    ");
     }
+    memd_report_pools_json(f, s);
     memd_report_models_json(f, s); /* "models", "plans", "instances" */
     fprintf(f, "\n}\n");
 }

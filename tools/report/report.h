@@ -13,7 +13,7 @@
 #include "memd/client.h"
 
 /* The whole snapshot as one JSON document: "schema_version", "server", "devices",
- * "allocations", "sessions", "models", "plans", "instances" (blocks per region when
+ * "allocations", "sessions", "pools", "models", "plans", "instances" (blocks per region when
  * detailed). Sizes are exact bytes per bank; names are escaped (they come from other
  * processes). Keys only ever get added. */
 void memd_report_json(FILE *f, const memclient_snapshot *s, bool detailed);
@@ -22,6 +22,10 @@ void memd_report_json(FILE *f, const memclient_snapshot *s, bool detailed);
  * `,\n  "models": [...],\n  "plans": [...],\n  "instances": [...]` (no newline after), to
  * go right before a document's closing brace (memctl model list --json). */
 void memd_report_models_json(FILE *f, const memclient_snapshot *s);
+
+/* The client pools of a snapshot dumped with MEMCLIENT_DUMP_POOLS (sub-allocations with
+ * MEMCLIENT_DUMP_SUBALLOCS): `,\n  "pools": [...]` (no newline after). */
+void memd_report_pools_json(FILE *f, const memclient_snapshot *s);
 
 /* Fragmentation of free space in percent: 1 - largest_free / free (0 when nothing free).
  * For one region: a group's stats mix its regions (free bytes summed, the largest block
