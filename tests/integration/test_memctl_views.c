@@ -78,23 +78,12 @@ static void write_file(const char *name, const char *text, char *path, size_t le
     fclose(fp);
 }
 
-/* Runs python3 with a script and one argument; its exit status. */
-static int python(const char *script, const char *arg)
-{
-    char path[200], cmd[600];
-    write_file("check.py", script, path, sizeof path);
-    snprintf(cmd, sizeof cmd, "python3 %s '%s'", path, arg);
-    int st = system(cmd);
-    unlink(path);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
 /* A JSON document must parse. */
 static void assert_json(const char *doc)
 {
     char path[200];
     write_file("doc.json", doc, path, sizeof path);
-    ck_assert_msg(python("import json, sys\njson.load(open(sys.argv[1]))\n", path) == 0,
+    ck_assert_msg(cu_python("import json, sys\njson.load(open(sys.argv[1]))\n", path) == 0,
                   "not JSON:\n%.3000s", doc);
     unlink(path);
 }
@@ -365,7 +354,7 @@ START_TEST(dump_svg_and_html)
     snprintf(svg, sizeof svg, "%s/map.svg", f.dir);
     snprintf(html, sizeof html, "%s/map.html", f.dir);
     ck_assert_int_eq(RUN("dump", "--svg", svg), 0);
-    ck_assert_msg(python(svg_check, svg) == 0, "SVG check failed");
+    ck_assert_msg(cu_python(svg_check, svg) == 0, "SVG check failed");
     ck_assert_int_eq(RUN("dump", "--html", html, "--class", "internal"), 0);
     char *page = memctl_slurp(html);
     ck_assert_ptr_nonnull(strstr(page, "<!DOCTYPE html>"));
