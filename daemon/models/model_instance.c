@@ -159,6 +159,7 @@ int memd_op_instance_create(memd_state *st, memd_session *s, const memd_wire_hdr
     for (memd_instance *in = u->insts; in; in = in->next) {
         if (!in->busy) {
             in->busy = true;
+            memd_models_save_instance(ms, in);
             return reply(st, h, out, in, MEMD_INST_I_REUSED);
         }
     }
@@ -168,6 +169,8 @@ int memd_op_instance_create(memd_state *st, memd_session *s, const memd_wire_hdr
         return memd_reply_fail(st, h, out, &err, false);
     }
     in->busy = true;
+    memd_models_save_ids(ms);
+    memd_models_save_instance(ms, in);
     return reply(st, h, out, in, 0);
 }
 
@@ -195,6 +198,7 @@ int memd_op_instance_release(memd_state *st, memd_session *s, const memd_wire_hd
         return memd_reply_fail(st, h, out, &err, false);
     } else {
         in->busy = false;
+        memd_models_save_instance(ms, in);
     }
     return memd_reply_begin(out, h->opcode, h->id, 0) ? 0 : -ENOMEM;
 }

@@ -20,6 +20,7 @@ memd_models *memd_models_of(memd_state *st)
     if (!st->models) {
         st->models = calloc(1, sizeof *st->models);
         if (st->models) {
+            st->models->st = st;
             st->models->next_model_id = 1;
             st->models->next_instance_id = 1;
             memd_hook_add(st, &st->models->hook, &models_events, st);
@@ -106,6 +107,7 @@ void memd_models_instance_destroy(memd_state *st, memd_models *ms, memd_instance
         }
     }
     memd_map_remove(&ms->instances, in->id);
+    memd_models_save_gone(ms, MEMD_RECORD_INSTANCE, in->id);
     memd_models_unmanage(ms, in->arena_handle);
     memd_models_release_handle(st, s, in->arena_handle);
     for (uint32_t i = 0; i < u->m->nph; i++) {
@@ -126,6 +128,7 @@ static void model_destroy(memd_models *ms, memd_model *m)
             break;
         }
     }
+    memd_models_save_gone(ms, MEMD_RECORD_MODEL, m->id);
     memd_models_unmanage(ms, m->code_handle);
     memd_models_unmanage(ms, m->const_handle);
     memd_plan_cache_unref(ms, m->plan);
@@ -150,6 +153,8 @@ void memd_models_use_release(memd_state *st, memd_models *ms, memd_model_use *u)
     free(u);
     if (--m->users == 0)
         model_destroy(ms, m);
+    else
+        memd_models_save_model(ms, m); /* one user less */
 }
 
 /* Hook: s goes away, its instances, model loads and uploads are released before its
@@ -179,6 +184,7 @@ static void on_destroy(void *data)
 {
     memd_state *st = data;
     memd_models *ms = st->models;
+    ms->quiet = true; /* the store is closed: what it holds stays for the next start */
     /* Sessions are gone, so no use, instance or upload is left; jobs finished with the
      * loop. Whatever a bug left behind is freed all the same. */
     while (ms->uses)
@@ -194,6 +200,8 @@ static void on_destroy(void *data)
     memd_plan_cache_free(ms);
     memd_map_free(&ms->instances);
     memd_map_free(&ms->managed);
+    free(ms->enc);
+    memd_hook_remove(st, &ms->restore_hook); /* (model_restore.c: if it was added) */
     memd_hook_remove(st, &ms->hook);
     free(ms);
     st->models = NULL;
