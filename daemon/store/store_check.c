@@ -235,8 +235,7 @@ static int check_object(copier *c, const MDB_val *k, const MDB_val *v)
     memd_record r;
     int rc = memd_store_obj_get(k->mv_data, k->mv_size, v->mv_data, v->mv_size, &r);
     if (rc < 0)
-        return say(c, "object record %u/%llu: %s",
-                   k->mv_size ? ((const uint8_t *)k->mv_data)[0] : 0u, (unsigned long long)r.id,
+        return say(c, "object record %u/%llu: %s", r.kind, (unsigned long long)r.id,
                    rc == -EBADMSG ? "bad length, checksum or key" : strerror(-rc));
     return 0;
 }

@@ -39,6 +39,11 @@ int memd_store_obj_get(const uint8_t *key, size_t key_len, const uint8_t *p, siz
                        memd_record *r)
 {
     memset(r, 0, sizeof *r);
+    if (key_len != MEMD_STORE_OBJ_KEY)
+        return -EBADMSG;
+    /* The key's kind and id first, so that a damaged record can be named. */
+    r->kind = key[0];
+    r->id = memd_store_key_get_u64(key + 1);
     if (len < MEMD_STORE_OBJ_HEAD)
         return -EBADMSG;
     if (p[0] != MEMD_STORE_OBJ_FORMAT)
@@ -46,15 +51,12 @@ int memd_store_obj_get(const uint8_t *key, size_t key_len, const uint8_t *p, siz
     if (memd_wire_u32(p + 4) != len - MEMD_STORE_OBJ_HEAD ||
         memd_wire_u32(p + SUM_AT) != memd_store_sum(p, len, SUM_AT))
         return -EBADMSG;
-    r->kind = p[1];
+    if (p[1] != r->kind || memd_wire_u64(p + 8) != r->id)
+        return -EBADMSG;
     r->version = (uint16_t)(p[2] | p[3] << 8);
-    r->id = memd_wire_u64(p + 8);
     r->len = len - MEMD_STORE_OBJ_HEAD;
     r->data = p + MEMD_STORE_OBJ_HEAD;
     if (r->kind == 0 || r->kind > MEMD_RECORD_KIND_MAX || memd_wire_u32(p + 20) != 0)
         return -EINVAL;
-    if (key_len != MEMD_STORE_OBJ_KEY || key[0] != r->kind ||
-        memd_store_key_get_u64(key + 1) != r->id)
-        return -EBADMSG;
     return 0;
 }

@@ -30,7 +30,8 @@ size_t memd_store_obj_size(const memd_record *r);
 /* Writes r's record (memd_store_obj_size bytes) at out, checksum included. */
 void memd_store_obj_put(uint8_t *out, const memd_record *r);
 /* Decodes the record under key: r->data points into in. 0, -EBADMSG (length, checksum,
- * key), -EINVAL (kind, reserved field), -EPROTONOSUPPORT (format). */
+ * key), -EINVAL (kind, reserved field), -EPROTONOSUPPORT (format). Whatever the result,
+ * r->kind and r->id are the key's (to name a damaged record), if the key has its size. */
 int memd_store_obj_get(const uint8_t *key, size_t key_len, const uint8_t *in, size_t len,
                        memd_record *r);
 

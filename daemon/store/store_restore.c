@@ -247,8 +247,7 @@ static int restore_object(restore *r, const MDB_val *k, const MDB_val *v)
     memd_record rec;
     int rc = memd_store_obj_get(k->mv_data, k->mv_size, v->mv_data, v->mv_size, &rec);
     if (rc < 0)
-        return fail(r, -EINVAL, "object record %u/%llu is damaged (%s)" WAY_OUT,
-                    k->mv_size ? ((const uint8_t *)k->mv_data)[0] : 0u,
+        return fail(r, -EINVAL, "object record %u/%llu is damaged (%s)" WAY_OUT, rec.kind,
                     (unsigned long long)rec.id,
                     rc == -EBADMSG ? "bad length, checksum or key" : strerror(-rc));
     memd_error e = {0};
