@@ -146,7 +146,24 @@ static int link_entry(memd_models *ms, memd_plan_entry *e)
 
 int memd_plan_cache_adopt(memd_models *ms, memd_plan_entry *e)
 {
-    return link_entry(ms, e);
+    if (link_entry(ms, e) < 0)
+        return -ENOMEM;
+    /* Records come back in id order: the most recently created goes nearest the head,
+     * so the oldest are still evicted first. (Walks; a restart restores few plans.) */
+    memd_plan_entry *after = NULL;
+    for (memd_plan_entry *x = e->next; x && x->created_ns > e->created_ns; x = x->next)
+        after = x;
+    if (after) {
+        lru_unlink(ms, e);
+        e->prev = after;
+        e->next = after->next;
+        if (after->next)
+            after->next->prev = e;
+        else
+            ms->lru_tail = e;
+        after->next = e;
+    }
+    return 0;
 }
 
 memd_plan_entry *memd_plan_cache_insert(memd_models *ms, memd_model_job *j, uint64_t now_ns)

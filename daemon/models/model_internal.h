@@ -101,7 +101,8 @@ struct memd_instance {
 
 struct memd_models {
     memd_hook hook;                /* core's session and teardown events */
-    memd_hook restore_hook;        /* records at start, reclaims (model_restore.c) */
+    const memd_state_events *restore; /* records at start, reclaims (model_restore.c,
+                                     * set by memd_models_init; NULL: not listening) */
     memd_state *st;
     bool quiet;                    /* restoring or tearing down: nothing to record */
     uint64_t saved_model_ids, saved_instance_ids; /* the counters as recorded */
@@ -178,8 +179,8 @@ memd_plan_entry *memd_plan_cache_get(memd_models *ms, uint64_t id);
 void memd_plan_cache_touch(memd_models *ms, memd_plan_entry *e);
 /* Takes ownership of the job's arrays. NULL on -ENOMEM (the job keeps them). */
 memd_plan_entry *memd_plan_cache_insert(memd_models *ms, memd_model_job *job, uint64_t now_ns);
-/* A restored entry (model_persist.c: bufs, offsets, n and the results set): linked as
- * the most recently used, nothing evicted, not recorded again. 0 or -ENOMEM. */
+/* A restored entry (model_restore.c: bufs, offsets, n and the results set): linked in
+ * the LRU list by its creation time, nothing evicted, not recorded again. 0 or -ENOMEM. */
 int memd_plan_cache_adopt(memd_models *ms, memd_plan_entry *e);
 void memd_plan_cache_ref(memd_models *ms, memd_plan_entry *e);
 void memd_plan_cache_unref(memd_models *ms, memd_plan_entry *e);

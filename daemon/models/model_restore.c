@@ -1,7 +1,7 @@
 /* memd daemon — the model layer's records back from the state store at start, and
  * reclaims (the record formats: model_save.c).
  *
- * memd_models_init registers this file's hook: the store restores allocations and
+ * memd_models_init makes the layer's hooks call this file's: the store restores allocations and
  * sessions (orphans), then hands each record of the layer here, in kind order (counters,
  * plans, models, instances: each refers only to kinds before it), before it releases any
  * orphan. Every field and every reference is checked (a plan's key is computed again from
@@ -424,7 +424,6 @@ int memd_models_init(memd_state *st)
     memd_models *ms = memd_models_of(st);
     if (!ms)
         return -ENOMEM;
-    if (!ms->restore_hook.ev)
-        memd_hook_add(st, &ms->restore_hook, &restore_events, st);
+    ms->restore = &restore_events;
     return 0;
 }

@@ -10,8 +10,25 @@
 static void on_session_closing(void *data, memd_session *s);
 static void on_destroy(void *data);
 
+/* model_restore.c's hooks, through ms->restore: that file calls this one, so this one
+ * only holds its table (one registration, freed with the layer). */
+static int on_record_restore(void *data, const memd_record *r, memd_error *err)
+{
+    const memd_models *ms = ((memd_state *)data)->models;
+    return ms->restore ? ms->restore->record_restore(data, r, err) : 0;
+}
+
+static void on_session_reclaimed(void *data, memd_session *o, memd_session *s)
+{
+    const memd_models *ms = ((memd_state *)data)->models;
+    if (ms->restore)
+        ms->restore->session_reclaimed(data, o, s);
+}
+
 static const memd_state_events models_events = {
     .session_closing = on_session_closing,
+    .record_restore = on_record_restore,
+    .session_reclaimed = on_session_reclaimed,
     .destroy = on_destroy,
 };
 
@@ -201,7 +218,6 @@ static void on_destroy(void *data)
     memd_map_free(&ms->instances);
     memd_map_free(&ms->managed);
     free(ms->enc);
-    memd_hook_remove(st, &ms->restore_hook); /* (model_restore.c: if it was added) */
     memd_hook_remove(st, &ms->hook);
     free(ms);
     st->models = NULL;

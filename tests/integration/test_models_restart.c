@@ -132,6 +132,7 @@ static void assert_same(const memclient_snapshot *a, const memclient_snapshot *b
     for (size_t i = 0; i < a->nplans; i++) {
         const memclient_plan_rec *x = &a->plans[i], *y = find_plan(b, x->plan_id);
         ck_assert_msg(y, "plan %llx lost", (unsigned long long)x->plan_id);
+        ck_assert_uint_eq(b->plans[i].plan_id, x->plan_id); /* in LRU order, oldest first */
         ck_assert_uint_eq(x->arena, y->arena);
         ck_assert_uint_eq(x->lower_bound, y->lower_bound);
         ck_assert_uint_eq(x->created_ns, y->created_ns);
