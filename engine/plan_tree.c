@@ -341,16 +341,20 @@ static void visit_gather(plan_tree *t, void *ctx, uint32_t v, bool canonical)
 
 /* The sets one query reads: cursors only move up (the candidate offset only grows),
  * and a set whose last interval ends at or below the candidate can never conflict
- * again: it leaves the active list. */
+ * again: it leaves the active list (its end is kept in `dropped`, best fit's gap
+ * starts need it). */
 typedef struct query {
     plan_tree *t;
     unsigned m;
+    uint64_t dropped;     /* highest end of a dropped set */
     uint32_t k[MAX_SETS]; /* cursor: first interval not known to end at or below cand */
 } query;
 
 static void drop(query *q, unsigned i)
 {
     plan_tree *t = q->t;
+    uint64_t e = t->qv[i][t->qn[i] - 1].e;
+    q->dropped = e > q->dropped ? e : q->dropped;
     q->m--;
     t->qv[i] = t->qv[q->m];
     t->qn[i] = t->qn[q->m];
@@ -422,39 +426,50 @@ static uint64_t next_start(query *q, uint64_t f)
     return g;
 }
 
-/* Best fit reads the union's gaps bottom up; past this many it takes the lowest fit
- * above them (a tight gap that high rarely pays for the walk). */
-#define BEST_FIT_GAPS 64
+/* Where the free run holding the free offset c starts: the highest end at or below c
+ * (every active set's cursor is past it after a seek to c). */
+static uint64_t gap_start(query *q, uint64_t c)
+{
+    for (unsigned i = 0; i < q->m;)
+        if (seek(q, i, c)) {
+            if (q->k[i])
+                q->dropped = q->t->qv[i][q->k[i] - 1].e > q->dropped ? q->t->qv[i][q->k[i] - 1].e
+                                                                   : q->dropped;
+            i++;
+        }
+    return q->dropped;
+}
 
 uint64_t memd_plan_tree_fit(plan_tree *t, uint32_t x, uint64_t size, uint64_t align,
-                            bool best_fit)
+                            bool best_fit, unsigned max_gaps)
 {
     gather_ctx gc = {0};
     if (t->hi[x] > t->lo[x])
         walk(t, x, visit_gather, &gc);
     query q = {.t = t, .m = gc.m};
     memset(q.k, 0, gc.m * sizeof(*q.k));
+    uint64_t cand = lowest_free(&q, 0, size, align);
     if (!best_fit)
-        return lowest_free(&q, 0, size, align);
-    /* Best fit: the union's gaps bottom up, as the list placers see them (gap length
-     * from its unaligned start, ties to the lowest); the region above everything last. */
-    uint64_t best = UINT64_MAX, best_gap = UINT64_MAX, f = 0;
-    for (unsigned gaps = 0;; gaps++) {
-        f = lowest_free(&q, f, 1, 1); /* first free byte */
-        if (gaps == BEST_FIT_GAPS && best == UINT64_MAX)
-            return lowest_free(&q, plan_align_up(f, align), size, align);
-        uint64_t g = next_start(&q, f);
-        if (g == UINT64_MAX || (gaps == BEST_FIT_GAPS && best != UINT64_MAX))
-            return best != UINT64_MAX ? best : plan_align_up(f, align);
-        uint64_t cand = plan_align_up(f, align);
-        if (cand <= g && g - cand >= size && g - f < best_gap) {
+        return cand;
+    /* Best fit: the gaps that fit, bottom up, as the list placers see them (length from
+     * the gap's unaligned start, ties to the lowest); the region above everything only
+     * when nothing below fits. Each step: the gap's start, its end (the next interval
+     * start above the fit), then the lowest fit above that end. */
+    uint64_t best = UINT64_MAX, best_gap = UINT64_MAX;
+    for (unsigned gaps = 0; max_gaps == 0 || gaps < max_gaps; gaps++) {
+        uint64_t f = gap_start(&q, cand);
+        uint64_t g = next_start(&q, cand);
+        if (g == UINT64_MAX)
+            return best != UINT64_MAX ? best : cand;
+        if (g - f < best_gap) {
             best_gap = g - f;
             best = cand;
             if (best_gap == size)
                 return best; /* no tighter gap can exist */
         }
-        f = g;
+        cand = lowest_free(&q, g, size, align);
     }
+    return best;
 }
 
 size_t memd_plan_tree_intervals(const plan_tree *t)
