@@ -143,6 +143,8 @@ size_t memd_plan_tree_intervals(const plan_tree *t);
 
 /* Sorts idx[0..n) by key descending, ties by idx ascending (stable, deterministic). */
 int memd_plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key);
+/* The same by key ascending, ties by idx ascending. */
+int memd_plan_sort_asc(uint32_t *idx, size_t n, const uint64_t *key);
 
 /* Greedy placement in a given order (pinned buffers first): each buffer goes to the
  * lowest gap (first fit) or the tightest gap (best fit) among the already placed

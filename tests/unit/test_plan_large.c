@@ -298,8 +298,17 @@ static int cmp_ref(const void *x, const void *y, void *ctx)
     return (a > b) - (a < b);
 }
 
-/* The planner's sort (a radix sort for ascending index input) orders exactly as the
- * comparison sort: key descending, ties by index; few distinct keys (many ties), wide
+static int cmp_ref_asc(const void *x, const void *y, void *ctx)
+{
+    const uint64_t *key = ctx;
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    if (key[a] != key[b])
+        return key[a] < key[b] ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+/* The planner's sorts (a radix sort for ascending index input) order exactly as the
+ * comparison sort: key descending (and ascending), ties by index; few distinct keys (many ties), wide
  * keys (every digit differs), and indices not in order (the qsort path). */
 START_TEST(sort_desc_matches_qsort)
 {
@@ -318,9 +327,24 @@ START_TEST(sort_desc_matches_qsort)
             a[i] = b[i] = a[j];
             a[j] = b[j] = t;
         }
+    uint32_t *c = malloc(n * sizeof(*c)), *d = malloc(n * sizeof(*d));
+    memcpy(c, a, n * sizeof(*a));
+    memcpy(d, a, n * sizeof(*a));
     memd_plan_sort_desc(a, n, key);
     qsort_r(b, n, sizeof(*b), cmp_ref, key);
     ck_assert_mem_eq(a, b, n * sizeof(*a));
+    memd_plan_sort_asc(c, n, key);
+    qsort_r(d, n, sizeof(*d), cmp_ref_asc, key);
+    ck_assert_mem_eq(c, d, n * sizeof(*c));
+    /* Short inputs take the comparison path: the same order. */
+    memcpy(c, d, 40 * sizeof(*c));
+    for (size_t i = 0; i < 40; i++)
+        c[i] = d[i] = (uint32_t)(39 - i) * 7;
+    memd_plan_sort_asc(c, 40, key);
+    qsort_r(d, 40, sizeof(*d), cmp_ref_asc, key);
+    ck_assert_mem_eq(c, d, 40 * sizeof(*c));
+    free(c);
+    free(d);
     free(key);
     free(a);
     free(b);
