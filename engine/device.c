@@ -20,6 +20,7 @@ int memd_device_create(const memd_device_spec *spec, memd_device **out, char *er
     memd_device *d = calloc(1, sizeof(*d));
     if (!d)
         return -ENOMEM;
+    d->oom_bank = UINT32_MAX;
     rc = memd_device_spec_copy(&d->spec, spec);
     if (rc) {
         free(d);
@@ -49,6 +50,7 @@ void memd_device_destroy(memd_device *d)
 {
     if (!d)
         return;
+    memd_banks_destroy(d);
     for (int k = 0; k < MEMD_KIND_COUNT; k++)
         for (int i = 0; i < MEMD_MAX_REGIONS; i++)
             memd_range_destroy(d->range[k][i]);
@@ -74,6 +76,15 @@ int memd_device_alloc(memd_device *d, const memd_alloc_req *req, memd_placement 
     int rc = memd_device_footprint(d, req, &p);
     if (rc)
         return rc;
+    d->oom_bank = UINT32_MAX;
+    if (p.mode != MEMD_BANKS_ALL || d->bank[p.kind][p.region]) {
+        rc = memd_banks_alloc(d, req, &p);
+        if (rc)
+            return rc;
+        *out = p;
+        return 0;
+    }
+    /* Lockstep in a region no subset has used: the one map serves every bank. */
     memd_range *r = d->range[p.kind][p.region];
     const memd_class_policy *pol = &d->spec.policy[p.kind][req->cls];
     uint64_t align = memd_device_req_alignment(d, p.kind, req);
@@ -82,6 +93,11 @@ int memd_device_alloc(memd_device *d, const memd_alloc_req *req, memd_placement 
         return rc;
     *out = p;
     return 0;
+}
+
+uint32_t memd_device_oom_bank(const memd_device *d)
+{
+    return d ? d->oom_bank : UINT32_MAX;
 }
 
 int memd_device_alloc_at(memd_device *d, const memd_placement *p)
@@ -94,7 +110,20 @@ int memd_device_alloc_at(memd_device *d, const memd_placement *p)
     memd_range *r = region_range(d, p->kind, p->region);
     if (!r)
         return -EINVAL;
+    if (p->mode != MEMD_BANKS_ALL || d->bank[p->kind][p->region])
+        return memd_banks_alloc_at(d, p);
     return memd_range_alloc_at(r, p->address, p->size_per_bank);
+}
+
+int memd_device_release(memd_device *d, const memd_placement *p)
+{
+    if (!d || !p || (unsigned)p->kind >= MEMD_KIND_COUNT)
+        return -EINVAL;
+    if (!region_range(d, p->kind, p->region))
+        return -ENOENT;
+    if (p->mode == MEMD_BANKS_ALL)
+        return memd_device_free(d, p->kind, p->region, p->address);
+    return memd_banks_release(d, p);
 }
 
 int memd_device_free(memd_device *d, memd_kind kind, uint8_t region, uint64_t address)
@@ -104,6 +133,11 @@ int memd_device_free(memd_device *d, memd_kind kind, uint8_t region, uint64_t ad
     memd_range *r = region_range(d, kind, region);
     if (!r)
         return -ENOENT;
+    if (d->bank[kind][region]) {
+        memd_placement p = {.kind = kind, .region = region, .address = address,
+                            .mode = MEMD_BANKS_ALL};
+        return memd_banks_release(d, &p);
+    }
     return memd_range_free(r, address, NULL);
 }
 

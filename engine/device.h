@@ -85,8 +85,16 @@ typedef struct memd_alloc_req {
     uint32_t ndim;
     uint64_t shape[MEMD_MAX_DIMS];
     uint64_t page_size;              /* 0: the whole buffer is one page */
-    uint32_t banks;                  /* 0: every bank of the group */
+    uint32_t banks;                  /* 0: every bank of the group (or of the bank set) */
     uint64_t alignment;              /* 0: the class policy's */
+    /* Bank subsets. No set and not per_bank: lockstep over every bank (MEMD_BANKS_ALL).
+     * A set (bank ids of the group, strictly increasing): one address free in every bank
+     * of the set (MEMD_BANKS_RANGE; a set of every bank is plain lockstep). per_bank: an
+     * independent address in each bank of the set (every bank without a set). The pages
+     * are spread over the set's banks; `banks` must then be 0 or the set's size. */
+    const uint32_t *bank_set;
+    uint32_t nbank_set;
+    bool per_bank;
 } memd_alloc_req;
 
 typedef struct memd_placement {
@@ -97,7 +105,23 @@ typedef struct memd_placement {
     uint32_t banks;                  /* banks the data is spread over */
     uint64_t page_size;              /* effective page size (padded) */
     uint64_t pitch;                  /* dram.texture: row pitch in bytes; else 0 */
+    /* Bank subsets (mode RANGE or PER_BANK; for ALL: 0 and NULL). set: the nset bank ids,
+     * strictly increasing; addrs (PER_BANK only): addrs[i] is the address in bank set[i]
+     * (`address` is then addrs[0]). Both arrays are owned by the placement:
+     * memd_device_alloc allocates them, memd_placement_fini frees them. */
+    memd_bank_mode mode;
+    uint32_t nset;
+    uint32_t *set;
+    uint64_t *addrs;
 } memd_placement;
+
+/* Frees a placement's bank arrays (not the space it holds in a device). */
+void memd_placement_fini(memd_placement *p);
+/* Deep copy into dst (dst's own arrays are not freed). 0 or -ENOMEM. */
+int memd_placement_copy(memd_placement *dst, const memd_placement *src);
+/* Address of the placement in bank `bank` of its group (absolute offsets not applied):
+ * -ENOENT if the placement does not use that bank. */
+int memd_placement_bank_addr(const memd_placement *p, uint32_t bank, uint64_t *addr);
 
 /* Footprint only (no state change): resolves scope -> bank group, class -> region and
  * policy, shape/dtype/texture -> bytes, lockstep sizing. Errors: -EINVAL (bad request),
@@ -106,14 +130,33 @@ typedef struct memd_placement {
 int memd_device_footprint(const memd_device *d, const memd_alloc_req *req, memd_placement *out);
 
 /* Footprint + placement. -ENOMEM when the region has no room (use
- * memd_device_region_stats to report why). */
+ * memd_device_region_stats / memd_device_oom_bank to report why). On success the
+ * caller owns out's bank arrays (memd_placement_fini). */
 int memd_device_alloc(memd_device *d, const memd_alloc_req *req, memd_placement *out);
 
-/* Reserve a known placement again (state restore): -EBUSY if it overlaps. */
+/* Reserve a known placement again (state restore), any mode: -EBUSY if it overlaps,
+ * -EINVAL if it does not fit the group. Nothing changes on failure. */
 int memd_device_alloc_at(memd_device *d, const memd_placement *p);
 
-/* Release a placement made by memd_device_alloc/alloc_at. -ENOENT if none there. */
+/* Release a lockstep (MEMD_BANKS_ALL) placement. -ENOENT if none there. */
 int memd_device_free(memd_device *d, memd_kind kind, uint8_t region, uint64_t address);
+/* Release a placement of any mode (its arrays stay: memd_placement_fini). -ENOENT if
+ * it is not held. */
+int memd_device_release(memd_device *d, const memd_placement *p);
+
+/* The bank the last memd_device_alloc -ENOMEM ran out of room in, or UINT32_MAX when
+ * the group's lockstep map as a whole had no room. */
+uint32_t memd_device_oom_bank(const memd_device *d);
+
+/* Per-bank views. A region is "split" once a subset or per-bank buffer used it: from
+ * then on every bank has its own range allocator (lockstep buffers are in all of them).
+ * Before that every bank's map is the region's lockstep map. Stats of one bank of one
+ * region (-ENOENT: no such allocatable region or bank), and that bank's allocator. */
+bool memd_device_region_split(const memd_device *d, memd_kind kind, uint8_t region);
+int memd_device_bank_stats(const memd_device *d, memd_kind kind, uint8_t region, uint32_t bank,
+                           memd_range_stats *st);
+const memd_range *memd_device_bank_range(const memd_device *d, memd_kind kind, uint8_t region,
+                                         uint32_t bank);
 
 /* Absolute address of `address` in bank `bank` of group `kind`; -ERANGE on a bad bank. */
 int memd_device_bank_address(const memd_device *d, memd_kind kind, uint32_t bank,

@@ -7,6 +7,14 @@
 
 #include "device_internal.h"
 
+static bool bad_set(const memd_alloc_req *req, uint32_t banks)
+{
+    for (uint32_t i = 0; req->bank_set && i < req->nbank_set; i++)
+        if (req->bank_set[i] >= banks || (i && req->bank_set[i] <= req->bank_set[i - 1]))
+            return true;
+    return false;
+}
+
 static const char *why_einval(const memd_device *d, const memd_alloc_req *req, char *buf, size_t len)
 {
     const char *dev = d->spec.name;
@@ -23,6 +31,15 @@ static const char *why_einval(const memd_device *d, const memd_alloc_req *req, c
         if (req->alignment > bank_size)
             snprintf(buf, len, "alignment %" PRIu64 " exceeds the bank size %" PRIu64 " of %s",
                      req->alignment, bank_size, memd_scope_name(req->scope));
+        else if (req->nbank_set > banks || (req->nbank_set && !req->bank_set))
+            snprintf(buf, len, "bank set of %" PRIu32 " banks, but %s of device '%s' has %" PRIu32,
+                     req->nbank_set, memd_scope_name(req->scope), dev, banks);
+        else if (bad_set(req, banks))
+            snprintf(buf, len, "bank set: ids must be below %" PRIu32 " and strictly increasing",
+                     banks);
+        else if (req->nbank_set && req->banks && req->banks != req->nbank_set)
+            snprintf(buf, len, "banks %" PRIu32 " differs from the bank set's %" PRIu32 " banks",
+                     req->banks, req->nbank_set);
         else if (req->banks > banks)
             snprintf(buf, len, "%" PRIu32 " banks requested, but %s of device '%s' has %" PRIu32,
                      req->banks, memd_scope_name(req->scope), dev, banks);
@@ -72,7 +89,17 @@ const char *memd_device_describe_error(const memd_device *d, const memd_alloc_re
             snprintf(buf, len, "%s %s buffer is larger than its region on device '%s'", scope, cls, dev);
         break;
     case -ENOMEM:
-        if (memd_device_footprint(d, req, &p) == 0) {
+        if (memd_device_footprint(d, req, &p) == 0 && d->oom_bank != UINT32_MAX) {
+            /* A split region: one bank ran out; name it and give its own state. */
+            memd_range_stats st;
+            memd_device_bank_stats(d, p.kind, p.region, d->oom_bank, &st);
+            snprintf(buf, len,
+                     "no room for %" PRIu64 " bytes in bank %" PRIu32 " of %s region '%s' of device "
+                     "'%s' (bank %" PRIu32 ": largest free block %" PRIu64 ", %" PRIu64 " free)",
+                     p.size_per_bank, d->oom_bank, memd_kind_name(p.kind),
+                     d->spec.groups[p.kind].regions[p.region].name, dev, d->oom_bank,
+                     st.largest_free, st.free);
+        } else if (memd_device_footprint(d, req, &p) == 0) {
             memd_range_stats st;
             memd_device_region_stats(d, p.kind, p.region, &st);
             snprintf(buf, len,

@@ -72,6 +72,30 @@ static int texture_bytes(const memd_texture_spec *t, const memd_alloc_req *req,
     return 0;
 }
 
+/* The request's bank mode and set size. A set must hold valid, strictly increasing ids;
+ * `banks` must be 0 or the set's size. A range set of every bank is plain lockstep. */
+static int bank_mode(const memd_bank_group_spec *g, const memd_alloc_req *req, memd_bank_mode *mode,
+                     uint32_t *nset)
+{
+    if (req->nbank_set == 0 && req->bank_set)
+        return -EINVAL;
+    if (req->nbank_set) {
+        if (!req->bank_set || req->nbank_set > g->banks)
+            return -EINVAL;
+        for (uint32_t i = 0; i < req->nbank_set; i++)
+            if (req->bank_set[i] >= g->banks || (i && req->bank_set[i] <= req->bank_set[i - 1]))
+                return -EINVAL;
+    }
+    *nset = req->nbank_set ? req->nbank_set : g->banks;
+    if (req->nbank_set && req->banks && req->banks != *nset)
+        return -EINVAL;
+    if (req->per_bank)
+        *mode = MEMD_BANKS_PER_BANK;
+    else
+        *mode = *nset < g->banks ? MEMD_BANKS_RANGE : MEMD_BANKS_ALL;
+    return 0;
+}
+
 int memd_device_footprint(const memd_device *d, const memd_alloc_req *req, memd_placement *out)
 {
     if (!d || !req || !out)
@@ -121,7 +145,12 @@ int memd_device_footprint(const memd_device *d, const memd_alloc_req *req, memd_
 
     if (req->banks > g->banks)
         return -EINVAL;
-    uint64_t nbanks = req->banks ? req->banks : g->banks;
+    memd_bank_mode mode;
+    uint32_t nset;
+    rc = bank_mode(g, req, &mode, &nset);
+    if (rc)
+        return rc;
+    uint64_t nbanks = req->banks ? req->banks : (mode == MEMD_BANKS_ALL ? g->banks : nset);
 
     uint64_t padded, per_bank;
     if (!memd_round_up(page, g->alignment, &padded))
@@ -139,6 +168,10 @@ int memd_device_footprint(const memd_device *d, const memd_alloc_req *req, memd_
     out->banks = (uint32_t)nbanks;
     out->page_size = padded;
     out->pitch = pitch;
+    out->mode = mode;
+    out->nset = mode == MEMD_BANKS_ALL ? 0 : nset;
+    out->set = NULL;
+    out->addrs = NULL;
     return 0;
 }
 

@@ -11,6 +11,11 @@ struct memd_device {
     memd_device_spec spec; /* deep copy: the device never points into the caller's spec */
     /* One allocator per allocatable region; NULL for reserved regions and absent groups. */
     memd_range *range[MEMD_KIND_COUNT][MEMD_MAX_REGIONS];
+    /* Once a region is split (device_banks.c): one allocator per bank, holding that
+     * bank's pieces and every lockstep buffer; NULL before. range[][] keeps the lockstep
+     * buffers alone either way. */
+    memd_range **bank[MEMD_KIND_COUNT][MEMD_MAX_REGIONS];
+    uint32_t oom_bank; /* memd_device_oom_bank */
 };
 
 static inline bool memd_is_pow2(uint64_t v)
@@ -36,5 +41,11 @@ static inline bool memd_mul_ok(uint64_t a, uint64_t b, uint64_t *out)
 /* The alignment a request's start address honours: max(group, class policy, request).
  * The request must have passed memd_device_footprint. */
 uint64_t memd_device_req_alignment(const memd_device *d, memd_kind kind, const memd_alloc_req *req);
+
+/* device_banks.c: placement once a region is split, or for a subset / per-bank request. */
+int memd_banks_alloc(memd_device *d, const memd_alloc_req *req, memd_placement *p);
+int memd_banks_alloc_at(memd_device *d, const memd_placement *p);
+int memd_banks_release(memd_device *d, const memd_placement *p);
+void memd_banks_destroy(memd_device *d);
 
 #endif

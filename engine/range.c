@@ -360,6 +360,63 @@ int memd_range_alloc_at(memd_range *r, uint64_t addr, uint64_t size)
     return 0;
 }
 
+bool memd_range_fit_from(const memd_range *r, uint64_t size, uint64_t align, memd_dir dir,
+                         uint64_t from, uint64_t *at, uint64_t *blk, uint64_t *blk_size)
+{
+    uint64_t m = r->min_align;
+    if (size == 0 || size > UINT64_MAX - (m - 1) || (align & (align - 1)) != 0)
+        return false;
+    uint64_t sz = (size + (m - 1)) & ~(m - 1);
+    uint64_t al = align > m ? align : m;
+    if (sz > r->hi - r->lo)
+        return false;
+    const memd_bt *t = &r->by_addr;
+    memd_bt_path p, q;
+    uint64_t a, s, x;
+    if (dir != MEMD_DIR_TOP_DOWN) {
+        /* The last block starting below `from` may still hold a start >= from. */
+        memd_bt_seek_k(t, from, &p);
+        q = p;
+        if (memd_bt_prev(t, &q)) {
+            memd_bt_get(t, &q, &a, &s);
+            if (a + s > from && place(from, a + s - from, sz, al, dir, &x))
+                goto found;
+        }
+        if (!memd_bt_settle(t, &p))
+            return false;
+        memd_bt_get(t, &p, &a, &s);
+        if (place(a, s, sz, al, dir, &x))
+            goto found;
+        while (memd_bt_fit_next(t, sz, 0, &p)) {
+            memd_bt_get(t, &p, &a, &s);
+            if (place(a, s, sz, al, dir, &x))
+                goto found;
+        }
+        return false;
+    }
+    /* Top-down: the buffer may end no higher than from + sz. */
+    if (from > r->hi - sz)
+        from = r->hi - sz;
+    memd_bt_seek_k(t, from + 1, &q);
+    if (!memd_bt_prev(t, &q))
+        return false; /* no free block starts at or below from */
+    memd_bt_get(t, &q, &a, &s);
+    uint64_t end = a + s < from + sz ? a + s : from + sz;
+    if (end > a && place(a, end - a, sz, al, dir, &x))
+        goto found;
+    while (memd_bt_fit_next(t, sz, 1, &q)) {
+        memd_bt_get(t, &q, &a, &s);
+        if (place(a, s, sz, al, dir, &x))
+            goto found;
+    }
+    return false;
+found:
+    *at = x;
+    *blk = a;
+    *blk_size = s;
+    return true;
+}
+
 /* A free block beside a freed one, and where it sits: a path to its leaf and its
  * index there. */
 typedef struct side {

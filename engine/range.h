@@ -57,6 +57,15 @@ int memd_range_alloc(memd_range *r, uint64_t size, uint64_t align, memd_dir dir,
  * min_align-aligned, or the range leaves the arena; -EBUSY: any byte is not free. */
 int memd_range_alloc_at(memd_range *r, uint64_t addr, uint64_t size);
 
+/* Anchored first fit, no state change: where memd_range_alloc(size, align, dir, first
+ * fit) would place the buffer if every free byte before `from` in direction dir were
+ * taken. Bottom-up: the lowest aligned start >= from; top-down: the highest aligned
+ * start <= from. *blk and *blk_size give the whole free block holding it. false if
+ * there is none (or the arguments are bad). O((1 + k) log n) as memd_range_alloc.
+ * Bank-subset placement intersects several ranges with it (engine/device_banks.c). */
+bool memd_range_fit_from(const memd_range *r, uint64_t size, uint64_t align, memd_dir dir,
+                         uint64_t from, uint64_t *at, uint64_t *blk, uint64_t *blk_size);
+
 /* Free the allocation starting at addr, coalescing with both free neighbours.
  * -ENOENT if addr is not the start of a live allocation. size_out may be NULL.
  * -ENOMEM (nothing changed) only if the allocator's own index must grow and cannot. */

@@ -60,6 +60,18 @@ typedef enum memd_fit {
     MEMD_FIT_BEST = 1
 } memd_fit;
 
+/* How a buffer uses the banks of its group:
+ *  ALL:      one address, reserved in every bank of the group (lockstep; the default);
+ *  RANGE:    one address, reserved only in the banks of its bank set (range lockstep);
+ *            the other banks keep that range usable;
+ *  PER_BANK: a set of pieces, an independent address in each bank of its set. */
+typedef enum memd_bank_mode {
+    MEMD_BANKS_ALL = 0,
+    MEMD_BANKS_RANGE = 1,
+    MEMD_BANKS_PER_BANK = 2,
+    MEMD_BANKS_MODE_COUNT
+} memd_bank_mode;
+
 #define MEMD_MAX_DIMS 4
 #define MEMD_NAME_MAX 64 /* including the terminating NUL */
 

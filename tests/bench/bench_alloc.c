@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_banks.h"
 #include "range.h"
 #include "ref_range.h"
 
@@ -32,6 +33,7 @@ typedef struct opts {
     uint64_t live, pairs, seed, max_size, repeat;
     memd_fit fit;
     bool reference;
+    const char *banks; /* --banks MODE: bench_banks.c instead */
 } opts;
 
 typedef struct draws {
@@ -302,7 +304,9 @@ static int check_stats(const char *who, const memd_range_stats *st, const layout
 static void usage(FILE *f)
 {
     fprintf(f, "usage: memd-bench-alloc --live N --pairs P [--seed S] [--max-size BYTES]\n"
-               "                        [--policy first|best] [--reference] [--repeat K]\n");
+               "                        [--policy first|best] [--reference] [--repeat K]\n"
+               "       memd-bench-alloc --banks lockstep|lockstep-split|range|per-bank|mixed\n"
+               "                        --live N --pairs P [--seed S] [--repeat K]\n");
 }
 
 /* Decimal or 0x-hex, whole string, within [min, max]. */
@@ -360,6 +364,13 @@ static int parse_args(int argc, char **argv, opts *o)
                 rc = -EINVAL;
             }
             i++;
+        } else if (strcmp(a, "--banks") == 0) {
+            if (!v) {
+                fprintf(stderr, "memd-bench-alloc: --banks needs a mode\n");
+                rc = -EINVAL;
+            }
+            o->banks = v;
+            i++;
         } else if (strcmp(a, "--reference") == 0) {
             o->reference = true;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -398,6 +409,9 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (o.banks)
+        return memd_bench_banks(o.banks, o.live, o.pairs, o.seed, o.repeat) < 0 ? EXIT_FAILURE
+                                                                                 : EXIT_SUCCESS;
     draws d;
     uint64_t *addr = calloc(o.live, sizeof(uint64_t)), *size = calloc(o.live, sizeof(uint64_t));
     uint64_t *raddr = calloc(o.live, sizeof(uint64_t)), *rsize = calloc(o.live, sizeof(uint64_t));

@@ -1,0 +1,161 @@
+/* memd-bench-alloc --banks MODE: alloc + free pairs on a 64-bank L1 (SRAM) group through
+ * memd_device, one placement mode at a time (engine/device_banks.c).
+ *
+ * MODE: lockstep (every bank, region never split: today's path), lockstep-split (every
+ * bank, after one subset buffer split the region: the intersection path), range (one
+ * address over a shard grid of 8 consecutive banks), per-bank (8 independent addresses,
+ * one per bank of a shard grid of 8), mixed (each buffer picks one of the three). The
+ * live buffers are filled first, then each timed pair frees a random live buffer and
+ * allocates a new one of the same mode (random direction, 32 B to 2 KiB per bank). Banks
+ * are 64 MiB so that 10k live per-bank pieces per bank fit. Checks: every operation
+ * succeeds, the per-bank maps pass memd_range_check at the end. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench_banks.h"
+#include "device.h"
+
+#define BANKS 64
+#define GRID 8
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int make_device(memd_device **d)
+{
+    memd_device_spec s;
+    memset(&s, 0, sizeof s);
+    snprintf(s.name, sizeof s.name, "l1-64");
+    memd_bank_group_spec *g = &s.groups[MEMD_KIND_SRAM];
+    g->banks = BANKS;
+    g->bank_size = UINT64_C(64) << 20;
+    g->alignment = 32;
+    g->nregions = 1;
+    snprintf(g->regions[0].name, MEMD_NAME_MAX, "buffers");
+    g->regions[0].size = g->bank_size;
+    g->regions[0].allocatable = true;
+    memd_device_spec_default_policy(&s);
+    /* constant: bottom-up, placeholder: top-down (the default SRAM policy is all
+     * top-down). */
+    s.policy[MEMD_KIND_SRAM][MEMD_CLASS_CONSTANT].dir = MEMD_DIR_BOTTOM_UP;
+    char err[256];
+    int rc = memd_device_create(&s, d, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "memd-bench-alloc: %s\n", err);
+    return rc;
+}
+
+typedef struct bench {
+    memd_device *d;
+    uint64_t rng;
+    int mode; /* -1: mixed */
+    uint32_t grids[BANKS - GRID + 1][GRID];
+} bench;
+
+static int alloc_one(bench *b, memd_placement *p)
+{
+    int mode = b->mode >= 0 ? b->mode : (int)(rng_next(&b->rng) % 3);
+    uint64_t r = rng_next(&b->rng);
+    memd_alloc_req req = {.cls = (r & 1) ? MEMD_CLASS_CONSTANT : MEMD_CLASS_PLACEHOLDER,
+                          .scope = MEMD_SCOPE_SRAM, .bytes = 32 + (r >> 8) % 2017};
+    if (mode != MEMD_BANKS_ALL) {
+        req.bank_set = b->grids[(r >> 32) % (BANKS - GRID + 1)];
+        req.nbank_set = GRID;
+        req.per_bank = mode == MEMD_BANKS_PER_BANK;
+    }
+    return memd_device_alloc(b->d, &req, p);
+}
+
+static int run_once(const char *mode, uint64_t live, uint64_t pairs, uint64_t seed,
+                    double *ns_per_pair)
+{
+    bench b = {.rng = seed};
+    if (strcmp(mode, "lockstep") == 0 || strcmp(mode, "lockstep-split") == 0)
+        b.mode = MEMD_BANKS_ALL;
+    else if (strcmp(mode, "range") == 0)
+        b.mode = MEMD_BANKS_RANGE;
+    else if (strcmp(mode, "per-bank") == 0)
+        b.mode = MEMD_BANKS_PER_BANK;
+    else if (strcmp(mode, "mixed") == 0)
+        b.mode = -1;
+    else {
+        fprintf(stderr, "memd-bench-alloc: --banks: unknown mode '%s' (lockstep, "
+                        "lockstep-split, range, per-bank, mixed)\n", mode);
+        return -EINVAL;
+    }
+    for (uint32_t i = 0; i <= BANKS - GRID; i++)
+        for (uint32_t j = 0; j < GRID; j++)
+            b.grids[i][j] = i + j;
+    if (make_device(&b.d))
+        return -EINVAL;
+    memd_placement *lv = calloc(live, sizeof(*lv));
+    int rc = lv ? 0 : -ENOMEM;
+    memd_placement splitter = {0};
+    if (rc == 0 && strcmp(mode, "lockstep-split") == 0) {
+        /* One 32-byte buffer in bank 63 splits the region. */
+        uint32_t last = BANKS - 1;
+        memd_alloc_req req = {.cls = MEMD_CLASS_CONSTANT, .scope = MEMD_SCOPE_SRAM, .bytes = 32,
+                              .bank_set = &last, .nbank_set = 1};
+        rc = memd_device_alloc(b.d, &req, &splitter);
+    }
+    for (uint64_t i = 0; rc == 0 && i < live; i++)
+        rc = alloc_one(&b, &lv[i]);
+    double t0 = now_ns();
+    for (uint64_t i = 0; rc == 0 && i < pairs; i++) {
+        uint64_t k = rng_next(&b.rng) % live;
+        rc = memd_device_release(b.d, &lv[k]);
+        memd_placement_fini(&lv[k]);
+        if (rc == 0)
+            rc = alloc_one(&b, &lv[k]);
+    }
+    double t1 = now_ns();
+    for (uint32_t i = 0; rc == 0 && i < BANKS; i++)
+        if (memd_range_check(memd_device_bank_range(b.d, MEMD_KIND_SRAM, 0, i)) != 0)
+            rc = -EFAULT;
+    if (rc)
+        fprintf(stderr, "memd-bench-alloc: --banks %s failed: %s\n", mode, strerror(-rc));
+    for (uint64_t i = 0; lv && i < live; i++)
+        memd_placement_fini(&lv[i]);
+    memd_placement_fini(&splitter);
+    free(lv);
+    memd_device_destroy(b.d);
+    *ns_per_pair = (t1 - t0) / (double)pairs;
+    return rc;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int memd_bench_banks(const char *mode, uint64_t live, uint64_t pairs, uint64_t seed, uint64_t repeat)
+{
+    double ns[101];
+    for (uint64_t r = 0; r < repeat && r < 101; r++)
+        if (run_once(mode, live, pairs, seed, &ns[r]) < 0)
+            return -1;
+    qsort(ns, repeat, sizeof(double), cmp_d);
+    double med = repeat % 2 ? ns[repeat / 2] : (ns[repeat / 2 - 1] + ns[repeat / 2]) / 2;
+    printf("{\"bench\":\"banks\",\"mode\":\"%s\",\"banks\":%d,\"grid\":%d,\"live\":%" PRIu64
+           ",\"pairs\":%" PRIu64 ",\"seed\":%" PRIu64 ",\"repeat\":%" PRIu64
+           ",\"ns_per_pair\":%.1f}\n",
+           mode, BANKS, GRID, live, pairs, seed, repeat, med);
+    return 0;
+}

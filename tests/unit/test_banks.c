@@ -1,0 +1,611 @@
+/* Bank subsets: lockstep over all banks, range lockstep over a bank set and per-bank
+ * placement, in one device, against a per-bank reference.
+ *
+ * The reference keeps one linear allocator per bank (tests/common/ref_range.c). Per-bank
+ * requests run the same request in each bank of the set; range and full lockstep
+ * requests intersect the banks' free blocks the obvious way (sorted interval lists) and
+ * apply first or best fit to the intersection. After EVERY step the engine's placement
+ * must be the reference's to the byte (so no two pieces overlap in any bank, and a
+ * lockstep buffer has one address in all its banks), and every FULL_EVERY steps every
+ * bank's block map is compared and checked. Seed: MEMD_TEST_SEED or a fixed default. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/ref_range.h"
+#include "check_main.h"
+#include "device.h"
+
+#define KiB 1024ull
+#define DEFAULT_SEED UINT64_C(0x62616e6b73657473)
+#define FULL_EVERY 500
+#define NBANKS 12
+
+static uint64_t next_u64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t below(uint64_t *s, uint64_t n)
+{
+    return next_u64(s) % n;
+}
+
+static uint64_t seed_from_env(void)
+{
+    const char *e = getenv("MEMD_TEST_SEED");
+    return e && *e ? strtoull(e, NULL, 0) : DEFAULT_SEED;
+}
+
+/* SRAM group of NBANKS banks, region "buffers" [16 KiB, 256 KiB); the four classes
+ * cover both directions and both fits. */
+static void subset_spec(memd_device_spec *s, uint32_t banks)
+{
+    memset(s, 0, sizeof(*s));
+    snprintf(s->name, sizeof(s->name), "subsets");
+    memd_bank_group_spec *g = &s->groups[MEMD_KIND_SRAM];
+    g->banks = banks;
+    g->bank_size = 256 * KiB;
+    g->alignment = 32;
+    g->nregions = 2;
+    snprintf(g->regions[0].name, MEMD_NAME_MAX, "reserved");
+    g->regions[0].size = 16 * KiB;
+    snprintf(g->regions[1].name, MEMD_NAME_MAX, "buffers");
+    g->regions[1].base = 16 * KiB;
+    g->regions[1].size = 240 * KiB;
+    g->regions[1].allocatable = true;
+    memd_device_spec_default_policy(s);
+    memd_class_policy *p = s->policy[MEMD_KIND_SRAM];
+    p[MEMD_CLASS_CODE] = (memd_class_policy){true, 1, MEMD_DIR_TOP_DOWN, MEMD_FIT_FIRST, 0};
+    p[MEMD_CLASS_CONSTANT] = (memd_class_policy){true, 1, MEMD_DIR_BOTTOM_UP, MEMD_FIT_FIRST, 0};
+    p[MEMD_CLASS_PLACEHOLDER] = (memd_class_policy){true, 1, MEMD_DIR_TOP_DOWN, MEMD_FIT_BEST, 0};
+    p[MEMD_CLASS_INTERNAL] = (memd_class_policy){true, 1, MEMD_DIR_BOTTOM_UP, MEMD_FIT_BEST, 0};
+}
+
+static memd_device *make(uint32_t banks)
+{
+    memd_device_spec s;
+    subset_spec(&s, banks);
+    memd_device *d = NULL;
+    char err[256];
+    ck_assert_msg(memd_device_create(&s, &d, err, sizeof err) == 0, "%s", err);
+    return d;
+}
+
+/* ------------------------------------------------------------- reference */
+
+typedef struct iv {
+    uint64_t a, e; /* [a, e) */
+} iv;
+
+typedef struct ivs {
+    iv *v;
+    size_t n, cap;
+} ivs;
+
+static void ivs_push(ivs *l, uint64_t a, uint64_t e)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 64;
+        l->v = realloc(l->v, l->cap * sizeof(*l->v));
+        ck_assert_ptr_nonnull(l->v);
+    }
+    l->v[l->n++] = (iv){a, e};
+}
+
+static int collect_free(void *ctx, uint64_t addr, uint64_t size, bool allocated)
+{
+    if (!allocated)
+        ivs_push(ctx, addr, addr + size);
+    return 0;
+}
+
+/* l = l ∩ m, both sorted and disjoint. */
+static void ivs_intersect(ivs *l, const ivs *m)
+{
+    ivs out = {0};
+    size_t i = 0, j = 0;
+    while (i < l->n && j < m->n) {
+        uint64_t a = l->v[i].a > m->v[j].a ? l->v[i].a : m->v[j].a;
+        uint64_t e = l->v[i].e < m->v[j].e ? l->v[i].e : m->v[j].e;
+        if (a < e)
+            ivs_push(&out, a, e);
+        if (l->v[i].e < m->v[j].e)
+            i++;
+        else
+            j++;
+    }
+    free(l->v);
+    *l = out;
+}
+
+static bool place(uint64_t a, uint64_t s, uint64_t sz, uint64_t al, memd_dir dir, uint64_t *at)
+{
+    if (s < sz)
+        return false;
+    uint64_t last = a + (s - sz), x;
+    if (dir == MEMD_DIR_TOP_DOWN) {
+        x = last & ~(al - 1);
+        if (x < a)
+            return false;
+    } else {
+        x = (a + (al - 1)) & ~(al - 1);
+        if (x > last)
+            return false;
+    }
+    *at = x;
+    return true;
+}
+
+/* First or best fit of sz aligned to al over the free intersection of banks set[0..n). */
+static bool ref_common(ref_range **ref, const uint32_t *set, uint32_t n, uint64_t sz, uint64_t al,
+                       memd_dir dir, memd_fit fit, uint64_t *at)
+{
+    ivs l = {0};
+    ref_range_foreach(ref[set[0]], collect_free, &l);
+    for (uint32_t j = 1; j < n; j++) {
+        ivs m = {0};
+        ref_range_foreach(ref[set[j]], collect_free, &m);
+        ivs_intersect(&l, &m);
+        free(m.v);
+    }
+    bool found = false;
+    uint64_t best = 0;
+    for (size_t k = 0; k < l.n; k++) {
+        size_t i = dir == MEMD_DIR_TOP_DOWN ? l.n - 1 - k : k;
+        uint64_t x, s = l.v[i].e - l.v[i].a;
+        if (!place(l.v[i].a, s, sz, al, dir, &x))
+            continue;
+        if (fit == MEMD_FIT_FIRST) {
+            *at = x;
+            found = true;
+            break;
+        }
+        if (!found || s < best) {
+            found = true;
+            best = s;
+            *at = x;
+        }
+    }
+    free(l.v);
+    return found;
+}
+
+/* ------------------------------------------------------------- the workload */
+
+typedef struct live {
+    memd_placement p;
+} live;
+
+typedef struct world {
+    memd_device *d;
+    ref_range *ref[64];
+    uint32_t banks;
+    live *lv;
+    size_t nlive, cap;
+    uint64_t rng, seed, step;
+    const memd_class_policy *pol;
+    uint64_t placed[MEMD_BANKS_MODE_COUNT], oom[MEMD_BANKS_MODE_COUNT];
+} world;
+
+static void ref_reserve(world *w, const memd_placement *p, uint64_t sz)
+{
+    uint32_t n = p->mode == MEMD_BANKS_ALL ? w->banks : p->nset;
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t b = p->mode == MEMD_BANKS_ALL ? j : p->set[j];
+        uint64_t a = p->addrs ? p->addrs[j] : p->address;
+        int rc = ref_range_alloc_at(w->ref[b], a, sz);
+        ck_assert_msg(rc == 0, "seed %#" PRIx64 " step %" PRIu64 ": piece at %#" PRIx64
+                      " overlaps in bank %u (%d)", w->seed, w->step, a, b, rc);
+    }
+}
+
+static void ref_release(world *w, const memd_placement *p)
+{
+    uint32_t n = p->mode == MEMD_BANKS_ALL ? w->banks : p->nset;
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t b = p->mode == MEMD_BANKS_ALL ? j : p->set[j];
+        ck_assert_int_eq(ref_range_free(w->ref[b], p->addrs ? p->addrs[j] : p->address, NULL), 0);
+    }
+}
+
+/* A random bank set: a contiguous run, a scatter, one bank, or (rarely) every bank. */
+static uint32_t random_set(world *w, uint32_t *set)
+{
+    uint32_t n = 0, kind = (uint32_t)below(&w->rng, 4);
+    if (kind == 0) {
+        uint32_t a = (uint32_t)below(&w->rng, w->banks), len = 1 + (uint32_t)below(&w->rng, w->banks - a);
+        for (uint32_t i = a; i < a + len; i++)
+            set[n++] = i;
+    } else if (kind == 1) {
+        for (uint32_t i = 0; i < w->banks; i++)
+            if (below(&w->rng, 3) == 0)
+                set[n++] = i;
+        if (n == 0)
+            set[n++] = (uint32_t)below(&w->rng, w->banks);
+    } else if (kind == 2) {
+        set[n++] = (uint32_t)below(&w->rng, w->banks);
+    } else {
+        for (uint32_t i = 0; i < w->banks; i++)
+            set[n++] = i;
+    }
+    return n;
+}
+
+static void step_alloc(world *w)
+{
+    uint32_t set[64], nset = 0;
+    memd_alloc_req req = {.cls = (memd_class)below(&w->rng, 4), .scope = MEMD_SCOPE_SRAM};
+    uint32_t mode = (uint32_t)below(&w->rng, 3);
+    if (mode != 0)
+        nset = random_set(w, set);
+    if (nset) {
+        req.bank_set = set;
+        req.nbank_set = nset;
+    }
+    req.per_bank = mode == 2;
+    req.bytes = 1 + below(&w->rng, 1u << (4 + below(&w->rng, 11)));
+    if (below(&w->rng, 4) == 0)
+        req.page_size = 32u << below(&w->rng, 6);
+    if (below(&w->rng, 5) == 0)
+        req.alignment = 32u << below(&w->rng, 8);
+
+    memd_placement fp;
+    ck_assert_int_eq(memd_device_footprint(w->d, &req, &fp), 0);
+    const memd_class_policy *pol = &w->pol[req.cls];
+    uint64_t al = req.alignment > 32 ? req.alignment : 32, sz = fp.size_per_bank;
+
+    /* The reference's answer. */
+    uint32_t all[64] = {0};
+    for (uint32_t i = 0; i < w->banks; i++)
+        all[i] = i;
+    const uint32_t *rs = fp.mode == MEMD_BANKS_ALL ? all : (nset ? set : all);
+    uint32_t rn = fp.mode == MEMD_BANKS_ALL ? w->banks : fp.nset;
+    uint64_t want[64];
+    int want_rc = 0;
+    uint32_t want_oom = UINT32_MAX;
+    if (fp.mode == MEMD_BANKS_PER_BANK) {
+        for (uint32_t j = 0; j < rn && !want_rc; j++) {
+            uint64_t a;
+            if (ref_range_alloc(w->ref[rs[j]], sz, al, pol->dir, pol->fit, &a) == 0) {
+                want[j] = a;
+                continue;
+            }
+            want_rc = -ENOMEM;
+            want_oom = rs[j];
+            while (j-- > 0)
+                ref_range_free(w->ref[rs[j]], want[j], NULL);
+        }
+        if (!want_rc) /* undo: the engine's placement is checked and reserved below */
+            for (uint32_t j = 0; j < rn; j++)
+                ref_range_free(w->ref[rs[j]], want[j], NULL);
+    } else if (!ref_common(w->ref, rs, rn, sz, al, pol->dir, pol->fit, &want[0])) {
+        want_rc = -ENOMEM;
+    }
+
+    memd_placement p;
+    int rc = memd_device_alloc(w->d, &req, &p);
+    ck_assert_msg(rc == want_rc, "seed %#" PRIx64 " step %" PRIu64 ": mode %d rc %d, reference %d",
+                  w->seed, w->step, fp.mode, rc, want_rc);
+    if (rc) {
+        w->oom[fp.mode]++;
+        if (fp.mode == MEMD_BANKS_PER_BANK)
+            ck_assert_uint_eq(memd_device_oom_bank(w->d), want_oom);
+        else if (memd_device_region_split(w->d, MEMD_KIND_SRAM, 1))
+            ck_assert_uint_lt(memd_device_oom_bank(w->d), w->banks);
+        return;
+    }
+    ck_assert_int_eq(p.mode, fp.mode);
+    w->placed[p.mode]++;
+    for (uint32_t j = 0; j < (p.mode == MEMD_BANKS_PER_BANK ? rn : 1); j++) {
+        uint64_t got = p.mode == MEMD_BANKS_PER_BANK ? p.addrs[j] : p.address;
+        ck_assert_msg(got == want[j], "seed %#" PRIx64 " step %" PRIu64 ": mode %d bank %u at %#"
+                      PRIx64 ", reference %#" PRIx64, w->seed, w->step, p.mode, rs[j], got, want[j]);
+    }
+    if (p.mode != MEMD_BANKS_ALL)
+        for (uint32_t j = 0; j < p.nset; j++)
+            ck_assert_uint_eq(p.set[j], rs[j]);
+    ref_reserve(w, &p, sz);
+    if (w->nlive == w->cap) {
+        w->cap = w->cap ? 2 * w->cap : 256;
+        w->lv = realloc(w->lv, w->cap * sizeof(*w->lv));
+        ck_assert_ptr_nonnull(w->lv);
+    }
+    w->lv[w->nlive++].p = p;
+}
+
+static void step_free(world *w)
+{
+    size_t i = below(&w->rng, w->nlive);
+    memd_placement p = w->lv[i].p;
+    w->lv[i] = w->lv[--w->nlive];
+    ck_assert_int_eq(memd_device_release(w->d, &p), 0);
+    /* A second release of the same placement finds nothing. */
+    if (p.mode != MEMD_BANKS_ALL)
+        ck_assert_int_eq(memd_device_release(w->d, &p), -ENOENT);
+    ref_release(w, &p);
+    memd_placement_fini(&p);
+}
+
+/* Blocks as [a, e) with bit 63 of e set for allocations (addresses here are small). */
+static int collect_all(void *ctx, uint64_t addr, uint64_t size, bool allocated)
+{
+    ivs_push(ctx, addr, (addr + size) | ((uint64_t)allocated << 63));
+    return 0;
+}
+
+static void compare_all(world *w)
+{
+    for (uint32_t b = 0; b < w->banks; b++) {
+        const memd_range *r = memd_device_bank_range(w->d, MEMD_KIND_SRAM, 1, b);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_int_eq(memd_range_check(r), 0);
+        ivs x = {0}, y = {0};
+        memd_range_foreach(r, collect_all, &x);
+        ref_range_foreach(w->ref[b], collect_all, &y);
+        ck_assert_msg(x.n == y.n, "seed %#" PRIx64 " step %" PRIu64 ": bank %u has %zu blocks, "
+                      "reference %zu", w->seed, w->step, b, x.n, y.n);
+        ck_assert(memcmp(x.v, y.v, x.n * sizeof(*x.v)) == 0);
+        free(x.v);
+        free(y.v);
+    }
+}
+
+static void run(uint32_t banks, uint64_t steps, uint64_t seed)
+{
+    world w = {.banks = banks, .rng = seed, .seed = seed};
+    w.d = make(banks);
+    w.pol = memd_device_spec_of(w.d)->policy[MEMD_KIND_SRAM];
+    for (uint32_t b = 0; b < banks; b++)
+        ck_assert_int_eq(ref_range_create(16 * KiB, 240 * KiB, 32, &w.ref[b]), 0);
+    /* A lockstep-only prefix: the region is not split until the first subset request,
+     * and its placements must be the reference's as well. */
+    for (w.step = 0; w.step < steps; w.step++) {
+        uint64_t r = below(&w.rng, 100);
+        /* Phases: fill up (70 % allocations), then drain (35 %). */
+        uint64_t fill = (w.step / 2000) % 2 == 0 ? 70 : 35;
+        if (r < fill || w.nlive == 0)
+            step_alloc(&w);
+        else
+            step_free(&w);
+        if (w.step % FULL_EVERY == 0)
+            compare_all(&w);
+    }
+    compare_all(&w);
+    /* The workload must exercise every mode, and both outcomes. */
+    printf("# %u banks: placed all/range/per-bank %" PRIu64 "/%" PRIu64 "/%" PRIu64
+           ", out of room %" PRIu64 "/%" PRIu64 "/%" PRIu64 "\n", banks, w.placed[0], w.placed[1],
+           w.placed[2], w.oom[0], w.oom[1], w.oom[2]);
+    for (int m = 0; m < MEMD_BANKS_MODE_COUNT; m++)
+        ck_assert(w.placed[m] > steps / 20 && w.oom[m] > 0);
+    ck_assert(memd_device_region_split(w.d, MEMD_KIND_SRAM, 1));
+    while (w.nlive)
+        step_free(&w);
+    for (uint32_t b = 0; b < banks; b++) {
+        memd_range_stats st;
+        ck_assert_int_eq(memd_device_bank_stats(w.d, MEMD_KIND_SRAM, 1, b, &st), 0);
+        ck_assert_uint_eq(st.allocations, 0);
+        ref_range_destroy(w.ref[b]);
+    }
+    free(w.lv);
+    memd_device_destroy(w.d);
+}
+
+START_TEST(random_mixed_modes)
+{
+    uint64_t seed = seed_from_env();
+    fprintf(stdout, "# seed %#" PRIx64 "\n", seed);
+    run(NBANKS, 20000, seed);
+    run(3, 10000, seed ^ 1);
+}
+END_TEST
+
+/* ------------------------------------------------------------- fixed cases */
+
+static memd_alloc_req sram(memd_class cls, uint64_t bytes)
+{
+    return (memd_alloc_req){.cls = cls, .scope = MEMD_SCOPE_SRAM, .bytes = bytes};
+}
+
+START_TEST(footprint_over_the_set)
+{
+    memd_device *d = make(8);
+    uint32_t set[] = {1, 2, 5, 7};
+    memd_alloc_req r = sram(MEMD_CLASS_CONSTANT, 10 * 1024);
+    r.page_size = 1024;
+    r.bank_set = set;
+    r.nbank_set = 4;
+    memd_placement p;
+    ck_assert_int_eq(memd_device_footprint(d, &r, &p), 0);
+    ck_assert_int_eq(p.mode, MEMD_BANKS_RANGE);
+    ck_assert_uint_eq(p.banks, 4);
+    ck_assert_uint_eq(p.size_per_bank, 3 * 1024); /* ceil(10 / 4) pages */
+    r.per_bank = true;
+    ck_assert_int_eq(memd_device_footprint(d, &r, &p), 0);
+    ck_assert_int_eq(p.mode, MEMD_BANKS_PER_BANK);
+    /* A set of every bank is plain lockstep. */
+    uint32_t every[] = {0, 1, 2, 3, 4, 5, 6, 7};
+    memd_alloc_req e = sram(MEMD_CLASS_CONSTANT, 64);
+    e.bank_set = every;
+    e.nbank_set = 8;
+    ck_assert_int_eq(memd_device_footprint(d, &e, &p), 0);
+    ck_assert_int_eq(p.mode, MEMD_BANKS_ALL);
+    /* Bad sets. */
+    uint32_t unsorted[] = {2, 1}, dup[] = {1, 1}, out[] = {3, 8};
+    char msg[256];
+    const uint32_t *bad[] = {unsorted, dup, out};
+    for (int i = 0; i < 3; i++) {
+        memd_alloc_req b = sram(MEMD_CLASS_CONSTANT, 64);
+        b.bank_set = bad[i];
+        b.nbank_set = 2;
+        ck_assert_int_eq(memd_device_footprint(d, &b, &p), -EINVAL);
+        memd_device_describe_error(d, &b, -EINVAL, msg, sizeof msg);
+        ck_assert_msg(strstr(msg, "strictly increasing"), "%s", msg);
+    }
+    memd_alloc_req b = sram(MEMD_CLASS_CONSTANT, 64);
+    b.bank_set = set;
+    b.nbank_set = 4;
+    b.banks = 3;
+    ck_assert_int_eq(memd_device_footprint(d, &b, &p), -EINVAL);
+    memd_device_destroy(d);
+}
+END_TEST
+
+/* A range lockstep buffer leaves the other banks' range usable; a lockstep buffer then
+ * has to go around it; the bank that ran out is named. */
+START_TEST(range_keeps_other_banks_usable)
+{
+    memd_device *d = make(4);
+    uint32_t s01[] = {0, 1}, s23[] = {2, 3};
+    memd_alloc_req r = sram(MEMD_CLASS_CONSTANT, 200 * KiB);
+    r.bank_set = s01;
+    r.nbank_set = 2;
+    memd_placement a, b, c;
+    ck_assert_int_eq(memd_device_alloc(d, &r, &a), 0);
+    ck_assert_int_eq(a.mode, MEMD_BANKS_RANGE);
+    ck_assert_uint_eq(a.address, 16 * KiB);
+    r.bank_set = s23;
+    ck_assert_int_eq(memd_device_alloc(d, &r, &b), 0);
+    ck_assert_uint_eq(b.address, 16 * KiB); /* the same range, other banks */
+    /* Lockstep: only 40 KiB are free in every bank. */
+    memd_alloc_req l = sram(MEMD_CLASS_CONSTANT, 41 * KiB);
+    ck_assert_int_eq(memd_device_alloc(d, &l, &c), -ENOMEM);
+    ck_assert_uint_lt(memd_device_oom_bank(d), 4);
+    char msg[256];
+    memd_device_describe_error(d, &l, -ENOMEM, msg, sizeof msg);
+    ck_assert_msg(strstr(msg, "bank ") && strstr(msg, "largest free block 40960"), "%s", msg);
+    l.bytes = 40 * KiB;
+    ck_assert_int_eq(memd_device_alloc(d, &l, &c), 0);
+    ck_assert_uint_eq(c.address, 216 * KiB);
+    uint64_t x;
+    ck_assert_int_eq(memd_placement_bank_addr(&a, 1, &x), 0);
+    ck_assert_uint_eq(x, 16 * KiB);
+    ck_assert_int_eq(memd_placement_bank_addr(&a, 2, &x), -ENOENT);
+    /* Freeing the subset buffers frees their banks only. */
+    ck_assert_int_eq(memd_device_release(d, &a), 0);
+    memd_range_stats st;
+    ck_assert_int_eq(memd_device_bank_stats(d, MEMD_KIND_SRAM, 1, 0, &st), 0);
+    ck_assert_uint_eq(st.allocated, 40 * KiB);
+    ck_assert_int_eq(memd_device_bank_stats(d, MEMD_KIND_SRAM, 1, 3, &st), 0);
+    ck_assert_uint_eq(st.allocated, 240 * KiB);
+    ck_assert_int_eq(memd_device_release(d, &b), 0);
+    ck_assert_int_eq(memd_device_release(d, &c), 0);
+    memd_placement_fini(&a);
+    memd_placement_fini(&b);
+    memd_device_destroy(d);
+}
+END_TEST
+
+/* Per bank: every bank of the set gets its own first fit; the OOM names the bank. */
+START_TEST(per_bank_independent_addresses)
+{
+    memd_device *d = make(4);
+    uint32_t s1[] = {1}, s02[] = {0, 1, 2};
+    memd_alloc_req r = sram(MEMD_CLASS_CONSTANT, 100 * KiB);
+    r.bank_set = s1;
+    r.nbank_set = 1;
+    memd_placement a, b, c;
+    ck_assert_int_eq(memd_device_alloc(d, &r, &a), 0);
+    r.bank_set = s02;
+    r.nbank_set = 3;
+    r.per_bank = true;
+    r.bytes = 32 * KiB;
+    ck_assert_int_eq(memd_device_alloc(d, &r, &b), 0);
+    ck_assert_uint_eq(b.nset, 3);
+    ck_assert_uint_eq(b.addrs[0], 16 * KiB);
+    ck_assert_uint_eq(b.addrs[1], 116 * KiB);
+    ck_assert_uint_eq(b.addrs[2], 16 * KiB);
+    /* Bank 1 has 108 KiB left, banks 0 and 2 have 208 KiB. */
+    r.bytes = 150 * KiB;
+    ck_assert_int_eq(memd_device_alloc(d, &r, &c), -ENOMEM);
+    ck_assert_uint_eq(memd_device_oom_bank(d), 1);
+    char msg[256];
+    memd_device_describe_error(d, &r, -ENOMEM, msg, sizeof msg);
+    ck_assert_msg(strstr(msg, "in bank 1 ") != NULL, "%s", msg);
+    /* Nothing stayed behind in banks 0 (rolled back). */
+    memd_range_stats st;
+    memd_device_bank_stats(d, MEMD_KIND_SRAM, 1, 0, &st);
+    ck_assert_uint_eq(st.allocated, 32 * KiB);
+    /* Restore into a fresh device: the same placements are accepted, overlaps are not. */
+    memd_device *e = make(4);
+    ck_assert_int_eq(memd_device_alloc_at(e, &a), 0);
+    ck_assert_int_eq(memd_device_alloc_at(e, &b), 0);
+    ck_assert_int_eq(memd_device_alloc_at(e, &b), -EBUSY);
+    memd_placement bad;
+    ck_assert_int_eq(memd_placement_copy(&bad, &b), 0);
+    bad.set[1] = 0; /* not increasing */
+    ck_assert_int_eq(memd_device_alloc_at(e, &bad), -EINVAL);
+    memd_placement_fini(&bad);
+    for (uint32_t i = 0; i < 4; i++) {
+        memd_range_stats x, y;
+        memd_device_bank_stats(d, MEMD_KIND_SRAM, 1, i, &x);
+        memd_device_bank_stats(e, MEMD_KIND_SRAM, 1, i, &y);
+        ck_assert_uint_eq(x.allocated, y.allocated);
+    }
+    ck_assert_int_eq(memd_device_release(d, &b), 0);
+    ck_assert_int_eq(memd_device_release(d, &a), 0);
+    memd_placement_fini(&a);
+    memd_placement_fini(&b);
+    memd_device_destroy(d);
+    memd_device_destroy(e);
+}
+END_TEST
+
+/* Lockstep buffers placed before a split keep their addresses, and later lockstep
+ * placements match an unsplit device's while no subset buffer is in the way. */
+START_TEST(split_keeps_lockstep)
+{
+    memd_device *d = make(6), *e = make(6);
+    memd_placement a, b;
+    memd_alloc_req l = sram(MEMD_CLASS_CODE, 10 * KiB);
+    ck_assert_int_eq(memd_device_alloc(d, &l, &a), 0);
+    ck_assert_int_eq(memd_device_alloc(e, &l, &b), 0);
+    ck_assert_uint_eq(a.address, b.address);
+    uint32_t s[] = {4};
+    memd_alloc_req r = sram(MEMD_CLASS_CONSTANT, 1 * KiB);
+    r.bank_set = s;
+    r.nbank_set = 1;
+    memd_placement x;
+    ck_assert_int_eq(memd_device_alloc(d, &r, &x), 0);
+    ck_assert(memd_device_region_split(d, MEMD_KIND_SRAM, 1));
+    ck_assert(!memd_device_region_split(e, MEMD_KIND_SRAM, 1));
+    for (int i = 0; i < 20; i++) {
+        l.cls = i % 2 ? MEMD_CLASS_CODE : MEMD_CLASS_INTERNAL;
+        l.bytes = (uint64_t)(i + 1) * 512;
+        ck_assert_int_eq(memd_device_alloc(d, &l, &a), 0);
+        ck_assert_int_eq(memd_device_alloc(e, &l, &b), 0);
+        if (l.cls == MEMD_CLASS_CODE) /* top-down: nowhere near the bottom-up subset piece */
+            ck_assert_uint_eq(a.address, b.address);
+        else
+            ck_assert_uint_ge(a.address, 17 * KiB);
+    }
+    /* The lockstep (ALL) free path of a split region. */
+    ck_assert_int_eq(memd_device_free(d, MEMD_KIND_SRAM, 1, a.address), 0);
+    ck_assert_int_eq(memd_device_free(d, MEMD_KIND_SRAM, 1, a.address), -ENOENT);
+    ck_assert_int_eq(memd_device_release(d, &x), 0);
+    memd_placement_fini(&x);
+    memd_device_destroy(d);
+    memd_device_destroy(e);
+}
+END_TEST
+
+Suite *memd_test_suite(void)
+{
+    Suite *s = suite_create("banks");
+    TCase *t = tcase_create("fixed");
+    tcase_add_test(t, footprint_over_the_set);
+    tcase_add_test(t, range_keeps_other_banks_usable);
+    tcase_add_test(t, per_bank_independent_addresses);
+    tcase_add_test(t, split_keeps_lockstep);
+    suite_add_tcase(s, t);
+    TCase *r = tcase_create("random");
+    tcase_set_timeout(r, 600);
+    tcase_add_test(r, random_mixed_modes);
+    suite_add_tcase(s, r);
+    return s;
+}
