@@ -206,10 +206,42 @@ static int dec_instance(memclient_snapshot *s, const uint8_t *p, size_t n)
     return 0;
 }
 
+static int dec_bank(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_bank_rec w;
+    int r = memd_wire_bank_rec_get(p, n, &w);
+    if (r < 0)
+        return r;
+    memclient_bank_use *o = &s->bank_use[s->nbank_use++];
+    o->device = w.device;
+    o->kind = (memd_kind)w.kind;
+    o->region = w.region;
+    o->bank = w.bank;
+    o->logical_x = w.logical_x;
+    o->logical_y = w.logical_y;
+    o->noc_x = w.noc_x;
+    o->noc_y = w.noc_y;
+    stats_from_wire(&o->stats, &w.stats);
+    return 0;
+}
+
+static int dec_alloc_bank(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_alloc_bank_rec w;
+    int r = memd_wire_alloc_bank_rec_get(p, n, &w);
+    if (r < 0)
+        return r;
+    memclient_alloc_bank *o = &s->alloc_banks[s->nalloc_banks++];
+    o->handle = w.handle;
+    o->mode = (memd_bank_mode)w.bank_mode;
+    memclient_bank_from_wire(&o->bank, &w.bank);
+    return 0;
+}
+
 typedef int (*rec_decoder)(memclient_snapshot *s, const uint8_t *p, size_t n);
 
 /* The tags this library knows; a newer daemon's other tags are refused (-EBADMSG). */
-#define NTAGS (MEMD_REC_INSTANCE + 1)
+#define NTAGS (MEMD_REC_ALLOC_BANK + 1)
 
 static const rec_decoder decoders[NTAGS] = {
     [MEMD_REC_SERVER] = dec_server,   [MEMD_REC_DEVICE] = dec_device,
@@ -217,6 +249,7 @@ static const rec_decoder decoders[NTAGS] = {
     [MEMD_REC_ALLOC] = dec_alloc,     [MEMD_REC_BLOCK] = dec_block,
     [MEMD_REC_SESSION] = dec_session, [MEMD_REC_PLAN] = dec_plan,
     [MEMD_REC_MODEL] = dec_model,     [MEMD_REC_INSTANCE] = dec_instance,
+    [MEMD_REC_BANK] = dec_bank,       [MEMD_REC_ALLOC_BANK] = dec_alloc_bank,
 };
 
 static bool known(uint32_t tag)
@@ -260,6 +293,8 @@ int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **
     ALLOC_ARRAY(plans, MEMD_REC_PLAN)
     ALLOC_ARRAY(models, MEMD_REC_MODEL)
     ALLOC_ARRAY(instances, MEMD_REC_INSTANCE)
+    ALLOC_ARRAY(bank_use, MEMD_REC_BANK)
+    ALLOC_ARRAY(alloc_banks, MEMD_REC_ALLOC_BANK)
 #undef ALLOC_ARRAY
 
     for (off = 0; off < len;) {
@@ -291,6 +326,8 @@ void memclient_snapshot_free(memclient_snapshot *s)
     free(s->plans);
     free(s->models);
     free(s->instances);
+    free(s->bank_use);
+    free(s->alloc_banks);
     free(s);
 }
 

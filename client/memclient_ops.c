@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "memclient_internal.h"
@@ -87,6 +88,52 @@ static int submitted(memclient *c, uint64_t seq, uint64_t *ticket)
 
 /* ---- ALLOC ---- */
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static bool has_banks(const memclient_alloc_req *r)
+{
+    return r && (r->nbank_set || r->per_bank);
+}
+
+/* ALLOC_BANKS: the request, then the bank set sorted (the wire wants ids in order). */
+static int alloc_banks_begin(memclient *c, const memd_wire_alloc_req *w,
+                             const memclient_alloc_req *req, memclient_buffer *out, bool waited,
+                             uint64_t *seq)
+{
+    if (req->nbank_set && !req->bank_set)
+        return memclient_fail(-EINVAL, "nbank_set is %u but bank_set is NULL", req->nbank_set);
+    if (req->nbank_set > MEMD_BANKSET_MAX)
+        return memclient_fail(-EINVAL, "bank set of %u banks, at most %u", req->nbank_set,
+                              MEMD_BANKSET_MAX);
+    uint32_t *ids = malloc(sizeof(*ids) * (req->nbank_set ? req->nbank_set : 1));
+    if (!ids)
+        return memclient_fail(-ENOMEM, "out of memory");
+    memcpy(ids, req->bank_set, sizeof(*ids) * req->nbank_set);
+    qsort(ids, req->nbank_set, sizeof(*ids), cmp_u32);
+    for (uint32_t i = 1; i < req->nbank_set; i++)
+        if (ids[i] == ids[i - 1]) {
+            uint32_t dup = ids[i];
+            free(ids);
+            return memclient_fail(-EINVAL, "bank %u is in the bank set twice", dup);
+        }
+    uint32_t len = MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE + 4u * req->nbank_set;
+    int err = 0;
+    uint8_t *p = memclient_begin(c, MEMD_OP_ALLOC_BANKS, len, MEMCLIENT_OUT_BUFFER_BANKS, out, 1,
+                                 waited, seq, &err);
+    if (!p) {
+        free(ids);
+        return begin_failed(c, err, MEMD_OP_ALLOC_BANKS, len);
+    }
+    memd_wire_bankset b = {req->per_bank ? MEMD_BANKSET_F_PER_BANK : 0, req->nbank_set};
+    memd_wire_bankset_put(memd_wire_alloc_req_put(p, w), &b, ids);
+    free(ids);
+    return 0;
+}
+
 static int alloc_begin(memclient *c, const memd_wire_alloc_req *w, memclient_buffer *out,
                        bool waited, uint64_t *seq)
 {
@@ -108,7 +155,9 @@ int memclient_alloc(memclient *c, const memclient_alloc_req *req, memclient_buff
         return memclient_fail(-EINVAL, "memclient_alloc: out is NULL");
     if ((r = memclient_encode_alloc_req(req, &w)) < 0 || (r = memclient_lock(c)) < 0)
         return r;
-    if ((r = alloc_begin(c, &w, out, true, &seq)) < 0) {
+    r = has_banks(req) ? alloc_banks_begin(c, &w, req, out, true, &seq)
+                       : alloc_begin(c, &w, out, true, &seq);
+    if (r < 0) {
         memclient_unlock(c);
         return r;
     }
@@ -125,7 +174,9 @@ int memclient_submit_alloc(memclient *c, const memclient_alloc_req *req, memclie
         return memclient_fail(-EINVAL, "memclient_submit_alloc: out is NULL");
     if ((r = memclient_encode_alloc_req(req, &w)) < 0 || (r = memclient_lock(c)) < 0)
         return r;
-    if ((r = alloc_begin(c, &w, out, false, &seq)) < 0) {
+    r = has_banks(req) ? alloc_banks_begin(c, &w, req, out, false, &seq)
+                       : alloc_begin(c, &w, out, false, &seq);
+    if (r < 0) {
         memclient_unlock(c);
         return r;
     }
@@ -158,7 +209,9 @@ static int alloc_batch_begin(memclient *c, const memclient_alloc_req *reqs, size
      * an invalid element takes the whole frame back out of the send buffer. */
     for (size_t i = 0; i < n; i++) {
         memd_wire_alloc_req w;
-        if (memclient_encode_alloc_req(&reqs[i], &w) < 0) {
+        if ((has_banks(&reqs[i]) &&
+             memclient_fail(-EINVAL, "a bank-set allocation cannot be batched") < 0) ||
+            memclient_encode_alloc_req(&reqs[i], &w) < 0) {
             memclient_unbegin(c, *seq);
             memclient_error e;
             char prefix[48];
@@ -323,6 +376,13 @@ int memclient_bank_addresses(memclient *c, uint64_t handle, uint64_t *addrs, siz
     return handle_call(c, MEMD_OP_BANKS, handle, MEMCLIENT_OUT_BANKS, addrs, cap);
 }
 
+int memclient_bank_info(memclient *c, uint64_t handle, memclient_bank *out, size_t cap)
+{
+    if (cap > 0 && !out)
+        return memclient_fail(-EINVAL, "memclient_bank_info: out is NULL");
+    return handle_call(c, MEMD_OP_BANK_ADDRS, handle, MEMCLIENT_OUT_BANK_INFO, out, cap);
+}
+
 int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snapshot **out)
 {
     uint64_t seq;
@@ -330,7 +390,7 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
     if (!out)
         return memclient_fail(-EINVAL, "memclient_dump: out is NULL");
     *out = NULL;
-    if (flags & ~(unsigned)(MEMCLIENT_DUMP_BLOCKS | MEMCLIENT_DUMP_MODELS))
+    if (flags & ~(unsigned)(MEMCLIENT_DUMP_BLOCKS | MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_BANKS))
         return memclient_fail(-EINVAL, "unknown dump flags 0x%x", flags);
     if ((r = memclient_lock(c)) < 0)
         return r;
@@ -343,7 +403,8 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
     memd_wire_dump_req q = {
         .device = device,
         .flags = ((flags & MEMCLIENT_DUMP_BLOCKS) ? MEMD_DUMP_F_BLOCKS : 0) |
-                 ((flags & MEMCLIENT_DUMP_MODELS) ? MEMD_DUMP_F_MODELS : 0),
+                 ((flags & MEMCLIENT_DUMP_MODELS) ? MEMD_DUMP_F_MODELS : 0) |
+                 ((flags & MEMCLIENT_DUMP_BANKS) ? MEMD_DUMP_F_BANKS : 0),
     };
     memd_wire_dump_req_put(p, &q);
     return finish(c, seq);

@@ -34,6 +34,11 @@ static const memd_wire_op ops[MEMD_OP_OPCODE_COUNT] = {
     /* With MEMD_INST_F_FREE it frees the instance's buffers. */
     [MEMD_OP_INSTANCE_RELEASE] = {"INSTANCE_RELEASE", MEMD_WIRE_SHAPE_FIXED,
                                   MEMD_WIRE_REF_SIZE, 0, true, false},
+    /* The bank set's length is checked by its decoder (count x u32 after the header). */
+    [MEMD_OP_ALLOC_BANKS] = {"ALLOC_BANKS", MEMD_WIRE_SHAPE_MIN,
+                             MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE, 0, true, false},
+    [MEMD_OP_BANK_ADDRS] = {"BANK_ADDRS", MEMD_WIRE_SHAPE_FIXED, MEMD_WIRE_HANDLE_SIZE, 0, false,
+                            false},
 };
 
 const memd_wire_op *memd_wire_op_of(uint32_t op)

@@ -4,7 +4,7 @@
 
 #include <errno.h>
 
-#define MEMD_DUMP_F_KNOWN (MEMD_DUMP_F_BLOCKS | MEMD_DUMP_F_MODELS)
+#define MEMD_DUMP_F_KNOWN (MEMD_DUMP_F_BLOCKS | MEMD_DUMP_F_MODELS | MEMD_DUMP_F_BANKS)
 
 uint8_t *memd_wire_dump_req_put(uint8_t *p, const memd_wire_dump_req *r)
 {
@@ -245,6 +245,8 @@ size_t memd_wire_rec_size(uint32_t tag)
     case MEMD_REC_PLAN: return MEMD_WIRE_PLAN_REC_SIZE;
     case MEMD_REC_MODEL: return MEMD_WIRE_MODEL_REC_SIZE;
     case MEMD_REC_INSTANCE: return MEMD_WIRE_INSTANCE_REC_SIZE;
+    case MEMD_REC_BANK: return MEMD_WIRE_BANK_REC_SIZE;
+    case MEMD_REC_ALLOC_BANK: return MEMD_WIRE_ALLOC_BANK_REC_SIZE;
     default: return 0;
     }
 }

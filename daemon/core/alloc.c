@@ -63,7 +63,8 @@ static void alloc_destroy(memd_state *st, memd_alloc *a)
 {
     /* The engine only fails here if its books disagree with ours, which would be a
      * bug; the record goes either way so a handle never points at freed memory. */
-    (void)memd_device_free(st->devs[a->dev].dev, a->pl.kind, a->pl.region, a->pl.address);
+    (void)memd_device_release(st->devs[a->dev].dev, &a->pl);
+    memd_placement_fini(&a->pl);
     if (st->limits.quota_per_uid)
         memd_quota_sub(st, a->dev, a->uid, a->pl.size_per_bank);
     if (a->shared)
@@ -108,7 +109,8 @@ static uint64_t requested_bytes(const memd_wire_alloc_req *r)
     return n;
 }
 
-static void to_engine_req(const memd_wire_alloc_req *w, memd_alloc_req *r)
+static void to_engine_req(const memd_wire_alloc_req *w, const memd_alloc_banks *b,
+                          memd_alloc_req *r)
 {
     *r = (memd_alloc_req){
         .cls = (memd_class)w->cls,
@@ -121,6 +123,11 @@ static void to_engine_req(const memd_wire_alloc_req *w, memd_alloc_req *r)
         .alignment = w->alignment,
     };
     memcpy(r->shape, w->shape, sizeof r->shape);
+    if (b) {
+        r->bank_set = b->nset ? b->set : NULL;
+        r->nbank_set = b->nset;
+        r->per_bank = b->per_bank;
+    }
 }
 
 /* Region state for -ENOMEM / -EDQUOT replies. */
@@ -154,6 +161,30 @@ static int engine_error(const memd_state *st, uint32_t dev, const memd_wire_allo
                                 spec->id, spec->name, scope, cls);
         fill_region_state(st, dev, &fp, err);
         err->detail = MEMD_ERR_DETAIL_NOMEM;
+        uint32_t bank = memd_device_oom_bank(st->devs[dev].dev);
+        memd_range_stats bs;
+        if (bank != UINT32_MAX &&
+            memd_device_bank_stats(st->devs[dev].dev, fp.kind, fp.region, bank, &bs) == 0) {
+            /* One bank of a split region ran out: its state is the one that matters. */
+            err->allocated = bs.allocated;
+            err->free = bs.free;
+            err->largest_free = bs.largest_free;
+            const memd_bank_core *c = spec->groups[fp.kind].cores;
+            char core[48] = "";
+            if (c)
+                snprintf(core, sizeof core, " (core %u,%u, noc %u,%u)", c[bank].logical_x,
+                         c[bank].logical_y, c[bank].noc_x, c[bank].noc_y);
+            return memd_err_set(err, rc,
+                                "device %u (%s) %s/%s: bank %u%s ran out: no room for %llu "
+                                "bytes per bank of class %s; that bank has allocated %llu, "
+                                "free %llu, largest free block %llu",
+                                spec->id, spec->name, memd_kind_name(fp.kind),
+                                spec->groups[fp.kind].regions[fp.region].name, bank, core,
+                                (unsigned long long)fp.size_per_bank, cls,
+                                (unsigned long long)err->allocated,
+                                (unsigned long long)err->free,
+                                (unsigned long long)err->largest_free);
+        }
         return memd_err_set(err, rc,
                             "device %u (%s) %s/%s: no room for %llu bytes of class %s "
                             "(%llu bytes per bank x %u banks); allocated %llu, free %llu, "
@@ -234,6 +265,12 @@ static int acquire_shared(memd_state *st, memd_session *s, memd_alloc *a,
 int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
                       memd_alloc **out, memd_wire_error *err)
 {
+    return memd_alloc_create_banks(st, s, w, NULL, out, err);
+}
+
+int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
+                            const memd_alloc_banks *b, memd_alloc **out, memd_wire_error *err)
+{
     int dev = memd_state_dev_index(st, w->device);
     if (dev < 0)
         return memd_err_set(err, dev, "no device %u (%u configured)", w->device, st->ndevs);
@@ -245,12 +282,14 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req
     bool shared = w->flags & MEMD_ALLOC_F_SHARED;
     if (shared && w->name[0] == '\0')
         return memd_err_set(err, -EINVAL, "a shared allocation needs a name");
+    if (shared && b)
+        return memd_err_set(err, -EINVAL, "a bank-set allocation cannot be shared");
     int src = memd_hooks_prepare(st, s, err); /* e.g. room in the state store */
     if (src < 0)
         return src;
 
     memd_alloc_req r;
-    to_engine_req(w, &r);
+    to_engine_req(w, b, &r);
     if (shared) {
         memd_alloc *a = memd_names_find(&st->names, (uint32_t)dev, w->name);
         if (a)
@@ -327,7 +366,8 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req
     return 0;
 
 nomem:
-    (void)memd_device_free(d, a->pl.kind, a->pl.region, a->pl.address);
+    (void)memd_device_release(d, &a->pl);
+    memd_placement_fini(&a->pl);
     if (st->limits.quota_per_uid)
         memd_quota_sub(st, (uint32_t)dev, s->uid, 0);
     memd_pool_put(&st->alloc_pool, a);
@@ -347,12 +387,16 @@ int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc *proto, memd
     if (!a)
         return -ENOMEM;
     /* The stored placement, not a new one: living clients use these addresses. */
-    int rc = memd_device_alloc_at(st->devs[dev].dev, &proto->pl);
+    memd_placement pl;
+    int rc = memd_placement_copy(&pl, &proto->pl);
+    if (rc == 0 && (rc = memd_device_alloc_at(st->devs[dev].dev, &pl)) < 0)
+        memd_placement_fini(&pl);
     if (rc < 0) {
         memd_pool_put(&st->alloc_pool, a);
         return rc;
     }
     *a = *proto;
+    a->pl = pl;
     a->dev = dev;
     a->refcount = 0;
     a->first_used = false;
@@ -362,7 +406,8 @@ int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc *proto, memd
     if (memd_map_put(&st->handles, a->handle, (uint64_t)(uintptr_t)a) < 0 ||
         (a->shared && memd_names_add(&st->names, a) < 0)) {
         memd_map_remove(&st->handles, a->handle);
-        (void)memd_device_free(st->devs[dev].dev, a->pl.kind, a->pl.region, a->pl.address);
+        (void)memd_device_release(st->devs[dev].dev, &a->pl);
+        memd_placement_fini(&a->pl);
         memd_pool_put(&st->alloc_pool, a);
         return -ENOMEM;
     }
@@ -397,6 +442,7 @@ void memd_alloc_to_buffer(const memd_alloc *a, memd_wire_buffer *b)
         .refcount = a->refcount,
         .kind = (uint8_t)a->pl.kind,
         .region = a->pl.region,
+        .bank_mode = (uint8_t)a->pl.mode,
     };
 }
 
@@ -414,4 +460,30 @@ void memd_alloc_to_info(const memd_state *st, const memd_alloc *a, memd_wire_all
     i->created_ns = a->created_ns;
     memcpy(i->name, a->name, sizeof i->name);
     memcpy(i->comm, a->comm, sizeof i->comm);
+}
+
+uint32_t memd_alloc_bank_count(const memd_state *st, const memd_alloc *a)
+{
+    return a->pl.mode == MEMD_BANKS_ALL ? st->devs[a->dev].spec->groups[a->pl.kind].banks
+                                        : a->pl.nset;
+}
+
+void memd_alloc_bank_at(const memd_state *st, const memd_alloc *a, uint32_t i,
+                        memd_wire_bank_addr *out)
+{
+    const memd_bank_group_spec *g = &st->devs[a->dev].spec->groups[a->pl.kind];
+    uint32_t bank = a->pl.mode == MEMD_BANKS_ALL ? i : a->pl.set[i];
+    memset(out, 0, sizeof *out);
+    out->bank = bank;
+    out->address = a->pl.addrs ? a->pl.addrs[i] : a->pl.address;
+    out->logical_x = out->logical_y = out->noc_x = out->noc_y = MEMD_NO_CORE;
+    if (g->cores) {
+        out->logical_x = g->cores[bank].logical_x;
+        out->logical_y = g->cores[bank].logical_y;
+        out->noc_x = g->cores[bank].noc_x;
+        out->noc_y = g->cores[bank].noc_y;
+    }
+    /* Cannot fail for a bank of a live placement; 0 would show a bug plainly. */
+    (void)memd_device_bank_address(st->devs[a->dev].dev, a->pl.kind, bank, out->address,
+                                   &out->absolute);
 }

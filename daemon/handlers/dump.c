@@ -66,8 +66,37 @@ static int visit_block(void *vctx, uint64_t addr, uint64_t size, bool allocated)
     return 0;
 }
 
+/* BANK records: every bank's own map of one allocatable region. */
+static int put_banks(const memd_state *st, uint32_t dev, memd_kind kind, uint8_t region,
+                     memd_buf *out)
+{
+    const memd_device_spec *spec = st->devs[dev].spec;
+    const memd_bank_group_spec *g = &spec->groups[kind];
+    for (uint32_t b = 0; b < g->banks; b++) {
+        memd_range_stats rs;
+        if (memd_device_bank_stats(st->devs[dev].dev, kind, region, b, &rs) < 0)
+            return 0;
+        uint8_t *p = rec(out, MEMD_REC_BANK);
+        if (!p)
+            return -ENOMEM;
+        memd_wire_bank_rec r = {.device = spec->id, .kind = (uint8_t)kind, .region = region,
+                                .bank = b, .logical_x = MEMD_NO_CORE,
+                                .logical_y = MEMD_NO_CORE, .noc_x = MEMD_NO_CORE,
+                                .noc_y = MEMD_NO_CORE};
+        if (g->cores) {
+            r.logical_x = g->cores[b].logical_x;
+            r.logical_y = g->cores[b].logical_y;
+            r.noc_x = g->cores[b].noc_x;
+            r.noc_y = g->cores[b].noc_y;
+        }
+        stats_from(&rs, &r.stats);
+        memd_wire_bank_rec_put(p, &r);
+    }
+    return 0;
+}
+
 static int put_group(const memd_state *st, uint32_t dev, memd_kind kind, uint32_t clients,
-                     bool blocks, memd_buf *out)
+                     uint32_t flags, memd_buf *out)
 {
     const memd_device_spec *spec = st->devs[dev].spec;
     const memd_bank_group_spec *g = &spec->groups[kind];
@@ -95,8 +124,13 @@ static int put_group(const memd_state *st, uint32_t dev, memd_kind kind, uint32_
         if (!(p = rec(out, MEMD_REC_REGION)))
             return -ENOMEM;
         memd_wire_region_rec_put(p, &rr);
+        if ((flags & MEMD_DUMP_F_BANKS) && g->regions[r].allocatable) {
+            int rc = put_banks(st, dev, kind, (uint8_t)r, out);
+            if (rc < 0)
+                return rc;
+        }
         const memd_range *range = memd_device_region_range(d, kind, (uint8_t)r);
-        if (blocks && range) {
+        if ((flags & MEMD_DUMP_F_BLOCKS) && range) {
             dump_ctx c = {.out = out, .device = spec->id, .kind = (uint8_t)kind,
                           .region = (uint8_t)r};
             int rc = memd_range_foreach(range, visit_block, &c);
@@ -114,7 +148,24 @@ static int cmp_handle(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int put_allocs(const memd_state *st, const memd_session *s, int dev, memd_buf *out)
+/* ALLOC_BANK records: the banks of a subset or per-bank allocation. */
+static int put_alloc_banks(const memd_state *st, const memd_alloc *a, memd_buf *out)
+{
+    if (a->pl.mode == MEMD_BANKS_ALL)
+        return 0;
+    for (uint32_t i = 0; i < a->pl.nset; i++) {
+        uint8_t *p = rec(out, MEMD_REC_ALLOC_BANK);
+        if (!p)
+            return -ENOMEM;
+        memd_wire_alloc_bank_rec r = {.handle = a->handle, .bank_mode = (uint8_t)a->pl.mode};
+        memd_alloc_bank_at(st, a, i, &r.bank);
+        memd_wire_alloc_bank_rec_put(p, &r);
+    }
+    return 0;
+}
+
+static int put_allocs(const memd_state *st, const memd_session *s, int dev, bool banks,
+                      memd_buf *out)
 {
     memd_alloc **list = malloc((st->handles.len + 1) * sizeof *list);
     if (!list)
@@ -138,6 +189,8 @@ static int put_allocs(const memd_state *st, const memd_session *s, int dev, memd
         memd_wire_alloc_info info;
         memd_alloc_to_info(st, list[i], &info);
         memd_wire_alloc_info_put(p, &info);
+        if (banks)
+            rc = put_alloc_banks(st, list[i], out);
     }
     free(list);
     return rc;
@@ -187,8 +240,8 @@ static uint32_t *count_clients(const memd_state *st)
     return clients;
 }
 
-static int build(const memd_state *st, const memd_session *s, int dev, bool blocks,
-                 bool models, memd_buf *out)
+static int build(const memd_state *st, const memd_session *s, int dev, uint32_t flags,
+                 memd_buf *out)
 {
     int rc = put_server(st, out);
     uint32_t *clients = count_clients(st);
@@ -209,15 +262,15 @@ static int build(const memd_state *st, const memd_session *s, int dev, bool bloc
         memd_wire_device_rec_put(p, &d);
         for (int k = 0; k < MEMD_KIND_COUNT && rc == 0; k++)
             if (spec->groups[k].banks)
-                rc = put_group(st, i, (memd_kind)k, clients[i * MEMD_KIND_COUNT + k], blocks,
+                rc = put_group(st, i, (memd_kind)k, clients[i * MEMD_KIND_COUNT + k], flags,
                                out);
     }
     free(clients);
     if (rc == 0)
-        rc = put_allocs(st, s, dev, out);
+        rc = put_allocs(st, s, dev, (flags & MEMD_DUMP_F_BANKS) != 0, out);
     if (rc == 0)
         rc = put_sessions(st, s, out);
-    if (rc == 0 && models)
+    if (rc == 0 && (flags & MEMD_DUMP_F_MODELS))
         rc = memd_models_dump(st, s, out);
     return rc;
 }
@@ -238,7 +291,7 @@ int memd_op_dump(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
     size_t hdr_off = out->len;
     if (!memd_reply_begin(out, h->opcode, h->id, 0))
         return -ENOMEM;
-    rc = build(st, s, dev, req.flags & MEMD_DUMP_F_BLOCKS, req.flags & MEMD_DUMP_F_MODELS, out);
+    rc = build(st, s, dev, req.flags, out);
     if (rc == 0 && out->len - hdr_off - MEMD_HDR_SIZE > MEMD_MAX_REPLY)
         rc = -E2BIG;
     if (rc < 0) {

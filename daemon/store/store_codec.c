@@ -18,16 +18,27 @@
 #include "store_codec.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "wire.h"
 
 /* ---- allocations ---- */
 
+/* Bank subsets: after the strings, u32 nset, nset x u32 bank id and, per bank, nset x
+ * u64 address; nothing for lockstep (mode 0, as every record before them). */
+size_t memd_store_bankset_size(memd_bank_mode mode, uint64_t nset)
+{
+    if (mode == MEMD_BANKS_ALL)
+        return 0;
+    return 4 + 4 * nset + (mode == MEMD_BANKS_PER_BANK ? 8 * nset : 0);
+}
+
 size_t memd_store_alloc_rec_size(const memd_store_alloc_rec *r)
 {
     return MEMD_STORE_ALLOC_REC_BASE + memd_store_str_len(r->comm, sizeof r->comm) +
            memd_store_str_len(r->name, sizeof r->name) +
+           memd_store_bankset_size(r->pl.mode, r->pl.nset) +
            (size_t)r->nholders * MEMD_STORE_HOLDER_SIZE;
 }
 
@@ -67,11 +78,19 @@ uint8_t *memd_store_alloc_rec_put_len(uint8_t *p, const memd_store_alloc_rec *r,
     memd_wire_put_u32(p + 80, r->gid);
     memd_wire_put_u32(p + 84, r->session_id);
     memd_wire_put_u32(p + 88, r->nholders);
-    memd_wire_put_u32(p + 92, 0);
+    memd_wire_put_u32(p + 92, (uint32_t)r->pl.mode);
     p += MEMD_STORE_ALLOC_REC_BASE;
     memcpy(p, r->comm, cl);
     memcpy(p + cl, r->name, nl);
-    return p + cl + nl;
+    p += cl + nl;
+    if (r->pl.mode == MEMD_BANKS_ALL)
+        return p;
+    p = memd_wire_put_u32(p, r->pl.nset);
+    for (uint32_t i = 0; i < r->pl.nset; i++)
+        p = memd_wire_put_u32(p, r->pl.set[i]);
+    for (uint32_t i = 0; r->pl.addrs && i < r->pl.nset; i++)
+        p = memd_wire_put_u64(p, r->pl.addrs[i]);
+    return p;
 }
 
 uint8_t *memd_store_holder_put(uint8_t *p, uint32_t session_id, uint32_t count)
@@ -86,6 +105,15 @@ int memd_store_alloc_rec_len(const uint8_t *p, size_t len, size_t *out)
         return -EBADMSG;
     uint64_t n = MEMD_STORE_ALLOC_REC_BASE + (uint64_t)p[6] + p[7] +
                  (uint64_t)memd_wire_u32(p + 88) * MEMD_STORE_HOLDER_SIZE;
+    uint32_t mode = memd_wire_u32(p + 92);
+    if (mode >= MEMD_BANKS_MODE_COUNT)
+        return -EBADMSG;
+    if (mode != MEMD_BANKS_ALL) {
+        uint64_t at = MEMD_STORE_ALLOC_REC_BASE + (uint64_t)p[6] + p[7];
+        if (at + 4 > len)
+            return -EBADMSG;
+        n += memd_store_bankset_size((memd_bank_mode)mode, memd_wire_u32(p + at));
+    }
     if (n > len)
         return -EBADMSG;
     *out = (size_t)n;
@@ -129,7 +157,22 @@ int memd_store_alloc_rec_get(const uint8_t *p, size_t len, memd_store_alloc_rec 
     r->gid = memd_wire_u32(p + 80);
     r->session_id = memd_wire_u32(p + 84);
     r->nholders = memd_wire_u32(p + 88);
+    uint32_t mode = memd_wire_u32(p + 92);
+    if (mode >= MEMD_BANKS_MODE_COUNT)
+        return -EINVAL;
+    r->pl.mode = (memd_bank_mode)mode;
     size_t strings = cl + nl, rest = len - MEMD_STORE_ALLOC_REC_BASE;
+    if (mode != MEMD_BANKS_ALL) {
+        /* The bank set sits between the strings and the holders. */
+        if (strings + 4 > rest)
+            return -EBADMSG;
+        r->pl.nset = memd_wire_u32(p + MEMD_STORE_ALLOC_REC_BASE + strings);
+        size_t bs = memd_store_bankset_size(r->pl.mode, r->pl.nset);
+        if (r->pl.nset == 0 || r->pl.nset > MEMD_MAX_BANKS || strings + bs > rest)
+            return -EBADMSG;
+        r->banks = p + MEMD_STORE_ALLOC_REC_BASE + strings + 4;
+        strings += bs;
+    }
     if (r->nholders == 0 || strings > rest ||
         (rest - strings) / MEMD_STORE_HOLDER_SIZE != r->nholders ||
         (rest - strings) % MEMD_STORE_HOLDER_SIZE != 0)
@@ -141,6 +184,8 @@ int memd_store_alloc_rec_get(const uint8_t *p, size_t len, memd_store_alloc_rec 
     const uint8_t *q = p + MEMD_STORE_ALLOC_REC_BASE;
     if (get_lstr(q, cl, r->comm, sizeof r->comm) < 0 ||
         get_lstr(q + cl, nl, r->name, sizeof r->name) < 0)
+        return -EINVAL;
+    if (r->pl.mode != MEMD_BANKS_ALL && r->pl.nset != r->pl.banks)
         return -EINVAL;
     if ((r->flags & MEMD_STORE_REC_SHARED) && r->name[0] == '\0')
         return -EINVAL;
@@ -313,4 +358,27 @@ uint64_t memd_store_device_fingerprint(const memd_device_spec *spec)
     }
     h = fnv_u64(h, spec->texture.enabled);
     return fnv_u64(h, spec->texture.pitch_alignment);
+}
+
+int memd_store_rec_placement(const memd_store_alloc_rec *r, memd_placement *pl)
+{
+    *pl = r->pl;
+    pl->set = NULL;
+    pl->addrs = NULL;
+    if (r->pl.mode == MEMD_BANKS_ALL)
+        return 0;
+    pl->set = malloc(sizeof(*pl->set) * r->pl.nset);
+    if (r->pl.mode == MEMD_BANKS_PER_BANK)
+        pl->addrs = malloc(sizeof(*pl->addrs) * r->pl.nset);
+    if (!pl->set || (r->pl.mode == MEMD_BANKS_PER_BANK && !pl->addrs)) {
+        memd_placement_fini(pl);
+        return -ENOMEM;
+    }
+    for (uint32_t i = 0; i < r->pl.nset; i++)
+        pl->set[i] = memd_wire_u32(r->banks + 4 * (size_t)i);
+    for (uint32_t i = 0; pl->addrs && i < r->pl.nset; i++)
+        pl->addrs[i] = memd_wire_u64(r->banks + 4 * (size_t)r->pl.nset + 8 * (size_t)i);
+    if (pl->addrs)
+        pl->address = pl->addrs[0];
+    return 0;
 }

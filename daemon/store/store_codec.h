@@ -37,11 +37,16 @@ typedef struct memd_store_alloc_rec {
     char name[MEMD_NAME_MAX];
     uint32_t nholders;             /* >= 1 */
     const uint8_t *holders;        /* decode: nholders x (u32 session, u32 count) */
+    /* decode, bank-set placements (pl.mode, pl.nset set; pl.set, pl.addrs NULL): the
+     * encoded ids and addresses; memd_store_rec_placement reads them. */
+    const uint8_t *banks;
 } memd_store_alloc_rec;
 
 #define MEMD_STORE_ALLOC_REC_BASE 96u
 #define MEMD_STORE_HOLDER_SIZE 8u
 
+/* Encoded size of a placement's bank set (0 for lockstep). */
+size_t memd_store_bankset_size(memd_bank_mode mode, uint64_t nset);
 /* Encoded size of r (its nholders, and its comm and name without their NULs). */
 size_t memd_store_alloc_rec_size(const memd_store_alloc_rec *r);
 
@@ -58,6 +63,9 @@ uint8_t *memd_store_holder_put(uint8_t *out, uint32_t session_id, uint32_t count
 int memd_store_alloc_rec_len(const uint8_t *in, size_t len, size_t *out);
 /* 0, -EBADMSG (length), -EINVAL (field out of range), -EPROTONOSUPPORT (format). */
 int memd_store_alloc_rec_get(const uint8_t *in, size_t len, memd_store_alloc_rec *r);
+/* The decoded record's placement with its own bank arrays (memd_placement_fini).
+ * 0 or -ENOMEM. */
+int memd_store_rec_placement(const memd_store_alloc_rec *r, memd_placement *pl);
 void memd_store_holder_at(const memd_store_alloc_rec *r, uint32_t i, uint32_t *session_id,
                           uint32_t *count);
 

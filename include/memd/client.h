@@ -140,6 +140,14 @@ typedef struct memclient_alloc_req {
     uint32_t banks;             /* banks to spread over; 0: every bank of the group */
     uint32_t flags;             /* MEMCLIENT_ALLOC_* */
     const char *name;           /* NULL or "": anonymous; at most MEMD_NAME_MAX - 1 bytes */
+    /* Bank subsets. A bank set (nbank_set ids of the group's banks, any order, no
+     * duplicates): one address free in every bank of the set, the other banks keep
+     * that range usable (range lockstep). per_bank: an independent address in each
+     * bank of the set (every bank of the group without a set); memclient_bank_info gives
+     * them. The pages are spread over the set's banks. Not in batches, not shared. */
+    const uint32_t *bank_set;
+    uint32_t nbank_set;
+    int per_bank;
 } memclient_alloc_req;
 
 typedef struct memclient_buffer {
@@ -152,6 +160,8 @@ typedef struct memclient_buffer {
     uint32_t refcount;          /* holders of a shared buffer, else 1 */
     memd_kind kind;             /* bank group: DRAM or SRAM */
     uint32_t region;            /* region index in the group (see memclient_dump) */
+    memd_bank_mode bank_mode;   /* ALL (lockstep), RANGE (bank set) or PER_BANK; for
+                                   PER_BANK, address is the first bank's */
 } memclient_buffer;
 
 MEMCLIENT_API int memclient_alloc(memclient *c, const memclient_alloc_req *req,
@@ -189,6 +199,21 @@ MEMCLIENT_API int memclient_query(memclient *c, uint64_t handle, memclient_alloc
  * a larger array). */
 MEMCLIENT_API int memclient_bank_addresses(memclient *c, uint64_t handle, uint64_t *addrs,
                                            size_t cap);
+
+/* One bank a buffer uses: its id (for tt-metal devices, tt-metal's allocator bank id),
+ * its core (MEMD_NO_CORE when the device names none), and the buffer's address there. */
+typedef struct memclient_bank {
+    uint32_t bank;
+    uint16_t logical_x, logical_y;
+    uint16_t noc_x, noc_y;
+    uint64_t address;           /* in the bank group's address map */
+    uint64_t absolute;          /* plus the bank's offset */
+} memclient_bank;
+
+/* Every bank the buffer uses (all of its group for lockstep, its set otherwise), in id
+ * order. Writes at most cap entries and returns the number of banks. */
+MEMCLIENT_API int memclient_bank_info(memclient *c, uint64_t handle, memclient_bank *out,
+                                      size_t cap);
 
 /* ---- pipelining --------------------------------------------------------------------- */
 
@@ -326,6 +351,24 @@ typedef struct memclient_region {
     memclient_stats stats;      /* zeros if not allocatable */
 } memclient_region;
 
+/* With MEMCLIENT_DUMP_BANKS: one bank's map of one allocatable region. */
+typedef struct memclient_bank_use {
+    uint32_t device;
+    memd_kind kind;
+    uint32_t region;
+    uint32_t bank;
+    uint16_t logical_x, logical_y, noc_x, noc_y; /* MEMD_NO_CORE: none */
+    memclient_stats stats;
+} memclient_bank_use;
+
+/* With MEMCLIENT_DUMP_BANKS: one bank of a subset or per-bank allocation (one entry per
+ * bank, an allocation's entries together, after it in the daemon's order). */
+typedef struct memclient_alloc_bank {
+    uint64_t handle;
+    memd_bank_mode mode;
+    memclient_bank bank;
+} memclient_alloc_bank;
+
 typedef struct memclient_block {
     uint32_t device;
     memd_kind kind;
@@ -415,11 +458,16 @@ typedef struct memclient_snapshot {
     memclient_model_rec *models;
     size_t ninstances;
     memclient_instance_rec *instances;
+    size_t nbank_use;           /* only with MEMCLIENT_DUMP_BANKS */
+    memclient_bank_use *bank_use;
+    size_t nalloc_banks;
+    memclient_alloc_bank *alloc_banks;
 } memclient_snapshot;
 
 enum {
     MEMCLIENT_DUMP_BLOCKS = 1u << 0, /* also every free and allocated block of every region */
     MEMCLIENT_DUMP_MODELS = 1u << 1, /* also cached plans, models and instances */
+    MEMCLIENT_DUMP_BANKS = 1u << 2,  /* also per-bank use, and the banks of subset buffers */
 };
 
 #define MEMCLIENT_ALL_DEVICES UINT32_MAX

@@ -49,6 +49,10 @@ typedef enum memd_opcode {
     MEMD_OP_MODEL_INFO = 13,      /* memd_wire_ref (model id) -> as MODEL_LOAD */
     MEMD_OP_INSTANCE_CREATE = 14, /* memd_wire_ref (model id) -> instance_info + n x tensor_addr */
     MEMD_OP_INSTANCE_RELEASE = 15, /* memd_wire_ref (instance id, MEMD_INST_F_*) -> empty */
+    /* Bank subsets (see "Bank subsets" below). */
+    MEMD_OP_ALLOC_BANKS = 16,     /* alloc_req + memd_wire_bankset + count x u32 bank ->
+                                     memd_wire_buffer + u32 count, u32 0, count x bank_addr */
+    MEMD_OP_BANK_ADDRS = 17,      /* u64 handle -> u32 count, u32 0, count x bank_addr */
     MEMD_OP_OPCODE_COUNT
 } memd_opcode;
 
@@ -139,7 +143,8 @@ typedef struct memd_wire_buffer {
     uint32_t refcount;
     uint8_t kind;              /* memd_kind */
     uint8_t region;
-    uint8_t pad[6];
+    uint8_t bank_mode;         /* memd_bank_mode (0, lockstep over every bank, before) */
+    uint8_t pad[5];
 } memd_wire_buffer;
 
 typedef struct memd_wire_alloc_info {
@@ -162,6 +167,9 @@ enum {
     /* Also PLAN, MODEL and INSTANCE records. Opt-in, so a client that predates them
      * never meets a tag it does not know. */
     MEMD_DUMP_F_MODELS = 1u << 1,
+    /* Also BANK records (per-bank use of every allocatable region, after the region) and
+     * ALLOC_BANK records after the ALLOC record of every subset or per-bank buffer. */
+    MEMD_DUMP_F_BANKS = 1u << 2,
 };
 
 typedef struct memd_wire_dump_req {
@@ -181,6 +189,9 @@ typedef enum memd_rec_tag {
     MEMD_REC_PLAN = 8,    /* memd_wire_plan_rec (MEMD_DUMP_F_MODELS) */
     MEMD_REC_MODEL = 9,   /* memd_wire_model_rec (MEMD_DUMP_F_MODELS) */
     MEMD_REC_INSTANCE = 10, /* memd_wire_instance_rec (MEMD_DUMP_F_MODELS) */
+    MEMD_REC_BANK = 11,     /* memd_wire_bank_rec (MEMD_DUMP_F_BANKS), after its region */
+    MEMD_REC_ALLOC_BANK = 12, /* memd_wire_alloc_bank_rec (MEMD_DUMP_F_BANKS): one per bank
+                                 of a subset / per-bank buffer, after its ALLOC record */
 } memd_rec_tag;
 
 typedef struct memd_wire_stats {
@@ -271,6 +282,50 @@ typedef struct memd_wire_session_rec {
  * reclaimed it yet (HELLO with MEMD_HELLO_F_RECLAIM); it holds its allocations until
  * then, until its process is gone, or until reclaim_grace_ms pass. */
 enum { MEMD_SESSION_F_ORPHANED = 1u << 0 };
+
+/* ---- Bank subsets -----------------------------------------------------------------------
+ *
+ * A buffer may use a subset of its bank group's banks: one address free in every bank of
+ * a bank set (range lockstep), or an independent address in each bank of the set (per
+ * bank, MEMD_BANKSET_F_PER_BANK). ALLOC_BANKS is ALLOC plus the set: ids strictly
+ * increasing, below the group's bank count; an empty set with PER_BANK means every bank.
+ * Bank ids are the device's: for tt-metal devices, tt-metal's allocator bank ids (see
+ * doc: compute cores row by row, then storage cores), with their core coordinates in
+ * memd_wire_bank_addr. ALLOC_BANKS is never batched and cannot be SHARED. */
+enum { MEMD_BANKSET_F_PER_BANK = 1u << 0 };
+
+typedef struct memd_wire_bankset {
+    uint32_t flags;            /* MEMD_BANKSET_F_* */
+    uint32_t count;            /* bank ids that follow, 0..MEMD_BANKSET_MAX */
+} memd_wire_bankset;
+
+/* One bank of a buffer. */
+typedef struct memd_wire_bank_addr {
+    uint32_t bank;             /* bank id in the group */
+    uint16_t logical_x, logical_y; /* the bank's core (MEMD_NO_CORE: none known) */
+    uint16_t noc_x, noc_y;
+    uint32_t pad;
+    uint64_t address;          /* in the bank group's address map */
+    uint64_t absolute;         /* address + the bank's offset */
+} memd_wire_bank_addr;
+
+typedef struct memd_wire_bank_rec {
+    uint32_t device;
+    uint8_t kind;
+    uint8_t region;
+    uint16_t pad;
+    uint32_t bank;
+    uint16_t logical_x, logical_y, noc_x, noc_y;
+    uint32_t pad2;
+    memd_wire_stats stats;     /* this bank's map of the region */
+} memd_wire_bank_rec;
+
+typedef struct memd_wire_alloc_bank_rec {
+    uint64_t handle;
+    uint8_t bank_mode;         /* memd_bank_mode */
+    uint8_t pad[7];
+    memd_wire_bank_addr bank;
+} memd_wire_alloc_bank_rec;
 
 /* ---- Plans and models ------------------------------------------------------------------
  *

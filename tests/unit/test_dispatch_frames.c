@@ -174,6 +174,8 @@ START_TEST(length_checked_before_handler)
         [MEMD_OP_MODEL_INFO] = "expected 16 bytes",
         [MEMD_OP_INSTANCE_CREATE] = "expected 16 bytes",
         [MEMD_OP_INSTANCE_RELEASE] = "expected 16 bytes",
+        [MEMD_OP_ALLOC_BANKS] = "expected at least 144 bytes",
+        [MEMD_OP_BANK_ADDRS] = "expected 8 bytes",
     };
     memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 64);
     for (uint16_t op = MEMD_OP_HELLO; op < MEMD_OP_OPCODE_COUNT; op++) {
@@ -279,6 +281,16 @@ static void alloc_steps(uint8_t *p, uint32_t *seen)
                             .flags = MEMD_DUMP_F_BLOCKS | MEMD_DUMP_F_MODELS};
     memd_wire_dump_req_put(p, &d);
     step(MEMD_OP_DUMP, p, MEMD_WIRE_DUMP_REQ_SIZE, &r, seen);
+    /* A per-bank buffer in bank 0, its banks, and freed again. */
+    uint32_t bank0 = 0;
+    memd_wire_bankset bs = {MEMD_BANKSET_F_PER_BANK, 1};
+    memd_wire_bankset_put(memd_wire_alloc_req_put(p, &a), &bs, &bank0);
+    step(MEMD_OP_ALLOC_BANKS, p, MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE + 4, &r, seen);
+    uint64_t per_bank = memd_wire_u64(r.p);
+    memd_wire_handle_put(p, per_bank);
+    step(MEMD_OP_BANK_ADDRS, p, 8, &r, seen);
+    ck_assert_uint_eq(memd_wire_u32(r.p), 1);
+    step(MEMD_OP_FREE, p, 8, &r, seen);
     memd_wire_handle_put(p, b.handle);
     step(MEMD_OP_FREE, p, 8, &r, seen);
     q = memd_wire_count_put(p, 2);

@@ -50,6 +50,8 @@ START_TEST(opcode_table)
         {MEMD_OP_MODEL_INFO, "MODEL_INFO", MEMD_WIRE_SHAPE_FIXED, 16, 0, false},
         {MEMD_OP_INSTANCE_CREATE, "INSTANCE_CREATE", MEMD_WIRE_SHAPE_FIXED, 16, 0, true},
         {MEMD_OP_INSTANCE_RELEASE, "INSTANCE_RELEASE", MEMD_WIRE_SHAPE_FIXED, 16, 0, true},
+        {MEMD_OP_ALLOC_BANKS, "ALLOC_BANKS", MEMD_WIRE_SHAPE_MIN, 144, 0, true},
+        {MEMD_OP_BANK_ADDRS, "BANK_ADDRS", MEMD_WIRE_SHAPE_FIXED, 8, 0, false},
     };
     ck_assert_uint_eq(sizeof want / sizeof want[0], MEMD_OP_OPCODE_COUNT - 1);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -85,7 +87,8 @@ static bool len_ok(uint32_t op, size_t len)
 
 START_TEST(op_check_len_fixed)
 {
-    static const uint16_t handle_ops[] = {MEMD_OP_FREE, MEMD_OP_QUERY, MEMD_OP_BANKS};
+    static const uint16_t handle_ops[] = {MEMD_OP_FREE, MEMD_OP_QUERY, MEMD_OP_BANKS,
+                                          MEMD_OP_BANK_ADDRS};
     static const uint16_t ref_ops[] = {MEMD_OP_MODEL_UNLOAD, MEMD_OP_MODEL_INFO,
                                        MEMD_OP_INSTANCE_CREATE, MEMD_OP_INSTANCE_RELEASE};
     memd_wire_hello h = {.min_version = 1, .max_version = 1};

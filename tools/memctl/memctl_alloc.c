@@ -7,17 +7,23 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "banklist.h"
 #include "memctl_service.h"
 
 static const char alloc_usage[] =
     "usage: memctl alloc --device N --class C (--size SIZE | --dtype T --shape D0xD1..)\n"
     "                    [--scope S] [--name NAME [--shared]] [--page-size B] [--align A]\n"
-    "                    [--banks N] --hold\n"
+    "                    [--banks N] [--bank-set LIST] [--per-bank] --hold\n"
     "  class: code, constant, placeholder, internal, logging\n"
     "  scope: dram (global, default), sram (l1), dram.texture\n"
     "  sizes: 4096, 0x1000, 4KiB, 1MiB, 2GiB (or K, M, G, T: powers of 1024; KB, GB\n"
     "         and fractions are refused as ambiguous)\n"
+    "  bank set: bank ids and ranges, e.g. 0-3,8: one address free in every bank of the\n"
+    "         set (range lockstep); with --per-bank an address of its own in each bank\n"
+    "         (--per-bank alone: every bank of the group)\n"
     "  prints the buffer as key=value on one line, holds it until SIGINT/SIGTERM, frees it\n";
+
+static uint32_t bank_ids[MEMD_BANKSET_MAX];
 
 static int parse_shape(const char *v, memclient_alloc_req *r)
 {
@@ -76,6 +82,18 @@ static int alloc_option(const char *a, const char *v, memclient_alloc_req *r, ch
     } else if (!strcmp(a, "--banks")) {
         if (memctl_parse_u32(v, &r->banks) < 0 || r->banks == 0)
             return memctl_bad_value(cmd, a, v, "a positive number of banks");
+    } else if (!strcmp(a, "--bank-set")) {
+        uint32_t n, bad;
+        int e = memd_parse_bank_list(v, MEMD_BANKSET_MAX, bank_ids, MEMD_BANKSET_MAX, &n, &bad);
+        if (e < 0) {
+            fprintf(stderr, "memctl alloc: --bank-set '%s': %s at offset %u\n", v,
+                    e == -ERANGE ? "bank id too large"
+                                 : "expected increasing bank ids and ranges like 0-3,8",
+                    bad);
+            return MEMCTL_EXIT_USAGE;
+        }
+        r->bank_set = bank_ids;
+        r->nbank_set = n;
     } else if (!strcmp(a, "--name")) {
         if (strlen(v) >= MEMD_NAME_MAX || !*v)
             return memctl_bad_value(cmd, a, v, "1 to 63 bytes");
@@ -134,6 +152,8 @@ static int parse_alloc(int argc, char **argv, memclient_alloc_req *r, char *name
             seen.hold = true;
         } else if (!strcmp(a, "--shared")) {
             r->flags |= MEMCLIENT_ALLOC_SHARED;
+        } else if (!strcmp(a, "--per-bank")) {
+            r->per_bank = 1;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(alloc_usage, stdout);
             return -1;
@@ -147,6 +167,19 @@ static int parse_alloc(int argc, char **argv, memclient_alloc_req *r, char *name
         }
     }
     return alloc_complete(r, &seen);
+}
+
+/* " mode=range bank_addrs=0:0x1000,3:0x1000" (bank id: address in the group's map). */
+static void print_banks(memclient *c, const memclient_buffer *b)
+{
+    static memclient_bank banks[MEMD_BANKSET_MAX];
+    int n = memclient_bank_info(c, b->handle, banks, MEMD_BANKSET_MAX);
+    printf(" mode=%s", b->bank_mode == MEMD_BANKS_PER_BANK ? "per-bank" : "range");
+    if (n < 0)
+        return;
+    printf(" bank_addrs=");
+    for (int i = 0; i < n && i < (int)MEMD_BANKSET_MAX; i++)
+        printf("%s%" PRIu32 ":0x%" PRIx64, i ? "," : "", banks[i].bank, banks[i].address);
 }
 
 int memctl_cmd_alloc(const memctl_globals *g, int argc, char **argv)
@@ -185,10 +218,13 @@ int memctl_cmd_alloc(const memctl_globals *g, int argc, char **argv)
         region = (snprintf(rbuf, sizeof(rbuf), "#%" PRIu32, b.region), rbuf);
     printf("handle=%" PRIu64 " device=%" PRIu32 " kind=%s region=%s address=0x%" PRIx64
            " size_per_bank=%" PRIu64 " banks=%" PRIu32 " page_size=%" PRIu64 " pitch=%" PRIu64
-           " refcount=%" PRIu32 "\n",
+           " refcount=%" PRIu32,
            b.handle, req.device, memclient_kind_name(b.kind), region, b.address,
            b.size_per_bank, b.banks, b.page_size, b.pitch, b.refcount);
     memclient_snapshot_free(s);
+    if (b.bank_mode != MEMD_BANKS_ALL)
+        print_banks(c, &b);
+    putchar('\n');
     fflush(stdout);
     fprintf(stderr, "memctl alloc: holding handle %" PRIu64 "; SIGINT or SIGTERM frees it\n",
             b.handle);

@@ -86,7 +86,7 @@ static int parse(int argc, char **argv, dump_opts *o)
 
 static int dump_once(memclient *c, const dump_opts *o, bool clear)
 {
-    unsigned flags = MEMCLIENT_DUMP_MODELS;
+    unsigned flags = MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_BANKS;
     if (o->detailed || (o->csv && memctl_csv_report_needs_blocks(o->report)))
         flags |= MEMCLIENT_DUMP_BLOCKS;
     memclient_snapshot *s;

@@ -142,6 +142,7 @@ void memctl_dump_table(FILE *f, const memclient_snapshot *s, bool detailed)
             s->server.sessions);
     devices_table(f, s);
     allocs_table(f, s);
+    memctl_banks_table(f, s);
     if (detailed) {
         blocks_table(f, s);
         sessions_table(f, s);

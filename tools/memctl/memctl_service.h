@@ -64,6 +64,9 @@ void memctl_prom_label(FILE *f, const char *s);   /* Prometheus label value, quo
 void memctl_dump_table(FILE *f, const memclient_snapshot *s, bool detailed);
 /* The device and session parts of the table (memctl devices, memctl sessions). */
 void memctl_devices_table(FILE *f, const memclient_snapshot *s);
+/* Per-bank use of split regions and the banks of bank-set buffers (memctl_dump_banks.c);
+ * the snapshot must come from a dump with MEMCLIENT_DUMP_BANKS. */
+void memctl_banks_table(FILE *f, const memclient_snapshot *s);
 void memctl_sessions_table(FILE *f, const memclient_snapshot *s);
 /* report: "memory_usage_summary", "l1_usage_summary", "detailed_memory_usage";
  * returns -EINVAL for another name. */

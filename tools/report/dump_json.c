@@ -35,6 +35,78 @@ static void blocks_json(FILE *f, const memclient_snapshot *s, const memclient_re
     fprintf(f, "%s]", first ? "" : "\n              ");
 }
 
+static void core_json(FILE *f, uint16_t lx, uint16_t ly, uint16_t nx, uint16_t ny)
+{
+    if (lx == MEMD_NO_CORE)
+        fprintf(f, "\"core\": null");
+    else
+        fprintf(f, "\"core\": {\"logical\": [%u, %u], \"noc\": [%u, %u]}", lx, ly, nx, ny);
+}
+
+/* Per-bank use of a region (dumps with MEMCLIENT_DUMP_BANKS): every bank's own map. */
+static void banks_json(FILE *f, const memclient_snapshot *s, const memclient_region *reg)
+{
+    bool first = true;
+    for (size_t i = 0; i < s->nbank_use; i++) {
+        const memclient_bank_use *b = &s->bank_use[i];
+        if (b->device != reg->device || b->kind != reg->kind || b->region != reg->region)
+            continue;
+        fprintf(f, "%s\n                {\"bank\": %" PRIu32 ", ", first ? ",\n              \"banks\": [" : ",",
+                b->bank);
+        core_json(f, b->logical_x, b->logical_y, b->noc_x, b->noc_y);
+        fprintf(f, ", \"allocated\": %" PRIu64 ", \"free\": %" PRIu64 ", \"largest_free\": %" PRIu64
+                   ", \"free_blocks\": %" PRIu64 ", \"allocations\": %" PRIu64
+                   ", \"fragmentation_pct\": %.2f}",
+                b->stats.allocated, b->stats.free, b->stats.largest_free, b->stats.free_blocks,
+                b->stats.allocations, memd_report_fragmentation(&b->stats));
+        first = false;
+    }
+    if (!first)
+        fprintf(f, "\n              ]");
+}
+
+static const char *mode_name(memd_bank_mode m)
+{
+    return m == MEMD_BANKS_RANGE ? "range" : m == MEMD_BANKS_PER_BANK ? "per_bank" : "all";
+}
+
+/* "bank_mode", "bank_ids" and, for a bank set, "bank_addresses" of an allocation. */
+static void alloc_banks_json(FILE *f, const memclient_snapshot *s, const memclient_alloc_info *a)
+{
+    fprintf(f, ",\n      \"bank_mode\": \"%s\",\n      \"bank_ids\": [",
+            mode_name(a->buf.bank_mode));
+    if (a->buf.bank_mode == MEMD_BANKS_ALL) {
+        uint32_t banks = 0;
+        for (size_t g = 0; g < s->ngroups; g++)
+            if (s->groups[g].device == a->device && s->groups[g].kind == a->buf.kind)
+                banks = s->groups[g].banks;
+        for (uint32_t i = 0; i < banks; i++)
+            fprintf(f, "%s%" PRIu32, i ? ", " : "", i);
+        fprintf(f, "]");
+        return;
+    }
+    bool first = true;
+    for (size_t i = 0; i < s->nalloc_banks; i++)
+        if (s->alloc_banks[i].handle == a->buf.handle) {
+            fprintf(f, "%s%" PRIu32, first ? "" : ", ", s->alloc_banks[i].bank.bank);
+            first = false;
+        }
+    fprintf(f, "],\n      \"bank_addresses\": [");
+    first = true;
+    for (size_t i = 0; i < s->nalloc_banks; i++) {
+        const memclient_bank *b = &s->alloc_banks[i].bank;
+        if (s->alloc_banks[i].handle != a->buf.handle)
+            continue;
+        fprintf(f, "%s\n        {\"bank\": %" PRIu32 ", \"address\": %" PRIu64
+                   ", \"absolute\": %" PRIu64 ", ",
+                first ? "" : ",", b->bank, b->address, b->absolute);
+        core_json(f, b->logical_x, b->logical_y, b->noc_x, b->noc_y);
+        fputc('}', f);
+        first = false;
+    }
+    fprintf(f, "%s]", first ? "" : "\n      ");
+}
+
 static void region_json(FILE *f, const memclient_snapshot *s, const memclient_region *reg,
                         bool detailed)
 {
@@ -44,6 +116,7 @@ static void region_json(FILE *f, const memclient_snapshot *s, const memclient_re
                "              \"base\": %" PRIu64 ",\n              \"size\": %" PRIu64 ",\n",
             reg->region, reg->allocatable ? "true" : "false", reg->base, reg->size);
     stats_fields(f, &reg->stats, "              ");
+    banks_json(f, s, reg);
     if (detailed)
         blocks_json(f, s, reg);
     fprintf(f, "\n            }");
@@ -92,8 +165,10 @@ static void alloc_json(FILE *f, const memclient_snapshot *s, const memclient_all
     memd_json_str(f, a->comm);
     fprintf(f, ",\n      \"name\": ");
     memd_json_str(f, a->name);
-    fprintf(f, ",\n      \"created_ns\": %" PRIu64 ",\n      \"age_s\": %.3f\n    }",
+    fprintf(f, ",\n      \"created_ns\": %" PRIu64 ",\n      \"age_s\": %.3f",
             a->created_ns, (double)age_ns / 1e9);
+    alloc_banks_json(f, s, a);
+    fprintf(f, "\n    }");
 }
 
 static void session_json(FILE *f, const memclient_session_rec *x)
