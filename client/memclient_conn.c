@@ -38,7 +38,8 @@ void memclient_unlock(memclient *c)
     pthread_mutex_unlock(&c->mu);
 }
 
-static const char *hint(int err)
+/* What to do about a failed connect to path, in buf: " (...)" or "". */
+static const char *hint(int err, const char *path, char *buf, size_t len)
 {
     switch (err) {
     case -ENOENT:
@@ -46,7 +47,8 @@ static const char *hint(int err)
         return " (is memd running? the socket comes from --socket, $" MEMCLIENT_SOCKET_ENV
                ", or the default " MEMD_DEFAULT_SOCKET ")";
     case -EACCES:
-        return " (the socket is group memd, mode 0660: is this user in group memd?)";
+        memclient_explain_eacces(path, buf, len);
+        return buf;
     default:
         return "";
     }
@@ -156,7 +158,9 @@ int memclient_connect_named(const char *path, const char *client_name, memclient
                      client_name ? client_name : program_invocation_short_name);
     int r = connect_unix(c->fd, &sa);
     if (r < 0) {
-        memclient_fail(r, "cannot connect to %s: %s%s", path, strerror(-r), hint(r));
+        char why[256];
+        memclient_fail(r, "cannot connect to %s: %s%s", path, strerror(-r),
+                       hint(r, path, why, sizeof why));
     } else {
         r = hello(c, false);
     }
@@ -226,9 +230,10 @@ static int reattach(memclient *c, long deadline, int timeout_ms, bool reclaim)
 {
     for (;;) {
         int fd = -1, r = connect_again(c, deadline, timeout_ms, &fd);
+        char why[256];
         if (r < 0)
             return memclient_fail(r, "cannot reconnect to %s: %s%s", c->info.socket_path,
-                                  strerror(-r), hint(r));
+                                  strerror(-r), hint(r, c->info.socket_path, why, sizeof why));
         /* Everything in flight failed when the connection died (memclient_kill): start
          * the stream afresh on the new socket. */
         close(c->fd);

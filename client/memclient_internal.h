@@ -110,6 +110,11 @@ void memclient_consume(memclient *c, uint64_t seq);
 /* Marks the connection dead with err and fails every slot still pending. */
 int memclient_kill(memclient *c, int err, const char *what);
 
+/* ---- memclient_access.c ---- */
+/* " (why)" for connect(2)'s EACCES on path: the folder this user may not enter, or the
+ * socket's owner, group and mode and what to do; "" when nothing more is known. */
+void memclient_explain_eacces(const char *path, char *buf, size_t len);
+
 /* ---- memclient_decode.c: reply payloads -> caller structs ---- */
 int memclient_decode(memclient *c, memclient_slot *s, const uint8_t *p, size_t len);
 void memclient_buffer_from_wire(memclient_buffer *out, const memd_wire_buffer *w);

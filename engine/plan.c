@@ -152,6 +152,8 @@ void memd_plan_best_take(plan_best *bp, uint64_t arena, const uint64_t *off, siz
         bp->arena = arena;
         memcpy(bp->off, off, n * sizeof(*off));
         bp->strategy = name;
+        if (bp->clock)
+            memd_plan_watch_best(bp->clock->watch, arena, bp->clock->used);
     }
 }
 
@@ -182,10 +184,11 @@ static void place_order(solver *s, int ord)
     plan_budget *bu = &s->bu;
     for (int fit = 0; fit < 2 && (!s->bp.have || s->bp.arena > s->lb); fit++) {
         uint64_t now = bu->clock ? bu->clock(bu->clock_ctx) : 0;
-        if (s->bp.have && bu->clock && now + s->run_ns >= bu->deadline_ns)
+        if (s->bp.have && ((bu->clock && now + s->run_ns >= bu->deadline_ns) ||
+                           memd_plan_watch_poll(bu->watch, bu->used)))
             break;
         /* A huge run that cannot end in time is cut short once a plan is out. */
-        s->pl.stop = s->blocks && s->bp.have ? bu : NULL;
+        s->pl.stop = s->blocks && s->bp.have ? bu : NULL; /* also polls the watch */
         uint64_t arena = memd_plan_place_range(&s->pl, s->order, 0, fit, s->off);
         if (bu->clock)
             s->run_ns = bu->clock(bu->clock_ctx) - now;
@@ -236,7 +239,7 @@ static int improve(solver *s, uint64_t seed, memd_plan_result *res)
             return rc;
         res->optimal = rc == 1;
     }
-    if (s->bp.arena <= s->lb || res->optimal || bu->expired ||
+    if (s->bp.arena <= s->lb || res->optimal || bu->expired || bu->watch->cancelled ||
         (bu->clock && bu->clock(bu->clock_ctx) + s->run_ns >= bu->deadline_ns))
         return 0;
     uint64_t arena = UINT64_MAX;
@@ -287,6 +290,7 @@ static int finish(const solver *s, memd_plan_result *res, memd_plan_violation *v
     res->strategy = s->bp.strategy;
     res->iterations = s->bu.used;
     res->first_ns = s->bp.first_ns;
+    res->cancelled = s->bu.watch->cancelled;
     if (res->arena == s->lb)
         res->optimal = true;
     memd_plan_violation chk;
@@ -329,6 +333,10 @@ int memd_plan_solve(const memd_plan_buffer *bufs, size_t n, const memd_plan_opts
         s.bu.limit = MEMD_PLAN_DEFAULT_ITERATIONS;
     if (s.bu.clock)
         s.bu.deadline_ns = t0 + opts->budget_ns;
+    plan_watch watch = {.fn = opts->progress, .ctx = opts->progress_ctx, .clock = opts->clock,
+                        .clock_ctx = opts->clock_ctx, .t0 = t0, .last_ns = t0, .lb = lb,
+                        .period_ns = opts->progress_ns ? opts->progress_ns : 100000000u};
+    s.bu.watch = &watch;
     s.bp = (plan_best){.arena = UINT64_MAX, .off = offsets, .strategy = "empty",
                        .clock = &s.bu, .t0 = t0};
     rc = solve(&s, opts->seed, res);

@@ -83,6 +83,22 @@ int memd_plan_validate(const memd_plan_buffer *bufs, size_t n, const uint64_t *o
 
 typedef uint64_t (*memd_plan_clock_fn)(void *ctx); /* monotonic nanoseconds */
 
+/* What a progress callback sees. */
+typedef struct memd_plan_progress {
+    uint64_t arena;       /* best plan so far (valid only when have_plan) */
+    uint64_t lower_bound;
+    uint64_t elapsed_ns;  /* since the call began (0 without a clock) */
+    uint64_t iterations;  /* improvement iterations spent so far */
+    bool have_plan;       /* false until the first greedy run has ended */
+} memd_plan_progress;
+
+/* Called on the planner's thread each time the best plan improves, and, while it works,
+ * about every progress_ns of the clock (without a clock: every 4096 iterations and
+ * greedy runs). Returning true cancels: the planner stops as soon as it has a valid plan
+ * (the first greedy run always ends) and returns the best one found, with
+ * res->cancelled set. A callback that never cancels changes no result. */
+typedef bool (*memd_plan_progress_fn)(void *ctx, const memd_plan_progress *p);
+
 typedef struct memd_plan_opts {
     uint64_t seed;           /* randomized improvement steps draw from this */
     uint64_t max_iterations; /* improvement budget (search nodes + placer runs);
@@ -91,6 +107,9 @@ typedef struct memd_plan_opts {
     memd_plan_clock_fn clock; /* NULL: no time limit (fully deterministic) */
     void *clock_ctx;
     uint64_t budget_ns;       /* with a clock: stop improving after this long */
+    memd_plan_progress_fn progress; /* NULL: none */
+    void *progress_ctx;
+    uint64_t progress_ns;     /* with a clock: call period; 0 means 100 ms */
 } memd_plan_opts;
 
 #define MEMD_PLAN_DEFAULT_ITERATIONS 200000u
@@ -102,6 +121,7 @@ typedef struct memd_plan_result {
     uint64_t iterations;  /* improvement iterations spent */
     uint64_t first_ns;    /* with a clock: from the call to the first valid plan */
     bool optimal;         /* arena == lower_bound, or the search proved it minimal */
+    bool cancelled;       /* the progress callback stopped the planner early */
 } memd_plan_result;
 
 /* Plans the buffers: offsets[i] receives buffer i's offset. Runs a portfolio of greedy

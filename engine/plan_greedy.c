@@ -203,8 +203,9 @@ static uint64_t place_neighbours(plan_placer *p, const uint32_t *order, size_t f
             top = off[x] + b[x].size;
         if (p->t)
             memd_plan_blocks_insert(p->t, x, off);
-        if (p->stop && p->stop->clock && ((k - from) & 255) == 255 &&
-            p->stop->clock(p->stop->clock_ctx) >= p->stop->deadline_ns)
+        if (p->stop && ((k - from) & 255) == 255 &&
+            ((p->stop->clock && p->stop->clock(p->stop->clock_ctx) >= p->stop->deadline_ns) ||
+             memd_plan_watch_poll(p->stop->watch, p->stop->used)))
             return UINT64_MAX;
     }
     return top;

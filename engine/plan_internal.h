@@ -17,6 +17,26 @@ typedef struct plan_graph {
     uint32_t *adj;
 } plan_graph;
 
+/* The caller's progress callback and the cancel it may ask for, shared by every phase
+ * of one memd_plan_solve call (budgets are copied into sub-budgets; this is not). */
+typedef struct plan_watch {
+    memd_plan_progress_fn fn; /* NULL: nothing to call, never cancelled */
+    void *ctx;
+    memd_plan_clock_fn clock;
+    void *clock_ctx;
+    uint64_t t0, last_ns, period_ns, lb;
+    uint64_t arena;     /* best arena known (phases report theirs as they go) */
+    uint64_t polls;     /* without a clock: calls every 4096 polls */
+    uint64_t iterations; /* the most reported so far */
+    bool have, cancelled;
+} plan_watch;
+
+/* Tells the watch of a better arena (calls the callback). */
+void memd_plan_watch_best(plan_watch *w, uint64_t arena, uint64_t iterations);
+/* Periodic call point: calls the callback when its period is over. True once cancelled
+ * (sticky). w may be NULL. */
+bool memd_plan_watch_poll(plan_watch *w, uint64_t iterations);
+
 /* Work limits shared by every improvement phase: an iteration budget (deterministic)
  * and an optional deadline on the caller's clock. */
 typedef struct plan_budget {
@@ -28,6 +48,7 @@ typedef struct plan_budget {
     unsigned tick;
     unsigned clock_mask;     /* read the clock when (tick & clock_mask) == 0 */
     bool expired;
+    plan_watch *watch;       /* may be NULL */
 } plan_budget;
 
 /* True (and sticky) once the iteration limit or the deadline is reached; counts one

@@ -152,6 +152,7 @@ int memd_plan_local_search(const memd_plan_buffer *b, size_t n, const plan_graph
         if (s.cur < best) {
             best = s.cur;
             memcpy(best_off, off, n * sizeof(*off));
+            memd_plan_watch_best(bu->watch, best, bu->used);
         }
     }
     memcpy(off, best_off, n * sizeof(*off));

@@ -5,10 +5,58 @@
 
 #include "plan_internal.h"
 
+static void watch_call(plan_watch *w, uint64_t now, uint64_t iterations)
+{
+    /* Phases count on copies of the budget: report the furthest count seen. */
+    if (iterations > w->iterations)
+        w->iterations = iterations;
+    memd_plan_progress pr = {.arena = w->arena, .lower_bound = w->lb,
+                             .elapsed_ns = w->clock ? now - w->t0 : 0,
+                             .iterations = w->iterations, .have_plan = w->have};
+    w->last_ns = now;
+    /* Before the first plan exists a cancel is only remembered: there is nothing to
+     * return yet, and the first greedy run always ends. */
+    if (w->fn(w->ctx, &pr))
+        w->cancelled = true;
+}
+
+void memd_plan_watch_best(plan_watch *w, uint64_t arena, uint64_t iterations)
+{
+    if (!w || (w->have && arena >= w->arena))
+        return;
+    w->have = true;
+    w->arena = arena;
+    if (w->fn)
+        watch_call(w, w->clock ? w->clock(w->clock_ctx) : 0, iterations);
+}
+
+bool memd_plan_watch_poll(plan_watch *w, uint64_t iterations)
+{
+    if (!w || !w->fn)
+        return false;
+    if (w->cancelled)
+        return true;
+    if (w->clock) {
+        uint64_t now = w->clock(w->clock_ctx);
+        if (now - w->last_ns >= w->period_ns)
+            watch_call(w, now, iterations);
+    } else if ((++w->polls & 4095) == 0) {
+        watch_call(w, 0, iterations);
+    }
+    return w->cancelled;
+}
+
 bool memd_plan_budget_spend(plan_budget *bu)
 {
     if (bu->expired)
         return true;
+    /* Polled every step: without a callback it is one test; with one, the clock is read
+     * only at the clock_mask steps below, plus the poll's own reading. */
+    if (bu->watch && bu->watch->fn && (bu->watch->clock ? (bu->tick & bu->clock_mask) == 0 : true) &&
+        memd_plan_watch_poll(bu->watch, bu->used)) {
+        bu->expired = true;
+        return true;
+    }
     if (bu->limit && bu->used >= bu->limit) {
         bu->expired = true;
         return true;

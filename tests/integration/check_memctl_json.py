@@ -46,6 +46,13 @@ def check_stats(obj, where, total_key):
         err(f"{where}: largest_free {largest} > free {free}")
 
 
+def check_frag(obj, largest, free, where):
+    want = 100.0 * (1 - largest / free) if free else 0.0
+    got = field(obj, "fragmentation_pct", float, where)
+    if got is not None and abs(got - want) > 0.006:
+        err(f"{where}: fragmentation_pct {got}, want {want:.2f}")
+
+
 def main():
     with open(sys.argv[1], encoding="utf-8") as f:
         text = f.read()
@@ -75,7 +82,7 @@ def main():
                 err(f"{where}: banks {banks}")
             field(g, "bank_size", int, where)
             check_stats(g, where, "total")
-            sum_alloc = 0
+            sum_alloc = sum_free = sum_largest = 0
             for r in field(g, "regions", list, where) or []:
                 name = field(r, "name", str, f"{where} region")
                 rw = f"{where} region {name}"
@@ -86,9 +93,15 @@ def main():
                 if r.get("allocatable", True):
                     check_stats(r, rw, "size")
                     sum_alloc += r.get("allocated", 0)
+                    sum_free += r.get("free", 0)
+                    sum_largest += r.get("largest_free", 0)
+                    check_frag(r, r.get("largest_free", 0), r.get("free", 0), rw)
                 regions[(did, kind, name)] = (base, size)
             if g.get("allocated") is not None and sum_alloc != g["allocated"]:
                 err(f"{where}: group allocated {g['allocated']} != sum of regions {sum_alloc}")
+            # A buffer never spans regions: the group's figure is over each region's
+            # largest block (an idle group is 0 %, not 1 - largest region / all free).
+            check_frag(g, sum_largest, sum_free, where)
 
     allocs = field(doc, "allocations", list, "doc") or []
     by_handle = {}

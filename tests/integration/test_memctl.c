@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -223,6 +224,60 @@ START_TEST(dump_table_and_reports)
     ck_assert_int_eq(RUN("dump", "--bogus"), 2);
     ck_assert_int_eq(RUN("dump", "--device", "77"), 1);
     ck_assert_ptr_nonnull(strstr(err, "77"));
+}
+END_TEST
+
+/* The line of text that contains needle (a copy, in buf), or NULL. */
+static const char *line_with(const char *text, const char *needle, char *buf, size_t len)
+{
+    const char *p = strstr(text, needle);
+    if (!p)
+        return NULL;
+    while (p > text && p[-1] != '\n')
+        p--;
+    snprintf(buf, len, "%.*s", (int)strcspn(p, "\n"), p);
+    return buf;
+}
+
+/* Columns sized to the longest name: a 63-byte name does not shift the columns of the
+ * other rows, and the right-aligned last column (AGE) ends every line at one place. */
+START_TEST(table_columns_line_up)
+{
+    char longname[MEMD_NAME_MAX];
+    memset(longname, 'n', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 4096);
+    r.name = "a";
+    memclient_buffer b1, b2;
+    ck_assert_int_eq(memclient_alloc(c, &r, &b1), 0);
+    r.name = longname;
+    ck_assert_int_eq(memclient_alloc(c, &r, &b2), 0);
+    ck_assert_int_eq(RUN("dump"), 0);
+    char head[512], shortrow[512], longrow[512];
+    ck_assert_ptr_nonnull(line_with(out, "HANDLE", head, sizeof head));
+    ck_assert_ptr_nonnull(line_with(out, longname, longrow, sizeof longrow));
+    ck_assert_ptr_nonnull(line_with(out, " a ", shortrow, sizeof shortrow));
+    ck_assert_msg(strlen(head) == strlen(longrow) && strlen(head) == strlen(shortrow),
+                  "ragged table:\n%s\n%s\n%s", head, shortrow, longrow);
+    size_t name_col = (size_t)(strstr(head, "NAME") - head);
+    ck_assert_msg(strstr(longrow, longname) - longrow == (ptrdiff_t)name_col &&
+                  strstr(shortrow, " a ") + 1 - shortrow == (ptrdiff_t)name_col,
+                  "NAME column moved:\n%s\n%s\n%s", head, shortrow, longrow);
+}
+END_TEST
+
+/* An idle group of several regions is not fragmented: FRAG is per region, and the
+ * group's figure is over each region's largest block (it was 1 - largest region / all
+ * free: 4.7 % for an empty Wormhole DRAM). */
+START_TEST(idle_group_is_not_fragmented)
+{
+    ck_assert_int_eq(RUN("dump", "--device", "0"), 0);
+    char row[512];
+    ck_assert_ptr_nonnull(line_with(out, "  dram ", row, sizeof row));
+    ck_assert_msg(strstr(row, " 0.0% "), "group row: %s", row);
+    ck_assert_int_eq(RUN("dump", "--json", "--device", "0"), 0);
+    ck_assert_msg(!strstr(out, "\"fragmentation_pct\": 4.") && strstr(out, "\"fragmentation_pct\": 0.00"),
+                  "%s", out);
 }
 END_TEST
 
@@ -518,6 +573,39 @@ START_TEST(model_subcommand_help)
 }
 END_TEST
 
+/* A socket this user may not use: exit 4 (permission), and the message says whose the
+ * socket really is and what would help; it used to exit 3 and always blame group memd. */
+START_TEST(permission_denied_names_the_real_owner)
+{
+    const char *const devices[] = {"devices", NULL};
+    cu_open_socket_to_all(&f);
+    /* root's alone. */
+    ck_assert_int_eq(chmod(f.socket_path, 0600), 0);
+    ck_assert_int_eq(run_as(CU_NOBODY, devices), 4);
+    ck_assert_msg(strstr(err, "Permission denied") && strstr(err, "socket root:root mode 0600") &&
+                  strstr(err, "only root may connect") && !strstr(err, "group memd"), "%s", err);
+    /* Group access for a group nobody is not in: join that group. */
+    struct group *gr = getgrgid(1);
+    ck_assert_ptr_nonnull(gr);
+    char name[64], want[320];
+    snprintf(name, sizeof name, "%s", gr->gr_name);
+    ck_assert_int_eq(chown(f.socket_path, 0, 1), 0);
+    ck_assert_int_eq(chmod(f.socket_path, 0660), 0);
+    ck_assert_int_eq(run_as(CU_NOBODY, devices), 4);
+    snprintf(want, sizeof want, "socket root:%s mode 0660: add nobody to group %s (usermod -aG %s nobody)",
+             name, name, name);
+    ck_assert_msg(strstr(err, want), "no '%s' in: %s", want, err);
+    /* A folder on the way that nobody may enter. */
+    ck_assert_int_eq(chmod(f.socket_path, 0666), 0);
+    ck_assert_int_eq(chmod(f.dir, 0700), 0);
+    ck_assert_int_eq(run_as(CU_NOBODY, devices), 4);
+    snprintf(want, sizeof want, "folder %s is root:root mode 0700: this user may not enter it", f.dir);
+    ck_assert_msg(strstr(err, want), "no '%s' in: %s", want, err);
+    cu_open_socket_to_all(&f);
+    ck_assert_int_eq(run_as(CU_NOBODY, devices), 0);
+}
+END_TEST
+
 START_TEST(cannot_connect_names_the_path)
 {
     const char *argv[] = {memctl_path(), "--socket", "/nonexistent/dir/memd.sock", "dump", NULL};
@@ -572,6 +660,8 @@ Suite *memd_test_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, dump_json_checks_out);
     tcase_add_test(tc, dump_table_and_reports);
+    tcase_add_test(tc, table_columns_line_up);
+    tcase_add_test(tc, idle_group_is_not_fragmented);
     tcase_add_test(tc, devices_sessions_metrics);
     tcase_add_test(tc, alloc_hold_then_sigterm);
     tcase_add_test(tc, alloc_bank_sets);
@@ -580,6 +670,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, banks_over_the_device_name_its_limit);
     tcase_add_test(tc, socket_option_forms);
     tcase_add_test(tc, model_subcommand_help);
+    tcase_add_test(tc, permission_denied_names_the_real_owner);
     tcase_add_test(tc, cannot_connect_names_the_path);
     tcase_add_test(tc, dump_watch_repeats_until_interrupted);
     suite_add_tcase(s, tc);

@@ -5,54 +5,62 @@
 #include <string.h>
 
 #include "memctl_service.h"
+#include "memctl_table.h"
 
 #define HB(v) memctl_human_bytes((v), (char[24]){0}, 24)
 
-static void stats_row(FILE *f, const char *indent, const char *name, const char *banks,
-                      const char *base, uint64_t size, const memclient_stats *st,
-                      const char *clients)
+static void stats_cells(memctl_table *t, const memclient_stats *st, double frag)
 {
-    char frag[16];
-    snprintf(frag, sizeof(frag), "%.1f%%", memd_report_fragmentation(st));
-    fprintf(f, "%s%-*s %6s %14s %11s %11s %11s %11s %6s %7" PRIu64 " %7s\n", indent,
-            (int)(16 - strlen(indent)), name, banks, base, HB(size), HB(st->allocated),
-            HB(st->free), HB(st->largest_free), frag, st->allocations, clients);
+    memctl_table_cell(t, "%s", HB(st->allocated));
+    memctl_table_cell(t, "%s", HB(st->free));
+    memctl_table_cell(t, "%s", HB(st->largest_free));
+    memctl_table_cell(t, "%.1f%%", frag);
+    memctl_table_cell(t, "%" PRIu64, st->allocations);
 }
 
+/* One table for every device, so the columns line up from one device to the next. */
 static void devices_table(FILE *f, const memclient_snapshot *s)
 {
+    static const char *const head[] = {"GROUP/REGION", "BANKS", "BASE", "SIZE/BANK", "ALLOCATED",
+                                       "FREE", "LARGEST", "FRAG", "ALLOCS", "CLIENTS"};
+    memctl_table *t = memctl_table_new(10, head, "lrrrrrrrrr");
+    if (!t)
+        return;
     for (size_t d = 0; d < s->ndevices; d++) {
         const memclient_device *dev = &s->devices[d];
-        fprintf(f, "device %" PRIu32 ": %s (arch %s%s)\n", dev->id, dev->name, dev->arch,
-                dev->texture ? ", dram.texture" : "");
-        fprintf(f, "  %-14s %6s %14s %11s %11s %11s %11s %6s %7s %7s\n", "GROUP/REGION", "BANKS",
-                "BASE", "SIZE/BANK", "ALLOCATED", "FREE", "LARGEST", "FRAG", "ALLOCS",
-                "CLIENTS");
+        memctl_table_line(t, "%sdevice %" PRIu32 ": %s (arch %s%s)", d ? "\n" : "", dev->id,
+                          dev->name, dev->arch, dev->texture ? ", dram.texture" : "");
+        memctl_table_header(t);
         for (size_t g = 0; g < s->ngroups; g++) {
             const memclient_group *grp = &s->groups[g];
             if (grp->device != dev->id)
                 continue;
-            char banks[16], clients[16];
-            snprintf(banks, sizeof(banks), "%" PRIu32, grp->banks);
-            snprintf(clients, sizeof(clients), "%" PRIu32, grp->clients);
-            stats_row(f, "  ", memclient_kind_name(grp->kind), banks, "", grp->bank_size,
-                      &grp->stats, clients);
+            memctl_table_cell(t, "%s", memclient_kind_name(grp->kind));
+            memctl_table_cell(t, "%" PRIu32, grp->banks);
+            memctl_table_cell(t, "%s", "");
+            memctl_table_cell(t, "%s", HB(grp->bank_size));
+            stats_cells(t, &grp->stats, memd_report_group_fragmentation(s, grp));
+            memctl_table_cell(t, "%" PRIu32, grp->clients);
             for (size_t r = 0; r < s->nregions; r++) {
                 const memclient_region *reg = &s->regions[r];
                 if (reg->device != dev->id || reg->kind != grp->kind)
                     continue;
-                char base[24];
-                snprintf(base, sizeof(base), "0x%" PRIx64, reg->base);
+                memctl_table_cell(t, "  %s", reg->name);
+                memctl_table_cell(t, "%s", "");
+                memctl_table_cell(t, "0x%" PRIx64, reg->base);
+                memctl_table_cell(t, "%s", HB(reg->size));
                 if (reg->allocatable) {
-                    stats_row(f, "    ", reg->name, "", base, reg->size, &reg->stats, "");
+                    stats_cells(t, &reg->stats, memd_report_fragmentation(&reg->stats));
                 } else {
-                    fprintf(f, "    %-12s %6s %14s %11s %11s\n", reg->name, "", base,
-                            HB(reg->size), "(reserved)");
+                    memctl_table_cell(t, "(reserved)");
                 }
+                memctl_table_end_row(t);
             }
         }
-        fputc('\n', f);
     }
+    memctl_table_print(t, f, "  ");
+    memctl_table_free(t);
+    fputc('\n', f);
 }
 
 static void allocs_table(FILE *f, const memclient_snapshot *s)
@@ -60,23 +68,33 @@ static void allocs_table(FILE *f, const memclient_snapshot *s)
     fprintf(f, "allocations: %zu\n", s->nallocs);
     if (s->nallocs == 0)
         return;
-    fprintf(f, "  %8s %6s %-14s %-11s %14s %11s %5s %7s %6s %-15s %-20s %6s\n", "HANDLE",
-            "DEVICE", "REGION", "CLASS", "ADDRESS", "BYTES/BANK", "BANKS", "PID", "UID",
-            "PROCESS", "NAME", "AGE");
+    static const char *const head[] = {"HANDLE", "DEVICE", "REGION", "CLASS", "ADDRESS",
+                                       "BYTES/BANK", "BANKS", "PID", "UID", "PROCESS", "NAME",
+                                       "AGE"};
+    memctl_table *t = memctl_table_new(12, head, "rrllrrrrrllr");
+    if (!t)
+        return;
     for (size_t i = 0; i < s->nallocs; i++) {
         const memclient_alloc_info *a = &s->allocs[i];
-        char region[96], rbuf[24], addr[24], age[24];
-        snprintf(region, sizeof(region), "%s/%s", memclient_kind_name(a->buf.kind),
-                 memd_report_region_name(s, a->device, a->buf.kind, a->buf.region, rbuf, sizeof(rbuf)));
-        snprintf(addr, sizeof(addr), "0x%" PRIx64, a->buf.address);
+        char rbuf[24], age[24];
         uint64_t age_ns = s->server.now_ns > a->created_ns ? s->server.now_ns - a->created_ns : 0;
-        fprintf(f, "  %8" PRIu64 " %6" PRIu32 " %-14s %-11s %14s %11s %5" PRIu32 " %7" PRIu32
-                " %6" PRIu32 " %-15s %-20s %6s\n",
-                a->buf.handle, a->device, region, memclient_class_name(a->cls), addr,
-                HB(a->buf.size_per_bank), a->buf.banks, a->pid, a->uid,
-                a->comm[0] ? a->comm : "-", a->name[0] ? a->name : "-",
-                memctl_human_age(age_ns, age, sizeof(age)));
+        memctl_table_cell(t, "%" PRIu64, a->buf.handle);
+        memctl_table_cell(t, "%" PRIu32, a->device);
+        memctl_table_cell(t, "%s/%s", memclient_kind_name(a->buf.kind),
+                          memd_report_region_name(s, a->device, a->buf.kind, a->buf.region, rbuf,
+                                                  sizeof(rbuf)));
+        memctl_table_cell(t, "%s", memclient_class_name(a->cls));
+        memctl_table_cell(t, "0x%" PRIx64, a->buf.address);
+        memctl_table_cell(t, "%s", HB(a->buf.size_per_bank));
+        memctl_table_cell(t, "%" PRIu32, a->buf.banks);
+        memctl_table_cell(t, "%" PRIu32, a->pid);
+        memctl_table_cell(t, "%" PRIu32, a->uid);
+        memctl_table_cell(t, "%s", a->comm[0] ? a->comm : "-");
+        memctl_table_cell(t, "%s", a->name[0] ? a->name : "-");
+        memctl_table_cell(t, "%s", memctl_human_age(age_ns, age, sizeof(age)));
     }
+    memctl_table_print(t, f, "  ");
+    memctl_table_free(t);
 }
 
 static void blocks_table(FILE *f, const memclient_snapshot *s)
@@ -84,18 +102,24 @@ static void blocks_table(FILE *f, const memclient_snapshot *s)
     fprintf(f, "\nblocks: %zu\n", s->nblocks);
     if (s->nblocks == 0)
         return;
-    fprintf(f, "  %6s %-14s %18s %18s %11s %-9s\n", "DEVICE", "REGION", "ADDRESS", "END",
-            "SIZE", "STATUS");
+    static const char *const head[] = {"DEVICE", "REGION", "ADDRESS", "END", "SIZE", "STATUS"};
+    memctl_table *t = memctl_table_new(6, head, "rlrrrl");
+    if (!t)
+        return;
     for (size_t i = 0; i < s->nblocks; i++) {
         const memclient_block *b = &s->blocks[i];
-        char region[96], rbuf[24], addr[24], end[24];
-        snprintf(region, sizeof(region), "%s/%s", memclient_kind_name(b->kind),
-                 memd_report_region_name(s, b->device, b->kind, b->region, rbuf, sizeof(rbuf)));
-        snprintf(addr, sizeof(addr), "0x%" PRIx64, b->address);
-        snprintf(end, sizeof(end), "0x%" PRIx64, b->address + b->size);
-        fprintf(f, "  %6" PRIu32 " %-14s %18s %18s %11s %-9s\n", b->device, region, addr, end,
-                HB(b->size), b->allocated ? "allocated" : "free");
+        char rbuf[24];
+        memctl_table_cell(t, "%" PRIu32, b->device);
+        memctl_table_cell(t, "%s/%s", memclient_kind_name(b->kind),
+                          memd_report_region_name(s, b->device, b->kind, b->region, rbuf,
+                                                  sizeof(rbuf)));
+        memctl_table_cell(t, "0x%" PRIx64, b->address);
+        memctl_table_cell(t, "0x%" PRIx64, b->address + b->size);
+        memctl_table_cell(t, "%s", HB(b->size));
+        memctl_table_cell(t, "%s", b->allocated ? "allocated" : "free");
     }
+    memctl_table_print(t, f, "  ");
+    memctl_table_free(t);
 }
 
 static void sessions_table(FILE *f, const memclient_snapshot *s)
@@ -103,24 +127,36 @@ static void sessions_table(FILE *f, const memclient_snapshot *s)
     fprintf(f, "\nsessions: %zu\n", s->nsessions);
     if (s->nsessions == 0)
         return;
-    fprintf(f, "  %6s %7s %6s %6s %-15s %-20s %7s %9s %9s  %s\n", "ID", "PID", "UID", "GID",
-            "PROCESS", "CLIENT", "AGE", "ALLOCS", "REQUESTS", "STATE");
+    static const char *const head[] = {"ID", "PID", "UID", "GID", "PROCESS", "CLIENT", "AGE",
+                                       "ALLOCS", "REQUESTS", "STATE"};
+    memctl_table *t = memctl_table_new(10, head, "rrrrllrrrl");
+    if (!t)
+        return;
     for (size_t i = 0; i < s->nsessions; i++) {
         const memclient_session_rec *x = &s->sessions[i];
-        char age[24], left[24], state[48] = "connected";
+        char age[24], left[24];
         uint64_t age_ns = s->server.now_ns > x->connected_ns ? s->server.now_ns - x->connected_ns : 0;
+        memctl_table_cell(t, "%" PRIu32, x->id);
+        memctl_table_cell(t, "%" PRIu32, x->pid);
+        memctl_table_cell(t, "%" PRIu32, x->uid);
+        memctl_table_cell(t, "%" PRIu32, x->gid);
+        memctl_table_cell(t, "%s", x->comm[0] ? x->comm : "-");
+        memctl_table_cell(t, "%s", x->client_name[0] ? x->client_name : "-");
+        memctl_table_cell(t, "%s", memctl_human_age(age_ns, age, sizeof(age)));
+        memctl_table_cell(t, "%" PRIu64, x->allocations);
+        memctl_table_cell(t, "%" PRIu64, x->requests);
         /* From before a daemon restart: holds its memory until reclaimed or released. */
         if (x->orphaned) {
             uint64_t left_ns = x->reclaim_deadline_ns > s->server.now_ns
                                    ? x->reclaim_deadline_ns - s->server.now_ns : 0;
-            snprintf(state, sizeof(state), "ORPHANED (released in %s)",
-                     memctl_human_age(left_ns, left, sizeof(left)));
+            memctl_table_cell(t, "ORPHANED (released in %s)",
+                              memctl_human_age(left_ns, left, sizeof(left)));
+        } else {
+            memctl_table_cell(t, "connected");
         }
-        fprintf(f, "  %6" PRIu32 " %7" PRIu32 " %6" PRIu32 " %6" PRIu32 " %-15s %-20s %7s %9" PRIu64
-                " %9" PRIu64 "  %s\n", x->id, x->pid, x->uid, x->gid, x->comm[0] ? x->comm : "-",
-                x->client_name[0] ? x->client_name : "-",
-                memctl_human_age(age_ns, age, sizeof(age)), x->allocations, x->requests, state);
     }
+    memctl_table_print(t, f, "  ");
+    memctl_table_free(t);
 }
 
 void memctl_sessions_table(FILE *f, const memclient_snapshot *s)

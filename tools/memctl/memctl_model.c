@@ -14,6 +14,7 @@
 
 #include "plan.h"
 #include "memctl_model.h"
+#include "memctl_table.h"
 #include "model_yaml.h"
 
 #define USAGE                                                                               \
@@ -25,26 +26,33 @@
 
 static void print_tensors(const memd_model_yaml *y, const memclient_tensor_info *ti)
 {
+    static const char *const head[] = {"INDEX", "NAME", "ROLE", "BYTES", "ALIGN", "LIFETIME",
+                                       "STORAGE", "VALUE"};
     const memclient_model_desc *d = &y->desc;
-    printf("  %5s %-24s %-10s %11s %6s %-12s %-20s %s\n", "INDEX", "NAME", "ROLE", "BYTES",
-           "ALIGN", "LIFETIME", "STORAGE", ti ? "VALUE" : "");
-    for (size_t i = 0; i < d->ntensors; i++) {
+    memctl_table *t = memctl_table_new(ti ? 8 : 7, head, "rllrrlll");
+    for (size_t i = 0; t && i < d->ntensors; i++) {
         const memclient_tensor_life *l = &y->life[i];
-        char life[32], storage[64] = "own";
-        snprintf(life, sizeof life, "[%" PRIu64 ",%" PRIu64 ")", l->lower, l->upper);
+        memctl_table_cell(t, "%zu", i);
+        memctl_table_cell(t, "%s", d->tensors[i].name);
+        memctl_table_cell(t, "%s", memd_model_yaml_role_name(d->tensors[i].role));
+        memctl_table_cell(t, "%" PRIu64, l->size);
+        memctl_table_cell(t, "%" PRIu64, l->alignment);
+        memctl_table_cell(t, "[%" PRIu64 ",%" PRIu64 ")", l->lower, l->upper);
         if (l->alias_of != MEMCLIENT_NO_TENSOR)
-            snprintf(storage, sizeof storage, "alias of %.48s", d->tensors[l->alias_of].name);
-        printf("  %5zu %-24s %-10s %11" PRIu64 " %6" PRIu64 " %-12s %-20s", i, d->tensors[i].name,
-               memd_model_yaml_role_name(d->tensors[i].role), l->size, l->alignment, life,
-               storage);
+            memctl_table_cell(t, "alias of %s", d->tensors[l->alias_of].name);
+        else
+            memctl_table_cell(t, "own");
         if (ti && (ti[i].role == MEMCLIENT_TENSOR_WEIGHT ||
                    (ti[i].role == MEMCLIENT_TENSOR_ALIAS && l->alias_of != MEMCLIENT_NO_TENSOR &&
                     d->tensors[l->alias_of].role == MEMCLIENT_TENSOR_WEIGHT)))
-            printf(" address 0x%" PRIx64, ti[i].value);
+            memctl_table_cell(t, "address 0x%" PRIx64, ti[i].value);
         else if (ti && d->tensors[i].role == MEMCLIENT_TENSOR_ACTIVATION)
-            printf(" arena offset %" PRIu64, ti[i].value);
-        putchar('\n');
+            memctl_table_cell(t, "arena offset %" PRIu64, ti[i].value);
+        memctl_table_end_row(t);
     }
+    if (t)
+        memctl_table_print(t, stdout, "  ");
+    memctl_table_free(t);
 }
 
 static int cmd_check(int argc, char **argv)
@@ -152,9 +160,16 @@ static void print_instance(const memd_model_yaml *y, const memclient_instance *i
     printf("instance %" PRIu64 "%s: arena handle %" PRIu64 " address 0x%" PRIx64 " bytes %" PRIu64
            "\n", in->instance_id, in->reused ? " (reused)" : "", in->arena_handle,
            in->arena_address, in->arena_bytes);
-    for (size_t i = 0; i < y->desc.ntensors; i++)
-        printf("  %-24s 0x%-14" PRIx64 " handle %" PRIu64 "\n", y->desc.tensors[i].name,
-               ta[i].address, ta[i].handle);
+    static const char *const head[] = {"TENSOR", "ADDRESS", "HANDLE"};
+    memctl_table *t = memctl_table_new(3, head, "lrr");
+    for (size_t i = 0; t && i < y->desc.ntensors; i++) {
+        memctl_table_cell(t, "%s", y->desc.tensors[i].name);
+        memctl_table_cell(t, "0x%" PRIx64, ta[i].address);
+        memctl_table_cell(t, "%" PRIu64, ta[i].handle);
+    }
+    if (t)
+        memctl_table_print(t, stdout, "  ");
+    memctl_table_free(t);
 }
 
 static int cmd_load(const memctl_globals *g, int argc, char **argv)

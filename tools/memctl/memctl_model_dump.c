@@ -6,48 +6,85 @@
 
 #include "report.h"
 #include "memctl_model.h"
+#include "memctl_table.h"
 
 #define HB(v) memctl_human_bytes((v), (char[24]){0}, 24)
+
+/* Prints t (when it has rows) and frees it. */
+static void flush(FILE *f, memctl_table *t, size_t rows)
+{
+    if (t && rows)
+        memctl_table_print(t, f, "  ");
+    memctl_table_free(t);
+}
+
+static void models(FILE *f, const memclient_snapshot *s)
+{
+    static const char *const head[] = {"ID", "NAME", "DEVICE", "USERS", "TENSORS", "CODE",
+                                       "CONSTANTS", "ARENA", "INSTANCES", "PLAN"};
+    memctl_table *t = memctl_table_new(10, head, "rlrrrrrrrl");
+    for (size_t i = 0; t && i < s->nmodels; i++) {
+        const memclient_model_rec *m = &s->models[i];
+        memctl_table_cell(t, "%" PRIu64, m->model_id);
+        memctl_table_cell(t, "%s", m->name);
+        memctl_table_cell(t, "%" PRIu32, m->device);
+        memctl_table_cell(t, "%" PRIu32, m->users);
+        memctl_table_cell(t, "%" PRIu32, m->ntensors);
+        memctl_table_cell(t, "%s", HB(m->code_bytes));
+        memctl_table_cell(t, "%s", HB(m->const_bytes));
+        memctl_table_cell(t, "%s", HB(m->arena));
+        memctl_table_cell(t, "%" PRIu32, m->instances);
+        memctl_table_cell(t, "%016" PRIx64, m->plan_id);
+    }
+    flush(f, t, s->nmodels);
+}
+
+static void plans(FILE *f, const memclient_snapshot *s)
+{
+    static const char *const head[] = {"PLAN", "BUFFERS", "ARENA", "LOWER", "GAP", "STRATEGY",
+                                       "PLAN_MS", "HITS", "MODELS"};
+    memctl_table *t = memctl_table_new(9, head, "lrrrrlrrr");
+    for (size_t i = 0; t && i < s->nplans; i++) {
+        const memclient_plan_rec *p = &s->plans[i];
+        memctl_table_cell(t, "%016" PRIx64, p->plan_id);
+        memctl_table_cell(t, "%" PRIu32, p->buffers);
+        memctl_table_cell(t, "%s", HB(p->arena));
+        memctl_table_cell(t, "%s", HB(p->lower_bound));
+        memctl_table_cell(t, "%.2f%%", memd_report_gap_pct(p->arena, p->lower_bound));
+        memctl_table_cell(t, "%s", p->strategy);
+        memctl_table_cell(t, "%.1f", (double)p->plan_us / 1000.0);
+        memctl_table_cell(t, "%" PRIu64, p->hits);
+        memctl_table_cell(t, "%" PRIu32, p->models);
+    }
+    flush(f, t, s->nplans);
+}
+
+static void instances(FILE *f, const memclient_snapshot *s)
+{
+    static const char *const head[] = {"ID", "MODEL", "SESSION", "PID", "STATE", "ARENA_H",
+                                       "ARENA_ADDR", "ARENA", "PLACEHOLDERS"};
+    memctl_table *t = memctl_table_new(9, head, "rrrrlrrrr");
+    for (size_t i = 0; t && i < s->ninstances; i++) {
+        const memclient_instance_rec *x = &s->instances[i];
+        memctl_table_cell(t, "%" PRIu64, x->instance_id);
+        memctl_table_cell(t, "%" PRIu64, x->model_id);
+        memctl_table_cell(t, "%" PRIu32, x->session_id);
+        memctl_table_cell(t, "%" PRIu32, x->pid);
+        memctl_table_cell(t, "%s", x->busy ? "busy" : "idle");
+        memctl_table_cell(t, "%" PRIu64, x->arena_handle);
+        memctl_table_cell(t, "0x%" PRIx64, x->arena_address);
+        memctl_table_cell(t, "%s", HB(x->arena_bytes));
+        memctl_table_cell(t, "%s", HB(x->placeholder_bytes));
+    }
+    flush(f, t, s->ninstances);
+}
 
 void memctl_models_table(FILE *f, const memclient_snapshot *s)
 {
     fprintf(f, "\nmodels: %zu\n", s->nmodels);
-    if (s->nmodels) {
-        fprintf(f, "  %6s %-24s %6s %5s %7s %11s %11s %11s %9s %-16s\n", "ID", "NAME", "DEVICE",
-                "USERS", "TENSORS", "CODE", "CONSTANTS", "ARENA", "INSTANCES", "PLAN");
-        for (size_t i = 0; i < s->nmodels; i++) {
-            const memclient_model_rec *m = &s->models[i];
-            fprintf(f, "  %6" PRIu64 " %-24s %6" PRIu32 " %5" PRIu32 " %7" PRIu32
-                    " %11s %11s %11s %9" PRIu32 " %016" PRIx64 "\n",
-                    m->model_id, m->name, m->device, m->users, m->ntensors, HB(m->code_bytes),
-                    HB(m->const_bytes), HB(m->arena), m->instances, m->plan_id);
-        }
-    }
+    models(f, s);
     fprintf(f, "\nplans: %zu\n", s->nplans);
-    if (s->nplans) {
-        fprintf(f, "  %-16s %8s %11s %11s %7s %-20s %9s %6s %6s\n", "PLAN", "BUFFERS", "ARENA",
-                "LOWER", "GAP", "STRATEGY", "PLAN_MS", "HITS", "MODELS");
-        for (size_t i = 0; i < s->nplans; i++) {
-            const memclient_plan_rec *p = &s->plans[i];
-            char gap[16];
-            snprintf(gap, sizeof gap, "%.2f%%", memd_report_gap_pct(p->arena, p->lower_bound));
-            fprintf(f, "  %016" PRIx64 " %8" PRIu32 " %11s %11s %7s %-20s %9.1f %6" PRIu64
-                    " %6" PRIu32 "\n", p->plan_id, p->buffers, HB(p->arena), HB(p->lower_bound),
-                    gap, p->strategy, (double)p->plan_us / 1000.0, p->hits, p->models);
-        }
-    }
+    plans(f, s);
     fprintf(f, "\ninstances: %zu\n", s->ninstances);
-    if (s->ninstances) {
-        fprintf(f, "  %8s %6s %7s %7s %-5s %8s %14s %11s %12s\n", "ID", "MODEL", "SESSION", "PID",
-                "STATE", "ARENA_H", "ARENA_ADDR", "ARENA", "PLACEHOLDERS");
-        for (size_t i = 0; i < s->ninstances; i++) {
-            const memclient_instance_rec *x = &s->instances[i];
-            char addr[24];
-            snprintf(addr, sizeof addr, "0x%" PRIx64, x->arena_address);
-            fprintf(f, "  %8" PRIu64 " %6" PRIu64 " %7" PRIu32 " %7" PRIu32 " %-5s %8" PRIu64
-                    " %14s %11s %12s\n", x->instance_id, x->model_id, x->session_id, x->pid,
-                    x->busy ? "busy" : "idle", x->arena_handle, addr, HB(x->arena_bytes),
-                    HB(x->placeholder_bytes));
-        }
-    }
+    instances(f, s);
 }

@@ -23,7 +23,8 @@ enum {
 };
 
 /* Connects (--socket, else $MEMD_SOCKET, else the default); on failure prints which
- * path and why and returns MEMCTL_EXIT_CONNECT. */
+ * path and why and returns MEMCTL_EXIT_PERM when the socket is not this user's to use,
+ * else MEMCTL_EXIT_CONNECT. */
 int memctl_connect(const memctl_globals *g, memclient **out);
 
 /* Once connected: prints "memctl CMD: what: <meaning of err>" and the last error detail, with

@@ -15,7 +15,7 @@ int memctl_connect(const memctl_globals *g, memclient **out)
     memclient_error e;
     memclient_last_error(&e);
     fprintf(stderr, "memctl: %s\n", e.message);
-    return MEMCTL_EXIT_CONNECT;
+    return r == -EACCES || r == -EPERM ? MEMCTL_EXIT_PERM : MEMCTL_EXIT_CONNECT;
 }
 
 /* memctl(1)'s exit code for a negative errno. */

@@ -7,7 +7,7 @@
 #include "json.h"
 #include "report.h"
 
-static void stats_fields(FILE *f, const memclient_stats *st, const char *ind)
+static void stats_fields(FILE *f, const memclient_stats *st, double frag, const char *ind)
 {
     fprintf(f,
             "%s\"total\": %" PRIu64 ",\n%s\"allocated\": %" PRIu64 ",\n%s\"free\": %" PRIu64
@@ -15,8 +15,7 @@ static void stats_fields(FILE *f, const memclient_stats *st, const char *ind)
             ",\n%s\"free_blocks\": %" PRIu64 ",\n%s\"allocations\": %" PRIu64
             ",\n%s\"fragmentation_pct\": %.2f",
             ind, st->total, ind, st->allocated, ind, st->free, ind, st->largest_free, ind,
-            st->largest_free_addr, ind, st->free_blocks, ind, st->allocations, ind,
-            memd_report_fragmentation(st));
+            st->largest_free_addr, ind, st->free_blocks, ind, st->allocations, ind, frag);
 }
 
 static void blocks_json(FILE *f, const memclient_snapshot *s, const memclient_region *reg)
@@ -115,7 +114,7 @@ static void region_json(FILE *f, const memclient_snapshot *s, const memclient_re
     fprintf(f, ",\n              \"index\": %" PRIu32 ",\n              \"allocatable\": %s,\n"
                "              \"base\": %" PRIu64 ",\n              \"size\": %" PRIu64 ",\n",
             reg->region, reg->allocatable ? "true" : "false", reg->base, reg->size);
-    stats_fields(f, &reg->stats, "              ");
+    stats_fields(f, &reg->stats, memd_report_fragmentation(&reg->stats), "              ");
     banks_json(f, s, reg);
     if (detailed)
         blocks_json(f, s, reg);
@@ -129,7 +128,7 @@ static void group_json(FILE *f, const memclient_snapshot *s, const memclient_gro
                ",\n          \"bank_size\": %" PRIu64 ",\n          \"alignment\": %" PRIu64
                ",\n          \"clients\": %" PRIu32 ",\n",
             memclient_kind_name(g->kind), g->banks, g->bank_size, g->alignment, g->clients);
-    stats_fields(f, &g->stats, "          ");
+    stats_fields(f, &g->stats, memd_report_group_fragmentation(s, g), "          ");
     fprintf(f, ",\n          \"regions\": [");
     bool first = true;
     for (size_t r = 0; r < s->nregions; r++) {

@@ -11,6 +11,21 @@ double memd_report_fragmentation(const memclient_stats *st)
     return 100.0 * (1.0 - (double)st->largest_free / (double)st->free);
 }
 
+double memd_report_group_fragmentation(const memclient_snapshot *s, const memclient_group *g)
+{
+    uint64_t free = 0, largest = 0;
+    for (size_t r = 0; r < s->nregions; r++) {
+        const memclient_region *reg = &s->regions[r];
+        if (reg->device != g->device || reg->kind != g->kind || !reg->allocatable)
+            continue;
+        free += reg->stats.free;
+        largest += reg->stats.largest_free;
+    }
+    if (free == 0)
+        return 0.0;
+    return 100.0 * (1.0 - (double)largest / (double)free);
+}
+
 double memd_report_gap_pct(uint64_t arena, uint64_t lower_bound)
 {
     if (lower_bound == 0)

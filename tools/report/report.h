@@ -23,8 +23,15 @@ void memd_report_json(FILE *f, const memclient_snapshot *s, bool detailed);
  * go right before a document's closing brace (memctl model list --json). */
 void memd_report_models_json(FILE *f, const memclient_snapshot *s);
 
-/* Fragmentation of free space in percent: 1 - largest_free / free (0 when nothing free). */
+/* Fragmentation of free space in percent: 1 - largest_free / free (0 when nothing free).
+ * For one region: a group's stats mix its regions (free bytes summed, the largest block
+ * of the largest region), so use memd_report_group_fragmentation for a group. */
 double memd_report_fragmentation(const memclient_stats *st);
+
+/* A bank group's fragmentation in percent: 1 - (sum of each allocatable region's largest
+ * free block) / (sum of their free bytes). A buffer never spans regions, so an idle group
+ * of several regions is 0 %, like each of its regions. */
+double memd_report_group_fragmentation(const memclient_snapshot *s, const memclient_group *g);
 
 /* 100 * (arena - lower_bound) / lower_bound; 0 when the lower bound is 0. */
 double memd_report_gap_pct(uint64_t arena, uint64_t lower_bound);
