@@ -139,6 +139,7 @@ static int dec_session(memclient_snapshot *s, const uint8_t *p, size_t n)
     memcpy(o->client_name, w.client_name, sizeof(o->client_name));
     o->orphaned = (w.flags & MEMD_SESSION_F_ORPHANED) != 0;
     o->reclaim_deadline_ns = w.reclaim_deadline_ns;
+    o->subdev = w.subdev;
     return 0;
 }
 
@@ -238,10 +239,30 @@ static int dec_alloc_bank(memclient_snapshot *s, const uint8_t *p, size_t n)
     return 0;
 }
 
+static int dec_subdev(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_subdev_rec w;
+    int r = memd_wire_subdev_rec_get(p, n, &w);
+    if (r < 0)
+        return r;
+    memclient_subdev_rec *o = &s->subdevs[s->nsubdevs++];
+    memcpy(o->name, w.name, sizeof o->name);
+    o->device = w.device;
+    o->kind = (memd_kind)w.kind;
+    o->from_config = w.from_config != 0;
+    o->nbanks = w.nbanks;
+    o->sessions = w.sessions;
+    o->budget = w.budget;
+    o->used = w.used;
+    o->allocations = w.allocations;
+    memcpy(o->banks, w.banks, sizeof o->banks);
+    return 0;
+}
+
 typedef int (*rec_decoder)(memclient_snapshot *s, const uint8_t *p, size_t n);
 
 /* The tags this library knows; a newer daemon's other tags are refused (-EBADMSG). */
-#define NTAGS (MEMD_REC_ALLOC_BANK + 1)
+#define NTAGS (MEMD_REC_SUBDEV + 1)
 
 static const rec_decoder decoders[NTAGS] = {
     [MEMD_REC_SERVER] = dec_server,   [MEMD_REC_DEVICE] = dec_device,
@@ -250,6 +271,7 @@ static const rec_decoder decoders[NTAGS] = {
     [MEMD_REC_SESSION] = dec_session, [MEMD_REC_PLAN] = dec_plan,
     [MEMD_REC_MODEL] = dec_model,     [MEMD_REC_INSTANCE] = dec_instance,
     [MEMD_REC_BANK] = dec_bank,       [MEMD_REC_ALLOC_BANK] = dec_alloc_bank,
+    [MEMD_REC_SUBDEV] = dec_subdev,
 };
 
 static bool known(uint32_t tag)
@@ -295,6 +317,7 @@ int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **
     ALLOC_ARRAY(instances, MEMD_REC_INSTANCE)
     ALLOC_ARRAY(bank_use, MEMD_REC_BANK)
     ALLOC_ARRAY(alloc_banks, MEMD_REC_ALLOC_BANK)
+    ALLOC_ARRAY(subdevs, MEMD_REC_SUBDEV)
 #undef ALLOC_ARRAY
 
     for (off = 0; off < len;) {
@@ -328,6 +351,7 @@ void memclient_snapshot_free(memclient_snapshot *s)
     free(s->instances);
     free(s->bank_use);
     free(s->alloc_banks);
+    free(s->subdevs);
     free(s);
 }
 

@@ -461,3 +461,63 @@ size_t memclient_pending(memclient *c)
     pthread_mutex_unlock(&c->mu);
     return n;
 }
+
+/* ---- SUBDEV_DEFINE, SUBDEV_BIND ---- */
+
+/* A request whose reply is empty: payload built by the caller into p. */
+static int empty_call(memclient *c, uint16_t op, const uint8_t *payload, uint32_t len)
+{
+    uint64_t seq;
+    int err = 0, r;
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    uint8_t *p = memclient_begin(c, op, len, MEMCLIENT_OUT_NONE, NULL, 0, true, &seq, &err);
+    if (!p) {
+        memclient_unlock(c);
+        return begin_failed(c, err, op, len);
+    }
+    memcpy(p, payload, len);
+    return finish(c, seq);
+}
+
+int memclient_subdev_define(memclient *c, const memclient_subdev *sd)
+{
+    if (!sd || !sd->name || !*sd->name || strlen(sd->name) >= MEMD_NAME_MAX)
+        return memclient_fail(-EINVAL, "a sub-device needs a name of 1 to %d bytes",
+                              MEMD_NAME_MAX - 1);
+    if (sd->nbanks == 0 || !sd->banks || sd->nbanks > MEMD_BANKSET_MAX)
+        return memclient_fail(-EINVAL, "a sub-device needs 1 to %u banks", MEMD_BANKSET_MAX);
+    memd_wire_subdev_def d = {.device = sd->device, .kind = (uint8_t)sd->kind,
+                              .budget = sd->budget, .count = sd->nbanks};
+    memd_wire_strset(d.name, sizeof d.name, sd->name);
+    for (int i = 0; i < MEMD_SUBDEV_OVERLAPS; i++)
+        if (sd->overlap[i]) {
+            if (strlen(sd->overlap[i]) >= MEMD_NAME_MAX)
+                return memclient_fail(-EINVAL, "overlap name too long");
+            memd_wire_strset(d.overlap[i], sizeof d.overlap[i], sd->overlap[i]);
+        }
+    size_t len = MEMD_WIRE_SUBDEV_DEF_SIZE + 4 * (size_t)sd->nbanks;
+    uint8_t *buf = malloc(len);
+    uint32_t *ids = malloc(sizeof(*ids) * sd->nbanks);
+    if (!buf || !ids) {
+        free(buf);
+        free(ids);
+        return memclient_fail(-ENOMEM, "out of memory");
+    }
+    memcpy(ids, sd->banks, sizeof(*ids) * sd->nbanks);
+    qsort(ids, sd->nbanks, sizeof(*ids), cmp_u32);
+    memd_wire_subdev_def_put(buf, &d, ids);
+    free(ids);
+    int r = empty_call(c, MEMD_OP_SUBDEV_DEFINE, buf, (uint32_t)len);
+    free(buf);
+    return r;
+}
+
+int memclient_subdev_bind(memclient *c, const char *name)
+{
+    if (!name || !*name || strlen(name) >= MEMD_NAME_MAX)
+        return memclient_fail(-EINVAL, "a sub-device name has 1 to %d bytes", MEMD_NAME_MAX - 1);
+    uint8_t p[MEMD_NAME_MAX];
+    memd_wire_put_str(p, name, sizeof p);
+    return empty_call(c, MEMD_OP_SUBDEV_BIND, p, sizeof p);
+}

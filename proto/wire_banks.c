@@ -113,3 +113,76 @@ int memd_wire_alloc_bank_rec_get(const uint8_t *p, size_t len, memd_wire_alloc_b
         return -EINVAL;
     return memd_wire_bank_addr_get(p + 16, len - 16, &r->bank);
 }
+
+uint8_t *memd_wire_subdev_def_put(uint8_t *p, const memd_wire_subdev_def *d, const uint32_t *ids)
+{
+    p = memd_wire_put_str(p, d->name, sizeof d->name);
+    p = memd_wire_put_u32(p, d->device);
+    *p++ = d->kind;
+    memset(p, 0, 3);
+    p = memd_wire_put_u64(p + 3, d->budget);
+    for (int i = 0; i < MEMD_SUBDEV_OVERLAPS; i++)
+        p = memd_wire_put_str(p, d->overlap[i], sizeof d->overlap[i]);
+    p = memd_wire_put_u32(p, d->count);
+    p = memd_wire_put_u32(p, 0);
+    for (uint32_t i = 0; i < d->count; i++)
+        p = memd_wire_put_u32(p, ids[i]);
+    return p;
+}
+
+int memd_wire_subdev_def_get(const uint8_t *p, size_t len, memd_wire_subdev_def *d,
+                             const uint8_t **ids)
+{
+    if (len < MEMD_WIRE_SUBDEV_DEF_SIZE)
+        return -EBADMSG;
+    memset(d, 0, sizeof *d);
+    d->device = memd_wire_u32(p + 64);
+    d->kind = p[68];
+    d->budget = memd_wire_u64(p + 72);
+    d->count = memd_wire_u32(p + 80 + MEMD_SUBDEV_OVERLAPS * MEMD_NAME_MAX);
+    if (d->count > MEMD_BANKSET_MAX)
+        return -EINVAL;
+    if (len != MEMD_WIRE_SUBDEV_DEF_SIZE + 4ull * d->count)
+        return -EBADMSG;
+    if (d->kind >= MEMD_KIND_COUNT)
+        return -EINVAL;
+    int rc = memd_wire_get_str(p, d->name, sizeof d->name);
+    for (int i = 0; rc == 0 && i < MEMD_SUBDEV_OVERLAPS; i++)
+        rc = memd_wire_get_str(p + 80 + i * MEMD_NAME_MAX, d->overlap[i], sizeof d->overlap[i]);
+    *ids = p + MEMD_WIRE_SUBDEV_DEF_SIZE;
+    return rc;
+}
+
+uint8_t *memd_wire_subdev_rec_put(uint8_t *p, const memd_wire_subdev_rec *r)
+{
+    p = memd_wire_put_str(p, r->name, sizeof r->name);
+    p = memd_wire_put_u32(p, r->device);
+    *p++ = r->kind;
+    *p++ = r->from_config;
+    p = memd_wire_put_u16(p, 0);
+    p = memd_wire_put_u32(p, r->nbanks);
+    p = memd_wire_put_u32(p, r->sessions);
+    p = memd_wire_put_u64(p, r->budget);
+    p = memd_wire_put_u64(p, r->used);
+    p = memd_wire_put_u64(p, r->allocations);
+    return memd_wire_put_str(p, r->banks, sizeof r->banks);
+}
+
+int memd_wire_subdev_rec_get(const uint8_t *p, size_t len, memd_wire_subdev_rec *r)
+{
+    if (len < MEMD_WIRE_SUBDEV_REC_SIZE)
+        return -EBADMSG;
+    memset(r, 0, sizeof *r);
+    r->device = memd_wire_u32(p + 64);
+    r->kind = p[68];
+    r->from_config = p[69];
+    r->nbanks = memd_wire_u32(p + 72);
+    r->sessions = memd_wire_u32(p + 76);
+    r->budget = memd_wire_u64(p + 80);
+    r->used = memd_wire_u64(p + 88);
+    r->allocations = memd_wire_u64(p + 96);
+    if (r->kind >= MEMD_KIND_COUNT)
+        return -EINVAL;
+    int rc = memd_wire_get_str(p, r->name, sizeof r->name);
+    return rc ? rc : memd_wire_get_str(p + 104, r->banks, sizeof r->banks);
+}

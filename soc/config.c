@@ -134,7 +134,8 @@ static int parse_abs_path(const char *file, const memd_ynode *n, const char *wha
 static int load_tree(const char *file, const memd_ynode *root, const memd_config_files *files,
                      memd_config *cfg, memd_error *err)
 {
-    static const char *const keys[] = {"socket", "state_dir", "admin_group", "limits", "devices", NULL};
+    static const char *const keys[] = {"socket", "state_dir", "admin_group", "limits", "devices",
+                                       "sub_devices", NULL};
     int rc = memd_yaml_check_keys(file, root, "memd.yaml", keys, err);
     if (rc)
         return rc;
@@ -183,6 +184,8 @@ static int load_tree(const char *file, const memd_ynode *root, const memd_config
             }
         }
     }
+    if ((v = memd_yaml_get(root, "sub_devices")))
+        return memd_soc_config_subdevs(file, v, cfg, err);
     return 0;
 }
 
@@ -254,4 +257,9 @@ void memd_config_free(memd_config *cfg)
     free(cfg->devices);
     cfg->devices = NULL;
     cfg->ndevices = 0;
+    for (uint32_t i = 0; i < cfg->nsubdevs; i++)
+        memd_subdev_spec_free(&cfg->subdevs[i]);
+    free(cfg->subdevs);
+    cfg->subdevs = NULL;
+    cfg->nsubdevs = 0;
 }

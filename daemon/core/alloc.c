@@ -9,6 +9,7 @@
 #include "errmsg.h"
 #include "hooks.h"
 #include "quota.h"
+#include "subdev.h"
 #include "wire.h"
 
 /* ---- holds ---- */
@@ -64,6 +65,7 @@ static void alloc_destroy(memd_state *st, memd_alloc *a)
     /* The engine only fails here if its books disagree with ours, which would be a
      * bug; the record goes either way so a handle never points at freed memory. */
     (void)memd_device_release(st->devs[a->dev].dev, &a->pl);
+    memd_subdev_uncharge(st, a);
     memd_placement_fini(&a->pl);
     if (st->limits.quota_per_uid)
         memd_quota_sub(st, a->dev, a->uid, a->pl.size_per_bank);
@@ -288,6 +290,17 @@ int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_wire_all
     if (src < 0)
         return src;
 
+    /* A session bound to a sub-device allocates only inside it. */
+    memd_alloc_banks inside;
+    if (s->subdev && shared)
+        return memd_err_set(err, -EACCES, "session %u is bound to a sub-device: shared names "
+                            "reach outside it", s->id);
+    if (s->subdev) {
+        int rc = memd_subdev_restrict(st, s, (uint32_t)dev, w, b, &inside, err);
+        if (rc < 0)
+            return rc;
+        b = &inside;
+    }
     memd_alloc_req r;
     to_engine_req(w, b, &r);
     if (shared) {
@@ -323,6 +336,18 @@ int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_wire_all
             return memd_err_set(err, -ENOMEM, "daemon out of memory");
     }
 
+    if (s->subdev) {
+        memd_placement fp;
+        int rc = memd_device_footprint(d, &r, &fp);
+        if (rc < 0)
+            return engine_error(st, (uint32_t)dev, w, &r, rc, err);
+        if ((rc = memd_subdev_check_budget(st, s, memd_subdev_bytes(st, (uint32_t)dev, &fp),
+                                           err)) < 0) {
+            if (st->limits.quota_per_uid)
+                memd_quota_sub(st, (uint32_t)dev, s->uid, 0); /* the slot reserved above */
+            return rc;
+        }
+    }
     memd_alloc *a = memd_pool_get(&st->alloc_pool);
     if (!a)
         return memd_err_set(err, -ENOMEM, "daemon out of memory");
@@ -360,6 +385,8 @@ int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_wire_all
     hold_link(a, s, &a->first);
     if (st->limits.quota_per_uid)
         memd_quota_add(st, a->dev, a->uid, a->pl.size_per_bank);
+    a->subdev = 0;
+    memd_subdev_charge(st, a, s->subdev);
     st->ctr.allocs++;
     memd_hooks_alloc_created(st, a);
     *out = a;
@@ -397,6 +424,7 @@ int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc *proto, memd
     }
     *a = *proto;
     a->pl = pl;
+    a->subdev = 0; /* charged again when a bound session takes its hold */
     a->dev = dev;
     a->refcount = 0;
     a->first_used = false;
@@ -425,6 +453,7 @@ int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s)
     if (h == &a->first)
         a->first_used = true;
     hold_link(a, s, h);
+    memd_subdev_charge(st, a, s->subdev);
     return 0;
 }
 

@@ -3,6 +3,7 @@
 
 #include "alloc.h"
 #include "hooks.h"
+#include "subdev.h"
 
 void memd_session_open(memd_state *st, memd_session *s)
 {
@@ -19,6 +20,8 @@ void memd_session_adopt(memd_state *st, memd_session *s, uint32_t id)
     s->holds = NULL;
     s->nholds = 0;
     s->prev = NULL;
+    s->subdev_by_config = false;
+    memd_subdev_bind_creds(st, s);
     s->next = st->sessions;
     if (st->sessions)
         st->sessions->prev = s;
@@ -40,6 +43,7 @@ void memd_session_close(memd_state *st, memd_session *s)
         s->next->prev = s->prev;
     s->prev = s->next = NULL;
     st->nsessions--;
+    memd_subdev_unbind(st, s);
     memd_hooks_session_closed(st, s);
 }
 

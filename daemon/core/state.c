@@ -1,5 +1,6 @@
 /* memd daemon — service state setup and teardown (see state.h). */
 #include "state.h"
+#include "subdev.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -49,6 +50,18 @@ int memd_state_init(memd_state *st, const memd_config *cfg, memd_error *err)
     }
     if (cfg->ndevices == 0)
         return memd_error_set(err, -EINVAL, "no devices configured");
+    int src = memd_subdevs_init(st, cfg, err);
+    for (uint32_t i = 0; src == 0 && i < st->nsubdevs; i++) {
+        memd_subdev *d = &st->subdevs[i];
+        for (uint32_t g = 0; src == 0 && g < d->spec.ngroups; g++)
+            if ((src = memd_resolve_group(d->spec.groups[g], &d->gids[g], err)) < 0)
+                memd_error_set(err, src, "sub-device '%s': no such group '%s'", d->spec.name,
+                               d->spec.groups[g]);
+    }
+    if (src < 0) {
+        memd_subdevs_fini(st);
+        return src;
+    }
     st->devs = calloc(cfg->ndevices, sizeof *st->devs);
     if (!st->devs)
         return memd_error_set(err, -ENOMEM, "out of memory");
@@ -81,6 +94,7 @@ void memd_state_fini(memd_state *st)
     memd_pool_free(&st->alloc_pool);
     memd_pool_free(&st->hold_pool);
     free(st->scratch);
+    memd_subdevs_fini(st);
     *st = (memd_state){0};
 }
 

@@ -22,6 +22,7 @@
 typedef struct memd_session memd_session;
 typedef struct memd_alloc memd_alloc;
 typedef struct memd_models memd_models; /* model.h */
+typedef struct memd_subdev memd_subdev; /* subdev.h */
 typedef struct memd_store memd_store;   /* store.h */
 
 /* One holder of an allocation: the creator, or a session that acquired a shared one. */
@@ -48,6 +49,8 @@ struct memd_alloc {
     memd_hold *holds;
     memd_alloc *name_next;         /* name table chain */
     uint64_t store_key;            /* state store: key of the record that holds it */
+    uint32_t subdev;               /* sub-device charged (index + 1), 0: none (subdev.h) */
+    uint64_t subdev_bytes;         /* what it charged */
     char comm[16];
     char name[MEMD_NAME_MAX];
 };
@@ -57,6 +60,8 @@ struct memd_session {
     uint32_t pid, uid, gid;
     bool admin;                    /* root or in the configured admin group */
     uint16_t version;              /* negotiated protocol version (HELLO), default 1 */
+    uint32_t subdev;               /* bound sub-device (index + 1), 0: none (subdev.h) */
+    bool subdev_by_config;
     char comm[16];
     char client_name[32];
     uint64_t connected_ns;
@@ -106,6 +111,8 @@ typedef struct memd_state {
     /* Where the layers that listen keep their state; core never looks inside. */
     memd_models *models;           /* plans, models, instances (model.h); NULL until used */
     memd_store *store;             /* the state store (store.h); NULL: not persisted */
+    memd_subdev *subdevs;          /* sub-devices (subdev.h), room for MEMD_SUBDEV_MAX */
+    uint32_t nsubdevs;
 } memd_state;
 
 /* Builds one engine device per configured spec and resolves the admin group.

@@ -15,6 +15,7 @@
 #include "model.h"
 #include "reply.h"
 #include "store.h"
+#include "subdev.h"
 #include "wire.h"
 
 typedef struct dump_ctx {
@@ -196,6 +197,47 @@ static int put_allocs(const memd_state *st, const memd_session *s, int dev, bool
     return rc;
 }
 
+/* "0-31,40": the bank list as memctl --bank-set writes it, cut with "..." if long. */
+static void bank_list_str(const uint32_t *b, uint32_t n, char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < n;) {
+        uint32_t j = i + 1;
+        while (j < n && b[j] == b[j - 1] + 1)
+            j++;
+        char item[32];
+        int w = j - i > 1 ? snprintf(item, sizeof item, "%s%u-%u", i ? "," : "", b[i], b[j - 1])
+                          : snprintf(item, sizeof item, "%s%u", i ? "," : "", b[i]);
+        if (used + (size_t)w + 4 >= cap) {
+            snprintf(buf + used, cap - used, "...");
+            return;
+        }
+        memcpy(buf + used, item, (size_t)w + 1);
+        used += (size_t)w;
+        i = j;
+    }
+}
+
+/* Every sub-device, whatever device was asked for: sessions name theirs by position. */
+static int put_subdevs(const memd_state *st, memd_buf *out)
+{
+    for (uint32_t i = 0; i < st->nsubdevs; i++) {
+        const memd_subdev *d = &st->subdevs[i];
+        uint8_t *p = rec(out, MEMD_REC_SUBDEV);
+        if (!p)
+            return -ENOMEM;
+        memd_wire_subdev_rec r = {.device = d->spec.device, .kind = (uint8_t)d->spec.kind,
+                                  .from_config = d->from_config, .nbanks = d->spec.nbanks,
+                                  .sessions = d->sessions, .budget = d->spec.budget,
+                                  .used = d->used, .allocations = d->allocations};
+        memcpy(r.name, d->spec.name, sizeof r.name);
+        bank_list_str(d->spec.banks, d->spec.nbanks, r.banks, sizeof r.banks);
+        memd_wire_subdev_rec_put(p, &r);
+    }
+    return 0;
+}
+
 static int put_sessions(const memd_state *st, const memd_session *self, memd_buf *out)
 {
     for (const memd_session *s = st->sessions; s; s = s->next) {
@@ -210,6 +252,7 @@ static int put_sessions(const memd_state *st, const memd_session *self, memd_buf
         memcpy(r.comm, s->comm, sizeof r.comm);
         memcpy(r.client_name, s->client_name, sizeof r.client_name);
         r.flags = memd_store_session_flags(st, s, &r.reclaim_deadline_ns); /* orphaned? */
+        r.subdev = s->subdev;
         memd_wire_session_rec_put(p, &r);
     }
     return 0;
@@ -266,6 +309,8 @@ static int build(const memd_state *st, const memd_session *s, int dev, uint32_t 
                                out);
     }
     free(clients);
+    if (rc == 0 && (flags & MEMD_DUMP_F_BANKS))
+        rc = put_subdevs(st, out);
     if (rc == 0)
         rc = put_allocs(st, s, dev, (flags & MEMD_DUMP_F_BANKS) != 0, out);
     if (rc == 0)

@@ -294,6 +294,30 @@ MEMCLIENT_API int memclient_class_parse(const char *s, memd_class *out);
 MEMCLIENT_API int memclient_scope_parse(const char *s, memd_scope *out);
 MEMCLIENT_API int memclient_dtype_parse(const char *s, memd_dtype *out);
 
+/* ---- sub-devices ----------------------------------------------------------------------
+ *
+ * A sub-device is a named subset of one bank group's banks (memd.yaml `sub_devices`, or
+ * memclient_subdev_define by an admin) with an optional byte budget. A session bound to
+ * one (by the config's users/groups, or by memclient_subdev_bind before allocating)
+ * allocates only inside it: a request without a bank set is placed over the
+ * sub-device's banks; a bank set must lie inside; other devices or bank groups give
+ * -EACCES, the budget -EDQUOT. Sub-devices share banks only where one names the other
+ * in overlap. */
+typedef struct memclient_subdev {
+    const char *name;
+    uint32_t device;
+    memd_kind kind;
+    const uint32_t *banks;      /* nbanks ids, any order, no duplicates */
+    uint32_t nbanks;
+    uint64_t budget;            /* bytes over all its banks; 0: none */
+    const char *overlap[4];     /* sub-devices it may share banks with; NULL unused */
+} memclient_subdev;
+
+/* Admin only (-EPERM otherwise). Lasts until the daemon stops. */
+MEMCLIENT_API int memclient_subdev_define(memclient *c, const memclient_subdev *sd);
+/* Binds this session to the sub-device called name; -EPERM if bound to another. */
+MEMCLIENT_API int memclient_subdev_bind(memclient *c, const char *name);
+
 /* ---- state dump ----------------------------------------------------------------------- */
 
 typedef struct memclient_stats {
@@ -434,7 +458,23 @@ typedef struct memclient_session_rec {
     char client_name[32];
     int orphaned;               /* from before a daemon restart, not reclaimed yet */
     uint64_t reclaim_deadline_ns; /* orphaned: released at this time (CLOCK_REALTIME) */
+    uint32_t subdev;            /* bound sub-device: index in subdevs + 1; 0 none (needs
+                                   MEMCLIENT_DUMP_BANKS to resolve) */
 } memclient_session_rec;
+
+/* With MEMCLIENT_DUMP_BANKS: a sub-device (see "sub-devices"). */
+typedef struct memclient_subdev_rec {
+    char name[MEMD_NAME_MAX];
+    uint32_t device;
+    memd_kind kind;
+    int from_config;            /* else defined by an admin's request */
+    uint32_t nbanks;
+    uint32_t sessions;          /* bound sessions */
+    uint64_t budget;            /* bytes; 0: none */
+    uint64_t used;              /* bytes charged (size per bank x banks) */
+    uint64_t allocations;
+    char banks[128];            /* "0-31,40" ("..." when cut) */
+} memclient_subdev_rec;
 
 /* A parsed snapshot of the daemon's state, in the daemon's order (groups after their
  * device, regions after their group). Free it with memclient_snapshot_free(). */
@@ -462,6 +502,8 @@ typedef struct memclient_snapshot {
     memclient_bank_use *bank_use;
     size_t nalloc_banks;
     memclient_alloc_bank *alloc_banks;
+    size_t nsubdevs;            /* only with MEMCLIENT_DUMP_BANKS */
+    memclient_subdev_rec *subdevs;
 } memclient_snapshot;
 
 enum {

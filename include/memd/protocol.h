@@ -53,6 +53,8 @@ typedef enum memd_opcode {
     MEMD_OP_ALLOC_BANKS = 16,     /* alloc_req + memd_wire_bankset + count x u32 bank ->
                                      memd_wire_buffer + u32 count, u32 0, count x bank_addr */
     MEMD_OP_BANK_ADDRS = 17,      /* u64 handle -> u32 count, u32 0, count x bank_addr */
+    MEMD_OP_SUBDEV_DEFINE = 18,   /* memd_wire_subdev_def + count x u32 bank -> empty; admin */
+    MEMD_OP_SUBDEV_BIND = 19,     /* char name[MEMD_NAME_MAX] -> empty */
     MEMD_OP_OPCODE_COUNT
 } memd_opcode;
 
@@ -192,6 +194,7 @@ typedef enum memd_rec_tag {
     MEMD_REC_BANK = 11,     /* memd_wire_bank_rec (MEMD_DUMP_F_BANKS), after its region */
     MEMD_REC_ALLOC_BANK = 12, /* memd_wire_alloc_bank_rec (MEMD_DUMP_F_BANKS): one per bank
                                  of a subset / per-bank buffer, after its ALLOC record */
+    MEMD_REC_SUBDEV = 13,     /* memd_wire_subdev_rec (MEMD_DUMP_F_BANKS), after the devices */
 } memd_rec_tag;
 
 typedef struct memd_wire_stats {
@@ -274,7 +277,7 @@ typedef struct memd_wire_session_rec {
     char client_name[32];
     /* Appended: */
     uint32_t flags;            /* MEMD_SESSION_F_* */
-    uint32_t pad;
+    uint32_t subdev;           /* bound sub-device: index of its SUBDEV record + 1; 0 none */
     uint64_t reclaim_deadline_ns; /* ORPHANED: released at this time (CLOCK_REALTIME) */
 } memd_wire_session_rec;
 
@@ -326,6 +329,41 @@ typedef struct memd_wire_alloc_bank_rec {
     uint8_t pad[7];
     memd_wire_bank_addr bank;
 } memd_wire_alloc_bank_rec;
+
+/* Sub-devices (partitions): a named subset of one bank group's banks with an optional
+ * byte budget. A session bound to one (by the config's users/groups, or by SUBDEV_BIND,
+ * before it allocates) allocates only inside it: requests without a bank set get the
+ * sub-device's banks (lockstep over them), a bank set must lie inside, other devices and
+ * groups are refused (-EACCES), the budget gives -EDQUOT. SUBDEV_DEFINE is admin only and
+ * follows the config's rules (overlap only with sub-devices it names, or that name it);
+ * defined sub-devices last until the daemon stops. A bound session cannot rebind
+ * (-EPERM). */
+#define MEMD_SUBDEV_OVERLAPS 4
+
+typedef struct memd_wire_subdev_def {
+    char name[MEMD_NAME_MAX];
+    uint32_t device;
+    uint8_t kind;              /* memd_kind */
+    uint8_t pad[3];
+    uint64_t budget;           /* bytes over all its banks; 0: none */
+    char overlap[MEMD_SUBDEV_OVERLAPS][MEMD_NAME_MAX]; /* "" unused */
+    uint32_t count;            /* bank ids that follow (strictly increasing) */
+    uint32_t pad2;
+} memd_wire_subdev_def;
+
+typedef struct memd_wire_subdev_rec {
+    char name[MEMD_NAME_MAX];
+    uint32_t device;
+    uint8_t kind;
+    uint8_t from_config;
+    uint16_t pad;
+    uint32_t nbanks;
+    uint32_t sessions;         /* bound sessions */
+    uint64_t budget;           /* 0: none */
+    uint64_t used;             /* bytes charged: size per bank x banks, over its buffers */
+    uint64_t allocations;
+    char banks[128];           /* bank list ("0-31,40"), cut with "..." when longer */
+} memd_wire_subdev_rec;
 
 /* ---- Plans and models ------------------------------------------------------------------
  *

@@ -176,6 +176,8 @@ START_TEST(length_checked_before_handler)
         [MEMD_OP_INSTANCE_RELEASE] = "expected 16 bytes",
         [MEMD_OP_ALLOC_BANKS] = "expected at least 144 bytes",
         [MEMD_OP_BANK_ADDRS] = "expected 8 bytes",
+        [MEMD_OP_SUBDEV_DEFINE] = "expected at least 344 bytes",
+        [MEMD_OP_SUBDEV_BIND] = "expected 64 bytes",
     };
     memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 64);
     for (uint16_t op = MEMD_OP_HELLO; op < MEMD_OP_OPCODE_COUNT; op++) {
@@ -345,6 +347,19 @@ START_TEST(read_only_opcodes_change_nothing)
     memd_hook_add(&st, &hook, &ev, NULL);
     alloc_steps(p, &seen);
     model_steps(p, &seen);
+    /* Last: a sub-device (sroot is admin) and sa bound to it; neither touches the map. */
+    reply r;
+    memd_wire_subdev_def sd = {.device = DEV, .kind = MEMD_KIND_SRAM, .count = 2};
+    memd_wire_strset(sd.name, sizeof sd.name, "half");
+    uint32_t banks[] = {0, 1};
+    memd_wire_subdev_def_put(p, &sd, banks);
+    changes = 0;
+    req(&sroot, MEMD_OP_SUBDEV_DEFINE, p, MEMD_WIRE_SUBDEV_DEF_SIZE + 8, &r);
+    ck_assert_msg(r.h.status == 0, "%s", r.err.message);
+    ck_assert_uint_eq(changes, 0);
+    seen |= 1u << MEMD_OP_SUBDEV_DEFINE;
+    memd_wire_put_str(p, "half", MEMD_NAME_MAX);
+    step(MEMD_OP_SUBDEV_BIND, p, MEMD_NAME_MAX, &r, &seen);
     memd_hook_remove(&st, &hook);
     /* Every opcode was tried: a new one needs its step here. */
     ck_assert_uint_eq(seen, ((1u << MEMD_OP_OPCODE_COUNT) - 1) & ~1u);

@@ -365,6 +365,38 @@ START_TEST(banks_roundtrip_and_rejects)
     ck_assert_uint_eq(gk.logical_x, MEMD_NO_CORE);
     ck_assert_uint_eq(gk.stats.allocated, 40);
     ck_assert_int_eq(memd_wire_bank_rec_get(buf, MEMD_WIRE_BANK_REC_SIZE - 1, &gk), -EBADMSG);
+    /* Sub-devices: a definition with its banks, and the dump's record. */
+    memd_wire_subdev_def sd = {.device = 3, .kind = MEMD_KIND_SRAM, .budget = 4096, .count = 2},
+                         gd;
+    memd_wire_strset(sd.name, sizeof sd.name, "left");
+    memd_wire_strset(sd.overlap[1], sizeof sd.overlap[1], "right");
+    uint32_t sids[] = {4, 9};
+    p = memd_wire_subdev_def_put(buf, &sd, sids);
+    ck_assert_uint_eq((size_t)(p - buf), MEMD_WIRE_SUBDEV_DEF_SIZE + 8);
+    ck_assert_int_eq(memd_wire_subdev_def_get(buf, MEMD_WIRE_SUBDEV_DEF_SIZE + 8, &gd, &raw), 0);
+    ck_assert_str_eq(gd.name, "left");
+    ck_assert_str_eq(gd.overlap[1], "right");
+    ck_assert_uint_eq(gd.budget, 4096);
+    ck_assert_uint_eq(memd_wire_u32(raw + 4), 9);
+    ck_assert_int_eq(memd_wire_subdev_def_get(buf, MEMD_WIRE_SUBDEV_DEF_SIZE + 4, &gd, &raw),
+                     -EBADMSG);
+    buf[68] = MEMD_KIND_COUNT;
+    ck_assert_int_eq(memd_wire_subdev_def_get(buf, MEMD_WIRE_SUBDEV_DEF_SIZE + 8, &gd, &raw),
+                     -EINVAL);
+    memd_wire_subdev_rec sr = {.device = 1, .kind = MEMD_KIND_DRAM, .from_config = 1,
+                               .nbanks = 12, .sessions = 2, .budget = 9, .used = 8,
+                               .allocations = 1},
+                         gs;
+    memd_wire_strset(sr.name, sizeof sr.name, "x");
+    memd_wire_strset(sr.banks, sizeof sr.banks, "0-11");
+    fill_canary();
+    ck_assert_ptr_eq(memd_wire_subdev_rec_put(buf, &sr), buf + MEMD_WIRE_SUBDEV_REC_SIZE);
+    assert_tail_untouched(MEMD_WIRE_SUBDEV_REC_SIZE);
+    ck_assert_int_eq(memd_wire_subdev_rec_get(buf, MEMD_WIRE_SUBDEV_REC_SIZE, &gs), 0);
+    ck_assert_str_eq(gs.banks, "0-11");
+    ck_assert_uint_eq(gs.used, 8);
+    ck_assert_uint_eq(gs.sessions, 2);
+    ck_assert_uint_eq(memd_wire_rec_size(MEMD_REC_SUBDEV), MEMD_WIRE_SUBDEV_REC_SIZE);
     ck_assert_uint_eq(memd_wire_rec_size(MEMD_REC_BANK), MEMD_WIRE_BANK_REC_SIZE);
     ck_assert_uint_eq(memd_wire_rec_size(MEMD_REC_ALLOC_BANK), MEMD_WIRE_ALLOC_BANK_REC_SIZE);
 }
@@ -715,7 +747,7 @@ START_TEST(tags)
     ck_assert_uint_eq(memd_wire_rec_size(0), 0);
     memd_wire_tag_put(buf, 0);
     ck_assert_int_eq(memd_wire_tag_get(buf, 400, &tag, &n), -EINVAL);
-    memd_wire_tag_put(buf, MEMD_REC_ALLOC_BANK + 1);
+    memd_wire_tag_put(buf, MEMD_REC_SUBDEV + 1);
     ck_assert_int_eq(memd_wire_tag_get(buf, 400, &tag, &n), -EINVAL);
     ck_assert_int_eq(memd_wire_tag_get(buf, 3, &tag, &n), -EBADMSG);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "memctl_service.h"
+#include "memctl_table.h"
 
 #define HB(v) memctl_human_bytes((v), (char[24]){0}, 24)
 
@@ -112,4 +113,37 @@ void memctl_banks_table(FILE *f, const memclient_snapshot *s)
 {
     bank_use_table(f, s);
     spans_table(f, s);
+}
+
+/* Sub-devices: their banks, budget and use, and the sessions bound to them. */
+void memctl_subdevs_table(FILE *f, const memclient_snapshot *s)
+{
+    if (s->nsubdevs == 0)
+        return;
+    fprintf(f, "\nsub-devices: %zu\n", s->nsubdevs);
+    static const char *const head[] = {"NAME", "DEVICE", "GROUP", "BANKS", "BUDGET", "USED",
+                                       "ALLOCS", "FROM", "SESSIONS"};
+    memctl_table *t = memctl_table_new(9, head, "lrllrrrll");
+    if (!t)
+        return;
+    for (size_t i = 0; i < s->nsubdevs; i++) {
+        const memclient_subdev_rec *d = &s->subdevs[i];
+        char ids[256] = "";
+        size_t used = 0;
+        for (size_t k = 0; k < s->nsessions && used + 16 < sizeof ids; k++)
+            if (s->sessions[k].subdev == i + 1)
+                used += (size_t)snprintf(ids + used, sizeof ids - used, "%s%" PRIu32,
+                                         used ? "," : "", s->sessions[k].id);
+        memctl_table_cell(t, "%s", d->name);
+        memctl_table_cell(t, "%" PRIu32, d->device);
+        memctl_table_cell(t, "%s", memclient_kind_name(d->kind));
+        memctl_table_cell(t, "%s", d->banks);
+        memctl_table_cell(t, "%s", d->budget ? HB(d->budget) : "-");
+        memctl_table_cell(t, "%s", HB(d->used));
+        memctl_table_cell(t, "%" PRIu64, d->allocations);
+        memctl_table_cell(t, "%s", d->from_config ? "config" : "request");
+        memctl_table_cell(t, "%s", ids[0] ? ids : (d->sessions ? "(others')" : "-"));
+    }
+    memctl_table_print(t, f, "  ");
+    memctl_table_free(t);
 }

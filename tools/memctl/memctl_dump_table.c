@@ -167,6 +167,7 @@ void memctl_sessions_table(FILE *f, const memclient_snapshot *s)
 void memctl_devices_table(FILE *f, const memclient_snapshot *s)
 {
     devices_table(f, s);
+    memctl_subdevs_table(f, s);
 }
 
 void memctl_dump_table(FILE *f, const memclient_snapshot *s, bool detailed)
@@ -179,6 +180,7 @@ void memctl_dump_table(FILE *f, const memclient_snapshot *s, bool detailed)
     devices_table(f, s);
     allocs_table(f, s);
     memctl_banks_table(f, s);
+    memctl_subdevs_table(f, s);
     if (detailed) {
         blocks_table(f, s);
         sessions_table(f, s);

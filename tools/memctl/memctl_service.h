@@ -68,6 +68,8 @@ void memctl_devices_table(FILE *f, const memclient_snapshot *s);
 /* Per-bank use of split regions and the banks of bank-set buffers (memctl_dump_banks.c);
  * the snapshot must come from a dump with MEMCLIENT_DUMP_BANKS. */
 void memctl_banks_table(FILE *f, const memclient_snapshot *s);
+/* Sub-devices with their use and bound sessions (memctl_dump_banks.c). */
+void memctl_subdevs_table(FILE *f, const memclient_snapshot *s);
 void memctl_sessions_table(FILE *f, const memclient_snapshot *s);
 /* report: "memory_usage_summary", "l1_usage_summary", "detailed_memory_usage";
  * returns -EINVAL for another name. */

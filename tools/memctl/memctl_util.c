@@ -234,7 +234,7 @@ int memctl_show_snapshot(const memctl_globals *g, int argc, char **argv, const c
     if (r)
         return r;
     memclient_snapshot *s;
-    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, 0, &s);
+    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_BANKS, &s); /* + sub-devices */
     memclient_disconnect(c);
     if (r < 0)
         return memctl_fail(NULL, argv[0], "cannot read the daemon's state", r);

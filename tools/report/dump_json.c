@@ -170,6 +170,30 @@ static void alloc_json(FILE *f, const memclient_snapshot *s, const memclient_all
     fprintf(f, "\n    }");
 }
 
+static void subdevs_json(FILE *f, const memclient_snapshot *s)
+{
+    fprintf(f, ",\n  \"sub_devices\": [");
+    for (size_t i = 0; i < s->nsubdevs; i++) {
+        const memclient_subdev_rec *d = &s->subdevs[i];
+        fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
+        memd_json_str(f, d->name);
+        fprintf(f, ", \"device\": %" PRIu32 ", \"group\": \"%s\", \"banks\": ", d->device,
+                memclient_kind_name(d->kind));
+        memd_json_str(f, d->banks);
+        fprintf(f, ", \"nbanks\": %" PRIu32 ", \"budget\": %" PRIu64 ", \"used\": %" PRIu64
+                   ", \"allocations\": %" PRIu64 ", \"sessions\": [",
+                d->nbanks, d->budget, d->used, d->allocations);
+        bool first = true;
+        for (size_t k = 0; k < s->nsessions; k++)
+            if (s->sessions[k].subdev == i + 1) {
+                fprintf(f, "%s%" PRIu32, first ? "" : ", ", s->sessions[k].id);
+                first = false;
+            }
+        fprintf(f, "], \"from\": \"%s\"}", d->from_config ? "config" : "request");
+    }
+    fprintf(f, "%s]", s->nsubdevs ? "\n  " : "");
+}
+
 static void session_json(FILE *f, const memclient_session_rec *x)
 {
     fprintf(f, "    {\"id\": %" PRIu32 ", \"pid\": %" PRIu32 ", \"uid\": %" PRIu32
@@ -268,6 +292,7 @@ void memd_report_json(FILE *f, const memclient_snapshot *s, bool detailed)
         session_json(f, &s->sessions[i]);
     }
     fprintf(f, "%s]", s->nsessions ? "\n  " : "");
+    subdevs_json(f, s);
     memd_report_models_json(f, s); /* "models", "plans", "instances" */
     fprintf(f, "\n}\n");
 }
