@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs `memctl plan --budget-ms MS` on every plan problem and prints one table row per
+# Runs `memctl plan --budget-ms MS --json` on every plan problem and prints one table row per
 # file (file, buffers, lower bound, arena, gap %, ms, ms to the first valid plan) plus
 # the mean gap per folder.
 # usage: tests/bench/plan_table.sh MEMCTL [DATA_DIR] [BUDGET_MS]
@@ -11,11 +11,11 @@ printf '%-46s %8s %14s %14s %7s %8s %8s\n' file buffers lower_bound arena gap_pc
 for dir in challenging real generated large; do
   sum=0 count=0
   for f in "$data"/plans/"$dir"/*.csv; do
-    line=$("$memctl" plan "$f" --budget-ms "$budget")
+    line=$("$memctl" plan "$f" --budget-ms "$budget" --json)
     read -r n lb arena gap ms first < <(python3 -c '
 import json, sys
 j = json.loads(sys.argv[1])
-print(j["buffers"], j["lower_bound"], j["arena"], j["gap_pct"], j["ms"], j["first_ms"])' "$line")
+print(j["buffers"], j["lower_bound"], j["arena"], j["gap_pct"], j["plan_ms"], j["first_ms"])' "$line")
     printf '%-46s %8s %14s %14s %7s %8s %8s\n' "$dir/$(basename "$f")" "$n" "$lb" "$arena" "$gap" "$ms" "$first"
     sum=$(python3 -c "print($sum + $gap)"); count=$((count + 1))
   done

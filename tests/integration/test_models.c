@@ -615,9 +615,9 @@ START_TEST(memctl_commands)
                                              "id,lower,upper,size\na,0,2,100\nb,1,3,200\n"
                                              "c,2,4,100\n", csv, sizeof csv), 0);
     ck_assert_int_eq(MEMCTL("plan-submit", csv), 0);
-    ck_assert_msg(strstr(out, "cached=no") && strstr(out, "lower_bound=300"), "%s", out);
+    ck_assert_msg(strstr(out, "planned now") && strstr(out, "lower bound 300 bytes"), "%s", out);
     ck_assert_int_eq(MEMCTL("plan-submit", csv, "--budget-ms", "5"), 0);
-    ck_assert_ptr_nonnull(strstr(out, "cached=yes"));
+    ck_assert_ptr_nonnull(strstr(out, ", cached\n"));
     ck_assert_int_eq(MEMCTL("plan-submit", csv, "--validate"), 1);
     ck_assert_ptr_nonnull(strstr(err, "needs an offset on every row"));
     ck_assert_int_eq(memd_fixture_write_file(&f, "v.csv",
@@ -672,6 +672,89 @@ START_TEST(memctl_commands)
 }
 END_TEST
 
+/* The line of out that starts with "plan", parsed by the one format; false if none. */
+static bool plan_line(const char *text, bool with_id, unsigned long long *arena,
+                      unsigned long long *lb, char *tail, size_t len)
+{
+    const char *p = text;
+    while (p && strncmp(p, "plan", 4))
+        p = (p = strchr(p, '\n')) ? p + 1 : NULL;
+    if (!p)
+        return false;
+    char id[17] = "", strategy[40], line[512];
+    unsigned long long buffers;
+    int used = 0;
+    snprintf(line, sizeof line, "%.*s", (int)strcspn(p, "\n"), p);
+    int n = with_id ? sscanf(line, "plan %16[0-9a-f]: %llu buffers, arena %llu bytes, lower bound "
+                                   "%llu bytes, gap %*f%%, strategy %39[^,], %n",
+                             id, &buffers, arena, lb, strategy, &used)
+                    : sscanf(line, "plan: %llu buffers, arena %llu bytes, lower bound %llu bytes, "
+                                   "gap %*f%%, strategy %39[^,], %n",
+                             &buffers, arena, lb, strategy, &used);
+    if (n != (with_id ? 5 : 4) || !used || buffers != 3)
+        return false;
+    snprintf(tail, len, "%s", line + used);
+    return true;
+}
+
+/* The JSON keys of a one-line object, in order, as "k1,k2,...". */
+static void json_keys(const char *text, char *keys, size_t len)
+{
+    keys[0] = '\0';
+    for (const char *p = strchr(text, '{'); p && (p = strchr(p, '"'));) {
+        const char *q = strchr(p + 1, '"');
+        if (!q)
+            break;
+        if (q[1] == ':')
+            snprintf(keys + strlen(keys), len - strlen(keys), "%.*s,", (int)(q - p - 1), p + 1);
+        p = q + 1;
+    }
+}
+
+/* plan, plan-submit and model load report a plan in one format (they printed JSON,
+ * key=value and prose before), with --json the same keys; and a budget the daemon
+ * would cut short is refused, not silently cut to 1 s. */
+START_TEST(plan_output_is_one_format)
+{
+    char csv[512], model[1024], tail[256], keys1[512], keys2[512];
+    unsigned long long arena, lb;
+    ck_assert_int_eq(memd_fixture_write_file(&f, "p.csv",
+                                             "id,lower,upper,size\na,0,2,100\nb,1,3,200\n"
+                                             "c,2,4,100\n", csv, sizeof csv), 0);
+    snprintf(model, sizeof model, "%s/config/models/tiny_cnn.yaml", memd_fixture_source_root());
+
+    ck_assert_int_eq(MEMCTL("plan", csv, "--budget-ms", "20"), 0);
+    ck_assert_msg(plan_line(out, false, &arena, &lb, tail, sizeof tail), "%s", out);
+    ck_assert(arena == 300 && lb == 300 && strstr(tail, "planned now in "));
+    ck_assert_int_eq(MEMCTL("plan-submit", csv), 0);
+    ck_assert_msg(plan_line(out, true, &arena, &lb, tail, sizeof tail), "%s", out);
+    ck_assert(arena == 300 && lb == 300 && strstr(tail, "planned now in "));
+    ck_assert_int_eq(MEMCTL("plan-submit", csv), 0);
+    ck_assert_msg(plan_line(out, true, &arena, &lb, tail, sizeof tail) && !strcmp(tail, "cached"),
+                  "%s", out);
+    ck_assert_int_eq(MEMCTL("model", "load", model), 0);
+    unsigned long long model_arena;
+    const char *pl = strstr(out, "\nplan ");
+    ck_assert_msg(pl && sscanf(pl, "\nplan %*16[0-9a-f]: %*u buffers, arena %llu bytes, lower "
+                               "bound 65536 bytes, gap", &model_arena) == 1, "%s", out);
+
+    ck_assert_int_eq(MEMCTL("plan", csv, "--budget-ms", "20", "--json"), 0);
+    json_keys(out, keys1, sizeof keys1);
+    ck_assert_ptr_nonnull(strstr(out, "\"plan_id\": null"));
+    ck_assert_int_eq(MEMCTL("plan-submit", csv, "--json"), 0);
+    json_keys(out, keys2, sizeof keys2);
+    ck_assert_msg(!strcmp(keys1, keys2) && strstr(keys1, "plan_id,buffers,arena,lower_bound,"),
+                  "%s vs %s", keys1, keys2);
+    ck_assert_ptr_nonnull(strstr(out, "\"cached\": true"));
+
+    ck_assert_int_eq(MEMCTL("plan-submit", csv, "--budget-ms", "1001"), 2);
+    ck_assert_msg(strstr(err, "at most 1000 ms") && strstr(err, "--validate"), "%s", err);
+    ck_assert_int_eq(MEMCTL("model", "load", model, "--budget-ms", "5000"), 2);
+    ck_assert_msg(strstr(err, "at most 1000 ms"), "%s", err);
+    ck_assert_int_eq(MEMCTL("plan-submit", csv, "--budget-ms", "1000"), 0);
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("models");
@@ -688,6 +771,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, killed_client_with_instance);
     tcase_add_test(tc, model_errors);
     tcase_add_test(tc, memctl_commands);
+    tcase_add_test(tc, plan_output_is_one_format);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -2,6 +2,10 @@
 #ifndef MEMD_CLIENT_MEMCTL_H
 #define MEMD_CLIENT_MEMCTL_H
 
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
 /* Options every subcommand may need, parsed by memctl.c before or after the subcommand. */
 typedef struct memctl_globals {
     const char *socket_path; /* --socket, or NULL: $MEMD_SOCKET, then the default */
@@ -12,6 +16,24 @@ typedef struct memctl_globals {
 typedef int (*memctl_cmd_fn)(const memctl_globals *g, int argc, char **argv);
 
 int memctl_cmd_plan(const memctl_globals *g, int argc, char **argv);
+
+/* One plan as `plan`, `plan-submit` and `model load` report it (memctl_plan_summary.c):
+ *   plan 5f0c2e9a1b7d4c38: 3 buffers, arena 300 bytes, lower bound 300 bytes, gap 0.00%,
+ *   strategy S (optimal), planned now in 0.1 ms | cached | validated in T ms
+ * or with as_json one object with the same fields (plan_id a hex string or null,
+ * first_ms null when unknown). */
+typedef struct memctl_plan_summary {
+    uint64_t plan_id;      /* the daemon's cache key; 0: planned offline, none */
+    uint64_t buffers, arena, lower_bound;
+    const char *strategy;
+    bool optimal;
+    bool cached;           /* the daemon answered from its cache */
+    bool validated;        /* a given plan checked, not planned */
+    double plan_ms;        /* time spent planning or validating (for a cached plan: when
+                              it was planned); < 0: unknown */
+    double first_ms;       /* to the first valid plan; < 0: unknown */
+} memctl_plan_summary;
+void memctl_plan_print(FILE *f, const memctl_plan_summary *p, bool as_json);
 /* Service subcommands (memctl_service.h; exit codes 3 connect, 4 permission, 5 memory). */
 int memctl_cmd_dump(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_alloc(const memctl_globals *g, int argc, char **argv);

@@ -112,7 +112,6 @@ static int parse_load(int argc, char **argv, load_opts *o)
     const char *cmd = "model load";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        uint64_t x;
         if (!strcmp(a, "--device")) {
             if (!(v = memctl_optarg(cmd, argc, argv, &i)))
                 return MEMCTL_EXIT_USAGE;
@@ -122,9 +121,8 @@ static int parse_load(int argc, char **argv, load_opts *o)
         } else if (!strcmp(a, "--budget-ms")) {
             if (!(v = memctl_optarg(cmd, argc, argv, &i)))
                 return MEMCTL_EXIT_USAGE;
-            if (memctl_parse_u64(v, &x) < 0 || x > 1000000)
-                return memctl_bad_value(cmd, a, v, "milliseconds (the daemon caps it)");
-            o->plan.budget_ms = (uint32_t)x;
+            if (memctl_parse_budget(cmd, a, v, &o->plan.budget_ms) < 0)
+                return MEMCTL_EXIT_USAGE;
         } else if (!strcmp(a, "--seed")) {
             if (!(v = memctl_optarg(cmd, argc, argv, &i)))
                 return MEMCTL_EXIT_USAGE;
@@ -172,6 +170,31 @@ static void print_instance(const memd_model_yaml *y, const memclient_instance *i
     memctl_table_free(t);
 }
 
+/* The model's plan as `memctl plan` prints one; the buffer count and planning time come
+ * from the daemon's plan record when it still has it. */
+static void print_plan(memclient *c, const memd_model_yaml *y, const memclient_model_info *mi)
+{
+    memctl_plan_summary sum = {.plan_id = mi->plan_id, .arena = mi->arena,
+                               .lower_bound = mi->lower_bound, .strategy = mi->strategy,
+                               .optimal = mi->plan_optimal, .cached = mi->plan_cached,
+                               .validated = mi->plan_precomputed, .plan_ms = -1,
+                               .first_ms = -1};
+    for (size_t i = 0; i < y->desc.ntensors; i++)
+        sum.buffers += y->desc.tensors[i].role == MEMCLIENT_TENSOR_ACTIVATION &&
+                       y->life[i].alias_of == MEMCLIENT_NO_TENSOR;
+    memclient_snapshot *s = NULL;
+    if (memclient_dump(c, mi->device, MEMCLIENT_DUMP_MODELS, &s) == 0) {
+        for (size_t i = 0; i < s->nplans; i++) {
+            if (s->plans[i].plan_id == mi->plan_id) {
+                sum.buffers = s->plans[i].buffers;
+                sum.plan_ms = (double)s->plans[i].plan_us / 1000.0;
+            }
+        }
+    }
+    memclient_snapshot_free(s);
+    memctl_plan_print(stdout, &sum, false);
+}
+
 static int cmd_load(const memctl_globals *g, int argc, char **argv)
 {
     load_opts o = {0};
@@ -217,10 +240,7 @@ static int cmd_load(const memctl_globals *g, int argc, char **argv)
     printf("model %s: id %" PRIu64 " on device %" PRIu32 ", %s, %" PRIu32 " session%s\n", mi.name,
            mi.model_id, mi.device, mi.created ? "loaded" : "shared with another session",
            mi.users, mi.users == 1 ? "" : "s");
-    printf("plan %016" PRIx64 ": arena %" PRIu64 " bytes, lower bound %" PRIu64 " (gap %.2f%%), "
-           "%s%s, %s\n", mi.plan_id, mi.arena, mi.lower_bound,
-           memd_report_gap_pct(mi.arena, mi.lower_bound), mi.strategy,
-           mi.plan_optimal ? " (optimal)" : "", mi.plan_cached ? "cached" : "planned now");
+    print_plan(c, &y, &mi);
     printf("code: handle %" PRIu64 " address 0x%" PRIx64 " bytes %" PRIu64 "\n", mi.code_handle,
            mi.code_address, mi.code_bytes);
     printf("constants: handle %" PRIu64 " address 0x%" PRIx64 " bytes %" PRIu64 "\n",

@@ -2,7 +2,8 @@
  * daemon and cached there, or with --validate a precomputed plan (every row has an
  * offset) checked by it:
  *   memctl plan-submit INPUT.csv [--validate] [--budget-ms MS] [--seed S] [--output OUT.csv]
- * Prints plan_id, cached, arena, lower_bound, gap and strategy on one line. */
+ *                             [--json]
+ * Prints the plan's summary as `memctl plan` does (memctl_plan_print). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,29 +15,29 @@
 
 #define USAGE                                                                              \
     "usage: memctl plan-submit INPUT.csv [--validate] [--budget-ms MS] [--seed S]\n"       \
-    "                          [--output OUT.csv]\n"
+    "                          [--output OUT.csv] [--json]\n"
 
 /* 0 to go on, -1 after --help, else an exit code. */
 static int parse_args(int argc, char **argv, memclient_plan_opts *o, const char **input,
-                      const char **output)
+                      const char **output, bool *json)
 {
     const char *cmd = "plan-submit";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        uint64_t x;
         if (!strcmp(a, "--validate")) {
             o->flags |= MEMCLIENT_PLAN_PRECOMPUTED;
         } else if (!strcmp(a, "--budget-ms")) {
             if (!(v = memctl_optarg(cmd, argc, argv, &i)))
                 return MEMCTL_EXIT_USAGE;
-            if (memctl_parse_u64(v, &x) < 0 || x > 1000000)
-                return memctl_bad_value(cmd, a, v, "milliseconds (the daemon caps it)");
-            o->budget_ms = (uint32_t)x;
+            if (memctl_parse_budget(cmd, a, v, &o->budget_ms) < 0)
+                return MEMCTL_EXIT_USAGE;
         } else if (!strcmp(a, "--seed")) {
             if (!(v = memctl_optarg(cmd, argc, argv, &i)))
                 return MEMCTL_EXIT_USAGE;
             if (memctl_parse_u64(v, &o->seed) < 0)
                 return memctl_bad_value(cmd, a, v, "an unsigned integer");
+        } else if (!strcmp(a, "--json")) {
+            *json = true;
         } else if (!strcmp(a, "--output")) {
             if (!(*output = memctl_optarg(cmd, argc, argv, &i)))
                 return MEMCTL_EXIT_USAGE;
@@ -75,7 +76,7 @@ static bool all_pinned(const char *input, const memd_plan_csv *csv)
 
 /* Sends the rows, prints the reply's summary; off receives the plan. 0 or an exit code. */
 static int submit(const memctl_globals *g, const memd_plan_csv *csv, const memclient_plan_opts *o,
-                  uint64_t *off)
+                  bool json, uint64_t *off)
 {
     bool validate = o->flags & MEMCLIENT_PLAN_PRECOMPUTED;
     memclient_plan_buffer *b = calloc(csv->n ? csv->n : 1, sizeof *b);
@@ -96,11 +97,13 @@ static int submit(const memctl_globals *g, const memd_plan_csv *csv, const memcl
     if (code == 0 && (r = memclient_plan_submit(c, b, csv->n, o, &pi, off)) < 0)
         code = memctl_fail(c, "plan-submit", validate ? "the plan is not valid" : "planning failed", r);
     else if (code == 0)
-        printf("plan_id=%016" PRIx64 " cached=%s buffers=%" PRIu32 " arena=%" PRIu64
-               " lower_bound=%" PRIu64 " gap=%.2f%% strategy=%s optimal=%s plan_ms=%.1f\n",
-               pi.plan_id, pi.cached ? "yes" : "no", pi.buffers, pi.arena, pi.lower_bound,
-               memd_report_gap_pct(pi.arena, pi.lower_bound), pi.strategy,
-               pi.optimal ? "yes" : "no", (double)pi.plan_us / 1000.0);
+        memctl_plan_print(stdout, &(memctl_plan_summary){
+                              .plan_id = pi.plan_id, .buffers = pi.buffers, .arena = pi.arena,
+                              .lower_bound = pi.lower_bound, .strategy = pi.strategy,
+                              .optimal = pi.optimal, .cached = pi.cached,
+                              .validated = pi.precomputed,
+                              .plan_ms = (double)pi.plan_us / 1000.0, .first_ms = -1},
+                          json);
     memclient_disconnect(c);
     free(b);
     return code;
@@ -110,7 +113,8 @@ int memctl_cmd_plan_submit(const memctl_globals *g, int argc, char **argv)
 {
     const char *input = NULL, *output = NULL;
     memclient_plan_opts o = {0};
-    int code = parse_args(argc, argv, &o, &input, &output);
+    bool json = false;
+    int code = parse_args(argc, argv, &o, &input, &output, &json);
     if (code)
         return code < 0 ? 0 : code;
     memd_plan_csv csv;
@@ -127,7 +131,7 @@ int memctl_cmd_plan_submit(const memctl_globals *g, int argc, char **argv)
     if (!off) {
         fprintf(stderr, "memctl plan-submit: out of memory\n");
         code = MEMCTL_EXIT_FAIL;
-    } else if ((code = submit(g, &csv, &o, off)) == 0 && output) {
+    } else if ((code = submit(g, &csv, &o, json, off)) == 0 && output) {
         if (memd_plan_csv_save(output, &csv, off, err, sizeof err) < 0) {
             fprintf(stderr, "memctl plan-submit: %s\n", err);
             code = MEMCTL_EXIT_FAIL;

@@ -12,8 +12,8 @@
 #include "plan_csv.h"
 
 #define PLAN_USAGE                                                                        \
-    "usage: memctl plan INPUT.csv [--output OUT.csv] [--budget-ms MS] [--seed S]\n"      \
-    "       memctl plan --validate INPUT.csv\n"
+    "usage: memctl plan INPUT.csv [--output OUT.csv] [--budget-ms MS] [--seed S] [--json]\n" \
+    "       memctl plan --validate INPUT.csv [--json]\n"
 #define MAX_BUDGET_MS (24ull * 3600 * 1000)
 
 static uint64_t mono_ns(void *ctx)
@@ -52,11 +52,6 @@ static int parse_u64_arg(const char *flag, const char *s, uint64_t max, uint64_t
     return 0;
 }
 
-static double gap_pct(uint64_t arena, uint64_t lb)
-{
-    return lb ? ((double)arena - (double)lb) * 100.0 / (double)lb : 0.0;
-}
-
 static void print_violation(FILE *f, const memd_plan_csv *csv, const memd_plan_violation *v)
 {
     fprintf(f, "\"issue\":\"%s\",\"a\":", memd_plan_issue_name(v->issue));
@@ -69,8 +64,26 @@ static void print_violation(FILE *f, const memd_plan_csv *csv, const memd_plan_v
     }
 }
 
-static int cmd_validate(const char *input)
+/* An invalid plan: one JSON object on stdout with --json, else a line on stderr. */
+static void report_violation(const char *input, const memd_plan_csv *csv,
+                             const memd_plan_violation *v, bool json)
 {
+    if (json) {
+        printf("{\"valid\": false, \"buffers\": %zu, ", csv->n);
+        print_violation(stdout, csv, v);
+        printf("}\n");
+        return;
+    }
+    fprintf(stderr, "memctl plan: %s: the plan is not valid: %s: '%s' (line %zu)", input,
+            memd_plan_issue_name(v->issue), csv->ids[v->a], csv->lines[v->a]);
+    if (v->issue == MEMD_PLAN_OVERLAP || v->issue == MEMD_PLAN_PIN_CONFLICT)
+        fprintf(stderr, " and '%s' (line %zu)", csv->ids[v->b], csv->lines[v->b]);
+    fputc('\n', stderr);
+}
+
+static int cmd_validate(const char *input, bool json)
+{
+    uint64_t t0 = mono_ns(NULL);
     memd_plan_csv csv;
     char err[512];
     if (memd_plan_csv_read(input, &csv, err, sizeof(err))) {
@@ -106,13 +119,15 @@ static int cmd_validate(const char *input)
         goto out;
     }
     if (rc == 0) {
-        printf("{\"valid\":true,\"buffers\":%zu,\"lower_bound\":%" PRIu64 ",\"arena\":%" PRIu64
-               ",\"gap_pct\":%.3f}\n", csv.n, lb, arena, gap_pct(arena, lb));
+        memctl_plan_summary sum = {.buffers = csv.n, .arena = arena, .lower_bound = lb,
+                                   .strategy = "precomputed", .optimal = arena == lb,
+                                   .validated = true,
+                                   .plan_ms = (double)(mono_ns(NULL) - t0) / 1e6,
+                                   .first_ms = -1};
+        memctl_plan_print(stdout, &sum, json);
         ret = 0;
     } else {
-        printf("{\"valid\":false,\"buffers\":%zu,", csv.n);
-        print_violation(stdout, &csv, &v);
-        printf("}\n");
+        report_violation(input, &csv, &v, json);
     }
 out:
     free(off);
@@ -121,7 +136,8 @@ out:
     return ret;
 }
 
-static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, uint64_t seed)
+static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, uint64_t seed,
+                    bool json)
 {
     uint64_t t0 = mono_ns(NULL);
     memd_plan_csv csv;
@@ -177,10 +193,10 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
     double ms = (double)(mono_ns(NULL) - t0) / 1e6;
     /* first_ms: from reading the file to the planner's first valid plan. */
     double first_ms = (double)(plan_t0 - t0 + res.first_ns) / 1e6;
-    printf("{\"buffers\":%zu,\"lower_bound\":%" PRIu64 ",\"arena\":%" PRIu64
-           ",\"gap_pct\":%.3f,\"strategy\":\"%s\",\"ms\":%.1f,\"first_ms\":%.1f}\n",
-           csv.n, res.lower_bound, res.arena, gap_pct(res.arena, res.lower_bound), res.strategy,
-           ms, first_ms);
+    memctl_plan_summary sum = {.buffers = csv.n, .arena = res.arena,
+                               .lower_bound = res.lower_bound, .strategy = res.strategy,
+                               .optimal = res.optimal, .plan_ms = ms, .first_ms = first_ms};
+    memctl_plan_print(stdout, &sum, json);
     ret = 0;
 out:
     free(off);
@@ -193,7 +209,7 @@ int memctl_cmd_plan(const memctl_globals *g, int argc, char **argv)
     (void)g; /* offline: no daemon, no socket */
     const char *input = NULL, *output = NULL;
     uint64_t budget_ms = 1000, seed = 1;
-    bool validate = false;
+    bool validate = false, json = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--output") || !strcmp(a, "-o")) {
@@ -210,6 +226,8 @@ int memctl_cmd_plan(const memctl_globals *g, int argc, char **argv)
                 return 2;
         } else if (!strcmp(a, "--validate")) {
             validate = true;
+        } else if (!strcmp(a, "--json")) {
+            json = true;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(PLAN_USAGE, stdout);
             return 0;
@@ -232,5 +250,5 @@ int memctl_cmd_plan(const memctl_globals *g, int argc, char **argv)
         fprintf(stderr, "memctl plan: --validate writes nothing; drop --output\n");
         return 2;
     }
-    return validate ? cmd_validate(input) : cmd_plan(input, output, budget_ms, seed);
+    return validate ? cmd_validate(input, json) : cmd_plan(input, output, budget_ms, seed, json);
 }

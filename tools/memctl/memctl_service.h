@@ -38,6 +38,10 @@ int memctl_fail(memclient *c, const char *cmd, const char *what, int err);
 int memctl_parse_u64(const char *s, uint64_t *out);
 int memctl_parse_u32(const char *s, uint32_t *out);
 int memctl_parse_size(const char *s, uint64_t *out);
+/* --budget-ms for the daemon's planner: milliseconds, at most MEMD_PLAN_BUDGET_MAX_MS
+ * (the longest the daemon plans). A larger budget is refused with a message rather than
+ * cut short by the daemon without a word. 0, or -EINVAL after the message. */
+int memctl_parse_budget(const char *cmd, const char *opt, const char *v, uint32_t *ms);
 /* Seconds with up to millisecond precision ("2", "0.5"), > 0 and at most a day. */
 int memctl_parse_seconds(const char *s, uint64_t *ms);
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "memd/protocol.h"
 #include "units.h"
 #include "memctl_service.h"
 
@@ -102,6 +103,24 @@ int memctl_parse_size(const char *s, uint64_t *out)
 {
     int rc = memd_parse_size(s, out, NULL);
     return rc == -ENOENT ? -EINVAL : rc;
+}
+
+int memctl_parse_budget(const char *cmd, const char *opt, const char *v, uint32_t *ms)
+{
+    uint64_t x;
+    if (memctl_parse_u64(v, &x) < 0) {
+        memctl_bad_value(cmd, opt, v, "milliseconds");
+        return -EINVAL;
+    }
+    if (x > MEMD_PLAN_BUDGET_MAX_MS) {
+        fprintf(stderr, "memctl %s: %s %s: the daemon plans for at most %u ms; for a longer "
+                "search plan offline (memctl plan INPUT.csv --budget-ms %s --output PLAN.csv) "
+                "and submit the result with plan-submit --validate\n", cmd, opt, v,
+                (unsigned)MEMD_PLAN_BUDGET_MAX_MS, v);
+        return -EINVAL;
+    }
+    *ms = (uint32_t)x;
+    return 0;
 }
 
 int memctl_parse_seconds(const char *s, uint64_t *ms)
