@@ -5,11 +5,13 @@
  *   memd --check-config FILE [--json]
  *   memd --version
  *
- * Without --config it serves the bundled default config: the installed one, else the
- * source tree's (a build that was never installed). */
+ * Without --config it serves the installed default config (sysconfdir/memd/memd.yaml).
+ * Only a memd run from the build tree it was built in serves the source tree's config
+ * instead; an installed memd never looks into a source tree, even one still on disk. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,26 @@
 #include "state.h"
 #include "store.h"
 
+/* Whether this executable lives in the build tree it was built in (MEMD_BUILD_ROOT):
+ * meson installs a copy elsewhere, so an installed memd answers false. */
+static bool in_build_tree(void)
+{
+    char exe[PATH_MAX], root[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0 || !realpath(MEMD_BUILD_ROOT, root))
+        return false;
+    exe[n] = '\0';
+    size_t len = strlen(root);
+    return strncmp(exe, root, len) == 0 && exe[len] == '/';
+}
+
+static const char *default_config(void)
+{
+    static char installed[PATH_MAX];
+    snprintf(installed, sizeof installed, "%s/memd.yaml", MEMD_SYSCONFDIR);
+    return in_build_tree() ? MEMD_SOURCE_CONFIG : installed;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -35,8 +57,7 @@ static void usage(FILE *f)
             "       memd --check-config FILE [--json]\n"
             "       memd --version\n"
             "\n"
-            "  --config FILE        daemon config (default: %s/memd.yaml,\n"
-            "                       else %s)\n"
+            "  --config FILE        daemon config (default: %s)\n%s"
             "  --socket PATH        listen here (default: the config's, else %s);\n"
             "                       ignored when systemd passes a socket\n"
             "  --foreground         do not detach (what systemd and tests use)\n"
@@ -46,16 +67,10 @@ static void usage(FILE *f)
             "  --check-config FILE  load FILE, print the resulting memory map, exit 0/1\n"
             "  --json               with --check-config: print JSON\n"
             "  --version            print the version\n",
-            MEMD_SYSCONFDIR, MEMD_SOURCE_CONFIG, MEMD_DEFAULT_SOCKET);
-}
-
-static const char *default_config(void)
-{
-    static char installed[1024];
-    snprintf(installed, sizeof installed, "%s/memd.yaml", MEMD_SYSCONFDIR);
-    if (access(installed, R_OK) == 0)
-        return installed;
-    return MEMD_SOURCE_CONFIG;
+            default_config(),
+            in_build_tree() ? "                       (the source tree's: this memd runs from "
+                              "its build tree)\n" : "",
+            MEMD_DEFAULT_SOCKET);
 }
 
 /* Detaching: the parent stays until the child reports readiness through a pipe, so

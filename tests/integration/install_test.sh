@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# libmemclient as a user outside the tree gets it: `meson install --destdir` into a
-# temporary root, then a small program is compiled and linked with nothing but
-# `pkg-config --cflags --libs memclient` (PKG_CONFIG_SYSROOT_DIR points into the root),
-# and run. Also checks the SONAME, that the library exports only memclient_* symbols,
-# and that <memd/client.h> compiles alone as strict C99 and as C++.
+# `meson install --destdir` into a temporary root, checked as an operator and a user
+# outside the tree get it:
+# - libmemclient: a small program is compiled and linked with nothing but
+#   `pkg-config --cflags --libs memclient` (PKG_CONFIG_SYSROOT_DIR points into the root),
+#   and run; the SONAME, that the library exports only memclient_* symbols, and that
+#   <memd/client.h> compiles alone as strict C99 and as C++.
+# - the tree: programs, config and descriptors, the systemd units where
+#   `pkg-config systemd` says (memd.socket on -Ddefault_socket, ExecStart on the
+#   installed memd), sysusers.d/tmpfiles.d, man pages (rendered with man -l), the bash
+#   completion where `pkg-config bash-completion` says; the installed memd defaults to
+#   the installed config, never the source tree's; a second install keeps an edited
+#   memd.yaml; and -Dsystemd_units=false / -Ddefault_socket as meson plans them.
 #
 # usage: install_test.sh BUILD_DIR
 set -euo pipefail
@@ -65,4 +72,103 @@ if command -v c++ >/dev/null; then
 int main() { return memclient_strerror(0) ? 0 : 1; }' >"$root/prog.cc"
     c++ -Wall -Wextra -Werror $cflags "$root/prog.cc" -o "$root/progxx" $libs || fail "<memd/client.h> is not C++-clean"
 fi
-echo "install_test: ok ($lib, $cflags $libs)"
+
+# ---- the rest of the tree -------------------------------------------------------------
+opt() { meson introspect "$build" --buildoptions |
+    python3 -c 'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == sys.argv[1]))' "$1"; }
+under() { case $2 in /*) echo "$2" ;; *) echo "$1/$2" ;; esac; } # meson: absolute wins
+prefix=$(opt prefix) sock=$(opt default_socket)
+etc=$(under "$prefix" "$(opt sysconfdir)")/memd
+sbin=$(under "$prefix" "$(opt sbindir)") bin=$(under "$prefix" "$(opt bindir)")
+man=$(under "$prefix" "$(opt mandir)")
+d=$root/dest
+for f in "$sbin/memd" "$bin/memctl"; do
+    [ -x "$d$f" ] || fail "$f not installed"
+done
+[ -f "$d$etc/memd.yaml" ] || fail "no $etc/memd.yaml"
+for f in wormhole_b0 esperanto_etsoc1 gmem_tpu opencl_gpu; do
+    [ -f "$d$etc/devices/$f.yaml" ] || fail "no $etc/devices/$f.yaml"
+done
+
+hostenv() { env -u PKG_CONFIG_PATH -u PKG_CONFIG_LIBDIR -u PKG_CONFIG_SYSROOT_DIR "$@"; }
+pcvar() { # pkg-config variable of the host's .pc (not the installed tree's), under prefix
+    hostenv pkg-config --variable="$2" --define-variable=prefix="$prefix" \
+        --define-variable=datadir="$(under "$prefix" "$(opt datadir)")" "$1"
+}
+if [ "$(opt systemd_units)" = True ] || [ "$(opt systemd_units)" = true ]; then
+    unitdir=$(opt systemdunitdir); [ -n "$unitdir" ] || unitdir=$(pcvar systemd systemdsystemunitdir)
+    sysusers=$(opt sysusersdir); [ -n "$sysusers" ] || sysusers=$(pcvar systemd sysusersdir)
+    tmpfiles=$(opt tmpfilesdir); [ -n "$tmpfiles" ] || tmpfiles=$(pcvar systemd tmpfilesdir)
+    for f in "$unitdir/memd.service" "$unitdir/memd.socket" "$sysusers/memd.conf" \
+             "$tmpfiles/memd.conf"; do
+        [ -f "$d$f" ] || fail "$f not installed (units: $(cd "$d" && find . -name 'memd.*'))"
+    done
+    grep -qx "ListenStream=$sock" "$d$unitdir/memd.socket" ||
+        fail "memd.socket does not listen on $sock: $(grep ListenStream "$d$unitdir/memd.socket")"
+    grep -qx "ExecStart=$sbin/memd --foreground" "$d$unitdir/memd.service" ||
+        fail "memd.service does not run $sbin/memd: $(grep ExecStart "$d$unitdir/memd.service")"
+    grep -qx "RuntimeDirectory=$(dirname "${sock#/run/}")" "$d$unitdir/memd.service" ||
+        fail "memd.service's RuntimeDirectory is not the socket's folder"
+    grep -q "^d $(dirname "$sock") 0755 memd memd" "$d$tmpfiles/memd.conf" ||
+        fail "tmpfiles.d does not create $(dirname "$sock")"
+    grep -q '^u memd ' "$d$sysusers/memd.conf" || fail "sysusers.d does not create user memd"
+fi
+
+for page in man8/memd.8 man1/memctl.1 man5/memd.yaml.5 man3/libmemclient.3; do
+    [ -s "$d$man/$page" ] || fail "no $man/$page"
+    out=$(MANWIDTH=80 man --warnings -l "$d$man/$page" 2>&1 >/dev/null) || fail "man -l $page failed"
+    [ -z "$out" ] || fail "man -l $page: $out"
+done
+MANWIDTH=80 man -l "$d$man/man8/memd.8" 2>/dev/null | grep -q "$etc/memd.yaml" ||
+    fail "memd(8) does not name the installed config $etc/memd.yaml"
+
+completions=$(opt bashcompletiondir)
+[ -n "$completions" ] || completions=$(pcvar bash-completion completionsdir)
+[ -f "$d$completions/memctl" ] || fail "no bash completion at $completions/memctl"
+bash -n "$d$completions/memctl" || fail "the installed completion is not valid bash"
+
+# The installed memd's default config is the installed one, whatever the source tree.
+srcroot=$(cd "$(dirname "$0")/../.." && pwd)
+help=$(LD_LIBRARY_PATH="$libdir" "$d$sbin/memd" --help)
+grep -qF -- "--config FILE        daemon config (default: $etc/memd.yaml)" <<<"$help" ||
+    fail "installed memd's default config is not $etc/memd.yaml: $help"
+! grep -qF "$srcroot" <<<"$help" || fail "installed memd names the source tree: $help"
+if [ ! -e "$etc/memd.yaml" ]; then # (a real install on this host would be served)
+    set +e
+    msg=$(LD_LIBRARY_PATH="$libdir" "$d$sbin/memd" --foreground --socket "$root/s.sock" 2>&1)
+    rc=$?
+    set -e
+    [ "$rc" = 1 ] && grep -qF "$etc/memd.yaml" <<<"$msg" ||
+        fail "installed memd without $etc/memd.yaml: exit $rc, '$msg'"
+fi
+LD_LIBRARY_PATH="$libdir" "$d$bin/memctl" --version | grep -q '^memctl ' || fail "installed memctl does not run"
+
+# An upgrade (a second install) keeps the operator's memd.yaml; the shipped one goes beside.
+echo "# edited by the operator" >>"$d$etc/memd.yaml"
+meson install -C "$build" --destdir "$d" --no-rebuild >"$root/install2.log" 2>&1 ||
+    { cat "$root/install2.log" >&2; fail "second meson install failed"; }
+tail -1 "$d$etc/memd.yaml" | grep -q 'edited by the operator' || fail "an upgrade overwrote memd.yaml"
+cmp -s "$srcroot/config/memd.yaml" "$d$etc/memd.yaml.new" || fail "no memd.yaml.new beside the edited one"
+
+# What a build with other options would install, from a setup alone (nothing built):
+# -Dsystemd_units=false installs no unit; -Ddefault_socket moves memd.socket's path.
+alt=$root/alt
+hostenv meson setup "$alt" "$srcroot" -Dtests=false -Dpython=disabled -Dsystemd_units=false \
+    -Ddefault_socket=/run/memd-alt/x.sock >"$root/alt.log" 2>&1 ||
+    { cat "$root/alt.log" >&2; fail "meson setup with -Dsystemd_units=false failed"; }
+plan=$(meson introspect "$alt" --install-plan)
+! grep -qE 'memd\.(service|socket)|sysusers|tmpfiles' <<<"$plan" ||
+    fail "-Dsystemd_units=false still installs units"
+grep -qx 'ListenStream=/run/memd-alt/x.sock' "$alt/systemd/memd.socket" ||
+    fail "memd.socket ignores -Ddefault_socket: $(grep ListenStream "$alt/systemd/memd.socket")"
+grep -qx 'RuntimeDirectory=memd-alt' "$alt/systemd/memd.service" ||
+    fail "memd.service's RuntimeDirectory ignores -Ddefault_socket"
+grep -q '"/run/memd-alt/x.sock"' "$alt/config/memd-build-config.h" ||
+    fail "the programs' default socket ignores -Ddefault_socket"
+if hostenv meson setup "$root/bad" "$srcroot" -Dtests=false -Dpython=disabled \
+        -Ddefault_socket=/tmp/x.sock >"$root/bad.log" 2>&1; then
+    fail "a default_socket outside /run was accepted with systemd units"
+fi
+grep -q 'not under /run/' "$root/bad.log" || fail "no reason given: $(tail -3 "$root/bad.log")"
+
+echo "install_test: ok ($lib, $cflags $libs; units, man pages, completion, config)"
