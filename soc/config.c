@@ -146,9 +146,14 @@ static int load_tree(const char *file, const memd_ynode *root, const memd_config
     if ((v = memd_yaml_get(root, "state_dir")) &&
         (rc = parse_abs_path(file, v, "the state directory", cfg->state_dir, sizeof(cfg->state_dir), err)))
         return rc;
-    if ((v = memd_yaml_get(root, "admin_group")) &&
-        (rc = memd_yaml_name(file, v, cfg->admin_group, sizeof(cfg->admin_group), err)))
-        return rc;
+    if ((v = memd_yaml_get(root, "admin_group"))) {
+        if ((rc = memd_yaml_name(file, v, cfg->admin_group, sizeof(cfg->admin_group), err)))
+            return rc;
+        /* The group is looked up when the daemon sets up (it may not exist): its error
+         * points here. */
+        cfg->admin_group_line = v->line;
+        cfg->admin_group_column = v->col;
+    }
     if ((v = memd_yaml_get(root, "limits")) && (rc = parse_limits(file, v, &cfg->limits, err)))
         return rc;
 

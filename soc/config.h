@@ -52,6 +52,7 @@ typedef struct memd_config {
     char socket_path[108];           /* "" = built-in default */
     char state_dir[512];             /* "" = directory of the socket */
     char admin_group[64];            /* "" = only root is admin */
+    unsigned admin_group_line, admin_group_column; /* where it is set, for errors */
     memd_limits limits;
     uint32_t ndevices;
     memd_device_spec *devices;       /* ndevices entries, ids unique */

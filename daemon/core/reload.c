@@ -78,7 +78,7 @@ int memd_state_reload(memd_state *st, const memd_config *cfg, memd_error *err)
             return memd_error_set(err, -EBUSY, "device map changed: %s", why);
     gid_t gid = 0;
     if (cfg->admin_group[0]) {
-        int rc = memd_resolve_group(cfg->admin_group, &gid, err);
+        int rc = memd_resolve_group(cfg, &gid, err);
         if (rc < 0)
             return rc;
     }

@@ -12,8 +12,9 @@
 #include "hooks.h"
 #include "session.h"
 
-int memd_resolve_group(const char *name, gid_t *out, memd_error *err)
+int memd_resolve_group(const memd_config *cfg, gid_t *out, memd_error *err)
 {
+    const char *name = cfg->admin_group;
     char *end;
     errno = 0;
     unsigned long v = strtoul(name, &end, 10);
@@ -24,8 +25,12 @@ int memd_resolve_group(const char *name, gid_t *out, memd_error *err)
     struct group gr, *res = NULL;
     char buf[16384];
     int rc = getgrnam_r(name, &gr, buf, sizeof buf, &res);
-    if (rc != 0 || !res)
+    if (rc != 0 || !res) {
+        snprintf(err->file, sizeof err->file, "%s", cfg->path);
+        err->line = cfg->admin_group_line;
+        err->column = cfg->admin_group_column;
         return memd_error_set(err, -ENOENT, "admin_group '%s': no such group", name);
+    }
     *out = gr.gr_gid;
     return 0;
 }
@@ -43,7 +48,7 @@ int memd_state_init(memd_state *st, const memd_config *cfg, memd_error *err)
     memd_pool_init(&st->alloc_pool, sizeof(memd_alloc), 1024);
     memd_pool_init(&st->hold_pool, sizeof(memd_hold), 256);
     if (cfg->admin_group[0]) {
-        int rc = memd_resolve_group(cfg->admin_group, &st->admin_gid, err);
+        int rc = memd_resolve_group(cfg, &st->admin_gid, err);
         if (rc < 0)
             return rc;
         st->have_admin_gid = true;

@@ -118,9 +118,10 @@ typedef struct memd_state {
 /* Builds one engine device per configured spec and resolves the admin group.
  * 0, or a negative errno with a message in err. */
 int memd_state_init(memd_state *st, const memd_config *cfg, memd_error *err);
-/* "memd-admin" or "1234" -> gid. An unknown group is an error (-ENOENT): silently
- * falling back to "only root" would hide a typo that locks operators out. */
-int memd_resolve_group(const char *name, gid_t *out, memd_error *err);
+/* cfg's admin_group ("memd-admin" or "1234") -> gid. An unknown group is an error
+ * (-ENOENT) at the config's admin_group line: silently falling back to "only root" would
+ * hide a typo that locks operators out. */
+int memd_resolve_group(const memd_config *cfg, gid_t *out, memd_error *err);
 /* Releases every session's holds and destroys the devices. */
 void memd_state_fini(memd_state *st);
 

@@ -958,7 +958,11 @@ START_TEST(test_check_config_unknown_group)
     char *out = capture_check(path, false, &rc, &err);
     ck_assert_int_eq(rc, 1);
     ck_assert_str_eq(out, "");
-    ck_assert_msg(strstr(err, "admin_group 'memd-no-such-group-for-tests': no such group"), "%s", err);
+    /* At the line and column of the value, like every other config error. */
+    char want[4200];
+    snprintf(want, sizeof want, "%s:1:14: admin_group 'memd-no-such-group-for-tests': no such group",
+             path);
+    ck_assert_msg(strstr(err, want), "no '%s' in %s", want, err);
     free(out);
     free(err);
     unlink(path);
