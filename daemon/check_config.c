@@ -62,20 +62,26 @@ static void print_group(FILE *out, memd_kind k, const memd_bank_group_spec *g,
             memd_kind_name(k), g->banks, g->banks == 1 ? "" : "s", g->bank_size,
             human(g->bank_size, h1, sizeof(h1)), g->alignment);
     print_offsets(out, g);
-    fprintf(out, "    %-12s %-18s %-18s %-12s %s\n", "region", "base", "size", "", "use");
+    /* Region names run up to 63 characters: the name columns are as wide as the longest. */
+    int w = 12;
+    for (uint32_t i = 0; i < g->nregions; i++)
+        if ((int)strlen(g->regions[i].name) > w)
+            w = (int)strlen(g->regions[i].name);
+    fprintf(out, "    %-*s %-18s %-18s %-12s %s\n", w, "region", "base", "size", "", "use");
     for (uint32_t i = 0; i < g->nregions; i++) {
         const memd_region_spec *r = &g->regions[i];
-        fprintf(out, "    %-12s 0x%016" PRIx64 " 0x%016" PRIx64 " %-12s %s\n", r->name, r->base, r->size,
-                human(r->size, h2, sizeof(h2)), r->allocatable ? "allocatable" : "reserved");
+        fprintf(out, "    %-*s 0x%016" PRIx64 " 0x%016" PRIx64 " %-12s %s\n", w, r->name, r->base,
+                r->size, human(r->size, h2, sizeof(h2)),
+                r->allocatable ? "allocatable" : "reserved");
     }
-    fprintf(out, "    %-12s %-12s %-10s %-6s %s\n", "class", "region", "dir", "fit", "alignment");
+    fprintf(out, "    %-12s %-*s %-10s %-6s %s\n", "class", w, "region", "dir", "fit", "alignment");
     for (int c = 0; c < MEMD_CLASS_COUNT; c++) {
         const memd_class_policy *p = &pol[c];
         if (!p->enabled) {
             fprintf(out, "    %-12s %s\n", memd_class_name((memd_class)c), "(not offered)");
             continue;
         }
-        fprintf(out, "    %-12s %-12s %-10s %-6s %" PRIu64 "\n", memd_class_name((memd_class)c),
+        fprintf(out, "    %-12s %-*s %-10s %-6s %" PRIu64 "\n", memd_class_name((memd_class)c), w,
                 g->regions[p->region].name, memd_dir_name(p->dir), memd_fit_name(p->fit),
                 eff_alignment(g, p));
     }

@@ -10,7 +10,8 @@
 #   installed memd), sysusers.d/tmpfiles.d, man pages (rendered with man -l), the bash
 #   completion where `pkg-config bash-completion` says; the installed memd defaults to
 #   the installed config, never the source tree's; a second install keeps an edited
-#   memd.yaml; and -Dsystemd_units=false / -Ddefault_socket as meson plans them.
+#   memd.yaml; the installed memd serves the installed config to the installed memctl;
+#   and -Dsystemd_units=false / -Ddefault_socket as meson plans them.
 #
 # usage: install_test.sh BUILD_DIR
 set -euo pipefail
@@ -141,6 +142,25 @@ if [ ! -e "$etc/memd.yaml" ]; then # (a real install on this host would be serve
     [ "$rc" = 1 ] && grep -qF "$etc/memd.yaml" <<<"$msg" ||
         fail "installed memd without $etc/memd.yaml: exit $rc, '$msg'"
 fi
+# The installed programs serve and read the installed config (its relative descriptor
+# paths resolve in the installed tree).
+LD_LIBRARY_PATH="$libdir" "$d$sbin/memd" --check-config "$d$etc/memd.yaml" >"$root/check.log" 2>&1 ||
+    fail "the installed memd.yaml does not check out: $(tail -3 "$root/check.log")"
+LD_LIBRARY_PATH="$libdir" "$d$sbin/memd" --foreground --config "$d$etc/memd.yaml" \
+    --socket "$root/memd.sock" >"$root/memd.log" 2>&1 &
+pid=$!
+trap 'kill "$pid" 2>/dev/null; rm -rf "$root"' EXIT
+for _ in $(seq 100); do # until it serves (the socket file exists a moment before)
+    LD_LIBRARY_PATH="$libdir" "$d$bin/memctl" --socket "$root/memd.sock" devices >/dev/null 2>&1 &&
+        break
+    sleep 0.1
+done
+LD_LIBRARY_PATH="$libdir" "$d$bin/memctl" --socket "$root/memd.sock" dump >"$root/dump.txt" 2>&1 ||
+    fail "the installed memctl cannot dump the installed memd: $(cat "$root/dump.txt" "$root/memd.log")"
+grep -q 'device 0: wormhole_b0' "$root/dump.txt" || fail "unexpected dump: $(head "$root/dump.txt")"
+kill "$pid"
+wait "$pid" || fail "the installed memd exited $? on SIGTERM: $(cat "$root/memd.log")"
+trap 'rm -rf "$root"' EXIT
 LD_LIBRARY_PATH="$libdir" "$d$bin/memctl" --version | grep -q '^memctl ' || fail "installed memctl does not run"
 
 # An upgrade (a second install) keeps the operator's memd.yaml; the shipped one goes beside.

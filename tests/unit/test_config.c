@@ -827,6 +827,44 @@ START_TEST(test_check_config_table)
 }
 END_TEST
 
+/* A region name longer than the usual column keeps the table's columns in line. */
+START_TEST(test_check_config_long_region_name)
+{
+    char dir[] = "/tmp/memd-test-config-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char cfg[4096], desc[4096];
+    snprintf(desc, sizeof desc, "%s/dev.yaml", dir);
+    snprintf(cfg, sizeof cfg, "%s/memd.yaml", dir);
+    FILE *f = fopen(desc, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("name: longnames\ndram:\n  banks: 1\n  bank_size: 1MiB\n  regions:\n"
+          "    - {name: a_region_with_a_rather_long_name, size: 64KiB}\n    - {name: data}\n", f);
+    fclose(f);
+    f = fopen(cfg, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("devices:\n  - id: 0\n    descriptor: dev.yaml\n", f);
+    fclose(f);
+    int rc;
+    char *err;
+    char *out = capture_check(cfg, false, &rc, &err);
+    ck_assert_msg(rc == 0, "%s", err);
+    /* The name columns are as wide as the 32-character name, in every row. */
+    const char *name = "a_region_with_a_rather_long_name";
+    char want[4][160];
+    snprintf(want[0], sizeof want[0], "\n    %-32s %-18s %-18s", "region", "base", "size");
+    snprintf(want[1], sizeof want[1], "\n    %s 0x0000000000000000 0x0000000000010000 64 KiB", name);
+    snprintf(want[2], sizeof want[2], "\n    %-32s 0x0000000000010000 0x00000000000f0000", "data");
+    snprintf(want[3], sizeof want[3], "\n    %-12s %-32s %-10s", "class", "region", "dir");
+    for (int i = 0; i < 4; i++)
+        ck_assert_msg(strstr(out, want[i]), "no '%s' in:\n%s", want[i] + 1, out);
+    free(out);
+    free(err);
+    unlink(desc);
+    unlink(cfg);
+    rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_check_config_json)
 {
     char *path = path_in("MEMD_SOURCE_ROOT", "config/memd.yaml");
@@ -983,6 +1021,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, test_sub_devices);
     tcase_add_test(tc, test_files_from_reader);
     tcase_add_test(tc, test_check_config_table);
+    tcase_add_test(tc, test_check_config_long_region_name);
     tcase_add_test(tc, test_check_config_json);
     tcase_add_test(tc, test_check_config_error);
     tcase_add_test(tc, test_check_config_missing_json);
