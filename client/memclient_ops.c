@@ -112,8 +112,10 @@ static int alloc_banks_begin(memclient *c, const memd_wire_alloc_req *w,
     uint32_t *ids = malloc(sizeof(*ids) * (req->nbank_set ? req->nbank_set : 1));
     if (!ids)
         return memclient_fail(-ENOMEM, "out of memory");
-    memcpy(ids, req->bank_set, sizeof(*ids) * req->nbank_set);
-    qsort(ids, req->nbank_set, sizeof(*ids), cmp_u32);
+    if (req->nbank_set) { /* per bank alone has no set: bank_set may be NULL */
+        memcpy(ids, req->bank_set, sizeof(*ids) * req->nbank_set);
+        qsort(ids, req->nbank_set, sizeof(*ids), cmp_u32);
+    }
     for (uint32_t i = 1; i < req->nbank_set; i++)
         if (ids[i] == ids[i - 1]) {
             uint32_t dup = ids[i];

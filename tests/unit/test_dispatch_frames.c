@@ -157,7 +157,7 @@ END_TEST
  * malformed reply, naming the opcode and what its shape expects, before any handler. */
 START_TEST(length_checked_before_handler)
 {
-    static uint8_t p[2 * MEMD_WIRE_ALLOC_REQ_SIZE];
+    static uint8_t p[2 * MEMD_WIRE_SUBDEV_DEF_SIZE]; /* the largest fixed part, twice */
     static const char *const expect[MEMD_OP_OPCODE_COUNT] = {
         [MEMD_OP_HELLO] = "expected 40 or 64 bytes",
         [MEMD_OP_ALLOC] = "expected 136 bytes",
