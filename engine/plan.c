@@ -14,7 +14,7 @@
 /* The exact search pays O(n) per node: only for problems where a node stays cheap. */
 #define PLAN_SEARCH_MAX_N 3000u
 /* The offset-list placer is quadratic: above this, without a sparse graph, the placers
- * use the time blocks. */
+ * use the segment tree of time and the improvement is the squeaky-wheel greedy. */
 #define PLAN_LIST_MAX_N 20000u
 
 enum plan_order {
@@ -25,6 +25,8 @@ enum plan_order {
     ORD_START,
     ORD_COUNT
 };
+
+_Static_assert(ORD_COUNT == MEMD_PLAN_GREEDY_ORDERS, "one greedy order list");
 
 static const char *const greedy_names[ORD_COUNT][2] = {
     {"greedy-size-first", "greedy-size-best"},
@@ -142,21 +144,6 @@ static void join_budget(plan_budget *p, const plan_budget *c)
         p->expired = true;
 }
 
-void memd_plan_best_take(plan_best *bp, uint64_t arena, const uint64_t *off, size_t n,
-                         const char *name)
-{
-    if (!bp->have && bp->clock && bp->clock->clock)
-        bp->first_ns = bp->clock->clock(bp->clock->clock_ctx) - bp->t0;
-    if (!bp->have || arena < bp->arena) {
-        bp->have = true;
-        bp->arena = arena;
-        memcpy(bp->off, off, n * sizeof(*off));
-        bp->strategy = name;
-        if (bp->clock)
-            memd_plan_watch_best(bp->clock->watch, arena, bp->clock->used);
-    }
-}
-
 /* One memd_plan_solve call, past the checks. */
 typedef struct solver {
     const memd_plan_buffer *b;
@@ -167,45 +154,53 @@ typedef struct solver {
     plan_graph g;
     const plan_graph *pg; /* the placers' graph, or NULL: offset-list mode */
     bool searchable;      /* the exact search may run */
-    bool blocks;          /* placers over time blocks (no graph, too big for a list) */
+    bool large;           /* placers over the segment tree (no graph, too big for a list) */
     plan_placer pl;
     uint64_t *off, *key;
     uint32_t *order, *best_order;
     int best_ord, best_fit; /* the greedy run local search starts from */
     uint64_t run_ns;        /* with a clock: duration of the last placer run */
+    bool size_first_done;   /* the tree path ran (size, first fit) before the rest */
+    const memd_plan_opts *opts;
 } solver;
 
 /* Runs the placer over s->order with first and best fit, while no plan reached the
  * bound and (once a plan is out) a run can finish in time. */
-static void place_order(solver *s, int ord)
+static int place_order(solver *s, int ord)
 {
     for (size_t k = 0; k < s->n; k++)
         s->pl.pos[s->order[k]] = (uint32_t)k;
     plan_budget *bu = &s->bu;
     for (int fit = 0; fit < 2 && (!s->bp.have || s->bp.arena > s->lb); fit++) {
+        if (ord == ORD_SIZE && fit == 0 && s->size_first_done)
+            continue;
         uint64_t now = bu->clock ? bu->clock(bu->clock_ctx) : 0;
         if (s->bp.have && ((bu->clock && now + s->run_ns >= bu->deadline_ns) ||
                            memd_plan_watch_poll(bu->watch, bu->used)))
             break;
         /* A huge run that cannot end in time is cut short once a plan is out. */
-        s->pl.stop = s->blocks && s->bp.have ? bu : NULL; /* also polls the watch */
+        s->pl.stop = s->large && s->bp.have ? bu : NULL; /* also polls the watch */
         uint64_t arena = memd_plan_place_range(&s->pl, s->order, 0, fit, s->off);
+        if (s->pl.failed)
+            return -ENOMEM;
         if (bu->clock)
             s->run_ns = bu->clock(bu->clock_ctx) - now;
         if (!s->bp.have || arena < s->bp.arena) {
             memd_plan_best_take(&s->bp, arena, s->off, s->n, greedy_names[ord][fit]);
             s->best_ord = ord;
             s->best_fit = fit;
-            memcpy(s->best_order, s->order, s->n * sizeof(*s->order));
+            if (s->best_order) /* the local search's start: not on the large path */
+                memcpy(s->best_order, s->order, s->n * sizeof(*s->order));
         }
     }
+    return 0;
 }
 
 /* Greedy portfolio: every order with first and best fit, size order first so a plan is
  * out early. Load keys cost a sort: computed when their order comes up. -ENOMEM. */
 static int greedy_portfolio(solver *s)
 {
-    int rc = s->blocks ? memd_plan_placer_init_blocks(&s->pl, s->b, s->n)
+    int rc = s->large ? memd_plan_placer_init_tree(&s->pl, s->b, s->n)
                        : memd_plan_placer_init(&s->pl, s->b, s->n, s->pg);
     if (rc)
         return rc;
@@ -218,7 +213,7 @@ static int greedy_portfolio(solver *s)
             break;
         order_keys(s->b, s->n, load, ord, s->key);
         build_order(s->b, s->n, s->key, s->order);
-        place_order(s, ord);
+        rc = place_order(s, ord);
     }
     free(load);
     memd_plan_placer_free(&s->pl);
@@ -239,7 +234,7 @@ static int improve(solver *s, uint64_t seed, memd_plan_result *res)
             return rc;
         res->optimal = rc == 1;
     }
-    if (s->bp.arena <= s->lb || res->optimal || bu->expired || bu->watch->cancelled ||
+    if (s->bp.arena <= s->lb || res->optimal || bu->expired || memd_plan_budget_cancelled(bu) ||
         (bu->clock && bu->clock(bu->clock_ctx) + s->run_ns >= bu->deadline_ns))
         return 0;
     uint64_t arena = UINT64_MAX;
@@ -251,14 +246,50 @@ static int improve(solver *s, uint64_t seed, memd_plan_result *res)
     return 0;
 }
 
+/* The biggest problems (placers over the segment tree): the first plan from size
+ * order, first fit; then the squeaky-wheel lanes (plan_large.c) get most of the budget;
+ * the rest of the greedy portfolio runs with what is left. */
+static int solve_large(solver *s)
+{
+    int rc = memd_plan_placer_init_tree(&s->pl, s->b, s->n);
+    if (rc)
+        return rc;
+    order_keys(s->b, s->n, NULL, ORD_SIZE, s->key);
+    build_order(s->b, s->n, s->key, s->order);
+    for (size_t k = 0; k < s->n; k++)
+        s->pl.pos[s->order[k]] = (uint32_t)k;
+    plan_budget *bu = &s->bu;
+    uint64_t t0 = bu->clock ? bu->clock(bu->clock_ctx) : 0;
+    uint64_t arena = memd_plan_place_range(&s->pl, s->order, 0, false, s->off);
+    bool failed = s->pl.failed;
+    memd_plan_placer_free(&s->pl);
+    if (failed)
+        return -ENOMEM;
+    if (bu->clock)
+        s->run_ns = bu->clock(bu->clock_ctx) - t0;
+    memd_plan_best_take(&s->bp, arena, s->off, s->n, greedy_names[ORD_SIZE][0]);
+    s->size_first_done = true;
+    /* Nothing more starts once the time is up: a million buffers' first run can take
+     * the whole budget, and every further step would allocate a tree first. */
+    if (bu->clock && bu->clock(bu->clock_ctx) + s->run_ns / 2 >= bu->deadline_ns)
+        return 0;
+    plan_budget sb = sub_budget(bu, 85);
+    rc = memd_plan_large_improve(s->b, s->n, s->lb, s->opts, s->run_ns, &sb, &s->bp);
+    join_budget(bu, &sb);
+    if (rc || memd_plan_budget_cancelled(bu) ||
+        (bu->clock && bu->clock(bu->clock_ctx) + s->run_ns >= bu->deadline_ns))
+        return rc;
+    bu->expired = false; /* the rest of the portfolio checks its own time */
+    return greedy_portfolio(s);
+}
+
 static int solve(solver *s, uint64_t seed, memd_plan_result *res)
 {
     size_t n = s->n;
     s->off = malloc(n * sizeof(*s->off));
     s->key = malloc(n * sizeof(*s->key));
     s->order = malloc(n * sizeof(*s->order));
-    s->best_order = malloc(n * sizeof(*s->best_order));
-    if (!s->off || !s->key || !s->order || !s->best_order)
+    if (!s->off || !s->key || !s->order)
         return -ENOMEM;
     uint64_t edges;
     int rc = memd_plan_count_edges(s->b, n, PLAN_EDGE_CAP, &edges);
@@ -271,16 +302,62 @@ static int solve(solver *s, uint64_t seed, memd_plan_result *res)
     for (size_t i = 0; i < n; i++)
         s->npinned += s->b[i].pinned;
     s->searchable = s->npinned == 0 && n <= PLAN_SEARCH_MAX_N && edges <= PLAN_EDGE_CAP;
-    s->blocks = !graph_placer && n > PLAN_LIST_MAX_N;
+    s->large = !graph_placer && n > PLAN_LIST_MAX_N;
     if (graph_placer || s->searchable) {
         rc = memd_plan_graph_build(s->b, n, &s->g);
         if (rc)
             return rc;
     }
     s->pg = graph_placer ? &s->g : NULL;
+    if (s->large)
+        return solve_large(s);
+    s->best_order = malloc(n * sizeof(*s->best_order));
+    if (!s->best_order)
+        return -ENOMEM;
     rc = greedy_portfolio(s);
-    /* The local search re-places with the list placer: too slow at this size. */
-    return rc || s->blocks ? rc : improve(s, seed, res);
+    return rc ? rc : improve(s, seed, res);
+}
+
+int memd_plan_greedy_run(const memd_plan_buffer *b, size_t n, int ord, bool best_fit,
+                         uint64_t *off, uint64_t *arena)
+{
+    if (ord < 0 || ord >= ORD_COUNT)
+        return -EINVAL;
+    int rc = memd_plan_check(b, n, NULL);
+    if (rc)
+        return rc;
+    size_t nn = n ? n : 1;
+    uint64_t *key = malloc(nn * sizeof(*key));
+    uint32_t *order = malloc(nn * sizeof(*order));
+    uint64_t edges = 0;
+    plan_graph g = {0};
+    plan_placer pl = {0};
+    rc = !key || !order ? -ENOMEM : memd_plan_count_edges(b, n, PLAN_EDGE_CAP, &edges);
+    if (rc == 0 && ord == ORD_LOAD)
+        rc = load_keys(b, n, key); /* order_keys reads load from key's own array */
+    if (rc)
+        goto out;
+    order_keys(b, n, key, ord, key);
+    build_order(b, n, key, order);
+    /* The solver's choice of placer (one cost model, plan.c's). */
+    double dn = (double)n, de = (double)edges, deg = n ? 2.0 * de / dn : 0;
+    bool graph = edges <= PLAN_EDGE_CAP && 2.0 * de * (2.0 + log2(1.0 + deg)) < dn * dn / 2.0;
+    if (graph && (rc = memd_plan_graph_build(b, n, &g)) != 0)
+        goto out;
+    rc = !graph && n > PLAN_LIST_MAX_N ? memd_plan_placer_init_tree(&pl, b, n)
+                                       : memd_plan_placer_init(&pl, b, n, graph ? &g : NULL);
+    if (rc)
+        goto out;
+    for (size_t k = 0; k < n; k++)
+        pl.pos[order[k]] = (uint32_t)k;
+    *arena = memd_plan_place_range(&pl, order, 0, best_fit, off);
+    rc = pl.failed ? -ENOMEM : 0;
+out:
+    memd_plan_placer_free(&pl);
+    memd_plan_graph_free(&g);
+    free(key);
+    free(order);
+    return rc;
 }
 
 /* The result, and a last check: a planner bug must never hand out an overlapping plan. */
@@ -290,7 +367,7 @@ static int finish(const solver *s, memd_plan_result *res, memd_plan_violation *v
     res->strategy = s->bp.strategy;
     res->iterations = s->bu.used;
     res->first_ns = s->bp.first_ns;
-    res->cancelled = s->bu.watch->cancelled;
+    res->cancelled = memd_plan_budget_cancelled(&s->bu);
     if (res->arena == s->lb)
         res->optimal = true;
     memd_plan_violation chk;
@@ -326,7 +403,7 @@ int memd_plan_solve(const memd_plan_buffer *bufs, size_t n, const memd_plan_opts
         res->optimal = true;
         return 0;
     }
-    solver s = {.b = bufs, .n = n, .lb = lb,
+    solver s = {.b = bufs, .n = n, .lb = lb, .opts = opts,
                 .bu = {.clock = opts->clock, .clock_ctx = opts->clock_ctx,
                        .limit = opts->max_iterations}};
     if (!s.bu.limit && !s.bu.clock)

@@ -92,12 +92,22 @@ typedef struct memd_plan_progress {
     bool have_plan;       /* false until the first greedy run has ended */
 } memd_plan_progress;
 
-/* Called on the planner's thread each time the best plan improves, and, while it works,
+/* Called on the planner's thread (with a runner: on lane 0's thread while the lanes
+ * run, one call at a time) each time the best plan improves, and, while it works,
  * about every progress_ns of the clock (without a clock: every 4096 iterations and
  * greedy runs). Returning true cancels: the planner stops as soon as it has a valid plan
  * (the first greedy run always ends) and returns the best one found, with
  * res->cancelled set. A callback that never cancels changes no result. */
 typedef bool (*memd_plan_progress_fn)(void *ctx, const memd_plan_progress *p);
+
+/* Parallel work without threads in the engine: the planner hands the caller `lanes`
+ * independent pieces of work, and the caller runs fn(arg, lane) once for every lane in
+ * [0, lanes), concurrently on threads of its own (or one after the other), returning
+ * when all have returned. Lanes share nothing writable but the cancel flag. The plan
+ * does not depend on how the lanes were run: for a fixed iteration budget (no clock) it
+ * is the same as with no runner at all. */
+typedef void (*memd_plan_lane_fn)(void *arg, unsigned lane);
+typedef void (*memd_plan_runner_fn)(void *ctx, unsigned lanes, memd_plan_lane_fn fn, void *arg);
 
 typedef struct memd_plan_opts {
     uint64_t seed;           /* randomized improvement steps draw from this */
@@ -110,6 +120,8 @@ typedef struct memd_plan_opts {
     memd_plan_progress_fn progress; /* NULL: none */
     void *progress_ctx;
     uint64_t progress_ns;     /* with a clock: call period; 0 means 100 ms */
+    memd_plan_runner_fn runner; /* NULL: the lanes run one after the other */
+    void *runner_ctx;
 } memd_plan_opts;
 
 #define MEMD_PLAN_DEFAULT_ITERATIONS 200000u
@@ -129,10 +141,13 @@ typedef struct memd_plan_result {
  * out early), then, within the budget, for unpinned problems of up to a few thousand
  * buffers an exact branch-and-bound search (the decision problem at the lower bound,
  * interleaved with restarted short searches at capacities below the best plan), and
- * an iterated local search over the placement order (above 20000 buffers with too
- * many overlapping pairs for a conflict graph: no search; the first greedy run always
- * ends, later ones run while each is expected to end within the budget and are cut
- * short at its deadline);
+ * an iterated local search over the placement order. Above 20000 buffers with too
+ * many overlapping pairs for a conflict graph, the placers work over a segment tree of
+ * time (about n (log T)^2, no pairs), the first plan is size order first fit, then
+ * squeaky-wheel greedy runs in two lanes (opts->runner may put them on threads) take
+ * most of the budget and the rest of the portfolio what is left. The first greedy run
+ * always ends; later runs start while one is expected to end within the budget and
+ * are cut short at its deadline;
  * returns the best plan found, which is always valid (the caller may re-check it with
  * memd_plan_validate). Errors as memd_plan_check (with *v filled when v is not NULL),
  * -ENOMEM. */

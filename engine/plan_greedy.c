@@ -1,5 +1,6 @@
-/* memd engine — greedy placers in a priority order: over the conflict graph, over time
- * blocks, or over one list of placed buffers sorted by offset. */
+/* memd engine — greedy placers in a priority order: over the conflict graph, over one
+ * list of placed buffers sorted by offset, or over the segment tree of time
+ * (plan_tree.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,16 +37,14 @@ int memd_plan_placer_init(plan_placer *p, const memd_plan_buffer *b, size_t n, c
     return 0;
 }
 
-int memd_plan_placer_init_blocks(plan_placer *p, const memd_plan_buffer *b, size_t n)
+int memd_plan_placer_init_tree(plan_placer *p, const memd_plan_buffer *b, size_t n)
 {
     memset(p, 0, sizeof(*p));
     p->b = b;
     p->n = n;
-    size_t nn = n ? n : 1;
-    p->pos = malloc(nn * sizeof(*p->pos));
-    p->pairs = malloc(2 * nn * sizeof(*p->pairs));
-    int rc = memd_plan_blocks_new(b, n, &p->t);
-    if (rc == 0 && (!p->pos || !p->pairs))
+    p->pos = malloc((n ? n : 1) * sizeof(*p->pos));
+    int rc = memd_plan_tree_new(b, n, &p->tr);
+    if (rc == 0 && !p->pos)
         rc = -ENOMEM;
     if (rc)
         memd_plan_placer_free(p);
@@ -54,12 +53,12 @@ int memd_plan_placer_init_blocks(plan_placer *p, const memd_plan_buffer *b, size
 
 void memd_plan_placer_free(plan_placer *p)
 {
-    memd_plan_blocks_free(p->t);
+    memd_plan_tree_free(p->tr);
+    p->tr = NULL;
     free(p->pairs);
     free(p->pos);
     free(p->lst);
     free(p->work);
-    p->t = NULL;
     p->pairs = NULL;
     p->pos = NULL;
     p->lst = NULL;
@@ -150,20 +149,11 @@ static uint64_t fit_gap(const uint64_t *pairs, size_t np, uint64_t size, uint64_
 }
 
 /* The (offset, end) pairs of x's neighbours placed before position k, in p->pairs:
- * sorted by offset in block mode, unsorted from the graph. */
+ * unsorted. */
 static size_t gather(plan_placer *p, uint32_t x, size_t k, const uint64_t *off)
 {
     const memd_plan_buffer *b = p->b;
     size_t np = 0;
-    if (p->t) {
-        size_t m;
-        const uint32_t *ids = memd_plan_blocks_overlapping(p->t, x, off, &m);
-        for (size_t i = 0; i < m; i++, np++) {
-            p->pairs[2 * np] = off[ids[i]];
-            p->pairs[2 * np + 1] = off[ids[i]] + b[ids[i]].size;
-        }
-        return np;
-    }
     const plan_graph *g = p->g;
     for (size_t e = g->off[x]; e < g->off[x + 1]; e++) {
         uint32_t y = g->adj[e];
@@ -176,16 +166,11 @@ static size_t gather(plan_placer *p, uint32_t x, size_t k, const uint64_t *off)
     return np;
 }
 
-/* Graph and block modes. The blocks hold exactly order[0..k) while order[k] is placed. */
+/* Graph mode. */
 static uint64_t place_neighbours(plan_placer *p, const uint32_t *order, size_t from,
                                  bool best_fit, uint64_t *off)
 {
     const memd_plan_buffer *b = p->b;
-    if (p->t) {
-        memd_plan_blocks_clear(p->t);
-        for (size_t k = 0; k < from; k++)
-            memd_plan_blocks_insert(p->t, order[k], off);
-    }
     uint64_t top = 0;
     for (size_t k = from; k < p->n; k++) {
         uint32_t x = order[k];
@@ -195,17 +180,13 @@ static uint64_t place_neighbours(plan_placer *p, const uint32_t *order, size_t f
             off[x] = 0;
         } else {
             size_t np = gather(p, x, k, off);
-            if (!p->t)
-                pairs_sort(p->pairs, np);
+            pairs_sort(p->pairs, np);
             off[x] = fit_gap(p->pairs, np, b[x].size, b[x].align ? b[x].align : 1, best_fit);
         }
         if (off[x] + b[x].size > top)
             top = off[x] + b[x].size;
-        if (p->t)
-            memd_plan_blocks_insert(p->t, x, off);
         if (p->stop && ((k - from) & 255) == 255 &&
-            ((p->stop->clock && p->stop->clock(p->stop->clock_ctx) >= p->stop->deadline_ns) ||
-             memd_plan_watch_poll(p->stop->watch, p->stop->used)))
+            memd_plan_budget_stop_now(p->stop))
             return UINT64_MAX;
     }
     return top;
@@ -272,9 +253,42 @@ static uint64_t place_list(plan_placer *p, const uint32_t *order, size_t from, b
     return top;
 }
 
+/* Tree mode. The tree holds exactly order[0..k) while order[k] is placed. Returns
+ * UINT64_MAX when stopped or out of memory (off[] is then partial). */
+static uint64_t place_tree(plan_placer *p, const uint32_t *order, size_t from, bool best_fit,
+                           uint64_t *off)
+{
+    const memd_plan_buffer *b = p->b;
+    memd_plan_tree_clear(p->tr);
+    int rc = 0;
+    for (size_t k = 0; k < from && rc == 0; k++)
+        rc = memd_plan_tree_insert(p->tr, order[k], off[order[k]], b[order[k]].size);
+    uint64_t top = 0;
+    for (size_t k = from; k < p->n && rc == 0; k++) {
+        uint32_t x = order[k];
+        if (b[x].pinned)
+            off[x] = b[x].offset;
+        else if (b[x].size == 0)
+            off[x] = 0;
+        else
+            off[x] = memd_plan_tree_fit(p->tr, x, b[x].size, b[x].align ? b[x].align : 1,
+                                        best_fit);
+        if (off[x] + b[x].size > top)
+            top = off[x] + b[x].size;
+        rc = memd_plan_tree_insert(p->tr, x, off[x], b[x].size);
+        if (p->stop && ((k - from) & 255) == 255 &&
+            memd_plan_budget_stop_now(p->stop))
+            return UINT64_MAX;
+    }
+    p->failed = rc != 0;
+    return rc ? UINT64_MAX : top;
+}
+
 uint64_t memd_plan_place_range(plan_placer *p, const uint32_t *order, size_t from, bool best_fit,
                                uint64_t *off)
 {
-    return p->g || p->t ? place_neighbours(p, order, from, best_fit, off)
+    if (p->tr)
+        return place_tree(p, order, from, best_fit, off);
+    return p->g ? place_neighbours(p, order, from, best_fit, off)
                         : place_list(p, order, from, best_fit, off);
 }

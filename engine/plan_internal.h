@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdatomic.h>
+
 #include "plan.h"
 
 /* Conflict graph: adj[off[i] .. off[i+1]) are the buffers whose lifetimes overlap i's
@@ -28,7 +30,8 @@ typedef struct plan_watch {
     uint64_t arena;     /* best arena known (phases report theirs as they go) */
     uint64_t polls;     /* without a clock: calls every 4096 polls */
     uint64_t iterations; /* the most reported so far */
-    bool have, cancelled;
+    bool have;
+    atomic_bool cancelled; /* read by every lane */
 } plan_watch;
 
 /* Tells the watch of a better arena (calls the callback). */
@@ -48,12 +51,20 @@ typedef struct plan_budget {
     unsigned tick;
     unsigned clock_mask;     /* read the clock when (tick & clock_mask) == 0 */
     bool expired;
-    plan_watch *watch;       /* may be NULL */
+    plan_watch *watch;       /* may be NULL; lanes other than 0 get NULL and ... */
+    atomic_bool *cancel;     /* ... read only this (may be NULL) */
 } plan_budget;
 
 /* True (and sticky) once the iteration limit or the deadline is reached; counts one
  * iteration per call. */
 bool memd_plan_budget_spend(plan_budget *bu);
+/* The same for work worth k iterations (k >= 1). */
+bool memd_plan_budget_spend_n(plan_budget *bu, uint64_t k);
+/* For long steps that check now and then (placer runs): deadline passed, or cancelled
+ * (polls the watch). Does not count an iteration. */
+bool memd_plan_budget_stop_now(const plan_budget *bu);
+/* True once the caller cancelled (through the watch or the lane's flag). */
+bool memd_plan_budget_cancelled(const plan_budget *bu);
 
 static inline uint64_t plan_align_up(uint64_t x, uint64_t a)
 {
@@ -109,21 +120,22 @@ int memd_plan_count_edges(const memd_plan_buffer *b, size_t n, uint64_t cap, uin
 int memd_plan_graph_build(const memd_plan_buffer *b, size_t n, plan_graph *g);
 void memd_plan_graph_free(plan_graph *g);
 
-/* Time blocks (plan_blocks.c): which inserted buffers overlap a buffer's lifetime,
- * reading only the buffers listed in the blocks of time it spans (about twice the
- * number live at once each) and already sorted by offset there, without a conflict
- * graph. -ENOMEM. */
-typedef struct plan_blocks plan_blocks;
-int memd_plan_blocks_new(const memd_plan_buffer *b, size_t n, plan_blocks **out);
-void memd_plan_blocks_free(plan_blocks *t);
+/* Segment tree over time (plan_tree.c): where a buffer fits among the inserted ones,
+ * reading merged unions of offset intervals at O(log T) nodes, not the buffers. For
+ * problems too big for a walk over every overlapping buffer. -ENOMEM. */
+typedef struct plan_tree plan_tree;
+int memd_plan_tree_new(const memd_plan_buffer *b, size_t n, plan_tree **out);
+void memd_plan_tree_free(plan_tree *t);
 /* Removes every buffer. */
-void memd_plan_blocks_clear(plan_blocks *t);
-/* Adds x, placed at off[x] (no-op for an empty buffer); at most once between clears. */
-void memd_plan_blocks_insert(plan_blocks *t, uint32_t x, const uint64_t *off);
-/* Each inserted buffer overlapping x once, by offset (*count of them, valid until the
- * next call): the blocks' lists merged. */
-const uint32_t *memd_plan_blocks_overlapping(plan_blocks *t, uint32_t x, const uint64_t *off,
-                                             size_t *count);
+void memd_plan_tree_clear(plan_tree *t);
+/* Adds buffer x at [off, off + size) (no-op for an empty buffer). -ENOMEM. */
+int memd_plan_tree_insert(plan_tree *t, uint32_t x, uint64_t off, uint64_t size);
+/* The offset the list placers would give x among the inserted buffers: the lowest
+ * aligned free offset (first fit) or the start of the tightest fitting gap (best fit). */
+uint64_t memd_plan_tree_fit(plan_tree *t, uint32_t x, uint64_t size, uint64_t align,
+                            bool best_fit);
+/* Intervals the tree's sets hold (memory use, for tests and tuning). */
+size_t memd_plan_tree_intervals(const plan_tree *t);
 
 /* Sorts idx[0..n) by key descending, ties by idx ascending (stable, deterministic). */
 int memd_plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key);
@@ -131,29 +143,31 @@ int memd_plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key);
 /* Greedy placement in a given order (pinned buffers first): each buffer goes to the
  * lowest gap (first fit) or the tightest gap (best fit) among the already placed
  * buffers it overlaps in time. Three modes with the same results: over the conflict
- * graph (g != NULL: cost ~ edges x log degree, for sparse problems), over time blocks
- * (t != NULL: cost ~ n x live buffers, no graph, for problems too dense to store one)
- * or over one list of placed buffers sorted by offset (cost ~ n^2 / 2 simple checks,
- * no graph, for dense problems of moderate size). */
+ * graph (g != NULL: cost ~ edges x log degree, for sparse problems), over one list of
+ * placed buffers sorted by offset (cost ~ n^2 / 2 simple checks, no graph, for dense
+ * problems of moderate size), or over a segment tree of time (tr != NULL: cost ~
+ * n (log T)^2 lookups in merged interval sets, for the biggest problems; its best fit
+ * looks at the lowest 64 gaps only). */
 typedef struct plan_placer {
     const memd_plan_buffer *b;
     size_t n;
     const plan_graph *g;
-    plan_blocks *t;
+    plan_tree *tr;
     const plan_budget *stop; /* with a clock: a run past its deadline is abandoned */
-    uint64_t *pairs;  /* graph and block modes: (offset, end) pairs of placed neighbours */
+    uint64_t *pairs;  /* graph mode: (offset, end) pairs of placed neighbours */
     uint32_t *pos;    /* position of each buffer in the current order (caller fills) */
     uint32_t *lst;    /* list mode: committed placements sorted by offset */
     uint32_t *work;   /* list mode: placements of the last run */
     size_t nlst, nwork;
+    bool failed;      /* tree mode: the last run ran out of memory */
 } plan_placer;
 
 int memd_plan_placer_init(plan_placer *p, const memd_plan_buffer *b, size_t n, const plan_graph *g);
-int memd_plan_placer_init_blocks(plan_placer *p, const memd_plan_buffer *b, size_t n);
+int memd_plan_placer_init_tree(plan_placer *p, const memd_plan_buffer *b, size_t n);
 void memd_plan_placer_free(plan_placer *p);
 /* Places order[from..n) given that order[0..from) already have offsets in off[] (and,
  * in list mode, were committed); pos[] must match order. Returns the max end over
- * order[from..n), or UINT64_MAX when stop's deadline passed (graph and block modes:
+ * order[from..n), or UINT64_MAX when stop's deadline passed (graph and tree modes:
  * off[] is then partial). */
 uint64_t memd_plan_place_range(plan_placer *p, const uint32_t *order, size_t from, bool best_fit,
                                uint64_t *off);
@@ -189,6 +203,20 @@ uint64_t memd_plan_search_nodes(const plan_search_ctx *c);
  * too big to search), -ENOMEM. */
 int memd_plan_exact(const memd_plan_buffer *b, size_t n, const plan_graph *g, uint64_t lb,
                     uint64_t seed, plan_budget *bu, plan_best *bp, uint64_t *scratch);
+
+/* One greedy run of the solver's portfolio (benchmarks: the best greedy plan to compare
+ * with): order 0..4 = size, area, length, load, start; the placer the solver would use.
+ * 0, -EINVAL (bad order or problem), -ENOMEM. */
+#define MEMD_PLAN_GREEDY_ORDERS 5
+int memd_plan_greedy_run(const memd_plan_buffer *b, size_t n, int ord, bool best_fit,
+                         uint64_t *off, uint64_t *arena);
+
+/* Squeaky-wheel improvement for problems placed over the segment tree (plan_large.c),
+ * in lanes run by opts->runner (or in order); lowers bp. run_ns: how long one placer
+ * run took (with a clock). -ENOMEM. */
+int memd_plan_large_improve(const memd_plan_buffer *b, size_t n, uint64_t lb,
+                            const memd_plan_opts *opts, uint64_t run_ns, plan_budget *bu,
+                            plan_best *bp);
 
 /* Iterated local search over the placement order, starting from `order` (pinned
  * first, npinned of them). Improves off/arena in place. -ENOMEM. */

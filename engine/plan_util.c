@@ -17,7 +17,7 @@ static void watch_call(plan_watch *w, uint64_t now, uint64_t iterations)
     /* Before the first plan exists a cancel is only remembered: there is nothing to
      * return yet, and the first greedy run always ends. */
     if (w->fn(w->ctx, &pr))
-        w->cancelled = true;
+        atomic_store(&w->cancelled, true);
 }
 
 void memd_plan_watch_best(plan_watch *w, uint64_t arena, uint64_t iterations)
@@ -34,7 +34,7 @@ bool memd_plan_watch_poll(plan_watch *w, uint64_t iterations)
 {
     if (!w || !w->fn)
         return false;
-    if (w->cancelled)
+    if (atomic_load_explicit(&w->cancelled, memory_order_relaxed))
         return true;
     if (w->clock) {
         uint64_t now = w->clock(w->clock_ctx);
@@ -43,13 +43,56 @@ bool memd_plan_watch_poll(plan_watch *w, uint64_t iterations)
     } else if ((++w->polls & 4095) == 0) {
         watch_call(w, 0, iterations);
     }
-    return w->cancelled;
+    return atomic_load_explicit(&w->cancelled, memory_order_relaxed);
+}
+
+bool memd_plan_budget_cancelled(const plan_budget *bu)
+{
+    return (bu->cancel && atomic_load_explicit(bu->cancel, memory_order_relaxed)) ||
+           (bu->watch && atomic_load_explicit(&bu->watch->cancelled, memory_order_relaxed));
+}
+
+/* Here, not in plan.c: every phase (exact search, lanes) reports through it, and the
+ * phases' files must not call back into the solver's. */
+void memd_plan_best_take(plan_best *bp, uint64_t arena, const uint64_t *off, size_t n,
+                         const char *name)
+{
+    if (!bp->have && bp->clock && bp->clock->clock)
+        bp->first_ns = bp->clock->clock(bp->clock->clock_ctx) - bp->t0;
+    if (!bp->have || arena < bp->arena) {
+        bp->have = true;
+        bp->arena = arena;
+        memcpy(bp->off, off, n * sizeof(*off));
+        bp->strategy = name;
+        if (bp->clock)
+            memd_plan_watch_best(bp->clock->watch, arena, bp->clock->used);
+    }
+}
+
+bool memd_plan_budget_stop_now(const plan_budget *bu)
+{
+    return (bu->clock && bu->clock(bu->clock_ctx) >= bu->deadline_ns) ||
+           memd_plan_watch_poll(bu->watch, bu->used) ||
+           (bu->cancel && atomic_load_explicit(bu->cancel, memory_order_relaxed));
+}
+
+bool memd_plan_budget_spend_n(plan_budget *bu, uint64_t k)
+{
+    if (!bu->expired && k > 1) {
+        uint64_t room = bu->limit && bu->limit > bu->used ? bu->limit - bu->used : 0;
+        bu->used += bu->limit && k - 1 > room ? room : k - 1;
+    }
+    return memd_plan_budget_spend(bu);
 }
 
 bool memd_plan_budget_spend(plan_budget *bu)
 {
     if (bu->expired)
         return true;
+    if (bu->cancel && atomic_load_explicit(bu->cancel, memory_order_relaxed)) {
+        bu->expired = true;
+        return true;
+    }
     /* Polled every step: without a callback it is one test; with one, the clock is read
      * only at the clock_mask steps below, plus the poll's own reading. */
     if (bu->watch && bu->watch->fn && (bu->watch->clock ? (bu->tick & bu->clock_mask) == 0 : true) &&
@@ -81,9 +124,64 @@ static int cmp_desc(const void *x, const void *y, void *ctx)
     return (a > b) - (a < b);
 }
 
+/* LSD radix sort of (key descending) over indices already in ascending order: stable, so
+ * ties stay by index. 8-bit digits; a digit all keys share costs one counting pass. */
+static void radix_desc(uint32_t *idx, size_t n, const uint64_t *key, uint64_t *k,
+                       uint64_t *k2, uint32_t *i2)
+{
+    for (size_t i = 0; i < n; i++)
+        k[i] = ~key[idx[i]];
+    uint32_t *si = idx, *di = i2;
+    uint64_t *sk = k, *dk = k2;
+    for (unsigned shift = 0; shift < 64; shift += 8) {
+        size_t pos[256] = {0};
+        for (size_t i = 0; i < n; i++)
+            pos[(sk[i] >> shift) & 255]++;
+        if (pos[(sk[0] >> shift) & 255] == n)
+            continue;
+        size_t sum = 0;
+        for (unsigned d = 0; d < 256; d++) {
+            size_t c = pos[d];
+            pos[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t p = pos[(sk[i] >> shift) & 255]++;
+            dk[p] = sk[i];
+            di[p] = si[i];
+        }
+        uint64_t *tk = sk;
+        sk = dk;
+        dk = tk;
+        uint32_t *ti = si;
+        si = di;
+        di = ti;
+    }
+    if (si != idx)
+        memcpy(idx, si, n * sizeof(*idx));
+}
+
 int memd_plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key)
 {
-    qsort_r(idx, n, sizeof(*idx), cmp_desc, (void *)key);
+    /* Greedy runs sort every buffer once a run: a radix sort when the indices come in
+     * ascending order (they always do here) and scratch is there, else qsort. */
+    bool ascending = true;
+    for (size_t i = 1; i < n && ascending; i++)
+        ascending = idx[i - 1] < idx[i];
+    uint64_t *k = NULL, *k2 = NULL;
+    uint32_t *i2 = NULL;
+    if (ascending && n >= 64) {
+        k = malloc(n * sizeof(*k));
+        k2 = malloc(n * sizeof(*k2));
+        i2 = malloc(n * sizeof(*i2));
+    }
+    if (k && k2 && i2)
+        radix_desc(idx, n, key, k, k2, i2);
+    else
+        qsort_r(idx, n, sizeof(*idx), cmp_desc, (void *)key);
+    free(k);
+    free(k2);
+    free(i2);
     return 0;
 }
 

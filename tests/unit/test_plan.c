@@ -429,8 +429,8 @@ START_TEST(clock_budget_stops)
 }
 END_TEST
 
-/* The placer modes (conflict graph, offset list, time blocks) give valid plans, and
- * the same plan. */
+/* The placer modes (conflict graph, offset list, segment tree) give valid plans, and
+ * the same plan (the tree's best fit reads 64 gaps: more than 63 buffers never make). */
 START_TEST(placer_modes_agree)
 {
     uint64_t s = 0x91A;
@@ -442,7 +442,7 @@ START_TEST(placer_modes_agree)
         plan_placer pg, pl, pt;
         ck_assert_int_eq(memd_plan_placer_init(&pg, b, n, &g), 0);
         ck_assert_int_eq(memd_plan_placer_init(&pl, b, n, NULL), 0);
-        ck_assert_int_eq(memd_plan_placer_init_blocks(&pt, b, n), 0);
+        ck_assert_int_eq(memd_plan_placer_init_tree(&pt, b, n), 0);
         uint32_t order[64];
         size_t k = 0;
         for (size_t i = 0; i < n; i++)
@@ -478,9 +478,9 @@ static uint64_t late_clock(void *ctx)
     return 2000000000u;
 }
 
-/* A block-mode run given a deadline that has passed gives up (after at most 256
+/* A tree-mode run given a deadline that has passed gives up (after at most 256
  * placements) instead of finishing: UINT64_MAX, never taken as a plan. */
-START_TEST(blocks_run_stops_at_deadline)
+START_TEST(tree_run_stops_at_deadline)
 {
     memd_plan_buffer b[600];
     for (size_t i = 0; i < 600; i++)
@@ -488,7 +488,7 @@ START_TEST(blocks_run_stops_at_deadline)
     uint32_t order[600];
     uint64_t off[600];
     plan_placer pt;
-    ck_assert_int_eq(memd_plan_placer_init_blocks(&pt, b, 600), 0);
+    ck_assert_int_eq(memd_plan_placer_init_tree(&pt, b, 600), 0);
     for (uint32_t i = 0; i < 600; i++)
         order[i] = pt.pos[i] = i;
     plan_budget late = {.clock = late_clock, .deadline_ns = 1000000000u};
@@ -514,11 +514,11 @@ static bool fits_at(const memd_plan_buffer *b, const uint32_t *order, size_t k, 
     return true;
 }
 
-/* Time blocks, first fit, in a random order on traces of mostly short lifetimes with a
- * few long ones (queries over one block, a few, and many): every buffer sits at the
- * lowest offset free of the buffers placed before it. The lowest free aligned offset is
+/* Segment tree, first fit, in a random order on traces of mostly short lifetimes with a
+ * few long ones (ranges of one leaf, a few, and most of the tree): every buffer sits at
+ * the lowest offset free of the buffers placed before it. The lowest free aligned offset is
  * 0 or an aligned end of one of them, so checking those below it proves it lowest. */
-START_TEST(blocks_first_fit_is_lowest)
+START_TEST(tree_first_fit_is_lowest)
 {
     uint64_t s = 0xB10C;
     for (int round = 0; round < 200; round++) {
@@ -540,7 +540,7 @@ START_TEST(blocks_first_fit_is_lowest)
             order[j] = t;
         }
         plan_placer pt;
-        ck_assert_int_eq(memd_plan_placer_init_blocks(&pt, b, n), 0);
+        ck_assert_int_eq(memd_plan_placer_init_tree(&pt, b, n), 0);
         for (size_t i = 0; i < n; i++)
             pt.pos[order[i]] = (uint32_t)i;
         uint64_t off[80];
@@ -580,8 +580,8 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, perfect_packing_found);
     tcase_add_test(tc, empty_and_trivial);
     tcase_add_test(tc, clock_budget_stops);
-    tcase_add_test(tc, blocks_first_fit_is_lowest);
-    tcase_add_test(tc, blocks_run_stops_at_deadline);
+    tcase_add_test(tc, tree_first_fit_is_lowest);
+    tcase_add_test(tc, tree_run_stops_at_deadline);
     tcase_add_test(tc, placer_modes_agree);
     suite_add_tcase(s, tc);
     return s;

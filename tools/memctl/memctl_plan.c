@@ -1,10 +1,12 @@
 /* memctl plan — plan a CSV problem offline (no daemon), or validate a given plan. */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "json.h"
 #include "plan.h"
@@ -13,6 +15,7 @@
 
 #define PLAN_USAGE                                                                        \
     "usage: memctl plan INPUT.csv [--output OUT.csv] [--budget-ms MS] [--seed S] [--json]\n" \
+    "                   [--threads N] [--iterations N]\n"                                 \
     "       memctl plan --validate INPUT.csv [--json]\n"
 #define MAX_BUDGET_MS (24ull * 3600 * 1000)
 
@@ -22,6 +25,47 @@ static uint64_t mono_ns(void *ctx)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The planner's lanes (independent pieces of its work) on threads: lane 0 on this
+ * thread, the others on threads of their own; at most `threads` at once. A thread
+ * that cannot start leaves its lanes to this one. The plan does not depend on it. */
+typedef struct lane_pool {
+    unsigned threads;
+    memd_plan_lane_fn fn;
+    void *arg;
+    unsigned lanes, next;
+    pthread_mutex_t mu;
+} lane_pool;
+
+static void *lane_worker(void *p)
+{
+    lane_pool *lp = p;
+    for (;;) {
+        pthread_mutex_lock(&lp->mu);
+        unsigned lane = lp->next < lp->lanes ? lp->next++ : UINT32_MAX;
+        pthread_mutex_unlock(&lp->mu);
+        if (lane == UINT32_MAX)
+            return NULL;
+        lp->fn(lp->arg, lane);
+    }
+}
+
+static void run_lanes(void *ctx, unsigned lanes, memd_plan_lane_fn fn, void *arg)
+{
+    lane_pool *lp = ctx;
+    lp->fn = fn;
+    lp->arg = arg;
+    lp->lanes = lanes;
+    lp->next = 0;
+    pthread_t th[8];
+    unsigned nth = 0;
+    while (nth + 1 < lp->threads && nth + 1 < lanes && nth < 8 &&
+           pthread_create(&th[nth], NULL, lane_worker, lp) == 0)
+        nth++;
+    lane_worker(lp);
+    for (unsigned i = 0; i < nth; i++)
+        pthread_join(th[i], NULL);
 }
 
 static int parse_u64_arg(const char *flag, const char *s, uint64_t max, uint64_t *v)
@@ -136,8 +180,10 @@ out:
     return ret;
 }
 
+/* iterations: 0 plans against the clock (budget_ms); else exactly that many
+ * improvement iterations, no clock: the same plan on every machine and thread count. */
 static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, uint64_t seed,
-                    bool json)
+                    bool json, unsigned threads, uint64_t iterations)
 {
     uint64_t t0 = mono_ns(NULL);
     memd_plan_csv csv;
@@ -157,12 +203,17 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
      * the reserve doubles that, plus 2 ms). */
     uint64_t spent = mono_ns(NULL) - t0, budget = budget_ms * 1000000ull;
     uint64_t reserve = 2000000u + (uint64_t)csv.n * (output ? 4000u : 2000u);
-    memd_plan_opts opts = {.seed = seed, .clock = mono_ns,
-                           .budget_ns = budget > spent + reserve ? budget - spent - reserve : 0};
+    lane_pool pool = {.threads = threads};
+    pthread_mutex_init(&pool.mu, NULL);
+    memd_plan_opts opts = {.seed = seed, .clock = iterations ? NULL : mono_ns,
+                           .budget_ns = budget > spent + reserve ? budget - spent - reserve : 0,
+                           .max_iterations = iterations,
+                           .runner = threads > 1 ? run_lanes : NULL, .runner_ctx = &pool};
     memd_plan_result res;
     memd_plan_violation v;
     uint64_t plan_t0 = mono_ns(NULL);
     int rc = memd_plan_solve(csv.bufs, csv.n, &opts, off, &res, &v);
+    pthread_mutex_destroy(&pool.mu);
     if (rc == -EINVAL || rc == -ENOTRECOVERABLE) {
         fprintf(stderr, "memctl plan: %s: %s: ", input,
                 rc == -EINVAL ? "no plan possible" : "planner produced an invalid plan (bug)");
@@ -208,7 +259,10 @@ int memctl_cmd_plan(const memctl_globals *g, int argc, char **argv)
 {
     (void)g; /* offline: no daemon, no socket */
     const char *input = NULL, *output = NULL;
-    uint64_t budget_ms = 1000, seed = 1;
+    uint64_t budget_ms = 1000, seed = 1, threads = 2, iterations = 0;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (ncpu == 1)
+        threads = 1;
     bool validate = false, json = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -224,6 +278,16 @@ int memctl_cmd_plan(const memctl_globals *g, int argc, char **argv)
         } else if (!strcmp(a, "--seed")) {
             if (parse_u64_arg(a, i + 1 < argc ? argv[++i] : NULL, UINT64_MAX, &seed))
                 return 2;
+        } else if (!strcmp(a, "--iterations")) {
+            if (parse_u64_arg(a, i + 1 < argc ? argv[++i] : NULL, UINT64_MAX, &iterations))
+                return 2;
+        } else if (!strcmp(a, "--threads")) {
+            if (parse_u64_arg(a, i + 1 < argc ? argv[++i] : NULL, 8, &threads))
+                return 2;
+            if (threads == 0) {
+                fprintf(stderr, "memctl plan: --threads needs at least 1\n");
+                return 2;
+            }
         } else if (!strcmp(a, "--validate")) {
             validate = true;
         } else if (!strcmp(a, "--json")) {
@@ -250,5 +314,6 @@ int memctl_cmd_plan(const memctl_globals *g, int argc, char **argv)
         fprintf(stderr, "memctl plan: --validate writes nothing; drop --output\n");
         return 2;
     }
-    return validate ? cmd_validate(input, json) : cmd_plan(input, output, budget_ms, seed, json);
+    return validate ? cmd_validate(input, json)
+                    : cmd_plan(input, output, budget_ms, seed, json, (unsigned)threads, iterations);
 }

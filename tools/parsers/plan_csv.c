@@ -18,6 +18,8 @@ typedef struct parser {
     char *err;
     size_t errlen;
     size_t line;
+    size_t *idoff;      /* per row: its id's offset in the block (while parsing) */
+    size_t idlen, idcap; /* the block's use and size */
 } parser;
 
 __attribute__((format(printf, 4, 5))) static int fail(parser *p, size_t line, size_t col,
@@ -135,15 +137,14 @@ void memd_plan_csv_free(memd_plan_csv *csv)
 {
     if (!csv)
         return;
-    for (size_t i = 0; csv->ids && i < csv->n; i++)
-        free(csv->ids[i]);
     free(csv->ids);
+    free(csv->id_block);
     free(csv->bufs);
     free(csv->lines);
     memset(csv, 0, sizeof(*csv));
 }
 
-static int grow(memd_plan_csv *c, size_t *cap, size_t **idcol)
+static int grow(parser *p, memd_plan_csv *c, size_t *cap, size_t **idcol)
 {
     size_t nc = *cap ? 2 * *cap : 256;
     memd_plan_buffer *b = realloc(c->bufs, nc * sizeof(*b));
@@ -158,7 +159,10 @@ static int grow(memd_plan_csv *c, size_t *cap, size_t **idcol)
     size_t *ic = realloc(*idcol, nc * sizeof(*ic));
     if (ic)
         *idcol = ic;
-    if (!b || !ids || !lines || !ic)
+    size_t *io = realloc(p->idoff, nc * sizeof(*io));
+    if (io)
+        p->idoff = io;
+    if (!b || !ids || !lines || !ic || !io)
         return -ENOMEM;
     *cap = nc;
     return 0;
@@ -262,13 +266,21 @@ static int parse_row(parser *p, const char *line, size_t len, memd_plan_csv *c, 
         return fail(p, p->line, foff->col, "offset + size does not fit in 64 bits");
     if (c->n >= MEMD_PLAN_CSV_MAX_ROWS)
         return fail(p, p->line, 1, "more than %u rows", MEMD_PLAN_CSV_MAX_ROWS);
-    char *id = malloc(fid->len + 1);
-    if (!id)
-        return -ENOMEM;
-    memcpy(id, fid->s, fid->len);
-    id[fid->len] = 0;
+    if (p->idcap - p->idlen < fid->len + 1) {
+        size_t cap = p->idcap ? p->idcap : 4096;
+        while (cap - p->idlen < fid->len + 1)
+            cap *= 2;
+        char *nb = realloc(c->id_block, cap);
+        if (!nb)
+            return -ENOMEM;
+        c->id_block = nb;
+        p->idcap = cap;
+    }
+    memcpy(c->id_block + p->idlen, fid->s, fid->len);
+    c->id_block[p->idlen + fid->len] = 0;
+    p->idoff[c->n] = p->idlen;
+    p->idlen += fid->len + 1;
     c->bufs[c->n] = b;
-    c->ids[c->n] = id;
     c->lines[c->n] = p->line;
     idcol[c->n] = fid->col;
     c->n++;
@@ -314,15 +326,18 @@ int memd_plan_csv_parse(const char *name, const char *data, size_t len, memd_pla
             header = true;
             continue;
         }
-        if (out->n == cap && (rc = grow(out, &cap, &idcol)))
+        if (out->n == cap && (rc = grow(&p, out, &cap, &idcol)))
             break;
         rc = parse_row(&p, line, ll, out, idcol);
     }
     if (!rc && !header)
         rc = fail(&p, p.line ? p.line : 1, 1, "empty file: expected a header 'id,lower,upper,size'");
+    for (size_t i = 0; !rc && i < out->n; i++) /* the block no longer moves */
+        out->ids[i] = out->id_block + p.idoff[i];
     if (!rc)
         rc = check_dups(&p, out, idcol);
     free(idcol);
+    free(p.idoff);
     if (rc == -ENOMEM && errlen)
         snprintf(err, errlen, "%s: out of memory", p.name);
     if (rc)

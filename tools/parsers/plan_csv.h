@@ -34,7 +34,8 @@ enum memd_plan_csv_col {
 typedef struct memd_plan_csv {
     size_t n;
     memd_plan_buffer *bufs;  /* n entries; pinned = the row had an offset */
-    char **ids;              /* n NUL-terminated ids */
+    char **ids;              /* n NUL-terminated ids (inside id_block) */
+    char *id_block;          /* every id, one after the other: one allocation, not n */
     size_t *lines;           /* 1-based line of each row, for messages */
     int cols[MEMD_PLAN_COL_COUNT]; /* header order: cols[k] = kind of column k */
     int ncols;

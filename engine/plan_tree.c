@@ -1,0 +1,463 @@
+/* memd engine — a segment tree over time for the greedy placers on big problems: a
+ * placement costs about (log T)^2 binary searches over merged offset intervals instead
+ * of a walk over every placed buffer it overlaps in time (tens of thousands at a million
+ * buffers).
+ *
+ * Time is reduced to ranks among the distinct start times (x and y overlap iff
+ * rank(lower_x) < cnt(upper_y) and rank(lower_y) < cnt(upper_x), cnt(t) = number of
+ * distinct starts below t), so a buffer is the rank range [lo, hi). A placed buffer is
+ * stored at the O(log T) canonical nodes covering its range (set C of the node) and in
+ * set S of those nodes and of all their ancestors: S(v) is the union of every buffer
+ * stored in v's subtree, i.e. of every buffer that lives inside v's range. The buffers
+ * overlapping a range are then exactly those in S(canonical nodes) plus those in C of the
+ * canonical nodes' ancestors. Both sets are unions of offset intervals kept merged
+ * (touching intervals fuse), so high nodes, which see most buffers, hold few intervals:
+ * a placement reads the unions, not the buffers. Greedy runs only insert; a run starts
+ * from a cleared tree. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_internal.h"
+
+typedef struct iv {
+    uint64_t a, e; /* occupied [a, e) */
+} iv;
+
+/* A set: a chunk of 2^cls intervals in the pool (cls NO_CHUNK: none), len used. */
+typedef struct set {
+    uint32_t at;
+    uint32_t len : 26;
+    uint32_t cls : 6;
+} set;
+
+/* A node's two sets side by side: one cache line serves a visit. The lowest two levels
+ * keep no S, the biggest share of the intervals: a leaf's S is its C (nothing lies below
+ * it), a leaf's parent's is its C and its children's. */
+typedef struct node {
+    set s, c;
+} node;
+
+#define NO_CHUNK 63u
+#define MAX_SET_LEN ((1u << 26) - 1)
+#define MAX_SETS 160 /* per level 2 canonical nodes and 2 ancestors; 33 levels */
+
+struct plan_tree {
+    size_t n;
+    uint32_t leaves;    /* power of two >= ranks + 2 (boundary leaves) */
+    uint32_t *lo, *hi;  /* per buffer: rank range */
+    node *nd;           /* 2 * leaves */
+    iv *pool;
+    size_t pool_len, pool_cap;
+    uint32_t freel[33]; /* per class: a free chunk's index + 1, 0 none */
+    const iv *qv[MAX_SETS];
+    uint32_t qn[MAX_SETS];
+};
+
+/* ---- interval sets in one pool, chunks of power-of-two sizes with free lists ---- */
+
+static int chunk_alloc(plan_tree *t, unsigned cls, uint32_t *at)
+{
+    if (t->freel[cls]) {
+        *at = t->freel[cls] - 1;
+        t->freel[cls] = (uint32_t)t->pool[*at].a;
+        return 0;
+    }
+    size_t need = t->pool_len + ((size_t)1 << cls);
+    if (need > UINT32_MAX)
+        return -ENOMEM;
+    if (need > t->pool_cap) {
+        size_t cap = t->pool_cap ? t->pool_cap : 1024;
+        while (cap < need)
+            cap += cap / 4; /* memory is tight at a million buffers */
+        iv *p = realloc(t->pool, cap * sizeof(*p));
+        if (!p)
+            return -ENOMEM;
+        t->pool = p;
+        t->pool_cap = cap;
+    }
+    *at = (uint32_t)t->pool_len;
+    t->pool_len = need;
+    return 0;
+}
+
+static void chunk_free(plan_tree *t, unsigned cls, uint32_t at)
+{
+    t->pool[at].a = t->freel[cls];
+    t->freel[cls] = at + 1;
+}
+
+/* First interval with end > x (binary search). */
+static uint32_t first_end_above(const iv *v, uint32_t len, uint64_t x)
+{
+    uint32_t lo = 0, hi = len;
+    while (lo < hi) {
+        uint32_t m = lo + (hi - lo) / 2;
+        if (v[m].e > x)
+            hi = m;
+        else
+            lo = m + 1;
+    }
+    return lo;
+}
+
+/* Adds [a, e) to the set, fusing every interval it overlaps or touches. 1 when the set
+ * already covered it (nothing changed), 0 added, -ENOMEM. */
+static int set_add(plan_tree *t, set *st, uint64_t a, uint64_t e)
+{
+    iv *v = st->len ? t->pool + st->at : NULL;
+    /* i: first interval with end >= a (touching fuses); j: first with start > e. */
+    uint32_t i = a ? first_end_above(v, st->len, a - 1) : 0, j = i;
+    if (i < st->len && v[i].a <= a && v[i].e >= e)
+        return 1;
+    while (j < st->len && v[j].a <= e)
+        j++;
+    if (j > i) {
+        v[i].a = v[i].a < a ? v[i].a : a;
+        v[i].e = v[j - 1].e > e ? v[j - 1].e : e;
+        memmove(v + i + 1, v + j, (st->len - j) * sizeof(*v));
+        st->len -= j - i - 1;
+        return 0;
+    }
+    if (st->cls == NO_CHUNK || st->len == (1u << st->cls)) {
+        unsigned nc = st->cls == NO_CHUNK ? 0 : st->cls + 1u;
+        uint32_t at;
+        if (st->len == MAX_SET_LEN || chunk_alloc(t, nc, &at))
+            return -ENOMEM;
+        if (st->len) {
+            memcpy(t->pool + at, t->pool + st->at, st->len * sizeof(*v));
+            chunk_free(t, st->cls, st->at);
+        }
+        st->at = at;
+        st->cls = nc & 63u;
+        v = t->pool + at;
+    }
+    memmove(v + i + 1, v + i, (st->len - i) * sizeof(*v));
+    v[i] = (iv){a, e};
+    st->len++;
+    return 0;
+}
+
+/* ---- the tree ---- */
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Number of values in the sorted v[0..m) below x. */
+static uint32_t count_below(const uint64_t *v, size_t m, uint64_t x)
+{
+    size_t lo = 0, hi = m;
+    while (lo < hi) {
+        size_t k = lo + (hi - lo) / 2;
+        if (v[k] < x)
+            lo = k + 1;
+        else
+            hi = k;
+    }
+    return (uint32_t)lo;
+}
+
+static int rank_starts(plan_tree *t, const memd_plan_buffer *b, size_t n, size_t *ranks)
+{
+    uint64_t *st = malloc((n ? n : 1) * sizeof(*st));
+    if (!st)
+        return -ENOMEM;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        st[i] = b[i].lower;
+    qsort(st, n, sizeof(*st), cmp_u64);
+    for (size_t i = 0; i < n; i++)
+        if (m == 0 || st[m - 1] != st[i])
+            st[m++] = st[i];
+    for (size_t i = 0; i < n; i++) {
+        t->lo[i] = count_below(st, m, b[i].lower);
+        /* Empty buffers overlap nothing: an empty range is never stored or queried. */
+        t->hi[i] = b[i].size ? count_below(st, m, b[i].upper) : t->lo[i];
+    }
+    free(st);
+    *ranks = m;
+    return 0;
+}
+
+int memd_plan_tree_new(const memd_plan_buffer *b, size_t n, plan_tree **out)
+{
+    plan_tree *t = calloc(1, sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    t->n = n;
+    t->lo = malloc((n ? n : 1) * sizeof(*t->lo));
+    t->hi = malloc((n ? n : 1) * sizeof(*t->hi));
+    size_t ranks = 0;
+    if (!t->lo || !t->hi || rank_starts(t, b, n, &ranks))
+        goto fail;
+    t->leaves = 4;
+    while (t->leaves < ranks + 2)
+        t->leaves *= 2;
+    t->nd = malloc(2 * (size_t)t->leaves * sizeof(*t->nd));
+    if (!t->nd)
+        goto fail;
+    memd_plan_tree_clear(t);
+    *out = t;
+    return 0;
+fail:
+    memd_plan_tree_free(t);
+    return -ENOMEM;
+}
+
+void memd_plan_tree_free(plan_tree *t)
+{
+    if (!t)
+        return;
+    free(t->lo);
+    free(t->hi);
+    free(t->nd);
+    free(t->pool);
+    free(t);
+}
+
+void memd_plan_tree_clear(plan_tree *t)
+{
+    size_t nodes = 2 * (size_t)t->leaves;
+    set empty = {.at = 0, .len = 0, .cls = NO_CHUNK};
+    for (size_t v = 0; v < nodes; v++)
+        t->nd[v] = (node){empty, empty};
+    memset(t->freel, 0, sizeof(t->freel));
+    t->pool_len = 0;
+}
+
+/* Walks the canonical decomposition of x's range: boundary leaves just outside it
+ * (rank lo - 1 and rank hi, leaf i + 1 holds rank i) climb until they are siblings.
+ * A right sibling of the left boundary path (and a left sibling of the right one) is
+ * a canonical node; a path node above a canonical node of its side is an ancestor of
+ * one, as are the two paths' meeting point and everything above it. */
+typedef void (*visit_fn)(plan_tree *t, void *ctx, uint32_t node, bool canonical);
+
+static void walk(plan_tree *t, uint32_t x, visit_fn fn, void *ctx)
+{
+    uint32_t l = t->leaves + t->lo[x], r = t->leaves + t->hi[x] + 1;
+    bool lhas = false, rhas = false;
+    while ((l ^ r) != 1) {
+        if (!(l & 1)) {
+            fn(t, ctx, l ^ 1, true);
+            lhas = true;
+        }
+        if (r & 1) {
+            fn(t, ctx, r ^ 1, true);
+            rhas = true;
+        }
+        l >>= 1;
+        r >>= 1;
+        if (lhas)
+            fn(t, ctx, l, false);
+        if (rhas)
+            fn(t, ctx, r, false);
+    }
+    for (uint32_t v = l >> 1; v; v >>= 1)
+        fn(t, ctx, v, false);
+}
+
+static bool has_s(const plan_tree *t, uint32_t v)
+{
+    return v < t->leaves / 2;
+}
+
+static int add_canonical(plan_tree *t, uint32_t v, uint64_t a, uint64_t e)
+{
+    int rc = set_add(t, &t->nd[v].c, a, e);
+    return rc < 0 || !has_s(t, v) ? rc : set_add(t, &t->nd[v].s, a, e);
+}
+
+/* Adds x's interval to C and S of its canonical nodes and to S of their ancestors. As
+ * S(parent) contains S(child), the climb on a side stops at the first S that already
+ * covers the interval: high nodes' unions mostly do. */
+int memd_plan_tree_insert(plan_tree *t, uint32_t x, uint64_t off, uint64_t size)
+{
+    if (t->hi[x] <= t->lo[x] || size == 0)
+        return 0;
+    uint64_t a = off, e = off + size;
+    uint32_t l = t->leaves + t->lo[x], r = t->leaves + t->hi[x] + 1;
+    bool lhas = false, rhas = false, ldone = false, rdone = false;
+    int rc = 0;
+    while ((l ^ r) != 1) {
+        if (!(l & 1)) {
+            rc |= add_canonical(t, l ^ 1, a, e);
+            lhas = true;
+        }
+        if (r & 1) {
+            rc |= add_canonical(t, r ^ 1, a, e);
+            rhas = true;
+        }
+        l >>= 1;
+        r >>= 1;
+        int k;
+        if (lhas && !ldone && has_s(t, l) && (k = set_add(t, &t->nd[l].s, a, e)) != 0)
+            k < 0 ? (void)(rc = k) : (void)(ldone = true);
+        if (rhas && !rdone && has_s(t, r) && (k = set_add(t, &t->nd[r].s, a, e)) != 0)
+            k < 0 ? (void)(rc = k) : (void)(rdone = true);
+    }
+    for (uint32_t v = l >> 1; v && !(ldone || rdone); v >>= 1) {
+        if (!has_s(t, v))
+            continue;
+        int k = set_add(t, &t->nd[v].s, a, e);
+        if (k < 0)
+            rc = k;
+        if (k)
+            break;
+    }
+    return rc < 0 ? -ENOMEM : 0;
+}
+
+typedef struct gather_ctx {
+    unsigned m;
+} gather_ctx;
+
+static void gather_set(plan_tree *t, gather_ctx *q, const set *st)
+{
+    if (st->len && q->m < MAX_SETS) {
+        t->qv[q->m] = t->pool + st->at;
+        t->qn[q->m] = st->len;
+        q->m++;
+    }
+}
+
+/* A canonical node gives its S (low nodes: the C sets S would be made of), an
+ * ancestor its C. */
+static void visit_gather(plan_tree *t, void *ctx, uint32_t v, bool canonical)
+{
+    gather_ctx *q = ctx;
+    if (!canonical || v >= t->leaves) {
+        gather_set(t, q, &t->nd[v].c);
+    } else if (!has_s(t, v)) {
+        gather_set(t, q, &t->nd[v].c);
+        gather_set(t, q, &t->nd[2 * v].c);
+        gather_set(t, q, &t->nd[2 * v + 1].c);
+    } else {
+        gather_set(t, q, &t->nd[v].s);
+    }
+}
+
+/* The sets one query reads: cursors only move up (the candidate offset only grows),
+ * and a set whose last interval ends at or below the candidate can never conflict
+ * again: it leaves the active list. */
+typedef struct query {
+    plan_tree *t;
+    unsigned m;
+    uint32_t k[MAX_SETS]; /* cursor: first interval not known to end at or below cand */
+} query;
+
+static void drop(query *q, unsigned i)
+{
+    plan_tree *t = q->t;
+    q->m--;
+    t->qv[i] = t->qv[q->m];
+    t->qn[i] = t->qn[q->m];
+    q->k[i] = q->k[q->m];
+}
+
+/* Moves set i's cursor to its first interval ending above x (galloping: cursors move
+ * a little at a time). False when there is none (the set is dropped). */
+static bool seek(query *q, unsigned i, uint64_t x)
+{
+    const iv *v = q->t->qv[i];
+    uint32_t len = q->t->qn[i], k = q->k[i];
+    if (v[len - 1].e <= x) {
+        drop(q, i);
+        return false;
+    }
+    if (v[k].e <= x) {
+        uint32_t step = 1;
+        while (k + step < len && v[k + step].e <= x) {
+            k += step;
+            step *= 2;
+        }
+        uint32_t hi = k + step < len ? k + step : len - 1; /* v[hi].e > x */
+        k++;
+        k += first_end_above(v + k, hi - k, x);
+    }
+    q->k[i] = k;
+    return true;
+}
+
+/* Lowest aligned offset >= cand where [o, o + size) meets no interval of the active
+ * sets: bumping past a conflicting interval never skips a feasible offset. */
+static uint64_t lowest_free(query *q, uint64_t cand, uint64_t size, uint64_t align)
+{
+    unsigned clean = 0, i = 0;
+    while (clean < q->m) {
+        if (i >= q->m)
+            i = 0;
+        if (!seek(q, i, cand)) {
+            clean = 0; /* set i is now the last one, maybe counted already: recount */
+            continue;
+        }
+        const iv *v = q->t->qv[i];
+        uint32_t len = q->t->qn[i], k = q->k[i];
+        bool bumped = false;
+        while (k < len && v[k].a < cand + size) {
+            cand = plan_align_up(v[k].e, align);
+            bumped = true;
+            k++;
+        }
+        q->k[i] = k < len ? k : len - 1;
+        clean = bumped ? 1 : clean + 1;
+        i++;
+    }
+    return cand;
+}
+
+/* The start of the first interval beginning at or above the free byte f in any set
+ * (UINT64_MAX: none). */
+static uint64_t next_start(query *q, uint64_t f)
+{
+    uint64_t g = UINT64_MAX;
+    for (unsigned i = 0; i < q->m;)
+        if (seek(q, i, f)) {
+            uint64_t a = q->t->qv[i][q->k[i]].a;
+            g = a < g ? a : g;
+            i++;
+        }
+    return g;
+}
+
+/* Best fit reads the union's gaps bottom up; past this many it takes the lowest fit
+ * above them (a tight gap that high rarely pays for the walk). */
+#define BEST_FIT_GAPS 64
+
+uint64_t memd_plan_tree_fit(plan_tree *t, uint32_t x, uint64_t size, uint64_t align,
+                            bool best_fit)
+{
+    gather_ctx gc = {0};
+    if (t->hi[x] > t->lo[x])
+        walk(t, x, visit_gather, &gc);
+    query q = {.t = t, .m = gc.m};
+    memset(q.k, 0, gc.m * sizeof(*q.k));
+    if (!best_fit)
+        return lowest_free(&q, 0, size, align);
+    /* Best fit: the union's gaps bottom up, as the list placers see them (gap length
+     * from its unaligned start, ties to the lowest); the region above everything last. */
+    uint64_t best = UINT64_MAX, best_gap = UINT64_MAX, f = 0;
+    for (unsigned gaps = 0;; gaps++) {
+        f = lowest_free(&q, f, 1, 1); /* first free byte */
+        if (gaps == BEST_FIT_GAPS && best == UINT64_MAX)
+            return lowest_free(&q, plan_align_up(f, align), size, align);
+        uint64_t g = next_start(&q, f);
+        if (g == UINT64_MAX || (gaps == BEST_FIT_GAPS && best != UINT64_MAX))
+            return best != UINT64_MAX ? best : plan_align_up(f, align);
+        uint64_t cand = plan_align_up(f, align);
+        if (cand <= g && g - cand >= size && g - f < best_gap) {
+            best_gap = g - f;
+            best = cand;
+            if (best_gap == size)
+                return best; /* no tighter gap can exist */
+        }
+        f = g;
+    }
+}
+
+size_t memd_plan_tree_intervals(const plan_tree *t)
+{
+    return t->pool_len;
+}

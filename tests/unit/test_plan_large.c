@@ -1,0 +1,264 @@
+/* The planner's big-problem path on seeded traces shaped like large/gen_large.py (short
+ * lives, a heavy tail, a few long and a few huge buffers), small enough for valgrind:
+ * the segment tree places exactly as the offset-list placer on deep trees, and the
+ * squeaky-wheel lanes are valid, never worse, deterministic, the same on threads and in
+ * any lane order, and stop on a cancel; the planner's sort matches a comparison sort. */
+#include <check.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "plan.h"
+#include "plan_internal.h"
+
+#define N 1500
+
+static uint64_t rnd(uint64_t *s, uint64_t n)
+{
+    return plan_splitmix(s) % n;
+}
+
+static void trace(uint64_t *s, memd_plan_buffer *b, size_t n)
+{
+    uint64_t T = n * 3 / 2;
+    static const uint64_t sizes[] = {3, 40, 700, 4096, 9000, 65537, 300000, 1u << 20};
+    for (size_t i = 0; i < n; i++) {
+        uint64_t lo = rnd(s, T), r = rnd(s, 100), life;
+        if (r < 70)
+            life = 1 + rnd(s, 6);
+        else if (r < 95)
+            life = 8 + rnd(s, 8) * rnd(s, 8);
+        else
+            life = T / 20 + rnd(s, T / 2 - T / 20);
+        uint64_t hi = lo + life < T ? lo + life : T;
+        b[i] = (memd_plan_buffer){.lower = lo, .upper = hi > lo ? hi : lo + 1,
+                                  .size = sizes[rnd(s, 8)] + rnd(s, 3),
+                                  .align = rnd(s, 4) ? 0 : 64};
+    }
+}
+
+/* Deep trees (thousands of ranks), random orders: the tree's first fit gives exactly
+ * the offsets of the offset-list placer; its best fit (64 gaps) a valid plan. */
+START_TEST(tree_matches_list)
+{
+    uint64_t s = 0x7EE + (uint64_t)_i;
+    memd_plan_buffer *b = malloc(N * sizeof(*b));
+    uint64_t *o1 = malloc(N * sizeof(*o1)), *o2 = malloc(N * sizeof(*o2));
+    uint32_t *order = malloc(N * sizeof(*order));
+    trace(&s, b, N);
+    for (size_t i = 0; i < N; i++)
+        order[i] = (uint32_t)i;
+    for (size_t i = N - 1; i > 0; i--) {
+        size_t j = rnd(&s, i + 1);
+        uint32_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    plan_placer pl, pt;
+    ck_assert_int_eq(memd_plan_placer_init(&pl, b, N, NULL), 0);
+    ck_assert_int_eq(memd_plan_placer_init_tree(&pt, b, N), 0);
+    for (size_t i = 0; i < N; i++)
+        pl.pos[order[i]] = pt.pos[order[i]] = (uint32_t)i;
+    uint64_t al = memd_plan_place_range(&pl, order, 0, false, o1);
+    uint64_t at = memd_plan_place_range(&pt, order, 0, false, o2);
+    ck_assert_uint_eq(al, at);
+    ck_assert_mem_eq(o1, o2, N * sizeof(*o1));
+    /* A run may start from a placed prefix (the tree is rebuilt from it). */
+    at = memd_plan_place_range(&pt, order, N / 2, false, o2);
+    ck_assert_mem_eq(o1, o2, N * sizeof(*o1));
+    at = memd_plan_place_range(&pt, order, 0, true, o2);
+    uint64_t arena = 0;
+    ck_assert_int_eq(memd_plan_validate(b, N, o2, NULL, &arena), 0);
+    ck_assert_uint_eq(arena, at);
+    memd_plan_placer_free(&pl);
+    memd_plan_placer_free(&pt);
+    free(b);
+    free(o1);
+    free(o2);
+    free(order);
+}
+END_TEST
+
+typedef struct start {
+    memd_plan_buffer b[N];
+    uint64_t lb, first, off[N];
+} start;
+
+/* The first plan as memd_plan_solve makes it on this path: size order, first fit. */
+static void first_plan(start *st, uint64_t seed)
+{
+    uint64_t s = seed;
+    trace(&s, st->b, N);
+    ck_assert_int_eq(memd_plan_lower_bound(st->b, N, &st->lb), 0);
+    uint64_t key[N];
+    uint32_t order[N];
+    for (size_t i = 0; i < N; i++) {
+        key[i] = st->b[i].size;
+        order[i] = (uint32_t)i;
+    }
+    memd_plan_sort_desc(order, N, key);
+    plan_placer pt;
+    ck_assert_int_eq(memd_plan_placer_init_tree(&pt, st->b, N), 0);
+    for (size_t i = 0; i < N; i++)
+        pt.pos[order[i]] = (uint32_t)i;
+    st->first = memd_plan_place_range(&pt, order, 0, false, st->off);
+    memd_plan_placer_free(&pt);
+}
+
+/* Runs the lanes last to first. */
+static void reversed(void *ctx, unsigned lanes, memd_plan_lane_fn fn, void *arg)
+{
+    (void)ctx;
+    for (unsigned i = lanes; i-- > 0;)
+        fn(arg, i);
+}
+
+typedef struct th_arg {
+    memd_plan_lane_fn fn;
+    void *arg;
+    unsigned lane;
+} th_arg;
+
+static void *th_main(void *p)
+{
+    th_arg *a = p;
+    a->fn(a->arg, a->lane);
+    return NULL;
+}
+
+/* One thread per lane. */
+static void threaded(void *ctx, unsigned lanes, memd_plan_lane_fn fn, void *arg)
+{
+    (void)ctx;
+    pthread_t th[8];
+    th_arg ta[8];
+    ck_assert_uint_le(lanes, 8);
+    for (unsigned i = 0; i < lanes; i++) {
+        ta[i] = (th_arg){fn, arg, i};
+        ck_assert_int_eq(pthread_create(&th[i], NULL, th_main, &ta[i]), 0);
+    }
+    for (unsigned i = 0; i < lanes; i++)
+        pthread_join(th[i], NULL);
+}
+
+/* The lanes from the first plan with an iteration budget; returns the arena. */
+static uint64_t improve(const start *st, memd_plan_runner_fn runner, uint64_t limit,
+                        atomic_bool *cancel, uint64_t *off)
+{
+    memcpy(off, st->off, sizeof(st->off));
+    plan_budget bu = {.limit = limit, .cancel = cancel};
+    plan_best bp = {.arena = st->first, .off = off, .strategy = "greedy", .have = true,
+                    .clock = &bu};
+    memd_plan_opts o = {.runner = runner};
+    ck_assert_int_eq(memd_plan_large_improve(st->b, N, st->lb, &o, 0, &bu, &bp), 0);
+    uint64_t arena = 0;
+    ck_assert_int_eq(memd_plan_validate(st->b, N, off, NULL, &arena), 0);
+    ck_assert_uint_eq(arena, bp.arena);
+    return bp.arena;
+}
+
+START_TEST(squeaky_is_deterministic_on_any_runner)
+{
+    start *st = malloc(sizeof(*st));
+    first_plan(st, 0x5E1 + (uint64_t)_i);
+    uint64_t *o1 = malloc(N * sizeof(*o1)), *o2 = malloc(N * sizeof(*o2));
+    uint64_t limit = 2 * 16 * (N / 8 + 1); /* 16 runs a lane */
+    uint64_t a1 = improve(st, NULL, limit, NULL, o1);
+    ck_assert_uint_le(a1, st->first);
+    ck_assert_uint_ge(a1, st->lb);
+    ck_assert_uint_eq(improve(st, NULL, limit, NULL, o2), a1);
+    ck_assert_mem_eq(o1, o2, N * sizeof(*o1));
+    ck_assert_uint_eq(improve(st, reversed, limit, NULL, o2), a1);
+    ck_assert_mem_eq(o1, o2, N * sizeof(*o1));
+    ck_assert_uint_eq(improve(st, threaded, limit, NULL, o2), a1);
+    ck_assert_mem_eq(o1, o2, N * sizeof(*o1));
+    free(o1);
+    free(o2);
+    free(st);
+}
+END_TEST
+
+/* On these traces the lanes at least halve the gap of size order first fit wherever it
+ * is above 1 % (seeds 0, 3 and 5 of the six; elsewhere tiny buffers make the gap and
+ * the lanes must only not lose). */
+START_TEST(squeaky_halves_the_gap)
+{
+    start *st = malloc(sizeof(*st));
+    first_plan(st, 0xB0057 + (uint64_t)_i);
+    uint64_t *off = malloc(N * sizeof(*off));
+    uint64_t a = improve(st, NULL, 2 * 16 * (N / 8 + 1), NULL, off);
+    ck_assert_uint_le(a, st->first);
+    if ((st->first - st->lb) * 100 > st->lb)
+        ck_assert_uint_le((a - st->lb) * 2, st->first - st->lb);
+    free(off);
+    free(st);
+}
+END_TEST
+
+/* A cancel already raised: no run, the first plan stays. */
+START_TEST(squeaky_cancelled)
+{
+    start *st = malloc(sizeof(*st));
+    first_plan(st, 0xCA);
+    uint64_t *off = malloc(N * sizeof(*off));
+    atomic_bool cancel;
+    atomic_init(&cancel, true);
+    ck_assert_uint_eq(improve(st, threaded, 0, &cancel, off), st->first);
+    ck_assert_mem_eq(off, st->off, N * sizeof(*off));
+    free(off);
+    free(st);
+}
+END_TEST
+
+static int cmp_ref(const void *x, const void *y, void *ctx)
+{
+    const uint64_t *key = ctx;
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    if (key[a] != key[b])
+        return key[a] > key[b] ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+/* The planner's sort (a radix sort for ascending index input) orders exactly as the
+ * comparison sort: key descending, ties by index; few distinct keys (many ties), wide
+ * keys (every digit differs), and indices not in order (the qsort path). */
+START_TEST(sort_desc_matches_qsort)
+{
+    uint64_t s = 0x5027 + (uint64_t)_i;
+    size_t n = 3000 + rnd(&s, 3000);
+    uint64_t *key = malloc(n * sizeof(*key));
+    uint32_t *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
+    for (size_t i = 0; i < n; i++) {
+        key[i] = _i == 0 ? rnd(&s, 7) : _i == 1 ? plan_splitmix(&s) : rnd(&s, 1u << 20) << 30;
+        a[i] = b[i] = (uint32_t)i;
+    }
+    if (_i == 2)
+        for (size_t i = n - 1; i > 0; i--) {
+            size_t j = rnd(&s, i + 1);
+            uint32_t t = a[i];
+            a[i] = b[i] = a[j];
+            a[j] = b[j] = t;
+        }
+    memd_plan_sort_desc(a, n, key);
+    qsort_r(b, n, sizeof(*b), cmp_ref, key);
+    ck_assert_mem_eq(a, b, n * sizeof(*a));
+    free(key);
+    free(a);
+    free(b);
+}
+END_TEST
+
+Suite *memd_test_suite(void)
+{
+    Suite *s = suite_create("plan-large");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, sort_desc_matches_qsort, 0, 3);
+    tcase_add_loop_test(tc, tree_matches_list, 0, 3);
+    tcase_add_loop_test(tc, squeaky_is_deterministic_on_any_runner, 0, 2);
+    tcase_add_loop_test(tc, squeaky_halves_the_gap, 0, 6);
+    tcase_add_test(tc, squeaky_cancelled);
+    suite_add_tcase(s, tc);
+    return s;
+}
