@@ -19,17 +19,31 @@ const char *memclient_default_socket(void)
     return MEMD_DEFAULT_SOCKET;
 }
 
+bool memclient_gone(int err)
+{
+    return err == -ECONNRESET || err == -EPIPE || err == -ENOTCONN || err == -ECONNABORTED;
+}
+
 int memclient_lock(memclient *c)
 {
     if (!c)
         return memclient_fail(-EINVAL, "no connection (NULL)");
     pthread_mutex_lock(&c->mu);
+    if (c->dead && c->auto_reconnect && memclient_gone(c->dead)) {
+        int r = memclient_reconnect_locked(c, MEMCLIENT_RECONNECT_MS);
+        if (r < 0 && r != -EISCONN) {
+            pthread_mutex_unlock(&c->mu);
+            return r; /* its error is recorded */
+        }
+    }
     if (c->dead) {
         int dead = c->dead;
         pthread_mutex_unlock(&c->mu);
         return memclient_fail(-ENOTCONN, "connection to %s is closed after an earlier error (%s)",
                               c->info.socket_path, memclient_strerror(dead));
     }
+    if (atomic_load_explicit(&c->pools_dirty, memory_order_relaxed))
+        c->pool_hooks->queue(c); /* only pools set the flag: the hooks are there */
     return 0;
 }
 
@@ -123,9 +137,17 @@ static int hello(memclient *c, bool reclaim)
 
 int memclient_connect_named(const char *path, const char *client_name, memclient **out)
 {
+    return memclient_connect_flags(path, client_name, 0, out);
+}
+
+int memclient_connect_flags(const char *path, const char *client_name, unsigned flags,
+                            memclient **out)
+{
     if (!out)
         return memclient_fail(-EINVAL, "memclient_connect: out is NULL");
     *out = NULL;
+    if (flags & ~(unsigned)MEMCLIENT_CONNECT_RECONNECT)
+        return memclient_fail(-EINVAL, "unknown connect flags 0x%x", flags);
     if (!path || !*path)
         path = getenv(MEMCLIENT_SOCKET_ENV);
     if (!path || !*path)
@@ -142,6 +164,7 @@ int memclient_connect_named(const char *path, const char *client_name, memclient
     if (!c)
         return memclient_fail(-ENOMEM, "out of memory");
     memcpy(c->info.socket_path, path, plen + 1);
+    c->auto_reconnect = (flags & MEMCLIENT_CONNECT_RECONNECT) != 0;
     c->next_id = 1;
     c->slots_cap = 16;
     c->slots = calloc(c->slots_cap, sizeof(*c->slots));
@@ -259,6 +282,13 @@ int memclient_reconnect(memclient *c, int timeout_ms)
     if (!c)
         return memclient_fail(-EINVAL, "no connection (NULL)");
     pthread_mutex_lock(&c->mu);
+    int rc = memclient_reconnect_locked(c, timeout_ms);
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int memclient_reconnect_locked(memclient *c, int timeout_ms)
+{
     if (!c->dead) {
         /* No call has failed yet, but the daemon may be gone: it hung up on us. */
         struct pollfd pfd = {.fd = c->fd, .events = POLLIN | POLLRDHUP};
@@ -266,7 +296,6 @@ int memclient_reconnect(memclient *c, int timeout_ms)
             memclient_kill(c, -ECONNRESET, "the daemon closed the connection");
     }
     if (!c->dead) {
-        pthread_mutex_unlock(&c->mu);
         return memclient_fail(-EISCONN, "the connection to %s is alive: nothing to reconnect",
                               c->info.socket_path);
     }
@@ -276,7 +305,8 @@ int memclient_reconnect(memclient *c, int timeout_ms)
     int rc = reattach(c, deadline, timeout_ms, reclaim);
     /* Nobody to reach, reclaimed, or a plain HELLO that failed: that is the answer. */
     if (c->dead || (reclaim ? rc == 0 : rc < 0)) {
-        pthread_mutex_unlock(&c->mu);
+        if (!c->dead && rc == 0 && c->pool_hooks)
+            c->pool_hooks->resync(c); /* memd's pool books start empty after a restart */
         return rc;
     }
     char why[256] = "the daemon keeps no state across restarts";
@@ -286,14 +316,11 @@ int memclient_reconnect(memclient *c, int timeout_ms)
         memclient_last_error(&e);
         snprintf(why, sizeof(why), "%s", e.message);
         int r2 = hello(c, false);
-        if (r2 < 0) {
-            pthread_mutex_unlock(&c->mu);
+        if (r2 < 0)
             return r2;
-        }
     } else {
         rc = -ESTALE;
     }
-    pthread_mutex_unlock(&c->mu);
     return memclient_fail(rc, "every old handle is void: session %u was not reclaimed, the "
                               "connection has a new, empty session %u (%.150s)",
                           old_id, c->info.session_id, why);
@@ -303,6 +330,8 @@ void memclient_disconnect(memclient *c)
 {
     if (!c)
         return;
+    if (c->pool_hooks)
+        c->pool_hooks->close(c);
     close(c->fd);
     pthread_mutex_destroy(&c->mu);
     free(c->tx);

@@ -66,6 +66,7 @@ void memclient_info_from_wire(memclient_alloc_info *out, const memd_wire_alloc_i
     out->created_ns = w->created_ns;
     memcpy(out->name, w->name, sizeof(out->name));
     memcpy(out->comm, w->comm, sizeof(out->comm));
+    out->pool = (w->flags & MEMD_ALLOC_I_POOL) != 0;
 }
 
 int memclient_decode(memclient *c, memclient_slot *s, const uint8_t *p, size_t len)

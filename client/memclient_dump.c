@@ -259,9 +259,55 @@ static int dec_subdev(memclient_snapshot *s, const uint8_t *p, size_t n)
     return 0;
 }
 
+static int dec_use(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_session_use w;
+    int r = memd_wire_session_use_get(p, n, &w);
+    if (r < 0)
+        return r;
+    memclient_session_use *o = &s->usage[s->nusage++];
+    o->session_id = w.session_id;
+    o->device = w.device;
+    o->kind = (memd_kind)w.kind;
+    o->allocations = w.allocations;
+    o->bytes = w.bytes;
+    o->shared_bytes = w.shared_bytes;
+    return 0;
+}
+
+static int dec_pool(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_pool_rec w;
+    int r = memd_wire_pool_rec_get(p, n, &w);
+    if (r < 0)
+        return r;
+    s->pools[s->npools++] = (memclient_pool_rec){.handle = w.handle, .as_of_ns = w.as_of_ns,
+                                                 .pooled_bytes = w.pooled_bytes,
+                                                 .reports = w.reports,
+                                                 .suballocs = w.suballocs};
+    return 0;
+}
+
+static int dec_suballoc(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_suballoc_rec w;
+    int r = memd_wire_suballoc_rec_get(p, n, &w);
+    if (r < 0)
+        return r;
+    /* It follows its pool's record. */
+    if (s->npools == 0 || s->pools[s->npools - 1].handle != w.pool)
+        return -EBADMSG;
+    memclient_suballoc_rec *o = &s->suballocs[s->nsuballocs++];
+    *o = (memclient_suballoc_rec){.pool = w.pool, .offset = w.offset, .size = w.size,
+                                  .as_of_ns = s->pools[s->npools - 1].as_of_ns};
+    memcpy(o->name, w.name, sizeof o->name);
+    return 0;
+}
+
 typedef int (*rec_decoder)(memclient_snapshot *s, const uint8_t *p, size_t n);
 
 /* The tags this library knows; a newer daemon's other tags are refused (-EBADMSG). */
+/* PAGE records never reach the parser: memclient_dump strips them off each page. */
 #define NTAGS (MEMD_REC_SUBDEV + 1)
 
 static const rec_decoder decoders[NTAGS] = {
@@ -270,6 +316,8 @@ static const rec_decoder decoders[NTAGS] = {
     [MEMD_REC_ALLOC] = dec_alloc,     [MEMD_REC_BLOCK] = dec_block,
     [MEMD_REC_SESSION] = dec_session, [MEMD_REC_PLAN] = dec_plan,
     [MEMD_REC_MODEL] = dec_model,     [MEMD_REC_INSTANCE] = dec_instance,
+    [MEMD_REC_SESSION_USE] = dec_use,
+    [MEMD_REC_POOL] = dec_pool,       [MEMD_REC_SUBALLOC] = dec_suballoc,
     [MEMD_REC_BANK] = dec_bank,       [MEMD_REC_ALLOC_BANK] = dec_alloc_bank,
     [MEMD_REC_SUBDEV] = dec_subdev,
 };
@@ -318,6 +366,9 @@ int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **
     ALLOC_ARRAY(bank_use, MEMD_REC_BANK)
     ALLOC_ARRAY(alloc_banks, MEMD_REC_ALLOC_BANK)
     ALLOC_ARRAY(subdevs, MEMD_REC_SUBDEV)
+    ALLOC_ARRAY(usage, MEMD_REC_SESSION_USE)
+    ALLOC_ARRAY(pools, MEMD_REC_POOL)
+    ALLOC_ARRAY(suballocs, MEMD_REC_SUBALLOC)
 #undef ALLOC_ARRAY
 
     for (off = 0; off < len;) {
@@ -352,6 +403,9 @@ void memclient_snapshot_free(memclient_snapshot *s)
     free(s->bank_use);
     free(s->alloc_banks);
     free(s->subdevs);
+    free(s->usage);
+    free(s->pools);
+    free(s->suballocs);
     free(s);
 }
 

@@ -4,6 +4,7 @@
 #define MEMD_CLIENT_MEMCLIENT_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -46,6 +47,7 @@ typedef struct memclient_slot {
     bool done;              /* reply received and decoded */
     bool waited;            /* owned by a blocking call, not by memclient_complete */
     bool consumed;          /* its blocking caller has taken the result */
+    bool cut;               /* failed because the connection died (memclient_kill) */
     int status;             /* 0 or negative errno, valid when done */
     int result;             /* BANKS: number of banks */
     size_t n;               /* BUFFERS: expected count; BANKS: capacity of out */
@@ -77,7 +79,31 @@ struct memclient {
     char client_name[32];   /* as given at connect, sent again */
     uint32_t welcome_flags; /* MEMD_WELCOME_F_* */
     uint8_t token[MEMD_TOKEN_SIZE];
+
+    /* Client pools (memclient_pool*.c). The connection reaches them only through
+     * pool_hooks, set by the first memclient_pool_create: so the connection's code does
+     * not depend on the pools' (which call it). */
+    const struct memclient_pool_hooks *pool_hooks;
+    struct memclient_pool *pools; /* list, under mu */
+    atomic_uint pools_dirty;    /* some pool has something to report: checked lock-free */
+    uint64_t report_seq;        /* last POOL_REPORT queued (valid when report_queued) */
+    bool report_queued;
+    memclient_error report_err; /* the first report the daemon refused (status 0: none) */
+    pthread_t timer;
+    bool timer_on, timer_stop;
+    pthread_mutex_t timer_mu;   /* with timer_cv: the timer's sleep and its stop */
+    pthread_cond_t timer_cv;
+    bool auto_reconnect;    /* MEMCLIENT_CONNECT_RECONNECT */
 };
+
+#define MEMCLIENT_POOL_REPORT_MS MEMCLIENT_POOL_STALENESS_MS
+
+/* What the connection asks of its pools (memclient_pool.c fills it). */
+typedef struct memclient_pool_hooks {
+    void (*queue)(memclient *c);  /* under mu: queue the pending reports */
+    void (*resync)(memclient *c); /* under mu, after a reclaim: report everything again */
+    void (*close)(memclient *c);  /* disconnect, without mu: stop the timer, free pools */
+} memclient_pool_hooks;
 
 /* ---- memclient_error.c ---- */
 /* Records a failure for memclient_last_error() and returns err (negative). */
@@ -109,6 +135,10 @@ memclient_slot *memclient_slot_at(memclient *c, uint64_t seq);
 void memclient_consume(memclient *c, uint64_t seq);
 /* Marks the connection dead with err and fails every slot still pending. */
 int memclient_kill(memclient *c, int err, const char *what);
+/* Queues frame (a copy of one sent before, len bytes) again with MEMD_REQ_F_RETRY, in a
+ * new slot like old's; 0 with *seq, or -ENOMEM. */
+int memclient_resend(memclient *c, const uint8_t *frame, size_t len, const memclient_slot *old,
+                     uint64_t *seq);
 
 /* ---- memclient_access.c ---- */
 /* " (why)" for connect(2)'s EACCES on path: the folder this user may not enter, or the
@@ -126,9 +156,17 @@ int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **
 
 /* ---- memclient_ops.c ---- */
 int memclient_encode_alloc_req(const memclient_alloc_req *r, memd_wire_alloc_req *w);
+/* memclient_alloc of an encoded request (pools set flags the public API does not). */
+int memclient_alloc_wire(memclient *c, const memd_wire_alloc_req *w, memclient_buffer *out);
 
-/* Locking with the connection's dead check, shared by every public call. */
+/* Locking with the connection's dead check, shared by every public call (with
+ * auto_reconnect, a connection the daemon dropped is reconnected here); it also queues
+ * the pools' pending reports, so they leave with the caller's request. */
 int memclient_lock(memclient *c);
+/* The connection died because the daemon went away (not a protocol error). */
+bool memclient_gone(int err);
+/* memclient_reconnect with c->mu held. */
+int memclient_reconnect_locked(memclient *c, int timeout_ms);
 void memclient_unlock(memclient *c);
 
 #endif

@@ -62,6 +62,7 @@ int memclient_kill(memclient *c, int err, const char *what)
     for (uint64_t s = c->reply_seq; s != c->tail; s++) {
         memclient_slot *sl = memclient_slot_at(c, s);
         sl->status = err;
+        sl->cut = true;
         memclient_error_set(&sl->err, err, "connection to %s lost: %s", c->info.socket_path,
                             what ? what : memclient_strerror(err));
         sl->done = true;
@@ -112,6 +113,7 @@ uint8_t *memclient_begin(memclient *c, uint16_t op, uint32_t payload_len,
     s->done = false;
     s->waited = waited;
     s->consumed = false;
+    s->cut = false;
     s->status = 0;
     s->result = 0;
     s->n = n;
@@ -119,6 +121,29 @@ uint8_t *memclient_begin(memclient *c, uint16_t op, uint32_t payload_len,
     s->err.status = 0;
     *seq = c->tail++;
     return payload;
+}
+
+int memclient_resend(memclient *c, const uint8_t *frame, size_t len, const memclient_slot *old,
+                     uint64_t *seq)
+{
+    memclient_slot tmpl = *old; /* old may live in the ring that slots_reserve moves */
+    if (slots_reserve(c) < 0)
+        return -ENOMEM;
+    if (c->tx_off == c->tx_len)
+        c->tx_off = c->tx_len = 0;
+    if (grow(&c->tx, &c->tx_cap, c->tx_len + len) < 0)
+        return -ENOMEM;
+    memcpy(c->tx + c->tx_len, frame, len);
+    memd_wire_put_u32(c->tx + c->tx_len + 20, MEMD_REQ_F_RETRY); /* the header's status */
+    c->last_frame = c->tx_len;
+    c->tx_len += len;
+    memclient_slot *s = memclient_slot_at(c, c->tail);
+    *s = tmpl;
+    s->done = s->consumed = s->cut = false;
+    s->status = s->result = 0;
+    s->err.status = 0;
+    *seq = c->tail++;
+    return 0;
 }
 
 void memclient_unbegin(memclient *c, uint64_t seq)
@@ -218,6 +243,9 @@ static void handle_reply(memclient *c, const memd_wire_hdr *h, const uint8_t *p)
         s->status = h->status;
         s->done = true;
         c->reply_seq++;
+        /* Nobody waits for a pool report's result: keep a refusal for memclient_pool_flush. */
+        if (s->op == MEMD_OP_POOL_REPORT && c->report_err.status == 0)
+            c->report_err = s->err;
         return;
     }
     int r = memclient_decode(c, s, p, h->len);

@@ -60,11 +60,43 @@ static int begin_failed(memclient *c, int err, uint16_t op, uint32_t len)
                           memclient_strerror(err));
 }
 
-/* Waits for a blocking call's slot, retires it and returns its status (or result). */
+/* MEMCLIENT_CONNECT_RECONNECT: the request of slot *seq was cut off because the daemon
+ * went away. Reconnects (reclaiming the session) and sends the request again, marked
+ * as a retry, in a new slot (*seq). 0, or the error that ends the call. */
+static int again(memclient *c, uint64_t *seq, const uint8_t *frame, size_t len)
+{
+    memclient_slot old = *memclient_slot_at(c, *seq);
+    memclient_consume(c, *seq);
+    int r = memclient_reconnect_locked(c, MEMCLIENT_RECONNECT_MS);
+    if (r < 0 && r != -EISCONN)
+        return r;
+    if (memclient_resend(c, frame, len, &old, seq) < 0)
+        return memclient_fail(-ENOMEM, "no memory to send a request again");
+    return 0;
+}
+
+/* Waits for a blocking call's slot, retires it and returns its status (or result). The
+ * call's frame is the last one queued; with auto_reconnect a copy of it is kept, to be
+ * sent again if the daemon goes away before it answers. */
 static int finish(memclient *c, uint64_t seq)
 {
+    uint8_t *frame = NULL;
+    size_t len = c->tx_len - c->last_frame;
+    if (c->auto_reconnect && (frame = malloc(len)) != NULL)
+        memcpy(frame, c->tx + c->last_frame, len);
     int r = memclient_wait(c, seq);
     memclient_slot *s = memclient_slot_at(c, seq);
+    while (r < 0 && frame && s->cut && memclient_gone(r)) {
+        int e = again(c, &seq, frame, len);
+        if (e < 0) {
+            free(frame);
+            memclient_unlock(c);
+            return e; /* recorded by memclient_reconnect_locked or again */
+        }
+        r = memclient_wait(c, seq);
+        s = memclient_slot_at(c, seq);
+    }
+    free(frame);
     if (r < 0)
         memclient_fail_with(&s->err);
     else
@@ -160,6 +192,19 @@ int memclient_alloc(memclient *c, const memclient_alloc_req *req, memclient_buff
     r = has_banks(req) ? alloc_banks_begin(c, &w, req, out, true, &seq)
                        : alloc_begin(c, &w, out, true, &seq);
     if (r < 0) {
+        memclient_unlock(c);
+        return r;
+    }
+    return finish(c, seq);
+}
+
+int memclient_alloc_wire(memclient *c, const memd_wire_alloc_req *w, memclient_buffer *out)
+{
+    uint64_t seq;
+    int r;
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    if ((r = alloc_begin(c, w, out, true, &seq)) < 0) {
         memclient_unlock(c);
         return r;
     }
@@ -385,31 +430,111 @@ int memclient_bank_info(memclient *c, uint64_t handle, memclient_bank *out, size
     return handle_call(c, MEMD_OP_BANK_ADDRS, handle, MEMCLIENT_OUT_BANK_INFO, out, cap);
 }
 
-int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snapshot **out)
+/* One page of a paged DUMP (protocol.h) into raw. */
+static int dump_page(memclient *c, const memd_wire_dump_req *q, memclient_raw *raw)
 {
     uint64_t seq;
     int err = 0, r;
-    if (!out)
-        return memclient_fail(-EINVAL, "memclient_dump: out is NULL");
-    *out = NULL;
-    if (flags & ~(unsigned)(MEMCLIENT_DUMP_BLOCKS | MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_BANKS))
-        return memclient_fail(-EINVAL, "unknown dump flags 0x%x", flags);
     if ((r = memclient_lock(c)) < 0)
         return r;
-    uint8_t *p = memclient_begin(c, MEMD_OP_DUMP, MEMD_WIRE_DUMP_REQ_SIZE, MEMCLIENT_OUT_SNAPSHOT,
-                                 out, 1, true, &seq, &err);
+    uint8_t *p = memclient_begin(c, MEMD_OP_DUMP, MEMD_WIRE_DUMP_REQ_SIZE, MEMCLIENT_OUT_RAW,
+                                 raw, 1, true, &seq, &err);
     if (!p) {
         memclient_unlock(c);
         return begin_failed(c, err, MEMD_OP_DUMP, MEMD_WIRE_DUMP_REQ_SIZE);
     }
+    memd_wire_dump_req_put(p, q);
+    return finish(c, seq);
+}
+
+/* Where a page's records end: before its PAGE record, which must be the last one and
+ * names the next cursor (*next; 0 when the reply has none: the whole dump at once). */
+static int page_end(const uint8_t *p, size_t len, size_t *end, uint64_t *next)
+{
+    *end = len;
+    *next = 0;
+    for (size_t off = 0; off < len;) {
+        uint32_t tag;
+        size_t rec;
+        int r = memd_wire_tag_get(p + off, len - off, &tag, &rec);
+        if (r < 0)
+            return r;
+        if (tag == MEMD_REC_PAGE) {
+            memd_wire_page_rec pr;
+            if (off + MEMD_WIRE_TAG_SIZE + rec != len ||
+                memd_wire_page_rec_get(p + off + MEMD_WIRE_TAG_SIZE, rec, &pr) < 0)
+                return -EBADMSG;
+            *end = off;
+            *next = pr.next;
+            return 0;
+        }
+        off += MEMD_WIRE_TAG_SIZE + rec;
+    }
+    return 0;
+}
+
+/* The dump comes in pages (a million allocations do not fit one reply, and building
+ * them at once would stall the daemon's other clients); their records are gathered
+ * and parsed as one. */
+int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snapshot **out)
+{
+    if (!out)
+        return memclient_fail(-EINVAL, "memclient_dump: out is NULL");
+    *out = NULL;
+    if (flags & ~(unsigned)(MEMCLIENT_DUMP_BLOCKS | MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_USAGE |
+                            MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_SUBALLOCS |
+                            MEMCLIENT_DUMP_BANKS))
+        return memclient_fail(-EINVAL, "unknown dump flags 0x%x", flags);
     memd_wire_dump_req q = {
         .device = device,
         .flags = ((flags & MEMCLIENT_DUMP_BLOCKS) ? MEMD_DUMP_F_BLOCKS : 0) |
                  ((flags & MEMCLIENT_DUMP_MODELS) ? MEMD_DUMP_F_MODELS : 0) |
-                 ((flags & MEMCLIENT_DUMP_BANKS) ? MEMD_DUMP_F_BANKS : 0),
+                 ((flags & MEMCLIENT_DUMP_USAGE) ? MEMD_DUMP_F_USAGE : 0) |
+                 ((flags & (MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_SUBALLOCS)) ? MEMD_DUMP_F_POOLS
+                                                                               : 0) |
+                 ((flags & MEMCLIENT_DUMP_SUBALLOCS) ? MEMD_DUMP_F_SUBALLOCS : 0) |
+                 ((flags & MEMCLIENT_DUMP_BANKS) ? MEMD_DUMP_F_BANKS : 0) | MEMD_DUMP_F_PAGED,
     };
-    memd_wire_dump_req_put(p, &q);
-    return finish(c, seq);
+    uint8_t *all = NULL;
+    size_t len = 0, cap = 0;
+    int r;
+    for (;;) {
+        memclient_raw raw = {0};
+        if ((r = dump_page(c, &q, &raw)) < 0)
+            break;
+        size_t end;
+        uint64_t next;
+        if ((r = page_end(raw.data, raw.len, &end, &next)) == 0 && next != 0 && next <= q.cursor)
+            r = -EPROTO; /* a cursor must move on */
+        if (r == 0 && len + end > cap) {
+            size_t ncap = cap ? cap : 1u << 16;
+            while (ncap < len + end)
+                ncap *= 2;
+            uint8_t *n = realloc(all, ncap);
+            if (!n)
+                r = -ENOMEM;
+            else
+                all = n, cap = ncap;
+        }
+        if (r == 0) {
+            memcpy(all + len, raw.data, end);
+            len += end;
+        }
+        free(raw.data);
+        if (r < 0) {
+            memclient_fail(r, "DUMP reply: %s", memclient_strerror(r));
+            break;
+        }
+        if (next == 0) {
+            r = memclient_snapshot_parse(all ? all : (const uint8_t *)"", len, out);
+            if (r < 0)
+                memclient_fail(r, "DUMP reply: %s", memclient_strerror(r));
+            break;
+        }
+        q.cursor = next;
+    }
+    free(all);
+    return r;
 }
 
 /* ---- completion ---- */

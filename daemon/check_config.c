@@ -92,12 +92,16 @@ static void print_table(FILE *out, const memd_config *cfg)
     fprintf(out, "socket: %s\n", cfg->socket_path[0] ? cfg->socket_path : "(default)");
     fprintf(out, "state_dir: %s\n", cfg->state_dir[0] ? cfg->state_dir : "(beside the socket)");
     fprintf(out, "admin_group: %s\n", cfg->admin_group[0] ? cfg->admin_group : "(root only)");
+    fprintf(out, "shared_names: %s\n", cfg->shared_names_global ? "global" : "per_uid");
     const memd_limits *l = &cfg->limits;
     fprintf(out,
             "limits: max_frame %" PRIu32 ", max_sessions %" PRIu32 ", max_allocs_per_session %" PRIu32
-            ", max_reply_backlog %" PRIu64 ", quota_per_uid %" PRIu64 "%s, reclaim_grace_ms %" PRIu32 "\n",
+            ", max_reply_backlog %" PRIu64 ", quota_per_uid %" PRIu64 "%s, reclaim_grace_ms %" PRIu32
+            ", max_sessions_per_uid %" PRIu32 ", admin_sessions %" PRIu32 ", hello_timeout_ms %" PRIu32
+            "\n",
             l->max_frame, l->max_sessions, l->max_allocs_per_session, l->max_reply_backlog,
-            l->quota_per_uid, l->quota_per_uid ? "" : " (unlimited)", l->reclaim_grace_ms);
+            l->quota_per_uid, l->quota_per_uid ? "" : " (unlimited)", l->reclaim_grace_ms,
+            l->max_sessions_per_uid, l->admin_sessions, l->hello_timeout_ms);
     for (uint32_t i = 0; i < cfg->ndevices; i++) {
         const memd_device_spec *d = &cfg->devices[i];
         fprintf(out, "device %" PRIu32 " '%s'%s%s\n", d->id, d->name, d->arch[0] ? " arch " : "", d->arch);
@@ -157,11 +161,13 @@ static void print_json(FILE *out, const memd_config *cfg)
     memd_json_str(out, cfg->state_dir);
     fprintf(out, ",\"admin_group\":");
     memd_json_str(out, cfg->admin_group);
+    fprintf(out, ",\"shared_names\":\"%s\"", cfg->shared_names_global ? "global" : "per_uid");
     fprintf(out,
             ",\"limits\":{\"max_frame\":%" PRIu32 ",\"max_sessions\":%" PRIu32 ",\"max_allocs_per_session\":%" PRIu32
-            ",\"max_reply_backlog\":%" PRIu64 ",\"quota_per_uid\":%" PRIu64 ",\"reclaim_grace_ms\":%" PRIu32 "}",
+            ",\"max_reply_backlog\":%" PRIu64 ",\"quota_per_uid\":%" PRIu64 ",\"reclaim_grace_ms\":%" PRIu32
+            ",\"max_sessions_per_uid\":%" PRIu32 ",\"admin_sessions\":%" PRIu32 ",\"hello_timeout_ms\":%" PRIu32 "}",
             l->max_frame, l->max_sessions, l->max_allocs_per_session, l->max_reply_backlog, l->quota_per_uid,
-            l->reclaim_grace_ms);
+            l->reclaim_grace_ms, l->max_sessions_per_uid, l->admin_sessions, l->hello_timeout_ms);
     fprintf(out, ",\"devices\":[");
     for (uint32_t i = 0; i < cfg->ndevices; i++) {
         const memd_device_spec *d = &cfg->devices[i];

@@ -1,6 +1,6 @@
 /* memd — the device memory daemon.
  *
- *   memd [--config FILE] [--socket PATH] [--foreground] [--reset-state]
+ *   memd [--config FILE] [--socket PATH] [--foreground] [--discard-state]
  *        [--state-max-bytes SIZE]
  *   memd --check-config FILE [--json]
  *   memd --version
@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +53,7 @@ static const char *default_config(void)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: memd [--config FILE] [--socket PATH] [--foreground] [--reset-state]\n"
+            "usage: memd [--config FILE] [--socket PATH] [--foreground] [--discard-state]\n"
             "            [--state-max-bytes SIZE]\n"
             "       memd --check-config FILE [--json]\n"
             "       memd --version\n"
@@ -61,8 +62,9 @@ static void usage(FILE *f)
             "  --socket PATH        listen here (default: the config's, else %s);\n"
             "                       ignored when systemd passes a socket\n"
             "  --foreground         do not detach (what systemd and tests use)\n"
-            "  --reset-state        discard the stored allocation map and start empty (only\n"
-            "                       when no client holds device memory)\n"
+            "  --discard-state      set the stored allocation map aside (as\n"
+            "                       memd-state.mdb.discarded) and start empty: only when no\n"
+            "                       client holds device memory; logged\n"
             "  --state-max-bytes SIZE  limit of the state store file (default 1GiB)\n"
             "  --check-config FILE  load FILE, print the resulting memory map, exit 0/1\n"
             "  --json               with --check-config: print JSON\n"
@@ -125,7 +127,7 @@ static int detach(void)
 typedef struct opts {
     const char *config, *socket, *check;
     bool foreground, json, version;
-    bool reset_state;
+    bool discard_state;
     uint64_t state_max;           /* 0: the store's default */
 } opts;
 
@@ -139,7 +141,7 @@ static int parse(int argc, char **argv, opts *o)
         {"json", no_argument, NULL, 'j'},
         {"version", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
-        {"reset-state", no_argument, NULL, 'R'},
+        {"discard-state", no_argument, NULL, 'R'},
         {"state-max-bytes", required_argument, NULL, 'M'},
         {0},
     };
@@ -154,7 +156,7 @@ static int parse(int argc, char **argv, opts *o)
         case 'j': o->json = true; break;
         case 'V': o->version = true; break;
         case 'h': usage(stdout); exit(0);
-        case 'R': o->reset_state = true; break;
+        case 'R': o->discard_state = true; break;
         case 'M':
             if (memd_parse_size(optarg, &o->state_max, NULL) < 0 || o->state_max < (1u << 20)) {
                 fprintf(stderr, "memd: --state-max-bytes %s: expected a size of at least 1MiB\n",
@@ -193,6 +195,9 @@ static void log_error(const memd_error *e)
 
 static int serve(const opts *o)
 {
+    /* SIGHUP never ends memd: ignored until the loop watches it (a reload), and again
+     * once the loop is done. */
+    signal(SIGHUP, SIG_IGN);
     const char *path = o->config ? o->config : default_config();
     memd_config cfg;
     memd_error e = {0};
@@ -220,10 +225,11 @@ static int serve(const opts *o)
     }
     if (l.activated)
         sock = l.path[0] ? l.path : "the socket passed by systemd";
+    memd_log_set_level(cfg.log_level);
     memd_log(LOG_INFO, "config %s", cfg.path);
     /* The map from before a crash or stop, restored before the first client is served. */
     char dir[512];
-    memd_store_opts so = {.dir = dir, .max_bytes = o->state_max, .reset = o->reset_state};
+    memd_store_opts so = {.dir = dir, .max_bytes = o->state_max, .discard = o->discard_state};
 #ifdef MEMD_TEST_BUILD
     /* memd-test only (daemon/meson.build): the integration tests' failing store. */
     so.failpoint = getenv("MEMD_TEST_STORE_FAILPOINT");
@@ -246,6 +252,7 @@ static int serve(const opts *o)
     }
     if (code == 0) {
         code = memd_server_run(&st, cfg.path, l.fd, sock, on_ready, NULL);
+        signal(SIGHUP, SIG_IGN);
         l.fd = -1; /* closed with the loop's handle */
     }
     memd_listen_close(&l);

@@ -4,21 +4,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Moves every key into a table of cap slots. */
+static int rehash(memd_map *m, size_t cap)
+{
+    memd_map other = {.cap = cap, .len = m->len, .spread = m->spread};
+    other.shift = 64 - (unsigned)__builtin_ctzll(other.cap);
+    other.slots = calloc(other.cap, sizeof(*other.slots));
+    if (!other.slots)
+        return -ENOMEM;
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->slots[i].key)
+            other.slots[memd_map_find(&other, m->slots[i].key)] = m->slots[i];
+    free(m->slots);
+    *m = other;
+    return 0;
+}
+
 static int grow_once(memd_map *m)
 {
     if (m->cap > SIZE_MAX / 2 / sizeof(memd_map_slot))
         return -ENOMEM;
-    memd_map bigger = {.cap = m->cap ? m->cap * 2 : 64, .len = m->len, .spread = m->spread};
-    bigger.shift = 64 - (unsigned)__builtin_ctzll(bigger.cap);
-    bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
-    if (!bigger.slots)
-        return -ENOMEM;
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->slots[i].key)
-            bigger.slots[memd_map_find(&bigger, m->slots[i].key)] = m->slots[i];
-    free(m->slots);
-    *m = bigger;
-    return 0;
+    return rehash(m, m->cap ? m->cap * 2 : 64);
+}
+
+int memd_map_trim_slow(memd_map *m)
+{
+    size_t per_key = m->spread ? 2 : 4, cap = m->cap;
+    /* The smallest table the keys fill to at most half its load limit. */
+    while (cap / 2 >= MEMD_MAP_TRIM_MIN && m->len * per_key * 2 <= cap / 2)
+        cap /= 2;
+    return cap == m->cap ? 0 : rehash(m, cap);
 }
 
 /* 16 bytes a slot at a load of 1/4 (or 1/2) is cheap next to what a key stands for. */

@@ -117,6 +117,21 @@ static inline bool memd_map_remove(memd_map *m, uint64_t key)
     return s != NULL;
 }
 
+/* Tables at least this large shrink once mostly empty (memd_map_trim). */
+#define MEMD_MAP_TRIM_MIN 16384u
+
+/* Halves the table while its keys would fill at most a quarter of the load limit of the
+ * smaller one, down to MEMD_MAP_TRIM_MIN slots: a million keys removed give their
+ * memory back. The check is one compare, for callers to make after a remove; a trim is
+ * paid for by the removes that emptied the table (it needs 8x as many removes as the
+ * last growth's inserts between two trims). On -ENOMEM the table stays as it is. */
+int memd_map_trim_slow(memd_map *m);
+static inline void memd_map_trim(memd_map *m)
+{
+    if (m->cap > MEMD_MAP_TRIM_MIN && m->len * (16u >> m->spread) < m->cap)
+        (void)memd_map_trim_slow(m);
+}
+
 /* Removes every key and keeps the table. */
 void memd_map_clear(memd_map *m);
 /* Frees the table; the map is empty again and keeps its mode. */

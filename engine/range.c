@@ -28,6 +28,10 @@
  * [n, n + align - min_align) and that cannot hold an aligned start. Every block boundary
  * is a multiple of min_align, so a block of size >= n + align - min_align always fits
  * and is never passed over; requests with align <= min_align have k = 0.
+ * For first fit, once a search for an alignment passes over MEMD_RANGE_AIDX_WALK blocks
+ * the range indexes the free blocks by their room for that alignment (range_align.h):
+ * from then on the search is one descent, k = 0, and every free-block change costs one
+ * more O(log n) update per index. Best fit still walks (sizes in the window above).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -35,12 +39,15 @@
 
 #include "map.h"
 #include "range.h"
+#include "range_align.h"
 #include "range_bt.h"
 
 struct memd_range {
     memd_bt by_addr;  /* free blocks as (addr, size) */
     memd_bt by_size;  /* free blocks as (size, addr), once size_index is set */
     bool size_index;
+    memd_range_aidx aidx; /* first-fit indexes for alignments that needed them */
+    uint64_t probes;      /* free blocks examined by first-fit searches */
     memd_map allocs;  /* live allocations: alloc_key(start) -> size; spread */
 
     uint64_t base, size, min_align;
@@ -128,16 +135,34 @@ typedef struct pick {
     uint64_t at;         /* where the allocation goes inside it */
 } pick;
 
-static bool find_first(const memd_range *r, uint64_t sz, uint64_t al, memd_dir dir,
-                       memd_bt_path *p, pick *out)
+/* The first free block in direction dir that holds sz bytes aligned to al. *walked is
+ * how many blocks the search passed over (0 through an index). */
+static bool find_first(memd_range *r, uint64_t sz, uint64_t al, memd_dir dir,
+                       memd_bt_path *p, pick *out, uint64_t *walked)
 {
     int d = dir == MEMD_DIR_TOP_DOWN;
+    *walked = 0;
+    memd_bt *ix = al > r->min_align ? memd_range_aidx_get(&r->aidx, al) : NULL;
+    if (ix) {
+        memd_bt_path q;
+        r->probes++;
+        if (!memd_bt_fit(ix, sz, d, &q))
+            return false;
+        uint64_t a, room;
+        memd_bt_get(ix, &q, &a, &room);
+        memd_bt_seek_k(&r->by_addr, a, p);
+        memd_bt_settle(&r->by_addr, p); /* indexed blocks are free blocks: it is at p */
+        memd_bt_get(&r->by_addr, p, &out->addr, &out->size);
+        return place(out->addr, out->size, sz, al, dir, &out->at); /* room >= sz: true */
+    }
     if (!memd_bt_fit(&r->by_addr, sz, d, p))
         return false;
     do {
+        r->probes++;
         memd_bt_get(&r->by_addr, p, &out->addr, &out->size);
         if (place(out->addr, out->size, sz, al, dir, &out->at))
             return true;
+        (*walked)++;
     } while (memd_bt_fit_next(&r->by_addr, sz, d, p));
     return false;
 }
@@ -205,6 +230,15 @@ static void carve(memd_range *r, memd_bt_path *p, const pick *pk, uint64_t sz)
         if (hi_pad != 0)
             sidx_add(r, pk->at + sz, hi_pad);
     }
+    if (r->aidx.n != 0) { /* the same three cases as by_addr above */
+        if (lo_pad != 0) {
+            memd_range_aidx_change(&r->aidx, pk->addr, pk->addr, lo_pad);
+            if (hi_pad != 0)
+                memd_range_aidx_change(&r->aidx, UINT64_MAX, pk->at + sz, hi_pad);
+        } else {
+            memd_range_aidx_change(&r->aidx, pk->addr, pk->at + sz, hi_pad);
+        }
+    }
     (void)memd_map_put(&r->allocs, alloc_key(pk->at), sz); /* reserved: cannot fail */
     r->allocated += sz;
 }
@@ -215,6 +249,8 @@ static int reserve_alloc(memd_range *r)
     int rc = memd_bt_reserve(&r->by_addr, 1);
     if (rc == 0 && r->size_index)
         rc = memd_bt_reserve(&r->by_size, 2);
+    if (rc == 0)
+        rc = memd_range_aidx_reserve(&r->aidx, 2);
     if (rc == 0)
         rc = memd_map_reserve(&r->allocs, 1);
     return rc;
@@ -283,6 +319,7 @@ void memd_range_destroy(memd_range *r)
         return;
     memd_bt_fini(&r->by_addr);
     memd_bt_fini(&r->by_size);
+    memd_range_aidx_fini(&r->aidx);
     memd_map_free(&r->allocs);
     free(r);
 }
@@ -290,6 +327,7 @@ void memd_range_destroy(memd_range *r)
 void memd_range_reset(memd_range *r)
 {
     memd_map_clear(&r->allocs);
+    memd_map_trim(&r->allocs);
     r->allocated = 0;
     /* An empty tree's root leaf always has room for one entry: no reserve needed. */
     memd_bt_path p;
@@ -299,6 +337,8 @@ void memd_range_reset(memd_range *r)
     memd_bt_clear(&r->by_size);
     if (r->size_index)
         sidx_add(r, r->lo, r->hi - r->lo);
+    memd_range_aidx_clear(&r->aidx); /* empty trees: room for one insert, as above */
+    memd_range_aidx_change(&r->aidx, UINT64_MAX, r->lo, r->hi - r->lo);
 }
 
 int memd_range_alloc(memd_range *r, uint64_t size, uint64_t align, memd_dir dir,
@@ -324,15 +364,25 @@ int memd_range_alloc(memd_range *r, uint64_t size, uint64_t align, memd_dir dir,
 
     memd_bt_path p;
     pick pk;
+    uint64_t walked = 0;
+    bool found;
     if (fit == MEMD_FIT_BEST) {
-        if (!find_best(r, sz, al, dir, &pk))
-            return -ENOMEM;
-        memd_bt_seek_k(&r->by_addr, pk.addr, &p);
-        memd_bt_settle(&r->by_addr, &p); /* the block is in by_addr: it is at p */
-    } else if (!find_first(r, sz, al, dir, &p, &pk)) {
-        return -ENOMEM;
+        found = find_best(r, sz, al, dir, &pk);
+        if (found) {
+            memd_bt_seek_k(&r->by_addr, pk.addr, &p);
+            memd_bt_settle(&r->by_addr, &p); /* the block is in by_addr: it is at p */
+        }
+    } else {
+        found = find_first(r, sz, al, dir, &p, &pk, &walked);
     }
-    carve(r, &p, &pk, sz);
+    if (found)
+        carve(r, &p, &pk, sz);
+    /* A costly walk makes the alignment worth an index; without memory or a free slot
+     * the walk simply stays. */
+    if (walked >= MEMD_RANGE_AIDX_WALK)
+        (void)memd_range_aidx_build(&r->aidx, al, &r->by_addr);
+    if (!found)
+        return -ENOMEM;
     *addr = pk.at;
     return 0;
 }
@@ -492,6 +542,18 @@ static void merge_free(memd_range *r, memd_bt_path *p, side *left, side *right, 
     } else {
         memd_bt_insert(t, p, addr, sz);
     }
+    if (r->aidx.n != 0) { /* the same four cases as by_addr above */
+        if (left->touches) {
+            memd_range_aidx_change(&r->aidx, left->a, left->a,
+                                   left->s + sz + (right->touches ? right->s : 0));
+            if (right->touches)
+                memd_range_aidx_change(&r->aidx, right->a, right->a, 0);
+        } else if (right->touches) {
+            memd_range_aidx_change(&r->aidx, right->a, addr, sz + right->s);
+        } else {
+            memd_range_aidx_change(&r->aidx, UINT64_MAX, addr, sz);
+        }
+    }
     if (!r->size_index)
         return;
     uint64_t na = left->touches ? left->a : addr, ns = sz;
@@ -520,6 +582,8 @@ int memd_range_free(memd_range *r, uint64_t addr, uint64_t *size_out)
     int rc = memd_bt_reserve(&r->by_addr, 1);
     if (rc == 0 && r->size_index)
         rc = memd_bt_reserve(&r->by_size, 1);
+    if (rc == 0)
+        rc = memd_range_aidx_reserve(&r->aidx, 1);
     if (rc < 0)
         return rc;
     uint64_t sz = a->val;
@@ -528,6 +592,7 @@ int memd_range_free(memd_range *r, uint64_t addr, uint64_t *size_out)
     side left, right;
     find_sides(&r->by_addr, &p, &q, addr, sz, &left, &right);
     merge_free(r, &p, &left, &right, addr, sz);
+    memd_map_trim(&r->allocs); /* a mostly empty table gives its memory back */
     if (size_out)
         *size_out = sz;
     return 0;
@@ -646,6 +711,8 @@ int memd_range_check(const memd_range *r)
     if (r->size_index &&
         (memd_bt_check(&r->by_size) < 0 || r->by_size.count != r->by_addr.count))
         return -EFAULT;
+    if (memd_range_aidx_check(&r->aidx, &r->by_addr) < 0)
+        return -EFAULT;
     check_ctx c = {.r = r};
     if (walk(r, check_block, &c) != 0)
         return -EFAULT;
@@ -667,4 +734,9 @@ uint64_t memd_range_size(const memd_range *r)
 uint64_t memd_range_min_align(const memd_range *r)
 {
     return r->min_align;
+}
+
+uint64_t memd_range_probes(const memd_range *r)
+{
+    return r->probes;
 }

@@ -89,4 +89,9 @@ uint64_t memd_range_base(const memd_range *r);
 uint64_t memd_range_size(const memd_range *r);
 uint64_t memd_range_min_align(const memd_range *r);
 
+/* Free blocks (or index descents) first-fit searches have examined since the range was
+ * created: the cost measure tests bound (an aligned first fit examines O(1) blocks once
+ * its alignment is indexed, range.c). */
+uint64_t memd_range_probes(const memd_range *r);
+
 #endif

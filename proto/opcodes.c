@@ -18,7 +18,8 @@ static const memd_wire_op ops[MEMD_OP_OPCODE_COUNT] = {
                             false},
     [MEMD_OP_QUERY] = {"QUERY", MEMD_WIRE_SHAPE_FIXED, MEMD_WIRE_HANDLE_SIZE, 0, false, false},
     [MEMD_OP_BANKS] = {"BANKS", MEMD_WIRE_SHAPE_FIXED, MEMD_WIRE_HANDLE_SIZE, 0, false, false},
-    [MEMD_OP_DUMP] = {"DUMP", MEMD_WIRE_SHAPE_FIXED, MEMD_WIRE_DUMP_REQ_SIZE, 0, false, false},
+    [MEMD_OP_DUMP] = {"DUMP", MEMD_WIRE_SHAPE_FIXED, MEMD_WIRE_DUMP_REQ_SIZE,
+                      MEMD_WIRE_DUMP_REQ_V1_SIZE, false, false},
     /* Uploads and the plan cache live in the daemon's memory only: no device memory, no
      * store record. */
     [MEMD_OP_UPLOAD] = {"UPLOAD", MEMD_WIRE_SHAPE_MIN, MEMD_WIRE_UPLOAD_SIZE, 0, false, false},
@@ -34,6 +35,12 @@ static const memd_wire_op ops[MEMD_OP_OPCODE_COUNT] = {
     /* With MEMD_INST_F_FREE it frees the instance's buffers. */
     [MEMD_OP_INSTANCE_RELEASE] = {"INSTANCE_RELEASE", MEMD_WIRE_SHAPE_FIXED,
                                   MEMD_WIRE_REF_SIZE, 0, true, false},
+    /* Everyone may read the event log; the handler shows others only their uid's. */
+    [MEMD_OP_EVENTS] = {"EVENTS", MEMD_WIRE_SHAPE_FIXED, MEMD_WIRE_EVENTS_REQ_SIZE, 0, false,
+                        false},
+    /* Pool books are visibility only, not in the state store. */
+    [MEMD_OP_POOL_REPORT] = {"POOL_REPORT", MEMD_WIRE_SHAPE_COUNT, MEMD_WIRE_POOL_OP_SIZE, 0,
+                             false, false},
     /* The bank set's length is checked by its decoder (count x u32 after the header). */
     [MEMD_OP_ALLOC_BANKS] = {"ALLOC_BANKS", MEMD_WIRE_SHAPE_MIN,
                              MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE, 0, true, false},

@@ -33,7 +33,9 @@
 #define MEMD_WIRE_ALLOC_REQ_SIZE 136u
 #define MEMD_WIRE_BUFFER_SIZE 56u
 #define MEMD_WIRE_ALLOC_INFO_SIZE 168u
-#define MEMD_WIRE_DUMP_REQ_SIZE 8u
+#define MEMD_WIRE_DUMP_REQ_SIZE 16u
+#define MEMD_WIRE_DUMP_REQ_V1_SIZE 8u /* without the cursor */
+#define MEMD_WIRE_PAGE_REC_SIZE 8u
 #define MEMD_WIRE_STATS_SIZE 56u
 #define MEMD_WIRE_SERVER_REC_SIZE 120u
 #define MEMD_WIRE_DEVICE_REC_SIZE 136u
@@ -60,6 +62,15 @@
 #define MEMD_WIRE_PLAN_REC_SIZE 96u
 #define MEMD_WIRE_MODEL_REC_SIZE 144u
 #define MEMD_WIRE_INSTANCE_REC_SIZE 64u
+/* Events, and DUMP's per-session use. */
+#define MEMD_WIRE_EVENTS_REQ_SIZE 16u
+#define MEMD_WIRE_EVENTS_INFO_SIZE 24u
+#define MEMD_WIRE_EVENT_SIZE 320u
+#define MEMD_WIRE_SESSION_USE_SIZE 32u
+/* Client pools. */
+#define MEMD_WIRE_POOL_OP_SIZE 96u
+#define MEMD_WIRE_POOL_REC_SIZE 40u
+#define MEMD_WIRE_SUBALLOC_REC_SIZE 88u
 #define MEMD_WIRE_BANKSET_SIZE 8u
 #define MEMD_WIRE_BANK_ADDR_SIZE 32u
 #define MEMD_WIRE_BANK_REC_SIZE 80u
@@ -177,6 +188,8 @@ uint8_t *memd_wire_handle_put(uint8_t *out, uint64_t handle);
 
 uint8_t *memd_wire_dump_req_put(uint8_t *out, const memd_wire_dump_req *r);
 int memd_wire_dump_req_get(const uint8_t *in, size_t len, memd_wire_dump_req *r);
+uint8_t *memd_wire_page_rec_put(uint8_t *out, const memd_wire_page_rec *r);
+int memd_wire_page_rec_get(const uint8_t *in, size_t len, memd_wire_page_rec *r);
 uint8_t *memd_wire_stats_put(uint8_t *out, const memd_wire_stats *r);
 int memd_wire_stats_get(const uint8_t *in, size_t len, memd_wire_stats *r);
 uint8_t *memd_wire_server_rec_put(uint8_t *out, const memd_wire_server_rec *r);
@@ -191,6 +204,17 @@ uint8_t *memd_wire_block_rec_put(uint8_t *out, const memd_wire_block_rec *r);
 int memd_wire_block_rec_get(const uint8_t *in, size_t len, memd_wire_block_rec *r);
 uint8_t *memd_wire_session_rec_put(uint8_t *out, const memd_wire_session_rec *r);
 int memd_wire_session_rec_get(const uint8_t *in, size_t len, memd_wire_session_rec *r);
+
+/* ---- wire_event.c: EVENTS, and DUMP's SESSION_USE record ---- */
+
+uint8_t *memd_wire_events_req_put(uint8_t *out, const memd_wire_events_req *r);
+int memd_wire_events_req_get(const uint8_t *in, size_t len, memd_wire_events_req *r);
+uint8_t *memd_wire_events_info_put(uint8_t *out, const memd_wire_events_info *r);
+int memd_wire_events_info_get(const uint8_t *in, size_t len, memd_wire_events_info *r);
+uint8_t *memd_wire_event_put(uint8_t *out, const memd_wire_event *r);
+int memd_wire_event_get(const uint8_t *in, size_t len, memd_wire_event *r);
+uint8_t *memd_wire_session_use_put(uint8_t *out, const memd_wire_session_use *r);
+int memd_wire_session_use_get(const uint8_t *in, size_t len, memd_wire_session_use *r);
 
 /* DUMP replies: reads the tag at `in` and returns the size of the record after it in
  * *rec_size. -EINVAL for an unknown tag, -EBADMSG if the tag or its record is cut. */
@@ -232,5 +256,14 @@ uint8_t *memd_wire_model_rec_put(uint8_t *out, const memd_wire_model_rec *r);
 int memd_wire_model_rec_get(const uint8_t *in, size_t len, memd_wire_model_rec *r);
 uint8_t *memd_wire_instance_rec_put(uint8_t *out, const memd_wire_instance_rec *r);
 int memd_wire_instance_rec_get(const uint8_t *in, size_t len, memd_wire_instance_rec *r);
+
+/* ---- wire_pool.c: client pools (protocol.h, section at the end) ---- */
+
+uint8_t *memd_wire_pool_op_put(uint8_t *out, const memd_wire_pool_op *r);
+int memd_wire_pool_op_get(const uint8_t *in, size_t len, memd_wire_pool_op *r);
+uint8_t *memd_wire_pool_rec_put(uint8_t *out, const memd_wire_pool_rec *r);
+int memd_wire_pool_rec_get(const uint8_t *in, size_t len, memd_wire_pool_rec *r);
+uint8_t *memd_wire_suballoc_rec_put(uint8_t *out, const memd_wire_suballoc_rec *r);
+int memd_wire_suballoc_rec_get(const uint8_t *in, size_t len, memd_wire_suballoc_rec *r);
 
 #endif

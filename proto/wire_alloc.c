@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#define MEMD_ALLOC_F_KNOWN (MEMD_ALLOC_F_SHARED)
+#define MEMD_ALLOC_F_KNOWN (MEMD_ALLOC_F_SHARED | MEMD_ALLOC_F_POOL)
 
 uint8_t *memd_wire_alloc_req_put(uint8_t *p, const memd_wire_alloc_req *r)
 {
@@ -87,7 +87,7 @@ uint8_t *memd_wire_alloc_info_put(uint8_t *p, const memd_wire_alloc_info *r)
     p = memd_wire_put_u32(p, r->device);
     *p++ = r->cls;
     *p++ = r->scope;
-    p = memd_wire_put_u16(p, 0);
+    p = memd_wire_put_u16(p, r->flags);
     p = memd_wire_put_u32(p, r->pid);
     p = memd_wire_put_u32(p, r->uid);
     p = memd_wire_put_u32(p, r->gid);
@@ -108,13 +108,14 @@ int memd_wire_alloc_info_get(const uint8_t *p, size_t len, memd_wire_alloc_info 
     r->device = memd_wire_u32(p);
     r->cls = p[4];
     r->scope = p[5];
-    r->pad = 0;
+    r->flags = memd_wire_u16(p + 6);
     r->pid = memd_wire_u32(p + 8);
     r->uid = memd_wire_u32(p + 12);
     r->gid = memd_wire_u32(p + 16);
     r->session_id = memd_wire_u32(p + 20);
     r->created_ns = memd_wire_u64(p + 24);
-    if (r->cls >= MEMD_CLASS_COUNT || r->scope >= MEMD_SCOPE_COUNT)
+    if (r->cls >= MEMD_CLASS_COUNT || r->scope >= MEMD_SCOPE_COUNT ||
+        (r->flags & ~(uint32_t)MEMD_ALLOC_I_POOL))
         return -EINVAL;
     rc = memd_wire_get_str(p + 32, r->name, sizeof r->name);
     if (rc < 0)

@@ -4,21 +4,40 @@
 
 #include <errno.h>
 
-#define MEMD_DUMP_F_KNOWN (MEMD_DUMP_F_BLOCKS | MEMD_DUMP_F_MODELS | MEMD_DUMP_F_BANKS)
+#define MEMD_DUMP_F_KNOWN (MEMD_DUMP_F_BLOCKS | MEMD_DUMP_F_MODELS | MEMD_DUMP_F_USAGE | \
+                           MEMD_DUMP_F_POOLS | MEMD_DUMP_F_SUBALLOCS | MEMD_DUMP_F_PAGED | \
+                           MEMD_DUMP_F_BANKS)
 
 uint8_t *memd_wire_dump_req_put(uint8_t *p, const memd_wire_dump_req *r)
 {
     p = memd_wire_put_u32(p, r->device);
-    return memd_wire_put_u32(p, r->flags);
+    p = memd_wire_put_u32(p, r->flags);
+    return memd_wire_put_u64(p, r->cursor);
 }
 
 int memd_wire_dump_req_get(const uint8_t *p, size_t len, memd_wire_dump_req *r)
 {
-    if (len < MEMD_WIRE_DUMP_REQ_SIZE)
+    if (len < MEMD_WIRE_DUMP_REQ_V1_SIZE)
         return -EBADMSG;
     r->device = memd_wire_u32(p);
     r->flags = memd_wire_u32(p + 4);
+    r->cursor = len >= MEMD_WIRE_DUMP_REQ_SIZE ? memd_wire_u64(p + 8) : 0;
+    if (r->cursor && !(r->flags & MEMD_DUMP_F_PAGED))
+        return -EINVAL;
     return (r->flags & ~(uint32_t)MEMD_DUMP_F_KNOWN) ? -EINVAL : 0;
+}
+
+uint8_t *memd_wire_page_rec_put(uint8_t *p, const memd_wire_page_rec *r)
+{
+    return memd_wire_put_u64(p, r->next);
+}
+
+int memd_wire_page_rec_get(const uint8_t *p, size_t len, memd_wire_page_rec *r)
+{
+    if (len < MEMD_WIRE_PAGE_REC_SIZE)
+        return -EBADMSG;
+    r->next = memd_wire_u64(p);
+    return 0;
 }
 
 uint8_t *memd_wire_stats_put(uint8_t *p, const memd_wire_stats *r)
@@ -245,6 +264,10 @@ size_t memd_wire_rec_size(uint32_t tag)
     case MEMD_REC_PLAN: return MEMD_WIRE_PLAN_REC_SIZE;
     case MEMD_REC_MODEL: return MEMD_WIRE_MODEL_REC_SIZE;
     case MEMD_REC_INSTANCE: return MEMD_WIRE_INSTANCE_REC_SIZE;
+    case MEMD_REC_SESSION_USE: return MEMD_WIRE_SESSION_USE_SIZE;
+    case MEMD_REC_POOL: return MEMD_WIRE_POOL_REC_SIZE;
+    case MEMD_REC_SUBALLOC: return MEMD_WIRE_SUBALLOC_REC_SIZE;
+    case MEMD_REC_PAGE: return MEMD_WIRE_PAGE_REC_SIZE;
     case MEMD_REC_BANK: return MEMD_WIRE_BANK_REC_SIZE;
     case MEMD_REC_ALLOC_BANK: return MEMD_WIRE_ALLOC_BANK_REC_SIZE;
     case MEMD_REC_SUBDEV: return MEMD_WIRE_SUBDEV_REC_SIZE;

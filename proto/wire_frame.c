@@ -31,8 +31,8 @@ int memd_wire_hdr_get(const uint8_t *p, size_t len, uint32_t max_len, memd_wire_
         return -EPROTONOSUPPORT;
     if (h->len > max_len)
         return -EMSGSIZE;
-    /* A positive status is never sent (protocol.h). */
-    if (h->status > 0)
+    /* A positive status is never sent, but for request flags (protocol.h). */
+    if (h->status > 0 && ((uint32_t)h->status & ~(uint32_t)MEMD_REQ_F_RETRY))
         return -EINVAL;
     return 0;
 }

@@ -1,8 +1,10 @@
 /* memd soc — memd.yaml: daemon settings, limits and the device list.
  *
  *   socket: /run/memd/memd.sock   state_dir: /run/memd   admin_group: memd
+ *   shared_names: per_uid | global
  *   limits: {max_frame, max_sessions, max_allocs_per_session, max_reply_backlog,
- *            quota_per_uid, reclaim_grace_ms}
+ *            quota_per_uid, reclaim_grace_ms, max_sessions_per_uid, admin_sessions,
+ *            hello_timeout_ms}
  *   devices: [ENTRY, ...]          (see config_device.c)
  *
  * Every key is optional except devices; unknown keys are errors. */
@@ -77,7 +79,9 @@ int memd_soc_resolve(const char *base_dir, const char *rel, char *out, size_t ca
 static int parse_limits(const char *file, const memd_ynode *n, memd_limits *l, memd_error *err)
 {
     static const char *const keys[] = {"max_frame", "max_sessions", "max_allocs_per_session",
-                                       "max_reply_backlog", "quota_per_uid", "reclaim_grace_ms", NULL};
+                                       "max_reply_backlog", "quota_per_uid", "reclaim_grace_ms",
+                                       "max_sessions_per_uid", "admin_sessions", "hello_timeout_ms",
+                                       NULL};
     int rc = memd_yaml_check_keys(file, n, "limits", keys, err);
     if (rc)
         return rc;
@@ -98,6 +102,9 @@ static int parse_limits(const char *file, const memd_ynode *n, memd_limits *l, m
         {"max_sessions", offsetof(memd_limits, max_sessions), false},
         {"max_allocs_per_session", offsetof(memd_limits, max_allocs_per_session), false},
         {"reclaim_grace_ms", offsetof(memd_limits, reclaim_grace_ms), true},
+        {"max_sessions_per_uid", offsetof(memd_limits, max_sessions_per_uid), false},
+        {"admin_sessions", offsetof(memd_limits, admin_sessions), true},
+        {"hello_timeout_ms", offsetof(memd_limits, hello_timeout_ms), true},
     };
     for (size_t i = 0; i < sizeof(u32s) / sizeof(u32s[0]); i++) {
         if (!(v = memd_yaml_get(n, u32s[i].key)))
@@ -131,11 +138,30 @@ static int parse_abs_path(const char *file, const memd_ynode *n, const char *wha
     return 0;
 }
 
+/* log_level: the syslog names, as journalctl -p takes them. */
+static int parse_log_level(const char *file, const memd_ynode *n, memd_config *cfg,
+                           memd_error *err)
+{
+    static const char *const names[] = {"err", "warning", "notice", "info", "debug"};
+    char s[16];
+    int rc = memd_yaml_string(file, n, s, sizeof s, err);
+    if (rc)
+        return rc;
+    for (int i = 0; i < 5; i++) {
+        if (!strcmp(s, names[i])) {
+            cfg->log_level = 3 + i; /* LOG_ERR .. LOG_DEBUG */
+            return 0;
+        }
+    }
+    return memd_yaml_error(err, file, n, "expected log_level err, warning, notice, info or "
+                                         "debug, got '%s'", s);
+}
+
 static int load_tree(const char *file, const memd_ynode *root, const memd_config_files *files,
                      memd_config *cfg, memd_error *err)
 {
-    static const char *const keys[] = {"socket", "state_dir", "admin_group", "limits", "devices",
-                                       "sub_devices", NULL};
+    static const char *const keys[] = {"socket", "state_dir", "admin_group", "log_level", "shared_names",
+                                       "limits", "devices", "sub_devices", NULL};
     int rc = memd_yaml_check_keys(file, root, "memd.yaml", keys, err);
     if (rc)
         return rc;
@@ -154,6 +180,17 @@ static int load_tree(const char *file, const memd_ynode *root, const memd_config
         cfg->admin_group_line = v->line;
         cfg->admin_group_column = v->col;
     }
+    if ((v = memd_yaml_get(root, "shared_names"))) {
+        char mode[16];
+        if ((rc = memd_yaml_string(file, v, mode, sizeof mode, err)))
+            return rc;
+        if (strcmp(mode, "global") != 0 && strcmp(mode, "per_uid") != 0)
+            return memd_yaml_error(err, file, v, "expected shared_names 'per_uid' or 'global', got '%s'",
+                                   mode);
+        cfg->shared_names_global = strcmp(mode, "global") == 0;
+    }
+    if ((v = memd_yaml_get(root, "log_level")) && (rc = parse_log_level(file, v, cfg, err)))
+        return rc;
     if ((v = memd_yaml_get(root, "limits")) && (rc = parse_limits(file, v, &cfg->limits, err)))
         return rc;
 
@@ -203,6 +240,10 @@ static void config_defaults(memd_config *cfg)
     cfg->limits.max_reply_backlog = 4u << 20;
     cfg->limits.quota_per_uid = 0;
     cfg->limits.reclaim_grace_ms = 30000;
+    cfg->limits.max_sessions_per_uid = 256;
+    cfg->limits.admin_sessions = 4;
+    cfg->limits.hello_timeout_ms = 10000;
+    cfg->log_level = 6; /* LOG_INFO */
 }
 
 int memd_config_load_buffer(const char *name, const char *buf, size_t len,

@@ -17,6 +17,10 @@ typedef struct memd_limits {
     uint64_t max_reply_backlog;      /* bytes of unsent replies before reading stops (default 4 MiB) */
     uint64_t quota_per_uid;          /* bytes per bank per uid per device, 0 = unlimited */
     uint32_t reclaim_grace_ms;       /* after restart, how long sessions may be reclaimed (default 30000) */
+    uint32_t max_sessions_per_uid;   /* connections of one non-admin uid (default 256) */
+    uint32_t admin_sessions;         /* of max_sessions, kept for admins (default 4) */
+    uint32_t hello_timeout_ms;       /* a connection's first request must arrive in time
+                                        (default 10000, 0 = no limit) */
 } memd_limits;
 
 /* A sub-device (partition): a named subset of one bank group's banks, optionally with a
@@ -53,6 +57,9 @@ typedef struct memd_config {
     char state_dir[512];             /* "" = directory of the socket */
     char admin_group[64];            /* "" = only root is admin */
     unsigned admin_group_line, admin_group_column; /* where it is set, for errors */
+    int log_level;                   /* syslog priority: LOG_ERR (3) .. LOG_DEBUG (7), default LOG_INFO */
+    bool shared_names_global;        /* shared_names: global (default per_uid: each uid
+                                        has its own namespace of shared names) */
     memd_limits limits;
     uint32_t ndevices;
     memd_device_spec *devices;       /* ndevices entries, ids unique */

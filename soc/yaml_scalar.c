@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "text.h"
 #include "units.h"
 #include "yaml_doc.h"
 
@@ -234,6 +235,11 @@ int memd_yaml_string(const char *file, const memd_ynode *n, char *out, size_t ca
         return rc;
     if (strlen(n->str) != n->len)
         return memd_yaml_error(err, file, n, "expected a string without NUL bytes");
+    size_t at;
+    const char *why;
+    if (memd_text_check(n->str, &at, &why) < 0) /* e.g. "\e[2J" in double quotes */
+        return memd_yaml_error(err, file, n, "byte %zu of the string is %s (0x%02x)", at, why,
+                               (unsigned char)n->str[at]);
     if (n->len >= cap)
         return memd_yaml_error(err, file, n, "string is too long (%zu bytes, at most %zu)",
                                n->len, cap - 1);

@@ -17,9 +17,13 @@ int memd_access_error(const memd_session *s, uint64_t handle, const memd_alloc *
     if (!a)
         return memd_err_set(err, -ENOENT, "no allocation with handle %llu",
                             (unsigned long long)handle);
+    /* Another uid's pid and session are not this client's business. */
+    if (a->uid != s->uid)
+        return memd_err_set(err, -EPERM,
+                            "handle %llu belongs to another user, not to this session %u "
+                            "(uid %u)",
+                            (unsigned long long)handle, s->id, s->uid);
     return memd_err_set(err, -EPERM,
-                        "handle %llu belongs to session %u (pid %u, uid %u), not to this "
-                        "session %u (uid %u)",
-                        (unsigned long long)handle, a->session_id, a->pid, a->uid, s->id,
-                        s->uid);
+                        "handle %llu belongs to session %u (pid %u), not to this session %u",
+                        (unsigned long long)handle, a->session_id, a->pid, s->id);
 }

@@ -1,23 +1,53 @@
-/* memd daemon — allocation records (see alloc.h). */
+/* memd daemon — allocation records (see alloc.h).
+ *
+ * Quotas (quota_per_uid) charge holders, not creators: every uid that holds an
+ * allocation through one or more sessions is charged its whole size per bank, once; it
+ * stops being charged when its last hold goes. A uid attaching to a shared buffer is
+ * charged (and refused -EDQUOT past its quota), and a creator that released a buffer
+ * others still hold no longer is. */
 #include "alloc.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 
 #include "errmsg.h"
+#include "event.h"
 #include "hooks.h"
+#include "pool_books.h"
 #include "quota.h"
 #include "subdev.h"
+#include "text.h"
 #include "wire.h"
 
 /* ---- holds ---- */
 
-static void hold_link(memd_alloc *a, memd_session *s, memd_hold *h)
+/* (device index, bank group) of a, an index into the group counts. */
+static inline size_t group_of(const memd_alloc *a)
 {
+    return (size_t)a->dev * MEMD_KIND_COUNT + a->pl.kind;
+}
+
+/* s's group counts, before its first hold. 0 or -ENOMEM. */
+static int session_groups(const memd_state *st, memd_session *s)
+{
+    if (!s->group_holds)
+        s->group_holds = calloc((size_t)st->ndevs * MEMD_KIND_COUNT, sizeof *s->group_holds);
+    return s->group_holds ? 0 : -ENOMEM;
+}
+
+/* s (whose session_groups is ready) holds a through h. */
+static void hold_link(memd_state *st, memd_alloc *a, memd_session *s, memd_hold *h)
+{
+    size_t g = group_of(a);
+    if (s->group_holds[g]++ == 0)
+        st->group_clients[g]++;
     h->alloc = a;
     h->session = s;
+    h->req = 0; /* the handler that made it sets it */
     h->prev = NULL;
     h->next = s->holds;
     if (s->holds)
@@ -29,10 +59,13 @@ static void hold_link(memd_alloc *a, memd_session *s, memd_hold *h)
     a->refcount++;
 }
 
-static void hold_unlink(memd_hold *h)
+static void hold_unlink(memd_state *st, memd_hold *h)
 {
     memd_session *s = h->session;
     memd_alloc *a = h->alloc;
+    size_t g = group_of(a);
+    if (--s->group_holds[g] == 0)
+        st->group_clients[g]--;
     if (h->prev)
         h->prev->next = h->next;
     else
@@ -48,6 +81,15 @@ static void hold_unlink(memd_hold *h)
     }
     a->refcount--;
     h->session = NULL;
+}
+
+/* Does a session of uid other than through `except` hold a? */
+static bool uid_holds(const memd_alloc *a, uint32_t uid, const memd_hold *except)
+{
+    for (const memd_hold *h = a->holds; h; h = h->a_next)
+        if (h != except && h->session->uid == uid)
+            return true;
+    return false;
 }
 
 memd_hold *memd_alloc_hold_of(const memd_alloc *a, const memd_session *s)
@@ -67,11 +109,12 @@ static void alloc_destroy(memd_state *st, memd_alloc *a)
     (void)memd_device_release(st->devs[a->dev].dev, &a->pl);
     memd_subdev_uncharge(st, a);
     memd_placement_fini(&a->pl);
-    if (st->limits.quota_per_uid)
-        memd_quota_sub(st, a->dev, a->uid, a->pl.size_per_bank);
     if (a->shared)
         memd_names_remove(&st->names, a);
+    memd_pool_books_free(a->books); /* a pool goes back whole, sub-allocations and all */
+    a->books = NULL;
     memd_map_remove(&st->handles, a->handle);
+    memd_map_trim(&st->handles); /* a million frees give the table's memory back */
     st->ctr.frees++;
     memd_pool_put(&st->alloc_pool, a);
 }
@@ -80,7 +123,9 @@ void memd_hold_release(memd_state *st, memd_hold *h)
 {
     memd_alloc *a = h->alloc;
     memd_hooks_alloc_changed(st, a);
-    hold_unlink(h);
+    if (st->limits.quota_per_uid && !uid_holds(a, h->session->uid, h))
+        memd_quota_sub(st, a->dev, h->session->uid, a->pl.size_per_bank);
+    hold_unlink(st, h);
     if (h == &a->first)
         a->first_used = false;
     else
@@ -236,6 +281,31 @@ static bool same_shape(const memd_alloc *a, const memd_wire_alloc_req *w,
            a->pl.banks == fp->banks && a->pl.page_size == fp->page_size;
 }
 
+/* Would charging fp to s's uid pass its quota? -EDQUOT with the details if not; else the
+ * uid's quota slot is made, so the charge after placement cannot fail. */
+static int quota_check(memd_state *st, uint32_t dev, const memd_session *s,
+                       const memd_wire_alloc_req *w, const memd_placement *fp,
+                       memd_wire_error *err)
+{
+    uint64_t used = memd_quota_used(st, dev, s->uid);
+    uint64_t quota = st->limits.quota_per_uid;
+    if (used > quota || fp->size_per_bank > quota - used) {
+        fill_region_state(st, dev, fp, err);
+        err->requested = requested_bytes(w);
+        err->device = w->device;
+        err->cls = w->cls;
+        err->detail = MEMD_ERR_DETAIL_QUOTA;
+        return memd_err_set(err, -EDQUOT,
+                            "uid %u on device %u: quota of %llu bytes per bank exceeded "
+                            "(%llu in use, %llu more requested)",
+                            s->uid, w->device, (unsigned long long)quota,
+                            (unsigned long long)used, (unsigned long long)fp->size_per_bank);
+    }
+    if (memd_quota_reserve(st, dev, s->uid) < 0)
+        return memd_err_set(err, -ENOMEM, "daemon out of memory");
+    return 0;
+}
+
 static int acquire_shared(memd_state *st, memd_session *s, memd_alloc *a,
                           const memd_wire_alloc_req *w, const memd_alloc_req *r,
                           memd_alloc **out, memd_wire_error *err)
@@ -253,25 +323,25 @@ static int acquire_shared(memd_state *st, memd_session *s, memd_alloc *a,
                             (unsigned long long)a->pl.size_per_bank,
                             memd_class_name((memd_class)w->cls),
                             (unsigned long long)fp.size_per_bank);
+    /* A uid attaching to a buffer it does not hold yet is charged for it. */
+    bool charge = st->limits.quota_per_uid && !uid_holds(a, s->uid, NULL);
+    if (charge && (rc = quota_check(st, a->dev, s, w, &fp, err)) < 0)
+        return rc;
     memd_hold *h = a->first_used ? memd_pool_get(&st->hold_pool) : &a->first;
     if (!h)
         return memd_err_set(err, -ENOMEM, "daemon out of memory");
     if (h == &a->first)
         a->first_used = true;
-    hold_link(a, s, h);
+    hold_link(st, a, s, h);
+    if (charge)
+        memd_quota_add(st, a->dev, s->uid, a->pl.size_per_bank);
     memd_hooks_alloc_changed(st, a);
     *out = a;
     return 0;
 }
 
-int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
-                      memd_alloc **out, memd_wire_error *err)
-{
-    return memd_alloc_create_banks(st, s, w, NULL, out, err);
-}
-
-int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
-                            const memd_alloc_banks *b, memd_alloc **out, memd_wire_error *err)
+static int create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
+                  const memd_alloc_banks *b, memd_alloc **out, memd_wire_error *err)
 {
     int dev = memd_state_dev_index(st, w->device);
     if (dev < 0)
@@ -281,11 +351,21 @@ int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_wire_all
                             "session %u holds %u allocations, the limit "
                             "(max_allocs_per_session)",
                             s->id, s->nholds);
+    if (session_groups(st, s) < 0)
+        return memd_err_set(err, -ENOMEM, "daemon out of memory");
     bool shared = w->flags & MEMD_ALLOC_F_SHARED;
     if (shared && w->name[0] == '\0')
         return memd_err_set(err, -EINVAL, "a shared allocation needs a name");
     if (shared && b)
         return memd_err_set(err, -EINVAL, "a bank-set allocation cannot be shared");
+    size_t at;
+    const char *why;
+    if (w->name[0] && memd_text_check(w->name, &at, &why) < 0)
+        return memd_err_set(err, -EINVAL, "allocation name: byte %zu is %s (0x%02x); names are "
+                            "UTF-8 text without control characters",
+                            at, why, (unsigned char)w->name[at]);
+    if (shared && (w->flags & MEMD_ALLOC_F_POOL))
+        return memd_err_set(err, -EINVAL, "a pool cannot be shared: it is its session's");
     int src = memd_hooks_prepare(st, s, err); /* e.g. room in the state store */
     if (src < 0)
         return src;
@@ -304,7 +384,7 @@ int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_wire_all
     memd_alloc_req r;
     to_engine_req(w, b, &r);
     if (shared) {
-        memd_alloc *a = memd_names_find(&st->names, (uint32_t)dev, w->name);
+        memd_alloc *a = memd_names_find(&st->names, (uint32_t)dev, s->uid, w->name);
         if (a)
             return acquire_shared(st, s, a, w, &r, out, err);
     }
@@ -315,25 +395,8 @@ int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_wire_all
         int rc = memd_device_footprint(d, &r, &fp);
         if (rc < 0)
             return engine_error(st, (uint32_t)dev, w, &r, rc, err);
-        uint64_t used = memd_quota_used(st, (uint32_t)dev, s->uid);
-        uint64_t quota = st->limits.quota_per_uid;
-        if (used > quota || fp.size_per_bank > quota - used) {
-            fill_region_state(st, (uint32_t)dev, &fp, err);
-            err->requested = requested_bytes(w);
-            err->device = w->device;
-            err->cls = w->cls;
-            err->detail = MEMD_ERR_DETAIL_QUOTA;
-            return memd_err_set(err, -EDQUOT,
-                                "uid %u on device %u: quota of %llu bytes per bank exceeded "
-                                "(%llu in use, %llu more requested)",
-                                s->uid, w->device,
-                                (unsigned long long)st->limits.quota_per_uid,
-                                (unsigned long long)used,
-                                (unsigned long long)fp.size_per_bank);
-        }
-        /* Reserve the map slot now so charging after placement cannot fail. */
-        if (memd_quota_reserve(st, (uint32_t)dev, s->uid) < 0)
-            return memd_err_set(err, -ENOMEM, "daemon out of memory");
+        if ((rc = quota_check(st, (uint32_t)dev, s, w, &fp, err)) < 0)
+            return rc;
     }
 
     if (s->subdev) {
@@ -362,6 +425,7 @@ int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_wire_all
     a->dev = (uint32_t)dev;
     if (memd_map_put(&st->handles, a->handle, (uint64_t)(uintptr_t)a) < 0)
         goto nomem;
+    a->uid = s->uid; /* before the name: the name table keys on it */
     if (shared) {
         memcpy(a->name, w->name, sizeof a->name);
         if (memd_names_add(&st->names, a) < 0) {
@@ -376,13 +440,14 @@ int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_wire_all
     a->created_ns = memd_state_now(st);
     a->cls = w->cls;
     a->scope = w->scope;
+    a->pool = w->flags & MEMD_ALLOC_F_POOL;
     a->pid = s->pid;
     a->uid = s->uid;
     a->gid = s->gid;
     a->session_id = s->id;
     memcpy(a->comm, s->comm, sizeof a->comm);
     a->first_used = true;
-    hold_link(a, s, &a->first);
+    hold_link(st, a, s, &a->first);
     if (st->limits.quota_per_uid)
         memd_quota_add(st, a->dev, a->uid, a->pl.size_per_bank);
     a->subdev = 0;
@@ -406,10 +471,8 @@ nomem:
 int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc *proto, memd_alloc **out)
 {
     if (memd_map_get(&st->handles, proto->handle) ||
-        (proto->shared && memd_names_find(&st->names, dev, proto->name)))
+        (proto->shared && memd_names_find(&st->names, dev, proto->uid, proto->name)))
         return -EEXIST;
-    if (st->limits.quota_per_uid && memd_quota_reserve(st, dev, proto->uid) < 0)
-        return -ENOMEM;
     memd_alloc *a = memd_pool_get(&st->alloc_pool);
     if (!a)
         return -ENOMEM;
@@ -439,22 +502,40 @@ int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc *proto, memd
         memd_pool_put(&st->alloc_pool, a);
         return -ENOMEM;
     }
-    if (st->limits.quota_per_uid)
-        memd_quota_add(st, dev, a->uid, a->pl.size_per_bank);
-    *out = a;
+    *out = a; /* charged to its holders' uids as memd_alloc_adopt_hold gives it holds */
     return 0;
 }
 
-int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s)
+int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s, uint64_t req)
 {
+    if (session_groups(st, s) < 0)
+        return -ENOMEM;
+    bool charge = st->limits.quota_per_uid && !uid_holds(a, s->uid, NULL);
+    if (charge && memd_quota_reserve(st, a->dev, s->uid) < 0)
+        return -ENOMEM;
     memd_hold *h = a->first_used ? memd_pool_get(&st->hold_pool) : &a->first;
     if (!h)
         return -ENOMEM;
     if (h == &a->first)
         a->first_used = true;
-    hold_link(a, s, h);
+    hold_link(st, a, s, h);
+    h->req = req;
+    if (charge) /* past a quota or not: what was held before the restart stays held */
+        memd_quota_add(st, a->dev, s->uid, a->pl.size_per_bank);
     memd_subdev_charge(st, a, s->subdev);
     return 0;
+}
+
+size_t memd_holds_of_request(const memd_session *s, uint64_t req, memd_hold **out, size_t cap)
+{
+    size_t n = 0;
+    for (memd_hold *h = s->holds; h; h = h->next)
+        if (h->req == req && req != 0) {
+            if (n < cap)
+                out[n] = h;
+            n++;
+        }
+    return n;
 }
 
 /* ---- views ---- */
@@ -482,6 +563,7 @@ void memd_alloc_to_info(const memd_state *st, const memd_alloc *a, memd_wire_all
     i->device = st->devs[a->dev].spec->id;
     i->cls = a->cls;
     i->scope = a->scope;
+    i->flags = a->pool ? MEMD_ALLOC_I_POOL : 0;
     i->pid = a->pid;
     i->uid = a->uid;
     i->gid = a->gid;
@@ -515,4 +597,26 @@ void memd_alloc_bank_at(const memd_state *st, const memd_alloc *a, uint32_t i,
     /* Cannot fail for a bank of a live placement; 0 would show a bug plainly. */
     (void)memd_device_bank_address(st->devs[a->dev].dev, a->pl.kind, bank, out->address,
                                    &out->absolute);
+}
+
+int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
+                            const memd_alloc_banks *b, memd_alloc **out, memd_wire_error *err)
+{
+    int rc = create(st, s, w, b, out, err);
+    if (rc == 0)
+        return 0;
+    /* The event log's copy of the reply's message: for -ENOMEM and -EDQUOT it names the
+     * region and its state (requested, free, largest free block). */
+    bool room = rc == -ENOMEM && err->detail == MEMD_ERR_DETAIL_NOMEM;
+    memd_event(st, s, rc == -EDQUOT ? MEMD_EVENT_QUOTA : MEMD_EVENT_ALLOC_FAIL,
+               room || rc == -EDQUOT ? LOG_WARNING : LOG_NOTICE, w->device,
+               err->requested, "refused to session %u (pid %u, %s, uid %u): %s",
+               s->id, s->pid, s->comm[0] ? s->comm : "?", s->uid, err->message);
+    return rc;
+}
+
+int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
+                      memd_alloc **out, memd_wire_error *err)
+{
+    return memd_alloc_create_banks(st, s, w, NULL, out, err);
 }

@@ -7,7 +7,8 @@
 #include "state.h"
 
 /* Allocates (or, for a shared name that exists, acquires) for session s. On success
- * *out is the allocation, held once more by s. On failure returns a negative errno and
+ * *out is the allocation, held once more by s (that new hold is s->holds, the head of
+ * the session's list). On failure returns a negative errno and
  * fills *err (message; for -ENOMEM and -EDQUOT the region's state):
  *   -ENODEV unknown device, -EINVAL bad request, -EOPNOTSUPP scope/class not offered,
  *   -E2BIG/-EOVERFLOW too large, -ENOMEM no room, -EDQUOT per-uid quota,
@@ -48,7 +49,12 @@ void memd_alloc_reclaim(memd_state *st, memd_alloc *a);
  * with no holder yet; memd_alloc_adopt_hold then gives it each hold. 0, -EEXIST (handle
  * or shared name taken), -EBUSY / -EINVAL (the engine refuses the placement), -ENOMEM. */
 int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc *proto, memd_alloc **out);
-int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s);
+int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s, uint64_t req);
+
+/* The holds of s made by client request req (memd_hold.req), newest first, into
+ * out[0, cap); returns how many there are (a retried request, MEMD_REQ_F_RETRY: linear
+ * in the session's holds, paid only by retries). */
+size_t memd_holds_of_request(const memd_session *s, uint64_t req, memd_hold **out, size_t cap);
 
 /* Fills a wire buffer / info record from an allocation. */
 void memd_alloc_to_buffer(const memd_alloc *a, memd_wire_buffer *b);
@@ -61,7 +67,8 @@ void memd_alloc_bank_at(const memd_state *st, const memd_alloc *a, uint32_t i,
                         memd_wire_bank_addr *out);
 
 /* Shared name table (names.c). */
-memd_alloc *memd_names_find(const memd_names *n, uint32_t dev, const char *name);
+/* The shared allocation named name on device dev that a client of uid may attach to. */
+memd_alloc *memd_names_find(const memd_names *n, uint32_t dev, uint32_t uid, const char *name);
 int memd_names_add(memd_names *n, memd_alloc *a);
 void memd_names_remove(memd_names *n, memd_alloc *a);
 void memd_names_free(memd_names *n);

@@ -1,4 +1,5 @@
-/* memd daemon — per-uid quotas (see quota.h). */
+/* memd daemon — per-uid quotas (see quota.h); who is charged is alloc.c's rule: every
+ * uid holding an allocation, once. */
 #include "quota.h"
 
 #include <errno.h>
@@ -51,13 +52,22 @@ int memd_quota_recount(memd_state *st)
         if (!st->handles.slots[i].key)
             continue;
         const memd_alloc *a = (const memd_alloc *)(uintptr_t)st->handles.slots[i].val;
-        uint64_t key = quota_key(a->dev, a->uid);
-        uint64_t *v = memd_map_get(&m, key);
-        if (v) {
-            *v += a->pl.size_per_bank;
-        } else if (memd_map_put(&m, key, a->pl.size_per_bank) < 0) {
-            memd_map_free(&m);
-            return -ENOMEM;
+        /* Each uid holding a counts once (alloc.c): skip a hold whose uid an earlier hold
+         * of a already counted. */
+        for (const memd_hold *h = a->holds; h; h = h->a_next) {
+            const memd_hold *e = a->holds;
+            while (e != h && e->session->uid != h->session->uid)
+                e = e->a_next;
+            if (e != h)
+                continue;
+            uint64_t key = quota_key(a->dev, h->session->uid);
+            uint64_t *v = memd_map_get(&m, key);
+            if (v) {
+                *v += a->pl.size_per_bank;
+            } else if (memd_map_put(&m, key, a->pl.size_per_bank) < 0) {
+                memd_map_free(&m);
+                return -ENOMEM;
+            }
         }
     }
     memd_map_free(&st->quota);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "log.h"
 #include "quota.h"
 
 /* The first field of group k in which a and b differ, or NULL. */
@@ -76,6 +77,9 @@ int memd_state_reload(memd_state *st, const memd_config *cfg, memd_error *err)
     for (uint32_t i = 0; i < st->ndevs; i++)
         if (device_diff(st->devs[i].spec, &cfg->devices[i], why, sizeof why))
             return memd_error_set(err, -EBUSY, "device map changed: %s", why);
+    if (cfg->shared_names_global != st->names.global)
+        return memd_error_set(err, -EBUSY, "shared_names changed to %s: it takes a restart",
+                              cfg->shared_names_global ? "global" : "per_uid");
     gid_t gid = 0;
     if (cfg->admin_group[0]) {
         int rc = memd_resolve_group(cfg, &gid, err);
@@ -92,5 +96,6 @@ int memd_state_reload(memd_state *st, const memd_config *cfg, memd_error *err)
     st->limits.max_frame = max_frame;
     st->have_admin_gid = cfg->admin_group[0] != '\0';
     st->admin_gid = gid;
+    memd_log_set_level(cfg->log_level);
     return 0;
 }

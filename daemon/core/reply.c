@@ -3,6 +3,9 @@
 
 #include <errno.h>
 
+#include <syslog.h>
+
+#include "event.h"
 #include "state.h"
 #include "wire.h"
 
@@ -41,8 +44,11 @@ void memd_reply_patch_len(memd_buf *out, size_t hdr_off)
 int memd_reply_fail(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
                     memd_wire_error *err, bool close_after)
 {
-    if (close_after)
+    if (close_after) {
         st->ctr.protocol_errors++;
+        memd_event(st, NULL, MEMD_EVENT_PROTOCOL_ERROR, LOG_WARNING, UINT32_MAX, 0,
+                   "protocol error, closing the connection: %s", err->message);
+    }
     if (memd_reply_error(out, h->opcode, h->id, err) < 0)
         return -ENOMEM;
     return close_after ? MEMD_CLOSE : 0;

@@ -1,9 +1,14 @@
 /* memd daemon — session bookkeeping (see session.h). */
 #include "session.h"
 
+#include <stdlib.h>
+
 #include "alloc.h"
+#include "event.h"
 #include "hooks.h"
 #include "subdev.h"
+
+#include <syslog.h>
 
 void memd_session_open(memd_state *st, memd_session *s)
 {
@@ -11,6 +16,9 @@ void memd_session_open(memd_state *st, memd_session *s)
     if (st->next_session_id == 0)
         st->next_session_id = 1;
     memd_session_adopt(st, s, id);
+    memd_event(st, s, MEMD_EVENT_SESSION_OPEN, LOG_INFO, UINT32_MAX, 0,
+               "session %u opened: pid %u (%s), uid %u", s->id, s->pid,
+               s->comm[0] ? s->comm : "?", s->uid);
 }
 
 void memd_session_adopt(memd_state *st, memd_session *s, uint32_t id)
@@ -32,9 +40,16 @@ void memd_session_adopt(memd_state *st, memd_session *s, uint32_t id)
 
 void memd_session_close(memd_state *st, memd_session *s)
 {
+    /* What it held before its model layer lets go of instances and loads. */
+    uint64_t bytes = 0;
+    uint32_t holds = s->nholds;
+    for (const memd_hold *h = s->holds; h; h = h->next)
+        bytes += memd_alloc_device_bytes(st, h->alloc);
     memd_hooks_session_closing(st, s); /* e.g. its instances and model loads first */
     while (s->holds)
         memd_hold_release(st, s->holds);
+    free(s->group_holds);
+    s->group_holds = NULL;
     if (s->prev)
         s->prev->next = s->next;
     else
@@ -43,6 +58,12 @@ void memd_session_close(memd_state *st, memd_session *s)
         s->next->prev = s->prev;
     s->prev = s->next = NULL;
     st->nsessions--;
+    if (st->cur == s)
+        st->cur = NULL;
+    memd_event(st, s, MEMD_EVENT_SESSION_CLOSE, LOG_INFO, UINT32_MAX, bytes,
+               "session %u closed: pid %u (%s), uid %u, released %u allocation holds, "
+               "%llu bytes", s->id, s->pid, s->comm[0] ? s->comm : "?", s->uid, holds,
+               (unsigned long long)bytes);
     memd_subdev_unbind(st, s);
     memd_hooks_session_closed(st, s);
 }

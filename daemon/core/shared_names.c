@@ -1,25 +1,37 @@
-/* memd daemon — shared allocations by (device, name): a chained hash table whose chain
- * links live in the allocation records themselves. */
+/* memd daemon — shared allocations by (device, uid, name), or (device, name) when names
+ * are global: a chained hash table whose chain links live in the allocation records
+ * themselves. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
 
-static size_t name_hash(uint32_t dev, const char *name)
+/* The uid part of the key: the creator's, unless names are global or the name is a
+ * model's. */
+static inline uint32_t key_uid(const memd_names *n, uint32_t uid, const char *name)
 {
-    uint64_t h = 1469598103934665603ull ^ dev; /* FNV-1a */
+    if (n->global || strncmp(name, MEMD_GLOBAL_NAME_PREFIX, sizeof MEMD_GLOBAL_NAME_PREFIX - 1) == 0)
+        return 0;
+    return uid;
+}
+
+static size_t name_hash(uint32_t dev, uint32_t uid, const char *name)
+{
+    uint64_t h = (1469598103934665603ull ^ dev) * 1099511628211ull ^ uid; /* FNV-1a */
     for (const unsigned char *p = (const unsigned char *)name; *p; p++)
         h = (h ^ *p) * 1099511628211ull;
     return (size_t)(h ^ (h >> 29));
 }
 
-memd_alloc *memd_names_find(const memd_names *n, uint32_t dev, const char *name)
+memd_alloc *memd_names_find(const memd_names *n, uint32_t dev, uint32_t uid, const char *name)
 {
     if (n->cap == 0)
         return NULL;
-    for (memd_alloc *a = n->buckets[name_hash(dev, name) & (n->cap - 1)]; a; a = a->name_next)
-        if (a->dev == dev && strcmp(a->name, name) == 0)
+    uid = key_uid(n, uid, name);
+    for (memd_alloc *a = n->buckets[name_hash(dev, uid, name) & (n->cap - 1)]; a;
+         a = a->name_next)
+        if (a->dev == dev && key_uid(n, a->uid, a->name) == uid && strcmp(a->name, name) == 0)
             return a;
     return NULL;
 }
@@ -34,7 +46,7 @@ static int grow(memd_names *n)
         memd_alloc *a = n->buckets[i];
         while (a) {
             memd_alloc *next = a->name_next;
-            size_t j = name_hash(a->dev, a->name) & (cap - 1);
+            size_t j = name_hash(a->dev, key_uid(n, a->uid, a->name), a->name) & (cap - 1);
             a->name_next = b[j];
             b[j] = a;
             a = next;
@@ -53,7 +65,7 @@ int memd_names_add(memd_names *n, memd_alloc *a)
         if (rc < 0)
             return rc;
     }
-    size_t i = name_hash(a->dev, a->name) & (n->cap - 1);
+    size_t i = name_hash(a->dev, key_uid(n, a->uid, a->name), a->name) & (n->cap - 1);
     a->name_next = n->buckets[i];
     n->buckets[i] = a;
     n->len++;
@@ -64,7 +76,7 @@ void memd_names_remove(memd_names *n, memd_alloc *a)
 {
     if (n->cap == 0)
         return;
-    memd_alloc **pp = &n->buckets[name_hash(a->dev, a->name) & (n->cap - 1)];
+    memd_alloc **pp = &n->buckets[name_hash(a->dev, key_uid(n, a->uid, a->name), a->name) & (n->cap - 1)];
     for (; *pp; pp = &(*pp)->name_next) {
         if (*pp == a) {
             *pp = a->name_next;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "event.h"
 #include "hooks.h"
 #include "session.h"
 
@@ -49,6 +50,7 @@ int memd_state_init(memd_state *st, const memd_config *cfg, memd_error *err)
     *err = (memd_error){0};
     snprintf(err->file, sizeof err->file, "%s", cfg->path);
     st->limits = cfg->limits;
+    st->names.global = cfg->shared_names_global;
     st->next_handle = 1;
     st->next_mark = 1;
     st->next_session_id = 1;
@@ -76,8 +78,14 @@ int memd_state_init(memd_state *st, const memd_config *cfg, memd_error *err)
         return src;
     }
     st->devs = calloc(cfg->ndevices, sizeof *st->devs);
-    if (!st->devs)
+    st->group_clients = calloc((size_t)cfg->ndevices * MEMD_KIND_COUNT, sizeof *st->group_clients);
+    if (!st->devs || !st->group_clients) {
+        free(st->devs);
+        free(st->group_clients);
+        st->devs = NULL;
+        st->group_clients = NULL;
         return memd_error_set(err, -ENOMEM, "out of memory");
+    }
     for (uint32_t i = 0; i < cfg->ndevices; i++) {
         char msg[256] = "";
         int rc = memd_device_create(&cfg->devices[i], &st->devs[i].dev, msg, sizeof msg);
@@ -101,9 +109,11 @@ void memd_state_fini(memd_state *st)
     for (uint32_t i = 0; i < st->ndevs; i++)
         memd_device_destroy(st->devs[i].dev);
     free(st->devs);
+    free(st->group_clients);
     memd_map_free(&st->handles);
     memd_map_free(&st->quota);
     memd_names_free(&st->names);
+    memd_events_free(st);
     memd_pool_free(&st->alloc_pool);
     memd_pool_free(&st->hold_pool);
     free(st->scratch);

@@ -24,11 +24,14 @@ typedef struct memd_alloc memd_alloc;
 typedef struct memd_models memd_models; /* model.h */
 typedef struct memd_subdev memd_subdev; /* subdev.h */
 typedef struct memd_store memd_store;   /* store.h */
+typedef struct memd_events memd_events; /* event.h */
 
 /* One holder of an allocation: the creator, or a session that acquired a shared one. */
 typedef struct memd_hold {
     memd_alloc *alloc;
     memd_session *session;
+    uint64_t req;                  /* client request id that made it (0: unknown): a
+                                    * retried request finds it (MEMD_REQ_F_RETRY) */
     struct memd_hold *prev, *next; /* the session's holds */
     struct memd_hold *a_next;      /* the allocation's holders */
 } memd_hold;
@@ -44,6 +47,7 @@ struct memd_alloc {
     uint32_t pid, uid, gid, session_id; /* creator */
     uint8_t cls, scope;
     bool shared;                   /* in the name table */
+    bool pool;                     /* a client pool (MEMD_ALLOC_F_POOL) */
     bool first_used;
     memd_hold first;               /* the creator's hold: no second record in the common case */
     memd_hold *holds;
@@ -51,6 +55,7 @@ struct memd_alloc {
     uint64_t store_key;            /* state store: key of the record that holds it */
     uint32_t subdev;               /* sub-device charged (index + 1), 0: none (subdev.h) */
     uint64_t subdev_bytes;         /* what it charged */
+    struct memd_pool_books *books; /* pool: its reported sub-allocations (pool_books.h) */
     char comm[16];
     char name[MEMD_NAME_MAX];
 };
@@ -68,6 +73,8 @@ struct memd_session {
     uint64_t requests;
     uint32_t nholds;
     memd_hold *holds;              /* doubly linked */
+    uint32_t *group_holds;         /* holds per (device index, bank group): ndevs *
+                                      MEMD_KIND_COUNT, NULL until the first hold */
     memd_session *prev, *next;     /* memd_state.sessions */
 };
 
@@ -82,9 +89,18 @@ typedef struct memd_counters {
 } memd_counters;
 
 /* Shared allocations by (device, name): chained hash table. */
+/* Shared allocations by (device, creator's uid, name), or by (device, name) when the
+ * config makes shared names global: one uid can neither take nor attach to another
+ * uid's name unless the operator allowed it. */
+/* Names with this prefix are the models layer's shared code and constants (model.h):
+ * the model registry is one for all uids, so their names are too; clients cannot
+ * allocate such names themselves. */
+#define MEMD_GLOBAL_NAME_PREFIX "model:"
+
 typedef struct memd_names {
     memd_alloc **buckets;
     size_t cap, len;               /* cap: power of two or 0 */
+    bool global;                   /* shared_names: global (set once, at start) */
 } memd_names;
 
 typedef struct memd_state {
@@ -103,6 +119,9 @@ typedef struct memd_state {
     memd_session *sessions;
     uint32_t nsessions;
     memd_counters ctr;
+    /* Sessions holding something per (device index, bank group), kept as holds come and
+     * go (alloc.c): a dump reads it instead of walking every hold. */
+    uint32_t *group_clients;
     uint64_t start_ns;
     uint64_t now_ns;               /* request time, read once per request (memd_state_now) */
     memd_alloc **scratch;          /* FREE_BATCH: records found in its checking pass */
@@ -113,6 +132,9 @@ typedef struct memd_state {
     memd_store *store;             /* the state store (store.h); NULL: not persisted */
     memd_subdev *subdevs;          /* sub-devices (subdev.h), room for MEMD_SUBDEV_MAX */
     uint32_t nsubdevs;
+    memd_events *events;           /* the event log (event.h); NULL until the first event */
+    const memd_session *cur;       /* the session whose frames are being processed, or
+                                      NULL: events without a session are about it */
 } memd_state;
 
 /* Builds one engine device per configured spec and resolves the admin group.

@@ -20,6 +20,59 @@ static void rollback(memd_state *st, memd_session *s, uint32_t k)
         memd_hold_release(st, s->holds);
 }
 
+/* A retried ALLOC_BATCH whose first sending was applied (protocol.h): its n holds
+ * (made by request h->id) back in the order of the request's records. A shared record
+ * is the held allocation with its device and name; the others were created in record
+ * order, so their handles rise with it. 1 with the reply queued, 0 when the first sending
+ * left no trace (apply it as new), or the handler's error. */
+static int alloc_batch_again(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                             const uint8_t *p, uint32_t n, memd_buf *out)
+{
+    size_t have = memd_holds_of_request(s, h->id, NULL, 0);
+    if (have == 0)
+        return 0;
+    memd_wire_error err = {0};
+    memd_hold **hs = have == n ? malloc(n * sizeof *hs) : NULL;
+    if (!hs) {
+        memd_err_set(&err, have == n ? -ENOMEM : -EIO,
+                     "retried ALLOC_BATCH %llu of %u records: the session holds %zu from its "
+                     "first sending", (unsigned long long)h->id, n, have);
+        return memd_reply_fail(st, h, out, &err, false);
+    }
+    memd_holds_of_request(s, h->id, hs, n); /* newest first: reversed, record order */
+    uint8_t *o = memd_reply_begin(out, h->opcode, h->id,
+                                  MEMD_WIRE_COUNT_SIZE + n * MEMD_WIRE_BUFFER_SIZE);
+    if (!o) {
+        free(hs);
+        return -ENOMEM;
+    }
+    o = memd_wire_count_put(o, n);
+    p += MEMD_WIRE_COUNT_SIZE;
+    size_t next = n; /* unshared holds are taken from the oldest (the end) on */
+    for (uint32_t i = 0; i < n; i++, p += MEMD_WIRE_ALLOC_REQ_SIZE) {
+        memd_wire_alloc_req req;
+        memd_alloc *a = NULL;
+        if (memd_wire_alloc_req_get(p, MEMD_WIRE_ALLOC_REQ_SIZE, &req) == 0 &&
+            (req.flags & MEMD_ALLOC_F_SHARED)) {
+            for (size_t k = 0; k < n && !a; k++)
+                if (hs[k]->alloc->shared && strcmp(hs[k]->alloc->name, req.name) == 0 &&
+                    st->devs[hs[k]->alloc->dev].spec->id == req.device)
+                    a = hs[k]->alloc;
+        } else {
+            while (next > 0 && !a)
+                if (!hs[--next]->alloc->shared)
+                    a = hs[next]->alloc;
+        }
+        if (!a)
+            a = hs[0]->alloc; /* cannot happen for the same payload; answer something held */
+        memd_wire_buffer b;
+        memd_alloc_to_buffer(a, &b);
+        o = memd_wire_buffer_put(o, &b);
+    }
+    free(hs);
+    return 1;
+}
+
 static int alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                        const uint8_t *p, memd_buf *out)
 {
@@ -29,6 +82,11 @@ static int alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         memd_err_set(&err, -E2BIG, "ALLOC_BATCH of %u records: the reply would exceed %u "
                                    "bytes; split the batch", n, MEMD_MAX_REPLY);
         return memd_reply_fail(st, h, out, &err, false);
+    }
+    if (h->status & MEMD_REQ_F_RETRY) {
+        int rc = alloc_batch_again(st, s, h, p, n, out);
+        if (rc != 0)
+            return rc < 0 ? rc : 0;
     }
     size_t hdr_off = out->len;
     uint8_t *o = memd_reply_begin(out, h->opcode, h->id,
@@ -61,6 +119,7 @@ static int alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
             memd_err_set(&err, rc, "record %u of %u: %s (nothing allocated)", i, n, msg);
             return memd_reply_fail(st, h, out, &err, false);
         }
+        s->holds->req = h->id;
         memd_wire_buffer b;
         memd_alloc_to_buffer(a, &b);
         o = memd_wire_buffer_put(o, &b);
@@ -92,6 +151,17 @@ int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         st->scratch = sc;
         st->scratch_cap = n;
     }
+    /* A retry of a batch its first sending freed (all or nothing: then the session holds
+     * none of the handles) succeeds without touching anything (protocol.h). */
+    if (h->status & MEMD_REQ_F_RETRY) {
+        bool held = false;
+        for (uint32_t i = 0; i < n && !held; i++) {
+            memd_alloc *a = memd_alloc_find(st, memd_wire_u64(p + (size_t)i * MEMD_WIRE_HANDLE_SIZE));
+            held = a && memd_alloc_hold_of(a, s);
+        }
+        if (!held)
+            return memd_reply_begin(out, h->opcode, h->id, 0) ? 0 : -ENOMEM;
+    }
     /* Pass 1 checks everything, so pass 2 cannot fail half way. The mark catches a
      * handle listed twice, which could only be freed once. */
     uint64_t mark = st->next_mark++;
@@ -101,6 +171,10 @@ int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         if (!a)
             memd_err_set(&err, -ENOENT, "handle %u of %u: no allocation with handle %llu "
                                         "(nothing freed)", i, n, (unsigned long long)handle);
+        else if (!memd_may_access(s, a) && a->uid != s->uid)
+            memd_err_set(&err, -EPERM, "handle %u of %u: %llu belongs to another user, not "
+                                       "to this session %u (nothing freed)",
+                         i, n, (unsigned long long)handle, s->id);
         else if (!memd_may_access(s, a))
             memd_err_set(&err, -EPERM, "handle %u of %u: %llu belongs to session %u, not "
                                        "to this session %u (nothing freed)",

@@ -32,6 +32,8 @@ static const memd_handler handlers[MEMD_OP_OPCODE_COUNT] = {
     [MEMD_OP_MODEL_INFO] = memd_op_model_info,
     [MEMD_OP_INSTANCE_CREATE] = memd_op_instance_create,
     [MEMD_OP_INSTANCE_RELEASE] = memd_op_instance_release,
+    [MEMD_OP_EVENTS] = memd_op_events,
+    [MEMD_OP_POOL_REPORT] = memd_op_pool_report,
 };
 
 int memd_dispatch(memd_state *st, memd_session *s, const memd_wire_hdr *h,

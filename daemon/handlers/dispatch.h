@@ -41,7 +41,12 @@ int memd_op_alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                         const uint8_t *p, memd_buf *out);
 int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                        const uint8_t *p, memd_buf *out);
+int memd_op_pool_report(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                        const uint8_t *p, memd_buf *out);
 int memd_op_dump(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
                  memd_buf *out);
+/* EVENTS (events.c): the event log, the session's own uid's or, for an admin, all. */
+int memd_op_events(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
+                   memd_buf *out);
 
 #endif

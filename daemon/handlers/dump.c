@@ -1,6 +1,14 @@
 /* memd daemon — DUMP: the whole map as tagged records (protocol.h), for memctl.
  * Everyone sees devices, bank groups, regions and blocks; allocations and sessions only
- * their own unless admin. Not on the hot path: it may allocate. */
+ * their own unless admin. Not on the hot path: it may allocate.
+ *
+ * A paged dump (MEMD_DUMP_F_PAGED) walks the handles from the cursor up, looking each
+ * up in the handle map: handles are issued in increasing order and never reused, so
+ * that order needs no index of its own and survives anything that happens between
+ * pages. A page stops after PAGE_ALLOCS records, PAGE_BYTES bytes of allocation records
+ * (with their ALLOC_BANK, POOL and SUBALLOC records, which always stay in their
+ * allocation's page) or PAGE_SCAN handles looked at, whichever comes first, which bounds the time one request holds the loop (handles
+ * freed long ago cost a lookup each, once per dump). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,13 +18,20 @@
 #include "alloc.h"
 #include "dispatch.h"
 #include "errmsg.h"
+#include "event.h"
 #include "malformed.h"
 #include "memd-build-config.h"
 #include "model.h"
+#include "pool_books.h"
 #include "reply.h"
 #include "store.h"
 #include "subdev.h"
 #include "wire.h"
+
+#define PAGE_ALLOCS 4096u   /* allocation records per page: about 0.7 MB */
+#define PAGE_SCAN 65536u    /* handles looked at per page */
+#define PAGE_BYTES (1u << 20) /* and about this many bytes: a per-bank buffer brings one
+                                 ALLOC_BANK record per bank, a pool its sub-allocations */
 
 typedef struct dump_ctx {
     memd_buf *out;
@@ -165,7 +180,47 @@ static int put_alloc_banks(const memd_state *st, const memd_alloc *a, memd_buf *
     return 0;
 }
 
-static int put_allocs(const memd_state *st, const memd_session *s, int dev, bool banks,
+
+typedef struct pool_ctx {
+    memd_buf *out;
+    const memd_pool_books *b;
+    uint64_t handle;
+} pool_ctx;
+
+static int visit_sub(void *vctx, uint64_t addr, uint64_t size, bool allocated)
+{
+    (void)size;
+    pool_ctx *c = vctx;
+    const memd_suballoc *sub = allocated ? memd_pool_books_find(c->b, addr) : NULL;
+    if (!sub)
+        return 0;
+    uint8_t *p = rec(c->out, MEMD_REC_SUBALLOC);
+    if (!p)
+        return -ENOMEM;
+    memd_wire_suballoc_rec r = {.pool = c->handle, .offset = sub->offset, .size = sub->size};
+    memcpy(r.name, sub->name, sizeof r.name);
+    memd_wire_suballoc_rec_put(p, &r);
+    return 0;
+}
+
+/* A pool's record, then its sub-allocations in address order. */
+static int put_pool(const memd_alloc *a, bool subs, memd_buf *out)
+{
+    const memd_pool_books *b = memd_pool_books_of(a);
+    memd_wire_pool_rec r = {.handle = a->handle, .as_of_ns = b ? b->as_of_ns : a->created_ns,
+                            .pooled_bytes = b ? b->pooled : 0, .reports = b ? b->reports : 0,
+                            .suballocs = b ? (uint32_t)b->subs.len : 0};
+    uint8_t *p = rec(out, MEMD_REC_POOL);
+    if (!p)
+        return -ENOMEM;
+    memd_wire_pool_rec_put(p, &r);
+    if (!b || !subs)
+        return 0;
+    pool_ctx c = {.out = out, .b = b, .handle = a->handle};
+    return memd_range_foreach(b->range, visit_sub, &c);
+}
+
+static int put_allocs(const memd_state *st, const memd_session *s, int dev, uint32_t flags,
                       memd_buf *out)
 {
     memd_alloc **list = malloc((st->handles.len + 1) * sizeof *list);
@@ -190,9 +245,12 @@ static int put_allocs(const memd_state *st, const memd_session *s, int dev, bool
         memd_wire_alloc_info info;
         memd_alloc_to_info(st, list[i], &info);
         memd_wire_alloc_info_put(p, &info);
-        if (banks)
+        if (flags & MEMD_DUMP_F_BANKS)
             rc = put_alloc_banks(st, list[i], out);
     }
+    for (size_t i = 0; i < n && rc == 0 && (flags & MEMD_DUMP_F_POOLS); i++)
+        if (list[i]->pool)
+            rc = put_pool(list[i], flags & MEMD_DUMP_F_SUBALLOCS, out);
     free(list);
     return rc;
 }
@@ -238,14 +296,56 @@ static int put_subdevs(const memd_state *st, memd_buf *out)
     return 0;
 }
 
-static int put_sessions(const memd_state *st, const memd_session *self, memd_buf *out)
+
+/* What session s holds per (device, bank group): one SESSION_USE record for each where it
+ * holds something. use has ndevs * MEMD_KIND_COUNT zeroed entries and is zero again after. */
+static int put_use(const memd_state *st, const memd_session *s, memd_wire_session_use *use,
+                   memd_buf *out)
 {
-    for (const memd_session *s = st->sessions; s; s = s->next) {
+    for (const memd_hold *h = s->holds; h; h = h->next) {
+        const memd_alloc *a = h->alloc;
+        memd_wire_session_use *u = &use[(size_t)a->dev * MEMD_KIND_COUNT + a->pl.kind];
+        uint64_t bytes = memd_alloc_device_bytes(st, a);
+        u->allocations++;
+        u->bytes += bytes;
+        if (a->shared)
+            u->shared_bytes += bytes;
+    }
+    int rc = 0;
+    for (uint32_t d = 0; d < st->ndevs; d++) {
+        for (int k = 0; k < MEMD_KIND_COUNT; k++) {
+            memd_wire_session_use *u = &use[(size_t)d * MEMD_KIND_COUNT + k];
+            if (!u->allocations)
+                continue;
+            u->session_id = s->id;
+            u->device = st->devs[d].spec->id;
+            u->kind = (uint8_t)k;
+            uint8_t *p = rc == 0 ? rec(out, MEMD_REC_SESSION_USE) : NULL;
+            if (p)
+                memd_wire_session_use_put(p, u);
+            else
+                rc = -ENOMEM;
+            *u = (memd_wire_session_use){0};
+        }
+    }
+    return rc;
+}
+
+static int put_sessions(const memd_state *st, const memd_session *self, bool usage,
+                        memd_buf *out)
+{
+    memd_wire_session_use *use = NULL;
+    if (usage && !(use = calloc((size_t)st->ndevs * MEMD_KIND_COUNT, sizeof *use)))
+        return -ENOMEM;
+    int rc = 0;
+    for (const memd_session *s = st->sessions; s && rc == 0; s = s->next) {
         if (!self->admin && s != self)
             continue;
         uint8_t *p = rec(out, MEMD_REC_SESSION);
-        if (!p)
-            return -ENOMEM;
+        if (!p) {
+            rc = -ENOMEM;
+            break;
+        }
         memd_wire_session_rec r = {.id = s->id, .pid = s->pid, .uid = s->uid, .gid = s->gid,
                                    .connected_ns = s->connected_ns,
                                    .allocations = s->nholds, .requests = s->requests};
@@ -254,42 +354,66 @@ static int put_sessions(const memd_state *st, const memd_session *self, memd_buf
         r.flags = memd_store_session_flags(st, s, &r.reclaim_deadline_ns); /* orphaned? */
         r.subdev = s->subdev;
         memd_wire_session_rec_put(p, &r);
+        if (use)
+            rc = put_use(st, s, use, out);
     }
+    free(use);
+    return rc;
+}
+
+/* The allocations with handles from *cursor on that s may see, up to a page's worth;
+ * *cursor becomes the next handle to look at, or 0 when none is left. */
+static int put_allocs_page(const memd_state *st, const memd_session *s, int dev,
+                           uint32_t flags, uint64_t *cursor, memd_buf *out)
+{
+    uint64_t h = *cursor ? *cursor : 1, end = st->next_handle;
+    uint32_t recs = 0;
+    size_t start = out->len;
+    for (uint32_t scanned = 0; h < end && scanned < PAGE_SCAN && recs < PAGE_ALLOCS &&
+                               out->len - start < PAGE_BYTES;
+         h++, scanned++) {
+        const memd_alloc *a = memd_alloc_find(st, h);
+        if (!a || (dev >= 0 && a->dev != (uint32_t)dev) || !memd_may_access(s, a))
+            continue;
+        uint8_t *p = rec(out, MEMD_REC_ALLOC);
+        if (!p)
+            return -ENOMEM;
+        memd_wire_alloc_info info;
+        memd_alloc_to_info(st, a, &info);
+        memd_wire_alloc_info_put(p, &info);
+        recs++;
+        /* A bank-set buffer's ALLOC_BANK records and a pool's records follow its
+         * allocation, in the same page. */
+        if (flags & MEMD_DUMP_F_BANKS) {
+            int rc = put_alloc_banks(st, a, out);
+            if (rc < 0)
+                return rc;
+        }
+        if ((flags & MEMD_DUMP_F_POOLS) && a->pool) {
+            int rc = put_pool(a, flags & MEMD_DUMP_F_SUBALLOCS, out);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    *cursor = h < end ? h : 0;
     return 0;
 }
 
-/* Sessions holding something per (device, bank group). */
-static uint32_t *count_clients(const memd_state *st)
+static int put_page_end(uint64_t next, memd_buf *out)
 {
-    uint32_t *clients = calloc((size_t)st->ndevs * MEMD_KIND_COUNT, sizeof *clients);
-    uint64_t *seen = calloc((size_t)st->ndevs * MEMD_KIND_COUNT, sizeof *seen);
-    if (!clients || !seen) {
-        free(clients);
-        free(seen);
-        return NULL;
-    }
-    uint64_t visit = 0;
-    for (const memd_session *s = st->sessions; s; s = s->next) {
-        visit++;
-        for (const memd_hold *h = s->holds; h; h = h->next) {
-            size_t i = (size_t)h->alloc->dev * MEMD_KIND_COUNT + h->alloc->pl.kind;
-            if (seen[i] != visit) {
-                seen[i] = visit;
-                clients[i]++;
-            }
-        }
-    }
-    free(seen);
-    return clients;
+    uint8_t *p = rec(out, MEMD_REC_PAGE);
+    if (!p)
+        return -ENOMEM;
+    memd_wire_page_rec r = {.next = next};
+    memd_wire_page_rec_put(p, &r);
+    return 0;
 }
 
-static int build(const memd_state *st, const memd_session *s, int dev, uint32_t flags,
-                 memd_buf *out)
+/* The map up to the allocations: SERVER, then per device its groups and regions. */
+static int build_head(const memd_state *st, int dev, uint32_t flags, memd_buf *out)
 {
     int rc = put_server(st, out);
-    uint32_t *clients = count_clients(st);
-    if (!clients)
-        return -ENOMEM;
+    const uint32_t *clients = st->group_clients; /* kept up to date by alloc.c */
     for (uint32_t i = 0; i < st->ndevs && rc == 0; i++) {
         if (dev >= 0 && i != (uint32_t)dev)
             continue;
@@ -308,15 +432,37 @@ static int build(const memd_state *st, const memd_session *s, int dev, uint32_t 
                 rc = put_group(st, i, (memd_kind)k, clients[i * MEMD_KIND_COUNT + k], flags,
                                out);
     }
-    free(clients);
     if (rc == 0 && (flags & MEMD_DUMP_F_BANKS))
         rc = put_subdevs(st, out);
+    return rc;
+}
+
+static int build(const memd_state *st, const memd_session *s, int dev, uint32_t flags,
+                 memd_buf *out)
+{
+    int rc = build_head(st, dev, flags, out);
     if (rc == 0)
-        rc = put_allocs(st, s, dev, (flags & MEMD_DUMP_F_BANKS) != 0, out);
+        rc = put_allocs(st, s, dev, flags, out);
     if (rc == 0)
-        rc = put_sessions(st, s, out);
+        rc = put_sessions(st, s, (flags & MEMD_DUMP_F_USAGE) != 0, out);
     if (rc == 0 && (flags & MEMD_DUMP_F_MODELS))
         rc = memd_models_dump(st, s, out);
+    return rc;
+}
+
+/* One page from *cursor (protocol.h); the tail (sessions, models) comes with the last. */
+static int build_page(const memd_state *st, const memd_session *s, int dev, uint32_t flags,
+                      uint64_t cursor, memd_buf *out)
+{
+    int rc = cursor == 0 ? build_head(st, dev, flags, out) : 0;
+    if (rc == 0)
+        rc = put_allocs_page(st, s, dev, flags, &cursor, out);
+    if (rc == 0 && cursor == 0)
+        rc = put_sessions(st, s, (flags & MEMD_DUMP_F_USAGE) != 0, out);
+    if (rc == 0 && cursor == 0 && (flags & MEMD_DUMP_F_MODELS))
+        rc = memd_models_dump(st, s, out);
+    if (rc == 0)
+        rc = put_page_end(cursor, out);
     return rc;
 }
 
@@ -336,7 +482,10 @@ int memd_op_dump(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
     size_t hdr_off = out->len;
     if (!memd_reply_begin(out, h->opcode, h->id, 0))
         return -ENOMEM;
-    rc = build(st, s, dev, req.flags, out);
+    if (req.flags & MEMD_DUMP_F_PAGED)
+        rc = build_page(st, s, dev, req.flags, req.cursor, out);
+    else
+        rc = build(st, s, dev, req.flags, out);
     if (rc == 0 && out->len - hdr_off - MEMD_HDR_SIZE > MEMD_MAX_REPLY)
         rc = -E2BIG;
     if (rc < 0) {

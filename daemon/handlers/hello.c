@@ -8,6 +8,7 @@
 #include "memd-build-config.h"
 #include "reply.h"
 #include "store.h"
+#include "text.h"
 #include "wire.h"
 
 int memd_op_hello(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
@@ -23,6 +24,15 @@ int memd_op_hello(memd_state *st, memd_session *s, const memd_wire_hdr *h, const
                      "client needs protocol version %u..%u; this memd speaks 1..%u",
                      hello.min_version, hello.max_version, MEMD_PROTO_VERSION);
         return memd_reply_fail(st, h, out, &err, true);
+    }
+    size_t at;
+    const char *why;
+    if (memd_text_check(hello.client_name, &at, &why) < 0) {
+        memd_wire_error err = {0};
+        memd_err_set(&err, -EINVAL, "client name: byte %zu is %s (0x%02x); names are UTF-8 "
+                     "text without control characters",
+                     at, why, (unsigned char)hello.client_name[at]);
+        return memd_reply_fail(st, h, out, &err, false);
     }
     s->version = hello.max_version < MEMD_PROTO_VERSION ? hello.max_version : MEMD_PROTO_VERSION;
     memcpy(s->client_name, hello.client_name, sizeof s->client_name);

@@ -27,13 +27,20 @@ int memd_op_alloc(memd_state *st, memd_session *s, const memd_wire_hdr *h, const
     if (rc < 0)
         return memd_malformed(st, h, out, rc);
     memd_alloc *a;
+    memd_hold *first;
     memd_wire_error err = {0};
-    rc = memd_model_check_alloc_name(req.name, &err);
-    if (rc == 0)
-        rc = memd_alloc_create(st, s, &req, &a, &err);
-    if (rc < 0) {
-        st->ctr.alloc_failures++;
-        return memd_reply_fail(st, h, out, &err, false);
+    /* A retry whose first sending was applied: its buffer, not a second one. */
+    if ((h->status & MEMD_REQ_F_RETRY) && memd_holds_of_request(s, h->id, &first, 1) == 1) {
+        a = first->alloc;
+    } else {
+        rc = memd_model_check_alloc_name(req.name, &err);
+        if (rc == 0)
+            rc = memd_alloc_create(st, s, &req, &a, &err);
+        if (rc < 0) {
+            st->ctr.alloc_failures++;
+            return memd_reply_fail(st, h, out, &err, false);
+        }
+        s->holds->req = h->id;
     }
     uint8_t *o = memd_reply_begin(out, h->opcode, h->id, MEMD_WIRE_BUFFER_SIZE);
     if (!o)
@@ -61,6 +68,8 @@ int memd_op_free(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
     }
     if (hold)
         memd_hold_release(st, hold);
+    else if (h->status & MEMD_REQ_F_RETRY)
+        ; /* its first sending freed it (protocol.h) */
     else if (a && s->admin)
         memd_alloc_reclaim(st, a); /* an admin frees what it does not hold outright */
     else

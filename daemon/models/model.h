@@ -40,7 +40,7 @@ int memd_op_instance_release(memd_state *st, memd_session *s, const memd_wire_hd
 /* Shared names of the form "model:NAME:code|const" hold models' code and constants. A
  * plain ALLOC may not take one (it could squat on a model's name with another size and
  * make every later load of that model fail): 0, or -EPERM with err filled. */
-#define MEMD_MODEL_NAME_PREFIX "model:"
+#define MEMD_MODEL_NAME_PREFIX MEMD_GLOBAL_NAME_PREFIX /* state.h: global names */
 int memd_model_check_alloc_name(const char *name, memd_wire_error *err);
 
 /* True while s waits for a planning job: its next frames must not be dispatched. */

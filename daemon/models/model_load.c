@@ -10,6 +10,7 @@
 #include "alloc.h"
 #include "digest.h"
 #include "errmsg.h"
+#include "event.h"
 #include "model_internal.h"
 #include "reply.h"
 #include "wire.h"
@@ -353,6 +354,18 @@ nomem:
     return memd_err_set(err, -ENOMEM, "daemon out of memory for model %s", m->name);
 }
 
+/* The event log's line for a load that took (bytes: its code and constants). */
+static void loaded(memd_state *st, const memd_session *s, const memd_model *m, bool fresh)
+{
+    const memd_device_spec *spec = st->devs[m->dev].spec;
+    memd_event(st, s, MEMD_EVENT_MODEL_LOAD, LOG_INFO, spec->id, m->code_bytes + m->const_bytes,
+               "model %s %s on device %u by session %u (pid %u, %s): %llu bytes of code, %llu "
+               "of constants, arena %llu bytes", m->name, fresh ? "loaded" : "shared",
+               spec->id, s->id, s->pid, s->comm[0] ? s->comm : "?",
+               (unsigned long long)m->code_bytes, (unsigned long long)m->const_bytes,
+               (unsigned long long)m->plan->arena);
+}
+
 int memd_op_model_load(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                        const uint8_t *p, memd_buf *out)
 {
@@ -381,8 +394,11 @@ int memd_op_model_load(memd_state *st, memd_session *s, const memd_wire_hdr *h,
             return memd_reply_fail(st, h, out, &err, false);
         }
         /* Loading what the session already uses is a no-op that answers the same. */
-        if (!memd_models_use_of(ms, s, m->id) && (rc = attach(st, ms, s, m, &err)) < 0)
-            return memd_reply_fail(st, h, out, &err, false);
+        if (!memd_models_use_of(ms, s, m->id)) {
+            if ((rc = attach(st, ms, s, m, &err)) < 0)
+                return memd_reply_fail(st, h, out, &err, false);
+            loaded(st, s, m, false);
+        }
         return reply_info(st, h, out, m, 0);
     }
     memd_plan_entry *pl = memd_plan_cache_get(ms, ds.req.plan_id);
@@ -413,6 +429,7 @@ int memd_op_model_load(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         return memd_reply_fail(st, h, out, &err, false);
     }
     memd_plan_cache_touch(ms, pl);
+    loaded(st, s, m, true);
     flags |= MEMD_MODEL_I_NEW;
     return reply_info(st, h, out, m, flags);
 }

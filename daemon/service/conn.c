@@ -87,6 +87,7 @@ void memd_conn_close(memd_conn *c)
         srv->conns = c->next;
     if (c->next)
         c->next->prev = c->prev;
+    srv->nconns--;
     uv_close((uv_handle_t *)&c->pipe, on_closed);
     if (srv->stopping && !srv->conns && !uv_is_closing((uv_handle_t *)&srv->drain))
         uv_close((uv_handle_t *)&srv->drain, NULL);
@@ -151,8 +152,10 @@ static void process(memd_conn *c, bool all)
         c->close_after_flush = true;
         set_reading(c, false);
     }
-    if (used > 0)
+    if (used > 0) {
+        c->greeted = true;
         queue(c);
+    }
 }
 
 static void update_reading(memd_conn *c)
@@ -290,7 +293,7 @@ static void on_eof(memd_conn *c)
         return;
     }
     if (!c->close_after_flush && c->in.len > 0)
-        memd_frames_truncated(c->srv->st, c->in.data, c->in.len, &c->out);
+        memd_frames_truncated(c->srv->st, &c->sess, c->in.data, c->in.len, &c->out);
     c->close_after_flush = true;
 }
 
@@ -343,6 +346,52 @@ static void reject(memd_conn *c, int status, const char *msg)
     queue(c);
 }
 
+/* Sessions of this uid on open connections. */
+static uint32_t uid_sessions(const memd_server *srv, uint32_t uid)
+{
+    uint32_t n = 0;
+    for (const memd_conn *c = srv->conns; c; c = c->next)
+        n += c->has_session && !c->closing && c->sess.uid == uid;
+    return n;
+}
+
+/* Why this peer may not have a session now, in msg; 0 if it may. Admins (root, the
+ * admin group) have the slots kept for them and no per-uid limit: one uid holding
+ * every connection must not lock out the operator who would stop it. */
+static int admission(const memd_server *srv, const memd_session *s, char *msg, size_t len)
+{
+    const memd_state *st = srv->st;
+    const memd_limits *l = &st->limits;
+    /* Orphans (store.h) do not count: their clients must be able to come back. */
+    uint32_t connected = st->nsessions - memd_store_orphans(st);
+    if (srv->nconns > srv->fd_budget) {
+        snprintf(msg, len, "out of file descriptors: %u connections open, the descriptor "
+                           "limit leaves room for %u (raise LimitNOFILE)",
+                 srv->nconns - 1, srv->fd_budget);
+        return -EMFILE;
+    }
+    if (l->max_sessions && connected >= l->max_sessions) {
+        snprintf(msg, len, "too many sessions: %u connected (max_sessions)", connected);
+        return -EUSERS;
+    }
+    if (s->admin)
+        return 0;
+    uint32_t kept = l->admin_sessions < l->max_sessions ? l->admin_sessions : l->max_sessions - 1;
+    if (l->max_sessions && connected >= l->max_sessions - kept) {
+        snprintf(msg, len, "too many sessions: %u connected, the last %u of max_sessions %u "
+                           "are kept for the admin group (admin_sessions)",
+                 connected, kept, l->max_sessions);
+        return -EUSERS;
+    }
+    uint32_t mine = uid_sessions(srv, s->uid);
+    if (l->max_sessions_per_uid && mine >= l->max_sessions_per_uid) {
+        snprintf(msg, len, "too many sessions for uid %u: %u connected (max_sessions_per_uid)",
+                 s->uid, mine);
+        return -EUSERS;
+    }
+    return 0;
+}
+
 void memd_conn_accept(memd_server *srv)
 {
     memd_conn *c = calloc(1, sizeof *c);
@@ -358,21 +407,12 @@ void memd_conn_accept(memd_server *srv)
     if (srv->conns)
         srv->conns->prev = c;
     srv->conns = c;
+    srv->nconns++;
     if (uv_accept((uv_stream_t *)&srv->listener, (uv_stream_t *)&c->pipe) < 0) {
         memd_conn_close(c);
         return;
     }
     memd_state *st = srv->st;
-    /* Orphans (store.h) do not count: their clients must be able to come back. */
-    uint32_t connected = st->nsessions - memd_store_orphans(st);
-    if (st->limits.max_sessions && connected >= st->limits.max_sessions) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "too many sessions: %u connected (max_sessions)",
-                 connected);
-        memd_log(LOG_WARNING, "%s; refusing a connection", msg);
-        reject(c, -EUSERS, msg);
-        return;
-    }
     uv_os_fd_t fd;
     int rc = uv_fileno((uv_handle_t *)&c->pipe, &fd);
     if (rc == 0)
@@ -382,10 +422,42 @@ void memd_conn_accept(memd_server *srv)
         memd_conn_close(c);
         return;
     }
+    char msg[200];
+    rc = admission(srv, &c->sess, msg, sizeof msg);
+    if (rc < 0) {
+        memd_log(LOG_WARNING, "%s; refusing a connection of uid %u pid %u", msg, c->sess.uid,
+                 c->sess.pid);
+        reject(c, rc, msg);
+        return;
+    }
     memd_session_open(st, &c->sess);
     c->sess.connected_ns = memd_now_ns();
+    c->accepted_ms = uv_now(srv->loop);
     c->has_session = true;
     set_reading(c, true);
+}
+
+void memd_conn_expire_silent(memd_server *srv)
+{
+    uint32_t ms = srv->st->limits.hello_timeout_ms;
+    if (ms == 0)
+        return;
+    uint64_t now = uv_now(srv->loop);
+    memd_conn *next;
+    for (memd_conn *c = srv->conns; c; c = next) {
+        next = c->next; /* reject may close c (out of memory) */
+        if (c->greeted || !c->has_session || c->closing || c->close_after_flush ||
+            now - c->accepted_ms < ms)
+            continue;
+        memd_log(LOG_WARNING, "session %u (uid %u pid %u): no request within %u ms "
+                             "(hello_timeout_ms); closing it",
+                 c->sess.id, c->sess.uid, c->sess.pid, ms);
+        c->greeted = true; /* answered once */
+        set_reading(c, false);
+        char msg[96];
+        snprintf(msg, sizeof msg, "no request within %u ms of connecting (hello_timeout_ms)", ms);
+        reject(c, -ETIMEDOUT, msg);
+    }
 }
 
 void memd_conn_shutdown(memd_conn *c)

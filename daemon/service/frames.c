@@ -43,6 +43,7 @@ int memd_frames_dispatch(memd_state *st, memd_session *s, const uint8_t *in, siz
                          size_t *changed_at)
 {
     size_t off = 0;
+    st->cur = s; /* the session events without one are about */
     uint64_t mark = memd_store_round_begin(st);
     int rc = 0;
     /* A session waiting for a planning job's reply sends nothing more until it comes. */
@@ -66,6 +67,7 @@ int memd_frames_dispatch(memd_state *st, memd_session *s, const uint8_t *in, siz
             break;
     }
     memd_store_round_end(st);
+    st->cur = NULL;
     *consumed = off;
     return rc;
 }
@@ -107,7 +109,8 @@ int memd_frames_process(memd_state *st, memd_session *s, const uint8_t *in, size
     return rc;
 }
 
-void memd_frames_truncated(memd_state *st, const uint8_t *in, size_t len, memd_buf *out)
+void memd_frames_truncated(memd_state *st, const memd_session *s, const uint8_t *in,
+                           size_t len, memd_buf *out)
 {
     memd_wire_hdr h = {0};
     memd_wire_error err = {0};
@@ -120,5 +123,7 @@ void memd_frames_truncated(memd_state *st, const uint8_t *in, size_t len, memd_b
         memd_err_set(&err, -EBADMSG, "connection closed after %zu of %u header bytes", len,
                      MEMD_HDR_SIZE);
     }
+    st->cur = s;
     (void)memd_reply_fail(st, &h, out, &err, true);
+    st->cur = NULL;
 }

@@ -32,6 +32,7 @@ int memd_frames_process(memd_state *st, memd_session *s, const uint8_t *in, size
 
 /* The connection ended (EOF) with len > 0 bytes of an unfinished frame in in: queues an
  * error reply saying so. */
-void memd_frames_truncated(memd_state *st, const uint8_t *in, size_t len, memd_buf *out);
+void memd_frames_truncated(memd_state *st, const memd_session *s, const uint8_t *in,
+                           size_t len, memd_buf *out);
 
 #endif

@@ -1,12 +1,15 @@
 /* memd daemon — the service loop (see server.h). */
 #include "server.h"
 
+#include <malloc.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <string.h>
 #include <time.h>
 
 #include "config.h"
+#include "event.h"
 #include "log.h"
 #include "model_work.h"
 #include "notify.h"
@@ -14,6 +17,9 @@
 #include "store.h"
 
 #define DRAIN_MS 5000 /* how long stopping waits for clients to take their replies */
+/* Descriptors memd keeps for itself besides connections: stdio, listener, loop, signal
+ * pipes, notify socket, the store's files, model files being read. */
+#define FD_RESERVE 32
 
 static void on_connection(uv_stream_t *l, int status)
 {
@@ -29,6 +35,63 @@ static void on_watchdog(uv_timer_t *t)
 {
     (void)t;
     memd_notify("WATCHDOG=1");
+}
+
+static void on_hello_tick(uv_timer_t *t)
+{
+    memd_conn_expire_silent(t->data);
+}
+
+/* Checks late first requests a few times per timeout (at most once a second): a
+ * connection is closed between 1 and 1.25 timeouts after its connect. */
+static void hello_tick_arm(memd_server *srv)
+{
+    uint32_t ms = srv->st->limits.hello_timeout_ms;
+    uv_timer_stop(&srv->hello_tick);
+    if (ms == 0)
+        return;
+    uint32_t every = ms / 4 < 1000 ? ms / 4 : 1000;
+    every = every ? every : 1;
+    uv_timer_start(&srv->hello_tick, on_hello_tick, every, every);
+    uv_unref((uv_handle_t *)&srv->hello_tick); /* it does not keep the loop alive */
+}
+
+/* Connections fit under RLIMIT_NOFILE: raise the soft limit towards max_sessions (up to
+ * the hard limit); what still does not fit is the budget conn.c refuses beyond, with an
+ * answer, instead of libuv closing new connections unanswered at EMFILE. */
+static uint32_t fd_budget(const memd_state *st)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return UINT32_MAX;
+    rlim_t want = (rlim_t)st->limits.max_sessions + FD_RESERVE;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
+        (void)getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
+        return UINT32_MAX;
+    uint32_t room = rl.rlim_cur > FD_RESERVE ? (uint32_t)(rl.rlim_cur - FD_RESERVE) : 0;
+    memd_log(LOG_WARNING, "RLIMIT_NOFILE %llu leaves room for %u connections, fewer than "
+                          "max_sessions %u: raise LimitNOFILE",
+             (unsigned long long)rl.rlim_cur, room, st->limits.max_sessions);
+    return room;
+}
+
+#define TRIM_MS 2000          /* how often to look */
+#define TRIM_FREES 65536u     /* frees since the last trim that make one worth it */
+
+/* The records of freed allocations go back to their slabs and the slabs to malloc
+ * (pool.h); glibc keeps what was freed inside its heap until told. After many frees,
+ * and only then (a trim walks the heap), it is told. */
+static void on_trim_tick(uv_timer_t *t)
+{
+    memd_server *srv = t->data;
+    if (srv->st->ctr.frees - srv->trimmed_at < TRIM_FREES)
+        return;
+    srv->trimmed_at = srv->st->ctr.frees;
+    malloc_trim(0);
 }
 
 static void on_store_tick(uv_timer_t *t)
@@ -67,7 +130,8 @@ static void stop(memd_server *srv, int signum)
     if (srv->stopping)
         return;
     srv->stopping = true;
-    memd_log(LOG_INFO, "%s: stopping with %u sessions", strsignal(signum), srv->st->nsessions);
+    memd_event(srv->st, NULL, MEMD_EVENT_DAEMON, LOG_INFO, UINT32_MAX, 0,
+               "%s: stopping with %u sessions", strsignal(signum), srv->st->nsessions);
     memd_notify("STOPPING=1\nSTATUS=stopping");
     /* The sessions the shutdown closes stay in the state store for the next memd. */
     memd_store_stopping(srv->st);
@@ -76,9 +140,14 @@ static void stop(memd_server *srv, int signum)
     uv_close((uv_handle_t *)&srv->listener, NULL);
     uv_close((uv_handle_t *)&srv->sigterm, NULL);
     uv_close((uv_handle_t *)&srv->sigint, NULL);
-    uv_close((uv_handle_t *)&srv->sighup, NULL);
+    /* Not closed until the loop is done: closing the last SIGHUP watcher would give the
+     * signal its default action back, and a SIGHUP while the last replies drain would
+     * kill the daemon. Unreferenced, it does not keep the loop alive. */
+    uv_unref((uv_handle_t *)&srv->sighup);
     if (srv->watchdog_on)
         uv_close((uv_handle_t *)&srv->watchdog, NULL);
+    uv_close((uv_handle_t *)&srv->hello_tick, NULL);
+    uv_close((uv_handle_t *)&srv->trim_tick, NULL);
     if (!srv->conns) {
         uv_close((uv_handle_t *)&srv->drain, NULL);
         return;
@@ -102,6 +171,10 @@ static void on_reload(uv_signal_t *h, int signum)
 {
     (void)signum;
     memd_server *srv = h->data;
+    if (srv->stopping) {
+        memd_log(LOG_NOTICE, "SIGHUP while stopping: nothing reloaded");
+        return;
+    }
     memd_config cfg = {0};
     memd_error e = {0};
     char msg[1200];
@@ -115,10 +188,14 @@ static void on_reload(uv_signal_t *h, int signum)
         rc = memd_state_reload(srv->st, &cfg, &e);
     if (rc < 0) {
         memd_error_format(&e, msg, sizeof msg);
-        memd_log(LOG_ERR, "reload refused, keeping the running config: %s", msg);
+        memd_event(srv->st, NULL, MEMD_EVENT_DAEMON, LOG_ERR, UINT32_MAX, 0,
+                   "reload refused, keeping the running config: %s", msg);
     } else {
         srv->out_high = reply_backlog(srv->st);
-        memd_log(LOG_INFO, "reloaded %s", srv->config_path);
+        srv->fd_budget = fd_budget(srv->st);
+        hello_tick_arm(srv);
+        memd_event(srv->st, NULL, MEMD_EVENT_DAEMON, LOG_INFO, UINT32_MAX, 0,
+                   "reloaded %s (limits, quotas, admin group, log level)", srv->config_path);
     }
     memd_config_free(&cfg);
     memd_notify("READY=1");
@@ -138,6 +215,7 @@ int memd_server_run(memd_state *st, const char *config_path, int listen_fd,
     if (memd_model_work_attach(&srv) < 0)
         memd_log(LOG_WARNING, "no memory for the planning runner: plans run on the loop");
     srv.out_high = reply_backlog(st);
+    srv.fd_budget = fd_budget(st);
     signal(SIGPIPE, SIG_IGN); /* a vanished client is an error value, not a signal */
 
     uv_pipe_init(&loop, &srv.listener, 0);
@@ -161,6 +239,13 @@ int memd_server_run(memd_state *st, const char *config_path, int listen_fd,
     uv_signal_start(&srv.sighup, on_reload, SIGHUP);
     uv_timer_init(&loop, &srv.drain);
     srv.drain.data = &srv;
+    uv_timer_init(&loop, &srv.hello_tick);
+    srv.hello_tick.data = &srv;
+    hello_tick_arm(&srv);
+    uv_timer_init(&loop, &srv.trim_tick);
+    srv.trim_tick.data = &srv;
+    uv_timer_start(&srv.trim_tick, on_trim_tick, TRIM_MS, TRIM_MS);
+    uv_unref((uv_handle_t *)&srv.trim_tick);
     /* Always armed but unreferenced: it does not keep the loop alive by itself. */
     uv_prepare_init(&loop, &srv.pass_end);
     srv.pass_end.data = &srv;
@@ -185,8 +270,8 @@ int memd_server_run(memd_state *st, const char *config_path, int listen_fd,
         srv.watchdog_on = true;
     }
 
-    memd_log(LOG_INFO, "serving %u device%s on %s", st->ndevs, st->ndevs == 1 ? "" : "s",
-             socket_path);
+    memd_event(st, NULL, MEMD_EVENT_DAEMON, LOG_INFO, UINT32_MAX, 0, "serving %u device%s on %s",
+               st->ndevs, st->ndevs == 1 ? "" : "s", socket_path);
     memd_notifyf("READY=1\nSTATUS=serving %u device%s on %s\nMAINPID=%ld", st->ndevs,
                  st->ndevs == 1 ? "" : "s", socket_path, (long)getpid());
     if (on_ready)
@@ -195,6 +280,7 @@ int memd_server_run(memd_state *st, const char *config_path, int listen_fd,
     uv_run(&loop, UV_RUN_DEFAULT);
     memd_store_defer(st, false);
     uv_close((uv_handle_t *)&srv.pass_end, NULL);
+    uv_close((uv_handle_t *)&srv.sighup, NULL); /* main() ignores SIGHUP from here on */
     uv_run(&loop, UV_RUN_DEFAULT);
     memd_model_work_detach(&srv);
     rc = uv_loop_close(&loop);

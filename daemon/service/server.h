@@ -26,10 +26,15 @@ typedef struct memd_server {
     uv_timer_t drain;         /* shutdown: gives clients a moment to take their replies */
     uv_timer_t store_tick;    /* state store: orphans to release, a failed flush to retry */
     uv_prepare_t pass_end;    /* before the loop sleeps: commit, then write (conn.c) */
+    uv_timer_t hello_tick;    /* closes connections whose first request is late (conn.c) */
+    uv_timer_t trim_tick;     /* gives freed heap back to the system after many frees */
+    uint64_t trimmed_at;      /* ctr.frees at the last trim */
     bool store_tick_on;
     bool watchdog_on;
     bool stopping;
     memd_conn *conns;         /* every open connection, sessions or not */
+    uint32_t nconns;          /* how many */
+    uint32_t fd_budget;       /* connections the descriptor limit leaves room for */
     memd_conn *queue;         /* connections with replies (or a close) for the next commit */
     memd_conn *sending;       /* those of the commit just made, being written */
     size_t out_high;          /* unsent reply bytes at which a client stops being read */
@@ -46,6 +51,8 @@ struct memd_conn {
     bool writing;             /* wbuf is owned by a uv_write in flight */
     bool close_after_flush;   /* malformed input, rejected, EOF or shutdown */
     bool closing;
+    bool greeted;             /* a first complete request came (hello_timeout_ms) */
+    uint64_t accepted_ms;     /* uv_now at accept: monotonic */
     uint8_t deferred;         /* MEMD_CONN_DEFER_*: EOF or shutdown met a planning job */
     bool queued;              /* on srv->queue or srv->sending (queue_next) */
     size_t changed_at;        /* out offset of the first reply that waits for the commit
@@ -75,6 +82,9 @@ void memd_conn_resume(memd_conn *c);
  * connection's replies (those of connections whose changes failed to commit become
  * -EIO errors, and the connection closes). */
 void memd_conn_pass_end(memd_server *srv);
+/* Answers -ETIMEDOUT and closes every session whose first request has not come within
+ * limits.hello_timeout_ms of its connect; run from a timer. */
+void memd_conn_expire_silent(memd_server *srv);
 enum { MEMD_CONN_DEFER_NONE, MEMD_CONN_DEFER_EOF, MEMD_CONN_DEFER_SHUTDOWN };
 
 #endif

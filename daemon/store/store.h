@@ -35,8 +35,9 @@
 typedef struct memd_store_opts {
     const char *dir;        /* the state directory (made absolute by the caller) */
     uint64_t max_bytes;     /* 0: MEMD_STORE_MAX_DEFAULT */
-    bool reset;             /* discard what the store holds (memd --reset-state) */
-    const char *failpoint;  /* tests only (memd-test, unit tests): while a file exists at
+    bool discard;           /* set the stored map aside, start empty (memd --discard-state) */
+    const char *failpoint;  /* tests only (memd-test, unit tests), see memd_store_failpoint
+                             * in store_internal.h. Plainly: while a file exists at
                              * this path, every commit fails as on a broken disk */
 } memd_store_opts;
 
@@ -45,15 +46,20 @@ typedef struct memd_store_opts {
 int memd_store_dir(const char *state_dir, const char *socket_path, char *out, size_t outlen,
                    memd_error *err);
 
-/* Opens (creating) DIR/memd-state.mdb, takes its lock and restores the map it holds into
- * st, which must be initialised with the current config and hold nothing yet:
+/* Opens (creating) DIR/memd-state.mdb, takes its lock, checks it and restores the map it
+ * holds into st, which must be initialised with the current config and hold nothing yet:
  * allocations are re-reserved at their addresses (memd_device_alloc_at), stored sessions
  * become orphans, those of processes that are gone are released, and the handle and
- * session counters continue where they were. Returns 0, or a negative errno with err
- * naming the file and what to do: a store locked by another memd, not an LMDB file,
- * corrupt, or written for a device whose memory map has changed is never applied (nor
- * silently discarded). A store written before the last boot is discarded (device memory
- * was reset since). On failure st holds no orphan and st->store is NULL. */
+ * session counters continue where they were. A store that exists is never read as empty
+ * and never trusted unchecked (store_check.c: LMDB's meta pages, then every record with
+ * its checksum, read by a child process so that damage LMDB trips over cannot crash memd;
+ * memd then works on the checked copy). Returns 0, or a negative errno with err naming
+ * the file and what to do: a store locked by another memd, empty, cut short, damaged,
+ * of another format, or written for a device whose memory map has changed is never
+ * applied, nor silently discarded; o->discard (memd --discard-state, logged) sets it aside
+ * as DIR/memd-state.mdb.discarded and starts empty. A store written before the last boot
+ * is discarded (device memory was reset since). On failure st holds no orphan, st->store
+ * is NULL and the file is as it was. */
 int memd_store_open(memd_state *st, const memd_store_opts *o, memd_error *err);
 
 /* Stops recording and closes the file (releasing its lock). Orphans are dropped from st

@@ -1,20 +1,30 @@
 /* memd daemon — state store records (see store_codec.h).
  *
- * Allocation record, format 1 (96 bytes + comm + name + 8 per holder):
- *    0 u8 format   1 u8 kind   2 u8 region   3 u8 class   4 u8 scope   5 u8 flags
+ * Every record carries a checksum (memd_store_sum of its bytes with the checksum field as
+ * 0): a flipped bit or a zeroed page inside a record is reported as damage, never read
+ * as another valid value (a meta record's boot id, above all: a damaged one must not
+ * pass for "written before the last boot", which would discard the map).
+ *
+ * Allocation record, format 2 (96 bytes + comm + name + 16 per holder):
+ *    0 u8 format   1 u8 kind   2 u8 region   3 u8 class   4 u8 scope
+ *    5 u8 flags (bits 2-3: memd_bank_mode)
  *    6 u8 comm length (< 16)   7 u8 name length (< 64)
  *    8 u32 device id   12 u32 banks   16 u64 handle   24 u64 address   32 u64 size per bank
  *   40 u64 page size   48 u64 pitch   56 u64 requested   64 u64 created ns
- *   72 u32 pid   76 u32 uid   80 u32 gid   84 u32 creator session   88 u32 holders   92 u32 0
- *   96 comm, name (no NULs), then holders x (u32 session, u32 count)
+ *   72 u32 pid   76 u32 uid   80 u32 gid   84 u32 creator session   88 u32 holders
+ *   92 u32 checksum
+ *   96 comm, name (no NULs), then, for a bank-set placement (mode != 0), u32 nset,
+ *      nset x u32 bank id and (per bank) nset x u64 address, then holders x (u32 session, u32 count, u64 request id):
+ *   the holds of one session made by one client request (0: not known), see
+ *   MEMD_REQ_F_RETRY in protocol.h
  * Strings are stored at their length: most names are empty, and a smaller record is a
  * cheaper write on every allocation.
- * Session record, format 1 (104 bytes):
- *    0 u8 format  1..3 0   4 u32 id   8 u32 pid   12 u32 uid   16 u32 gid   20 u32 0
+ * Session record, format 2 (104 bytes):
+ *    0 u8 format  1..3 0   4 u32 id   8 u32 pid   12 u32 uid   16 u32 gid   20 u32 checksum
  *   24 u64 start time   32 u64 connected ns   40 token[16]   56 comm[16]   72 client[32]
- * Meta, format 1 (64 bytes + 16 per device):
+ * Meta, format 2 (64 bytes + 16 per device + 4):
  *    0 u32 magic   4 u32 format   8 u64 handle hwm   16 u32 session hwm   20 u32 devices
- *   24 boot id[40]   64 devices x (u32 id, u32 0, u64 fingerprint) */
+ *   24 boot id[40]   64 devices x (u32 id, u32 0, u64 fingerprint), then u32 checksum */
 #include "store_codec.h"
 
 #include <errno.h>
@@ -22,6 +32,39 @@
 #include <string.h>
 
 #include "wire.h"
+
+/* ---- checksums ---- */
+
+/* One 64-bit word at a time: h = (h ^ w) * odd, rotated. Each step is a bijection of h
+ * for a given word, so records that differ in one word (any number of bits in it) always
+ * end with different h; more scattered damage is caught but for a 2^-32 chance. */
+static uint64_t sum_step(uint64_t h, uint64_t w)
+{
+    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    return h << 29 | h >> 35;
+}
+
+static uint64_t sum_bytes(uint64_t h, const uint8_t *p, size_t n)
+{
+    for (; n >= 8; p += 8, n -= 8)
+        h = sum_step(h, memd_wire_u64(p));
+    uint64_t w = 0;
+    for (size_t i = 0; i < n; i++)
+        w |= (uint64_t)p[i] << (8 * i);
+    return sum_step(h, w ^ ((uint64_t)n << 56));
+}
+
+uint32_t memd_store_sum(const uint8_t *p, size_t len, size_t skip)
+{
+    /* The 4 bytes at skip (the checksum's own place) count as zero. */
+    uint64_t h = sum_step(0x6a09e667f3bcc908ull, len);
+    h = sum_bytes(h, p, skip);
+    h = sum_step(h, 0);
+    h = sum_bytes(h, p + skip + 4, len - skip - 4);
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return (uint32_t)(h ^ h >> 32);
+}
 
 /* ---- allocations ---- */
 
@@ -61,7 +104,7 @@ uint8_t *memd_store_alloc_rec_put_len(uint8_t *p, const memd_store_alloc_rec *r,
     p[2] = r->pl.region;
     p[3] = r->cls;
     p[4] = r->scope;
-    p[5] = r->flags;
+    p[5] = (uint8_t)(r->flags | (unsigned)r->pl.mode << MEMD_STORE_REC_MODE_SHIFT);
     p[6] = (uint8_t)cl;
     p[7] = (uint8_t)nl;
     memd_wire_put_u32(p + 8, r->device);
@@ -78,7 +121,7 @@ uint8_t *memd_store_alloc_rec_put_len(uint8_t *p, const memd_store_alloc_rec *r,
     memd_wire_put_u32(p + 80, r->gid);
     memd_wire_put_u32(p + 84, r->session_id);
     memd_wire_put_u32(p + 88, r->nholders);
-    memd_wire_put_u32(p + 92, (uint32_t)r->pl.mode);
+    memd_wire_put_u32(p + 92, 0); /* memd_store_alloc_rec_seal, once the holders are in */
     p += MEMD_STORE_ALLOC_REC_BASE;
     memcpy(p, r->comm, cl);
     memcpy(p + cl, r->name, nl);
@@ -93,10 +136,16 @@ uint8_t *memd_store_alloc_rec_put_len(uint8_t *p, const memd_store_alloc_rec *r,
     return p;
 }
 
-uint8_t *memd_store_holder_put(uint8_t *p, uint32_t session_id, uint32_t count)
+uint8_t *memd_store_holder_put(uint8_t *p, uint32_t session_id, uint32_t count, uint64_t req)
 {
     p = memd_wire_put_u32(p, session_id);
-    return memd_wire_put_u32(p, count);
+    p = memd_wire_put_u32(p, count);
+    return memd_wire_put_u64(p, req);
+}
+
+void memd_store_alloc_rec_seal(uint8_t *p, size_t len)
+{
+    memd_wire_put_u32(p + MEMD_STORE_ALLOC_SUM_AT, memd_store_sum(p, len, MEMD_STORE_ALLOC_SUM_AT));
 }
 
 int memd_store_alloc_rec_len(const uint8_t *p, size_t len, size_t *out)
@@ -105,7 +154,7 @@ int memd_store_alloc_rec_len(const uint8_t *p, size_t len, size_t *out)
         return -EBADMSG;
     uint64_t n = MEMD_STORE_ALLOC_REC_BASE + (uint64_t)p[6] + p[7] +
                  (uint64_t)memd_wire_u32(p + 88) * MEMD_STORE_HOLDER_SIZE;
-    uint32_t mode = memd_wire_u32(p + 92);
+    uint32_t mode = (p[5] & MEMD_STORE_REC_MODE_MASK) >> MEMD_STORE_REC_MODE_SHIFT;
     if (mode >= MEMD_BANKS_MODE_COUNT)
         return -EBADMSG;
     if (mode != MEMD_BANKS_ALL) {
@@ -136,12 +185,14 @@ int memd_store_alloc_rec_get(const uint8_t *p, size_t len, memd_store_alloc_rec 
         return -EBADMSG;
     if (p[0] != MEMD_STORE_FORMAT)
         return -EPROTONOSUPPORT;
+    if (memd_wire_u32(p + MEMD_STORE_ALLOC_SUM_AT) != memd_store_sum(p, len, MEMD_STORE_ALLOC_SUM_AT))
+        return -EBADMSG;
     memset(r, 0, sizeof *r);
     r->pl.kind = (memd_kind)p[1];
     r->pl.region = p[2];
     r->cls = p[3];
     r->scope = p[4];
-    r->flags = p[5];
+    r->flags = p[5] & (uint8_t)~MEMD_STORE_REC_MODE_MASK;
     size_t cl = p[6], nl = p[7];
     r->device = memd_wire_u32(p + 8);
     r->pl.banks = memd_wire_u32(p + 12);
@@ -157,7 +208,7 @@ int memd_store_alloc_rec_get(const uint8_t *p, size_t len, memd_store_alloc_rec 
     r->gid = memd_wire_u32(p + 80);
     r->session_id = memd_wire_u32(p + 84);
     r->nholders = memd_wire_u32(p + 88);
-    uint32_t mode = memd_wire_u32(p + 92);
+    uint32_t mode = (p[5] & MEMD_STORE_REC_MODE_MASK) >> MEMD_STORE_REC_MODE_SHIFT;
     if (mode >= MEMD_BANKS_MODE_COUNT)
         return -EINVAL;
     r->pl.mode = (memd_bank_mode)mode;
@@ -178,7 +229,8 @@ int memd_store_alloc_rec_get(const uint8_t *p, size_t len, memd_store_alloc_rec 
         (rest - strings) % MEMD_STORE_HOLDER_SIZE != 0)
         return -EBADMSG;
     if (p[1] >= MEMD_KIND_COUNT || p[2] >= MEMD_MAX_REGIONS || p[3] >= MEMD_CLASS_COUNT ||
-        p[4] >= MEMD_SCOPE_COUNT || (p[5] & ~MEMD_STORE_REC_SHARED) || r->handle == 0 ||
+        p[4] >= MEMD_SCOPE_COUNT || (r->flags & ~(MEMD_STORE_REC_SHARED | MEMD_STORE_REC_POOL)) ||
+        r->handle == 0 ||
         r->pl.banks == 0 || r->pl.size_per_bank == 0)
         return -EINVAL;
     const uint8_t *q = p + MEMD_STORE_ALLOC_REC_BASE;
@@ -192,7 +244,8 @@ int memd_store_alloc_rec_get(const uint8_t *p, size_t len, memd_store_alloc_rec 
     r->holders = q + strings;
     for (uint32_t i = 0; i < r->nholders; i++) {
         uint32_t sid, count;
-        memd_store_holder_at(r, i, &sid, &count);
+        uint64_t req;
+        memd_store_holder_at(r, i, &sid, &count, &req);
         if (sid == 0 || count == 0)
             return -EINVAL;
     }
@@ -200,14 +253,17 @@ int memd_store_alloc_rec_get(const uint8_t *p, size_t len, memd_store_alloc_rec 
 }
 
 void memd_store_holder_at(const memd_store_alloc_rec *r, uint32_t i, uint32_t *session_id,
-                          uint32_t *count)
+                          uint32_t *count, uint64_t *req)
 {
     const uint8_t *p = r->holders + (size_t)i * MEMD_STORE_HOLDER_SIZE;
     *session_id = memd_wire_u32(p);
     *count = memd_wire_u32(p + 4);
+    *req = memd_wire_u64(p + 8);
 }
 
 /* ---- sessions ---- */
+
+#define SESS_SUM_AT 20u
 
 uint8_t *memd_store_sess_rec_put(uint8_t *p, const memd_store_sess_rec *r)
 {
@@ -223,6 +279,7 @@ uint8_t *memd_store_sess_rec_put(uint8_t *p, const memd_store_sess_rec *r)
     memcpy(p + 40, r->token, MEMD_TOKEN_SIZE);
     memd_wire_strset((char *)p + 56, sizeof r->comm, r->comm);
     memd_wire_strset((char *)p + 72, sizeof r->client_name, r->client_name);
+    memd_wire_put_u32(p + SESS_SUM_AT, memd_store_sum(p, MEMD_STORE_SESS_REC_SIZE, SESS_SUM_AT));
     return p + MEMD_STORE_SESS_REC_SIZE;
 }
 
@@ -232,6 +289,8 @@ int memd_store_sess_rec_get(const uint8_t *p, size_t len, memd_store_sess_rec *r
         return -EBADMSG;
     if (p[0] != MEMD_STORE_FORMAT)
         return -EPROTONOSUPPORT;
+    if (memd_wire_u32(p + SESS_SUM_AT) != memd_store_sum(p, len, SESS_SUM_AT))
+        return -EBADMSG;
     memset(r, 0, sizeof *r);
     r->id = memd_wire_u32(p + 4);
     r->pid = memd_wire_u32(p + 8);
@@ -252,6 +311,7 @@ int memd_store_sess_rec_get(const uint8_t *p, size_t len, memd_store_sess_rec *r
 
 uint8_t *memd_store_meta_put(uint8_t *p, const memd_store_meta *m, const memd_store_dev_fp *devs)
 {
+    uint8_t *start = p;
     memd_wire_put_u32(p, MEMD_STORE_META_MAGIC);
     memd_wire_put_u32(p + 4, MEMD_STORE_FORMAT);
     memd_wire_put_u64(p + 8, m->handle_hwm);
@@ -264,7 +324,8 @@ uint8_t *memd_store_meta_put(uint8_t *p, const memd_store_meta *m, const memd_st
         p = memd_wire_put_u32(p, 0);
         p = memd_wire_put_u64(p, devs[i].fingerprint);
     }
-    return p;
+    size_t n = (size_t)(p - start) + 4;
+    return memd_wire_put_u32(p, memd_store_sum(start, n, n - 4));
 }
 
 int memd_store_meta_get(const uint8_t *p, size_t len, memd_store_meta *m)
@@ -278,13 +339,20 @@ int memd_store_meta_get(const uint8_t *p, size_t len, memd_store_meta *m)
     m->handle_hwm = memd_wire_u64(p + 8);
     m->session_hwm = memd_wire_u32(p + 16);
     m->ndevs = memd_wire_u32(p + 20);
-    if (m->ndevs > (len - MEMD_STORE_META_BASE) / MEMD_STORE_DEV_FP_SIZE ||
-        len != MEMD_STORE_META_BASE + (size_t)m->ndevs * MEMD_STORE_DEV_FP_SIZE)
+    if (len < MEMD_STORE_META_BASE + 4 ||
+        m->ndevs > (len - MEMD_STORE_META_BASE - 4) / MEMD_STORE_DEV_FP_SIZE ||
+        len != memd_store_meta_size(m->ndevs) ||
+        memd_wire_u32(p + len - 4) != memd_store_sum(p, len, len - 4))
         return -EBADMSG;
     if (memd_wire_get_str(p + 24, m->boot_id, sizeof m->boot_id) < 0)
         return -EINVAL;
     m->devs = p + MEMD_STORE_META_BASE;
     return 0;
+}
+
+size_t memd_store_meta_size(uint32_t ndevs)
+{
+    return MEMD_STORE_META_BASE + (size_t)ndevs * MEMD_STORE_DEV_FP_SIZE + 4;
 }
 
 memd_store_dev_fp memd_store_meta_dev(const memd_store_meta *m, uint32_t i)

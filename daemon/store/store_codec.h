@@ -20,10 +20,17 @@
 #include "device.h"
 #include "memd/protocol.h"
 
-#define MEMD_STORE_FORMAT 1
+/* 2: every record carries a checksum (store_codec.c). A store of another format is
+ * refused at start, never guessed at. */
+#define MEMD_STORE_FORMAT 2
 #define MEMD_STORE_META_MAGIC 0x5453444du /* "MDST" */
 
-enum { MEMD_STORE_REC_SHARED = 1u << 0 };
+enum { MEMD_STORE_REC_SHARED = 1u << 0, MEMD_STORE_REC_POOL = 1u << 1 };
+/* The flags byte's bits 2-3 hold the placement's memd_bank_mode (0, lockstep: the record
+ * is byte-identical to one written before bank sets). Not part of memd_store_alloc_rec's
+ * flags: encode takes pl.mode, decode fills it. */
+#define MEMD_STORE_REC_MODE_SHIFT 2u
+#define MEMD_STORE_REC_MODE_MASK (3u << MEMD_STORE_REC_MODE_SHIFT)
 
 typedef struct memd_store_alloc_rec {
     uint64_t handle;
@@ -36,14 +43,18 @@ typedef struct memd_store_alloc_rec {
     char comm[16];
     char name[MEMD_NAME_MAX];
     uint32_t nholders;             /* >= 1 */
-    const uint8_t *holders;        /* decode: nholders x (u32 session, u32 count) */
+    const uint8_t *holders;        /* decode: nholders x (u32 session, u32 count, u64 req) */
     /* decode, bank-set placements (pl.mode, pl.nset set; pl.set, pl.addrs NULL): the
      * encoded ids and addresses; memd_store_rec_placement reads them. */
     const uint8_t *banks;
 } memd_store_alloc_rec;
 
 #define MEMD_STORE_ALLOC_REC_BASE 96u
-#define MEMD_STORE_HOLDER_SIZE 8u
+#define MEMD_STORE_HOLDER_SIZE 16u
+#define MEMD_STORE_ALLOC_SUM_AT 92u
+
+/* The checksum of len bytes at p, the 4 at skip (where it is kept) taken as zero. */
+uint32_t memd_store_sum(const uint8_t *p, size_t len, size_t skip);
 
 /* Encoded size of a placement's bank set (0 for lockstep). */
 size_t memd_store_bankset_size(memd_bank_mode mode, uint64_t nset);
@@ -57,17 +68,20 @@ uint8_t *memd_store_alloc_rec_put_len(uint8_t *out, const memd_store_alloc_rec *
                                       size_t comm_len, size_t name_len);
 /* A string field's stored length: up to its NUL, at most size - 1. */
 size_t memd_store_str_len(const char *s, size_t size);
-uint8_t *memd_store_holder_put(uint8_t *out, uint32_t session_id, uint32_t count);
+/* count holds of one session made by client request req (0: unknown). */
+uint8_t *memd_store_holder_put(uint8_t *out, uint32_t session_id, uint32_t count, uint64_t req);
+/* Sets the checksum of the complete record (holders written) of len bytes at rec. */
+void memd_store_alloc_rec_seal(uint8_t *rec, size_t len);
 /* The length of the record at in from its header (records are stored one after the
  * other, store_internal.h): 0, or -EBADMSG when it does not fit in len. */
 int memd_store_alloc_rec_len(const uint8_t *in, size_t len, size_t *out);
-/* 0, -EBADMSG (length), -EINVAL (field out of range), -EPROTONOSUPPORT (format). */
+/* 0, -EBADMSG (length or checksum), -EINVAL (field out of range), -EPROTONOSUPPORT (format). */
 int memd_store_alloc_rec_get(const uint8_t *in, size_t len, memd_store_alloc_rec *r);
 /* The decoded record's placement with its own bank arrays (memd_placement_fini).
  * 0 or -ENOMEM. */
 int memd_store_rec_placement(const memd_store_alloc_rec *r, memd_placement *pl);
 void memd_store_holder_at(const memd_store_alloc_rec *r, uint32_t i, uint32_t *session_id,
-                          uint32_t *count);
+                          uint32_t *count, uint64_t *req);
 
 typedef struct memd_store_sess_rec {
     uint32_t id, pid, uid, gid;
@@ -98,6 +112,8 @@ typedef struct memd_store_meta {
 
 #define MEMD_STORE_META_BASE 64u
 #define MEMD_STORE_DEV_FP_SIZE 16u
+/* The encoded size of a meta record with ndevs devices. */
+size_t memd_store_meta_size(uint32_t ndevs);
 uint8_t *memd_store_meta_put(uint8_t *out, const memd_store_meta *m,
                              const memd_store_dev_fp *devs);
 int memd_store_meta_get(const uint8_t *in, size_t len, memd_store_meta *m);

@@ -51,7 +51,7 @@ int memd_store_grow(memd_store *S, uint64_t want, memd_error *err)
                               S->path, (unsigned long long)want, (unsigned long long)S->max_bytes);
     /* Allocate first: LMDB writes through the map, and a page without backing store
      * would be SIGBUS, not an error. */
-    int rc = posix_fallocate(S->fd, 0, (off_t)n);
+    int rc = memd_store_failpoint(S, "grow") ? ENOSPC : posix_fallocate(S->fd, 0, (off_t)n);
     if (rc != 0)
         return memd_error_set(err, -rc, "cannot grow %s to %llu bytes: %s", S->path,
                               (unsigned long long)n, strerror(rc));

@@ -39,6 +39,13 @@
 #define MEMD_STORE_RESERVE (16u * 4096u)
 #define MEMD_STORE_MAP_MIN (1u << 20) /* the file starts at this size */
 
+/* One hold while encoding a record: holds of one session and request are stored as one
+ * holder entry with a count. */
+typedef struct memd_store_holder {
+    uint32_t session;
+    uint64_t req;
+} memd_store_holder;
+
 /* Every stored session, live or orphaned. */
 typedef struct memd_store_sess {
     memd_session *s;               /* the connection's session, or the orphan (owned) */
@@ -51,6 +58,8 @@ typedef struct memd_store_sess {
 typedef struct memd_store {
     memd_hook hook;                /* core's changes (hooks.h), registered at open */
     char path[PATH_MAX];
+    char tmp[PATH_MAX];            /* path + ".new": where a store is built (store.c) */
+    bool tmp_pending;              /* tmp is ours and not yet renamed to path */
     int fd;                        /* holds the flock: one memd per store */
     MDB_env *env;
     MDB_dbi dbi_allocs, dbi_sessions, dbi_meta;
@@ -88,9 +97,9 @@ typedef struct memd_store {
 
     uint8_t *buf;                  /* record encoding */
     size_t buf_cap;
-    uint32_t *holders;             /* holder session ids while encoding */
+    memd_store_holder *holders;    /* an allocation's holds while encoding */
     size_t holders_cap;
-    char failpoint[PATH_MAX];      /* tests: while this file exists, commits fail */
+    char failpoint[PATH_MAX];      /* tests: memd_store_failpoint */
 } memd_store;
 
 static inline memd_store_sess *memd_store_sess_get(const memd_store *S, uint32_t id)
@@ -98,6 +107,20 @@ static inline memd_store_sess *memd_store_sess_get(const memd_store *S, uint32_t
     uint64_t *v = memd_map_get(&S->sessions, id);
     return v ? (memd_store_sess *)(uintptr_t)*v : NULL;
 }
+
+/* Store fault injection, for tests only: memd-test and the unit tests set
+ * memd_store_opts.failpoint, memd never does (main.c). Every write path of the store asks
+ * here before it writes, and fails as on a broken or full disk while a file named after
+ * it exists (FAILPOINT for a commit, FAILPOINT.NAME for the others):
+ *   NULL      a commit (store_write.c): EIO
+ *   "grow"    growing the file (store_dirty.c): ENOSPC
+ *   "reserve" reserving the map at open (store.c): ENOSPC
+ *   "copy"    the checked copy at open (store_check.c): EIO
+ *   "publish" renaming the restored copy into place (store.c): EIO
+ *   "kill"    not a failure: memd SIGKILLs itself right after a commit that succeeded,
+ *             before any reply of its round is sent (the file is removed first, so the
+ *             next memd runs on), i.e. a crash between a request and its reply. */
+bool memd_store_failpoint(const memd_store *S, const char *name);
 
 /* store_dirty.c */
 void memd_store_mark(memd_store *S, uint64_t key);
@@ -124,6 +147,16 @@ bool memd_store_orphan_dead(const memd_store_sess *ss);
 void memd_store_orphan_release(memd_state *st, memd_store_sess *ss, const char *why);
 /* Frees every orphan without recording anything (close, failed restore). */
 void memd_store_drop_orphans(memd_state *st);
+
+/* store_check.c: the checks before a store is trusted. */
+/* LMDB's two meta pages and the file's size, read with pread: 0, or -EINVAL with err
+ * naming the file (empty, cut short, not LMDB, transaction ids no commit leaves). */
+int memd_store_check_meta_pages(int fd, const char *path, memd_error *err);
+/* Reads every record of the store at from in a child process, checking each, and writes
+ * them to a new LMDB file at to. 0; 1 when the store is sound but the copy could not be
+ * written (no room: use from in place, logged); -EINVAL with err naming from and the
+ * damage (a crash of the child included). */
+int memd_store_checked_copy(const char *from, const char *to, memd_error *err);
 
 /* store_restore.c */
 int memd_store_restore(memd_state *st, memd_error *err);

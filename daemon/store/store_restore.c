@@ -16,8 +16,7 @@
 #include "session.h"
 #include "store_internal.h"
 
-#define WAY_OUT "; once no client holds device memory, remove the file or start memd with " \
-                "--reset-state"
+#define WAY_OUT "; once no client holds device memory, start memd with --discard-state"
 
 typedef struct restore {
     memd_state *st;
@@ -156,8 +155,8 @@ static int check_device(restore *r, const memd_store_alloc_rec *rec, int *dev)
         return fail(r, -EINVAL, "device %u (%s) has another memory map (banks, regions or "
                                 "alignment) than when the store was written, so the "
                                 "allocations on it cannot be applied: restore the device's "
-                                "old config, or, once no client holds device memory, remove "
-                                "the file or start memd with --reset-state",
+                                "old config, or, once no client holds device memory, start "
+                                "memd with --discard-state",
                     rec->device, st->devs[*dev].spec->name);
     }
     return fail(r, -EINVAL, "allocation %llu names device %u, which its meta record does "
@@ -184,7 +183,8 @@ static int restore_one(restore *r, uint64_t key, const uint8_t *p, size_t len)
                         .created_ns = rec.created_ns, .pl = pl, .pid = rec.pid,
                         .uid = rec.uid, .gid = rec.gid, .session_id = rec.session_id,
                         .cls = rec.cls, .scope = rec.scope,
-                        .shared = rec.flags & MEMD_STORE_REC_SHARED, .store_key = key};
+                        .shared = rec.flags & MEMD_STORE_REC_SHARED,
+                        .pool = rec.flags & MEMD_STORE_REC_POOL, .store_key = key};
     memcpy(proto.comm, rec.comm, sizeof proto.comm);
     memcpy(proto.name, rec.name, sizeof proto.name);
     memd_alloc *a;
@@ -201,14 +201,15 @@ static int restore_one(restore *r, uint64_t key, const uint8_t *p, size_t len)
                                     : strerror(-rc));
     for (uint32_t i = 0; i < rec.nholders; i++) {
         uint32_t sid, count;
-        memd_store_holder_at(&rec, i, &sid, &count);
+        uint64_t req;
+        memd_store_holder_at(&rec, i, &sid, &count, &req);
         memd_store_sess *ss = memd_store_sess_get(S, sid);
         if (!ss)
             return fail(r, -EINVAL, "allocation %llu is held by session %u, which has no "
                                     "record: damaged" WAY_OUT,
                         (unsigned long long)rec.handle, sid);
         for (uint32_t c = 0; c < count; c++)
-            if (memd_alloc_adopt_hold(r->st, a, ss->s) < 0)
+            if (memd_alloc_adopt_hold(r->st, a, ss->s, req) < 0)
                 return fail(r, -ENOMEM, "out of memory");
     }
     r->nallocs++;

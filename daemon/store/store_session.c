@@ -8,6 +8,7 @@
 
 #include "alloc.h"
 #include "errmsg.h"
+#include "event.h"
 #include "log.h"
 #include "procstat.h"
 #include "session.h"
@@ -93,6 +94,9 @@ static uint32_t take_over(memd_state *st, memd_session *s, memd_store_sess *ss)
     s->nholds = o->nholds;
     o->holds = NULL;
     o->nholds = 0;
+    free(s->group_holds); /* and so do its per-group counts (state.h) */
+    s->group_holds = o->group_holds;
+    o->group_holds = NULL;
     s->id = o->id;
     ss->s = s;
     ss->orphan = false;
@@ -131,8 +135,9 @@ static int reclaim(memd_state *st, memd_session *s, const memd_wire_hello *h,
                                           "match", id, s->uid);
     uint32_t old = s->id;
     uint32_t n = take_over(st, s, ss);
-    memd_log(LOG_INFO, "session %u (pid %u, %s) reclaimed orphaned session %u with %u "
-                       "allocation holds", old, s->pid, s->comm, s->id, n);
+    memd_event(st, s, MEMD_EVENT_RECLAIM, LOG_INFO, UINT32_MAX, 0,
+               "session %u (pid %u, %s) reclaimed orphaned session %u with %u allocation "
+               "holds", old, s->pid, s->comm, s->id, n);
     w->flags |= MEMD_WELCOME_F_RECLAIMED;
     w->reclaimed = n;
     return 0;
@@ -213,9 +218,13 @@ void memd_store_orphan_release(memd_state *st, memd_store_sess *ss, const char *
 {
     memd_store *S = st->store;
     memd_session *o = ss->s;
-    memd_log(LOG_NOTICE, "orphaned session %u (pid %u, %s, uid %u) %s: releasing its %u "
-                         "allocation holds",
-             o->id, o->pid, o->comm[0] ? o->comm : "?", o->uid, why, o->nholds);
+    uint64_t bytes = 0;
+    for (const memd_hold *h = o->holds; h; h = h->next)
+        bytes += memd_alloc_device_bytes(st, h->alloc);
+    memd_event(st, o, MEMD_EVENT_ORPHAN_RELEASE, LOG_NOTICE, UINT32_MAX, bytes,
+               "orphaned session %u (pid %u, %s, uid %u) %s: releasing its %u allocation "
+               "holds, %llu bytes", o->id, o->pid, o->comm[0] ? o->comm : "?", o->uid, why,
+               o->nholds, (unsigned long long)bytes);
     S->defer++;
     memd_session_close(st, o); /* frees ss through memd_store_session_closed */
     S->defer--;

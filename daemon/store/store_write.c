@@ -3,6 +3,7 @@
 #include "store_internal.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,10 +27,17 @@ static int reserve_buf(memd_store *S, size_t n)
     return 0;
 }
 
-static int cmp_u32(const void *a, const void *b)
+static int cmp_holder(const void *a, const void *b)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
+    const memd_store_holder *x = a, *y = b;
+    if (x->session != y->session)
+        return x->session < y->session ? -1 : 1;
+    return x->req < y->req ? -1 : x->req > y->req;
+}
+
+static bool same_holder(const memd_store_holder *x, const memd_store_holder *y)
+{
+    return x->session == y->session && x->req == y->req;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -50,12 +58,12 @@ typedef struct writer {
     uint8_t comm_len[MEMD_STORE_CHUNK], name_len[MEMD_STORE_CHUNK];
 } writer;
 
-/* Holders of a by session id, sorted, into S->holders (a session may hold a shared
- * buffer more than once); returns how many, and the distinct ones in *unique. */
+/* Holds of a by session id and request, sorted, into S->holders (a session may hold a
+ * shared buffer more than once); returns how many, and the distinct ones in *unique. */
 static int holders_of(memd_store *S, const memd_alloc *a, uint32_t *n_out, uint32_t *unique)
 {
     if (a->refcount > S->holders_cap) {
-        uint32_t *h = realloc(S->holders, a->refcount * sizeof *h);
+        memd_store_holder *h = realloc(S->holders, a->refcount * sizeof *h);
         if (!h)
             return ENOMEM;
         S->holders = h;
@@ -63,12 +71,12 @@ static int holders_of(memd_store *S, const memd_alloc *a, uint32_t *n_out, uint3
     }
     uint32_t n = 0;
     for (const memd_hold *h = a->holds; h && n < a->refcount; h = h->a_next)
-        S->holders[n++] = h->session->id;
+        S->holders[n++] = (memd_store_holder){h->session->id, h->req};
     if (n > 1)
-        qsort(S->holders, n, sizeof *S->holders, cmp_u32);
+        qsort(S->holders, n, sizeof *S->holders, cmp_holder);
     uint32_t u = 0;
     for (uint32_t i = 0; i < n; i++)
-        if (i == 0 || S->holders[i] != S->holders[i - 1])
+        if (i == 0 || !same_holder(&S->holders[i], &S->holders[i - 1]))
             u++;
     *n_out = n;
     *unique = u;
@@ -91,7 +99,8 @@ static void to_rec(const memd_state *st, const memd_alloc *a, uint32_t unique,
     r->session_id = a->session_id;
     r->cls = a->cls;
     r->scope = a->scope;
-    r->flags = a->shared ? MEMD_STORE_REC_SHARED : 0;
+    r->flags = (uint8_t)((a->shared ? MEMD_STORE_REC_SHARED : 0) |
+                         (a->pool ? MEMD_STORE_REC_POOL : 0));
     r->nholders = unique;
     r->holders = NULL;
     memcpy(r->comm, a->comm, sizeof r->comm);
@@ -107,7 +116,7 @@ static int put_alloc(writer *w, uint32_t i, uint8_t **p)
     memd_store_alloc_rec r;
     uint32_t n = 1, unique = 1;
     if (a->refcount == 1) {
-        S->holders[0] = a->holds->session->id; /* the common case: no sort */
+        S->holders[0] = (memd_store_holder){a->holds->session->id, a->holds->req}; /* no sort */
     } else {
         int rc = holders_of(S, a, &n, &unique);
         if (rc != 0)
@@ -117,11 +126,12 @@ static int put_alloc(writer *w, uint32_t i, uint8_t **p)
     uint8_t *q = memd_store_alloc_rec_put_len(*p, &r, w->comm_len[i], w->name_len[i]);
     for (uint32_t k = 0; k < n;) {
         uint32_t j = k;
-        while (j < n && S->holders[j] == S->holders[k])
+        while (j < n && same_holder(&S->holders[j], &S->holders[k]))
             j++;
-        q = memd_store_holder_put(q, S->holders[k], j - k);
+        q = memd_store_holder_put(q, S->holders[k].session, j - k, S->holders[k].req);
         k = j;
     }
+    memd_store_alloc_rec_seal(*p, (size_t)(q - *p));
     *p = q;
     return 0;
 }
@@ -175,7 +185,7 @@ static int write_chunk(writer *w, uint64_t key)
         return rc == MDB_NOTFOUND ? 0 : rc;
     }
     if (S->holders_cap == 0) {
-        uint32_t *hs = malloc(16 * sizeof *hs);
+        memd_store_holder *hs = malloc(16 * sizeof *hs);
         if (!hs)
             return ENOMEM;
         S->holders = hs;
@@ -315,7 +325,7 @@ static int write_meta(memd_state *st, MDB_txn *txn)
     memd_store_meta m = {.format = MEMD_STORE_FORMAT, .handle_hwm = S->handle_hwm,
                          .session_hwm = S->session_hwm, .ndevs = st->ndevs};
     memcpy(m.boot_id, S->boot_id, sizeof m.boot_id);
-    size_t size = MEMD_STORE_META_BASE + (size_t)st->ndevs * MEMD_STORE_DEV_FP_SIZE;
+    size_t size = memd_store_meta_size(st->ndevs);
     if (reserve_buf(S, size))
         return ENOMEM;
     memd_store_meta_put(S->buf, &m, S->fps);
@@ -381,7 +391,7 @@ int memd_store_write(memd_state *st, bool all)
     if (rc == 0 && (S->meta_dirty || all))
         rc = write_meta(st, txn);
     /* Tests: make this commit fail like a broken disk would. */
-    if (rc == 0 && S->failpoint[0] && access(S->failpoint, F_OK) == 0)
+    if (rc == 0 && memd_store_failpoint(S, NULL))
         rc = EIO;
     if (rc != 0) {
         mdb_txn_abort(txn);
@@ -396,6 +406,12 @@ int memd_store_write(memd_state *st, bool all)
         S->used_bytes = used;
         S->top = w.top;
         S->top_stored = w.stored;
+        if (memd_store_failpoint(S, "kill")) {
+            char p[PATH_MAX + 8];
+            snprintf(p, sizeof p, "%s.kill", S->failpoint);
+            unlink(p);
+            raise(SIGKILL);
+        }
     }
     return rc;
 }

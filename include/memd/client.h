@@ -75,6 +75,30 @@ MEMCLIENT_API int memclient_connect(const char *path, memclient **out);
 MEMCLIENT_API int memclient_connect_named(const char *path, const char *client_name,
                                           memclient **out);
 
+/* Connect flags (memclient_connect_flags). */
+enum {
+    /* Reconnect by itself: when the daemon goes away (it crashed or was restarted), the
+     * next blocking call, or the one that was waiting for its reply, reconnects (retrying
+     * for up to MEMCLIENT_RECONNECT_MS while memd restarts), reclaims the session with
+     * everything it held, and goes on. A blocking request whose reply was lost is sent
+     * again marked as a retry (MEMD_REQ_F_RETRY, memd/protocol.h): the daemon answers an
+     * ALLOC or ALLOC_BATCH its first sending applied with the same buffers (a retried
+     * allocation never creates a second buffer) and a FREE it applied with success. If
+     * the session cannot be reclaimed (not within the daemon's grace period, state
+     * discarded) the call fails with -ESTALE and the connection has a new, empty session,
+     * as after memclient_reconnect(). Pipelined requests (memclient_submit_*) cut off by
+     * the failure still complete with the transport error: they are not sent again. */
+    MEMCLIENT_CONNECT_RECONNECT = 1u << 0,
+};
+
+/* How long a MEMCLIENT_CONNECT_RECONNECT connection waits for the daemon to come back: the
+ * daemon's default reclaim grace period. */
+#define MEMCLIENT_RECONNECT_MS 30000
+
+/* Same as memclient_connect_named, with MEMCLIENT_CONNECT_* flags. */
+MEMCLIENT_API int memclient_connect_flags(const char *path, const char *client_name,
+                                          unsigned flags, memclient **out);
+
 /* Closes the connection; the daemon releases everything the session owned. Requests
  * still in flight are abandoned. NULL is allowed. */
 MEMCLIENT_API void memclient_disconnect(memclient *c);
@@ -189,6 +213,7 @@ typedef struct memclient_alloc_info {
     uint64_t created_ns;        /* CLOCK_REALTIME */
     char name[MEMD_NAME_MAX];
     char comm[16];              /* creator's process name */
+    int pool;                   /* a client pool's range (memclient_pool_create) */
 } memclient_alloc_info;
 
 /* An allocation's details. Only the owner (or an admin) may ask: -EPERM otherwise. */
@@ -214,6 +239,104 @@ typedef struct memclient_bank {
  * order. Writes at most cap entries and returns the number of banks. */
 MEMCLIENT_API int memclient_bank_info(memclient *c, uint64_t handle, memclient_bank *out,
                                       size_t cap);
+/* ---- client pools ----------------------------------------------------------------------
+ *
+ * In-process speed with memd still owning the map. memclient_pool_create() leases one
+ * range from memd (an ordinary allocation of the session, made from the same request as
+ * memclient_alloc, marked as a pool in every view); memclient_pool_alloc() and
+ * memclient_pool_free() then place buffers inside it in the process, with memd's own
+ * range allocator (exact first fit, bottom-up, O(log n)), without a round trip: a mutex
+ * and the allocator, nothing on the socket. Thread-safe: threads may share one pool.
+ *
+ * Units: a pool is a range of the bank group's address map, the same in every bank (a
+ * lockstep buffer), so a sub-allocation's bytes and addresses are in that map: bytes of
+ * each bank, as memclient_buffer.size_per_bank. Sub-allocations start at a multiple of
+ * max(alignment, MEMCLIENT_POOL_MIN_ALIGN) and their sizes are rounded up to
+ * MEMCLIENT_POOL_MIN_ALIGN.
+ *
+ * Growth: with MEMCLIENT_POOL_GROW in req.flags, a sub-allocation that does not fit
+ * leases one more range (the same request; for a one-page pool, at least the size
+ * needed) and places it there; memclient_pool_set_limit() caps the bytes all ranges may
+ * add up to (default: no cap but the device's room, the quota, and
+ * MEMCLIENT_POOL_MAX_RANGES ranges). Without it, a full pool fails with -ENOMEM.
+ *
+ * Visibility: what the pool did reaches memd in batches, sent with the next request any
+ * thread makes on the connection or, while there is something to send, by a timer thread
+ * of the connection every MEMCLIENT_POOL_STALENESS_MS: memd's view (memclient_dump,
+ * `memctl dump`, metrics of pooled bytes) lags the process by at most that plus one round
+ * trip, unless the connection is busy with a long request (a plan) meanwhile. A buffer
+ * allocated and freed between two reports is never reported. memd validates every report
+ * (inside the pool, no overlap, a free of a live sub-allocation) and refuses one that
+ * lies; libmemclient's reports never do. memclient_pool_flush() sends at once.
+ *
+ * Crash and restart: the pools are the session's allocations: when the session ends
+ * (even by SIGKILL) they go back whole. memd keeps its books of sub-allocations in memory
+ * only; after memclient_reconnect() reclaims the session, the library reports every live
+ * sub-allocation again. */
+
+typedef struct memclient_pool memclient_pool; /* opaque */
+
+enum {
+    /* memclient_alloc_req.flags of memclient_pool_create: lease more when full. */
+    MEMCLIENT_POOL_GROW = 1u << 8,
+};
+
+#define MEMCLIENT_POOL_MIN_ALIGN 32     /* bytes: sub-allocation start and size unit */
+#define MEMCLIENT_POOL_STALENESS_MS 50  /* the report timer's period */
+#define MEMCLIENT_POOL_MAX_RANGES 64    /* ranges a growing pool may lease */
+
+typedef struct memclient_pool_buffer {
+    uint64_t handle;            /* for memclient_pool_free; pool-local, never 0 */
+    uint64_t address;           /* in the bank group's address map (same in every bank) */
+    uint64_t size;              /* bytes reserved (rounded to MEMCLIENT_POOL_MIN_ALIGN) */
+    uint64_t offset;            /* from the start of the range holding it */
+    uint64_t lease;             /* memd handle of that range */
+} memclient_pool_buffer;
+
+typedef struct memclient_pool_info {
+    uint64_t handle;            /* memd handle of the first range */
+    uint64_t address;           /* its address */
+    uint64_t leased;            /* bytes of every range together */
+    uint64_t used;              /* bytes in live sub-allocations */
+    uint64_t peak;              /* the most used ever was */
+    uint64_t limit;             /* growth cap, 0: none */
+    uint32_t leases;            /* ranges */
+    uint32_t allocations;       /* live sub-allocations */
+    uint32_t unreported;        /* changes memd has not heard of yet */
+} memclient_pool_info;
+
+/* Leases the pool's first range: req as for memclient_alloc (device, class, scope, size,
+ * page size, banks, name), plus MEMCLIENT_POOL_GROW in flags; not MEMCLIENT_ALLOC_SHARED.
+ * Errors as memclient_alloc. */
+MEMCLIENT_API int memclient_pool_create(memclient *c, const memclient_alloc_req *req,
+                                        memclient_pool **out);
+
+/* Growth never takes the pool's ranges past max_bytes together (0: no cap). */
+MEMCLIENT_API int memclient_pool_set_limit(memclient_pool *pool, uint64_t max_bytes);
+
+/* bytes > 0; alignment 0 or a power of two; name NULL or at most MEMD_NAME_MAX - 1 bytes
+ * (shown in dumps). -ENOMEM when it does not fit (and growth is off or at its limit, or
+ * memd refused a lease: memclient_last_error() says which). */
+MEMCLIENT_API int memclient_pool_alloc(memclient_pool *pool, uint64_t bytes, uint64_t alignment,
+                                       const char *name, memclient_pool_buffer *out);
+
+/* -ENOENT for a handle that is not a live sub-allocation of this pool. */
+MEMCLIENT_API int memclient_pool_free(memclient_pool *pool, uint64_t handle);
+
+/* Sends what memd has not heard yet and waits for its answer: 0, or the error of a
+ * report memd refused since the last flush (which a correct program never sees). */
+MEMCLIENT_API int memclient_pool_flush(memclient_pool *pool);
+
+MEMCLIENT_API int memclient_pool_query(memclient_pool *pool, memclient_pool_info *out);
+
+/* The i-th range the pool leased (0: the first). -ENOENT past the last. */
+MEMCLIENT_API int memclient_pool_lease(memclient_pool *pool, uint32_t i, memclient_buffer *out);
+
+/* Frees every range of the pool (and so every sub-allocation) and the pool. Unsent
+ * reports are dropped. Like memclient_disconnect() for a connection, it must be the last
+ * call on the pool, made when no other thread uses it. memclient_disconnect() destroys
+ * the pools left on it. */
+MEMCLIENT_API int memclient_pool_destroy(memclient_pool *pool);
 
 /* ---- pipelining --------------------------------------------------------------------- */
 
@@ -475,6 +598,34 @@ typedef struct memclient_subdev_rec {
     uint64_t allocations;
     char banks[128];            /* "0-31,40" ("..." when cut) */
 } memclient_subdev_rec;
+/* What one session holds in one bank group (MEMCLIENT_DUMP_USAGE). bytes counts every
+ * bank a buffer reserves (size per bank x the group's banks); a shared buffer counts in
+ * full for each holder, and also in shared_bytes. */
+typedef struct memclient_session_use {
+    uint32_t session_id;
+    uint32_t device;
+    memd_kind kind;
+    uint32_t allocations;
+    uint64_t bytes;
+    uint64_t shared_bytes;
+} memclient_session_use;
+
+/* Client pools: with MEMCLIENT_DUMP_POOLS; sub-allocations with MEMCLIENT_DUMP_SUBALLOCS. */
+typedef struct memclient_pool_rec {
+    uint64_t handle;            /* the pool range's allocation (in allocs[]) */
+    uint64_t as_of_ns;          /* CLOCK_REALTIME of the last report memd applied */
+    uint64_t pooled_bytes;      /* bytes in its sub-allocations, as of then */
+    uint64_t reports;
+    uint32_t suballocs;
+} memclient_pool_rec;
+
+typedef struct memclient_suballoc_rec {
+    uint64_t pool;              /* handle of the pool range */
+    uint64_t offset;            /* from the range's address */
+    uint64_t size;
+    uint64_t as_of_ns;          /* its pool's */
+    char name[MEMD_NAME_MAX];
+} memclient_suballoc_rec;
 
 /* A parsed snapshot of the daemon's state, in the daemon's order (groups after their
  * device, regions after their group). Free it with memclient_snapshot_free(). */
@@ -504,12 +655,23 @@ typedef struct memclient_snapshot {
     memclient_alloc_bank *alloc_banks;
     size_t nsubdevs;            /* only with MEMCLIENT_DUMP_BANKS */
     memclient_subdev_rec *subdevs;
+    size_t nusage;              /* only with MEMCLIENT_DUMP_USAGE */
+    memclient_session_use *usage;
+    size_t npools;              /* only with MEMCLIENT_DUMP_POOLS or _SUBALLOCS */
+    memclient_pool_rec *pools;
+    size_t nsuballocs;          /* only with MEMCLIENT_DUMP_SUBALLOCS: by pool, in address
+                                   order */
+    memclient_suballoc_rec *suballocs;
 } memclient_snapshot;
 
 enum {
     MEMCLIENT_DUMP_BLOCKS = 1u << 0, /* also every free and allocated block of every region */
     MEMCLIENT_DUMP_MODELS = 1u << 1, /* also cached plans, models and instances */
-    MEMCLIENT_DUMP_BANKS = 1u << 2,  /* also per-bank use, and the banks of subset buffers */
+    MEMCLIENT_DUMP_USAGE = 1u << 2,  /* also what each session holds per bank group */
+    MEMCLIENT_DUMP_POOLS = 1u << 3,  /* also client pools (pools[]) */
+    MEMCLIENT_DUMP_SUBALLOCS = 1u << 4, /* also their sub-allocations (implies POOLS) */
+    MEMCLIENT_DUMP_BANKS = 1u << 5,  /* also per-bank use, the banks of bank-set buffers and
+                                        the sub-devices */
 };
 
 #define MEMCLIENT_ALL_DEVICES UINT32_MAX
@@ -524,6 +686,40 @@ MEMCLIENT_API void memclient_snapshot_free(memclient_snapshot *s);
 MEMCLIENT_API const memclient_region *memclient_snapshot_region(const memclient_snapshot *s,
                                                                 uint32_t device, memd_kind kind,
                                                                 uint32_t region);
+
+/* ---- event log ------------------------------------------------------------------------
+ *
+ * The daemon keeps its last events (protocol.h, "Events") in a ring numbered from 1. An
+ * admin reads all of them, others those of their own uid. Follow the log by calling
+ * again with since = the page's next_seq; lost counts events the ring overwrote before
+ * they were read. */
+typedef struct memclient_event {
+    uint64_t seq;
+    uint64_t time_ns;           /* CLOCK_REALTIME */
+    memd_event_type type;
+    int priority;               /* syslog: 3 error .. 7 debug */
+    uint32_t pid, uid, session_id; /* 0: not a session's event */
+    uint32_t device;            /* UINT32_MAX: none */
+    uint64_t bytes;             /* released (session close, orphan release), requested
+                                   (failures), code + constants (model load) */
+    char comm[16];
+    char message[256];
+} memclient_event;
+
+typedef struct memclient_events_page {
+    size_t n;
+    memclient_event *events;
+    uint64_t next_seq;
+    uint64_t lost;
+} memclient_events_page;
+
+/* Up to max events (0: up to the daemon's page size, 1024) with seq >= since. Free the
+ * page with memclient_events_page_free(). */
+MEMCLIENT_API int memclient_events(memclient *c, uint64_t since, uint32_t max,
+                                   memclient_events_page *out);
+MEMCLIENT_API void memclient_events_page_free(memclient_events_page *p);
+/* "session_open", "alloc_fail", ...; "?" for an unknown type. */
+MEMCLIENT_API const char *memclient_event_type_name(memd_event_type t);
 
 /* ---- plans and models ------------------------------------------------------------------
  *

@@ -29,8 +29,19 @@ typedef struct memd_wire_hdr {
     uint16_t opcode;
     uint64_t id;     /* chosen by the client, echoed in the reply */
     uint32_t len;    /* payload bytes after the header */
-    int32_t status;  /* requests: 0; replies: 0 or -errno */
+    int32_t status;  /* requests: MEMD_REQ_F_* (0 before they existed); replies: 0 or -errno */
 } memd_wire_hdr;
+
+/* Request flags, in a request header's status field.
+ * RETRY: this request (same opcode, same id, same payload) was sent before on this session
+ * and its reply was lost (the daemon restarted; the session was reclaimed). If the
+ * session already has its effect, the daemon answers as the first time instead of
+ * applying it again: an ALLOC or ALLOC_BATCH gets the buffers its first sending created
+ * (the session's holds remember the request id that made them, in the state store too),
+ * a FREE or FREE_BATCH of handles the session no longer holds succeeds without touching
+ * anything (an admin's retried free never reclaims another session's hold). Without a
+ * trace of the first sending, the request is applied as new. */
+enum { MEMD_REQ_F_RETRY = 1u << 0 };
 
 typedef enum memd_opcode {
     MEMD_OP_HELLO = 1,       /* memd_wire_hello -> memd_wire_welcome */
@@ -49,12 +60,16 @@ typedef enum memd_opcode {
     MEMD_OP_MODEL_INFO = 13,      /* memd_wire_ref (model id) -> as MODEL_LOAD */
     MEMD_OP_INSTANCE_CREATE = 14, /* memd_wire_ref (model id) -> instance_info + n x tensor_addr */
     MEMD_OP_INSTANCE_RELEASE = 15, /* memd_wire_ref (instance id, MEMD_INST_F_*) -> empty */
+    /* The daemon's event log (see the section "Events" at the end of this file). */
+    MEMD_OP_EVENTS = 16,          /* memd_wire_events_req -> events_info + count x event */
+    /* Client pools (see the section at the end of this file). */
+    MEMD_OP_POOL_REPORT = 17,     /* u32 count, u32 0, count x memd_wire_pool_op -> empty; all or nothing */
     /* Bank subsets (see "Bank subsets" below). */
-    MEMD_OP_ALLOC_BANKS = 16,     /* alloc_req + memd_wire_bankset + count x u32 bank ->
+    MEMD_OP_ALLOC_BANKS = 18,     /* alloc_req + memd_wire_bankset + count x u32 bank ->
                                      memd_wire_buffer + u32 count, u32 0, count x bank_addr */
-    MEMD_OP_BANK_ADDRS = 17,      /* u64 handle -> u32 count, u32 0, count x bank_addr */
-    MEMD_OP_SUBDEV_DEFINE = 18,   /* memd_wire_subdev_def + count x u32 bank -> empty; admin */
-    MEMD_OP_SUBDEV_BIND = 19,     /* char name[MEMD_NAME_MAX] -> empty */
+    MEMD_OP_BANK_ADDRS = 19,      /* u64 handle -> u32 count, u32 0, count x bank_addr */
+    MEMD_OP_SUBDEV_DEFINE = 20,   /* memd_wire_subdev_def + count x u32 bank -> empty; admin */
+    MEMD_OP_SUBDEV_BIND = 21,     /* char name[MEMD_NAME_MAX] -> empty */
     MEMD_OP_OPCODE_COUNT
 } memd_opcode;
 
@@ -118,7 +133,12 @@ enum {
     MEMD_WELCOME_F_RECLAIMED = 1u << 1,  /* this HELLO took an orphaned session back */
 };
 
-enum { MEMD_ALLOC_F_SHARED = 1u << 0 }; /* named + shared by refcount */
+enum {
+    MEMD_ALLOC_F_SHARED = 1u << 0, /* named + shared by refcount */
+    /* A client pool: an ordinary allocation that its session sub-allocates itself and
+     * reports with POOL_REPORT. Not with SHARED. */
+    MEMD_ALLOC_F_POOL = 1u << 1,
+};
 
 typedef struct memd_wire_alloc_req {
     uint32_t device;
@@ -154,7 +174,7 @@ typedef struct memd_wire_alloc_info {
     uint32_t device;
     uint8_t cls;
     uint8_t scope;
-    uint16_t pad;
+    uint16_t flags;            /* MEMD_ALLOC_I_* */
     uint32_t pid;              /* creator's credentials (SO_PEERCRED) */
     uint32_t uid;
     uint32_t gid;
@@ -169,14 +189,34 @@ enum {
     /* Also PLAN, MODEL and INSTANCE records. Opt-in, so a client that predates them
      * never meets a tag it does not know. */
     MEMD_DUMP_F_MODELS = 1u << 1,
+    /* Also SESSION_USE records: bytes each session holds per device and bank group. */
+    MEMD_DUMP_F_USAGE = 1u << 2,
+    /* Also a POOL record per client pool; with SUBALLOCS too, each followed by its
+     * SUBALLOC records (there may be many: metrics need only the pools). */
+    MEMD_DUMP_F_POOLS = 1u << 3,
+    MEMD_DUMP_F_SUBALLOCS = 1u << 4,
+    /* A page of the dump, from cursor on, ending with a PAGE record that names the next
+     * cursor (0: this was the last page). The first page (cursor 0) holds SERVER, the
+     * devices, groups and regions (and blocks), then allocations in handle order; later
+     * pages only allocations; the last one also the sessions (and models). Each page
+     * is bounded, so a dump of a million allocations does not stall the daemon's other
+     * clients, and never meets the reply size limit. An allocation that lives through
+     * the whole dump appears exactly once; one created or freed meanwhile may or may
+     * not. */
+    MEMD_DUMP_F_PAGED = 1u << 5,
     /* Also BANK records (per-bank use of every allocatable region, after the region) and
      * ALLOC_BANK records after the ALLOC record of every subset or per-bank buffer. */
-    MEMD_DUMP_F_BANKS = 1u << 2,
+    MEMD_DUMP_F_BANKS = 1u << 6,
 };
+
+enum { MEMD_ALLOC_I_POOL = 1u << 0 }; /* alloc_info.flags: the allocation is a client pool */
 
 typedef struct memd_wire_dump_req {
     uint32_t device;           /* UINT32_MAX = all */
     uint32_t flags;            /* MEMD_DUMP_F_* */
+    uint64_t cursor;           /* MEMD_DUMP_F_PAGED: 0, or the last page's PAGE.next.
+                                  Appended: an 8-byte request (no cursor) is still
+                                  accepted. */
 } memd_wire_dump_req;
 
 /* A DUMP reply is a sequence of records, each: u32 tag, then the record for that tag. */
@@ -191,11 +231,20 @@ typedef enum memd_rec_tag {
     MEMD_REC_PLAN = 8,    /* memd_wire_plan_rec (MEMD_DUMP_F_MODELS) */
     MEMD_REC_MODEL = 9,   /* memd_wire_model_rec (MEMD_DUMP_F_MODELS) */
     MEMD_REC_INSTANCE = 10, /* memd_wire_instance_rec (MEMD_DUMP_F_MODELS) */
-    MEMD_REC_BANK = 11,     /* memd_wire_bank_rec (MEMD_DUMP_F_BANKS), after its region */
-    MEMD_REC_ALLOC_BANK = 12, /* memd_wire_alloc_bank_rec (MEMD_DUMP_F_BANKS): one per bank
+    MEMD_REC_SESSION_USE = 11, /* memd_wire_session_use (MEMD_DUMP_F_USAGE), after SESSIONs */
+    MEMD_REC_POOL = 12,     /* memd_wire_pool_rec (MEMD_DUMP_F_POOLS) */
+    MEMD_REC_SUBALLOC = 13, /* memd_wire_suballoc_rec, after its pool, in address order
+                               (MEMD_DUMP_F_POOLS | MEMD_DUMP_F_SUBALLOCS) */
+    MEMD_REC_PAGE = 14,   /* memd_wire_page_rec, last (MEMD_DUMP_F_PAGED) */
+    MEMD_REC_BANK = 15,     /* memd_wire_bank_rec (MEMD_DUMP_F_BANKS), after its region */
+    MEMD_REC_ALLOC_BANK = 16, /* memd_wire_alloc_bank_rec (MEMD_DUMP_F_BANKS): one per bank
                                  of a subset / per-bank buffer, after its ALLOC record */
-    MEMD_REC_SUBDEV = 13,     /* memd_wire_subdev_rec (MEMD_DUMP_F_BANKS), after the devices */
+    MEMD_REC_SUBDEV = 17,     /* memd_wire_subdev_rec (MEMD_DUMP_F_BANKS), after the devices */
 } memd_rec_tag;
+
+typedef struct memd_wire_page_rec {
+    uint64_t next;             /* the cursor of the next page; 0: the dump is complete */
+} memd_wire_page_rec;
 
 typedef struct memd_wire_stats {
     uint64_t total;
@@ -285,6 +334,20 @@ typedef struct memd_wire_session_rec {
  * reclaimed it yet (HELLO with MEMD_HELLO_F_RECLAIM); it holds its allocations until
  * then, until its process is gone, or until reclaim_grace_ms pass. */
 enum { MEMD_SESSION_F_ORPHANED = 1u << 0 };
+
+/* What one session holds in one bank group (MEMD_DUMP_F_USAGE): one record per session
+ * and (device, kind) where it holds something. bytes counts every bank the buffers
+ * reserve (size per bank x the banks reserved); a shared buffer counts in full for each
+ * of its holders, and also in shared_bytes. */
+typedef struct memd_wire_session_use {
+    uint32_t session_id;
+    uint32_t device;
+    uint8_t kind;              /* memd_kind */
+    uint8_t pad[3];
+    uint32_t allocations;      /* buffers held there */
+    uint64_t bytes;
+    uint64_t shared_bytes;
+} memd_wire_session_use;
 
 /* ---- Bank subsets -----------------------------------------------------------------------
  *
@@ -599,5 +662,86 @@ typedef struct memd_wire_instance_rec {
     uint32_t placeholders;
     uint32_t busy;             /* 1 in use, 0 on the free list */
 } memd_wire_instance_rec;
+
+
+/* ---- Events ----------------------------------------------------------------------------
+ *
+ * The daemon keeps its last events (sessions opened and closed, allocation failures,
+ * quota hits, reclaims after a restart, model loads, protocol errors, reloads) in a
+ * bounded ring, numbered from 1 without gaps. EVENTS returns up to max events with
+ * seq >= since that this session may see: an admin sees all, others the events of their
+ * own uid. A reader follows the log by asking again with since = next_seq. When the ring
+ * has dropped events the reader had not seen yet, lost says how many. */
+/* memd_event_type: types.h */
+
+typedef struct memd_wire_events_req {
+    uint64_t since;            /* first sequence number wanted (0 or 1: the oldest kept) */
+    uint32_t max;              /* at most this many (0: as many as fit one reply) */
+    uint32_t flags;            /* 0 */
+} memd_wire_events_req;
+
+typedef struct memd_wire_events_info {
+    uint64_t next_seq;         /* ask for this one next */
+    uint64_t lost;             /* events >= since the ring no longer has */
+    uint32_t count;            /* memd_wire_event records that follow */
+    uint32_t pad;
+} memd_wire_events_info;
+
+typedef struct memd_wire_event {
+    uint64_t seq;
+    uint64_t time_ns;          /* CLOCK_REALTIME */
+    uint32_t type;             /* memd_event_type */
+    uint32_t priority;         /* syslog priority: LOG_ERR 3 .. LOG_DEBUG 7 */
+    uint32_t pid;              /* the session's credentials; 0 when not a session's */
+    uint32_t uid;
+    uint32_t session_id;       /* 0: none */
+    uint32_t device;           /* UINT32_MAX: none */
+    uint64_t bytes;            /* see memd_event_type; else 0 */
+    char comm[16];
+    char message[256];         /* the line written to the daemon's log */
+} memd_wire_event;
+/* ---- Client pools ----------------------------------------------------------------------
+ *
+ * A pool is an allocation made with MEMD_ALLOC_F_POOL: to memd an ordinary allocation of
+ * its session (quotas, dumps, release when the session ends), marked MEMD_ALLOC_I_POOL.
+ * The client places sub-allocations inside it itself, without a round trip, and tells
+ * memd what it did in POOL_REPORT requests, batched. memd keeps per-pool books of the
+ * reported sub-allocations (visibility only: they are not in the state store) and
+ * validates each report against them: an ALLOC must lie inside the pool and overlap no
+ * live sub-allocation, a FREE must name a live sub-allocation by its exact offset and
+ * size, and the pool must be a live pool of this session. A report is applied in order
+ * and all or nothing: one op that lies refuses the whole report (-EINVAL, -ERANGE for
+ * bounds, -EEXIST for an overlap, -ENOENT for a free of nothing, -EPERM/-ENOENT for a
+ * pool that is not the session's or no longer exists, -EMFILE past
+ * MEMD_POOL_MAX_SUBALLOCS), with a message naming the op. */
+#define MEMD_POOL_MAX_SUBALLOCS (1u << 20) /* live sub-allocations per pool */
+
+enum { MEMD_POOL_OP_ALLOC = 1, MEMD_POOL_OP_FREE = 2 };
+
+typedef struct memd_wire_pool_op {
+    uint64_t pool;             /* handle of the pool allocation */
+    uint64_t offset;           /* from the pool's address */
+    uint64_t size;             /* bytes (of each bank: the pool's own unit), > 0 */
+    uint8_t op;                /* MEMD_POOL_OP_* */
+    uint8_t pad[7];
+    char name[MEMD_NAME_MAX];  /* ALLOC: "" = anonymous; FREE: ignored */
+} memd_wire_pool_op;
+
+/* DUMP (MEMD_DUMP_F_POOLS): the session's own pools, or every one for an admin. */
+typedef struct memd_wire_pool_rec {
+    uint64_t handle;
+    uint64_t as_of_ns;         /* CLOCK_REALTIME of the last report applied (or creation) */
+    uint64_t pooled_bytes;     /* sum of the live sub-allocations' sizes */
+    uint64_t reports;          /* reports applied */
+    uint32_t suballocs;        /* SUBALLOC records that follow */
+    uint32_t pad;
+} memd_wire_pool_rec;
+
+typedef struct memd_wire_suballoc_rec {
+    uint64_t pool;
+    uint64_t offset;           /* from the pool's address */
+    uint64_t size;
+    char name[MEMD_NAME_MAX];
+} memd_wire_suballoc_rec;
 
 #endif

@@ -78,4 +78,18 @@ typedef enum memd_bank_mode {
 #define MEMD_MAX_DIMS 4
 #define MEMD_NAME_MAX 64 /* including the terminating NUL */
 
+/* What an event of the daemon's event log is about (protocol.h, "Events"). */
+typedef enum memd_event_type {
+    MEMD_EVENT_DAEMON = 1,         /* started, stopping, reloaded, reload refused */
+    MEMD_EVENT_SESSION_OPEN = 2,
+    MEMD_EVENT_SESSION_CLOSE = 3,  /* bytes: what its closing released */
+    MEMD_EVENT_ALLOC_FAIL = 4,     /* out of memory: the message has the region's state */
+    MEMD_EVENT_QUOTA = 5,          /* a per-uid quota refused an allocation */
+    MEMD_EVENT_RECLAIM = 6,        /* a session took its orphaned session back */
+    MEMD_EVENT_ORPHAN_RELEASE = 7, /* an orphaned session released (grace over, process gone) */
+    MEMD_EVENT_MODEL_LOAD = 8,     /* bytes: code + constants */
+    MEMD_EVENT_PROTOCOL_ERROR = 9, /* a malformed frame; the connection was closed */
+    MEMD_EVENT_TYPE_COUNT
+} memd_event_type;
+
 #endif

@@ -5,6 +5,7 @@
  *   args.c     strict conversions of Python arguments (sizes, names, sequences)
  *   client.c   memd._memd.Client: one libmemclient connection
  *   buffer.c   memd._memd.Buffer: one allocation
+ *   pool.c     memd._memd.Pool and PoolBuffer: client pools and their sub-allocations
  *   plan.c     offline planning and validation (the engine's planner, no daemon)
  *   model.c    model graphs: lifetimes, YAML, loading models and instances
  *
@@ -43,6 +44,8 @@ typedef struct memdpy_errors {
 extern memdpy_errors memdpy_err;
 extern PyTypeObject memdpy_client_type;
 extern PyTypeObject memdpy_buffer_type;
+extern PyTypeObject memdpy_pool_type;
+extern PyTypeObject memdpy_pool_buffer_type;
 
 /* ---- errors (module.c) ---- */
 
@@ -115,6 +118,11 @@ void memdpy_client_leave(memdpy_client *self);
  * device, class, scope and name. */
 PyObject *memdpy_buffer_new(memdpy_client *client, const memclient_buffer *buf, uint32_t device,
                             memd_class cls, memd_scope scope, const char *name);
+/* A Pool leased by client from req (pool.c): grow adds MEMCLIENT_POOL_GROW, limit caps
+ * its growth (0: none). */
+PyObject *memdpy_pool_new(memdpy_client *client, const memclient_alloc_req *req, bool grow,
+                          uint64_t limit);
+
 /* The handle of a Buffer or an int. */
 int memdpy_handle(PyObject *o, uint64_t *out);
 

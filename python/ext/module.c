@@ -176,14 +176,17 @@ PyMODINIT_FUNC PyInit__memd(void);
 
 PyMODINIT_FUNC PyInit__memd(void)
 {
-    if (PyType_Ready(&memdpy_client_type) < 0 || PyType_Ready(&memdpy_buffer_type) < 0)
+    if (PyType_Ready(&memdpy_client_type) < 0 || PyType_Ready(&memdpy_buffer_type) < 0 ||
+        PyType_Ready(&memdpy_pool_type) < 0 || PyType_Ready(&memdpy_pool_buffer_type) < 0)
         return NULL;
     PyObject *mod = PyModule_Create(&module_def);
     if (!mod)
         return NULL;
     if (add_errors(mod) < 0 || add_names(mod) < 0 ||
         PyModule_AddObjectRef(mod, "Client", (PyObject *)&memdpy_client_type) < 0 ||
-        PyModule_AddObjectRef(mod, "Buffer", (PyObject *)&memdpy_buffer_type) < 0) {
+        PyModule_AddObjectRef(mod, "Buffer", (PyObject *)&memdpy_buffer_type) < 0 ||
+        PyModule_AddObjectRef(mod, "Pool", (PyObject *)&memdpy_pool_type) < 0 ||
+        PyModule_AddObjectRef(mod, "PoolBuffer", (PyObject *)&memdpy_pool_buffer_type) < 0) {
         Py_DECREF(mod);
         return NULL;
     }

@@ -37,12 +37,13 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence
 from . import _memd
 from ._memd import (CLASSES, DTYPES, KINDS, SCOPES, Buffer, BusyError, ConnectionError, Error,
                     ExistsError, InvalidRequestError, ModelError, NotFoundError, OutOfMemory,
-                    PermissionError, PlanError, UnsupportedError, default_socket)
+                    PermissionError, PlanError, Pool, PoolBuffer, UnsupportedError,
+                    default_socket)
 from ._model import Instance, LoadedModel, Model, Op, Tensor, model_name
 
 __version__ = _memd.VERSION
 __all__ = [
-    "connect", "Client", "Buffer", "plan", "validate", "lower_bound", "Plan", "Model", "Tensor",
+    "connect", "Client", "Buffer", "Pool", "PoolBuffer", "plan", "validate", "lower_bound", "Plan", "Model", "Tensor",
     "Op", "LoadedModel", "Instance", "model_name", "default_socket", "Error", "OutOfMemory",
     "PermissionError", "ConnectionError", "NotFoundError", "InvalidRequestError",
     "UnsupportedError", "BusyError", "ExistsError", "PlanError", "ModelError", "CLASSES",
@@ -125,8 +126,8 @@ class Client(_memd.Client):
     socket: the daemon's socket; None: $MEMD_SOCKET, then default_socket(). name: shown by
     `memctl sessions`. Everything allocated through the client belongs to its session and
     is released by memd when the connection closes. A context manager; thread-safe.
-    Methods: alloc, alloc_batch, free, free_batch, query, bank_addresses, dump, session,
-    reconnect, plan, load_model, close."""
+    Methods: alloc, alloc_batch, pool, free, free_batch, query, bank_addresses, dump,
+    session, reconnect, plan, load_model, close."""
 
     def plan(self, buffers: Iterable[Any], budget_ms: int = 0, seed: int = 0,
              offsets: Optional[Sequence[int]] = None) -> Plan:

@@ -1,4 +1,4 @@
-"""python3 -m memd import MODEL.onnx [-o MODEL.yaml] [--dims NAME=N,...] [--name NAME]"""
+"""python3 -m memd import MODEL.onnx [-o MODEL.yaml] [--dims NAME=N,...] [--name NAME] [--json]"""
 import sys
 
 from .importer import main

@@ -1,14 +1,17 @@
 """memd model import: ONNX (or memd YAML) files to memd's model YAML.
 
     python3 -m memd import MODEL.onnx [-o MODEL.yaml] [--dims batch=8,seq=128] [--name NAME]
+                                      [--json]
 
 What `memctl model import` runs. The YAML goes to -o (or stdout); a summary (tensors,
-weights, activations, lower bound) to stderr. Exit status 0, 1 when the model cannot be
+weights, activations, lower bound) to stderr, or with --json (which needs -o) as one JSON
+object on stdout. Exit status 0, 1 when the model cannot be
 imported (the reason on stderr), 2 for a usage error.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from typing import Dict, List, Optional
@@ -35,7 +38,11 @@ def main(argv: Optional[List[str]] = None, prog: str = "memd import") -> int:
     ap.add_argument("--dims", type=_dims, default={},
                     help="bind dynamic dimensions: NAME=N[,NAME=N...]")
     ap.add_argument("--name", help="model name (default: the graph's or the file's)")
+    ap.add_argument("--json", action="store_true",
+                    help="print the summary as one JSON object on stdout (needs -o)")
     a = ap.parse_args(argv)
+    if a.json and not a.output:
+        ap.error("--json needs -o: stdout carries the JSON summary, not the YAML")
     t0 = time.perf_counter()
     try:
         if a.model.endswith((".yaml", ".yml")):
@@ -53,12 +60,17 @@ def main(argv: Optional[List[str]] = None, prog: str = "memd import") -> int:
     if not a.output:
         sys.stdout.write(text)
     s = m.summary()
+    ms = (time.perf_counter() - t0) * 1000
+    if a.json:
+        print(json.dumps({"schema_version": 1, "model": m.name, "output": a.output,
+                          **s, "import_ms": round(ms, 1)}))
+        return 0
     mib = 1 << 20
     print(f"{prog}: {m.name}: {s['tensors']} tensors ({s['weights']} weights "
           f"{s['weight_bytes'] / mib:.2f} MiB, {s['activations']} activations "
           f"{s['activation_bytes'] / mib:.2f} MiB without reuse, {s['aliases']} aliases), "
           f"{s['ops']} ops; lower bound {s['lower_bound'] / mib:.2f} MiB; "
-          f"{(time.perf_counter() - t0) * 1000:.0f} ms", file=sys.stderr)
+          f"{ms:.0f} ms", file=sys.stderr)
     return 0
 
 

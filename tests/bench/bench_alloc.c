@@ -10,6 +10,13 @@
  * the region, frees of live blocks must succeed, the allocator's own statistics must
  * agree with the live blocks, and memd and the reference must place every block at the
  * same address. Any violation exits non-zero.
+ *
+ * --align A runs another workload instead (issue 14): --live 64-byte buffers aligned to
+ * A, allocated bottom-up first fit, then --pairs times: free a random live buffer and
+ * allocate a new one, which goes into the lowest free slot. With A above the region's
+ * 32-byte granule every live buffer leaves a free block behind it that fits by size but
+ * not once aligned: the case a first-fit walk pays for per live buffer. Only the
+ * allocations are timed ("us_per_aligned_alloc").
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -31,6 +38,7 @@
 
 typedef struct opts {
     uint64_t live, pairs, seed, max_size, repeat;
+    uint64_t align; /* 0: the BENCHMARKS.md workload; else the aligned one */
     memd_fit fit;
     bool reference;
     const char *banks; /* --banks MODE: bench_banks.c instead */
@@ -48,7 +56,8 @@ typedef struct draws {
 typedef struct impl {
     int (*create)(void **h);
     void (*destroy)(void *h);
-    int (*alloc)(void *h, uint64_t size, memd_dir dir, memd_fit fit, uint64_t *addr);
+    int (*alloc)(void *h, uint64_t size, uint64_t align, memd_dir dir, memd_fit fit,
+                 uint64_t *addr);
     int (*free)(void *h, uint64_t addr);
     void (*stats)(void *h, memd_range_stats *st);
 } impl;
@@ -69,9 +78,10 @@ static int memd_create(void **h)
     return rc;
 }
 static void memd_destroy(void *h) { memd_range_destroy(h); }
-static int memd_alloc(void *h, uint64_t size, memd_dir dir, memd_fit fit, uint64_t *addr)
+static int memd_alloc(void *h, uint64_t size, uint64_t align, memd_dir dir, memd_fit fit,
+                      uint64_t *addr)
 {
-    return memd_range_alloc(h, size, REGION_ALIGN, dir, fit, addr);
+    return memd_range_alloc(h, size, align, dir, fit, addr);
 }
 static int memd_free(void *h, uint64_t addr) { return memd_range_free(h, addr, NULL); }
 static void memd_stats(void *h, memd_range_stats *st) { memd_range_stats_get(h, st); }
@@ -84,9 +94,10 @@ static int ref_create(void **h)
     return rc;
 }
 static void ref_destroy(void *h) { ref_range_destroy(h); }
-static int ref_alloc(void *h, uint64_t size, memd_dir dir, memd_fit fit, uint64_t *addr)
+static int ref_alloc(void *h, uint64_t size, uint64_t align, memd_dir dir, memd_fit fit,
+                     uint64_t *addr)
 {
-    return ref_range_alloc(h, size, REGION_ALIGN, dir, fit, addr);
+    return ref_range_alloc(h, size, align, dir, fit, addr);
 }
 static int ref_free(void *h, uint64_t addr) { return ref_range_free(h, addr, NULL); }
 static void ref_stats(void *h, memd_range_stats *st) { ref_range_stats_get(h, st); }
@@ -186,7 +197,8 @@ static int run(const impl *im, const opts *o, const draws *d, uint64_t *addr, ui
         return rc;
     memset(res, 0, sizeof(*res));
     for (uint64_t i = 0; i < o->live; i++) {
-        rc = im->alloc(h, d->fill_size[i], dir_of(d->fill_dir[i]), o->fit, &addr[i]);
+        rc = im->alloc(h, d->fill_size[i], REGION_ALIGN, dir_of(d->fill_dir[i]), o->fit,
+                       &addr[i]);
         size[i] = d->fill_size[i];
         if (rc != 0) {
             addr[i] = EMPTY;
@@ -200,7 +212,7 @@ static int run(const impl *im, const opts *o, const draws *d, uint64_t *addr, ui
         uint64_t s = d->slot[k];
         if (addr[s] != EMPTY)
             wrong += im->free(h, addr[s]) != 0;
-        rc = im->alloc(h, d->size[k], dir_of(d->dir[k]), o->fit, &addr[s]);
+        rc = im->alloc(h, d->size[k], REGION_ALIGN, dir_of(d->dir[k]), o->fit, &addr[s]);
         size[s] = d->size[k];
         if (rc != 0) {
             addr[s] = EMPTY;
@@ -305,6 +317,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: memd-bench-alloc --live N --pairs P [--seed S] [--max-size BYTES]\n"
                "                        [--policy first|best] [--reference] [--repeat K]\n"
+               "                        [--align BYTES]\n"
                "       memd-bench-alloc --banks lockstep|lockstep-split|range|per-bank|mixed\n"
                "                        --live N --pairs P [--seed S] [--repeat K]\n");
 }
@@ -364,6 +377,13 @@ static int parse_args(int argc, char **argv, opts *o)
                 rc = -EINVAL;
             }
             i++;
+        } else if (strcmp(a, "--align") == 0) {
+            rc = parse_u64(a, v, REGION_ALIGN, REGION_SIZE, &o->align);
+            if (rc == 0 && (o->align & (o->align - 1)) != 0) {
+                fprintf(stderr, "memd-bench-alloc: --align must be a power of two\n");
+                rc = -EINVAL;
+            }
+            i++;
         } else if (strcmp(a, "--banks") == 0) {
             if (!v) {
                 fprintf(stderr, "memd-bench-alloc: --banks needs a mode\n");
@@ -387,6 +407,11 @@ static int parse_args(int argc, char **argv, opts *o)
         fprintf(stderr, "memd-bench-alloc: --live and --pairs are required\n");
         return -EINVAL;
     }
+    if (o->align && o->live > REGION_SIZE / o->align) {
+        fprintf(stderr, "memd-bench-alloc: --live %" PRIu64 " buffers aligned to %" PRIu64
+                        " do not fit the 1 GiB region\n", o->live, o->align);
+        return -EINVAL;
+    }
     return 0;
 }
 
@@ -402,6 +427,102 @@ static double median(double *v, uint64_t n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+#define ALIGNED_SIZE UINT64_C(64)
+
+/* The --align workload from a fresh allocator; res->ns_per_pair is ns per allocation. */
+static int run_aligned(const impl *im, const opts *o, const uint64_t *slot, uint64_t *addr,
+                       uint64_t *size, memd_range_stats *st, result *res)
+{
+    void *h;
+    int rc = im->create(&h);
+    if (rc < 0)
+        return rc;
+    memset(res, 0, sizeof(*res));
+    for (uint64_t i = 0; i < o->live; i++) {
+        size[i] = ALIGNED_SIZE;
+        rc = im->alloc(h, ALIGNED_SIZE, o->align, MEMD_DIR_BOTTOM_UP, o->fit, &addr[i]);
+        if (rc != 0) {
+            addr[i] = EMPTY;
+            res->wrong++; /* the region holds 1 GiB / align buffers: --live is checked */
+        }
+    }
+    double spent = 0;
+    for (uint64_t k = 0; k < o->pairs; k++) {
+        uint64_t s = slot[k];
+        if (addr[s] != EMPTY)
+            res->wrong += im->free(h, addr[s]) != 0;
+        double t0 = now_ns();
+        rc = im->alloc(h, ALIGNED_SIZE, o->align, MEMD_DIR_BOTTOM_UP, o->fit, &addr[s]);
+        spent += now_ns() - t0;
+        if (rc != 0) {
+            addr[s] = EMPTY;
+            res->wrong++;
+        }
+    }
+    im->stats(h, st);
+    im->destroy(h);
+    res->ns_per_pair = spent / (double)o->pairs;
+    return 0;
+}
+
+static int main_aligned(const opts *o)
+{
+    uint64_t *slot = calloc(o->pairs, sizeof(uint64_t));
+    uint64_t *addr = calloc(o->live, sizeof(uint64_t)), *size = calloc(o->live, sizeof(uint64_t));
+    uint64_t *raddr = calloc(o->live, sizeof(uint64_t));
+    double *ns = calloc(o->repeat, sizeof(double)), *rns = calloc(o->repeat, sizeof(double));
+    int status = EXIT_FAILURE;
+    if (!slot || !addr || !size || !raddr || !ns || !rns) {
+        fprintf(stderr, "memd-bench-alloc: out of memory\n");
+        goto out;
+    }
+    uint64_t s = o->seed;
+    for (uint64_t k = 0; k < o->pairs; k++)
+        slot[k] = next_u64(&s) % o->live;
+    memd_range_stats st, rst;
+    result res, rres;
+    for (uint64_t rep = 0; rep < o->repeat; rep++) {
+        if (run_aligned(&memd_impl, o, slot, addr, size, &st, &res) < 0 || res.wrong) {
+            fprintf(stderr, "memd-bench-alloc: aligned run failed\n");
+            goto out;
+        }
+        ns[rep] = res.ns_per_pair;
+        if (!o->reference)
+            continue;
+        if (run_aligned(&ref_impl, o, slot, raddr, size, &rst, &rres) < 0 || rres.wrong ||
+            memcmp(addr, raddr, o->live * sizeof(uint64_t)) != 0) {
+            fprintf(stderr, "memd-bench-alloc: memd and the reference model placed blocks "
+                            "differently\n");
+            goto out;
+        }
+        rns[rep] = rres.ns_per_pair;
+    }
+    for (uint64_t i = 0; i < o->live; i++) {
+        if (addr[i] % o->align != 0) {
+            fprintf(stderr, "memd-bench-alloc: 0x%" PRIx64 " is not aligned\n", addr[i]);
+            goto out;
+        }
+    }
+    layout lay;
+    if (check_layout(o->live, addr, size, &lay) < 0 || check_stats("memd", &st, &lay) < 0)
+        goto out;
+    printf("{\"bench\":\"alloc-aligned\",\"live\":%" PRIu64 ",\"pairs\":%" PRIu64
+           ",\"align\":%" PRIu64 ",\"size\":%" PRIu64 ",\"us_per_aligned_alloc\":%.3f",
+           o->live, o->pairs, o->align, ALIGNED_SIZE, median(ns, o->repeat) / 1e3);
+    if (o->reference)
+        printf(",\"ref_us_per_aligned_alloc\":%.3f", median(rns, o->repeat) / 1e3);
+    printf("}\n");
+    status = EXIT_SUCCESS;
+out:
+    free(slot);
+    free(addr);
+    free(size);
+    free(raddr);
+    free(ns);
+    free(rns);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     opts o;
@@ -409,6 +530,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (o.align)
+        return main_aligned(&o);
     if (o.banks)
         return memd_bench_banks(o.banks, o.live, o.pairs, o.seed, o.repeat) < 0 ? EXIT_FAILURE
                                                                                  : EXIT_SUCCESS;

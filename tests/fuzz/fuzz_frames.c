@@ -84,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         out.len = 0;
     }
     if (rc == 0 && done < size) {
-        memd_frames_truncated(&st, data + done, size - done, &out);
+        memd_frames_truncated(&st, NULL, data + done, size - done, &out);
         check_replies(&out);
     }
     memd_session_close(&st, &s);

@@ -231,3 +231,20 @@ bool cu_wait_gone(memclient *c, const uint64_t *handles, size_t n, int timeout_m
         nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
     }
 }
+
+int cu_python(const char *script, const char *arg)
+{
+    const char *argv[] = {"python3", "-c", script, arg, NULL};
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        execvp("python3", (char *const *)argv);
+        _exit(127);
+    }
+    int ws;
+    if (waitpid(pid, &ws, 0) != pid)
+        return -1;
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}

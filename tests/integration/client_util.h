@@ -46,6 +46,10 @@ void cu_open_socket_to_all(const memd_fixture *f);
  * return value. Returns the child's exit status (128 + signal if killed). */
 int cu_run_as(uint32_t uid, int (*fn)(void *arg), void *arg);
 
+/* Runs `python3 -c script arg` (a check script's assertions on a file); its exit status,
+ * 128 + signal if killed, -1 if it could not run. */
+int cu_python(const char *script, const char *arg);
+
 /* Polls dumps for up to timeout_ms until none of handles[0..n) is listed. true if so. */
 bool cu_wait_gone(memclient *c, const uint64_t *handles, size_t n, int timeout_ms);
 

@@ -118,6 +118,81 @@ static void reload(memd_fixture *f, const char *limits, const char *descriptor,
                   memd_fixture_log(f));
 }
 
+static int alloc_shared(int fd, const char *name, uint64_t bytes, uint64_t *handle)
+{
+    memd_wire_alloc_req r = raw_req(0, MEMD_CLASS_CONSTANT, MEMD_SCOPE_DRAM, bytes);
+    r.flags = MEMD_ALLOC_F_SHARED;
+    memd_wire_strset(r.name, sizeof r.name, name);
+    memd_wire_buffer b;
+    int rc = raw_alloc(fd, &r, &b, NULL);
+    if (rc == 0)
+        *handle = b.handle;
+    return rc;
+}
+
+/* Quotas charge every uid holding a shared buffer (issue 14), across real uids: root
+ * creates a shared buffer, uid 65534 attaches to it (shared_names: global allows it) and
+ * is charged for it, root lets go and is no longer charged. */
+START_TEST(shared_quota_across_users)
+{
+    if (getuid() != 0)
+        return; /* a second uid needs root */
+    char yaml[2048];
+    snprintf(yaml, sizeof yaml,
+             "shared_names: global\n"
+             "limits: {quota_per_uid: 16KiB}\n"
+             "devices:\n"
+             "  - id: 0\n"
+             "    descriptor: %s/config/devices/wormhole_b0.yaml\n",
+             memd_fixture_source_root());
+    memd_fixture f;
+    memd_fixture_opts o = {.config_yaml = yaml, .capture_stderr = true};
+    ck_assert_int_eq(memd_fixture_start(&f, &o), 0);
+    ck_assert_int_eq(chmod(f.dir, 0711), 0);
+    ck_assert_int_eq(chown(f.socket_path, 0, 65534), 0);
+    int root = memd_fixture_connect(&f);
+    uint64_t h = 0, hc = 0;
+    ck_assert_int_eq(alloc_shared(root, "w", 8 << 10, &h), 0);
+    int res[2], hold[2];
+    ck_assert_int_eq(pipe(res), 0);
+    ck_assert_int_eq(pipe(hold), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(res[0]);
+        close(hold[1]);
+        if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+            _exit(100);
+        int fd = memd_fixture_connect(&f);
+        int8_t st[2] = {(int8_t)alloc_shared(fd, "w", 8 << 10, &hc), 0};
+        st[1] = (int8_t)alloc_bytes(fd, MEMD_CLASS_INTERNAL, 12 << 10, NULL, NULL);
+        if (write(res[1], st, 2) != 2 || write(res[1], &hc, 8) != 8)
+            _exit(101);
+        char c;
+        (void)read(hold[0], &c, 1); /* keeps its hold until the parent is done */
+        _exit(0);
+    }
+    close(res[1]);
+    close(hold[0]);
+    int8_t st[2];
+    ck_assert_int_eq(read(res[0], st, 2), 2);
+    ck_assert_int_eq(read(res[0], &hc, 8), 8);
+    ck_assert_int_eq(st[0], 0);
+    ck_assert_uint_eq(hc, h);          /* the same buffer */
+    ck_assert_int_eq(st[1], -EDQUOT); /* 8 KiB held + 12 KiB > 16 KiB */
+    /* root lets go while 65534 holds it: root is charged no more */
+    ck_assert_int_eq(raw_free(root, h, NULL), 0);
+    uint64_t big;
+    ck_assert_int_eq(alloc_bytes(root, MEMD_CLASS_INTERNAL, 16 << 10, &big, NULL), 0);
+    close(hold[1]);
+    int ws;
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    ck_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    close(res[0]);
+    close(root);
+    ck_assert_int_eq(memd_fixture_stop(&f), 0);
+}
+END_TEST
+
 START_TEST(reload_on_sighup)
 {
     memd_fixture f;
@@ -194,7 +269,7 @@ START_TEST(backpressure_slow_reader)
     int rcv = 4096;
     setsockopt(slow, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
     /* 400 DUMPs with blocks, never read while sending: several MB of replies. */
-    uint8_t p[8];
+    uint8_t p[MEMD_WIRE_DUMP_REQ_SIZE]; /* sent as the 8-byte request of older clients */
     memd_wire_dump_req d = {.device = UINT32_MAX, .flags = MEMD_DUMP_F_BLOCKS};
     memd_wire_dump_req_put(p, &d);
     uint8_t frames[400 * (MEMD_HDR_SIZE + 8)];
@@ -414,6 +489,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, session_limit);
     tcase_add_test(tc, session_alloc_limit);
     tcase_add_test(tc, uid_quota);
+    tcase_add_test(tc, shared_quota_across_users);
     tcase_add_test(tc, reload_on_sighup);
     tcase_add_test(tc, reload_sets_quota);
     tcase_add_test(tc, backpressure_slow_reader);

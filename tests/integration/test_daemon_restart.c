@@ -262,6 +262,54 @@ static void restart_keeps_map(int sig)
     memclient_disconnect(d);
 }
 
+/* A client pool across a daemon crash: the pool allocation is in the store (with its pool
+ * flag), its sub-allocation books are not; reclaiming the session makes libmemclient
+ * report every live sub-allocation again, so the books are whole and later frees are
+ * accepted. */
+START_TEST(pool_books_come_back_after_reclaim)
+{
+    start(NULL);
+    memclient *c = cu_connect(&f);
+    memclient_alloc_req r = {.device = 0, .cls = MEMD_CLASS_INTERNAL, .scope = MEMD_SCOPE_DRAM,
+                             .bytes = MIB, .name = "rt.pool"};
+    memclient_pool *p;
+    ck_assert_int_eq(memclient_pool_create(c, &r, &p), 0);
+    memclient_pool_buffer a, b;
+    ck_assert_int_eq(memclient_pool_alloc(p, 4096, 0, "kept", &a), 0);
+    ck_assert_int_eq(memclient_pool_alloc(p, 512, 0, "freed", &b), 0);
+    ck_assert_int_eq(memclient_pool_flush(p), 0);
+
+    restart(SIGKILL);
+
+    memclient *d = cu_connect(&f);
+    memclient_snapshot *s = cu_dump(d, MEMCLIENT_DUMP_SUBALLOCS);
+    const memclient_alloc_info *pa = cu_find(s, a.lease);
+    ck_assert_ptr_nonnull(pa);
+    ck_assert_int_eq(pa->pool, 1); /* the flag is stored */
+    ck_assert_uint_eq(s->npools, 1);
+    ck_assert_uint_eq(s->nsuballocs, 0); /* the books are not */
+    memclient_snapshot_free(s);
+
+    ck_assert_int_eq(memclient_reconnect(c, 5000), 0);
+    ck_assert_int_eq(memclient_pool_free(p, b.handle), 0);
+    ck_assert_int_eq(memclient_pool_flush(p), 0); /* the free of 'freed' is not sent: resent whole */
+    s = cu_dump(d, MEMCLIENT_DUMP_SUBALLOCS);
+    ck_assert_uint_eq(s->nsuballocs, 1);
+    ck_assert_str_eq(s->suballocs[0].name, "kept");
+    ck_assert_uint_eq(s->suballocs[0].offset, a.offset);
+    memclient_snapshot_free(s);
+    ck_assert_int_eq(memclient_pool_free(p, a.handle), 0);
+    ck_assert_int_eq(memclient_pool_flush(p), 0);
+    s = cu_dump(d, MEMCLIENT_DUMP_SUBALLOCS);
+    ck_assert_uint_eq(s->nsuballocs, 0);
+    ck_assert_uint_eq(s->pools[0].pooled_bytes, 0);
+    memclient_snapshot_free(s);
+    ck_assert_int_eq(memclient_pool_destroy(p), 0);
+    memclient_disconnect(c);
+    memclient_disconnect(d);
+}
+END_TEST
+
 START_TEST(sigkill_keeps_map)
 {
     restart_keeps_map(SIGKILL);
@@ -487,9 +535,9 @@ START_TEST(damaged_store_refused)
     close(fd);
     const char *args[] = {"--socket", f.socket_path, NULL};
     ck_assert_int_eq(run_memd(args, out, sizeof out), 1);
-    ck_assert_msg(strstr(out, path) && strstr(out, "--reset-state"), "%s", out);
+    ck_assert_msg(strstr(out, path) && strstr(out, "--discard-state"), "%s", out);
     /* The documented way out. */
-    extra_args[0] = "--reset-state";
+    extra_args[0] = "--discard-state";
     spawn();
     c = cu_connect(&f);
     must_alloc(c, MEMD_CLASS_CONSTANT, 4096, NULL, NULL);
@@ -764,6 +812,7 @@ Suite *memd_test_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, sigkill_keeps_map);
     tcase_add_test(tc, sigterm_keeps_map);
+    tcase_add_test(tc, pool_books_come_back_after_reclaim);
     tcase_add_test(tc, reconnect_outlasts_a_daemon_hanging_up);
     tcase_add_test(tc, dead_client_released);
     tcase_add_test(tc, grace_period_expires);

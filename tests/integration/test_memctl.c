@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -20,60 +21,12 @@
 
 #include "check_main.h"
 #include "client_util.h"
+#include "memctl_run.h"
 
 static memd_fixture f;
 static memclient *c;
 static char out_path[160], err_path[160];
 static char *out, *err; /* the last run's output */
-
-static const char *memctl_path(void)
-{
-    static char path[1024];
-    const char *bin = getenv("MEMCTL_BIN");
-    if (bin && *bin)
-        return bin;
-    const char *root = getenv("MEMD_BUILD_ROOT");
-    snprintf(path, sizeof path, "%s/tools/memctl/memctl", root && *root ? root : ".");
-    return path;
-}
-
-static char *slurp(const char *path)
-{
-    FILE *fp = fopen(path, "r");
-    ck_assert_ptr_nonnull(fp);
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while ((got = fread(buf + n, 1, cap - n - 1, fp)) > 0) {
-        n += got;
-        if (cap - n - 1 == 0)
-            buf = realloc(buf, cap *= 2);
-    }
-    buf[n] = '\0';
-    fclose(fp);
-    return buf;
-}
-
-static pid_t spawn(const char *const *args, uid_t uid, int out_fd, int err_fd)
-{
-    const char *argv[32] = {memctl_path(), "--socket", f.socket_path};
-    int n = 3;
-    for (; args[n - 3]; n++)
-        argv[n] = args[n - 3];
-    argv[n] = NULL;
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        dup2(out_fd, 1);
-        dup2(err_fd, 2);
-        if (uid != 0 && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
-            _exit(120);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    return pid;
-}
 
 /* Runs memctl --socket SOCK args... as uid; output in out/err; returns its exit code. */
 static int run_as(uid_t uid, const char *const *args)
@@ -81,15 +34,15 @@ static int run_as(uid_t uid, const char *const *args)
     int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ck_assert(o >= 0 && e >= 0);
-    pid_t pid = spawn(args, uid, o, e);
+    pid_t pid = memctl_spawn(&f, args, uid, o, e);
     close(o);
     close(e);
     int ws;
     ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
     free(out);
     free(err);
-    out = slurp(out_path);
-    err = slurp(err_path);
+    out = memctl_slurp(out_path);
+    err = memctl_slurp(err_path);
     return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 }
 
@@ -124,7 +77,7 @@ static void hex(const char *s, char *buf)
 START_TEST(dump_json_checks_out)
 {
     /* A name with a quote, a backslash, a tab, a control byte and UTF-8. */
-    const char *hostile = "w\"ei\\ght\t\x01 caf\xc3\xa9";
+    const char *hostile = "w\"ei\\ght caf\xc3\xa9";
     memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 40000);
     r.name = hostile;
     memclient_buffer b1, b2;
@@ -132,29 +85,31 @@ START_TEST(dump_json_checks_out)
     r = cu_req(MEMD_CLASS_PLACEHOLDER, 1 << 20);
     r.name = "act";
     ck_assert_int_eq(memclient_alloc(c, &r, &b2), 0);
-    /* Bytes that are not UTF-8 come out as U+FFFD, keeping the document valid. */
+    /* Names with control characters or bytes that are not UTF-8 are refused (issue 14);
+     * the JSON writer's escapes for them are checked with a process name
+     * (outputs_escape_names). */
     memclient_buffer b3;
     r = cu_req(MEMD_CLASS_CONSTANT, 4096);
     r.name = "bad\xff\xc3name";
-    ck_assert_int_eq(memclient_alloc(c, &r, &b3), 0);
+    ck_assert_int_eq(memclient_alloc(c, &r, &b3), -EINVAL);
+    r.name = "tab\there";
+    ck_assert_int_eq(memclient_alloc(c, &r, &b3), -EINVAL);
 
     ck_assert_int_eq(RUN("dump", "--json"), 0);
-    char json_path[200], expect[1400], h1[128], h2[16], h3[64];
+    char json_path[200], expect[1400], h1[128], h2[16];
     snprintf(json_path, sizeof json_path, "%s/dump.json", f.dir);
     FILE *fp = fopen(json_path, "w");
     fputs(out, fp);
     fclose(fp);
     hex(hostile, h1);
     hex("act", h2);
-    hex("bad\xef\xbf\xbd\xef\xbf\xbdname", h3);
     snprintf(expect, sizeof expect,
              "[{\"handle\": %" PRIu64 ", \"name_hex\": \"%s\", \"class\": \"constant\", "
              "\"kind\": \"dram\", \"region\": \"data\", \"device\": 0, \"pid\": %d, \"uid\": 0, "
              "\"min_size\": 40000},"
              " {\"handle\": %" PRIu64 ", \"name_hex\": \"%s\", \"class\": \"placeholder\", "
-             "\"kind\": \"dram\", \"region\": \"data\", \"device\": 0, \"min_size\": 1048576},"
-             " {\"handle\": %" PRIu64 ", \"name_hex\": \"%s\"}]",
-             b1.handle, h1, (int)getpid(), b2.handle, h2, b3.handle, h3);
+             "\"kind\": \"dram\", \"region\": \"data\", \"device\": 0, \"min_size\": 1048576}]",
+             b1.handle, h1, (int)getpid(), b2.handle, h2);
     char checker[512];
     snprintf(checker, sizeof checker, "%s/tests/integration/check_memctl_json.py",
              memd_fixture_source_root());
@@ -266,6 +221,42 @@ START_TEST(table_columns_line_up)
 }
 END_TEST
 
+/* A process name is whatever a client set (prctl), escape sequences included: every
+ * output escapes it (issue 14), so none reaches the operator's terminal or breaks a
+ * row. */
+START_TEST(outputs_escape_names)
+{
+    char old[16] = "";
+    ck_assert_int_eq(prctl(PR_GET_NAME, old), 0);
+    ck_assert_int_eq(prctl(PR_SET_NAME, "\x1b[31mred\n\x07"), 0);
+    memclient *evil = cu_connect(&f); /* memd reads the name at connect */
+    ck_assert_int_eq(prctl(PR_SET_NAME, old), 0);
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 4096);
+    r.name = "plain";
+    memclient_buffer b;
+    ck_assert_int_eq(memclient_alloc(evil, &r, &b), 0);
+    /* the CSV report has no process column: the allocation's name stands in for it */
+    memclient_alloc_req rn = cu_req(MEMD_CLASS_CONSTANT, 4096);
+    rn.name = "a\\b,\"c\" \xc3\xa4 [31mred";
+    memclient_buffer bn;
+    ck_assert_int_eq(memclient_alloc(evil, &rn, &bn), 0);
+    const char *const views[][4] = {{"dump", NULL, NULL, NULL},
+                                    {"dump", "--csv", "--report", "detailed_memory_usage"},
+                                    {"dump", "--json", NULL, NULL},
+                                    {"sessions", NULL, NULL, NULL}};
+    for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) {
+        const char *args[5] = {views[i][0], views[i][1], views[i][2], views[i][3], NULL};
+        ck_assert_msg(run_as(0, args) == 0, "memctl %s: %s", views[i][0], err);
+        ck_assert_msg(!strchr(out, '\x1b') && !strchr(out, '\x07'),
+                      "memctl %s %s printed a control character:\n%s", views[i][0],
+                      views[i][1] ? views[i][1] : "", out);
+        ck_assert_msg(strstr(out, "[31mred"), "memctl %s: no process name in\n%s", views[i][0],
+                      out);
+    }
+    memclient_disconnect(evil);
+}
+END_TEST
+
 /* An idle group of several regions is not fragmented: FRAG is per region, and the
  * group's figure is over each region's largest block (it was 1 - largest region / all
  * free: 4.7 % for an empty Wormhole DRAM). */
@@ -322,18 +313,83 @@ START_TEST(devices_sessions_metrics)
 }
 END_TEST
 
+/* A client pool in every view: the table and the JSON list its sub-allocations with name,
+ * offset, size and "as of" time; metrics count its pooled bytes for this process. */
+START_TEST(pools_in_dump_and_metrics)
+{
+    memclient_alloc_req r = cu_req(MEMD_CLASS_INTERNAL, 1 << 20);
+    r.name = "rt.pool";
+    memclient_pool *p;
+    ck_assert_int_eq(memclient_pool_create(c, &r, &p), 0);
+    memclient_pool_buffer a, b, gone;
+    ck_assert_int_eq(memclient_pool_alloc(p, 4096, 0, "conv1.out", &a), 0);
+    ck_assert_int_eq(memclient_pool_alloc(p, 100, 256, "relu1.out", &b), 0);
+    ck_assert_int_eq(memclient_pool_alloc(p, 64, 0, "gone", &gone), 0);
+    ck_assert_int_eq(memclient_pool_flush(p), 0);
+    ck_assert_int_eq(memclient_pool_free(p, gone.handle), 0);
+    ck_assert_int_eq(memclient_pool_flush(p), 0);
+
+    ck_assert_int_eq(RUN("dump"), 0);
+    char line[256];
+    snprintf(line, sizeof line, "pool %" PRIu64 " rt.pool (pid %d ", a.lease, (int)getpid());
+    ck_assert_msg(strstr(out, line), "no '%s' in:\n%s", line, out);
+    ck_assert_ptr_nonnull(strstr(out, "2 sub-allocations, 4.1 KiB of 1.0 MiB pooled, as of "));
+    ck_assert_ptr_nonnull(strstr(out, "rt.pool [pool]"));
+    ck_assert_ptr_nonnull(strstr(out, "conv1.out"));
+    ck_assert_ptr_nonnull(strstr(out, "relu1.out"));
+    ck_assert_ptr_null(strstr(out, "gone"));
+
+    ck_assert_int_eq(RUN("dump", "--json"), 0);
+    char json_path[200];
+    snprintf(json_path, sizeof json_path, "%s/pools.json", f.dir);
+    FILE *fp = fopen(json_path, "w");
+    fputs(out, fp);
+    fclose(fp);
+    char script[1024];
+    snprintf(script, sizeof script,
+             "import json,sys; d=json.load(open(sys.argv[1])); p=d['pools']; "
+             "assert len(p)==1, p; p=p[0]; "
+             "assert p['handle']==%" PRIu64 " and p['name']=='rt.pool' and p['pid']==%d, p; "
+             "assert p['pooled_bytes']==4096+128 and p['suballocation_count']==2, p; "
+             "assert p['as_of_ns']>0 and 0<=p['as_of_age_s']<60, p; "
+             "s=p['suballocations']; assert [x['name'] for x in s]==['conv1.out','relu1.out'], s; "
+             "assert s[0]['offset']==%" PRIu64 " and s[0]['size']==4096, s; "
+             "assert s[1]['offset']==%" PRIu64 " and s[1]['size']==128, s; "
+             "assert s[1]['address']==p['address']+s[1]['offset'], s; "
+             "a=[x for x in d['allocations'] if x['handle']==p['handle']]; "
+             "assert a and a[0]['pool'] is True, a",
+             a.lease, (int)getpid(), a.offset, b.offset);
+    ck_assert_msg(cu_python(script, json_path) == 0, "pools JSON wrong:\n%s", out);
+    unlink(json_path);
+
+    ck_assert_int_eq(RUN("metrics"), 0);
+    snprintf(line, sizeof line, "memd_pooled_bytes{pid=\"%d\",", (int)getpid());
+    char *at = strstr(out, line);
+    ck_assert_msg(at, "no '%s' in metrics", line);
+    ck_assert_ptr_nonnull(strstr(at, "} 4224\n"));
+    snprintf(line, sizeof line, "memd_pool_bytes{pid=\"%d\",", (int)getpid());
+    ck_assert_msg((at = strstr(out, line)) && strstr(at, "} 1048576\n"), "%s", out);
+    snprintf(line, sizeof line, "memd_pool_suballocations{pid=\"%d\",", (int)getpid());
+    ck_assert_msg((at = strstr(out, line)) && strstr(at, "} 2\n"), "%s", out);
+    ck_assert_int_eq(memclient_pool_destroy(p), 0);
+    ck_assert_int_eq(RUN("metrics"), 0);
+    snprintf(line, sizeof line, "memd_pooled_bytes{pid=\"%d\",", (int)getpid());
+    ck_assert_ptr_null(strstr(out, line));
+}
+END_TEST
+
 /* Starts `memctl alloc ... --hold` and waits for the buffer line; returns the handle. */
 static uint64_t start_hold(const char *const *args, pid_t *pid)
 {
     int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    *pid = spawn(args, 0, o, e);
+    *pid = memctl_spawn(&f, args, 0, o, e);
     close(o);
     close(e);
     uint64_t handle = 0;
     for (int i = 0; i < 500 && !handle; i++) {
         nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
-        char *text = slurp(out_path);
+        char *text = memctl_slurp(out_path);
         const char *h = strstr(text, "handle=");
         if (h && strchr(h, '\n'))
             handle = strtoull(h + 7, NULL, 10);
@@ -351,7 +407,7 @@ static void stop_hold(pid_t pid, uint64_t handle)
     ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "memctl alloc status %d", ws);
     memclient_alloc_info info;
     ck_assert_int_eq(memclient_query(c, handle, &info), -ENOENT);
-    char *log = slurp(err_path);
+    char *log = memctl_slurp(err_path);
     ck_assert_ptr_nonnull(strstr(log, "freed handle"));
     free(log);
 }
@@ -362,7 +418,7 @@ START_TEST(alloc_hold_then_sigterm)
     uint64_t handle = start_hold((const char *const[]){"alloc", "--device", "0", "--class",
                                                        "placeholder", "--size", "3MiB", "--name",
                                                        "held", "--hold", NULL}, &pid);
-    char *text = slurp(out_path);
+    char *text = memctl_slurp(out_path);
     ck_assert_ptr_nonnull(strstr(text, " kind=dram region=data "));
     ck_assert_ptr_nonnull(strstr(text, " size_per_bank=3145728 "));
     free(text);
@@ -396,7 +452,7 @@ START_TEST(alloc_bank_sets)
                                                        "constant", "--scope", "sram", "--size",
                                                        "4KiB", "--bank-set", "0-3,8", "--hold",
                                                        NULL}, &pid);
-    char *text = slurp(out_path);
+    char *text = memctl_slurp(out_path);
     ck_assert_msg(strstr(text, " banks=5 ") && strstr(text, " mode=range bank_addrs=0:0x"),
                   "%s", text);
     ck_assert_ptr_nonnull(strstr(text, ",8:0x"));
@@ -405,16 +461,20 @@ START_TEST(alloc_bank_sets)
                                                    "constant", "--scope", "sram", "--size",
                                                    "4KiB", "--bank-set", "2-5", "--per-bank",
                                                    "--hold", NULL}, &pid2);
-    text = slurp(out_path);
+    text = memctl_slurp(out_path);
     ck_assert_msg(strstr(text, " mode=per-bank bank_addrs=2:0x"), "%s", text);
     free(text);
     ck_assert_int_eq(RUN("dump"), 0);
-    text = slurp(out_path);
-    ck_assert_msg(strstr(text, "per-bank use") && strstr(text, "in banks 0-3,8") &&
-                  strstr(text, "per-bank 2:0x"), "%s", text);
+    text = memctl_slurp(out_path);
+    /* The tables (memctl_table): per-bank use, then which banks each buffer spans. */
+    ck_assert_msg(strstr(text, "per-bank use") && strstr(text, "HANDLE  MODE") &&
+                  strstr(text, "  0-3,8\n") && strstr(text, "(per bank)  2:0x"), "%s", text);
+    char row[64];
+    snprintf(row, sizeof row, "%" PRIu64 "  range ", handle);
+    ck_assert_msg(strstr(text, row), "%s", text);
     free(text);
     ck_assert_int_eq(RUN("dump", "--json"), 0);
-    text = slurp(out_path);
+    text = memctl_slurp(out_path);
     ck_assert_msg(strstr(text, "\"bank_mode\": \"range\"") &&
                   strstr(text, "\"bank_ids\": [0, 1, 2, 3, 8]") &&
                   strstr(text, "\"bank_mode\": \"per_bank\"") &&
@@ -435,7 +495,7 @@ START_TEST(alloc_bank_sets)
     /* Usage errors: decreasing, reversed range, junk, and a bank the device lacks. */
     ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--size", "1",
                          "--bank-set", "8,0-3", "--hold"), 2);
-    char *log = slurp(err_path);
+    char *log = memctl_slurp(err_path);
     ck_assert_ptr_nonnull(strstr(log, "increasing bank ids"));
     free(log);
     ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--size", "1",
@@ -444,7 +504,7 @@ START_TEST(alloc_bank_sets)
                          "--bank-set", "1,x", "--hold"), 2);
     ck_assert_int_ne(RUN("alloc", "--device", "0", "--class", "constant", "--scope", "sram",
                          "--size", "1", "--bank-set", "64", "--hold"), 0);
-    log = slurp(err_path);
+    log = memctl_slurp(err_path);
     ck_assert_msg(strstr(log, "bank set"), "%s", log);
     free(log);
 }
@@ -624,7 +684,7 @@ START_TEST(cannot_connect_names_the_path)
     int ws;
     ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
     ck_assert_int_eq(WEXITSTATUS(ws), 3);
-    char *text = slurp(err_path);
+    char *text = memctl_slurp(err_path);
     ck_assert_msg(strstr(text, "/nonexistent/dir/memd.sock"), "%s", text);
     ck_assert_ptr_nonnull(strstr(text, "No such file or directory"));
     free(text);
@@ -635,7 +695,8 @@ START_TEST(dump_watch_repeats_until_interrupted)
 {
     int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = spawn((const char *const[]){"dump", "--json", "--watch", "0.1", NULL}, 0, o, e);
+    pid_t pid = memctl_spawn(&f, (const char *const[]){"dump", "--json", "--watch", "0.1", NULL},
+                             0, o, e);
     close(o);
     close(e);
     nanosleep(&(struct timespec){.tv_nsec = 450000000}, NULL);
@@ -643,7 +704,7 @@ START_TEST(dump_watch_repeats_until_interrupted)
     int ws;
     ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
     ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "status %d", ws);
-    char *text = slurp(out_path);
+    char *text = memctl_slurp(out_path);
     int docs = 0;
     for (const char *p = text; (p = strstr(p, "\"schema_version\": 1")); p++)
         docs++;
@@ -661,8 +722,10 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, dump_json_checks_out);
     tcase_add_test(tc, dump_table_and_reports);
     tcase_add_test(tc, table_columns_line_up);
+    tcase_add_test(tc, outputs_escape_names);
     tcase_add_test(tc, idle_group_is_not_fragmented);
     tcase_add_test(tc, devices_sessions_metrics);
+    tcase_add_test(tc, pools_in_dump_and_metrics);
     tcase_add_test(tc, alloc_hold_then_sigterm);
     tcase_add_test(tc, alloc_bank_sets);
     tcase_add_test(tc, alloc_and_free_failures);

@@ -601,6 +601,30 @@ START_TEST(memctl_commands)
     ck_assert_int_eq(MEMCTL("model", "load", model, "--device", "42"), 1);
     ck_assert_ptr_nonnull(strstr(err, "no device 42"));
 
+    /* --json: one document each, read by a JSON parser, with the figures of the tables. */
+    char py[512];
+    snprintf(py, sizeof py, "%s/o.txt", f.dir);
+    ck_assert_int_eq(MEMCTL("model", "check", model, "--json"), 0);
+    ck_assert_msg(cu_python("import json,sys; d=json.load(open(sys.argv[1])); "
+                                "assert d['schema_version'] == 1 and d['model'] == 'tiny-cnn'; "
+                                "assert d['activations'] == 6 and d['lower_bound'] == 65536; "
+                                "assert len(d['tensors']) == 15, len(d['tensors']); "
+                                "assert all('value' not in t for t in d['tensors'])", py) == 0, "%s", out);
+    ck_assert_int_eq(MEMCTL("model", "load", model, "--instances", "2", "--json"), 0);
+    ck_assert_msg(cu_python("import json,sys; d=json.load(open(sys.argv[1])); "
+                                "assert d['model'] == 'tiny-cnn' and d['device'] == 0; "
+                                "assert d['plan']['cached'] and d['plan']['arena'] == 65536; "
+                                "assert d['model_id_str'] == str(d['model_id']); "
+                                "assert d['code']['bytes'] > 0 and d['constants']['bytes'] > 0; "
+                                "t = d['tensors']; assert len(t) == 15; "
+                                "acts = [x for x in t if x['role'] == 'activation' and "
+                                "x['alias_of'] is None]; "
+                                "assert all(x['value'] + x['bytes'] <= 65536 for x in acts); "
+                                "i = d['instances']; assert len(i) == 2; "
+                                "assert i[0]['arena_address'] != i[1]['arena_address']; "
+                                "assert all(len(k['tensors']) == 15 for k in i)", py) == 0, "%s", out);
+    ck_assert_int_eq(MEMCTL("model", "check", model, "--json", "extra"), 2);
+
     char bad[512];
     ck_assert_int_eq(memd_fixture_write_file(&f, "bad.yaml",
                                              "model: m\ntensors:\n  - {name: x, size: 4, "

@@ -69,13 +69,18 @@ def test_yaml_round_trip(tmp_path):
     assert [(o.inputs, o.outputs, o.inplace) for o in again.ops] == \
         [(o.inputs, o.outputs, o.inplace) for o in m.ops]
     odd = memd.Model("odd", [dict(name='a "quoted": name', role="input", bytes=64),
-                             dict(name="b\\c\ttab", bytes=128),
+                             dict(name="b\\c tab", bytes=128),
                              dict(name="ünï", role="output", bytes=64)],
                      [dict(name="op: 1", type="x", inputs=['a "quoted": name'],
-                           outputs=["b\\c\ttab"]),
-                      dict(inputs=["b\\c\ttab"], outputs=["ünï"])])
+                           outputs=["b\\c tab"]),
+                      dict(inputs=["b\\c tab"], outputs=["ünï"])])
     back = memd.Model.from_yaml_string(odd.to_yaml())
     assert [core(t) for t in back.tensors] == [core(t) for t in odd.tensors]
+    # names are text: a control character is refused at the YAML border, clearly
+    tab = memd.Model("tab", [dict(name="b\ttab", role="input", bytes=64)], [])
+    with pytest.raises(memd.ModelError) as e:
+        memd.Model.from_yaml_string(tab.to_yaml())
+    assert "control character" in str(e.value)
 
 
 def test_yaml_errors_name_file_line_column(tmp_path):

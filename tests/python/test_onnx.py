@@ -1,4 +1,5 @@
 """Model.from_onnx on hand-built graphs (onnx.helper), and memctl model import."""
+import json
 import os
 import subprocess
 
@@ -180,6 +181,13 @@ def test_memctl_model_import(tmp_path, daemon, dims):
     assert check.returncode == 0, check.stderr
     load = daemon.memctl("model", "load", str(out), "--instances", "1")
     assert "arena" in load.stdout
+    # --json: the summary as one object on stdout, the figures of the model it wrote.
+    r = subprocess.run(args + ["--json"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["schema_version"] == 1 and doc["output"] == str(out)
+    assert doc["tensors"] == len(via_yaml.tensors)
+    assert doc["lower_bound"] == via_yaml.lower_bound()
 
 
 def test_memctl_model_import_errors(tmp_path):
@@ -195,6 +203,9 @@ def test_memctl_model_import_errors(tmp_path):
     assert r.returncode == 1 and "none.onnx" in r.stderr
     r = subprocess.run([MEMCTL, "model", "import"], capture_output=True, text=True)
     assert r.returncode == 2
+    r = subprocess.run([MEMCTL, "model", "import", str(src), "--dims", "N=2", "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "--json needs -o" in r.stderr
     r = subprocess.run([MEMCTL, "model", "import", str(src), "--dims", "N=2"],
                        capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.startswith("# memd model description")

@@ -21,6 +21,11 @@ void sf_setup_in(const char *prefix)
 
 void sf_teardown(void)
 {
+    char p[sizeof sf_path + 16];
+    snprintf(p, sizeof p, "%s.new", sf_path); /* left by a refused start's copy */
+    unlink(p);
+    snprintf(p, sizeof p, "%s.discarded", sf_path);
+    unlink(p);
     unlink(sf_path);
     unlink(sf_fail);
     rmdir(sf_dir);

@@ -211,7 +211,12 @@ static const struct {
 } bad[] = {
     {"devices: []\n", "m.yaml:1:10: expected at least one device"},
     {"socket: /run/x\n", "m.yaml:1:1: missing key 'devices' in memd.yaml: expected a list of devices"},
-    {"sockets: /x\ndevices: []\n", "m.yaml:1:1: unknown key 'sockets' in memd.yaml; expected one of: socket, state_dir, admin_group, limits, devices"},
+    {"sockets: /x\ndevices: []\n", "m.yaml:1:1: unknown key 'sockets' in memd.yaml; expected one of: socket, state_dir, admin_group, log_level, shared_names, limits, devices"},
+    {"shared_names: global\nsharednames: 1\n", "m.yaml:2:1: unknown key 'sharednames'"},
+    {"socket: \"/run/x\\ey\"\ndevices: []\n", "m.yaml:1:9: byte 6 of the string is a control character (0x1b)"},
+    {"shared_names: \"glo\\u0085bal\"\ndevices: []\n", "m.yaml:1:15: byte 3 of the string is a control character (0xc2)"},
+    {"shared_names: everyone\ndevices: []\n", "m.yaml:1:15: expected shared_names 'per_uid' or 'global', got 'everyone'"},
+    {"log_level: loud\ndevices: []\n", "m.yaml:1:12: expected log_level err, warning, notice, info or debug, got 'loud'"},
     {"socket: memd.sock\n", "m.yaml:1:9: expected the socket as an absolute path, got 'memd.sock'"},
     {"socket: /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
      "m.yaml:1:9: string is too long (110 bytes, at most 107)"},

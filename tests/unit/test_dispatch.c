@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quota.h"
 #include "alloc.h"
 #include "check_main.h"
 #include "dispatch_fixture.h"
@@ -31,6 +32,15 @@ START_TEST(hello_negotiates)
     ck_assert_uint_eq(w.max_frame, 1u << 20);
     ck_assert_uint_eq(w.ndevices, 1);
     ck_assert_str_eq(sa.client_name, "unit-client");
+
+    /* a client name is text: a control character or bad UTF-8 is refused, clearly */
+    memd_wire_strset(h.client_name, sizeof h.client_name, "evil\x1b[2J");
+    memd_wire_hello_put(p, &h);
+    req(&sb, MEMD_OP_HELLO, p, sizeof p, &r);
+    ck_assert_int_eq(r.h.status, -EINVAL);
+    ck_assert_ptr_nonnull(strstr(r.err.message, "client name: byte 4 is a control character"));
+    ck_assert_str_eq(sb.client_name, "");
+    memd_wire_strset(h.client_name, sizeof h.client_name, "unit-client");
 
     h.min_version = 2; /* nothing in common: refused and closed */
     memd_wire_hello_put(p, &h);
@@ -96,7 +106,25 @@ START_TEST(permissions)
     uint64_t h = must_alloc(&sa, MEMD_CLASS_PLACEHOLDER, 1024);
     reply r;
     ck_assert_int_eq(handle_op(&sb, MEMD_OP_FREE, h, &r), -EPERM);
-    ck_assert_ptr_nonnull(strstr(r.err.message, "belongs to session"));
+    /* another uid's pid and session are not told (issue 14) */
+    ck_assert_ptr_nonnull(strstr(r.err.message, "belongs to another user"));
+    char pid[16], sess[32];
+    snprintf(pid, sizeof pid, "%u", sa.pid);
+    snprintf(sess, sizeof sess, "session %u", sa.id);
+    ck_assert_ptr_null(strstr(r.err.message, pid));
+    ck_assert_ptr_null(strstr(r.err.message, sess));
+    uint8_t fb[32];
+    uint8_t *fe = memd_wire_handle_put(memd_wire_count_put(fb, 1), h);
+    req(&sb, MEMD_OP_FREE_BATCH, fb, (uint32_t)(fe - fb), &r);
+    ck_assert_int_eq(r.h.status, -EPERM);
+    ck_assert_ptr_nonnull(strstr(r.err.message, "belongs to another user"));
+    ck_assert_ptr_null(strstr(r.err.message, sess));
+    /* a session of the same uid is told which session holds it */
+    memd_session sa2;
+    open_session(&sa2, 1001, false);
+    ck_assert_int_eq(handle_op(&sa2, MEMD_OP_FREE, h, &r), -EPERM);
+    ck_assert_ptr_nonnull(strstr(r.err.message, sess));
+    memd_session_close(&st, &sa2);
     ck_assert_int_eq(handle_op(&sb, MEMD_OP_QUERY, h, &r), -EPERM);
     ck_assert_int_eq(handle_op(&sb, MEMD_OP_BANKS, h, &r), -EPERM);
     ck_assert_int_eq(handle_op(&sb, MEMD_OP_FREE, 999999, &r), -ENOENT);
@@ -138,8 +166,41 @@ START_TEST(close_releases_everything)
 }
 END_TEST
 
+/* By default each uid has its own shared names (issue 14: another uid squatted root's
+ * name and kept root's buffer alive by attaching to it). */
+START_TEST(shared_names_per_uid)
+{
+    memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 8192);
+    a.flags = MEMD_ALLOC_F_SHARED;
+    memd_wire_strset(a.name, sizeof a.name, "weights");
+    memd_wire_buffer b1, b2, b3;
+    reply r;
+    ck_assert_int_eq(do_alloc(&sroot, &a, &b1, &r), 0);
+    ck_assert_int_eq(do_alloc(&sb, &a, &b2, &r), 0); /* sb's own "weights" */
+    ck_assert_uint_ne(b2.handle, b1.handle);
+    ck_assert_uint_eq(b2.refcount, 1);
+    ck_assert_uint_eq(dram_allocated(), 2 * 8192);
+    /* another size under the same name is no conflict across uids either */
+    memd_wire_alloc_req other = a;
+    other.bytes = 4096;
+    ck_assert_int_eq(do_alloc(&sa, &other, &b3, &r), 0);
+    /* root freeing its buffer releases it: nobody else holds it */
+    ck_assert_int_eq(handle_op(&sroot, MEMD_OP_FREE, b1.handle, &r), 0);
+    ck_assert_uint_eq(dram_allocated(), 8192 + 4096);
+    /* within one uid the name is shared as before */
+    memd_session sb2;
+    open_session(&sb2, 1002, false);
+    ck_assert_int_eq(do_alloc(&sb2, &a, &b3, &r), 0);
+    ck_assert_uint_eq(b3.handle, b2.handle);
+    ck_assert_uint_eq(b3.refcount, 2);
+    memd_session_close(&st, &sb2);
+}
+END_TEST
+
+/* shared_names: global: one namespace for every uid, as the operator allowed. */
 START_TEST(shared_names_refcount)
 {
+    st.names.global = true; /* set at start in the daemon; the table is empty here */
     memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 8192);
     a.flags = MEMD_ALLOC_F_SHARED;
     memd_wire_strset(a.name, sizeof a.name, "weights");
@@ -162,6 +223,18 @@ START_TEST(shared_names_refcount)
     other = a;
     other.cls = MEMD_CLASS_PLACEHOLDER;
     ck_assert_int_eq(do_alloc(&sb, &other, &b2, &r), -EEXIST);
+    /* names are text: control characters and bad UTF-8 are refused (issue 14) */
+    other = a;
+    memd_wire_strset(other.name, sizeof other.name, "w\x1b]0;owned\x07");
+    ck_assert_int_eq(do_alloc(&sb, &other, &b2, &r), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(r.err.message, "allocation name: byte 1 is a control character"));
+    memd_wire_strset(other.name, sizeof other.name, "w\xff");
+    other.flags = 0;
+    ck_assert_int_eq(do_alloc(&sb, &other, &b2, &r), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(r.err.message, "byte 1 is not valid UTF-8"));
+    memd_wire_strset(other.name, sizeof other.name, "gewichte-\xc3\xa4");
+    ck_assert_int_eq(do_alloc(&sb, &other, &b2, &r), 0); /* UTF-8 names are fine */
+    ck_assert_int_eq(handle_op(&sb, MEMD_OP_FREE, b2.handle, &r), 0);
     /* shared needs a name */
     other = a;
     other.name[0] = '\0';
@@ -396,6 +469,69 @@ START_TEST(session_alloc_limit)
 }
 END_TEST
 
+/* Shared buffers are charged to every uid holding them, once, for as long as it holds
+ * them (issue 14: attaching charged nothing, and a creator that let go stayed charged). */
+START_TEST(quota_charges_holders)
+{
+    teardown();
+    memd_limits lim = default_limits();
+    lim.quota_per_uid = 16 * KIB;
+    start(lim);
+    st.names.global = true; /* cross-uid sharing allowed (shared_names: global) */
+    memd_wire_alloc_req w = dram(MEMD_CLASS_CONSTANT, 8 * KIB);
+    w.flags = MEMD_ALLOC_F_SHARED;
+    memd_wire_strset(w.name, sizeof w.name, "weights");
+    memd_wire_buffer b;
+    reply r;
+    uint32_t dev = 0; /* DEV's index */
+    ck_assert_int_eq(do_alloc(&sa, &w, &b, &r), 0);
+    uint64_t h = b.handle;
+    ck_assert_uint_eq(memd_quota_used(&st, dev, 1001), 8 * KIB);
+    /* the attaching uid is charged, once however many of its sessions attach */
+    ck_assert_int_eq(do_alloc(&sb, &w, &b, &r), 0);
+    memd_session sb2;
+    open_session(&sb2, 1002, false);
+    ck_assert_int_eq(do_alloc(&sb2, &w, &b, &r), 0);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, 1002), 8 * KIB);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, 1001), 8 * KIB);
+    /* and what it holds counts against its quota */
+    memd_wire_alloc_req big = dram(MEMD_CLASS_INTERNAL, 12 * KIB);
+    ck_assert_int_eq(do_alloc(&sb, &big, &b, &r), -EDQUOT);
+    ck_assert_ptr_nonnull(strstr(r.err.message, "8192 in use"));
+    /* a uid over its quota cannot attach either */
+    memd_wire_alloc_req v = w;
+    memd_wire_strset(v.name, sizeof v.name, "vocab");
+    v.bytes = 12 * KIB;
+    ck_assert_int_eq(do_alloc(&sa, &v, &b, &r), -EDQUOT);
+    ck_assert_int_eq(do_alloc(&sroot, &v, &b, &r), 0);
+    ck_assert_int_eq(do_alloc(&sb, &v, &b, &r), -EDQUOT);
+    /* the creator lets go while others hold it: no longer charged */
+    ck_assert_int_eq(handle_op(&sa, MEMD_OP_FREE, h, &r), 0);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, 1001), 0);
+    big.bytes = 16 * KIB;
+    ck_assert_int_eq(do_alloc(&sa, &big, &b, &r), 0);
+    ck_assert_int_eq(handle_op(&sa, MEMD_OP_FREE, b.handle, &r), 0);
+    /* one of two sessions of a uid going keeps the charge; the last one ends it */
+    memd_session_close(&st, &sb2);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, 1002), 8 * KIB);
+    memd_session_close(&st, &sb);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, 1002), 0);
+    open_session(&sb, 1002, false);
+    /* a recount (a quota set by a reload) comes to the same books */
+    ck_assert_int_eq(do_alloc(&sb, &w, &b, &r), 0); /* "weights" afresh: sb creates it */
+    ck_assert_int_eq(do_alloc(&sa, &w, &b, &r), 0);
+    uint64_t ua = memd_quota_used(&st, dev, 1001), ub = memd_quota_used(&st, dev, 1002),
+             u0 = memd_quota_used(&st, dev, 0);
+    ck_assert_int_eq(memd_quota_recount(&st), 0);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, 1001), ua);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, 1002), ub);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, 0), u0);
+    ck_assert_uint_eq(ua, 8 * KIB);
+    ck_assert_uint_eq(ub, 8 * KIB);
+    ck_assert_uint_eq(u0, 12 * KIB); /* root's "vocab" */
+}
+END_TEST
+
 START_TEST(uid_quota)
 {
     teardown();
@@ -458,7 +594,7 @@ static void parse_dump(const uint8_t *p, size_t len, int counts[8], memd_wire_se
 static void dump(memd_session *s, uint32_t dev, uint32_t flags, reply *r, uint8_t **payload,
                  size_t *len)
 {
-    uint8_t p[8];
+    uint8_t p[MEMD_WIRE_DUMP_REQ_SIZE]; /* sent as the 8-byte request of older clients */
     memd_wire_dump_req d = {.device = dev, .flags = flags};
     memd_wire_dump_req_put(p, &d);
     static uint8_t buf[64];
@@ -470,6 +606,102 @@ static void dump(memd_session *s, uint32_t dev, uint32_t flags, reply *r, uint8_
     memcpy(*payload, out.data + MEMD_HDR_SIZE, *len);
     out.len = 0;
 }
+
+/* One page of a paged DUMP: the handles of its ALLOC records in h[] (*n), the count of
+ * each tag, and the next cursor. */
+static uint64_t dump_page(memd_session *s, uint64_t cursor, uint64_t *h, size_t *n,
+                          int counts[16])
+{
+    uint8_t p[MEMD_WIRE_DUMP_REQ_SIZE];
+    memd_wire_dump_req d = {.device = UINT32_MAX, .flags = MEMD_DUMP_F_PAGED, .cursor = cursor};
+    memd_wire_dump_req_put(p, &d);
+    static uint8_t buf[64];
+    size_t len = frame(buf, MEMD_OP_DUMP, 56, p, sizeof p), used;
+    ck_assert_int_eq(memd_frames_process(&st, s, buf, len, &out, SIZE_MAX, &used), 0);
+    memd_wire_hdr hdr;
+    ck_assert_int_eq(memd_wire_hdr_get(out.data, out.len, MEMD_MAX_REPLY, &hdr), 0);
+    ck_assert_int_eq(hdr.status, 0);
+    const uint8_t *q = out.data + MEMD_HDR_SIZE;
+    memset(counts, 0, 16 * sizeof counts[0]);
+    uint64_t next = UINT64_MAX;
+    *n = 0;
+    for (size_t off = 0; off < hdr.len;) {
+        uint32_t tag;
+        size_t sz;
+        ck_assert_int_eq(memd_wire_tag_get(q + off, hdr.len - off, &tag, &sz), 0);
+        ck_assert_uint_eq(next, UINT64_MAX); /* nothing after PAGE */
+        if (tag == MEMD_REC_ALLOC) {
+            memd_wire_alloc_info i;
+            ck_assert_int_eq(memd_wire_alloc_info_get(q + off + 4, sz, &i), 0);
+            h[(*n)++] = i.buf.handle;
+        } else if (tag == MEMD_REC_PAGE) {
+            memd_wire_page_rec pr;
+            ck_assert_int_eq(memd_wire_page_rec_get(q + off + 4, sz, &pr), 0);
+            next = pr.next;
+        }
+        counts[tag]++;
+        off += 4 + sz;
+    }
+    ck_assert_uint_ne(next, UINT64_MAX); /* every page ends with PAGE */
+    out.len = 0;
+    return next;
+}
+
+/* A paged dump (issue 14: one reply stopped at ~390k allocations and stalled the loop):
+ * bounded pages in handle order; what lives through the dump appears exactly once. */
+START_TEST(dump_pages)
+{
+    enum { N = 2 * 4096 + 50 };
+    teardown();
+    memd_limits lim = default_limits();
+    lim.max_allocs_per_session = 2 * N;
+    start(lim);
+    uint64_t *mine = malloc(N * sizeof *mine), *seen = malloc((N + 8) * sizeof *seen);
+    for (int i = 0; i < N; i++)
+        mine[i] = must_alloc(&sa, MEMD_CLASS_INTERNAL, 32);
+    uint64_t theirs = must_alloc(&sb, MEMD_CLASS_INTERNAL, 32);
+    int counts[16];
+    size_t n, total = 0;
+    uint64_t cur = dump_page(&sroot, 0, seen, &n, counts);
+    ck_assert_int_eq(counts[MEMD_REC_SERVER], 1);
+    ck_assert_int_eq(counts[MEMD_REC_DEVICE], 1);
+    ck_assert_int_eq(counts[MEMD_REC_SESSION], 0); /* sessions come with the last page */
+    ck_assert_uint_eq(n, 4096);
+    ck_assert_uint_eq(cur, seen[n - 1] + 1);
+    total += n;
+    /* between pages: one already shown and one not yet shown go, one comes */
+    reply r;
+    ck_assert_int_eq(handle_op(&sa, MEMD_OP_FREE, mine[10], &r), 0);
+    ck_assert_int_eq(handle_op(&sa, MEMD_OP_FREE, mine[5000], &r), 0);
+    uint64_t fresh = must_alloc(&sa, MEMD_CLASS_INTERNAL, 32);
+    for (int page = 2; cur; page++) {
+        ck_assert_int_le(page, 3);
+        cur = dump_page(&sroot, cur, seen + total, &n, counts);
+        ck_assert_int_eq(counts[MEMD_REC_SERVER], 0);
+        ck_assert_int_eq(counts[MEMD_REC_SESSION], cur ? 0 : 3);
+        total += n;
+    }
+    /* N + 1 at the start, one freed ahead of the cursor, one created after it */
+    ck_assert_uint_eq(total, N + 1);
+    for (size_t i = 1; i < total; i++)
+        ck_assert_uint_lt(seen[i - 1], seen[i]);
+    ck_assert_uint_eq(seen[total - 1], fresh);
+    bool has_theirs = false, has_freed_ahead = false;
+    for (size_t i = 0; i < total; i++) {
+        has_theirs |= seen[i] == theirs;
+        has_freed_ahead |= seen[i] == mine[5000];
+    }
+    ck_assert(has_theirs && !has_freed_ahead);
+    /* a session that is not admin pages through its own only */
+    cur = dump_page(&sb, 0, seen, &n, counts);
+    ck_assert_uint_eq(cur, 0); /* under a page's scan of handles */
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(seen[0], theirs);
+    ck_assert_int_eq(counts[MEMD_REC_SESSION], 1);
+    free(mine);
+    free(seen);
+}
+END_TEST
 
 START_TEST(dump_records)
 {
@@ -577,13 +809,16 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, reload_limits_not_devices);
     tcase_add_test(tc, close_releases_everything);
     tcase_add_test(tc, shared_names_refcount);
+    tcase_add_test(tc, shared_names_per_uid);
     tcase_add_test(tc, alloc_batch_all_or_nothing);
     tcase_add_test(tc, free_batch_all_or_nothing);
     tcase_add_test(tc, oom_reply_details);
     tcase_add_test(tc, unsupported_and_unknown);
     tcase_add_test(tc, session_alloc_limit);
     tcase_add_test(tc, uid_quota);
+    tcase_add_test(tc, quota_charges_holders);
     tcase_add_test(tc, dump_records);
+    tcase_add_test(tc, dump_pages);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -71,7 +71,7 @@ START_TEST(malformed_frames)
     n = frame(buf, MEMD_OP_DUMP, 14, p, 4); /* DUMP with 4 bytes */
     expect_malformed(buf, n, -EBADMSG, 14);
     memd_wire_put_u32(p, UINT32_MAX);
-    memd_wire_put_u32(p + 4, 0x10); /* unknown dump flag */
+    memd_wire_put_u32(p + 4, MEMD_DUMP_F_BANKS << 1); /* the first unknown dump flag */
     n = frame(buf, MEMD_OP_DUMP, 15, p, 8);
     expect_malformed(buf, n, -EINVAL, 15);
     memd_wire_hdr h = {.magic = MEMD_PROTO_MAGIC, .version = 1, .opcode = MEMD_OP_FREE,
@@ -86,12 +86,12 @@ START_TEST(truncated_at_eof)
     uint8_t buf[64];
     reply r;
     size_t n = frame(buf, MEMD_OP_FREE, 21, "12345678", 8);
-    memd_frames_truncated(&st, buf, n - 3, &out);
+    memd_frames_truncated(&st, NULL, buf, n - 3, &out);
     pop(&r);
     ck_assert_int_eq(r.h.status, -EBADMSG);
     ck_assert_uint_eq(r.h.id, 21);
     ck_assert_ptr_nonnull(strstr(r.err.message, "5 of 8 payload bytes"));
-    memd_frames_truncated(&st, buf, 10, &out);
+    memd_frames_truncated(&st, NULL, buf, 10, &out);
     pop(&r);
     ck_assert_int_eq(r.h.status, -EBADMSG);
     ck_assert_uint_eq(r.h.id, 0);
@@ -166,7 +166,7 @@ START_TEST(length_checked_before_handler)
         [MEMD_OP_FREE_BATCH] = "count does not match the 8-byte records that follow",
         [MEMD_OP_QUERY] = "expected 8 bytes",
         [MEMD_OP_BANKS] = "expected 8 bytes",
-        [MEMD_OP_DUMP] = "expected 8 bytes",
+        [MEMD_OP_DUMP] = "expected 8 or 16 bytes",
         [MEMD_OP_UPLOAD] = "expected at least 24 bytes",
         [MEMD_OP_PLAN] = "then a document only when the id is 0",
         [MEMD_OP_MODEL_LOAD] = "then a document only when the id is 0",
@@ -174,6 +174,8 @@ START_TEST(length_checked_before_handler)
         [MEMD_OP_MODEL_INFO] = "expected 16 bytes",
         [MEMD_OP_INSTANCE_CREATE] = "expected 16 bytes",
         [MEMD_OP_INSTANCE_RELEASE] = "expected 16 bytes",
+        [MEMD_OP_EVENTS] = "expected 16 bytes",
+        [MEMD_OP_POOL_REPORT] = "count does not match the 96-byte records that follow",
         [MEMD_OP_ALLOC_BANKS] = "expected at least 144 bytes",
         [MEMD_OP_BANK_ADDRS] = "expected 8 bytes",
         [MEMD_OP_SUBDEV_DEFINE] = "expected at least 344 bytes",
@@ -279,8 +281,21 @@ static void alloc_steps(uint8_t *p, uint32_t *seen)
     memd_wire_handle_put(p, b.handle);
     step(MEMD_OP_QUERY, p, 8, &r, seen);
     step(MEMD_OP_BANKS, p, 8, &r, seen);
+    /* A pool, a report of one sub-allocation in it (books only: no hook), the pool freed. */
+    memd_wire_alloc_req pa = dram(MEMD_CLASS_INTERNAL, 8192);
+    pa.flags = MEMD_ALLOC_F_POOL;
+    memd_wire_buffer pool;
+    memd_wire_alloc_req_put(p, &pa);
+    step(MEMD_OP_ALLOC, p, MEMD_WIRE_ALLOC_REQ_SIZE, &r, seen);
+    ck_assert_int_eq(memd_wire_buffer_get(r.p, r.h.len, &pool), 0);
+    memd_wire_pool_op po = {.pool = pool.handle, .size = 64, .op = MEMD_POOL_OP_ALLOC};
+    memd_wire_pool_op_put(memd_wire_count_put(p, 1), &po);
+    step(MEMD_OP_POOL_REPORT, p, MEMD_WIRE_COUNT_SIZE + MEMD_WIRE_POOL_OP_SIZE, &r, seen);
+    memd_wire_handle_put(p, pool.handle);
+    step(MEMD_OP_FREE, p, 8, &r, seen);
     memd_wire_dump_req d = {.device = UINT32_MAX,
-                            .flags = MEMD_DUMP_F_BLOCKS | MEMD_DUMP_F_MODELS};
+                            .flags = MEMD_DUMP_F_BLOCKS | MEMD_DUMP_F_MODELS | MEMD_DUMP_F_POOLS |
+                                     MEMD_DUMP_F_SUBALLOCS};
     memd_wire_dump_req_put(p, &d);
     step(MEMD_OP_DUMP, p, MEMD_WIRE_DUMP_REQ_SIZE, &r, seen);
     /* A per-bank buffer in bank 0, its banks, and freed again. */
@@ -334,6 +349,12 @@ static void model_steps(uint8_t *p, uint32_t *seen)
     ck_assert_int_eq(memd_wire_instance_info_get(r.p, r.h.len, &ii), 0);
     ref_step(MEMD_OP_INSTANCE_RELEASE, ii.instance_id, MEMD_INST_F_FREE, &r, seen);
     ref_step(MEMD_OP_MODEL_UNLOAD, mi.model_id, 0, &r, seen);
+    memd_wire_events_req er = {.since = 1};
+    memd_wire_events_req_put(p, &er);
+    step(MEMD_OP_EVENTS, p, MEMD_WIRE_EVENTS_REQ_SIZE, &r, seen);
+    memd_wire_events_info ei;
+    ck_assert_int_eq(memd_wire_events_info_get(r.p, r.h.len, &ei), 0);
+    ck_assert_uint_gt(ei.count, 0); /* the refused and the loaded: at least the model load */
 }
 
 START_TEST(read_only_opcodes_change_nothing)

@@ -117,12 +117,84 @@ START_TEST(pool_reuses)
         memset(a[i], 0xab, 40);
         ck_assert_uint_eq((uintptr_t)a[i] % _Alignof(max_align_t), 0);
     }
-    ck_assert_uint_eq(p.nchunks, 3);
+    ck_assert_uint_eq(p.live, 10);
     memd_pool_put(&p, a[3]);
     void *b = memd_pool_get(&p);
     ck_assert_ptr_eq(b, a[3]); /* the freed object comes back, zeroed */
     ck_assert_int_eq(((unsigned char *)b)[39], 0);
-    ck_assert_uint_eq(p.nchunks, 3);
+    memd_pool_free(&p);
+}
+END_TEST
+
+/* A table a million removes emptied shrinks (issue 14), keys and values intact, in both
+ * modes; a small one never does (steady traffic must not call malloc). */
+START_TEST(map_trims_when_mostly_empty)
+{
+    for (int spread = 0; spread < 2; spread++) {
+        memd_map m = {.spread = spread};
+        enum { N = 200000 };
+        for (uint64_t k = 1; k <= N; k++)
+            ck_assert_int_eq(memd_map_put(&m, k * 7, k), 0);
+        size_t big = m.cap;
+        for (uint64_t k = 1; k <= N; k++) {
+            if (k % 1000 == 0)
+                continue; /* 200 stay */
+            ck_assert(memd_map_remove(&m, k * 7));
+            memd_map_trim(&m);
+        }
+        ck_assert_uint_lt(m.cap, big / 8);
+        ck_assert_uint_ge(m.cap, MEMD_MAP_TRIM_MIN);
+        ck_assert_uint_eq(m.len, N / 1000);
+        for (uint64_t k = 1000; k <= N; k += 1000) {
+            uint64_t *v = memd_map_get(&m, k * 7);
+            ck_assert_ptr_nonnull(v);
+            ck_assert_uint_eq(*v, k);
+        }
+        ck_assert_ptr_null(memd_map_get(&m, 7));
+        memd_map_free(&m);
+        /* small tables keep their slots */
+        for (uint64_t k = 1; k <= 1000; k++)
+            ck_assert_int_eq(memd_map_put(&m, k, k), 0);
+        memd_map_slot *slots = m.slots;
+        for (uint64_t k = 1; k <= 1000; k++) {
+            memd_map_remove(&m, k);
+            memd_map_trim(&m);
+        }
+        ck_assert_ptr_eq(m.slots, slots);
+        memd_map_free(&m);
+    }
+}
+END_TEST
+
+/* Freed records give their memory back (issue 14: 353 MB stayed resident after a million
+ * frees): a slab whose objects all came back is freed, but for one kept empty. */
+START_TEST(pool_gives_slabs_back)
+{
+    memd_pool p;
+    memd_pool_init(&p, 256, 1024);
+    size_t n = 5 * p.per_chunk + 7;
+    void **a = malloc(n * sizeof *a);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_ptr_nonnull(a[i] = memd_pool_get(&p));
+    ck_assert_uint_eq(p.nchunks, 6);
+    /* every other object back: no slab empties, none is freed */
+    for (size_t i = 0; i < n; i += 2)
+        memd_pool_put(&p, a[i]);
+    ck_assert_uint_eq(p.nchunks, 6);
+    /* new objects fill the holes before any new slab */
+    for (size_t i = 0; i < n; i += 2)
+        ck_assert_ptr_nonnull(a[i] = memd_pool_get(&p));
+    ck_assert_uint_eq(p.nchunks, 6);
+    for (size_t i = 0; i < n; i++)
+        memd_pool_put(&p, a[i]);
+    ck_assert_uint_eq(p.live, 0);
+    ck_assert_uint_eq(p.nchunks, 1); /* the spare */
+    /* and it serves the next one without a malloc */
+    void *x = memd_pool_get(&p);
+    ck_assert_uint_eq(p.nchunks, 1);
+    memd_pool_put(&p, x);
+    ck_assert_uint_eq(p.nchunks, 1);
+    free(a);
     memd_pool_free(&p);
 }
 END_TEST
@@ -135,6 +207,8 @@ Suite *memd_test_suite(void)
     tcase_add_loop_test(tc, random_against_reference, 0, 2);
     tcase_add_test(tc, reserve_and_clear);
     tcase_add_test(tc, pool_reuses);
+    tcase_add_test(tc, pool_gives_slabs_back);
+    tcase_add_test(tc, map_trims_when_mostly_empty);
     suite_add_tcase(s, tc);
     return s;
 }

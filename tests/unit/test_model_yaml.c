@@ -247,6 +247,11 @@ START_TEST(malformed_yaml_line_col)
     EXPECT_ERR("model: m\ntensors:\n  - {name: x, size: 4}\n  - {name: x, size: 8}\nops: []\n",
                "m.yaml:4:5:", "declared twice");
     EXPECT_ERR("model: m\ntensors:\n  - {size: 4}\nops: []\n", "m.yaml:3:5:", "needs a name");
+    /* names are text: escapes in double quotes cannot smuggle control bytes (issue 14) */
+    EXPECT_ERR("model: m\ntensors:\n  - {name: \"x\\e[2J\", size: 4}\nops: []\n", "m.yaml:3:12:",
+               "name: byte 1 is a control character (0x1b)");
+    EXPECT_ERR("model: \"m\\x85\"\ntensors:\n  - {name: x, size: 4}\nops: []\n", "m.yaml:1:8:",
+               "byte 1 is a control character (0xc2)");
     EXPECT_ERR("model: m\ntensors:\n  - {name: x, size: 4, shape: [1], dtype: u8}\nops: []\n",
                "m.yaml:3:21:", "not both");
     EXPECT_ERR("model: m\ntensors:\n  - {name: x, role: input, size: 4}\n"

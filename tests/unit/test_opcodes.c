@@ -43,7 +43,7 @@ START_TEST(opcode_table)
         {MEMD_OP_FREE_BATCH, "FREE_BATCH", MEMD_WIRE_SHAPE_COUNT, 8, 0, true},
         {MEMD_OP_QUERY, "QUERY", MEMD_WIRE_SHAPE_FIXED, 8, 0, false},
         {MEMD_OP_BANKS, "BANKS", MEMD_WIRE_SHAPE_FIXED, 8, 0, false},
-        {MEMD_OP_DUMP, "DUMP", MEMD_WIRE_SHAPE_FIXED, 8, 0, false},
+        {MEMD_OP_DUMP, "DUMP", MEMD_WIRE_SHAPE_FIXED, 16, 8, false},
         {MEMD_OP_UPLOAD, "UPLOAD", MEMD_WIRE_SHAPE_MIN, 24, 0, false},
         {MEMD_OP_PLAN, "PLAN", MEMD_WIRE_SHAPE_DOC, 8, 0, false},
         {MEMD_OP_MODEL_LOAD, "MODEL_LOAD", MEMD_WIRE_SHAPE_DOC, 8, 0, true},
@@ -51,6 +51,8 @@ START_TEST(opcode_table)
         {MEMD_OP_MODEL_INFO, "MODEL_INFO", MEMD_WIRE_SHAPE_FIXED, 16, 0, false},
         {MEMD_OP_INSTANCE_CREATE, "INSTANCE_CREATE", MEMD_WIRE_SHAPE_FIXED, 16, 0, true},
         {MEMD_OP_INSTANCE_RELEASE, "INSTANCE_RELEASE", MEMD_WIRE_SHAPE_FIXED, 16, 0, true},
+        {MEMD_OP_EVENTS, "EVENTS", MEMD_WIRE_SHAPE_FIXED, 16, 0, false},
+        {MEMD_OP_POOL_REPORT, "POOL_REPORT", MEMD_WIRE_SHAPE_COUNT, 96, 0, false},
         {MEMD_OP_ALLOC_BANKS, "ALLOC_BANKS", MEMD_WIRE_SHAPE_MIN, 144, 0, true},
         {MEMD_OP_BANK_ADDRS, "BANK_ADDRS", MEMD_WIRE_SHAPE_FIXED, 8, 0, false},
         {MEMD_OP_SUBDEV_DEFINE, "SUBDEV_DEFINE", MEMD_WIRE_SHAPE_MIN, 344, 0, false, true},
@@ -103,7 +105,8 @@ START_TEST(op_check_len_fixed)
         ck_assert_int_eq(len_ok(MEMD_OP_HELLO, len),
                          memd_wire_hello_get_any(buf, len, &h) != -EBADMSG);
         ck_assert_int_eq(len_ok(MEMD_OP_ALLOC, len), len == MEMD_WIRE_ALLOC_REQ_SIZE);
-        ck_assert_int_eq(len_ok(MEMD_OP_DUMP, len), len == MEMD_WIRE_DUMP_REQ_SIZE);
+        ck_assert_int_eq(len_ok(MEMD_OP_DUMP, len),
+                         len == MEMD_WIRE_DUMP_REQ_SIZE || len == MEMD_WIRE_DUMP_REQ_V1_SIZE);
         /* exactly one u64 handle: 7 or 9 bytes are not one */
         for (size_t i = 0; i < sizeof handle_ops / sizeof handle_ops[0]; i++)
             ck_assert_int_eq(len_ok(handle_ops[i], len), len == MEMD_WIRE_HANDLE_SIZE);

@@ -28,9 +28,12 @@ typedef struct arena {
     uint64_t steps;
     uint64_t max_req;  /* typical request sizes are log-uniform in [1, max_req] */
     bool best_fit;     /* also issue best-fit requests (builds memd's size index) */
+    bool aligned;      /* aligned-heavy: most requests small and aligned to one of six
+                          alignments well above min_align (builds memd's aligned indexes,
+                          more alignments than it keeps indexes for) */
 } arena;
 
-/* 1.12 million steps in all. */
+/* 1.47 million steps in all. */
 static const arena arenas[] = {
     {"plain", 0, UINT64_C(1) << 20, 32, 250000, UINT64_C(1) << 14, false},
     {"unaligned-ends", 0x10000007, 65536 + 13, 64, 200000, 4096, true},
@@ -38,6 +41,8 @@ static const arena arenas[] = {
     {"top-of-address-space", UINT64_MAX - 1000000, 1000000, 16, 200000, 1 << 15, true},
     {"pages", UINT64_C(1) << 40, UINT64_C(1) << 22, 4096, 150000, UINT64_C(1) << 18, true},
     {"many-blocks", 0, UINT64_C(1) << 24, 32, 120000, 1024, true}, /* > 1024 free blocks */
+    {"aligned-small", 0, UINT64_C(1) << 24, 32, 200000, 256, false, true},
+    {"aligned-mixed", 0x3000, UINT64_C(1) << 26, 64, 150000, 1 << 14, true, true},
 };
 #define NARENAS (int)(sizeof(arenas) / sizeof(arenas[0]))
 
@@ -130,6 +135,8 @@ static uint64_t gen_size(world *w)
 static uint64_t gen_align(world *w)
 {
     uint64_t k = below(w, 100);
+    if (w->a->aligned && k < 85)
+        return w->a->min_align << (1 + below(w, 6));
     if (k < 50)
         return 0;
     if (k < 54)

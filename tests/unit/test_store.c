@@ -49,7 +49,7 @@ static int start_v(memd_state *st, variant v, memd_error *err)
     unit_device_spec(&specs[0], DEV_A, v.data_a ? v.data_a : 896);
     unit_device_spec(&specs[1], DEV_B, v.data_b ? v.data_b : 896);
     return sf_start(st, specs, 2, v.grace_ms,
-                    (memd_store_opts){.max_bytes = v.max_bytes, .reset = v.reset}, err);
+                    (memd_store_opts){.max_bytes = v.max_bytes, .discard = v.reset}, err);
 }
 
 static void start(memd_state *st, variant v)
@@ -118,11 +118,12 @@ START_TEST(codec_alloc_record)
     strcpy(r.name, "weights");
     uint8_t buf[512];
     size_t n = memd_store_alloc_rec_size(&r);
-    ck_assert_uint_eq(n, MEMD_STORE_ALLOC_REC_BASE + 4 + 7 + 16);
+    ck_assert_uint_eq(n, MEMD_STORE_ALLOC_REC_BASE + 4 + 7 + 2 * MEMD_STORE_HOLDER_SIZE);
     uint8_t *p = memd_store_alloc_rec_put(buf, &r);
-    p = memd_store_holder_put(p, 4, 1);
-    p = memd_store_holder_put(p, 9, 3);
+    p = memd_store_holder_put(p, 4, 1, 0);
+    p = memd_store_holder_put(p, 9, 3, 77);
     ck_assert_uint_eq((size_t)(p - buf), n);
+    memd_store_alloc_rec_seal(buf, n);
     memd_store_alloc_rec g;
     ck_assert_int_eq(memd_store_alloc_rec_get(buf, n, &g), 0);
     ck_assert_uint_eq(g.handle, 42);
@@ -131,48 +132,65 @@ START_TEST(codec_alloc_record)
     ck_assert_str_eq(g.name, "weights");
     ck_assert_str_eq(g.comm, "proc");
     uint32_t sid, count;
-    memd_store_holder_at(&g, 1, &sid, &count);
+    uint64_t req;
+    memd_store_holder_at(&g, 1, &sid, &count, &req);
     ck_assert_uint_eq(sid, 9);
     ck_assert_uint_eq(count, 3);
-    /* Damage is reported, never trusted. */
+    ck_assert_uint_eq(req, 77);
+    /* Damage is reported, never trusted: every single flipped bit fails the checksum
+     * (or, in the format byte, the format). */
     ck_assert_int_eq(memd_store_alloc_rec_get(buf, n - 1, &g), -EBADMSG);
     ck_assert_int_eq(memd_store_alloc_rec_get(buf, 20, &g), -EBADMSG);
+    for (size_t bit = 8; bit < 8 * n; bit++) {
+        buf[bit / 8] ^= (uint8_t)(1u << bit % 8);
+        ck_assert_int_eq(memd_store_alloc_rec_get(buf, n, &g), -EBADMSG);
+        buf[bit / 8] ^= (uint8_t)(1u << bit % 8);
+    }
+    ck_assert_int_eq(memd_store_alloc_rec_get(buf, n, &g), 0);
+    /* With a good checksum, fields are still checked. */
     buf[1] = MEMD_KIND_COUNT;
+    memd_store_alloc_rec_seal(buf, n);
     ck_assert_int_eq(memd_store_alloc_rec_get(buf, n, &g), -EINVAL);
     buf[1] = MEMD_KIND_SRAM;
     buf[0] = 99;
     ck_assert_int_eq(memd_store_alloc_rec_get(buf, n, &g), -EPROTONOSUPPORT);
     buf[0] = MEMD_STORE_FORMAT;
-    memd_store_holder_put(buf + n - 8, 9, 0); /* a holder with count 0 */
+    memd_store_holder_put(buf + n - 16, 9, 0, 0); /* a holder with count 0 */
+    memd_store_alloc_rec_seal(buf, n);
     ck_assert_int_eq(memd_store_alloc_rec_get(buf, n, &g), -EINVAL);
     r.nholders = 0;
     p = memd_store_alloc_rec_put(buf, &r);
+    memd_store_alloc_rec_seal(buf, (size_t)(p - buf));
     ck_assert_int_eq(memd_store_alloc_rec_get(buf, (size_t)(p - buf), &g), -EBADMSG);
 }
 END_TEST
 
-/* Bank-set placements: the set (and per bank, the addresses) between the strings and
- * the holders; lockstep records are as before (nothing there). */
+/* Bank-set placements: the mode in the flags byte's bits 2-3, the set (and per bank, the
+ * addresses) between the strings and the holders; lockstep records are as before. */
 START_TEST(codec_alloc_record_banks)
 {
     uint32_t set[] = {2, 5, 9};
     uint64_t addrs[] = {0x100, 0x200, 0x300};
     memd_store_alloc_rec r = {.handle = 7, .device = 1, .requested = 64, .pid = 1, .uid = 2,
                               .gid = 3, .session_id = 4, .cls = MEMD_CLASS_CONSTANT,
-                              .scope = MEMD_SCOPE_SRAM, .nholders = 1};
+                              .scope = MEMD_SCOPE_SRAM, .flags = MEMD_STORE_REC_POOL,
+                              .nholders = 1};
     r.pl = (memd_placement){.kind = MEMD_KIND_SRAM, .region = 1, .address = 0x100,
                             .size_per_bank = 64, .banks = 3, .page_size = 64,
                             .mode = MEMD_BANKS_PER_BANK, .nset = 3, .set = set, .addrs = addrs};
     uint8_t buf[512];
     size_t n = memd_store_alloc_rec_size(&r);
-    ck_assert_uint_eq(n, MEMD_STORE_ALLOC_REC_BASE + 4 + 12 + 24 + 8);
-    uint8_t *p = memd_store_holder_put(memd_store_alloc_rec_put(buf, &r), 4, 1);
+    ck_assert_uint_eq(n, MEMD_STORE_ALLOC_REC_BASE + 4 + 12 + 24 + MEMD_STORE_HOLDER_SIZE);
+    uint8_t *p = memd_store_holder_put(memd_store_alloc_rec_put(buf, &r), 4, 1, 55);
     ck_assert_uint_eq((size_t)(p - buf), n);
+    memd_store_alloc_rec_seal(buf, n);
+    ck_assert_uint_eq(buf[5], MEMD_STORE_REC_POOL | MEMD_BANKS_PER_BANK << 2);
     size_t len;
     ck_assert_int_eq(memd_store_alloc_rec_len(buf, n, &len), 0);
     ck_assert_uint_eq(len, n);
     memd_store_alloc_rec g;
     ck_assert_int_eq(memd_store_alloc_rec_get(buf, n, &g), 0);
+    ck_assert_uint_eq(g.flags, MEMD_STORE_REC_POOL); /* the mode is not a flag */
     memd_placement pl;
     ck_assert_int_eq(memd_store_rec_placement(&g, &pl), 0);
     ck_assert_int_eq(pl.mode, MEMD_BANKS_PER_BANK);
@@ -183,25 +201,41 @@ START_TEST(codec_alloc_record_banks)
     }
     memd_placement_fini(&pl);
     uint32_t sid, count;
-    memd_store_holder_at(&g, 0, &sid, &count);
+    uint64_t req;
+    memd_store_holder_at(&g, 0, &sid, &count, &req);
     ck_assert_uint_eq(sid, 4);
+    ck_assert_uint_eq(req, 55);
     /* Range lockstep: ids only. */
     r.pl.mode = MEMD_BANKS_RANGE;
     r.pl.addrs = NULL;
     n = memd_store_alloc_rec_size(&r);
-    ck_assert_uint_eq(n, MEMD_STORE_ALLOC_REC_BASE + 4 + 12 + 8);
-    memd_store_holder_put(memd_store_alloc_rec_put(buf, &r), 4, 1);
+    ck_assert_uint_eq(n, MEMD_STORE_ALLOC_REC_BASE + 4 + 12 + MEMD_STORE_HOLDER_SIZE);
+    memd_store_holder_put(memd_store_alloc_rec_put(buf, &r), 4, 1, 0);
+    memd_store_alloc_rec_seal(buf, n);
     ck_assert_int_eq(memd_store_alloc_rec_get(buf, n, &g), 0);
     ck_assert_int_eq(g.pl.mode, MEMD_BANKS_RANGE);
-    /* Damage: a set size that disagrees with banks, an unknown mode, a cut record. */
+    /* Damage (resealed, so the fields themselves are checked): a set size that disagrees
+     * with banks, an unknown mode, a cut record. */
     memd_wire_put_u32(buf + MEMD_STORE_ALLOC_REC_BASE, 2);
+    memd_store_alloc_rec_seal(buf, n);
     ck_assert_int_ne(memd_store_alloc_rec_get(buf, n, &g), 0);
     memd_wire_put_u32(buf + MEMD_STORE_ALLOC_REC_BASE, 3);
-    memd_wire_put_u32(buf + 92, 7);
+    buf[5] = (uint8_t)(MEMD_STORE_REC_POOL | 3u << 2);
+    memd_store_alloc_rec_seal(buf, n);
     ck_assert_int_eq(memd_store_alloc_rec_get(buf, n, &g), -EINVAL);
     ck_assert_int_eq(memd_store_alloc_rec_len(buf, n, &len), -EBADMSG);
-    memd_wire_put_u32(buf + 92, MEMD_BANKS_RANGE);
+    buf[5] = (uint8_t)(MEMD_STORE_REC_POOL | MEMD_BANKS_RANGE << 2);
+    memd_store_alloc_rec_seal(buf, n);
+    ck_assert_int_eq(memd_store_alloc_rec_get(buf, n, &g), 0);
     ck_assert_int_eq(memd_store_alloc_rec_get(buf, n - 9, &g), -EBADMSG);
+    /* Lockstep: no mode bits, nothing between the strings and the holders. */
+    r.pl.mode = MEMD_BANKS_ALL;
+    r.pl.nset = 0;
+    r.pl.set = NULL;
+    n = memd_store_alloc_rec_size(&r);
+    ck_assert_uint_eq(n, MEMD_STORE_ALLOC_REC_BASE + MEMD_STORE_HOLDER_SIZE);
+    memd_store_holder_put(memd_store_alloc_rec_put(buf, &r), 4, 1, 0);
+    ck_assert_uint_eq(buf[5], MEMD_STORE_REC_POOL);
 }
 END_TEST
 
@@ -220,19 +254,30 @@ START_TEST(codec_session_and_meta)
     ck_assert_mem_eq(g.token, s.token, MEMD_TOKEN_SIZE);
     ck_assert_str_eq(g.client_name, "runtime");
     ck_assert_int_eq(memd_store_sess_rec_get(buf, sizeof buf - 1, &g), -EBADMSG);
-    memset(buf + 56, 'x', 16); /* comm without NUL */
+    for (size_t bit = 8; bit < 8 * sizeof buf; bit++) {
+        buf[bit / 8] ^= (uint8_t)(1u << bit % 8);
+        ck_assert_int_eq(memd_store_sess_rec_get(buf, sizeof buf, &g), -EBADMSG);
+        buf[bit / 8] ^= (uint8_t)(1u << bit % 8);
+    }
+    memset(buf + 56, 'x', 16); /* comm without NUL, under a good checksum */
+    memd_wire_put_u32(buf + 20, memd_store_sum(buf, sizeof buf, 20));
     ck_assert_int_eq(memd_store_sess_rec_get(buf, sizeof buf, &g), -EINVAL);
 
     memd_store_dev_fp devs[2] = {{7, 0x1111}, {9, 0x2222}};
     memd_store_meta m = {.handle_hwm = 5000, .session_hwm = 300, .ndevs = 2};
     strcpy(m.boot_id, "boot");
-    uint8_t mb[MEMD_STORE_META_BASE + 2 * MEMD_STORE_DEV_FP_SIZE];
-    memd_store_meta_put(mb, &m, devs);
+    uint8_t mb[MEMD_STORE_META_BASE + 2 * MEMD_STORE_DEV_FP_SIZE + 4];
+    ck_assert_uint_eq(memd_store_meta_size(2), sizeof mb);
+    ck_assert_ptr_eq(memd_store_meta_put(mb, &m, devs), mb + sizeof mb);
     memd_store_meta gm;
     ck_assert_int_eq(memd_store_meta_get(mb, sizeof mb, &gm), 0);
     ck_assert_uint_eq(gm.handle_hwm, 5000);
     ck_assert_uint_eq(memd_store_meta_dev(&gm, 1).fingerprint, 0x2222);
     ck_assert_int_eq(memd_store_meta_get(mb, sizeof mb - 1, &gm), -EBADMSG);
+    /* A flipped boot id is damage, not another boot. */
+    mb[24] ^= 1;
+    ck_assert_int_eq(memd_store_meta_get(mb, sizeof mb, &gm), -EBADMSG);
+    mb[24] ^= 1;
     mb[0] ^= 1;
     ck_assert_int_eq(memd_store_meta_get(mb, sizeof mb, &gm), -EBADMSG);
 }
@@ -311,7 +356,7 @@ START_TEST(round_trip_keeps_the_map)
     ck_assert_uint_eq(r1->pl.size_per_bank, p1.size_per_bank);
     ck_assert_uint_eq(r2->pl.address, p2.address);
     ck_assert_uint_eq(r1->cls, MEMD_CLASS_CONSTANT);
-    memd_alloc *rs = memd_names_find(&st.names, 1, "weights");
+    memd_alloc *rs = memd_names_find(&st.names, 1, (uint32_t)getuid(), "weights");
     ck_assert_ptr_nonnull(rs);
     ck_assert_uint_eq(rs->handle, sh_handle);
     ck_assert_uint_eq(rs->pl.address, sh_addr);
@@ -376,7 +421,7 @@ START_TEST(round_trip_keeps_the_map)
     ck_assert_ptr_null(memd_alloc_find(&st, h1));
     ck_assert_ptr_nonnull(memd_alloc_find(&st, h2));
     ck_assert_ptr_null(memd_alloc_find(&st, hn));
-    ck_assert_uint_eq(memd_names_find(&st.names, 1, "weights")->refcount, 3);
+    ck_assert_uint_eq(memd_names_find(&st.names, 1, (uint32_t)getuid(), "weights")->refcount, 3);
     sf_stop(&st);
 }
 END_TEST
@@ -478,11 +523,11 @@ START_TEST(not_an_lmdb_file)
     memd_error err = {0};
     ck_assert_int_lt(start_v(&st, (variant){0}, &err), 0);
     ck_assert_ptr_null(st.store);
-    ck_assert_msg(strstr(err.msg, sf_path) && strstr(err.msg, "not a usable memd state store") &&
-                      strstr(err.msg, "--reset-state"),
+    ck_assert_msg(strstr(err.msg, sf_path) && strstr(err.msg, "not an LMDB file") &&
+                      strstr(err.msg, "--discard-state"),
                   "%s", err.msg);
     memd_state_fini(&st);
-    /* The way out: --reset-state. */
+    /* The way out: --discard-state. */
     start(&st, (variant){.reset = true});
     memd_session *s = sf_session(&st, (uint32_t)getpid(), (uint32_t)getuid());
     sf_alloc(&st, s, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL);
@@ -537,6 +582,35 @@ static uint64_t one_allocation(void)
     return h;
 }
 
+START_TEST(empty_file_is_damage_not_new)
+{
+    one_allocation();
+    int fd = open(sf_path, O_WRONLY | O_TRUNC);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    memd_state st;
+    memd_error err = {0};
+    ck_assert_int_lt(start_v(&st, (variant){0}, &err), 0);
+    ck_assert_msg(strstr(err.msg, sf_path) && strstr(err.msg, "empty (0 bytes)") &&
+                      strstr(err.msg, "--discard-state"),
+                  "%s", err.msg);
+    memd_state_fini(&st);
+    /* Refused, the file is as it was: still refused. */
+    ck_assert_int_lt(start_v(&st, (variant){0}, &err), 0);
+    memd_state_fini(&st);
+    /* --discard-state keeps the old file aside and starts empty. */
+    start(&st, (variant){.reset = true});
+    ck_assert_uint_eq(st.handles.len, 0);
+    sf_stop(&st);
+    char aside[600];
+    snprintf(aside, sizeof aside, "%s.discarded", sf_path);
+    struct stat sb;
+    ck_assert_int_eq(stat(aside, &sb), 0);
+    ck_assert_int_eq(sb.st_size, 0);
+    unlink(aside);
+}
+END_TEST
+
 START_TEST(damaged_record_refused)
 {
     uint64_t h = one_allocation();
@@ -565,7 +639,8 @@ START_TEST(overlap_refused)
                               .cls = a->cls, .scope = a->scope, .nholders = 1};
     uint8_t rec[256], k[8];
     uint8_t *p = memd_store_alloc_rec_put(rec, &r);
-    p = memd_store_holder_put(p, s->id, 1);
+    p = memd_store_holder_put(p, s->id, 1, 0);
+    memd_store_alloc_rec_seal(rec, (size_t)(p - rec));
     sf_stop(&st);
     free(s);
     memd_store_key_u64(k, r.handle);
@@ -588,7 +663,7 @@ START_TEST(changed_device_map_refused)
     /* A changed under its allocation: refused, naming the device and the way out. */
     ck_assert_int_lt(start_v(&st, (variant){.data_a = 512}, &err), 0);
     ck_assert_msg(strstr(err.msg, sf_path) && strstr(err.msg, "device 7 (dev7)") &&
-                      strstr(err.msg, "another memory map") && strstr(err.msg, "--reset-state"),
+                      strstr(err.msg, "another memory map") && strstr(err.msg, "--discard-state"),
                   "%s", err.msg);
     memd_state_fini(&st);
     /* The old config still applies. */
@@ -623,8 +698,14 @@ START_TEST(store_of_another_boot_discarded)
     ck_assert_int_eq(mdb_get(txn, dbi, &k, &v), 0);
     uint8_t meta[1024];
     ck_assert_uint_le(v.mv_size, sizeof meta);
-    memcpy(meta, v.mv_data, v.mv_size);
-    memcpy(meta + 24, "an-earlier-boot", 16);
+    memd_store_meta m;
+    ck_assert_int_eq(memd_store_meta_get(v.mv_data, v.mv_size, &m), 0);
+    memd_store_dev_fp fps[4];
+    ck_assert_uint_le(m.ndevs, 4);
+    for (uint32_t i = 0; i < m.ndevs; i++)
+        fps[i] = memd_store_meta_dev(&m, i);
+    strcpy(m.boot_id, "an-earlier-boot"); /* a whole meta record, checksum and all */
+    memd_store_meta_put(meta, &m, fps);
     MDB_val nv = {v.mv_size, meta};
     ck_assert_int_eq(mdb_put(txn, dbi, &k, &nv, 0), 0);
     raw_close(env, txn);
@@ -792,6 +873,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, dead_owner_released_at_start);
     tcase_add_test(tc, grace_period_expires);
     tcase_add_test(tc, stop_keeps_sessions_that_shutdown_closes);
+    tcase_add_test(tc, empty_file_is_damage_not_new);
     tcase_add_test(tc, not_an_lmdb_file);
     tcase_add_test(tc, damaged_record_refused);
     tcase_add_test(tc, overlap_refused);

@@ -273,7 +273,7 @@ START_TEST(alloc_req_rejects)
         {5, MEMD_SCOPE_COUNT},              /* scope */
         {6, MEMD_DTYPE_COUNT},              /* dtype */
         {7, MEMD_MAX_DIMS + 1},             /* ndim */
-        {68, 0x02}, {71, 0x80},             /* unknown flag bits */
+        {68, 0x04}, {71, 0x80},             /* unknown flag bits */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         memd_wire_alloc_req_put(buf, &r);
@@ -471,8 +471,8 @@ START_TEST(alloc_info_roundtrip_and_rejects)
     ck_assert_str_eq(g.comm, "python3");
     ck_assert_int_eq(memd_wire_alloc_info_get(buf, MEMD_WIRE_ALLOC_INFO_SIZE - 1, &g),
                      -EBADMSG);
-    size_t bad_off[] = {48 /* kind */, 60 /* cls */, 61 /* scope */};
-    for (size_t i = 0; i < 3; i++) {
+    size_t bad_off[] = {48 /* kind */, 60 /* cls */, 61 /* scope */, 62 /* flags */};
+    for (size_t i = 0; i < 4; i++) {
         memd_wire_alloc_info_put(buf, &a);
         buf[bad_off[i]] = 0x7f;
         ck_assert_int_eq(memd_wire_alloc_info_get(buf, MEMD_WIRE_ALLOC_INFO_SIZE, &g), -EINVAL);
@@ -495,10 +495,27 @@ START_TEST(dump_req_roundtrip_and_rejects)
     ck_assert_int_eq(memd_wire_dump_req_get(buf, MEMD_WIRE_DUMP_REQ_SIZE, &g), 0);
     ck_assert_uint_eq(g.device, UINT32_MAX);
     ck_assert_uint_eq(g.flags, MEMD_DUMP_F_BLOCKS);
+    ck_assert_uint_eq(g.cursor, 0);
     ck_assert_int_eq(memd_wire_dump_req_get(buf, 7, &g), -EBADMSG);
-    d.flags = MEMD_DUMP_F_BANKS << 1; /* the first unknown bit */
+    /* the cursor is appended: the 8-byte request of older clients still reads, as 0 */
+    d = (memd_wire_dump_req){.device = 3, .flags = MEMD_DUMP_F_PAGED, .cursor = 0x1234567890ull};
+    memd_wire_dump_req_put(buf, &d);
+    ck_assert_int_eq(memd_wire_dump_req_get(buf, MEMD_WIRE_DUMP_REQ_SIZE, &g), 0);
+    ck_assert_uint_eq(g.cursor, 0x1234567890ull);
+    ck_assert_int_eq(memd_wire_dump_req_get(buf, MEMD_WIRE_DUMP_REQ_V1_SIZE, &g), 0);
+    ck_assert_uint_eq(g.cursor, 0);
+    d.flags = 0; /* a cursor without paging means nothing */
     memd_wire_dump_req_put(buf, &d);
     ck_assert_int_eq(memd_wire_dump_req_get(buf, MEMD_WIRE_DUMP_REQ_SIZE, &g), -EINVAL);
+    d.flags = MEMD_DUMP_F_BANKS << 1; /* the first unknown bit */
+    d.cursor = 0;
+    memd_wire_dump_req_put(buf, &d);
+    ck_assert_int_eq(memd_wire_dump_req_get(buf, MEMD_WIRE_DUMP_REQ_SIZE, &g), -EINVAL);
+    memd_wire_page_rec pr = {.next = 77}, pg;
+    ck_assert_ptr_eq(memd_wire_page_rec_put(buf, &pr), buf + MEMD_WIRE_PAGE_REC_SIZE);
+    ck_assert_int_eq(memd_wire_page_rec_get(buf, MEMD_WIRE_PAGE_REC_SIZE, &pg), 0);
+    ck_assert_uint_eq(pg.next, 77);
+    ck_assert_int_eq(memd_wire_page_rec_get(buf, 7, &pg), -EBADMSG);
 }
 END_TEST
 
@@ -668,6 +685,62 @@ START_TEST(block_rec_roundtrip_and_rejects)
 }
 END_TEST
 
+START_TEST(event_records_roundtrip_and_reject)
+{
+    memd_wire_events_req q = {.since = 1ull << 60, .max = 7}, q2;
+    ck_assert_ptr_eq(memd_wire_events_req_put(buf, &q), buf + MEMD_WIRE_EVENTS_REQ_SIZE);
+    ck_assert_int_eq(memd_wire_events_req_get(buf, MEMD_WIRE_EVENTS_REQ_SIZE, &q2), 0);
+    ck_assert_uint_eq(q2.since, q.since);
+    ck_assert_uint_eq(q2.max, 7);
+    ck_assert_int_eq(memd_wire_events_req_get(buf, MEMD_WIRE_EVENTS_REQ_SIZE - 1, &q2), -EBADMSG);
+    q.flags = 1; /* no flag is defined */
+    memd_wire_events_req_put(buf, &q);
+    ck_assert_int_eq(memd_wire_events_req_get(buf, MEMD_WIRE_EVENTS_REQ_SIZE, &q2), -EINVAL);
+
+    memd_wire_event e = {.seq = 42, .time_ns = 1ull << 62, .type = MEMD_EVENT_QUOTA,
+                         .priority = 4, .pid = 7, .uid = 1000, .session_id = 3, .device = 2,
+                         .bytes = 1ull << 40}, e2;
+    memd_wire_strset(e.comm, sizeof e.comm, "python3");
+    memd_wire_strset(e.message, sizeof e.message, "quota exceeded");
+    ck_assert_ptr_eq(memd_wire_event_put(buf, &e), buf + MEMD_WIRE_EVENT_SIZE);
+    ck_assert_int_eq(memd_wire_event_get(buf, MEMD_WIRE_EVENT_SIZE, &e2), 0);
+    ck_assert_uint_eq(e2.seq, 42);
+    ck_assert_uint_eq(e2.time_ns, 1ull << 62);
+    ck_assert_uint_eq(e2.type, MEMD_EVENT_QUOTA);
+    ck_assert_uint_eq(e2.bytes, 1ull << 40);
+    ck_assert_uint_eq(e2.device, 2);
+    ck_assert_str_eq(e2.comm, "python3");
+    ck_assert_str_eq(e2.message, "quota exceeded");
+    ck_assert_int_eq(memd_wire_event_get(buf, MEMD_WIRE_EVENT_SIZE - 1, &e2), -EBADMSG);
+    e.type = MEMD_EVENT_TYPE_COUNT;
+    memd_wire_event_put(buf, &e);
+    ck_assert_int_eq(memd_wire_event_get(buf, MEMD_WIRE_EVENT_SIZE, &e2), -EINVAL);
+    e.type = MEMD_EVENT_DAEMON;
+    memd_wire_event_put(buf, &e);
+    memset(buf + 48 + 16, 'x', 256); /* the message without its NUL */
+    ck_assert_int_eq(memd_wire_event_get(buf, MEMD_WIRE_EVENT_SIZE, &e2), -EINVAL);
+
+    memd_wire_events_info ei = {.next_seq = 9, .lost = 3, .count = 2}, ei2;
+    memd_wire_events_info_put(buf, &ei);
+    ck_assert_int_eq(memd_wire_events_info_get(buf, MEMD_WIRE_EVENTS_INFO_SIZE, &ei2), 0);
+    ck_assert_uint_eq(ei2.next_seq, 9);
+    ck_assert_uint_eq(ei2.lost, 3);
+    ck_assert_uint_eq(ei2.count, 2);
+
+    memd_wire_session_use u = {.session_id = 5, .device = 1, .kind = MEMD_KIND_SRAM,
+                               .allocations = 3, .bytes = 1ull << 50, .shared_bytes = 64}, u2;
+    ck_assert_ptr_eq(memd_wire_session_use_put(buf, &u), buf + MEMD_WIRE_SESSION_USE_SIZE);
+    ck_assert_int_eq(memd_wire_session_use_get(buf, MEMD_WIRE_SESSION_USE_SIZE, &u2), 0);
+    ck_assert_uint_eq(u2.session_id, 5);
+    ck_assert_uint_eq(u2.kind, MEMD_KIND_SRAM);
+    ck_assert_uint_eq(u2.allocations, 3);
+    ck_assert_uint_eq(u2.bytes, 1ull << 50);
+    ck_assert_uint_eq(u2.shared_bytes, 64);
+    buf[8] = MEMD_KIND_COUNT;
+    ck_assert_int_eq(memd_wire_session_use_get(buf, MEMD_WIRE_SESSION_USE_SIZE, &u2), -EINVAL);
+}
+END_TEST
+
 START_TEST(session_rec_roundtrip_and_rejects)
 {
     fill_canary();
@@ -730,11 +803,73 @@ START_TEST(handles)
 }
 END_TEST
 
+START_TEST(alloc_info_pool_flag)
+{
+    memd_wire_alloc_info a = sample_info(), g;
+    a.flags = MEMD_ALLOC_I_POOL;
+    memd_wire_alloc_info_put(buf, &a);
+    ck_assert_int_eq(memd_wire_alloc_info_get(buf, MEMD_WIRE_ALLOC_INFO_SIZE, &g), 0);
+    ck_assert_uint_eq(g.flags, MEMD_ALLOC_I_POOL);
+    buf[62] = 0x02; /* the first unknown bit */
+    ck_assert_int_eq(memd_wire_alloc_info_get(buf, MEMD_WIRE_ALLOC_INFO_SIZE, &g), -EINVAL);
+}
+END_TEST
+
+START_TEST(pool_records)
+{
+    fill_canary();
+    memd_wire_pool_op o = {.pool = 7, .offset = 0x1000, .size = 96, .op = MEMD_POOL_OP_FREE}, og;
+    memd_wire_strset(o.name, sizeof o.name, "act.3");
+    ck_assert_ptr_eq(memd_wire_pool_op_put(buf, &o), buf + MEMD_WIRE_POOL_OP_SIZE);
+    assert_tail_untouched(MEMD_WIRE_POOL_OP_SIZE);
+    ck_assert_int_eq(memd_wire_pool_op_get(buf, MEMD_WIRE_POOL_OP_SIZE, &og), 0);
+    ck_assert_uint_eq(og.pool, 7);
+    ck_assert_uint_eq(og.offset, 0x1000);
+    ck_assert_uint_eq(og.size, 96);
+    ck_assert_uint_eq(og.op, MEMD_POOL_OP_FREE);
+    ck_assert_str_eq(og.name, "act.3");
+    ck_assert_int_eq(memd_wire_pool_op_get(buf, MEMD_WIRE_POOL_OP_SIZE - 1, &og), -EBADMSG);
+    buf[24] = 3; /* no such op */
+    ck_assert_int_eq(memd_wire_pool_op_get(buf, MEMD_WIRE_POOL_OP_SIZE, &og), -EINVAL);
+    buf[24] = 0;
+    ck_assert_int_eq(memd_wire_pool_op_get(buf, MEMD_WIRE_POOL_OP_SIZE, &og), -EINVAL);
+    memd_wire_pool_op_put(buf, &o);
+    memset(buf + 32, 'n', MEMD_NAME_MAX); /* name without NUL */
+    ck_assert_int_eq(memd_wire_pool_op_get(buf, MEMD_WIRE_POOL_OP_SIZE, &og), -EINVAL);
+
+    fill_canary();
+    memd_wire_pool_rec p = {.handle = 3, .as_of_ns = 123456789, .pooled_bytes = 4096,
+                            .reports = 5, .suballocs = 2}, pg;
+    ck_assert_ptr_eq(memd_wire_pool_rec_put(buf, &p), buf + MEMD_WIRE_POOL_REC_SIZE);
+    assert_tail_untouched(MEMD_WIRE_POOL_REC_SIZE);
+    ck_assert_int_eq(memd_wire_pool_rec_get(buf, MEMD_WIRE_POOL_REC_SIZE, &pg), 0);
+    ck_assert_uint_eq(pg.handle, 3);
+    ck_assert_uint_eq(pg.as_of_ns, 123456789);
+    ck_assert_uint_eq(pg.pooled_bytes, 4096);
+    ck_assert_uint_eq(pg.reports, 5);
+    ck_assert_uint_eq(pg.suballocs, 2);
+    ck_assert_int_eq(memd_wire_pool_rec_get(buf, MEMD_WIRE_POOL_REC_SIZE - 1, &pg), -EBADMSG);
+
+    fill_canary();
+    memd_wire_suballoc_rec s = {.pool = 3, .offset = 64, .size = 32}, sg;
+    memd_wire_strset(s.name, sizeof s.name, "w");
+    ck_assert_ptr_eq(memd_wire_suballoc_rec_put(buf, &s), buf + MEMD_WIRE_SUBALLOC_REC_SIZE);
+    assert_tail_untouched(MEMD_WIRE_SUBALLOC_REC_SIZE);
+    ck_assert_int_eq(memd_wire_suballoc_rec_get(buf, MEMD_WIRE_SUBALLOC_REC_SIZE, &sg), 0);
+    ck_assert_uint_eq(sg.pool, 3);
+    ck_assert_uint_eq(sg.offset, 64);
+    ck_assert_uint_eq(sg.size, 32);
+    ck_assert_str_eq(sg.name, "w");
+    memset(buf + 24, 'n', MEMD_NAME_MAX);
+    ck_assert_int_eq(memd_wire_suballoc_rec_get(buf, MEMD_WIRE_SUBALLOC_REC_SIZE, &sg), -EINVAL);
+}
+END_TEST
+
 START_TEST(tags)
 {
     uint32_t tag;
     size_t n;
-    for (uint32_t t = MEMD_REC_SERVER; t <= MEMD_REC_INSTANCE; t++) {
+    for (uint32_t t = MEMD_REC_SERVER; t <= MEMD_REC_PAGE; t++) {
         size_t sz = memd_wire_rec_size(t);
         ck_assert_uint_gt(sz, 0);
         memd_wire_tag_put(buf, t);
@@ -771,6 +906,9 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, banks_roundtrip_and_rejects);
     tcase_add_test(tc, alloc_info_roundtrip_and_rejects);
     tcase_add_test(tc, dump_req_roundtrip_and_rejects);
+    tcase_add_test(tc, event_records_roundtrip_and_reject);
+    tcase_add_test(tc, alloc_info_pool_flag);
+    tcase_add_test(tc, pool_records);
     tcase_add_test(tc, stats_roundtrip);
     tcase_add_test(tc, server_rec_roundtrip_and_rejects);
     tcase_add_test(tc, device_rec_roundtrip_and_rejects);

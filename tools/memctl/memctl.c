@@ -12,13 +12,16 @@ typedef struct memctl_cmd {
 } memctl_cmd;
 
 static const memctl_cmd cmds[] = {
+    {"status", memctl_cmd_status, "status [--json]   (the default command)"},
     {"plan", memctl_cmd_plan, "plan INPUT.csv [--output OUT.csv] [--budget-ms MS] [--seed S]"},
-    {"dump", memctl_cmd_dump, "dump [--device N] [--json | --csv --report NAME] [--detailed] [--watch SEC]"},
+    {"dump", memctl_cmd_dump, "dump [--json | --csv --report NAME | --svg FILE | --html FILE] [--detailed] [--watch SEC] [filters]"},
+    {"top", memctl_cmd_top, "top [--interval SEC] [filters]   (filters: --pid P --session S --name GLOB --class C --device N)"},
     {"alloc", memctl_cmd_alloc, "alloc --device N --class C (--size SIZE | --dtype T --shape D0xD1) [--scope S] [--name N [--shared]] [--page-size B] [--align A] [--banks N] --hold"},
     {"free", memctl_cmd_free, "free HANDLE"},
-    {"devices", memctl_cmd_devices, "devices"},
-    {"sessions", memctl_cmd_sessions, "sessions"},
+    {"devices", memctl_cmd_devices, "devices [--json]"},
+    {"sessions", memctl_cmd_sessions, "sessions [--json]"},
     {"metrics", memctl_cmd_metrics, "metrics"},
+    {"events", memctl_cmd_events, "events [--follow] [--json] [--since SEQ]"},
     {"model", memctl_cmd_model, "model (check FILE.yaml | load FILE.yaml [--device N] [--instances K] [--hold] | list [--json] | import FILE.onnx [-o OUT.yaml])"},
     {"plan-submit", memctl_cmd_plan_submit, "plan-submit INPUT.csv [--validate] [--budget-ms MS] [--seed S] [--output OUT.csv]"},
 };
@@ -68,6 +71,8 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             return 0;
+        } else if (!strcmp(argv[i], "--json")) {
+            break; /* memctl --json: the default command's option */
         } else if (!strcmp(argv[i], "--version")) {
             printf("memctl %s\n", MEMD_VERSION_STRING);
             return 0;
@@ -77,9 +82,13 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (i >= argc) {
-        usage(stderr);
-        return 2;
+    if (i >= argc || argv[i][0] == '-') { /* no command: the summary, as nvidia-smi does */
+        char *status_argv[] = {"status", i < argc ? argv[i] : NULL, NULL};
+        if (i + 1 < argc) {
+            fprintf(stderr, "memctl: unexpected argument '%s'\n", argv[i + 1]);
+            return 2;
+        }
+        return memctl_cmd_status(&g, i < argc ? 2 : 1, status_argv);
     }
     /* --socket may also follow the subcommand: take it out of the subcommand's argv. */
     int n = i + 1;

@@ -32,6 +32,7 @@ typedef struct memctl_plan_summary {
     double plan_ms;        /* time spent planning or validating (for a cached plan: when
                               it was planned); < 0: unknown */
     double first_ms;       /* to the first valid plan; < 0: unknown */
+    bool cancelled;        /* memctl plan stopped by Ctrl-C: the best plan found so far */
 } memctl_plan_summary;
 void memctl_plan_print(FILE *f, const memctl_plan_summary *p, bool as_json);
 /* Service subcommands (memctl_service.h; exit codes 3 connect, 4 permission, 5 memory). */
@@ -41,6 +42,9 @@ int memctl_cmd_free(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_devices(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_sessions(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_metrics(const memctl_globals *g, int argc, char **argv);
+int memctl_cmd_events(const memctl_globals *g, int argc, char **argv);
+int memctl_cmd_status(const memctl_globals *g, int argc, char **argv);
+int memctl_cmd_top(const memctl_globals *g, int argc, char **argv);
 /* Models and plans in the daemon (memctl_model*.c). */
 int memctl_cmd_model(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_plan_submit(const memctl_globals *g, int argc, char **argv);

@@ -13,7 +13,7 @@
 static const char alloc_usage[] =
     "usage: memctl alloc --device N --class C (--size SIZE | --dtype T --shape D0xD1..)\n"
     "                    [--scope S] [--name NAME [--shared]] [--page-size B] [--align A]\n"
-    "                    [--banks N] [--bank-set LIST] [--per-bank] --hold\n"
+    "                    [--banks N] [--bank-set LIST] [--per-bank] --hold [--json]\n"
     "  class: code, constant, placeholder, internal, logging\n"
     "  scope: dram (global, default), sram (l1), dram.texture\n"
     "  sizes: 4096, 0x1000, 4KiB, 1MiB, 2GiB (or K, M, G, T: powers of 1024; KB, GB\n"
@@ -141,7 +141,7 @@ static int alloc_complete(const memclient_alloc_req *r, const alloc_seen *seen)
 }
 
 /* 0 to go on, -1 after --help, else an exit code. */
-static int parse_alloc(int argc, char **argv, memclient_alloc_req *r, char *name)
+static int parse_alloc(int argc, char **argv, memclient_alloc_req *r, char *name, bool *json)
 {
     alloc_seen seen = {0};
     r->scope = MEMD_SCOPE_DRAM;
@@ -150,6 +150,8 @@ static int parse_alloc(int argc, char **argv, memclient_alloc_req *r, char *name
         int rc;
         if (!strcmp(a, "--hold")) {
             seen.hold = true;
+        } else if (!strcmp(a, "--json")) {
+            *json = true;
         } else if (!strcmp(a, "--shared")) {
             r->flags |= MEMCLIENT_ALLOC_SHARED;
         } else if (!strcmp(a, "--per-bank")) {
@@ -170,23 +172,55 @@ static int parse_alloc(int argc, char **argv, memclient_alloc_req *r, char *name
 }
 
 /* " mode=range bank_addrs=0:0x1000,3:0x1000" (bank id: address in the group's map). */
-static void print_banks(memclient *c, const memclient_buffer *b)
+/* A bank-set buffer's mode and its banks' addresses (text: " mode=range
+ * bank_addrs=0:0x..,1:0x.."; JSON: as the dump's allocation keys). Nothing for lockstep
+ * over every bank in text; JSON always names the mode. */
+static void print_banks(memclient *c, const memclient_buffer *b, bool json)
 {
     static memclient_bank banks[MEMD_BANKSET_MAX];
+    const char *mode = b->bank_mode == MEMD_BANKS_PER_BANK ? "per-bank"
+                       : b->bank_mode == MEMD_BANKS_RANGE  ? "range"
+                                                           : "all";
+    if (json)
+        printf(", \"bank_mode\": \"%s\"", b->bank_mode == MEMD_BANKS_PER_BANK ? "per_bank" : mode);
+    if (b->bank_mode == MEMD_BANKS_ALL)
+        return;
     int n = memclient_bank_info(c, b->handle, banks, MEMD_BANKSET_MAX);
-    printf(" mode=%s", b->bank_mode == MEMD_BANKS_PER_BANK ? "per-bank" : "range");
+    if (!json)
+        printf(" mode=%s", mode);
     if (n < 0)
         return;
-    printf(" bank_addrs=");
-    for (int i = 0; i < n && i < (int)MEMD_BANKSET_MAX; i++)
-        printf("%s%" PRIu32 ":0x%" PRIx64, i ? "," : "", banks[i].bank, banks[i].address);
+    if (n > (int)MEMD_BANKSET_MAX)
+        n = (int)MEMD_BANKSET_MAX;
+    if (!json) {
+        printf(" bank_addrs=");
+        for (int i = 0; i < n; i++)
+            printf("%s%" PRIu32 ":0x%" PRIx64, i ? "," : "", banks[i].bank, banks[i].address);
+        return;
+    }
+    printf(", \"bank_ids\": [");
+    for (int i = 0; i < n; i++)
+        printf("%s%" PRIu32, i ? ", " : "", banks[i].bank);
+    printf("], \"bank_addresses\": [");
+    for (int i = 0; i < n; i++) {
+        printf("%s{\"bank\": %" PRIu32 ", \"address\": %" PRIu64 ", \"absolute\": %" PRIu64
+               ", \"core\": ",
+               i ? ", " : "", banks[i].bank, banks[i].address, banks[i].absolute);
+        if (banks[i].logical_x == MEMD_NO_CORE)
+            printf("null}");
+        else
+            printf("{\"logical\": [%u, %u], \"noc\": [%u, %u]}}", banks[i].logical_x,
+                   banks[i].logical_y, banks[i].noc_x, banks[i].noc_y);
+    }
+    printf("]");
 }
 
 int memctl_cmd_alloc(const memctl_globals *g, int argc, char **argv)
 {
     memclient_alloc_req req = {0};
     char name[MEMD_NAME_MAX];
-    int r = parse_alloc(argc, argv, &req, name);
+    bool json = false;
+    int r = parse_alloc(argc, argv, &req, name, &json);
     if (r)
         return r < 0 ? 0 : r;
 
@@ -199,7 +233,7 @@ int memctl_cmd_alloc(const memctl_globals *g, int argc, char **argv)
     sigprocmask(SIG_BLOCK, &set, NULL);
 
     memclient *c;
-    if ((r = memctl_connect(g, &c)) != 0)
+    if ((r = memctl_connect_flags(g, MEMCLIENT_CONNECT_RECONNECT, &c)) != 0)
         return r;
     memclient_buffer b;
     r = memclient_alloc(c, &req, &b);
@@ -216,21 +250,33 @@ int memctl_cmd_alloc(const memctl_globals *g, int argc, char **argv)
         region = memd_report_region_name(s, req.device, b.kind, b.region, rbuf, sizeof(rbuf));
     else
         region = (snprintf(rbuf, sizeof(rbuf), "#%" PRIu32, b.region), rbuf);
-    printf("handle=%" PRIu64 " device=%" PRIu32 " kind=%s region=%s address=0x%" PRIx64
-           " size_per_bank=%" PRIu64 " banks=%" PRIu32 " page_size=%" PRIu64 " pitch=%" PRIu64
-           " refcount=%" PRIu32,
-           b.handle, req.device, memclient_kind_name(b.kind), region, b.address,
-           b.size_per_bank, b.banks, b.page_size, b.pitch, b.refcount);
+    if (json) {
+        printf("{\"handle\": %" PRIu64 ", \"handle_str\": \"%" PRIu64 "\", \"device\": %" PRIu32
+               ", \"kind\": \"%s\", \"region\": ", b.handle, b.handle, req.device,
+               memclient_kind_name(b.kind));
+        memd_json_str(stdout, region);
+        printf(", \"address\": %" PRIu64 ", \"size_per_bank\": %" PRIu64 ", \"banks\": %" PRIu32
+               ", \"page_size\": %" PRIu64 ", \"pitch\": %" PRIu64 ", \"refcount\": %" PRIu32,
+               b.address, b.size_per_bank, b.banks, b.page_size, b.pitch, b.refcount);
+    } else {
+        printf("handle=%" PRIu64 " device=%" PRIu32 " kind=%s region=%s address=0x%" PRIx64
+               " size_per_bank=%" PRIu64 " banks=%" PRIu32 " page_size=%" PRIu64 " pitch=%" PRIu64
+               " refcount=%" PRIu32,
+               b.handle, req.device, memclient_kind_name(b.kind), region, b.address,
+               b.size_per_bank, b.banks, b.page_size, b.pitch, b.refcount);
+    }
     memclient_snapshot_free(s);
-    if (b.bank_mode != MEMD_BANKS_ALL)
-        print_banks(c, &b);
-    putchar('\n');
+    print_banks(c, &b, json);
+    puts(json ? "}" : "");
     fflush(stdout);
     fprintf(stderr, "memctl alloc: holding handle %" PRIu64 "; SIGINT or SIGTERM frees it\n",
             b.handle);
 
-    int sig;
-    sigwait(&set, &sig);
+    int sig = memctl_hold(c, &set, "alloc");
+    if (sig < 0) {
+        memclient_disconnect(c);
+        return MEMCTL_EXIT_CONNECT;
+    }
     r = memclient_free(c, b.handle);
     int code = r < 0 ? memctl_fail(NULL, "alloc", "freeing the held buffer", r) : 0;
     if (r == 0)
@@ -242,17 +288,27 @@ int memctl_cmd_alloc(const memctl_globals *g, int argc, char **argv)
 int memctl_cmd_free(const memctl_globals *g, int argc, char **argv)
 {
     if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        printf("usage: memctl free HANDLE\n  frees an allocation of another session: needs root "
-               "or the daemon's admin group\n");
+        printf("usage: memctl free HANDLE [--json]\n  frees an allocation of another session: "
+               "needs root or the daemon's admin group\n");
         return 0;
     }
-    if (argc != 2) {
-        fprintf(stderr, "usage: memctl free HANDLE\n");
+    bool json = false;
+    const char *hs = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            json = true;
+        else if (!hs)
+            hs = argv[i];
+        else
+            hs = "";
+    }
+    if (!hs || !*hs) {
+        fprintf(stderr, "usage: memctl free HANDLE [--json]\n");
         return MEMCTL_EXIT_USAGE;
     }
     uint64_t handle;
-    if (memctl_parse_u64(argv[1], &handle) < 0 || handle == 0)
-        return memctl_bad_value("free", "HANDLE", argv[1], "a positive allocation handle");
+    if (memctl_parse_u64(hs, &handle) < 0 || handle == 0)
+        return memctl_bad_value("free", "HANDLE", hs, "a positive allocation handle");
     memclient *c;
     int r = memctl_connect(g, &c);
     if (r)
@@ -261,7 +317,9 @@ int memctl_cmd_free(const memctl_globals *g, int argc, char **argv)
     char what[64];
     snprintf(what, sizeof(what), "cannot free handle %" PRIu64, handle);
     int code = r < 0 ? memctl_fail(NULL, "free", what, r) : 0;
-    if (r == 0)
+    if (r == 0 && json)
+        printf("{\"freed\": %" PRIu64 ", \"freed_str\": \"%" PRIu64 "\"}\n", handle, handle);
+    else if (r == 0)
         printf("freed handle %" PRIu64 "\n", handle);
     memclient_disconnect(c);
     return code;

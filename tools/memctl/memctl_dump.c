@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "memctl_model.h"
+#include "memctl_picture.h"
 #include "memctl_service.h"
 
 static volatile sig_atomic_t stop_watch;
@@ -22,7 +23,9 @@ typedef struct dump_opts {
     uint32_t device;
     bool json, csv, detailed;
     const char *report;
+    const char *svg, *html;  /* picture files */
     uint64_t watch_ms; /* 0: once */
+    memctl_filter flt;
 } dump_opts;
 
 static int parse(int argc, char **argv, dump_opts *o)
@@ -30,12 +33,16 @@ static int parse(int argc, char **argv, dump_opts *o)
     const char *cmd = "dump";
     o->device = MEMCLIENT_ALL_DEVICES;
     for (int i = 1; i < argc; i++) {
+        int fr = memctl_filter_opt(&o->flt, cmd, argc, argv, &i);
+        if (fr < 0)
+            return MEMCTL_EXIT_USAGE;
+        if (fr > 0)
+            continue;
         const char *a = argv[i], *v;
-        if (!strcmp(a, "--device")) {
+        if (!strcmp(a, "--svg") || !strcmp(a, "--html")) {
             if (!(v = memctl_optarg(cmd, argc, argv, &i)))
                 return MEMCTL_EXIT_USAGE;
-            if (memctl_parse_u32(v, &o->device) < 0 || o->device == MEMCLIENT_ALL_DEVICES)
-                return memctl_bad_value(cmd, a, v, "a device id");
+            *(a[2] == 's' ? &o->svg : &o->html) = v;
         } else if (!strcmp(a, "--json")) {
             o->json = true;
         } else if (!strcmp(a, "--csv")) {
@@ -55,23 +62,34 @@ static int parse(int argc, char **argv, dump_opts *o)
             if (memctl_parse_seconds(v, &o->watch_ms) < 0)
                 return memctl_bad_value(cmd, a, v, "seconds, e.g. 2 or 0.5, at most 86400");
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            printf("usage: memctl dump [--device N] [--json | --csv --report NAME] [--detailed] "
-                   "[--watch SEC]\n"
-                   "  --json      one JSON document (schema_version 1)\n"
+            printf("usage: memctl dump [--json | --csv --report NAME | --svg FILE | --html FILE] "
+                   "[--detailed] [--watch SEC] [filters]\n"
+                   "  --json      one JSON document (schema_version 1; handles and times also "
+                   "as strings: *_str)\n"
                    "  --csv       a tt-metal style report: --report memory_usage_summary, "
                    "l1_usage_summary or detailed_memory_usage\n"
+                   "  --svg FILE  a picture of every bank group's address space (SVG)\n"
+                   "  --html FILE the same picture in a web page, with the largest allocations\n"
                    "  --detailed  also every free and allocated block, and the sessions\n"
-                   "  --watch SEC repeat every SEC seconds until interrupted\n");
+                   "  --watch SEC repeat every SEC seconds until interrupted\n"
+                   "filters (allocations matching all; the picture draws the others pale):\n%s",
+                   memctl_filter_help);
             return -1;
         } else {
             fprintf(stderr, "memctl dump: unknown option '%s'\n", a);
             return MEMCTL_EXIT_USAGE;
         }
     }
-    if (o->json && o->csv) {
-        fprintf(stderr, "memctl dump: --json and --csv are exclusive\n");
+    if (o->json + o->csv + (o->svg != NULL) + (o->html != NULL) > 1) {
+        fprintf(stderr, "memctl dump: --json, --csv, --svg and --html are exclusive\n");
         return MEMCTL_EXIT_USAGE;
     }
+    if ((o->svg || o->html) && o->watch_ms) {
+        fprintf(stderr, "memctl dump: --watch does not go with a picture file\n");
+        return MEMCTL_EXIT_USAGE;
+    }
+    if (o->flt.has_device)
+        o->device = o->flt.device; /* the daemon sends only that device */
     if (o->csv && !o->report) {
         fprintf(stderr, "memctl dump: --csv needs --report memory_usage_summary, "
                         "l1_usage_summary or detailed_memory_usage\n");
@@ -84,15 +102,40 @@ static int parse(int argc, char **argv, dump_opts *o)
     return 0;
 }
 
+/* --svg / --html: the whole map, with the filtered-out allocations drawn pale. */
+static int picture(memclient_snapshot *s, const dump_opts *o)
+{
+    const char *path = o->svg ? o->svg : o->html;
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "memctl dump: cannot write %s: %s\n", path, strerror(errno));
+        memclient_snapshot_free(s);
+        return MEMCTL_EXIT_FAIL;
+    }
+    int r = o->svg ? memctl_picture_svg(f, s, &o->flt) : memctl_picture_html(f, s, &o->flt);
+    memclient_snapshot_free(s);
+    if (fclose(f) != 0 && r == 0)
+        r = -errno;
+    if (r < 0) {
+        fprintf(stderr, "memctl dump: writing %s: %s\n", path, strerror(-r));
+        return MEMCTL_EXIT_FAIL;
+    }
+    return 0;
+}
+
 static int dump_once(memclient *c, const dump_opts *o, bool clear)
 {
-    unsigned flags = MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_BANKS;
-    if (o->detailed || (o->csv && memctl_csv_report_needs_blocks(o->report)))
+    unsigned flags = MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_SUBALLOCS |
+                     MEMCLIENT_DUMP_BANKS;
+    if (o->detailed || o->svg || o->html || (o->csv && memctl_csv_report_needs_blocks(o->report)))
         flags |= MEMCLIENT_DUMP_BLOCKS;
     memclient_snapshot *s;
     int r = memclient_dump(c, o->device, flags, &s);
     if (r < 0)
         return memctl_fail(NULL, "dump", "cannot read the daemon's state", r);
+    if (o->svg || o->html)
+        return picture(s, o);
+    memctl_filter_snapshot(&o->flt, s);
     if (clear)
         fputs("\033[H\033[2J", stdout);
     if (o->json)

@@ -1,6 +1,7 @@
 /* memctl dump: per-bank views of a dump taken with MEMCLIENT_DUMP_BANKS — a compact
- * per-bank use table (consecutive banks whose maps look the same share a row) and which
- * banks each subset or per-bank buffer spans, with tt-metal core coordinates. */
+ * per-bank use table (consecutive banks whose maps look the same share a row), which
+ * banks each range-lockstep or per-bank buffer spans, with tt-metal core coordinates,
+ * and the sub-devices. All through memctl_table, like the rest of the dump. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,91 +28,123 @@ static void core_str(char *buf, size_t n, uint16_t lx, uint16_t ly, uint16_t nx,
         snprintf(buf, n, "%u,%u@%u,%u", lx, ly, nx, ny);
 }
 
-/* The per-bank use of every region a bank-set buffer has split (others are uniform:
- * the group table says it all). */
-static void bank_use_table(FILE *f, const memclient_snapshot *s)
+/* Bank ids of entries [i, j) of the snapshot's alloc_banks as ranges: "0-3,8". */
+static void bank_ranges(const memclient_snapshot *s, size_t i, size_t j, char *buf, size_t cap)
 {
-    bool header = false;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t k = i; k < j && used + 24 < cap;) {
+        size_t r = k + 1;
+        while (r < j && s->alloc_banks[r].bank.bank == s->alloc_banks[r - 1].bank.bank + 1)
+            r++;
+        used += (size_t)snprintf(buf + used, cap - used, "%s%" PRIu32, k > i ? "," : "",
+                                 s->alloc_banks[k].bank.bank);
+        if (r - k > 1)
+            used += (size_t)snprintf(buf + used, cap - used, "-%" PRIu32,
+                                     s->alloc_banks[r - 1].bank.bank);
+        k = r;
+        if (k < j && used + 24 >= cap)
+            snprintf(buf + used, cap - used, ",...");
+    }
+}
+
+void memctl_bank_use_table(FILE *f, const memclient_snapshot *s)
+{
+    static const char *const head[] = {"DEVICE", "REGION", "BANKS", "CORES", "ALLOCATED",
+                                       "FREE", "LARGEST", "FRAG", "ALLOCS"};
+    memctl_table *t = NULL;
     for (size_t i = 0; i < s->nbank_use;) {
         size_t j = i + 1;
         while (j < s->nbank_use && same_use(&s->bank_use[j - 1], &s->bank_use[j]))
             j++;
         const memclient_bank_use *a = &s->bank_use[i], *z = &s->bank_use[j - 1];
-        /* A region all of whose banks share one row has no per-bank story to tell. */
+        /* A region all of whose banks share one row has no per-bank story to tell: the
+         * region's own row says it all. */
         bool whole = a->bank == 0 && (j == s->nbank_use || s->bank_use[j].device != a->device ||
                                       s->bank_use[j].kind != a->kind ||
                                       s->bank_use[j].region != a->region);
-        if (!whole) {
-            if (!header) {
-                fprintf(f, "\nper-bank use (banks whose maps differ; core: logical@noc)\n");
-                fprintf(f, "  %6s %-14s %-11s %-13s %11s %11s %11s %6s %7s\n", "DEVICE",
-                        "REGION", "BANKS", "CORES", "ALLOCATED", "FREE", "LARGEST", "FRAG",
-                        "ALLOCS");
-                header = true;
-            }
-            char region[96], rbuf[24], banks[32], c0[32], c1[32], cores[72], frag[16];
-            snprintf(region, sizeof(region), "%s/%s", memclient_kind_name(a->kind),
-                     memd_report_region_name(s, a->device, a->kind, a->region, rbuf,
-                                             sizeof(rbuf)));
-            if (a == z)
-                snprintf(banks, sizeof(banks), "%" PRIu32, a->bank);
-            else
-                snprintf(banks, sizeof(banks), "%" PRIu32 "-%" PRIu32, a->bank, z->bank);
-            core_str(c0, sizeof(c0), a->logical_x, a->logical_y, a->noc_x, a->noc_y);
-            core_str(c1, sizeof(c1), z->logical_x, z->logical_y, z->noc_x, z->noc_y);
-            if (a == z || a->logical_x == MEMD_NO_CORE)
-                snprintf(cores, sizeof(cores), "%s", c0);
-            else
-                snprintf(cores, sizeof(cores), "%s..%s", c0, c1);
-            snprintf(frag, sizeof(frag), "%.1f%%", memd_report_fragmentation(&a->stats));
-            fprintf(f, "  %6" PRIu32 " %-14s %-11s %-13s %11s %11s %11s %6s %7" PRIu64 "\n",
-                    a->device, region, banks, cores, HB(a->stats.allocated),
-                    HB(a->stats.free), HB(a->stats.largest_free), frag, a->stats.allocations);
-        }
         i = j;
+        if (whole)
+            continue;
+        if (!t && !(t = memctl_table_new(9, head, "rlllrrrrr")))
+            return;
+        char rbuf[24], c0[32], c1[32];
+        memctl_table_cell(t, "%" PRIu32, a->device);
+        memctl_table_cell(t, "%s/%s", memclient_kind_name(a->kind),
+                          memd_report_region_name(s, a->device, a->kind, a->region, rbuf,
+                                                  sizeof(rbuf)));
+        if (a == z)
+            memctl_table_cell(t, "%" PRIu32, a->bank);
+        else
+            memctl_table_cell(t, "%" PRIu32 "-%" PRIu32, a->bank, z->bank);
+        core_str(c0, sizeof(c0), a->logical_x, a->logical_y, a->noc_x, a->noc_y);
+        core_str(c1, sizeof(c1), z->logical_x, z->logical_y, z->noc_x, z->noc_y);
+        if (a == z || a->logical_x == MEMD_NO_CORE)
+            memctl_table_cell(t, "%s", c0);
+        else
+            memctl_table_cell(t, "%s..%s", c0, c1);
+        memctl_table_cell(t, "%s", HB(a->stats.allocated));
+        memctl_table_cell(t, "%s", HB(a->stats.free));
+        memctl_table_cell(t, "%s", HB(a->stats.largest_free));
+        memctl_table_cell(t, "%.1f%%", memd_report_fragmentation(&a->stats));
+        memctl_table_cell(t, "%" PRIu64, a->stats.allocations);
     }
+    if (!t)
+        return;
+    fprintf(f, "\nper-bank use (banks whose maps differ; core: logical@noc)\n");
+    memctl_table_print(t, f, "  ");
+    memctl_table_free(t);
 }
 
-/* Bank ids as ranges ("0-3,8"), addresses per bank for per-bank buffers. */
+/* Range lockstep: one address in the listed banks. Per bank: bank:address each. */
 static void spans_table(FILE *f, const memclient_snapshot *s)
 {
     if (s->nalloc_banks == 0)
         return;
-    fprintf(f, "\nbank-set buffers: which banks they span (per bank: bank:address)\n");
+    static const char *const head[] = {"HANDLE", "MODE", "ADDRESS", "BANKS"};
+    memctl_table *t = memctl_table_new(4, head, "rlrl");
+    if (!t)
+        return;
     for (size_t i = 0; i < s->nalloc_banks;) {
         size_t j = i;
         while (j < s->nalloc_banks && s->alloc_banks[j].handle == s->alloc_banks[i].handle)
             j++;
         const memclient_alloc_bank *a = &s->alloc_banks[i];
-        fprintf(f, "  %8" PRIu64 " %-8s ", a->handle,
-                a->mode == MEMD_BANKS_PER_BANK ? "per-bank" : "range");
+        memctl_table_cell(t, "%" PRIu64, a->handle);
+        memctl_table_cell(t, "%s", a->mode == MEMD_BANKS_PER_BANK ? "per-bank" : "range");
         if (a->mode == MEMD_BANKS_PER_BANK) {
-            for (size_t k = i; k < j; k++) {
+            memctl_table_cell(t, "%s", "(per bank)");
+            char list[1024];
+            size_t used = 0;
+            list[0] = '\0';
+            for (size_t k = i; k < j && used + 48 < sizeof list; k++) {
                 const memclient_bank *b = &s->alloc_banks[k].bank;
-                fprintf(f, "%s%" PRIu32 ":0x%" PRIx64, k > i ? "," : "", b->bank, b->address);
+                used += (size_t)snprintf(list + used, sizeof list - used,
+                                         "%s%" PRIu32 ":0x%" PRIx64, k > i ? "," : "", b->bank,
+                                         b->address);
                 if (b->logical_x != MEMD_NO_CORE)
-                    fprintf(f, "(%u,%u)", b->logical_x, b->logical_y);
+                    used += (size_t)snprintf(list + used, sizeof list - used, "(%u,%u)",
+                                             b->logical_x, b->logical_y);
+                if (k + 1 < j && used + 48 >= sizeof list)
+                    snprintf(list + used, sizeof list - used, ",...");
             }
+            memctl_table_cell(t, "%s", list);
         } else {
-            fprintf(f, "0x%" PRIx64 " in banks ", a->bank.address);
-            for (size_t k = i; k < j;) {
-                size_t r = k + 1;
-                while (r < j && s->alloc_banks[r].bank.bank == s->alloc_banks[r - 1].bank.bank + 1)
-                    r++;
-                fprintf(f, "%s%" PRIu32, k > i ? "," : "", s->alloc_banks[k].bank.bank);
-                if (r - k > 1)
-                    fprintf(f, "-%" PRIu32, s->alloc_banks[r - 1].bank.bank);
-                k = r;
-            }
+            char list[512];
+            bank_ranges(s, i, j, list, sizeof list);
+            memctl_table_cell(t, "0x%" PRIx64, a->bank.address);
+            memctl_table_cell(t, "%s", list);
         }
-        fputc('\n', f);
         i = j;
     }
+    fprintf(f, "\nbank-set buffers: which banks they span (per bank: bank:address(core))\n");
+    memctl_table_print(t, f, "  ");
+    memctl_table_free(t);
 }
 
 void memctl_banks_table(FILE *f, const memclient_snapshot *s)
 {
-    bank_use_table(f, s);
+    memctl_bank_use_table(f, s);
     spans_table(f, s);
 }
 

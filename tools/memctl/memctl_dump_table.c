@@ -90,8 +90,48 @@ static void allocs_table(FILE *f, const memclient_snapshot *s)
         memctl_table_cell(t, "%" PRIu32, a->pid);
         memctl_table_cell(t, "%" PRIu32, a->uid);
         memctl_table_cell(t, "%s", a->comm[0] ? a->comm : "-");
-        memctl_table_cell(t, "%s", a->name[0] ? a->name : "-");
+        /* A client pool is marked: its sub-allocations follow under "pools". */
+        memctl_table_cell(t, "%s%s", a->name[0] ? a->name : "-", a->pool ? " [pool]" : "");
         memctl_table_cell(t, "%s", memctl_human_age(age_ns, age, sizeof(age)));
+    }
+    memctl_table_print(t, f, "  ");
+    memctl_table_free(t);
+}
+
+/* Each client pool: owner, pooled bytes, as of when, then its sub-allocations. */
+static void pools_table(FILE *f, const memclient_snapshot *s)
+{
+    if (s->npools == 0)
+        return;
+    fprintf(f, "\npools: %zu (sub-allocations as the owners last reported them)\n", s->npools);
+    static const char *const head[] = {"OFFSET", "ADDRESS", "BYTES/BANK", "NAME"};
+    memctl_table *t = memctl_table_new(4, head, "rrrl");
+    if (!t)
+        return;
+    size_t sub = 0;
+    for (size_t i = 0; i < s->npools; i++) {
+        const memclient_pool_rec *p = &s->pools[i];
+        const memclient_alloc_info *a = NULL;
+        for (size_t k = 0; k < s->nallocs && !a; k++)
+            if (s->allocs[k].buf.handle == p->handle)
+                a = &s->allocs[k];
+        char age[24];
+        uint64_t age_ns = s->server.now_ns > p->as_of_ns ? s->server.now_ns - p->as_of_ns : 0;
+        memctl_table_line(t, "pool %" PRIu64 " %s (pid %" PRIu32 " %s): %" PRIu32
+                          " sub-allocations, %s of %s pooled, as of %s ago",
+                          p->handle, a && a->name[0] ? a->name : "-", a ? a->pid : 0,
+                          a && a->comm[0] ? a->comm : "-", p->suballocs, HB(p->pooled_bytes),
+                          HB(a ? a->buf.size_per_bank : 0),
+                          memctl_human_age(age_ns, age, sizeof(age)));
+        if (sub < s->nsuballocs && s->suballocs[sub].pool == p->handle)
+            memctl_table_header(t);
+        for (; sub < s->nsuballocs && s->suballocs[sub].pool == p->handle; sub++) {
+            const memclient_suballoc_rec *x = &s->suballocs[sub];
+            memctl_table_cell(t, "0x%" PRIx64, x->offset);
+            memctl_table_cell(t, "0x%" PRIx64, (a ? a->buf.address : 0) + x->offset);
+            memctl_table_cell(t, "%s", HB(x->size));
+            memctl_table_cell(t, "%s", x->name[0] ? x->name : "-");
+        }
     }
     memctl_table_print(t, f, "  ");
     memctl_table_free(t);
@@ -122,51 +162,10 @@ static void blocks_table(FILE *f, const memclient_snapshot *s)
     memctl_table_free(t);
 }
 
-static void sessions_table(FILE *f, const memclient_snapshot *s)
-{
-    fprintf(f, "\nsessions: %zu\n", s->nsessions);
-    if (s->nsessions == 0)
-        return;
-    static const char *const head[] = {"ID", "PID", "UID", "GID", "PROCESS", "CLIENT", "AGE",
-                                       "ALLOCS", "REQUESTS", "STATE"};
-    memctl_table *t = memctl_table_new(10, head, "rrrrllrrrl");
-    if (!t)
-        return;
-    for (size_t i = 0; i < s->nsessions; i++) {
-        const memclient_session_rec *x = &s->sessions[i];
-        char age[24], left[24];
-        uint64_t age_ns = s->server.now_ns > x->connected_ns ? s->server.now_ns - x->connected_ns : 0;
-        memctl_table_cell(t, "%" PRIu32, x->id);
-        memctl_table_cell(t, "%" PRIu32, x->pid);
-        memctl_table_cell(t, "%" PRIu32, x->uid);
-        memctl_table_cell(t, "%" PRIu32, x->gid);
-        memctl_table_cell(t, "%s", x->comm[0] ? x->comm : "-");
-        memctl_table_cell(t, "%s", x->client_name[0] ? x->client_name : "-");
-        memctl_table_cell(t, "%s", memctl_human_age(age_ns, age, sizeof(age)));
-        memctl_table_cell(t, "%" PRIu64, x->allocations);
-        memctl_table_cell(t, "%" PRIu64, x->requests);
-        /* From before a daemon restart: holds its memory until reclaimed or released. */
-        if (x->orphaned) {
-            uint64_t left_ns = x->reclaim_deadline_ns > s->server.now_ns
-                                   ? x->reclaim_deadline_ns - s->server.now_ns : 0;
-            memctl_table_cell(t, "ORPHANED (released in %s)",
-                              memctl_human_age(left_ns, left, sizeof(left)));
-        } else {
-            memctl_table_cell(t, "connected");
-        }
-    }
-    memctl_table_print(t, f, "  ");
-    memctl_table_free(t);
-}
-
-void memctl_sessions_table(FILE *f, const memclient_snapshot *s)
-{
-    sessions_table(f, s);
-}
-
 void memctl_devices_table(FILE *f, const memclient_snapshot *s)
 {
     devices_table(f, s);
+    memctl_bank_use_table(f, s);
     memctl_subdevs_table(f, s);
 }
 
@@ -180,9 +179,10 @@ void memctl_dump_table(FILE *f, const memclient_snapshot *s, bool detailed)
     devices_table(f, s);
     allocs_table(f, s);
     memctl_banks_table(f, s);
+    pools_table(f, s);
     memctl_subdevs_table(f, s);
-    if (detailed) {
+    if (detailed)
         blocks_table(f, s);
-        sessions_table(f, s);
-    }
+    fputc('\n', f); /* who holds what: sessions and processes with their bytes */
+    memctl_sessions_usage_table(f, s);
 }

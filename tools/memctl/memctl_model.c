@@ -1,7 +1,7 @@
 /* memctl model — model descriptions (YAML, see README "Models") with the daemon:
- *   memctl model check FILE.yaml              parse and derive lifetimes, offline
+ *   memctl model check FILE.yaml [--json]     parse and derive lifetimes, offline
  *   memctl model load FILE.yaml [--device N] [--budget-ms MS] [--seed S]
- *                                [--instances K] [--hold]
+ *                                [--instances K] [--hold] [--json]
  *   memctl model list [--json]                models, plans and instances in the daemon
  *   memctl model import FILE.onnx [-o OUT.yaml] [--dims NAME=N,...]   (memctl_model_import.c)
  * The YAML is read here, never by the daemon. */
@@ -12,17 +12,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "plan.h"
 #include "memctl_model.h"
 #include "memctl_table.h"
 #include "model_yaml.h"
 
 #define USAGE                                                                               \
-    "usage: memctl model check FILE.yaml\n"                                                 \
+    "usage: memctl model check FILE.yaml [--json]\n"                                        \
     "       memctl model load FILE.yaml [--device N] [--budget-ms MS] [--seed S]\n"         \
-    "                                   [--instances K] [--hold]\n"                         \
+    "                                   [--instances K] [--hold] [--json]\n"                \
     "       memctl model list [--json]\n"                                                  \
-    "       memctl model import FILE.onnx [-o OUT.yaml] [--dims NAME=N,...] [--name NAME]\n"
+    "       memctl model import FILE.onnx [-o OUT.yaml] [--dims NAME=N,...] [--name NAME]\n"   \
+    "                                    [--json]\n"
 
 static void print_tensors(const memd_model_yaml *y, const memclient_tensor_info *ti)
 {
@@ -55,15 +57,52 @@ static void print_tensors(const memd_model_yaml *y, const memclient_tensor_info 
     memctl_table_free(t);
 }
 
+/* The same rows as print_tensors, as a JSON array ("tensors": [...]). */
+static void json_tensors(const memd_model_yaml *y, const memclient_tensor_info *ti)
+{
+    const memclient_model_desc *d = &y->desc;
+    fputs(", \"tensors\": [", stdout);
+    for (size_t i = 0; i < d->ntensors; i++) {
+        const memclient_tensor_life *l = &y->life[i];
+        printf("%s\n    {\"index\": %zu, \"name\": ", i ? "," : "", i);
+        memd_json_str(stdout, d->tensors[i].name);
+        printf(", \"role\": \"%s\", \"bytes\": %" PRIu64 ", \"alignment\": %" PRIu64
+               ", \"lower\": %" PRIu64 ", \"upper\": %" PRIu64 ", \"alias_of\": ",
+               memd_model_yaml_role_name(d->tensors[i].role), l->size, l->alignment, l->lower,
+               l->upper);
+        if (l->alias_of != MEMCLIENT_NO_TENSOR)
+            memd_json_str(stdout, d->tensors[l->alias_of].name);
+        else
+            fputs("null", stdout);
+        if (ti) /* an address for weights, an arena offset for activations */
+            printf(", \"value\": %" PRIu64 ", \"value_str\": \"%" PRIu64 "\"", ti[i].value,
+                   ti[i].value);
+        fputc('}', stdout);
+    }
+    fputs("\n  ]", stdout);
+}
+
 static int cmd_check(int argc, char **argv)
 {
-    if (argc != 2 || argv[1][0] == '-') {
+    const char *file = NULL;
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (argv[i][0] == '-' || file) {
+            fputs(USAGE, stderr);
+            return MEMCTL_EXIT_USAGE;
+        } else {
+            file = argv[i];
+        }
+    }
+    if (!file) {
         fputs(USAGE, stderr);
         return MEMCTL_EXIT_USAGE;
     }
     memd_model_yaml y;
     char err[512];
-    if (memd_model_yaml_read(argv[1], &y, err, sizeof err) < 0) {
+    if (memd_model_yaml_read(file, &y, err, sizeof err) < 0) {
         fprintf(stderr, "memctl model: %s\n", err);
         return MEMCTL_EXIT_FAIL;
     }
@@ -85,15 +124,25 @@ static int cmd_check(int argc, char **argv)
             placeholders += l->size;
     }
     if (!b || memd_plan_lower_bound(b, n, &lb) < 0) {
-        fprintf(stderr, "memctl model: %s: the activations' sizes overflow\n", argv[1]);
+        fprintf(stderr, "memctl model: %s: the activations' sizes overflow\n", file);
         free(b);
         memd_model_yaml_free(&y);
         return MEMCTL_EXIT_FAIL;
     }
-    printf("model %s: %zu tensors, %zu ops; %zu activations (lower bound %" PRIu64
-           " bytes), weights %" PRIu64 " bytes, placeholders %" PRIu64 " bytes\n",
-           d->name, d->ntensors, d->nops, n, lb, weights, placeholders);
-    print_tensors(&y, NULL);
+    if (json) {
+        fputs("{\"schema_version\": 1, \"model\": ", stdout);
+        memd_json_str(stdout, d->name);
+        printf(", \"ops\": %zu, \"activations\": %zu, \"lower_bound\": %" PRIu64
+               ", \"weights_bytes\": %" PRIu64 ", \"placeholders_bytes\": %" PRIu64,
+               d->nops, n, lb, weights, placeholders);
+        json_tensors(&y, NULL);
+        fputs("}\n", stdout);
+    } else {
+        printf("model %s: %zu tensors, %zu ops; %zu activations (lower bound %" PRIu64
+               " bytes), weights %" PRIu64 " bytes, placeholders %" PRIu64 " bytes\n",
+               d->name, d->ntensors, d->nops, n, lb, weights, placeholders);
+        print_tensors(&y, NULL);
+    }
     free(b);
     memd_model_yaml_free(&y);
     return 0;
@@ -102,7 +151,7 @@ static int cmd_check(int argc, char **argv)
 typedef struct load_opts {
     const char *file;
     uint32_t device;
-    bool has_device, hold;
+    bool has_device, hold, json;
     uint64_t instances;
     memclient_plan_opts plan;
 } load_opts;
@@ -135,6 +184,8 @@ static int parse_load(int argc, char **argv, load_opts *o)
                 return memctl_bad_value(cmd, a, v, "0..1024");
         } else if (!strcmp(a, "--hold")) {
             o->hold = true;
+        } else if (!strcmp(a, "--json")) {
+            o->json = true;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "memctl model load: unknown option '%s'\n", a);
             return MEMCTL_EXIT_USAGE;
@@ -150,6 +201,24 @@ static int parse_load(int argc, char **argv, load_opts *o)
         return MEMCTL_EXIT_USAGE;
     }
     return 0;
+}
+
+static void json_instance(const memd_model_yaml *y, const memclient_instance *in,
+                          const memclient_tensor_addr *ta, bool first)
+{
+    printf("%s\n    {\"instance_id\": %" PRIu64 ", \"instance_id_str\": \"%" PRIu64
+           "\", \"reused\": %s, \"arena_handle\": %" PRIu64 ", \"arena_handle_str\": \"%"
+           PRIu64 "\", \"arena_address\": %" PRIu64 ", \"arena_bytes\": %" PRIu64
+           ", \"tensors\": [", first ? "" : ",", in->instance_id, in->instance_id,
+           in->reused ? "true" : "false", in->arena_handle, in->arena_handle, in->arena_address,
+           in->arena_bytes);
+    for (size_t i = 0; i < y->desc.ntensors; i++) {
+        printf("%s{\"name\": ", i ? ", " : "");
+        memd_json_str(stdout, y->desc.tensors[i].name);
+        printf(", \"address\": %" PRIu64 ", \"handle\": %" PRIu64 "}", ta[i].address,
+               ta[i].handle);
+    }
+    fputs("]}", stdout);
 }
 
 static void print_instance(const memd_model_yaml *y, const memclient_instance *in,
@@ -172,7 +241,8 @@ static void print_instance(const memd_model_yaml *y, const memclient_instance *i
 
 /* The model's plan as `memctl plan` prints one; the buffer count and planning time come
  * from the daemon's plan record when it still has it. */
-static void print_plan(memclient *c, const memd_model_yaml *y, const memclient_model_info *mi)
+static void print_plan(memclient *c, const memd_model_yaml *y, const memclient_model_info *mi,
+                       bool json)
 {
     memctl_plan_summary sum = {.plan_id = mi->plan_id, .arena = mi->arena,
                                .lower_bound = mi->lower_bound, .strategy = mi->strategy,
@@ -192,7 +262,42 @@ static void print_plan(memclient *c, const memd_model_yaml *y, const memclient_m
         }
     }
     memclient_snapshot_free(s);
-    memctl_plan_print(stdout, &sum, false);
+    memctl_plan_print(stdout, &sum, json);
+}
+
+static void print_loaded(memclient *c, const memd_model_yaml *y, const memclient_model_info *mi,
+                         const memclient_tensor_info *ti)
+{
+    printf("model %s: id %" PRIu64 " on device %" PRIu32 ", %s, %" PRIu32 " session%s\n",
+           mi->name, mi->model_id, mi->device,
+           mi->created ? "loaded" : "shared with another session", mi->users,
+           mi->users == 1 ? "" : "s");
+    print_plan(c, y, mi, false);
+    printf("code: handle %" PRIu64 " address 0x%" PRIx64 " bytes %" PRIu64 "\n", mi->code_handle,
+           mi->code_address, mi->code_bytes);
+    printf("constants: handle %" PRIu64 " address 0x%" PRIx64 " bytes %" PRIu64 "\n",
+           mi->const_handle, mi->const_address, mi->const_bytes);
+    print_tensors(y, ti);
+}
+
+/* The same as print_loaded, as the head of one JSON document; "instances" follow. */
+static void print_loaded_json(memclient *c, const memd_model_yaml *y,
+                              const memclient_model_info *mi, const memclient_tensor_info *ti)
+{
+    fputs("{\"schema_version\": 1, \"model\": ", stdout);
+    memd_json_str(stdout, mi->name);
+    printf(", \"model_id\": %" PRIu64 ", \"model_id_str\": \"%" PRIu64 "\", \"device\": %"
+           PRIu32 ", \"created\": %s, \"users\": %" PRIu32 ",\n  \"plan\": ", mi->model_id,
+           mi->model_id, mi->device, mi->created ? "true" : "false", mi->users);
+    print_plan(c, y, mi, true); /* ends its line: the next member leads with the comma */
+    printf("  , \"code\": {\"handle\": %" PRIu64 ", \"handle_str\": \"%" PRIu64
+           "\", \"address\": %" PRIu64 ", \"bytes\": %" PRIu64 "},\n", mi->code_handle,
+           mi->code_handle, mi->code_address, mi->code_bytes);
+    printf("  \"constants\": {\"handle\": %" PRIu64 ", \"handle_str\": \"%" PRIu64
+           "\", \"address\": %" PRIu64 ", \"bytes\": %" PRIu64 "}", mi->const_handle,
+           mi->const_handle, mi->const_address, mi->const_bytes);
+    json_tensors(y, ti);
+    fputs(",\n  \"instances\": [", stdout);
 }
 
 static int cmd_load(const memctl_globals *g, int argc, char **argv)
@@ -217,7 +322,7 @@ static int cmd_load(const memctl_globals *g, int argc, char **argv)
     if (o.hold)
         sigprocmask(SIG_BLOCK, &set, NULL);
     memclient *c;
-    if ((r = memctl_connect(g, &c)) != 0) {
+    if ((r = memctl_connect_flags(g, o.hold ? MEMCLIENT_CONNECT_RECONNECT : 0, &c)) != 0) {
         memd_model_yaml_free(&y);
         return r;
     }
@@ -237,29 +342,32 @@ static int cmd_load(const memctl_globals *g, int argc, char **argv)
         code = memctl_fail(c, "model load", what, r);
         goto out;
     }
-    printf("model %s: id %" PRIu64 " on device %" PRIu32 ", %s, %" PRIu32 " session%s\n", mi.name,
-           mi.model_id, mi.device, mi.created ? "loaded" : "shared with another session",
-           mi.users, mi.users == 1 ? "" : "s");
-    print_plan(c, &y, &mi);
-    printf("code: handle %" PRIu64 " address 0x%" PRIx64 " bytes %" PRIu64 "\n", mi.code_handle,
-           mi.code_address, mi.code_bytes);
-    printf("constants: handle %" PRIu64 " address 0x%" PRIx64 " bytes %" PRIu64 "\n",
-           mi.const_handle, mi.const_address, mi.const_bytes);
-    print_tensors(&y, ti);
+    if (o.json)
+        print_loaded_json(c, &y, &mi, ti);
+    else
+        print_loaded(c, &y, &mi, ti);
     for (uint64_t k = 0; k < o.instances; k++) {
         memclient_instance in;
         if ((r = memclient_instance_create(c, mi.model_id, &in, ta, n)) < 0) {
             code = memctl_fail(c, "model load", "cannot create an instance", r);
             goto out;
         }
-        print_instance(&y, &in, ta);
+        if (o.json)
+            json_instance(&y, &in, ta, k == 0);
+        else
+            print_instance(&y, &in, ta);
     }
+    if (o.json) /* the document is whole only when every instance was made */
+        fputs("\n  ]}\n", stdout);
     fflush(stdout);
     if (o.hold) {
         fprintf(stderr, "memctl model load: holding model %s; SIGINT or SIGTERM releases it\n",
                 mi.name);
-        int sig;
-        sigwait(&set, &sig);
+        int sig = memctl_hold(c, &set, "model load");
+        if (sig < 0) {
+            code = MEMCTL_EXIT_CONNECT;
+            goto out;
+        }
         r = memclient_model_unload(c, mi.model_id, MEMCLIENT_MODEL_FORCE);
         if (r < 0)
             code = memctl_fail(NULL, "model load", "unloading", r);

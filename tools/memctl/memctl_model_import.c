@@ -43,8 +43,9 @@ int memctl_model_import(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         fputs("usage: memctl model import FILE.onnx [-o OUT.yaml] [--dims NAME=N,...] "
-              "[--name NAME]\n"
+              "[--name NAME] [--json]\n"
               "  Imports an ONNX model into memd's model YAML (stdout without -o) with the\n"
+              "  summary on stderr, or with --json (needs -o) as one JSON object on stdout;\n"
               "  memd Python package (" MEMD_PYTHON " -m memd import).\n",
               argc < 2 ? stderr : stdout);
         return argc < 2 ? MEMCTL_EXIT_USAGE : 0;

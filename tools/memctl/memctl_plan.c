@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,9 @@
 #define PLAN_USAGE                                                                        \
     "usage: memctl plan INPUT.csv [--output OUT.csv] [--budget-ms MS] [--seed S] [--json]\n" \
     "                   [--threads N] [--iterations N]\n"                                 \
-    "       memctl plan --validate INPUT.csv [--json]\n"
+    "       memctl plan --validate INPUT.csv [--json]\n"                                   \
+    "  on a terminal the best arena so far is shown while it plans; Ctrl-C stops it and\n" \
+    "  keeps (writes and prints) the best plan found\n"
 #define MAX_BUDGET_MS (24ull * 3600 * 1000)
 
 static uint64_t mono_ns(void *ctx)
@@ -180,6 +183,35 @@ out:
     return ret;
 }
 
+/* Ctrl-C while planning: the planner stops at its next progress call and the best plan
+ * found so far is checked, written and printed as usual (with "cancelled": true). */
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+typedef struct progress_ctx {
+    bool tty;                 /* stderr is a terminal: show the best arena so far */
+    bool shown;
+} progress_ctx;
+
+static bool on_progress(void *vctx, const memd_plan_progress *p)
+{
+    progress_ctx *ctx = vctx;
+    if (ctx->tty && p->have_plan) {
+        double lb = (double)p->lower_bound;
+        fprintf(stderr, "\r\033[Kmemctl plan: best arena %" PRIu64 " bytes (%.3f%% over the "
+                        "lower bound %" PRIu64 "), %.1f s, %" PRIu64 " iterations; Ctrl-C "
+                        "keeps it", p->arena, lb > 0 ? 100.0 * ((double)p->arena - lb) / lb : 0.0,
+                p->lower_bound, (double)p->elapsed_ns / 1e9, p->iterations);
+        ctx->shown = true;
+    }
+    return interrupted != 0;
+}
+
 /* iterations: 0 plans against the clock (budget_ms); else exactly that many
  * improvement iterations, no clock: the same plan on every machine and thread count. */
 static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, uint64_t seed,
@@ -203,17 +235,28 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
      * the reserve doubles that, plus 2 ms). */
     uint64_t spent = mono_ns(NULL) - t0, budget = budget_ms * 1000000ull;
     uint64_t reserve = 2000000u + (uint64_t)csv.n * (output ? 4000u : 2000u);
+    progress_ctx pctx = {.tty = isatty(STDERR_FILENO) == 1};
     lane_pool pool = {.threads = threads};
     pthread_mutex_init(&pool.mu, NULL);
     memd_plan_opts opts = {.seed = seed, .clock = iterations ? NULL : mono_ns,
                            .budget_ns = budget > spent + reserve ? budget - spent - reserve : 0,
                            .max_iterations = iterations,
-                           .runner = threads > 1 ? run_lanes : NULL, .runner_ctx = &pool};
+                           .runner = threads > 1 ? run_lanes : NULL, .runner_ctx = &pool,
+                           .progress = on_progress, .progress_ctx = &pctx,
+                           .progress_ns = 200000000u};
     memd_plan_result res;
     memd_plan_violation v;
+    struct sigaction sa = {.sa_handler = on_sigint}, old_sa;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_sa);
     uint64_t plan_t0 = mono_ns(NULL);
     int rc = memd_plan_solve(csv.bufs, csv.n, &opts, off, &res, &v);
     pthread_mutex_destroy(&pool.mu);
+    sigaction(SIGINT, &old_sa, NULL); /* a second Ctrl-C while writing ends memctl */
+    if (pctx.shown)
+        fputs("\r\033[K", stderr);
+    if (res.cancelled)
+        fprintf(stderr, "memctl plan: interrupted: keeping the best plan found\n");
     if (rc == -EINVAL || rc == -ENOTRECOVERABLE) {
         fprintf(stderr, "memctl plan: %s: %s: ", input,
                 rc == -EINVAL ? "no plan possible" : "planner produced an invalid plan (bug)");
@@ -246,7 +289,8 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
     double first_ms = (double)(plan_t0 - t0 + res.first_ns) / 1e6;
     memctl_plan_summary sum = {.buffers = csv.n, .arena = res.arena,
                                .lower_bound = res.lower_bound, .strategy = res.strategy,
-                               .optimal = res.optimal, .plan_ms = ms, .first_ms = first_ms};
+                               .optimal = res.optimal, .plan_ms = ms, .first_ms = first_ms,
+                               .cancelled = res.cancelled};
     memctl_plan_print(stdout, &sum, json);
     ret = 0;
 out:

@@ -28,6 +28,8 @@ static void text(FILE *f, const memctl_plan_summary *p)
         fprintf(f, " in %.1f ms", p->plan_ms);
     if (p->first_ms >= 0)
         fprintf(f, " (first plan after %.1f ms)", p->first_ms);
+    if (p->cancelled)
+        fputs(", interrupted: the best plan found so far", f);
     fputc('\n', f);
 }
 
@@ -57,7 +59,7 @@ static void json(FILE *f, const memctl_plan_summary *p)
     ms_or_null(f, p->plan_ms);
     fputs(", \"first_ms\": ", f);
     ms_or_null(f, p->first_ms);
-    fputs("}\n", f);
+    fprintf(f, ", \"cancelled\": %s}\n", p->cancelled ? "true" : "false");
 }
 
 void memctl_plan_print(FILE *f, const memctl_plan_summary *p, bool as_json)

@@ -3,10 +3,12 @@
 #ifndef MEMD_CLIENT_MEMCTL_SERVICE_H
 #define MEMD_CLIENT_MEMCTL_SERVICE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "text.h"
 #include "json.h"
 #include "report.h"
 #include "memd/client.h"
@@ -26,6 +28,14 @@ enum {
  * path and why and returns MEMCTL_EXIT_PERM when the socket is not this user's to use,
  * else MEMCTL_EXIT_CONNECT. */
 int memctl_connect(const memctl_globals *g, memclient **out);
+/* The same with MEMCLIENT_CONNECT_* flags (--hold: MEMCLIENT_CONNECT_RECONNECT). */
+int memctl_connect_flags(const memctl_globals *g, unsigned flags, memclient **out);
+
+/* --hold: waits for a signal of set (blocked by the caller) and returns it. Meanwhile,
+ * when memd restarts, reclaims the session within the daemon's grace period (checked 5
+ * times a second), so what is held stays held. A negative errno when the hold is lost
+ * (the session could not be reclaimed; printed). */
+int memctl_hold(memclient *c, const sigset_t *set, const char *cmd);
 
 /* Once connected: prints "memctl CMD: what: <meaning of err>" and the last error detail, with
  * the out-of-memory record when there is one (c, if not NULL, is used to name the
@@ -62,23 +72,39 @@ const char *memctl_human_bytes(uint64_t v, char *buf, size_t len);
 const char *memctl_human_age(uint64_t ns, char *buf, size_t len);
 
 /* Output escaping. */
-void memctl_csv_str(FILE *f, const char *s);      /* quoted only when needed */
-void memctl_prom_label(FILE *f, const char *s);   /* Prometheus label value, quoted */
+/* Names come from other processes (a process name is whatever a client set): every
+ * output escapes them (text.h) before quoting, so none can break a row or send a
+ * terminal escape sequence. TX(s): s escaped, in a buffer that lives for the statement. */
+#define TX(s) memd_text_escape((s), (char[192]){0}, 192)
+void memctl_csv_str(FILE *f, const char *s);      /* escaped; quoted only when needed */
+void memctl_prom_label(FILE *f, const char *s);   /* Prometheus label value, escaped, quoted */
 
 /* dump's output formats (memctl_dump_*.c; JSON: memd_report_json in tools/report). */
 void memctl_dump_table(FILE *f, const memclient_snapshot *s, bool detailed);
-/* The device and session parts of the table (memctl devices, memctl sessions). */
+/* The device part of the table (memctl devices). */
 void memctl_devices_table(FILE *f, const memclient_snapshot *s);
+/* Sessions and processes with the bytes they hold (a snapshot with MEMCLIENT_DUMP_USAGE). */
+void memctl_sessions_usage_table(FILE *f, const memclient_snapshot *s);
+/* The processes holding memory, largest first, with a column per device (skip_self: not
+ * this memctl's own session when it holds nothing). */
+void memctl_processes_table(FILE *f, const memclient_snapshot *s, bool skip_self);
 /* Per-bank use of split regions and the banks of bank-set buffers (memctl_dump_banks.c);
  * the snapshot must come from a dump with MEMCLIENT_DUMP_BANKS. */
 void memctl_banks_table(FILE *f, const memclient_snapshot *s);
+/* Only the per-bank use part of it (memctl devices). */
+void memctl_bank_use_table(FILE *f, const memclient_snapshot *s);
 /* Sub-devices with their use and bound sessions (memctl_dump_banks.c). */
 void memctl_subdevs_table(FILE *f, const memclient_snapshot *s);
-void memctl_sessions_table(FILE *f, const memclient_snapshot *s);
 /* report: "memory_usage_summary", "l1_usage_summary", "detailed_memory_usage";
  * returns -EINVAL for another name. */
 int memctl_dump_csv(FILE *f, const memclient_snapshot *s, const char *report);
 bool memctl_csv_report_valid(const char *report);
 bool memctl_csv_report_needs_blocks(const char *report);
+
+/* memctl metrics: the Prometheus text of a snapshot dumped with MEMCLIENT_DUMP_USAGE; and
+ * serving it over HTTP at addr ("HOST:PORT", "[V6]:PORT", ":PORT") until SIGINT/SIGTERM
+ * (memctl_http.c). */
+void memctl_metrics_write(FILE *f, const memclient_snapshot *s);
+int memctl_metrics_serve(const memctl_globals *g, const char *addr);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text.h"
 #include "memctl_table.h"
 
 typedef enum { ITEM_CELL, ITEM_LINE, ITEM_HEADER } item_kind;
@@ -58,6 +59,9 @@ static void push(memctl_table *t, item_kind kind, char *text)
     t->items[t->n++] = (item){kind, text};
 }
 
+/* The cell's text escaped (text.h): names from other processes reach a terminal here,
+ * and a process name may hold an escape sequence. */
+__attribute__((format(printf, 2, 0))) /* clang checks va_list wrappers too */
 static char *vformat(memctl_table *t, const char *fmt, va_list ap)
 {
     char *s = NULL;
@@ -65,7 +69,16 @@ static char *vformat(memctl_table *t, const char *fmt, va_list ap)
         t->failed = true;
         return NULL;
     }
-    return s;
+    size_t cap = 4 * strlen(s) + 8; /* \xNN per byte at most: never cut */
+    char *e = malloc(cap);
+    if (!e) {
+        free(s);
+        t->failed = true;
+        return NULL;
+    }
+    memd_text_escape(s, e, cap);
+    free(s);
+    return e;
 }
 
 void memctl_table_cell(memctl_table *t, const char *fmt, ...)

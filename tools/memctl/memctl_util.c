@@ -1,6 +1,7 @@
 /* memctl — helpers shared by the service subcommands. */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,13 +11,39 @@
 
 int memctl_connect(const memctl_globals *g, memclient **out)
 {
-    int r = memclient_connect(g->socket_path, out);
+    return memctl_connect_flags(g, 0, out);
+}
+
+int memctl_connect_flags(const memctl_globals *g, unsigned flags, memclient **out)
+{
+    int r = memclient_connect_flags(g->socket_path, NULL, flags, out);
     if (r == 0)
         return 0;
     memclient_error e;
     memclient_last_error(&e);
     fprintf(stderr, "memctl: %s\n", e.message);
     return r == -EACCES || r == -EPERM ? MEMCTL_EXIT_PERM : MEMCTL_EXIT_CONNECT;
+}
+
+int memctl_hold(memclient *c, const sigset_t *set, const char *cmd)
+{
+    const struct timespec tick = {.tv_sec = 0, .tv_nsec = 200 * 1000000L};
+    for (;;) {
+        int sig = sigtimedwait(set, NULL, &tick);
+        if (sig > 0)
+            return sig;
+        /* -EISCONN: the daemon is there; 0: it restarted and the session is back. */
+        int r = memclient_reconnect(c, MEMCLIENT_RECONNECT_MS);
+        if (r == 0) {
+            fprintf(stderr, "memctl %s: memd restarted; session reclaimed, still holding\n", cmd);
+        } else if (r != -EISCONN) {
+            memclient_error e;
+            memclient_last_error(&e);
+            fprintf(stderr, "memctl %s: the daemon went away and the hold is lost: %s\n", cmd,
+                    e.message);
+            return r;
+        }
+    }
 }
 
 /* memctl(1)'s exit code for a negative errno. */
@@ -205,8 +232,9 @@ const char *memctl_human_age(uint64_t ns, char *buf, size_t len)
     return buf;
 }
 
-void memctl_csv_str(FILE *f, const char *s)
+void memctl_csv_str(FILE *f, const char *raw)
 {
+    const char *s = TX(raw);
     if (!strpbrk(s, ",\"\r\n") && s[0] != ' ' && (!*s || s[strlen(s) - 1] != ' ')) {
         fputs(s, f);
         return;
@@ -220,8 +248,9 @@ void memctl_csv_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-void memctl_prom_label(FILE *f, const char *s)
+void memctl_prom_label(FILE *f, const char *raw)
 {
+    const char *s = TX(raw);
     fputc('"', f);
     for (; *s; s++) {
         if (*s == '\\')
@@ -253,7 +282,7 @@ int memctl_show_snapshot(const memctl_globals *g, int argc, char **argv, const c
     if (r)
         return r;
     memclient_snapshot *s;
-    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_BANKS, &s); /* + sub-devices */
+    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_POOLS, &s);
     memclient_disconnect(c);
     if (r < 0)
         return memctl_fail(NULL, argv[0], "cannot read the daemon's state", r);

@@ -2,6 +2,7 @@
  * node its position, so each error names file:line:column. Names are resolved through a
  * sorted index (O(n log n) for big graphs); sizes of lists are bounded before anything
  * is allocated for them. */
+#include "text.h"
 #include "model_yaml.h"
 
 #include <errno.h>
@@ -65,6 +66,11 @@ static int scalar(ctx *c, const yaml_node_t *n, const char *what, const char **o
     const char *v = (const char *)n->data.scalar.value;
     if (strlen(v) != n->data.scalar.length)
         return errat(c, n, "%s: contains a NUL byte", what);
+    size_t at;
+    const char *why;
+    if (memd_text_check(v, &at, &why) < 0) /* "\e[..." in double quotes reaches here */
+        return errat(c, n, "%s: byte %zu is %s (0x%02x)", what, at, why,
+                     (unsigned char)v[at]);
     *out = v;
     return 0;
 }

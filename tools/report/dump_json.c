@@ -1,8 +1,11 @@
 /* The JSON dump (memctl dump --json, memd.Client.dump): one document, "schema_version": 1.
  * Sizes are exact bytes per bank; names are escaped (they come from other processes).
- * Keys only ever get added. */
+ * Keys only ever get added. Values that may pass 2^53 (handles, nanosecond times), which
+ * readers that parse numbers as doubles (jq, JavaScript) round, also come as strings in
+ * a twin key with the suffix "_str". */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "json.h"
 #include "report.h"
@@ -69,6 +72,25 @@ static const char *mode_name(memd_bank_mode m)
     return m == MEMD_BANKS_RANGE ? "range" : m == MEMD_BANKS_PER_BANK ? "per_bank" : "all";
 }
 
+/* The snapshot's ALLOC_BANK entries come in handle order (the daemon writes them after
+ * their ALLOC record, allocations by handle): [*first, *first + n) are handle's. */
+static size_t alloc_banks_of(const memclient_snapshot *s, uint64_t handle, size_t *first)
+{
+    size_t lo = 0, hi = s->nalloc_banks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->alloc_banks[mid].handle < handle)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t n = 0;
+    while (lo + n < s->nalloc_banks && s->alloc_banks[lo + n].handle == handle)
+        n++;
+    *first = lo;
+    return n;
+}
+
 /* "bank_mode", "bank_ids" and, for a bank set, "bank_addresses" of an allocation. */
 static void alloc_banks_json(FILE *f, const memclient_snapshot *s, const memclient_alloc_info *a)
 {
@@ -84,26 +106,19 @@ static void alloc_banks_json(FILE *f, const memclient_snapshot *s, const memclie
         fprintf(f, "]");
         return;
     }
-    bool first = true;
-    for (size_t i = 0; i < s->nalloc_banks; i++)
-        if (s->alloc_banks[i].handle == a->buf.handle) {
-            fprintf(f, "%s%" PRIu32, first ? "" : ", ", s->alloc_banks[i].bank.bank);
-            first = false;
-        }
+    size_t first, n = alloc_banks_of(s, a->buf.handle, &first);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s%" PRIu32, i ? ", " : "", s->alloc_banks[first + i].bank.bank);
     fprintf(f, "],\n      \"bank_addresses\": [");
-    first = true;
-    for (size_t i = 0; i < s->nalloc_banks; i++) {
-        const memclient_bank *b = &s->alloc_banks[i].bank;
-        if (s->alloc_banks[i].handle != a->buf.handle)
-            continue;
+    for (size_t i = 0; i < n; i++) {
+        const memclient_bank *b = &s->alloc_banks[first + i].bank;
         fprintf(f, "%s\n        {\"bank\": %" PRIu32 ", \"address\": %" PRIu64
                    ", \"absolute\": %" PRIu64 ", ",
-                first ? "" : ",", b->bank, b->address, b->absolute);
+                i ? "," : "", b->bank, b->address, b->absolute);
         core_json(f, b->logical_x, b->logical_y, b->noc_x, b->noc_y);
         fputc('}', f);
-        first = false;
     }
-    fprintf(f, "%s]", first ? "" : "\n      ");
+    fprintf(f, "%s]", n ? "\n      " : "");
 }
 
 static void region_json(FILE *f, const memclient_snapshot *s, const memclient_region *reg,
@@ -146,9 +161,9 @@ static void alloc_json(FILE *f, const memclient_snapshot *s, const memclient_all
 {
     char rbuf[24];
     uint64_t age_ns = s->server.now_ns > a->created_ns ? s->server.now_ns - a->created_ns : 0;
-    fprintf(f, "    {\n      \"handle\": %" PRIu64 ",\n      \"device\": %" PRIu32
-               ",\n      \"kind\": \"%s\",\n      \"region\": ",
-            a->buf.handle, a->device, memclient_kind_name(a->buf.kind));
+    fprintf(f, "    {\n      \"handle\": %" PRIu64 ",\n      \"handle_str\": \"%" PRIu64
+               "\",\n      \"device\": %" PRIu32 ",\n      \"kind\": \"%s\",\n      \"region\": ",
+            a->buf.handle, a->buf.handle, a->device, memclient_kind_name(a->buf.kind));
     memd_json_str(f, memd_report_region_name(s, a->device, a->buf.kind, a->buf.region, rbuf,
                                           sizeof(rbuf)));
     fprintf(f, ",\n      \"region_index\": %" PRIu32 ",\n      \"class\": \"%s\",\n"
@@ -164,8 +179,9 @@ static void alloc_json(FILE *f, const memclient_snapshot *s, const memclient_all
     memd_json_str(f, a->comm);
     fprintf(f, ",\n      \"name\": ");
     memd_json_str(f, a->name);
-    fprintf(f, ",\n      \"created_ns\": %" PRIu64 ",\n      \"age_s\": %.3f",
-            a->created_ns, (double)age_ns / 1e9);
+    fprintf(f, ",\n      \"pool\": %s,\n      \"created_ns\": %" PRIu64
+               ",\n      \"created_ns_str\": \"%" PRIu64 "\",\n      \"age_s\": %.3f",
+            a->pool ? "true" : "false", a->created_ns, a->created_ns, (double)age_ns / 1e9);
     alloc_banks_json(f, s, a);
     fprintf(f, "\n    }");
 }
@@ -194,7 +210,61 @@ static void subdevs_json(FILE *f, const memclient_snapshot *s)
     fprintf(f, "%s]", s->nsubdevs ? "\n  " : "");
 }
 
-static void session_json(FILE *f, const memclient_session_rec *x)
+/* With MEMCLIENT_DUMP_USAGE: what the session holds, in total and per bank group. */
+static void session_use_json(FILE *f, const memclient_snapshot *s, uint32_t id)
+{
+    memd_report_use t;
+    memd_report_session_total(s, id, &t);
+    fprintf(f, ", \"bytes\": %" PRIu64 ", \"shared_bytes\": %" PRIu64 ", \"use\": [",
+            t.bytes, t.shared_bytes);
+    bool first = true;
+    for (size_t i = 0; i < s->nusage; i++) {
+        const memclient_session_use *u = &s->usage[i];
+        if (u->session_id != id)
+            continue;
+        fprintf(f, "%s{\"device\": %" PRIu32 ", \"kind\": \"%s\", \"allocations\": %" PRIu32
+                   ", \"bytes\": %" PRIu64 ", \"shared_bytes\": %" PRIu64 "}",
+                first ? "" : ", ", u->device, memclient_kind_name(u->kind), u->allocations,
+                u->bytes, u->shared_bytes);
+        first = false;
+    }
+    fputc(']', f);
+}
+
+void memd_report_processes_json(FILE *f, const memclient_snapshot *s, const char *ind)
+{
+    memd_report_procs ps;
+    fputc('[', f);
+    if (memd_report_processes(s, &ps) < 0) {
+        fputc(']', f);
+        return;
+    }
+    for (size_t i = 0; i < ps.n; i++) {
+        const memd_report_proc *p = &ps.procs[i];
+        fprintf(f, "%s\n%s{\"pid\": %" PRIu32 ", \"uid\": %" PRIu32 ", \"process\": ",
+                i ? "," : "", ind, p->pid, p->uid);
+        memd_json_str(f, p->comm);
+        fprintf(f, ", \"sessions\": %" PRIu32 ", \"allocations\": %" PRIu64 ", \"bytes\": %" PRIu64
+                   ", \"shared_bytes\": %" PRIu64 ", \"devices\": [",
+                p->sessions, p->allocations, p->bytes, p->shared_bytes);
+        bool first = true;
+        for (size_t d = 0; d < s->ndevices; d++) {
+            uint64_t b = memd_report_proc_device_bytes(&ps, p, d);
+            if (!b)
+                continue;
+            fprintf(f, "%s{\"device\": %" PRIu32 ", \"bytes\": %" PRIu64 "}", first ? "" : ", ",
+                    s->devices[d].id, b);
+            first = false;
+        }
+        fputs("]}", f);
+    }
+    if (ps.n)
+        fprintf(f, "\n%.*s", (int)(strlen(ind) >= 2 ? strlen(ind) - 2 : 0), ind);
+    fputc(']', f);
+    memd_report_processes_free(&ps);
+}
+
+static void session_json(FILE *f, const memclient_snapshot *s, const memclient_session_rec *x)
 {
     fprintf(f, "    {\"id\": %" PRIu32 ", \"pid\": %" PRIu32 ", \"uid\": %" PRIu32
                ", \"gid\": %" PRIu32 ", \"process\": ",
@@ -202,10 +272,31 @@ static void session_json(FILE *f, const memclient_session_rec *x)
     memd_json_str(f, x->comm);
     fprintf(f, ", \"client\": ");
     memd_json_str(f, x->client_name);
-    fprintf(f, ", \"connected_ns\": %" PRIu64 ", \"allocations\": %" PRIu64
-               ", \"requests\": %" PRIu64 ", \"orphaned\": %s, \"reclaim_deadline_ns\": %" PRIu64 "}",
-            x->connected_ns, x->allocations, x->requests, x->orphaned ? "true" : "false",
-            x->reclaim_deadline_ns);
+    fprintf(f, ", \"connected_ns\": %" PRIu64 ", \"connected_ns_str\": \"%" PRIu64 "\""
+               ", \"allocations\": %" PRIu64 ", \"requests\": %" PRIu64 ", \"orphaned\": %s"
+               ", \"reclaim_deadline_ns\": %" PRIu64 ", \"reclaim_deadline_ns_str\": \"%" PRIu64 "\"",
+            x->connected_ns, x->connected_ns, x->allocations, x->requests,
+            x->orphaned ? "true" : "false", x->reclaim_deadline_ns, x->reclaim_deadline_ns);
+    if (s->usage)
+        session_use_json(f, s, x->id);
+    if (s->subdevs) { /* dumps with MEMCLIENT_DUMP_BANKS: the sub-device it is bound to */
+        fputs(", \"sub_device\": ", f);
+        if (x->subdev && x->subdev <= s->nsubdevs)
+            memd_json_str(f, s->subdevs[x->subdev - 1].name);
+        else
+            fputs("null", f);
+    }
+    fputc('}', f);
+}
+
+void memd_report_sessions_json(FILE *f, const memclient_snapshot *s)
+{
+    fputc('[', f);
+    for (size_t i = 0; i < s->nsessions; i++) {
+        fprintf(f, "%s\n", i ? "," : "");
+        session_json(f, s, &s->sessions[i]);
+    }
+    fprintf(f, "%s]", s->nsessions ? "\n  " : "");
 }
 
 void memd_report_models_json(FILE *f, const memclient_snapshot *s)
@@ -254,13 +345,15 @@ void memd_report_json(FILE *f, const memclient_snapshot *s, bool detailed)
     const memclient_server *sv = &s->server;
     fprintf(f, "{\n  \"schema_version\": 1,\n  \"server\": {\n    \"version\": ");
     memd_json_str(f, sv->version);
-    fprintf(f, ",\n    \"pid\": %" PRIu32 ",\n    \"start_ns\": %" PRIu64 ",\n    \"now_ns\": %" PRIu64
-               ",\n    \"sessions\": %" PRIu32 ",\n    \"requests\": %" PRIu64
+    fprintf(f, ",\n    \"pid\": %" PRIu32 ",\n    \"start_ns\": %" PRIu64
+               ",\n    \"start_ns_str\": \"%" PRIu64 "\",\n    \"now_ns\": %" PRIu64
+               ",\n    \"now_ns_str\": \"%" PRIu64 "\",\n    \"sessions\": %" PRIu32 ",\n    \"requests\": %" PRIu64
                ",\n    \"allocs\": %" PRIu64 ",\n    \"frees\": %" PRIu64
                ",\n    \"alloc_failures\": %" PRIu64 ",\n    \"protocol_errors\": %" PRIu64
                ",\n    \"sessions_total\": %" PRIu64 ",\n    \"bytes_in\": %" PRIu64
                ",\n    \"bytes_out\": %" PRIu64 "\n  },\n  \"devices\": [",
-            sv->pid, sv->start_ns, sv->now_ns, sv->sessions, sv->requests, sv->allocs, sv->frees,
+            sv->pid, sv->start_ns, sv->start_ns, sv->now_ns, sv->now_ns, sv->sessions,
+            sv->requests, sv->allocs, sv->frees,
             sv->alloc_failures, sv->protocol_errors, sv->sessions_total, sv->bytes_in,
             sv->bytes_out);
     for (size_t d = 0; d < s->ndevices; d++) {
@@ -286,12 +379,13 @@ void memd_report_json(FILE *f, const memclient_snapshot *s, bool detailed)
         fprintf(f, "%s\n", i ? "," : "");
         alloc_json(f, s, &s->allocs[i]);
     }
-    fprintf(f, "%s],\n  \"sessions\": [", s->nallocs ? "\n  " : "");
-    for (size_t i = 0; i < s->nsessions; i++) {
-        fprintf(f, "%s\n", i ? "," : "");
-        session_json(f, &s->sessions[i]);
+    fprintf(f, "%s],\n  \"sessions\": ", s->nallocs ? "\n  " : "");
+    memd_report_sessions_json(f, s);
+    if (s->usage) {
+        fputs(",\n  \"processes\": ", f);
+        memd_report_processes_json(f, s, "    ");
     }
-    fprintf(f, "%s]", s->nsessions ? "\n  " : "");
+    memd_report_pools_json(f, s);
     subdevs_json(f, s);
     memd_report_models_json(f, s); /* "models", "plans", "instances" */
     fprintf(f, "\n}\n");

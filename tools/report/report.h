@@ -13,7 +13,7 @@
 #include "memd/client.h"
 
 /* The whole snapshot as one JSON document: "schema_version", "server", "devices",
- * "allocations", "sessions", "models", "plans", "instances" (blocks per region when
+ * "allocations", "sessions", "pools", "models", "plans", "instances" (blocks per region when
  * detailed). Sizes are exact bytes per bank; names are escaped (they come from other
  * processes). Keys only ever get added. */
 void memd_report_json(FILE *f, const memclient_snapshot *s, bool detailed);
@@ -22,6 +22,10 @@ void memd_report_json(FILE *f, const memclient_snapshot *s, bool detailed);
  * `,\n  "models": [...],\n  "plans": [...],\n  "instances": [...]` (no newline after), to
  * go right before a document's closing brace (memctl model list --json). */
 void memd_report_models_json(FILE *f, const memclient_snapshot *s);
+
+/* The client pools of a snapshot dumped with MEMCLIENT_DUMP_POOLS (sub-allocations with
+ * MEMCLIENT_DUMP_SUBALLOCS): `,\n  "pools": [...]` (no newline after). */
+void memd_report_pools_json(FILE *f, const memclient_snapshot *s);
 
 /* Fragmentation of free space in percent: 1 - largest_free / free (0 when nothing free).
  * For one region: a group's stats mix its regions (free bytes summed, the largest block
@@ -39,5 +43,43 @@ double memd_report_gap_pct(uint64_t arena, uint64_t lower_bound);
 /* Region name of an allocation or block, from the snapshot ("#3" if unknown). */
 const char *memd_report_region_name(const memclient_snapshot *s, uint32_t device,
                                     memd_kind kind, uint32_t region, char *buf, size_t len);
+
+/* ---- usage.c: bytes held, from a snapshot dumped with MEMCLIENT_DUMP_USAGE ----
+ * Bytes are device bytes (size per bank x the banks a buffer reserves); a shared buffer
+ * counts in full for each holder and also in shared_bytes. */
+typedef struct memd_report_use {
+    uint64_t bytes, shared_bytes, allocations;
+} memd_report_use;
+
+/* What one session holds over every device. */
+void memd_report_session_total(const memclient_snapshot *s, uint32_t session_id,
+                               memd_report_use *out);
+
+/* Sessions grouped by process (pid, uid, comm), largest holder first. */
+typedef struct memd_report_proc {
+    uint32_t pid, uid;
+    char comm[16];
+    uint32_t sessions;
+    uint64_t allocations, bytes, shared_bytes;
+    size_t slot;                  /* row of dev_bytes */
+} memd_report_proc;
+
+typedef struct memd_report_procs {
+    size_t n;
+    memd_report_proc *procs;
+    size_t ndevices;              /* the snapshot's */
+    uint64_t *dev_bytes;          /* per process slot, per snapshot device index */
+} memd_report_procs;
+
+int memd_report_processes(const memclient_snapshot *s, memd_report_procs *out);
+/* Bytes p holds on the snapshot's device_index-th device. */
+uint64_t memd_report_proc_device_bytes(const memd_report_procs *ps, const memd_report_proc *p,
+                                       size_t device_index);
+void memd_report_processes_free(memd_report_procs *ps);
+/* The sessions as a JSON array (with "bytes", "shared_bytes" and "use" per bank group
+ * when the snapshot has MEMCLIENT_DUMP_USAGE). */
+void memd_report_sessions_json(FILE *f, const memclient_snapshot *s);
+/* The processes as a JSON array (ind: the elements' indent). */
+void memd_report_processes_json(FILE *f, const memclient_snapshot *s, const char *ind);
 
 #endif

@@ -1,0 +1,41 @@
+/* memd daemon — the event log: what an operator asks "what happened?" about (sessions,
+ * allocation failures, quota hits, reclaims, model loads, protocol errors, reloads).
+ *
+ * Each event goes to a bounded in-memory ring that EVENTS reads (memctl events), and to
+ * the daemon's log (stderr, with journald's <N> prefixes under systemd) when its priority
+ * passes the log level. Emitting is one vsnprintf into a preallocated slot: the ring is
+ * allocated once, with the first event, and old events are overwritten. The stderr echo
+ * is rate limited so a client that fails allocations in a loop cannot make the daemon
+ * spend its time writing lines; the ring keeps every event regardless. */
+#ifndef MEMD_DAEMON_EVENT_H
+#define MEMD_DAEMON_EVENT_H
+
+#include <stdint.h>
+#include <syslog.h> /* the priorities */
+
+#include "state.h"
+
+#define MEMD_EVENT_RING 4096u    /* events kept */
+#define MEMD_EVENT_ECHO_MAX 200u /* log lines per second before echoing pauses */
+
+/* Records an event. s: the session it is about (NULL: the daemon's own, or st->cur, the
+ * session whose frames are being processed, when there is one); device: a device id or
+ * UINT32_MAX. */
+void memd_event(memd_state *st, const memd_session *s, memd_event_type type, int prio,
+                uint32_t device, uint64_t bytes, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+
+/* Bytes a buffer reserves on its device: size per bank x every bank of its group
+ * (lockstep reserves the range in each bank). The unit of every "bytes held" figure. */
+uint64_t memd_alloc_device_bytes(const memd_state *st, const memd_alloc *a);
+
+/* The events with seq >= since that s may see (admin: all; others: their uid's), at most
+ * max, oldest first, handed to fn. Returns the next sequence number to ask for and sets
+ * *lost to how many events >= since the ring has overwritten. */
+uint64_t memd_events_read(const memd_state *st, const memd_session *s, uint64_t since,
+                          uint32_t max, uint64_t *lost,
+                          int (*fn)(void *ctx, const memd_wire_event *ev), void *ctx);
+
+void memd_events_free(memd_state *st);
+
+#endif

@@ -1,0 +1,177 @@
+/* memd daemon — client pool books (see pool_books.h). */
+#include "pool_books.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errmsg.h"
+
+/* One applied op, so that a report refused half-way can be undone. */
+typedef struct applied {
+    memd_pool_books *b;
+    memd_suballoc *sub;
+    uint8_t op;
+} applied;
+
+const memd_suballoc *memd_pool_books_find(const memd_pool_books *b, uint64_t offset)
+{
+    uint64_t *v = b ? memd_map_get(&b->subs, offset + 1) : NULL;
+    return v ? (const memd_suballoc *)(uintptr_t)*v : NULL;
+}
+
+void memd_pool_books_free(memd_pool_books *b)
+{
+    if (!b)
+        return;
+    for (size_t i = 0; i < b->subs.cap; i++)
+        if (b->subs.slots[i].key)
+            free((void *)(uintptr_t)b->subs.slots[i].val);
+    memd_map_free(&b->subs);
+    memd_range_destroy(b->range);
+    free(b);
+}
+
+static memd_pool_books *books_get(memd_alloc *a)
+{
+    if (a->books)
+        return a->books;
+    memd_pool_books *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->subs.spread = true; /* offsets come in no runs */
+    if (memd_range_create(0, a->pl.size_per_bank, 1, &b->range) < 0) {
+        free(b);
+        return NULL;
+    }
+    b->as_of_ns = a->created_ns;
+    a->books = b;
+    return b;
+}
+
+static int apply_alloc(memd_pool_books *b, const memd_alloc *a, uint32_t i,
+                       const memd_wire_pool_op *op, applied *ap, memd_wire_error *err)
+{
+    uint64_t size = a->pl.size_per_bank;
+    if (op->size == 0)
+        return memd_err_set(err, -EINVAL, "pool report op %u: sub-allocation of 0 bytes", i);
+    if (op->offset >= size || op->size > size - op->offset)
+        return memd_err_set(err, -ERANGE, "pool report op %u: sub-allocation [%llu, +%llu) "
+                            "'%s' leaves pool %llu of %llu bytes", i,
+                            (unsigned long long)op->offset, (unsigned long long)op->size,
+                            op->name, (unsigned long long)a->handle,
+                            (unsigned long long)size);
+    if (b->subs.len >= MEMD_POOL_MAX_SUBALLOCS)
+        return memd_err_set(err, -EMFILE, "pool report op %u: pool %llu has %u live "
+                            "sub-allocations, the limit", i, (unsigned long long)a->handle,
+                            MEMD_POOL_MAX_SUBALLOCS);
+    memd_suballoc *sub = malloc(sizeof *sub);
+    if (!sub || memd_map_reserve(&b->subs, 1) < 0) {
+        free(sub);
+        return memd_err_set(err, -ENOMEM, "daemon out of memory");
+    }
+    int rc = memd_range_alloc_at(b->range, op->offset, op->size);
+    if (rc < 0) {
+        free(sub);
+        if (rc == -EBUSY)
+            return memd_err_set(err, -EEXIST, "pool report op %u: sub-allocation [%llu, +%llu) "
+                                "'%s' overlaps a live sub-allocation of pool %llu", i,
+                                (unsigned long long)op->offset, (unsigned long long)op->size,
+                                op->name, (unsigned long long)a->handle);
+        return memd_err_set(err, rc, "pool report op %u: sub-allocation [%llu, +%llu) "
+                            "refused: %s", i, (unsigned long long)op->offset,
+                            (unsigned long long)op->size, strerror(-rc));
+    }
+    *sub = (memd_suballoc){.offset = op->offset, .size = op->size};
+    memcpy(sub->name, op->name, sizeof sub->name);
+    (void)memd_map_put(&b->subs, op->offset + 1, (uint64_t)(uintptr_t)sub); /* reserved */
+    b->pooled += op->size;
+    *ap = (applied){.b = b, .sub = sub, .op = MEMD_POOL_OP_ALLOC};
+    return 0;
+}
+
+static int apply_free(memd_pool_books *b, const memd_alloc *a, uint32_t i,
+                      const memd_wire_pool_op *op, applied *ap, memd_wire_error *err)
+{
+    memd_map_slot *sl = memd_map_lookup(&b->subs, op->offset + 1);
+    if (!sl)
+        return memd_err_set(err, -ENOENT, "pool report op %u: no live sub-allocation at "
+                            "offset %llu of pool %llu (freed already, or never reported)", i,
+                            (unsigned long long)op->offset, (unsigned long long)a->handle);
+    memd_suballoc *sub = (memd_suballoc *)(uintptr_t)sl->val;
+    if (sub->size != op->size)
+        return memd_err_set(err, -EINVAL, "pool report op %u: free of %llu bytes at offset "
+                            "%llu of pool %llu, but '%s' there has %llu", i,
+                            (unsigned long long)op->size, (unsigned long long)op->offset,
+                            (unsigned long long)a->handle, sub->name,
+                            (unsigned long long)sub->size);
+    /* Cannot fail: the range's books say what the map says. */
+    (void)memd_range_free(b->range, op->offset, NULL);
+    memd_map_remove_slot(&b->subs, sl);
+    b->pooled -= sub->size;
+    *ap = (applied){.b = b, .sub = sub, .op = MEMD_POOL_OP_FREE};
+    return 0;
+}
+
+static void undo(applied *ap)
+{
+    memd_pool_books *b = ap->b;
+    memd_suballoc *sub = ap->sub;
+    if (ap->op == MEMD_POOL_OP_ALLOC) {
+        (void)memd_range_free(b->range, sub->offset, NULL);
+        memd_map_remove(&b->subs, sub->offset + 1);
+        b->pooled -= sub->size;
+        free(sub);
+    } else {
+        /* The space was free a moment ago and the map held the key: both succeed unless
+         * memory is short, and then the books lose a record, never the device map. */
+        if (memd_range_alloc_at(b->range, sub->offset, sub->size) == 0 &&
+            memd_map_put(&b->subs, sub->offset + 1, (uint64_t)(uintptr_t)sub) == 0) {
+            b->pooled += sub->size;
+            return;
+        }
+        free(sub);
+    }
+}
+
+int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_wire_pool_op *ops,
+                     uint32_t n, memd_wire_error *err)
+{
+    applied *done = malloc(((size_t)n + 1) * sizeof *done);
+    if (!done)
+        return memd_err_set(err, -ENOMEM, "daemon out of memory");
+    int rc = 0;
+    uint32_t i;
+    for (i = 0; i < n && rc == 0; i++) {
+        memd_alloc *a = pools[i];
+        memd_pool_books *b = books_get(a);
+        if (!b) {
+            rc = memd_err_set(err, -ENOMEM, "daemon out of memory");
+            break;
+        }
+        rc = ops[i].op == MEMD_POOL_OP_ALLOC ? apply_alloc(b, a, i, &ops[i], &done[i], err)
+                                             : apply_free(b, a, i, &ops[i], &done[i], err);
+        if (rc < 0)
+            break;
+    }
+    if (rc < 0) {
+        while (i-- > 0)
+            undo(&done[i]);
+        free(done);
+        return rc;
+    }
+    /* Each pool a report touched is as of now, and counts the report once. */
+    uint64_t now = memd_state_now(st), mark = ++st->next_mark;
+    for (i = 0; i < n; i++) {
+        memd_pool_books *b = done[i].b;
+        if (b->mark != mark) {
+            b->mark = mark;
+            b->as_of_ns = now;
+            b->reports++;
+        }
+        if (done[i].op == MEMD_POOL_OP_FREE)
+            free(done[i].sub);
+    }
+    free(done);
+    return 0;
+}

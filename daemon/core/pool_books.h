@@ -1,0 +1,47 @@
+/* memd daemon — the books of client pools: the sub-allocations a session reported for
+ * its pool allocations (POOL_REPORT), validated against an engine range allocator over
+ * each pool, so a report can never place anything outside a pool, over a live
+ * sub-allocation, or free what is not there.
+ *
+ * Visibility only: the device map is the pool allocations themselves; these books are
+ * not in the state store (a daemon restart starts them empty and libmemclient reports
+ * every live sub-allocation again when it reclaims its session). */
+#ifndef MEMD_DAEMON_POOL_BOOKS_H
+#define MEMD_DAEMON_POOL_BOOKS_H
+
+#include "range.h"
+#include "state.h"
+
+typedef struct memd_suballoc {
+    uint64_t offset, size;
+    char name[MEMD_NAME_MAX];
+} memd_suballoc;
+
+typedef struct memd_pool_books {
+    memd_range *range;             /* [0, pool size per bank), min_align 1 */
+    memd_map subs;                 /* offset + 1 -> memd_suballoc * */
+    uint64_t as_of_ns;             /* last report applied */
+    uint64_t pooled;               /* bytes in live sub-allocations */
+    uint64_t reports;
+    uint64_t mark;                 /* the last report that touched it */
+} memd_pool_books;
+
+/* Applies ops[0..n) of one report, in order, all or nothing; pools[i] is the pool
+ * allocation ops[i] names, which the caller checked is a pool of the reporting session.
+ * 0, or a negative errno with err naming the op that lies (protocol.h, "Client pools"). */
+int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_wire_pool_op *ops,
+                     uint32_t n, memd_wire_error *err);
+
+/* The books of pool allocation a (NULL until its first report). */
+static inline const memd_pool_books *memd_pool_books_of(const memd_alloc *a)
+{
+    return a->books;
+}
+
+/* The sub-allocation at offset, or NULL. */
+const memd_suballoc *memd_pool_books_find(const memd_pool_books *b, uint64_t offset);
+
+/* With the pool allocation (alloc.c). */
+void memd_pool_books_free(memd_pool_books *b);
+
+#endif

@@ -1,0 +1,471 @@
+/* memd-killtest — memd SIGKILLed under load, again and again, on the same state directory.
+ *
+ *   memd-killtest [KILLS [CLIENTS [SEED]]]     (default 20 kills, 4 clients, seed 1)
+ *
+ * CLIENTS threads, each with its own connection (MEMCLIENT_CONNECT_RECONNECT), allocate
+ * and free without pause: single allocations, shared named ones (a client holds a name at
+ * most once), batches (with a shared record now and then), single and batched frees.
+ * Each records every allocation the daemon acknowledged and every free. memd is killed
+ * at random moments: mostly by SIGKILL from here after a random 5..150 ms of load, and
+ * every third time by its own "kill" failpoint (memd-test: SIGKILL right after a commit,
+ * before any reply of it is sent, i.e. between a request and its reply). It is started
+ * again on the same state directory; the clients reconnect, reclaim their sessions and
+ * send again what was cut off (marked as retries). Then the clients stop at the end of
+ * their current call and an admin dump is checked:
+ *   lost          an acknowledged, unfreed allocation missing, or at another handle,
+ *                 address, size, bank group or region
+ *   twice         two clients' acknowledged allocations that are not one shared buffer
+ *                 on the same handle, or that overlap in a bank group
+ *   overlaps      two live allocations of the dump overlapping in a bank group
+ *   extra         an unshared allocation of a client's session it was never told about
+ *                 (a retried request that made a second buffer, or a leak)
+ *   session lost  a client whose session could not be reclaimed
+ * Prints one line per kill and the totals; exits 1 if any of these is not 0. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon_fixture.h"
+#include "memd/client.h"
+
+#define MAX_CLIENTS 32
+#define MAX_LIVE 160
+#define NNAMES 8
+
+typedef struct held {
+    memclient_buffer b;
+    int shared;                    /* name index + 1, or 0 */
+} held;
+
+typedef struct client {
+    pthread_t thread;
+    int index;
+    memclient *c;
+    uint32_t session;
+    uint64_t rng;
+    held live[MAX_LIVE + 32];
+    size_t nlive;
+    bool holds_name[NNAMES];
+    uint64_t acked_allocs, acked_frees, failed_calls, bad_frees;
+    int fatal;                     /* the session was lost: the error */
+    char fatal_msg[256];
+} client;
+
+static memd_fixture f;
+static memd_fixture_opts fo;
+static client clients[MAX_CLIENTS];
+static int nclients = 4;
+static char fp[160], fp_env[200];
+static const char *envs[2];
+static atomic_bool pause_req, stop_req;
+static atomic_int parked;
+
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static memclient_alloc_req req_for(client *k, int shared)
+{
+    static const memd_class classes[] = {MEMD_CLASS_CONSTANT, MEMD_CLASS_PLACEHOLDER,
+                                         MEMD_CLASS_INTERNAL};
+    static const char *const names[NNAMES] = {"kt-shared-0", "kt-shared-1", "kt-shared-2",
+                                              "kt-shared-3", "kt-shared-4", "kt-shared-5",
+                                              "kt-shared-6", "kt-shared-7"};
+    memclient_alloc_req r = {.device = 0, .scope = MEMD_SCOPE_DRAM};
+    if (shared) {
+        r.cls = MEMD_CLASS_CONSTANT;
+        r.bytes = 4096u * (uint64_t)shared;
+        r.name = names[shared - 1];
+        r.flags = MEMCLIENT_ALLOC_SHARED;
+    } else {
+        r.cls = classes[rnd(&k->rng) % 3];
+        r.bytes = 64 + rnd(&k->rng) % 65536;
+    }
+    return r;
+}
+
+/* A name this client does not hold (0 if it holds them all). */
+static int free_name(client *k)
+{
+    int start = (int)(rnd(&k->rng) % NNAMES);
+    for (int i = 0; i < NNAMES; i++)
+        if (!k->holds_name[(start + i) % NNAMES])
+            return (start + i) % NNAMES + 1;
+    return 0;
+}
+
+static void add(client *k, const memclient_buffer *b, int shared)
+{
+    k->live[k->nlive++] = (held){.b = *b, .shared = shared};
+    if (shared)
+        k->holds_name[shared - 1] = true;
+    k->acked_allocs++;
+}
+
+static void drop(client *k, size_t i)
+{
+    if (k->live[i].shared)
+        k->holds_name[k->live[i].shared - 1] = false;
+    k->live[i] = k->live[--k->nlive];
+    k->acked_frees++;
+}
+
+/* A call failed. Transport failures were retried by the library; what reaches here is
+ * an answer (no room: fine), a free refused (an acknowledged allocation the daemon does
+ * not have: lost), or the session gone. */
+static void failed(client *k, int rc, bool a_free)
+{
+    k->failed_calls++;
+    memclient_error e;
+    memclient_last_error(&e);
+    if (rc == -ENOMEM || rc == -EDQUOT)
+        return;
+    if (a_free && (rc == -ENOENT || rc == -EPERM)) {
+        k->bad_frees++;
+        fprintf(stderr, "client %d: an acknowledged allocation could not be freed: %s\n",
+                k->index, e.message);
+        return;
+    }
+    k->fatal = rc;
+    snprintf(k->fatal_msg, sizeof k->fatal_msg, "%s", e.message);
+}
+
+static void one_op(client *k)
+{
+    unsigned op = (unsigned)(rnd(&k->rng) % 10);
+    if (k->nlive >= MAX_LIVE)
+        op = 6 + op % 4; /* frees only */
+    if (k->nlive == 0)
+        op %= 6;
+    int rc;
+    if (op <= 2) { /* single, anonymous */
+        memclient_alloc_req r = req_for(k, 0);
+        memclient_buffer b;
+        if ((rc = memclient_alloc(k->c, &r, &b)) == 0)
+            add(k, &b, 0);
+        else
+            failed(k, rc, false);
+    } else if (op == 3) { /* shared, named */
+        int s = free_name(k);
+        if (!s)
+            return;
+        memclient_alloc_req r = req_for(k, s);
+        memclient_buffer b;
+        if ((rc = memclient_alloc(k->c, &r, &b)) == 0)
+            add(k, &b, s);
+        else
+            failed(k, rc, false);
+    } else if (op <= 5) { /* batch, now and then with a shared record */
+        size_t n = 2 + rnd(&k->rng) % 15;
+        memclient_alloc_req r[16];
+        memclient_buffer b[16];
+        int shared_at = -1, s = 0;
+        for (size_t i = 0; i < n; i++)
+            r[i] = req_for(k, 0);
+        if (rnd(&k->rng) % 3 == 0 && (s = free_name(k)) != 0) {
+            shared_at = (int)(rnd(&k->rng) % n);
+            r[shared_at] = req_for(k, s);
+        }
+        if ((rc = memclient_alloc_batch(k->c, r, n, b)) == 0) {
+            for (size_t i = 0; i < n; i++)
+                add(k, &b[i], (int)i == shared_at ? s : 0);
+        } else {
+            failed(k, rc, false);
+        }
+    } else if (op <= 7) { /* free one */
+        size_t i = rnd(&k->rng) % k->nlive;
+        if ((rc = memclient_free(k->c, k->live[i].b.handle)) == 0)
+            drop(k, i);
+        else
+            failed(k, rc, true);
+    } else { /* free a batch of distinct handles */
+        size_t n = 2 + rnd(&k->rng) % 7, idx[8];
+        if (n > k->nlive)
+            n = k->nlive;
+        uint64_t h[8] = {0};
+        for (size_t i = 0; i < n; i++) {
+            idx[i] = k->nlive - 1 - i; /* the newest n: distinct */
+            h[i] = k->live[idx[i]].b.handle;
+        }
+        if ((rc = memclient_free_batch(k->c, h, n)) == 0) {
+            for (size_t i = 0; i < n; i++)
+                drop(k, idx[i]); /* from the end: earlier indexes stay valid */
+        } else {
+            failed(k, rc, true);
+        }
+    }
+}
+
+static void *client_main(void *arg)
+{
+    client *k = arg;
+    while (!atomic_load(&stop_req) && !k->fatal) {
+        if (atomic_load(&pause_req)) {
+            atomic_fetch_add(&parked, 1);
+            while (atomic_load(&pause_req) && !atomic_load(&stop_req))
+                usleep(1000);
+            atomic_fetch_sub(&parked, 1);
+            continue;
+        }
+        one_op(k);
+    }
+    return NULL;
+}
+
+/* ---- checking ---- */
+
+typedef struct span {
+    uint32_t device, kind;
+    uint64_t address, size, handle;
+} span;
+
+static int cmp_span(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    if (x->device != y->device)
+        return x->device < y->device ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    if (x->address != y->address)
+        return x->address < y->address ? -1 : 1;
+    return x->handle < y->handle ? -1 : x->handle > y->handle;
+}
+
+/* Overlapping neighbours in a sorted list (the same handle twice is one buffer). */
+static uint64_t overlapping(span *s, size_t n)
+{
+    qsort(s, n, sizeof *s, cmp_span);
+    uint64_t bad = 0;
+    for (size_t i = 1; i < n; i++)
+        if (s[i].device == s[i - 1].device && s[i].kind == s[i - 1].kind &&
+            s[i].handle != s[i - 1].handle && s[i].address < s[i - 1].address + s[i - 1].size)
+            bad++;
+    return bad;
+}
+
+typedef struct tally {
+    uint64_t lost, twice, overlaps, extra, sessions_lost, live;
+} tally;
+
+static const memclient_alloc_info *find(const memclient_snapshot *s, uint64_t h)
+{
+    for (size_t i = 0; i < s->nallocs; i++)
+        if (s->allocs[i].buf.handle == h)
+            return &s->allocs[i];
+    return NULL;
+}
+
+static tally verify(memclient *admin)
+{
+    tally t = {0};
+    memclient_snapshot *s;
+    if (memclient_dump(admin, MEMCLIENT_ALL_DEVICES, 0, &s) < 0) {
+        t.lost = UINT64_MAX;
+        return t;
+    }
+    size_t total = 0;
+    for (int i = 0; i < nclients; i++)
+        total += clients[i].nlive;
+    span *mine = calloc(total + 1, sizeof *mine), *all = calloc(s->nallocs + 1, sizeof *all);
+    size_t nm = 0;
+    for (int i = 0; i < nclients; i++) {
+        client *k = &clients[i];
+        if (k->fatal)
+            t.sessions_lost++;
+        t.lost += k->bad_frees;
+        k->bad_frees = 0;
+        for (size_t j = 0; j < k->nlive; j++) {
+            const memclient_buffer *b = &k->live[j].b;
+            const memclient_alloc_info *a = find(s, b->handle);
+            if (!a || a->buf.address != b->address || a->buf.size_per_bank != b->size_per_bank ||
+                a->buf.kind != b->kind || a->buf.region != b->region) {
+                t.lost++;
+                if (t.lost <= 3)
+                    fprintf(stderr, "lost: client %d handle %llu address 0x%llx (%s)\n", i,
+                            (unsigned long long)b->handle, (unsigned long long)b->address,
+                            a ? "moved" : "missing");
+            }
+            mine[nm++] = (span){0, b->kind, b->address, b->size_per_bank, b->handle};
+        }
+        /* Unshared allocations of this session the client was not told about. */
+        for (size_t j = 0; j < s->nallocs; j++) {
+            const memclient_alloc_info *a = &s->allocs[j];
+            if (a->session_id != k->session || a->name[0])
+                continue;
+            bool known = false;
+            for (size_t m = 0; m < k->nlive && !known; m++)
+                known = k->live[m].b.handle == a->buf.handle;
+            if (!known) {
+                t.extra++;
+                if (t.extra <= 3)
+                    fprintf(stderr, "extra: client %d session %u handle %llu\n", i,
+                            k->session, (unsigned long long)a->buf.handle);
+            }
+        }
+    }
+    t.twice = overlapping(mine, nm);
+    for (size_t j = 0; j < s->nallocs; j++)
+        all[j] = (span){s->allocs[j].device, s->allocs[j].buf.kind, s->allocs[j].buf.address,
+                        s->allocs[j].buf.size_per_bank, s->allocs[j].buf.handle};
+    t.overlaps = overlapping(all, s->nallocs);
+    t.live = nm;
+    free(mine);
+    free(all);
+    memclient_snapshot_free(s);
+    return t;
+}
+
+/* ---- the daemon ---- */
+
+static void respawn(void)
+{
+    char *argv[] = {(char *)memd_fixture_memd_test_path(), "--foreground", "--config",
+                    f.config_path, "--socket", f.socket_path, NULL};
+    if (memd_fixture_spawn(&f, &fo, argv) < 0) {
+        fprintf(stderr, "memd-killtest: memd did not start again\n");
+        exit(2);
+    }
+}
+
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned kills = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 20;
+    nclients = argc > 2 ? atoi(argv[2]) : 4;
+    uint64_t seed = argc > 3 ? strtoull(argv[3], NULL, 10) : 1;
+    if (nclients < 1 || nclients > MAX_CLIENTS) {
+        fprintf(stderr, "usage: memd-killtest [KILLS [CLIENTS (1..%d) [SEED]]]\n", MAX_CLIENTS);
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    snprintf(fp, sizeof fp, "/tmp/memd-killtest-%d", (int)getpid());
+    snprintf(fp_env, sizeof fp_env, "MEMD_TEST_STORE_FAILPOINT=%s", fp);
+    envs[0] = fp_env;
+    fo = (memd_fixture_opts){.capture_stderr = true, .test_build = true, .env = envs};
+    if (memd_fixture_start(&f, &fo) < 0)
+        return 2;
+    uint64_t rng = seed * 0x9e3779b97f4a7c15ull + 1;
+    for (int i = 0; i < nclients; i++) {
+        client *k = &clients[i];
+        k->index = i;
+        k->rng = rnd(&rng) | 1;
+        if (memclient_connect_flags(f.socket_path, "killtest", MEMCLIENT_CONNECT_RECONNECT,
+                                    &k->c) < 0) {
+            fprintf(stderr, "memd-killtest: cannot connect\n");
+            return 2;
+        }
+        memclient_session_info info;
+        memclient_session(k->c, &info);
+        k->session = info.session_id;
+        pthread_create(&k->thread, NULL, client_main, k);
+    }
+    tally sum = {0};
+    unsigned by_failpoint = 0;
+    long t0 = now_ms();
+    unsigned done = 0;
+    for (unsigned n = 1; n <= kills; n++) {
+        done = n;
+        usleep((useconds_t)(5000 + rnd(&rng) % 145000));
+        bool between = n % 3 == 0;
+        if (between) {
+            /* Dies right after its next commit, before that round's replies. */
+            char p[200];
+            snprintf(p, sizeof p, "%s.kill", fp);
+            close(open(p, O_WRONLY | O_CREAT, 0600));
+        } else {
+            kill(f.pid, SIGKILL);
+        }
+        int st = memd_fixture_wait(&f, 20000);
+        if (st != 128 + SIGKILL) {
+            fprintf(stderr, "memd-killtest: memd ended with status %d, not SIGKILL\n", st);
+            return 2;
+        }
+        by_failpoint += between;
+        respawn();
+        /* Clients finish their call (reconnecting, retrying) and stop. */
+        atomic_store(&pause_req, true);
+        long wait_from = now_ms();
+        while (atomic_load(&parked) < nclients && now_ms() - wait_from < 60000) {
+            int dead = 0;
+            for (int i = 0; i < nclients; i++)
+                dead += clients[i].fatal != 0;
+            if (atomic_load(&parked) + dead >= nclients)
+                break;
+            usleep(1000);
+        }
+        memclient *admin;
+        if (memclient_connect(f.socket_path, &admin) < 0) {
+            fprintf(stderr, "memd-killtest: no admin connection\n");
+            return 2;
+        }
+        for (int i = 0; i < nclients; i++) /* a reclaimed session keeps its id */
+            if (!clients[i].fatal) {
+                memclient_session_info info;
+                memclient_session(clients[i].c, &info);
+                clients[i].session = info.session_id;
+            }
+        tally t = verify(admin);
+        memclient_disconnect(admin);
+        uint64_t acked = 0;
+        for (int i = 0; i < nclients; i++)
+            acked += clients[i].acked_allocs;
+        printf("kill %u (%s): %llu live acknowledged, %llu acknowledged so far: lost %llu, "
+               "twice %llu, overlaps %llu, extra %llu, sessions lost %llu\n",
+               n, between ? "after a commit, before its replies" : "SIGKILL",
+               (unsigned long long)t.live, (unsigned long long)acked,
+               (unsigned long long)t.lost, (unsigned long long)t.twice,
+               (unsigned long long)t.overlaps, (unsigned long long)t.extra,
+               (unsigned long long)t.sessions_lost);
+        fflush(stdout);
+        sum.lost += t.lost;
+        sum.twice += t.twice;
+        sum.overlaps += t.overlaps;
+        sum.extra += t.extra;
+        sum.sessions_lost = t.sessions_lost;
+        atomic_store(&pause_req, false);
+        if (t.lost || t.twice || t.overlaps || t.extra || t.sessions_lost)
+            break;
+    }
+    atomic_store(&stop_req, true);
+    uint64_t acked = 0, freed = 0, fails = 0;
+    for (int i = 0; i < nclients; i++) {
+        pthread_join(clients[i].thread, NULL);
+        acked += clients[i].acked_allocs;
+        freed += clients[i].acked_frees;
+        fails += clients[i].failed_calls;
+        if (clients[i].fatal)
+            fprintf(stderr, "client %d lost its session: %s\n", i, clients[i].fatal_msg);
+        memclient_disconnect(clients[i].c);
+    }
+    printf("\n%u kills (%u after a commit, before its replies) in %.1f s, %d clients, seed "
+           "%llu: %llu allocations and %llu frees acknowledged, %llu calls answered with an "
+           "error; lost %llu, handed out twice %llu, overlaps %llu, extra %llu, sessions lost "
+           "%llu\n",
+           done, by_failpoint, (double)(now_ms() - t0) / 1000.0, nclients,
+           (unsigned long long)seed, (unsigned long long)acked, (unsigned long long)freed,
+           (unsigned long long)fails, (unsigned long long)sum.lost,
+           (unsigned long long)sum.twice, (unsigned long long)sum.overlaps,
+           (unsigned long long)sum.extra, (unsigned long long)sum.sessions_lost);
+    memd_fixture_destroy(&f);
+    char p[200];
+    snprintf(p, sizeof p, "%s.kill", fp);
+    unlink(p);
+    return sum.lost || sum.twice || sum.overlaps || sum.extra || sum.sessions_lost ? 1 : 0;
+}

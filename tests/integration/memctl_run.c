@@ -1,0 +1,59 @@
+/* memd tests — running memctl (see memctl_run.h). */
+#include "memctl_run.h"
+
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "check_main.h"
+
+const char *memctl_path(void)
+{
+    static char path[1024];
+    const char *bin = getenv("MEMCTL_BIN");
+    if (bin && *bin)
+        return bin;
+    const char *root = getenv("MEMD_BUILD_ROOT");
+    snprintf(path, sizeof path, "%s/tools/memctl/memctl", root && *root ? root : ".");
+    return path;
+}
+
+char *memctl_slurp(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    ck_assert_ptr_nonnull(fp);
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while ((got = fread(buf + n, 1, cap - n - 1, fp)) > 0) {
+        n += got;
+        if (cap - n - 1 == 0)
+            buf = realloc(buf, cap *= 2);
+    }
+    buf[n] = '\0';
+    fclose(fp);
+    return buf;
+}
+
+pid_t memctl_spawn(const memd_fixture *f, const char *const *args, uid_t uid, int out_fd,
+                   int err_fd)
+{
+    const char *argv[32] = {memctl_path(), "--socket", f->socket_path};
+    int n = 3;
+    for (; args[n - 3] && n < 31; n++)
+        argv[n] = args[n - 3];
+    argv[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(out_fd, 1);
+        dup2(err_fd, 2);
+        if (uid != 0 && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
+            _exit(120);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}

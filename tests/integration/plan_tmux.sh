@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# memctl plan in a real terminal (tmux): while it plans with a long budget, the screen
+# shows the best arena so far; Ctrl-C (send-keys C-c) stops it, and it still writes the
+# best plan found (valid, by memctl plan --validate) and prints it as interrupted,
+# exiting 0 long before its budget.
+#
+# usage: plan_tmux.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$1 src=$2
+fail() { echo "plan_tmux: $*" >&2; [ -n "${screen:-}" ] && printf '%s\n' "--- screen:" "$screen" >&2; exit 1; }
+command -v tmux >/dev/null || fail "tmux is not installed (tools/deps installs it)"
+dir=$(mktemp -d /tmp/memd-plan-XXXXXX)
+tmx=(tmux -S "$dir/tmux.sock")
+trap '"${tmx[@]}" kill-server 2>/dev/null || true; rm -rf "$dir"' EXIT
+memctl=$build/tools/memctl/memctl
+python3 "$src/tests/bench/gen_plan_problem.py" --buffers 20000 --seed 3 >"$dir/p.csv"
+
+screen=
+expect() {
+    for _ in $(seq "${2:-100}"); do
+        screen=$("${tmx[@]}" capture-pane -p -J -t plan)
+        grep -qE "$1" <<<"$screen" && return 0
+        sleep 0.1
+    done
+    fail "the screen never showed /$1/"
+}
+start=$(date +%s)
+"${tmx[@]}" -f /dev/null new-session -d -s plan -x 200 -y 12 \
+    "$memctl plan $dir/p.csv --budget-ms 600000 --output $dir/out.csv --json; echo \"plan exited \$?\"; sleep 30"
+expect 'best arena [0-9]+ bytes \([0-9.]+% over the lower bound [0-9]+\)' 300
+"${tmx[@]}" send-keys -t plan C-c
+expect '^plan exited 0' 300
+grep -qE '"arena": [0-9]+,.*"cancelled": true' <<<"$screen" || fail "no cancelled result printed"
+[ $(($(date +%s) - start)) -lt 300 ] || fail "Ctrl-C did not stop the 600 s budget early"
+[ -s "$dir/out.csv" ] || fail "no plan written"
+"$memctl" plan --validate "$dir/out.csv" >/dev/null || fail "the written plan is not valid"
+# Not on a terminal: no progress lines, the same result line.
+"$memctl" plan "$dir/p.csv" --budget-ms 200 2>"$dir/err" | grep -q '^plan: 20000 buffers, arena ' ||
+    fail "no result line without a terminal"
+grep -q ', interrupted' <<<"$("$memctl" plan "$dir/p.csv" --budget-ms 200 2>/dev/null)" &&
+    fail "an uninterrupted plan says it was interrupted"
+! grep -q 'best arena' "$dir/err" || fail "progress printed to a non-terminal"
+echo "plan_tmux: ok"

@@ -1,0 +1,142 @@
+/* memctl events: the daemon's event log (sessions, allocation failures, quota hits,
+ * reclaims, model loads, protocol errors, reloads); --follow keeps reading new ones until
+ * interrupted. An admin sees every event, others those of their own uid. */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "memctl_service.h"
+
+static volatile sig_atomic_t stop_follow;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_follow = 1;
+}
+
+/* How often --follow asks for new events: the daemon answers from its ring at once, so a
+ * poll costs one small request. */
+#define FOLLOW_MS 200
+
+static const char *prio_name(int p)
+{
+    static const char *const names[] = {"emerg", "alert", "crit", "err", "warning", "notice",
+                                        "info", "debug"};
+    return p >= 0 && p < 8 ? names[p] : "?";
+}
+
+static void print_json(FILE *f, const memclient_event *e)
+{
+    fprintf(f, "{\"seq\": %" PRIu64 ", \"seq_str\": \"%" PRIu64 "\", \"time_ns\": %" PRIu64
+               ", \"time_ns_str\": \"%" PRIu64 "\", \"type\": \"%s\", \"priority\": \"%s\"",
+            e->seq, e->seq, e->time_ns, e->time_ns, memclient_event_type_name(e->type),
+            prio_name(e->priority));
+    if (e->session_id)
+        fprintf(f, ", \"session\": %" PRIu32 ", \"pid\": %" PRIu32 ", \"uid\": %" PRIu32
+                   ", \"process\": ", e->session_id, e->pid, e->uid);
+    if (e->session_id)
+        memd_json_str(f, e->comm);
+    if (e->device != UINT32_MAX)
+        fprintf(f, ", \"device\": %" PRIu32, e->device);
+    fprintf(f, ", \"bytes\": %" PRIu64 ", \"message\": ", e->bytes);
+    memd_json_str(f, e->message);
+    fputs("}\n", f);
+}
+
+static void print_text(FILE *f, const memclient_event *e)
+{
+    time_t t = (time_t)(e->time_ns / 1000000000ull);
+    struct tm tm;
+    char when[32] = "?";
+    if (localtime_r(&t, &tm))
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    fprintf(f, "%s.%03u %-7s %-14s ", when, (unsigned)(e->time_ns / 1000000ull % 1000),
+            prio_name(e->priority), memclient_event_type_name(e->type));
+    /* The message comes from the daemon, names in it from other processes: no control
+     * characters reach the terminal. */
+    for (const char *c = e->message; *c; c++)
+        fputc((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c, f);
+    fputc('\n', f);
+}
+
+static int usage_error(const char *a)
+{
+    fprintf(stderr, "memctl events: unknown option '%s' (usage: memctl events [--follow] "
+                    "[--json] [--since SEQ])\n", a);
+    return MEMCTL_EXIT_USAGE;
+}
+
+int memctl_cmd_events(const memctl_globals *g, int argc, char **argv)
+{
+    bool follow = false, json = false;
+    uint64_t since = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (!strcmp(a, "--follow") || !strcmp(a, "-f")) {
+            follow = true;
+        } else if (!strcmp(a, "--json")) {
+            json = true;
+        } else if (!strcmp(a, "--since")) {
+            if (!(v = memctl_optarg("events", argc, argv, &i)))
+                return MEMCTL_EXIT_USAGE;
+            if (memctl_parse_u64(v, &since) < 0)
+                return memctl_bad_value("events", a, v, "an event number");
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            printf("usage: memctl events [--follow] [--json] [--since SEQ]\n"
+                   "  the daemon's last events, oldest first (an admin sees all, others "
+                   "their uid's)\n"
+                   "  --follow    keep printing new events until interrupted\n"
+                   "  --json      one JSON object per line (seq and time_ns also as strings: "
+                   "seq_str, time_ns_str)\n"
+                   "  --since SEQ start at event number SEQ\n");
+            return 0;
+        } else {
+            return usage_error(a);
+        }
+    }
+    memclient *c;
+    int r = memctl_connect(g, &c);
+    if (r)
+        return r;
+    if (follow) {
+        struct sigaction sa = {.sa_handler = on_signal};
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        signal(SIGPIPE, SIG_IGN);
+    }
+    r = 0;
+    while (!stop_follow) {
+        memclient_events_page pg;
+        int e = memclient_events(c, since, 0, &pg);
+        if (e < 0) {
+            r = memctl_fail(NULL, "events", "cannot read the event log", e);
+            break;
+        }
+        if (pg.lost)
+            fprintf(stderr, "memctl events: %" PRIu64 " events were overwritten before they "
+                            "were read\n", pg.lost);
+        for (size_t i = 0; i < pg.n; i++)
+            (json ? print_json : print_text)(stdout, &pg.events[i]);
+        bool more = pg.n > 0 && pg.next_seq > since;
+        since = pg.next_seq;
+        memclient_events_page_free(&pg);
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            r = errno == EPIPE ? 0 : MEMCTL_EXIT_FAIL;
+            break;
+        }
+        if (more)
+            continue; /* a full page: there may be more right away */
+        if (!follow)
+            break;
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = FOLLOW_MS * 1000000L};
+        while (!stop_follow && nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+        }
+    }
+    memclient_disconnect(c);
+    return r;
+}

@@ -1,0 +1,133 @@
+/* memctl status (also memctl with no command): an nvidia-smi style summary. Per device
+ * and bank group: bytes used of the allocatable total summed over every bank, and the
+ * same per bank; then the processes holding memory. Table or --json. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "memctl_service.h"
+#include "memctl_table.h"
+
+#define HB(v) memctl_human_bytes((v), (char[24]){0}, 24)
+
+static double pct(uint64_t used, uint64_t total)
+{
+    return total ? 100.0 * (double)used / (double)total : 0.0;
+}
+
+static void status_table(FILE *f, const memclient_snapshot *s)
+{
+    char up[24];
+    uint64_t up_ns = s->server.now_ns > s->server.start_ns ? s->server.now_ns - s->server.start_ns : 0;
+    fprintf(f, "memd %s (pid %" PRIu32 "), up %s, %" PRIu32 " sessions\n", s->server.version,
+            s->server.pid, memctl_human_age(up_ns, up, sizeof up), s->server.sessions);
+    static const char *const head[] = {"DEVICE", "NAME", "GROUP", "BANKS",
+                                       "USED / TOTAL (ALL BANKS)", "USE%", "",
+                                       "USED / TOTAL (PER BANK)", "ALLOCS"};
+    memctl_table *t = memctl_table_new(9, head, "rllrrrlrr");
+    if (!t)
+        return;
+    for (size_t d = 0; d < s->ndevices; d++) {
+        const memclient_device *dev = &s->devices[d];
+        bool first = true;
+        for (size_t gi = 0; gi < s->ngroups; gi++) {
+            const memclient_group *g = &s->groups[gi];
+            if (g->device != dev->id)
+                continue;
+            double p = pct(g->stats.allocated, g->stats.total);
+            char bar[13];
+            int full = (int)(p / 10.0 + 0.5);
+            bar[0] = '[';
+            for (int i = 0; i < 10; i++)
+                bar[i + 1] = i < full ? '#' : '.';
+            bar[11] = ']';
+            bar[12] = '\0';
+            if (first)
+                memctl_table_cell(t, "%" PRIu32, dev->id);
+            else
+                memctl_table_cell(t, "%s", "");
+            memctl_table_cell(t, "%s", first ? dev->name : "");
+            memctl_table_cell(t, "%s", memclient_kind_name(g->kind));
+            memctl_table_cell(t, "%" PRIu32, g->banks);
+            memctl_table_cell(t, "%s / %s", HB(g->stats.allocated * g->banks),
+                              HB(g->stats.total * g->banks));
+            memctl_table_cell(t, "%.1f%%", p);
+            memctl_table_cell(t, "%s", bar);
+            memctl_table_cell(t, "%s / %s", HB(g->stats.allocated), HB(g->stats.total));
+            memctl_table_cell(t, "%" PRIu64, g->stats.allocations);
+            first = false;
+        }
+    }
+    memctl_table_print(t, f, "");
+    memctl_table_free(t);
+    fputc('\n', f);
+    memctl_processes_table(f, s, true);
+}
+
+static void status_json(FILE *f, const memclient_snapshot *s)
+{
+    fprintf(f, "{\n  \"schema_version\": 1,\n  \"server\": {\"version\": ");
+    memd_json_str(f, s->server.version);
+    fprintf(f, ", \"pid\": %" PRIu32 ", \"sessions\": %" PRIu32 ", \"start_ns\": %" PRIu64
+               ", \"start_ns_str\": \"%" PRIu64 "\", \"now_ns\": %" PRIu64
+               ", \"now_ns_str\": \"%" PRIu64 "\"},\n  \"devices\": [",
+            s->server.pid, s->server.sessions, s->server.start_ns, s->server.start_ns,
+            s->server.now_ns, s->server.now_ns);
+    for (size_t d = 0; d < s->ndevices; d++) {
+        const memclient_device *dev = &s->devices[d];
+        fprintf(f, "%s\n    {\"id\": %" PRIu32 ", \"name\": ", d ? "," : "", dev->id);
+        memd_json_str(f, dev->name);
+        fputs(", \"bank_groups\": [", f);
+        bool first = true;
+        for (size_t gi = 0; gi < s->ngroups; gi++) {
+            const memclient_group *g = &s->groups[gi];
+            if (g->device != dev->id)
+                continue;
+            fprintf(f, "%s\n      {\"kind\": \"%s\", \"banks\": %" PRIu32 ", \"bank_size\": %" PRIu64
+                       ", \"used\": %" PRIu64 ", \"total\": %" PRIu64 ", \"used_per_bank\": %" PRIu64
+                       ", \"total_per_bank\": %" PRIu64 ", \"use_pct\": %.2f, \"allocations\": %" PRIu64
+                       ", \"clients\": %" PRIu32 "}",
+                    first ? "" : ",", memclient_kind_name(g->kind), g->banks, g->bank_size,
+                    g->stats.allocated * g->banks, g->stats.total * g->banks, g->stats.allocated,
+                    g->stats.total, pct(g->stats.allocated, g->stats.total), g->stats.allocations,
+                    g->clients);
+            first = false;
+        }
+        fputs(first ? "]}" : "\n    ]}", f);
+    }
+    fprintf(f, "%s],\n  \"processes\": ", s->ndevices ? "\n  " : "");
+    memd_report_processes_json(f, s, "    ");
+    fputs("\n}\n", f);
+}
+
+int memctl_cmd_status(const memctl_globals *g, int argc, char **argv)
+{
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: memctl [status] [--json]\n"
+                   "  used / total per device and bank group, summed over its banks and per "
+                   "bank, and the processes holding memory\n");
+            return 0;
+        } else {
+            fprintf(stderr, "memctl status: unexpected argument '%s' (usage: memctl status "
+                            "[--json])\n", argv[i]);
+            return MEMCTL_EXIT_USAGE;
+        }
+    }
+    memclient *c;
+    int r = memctl_connect(g, &c);
+    if (r)
+        return r;
+    memclient_snapshot *s;
+    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_USAGE, &s);
+    memclient_disconnect(c);
+    if (r < 0)
+        return memctl_fail(NULL, "status", "cannot read the daemon's state", r);
+    (json ? status_json : status_table)(stdout, s);
+    memclient_snapshot_free(s);
+    return fflush(stdout) == 0 ? 0 : MEMCTL_EXIT_FAIL;
+}

@@ -1,0 +1,348 @@
+/* memctl top: a live view of the daemon, like pw-top or nvtop (ncurses): the bank groups
+ * with their use, the processes holding memory and the largest buffers, refreshed every
+ * interval and cut to the terminal's size. Keys: q quit, s next sort key, r reverse,
+ * / name filter (a glob), c next class, d next device, x clear filters, space refresh.
+ * The command-line filters (--pid, --session, --name, --class, --device) are the
+ * starting filters. */
+#include <errno.h>
+#include <inttypes.h>
+#include <locale.h>
+#include <ncurses.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "memctl_filter.h"
+#include "memctl_service.h"
+
+#define HB(v) memctl_human_bytes((v), (char[24]){0}, 24)
+
+typedef enum { SORT_BYTES, SORT_ALLOCS, SORT_PID, SORT_NAME, SORT_COUNT } sort_key;
+static const char *const sort_names[SORT_COUNT] = {"bytes", "allocs", "pid", "name"};
+
+typedef struct top {
+    memctl_filter flt;
+    char glob[64];
+    sort_key sort;
+    bool reverse;
+    uint64_t interval_ms;
+    char status[320];          /* the bottom line: errors */
+} top;
+
+static sort_key g_sort; /* for the qsort comparators */
+static bool g_reverse;
+
+static int cmp_proc(const void *a, const void *b)
+{
+    const memd_report_proc *x = a, *y = b;
+    int c;
+    switch (g_sort) {
+    case SORT_ALLOCS: c = x->allocations < y->allocations ? 1 : x->allocations > y->allocations ? -1 : 0; break;
+    case SORT_PID: c = x->pid < y->pid ? -1 : x->pid > y->pid; break;
+    case SORT_NAME: c = strcmp(x->comm, y->comm); break;
+    default: c = x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : 0; break;
+    }
+    return g_reverse ? -c : c;
+}
+
+static int cmp_buf(const void *a, const void *b)
+{
+    const memclient_alloc_info *x = *(const memclient_alloc_info *const *)a;
+    const memclient_alloc_info *y = *(const memclient_alloc_info *const *)b;
+    int c;
+    switch (g_sort) {
+    case SORT_PID: c = x->pid < y->pid ? -1 : x->pid > y->pid; break;
+    case SORT_NAME: c = strcmp(x->name, y->name); break;
+    default: /* bytes (allocs has no meaning per buffer: by size too) */
+        c = x->buf.size_per_bank < y->buf.size_per_bank ? 1
+            : x->buf.size_per_bank > y->buf.size_per_bank ? -1 : 0;
+        break;
+    }
+    if (c == 0)
+        c = x->buf.handle < y->buf.handle ? -1 : x->buf.handle > y->buf.handle;
+    return g_reverse ? -c : c;
+}
+
+/* One line at row y, cut to the screen's width. */
+static void line(int y, int attr, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void line(int y, int attr, const char *fmt, ...)
+{
+    if (y >= LINES)
+        return;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    for (char *p = buf; *p; p++) /* names from other processes: no control characters */
+        if ((unsigned char)*p < 0x20)
+            *p = '?';
+    attron(attr);
+    mvaddnstr(y, 0, buf, COLS);
+    attroff(attr);
+}
+
+static void draw(top *t, const memclient_snapshot *s)
+{
+    erase();
+    int y = 0;
+    char up[24];
+    uint64_t up_ns = s->server.now_ns > s->server.start_ns ? s->server.now_ns - s->server.start_ns : 0;
+    char filters[160] = "";
+    size_t fl = 0;
+    if (t->flt.has_device)
+        fl += (size_t)snprintf(filters + fl, sizeof filters - fl, " device=%u", t->flt.device);
+    if (t->flt.has_class && fl < sizeof filters)
+        fl += (size_t)snprintf(filters + fl, sizeof filters - fl, " class=%s",
+                               memclient_class_name(t->flt.cls));
+    if (t->flt.name_glob && fl < sizeof filters)
+        fl += (size_t)snprintf(filters + fl, sizeof filters - fl, " name=%s", t->flt.name_glob);
+    if (t->flt.has_pid && fl < sizeof filters)
+        fl += (size_t)snprintf(filters + fl, sizeof filters - fl, " pid=%u", t->flt.pid);
+    if (t->flt.has_session && fl < sizeof filters)
+        snprintf(filters + fl, sizeof filters - fl, " session=%u", t->flt.session);
+    line(y++, A_BOLD, "memd %s  pid %u  up %s  sessions %u  sort %s%s  filters:%s",
+         s->server.version, s->server.pid, memctl_human_age(up_ns, up, sizeof up),
+         s->server.sessions, sort_names[t->sort], t->reverse ? " (reversed)" : "",
+         fl ? filters : " none");
+    line(y++, A_REVERSE, "%-4s %-14s %-5s %5s %24s %6s  %-22s", "DEV", "NAME", "GROUP", "BANKS",
+         "USED / TOTAL (all banks)", "USE%", "");
+    for (size_t d = 0; d < s->ndevices; d++) {
+        for (size_t gi = 0; gi < s->ngroups; gi++) {
+            const memclient_group *g = &s->groups[gi];
+            if (g->device != s->devices[d].id || (t->flt.has_device && g->device != t->flt.device))
+                continue;
+            double p = g->stats.total ? 100.0 * (double)g->stats.allocated / (double)g->stats.total : 0;
+            char bar[23], used[40];
+            int full = (int)(p / 5.0 + 0.5);
+            for (int i = 0; i < 20; i++)
+                bar[i + 1] = i < full ? '#' : '.';
+            bar[0] = '[';
+            bar[21] = ']';
+            bar[22] = '\0';
+            snprintf(used, sizeof used, "%s / %s", HB(g->stats.allocated * g->banks),
+                     HB(g->stats.total * g->banks));
+            line(y++, 0, "%-4u %-14.14s %-5s %5u %24s %5.1f%%  %s", g->device, s->devices[d].name,
+                 memclient_kind_name(g->kind), g->banks, used, p, bar);
+        }
+    }
+    y++;
+    /* What is left: processes and buffers share it, a third and two thirds. */
+    int room = LINES - y - 1;
+    int proc_rows = room / 3 - 2 > 0 ? room / 3 - 2 : 0;
+    memd_report_procs ps;
+    if (memd_report_processes(s, &ps) == 0) {
+        g_sort = t->sort;
+        g_reverse = t->reverse;
+        qsort(ps.procs, ps.n, sizeof *ps.procs, cmp_proc);
+        line(y++, A_REVERSE, "%-7s %6s %-15s %8s %7s %11s %11s", "PID", "UID", "PROCESS",
+             "SESSIONS", "ALLOCS", "BYTES", "SHARED");
+        int shown = 0;
+        for (size_t i = 0; i < ps.n && shown < proc_rows; i++) {
+            const memd_report_proc *p = &ps.procs[i];
+            if (t->flt.has_pid && p->pid != t->flt.pid)
+                continue;
+            line(y++, 0, "%-7u %6u %-15.15s %8u %7" PRIu64 " %11s %11s", p->pid, p->uid,
+                 p->comm[0] ? p->comm : "-", p->sessions, p->allocations, HB(p->bytes),
+                 HB(p->shared_bytes));
+            shown++;
+        }
+        if ((size_t)shown < ps.n)
+            line(y++, A_DIM, "  ... %zu processes in all", ps.n);
+        memd_report_processes_free(&ps);
+    }
+    y++;
+    const memclient_alloc_info **list = malloc((s->nallocs ? s->nallocs : 1) * sizeof *list);
+    size_t n = 0;
+    for (size_t i = 0; list && i < s->nallocs; i++)
+        if (memctl_filter_match(&t->flt, &s->allocs[i]))
+            list[n++] = &s->allocs[i];
+    if (list)
+        qsort(list, n, sizeof *list, cmp_buf);
+    line(y++, A_REVERSE, "%8s %4s %-14s %-11s %11s %11s %7s %-15s %s", "HANDLE", "DEV", "REGION",
+         "CLASS", "BYTES/BANK", "ALL BANKS", "PID", "PROCESS", "NAME");
+    size_t rows = LINES - 1 > y ? (size_t)(LINES - 1 - y) : 0;
+    for (size_t i = 0; i < n && i < rows; i++) {
+        const memclient_alloc_info *a = list[i];
+        char region[48], rbuf[24];
+        const memclient_group *g = NULL;
+        for (size_t gi = 0; gi < s->ngroups; gi++)
+            if (s->groups[gi].device == a->device && s->groups[gi].kind == a->buf.kind)
+                g = &s->groups[gi];
+        snprintf(region, sizeof region, "%s/%s", memclient_kind_name(a->buf.kind),
+                 memd_report_region_name(s, a->device, a->buf.kind, a->buf.region, rbuf, sizeof rbuf));
+        line(y++, 0, "%8" PRIu64 " %4u %-14.14s %-11s %11s %11s %7u %-15.15s %s", a->buf.handle,
+             a->device, region, memclient_class_name(a->cls), HB(a->buf.size_per_bank),
+             HB(a->buf.size_per_bank * (g ? g->banks : 1)), a->pid, a->comm[0] ? a->comm : "-",
+             a->name[0] ? a->name : "-");
+    }
+    free(list);
+    line(LINES - 1, A_REVERSE, "%-*s", COLS,
+         t->status[0] ? t->status
+                      : " q quit  s sort  r reverse  / name  c class  d device  x clear  "
+                        "space refresh");
+    refresh();
+}
+
+/* Reads a glob on the bottom line (Enter ends it, Escape cancels). */
+static void prompt_glob(top *t)
+{
+    echo();
+    curs_set(1);
+    timeout(-1);
+    move(LINES - 1, 0);
+    clrtoeol();
+    attron(A_REVERSE);
+    mvaddstr(LINES - 1, 0, "name glob (empty: all): ");
+    attroff(A_REVERSE);
+    char buf[sizeof t->glob] = "";
+    if (getnstr(buf, (int)sizeof buf - 1) == OK) {
+        snprintf(t->glob, sizeof t->glob, "%s", buf);
+        t->flt.name_glob = t->glob[0] ? t->glob : NULL;
+    }
+    noecho();
+    curs_set(0);
+}
+
+static void next_device(top *t, const memclient_snapshot *s)
+{
+    if (!s || !s->ndevices) {
+        t->flt.has_device = false;
+        return;
+    }
+    if (!t->flt.has_device) {
+        t->flt.has_device = true;
+        t->flt.device = s->devices[0].id;
+        return;
+    }
+    for (size_t d = 0; d < s->ndevices; d++) {
+        if (s->devices[d].id == t->flt.device) {
+            if (d + 1 < s->ndevices)
+                t->flt.device = s->devices[d + 1].id;
+            else
+                t->flt.has_device = false;
+            return;
+        }
+    }
+    t->flt.has_device = false;
+}
+
+static void refilter(top *t)
+{
+    t->flt.any = t->flt.has_pid || t->flt.has_session || t->flt.has_class ||
+                 t->flt.has_device || t->flt.name_glob;
+}
+
+int memctl_cmd_top(const memctl_globals *g, int argc, char **argv)
+{
+    top t = {.interval_ms = 1000};
+    for (int i = 1; i < argc; i++) {
+        int r = memctl_filter_opt(&t.flt, "top", argc, argv, &i);
+        if (r < 0)
+            return MEMCTL_EXIT_USAGE;
+        if (r > 0)
+            continue;
+        const char *a = argv[i], *v;
+        if (!strcmp(a, "--interval")) {
+            if (!(v = memctl_optarg("top", argc, argv, &i)))
+                return MEMCTL_EXIT_USAGE;
+            if (memctl_parse_seconds(v, &t.interval_ms) < 0)
+                return memctl_bad_value("top", a, v, "seconds, e.g. 1 or 0.5");
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            printf("usage: memctl top [--interval SEC] [filters]\n"
+                   "  a live view: bank groups, processes, largest buffers (needs a terminal)\n"
+                   "  keys: q quit, s next sort key (bytes, allocs, pid, name), r reverse,\n"
+                   "        / name glob, c next class, d next device, x clear filters\n"
+                   "  --interval SEC   refresh every SEC seconds (default 1)\n%s",
+                   memctl_filter_help);
+            return 0;
+        } else {
+            fprintf(stderr, "memctl top: unknown option '%s'\n", a);
+            return MEMCTL_EXIT_USAGE;
+        }
+    }
+    if (t.flt.name_glob) {
+        snprintf(t.glob, sizeof t.glob, "%s", t.flt.name_glob);
+        t.flt.name_glob = t.glob;
+    }
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "memctl top: needs a terminal (memctl status prints one summary)\n");
+        return MEMCTL_EXIT_USAGE;
+    }
+    memclient *c;
+    int r = memctl_connect(g, &c);
+    if (r)
+        return r;
+    setlocale(LC_ALL, "");
+    initscr();
+    cbreak();
+    noecho();
+    keypad(stdscr, TRUE);
+    curs_set(0);
+    memclient_snapshot *s = NULL;
+    int code = 0;
+    bool quit = false;
+    while (!quit) {
+        memclient_snapshot *next = NULL;
+        r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_USAGE, &next);
+        if (r < 0) {
+            memclient_error e;
+            memclient_last_error(&e);
+            snprintf(t.status, sizeof t.status, " memd: %s (q quits)", e.message);
+            if (memclient_reconnect(c, 0) < 0) { /* daemon gone or restarting: keep trying */
+            }
+        } else {
+            memclient_snapshot_free(s);
+            s = next;
+            t.status[0] = '\0';
+        }
+        if (s)
+            draw(&t, s);
+        else if (t.status[0])
+            line(LINES - 1, A_REVERSE, "%s", t.status), refresh();
+        timeout((int)t.interval_ms);
+        int ch = getch();
+        t.status[0] = '\0';
+        switch (ch) {
+        case 'q':
+        case 'Q':
+            quit = true;
+            break;
+        case 's':
+            t.sort = (sort_key)((t.sort + 1) % SORT_COUNT);
+            break;
+        case 'r':
+            t.reverse = !t.reverse;
+            break;
+        case '/':
+            prompt_glob(&t);
+            break;
+        case 'c':
+            if (!t.flt.has_class) {
+                t.flt.has_class = true;
+                t.flt.cls = (memd_class)0;
+            } else if (t.flt.cls + 1 < MEMD_CLASS_COUNT) {
+                t.flt.cls = (memd_class)(t.flt.cls + 1);
+            } else {
+                t.flt.has_class = false;
+            }
+            break;
+        case 'd':
+            next_device(&t, s);
+            break;
+        case 'x':
+            t.flt = (memctl_filter){0};
+            t.glob[0] = '\0';
+            break;
+        default: /* a key, a resize (KEY_RESIZE) or the interval: draw again */
+            break;
+        }
+        refilter(&t);
+    }
+    endwin();
+    memclient_snapshot_free(s);
+    memclient_disconnect(c);
+    return code;
+}
