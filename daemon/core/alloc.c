@@ -366,6 +366,9 @@ static int create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
                             at, why, (unsigned char)w->name[at]);
     if (shared && (w->flags & MEMD_ALLOC_F_POOL))
         return memd_err_set(err, -EINVAL, "a pool cannot be shared: it is its session's");
+    if (b && b->per_bank && (w->flags & MEMD_ALLOC_F_POOL))
+        return memd_err_set(err, -EINVAL, "a pool is one address range in every bank of its "
+                            "set: it cannot be per bank");
     int src = memd_hooks_prepare(st, s, err); /* e.g. room in the state store */
     if (src < 0)
         return src;

@@ -172,6 +172,16 @@ START_TEST(refusals)
     ck_assert_int_eq(memclient_alloc(c, &r, &b), -EINVAL);
     memclient_last_error(&e);
     ck_assert_msg(strstr(e.message, "shared") != NULL, "%s", e.message);
+    /* A pool is one address map: no bank set, not per bank (the library refuses, and so
+     * does memd for a raw ALLOC_BANKS asking for a per-bank pool). */
+    r.flags = 0;
+    r.name = NULL;
+    memclient_pool *pool;
+    ck_assert_int_eq(memclient_pool_create(c, &r, &pool), -EINVAL);
+    r.nbank_set = 0;
+    r.bank_set = NULL;
+    r.per_bank = 1;
+    ck_assert_int_eq(memclient_pool_create(c, &r, &pool), -EINVAL);
     /* The connection is still fine. */
     memclient_alloc_req l = sram(64);
     ck_assert_int_eq(memclient_alloc(c, &l, &b), 0);
