@@ -94,6 +94,9 @@ struct memd_instance {
     uint64_t id;
     memd_model_use *use;
     bool busy;                     /* false: on the free list, handed out again first */
+    bool reused;                   /* the last INSTANCE_CREATE took it from the free list */
+    uint64_t req;                  /* the client request id of that INSTANCE_CREATE (0:
+                                      unknown): a retry of it finds this instance */
     uint64_t arena_handle, arena_address, arena_bytes, ph_bytes;
     uint64_t *ph_handle, *ph_address; /* m->nph each */
     memd_instance *next;
@@ -145,7 +148,7 @@ uint64_t memd_models_handle_address(const memd_state *st, uint64_t handle);
 #define MEMD_MODELS_PLAN_BUF 48u
 #define MEMD_MODELS_MODEL_HEAD 160u
 #define MEMD_MODELS_MODEL_TENSOR 48u
-#define MEMD_MODELS_INST_HEAD 56u
+#define MEMD_MODELS_INST_HEAD 64u
 #define MEMD_MODELS_INST_PH 16u
 void memd_models_save_plan(memd_models *ms, const memd_plan_entry *e);
 void memd_models_save_model(memd_models *ms, const memd_model *m);

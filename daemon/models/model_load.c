@@ -462,6 +462,8 @@ int memd_op_model_unload(memd_state *st, memd_session *s, const memd_wire_hdr *h
     memd_wire_error err = {0};
     memd_models *ms = st->models;
     memd_model_use *u = ms ? memd_models_use_of(ms, s, ref.id) : NULL;
+    if (!u && (h->status & MEMD_REQ_F_RETRY))
+        return memd_reply_begin(out, h->opcode, h->id, 0) ? 0 : -ENOMEM; /* unloaded then */
     if (!u) {
         memd_err_set(&err, -ENOENT, "this session has not loaded a model with id %llu",
                      (unsigned long long)ref.id);

@@ -312,8 +312,8 @@ static int restore_instance(memd_state *st, memd_models *ms, const rd *d)
         return bad(d, "its length does not hold its placeholders");
     if (r->id == 0 || memd_map_get(&ms->instances, r->id))
         return bad(d, "id 0 or recorded twice");
-    if (p[48] > 1 || !zero(p + 49, 7))
-        return bad(d, "bad busy flag");
+    if (p[48] > 1 || p[49] > 1 || !zero(p + 50, 6))
+        return bad(d, "bad busy or reused flag");
     memd_session *s = session_by_id(st, memd_wire_u32(p + 40));
     memd_model_use *u = s ? memd_models_use_of(ms, s, memd_wire_u64(p)) : NULL;
     if (!u)
@@ -333,6 +333,8 @@ static int restore_instance(memd_state *st, memd_models *ms, const rd *d)
     in->id = r->id;
     in->use = u;
     in->busy = p[48];
+    in->reused = p[49];
+    in->req = memd_wire_u64(p + 56);
     in->arena_handle = memd_wire_u64(p + 8);
     in->arena_address = memd_wire_u64(p + 16);
     in->arena_bytes = memd_wire_u64(p + 24);

@@ -26,7 +26,8 @@
  *                       3 x 0), then k x u32 session id (the sessions using it)
  *   INSTANCE id         0 u64 model id  8 arena handle  16 arena address  24 arena bytes
  *                       32 placeholder bytes  40 u32 owner session  44 u32 placeholders p
- *                       48 u8 busy  49..55 0  56 p x (u64 handle, u64 address)
+ *                       48 u8 busy  49 u8 reused  50..55 0  56 u64 request id (the
+ *                       INSTANCE_CREATE that made it busy)  64 p x (u64 handle, u64 address)
  * Restoring checks every field and every reference (the plan's key is computed again
  * from its problem; a model's plan, device and users, an instance's model, owner and
  * buffers must exist as recorded), so a record that does not fit stops the start, like
@@ -202,6 +203,8 @@ void memd_models_save_instance(memd_models *ms, const memd_instance *in)
     memd_wire_put_u32(p + 40, in->use->s->id);
     memd_wire_put_u32(p + 44, m->nph);
     p[48] = in->busy;
+    p[49] = in->reused;
+    memd_wire_put_u64(p + 56, in->req);
     uint8_t *q = p + INST_HEAD;
     for (uint32_t i = 0; i < m->nph; i++) {
         q = memd_wire_put_u64(q, in->ph_handle[i]);

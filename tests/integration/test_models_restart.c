@@ -5,10 +5,13 @@
  * that reclaims its session releases and reuses instances and unloads normally; a
  * session that never reclaims lets go of its instances and model holds when the grace
  * period ends, as if it had died; `memctl model load --hold` unloads cleanly after a
- * restart; a model record damaged in the store refuses the start naming the file. */
+ * restart; a model record damaged in the store refuses the start naming the file; and
+ * model requests whose replies were lost in a crash are answered once when the library
+ * sends them again (MEMD_REQ_F_RETRY). */
 #include <errno.h>
 #include <fcntl.h>
 #include <lmdb.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +25,8 @@
 static memd_fixture f;
 static memd_fixture_opts fo;
 static char yaml[1024];
+static char fp[160], fp_env[200]; /* memd-test's store failpoints (lost replies) */
+static const char *envs[2];
 
 /* x -> conv(w) -> a -> relu -> b -> fc(w2) -> y, plus code. */
 enum { X, W, A, B, W2, Y, NT };
@@ -63,7 +68,8 @@ static void start(uint32_t grace_ms)
 
 static void respawn(void)
 {
-    char *argv[] = {(char *)memd_fixture_memd_path(), "--foreground", "--config",
+    char *argv[] = {(char *)(fo.test_build ? memd_fixture_memd_test_path()
+                                           : memd_fixture_memd_path()), "--foreground", "--config",
                     f.config_path, "--socket", f.socket_path, NULL};
     ck_assert_int_eq(memd_fixture_spawn(&f, &fo, argv), 0);
 }
@@ -80,6 +86,12 @@ static void restart(int sig)
 static void teardown(void)
 {
     memd_fixture_destroy(&f);
+    if (fp[0]) {
+        char p[200];
+        snprintf(p, sizeof p, "%s.kill", fp);
+        unlink(p);
+        fp[0] = '\0';
+    }
 }
 
 static memclient_snapshot *models_dump(memclient *c)
@@ -492,6 +504,138 @@ START_TEST(damaged_model_record_refused)
 }
 END_TEST
 
+/* ---- replies lost with the daemon (memd-test's "kill" failpoint) ---- */
+
+typedef struct call {
+    memclient *c;
+    int op; /* 0 load, 1 instance create, 2 instance release, 3 release + free, 4 unload */
+    uint64_t id;
+    memclient_model_info m;
+    memclient_instance in;
+    int rc;
+} call;
+
+static void *run_call(void *arg)
+{
+    call *k = arg;
+    memclient_model_desc d = model("retried");
+    switch (k->op) {
+    case 0: k->rc = memclient_model_load(k->c, &d, NULL, &k->m, NULL); break;
+    case 1: k->rc = memclient_instance_create(k->c, k->id, &k->in, NULL, 0); break;
+    case 2: k->rc = memclient_instance_release(k->c, k->id, 0); break;
+    case 3: k->rc = memclient_instance_release(k->c, k->id, MEMCLIENT_INSTANCE_FREE); break;
+    default: k->rc = memclient_model_unload(k->c, k->id, 0); break;
+    }
+    return NULL;
+}
+
+/* Runs k while memd dies right after committing it, before its reply; memd starts again
+ * and the library reconnects, reclaims and sends the request again as a retry. */
+static void call_across_a_crash(call *k)
+{
+    char p[200];
+    snprintf(p, sizeof p, "%s.kill", fp);
+    int fd = open(p, O_WRONLY | O_CREAT, 0600);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, run_call, k), 0);
+    ck_assert_int_eq(memd_fixture_wait(&f, 10000), 128 + SIGKILL);
+    respawn();
+    pthread_join(t, NULL);
+}
+
+static memclient_snapshot *admin_dump(void)
+{
+    memclient *admin = cu_connect(&f);
+    memclient_snapshot *s = models_dump(admin);
+    memclient_disconnect(admin);
+    return s;
+}
+
+START_TEST(lost_model_replies_answered_once)
+{
+    snprintf(fp, sizeof fp, "/tmp/memd-models-restart-%d", (int)getpid());
+    snprintf(fp_env, sizeof fp_env, "MEMD_TEST_STORE_FAILPOINT=%s", fp);
+    envs[0] = fp_env;
+    snprintf(yaml, sizeof yaml,
+             "limits:\n  reclaim_grace_ms: 30000\ndevices:\n  - id: 0\n    descriptor: "
+             "%s/config/devices/wormhole_b0.yaml\n", memd_fixture_source_root());
+    memset(&fo, 0, sizeof fo);
+    fo.config_yaml = yaml;
+    fo.capture_stderr = true;
+    fo.test_build = true;
+    fo.env = envs;
+    ck_assert_int_eq(memd_fixture_start(&f, &fo), 0);
+    memclient *c;
+    ck_assert_int_eq(memclient_connect_flags(f.socket_path, "retry", MEMCLIENT_CONNECT_RECONNECT,
+                                             &c), 0);
+    uint32_t sid = session_id(c);
+
+    call k = {.c = c, .op = 0};
+    call_across_a_crash(&k); /* the plan, then the load: the kill takes the first commit */
+    ck_assert_int_eq(k.rc, 0);
+    uint64_t mid = k.m.model_id;
+    memclient_snapshot *s = admin_dump();
+    ck_assert_uint_eq(s->nmodels, 1);
+    ck_assert_uint_eq(s->models[0].model_id, mid);
+    ck_assert_uint_eq(s->models[0].users, 1);
+    ck_assert_uint_eq(cu_find(s, k.m.const_handle)->buf.refcount, 1);
+    memclient_snapshot_free(s);
+
+    k = (call){.c = c, .op = 1, .id = mid};
+    call_across_a_crash(&k);
+    ck_assert_int_eq(k.rc, NT);
+    memclient_instance first = k.in;
+    s = admin_dump();
+    ck_assert_uint_eq(s->ninstances, 1); /* not a second one for the retry */
+    ck_assert_uint_eq(s->instances[0].instance_id, first.instance_id);
+    ck_assert_uint_eq(s->instances[0].arena_handle, first.arena_handle);
+    ck_assert_uint_eq(s->instances[0].session_id, sid);
+    ck_assert_int_eq(s->instances[0].busy, 1);
+    memclient_snapshot_free(s);
+
+    k = (call){.c = c, .op = 2, .id = first.instance_id};
+    call_across_a_crash(&k);
+    ck_assert_int_eq(k.rc, 0); /* not -EALREADY */
+    s = admin_dump();
+    ck_assert_uint_eq(s->ninstances, 1);
+    ck_assert_int_eq(s->instances[0].busy, 0);
+    memclient_snapshot_free(s);
+
+    k = (call){.c = c, .op = 1, .id = mid};
+    call_across_a_crash(&k);
+    ck_assert_int_eq(k.rc, NT);
+    ck_assert(k.in.reused); /* the retry answers as the first sending did */
+    ck_assert_uint_eq(k.in.instance_id, first.instance_id);
+    s = admin_dump();
+    ck_assert_uint_eq(s->ninstances, 1);
+    ck_assert_int_eq(s->instances[0].busy, 1);
+    memclient_snapshot_free(s);
+
+    k = (call){.c = c, .op = 3, .id = first.instance_id};
+    call_across_a_crash(&k);
+    ck_assert_int_eq(k.rc, 0); /* not -ENOENT */
+    s = admin_dump();
+    ck_assert_uint_eq(s->ninstances, 0);
+    ck_assert_ptr_null(cu_find(s, first.arena_handle));
+    memclient_snapshot_free(s);
+
+    k = (call){.c = c, .op = 4, .id = mid};
+    call_across_a_crash(&k);
+    ck_assert_int_eq(k.rc, 0); /* not -ENOENT */
+    s = admin_dump();
+    ck_assert_uint_eq(s->nmodels, 0);
+    ck_assert_uint_eq(s->nallocs, 0);
+    memclient_snapshot_free(s);
+    /* Without the retry flag a stale reference is still an error. */
+    ck_assert_int_eq(memclient_model_unload(c, mid, 0), -ENOENT);
+    ck_assert_int_eq(memclient_instance_release(c, first.instance_id, 0), -ENOENT);
+    ck_assert_uint_eq(session_id(c), sid);
+    memclient_disconnect(c);
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("models-restart");
@@ -503,6 +647,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, dead_owner_released_at_start);
     tcase_add_test(tc, memctl_model_hold_across_restart);
     tcase_add_test(tc, damaged_model_record_refused);
+    tcase_add_test(tc, lost_model_replies_answered_once);
     suite_add_tcase(s, tc);
     return s;
 }
