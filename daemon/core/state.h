@@ -22,6 +22,7 @@
 typedef struct memd_session memd_session;
 typedef struct memd_alloc memd_alloc;
 typedef struct memd_models memd_models; /* model.h */
+typedef struct memd_subdev memd_subdev; /* subdev.h */
 typedef struct memd_store memd_store;   /* store.h */
 typedef struct memd_events memd_events; /* event.h */
 
@@ -52,6 +53,8 @@ struct memd_alloc {
     memd_hold *holds;
     memd_alloc *name_next;         /* name table chain */
     uint64_t store_key;            /* state store: key of the record that holds it */
+    uint32_t subdev;               /* sub-device charged (index + 1), 0: none (subdev.h) */
+    uint64_t subdev_bytes;         /* what it charged */
     struct memd_pool_books *books; /* pool: its reported sub-allocations (pool_books.h) */
     char comm[16];
     char name[MEMD_NAME_MAX];
@@ -62,6 +65,8 @@ struct memd_session {
     uint32_t pid, uid, gid;
     bool admin;                    /* root or in the configured admin group */
     uint16_t version;              /* negotiated protocol version (HELLO), default 1 */
+    uint32_t subdev;               /* bound sub-device (index + 1), 0: none (subdev.h) */
+    bool subdev_by_config;
     char comm[16];
     char client_name[32];
     uint64_t connected_ns;
@@ -125,6 +130,8 @@ typedef struct memd_state {
     /* Where the layers that listen keep their state; core never looks inside. */
     memd_models *models;           /* plans, models, instances (model.h); NULL until used */
     memd_store *store;             /* the state store (store.h); NULL: not persisted */
+    memd_subdev *subdevs;          /* sub-devices (subdev.h), room for MEMD_SUBDEV_MAX */
+    uint32_t nsubdevs;
     memd_events *events;           /* the event log (event.h); NULL until the first event */
     const memd_session *cur;       /* the session whose frames are being processed, or
                                       NULL: events without a session are about it */

@@ -149,6 +149,7 @@ static int alloc_size(writer *w, uint32_t i, size_t *size)
     w->comm_len[i] = (uint8_t)memd_store_str_len(a->comm, sizeof a->comm);
     w->name_len[i] = (uint8_t)memd_store_str_len(a->name, sizeof a->name);
     *size = MEMD_STORE_ALLOC_REC_BASE + w->comm_len[i] + w->name_len[i] +
+            memd_store_bankset_size(a->pl.mode, a->pl.nset) +
             (size_t)unique * MEMD_STORE_HOLDER_SIZE;
     return 0;
 }
