@@ -391,6 +391,7 @@ static uint64_t overlapping(span *s, size_t n)
 
 typedef struct tally {
     uint64_t lost, twice, overlaps, extra, sessions_lost, live;
+    uint64_t models, instances;    /* in the dump */
 } tally;
 
 static const memclient_alloc_info *find(const memclient_snapshot *s, uint64_t h)
@@ -513,6 +514,8 @@ static tally verify(memclient *admin)
         }
     }
     verify_models(s, &t);
+    t.models = s->nmodels;
+    t.instances = s->ninstances;
     t.twice = overlapping(mine, nm);
     for (size_t j = 0; j < s->nallocs; j++)
         all[j] = (span){s->allocs[j].device, s->allocs[j].buf.kind, s->allocs[j].buf.address,
@@ -625,10 +628,12 @@ int main(int argc, char **argv)
         uint64_t acked = 0;
         for (int i = 0; i < nclients; i++)
             acked += clients[i].acked_allocs;
-        printf("kill %u (%s): %llu live acknowledged, %llu acknowledged so far: lost %llu, "
-               "twice %llu, overlaps %llu, extra %llu, sessions lost %llu\n",
+        printf("kill %u (%s): %llu live acknowledged, %llu acknowledged so far, %llu models "
+               "and %llu instances: lost %llu, twice %llu, overlaps %llu, extra %llu, "
+               "sessions lost %llu\n",
                n, between ? "after a commit, before its replies" : "SIGKILL",
                (unsigned long long)t.live, (unsigned long long)acked,
+               (unsigned long long)t.models, (unsigned long long)t.instances,
                (unsigned long long)t.lost, (unsigned long long)t.twice,
                (unsigned long long)t.overlaps, (unsigned long long)t.extra,
                (unsigned long long)t.sessions_lost);

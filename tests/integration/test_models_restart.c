@@ -208,7 +208,9 @@ static void problem(memclient_plan_buffer *b, size_t n)
 
 static void survive(int sig)
 {
-    start(4000);
+    /* Long enough for session 1 to reclaim under valgrind on a loaded machine, short
+     * enough to wait for session 2's release. */
+    start(8000);
     memclient *c1 = cu_connect(&f), *c2 = cu_connect(&f);
     uint32_t s1 = session_id(c1), s2 = session_id(c2);
     memclient_model_desc d = model("persisted");
@@ -274,7 +276,7 @@ static void survive(int sig)
     /* c2 never reclaims: when the grace period ends its instance and its hold on the
      * model go, the model stays for c1. */
     uint64_t gone[] = {i3.arena_handle};
-    ck_assert(cu_wait_gone(admin, gone, 1, 15000));
+    ck_assert(cu_wait_gone(admin, gone, 1, 40000));
     after = models_dump(admin);
     ck_assert_ptr_null(find_session(after, s2));
     ck_assert_ptr_null(find_instance(after, i3.instance_id));
@@ -413,7 +415,7 @@ START_TEST(memctl_model_hold_across_restart)
     /* memctl reclaims its session by itself: the orphan goes, the model stays its own. */
     admin = cu_connect(&f);
     bool back = false;
-    for (int i = 0; i < 250 && !back; i++) {
+    for (int i = 0; i < 1000 && !back; i++) { /* 20 s at most */
         memclient_snapshot *s = models_dump(admin);
         assert_same(before, s);
         back = !find_session(s, s->instances[0].session_id)->orphaned;
