@@ -6,7 +6,9 @@
  *   memd-store-damage [COPIES [SEED]]     (default 36 copies, seed 1)
  *
  * It runs memd once with clients of its own (this process, so every session's process
- * is alive at restart): single, batched and shared named allocations, some freed again.
+ * is alive at restart): single, batched and shared named allocations, some freed again,
+ * two models (each loaded by two clients) with instances, one of them released, and a
+ * plan of its own.
  * It dumps the map, SIGKILLs memd and keeps the store file. Then, for each copy, it
  * writes a damaged version of that file into the state directory, one kind of damage
  * per copy in turn:
@@ -17,7 +19,8 @@
  *   boot     one bit of the boot id in the meta record flipped
  *   lmdb     one bit of one of LMDB's two meta page headers flipped
  * and starts memd on it. Outcomes: "restored" (memd serves, and an admin dump shows
- * exactly the allocations of the original: handles, addresses, sizes, holders, names),
+ * exactly the allocations of the original: handles, addresses, sizes, holders, names;
+ * and its plans, models and instances: ids, plans, buffers, users, owners, state),
  * "refused" (memd exited with status 1 and its message names the store file), and the
  * failures: "CRASHED" (killed by a signal), "WRONG" (serving a map other than the
  * original), "OTHER" (any other exit, or no answer within 30 s). Prints one line per copy
@@ -74,12 +77,54 @@ static int cmp_rec(const void *a, const void *b)
     return x->handle < y->handle ? -1 : x->handle > y->handle;
 }
 
-/* Every allocation memd shows (an admin dump), sorted by handle. */
-static rec *snapshot(memclient *c, size_t *n)
+/* Plans, models and instances as records of 8 numbers (tag first), sorted (the dump's
+ * order of instances follows the sessions' loads, which a restore may list otherwise). */
+#define MREC 8
+static int cmp_mrec(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    for (int i = 0; i < MREC; i++)
+        if (x[i] != y[i])
+            return x[i] < y[i] ? -1 : 1;
+    return 0;
+}
+
+static uint64_t *models_of(const memclient_snapshot *s, size_t *n)
+{
+    *n = s->nplans + s->nmodels + s->ninstances;
+    uint64_t *m = calloc(*n * MREC + 1, sizeof *m), *p = m;
+    for (size_t i = 0; m && i < s->nplans; i++, p += MREC) {
+        const memclient_plan_rec *x = &s->plans[i];
+        uint64_t v[MREC] = {1, x->plan_id, x->arena, x->lower_bound, x->created_ns,
+                            x->buffers, x->models, (uint64_t)x->optimal};
+        memcpy(p, v, sizeof v);
+    }
+    for (size_t i = 0; m && i < s->nmodels; i++, p += MREC) {
+        const memclient_model_rec *x = &s->models[i];
+        uint64_t v[MREC] = {2, x->model_id, x->plan_id, x->code_handle, x->const_handle,
+                            x->users, x->instances, x->created_ns};
+        memcpy(p, v, sizeof v);
+    }
+    for (size_t i = 0; m && i < s->ninstances; i++, p += MREC) {
+        const memclient_instance_rec *x = &s->instances[i];
+        uint64_t v[MREC] = {3, x->instance_id, x->model_id, x->arena_handle,
+                            x->arena_address, x->session_id, x->placeholder_bytes,
+                            (uint64_t)x->busy};
+        memcpy(p, v, sizeof v);
+    }
+    if (m)
+        qsort(m, *n, MREC * sizeof *m, cmp_mrec);
+    return m;
+}
+
+/* Every allocation memd shows (an admin dump), sorted by handle; *models (n *nm) what
+ * models_of makes of its plans, models and instances. */
+static rec *snapshot(memclient *c, size_t *n, uint64_t **models, size_t *nm)
 {
     memclient_snapshot *s;
-    if (memclient_dump(c, MEMCLIENT_ALL_DEVICES, 0, &s) < 0)
+    if (memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_MODELS, &s) < 0)
         return NULL;
+    *models = models_of(s, nm);
     rec *r = calloc(s->nallocs + 1, sizeof *r);
     for (size_t i = 0; r && i < s->nallocs; i++) {
         const memclient_alloc_info *a = &s->allocs[i];
@@ -94,6 +139,43 @@ static rec *snapshot(memclient *c, size_t *n)
     if (r)
         qsort(r, *n, sizeof *r, cmp_rec);
     return r;
+}
+
+/* Two models, each loaded by two of the clients, two instances per client (one released
+ * to its free list), and a plan no model uses. */
+static void populate_models(memclient **cl, size_t ncl)
+{
+    static const uint32_t in0[] = {0, 1}, out0[] = {2}, in1[] = {2, 3}, out1[] = {4};
+    static const memclient_tensor_desc t[] = {
+        {.name = "x", .role = MEMCLIENT_TENSOR_INPUT, .bytes = 1024},
+        {.name = "w", .role = MEMCLIENT_TENSOR_WEIGHT, .bytes = 8192, .alignment = 4096},
+        {.name = "a", .bytes = 4096},
+        {.name = "w2", .role = MEMCLIENT_TENSOR_WEIGHT, .bytes = 2000},
+        {.name = "y", .role = MEMCLIENT_TENSOR_OUTPUT, .bytes = 64},
+    };
+    static const memclient_op_desc ops[] = {
+        {.name = "conv", .inputs = in0, .ninputs = 2, .outputs = out0, .noutputs = 1},
+        {.name = "fc", .inputs = in1, .ninputs = 2, .outputs = out1, .noutputs = 1},
+    };
+    for (size_t k = 0; k < ncl; k++) {
+        memclient_model_desc d = {.name = k % 2 ? "damage-b" : "damage-a",
+                                  .scope = MEMD_SCOPE_DRAM, .code_bytes = 4096 * (k % 2 + 1),
+                                  .tensors = t, .ntensors = 5, .ops = ops, .nops = 2};
+        memclient_model_info m;
+        memclient_instance i1, i2;
+        if (memclient_model_load(cl[k], &d, NULL, &m, NULL) < 0 ||
+            memclient_instance_create(cl[k], m.model_id, &i1, NULL, 0) < 0 ||
+            memclient_instance_create(cl[k], m.model_id, &i2, NULL, 0) < 0 ||
+            memclient_instance_release(cl[k], i1.instance_id, 0) < 0)
+            die("a model call failed while populating");
+    }
+    memclient_plan_buffer b[12];
+    for (int i = 0; i < 12; i++)
+        b[i] = (memclient_plan_buffer){.lower = (uint64_t)i / 2, .upper = (uint64_t)i / 2 + 3,
+                                       .size = 512 + 128 * (uint64_t)i, .alignment = 64};
+    memclient_plan_info pi;
+    if (memclient_plan_submit(cl[0], b, 12, NULL, &pi, NULL) < 0)
+        die("a plan failed while populating");
 }
 
 static memclient_alloc_req req(memd_class cls, uint64_t bytes)
@@ -141,6 +223,7 @@ static void populate(memclient **cl, size_t ncl)
             if (rnd() % 3 == 0 && memclient_free(cl[k], handles[i]) < 0)
                 die("a free failed while populating");
     }
+    populate_models(cl, ncl);
 }
 
 /* ---- files ---- */
@@ -272,6 +355,9 @@ static pid_t spawn(void)
 }
 
 /* Starts memd on the copy now in place and says how that ended. */
+static uint64_t *want_models;
+static size_t nwant_models;
+
 static int try_start(const rec *want, size_t nwant, char *detail, size_t dlen)
 {
     unlink(f.socket_path);
@@ -286,15 +372,21 @@ static int try_start(const rec *want, size_t nwant, char *detail, size_t dlen)
         }
         memclient *c;
         if (access(f.socket_path, F_OK) == 0 && memclient_connect(f.socket_path, &c) == 0) {
-            size_t n = 0;
-            rec *got = snapshot(c, &n);
+            size_t n = 0, nm = 0;
+            uint64_t *models = NULL;
+            rec *got = snapshot(c, &n, &models, &nm);
             memclient_disconnect(c);
-            out = got && n == nwant && memcmp(got, want, n * sizeof *got) == 0 ? RESTORED
-                                                                                : WRONG;
+            bool same_models = models && nm == nwant_models &&
+                               memcmp(models, want_models, nm * MREC * sizeof *models) == 0;
+            out = got && n == nwant && memcmp(got, want, n * sizeof *got) == 0 && same_models
+                      ? RESTORED
+                      : WRONG;
             if (out == WRONG)
-                snprintf(detail, dlen, "serving %zu allocations, the original had %zu", n,
-                         nwant);
+                snprintf(detail, dlen, "serving %zu allocations and %zu plans, models and "
+                         "instances (%s), the original had %zu and %zu", n, nm,
+                         same_models ? "the same" : "others", nwant, nwant_models);
             free(got);
+            free(models);
             break;
         }
         if (now_ms() > deadline) {
@@ -345,8 +437,8 @@ int main(int argc, char **argv)
             die("cannot connect");
     populate(cl, 4);
     size_t nwant = 0;
-    rec *want = snapshot(cl[0], &nwant);
-    if (!want || nwant < 300)
+    rec *want = snapshot(cl[0], &nwant, &want_models, &nwant_models);
+    if (!want || nwant < 300 || nwant_models < 2 + 2 + 8)
         die("the original map is too small");
     kill(f.pid, SIGKILL);
     memd_fixture_wait(&f, 10000);
@@ -399,6 +491,7 @@ int main(int argc, char **argv)
     free(b);
     free(orig);
     free(want);
+    free(want_models);
     memd_fixture_destroy(&f);
     return bad ? 1 : 0;
 }
