@@ -168,8 +168,7 @@ typedef struct solver {
  * bound and (once a plan is out) a run can finish in time. */
 static int place_order(solver *s, int ord)
 {
-    for (size_t k = 0; k < s->n; k++)
-        s->pl.pos[s->order[k]] = (uint32_t)k;
+    memd_plan_placer_set_order(&s->pl, s->order);
     plan_budget *bu = &s->bu;
     for (int fit = 0; fit < 2 && (!s->bp.have || s->bp.arena > s->lb); fit++) {
         if (ord == ORD_SIZE && fit == 0 && s->size_first_done)
@@ -204,6 +203,16 @@ static int greedy_portfolio(solver *s)
                        : memd_plan_placer_init(&s->pl, s->b, s->n, s->pg);
     if (rc)
         return rc;
+    if (!s->key)
+        s->key = malloc(s->n * sizeof(*s->key));
+    if (!s->off)
+        s->off = malloc(s->n * sizeof(*s->off));
+    if (!s->order)
+        s->order = malloc(s->n * sizeof(*s->order));
+    if (!s->key || !s->off || !s->order) {
+        memd_plan_placer_free(&s->pl);
+        return -ENOMEM;
+    }
     uint64_t *load = malloc(s->n * sizeof(*load));
     if (!load)
         rc = -ENOMEM;
@@ -251,13 +260,16 @@ static int improve(solver *s, uint64_t seed, memd_plan_result *res)
  * the rest of the greedy portfolio runs with what is left. */
 static int solve_large(solver *s)
 {
+    /* The order before the tree: the sort's scratch, freed, then holds the tree's
+     * nodes (memory at a million buffers); the keys are not needed until the rest of
+     * the portfolio. */
+    order_keys(s->b, s->n, NULL, ORD_SIZE, s->key);
+    build_order(s->b, s->n, s->key, s->order);
+    free(s->key);
+    s->key = NULL;
     int rc = memd_plan_placer_init_tree(&s->pl, s->b, s->n);
     if (rc)
         return rc;
-    order_keys(s->b, s->n, NULL, ORD_SIZE, s->key);
-    build_order(s->b, s->n, s->key, s->order);
-    for (size_t k = 0; k < s->n; k++)
-        s->pl.pos[s->order[k]] = (uint32_t)k;
     plan_budget *bu = &s->bu;
     uint64_t t0 = bu->clock ? bu->clock(bu->clock_ctx) : 0;
     uint64_t arena = memd_plan_place_range(&s->pl, s->order, 0, false, s->off);
@@ -269,6 +281,11 @@ static int solve_large(solver *s)
         s->run_ns = bu->clock(bu->clock_ctx) - t0;
     memd_plan_best_take(&s->bp, arena, s->off, s->n, greedy_names[ORD_SIZE][0]);
     s->size_first_done = true;
+    /* The lanes hold their own arrays: these come back for the rest of the portfolio. */
+    free(s->off);
+    free(s->order);
+    s->off = NULL;
+    s->order = NULL;
     /* Nothing more starts once the time is up: a million buffers' first run can take
      * the whole budget, and every further step would allocate a tree first. */
     if (bu->clock && bu->clock(bu->clock_ctx) + s->run_ns / 2 >= bu->deadline_ns)
@@ -348,8 +365,7 @@ int memd_plan_greedy_run(const memd_plan_buffer *b, size_t n, int ord, bool best
                                        : memd_plan_placer_init(&pl, b, n, graph ? &g : NULL);
     if (rc)
         goto out;
-    for (size_t k = 0; k < n; k++)
-        pl.pos[order[k]] = (uint32_t)k;
+    memd_plan_placer_set_order(&pl, order);
     *arena = memd_plan_place_range(&pl, order, 0, best_fit, off);
     rc = pl.failed ? -ENOMEM : 0;
 out:

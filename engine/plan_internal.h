@@ -143,6 +143,9 @@ size_t memd_plan_tree_intervals(const plan_tree *t);
 
 /* Sorts idx[0..n) by key descending, ties by idx ascending (stable, deterministic). */
 int memd_plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key);
+/* The same for idx = 0, 1, ..., n - 1 without a copy of the keys: key and scratch (n
+ * values each) are clobbered. */
+int memd_plan_sort_desc_clobber(uint32_t *idx, size_t n, uint64_t *key, uint64_t *scratch);
 /* The same by key ascending, ties by idx ascending. */
 int memd_plan_sort_asc(uint32_t *idx, size_t n, const uint64_t *key);
 
@@ -161,7 +164,8 @@ typedef struct plan_placer {
     plan_tree *tr;
     const plan_budget *stop; /* with a clock: a run past its deadline is abandoned */
     uint64_t *pairs;  /* graph mode: (offset, end) pairs of placed neighbours */
-    uint32_t *pos;    /* position of each buffer in the current order (caller fills) */
+    uint32_t *pos;    /* position of each buffer in the current order (caller fills
+                         through memd_plan_placer_set_order; NULL in tree mode) */
     uint32_t *lst;    /* list mode: committed placements sorted by offset */
     uint32_t *work;   /* list mode: placements of the last run */
     size_t nlst, nwork;
@@ -170,7 +174,10 @@ typedef struct plan_placer {
 } plan_placer;
 
 int memd_plan_placer_init(plan_placer *p, const memd_plan_buffer *b, size_t n, const plan_graph *g);
+/* Tree mode keeps no pos[] (memory at a million buffers): NULL. */
 int memd_plan_placer_init_tree(plan_placer *p, const memd_plan_buffer *b, size_t n);
+/* Fills pos[] from order[0..n) (nothing in tree mode). */
+void memd_plan_placer_set_order(plan_placer *p, const uint32_t *order);
 void memd_plan_placer_free(plan_placer *p);
 /* Places order[from..n) given that order[0..from) already have offsets in off[] (and,
  * in list mode, were committed); pos[] must match order. Returns the max end over
