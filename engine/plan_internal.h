@@ -218,12 +218,42 @@ uint64_t memd_plan_search_nodes(const plan_search_ctx *c);
 int memd_plan_exact(const memd_plan_buffer *b, size_t n, const plan_graph *g, uint64_t lb,
                     uint64_t seed, plan_budget *bu, plan_best *bp, uint64_t *scratch);
 
+/* The greedy portfolio's priority orders (plan_keys.c), keys sorted descending. */
+enum plan_order {
+    PLAN_ORD_SIZE,
+    PLAN_ORD_AREA,
+    PLAN_ORD_LENGTH,
+    PLAN_ORD_LOAD,
+    PLAN_ORD_START,
+    PLAN_ORD_COUNT
+};
+const char *memd_plan_greedy_name(int ord, bool best_fit);
+/* load[i] = the sum of the sizes of every buffer whose lifetime overlaps i's (i
+ * included), O(n log n). -ENOMEM. */
+int memd_plan_load_keys(const memd_plan_buffer *b, size_t n, uint64_t *load);
+/* key[i] for order ord (load: memd_plan_load_keys' output, read for PLAN_ORD_LOAD only). */
+void memd_plan_order_keys(const memd_plan_buffer *b, size_t n, const uint64_t *load, int ord,
+                          uint64_t *key);
+/* Pinned buffers first (they are fixed obstacles), then the rest by key descending, ties
+ * by index. Returns the number pinned. */
+size_t memd_plan_build_order(const memd_plan_buffer *b, size_t n, const uint64_t *key,
+                             uint32_t *order);
+
 /* One greedy run of the solver's portfolio (benchmarks: the best greedy plan to compare
  * with): order 0..4 = size, area, length, load, start; the placer the solver would use.
  * 0, -EINVAL (bad order or problem), -ENOMEM. */
 #define MEMD_PLAN_GREEDY_ORDERS 5
 int memd_plan_greedy_run(const memd_plan_buffer *b, size_t n, int ord, bool best_fit,
                          uint64_t *off, uint64_t *arena);
+
+/* The greedy portfolio over the segment tree (plan_portfolio.c): every order with first
+ * and best fit (size order first fit too unless skip_first), in two lanes run by
+ * opts->runner (or in order), each with a tree of its own; lowers bp with the best run
+ * (ties: the earlier run), the same on any runner. With a clock, a run starts while the
+ * last one's duration (run_ns) still fits. -ENOMEM. */
+int memd_plan_portfolio_tree(const memd_plan_buffer *b, size_t n, uint64_t lb,
+                             const memd_plan_opts *opts, uint64_t run_ns, bool skip_first,
+                             plan_budget *bu, plan_best *bp);
 
 /* Squeaky-wheel improvement for problems placed over the segment tree (plan_large.c),
  * in lanes run by opts->runner (or in order); lowers bp. run_ns: how long one placer
