@@ -212,6 +212,53 @@ START_TEST(top_json_batch)
 }
 END_TEST
 
+/* Bank subsets make banks differ: the views sum each bank's own use and count a buffer's
+ * set, never size x every bank. On Wormhole's 64-bank L1: 100 KiB per bank in banks 0-3,
+ * 200 KiB in bank 8 alone, 10 KiB lockstep in all 64. */
+START_TEST(views_count_bank_sets)
+{
+    uint32_t four[] = {0, 1, 2, 3}, eight[] = {8};
+    memclient_alloc_req r = {.device = 0, .cls = MEMD_CLASS_INTERNAL, .scope = MEMD_SCOPE_SRAM,
+                             .bytes = 100u << 10, .bank_set = four, .nbank_set = 4,
+                             .per_bank = true};
+    memclient_buffer pb, one, all;
+    ck_assert_int_eq(memclient_alloc(c, &r, &pb), 0);
+    r = (memclient_alloc_req){.device = 0, .cls = MEMD_CLASS_INTERNAL, .scope = MEMD_SCOPE_SRAM,
+                              .bytes = 200u << 10, .bank_set = eight, .nbank_set = 1};
+    ck_assert_int_eq(memclient_alloc(c, &r, &one), 0);
+    r = (memclient_alloc_req){.device = 0, .cls = MEMD_CLASS_INTERNAL, .scope = MEMD_SCOPE_SRAM,
+                              .bytes = 10u << 10};
+    ck_assert_int_eq(memclient_alloc(c, &r, &all), 0);
+    uint64_t held = pb.size_per_bank * 4 + one.size_per_bank + all.size_per_bank * 64;
+    uint64_t fullest = one.size_per_bank + all.size_per_bank, emptiest = all.size_per_bank;
+
+    char want[200];
+    ck_assert_int_eq(RUN("status", "--json"), 0);
+    snprintf(want, sizeof want, "\"kind\": \"sram\", \"banks\": 64, \"bank_size\": 1335296, "
+             "\"used\": %" PRIu64 ", ", held);
+    ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
+    snprintf(want, sizeof want, "\"used_per_bank\": %" PRIu64 ", \"used_per_bank_min\": %" PRIu64,
+             fullest, emptiest);
+    ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
+    ck_assert_msg(strstr(out, "\"allocations\": 3, "), "not 3 allocations:\n%s", out);
+    ck_assert_int_eq(RUN("status"), 0);
+    ck_assert_msg(strstr(out, "10.0 KiB-210.0 KiB / 1.3 MiB"), "no per-bank range:\n%s", out);
+    ck_assert_int_eq(RUN("sessions", "--json"), 0);
+    snprintf(want, sizeof want, "\"bytes\": %" PRIu64 ",", held);
+    ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
+    ck_assert_int_eq(RUN("metrics"), 0);
+    snprintf(want, sizeof want, "memd_device_used_bytes{device=\"0\",kind=\"sram\"} %" PRIu64 "\n",
+             held);
+    ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
+    ck_assert_int_eq(RUN("top", "--json", "--iterations", "1"), 0);
+    snprintf(want, sizeof want, "\"bytes_per_bank\":%" PRIu64 ",\"bytes\":%" PRIu64 ",",
+             pb.size_per_bank, pb.size_per_bank * 4);
+    ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
+    snprintf(want, sizeof want, "\"kind\":\"sram\",\"banks\":64,\"used\":%" PRIu64 ",", held);
+    ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
+}
+END_TEST
+
 START_TEST(devices_json)
 {
     ck_assert_int_eq(RUN("devices", "--json"), 0);
@@ -544,6 +591,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, status_is_the_default);
     tcase_add_test(tc, devices_json);
     tcase_add_test(tc, top_json_batch);
+    tcase_add_test(tc, views_count_bank_sets);
     tcase_add_test(tc, metrics_per_process);
     tcase_add_test(tc, metrics_listen_serves_http);
     tcase_add_test(tc, events_command);

@@ -202,9 +202,11 @@ static void process_families(sink *k, const memclient_snapshot *s)
         return;
     family(k, "memd_device_used_bytes", "gauge",
            "Bytes allocated in the bank group, summed over its banks.");
-    for (size_t i = 0; i < s->ngroups; i++)
-        group_sample(k, "memd_device_used_bytes", &s->groups[i],
-                     s->groups[i].stats.allocated * s->groups[i].banks);
+    for (size_t i = 0; i < s->ngroups; i++) {
+        memd_report_group_bytes u;
+        memd_report_group_use(s, &s->groups[i], &u);
+        group_sample(k, "memd_device_used_bytes", &s->groups[i], u.used);
+    }
     family(k, "memd_device_total_bytes", "gauge",
            "Allocatable bytes of the bank group, summed over its banks.");
     for (size_t i = 0; i < s->ngroups; i++)
@@ -328,7 +330,7 @@ int memctl_cmd_metrics(const memctl_globals *g, int argc, char **argv)
     if (r)
         return r;
     memclient_snapshot *s;
-    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_POOLS, &s);
+    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCTL_METRICS_DUMP, &s);
     memclient_disconnect(c);
     if (r < 0)
         return memctl_fail(NULL, "metrics", "cannot read the daemon's state", r);

@@ -106,18 +106,9 @@ static void view_free(view *v)
     free(v->list);
 }
 
-/* The bank group a buffer lies in (its bank count), or NULL. */
-static const memclient_group *group_of(const memclient_snapshot *s, const memclient_alloc_info *a)
+static double use_pct(const memd_report_group_bytes *u)
 {
-    for (size_t gi = 0; gi < s->ngroups; gi++)
-        if (s->groups[gi].device == a->device && s->groups[gi].kind == a->buf.kind)
-            return &s->groups[gi];
-    return NULL;
-}
-
-static double use_pct(const memclient_group *g)
-{
-    return g->stats.total ? 100.0 * (double)g->stats.allocated / (double)g->stats.total : 0;
+    return u->total ? 100.0 * (double)u->used / (double)u->total : 0;
 }
 
 /* One line at row y, cut to the screen's width. */
@@ -170,7 +161,9 @@ static void draw(top *t, const memclient_snapshot *s)
             const memclient_group *g = &s->groups[gi];
             if (g->device != s->devices[d].id || (t->flt.has_device && g->device != t->flt.device))
                 continue;
-            double p = use_pct(g);
+            memd_report_group_bytes u;
+            memd_report_group_use(s, g, &u);
+            double p = use_pct(&u);
             char bar[23], used[40];
             int full = (int)(p / 5.0 + 0.5);
             for (int i = 0; i < 20; i++)
@@ -178,8 +171,7 @@ static void draw(top *t, const memclient_snapshot *s)
             bar[0] = '[';
             bar[21] = ']';
             bar[22] = '\0';
-            snprintf(used, sizeof used, "%s / %s", HB(g->stats.allocated * g->banks),
-                     HB(g->stats.total * g->banks));
+            snprintf(used, sizeof used, "%s / %s", HB(u.used), HB(u.total));
             line(y++, 0, "%-4u %-14.14s %-5s %5u %24s %5.1f%%  %s", g->device, s->devices[d].name,
                  memclient_kind_name(g->kind), g->banks, used, p, bar);
         }
@@ -210,12 +202,11 @@ static void draw(top *t, const memclient_snapshot *s)
     for (size_t i = 0; i < v.n && i < rows; i++) {
         const memclient_alloc_info *a = v.list[i];
         char region[48], rbuf[24];
-        const memclient_group *g = group_of(s, a);
         snprintf(region, sizeof region, "%s/%s", memclient_kind_name(a->buf.kind),
                  memd_report_region_name(s, a->device, a->buf.kind, a->buf.region, rbuf, sizeof rbuf));
         line(y++, 0, "%8" PRIu64 " %4u %-14.14s %-11s %11s %11s %7u %-15.15s %s", a->buf.handle,
              a->device, region, memclient_class_name(a->cls), HB(a->buf.size_per_bank),
-             HB(a->buf.size_per_bank * (g ? g->banks : 1)), a->pid, a->comm[0] ? a->comm : "-",
+             HB(memd_report_alloc_bytes(s, a)), a->pid, a->comm[0] ? a->comm : "-",
              a->name[0] ? a->name : "-");
     }
     view_free(&v);
@@ -241,12 +232,13 @@ static void top_json(const top *t, const memclient_snapshot *s, FILE *f)
         for (size_t d = 0; d < s->ndevices; d++)
             if (s->devices[d].id == g->device)
                 name = s->devices[d].name;
+        memd_report_group_bytes u;
+        memd_report_group_use(s, g, &u);
         fprintf(f, "%s{\"device\":%" PRIu32 ",\"name\":", first ? "" : ",", g->device);
         memd_json_str(f, name);
         fprintf(f, ",\"kind\":\"%s\",\"banks\":%" PRIu32 ",\"used\":%" PRIu64 ",\"total\":%" PRIu64
                    ",\"use_pct\":%.2f}",
-                memclient_kind_name(g->kind), g->banks, g->stats.allocated * g->banks,
-                g->stats.total * g->banks, use_pct(g));
+                memclient_kind_name(g->kind), g->banks, u.used, u.total, use_pct(&u));
         first = false;
     }
     view v;
@@ -264,7 +256,6 @@ static void top_json(const top *t, const memclient_snapshot *s, FILE *f)
     fprintf(f, "],\"buffers_matching\":%zu,\"buffers\":[", v.n);
     for (size_t i = 0; i < v.n && i < t->limit; i++) {
         const memclient_alloc_info *a = v.list[i];
-        const memclient_group *g = group_of(s, a);
         char rbuf[24];
         fprintf(f, "%s{\"handle\":%" PRIu64 ",\"handle_str\":\"%" PRIu64 "\",\"device\":%" PRIu32
                    ",\"kind\":\"%s\",\"region\":",
@@ -275,7 +266,7 @@ static void top_json(const top *t, const memclient_snapshot *s, FILE *f)
         fprintf(f, ",\"class\":\"%s\",\"bytes_per_bank\":%" PRIu64 ",\"bytes\":%" PRIu64
                    ",\"pid\":%" PRIu32 ",\"process\":",
                 memclient_class_name(a->cls), a->buf.size_per_bank,
-                a->buf.size_per_bank * (g ? g->banks : 1), a->pid);
+                memd_report_alloc_bytes(s, a), a->pid);
         memd_json_str(f, a->comm);
         fputs(",\"name\":", f);
         memd_json_str(f, a->name);
@@ -292,7 +283,7 @@ static int top_batch(top *t, memclient *c)
         if (k)
             usleep((useconds_t)(t->interval_ms * 1000));
         memclient_snapshot *s;
-        int r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_USAGE, &s);
+        int r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_BANKS, &s);
         if (r < 0)
             return memctl_fail(NULL, "top", "cannot read the daemon's state", r);
         top_json(t, s, stdout);
@@ -444,7 +435,7 @@ int memctl_cmd_top(const memctl_globals *g, int argc, char **argv)
     bool quit = false;
     while (!quit) {
         memclient_snapshot *next = NULL;
-        r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_USAGE, &next);
+        r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_BANKS, &next);
         if (r < 0) {
             memclient_error e;
             memclient_last_error(&e);
