@@ -126,6 +126,11 @@ uint64_t memd_events_read(const memd_state *st, const memd_session *s, uint64_t 
     return seq;
 }
 
+uint64_t memd_events_next_seq(const memd_state *st)
+{
+    return st->events ? st->events->next_seq : 1;
+}
+
 void memd_events_free(memd_state *st)
 {
     if (!st->events)
