@@ -39,6 +39,18 @@ int memd_hooks_prepare(memd_state *st, memd_session *s, memd_wire_error *err)
     return 0;
 }
 
+int memd_hooks_subdev_defined(memd_state *st, const memd_subdev_spec *sd, char *msg, size_t cap)
+{
+    for (memd_hook *h = st->hooks; h; h = h->next) {
+        if (h->ev->subdev_defined) {
+            int rc = h->ev->subdev_defined(h->data, sd, msg, cap);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
 /* One emitter per event with no result: every listener that has the callback, in order.
  * A callback may remove its own hook (destroy does), so the next one is read first. */
 #define EMIT(st, cb, ...)                                                                 \

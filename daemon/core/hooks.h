@@ -8,6 +8,9 @@
 #ifndef MEMD_DAEMON_HOOKS_H
 #define MEMD_DAEMON_HOOKS_H
 
+#include <stddef.h>
+
+#include "config.h"
 #include "memd/protocol.h"
 
 typedef struct memd_state memd_state;
@@ -26,6 +29,10 @@ typedef struct memd_state_events {
      * holds are dropped, then session_closed. */
     void (*session_closing)(void *data, memd_session *s);
     void (*session_closed)(void *data, memd_session *s);
+    /* An admin defined sub-device sd (SUBDEV_DEFINE), not yet in use: 0, or a negative
+     * errno with msg filled, and the definition is undone (the store could not keep it:
+     * what the daemon's restart would forget is refused, as allocations are). */
+    int (*subdev_defined)(void *data, const memd_subdev_spec *sd, char *msg, size_t cap);
     /* memd_state_fini: every session is closed, the devices are still there. The
      * listener releases what it owns and must not be called again. */
     void (*destroy)(void *data);
@@ -45,6 +52,7 @@ void memd_hook_remove(memd_state *st, memd_hook *h);
 
 /* Emitters, for core itself. */
 int memd_hooks_prepare(memd_state *st, memd_session *s, memd_wire_error *err);
+int memd_hooks_subdev_defined(memd_state *st, const memd_subdev_spec *sd, char *msg, size_t cap);
 void memd_hooks_alloc_created(memd_state *st, memd_alloc *a);
 void memd_hooks_alloc_changed(memd_state *st, const memd_alloc *a);
 void memd_hooks_session_closing(memd_state *st, memd_session *s);

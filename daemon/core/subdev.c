@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "errmsg.h"
+#include "hooks.h"
 
 static int copy_spec(memd_subdev_spec *dst, const memd_subdev_spec *src)
 {
@@ -74,6 +75,9 @@ int memd_subdev_define(memd_state *st, memd_subdev_spec *sd, char *msg, size_t c
     free(devs);
     free(others);
     if (rc < 0)
+        return rc;
+    /* Kept by the state store before it exists (hooks.h): a restart brings it back. */
+    if ((rc = memd_hooks_subdev_defined(st, sd, msg, cap)) < 0)
         return rc;
     memd_subdev *d = &st->subdevs[st->nsubdevs++];
     memset(d, 0, sizeof *d);

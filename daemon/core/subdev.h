@@ -5,8 +5,10 @@
  * its own SUBDEV_BIND request; a bound session is never unbound. Its allocations stay in
  * the sub-device's banks: a request without a bank set gets the sub-device's banks as
  * its set (lockstep over the sub-device), a bank set must lie inside it, another device
- * or bank group is refused. Request-defined sub-devices and request bindings live as
- * long as the daemon; configured ones come back with the config. */
+ * or bank group is refused. Request-defined sub-devices are kept in the state store
+ * (store_subdev.c) and come back with a restart; configured ones come back with the
+ * config. Request bindings are not stored: after a daemon restart a reclaimed session is
+ * bound by the config only (and one that holds memory cannot bind again). */
 #ifndef MEMD_DAEMON_SUBDEV_H
 #define MEMD_DAEMON_SUBDEV_H
 
@@ -30,8 +32,10 @@ void memd_subdevs_fini(memd_state *st);
 /* Index of the sub-device called name, or -ENOENT. */
 int memd_subdev_find(const memd_state *st, const char *name);
 
-/* An admin's SUBDEV_DEFINE: validated as the config's are (msg says why). Takes over
- * sd->banks on success. 0, -EINVAL, -EEXIST (name taken), -ENOSPC (too many). */
+/* An admin's SUBDEV_DEFINE (and the store's restore of one): validated as the config's
+ * are (msg says why), then recorded by the hooks (the state store). Takes over sd->banks
+ * on success. 0, -EINVAL, -EEXIST (name taken), -ENOSPC (too many), or the hook's error
+ * (-EIO: the store cannot keep it). */
 int memd_subdev_define(memd_state *st, memd_subdev_spec *sd, char *msg, size_t cap);
 
 /* Binds s by its credentials (session open and restore). */

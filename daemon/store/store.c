@@ -197,7 +197,7 @@ static int open_env(memd_store *S, const char *path, memd_error *err)
         S->max_bytes = map;
     int rc = mdb_env_create(&S->env);
     if (rc == 0)
-        rc = mdb_env_set_maxdbs(S->env, 3);
+        rc = mdb_env_set_maxdbs(S->env, 4);
     if (rc == 0)
         rc = mdb_env_set_mapsize(S->env, (size_t)map);
     if (rc == 0)

@@ -228,15 +228,35 @@ static int check_meta(copier *c, const MDB_val *k, const MDB_val *v)
     return 0;
 }
 
+static int check_subdev(copier *c, const MDB_val *k, const MDB_val *v)
+{
+    memd_subdev_spec sd;
+    int rc = k->mv_size == MEMD_NAME_MAX ? memd_store_subdev_rec_get(v->mv_data, v->mv_size, &sd)
+                                         : -EBADMSG;
+    if (rc == 0) {
+        if (strncmp(sd.name, k->mv_data, MEMD_NAME_MAX) != 0)
+            rc = -ERANGE;
+        memd_subdev_spec_free(&sd);
+    }
+    if (rc < 0)
+        return say(c, "a sub-device record: %s",
+                   rc == -EBADMSG ? "bad length or checksum"
+                   : rc == -ERANGE ? "name and key differ"
+                                   : strerror(-rc));
+    return 0;
+}
+
 typedef struct table {
     const char *name;
     int (*check)(copier *, const MDB_val *, const MDB_val *);
+    bool optional;                 /* stores from before it have none */
 } table;
 
 static const table tables[] = {
-    {"meta", check_meta},
-    {"sessions", check_session},
-    {"allocations", check_alloc},
+    {"meta", check_meta, false},
+    {"sessions", check_session, false},
+    {"allocations", check_alloc, false},
+    {"subdevs", check_subdev, true},
 };
 
 static int lmdb_say(copier *c, int rc, const char *what, const char *name)
@@ -291,7 +311,7 @@ static int open_env(MDB_env **env, const char *path, size_t map, unsigned flags)
     int rc = mdb_env_create(env);
     if (rc != 0)
         return rc;
-    if ((rc = mdb_env_set_maxdbs(*env, 3)) == 0 && (rc = mdb_env_set_mapsize(*env, map)) == 0)
+    if ((rc = mdb_env_set_maxdbs(*env, 4)) == 0 && (rc = mdb_env_set_mapsize(*env, map)) == 0)
         rc = mdb_env_open(*env, path, flags | MDB_NOSUBDIR | MDB_NOLOCK | MDB_NORDAHEAD, 0600);
     if (rc != 0) {
         mdb_env_close(*env);
@@ -312,6 +332,8 @@ static int read_tables(copier *c, MDB_env *src, MDB_env *dst, const char *to)
     for (size_t i = 0; out == 0 && i < sizeof tables / sizeof tables[0]; i++) {
         MDB_dbi a, b = 0;
         if ((rc = mdb_dbi_open(c->rtxn, tables[i].name, 0, &a)) != 0) {
+            if (rc == MDB_NOTFOUND && tables[i].optional)
+                continue;
             out = lmdb_say(c, rc, "no table", tables[i].name);
             break;
         }

@@ -71,4 +71,5 @@ const memd_state_events memd_store_events = {
     .alloc_created = on_alloc_created,
     .alloc_changed = on_alloc_changed,
     .session_closed = memd_store_session_closed,
+    .subdev_defined = memd_store_subdev_defined,
 };

@@ -62,7 +62,7 @@ typedef struct memd_store {
     bool tmp_pending;              /* tmp is ours and not yet renamed to path */
     int fd;                        /* holds the flock: one memd per store */
     MDB_env *env;
-    MDB_dbi dbi_allocs, dbi_sessions, dbi_meta;
+    MDB_dbi dbi_allocs, dbi_sessions, dbi_meta, dbi_subdevs;
     uint64_t psize;
     uint64_t map_bytes, max_bytes; /* current file/map size, and its limit */
     uint64_t used_bytes;           /* pages in use after the last commit (estimate) */
@@ -129,6 +129,9 @@ void memd_store_update_room(memd_store *S);
 
 /* store_hooks.c: what the store registers with core at open. */
 extern const memd_state_events memd_store_events;
+
+/* store_subdev.c: hook: an admin defined sd; written at once (0, or -EIO with msg). */
+int memd_store_subdev_defined(void *data, const memd_subdev_spec *sd, char *msg, size_t cap);
 
 /* store_write.c */
 /* One attempt at writing everything dirty; an LMDB or errno code (MDB_MAP_FULL: grow). */

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "session.h"
 #include "store_internal.h"
+#include "subdev.h"
 
 #define WAY_OUT "; once no client holds device memory, start memd with --discard-state"
 
@@ -26,7 +27,7 @@ typedef struct restore {
     bool fresh;                    /* no meta record: a new store */
     uint64_t max_handle;
     uint32_t max_session;
-    size_t nallocs, nsessions;
+    size_t nallocs, nsessions, nsubdevs;
     memd_error *err;
 } restore;
 
@@ -55,6 +56,8 @@ static int open_dbis(restore *r)
         rc = mdb_dbi_open(r->txn, "sessions", MDB_CREATE, &S->dbi_sessions);
     if (rc == 0)
         rc = mdb_dbi_open(r->txn, "meta", MDB_CREATE, &S->dbi_meta);
+    if (rc == 0) /* new in stores that sub-devices were defined in: made when missing */
+        rc = mdb_dbi_open(r->txn, "subdevs", MDB_CREATE, &S->dbi_subdevs);
     return rc ? lmdb_fail(r, rc, "cannot open its tables") : 0;
 }
 
@@ -241,6 +244,35 @@ static int restore_alloc(restore *r, const MDB_val *k, const MDB_val *v)
     return 0;
 }
 
+/* A sub-device an admin defined: defined again, before the sessions that may use it. One
+ * that the current config contradicts (a name or banks the config now takes, a device
+ * gone) is dropped with a warning: the config wins, as it does at any start. */
+static int restore_subdev(restore *r, const MDB_val *k, const MDB_val *v)
+{
+    memd_subdev_spec sd;
+    int rc = k->mv_size == MEMD_NAME_MAX
+                 ? memd_store_subdev_rec_get(v->mv_data, v->mv_size, &sd)
+                 : -EBADMSG;
+    if (rc == -ENOMEM)
+        return fail(r, -ENOMEM, "out of memory");
+    if (rc < 0 || strncmp(sd.name, k->mv_data, MEMD_NAME_MAX) != 0) {
+        if (rc == 0)
+            memd_subdev_spec_free(&sd);
+        return fail(r, -EINVAL, "a damaged sub-device record" WAY_OUT);
+    }
+    char msg[192];
+    rc = memd_subdev_define(r->st, &sd, msg, sizeof msg);
+    if (rc < 0) {
+        memd_log(LOG_WARNING, "state store %s: sub-device '%s' defined before the restart is "
+                              "dropped: %s", r->S->path, sd.name, msg);
+        int del = mdb_del(r->txn, r->S->dbi_subdevs, (MDB_val *)k, NULL);
+        memd_subdev_spec_free(&sd);
+        return del == 0 ? 0 : lmdb_fail(r, del, "cannot drop a sub-device");
+    }
+    r->nsubdevs++;
+    return 0;
+}
+
 static int each(restore *r, MDB_dbi dbi, int (*fn)(restore *, const MDB_val *, const MDB_val *))
 {
     MDB_cursor *cur;
@@ -292,6 +324,7 @@ int memd_store_restore(memd_state *st, memd_error *err)
     if (rc != 0)
         return lmdb_fail(&r, rc, "cannot begin a transaction");
     if ((rc = open_dbis(&r)) == 0 && (rc = read_meta(&r)) == 0 && !r.fresh &&
+        (rc = each(&r, S->dbi_subdevs, restore_subdev)) == 0 &&
         (rc = each(&r, S->dbi_sessions, restore_session)) == 0)
         rc = each(&r, S->dbi_allocs, restore_alloc);
     if (rc < 0) {
@@ -319,8 +352,9 @@ int memd_store_restore(memd_state *st, memd_error *err)
     else
         memd_log(LOG_INFO, "state store %s: restored %zu allocations held by %zu sessions "
                            "(%u of them released at once, %u holds); %u orphaned sessions "
-                           "may reclaim within %u ms; next handle %llu",
+                           "may reclaim within %u ms; %zu sub-devices defined by request; "
+                           "next handle %llu",
                  S->path, r.nallocs, r.nsessions, gone, held, S->norphans,
-                 st->limits.reclaim_grace_ms, (unsigned long long)st->next_handle);
+                 st->limits.reclaim_grace_ms, r.nsubdevs, (unsigned long long)st->next_handle);
     return 0;
 }

@@ -339,7 +339,7 @@ static uint64_t bytes_in_use(const memd_store *S, MDB_txn *txn)
 {
     uint64_t pages = 2 + 16;
     MDB_dbi dbis[] = {1 /* the main DB, which names the others */, S->dbi_allocs,
-                      S->dbi_sessions, S->dbi_meta};
+                      S->dbi_sessions, S->dbi_meta, S->dbi_subdevs};
     for (size_t i = 0; i < sizeof dbis / sizeof dbis[0]; i++) {
         MDB_stat ms;
         if (mdb_stat(txn, dbis[i], &ms) == 0)
