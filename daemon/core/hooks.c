@@ -39,18 +39,6 @@ int memd_hooks_prepare(memd_state *st, memd_session *s, memd_wire_error *err)
     return 0;
 }
 
-int memd_hooks_subdev_defined(memd_state *st, const memd_subdev_spec *sd, char *msg, size_t cap)
-{
-    for (memd_hook *h = st->hooks; h; h = h->next) {
-        if (h->ev->subdev_defined) {
-            int rc = h->ev->subdev_defined(h->data, sd, msg, cap);
-            if (rc < 0)
-                return rc;
-        }
-    }
-    return 0;
-}
-
 /* One emitter per event with no result: every listener that has the callback, in order.
  * A callback may remove its own hook (destroy does), so the next one is read first. */
 #define EMIT(st, cb, ...)                                                                 \
@@ -65,3 +53,22 @@ void memd_hooks_alloc_changed(memd_state *st, const memd_alloc *a) { EMIT(st, al
 void memd_hooks_session_closing(memd_state *st, memd_session *s) { EMIT(st, session_closing, s) }
 void memd_hooks_session_closed(memd_state *st, memd_session *s) { EMIT(st, session_closed, s) }
 void memd_hooks_destroy(memd_state *st) { EMIT(st, destroy) }
+
+void memd_hooks_record_put(memd_state *st, const memd_record *r) { EMIT(st, record_put, r) }
+
+void memd_hooks_session_reclaimed(memd_state *st, memd_session *o, memd_session *s)
+{
+    EMIT(st, session_reclaimed, o, s)
+}
+
+int memd_hooks_record_restore(memd_state *st, const memd_record *r, memd_error *err)
+{
+    for (memd_hook *h = st->hooks; h; h = h->next) {
+        if (h->ev->record_restore) {
+            int rc = h->ev->record_restore(h->data, r, err);
+            if (rc != 0)
+                return rc;
+        }
+    }
+    return 0;
+}

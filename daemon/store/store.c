@@ -338,7 +338,7 @@ void memd_store_close(memd_state *st)
     memd_store *S = st->store;
     if (!S)
         return;
-    if (S->restored && (S->ndirty || S->meta_dirty || S->resync)) {
+    if (S->restored && memd_store_pending(S)) {
         memd_error e;
         (void)memd_store_flush(st, &e); /* logged there */
     }
@@ -356,6 +356,8 @@ void memd_store_close(memd_state *st)
     if (S->fd >= 0)
         close(S->fd); /* releases the flock */
     free(S->dirty);
+    memd_store_objs_clear(S);
+    free(S->objs);
     free(S->buf);
     free(S->holders);
     free(S->fps);

@@ -228,35 +228,29 @@ static int check_meta(copier *c, const MDB_val *k, const MDB_val *v)
     return 0;
 }
 
-static int check_subdev(copier *c, const MDB_val *k, const MDB_val *v)
+/* Other layers' records (store_object.h): the envelope, checksum included. What they say
+ * is their owner's to check when memd restores them. */
+static int check_object(copier *c, const MDB_val *k, const MDB_val *v)
 {
-    memd_subdev_spec sd;
-    int rc = k->mv_size == MEMD_NAME_MAX ? memd_store_subdev_rec_get(v->mv_data, v->mv_size, &sd)
-                                         : -EBADMSG;
-    if (rc == 0) {
-        if (strncmp(sd.name, k->mv_data, MEMD_NAME_MAX) != 0)
-            rc = -ERANGE;
-        memd_subdev_spec_free(&sd);
-    }
+    memd_record r;
+    int rc = memd_store_obj_get(k->mv_data, k->mv_size, v->mv_data, v->mv_size, &r);
     if (rc < 0)
-        return say(c, "a sub-device record: %s",
-                   rc == -EBADMSG ? "bad length or checksum"
-                   : rc == -ERANGE ? "name and key differ"
-                                   : strerror(-rc));
+        return say(c, "object record %u/%llu: %s", r.kind, (unsigned long long)r.id,
+                   rc == -EBADMSG ? "bad length, checksum or key" : strerror(-rc));
     return 0;
 }
 
 typedef struct table {
     const char *name;
     int (*check)(copier *, const MDB_val *, const MDB_val *);
-    bool optional;                 /* stores from before it have none */
+    bool optional;                 /* absent from stores written before it existed */
 } table;
 
 static const table tables[] = {
     {"meta", check_meta, false},
     {"sessions", check_session, false},
     {"allocations", check_alloc, false},
-    {"subdevs", check_subdev, true},
+    {"objects", check_object, true},
 };
 
 static int lmdb_say(copier *c, int rc, const char *what, const char *name)
@@ -331,9 +325,10 @@ static int read_tables(copier *c, MDB_env *src, MDB_env *dst, const char *to)
         copy_failed(c, rc);
     for (size_t i = 0; out == 0 && i < sizeof tables / sizeof tables[0]; i++) {
         MDB_dbi a, b = 0;
-        if ((rc = mdb_dbi_open(c->rtxn, tables[i].name, 0, &a)) != 0) {
-            if (rc == MDB_NOTFOUND && tables[i].optional)
-                continue;
+        if ((rc = mdb_dbi_open(c->rtxn, tables[i].name, 0, &a)) == MDB_NOTFOUND &&
+            tables[i].optional)
+            continue;
+        if (rc != 0) {
             out = lmdb_say(c, rc, "no table", tables[i].name);
             break;
         }

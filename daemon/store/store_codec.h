@@ -9,9 +9,7 @@
  *   allocations  key u64          -> memd_store_alloc_rec (+ holders), one or more
  *                                   (those stored under the key, store_internal.h)
  *   sessions     key u32 id       -> memd_store_sess_rec
- *   meta         key "meta"       -> memd_store_meta (+ device fingerprints)
- *   subdevs      key name[64]     -> sub-device defined by an admin's request
- *                                   (store_codec_subdev.c; no table: none defined) */
+ *   meta         key "meta"       -> memd_store_meta (+ device fingerprints) */
 #ifndef MEMD_DAEMON_STORE_CODEC_H
 #define MEMD_DAEMON_STORE_CODEC_H
 
@@ -19,7 +17,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
 #include "device.h"
 #include "memd/protocol.h"
 
@@ -133,14 +130,5 @@ uint32_t memd_store_key_get_u32(const uint8_t in[4]);
  * allocatable), and the texture pitch alignment. Not the class policy or names: those
  * only steer future placements. */
 uint64_t memd_store_device_fingerprint(const memd_device_spec *spec);
-
-/* Sub-devices (store_codec_subdev.c): the name, group, device, budget, overlap names
- * and banks of a memd_subdev_spec (not its users or groups: only the config binds by
- * credentials). get allocates sd->banks (memd_subdev_spec_free); 0, -EBADMSG (length or
- * checksum), -EINVAL (a field), -EPROTONOSUPPORT (format), -ENOMEM. */
-#define MEMD_STORE_SUBDEV_BASE 88u
-size_t memd_store_subdev_rec_size(const memd_subdev_spec *sd);
-void memd_store_subdev_rec_put(uint8_t *p, const memd_subdev_spec *sd);
-int memd_store_subdev_rec_get(const uint8_t *p, size_t len, memd_subdev_spec *sd);
 
 #endif

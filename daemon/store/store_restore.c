@@ -15,7 +15,6 @@
 #include "log.h"
 #include "session.h"
 #include "store_internal.h"
-#include "subdev.h"
 
 #define WAY_OUT "; once no client holds device memory, start memd with --discard-state"
 
@@ -27,7 +26,7 @@ typedef struct restore {
     bool fresh;                    /* no meta record: a new store */
     uint64_t max_handle;
     uint32_t max_session;
-    size_t nallocs, nsessions, nsubdevs;
+    size_t nallocs, nsessions, nobjects;
     memd_error *err;
 } restore;
 
@@ -56,8 +55,8 @@ static int open_dbis(restore *r)
         rc = mdb_dbi_open(r->txn, "sessions", MDB_CREATE, &S->dbi_sessions);
     if (rc == 0)
         rc = mdb_dbi_open(r->txn, "meta", MDB_CREATE, &S->dbi_meta);
-    if (rc == 0) /* new in stores that sub-devices were defined in: made when missing */
-        rc = mdb_dbi_open(r->txn, "subdevs", MDB_CREATE, &S->dbi_subdevs);
+    if (rc == 0) /* (a store written before models were kept has none yet) */
+        rc = mdb_dbi_open(r->txn, "objects", MDB_CREATE, &S->dbi_objects);
     return rc ? lmdb_fail(r, rc, "cannot open its tables") : 0;
 }
 
@@ -95,7 +94,8 @@ static int read_meta(restore *r)
                               "its %zu allocations and %zu sessions",
                  S->path, na, ns);
         if ((rc = mdb_drop(r->txn, S->dbi_allocs, 0)) != 0 ||
-            (rc = mdb_drop(r->txn, S->dbi_sessions, 0)) != 0)
+            (rc = mdb_drop(r->txn, S->dbi_sessions, 0)) != 0 ||
+            (rc = mdb_drop(r->txn, S->dbi_objects, 0)) != 0)
             return lmdb_fail(r, rc, "cannot discard its records");
         r->fresh = true;
         return 0;
@@ -244,32 +244,25 @@ static int restore_alloc(restore *r, const MDB_val *k, const MDB_val *v)
     return 0;
 }
 
-/* A sub-device an admin defined: defined again, before the sessions that may use it. One
- * that the current config contradicts (a name or banks the config now takes, a device
- * gone) is dropped with a warning: the config wins, as it does at any start. */
-static int restore_subdev(restore *r, const MDB_val *k, const MDB_val *v)
+/* Another layer's record (hooks.h memd_record): checked here, handed to its owner, who
+ * rebuilds what it describes on the allocations and sessions restored before. */
+static int restore_object(restore *r, const MDB_val *k, const MDB_val *v)
 {
-    memd_subdev_spec sd;
-    int rc = k->mv_size == MEMD_NAME_MAX
-                 ? memd_store_subdev_rec_get(v->mv_data, v->mv_size, &sd)
-                 : -EBADMSG;
-    if (rc == -ENOMEM)
-        return fail(r, -ENOMEM, "out of memory");
-    if (rc < 0 || strncmp(sd.name, k->mv_data, MEMD_NAME_MAX) != 0) {
-        if (rc == 0)
-            memd_subdev_spec_free(&sd);
-        return fail(r, -EINVAL, "a damaged sub-device record" WAY_OUT);
-    }
-    char msg[192];
-    rc = memd_subdev_define(r->st, &sd, msg, sizeof msg);
-    if (rc < 0) {
-        memd_log(LOG_WARNING, "state store %s: sub-device '%s' defined before the restart is "
-                              "dropped: %s", r->S->path, sd.name, msg);
-        int del = mdb_del(r->txn, r->S->dbi_subdevs, (MDB_val *)k, NULL);
-        memd_subdev_spec_free(&sd);
-        return del == 0 ? 0 : lmdb_fail(r, del, "cannot drop a sub-device");
-    }
-    r->nsubdevs++;
+    memd_record rec;
+    int rc = memd_store_obj_get(k->mv_data, k->mv_size, v->mv_data, v->mv_size, &rec);
+    if (rc < 0)
+        return fail(r, -EINVAL, "object record %u/%llu is damaged (%s)" WAY_OUT, rec.kind,
+                    (unsigned long long)rec.id,
+                    rc == -EBADMSG ? "bad length, checksum or key" : strerror(-rc));
+    memd_error e = {0};
+    rc = memd_hooks_record_restore(r->st, &rec, &e);
+    if (rc == 0)
+        return fail(r, -EINVAL, "object record %u/%llu: nothing in this memd reads records "
+                                "of kind %u" WAY_OUT, rec.kind, (unsigned long long)rec.id,
+                    rec.kind);
+    if (rc < 0)
+        return fail(r, rc, "%s" WAY_OUT, e.msg);
+    r->nobjects++;
     return 0;
 }
 
@@ -324,9 +317,10 @@ int memd_store_restore(memd_state *st, memd_error *err)
     if (rc != 0)
         return lmdb_fail(&r, rc, "cannot begin a transaction");
     if ((rc = open_dbis(&r)) == 0 && (rc = read_meta(&r)) == 0 && !r.fresh &&
-        (rc = each(&r, S->dbi_subdevs, restore_subdev)) == 0 &&
         (rc = each(&r, S->dbi_sessions, restore_session)) == 0)
         rc = each(&r, S->dbi_allocs, restore_alloc);
+    if (rc == 0 && !r.fresh)
+        rc = each(&r, S->dbi_objects, restore_object);
     if (rc < 0) {
         mdb_txn_abort(r.txn);
         return rc;
@@ -351,10 +345,10 @@ int memd_store_restore(memd_state *st, memd_error *err)
         memd_log(LOG_INFO, "state store %s: new, empty", S->path);
     else
         memd_log(LOG_INFO, "state store %s: restored %zu allocations held by %zu sessions "
-                           "(%u of them released at once, %u holds); %u orphaned sessions "
-                           "may reclaim within %u ms; %zu sub-devices defined by request; "
-                           "next handle %llu",
-                 S->path, r.nallocs, r.nsessions, gone, held, S->norphans,
-                 st->limits.reclaim_grace_ms, r.nsubdevs, (unsigned long long)st->next_handle);
+                           "and %zu records of models, plans and instances (%u sessions "
+                           "released at once, %u holds); %u orphaned sessions may reclaim "
+                           "within %u ms; next handle %llu",
+                 S->path, r.nallocs, r.nsessions, r.nobjects, gone, held, S->norphans,
+                 st->limits.reclaim_grace_ms, (unsigned long long)st->next_handle);
     return 0;
 }
