@@ -254,6 +254,20 @@ static void survive(int sig)
     ck_assert_uint_eq(p2.plan_id, p1.plan_id);
     ck_assert_mem_eq(o1, o2, sizeof o1);
 
+    /* The model is the same one to a new session (found by name and content hash): the
+     * load shares it. */
+    memclient *c3 = cu_connect(&f);
+    memclient_model_info ms;
+    ck_assert_int_eq(memclient_model_load(c3, &d, NULL, &ms, NULL), 0);
+    ck_assert(!ms.created);
+    ck_assert(ms.plan_cached);
+    ck_assert_uint_eq(ms.model_id, m1.model_id);
+    ck_assert_uint_eq(ms.const_handle, m1.const_handle);
+    ck_assert_uint_eq(ms.code_address, m1.code_address);
+    ck_assert_uint_eq(ms.users, 3);
+    ck_assert_int_eq(memclient_model_unload(c3, ms.model_id, 0), 0);
+    memclient_disconnect(c3);
+
     /* The owner reclaims and goes on: its model, instances and free list are its own. */
     ck_assert_int_eq(memclient_reconnect(c1, 5000), 0);
     ck_assert_uint_eq(session_id(c1), s1);
