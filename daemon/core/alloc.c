@@ -42,8 +42,13 @@ static int session_groups(const memd_state *st, memd_session *s)
 static void hold_link(memd_state *st, memd_alloc *a, memd_session *s, memd_hold *h)
 {
     size_t g = group_of(a);
-    if (s->group_holds[g]++ == 0)
+    memd_group_use *u = &s->group_holds[g];
+    if (u->holds++ == 0)
         st->group_clients[g]++;
+    uint64_t bytes = memd_alloc_device_bytes(st, a);
+    u->bytes += bytes;
+    if (a->shared) /* set before the first hold, kept until the last goes */
+        u->shared_bytes += bytes;
     h->alloc = a;
     h->session = s;
     h->req = 0; /* the handler that made it sets it */
@@ -63,8 +68,13 @@ static void hold_unlink(memd_state *st, memd_hold *h)
     memd_session *s = h->session;
     memd_alloc *a = h->alloc;
     size_t g = group_of(a);
-    if (--s->group_holds[g] == 0)
+    memd_group_use *u = &s->group_holds[g];
+    if (--u->holds == 0)
         st->group_clients[g]--;
+    uint64_t bytes = memd_alloc_device_bytes(st, a);
+    u->bytes -= bytes;
+    if (a->shared)
+        u->shared_bytes -= bytes;
     if (h->prev)
         h->prev->next = h->next;
     else

@@ -26,6 +26,14 @@ typedef struct memd_store memd_store;   /* store.h */
 typedef struct memd_events memd_events; /* event.h */
 
 /* One holder of an allocation: the creator, or a session that acquired a shared one. */
+/* What one session holds in one (device, bank group), kept as holds come and go
+ * (alloc.c), so the dump's usage records cost O(sessions), not O(holds). bytes: the
+ * whole allocation on the device (memd_alloc_device_bytes) once per hold. */
+typedef struct memd_group_use {
+    uint64_t bytes, shared_bytes;
+    uint32_t holds;
+} memd_group_use;
+
 typedef struct memd_hold {
     memd_alloc *alloc;
     memd_session *session;
@@ -68,7 +76,7 @@ struct memd_session {
     uint64_t requests;
     uint32_t nholds;
     memd_hold *holds;              /* doubly linked */
-    uint32_t *group_holds;         /* holds per (device index, bank group): ndevs *
+    memd_group_use *group_holds;   /* use per (device index, bank group): ndevs *
                                       MEMD_KIND_COUNT, NULL until the first hold */
     memd_session *prev, *next;     /* memd_state.sessions */
 };
