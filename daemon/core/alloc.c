@@ -38,7 +38,107 @@ static int session_groups(const memd_state *st, memd_session *s)
     return s->group_holds ? 0 : -ENOMEM;
 }
 
-/* s (whose session_groups is ready) holds a through h. */
+/* A million live allocations: 128 MB of records (issue 14: at most 192 bytes each in all,
+ * with the handle table and the engine's maps). A field that every allocation does not
+ * need goes to memd_alloc_ext. */
+_Static_assert(sizeof(memd_alloc) <= 128, "memd_alloc grew past 128 bytes");
+
+/* ---- parts kept out of line ---- */
+
+static memd_alloc_ext *ext_make(const char *name)
+{
+    size_t n = name ? strnlen(name, MEMD_NAME_MAX - 1) : 0;
+    memd_alloc_ext *e = malloc(sizeof *e + n + 1);
+    if (!e)
+        return NULL;
+    *e = (memd_alloc_ext){0};
+    if (n)
+        memcpy(e->name, name, n);
+    e->name[n] = '\0';
+    return e;
+}
+
+memd_alloc_ext *memd_alloc_ext_get(memd_alloc *a)
+{
+    if (!a->ext)
+        a->ext = ext_make(NULL);
+    return a->ext;
+}
+
+void memd_creator_put(memd_creator *c)
+{
+    if (c && --c->refs == 0)
+        free(c);
+}
+
+void memd_session_creator_put(memd_session *s)
+{
+    memd_creator_put(s->creator);
+    s->creator = NULL;
+}
+
+static memd_creator *creator_make(uint32_t pid, uint32_t gid, uint32_t session_id,
+                                  const char *comm)
+{
+    memd_creator *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    *c = (memd_creator){.refs = 1, .pid = pid, .gid = gid, .session_id = session_id};
+    if (comm)
+        memcpy(c->comm, comm, strnlen(comm, sizeof c->comm - 1));
+    return c;
+}
+
+static bool creator_is(const memd_creator *c, uint32_t pid, uint32_t gid, uint32_t session_id,
+                       const char *comm)
+{
+    return c && c->pid == pid && c->gid == gid && c->session_id == session_id &&
+           strncmp(c->comm, comm ? comm : "", sizeof c->comm - 1) == 0;
+}
+
+/* s's creator record, as s is now (a reclaim changes its id, for one): one more
+ * reference for the caller. NULL when memory is short. */
+static memd_creator *creator_of(memd_session *s)
+{
+    if (!creator_is(s->creator, s->pid, s->gid, s->id, s->comm)) {
+        memd_creator *c = creator_make(s->pid, s->gid, s->id, s->comm);
+        if (!c)
+            return NULL;
+        memd_creator_put(s->creator);
+        s->creator = c;
+    }
+    s->creator->refs++;
+    return s->creator;
+}
+
+void memd_alloc_placement(const memd_alloc *a, memd_placement *out)
+{
+    *out = (memd_placement){.kind = (memd_kind)a->pl.kind, .region = a->pl.region,
+                            .address = a->pl.address, .size_per_bank = a->pl.size_per_bank,
+                            .banks = a->pl.banks, .page_size = a->pl.page_size,
+                            .pitch = memd_alloc_pitch(a), .mode = (memd_bank_mode)a->pl.mode};
+}
+
+/* Keeps the engine's placement p in a (a's ext made first if p needs one). 0 or -ENOMEM. */
+static int keep_placement(memd_alloc *a, const memd_placement *p)
+{
+    if (p->mode != MEMD_BANKS_ALL || p->set || p->addrs)
+        return -EINVAL; /* bank sets are not made here */
+    if (p->pitch && !memd_alloc_ext_get(a))
+        return -ENOMEM;
+    a->pl = (memd_alloc_pl){.address = p->address, .size_per_bank = p->size_per_bank,
+                            .page_size = p->page_size, .banks = p->banks,
+                            .kind = (uint8_t)p->kind, .region = p->region,
+                            .mode = (uint8_t)p->mode};
+    if (p->pitch)
+        a->ext->pitch = p->pitch;
+    return 0;
+}
+
+/* ---- holds ---- */
+
+/* s (whose session_groups is ready) holds a through h (a->first, or an xhold whose
+ * alloc is set). */
 static void hold_link(memd_state *st, memd_alloc *a, memd_session *s, memd_hold *h)
 {
     size_t g = group_of(a);
@@ -49,24 +149,28 @@ static void hold_link(memd_state *st, memd_alloc *a, memd_session *s, memd_hold 
     u->bytes += bytes;
     if (a->shared) /* set before the first hold, kept until the last goes */
         u->shared_bytes += bytes;
-    h->alloc = a;
     h->session = s;
     h->req = 0; /* the handler that made it sets it */
-    h->prev = NULL;
+    h->prev_bits = h == &a->first ? 0 : MEMD_HOLD_EXTRA;
     h->next = s->holds;
     if (s->holds)
-        s->holds->prev = h;
+        s->holds->prev_bits = (uintptr_t)h | (s->holds->prev_bits & MEMD_HOLD_EXTRA);
     s->holds = h;
     s->nholds++;
-    h->a_next = a->holds;
-    a->holds = h;
+    if (h == &a->first) {
+        a->first_used = true;
+    } else {
+        memd_xhold *x = (memd_xhold *)h;
+        x->a_next = a->ext->holds;
+        a->ext->holds = x;
+    }
     a->refcount++;
 }
 
 static void hold_unlink(memd_state *st, memd_hold *h)
 {
     memd_session *s = h->session;
-    memd_alloc *a = h->alloc;
+    memd_alloc *a = memd_hold_alloc(h);
     size_t g = group_of(a);
     memd_group_use *u = &s->group_holds[g];
     if (--u->holds == 0)
@@ -75,27 +179,46 @@ static void hold_unlink(memd_state *st, memd_hold *h)
     u->bytes -= bytes;
     if (a->shared)
         u->shared_bytes -= bytes;
-    if (h->prev)
-        h->prev->next = h->next;
+    memd_hold *prev = (memd_hold *)(h->prev_bits & ~MEMD_HOLD_EXTRA);
+    if (prev)
+        prev->next = h->next;
     else
         s->holds = h->next;
     if (h->next)
-        h->next->prev = h->prev;
+        h->next->prev_bits = (uintptr_t)prev | (h->next->prev_bits & MEMD_HOLD_EXTRA);
     s->nholds--;
-    for (memd_hold **pp = &a->holds; *pp; pp = &(*pp)->a_next) {
-        if (*pp == h) {
-            *pp = h->a_next;
-            break;
+    if (h == &a->first) {
+        a->first_used = false;
+    } else {
+        for (memd_xhold **pp = &a->ext->holds; *pp; pp = &(*pp)->a_next) {
+            if (&(*pp)->h == h) {
+                *pp = (*pp)->a_next;
+                break;
+            }
         }
     }
     a->refcount--;
     h->session = NULL;
 }
 
+/* A new hold on a for the caller to link: a->first when free, else an xhold. */
+static memd_hold *hold_new(memd_state *st, memd_alloc *a)
+{
+    if (!a->first_used)
+        return &a->first;
+    if (!memd_alloc_ext_get(a))
+        return NULL;
+    memd_xhold *x = memd_pool_get(&st->hold_pool);
+    if (!x)
+        return NULL;
+    x->alloc = a;
+    return &x->h;
+}
+
 /* Does a session of uid other than through `except` hold a? */
 static bool uid_holds(const memd_alloc *a, uint32_t uid, const memd_hold *except)
 {
-    for (const memd_hold *h = a->holds; h; h = h->a_next)
+    for (const memd_hold *h = memd_alloc_holders(a); h; h = memd_alloc_next_holder(a, h))
         if (h != except && h->session->uid == uid)
             return true;
     return false;
@@ -103,7 +226,7 @@ static bool uid_holds(const memd_alloc *a, uint32_t uid, const memd_hold *except
 
 memd_hold *memd_alloc_hold_of(const memd_alloc *a, const memd_session *s)
 {
-    for (memd_hold *h = a->holds; h; h = h->a_next)
+    for (memd_hold *h = memd_alloc_holders(a); h; h = memd_alloc_next_holder(a, h))
         if (h->session == s)
             return h;
     return NULL;
@@ -115,27 +238,30 @@ static void alloc_destroy(memd_state *st, memd_alloc *a)
 {
     /* The engine only fails here if its books disagree with ours, which would be a
      * bug; the record goes either way so a handle never points at freed memory. */
-    (void)memd_device_free(st->devs[a->dev].dev, a->pl.kind, a->pl.region, a->pl.address);
+    (void)memd_device_free(st->devs[a->dev].dev, (memd_kind)a->pl.kind, a->pl.region,
+                           a->pl.address);
     if (a->shared)
         memd_names_remove(&st->names, a);
-    memd_pool_books_free(a->books); /* a pool goes back whole, sub-allocations and all */
-    a->books = NULL;
-    memd_map_remove(&st->handles, a->handle);
-    memd_map_trim(&st->handles); /* a million frees give the table's memory back */
+    if (a->ext) {
+        memd_pool_books_free(a->ext->books); /* a pool goes back whole, sub-allocations and all */
+        free(a->ext);
+        a->ext = NULL;
+    }
+    memd_creator_put(a->creator);
+    a->creator = NULL;
+    memd_handles_remove(&st->handles, a->handle);
     st->ctr.frees++;
     memd_pool_put(&st->alloc_pool, a);
 }
 
 void memd_hold_release(memd_state *st, memd_hold *h)
 {
-    memd_alloc *a = h->alloc;
+    memd_alloc *a = memd_hold_alloc(h);
     memd_hooks_alloc_changed(st, a);
     if (st->limits.quota_per_uid && !uid_holds(a, h->session->uid, h))
         memd_quota_sub(st, a->dev, h->session->uid, a->pl.size_per_bank);
     hold_unlink(st, h);
-    if (h == &a->first)
-        a->first_used = false;
-    else
+    if (h != &a->first)
         memd_pool_put(&st->hold_pool, h);
     if (a->refcount == 0)
         alloc_destroy(st, a);
@@ -143,9 +269,9 @@ void memd_hold_release(memd_state *st, memd_hold *h)
 
 void memd_alloc_reclaim(memd_state *st, memd_alloc *a)
 {
-    while (a->holds->a_next)
-        memd_hold_release(st, a->holds);
-    memd_hold_release(st, a->holds); /* the last one destroys a */
+    while (a->refcount > 1)
+        memd_hold_release(st, memd_alloc_holders(a));
+    memd_hold_release(st, memd_alloc_holders(a)); /* the last one destroys a */
 }
 
 /* ---- create ---- */
@@ -295,7 +421,7 @@ static int acquire_shared(memd_state *st, memd_session *s, memd_alloc *a,
         return memd_err_set(err, -EEXIST,
                             "device %u: shared name '%s' is held with class %s and %llu bytes "
                             "per bank; this request asks for class %s and %llu",
-                            st->devs[a->dev].spec->id, a->name,
+                            st->devs[a->dev].spec->id, memd_alloc_name(a),
                             memd_class_name((memd_class)a->cls),
                             (unsigned long long)a->pl.size_per_bank,
                             memd_class_name((memd_class)w->cls),
@@ -304,11 +430,9 @@ static int acquire_shared(memd_state *st, memd_session *s, memd_alloc *a,
     bool charge = st->limits.quota_per_uid && !uid_holds(a, s->uid, NULL);
     if (charge && (rc = quota_check(st, a->dev, s, w, &fp, err)) < 0)
         return rc;
-    memd_hold *h = a->first_used ? memd_pool_get(&st->hold_pool) : &a->first;
+    memd_hold *h = hold_new(st, a);
     if (!h)
         return memd_err_set(err, -ENOMEM, "daemon out of memory");
-    if (h == &a->first)
-        a->first_used = true;
     hold_link(st, a, s, h);
     if (charge)
         memd_quota_add(st, a->dev, s->uid, a->pl.size_per_bank);
@@ -364,41 +488,43 @@ static int create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
     }
 
     memd_alloc *a = memd_pool_get(&st->alloc_pool);
-    if (!a)
+    memd_creator *c = a ? creator_of(s) : NULL;
+    if (!c) {
+        if (a)
+            memd_pool_put(&st->alloc_pool, a);
+        if (st->limits.quota_per_uid)
+            memd_quota_sub(st, (uint32_t)dev, s->uid, 0);
         return memd_err_set(err, -ENOMEM, "daemon out of memory");
-    int rc = memd_device_alloc(d, &r, &a->pl);
+    }
+    a->creator = c;
+    memd_placement pl;
+    int rc = memd_device_alloc(d, &r, &pl);
     if (rc < 0) {
+        memd_creator_put(c);
         memd_pool_put(&st->alloc_pool, a);
         if (st->limits.quota_per_uid)
             memd_quota_sub(st, (uint32_t)dev, s->uid, 0); /* drops the slot reserved above if unused */
         return engine_error(st, (uint32_t)dev, w, &r, rc, err);
     }
     a->handle = st->next_handle++;
-    a->dev = (uint32_t)dev;
-    if (memd_map_put(&st->handles, a->handle, (uint64_t)(uintptr_t)a) < 0)
-        goto nomem;
+    a->dev = (uint16_t)dev;
     a->uid = s->uid; /* before the name: the name table keys on it */
+    if ((w->name[0] && !(a->ext = ext_make(w->name))) || keep_placement(a, &pl) < 0)
+        goto nomem;
+    if (memd_handles_put(&st->handles, a->handle, a) < 0)
+        goto nomem;
     if (shared) {
-        memcpy(a->name, w->name, sizeof a->name);
         if (memd_names_add(&st->names, a) < 0) {
-            memd_map_remove(&st->handles, a->handle);
+            memd_handles_remove(&st->handles, a->handle);
             goto nomem;
         }
         a->shared = true;
-    } else if (w->name[0]) {
-        memcpy(a->name, w->name, sizeof a->name);
     }
     a->requested = requested_bytes(w);
     a->created_ns = memd_state_now(st);
     a->cls = w->cls;
     a->scope = w->scope;
     a->pool = w->flags & MEMD_ALLOC_F_POOL;
-    a->pid = s->pid;
-    a->uid = s->uid;
-    a->gid = s->gid;
-    a->session_id = s->id;
-    memcpy(a->comm, s->comm, sizeof a->comm);
-    a->first_used = true;
     hold_link(st, a, s, &a->first);
     if (st->limits.quota_per_uid)
         memd_quota_add(st, a->dev, a->uid, a->pl.size_per_bank);
@@ -408,40 +534,71 @@ static int create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
     return 0;
 
 nomem:
-    (void)memd_device_free(d, a->pl.kind, a->pl.region, a->pl.address);
+    (void)memd_device_free(d, pl.kind, pl.region, pl.address);
     if (st->limits.quota_per_uid)
         memd_quota_sub(st, (uint32_t)dev, s->uid, 0);
+    free(a->ext);
+    memd_creator_put(c);
     memd_pool_put(&st->alloc_pool, a);
     return memd_err_set(err, -ENOMEM, "daemon out of memory");
 }
 
 /* ---- restore (state store) ---- */
 
-int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc *proto, memd_alloc **out)
+int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc_proto *proto,
+                     memd_alloc **out)
 {
-    if (memd_map_get(&st->handles, proto->handle) ||
-        (proto->shared && memd_names_find(&st->names, dev, proto->uid, proto->name)))
+    const char *name = proto->name ? proto->name : "";
+    if (memd_handles_get(&st->handles, proto->handle) ||
+        (proto->shared && memd_names_find(&st->names, dev, proto->uid, name)))
         return -EEXIST;
+    if (proto->handle == 0 || (proto->shared && !name[0]) ||
+        proto->pl.mode != MEMD_BANKS_ALL || proto->pl.set || proto->pl.addrs)
+        return -EINVAL;
     memd_alloc *a = memd_pool_get(&st->alloc_pool);
     if (!a)
         return -ENOMEM;
+    /* Restored records come in creator runs: one creator record for each run. */
+    memd_creator *c = st->restore_creator;
+    if (creator_is(c, proto->pid, proto->gid, proto->session_id, proto->comm)) {
+        c->refs++;
+    } else if ((c = creator_make(proto->pid, proto->gid, proto->session_id, proto->comm))) {
+        memd_creator_put(st->restore_creator);
+        st->restore_creator = c;
+        c->refs++;
+    }
+    if (!c || (name[0] && !(a->ext = ext_make(name))) || keep_placement(a, &proto->pl) < 0) {
+        memd_creator_put(c);
+        free(a->ext);
+        memd_pool_put(&st->alloc_pool, a);
+        return -ENOMEM;
+    }
+    a->creator = c;
     /* The stored placement, not a new one: living clients use these addresses. */
     int rc = memd_device_alloc_at(st->devs[dev].dev, &proto->pl);
     if (rc < 0) {
+        memd_creator_put(c);
+        free(a->ext);
         memd_pool_put(&st->alloc_pool, a);
         return rc;
     }
-    *a = *proto;
-    a->dev = dev;
-    a->refcount = 0;
-    a->first_used = false;
-    a->holds = NULL;
-    a->name_next = NULL;
-    a->mark = 0;
-    if (memd_map_put(&st->handles, a->handle, (uint64_t)(uintptr_t)a) < 0 ||
+    a->handle = proto->handle;
+    a->requested = proto->requested;
+    a->created_ns = proto->created_ns;
+    a->store_key = proto->store_key;
+    a->uid = proto->uid;
+    a->dev = (uint16_t)dev;
+    a->cls = proto->cls;
+    a->scope = proto->scope;
+    a->pool = proto->pool;
+    a->shared = proto->shared;
+    if (memd_handles_put(&st->handles, a->handle, a) < 0 ||
         (a->shared && memd_names_add(&st->names, a) < 0)) {
-        memd_map_remove(&st->handles, a->handle);
-        (void)memd_device_free(st->devs[dev].dev, a->pl.kind, a->pl.region, a->pl.address);
+        memd_handles_remove(&st->handles, a->handle);
+        (void)memd_device_free(st->devs[dev].dev, proto->pl.kind, proto->pl.region,
+                               proto->pl.address);
+        memd_creator_put(c);
+        free(a->ext);
         memd_pool_put(&st->alloc_pool, a);
         return -ENOMEM;
     }
@@ -456,11 +613,9 @@ int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s, uint64
     bool charge = st->limits.quota_per_uid && !uid_holds(a, s->uid, NULL);
     if (charge && memd_quota_reserve(st, a->dev, s->uid) < 0)
         return -ENOMEM;
-    memd_hold *h = a->first_used ? memd_pool_get(&st->hold_pool) : &a->first;
+    memd_hold *h = hold_new(st, a);
     if (!h)
         return -ENOMEM;
-    if (h == &a->first)
-        a->first_used = true;
     hold_link(st, a, s, h);
     h->req = req;
     if (charge) /* past a quota or not: what was held before the restart stays held */
@@ -489,7 +644,7 @@ void memd_alloc_to_buffer(const memd_alloc *a, memd_wire_buffer *b)
         .address = a->pl.address,
         .size_per_bank = a->pl.size_per_bank,
         .page_size = a->pl.page_size,
-        .pitch = a->pl.pitch,
+        .pitch = memd_alloc_pitch(a),
         .banks = a->pl.banks,
         .refcount = a->refcount,
         .kind = (uint8_t)a->pl.kind,
@@ -505,13 +660,14 @@ void memd_alloc_to_info(const memd_state *st, const memd_alloc *a, memd_wire_all
     i->cls = a->cls;
     i->scope = a->scope;
     i->flags = a->pool ? MEMD_ALLOC_I_POOL : 0;
-    i->pid = a->pid;
+    const memd_creator *c = memd_alloc_creator(a);
+    i->pid = c->pid;
     i->uid = a->uid;
-    i->gid = a->gid;
-    i->session_id = a->session_id;
+    i->gid = c->gid;
+    i->session_id = c->session_id;
     i->created_ns = a->created_ns;
-    memcpy(i->name, a->name, sizeof i->name);
-    memcpy(i->comm, a->comm, sizeof i->comm);
+    memd_wire_strset(i->name, sizeof i->name, memd_alloc_name(a));
+    memd_wire_strset(i->comm, sizeof i->comm, c->comm);
 }
 
 int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,

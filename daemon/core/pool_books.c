@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "errmsg.h"
 
 /* One applied op, so that a report refused half-way can be undone. */
@@ -34,8 +35,10 @@ void memd_pool_books_free(memd_pool_books *b)
 
 static memd_pool_books *books_get(memd_alloc *a)
 {
-    if (a->books)
-        return a->books;
+    if (!memd_alloc_ext_get(a))
+        return NULL;
+    if (a->ext->books)
+        return a->ext->books;
     memd_pool_books *b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
@@ -45,7 +48,7 @@ static memd_pool_books *books_get(memd_alloc *a)
         return NULL;
     }
     b->as_of_ns = a->created_ns;
-    a->books = b;
+    a->ext->books = b;
     return b;
 }
 

@@ -165,20 +165,31 @@ static int put_pool(const memd_alloc *a, bool subs, memd_buf *out)
     return memd_range_foreach(b->range, visit_sub, &c);
 }
 
+/* The allocations a session may see on a device (dev < 0: all), collected. */
+typedef struct visible {
+    const memd_session *s;
+    int dev;
+    memd_alloc **list;
+    size_t n;
+} visible;
+
+static int add_visible(void *ctx, memd_alloc *a)
+{
+    visible *v = ctx;
+    if ((v->dev < 0 || a->dev == (uint32_t)v->dev) && memd_may_access(v->s, a))
+        v->list[v->n++] = a;
+    return 0;
+}
+
 static int put_allocs(const memd_state *st, const memd_session *s, int dev, uint32_t flags,
                       memd_buf *out)
 {
-    memd_alloc **list = malloc((st->handles.len + 1) * sizeof *list);
-    if (!list)
+    visible v = {.s = s, .dev = dev, .list = malloc((st->handles.len + 1) * sizeof *v.list)};
+    if (!v.list)
         return -ENOMEM;
-    size_t n = 0;
-    for (size_t i = 0; i < st->handles.cap; i++) {
-        if (!st->handles.slots[i].key)
-            continue;
-        memd_alloc *a = (memd_alloc *)(uintptr_t)st->handles.slots[i].val;
-        if ((dev < 0 || a->dev == (uint32_t)dev) && memd_may_access(s, a))
-            list[n++] = a;
-    }
+    (void)memd_handles_each(&st->handles, add_visible, &v);
+    memd_alloc **list = v.list;
+    size_t n = v.n;
     qsort(list, n, sizeof *list, cmp_handle);
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {

@@ -30,7 +30,7 @@ int memd_op_alloc(memd_state *st, memd_session *s, const memd_wire_hdr *h, const
     memd_wire_error err = {0};
     /* A retry whose first sending was applied: its buffer, not a second one. */
     if ((h->status & MEMD_REQ_F_RETRY) && memd_holds_of_request(s, h->id, &first, 1) == 1) {
-        a = first->alloc;
+        a = memd_hold_alloc(first);
     } else {
         rc = memd_model_check_alloc_name(req.name, &err);
         if (rc == 0)

@@ -59,7 +59,7 @@ static size_t walk_use(use_rec *res, size_t cap)
     for (const memd_session *s = st.sessions; s; s = s->next) {
         use_rec per[MEMD_KIND_COUNT] = {{0}};
         for (const memd_hold *h = s->holds; h; h = h->next) {
-            const memd_alloc *a = h->alloc;
+            const memd_alloc *a = memd_hold_alloc(h);
             ck_assert_uint_eq(a->dev, 0); /* one device in the fixture */
             use_rec *u = &per[a->pl.kind];
             uint64_t bytes = memd_alloc_device_bytes(&st, a);
