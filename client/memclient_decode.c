@@ -20,6 +20,37 @@ void memclient_buffer_from_wire(memclient_buffer *out, const memd_wire_buffer *w
     out->refcount = w->refcount;
     out->kind = (memd_kind)w->kind;
     out->region = w->region;
+    out->bank_mode = (memd_bank_mode)w->bank_mode;
+}
+
+void memclient_bank_from_wire(memclient_bank *out, const memd_wire_bank_addr *w)
+{
+    out->bank = w->bank;
+    out->logical_x = w->logical_x;
+    out->logical_y = w->logical_y;
+    out->noc_x = w->noc_x;
+    out->noc_y = w->noc_y;
+    out->address = w->address;
+    out->absolute = w->absolute;
+}
+
+/* u32 count, u32 0, count x bank_addr filling at most cap of out (NULL: none); the count. */
+static int bank_list(const uint8_t *p, size_t len, memclient_bank *out, size_t cap)
+{
+    uint32_t count;
+    int r = memd_wire_count_get(p, len, MEMD_WIRE_BANK_ADDR_SIZE, UINT32_MAX, &count);
+    if (r < 0)
+        return r;
+    if (count > INT_MAX)
+        return -EBADMSG;
+    p += MEMD_WIRE_COUNT_SIZE;
+    for (uint32_t i = 0; out && i < count && i < cap; i++) {
+        memd_wire_bank_addr w;
+        memd_wire_bank_addr_get(p + (size_t)i * MEMD_WIRE_BANK_ADDR_SIZE,
+                                MEMD_WIRE_BANK_ADDR_SIZE, &w);
+        memclient_bank_from_wire(&out[i], &w);
+    }
+    return (int)count;
 }
 
 void memclient_info_from_wire(memclient_alloc_info *out, const memd_wire_alloc_info *w)
@@ -101,6 +132,21 @@ int memclient_decode(memclient *c, memclient_slot *s, const uint8_t *p, size_t l
         s->result = (int)count;
         return 0;
     }
+    case MEMCLIENT_OUT_BUFFER_BANKS: {
+        memd_wire_buffer w;
+        if (len < MEMD_WIRE_BUFFER_SIZE)
+            return -EBADMSG;
+        if ((r = memd_wire_buffer_get(p, len, &w)) < 0 ||
+            (r = bank_list(p + MEMD_WIRE_BUFFER_SIZE, len - MEMD_WIRE_BUFFER_SIZE, NULL, 0)) < 0)
+            return r;
+        memclient_buffer_from_wire(s->out, &w);
+        return 0;
+    }
+    case MEMCLIENT_OUT_BANK_INFO:
+        if ((r = bank_list(p, len, s->out, s->n)) < 0)
+            return r;
+        s->result = r;
+        return 0;
     case MEMCLIENT_OUT_SNAPSHOT:
         return memclient_snapshot_parse(p, len, s->out);
     case MEMCLIENT_OUT_RAW: {

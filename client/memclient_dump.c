@@ -139,6 +139,7 @@ static int dec_session(memclient_snapshot *s, const uint8_t *p, size_t n)
     memcpy(o->client_name, w.client_name, sizeof(o->client_name));
     o->orphaned = (w.flags & MEMD_SESSION_F_ORPHANED) != 0;
     o->reclaim_deadline_ns = w.reclaim_deadline_ns;
+    o->subdev = w.subdev;
     return 0;
 }
 
@@ -206,6 +207,58 @@ static int dec_instance(memclient_snapshot *s, const uint8_t *p, size_t n)
     return 0;
 }
 
+static int dec_bank(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_bank_rec w;
+    int r = memd_wire_bank_rec_get(p, n, &w);
+    if (r < 0)
+        return r;
+    memclient_bank_use *o = &s->bank_use[s->nbank_use++];
+    o->device = w.device;
+    o->kind = (memd_kind)w.kind;
+    o->region = w.region;
+    o->bank = w.bank;
+    o->logical_x = w.logical_x;
+    o->logical_y = w.logical_y;
+    o->noc_x = w.noc_x;
+    o->noc_y = w.noc_y;
+    stats_from_wire(&o->stats, &w.stats);
+    return 0;
+}
+
+static int dec_alloc_bank(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_alloc_bank_rec w;
+    int r = memd_wire_alloc_bank_rec_get(p, n, &w);
+    if (r < 0)
+        return r;
+    memclient_alloc_bank *o = &s->alloc_banks[s->nalloc_banks++];
+    o->handle = w.handle;
+    o->mode = (memd_bank_mode)w.bank_mode;
+    memclient_bank_from_wire(&o->bank, &w.bank);
+    return 0;
+}
+
+static int dec_subdev(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_subdev_rec w;
+    int r = memd_wire_subdev_rec_get(p, n, &w);
+    if (r < 0)
+        return r;
+    memclient_subdev_rec *o = &s->subdevs[s->nsubdevs++];
+    memcpy(o->name, w.name, sizeof o->name);
+    o->device = w.device;
+    o->kind = (memd_kind)w.kind;
+    o->from_config = w.from_config != 0;
+    o->nbanks = w.nbanks;
+    o->sessions = w.sessions;
+    o->budget = w.budget;
+    o->used = w.used;
+    o->allocations = w.allocations;
+    memcpy(o->banks, w.banks, sizeof o->banks);
+    return 0;
+}
+
 static int dec_use(memclient_snapshot *s, const uint8_t *p, size_t n)
 {
     memd_wire_session_use w;
@@ -254,7 +307,8 @@ static int dec_suballoc(memclient_snapshot *s, const uint8_t *p, size_t n)
 typedef int (*rec_decoder)(memclient_snapshot *s, const uint8_t *p, size_t n);
 
 /* The tags this library knows; a newer daemon's other tags are refused (-EBADMSG). */
-#define NTAGS (MEMD_REC_SUBALLOC + 1)
+/* PAGE records never reach the parser: memclient_dump strips them off each page. */
+#define NTAGS (MEMD_REC_SUBDEV + 1)
 
 static const rec_decoder decoders[NTAGS] = {
     [MEMD_REC_SERVER] = dec_server,   [MEMD_REC_DEVICE] = dec_device,
@@ -264,6 +318,8 @@ static const rec_decoder decoders[NTAGS] = {
     [MEMD_REC_MODEL] = dec_model,     [MEMD_REC_INSTANCE] = dec_instance,
     [MEMD_REC_SESSION_USE] = dec_use,
     [MEMD_REC_POOL] = dec_pool,       [MEMD_REC_SUBALLOC] = dec_suballoc,
+    [MEMD_REC_BANK] = dec_bank,       [MEMD_REC_ALLOC_BANK] = dec_alloc_bank,
+    [MEMD_REC_SUBDEV] = dec_subdev,
 };
 
 static bool known(uint32_t tag)
@@ -307,6 +363,9 @@ int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **
     ALLOC_ARRAY(plans, MEMD_REC_PLAN)
     ALLOC_ARRAY(models, MEMD_REC_MODEL)
     ALLOC_ARRAY(instances, MEMD_REC_INSTANCE)
+    ALLOC_ARRAY(bank_use, MEMD_REC_BANK)
+    ALLOC_ARRAY(alloc_banks, MEMD_REC_ALLOC_BANK)
+    ALLOC_ARRAY(subdevs, MEMD_REC_SUBDEV)
     ALLOC_ARRAY(usage, MEMD_REC_SESSION_USE)
     ALLOC_ARRAY(pools, MEMD_REC_POOL)
     ALLOC_ARRAY(suballocs, MEMD_REC_SUBALLOC)
@@ -341,6 +400,9 @@ void memclient_snapshot_free(memclient_snapshot *s)
     free(s->plans);
     free(s->models);
     free(s->instances);
+    free(s->bank_use);
+    free(s->alloc_banks);
+    free(s->subdevs);
     free(s->usage);
     free(s->pools);
     free(s->suballocs);

@@ -29,6 +29,8 @@ typedef enum memclient_out_kind {
     MEMCLIENT_OUT_BANKS,    /* BANKS: up to n u64, result = count */
     MEMCLIENT_OUT_SNAPSHOT, /* DUMP: memclient_snapshot ** */
     MEMCLIENT_OUT_RAW,      /* a copy of the payload in a memclient_raw (memclient_model.c) */
+    MEMCLIENT_OUT_BUFFER_BANKS, /* ALLOC_BANKS: one memclient_buffer (the bank list is checked) */
+    MEMCLIENT_OUT_BANK_INFO,    /* BANK_ADDRS: up to n memclient_bank, result = count */
 } memclient_out_kind;
 
 /* MEMCLIENT_OUT_RAW: the reply payload, malloc'd; the caller frees data. */
@@ -146,6 +148,7 @@ void memclient_explain_eacces(const char *path, char *buf, size_t len);
 /* ---- memclient_decode.c: reply payloads -> caller structs ---- */
 int memclient_decode(memclient *c, memclient_slot *s, const uint8_t *p, size_t len);
 void memclient_buffer_from_wire(memclient_buffer *out, const memd_wire_buffer *w);
+void memclient_bank_from_wire(memclient_bank *out, const memd_wire_bank_addr *w);
 void memclient_info_from_wire(memclient_alloc_info *out, const memd_wire_alloc_info *w);
 
 /* ---- memclient_dump.c ---- */

@@ -120,6 +120,54 @@ static int submitted(memclient *c, uint64_t seq, uint64_t *ticket)
 
 /* ---- ALLOC ---- */
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static bool has_banks(const memclient_alloc_req *r)
+{
+    return r && (r->nbank_set || r->per_bank);
+}
+
+/* ALLOC_BANKS: the request, then the bank set sorted (the wire wants ids in order). */
+static int alloc_banks_begin(memclient *c, const memd_wire_alloc_req *w,
+                             const memclient_alloc_req *req, memclient_buffer *out, bool waited,
+                             uint64_t *seq)
+{
+    if (req->nbank_set && !req->bank_set)
+        return memclient_fail(-EINVAL, "nbank_set is %u but bank_set is NULL", req->nbank_set);
+    if (req->nbank_set > MEMD_BANKSET_MAX)
+        return memclient_fail(-EINVAL, "bank set of %u banks, at most %u", req->nbank_set,
+                              MEMD_BANKSET_MAX);
+    uint32_t *ids = malloc(sizeof(*ids) * (req->nbank_set ? req->nbank_set : 1));
+    if (!ids)
+        return memclient_fail(-ENOMEM, "out of memory");
+    if (req->nbank_set) { /* per bank alone has no set: bank_set may be NULL */
+        memcpy(ids, req->bank_set, sizeof(*ids) * req->nbank_set);
+        qsort(ids, req->nbank_set, sizeof(*ids), cmp_u32);
+    }
+    for (uint32_t i = 1; i < req->nbank_set; i++)
+        if (ids[i] == ids[i - 1]) {
+            uint32_t dup = ids[i];
+            free(ids);
+            return memclient_fail(-EINVAL, "bank %u is in the bank set twice", dup);
+        }
+    uint32_t len = MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE + 4u * req->nbank_set;
+    int err = 0;
+    uint8_t *p = memclient_begin(c, MEMD_OP_ALLOC_BANKS, len, MEMCLIENT_OUT_BUFFER_BANKS, out, 1,
+                                 waited, seq, &err);
+    if (!p) {
+        free(ids);
+        return begin_failed(c, err, MEMD_OP_ALLOC_BANKS, len);
+    }
+    memd_wire_bankset b = {req->per_bank ? MEMD_BANKSET_F_PER_BANK : 0, req->nbank_set};
+    memd_wire_bankset_put(memd_wire_alloc_req_put(p, w), &b, ids);
+    free(ids);
+    return 0;
+}
+
 static int alloc_begin(memclient *c, const memd_wire_alloc_req *w, memclient_buffer *out,
                        bool waited, uint64_t *seq)
 {
@@ -141,7 +189,9 @@ int memclient_alloc(memclient *c, const memclient_alloc_req *req, memclient_buff
         return memclient_fail(-EINVAL, "memclient_alloc: out is NULL");
     if ((r = memclient_encode_alloc_req(req, &w)) < 0 || (r = memclient_lock(c)) < 0)
         return r;
-    if ((r = alloc_begin(c, &w, out, true, &seq)) < 0) {
+    r = has_banks(req) ? alloc_banks_begin(c, &w, req, out, true, &seq)
+                       : alloc_begin(c, &w, out, true, &seq);
+    if (r < 0) {
         memclient_unlock(c);
         return r;
     }
@@ -171,7 +221,9 @@ int memclient_submit_alloc(memclient *c, const memclient_alloc_req *req, memclie
         return memclient_fail(-EINVAL, "memclient_submit_alloc: out is NULL");
     if ((r = memclient_encode_alloc_req(req, &w)) < 0 || (r = memclient_lock(c)) < 0)
         return r;
-    if ((r = alloc_begin(c, &w, out, false, &seq)) < 0) {
+    r = has_banks(req) ? alloc_banks_begin(c, &w, req, out, false, &seq)
+                       : alloc_begin(c, &w, out, false, &seq);
+    if (r < 0) {
         memclient_unlock(c);
         return r;
     }
@@ -204,7 +256,9 @@ static int alloc_batch_begin(memclient *c, const memclient_alloc_req *reqs, size
      * an invalid element takes the whole frame back out of the send buffer. */
     for (size_t i = 0; i < n; i++) {
         memd_wire_alloc_req w;
-        if (memclient_encode_alloc_req(&reqs[i], &w) < 0) {
+        if ((has_banks(&reqs[i]) &&
+             memclient_fail(-EINVAL, "a bank-set allocation cannot be batched") < 0) ||
+            memclient_encode_alloc_req(&reqs[i], &w) < 0) {
             memclient_unbegin(c, *seq);
             memclient_error e;
             char prefix[48];
@@ -369,6 +423,13 @@ int memclient_bank_addresses(memclient *c, uint64_t handle, uint64_t *addrs, siz
     return handle_call(c, MEMD_OP_BANKS, handle, MEMCLIENT_OUT_BANKS, addrs, cap);
 }
 
+int memclient_bank_info(memclient *c, uint64_t handle, memclient_bank *out, size_t cap)
+{
+    if (cap > 0 && !out)
+        return memclient_fail(-EINVAL, "memclient_bank_info: out is NULL");
+    return handle_call(c, MEMD_OP_BANK_ADDRS, handle, MEMCLIENT_OUT_BANK_INFO, out, cap);
+}
+
 /* One page of a paged DUMP (protocol.h) into raw. */
 static int dump_page(memclient *c, const memd_wire_dump_req *q, memclient_raw *raw)
 {
@@ -421,7 +482,8 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
         return memclient_fail(-EINVAL, "memclient_dump: out is NULL");
     *out = NULL;
     if (flags & ~(unsigned)(MEMCLIENT_DUMP_BLOCKS | MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_USAGE |
-                            MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_SUBALLOCS))
+                            MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_SUBALLOCS |
+                            MEMCLIENT_DUMP_BANKS))
         return memclient_fail(-EINVAL, "unknown dump flags 0x%x", flags);
     memd_wire_dump_req q = {
         .device = device,
@@ -430,7 +492,8 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
                  ((flags & MEMCLIENT_DUMP_USAGE) ? MEMD_DUMP_F_USAGE : 0) |
                  ((flags & (MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_SUBALLOCS)) ? MEMD_DUMP_F_POOLS
                                                                                : 0) |
-                 ((flags & MEMCLIENT_DUMP_SUBALLOCS) ? MEMD_DUMP_F_SUBALLOCS : 0) | MEMD_DUMP_F_PAGED,
+                 ((flags & MEMCLIENT_DUMP_SUBALLOCS) ? MEMD_DUMP_F_SUBALLOCS : 0) |
+                 ((flags & MEMCLIENT_DUMP_BANKS) ? MEMD_DUMP_F_BANKS : 0) | MEMD_DUMP_F_PAGED,
     };
     uint8_t *all = NULL;
     size_t len = 0, cap = 0;
@@ -524,4 +587,64 @@ size_t memclient_pending(memclient *c)
     size_t n = c->pipelined;
     pthread_mutex_unlock(&c->mu);
     return n;
+}
+
+/* ---- SUBDEV_DEFINE, SUBDEV_BIND ---- */
+
+/* A request whose reply is empty: payload built by the caller into p. */
+static int empty_call(memclient *c, uint16_t op, const uint8_t *payload, uint32_t len)
+{
+    uint64_t seq;
+    int err = 0, r;
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    uint8_t *p = memclient_begin(c, op, len, MEMCLIENT_OUT_NONE, NULL, 0, true, &seq, &err);
+    if (!p) {
+        memclient_unlock(c);
+        return begin_failed(c, err, op, len);
+    }
+    memcpy(p, payload, len);
+    return finish(c, seq);
+}
+
+int memclient_subdev_define(memclient *c, const memclient_subdev *sd)
+{
+    if (!sd || !sd->name || !*sd->name || strlen(sd->name) >= MEMD_NAME_MAX)
+        return memclient_fail(-EINVAL, "a sub-device needs a name of 1 to %d bytes",
+                              MEMD_NAME_MAX - 1);
+    if (sd->nbanks == 0 || !sd->banks || sd->nbanks > MEMD_BANKSET_MAX)
+        return memclient_fail(-EINVAL, "a sub-device needs 1 to %u banks", MEMD_BANKSET_MAX);
+    memd_wire_subdev_def d = {.device = sd->device, .kind = (uint8_t)sd->kind,
+                              .budget = sd->budget, .count = sd->nbanks};
+    memd_wire_strset(d.name, sizeof d.name, sd->name);
+    for (int i = 0; i < MEMD_SUBDEV_OVERLAPS; i++)
+        if (sd->overlap[i]) {
+            if (strlen(sd->overlap[i]) >= MEMD_NAME_MAX)
+                return memclient_fail(-EINVAL, "overlap name too long");
+            memd_wire_strset(d.overlap[i], sizeof d.overlap[i], sd->overlap[i]);
+        }
+    size_t len = MEMD_WIRE_SUBDEV_DEF_SIZE + 4 * (size_t)sd->nbanks;
+    uint8_t *buf = malloc(len);
+    uint32_t *ids = malloc(sizeof(*ids) * sd->nbanks);
+    if (!buf || !ids) {
+        free(buf);
+        free(ids);
+        return memclient_fail(-ENOMEM, "out of memory");
+    }
+    memcpy(ids, sd->banks, sizeof(*ids) * sd->nbanks);
+    qsort(ids, sd->nbanks, sizeof(*ids), cmp_u32);
+    memd_wire_subdev_def_put(buf, &d, ids);
+    free(ids);
+    int r = empty_call(c, MEMD_OP_SUBDEV_DEFINE, buf, (uint32_t)len);
+    free(buf);
+    return r;
+}
+
+int memclient_subdev_bind(memclient *c, const char *name)
+{
+    if (!name || !*name || strlen(name) >= MEMD_NAME_MAX)
+        return memclient_fail(-EINVAL, "a sub-device name has 1 to %d bytes", MEMD_NAME_MAX - 1);
+    uint8_t p[MEMD_NAME_MAX];
+    memd_wire_put_str(p, name, sizeof p);
+    return empty_call(c, MEMD_OP_SUBDEV_BIND, p, sizeof p);
 }

@@ -69,6 +69,10 @@ int memclient_pool_create(memclient *c, const memclient_alloc_req *req, memclien
         return memclient_fail(-EINVAL, "a pool cannot be shared: it is its session's");
     if (req->flags & ~(uint32_t)MEMCLIENT_POOL_GROW)
         return memclient_fail(-EINVAL, "unknown pool flags 0x%x", req->flags);
+    /* The pool places by one address map: lockstep over the group (or, for a session
+     * bound to a sub-device, over its banks), never a bank set of its own. */
+    if (req->nbank_set || req->per_bank)
+        return memclient_fail(-EINVAL, "a pool takes no bank set and is not per bank");
     memclient_pool *p = calloc(1, sizeof *p);
     if (!p)
         return memclient_fail(-ENOMEM, "out of memory");

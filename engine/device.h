@@ -28,11 +28,18 @@ typedef struct memd_region_spec {
     bool allocatable;         /* false for "reserved" (firmware, kernels) */
 } memd_region_spec;
 
+/* The core a bank belongs to (tt-metal devices): logical and NOC coordinates. */
+typedef struct memd_bank_core {
+    uint16_t logical_x, logical_y;
+    uint16_t noc_x, noc_y;
+} memd_bank_core;
+
 typedef struct memd_bank_group_spec {
     uint32_t banks;           /* 0: the device has no such bank group */
     uint64_t bank_size;
     uint64_t alignment;       /* minimum alignment of every allocation (DRAM_ALIGNMENT) */
     int64_t *bank_offsets;    /* banks entries, owned by the spec (may be NULL: all 0) */
+    memd_bank_core *cores;    /* banks entries, owned (NULL: no core coordinates known) */
     uint32_t nregions;
     memd_region_spec regions[MEMD_MAX_REGIONS];
 } memd_bank_group_spec;

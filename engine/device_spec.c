@@ -221,21 +221,33 @@ int memd_device_spec_validate(const memd_device_spec *spec, char *err, size_t er
 int memd_device_spec_copy(memd_device_spec *dst, const memd_device_spec *src)
 {
     *dst = *src;
-    for (int k = 0; k < MEMD_KIND_COUNT; k++)
+    for (int k = 0; k < MEMD_KIND_COUNT; k++) {
         dst->groups[k].bank_offsets = NULL;
+        dst->groups[k].cores = NULL;
+    }
     for (int k = 0; k < MEMD_KIND_COUNT; k++) {
         const memd_bank_group_spec *g = &src->groups[k];
-        if (!g->bank_offsets || g->banks == 0)
+        if (g->banks == 0)
             continue;
-        int64_t *o = malloc(sizeof(*o) * g->banks);
-        if (!o) {
-            memd_device_spec_free(dst);
-            return -ENOMEM;
+        if (g->bank_offsets) {
+            int64_t *o = malloc(sizeof(*o) * g->banks);
+            if (!o)
+                goto nomem;
+            memcpy(o, g->bank_offsets, sizeof(*o) * g->banks);
+            dst->groups[k].bank_offsets = o;
         }
-        memcpy(o, g->bank_offsets, sizeof(*o) * g->banks);
-        dst->groups[k].bank_offsets = o;
+        if (g->cores) {
+            memd_bank_core *c = malloc(sizeof(*c) * g->banks);
+            if (!c)
+                goto nomem;
+            memcpy(c, g->cores, sizeof(*c) * g->banks);
+            dst->groups[k].cores = c;
+        }
     }
     return 0;
+nomem:
+    memd_device_spec_free(dst);
+    return -ENOMEM;
 }
 
 void memd_device_spec_free(memd_device_spec *spec)
@@ -245,6 +257,8 @@ void memd_device_spec_free(memd_device_spec *spec)
     for (int k = 0; k < MEMD_KIND_COUNT; k++) {
         free(spec->groups[k].bank_offsets);
         spec->groups[k].bank_offsets = NULL;
+        free(spec->groups[k].cores);
+        spec->groups[k].cores = NULL;
     }
 }
 

@@ -41,6 +41,16 @@ static const memd_wire_op ops[MEMD_OP_OPCODE_COUNT] = {
     /* Pool books are visibility only, not in the state store. */
     [MEMD_OP_POOL_REPORT] = {"POOL_REPORT", MEMD_WIRE_SHAPE_COUNT, MEMD_WIRE_POOL_OP_SIZE, 0,
                              false, false},
+    /* The bank set's length is checked by its decoder (count x u32 after the header). */
+    [MEMD_OP_ALLOC_BANKS] = {"ALLOC_BANKS", MEMD_WIRE_SHAPE_MIN,
+                             MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE, 0, true, false},
+    [MEMD_OP_BANK_ADDRS] = {"BANK_ADDRS", MEMD_WIRE_SHAPE_FIXED, MEMD_WIRE_HANDLE_SIZE, 0, false,
+                            false},
+    /* Sub-devices live in the daemon's memory only (the config brings its own back). */
+    [MEMD_OP_SUBDEV_DEFINE] = {"SUBDEV_DEFINE", MEMD_WIRE_SHAPE_MIN, MEMD_WIRE_SUBDEV_DEF_SIZE, 0,
+                               false, true},
+    [MEMD_OP_SUBDEV_BIND] = {"SUBDEV_BIND", MEMD_WIRE_SHAPE_FIXED, MEMD_NAME_MAX, 0, false,
+                             false},
 };
 
 const memd_wire_op *memd_wire_op_of(uint32_t op)

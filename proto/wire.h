@@ -71,6 +71,12 @@
 #define MEMD_WIRE_POOL_OP_SIZE 96u
 #define MEMD_WIRE_POOL_REC_SIZE 40u
 #define MEMD_WIRE_SUBALLOC_REC_SIZE 88u
+#define MEMD_WIRE_BANKSET_SIZE 8u
+#define MEMD_WIRE_BANK_ADDR_SIZE 32u
+#define MEMD_WIRE_BANK_REC_SIZE 80u
+#define MEMD_WIRE_ALLOC_BANK_REC_SIZE 48u
+#define MEMD_WIRE_SUBDEV_DEF_SIZE 344u
+#define MEMD_WIRE_SUBDEV_REC_SIZE 232u
 
 /* Scalars, little-endian, unaligned. */
 static inline uint8_t *memd_wire_put_u16(uint8_t *p, uint16_t v)
@@ -143,6 +149,25 @@ int memd_wire_error_get(const uint8_t *in, size_t len, memd_wire_error *r);
 uint8_t *memd_wire_alloc_req_put(uint8_t *out, const memd_wire_alloc_req *r);
 int memd_wire_alloc_req_get(const uint8_t *in, size_t len, memd_wire_alloc_req *r);
 uint8_t *memd_wire_buffer_put(uint8_t *out, const memd_wire_buffer *r);
+/* ALLOC_BANKS payload: the alloc_req, the bankset header and its ids. get: *ids points
+ * at the count ids inside in (read them with memd_wire_u32); -EBADMSG when len is not
+ * exactly that, -EINVAL for unknown flags or a count over MEMD_BANKSET_MAX. */
+uint8_t *memd_wire_bankset_put(uint8_t *out, const memd_wire_bankset *b, const uint32_t *ids);
+int memd_wire_alloc_banks_get(const uint8_t *in, size_t len, memd_wire_alloc_req *r,
+                              memd_wire_bankset *b, const uint8_t **ids);
+uint8_t *memd_wire_bank_addr_put(uint8_t *out, const memd_wire_bank_addr *r);
+int memd_wire_bank_addr_get(const uint8_t *in, size_t len, memd_wire_bank_addr *r);
+uint8_t *memd_wire_bank_rec_put(uint8_t *out, const memd_wire_bank_rec *r);
+int memd_wire_bank_rec_get(const uint8_t *in, size_t len, memd_wire_bank_rec *r);
+/* SUBDEV_DEFINE payload: the definition and its count bank ids (*ids points at them);
+ * -EBADMSG when len is not exactly that, -EINVAL for a bad kind, name or count. */
+uint8_t *memd_wire_subdev_def_put(uint8_t *out, const memd_wire_subdev_def *d, const uint32_t *ids);
+int memd_wire_subdev_def_get(const uint8_t *in, size_t len, memd_wire_subdev_def *d,
+                             const uint8_t **ids);
+uint8_t *memd_wire_subdev_rec_put(uint8_t *out, const memd_wire_subdev_rec *r);
+int memd_wire_subdev_rec_get(const uint8_t *in, size_t len, memd_wire_subdev_rec *r);
+uint8_t *memd_wire_alloc_bank_rec_put(uint8_t *out, const memd_wire_alloc_bank_rec *r);
+int memd_wire_alloc_bank_rec_get(const uint8_t *in, size_t len, memd_wire_alloc_bank_rec *r);
 int memd_wire_buffer_get(const uint8_t *in, size_t len, memd_wire_buffer *r);
 uint8_t *memd_wire_alloc_info_put(uint8_t *out, const memd_wire_alloc_info *r);
 int memd_wire_alloc_info_get(const uint8_t *in, size_t len, memd_wire_alloc_info *r);

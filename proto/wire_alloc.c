@@ -58,8 +58,9 @@ uint8_t *memd_wire_buffer_put(uint8_t *p, const memd_wire_buffer *r)
     p = memd_wire_put_u32(p, r->refcount);
     *p++ = r->kind;
     *p++ = r->region;
-    memset(p, 0, 6);
-    return p + 6;
+    *p++ = r->bank_mode;
+    memset(p, 0, 5);
+    return p + 5;
 }
 
 int memd_wire_buffer_get(const uint8_t *p, size_t len, memd_wire_buffer *r)
@@ -75,8 +76,9 @@ int memd_wire_buffer_get(const uint8_t *p, size_t len, memd_wire_buffer *r)
     r->refcount = memd_wire_u32(p + 44);
     r->kind = p[48];
     r->region = p[49];
+    r->bank_mode = p[50];
     memset(r->pad, 0, sizeof r->pad);
-    return r->kind < MEMD_KIND_COUNT ? 0 : -EINVAL;
+    return r->kind < MEMD_KIND_COUNT && r->bank_mode < MEMD_BANKS_MODE_COUNT ? 0 : -EINVAL;
 }
 
 uint8_t *memd_wire_alloc_info_put(uint8_t *p, const memd_wire_alloc_info *r)

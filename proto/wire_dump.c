@@ -5,7 +5,8 @@
 #include <errno.h>
 
 #define MEMD_DUMP_F_KNOWN (MEMD_DUMP_F_BLOCKS | MEMD_DUMP_F_MODELS | MEMD_DUMP_F_USAGE | \
-                           MEMD_DUMP_F_POOLS | MEMD_DUMP_F_SUBALLOCS | MEMD_DUMP_F_PAGED)
+                           MEMD_DUMP_F_POOLS | MEMD_DUMP_F_SUBALLOCS | MEMD_DUMP_F_PAGED | \
+                           MEMD_DUMP_F_BANKS)
 
 uint8_t *memd_wire_dump_req_put(uint8_t *p, const memd_wire_dump_req *r)
 {
@@ -226,7 +227,7 @@ uint8_t *memd_wire_session_rec_put(uint8_t *p, const memd_wire_session_rec *r)
     p = memd_wire_put_str(p, r->comm, sizeof r->comm);
     p = memd_wire_put_str(p, r->client_name, sizeof r->client_name);
     p = memd_wire_put_u32(p, r->flags);
-    p = memd_wire_put_u32(p, 0);
+    p = memd_wire_put_u32(p, r->subdev);
     return memd_wire_put_u64(p, r->reclaim_deadline_ns);
 }
 
@@ -242,7 +243,7 @@ int memd_wire_session_rec_get(const uint8_t *p, size_t len, memd_wire_session_re
     r->allocations = memd_wire_u64(p + 24);
     r->requests = memd_wire_u64(p + 32);
     r->flags = memd_wire_u32(p + 88);
-    r->pad = 0;
+    r->subdev = memd_wire_u32(p + 92);
     r->reclaim_deadline_ns = memd_wire_u64(p + 96);
     int rc = memd_wire_get_str(p + 40, r->comm, sizeof r->comm);
     if (rc < 0)
@@ -267,6 +268,9 @@ size_t memd_wire_rec_size(uint32_t tag)
     case MEMD_REC_POOL: return MEMD_WIRE_POOL_REC_SIZE;
     case MEMD_REC_SUBALLOC: return MEMD_WIRE_SUBALLOC_REC_SIZE;
     case MEMD_REC_PAGE: return MEMD_WIRE_PAGE_REC_SIZE;
+    case MEMD_REC_BANK: return MEMD_WIRE_BANK_REC_SIZE;
+    case MEMD_REC_ALLOC_BANK: return MEMD_WIRE_ALLOC_BANK_REC_SIZE;
+    case MEMD_REC_SUBDEV: return MEMD_WIRE_SUBDEV_REC_SIZE;
     default: return 0;
     }
 }

@@ -161,8 +161,7 @@ static int load_tree(const char *file, const memd_ynode *root, const memd_config
                      memd_config *cfg, memd_error *err)
 {
     static const char *const keys[] = {"socket", "state_dir", "admin_group", "log_level", "shared_names",
-                                       "limits",
-                                       "devices", NULL};
+                                       "limits", "devices", "sub_devices", NULL};
     int rc = memd_yaml_check_keys(file, root, "memd.yaml", keys, err);
     if (rc)
         return rc;
@@ -227,6 +226,8 @@ static int load_tree(const char *file, const memd_ynode *root, const memd_config
             }
         }
     }
+    if ((v = memd_yaml_get(root, "sub_devices")))
+        return memd_soc_config_subdevs(file, v, cfg, err);
     return 0;
 }
 
@@ -302,4 +303,9 @@ void memd_config_free(memd_config *cfg)
     free(cfg->devices);
     cfg->devices = NULL;
     cfg->ndevices = 0;
+    for (uint32_t i = 0; i < cfg->nsubdevs; i++)
+        memd_subdev_spec_free(&cfg->subdevs[i]);
+    free(cfg->subdevs);
+    cfg->subdevs = NULL;
+    cfg->nsubdevs = 0;
 }

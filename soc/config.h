@@ -23,6 +23,34 @@ typedef struct memd_limits {
                                         (default 10000, 0 = no limit) */
 } memd_limits;
 
+/* A sub-device (partition): a named subset of one bank group's banks, optionally with a
+ * byte budget; sessions of the listed users and groups are bound to it and allocate only
+ * inside it. Two sub-devices may share banks only when one lists the other under
+ * `overlap` (tt-metal's overlapped sub-device allocators). */
+#define MEMD_SUBDEV_MAX 64
+#define MEMD_SUBDEV_MAX_LIST 16 /* overlap names, users, groups */
+
+typedef struct memd_subdev_spec {
+    char name[MEMD_NAME_MAX];
+    uint32_t device;                 /* device id */
+    memd_kind kind;                  /* its bank group */
+    uint32_t nbanks;
+    uint32_t *banks;                 /* nbanks ids, strictly increasing; owned */
+    uint64_t budget;                 /* bytes over all its banks; 0: none */
+    uint32_t noverlap, nusers, ngroups;
+    char overlap[MEMD_SUBDEV_MAX_LIST][MEMD_NAME_MAX];
+    uint32_t users[MEMD_SUBDEV_MAX_LIST];  /* uids */
+    char groups[MEMD_SUBDEV_MAX_LIST][64]; /* group names or gids, resolved by the daemon */
+} memd_subdev_spec;
+
+/* The checks a sub-device must pass against the devices and the sub-devices before it
+ * (config and the admin's SUBDEV_DEFINE alike): 0, or -EINVAL with a message and, in
+ * *key (may be NULL), the config key at fault. */
+int memd_subdev_validate(const memd_subdev_spec *sd, const memd_device_spec *devs, uint32_t ndevs,
+                         const memd_subdev_spec *const *others, uint32_t nothers, char *msg,
+                         size_t cap, const char **key);
+void memd_subdev_spec_free(memd_subdev_spec *sd);
+
 typedef struct memd_config {
     char path[512];                  /* the config file that was loaded */
     char socket_path[108];           /* "" = built-in default */
@@ -35,6 +63,8 @@ typedef struct memd_config {
     memd_limits limits;
     uint32_t ndevices;
     memd_device_spec *devices;       /* ndevices entries, ids unique */
+    uint32_t nsubdevs;
+    memd_subdev_spec *subdevs;       /* `sub_devices`, names unique */
 } memd_config;
 
 /* Loads the config and every descriptor it names (relative paths resolve against the

@@ -48,6 +48,10 @@ int memd_soc_resolve(const char *base_dir, const char *rel, char *out, size_t ca
 
 /* One entry of `devices:` -> spec. files gives the descriptors it names (NULL: the entry
  * may not name files at all). */
+/* config_subdev.c: the `sub_devices` list, after the devices (config.h). */
+struct memd_config;
+int memd_soc_config_subdevs(const char *file, const memd_ynode *list, struct memd_config *cfg,
+                            memd_error *err);
 int memd_soc_config_device(const char *file, const memd_ynode *entry,
                            const memd_config_files *files, memd_device_spec *out, memd_error *err);
 

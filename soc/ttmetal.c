@@ -2,6 +2,7 @@
  * (see ttmetal.h for the rules). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,44 @@
 #include "ttmetal.h"
 
 /* ---- SoC descriptor ---- */
+
+/* A NOC core written "x-y" (tt-metal's SoC descriptor form); false if it is not one. */
+static bool noc_xy(const memd_ynode *n, uint16_t xy[2])
+{
+    unsigned x, y;
+    char tail;
+    if (n->type != MEMD_Y_SCALAR || sscanf(n->str, "%u-%u%c", &x, &y, &tail) != 2 ||
+        x >= MEMD_NO_CORE || y >= MEMD_NO_CORE)
+        return false;
+    xy[0] = (uint16_t)x;
+    xy[1] = (uint16_t)y;
+    return true;
+}
+
+/* Adds v to the sorted set a[0..*n) (up to MEMD_TTMETAL_MAX_AXIS). */
+static void axis_add(uint16_t *a, uint32_t *n, uint16_t v)
+{
+    uint32_t i = 0;
+    while (i < *n && a[i] < v)
+        i++;
+    if ((i < *n && a[i] == v) || *n == MEMD_TTMETAL_MAX_AXIS)
+        return;
+    memmove(a + i + 1, a + i, sizeof(*a) * (*n - i));
+    a[i] = v;
+    (*n)++;
+}
+
+/* Logical -> NOC axes: the distinct columns and rows of the functional workers. */
+static void worker_axes(const memd_ynode *seq, memd_ttmetal_soc *out)
+{
+    for (size_t i = 0; i < seq->n; i++) {
+        uint16_t xy[2];
+        if (!noc_xy(seq->items[i], xy))
+            continue;
+        axis_add(out->noc_x, &out->nnoc_x, xy[0]);
+        axis_add(out->noc_y, &out->nnoc_y, xy[1]);
+    }
+}
 
 static int soc_from_tree(const char *file, const memd_ynode *root, memd_ttmetal_soc *out,
                          memd_error *err)
@@ -56,6 +95,20 @@ static int soc_from_tree(const char *file, const memd_ynode *root, memd_ttmetal_
     if (out->worker_l1_size == 0)
         return memd_yaml_error(err, file, v, "expected a worker L1 size > 0, got 0");
 
+    out->dram_noc = malloc(sizeof(*out->dram_noc) * out->dram_banks);
+    if (!out->dram_noc)
+        return memd_yaml_error(err, file, root, "out of memory");
+    v = memd_yaml_get(root, "dram");
+    for (size_t i = 0; i < v->n; i++) {
+        const memd_ynode *e = v->items[i];
+        if (e->type == MEMD_Y_SEQ && e->n > 0)
+            e = e->items[0];
+        if (!noc_xy(e, out->dram_noc[i]))
+            out->dram_noc[i][0] = out->dram_noc[i][1] = MEMD_NO_CORE;
+    }
+    if ((v = memd_yaml_get(root, "functional_workers")) && v->type == MEMD_Y_SEQ)
+        worker_axes(v, out);
+
     if ((v = memd_yaml_get(root, "arch_name"))) {
         char arch[256];
         if ((rc = memd_yaml_string(file, v, arch, sizeof(arch), err)))
@@ -86,6 +139,8 @@ void memd_ttmetal_soc_free(memd_ttmetal_soc *s)
         return;
     free(s->dram_offsets);
     s->dram_offsets = NULL;
+    free(s->dram_noc);
+    s->dram_noc = NULL;
 }
 
 /* ---- core descriptor ---- */
@@ -207,6 +262,8 @@ static int core_from_tree(const char *file, const memd_ynode *root, const char *
                                "expected a grid range with 0 <= start <= end, got [%" PRId64 ", %" PRId64
                                "] .. [%" PRId64 ", %" PRId64 "]",
                                s[0], s[1], e[0], e[1]);
+    memcpy(out->grid_start, s, sizeof s);
+    memcpy(out->grid_end, e, sizeof e);
     uint64_t cores = (uint64_t)(e[0] - s[0] + 1) * (uint64_t)(e[1] - s[1] + 1);
     if (cores > MEMD_MAX_BANKS)
         return memd_yaml_error(err, file, grid, "%" PRIu64 " compute cores, at most %u supported", cores, MEMD_MAX_BANKS);
@@ -222,6 +279,8 @@ static int core_from_tree(const char *file, const memd_ynode *root, const char *
         if (rc)
             return rc;
         out->storage_cores = (uint32_t)v->n;
+        for (size_t i = 0; i < v->n && i < MEMD_TTMETAL_MAX_STORAGE; i++)
+            (void)read_core(file, v->items[i], "a storage core", out->storage_xy[i], err);
     }
 
     out->l1_bank_size = 0;

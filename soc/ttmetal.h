@@ -10,11 +10,19 @@
  * some bank (left out when no bank reaches that low); `buffers` is the rest.
  * Unknown keys are ignored (the files carry much more than memory).
  * `harvested_workers` is ignored too: the core descriptor's grid is already logical,
- * i.e. after harvesting. */
+ * i.e. after harvesting.
+ *
+ * Bank ids and cores: L1 bank ids are tt-metal's allocator order, compute cores row by
+ * row (y, then x) over the compute grid, then each storage core's banks; DRAM bank i is
+ * `dram` entry i. (tt-metal may shuffle L1 ids with its l1_bank_remap; memd's ids are
+ * those of the identity remap.) Each bank gets its logical and NOC coordinates. */
 #ifndef MEMD_SOC_TTMETAL_H
 #define MEMD_SOC_TTMETAL_H
 
 #include "yaml_doc.h"
+
+#define MEMD_TTMETAL_MAX_AXIS 64    /* NOC rows / columns of workers we keep */
+#define MEMD_TTMETAL_MAX_STORAGE 64 /* storage cores whose coordinates we keep */
 
 typedef struct memd_ttmetal_soc {
     char arch[MEMD_NAME_MAX];   /* arch_name, lower-cased; "" if absent */
@@ -22,12 +30,24 @@ typedef struct memd_ttmetal_soc {
     uint64_t dram_bank_size;
     int64_t *dram_offsets;      /* dram_banks entries, owned */
     uint64_t worker_l1_size;
+    /* Core coordinates (for bank ids and dumps; absent keys leave them unknown): the
+     * NOC column of logical x is noc_x[x], the row of logical y is noc_y[y] (the
+     * distinct coordinates of `functional_workers`, in order: harvested rows are not
+     * there), and the NOC core of DRAM bank i is dram_noc[i] (the first endpoint of
+     * `dram` entry i; MEMD_NO_CORE when not written as "x-y"). */
+    uint32_t nnoc_x, nnoc_y;
+    uint16_t noc_x[MEMD_TTMETAL_MAX_AXIS], noc_y[MEMD_TTMETAL_MAX_AXIS];
+    uint16_t (*dram_noc)[2];    /* dram_banks entries, owned */
 } memd_ttmetal_soc;
 
 typedef struct memd_ttmetal_core {
     uint32_t compute_cores;     /* cores of compute_with_storage_grid_range */
     uint32_t storage_cores;     /* entries of storage_cores */
     uint64_t l1_bank_size;      /* 0: not given */
+    int64_t grid_start[2], grid_end[2]; /* the compute grid, logical [x, y] */
+    /* The first MEMD_TTMETAL_MAX_STORAGE storage cores, logical [x, y] as written
+     * (negative: from the end of the grid). */
+    int64_t storage_xy[MEMD_TTMETAL_MAX_STORAGE][2];
 } memd_ttmetal_core;
 
 int memd_ttmetal_parse_soc(const char *file, const char *buf, size_t len, memd_ttmetal_soc *out,

@@ -19,11 +19,60 @@ static int dram_group(const memd_ttmetal_soc *soc, uint64_t alignment, memd_bank
     if (!g->bank_offsets)
         return -ENOMEM;
     memcpy(g->bank_offsets, soc->dram_offsets, sizeof(int64_t) * soc->dram_banks);
+    /* DRAM bank i: logical (i, 0), as tt-metal names DRAM channels' cores. */
+    g->cores = malloc(sizeof(*g->cores) * soc->dram_banks);
+    if (!g->cores)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < soc->dram_banks; i++)
+        g->cores[i] = (memd_bank_core){(uint16_t)(i < MEMD_NO_CORE ? i : MEMD_NO_CORE), 0,
+                                       soc->dram_noc[i][0], soc->dram_noc[i][1]};
     snprintf(g->regions[0].name, MEMD_NAME_MAX, "data");
     g->regions[0].size = g->bank_size;
     g->regions[0].allocatable = true;
     g->nregions = 1;
     return 0;
+}
+
+/* The core of logical (x, y): NOC coordinates through the worker axes (MEMD_NO_CORE
+ * where the SoC descriptor does not say); negative logical coordinates count from the
+ * end of the functional grid, as the core descriptor writes them. */
+static memd_bank_core core_at(const memd_ttmetal_soc *soc, int64_t x, int64_t y)
+{
+    if (x < 0)
+        x += soc->nnoc_x;
+    if (y < 0)
+        y += soc->nnoc_y;
+    memd_bank_core c = {MEMD_NO_CORE, MEMD_NO_CORE, MEMD_NO_CORE, MEMD_NO_CORE};
+    if (x < 0 || y < 0 || x >= MEMD_NO_CORE || y >= MEMD_NO_CORE)
+        return c;
+    c.logical_x = (uint16_t)x;
+    c.logical_y = (uint16_t)y;
+    if ((uint64_t)x < soc->nnoc_x && (uint64_t)y < soc->nnoc_y) {
+        c.noc_x = soc->noc_x[x];
+        c.noc_y = soc->noc_y[y];
+    }
+    return c;
+}
+
+/* Bank id -> core, in tt-metal's order (ttmetal.h): compute cores row by row, then the
+ * banks of each storage core. */
+static memd_bank_core *l1_cores(const memd_ttmetal_soc *soc, const memd_ttmetal_core *core,
+                                uint64_t banks, uint64_t per_storage)
+{
+    memd_bank_core *c = malloc(sizeof(*c) * banks);
+    if (!c)
+        return NULL;
+    uint64_t i = 0;
+    for (int64_t y = core->grid_start[1]; y <= core->grid_end[1]; y++)
+        for (int64_t x = core->grid_start[0]; x <= core->grid_end[0]; x++)
+            c[i++] = core_at(soc, x, y);
+    for (uint32_t s = 0; s < core->storage_cores; s++)
+        for (uint64_t j = 0; j < per_storage; j++)
+            c[i++] = s < MEMD_TTMETAL_MAX_STORAGE
+                         ? core_at(soc, core->storage_xy[s][0], core->storage_xy[s][1])
+                         : (memd_bank_core){MEMD_NO_CORE, MEMD_NO_CORE, MEMD_NO_CORE,
+                                            MEMD_NO_CORE};
+    return c;
 }
 
 /* -EINVAL with msg when the numbers do not fit. */
@@ -77,7 +126,13 @@ static int l1_group(const memd_ttmetal_soc *soc, const memd_ttmetal_core *core, 
                  reserved, bank);
         return -EINVAL;
     }
+    memd_bank_core *cores = l1_cores(soc, core, banks, per_storage);
+    if (!cores) {
+        free(off);
+        return -ENOMEM;
+    }
     memset(g, 0, sizeof(*g));
+    g->cores = cores;
     g->banks = (uint32_t)banks;
     g->bank_size = bank;
     g->alignment = alignment;

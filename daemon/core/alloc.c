@@ -19,6 +19,7 @@
 #include "hooks.h"
 #include "pool_books.h"
 #include "quota.h"
+#include "subdev.h"
 #include "text.h"
 #include "wire.h"
 
@@ -117,21 +118,30 @@ void memd_alloc_placement(const memd_alloc *a, memd_placement *out)
                             .address = a->pl.address, .size_per_bank = a->pl.size_per_bank,
                             .banks = a->pl.banks, .page_size = a->pl.page_size,
                             .pitch = memd_alloc_pitch(a), .mode = (memd_bank_mode)a->pl.mode};
+    if (a->ext) {
+        out->nset = a->ext->nset;
+        out->set = a->ext->set;
+        out->addrs = a->ext->addrs;
+    }
 }
 
-/* Keeps the engine's placement p in a (a's ext made first if p needs one). 0 or -ENOMEM. */
+/* Keeps the engine's placement p in a (a's ext made first if p needs one), taking over
+ * its bank-set arrays. 0 or -ENOMEM (p unchanged, still the caller's). */
 static int keep_placement(memd_alloc *a, const memd_placement *p)
 {
-    if (p->mode != MEMD_BANKS_ALL || p->set || p->addrs)
-        return -EINVAL; /* bank sets are not made here */
-    if (p->pitch && !memd_alloc_ext_get(a))
+    bool rare = p->pitch || p->mode != MEMD_BANKS_ALL || p->set || p->addrs;
+    if (rare && !memd_alloc_ext_get(a))
         return -ENOMEM;
     a->pl = (memd_alloc_pl){.address = p->address, .size_per_bank = p->size_per_bank,
                             .page_size = p->page_size, .banks = p->banks,
                             .kind = (uint8_t)p->kind, .region = p->region,
                             .mode = (uint8_t)p->mode};
-    if (p->pitch)
+    if (rare) {
         a->ext->pitch = p->pitch;
+        a->ext->nset = p->nset;
+        a->ext->set = p->set;
+        a->ext->addrs = p->addrs;
+    }
     return 0;
 }
 
@@ -238,8 +248,11 @@ static void alloc_destroy(memd_state *st, memd_alloc *a)
 {
     /* The engine only fails here if its books disagree with ours, which would be a
      * bug; the record goes either way so a handle never points at freed memory. */
-    (void)memd_device_free(st->devs[a->dev].dev, (memd_kind)a->pl.kind, a->pl.region,
-                           a->pl.address);
+    memd_placement p;
+    memd_alloc_placement(a, &p);
+    (void)memd_device_release(st->devs[a->dev].dev, &p);
+    memd_subdev_uncharge(st, a);
+    memd_placement_fini(&p); /* the bank set's arrays, which a->ext owned */
     if (a->shared)
         memd_names_remove(&st->names, a);
     if (a->ext) {
@@ -289,7 +302,8 @@ static uint64_t requested_bytes(const memd_wire_alloc_req *r)
     return n;
 }
 
-static void to_engine_req(const memd_wire_alloc_req *w, memd_alloc_req *r)
+static void to_engine_req(const memd_wire_alloc_req *w, const memd_alloc_banks *b,
+                          memd_alloc_req *r)
 {
     *r = (memd_alloc_req){
         .cls = (memd_class)w->cls,
@@ -302,6 +316,11 @@ static void to_engine_req(const memd_wire_alloc_req *w, memd_alloc_req *r)
         .alignment = w->alignment,
     };
     memcpy(r->shape, w->shape, sizeof r->shape);
+    if (b) {
+        r->bank_set = b->nset ? b->set : NULL;
+        r->nbank_set = b->nset;
+        r->per_bank = b->per_bank;
+    }
 }
 
 /* Region state for -ENOMEM / -EDQUOT replies. */
@@ -335,6 +354,30 @@ static int engine_error(const memd_state *st, uint32_t dev, const memd_wire_allo
                                 spec->id, spec->name, scope, cls);
         fill_region_state(st, dev, &fp, err);
         err->detail = MEMD_ERR_DETAIL_NOMEM;
+        uint32_t bank = memd_device_oom_bank(st->devs[dev].dev);
+        memd_range_stats bs;
+        if (bank != UINT32_MAX &&
+            memd_device_bank_stats(st->devs[dev].dev, fp.kind, fp.region, bank, &bs) == 0) {
+            /* One bank of a split region ran out: its state is the one that matters. */
+            err->allocated = bs.allocated;
+            err->free = bs.free;
+            err->largest_free = bs.largest_free;
+            const memd_bank_core *c = spec->groups[fp.kind].cores;
+            char core[48] = "";
+            if (c)
+                snprintf(core, sizeof core, " (core %u,%u, noc %u,%u)", c[bank].logical_x,
+                         c[bank].logical_y, c[bank].noc_x, c[bank].noc_y);
+            return memd_err_set(err, rc,
+                                "device %u (%s) %s/%s: bank %u%s ran out: no room for %llu "
+                                "bytes per bank of class %s; that bank has allocated %llu, "
+                                "free %llu, largest free block %llu",
+                                spec->id, spec->name, memd_kind_name(fp.kind),
+                                spec->groups[fp.kind].regions[fp.region].name, bank, core,
+                                (unsigned long long)fp.size_per_bank, cls,
+                                (unsigned long long)err->allocated,
+                                (unsigned long long)err->free,
+                                (unsigned long long)err->largest_free);
+        }
         return memd_err_set(err, rc,
                             "device %u (%s) %s/%s: no room for %llu bytes of class %s "
                             "(%llu bytes per bank x %u banks); allocated %llu, free %llu, "
@@ -442,7 +485,7 @@ static int acquire_shared(memd_state *st, memd_session *s, memd_alloc *a,
 }
 
 static int create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
-                  memd_alloc **out, memd_wire_error *err)
+                  const memd_alloc_banks *b, memd_alloc **out, memd_wire_error *err)
 {
     int dev = memd_state_dev_index(st, w->device);
     if (dev < 0)
@@ -457,6 +500,8 @@ static int create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
     bool shared = w->flags & MEMD_ALLOC_F_SHARED;
     if (shared && w->name[0] == '\0')
         return memd_err_set(err, -EINVAL, "a shared allocation needs a name");
+    if (shared && b)
+        return memd_err_set(err, -EINVAL, "a bank-set allocation cannot be shared");
     size_t at;
     const char *why;
     if (w->name[0] && memd_text_check(w->name, &at, &why) < 0)
@@ -465,12 +510,26 @@ static int create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
                             at, why, (unsigned char)w->name[at]);
     if (shared && (w->flags & MEMD_ALLOC_F_POOL))
         return memd_err_set(err, -EINVAL, "a pool cannot be shared: it is its session's");
+    if (b && b->per_bank && (w->flags & MEMD_ALLOC_F_POOL))
+        return memd_err_set(err, -EINVAL, "a pool is one address range in every bank of its "
+                            "set: it cannot be per bank");
     int src = memd_hooks_prepare(st, s, err); /* e.g. room in the state store */
     if (src < 0)
         return src;
 
+    /* A session bound to a sub-device allocates only inside it. */
+    memd_alloc_banks inside;
+    if (s->subdev && shared)
+        return memd_err_set(err, -EACCES, "session %u is bound to a sub-device: shared names "
+                            "reach outside it", s->id);
+    if (s->subdev) {
+        int rc = memd_subdev_restrict(st, s, (uint32_t)dev, w, b, &inside, err);
+        if (rc < 0)
+            return rc;
+        b = &inside;
+    }
     memd_alloc_req r;
-    to_engine_req(w, &r);
+    to_engine_req(w, b, &r);
     if (shared) {
         memd_alloc *a = memd_names_find(&st->names, (uint32_t)dev, s->uid, w->name);
         if (a)
@@ -487,6 +546,18 @@ static int create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
             return rc;
     }
 
+    if (s->subdev) {
+        memd_placement fp;
+        int rc = memd_device_footprint(d, &r, &fp);
+        if (rc < 0)
+            return engine_error(st, (uint32_t)dev, w, &r, rc, err);
+        if ((rc = memd_subdev_check_budget(st, s, memd_subdev_bytes(st, (uint32_t)dev, &fp),
+                                           err)) < 0) {
+            if (st->limits.quota_per_uid)
+                memd_quota_sub(st, (uint32_t)dev, s->uid, 0); /* the slot reserved above */
+            return rc;
+        }
+    }
     memd_alloc *a = memd_pool_get(&st->alloc_pool);
     memd_creator *c = a ? creator_of(s) : NULL;
     if (!c) {
@@ -509,7 +580,8 @@ static int create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
     a->handle = st->next_handle++;
     a->dev = (uint16_t)dev;
     a->uid = s->uid; /* before the name: the name table keys on it */
-    if ((w->name[0] && !(a->ext = ext_make(w->name))) || keep_placement(a, &pl) < 0)
+    if ((w->name[0] && !(a->ext = ext_make(w->name))) || keep_placement(a, &pl) < 0 ||
+        (s->subdev && !memd_alloc_ext_get(a))) /* a sub-device's charge is kept there */
         goto nomem;
     if (memd_handles_put(&st->handles, a->handle, a) < 0)
         goto nomem;
@@ -528,13 +600,15 @@ static int create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
     hold_link(st, a, s, &a->first);
     if (st->limits.quota_per_uid)
         memd_quota_add(st, a->dev, a->uid, a->pl.size_per_bank);
+    memd_subdev_charge(st, a, s->subdev); /* its ext was made above */
     st->ctr.allocs++;
     memd_hooks_alloc_created(st, a);
     *out = a;
     return 0;
 
 nomem:
-    (void)memd_device_free(d, pl.kind, pl.region, pl.address);
+    (void)memd_device_release(d, &pl);
+    memd_placement_fini(&pl); /* its arrays, whether or not a->ext took them */
     if (st->limits.quota_per_uid)
         memd_quota_sub(st, (uint32_t)dev, s->uid, 0);
     free(a->ext);
@@ -552,8 +626,7 @@ int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc_proto *proto
     if (memd_handles_get(&st->handles, proto->handle) ||
         (proto->shared && memd_names_find(&st->names, dev, proto->uid, name)))
         return -EEXIST;
-    if (proto->handle == 0 || (proto->shared && !name[0]) ||
-        proto->pl.mode != MEMD_BANKS_ALL || proto->pl.set || proto->pl.addrs)
+    if (proto->handle == 0 || (proto->shared && !name[0]))
         return -EINVAL;
     memd_alloc *a = memd_pool_get(&st->alloc_pool);
     if (!a)
@@ -567,7 +640,7 @@ int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc_proto *proto
         st->restore_creator = c;
         c->refs++;
     }
-    if (!c || (name[0] && !(a->ext = ext_make(name))) || keep_placement(a, &proto->pl) < 0) {
+    if (!c || (name[0] && !(a->ext = ext_make(name)))) {
         memd_creator_put(c);
         free(a->ext);
         memd_pool_put(&st->alloc_pool, a);
@@ -575,7 +648,14 @@ int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc_proto *proto
     }
     a->creator = c;
     /* The stored placement, not a new one: living clients use these addresses. */
-    int rc = memd_device_alloc_at(st->devs[dev].dev, &proto->pl);
+    memd_placement pl;
+    int rc = memd_placement_copy(&pl, &proto->pl);
+    if (rc == 0 && (rc = memd_device_alloc_at(st->devs[dev].dev, &pl)) < 0)
+        memd_placement_fini(&pl);
+    else if (rc == 0 && (rc = keep_placement(a, &pl)) < 0) {
+        (void)memd_device_release(st->devs[dev].dev, &pl);
+        memd_placement_fini(&pl);
+    }
     if (rc < 0) {
         memd_creator_put(c);
         free(a->ext);
@@ -595,14 +675,15 @@ int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc_proto *proto
     if (memd_handles_put(&st->handles, a->handle, a) < 0 ||
         (a->shared && memd_names_add(&st->names, a) < 0)) {
         memd_handles_remove(&st->handles, a->handle);
-        (void)memd_device_free(st->devs[dev].dev, proto->pl.kind, proto->pl.region,
-                               proto->pl.address);
+        (void)memd_device_release(st->devs[dev].dev, &pl);
+        memd_placement_fini(&pl);
         memd_creator_put(c);
         free(a->ext);
         memd_pool_put(&st->alloc_pool, a);
         return -ENOMEM;
     }
-    *out = a; /* charged to its holders' uids as memd_alloc_adopt_hold gives it holds */
+    *out = a; /* charged to its holders' uids as memd_alloc_adopt_hold gives it holds;
+                 to a sub-device when a bound session takes its hold */
     return 0;
 }
 
@@ -614,12 +695,16 @@ int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s, uint64
     if (charge && memd_quota_reserve(st, a->dev, s->uid) < 0)
         return -ENOMEM;
     memd_hold *h = hold_new(st, a);
-    if (!h)
+    if (!h || (s->subdev && !memd_alloc_ext_get(a))) {
+        if (h && h != &a->first)
+            memd_pool_put(&st->hold_pool, h);
         return -ENOMEM;
+    }
     hold_link(st, a, s, h);
     h->req = req;
     if (charge) /* past a quota or not: what was held before the restart stays held */
         memd_quota_add(st, a->dev, s->uid, a->pl.size_per_bank);
+    memd_subdev_charge(st, a, s->subdev);
     return 0;
 }
 
@@ -649,6 +734,7 @@ void memd_alloc_to_buffer(const memd_alloc *a, memd_wire_buffer *b)
         .refcount = a->refcount,
         .kind = (uint8_t)a->pl.kind,
         .region = a->pl.region,
+        .bank_mode = (uint8_t)a->pl.mode,
     };
 }
 
@@ -670,10 +756,37 @@ void memd_alloc_to_info(const memd_state *st, const memd_alloc *a, memd_wire_all
     memd_wire_strset(i->comm, sizeof i->comm, c->comm);
 }
 
-int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
-                      memd_alloc **out, memd_wire_error *err)
+uint32_t memd_alloc_bank_count(const memd_state *st, const memd_alloc *a)
 {
-    int rc = create(st, s, w, out, err);
+    return a->pl.mode == MEMD_BANKS_ALL ? st->devs[a->dev].spec->groups[a->pl.kind].banks
+                                        : memd_alloc_nset(a);
+}
+
+void memd_alloc_bank_at(const memd_state *st, const memd_alloc *a, uint32_t i,
+                        memd_wire_bank_addr *out)
+{
+    const memd_bank_group_spec *g = &st->devs[a->dev].spec->groups[a->pl.kind];
+    const memd_alloc_ext *e = a->pl.mode == MEMD_BANKS_ALL ? NULL : a->ext;
+    uint32_t bank = e ? e->set[i] : i;
+    memset(out, 0, sizeof *out);
+    out->bank = bank;
+    out->address = e && e->addrs ? e->addrs[i] : a->pl.address;
+    out->logical_x = out->logical_y = out->noc_x = out->noc_y = MEMD_NO_CORE;
+    if (g->cores) {
+        out->logical_x = g->cores[bank].logical_x;
+        out->logical_y = g->cores[bank].logical_y;
+        out->noc_x = g->cores[bank].noc_x;
+        out->noc_y = g->cores[bank].noc_y;
+    }
+    /* Cannot fail for a bank of a live placement; 0 would show a bug plainly. */
+    (void)memd_device_bank_address(st->devs[a->dev].dev, a->pl.kind, bank, out->address,
+                                   &out->absolute);
+}
+
+int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
+                            const memd_alloc_banks *b, memd_alloc **out, memd_wire_error *err)
+{
+    int rc = create(st, s, w, b, out, err);
     if (rc == 0)
         return 0;
     /* The event log's copy of the reply's message: for -ENOMEM and -EDQUOT it names the
@@ -684,4 +797,10 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req
                err->requested, "refused to session %u (pid %u, %s, uid %u): %s",
                s->id, s->pid, s->comm[0] ? s->comm : "?", s->uid, err->message);
     return rc;
+}
+
+int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
+                      memd_alloc **out, memd_wire_error *err)
+{
+    return memd_alloc_create_banks(st, s, w, NULL, out, err);
 }

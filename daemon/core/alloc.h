@@ -16,6 +16,19 @@
 int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req *req,
                       memd_alloc **out, memd_wire_error *err);
 
+/* A bank set for memd_alloc_create_banks: set[0..nset) strictly increasing (nset 0 with
+ * per_bank: every bank). */
+typedef struct memd_alloc_banks {
+    const uint32_t *set;
+    uint32_t nset;
+    bool per_bank;
+} memd_alloc_banks;
+
+/* memd_alloc_create with a bank set (range lockstep, or per bank): b NULL is plain
+ * memd_alloc_create. Bank-set allocations cannot be shared (-EINVAL). */
+int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_wire_alloc_req *req,
+                            const memd_alloc_banks *b, memd_alloc **out, memd_wire_error *err);
+
 static inline memd_alloc *memd_alloc_find(const memd_state *st, uint64_t handle)
 {
     return memd_handles_get(&st->handles, handle);
@@ -50,6 +63,18 @@ static inline const memd_creator *memd_alloc_creator(const memd_alloc *a)
 static inline uint64_t memd_alloc_pitch(const memd_alloc *a)
 {
     return a->ext ? a->ext->pitch : 0;
+}
+
+/* The banks of a bank-set placement (mode RANGE or PER_BANK; 0 for lockstep). */
+static inline uint32_t memd_alloc_nset(const memd_alloc *a)
+{
+    return a->pl.mode != MEMD_BANKS_ALL && a->ext ? a->ext->nset : 0;
+}
+
+/* The sub-device it is charged to (index + 1), 0: none. */
+static inline uint32_t memd_alloc_subdev(const memd_alloc *a)
+{
+    return a->ext ? a->ext->subdev : 0;
 }
 
 /* Its holders: for (h = memd_alloc_holders(a); h; h = memd_alloc_next_holder(a, h)). */
@@ -114,6 +139,12 @@ size_t memd_holds_of_request(const memd_session *s, uint64_t req, memd_hold **ou
 /* Fills a wire buffer / info record from an allocation. */
 void memd_alloc_to_buffer(const memd_alloc *a, memd_wire_buffer *b);
 void memd_alloc_to_info(const memd_state *st, const memd_alloc *a, memd_wire_alloc_info *i);
+
+/* The banks an allocation uses (every bank of its group for lockstep; its set else),
+ * and the i-th of them: bank id, core, address and absolute address. */
+uint32_t memd_alloc_bank_count(const memd_state *st, const memd_alloc *a);
+void memd_alloc_bank_at(const memd_state *st, const memd_alloc *a, uint32_t i,
+                        memd_wire_bank_addr *out);
 
 /* Shared name table (names.c). */
 /* The shared allocation named name on device dev that a client of uid may attach to. */

@@ -6,6 +6,7 @@
 #include "alloc.h"
 #include "event.h"
 #include "hooks.h"
+#include "subdev.h"
 
 #include <syslog.h>
 
@@ -27,6 +28,8 @@ void memd_session_adopt(memd_state *st, memd_session *s, uint32_t id)
     s->holds = NULL;
     s->nholds = 0;
     s->prev = NULL;
+    s->subdev_by_config = false;
+    memd_subdev_bind_creds(st, s);
     s->next = st->sessions;
     if (st->sessions)
         st->sessions->prev = s;
@@ -62,6 +65,7 @@ void memd_session_close(memd_state *st, memd_session *s)
                "session %u closed: pid %u (%s), uid %u, released %u allocation holds, "
                "%llu bytes", s->id, s->pid, s->comm[0] ? s->comm : "?", s->uid, holds,
                (unsigned long long)bytes);
+    memd_subdev_unbind(st, s);
     memd_hooks_session_closed(st, s);
 }
 

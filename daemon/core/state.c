@@ -1,5 +1,6 @@
 /* memd daemon — service state setup and teardown (see state.h). */
 #include "state.h"
+#include "subdev.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -12,9 +13,9 @@
 #include "hooks.h"
 #include "session.h"
 
-int memd_resolve_group(const memd_config *cfg, gid_t *out, memd_error *err)
+/* A group by number or name: 0, or -ENOENT. */
+static int lookup_group(const char *name, gid_t *out)
 {
-    const char *name = cfg->admin_group;
     char *end;
     errno = 0;
     unsigned long v = strtoul(name, &end, 10);
@@ -25,13 +26,21 @@ int memd_resolve_group(const memd_config *cfg, gid_t *out, memd_error *err)
     struct group gr, *res = NULL;
     char buf[16384];
     int rc = getgrnam_r(name, &gr, buf, sizeof buf, &res);
-    if (rc != 0 || !res) {
+    if (rc != 0 || !res)
+        return -ENOENT;
+    *out = gr.gr_gid;
+    return 0;
+}
+
+int memd_resolve_group(const memd_config *cfg, gid_t *out, memd_error *err)
+{
+    const char *name = cfg->admin_group;
+    if (lookup_group(name, out) < 0) {
         snprintf(err->file, sizeof err->file, "%s", cfg->path);
         err->line = cfg->admin_group_line;
         err->column = cfg->admin_group_column;
         return memd_error_set(err, -ENOENT, "admin_group '%s': no such group", name);
     }
-    *out = gr.gr_gid;
     return 0;
 }
 
@@ -56,6 +65,18 @@ int memd_state_init(memd_state *st, const memd_config *cfg, memd_error *err)
     }
     if (cfg->ndevices == 0)
         return memd_error_set(err, -EINVAL, "no devices configured");
+    int src = memd_subdevs_init(st, cfg, err);
+    for (uint32_t i = 0; src == 0 && i < st->nsubdevs; i++) {
+        memd_subdev *d = &st->subdevs[i];
+        for (uint32_t g = 0; src == 0 && g < d->spec.ngroups; g++)
+            if ((src = lookup_group(d->spec.groups[g], &d->gids[g])) < 0)
+                memd_error_set(err, src, "sub-device '%s': no such group '%s'", d->spec.name,
+                               d->spec.groups[g]);
+    }
+    if (src < 0) {
+        memd_subdevs_fini(st);
+        return src;
+    }
     st->devs = calloc(cfg->ndevices, sizeof *st->devs);
     st->group_clients = calloc((size_t)cfg->ndevices * MEMD_KIND_COUNT, sizeof *st->group_clients);
     if (!st->devs || !st->group_clients) {
@@ -97,6 +118,7 @@ void memd_state_fini(memd_state *st)
     memd_pool_free(&st->alloc_pool);
     memd_pool_free(&st->hold_pool);
     free(st->scratch);
+    memd_subdevs_fini(st);
     *st = (memd_state){0};
 }
 

@@ -23,6 +23,7 @@
 typedef struct memd_session memd_session;
 typedef struct memd_alloc memd_alloc;
 typedef struct memd_models memd_models; /* model.h */
+typedef struct memd_subdev memd_subdev; /* subdev.h */
 typedef struct memd_store memd_store;   /* store.h */
 typedef struct memd_events memd_events; /* event.h */
 
@@ -62,12 +63,18 @@ typedef struct memd_creator {
 } memd_creator;
 
 /* The parts of an allocation few have, allocated only for those that do (named, shared,
- * held by several sessions, pools with reports, textures). */
+ * held by several sessions, pools with reports, textures, bank sets, sub-devices). */
 typedef struct memd_alloc_ext {
     memd_alloc *name_next;         /* name table chain */
     struct memd_pool_books *books; /* pool: its reported sub-allocations (pool_books.h) */
     memd_xhold *holds;             /* holders besides `first` */
     uint64_t pitch;                /* dram.texture: the placement's row pitch */
+    /* A bank-set placement (memd_placement's mode RANGE or PER_BANK): its banks, and
+     * per bank its addresses (PER_BANK), owned here. */
+    uint32_t nset;
+    uint32_t *set;
+    uint64_t *addrs;
+    uint32_t subdev;               /* sub-device charged (index + 1), 0: none (subdev.h) */
     char name[];                   /* NUL-terminated; "" when unnamed */
 } memd_alloc_ext;
 
@@ -110,6 +117,8 @@ struct memd_session {
     uint32_t pid, uid, gid;
     bool admin;                    /* root or in the configured admin group */
     uint16_t version;              /* negotiated protocol version (HELLO), default 1 */
+    uint32_t subdev;               /* bound sub-device (index + 1), 0: none (subdev.h) */
+    bool subdev_by_config;
     char comm[16];
     char client_name[32];
     memd_creator *creator;         /* of what it allocates (alloc.c), or NULL */
@@ -175,6 +184,8 @@ typedef struct memd_state {
     /* Where the layers that listen keep their state; core never looks inside. */
     memd_models *models;           /* plans, models, instances (model.h); NULL until used */
     memd_store *store;             /* the state store (store.h); NULL: not persisted */
+    memd_subdev *subdevs;          /* sub-devices (subdev.h), room for MEMD_SUBDEV_MAX */
+    uint32_t nsubdevs;
     memd_events *events;           /* the event log (event.h); NULL until the first event */
     const memd_session *cur;       /* the session whose frames are being processed, or
                                       NULL: events without a session are about it */

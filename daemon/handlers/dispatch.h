@@ -29,6 +29,14 @@ int memd_op_query(memd_state *st, memd_session *s, const memd_wire_hdr *h, const
                   memd_buf *out);
 int memd_op_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
                   memd_buf *out);
+int memd_op_alloc_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                        const uint8_t *p, memd_buf *out);
+int memd_op_bank_addrs(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                       const uint8_t *p, memd_buf *out);
+int memd_op_subdev_define(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                          const uint8_t *p, memd_buf *out);
+int memd_op_subdev_bind(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                        const uint8_t *p, memd_buf *out);
 int memd_op_alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                         const uint8_t *p, memd_buf *out);
 int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,

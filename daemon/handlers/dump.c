@@ -5,8 +5,9 @@
  * A paged dump (MEMD_DUMP_F_PAGED) walks the handles from the cursor up, looking each
  * up in the handle map: handles are issued in increasing order and never reused, so
  * that order needs no index of its own and survives anything that happens between
- * pages. A page stops after PAGE_ALLOCS records or PAGE_SCAN handles looked at,
- * whichever comes first, which bounds the time one request holds the loop (handles
+ * pages. A page stops after PAGE_ALLOCS records, PAGE_BYTES bytes of allocation records
+ * (with their ALLOC_BANK, POOL and SUBALLOC records, which always stay in their
+ * allocation's page) or PAGE_SCAN handles looked at, whichever comes first, which bounds the time one request holds the loop (handles
  * freed long ago cost a lookup each, once per dump). */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,10 +25,13 @@
 #include "pool_books.h"
 #include "reply.h"
 #include "store.h"
+#include "subdev.h"
 #include "wire.h"
 
 #define PAGE_ALLOCS 4096u   /* allocation records per page: about 0.7 MB */
 #define PAGE_SCAN 65536u    /* handles looked at per page */
+#define PAGE_BYTES (1u << 20) /* and about this many bytes: a per-bank buffer brings one
+                                 ALLOC_BANK record per bank, a pool its sub-allocations */
 
 typedef struct dump_ctx {
     memd_buf *out;
@@ -78,8 +82,37 @@ static int visit_block(void *vctx, uint64_t addr, uint64_t size, bool allocated)
     return 0;
 }
 
+/* BANK records: every bank's own map of one allocatable region. */
+static int put_banks(const memd_state *st, uint32_t dev, memd_kind kind, uint8_t region,
+                     memd_buf *out)
+{
+    const memd_device_spec *spec = st->devs[dev].spec;
+    const memd_bank_group_spec *g = &spec->groups[kind];
+    for (uint32_t b = 0; b < g->banks; b++) {
+        memd_range_stats rs;
+        if (memd_device_bank_stats(st->devs[dev].dev, kind, region, b, &rs) < 0)
+            return 0;
+        uint8_t *p = rec(out, MEMD_REC_BANK);
+        if (!p)
+            return -ENOMEM;
+        memd_wire_bank_rec r = {.device = spec->id, .kind = (uint8_t)kind, .region = region,
+                                .bank = b, .logical_x = MEMD_NO_CORE,
+                                .logical_y = MEMD_NO_CORE, .noc_x = MEMD_NO_CORE,
+                                .noc_y = MEMD_NO_CORE};
+        if (g->cores) {
+            r.logical_x = g->cores[b].logical_x;
+            r.logical_y = g->cores[b].logical_y;
+            r.noc_x = g->cores[b].noc_x;
+            r.noc_y = g->cores[b].noc_y;
+        }
+        stats_from(&rs, &r.stats);
+        memd_wire_bank_rec_put(p, &r);
+    }
+    return 0;
+}
+
 static int put_group(const memd_state *st, uint32_t dev, memd_kind kind, uint32_t clients,
-                     bool blocks, memd_buf *out)
+                     uint32_t flags, memd_buf *out)
 {
     const memd_device_spec *spec = st->devs[dev].spec;
     const memd_bank_group_spec *g = &spec->groups[kind];
@@ -107,8 +140,13 @@ static int put_group(const memd_state *st, uint32_t dev, memd_kind kind, uint32_
         if (!(p = rec(out, MEMD_REC_REGION)))
             return -ENOMEM;
         memd_wire_region_rec_put(p, &rr);
+        if ((flags & MEMD_DUMP_F_BANKS) && g->regions[r].allocatable) {
+            int rc = put_banks(st, dev, kind, (uint8_t)r, out);
+            if (rc < 0)
+                return rc;
+        }
         const memd_range *range = memd_device_region_range(d, kind, (uint8_t)r);
-        if (blocks && range) {
+        if ((flags & MEMD_DUMP_F_BLOCKS) && range) {
             dump_ctx c = {.out = out, .device = spec->id, .kind = (uint8_t)kind,
                           .region = (uint8_t)r};
             int rc = memd_range_foreach(range, visit_block, &c);
@@ -125,6 +163,23 @@ static int cmp_handle(const void *a, const void *b)
     uint64_t y = (*(const memd_alloc *const *)b)->handle;
     return x < y ? -1 : x > y;
 }
+
+/* ALLOC_BANK records: the banks of a subset or per-bank allocation. */
+static int put_alloc_banks(const memd_state *st, const memd_alloc *a, memd_buf *out)
+{
+    if (a->pl.mode == MEMD_BANKS_ALL)
+        return 0;
+    for (uint32_t i = 0; i < memd_alloc_nset(a); i++) {
+        uint8_t *p = rec(out, MEMD_REC_ALLOC_BANK);
+        if (!p)
+            return -ENOMEM;
+        memd_wire_alloc_bank_rec r = {.handle = a->handle, .bank_mode = (uint8_t)a->pl.mode};
+        memd_alloc_bank_at(st, a, i, &r.bank);
+        memd_wire_alloc_bank_rec_put(p, &r);
+    }
+    return 0;
+}
+
 
 typedef struct pool_ctx {
     memd_buf *out;
@@ -201,6 +256,8 @@ static int put_allocs(const memd_state *st, const memd_session *s, int dev, uint
         memd_wire_alloc_info info;
         memd_alloc_to_info(st, list[i], &info);
         memd_wire_alloc_info_put(p, &info);
+        if (flags & MEMD_DUMP_F_BANKS)
+            rc = put_alloc_banks(st, list[i], out);
     }
     for (size_t i = 0; i < n && rc == 0 && (flags & MEMD_DUMP_F_POOLS); i++)
         if (list[i]->pool)
@@ -208,6 +265,48 @@ static int put_allocs(const memd_state *st, const memd_session *s, int dev, uint
     free(list);
     return rc;
 }
+
+/* "0-31,40": the bank list as memctl --bank-set writes it, cut with "..." if long. */
+static void bank_list_str(const uint32_t *b, uint32_t n, char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < n;) {
+        uint32_t j = i + 1;
+        while (j < n && b[j] == b[j - 1] + 1)
+            j++;
+        char item[32];
+        int w = j - i > 1 ? snprintf(item, sizeof item, "%s%u-%u", i ? "," : "", b[i], b[j - 1])
+                          : snprintf(item, sizeof item, "%s%u", i ? "," : "", b[i]);
+        if (used + (size_t)w + 4 >= cap) {
+            snprintf(buf + used, cap - used, "...");
+            return;
+        }
+        memcpy(buf + used, item, (size_t)w + 1);
+        used += (size_t)w;
+        i = j;
+    }
+}
+
+/* Every sub-device, whatever device was asked for: sessions name theirs by position. */
+static int put_subdevs(const memd_state *st, memd_buf *out)
+{
+    for (uint32_t i = 0; i < st->nsubdevs; i++) {
+        const memd_subdev *d = &st->subdevs[i];
+        uint8_t *p = rec(out, MEMD_REC_SUBDEV);
+        if (!p)
+            return -ENOMEM;
+        memd_wire_subdev_rec r = {.device = d->spec.device, .kind = (uint8_t)d->spec.kind,
+                                  .from_config = d->from_config, .nbanks = d->spec.nbanks,
+                                  .sessions = d->sessions, .budget = d->spec.budget,
+                                  .used = d->used, .allocations = d->allocations};
+        memcpy(r.name, d->spec.name, sizeof r.name);
+        bank_list_str(d->spec.banks, d->spec.nbanks, r.banks, sizeof r.banks);
+        memd_wire_subdev_rec_put(p, &r);
+    }
+    return 0;
+}
+
 
 /* What session s holds per (device, bank group): one SESSION_USE record for each where it
  * holds something, from the counts alloc.c keeps (O(devices x groups), not O(holds)). */
@@ -250,6 +349,7 @@ static int put_sessions(const memd_state *st, const memd_session *self, bool usa
         memcpy(r.comm, s->comm, sizeof r.comm);
         memcpy(r.client_name, s->client_name, sizeof r.client_name);
         r.flags = memd_store_session_flags(st, s, &r.reclaim_deadline_ns); /* orphaned? */
+        r.subdev = s->subdev;
         memd_wire_session_rec_put(p, &r);
         if (usage)
             rc = put_use(st, s, out);
@@ -264,7 +364,9 @@ static int put_allocs_page(const memd_state *st, const memd_session *s, int dev,
 {
     uint64_t h = *cursor ? *cursor : 1, end = st->next_handle;
     uint32_t recs = 0;
-    for (uint32_t scanned = 0; h < end && scanned < PAGE_SCAN && recs < PAGE_ALLOCS;
+    size_t start = out->len;
+    for (uint32_t scanned = 0; h < end && scanned < PAGE_SCAN && recs < PAGE_ALLOCS &&
+                               out->len - start < PAGE_BYTES;
          h++, scanned++) {
         const memd_alloc *a = memd_alloc_find(st, h);
         if (!a || (dev >= 0 && a->dev != (uint32_t)dev) || !memd_may_access(s, a))
@@ -276,7 +378,13 @@ static int put_allocs_page(const memd_state *st, const memd_session *s, int dev,
         memd_alloc_to_info(st, a, &info);
         memd_wire_alloc_info_put(p, &info);
         recs++;
-        /* A pool's records follow its allocation, in the same page. */
+        /* A bank-set buffer's ALLOC_BANK records and a pool's records follow its
+         * allocation, in the same page. */
+        if (flags & MEMD_DUMP_F_BANKS) {
+            int rc = put_alloc_banks(st, a, out);
+            if (rc < 0)
+                return rc;
+        }
         if ((flags & MEMD_DUMP_F_POOLS) && a->pool) {
             int rc = put_pool(a, flags & MEMD_DUMP_F_SUBALLOCS, out);
             if (rc < 0)
@@ -317,9 +425,11 @@ static int build_head(const memd_state *st, int dev, uint32_t flags, memd_buf *o
         memd_wire_device_rec_put(p, &d);
         for (int k = 0; k < MEMD_KIND_COUNT && rc == 0; k++)
             if (spec->groups[k].banks)
-                rc = put_group(st, i, (memd_kind)k, clients[i * MEMD_KIND_COUNT + k],
-                               flags & MEMD_DUMP_F_BLOCKS, out);
+                rc = put_group(st, i, (memd_kind)k, clients[i * MEMD_KIND_COUNT + k], flags,
+                               out);
     }
+    if (rc == 0 && (flags & MEMD_DUMP_F_BANKS))
+        rc = put_subdevs(st, out);
     return rc;
 }
 

@@ -1,5 +1,6 @@
 /* memd daemon — ALLOC, FREE, QUERY, BANKS: one allocation per request. */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "access.h"
 #include "alloc.h"
@@ -113,18 +114,88 @@ int memd_op_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h, const
     memd_alloc *a = accessible(st, s, h, p, out, &ret);
     if (!a)
         return ret;
-    uint32_t n = a->pl.banks;
+    /* Lockstep: the first `banks` banks, as before; a bank set: its banks in id order. */
+    uint32_t n = a->pl.mode == MEMD_BANKS_ALL ? a->pl.banks : memd_alloc_nset(a);
     uint8_t *o = memd_reply_begin(out, h->opcode, h->id,
                                   MEMD_WIRE_COUNT_SIZE + n * MEMD_WIRE_HANDLE_SIZE);
     if (!o)
         return -ENOMEM;
     o = memd_wire_count_put(o, n);
-    const memd_device *d = st->devs[a->dev].dev;
     for (uint32_t i = 0; i < n; i++) {
-        uint64_t addr = 0;
-        /* Cannot fail for i < banks of a live placement; 0 would show a bug plainly. */
-        (void)memd_device_bank_address(d, a->pl.kind, i, a->pl.address, &addr);
-        o = memd_wire_put_u64(o, addr);
+        memd_wire_bank_addr b;
+        memd_alloc_bank_at(st, a, i, &b);
+        o = memd_wire_put_u64(o, b.absolute);
     }
+    return 0;
+}
+
+/* count, then every bank the allocation uses (BANK_ADDRS, and after ALLOC_BANKS' buffer). */
+static uint8_t *put_bank_addrs(const memd_state *st, const memd_alloc *a, uint8_t *o)
+{
+    uint32_t n = memd_alloc_bank_count(st, a);
+    o = memd_wire_count_put(o, n);
+    for (uint32_t i = 0; i < n; i++) {
+        memd_wire_bank_addr b;
+        memd_alloc_bank_at(st, a, i, &b);
+        o = memd_wire_bank_addr_put(o, &b);
+    }
+    return o;
+}
+
+int memd_op_bank_addrs(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                       const uint8_t *p, memd_buf *out)
+{
+    int ret;
+    memd_alloc *a = accessible(st, s, h, p, out, &ret);
+    if (!a)
+        return ret;
+    uint32_t n = memd_alloc_bank_count(st, a);
+    uint8_t *o = memd_reply_begin(out, h->opcode, h->id,
+                                  MEMD_WIRE_COUNT_SIZE + (size_t)n * MEMD_WIRE_BANK_ADDR_SIZE);
+    if (!o)
+        return -ENOMEM;
+    put_bank_addrs(st, a, o);
+    return 0;
+}
+
+int memd_op_alloc_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                        const uint8_t *p, memd_buf *out)
+{
+    memd_wire_alloc_req req;
+    memd_wire_bankset bs;
+    const uint8_t *raw;
+    int rc = memd_wire_alloc_banks_get(p, h->len, &req, &bs, &raw);
+    if (rc < 0)
+        return memd_malformed(st, h, out, rc);
+    memd_wire_error err = {0};
+    uint32_t *ids = bs.count ? malloc(sizeof(*ids) * bs.count) : NULL;
+    if (bs.count && !ids) {
+        memd_err_set(&err, -ENOMEM, "daemon out of memory");
+        return memd_reply_fail(st, h, out, &err, false);
+    }
+    for (uint32_t i = 0; i < bs.count; i++)
+        ids[i] = memd_wire_u32(raw + 4 * (size_t)i);
+    memd_alloc_banks b = {ids, bs.count, (bs.flags & MEMD_BANKSET_F_PER_BANK) != 0};
+    memd_alloc *a;
+    rc = memd_model_check_alloc_name(req.name, &err);
+    if (rc == 0 && bs.count == 0 && !b.per_bank)
+        rc = memd_err_set(&err, -EINVAL, "an empty bank set is only valid per bank");
+    if (rc == 0)
+        rc = memd_alloc_create_banks(st, s, &req, &b, &a, &err);
+    free(ids);
+    if (rc < 0) {
+        st->ctr.alloc_failures++;
+        return memd_reply_fail(st, h, out, &err, false);
+    }
+    uint32_t n = memd_alloc_bank_count(st, a);
+    uint8_t *o = memd_reply_begin(out, h->opcode, h->id,
+                                  MEMD_WIRE_BUFFER_SIZE + MEMD_WIRE_COUNT_SIZE +
+                                      (size_t)n * MEMD_WIRE_BANK_ADDR_SIZE);
+    if (!o)
+        return -ENOMEM; /* the allocation stays with the session, released at close */
+    memd_wire_buffer wb;
+    memd_alloc_to_buffer(a, &wb);
+    o = memd_wire_buffer_put(o, &wb);
+    put_bank_addrs(st, a, o);
     return 0;
 }

@@ -6,13 +6,15 @@
  * pass for "written before the last boot", which would discard the map).
  *
  * Allocation record, format 2 (96 bytes + comm + name + 16 per holder):
- *    0 u8 format   1 u8 kind   2 u8 region   3 u8 class   4 u8 scope   5 u8 flags
+ *    0 u8 format   1 u8 kind   2 u8 region   3 u8 class   4 u8 scope
+ *    5 u8 flags (bits 2-3: memd_bank_mode)
  *    6 u8 comm length (< 16)   7 u8 name length (< 64)
  *    8 u32 device id   12 u32 banks   16 u64 handle   24 u64 address   32 u64 size per bank
  *   40 u64 page size   48 u64 pitch   56 u64 requested   64 u64 created ns
  *   72 u32 pid   76 u32 uid   80 u32 gid   84 u32 creator session   88 u32 holders
  *   92 u32 checksum
- *   96 comm, name (no NULs), then holders x (u32 session, u32 count, u64 request id):
+ *   96 comm, name (no NULs), then, for a bank-set placement (mode != 0), u32 nset,
+ *      nset x u32 bank id and (per bank) nset x u64 address, then holders x (u32 session, u32 count, u64 request id):
  *   the holds of one session made by one client request (0: not known), see
  *   MEMD_REQ_F_RETRY in protocol.h
  * Strings are stored at their length: most names are empty, and a smaller record is a
@@ -26,6 +28,7 @@
 #include "store_codec.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "wire.h"
@@ -65,10 +68,20 @@ uint32_t memd_store_sum(const uint8_t *p, size_t len, size_t skip)
 
 /* ---- allocations ---- */
 
+/* Bank subsets: after the strings, u32 nset, nset x u32 bank id and, per bank, nset x
+ * u64 address; nothing for lockstep (mode 0, as every record before them). */
+size_t memd_store_bankset_size(memd_bank_mode mode, uint64_t nset)
+{
+    if (mode == MEMD_BANKS_ALL)
+        return 0;
+    return 4 + 4 * nset + (mode == MEMD_BANKS_PER_BANK ? 8 * nset : 0);
+}
+
 size_t memd_store_alloc_rec_size(const memd_store_alloc_rec *r)
 {
     return MEMD_STORE_ALLOC_REC_BASE + memd_store_str_len(r->comm, sizeof r->comm) +
            memd_store_str_len(r->name, sizeof r->name) +
+           memd_store_bankset_size(r->pl.mode, r->pl.nset) +
            (size_t)r->nholders * MEMD_STORE_HOLDER_SIZE;
 }
 
@@ -91,7 +104,7 @@ uint8_t *memd_store_alloc_rec_put_len(uint8_t *p, const memd_store_alloc_rec *r,
     p[2] = r->pl.region;
     p[3] = r->cls;
     p[4] = r->scope;
-    p[5] = r->flags;
+    p[5] = (uint8_t)(r->flags | (unsigned)r->pl.mode << MEMD_STORE_REC_MODE_SHIFT);
     p[6] = (uint8_t)cl;
     p[7] = (uint8_t)nl;
     memd_wire_put_u32(p + 8, r->device);
@@ -112,7 +125,15 @@ uint8_t *memd_store_alloc_rec_put_len(uint8_t *p, const memd_store_alloc_rec *r,
     p += MEMD_STORE_ALLOC_REC_BASE;
     memcpy(p, r->comm, cl);
     memcpy(p + cl, r->name, nl);
-    return p + cl + nl;
+    p += cl + nl;
+    if (r->pl.mode == MEMD_BANKS_ALL)
+        return p;
+    p = memd_wire_put_u32(p, r->pl.nset);
+    for (uint32_t i = 0; i < r->pl.nset; i++)
+        p = memd_wire_put_u32(p, r->pl.set[i]);
+    for (uint32_t i = 0; r->pl.addrs && i < r->pl.nset; i++)
+        p = memd_wire_put_u64(p, r->pl.addrs[i]);
+    return p;
 }
 
 uint8_t *memd_store_holder_put(uint8_t *p, uint32_t session_id, uint32_t count, uint64_t req)
@@ -133,6 +154,15 @@ int memd_store_alloc_rec_len(const uint8_t *p, size_t len, size_t *out)
         return -EBADMSG;
     uint64_t n = MEMD_STORE_ALLOC_REC_BASE + (uint64_t)p[6] + p[7] +
                  (uint64_t)memd_wire_u32(p + 88) * MEMD_STORE_HOLDER_SIZE;
+    uint32_t mode = (p[5] & MEMD_STORE_REC_MODE_MASK) >> MEMD_STORE_REC_MODE_SHIFT;
+    if (mode >= MEMD_BANKS_MODE_COUNT)
+        return -EBADMSG;
+    if (mode != MEMD_BANKS_ALL) {
+        uint64_t at = MEMD_STORE_ALLOC_REC_BASE + (uint64_t)p[6] + p[7];
+        if (at + 4 > len)
+            return -EBADMSG;
+        n += memd_store_bankset_size((memd_bank_mode)mode, memd_wire_u32(p + at));
+    }
     if (n > len)
         return -EBADMSG;
     *out = (size_t)n;
@@ -162,7 +192,7 @@ int memd_store_alloc_rec_get(const uint8_t *p, size_t len, memd_store_alloc_rec 
     r->pl.region = p[2];
     r->cls = p[3];
     r->scope = p[4];
-    r->flags = p[5];
+    r->flags = p[5] & (uint8_t)~MEMD_STORE_REC_MODE_MASK;
     size_t cl = p[6], nl = p[7];
     r->device = memd_wire_u32(p + 8);
     r->pl.banks = memd_wire_u32(p + 12);
@@ -178,18 +208,36 @@ int memd_store_alloc_rec_get(const uint8_t *p, size_t len, memd_store_alloc_rec 
     r->gid = memd_wire_u32(p + 80);
     r->session_id = memd_wire_u32(p + 84);
     r->nholders = memd_wire_u32(p + 88);
+    uint32_t mode = (p[5] & MEMD_STORE_REC_MODE_MASK) >> MEMD_STORE_REC_MODE_SHIFT;
+    if (mode >= MEMD_BANKS_MODE_COUNT)
+        return -EINVAL;
+    r->pl.mode = (memd_bank_mode)mode;
     size_t strings = cl + nl, rest = len - MEMD_STORE_ALLOC_REC_BASE;
+    if (mode != MEMD_BANKS_ALL) {
+        /* The bank set sits between the strings and the holders. */
+        if (strings + 4 > rest)
+            return -EBADMSG;
+        r->pl.nset = memd_wire_u32(p + MEMD_STORE_ALLOC_REC_BASE + strings);
+        size_t bs = memd_store_bankset_size(r->pl.mode, r->pl.nset);
+        if (r->pl.nset == 0 || r->pl.nset > MEMD_MAX_BANKS || strings + bs > rest)
+            return -EBADMSG;
+        r->banks = p + MEMD_STORE_ALLOC_REC_BASE + strings + 4;
+        strings += bs;
+    }
     if (r->nholders == 0 || strings > rest ||
         (rest - strings) / MEMD_STORE_HOLDER_SIZE != r->nholders ||
         (rest - strings) % MEMD_STORE_HOLDER_SIZE != 0)
         return -EBADMSG;
     if (p[1] >= MEMD_KIND_COUNT || p[2] >= MEMD_MAX_REGIONS || p[3] >= MEMD_CLASS_COUNT ||
-        p[4] >= MEMD_SCOPE_COUNT || (p[5] & ~(MEMD_STORE_REC_SHARED | MEMD_STORE_REC_POOL)) || r->handle == 0 ||
+        p[4] >= MEMD_SCOPE_COUNT || (r->flags & ~(MEMD_STORE_REC_SHARED | MEMD_STORE_REC_POOL)) ||
+        r->handle == 0 ||
         r->pl.banks == 0 || r->pl.size_per_bank == 0)
         return -EINVAL;
     const uint8_t *q = p + MEMD_STORE_ALLOC_REC_BASE;
     if (get_lstr(q, cl, r->comm, sizeof r->comm) < 0 ||
         get_lstr(q + cl, nl, r->name, sizeof r->name) < 0)
+        return -EINVAL;
+    if (r->pl.mode != MEMD_BANKS_ALL && r->pl.nset != r->pl.banks)
         return -EINVAL;
     if ((r->flags & MEMD_STORE_REC_SHARED) && r->name[0] == '\0')
         return -EINVAL;
@@ -378,4 +426,27 @@ uint64_t memd_store_device_fingerprint(const memd_device_spec *spec)
     }
     h = fnv_u64(h, spec->texture.enabled);
     return fnv_u64(h, spec->texture.pitch_alignment);
+}
+
+int memd_store_rec_placement(const memd_store_alloc_rec *r, memd_placement *pl)
+{
+    *pl = r->pl;
+    pl->set = NULL;
+    pl->addrs = NULL;
+    if (r->pl.mode == MEMD_BANKS_ALL)
+        return 0;
+    pl->set = malloc(sizeof(*pl->set) * r->pl.nset);
+    if (r->pl.mode == MEMD_BANKS_PER_BANK)
+        pl->addrs = malloc(sizeof(*pl->addrs) * r->pl.nset);
+    if (!pl->set || (r->pl.mode == MEMD_BANKS_PER_BANK && !pl->addrs)) {
+        memd_placement_fini(pl);
+        return -ENOMEM;
+    }
+    for (uint32_t i = 0; i < r->pl.nset; i++)
+        pl->set[i] = memd_wire_u32(r->banks + 4 * (size_t)i);
+    for (uint32_t i = 0; pl->addrs && i < r->pl.nset; i++)
+        pl->addrs[i] = memd_wire_u64(r->banks + 4 * (size_t)r->pl.nset + 8 * (size_t)i);
+    if (pl->addrs)
+        pl->address = pl->addrs[0];
+    return 0;
 }

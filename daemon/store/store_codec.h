@@ -26,6 +26,11 @@
 #define MEMD_STORE_META_MAGIC 0x5453444du /* "MDST" */
 
 enum { MEMD_STORE_REC_SHARED = 1u << 0, MEMD_STORE_REC_POOL = 1u << 1 };
+/* The flags byte's bits 2-3 hold the placement's memd_bank_mode (0, lockstep: the record
+ * is byte-identical to one written before bank sets). Not part of memd_store_alloc_rec's
+ * flags: encode takes pl.mode, decode fills it. */
+#define MEMD_STORE_REC_MODE_SHIFT 2u
+#define MEMD_STORE_REC_MODE_MASK (3u << MEMD_STORE_REC_MODE_SHIFT)
 
 typedef struct memd_store_alloc_rec {
     uint64_t handle;
@@ -39,6 +44,9 @@ typedef struct memd_store_alloc_rec {
     char name[MEMD_NAME_MAX];
     uint32_t nholders;             /* >= 1 */
     const uint8_t *holders;        /* decode: nholders x (u32 session, u32 count, u64 req) */
+    /* decode, bank-set placements (pl.mode, pl.nset set; pl.set, pl.addrs NULL): the
+     * encoded ids and addresses; memd_store_rec_placement reads them. */
+    const uint8_t *banks;
 } memd_store_alloc_rec;
 
 #define MEMD_STORE_ALLOC_REC_BASE 96u
@@ -48,6 +56,8 @@ typedef struct memd_store_alloc_rec {
 /* The checksum of len bytes at p, the 4 at skip (where it is kept) taken as zero. */
 uint32_t memd_store_sum(const uint8_t *p, size_t len, size_t skip);
 
+/* Encoded size of a placement's bank set (0 for lockstep). */
+size_t memd_store_bankset_size(memd_bank_mode mode, uint64_t nset);
 /* Encoded size of r (its nholders, and its comm and name without their NULs). */
 size_t memd_store_alloc_rec_size(const memd_store_alloc_rec *r);
 
@@ -67,6 +77,9 @@ void memd_store_alloc_rec_seal(uint8_t *rec, size_t len);
 int memd_store_alloc_rec_len(const uint8_t *in, size_t len, size_t *out);
 /* 0, -EBADMSG (length or checksum), -EINVAL (field out of range), -EPROTONOSUPPORT (format). */
 int memd_store_alloc_rec_get(const uint8_t *in, size_t len, memd_store_alloc_rec *r);
+/* The decoded record's placement with its own bank arrays (memd_placement_fini).
+ * 0 or -ENOMEM. */
+int memd_store_rec_placement(const memd_store_alloc_rec *r, memd_placement *pl);
 void memd_store_holder_at(const memd_store_alloc_rec *r, uint32_t i, uint32_t *session_id,
                           uint32_t *count, uint64_t *req);
 

@@ -176,15 +176,19 @@ static int restore_one(restore *r, uint64_t key, const uint8_t *p, size_t len)
     int dev;
     if ((rc = check_device(r, &rec, &dev)) < 0)
         return rc;
+    memd_placement pl;
+    if (memd_store_rec_placement(&rec, &pl) < 0)
+        return fail(r, -ENOMEM, "out of memory");
     memd_alloc_proto proto = {.handle = rec.handle, .requested = rec.requested,
-                              .created_ns = rec.created_ns, .pl = rec.pl, .pid = rec.pid,
+                              .created_ns = rec.created_ns, .pl = pl, .pid = rec.pid,
                               .uid = rec.uid, .gid = rec.gid, .session_id = rec.session_id,
                               .cls = rec.cls, .scope = rec.scope,
                               .shared = rec.flags & MEMD_STORE_REC_SHARED,
                               .pool = rec.flags & MEMD_STORE_REC_POOL, .store_key = key,
                               .name = rec.name, .comm = rec.comm};
     memd_alloc *a;
-    rc = memd_alloc_adopt(r->st, (uint32_t)dev, &proto, &a);
+    rc = memd_alloc_adopt(r->st, (uint32_t)dev, &proto, &a); /* copies the placement */
+    memd_placement_fini(&pl);
     if (rc < 0)
         return fail(r, rc, "allocation %llu (device %u, %s region %u, 0x%llx + %llu per bank) "
                            "cannot be reserved again: %s" WAY_OUT,

@@ -164,6 +164,14 @@ typedef struct memclient_alloc_req {
     uint32_t banks;             /* banks to spread over; 0: every bank of the group */
     uint32_t flags;             /* MEMCLIENT_ALLOC_* */
     const char *name;           /* NULL or "": anonymous; at most MEMD_NAME_MAX - 1 bytes */
+    /* Bank subsets. A bank set (nbank_set ids of the group's banks, any order, no
+     * duplicates): one address free in every bank of the set, the other banks keep
+     * that range usable (range lockstep). per_bank: an independent address in each
+     * bank of the set (every bank of the group without a set); memclient_bank_info gives
+     * them. The pages are spread over the set's banks. Not in batches, not shared. */
+    const uint32_t *bank_set;
+    uint32_t nbank_set;
+    int per_bank;
 } memclient_alloc_req;
 
 typedef struct memclient_buffer {
@@ -176,6 +184,8 @@ typedef struct memclient_buffer {
     uint32_t refcount;          /* holders of a shared buffer, else 1 */
     memd_kind kind;             /* bank group: DRAM or SRAM */
     uint32_t region;            /* region index in the group (see memclient_dump) */
+    memd_bank_mode bank_mode;   /* ALL (lockstep), RANGE (bank set) or PER_BANK; for
+                                   PER_BANK, address is the first bank's */
 } memclient_buffer;
 
 MEMCLIENT_API int memclient_alloc(memclient *c, const memclient_alloc_req *req,
@@ -215,6 +225,20 @@ MEMCLIENT_API int memclient_query(memclient *c, uint64_t handle, memclient_alloc
 MEMCLIENT_API int memclient_bank_addresses(memclient *c, uint64_t handle, uint64_t *addrs,
                                            size_t cap);
 
+/* One bank a buffer uses: its id (for tt-metal devices, tt-metal's allocator bank id),
+ * its core (MEMD_NO_CORE when the device names none), and the buffer's address there. */
+typedef struct memclient_bank {
+    uint32_t bank;
+    uint16_t logical_x, logical_y;
+    uint16_t noc_x, noc_y;
+    uint64_t address;           /* in the bank group's address map */
+    uint64_t absolute;          /* plus the bank's offset */
+} memclient_bank;
+
+/* Every bank the buffer uses (all of its group for lockstep, its set otherwise), in id
+ * order. Writes at most cap entries and returns the number of banks. */
+MEMCLIENT_API int memclient_bank_info(memclient *c, uint64_t handle, memclient_bank *out,
+                                      size_t cap);
 /* ---- client pools ----------------------------------------------------------------------
  *
  * In-process speed with memd still owning the map. memclient_pool_create() leases one
@@ -393,6 +417,30 @@ MEMCLIENT_API int memclient_class_parse(const char *s, memd_class *out);
 MEMCLIENT_API int memclient_scope_parse(const char *s, memd_scope *out);
 MEMCLIENT_API int memclient_dtype_parse(const char *s, memd_dtype *out);
 
+/* ---- sub-devices ----------------------------------------------------------------------
+ *
+ * A sub-device is a named subset of one bank group's banks (memd.yaml `sub_devices`, or
+ * memclient_subdev_define by an admin) with an optional byte budget. A session bound to
+ * one (by the config's users/groups, or by memclient_subdev_bind before allocating)
+ * allocates only inside it: a request without a bank set is placed over the
+ * sub-device's banks; a bank set must lie inside; other devices or bank groups give
+ * -EACCES, the budget -EDQUOT. Sub-devices share banks only where one names the other
+ * in overlap. */
+typedef struct memclient_subdev {
+    const char *name;
+    uint32_t device;
+    memd_kind kind;
+    const uint32_t *banks;      /* nbanks ids, any order, no duplicates */
+    uint32_t nbanks;
+    uint64_t budget;            /* bytes over all its banks; 0: none */
+    const char *overlap[4];     /* sub-devices it may share banks with; NULL unused */
+} memclient_subdev;
+
+/* Admin only (-EPERM otherwise). Lasts until the daemon stops. */
+MEMCLIENT_API int memclient_subdev_define(memclient *c, const memclient_subdev *sd);
+/* Binds this session to the sub-device called name; -EPERM if bound to another. */
+MEMCLIENT_API int memclient_subdev_bind(memclient *c, const char *name);
+
 /* ---- state dump ----------------------------------------------------------------------- */
 
 typedef struct memclient_stats {
@@ -449,6 +497,24 @@ typedef struct memclient_region {
     uint64_t size;
     memclient_stats stats;      /* zeros if not allocatable */
 } memclient_region;
+
+/* With MEMCLIENT_DUMP_BANKS: one bank's map of one allocatable region. */
+typedef struct memclient_bank_use {
+    uint32_t device;
+    memd_kind kind;
+    uint32_t region;
+    uint32_t bank;
+    uint16_t logical_x, logical_y, noc_x, noc_y; /* MEMD_NO_CORE: none */
+    memclient_stats stats;
+} memclient_bank_use;
+
+/* With MEMCLIENT_DUMP_BANKS: one bank of a subset or per-bank allocation (one entry per
+ * bank, an allocation's entries together, after it in the daemon's order). */
+typedef struct memclient_alloc_bank {
+    uint64_t handle;
+    memd_bank_mode mode;
+    memclient_bank bank;
+} memclient_alloc_bank;
 
 typedef struct memclient_block {
     uint32_t device;
@@ -515,8 +581,23 @@ typedef struct memclient_session_rec {
     char client_name[32];
     int orphaned;               /* from before a daemon restart, not reclaimed yet */
     uint64_t reclaim_deadline_ns; /* orphaned: released at this time (CLOCK_REALTIME) */
+    uint32_t subdev;            /* bound sub-device: index in subdevs + 1; 0 none (needs
+                                   MEMCLIENT_DUMP_BANKS to resolve) */
 } memclient_session_rec;
 
+/* With MEMCLIENT_DUMP_BANKS: a sub-device (see "sub-devices"). */
+typedef struct memclient_subdev_rec {
+    char name[MEMD_NAME_MAX];
+    uint32_t device;
+    memd_kind kind;
+    int from_config;            /* else defined by an admin's request */
+    uint32_t nbanks;
+    uint32_t sessions;          /* bound sessions */
+    uint64_t budget;            /* bytes; 0: none */
+    uint64_t used;              /* bytes charged (size per bank x banks) */
+    uint64_t allocations;
+    char banks[128];            /* "0-31,40" ("..." when cut) */
+} memclient_subdev_rec;
 /* What one session holds in one bank group (MEMCLIENT_DUMP_USAGE). bytes counts every
  * bank a buffer reserves (size per bank x the group's banks); a shared buffer counts in
  * full for each holder, and also in shared_bytes. */
@@ -568,6 +649,12 @@ typedef struct memclient_snapshot {
     memclient_model_rec *models;
     size_t ninstances;
     memclient_instance_rec *instances;
+    size_t nbank_use;           /* only with MEMCLIENT_DUMP_BANKS */
+    memclient_bank_use *bank_use;
+    size_t nalloc_banks;
+    memclient_alloc_bank *alloc_banks;
+    size_t nsubdevs;            /* only with MEMCLIENT_DUMP_BANKS */
+    memclient_subdev_rec *subdevs;
     size_t nusage;              /* only with MEMCLIENT_DUMP_USAGE */
     memclient_session_use *usage;
     size_t npools;              /* only with MEMCLIENT_DUMP_POOLS or _SUBALLOCS */
@@ -583,6 +670,8 @@ enum {
     MEMCLIENT_DUMP_USAGE = 1u << 2,  /* also what each session holds per bank group */
     MEMCLIENT_DUMP_POOLS = 1u << 3,  /* also client pools (pools[]) */
     MEMCLIENT_DUMP_SUBALLOCS = 1u << 4, /* also their sub-allocations (implies POOLS) */
+    MEMCLIENT_DUMP_BANKS = 1u << 5,  /* also per-bank use, the banks of bank-set buffers and
+                                        the sub-devices */
 };
 
 #define MEMCLIENT_ALL_DEVICES UINT32_MAX

@@ -64,6 +64,12 @@ typedef enum memd_opcode {
     MEMD_OP_EVENTS = 16,          /* memd_wire_events_req -> events_info + count x event */
     /* Client pools (see the section at the end of this file). */
     MEMD_OP_POOL_REPORT = 17,     /* u32 count, u32 0, count x memd_wire_pool_op -> empty; all or nothing */
+    /* Bank subsets (see "Bank subsets" below). */
+    MEMD_OP_ALLOC_BANKS = 18,     /* alloc_req + memd_wire_bankset + count x u32 bank ->
+                                     memd_wire_buffer + u32 count, u32 0, count x bank_addr */
+    MEMD_OP_BANK_ADDRS = 19,      /* u64 handle -> u32 count, u32 0, count x bank_addr */
+    MEMD_OP_SUBDEV_DEFINE = 20,   /* memd_wire_subdev_def + count x u32 bank -> empty; admin */
+    MEMD_OP_SUBDEV_BIND = 21,     /* char name[MEMD_NAME_MAX] -> empty */
     MEMD_OP_OPCODE_COUNT
 } memd_opcode;
 
@@ -159,7 +165,8 @@ typedef struct memd_wire_buffer {
     uint32_t refcount;
     uint8_t kind;              /* memd_kind */
     uint8_t region;
-    uint8_t pad[6];
+    uint8_t bank_mode;         /* memd_bank_mode (0, lockstep over every bank, before) */
+    uint8_t pad[5];
 } memd_wire_buffer;
 
 typedef struct memd_wire_alloc_info {
@@ -197,6 +204,9 @@ enum {
      * the whole dump appears exactly once; one created or freed meanwhile may or may
      * not. */
     MEMD_DUMP_F_PAGED = 1u << 5,
+    /* Also BANK records (per-bank use of every allocatable region, after the region) and
+     * ALLOC_BANK records after the ALLOC record of every subset or per-bank buffer. */
+    MEMD_DUMP_F_BANKS = 1u << 6,
 };
 
 enum { MEMD_ALLOC_I_POOL = 1u << 0 }; /* alloc_info.flags: the allocation is a client pool */
@@ -226,6 +236,10 @@ typedef enum memd_rec_tag {
     MEMD_REC_SUBALLOC = 13, /* memd_wire_suballoc_rec, after its pool, in address order
                                (MEMD_DUMP_F_POOLS | MEMD_DUMP_F_SUBALLOCS) */
     MEMD_REC_PAGE = 14,   /* memd_wire_page_rec, last (MEMD_DUMP_F_PAGED) */
+    MEMD_REC_BANK = 15,     /* memd_wire_bank_rec (MEMD_DUMP_F_BANKS), after its region */
+    MEMD_REC_ALLOC_BANK = 16, /* memd_wire_alloc_bank_rec (MEMD_DUMP_F_BANKS): one per bank
+                                 of a subset / per-bank buffer, after its ALLOC record */
+    MEMD_REC_SUBDEV = 17,     /* memd_wire_subdev_rec (MEMD_DUMP_F_BANKS), after the devices */
 } memd_rec_tag;
 
 typedef struct memd_wire_page_rec {
@@ -312,7 +326,7 @@ typedef struct memd_wire_session_rec {
     char client_name[32];
     /* Appended: */
     uint32_t flags;            /* MEMD_SESSION_F_* */
-    uint32_t pad;
+    uint32_t subdev;           /* bound sub-device: index of its SUBDEV record + 1; 0 none */
     uint64_t reclaim_deadline_ns; /* ORPHANED: released at this time (CLOCK_REALTIME) */
 } memd_wire_session_rec;
 
@@ -334,6 +348,85 @@ typedef struct memd_wire_session_use {
     uint64_t bytes;
     uint64_t shared_bytes;
 } memd_wire_session_use;
+
+/* ---- Bank subsets -----------------------------------------------------------------------
+ *
+ * A buffer may use a subset of its bank group's banks: one address free in every bank of
+ * a bank set (range lockstep), or an independent address in each bank of the set (per
+ * bank, MEMD_BANKSET_F_PER_BANK). ALLOC_BANKS is ALLOC plus the set: ids strictly
+ * increasing, below the group's bank count; an empty set with PER_BANK means every bank.
+ * Bank ids are the device's: for tt-metal devices, tt-metal's allocator bank ids (see
+ * doc: compute cores row by row, then storage cores), with their core coordinates in
+ * memd_wire_bank_addr. ALLOC_BANKS is never batched and cannot be SHARED. */
+enum { MEMD_BANKSET_F_PER_BANK = 1u << 0 };
+
+typedef struct memd_wire_bankset {
+    uint32_t flags;            /* MEMD_BANKSET_F_* */
+    uint32_t count;            /* bank ids that follow, 0..MEMD_BANKSET_MAX */
+} memd_wire_bankset;
+
+/* One bank of a buffer. */
+typedef struct memd_wire_bank_addr {
+    uint32_t bank;             /* bank id in the group */
+    uint16_t logical_x, logical_y; /* the bank's core (MEMD_NO_CORE: none known) */
+    uint16_t noc_x, noc_y;
+    uint32_t pad;
+    uint64_t address;          /* in the bank group's address map */
+    uint64_t absolute;         /* address + the bank's offset */
+} memd_wire_bank_addr;
+
+typedef struct memd_wire_bank_rec {
+    uint32_t device;
+    uint8_t kind;
+    uint8_t region;
+    uint16_t pad;
+    uint32_t bank;
+    uint16_t logical_x, logical_y, noc_x, noc_y;
+    uint32_t pad2;
+    memd_wire_stats stats;     /* this bank's map of the region */
+} memd_wire_bank_rec;
+
+typedef struct memd_wire_alloc_bank_rec {
+    uint64_t handle;
+    uint8_t bank_mode;         /* memd_bank_mode */
+    uint8_t pad[7];
+    memd_wire_bank_addr bank;
+} memd_wire_alloc_bank_rec;
+
+/* Sub-devices (partitions): a named subset of one bank group's banks with an optional
+ * byte budget. A session bound to one (by the config's users/groups, or by SUBDEV_BIND,
+ * before it allocates) allocates only inside it: requests without a bank set get the
+ * sub-device's banks (lockstep over them), a bank set must lie inside, other devices and
+ * groups are refused (-EACCES), the budget gives -EDQUOT. SUBDEV_DEFINE is admin only and
+ * follows the config's rules (overlap only with sub-devices it names, or that name it);
+ * defined sub-devices last until the daemon stops. A bound session cannot rebind
+ * (-EPERM). */
+#define MEMD_SUBDEV_OVERLAPS 4
+
+typedef struct memd_wire_subdev_def {
+    char name[MEMD_NAME_MAX];
+    uint32_t device;
+    uint8_t kind;              /* memd_kind */
+    uint8_t pad[3];
+    uint64_t budget;           /* bytes over all its banks; 0: none */
+    char overlap[MEMD_SUBDEV_OVERLAPS][MEMD_NAME_MAX]; /* "" unused */
+    uint32_t count;            /* bank ids that follow (strictly increasing) */
+    uint32_t pad2;
+} memd_wire_subdev_def;
+
+typedef struct memd_wire_subdev_rec {
+    char name[MEMD_NAME_MAX];
+    uint32_t device;
+    uint8_t kind;
+    uint8_t from_config;
+    uint16_t pad;
+    uint32_t nbanks;
+    uint32_t sessions;         /* bound sessions */
+    uint64_t budget;           /* 0: none */
+    uint64_t used;             /* bytes charged: size per bank x banks, over its buffers */
+    uint64_t allocations;
+    char banks[128];           /* bank list ("0-31,40"), cut with "..." when longer */
+} memd_wire_subdev_rec;
 
 /* ---- Plans and models ------------------------------------------------------------------
  *

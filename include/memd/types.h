@@ -72,6 +72,9 @@ typedef enum memd_bank_mode {
     MEMD_BANKS_MODE_COUNT
 } memd_bank_mode;
 
+#define MEMD_BANKSET_MAX 65536u /* bank ids in one bank set */
+#define MEMD_NO_CORE 0xffffu    /* a coordinate of a bank without a known core */
+
 #define MEMD_MAX_DIMS 4
 #define MEMD_NAME_MAX 64 /* including the terminating NUL */
 

@@ -278,20 +278,51 @@ static PyObject *client_alloc(PyObject *op, PyObject *args, PyObject *kw)
 {
     memdpy_client *self = (memdpy_client *)op;
     static char *kwlist[] = {"device", "cls", "size", "scope", "page_size", "alignment", "banks",
-                             "name", "shared", "shape", "dtype", NULL};
-    PyObject *v[K_COUNT] = {0};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOOOOOO:alloc", kwlist, &v[K_DEVICE],
+                             "name", "shared", "shape", "dtype", "bank_set", "per_bank", NULL};
+    PyObject *v[K_COUNT] = {0}, *bank_set = NULL;
+    int per_bank = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOOOOOOOp:alloc", kwlist, &v[K_DEVICE],
                                      &v[K_CLS], &v[K_SIZE], &v[K_SCOPE], &v[K_PAGE], &v[K_ALIGN],
                                      &v[K_BANKS], &v[K_NAME], &v[K_SHARED], &v[K_SHAPE],
-                                     &v[K_DTYPE]))
+                                     &v[K_DTYPE], &bank_set, &per_bank))
         return NULL;
     memclient_alloc_req req;
     if (parse_req(v, &req) < 0)
         return NULL;
+    /* bank_set: bank ids (any iterable of ints), in any order; the library sorts them. */
+    uint32_t *ids = NULL;
+    if (bank_set && bank_set != Py_None) {
+        PyObject *l = memdpy_list(bank_set, "bank_set");
+        if (!l)
+            return NULL;
+        Py_ssize_t n = PyList_GET_SIZE(l);
+        if (n < 1 || n > (Py_ssize_t)MEMD_BANKSET_MAX) {
+            PyErr_Format(PyExc_ValueError, "bank_set has 1..%u bank ids, not %zd",
+                         MEMD_BANKSET_MAX, n);
+            Py_DECREF(l);
+            return NULL;
+        }
+        ids = PyMem_Calloc((size_t)n, sizeof *ids);
+        if (!ids) {
+            Py_DECREF(l);
+            return PyErr_NoMemory();
+        }
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (memdpy_u32(PyList_GET_ITEM(l, i), "bank id", &ids[i]) < 0) {
+                Py_DECREF(l);
+                PyMem_Free(ids);
+                return NULL;
+            }
+        Py_DECREF(l);
+        req.bank_set = ids;
+        req.nbank_set = (uint32_t)n;
+    }
+    req.per_bank = per_bank;
     const char *what = "alloc";
     memclient_buffer buf;
     int r;
     MEMDPY_CALL(self, r, memclient_alloc(c, &req, &buf));
+    PyMem_Free(ids);
     if (r < 0)
         return NULL;
     return memdpy_buffer_new(self, &buf, req.device, req.cls, req.scope, req.name);
@@ -490,6 +521,52 @@ static PyObject *client_bank_addresses(PyObject *op, PyObject *arg)
     }
 }
 
+static PyObject *core_tuple(uint16_t x, uint16_t y)
+{
+    if (x == MEMD_NO_CORE)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(II)", (unsigned)x, (unsigned)y);
+}
+
+static PyObject *client_bank_info(PyObject *op, PyObject *arg)
+{
+    memdpy_client *self = (memdpy_client *)op;
+    uint64_t h;
+    if (memdpy_handle(arg, &h) < 0)
+        return NULL;
+    const char *what = "bank_info";
+    size_t cap = 64;
+    for (;;) {
+        memclient_bank *b = PyMem_Calloc(cap, sizeof *b);
+        if (!b)
+            return PyErr_NoMemory();
+        int r;
+        MEMDPY_CALL(self, r, memclient_bank_info(c, h, b, cap));
+        if (r < 0 || (size_t)r > cap) {
+            PyMem_Free(b);
+            if (r < 0)
+                return NULL;
+            cap = (size_t)r;
+            continue;
+        }
+        PyObject *l = PyList_New(r);
+        for (int i = 0; l && i < r; i++) {
+            PyObject *d = Py_BuildValue("{s:I,s:K,s:K,s:N,s:N}", "bank", b[i].bank, "address",
+                                        (unsigned long long)b[i].address, "absolute",
+                                        (unsigned long long)b[i].absolute, "core",
+                                        core_tuple(b[i].logical_x, b[i].logical_y), "noc",
+                                        core_tuple(b[i].noc_x, b[i].noc_y));
+            if (!d) {
+                Py_CLEAR(l);
+                break;
+            }
+            PyList_SET_ITEM(l, i, d);
+        }
+        PyMem_Free(b);
+        return l;
+    }
+}
+
 /* ---- dump ------------------------------------------------------------------------------ */
 
 static PyObject *client_dump(PyObject *op, PyObject *args, PyObject *kw)
@@ -509,7 +586,7 @@ static PyObject *client_dump(PyObject *op, PyObject *args, PyObject *kw)
     }
     const char *what = "dump";
     memclient_snapshot *s = NULL;
-    unsigned flags = MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_SUBALLOCS |
+    unsigned flags = MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_SUBALLOCS | MEMCLIENT_DUMP_BANKS |
                      (detailed ? MEMCLIENT_DUMP_BLOCKS : 0);
     int r;
     MEMDPY_CALL(self, r, memclient_dump(c, device, flags, &s));
@@ -546,6 +623,8 @@ PyDoc_STRVAR(alloc_doc,
 "scope: 'dram' ('global'), 'sram' ('l1'), 'dram.texture' (shape [h, w] + dtype; the\n"
 "buffer's pitch is the padded row). page_size: pages interleave over the banks (0: one\n"
 "page). alignment: 0 = the class policy's. banks: 0 = every bank of the group.\n"
+"bank_set: bank ids; one address free in all of them (range lockstep), or with\n"
+"per_bank=True an address of its own in each (per_bank alone: every bank).\n"
 "shared=True with a name: the same buffer for every request with that name, class and\n"
 "size (reference counted).\n\n"
 "Raises memd.OutOfMemory (requested, free, largest_free), memd.UnsupportedError,\n"
@@ -587,6 +666,9 @@ static PyMethodDef client_methods[] = {
      "free_batch(handles)\n\nAll or nothing: if any handle cannot be freed, none is."},
     {"query", client_query, METH_O,
      "query(handle) -> dict\n\nAn allocation's details (owner or admin only)."},
+    {"bank_info", client_bank_info, METH_O,
+     "bank_info(handle) -> list[dict]\n\nEvery bank the buffer uses, in id order: bank, address "
+     "(in the group's map), absolute, core and noc ((x, y) or None)."},
     {"bank_addresses", client_bank_addresses, METH_O,
      "bank_addresses(handle) -> list[int]\n\nThe buffer's absolute address in every bank of "
      "its bank group."},

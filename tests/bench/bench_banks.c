@@ -145,17 +145,24 @@ static int cmp_d(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Each repeat runs the mode and, right after, plain lockstep on the same live count: the
+ * ratio of the two medians is the figure that survives a loaded machine. */
 int memd_bench_banks(const char *mode, uint64_t live, uint64_t pairs, uint64_t seed, uint64_t repeat)
 {
-    double ns[101];
-    for (uint64_t r = 0; r < repeat && r < 101; r++)
-        if (run_once(mode, live, pairs, seed, &ns[r]) < 0)
+    double ns[101], ref[101];
+    if (repeat > 101)
+        repeat = 101;
+    for (uint64_t r = 0; r < repeat; r++)
+        if (run_once(mode, live, pairs, seed, &ns[r]) < 0 ||
+            run_once("lockstep", live, pairs, seed, &ref[r]) < 0)
             return -1;
     qsort(ns, repeat, sizeof(double), cmp_d);
+    qsort(ref, repeat, sizeof(double), cmp_d);
     double med = repeat % 2 ? ns[repeat / 2] : (ns[repeat / 2 - 1] + ns[repeat / 2]) / 2;
+    double rmed = repeat % 2 ? ref[repeat / 2] : (ref[repeat / 2 - 1] + ref[repeat / 2]) / 2;
     printf("{\"bench\":\"banks\",\"mode\":\"%s\",\"banks\":%d,\"grid\":%d,\"live\":%" PRIu64
            ",\"pairs\":%" PRIu64 ",\"seed\":%" PRIu64 ",\"repeat\":%" PRIu64
-           ",\"ns_per_pair\":%.1f}\n",
-           mode, BANKS, GRID, live, pairs, seed, repeat, med);
+           ",\"ns_per_pair\":%.1f,\"lockstep_ns_per_pair\":%.1f,\"vs_lockstep\":%.2f}\n",
+           mode, BANKS, GRID, live, pairs, seed, repeat, med, rmed, rmed > 0 ? med / rmed : 0.0);
     return 0;
 }

@@ -86,10 +86,13 @@ int cu_check_map(const memclient_snapshot *s)
     int bad = 0;
     const memclient_alloc_info **v = calloc(s->nallocs + 1, sizeof(*v));
     ck_assert_ptr_nonnull(v);
+    /* The region's map is the lockstep one: bank-set buffers are cu_check_banks'. */
+    size_t n = 0;
     for (size_t i = 0; i < s->nallocs; i++)
-        v[i] = &s->allocs[i];
-    qsort(v, s->nallocs, sizeof(*v), by_place);
-    for (size_t i = 0; i < s->nallocs; i++) {
+        if (s->allocs[i].buf.bank_mode == MEMD_BANKS_ALL)
+            v[n++] = &s->allocs[i];
+    qsort(v, n, sizeof(*v), by_place);
+    for (size_t i = 0; i < n; i++) {
         const memclient_alloc_info *a = v[i];
         const memclient_region *r = memclient_snapshot_region(s, a->device, a->buf.kind,
                                                               a->buf.region);
@@ -99,7 +102,7 @@ int cu_check_map(const memclient_snapshot *s)
                     a->buf.handle, a->buf.address, a->buf.size_per_bank);
             bad++;
         }
-        if (i + 1 < s->nallocs) {
+        if (i + 1 < n) {
             const memclient_alloc_info *b = v[i + 1];
             if (b->device == a->device && b->buf.kind == a->buf.kind &&
                 b->buf.region == a->buf.region &&
@@ -119,7 +122,8 @@ int cu_check_map(const memclient_snapshot *s)
         uint64_t bytes = 0, count = 0;
         for (size_t j = 0; j < s->nallocs; j++) {
             const memclient_alloc_info *a = &s->allocs[j];
-            if (a->device == r->device && a->buf.kind == r->kind && a->buf.region == r->region) {
+            if (a->device == r->device && a->buf.kind == r->kind && a->buf.region == r->region &&
+                a->buf.bank_mode == MEMD_BANKS_ALL) {
                 bytes += a->buf.size_per_bank;
                 count++;
             }
@@ -132,6 +136,59 @@ int cu_check_map(const memclient_snapshot *s)
         }
     }
     free(v);
+    return bad;
+}
+
+typedef struct piece {
+    uint64_t at, size, handle;
+} piece;
+
+static int by_at(const void *x, const void *y)
+{
+    const piece *a = x, *b = y;
+    return a->at < b->at ? -1 : a->at > b->at;
+}
+
+int cu_check_banks(const memclient_snapshot *s)
+{
+    int bad = 0;
+    piece *p = calloc(s->nallocs + 1, sizeof(*p));
+    ck_assert_ptr_nonnull(p);
+    for (size_t u = 0; u < s->nbank_use; u++) {
+        const memclient_bank_use *b = &s->bank_use[u];
+        size_t n = 0;
+        for (size_t i = 0; i < s->nallocs; i++) {
+            const memclient_alloc_info *a = &s->allocs[i];
+            if (a->device != b->device || a->buf.kind != b->kind || a->buf.region != b->region)
+                continue;
+            if (a->buf.bank_mode == MEMD_BANKS_ALL) {
+                p[n++] = (piece){a->buf.address, a->buf.size_per_bank, a->buf.handle};
+                continue;
+            }
+            for (size_t k = 0; k < s->nalloc_banks; k++)
+                if (s->alloc_banks[k].handle == a->buf.handle &&
+                    s->alloc_banks[k].bank.bank == b->bank)
+                    p[n++] = (piece){s->alloc_banks[k].bank.address, a->buf.size_per_bank,
+                                     a->buf.handle};
+        }
+        qsort(p, n, sizeof(*p), by_at);
+        uint64_t bytes = 0;
+        for (size_t i = 0; i < n; i++) {
+            bytes += p[i].size;
+            if (i + 1 < n && p[i].at + p[i].size > p[i + 1].at) {
+                fprintf(stderr, "bank %" PRIu32 ": handles %" PRIu64 " and %" PRIu64 " overlap\n",
+                        b->bank, p[i].handle, p[i + 1].handle);
+                bad++;
+            }
+        }
+        if (bytes != b->stats.allocated || n != b->stats.allocations) {
+            fprintf(stderr, "device %" PRIu32 " bank %" PRIu32 ": stats say %" PRIu64 " bytes in %"
+                    PRIu64 " allocations, the records %" PRIu64 " in %zu\n", b->device, b->bank,
+                    b->stats.allocated, b->stats.allocations, bytes, n);
+            bad++;
+        }
+    }
+    free(p);
     return bad;
 }
 

@@ -34,6 +34,10 @@ const memclient_alloc_info *cu_find(const memclient_snapshot *s, uint64_t handle
  * allocation count equal the sums over its allocation records. Returns the number of
  * violations (each printed on stderr). Needs an admin dump (every session's records). */
 int cu_check_map(const memclient_snapshot *s);
+/* The per-bank view of a dump taken with MEMCLIENT_DUMP_BANKS: in every bank of every
+ * region, the pieces of lockstep and bank-set buffers do not overlap, and the bank's
+ * allocated bytes and count equal the sums over them. Returns the violations. */
+int cu_check_banks(const memclient_snapshot *s);
 
 /* Lets an unprivileged user reach the fixture's socket (directory 0711, socket 0666). */
 void cu_open_socket_to_all(const memd_fixture *f);

@@ -444,6 +444,72 @@ START_TEST(alloc_hold_then_sigterm)
 }
 END_TEST
 
+/* --bank-set and --per-bank; the dump's per-bank views; a bad bank list. */
+START_TEST(alloc_bank_sets)
+{
+    pid_t pid, pid2;
+    uint64_t handle = start_hold((const char *const[]){"alloc", "--device", "0", "--class",
+                                                       "constant", "--scope", "sram", "--size",
+                                                       "4KiB", "--bank-set", "0-3,8", "--hold",
+                                                       NULL}, &pid);
+    char *text = memctl_slurp(out_path);
+    ck_assert_msg(strstr(text, " banks=5 ") && strstr(text, " mode=range bank_addrs=0:0x"),
+                  "%s", text);
+    ck_assert_ptr_nonnull(strstr(text, ",8:0x"));
+    free(text);
+    uint64_t h2 = start_hold((const char *const[]){"alloc", "--device", "0", "--class",
+                                                   "constant", "--scope", "sram", "--size",
+                                                   "4KiB", "--bank-set", "2-5", "--per-bank",
+                                                   "--hold", NULL}, &pid2);
+    text = memctl_slurp(out_path);
+    ck_assert_msg(strstr(text, " mode=per-bank bank_addrs=2:0x"), "%s", text);
+    free(text);
+    ck_assert_int_eq(RUN("dump"), 0);
+    text = memctl_slurp(out_path);
+    /* The tables (memctl_table): per-bank use, then which banks each buffer spans. */
+    ck_assert_msg(strstr(text, "per-bank use") && strstr(text, "HANDLE  MODE") &&
+                  strstr(text, "  0-3,8\n") && strstr(text, "(per bank)  2:0x"), "%s", text);
+    char row[64];
+    snprintf(row, sizeof row, "%" PRIu64 "  range ", handle);
+    ck_assert_msg(strstr(text, row), "%s", text);
+    free(text);
+    ck_assert_int_eq(RUN("dump", "--json"), 0);
+    text = memctl_slurp(out_path);
+    ck_assert_msg(strstr(text, "\"bank_mode\": \"range\"") &&
+                  strstr(text, "\"bank_ids\": [0, 1, 2, 3, 8]") &&
+                  strstr(text, "\"bank_mode\": \"per_bank\"") &&
+                  strstr(text, "\"bank_addresses\": [") && strstr(text, "\"banks\": ["),
+                  "%s", text);
+    free(text);
+    /* The logs were overwritten since: check the exits and the frees only. */
+    pid_t pids[] = {pid, pid2};
+    uint64_t handles[] = {handle, h2};
+    for (int i = 0; i < 2; i++) {
+        int ws;
+        ck_assert_int_eq(kill(pids[i], SIGTERM), 0);
+        ck_assert_int_eq(waitpid(pids[i], &ws, 0), pids[i]);
+        ck_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+        memclient_alloc_info info;
+        ck_assert_int_eq(memclient_query(c, handles[i], &info), -ENOENT);
+    }
+    /* Usage errors: decreasing, reversed range, junk, and a bank the device lacks. */
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--size", "1",
+                         "--bank-set", "8,0-3", "--hold"), 2);
+    char *log = memctl_slurp(err_path);
+    ck_assert_ptr_nonnull(strstr(log, "increasing bank ids"));
+    free(log);
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--size", "1",
+                         "--bank-set", "3-1", "--hold"), 2);
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--size", "1",
+                         "--bank-set", "1,x", "--hold"), 2);
+    ck_assert_int_ne(RUN("alloc", "--device", "0", "--class", "constant", "--scope", "sram",
+                         "--size", "1", "--bank-set", "64", "--hold"), 0);
+    log = memctl_slurp(err_path);
+    ck_assert_msg(strstr(log, "bank set"), "%s", log);
+    free(log);
+}
+END_TEST
+
 START_TEST(alloc_and_free_failures)
 {
     /* Usage errors: 2, with the reason. */
@@ -661,6 +727,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, devices_sessions_metrics);
     tcase_add_test(tc, pools_in_dump_and_metrics);
     tcase_add_test(tc, alloc_hold_then_sigterm);
+    tcase_add_test(tc, alloc_bank_sets);
     tcase_add_test(tc, alloc_and_free_failures);
     tcase_add_test(tc, help_sizes_are_sizes);
     tcase_add_test(tc, banks_over_the_device_name_its_limit);

@@ -340,3 +340,29 @@ def test_help_and_stubs_document_the_api():
     for name in memd.__all__:
         assert name in text, f"{name} missing from the stubs"
     assert os.path.exists(os.path.join(os.path.dirname(memd.__file__), "py.typed"))
+
+
+def test_bank_sets(client, daemon):
+    """Range lockstep and per-bank buffers: bank ids, addresses, dump JSON, errors."""
+    r = client.alloc(0, "constant", 4096, scope="sram", bank_set=[8, 0, 1, 2, 3])
+    p = client.alloc(0, "constant", 4096, scope="sram", bank_set=[2, 3, 4, 5], per_bank=True)
+    assert r.bank_mode == 1 and r.banks == 5 and p.bank_mode == 2
+    info = client.bank_info(r)
+    assert [b["bank"] for b in info] == [0, 1, 2, 3, 8]
+    assert {b["address"] for b in info} == {r.address}
+    pb = client.bank_info(p.handle)
+    assert [b["bank"] for b in pb] == [2, 3, 4, 5]
+    assert pb[0]["address"] == r.address - 4096 and pb[3]["address"] == r.address
+    doc = client.dump()
+    recs = {a["handle"]: a for a in doc["allocations"]}
+    assert recs[r.handle]["bank_mode"] == "range" and recs[r.handle]["bank_ids"] == [0, 1, 2, 3, 8]
+    assert [b["address"] for b in recs[p.handle]["bank_addresses"]] == [b["address"] for b in pb]
+    sram = [g for g in doc["devices"][0]["bank_groups"] if g["kind"] == "sram"][0]
+    buffers = [x for x in sram["regions"] if x["name"] == "buffers"][0]
+    assert len(buffers["banks"]) == 64 and buffers["banks"][2]["allocations"] == 2
+    with pytest.raises(memd.InvalidRequestError):
+        client.alloc(0, "constant", 4096, scope="sram", bank_set=[64])
+    with pytest.raises(ValueError):
+        client.alloc(0, "constant", 4096, scope="sram", bank_set=[])
+    client.free(r)
+    client.free(p)

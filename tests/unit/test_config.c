@@ -264,6 +264,31 @@ static const struct {
      "m.yaml:4:22: expected a non-negative size, got '-1'"},
     {"devices:\n  - id: 1\n    tt_metal: {soc_descriptor: nope.yaml, core_descriptor: b, product: P, hw_cqs: 1}\n    sram: {reserved: 1}\n",
      "m.yaml:3:32: cannot read '"},
+    /* sub_devices (tiny: 2 DRAM banks, 4 SRAM banks) */
+#define TINY "devices:\n  - id: 1\n    descriptor: devices/tiny.yaml\nsub_devices:\n"
+    {TINY "  - {name: a, device: 1, group: sram}\n",
+     "m.yaml:5:5: missing key 'banks' in a sub-device"},
+    {TINY "  - {name: a, device: 2, group: sram, banks: 0}\n",
+     "m.yaml:5:23: sub-device 'a': no device 2"},
+    {TINY "  - {name: a, device: 1, group: hbm, banks: 0}\n",
+     "m.yaml:5:33: expected a bank group: sram (l1) or dram (global)"},
+    {TINY "  - {name: a, device: 1, group: sram, banks: 0-4}\n",
+     "m.yaml:5:46: sub-device 'a': bank 4 is not a bank of sram of device 1 (it has 4)"},
+    {TINY "  - {name: a, device: 1, group: sram, banks: '2,1'}\n",
+     "m.yaml:5:46: bad bank list '2,1' at character 3"},
+    {TINY "  - {name: a, device: 1, group: sram, banks: 0-1}\n  - {name: b, device: 1, group: l1, banks: 1-3}\n",
+     "m.yaml:6:44: sub-device 'b' shares bank 1 with 'a': list it under 'overlap' to allow that"},
+    {TINY "  - {name: a, device: 1, group: sram, banks: 0-1, overlap: [c]}\n",
+     "m.yaml:5:61: overlap names no sub-device 'c'"},
+    {TINY "  - {name: a, device: 1, group: sram, banks: 0}\n  - {name: a, device: 1, group: dram, banks: 0}\n",
+     "m.yaml:6:12: sub-device name 'a' is used twice"},
+    {TINY "  - {name: a, device: 1, group: sram, banks: 0, users: [7]}\n  - {name: b, device: 1, group: dram, banks: 0, users: [7]}\n",
+     "m.yaml:6:56: sub-device 'b': uid 7 is bound to 'a' already"},
+    {TINY "  - {name: a, device: 1, group: sram, banks: 0, budget: lots}\n",
+     "m.yaml:5:57: expected a size"},
+    {TINY "  - {name: a, device: 1, group: sram, banks: 0, colour: red}\n",
+     "m.yaml:5:49: unknown key 'colour' in a sub-device"},
+#undef TINY
 };
 
 START_TEST(test_config_malformed)
@@ -280,6 +305,37 @@ START_TEST(test_config_malformed)
     ck_assert_msg(strncmp(msg, bad[_i].want, strlen(bad[_i].want)) == 0, "case %d:\n got  '%s'\n want '%s'", _i, msg,
                   bad[_i].want);
     ck_assert_ptr_null(cfg.devices);
+    free(base);
+}
+END_TEST
+
+/* A valid sub_devices list: overlap where named, users and groups kept for the daemon. */
+START_TEST(test_sub_devices)
+{
+    char *base = path_in("MEMD_SOURCE_ROOT", "tests/data/soc");
+    const memd_config_files files = {.base_dir = base};
+    const char *text = "devices:\n  - id: 1\n    descriptor: devices/tiny.yaml\n"
+                       "sub_devices:\n"
+                       "  - {name: a, device: 1, group: l1, banks: '0-1,3', budget: 16KiB,\n"
+                       "     users: [1000, 1001], groups: [video]}\n"
+                       "  - {name: b, device: 1, group: sram, banks: 1-2, overlap: [a]}\n"
+                       "  - {name: c, device: 1, group: dram, banks: 0-1}\n";
+    memd_config cfg;
+    memd_error err;
+    memset(&err, 0, sizeof(err));
+    ck_assert_int_eq(memd_config_load_buffer("m.yaml", text, strlen(text), &files, &cfg, &err), 0);
+    ck_assert_uint_eq(cfg.nsubdevs, 3);
+    const memd_subdev_spec *a = &cfg.subdevs[0];
+    ck_assert_int_eq(a->kind, MEMD_KIND_SRAM);
+    ck_assert_uint_eq(a->nbanks, 3);
+    ck_assert_uint_eq(a->banks[2], 3);
+    ck_assert_uint_eq(a->budget, 16384);
+    ck_assert_uint_eq(a->nusers, 2);
+    ck_assert_uint_eq(a->users[1], 1001);
+    ck_assert_str_eq(a->groups[0], "video");
+    ck_assert_str_eq(cfg.subdevs[1].overlap[0], "a");
+    ck_assert_int_eq(cfg.subdevs[2].kind, MEMD_KIND_DRAM);
+    memd_config_free(&cfg);
     free(base);
 }
 END_TEST
@@ -967,6 +1023,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, test_config_file_errors);
     tcase_add_loop_test(tc, test_config_malformed, 0, (int)(sizeof(bad) / sizeof(bad[0])));
     tcase_add_test(tc, test_no_base_dir);
+    tcase_add_test(tc, test_sub_devices);
     tcase_add_test(tc, test_files_from_reader);
     tcase_add_test(tc, test_check_config_table);
     tcase_add_test(tc, test_check_config_long_region_name);

@@ -703,6 +703,121 @@ START_TEST(dump_pages)
 }
 END_TEST
 
+/* A paged dump with MEMD_DUMP_F_BANKS: a bank-set buffer's ALLOC_BANK records follow its
+ * ALLOC record in the same page, one per bank of its set, and pages are also cut by
+ * bytes (per-bank buffers bring 8 records each here). */
+START_TEST(dump_pages_banks)
+{
+    enum { N = 3000 };
+    teardown();
+    memd_limits lim = default_limits();
+    lim.max_allocs_per_session = 2 * N;
+    start(lim);
+    static uint8_t p[MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE + 8];
+    memd_wire_alloc_req a = dram(MEMD_CLASS_INTERNAL, 16);
+    a.scope = MEMD_SCOPE_SRAM;
+    uint32_t pair[2] = {1, 3};
+    for (int i = 0; i < N; i++) {
+        /* Every 10th in range lockstep over banks 1 and 3, the others per bank over all 8. */
+        bool range = i % 10 == 0;
+        memd_wire_bankset bs = {range ? 0 : MEMD_BANKSET_F_PER_BANK, range ? 2 : 0};
+        memd_wire_bankset_put(memd_wire_alloc_req_put(p, &a), &bs, pair);
+        reply r;
+        req(&sa, MEMD_OP_ALLOC_BANKS, p,
+            MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE + (range ? 8 : 0), &r);
+        ck_assert_int_eq(r.h.status, 0);
+    }
+    must_alloc(&sa, MEMD_CLASS_INTERNAL, 64); /* a lockstep one: no ALLOC_BANK records */
+    uint64_t cursor = 0;
+    size_t allocs = 0, bank_recs = 0, banks_first_page = 0;
+    int pages = 0;
+    do {
+        uint8_t q[MEMD_WIRE_DUMP_REQ_SIZE];
+        memd_wire_dump_req d = {.device = UINT32_MAX,
+                                .flags = MEMD_DUMP_F_PAGED | MEMD_DUMP_F_BANKS,
+                                .cursor = cursor};
+        memd_wire_dump_req_put(q, &d);
+        static uint8_t buf[64];
+        size_t len = frame(buf, MEMD_OP_DUMP, 57, q, sizeof q), used;
+        ck_assert_int_eq(memd_frames_process(&st, &sroot, buf, len, &out, SIZE_MAX, &used), 0);
+        memd_wire_hdr hdr;
+        ck_assert_int_eq(memd_wire_hdr_get(out.data, out.len, MEMD_MAX_REPLY, &hdr), 0);
+        ck_assert_int_eq(hdr.status, 0);
+        ck_assert_uint_le(hdr.len, (1u << 20) + 4096); /* a page's bytes, plus one buffer */
+        const uint8_t *rec = out.data + MEMD_HDR_SIZE;
+        uint64_t next = UINT64_MAX, open = 0; /* open: the bank-set buffer being listed */
+        uint32_t want = 0, got = 0;
+        for (size_t off = 0; off < hdr.len;) {
+            uint32_t tag;
+            size_t sz;
+            ck_assert_int_eq(memd_wire_tag_get(rec + off, hdr.len - off, &tag, &sz), 0);
+            if (tag != MEMD_REC_ALLOC_BANK) {
+                ck_assert_uint_eq(got, want); /* every bank of the last buffer was listed */
+                open = 0;
+            }
+            if (tag == MEMD_REC_ALLOC) {
+                memd_wire_alloc_info i;
+                ck_assert_int_eq(memd_wire_alloc_info_get(rec + off + 4, sz, &i), 0);
+                allocs++;
+                open = i.buf.bank_mode == MEMD_BANKS_ALL ? 0 : i.buf.handle;
+                want = i.buf.bank_mode == MEMD_BANKS_ALL ? 0 : i.buf.banks;
+                got = 0;
+                if (i.buf.bank_mode == MEMD_BANKS_RANGE)
+                    ck_assert_uint_eq(want, 2);
+                else if (i.buf.bank_mode == MEMD_BANKS_PER_BANK)
+                    ck_assert_uint_eq(want, 8);
+            } else if (tag == MEMD_REC_ALLOC_BANK) {
+                memd_wire_alloc_bank_rec b;
+                ck_assert_int_eq(memd_wire_alloc_bank_rec_get(rec + off + 4, sz, &b), 0);
+                ck_assert_uint_ne(open, 0); /* right after its ALLOC, in this page */
+                ck_assert_uint_eq(b.handle, open);
+                ck_assert_uint_lt(got, want);
+                ck_assert_uint_eq(b.bank.bank, b.bank_mode == MEMD_BANKS_RANGE ? pair[got] : got);
+                got++;
+                bank_recs++;
+            } else if (tag == MEMD_REC_BANK) {
+                ck_assert_int_eq(pages, 0); /* per-bank use: with the map, on the first page */
+                banks_first_page++;
+            } else if (tag == MEMD_REC_PAGE) {
+                memd_wire_page_rec pr;
+                ck_assert_int_eq(memd_wire_page_rec_get(rec + off + 4, sz, &pr), 0);
+                next = pr.next;
+            }
+            off += 4 + sz;
+        }
+        ck_assert_uint_ne(next, UINT64_MAX);
+        out.len = 0;
+        cursor = next;
+        pages++;
+    } while (cursor);
+    ck_assert_int_ge(pages, 2); /* 3001 allocations are under one page's 4096: bytes cut */
+    ck_assert_uint_eq(allocs, N + 1);
+    ck_assert_uint_eq(bank_recs, (N / 10) * 2 + (N - N / 10) * 8);
+    ck_assert_uint_eq(banks_first_page, 8 + 3 * 4); /* every allocatable region, bank by bank */
+}
+END_TEST
+
+/* A client pool is one address map: memd refuses a per-bank one (range lockstep is fine). */
+START_TEST(pool_not_per_bank)
+{
+    static uint8_t p[MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE + 8];
+    memd_wire_alloc_req a = dram(MEMD_CLASS_INTERNAL, 4096);
+    a.scope = MEMD_SCOPE_SRAM;
+    a.flags = MEMD_ALLOC_F_POOL;
+    uint32_t set[2] = {2, 5};
+    memd_wire_bankset bs = {MEMD_BANKSET_F_PER_BANK, 2};
+    memd_wire_bankset_put(memd_wire_alloc_req_put(p, &a), &bs, set);
+    reply r;
+    req(&sa, MEMD_OP_ALLOC_BANKS, p, sizeof p, &r);
+    ck_assert_int_eq(r.h.status, -EINVAL);
+    ck_assert_ptr_nonnull(strstr(r.err.message, "pool"));
+    bs.flags = 0;
+    memd_wire_bankset_put(memd_wire_alloc_req_put(p, &a), &bs, set);
+    req(&sa, MEMD_OP_ALLOC_BANKS, p, sizeof p, &r);
+    ck_assert_int_eq(r.h.status, 0);
+}
+END_TEST
+
 START_TEST(dump_records)
 {
     must_alloc(&sa, MEMD_CLASS_CONSTANT, 1024);
@@ -819,6 +934,8 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, quota_charges_holders);
     tcase_add_test(tc, dump_records);
     tcase_add_test(tc, dump_pages);
+    tcase_add_test(tc, dump_pages_banks);
+    tcase_add_test(tc, pool_not_per_bank);
     suite_add_tcase(s, tc);
     return s;
 }

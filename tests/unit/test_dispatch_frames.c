@@ -71,7 +71,7 @@ START_TEST(malformed_frames)
     n = frame(buf, MEMD_OP_DUMP, 14, p, 4); /* DUMP with 4 bytes */
     expect_malformed(buf, n, -EBADMSG, 14);
     memd_wire_put_u32(p, UINT32_MAX);
-    memd_wire_put_u32(p + 4, MEMD_DUMP_F_PAGED << 1); /* the first unknown dump flag */
+    memd_wire_put_u32(p + 4, MEMD_DUMP_F_BANKS << 1); /* the first unknown dump flag */
     n = frame(buf, MEMD_OP_DUMP, 15, p, 8);
     expect_malformed(buf, n, -EINVAL, 15);
     memd_wire_hdr h = {.magic = MEMD_PROTO_MAGIC, .version = 1, .opcode = MEMD_OP_FREE,
@@ -157,7 +157,7 @@ END_TEST
  * malformed reply, naming the opcode and what its shape expects, before any handler. */
 START_TEST(length_checked_before_handler)
 {
-    static uint8_t p[2 * MEMD_WIRE_ALLOC_REQ_SIZE];
+    static uint8_t p[2 * MEMD_WIRE_SUBDEV_DEF_SIZE]; /* the largest fixed part, twice */
     static const char *const expect[MEMD_OP_OPCODE_COUNT] = {
         [MEMD_OP_HELLO] = "expected 40 or 64 bytes",
         [MEMD_OP_ALLOC] = "expected 136 bytes",
@@ -176,6 +176,10 @@ START_TEST(length_checked_before_handler)
         [MEMD_OP_INSTANCE_RELEASE] = "expected 16 bytes",
         [MEMD_OP_EVENTS] = "expected 16 bytes",
         [MEMD_OP_POOL_REPORT] = "count does not match the 96-byte records that follow",
+        [MEMD_OP_ALLOC_BANKS] = "expected at least 144 bytes",
+        [MEMD_OP_BANK_ADDRS] = "expected 8 bytes",
+        [MEMD_OP_SUBDEV_DEFINE] = "expected at least 344 bytes",
+        [MEMD_OP_SUBDEV_BIND] = "expected 64 bytes",
     };
     memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 64);
     for (uint16_t op = MEMD_OP_HELLO; op < MEMD_OP_OPCODE_COUNT; op++) {
@@ -294,6 +298,16 @@ static void alloc_steps(uint8_t *p, uint32_t *seen)
                                      MEMD_DUMP_F_SUBALLOCS};
     memd_wire_dump_req_put(p, &d);
     step(MEMD_OP_DUMP, p, MEMD_WIRE_DUMP_REQ_SIZE, &r, seen);
+    /* A per-bank buffer in bank 0, its banks, and freed again. */
+    uint32_t bank0 = 0;
+    memd_wire_bankset bs = {MEMD_BANKSET_F_PER_BANK, 1};
+    memd_wire_bankset_put(memd_wire_alloc_req_put(p, &a), &bs, &bank0);
+    step(MEMD_OP_ALLOC_BANKS, p, MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE + 4, &r, seen);
+    uint64_t per_bank = memd_wire_u64(r.p);
+    memd_wire_handle_put(p, per_bank);
+    step(MEMD_OP_BANK_ADDRS, p, 8, &r, seen);
+    ck_assert_uint_eq(memd_wire_u32(r.p), 1);
+    step(MEMD_OP_FREE, p, 8, &r, seen);
     memd_wire_handle_put(p, b.handle);
     step(MEMD_OP_FREE, p, 8, &r, seen);
     q = memd_wire_count_put(p, 2);
@@ -354,6 +368,19 @@ START_TEST(read_only_opcodes_change_nothing)
     memd_hook_add(&st, &hook, &ev, NULL);
     alloc_steps(p, &seen);
     model_steps(p, &seen);
+    /* Last: a sub-device (sroot is admin) and sa bound to it; neither touches the map. */
+    reply r;
+    memd_wire_subdev_def sd = {.device = DEV, .kind = MEMD_KIND_SRAM, .count = 2};
+    memd_wire_strset(sd.name, sizeof sd.name, "half");
+    uint32_t banks[] = {0, 1};
+    memd_wire_subdev_def_put(p, &sd, banks);
+    changes = 0;
+    req(&sroot, MEMD_OP_SUBDEV_DEFINE, p, MEMD_WIRE_SUBDEV_DEF_SIZE + 8, &r);
+    ck_assert_msg(r.h.status == 0, "%s", r.err.message);
+    ck_assert_uint_eq(changes, 0);
+    seen |= 1u << MEMD_OP_SUBDEV_DEFINE;
+    memd_wire_put_str(p, "half", MEMD_NAME_MAX);
+    step(MEMD_OP_SUBDEV_BIND, p, MEMD_NAME_MAX, &r, &seen);
     memd_hook_remove(&st, &hook);
     /* Every opcode was tried: a new one needs its step here. */
     ck_assert_uint_eq(seen, ((1u << MEMD_OP_OPCODE_COUNT) - 1) & ~1u);

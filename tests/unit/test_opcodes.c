@@ -24,8 +24,8 @@ START_TEST(opcodes)
 END_TEST
 
 /* Each opcode's row: the request shape its handler decodes, whether it may change what
- * the state store records, and that no opcode is for admins only (the handlers widen
- * what an admin may see and free; none refuses a session outright). */
+ * the state store records, and which are for admins only (SUBDEV_DEFINE alone: the other
+ * handlers widen what an admin may see and free; none refuses a session outright). */
 START_TEST(opcode_table)
 {
     static const struct {
@@ -34,6 +34,7 @@ START_TEST(opcode_table)
         memd_wire_shape shape;
         uint32_t len, len_v1;
         bool mutating;
+        bool admin_only;
     } want[] = {
         {MEMD_OP_HELLO, "HELLO", MEMD_WIRE_SHAPE_FIXED, 64, 40, true},
         {MEMD_OP_ALLOC, "ALLOC", MEMD_WIRE_SHAPE_FIXED, 136, 0, true},
@@ -52,6 +53,10 @@ START_TEST(opcode_table)
         {MEMD_OP_INSTANCE_RELEASE, "INSTANCE_RELEASE", MEMD_WIRE_SHAPE_FIXED, 16, 0, true},
         {MEMD_OP_EVENTS, "EVENTS", MEMD_WIRE_SHAPE_FIXED, 16, 0, false},
         {MEMD_OP_POOL_REPORT, "POOL_REPORT", MEMD_WIRE_SHAPE_COUNT, 96, 0, false},
+        {MEMD_OP_ALLOC_BANKS, "ALLOC_BANKS", MEMD_WIRE_SHAPE_MIN, 144, 0, true},
+        {MEMD_OP_BANK_ADDRS, "BANK_ADDRS", MEMD_WIRE_SHAPE_FIXED, 8, 0, false},
+        {MEMD_OP_SUBDEV_DEFINE, "SUBDEV_DEFINE", MEMD_WIRE_SHAPE_MIN, 344, 0, false, true},
+        {MEMD_OP_SUBDEV_BIND, "SUBDEV_BIND", MEMD_WIRE_SHAPE_FIXED, 64, 0, false},
     };
     ck_assert_uint_eq(sizeof want / sizeof want[0], MEMD_OP_OPCODE_COUNT - 1);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -64,7 +69,7 @@ START_TEST(opcode_table)
         ck_assert_uint_eq(o->len_v1, want[i].len_v1);
         ck_assert_int_eq(o->mutating, want[i].mutating);
         ck_assert_int_eq(memd_wire_opcode_mutating(want[i].op), want[i].mutating);
-        ck_assert(!o->admin_only);
+        ck_assert_int_eq(o->admin_only, want[i].admin_only);
     }
     ck_assert_ptr_null(memd_wire_op_of(0));
     ck_assert_ptr_null(memd_wire_op_of(MEMD_OP_OPCODE_COUNT));
@@ -87,7 +92,8 @@ static bool len_ok(uint32_t op, size_t len)
 
 START_TEST(op_check_len_fixed)
 {
-    static const uint16_t handle_ops[] = {MEMD_OP_FREE, MEMD_OP_QUERY, MEMD_OP_BANKS};
+    static const uint16_t handle_ops[] = {MEMD_OP_FREE, MEMD_OP_QUERY, MEMD_OP_BANKS,
+                                          MEMD_OP_BANK_ADDRS};
     static const uint16_t ref_ops[] = {MEMD_OP_MODEL_UNLOAD, MEMD_OP_MODEL_INFO,
                                        MEMD_OP_INSTANCE_CREATE, MEMD_OP_INSTANCE_RELEASE};
     memd_wire_hello h = {.min_version = 1, .max_version = 1};

@@ -312,12 +312,102 @@ START_TEST(strset_truncates_and_pads)
 }
 END_TEST
 
+/* ALLOC_BANKS requests, bank addresses and the dump's bank records. */
+START_TEST(banks_roundtrip_and_rejects)
+{
+    memd_wire_alloc_req r = {.device = 1, .cls = MEMD_CLASS_CONSTANT, .scope = MEMD_SCOPE_SRAM,
+                             .bytes = 4096};
+    uint32_t ids[] = {0, 3, 8};
+    memd_wire_bankset b = {MEMD_BANKSET_F_PER_BANK, 3}, gb;
+    uint8_t *p = memd_wire_bankset_put(memd_wire_alloc_req_put(buf, &r), &b, ids);
+    size_t n = (size_t)(p - buf);
+    ck_assert_uint_eq(n, MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE + 12);
+    memd_wire_alloc_req g;
+    const uint8_t *raw;
+    ck_assert_int_eq(memd_wire_alloc_banks_get(buf, n, &g, &gb, &raw), 0);
+    ck_assert_uint_eq(gb.count, 3);
+    ck_assert_uint_eq(gb.flags, MEMD_BANKSET_F_PER_BANK);
+    ck_assert_uint_eq(memd_wire_u32(raw + 8), 8);
+    ck_assert_uint_eq(g.bytes, 4096);
+    ck_assert_int_eq(memd_wire_alloc_banks_get(buf, n - 1, &g, &gb, &raw), -EBADMSG);
+    ck_assert_int_eq(memd_wire_alloc_banks_get(buf, n + 4, &g, &gb, &raw), -EBADMSG);
+    memd_wire_put_u32(buf + MEMD_WIRE_ALLOC_REQ_SIZE, 2); /* unknown flag */
+    ck_assert_int_eq(memd_wire_alloc_banks_get(buf, n, &g, &gb, &raw), -EINVAL);
+    memd_wire_put_u32(buf + MEMD_WIRE_ALLOC_REQ_SIZE, 0);
+    memd_wire_put_u32(buf + MEMD_WIRE_ALLOC_REQ_SIZE + 4, MEMD_BANKSET_MAX + 1);
+    ck_assert_int_eq(memd_wire_alloc_banks_get(buf, n, &g, &gb, &raw), -EINVAL);
+
+    memd_wire_alloc_bank_rec a = {.handle = 9, .bank_mode = MEMD_BANKS_RANGE,
+                                  .bank = {.bank = 5, .logical_x = 1, .logical_y = 2,
+                                           .noc_x = 3, .noc_y = 4, .address = 0x40,
+                                           .absolute = 0x1040}},
+                             ga;
+    fill_canary();
+    ck_assert_ptr_eq(memd_wire_alloc_bank_rec_put(buf, &a), buf + MEMD_WIRE_ALLOC_BANK_REC_SIZE);
+    assert_tail_untouched(MEMD_WIRE_ALLOC_BANK_REC_SIZE);
+    ck_assert_int_eq(memd_wire_alloc_bank_rec_get(buf, MEMD_WIRE_ALLOC_BANK_REC_SIZE, &ga), 0);
+    ck_assert_uint_eq(ga.bank.bank, 5);
+    ck_assert_uint_eq(ga.bank.noc_y, 4);
+    ck_assert_uint_eq(ga.bank.absolute, 0x1040);
+    buf[8] = MEMD_BANKS_MODE_COUNT;
+    ck_assert_int_eq(memd_wire_alloc_bank_rec_get(buf, MEMD_WIRE_ALLOC_BANK_REC_SIZE, &ga), -EINVAL);
+
+    memd_wire_bank_rec k = {.device = 2, .kind = MEMD_KIND_SRAM, .region = 1, .bank = 63,
+                            .logical_x = MEMD_NO_CORE, .logical_y = MEMD_NO_CORE,
+                            .noc_x = MEMD_NO_CORE, .noc_y = MEMD_NO_CORE,
+                            .stats = {.total = 100, .allocated = 40, .free = 60}},
+                       gk;
+    fill_canary();
+    ck_assert_ptr_eq(memd_wire_bank_rec_put(buf, &k), buf + MEMD_WIRE_BANK_REC_SIZE);
+    assert_tail_untouched(MEMD_WIRE_BANK_REC_SIZE);
+    ck_assert_int_eq(memd_wire_bank_rec_get(buf, MEMD_WIRE_BANK_REC_SIZE, &gk), 0);
+    ck_assert_uint_eq(gk.bank, 63);
+    ck_assert_uint_eq(gk.logical_x, MEMD_NO_CORE);
+    ck_assert_uint_eq(gk.stats.allocated, 40);
+    ck_assert_int_eq(memd_wire_bank_rec_get(buf, MEMD_WIRE_BANK_REC_SIZE - 1, &gk), -EBADMSG);
+    /* Sub-devices: a definition with its banks, and the dump's record. */
+    memd_wire_subdev_def sd = {.device = 3, .kind = MEMD_KIND_SRAM, .budget = 4096, .count = 2},
+                         gd;
+    memd_wire_strset(sd.name, sizeof sd.name, "left");
+    memd_wire_strset(sd.overlap[1], sizeof sd.overlap[1], "right");
+    uint32_t sids[] = {4, 9};
+    p = memd_wire_subdev_def_put(buf, &sd, sids);
+    ck_assert_uint_eq((size_t)(p - buf), MEMD_WIRE_SUBDEV_DEF_SIZE + 8);
+    ck_assert_int_eq(memd_wire_subdev_def_get(buf, MEMD_WIRE_SUBDEV_DEF_SIZE + 8, &gd, &raw), 0);
+    ck_assert_str_eq(gd.name, "left");
+    ck_assert_str_eq(gd.overlap[1], "right");
+    ck_assert_uint_eq(gd.budget, 4096);
+    ck_assert_uint_eq(memd_wire_u32(raw + 4), 9);
+    ck_assert_int_eq(memd_wire_subdev_def_get(buf, MEMD_WIRE_SUBDEV_DEF_SIZE + 4, &gd, &raw),
+                     -EBADMSG);
+    buf[68] = MEMD_KIND_COUNT;
+    ck_assert_int_eq(memd_wire_subdev_def_get(buf, MEMD_WIRE_SUBDEV_DEF_SIZE + 8, &gd, &raw),
+                     -EINVAL);
+    memd_wire_subdev_rec sr = {.device = 1, .kind = MEMD_KIND_DRAM, .from_config = 1,
+                               .nbanks = 12, .sessions = 2, .budget = 9, .used = 8,
+                               .allocations = 1},
+                         gs;
+    memd_wire_strset(sr.name, sizeof sr.name, "x");
+    memd_wire_strset(sr.banks, sizeof sr.banks, "0-11");
+    fill_canary();
+    ck_assert_ptr_eq(memd_wire_subdev_rec_put(buf, &sr), buf + MEMD_WIRE_SUBDEV_REC_SIZE);
+    assert_tail_untouched(MEMD_WIRE_SUBDEV_REC_SIZE);
+    ck_assert_int_eq(memd_wire_subdev_rec_get(buf, MEMD_WIRE_SUBDEV_REC_SIZE, &gs), 0);
+    ck_assert_str_eq(gs.banks, "0-11");
+    ck_assert_uint_eq(gs.used, 8);
+    ck_assert_uint_eq(gs.sessions, 2);
+    ck_assert_uint_eq(memd_wire_rec_size(MEMD_REC_SUBDEV), MEMD_WIRE_SUBDEV_REC_SIZE);
+    ck_assert_uint_eq(memd_wire_rec_size(MEMD_REC_BANK), MEMD_WIRE_BANK_REC_SIZE);
+    ck_assert_uint_eq(memd_wire_rec_size(MEMD_REC_ALLOC_BANK), MEMD_WIRE_ALLOC_BANK_REC_SIZE);
+}
+END_TEST
+
 static memd_wire_buffer sample_buffer(void)
 {
     return (memd_wire_buffer){.handle = 0xdeadbeef00000001ull, .address = 0x1000,
                               .size_per_bank = 0x2000, .page_size = 0x800, .pitch = 192,
                               .banks = 12, .refcount = 2, .kind = MEMD_KIND_SRAM,
-                              .region = 1, .pad = {1, 2, 3, 4, 5, 6}};
+                              .region = 1, .pad = {1, 2, 3, 4, 5}};
 }
 
 static void assert_buffer_eq(const memd_wire_buffer *a, const memd_wire_buffer *b)
@@ -331,6 +421,7 @@ static void assert_buffer_eq(const memd_wire_buffer *a, const memd_wire_buffer *
     ck_assert_uint_eq(a->refcount, b->refcount);
     ck_assert_uint_eq(a->kind, b->kind);
     ck_assert_uint_eq(a->region, b->region);
+    ck_assert_uint_eq(a->bank_mode, b->bank_mode);
 }
 
 START_TEST(buffer_roundtrip_and_rejects)
@@ -416,7 +507,7 @@ START_TEST(dump_req_roundtrip_and_rejects)
     d.flags = 0; /* a cursor without paging means nothing */
     memd_wire_dump_req_put(buf, &d);
     ck_assert_int_eq(memd_wire_dump_req_get(buf, MEMD_WIRE_DUMP_REQ_SIZE, &g), -EINVAL);
-    d.flags = MEMD_DUMP_F_PAGED << 1; /* the first unknown bit */
+    d.flags = MEMD_DUMP_F_BANKS << 1; /* the first unknown bit */
     d.cursor = 0;
     memd_wire_dump_req_put(buf, &d);
     ck_assert_int_eq(memd_wire_dump_req_get(buf, MEMD_WIRE_DUMP_REQ_SIZE, &g), -EINVAL);
@@ -791,7 +882,7 @@ START_TEST(tags)
     ck_assert_uint_eq(memd_wire_rec_size(0), 0);
     memd_wire_tag_put(buf, 0);
     ck_assert_int_eq(memd_wire_tag_get(buf, 400, &tag, &n), -EINVAL);
-    memd_wire_tag_put(buf, MEMD_REC_PAGE + 1);
+    memd_wire_tag_put(buf, MEMD_REC_SUBDEV + 1);
     ck_assert_int_eq(memd_wire_tag_get(buf, 400, &tag, &n), -EINVAL);
     ck_assert_int_eq(memd_wire_tag_get(buf, 3, &tag, &n), -EBADMSG);
 }
@@ -812,6 +903,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, alloc_req_rejects);
     tcase_add_test(tc, strset_truncates_and_pads);
     tcase_add_test(tc, buffer_roundtrip_and_rejects);
+    tcase_add_test(tc, banks_roundtrip_and_rejects);
     tcase_add_test(tc, alloc_info_roundtrip_and_rejects);
     tcase_add_test(tc, dump_req_roundtrip_and_rejects);
     tcase_add_test(tc, event_records_roundtrip_and_reject);

@@ -76,7 +76,7 @@ _memctl()
             _filedir
             return
             ;;
-        --device | --size | --shape | --page-size | --align | --banks | --name | \
+        --device | --size | --shape | --page-size | --align | --banks | --bank-set | --name | \
             --budget-ms | --seed | --watch | --instances | --dims)
             return # a number or a name: nothing to offer
             ;;

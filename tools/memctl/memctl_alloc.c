@@ -7,17 +7,23 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "banklist.h"
 #include "memctl_service.h"
 
 static const char alloc_usage[] =
     "usage: memctl alloc --device N --class C (--size SIZE | --dtype T --shape D0xD1..)\n"
     "                    [--scope S] [--name NAME [--shared]] [--page-size B] [--align A]\n"
-    "                    [--banks N] --hold [--json]\n"
+    "                    [--banks N] [--bank-set LIST] [--per-bank] --hold [--json]\n"
     "  class: code, constant, placeholder, internal, logging\n"
     "  scope: dram (global, default), sram (l1), dram.texture\n"
     "  sizes: 4096, 0x1000, 4KiB, 1MiB, 2GiB (or K, M, G, T: powers of 1024; KB, GB\n"
     "         and fractions are refused as ambiguous)\n"
+    "  bank set: bank ids and ranges, e.g. 0-3,8: one address free in every bank of the\n"
+    "         set (range lockstep); with --per-bank an address of its own in each bank\n"
+    "         (--per-bank alone: every bank of the group)\n"
     "  prints the buffer as key=value on one line, holds it until SIGINT/SIGTERM, frees it\n";
+
+static uint32_t bank_ids[MEMD_BANKSET_MAX];
 
 static int parse_shape(const char *v, memclient_alloc_req *r)
 {
@@ -76,6 +82,18 @@ static int alloc_option(const char *a, const char *v, memclient_alloc_req *r, ch
     } else if (!strcmp(a, "--banks")) {
         if (memctl_parse_u32(v, &r->banks) < 0 || r->banks == 0)
             return memctl_bad_value(cmd, a, v, "a positive number of banks");
+    } else if (!strcmp(a, "--bank-set")) {
+        uint32_t n, bad;
+        int e = memd_parse_bank_list(v, MEMD_BANKSET_MAX, bank_ids, MEMD_BANKSET_MAX, &n, &bad);
+        if (e < 0) {
+            fprintf(stderr, "memctl alloc: --bank-set '%s': %s at offset %u\n", v,
+                    e == -ERANGE ? "bank id too large"
+                                 : "expected increasing bank ids and ranges like 0-3,8",
+                    bad);
+            return MEMCTL_EXIT_USAGE;
+        }
+        r->bank_set = bank_ids;
+        r->nbank_set = n;
     } else if (!strcmp(a, "--name")) {
         if (strlen(v) >= MEMD_NAME_MAX || !*v)
             return memctl_bad_value(cmd, a, v, "1 to 63 bytes");
@@ -136,6 +154,8 @@ static int parse_alloc(int argc, char **argv, memclient_alloc_req *r, char *name
             *json = true;
         } else if (!strcmp(a, "--shared")) {
             r->flags |= MEMCLIENT_ALLOC_SHARED;
+        } else if (!strcmp(a, "--per-bank")) {
+            r->per_bank = 1;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(alloc_usage, stdout);
             return -1;
@@ -149,6 +169,50 @@ static int parse_alloc(int argc, char **argv, memclient_alloc_req *r, char *name
         }
     }
     return alloc_complete(r, &seen);
+}
+
+/* " mode=range bank_addrs=0:0x1000,3:0x1000" (bank id: address in the group's map). */
+/* A bank-set buffer's mode and its banks' addresses (text: " mode=range
+ * bank_addrs=0:0x..,1:0x.."; JSON: as the dump's allocation keys). Nothing for lockstep
+ * over every bank in text; JSON always names the mode. */
+static void print_banks(memclient *c, const memclient_buffer *b, bool json)
+{
+    static memclient_bank banks[MEMD_BANKSET_MAX];
+    const char *mode = b->bank_mode == MEMD_BANKS_PER_BANK ? "per-bank"
+                       : b->bank_mode == MEMD_BANKS_RANGE  ? "range"
+                                                           : "all";
+    if (json)
+        printf(", \"bank_mode\": \"%s\"", b->bank_mode == MEMD_BANKS_PER_BANK ? "per_bank" : mode);
+    if (b->bank_mode == MEMD_BANKS_ALL)
+        return;
+    int n = memclient_bank_info(c, b->handle, banks, MEMD_BANKSET_MAX);
+    if (!json)
+        printf(" mode=%s", mode);
+    if (n < 0)
+        return;
+    if (n > (int)MEMD_BANKSET_MAX)
+        n = (int)MEMD_BANKSET_MAX;
+    if (!json) {
+        printf(" bank_addrs=");
+        for (int i = 0; i < n; i++)
+            printf("%s%" PRIu32 ":0x%" PRIx64, i ? "," : "", banks[i].bank, banks[i].address);
+        return;
+    }
+    printf(", \"bank_ids\": [");
+    for (int i = 0; i < n; i++)
+        printf("%s%" PRIu32, i ? ", " : "", banks[i].bank);
+    printf("], \"bank_addresses\": [");
+    for (int i = 0; i < n; i++) {
+        printf("%s{\"bank\": %" PRIu32 ", \"address\": %" PRIu64 ", \"absolute\": %" PRIu64
+               ", \"core\": ",
+               i ? ", " : "", banks[i].bank, banks[i].address, banks[i].absolute);
+        if (banks[i].logical_x == MEMD_NO_CORE)
+            printf("null}");
+        else
+            printf("{\"logical\": [%u, %u], \"noc\": [%u, %u]}}", banks[i].logical_x,
+                   banks[i].logical_y, banks[i].noc_x, banks[i].noc_y);
+    }
+    printf("]");
 }
 
 int memctl_cmd_alloc(const memctl_globals *g, int argc, char **argv)
@@ -192,16 +256,18 @@ int memctl_cmd_alloc(const memctl_globals *g, int argc, char **argv)
                memclient_kind_name(b.kind));
         memd_json_str(stdout, region);
         printf(", \"address\": %" PRIu64 ", \"size_per_bank\": %" PRIu64 ", \"banks\": %" PRIu32
-               ", \"page_size\": %" PRIu64 ", \"pitch\": %" PRIu64 ", \"refcount\": %" PRIu32 "}\n",
+               ", \"page_size\": %" PRIu64 ", \"pitch\": %" PRIu64 ", \"refcount\": %" PRIu32,
                b.address, b.size_per_bank, b.banks, b.page_size, b.pitch, b.refcount);
     } else {
         printf("handle=%" PRIu64 " device=%" PRIu32 " kind=%s region=%s address=0x%" PRIx64
                " size_per_bank=%" PRIu64 " banks=%" PRIu32 " page_size=%" PRIu64 " pitch=%" PRIu64
-               " refcount=%" PRIu32 "\n",
+               " refcount=%" PRIu32,
                b.handle, req.device, memclient_kind_name(b.kind), region, b.address,
                b.size_per_bank, b.banks, b.page_size, b.pitch, b.refcount);
     }
     memclient_snapshot_free(s);
+    print_banks(c, &b, json);
+    puts(json ? "}" : "");
     fflush(stdout);
     fprintf(stderr, "memctl alloc: holding handle %" PRIu64 "; SIGINT or SIGTERM frees it\n",
             b.handle);

@@ -125,7 +125,8 @@ static int picture(memclient_snapshot *s, const dump_opts *o)
 
 static int dump_once(memclient *c, const dump_opts *o, bool clear)
 {
-    unsigned flags = MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_SUBALLOCS;
+    unsigned flags = MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_SUBALLOCS |
+                     MEMCLIENT_DUMP_BANKS;
     if (o->detailed || o->svg || o->html || (o->csv && memctl_csv_report_needs_blocks(o->report)))
         flags |= MEMCLIENT_DUMP_BLOCKS;
     memclient_snapshot *s;

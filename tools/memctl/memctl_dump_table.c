@@ -165,6 +165,8 @@ static void blocks_table(FILE *f, const memclient_snapshot *s)
 void memctl_devices_table(FILE *f, const memclient_snapshot *s)
 {
     devices_table(f, s);
+    memctl_bank_use_table(f, s);
+    memctl_subdevs_table(f, s);
 }
 
 void memctl_dump_table(FILE *f, const memclient_snapshot *s, bool detailed)
@@ -176,7 +178,9 @@ void memctl_dump_table(FILE *f, const memclient_snapshot *s, bool detailed)
             s->server.sessions);
     devices_table(f, s);
     allocs_table(f, s);
+    memctl_banks_table(f, s);
     pools_table(f, s);
+    memctl_subdevs_table(f, s);
     if (detailed)
         blocks_table(f, s);
     fputc('\n', f); /* who holds what: sessions and processes with their bytes */

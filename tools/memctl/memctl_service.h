@@ -88,6 +88,13 @@ void memctl_sessions_usage_table(FILE *f, const memclient_snapshot *s);
 /* The processes holding memory, largest first, with a column per device (skip_self: not
  * this memctl's own session when it holds nothing). */
 void memctl_processes_table(FILE *f, const memclient_snapshot *s, bool skip_self);
+/* Per-bank use of split regions and the banks of bank-set buffers (memctl_dump_banks.c);
+ * the snapshot must come from a dump with MEMCLIENT_DUMP_BANKS. */
+void memctl_banks_table(FILE *f, const memclient_snapshot *s);
+/* Only the per-bank use part of it (memctl devices). */
+void memctl_bank_use_table(FILE *f, const memclient_snapshot *s);
+/* Sub-devices with their use and bound sessions (memctl_dump_banks.c). */
+void memctl_subdevs_table(FILE *f, const memclient_snapshot *s);
 /* report: "memory_usage_summary", "l1_usage_summary", "detailed_memory_usage";
  * returns -EINVAL for another name. */
 int memctl_dump_csv(FILE *f, const memclient_snapshot *s, const char *report);

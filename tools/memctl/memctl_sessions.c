@@ -179,13 +179,15 @@ int memctl_cmd_sessions(const memctl_globals *g, int argc, char **argv)
 static void devices_json(FILE *f, const memclient_snapshot *s)
 {
     memclient_snapshot v = *s;
-    v.nallocs = v.nsessions = v.nblocks = v.nusage = 0;
+    v.nallocs = v.nsessions = v.nblocks = v.nusage = v.nalloc_banks = 0;
     v.usage = NULL;
     memd_report_json(f, &v, false);
 }
 
 int memctl_cmd_devices(const memctl_globals *g, int argc, char **argv)
 {
-    return show(g, argc, argv, "devices, their bank groups and regions (sizes per bank)", 0,
-                memctl_devices_table, devices_json);
+    return show(g, argc, argv,
+                "devices, their bank groups and regions (sizes per bank), per-bank use where "
+                "it differs, and sub-devices",
+                MEMCLIENT_DUMP_BANKS, memctl_devices_table, devices_json);
 }

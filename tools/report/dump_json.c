@@ -37,6 +37,90 @@ static void blocks_json(FILE *f, const memclient_snapshot *s, const memclient_re
     fprintf(f, "%s]", first ? "" : "\n              ");
 }
 
+static void core_json(FILE *f, uint16_t lx, uint16_t ly, uint16_t nx, uint16_t ny)
+{
+    if (lx == MEMD_NO_CORE)
+        fprintf(f, "\"core\": null");
+    else
+        fprintf(f, "\"core\": {\"logical\": [%u, %u], \"noc\": [%u, %u]}", lx, ly, nx, ny);
+}
+
+/* Per-bank use of a region (dumps with MEMCLIENT_DUMP_BANKS): every bank's own map. */
+static void banks_json(FILE *f, const memclient_snapshot *s, const memclient_region *reg)
+{
+    bool first = true;
+    for (size_t i = 0; i < s->nbank_use; i++) {
+        const memclient_bank_use *b = &s->bank_use[i];
+        if (b->device != reg->device || b->kind != reg->kind || b->region != reg->region)
+            continue;
+        fprintf(f, "%s\n                {\"bank\": %" PRIu32 ", ", first ? ",\n              \"banks\": [" : ",",
+                b->bank);
+        core_json(f, b->logical_x, b->logical_y, b->noc_x, b->noc_y);
+        fprintf(f, ", \"allocated\": %" PRIu64 ", \"free\": %" PRIu64 ", \"largest_free\": %" PRIu64
+                   ", \"free_blocks\": %" PRIu64 ", \"allocations\": %" PRIu64
+                   ", \"fragmentation_pct\": %.2f}",
+                b->stats.allocated, b->stats.free, b->stats.largest_free, b->stats.free_blocks,
+                b->stats.allocations, memd_report_fragmentation(&b->stats));
+        first = false;
+    }
+    if (!first)
+        fprintf(f, "\n              ]");
+}
+
+static const char *mode_name(memd_bank_mode m)
+{
+    return m == MEMD_BANKS_RANGE ? "range" : m == MEMD_BANKS_PER_BANK ? "per_bank" : "all";
+}
+
+/* The snapshot's ALLOC_BANK entries come in handle order (the daemon writes them after
+ * their ALLOC record, allocations by handle): [*first, *first + n) are handle's. */
+static size_t alloc_banks_of(const memclient_snapshot *s, uint64_t handle, size_t *first)
+{
+    size_t lo = 0, hi = s->nalloc_banks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->alloc_banks[mid].handle < handle)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t n = 0;
+    while (lo + n < s->nalloc_banks && s->alloc_banks[lo + n].handle == handle)
+        n++;
+    *first = lo;
+    return n;
+}
+
+/* "bank_mode", "bank_ids" and, for a bank set, "bank_addresses" of an allocation. */
+static void alloc_banks_json(FILE *f, const memclient_snapshot *s, const memclient_alloc_info *a)
+{
+    fprintf(f, ",\n      \"bank_mode\": \"%s\",\n      \"bank_ids\": [",
+            mode_name(a->buf.bank_mode));
+    if (a->buf.bank_mode == MEMD_BANKS_ALL) {
+        uint32_t banks = 0;
+        for (size_t g = 0; g < s->ngroups; g++)
+            if (s->groups[g].device == a->device && s->groups[g].kind == a->buf.kind)
+                banks = s->groups[g].banks;
+        for (uint32_t i = 0; i < banks; i++)
+            fprintf(f, "%s%" PRIu32, i ? ", " : "", i);
+        fprintf(f, "]");
+        return;
+    }
+    size_t first, n = alloc_banks_of(s, a->buf.handle, &first);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s%" PRIu32, i ? ", " : "", s->alloc_banks[first + i].bank.bank);
+    fprintf(f, "],\n      \"bank_addresses\": [");
+    for (size_t i = 0; i < n; i++) {
+        const memclient_bank *b = &s->alloc_banks[first + i].bank;
+        fprintf(f, "%s\n        {\"bank\": %" PRIu32 ", \"address\": %" PRIu64
+                   ", \"absolute\": %" PRIu64 ", ",
+                i ? "," : "", b->bank, b->address, b->absolute);
+        core_json(f, b->logical_x, b->logical_y, b->noc_x, b->noc_y);
+        fputc('}', f);
+    }
+    fprintf(f, "%s]", n ? "\n      " : "");
+}
+
 static void region_json(FILE *f, const memclient_snapshot *s, const memclient_region *reg,
                         bool detailed)
 {
@@ -46,6 +130,7 @@ static void region_json(FILE *f, const memclient_snapshot *s, const memclient_re
                "              \"base\": %" PRIu64 ",\n              \"size\": %" PRIu64 ",\n",
             reg->region, reg->allocatable ? "true" : "false", reg->base, reg->size);
     stats_fields(f, &reg->stats, memd_report_fragmentation(&reg->stats), "              ");
+    banks_json(f, s, reg);
     if (detailed)
         blocks_json(f, s, reg);
     fprintf(f, "\n            }");
@@ -95,8 +180,34 @@ static void alloc_json(FILE *f, const memclient_snapshot *s, const memclient_all
     fprintf(f, ",\n      \"name\": ");
     memd_json_str(f, a->name);
     fprintf(f, ",\n      \"pool\": %s,\n      \"created_ns\": %" PRIu64
-               ",\n      \"created_ns_str\": \"%" PRIu64 "\",\n      \"age_s\": %.3f\n    }",
+               ",\n      \"created_ns_str\": \"%" PRIu64 "\",\n      \"age_s\": %.3f",
             a->pool ? "true" : "false", a->created_ns, a->created_ns, (double)age_ns / 1e9);
+    alloc_banks_json(f, s, a);
+    fprintf(f, "\n    }");
+}
+
+static void subdevs_json(FILE *f, const memclient_snapshot *s)
+{
+    fprintf(f, ",\n  \"sub_devices\": [");
+    for (size_t i = 0; i < s->nsubdevs; i++) {
+        const memclient_subdev_rec *d = &s->subdevs[i];
+        fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
+        memd_json_str(f, d->name);
+        fprintf(f, ", \"device\": %" PRIu32 ", \"group\": \"%s\", \"banks\": ", d->device,
+                memclient_kind_name(d->kind));
+        memd_json_str(f, d->banks);
+        fprintf(f, ", \"nbanks\": %" PRIu32 ", \"budget\": %" PRIu64 ", \"used\": %" PRIu64
+                   ", \"allocations\": %" PRIu64 ", \"sessions\": [",
+                d->nbanks, d->budget, d->used, d->allocations);
+        bool first = true;
+        for (size_t k = 0; k < s->nsessions; k++)
+            if (s->sessions[k].subdev == i + 1) {
+                fprintf(f, "%s%" PRIu32, first ? "" : ", ", s->sessions[k].id);
+                first = false;
+            }
+        fprintf(f, "], \"from\": \"%s\"}", d->from_config ? "config" : "request");
+    }
+    fprintf(f, "%s]", s->nsubdevs ? "\n  " : "");
 }
 
 /* With MEMCLIENT_DUMP_USAGE: what the session holds, in total and per bank group. */
@@ -168,6 +279,13 @@ static void session_json(FILE *f, const memclient_snapshot *s, const memclient_s
             x->orphaned ? "true" : "false", x->reclaim_deadline_ns, x->reclaim_deadline_ns);
     if (s->usage)
         session_use_json(f, s, x->id);
+    if (s->subdevs) { /* dumps with MEMCLIENT_DUMP_BANKS: the sub-device it is bound to */
+        fputs(", \"sub_device\": ", f);
+        if (x->subdev && x->subdev <= s->nsubdevs)
+            memd_json_str(f, s->subdevs[x->subdev - 1].name);
+        else
+            fputs("null", f);
+    }
     fputc('}', f);
 }
 
@@ -268,6 +386,7 @@ void memd_report_json(FILE *f, const memclient_snapshot *s, bool detailed)
         memd_report_processes_json(f, s, "    ");
     }
     memd_report_pools_json(f, s);
+    subdevs_json(f, s);
     memd_report_models_json(f, s); /* "models", "plans", "instances" */
     fprintf(f, "\n}\n");
 }

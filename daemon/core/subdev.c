@@ -1,0 +1,210 @@
+/* memd daemon — sub-devices at run time (subdev.h). A handful per host: lookups scan. */
+#include "subdev.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errmsg.h"
+
+static int copy_spec(memd_subdev_spec *dst, const memd_subdev_spec *src)
+{
+    *dst = *src;
+    dst->banks = malloc(sizeof(*dst->banks) * (src->nbanks ? src->nbanks : 1));
+    if (!dst->banks)
+        return -ENOMEM;
+    memcpy(dst->banks, src->banks, sizeof(*dst->banks) * src->nbanks);
+    return 0;
+}
+
+int memd_subdevs_init(memd_state *st, const memd_config *cfg, memd_error *err)
+{
+    st->subdevs = calloc(MEMD_SUBDEV_MAX, sizeof *st->subdevs);
+    if (!st->subdevs)
+        return memd_error_set(err, -ENOMEM, "out of memory");
+    for (uint32_t i = 0; i < cfg->nsubdevs; i++) {
+        memd_subdev *d = &st->subdevs[i];
+        if (copy_spec(&d->spec, &cfg->subdevs[i]) < 0)
+            return memd_error_set(err, -ENOMEM, "out of memory");
+        st->nsubdevs = i + 1;
+        d->from_config = true;
+    }
+    return 0;
+}
+
+void memd_subdevs_fini(memd_state *st)
+{
+    for (uint32_t i = 0; i < st->nsubdevs; i++)
+        memd_subdev_spec_free(&st->subdevs[i].spec);
+    free(st->subdevs);
+    st->subdevs = NULL;
+    st->nsubdevs = 0;
+}
+
+int memd_subdev_find(const memd_state *st, const char *name)
+{
+    for (uint32_t i = 0; i < st->nsubdevs; i++)
+        if (strcmp(st->subdevs[i].spec.name, name) == 0)
+            return (int)i;
+    return -ENOENT;
+}
+
+int memd_subdev_define(memd_state *st, memd_subdev_spec *sd, char *msg, size_t cap)
+{
+    if (memd_subdev_find(st, sd->name) >= 0) {
+        snprintf(msg, cap, "sub-device '%s' exists already", sd->name);
+        return -EEXIST;
+    }
+    if (st->nsubdevs == MEMD_SUBDEV_MAX) {
+        snprintf(msg, cap, "%d sub-devices defined: no room for '%s'", MEMD_SUBDEV_MAX, sd->name);
+        return -ENOSPC;
+    }
+    /* The same rules as the config's, against the devices and every sub-device. */
+    memd_device_spec *devs = calloc(st->ndevs + 1, sizeof *devs);
+    const memd_subdev_spec **others = calloc(st->nsubdevs + 1, sizeof *others);
+    int rc = devs && others ? 0 : -ENOMEM;
+    for (uint32_t i = 0; rc == 0 && i < st->ndevs; i++)
+        devs[i] = *st->devs[i].spec; /* shallow: only ids and bank counts are read */
+    for (uint32_t i = 0; rc == 0 && i < st->nsubdevs; i++)
+        others[i] = &st->subdevs[i].spec;
+    if (rc == 0)
+        rc = memd_subdev_validate(sd, devs, st->ndevs, others, st->nsubdevs, msg, cap, NULL);
+    else
+        snprintf(msg, cap, "daemon out of memory");
+    free(devs);
+    free(others);
+    if (rc < 0)
+        return rc;
+    memd_subdev *d = &st->subdevs[st->nsubdevs++];
+    memset(d, 0, sizeof *d);
+    d->spec = *sd;
+    sd->banks = NULL; /* taken over */
+    sd->nbanks = 0;
+    return 0;
+}
+
+static bool listed(const memd_subdev *d, const memd_session *s)
+{
+    for (uint32_t i = 0; i < d->spec.nusers; i++)
+        if (d->spec.users[i] == s->uid)
+            return true;
+    for (uint32_t i = 0; i < d->spec.ngroups; i++)
+        if (d->gids[i] == s->gid)
+            return true;
+    return false;
+}
+
+void memd_subdev_bind_creds(memd_state *st, memd_session *s)
+{
+    s->subdev = 0;
+    for (uint32_t i = 0; i < st->nsubdevs; i++)
+        if (st->subdevs[i].from_config && listed(&st->subdevs[i], s)) {
+            s->subdev = i + 1;
+            s->subdev_by_config = true;
+            st->subdevs[i].sessions++;
+            return;
+        }
+}
+
+int memd_subdev_bind(memd_state *st, memd_session *s, uint32_t i, memd_wire_error *err)
+{
+    if (s->subdev == i + 1)
+        return 0;
+    if (s->subdev)
+        return memd_err_set(err, -EPERM, "session %u is bound to sub-device '%s' already%s",
+                            s->id, st->subdevs[s->subdev - 1].spec.name,
+                            s->subdev_by_config ? " (by the config)" : "");
+    if (s->nholds)
+        return memd_err_set(err, -EBUSY, "session %u holds %u allocations: bind before "
+                            "allocating", s->id, s->nholds);
+    s->subdev = i + 1;
+    st->subdevs[i].sessions++;
+    return 0;
+}
+
+void memd_subdev_unbind(memd_state *st, memd_session *s)
+{
+    if (s->subdev && s->subdev <= st->nsubdevs)
+        st->subdevs[s->subdev - 1].sessions--;
+    s->subdev = 0;
+}
+
+static memd_kind kind_of(const memd_wire_alloc_req *w)
+{
+    return w->scope == MEMD_SCOPE_SRAM ? MEMD_KIND_SRAM : MEMD_KIND_DRAM;
+}
+
+int memd_subdev_restrict(const memd_state *st, const memd_session *s, uint32_t dev,
+                         const memd_wire_alloc_req *w, const memd_alloc_banks *b,
+                         memd_alloc_banks *tmp, memd_wire_error *err)
+{
+    const memd_subdev *d = &st->subdevs[s->subdev - 1];
+    const memd_device_spec *spec = st->devs[dev].spec;
+    if (spec->id != d->spec.device || kind_of(w) != d->spec.kind)
+        return memd_err_set(err, -EACCES, "session %u is bound to sub-device '%s' (%s banks of "
+                            "device %u): it cannot allocate %s memory of device %u", s->id,
+                            d->spec.name, memd_kind_name(d->spec.kind), d->spec.device,
+                            memd_kind_name(kind_of(w)), spec->id);
+    if (!b || b->nset == 0) {
+        /* Lockstep (or per bank) over the sub-device's banks. */
+        *tmp = (memd_alloc_banks){d->spec.banks, d->spec.nbanks, b && b->per_bank};
+        return 0;
+    }
+    /* Both sorted: one merge walk. */
+    uint32_t j = 0;
+    for (uint32_t i = 0; i < b->nset; i++) {
+        while (j < d->spec.nbanks && d->spec.banks[j] < b->set[i])
+            j++;
+        if (j == d->spec.nbanks || d->spec.banks[j] != b->set[i])
+            return memd_err_set(err, -EACCES, "bank %u is not in sub-device '%s', to which "
+                                "session %u is bound", b->set[i], d->spec.name, s->id);
+    }
+    *tmp = *b;
+    return 0;
+}
+
+uint64_t memd_subdev_bytes(const memd_state *st, uint32_t dev, const memd_placement *p)
+{
+    uint64_t n = p->mode == MEMD_BANKS_ALL ? st->devs[dev].spec->groups[p->kind].banks : p->nset;
+    return p->size_per_bank * n;
+}
+
+int memd_subdev_check_budget(const memd_state *st, const memd_session *s, uint64_t bytes,
+                             memd_wire_error *err)
+{
+    const memd_subdev *d = &st->subdevs[s->subdev - 1];
+    if (d->spec.budget && (d->used > d->spec.budget || bytes > d->spec.budget - d->used))
+        return memd_err_set(err, -EDQUOT, "sub-device '%s': budget of %llu bytes exceeded "
+                            "(%llu in use, %llu more requested)", d->spec.name,
+                            (unsigned long long)d->spec.budget, (unsigned long long)d->used,
+                            (unsigned long long)bytes);
+    return 0;
+}
+
+/* The bytes a charges: a function of its placement, so computed, not kept. */
+static uint64_t alloc_bytes(const memd_state *st, const memd_alloc *a)
+{
+    memd_placement p;
+    memd_alloc_placement(a, &p);
+    return memd_subdev_bytes(st, a->dev, &p);
+}
+
+void memd_subdev_charge(memd_state *st, memd_alloc *a, uint32_t subdev)
+{
+    /* The sub-device is kept in a's ext, which callers make first (alloc.c). */
+    if (!subdev || memd_alloc_subdev(a) || !memd_alloc_ext_get(a))
+        return;
+    a->ext->subdev = subdev;
+    st->subdevs[subdev - 1].used += alloc_bytes(st, a);
+    st->subdevs[subdev - 1].allocations++;
+}
+
+void memd_subdev_uncharge(memd_state *st, memd_alloc *a)
+{
+    uint32_t sd = memd_alloc_subdev(a);
+    if (!sd || sd > st->nsubdevs)
+        return;
+    st->subdevs[sd - 1].used -= alloc_bytes(st, a);
+    st->subdevs[sd - 1].allocations--;
+    a->ext->subdev = 0;
+}

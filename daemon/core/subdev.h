@@ -1,0 +1,59 @@
+/* memd daemon — sub-devices (partitions) at run time: the configured ones and those an
+ * admin defines by request, the sessions bound to them, their use against the budget.
+ *
+ * A session is bound when it opens (its uid or primary gid is listed in the config) or by
+ * its own SUBDEV_BIND request; a bound session is never unbound. Its allocations stay in
+ * the sub-device's banks: a request without a bank set gets the sub-device's banks as
+ * its set (lockstep over the sub-device), a bank set must lie inside it, another device
+ * or bank group is refused. Request-defined sub-devices and request bindings live as
+ * long as the daemon; configured ones come back with the config. */
+#ifndef MEMD_DAEMON_SUBDEV_H
+#define MEMD_DAEMON_SUBDEV_H
+
+#include "alloc.h"
+#include "state.h"
+
+typedef struct memd_subdev {
+    memd_subdev_spec spec;         /* own copy (banks owned) */
+    gid_t gids[MEMD_SUBDEV_MAX_LIST];
+    bool from_config;
+    uint64_t used;                 /* bytes charged: size_per_bank x banks used */
+    uint64_t allocations;
+    uint32_t sessions;             /* bound sessions */
+} memd_subdev;
+
+/* From the config: copies the specs (state.c resolves their groups into gids). 0 or
+ * -errno with err. */
+int memd_subdevs_init(memd_state *st, const memd_config *cfg, memd_error *err);
+void memd_subdevs_fini(memd_state *st);
+
+/* Index of the sub-device called name, or -ENOENT. */
+int memd_subdev_find(const memd_state *st, const char *name);
+
+/* An admin's SUBDEV_DEFINE: validated as the config's are (msg says why). Takes over
+ * sd->banks on success. 0, -EINVAL, -EEXIST (name taken), -ENOSPC (too many). */
+int memd_subdev_define(memd_state *st, memd_subdev_spec *sd, char *msg, size_t cap);
+
+/* Binds s by its credentials (session open and restore). */
+void memd_subdev_bind_creds(memd_state *st, memd_session *s);
+/* SUBDEV_BIND: s asks to be bound to index i. -EPERM if bound to another already. */
+int memd_subdev_bind(memd_state *st, memd_session *s, uint32_t i, memd_wire_error *err);
+/* The session is closing: its binding goes. */
+void memd_subdev_unbind(memd_state *st, memd_session *s);
+
+/* Applies s's sub-device to a request for device index dev (scope -> bank group): b is
+ * replaced by the sub-device's banks when it is NULL, or checked to lie inside them;
+ * *tmp receives the replacement. 0, or -EACCES / -EINVAL with err set. */
+int memd_subdev_restrict(const memd_state *st, const memd_session *s, uint32_t dev,
+                         const memd_wire_alloc_req *w, const memd_alloc_banks *b,
+                         memd_alloc_banks *tmp, memd_wire_error *err);
+/* Budget check for a placement's footprint, then charge and uncharge. */
+int memd_subdev_check_budget(const memd_state *st, const memd_session *s, uint64_t bytes,
+                             memd_wire_error *err);
+void memd_subdev_charge(memd_state *st, memd_alloc *a, uint32_t subdev);
+void memd_subdev_uncharge(memd_state *st, memd_alloc *a);
+
+/* Bytes a placement charges: size per bank times the banks it uses. */
+uint64_t memd_subdev_bytes(const memd_state *st, uint32_t dev, const memd_placement *p);
+
+#endif

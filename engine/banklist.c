@@ -1,0 +1,62 @@
+/* memd — bank-list syntax (banklist.h). Ids must come in increasing order: "8,0-3" is
+ * refused rather than sorted, so a list reads the way the engine will see it. */
+#include "banklist.h"
+
+#include <errno.h>
+#include <stddef.h>
+
+#include "units.h"
+
+int memd_parse_bank_list(const char *s, uint32_t limit, uint32_t *ids, uint32_t cap, uint32_t *n,
+                         uint32_t *bad)
+{
+    const char *p = s;
+    uint32_t count = 0;
+    uint64_t next = 0; /* the lowest id the next item may start at */
+    *n = 0;
+    if (bad)
+        *bad = 0;
+    if (!s || !*s)
+        return -EINVAL;
+    for (;;) {
+        const char *item = p;
+        uint64_t lo, hi;
+        if (memd_parse_digits(&p, &lo) < 0)
+            goto syntax;
+        hi = lo;
+        if (*p == '-') {
+            p++;
+            if (memd_parse_digits(&p, &hi) < 0 || hi < lo)
+                goto syntax;
+        }
+        if (lo < next) {
+            p = item;
+            goto syntax;
+        }
+        if (hi >= limit) {
+            if (bad)
+                *bad = (uint32_t)(item - s);
+            return -ERANGE;
+        }
+        for (uint64_t b = lo; b <= hi; b++) {
+            if (ids) {
+                if (count == cap)
+                    return -ENOSPC;
+                ids[count] = (uint32_t)b;
+            }
+            count++;
+        }
+        next = hi + 1;
+        if (*p == '\0')
+            break;
+        if (*p != ',')
+            goto syntax;
+        p++;
+    }
+    *n = count;
+    return 0;
+syntax:
+    if (bad)
+        *bad = (uint32_t)(p - s);
+    return -EINVAL;
+}

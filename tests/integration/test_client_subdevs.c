@@ -1,0 +1,235 @@
+/* Sub-devices through the real daemon: a config with two partitions of device 0's 64 L1
+ * banks ("left" 0-31 bound to uid nobody, with a budget; "right" 32-63 for sessions that
+ * bind by request). A session bound to one allocates only inside it (lockstep becomes
+ * lockstep over its banks), cannot reach another's banks, another device or group, its
+ * budget, or rebind; definitions by request are admin only and follow the overlap rule;
+ * the dump and memctl devices show the sub-devices, their use and their sessions. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check_main.h"
+#include "client_util.h"
+#include "daemon_fixture.h"
+
+static memd_fixture f;
+
+static void teardown(void)
+{
+    memd_fixture_destroy(&f);
+}
+
+static void start(void)
+{
+    char yaml[2048];
+    snprintf(yaml, sizeof yaml,
+             "devices:\n"
+             "  - id: 0\n"
+             "    descriptor: %s/config/devices/wormhole_b0.yaml\n"
+             "sub_devices:\n"
+             "  - name: left\n"
+             "    device: 0\n"
+             "    group: l1\n"
+             "    banks: 0-31\n"
+             "    budget: 1MiB\n"
+             "    users: [%u]\n"
+             "  - name: right\n"
+             "    device: 0\n"
+             "    group: sram\n"
+             "    banks: 32-63\n",
+             memd_fixture_source_root(), CU_NOBODY);
+    memd_fixture_opts o = {.config_yaml = yaml, .capture_stderr = true};
+    ck_assert_int_eq(memd_fixture_start(&f, &o), 0);
+    cu_open_socket_to_all(&f);
+}
+
+static memclient_alloc_req sram(uint64_t bytes)
+{
+    return (memclient_alloc_req){.device = 0, .cls = MEMD_CLASS_CONSTANT,
+                                 .scope = MEMD_SCOPE_SRAM, .bytes = bytes};
+}
+
+/* Every bank of handle h lies in [lo, hi]; returns how many there are (or -1). */
+static int banks_within(memclient *c, uint64_t h, uint32_t lo, uint32_t hi)
+{
+    memclient_bank b[64];
+    int n = memclient_bank_info(c, h, b, 64);
+    for (int i = 0; i < n; i++)
+        if (b[i].bank < lo || b[i].bank > hi)
+            return -1;
+    return n;
+}
+
+/* As nobody, bound to "left" by the config. Exit codes name the failed step. */
+static int nobody_in_left(void *arg)
+{
+    const char *sock = arg;
+    memclient *c;
+    if (memclient_connect(sock, &c) != 0)
+        return 10;
+    memclient_alloc_req r = sram(4096);
+    memclient_buffer b;
+    /* Lockstep over the sub-device: 32 banks, one address. */
+    if (memclient_alloc(c, &r, &b) != 0 || b.bank_mode != MEMD_BANKS_RANGE || b.banks != 32)
+        return 11;
+    if (banks_within(c, b.handle, 0, 31) != 32)
+        return 12;
+    /* Per bank without a set: each of its banks. */
+    r.per_bank = 1;
+    if (memclient_alloc(c, &r, &b) != 0 || banks_within(c, b.handle, 0, 31) != 32)
+        return 13;
+    /* Another sub-device's bank, another group: refused. */
+    uint32_t outside = 40, inside[] = {3, 5};
+    r.per_bank = 0;
+    r.bank_set = &outside;
+    r.nbank_set = 1;
+    if (memclient_alloc(c, &r, &b) != -EACCES)
+        return 14;
+    memclient_error e;
+    memclient_last_error(&e);
+    if (!strstr(e.message, "bank 40") || !strstr(e.message, "left"))
+        return 15;
+    r.bank_set = inside;
+    r.nbank_set = 2;
+    if (memclient_alloc(c, &r, &b) != 0 || banks_within(c, b.handle, 3, 5) != 2)
+        return 16;
+    memclient_alloc_req d = cu_req(MEMD_CLASS_CONSTANT, 4096);
+    if (memclient_alloc(c, &d, &b) != -EACCES)
+        return 17;
+    /* The budget: 1 MiB over its banks; 4 KiB x 32 = 128 KiB each lockstep buffer. */
+    memclient_alloc_req big = sram(32 * 1024);
+    if (memclient_alloc(c, &big, &b) != -EDQUOT)
+        return 18;
+    /* No rebinding, no defining. */
+    if (memclient_subdev_bind(c, "right") != -EPERM)
+        return 19;
+    uint32_t banks[] = {0};
+    memclient_subdev sd = {.name = "mine", .device = 0, .kind = MEMD_KIND_SRAM, .banks = banks,
+                           .nbanks = 1};
+    if (memclient_subdev_define(c, &sd) >= 0)
+        return 20;
+    memclient_disconnect(c);
+    return 0;
+}
+
+START_TEST(bound_sessions_stay_inside)
+{
+    start();
+    memclient *root = cu_connect(&f);
+    /* Root is not bound: anywhere. */
+    uint32_t b40 = 40;
+    memclient_alloc_req r = sram(4096);
+    r.bank_set = &b40;
+    r.nbank_set = 1;
+    memclient_buffer x;
+    ck_assert_int_eq(memclient_alloc(root, &r, &x), 0);
+    ck_assert_int_eq(cu_run_as(CU_NOBODY, nobody_in_left, f.socket_path), 0);
+
+    /* Bind by request, before allocating: then right's banks only. */
+    memclient *c = cu_connect(&f);
+    ck_assert_int_eq(memclient_subdev_bind(c, "nope"), -ENOENT);
+    ck_assert_int_eq(memclient_subdev_bind(c, "right"), 0);
+    ck_assert_int_eq(memclient_subdev_bind(c, "right"), 0); /* again: no-op */
+    memclient_alloc_req l = sram(8192);
+    memclient_buffer b;
+    ck_assert_int_eq(memclient_alloc(c, &l, &b), 0);
+    ck_assert_int_eq(banks_within(c, b.handle, 32, 63), 32);
+    /* Right's lockstep buffers go around root's piece in bank 40. */
+    ck_assert_uint_ne(b.address, x.address);
+    uint32_t b3 = 3;
+    l.bank_set = &b3;
+    l.nbank_set = 1;
+    ck_assert_int_eq(memclient_alloc(c, &l, &b), -EACCES);
+    ck_assert_int_eq(memclient_subdev_bind(c, "left"), -EPERM);
+    /* A session holding memory may not bind (its buffers would be outside). */
+    memclient *h = cu_connect(&f);
+    memclient_alloc_req any = sram(64);
+    ck_assert_int_eq(memclient_alloc(h, &any, &b), 0);
+    ck_assert_int_eq(memclient_subdev_bind(h, "right"), -EBUSY);
+
+    memclient_snapshot *s = cu_dump(root, MEMCLIENT_DUMP_BANKS);
+    ck_assert_uint_eq(s->nsubdevs, 2);
+    ck_assert_str_eq(s->subdevs[1].name, "right");
+    ck_assert_str_eq(s->subdevs[1].banks, "32-63");
+    ck_assert_uint_eq(s->subdevs[1].sessions, 1);
+    ck_assert_uint_eq(s->subdevs[1].used, 8192ull * 32);
+    ck_assert_uint_eq(s->subdevs[0].used, 0); /* nobody's session ended: released */
+    size_t bound = 0;
+    for (size_t i = 0; i < s->nsessions; i++)
+        bound += s->sessions[i].subdev == 2;
+    ck_assert_uint_eq(bound, 1);
+    ck_assert_int_eq(cu_check_banks(s), 0);
+    memclient_snapshot_free(s);
+    memclient_disconnect(h);
+    memclient_disconnect(c);
+    memclient_disconnect(root);
+}
+END_TEST
+
+START_TEST(define_by_request)
+{
+    start();
+    memclient *root = cu_connect(&f);
+    uint32_t mid[16];
+    for (uint32_t i = 0; i < 16; i++)
+        mid[i] = 24 + i; /* 24-39: shares banks with both */
+    memclient_subdev sd = {.name = "mid", .device = 0, .kind = MEMD_KIND_SRAM, .banks = mid,
+                           .nbanks = 16, .budget = 65536};
+    memclient_error e;
+    ck_assert_int_eq(memclient_subdev_define(root, &sd), -EINVAL);
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "shares bank 24 with 'left'"), "%s", e.message);
+    sd.overlap[0] = "left";
+    sd.overlap[1] = "right";
+    ck_assert_int_eq(memclient_subdev_define(root, &sd), 0);
+    ck_assert_int_eq(memclient_subdev_define(root, &sd), -EEXIST);
+    uint32_t bad = 64;
+    memclient_subdev off = {.name = "off", .device = 0, .kind = MEMD_KIND_SRAM, .banks = &bad,
+                            .nbanks = 1};
+    ck_assert_int_eq(memclient_subdev_define(root, &off), -EINVAL);
+    off.device = 7;
+    ck_assert_int_eq(memclient_subdev_define(root, &off), -EINVAL);
+
+    memclient *c = cu_connect(&f);
+    ck_assert_int_eq(memclient_subdev_bind(c, "mid"), 0);
+    memclient_alloc_req r = sram(2048); /* x 16 banks = 32 KiB of the 64 KiB budget */
+    memclient_buffer b;
+    ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
+    ck_assert_int_eq(banks_within(c, b.handle, 24, 39), 16);
+    ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
+    ck_assert_int_eq(memclient_alloc(c, &r, &b), -EDQUOT);
+    ck_assert_int_eq(memclient_free(c, b.handle), 0);
+    ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
+
+    /* memctl devices and dump show them. */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s/tools/memctl/memctl --socket %s devices", getenv("MEMD_BUILD_ROOT"),
+             f.socket_path);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    char out[16384];
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    ck_assert_int_eq(pclose(p), 0);
+    ck_assert_msg(strstr(out, "sub-devices: 3") && strstr(out, "24-39") &&
+                  strstr(out, "request") && strstr(out, "config"), "%s", out);
+    memclient_disconnect(c);
+    memclient_disconnect(root);
+}
+END_TEST
+
+Suite *memd_test_suite(void)
+{
+    Suite *s = suite_create("client-subdevs");
+    TCase *tc = tcase_create("subdevs");
+    tcase_set_timeout(tc, 120);
+    tcase_add_checked_fixture(tc, NULL, teardown);
+    tcase_add_test(tc, bound_sessions_stay_inside);
+    tcase_add_test(tc, define_by_request);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,224 @@
+/* Bank subsets on tt-metal devices, built from tt-metal's own Wormhole and Grayskull
+ * descriptors (../shared/data/soc/tt-metal, MEMD_SHARED_DATA): bank ids in tt-metal's
+ * allocator order with their logical and NOC cores, and sharded tensors placed on shard
+ * grids of cores (per core, and range lockstep over the grid) beside interleaved
+ * (lockstep) buffers. Worked out by hand from the files:
+ *   Wormhole functional_workers: NOC x 1-4, 6-9; NOC y 1-5, 7-11 -> logical (x, y) is
+ *   NOC (x < 4 ? x + 1 : x + 2, y < 5 ? y + 1 : y + 2); galaxy/1 grid 8 x 8 = 64 banks,
+ *   bank id y * 8 + x. DRAM entry 4 starts at 5-0.
+ *   Grayskull E150/1: grid 12 x 9 = 108 compute banks, then 10 storage cores x 2 banks;
+ *   storage core [1, -1] is logical (1, 9) (10 worker rows), NOC (2, 11). */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "device.h"
+#include "ttmetal.h"
+
+static char *slurp(const char *name, size_t *len)
+{
+    const char *dir = getenv("MEMD_SHARED_DATA");
+    ck_assert_ptr_nonnull(dir);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/soc/tt-metal/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+static memd_device *load(const char *arch, const char *product, memd_device_spec *spec)
+{
+    char sn[128], cn[128];
+    snprintf(sn, sizeof sn, "soc_%s_arch.yaml", arch);
+    snprintf(cn, sizeof cn, "core_%s_arch.yaml", arch);
+    size_t sl, cl;
+    char *s = slurp(sn, &sl), *c = slurp(cn, &cl);
+    memd_ttmetal_opts o = {.product = product, .hw_cqs = 1, .sram_reserved = 160 * 1024};
+    memd_error err;
+    memset(&err, 0, sizeof err);
+    ck_assert_int_eq(memd_ttmetal_device(sn, s, sl, cn, c, cl, &o, spec, &err), 0);
+    free(s);
+    free(c);
+    memd_device *d;
+    char msg[256];
+    ck_assert_msg(memd_device_create(spec, &d, msg, sizeof msg) == 0, "%s", msg);
+    return d;
+}
+
+static void core_is(const memd_bank_group_spec *g, uint32_t bank, int lx, int ly, int nx, int ny)
+{
+    ck_assert_ptr_nonnull(g->cores);
+    const memd_bank_core *c = &g->cores[bank];
+    ck_assert_msg(c->logical_x == lx && c->logical_y == ly && c->noc_x == nx && c->noc_y == ny,
+                  "bank %u: logical %u,%u noc %u,%u; expected %d,%d %d,%d", bank, c->logical_x,
+                  c->logical_y, c->noc_x, c->noc_y, lx, ly, nx, ny);
+}
+
+START_TEST(wormhole_bank_ids_and_cores)
+{
+    memd_device_spec spec;
+    memd_device *d = load("wormhole_b0_80", "galaxy", &spec);
+    const memd_bank_group_spec *l1 = &memd_device_spec_of(d)->groups[MEMD_KIND_SRAM];
+    ck_assert_uint_eq(l1->banks, 64);
+    core_is(l1, 0, 0, 0, 1, 1);
+    core_is(l1, 1, 1, 0, 2, 1);
+    core_is(l1, 4, 4, 0, 6, 1);
+    core_is(l1, 8, 0, 1, 1, 2);
+    core_is(l1, 40, 0, 5, 1, 7);
+    core_is(l1, 63, 7, 7, 9, 9);
+    const memd_bank_group_spec *dram = &memd_device_spec_of(d)->groups[MEMD_KIND_DRAM];
+    core_is(dram, 0, 0, 0, 0, 0);
+    core_is(dram, 4, 4, 0, 5, 0);
+    core_is(dram, 11, 11, 0, 5, 5);
+    memd_device_destroy(d);
+    memd_device_spec_free(&spec);
+}
+END_TEST
+
+START_TEST(grayskull_storage_cores)
+{
+    memd_device_spec spec;
+    memd_device *d = load("grayskull_120", "E150", &spec);
+    const memd_bank_group_spec *l1 = &memd_device_spec_of(d)->groups[MEMD_KIND_SRAM];
+    ck_assert_uint_eq(l1->banks, 128);
+    core_is(l1, 0, 0, 0, 1, 1);
+    core_is(l1, 11, 11, 0, 12, 1);
+    core_is(l1, 107, 11, 8, 12, 10);
+    core_is(l1, 108, 1, 9, 2, 11); /* both banks of storage core [1, -1] */
+    core_is(l1, 109, 1, 9, 2, 11);
+    core_is(l1, 127, 11, 9, 12, 11);
+    /* Per bank on one storage core's two banks: independent addresses in one core. */
+    uint32_t set[] = {108, 109};
+    memd_alloc_req r = {.cls = MEMD_CLASS_CONSTANT, .scope = MEMD_SCOPE_SRAM, .bytes = 4096,
+                        .bank_set = set, .nbank_set = 2, .per_bank = true};
+    memd_placement p;
+    ck_assert_int_eq(memd_device_alloc(d, &r, &p), 0);
+    ck_assert_uint_eq(p.nset, 2);
+    memd_placement_fini(&p);
+    memd_device_destroy(d);
+    memd_device_spec_free(&spec);
+}
+END_TEST
+
+/* Bank ids of the cores of grid [x0, x1] x [y0, y1] (by their cores, not by formula). */
+static uint32_t grid(const memd_bank_group_spec *g, int x0, int x1, int y0, int y1, uint32_t *ids)
+{
+    uint32_t n = 0;
+    for (uint32_t b = 0; b < g->banks; b++)
+        if (g->cores[b].logical_x >= x0 && g->cores[b].logical_x <= x1 &&
+            g->cores[b].logical_y >= y0 && g->cores[b].logical_y <= y1)
+            ids[n++] = b;
+    return n;
+}
+
+static bool in(const uint32_t *ids, uint32_t n, uint32_t b)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (ids[i] == b)
+            return true;
+    return false;
+}
+
+/* A height-sharded tensor per core on rows 0-3, a block-sharded one in range lockstep
+ * on cores (2..5, 2..5), interleaved buffers beside them; every bank's map stays valid
+ * and only the grids' banks hold the shards. */
+START_TEST(wormhole_shard_grids)
+{
+    memd_device_spec spec;
+    memd_device *d = load("wormhole_b0_80", "galaxy", &spec);
+    const memd_bank_group_spec *l1 = &memd_device_spec_of(d)->groups[MEMD_KIND_SRAM];
+    uint8_t reg = (uint8_t)memd_region_find(l1, "buffers");
+    uint32_t rows[64], block[64];
+    uint32_t nrows = grid(l1, 0, 7, 0, 3, rows), nblock = grid(l1, 2, 5, 2, 5, block);
+    ck_assert_uint_eq(nrows, 32);
+    ck_assert_uint_eq(nblock, 16);
+
+    memd_alloc_req il = {.cls = MEMD_CLASS_CONSTANT, .scope = MEMD_SCOPE_SRAM,
+                         .bytes = 64 * 2048, .page_size = 2048};
+    memd_placement a, b, c, e;
+    ck_assert_int_eq(memd_device_alloc(d, &il, &a), 0); /* interleaved: 1 page per bank */
+    /* Height sharded: 32 shards of 32 x 1024 bf16 = 64 KiB, one per core. */
+    memd_alloc_req hs = {.cls = MEMD_CLASS_CONSTANT, .scope = MEMD_SCOPE_SRAM,
+                         .bytes = 32ull * 65536, .page_size = 65536, .bank_set = rows,
+                         .nbank_set = nrows, .per_bank = true};
+    ck_assert_int_eq(memd_device_alloc(d, &hs, &b), 0);
+    ck_assert_uint_eq(b.size_per_bank, 65536);
+    /* Block sharded in range lockstep: one address on the 16 cores. */
+    memd_alloc_req bs = {.cls = MEMD_CLASS_CONSTANT, .scope = MEMD_SCOPE_SRAM,
+                         .bytes = 16ull * 131072, .page_size = 131072, .bank_set = block,
+                         .nbank_set = nblock};
+    ck_assert_int_eq(memd_device_alloc(d, &bs, &c), 0);
+    ck_assert_int_eq(c.mode, MEMD_BANKS_RANGE);
+    ck_assert_uint_eq(c.size_per_bank, 131072);
+    /* Rows 2-3 of the block hold the height shard too: the range goes below it there,
+     * so also below it in rows 4-5, where that space stays free. */
+    uint64_t hs_addr;
+    ck_assert_int_eq(memd_placement_bank_addr(&b, block[0], &hs_addr), 0);
+    ck_assert_uint_le(c.address + c.size_per_bank, hs_addr);
+    ck_assert_int_eq(memd_device_alloc(d, &il, &e), 0); /* interleaved under everything */
+    ck_assert_uint_le(e.address + e.size_per_bank, c.address);
+    for (uint32_t bank = 0; bank < 64; bank++) {
+        memd_range_stats st;
+        ck_assert_int_eq(memd_device_bank_stats(d, MEMD_KIND_SRAM, reg, bank, &st), 0);
+        ck_assert_int_eq(memd_range_check(memd_device_bank_range(d, MEMD_KIND_SRAM, reg, bank)), 0);
+        uint64_t want = 2 * a.size_per_bank + (in(rows, nrows, bank) ? 65536 : 0) +
+                        (in(block, nblock, bank) ? 131072 : 0);
+        ck_assert_msg(st.allocated == want, "bank %u: %llu allocated, expected %llu", bank,
+                      (unsigned long long)st.allocated, (unsigned long long)want);
+    }
+    /* One core full: per-core shards on its row fail naming it, by its bank id. */
+    uint32_t one = rows[5];
+    memd_range_stats st;
+    memd_placement x[8], y;
+    int nx = 0;
+    for (;;) { /* every free block of that core taken */
+        memd_device_bank_stats(d, MEMD_KIND_SRAM, reg, one, &st);
+        if (st.largest_free == 0)
+            break;
+        ck_assert_int_lt(nx, 8);
+        memd_alloc_req fill = {.cls = MEMD_CLASS_CONSTANT, .scope = MEMD_SCOPE_SRAM,
+                               .bytes = st.largest_free, .bank_set = &one, .nbank_set = 1};
+        ck_assert_int_eq(memd_device_alloc(d, &fill, &x[nx++]), 0);
+    }
+    hs.bytes = 32ull * 1024;
+    hs.page_size = 1024;
+    ck_assert_int_eq(memd_device_alloc(d, &hs, &y), -ENOMEM);
+    ck_assert_uint_eq(memd_device_oom_bank(d), one);
+    memd_placement *all[] = {&a, &b, &c, &e};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(memd_device_release(d, all[i]), 0);
+        memd_placement_fini(all[i]);
+    }
+    for (int i = 0; i < nx; i++) {
+        ck_assert_int_eq(memd_device_release(d, &x[i]), 0);
+        memd_placement_fini(&x[i]);
+    }
+    for (uint32_t bank = 0; bank < 64; bank++) {
+        memd_device_bank_stats(d, MEMD_KIND_SRAM, reg, bank, &st);
+        ck_assert_uint_eq(st.allocations, 0);
+    }
+    memd_device_destroy(d);
+    memd_device_spec_free(&spec);
+}
+END_TEST
+
+Suite *memd_test_suite(void)
+{
+    Suite *s = suite_create("banks-ttmetal");
+    TCase *t = tcase_create("ttmetal");
+    tcase_add_test(t, wormhole_bank_ids_and_cores);
+    tcase_add_test(t, grayskull_storage_cores);
+    tcase_add_test(t, wormhole_shard_grids);
+    suite_add_tcase(s, t);
+    return s;
+}
