@@ -89,6 +89,7 @@ struct memclient {
     uint64_t report_seq;        /* last POOL_REPORT queued (valid when report_queued) */
     bool report_queued;
     memclient_error report_err; /* the first report the daemon refused (status 0: none) */
+    bool reports_refused;       /* memd's books disagree: the timer or a flush resyncs */
     pthread_t timer;
     bool timer_on, timer_stop;
     pthread_mutex_t timer_mu;   /* with timer_cv: the timer's sleep and its stop */

@@ -244,8 +244,13 @@ static void handle_reply(memclient *c, const memd_wire_hdr *h, const uint8_t *p)
         s->done = true;
         c->reply_seq++;
         /* Nobody waits for a pool report's result: keep a refusal for memclient_pool_flush. */
-        if (s->op == MEMD_OP_POOL_REPORT && c->report_err.status == 0)
-            c->report_err = s->err;
+        if (s->op == MEMD_OP_POOL_REPORT) {
+            if (c->report_err.status == 0)
+                c->report_err = s->err;
+            /* memd applied none of it: its books lack what the process did since. */
+            c->reports_refused = true;
+            atomic_store_explicit(&c->pools_dirty, 1, memory_order_relaxed);
+        }
         return;
     }
     int r = memclient_decode(c, s, p, h->len);

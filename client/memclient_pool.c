@@ -51,7 +51,8 @@ static int lease(memclient_pool *p, uint64_t bytes, memclient_buffer *buf)
 static int add_lease(memclient_pool *p, const memclient_buffer *buf)
 {
     memclient_plx_lease *l = &p->leases[p->nleases];
-    int rc = memd_range_create(buf->address, buf->size_per_bank, p->min_align, &l->range);
+    int rc = memd_range_create_flags(buf->address, buf->size_per_bank, p->min_align,
+                                     MEMD_RANGE_F_CALLER_SIZES, &l->range);
     if (rc < 0)
         return rc;
     l->buf = *buf;
@@ -168,7 +169,7 @@ static int grow(memclient_pool *p, uint64_t bytes, uint64_t align)
     uint64_t addr;
     int rc = place(p, bytes, align, &li, &addr);
     if (rc == 0)
-        (void)memd_range_free(p->leases[li].range, addr, NULL);
+        (void)memd_range_free_sized(p->leases[li].range, addr, bytes);
     pool_unlock(p, how);
     if (rc == 0) {
         pthread_mutex_unlock(&p->grow_mu);
@@ -364,7 +365,7 @@ int memclient_pool_free(memclient_pool *p, uint64_t handle)
                                                     .size = r->size};
         mark_dirty(p);
     }
-    (void)memd_range_free(p->leases[r->lease].range, r->address, NULL);
+    (void)memd_range_free_sized(p->leases[r->lease].range, r->address, r->size);
     p->used -= r->size;
     p->live--;
     r->next_free = p->free_head;

@@ -58,6 +58,7 @@ struct memclient_pool {
     memclient_plx_gone *gone;  /* frees not reported yet */
     uint32_t ngone, gone_cap;
     bool dirty;
+    bool reset;                 /* the next report begins with a RESET of every lease */
     uint64_t used, peak;
     uint32_t live;
     struct memclient_pool *prev, *next; /* c->pools, under c->mu */
@@ -81,9 +82,10 @@ static inline void pool_unlock(memclient_pool *p, memclient_lock_how how)
 }
 
 /* ---- memclient_pool_report.c (caller holds c->mu) ---- */
-/* Queues POOL_REPORT frames for every dirty pool of c (the piggyback on a request, or
- * the timer's flush). Their replies are read by whoever waits next; a refused one is
- * kept for memclient_pool_flush. */
+/* Queues POOL_REPORT frames for every dirty pool of c (the piggyback on a request).
+ * Their replies are read by whoever waits next; a refused one is kept for
+ * memclient_pool_flush and makes the next timer tick or flush resync (never a
+ * piggyback: a report memd keeps refusing must not ride on every request). */
 void memclient_pools_queue(memclient *c);
 /* After a reclaim: the daemon's books are empty, so every live sub-allocation is
  * reported again and the pending frees are dropped. */

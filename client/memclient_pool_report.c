@@ -67,6 +67,14 @@ static uint8_t *next_op(memclient *c, report_frame *f, uint32_t remaining)
  * could not grow: what is left stays for the next report. */
 static bool queue_pool(memclient *c, memclient_pool *p, report_frame *f)
 {
+    for (uint32_t i = 0; p->reset && i < p->nleases; i++) {
+        uint8_t *o = next_op(c, f, p->nleases - i + p->nfresh);
+        if (!o)
+            return false; /* all resets again next time: a second one is harmless */
+        memd_wire_pool_op op = {.pool = p->leases[i].buf.handle, .op = MEMD_POOL_OP_RESET};
+        memd_wire_pool_op_put(o, &op);
+    }
+    p->reset = false;
     while (p->ngone > 0) {
         uint8_t *o = next_op(c, f, p->ngone + p->nfresh);
         if (!o)
@@ -95,7 +103,7 @@ static bool queue_pool(memclient *c, memclient_pool *p, report_frame *f)
     return true;
 }
 
-void memclient_pools_queue(memclient *c)
+static void queue_all(memclient *c)
 {
     /* Cleared first: a pool that changes meanwhile sets it again. */
     atomic_store_explicit(&c->pools_dirty, 0, memory_order_relaxed);
@@ -119,10 +127,19 @@ void memclient_pools_queue(memclient *c)
     frame_end(&f);
 }
 
-void memclient_pools_resync(memclient *c)
+void memclient_pools_queue(memclient *c)
+{
+    if (!c->reports_refused)
+        queue_all(c);
+}
+
+/* Every live sub-allocation is to be reported again; reset: after telling memd to
+ * forget what its books hold for the pool. */
+static void resync(memclient *c, bool reset)
 {
     for (memclient_pool *p = c->pools; p; p = p->next) {
         memclient_lock_how how = pool_lock_rare(p);
+        p->reset = reset;
         p->ngone = 0;
         p->nfresh = 0;
         for (uint32_t i = 0; i < p->nrecs; i++) {
@@ -138,6 +155,22 @@ void memclient_pools_resync(memclient *c)
     atomic_store_explicit(&c->pools_dirty, 1, memory_order_relaxed);
 }
 
+void memclient_pools_resync(memclient *c)
+{
+    c->reports_refused = false; /* a reclaim's books start empty: no reset needed */
+    resync(c, false);
+}
+
+/* The timer's and flush's report: after a refusal, the pools' whole state (c->mu held). */
+static void queue_or_resync(memclient *c)
+{
+    if (c->reports_refused) {
+        c->reports_refused = false;
+        resync(c, true);
+    }
+    queue_all(c);
+}
+
 /* Sends every pending report and waits for memd's answer to the last (c->mu held). */
 static int sync_reports(memclient *c)
 {
@@ -151,10 +184,15 @@ int memclient_pool_flush(memclient_pool *p)
     if (!p)
         return memclient_fail(-EINVAL, "memclient_pool_flush: NULL pool");
     memclient *c = p->c;
-    int rc = memclient_lock(c); /* queues the reports */
+    int rc = memclient_lock(c); /* queues the reports (unless one was refused) */
     if (rc < 0)
         return rc;
     rc = sync_reports(c);
+    if (c->reports_refused && !c->dead) { /* put memd's books right before saying so */
+        queue_or_resync(c);
+        int again = sync_reports(c);
+        rc = rc < 0 ? rc : again;
+    }
     memclient_error e = c->report_err;
     c->report_err.status = 0;
     memclient_unlock(c);
@@ -186,7 +224,7 @@ static void *timer_main(void *arg)
         pthread_mutex_unlock(&c->timer_mu);
         pthread_mutex_lock(&c->mu);
         if (!c->dead) {
-            memclient_pools_queue(c);
+            queue_or_resync(c);
             (void)sync_reports(c); /* a refusal is kept in report_err */
         }
         pthread_mutex_unlock(&c->mu);

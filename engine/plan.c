@@ -50,37 +50,37 @@ static const char *const local_names[ORD_COUNT][2] = {
  * total size, which memd_plan_check bounded. */
 static int load_keys(const memd_plan_buffer *b, size_t n, uint64_t *load)
 {
-    uint64_t *lo = malloc(2 * (n ? n : 1) * sizeof(*lo));
-    uint64_t *up = malloc(2 * (n ? n : 1) * sizeof(*up));
+    if (n == 0)
+        return 0;
+    uint32_t *is = malloc(n * sizeof(*is)), *ie = malloc(n * sizeof(*ie));
     uint64_t *plo = malloc((n + 1) * sizeof(*plo));
     uint64_t *pup = malloc((n + 1) * sizeof(*pup));
-    uint64_t *tl = malloc((n ? n : 1) * sizeof(*tl));
-    uint64_t *tu = malloc((n ? n : 1) * sizeof(*tu));
+    uint64_t *tl = calloc(n, sizeof(*tl)); /* calloc: gcc cannot see the fill below */
+    uint64_t *tu = calloc(n, sizeof(*tu));
     int rc = -ENOMEM;
-    if (!lo || !up || !plo || !pup || !tl || !tu)
+    if (!is || !ie || !plo || !pup || !tl || !tu)
         goto out;
     for (size_t i = 0; i < n; i++) {
-        lo[2 * i] = b[i].lower;
-        lo[2 * i + 1] = b[i].size;
-        up[2 * i] = b[i].upper;
-        up[2 * i + 1] = b[i].size;
+        is[i] = ie[i] = (uint32_t)i;
+        tl[i] = b[i].lower;
+        tu[i] = b[i].upper;
     }
-    qsort(lo, n, 2 * sizeof(*lo), memd_plan_cmp_u64); /* sorts (time, size) pairs by time */
-    qsort(up, n, 2 * sizeof(*up), memd_plan_cmp_u64);
+    memd_plan_sort_asc(is, n, tl); /* radix sorts of the indices by start and by end */
+    memd_plan_sort_asc(ie, n, tu);
     plo[0] = pup[0] = 0;
     for (size_t i = 0; i < n; i++) {
-        tl[i] = lo[2 * i];
-        tu[i] = up[2 * i];
-        plo[i + 1] = plo[i] + lo[2 * i + 1];
-        pup[i + 1] = pup[i] + up[2 * i + 1];
+        tl[i] = b[is[i]].lower;
+        tu[i] = b[ie[i]].upper;
+        plo[i + 1] = plo[i] + b[is[i]].size;
+        pup[i + 1] = pup[i] + b[ie[i]].size;
     }
     for (size_t i = 0; i < n; i++)
         load[i] = plo[memd_lower_bound_u64(tl, n, b[i].upper)] -
                   pup[memd_lower_bound_u64(tu, n, b[i].lower + 1)];
     rc = 0;
 out:
-    free(lo);
-    free(up);
+    free(is);
+    free(ie);
     free(plo);
     free(pup);
     free(tl);

@@ -42,6 +42,7 @@ int memd_plan_placer_init_tree(plan_placer *p, const memd_plan_buffer *b, size_t
     memset(p, 0, sizeof(*p));
     p->b = b;
     p->n = n;
+    p->fit_gaps = PLAN_TREE_FIT_GAPS;
     p->pos = malloc((n ? n : 1) * sizeof(*p->pos));
     int rc = memd_plan_tree_new(b, n, &p->tr);
     if (rc == 0 && !p->pos)
@@ -272,7 +273,7 @@ static uint64_t place_tree(plan_placer *p, const uint32_t *order, size_t from, b
             off[x] = 0;
         else
             off[x] = memd_plan_tree_fit(p->tr, x, b[x].size, b[x].align ? b[x].align : 1,
-                                        best_fit);
+                                        best_fit, p->fit_gaps);
         if (off[x] + b[x].size > top)
             top = off[x] + b[x].size;
         rc = memd_plan_tree_insert(p->tr, x, off[x], b[x].size);

@@ -131,14 +131,20 @@ void memd_plan_tree_clear(plan_tree *t);
 /* Adds buffer x at [off, off + size) (no-op for an empty buffer). -ENOMEM. */
 int memd_plan_tree_insert(plan_tree *t, uint32_t x, uint64_t off, uint64_t size);
 /* The offset the list placers would give x among the inserted buffers: the lowest
- * aligned free offset (first fit) or the start of the tightest fitting gap (best fit). */
+ * aligned free offset (first fit) or the start of the tightest fitting gap (best fit)
+ * among the lowest max_gaps gaps that fit (0: all of them, exactly the list placers'
+ * best fit; each gap read costs a pass over the sets). */
 uint64_t memd_plan_tree_fit(plan_tree *t, uint32_t x, uint64_t size, uint64_t align,
-                            bool best_fit);
+                            bool best_fit, unsigned max_gaps);
+/* The placers' default max_gaps over the tree. */
+#define PLAN_TREE_FIT_GAPS 8u
 /* Intervals the tree's sets hold (memory use, for tests and tuning). */
 size_t memd_plan_tree_intervals(const plan_tree *t);
 
 /* Sorts idx[0..n) by key descending, ties by idx ascending (stable, deterministic). */
 int memd_plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key);
+/* The same by key ascending, ties by idx ascending. */
+int memd_plan_sort_asc(uint32_t *idx, size_t n, const uint64_t *key);
 
 /* Greedy placement in a given order (pinned buffers first): each buffer goes to the
  * lowest gap (first fit) or the tightest gap (best fit) among the already placed
@@ -147,7 +153,7 @@ int memd_plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key);
  * placed buffers sorted by offset (cost ~ n^2 / 2 simple checks, no graph, for dense
  * problems of moderate size), or over a segment tree of time (tr != NULL: cost ~
  * n (log T)^2 lookups in merged interval sets, for the biggest problems; its best fit
- * looks at the lowest 64 gaps only). */
+ * looks at the lowest fit_gaps gaps that fit only). */
 typedef struct plan_placer {
     const memd_plan_buffer *b;
     size_t n;
@@ -159,6 +165,7 @@ typedef struct plan_placer {
     uint32_t *lst;    /* list mode: committed placements sorted by offset */
     uint32_t *work;   /* list mode: placements of the last run */
     size_t nlst, nwork;
+    unsigned fit_gaps; /* tree mode: best fit's max_gaps (init: PLAN_TREE_FIT_GAPS) */
     bool failed;      /* tree mode: the last run ran out of memory */
 } plan_placer;
 

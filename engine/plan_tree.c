@@ -140,44 +140,48 @@ static int set_add(plan_tree *t, set *st, uint64_t a, uint64_t e)
 
 /* ---- the tree ---- */
 
-static int cmp_u64(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return (a > b) - (a < b);
-}
-
-/* Number of values in the sorted v[0..m) below x. */
-static uint32_t count_below(const uint64_t *v, size_t m, uint64_t x)
-{
-    size_t lo = 0, hi = m;
-    while (lo < hi) {
-        size_t k = lo + (hi - lo) / 2;
-        if (v[k] < x)
-            lo = k + 1;
-        else
-            hi = k;
-    }
-    return (uint32_t)lo;
-}
-
+/* Ranks: lo = the number of distinct start times below the buffer's start, hi = below
+ * its end; both from a pass over the buffers sorted (radix) by start and by end. */
 static int rank_starts(plan_tree *t, const memd_plan_buffer *b, size_t n, size_t *ranks)
 {
-    uint64_t *st = malloc((n ? n : 1) * sizeof(*st));
-    if (!st)
+    *ranks = 0;
+    if (n == 0)
+        return 0;
+    uint64_t *key = malloc(n * sizeof(*key));
+    uint32_t *bs = malloc(n * sizeof(*bs)), *be = malloc(n * sizeof(*be));
+    if (!key || !bs || !be) {
+        free(key);
+        free(bs);
+        free(be);
         return -ENOMEM;
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        st[i] = b[i].lower;
-    qsort(st, n, sizeof(*st), cmp_u64);
-    for (size_t i = 0; i < n; i++)
-        if (m == 0 || st[m - 1] != st[i])
-            st[m++] = st[i];
-    for (size_t i = 0; i < n; i++) {
-        t->lo[i] = count_below(st, m, b[i].lower);
-        /* Empty buffers overlap nothing: an empty range is never stored or queried. */
-        t->hi[i] = b[i].size ? count_below(st, m, b[i].upper) : t->lo[i];
     }
-    free(st);
+    for (size_t i = 0; i < n; i++) {
+        key[i] = b[i].lower;
+        bs[i] = be[i] = (uint32_t)i;
+    }
+    memd_plan_sort_asc(bs, n, key);
+    for (size_t i = 0; i < n; i++)
+        key[i] = b[i].upper;
+    memd_plan_sort_asc(be, n, key);
+    size_t m = 0, j = 0; /* m: distinct starts so far; j: next end in order */
+    for (size_t k = 0; k < n; k++) {
+        uint64_t lo = b[bs[k]].lower;
+        /* Ends at or below this start count the distinct starts below it. */
+        for (; j < n && b[be[j]].upper <= lo; j++)
+            t->hi[be[j]] = (uint32_t)m;
+        if (k == 0 || b[bs[k - 1]].lower != lo)
+            m++;
+        t->lo[bs[k]] = (uint32_t)(m - 1);
+    }
+    for (; j < n; j++)
+        t->hi[be[j]] = (uint32_t)m;
+    /* Empty buffers overlap nothing: an empty range is never stored or queried. */
+    for (size_t i = 0; i < n; i++)
+        if (!b[i].size)
+            t->hi[i] = t->lo[i];
+    free(key);
+    free(bs);
+    free(be);
     *ranks = m;
     return 0;
 }
@@ -341,48 +345,60 @@ static void visit_gather(plan_tree *t, void *ctx, uint32_t v, bool canonical)
 
 /* The sets one query reads: cursors only move up (the candidate offset only grows),
  * and a set whose last interval ends at or below the candidate can never conflict
- * again: it leaves the active list. */
+ * again: it leaves the active list (its end is kept in `dropped`, best fit's gap
+ * starts need it). Each cursor's interval is cached (ka, ke) so the search for the
+ * lowest conflicting interval scans a small array, not the sets. */
 typedef struct query {
     plan_tree *t;
     unsigned m;
+    uint64_t dropped;     /* highest end of a dropped set */
     uint32_t k[MAX_SETS]; /* cursor: first interval not known to end at or below cand */
+    uint64_t ka[MAX_SETS], ke[MAX_SETS]; /* the cursor's interval */
 } query;
 
 static void drop(query *q, unsigned i)
 {
     plan_tree *t = q->t;
+    uint64_t e = t->qv[i][t->qn[i] - 1].e;
+    q->dropped = e > q->dropped ? e : q->dropped;
     q->m--;
     t->qv[i] = t->qv[q->m];
     t->qn[i] = t->qn[q->m];
     q->k[i] = q->k[q->m];
+    q->ka[i] = q->ka[q->m];
+    q->ke[i] = q->ke[q->m];
 }
 
 /* Moves set i's cursor to its first interval ending above x (galloping: cursors move
  * a little at a time). False when there is none (the set is dropped). */
 static bool seek(query *q, unsigned i, uint64_t x)
 {
+    if (q->ke[i] > x)
+        return true;
     const iv *v = q->t->qv[i];
     uint32_t len = q->t->qn[i], k = q->k[i];
     if (v[len - 1].e <= x) {
         drop(q, i);
         return false;
     }
-    if (v[k].e <= x) {
-        uint32_t step = 1;
-        while (k + step < len && v[k + step].e <= x) {
-            k += step;
-            step *= 2;
-        }
-        uint32_t hi = k + step < len ? k + step : len - 1; /* v[hi].e > x */
-        k++;
-        k += first_end_above(v + k, hi - k, x);
+    uint32_t step = 1;
+    while (k + step < len && v[k + step].e <= x) {
+        k += step;
+        step *= 2;
     }
+    uint32_t hi = k + step < len ? k + step : len - 1; /* v[hi].e > x */
+    k++;
+    k += first_end_above(v + k, hi - k, x);
     q->k[i] = k;
+    q->ka[i] = v[k].a;
+    q->ke[i] = v[k].e;
     return true;
 }
 
 /* Lowest aligned offset >= cand where [o, o + size) meets no interval of the active
- * sets: bumping past a conflicting interval never skips a feasible offset. */
+ * sets: round robin over the sets until a whole round bumps nothing; a set's cursor
+ * interval that conflicts moves cand past its end (no offset below it fits). The
+ * cached cursor intervals keep a set that bumps nothing out of memory. */
 static uint64_t lowest_free(query *q, uint64_t cand, uint64_t size, uint64_t align)
 {
     unsigned clean = 0, i = 0;
@@ -393,17 +409,20 @@ static uint64_t lowest_free(query *q, uint64_t cand, uint64_t size, uint64_t ali
             clean = 0; /* set i is now the last one, maybe counted already: recount */
             continue;
         }
-        const iv *v = q->t->qv[i];
-        uint32_t len = q->t->qn[i], k = q->k[i];
-        bool bumped = false;
-        while (k < len && v[k].a < cand + size) {
-            cand = plan_align_up(v[k].e, align);
+        bool bumped = false, live = true;
+        while (q->ka[i] < cand + size) {
+            cand = plan_align_up(q->ke[i], align);
             bumped = true;
-            k++;
+            if (!seek(q, i, cand)) {
+                live = false;
+                break;
+            }
         }
-        q->k[i] = k < len ? k : len - 1;
         clean = bumped ? 1 : clean + 1;
-        i++;
+        if (live)
+            i++;
+        else
+            clean = bumped ? 0 : clean; /* the set moved into i was not checked */
     }
     return cand;
 }
@@ -422,39 +441,54 @@ static uint64_t next_start(query *q, uint64_t f)
     return g;
 }
 
-/* Best fit reads the union's gaps bottom up; past this many it takes the lowest fit
- * above them (a tight gap that high rarely pays for the walk). */
-#define BEST_FIT_GAPS 64
+/* Where the free run holding the free offset c starts: the highest end at or below c
+ * (every active set's cursor is past it after a seek to c). */
+static uint64_t gap_start(query *q, uint64_t c)
+{
+    for (unsigned i = 0; i < q->m;)
+        if (seek(q, i, c)) {
+            if (q->k[i])
+                q->dropped = q->t->qv[i][q->k[i] - 1].e > q->dropped ? q->t->qv[i][q->k[i] - 1].e
+                                                                   : q->dropped;
+            i++;
+        }
+    return q->dropped;
+}
 
 uint64_t memd_plan_tree_fit(plan_tree *t, uint32_t x, uint64_t size, uint64_t align,
-                            bool best_fit)
+                            bool best_fit, unsigned max_gaps)
 {
     gather_ctx gc = {0};
     if (t->hi[x] > t->lo[x])
         walk(t, x, visit_gather, &gc);
     query q = {.t = t, .m = gc.m};
-    memset(q.k, 0, gc.m * sizeof(*q.k));
+    for (unsigned i = 0; i < gc.m; i++) {
+        q.k[i] = 0;
+        q.ka[i] = t->qv[i][0].a;
+        q.ke[i] = t->qv[i][0].e;
+    }
+    uint64_t cand = lowest_free(&q, 0, size, align);
     if (!best_fit)
-        return lowest_free(&q, 0, size, align);
-    /* Best fit: the union's gaps bottom up, as the list placers see them (gap length
-     * from its unaligned start, ties to the lowest); the region above everything last. */
-    uint64_t best = UINT64_MAX, best_gap = UINT64_MAX, f = 0;
-    for (unsigned gaps = 0;; gaps++) {
-        f = lowest_free(&q, f, 1, 1); /* first free byte */
-        if (gaps == BEST_FIT_GAPS && best == UINT64_MAX)
-            return lowest_free(&q, plan_align_up(f, align), size, align);
-        uint64_t g = next_start(&q, f);
-        if (g == UINT64_MAX || (gaps == BEST_FIT_GAPS && best != UINT64_MAX))
-            return best != UINT64_MAX ? best : plan_align_up(f, align);
-        uint64_t cand = plan_align_up(f, align);
-        if (cand <= g && g - cand >= size && g - f < best_gap) {
+        return cand;
+    /* Best fit: the gaps that fit, bottom up, as the list placers see them (length from
+     * the gap's unaligned start, ties to the lowest); the region above everything only
+     * when nothing below fits. Each step: the gap's start, its end (the next interval
+     * start above the fit), then the lowest fit above that end. */
+    uint64_t best = UINT64_MAX, best_gap = UINT64_MAX;
+    for (unsigned gaps = 0; max_gaps == 0 || gaps < max_gaps; gaps++) {
+        uint64_t f = gap_start(&q, cand);
+        uint64_t g = next_start(&q, cand);
+        if (g == UINT64_MAX)
+            return best != UINT64_MAX ? best : cand;
+        if (g - f < best_gap) {
             best_gap = g - f;
             best = cand;
             if (best_gap == size)
                 return best; /* no tighter gap can exist */
         }
-        f = g;
+        cand = lowest_free(&q, g, size, align);
     }
+    return best;
 }
 
 size_t memd_plan_tree_intervals(const plan_tree *t)

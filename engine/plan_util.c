@@ -124,13 +124,23 @@ static int cmp_desc(const void *x, const void *y, void *ctx)
     return (a > b) - (a < b);
 }
 
-/* LSD radix sort of (key descending) over indices already in ascending order: stable, so
- * ties stay by index. 8-bit digits; a digit all keys share costs one counting pass. */
-static void radix_desc(uint32_t *idx, size_t n, const uint64_t *key, uint64_t *k,
-                       uint64_t *k2, uint32_t *i2)
+static int cmp_asc(const void *x, const void *y, void *ctx)
+{
+    const uint64_t *key = ctx;
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    if (key[a] != key[b])
+        return key[a] < key[b] ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+/* LSD radix sort of key ^ flip (ascending) over indices already in ascending order:
+ * stable, so ties stay by index. 8-bit digits; a digit all keys share costs one
+ * counting pass. flip ~0: key descending. */
+static void radix(uint32_t *idx, size_t n, const uint64_t *key, uint64_t flip, uint64_t *k,
+                  uint64_t *k2, uint32_t *i2)
 {
     for (size_t i = 0; i < n; i++)
-        k[i] = ~key[idx[i]];
+        k[i] = key[idx[i]] ^ flip;
     uint32_t *si = idx, *di = i2;
     uint64_t *sk = k, *dk = k2;
     for (unsigned shift = 0; shift < 64; shift += 8) {
@@ -161,10 +171,13 @@ static void radix_desc(uint32_t *idx, size_t n, const uint64_t *key, uint64_t *k
         memcpy(idx, si, n * sizeof(*idx));
 }
 
-int memd_plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key)
+static int sort_idx(uint32_t *idx, size_t n, const uint64_t *key, uint64_t flip)
 {
     /* Greedy runs sort every buffer once a run: a radix sort when the indices come in
-     * ascending order (they always do here) and scratch is there, else qsort. */
+     * ascending order (they always do here) and scratch is there, else qsort (ties by
+     * index either way, ties of the flipped ascending key are ties of the key). */
+    if (n < 2)
+        return 0;
     bool ascending = true;
     for (size_t i = 1; i < n && ascending; i++)
         ascending = idx[i - 1] < idx[i];
@@ -176,13 +189,23 @@ int memd_plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key)
         i2 = malloc(n * sizeof(*i2));
     }
     if (k && k2 && i2)
-        radix_desc(idx, n, key, k, k2, i2);
+        radix(idx, n, key, flip, k, k2, i2);
     else
-        qsort_r(idx, n, sizeof(*idx), cmp_desc, (void *)key);
+        qsort_r(idx, n, sizeof(*idx), flip ? cmp_desc : cmp_asc, (void *)key);
     free(k);
     free(k2);
     free(i2);
     return 0;
+}
+
+int memd_plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key)
+{
+    return sort_idx(idx, n, key, ~(uint64_t)0);
+}
+
+int memd_plan_sort_asc(uint32_t *idx, size_t n, const uint64_t *key)
+{
+    return sort_idx(idx, n, key, 0);
 }
 
 int memd_plan_cmp_u64(const void *x, const void *y)
@@ -210,13 +233,20 @@ bool memd_plan_off_at_or_below(const void *elem, const void *key)
 static uint32_t *by_lower(const memd_plan_buffer *b, size_t n, size_t *m)
 {
     uint32_t *idx = malloc((n ? n : 1) * sizeof(*idx));
-    if (!idx)
+    uint64_t *lo = malloc((n ? n : 1) * sizeof(*lo));
+    if (!idx || !lo) {
+        free(idx);
+        free(lo);
         return NULL;
+    }
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        lo[i] = b[i].lower;
         if (b[i].size)
             idx[k++] = (uint32_t)i;
-    qsort_r(idx, k, sizeof(*idx), memd_plan_cmp_lower, (void *)b);
+    }
+    memd_plan_sort_asc(idx, k, lo);
+    free(lo);
     *m = k;
     return idx;
 }

@@ -118,15 +118,6 @@ static void t_neighbours(const treap *t, uint64_t k, uint32_t *pred, uint32_t *s
     }
 }
 
-static int cmp_key_idx(const void *x, const void *y, void *ctx)
-{
-    const uint64_t *key = ctx;
-    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-    if (key[a] != key[b])
-        return key[a] < key[b] ? -1 : 1;
-    return (a > b) - (a < b);
-}
-
 /* The overlap sweep over the buffers listed in idx (non-empty ones only), with offsets
  * off[]. Returns 1 and the pair when two overlap, 0 when none do, -ENOMEM. */
 static int sweep_overlap(const memd_plan_buffer *b, size_t n, const uint32_t *sel, size_t m,
@@ -147,8 +138,8 @@ static int sweep_overlap(const memd_plan_buffer *b, size_t n, const uint32_t *se
     }
     memcpy(starts, sel, m * sizeof(*sel));
     memcpy(ends, sel, m * sizeof(*sel));
-    qsort_r(starts, m, sizeof(*starts), cmp_key_idx, lo);
-    qsort_r(ends, m, sizeof(*ends), cmp_key_idx, up);
+    memd_plan_sort_asc(starts, m, lo); /* sel is ascending: a radix sort */
+    memd_plan_sort_asc(ends, m, up);
     rc = 0;
     size_t e = 0;
     for (size_t k = 0; k < m; k++) {
@@ -268,10 +259,12 @@ int memd_plan_lower_bound(const memd_plan_buffer *bufs, size_t n, uint64_t *lb)
     for (size_t i = 0; i < n; i++)
         if (bufs[i].lower >= bufs[i].upper)
             return -EINVAL;
-    uint32_t *s = malloc((n ? n : 1) * sizeof(*s));
-    uint32_t *e = malloc((n ? n : 1) * sizeof(*e));
-    uint64_t *lo = malloc((n ? n : 1) * sizeof(*lo));
-    uint64_t *up = malloc((n ? n : 1) * sizeof(*up));
+    if (n == 0)
+        return 0;
+    uint32_t *s = malloc(n * sizeof(*s));
+    uint32_t *e = malloc(n * sizeof(*e));
+    uint64_t *lo = malloc(n * sizeof(*lo));
+    uint64_t *up = malloc(n * sizeof(*up));
     if (!s || !e || !lo || !up) {
         free(s);
         free(e);
@@ -284,8 +277,8 @@ int memd_plan_lower_bound(const memd_plan_buffer *bufs, size_t n, uint64_t *lb)
         lo[i] = bufs[i].lower;
         up[i] = bufs[i].upper;
     }
-    qsort_r(s, n, sizeof(*s), cmp_key_idx, lo);
-    qsort_r(e, n, sizeof(*e), cmp_key_idx, up);
+    memd_plan_sort_asc(s, n, lo);
+    memd_plan_sort_asc(e, n, up);
     /* Merge starts and ends; at equal times ends go first (half-open lifetimes). The
      * maximum is reached right after some start, so it is checked there. */
     uint64_t cur = 0, best = 0;

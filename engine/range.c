@@ -46,6 +46,7 @@ struct memd_range {
     memd_bt by_addr;  /* free blocks as (addr, size) */
     memd_bt by_size;  /* free blocks as (size, addr), once size_index is set */
     bool size_index;
+    bool unmapped;    /* MEMD_RANGE_F_CALLER_SIZES: allocs stays empty */
     memd_range_aidx aidx; /* first-fit indexes for alignments that needed them */
     uint64_t probes;      /* free blocks examined by first-fit searches */
     memd_map allocs;  /* live allocations: alloc_key(start) -> size; spread */
@@ -53,6 +54,7 @@ struct memd_range {
     uint64_t base, size, min_align;
     uint64_t lo, hi;  /* usable, min_align-aligned: [lo, hi) */
     uint64_t allocated;
+    uint64_t nallocs; /* live allocations when unmapped (else allocs.len) */
 };
 
 /* The map reserves key 0 and address 0 is common: plus one. No allocation starts at
@@ -206,11 +208,13 @@ static bool find_best(const memd_range *r, uint64_t sz, uint64_t al, memd_dir di
 
 /* Allocate [pk->at, pk->at + sz) out of the free block at p in by_addr. The caller
  * reserved one by_addr insert, two by_size inserts and one map slot. */
-static void carve(memd_range *r, memd_bt_path *p, const pick *pk, uint64_t sz)
+static inline __attribute__((always_inline)) void
+carve_as(memd_range *r, memd_bt_path *p, const pick *pk, uint64_t sz, bool mapped)
 {
     /* The map slot is likely a cache miss: start fetching it now and fill it after the
      * tree update, which runs meanwhile (measured: 2-3 % per pair over filling it first). */
-    memd_map_prefetch(&r->allocs, alloc_key(pk->at));
+    if (mapped)
+        memd_map_prefetch(&r->allocs, alloc_key(pk->at));
     uint64_t lo_pad = pk->at - pk->addr, hi_pad = pk->size - lo_pad - sz;
     if (lo_pad == 0 && hi_pad == 0) {
         memd_bt_delete(&r->by_addr, p);
@@ -239,8 +243,20 @@ static void carve(memd_range *r, memd_bt_path *p, const pick *pk, uint64_t sz)
             memd_range_aidx_change(&r->aidx, pk->addr, pk->at + sz, hi_pad);
         }
     }
-    (void)memd_map_put(&r->allocs, alloc_key(pk->at), sz); /* reserved: cannot fail */
+    if (mapped)
+        (void)memd_map_put(&r->allocs, alloc_key(pk->at), sz); /* reserved: cannot fail */
+    else
+        r->nallocs++;
     r->allocated += sz;
+}
+
+/* mapped is a constant in each copy: the mapped path pays nothing for the other. */
+static void carve(memd_range *r, memd_bt_path *p, const pick *pk, uint64_t sz)
+{
+    if (r->unmapped)
+        carve_as(r, p, pk, sz, false);
+    else
+        carve_as(r, p, pk, sz, true);
 }
 
 /* Everything one allocation may need, before anything changes. */
@@ -251,7 +267,7 @@ static int reserve_alloc(memd_range *r)
         rc = memd_bt_reserve(&r->by_size, 2);
     if (rc == 0)
         rc = memd_range_aidx_reserve(&r->aidx, 2);
-    if (rc == 0)
+    if (rc == 0 && !r->unmapped)
         rc = memd_map_reserve(&r->allocs, 1);
     return rc;
 }
@@ -282,10 +298,16 @@ static bool find_containing(const memd_range *r, uint64_t addr, uint64_t sz, mem
 
 int memd_range_create(uint64_t base, uint64_t size, uint64_t min_align, memd_range **out)
 {
+    return memd_range_create_flags(base, size, min_align, 0, out);
+}
+
+int memd_range_create_flags(uint64_t base, uint64_t size, uint64_t min_align, unsigned flags,
+                            memd_range **out)
+{
     if (!out)
         return -EINVAL;
     *out = NULL;
-    if (size == 0 || min_align == 0 || (min_align & (min_align - 1)) != 0 ||
+    if ((flags & ~(unsigned)MEMD_RANGE_F_CALLER_SIZES) != 0 || size == 0 || min_align == 0 || (min_align & (min_align - 1)) != 0 ||
         base > UINT64_MAX - size || base > UINT64_MAX - (min_align - 1))
         return -EINVAL;
     uint64_t lo = (base + (min_align - 1)) & ~(min_align - 1);
@@ -300,6 +322,7 @@ int memd_range_create(uint64_t base, uint64_t size, uint64_t min_align, memd_ran
     r->size = size;
     r->min_align = min_align;
     r->allocs.spread = true;
+    r->unmapped = flags & MEMD_RANGE_F_CALLER_SIZES;
     r->lo = lo;
     r->hi = hi;
     bool ok = memd_bt_init(&r->by_addr) == 0;
@@ -329,6 +352,7 @@ void memd_range_reset(memd_range *r)
     memd_map_clear(&r->allocs);
     memd_map_trim(&r->allocs);
     r->allocated = 0;
+    r->nallocs = 0;
     /* An empty tree's root leaf always has room for one entry: no reserve needed. */
     memd_bt_path p;
     memd_bt_clear(&r->by_addr);
@@ -482,7 +506,7 @@ typedef struct side {
  * the second path q walk to the neighbouring leaf. (Copying p costs more than it
  * seems: right after the seek, its wide loads cannot be forwarded from the seek's
  * narrow stores.) */
-static void find_sides(const memd_bt *t, memd_bt_path *p, memd_bt_path *q, uint64_t addr,
+static inline __attribute__((always_inline)) void find_sides(const memd_bt *t, memd_bt_path *p, memd_bt_path *q, uint64_t addr,
                        uint64_t sz, side *left, side *right)
 {
     unsigned lv = t->height - 1;
@@ -523,7 +547,7 @@ static void find_sides(const memd_bt *t, memd_bt_path *p, memd_bt_path *q, uint6
 
 /* Makes [addr, addr + sz) free, one block with the sides that touch it. The caller
  * reserved one by_addr and one by_size insert. */
-static void merge_free(memd_range *r, memd_bt_path *p, side *left, side *right, uint64_t addr,
+static inline __attribute__((always_inline)) void merge_free(memd_range *r, memd_bt_path *p, side *left, side *right, uint64_t addr,
                        uint64_t sz)
 {
     memd_bt *t = &r->by_addr;
@@ -568,9 +592,20 @@ static void merge_free(memd_range *r, memd_bt_path *p, side *left, side *right, 
     sidx_add(r, na, ns);
 }
 
+/* Everything one free may need, before anything changes. */
+static inline __attribute__((always_inline)) int reserve_free(memd_range *r)
+{
+    int rc = memd_bt_reserve(&r->by_addr, 1);
+    if (rc == 0 && r->size_index)
+        rc = memd_bt_reserve(&r->by_size, 1);
+    if (rc == 0)
+        rc = memd_range_aidx_reserve(&r->aidx, 1);
+    return rc;
+}
+
 int memd_range_free(memd_range *r, uint64_t addr, uint64_t *size_out)
 {
-    if (!r)
+    if (!r || r->unmapped)
         return -EINVAL;
     /* The tree search below needs only addr: let the map slot's cache miss overlap it. */
     memd_map_prefetch(&r->allocs, alloc_key(addr));
@@ -579,11 +614,7 @@ int memd_range_free(memd_range *r, uint64_t addr, uint64_t *size_out)
     memd_map_slot *a = alloc_at(r, addr);
     if (!a)
         return -ENOENT;
-    int rc = memd_bt_reserve(&r->by_addr, 1);
-    if (rc == 0 && r->size_index)
-        rc = memd_bt_reserve(&r->by_size, 1);
-    if (rc == 0)
-        rc = memd_range_aidx_reserve(&r->aidx, 1);
+    int rc = reserve_free(r);
     if (rc < 0)
         return rc;
     uint64_t sz = a->val;
@@ -598,9 +629,34 @@ int memd_range_free(memd_range *r, uint64_t addr, uint64_t *size_out)
     return 0;
 }
 
+int memd_range_free_sized(memd_range *r, uint64_t addr, uint64_t size)
+{
+    if (!r || !r->unmapped || size == 0 || size > UINT64_MAX - (r->min_align - 1))
+        return -EINVAL;
+    uint64_t sz = (size + (r->min_align - 1)) & ~(r->min_align - 1);
+    if ((addr & (r->min_align - 1)) != 0 || addr < r->lo || addr > r->hi ||
+        sz > r->hi - addr)
+        return -ENOENT;
+    memd_bt_path p, q;
+    memd_bt_seek_k(&r->by_addr, addr, &p);
+    side left, right;
+    find_sides(&r->by_addr, &p, &q, addr, sz, &left, &right);
+    /* Without a map, what can be checked is that no byte of the span is free already
+     * (the neighbours found are the free blocks just below and above addr). */
+    if ((left.s != 0 && left.a + left.s > addr) || (right.s != 0 && right.a < addr + sz))
+        return -ENOENT;
+    int rc = reserve_free(r);
+    if (rc < 0)
+        return rc;
+    r->allocated -= sz;
+    r->nallocs--;
+    merge_free(r, &p, &left, &right, addr, sz);
+    return 0;
+}
+
 int memd_range_lookup(const memd_range *r, uint64_t addr, uint64_t *size_out)
 {
-    if (!r)
+    if (!r || r->unmapped)
         return -EINVAL;
     const memd_map_slot *a = alloc_at(r, addr);
     if (!a)
@@ -624,7 +680,7 @@ void memd_range_stats_get(const memd_range *r, memd_range_stats *st)
         memd_bt_get(&r->by_addr, &p, &st->largest_free_addr, &s);
     }
     st->free_blocks = r->by_addr.count;
-    st->allocations = r->allocs.len;
+    st->allocations = r->unmapped ? r->nallocs : r->allocs.len;
 }
 
 /* Every block in address order: the free blocks from the tree, and in each gap before,
@@ -642,6 +698,12 @@ static int walk(const memd_range *r, memd_range_visit_fn fn, void *ctx)
         uint64_t fa = r->hi, fs = 0;
         if (more)
             memd_bt_get(t, &p, &fa, &fs);
+        if (r->unmapped && cur < fa) { /* no map: the allocated span is one block */
+            int rc = fn(ctx, cur, fa - cur, true);
+            if (rc != 0)
+                return rc;
+            cur = fa;
+        }
         while (cur < fa) {
             const memd_map_slot *a = alloc_at(r, cur);
             if (!a || a->val > fa - cur)
@@ -716,7 +778,9 @@ int memd_range_check(const memd_range *r)
     check_ctx c = {.r = r};
     if (walk(r, check_block, &c) != 0)
         return -EFAULT;
-    if (c.allocs != r->allocs.len || c.allocated != r->allocated || c.frees != r->by_addr.count)
+    bool counts = r->unmapped ? c.allocs <= r->nallocs && (c.allocs != 0) == (r->nallocs != 0)
+                              : c.allocs == r->allocs.len;
+    if (!counts || c.allocated != r->allocated || c.frees != r->by_addr.count)
         return -EFAULT;
     return 0;
 }

@@ -44,6 +44,15 @@ typedef struct memd_range_stats {
 int memd_range_create(uint64_t base, uint64_t size, uint64_t min_align, memd_range **out);
 void memd_range_destroy(memd_range *r);
 
+/* MEMD_RANGE_F_CALLER_SIZES: the caller keeps every allocation's address and size (a
+ * client pool's records, a daemon's allocation records), so the range keeps no map of
+ * its own: allocation and free skip a hash insert and remove. Free with
+ * memd_range_free_sized; memd_range_free and memd_range_lookup answer -EINVAL, and
+ * memd_range_foreach reports each allocated span between free blocks as one block. */
+enum { MEMD_RANGE_F_CALLER_SIZES = 1u << 0 };
+int memd_range_create_flags(uint64_t base, uint64_t size, uint64_t min_align, unsigned flags,
+                            memd_range **out);
+
 /* Release every allocation; the range becomes one free block. */
 void memd_range_reset(memd_range *r);
 
@@ -70,6 +79,12 @@ bool memd_range_fit_from(const memd_range *r, uint64_t size, uint64_t align, mem
  * -ENOENT if addr is not the start of a live allocation. size_out may be NULL.
  * -ENOMEM (nothing changed) only if the allocator's own index must grow and cannot. */
 int memd_range_free(memd_range *r, uint64_t addr, uint64_t *size_out);
+
+/* The free for MEMD_RANGE_F_CALLER_SIZES: [addr, addr + size rounded up to min_align)
+ * becomes free. -ENOENT if any byte of it is free already or it leaves the range (it
+ * cannot tell one allocation from two adjacent ones: the caller's records do);
+ * -EINVAL for a range with a map or size 0; -ENOMEM as memd_range_free. */
+int memd_range_free_sized(memd_range *r, uint64_t addr, uint64_t size);
 
 /* Size of the live allocation starting at addr, or -ENOENT. */
 int memd_range_lookup(const memd_range *r, uint64_t addr, uint64_t *size_out);

@@ -24,7 +24,7 @@ int memd_wire_pool_op_get(const uint8_t *p, size_t len, memd_wire_pool_op *r)
     r->size = memd_wire_u64(p + 16);
     r->op = p[24];
     memset(r->pad, 0, sizeof r->pad);
-    if (r->op != MEMD_POOL_OP_ALLOC && r->op != MEMD_POOL_OP_FREE)
+    if (r->op != MEMD_POOL_OP_ALLOC && r->op != MEMD_POOL_OP_FREE && r->op != MEMD_POOL_OP_RESET)
         return -EINVAL;
     return memd_wire_get_str(p + 32, r->name, sizeof r->name);
 }

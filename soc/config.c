@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "memd/protocol.h"
 #include "soc_internal.h"
 
 int memd_soc_read_file(const char *path, char **buf, size_t *len, char *msg, size_t msglen)
@@ -81,7 +82,7 @@ static int parse_limits(const char *file, const memd_ynode *n, memd_limits *l, m
     static const char *const keys[] = {"max_frame", "max_sessions", "max_allocs_per_session",
                                        "max_reply_backlog", "quota_per_uid", "reclaim_grace_ms",
                                        "max_sessions_per_uid", "admin_sessions", "hello_timeout_ms",
-                                       NULL};
+                                       "max_suballocs_per_pool", NULL};
     int rc = memd_yaml_check_keys(file, n, "limits", keys, err);
     if (rc)
         return rc;
@@ -105,6 +106,7 @@ static int parse_limits(const char *file, const memd_ynode *n, memd_limits *l, m
         {"max_sessions_per_uid", offsetof(memd_limits, max_sessions_per_uid), false},
         {"admin_sessions", offsetof(memd_limits, admin_sessions), true},
         {"hello_timeout_ms", offsetof(memd_limits, hello_timeout_ms), true},
+        {"max_suballocs_per_pool", offsetof(memd_limits, max_suballocs_per_pool), false},
     };
     for (size_t i = 0; i < sizeof(u32s) / sizeof(u32s[0]); i++) {
         if (!(v = memd_yaml_get(n, u32s[i].key)))
@@ -113,6 +115,10 @@ static int parse_limits(const char *file, const memd_ynode *n, memd_limits *l, m
             return rc;
         if (x == 0 && !u32s[i].zero_ok)
             return memd_yaml_error(err, file, v, "expected %s > 0, got 0", u32s[i].key);
+        if (u32s[i].off == offsetof(memd_limits, max_suballocs_per_pool) &&
+            x > MEMD_POOL_MAX_SUBALLOCS)
+            return memd_yaml_error(err, file, v, "expected max_suballocs_per_pool at most %u, "
+                                   "got %" PRIu64, MEMD_POOL_MAX_SUBALLOCS, x);
         uint32_t y = (uint32_t)x;
         memcpy((char *)l + u32s[i].off, &y, sizeof(y));
     }
@@ -243,6 +249,7 @@ static void config_defaults(memd_config *cfg)
     cfg->limits.max_sessions_per_uid = 256;
     cfg->limits.admin_sessions = 4;
     cfg->limits.hello_timeout_ms = 10000;
+    cfg->limits.max_suballocs_per_pool = MEMD_POOL_MAX_SUBALLOCS;
     cfg->log_level = 6; /* LOG_INFO */
 }
 

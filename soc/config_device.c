@@ -66,16 +66,52 @@ static int descriptor_device(const char *file, const memd_ynode *entry,
 typedef struct ttmetal_entry {
     memd_ttmetal_opts o;
     char product[MEMD_NAME_MAX], arch[MEMD_NAME_MAX], name[MEMD_NAME_MAX];
+    uint32_t *remap;            /* l1_bank_remap as a list, owned */
 } ttmetal_entry;
+
+/* l1_bank_remap: `default` (tt-metal's own shuffle, what a runtime gets without
+ * passing one to CreateDevice), `identity`, or the list a runtime passes (bank id per
+ * scan position). Whether the list fits the device is checked once it is built. */
+static int ttmetal_remap(const char *file, const memd_ynode *v, ttmetal_entry *t, memd_error *err)
+{
+    t->o.remap_file = file;
+    t->o.remap_node = v;
+    if (v->type == MEMD_Y_SCALAR && !strcmp(v->str, "default"))
+        return 0;
+    if (v->type == MEMD_Y_SCALAR && !strcmp(v->str, "identity")) {
+        t->o.remap = MEMD_TTMETAL_REMAP_IDENTITY;
+        return 0;
+    }
+    if (v->type != MEMD_Y_SEQ)
+        return memd_yaml_error(err, file, v, "l1_bank_remap: expected default, identity or a list "
+                               "of L1 bank ids (one per bank, in tt-metal's scan order)");
+    if (v->n == 0 || v->n > MEMD_MAX_BANKS)
+        return memd_yaml_error(err, file, v, "l1_bank_remap: expected 1 to %u bank ids, got %zu",
+                               MEMD_MAX_BANKS, v->n);
+    if (!(t->remap = malloc(sizeof(uint32_t) * v->n)))
+        return memd_yaml_error(err, file, v, "out of memory");
+    for (size_t i = 0; i < v->n; i++) {
+        uint64_t id;
+        int rc = memd_yaml_uint(file, v->items[i], MEMD_MAX_BANKS - 1, &id, err);
+        if (rc)
+            return rc;
+        t->remap[i] = (uint32_t)id;
+    }
+    t->o.remap = MEMD_TTMETAL_REMAP_LIST;
+    t->o.remap_list = t->remap;
+    t->o.nremap = (uint32_t)v->n;
+    return 0;
+}
 
 /* tt_metal: {soc_descriptor, core_descriptor, product, hw_cqs}: all four required. */
 static int ttmetal_keys(const char *file, const memd_ynode *tt, ttmetal_entry *t, memd_error *err)
 {
-    static const char *const keys[] = {"soc_descriptor", "core_descriptor", "product", "hw_cqs", NULL};
+    static const char *const keys[] = {"soc_descriptor", "core_descriptor", "product", "hw_cqs",
+                                       "l1_bank_remap", NULL};
     int rc = memd_yaml_check_keys(file, tt, "tt_metal", keys, err);
     if (rc)
         return rc;
-    for (int i = 0; keys[i]; i++)
+    for (int i = 0; i < 4; i++)
         if (!memd_yaml_get(tt, keys[i]))
             return memd_yaml_error(err, file, tt, "missing key '%s' in tt_metal: expected %s", keys[i],
                                    i < 2 ? "a path" : i == 2 ? "the product key of the core descriptor (e.g. E150, galaxy)"
@@ -90,6 +126,8 @@ static int ttmetal_keys(const char *file, const memd_ynode *tt, ttmetal_entry *t
         return memd_yaml_error(err, file, v, "expected at least 1 hardware command queue, got 0");
     t->o.product = t->product;
     t->o.hw_cqs = (uint32_t)cqs;
+    if ((v = memd_yaml_get(tt, "l1_bank_remap")))
+        return ttmetal_remap(file, v, t, err);
     return 0;
 }
 
@@ -189,7 +227,10 @@ static int ttmetal_device(const char *file, const memd_ynode *entry,
 {
     ttmetal_entry t;
     int rc = ttmetal_entry_read(file, entry, &t, err);
-    if (rc || (rc = ttmetal_build(file, memd_yaml_get(entry, "tt_metal"), files, &t.o, out, err)))
+    if (rc == 0)
+        rc = ttmetal_build(file, memd_yaml_get(entry, "tt_metal"), files, &t.o, out, err);
+    free(t.remap);
+    if (rc)
         return rc;
     const memd_ynode *dram = memd_yaml_get(entry, "dram"), *v;
     if (dram && (v = memd_yaml_get(dram, "regions"))) {

@@ -12,10 +12,14 @@
  * `harvested_workers` is ignored too: the core descriptor's grid is already logical,
  * i.e. after harvesting.
  *
- * Bank ids and cores: L1 bank ids are tt-metal's allocator order, compute cores row by
- * row (y, then x) over the compute grid, then each storage core's banks; DRAM bank i is
- * `dram` entry i. (tt-metal may shuffle L1 ids with its l1_bank_remap; memd's ids are
- * those of the identity remap.) Each bank gets its logical and NOC coordinates. */
+ * Bank ids and cores: L1 bank ids are the ids tt-metal's L1 allocator gives. It scans
+ * the logical worker grid row by row (y, then x); each compute core (of the compute grid)
+ * is one bank, each storage core worker_l1_size / bank_size banks (the first at the
+ * bottom of its L1: bank j of the core at offset j * bank_size); the bank at scan
+ * position i then gets the id remap[i]: by default tt-metal's own shuffle
+ * (memd_ttmetal_default_remap), or the l1_bank_remap a runtime passes to CreateDevice
+ * (memd.yaml: tt_metal.l1_bank_remap, a list, or `identity`). DRAM bank i is `dram`
+ * entry i. Each bank gets its logical and NOC coordinates. */
 #ifndef MEMD_SOC_TTMETAL_H
 #define MEMD_SOC_TTMETAL_H
 
@@ -73,7 +77,20 @@ typedef struct memd_ttmetal_opts {
      * (NULL file: at the core descriptor, without a position). */
     const char *reserved_file;
     const memd_ynode *reserved_node;
+    /* L1 bank ids: tt-metal's default shuffle, the identity, or remap[0..nremap) (bank
+     * id of each scan position; must be a permutation of the banks), given at
+     * remap_file / remap_node for errors. */
+    enum { MEMD_TTMETAL_REMAP_DEFAULT, MEMD_TTMETAL_REMAP_IDENTITY, MEMD_TTMETAL_REMAP_LIST } remap;
+    const uint32_t *remap_list;
+    uint32_t nremap;
+    const char *remap_file;
+    const memd_ynode *remap_node;
 } memd_ttmetal_opts;
+
+/* tt-metal's default L1 bank remap for n banks (ttmetal_remap.c): ids[i] is the bank id
+ * of scan position i, as std::shuffle with std::default_random_engine(0) leaves 0..n-1
+ * under libstdc++. */
+void memd_ttmetal_default_remap(uint32_t *ids, uint32_t n);
 
 /* Both descriptors (buffers, not NUL-terminated; the names are used in errors) -> a
  * device spec: the groups above (DRAM with one `data` region), the default policy. Not validated: memd.yaml

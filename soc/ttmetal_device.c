@@ -54,31 +54,107 @@ static memd_bank_core core_at(const memd_ttmetal_soc *soc, int64_t x, int64_t y)
     return c;
 }
 
-/* Bank id -> core, in tt-metal's order (ttmetal.h): compute cores row by row, then the
- * banks of each storage core. */
-static memd_bank_core *l1_cores(const memd_ttmetal_soc *soc, const memd_ttmetal_core *core,
-                                uint64_t banks, uint64_t per_storage)
+/* One L1 bank where tt-metal's scan meets it: a compute core, or bank j of a storage
+ * core (resolved logical coordinates; a storage core whose row cannot be resolved,
+ * without functional_workers, comes last). */
+typedef struct scan_bank {
+    int64_t y, x;
+    uint32_t order;            /* compute grid first, then storage cores as listed */
+    uint32_t j;                /* bank of its storage core; 0 for compute cores */
+    bool storage;
+    memd_bank_core core;
+} scan_bank;
+
+static int cmp_scan(const void *a, const void *b)
 {
-    memd_bank_core *c = malloc(sizeof(*c) * banks);
-    if (!c)
+    const scan_bank *p = a, *q = b;
+    if (p->y != q->y)
+        return p->y < q->y ? -1 : 1;
+    if (p->x != q->x)
+        return p->x < q->x ? -1 : 1;
+    return p->order < q->order ? -1 : p->order > q->order;
+}
+
+static int64_t resolve(int64_t v, uint32_t n)
+{
+    if (v < 0)
+        v += n;
+    return v < 0 ? INT64_MAX : v;
+}
+
+/* The banks in scan order: row by row (y, then x) over the worker grid, as tt-metal's
+ * init_compute_and_storage_l1_bank_manager walks it; NULL when out of memory. */
+static scan_bank *l1_scan(const memd_ttmetal_soc *soc, const memd_ttmetal_core *core,
+                          uint64_t banks, uint64_t per_storage)
+{
+    scan_bank *v = calloc(banks, sizeof(*v));
+    if (!v)
         return NULL;
     uint64_t i = 0;
     for (int64_t y = core->grid_start[1]; y <= core->grid_end[1]; y++)
-        for (int64_t x = core->grid_start[0]; x <= core->grid_end[0]; x++)
-            c[i++] = core_at(soc, x, y);
+        for (int64_t x = core->grid_start[0]; x <= core->grid_end[0]; x++, i++)
+            v[i] = (scan_bank){.y = resolve(y, soc->nnoc_y), .x = resolve(x, soc->nnoc_x),
+                               .order = (uint32_t)i, .core = core_at(soc, x, y)};
     for (uint32_t s = 0; s < core->storage_cores; s++)
-        for (uint64_t j = 0; j < per_storage; j++)
-            c[i++] = s < MEMD_TTMETAL_MAX_STORAGE
-                         ? core_at(soc, core->storage_xy[s][0], core->storage_xy[s][1])
-                         : (memd_bank_core){MEMD_NO_CORE, MEMD_NO_CORE, MEMD_NO_CORE,
-                                            MEMD_NO_CORE};
-    return c;
+        for (uint64_t j = 0; j < per_storage; j++, i++) {
+            scan_bank *b = &v[i];
+            *b = (scan_bank){.y = INT64_MAX, .x = INT64_MAX, .order = (uint32_t)i,
+                             .j = (uint32_t)j, .storage = true,
+                             .core = {MEMD_NO_CORE, MEMD_NO_CORE, MEMD_NO_CORE, MEMD_NO_CORE}};
+            if (s < MEMD_TTMETAL_MAX_STORAGE) {
+                b->x = resolve(core->storage_xy[s][0], soc->nnoc_x);
+                b->y = resolve(core->storage_xy[s][1], soc->nnoc_y);
+                b->core = core_at(soc, core->storage_xy[s][0], core->storage_xy[s][1]);
+            }
+        }
+    qsort(v, banks, sizeof(*v), cmp_scan);
+    return v;
+}
+
+/* remap[i]: the id of scan position i (ttmetal.h). -EINVAL with msg for a given list
+ * that is not a permutation of the banks. */
+static int l1_remap(const memd_ttmetal_opts *o, uint32_t banks, uint32_t *remap, char *msg,
+                    size_t msglen)
+{
+    if (o->remap == MEMD_TTMETAL_REMAP_DEFAULT) {
+        memd_ttmetal_default_remap(remap, banks);
+        return 0;
+    }
+    for (uint32_t i = 0; i < banks; i++)
+        remap[i] = i;
+    if (o->remap == MEMD_TTMETAL_REMAP_IDENTITY)
+        return 0;
+    if (o->nremap != banks) {
+        snprintf(msg, msglen, "l1_bank_remap has %" PRIu32 " bank ids; this device has %" PRIu32
+                 " L1 banks (tt-metal requires one id per bank)", o->nremap, banks);
+        return -EINVAL;
+    }
+    uint8_t *seen = calloc(banks, 1);
+    if (!seen)
+        return -ENOMEM;
+    int rc = 0;
+    for (uint32_t i = 0; i < banks && rc == 0; i++) {
+        uint32_t id = o->remap_list[i];
+        if (id >= banks || seen[id]) {
+            snprintf(msg, msglen, "l1_bank_remap entry %" PRIu32 " (%" PRIu32 ") is %s: expected "
+                     "each of the bank ids 0-%" PRIu32 " once", i, id,
+                     id >= banks ? "out of range" : "given twice", banks - 1);
+            rc = -EINVAL;
+        } else {
+            seen[id] = 1;
+            remap[i] = id;
+        }
+    }
+    free(seen);
+    return rc;
 }
 
 /* -EINVAL with msg when the numbers do not fit. */
-static int l1_group(const memd_ttmetal_soc *soc, const memd_ttmetal_core *core, uint64_t reserved,
-                    uint64_t alignment, memd_bank_group_spec *g, char *msg, size_t msglen)
+static int l1_group(const memd_ttmetal_soc *soc, const memd_ttmetal_core *core,
+                    const memd_ttmetal_opts *o, uint64_t alignment, memd_bank_group_spec *g,
+                    char *msg, size_t msglen)
 {
+    const uint64_t reserved = o->sram_reserved;
     const uint64_t w = soc->worker_l1_size;
     uint64_t bank;
     if (core->l1_bank_size) {
@@ -105,31 +181,32 @@ static int l1_group(const memd_ttmetal_soc *soc, const memd_ttmetal_core *core, 
                  core->compute_cores, core->storage_cores, per_storage, MEMD_MAX_BANKS);
         return -EINVAL;
     }
-    int64_t *off = malloc(sizeof(int64_t) * banks);
-    if (!off)
-        return -ENOMEM;
-    uint64_t i = 0, min_off = w - bank;
-    for (uint32_t c = 0; c < core->compute_cores; c++)
-        off[i++] = (int64_t)(w - bank);
-    for (uint32_t s = 0; s < core->storage_cores; s++)
-        for (uint64_t j = 0; j < per_storage; j++) {
-            uint64_t o = w - (j + 1) * bank; /* (j + 1) * bank <= w by construction */
-            off[i++] = (int64_t)o;
-            if (o < min_off)
-                min_off = o;
-        }
+    /* Compute-core banks are the top bank_size bytes of L1; storage core bank j sits at
+     * j * bank_size ((j + 1) * bank_size <= w by construction). */
+    uint64_t min_off = core->storage_cores && per_storage ? 0 : w - bank;
     uint64_t low = reserved > min_off ? reserved - min_off : 0;
     if (low >= bank) {
-        free(off);
         snprintf(msg, msglen,
                  "reserved size %" PRIu64 " covers the whole %" PRIu64 "-byte L1 bank of some core: nothing left for buffers",
                  reserved, bank);
         return -EINVAL;
     }
-    memd_bank_core *cores = l1_cores(soc, core, banks, per_storage);
-    if (!cores) {
+    int64_t *off = malloc(sizeof(int64_t) * banks);
+    memd_bank_core *cores = malloc(sizeof(*cores) * banks);
+    uint32_t *remap = malloc(sizeof(uint32_t) * banks);
+    scan_bank *scan = off && cores && remap ? l1_scan(soc, core, banks, per_storage) : NULL;
+    int rc = scan ? l1_remap(o, (uint32_t)banks, remap, msg, msglen) : -ENOMEM;
+    for (uint64_t i = 0; rc == 0 && i < banks; i++) {
+        uint32_t id = remap[i];
+        cores[id] = scan[i].core;
+        off[id] = scan[i].storage ? (int64_t)(scan[i].j * bank) : (int64_t)(w - bank);
+    }
+    free(scan);
+    free(remap);
+    if (rc) {
         free(off);
-        return -ENOMEM;
+        free(cores);
+        return rc;
     }
     memset(g, 0, sizeof(*g));
     g->cores = cores;
@@ -159,13 +236,15 @@ static int build(const memd_ttmetal_soc *soc, const memd_ttmetal_core *core, con
     if (dram_group(soc, dram_align, &out->groups[MEMD_KIND_DRAM]))
         return memd_yaml_error(err, soc_file, NULL, "out of memory");
     char msg[256];
-    int rc = l1_group(soc, core, o->sram_reserved,
-                      o->sram_alignment ? o->sram_alignment : MEMD_DEFAULT_SRAM_ALIGNMENT,
+    msg[0] = '\0';
+    int rc = l1_group(soc, core, o, o->sram_alignment ? o->sram_alignment : MEMD_DEFAULT_SRAM_ALIGNMENT,
                       &out->groups[MEMD_KIND_SRAM], msg, sizeof(msg));
     if (rc) {
-        const char *file = o->reserved_file ? o->reserved_file : core_file;
-        return memd_yaml_error(err, file, o->reserved_file ? o->reserved_node : NULL, "%s",
-                               rc == -ENOMEM ? "out of memory" : msg);
+        /* A remap error points at l1_bank_remap; the others at sram.reserved. */
+        bool at_remap = rc == -EINVAL && !strncmp(msg, "l1_bank_remap", 13) && o->remap_file;
+        const char *file = at_remap ? o->remap_file : o->reserved_file ? o->reserved_file : core_file;
+        const memd_ynode *node = at_remap ? o->remap_node : o->reserved_file ? o->reserved_node : NULL;
+        return memd_yaml_error(err, file, node, "%s", rc == -ENOMEM ? "out of memory" : msg);
     }
     snprintf(out->arch, sizeof(out->arch), "%s", o->arch ? o->arch : soc->arch);
     if (o->name) {

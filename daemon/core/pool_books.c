@@ -12,6 +12,8 @@
 typedef struct applied {
     memd_pool_books *b;
     memd_suballoc *sub;
+    memd_pool_books *old;       /* RESET: the books it set aside */
+    memd_alloc *a;
     uint8_t op;
 } applied;
 
@@ -52,7 +54,28 @@ static memd_pool_books *books_get(memd_alloc *a)
     return b;
 }
 
-static int apply_alloc(memd_pool_books *b, const memd_alloc *a, uint32_t i,
+/* RESET: the pool starts new, empty books; the old ones are kept until the report is
+ * applied whole, so that a refusal later in it can put them back. */
+static int apply_reset(memd_alloc *a, uint32_t i, const memd_wire_pool_op *op, applied *ap,
+                       memd_wire_error *err)
+{
+    if (op->offset != 0 || op->size != 0)
+        return memd_err_set(err, -EINVAL, "pool report op %u: a reset of pool %llu takes "
+                            "offset 0 and size 0", i, (unsigned long long)a->handle);
+    memd_pool_books *old = a->books;
+    a->books = NULL;
+    memd_pool_books *b = books_get(a);
+    if (!b) {
+        a->books = old;
+        return memd_err_set(err, -ENOMEM, "daemon out of memory");
+    }
+    if (old)
+        b->reports = old->reports;
+    *ap = (applied){.b = b, .old = old, .a = a, .op = MEMD_POOL_OP_RESET};
+    return 0;
+}
+
+static int apply_alloc(memd_pool_books *b, const memd_alloc *a, uint32_t max_subs, uint32_t i,
                        const memd_wire_pool_op *op, applied *ap, memd_wire_error *err)
 {
     uint64_t size = a->pl.size_per_bank;
@@ -64,10 +87,10 @@ static int apply_alloc(memd_pool_books *b, const memd_alloc *a, uint32_t i,
                             (unsigned long long)op->offset, (unsigned long long)op->size,
                             op->name, (unsigned long long)a->handle,
                             (unsigned long long)size);
-    if (b->subs.len >= MEMD_POOL_MAX_SUBALLOCS)
+    if (b->subs.len >= max_subs)
         return memd_err_set(err, -EMFILE, "pool report op %u: pool %llu has %u live "
-                            "sub-allocations, the limit", i, (unsigned long long)a->handle,
-                            MEMD_POOL_MAX_SUBALLOCS);
+                            "sub-allocations, the limit (max_suballocs_per_pool)", i,
+                            (unsigned long long)a->handle, max_subs);
     memd_suballoc *sub = malloc(sizeof *sub);
     if (!sub || memd_map_reserve(&b->subs, 1) < 0) {
         free(sub);
@@ -120,7 +143,10 @@ static void undo(applied *ap)
 {
     memd_pool_books *b = ap->b;
     memd_suballoc *sub = ap->sub;
-    if (ap->op == MEMD_POOL_OP_ALLOC) {
+    if (ap->op == MEMD_POOL_OP_RESET) { /* the ops after it are undone already */
+        memd_pool_books_free(b);
+        ap->a->books = ap->old;
+    } else if (ap->op == MEMD_POOL_OP_ALLOC) {
         (void)memd_range_free(b->range, sub->offset, NULL);
         memd_map_remove(&b->subs, sub->offset + 1);
         b->pooled -= sub->size;
@@ -147,12 +173,19 @@ int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_wire_p
     uint32_t i;
     for (i = 0; i < n && rc == 0; i++) {
         memd_alloc *a = pools[i];
+        if (ops[i].op == MEMD_POOL_OP_RESET) {
+            rc = apply_reset(a, i, &ops[i], &done[i], err);
+            if (rc < 0)
+                break;
+            continue;
+        }
         memd_pool_books *b = books_get(a);
         if (!b) {
             rc = memd_err_set(err, -ENOMEM, "daemon out of memory");
             break;
         }
-        rc = ops[i].op == MEMD_POOL_OP_ALLOC ? apply_alloc(b, a, i, &ops[i], &done[i], err)
+        rc = ops[i].op == MEMD_POOL_OP_ALLOC ? apply_alloc(b, a, st->limits.max_suballocs_per_pool, i, &ops[i],
+                                                           &done[i], err)
                                              : apply_free(b, a, i, &ops[i], &done[i], err);
         if (rc < 0)
             break;
@@ -174,6 +207,8 @@ int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_wire_p
         }
         if (done[i].op == MEMD_POOL_OP_FREE)
             free(done[i].sub);
+        else if (done[i].op == MEMD_POOL_OP_RESET)
+            memd_pool_books_free(done[i].old);
     }
     free(done);
     return 0;

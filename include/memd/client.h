@@ -324,7 +324,11 @@ MEMCLIENT_API int memclient_pool_alloc(memclient_pool *pool, uint64_t bytes, uin
 MEMCLIENT_API int memclient_pool_free(memclient_pool *pool, uint64_t handle);
 
 /* Sends what memd has not heard yet and waits for its answer: 0, or the error of a
- * report memd refused since the last flush (which a correct program never sees). */
+ * report memd refused since the last flush (a correct program sees one only past the
+ * daemon's max_suballocs_per_pool, -EMFILE, or when memd is short of memory). After a
+ * refusal memd's books disagree with the pool until the library reports the pool whole
+ * again (a reset, then every live sub-allocation): the report timer does it within the
+ * staleness bound, or this call before it returns. */
 MEMCLIENT_API int memclient_pool_flush(memclient_pool *pool);
 
 MEMCLIENT_API int memclient_pool_query(memclient_pool *pool, memclient_pool_info *out);

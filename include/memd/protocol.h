@@ -716,7 +716,10 @@ typedef struct memd_wire_event {
  * MEMD_POOL_MAX_SUBALLOCS), with a message naming the op. */
 #define MEMD_POOL_MAX_SUBALLOCS (1u << 20) /* live sub-allocations per pool */
 
-enum { MEMD_POOL_OP_ALLOC = 1, MEMD_POOL_OP_FREE = 2 };
+/* RESET (offset and size 0): forget every sub-allocation the books hold for this pool;
+ * the ops after it report the pool's whole state again. libmemclient sends it after memd
+ * refused one of its reports, whose books then disagree with the process's. */
+enum { MEMD_POOL_OP_ALLOC = 1, MEMD_POOL_OP_FREE = 2, MEMD_POOL_OP_RESET = 3 };
 
 typedef struct memd_wire_pool_op {
     uint64_t pool;             /* handle of the pool allocation */
@@ -724,7 +727,7 @@ typedef struct memd_wire_pool_op {
     uint64_t size;             /* bytes (of each bank: the pool's own unit), > 0 */
     uint8_t op;                /* MEMD_POOL_OP_* */
     uint8_t pad[7];
-    char name[MEMD_NAME_MAX];  /* ALLOC: "" = anonymous; FREE: ignored */
+    char name[MEMD_NAME_MAX];  /* ALLOC: "" = anonymous; FREE, RESET: ignored */
 } memd_wire_pool_op;
 
 /* DUMP (MEMD_DUMP_F_POOLS): the session's own pools, or every one for an admin. */

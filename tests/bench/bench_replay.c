@@ -1,10 +1,12 @@
 /* memd-bench-replay — a runtime's allocations, four ways.
  *
- *   memd-bench-replay MODEL.yaml [--socket PATH] [--device N] [--inferences N]
- *                     [--repeat R] [--mode call,batch,pool,inproc]
+ *   memd-bench-replay MODEL.yaml|MODEL.onnx [--dims NAME=N,...] [--socket PATH]
+ *                     [--device N] [--inferences N] [--repeat R]
+ *                     [--mode call,batch,pool,inproc]
  *
  * Replays op-by-op execution of a model (memd's model YAML, tools/parsers/model_yaml.h;
- * an ONNX file is converted first with `memctl model import`): before each op, allocate
+ * a .onnx file goes through the memctl of this build first, `memctl model import`, with
+ * --dims for its symbolic dimensions): before each op, allocate
  * its outputs; after the last op that reads a tensor, free it; inputs are allocated before
  * the first op and outputs freed after the last, weights are not part of it (loaded once).
  * The same sequence runs N inferences in each mode:
@@ -14,8 +16,9 @@
  *   pool    memclient_pool_alloc / memclient_pool_free in one client pool, names and all
  *   inproc  the engine's range allocator in the process, no daemon: the floor
  * and prints one JSON line per mode: mode, ns_per_pair (wall time / alloc+free pairs,
- * the median of R repeats, which go round the modes), cpu_ns_per_pair (the same in this
- * thread's CPU time), peak_bytes (most bytes live at once, per bank), pairs.
+ * the median of R repeats, which go round the modes, each after one untimed inference),
+ * cpu_ns_per_pair (the same in this thread's CPU time), peak_bytes (most bytes live at
+ * once, per bank), pairs.
  *
  * Checks behaviour too: pool and inproc run the same allocator on the same sequence, so
  * they must place every tensor at the same offset; a failed call exits 1. */
@@ -25,7 +28,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "memd/client.h"
 #include "model_yaml.h"
@@ -43,7 +48,7 @@ typedef struct replay {
 } replay;
 
 typedef struct opts {
-    const char *model, *socket;
+    const char *model, *socket, *dims;
     uint32_t device;
     unsigned inferences, repeat;
     bool modes[4];
@@ -317,10 +322,48 @@ static int cmp_double(const void *a, const void *b)
 
 static void usage(void)
 {
-    fputs("usage: memd-bench-replay MODEL.yaml [--socket PATH] [--device N] [--inferences N]\n"
-          "                         [--repeat R] [--mode call,batch,pool,inproc]\n",
+    fputs("usage: memd-bench-replay MODEL.yaml|MODEL.onnx [--dims NAME=N,...] [--socket PATH]\n"
+          "                         [--device N] [--inferences N] [--repeat R]\n"
+          "                         [--mode call,batch,pool,inproc]\n",
           stderr);
     exit(2);
+}
+
+/* An ONNX model becomes model YAML in dir through `memctl model import` (the memctl
+ * this bench was built with: one importer, memd's Python package). 0, or 1 after saying
+ * why. */
+static int import_onnx(const char *onnx, const char *dims, const char *dir, char *yaml,
+                       size_t len)
+{
+    snprintf(yaml, len, "%s/model.yaml", dir);
+    char *argv[] = {MEMD_BENCH_MEMCTL, "model", "import", (char *)onnx, "-o", yaml,
+                    dims ? "--dims" : NULL, (char *)dims, NULL};
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("memd-bench-replay: fork");
+        return 1;
+    }
+    if (pid == 0) {
+        execv(argv[0], argv);
+        fprintf(stderr, "memd-bench-replay: %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return 1;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "memd-bench-replay: %s: memctl model import failed\n", onnx);
+        return 1;
+    }
+    return 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
 static bool parse_modes(const char *s, bool *modes)
@@ -359,6 +402,8 @@ int main(int argc, char **argv)
             usage();
         else if (strcmp(a, "--socket") == 0)
             o.socket = argv[++i];
+        else if (strcmp(a, "--dims") == 0)
+            o.dims = argv[++i];
         else if (strcmp(a, "--device") == 0)
             o.device = parse_uint(argv[++i], 0);
         else if (strcmp(a, "--inferences") == 0)
@@ -373,9 +418,32 @@ int main(int argc, char **argv)
     }
     if (!o.model)
         usage();
+    const char *path = o.model;
+    char tmp[] = "/tmp/memd-bench-replay.XXXXXX", yaml[sizeof tmp + 16];
+    bool onnx = ends_with(o.model, ".onnx");
+    if (onnx) {
+        if (!mkdtemp(tmp)) {
+            perror("memd-bench-replay: mkdtemp");
+            return 1;
+        }
+        int rc = import_onnx(o.model, o.dims, tmp, yaml, sizeof yaml);
+        path = yaml;
+        if (rc != 0) {
+            unlink(yaml);
+            rmdir(tmp);
+            return rc;
+        }
+    } else if (o.dims) {
+        usage(); /* --dims is for ONNX models */
+    }
     memd_model_yaml m;
     char err[512];
-    if (memd_model_yaml_read(o.model, &m, err, sizeof err) < 0) {
+    int rc = memd_model_yaml_read(path, &m, err, sizeof err);
+    if (onnx) {
+        unlink(yaml);
+        rmdir(tmp);
+    }
+    if (rc < 0) {
         fprintf(stderr, "memd-bench-replay: %s\n", err);
         return 1;
     }
@@ -400,7 +468,6 @@ int main(int argc, char **argv)
 
     memclient *c = NULL;
     bool daemon = o.modes[MODE_CALL] || o.modes[MODE_BATCH] || o.modes[MODE_POOL];
-    int rc;
     if (daemon && (rc = memclient_connect(o.socket, &c)) < 0)
         die("connect", rc);
     uint64_t pairs = (uint64_t)r.nreplayed * o.inferences;
@@ -419,9 +486,14 @@ int main(int argc, char **argv)
             run w = u;
             w.peak = w.live = 0;
             double dt = 0;
+            /* Each timed run follows one untimed inference in the same mode: what is
+             * measured is the steady state of a runtime that runs many, not the first
+             * touch of a new pool or range right after the previous mode's syscalls. */
             if (mode == MODE_CALL) {
+                (void)mode_call(&r, c, o.device, 1, &w);
                 dt = mode_call(&r, c, o.device, o.inferences, &w);
             } else if (mode == MODE_BATCH) {
+                (void)mode_batch(&r, c, o.device, 1, &w);
                 dt = mode_batch(&r, c, o.device, o.inferences, &w);
             } else if (mode == MODE_POOL) {
                 memclient_alloc_req q = {.device = o.device, .cls = MEMD_CLASS_INTERNAL,
@@ -432,6 +504,7 @@ int main(int argc, char **argv)
                     die("memclient_pool_create", rc);
                 memclient_pool_info pi;
                 memclient_pool_query(p, &pi);
+                (void)mode_pool(&r, p, pi.address, 1, &w);
                 dt = mode_pool(&r, p, pi.address, o.inferences, &w);
                 if ((rc = memclient_pool_flush(p)) < 0)
                     die("memd refused a pool report", rc);
@@ -442,6 +515,7 @@ int main(int argc, char **argv)
                 memd_range *g;
                 if (memd_range_create(0, high, MEMCLIENT_POOL_MIN_ALIGN, &g) < 0)
                     die("memd_range_create", -ENOMEM);
+                (void)mode_inproc(&r, g, 1, &w);
                 dt = mode_inproc(&r, g, o.inferences, &w);
                 memd_range_destroy(g);
                 w.peak = inproc_peak;

@@ -63,7 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     make_spec(&spec);
     memd_config cfg = {.limits = {.max_frame = 1 << 16, .max_sessions = 4,
                                   .max_allocs_per_session = 64, .max_reply_backlog = 1 << 20,
-                                  .quota_per_uid = size % 2 ? 256 << 10 : 0},
+                                  .quota_per_uid = size % 2 ? 256 << 10 : 0,
+                                  .max_suballocs_per_pool = size % 3 ? 4 : MEMD_POOL_MAX_SUBALLOCS},
                        .ndevices = 1, .devices = &spec};
     memd_state st;
     memd_error err;

@@ -279,6 +279,23 @@ START_TEST(lying_reports_are_refused)
     ck_assert_msg(strstr(err.message, "op 2"), "%s", err.message);
     ck_assert_int_eq(suballocs_of(fd, &pooled), 2);
     ck_assert_uint_eq(pooled, 8192);
+    /* A reset: only with offset and size 0; with a lie after it, nothing changes. */
+    o = (memd_wire_pool_op){.pool = pool.handle, .offset = 4096, .op = MEMD_POOL_OP_RESET};
+    ck_assert_int_eq(report(fd, &o, 1, &err), -EINVAL);
+    ck_assert_msg(strstr(err.message, "reset"), "%s", err.message);
+    memd_wire_pool_op reset_lie[3] = {{.pool = pool.handle, .op = MEMD_POOL_OP_RESET},
+                                      op_alloc(pool.handle, 0, 1024, "new"),
+                                      op_alloc(pool.handle, 512, 8, "lie")};
+    ck_assert_int_eq(report(fd, reset_lie, 3, &err), -EEXIST);
+    ck_assert_int_eq(suballocs_of(fd, &pooled), 2);
+    ck_assert_uint_eq(pooled, 8192);
+    /* A reset and the whole truth again replace the books. */
+    memd_wire_pool_op again[3] = {{.pool = pool.handle, .op = MEMD_POOL_OP_RESET},
+                                  op_alloc(pool.handle, 0, 4096, "a"),
+                                  op_alloc(pool.handle, 8192, 4096, "b")};
+    ck_assert_int_eq(report(fd, again, 3, &err), 0);
+    ck_assert_int_eq(suballocs_of(fd, &pooled), 2);
+    ck_assert_uint_eq(pooled, 8192);
     /* Freeing twice in one report. */
     memd_wire_pool_op twice[2] = {op_free(pool.handle, 0, 4096), op_free(pool.handle, 0, 4096)};
     ck_assert_int_eq(report(fd, twice, 2, &err), -ENOENT);
@@ -301,6 +318,88 @@ START_TEST(lying_reports_are_refused)
     /* The connection is fine after every refusal. */
     ck_assert_int_eq(raw_free(fd, plain.handle, NULL), 0);
     close(fd);
+    ck_assert_int_eq(memd_fixture_stop(&f), 0);
+}
+END_TEST
+
+/* memd's books of one pool as a sorted list of (offset, size). */
+static size_t books_of(memclient *c, uint64_t pool, uint64_t (*out)[2], size_t cap)
+{
+    memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_SUBALLOCS);
+    size_t n = 0;
+    for (size_t i = 0; i < s->nsuballocs; i++)
+        if (s->suballocs[i].pool == pool) {
+            ck_assert_uint_lt(n, cap);
+            out[n][0] = s->suballocs[i].offset;
+            out[n][1] = s->suballocs[i].size;
+            n++;
+        }
+    memclient_snapshot_free(s);
+    return n;
+}
+
+/* A report memd refuses (here: past max_suballocs_per_pool) must not leave its books
+ * out of step with the process: the library resets them and reports the pool whole
+ * again, at the next flush or within the timer's bound, and deltas work after that. */
+START_TEST(refused_report_is_followed_by_a_resync)
+{
+    memd_fixture f;
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "limits: {max_suballocs_per_pool: 8}\n"
+             "devices:\n  - id: 0\n    descriptor: %s/config/devices/wormhole_b0.yaml\n",
+             memd_fixture_source_root());
+    memd_fixture_opts o = {.config_yaml = yaml};
+    ck_assert_int_eq(memd_fixture_start(&f, &o), 0);
+    memclient *c = cu_connect(&f);
+    memclient_pool *p = make_pool(c, 1 << 20, 0);
+    memclient_pool_info pi;
+    ck_assert_int_eq(memclient_pool_query(p, &pi), 0);
+    memclient_pool_buffer b[12];
+    for (int i = 0; i < 12; i++)
+        ck_assert_int_eq(memclient_pool_alloc(p, 4096, 0, "sub", &b[i]), 0);
+    /* Twelve live, eight allowed: refused (the resync flush does too), books empty. */
+    ck_assert_int_eq(memclient_pool_flush(p), -EMFILE);
+    memclient_error e;
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "max_suballocs_per_pool"), "%s", e.message);
+    uint64_t books[16][2];
+    ck_assert_uint_eq(books_of(c, pi.handle, books, 16), 0);
+    /* Free five (four of them memd never accepted) and flush: the pool's whole state. */
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(memclient_pool_free(p, b[i * 2].handle), 0);
+    ck_assert_int_eq(memclient_pool_flush(p), 0);
+    size_t n = books_of(c, pi.handle, books, 16);
+    ck_assert_uint_eq(n, 7);
+    for (size_t k = 0, i = 0; i < 12; i++) {
+        if (i % 2 == 0 && i < 10)
+            continue;
+        ck_assert_uint_eq(books[k][0], b[i].offset);
+        ck_assert_uint_eq(books[k][1], b[i].size);
+        k++;
+    }
+    /* Deltas again, and a refusal healed by the timer alone this time. */
+    memclient_pool_buffer x, y;
+    ck_assert_int_eq(memclient_pool_alloc(p, 64, 0, "x", &x), 0);
+    ck_assert_int_eq(memclient_pool_flush(p), 0);
+    ck_assert_uint_eq(books_of(c, pi.handle, books, 16), 8);
+    ck_assert_int_eq(memclient_pool_alloc(p, 64, 0, "y", &y), 0);
+    ck_assert_int_eq(memclient_pool_flush(p), -EMFILE); /* nine: refused, resync too */
+    ck_assert_int_eq(memclient_pool_free(p, b[1].handle), 0); /* eight: the timer's turn */
+    uint64_t t0 = now_ms();
+    for (;;) { /* the timer resyncs within its bound: 8 live, b[1] gone, x and y there */
+        n = books_of(c, pi.handle, books, 16);
+        bool has_y = false;
+        for (size_t i = 0; i < n; i++)
+            has_y |= books[i][0] == y.offset;
+        if (n == 8 && has_y)
+            break;
+        ck_assert_msg(now_ms() - t0 < 2000, "books not resynced: %zu sub-allocations", n);
+        usleep(10000);
+    }
+    ck_assert_int_eq(memclient_pool_flush(p), 0);
+    ck_assert_int_eq(memclient_pool_destroy(p), 0);
+    memclient_disconnect(c);
     ck_assert_int_eq(memd_fixture_stop(&f), 0);
 }
 END_TEST
@@ -600,6 +699,7 @@ Suite *memd_test_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, pool_matches_reference_allocator);
     tcase_add_test(tc, lying_reports_are_refused);
+    tcase_add_test(tc, refused_report_is_followed_by_a_resync);
     tcase_add_test(tc, killed_client_pools_come_back);
     tcase_add_test(tc, threads_share_one_pool);
     tcase_add_test(tc, growth_stops_at_its_limit);

@@ -237,3 +237,35 @@ def test_damaged_files_are_model_errors_never_crashes():
     with pytest.raises(memd.ModelError) as e:
         memd.Model.from_onnx(model)
     assert "small-net" in str(e.value)
+
+
+def test_replay_bench_reads_onnx(tmp_path, daemon):
+    """memd-bench-replay takes an ONNX file (through memctl model import) and replays it
+    exactly as the YAML that import writes."""
+    bench = os.path.join(os.path.dirname(os.path.dirname(MEMCTL)), "..", "tests", "bench",
+                         "memd-bench-replay")
+    src = tmp_path / "net.onnx"
+    onnx.save(small_net(), str(src))
+    common = ["--mode", "pool,inproc", "--inferences", "3", "--repeat", "1",
+              "--socket", daemon.socket]
+    r = subprocess.run([bench, str(src), "--dims", "N=2"] + common, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [x["mode"] for x in rows] == ["pool", "inproc"]
+    out = tmp_path / "net.yaml"
+    imp = subprocess.run([MEMCTL, "model", "import", str(src), "--dims", "N=2", "-o", str(out)],
+                         capture_output=True, text=True, timeout=120)
+    assert imp.returncode == 0, imp.stderr
+    y = subprocess.run([bench, str(out)] + common, capture_output=True, text=True, timeout=60)
+    assert y.returncode == 0, y.stderr
+    for a, b in zip(rows, (json.loads(line) for line in y.stdout.splitlines())):
+        assert (a["pairs"], a["tensors"], a["ops"], a["peak_bytes"]) == \
+               (b["pairs"], b["tensors"], b["ops"], b["peak_bytes"])
+    # Symbolic dimensions left unbound: the importer's error, exit 1; --dims on YAML: 2.
+    r = subprocess.run([bench, str(src), "--mode", "inproc"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 1 and "dims" in r.stderr
+    r = subprocess.run([bench, str(out), "--dims", "N=2", "--mode", "inproc"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2

@@ -40,7 +40,8 @@ int sf_start(memd_state *st, const memd_device_spec *specs, uint32_t n, uint32_t
     cfg.limits = (memd_limits){.max_frame = 1u << 20, .max_sessions = 64,
                                .max_allocs_per_session = 100000,
                                .max_reply_backlog = 4u << 20,
-                               .reclaim_grace_ms = grace_ms ? grace_ms : 30000};
+                               .reclaim_grace_ms = grace_ms ? grace_ms : 30000,
+                               .max_suballocs_per_pool = MEMD_POOL_MAX_SUBALLOCS};
     cfg.ndevices = n;
     cfg.devices = (memd_device_spec *)specs;
     ck_assert_int_eq(memd_state_init(st, &cfg, err), 0);

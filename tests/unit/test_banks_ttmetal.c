@@ -7,7 +7,19 @@
  *   NOC (x < 4 ? x + 1 : x + 2, y < 5 ? y + 1 : y + 2); galaxy/1 grid 8 x 8 = 64 banks,
  *   bank id y * 8 + x. DRAM entry 4 starts at 5-0.
  *   Grayskull E150/1: grid 12 x 9 = 108 compute banks, then 10 storage cores x 2 banks;
- *   storage core [1, -1] is logical (1, 9) (10 worker rows), NOC (2, 11). */
+ *   storage core [1, -1] is logical (1, 9) (10 worker rows), NOC (2, 11).
+ * Bank ids: tt-metal scans the worker grid row by row and gives scan position i the id
+ * remap[i]; without a remap from the runtime, remap is 0..n-1 after
+ * std::shuffle(..., std::default_random_engine(0)). The expected ids below were printed
+ * by that very C++ (g++ 12, libstdc++), not by memd:
+ *   n = 64: 34,63,38,6,52,33,4,37,20,35,14,22,2,31,36,19,30,40,3,10,25,7,59,56,39,24,
+ *           50,12,21,42,29,5,61,0,26,54,1,9,15,13,18,58,8,46,27,51,16,53,62,45,44,43,
+ *           41,17,55,60,49,48,57,32,47,23,11,28
+ *   n = 128: position 0 -> 81, 33 -> 0, 85 -> 1, 108 -> 13, 109 -> 120, 126 -> 18,
+ *           127 -> 65
+ * so Wormhole bank 0 is scan position 33 = logical (1, 4), NOC (2, 5); bank 63 is
+ * position 1 = (1, 0), NOC (2, 1); Grayskull bank 13 and 120 are the two banks of
+ * storage core (1, 9) (bank 13 the lower one, at L1 offset 0; 120 at 512 KiB). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,14 +48,16 @@ static char *slurp(const char *name, size_t *len)
     return b;
 }
 
-static memd_device *load(const char *arch, const char *product, memd_device_spec *spec)
+static memd_device *load_remap(const char *arch, const char *product, int remap,
+                               const uint32_t *list, uint32_t nlist, memd_device_spec *spec)
 {
     char sn[128], cn[128];
     snprintf(sn, sizeof sn, "soc_%s_arch.yaml", arch);
     snprintf(cn, sizeof cn, "core_%s_arch.yaml", arch);
     size_t sl, cl;
     char *s = slurp(sn, &sl), *c = slurp(cn, &cl);
-    memd_ttmetal_opts o = {.product = product, .hw_cqs = 1, .sram_reserved = 160 * 1024};
+    memd_ttmetal_opts o = {.product = product, .hw_cqs = 1, .sram_reserved = 160 * 1024,
+                           .remap = remap, .remap_list = list, .nremap = nlist};
     memd_error err;
     memset(&err, 0, sizeof err);
     ck_assert_int_eq(memd_ttmetal_device(sn, s, sl, cn, c, cl, &o, spec, &err), 0);
@@ -53,6 +67,13 @@ static memd_device *load(const char *arch, const char *product, memd_device_spec
     char msg[256];
     ck_assert_msg(memd_device_create(spec, &d, msg, sizeof msg) == 0, "%s", msg);
     return d;
+}
+
+/* Bank ids as the scan order gives them (tt_metal.l1_bank_remap: identity): the shard
+ * grid tests below name cores by these. */
+static memd_device *load(const char *arch, const char *product, memd_device_spec *spec)
+{
+    return load_remap(arch, product, MEMD_TTMETAL_REMAP_IDENTITY, NULL, 0, spec);
 }
 
 static void core_is(const memd_bank_group_spec *g, uint32_t bank, int lx, int ly, int nx, int ny)
@@ -132,6 +153,114 @@ static bool in(const uint32_t *ids, uint32_t n, uint32_t b)
 /* A height-sharded tensor per core on rows 0-3, a block-sharded one in range lockstep
  * on cores (2..5, 2..5), interleaved buffers beside them; every bank's map stays valid
  * and only the grids' banks hold the shards. */
+/* tt-metal's default: the shuffled ids (hand values in the header, from C++ itself). */
+START_TEST(wormhole_default_remap)
+{
+    static const uint32_t want[64] = {
+        34, 63, 38, 6,  52, 33, 4,  37, 20, 35, 14, 22, 2,  31, 36, 19, 30, 40, 3,  10, 25, 7,
+        59, 56, 39, 24, 50, 12, 21, 42, 29, 5,  61, 0,  26, 54, 1,  9,  15, 13, 18, 58, 8,  46,
+        27, 51, 16, 53, 62, 45, 44, 43, 41, 17, 55, 60, 49, 48, 57, 32, 47, 23, 11, 28};
+    uint32_t got[64];
+    memd_ttmetal_default_remap(got, 64);
+    for (int i = 0; i < 64; i++)
+        ck_assert_uint_eq(got[i], want[i]);
+    memd_device_spec spec;
+    memd_device *d = load_remap("wormhole_b0_80", "galaxy", MEMD_TTMETAL_REMAP_DEFAULT, NULL, 0,
+                                &spec);
+    const memd_bank_group_spec *l1 = &memd_device_spec_of(d)->groups[MEMD_KIND_SRAM];
+    core_is(l1, 0, 1, 4, 2, 5);
+    core_is(l1, 63, 1, 0, 2, 1);
+    core_is(l1, 34, 0, 0, 1, 1);
+    core_is(l1, 5, 7, 3, 9, 4);
+    core_is(l1, 28, 7, 7, 9, 9);
+    memd_device_destroy(d);
+    memd_device_spec_free(&spec);
+}
+END_TEST
+
+START_TEST(grayskull_default_remap)
+{
+    uint32_t got[128];
+    memd_ttmetal_default_remap(got, 128);
+    ck_assert_uint_eq(got[0], 81);
+    ck_assert_uint_eq(got[33], 0);
+    ck_assert_uint_eq(got[85], 1);
+    ck_assert_uint_eq(got[127], 65);
+    /* Small sizes, both shuffle paths' first steps (n = 2: one swap; 3: one pair). */
+    uint32_t two[2], three[3], eight[8];
+    memd_ttmetal_default_remap(two, 2);
+    memd_ttmetal_default_remap(three, 3);
+    memd_ttmetal_default_remap(eight, 8);
+    ck_assert(two[0] == 1 && two[1] == 0);
+    ck_assert(three[0] == 2 && three[1] == 0 && three[2] == 1);
+    static const uint32_t e[8] = {2, 7, 1, 6, 5, 0, 4, 3};
+    for (int i = 0; i < 8; i++)
+        ck_assert_uint_eq(eight[i], e[i]);
+    memd_device_spec spec;
+    memd_device *d = load_remap("grayskull_120", "E150", MEMD_TTMETAL_REMAP_DEFAULT, NULL, 0,
+                                &spec);
+    const memd_bank_group_spec *l1 = &memd_device_spec_of(d)->groups[MEMD_KIND_SRAM];
+    core_is(l1, 0, 9, 2, 10, 3);
+    core_is(l1, 1, 1, 7, 2, 9);
+    core_is(l1, 13, 1, 9, 2, 11); /* storage core (1, 9): its lower bank ... */
+    core_is(l1, 120, 1, 9, 2, 11); /* ... and its upper one */
+    core_is(l1, 18, 11, 9, 12, 11);
+    core_is(l1, 65, 11, 9, 12, 11);
+    ck_assert_int_eq(l1->bank_offsets[13], 0);
+    ck_assert_int_eq(l1->bank_offsets[120], 512 * 1024);
+    ck_assert_int_eq(l1->bank_offsets[0], 512 * 1024); /* a compute core: the top 512 KiB */
+    memd_device_destroy(d);
+    memd_device_spec_free(&spec);
+}
+END_TEST
+
+/* The scan is row by row over the whole grid: E75's storage cores (11, y) sit at the end
+ * of their rows, between compute rows. And a runtime's own remap list. */
+START_TEST(scan_order_and_given_remap)
+{
+    memd_device_spec spec;
+    memd_device *d = load("grayskull_120", "E75", &spec);
+    const memd_bank_group_spec *l1 = &memd_device_spec_of(d)->groups[MEMD_KIND_SRAM];
+    ck_assert_uint_eq(l1->banks, 88 + 6); /* 11 x 8 compute, 6 storage cores of 1 bank */
+    ck_assert_uint_eq(l1->cores[10].logical_x, 10);
+    ck_assert_uint_eq(l1->cores[10].logical_y, 0);
+    ck_assert_uint_eq(l1->cores[22].logical_x, 11); /* storage (11, 1) ends row 1 */
+    ck_assert_uint_eq(l1->cores[22].logical_y, 1);
+    ck_assert_uint_eq(l1->cores[23].logical_x, 0);
+    ck_assert_uint_eq(l1->cores[23].logical_y, 2);
+    ck_assert_uint_eq(l1->cores[93].logical_x, 11); /* (11, 7) last */
+    ck_assert_uint_eq(l1->cores[93].logical_y, 7);
+    memd_device_destroy(d);
+    memd_device_spec_free(&spec);
+    /* Reversed ids: scan position 0, core (0, 0), is bank 63. */
+    uint32_t rev[64];
+    for (uint32_t i = 0; i < 64; i++)
+        rev[i] = 63 - i;
+    d = load_remap("wormhole_b0_80", "galaxy", MEMD_TTMETAL_REMAP_LIST, rev, 64, &spec);
+    l1 = &memd_device_spec_of(d)->groups[MEMD_KIND_SRAM];
+    core_is(l1, 63, 0, 0, 1, 1);
+    core_is(l1, 0, 7, 7, 9, 9);
+    memd_device_destroy(d);
+    memd_device_spec_free(&spec);
+    /* A list that is not a permutation of the 64 banks is refused, with the reason. */
+    char sn[] = "soc_wormhole_b0_80_arch.yaml", cn[] = "core_wormhole_b0_80_arch.yaml";
+    size_t sl, cl;
+    char *sb = slurp(sn, &sl), *cb = slurp(cn, &cl);
+    memd_error err;
+    rev[5] = rev[6];
+    memd_ttmetal_opts o = {.product = "galaxy", .hw_cqs = 1, .sram_reserved = 160 * 1024,
+                           .remap = MEMD_TTMETAL_REMAP_LIST, .remap_list = rev, .nremap = 64};
+    memset(&err, 0, sizeof err);
+    ck_assert_int_eq(memd_ttmetal_device(sn, sb, sl, cn, cb, cl, &o, &spec, &err), -EINVAL);
+    ck_assert_msg(strstr(err.msg, "entry 6 (57) is given twice"), "%s", err.msg);
+    o.nremap = 63;
+    ck_assert_int_eq(memd_ttmetal_device(sn, sb, sl, cn, cb, cl, &o, &spec, &err), -EINVAL);
+    ck_assert_msg(strstr(err.msg, "has 63 bank ids; this device has 64"), "%s", err.msg);
+    free(sb);
+    free(cb);
+}
+END_TEST
+
 START_TEST(wormhole_shard_grids)
 {
     memd_device_spec spec;
@@ -219,6 +348,9 @@ Suite *memd_test_suite(void)
     tcase_add_test(t, wormhole_bank_ids_and_cores);
     tcase_add_test(t, grayskull_storage_cores);
     tcase_add_test(t, wormhole_shard_grids);
+    tcase_add_test(t, wormhole_default_remap);
+    tcase_add_test(t, grayskull_default_remap);
+    tcase_add_test(t, scan_order_and_given_remap);
     suite_add_tcase(s, t);
     return s;
 }

@@ -480,6 +480,70 @@ START_TEST(test_ttmetal_config)
 }
 END_TEST
 
+/* tt_metal.l1_bank_remap: tt-metal's default shuffle unless told (bank 0 is logical core
+ * (1, 4) on a Wormhole galaxy grid: see test_banks_ttmetal.c), identity, or a list;
+ * a list that does not fit the device is reported at its position. */
+static int remap_config(const char *remap, memd_config *cfg, char *msg, size_t cap)
+{
+    char dir[] = "/tmp/memd-test-remap-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[4200];
+    snprintf(path, sizeof path, "%s/m.yaml", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    const char *sd = getenv("MEMD_SHARED_DATA");
+    fprintf(f,
+            "devices:\n"
+            "  - id: 0\n"
+            "    tt_metal:\n"
+            "      soc_descriptor: %s/soc/tt-metal/soc_wormhole_b0_80_arch.yaml\n"
+            "      core_descriptor: %s/soc/tt-metal/core_wormhole_b0_80_arch.yaml\n"
+            "      product: galaxy\n"
+            "      hw_cqs: 1\n"
+            "%s"
+            "    sram: {reserved: 160KiB}\n",
+            sd, sd, remap);
+    fclose(f);
+    int rc = load_file(path, cfg, msg, cap);
+    unlink(path);
+    rmdir(dir);
+    return rc;
+}
+
+START_TEST(test_ttmetal_l1_bank_remap)
+{
+    memd_config cfg;
+    char msg[2048];
+    ck_assert_int_eq(remap_config("", &cfg, msg, sizeof msg), 0);
+    const memd_bank_group_spec *l1 = &cfg.devices[0].groups[MEMD_KIND_SRAM];
+    ck_assert(l1->cores[0].logical_x == 1 && l1->cores[0].logical_y == 4);
+    memd_config_free(&cfg);
+    ck_assert_int_eq(remap_config("      l1_bank_remap: identity\n", &cfg, msg, sizeof msg), 0);
+    l1 = &cfg.devices[0].groups[MEMD_KIND_SRAM];
+    ck_assert(l1->cores[0].logical_x == 0 && l1->cores[0].logical_y == 0);
+    ck_assert(l1->cores[9].logical_x == 1 && l1->cores[9].logical_y == 1);
+    memd_config_free(&cfg);
+    char list[512] = "      l1_bank_remap: [";
+    for (int i = 63; i >= 0; i--)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%d%s", i, i ? ", " : "]\n");
+    ck_assert_int_eq(remap_config(list, &cfg, msg, sizeof msg), 0);
+    l1 = &cfg.devices[0].groups[MEMD_KIND_SRAM];
+    ck_assert(l1->cores[63].logical_x == 0 && l1->cores[63].logical_y == 0);
+    memd_config_free(&cfg);
+    ck_assert_int_eq(remap_config("      l1_bank_remap: [0, 1, 2]\n", &cfg, msg, sizeof msg),
+                     -EINVAL);
+    ck_assert_msg(strstr(msg, "m.yaml:8:22: l1_bank_remap has 3 bank ids; this device has 64"),
+                  "%s", msg);
+    ck_assert_int_eq(remap_config("      l1_bank_remap: shuffled\n", &cfg, msg, sizeof msg),
+                     -EINVAL);
+    ck_assert_msg(strstr(msg, "m.yaml:8:22: l1_bank_remap: expected default, identity or a list"),
+                  "%s", msg);
+    ck_assert_int_eq(remap_config("      l1_bank_remap: [0, x]\n", &cfg, msg, sizeof msg),
+                     -EINVAL);
+    ck_assert_msg(strstr(msg, "m.yaml:8:26: expected an integer"), "%s", msg);
+}
+END_TEST
+
 START_TEST(test_ttmetal_config_errors)
 {
     /* errors in the tt-metal files point into those files; reserved too big points at
@@ -1036,6 +1100,7 @@ Suite *memd_test_suite(void)
         TCase *tt = tcase_create("tt-metal");
         tcase_add_test(tt, test_ttmetal_config);
         tcase_add_test(tt, test_ttmetal_config_errors);
+        tcase_add_test(tt, test_ttmetal_l1_bank_remap);
         tcase_add_loop_test(tt, test_ttmetal_config_is_direct, 0, (int)(sizeof(same) / sizeof(same[0])));
         /* memd-ttmetal.yaml names ../../shared relative to config/: only with that layout */
         char rel[4096];

@@ -45,7 +45,8 @@ static void start(void)
     memd_device_spec_default_policy(&spec);
     strcpy(cfg.path, "unit.yaml");
     cfg.limits = (memd_limits){.max_frame = 1u << 20, .max_sessions = 16,
-                               .max_allocs_per_session = 1000, .max_reply_backlog = 4u << 20};
+                               .max_allocs_per_session = 1000, .max_reply_backlog = 4u << 20,
+                               .max_suballocs_per_pool = MEMD_POOL_MAX_SUBALLOCS};
     cfg.ndevices = 1;
     cfg.devices = &spec;
     memd_error err;

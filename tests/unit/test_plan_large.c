@@ -39,7 +39,7 @@ static void trace(uint64_t *s, memd_plan_buffer *b, size_t n)
 }
 
 /* Deep trees (thousands of ranks), random orders: the tree's first fit gives exactly
- * the offsets of the offset-list placer; its best fit (64 gaps) a valid plan. */
+ * the offsets of the offset-list placer; its best fit a valid plan. */
 START_TEST(tree_matches_list)
 {
     uint64_t s = 0x7EE + (uint64_t)_i;
@@ -76,6 +76,84 @@ START_TEST(tree_matches_list)
     free(b);
     free(o1);
     free(o2);
+    free(order);
+}
+END_TEST
+
+/* Brute force best fit over the lowest max_gaps gaps that fit (0: all): x's placed
+ * neighbours in time sorted by offset, gaps from the running reach, tightest (from the
+ * gap's unaligned start) wins, ties to the lowest; above everything if none fits. */
+static uint64_t ref_best_fit(const memd_plan_buffer *b, const uint32_t *order, size_t k,
+                             const uint64_t *off, unsigned max_gaps, uint64_t *iv)
+{
+    uint32_t x = order[k];
+    size_t m = 0;
+    for (size_t j = 0; j < k; j++) {
+        uint32_t y = order[j];
+        if (b[y].size && b[y].lower < b[x].upper && b[x].lower < b[y].upper) {
+            size_t p = m++;
+            while (p > 0 && iv[2 * (p - 1)] > off[y]) {
+                iv[2 * p] = iv[2 * (p - 1)];
+                iv[2 * p + 1] = iv[2 * (p - 1) + 1];
+                p--;
+            }
+            iv[2 * p] = off[y];
+            iv[2 * p + 1] = off[y] + b[y].size;
+        }
+    }
+    uint64_t a = b[x].align ? b[x].align : 1, reach = 0, best = UINT64_MAX, tight = UINT64_MAX;
+    unsigned fits = 0;
+    for (size_t i = 0; i < m && (max_gaps == 0 || fits < max_gaps); i++) {
+        uint64_t o = iv[2 * i], e = iv[2 * i + 1];
+        uint64_t c = (reach + a - 1) & ~(a - 1);
+        if (o > reach && c <= o && o - c >= b[x].size) {
+            fits++;
+            if (o - reach < tight) {
+                tight = o - reach;
+                best = c;
+            }
+        }
+        reach = e > reach ? e : reach;
+    }
+    return best != UINT64_MAX ? best : (reach + a - 1) & ~(a - 1);
+}
+
+/* The tree's best fit, capped and not, places every buffer where the brute force does
+ * (random orders on deep trees). */
+START_TEST(tree_best_fit_matches_brute_force)
+{
+    uint64_t s = 0xBE57 + (uint64_t)_i;
+    memd_plan_buffer *b = malloc(N * sizeof(*b));
+    uint64_t *o = malloc(N * sizeof(*o)), *iv = malloc(2 * N * sizeof(*iv));
+    uint32_t *order = malloc(N * sizeof(*order));
+    trace(&s, b, N);
+    for (size_t i = 0; i < N; i++)
+        order[i] = (uint32_t)i;
+    for (size_t i = N - 1; i > 0; i--) {
+        size_t j = rnd(&s, i + 1);
+        uint32_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    static const unsigned caps[] = {0, 1, 3, PLAN_TREE_FIT_GAPS};
+    for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
+        plan_placer pt;
+        ck_assert_int_eq(memd_plan_placer_init_tree(&pt, b, N), 0);
+        pt.fit_gaps = caps[c];
+        for (size_t i = 0; i < N; i++)
+            pt.pos[order[i]] = (uint32_t)i;
+        uint64_t at = memd_plan_place_range(&pt, order, 0, true, o);
+        for (size_t k = 0; k < N; k++)
+            if (!b[order[k]].pinned && b[order[k]].size)
+                ck_assert_uint_eq(o[order[k]], ref_best_fit(b, order, k, o, caps[c], iv));
+        uint64_t arena = 0;
+        ck_assert_int_eq(memd_plan_validate(b, N, o, NULL, &arena), 0);
+        ck_assert_uint_eq(arena, at);
+        memd_plan_placer_free(&pt);
+    }
+    free(b);
+    free(o);
+    free(iv);
     free(order);
 }
 END_TEST
@@ -220,8 +298,17 @@ static int cmp_ref(const void *x, const void *y, void *ctx)
     return (a > b) - (a < b);
 }
 
-/* The planner's sort (a radix sort for ascending index input) orders exactly as the
- * comparison sort: key descending, ties by index; few distinct keys (many ties), wide
+static int cmp_ref_asc(const void *x, const void *y, void *ctx)
+{
+    const uint64_t *key = ctx;
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    if (key[a] != key[b])
+        return key[a] < key[b] ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+/* The planner's sorts (a radix sort for ascending index input) order exactly as the
+ * comparison sort: key descending (and ascending), ties by index; few distinct keys (many ties), wide
  * keys (every digit differs), and indices not in order (the qsort path). */
 START_TEST(sort_desc_matches_qsort)
 {
@@ -240,9 +327,24 @@ START_TEST(sort_desc_matches_qsort)
             a[i] = b[i] = a[j];
             a[j] = b[j] = t;
         }
+    uint32_t *c = malloc(n * sizeof(*c)), *d = malloc(n * sizeof(*d));
+    memcpy(c, a, n * sizeof(*a));
+    memcpy(d, a, n * sizeof(*a));
     memd_plan_sort_desc(a, n, key);
     qsort_r(b, n, sizeof(*b), cmp_ref, key);
     ck_assert_mem_eq(a, b, n * sizeof(*a));
+    memd_plan_sort_asc(c, n, key);
+    qsort_r(d, n, sizeof(*d), cmp_ref_asc, key);
+    ck_assert_mem_eq(c, d, n * sizeof(*c));
+    /* Short inputs take the comparison path: the same order. */
+    memcpy(c, d, 40 * sizeof(*c));
+    for (size_t i = 0; i < 40; i++)
+        c[i] = d[i] = (uint32_t)(39 - i) * 7;
+    memd_plan_sort_asc(c, 40, key);
+    qsort_r(d, 40, sizeof(*d), cmp_ref_asc, key);
+    ck_assert_mem_eq(c, d, 40 * sizeof(*c));
+    free(c);
+    free(d);
     free(key);
     free(a);
     free(b);
@@ -256,6 +358,7 @@ Suite *memd_test_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, sort_desc_matches_qsort, 0, 3);
     tcase_add_loop_test(tc, tree_matches_list, 0, 3);
+    tcase_add_loop_test(tc, tree_best_fit_matches_brute_force, 0, 2);
     tcase_add_loop_test(tc, squeaky_is_deterministic_on_any_runner, 0, 2);
     tcase_add_loop_test(tc, squeaky_halves_the_gap, 0, 6);
     tcase_add_test(tc, squeaky_cancelled);

@@ -6,6 +6,10 @@
  * FULL_EVERY steps the two maps are compared block by block and memd's internal
  * invariants are checked.
  *
+ * A third allocator, created with MEMD_RANGE_F_CALLER_SIZES, follows the same stream
+ * (freed with the sizes the reference gives): its placements, statistics and merged
+ * block map must be the same, and a free of free space must be refused.
+ *
  * Seed: MEMD_TEST_SEED (decimal or 0x-hex) or a fixed default; it is printed as a TAP
  * comment, and every failure message names the seed, the arena and the step.
  */
@@ -49,6 +53,7 @@ static const arena arenas[] = {
 typedef struct world {
     const arena *a;
     memd_range *r;
+    memd_range *u;     /* MEMD_RANGE_F_CALLER_SIZES */
     ref_range *ref;
     uint64_t lo, hi; /* usable range, from the reference's statistics */
     uint64_t rng, seed, step;
@@ -170,9 +175,11 @@ static uint64_t gen_addr(world *w)
 
 static void compare_stats(world *w)
 {
-    memd_range_stats a, b;
+    memd_range_stats a, b, c;
     memd_range_stats_get(w->r, &a);
     ref_range_stats_get(w->ref, &b);
+    memd_range_stats_get(w->u, &c);
+    CHECK(w, memcmp(&a, &c, sizeof a) == 0, "caller-sized range's statistics differ");
     CHECK(w, a.total == b.total && a.allocated == b.allocated && a.free == b.free,
           "total/allocated/free %" PRIu64 "/%" PRIu64 "/%" PRIu64 " vs %" PRIu64 "/%" PRIu64
           "/%" PRIu64,
@@ -229,6 +236,32 @@ static void compare_full(world *w)
     }
     CHECK(w, cur == w->hi, "blocks end at 0x%" PRIx64 ", not 0x%" PRIx64, cur, w->hi);
     CHECK(w, memd_range_check(w->r) == 0, "memd_range_check failed");
+    /* The caller-sized range: the same map with each run of allocations as one block;
+     * a free of a free block, or of a span reaching into one, changes nothing. */
+    blocks z = {0};
+    CHECK(w, memd_range_foreach(w->u, collect, &z) == 0, "caller-sized foreach failed");
+    size_t j = 0;
+    for (size_t i = 0; i < x.n; j++) {
+        uint64_t at = x.b[i][0], len = 0;
+        bool used = x.b[i][2];
+        do
+            len += x.b[i++][1];
+        while (used && i < x.n && x.b[i][2]);
+        CHECK(w, j < z.n && z.b[j][0] == at && z.b[j][1] == len && z.b[j][2] == used,
+              "caller-sized block %zu differs", j);
+        if (!used) {
+            CHECK(w, memd_range_free_sized(w->u, at, len) == -ENOENT, "freed a free block");
+            if (at > w->lo)
+                CHECK(w, memd_range_free_sized(w->u, at - w->a->min_align, 2 * w->a->min_align) ==
+                         -ENOENT, "freed a span reaching into a free block");
+        }
+    }
+    CHECK(w, j == z.n, "caller-sized range has %zu blocks, not %zu", z.n, j);
+    CHECK(w, memd_range_check(w->u) == 0, "memd_range_check failed (caller-sized)");
+    uint64_t sz;
+    CHECK(w, memd_range_lookup(w->u, w->lo, &sz) == -EINVAL && memd_range_free(w->u, w->lo, &sz) == -EINVAL,
+          "caller-sized range answered lookup or free");
+    free(z.b);
     free(x.b);
     free(y.b);
 }
@@ -255,6 +288,9 @@ static void op_alloc(world *w, bool plain)
     int ra = memd_range_alloc(w->r, size, align, dir, fit, &a);
     int rb = ref_range_alloc(w->ref, size, align, dir, fit, &b);
     CHECK(w, ra == rb, "memd %d, reference %d", ra, rb);
+    uint64_t c = 3;
+    int rc = memd_range_alloc(w->u, size, align, dir, fit, &c);
+    CHECK(w, rc == ra && (rc != 0 || c == a), "caller-sized: %d at 0x%" PRIx64, rc, c);
     if (ra == 0) {
         CHECK(w, a == b, "memd placed at 0x%" PRIx64 ", reference at 0x%" PRIx64, a, b);
         live_add(w, a);
@@ -287,6 +323,7 @@ static void op_alloc_at(world *w)
     int ra = memd_range_alloc_at(w->r, addr, size);
     int rb = ref_range_alloc_at(w->ref, addr, size);
     CHECK(w, ra == rb, "memd %d, reference %d", ra, rb);
+    CHECK(w, memd_range_alloc_at(w->u, addr, size) == ra, "caller-sized alloc_at differs");
     if (ra == 0)
         live_add(w, addr);
 }
@@ -316,6 +353,8 @@ static void op_free(world *w, bool bogus)
     if (ra != 0)
         return;
     CHECK(w, sa == sb, "freed size 0x%" PRIx64 " vs 0x%" PRIx64, sa, sb);
+    int rc = memd_range_free_sized(w->u, addr, sb - below(w, w->a->min_align));
+    CHECK(w, rc == 0, "caller-sized free: %d", rc);
     if (idx != SIZE_MAX)
         w->live[idx] = w->live[--w->nlive];
     else
@@ -339,6 +378,7 @@ static void op_reset(world *w)
 {
     snprintf(w->op, sizeof(w->op), "reset");
     memd_range_reset(w->r);
+    memd_range_reset(w->u);
     ref_range_reset(w->ref);
     w->nlive = 0;
     w->last_freed = UINT64_MAX;
@@ -356,6 +396,9 @@ START_TEST(test_random_against_reference)
     int cb = ref_range_create(w.a->base, w.a->size, w.a->min_align, &w.ref);
     ck_assert_int_eq(ca, 0);
     ck_assert_int_eq(cb, 0);
+    ck_assert_int_eq(memd_range_create_flags(w.a->base, w.a->size, w.a->min_align,
+                                             MEMD_RANGE_F_CALLER_SIZES, &w.u), 0);
+    ck_assert_int_eq(memd_range_create_flags(0, 64, 1, 2, &(memd_range *){NULL}), -EINVAL);
     memd_range_stats st;
     ref_range_stats_get(w.ref, &st);
     w.lo = st.largest_free_addr;
@@ -386,6 +429,7 @@ START_TEST(test_random_against_reference)
     }
     compare_full(&w);
     memd_range_destroy(w.r);
+    memd_range_destroy(w.u);
     ref_range_destroy(w.ref);
     free(w.live);
 }

@@ -829,7 +829,10 @@ START_TEST(pool_records)
     ck_assert_uint_eq(og.op, MEMD_POOL_OP_FREE);
     ck_assert_str_eq(og.name, "act.3");
     ck_assert_int_eq(memd_wire_pool_op_get(buf, MEMD_WIRE_POOL_OP_SIZE - 1, &og), -EBADMSG);
-    buf[24] = 3; /* no such op */
+    buf[24] = MEMD_POOL_OP_RESET;
+    ck_assert_int_eq(memd_wire_pool_op_get(buf, MEMD_WIRE_POOL_OP_SIZE, &og), 0);
+    ck_assert_uint_eq(og.op, MEMD_POOL_OP_RESET);
+    buf[24] = 4; /* no such op */
     ck_assert_int_eq(memd_wire_pool_op_get(buf, MEMD_WIRE_POOL_OP_SIZE, &og), -EINVAL);
     buf[24] = 0;
     ck_assert_int_eq(memd_wire_pool_op_get(buf, MEMD_WIRE_POOL_OP_SIZE, &og), -EINVAL);
