@@ -136,6 +136,11 @@ memclient_slot *memclient_slot_at(memclient *c, uint64_t seq);
 void memclient_consume(memclient *c, uint64_t seq);
 /* Marks the connection dead with err and fails every slot still pending. */
 int memclient_kill(memclient *c, int err, const char *what);
+/* A blocking call's end (memclient_ops.c): waits for slot seq (the last frame begun),
+ * sending it again as a retry after a reconnect if the daemon went away meanwhile
+ * (MEMCLIENT_CONNECT_RECONNECT), retires it, unlocks c and returns its status or result
+ * (its error recorded). */
+int memclient_finish(memclient *c, uint64_t seq);
 /* Queues frame (a copy of one sent before, len bytes) again with MEMD_REQ_F_RETRY, in a
  * new slot like old's; 0 with *seq, or -ENOMEM. */
 int memclient_resend(memclient *c, const uint8_t *frame, size_t len, const memclient_slot *old,

@@ -49,9 +49,9 @@ static int doc_call(memclient *c, uint16_t op, const uint8_t *doc, size_t len,
         }
         p = memd_wire_put_u64(p, 0);
         memcpy(p, doc, len);
-        wait_one(c, seq, &first);
-        memclient_unlock(c);
-        return first;
+        /* One frame: sent again as a retry after a restart (MEMCLIENT_CONNECT_RECONNECT).
+         * An uploaded document is not: its parts died with the daemon. */
+        return memclient_finish(c, seq);
     }
     if (len > MEMD_UPLOAD_MAX || maxf <= MEMD_WIRE_UPLOAD_SIZE) {
         memclient_unlock(c);
@@ -107,7 +107,7 @@ static int doc_call(memclient *c, uint16_t op, const uint8_t *doc, size_t len,
 static int ref_call(memclient *c, uint16_t op, uint64_t id, uint32_t flags,
                     memclient_raw *raw)
 {
-    int r, err = 0, first = 0;
+    int r, err = 0;
     uint64_t seq;
     if (raw)
         *raw = (memclient_raw){0};
@@ -123,9 +123,7 @@ static int ref_call(memclient *c, uint16_t op, uint64_t id, uint32_t flags,
     }
     memd_wire_ref ref = {.id = id, .flags = flags};
     memd_wire_ref_put(p, &ref);
-    wait_one(c, seq, &first);
-    memclient_unlock(c);
-    return first;
+    return memclient_finish(c, seq);
 }
 
 static int bad_reply(memclient_raw *raw, uint16_t op)

@@ -78,7 +78,7 @@ static int again(memclient *c, uint64_t *seq, const uint8_t *frame, size_t len)
 /* Waits for a blocking call's slot, retires it and returns its status (or result). The
  * call's frame is the last one queued; with auto_reconnect a copy of it is kept, to be
  * sent again if the daemon goes away before it answers. */
-static int finish(memclient *c, uint64_t seq)
+int memclient_finish(memclient *c, uint64_t seq)
 {
     uint8_t *frame = NULL;
     size_t len = c->tx_len - c->last_frame;
@@ -195,7 +195,7 @@ int memclient_alloc(memclient *c, const memclient_alloc_req *req, memclient_buff
         memclient_unlock(c);
         return r;
     }
-    return finish(c, seq);
+    return memclient_finish(c, seq);
 }
 
 int memclient_alloc_wire(memclient *c, const memd_wire_alloc_req *w, memclient_buffer *out)
@@ -208,7 +208,7 @@ int memclient_alloc_wire(memclient *c, const memd_wire_alloc_req *w, memclient_b
         memclient_unlock(c);
         return r;
     }
-    return finish(c, seq);
+    return memclient_finish(c, seq);
 }
 
 int memclient_submit_alloc(memclient *c, const memclient_alloc_req *req, memclient_buffer *out,
@@ -285,7 +285,7 @@ int memclient_alloc_batch(memclient *c, const memclient_alloc_req *reqs, size_t 
         memclient_unlock(c);
         return r;
     }
-    return finish(c, seq);
+    return memclient_finish(c, seq);
 }
 
 int memclient_submit_alloc_batch(memclient *c, const memclient_alloc_req *reqs, size_t n,
@@ -327,7 +327,7 @@ int memclient_free(memclient *c, uint64_t handle)
         memclient_unlock(c);
         return r;
     }
-    return finish(c, seq);
+    return memclient_finish(c, seq);
 }
 
 int memclient_submit_free(memclient *c, uint64_t handle, uint64_t *ticket)
@@ -372,7 +372,7 @@ int memclient_free_batch(memclient *c, const uint64_t *handles, size_t n)
         memclient_unlock(c);
         return r;
     }
-    return finish(c, seq);
+    return memclient_finish(c, seq);
 }
 
 int memclient_submit_free_batch(memclient *c, const uint64_t *handles, size_t n,
@@ -406,7 +406,7 @@ static int handle_call(memclient *c, uint16_t op, uint64_t handle, memclient_out
         return begin_failed(c, err, op, MEMD_WIRE_HANDLE_SIZE);
     }
     memd_wire_handle_put(p, handle);
-    return finish(c, seq);
+    return memclient_finish(c, seq);
 }
 
 int memclient_query(memclient *c, uint64_t handle, memclient_alloc_info *out)
@@ -444,7 +444,7 @@ static int dump_page(memclient *c, const memd_wire_dump_req *q, memclient_raw *r
         return begin_failed(c, err, MEMD_OP_DUMP, MEMD_WIRE_DUMP_REQ_SIZE);
     }
     memd_wire_dump_req_put(p, q);
-    return finish(c, seq);
+    return memclient_finish(c, seq);
 }
 
 /* Where a page's records end: before its PAGE record, which must be the last one and
@@ -604,7 +604,7 @@ static int empty_call(memclient *c, uint16_t op, const uint8_t *payload, uint32_
         return begin_failed(c, err, op, len);
     }
     memcpy(p, payload, len);
-    return finish(c, seq);
+    return memclient_finish(c, seq);
 }
 
 int memclient_subdev_define(memclient *c, const memclient_subdev *sd)

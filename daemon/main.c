@@ -24,6 +24,7 @@
 #include "listen.h"
 #include "log.h"
 #include "memd-build-config.h"
+#include "model.h"
 #include "server.h"
 #include "check_config.h"
 #include "config.h"
@@ -234,7 +235,9 @@ static int serve(const opts *o)
     /* memd-test only (daemon/meson.build): the integration tests' failing store. */
     so.failpoint = getenv("MEMD_TEST_STORE_FAILPOINT");
 #endif
-    if (memd_store_dir(cfg.state_dir, l.activated ? l.path : sock, dir, sizeof dir, &e) < 0 ||
+    /* The model layer first: the store hands it its records (plans, models, instances). */
+    if ((memd_models_init(&st) < 0 && memd_error_set(&e, -ENOMEM, "out of memory") < 0) ||
+        memd_store_dir(cfg.state_dir, l.activated ? l.path : sock, dir, sizeof dir, &e) < 0 ||
         memd_store_open(&st, &so, &e) < 0) {
         log_error(&e);
         memd_listen_close(&l);

@@ -53,3 +53,22 @@ void memd_hooks_alloc_changed(memd_state *st, const memd_alloc *a) { EMIT(st, al
 void memd_hooks_session_closing(memd_state *st, memd_session *s) { EMIT(st, session_closing, s) }
 void memd_hooks_session_closed(memd_state *st, memd_session *s) { EMIT(st, session_closed, s) }
 void memd_hooks_destroy(memd_state *st) { EMIT(st, destroy) }
+
+void memd_hooks_record_put(memd_state *st, const memd_record *r) { EMIT(st, record_put, r) }
+
+void memd_hooks_session_reclaimed(memd_state *st, memd_session *o, memd_session *s)
+{
+    EMIT(st, session_reclaimed, o, s)
+}
+
+int memd_hooks_record_restore(memd_state *st, const memd_record *r, memd_error *err)
+{
+    for (memd_hook *h = st->hooks; h; h = h->next) {
+        if (h->ev->record_restore) {
+            int rc = h->ev->record_restore(h->data, r, err);
+            if (rc != 0)
+                return rc;
+        }
+    }
+    return 0;
+}

@@ -8,11 +8,37 @@
 #ifndef MEMD_DAEMON_HOOKS_H
 #define MEMD_DAEMON_HOOKS_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
 #include "memd/protocol.h"
 
 typedef struct memd_state memd_state;
 typedef struct memd_session memd_session;
 typedef struct memd_alloc memd_alloc;
+
+/* A record another layer keeps in the state store (the model layer's plans, models and
+ * instances): core carries it between its owner and the store without reading it. The
+ * owner encodes and decodes the bytes (and says their version); the store keeps them
+ * under (kind, id), checksummed, and hands them back at the next start. */
+typedef struct memd_record {
+    uint8_t kind;                  /* MEMD_RECORD_*: who owns it; restored in kind order */
+    uint16_t version;              /* of the owner's encoding */
+    uint64_t id;
+    const uint8_t *data;           /* NULL: the record is gone */
+    size_t len;
+} memd_record;
+
+/* The kinds (the store restores them in this order, so a record can refer to any of a
+ * lower kind). */
+enum {
+    MEMD_RECORD_MODELS_META = 1,   /* the model layer's counters */
+    MEMD_RECORD_PLAN = 2,          /* a cached plan, by plan id */
+    MEMD_RECORD_MODEL = 3,         /* a loaded model and the sessions using it */
+    MEMD_RECORD_INSTANCE = 4,      /* an instance and its owner */
+    MEMD_RECORD_KIND_MAX = 4
+};
 
 typedef struct memd_state_events {
     /* Before s creates or acquires an allocation. 0, or a negative errno with err filled:
@@ -26,6 +52,15 @@ typedef struct memd_state_events {
      * holds are dropped, then session_closed. */
     void (*session_closing)(void *data, memd_session *s);
     void (*session_closed)(void *data, memd_session *s);
+    /* A layer's record changed (memd_hooks_record_put): the store keeps its bytes. */
+    void (*record_put)(void *data, const memd_record *r);
+    /* At start, after the store restored allocations and sessions (orphans) and before it
+     * releases any orphan: one stored record. 1 if the listener took it, 0 if it is not
+     * its kind, or a negative errno with err filled (the start is refused). */
+    int (*record_restore)(void *data, const memd_record *r, memd_error *err);
+    /* s reclaimed orphan o (after a restart): s has o's id and holds now, and o is closed
+     * next, holding nothing. Whatever else o owned moves to s here. */
+    void (*session_reclaimed)(void *data, memd_session *o, memd_session *s);
     /* memd_state_fini: every session is closed, the devices are still there. The
      * listener releases what it owns and must not be called again. */
     void (*destroy)(void *data);
@@ -50,5 +85,10 @@ void memd_hooks_alloc_changed(memd_state *st, const memd_alloc *a);
 void memd_hooks_session_closing(memd_state *st, memd_session *s);
 void memd_hooks_session_closed(memd_state *st, memd_session *s);
 void memd_hooks_destroy(memd_state *st);
+/* For the layers with records (and the store, which restores them). */
+void memd_hooks_record_put(memd_state *st, const memd_record *r);
+/* 1 if a listener took r, 0 if none did, or its negative errno (err filled). */
+int memd_hooks_record_restore(memd_state *st, const memd_record *r, memd_error *err);
+void memd_hooks_session_reclaimed(memd_state *st, memd_session *o, memd_session *s);
 
 #endif

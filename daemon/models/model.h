@@ -48,7 +48,11 @@ bool memd_models_busy(const memd_state *st, const memd_session *s);
 
 /* The model layer listens to core (hooks.h) from its first use: a session that goes
  * away loses its instances, model loads and uploads before its other holds, and
- * memd_state_fini frees the plan cache and everything else. */
+ * memd_state_fini frees the plan cache and everything else. Its plans, models and
+ * instances are records the state store keeps (model_persist.c); memd_models_init
+ * makes the layer listen from the start, so that it is there to take them back when
+ * the store restores (call it before memd_store_open). 0 or -ENOMEM. */
+int memd_models_init(memd_state *st);
 
 /* Whether handle is part of a loaded model or an instance: its holders release such
  * buffers with MODEL_UNLOAD / INSTANCE_RELEASE, not FREE (an admin that does not hold

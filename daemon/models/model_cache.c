@@ -112,6 +112,7 @@ void memd_plan_cache_touch(memd_models *ms, memd_plan_entry *e)
 
 static void entry_free(memd_models *ms, memd_plan_entry *e)
 {
+    memd_models_save_gone(ms, MEMD_RECORD_PLAN, e->id);
     lru_unlink(ms, e);
     memd_map_remove(&ms->plans, e->id);
     ms->plan_bytes -= e->bytes;
@@ -132,21 +133,48 @@ static void evict(memd_models *ms, const memd_plan_entry *keep)
     }
 }
 
+/* Indexes e (its id and arrays set) and puts it at the head of the LRU list. */
+static int link_entry(memd_models *ms, memd_plan_entry *e)
+{
+    if (memd_map_put(&ms->plans, e->id, (uint64_t)(uintptr_t)e) < 0)
+        return -ENOMEM;
+    e->bytes = sizeof *e + (size_t)e->n * (sizeof *e->bufs + sizeof *e->offsets);
+    ms->plan_bytes += e->bytes;
+    lru_push(ms, e);
+    return 0;
+}
+
+int memd_plan_cache_adopt(memd_models *ms, memd_plan_entry *e)
+{
+    if (link_entry(ms, e) < 0)
+        return -ENOMEM;
+    /* Records come back in id order: the most recently created goes nearest the head,
+     * so the oldest are still evicted first. (Walks; a restart restores few plans.) */
+    memd_plan_entry *after = NULL;
+    for (memd_plan_entry *x = e->next; x && x->created_ns > e->created_ns; x = x->next)
+        after = x;
+    if (after) {
+        lru_unlink(ms, e);
+        e->prev = after;
+        e->next = after->next;
+        if (after->next)
+            after->next->prev = e;
+        else
+            ms->lru_tail = e;
+        after->next = e;
+    }
+    return 0;
+}
+
 memd_plan_entry *memd_plan_cache_insert(memd_models *ms, memd_model_job *j, uint64_t now_ns)
 {
     memd_plan_entry *e = calloc(1, sizeof *e);
     if (!e)
         return NULL;
-    if (memd_map_put(&ms->plans, j->key, (uint64_t)(uintptr_t)e) < 0) {
-        free(e);
-        return NULL;
-    }
     e->id = j->key;
     e->bufs = j->bufs;
     e->offsets = j->offsets;
     e->n = j->n;
-    j->bufs = NULL;
-    j->offsets = NULL;
     e->precomputed = j->precomputed;
     e->optimal = j->res.optimal;
     e->arena = j->res.arena;
@@ -155,9 +183,13 @@ memd_plan_entry *memd_plan_cache_insert(memd_models *ms, memd_model_job *j, uint
     e->plan_us = j->plan_us;
     e->created_ns = now_ns;
     memcpy(e->strategy, j->strategy, sizeof e->strategy);
-    e->bytes = sizeof *e + (size_t)e->n * (sizeof *e->bufs + sizeof *e->offsets);
-    ms->plan_bytes += e->bytes;
-    lru_push(ms, e);
+    if (link_entry(ms, e) < 0) {
+        free(e); /* the job keeps its arrays */
+        return NULL;
+    }
+    j->bufs = NULL;
+    j->offsets = NULL;
+    memd_models_save_plan(ms, e);
     evict(ms, e);
     return e;
 }

@@ -156,9 +156,17 @@ int memd_op_instance_create(memd_state *st, memd_session *s, const memd_wire_hdr
                      (unsigned long long)ref.id);
         return memd_reply_fail(st, h, out, &err, false);
     }
+    /* A retry whose first sending made an instance busy gets that one (model.h). */
+    if (h->status & MEMD_REQ_F_RETRY)
+        for (memd_instance *in = u->insts; in; in = in->next)
+            if (in->busy && in->req == h->id)
+                return reply(st, h, out, in, in->reused ? MEMD_INST_I_REUSED : 0);
     for (memd_instance *in = u->insts; in; in = in->next) {
         if (!in->busy) {
             in->busy = true;
+            in->reused = true;
+            in->req = h->id;
+            memd_models_save_instance(ms, in);
             return reply(st, h, out, in, MEMD_INST_I_REUSED);
         }
     }
@@ -168,6 +176,9 @@ int memd_op_instance_create(memd_state *st, memd_session *s, const memd_wire_hdr
         return memd_reply_fail(st, h, out, &err, false);
     }
     in->busy = true;
+    in->req = h->id;
+    memd_models_save_ids(ms);
+    memd_models_save_instance(ms, in);
     return reply(st, h, out, in, 0);
 }
 
@@ -182,6 +193,9 @@ int memd_op_instance_release(memd_state *st, memd_session *s, const memd_wire_hd
     memd_models *ms = st->models;
     uint64_t *v = ms ? memd_map_get(&ms->instances, ref.id) : NULL;
     memd_instance *in = v ? (memd_instance *)(uintptr_t)*v : NULL;
+    bool retry = h->status & MEMD_REQ_F_RETRY;
+    if (!in && retry)
+        return memd_reply_begin(out, h->opcode, h->id, 0) ? 0 : -ENOMEM; /* freed then */
     if (!in || in->use->s != s) {
         memd_err_set(&err, -ENOENT, "this session has no instance with id %llu",
                      (unsigned long long)ref.id);
@@ -189,12 +203,15 @@ int memd_op_instance_release(memd_state *st, memd_session *s, const memd_wire_hd
     }
     if (ref.flags & MEMD_INST_F_FREE) {
         memd_models_instance_destroy(st, ms, in);
+    } else if (!in->busy && retry) {
+        /* released by the first sending */
     } else if (!in->busy) {
         memd_err_set(&err, -EALREADY, "instance %llu is already released",
                      (unsigned long long)ref.id);
         return memd_reply_fail(st, h, out, &err, false);
     } else {
         in->busy = false;
+        memd_models_save_instance(ms, in);
     }
     return memd_reply_begin(out, h->opcode, h->id, 0) ? 0 : -ENOMEM;
 }

@@ -94,6 +94,9 @@ struct memd_instance {
     uint64_t id;
     memd_model_use *use;
     bool busy;                     /* false: on the free list, handed out again first */
+    bool reused;                   /* the last INSTANCE_CREATE took it from the free list */
+    uint64_t req;                  /* the client request id of that INSTANCE_CREATE (0:
+                                      unknown): a retry of it finds this instance */
     uint64_t arena_handle, arena_address, arena_bytes, ph_bytes;
     uint64_t *ph_handle, *ph_address; /* m->nph each */
     memd_instance *next;
@@ -101,6 +104,14 @@ struct memd_instance {
 
 struct memd_models {
     memd_hook hook;                /* core's session and teardown events */
+    const memd_state_events *restore; /* records at start, reclaims (model_restore.c,
+                                     * set by memd_models_init; NULL: not listening) */
+    memd_state *st;
+    bool quiet;                    /* restoring or tearing down: nothing to record */
+    uint64_t saved_model_ids, saved_instance_ids; /* the counters as recorded */
+    uint8_t *enc;                  /* record encoding (model_persist.c) */
+    size_t enc_cap;
+    bool enc_failed;
     memd_map plans;                /* plan id -> memd_plan_entry * */
     memd_plan_entry *lru_head, *lru_tail;
     size_t plan_bytes;
@@ -128,6 +139,23 @@ void memd_models_use_release(memd_state *st, memd_models *ms, memd_model_use *u)
 void memd_models_instance_destroy(memd_state *st, memd_models *ms, memd_instance *in);
 uint64_t memd_models_handle_address(const memd_state *st, uint64_t handle);
 
+/* model_save.c: the records the state store keeps (hooks.h memd_record; formats there,
+ * restored by model_restore.c). Each save hands the current state of one object to core;
+ * gone says it no longer exists; ids records the id counters once they pass what was
+ * recorded. Nothing while ms->quiet. */
+#define MEMD_MODELS_RECORD_VERSION 1
+#define MEMD_MODELS_PLAN_HEAD 88u
+#define MEMD_MODELS_PLAN_BUF 48u
+#define MEMD_MODELS_MODEL_HEAD 160u
+#define MEMD_MODELS_MODEL_TENSOR 48u
+#define MEMD_MODELS_INST_HEAD 64u
+#define MEMD_MODELS_INST_PH 16u
+void memd_models_save_plan(memd_models *ms, const memd_plan_entry *e);
+void memd_models_save_model(memd_models *ms, const memd_model *m);
+void memd_models_save_instance(memd_models *ms, const memd_instance *in);
+void memd_models_save_gone(memd_models *ms, uint8_t kind, uint64_t id);
+void memd_models_save_ids(memd_models *ms);
+
 /* model_upload.c: the document of a PLAN / MODEL_LOAD request. */
 typedef struct memd_doc {
     const uint8_t *p;
@@ -154,6 +182,9 @@ memd_plan_entry *memd_plan_cache_get(memd_models *ms, uint64_t id);
 void memd_plan_cache_touch(memd_models *ms, memd_plan_entry *e);
 /* Takes ownership of the job's arrays. NULL on -ENOMEM (the job keeps them). */
 memd_plan_entry *memd_plan_cache_insert(memd_models *ms, memd_model_job *job, uint64_t now_ns);
+/* A restored entry (model_restore.c: bufs, offsets, n and the results set): linked in
+ * the LRU list by its creation time, nothing evicted, not recorded again. 0 or -ENOMEM. */
+int memd_plan_cache_adopt(memd_models *ms, memd_plan_entry *e);
 void memd_plan_cache_ref(memd_models *ms, memd_plan_entry *e);
 void memd_plan_cache_unref(memd_models *ms, memd_plan_entry *e);
 void memd_plan_cache_free(memd_models *ms);

@@ -397,6 +397,7 @@ int memd_op_model_load(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         if (!memd_models_use_of(ms, s, m->id)) {
             if ((rc = attach(st, ms, s, m, &err)) < 0)
                 return memd_reply_fail(st, h, out, &err, false);
+            memd_models_save_model(ms, m);
             loaded(st, s, m, false);
         }
         return reply_info(st, h, out, m, 0);
@@ -429,6 +430,8 @@ int memd_op_model_load(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         return memd_reply_fail(st, h, out, &err, false);
     }
     memd_plan_cache_touch(ms, pl);
+    memd_models_save_ids(ms);
+    memd_models_save_model(ms, m);
     loaded(st, s, m, true);
     flags |= MEMD_MODEL_I_NEW;
     return reply_info(st, h, out, m, flags);
@@ -459,6 +462,8 @@ int memd_op_model_unload(memd_state *st, memd_session *s, const memd_wire_hdr *h
     memd_wire_error err = {0};
     memd_models *ms = st->models;
     memd_model_use *u = ms ? memd_models_use_of(ms, s, ref.id) : NULL;
+    if (!u && (h->status & MEMD_REQ_F_RETRY))
+        return memd_reply_begin(out, h->opcode, h->id, 0) ? 0 : -ENOMEM; /* unloaded then */
     if (!u) {
         memd_err_set(&err, -ENOENT, "this session has not loaded a model with id %llu",
                      (unsigned long long)ref.id);

@@ -10,8 +10,25 @@
 static void on_session_closing(void *data, memd_session *s);
 static void on_destroy(void *data);
 
+/* model_restore.c's hooks, through ms->restore: that file calls this one, so this one
+ * only holds its table (one registration, freed with the layer). */
+static int on_record_restore(void *data, const memd_record *r, memd_error *err)
+{
+    const memd_models *ms = ((memd_state *)data)->models;
+    return ms->restore ? ms->restore->record_restore(data, r, err) : 0;
+}
+
+static void on_session_reclaimed(void *data, memd_session *o, memd_session *s)
+{
+    const memd_models *ms = ((memd_state *)data)->models;
+    if (ms->restore)
+        ms->restore->session_reclaimed(data, o, s);
+}
+
 static const memd_state_events models_events = {
     .session_closing = on_session_closing,
+    .record_restore = on_record_restore,
+    .session_reclaimed = on_session_reclaimed,
     .destroy = on_destroy,
 };
 
@@ -20,6 +37,7 @@ memd_models *memd_models_of(memd_state *st)
     if (!st->models) {
         st->models = calloc(1, sizeof *st->models);
         if (st->models) {
+            st->models->st = st;
             st->models->next_model_id = 1;
             st->models->next_instance_id = 1;
             memd_hook_add(st, &st->models->hook, &models_events, st);
@@ -106,6 +124,7 @@ void memd_models_instance_destroy(memd_state *st, memd_models *ms, memd_instance
         }
     }
     memd_map_remove(&ms->instances, in->id);
+    memd_models_save_gone(ms, MEMD_RECORD_INSTANCE, in->id);
     memd_models_unmanage(ms, in->arena_handle);
     memd_models_release_handle(st, s, in->arena_handle);
     for (uint32_t i = 0; i < u->m->nph; i++) {
@@ -126,6 +145,7 @@ static void model_destroy(memd_models *ms, memd_model *m)
             break;
         }
     }
+    memd_models_save_gone(ms, MEMD_RECORD_MODEL, m->id);
     memd_models_unmanage(ms, m->code_handle);
     memd_models_unmanage(ms, m->const_handle);
     memd_plan_cache_unref(ms, m->plan);
@@ -150,6 +170,8 @@ void memd_models_use_release(memd_state *st, memd_models *ms, memd_model_use *u)
     free(u);
     if (--m->users == 0)
         model_destroy(ms, m);
+    else
+        memd_models_save_model(ms, m); /* one user less */
 }
 
 /* Hook: s goes away, its instances, model loads and uploads are released before its
@@ -179,6 +201,7 @@ static void on_destroy(void *data)
 {
     memd_state *st = data;
     memd_models *ms = st->models;
+    ms->quiet = true; /* the store is closed: what it holds stays for the next start */
     /* Sessions are gone, so no use, instance or upload is left; jobs finished with the
      * loop. Whatever a bug left behind is freed all the same. */
     while (ms->uses)
@@ -194,6 +217,7 @@ static void on_destroy(void *data)
     memd_plan_cache_free(ms);
     memd_map_free(&ms->instances);
     memd_map_free(&ms->managed);
+    free(ms->enc);
     memd_hook_remove(st, &ms->hook);
     free(ms);
     st->models = NULL;

@@ -197,7 +197,7 @@ static int open_env(memd_store *S, const char *path, memd_error *err)
         S->max_bytes = map;
     int rc = mdb_env_create(&S->env);
     if (rc == 0)
-        rc = mdb_env_set_maxdbs(S->env, 3);
+        rc = mdb_env_set_maxdbs(S->env, 4);
     if (rc == 0)
         rc = mdb_env_set_mapsize(S->env, (size_t)map);
     if (rc == 0)
@@ -338,7 +338,7 @@ void memd_store_close(memd_state *st)
     memd_store *S = st->store;
     if (!S)
         return;
-    if (S->restored && (S->ndirty || S->meta_dirty || S->resync)) {
+    if (S->restored && memd_store_pending(S)) {
         memd_error e;
         (void)memd_store_flush(st, &e); /* logged there */
     }
@@ -356,6 +356,8 @@ void memd_store_close(memd_state *st)
     if (S->fd >= 0)
         close(S->fd); /* releases the flock */
     free(S->dirty);
+    memd_store_objs_clear(S);
+    free(S->objs);
     free(S->buf);
     free(S->holders);
     free(S->fps);

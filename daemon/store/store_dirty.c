@@ -29,6 +29,18 @@ void memd_store_mark(memd_store *S, uint64_t key)
     S->dirty[S->ndirty++] = key;
 }
 
+bool memd_store_pending(const memd_store *S)
+{
+    return S->ndirty || S->nobjs || S->meta_dirty || S->resync;
+}
+
+void memd_store_objs_clear(memd_store *S)
+{
+    for (size_t i = 0; i < S->nobjs; i++)
+        free(S->objs[i].rec);
+    S->nobjs = 0;
+}
+
 void memd_store_update_room(memd_store *S)
 {
     uint64_t keep = S->used_bytes + MEMD_STORE_TXN_COST + MEMD_STORE_RESERVE;

@@ -4,6 +4,8 @@
 #include "store_internal.h"
 
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "errmsg.h"
 #include "log.h"
@@ -66,7 +68,48 @@ static int on_prepare(void *data, memd_session *s, memd_wire_error *err)
                         e.msg);
 }
 
+/* Hook: another layer's record changed (hooks.h): its bytes are copied, enveloped, and
+ * written by the next flush, in order with everything else of that flush. */
+static void on_record_put(void *data, const memd_record *r)
+{
+    memd_store *S = ((memd_state *)data)->store;
+    if (S->stopping && !S->in_round)
+        return; /* as on_alloc_changed: what the shutdown drops stays stored */
+    memd_store_obj o = {.rec = NULL, .len = 0};
+    memd_store_obj_key(o.key, r->kind, r->id);
+    bool ok = true;
+    if (r->data) {
+        o.len = memd_store_obj_size(r);
+        ok = r->len <= MEMD_STORE_OBJ_MAX && (o.rec = malloc(o.len)) != NULL;
+        if (ok)
+            memd_store_obj_put(o.rec, r);
+    }
+    if (ok && S->nobjs == S->objs_cap) {
+        size_t cap = S->objs_cap ? S->objs_cap * 2 : 16;
+        memd_store_obj *n = realloc(S->objs, cap * sizeof *n);
+        if (n) {
+            S->objs = n;
+            S->objs_cap = cap;
+        }
+        ok = n != NULL;
+    }
+    if (!ok) {
+        /* The allocations are still stored as they are: after a restart the object comes
+         * back stale or not at all (its buffers as plain allocations). */
+        free(o.rec);
+        if (!S->objs_lost)
+            memd_log(LOG_ERR, "state store: no memory to record a %s record (kind %u, id "
+                              "%llu); it may not survive a restart",
+                     r->data ? "changed" : "removed", r->kind, (unsigned long long)r->id);
+        S->objs_lost = true;
+        return;
+    }
+    S->objs[S->nobjs++] = o;
+    S->touches++;
+}
+
 const memd_state_events memd_store_events = {
+    .record_put = on_record_put,
     .prepare = on_prepare,
     .alloc_created = on_alloc_created,
     .alloc_changed = on_alloc_changed,

@@ -11,6 +11,7 @@
 #include "map.h"
 #include "store.h"
 #include "store_codec.h"
+#include "store_object.h"
 
 /* A dirty key: an allocation handle, or a session id with this bit set. Handles are
  * counted from 1 and never get near 2^63. */
@@ -46,6 +47,14 @@ typedef struct memd_store_holder {
     uint64_t req;
 } memd_store_holder;
 
+/* A changed record of another layer (hooks.h memd_record), encoded for the objects
+ * table (store_object.h), waiting for the next flush. */
+typedef struct memd_store_obj {
+    uint8_t key[MEMD_STORE_OBJ_KEY];
+    uint8_t *rec;                  /* NULL: delete the record */
+    size_t len;
+} memd_store_obj;
+
 /* Every stored session, live or orphaned. */
 typedef struct memd_store_sess {
     memd_session *s;               /* the connection's session, or the orphan (owned) */
@@ -62,7 +71,7 @@ typedef struct memd_store {
     bool tmp_pending;              /* tmp is ours and not yet renamed to path */
     int fd;                        /* holds the flock: one memd per store */
     MDB_env *env;
-    MDB_dbi dbi_allocs, dbi_sessions, dbi_meta;
+    MDB_dbi dbi_allocs, dbi_sessions, dbi_meta, dbi_objects;
     uint64_t psize;
     uint64_t map_bytes, max_bytes; /* current file/map size, and its limit */
     uint64_t used_bytes;           /* pages in use after the last commit (estimate) */
@@ -75,6 +84,9 @@ typedef struct memd_store {
     uint64_t *dirty;               /* keys changed since the last successful flush */
     size_t ndirty, dirty_cap;
     bool resync;                   /* a key could not be queued: rewrite everything */
+    memd_store_obj *objs;          /* other layers' records changed since the last flush, */
+    size_t nobjs, objs_cap;        /* in the order they changed (written in that order) */
+    bool objs_lost;                /* one could not be queued (logged once) */
     uint64_t touches;              /* changes ever (round marks) */
     uint64_t committed;            /* touches at the last memd_store_commit */
     bool in_round;                 /* frames.c is dispatching a round */
@@ -117,6 +129,8 @@ static inline memd_store_sess *memd_store_sess_get(const memd_store *S, uint32_t
  *   "reserve" reserving the map at open (store.c): ENOSPC
  *   "copy"    the checked copy at open (store_check.c): EIO
  *   "publish" renaming the restored copy into place (store.c): EIO
+ *   "objects" writing other layers' records (the objects table: models, plans,
+ *             instances) in a commit (store_write.c): EIO
  *   "kill"    not a failure: memd SIGKILLs itself right after a commit that succeeded,
  *             before any reply of its round is sent (the file is removed first, so the
  *             next memd runs on), i.e. a crash between a request and its reply. */
@@ -124,6 +138,10 @@ bool memd_store_failpoint(const memd_store *S, const char *name);
 
 /* store_dirty.c */
 void memd_store_mark(memd_store *S, uint64_t key);
+/* Whether anything waits for a flush (dirty keys, records, counters). */
+bool memd_store_pending(const memd_store *S);
+/* Forgets the queued records (written, or the store closes). */
+void memd_store_objs_clear(memd_store *S);
 int memd_store_grow(memd_store *S, uint64_t want, memd_error *err);
 void memd_store_update_room(memd_store *S);
 

@@ -105,6 +105,7 @@ static uint32_t take_over(memd_state *st, memd_session *s, memd_store_sess *ss)
         ss->starttime = 0;
     memd_store_mark(S, MEMD_STORE_SESS_KEY | s->id);
     remember(S, s);
+    memd_hooks_session_reclaimed(st, o, s); /* its models and instances too (hooks.h) */
     memd_session_close(st, o); /* unlinks it; it holds nothing and is no longer stored */
     free(o);
     return n;
@@ -284,7 +285,7 @@ uint32_t memd_store_tick(memd_state *st)
         }
     }
     free(list);
-    if (S->ndirty || S->meta_dirty || S->resync) {
+    if (memd_store_pending(S)) {
         memd_error e;
         (void)memd_store_flush(st, &e); /* logged there */
     }

@@ -335,6 +335,26 @@ static int write_all(writer *w)
     return rc;
 }
 
+/* Other layers' records, in the order they changed (a later change of a key replaces an
+ * earlier one in the same transaction). */
+static int write_objs(memd_state *st, MDB_txn *txn)
+{
+    memd_store *S = st->store;
+    if (S->nobjs == 0)
+        return 0;
+    if (memd_store_failpoint(S, "objects"))
+        return EIO; /* tests: writing them fails like a broken disk */
+    for (size_t i = 0; i < S->nobjs; i++) {
+        const memd_store_obj *o = &S->objs[i];
+        MDB_val key = {sizeof o->key, (void *)o->key}, val = {o->len, o->rec};
+        int rc = o->rec ? mdb_put(txn, S->dbi_objects, &key, &val, 0)
+                        : mdb_del(txn, S->dbi_objects, &key, NULL);
+        if (rc != 0 && !(rc == MDB_NOTFOUND && !o->rec))
+            return rc;
+    }
+    return 0;
+}
+
 static int write_meta(memd_state *st, MDB_txn *txn)
 {
     memd_store *S = st->store;
@@ -355,7 +375,7 @@ static uint64_t bytes_in_use(const memd_store *S, MDB_txn *txn)
 {
     uint64_t pages = 2 + 16;
     MDB_dbi dbis[] = {1 /* the main DB, which names the others */, S->dbi_allocs,
-                      S->dbi_sessions, S->dbi_meta};
+                      S->dbi_sessions, S->dbi_meta, S->dbi_objects};
     for (size_t i = 0; i < sizeof dbis / sizeof dbis[0]; i++) {
         MDB_stat ms;
         if (mdb_stat(txn, dbis[i], &ms) == 0)
@@ -404,6 +424,8 @@ int memd_store_write(memd_state *st, bool all)
         if (rc == 0)
             rc = write_dirty(&w);
     }
+    if (rc == 0)
+        rc = write_objs(st, txn);
     if (rc == 0 && (S->meta_dirty || all))
         rc = write_meta(st, txn);
     /* Tests: make this commit fail like a broken disk would. */
@@ -451,7 +473,7 @@ int memd_store_flush(memd_state *st, memd_error *err)
                              : st->next_session_id + HWM_STEP;
         S->meta_dirty = true;
     }
-    if (S->ndirty == 0 && !S->meta_dirty && !S->resync)
+    if (!memd_store_pending(S))
         return 0;
     int rc;
     for (;;) {
@@ -471,6 +493,7 @@ int memd_store_flush(memd_state *st, memd_error *err)
         goto failed;
     }
     S->ndirty = 0;
+    memd_store_objs_clear(S);
     S->resync = false;
     S->meta_dirty = false;
     if (S->failed) {

@@ -39,8 +39,12 @@ typedef struct memd_wire_hdr {
  * applying it again: an ALLOC or ALLOC_BATCH gets the buffers its first sending created
  * (the session's holds remember the request id that made them, in the state store too),
  * a FREE or FREE_BATCH of handles the session no longer holds succeeds without touching
- * anything (an admin's retried free never reclaims another session's hold). Without a
- * trace of the first sending, the request is applied as new. */
+ * anything (an admin's retried free never reclaims another session's hold); likewise
+ * an INSTANCE_CREATE gets the instance its first sending made busy (instances remember
+ * that request id), and an INSTANCE_RELEASE of an instance already released or freed, or
+ * a MODEL_UNLOAD of a model the session no longer uses, succeeds (MODEL_LOAD is always
+ * idempotent within a session). Without a trace of the first sending, the request is
+ * applied as new. */
 enum { MEMD_REQ_F_RETRY = 1u << 0 };
 
 typedef enum memd_opcode {

@@ -5,7 +5,10 @@
  * CLIENTS threads, each with its own connection (MEMCLIENT_CONNECT_RECONNECT), allocate
  * and free without pause: single allocations, shared named ones (a client holds a name at
  * most once), batches (with a shared record now and then), single and batched frees.
- * Each records every allocation the daemon acknowledged and every free. memd is killed
+ * Each records every allocation the daemon acknowledged and every free. Now and then a
+ * client also loads a model (one model, shared by every client that loads it), creates
+ * instances of it, releases them (kept or freed) and unloads it, recording what it was
+ * told. memd is killed
  * at random moments: mostly by SIGKILL from here after a random 5..150 ms of load, and
  * every third time by its own "kill" failpoint (memd-test: SIGKILL right after a commit,
  * before any reply of it is sent, i.e. between a request and its reply). It is started
@@ -20,6 +23,9 @@
  *   extra         an unshared allocation of a client's session it was never told about
  *                 (a retried request that made a second buffer, or a leak)
  *   session lost  a client whose session could not be reclaimed
+ * and for models: a model or instance a client was told of missing, with another id,
+ * owner, arena or state (lost), an instance of a client's session it never heard of or a
+ * model with more users than clients using it (extra).
  * Prints one line per kill and the totals; exits 1 if any of these is not 0. */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +44,30 @@
 #define MAX_CLIENTS 32
 #define MAX_LIVE 160
 #define NNAMES 8
+#define MAX_INST 3
+
+/* The model (x -> conv(w) -> a -> fc(w2) -> y): code, constants and an arena. */
+enum { MX, MW, MA, MW2, MY, MNT };
+static const uint32_t mop0_in[] = {MX, MW}, mop0_out[] = {MA};
+static const uint32_t mop1_in[] = {MA, MW2}, mop1_out[] = {MY};
+static const memclient_tensor_desc mtensors[MNT] = {
+    [MX] = {.name = "x", .role = MEMCLIENT_TENSOR_INPUT, .bytes = 1024},
+    [MW] = {.name = "w", .role = MEMCLIENT_TENSOR_WEIGHT, .bytes = 8192, .alignment = 4096},
+    [MA] = {.name = "a", .bytes = 4096},
+    [MW2] = {.name = "w2", .role = MEMCLIENT_TENSOR_WEIGHT, .bytes = 2000},
+    [MY] = {.name = "y", .role = MEMCLIENT_TENSOR_OUTPUT, .bytes = 64},
+};
+static const memclient_op_desc mops[] = {
+    {.name = "conv", .inputs = mop0_in, .ninputs = 2, .outputs = mop0_out, .noutputs = 1},
+    {.name = "fc", .inputs = mop1_in, .ninputs = 2, .outputs = mop1_out, .noutputs = 1},
+};
+
+typedef struct inst {
+    memclient_instance in;
+    uint64_t handles[MNT + 1];     /* its own buffers: the arena and the placeholders */
+    size_t nhandles;
+    bool busy;
+} inst;
 
 typedef struct held {
     memclient_buffer b;
@@ -53,9 +83,13 @@ typedef struct client {
     held live[MAX_LIVE + 32];
     size_t nlive;
     bool holds_name[NNAMES];
+    uint64_t model;                /* the model's id while this client has it loaded */
+    inst insts[MAX_INST];
+    size_t ninsts;
     uint64_t acked_allocs, acked_frees, failed_calls, bad_frees;
+    uint64_t acked_model_calls;    /* model loads, unloads, instance creates and releases */
     int fatal;                     /* the session was lost: the error */
-    char fatal_msg[256];
+    char fatal_msg[320];
 } client;
 
 static memd_fixture f;
@@ -141,9 +175,110 @@ static void failed(client *k, int rc, bool a_free)
     snprintf(k->fatal_msg, sizeof k->fatal_msg, "%s", e.message);
 }
 
+/* A model request failed: only "no room" is an answer a client may get. */
+static void model_failed(client *k, int rc, const char *what)
+{
+    k->failed_calls++;
+    if (rc == -ENOMEM || rc == -EDQUOT)
+        return;
+    memclient_error e;
+    memclient_last_error(&e);
+    k->fatal = rc;
+    snprintf(k->fatal_msg, sizeof k->fatal_msg, "%s: %s", what, e.message);
+}
+
+static void model_op(client *k)
+{
+    if (!k->model) {
+        memclient_model_desc d = {.name = "killtest-model", .scope = MEMD_SCOPE_DRAM,
+                                  .code_bytes = 4096, .tensors = mtensors, .ntensors = MNT,
+                                  .ops = mops, .nops = 2};
+        memclient_model_info m;
+        int rc = memclient_model_load(k->c, &d, NULL, &m, NULL);
+        if (rc == 0) {
+            k->model = m.model_id;
+            k->acked_model_calls++;
+        } else {
+            model_failed(k, rc, "model load");
+        }
+        return;
+    }
+    unsigned what = (unsigned)(rnd(&k->rng) % 8);
+    int rc;
+    if (what == 0) { /* unload, with whatever instances it has */
+        if ((rc = memclient_model_unload(k->c, k->model, MEMCLIENT_MODEL_FORCE)) == 0) {
+            k->model = 0;
+            k->ninsts = 0;
+            k->acked_model_calls++;
+        } else {
+            model_failed(k, rc, "model unload");
+        }
+    } else if (what <= 3) { /* an instance: one from the free list, or a new one */
+        memclient_instance in;
+        memclient_tensor_addr ta[MNT];
+        if ((rc = memclient_instance_create(k->c, k->model, &in, ta, MNT)) < 0) {
+            model_failed(k, rc, "instance create");
+            return;
+        }
+        k->acked_model_calls++;
+        for (size_t i = 0; i < k->ninsts; i++) {
+            if (k->insts[i].in.instance_id == in.instance_id) {
+                if (k->insts[i].busy || !in.reused) {
+                    k->fatal = -EEXIST;
+                    snprintf(k->fatal_msg, sizeof k->fatal_msg, "instance %llu handed out "
+                             "while busy", (unsigned long long)in.instance_id);
+                }
+                k->insts[i].busy = true;
+                return;
+            }
+        }
+        if (in.reused) {
+            k->fatal = -EEXIST;
+            snprintf(k->fatal_msg, sizeof k->fatal_msg, "instance %llu reused, but this "
+                     "client never had it", (unsigned long long)in.instance_id);
+            return;
+        }
+        if (k->ninsts == MAX_INST) { /* a fourth: free it again at once */
+            if ((rc = memclient_instance_release(k->c, in.instance_id,
+                                                 MEMCLIENT_INSTANCE_FREE)) < 0)
+                model_failed(k, rc, "instance release");
+            return;
+        }
+        inst *n = &k->insts[k->ninsts++];
+        *n = (inst){.in = in, .busy = true};
+        if (in.arena_handle)
+            n->handles[n->nhandles++] = in.arena_handle;
+        for (size_t t = 0; t < MNT; t++)
+            if (mtensors[t].role == MEMCLIENT_TENSOR_INPUT ||
+                mtensors[t].role == MEMCLIENT_TENSOR_OUTPUT)
+                n->handles[n->nhandles++] = ta[t].handle;
+    } else if (k->ninsts > 0) { /* release one: kept on the free list, or freed */
+        size_t i = rnd(&k->rng) % k->ninsts;
+        bool free_it = what == 7;
+        if (!k->insts[i].busy && !free_it)
+            return;
+        rc = memclient_instance_release(k->c, k->insts[i].in.instance_id,
+                                        free_it ? MEMCLIENT_INSTANCE_FREE : 0);
+        if (rc < 0)
+            model_failed(k, rc, "instance release");
+        else
+            k->acked_model_calls++;
+        if (rc < 0)
+            return;
+        if (free_it)
+            k->insts[i] = k->insts[--k->ninsts];
+        else
+            k->insts[i].busy = false;
+    }
+}
+
 static void one_op(client *k)
 {
-    unsigned op = (unsigned)(rnd(&k->rng) % 10);
+    unsigned op = (unsigned)(rnd(&k->rng) % 12);
+    if (op >= 10) {
+        model_op(k);
+        return;
+    }
     if (k->nlive >= MAX_LIVE)
         op = 6 + op % 4; /* frees only */
     if (k->nlive == 0)
@@ -266,11 +401,74 @@ static const memclient_alloc_info *find(const memclient_snapshot *s, uint64_t h)
     return NULL;
 }
 
+static bool instance_buffer(const client *k, uint64_t h)
+{
+    for (size_t i = 0; i < k->ninsts; i++)
+        for (size_t j = 0; j < k->insts[i].nhandles; j++)
+            if (k->insts[i].handles[j] == h)
+                return true;
+    return false;
+}
+
+/* The models and instances the clients were told of, against the dump. */
+static void verify_models(const memclient_snapshot *s, tally *t)
+{
+    for (size_t m = 0; m < s->nmodels; m++) {
+        uint32_t users = 0;
+        for (int i = 0; i < nclients; i++)
+            users += clients[i].model == s->models[m].model_id;
+        if (s->models[m].users > users) {
+            t->extra++;
+            fprintf(stderr, "extra: model %llu has %u users, %u clients use it\n",
+                    (unsigned long long)s->models[m].model_id, s->models[m].users, users);
+        }
+    }
+    for (int i = 0; i < nclients; i++) {
+        const client *k = &clients[i];
+        if (k->model) {
+            bool found = false;
+            for (size_t m = 0; m < s->nmodels && !found; m++)
+                found = s->models[m].model_id == k->model;
+            if (!found) {
+                t->lost++;
+                fprintf(stderr, "lost: client %d model %llu\n", i,
+                        (unsigned long long)k->model);
+            }
+        }
+        for (size_t j = 0; j < k->ninsts; j++) {
+            const inst *n = &k->insts[j];
+            const memclient_instance_rec *r = NULL;
+            for (size_t x = 0; x < s->ninstances && !r; x++)
+                if (s->instances[x].instance_id == n->in.instance_id)
+                    r = &s->instances[x];
+            if (!r || r->session_id != k->session || r->model_id != k->model ||
+                r->arena_handle != n->in.arena_handle ||
+                r->arena_address != n->in.arena_address || (r->busy != 0) != n->busy) {
+                t->lost++;
+                fprintf(stderr, "lost: client %d instance %llu (%s)\n", i,
+                        (unsigned long long)n->in.instance_id, r ? "changed" : "missing");
+            }
+        }
+        for (size_t x = 0; x < s->ninstances; x++) {
+            if (s->instances[x].session_id != k->session)
+                continue;
+            bool known = false;
+            for (size_t j = 0; j < k->ninsts && !known; j++)
+                known = k->insts[j].in.instance_id == s->instances[x].instance_id;
+            if (!known) {
+                t->extra++;
+                fprintf(stderr, "extra: client %d session %u instance %llu\n", i, k->session,
+                        (unsigned long long)s->instances[x].instance_id);
+            }
+        }
+    }
+}
+
 static tally verify(memclient *admin)
 {
     tally t = {0};
     memclient_snapshot *s;
-    if (memclient_dump(admin, MEMCLIENT_ALL_DEVICES, 0, &s) < 0) {
+    if (memclient_dump(admin, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_MODELS, &s) < 0) {
         t.lost = UINT64_MAX;
         return t;
     }
@@ -301,7 +499,7 @@ static tally verify(memclient *admin)
         /* Unshared allocations of this session the client was not told about. */
         for (size_t j = 0; j < s->nallocs; j++) {
             const memclient_alloc_info *a = &s->allocs[j];
-            if (a->session_id != k->session || a->name[0])
+            if (a->session_id != k->session || a->name[0] || instance_buffer(k, a->buf.handle))
                 continue;
             bool known = false;
             for (size_t m = 0; m < k->nlive && !known; m++)
@@ -314,6 +512,7 @@ static tally verify(memclient *admin)
             }
         }
     }
+    verify_models(s, &t);
     t.twice = overlapping(mine, nm);
     for (size_t j = 0; j < s->nallocs; j++)
         all[j] = (span){s->allocs[j].device, s->allocs[j].buf.kind, s->allocs[j].buf.address,
@@ -444,9 +643,10 @@ int main(int argc, char **argv)
             break;
     }
     atomic_store(&stop_req, true);
-    uint64_t acked = 0, freed = 0, fails = 0;
+    uint64_t acked = 0, freed = 0, fails = 0, model_calls = 0;
     for (int i = 0; i < nclients; i++) {
         pthread_join(clients[i].thread, NULL);
+        model_calls += clients[i].acked_model_calls;
         acked += clients[i].acked_allocs;
         freed += clients[i].acked_frees;
         fails += clients[i].failed_calls;
@@ -455,11 +655,12 @@ int main(int argc, char **argv)
         memclient_disconnect(clients[i].c);
     }
     printf("\n%u kills (%u after a commit, before its replies) in %.1f s, %d clients, seed "
-           "%llu: %llu allocations and %llu frees acknowledged, %llu calls answered with an "
-           "error; lost %llu, handed out twice %llu, overlaps %llu, extra %llu, sessions lost "
-           "%llu\n",
+           "%llu: %llu allocations, %llu frees and %llu model calls (loads, unloads, instance "
+           "creates and releases) acknowledged, %llu calls answered with an error; lost "
+           "%llu, handed out twice %llu, overlaps %llu, extra %llu, sessions lost %llu\n",
            done, by_failpoint, (double)(now_ms() - t0) / 1000.0, nclients,
            (unsigned long long)seed, (unsigned long long)acked, (unsigned long long)freed,
+           (unsigned long long)model_calls,
            (unsigned long long)fails, (unsigned long long)sum.lost,
            (unsigned long long)sum.twice, (unsigned long long)sum.overlaps,
            (unsigned long long)sum.extra, (unsigned long long)sum.sessions_lost);

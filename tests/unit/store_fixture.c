@@ -34,6 +34,12 @@ void sf_teardown(void)
 int sf_start(memd_state *st, const memd_device_spec *specs, uint32_t n, uint32_t grace_ms,
              memd_store_opts opts, memd_error *err)
 {
+    return sf_start_with(st, specs, n, grace_ms, opts, err, NULL);
+}
+
+int sf_start_with(memd_state *st, const memd_device_spec *specs, uint32_t n, uint32_t grace_ms,
+                  memd_store_opts opts, memd_error *err, void (*before)(memd_state *st))
+{
     memd_config cfg;
     memset(&cfg, 0, sizeof cfg);
     strcpy(cfg.path, "unit.yaml");
@@ -45,6 +51,8 @@ int sf_start(memd_state *st, const memd_device_spec *specs, uint32_t n, uint32_t
     cfg.ndevices = n;
     cfg.devices = (memd_device_spec *)specs;
     ck_assert_int_eq(memd_state_init(st, &cfg, err), 0);
+    if (before)
+        before(st);
     opts.dir = sf_dir;
     opts.failpoint = sf_fail;
     return memd_store_open(st, &opts, err);

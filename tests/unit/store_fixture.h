@@ -27,6 +27,10 @@ void sf_teardown(void);
  * with err filled. */
 int sf_start(memd_state *st, const memd_device_spec *specs, uint32_t n, uint32_t grace_ms,
              memd_store_opts opts, memd_error *err);
+/* The same, calling before(st) between the state's init and the store's open (where a
+ * layer that keeps records in the store registers its hooks). */
+int sf_start_with(memd_state *st, const memd_device_spec *specs, uint32_t n, uint32_t grace_ms,
+                  memd_store_opts opts, memd_error *err, void (*before)(memd_state *st));
 
 /* What a stop (or a crash after the last commit) leaves: the store as committed. */
 void sf_stop(memd_state *st);
