@@ -17,108 +17,13 @@
  * use the segment tree of time and the improvement is the squeaky-wheel greedy. */
 #define PLAN_LIST_MAX_N 20000u
 
-enum plan_order {
-    ORD_SIZE,
-    ORD_AREA,
-    ORD_LENGTH,
-    ORD_LOAD,
-    ORD_START,
-    ORD_COUNT
-};
-
-_Static_assert(ORD_COUNT == MEMD_PLAN_GREEDY_ORDERS, "one greedy order list");
-
-static const char *const greedy_names[ORD_COUNT][2] = {
-    {"greedy-size-first", "greedy-size-best"},
-    {"greedy-area-first", "greedy-area-best"},
-    {"greedy-length-first", "greedy-length-best"},
-    {"greedy-load-first", "greedy-load-best"},
-    {"greedy-start-first", "greedy-start-best"},
-};
-
-static const char *const local_names[ORD_COUNT][2] = {
+static const char *const local_names[PLAN_ORD_COUNT][2] = {
     {"local-size-first", "local-size-best"},
     {"local-area-first", "local-area-best"},
     {"local-length-first", "local-length-best"},
     {"local-load-first", "local-load-best"},
     {"local-start-first", "local-start-best"},
 };
-
-/* load[i] = sum of the sizes of every buffer whose lifetime overlaps i's (i included):
- * those starting before i ends minus those ending before (or as) i starts. Sorted
- * (time, size) pairs with prefix sums: O(n log n), no graph. Sums are bounded by the
- * total size, which memd_plan_check bounded. */
-static int load_keys(const memd_plan_buffer *b, size_t n, uint64_t *load)
-{
-    if (n == 0)
-        return 0;
-    uint32_t *is = malloc(n * sizeof(*is)), *ie = malloc(n * sizeof(*ie));
-    uint64_t *plo = malloc((n + 1) * sizeof(*plo));
-    uint64_t *pup = malloc((n + 1) * sizeof(*pup));
-    uint64_t *tl = calloc(n, sizeof(*tl)); /* calloc: gcc cannot see the fill below */
-    uint64_t *tu = calloc(n, sizeof(*tu));
-    int rc = -ENOMEM;
-    if (!is || !ie || !plo || !pup || !tl || !tu)
-        goto out;
-    for (size_t i = 0; i < n; i++) {
-        is[i] = ie[i] = (uint32_t)i;
-        tl[i] = b[i].lower;
-        tu[i] = b[i].upper;
-    }
-    memd_plan_sort_asc(is, n, tl); /* radix sorts of the indices by start and by end */
-    memd_plan_sort_asc(ie, n, tu);
-    plo[0] = pup[0] = 0;
-    for (size_t i = 0; i < n; i++) {
-        tl[i] = b[is[i]].lower;
-        tu[i] = b[ie[i]].upper;
-        plo[i + 1] = plo[i] + b[is[i]].size;
-        pup[i + 1] = pup[i] + b[ie[i]].size;
-    }
-    for (size_t i = 0; i < n; i++)
-        load[i] = plo[memd_lower_bound_u64(tl, n, b[i].upper)] -
-                  pup[memd_lower_bound_u64(tu, n, b[i].lower + 1)];
-    rc = 0;
-out:
-    free(is);
-    free(ie);
-    free(plo);
-    free(pup);
-    free(tl);
-    free(tu);
-    return rc;
-}
-
-/* Priority keys (sorted descending). */
-static void order_keys(const memd_plan_buffer *b, size_t n, const uint64_t *load, int ord,
-                       uint64_t *key)
-{
-    for (size_t i = 0; i < n; i++) {
-        uint64_t len = b[i].upper - b[i].lower;
-        switch (ord) {
-        case ORD_SIZE: key[i] = b[i].size; break;
-        case ORD_AREA: key[i] = plan_sat_mul(b[i].size, len); break;
-        case ORD_LENGTH: key[i] = len; break;
-        case ORD_LOAD: key[i] = load[i]; break;
-        default: key[i] = UINT64_MAX - b[i].lower; break;
-        }
-    }
-}
-
-/* Pinned buffers first (they are fixed obstacles), then the rest by key. */
-static size_t build_order(const memd_plan_buffer *b, size_t n, const uint64_t *key,
-                          uint32_t *order)
-{
-    size_t np = 0, k;
-    for (size_t i = 0; i < n; i++)
-        if (b[i].pinned)
-            order[np++] = (uint32_t)i;
-    k = np;
-    for (size_t i = 0; i < n; i++)
-        if (!b[i].pinned)
-            order[k++] = (uint32_t)i;
-    memd_plan_sort_desc(order + np, n - np, key);
-    return np;
-}
 
 /* A phase gets a share of what is left of the parent's budget (iterations and time). */
 static plan_budget sub_budget(const plan_budget *p, unsigned pct)
@@ -160,7 +65,6 @@ typedef struct solver {
     uint32_t *order, *best_order;
     int best_ord, best_fit; /* the greedy run local search starts from */
     uint64_t run_ns;        /* with a clock: duration of the last placer run */
-    bool size_first_done;   /* the tree path ran (size, first fit) before the rest */
     const memd_plan_opts *opts;
 } solver;
 
@@ -168,28 +72,23 @@ typedef struct solver {
  * bound and (once a plan is out) a run can finish in time. */
 static int place_order(solver *s, int ord)
 {
-    for (size_t k = 0; k < s->n; k++)
-        s->pl.pos[s->order[k]] = (uint32_t)k;
+    memd_plan_placer_set_order(&s->pl, s->order);
     plan_budget *bu = &s->bu;
     for (int fit = 0; fit < 2 && (!s->bp.have || s->bp.arena > s->lb); fit++) {
-        if (ord == ORD_SIZE && fit == 0 && s->size_first_done)
-            continue;
         uint64_t now = bu->clock ? bu->clock(bu->clock_ctx) : 0;
         if (s->bp.have && ((bu->clock && now + s->run_ns >= bu->deadline_ns) ||
                            memd_plan_watch_poll(bu->watch, bu->used)))
             break;
-        /* A huge run that cannot end in time is cut short once a plan is out. */
-        s->pl.stop = s->large && s->bp.have ? bu : NULL; /* also polls the watch */
         uint64_t arena = memd_plan_place_range(&s->pl, s->order, 0, fit, s->off);
         if (s->pl.failed)
             return -ENOMEM;
         if (bu->clock)
             s->run_ns = bu->clock(bu->clock_ctx) - now;
         if (!s->bp.have || arena < s->bp.arena) {
-            memd_plan_best_take(&s->bp, arena, s->off, s->n, greedy_names[ord][fit]);
+            memd_plan_best_take(&s->bp, arena, s->off, s->n, memd_plan_greedy_name(ord, fit));
             s->best_ord = ord;
             s->best_fit = fit;
-            if (s->best_order) /* the local search's start: not on the large path */
+            if (s->best_order) /* the local search's start */
                 memcpy(s->best_order, s->order, s->n * sizeof(*s->order));
         }
     }
@@ -200,19 +99,18 @@ static int place_order(solver *s, int ord)
  * out early. Load keys cost a sort: computed when their order comes up. -ENOMEM. */
 static int greedy_portfolio(solver *s)
 {
-    int rc = s->large ? memd_plan_placer_init_tree(&s->pl, s->b, s->n)
-                       : memd_plan_placer_init(&s->pl, s->b, s->n, s->pg);
+    int rc = memd_plan_placer_init(&s->pl, s->b, s->n, s->pg);
     if (rc)
         return rc;
     uint64_t *load = malloc(s->n * sizeof(*load));
     if (!load)
         rc = -ENOMEM;
-    for (int ord = 0; rc == 0 && ord < ORD_COUNT && (!s->bp.have || s->bp.arena > s->lb);
+    for (int ord = 0; rc == 0 && ord < PLAN_ORD_COUNT && (!s->bp.have || s->bp.arena > s->lb);
          ord++) {
-        if (ord == ORD_LOAD && (rc = load_keys(s->b, s->n, load)) != 0)
+        if (ord == PLAN_ORD_LOAD && (rc = memd_plan_load_keys(s->b, s->n, load)) != 0)
             break;
-        order_keys(s->b, s->n, load, ord, s->key);
-        build_order(s->b, s->n, s->key, s->order);
+        memd_plan_order_keys(s->b, s->n, load, ord, s->key);
+        memd_plan_build_order(s->b, s->n, s->key, s->order);
         rc = place_order(s, ord);
     }
     free(load);
@@ -251,13 +149,16 @@ static int improve(solver *s, uint64_t seed, memd_plan_result *res)
  * the rest of the greedy portfolio runs with what is left. */
 static int solve_large(solver *s)
 {
+    /* The order before the tree: the sort's scratch, freed, then holds the tree's
+     * nodes (memory at a million buffers); the keys are not needed until the rest of
+     * the portfolio. */
+    memd_plan_order_keys(s->b, s->n, NULL, PLAN_ORD_SIZE, s->key);
+    memd_plan_build_order(s->b, s->n, s->key, s->order);
+    free(s->key);
+    s->key = NULL;
     int rc = memd_plan_placer_init_tree(&s->pl, s->b, s->n);
     if (rc)
         return rc;
-    order_keys(s->b, s->n, NULL, ORD_SIZE, s->key);
-    build_order(s->b, s->n, s->key, s->order);
-    for (size_t k = 0; k < s->n; k++)
-        s->pl.pos[s->order[k]] = (uint32_t)k;
     plan_budget *bu = &s->bu;
     uint64_t t0 = bu->clock ? bu->clock(bu->clock_ctx) : 0;
     uint64_t arena = memd_plan_place_range(&s->pl, s->order, 0, false, s->off);
@@ -267,8 +168,12 @@ static int solve_large(solver *s)
         return -ENOMEM;
     if (bu->clock)
         s->run_ns = bu->clock(bu->clock_ctx) - t0;
-    memd_plan_best_take(&s->bp, arena, s->off, s->n, greedy_names[ORD_SIZE][0]);
-    s->size_first_done = true;
+    memd_plan_best_take(&s->bp, arena, s->off, s->n, memd_plan_greedy_name(PLAN_ORD_SIZE, false));
+    /* The lanes and the rest of the portfolio hold their own arrays. */
+    free(s->off);
+    free(s->order);
+    s->off = NULL;
+    s->order = NULL;
     /* Nothing more starts once the time is up: a million buffers' first run can take
      * the whole budget, and every further step would allocate a tree first. */
     if (bu->clock && bu->clock(bu->clock_ctx) + s->run_ns / 2 >= bu->deadline_ns)
@@ -280,7 +185,7 @@ static int solve_large(solver *s)
         (bu->clock && bu->clock(bu->clock_ctx) + s->run_ns >= bu->deadline_ns))
         return rc;
     bu->expired = false; /* the rest of the portfolio checks its own time */
-    return greedy_portfolio(s);
+    return memd_plan_portfolio_tree(s->b, s->n, s->lb, s->opts, s->run_ns, true, bu, &s->bp);
 }
 
 static int solve(solver *s, uint64_t seed, memd_plan_result *res)
@@ -321,7 +226,7 @@ static int solve(solver *s, uint64_t seed, memd_plan_result *res)
 int memd_plan_greedy_run(const memd_plan_buffer *b, size_t n, int ord, bool best_fit,
                          uint64_t *off, uint64_t *arena)
 {
-    if (ord < 0 || ord >= ORD_COUNT)
+    if (ord < 0 || ord >= PLAN_ORD_COUNT)
         return -EINVAL;
     int rc = memd_plan_check(b, n, NULL);
     if (rc)
@@ -333,12 +238,12 @@ int memd_plan_greedy_run(const memd_plan_buffer *b, size_t n, int ord, bool best
     plan_graph g = {0};
     plan_placer pl = {0};
     rc = !key || !order ? -ENOMEM : memd_plan_count_edges(b, n, PLAN_EDGE_CAP, &edges);
-    if (rc == 0 && ord == ORD_LOAD)
-        rc = load_keys(b, n, key); /* order_keys reads load from key's own array */
+    if (rc == 0 && ord == PLAN_ORD_LOAD)
+        rc = memd_plan_load_keys(b, n, key); /* order_keys reads load from key's own array */
     if (rc)
         goto out;
-    order_keys(b, n, key, ord, key);
-    build_order(b, n, key, order);
+    memd_plan_order_keys(b, n, key, ord, key);
+    memd_plan_build_order(b, n, key, order);
     /* The solver's choice of placer (one cost model, plan.c's). */
     double dn = (double)n, de = (double)edges, deg = n ? 2.0 * de / dn : 0;
     bool graph = edges <= PLAN_EDGE_CAP && 2.0 * de * (2.0 + log2(1.0 + deg)) < dn * dn / 2.0;
@@ -348,8 +253,7 @@ int memd_plan_greedy_run(const memd_plan_buffer *b, size_t n, int ord, bool best
                                        : memd_plan_placer_init(&pl, b, n, graph ? &g : NULL);
     if (rc)
         goto out;
-    for (size_t k = 0; k < n; k++)
-        pl.pos[order[k]] = (uint32_t)k;
+    memd_plan_placer_set_order(&pl, order);
     *arena = memd_plan_place_range(&pl, order, 0, best_fit, off);
     rc = pl.failed ? -ENOMEM : 0;
 out:

@@ -43,13 +43,17 @@ int memd_plan_placer_init_tree(plan_placer *p, const memd_plan_buffer *b, size_t
     p->b = b;
     p->n = n;
     p->fit_gaps = PLAN_TREE_FIT_GAPS;
-    p->pos = malloc((n ? n : 1) * sizeof(*p->pos));
     int rc = memd_plan_tree_new(b, n, &p->tr);
-    if (rc == 0 && !p->pos)
-        rc = -ENOMEM;
     if (rc)
         memd_plan_placer_free(p);
     return rc;
+}
+
+void memd_plan_placer_set_order(plan_placer *p, const uint32_t *order)
+{
+    if (p->pos)
+        for (size_t k = 0; k < p->n; k++)
+            p->pos[order[k]] = (uint32_t)k;
 }
 
 void memd_plan_placer_free(plan_placer *p)

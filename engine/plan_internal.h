@@ -143,6 +143,9 @@ size_t memd_plan_tree_intervals(const plan_tree *t);
 
 /* Sorts idx[0..n) by key descending, ties by idx ascending (stable, deterministic). */
 int memd_plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key);
+/* The same for idx = 0, 1, ..., n - 1 without a copy of the keys: key and scratch (n
+ * values each) are clobbered. */
+int memd_plan_sort_desc_clobber(uint32_t *idx, size_t n, uint64_t *key, uint64_t *scratch);
 /* The same by key ascending, ties by idx ascending. */
 int memd_plan_sort_asc(uint32_t *idx, size_t n, const uint64_t *key);
 
@@ -161,7 +164,8 @@ typedef struct plan_placer {
     plan_tree *tr;
     const plan_budget *stop; /* with a clock: a run past its deadline is abandoned */
     uint64_t *pairs;  /* graph mode: (offset, end) pairs of placed neighbours */
-    uint32_t *pos;    /* position of each buffer in the current order (caller fills) */
+    uint32_t *pos;    /* position of each buffer in the current order (caller fills
+                         through memd_plan_placer_set_order; NULL in tree mode) */
     uint32_t *lst;    /* list mode: committed placements sorted by offset */
     uint32_t *work;   /* list mode: placements of the last run */
     size_t nlst, nwork;
@@ -170,7 +174,10 @@ typedef struct plan_placer {
 } plan_placer;
 
 int memd_plan_placer_init(plan_placer *p, const memd_plan_buffer *b, size_t n, const plan_graph *g);
+/* Tree mode keeps no pos[] (memory at a million buffers): NULL. */
 int memd_plan_placer_init_tree(plan_placer *p, const memd_plan_buffer *b, size_t n);
+/* Fills pos[] from order[0..n) (nothing in tree mode). */
+void memd_plan_placer_set_order(plan_placer *p, const uint32_t *order);
 void memd_plan_placer_free(plan_placer *p);
 /* Places order[from..n) given that order[0..from) already have offsets in off[] (and,
  * in list mode, were committed); pos[] must match order. Returns the max end over
@@ -211,12 +218,42 @@ uint64_t memd_plan_search_nodes(const plan_search_ctx *c);
 int memd_plan_exact(const memd_plan_buffer *b, size_t n, const plan_graph *g, uint64_t lb,
                     uint64_t seed, plan_budget *bu, plan_best *bp, uint64_t *scratch);
 
+/* The greedy portfolio's priority orders (plan_keys.c), keys sorted descending. */
+enum plan_order {
+    PLAN_ORD_SIZE,
+    PLAN_ORD_AREA,
+    PLAN_ORD_LENGTH,
+    PLAN_ORD_LOAD,
+    PLAN_ORD_START,
+    PLAN_ORD_COUNT
+};
+const char *memd_plan_greedy_name(int ord, bool best_fit);
+/* load[i] = the sum of the sizes of every buffer whose lifetime overlaps i's (i
+ * included), O(n log n). -ENOMEM. */
+int memd_plan_load_keys(const memd_plan_buffer *b, size_t n, uint64_t *load);
+/* key[i] for order ord (load: memd_plan_load_keys' output, read for PLAN_ORD_LOAD only). */
+void memd_plan_order_keys(const memd_plan_buffer *b, size_t n, const uint64_t *load, int ord,
+                          uint64_t *key);
+/* Pinned buffers first (they are fixed obstacles), then the rest by key descending, ties
+ * by index. Returns the number pinned. */
+size_t memd_plan_build_order(const memd_plan_buffer *b, size_t n, const uint64_t *key,
+                             uint32_t *order);
+
 /* One greedy run of the solver's portfolio (benchmarks: the best greedy plan to compare
  * with): order 0..4 = size, area, length, load, start; the placer the solver would use.
  * 0, -EINVAL (bad order or problem), -ENOMEM. */
 #define MEMD_PLAN_GREEDY_ORDERS 5
 int memd_plan_greedy_run(const memd_plan_buffer *b, size_t n, int ord, bool best_fit,
                          uint64_t *off, uint64_t *arena);
+
+/* The greedy portfolio over the segment tree (plan_portfolio.c): every order with first
+ * and best fit (size order first fit too unless skip_first), in two lanes run by
+ * opts->runner (or in order), each with a tree of its own; lowers bp with the best run
+ * (ties: the earlier run), the same on any runner. With a clock, a run starts while the
+ * last one's duration (run_ns) still fits. -ENOMEM. */
+int memd_plan_portfolio_tree(const memd_plan_buffer *b, size_t n, uint64_t lb,
+                             const memd_plan_opts *opts, uint64_t run_ns, bool skip_first,
+                             plan_budget *bu, plan_best *bp);
 
 /* Squeaky-wheel improvement for problems placed over the segment tree (plan_large.c),
  * in lanes run by opts->runner (or in order); lowers bp. run_ns: how long one placer

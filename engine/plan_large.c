@@ -50,7 +50,7 @@ typedef struct lane_work {
     uint64_t *off, *key;
     uint32_t *order;
     uint8_t *boost;
-    double *w; /* size x length^alpha of the current alpha */
+    double alpha;
 } lane_work;
 
 static void work_free(lane_work *w)
@@ -60,13 +60,11 @@ static void work_free(lane_work *w)
     free(w->key);
     free(w->order);
     free(w->boost);
-    free(w->w);
 }
 
 static void set_alpha(const lane *ln, lane_work *w, double alpha)
 {
-    for (size_t i = 0; i < ln->n; i++)
-        w->w[i] = (double)ln->b[i].size * pow((double)(ln->b[i].upper - ln->b[i].lower), alpha);
+    w->alpha = alpha;
     memset(w->boost, 0, ln->n);
 }
 
@@ -74,15 +72,18 @@ static void set_alpha(const lane *ln, lane_work *w, double alpha)
 static void build_order(const lane *ln, lane_work *w)
 {
     for (size_t i = 0; i < ln->n; i++) {
-        double k = ldexp(w->w[i], w->boost[i]);
+        /* size x length^alpha x 2^boost (computed each run: an array of them would
+         * cost 8 bytes a buffer at the peak) */
+        double len = (double)(ln->b[i].upper - ln->b[i].lower);
+        double k = ldexp((double)ln->b[i].size * pow(len, w->alpha), w->boost[i]);
         w->key[i] = ln->b[i].pinned ? UINT64_MAX
                     : k >= 1.8e19   ? UINT64_MAX - 1
                                     : (uint64_t)k;
         w->order[i] = (uint32_t)i;
     }
-    memd_plan_sort_desc(w->order, ln->n, w->key);
-    for (size_t k = 0; k < ln->n; k++)
-        w->pl.pos[w->order[k]] = (uint32_t)k;
+    /* The last run's offsets are spent (boosts are in): they are the sort's scratch. */
+    memd_plan_sort_desc_clobber(w->order, ln->n, w->key, w->off);
+    memd_plan_placer_set_order(&w->pl, w->order);
 }
 
 static int lane_loop(lane *ln, lane_work *w, unsigned idx)
@@ -94,13 +95,20 @@ static int lane_loop(lane *ln, lane_work *w, unsigned idx)
     unsigned stale = 0, alpha = idx;
     uint64_t chain_best = UINT64_MAX;
     set_alpha(ln, w, lane_alpha[alpha % NALPHA]);
-    w->pl.stop = bu;
     while (!memd_plan_budget_spend_n(bu, cost)) {
         uint64_t t0 = bu->clock ? bu->clock(bu->clock_ctx) : 0;
         /* A run past the deadline is cut short: start one while half of it fits. */
         if (bu->clock && t0 + ln->run_ns / 2 >= bu->deadline_ns)
             break;
         build_order(ln, w);
+        /* The tree after the first sort: the sort's freed scratch then holds its nodes
+         * (memory at a million buffers). */
+        if (!w->pl.tr) {
+            int rc = memd_plan_placer_init_tree(&w->pl, b, n);
+            if (rc)
+                return rc;
+            w->pl.stop = bu;
+        }
         uint64_t arena = memd_plan_place_range(&w->pl, w->order, 0, false, w->off);
         if (w->pl.failed)
             return -ENOMEM;
@@ -147,16 +155,12 @@ static void lane_run(void *arg, unsigned idx)
     lane *ln = &((lanes *)arg)->ln[idx];
     lane_work w = {0};
     size_t n = ln->n, nn = n ? n : 1;
-    ln->rc = memd_plan_placer_init_tree(&w.pl, ln->b, n);
-    if (ln->rc)
-        return;
     w.off = malloc(nn * sizeof(*w.off));
     w.key = malloc(nn * sizeof(*w.key));
     w.order = malloc(nn * sizeof(*w.order));
     w.boost = malloc(nn);
-    w.w = malloc(nn * sizeof(*w.w));
     ln->best_off = malloc(nn * sizeof(*ln->best_off));
-    if (!w.off || !w.key || !w.order || !w.boost || !w.w || !ln->best_off)
+    if (!w.off || !w.key || !w.order || !w.boost || !ln->best_off)
         ln->rc = -ENOMEM;
     else
         ln->rc = lane_loop(ln, &w, idx);

@@ -24,7 +24,9 @@ typedef struct iv {
     uint64_t a, e; /* occupied [a, e) */
 } iv;
 
-/* A set: a chunk of 2^cls intervals in the pool (cls NO_CHUNK: none), len used. */
+/* A set: a chunk of class cls in the pool (cls NO_CHUNK: none), len used. Classes step
+ * by 1.5 and 4/3 (1, 2, 3, 4, 6, 8, 12, ...): less slack than powers of two, which
+ * counts at a million buffers. */
 typedef struct set {
     uint32_t at;
     uint32_t len : 26;
@@ -33,28 +35,41 @@ typedef struct set {
 
 /* A node's two sets side by side: one cache line serves a visit. The lowest two levels
  * keep no S, the biggest share of the intervals: a leaf's S is its C (nothing lies below
- * it), a leaf's parent's is its C and its children's. */
+ * it), a leaf's parent's is its C and its children's; their C sets live in a separate
+ * array of bare sets (8 bytes a node, not 16). */
 typedef struct node {
     set s, c;
 } node;
 
 #define NO_CHUNK 63u
+#define NCLASSES 56u
+/* Levels at the bottom without an S. */
+#define NO_S_LEVELS 3u
 #define MAX_SET_LEN ((1u << 26) - 1)
-#define MAX_SETS 160 /* per level 2 canonical nodes and 2 ancestors; 33 levels */
+/* Per level 2 canonical nodes and 2 ancestors, 33 levels; the canonical nodes of the
+ * levels without an S give their subtrees' C sets (2 x (1 + 3 + 7) at most). */
+#define MAX_SETS 192
 
 struct plan_tree {
     size_t n;
     uint32_t leaves;    /* power of two >= ranks + 2 (boundary leaves) */
     uint32_t *lo, *hi;  /* per buffer: rank range */
-    node *nd;           /* 2 * leaves */
+    uint32_t first_low; /* the first node without an S */
+    node *nd;           /* nodes 1 .. first_low - 1 (the ones with an S) */
+    set *low;           /* C of nodes first_low .. 2 * leaves - 1 */
     iv *pool;
     size_t pool_len, pool_cap;
-    uint32_t freel[33]; /* per class: a free chunk's index + 1, 0 none */
+    uint32_t freel[NCLASSES]; /* per class: a free chunk's index + 1, 0 none */
     const iv *qv[MAX_SETS];
     uint32_t qn[MAX_SETS];
 };
 
-/* ---- interval sets in one pool, chunks of power-of-two sizes with free lists ---- */
+/* ---- interval sets in one pool, chunks of a few sizes with free lists ---- */
+
+static uint32_t class_size(unsigned cls)
+{
+    return cls == 0 ? 1u : cls & 1 ? 1u << ((cls + 1) / 2) : 3u << (cls / 2 - 1);
+}
 
 static int chunk_alloc(plan_tree *t, unsigned cls, uint32_t *at)
 {
@@ -63,7 +78,7 @@ static int chunk_alloc(plan_tree *t, unsigned cls, uint32_t *at)
         t->freel[cls] = (uint32_t)t->pool[*at].a;
         return 0;
     }
-    size_t need = t->pool_len + ((size_t)1 << cls);
+    size_t need = t->pool_len + class_size(cls);
     if (need > UINT32_MAX)
         return -ENOMEM;
     if (need > t->pool_cap) {
@@ -119,10 +134,10 @@ static int set_add(plan_tree *t, set *st, uint64_t a, uint64_t e)
         st->len -= j - i - 1;
         return 0;
     }
-    if (st->cls == NO_CHUNK || st->len == (1u << st->cls)) {
+    if (st->cls == NO_CHUNK || st->len == class_size(st->cls)) {
         unsigned nc = st->cls == NO_CHUNK ? 0 : st->cls + 1u;
         uint32_t at;
-        if (st->len == MAX_SET_LEN || chunk_alloc(t, nc, &at))
+        if (st->len == MAX_SET_LEN || nc >= NCLASSES || chunk_alloc(t, nc, &at))
             return -ENOMEM;
         if (st->len) {
             memcpy(t->pool + at, t->pool + st->at, st->len * sizeof(*v));
@@ -200,8 +215,15 @@ int memd_plan_tree_new(const memd_plan_buffer *b, size_t n, plan_tree **out)
     t->leaves = 4;
     while (t->leaves < ranks + 2)
         t->leaves *= 2;
-    t->nd = malloc(2 * (size_t)t->leaves * sizeof(*t->nd));
-    if (!t->nd)
+    /* The pool in one block from the start, about what size order's first fit needs
+     * on big traces (5 to 6 intervals a buffer): growing it by copies would leave the
+     * old blocks to the allocator at the peak (untouched pages cost nothing). */
+    t->pool_cap = n < 256 ? 1024 : 6 * n;
+    t->pool = malloc(t->pool_cap * sizeof(*t->pool));
+    t->first_low = t->leaves >> (NO_S_LEVELS - 1);
+    t->nd = malloc((size_t)t->first_low * sizeof(*t->nd));
+    t->low = malloc((2 * (size_t)t->leaves - t->first_low) * sizeof(*t->low));
+    if (!t->pool || !t->nd || !t->low)
         goto fail;
     memd_plan_tree_clear(t);
     *out = t;
@@ -218,16 +240,18 @@ void memd_plan_tree_free(plan_tree *t)
     free(t->lo);
     free(t->hi);
     free(t->nd);
+    free(t->low);
     free(t->pool);
     free(t);
 }
 
 void memd_plan_tree_clear(plan_tree *t)
 {
-    size_t nodes = 2 * (size_t)t->leaves;
     set empty = {.at = 0, .len = 0, .cls = NO_CHUNK};
-    for (size_t v = 0; v < nodes; v++)
+    for (size_t v = 0; v < t->first_low; v++)
         t->nd[v] = (node){empty, empty};
+    for (size_t v = 0; v < 2 * (size_t)t->leaves - t->first_low; v++)
+        t->low[v] = empty;
     memset(t->freel, 0, sizeof(t->freel));
     t->pool_len = 0;
 }
@@ -265,12 +289,17 @@ static void walk(plan_tree *t, uint32_t x, visit_fn fn, void *ctx)
 
 static bool has_s(const plan_tree *t, uint32_t v)
 {
-    return v < t->leaves / 2;
+    return v < t->first_low;
+}
+
+static set *cset(plan_tree *t, uint32_t v)
+{
+    return has_s(t, v) ? &t->nd[v].c : &t->low[v - t->first_low];
 }
 
 static int add_canonical(plan_tree *t, uint32_t v, uint64_t a, uint64_t e)
 {
-    int rc = set_add(t, &t->nd[v].c, a, e);
+    int rc = set_add(t, cset(t, v), a, e);
     return rc < 0 || !has_s(t, v) ? rc : set_add(t, &t->nd[v].s, a, e);
 }
 
@@ -327,17 +356,25 @@ static void gather_set(plan_tree *t, gather_ctx *q, const set *st)
     }
 }
 
+/* The C sets of v's subtree (v without an S: at most NO_S_LEVELS levels). */
+static void gather_subtree(plan_tree *t, gather_ctx *q, uint32_t v)
+{
+    gather_set(t, q, cset(t, v));
+    if (v < t->leaves) {
+        gather_subtree(t, q, 2 * v);
+        gather_subtree(t, q, 2 * v + 1);
+    }
+}
+
 /* A canonical node gives its S (low nodes: the C sets S would be made of), an
  * ancestor its C. */
 static void visit_gather(plan_tree *t, void *ctx, uint32_t v, bool canonical)
 {
     gather_ctx *q = ctx;
-    if (!canonical || v >= t->leaves) {
-        gather_set(t, q, &t->nd[v].c);
+    if (!canonical) {
+        gather_set(t, q, cset(t, v));
     } else if (!has_s(t, v)) {
-        gather_set(t, q, &t->nd[v].c);
-        gather_set(t, q, &t->nd[2 * v].c);
-        gather_set(t, q, &t->nd[2 * v + 1].c);
+        gather_subtree(t, q, v);
     } else {
         gather_set(t, q, &t->nd[v].s);
     }

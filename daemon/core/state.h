@@ -186,6 +186,8 @@ typedef struct memd_state {
     memd_store *store;             /* the state store (store.h); NULL: not persisted */
     memd_subdev *subdevs;          /* sub-devices (subdev.h), room for MEMD_SUBDEV_MAX */
     uint32_t nsubdevs;
+    uint64_t subdev_record_hwm;    /* the largest record id a defined sub-device has had */
+    memd_hook subdev_hook;         /* subdev_record.c: restores them from the store */
     memd_events *events;           /* the event log (event.h); NULL until the first event */
     const memd_session *cur;       /* the session whose frames are being processed, or
                                       NULL: events without a session are about it */

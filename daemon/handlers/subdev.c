@@ -20,7 +20,6 @@ static int fail(memd_state *st, const memd_wire_hdr *h, memd_buf *out, int rc, c
 int memd_op_subdev_define(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                           const uint8_t *p, memd_buf *out)
 {
-    (void)s;
     memd_wire_subdev_def d;
     const uint8_t *raw;
     int rc = memd_wire_subdev_def_get(p, h->len, &d, &raw);
@@ -45,6 +44,13 @@ int memd_op_subdev_define(memd_state *st, memd_session *s, const memd_wire_hdr *
             free(sd.banks);
             return fail(st, h, out, -EINVAL, "sub-device banks must be strictly increasing");
         }
+    }
+    /* Room in the state store first, as for an allocation: what it cannot keep is
+     * refused, not forgotten by the next restart. */
+    memd_wire_error perr = {0};
+    if ((rc = memd_hooks_prepare(st, s, &perr)) < 0) {
+        memd_subdev_spec_free(&sd);
+        return memd_reply_fail(st, h, out, &perr, false);
     }
     char msg[192];
     rc = memd_subdev_define(st, &sd, msg, sizeof msg);

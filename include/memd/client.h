@@ -440,7 +440,8 @@ typedef struct memclient_subdev {
     const char *overlap[4];     /* sub-devices it may share banks with; NULL unused */
 } memclient_subdev;
 
-/* Admin only (-EPERM otherwise). Lasts until the daemon stops. */
+/* Admin only (-EPERM otherwise). Kept in memd's state store before the reply: a daemon
+ * restart brings it back (unless the config then takes its name or banks). */
 MEMCLIENT_API int memclient_subdev_define(memclient *c, const memclient_subdev *sd);
 /* Binds this session to the sub-device called name; -EPERM if bound to another. */
 MEMCLIENT_API int memclient_subdev_bind(memclient *c, const char *name);

@@ -403,8 +403,9 @@ typedef struct memd_wire_alloc_bank_rec {
  * sub-device's banks (lockstep over them), a bank set must lie inside, other devices and
  * groups are refused (-EACCES), the budget gives -EDQUOT. SUBDEV_DEFINE is admin only and
  * follows the config's rules (overlap only with sub-devices it names, or that name it);
- * defined sub-devices last until the daemon stops. A bound session cannot rebind
- * (-EPERM). */
+ * a defined sub-device is in the state store before the reply, so a daemon restart brings
+ * it back (unless the config then takes its name or banks). A bound session cannot
+ * rebind (-EPERM); bindings by request are not stored. */
 #define MEMD_SUBDEV_OVERLAPS 4
 
 typedef struct memd_wire_subdev_def {

@@ -1,8 +1,13 @@
 /* memd-bench-plan-greedy FILE.csv — every run of the planner's greedy portfolio (orders
  * size, area, length, load, start x first/best fit, the placer the solver would pick),
  * as a reference for what the improvement steps must beat: one JSON line with the
- * lower bound, each run's arena and time, and the best. */
+ * lower bound, each run's arena and time (setup included: each run alone), and the best.
+ *
+ * memd-bench-plan-greedy --portfolio FILE.csv — the whole ten-run portfolio over the
+ * segment tree as the solver runs it on big problems (shared setup, two lanes), once in
+ * one thread and once on two: wall and CPU milliseconds of each, and the best arena. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,17 +24,77 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static double cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+typedef struct lane_arg {
+    memd_plan_lane_fn fn;
+    void *arg;
+} lane_arg;
+
+static void *lane_main(void *p)
+{
+    lane_arg *a = p;
+    a->fn(a->arg, 1);
+    return NULL;
+}
+
+/* Two lanes: lane 1 on a thread of its own, lane 0 here. */
+static void two_threads(void *ctx, unsigned lanes, memd_plan_lane_fn fn, void *arg)
+{
+    (void)ctx;
+    pthread_t th;
+    lane_arg a = {fn, arg};
+    bool spawned = lanes > 1 && pthread_create(&th, NULL, lane_main, &a) == 0;
+    fn(arg, 0);
+    if (spawned)
+        pthread_join(th, NULL);
+    for (unsigned i = spawned ? 2 : 1; i < lanes; i++)
+        fn(arg, i);
+}
+
+static int portfolio(const memd_plan_csv *csv, uint64_t lb, uint64_t *off)
+{
+    printf("{\"bench\":\"plan-portfolio\",\"buffers\":%zu,\"lower_bound\":%" PRIu64
+           ",\"runs\":[", csv->n, lb);
+    for (int threads = 1; threads <= 2; threads++) {
+        plan_budget bu = {0};
+        plan_best bp = {.arena = UINT64_MAX, .off = off, .strategy = ""};
+        memd_plan_opts opts = {.runner = threads > 1 ? two_threads : NULL};
+        double w0 = now_ms(), c0 = cpu_ms();
+        int rc = memd_plan_portfolio_tree(csv->bufs, csv->n, lb, &opts, 0, false, &bu, &bp);
+        double wall = now_ms() - w0, cpu = cpu_ms() - c0;
+        uint64_t chk = 0;
+        if (rc || !bp.have || memd_plan_validate(csv->bufs, csv->n, off, NULL, &chk) != 0 ||
+            chk != bp.arena) {
+            fprintf(stderr, "memd-bench-plan-greedy: the portfolio failed\n");
+            return 1;
+        }
+        printf("%s{\"threads\":%d,\"wall_ms\":%.1f,\"cpu_ms\":%.1f,\"best\":%" PRIu64
+               ",\"best_run\":\"%s\"}",
+               threads > 1 ? "," : "", threads, wall, cpu, bp.arena, bp.strategy);
+    }
+    printf("]}\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const char *const names[MEMD_PLAN_GREEDY_ORDERS] = {"size", "area", "length",
                                                                "load", "start"};
-    if (argc != 2) {
-        fprintf(stderr, "usage: memd-bench-plan-greedy FILE.csv\n");
+    bool whole = argc == 3 && strcmp(argv[1], "--portfolio") == 0;
+    if (argc != 2 && !whole) {
+        fprintf(stderr, "usage: memd-bench-plan-greedy [--portfolio] FILE.csv\n");
         return 2;
     }
+    const char *path = argv[argc - 1];
     memd_plan_csv csv;
     char err[512];
-    if (memd_plan_csv_read(argv[1], &csv, err, sizeof(err))) {
+    if (memd_plan_csv_read(path, &csv, err, sizeof(err))) {
         fprintf(stderr, "memd-bench-plan-greedy: %s\n", err);
         return 1;
     }
@@ -37,7 +102,11 @@ int main(int argc, char **argv)
     uint64_t *off = malloc((csv.n ? csv.n : 1) * sizeof(*off));
     int ret = 1;
     if (!off || memd_plan_lower_bound(csv.bufs, csv.n, &lb)) {
-        fprintf(stderr, "memd-bench-plan-greedy: %s: cannot compute the lower bound\n", argv[1]);
+        fprintf(stderr, "memd-bench-plan-greedy: %s: cannot compute the lower bound\n", path);
+        goto out;
+    }
+    if (whole) {
+        ret = portfolio(&csv, lb, off);
         goto out;
     }
     const char *best_name = "";
@@ -52,7 +121,7 @@ int main(int argc, char **argv)
             double ms = now_ms() - t0;
             uint64_t chk = 0;
             if (rc || memd_plan_validate(csv.bufs, csv.n, off, NULL, &chk) != 0 || chk != arena) {
-                fprintf(stderr, "memd-bench-plan-greedy: %s: run %s/%s failed\n", argv[1],
+                fprintf(stderr, "memd-bench-plan-greedy: %s: run %s/%s failed\n", path,
                         names[ord], fit ? "best" : "first");
                 goto out;
             }

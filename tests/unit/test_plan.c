@@ -453,7 +453,8 @@ START_TEST(placer_modes_agree)
             if (!b[i].pinned)
                 order[k++] = (uint32_t)i;
         for (size_t i = 0; i < n; i++)
-            pg.pos[order[i]] = pl.pos[order[i]] = pt.pos[order[i]] = (uint32_t)i;
+            pg.pos[order[i]] = pl.pos[order[i]] = (uint32_t)i;
+        ck_assert_ptr_null(pt.pos); /* tree mode needs no positions */
         for (int fit = 0; fit < 2; fit++) {
             uint64_t og[64], ol[64], ot[64];
             uint64_t ag = memd_plan_place_range(&pg, order, 0, fit, og);
@@ -491,7 +492,7 @@ START_TEST(tree_run_stops_at_deadline)
     plan_placer pt;
     ck_assert_int_eq(memd_plan_placer_init_tree(&pt, b, 600), 0);
     for (uint32_t i = 0; i < 600; i++)
-        order[i] = pt.pos[i] = i;
+        order[i] = i;
     plan_budget late = {.clock = late_clock, .deadline_ns = 1000000000u};
     pt.stop = &late;
     ck_assert_uint_eq(memd_plan_place_range(&pt, order, 0, false, off), UINT64_MAX);
@@ -542,8 +543,6 @@ START_TEST(tree_first_fit_is_lowest)
         }
         plan_placer pt;
         ck_assert_int_eq(memd_plan_placer_init_tree(&pt, b, n), 0);
-        for (size_t i = 0; i < n; i++)
-            pt.pos[order[i]] = (uint32_t)i;
         uint64_t off[80];
         memd_plan_place_range(&pt, order, 0, false, off);
         ck_assert_int_eq(memd_plan_validate(b, n, off, NULL, NULL), 0);

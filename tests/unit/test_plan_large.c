@@ -59,7 +59,7 @@ START_TEST(tree_matches_list)
     ck_assert_int_eq(memd_plan_placer_init(&pl, b, N, NULL), 0);
     ck_assert_int_eq(memd_plan_placer_init_tree(&pt, b, N), 0);
     for (size_t i = 0; i < N; i++)
-        pl.pos[order[i]] = pt.pos[order[i]] = (uint32_t)i;
+        pl.pos[order[i]] = (uint32_t)i;
     uint64_t al = memd_plan_place_range(&pl, order, 0, false, o1);
     uint64_t at = memd_plan_place_range(&pt, order, 0, false, o2);
     ck_assert_uint_eq(al, at);
@@ -140,8 +140,6 @@ START_TEST(tree_best_fit_matches_brute_force)
         plan_placer pt;
         ck_assert_int_eq(memd_plan_placer_init_tree(&pt, b, N), 0);
         pt.fit_gaps = caps[c];
-        for (size_t i = 0; i < N; i++)
-            pt.pos[order[i]] = (uint32_t)i;
         uint64_t at = memd_plan_place_range(&pt, order, 0, true, o);
         for (size_t k = 0; k < N; k++)
             if (!b[order[k]].pinned && b[order[k]].size)
@@ -178,8 +176,6 @@ static void first_plan(start *st, uint64_t seed)
     memd_plan_sort_desc(order, N, key);
     plan_placer pt;
     ck_assert_int_eq(memd_plan_placer_init_tree(&pt, st->b, N), 0);
-    for (size_t i = 0; i < N; i++)
-        pt.pos[order[i]] = (uint32_t)i;
     st->first = memd_plan_place_range(&pt, order, 0, false, st->off);
     memd_plan_placer_free(&pt);
 }
@@ -254,6 +250,60 @@ START_TEST(squeaky_is_deterministic_on_any_runner)
     free(o1);
     free(o2);
     free(st);
+}
+END_TEST
+
+/* The tree portfolio's two lanes give the best of the ten runs (ties: the earlier run),
+ * the same on every runner; each run as the placer alone makes it. */
+START_TEST(portfolio_is_best_run_on_any_runner)
+{
+    uint64_t s = 0xF0110 + (uint64_t)_i;
+    memd_plan_buffer *b = malloc(N * sizeof(*b));
+    uint64_t *o = malloc(N * sizeof(*o)), *o1 = malloc(N * sizeof(*o1)),
+             *o2 = malloc(N * sizeof(*o2)), *key = malloc(N * sizeof(*key)),
+             *load = malloc(N * sizeof(*load));
+    uint32_t *order = malloc(N * sizeof(*order));
+    trace(&s, b, N);
+    uint64_t lb;
+    ck_assert_int_eq(memd_plan_lower_bound(b, N, &lb), 0);
+    ck_assert_int_eq(memd_plan_load_keys(b, N, load), 0);
+    uint64_t best = UINT64_MAX;
+    const char *name = NULL;
+    for (int r = 0; r < 2 * PLAN_ORD_COUNT; r++) {
+        plan_placer pt;
+        ck_assert_int_eq(memd_plan_placer_init_tree(&pt, b, N), 0);
+        memd_plan_order_keys(b, N, load, r / 2, key);
+        memd_plan_build_order(b, N, key, order);
+        uint64_t a = memd_plan_place_range(&pt, order, 0, r & 1, o);
+        memd_plan_placer_free(&pt);
+        if (a < best) {
+            best = a;
+            name = memd_plan_greedy_name(r / 2, r & 1);
+        }
+    }
+    static const memd_plan_runner_fn runners[] = {NULL, reversed, threaded};
+    for (int k = 0; k < 3; k++) {
+        plan_budget bu = {0};
+        uint64_t *out = k ? o2 : o1;
+        plan_best bp = {.arena = UINT64_MAX, .off = out, .strategy = "none"};
+        memd_plan_opts opts = {.runner = runners[k]};
+        ck_assert_int_eq(memd_plan_portfolio_tree(b, N, lb, &opts, 0, false, &bu, &bp), 0);
+        ck_assert(bp.have);
+        ck_assert_uint_eq(bp.arena, best);
+        ck_assert_str_eq(bp.strategy, name);
+        uint64_t arena = 0;
+        ck_assert_int_eq(memd_plan_validate(b, N, out, NULL, &arena), 0);
+        ck_assert_uint_eq(arena, best);
+        if (k)
+            ck_assert_mem_eq(o1, o2, N * sizeof(*o1));
+    }
+    free(b);
+    free(o);
+    free(o1);
+    free(o2);
+    free(key);
+    free(load);
+    free(order);
 }
 END_TEST
 
@@ -336,6 +386,16 @@ START_TEST(sort_desc_matches_qsort)
     memd_plan_sort_asc(c, n, key);
     qsort_r(d, n, sizeof(*d), cmp_ref_asc, key);
     ck_assert_mem_eq(c, d, n * sizeof(*c));
+    if (_i < 2) { /* identity input: the clobbering sort gives the same order */
+        uint64_t *kc = malloc(n * sizeof(*kc)), *scratch = malloc(n * sizeof(*scratch));
+        memcpy(kc, key, n * sizeof(*kc));
+        for (size_t i = 0; i < n; i++)
+            c[i] = (uint32_t)i;
+        memd_plan_sort_desc_clobber(c, n, kc, scratch);
+        ck_assert_mem_eq(c, b, n * sizeof(*c));
+        free(kc);
+        free(scratch);
+    }
     /* Short inputs take the comparison path: the same order. */
     memcpy(c, d, 40 * sizeof(*c));
     for (size_t i = 0; i < 40; i++)
@@ -361,6 +421,7 @@ Suite *memd_test_suite(void)
     tcase_add_loop_test(tc, tree_best_fit_matches_brute_force, 0, 2);
     tcase_add_loop_test(tc, squeaky_is_deterministic_on_any_runner, 0, 2);
     tcase_add_loop_test(tc, squeaky_halves_the_gap, 0, 6);
+    tcase_add_loop_test(tc, portfolio_is_best_run_on_any_runner, 0, 2);
     tcase_add_test(tc, squeaky_cancelled);
     suite_add_tcase(s, tc);
     return s;
