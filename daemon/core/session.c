@@ -51,6 +51,10 @@ void memd_session_close(memd_state *st, memd_session *s)
     free(s->group_holds);
     s->group_holds = NULL;
     memd_session_creator_put(s);
+    if (s->ewait.parked) { /* its connection went: nobody to answer */
+        s->ewait.parked = false;
+        st->events_parked--;
+    }
     if (s->prev)
         s->prev->next = s->next;
     else

@@ -129,6 +129,15 @@ struct memd_session {
     memd_group_use *group_holds;   /* use per (device index, bank group): ndevs *
                                       MEMD_KIND_COUNT, NULL until the first hold */
     memd_session *prev, *next;     /* memd_state.sessions */
+    /* An EVENTS request with MEMD_EVENTS_F_WAIT that found nothing: answered later
+     * (handlers/events.c), the session's next requests wait behind it. */
+    struct {
+        bool parked;
+        uint64_t id;               /* the request's id, for the reply */
+        uint64_t since;
+        uint32_t max;
+        uint64_t until_ms;         /* memd_mono_ms deadline */
+    } ewait;
 };
 
 typedef struct memd_dev {
@@ -172,6 +181,7 @@ typedef struct memd_state {
     memd_session *sessions;
     uint32_t nsessions;
     memd_creator *restore_creator; /* the last one memd_alloc_adopt made (alloc.c) */
+    uint32_t events_parked;        /* sessions with ewait.parked */
     memd_counters ctr;
     /* Sessions holding something per (device index, bank group), kept as holds come and
      * go (alloc.c): a dump reads it instead of walking every hold. */

@@ -722,6 +722,12 @@ typedef struct memclient_events_page {
  * page with memclient_events_page_free(). */
 MEMCLIENT_API int memclient_events(memclient *c, uint64_t since, uint32_t max,
                                    memclient_events_page *out);
+/* The same, but when there is no event >= since for this session yet, memd answers when
+ * one comes, or after MEMD_EVENTS_WAIT_MS (10 s) with an empty page: a follower calls it
+ * in a loop with since = out->next_seq. Other requests on the connection wait meanwhile
+ * (use a connection of its own). */
+MEMCLIENT_API int memclient_events_wait(memclient *c, uint64_t since, uint32_t max,
+                                        memclient_events_page *out);
 MEMCLIENT_API void memclient_events_page_free(memclient_events_page *p);
 /* "session_open", "alloc_fail", ...; "?" for an unknown type. */
 MEMCLIENT_API const char *memclient_event_type_name(memd_event_type t);

@@ -679,10 +679,16 @@ typedef struct memd_wire_instance_rec {
  * has dropped events the reader had not seen yet, lost says how many. */
 /* memd_event_type: types.h */
 
+/* WAIT: when no event >= since is there for this session, memd answers as soon as one
+ * comes, or after MEMD_EVENTS_WAIT_MS with none (a long poll: memctl events --follow).
+ * The session's requests after it wait behind it, as they do behind a plan. */
+enum { MEMD_EVENTS_F_WAIT = 1u << 0 };
+#define MEMD_EVENTS_WAIT_MS 10000
+
 typedef struct memd_wire_events_req {
     uint64_t since;            /* first sequence number wanted (0 or 1: the oldest kept) */
     uint32_t max;              /* at most this many (0: as many as fit one reply) */
-    uint32_t flags;            /* 0 */
+    uint32_t flags;            /* MEMD_EVENTS_F_* */
 } memd_wire_events_req;
 
 typedef struct memd_wire_events_info {

@@ -122,11 +122,11 @@ int cu_check_map(const memclient_snapshot *s)
         uint64_t bytes = 0, count = 0;
         for (size_t j = 0; j < s->nallocs; j++) {
             const memclient_alloc_info *a = &s->allocs[j];
-            if (a->device == r->device && a->buf.kind == r->kind && a->buf.region == r->region &&
-                a->buf.bank_mode == MEMD_BANKS_ALL) {
+            if (a->device != r->device || a->buf.kind != r->kind || a->buf.region != r->region)
+                continue;
+            count++; /* every buffer; the bytes are the lockstep map's (engine/device.h) */
+            if (a->buf.bank_mode == MEMD_BANKS_ALL)
                 bytes += a->buf.size_per_bank;
-                count++;
-            }
         }
         if (bytes != r->stats.allocated || count != r->stats.allocations) {
             fprintf(stderr, "device %" PRIu32 " region %s: stats say %" PRIu64 " bytes in %" PRIu64
