@@ -49,7 +49,8 @@ static const memd_wire_op ops[MEMD_OP_OPCODE_COUNT] = {
     /* A defined sub-device is a state store record (core's, MEMD_RECORD_SUBDEV). */
     [MEMD_OP_SUBDEV_DEFINE] = {"SUBDEV_DEFINE", MEMD_WIRE_SHAPE_MIN, MEMD_WIRE_SUBDEV_DEF_SIZE, 0,
                                true, true},
-    [MEMD_OP_SUBDEV_BIND] = {"SUBDEV_BIND", MEMD_WIRE_SHAPE_FIXED, MEMD_NAME_MAX, 0, false,
+    /* A binding by request is a state store record (core's, MEMD_RECORD_SUBDEV_BIND). */
+    [MEMD_OP_SUBDEV_BIND] = {"SUBDEV_BIND", MEMD_WIRE_SHAPE_FIXED, MEMD_NAME_MAX, 0, true,
                              false},
 };
 

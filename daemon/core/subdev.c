@@ -138,6 +138,11 @@ int memd_subdev_bind(memd_state *st, memd_session *s, uint32_t i, memd_wire_erro
                             "allocating", s->id, s->nholds);
     s->subdev = i + 1;
     st->subdevs[i].sessions++;
+    /* Stored with the session (a reclaim after a restart keeps it bound). */
+    if (memd_subdev_bind_record(st, s) < 0) {
+        memd_subdev_unbind(st, s);
+        return memd_err_set(err, -ENOMEM, "daemon out of memory");
+    }
     return 0;
 }
 
@@ -145,6 +150,10 @@ void memd_subdev_unbind(memd_state *st, memd_session *s)
 {
     if (s->subdev && s->subdev <= st->nsubdevs)
         st->subdevs[s->subdev - 1].sessions--;
+    if (s->subdev && !s->subdev_by_config) {
+        memd_record gone = {.kind = MEMD_RECORD_SUBDEV_BIND, .id = s->id};
+        memd_hooks_record_put(st, &gone);
+    }
     s->subdev = 0;
 }
 

@@ -7,8 +7,9 @@
  * its set (lockstep over the sub-device), a bank set must lie inside it, another device
  * or bank group is refused. Request-defined sub-devices are kept in the state store as
  * records of core's own (subdev_record.c, MEMD_RECORD_SUBDEV) and come back with a
- * restart; configured ones come back with the config. Request bindings are not stored: after a daemon restart a reclaimed session is
- * bound by the config only (and one that holds memory cannot bind again). */
+ * restart; configured ones come back with the config. Request bindings are stored too (a record per bound session): after a restart
+ * the orphan is bound again, its allocations charged again, and the session that
+ * reclaims it takes the binding over. */
 #ifndef MEMD_DAEMON_SUBDEV_H
 #define MEMD_DAEMON_SUBDEV_H
 
@@ -45,6 +46,9 @@ int memd_subdev_add(memd_state *st, memd_subdev_spec *sd, uint64_t record, char 
 
 /* subdev_record.c: d's record to the store (memd_hooks_record_put); 0 or -ENOMEM. */
 int memd_subdev_record_put(memd_state *st, const memd_subdev *d);
+/* s's binding by request to the store (kind MEMD_RECORD_SUBDEV_BIND, id s->id: the
+ * sub-device's name); memd_subdev_unbind removes it. 0 or -ENOMEM. */
+int memd_subdev_bind_record(memd_state *st, const memd_session *s);
 /* Registers core's listener for MEMD_RECORD_SUBDEV records at restore (st->subdev_hook). */
 void memd_subdev_records_listen(memd_state *st);
 /* The record's payload (version 1), for tests: encode returns the bytes (malloc'd, *len),

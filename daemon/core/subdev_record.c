@@ -9,7 +9,16 @@
  *    0 u8 bank group (memd_kind)   1 u8 overlap names   2 u16 0   4 u32 device id
  *    8 u64 budget   16 u32 banks   20 name[64]
  *   84 overlap names x name[64], then banks x u32 bank id (strictly increasing)
- * Users and groups are never stored: only the config binds by credentials. */
+ * Users and groups are never stored: only the config binds by credentials.
+ *
+ * A session bound by SUBDEV_BIND is a record too (kind MEMD_RECORD_SUBDEV_BIND, id = the
+ * session id, payload = the sub-device's name[64] and u64 record id, 0 for a configured
+ * one: a name the config has given to another sub-device since is not the same one),
+ * removed when the session ends. At the
+ * next start the orphan is bound again and its allocations charged to the sub-device
+ * again; the session that reclaims it takes the binding over (session_reclaimed). A
+ * binding whose session or sub-device is gone, or whose session the config binds now,
+ * is dropped. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +26,7 @@
 
 #include "hooks.h"
 #include "log.h"
+#include "state.h"
 #include "subdev.h"
 #include "wire.h"
 
@@ -99,11 +109,76 @@ int memd_subdev_record_put(memd_state *st, const memd_subdev *d)
     return 0;
 }
 
+#define BIND_LEN (MEMD_NAME_MAX + 8u)
+
+int memd_subdev_bind_record(memd_state *st, const memd_session *s)
+{
+    uint8_t p[BIND_LEN] = {0};
+    const memd_subdev *d = &st->subdevs[s->subdev - 1];
+    memcpy(p, d->spec.name, strnlen(d->spec.name, MEMD_NAME_MAX - 1));
+    memd_wire_put_u64(p + MEMD_NAME_MAX, d->record);
+    memd_record r = {.kind = MEMD_RECORD_SUBDEV_BIND, .version = RECORD_VERSION, .id = s->id,
+                     .data = p, .len = sizeof p};
+    memd_hooks_record_put(st, &r);
+    return 0;
+}
+
+static memd_session *session_of(memd_state *st, uint64_t id)
+{
+    for (memd_session *s = st->sessions; s; s = s->next)
+        if (s->id == id)
+            return s;
+    return NULL;
+}
+
+/* A stored binding: the orphan it names is bound again and its holds charged. */
+static int restore_binding(memd_state *st, const memd_record *r, memd_error *err)
+{
+    char name[MEMD_NAME_MAX];
+    if (r->version != RECORD_VERSION || r->len != BIND_LEN || get_name(r->data, name) < 0)
+        return memd_error_set(err, -EINVAL, "sub-device binding record %llu: damaged",
+                              (unsigned long long)r->id);
+    uint64_t record = memd_wire_u64(r->data + MEMD_NAME_MAX);
+    memd_session *s = session_of(st, r->id);
+    int i = memd_subdev_find(st, name);
+    bool same = i >= 0 && st->subdevs[i].record == record;
+    if (!s || !same || s->subdev) {
+        memd_log(LOG_WARNING, "session %llu's binding to sub-device '%s' is dropped: %s",
+                 (unsigned long long)r->id, name,
+                 !s ? "no such session" : !same ? "that sub-device is gone"
+                                                : "the config binds it");
+        memd_record gone = {.kind = MEMD_RECORD_SUBDEV_BIND, .id = r->id};
+        memd_hooks_record_put(st, &gone);
+        return 1;
+    }
+    s->subdev = (uint32_t)i + 1;
+    s->subdev_by_config = false;
+    st->subdevs[i].sessions++;
+    for (memd_hold *h = s->holds; h; h = h->next)
+        memd_subdev_charge(st, h->alloc, s->subdev);
+    return 1;
+}
+
+/* Hook: the session reclaiming orphan o takes o's binding by request over (its id is
+ * o's, so the stored record is its own now), unless the config bound it already. */
+static void on_session_reclaimed(void *data, memd_session *o, memd_session *s)
+{
+    (void)data;
+    if (!o->subdev || o->subdev_by_config || s->subdev)
+        return;
+    s->subdev = o->subdev;
+    s->subdev_by_config = false;
+    o->subdev = 0; /* the count of bound sessions moves with it */
+}
+
 /* Hook: one stored record at start. 1 if it was a sub-device's (defined again, or dropped
- * with a warning), 0 if another kind, or -EINVAL for one that does not decode. */
+ * with a warning) or a binding's, 0 if another kind, or -EINVAL for one that does not
+ * decode. */
 static int on_record_restore(void *data, const memd_record *r, memd_error *err)
 {
     memd_state *st = data;
+    if (r->kind == MEMD_RECORD_SUBDEV_BIND)
+        return restore_binding(st, r, err);
     if (r->kind != MEMD_RECORD_SUBDEV)
         return 0;
     memd_subdev_spec sd;
@@ -129,7 +204,8 @@ static int on_record_restore(void *data, const memd_record *r, memd_error *err)
     return 1;
 }
 
-static const memd_state_events record_events = {.record_restore = on_record_restore};
+static const memd_state_events record_events = {.record_restore = on_record_restore,
+                                                 .session_reclaimed = on_session_reclaimed};
 
 void memd_subdev_records_listen(memd_state *st)
 {

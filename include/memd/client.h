@@ -86,8 +86,9 @@ enum {
      * allocation never creates a second buffer) and a FREE it applied with success. If
      * the session cannot be reclaimed (not within the daemon's grace period, state
      * discarded) the call fails with -ESTALE and the connection has a new, empty session,
-     * as after memclient_reconnect(). Pipelined requests (memclient_submit_*) cut off by
-     * the failure still complete with the transport error: they are not sent again. */
+     * as after memclient_reconnect(). Pipelined requests (memclient_submit_*) are kept
+     * until they complete: memclient_complete() reconnects and sends every unanswered one
+     * again, in order and with its ticket, as a retry. */
     MEMCLIENT_CONNECT_RECONNECT = 1u << 0,
 };
 

@@ -405,7 +405,8 @@ typedef struct memd_wire_alloc_bank_rec {
  * follows the config's rules (overlap only with sub-devices it names, or that name it);
  * a defined sub-device is in the state store before the reply, so a daemon restart brings
  * it back (unless the config then takes its name or banks). A bound session cannot
- * rebind (-EPERM); bindings by request are not stored. */
+ * rebind (-EPERM); a binding by request is stored with its session, and a session that
+ * reclaims itself after a restart is still bound. */
 #define MEMD_SUBDEV_OVERLAPS 4
 
 typedef struct memd_wire_subdev_def {

@@ -244,7 +244,8 @@ static const memclient_subdev_rec *subdev_named(const memclient_snapshot *s, con
 
 /* A sub-device an admin defined is in the state store before the reply: a crash and
  * restart bring it back (banks, budget, overlap), sessions can bind to it again and it
- * still refuses a second definition; a config that now takes its name wins over it. */
+ * still refuses a second definition; a session bound by request stays bound when it
+ * reclaims itself, its memory charged again; a config that now takes its name wins. */
 START_TEST(defined_subdevs_survive_restart)
 {
     start();
@@ -265,6 +266,11 @@ START_TEST(defined_subdevs_survive_restart)
     ck_assert_int_eq(memclient_reconnect(c, 5000), 0);
     memclient_alloc_info qi;
     ck_assert_int_eq(memclient_query(c, held.handle, &qi), 0); /* its memory is kept too */
+    /* ... and so is its binding by request: it still allocates only inside 'kept'. */
+    memclient_buffer again;
+    ck_assert_int_eq(memclient_alloc(c, &r, &again), 0);
+    ck_assert_int_eq(banks_within(c, again.handle, 40, 47), 8);
+    ck_assert_int_eq(memclient_subdev_bind(c, "right"), -EPERM);
     memclient *root2 = cu_connect(&f);
     memclient_snapshot *s = cu_dump(root2, MEMCLIENT_DUMP_BANKS);
     ck_assert_uint_eq(s->nsubdevs, 3);
@@ -273,6 +279,9 @@ START_TEST(defined_subdevs_survive_restart)
     ck_assert_str_eq(k->banks, "40-47");
     ck_assert_uint_eq(k->budget, 65536);
     ck_assert(!k->from_config);
+    ck_assert_uint_eq(k->sessions, 1);             /* c, bound again */
+    ck_assert_uint_eq(k->allocations, 2);          /* held (charged again) and again */
+    ck_assert_uint_eq(k->used, 2 * 2048 * 8);
     memclient_snapshot_free(s);
     ck_assert_int_eq(memclient_subdev_define(root2, &sd), -EEXIST);
     /* Its overlap permission came back too: a sub-device on bank 40 without it is refused
@@ -307,7 +316,8 @@ START_TEST(defined_subdevs_survive_restart)
     ck_assert_str_eq(k->banks, "0-1");
     memclient_snapshot_free(s);
     const char *log = memd_fixture_log(&f);
-    ck_assert_msg(log && strstr(log, "sub-device 'kept' defined before the restart is dropped"),
+    ck_assert_msg(log && strstr(log, "sub-device 'kept' defined before the restart is dropped") &&
+                  strstr(log, "binding to sub-device 'kept' is dropped: that sub-device is gone"),
                   "%s", log ? log : "(no log)");
     memclient_disconnect(root3);
     memclient_disconnect(c);

@@ -368,8 +368,8 @@ START_TEST(read_only_opcodes_change_nothing)
     memd_hook_add(&st, &hook, &ev, NULL);
     alloc_steps(p, &seen);
     model_steps(p, &seen);
-    /* Last: a sub-device (sroot is admin: a state store record, so mutating: it asks the
-     * store for room first) and sa bound to it (nothing stored). */
+    /* Last: a sub-device (sroot is admin) and sa bound to it: both state store records,
+     * so mutating (each asks the store for room first). */
     reply r;
     memd_wire_subdev_def sd = {.device = DEV, .kind = MEMD_KIND_SRAM, .count = 2};
     memd_wire_strset(sd.name, sizeof sd.name, "half");

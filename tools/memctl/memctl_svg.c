@@ -324,8 +324,7 @@ static void group_picture(picture *p, const memclient_device *dev, const memclie
              g->banks > 1 ? "; every bank holds the same map" : "");
     else
         text(p, 8, p->y + 14, "group", "device %u %s: %s, %u x %s banks; %s to %s of %s allocated "
-             "per bank (%s over all banks); bank subsets: each bank's use in the strip, a "
-             "per-bank buffer at its first bank's address below",
+             "per bank (%s over all banks; banks differ: see the strip)",
              dev->id, dev->name, memclient_kind_name(g->kind), g->banks, HB(g->bank_size),
              HB(u.used_min_bank), HB(u.used_max_bank), HB(u.total_per_bank), HB(u.used));
     p->y += 22;
