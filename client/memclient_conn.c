@@ -334,6 +334,8 @@ void memclient_disconnect(memclient *c)
         c->pool_hooks->close(c);
     close(c->fd);
     pthread_mutex_destroy(&c->mu);
+    for (uint64_t q = c->head; q != c->tail; q++) /* submitted, never completed */
+        free(memclient_slot_at(c, q)->frame);
     free(c->tx);
     free(c->rx);
     free(c->slots);

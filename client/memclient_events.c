@@ -12,7 +12,8 @@ static int bad_reply(memclient_raw *raw)
     return memclient_fail(-EBADMSG, "malformed EVENTS reply");
 }
 
-int memclient_events(memclient *c, uint64_t since, uint32_t max, memclient_events_page *out)
+static int events(memclient *c, uint64_t since, uint32_t max, uint32_t flags,
+                  memclient_events_page *out)
 {
     if (!out)
         return memclient_fail(-EINVAL, "memclient_events: out is NULL");
@@ -28,7 +29,7 @@ int memclient_events(memclient *c, uint64_t since, uint32_t max, memclient_event
         memclient_unlock(c);
         return memclient_fail(err, "EVENTS request: %s", memclient_strerror(err));
     }
-    memd_wire_events_req q = {.since = since, .max = max};
+    memd_wire_events_req q = {.since = since, .max = max, .flags = flags};
     memd_wire_events_req_put(p, &q);
     r = memclient_wait(c, seq);
     memclient_slot *s = memclient_slot_at(c, seq);
@@ -72,6 +73,16 @@ int memclient_events(memclient *c, uint64_t since, uint32_t max, memclient_event
     out->next_seq = info.next_seq;
     out->lost = info.lost;
     return 0;
+}
+
+int memclient_events(memclient *c, uint64_t since, uint32_t max, memclient_events_page *out)
+{
+    return events(c, since, max, 0, out);
+}
+
+int memclient_events_wait(memclient *c, uint64_t since, uint32_t max, memclient_events_page *out)
+{
+    return events(c, since, max, MEMD_EVENTS_F_WAIT, out);
 }
 
 void memclient_events_page_free(memclient_events_page *p)

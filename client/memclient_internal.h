@@ -53,6 +53,9 @@ typedef struct memclient_slot {
     size_t n;               /* BUFFERS: expected count; BANKS: capacity of out */
     void *out;
     memclient_error err;    /* details when status < 0 */
+    uint8_t *frame;         /* a submitted request's frame, kept to send it again after a
+                               restart (MEMCLIENT_CONNECT_RECONNECT); freed when consumed */
+    size_t frame_len;
 } memclient_slot;
 
 struct memclient {

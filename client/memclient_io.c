@@ -119,6 +119,8 @@ uint8_t *memclient_begin(memclient *c, uint16_t op, uint32_t payload_len,
     s->n = n;
     s->out = out;
     s->err.status = 0;
+    s->frame = NULL;
+    s->frame_len = 0;
     *seq = c->tail++;
     return payload;
 }
@@ -361,7 +363,10 @@ int memclient_wait(memclient *c, uint64_t seq)
 
 void memclient_consume(memclient *c, uint64_t seq)
 {
-    memclient_slot_at(c, seq)->consumed = true;
+    memclient_slot *s = memclient_slot_at(c, seq);
+    s->consumed = true;
+    free(s->frame);
+    s->frame = NULL;
     while (c->head != c->reply_seq && memclient_slot_at(c, c->head)->consumed)
         c->head++;
 }

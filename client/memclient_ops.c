@@ -107,9 +107,22 @@ int memclient_finish(memclient *c, uint64_t seq)
 }
 
 /* After a submit: send if enough is queued, hand out the ticket. A transport failure
- * here is reported by the request's completion, so the submit itself succeeded. */
+ * here is reported by the request's completion, so the submit itself succeeded. With
+ * MEMCLIENT_CONNECT_RECONNECT the frame is kept until the request completes, to be sent
+ * again if the daemon goes away first (memclient_complete). */
 static int submitted(memclient *c, uint64_t seq, uint64_t *ticket)
 {
+    memclient_slot *s = memclient_slot_at(c, seq);
+    if (c->auto_reconnect) {
+        size_t len = c->tx_len - c->last_frame;
+        if (!(s->frame = malloc(len))) {
+            memclient_unbegin(c, seq);
+            memclient_unlock(c);
+            return memclient_fail(-ENOMEM, "no memory to keep a request for its retry");
+        }
+        memcpy(s->frame, c->tx + c->last_frame, len);
+        s->frame_len = len;
+    }
     c->pipelined++;
     if (ticket)
         *ticket = memclient_slot_at(c, seq)->id;
@@ -551,6 +564,28 @@ int memclient_flush(memclient *c)
     return 0;
 }
 
+/* MEMCLIENT_CONNECT_RECONNECT: the daemon went away with submitted requests unanswered.
+ * Reconnects (reclaiming the session) and sends every one of them again, in order, as
+ * retries (memd answers one it had done with what it did). 0, or the error that ends
+ * them. */
+static int resend_submitted(memclient *c)
+{
+    int r = memclient_reconnect_locked(c, MEMCLIENT_RECONNECT_MS);
+    if (r < 0 && r != -EISCONN)
+        return r;
+    for (uint64_t q = c->head, end = c->tail; q != end; q++) {
+        memclient_slot *s = memclient_slot_at(c, q);
+        if (s->consumed || !s->cut || !s->frame)
+            continue;
+        uint64_t nseq;
+        if (memclient_resend(c, s->frame, s->frame_len, s, &nseq) < 0)
+            return memclient_fail(-ENOMEM, "no memory to send a request again");
+        memclient_slot_at(c, q)->frame = NULL; /* the new slot owns it (the ring may move) */
+        memclient_consume(c, q);
+    }
+    return 0;
+}
+
 int memclient_complete(memclient *c, memclient_completion *out)
 {
     if (!c || !out)
@@ -569,6 +604,23 @@ int memclient_complete(memclient *c, memclient_completion *out)
         seq++;
     memclient_slot *s = memclient_slot_at(c, seq);
     int status = memclient_wait(c, seq);
+    while (status < 0 && s->cut && s->frame && memclient_gone(status)) {
+        uint64_t id = s->id;
+        if (resend_submitted(c) < 0)
+            break; /* it completes with the failure that cut it */
+        /* Its retry: the one live slot with its request id. */
+        seq = c->head;
+        while (seq != c->tail &&
+               (memclient_slot_at(c, seq)->consumed || memclient_slot_at(c, seq)->id != id))
+            seq++;
+        if (seq == c->tail) { /* cannot happen */
+            pthread_mutex_unlock(&c->mu);
+            return memclient_fail(-EPROTO, "memclient_complete: request %llu lost its slot",
+                                  (unsigned long long)id);
+        }
+        s = memclient_slot_at(c, seq);
+        status = memclient_wait(c, seq);
+    }
     out->ticket = s->id;
     out->status = status;
     if (status < 0)

@@ -171,6 +171,7 @@ int memd_device_region_stats(const memd_device *d, memd_kind kind, uint8_t regio
     if (!r || !st)
         return -ENOENT;
     memd_range_stats_get(r, st);
+    st->allocations += d->subsets[kind][region];
     return 0;
 }
 
@@ -190,7 +191,7 @@ int memd_device_group_stats(const memd_device *d, memd_kind kind, memd_range_sta
         st->allocated += s.allocated;
         st->free += s.free;
         st->free_blocks += s.free_blocks;
-        st->allocations += s.allocations;
+        st->allocations += s.allocations + d->subsets[kind][i];
         /* Regions are disjoint, so the lowest-addressed largest block wins ties. */
         if (s.largest_free > st->largest_free ||
             (s.largest_free == st->largest_free && s.largest_free &&

@@ -170,7 +170,9 @@ int memd_device_bank_address(const memd_device *d, memd_kind kind, uint32_t bank
                              uint64_t address, uint64_t *out);
 
 /* Statistics of one region (allocatable regions only; -ENOENT otherwise) and of the whole
- * bank group (sums over its allocatable regions; largest_free is the max). */
+ * bank group (sums over its allocatable regions; largest_free is the max). The byte and
+ * block figures are the lockstep map's, the same in every bank; allocations also counts
+ * the bank-set buffers, whose bytes differ per bank (memd_device_bank_stats). */
 int memd_device_region_stats(const memd_device *d, memd_kind kind, uint8_t region,
                              memd_range_stats *st);
 int memd_device_group_stats(const memd_device *d, memd_kind kind, memd_range_stats *st);

@@ -327,6 +327,7 @@ int memd_banks_alloc(memd_device *d, const memd_alloc_req *req, memd_placement *
             }
         }
         p->address = p->addrs[0];
+        d->subsets[p->kind][p->region]++;
         return 0;
     }
 
@@ -356,6 +357,8 @@ int memd_banks_alloc(memd_device *d, const memd_alloc_req *req, memd_placement *
     rc = reserve_each(&v, NULL, p->address, sz);
     if (rc)
         memd_placement_fini(p);
+    else
+        d->subsets[p->kind][p->region]++;
     return rc;
 }
 
@@ -391,7 +394,10 @@ int memd_banks_alloc_at(memd_device *d, const memd_placement *p)
         return rc;
     }
     bankv v = {b, p->set, p->nset};
-    return reserve_each(&v, p->addrs, p->address, sz);
+    rc = reserve_each(&v, p->addrs, p->address, sz);
+    if (rc == 0)
+        d->subsets[p->kind][p->region]++;
+    return rc;
 }
 
 int memd_banks_release(memd_device *d, const memd_placement *p)
@@ -417,5 +423,6 @@ int memd_banks_release(memd_device *d, const memd_placement *p)
         if (r && !rc)
             rc = r;
     }
+    d->subsets[p->kind][p->region]--; /* the set was checked whole: it is gone */
     return rc;
 }

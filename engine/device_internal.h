@@ -15,6 +15,9 @@ struct memd_device {
      * bank's pieces and every lockstep buffer; NULL before. range[][] keeps the lockstep
      * buffers alone either way. */
     memd_range **bank[MEMD_KIND_COUNT][MEMD_MAX_REGIONS];
+    /* Live bank-set buffers (range lockstep and per bank) per region: not in range[][],
+     * but counted in its statistics' allocations. */
+    uint64_t subsets[MEMD_KIND_COUNT][MEMD_MAX_REGIONS];
     uint32_t oom_bank; /* memd_device_oom_bank */
 };
 

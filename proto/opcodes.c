@@ -46,10 +46,11 @@ static const memd_wire_op ops[MEMD_OP_OPCODE_COUNT] = {
                              MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE, 0, true, false},
     [MEMD_OP_BANK_ADDRS] = {"BANK_ADDRS", MEMD_WIRE_SHAPE_FIXED, MEMD_WIRE_HANDLE_SIZE, 0, false,
                             false},
-    /* Sub-devices live in the daemon's memory only (the config brings its own back). */
+    /* A defined sub-device is a state store record (core's, MEMD_RECORD_SUBDEV). */
     [MEMD_OP_SUBDEV_DEFINE] = {"SUBDEV_DEFINE", MEMD_WIRE_SHAPE_MIN, MEMD_WIRE_SUBDEV_DEF_SIZE, 0,
-                               false, true},
-    [MEMD_OP_SUBDEV_BIND] = {"SUBDEV_BIND", MEMD_WIRE_SHAPE_FIXED, MEMD_NAME_MAX, 0, false,
+                               true, true},
+    /* A binding by request is a state store record (core's, MEMD_RECORD_SUBDEV_BIND). */
+    [MEMD_OP_SUBDEV_BIND] = {"SUBDEV_BIND", MEMD_WIRE_SHAPE_FIXED, MEMD_NAME_MAX, 0, true,
                              false},
 };
 

@@ -18,7 +18,7 @@ int memd_wire_events_req_get(const uint8_t *p, size_t len, memd_wire_events_req 
     r->since = memd_wire_u64(p);
     r->max = memd_wire_u32(p + 8);
     r->flags = memd_wire_u32(p + 12);
-    return r->flags ? -EINVAL : 0;
+    return r->flags & ~(uint32_t)MEMD_EVENTS_F_WAIT ? -EINVAL : 0;
 }
 
 uint8_t *memd_wire_events_info_put(uint8_t *p, const memd_wire_events_info *r)

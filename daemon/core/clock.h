@@ -5,5 +5,6 @@
 #include <stdint.h>
 
 uint64_t memd_now_ns(void); /* CLOCK_REALTIME */
+uint64_t memd_mono_ms(void); /* CLOCK_MONOTONIC, for deadlines */
 
 #endif

@@ -19,7 +19,10 @@ struct memd_events {
 
 uint64_t memd_alloc_device_bytes(const memd_state *st, const memd_alloc *a)
 {
-    return a->pl.size_per_bank * st->devs[a->dev].spec->groups[a->pl.kind].banks;
+    /* A bank-set buffer reserves its set's banks only; lockstep, every bank of the group. */
+    uint32_t banks = a->pl.mode != MEMD_BANKS_ALL ? a->pl.nset
+                                                  : st->devs[a->dev].spec->groups[a->pl.kind].banks;
+    return a->pl.size_per_bank * banks;
 }
 
 static memd_events *ring_of(memd_state *st)
@@ -121,6 +124,11 @@ uint64_t memd_events_read(const memd_state *st, const memd_session *s, uint64_t 
         n++;
     }
     return seq;
+}
+
+uint64_t memd_events_next_seq(const memd_state *st)
+{
+    return st->events ? st->events->next_seq : 1;
 }
 
 void memd_events_free(memd_state *st)

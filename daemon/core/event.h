@@ -36,6 +36,9 @@ uint64_t memd_events_read(const memd_state *st, const memd_session *s, uint64_t 
                           uint32_t max, uint64_t *lost,
                           int (*fn)(void *ctx, const memd_wire_event *ev), void *ctx);
 
+/* The sequence number the next event will get (1 before the first). */
+uint64_t memd_events_next_seq(const memd_state *st);
+
 void memd_events_free(memd_state *st);
 
 #endif

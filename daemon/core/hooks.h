@@ -37,7 +37,9 @@ enum {
     MEMD_RECORD_PLAN = 2,          /* a cached plan, by plan id */
     MEMD_RECORD_MODEL = 3,         /* a loaded model and the sessions using it */
     MEMD_RECORD_INSTANCE = 4,      /* an instance and its owner */
-    MEMD_RECORD_KIND_MAX = 4
+    MEMD_RECORD_SUBDEV = 5,        /* a sub-device an admin defined (core: subdev_record.c) */
+    MEMD_RECORD_SUBDEV_BIND = 6,   /* a session bound by SUBDEV_BIND, by session id */
+    MEMD_RECORD_KIND_MAX = 6
 };
 
 typedef struct memd_state_events {

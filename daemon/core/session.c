@@ -50,6 +50,10 @@ void memd_session_close(memd_state *st, memd_session *s)
         memd_hold_release(st, s->holds);
     free(s->group_holds);
     s->group_holds = NULL;
+    if (s->ewait.parked) { /* its connection went: nobody to answer */
+        s->ewait.parked = false;
+        st->events_parked--;
+    }
     if (s->prev)
         s->prev->next = s->next;
     else

@@ -76,6 +76,15 @@ struct memd_session {
     uint32_t *group_holds;         /* holds per (device index, bank group): ndevs *
                                       MEMD_KIND_COUNT, NULL until the first hold */
     memd_session *prev, *next;     /* memd_state.sessions */
+    /* An EVENTS request with MEMD_EVENTS_F_WAIT that found nothing: answered later
+     * (handlers/events.c), the session's next requests wait behind it. */
+    struct {
+        bool parked;
+        uint64_t id;               /* the request's id, for the reply */
+        uint64_t since;
+        uint32_t max;
+        uint64_t until_ms;         /* memd_mono_ms deadline */
+    } ewait;
 };
 
 typedef struct memd_dev {
@@ -118,6 +127,7 @@ typedef struct memd_state {
     memd_pool alloc_pool, hold_pool;
     memd_session *sessions;
     uint32_t nsessions;
+    uint32_t events_parked;        /* sessions with ewait.parked */
     memd_counters ctr;
     /* Sessions holding something per (device index, bank group), kept as holds come and
      * go (alloc.c): a dump reads it instead of walking every hold. */
@@ -132,6 +142,8 @@ typedef struct memd_state {
     memd_store *store;             /* the state store (store.h); NULL: not persisted */
     memd_subdev *subdevs;          /* sub-devices (subdev.h), room for MEMD_SUBDEV_MAX */
     uint32_t nsubdevs;
+    uint64_t subdev_record_hwm;    /* the largest record id a defined sub-device has had */
+    memd_hook subdev_hook;         /* subdev_record.c: restores them from the store */
     memd_events *events;           /* the event log (event.h); NULL until the first event */
     const memd_session *cur;       /* the session whose frames are being processed, or
                                       NULL: events without a session are about it */

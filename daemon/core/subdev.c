@@ -22,6 +22,7 @@ int memd_subdevs_init(memd_state *st, const memd_config *cfg, memd_error *err)
     st->subdevs = calloc(MEMD_SUBDEV_MAX, sizeof *st->subdevs);
     if (!st->subdevs)
         return memd_error_set(err, -ENOMEM, "out of memory");
+    memd_subdev_records_listen(st);
     for (uint32_t i = 0; i < cfg->nsubdevs; i++) {
         memd_subdev *d = &st->subdevs[i];
         if (copy_spec(&d->spec, &cfg->subdevs[i]) < 0)
@@ -34,6 +35,7 @@ int memd_subdevs_init(memd_state *st, const memd_config *cfg, memd_error *err)
 
 void memd_subdevs_fini(memd_state *st)
 {
+    memd_hook_remove(st, &st->subdev_hook);
     for (uint32_t i = 0; i < st->nsubdevs; i++)
         memd_subdev_spec_free(&st->subdevs[i].spec);
     free(st->subdevs);
@@ -49,7 +51,8 @@ int memd_subdev_find(const memd_state *st, const char *name)
     return -ENOENT;
 }
 
-int memd_subdev_define(memd_state *st, memd_subdev_spec *sd, char *msg, size_t cap)
+int memd_subdev_add(memd_state *st, memd_subdev_spec *sd, uint64_t record, char *msg,
+                    size_t cap)
 {
     if (memd_subdev_find(st, sd->name) >= 0) {
         snprintf(msg, cap, "sub-device '%s' exists already", sd->name);
@@ -78,9 +81,25 @@ int memd_subdev_define(memd_state *st, memd_subdev_spec *sd, char *msg, size_t c
     memd_subdev *d = &st->subdevs[st->nsubdevs++];
     memset(d, 0, sizeof *d);
     d->spec = *sd;
+    d->record = record;
+    if (record > st->subdev_record_hwm)
+        st->subdev_record_hwm = record;
     sd->banks = NULL; /* taken over */
     sd->nbanks = 0;
     return 0;
+}
+
+int memd_subdev_define(memd_state *st, memd_subdev_spec *sd, char *msg, size_t cap)
+{
+    int rc = memd_subdev_add(st, sd, st->subdev_record_hwm + 1, msg, cap);
+    if (rc < 0)
+        return rc;
+    /* The state store writes it before the reply: a restart brings it back. */
+    if ((rc = memd_subdev_record_put(st, &st->subdevs[st->nsubdevs - 1])) < 0) {
+        memd_subdev_spec_free(&st->subdevs[--st->nsubdevs].spec);
+        snprintf(msg, cap, "daemon out of memory");
+    }
+    return rc;
 }
 
 static bool listed(const memd_subdev *d, const memd_session *s)
@@ -119,6 +138,11 @@ int memd_subdev_bind(memd_state *st, memd_session *s, uint32_t i, memd_wire_erro
                             "allocating", s->id, s->nholds);
     s->subdev = i + 1;
     st->subdevs[i].sessions++;
+    /* Stored with the session (a reclaim after a restart keeps it bound). */
+    if (memd_subdev_bind_record(st, s) < 0) {
+        memd_subdev_unbind(st, s);
+        return memd_err_set(err, -ENOMEM, "daemon out of memory");
+    }
     return 0;
 }
 
@@ -126,6 +150,10 @@ void memd_subdev_unbind(memd_state *st, memd_session *s)
 {
     if (s->subdev && s->subdev <= st->nsubdevs)
         st->subdevs[s->subdev - 1].sessions--;
+    if (s->subdev && !s->subdev_by_config) {
+        memd_record gone = {.kind = MEMD_RECORD_SUBDEV_BIND, .id = s->id};
+        memd_hooks_record_put(st, &gone);
+    }
     s->subdev = 0;
 }
 

@@ -5,8 +5,11 @@
  * its own SUBDEV_BIND request; a bound session is never unbound. Its allocations stay in
  * the sub-device's banks: a request without a bank set gets the sub-device's banks as
  * its set (lockstep over the sub-device), a bank set must lie inside it, another device
- * or bank group is refused. Request-defined sub-devices and request bindings live as
- * long as the daemon; configured ones come back with the config. */
+ * or bank group is refused. Request-defined sub-devices are kept in the state store as
+ * records of core's own (subdev_record.c, MEMD_RECORD_SUBDEV) and come back with a
+ * restart; configured ones come back with the config. Request bindings are stored too (a record per bound session): after a restart
+ * the orphan is bound again, its allocations charged again, and the session that
+ * reclaims it takes the binding over. */
 #ifndef MEMD_DAEMON_SUBDEV_H
 #define MEMD_DAEMON_SUBDEV_H
 
@@ -20,6 +23,7 @@ typedef struct memd_subdev {
     uint64_t used;                 /* bytes charged: size_per_bank x banks used */
     uint64_t allocations;
     uint32_t sessions;             /* bound sessions */
+    uint64_t record;               /* defined by request: its state store record's id; 0 */
 } memd_subdev;
 
 /* From the config: copies the specs (state.c resolves their groups into gids). 0 or
@@ -30,9 +34,27 @@ void memd_subdevs_fini(memd_state *st);
 /* Index of the sub-device called name, or -ENOENT. */
 int memd_subdev_find(const memd_state *st, const char *name);
 
-/* An admin's SUBDEV_DEFINE: validated as the config's are (msg says why). Takes over
- * sd->banks on success. 0, -EINVAL, -EEXIST (name taken), -ENOSPC (too many). */
+/* An admin's SUBDEV_DEFINE: validated as the config's are (msg says why), then handed
+ * to the state store as a record (the caller ran memd_hooks_prepare: there is room).
+ * Takes over sd->banks on success. 0, -EINVAL, -EEXIST (name taken), -ENOSPC (too many),
+ * -ENOMEM. */
 int memd_subdev_define(memd_state *st, memd_subdev_spec *sd, char *msg, size_t cap);
+/* The same checks and addition without a record: record is the id of the one it came
+ * from (0: none). */
+int memd_subdev_add(memd_state *st, memd_subdev_spec *sd, uint64_t record, char *msg,
+                    size_t cap);
+
+/* subdev_record.c: d's record to the store (memd_hooks_record_put); 0 or -ENOMEM. */
+int memd_subdev_record_put(memd_state *st, const memd_subdev *d);
+/* s's binding by request to the store (kind MEMD_RECORD_SUBDEV_BIND, id s->id: the
+ * sub-device's name); memd_subdev_unbind removes it. 0 or -ENOMEM. */
+int memd_subdev_bind_record(memd_state *st, const memd_session *s);
+/* Registers core's listener for MEMD_RECORD_SUBDEV records at restore (st->subdev_hook). */
+void memd_subdev_records_listen(memd_state *st);
+/* The record's payload (version 1), for tests: encode returns the bytes (malloc'd, *len),
+ * decode fills sd (sd->banks malloc'd) and returns 0, -EBADMSG or -EINVAL. */
+uint8_t *memd_subdev_record_encode(const memd_subdev_spec *sd, size_t *len);
+int memd_subdev_record_decode(const uint8_t *p, size_t len, memd_subdev_spec *sd);
 
 /* Binds s by its credentials (session open and restore). */
 void memd_subdev_bind_creds(memd_state *st, memd_session *s);

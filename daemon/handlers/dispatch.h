@@ -45,8 +45,12 @@ int memd_op_pool_report(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                         const uint8_t *p, memd_buf *out);
 int memd_op_dump(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
                  memd_buf *out);
-/* EVENTS (events.c): the event log, the session's own uid's or, for an admin, all. */
+/* EVENTS (events.c): the event log, the session's own uid's or, for an admin, all. With
+ * MEMD_EVENTS_F_WAIT and nothing to give, no reply: the session is parked (s->ewait). */
 int memd_op_events(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
                    memd_buf *out);
+/* Answers s's parked EVENTS request into out when an event came for it, or with an empty
+ * page once now_ms reached its deadline (UINT64_MAX: at once). true if it answered. */
+bool memd_events_answer_parked(memd_state *st, memd_session *s, uint64_t now_ms, memd_buf *out);
 
 #endif

@@ -20,7 +20,6 @@ static int fail(memd_state *st, const memd_wire_hdr *h, memd_buf *out, int rc, c
 int memd_op_subdev_define(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                           const uint8_t *p, memd_buf *out)
 {
-    (void)s;
     memd_wire_subdev_def d;
     const uint8_t *raw;
     int rc = memd_wire_subdev_def_get(p, h->len, &d, &raw);
@@ -46,6 +45,13 @@ int memd_op_subdev_define(memd_state *st, memd_session *s, const memd_wire_hdr *
             return fail(st, h, out, -EINVAL, "sub-device banks must be strictly increasing");
         }
     }
+    /* Room in the state store first, as for an allocation: what it cannot keep is
+     * refused, not forgotten by the next restart. */
+    memd_wire_error perr = {0};
+    if ((rc = memd_hooks_prepare(st, s, &perr)) < 0) {
+        memd_subdev_spec_free(&sd);
+        return memd_reply_fail(st, h, out, &perr, false);
+    }
     char msg[192];
     rc = memd_subdev_define(st, &sd, msg, sizeof msg);
     memd_subdev_spec_free(&sd); /* taken over on success: nothing left then */
@@ -67,7 +73,9 @@ int memd_op_subdev_bind(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         memd_err_set(&err, -ENOENT, "no sub-device '%s'", name);
         return memd_reply_fail(st, h, out, &err, false);
     }
-    if ((rc = memd_subdev_bind(st, s, (uint32_t)i, &err)) < 0)
+    /* A binding is stored with the session: room first, as for an allocation. */
+    if ((rc = memd_hooks_prepare(st, s, &err)) < 0 ||
+        (rc = memd_subdev_bind(st, s, (uint32_t)i, &err)) < 0)
         return memd_reply_fail(st, h, out, &err, false);
     return memd_reply_begin(out, h->opcode, h->id, 0) ? 0 : -ENOMEM;
 }

@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "dispatch.h"
+#include "event.h"
 #include "frames.h"
 #include "errmsg.h"
 #include "log.h"
@@ -158,6 +160,12 @@ static void process(memd_conn *c, bool all)
     }
 }
 
+/* The session waits for a planning job or an event: its later frames wait too. */
+static bool waiting(const memd_conn *c)
+{
+    return memd_models_busy(c->srv->st, &c->sess) || c->sess.ewait.parked;
+}
+
 static void update_reading(memd_conn *c)
 {
     if (c->closing)
@@ -165,7 +173,7 @@ static void update_reading(memd_conn *c)
     /* A session waiting for a planning job is not read either: its input would pile up
      * unprocessed. */
     if (c->close_after_flush || c->srv->stopping || c->deferred ||
-        memd_models_busy(c->srv->st, &c->sess))
+        waiting(c))
         set_reading(c, false);
     else if (backlog(c) > c->srv->out_high)
         set_reading(c, false);
@@ -249,10 +257,25 @@ static void store_failed(memd_conn *c, const char *why)
     set_reading(c, false);
 }
 
+void memd_conn_answer_events(memd_server *srv, uint64_t now_ms)
+{
+    memd_state *st = srv->st;
+    if (!st->events_parked)
+        return;
+    srv->events_seen = memd_events_next_seq(st);
+    for (memd_conn *c = srv->conns; c && st->events_parked; c = c->next)
+        if (!c->closing && c->sess.ewait.parked &&
+            memd_events_answer_parked(st, &c->sess, now_ms, &c->out))
+            memd_conn_resume(c); /* the reply, and the frames that waited behind it */
+}
+
 void memd_conn_pass_end(memd_server *srv)
 {
     memd_error why;
     for (;;) {
+        /* Events of this pass wake the sessions waiting for one. */
+        if (srv->st->events_parked && memd_events_next_seq(srv->st) != srv->events_seen)
+            memd_conn_answer_events(srv, memd_mono_ms());
         /* Also records what closed since (sessions of connections that went). */
         bool failed = memd_store_commit(srv->st, &why) < 0;
         if (!srv->queue)
@@ -288,7 +311,7 @@ static void on_eof(memd_conn *c)
         return;
     queue(c);
     set_reading(c, false);
-    if (memd_models_busy(c->srv->st, &c->sess)) {
+    if (waiting(c)) {
         c->deferred = MEMD_CONN_DEFER_EOF;
         return;
     }
@@ -464,11 +487,13 @@ void memd_conn_shutdown(memd_conn *c)
 {
     if (c->closing)
         return;
+    if (memd_events_answer_parked(c->srv->st, &c->sess, UINT64_MAX, &c->out))
+        queue(c); /* a waiting EVENTS gets what there is now */
     process(c, true); /* requests already received still get their replies */
     if (c->closing)
         return;
     queue(c);
-    if (memd_models_busy(c->srv->st, &c->sess)) {
+    if (waiting(c)) {
         c->deferred = MEMD_CONN_DEFER_SHUTDOWN; /* the drain timer still bounds the wait */
         return;
     }

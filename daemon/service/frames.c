@@ -46,9 +46,10 @@ int memd_frames_dispatch(memd_state *st, memd_session *s, const uint8_t *in, siz
     st->cur = s; /* the session events without one are about */
     uint64_t mark = memd_store_round_begin(st);
     int rc = 0;
-    /* A session waiting for a planning job's reply sends nothing more until it comes. */
+    /* A session waiting for a planning job's reply, or for an event (EVENTS with
+     * MEMD_EVENTS_F_WAIT), sends nothing more until it comes. */
     while (len - off >= MEMD_HDR_SIZE && memd_buf_pending(out) <= out_high &&
-           !memd_models_busy(st, s)) {
+           !memd_models_busy(st, s) && !s->ewait.parked) {
         memd_wire_hdr h;
         rc = memd_wire_hdr_get(in + off, MEMD_HDR_SIZE, st->limits.max_frame, &h);
         if (rc < 0) {

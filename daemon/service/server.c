@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "config.h"
 #include "event.h"
 #include "log.h"
@@ -110,6 +111,15 @@ static void on_pass_end(uv_prepare_t *p)
     memd_conn_pass_end(p->data);
 }
 
+/* EVENTS requests waiting for an event end after MEMD_EVENTS_WAIT_MS with an empty page:
+ * checked 4 times a second, when there are any. */
+#define EVENTS_TICK_MS 250
+
+static void on_events_tick(uv_timer_t *t)
+{
+    memd_conn_answer_events(t->data, memd_mono_ms());
+}
+
 static void on_drain_timeout(uv_timer_t *t)
 {
     memd_server *srv = t->data;
@@ -148,6 +158,7 @@ static void stop(memd_server *srv, int signum)
         uv_close((uv_handle_t *)&srv->watchdog, NULL);
     uv_close((uv_handle_t *)&srv->hello_tick, NULL);
     uv_close((uv_handle_t *)&srv->trim_tick, NULL);
+    uv_close((uv_handle_t *)&srv->events_tick, NULL);
     if (!srv->conns) {
         uv_close((uv_handle_t *)&srv->drain, NULL);
         return;
@@ -246,6 +257,10 @@ int memd_server_run(memd_state *st, const char *config_path, int listen_fd,
     srv.trim_tick.data = &srv;
     uv_timer_start(&srv.trim_tick, on_trim_tick, TRIM_MS, TRIM_MS);
     uv_unref((uv_handle_t *)&srv.trim_tick);
+    uv_timer_init(&loop, &srv.events_tick);
+    srv.events_tick.data = &srv;
+    uv_timer_start(&srv.events_tick, on_events_tick, EVENTS_TICK_MS, EVENTS_TICK_MS);
+    uv_unref((uv_handle_t *)&srv.events_tick);
     /* Always armed but unreferenced: it does not keep the loop alive by itself. */
     uv_prepare_init(&loop, &srv.pass_end);
     srv.pass_end.data = &srv;

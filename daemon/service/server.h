@@ -28,6 +28,8 @@ typedef struct memd_server {
     uv_prepare_t pass_end;    /* before the loop sleeps: commit, then write (conn.c) */
     uv_timer_t hello_tick;    /* closes connections whose first request is late (conn.c) */
     uv_timer_t trim_tick;     /* gives freed heap back to the system after many frees */
+    uv_timer_t events_tick;   /* waiting EVENTS requests whose wait ran out (conn.c) */
+    uint64_t events_seen;     /* the event log's next_seq when parked requests last looked */
     uint64_t trimmed_at;      /* ctr.frees at the last trim */
     bool store_tick_on;
     bool watchdog_on;
@@ -78,6 +80,9 @@ void memd_conn_close(memd_conn *c);     /* now */
 /* A planning job's reply was appended (model.h): dispatch what waited, write it, and
  * finish an EOF or shutdown that came meanwhile. */
 void memd_conn_resume(memd_conn *c);
+/* Answers the parked EVENTS requests (handlers/events.c) that have an event now, or
+ * whose wait ended by now_ms (monotonic), and dispatches what waited behind them. */
+void memd_conn_answer_events(memd_server *srv, uint64_t now_ms);
 /* The end of a loop pass: commits the state store once, then writes every queued
  * connection's replies (those of connections whose changes failed to commit become
  * -EIO errors, and the connection closes). */

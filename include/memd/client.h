@@ -86,8 +86,9 @@ enum {
      * allocation never creates a second buffer) and a FREE it applied with success. If
      * the session cannot be reclaimed (not within the daemon's grace period, state
      * discarded) the call fails with -ESTALE and the connection has a new, empty session,
-     * as after memclient_reconnect(). Pipelined requests (memclient_submit_*) cut off by
-     * the failure still complete with the transport error: they are not sent again. */
+     * as after memclient_reconnect(). Pipelined requests (memclient_submit_*) are kept
+     * until they complete: memclient_complete() reconnects and sends every unanswered one
+     * again, in order and with its ticket, as a retry. */
     MEMCLIENT_CONNECT_RECONNECT = 1u << 0,
 };
 
@@ -440,7 +441,8 @@ typedef struct memclient_subdev {
     const char *overlap[4];     /* sub-devices it may share banks with; NULL unused */
 } memclient_subdev;
 
-/* Admin only (-EPERM otherwise). Lasts until the daemon stops. */
+/* Admin only (-EPERM otherwise). Kept in memd's state store before the reply: a daemon
+ * restart brings it back (unless the config then takes its name or banks). */
 MEMCLIENT_API int memclient_subdev_define(memclient *c, const memclient_subdev *sd);
 /* Binds this session to the sub-device called name; -EPERM if bound to another. */
 MEMCLIENT_API int memclient_subdev_bind(memclient *c, const char *name);
@@ -721,6 +723,12 @@ typedef struct memclient_events_page {
  * page with memclient_events_page_free(). */
 MEMCLIENT_API int memclient_events(memclient *c, uint64_t since, uint32_t max,
                                    memclient_events_page *out);
+/* The same, but when there is no event >= since for this session yet, memd answers when
+ * one comes, or after MEMD_EVENTS_WAIT_MS (10 s) with an empty page: a follower calls it
+ * in a loop with since = out->next_seq. Other requests on the connection wait meanwhile
+ * (use a connection of its own). */
+MEMCLIENT_API int memclient_events_wait(memclient *c, uint64_t since, uint32_t max,
+                                        memclient_events_page *out);
 MEMCLIENT_API void memclient_events_page_free(memclient_events_page *p);
 /* "session_open", "alloc_fail", ...; "?" for an unknown type. */
 MEMCLIENT_API const char *memclient_event_type_name(memd_event_type t);

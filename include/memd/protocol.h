@@ -403,8 +403,10 @@ typedef struct memd_wire_alloc_bank_rec {
  * sub-device's banks (lockstep over them), a bank set must lie inside, other devices and
  * groups are refused (-EACCES), the budget gives -EDQUOT. SUBDEV_DEFINE is admin only and
  * follows the config's rules (overlap only with sub-devices it names, or that name it);
- * defined sub-devices last until the daemon stops. A bound session cannot rebind
- * (-EPERM). */
+ * a defined sub-device is in the state store before the reply, so a daemon restart brings
+ * it back (unless the config then takes its name or banks). A bound session cannot
+ * rebind (-EPERM); a binding by request is stored with its session, and a session that
+ * reclaims itself after a restart is still bound. */
 #define MEMD_SUBDEV_OVERLAPS 4
 
 typedef struct memd_wire_subdev_def {
@@ -678,10 +680,16 @@ typedef struct memd_wire_instance_rec {
  * has dropped events the reader had not seen yet, lost says how many. */
 /* memd_event_type: types.h */
 
+/* WAIT: when no event >= since is there for this session, memd answers as soon as one
+ * comes, or after MEMD_EVENTS_WAIT_MS with none (a long poll: memctl events --follow).
+ * The session's requests after it wait behind it, as they do behind a plan. */
+enum { MEMD_EVENTS_F_WAIT = 1u << 0 };
+#define MEMD_EVENTS_WAIT_MS 10000
+
 typedef struct memd_wire_events_req {
     uint64_t since;            /* first sequence number wanted (0 or 1: the oldest kept) */
     uint32_t max;              /* at most this many (0: as many as fit one reply) */
-    uint32_t flags;            /* 0 */
+    uint32_t flags;            /* MEMD_EVENTS_F_* */
 } memd_wire_events_req;
 
 typedef struct memd_wire_events_info {

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,11 +123,11 @@ int cu_check_map(const memclient_snapshot *s)
         uint64_t bytes = 0, count = 0;
         for (size_t j = 0; j < s->nallocs; j++) {
             const memclient_alloc_info *a = &s->allocs[j];
-            if (a->device == r->device && a->buf.kind == r->kind && a->buf.region == r->region &&
-                a->buf.bank_mode == MEMD_BANKS_ALL) {
+            if (a->device != r->device || a->buf.kind != r->kind || a->buf.region != r->region)
+                continue;
+            count++; /* every buffer; the bytes are the lockstep map's (engine/device.h) */
+            if (a->buf.bank_mode == MEMD_BANKS_ALL)
                 bytes += a->buf.size_per_bank;
-                count++;
-            }
         }
         if (bytes != r->stats.allocated || count != r->stats.allocations) {
             fprintf(stderr, "device %" PRIu32 " region %s: stats say %" PRIu64 " bytes in %" PRIu64
@@ -247,4 +248,33 @@ int cu_python(const char *script, const char *arg)
     if (waitpid(pid, &ws, 0) != pid)
         return -1;
     return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+pid_t cu_fork_holder(const memd_fixture *f, cu_holder_fn make, const void *arg,
+                     uint64_t *handles, size_t n)
+{
+    int pfd[2];
+    ck_assert_int_eq(pipe(pfd), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(pfd[0]);
+        memset(handles, 0, n * sizeof *handles);
+        make(f->socket_path, arg, handles, n);
+        if (write(pfd[1], handles, n * sizeof *handles) != (ssize_t)(n * sizeof *handles))
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    close(pfd[1]);
+    ck_assert_int_eq(read(pfd[0], handles, n * sizeof *handles), (ssize_t)(n * sizeof *handles));
+    close(pfd[0]);
+    return pid;
+}
+
+void cu_kill_holder(pid_t pid)
+{
+    ck_assert_int_eq(kill(pid, SIGKILL), 0);
+    ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
 }

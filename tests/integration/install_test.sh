@@ -9,7 +9,9 @@
 #   `pkg-config systemd` says (memd.socket on -Ddefault_socket, ExecStart on the
 #   installed memd), sysusers.d/tmpfiles.d, man pages (rendered with man -l), the bash
 #   completion where `pkg-config bash-completion` says; the installed memd defaults to
-#   the installed config, never the source tree's; a second install keeps an edited
+#   the installed config, never the source tree's; the README's install steps on the
+#   tree (systemd-sysusers/-tmpfiles --root, systemctl --root enable and disable
+#   memd.socket); a second install keeps an edited
 #   memd.yaml; the installed memd serves the installed config to the installed memctl;
 #   and -Dsystemd_units=false / -Ddefault_socket as meson plans them.
 #
@@ -113,6 +115,31 @@ if [ "$(opt systemd_units)" = True ] || [ "$(opt systemd_units)" = true ]; then
     grep -q "^d $(dirname "$sock") 0755 memd memd" "$d$tmpfiles/memd.conf" ||
         fail "tmpfiles.d does not create $(dirname "$sock")"
     grep -q '^u memd ' "$d$sysusers/memd.conf" || fail "sysusers.d does not create user memd"
+    # The README's steps, run for real on the tree (no running systemd needed): the
+    # user and group, the socket's folder, then enable and disable memd.socket.
+    if command -v systemd-sysusers >/dev/null && command -v systemctl >/dev/null; then
+        steps=$root/steps
+        cp -a "$d" "$steps"
+        mkdir -p "$steps/etc"
+        systemd-sysusers --root="$steps" "$steps$sysusers/memd.conf" >/dev/null 2>&1 ||
+            fail "systemd-sysusers --root failed"
+        grep -q '^memd:' "$steps/etc/group" || fail "systemd-sysusers made no group memd"
+        grep -q '^memd:' "$steps/etc/passwd" || fail "systemd-sysusers made no user memd"
+        systemd-tmpfiles --root="$steps" --create "$steps$tmpfiles/memd.conf" ||
+            fail "systemd-tmpfiles --root --create failed"
+        gid=$(awk -F: '$1 == "memd" { print $3 }' "$steps/etc/group")
+        [ "$(stat -c '%a %g' "$steps$(dirname "$sock")")" = "755 $gid" ] ||
+            fail "systemd-tmpfiles made no $(dirname "$sock") with mode 0755, group memd"
+        systemctl --root="$steps" enable memd.socket >/dev/null 2>&1 || fail "systemctl enable failed"
+        [ -L "$steps/etc/systemd/system/sockets.target.wants/memd.socket" ] ||
+            fail "enable made no sockets.target.wants/memd.socket"
+        [ "$(systemctl --root="$steps" is-enabled memd.socket 2>/dev/null)" = enabled ] ||
+            fail "systemctl is-enabled memd.socket does not say enabled"
+        systemctl --root="$steps" disable memd.socket >/dev/null 2>&1 || fail "systemctl disable failed"
+        [ ! -e "$steps/etc/systemd/system/sockets.target.wants/memd.socket" ] ||
+            fail "disable left sockets.target.wants/memd.socket"
+        rm -rf "$steps"
+    fi
 fi
 
 for page in man8/memd.8 man1/memctl.1 man5/memd.yaml.5 man3/libmemclient.3; do

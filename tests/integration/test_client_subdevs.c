@@ -6,6 +6,7 @@
  * the dump and memctl devices show the sub-devices, their use and their sessions. */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +223,108 @@ START_TEST(define_by_request)
 }
 END_TEST
 
+/* SIGKILL, then memd again on the same socket, config file and state store. */
+static void crash_and_restart(void)
+{
+    ck_assert_int_eq(kill(f.pid, SIGKILL), 0);
+    ck_assert_int_eq(memd_fixture_wait(&f, 10000), 128 + SIGKILL);
+    char *argv[] = {(char *)memd_fixture_memd_path(), "--foreground", "--config", f.config_path,
+                    "--socket", f.socket_path, NULL};
+    memd_fixture_opts o = {.capture_stderr = true};
+    ck_assert_int_eq(memd_fixture_spawn(&f, &o, argv), 0);
+}
+
+static const memclient_subdev_rec *subdev_named(const memclient_snapshot *s, const char *name)
+{
+    for (size_t i = 0; i < s->nsubdevs; i++)
+        if (!strcmp(s->subdevs[i].name, name))
+            return &s->subdevs[i];
+    return NULL;
+}
+
+/* A sub-device an admin defined is in the state store before the reply: a crash and
+ * restart bring it back (banks, budget, overlap), sessions can bind to it again and it
+ * still refuses a second definition; a session bound by request stays bound when it
+ * reclaims itself, its memory charged again; a config that now takes its name wins. */
+START_TEST(defined_subdevs_survive_restart)
+{
+    start();
+    memclient *root = cu_connect(&f);
+    uint32_t banks[8];
+    for (uint32_t i = 0; i < 8; i++)
+        banks[i] = 40 + i;
+    memclient_subdev sd = {.name = "kept", .device = 0, .kind = MEMD_KIND_SRAM, .banks = banks,
+                           .nbanks = 8, .budget = 65536, .overlap = {"right"}};
+    ck_assert_int_eq(memclient_subdev_define(root, &sd), 0);
+    memclient *c = cu_connect(&f);
+    ck_assert_int_eq(memclient_subdev_bind(c, "kept"), 0);
+    memclient_alloc_req r = sram(2048); /* x 8 banks = 16 KiB of the budget */
+    memclient_buffer held;
+    ck_assert_int_eq(memclient_alloc(c, &r, &held), 0);
+
+    crash_and_restart();
+    ck_assert_int_eq(memclient_reconnect(c, 5000), 0);
+    memclient_alloc_info qi;
+    ck_assert_int_eq(memclient_query(c, held.handle, &qi), 0); /* its memory is kept too */
+    /* ... and so is its binding by request: it still allocates only inside 'kept'. */
+    memclient_buffer again;
+    ck_assert_int_eq(memclient_alloc(c, &r, &again), 0);
+    ck_assert_int_eq(banks_within(c, again.handle, 40, 47), 8);
+    ck_assert_int_eq(memclient_subdev_bind(c, "right"), -EPERM);
+    memclient *root2 = cu_connect(&f);
+    memclient_snapshot *s = cu_dump(root2, MEMCLIENT_DUMP_BANKS);
+    ck_assert_uint_eq(s->nsubdevs, 3);
+    const memclient_subdev_rec *k = subdev_named(s, "kept");
+    ck_assert_ptr_nonnull(k);
+    ck_assert_str_eq(k->banks, "40-47");
+    ck_assert_uint_eq(k->budget, 65536);
+    ck_assert(!k->from_config);
+    ck_assert_uint_eq(k->sessions, 1);             /* c, bound again */
+    ck_assert_uint_eq(k->allocations, 2);          /* held (charged again) and again */
+    ck_assert_uint_eq(k->used, 2 * 2048 * 8);
+    memclient_snapshot_free(s);
+    ck_assert_int_eq(memclient_subdev_define(root2, &sd), -EEXIST);
+    /* Its overlap permission came back too: a sub-device on bank 40 without it is refused
+     * for sharing with 'kept' (and 'right'), not accepted. */
+    uint32_t b40 = 40;
+    memclient_subdev other = {.name = "other", .device = 0, .kind = MEMD_KIND_SRAM,
+                              .banks = &b40, .nbanks = 1, .overlap = {"right"}};
+    ck_assert_int_eq(memclient_subdev_define(root2, &other), -EINVAL);
+    memclient_error e;
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "'kept'"), "%s", e.message);
+    memclient *c2 = cu_connect(&f);
+    ck_assert_int_eq(memclient_subdev_bind(c2, "kept"), 0);
+    memclient_buffer b;
+    ck_assert_int_eq(memclient_alloc(c2, &r, &b), 0);
+    ck_assert_int_eq(banks_within(c2, b.handle, 40, 47), 8);
+    memclient_disconnect(c2);
+    memclient_disconnect(root2);
+
+    /* The config now defines 'kept' itself (other banks): the stored one is dropped, with
+     * a warning in the log, and stays dropped. */
+    FILE *cf = fopen(f.config_path, "a");
+    ck_assert_ptr_nonnull(cf);
+    fputs("  - name: kept\n    device: 0\n    group: dram\n    banks: 0-1\n", cf);
+    fclose(cf);
+    crash_and_restart();
+    memclient *root3 = cu_connect(&f);
+    s = cu_dump(root3, MEMCLIENT_DUMP_BANKS);
+    k = subdev_named(s, "kept");
+    ck_assert_ptr_nonnull(k);
+    ck_assert(k->from_config);
+    ck_assert_str_eq(k->banks, "0-1");
+    memclient_snapshot_free(s);
+    const char *log = memd_fixture_log(&f);
+    ck_assert_msg(log && strstr(log, "sub-device 'kept' defined before the restart is dropped") &&
+                  strstr(log, "binding to sub-device 'kept' is dropped: that sub-device is gone"),
+                  "%s", log ? log : "(no log)");
+    memclient_disconnect(root3);
+    memclient_disconnect(c);
+    memclient_disconnect(root);
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("client-subdevs");
@@ -230,6 +333,7 @@ Suite *memd_test_suite(void)
     tcase_add_checked_fixture(tc, NULL, teardown);
     tcase_add_test(tc, bound_sessions_stay_inside);
     tcase_add_test(tc, define_by_request);
+    tcase_add_test(tc, defined_subdevs_survive_restart);
     suite_add_tcase(s, tc);
     return s;
 }

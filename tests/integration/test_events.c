@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check_main.h"
@@ -232,6 +234,136 @@ START_TEST(ring_overwrites_and_says_so)
 }
 END_TEST
 
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* EVENTS with MEMD_EVENTS_F_WAIT on a raw connection: the request, the reply's info. */
+static void send_wait(int fd, uint64_t id, uint64_t since)
+{
+    uint8_t q[MEMD_WIRE_EVENTS_REQ_SIZE];
+    memd_wire_events_req_put(q, &(memd_wire_events_req){.since = since,
+                                                        .flags = MEMD_EVENTS_F_WAIT});
+    ck_assert_int_eq(raw_send(fd, MEMD_OP_EVENTS, id, q, sizeof q), 0);
+}
+
+static memd_wire_events_info recv_events(int fd, uint64_t id, int timeout_ms)
+{
+    static uint8_t buf[1 << 20];
+    memd_wire_hdr h;
+    ck_assert_int_eq(raw_recv(fd, &h, buf, sizeof buf, timeout_ms), 0);
+    ck_assert_uint_eq(h.id, id);
+    ck_assert_int_eq(h.opcode, MEMD_OP_EVENTS);
+    ck_assert_int_eq(h.status, 0);
+    memd_wire_events_info ei;
+    ck_assert_int_eq(memd_wire_events_info_get(buf, h.len, &ei), 0);
+    return ei;
+}
+
+/* The long poll: nothing to read parks the request (no reply), an event answers it at
+ * once, a request sent behind it waits and comes after it, and libmemclient's
+ * memclient_events_wait returns the next event as it happens. */
+START_TEST(wait_answers_when_an_event_comes)
+{
+    int fd = memd_fixture_connect(&f);
+    ck_assert_int_ge(fd, 0);
+    memd_wire_welcome w;
+    ck_assert_int_eq(raw_hello(fd, "follower", &w), 0);
+    memclient *c = cu_connect(&f);
+    memclient_events_page pg;
+    ck_assert_int_eq(memclient_events(c, 0, 0, &pg), 0);
+    uint64_t next = pg.next_seq;
+    memclient_events_page_free(&pg);
+
+    send_wait(fd, 41, next);
+    /* A DUMP pipelined behind it must not overtake it. */
+    uint8_t dq[MEMD_WIRE_DUMP_REQ_SIZE];
+    memd_wire_dump_req_put(dq, &(memd_wire_dump_req){.device = UINT32_MAX});
+    ck_assert_int_eq(raw_send(fd, MEMD_OP_DUMP, 42, dq, sizeof dq), 0);
+    memd_wire_hdr h;
+    uint8_t buf[256];
+    ck_assert_int_eq(raw_recv(fd, &h, buf, sizeof buf, 300), -ETIMEDOUT); /* parked */
+    uint64_t t0 = mono_ms();
+    memclient_disconnect(cu_connect(&f)); /* a session opens and closes: two events */
+    memd_wire_events_info ei = recv_events(fd, 41, 2000);
+    ck_assert_msg(mono_ms() - t0 < 1000, "answered %llu ms after the event",
+                  (unsigned long long)(mono_ms() - t0));
+    ck_assert_uint_ge(ei.count, 1);
+    ck_assert_uint_eq(ei.lost, 0);
+    static uint8_t dump[1 << 20];
+    ck_assert_int_eq(raw_recv(fd, &h, dump, sizeof dump, 2000), 0);
+    ck_assert_uint_eq(h.id, 42);
+    ck_assert_int_eq(h.opcode, MEMD_OP_DUMP);
+
+    /* libmemclient: the next event, as it happens. */
+    ck_assert_int_eq(memclient_events(c, 0, 0, &pg), 0);
+    next = pg.next_seq;
+    memclient_events_page_free(&pg);
+    pid_t kid = fork();
+    if (kid == 0) {
+        usleep(300000);
+        memclient *k = NULL;
+        _exit(memclient_connect(f.socket_path, &k) == 0 ? 0 : 1);
+    }
+    t0 = mono_ms();
+    bool opened = false;
+    while (!opened) { /* the first session's close may come first */
+        ck_assert_int_eq(memclient_events_wait(c, next, 0, &pg), 0);
+        ck_assert_uint_ge(pg.n, 1);
+        for (size_t i = 0; i < pg.n; i++)
+            opened |= pg.events[i].type == MEMD_EVENT_SESSION_OPEN &&
+                      pg.events[i].pid == (uint32_t)kid;
+        next = pg.next_seq;
+        memclient_events_page_free(&pg);
+        ck_assert_uint_lt(mono_ms() - t0, 5000);
+    }
+    ck_assert_uint_ge(mono_ms() - t0, 200); /* it waited for the child */
+    int ws;
+    ck_assert_int_eq(waitpid(kid, &ws, 0), kid);
+    memclient_disconnect(c);
+    close(fd);
+}
+END_TEST
+
+/* With nothing happening the wait ends after MEMD_EVENTS_WAIT_MS with an empty page;
+ * another uid's events do not end it; the daemon's shutdown answers a waiting request. */
+START_TEST(wait_runs_out_empty)
+{
+    cu_start(&f); /* its own daemon: the test stops it */
+    int fd = memd_fixture_connect(&f);
+    ck_assert_int_ge(fd, 0);
+    memd_wire_welcome w;
+    ck_assert_int_eq(raw_hello(fd, "follower", &w), 0);
+    send_wait(fd, 7, UINT64_MAX / 2); /* past the end: every event of this daemon, none yet */
+    memd_wire_events_info ei0 = recv_events(fd, 7, 2000); /* the log is not empty: at once */
+    ck_assert_uint_gt(ei0.count, 0);
+    uint64_t t0 = mono_ms();
+    send_wait(fd, 8, ei0.next_seq);
+    memd_wire_events_info ei = recv_events(fd, 8, MEMD_EVENTS_WAIT_MS + 3000);
+    uint64_t waited = mono_ms() - t0;
+    ck_assert_uint_eq(ei.count, 0);
+    ck_assert_uint_eq(ei.next_seq, ei0.next_seq);
+    ck_assert_msg(waited >= MEMD_EVENTS_WAIT_MS - 100 && waited < MEMD_EVENTS_WAIT_MS + 2000,
+                  "the wait lasted %llu ms", (unsigned long long)waited);
+    /* Parked again, then memd stops: the request is answered before the connection ends. */
+    send_wait(fd, 9, ei.next_seq);
+    memd_wire_hdr h;
+    uint8_t buf[256];
+    ck_assert_int_eq(raw_recv(fd, &h, buf, sizeof buf, 200), -ETIMEDOUT);
+    ck_assert_int_eq(kill(f.pid, SIGTERM), 0);
+    static uint8_t rep[1 << 20];
+    ck_assert_int_eq(raw_recv(fd, &h, rep, sizeof rep, 5000), 0);
+    ck_assert_uint_eq(h.id, 9);
+    ck_assert_int_eq(h.status, 0);
+    close(fd);
+    ck_assert_int_eq(memd_fixture_wait(&f, 10000), 0); /* and it stopped cleanly */
+    memd_fixture_destroy(&f);
+}
+END_TEST
+
 START_TEST(sighup_reloads_log_level_and_never_exits)
 {
     memd_fixture g;
@@ -328,7 +460,12 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, others_see_only_their_own_events);
     tcase_add_test(tc, paging);
     tcase_add_test(tc, ring_overwrites_and_says_so);
+    tcase_add_test(tc, wait_answers_when_an_event_comes);
     suite_add_tcase(s, tc);
+    TCase *wait = tcase_create("wait");
+    tcase_set_timeout(wait, 60);
+    tcase_add_test(wait, wait_runs_out_empty);
+    suite_add_tcase(s, wait);
     TCase *hup = tcase_create("reload");
     tcase_set_timeout(hup, 60);
     tcase_add_test(hup, sighup_reloads_log_level_and_never_exits);

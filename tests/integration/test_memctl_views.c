@@ -167,6 +167,98 @@ START_TEST(status_is_the_default)
 }
 END_TEST
 
+/* top --json, the batch mode: the view without a terminal, one document per line. */
+START_TEST(top_json_batch)
+{
+    uint64_t held = hold_some();
+    ck_assert_int_eq(RUN("top", "--json", "--iterations", "2", "--interval", "0.05",
+                         "--limit", "2"), 0);
+    char path[200], arg[260];
+    write_file("top.jsonl", out, path, sizeof path);
+    snprintf(arg, sizeof arg, "%s %d %" PRIu64, path, (int)getpid(), held);
+    static const char check[] =
+        "import json, sys\n"
+        "path, pid, held = sys.argv[1].split()\n"
+        "docs = [json.loads(l) for l in open(path)]\n"
+        "assert len(docs) == 2, len(docs)\n"
+        "d = docs[0]\n"
+        "assert d['schema_version'] == 1 and d['sort'] == 'bytes' and not d['reverse']\n"
+        "assert str(d['now_ns']) == d['now_ns_str'] and docs[1]['now_ns'] > d['now_ns']\n"
+        "me = [p for p in d['processes'] if p['pid'] == int(pid)]\n"
+        "assert me and me[0]['bytes'] == int(held) and me[0]['allocations'] == 3, me\n"
+        "b = d['buffers']\n"
+        "assert d['buffers_matching'] == 3 and len(b) == 2, d\n"
+        "assert [x['bytes_per_bank'] for x in b] == [3 << 20, 1 << 20], b\n"
+        "assert b[0]['bytes'] == 12 * (3 << 20) and b[0]['class'] == 'constant'\n"
+        "assert b[0]['handle_str'] == str(b[0]['handle']) and b[0]['kind'] == 'dram'\n"
+        "g = {(x['device'], x['kind']): x for x in d['bank_groups']}\n"
+        "assert g[(0, 'sram')]['used'] == 64 * (64 << 10) and g[(0, 'dram')]['banks'] == 12\n";
+    ck_assert_msg(cu_python(check, arg) == 0, "top --json:\n%.3000s", out);
+    /* Filters and the sort key apply as in the live view. */
+    ck_assert_int_eq(RUN("top", "--json", "--iterations", "1", "--class", "internal",
+                         "--sort", "name", "--reverse"), 0);
+    write_file("top1.json", out, path, sizeof path);
+    static const char check1[] =
+        "import json, sys\n"
+        "d = json.load(open(sys.argv[1]))\n"
+        "assert d['sort'] == 'name' and d['reverse'] and d['buffers_matching'] == 1, d\n"
+        "assert d['buffers'][0]['class'] == 'internal' and d['buffers'][0]['kind'] == 'sram'\n";
+    ck_assert_msg(cu_python(check1, path) == 0, "top --json --class:\n%.3000s", out);
+    ck_assert_int_eq(RUN("top", "--json", "--limit", "0"), 2);
+    ck_assert_int_eq(RUN("top", "--sort", "size"), 2);
+    /* Without --json and without a terminal: a usage error that names the batch mode. */
+    ck_assert_int_eq(RUN("top"), 2);
+    ck_assert_ptr_nonnull(strstr(err, "--json"));
+}
+END_TEST
+
+/* Bank subsets make banks differ: the views sum each bank's own use and count a buffer's
+ * set, never size x every bank. On Wormhole's 64-bank L1: 100 KiB per bank in banks 0-3,
+ * 200 KiB in bank 8 alone, 10 KiB lockstep in all 64. */
+START_TEST(views_count_bank_sets)
+{
+    uint32_t four[] = {0, 1, 2, 3}, eight[] = {8};
+    memclient_alloc_req r = {.device = 0, .cls = MEMD_CLASS_INTERNAL, .scope = MEMD_SCOPE_SRAM,
+                             .bytes = 100u << 10, .bank_set = four, .nbank_set = 4,
+                             .per_bank = true};
+    memclient_buffer pb, one, all;
+    ck_assert_int_eq(memclient_alloc(c, &r, &pb), 0);
+    r = (memclient_alloc_req){.device = 0, .cls = MEMD_CLASS_INTERNAL, .scope = MEMD_SCOPE_SRAM,
+                              .bytes = 200u << 10, .bank_set = eight, .nbank_set = 1};
+    ck_assert_int_eq(memclient_alloc(c, &r, &one), 0);
+    r = (memclient_alloc_req){.device = 0, .cls = MEMD_CLASS_INTERNAL, .scope = MEMD_SCOPE_SRAM,
+                              .bytes = 10u << 10};
+    ck_assert_int_eq(memclient_alloc(c, &r, &all), 0);
+    uint64_t held = pb.size_per_bank * 4 + one.size_per_bank + all.size_per_bank * 64;
+    uint64_t fullest = one.size_per_bank + all.size_per_bank, emptiest = all.size_per_bank;
+
+    char want[200];
+    ck_assert_int_eq(RUN("status", "--json"), 0);
+    snprintf(want, sizeof want, "\"kind\": \"sram\", \"banks\": 64, \"bank_size\": 1335296, "
+             "\"used\": %" PRIu64 ", ", held);
+    ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
+    snprintf(want, sizeof want, "\"used_per_bank\": %" PRIu64 ", \"used_per_bank_min\": %" PRIu64,
+             fullest, emptiest);
+    ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
+    ck_assert_msg(strstr(out, "\"allocations\": 3, "), "not 3 allocations:\n%s", out);
+    ck_assert_int_eq(RUN("status"), 0);
+    ck_assert_msg(strstr(out, "10.0 KiB-210.0 KiB / 1.3 MiB"), "no per-bank range:\n%s", out);
+    ck_assert_int_eq(RUN("sessions", "--json"), 0);
+    snprintf(want, sizeof want, "\"bytes\": %" PRIu64 ",", held);
+    ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
+    ck_assert_int_eq(RUN("metrics"), 0);
+    snprintf(want, sizeof want, "memd_device_used_bytes{device=\"0\",kind=\"sram\"} %" PRIu64 "\n",
+             held);
+    ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
+    ck_assert_int_eq(RUN("top", "--json", "--iterations", "1"), 0);
+    snprintf(want, sizeof want, "\"bytes_per_bank\":%" PRIu64 ",\"bytes\":%" PRIu64 ",",
+             pb.size_per_bank, pb.size_per_bank * 4);
+    ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
+    snprintf(want, sizeof want, "\"kind\":\"sram\",\"banks\":64,\"used\":%" PRIu64 ",", held);
+    ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
+}
+END_TEST
+
 START_TEST(devices_json)
 {
     ck_assert_int_eq(RUN("devices", "--json"), 0);
@@ -189,6 +281,37 @@ START_TEST(metrics_per_process)
     snprintf(want, sizeof want, "memd_device_used_bytes{device=\"0\",kind=\"dram\"} %llu\n",
              (unsigned long long)(4ull << 20) * 12);
     ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
+
+    /* --json: the same families, types, help and samples, read by a JSON parser and
+     * compared with the text (the counters of requests and bytes move between the two
+     * runs: memctl's own requests). */
+    char text[200], json[200];
+    write_file("metrics.txt", out, text, sizeof text);
+    ck_assert_int_eq(RUN("metrics", "--json"), 0);
+    write_file("metrics.json", out, json, sizeof json);
+    static const char check[] =
+        "import json, re, sys\n"
+        "doc = json.load(open(sys.argv[1] + '.json'))\n"
+        "assert doc['schema_version'] == 1\n"
+        "moving = {'memd_requests_total', 'memd_received_bytes_total', 'memd_sent_bytes_total',\n"
+        "          'memd_sessions_opened_total', 'memd_process_bytes', 'memd_processes'}\n"
+        "fams, samples = [], set()\n"
+        "for line in open(sys.argv[1] + '.txt'):\n"
+        "    m = re.match(r'# TYPE (\\S+) (\\S+)', line)\n"
+        "    if m: fams.append((m[1], m[2])); continue\n"
+        "    if line.startswith('#'): continue\n"
+        "    m = re.match(r'(\\w+)(?:\\{(.*)\\})? (\\S+)$', line.strip())\n"
+        "    labels = tuple(re.findall(r'(\\w+)=\"((?:[^\"\\\\]|\\\\.)*)\"', m[2] or ''))\n"
+        "    if m[1] not in moving: samples.add((m[1], labels, float(m[3])))\n"
+        "assert [(f['name'], f['type']) for f in doc['metrics']] == fams, fams\n"
+        "got = {(f['name'], tuple(s['labels'].items()), float(s['value']))\n"
+        "       for f in doc['metrics'] for s in f['samples'] if f['name'] not in moving}\n"
+        "assert got == samples, got ^ samples\n"
+        "assert all(f['help'] for f in doc['metrics'])\n";
+    text[strlen(text) - 4] = '\0'; /* the common stem: DIR/metrics */
+    ck_assert_msg(cu_python(check, text) == 0, "metrics --json differs from the text:\n%.3000s",
+                  out);
+    ck_assert_int_eq(RUN("metrics", "--json", "--listen", "127.0.0.1:0"), 2);
 }
 END_TEST
 
@@ -467,6 +590,8 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, sessions_and_processes_say_bytes);
     tcase_add_test(tc, status_is_the_default);
     tcase_add_test(tc, devices_json);
+    tcase_add_test(tc, top_json_batch);
+    tcase_add_test(tc, views_count_bank_sets);
     tcase_add_test(tc, metrics_per_process);
     tcase_add_test(tc, metrics_listen_serves_http);
     tcase_add_test(tc, events_command);

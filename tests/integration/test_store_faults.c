@@ -194,6 +194,66 @@ START_TEST(lost_replies_are_answered_once)
 }
 END_TEST
 
+/* Submitted (pipelined) requests whose replies died with the daemon are sent again by
+ * memclient_complete after the restart, in order, with their tickets: memd answers those
+ * it had done with what it did, so nothing is created twice or lost. */
+START_TEST(lost_pipelined_replies_are_answered_once)
+{
+    start(NULL);
+    memclient *c;
+    ck_assert_int_eq(memclient_connect_flags(f.socket_path, "retry", MEMCLIENT_CONNECT_RECONNECT,
+                                             &c), 0);
+    memclient_session_info info;
+    ck_assert_int_eq(memclient_session(c, &info), 0);
+    uint32_t sid = info.session_id;
+    memclient_buffer b0, out[4], batch[2];
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 4096);
+    ck_assert_int_eq(memclient_alloc(c, &r, &b0), 0);
+
+    touch(".kill"); /* memd dies right after committing, before any reply */
+    uint64_t tickets[6];
+    for (int i = 0; i < 4; i++) {
+        memclient_alloc_req q = cu_req(MEMD_CLASS_INTERNAL, 1024u << i);
+        ck_assert_int_eq(memclient_submit_alloc(c, &q, &out[i], &tickets[i]), 0);
+    }
+    memclient_alloc_req qb[2] = {cu_req(MEMD_CLASS_INTERNAL, 512), cu_req(MEMD_CLASS_CONSTANT, 768)};
+    ck_assert_int_eq(memclient_submit_alloc_batch(c, qb, 2, batch, &tickets[4]), 0);
+    ck_assert_int_eq(memclient_submit_free(c, b0.handle, &tickets[5]), 0);
+    (void)memclient_flush(c); /* the daemon may die while it reads them */
+    ck_assert_int_eq(memd_fixture_wait(&f, 10000), 128 + SIGKILL);
+    respawn();
+    for (int i = 0; i < 6; i++) {
+        memclient_completion done;
+        ck_assert_int_eq(memclient_complete(c, &done), 0);
+        ck_assert_uint_eq(done.ticket, tickets[i]);
+        ck_assert_msg(done.status == 0, "request %d: %d", i, done.status);
+    }
+    ck_assert_uint_eq(memclient_pending(c), 0);
+    ck_assert_int_eq(memclient_session(c, &info), 0);
+    ck_assert_uint_eq(info.session_id, sid); /* reclaimed, not a new session */
+    /* Exactly the six buffers, where the replies said, and b0 gone. */
+    memclient *admin = cu_connect(&f);
+    uint64_t held[16];
+    ck_assert_uint_eq(held_by(admin, sid, held, 16), 6);
+    memclient_alloc_info qi;
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(memclient_query(admin, out[i].handle, &qi), 0);
+        ck_assert_uint_eq(qi.buf.address, out[i].address);
+        ck_assert_uint_eq(qi.buf.size_per_bank, out[i].size_per_bank);
+    }
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(memclient_query(admin, batch[i].handle, &qi), 0);
+    ck_assert_int_eq(memclient_query(admin, b0.handle, &qi), -ENOENT);
+    memclient_snapshot *snap = cu_dump(admin, 0);
+    ck_assert_int_eq(cu_check_map(snap), 0);
+    memclient_snapshot_free(snap);
+    memclient_disconnect(admin);
+    /* The connection goes on as usual. */
+    ck_assert_int_eq(memclient_free(c, out[0].handle), 0);
+    memclient_disconnect(c);
+}
+END_TEST
+
 /* Without the flag nothing changes: the call fails, and stays failed. */
 START_TEST(no_reconnect_without_the_flag)
 {
@@ -354,6 +414,7 @@ Suite *memd_test_suite(void)
     tcase_add_checked_fixture(tc, NULL, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, lost_replies_are_answered_once);
+    tcase_add_test(tc, lost_pipelined_replies_are_answered_once);
     tcase_add_test(tc, no_reconnect_without_the_flag);
     tcase_add_test(tc, memctl_hold_survives_a_restart);
     tcase_add_test(tc, full_state_filesystem);

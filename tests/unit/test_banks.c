@@ -354,6 +354,14 @@ static void compare_all(world *w)
         free(x.v);
         free(y.v);
     }
+    /* The region's and the group's statistics count every live buffer, whatever its mode
+     * (one per buffer, not per bank). */
+    memd_range_stats rs, gs;
+    ck_assert_int_eq(memd_device_region_stats(w->d, MEMD_KIND_SRAM, 1, &rs), 0);
+    ck_assert_int_eq(memd_device_group_stats(w->d, MEMD_KIND_SRAM, &gs), 0);
+    ck_assert_msg(rs.allocations == w->nlive && gs.allocations == w->nlive,
+                  "seed %#" PRIx64 " step %" PRIu64 ": %" PRIu64 "/%" PRIu64 " allocations "
+                  "counted, %zu live", w->seed, w->step, rs.allocations, gs.allocations, w->nlive);
 }
 
 static void run(uint32_t banks, uint64_t steps, uint64_t seed)

@@ -55,8 +55,8 @@ START_TEST(opcode_table)
         {MEMD_OP_POOL_REPORT, "POOL_REPORT", MEMD_WIRE_SHAPE_COUNT, 96, 0, false},
         {MEMD_OP_ALLOC_BANKS, "ALLOC_BANKS", MEMD_WIRE_SHAPE_MIN, 144, 0, true},
         {MEMD_OP_BANK_ADDRS, "BANK_ADDRS", MEMD_WIRE_SHAPE_FIXED, 8, 0, false},
-        {MEMD_OP_SUBDEV_DEFINE, "SUBDEV_DEFINE", MEMD_WIRE_SHAPE_MIN, 344, 0, false, true},
-        {MEMD_OP_SUBDEV_BIND, "SUBDEV_BIND", MEMD_WIRE_SHAPE_FIXED, 64, 0, false},
+        {MEMD_OP_SUBDEV_DEFINE, "SUBDEV_DEFINE", MEMD_WIRE_SHAPE_MIN, 344, 0, true, true},
+        {MEMD_OP_SUBDEV_BIND, "SUBDEV_BIND", MEMD_WIRE_SHAPE_FIXED, 64, 0, true},
     };
     ck_assert_uint_eq(sizeof want / sizeof want[0], MEMD_OP_OPCODE_COUNT - 1);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {

@@ -23,6 +23,7 @@
 #include "store.h"
 #include "store_codec.h"
 #include "store_fixture.h"
+#include "subdev.h"
 #include "unit_device.h"
 #include "wire.h"
 
@@ -236,6 +237,47 @@ START_TEST(codec_alloc_record_banks)
     ck_assert_uint_eq(n, MEMD_STORE_ALLOC_REC_BASE + MEMD_STORE_HOLDER_SIZE);
     memd_store_holder_put(memd_store_alloc_rec_put(buf, &r), 4, 1, 0);
     ck_assert_uint_eq(buf[5], MEMD_STORE_REC_POOL);
+}
+END_TEST
+
+/* A sub-device defined by request, as core keeps it in the store (subdev_record.c):
+ * name, group, device, budget, overlap names, banks; the envelope (store_object.c)
+ * carries its checksum. */
+START_TEST(codec_subdev_record)
+{
+    uint32_t banks[] = {3, 4, 9};
+    memd_subdev_spec sd = {.name = "mid", .device = 7, .kind = MEMD_KIND_SRAM, .nbanks = 3,
+                           .banks = banks, .budget = 65536, .noverlap = 2};
+    strcpy(sd.overlap[0], "left");
+    strcpy(sd.overlap[1], "right");
+    sd.nusers = 1; /* never stored: only the config binds by credentials */
+    size_t n;
+    uint8_t *buf = memd_subdev_record_encode(&sd, &n);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_eq(n, 84 + 2 * MEMD_NAME_MAX + 12);
+    memd_subdev_spec g;
+    ck_assert_int_eq(memd_subdev_record_decode(buf, n, &g), 0);
+    ck_assert_str_eq(g.name, "mid");
+    ck_assert_uint_eq(g.device, 7);
+    ck_assert_int_eq(g.kind, MEMD_KIND_SRAM);
+    ck_assert_uint_eq(g.budget, 65536);
+    ck_assert_uint_eq(g.noverlap, 2);
+    ck_assert_str_eq(g.overlap[1], "right");
+    ck_assert_uint_eq(g.nbanks, 3);
+    ck_assert_uint_eq(g.banks[2], 9);
+    ck_assert_uint_eq(g.nusers, 0);
+    memd_subdev_spec_free(&g);
+    ck_assert_int_eq(memd_subdev_record_decode(buf, n - 4, &g), -EBADMSG);
+    free(buf);
+    banks[1] = 2; /* not increasing */
+    buf = memd_subdev_record_encode(&sd, &n);
+    ck_assert_int_eq(memd_subdev_record_decode(buf, n, &g), -EINVAL);
+    free(buf);
+    banks[1] = 4;
+    sd.name[0] = '\0'; /* no name */
+    buf = memd_subdev_record_encode(&sd, &n);
+    ck_assert_int_eq(memd_subdev_record_decode(buf, n, &g), -EINVAL);
+    free(buf);
 }
 END_TEST
 
@@ -866,6 +908,7 @@ Suite *memd_test_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, codec_alloc_record);
     tcase_add_test(tc, codec_alloc_record_banks);
+    tcase_add_test(tc, codec_subdev_record);
     tcase_add_test(tc, codec_session_and_meta);
     tcase_add_test(tc, fingerprint_follows_the_memory_map);
     tcase_add_test(tc, proc_stat_parsing);

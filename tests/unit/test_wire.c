@@ -693,7 +693,11 @@ START_TEST(event_records_roundtrip_and_reject)
     ck_assert_uint_eq(q2.since, q.since);
     ck_assert_uint_eq(q2.max, 7);
     ck_assert_int_eq(memd_wire_events_req_get(buf, MEMD_WIRE_EVENTS_REQ_SIZE - 1, &q2), -EBADMSG);
-    q.flags = 1; /* no flag is defined */
+    q.flags = MEMD_EVENTS_F_WAIT;
+    memd_wire_events_req_put(buf, &q);
+    ck_assert_int_eq(memd_wire_events_req_get(buf, MEMD_WIRE_EVENTS_REQ_SIZE, &q2), 0);
+    ck_assert_uint_eq(q2.flags, MEMD_EVENTS_F_WAIT);
+    q.flags = 2; /* no such flag */
     memd_wire_events_req_put(buf, &q);
     ck_assert_int_eq(memd_wire_events_req_get(buf, MEMD_WIRE_EVENTS_REQ_SIZE, &q2), -EINVAL);
 

@@ -11,19 +11,24 @@ typedef struct memctl_cmd {
     const char *usage;
 } memctl_cmd;
 
+/* The overview memctl --help prints: every command with its main options, --json on
+ * each (COMMAND --help has the whole list; the bash completion reads those). */
 static const memctl_cmd cmds[] = {
     {"status", memctl_cmd_status, "status [--json]   (the default command)"},
-    {"plan", memctl_cmd_plan, "plan INPUT.csv [--output OUT.csv] [--budget-ms MS] [--seed S]"},
+    {"plan", memctl_cmd_plan, "plan INPUT.csv [--output OUT.csv] [--budget-ms MS] [--seed S] [--threads N] [--iterations N] [--json]"},
     {"dump", memctl_cmd_dump, "dump [--json | --csv --report NAME | --svg FILE | --html FILE] [--detailed] [--watch SEC] [filters]"},
-    {"top", memctl_cmd_top, "top [--interval SEC] [filters]   (filters: --pid P --session S --name GLOB --class C --device N)"},
-    {"alloc", memctl_cmd_alloc, "alloc --device N --class C (--size SIZE | --dtype T --shape D0xD1) [--scope S] [--name N [--shared]] [--page-size B] [--align A] [--banks N] --hold"},
-    {"free", memctl_cmd_free, "free HANDLE"},
+    {"top", memctl_cmd_top, "top [--interval SEC] [--sort KEY] [--reverse] [--json [--iterations N] [--limit N]] [filters]\n"
+                            "      (filters: --pid P --session S --name GLOB --class C --device N)"},
+    {"alloc", memctl_cmd_alloc, "alloc --device N --class C (--size SIZE | --dtype T --shape D0xD1) [--scope S] [--name N [--shared]]\n"
+                                "      [--page-size B] [--align A] [--banks N | --bank-set LIST [--per-bank]] --hold [--json]"},
+    {"free", memctl_cmd_free, "free HANDLE [--json]"},
     {"devices", memctl_cmd_devices, "devices [--json]"},
     {"sessions", memctl_cmd_sessions, "sessions [--json]"},
-    {"metrics", memctl_cmd_metrics, "metrics"},
+    {"metrics", memctl_cmd_metrics, "metrics [--json | --listen ADDR:PORT]"},
     {"events", memctl_cmd_events, "events [--follow] [--json] [--since SEQ]"},
-    {"model", memctl_cmd_model, "model (check FILE.yaml | load FILE.yaml [--device N] [--instances K] [--hold] | list [--json] | import FILE.onnx [-o OUT.yaml])"},
-    {"plan-submit", memctl_cmd_plan_submit, "plan-submit INPUT.csv [--validate] [--budget-ms MS] [--seed S] [--output OUT.csv]"},
+    {"model", memctl_cmd_model, "model (check FILE.yaml | load FILE.yaml [--device N] [--instances K] [--hold] | list\n"
+                                "      | import FILE.onnx [-o OUT.yaml] [--dims NAME=N,...]) [--json]"},
+    {"plan-submit", memctl_cmd_plan_submit, "plan-submit INPUT.csv [--validate] [--budget-ms MS] [--seed S] [--output OUT.csv] [--json]"},
 };
 
 static void usage(FILE *f)

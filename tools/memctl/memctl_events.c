@@ -1,26 +1,25 @@
 /* memctl events: the daemon's event log (sessions, allocation failures, quota hits,
  * reclaims, model loads, protocol errors, reloads); --follow keeps reading new ones until
- * interrupted. An admin sees every event, others those of their own uid. */
+ * interrupted, each as soon as memd has it (memclient_events_wait: a long poll). An admin
+ * sees every event, others those of their own uid. */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "memctl_service.h"
 
-static volatile sig_atomic_t stop_follow;
 
+/* --follow ends with SIGINT or SIGTERM, most often while memd holds the request: every
+ * page read is printed and flushed already, so leave at once, successfully. */
 static void on_signal(int sig)
 {
     (void)sig;
-    stop_follow = 1;
+    _exit(0);
 }
-
-/* How often --follow asks for new events: the daemon answers from its ring at once, so a
- * poll costs one small request. */
-#define FOLLOW_MS 200
 
 static const char *prio_name(int p)
 {
@@ -107,12 +106,15 @@ int memctl_cmd_events(const memctl_globals *g, int argc, char **argv)
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
-        signal(SIGPIPE, SIG_IGN);
+        signal(SIGPIPE, SIG_IGN); /* a reader that went away: stop quietly (EPIPE) */
     }
     r = 0;
-    while (!stop_follow) {
+    /* --follow: until SIGINT or SIGTERM ends the process (what was read is printed). */
+    for (bool first = true;; first = false) {
         memclient_events_page pg;
-        int e = memclient_events(c, since, 0, &pg);
+        /* The first page is what the log has; after it, wait for what comes. */
+        int e = follow && !first ? memclient_events_wait(c, since, 0, &pg)
+                                 : memclient_events(c, since, 0, &pg);
         if (e < 0) {
             r = memctl_fail(NULL, "events", "cannot read the event log", e);
             break;
@@ -129,13 +131,8 @@ int memctl_cmd_events(const memctl_globals *g, int argc, char **argv)
             r = errno == EPIPE ? 0 : MEMCTL_EXIT_FAIL;
             break;
         }
-        if (more)
-            continue; /* a full page: there may be more right away */
-        if (!follow)
+        if (!follow && !more)
             break;
-        struct timespec ts = {.tv_sec = 0, .tv_nsec = FOLLOW_MS * 1000000L};
-        while (!stop_follow && nanosleep(&ts, &ts) < 0 && errno == EINTR) {
-        }
     }
     memclient_disconnect(c);
     return r;

@@ -28,7 +28,7 @@ static unsigned scrape(http_ctx *h, char **body, size_t *len)
             h->c = NULL;
             break;
         }
-        r = memclient_dump(h->c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_POOLS,
+        r = memclient_dump(h->c, MEMCLIENT_ALL_DEVICES, MEMCTL_METRICS_DUMP,
                            &s);
         if (r < 0) { /* a restarted daemon: connect again once */
             memclient_disconnect(h->c);

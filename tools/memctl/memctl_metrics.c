@@ -3,65 +3,134 @@
  * Prometheus that scrapes. Region byte gauges are per bank; device and process gauges
  * count every bank. */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "memctl_service.h"
 
-static void family(FILE *f, const char *name, const char *type, const char *help)
+/* Where the series go: Prometheus text, or (--json) one document of the same families,
+ * {"schema_version":1,"metrics":[{"name","type","help","samples":[{"labels":{},
+ * "value"}]}]}, written as the families come. */
+typedef struct sink {
+    FILE *f;
+    bool json;
+    int families, samples; /* written so far (JSON separators) */
+} sink;
+
+typedef struct label {
+    const char *key, *val;
+} label;
+
+static void family(sink *k, const char *name, const char *type, const char *help)
 {
-    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    if (!k->json) {
+        fprintf(k->f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+        return;
+    }
+    fprintf(k->f, "%s{\"name\":\"%s\",\"type\":\"%s\",\"help\":",
+            k->families++ ? "]},\n" : "", name, type);
+    memd_json_str(k->f, help);
+    fputs(",\"samples\":[", k->f);
+    k->samples = 0;
 }
 
-static void counter(FILE *f, const char *name, const char *help, uint64_t v)
+/* One sample of the family just begun; val is printed with fmt ("%" PRIu64 or "%.6f"). */
+static void sample_begin(sink *k, const char *name, const label *l, size_t n)
 {
-    family(f, name, "counter", help);
-    fprintf(f, "%s %" PRIu64 "\n", name, v);
+    if (k->json) {
+        fputs(k->samples++ ? ",{\"labels\":{" : "{\"labels\":{", k->f);
+        for (size_t i = 0; i < n; i++) {
+            fprintf(k->f, "%s\"%s\":", i ? "," : "", l[i].key);
+            memd_json_str(k->f, l[i].val);
+        }
+        fputs("},\"value\":", k->f);
+        return;
+    }
+    fputs(name, k->f);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(k->f, "%s%s=", i ? "," : "{", l[i].key);
+        memctl_prom_label(k->f, l[i].val);
+    }
+    if (n)
+        fputc('}', k->f);
+    fputc(' ', k->f);
 }
 
-static void group_labels(FILE *f, const memclient_group *g)
+static void sample_end(sink *k)
 {
-    fprintf(f, "{device=\"%" PRIu32 "\",kind=\"%s\"}", g->device, memclient_kind_name(g->kind));
+    fputs(k->json ? "}" : "\n", k->f);
 }
 
-static void region_labels(FILE *f, const memclient_region *r)
+static void sample(sink *k, const char *name, const label *l, size_t n, uint64_t v)
 {
-    fprintf(f, "{device=\"%" PRIu32 "\",kind=\"%s\",region=", r->device,
-            memclient_kind_name(r->kind));
-    memctl_prom_label(f, r->name);
-    fputc('}', f);
+    sample_begin(k, name, l, n);
+    fprintf(k->f, "%" PRIu64, v);
+    sample_end(k);
+}
+
+static void sample_real(sink *k, const char *name, const label *l, size_t n, double v,
+                        int decimals)
+{
+    sample_begin(k, name, l, n);
+    fprintf(k->f, "%.*f", decimals, v);
+    sample_end(k);
+}
+
+static void counter(sink *k, const char *name, const char *help, uint64_t v)
+{
+    family(k, name, "counter", help);
+    sample(k, name, NULL, 0, v);
+}
+
+static void gauge(sink *k, const char *name, const char *help, uint64_t v)
+{
+    family(k, name, "gauge", help);
+    sample(k, name, NULL, 0, v);
+}
+
+/* A number as a label value, in a buffer that lives for the statement. */
+#define NUM(v) num_label((v), (char[24]){0})
+static const char *num_label(uint64_t v, char *buf)
+{
+    snprintf(buf, 24, "%" PRIu64, v);
+    return buf;
+}
+
+static void group_sample(sink *k, const char *name, const memclient_group *g, uint64_t v)
+{
+    label l[] = {{"device", NUM(g->device)}, {"kind", memclient_kind_name(g->kind)}};
+    sample(k, name, l, 2, v);
 }
 
 typedef enum { G_BANKS, G_BANK_SIZE, G_CLIENTS } group_metric;
 
-static void group_family(FILE *f, const memclient_snapshot *s, const char *name,
+static void group_family(sink *k, const memclient_snapshot *s, const char *name,
                          const char *help, group_metric m)
 {
-    family(f, name, "gauge", help);
+    family(k, name, "gauge", help);
     for (size_t i = 0; i < s->ngroups; i++) {
         const memclient_group *g = &s->groups[i];
-        uint64_t v = m == G_BANKS ? g->banks : m == G_BANK_SIZE ? g->bank_size : g->clients;
-        fputs(name, f);
-        group_labels(f, g);
-        fprintf(f, " %" PRIu64 "\n", v);
+        group_sample(k, name, g, m == G_BANKS ? g->banks : m == G_BANK_SIZE ? g->bank_size
+                                                                             : g->clients);
     }
 }
 
 typedef enum { R_SIZE, R_ALLOCATED, R_FREE, R_LARGEST, R_FREE_BLOCKS, R_ALLOCS, R_FRAG } region_metric;
 
-static void region_family(FILE *f, const memclient_snapshot *s, const char *name,
+static void region_family(sink *k, const memclient_snapshot *s, const char *name,
                           const char *help, region_metric m)
 {
-    family(f, name, "gauge", help);
+    family(k, name, "gauge", help);
     for (size_t i = 0; i < s->nregions; i++) {
         const memclient_region *r = &s->regions[i];
         if (m != R_SIZE && !r->allocatable)
             continue;
-        fputs(name, f);
-        region_labels(f, r);
+        label l[] = {{"device", NUM(r->device)}, {"kind", memclient_kind_name(r->kind)},
+                     {"region", r->name}};
         if (m == R_FRAG) {
-            fprintf(f, " %.6f\n", memd_report_fragmentation(&r->stats) / 100.0);
+            sample_real(k, name, l, 3, memd_report_fragmentation(&r->stats) / 100.0, 6);
             continue;
         }
         uint64_t v = m == R_SIZE ? r->size
@@ -70,7 +139,7 @@ static void region_family(FILE *f, const memclient_snapshot *s, const char *name
                    : m == R_LARGEST ? r->stats.largest_free
                    : m == R_FREE_BLOCKS ? r->stats.free_blocks
                    : r->stats.allocations;
-        fprintf(f, " %" PRIu64 "\n", v);
+        sample(k, name, l, 3, v);
     }
 }
 
@@ -82,7 +151,7 @@ typedef struct pool_proc {
     uint64_t v[3];
 } pool_proc;
 
-static void pool_families(FILE *f, const memclient_snapshot *s)
+static void pool_families(sink *k, const memclient_snapshot *s)
 {
     static const struct {
         const char *name, *help;
@@ -95,12 +164,12 @@ static void pool_families(FILE *f, const memclient_snapshot *s)
     pool_proc *procs = calloc(s->npools ? s->npools : 1, sizeof *procs);
     size_t n = 0;
     /* Allocations and pools both come in handle order: one merge walk pairs them. */
-    for (size_t i = 0, k = 0; procs && i < s->npools; i++) {
-        while (k < s->nallocs && s->allocs[k].buf.handle < s->pools[i].handle)
-            k++;
-        if (k == s->nallocs || s->allocs[k].buf.handle != s->pools[i].handle)
+    for (size_t i = 0, x = 0; procs && i < s->npools; i++) {
+        while (x < s->nallocs && s->allocs[x].buf.handle < s->pools[i].handle)
+            x++;
+        if (x == s->nallocs || s->allocs[x].buf.handle != s->pools[i].handle)
             continue;
-        const memclient_alloc_info *a = &s->allocs[k];
+        const memclient_alloc_info *a = &s->allocs[x];
         size_t j = 0;
         while (j < n && procs[j].pid != a->pid)
             j++;
@@ -111,11 +180,10 @@ static void pool_families(FILE *f, const memclient_snapshot *s)
         procs[j].v[2] += s->pools[i].suballocs;
     }
     for (int m = 0; m < 3; m++) {
-        family(f, fam[m].name, "gauge", fam[m].help);
+        family(k, fam[m].name, "gauge", fam[m].help);
         for (size_t j = 0; j < n; j++) {
-            fprintf(f, "%s{pid=\"%" PRIu32 "\",process=", fam[m].name, procs[j].pid);
-            memctl_prom_label(f, procs[j].comm);
-            fprintf(f, "} %" PRIu64 "\n", procs[j].v[m]);
+            label l[] = {{"pid", NUM(procs[j].pid)}, {"process", procs[j].comm}};
+            sample(k, fam[m].name, l, 2, procs[j].v[m]);
         }
     }
     free(procs);
@@ -127,30 +195,25 @@ static void pool_families(FILE *f, const memclient_snapshot *s)
  * count. */
 #define MEMCTL_METRICS_PROCS 20
 
-static void process_families(FILE *f, const memclient_snapshot *s)
+static void process_families(sink *k, const memclient_snapshot *s)
 {
     memd_report_procs ps;
     if (memd_report_processes(s, &ps) < 0)
         return;
-    family(f, "memd_device_used_bytes", "gauge",
+    family(k, "memd_device_used_bytes", "gauge",
            "Bytes allocated in the bank group, summed over its banks.");
     for (size_t i = 0; i < s->ngroups; i++) {
-        const memclient_group *g = &s->groups[i];
-        fputs("memd_device_used_bytes", f);
-        group_labels(f, g);
-        fprintf(f, " %" PRIu64 "\n", g->stats.allocated * g->banks);
+        memd_report_group_bytes u;
+        memd_report_group_use(s, &s->groups[i], &u);
+        group_sample(k, "memd_device_used_bytes", &s->groups[i], u.used);
     }
-    family(f, "memd_device_total_bytes", "gauge",
+    family(k, "memd_device_total_bytes", "gauge",
            "Allocatable bytes of the bank group, summed over its banks.");
-    for (size_t i = 0; i < s->ngroups; i++) {
-        const memclient_group *g = &s->groups[i];
-        fputs("memd_device_total_bytes", f);
-        group_labels(f, g);
-        fprintf(f, " %" PRIu64 "\n", g->stats.total * g->banks);
-    }
-    family(f, "memd_processes", "gauge", "Processes with a session (visible to this user).");
-    fprintf(f, "memd_processes %zu\n", ps.n);
-    family(f, "memd_process_bytes", "gauge",
+    for (size_t i = 0; i < s->ngroups; i++)
+        group_sample(k, "memd_device_total_bytes", &s->groups[i],
+                     s->groups[i].stats.total * s->groups[i].banks);
+    gauge(k, "memd_processes", "Processes with a session (visible to this user).", ps.n);
+    family(k, "memd_process_bytes", "gauge",
            "Bytes a process holds on a device, every bank counted (the "
            "20 largest holders; the rest in memd_process_other_bytes).");
     size_t shown = ps.n < MEMCTL_METRICS_PROCS ? ps.n : MEMCTL_METRICS_PROCS;
@@ -160,95 +223,105 @@ static void process_families(FILE *f, const memclient_snapshot *s)
             uint64_t b = memd_report_proc_device_bytes(&ps, p, d);
             if (!b && p->bytes)
                 continue;
-            fprintf(f, "memd_process_bytes{pid=\"%" PRIu32 "\",comm=", p->pid);
-            memctl_prom_label(f, p->comm);
-            fprintf(f, ",uid=\"%" PRIu32 "\",device=\"%" PRIu32 "\"} %" PRIu64 "\n", p->uid,
-                    s->devices[d].id, b);
+            label l[] = {{"pid", NUM(p->pid)}, {"comm", p->comm}, {"uid", NUM(p->uid)},
+                         {"device", NUM(s->devices[d].id)}};
+            sample(k, "memd_process_bytes", l, 4, b);
             if (!p->bytes)
                 break; /* holds nothing: one series at 0 for its first device */
         }
     }
-    family(f, "memd_process_other_bytes", "gauge",
+    family(k, "memd_process_other_bytes", "gauge",
            "Bytes held on a device by the processes beyond the 20 largest.");
     for (size_t d = 0; d < s->ndevices; d++) {
         uint64_t rest = 0;
         for (size_t i = shown; i < ps.n; i++)
             rest += memd_report_proc_device_bytes(&ps, &ps.procs[i], d);
-        fprintf(f, "memd_process_other_bytes{device=\"%" PRIu32 "\"} %" PRIu64 "\n",
-                s->devices[d].id, rest);
+        label l[] = {{"device", NUM(s->devices[d].id)}};
+        sample(k, "memd_process_other_bytes", l, 1, rest);
     }
     memd_report_processes_free(&ps);
 }
 
-static void metrics(FILE *f, const memclient_snapshot *s)
+static void metrics(FILE *f, const memclient_snapshot *s, bool json)
 {
+    sink sk = {.f = f, .json = json}, *k = &sk;
+    if (json)
+        fputs("{\"schema_version\":1,\"metrics\":[\n", f);
     const memclient_server *sv = &s->server;
-    family(f, "memd_info", "gauge", "memd daemon version (value is always 1).");
-    fputs("memd_info{version=", f);
-    memctl_prom_label(f, sv->version);
-    fputs("} 1\n", f);
-    family(f, "memd_start_time_seconds", "gauge", "When the daemon started, seconds since the epoch.");
-    fprintf(f, "memd_start_time_seconds %.3f\n", (double)sv->start_ns / 1e9);
-    family(f, "memd_sessions", "gauge", "Connected client sessions.");
-    fprintf(f, "memd_sessions %" PRIu32 "\n", sv->sessions);
-    counter(f, "memd_requests_total", "Requests served since start.", sv->requests);
-    counter(f, "memd_allocations_total", "Successful allocations since start.", sv->allocs);
-    counter(f, "memd_frees_total", "Frees since start.", sv->frees);
-    counter(f, "memd_allocation_failures_total", "Failed allocation requests since start.",
+    family(k, "memd_info", "gauge", "memd daemon version (value is always 1).");
+    sample(k, "memd_info", (label[]){{"version", sv->version}}, 1, 1);
+    family(k, "memd_start_time_seconds", "gauge", "When the daemon started, seconds since the epoch.");
+    sample_real(k, "memd_start_time_seconds", NULL, 0, (double)sv->start_ns / 1e9, 3);
+    gauge(k, "memd_sessions", "Connected client sessions.", sv->sessions);
+    counter(k, "memd_requests_total", "Requests served since start.", sv->requests);
+    counter(k, "memd_allocations_total", "Successful allocations since start.", sv->allocs);
+    counter(k, "memd_frees_total", "Frees since start.", sv->frees);
+    counter(k, "memd_allocation_failures_total", "Failed allocation requests since start.",
             sv->alloc_failures);
-    counter(f, "memd_protocol_errors_total", "Malformed frames since start.", sv->protocol_errors);
-    counter(f, "memd_sessions_opened_total", "Sessions opened since start.", sv->sessions_total);
-    counter(f, "memd_received_bytes_total", "Bytes received from clients since start.", sv->bytes_in);
-    counter(f, "memd_sent_bytes_total", "Bytes sent to clients since start.", sv->bytes_out);
+    counter(k, "memd_protocol_errors_total", "Malformed frames since start.", sv->protocol_errors);
+    counter(k, "memd_sessions_opened_total", "Sessions opened since start.", sv->sessions_total);
+    counter(k, "memd_received_bytes_total", "Bytes received from clients since start.", sv->bytes_in);
+    counter(k, "memd_sent_bytes_total", "Bytes sent to clients since start.", sv->bytes_out);
 
-    family(f, "memd_device_info", "gauge", "Devices served (value is always 1).");
+    family(k, "memd_device_info", "gauge", "Devices served (value is always 1).");
     for (size_t i = 0; i < s->ndevices; i++) {
-        fprintf(f, "memd_device_info{device=\"%" PRIu32 "\",name=", s->devices[i].id);
-        memctl_prom_label(f, s->devices[i].name);
-        fputs(",arch=", f);
-        memctl_prom_label(f, s->devices[i].arch);
-        fputs("} 1\n", f);
+        label l[] = {{"device", NUM(s->devices[i].id)}, {"name", s->devices[i].name},
+                     {"arch", s->devices[i].arch}};
+        sample(k, "memd_device_info", l, 3, 1);
     }
-    group_family(f, s, "memd_bank_group_banks", "Banks in the bank group.", G_BANKS);
-    group_family(f, s, "memd_bank_group_bank_size_bytes", "Size of each bank.", G_BANK_SIZE);
-    group_family(f, s, "memd_bank_group_clients", "Sessions holding memory in the bank group.",
+    group_family(k, s, "memd_bank_group_banks", "Banks in the bank group.", G_BANKS);
+    group_family(k, s, "memd_bank_group_bank_size_bytes", "Size of each bank.", G_BANK_SIZE);
+    group_family(k, s, "memd_bank_group_clients", "Sessions holding memory in the bank group.",
                  G_CLIENTS);
-    region_family(f, s, "memd_region_size_bytes", "Region size per bank.", R_SIZE);
-    region_family(f, s, "memd_region_allocated_bytes", "Allocated bytes per bank.", R_ALLOCATED);
-    region_family(f, s, "memd_region_free_bytes", "Free bytes per bank.", R_FREE);
-    region_family(f, s, "memd_region_largest_free_bytes", "Largest free block per bank.",
+    region_family(k, s, "memd_region_size_bytes", "Region size per bank.", R_SIZE);
+    region_family(k, s, "memd_region_allocated_bytes", "Allocated bytes per bank.", R_ALLOCATED);
+    region_family(k, s, "memd_region_free_bytes", "Free bytes per bank.", R_FREE);
+    region_family(k, s, "memd_region_largest_free_bytes", "Largest free block per bank.",
                   R_LARGEST);
-    region_family(f, s, "memd_region_free_blocks", "Free blocks in the region.", R_FREE_BLOCKS);
-    region_family(f, s, "memd_region_allocations", "Live allocations in the region.", R_ALLOCS);
-    region_family(f, s, "memd_region_fragmentation_ratio",
+    region_family(k, s, "memd_region_free_blocks", "Free blocks in the region.", R_FREE_BLOCKS);
+    region_family(k, s, "memd_region_allocations", "Live allocations in the region.", R_ALLOCS);
+    region_family(k, s, "memd_region_fragmentation_ratio",
                   "1 - largest free block / free bytes (0 when nothing is free).", R_FRAG);
-    pool_families(f, s);
-    process_families(f, s);
+    pool_families(k, s);
+    process_families(k, s);
+    if (json)
+        fputs("]}]}\n", f);
 }
 
 void memctl_metrics_write(FILE *f, const memclient_snapshot *s)
 {
-    metrics(f, s);
+    metrics(f, s, false);
 }
 
 int memctl_cmd_metrics(const memctl_globals *g, int argc, char **argv)
 {
     const char *listen = NULL;
+    bool json = false;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--listen")) {
+        if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (!strcmp(argv[i], "--listen")) {
             if (!(listen = memctl_optarg("metrics", argc, argv, &i)))
                 return MEMCTL_EXIT_USAGE;
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: memctl metrics [--listen ADDR:PORT]\n"
+            printf("usage: memctl metrics [--json | --listen ADDR:PORT]\n"
                    "  the daemon's state in Prometheus text format on stdout, or served at\n"
                    "  http://ADDR:PORT/metrics until interrupted (--listen 127.0.0.1:9109,\n"
-                   "  [::1]:9109, :9109 for every address; port 0 picks a free one)\n");
+                   "  [::1]:9109, :9109 for every address; port 0 picks a free one)\n"
+                   "  --json   the same families and samples as one JSON document:\n"
+                   "           {\"schema_version\":1,\"metrics\":[{\"name\",\"type\",\"help\",\n"
+                   "           \"samples\":[{\"labels\":{...},\"value\":N}]}]}\n");
             return 0;
         } else {
             fprintf(stderr, "memctl metrics: unexpected argument '%s' (usage: memctl metrics "
-                            "[--listen ADDR:PORT])\n", argv[i]);
+                            "[--json | --listen ADDR:PORT])\n", argv[i]);
             return MEMCTL_EXIT_USAGE;
         }
+    }
+    if (json && listen) {
+        fprintf(stderr, "memctl metrics: --json and --listen exclude each other (the HTTP "
+                        "endpoint serves Prometheus text)\n");
+        return MEMCTL_EXIT_USAGE;
     }
     if (listen)
         return memctl_metrics_serve(g, listen);
@@ -257,11 +330,11 @@ int memctl_cmd_metrics(const memctl_globals *g, int argc, char **argv)
     if (r)
         return r;
     memclient_snapshot *s;
-    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_POOLS, &s);
+    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCTL_METRICS_DUMP, &s);
     memclient_disconnect(c);
     if (r < 0)
         return memctl_fail(NULL, "metrics", "cannot read the daemon's state", r);
-    metrics(stdout, s);
+    metrics(stdout, s, json);
     memclient_snapshot_free(s);
     return fflush(stdout) == 0 ? 0 : MEMCTL_EXIT_FAIL;
 }

@@ -35,7 +35,9 @@ static void status_table(FILE *f, const memclient_snapshot *s)
             const memclient_group *g = &s->groups[gi];
             if (g->device != dev->id)
                 continue;
-            double p = pct(g->stats.allocated, g->stats.total);
+            memd_report_group_bytes u;
+            memd_report_group_use(s, g, &u);
+            double p = pct(u.used, u.total);
             char bar[13];
             int full = (int)(p / 10.0 + 0.5);
             bar[0] = '[';
@@ -50,11 +52,14 @@ static void status_table(FILE *f, const memclient_snapshot *s)
             memctl_table_cell(t, "%s", first ? dev->name : "");
             memctl_table_cell(t, "%s", memclient_kind_name(g->kind));
             memctl_table_cell(t, "%" PRIu32, g->banks);
-            memctl_table_cell(t, "%s / %s", HB(g->stats.allocated * g->banks),
-                              HB(g->stats.total * g->banks));
+            memctl_table_cell(t, "%s / %s", HB(u.used), HB(u.total));
             memctl_table_cell(t, "%.1f%%", p);
             memctl_table_cell(t, "%s", bar);
-            memctl_table_cell(t, "%s / %s", HB(g->stats.allocated), HB(g->stats.total));
+            if (u.used_min_bank == u.used_max_bank) /* lockstep: one figure fits all */
+                memctl_table_cell(t, "%s / %s", HB(u.used_max_bank), HB(u.total_per_bank));
+            else /* banks differ: the emptiest and the fullest */
+                memctl_table_cell(t, "%s-%s / %s", HB(u.used_min_bank), HB(u.used_max_bank),
+                                  HB(u.total_per_bank));
             memctl_table_cell(t, "%" PRIu64, g->stats.allocations);
             first = false;
         }
@@ -84,14 +89,15 @@ static void status_json(FILE *f, const memclient_snapshot *s)
             const memclient_group *g = &s->groups[gi];
             if (g->device != dev->id)
                 continue;
+            memd_report_group_bytes u;
+            memd_report_group_use(s, g, &u);
             fprintf(f, "%s\n      {\"kind\": \"%s\", \"banks\": %" PRIu32 ", \"bank_size\": %" PRIu64
                        ", \"used\": %" PRIu64 ", \"total\": %" PRIu64 ", \"used_per_bank\": %" PRIu64
-                       ", \"total_per_bank\": %" PRIu64 ", \"use_pct\": %.2f, \"allocations\": %" PRIu64
-                       ", \"clients\": %" PRIu32 "}",
+                       ", \"used_per_bank_min\": %" PRIu64 ", \"total_per_bank\": %" PRIu64
+                       ", \"use_pct\": %.2f, \"allocations\": %" PRIu64 ", \"clients\": %" PRIu32 "}",
                     first ? "" : ",", memclient_kind_name(g->kind), g->banks, g->bank_size,
-                    g->stats.allocated * g->banks, g->stats.total * g->banks, g->stats.allocated,
-                    g->stats.total, pct(g->stats.allocated, g->stats.total), g->stats.allocations,
-                    g->clients);
+                    u.used, u.total, u.used_max_bank, u.used_min_bank, u.total_per_bank,
+                    pct(u.used, u.total), g->stats.allocations, g->clients);
             first = false;
         }
         fputs(first ? "]}" : "\n    ]}", f);
@@ -123,7 +129,7 @@ int memctl_cmd_status(const memctl_globals *g, int argc, char **argv)
     if (r)
         return r;
     memclient_snapshot *s;
-    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_USAGE, &s);
+    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_BANKS, &s);
     memclient_disconnect(c);
     if (r < 0)
         return memctl_fail(NULL, "status", "cannot read the daemon's state", r);

@@ -292,20 +292,22 @@ static void text(picture *p, int x, int y, const char *style, const char *fmt, .
     fputs("</text>\n", p->f);
 }
 
-/* One cell per bank: its use (lockstep: the group's, in every bank). */
+/* One cell per bank: its own use (bank subsets make banks differ; lockstep alone, every
+ * bank holds the group's map). */
 static void bank_strip(picture *p, const memclient_group *g)
 {
     double cell = (double)BAR_W / g->banks;
     if (cell > 24)
         cell = 24;
-    double used = g->stats.total ? (double)g->stats.allocated / (double)g->stats.total : 0;
     text(p, 8, p->y + 11, "small", "%u banks", g->banks);
     for (uint32_t i = 0; i < g->banks; i++) {
+        uint64_t in_bank = memd_report_bank_allocated(p->s, g, i);
+        double used = g->stats.total ? (double)in_bank / (double)g->stats.total : 0;
         fprintf(p->f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"12\" fill=\"hsl(%d,65%%,%d%%)\" "
                       "stroke=\"#ffffff\" stroke-width=\"0.5\"><title>bank %u: %s of %s used (%.1f%%)"
                       "</title></rect>\n",
                 LABEL_W + i * cell, p->y, cell, (int)(120 - 120 * used), (int)(85 - 40 * used), i,
-                HB(g->stats.allocated), HB(g->stats.total), 100 * used);
+                HB(in_bank), HB(g->stats.total), 100 * used);
     }
     p->y += 20;
 }
@@ -313,11 +315,18 @@ static void bank_strip(picture *p, const memclient_group *g)
 static void group_picture(picture *p, const memclient_device *dev, const memclient_group *g)
 {
     const memclient_snapshot *s = p->s;
-    text(p, 8, p->y + 14, "group", "device %u %s: %s, %u x %s banks; %s of %s allocated per bank "
-         "(%s over all banks)%s", dev->id, dev->name, memclient_kind_name(g->kind), g->banks,
-         HB(g->bank_size), HB(g->stats.allocated), HB(g->stats.total),
-         HB(g->stats.allocated * g->banks),
-         g->banks > 1 ? "; lockstep: every bank holds the same map" : "");
+    memd_report_group_bytes u;
+    memd_report_group_use(s, g, &u);
+    if (u.used_min_bank == u.used_max_bank)
+        text(p, 8, p->y + 14, "group", "device %u %s: %s, %u x %s banks; %s of %s allocated per "
+             "bank (%s over all banks)%s", dev->id, dev->name, memclient_kind_name(g->kind),
+             g->banks, HB(g->bank_size), HB(u.used_max_bank), HB(u.total_per_bank), HB(u.used),
+             g->banks > 1 ? "; every bank holds the same map" : "");
+    else
+        text(p, 8, p->y + 14, "group", "device %u %s: %s, %u x %s banks; %s to %s of %s allocated "
+             "per bank (%s over all banks; banks differ: see the strip)",
+             dev->id, dev->name, memclient_kind_name(g->kind), g->banks, HB(g->bank_size),
+             HB(u.used_min_bank), HB(u.used_max_bank), HB(u.total_per_bank), HB(u.used));
     p->y += 22;
     bank_strip(p, g);
     for (size_t ri = 0; ri < s->nregions; ri++) {

@@ -2,8 +2,9 @@
  * with their use, the processes holding memory and the largest buffers, refreshed every
  * interval and cut to the terminal's size. Keys: q quit, s next sort key, r reverse,
  * / name filter (a glob), c next class, d next device, x clear filters, space refresh.
- * The command-line filters (--pid, --session, --name, --class, --device) are the
- * starting filters. */
+ * The command-line filters (--pid, --session, --name, --class, --device), --sort and
+ * --reverse are the starting state. --json is the batch mode (top -b): the same view, one
+ * JSON document per line and interval, without a terminal. */
 #include <errno.h>
 #include <inttypes.h>
 #include <locale.h>
@@ -28,7 +29,19 @@ typedef struct top {
     bool reverse;
     uint64_t interval_ms;
     char status[320];          /* the bottom line: errors */
+    bool json;
+    uint64_t iterations;       /* --json: documents to print, 0 until interrupted */
+    uint64_t limit;            /* --json: buffers per document */
 } top;
+
+/* What the view shows: the processes (the --pid filter applied) and the buffers that
+ * match the filters, both in the view's order. */
+typedef struct view {
+    memd_report_procs ps;
+    bool have_ps;
+    const memclient_alloc_info **list;
+    size_t n;
+} view;
 
 static sort_key g_sort; /* for the qsort comparators */
 static bool g_reverse;
@@ -62,6 +75,40 @@ static int cmp_buf(const void *a, const void *b)
     if (c == 0)
         c = x->buf.handle < y->buf.handle ? -1 : x->buf.handle > y->buf.handle;
     return g_reverse ? -c : c;
+}
+
+static void view_make(const top *t, const memclient_snapshot *s, view *v)
+{
+    *v = (view){0};
+    g_sort = t->sort;
+    g_reverse = t->reverse;
+    if (memd_report_processes(s, &v->ps) == 0) {
+        v->have_ps = true;
+        size_t k = 0;
+        for (size_t i = 0; i < v->ps.n; i++)
+            if (!t->flt.has_pid || v->ps.procs[i].pid == t->flt.pid)
+                v->ps.procs[k++] = v->ps.procs[i];
+        v->ps.n = k;
+        qsort(v->ps.procs, v->ps.n, sizeof *v->ps.procs, cmp_proc);
+    }
+    v->list = malloc((s->nallocs ? s->nallocs : 1) * sizeof *v->list);
+    for (size_t i = 0; v->list && i < s->nallocs; i++)
+        if (memctl_filter_match(&t->flt, &s->allocs[i]))
+            v->list[v->n++] = &s->allocs[i];
+    if (v->list)
+        qsort(v->list, v->n, sizeof *v->list, cmp_buf);
+}
+
+static void view_free(view *v)
+{
+    if (v->have_ps)
+        memd_report_processes_free(&v->ps);
+    free(v->list);
+}
+
+static double use_pct(const memd_report_group_bytes *u)
+{
+    return u->total ? 100.0 * (double)u->used / (double)u->total : 0;
 }
 
 /* One line at row y, cut to the screen's width. */
@@ -114,7 +161,9 @@ static void draw(top *t, const memclient_snapshot *s)
             const memclient_group *g = &s->groups[gi];
             if (g->device != s->devices[d].id || (t->flt.has_device && g->device != t->flt.device))
                 continue;
-            double p = g->stats.total ? 100.0 * (double)g->stats.allocated / (double)g->stats.total : 0;
+            memd_report_group_bytes u;
+            memd_report_group_use(s, g, &u);
+            double p = use_pct(&u);
             char bar[23], used[40];
             int full = (int)(p / 5.0 + 0.5);
             for (int i = 0; i < 20; i++)
@@ -122,8 +171,7 @@ static void draw(top *t, const memclient_snapshot *s)
             bar[0] = '[';
             bar[21] = ']';
             bar[22] = '\0';
-            snprintf(used, sizeof used, "%s / %s", HB(g->stats.allocated * g->banks),
-                     HB(g->stats.total * g->banks));
+            snprintf(used, sizeof used, "%s / %s", HB(u.used), HB(u.total));
             line(y++, 0, "%-4u %-14.14s %-5s %5u %24s %5.1f%%  %s", g->device, s->devices[d].name,
                  memclient_kind_name(g->kind), g->banks, used, p, bar);
         }
@@ -132,58 +180,118 @@ static void draw(top *t, const memclient_snapshot *s)
     /* What is left: processes and buffers share it, a third and two thirds. */
     int room = LINES - y - 1;
     int proc_rows = room / 3 - 2 > 0 ? room / 3 - 2 : 0;
-    memd_report_procs ps;
-    if (memd_report_processes(s, &ps) == 0) {
-        g_sort = t->sort;
-        g_reverse = t->reverse;
-        qsort(ps.procs, ps.n, sizeof *ps.procs, cmp_proc);
+    view v;
+    view_make(t, s, &v);
+    if (v.have_ps) {
         line(y++, A_REVERSE, "%-7s %6s %-15s %8s %7s %11s %11s", "PID", "UID", "PROCESS",
              "SESSIONS", "ALLOCS", "BYTES", "SHARED");
-        int shown = 0;
-        for (size_t i = 0; i < ps.n && shown < proc_rows; i++) {
-            const memd_report_proc *p = &ps.procs[i];
-            if (t->flt.has_pid && p->pid != t->flt.pid)
-                continue;
+        size_t shown = 0;
+        for (; shown < v.ps.n && shown < (size_t)proc_rows; shown++) {
+            const memd_report_proc *p = &v.ps.procs[shown];
             line(y++, 0, "%-7u %6u %-15.15s %8u %7" PRIu64 " %11s %11s", p->pid, p->uid,
                  p->comm[0] ? p->comm : "-", p->sessions, p->allocations, HB(p->bytes),
                  HB(p->shared_bytes));
-            shown++;
         }
-        if ((size_t)shown < ps.n)
-            line(y++, A_DIM, "  ... %zu processes in all", ps.n);
-        memd_report_processes_free(&ps);
+        if (shown < v.ps.n)
+            line(y++, A_DIM, "  ... %zu processes in all", v.ps.n);
     }
     y++;
-    const memclient_alloc_info **list = malloc((s->nallocs ? s->nallocs : 1) * sizeof *list);
-    size_t n = 0;
-    for (size_t i = 0; list && i < s->nallocs; i++)
-        if (memctl_filter_match(&t->flt, &s->allocs[i]))
-            list[n++] = &s->allocs[i];
-    if (list)
-        qsort(list, n, sizeof *list, cmp_buf);
     line(y++, A_REVERSE, "%8s %4s %-14s %-11s %11s %11s %7s %-15s %s", "HANDLE", "DEV", "REGION",
          "CLASS", "BYTES/BANK", "ALL BANKS", "PID", "PROCESS", "NAME");
     size_t rows = LINES - 1 > y ? (size_t)(LINES - 1 - y) : 0;
-    for (size_t i = 0; i < n && i < rows; i++) {
-        const memclient_alloc_info *a = list[i];
+    for (size_t i = 0; i < v.n && i < rows; i++) {
+        const memclient_alloc_info *a = v.list[i];
         char region[48], rbuf[24];
-        const memclient_group *g = NULL;
-        for (size_t gi = 0; gi < s->ngroups; gi++)
-            if (s->groups[gi].device == a->device && s->groups[gi].kind == a->buf.kind)
-                g = &s->groups[gi];
         snprintf(region, sizeof region, "%s/%s", memclient_kind_name(a->buf.kind),
                  memd_report_region_name(s, a->device, a->buf.kind, a->buf.region, rbuf, sizeof rbuf));
         line(y++, 0, "%8" PRIu64 " %4u %-14.14s %-11s %11s %11s %7u %-15.15s %s", a->buf.handle,
              a->device, region, memclient_class_name(a->cls), HB(a->buf.size_per_bank),
-             HB(a->buf.size_per_bank * (g ? g->banks : 1)), a->pid, a->comm[0] ? a->comm : "-",
+             HB(memd_report_alloc_bytes(s, a)), a->pid, a->comm[0] ? a->comm : "-",
              a->name[0] ? a->name : "-");
     }
-    free(list);
+    view_free(&v);
     line(LINES - 1, A_REVERSE, "%-*s", COLS,
          t->status[0] ? t->status
                       : " q quit  s sort  r reverse  / name  c class  d device  x clear  "
                         "space refresh");
     refresh();
+}
+
+/* The view as one JSON document on one line. */
+static void top_json(const top *t, const memclient_snapshot *s, FILE *f)
+{
+    fprintf(f, "{\"schema_version\":1,\"now_ns\":%" PRIu64 ",\"now_ns_str\":\"%" PRIu64
+               "\",\"sort\":\"%s\",\"reverse\":%s,\"bank_groups\":[",
+            s->server.now_ns, s->server.now_ns, sort_names[t->sort], t->reverse ? "true" : "false");
+    bool first = true;
+    for (size_t gi = 0; gi < s->ngroups; gi++) {
+        const memclient_group *g = &s->groups[gi];
+        if (t->flt.has_device && g->device != t->flt.device)
+            continue;
+        const char *name = "";
+        for (size_t d = 0; d < s->ndevices; d++)
+            if (s->devices[d].id == g->device)
+                name = s->devices[d].name;
+        memd_report_group_bytes u;
+        memd_report_group_use(s, g, &u);
+        fprintf(f, "%s{\"device\":%" PRIu32 ",\"name\":", first ? "" : ",", g->device);
+        memd_json_str(f, name);
+        fprintf(f, ",\"kind\":\"%s\",\"banks\":%" PRIu32 ",\"used\":%" PRIu64 ",\"total\":%" PRIu64
+                   ",\"use_pct\":%.2f}",
+                memclient_kind_name(g->kind), g->banks, u.used, u.total, use_pct(&u));
+        first = false;
+    }
+    view v;
+    view_make(t, s, &v);
+    fputs("],\"processes\":[", f);
+    for (size_t i = 0; v.have_ps && i < v.ps.n; i++) {
+        const memd_report_proc *p = &v.ps.procs[i];
+        fprintf(f, "%s{\"pid\":%" PRIu32 ",\"uid\":%" PRIu32 ",\"process\":", i ? "," : "",
+                p->pid, p->uid);
+        memd_json_str(f, p->comm);
+        fprintf(f, ",\"sessions\":%" PRIu32 ",\"allocations\":%" PRIu64 ",\"bytes\":%" PRIu64
+                   ",\"shared_bytes\":%" PRIu64 "}",
+                p->sessions, p->allocations, p->bytes, p->shared_bytes);
+    }
+    fprintf(f, "],\"buffers_matching\":%zu,\"buffers\":[", v.n);
+    for (size_t i = 0; i < v.n && i < t->limit; i++) {
+        const memclient_alloc_info *a = v.list[i];
+        char rbuf[24];
+        fprintf(f, "%s{\"handle\":%" PRIu64 ",\"handle_str\":\"%" PRIu64 "\",\"device\":%" PRIu32
+                   ",\"kind\":\"%s\",\"region\":",
+                i ? "," : "", a->buf.handle, a->buf.handle, a->device,
+                memclient_kind_name(a->buf.kind));
+        memd_json_str(f, memd_report_region_name(s, a->device, a->buf.kind, a->buf.region, rbuf,
+                                                 sizeof rbuf));
+        fprintf(f, ",\"class\":\"%s\",\"bytes_per_bank\":%" PRIu64 ",\"bytes\":%" PRIu64
+                   ",\"pid\":%" PRIu32 ",\"process\":",
+                memclient_class_name(a->cls), a->buf.size_per_bank,
+                memd_report_alloc_bytes(s, a), a->pid);
+        memd_json_str(f, a->comm);
+        fputs(",\"name\":", f);
+        memd_json_str(f, a->name);
+        fputc('}', f);
+    }
+    fputs("]}\n", f);
+    view_free(&v);
+}
+
+/* --json: a document per interval until the iterations are done (or a signal). */
+static int top_batch(top *t, memclient *c)
+{
+    for (uint64_t k = 0; t->iterations == 0 || k < t->iterations; k++) {
+        if (k)
+            usleep((useconds_t)(t->interval_ms * 1000));
+        memclient_snapshot *s;
+        int r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_BANKS, &s);
+        if (r < 0)
+            return memctl_fail(NULL, "top", "cannot read the daemon's state", r);
+        top_json(t, s, stdout);
+        memclient_snapshot_free(s);
+        if (fflush(stdout) != 0)
+            return MEMCTL_EXIT_FAIL;
+    }
+    return 0;
 }
 
 /* Reads a glob on the bottom line (Enter ends it, Escape cancels). */
@@ -237,7 +345,7 @@ static void refilter(top *t)
 
 int memctl_cmd_top(const memctl_globals *g, int argc, char **argv)
 {
-    top t = {.interval_ms = 1000};
+    top t = {.interval_ms = 1000, .limit = 20};
     for (int i = 1; i < argc; i++) {
         int r = memctl_filter_opt(&t.flt, "top", argc, argv, &i);
         if (r < 0)
@@ -250,12 +358,43 @@ int memctl_cmd_top(const memctl_globals *g, int argc, char **argv)
                 return MEMCTL_EXIT_USAGE;
             if (memctl_parse_seconds(v, &t.interval_ms) < 0)
                 return memctl_bad_value("top", a, v, "seconds, e.g. 1 or 0.5");
+        } else if (!strcmp(a, "--sort")) {
+            if (!(v = memctl_optarg("top", argc, argv, &i)))
+                return MEMCTL_EXIT_USAGE;
+            int k = 0;
+            while (k < SORT_COUNT && strcmp(v, sort_names[k]) != 0)
+                k++;
+            if (k == SORT_COUNT)
+                return memctl_bad_value("top", a, v, "bytes, allocs, pid or name");
+            t.sort = (sort_key)k;
+        } else if (!strcmp(a, "--reverse")) {
+            t.reverse = true;
+        } else if (!strcmp(a, "--json")) {
+            t.json = true;
+        } else if (!strcmp(a, "--iterations") || !strcmp(a, "--limit")) {
+            if (!(v = memctl_optarg("top", argc, argv, &i)))
+                return MEMCTL_EXIT_USAGE;
+            char *end;
+            unsigned long long n = strtoull(v, &end, 10);
+            if (!*v || *end || *v == '-' || (a[2] == 'l' && n == 0))
+                return memctl_bad_value("top", a, v, a[2] == 'l' ? "a count > 0"
+                                                                : "a count (0: until interrupted)");
+            *(a[2] == 'l' ? &t.limit : &t.iterations) = n;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            printf("usage: memctl top [--interval SEC] [filters]\n"
+            printf("usage: memctl top [--interval SEC] [--sort KEY] [--reverse] [filters]\n"
+                   "       memctl top --json [--iterations N] [--limit N] [--interval SEC] ...\n"
                    "  a live view: bank groups, processes, largest buffers (needs a terminal)\n"
                    "  keys: q quit, s next sort key (bytes, allocs, pid, name), r reverse,\n"
                    "        / name glob, c next class, d next device, x clear filters\n"
-                   "  --interval SEC   refresh every SEC seconds (default 1)\n%s",
+                   "  --interval SEC   refresh every SEC seconds (default 1)\n"
+                   "  --sort KEY       bytes (default), allocs, pid or name\n"
+                   "  --reverse        the other way round\n"
+                   "  --json           batch mode, no terminal: the view as one JSON document\n"
+                   "                   per line and interval\n"
+                   "  --iterations N   --json: stop after N documents (default 0: until\n"
+                   "                   interrupted)\n"
+                   "  --limit N        --json: the N first buffers in the view's order\n"
+                   "                   (default 20)\n%s",
                    memctl_filter_help);
             return 0;
         } else {
@@ -267,8 +406,18 @@ int memctl_cmd_top(const memctl_globals *g, int argc, char **argv)
         snprintf(t.glob, sizeof t.glob, "%s", t.flt.name_glob);
         t.flt.name_glob = t.glob;
     }
+    if (t.json) {
+        memclient *c;
+        int r = memctl_connect(g, &c);
+        if (r)
+            return r;
+        r = top_batch(&t, c);
+        memclient_disconnect(c);
+        return r;
+    }
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-        fprintf(stderr, "memctl top: needs a terminal (memctl status prints one summary)\n");
+        fprintf(stderr, "memctl top: needs a terminal (memctl status prints one summary; "
+                        "top --json is the batch mode)\n");
         return MEMCTL_EXIT_USAGE;
     }
     memclient *c;
@@ -286,7 +435,7 @@ int memctl_cmd_top(const memctl_globals *g, int argc, char **argv)
     bool quit = false;
     while (!quit) {
         memclient_snapshot *next = NULL;
-        r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_USAGE, &next);
+        r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_BANKS, &next);
         if (r < 0) {
             memclient_error e;
             memclient_last_error(&e);

@@ -44,6 +44,23 @@ double memd_report_gap_pct(uint64_t arena, uint64_t lower_bound);
 const char *memd_report_region_name(const memclient_snapshot *s, uint32_t device,
                                     memd_kind kind, uint32_t region, char *buf, size_t len);
 
+/* ---- bank_use.c: use per bank once bank subsets make banks differ ---- */
+/* A bank group's allocated bytes summed over its banks (used, of total), and those of
+ * its fullest and emptiest bank (of total_per_bank). From the snapshot's per-bank
+ * records when it was dumped with MEMCLIENT_DUMP_BANKS; else every bank holds the
+ * group's lockstep map (exact while no buffer uses a bank set). */
+typedef struct memd_report_group_bytes {
+    uint64_t used, total, used_max_bank, used_min_bank, total_per_bank;
+} memd_report_group_bytes;
+void memd_report_group_use(const memclient_snapshot *s, const memclient_group *g,
+                           memd_report_group_bytes *out);
+/* Bytes allocated in one bank of the group (all its regions), the same way. */
+uint64_t memd_report_bank_allocated(const memclient_snapshot *s, const memclient_group *g,
+                                    uint32_t bank);
+/* Device bytes of an allocation: size per bank x the banks it reserves (its bank set, or
+ * every bank of its group). */
+uint64_t memd_report_alloc_bytes(const memclient_snapshot *s, const memclient_alloc_info *a);
+
 /* ---- usage.c: bytes held, from a snapshot dumped with MEMCLIENT_DUMP_USAGE ----
  * Bytes are device bytes (size per bank x the banks a buffer reserves); a shared buffer
  * counts in full for each holder and also in shared_bytes. */
