@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,4 +248,33 @@ int cu_python(const char *script, const char *arg)
     if (waitpid(pid, &ws, 0) != pid)
         return -1;
     return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+pid_t cu_fork_holder(const memd_fixture *f, cu_holder_fn make, const void *arg,
+                     uint64_t *handles, size_t n)
+{
+    int pfd[2];
+    ck_assert_int_eq(pipe(pfd), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(pfd[0]);
+        memset(handles, 0, n * sizeof *handles);
+        make(f->socket_path, arg, handles, n);
+        if (write(pfd[1], handles, n * sizeof *handles) != (ssize_t)(n * sizeof *handles))
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    close(pfd[1]);
+    ck_assert_int_eq(read(pfd[0], handles, n * sizeof *handles), (ssize_t)(n * sizeof *handles));
+    close(pfd[0]);
+    return pid;
+}
+
+void cu_kill_holder(pid_t pid)
+{
+    ck_assert_int_eq(kill(pid, SIGKILL), 0);
+    ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
 }

@@ -46,6 +46,16 @@ void cu_open_socket_to_all(const memd_fixture *f);
  * return value. Returns the child's exit status (128 + signal if killed). */
 int cu_run_as(uint32_t uid, int (*fn)(void *arg), void *arg);
 
+/* A client process to kill: forks a child that runs make(socket_path, arg, handles, n)
+ * to take what it will hold, reports handles[0..n) (0 where it failed) to the parent and
+ * then waits to be killed. Returns the child's pid with its handles. */
+typedef void (*cu_holder_fn)(const char *socket_path, const void *arg, uint64_t *handles,
+                             size_t n);
+pid_t cu_fork_holder(const memd_fixture *f, cu_holder_fn make, const void *arg,
+                     uint64_t *handles, size_t n);
+/* SIGKILLs the holder and reaps it. */
+void cu_kill_holder(pid_t pid);
+
 /* Runs `python3 -c script arg` (a check script's assertions on a file); its exit status,
  * 128 + signal if killed, -1 if it could not run. */
 int cu_python(const char *script, const char *arg);

@@ -14,6 +14,28 @@
 #include "check_main.h"
 #include "client_util.h"
 
+/* The child of killed_client_memory_comes_back: three buffers, one shared by name. */
+static void three_buffers(const char *socket_path, const void *arg, uint64_t *h, size_t n)
+{
+    (void)arg;
+    (void)n;
+    memclient *cc;
+    if (memclient_connect(socket_path, &cc) < 0)
+        return;
+    memclient_buffer b;
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 1 << 20);
+    if (memclient_alloc(cc, &r, &b) == 0)
+        h[0] = b.handle;
+    r = cu_req(MEMD_CLASS_PLACEHOLDER, 3 << 20);
+    if (memclient_alloc(cc, &r, &b) == 0)
+        h[1] = b.handle;
+    r = cu_req(MEMD_CLASS_CONSTANT, 64 << 10);
+    r.name = "child-weights";
+    r.flags = MEMCLIENT_ALLOC_SHARED;
+    if (memclient_alloc(cc, &r, &b) == 0)
+        h[2] = b.handle;
+}
+
 START_TEST(killed_client_memory_comes_back)
 {
     memd_fixture f;
@@ -23,39 +45,8 @@ START_TEST(killed_client_memory_comes_back)
     uint64_t base_alloc = cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated;
     memclient_snapshot_free(s);
 
-    int pfd[2];
-    ck_assert_int_eq(pipe(pfd), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        /* The child: allocate three buffers (one shared by name), report, wait to die. */
-        close(pfd[0]);
-        memclient *cc;
-        uint64_t h[3] = {0};
-        if (memclient_connect(f.socket_path, &cc) == 0) {
-            memclient_buffer b;
-            memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 1 << 20);
-            if (memclient_alloc(cc, &r, &b) == 0)
-                h[0] = b.handle;
-            r = cu_req(MEMD_CLASS_PLACEHOLDER, 3 << 20);
-            if (memclient_alloc(cc, &r, &b) == 0)
-                h[1] = b.handle;
-            r = cu_req(MEMD_CLASS_CONSTANT, 64 << 10);
-            r.name = "child-weights";
-            r.flags = MEMCLIENT_ALLOC_SHARED;
-            if (memclient_alloc(cc, &r, &b) == 0)
-                h[2] = b.handle;
-        }
-        if (write(pfd[1], h, sizeof h) != (ssize_t)sizeof h)
-            _exit(1);
-        for (;;)
-            pause();
-    }
-    close(pfd[1]);
     uint64_t h[3];
-    ck_assert_int_eq(read(pfd[0], h, sizeof h), (ssize_t)sizeof h);
-    close(pfd[0]);
+    pid_t pid = cu_fork_holder(&f, three_buffers, NULL, h, 3);
     ck_assert_msg(h[0] && h[1] && h[2], "the child could not allocate");
 
     s = cu_dump(c, 0);
@@ -67,8 +58,7 @@ START_TEST(killed_client_memory_comes_back)
     ck_assert_uint_gt(cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated, base_alloc);
     memclient_snapshot_free(s);
 
-    ck_assert_int_eq(kill(pid, SIGKILL), 0);
-    ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+    cu_kill_holder(pid);
     ck_assert_msg(cu_wait_gone(c, h, 3, 5000), "the killed client's buffers are still held");
     s = cu_dump(c, 0);
     ck_assert_uint_eq(cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated, base_alloc);

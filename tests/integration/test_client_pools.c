@@ -404,6 +404,34 @@ START_TEST(refused_report_is_followed_by_a_resync)
 }
 END_TEST
 
+/* The child of killed_client_pools_come_back: two pools, the first grown twice; the
+ * handles of their four ranges. */
+static void two_pools(const char *socket_path, const void *arg, uint64_t *h, size_t n)
+{
+    (void)arg;
+    (void)n;
+    memclient *cc;
+    memclient_alloc_req r = cu_req(MEMD_CLASS_INTERNAL, 1 << 20);
+    r.flags = MEMCLIENT_POOL_GROW;
+    memclient_pool *p1, *p2;
+    memclient_pool_buffer b;
+    if (memclient_connect(socket_path, &cc) < 0 || memclient_pool_create(cc, &r, &p1) < 0)
+        return;
+    r.flags = 0;
+    r.bytes = 256 << 10;
+    if (memclient_pool_create(cc, &r, &p2) < 0)
+        return;
+    for (int i = 0; i < 3; i++)
+        (void)memclient_pool_alloc(p1, 700 << 10, 0, "act", &b); /* grows */
+    (void)memclient_pool_alloc(p2, 1000, 0, "small", &b);
+    memclient_buffer lb;
+    for (uint32_t i = 0; i < 3 && memclient_pool_lease(p1, i, &lb) == 0; i++)
+        h[i] = lb.handle;
+    if (memclient_pool_lease(p2, 0, &lb) == 0)
+        h[3] = lb.handle;
+    (void)memclient_pool_flush(p1);
+}
+
 /* A client with two pools (one grown) is SIGKILLed: every range goes back. */
 START_TEST(killed_client_pools_come_back)
 {
@@ -413,44 +441,8 @@ START_TEST(killed_client_pools_come_back)
     memclient_snapshot *s = cu_dump(c, 0);
     uint64_t base = cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated;
     memclient_snapshot_free(s);
-    int pfd[2];
-    ck_assert_int_eq(pipe(pfd), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        close(pfd[0]);
-        uint64_t h[4] = {0};
-        memclient *cc;
-        memclient_alloc_req r = cu_req(MEMD_CLASS_INTERNAL, 1 << 20);
-        r.flags = MEMCLIENT_POOL_GROW;
-        memclient_pool *p1, *p2;
-        memclient_pool_buffer b;
-        if (memclient_connect(f.socket_path, &cc) == 0 &&
-            memclient_pool_create(cc, &r, &p1) == 0) {
-            r.flags = 0;
-            r.bytes = 256 << 10;
-            if (memclient_pool_create(cc, &r, &p2) == 0) {
-                for (int i = 0; i < 3; i++)
-                    (void)memclient_pool_alloc(p1, 700 << 10, 0, "act", &b); /* grows */
-                (void)memclient_pool_alloc(p2, 1000, 0, "small", &b);
-                memclient_buffer lb;
-                for (uint32_t i = 0; i < 3 && memclient_pool_lease(p1, i, &lb) == 0; i++)
-                    h[i] = lb.handle;
-                if (memclient_pool_lease(p2, 0, &lb) == 0)
-                    h[3] = lb.handle;
-                (void)memclient_pool_flush(p1);
-            }
-        }
-        if (write(pfd[1], h, sizeof h) != (ssize_t)sizeof h)
-            _exit(1);
-        for (;;)
-            pause();
-    }
-    close(pfd[1]);
     uint64_t h[4];
-    ck_assert_int_eq(read(pfd[0], h, sizeof h), (ssize_t)sizeof h);
-    close(pfd[0]);
+    pid_t pid = cu_fork_holder(&f, two_pools, NULL, h, 4);
     for (int i = 0; i < 4; i++)
         ck_assert_msg(h[i] != 0, "the child could not make its pools (%d)", i);
     s = cu_dump(c, MEMCLIENT_DUMP_SUBALLOCS);
@@ -463,8 +455,7 @@ START_TEST(killed_client_pools_come_back)
         ck_assert_uint_eq(a->pid, (uint32_t)pid);
     }
     memclient_snapshot_free(s);
-    ck_assert_int_eq(kill(pid, SIGKILL), 0);
-    ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+    cu_kill_holder(pid);
     ck_assert_msg(cu_wait_gone(c, h, 4, 5000), "the killed client's pools are still held");
     s = cu_dump(c, MEMCLIENT_DUMP_SUBALLOCS);
     ck_assert_uint_eq(cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated, base);

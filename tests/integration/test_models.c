@@ -440,6 +440,24 @@ START_TEST(models_and_instances_across_sessions)
 }
 END_TEST
 
+/* The child of killed_client_with_instance: loads model *arg and makes an instance;
+ * the handles of its arena and of tensors X and Y. */
+static void instance_holder(const char *socket_path, const void *arg, uint64_t *h, size_t n)
+{
+    (void)n;
+    memclient *cc;
+    memclient_model_info cm;
+    memclient_instance in;
+    memclient_tensor_addr ta[NT];
+    if (memclient_connect(socket_path, &cc) == 0 &&
+        memclient_model_load(cc, arg, NULL, &cm, NULL) == 0 &&
+        memclient_instance_create(cc, cm.model_id, &in, ta, NT) == NT) {
+        h[0] = in.arena_handle;
+        h[1] = ta[X].handle;
+        h[2] = ta[Y].handle;
+    }
+}
+
 START_TEST(killed_client_with_instance)
 {
     memclient *c = cu_connect(&f);
@@ -450,34 +468,8 @@ START_TEST(killed_client_with_instance)
     uint64_t loaded = cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated;
     memclient_snapshot_free(s);
 
-    int pfd[2];
-    ck_assert_int_eq(pipe(pfd), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        close(pfd[0]);
-        uint64_t h[3] = {0};
-        memclient *cc;
-        memclient_model_info cm;
-        memclient_instance in;
-        memclient_tensor_addr ta[NT];
-        if (memclient_connect(f.socket_path, &cc) == 0 &&
-            memclient_model_load(cc, &d, NULL, &cm, NULL) == 0 &&
-            memclient_instance_create(cc, cm.model_id, &in, ta, NT) == NT) {
-            h[0] = in.arena_handle;
-            h[1] = ta[X].handle;
-            h[2] = ta[Y].handle;
-        }
-        if (write(pfd[1], h, sizeof h) != (ssize_t)sizeof h)
-            _exit(1);
-        for (;;)
-            pause();
-    }
-    close(pfd[1]);
     uint64_t h[3];
-    ck_assert_int_eq(read(pfd[0], h, sizeof h), (ssize_t)sizeof h);
-    close(pfd[0]);
+    pid_t pid = cu_fork_holder(&f, instance_holder, &d, h, 3);
     ck_assert_msg(h[0] && h[1] && h[2], "the child could not create an instance");
     s = cu_dump(c, MEMCLIENT_DUMP_MODELS);
     ck_assert_uint_eq(cu_find(s, m.const_handle)->buf.refcount, 2);
@@ -487,8 +479,7 @@ START_TEST(killed_client_with_instance)
     ck_assert_uint_gt(cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated, loaded);
     memclient_snapshot_free(s);
 
-    ck_assert_int_eq(kill(pid, SIGKILL), 0);
-    ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+    cu_kill_holder(pid);
     ck_assert_msg(cu_wait_gone(c, h, 3, 5000), "the killed client's instance is still held");
     s = cu_dump(c, MEMCLIENT_DUMP_MODELS);
     ck_assert_uint_eq(cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated, loaded);
