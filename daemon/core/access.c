@@ -25,5 +25,6 @@ int memd_access_error(const memd_session *s, uint64_t handle, const memd_alloc *
                             (unsigned long long)handle, s->id, s->uid);
     return memd_err_set(err, -EPERM,
                         "handle %llu belongs to session %u (pid %u), not to this session %u",
-                        (unsigned long long)handle, a->session_id, a->pid, s->id);
+                        (unsigned long long)handle, memd_alloc_creator(a)->session_id,
+                        memd_alloc_creator(a)->pid, s->id);
 }

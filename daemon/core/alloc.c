@@ -39,54 +39,196 @@ static int session_groups(const memd_state *st, memd_session *s)
     return s->group_holds ? 0 : -ENOMEM;
 }
 
-/* s (whose session_groups is ready) holds a through h. */
+/* A million live allocations: 128 MB of records (issue 14: at most 192 bytes each in all,
+ * with the handle table and the engine's maps). A field that every allocation does not
+ * need goes to memd_alloc_ext. */
+_Static_assert(sizeof(memd_alloc) <= 128, "memd_alloc grew past 128 bytes");
+
+/* ---- parts kept out of line ---- */
+
+static memd_alloc_ext *ext_make(const char *name)
+{
+    size_t n = name ? strnlen(name, MEMD_NAME_MAX - 1) : 0;
+    memd_alloc_ext *e = malloc(sizeof *e + n + 1);
+    if (!e)
+        return NULL;
+    *e = (memd_alloc_ext){0};
+    if (n)
+        memcpy(e->name, name, n);
+    e->name[n] = '\0';
+    return e;
+}
+
+memd_alloc_ext *memd_alloc_ext_get(memd_alloc *a)
+{
+    if (!a->ext)
+        a->ext = ext_make(NULL);
+    return a->ext;
+}
+
+void memd_creator_put(memd_creator *c)
+{
+    if (c && --c->refs == 0)
+        free(c);
+}
+
+void memd_session_creator_put(memd_session *s)
+{
+    memd_creator_put(s->creator);
+    s->creator = NULL;
+}
+
+static memd_creator *creator_make(uint32_t pid, uint32_t gid, uint32_t session_id,
+                                  const char *comm)
+{
+    memd_creator *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    *c = (memd_creator){.refs = 1, .pid = pid, .gid = gid, .session_id = session_id};
+    if (comm)
+        memcpy(c->comm, comm, strnlen(comm, sizeof c->comm - 1));
+    return c;
+}
+
+static bool creator_is(const memd_creator *c, uint32_t pid, uint32_t gid, uint32_t session_id,
+                       const char *comm)
+{
+    return c && c->pid == pid && c->gid == gid && c->session_id == session_id &&
+           strncmp(c->comm, comm ? comm : "", sizeof c->comm - 1) == 0;
+}
+
+/* s's creator record, as s is now (a reclaim changes its id, for one): one more
+ * reference for the caller. NULL when memory is short. */
+static memd_creator *creator_of(memd_session *s)
+{
+    if (!creator_is(s->creator, s->pid, s->gid, s->id, s->comm)) {
+        memd_creator *c = creator_make(s->pid, s->gid, s->id, s->comm);
+        if (!c)
+            return NULL;
+        memd_creator_put(s->creator);
+        s->creator = c;
+    }
+    s->creator->refs++;
+    return s->creator;
+}
+
+void memd_alloc_placement(const memd_alloc *a, memd_placement *out)
+{
+    *out = (memd_placement){.kind = (memd_kind)a->pl.kind, .region = a->pl.region,
+                            .address = a->pl.address, .size_per_bank = a->pl.size_per_bank,
+                            .banks = a->pl.banks, .page_size = a->pl.page_size,
+                            .pitch = memd_alloc_pitch(a), .mode = (memd_bank_mode)a->pl.mode};
+    if (a->ext) {
+        out->nset = a->ext->nset;
+        out->set = a->ext->set;
+        out->addrs = a->ext->addrs;
+    }
+}
+
+/* Keeps the engine's placement p in a (a's ext made first if p needs one), taking over
+ * its bank-set arrays. 0 or -ENOMEM (p unchanged, still the caller's). */
+static int keep_placement(memd_alloc *a, const memd_placement *p)
+{
+    bool rare = p->pitch || p->mode != MEMD_BANKS_ALL || p->set || p->addrs;
+    if (rare && !memd_alloc_ext_get(a))
+        return -ENOMEM;
+    a->pl = (memd_alloc_pl){.address = p->address, .size_per_bank = p->size_per_bank,
+                            .page_size = p->page_size, .banks = p->banks,
+                            .kind = (uint8_t)p->kind, .region = p->region,
+                            .mode = (uint8_t)p->mode};
+    if (rare) {
+        a->ext->pitch = p->pitch;
+        a->ext->nset = p->nset;
+        a->ext->set = p->set;
+        a->ext->addrs = p->addrs;
+    }
+    return 0;
+}
+
+/* ---- holds ---- */
+
+/* s (whose session_groups is ready) holds a through h (a->first, or an xhold whose
+ * alloc is set). */
 static void hold_link(memd_state *st, memd_alloc *a, memd_session *s, memd_hold *h)
 {
     size_t g = group_of(a);
-    if (s->group_holds[g]++ == 0)
+    memd_group_use *u = &s->group_holds[g];
+    if (u->holds++ == 0)
         st->group_clients[g]++;
-    h->alloc = a;
+    uint64_t bytes = memd_alloc_device_bytes(st, a);
+    u->bytes += bytes;
+    if (a->shared) /* set before the first hold, kept until the last goes */
+        u->shared_bytes += bytes;
     h->session = s;
     h->req = 0; /* the handler that made it sets it */
-    h->prev = NULL;
+    h->prev_bits = h == &a->first ? 0 : MEMD_HOLD_EXTRA;
     h->next = s->holds;
     if (s->holds)
-        s->holds->prev = h;
+        s->holds->prev_bits = (uintptr_t)h | (s->holds->prev_bits & MEMD_HOLD_EXTRA);
     s->holds = h;
     s->nholds++;
-    h->a_next = a->holds;
-    a->holds = h;
+    if (h == &a->first) {
+        a->first_used = true;
+    } else {
+        memd_xhold *x = (memd_xhold *)h;
+        x->a_next = a->ext->holds;
+        a->ext->holds = x;
+    }
     a->refcount++;
 }
 
 static void hold_unlink(memd_state *st, memd_hold *h)
 {
     memd_session *s = h->session;
-    memd_alloc *a = h->alloc;
+    memd_alloc *a = memd_hold_alloc(h);
     size_t g = group_of(a);
-    if (--s->group_holds[g] == 0)
+    memd_group_use *u = &s->group_holds[g];
+    if (--u->holds == 0)
         st->group_clients[g]--;
-    if (h->prev)
-        h->prev->next = h->next;
+    uint64_t bytes = memd_alloc_device_bytes(st, a);
+    u->bytes -= bytes;
+    if (a->shared)
+        u->shared_bytes -= bytes;
+    memd_hold *prev = (memd_hold *)(h->prev_bits & ~MEMD_HOLD_EXTRA);
+    if (prev)
+        prev->next = h->next;
     else
         s->holds = h->next;
     if (h->next)
-        h->next->prev = h->prev;
+        h->next->prev_bits = (uintptr_t)prev | (h->next->prev_bits & MEMD_HOLD_EXTRA);
     s->nholds--;
-    for (memd_hold **pp = &a->holds; *pp; pp = &(*pp)->a_next) {
-        if (*pp == h) {
-            *pp = h->a_next;
-            break;
+    if (h == &a->first) {
+        a->first_used = false;
+    } else {
+        for (memd_xhold **pp = &a->ext->holds; *pp; pp = &(*pp)->a_next) {
+            if (&(*pp)->h == h) {
+                *pp = (*pp)->a_next;
+                break;
+            }
         }
     }
     a->refcount--;
     h->session = NULL;
 }
 
+/* A new hold on a for the caller to link: a->first when free, else an xhold. */
+static memd_hold *hold_new(memd_state *st, memd_alloc *a)
+{
+    if (!a->first_used)
+        return &a->first;
+    if (!memd_alloc_ext_get(a))
+        return NULL;
+    memd_xhold *x = memd_pool_get(&st->hold_pool);
+    if (!x)
+        return NULL;
+    x->alloc = a;
+    return &x->h;
+}
+
 /* Does a session of uid other than through `except` hold a? */
 static bool uid_holds(const memd_alloc *a, uint32_t uid, const memd_hold *except)
 {
-    for (const memd_hold *h = a->holds; h; h = h->a_next)
+    for (const memd_hold *h = memd_alloc_holders(a); h; h = memd_alloc_next_holder(a, h))
         if (h != except && h->session->uid == uid)
             return true;
     return false;
@@ -94,7 +236,7 @@ static bool uid_holds(const memd_alloc *a, uint32_t uid, const memd_hold *except
 
 memd_hold *memd_alloc_hold_of(const memd_alloc *a, const memd_session *s)
 {
-    for (memd_hold *h = a->holds; h; h = h->a_next)
+    for (memd_hold *h = memd_alloc_holders(a); h; h = memd_alloc_next_holder(a, h))
         if (h->session == s)
             return h;
     return NULL;
@@ -106,29 +248,33 @@ static void alloc_destroy(memd_state *st, memd_alloc *a)
 {
     /* The engine only fails here if its books disagree with ours, which would be a
      * bug; the record goes either way so a handle never points at freed memory. */
-    (void)memd_device_release(st->devs[a->dev].dev, &a->pl);
+    memd_placement p;
+    memd_alloc_placement(a, &p);
+    (void)memd_device_release(st->devs[a->dev].dev, &p);
     memd_subdev_uncharge(st, a);
-    memd_placement_fini(&a->pl);
+    memd_placement_fini(&p); /* the bank set's arrays, which a->ext owned */
     if (a->shared)
         memd_names_remove(&st->names, a);
-    memd_pool_books_free(a->books); /* a pool goes back whole, sub-allocations and all */
-    a->books = NULL;
-    memd_map_remove(&st->handles, a->handle);
-    memd_map_trim(&st->handles); /* a million frees give the table's memory back */
+    if (a->ext) {
+        memd_pool_books_free(a->ext->books); /* a pool goes back whole, sub-allocations and all */
+        free(a->ext);
+        a->ext = NULL;
+    }
+    memd_creator_put(a->creator);
+    a->creator = NULL;
+    memd_handles_remove(&st->handles, a->handle);
     st->ctr.frees++;
     memd_pool_put(&st->alloc_pool, a);
 }
 
 void memd_hold_release(memd_state *st, memd_hold *h)
 {
-    memd_alloc *a = h->alloc;
+    memd_alloc *a = memd_hold_alloc(h);
     memd_hooks_alloc_changed(st, a);
     if (st->limits.quota_per_uid && !uid_holds(a, h->session->uid, h))
         memd_quota_sub(st, a->dev, h->session->uid, a->pl.size_per_bank);
     hold_unlink(st, h);
-    if (h == &a->first)
-        a->first_used = false;
-    else
+    if (h != &a->first)
         memd_pool_put(&st->hold_pool, h);
     if (a->refcount == 0)
         alloc_destroy(st, a);
@@ -136,9 +282,9 @@ void memd_hold_release(memd_state *st, memd_hold *h)
 
 void memd_alloc_reclaim(memd_state *st, memd_alloc *a)
 {
-    while (a->holds->a_next)
-        memd_hold_release(st, a->holds);
-    memd_hold_release(st, a->holds); /* the last one destroys a */
+    while (a->refcount > 1)
+        memd_hold_release(st, memd_alloc_holders(a));
+    memd_hold_release(st, memd_alloc_holders(a)); /* the last one destroys a */
 }
 
 /* ---- create ---- */
@@ -318,7 +464,7 @@ static int acquire_shared(memd_state *st, memd_session *s, memd_alloc *a,
         return memd_err_set(err, -EEXIST,
                             "device %u: shared name '%s' is held with class %s and %llu bytes "
                             "per bank; this request asks for class %s and %llu",
-                            st->devs[a->dev].spec->id, a->name,
+                            st->devs[a->dev].spec->id, memd_alloc_name(a),
                             memd_class_name((memd_class)a->cls),
                             (unsigned long long)a->pl.size_per_bank,
                             memd_class_name((memd_class)w->cls),
@@ -327,11 +473,9 @@ static int acquire_shared(memd_state *st, memd_session *s, memd_alloc *a,
     bool charge = st->limits.quota_per_uid && !uid_holds(a, s->uid, NULL);
     if (charge && (rc = quota_check(st, a->dev, s, w, &fp, err)) < 0)
         return rc;
-    memd_hold *h = a->first_used ? memd_pool_get(&st->hold_pool) : &a->first;
+    memd_hold *h = hold_new(st, a);
     if (!h)
         return memd_err_set(err, -ENOMEM, "daemon out of memory");
-    if (h == &a->first)
-        a->first_used = true;
     hold_link(st, a, s, h);
     if (charge)
         memd_quota_add(st, a->dev, s->uid, a->pl.size_per_bank);
@@ -415,97 +559,131 @@ static int create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
         }
     }
     memd_alloc *a = memd_pool_get(&st->alloc_pool);
-    if (!a)
+    memd_creator *c = a ? creator_of(s) : NULL;
+    if (!c) {
+        if (a)
+            memd_pool_put(&st->alloc_pool, a);
+        if (st->limits.quota_per_uid)
+            memd_quota_sub(st, (uint32_t)dev, s->uid, 0);
         return memd_err_set(err, -ENOMEM, "daemon out of memory");
-    int rc = memd_device_alloc(d, &r, &a->pl);
+    }
+    a->creator = c;
+    memd_placement pl;
+    int rc = memd_device_alloc(d, &r, &pl);
     if (rc < 0) {
+        memd_creator_put(c);
         memd_pool_put(&st->alloc_pool, a);
         if (st->limits.quota_per_uid)
             memd_quota_sub(st, (uint32_t)dev, s->uid, 0); /* drops the slot reserved above if unused */
         return engine_error(st, (uint32_t)dev, w, &r, rc, err);
     }
     a->handle = st->next_handle++;
-    a->dev = (uint32_t)dev;
-    if (memd_map_put(&st->handles, a->handle, (uint64_t)(uintptr_t)a) < 0)
-        goto nomem;
+    a->dev = (uint16_t)dev;
     a->uid = s->uid; /* before the name: the name table keys on it */
+    if ((w->name[0] && !(a->ext = ext_make(w->name))) || keep_placement(a, &pl) < 0 ||
+        (s->subdev && !memd_alloc_ext_get(a))) /* a sub-device's charge is kept there */
+        goto nomem;
+    if (memd_handles_put(&st->handles, a->handle, a) < 0)
+        goto nomem;
     if (shared) {
-        memcpy(a->name, w->name, sizeof a->name);
         if (memd_names_add(&st->names, a) < 0) {
-            memd_map_remove(&st->handles, a->handle);
+            memd_handles_remove(&st->handles, a->handle);
             goto nomem;
         }
         a->shared = true;
-    } else if (w->name[0]) {
-        memcpy(a->name, w->name, sizeof a->name);
     }
     a->requested = requested_bytes(w);
     a->created_ns = memd_state_now(st);
     a->cls = w->cls;
     a->scope = w->scope;
     a->pool = w->flags & MEMD_ALLOC_F_POOL;
-    a->pid = s->pid;
-    a->uid = s->uid;
-    a->gid = s->gid;
-    a->session_id = s->id;
-    memcpy(a->comm, s->comm, sizeof a->comm);
-    a->first_used = true;
     hold_link(st, a, s, &a->first);
     if (st->limits.quota_per_uid)
         memd_quota_add(st, a->dev, a->uid, a->pl.size_per_bank);
-    a->subdev = 0;
-    memd_subdev_charge(st, a, s->subdev);
+    memd_subdev_charge(st, a, s->subdev); /* its ext was made above */
     st->ctr.allocs++;
     memd_hooks_alloc_created(st, a);
     *out = a;
     return 0;
 
 nomem:
-    (void)memd_device_release(d, &a->pl);
-    memd_placement_fini(&a->pl);
+    (void)memd_device_release(d, &pl);
+    memd_placement_fini(&pl); /* its arrays, whether or not a->ext took them */
     if (st->limits.quota_per_uid)
         memd_quota_sub(st, (uint32_t)dev, s->uid, 0);
+    free(a->ext);
+    memd_creator_put(c);
     memd_pool_put(&st->alloc_pool, a);
     return memd_err_set(err, -ENOMEM, "daemon out of memory");
 }
 
 /* ---- restore (state store) ---- */
 
-int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc *proto, memd_alloc **out)
+int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc_proto *proto,
+                     memd_alloc **out)
 {
-    if (memd_map_get(&st->handles, proto->handle) ||
-        (proto->shared && memd_names_find(&st->names, dev, proto->uid, proto->name)))
+    const char *name = proto->name ? proto->name : "";
+    if (memd_handles_get(&st->handles, proto->handle) ||
+        (proto->shared && memd_names_find(&st->names, dev, proto->uid, name)))
         return -EEXIST;
+    if (proto->handle == 0 || (proto->shared && !name[0]))
+        return -EINVAL;
     memd_alloc *a = memd_pool_get(&st->alloc_pool);
     if (!a)
         return -ENOMEM;
+    /* Restored records come in creator runs: one creator record for each run. */
+    memd_creator *c = st->restore_creator;
+    if (creator_is(c, proto->pid, proto->gid, proto->session_id, proto->comm)) {
+        c->refs++;
+    } else if ((c = creator_make(proto->pid, proto->gid, proto->session_id, proto->comm))) {
+        memd_creator_put(st->restore_creator);
+        st->restore_creator = c;
+        c->refs++;
+    }
+    if (!c || (name[0] && !(a->ext = ext_make(name)))) {
+        memd_creator_put(c);
+        free(a->ext);
+        memd_pool_put(&st->alloc_pool, a);
+        return -ENOMEM;
+    }
+    a->creator = c;
     /* The stored placement, not a new one: living clients use these addresses. */
     memd_placement pl;
     int rc = memd_placement_copy(&pl, &proto->pl);
     if (rc == 0 && (rc = memd_device_alloc_at(st->devs[dev].dev, &pl)) < 0)
         memd_placement_fini(&pl);
+    else if (rc == 0 && (rc = keep_placement(a, &pl)) < 0) {
+        (void)memd_device_release(st->devs[dev].dev, &pl);
+        memd_placement_fini(&pl);
+    }
     if (rc < 0) {
+        memd_creator_put(c);
+        free(a->ext);
         memd_pool_put(&st->alloc_pool, a);
         return rc;
     }
-    *a = *proto;
-    a->pl = pl;
-    a->subdev = 0; /* charged again when a bound session takes its hold */
-    a->dev = dev;
-    a->refcount = 0;
-    a->first_used = false;
-    a->holds = NULL;
-    a->name_next = NULL;
-    a->mark = 0;
-    if (memd_map_put(&st->handles, a->handle, (uint64_t)(uintptr_t)a) < 0 ||
+    a->handle = proto->handle;
+    a->requested = proto->requested;
+    a->created_ns = proto->created_ns;
+    a->store_key = proto->store_key;
+    a->uid = proto->uid;
+    a->dev = (uint16_t)dev;
+    a->cls = proto->cls;
+    a->scope = proto->scope;
+    a->pool = proto->pool;
+    a->shared = proto->shared;
+    if (memd_handles_put(&st->handles, a->handle, a) < 0 ||
         (a->shared && memd_names_add(&st->names, a) < 0)) {
-        memd_map_remove(&st->handles, a->handle);
-        (void)memd_device_release(st->devs[dev].dev, &a->pl);
-        memd_placement_fini(&a->pl);
+        memd_handles_remove(&st->handles, a->handle);
+        (void)memd_device_release(st->devs[dev].dev, &pl);
+        memd_placement_fini(&pl);
+        memd_creator_put(c);
+        free(a->ext);
         memd_pool_put(&st->alloc_pool, a);
         return -ENOMEM;
     }
-    *out = a; /* charged to its holders' uids as memd_alloc_adopt_hold gives it holds */
+    *out = a; /* charged to its holders' uids as memd_alloc_adopt_hold gives it holds;
+                 to a sub-device when a bound session takes its hold */
     return 0;
 }
 
@@ -516,11 +694,12 @@ int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s, uint64
     bool charge = st->limits.quota_per_uid && !uid_holds(a, s->uid, NULL);
     if (charge && memd_quota_reserve(st, a->dev, s->uid) < 0)
         return -ENOMEM;
-    memd_hold *h = a->first_used ? memd_pool_get(&st->hold_pool) : &a->first;
-    if (!h)
+    memd_hold *h = hold_new(st, a);
+    if (!h || (s->subdev && !memd_alloc_ext_get(a))) {
+        if (h && h != &a->first)
+            memd_pool_put(&st->hold_pool, h);
         return -ENOMEM;
-    if (h == &a->first)
-        a->first_used = true;
+    }
     hold_link(st, a, s, h);
     h->req = req;
     if (charge) /* past a quota or not: what was held before the restart stays held */
@@ -550,7 +729,7 @@ void memd_alloc_to_buffer(const memd_alloc *a, memd_wire_buffer *b)
         .address = a->pl.address,
         .size_per_bank = a->pl.size_per_bank,
         .page_size = a->pl.page_size,
-        .pitch = a->pl.pitch,
+        .pitch = memd_alloc_pitch(a),
         .banks = a->pl.banks,
         .refcount = a->refcount,
         .kind = (uint8_t)a->pl.kind,
@@ -567,29 +746,31 @@ void memd_alloc_to_info(const memd_state *st, const memd_alloc *a, memd_wire_all
     i->cls = a->cls;
     i->scope = a->scope;
     i->flags = a->pool ? MEMD_ALLOC_I_POOL : 0;
-    i->pid = a->pid;
+    const memd_creator *c = memd_alloc_creator(a);
+    i->pid = c->pid;
     i->uid = a->uid;
-    i->gid = a->gid;
-    i->session_id = a->session_id;
+    i->gid = c->gid;
+    i->session_id = c->session_id;
     i->created_ns = a->created_ns;
-    memcpy(i->name, a->name, sizeof i->name);
-    memcpy(i->comm, a->comm, sizeof i->comm);
+    memd_wire_strset(i->name, sizeof i->name, memd_alloc_name(a));
+    memd_wire_strset(i->comm, sizeof i->comm, c->comm);
 }
 
 uint32_t memd_alloc_bank_count(const memd_state *st, const memd_alloc *a)
 {
     return a->pl.mode == MEMD_BANKS_ALL ? st->devs[a->dev].spec->groups[a->pl.kind].banks
-                                        : a->pl.nset;
+                                        : memd_alloc_nset(a);
 }
 
 void memd_alloc_bank_at(const memd_state *st, const memd_alloc *a, uint32_t i,
                         memd_wire_bank_addr *out)
 {
     const memd_bank_group_spec *g = &st->devs[a->dev].spec->groups[a->pl.kind];
-    uint32_t bank = a->pl.mode == MEMD_BANKS_ALL ? i : a->pl.set[i];
+    const memd_alloc_ext *e = a->pl.mode == MEMD_BANKS_ALL ? NULL : a->ext;
+    uint32_t bank = e ? e->set[i] : i;
     memset(out, 0, sizeof *out);
     out->bank = bank;
-    out->address = a->pl.addrs ? a->pl.addrs[i] : a->pl.address;
+    out->address = e && e->addrs ? e->addrs[i] : a->pl.address;
     out->logical_x = out->logical_y = out->noc_x = out->noc_y = MEMD_NO_CORE;
     if (g->cores) {
         out->logical_x = g->cores[bank].logical_x;

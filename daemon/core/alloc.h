@@ -31,9 +31,69 @@ int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_wire_all
 
 static inline memd_alloc *memd_alloc_find(const memd_state *st, uint64_t handle)
 {
-    uint64_t *v = memd_map_get(&st->handles, handle);
-    return v ? (memd_alloc *)(uintptr_t)*v : NULL;
+    return memd_handles_get(&st->handles, handle);
 }
+
+/* ---- reading an allocation (state.h keeps it small; these hide where parts live) ---- */
+
+/* memd_hold.prev_bits: the hold is a memd_xhold, not the one inside its allocation. */
+#define MEMD_HOLD_EXTRA ((uintptr_t)1)
+
+/* The allocation h holds. */
+static inline memd_alloc *memd_hold_alloc(const memd_hold *h)
+{
+    if (h->prev_bits & MEMD_HOLD_EXTRA)
+        return ((const memd_xhold *)h)->alloc;
+    return (memd_alloc *)(uintptr_t)((uintptr_t)h - offsetof(memd_alloc, first));
+}
+
+/* Its name, "" when it has none. */
+static inline const char *memd_alloc_name(const memd_alloc *a)
+{
+    return a->ext ? a->ext->name : "";
+}
+
+/* Who made it: session id, pid, gid and process name (the uid is a->uid). */
+static inline const memd_creator *memd_alloc_creator(const memd_alloc *a)
+{
+    return a->creator;
+}
+
+/* A texture's row pitch, else 0. */
+static inline uint64_t memd_alloc_pitch(const memd_alloc *a)
+{
+    return a->ext ? a->ext->pitch : 0;
+}
+
+/* The banks of a bank-set placement (mode RANGE or PER_BANK; 0 for lockstep). */
+static inline uint32_t memd_alloc_nset(const memd_alloc *a)
+{
+    return a->pl.mode != MEMD_BANKS_ALL && a->ext ? a->ext->nset : 0;
+}
+
+/* The sub-device it is charged to (index + 1), 0: none. */
+static inline uint32_t memd_alloc_subdev(const memd_alloc *a)
+{
+    return a->ext ? a->ext->subdev : 0;
+}
+
+/* Its holders: for (h = memd_alloc_holders(a); h; h = memd_alloc_next_holder(a, h)). */
+static inline memd_hold *memd_alloc_holders(const memd_alloc *a)
+{
+    if (a->first_used)
+        return (memd_hold *)(uintptr_t)&a->first;
+    return a->ext && a->ext->holds ? &a->ext->holds->h : NULL;
+}
+
+static inline memd_hold *memd_alloc_next_holder(const memd_alloc *a, const memd_hold *h)
+{
+    const memd_xhold *x = h == &a->first ? (a->ext ? a->ext->holds : NULL)
+                                         : ((const memd_xhold *)h)->a_next;
+    return x ? (memd_hold *)(uintptr_t)&x->h : NULL;
+}
+
+/* Its placement as the engine gives and takes it (no arrays of its own to free). */
+void memd_alloc_placement(const memd_alloc *a, memd_placement *out);
 
 /* s's hold on a, or NULL. */
 memd_hold *memd_alloc_hold_of(const memd_alloc *a, const memd_session *s);
@@ -41,14 +101,34 @@ memd_hold *memd_alloc_hold_of(const memd_alloc *a, const memd_session *s);
 /* Drops one hold; the allocation goes back to the engine with its last holder. */
 void memd_hold_release(memd_state *st, memd_hold *h);
 
+/* Drops s's reference to its creator record (session close); one reference to c. */
+void memd_session_creator_put(memd_session *s);
+void memd_creator_put(memd_creator *c);
+
+/* a's ext, made (unnamed) if it has none. NULL when memory is short. */
+memd_alloc_ext *memd_alloc_ext_get(memd_alloc *a);
+
 /* Drops every hold at once (admin reclaim). */
 void memd_alloc_reclaim(memd_state *st, memd_alloc *a);
 
-/* State store restore: registers an allocation record made from proto (every field but
- * the links) at its stored placement (memd_device_alloc_at, never a new placement),
- * with no holder yet; memd_alloc_adopt_hold then gives it each hold. 0, -EEXIST (handle
- * or shared name taken), -EBUSY / -EINVAL (the engine refuses the placement), -ENOMEM. */
-int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc *proto, memd_alloc **out);
+/* What the state store restores an allocation from. */
+typedef struct memd_alloc_proto {
+    uint64_t handle, requested, created_ns;
+    memd_placement pl;
+    uint32_t uid, pid, gid, session_id;
+    uint8_t cls, scope;
+    bool shared, pool;
+    uint64_t store_key;
+    const char *name;              /* "" or NULL: none */
+    const char *comm;
+} memd_alloc_proto;
+
+/* State store restore: registers an allocation record made from proto at its stored
+ * placement (memd_device_alloc_at, never a new placement), with no holder yet;
+ * memd_alloc_adopt_hold then gives it each hold. 0, -EEXIST (handle or shared name
+ * taken), -EBUSY / -EINVAL (the engine refuses the placement), -ENOMEM. */
+int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc_proto *proto,
+                     memd_alloc **out);
 int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s, uint64_t req);
 
 /* The holds of s made by client request req (memd_hold.req), newest first, into

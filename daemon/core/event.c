@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "alloc.h"
 #include "log.h"
 
 struct memd_events {
@@ -20,7 +21,7 @@ struct memd_events {
 uint64_t memd_alloc_device_bytes(const memd_state *st, const memd_alloc *a)
 {
     /* A bank-set buffer reserves its set's banks only; lockstep, every bank of the group. */
-    uint32_t banks = a->pl.mode != MEMD_BANKS_ALL ? a->pl.nset
+    uint32_t banks = a->pl.mode != MEMD_BANKS_ALL ? memd_alloc_nset(a)
                                                   : st->devs[a->dev].spec->groups[a->pl.kind].banks;
     return a->pl.size_per_bank * banks;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "errmsg.h"
 
 /* One applied op, so that a report refused half-way can be undone. */
@@ -36,8 +37,10 @@ void memd_pool_books_free(memd_pool_books *b)
 
 static memd_pool_books *books_get(memd_alloc *a)
 {
-    if (a->books)
-        return a->books;
+    if (!memd_alloc_ext_get(a))
+        return NULL;
+    if (a->ext->books)
+        return a->ext->books;
     memd_pool_books *b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
@@ -47,7 +50,7 @@ static memd_pool_books *books_get(memd_alloc *a)
         return NULL;
     }
     b->as_of_ns = a->created_ns;
-    a->books = b;
+    a->ext->books = b;
     return b;
 }
 
@@ -59,11 +62,13 @@ static int apply_reset(memd_alloc *a, uint32_t i, const memd_wire_pool_op *op, a
     if (op->offset != 0 || op->size != 0)
         return memd_err_set(err, -EINVAL, "pool report op %u: a reset of pool %llu takes "
                             "offset 0 and size 0", i, (unsigned long long)a->handle);
-    memd_pool_books *old = a->books;
-    a->books = NULL;
+    if (!memd_alloc_ext_get(a)) /* where the books are kept */
+        return memd_err_set(err, -ENOMEM, "daemon out of memory");
+    memd_pool_books *old = a->ext->books;
+    a->ext->books = NULL;
     memd_pool_books *b = books_get(a);
     if (!b) {
-        a->books = old;
+        a->ext->books = old;
         return memd_err_set(err, -ENOMEM, "daemon out of memory");
     }
     if (old)
@@ -142,7 +147,7 @@ static void undo(applied *ap)
     memd_suballoc *sub = ap->sub;
     if (ap->op == MEMD_POOL_OP_RESET) { /* the ops after it are undone already */
         memd_pool_books_free(b);
-        ap->a->books = ap->old;
+        ap->a->ext->books = ap->old; /* apply_reset made a's ext */
     } else if (ap->op == MEMD_POOL_OP_ALLOC) {
         (void)memd_range_free(b->range, sub->offset, NULL);
         memd_map_remove(&b->subs, sub->offset + 1);

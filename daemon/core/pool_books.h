@@ -35,7 +35,7 @@ int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_wire_p
 /* The books of pool allocation a (NULL until its first report). */
 static inline const memd_pool_books *memd_pool_books_of(const memd_alloc *a)
 {
-    return a->books;
+    return a->ext ? a->ext->books : NULL;
 }
 
 /* The sub-allocation at offset, or NULL. */

@@ -4,6 +4,8 @@
 
 #include <errno.h>
 
+#include "alloc.h"
+
 static uint64_t quota_key(uint32_t dev, uint32_t uid)
 {
     return (uint64_t)(dev + 1) << 32 | uid; /* never 0 */
@@ -45,30 +47,33 @@ void memd_quota_sub(memd_state *st, uint32_t dev, uint32_t uid, uint64_t bytes)
         *v -= bytes;
 }
 
+/* Charges every uid holding a its size once (alloc.c): a hold whose uid an earlier hold
+ * of a already counted is skipped. */
+static int recount_one(void *ctx, memd_alloc *a)
+{
+    memd_map *m = ctx;
+    for (const memd_hold *h = memd_alloc_holders(a); h; h = memd_alloc_next_holder(a, h)) {
+        const memd_hold *e = memd_alloc_holders(a);
+        while (e != h && e->session->uid != h->session->uid)
+            e = memd_alloc_next_holder(a, e);
+        if (e != h)
+            continue;
+        uint64_t key = quota_key(a->dev, h->session->uid);
+        uint64_t *v = memd_map_get(m, key);
+        if (v)
+            *v += a->pl.size_per_bank;
+        else if (memd_map_put(m, key, a->pl.size_per_bank) < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
 int memd_quota_recount(memd_state *st)
 {
     memd_map m = {0};
-    for (size_t i = 0; i < st->handles.cap; i++) {
-        if (!st->handles.slots[i].key)
-            continue;
-        const memd_alloc *a = (const memd_alloc *)(uintptr_t)st->handles.slots[i].val;
-        /* Each uid holding a counts once (alloc.c): skip a hold whose uid an earlier hold
-         * of a already counted. */
-        for (const memd_hold *h = a->holds; h; h = h->a_next) {
-            const memd_hold *e = a->holds;
-            while (e != h && e->session->uid != h->session->uid)
-                e = e->a_next;
-            if (e != h)
-                continue;
-            uint64_t key = quota_key(a->dev, h->session->uid);
-            uint64_t *v = memd_map_get(&m, key);
-            if (v) {
-                *v += a->pl.size_per_bank;
-            } else if (memd_map_put(&m, key, a->pl.size_per_bank) < 0) {
-                memd_map_free(&m);
-                return -ENOMEM;
-            }
-        }
+    if (memd_handles_each(&st->handles, recount_one, &m) < 0) {
+        memd_map_free(&m);
+        return -ENOMEM;
     }
     memd_map_free(&st->quota);
     st->quota = m;

@@ -44,12 +44,13 @@ void memd_session_close(memd_state *st, memd_session *s)
     uint64_t bytes = 0;
     uint32_t holds = s->nholds;
     for (const memd_hold *h = s->holds; h; h = h->next)
-        bytes += memd_alloc_device_bytes(st, h->alloc);
+        bytes += memd_alloc_device_bytes(st, memd_hold_alloc(h));
     memd_hooks_session_closing(st, s); /* e.g. its instances and model loads first */
     while (s->holds)
         memd_hold_release(st, s->holds);
     free(s->group_holds);
     s->group_holds = NULL;
+    memd_session_creator_put(s);
     if (s->ewait.parked) { /* its connection went: nobody to answer */
         s->ewait.parked = false;
         st->events_parked--;

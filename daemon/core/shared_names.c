@@ -30,8 +30,8 @@ memd_alloc *memd_names_find(const memd_names *n, uint32_t dev, uint32_t uid, con
         return NULL;
     uid = key_uid(n, uid, name);
     for (memd_alloc *a = n->buckets[name_hash(dev, uid, name) & (n->cap - 1)]; a;
-         a = a->name_next)
-        if (a->dev == dev && key_uid(n, a->uid, a->name) == uid && strcmp(a->name, name) == 0)
+         a = a->ext->name_next)
+        if (a->dev == dev && key_uid(n, a->uid, a->ext->name) == uid && strcmp(a->ext->name, name) == 0)
             return a;
     return NULL;
 }
@@ -45,9 +45,9 @@ static int grow(memd_names *n)
     for (size_t i = 0; i < n->cap; i++) {
         memd_alloc *a = n->buckets[i];
         while (a) {
-            memd_alloc *next = a->name_next;
-            size_t j = name_hash(a->dev, key_uid(n, a->uid, a->name), a->name) & (cap - 1);
-            a->name_next = b[j];
+            memd_alloc *next = a->ext->name_next;
+            size_t j = name_hash(a->dev, key_uid(n, a->uid, a->ext->name), a->ext->name) & (cap - 1);
+            a->ext->name_next = b[j];
             b[j] = a;
             a = next;
         }
@@ -65,8 +65,8 @@ int memd_names_add(memd_names *n, memd_alloc *a)
         if (rc < 0)
             return rc;
     }
-    size_t i = name_hash(a->dev, key_uid(n, a->uid, a->name), a->name) & (n->cap - 1);
-    a->name_next = n->buckets[i];
+    size_t i = name_hash(a->dev, key_uid(n, a->uid, a->ext->name), a->ext->name) & (n->cap - 1);
+    a->ext->name_next = n->buckets[i];
     n->buckets[i] = a;
     n->len++;
     return 0;
@@ -76,11 +76,11 @@ void memd_names_remove(memd_names *n, memd_alloc *a)
 {
     if (n->cap == 0)
         return;
-    memd_alloc **pp = &n->buckets[name_hash(a->dev, key_uid(n, a->uid, a->name), a->name) & (n->cap - 1)];
-    for (; *pp; pp = &(*pp)->name_next) {
+    memd_alloc **pp = &n->buckets[name_hash(a->dev, key_uid(n, a->uid, a->ext->name), a->ext->name) & (n->cap - 1)];
+    for (; *pp; pp = &(*pp)->ext->name_next) {
         if (*pp == a) {
-            *pp = a->name_next;
-            a->name_next = NULL;
+            *pp = a->ext->name_next;
+            a->ext->name_next = NULL;
             n->len--;
             return;
         }

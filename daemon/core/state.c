@@ -56,7 +56,7 @@ int memd_state_init(memd_state *st, const memd_config *cfg, memd_error *err)
     st->next_session_id = 1;
     st->start_ns = memd_now_ns();
     memd_pool_init(&st->alloc_pool, sizeof(memd_alloc), 1024);
-    memd_pool_init(&st->hold_pool, sizeof(memd_hold), 256);
+    memd_pool_init(&st->hold_pool, sizeof(memd_xhold), 256);
     if (cfg->admin_group[0]) {
         int rc = memd_resolve_group(cfg, &st->admin_gid, err);
         if (rc < 0)
@@ -110,7 +110,8 @@ void memd_state_fini(memd_state *st)
         memd_device_destroy(st->devs[i].dev);
     free(st->devs);
     free(st->group_clients);
-    memd_map_free(&st->handles);
+    memd_handles_free(&st->handles);
+    memd_creator_put(st->restore_creator);
     memd_map_free(&st->quota);
     memd_names_free(&st->names);
     memd_events_free(st);

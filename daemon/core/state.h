@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "device.h"
+#include "handles.h"
 #include "hooks.h"
 #include "map.h"
 #include "memd/protocol.h"
@@ -26,38 +27,89 @@ typedef struct memd_subdev memd_subdev; /* subdev.h */
 typedef struct memd_store memd_store;   /* store.h */
 typedef struct memd_events memd_events; /* event.h */
 
-/* One holder of an allocation: the creator, or a session that acquired a shared one. */
+/* What one session holds in one (device, bank group), kept as holds come and go
+ * (alloc.c), so the dump's usage records cost O(sessions), not O(holds). bytes: the
+ * whole allocation on the device (memd_alloc_device_bytes) once per hold. */
+typedef struct memd_group_use {
+    uint64_t bytes, shared_bytes;
+    uint32_t holds;
+} memd_group_use;
+
+/* One holder of an allocation, in its session's list. Every allocation has one inside
+ * it (memd_alloc.first: the creator's, no second record in the common unshared case);
+ * other holders of a shared one are memd_xholds. memd_hold_alloc finds the allocation. */
 typedef struct memd_hold {
-    memd_alloc *alloc;
     memd_session *session;
     uint64_t req;                  /* client request id that made it (0: unknown): a
                                     * retried request finds it (MEMD_REQ_F_RETRY) */
-    struct memd_hold *prev, *next; /* the session's holds */
-    struct memd_hold *a_next;      /* the allocation's holders */
+    struct memd_hold *next;        /* the session's holds */
+    uintptr_t prev_bits;           /* the previous one | MEMD_HOLD_EXTRA (alloc.c) */
 } memd_hold;
 
+/* A holder besides the one inside the allocation (another session of a shared one). */
+typedef struct memd_xhold {
+    memd_hold h;
+    memd_alloc *alloc;
+    struct memd_xhold *a_next;     /* the allocation's other holders */
+} memd_xhold;
+
+/* Who made an allocation: its session's credentials and process name when it did.
+ * One record per creating session, shared by every allocation it makes (reference
+ * counted by the session and each of them), instead of 28 bytes in each. */
+typedef struct memd_creator {
+    uint32_t refs;
+    uint32_t pid, gid, session_id;
+    char comm[16];
+} memd_creator;
+
+/* The parts of an allocation few have, allocated only for those that do (named, shared,
+ * held by several sessions, pools with reports, textures, bank sets, sub-devices). */
+typedef struct memd_alloc_ext {
+    memd_alloc *name_next;         /* name table chain */
+    struct memd_pool_books *books; /* pool: its reported sub-allocations (pool_books.h) */
+    memd_xhold *holds;             /* holders besides `first` */
+    uint64_t pitch;                /* dram.texture: the placement's row pitch */
+    /* A bank-set placement (memd_placement's mode RANGE or PER_BANK): its banks, and
+     * per bank its addresses (PER_BANK), owned here. */
+    uint32_t nset;
+    uint32_t *set;
+    uint64_t *addrs;
+    uint32_t subdev;               /* sub-device charged (index + 1), 0: none (subdev.h) */
+    char name[];                   /* NUL-terminated; "" when unnamed */
+} memd_alloc_ext;
+
+/* An allocation's placement as memd keeps it: what every allocation has (memd_placement
+ * has room for textures and bank sets besides; memd_alloc_placement rebuilds one). */
+typedef struct memd_alloc_pl {
+    uint64_t address;              /* same in every bank of the group */
+    uint64_t size_per_bank;
+    uint64_t page_size;
+    uint32_t banks;
+    uint8_t kind;                  /* memd_kind */
+    uint8_t region;
+    uint8_t mode;                  /* memd_bank_mode */
+} memd_alloc_pl;
+
+/* 128 bytes: at a million allocations every byte here is a megabyte (issue 14). Rare
+ * parts live in ext, the creator's details in one record per session. Read the name,
+ * creator and pitch through the accessors in alloc.h. */
 struct memd_alloc {
     uint64_t handle;               /* never reused while the daemon runs */
     uint64_t requested;            /* bytes the client asked for (shape * dtype computed) */
     uint64_t created_ns;           /* CLOCK_REALTIME */
-    uint64_t mark;                 /* batch free: duplicate detection */
-    memd_placement pl;
-    uint32_t dev;                  /* index into memd_state.devs */
+    memd_alloc_pl pl;
+    uint64_t store_key;            /* state store: key of the record that holds it */
+    memd_creator *creator;
+    memd_alloc_ext *ext;           /* NULL: no name, one holder at most, ... */
+    memd_hold first;               /* a holder's hold (first_used) */
     uint32_t refcount;             /* holders */
-    uint32_t pid, uid, gid, session_id; /* creator */
+    uint32_t uid;                  /* the creator's */
+    uint16_t dev;                  /* index into memd_state.devs */
     uint8_t cls, scope;
     bool shared;                   /* in the name table */
     bool pool;                     /* a client pool (MEMD_ALLOC_F_POOL) */
     bool first_used;
-    memd_hold first;               /* the creator's hold: no second record in the common case */
-    memd_hold *holds;
-    memd_alloc *name_next;         /* name table chain */
-    uint64_t store_key;            /* state store: key of the record that holds it */
-    uint32_t subdev;               /* sub-device charged (index + 1), 0: none (subdev.h) */
-    uint64_t subdev_bytes;         /* what it charged */
-    struct memd_pool_books *books; /* pool: its reported sub-allocations (pool_books.h) */
-    char comm[16];
-    char name[MEMD_NAME_MAX];
+    bool marked;                   /* batch free: duplicate detection */
 };
 
 struct memd_session {
@@ -69,11 +121,12 @@ struct memd_session {
     bool subdev_by_config;
     char comm[16];
     char client_name[32];
+    memd_creator *creator;         /* of what it allocates (alloc.c), or NULL */
     uint64_t connected_ns;
     uint64_t requests;
     uint32_t nholds;
     memd_hold *holds;              /* doubly linked */
-    uint32_t *group_holds;         /* holds per (device index, bank group): ndevs *
+    memd_group_use *group_holds;   /* use per (device index, bank group): ndevs *
                                       MEMD_KIND_COUNT, NULL until the first hold */
     memd_session *prev, *next;     /* memd_state.sessions */
     /* An EVENTS request with MEMD_EVENTS_F_WAIT that found nothing: answered later
@@ -121,12 +174,13 @@ typedef struct memd_state {
     uint64_t next_handle;
     uint64_t next_mark;
     uint32_t next_session_id;
-    memd_map handles;              /* handle -> memd_alloc * */
+    memd_handles handles;          /* handle -> memd_alloc * (handles.h) */
     memd_map quota;                /* (dev, uid) -> bytes per bank in use (quota.c) */
     memd_names names;
     memd_pool alloc_pool, hold_pool;
     memd_session *sessions;
     uint32_t nsessions;
+    memd_creator *restore_creator; /* the last one memd_alloc_adopt made (alloc.c) */
     uint32_t events_parked;        /* sessions with ewait.parked */
     memd_counters ctr;
     /* Sessions holding something per (device index, bank group), kept as holds come and

@@ -209,21 +209,30 @@ int memd_subdev_check_budget(const memd_state *st, const memd_session *s, uint64
     return 0;
 }
 
+/* The bytes a charges: a function of its placement, so computed, not kept. */
+static uint64_t alloc_bytes(const memd_state *st, const memd_alloc *a)
+{
+    memd_placement p;
+    memd_alloc_placement(a, &p);
+    return memd_subdev_bytes(st, a->dev, &p);
+}
+
 void memd_subdev_charge(memd_state *st, memd_alloc *a, uint32_t subdev)
 {
-    if (!subdev || a->subdev)
+    /* The sub-device is kept in a's ext, which callers make first (alloc.c). */
+    if (!subdev || memd_alloc_subdev(a) || !memd_alloc_ext_get(a))
         return;
-    a->subdev = subdev;
-    a->subdev_bytes = memd_subdev_bytes(st, a->dev, &a->pl);
-    st->subdevs[subdev - 1].used += a->subdev_bytes;
+    a->ext->subdev = subdev;
+    st->subdevs[subdev - 1].used += alloc_bytes(st, a);
     st->subdevs[subdev - 1].allocations++;
 }
 
 void memd_subdev_uncharge(memd_state *st, memd_alloc *a)
 {
-    if (!a->subdev || a->subdev > st->nsubdevs)
+    uint32_t sd = memd_alloc_subdev(a);
+    if (!sd || sd > st->nsubdevs)
         return;
-    st->subdevs[a->subdev - 1].used -= a->subdev_bytes;
-    st->subdevs[a->subdev - 1].allocations--;
-    a->subdev = 0;
+    st->subdevs[sd - 1].used -= alloc_bytes(st, a);
+    st->subdevs[sd - 1].allocations--;
+    a->ext->subdev = 0;
 }

@@ -155,7 +155,7 @@ static int restore_binding(memd_state *st, const memd_record *r, memd_error *err
     s->subdev_by_config = false;
     st->subdevs[i].sessions++;
     for (memd_hold *h = s->holds; h; h = h->next)
-        memd_subdev_charge(st, h->alloc, s->subdev);
+        memd_subdev_charge(st, memd_hold_alloc(h), s->subdev);
     return 1;
 }
 

@@ -54,17 +54,19 @@ static int alloc_batch_again(memd_state *st, memd_session *s, const memd_wire_hd
         memd_alloc *a = NULL;
         if (memd_wire_alloc_req_get(p, MEMD_WIRE_ALLOC_REQ_SIZE, &req) == 0 &&
             (req.flags & MEMD_ALLOC_F_SHARED)) {
-            for (size_t k = 0; k < n && !a; k++)
-                if (hs[k]->alloc->shared && strcmp(hs[k]->alloc->name, req.name) == 0 &&
-                    st->devs[hs[k]->alloc->dev].spec->id == req.device)
-                    a = hs[k]->alloc;
+            for (size_t k = 0; k < n && !a; k++) {
+                memd_alloc *x = memd_hold_alloc(hs[k]);
+                if (x->shared && strcmp(memd_alloc_name(x), req.name) == 0 &&
+                    st->devs[x->dev].spec->id == req.device)
+                    a = x;
+            }
         } else {
             while (next > 0 && !a)
-                if (!hs[--next]->alloc->shared)
-                    a = hs[next]->alloc;
+                if (!memd_hold_alloc(hs[--next])->shared)
+                    a = memd_hold_alloc(hs[next]);
         }
         if (!a)
-            a = hs[0]->alloc; /* cannot happen for the same payload; answer something held */
+            a = memd_hold_alloc(hs[0]); /* cannot happen for the same payload; answer something held */
         memd_wire_buffer b;
         memd_alloc_to_buffer(a, &b);
         o = memd_wire_buffer_put(o, &b);
@@ -163,9 +165,10 @@ int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
             return memd_reply_begin(out, h->opcode, h->id, 0) ? 0 : -ENOMEM;
     }
     /* Pass 1 checks everything, so pass 2 cannot fail half way. The mark catches a
-     * handle listed twice, which could only be freed once. */
-    uint64_t mark = st->next_mark++;
-    for (uint32_t i = 0; i < n; i++) {
+     * handle listed twice, which could only be freed once; the marks go again before
+     * anything returns. */
+    uint32_t i = 0;
+    for (; i < n; i++) {
         uint64_t handle = memd_wire_u64(p + (size_t)i * MEMD_WIRE_HANDLE_SIZE);
         memd_alloc *a = st->scratch[i] = memd_alloc_find(st, handle);
         if (!a)
@@ -178,21 +181,26 @@ int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         else if (!memd_may_access(s, a))
             memd_err_set(&err, -EPERM, "handle %u of %u: %llu belongs to session %u, not "
                                        "to this session %u (nothing freed)",
-                         i, n, (unsigned long long)handle, a->session_id, s->id);
+                         i, n, (unsigned long long)handle, memd_alloc_creator(a)->session_id,
+                         s->id);
         else if (memd_models_managed(st, handle) && memd_alloc_hold_of(a, s))
             memd_err_set(&err, -EBUSY, "handle %u of %u: %llu belongs to a loaded model or "
                                        "an instance (nothing freed)",
                          i, n, (unsigned long long)handle);
-        else if (a->mark == mark)
+        else if (a->marked)
             memd_err_set(&err, -EINVAL, "handle %u of %u: %llu is listed twice (nothing "
                                         "freed)", i, n, (unsigned long long)handle);
         else {
-            a->mark = mark;
+            a->marked = true;
             continue;
         }
-        return memd_reply_fail(st, h, out, &err, false);
+        break;
     }
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t j = 0; j < i; j++)
+        st->scratch[j]->marked = false;
+    if (i < n)
+        return memd_reply_fail(st, h, out, &err, false);
+    for (i = 0; i < n; i++) {
         memd_alloc *a = st->scratch[i];
         memd_hold *hold = memd_alloc_hold_of(a, s);
         if (hold)

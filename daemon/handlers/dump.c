@@ -169,7 +169,7 @@ static int put_alloc_banks(const memd_state *st, const memd_alloc *a, memd_buf *
 {
     if (a->pl.mode == MEMD_BANKS_ALL)
         return 0;
-    for (uint32_t i = 0; i < a->pl.nset; i++) {
+    for (uint32_t i = 0; i < memd_alloc_nset(a); i++) {
         uint8_t *p = rec(out, MEMD_REC_ALLOC_BANK);
         if (!p)
             return -ENOMEM;
@@ -220,20 +220,31 @@ static int put_pool(const memd_alloc *a, bool subs, memd_buf *out)
     return memd_range_foreach(b->range, visit_sub, &c);
 }
 
+/* The allocations a session may see on a device (dev < 0: all), collected. */
+typedef struct visible {
+    const memd_session *s;
+    int dev;
+    memd_alloc **list;
+    size_t n;
+} visible;
+
+static int add_visible(void *ctx, memd_alloc *a)
+{
+    visible *v = ctx;
+    if ((v->dev < 0 || a->dev == (uint32_t)v->dev) && memd_may_access(v->s, a))
+        v->list[v->n++] = a;
+    return 0;
+}
+
 static int put_allocs(const memd_state *st, const memd_session *s, int dev, uint32_t flags,
                       memd_buf *out)
 {
-    memd_alloc **list = malloc((st->handles.len + 1) * sizeof *list);
-    if (!list)
+    visible v = {.s = s, .dev = dev, .list = malloc((st->handles.len + 1) * sizeof *v.list)};
+    if (!v.list)
         return -ENOMEM;
-    size_t n = 0;
-    for (size_t i = 0; i < st->handles.cap; i++) {
-        if (!st->handles.slots[i].key)
-            continue;
-        memd_alloc *a = (memd_alloc *)(uintptr_t)st->handles.slots[i].val;
-        if ((dev < 0 || a->dev == (uint32_t)dev) && memd_may_access(s, a))
-            list[n++] = a;
-    }
+    (void)memd_handles_each(&st->handles, add_visible, &v);
+    memd_alloc **list = v.list;
+    size_t n = v.n;
     qsort(list, n, sizeof *list, cmp_handle);
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
@@ -298,45 +309,31 @@ static int put_subdevs(const memd_state *st, memd_buf *out)
 
 
 /* What session s holds per (device, bank group): one SESSION_USE record for each where it
- * holds something. use has ndevs * MEMD_KIND_COUNT zeroed entries and is zero again after. */
-static int put_use(const memd_state *st, const memd_session *s, memd_wire_session_use *use,
-                   memd_buf *out)
+ * holds something, from the counts alloc.c keeps (O(devices x groups), not O(holds)). */
+static int put_use(const memd_state *st, const memd_session *s, memd_buf *out)
 {
-    for (const memd_hold *h = s->holds; h; h = h->next) {
-        const memd_alloc *a = h->alloc;
-        memd_wire_session_use *u = &use[(size_t)a->dev * MEMD_KIND_COUNT + a->pl.kind];
-        uint64_t bytes = memd_alloc_device_bytes(st, a);
-        u->allocations++;
-        u->bytes += bytes;
-        if (a->shared)
-            u->shared_bytes += bytes;
-    }
-    int rc = 0;
+    if (!s->group_holds)
+        return 0; /* never held anything */
     for (uint32_t d = 0; d < st->ndevs; d++) {
         for (int k = 0; k < MEMD_KIND_COUNT; k++) {
-            memd_wire_session_use *u = &use[(size_t)d * MEMD_KIND_COUNT + k];
-            if (!u->allocations)
+            const memd_group_use *g = &s->group_holds[(size_t)d * MEMD_KIND_COUNT + k];
+            if (!g->holds)
                 continue;
-            u->session_id = s->id;
-            u->device = st->devs[d].spec->id;
-            u->kind = (uint8_t)k;
-            uint8_t *p = rc == 0 ? rec(out, MEMD_REC_SESSION_USE) : NULL;
-            if (p)
-                memd_wire_session_use_put(p, u);
-            else
-                rc = -ENOMEM;
-            *u = (memd_wire_session_use){0};
+            memd_wire_session_use u = {.session_id = s->id, .device = st->devs[d].spec->id,
+                                       .kind = (uint8_t)k, .allocations = g->holds,
+                                       .bytes = g->bytes, .shared_bytes = g->shared_bytes};
+            uint8_t *p = rec(out, MEMD_REC_SESSION_USE);
+            if (!p)
+                return -ENOMEM;
+            memd_wire_session_use_put(p, &u);
         }
     }
-    return rc;
+    return 0;
 }
 
 static int put_sessions(const memd_state *st, const memd_session *self, bool usage,
                         memd_buf *out)
 {
-    memd_wire_session_use *use = NULL;
-    if (usage && !(use = calloc((size_t)st->ndevs * MEMD_KIND_COUNT, sizeof *use)))
-        return -ENOMEM;
     int rc = 0;
     for (const memd_session *s = st->sessions; s && rc == 0; s = s->next) {
         if (!self->admin && s != self)
@@ -354,10 +351,9 @@ static int put_sessions(const memd_state *st, const memd_session *self, bool usa
         r.flags = memd_store_session_flags(st, s, &r.reclaim_deadline_ns); /* orphaned? */
         r.subdev = s->subdev;
         memd_wire_session_rec_put(p, &r);
-        if (use)
-            rc = put_use(st, s, use, out);
+        if (usage)
+            rc = put_use(st, s, out);
     }
-    free(use);
     return rc;
 }
 

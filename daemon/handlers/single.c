@@ -31,7 +31,7 @@ int memd_op_alloc(memd_state *st, memd_session *s, const memd_wire_hdr *h, const
     memd_wire_error err = {0};
     /* A retry whose first sending was applied: its buffer, not a second one. */
     if ((h->status & MEMD_REQ_F_RETRY) && memd_holds_of_request(s, h->id, &first, 1) == 1) {
-        a = first->alloc;
+        a = memd_hold_alloc(first);
     } else {
         rc = memd_model_check_alloc_name(req.name, &err);
         if (rc == 0)
@@ -115,7 +115,7 @@ int memd_op_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h, const
     if (!a)
         return ret;
     /* Lockstep: the first `banks` banks, as before; a bank set: its banks in id order. */
-    uint32_t n = a->pl.mode == MEMD_BANKS_ALL ? a->pl.banks : a->pl.nset;
+    uint32_t n = a->pl.mode == MEMD_BANKS_ALL ? a->pl.banks : memd_alloc_nset(a);
     uint8_t *o = memd_reply_begin(out, h->opcode, h->id,
                                   MEMD_WIRE_COUNT_SIZE + n * MEMD_WIRE_HANDLE_SIZE);
     if (!o)

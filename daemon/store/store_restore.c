@@ -182,14 +182,13 @@ static int restore_one(restore *r, uint64_t key, const uint8_t *p, size_t len)
     memd_placement pl;
     if (memd_store_rec_placement(&rec, &pl) < 0)
         return fail(r, -ENOMEM, "out of memory");
-    memd_alloc proto = {.handle = rec.handle, .requested = rec.requested,
-                        .created_ns = rec.created_ns, .pl = pl, .pid = rec.pid,
-                        .uid = rec.uid, .gid = rec.gid, .session_id = rec.session_id,
-                        .cls = rec.cls, .scope = rec.scope,
-                        .shared = rec.flags & MEMD_STORE_REC_SHARED,
-                        .pool = rec.flags & MEMD_STORE_REC_POOL, .store_key = key};
-    memcpy(proto.comm, rec.comm, sizeof proto.comm);
-    memcpy(proto.name, rec.name, sizeof proto.name);
+    memd_alloc_proto proto = {.handle = rec.handle, .requested = rec.requested,
+                              .created_ns = rec.created_ns, .pl = pl, .pid = rec.pid,
+                              .uid = rec.uid, .gid = rec.gid, .session_id = rec.session_id,
+                              .cls = rec.cls, .scope = rec.scope,
+                              .shared = rec.flags & MEMD_STORE_REC_SHARED,
+                              .pool = rec.flags & MEMD_STORE_REC_POOL, .store_key = key,
+                              .name = rec.name, .comm = rec.comm};
     memd_alloc *a;
     rc = memd_alloc_adopt(r->st, (uint32_t)dev, &proto, &a); /* copies the placement */
     memd_placement_fini(&pl);

@@ -221,7 +221,7 @@ void memd_store_orphan_release(memd_state *st, memd_store_sess *ss, const char *
     memd_session *o = ss->s;
     uint64_t bytes = 0;
     for (const memd_hold *h = o->holds; h; h = h->next)
-        bytes += memd_alloc_device_bytes(st, h->alloc);
+        bytes += memd_alloc_device_bytes(st, memd_hold_alloc(h));
     memd_event(st, o, MEMD_EVENT_ORPHAN_RELEASE, LOG_NOTICE, UINT32_MAX, bytes,
                "orphaned session %u (pid %u, %s, uid %u) %s: releasing its %u allocation "
                "holds, %llu bytes", o->id, o->pid, o->comm[0] ? o->comm : "?", o->uid, why,

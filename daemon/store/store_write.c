@@ -11,6 +11,7 @@
 
 #include "alloc.h"
 #include "log.h"
+#include "wire.h"
 
 static int reserve_buf(memd_store *S, size_t n)
 {
@@ -70,7 +71,8 @@ static int holders_of(memd_store *S, const memd_alloc *a, uint32_t *n_out, uint3
         S->holders_cap = a->refcount;
     }
     uint32_t n = 0;
-    for (const memd_hold *h = a->holds; h && n < a->refcount; h = h->a_next)
+    for (const memd_hold *h = memd_alloc_holders(a); h && n < a->refcount;
+         h = memd_alloc_next_holder(a, h))
         S->holders[n++] = (memd_store_holder){h->session->id, h->req};
     if (n > 1)
         qsort(S->holders, n, sizeof *S->holders, cmp_holder);
@@ -90,21 +92,22 @@ static void to_rec(const memd_state *st, const memd_alloc *a, uint32_t unique,
      * measurable share of a batch's flush), and every field is set here anyway. */
     r->handle = a->handle;
     r->device = st->devs[a->dev].spec->id;
-    r->pl = a->pl;
+    const memd_creator *c = memd_alloc_creator(a);
+    memd_alloc_placement(a, &r->pl);
     r->requested = a->requested;
     r->created_ns = a->created_ns;
-    r->pid = a->pid;
+    r->pid = c->pid;
     r->uid = a->uid;
-    r->gid = a->gid;
-    r->session_id = a->session_id;
+    r->gid = c->gid;
+    r->session_id = c->session_id;
     r->cls = a->cls;
     r->scope = a->scope;
     r->flags = (uint8_t)((a->shared ? MEMD_STORE_REC_SHARED : 0) |
                          (a->pool ? MEMD_STORE_REC_POOL : 0));
     r->nholders = unique;
     r->holders = NULL;
-    memcpy(r->comm, a->comm, sizeof r->comm);
-    memcpy(r->name, a->name, sizeof r->name);
+    memd_wire_strset(r->comm, sizeof r->comm, c->comm);
+    memd_wire_strset(r->name, sizeof r->name, memd_alloc_name(a));
 }
 
 /* Encodes the record of w->live[i] at *p and moves *p past it (write_chunk reserved
@@ -116,7 +119,8 @@ static int put_alloc(writer *w, uint32_t i, uint8_t **p)
     memd_store_alloc_rec r;
     uint32_t n = 1, unique = 1;
     if (a->refcount == 1) {
-        S->holders[0] = (memd_store_holder){a->holds->session->id, a->holds->req}; /* no sort */
+        const memd_hold *h = memd_alloc_holders(a);
+        S->holders[0] = (memd_store_holder){h->session->id, h->req}; /* no sort */
     } else {
         int rc = holders_of(S, a, &n, &unique);
         if (rc != 0)
@@ -146,10 +150,11 @@ static int alloc_size(writer *w, uint32_t i, size_t *size)
         if (rc != 0)
             return rc;
     }
-    w->comm_len[i] = (uint8_t)memd_store_str_len(a->comm, sizeof a->comm);
-    w->name_len[i] = (uint8_t)memd_store_str_len(a->name, sizeof a->name);
+    w->comm_len[i] = (uint8_t)memd_store_str_len(memd_alloc_creator(a)->comm,
+                                                 sizeof memd_alloc_creator(a)->comm);
+    w->name_len[i] = (uint8_t)memd_store_str_len(memd_alloc_name(a), MEMD_NAME_MAX);
     *size = MEMD_STORE_ALLOC_REC_BASE + w->comm_len[i] + w->name_len[i] +
-            memd_store_bankset_size(a->pl.mode, a->pl.nset) +
+            memd_store_bankset_size(a->pl.mode, memd_alloc_nset(a)) +
             (size_t)unique * MEMD_STORE_HOLDER_SIZE;
     return 0;
 }
@@ -291,6 +296,18 @@ static int write_dirty(writer *w)
     return rc;
 }
 
+typedef struct key_list {
+    uint64_t *keys;
+    size_t n;
+} key_list;
+
+static int add_key(void *ctx, memd_alloc *a)
+{
+    key_list *kl = ctx;
+    kl->keys[kl->n++] = a->store_key;
+    return 0;
+}
+
 static int write_all(writer *w)
 {
     memd_store *S = w->st->store;
@@ -301,13 +318,12 @@ static int write_all(writer *w)
     w->top = 0;
     w->stored = false;
     /* In key order, so every put is an append. */
-    size_t n = 0;
-    uint64_t *keys = malloc((st->handles.len + 1) * sizeof *keys);
-    if (!keys)
+    key_list kl = {.keys = malloc((st->handles.len + 1) * sizeof *kl.keys)};
+    if (!kl.keys)
         return ENOMEM;
-    for (size_t i = 0; i < st->handles.cap; i++)
-        if (st->handles.slots[i].key)
-            keys[n++] = ((const memd_alloc *)(uintptr_t)st->handles.slots[i].val)->store_key;
+    (void)memd_handles_each(&st->handles, add_key, &kl);
+    uint64_t *keys = kl.keys;
+    size_t n = kl.n;
     qsort(keys, n, sizeof *keys, cmp_u64);
     for (size_t i = 0; i < n && rc == 0; i++)
         if (i == 0 || keys[i] != keys[i - 1])

@@ -1,7 +1,7 @@
 /* memd-bench-scale — the daemon at a million allocations (issue 14).
  *
  *   memd-bench-scale --socket PATH --pid PID --allocs N [--dumps K] [--size BYTES]
- *                    [--hold SECONDS]
+ *                    [--hold SECONDS] [--usage 1]
  *
  * Against a running memd (PID, for its memory figures; its config must allow N
  * allocations per session): one client makes N allocations in batches, then dumps the
@@ -12,7 +12,8 @@
  * allocation, each dump's time, and the second client's round trips during the dumps
  * (median, p99, max) against the same figures measured just before them, which are the
  * stall the dumps cause. --hold keeps the allocations that long after the dumps (to try
- * memctl against them) before freeing them.
+ * memctl against them) before freeing them. --usage 1 asks each dump for the usage records
+ * too (MEMCLIENT_DUMP_USAGE: what every session holds per bank group, with the last page).
  *
  * It checks behaviour, never time: every dump must show exactly the N allocations, and
  * the other client's requests must all succeed. Any violation exits non-zero. */
@@ -33,6 +34,7 @@ typedef struct opts {
     long pid;
     uint64_t allocs, size;
     uint32_t dumps, hold;
+    unsigned dump_flags;
 } opts;
 
 /* The calling thread's last failure, as text. */
@@ -137,6 +139,8 @@ static int parse(int argc, char **argv, opts *o)
             o->size = x;
         else if (!strcmp(a, "--hold") && num && x < 3600)
             o->hold = (uint32_t)x;
+        else if (!strcmp(a, "--usage") && num && x <= 1)
+            o->dump_flags = x ? MEMCLIENT_DUMP_USAGE : 0;
         else
             return -EINVAL;
     }
@@ -148,7 +152,7 @@ int main(int argc, char **argv)
     opts o;
     if (argc % 2 == 0 || parse(argc, argv, &o) < 0) {
         fprintf(stderr, "usage: memd-bench-scale --socket PATH --pid PID --allocs N "
-                        "[--dumps K] [--size BYTES] [--hold SECONDS]\n");
+                        "[--dumps K] [--size BYTES] [--hold SECONDS] [--usage 1]\n");
         return 2;
     }
     memclient *c = NULL;
@@ -198,7 +202,7 @@ int main(int argc, char **argv)
     for (uint32_t k = 0; k < o.dumps; k++) {
         memclient_snapshot *s = NULL;
         uint64_t d0 = now_ns();
-        int rc = memclient_dump(c, MEMCLIENT_ALL_DEVICES, 0, &s);
+        int rc = memclient_dump(c, MEMCLIENT_ALL_DEVICES, o.dump_flags, &s);
         dump_ms[k] = (double)(now_ns() - d0) / 1e6;
         if (rc < 0) {
             fprintf(stderr, "memd-bench-scale: dump: %s\n", last_error());

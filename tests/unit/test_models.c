@@ -521,7 +521,7 @@ START_TEST(models_shared_across_sessions)
     ck_assert_uint_eq(ta[T_V].value, ta[T_C].value);
     memd_alloc *cst = memd_alloc_find(&st, ma.const_handle);
     ck_assert_ptr_nonnull(cst);
-    ck_assert_str_eq(cst->name, "model:net:const");
+    ck_assert_str_eq(memd_alloc_name(cst), "model:net:const");
     ck_assert_uint_eq(cst->refcount, 1);
     /* Loading it again in the same session changes nothing. */
     ck_assert_int_eq(load(&sa, "net", plan_id, &mb, NULL, &r), 0);

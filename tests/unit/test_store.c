@@ -382,7 +382,7 @@ START_TEST(round_trip_keeps_the_map)
     memd_hold_release(&st, memd_alloc_hold_of(memd_alloc_find(&st, hgone), a));
     sf_flush(&st);
     uint64_t sh_handle = sh->handle, sh_addr = sh->pl.address;
-    memd_placement p1 = memd_alloc_find(&st, h1)->pl, p2 = memd_alloc_find(&st, h2)->pl;
+    memd_alloc_pl p1 = memd_alloc_find(&st, h1)->pl, p2 = memd_alloc_find(&st, h2)->pl;
     uint32_t ida = a->id, idb = b->id;
     uint64_t next = st.next_handle;
     sf_stop(&st);
@@ -677,8 +677,9 @@ START_TEST(overlap_refused)
     memd_session *s = sf_session(&st, (uint32_t)getpid(), (uint32_t)getuid());
     memd_alloc *a = sf_alloc(&st, s, DEV_A, MEMD_CLASS_CONSTANT, 1000, NULL);
     sf_flush(&st);
-    memd_store_alloc_rec r = {.handle = a->handle + 100, .device = DEV_A, .pl = a->pl,
+    memd_store_alloc_rec r = {.handle = a->handle + 100, .device = DEV_A,
                               .cls = a->cls, .scope = a->scope, .nholders = 1};
+    memd_alloc_placement(a, &r.pl);
     uint8_t rec[256], k[8];
     uint8_t *p = memd_store_alloc_rec_put(rec, &r);
     p = memd_store_holder_put(p, s->id, 1, 0);

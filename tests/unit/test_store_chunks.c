@@ -343,7 +343,7 @@ START_TEST(per_handle_store_restored)
     /* The orphaned session's allocation 3 goes: its own record with it. */
     memd_alloc *a = memd_alloc_find(&st, h[3]);
     ck_assert_uint_eq(a->store_key, h[3]);
-    memd_hold_release(&st, a->holds);
+    memd_hold_release(&st, memd_alloc_holders(a));
     sf_flush(&st);
     sf_stop(&st);
     ck_assert_uint_eq(table(keys, nrecs, 64), N - 1);
@@ -363,7 +363,8 @@ START_TEST(foreign_handle_in_record_refused)
     start(&st);
     memd_session *s = session(&st);
     memd_alloc *a = alloc(&st, s, 1000);
-    memd_placement pl = a->pl;
+    memd_placement pl;
+    memd_alloc_placement(a, &pl);
     pl.address += 256 * KIB; /* elsewhere: only the key is wrong */
     uint64_t handle = a->handle + 3 * MEMD_STORE_CHUNK;
     uint32_t sid = s->id;
@@ -400,7 +401,8 @@ START_TEST(cut_or_empty_record_refused)
     start(&st);
     memd_session *s = session(&st);
     memd_alloc *a = alloc(&st, s, 1000);
-    memd_placement pl = a->pl;
+    memd_placement pl;
+    memd_alloc_placement(a, &pl);
     uint64_t key = a->handle + 4 * MEMD_STORE_CHUNK;
     uint32_t sid = s->id;
     sf_flush(&st);
