@@ -33,7 +33,9 @@ typedef struct pf {
 } pf;
 
 /* Run r: order r / 2, best fit when r is odd. Lane 0 takes the runs 0, 3, 4, 7, 8,
- * lane 1 1, 2, 5, 6, 9: both get first and best fits (best fit costs more). */
+ * lane 1 1, 2, 5, 6, 9: both get first and best fits (best fit costs more). A lane
+ * makes its first fits first: with a short budget the cheap runs are the ones that
+ * end. */
 static unsigned pf_lane_of(int r)
 {
     return (unsigned)((r + 1) / 2 % 2);
@@ -50,8 +52,9 @@ static void pf_run(void *arg, unsigned idx)
     uint32_t *order = malloc(n * sizeof(*order));
     ln->best_off = malloc(n * sizeof(*ln->best_off));
     ln->rc = !off || !key || !order || !ln->best_off ? -ENOMEM : 0;
-    for (int r = p->skip_first ? 1 : 0; ln->rc == 0 && r < PF_RUNS; r++) {
-        if (pf_lane_of(r) != idx)
+    for (int k = 0; ln->rc == 0 && k < PF_RUNS; k++) {
+        int r = k < PF_RUNS / 2 ? 2 * k : 2 * (k - PF_RUNS / 2) + 1; /* 0, 2, .. 8, 1, .. 9 */
+        if (pf_lane_of(r) != idx || (r == 0 && p->skip_first))
             continue;
         uint64_t now = bu->clock ? bu->clock(bu->clock_ctx) : 0;
         if ((bu->clock && now + ln->run_ns >= bu->deadline_ns) || memd_plan_budget_cancelled(bu) ||
@@ -72,7 +75,7 @@ static void pf_run(void *arg, unsigned idx)
             break;
         if (bu->clock)
             ln->run_ns = bu->clock(bu->clock_ctx) - now;
-        if (arena < ln->best) {
+        if (arena < ln->best || (arena == ln->best && r < ln->best_run)) {
             ln->best = arena;
             ln->best_run = r;
             memcpy(ln->best_off, off, n * sizeof(*off));

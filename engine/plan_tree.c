@@ -33,10 +33,11 @@ typedef struct set {
     uint32_t cls : 6;
 } set;
 
-/* A node's two sets side by side: one cache line serves a visit. The lowest two levels
- * keep no S, the biggest share of the intervals: a leaf's S is its C (nothing lies below
- * it), a leaf's parent's is its C and its children's; their C sets live in a separate
- * array of bare sets (8 bytes a node, not 16). */
+/* A node's two sets side by side: one cache line serves a visit. The lowest
+ * NO_S_LEVELS levels keep no S, the biggest share of the intervals: such a node's S
+ * would be the union of the C sets of its subtree (at most 7), which a query reads
+ * instead; their C sets live in a separate array of bare sets (8 bytes a node, not
+ * 16). */
 typedef struct node {
     set s, c;
 } node;
@@ -216,7 +217,7 @@ int memd_plan_tree_new(const memd_plan_buffer *b, size_t n, plan_tree **out)
     while (t->leaves < ranks + 2)
         t->leaves *= 2;
     /* The pool in one block from the start, about what size order's first fit needs
-     * on big traces (5 to 6 intervals a buffer): growing it by copies would leave the
+     * on big traces (4 to 5 intervals a buffer): growing it by copies would leave the
      * old blocks to the allocator at the peak (untouched pages cost nothing). */
     t->pool_cap = n < 256 ? 1024 : 6 * n;
     t->pool = malloc(t->pool_cap * sizeof(*t->pool));

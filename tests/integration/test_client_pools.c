@@ -338,6 +338,16 @@ static size_t books_of(memclient *c, uint64_t pool, uint64_t (*out)[2], size_t c
     return n;
 }
 
+/* A flush that puts memd's books right: 0, or once more the -EMFILE of a refusal the
+ * report timer met since the last flush (under valgrind the 50 ms timer fires anywhere). */
+static void flush_settles(memclient_pool *p)
+{
+    int rc = memclient_pool_flush(p);
+    if (rc == -EMFILE)
+        rc = memclient_pool_flush(p);
+    ck_assert_int_eq(rc, 0);
+}
+
 /* A report memd refuses (here: past max_suballocs_per_pool) must not leave its books
  * out of step with the process: the library resets them and reports the pool whole
  * again, at the next flush or within the timer's bound, and deltas work after that. */
@@ -368,7 +378,7 @@ START_TEST(refused_report_is_followed_by_a_resync)
     /* Free five (four of them memd never accepted) and flush: the pool's whole state. */
     for (int i = 0; i < 5; i++)
         ck_assert_int_eq(memclient_pool_free(p, b[i * 2].handle), 0);
-    ck_assert_int_eq(memclient_pool_flush(p), 0);
+    flush_settles(p);
     size_t n = books_of(c, pi.handle, books, 16);
     ck_assert_uint_eq(n, 7);
     for (size_t k = 0, i = 0; i < 12; i++) {
@@ -381,7 +391,7 @@ START_TEST(refused_report_is_followed_by_a_resync)
     /* Deltas again, and a refusal healed by the timer alone this time. */
     memclient_pool_buffer x, y;
     ck_assert_int_eq(memclient_pool_alloc(p, 64, 0, "x", &x), 0);
-    ck_assert_int_eq(memclient_pool_flush(p), 0);
+    flush_settles(p);
     ck_assert_uint_eq(books_of(c, pi.handle, books, 16), 8);
     ck_assert_int_eq(memclient_pool_alloc(p, 64, 0, "y", &y), 0);
     ck_assert_int_eq(memclient_pool_flush(p), -EMFILE); /* nine: refused, resync too */
@@ -394,10 +404,10 @@ START_TEST(refused_report_is_followed_by_a_resync)
             has_y |= books[i][0] == y.offset;
         if (n == 8 && has_y)
             break;
-        ck_assert_msg(now_ms() - t0 < 2000, "books not resynced: %zu sub-allocations", n);
+        ck_assert_msg(now_ms() - t0 < 5000, "books not resynced: %zu sub-allocations", n);
         usleep(10000);
     }
-    ck_assert_int_eq(memclient_pool_flush(p), 0);
+    flush_settles(p);
     ck_assert_int_eq(memclient_pool_destroy(p), 0);
     memclient_disconnect(c);
     ck_assert_int_eq(memd_fixture_stop(&f), 0);

@@ -171,6 +171,20 @@ START_TEST(bound_sessions_stay_inside)
 }
 END_TEST
 
+/* memctl ARGS against f's memd: stdout and stderr into out; returns the exit code. */
+static int memctl_out(const char *args, char *out, size_t cap)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s/tools/memctl/memctl --socket %s %s 2>&1",
+             getenv("MEMD_BUILD_ROOT"), f.socket_path, args);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
 START_TEST(define_by_request)
 {
     start();
@@ -207,17 +221,30 @@ START_TEST(define_by_request)
     ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
 
     /* memctl devices and dump show them. */
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s/tools/memctl/memctl --socket %s devices", getenv("MEMD_BUILD_ROOT"),
-             f.socket_path);
-    FILE *p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
     char out[16384];
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    ck_assert_int_eq(pclose(p), 0);
+    ck_assert_int_eq(memctl_out("devices", out, sizeof out), 0);
     ck_assert_msg(strstr(out, "sub-devices: 3") && strstr(out, "24-39") &&
                   strstr(out, "request") && strstr(out, "config"), "%s", out);
+
+    /* memctl subdev define: the same request from the command line. */
+    ck_assert_int_eq(memctl_out("subdev define cli --device 0 --group l1 --banks 48-55 "
+                                "--budget 8KiB --overlap right --json",
+                                out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "{\"defined\": \"cli\", \"device\": 0, \"group\": \"sram\", "
+                              "\"banks\": \"48-55\", \"nbanks\": 8, \"budget\": 8192}"),
+                  "%s", out);
+    memclient_snapshot *s = cu_dump(root, MEMCLIENT_DUMP_BANKS);
+    ck_assert_uint_eq(s->nsubdevs, 4);
+    ck_assert_str_eq(s->subdevs[3].banks, "48-55");
+    ck_assert_uint_eq(s->subdevs[3].budget, 8192);
+    memclient_snapshot_free(s);
+    /* Refusals: a bad bank list (usage, 2); the daemon's no (banks of 'right' without
+     * --overlap: exit 1 with the reason). */
+    ck_assert_int_eq(memctl_out("subdev define x --device 0 --group l1 --banks 9-3", out,
+                                sizeof out), 2);
+    ck_assert_int_eq(memctl_out("subdev define x --device 0 --group l1 --banks 60", out,
+                                sizeof out), 1);
+    ck_assert_msg(strstr(out, "shares bank 60 with 'right'"), "%s", out);
     memclient_disconnect(c);
     memclient_disconnect(root);
 }

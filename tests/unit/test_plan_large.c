@@ -307,6 +307,30 @@ START_TEST(portfolio_is_best_run_on_any_runner)
 }
 END_TEST
 
+/* Ties: buffers that never meet make every run optimal; the first run by number wins,
+ * on every runner (size first fit; without it, area first fit: lane 1's run 2, though
+ * lane 0's run 4 reaches the bound too). */
+START_TEST(portfolio_ties_go_to_the_earlier_run)
+{
+    memd_plan_buffer b[300];
+    uint64_t off[300];
+    for (size_t i = 0; i < 300; i++)
+        b[i] = (memd_plan_buffer){.lower = i, .upper = i + 1, .size = 100 + (i * 37) % 91};
+    uint64_t lb;
+    ck_assert_int_eq(memd_plan_lower_bound(b, 300, &lb), 0);
+    static const memd_plan_runner_fn runners[] = {NULL, reversed, threaded};
+    for (int k = 0; k < 3; k++)
+        for (int skip = 0; skip < 2; skip++) {
+            plan_budget bu = {0};
+            plan_best bp = {.arena = UINT64_MAX, .off = off, .strategy = "none"};
+            memd_plan_opts opts = {.runner = runners[k]};
+            ck_assert_int_eq(memd_plan_portfolio_tree(b, 300, lb, &opts, 0, skip, &bu, &bp), 0);
+            ck_assert_uint_eq(bp.arena, lb);
+            ck_assert_str_eq(bp.strategy, skip ? "greedy-area-first" : "greedy-size-first");
+        }
+}
+END_TEST
+
 /* On these traces the lanes at least halve the gap of size order first fit wherever it
  * is above 1 % (seeds 0, 3 and 5 of the six; elsewhere tiny buffers make the gap and
  * the lanes must only not lose). */
@@ -422,6 +446,7 @@ Suite *memd_test_suite(void)
     tcase_add_loop_test(tc, squeaky_is_deterministic_on_any_runner, 0, 2);
     tcase_add_loop_test(tc, squeaky_halves_the_gap, 0, 6);
     tcase_add_loop_test(tc, portfolio_is_best_run_on_any_runner, 0, 2);
+    tcase_add_test(tc, portfolio_ties_go_to_the_earlier_run);
     tcase_add_test(tc, squeaky_cancelled);
     suite_add_tcase(s, tc);
     return s;

@@ -63,6 +63,10 @@ _memctl()
             COMPREPLY=($(compgen -W 'dram global sram l1 dram.texture' -- "$cur"))
             return
             ;;
+        --group)
+            COMPREPLY=($(compgen -W 'sram l1 dram global' -- "$cur"))
+            return
+            ;;
         --dtype)
             COMPREPLY=($(compgen -W 'u8 i8 u16 i16 f16 bf16 u32 i32 f32 u64 i64 f64' -- "$cur"))
             return
@@ -76,7 +80,7 @@ _memctl()
             _filedir
             return
             ;;
-        --device | --size | --shape | --page-size | --align | --banks | --bank-set | --name | \
+        --device | --size | --shape | --page-size | --align | --banks | --bank-set | --name | --budget | --overlap | \
             --budget-ms | --seed | --watch | --instances | --dims)
             return # a number or a name: nothing to offer
             ;;
@@ -93,6 +97,10 @@ _memctl()
     fi
     if [[ $cmd == model && -z $sub && $cur != -* ]]; then
         COMPREPLY=($(compgen -W 'check load list import' -- "$cur"))
+        return
+    fi
+    if [[ $cmd == subdev && $cword -le 2 && $cur != -* ]]; then
+        COMPREPLY=($(compgen -W 'define' -- "$cur"))
         return
     fi
     if [[ $cur == -* ]]; then

@@ -23,6 +23,7 @@ static const memctl_cmd cmds[] = {
                                 "      [--page-size B] [--align A] [--banks N | --bank-set LIST [--per-bank]] --hold [--json]"},
     {"free", memctl_cmd_free, "free HANDLE [--json]"},
     {"devices", memctl_cmd_devices, "devices [--json]"},
+    {"subdev", memctl_cmd_subdev, "subdev define NAME --device N --group G --banks LIST [--budget SIZE] [--overlap NAMES] [--json]"},
     {"sessions", memctl_cmd_sessions, "sessions [--json]"},
     {"metrics", memctl_cmd_metrics, "metrics [--json | --listen ADDR:PORT]"},
     {"events", memctl_cmd_events, "events [--follow] [--json] [--since SEQ]"},

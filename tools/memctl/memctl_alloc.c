@@ -83,15 +83,10 @@ static int alloc_option(const char *a, const char *v, memclient_alloc_req *r, ch
         if (memctl_parse_u32(v, &r->banks) < 0 || r->banks == 0)
             return memctl_bad_value(cmd, a, v, "a positive number of banks");
     } else if (!strcmp(a, "--bank-set")) {
-        uint32_t n, bad;
-        int e = memd_parse_bank_list(v, MEMD_BANKSET_MAX, bank_ids, MEMD_BANKSET_MAX, &n, &bad);
-        if (e < 0) {
-            fprintf(stderr, "memctl alloc: --bank-set '%s': %s at offset %u\n", v,
-                    e == -ERANGE ? "bank id too large"
-                                 : "expected increasing bank ids and ranges like 0-3,8",
-                    bad);
-            return MEMCTL_EXIT_USAGE;
-        }
+        uint32_t n;
+        int e = memctl_parse_banks(cmd, a, v, bank_ids, &n);
+        if (e)
+            return e;
         r->bank_set = bank_ids;
         r->nbank_set = n;
     } else if (!strcmp(a, "--name")) {

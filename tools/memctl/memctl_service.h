@@ -63,6 +63,9 @@ int memctl_show_snapshot(const memctl_globals *g, int argc, char **argv, const c
 
 /* Fetches the value of option argv[*i] (advancing *i); prints a usage error if absent. */
 const char *memctl_optarg(const char *cmd, int argc, char **argv, int *i);
+/* A bank list (--bank-set, --banks: "0-3,8") into ids (MEMD_BANKSET_MAX entries); 0, or
+ * MEMCTL_EXIT_USAGE after a message naming the offending character. */
+int memctl_parse_banks(const char *cmd, const char *opt, const char *v, uint32_t *ids, uint32_t *n);
 /* Prints "memctl CMD: bad value for OPT: 'v' (why)" and returns MEMCTL_EXIT_USAGE. */
 int memctl_bad_value(const char *cmd, const char *opt, const char *v, const char *why);
 

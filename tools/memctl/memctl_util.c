@@ -7,6 +7,7 @@
 
 #include "memd/protocol.h"
 #include "units.h"
+#include "banklist.h"
 #include "memctl_service.h"
 
 int memctl_connect(const memctl_globals *g, memclient **out)
@@ -289,4 +290,17 @@ int memctl_show_snapshot(const memctl_globals *g, int argc, char **argv, const c
     fn(stdout, s);
     memclient_snapshot_free(s);
     return fflush(stdout) == 0 ? 0 : MEMCTL_EXIT_FAIL;
+}
+
+int memctl_parse_banks(const char *cmd, const char *opt, const char *v, uint32_t *ids, uint32_t *n)
+{
+    uint32_t bad;
+    int e = memd_parse_bank_list(v, MEMD_BANKSET_MAX, ids, MEMD_BANKSET_MAX, n, &bad);
+    if (e == 0)
+        return 0;
+    fprintf(stderr, "memctl %s: %s '%s': %s at offset %u\n", cmd, opt, v,
+            e == -ERANGE ? "bank id too large"
+                         : "expected increasing bank ids and ranges like 0-3,8",
+            bad);
+    return MEMCTL_EXIT_USAGE;
 }

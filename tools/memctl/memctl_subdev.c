@@ -1,0 +1,148 @@
+/* memctl subdev define: an admin defines a sub-device (a named subset of one bank group's
+ * banks, optionally with a byte budget) without editing memd.yaml; memd keeps it in its
+ * state store. Sessions bind to it themselves (memclient_subdev_bind); memctl devices and
+ * dump show it with its use. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memctl_service.h"
+
+static const char subdev_usage[] =
+    "usage: memctl subdev define NAME --device N --group G --banks LIST [--budget SIZE]\n"
+    "                            [--overlap NAME[,NAME...]] [--json]\n"
+    "  group: sram (l1) or dram (global); banks: ids and ranges, e.g. 0-31 or 0-3,8\n"
+    "  budget: bytes over all its banks; overlap: sub-devices it may share banks with\n"
+    "  needs root or the daemon's admin group; memd keeps it across restarts\n";
+
+static uint32_t banks[MEMD_BANKSET_MAX];
+
+typedef struct subdev_opts {
+    memclient_subdev sd;
+    char overlap[4][MEMD_NAME_MAX];
+    char list[256];                /* --banks as given */
+    bool dev, group, json;
+} subdev_opts;
+
+static int parse_overlap(const char *v, subdev_opts *o)
+{
+    const char *p = v;
+    for (int n = 0; *p; n++) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (n == 4 || len == 0 || len >= MEMD_NAME_MAX)
+            return memctl_bad_value("subdev", "--overlap", v, "1 to 4 names of 1 to 63 bytes");
+        memcpy(o->overlap[n], p, len);
+        o->overlap[n][len] = '\0';
+        o->sd.overlap[n] = o->overlap[n];
+        p = end ? end + 1 : p + len;
+    }
+    return 0;
+}
+
+static int option(const char *a, const char *v, subdev_opts *o)
+{
+    if (!strcmp(a, "--device")) {
+        o->dev = true;
+        return memctl_parse_u32(v, &o->sd.device) < 0
+                   ? memctl_bad_value("subdev", a, v, "a device id")
+                   : 0;
+    }
+    if (!strcmp(a, "--group")) {
+        o->group = true;
+        if (!strcmp(v, "sram") || !strcmp(v, "l1"))
+            o->sd.kind = MEMD_KIND_SRAM;
+        else if (!strcmp(v, "dram") || !strcmp(v, "global"))
+            o->sd.kind = MEMD_KIND_DRAM;
+        else
+            return memctl_bad_value("subdev", a, v, "sram (l1) or dram (global)");
+        return 0;
+    }
+    if (!strcmp(a, "--banks")) {
+        uint32_t n;
+        int e = memctl_parse_banks("subdev", a, v, banks, &n);
+        if (e)
+            return e;
+        o->sd.banks = banks;
+        o->sd.nbanks = n;
+        snprintf(o->list, sizeof o->list, "%s", v);
+        return 0;
+    }
+    if (!strcmp(a, "--budget"))
+        return memctl_parse_size(v, &o->sd.budget) < 0
+                   ? memctl_bad_value("subdev", a, v, "a size, e.g. 8MiB")
+                   : 0;
+    if (!strcmp(a, "--overlap"))
+        return parse_overlap(v, o);
+    fprintf(stderr, "memctl subdev: unknown option '%s'\n%s", a, subdev_usage);
+    return MEMCTL_EXIT_USAGE;
+}
+
+/* 0 when the command line is complete; -1 after --help; an exit code otherwise. */
+static int parse(int argc, char **argv, subdev_opts *o)
+{
+    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        fputs(subdev_usage, stdout);
+        return -1;
+    }
+    if (argc < 3 || strcmp(argv[1], "define") != 0 || argv[2][0] == '-') {
+        fputs(subdev_usage, stderr);
+        return MEMCTL_EXIT_USAGE;
+    }
+    if (strlen(argv[2]) >= MEMD_NAME_MAX)
+        return memctl_bad_value("subdev", "NAME", argv[2], "1 to 63 bytes");
+    o->sd.name = argv[2];
+    for (int i = 3; i < argc; i++) {
+        int rc;
+        if (!strcmp(argv[i], "--json")) {
+            o->json = true;
+        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(subdev_usage, stdout);
+            return -1;
+        } else {
+            const char *v = memctl_optarg("subdev", argc, argv, &i);
+            if (!v)
+                return MEMCTL_EXIT_USAGE;
+            if ((rc = option(argv[i - 1], v, o)) != 0)
+                return rc;
+        }
+    }
+    if (!o->dev || !o->group || !o->sd.nbanks) {
+        fprintf(stderr, "memctl subdev: define needs --device, --group and --banks\n%s",
+                subdev_usage);
+        return MEMCTL_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int memctl_cmd_subdev(const memctl_globals *g, int argc, char **argv)
+{
+    subdev_opts o;
+    memset(&o, 0, sizeof o);
+    int r = parse(argc, argv, &o);
+    if (r)
+        return r < 0 ? 0 : r;
+    memclient *c;
+    if ((r = memctl_connect(g, &c)) != 0)
+        return r;
+    r = memclient_subdev_define(c, &o.sd);
+    char what[128];
+    snprintf(what, sizeof what, "cannot define sub-device '%s'", o.sd.name);
+    int code = r < 0 ? memctl_fail(NULL, "subdev", what, r) : 0;
+    if (r == 0 && o.json) {
+        printf("{\"defined\": ");
+        memd_json_str(stdout, o.sd.name);
+        printf(", \"device\": %" PRIu32 ", \"group\": \"%s\", \"banks\": ", o.sd.device,
+               memclient_kind_name(o.sd.kind));
+        memd_json_str(stdout, o.list);
+        printf(", \"nbanks\": %" PRIu32 ", \"budget\": %" PRIu64 "}\n", o.sd.nbanks,
+               o.sd.budget);
+    } else if (r == 0) {
+        printf("defined sub-device %s: device %" PRIu32 " %s banks %s (%" PRIu32 ")%s\n",
+               o.sd.name, o.sd.device, memclient_kind_name(o.sd.kind), o.list, o.sd.nbanks,
+               o.sd.budget ? ", with a budget" : "");
+    }
+    memclient_disconnect(c);
+    return code;
+}
