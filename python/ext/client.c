@@ -274,6 +274,29 @@ static int parse_req(PyObject *const v[K_COUNT], memclient_alloc_req *req)
     return 0;
 }
 
+/* Bank ids (any iterable of ints, 1..MEMD_BANKSET_MAX of them): a PyMem array, or NULL
+ * with the exception set. */
+static uint32_t *bank_ids(PyObject *o, const char *what, uint32_t *count)
+{
+    PyObject *l = memdpy_list(o, what);
+    if (!l)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(l);
+    uint32_t *ids = NULL;
+    if (n < 1 || n > (Py_ssize_t)MEMD_BANKSET_MAX)
+        PyErr_Format(PyExc_ValueError, "%s has 1..%u bank ids, not %zd", what, MEMD_BANKSET_MAX, n);
+    else if (!(ids = PyMem_Calloc((size_t)n, sizeof *ids)))
+        PyErr_NoMemory();
+    for (Py_ssize_t i = 0; ids && i < n; i++)
+        if (memdpy_u32(PyList_GET_ITEM(l, i), "bank id", &ids[i]) < 0) {
+            PyMem_Free(ids);
+            ids = NULL;
+        }
+    Py_DECREF(l);
+    *count = (uint32_t)n;
+    return ids;
+}
+
 static PyObject *client_alloc(PyObject *op, PyObject *args, PyObject *kw)
 {
     memdpy_client *self = (memdpy_client *)op;
@@ -292,30 +315,9 @@ static PyObject *client_alloc(PyObject *op, PyObject *args, PyObject *kw)
     /* bank_set: bank ids (any iterable of ints), in any order; the library sorts them. */
     uint32_t *ids = NULL;
     if (bank_set && bank_set != Py_None) {
-        PyObject *l = memdpy_list(bank_set, "bank_set");
-        if (!l)
+        if (!(ids = bank_ids(bank_set, "bank_set", &req.nbank_set)))
             return NULL;
-        Py_ssize_t n = PyList_GET_SIZE(l);
-        if (n < 1 || n > (Py_ssize_t)MEMD_BANKSET_MAX) {
-            PyErr_Format(PyExc_ValueError, "bank_set has 1..%u bank ids, not %zd",
-                         MEMD_BANKSET_MAX, n);
-            Py_DECREF(l);
-            return NULL;
-        }
-        ids = PyMem_Calloc((size_t)n, sizeof *ids);
-        if (!ids) {
-            Py_DECREF(l);
-            return PyErr_NoMemory();
-        }
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (memdpy_u32(PyList_GET_ITEM(l, i), "bank id", &ids[i]) < 0) {
-                Py_DECREF(l);
-                PyMem_Free(ids);
-                return NULL;
-            }
-        Py_DECREF(l);
         req.bank_set = ids;
-        req.nbank_set = (uint32_t)n;
     }
     req.per_bank = per_bank;
     const char *what = "alloc";
@@ -567,6 +569,69 @@ static PyObject *client_bank_info(PyObject *op, PyObject *arg)
     }
 }
 
+/* ---- sub-devices ------------------------------------------------------------------------ */
+
+static PyObject *client_subdev_define(PyObject *op, PyObject *args, PyObject *kw)
+{
+    memdpy_client *self = (memdpy_client *)op;
+    static char *kws[] = {"name", "device", "group", "banks", "budget", "overlap", NULL};
+    const char *name, *group;
+    unsigned int device;
+    unsigned long long budget = 0;
+    PyObject *banks, *overlap = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sIsO|$KO:subdev_define", kws, &name, &device,
+                                     &group, &banks, &budget, &overlap))
+        return NULL;
+    memclient_subdev sd = {.name = name, .device = device, .budget = budget};
+    if (!strcmp(group, "sram") || !strcmp(group, "l1"))
+        sd.kind = MEMD_KIND_SRAM;
+    else if (!strcmp(group, "dram") || !strcmp(group, "global"))
+        sd.kind = MEMD_KIND_DRAM;
+    else
+        return PyErr_Format(PyExc_ValueError, "group must be sram (l1) or dram (global), not '%s'",
+                            group);
+    PyObject *ol = overlap && overlap != Py_None ? memdpy_list(overlap, "overlap") : NULL;
+    if (overlap && overlap != Py_None && !ol)
+        return NULL;
+    if (ol && PyList_GET_SIZE(ol) > 4) {
+        Py_DECREF(ol);
+        return PyErr_Format(PyExc_ValueError, "overlap names at most 4 sub-devices");
+    }
+    for (Py_ssize_t i = 0; ol && i < PyList_GET_SIZE(ol); i++)
+        if (!(sd.overlap[i] = PyUnicode_AsUTF8(PyList_GET_ITEM(ol, i)))) {
+            Py_DECREF(ol);
+            return NULL;
+        }
+    uint32_t *ids = bank_ids(banks, "banks", &sd.nbanks);
+    if (!ids) {
+        Py_XDECREF(ol);
+        return NULL;
+    }
+    sd.banks = ids;
+    const char *what = "subdev_define";
+    int r;
+    MEMDPY_CALL(self, r, memclient_subdev_define(c, &sd));
+    PyMem_Free(ids);
+    Py_XDECREF(ol);
+    if (r < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *client_subdev_bind(PyObject *op, PyObject *arg)
+{
+    memdpy_client *self = (memdpy_client *)op;
+    const char *name = PyUnicode_AsUTF8(arg);
+    if (!name)
+        return NULL;
+    const char *what = "subdev_bind";
+    int r;
+    MEMDPY_CALL(self, r, memclient_subdev_bind(c, name));
+    if (r < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 /* ---- dump ------------------------------------------------------------------------------ */
 
 static PyObject *client_dump(PyObject *op, PyObject *args, PyObject *kw)
@@ -669,6 +734,15 @@ static PyMethodDef client_methods[] = {
     {"bank_info", client_bank_info, METH_O,
      "bank_info(handle) -> list[dict]\n\nEvery bank the buffer uses, in id order: bank, address "
      "(in the group's map), absolute, core and noc ((x, y) or None)."},
+    {"subdev_define", (PyCFunction)(void (*)(void))client_subdev_define,
+     METH_VARARGS | METH_KEYWORDS,
+     "subdev_define(name, device, group, banks, *, budget=0, overlap=()) -> None\n\nAdmin "
+     "only: defines a sub-device, banks (ids) of bank group 'sram'/'l1' or 'dram'/'global', "
+     "with an optional byte budget over all its banks and up to 4 sub-devices it may share "
+     "banks with. memd keeps it across restarts."},
+    {"subdev_bind", client_subdev_bind, METH_O,
+     "subdev_bind(name) -> None\n\nBinds this session to a sub-device (before it allocates): "
+     "from then on it allocates only inside its banks."},
     {"bank_addresses", client_bank_addresses, METH_O,
      "bank_addresses(handle) -> list[int]\n\nThe buffer's absolute address in every bank of "
      "its bank group."},

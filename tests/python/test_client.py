@@ -342,6 +342,29 @@ def test_help_and_stubs_document_the_api():
     assert os.path.exists(os.path.join(os.path.dirname(memd.__file__), "py.typed"))
 
 
+def test_subdevs(client, daemon):
+    """Define a sub-device, bind another session to it: it allocates only inside."""
+    client.subdev_define("py", 0, "l1", [63, 60, 61, 62], budget=8192)
+    with pytest.raises(memd.ExistsError):
+        client.subdev_define("py", 0, "sram", [60])
+    with pytest.raises(ValueError):
+        client.subdev_define("bad", 0, "hbm", [1])
+    with pytest.raises(memd.InvalidRequestError):  # shares bank 60 without overlap
+        client.subdev_define("other", 0, "sram", [60])
+    client.subdev_define("other", 0, "sram", [60], overlap=["py"])
+    with memd.connect(daemon.socket, name="pytest-bound") as c:
+        c.subdev_bind("py")
+        b = c.alloc(0, "constant", 1024, scope="sram")  # lockstep over its 4 banks
+        assert b.bank_mode == 1 and [x["bank"] for x in c.bank_info(b)] == [60, 61, 62, 63]
+        with pytest.raises(memd.OutOfMemory):  # 4 KiB held + 2 KiB x 4 banks > 8 KiB budget
+            c.alloc(0, "constant", 2048, scope="sram")
+        with pytest.raises(memd.PermissionError):
+            c.alloc(0, "constant", 1024, scope="sram", bank_set=[0])
+    doc = client.dump()
+    subs = {d["name"]: d for d in doc["sub_devices"]}
+    assert subs["py"]["banks"] == "60-63" and subs["py"]["from"] == "request"
+
+
 def test_bank_sets(client, daemon):
     """Range lockstep and per-bank buffers: bank ids, addresses, dump JSON, errors."""
     r = client.alloc(0, "constant", 4096, scope="sram", bank_set=[8, 0, 1, 2, 3])
