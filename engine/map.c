@@ -36,13 +36,12 @@ int memd_map_trim_slow(memd_map *m)
     return cap == m->cap ? 0 : rehash(m, cap);
 }
 
-/* 16 bytes a slot at a load of 1/4 (or 1/2) is cheap next to what a key stands for. */
+/* 16 bytes a slot at a load of 1/4 (or 3/4) is cheap next to what a key stands for. */
 int memd_map_grow(memd_map *m, size_t n)
 {
-    size_t per_key = m->spread ? 2 : 4;
-    if (n > SIZE_MAX / per_key - m->len)
+    if (n > SIZE_MAX / 4 - m->len)
         return -ENOMEM;
-    while ((m->len + n) * per_key > m->cap) {
+    while (m->len + n > memd_map_room(m)) {
         int rc = grow_once(m);
         if (rc < 0)
             return rc;
