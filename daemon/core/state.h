@@ -112,6 +112,8 @@ struct memd_alloc {
     bool marked;                   /* batch free: duplicate detection */
 };
 
+#define MEMD_SESSION_GROUPS 16
+
 struct memd_session {
     uint32_t id;
     uint32_t pid, uid, gid;
@@ -119,6 +121,10 @@ struct memd_session {
     uint16_t version;              /* negotiated protocol version (HELLO), default 1 */
     uint32_t subdev;               /* bound sub-device (index + 1), 0: none (subdev.h) */
     bool subdev_by_config;
+    /* The first supplementary groups of the peer (SO_PEERGROUPS at connect): the config
+     * binds sessions to sub-devices by them too. Not stored: a restored orphan has none. */
+    uint8_t ngroups;
+    uint32_t groups[MEMD_SESSION_GROUPS];
     char comm[16];
     char client_name[32];
     memd_creator *creator;         /* of what it allocates (alloc.c), or NULL */

@@ -107,9 +107,13 @@ static bool listed(const memd_subdev *d, const memd_session *s)
     for (uint32_t i = 0; i < d->spec.nusers; i++)
         if (d->spec.users[i] == s->uid)
             return true;
-    for (uint32_t i = 0; i < d->spec.ngroups; i++)
+    for (uint32_t i = 0; i < d->spec.ngroups; i++) {
         if (d->gids[i] == s->gid)
             return true;
+        for (uint32_t k = 0; k < s->ngroups; k++)
+            if (d->gids[i] == s->groups[k])
+                return true;
+    }
     return false;
 }
 

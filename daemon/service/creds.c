@@ -50,6 +50,9 @@ int memd_session_creds(const memd_state *st, int fd, memd_session *s)
         ngroups = glen / sizeof groups[0];
 #endif
     s->admin = memd_session_is_admin(st, s->uid, s->gid, groups, ngroups);
+    s->ngroups = 0;
+    for (size_t i = 0; i < ngroups && s->ngroups < MEMD_SESSION_GROUPS; i++)
+        s->groups[s->ngroups++] = groups[i];
     read_comm(uc.pid, s->comm, sizeof s->comm);
     return 0;
 }

@@ -5,6 +5,7 @@
  * budget, or rebind; definitions by request are admin only and follow the overlap rule;
  * the dump and memctl devices show the sub-devices, their use and their sessions. */
 #include <errno.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -41,7 +42,8 @@ static void start(void)
              "  - name: right\n"
              "    device: 0\n"
              "    group: sram\n"
-             "    banks: 32-63\n",
+             "    banks: 32-63\n"
+             "    groups: [4242]\n",
              memd_fixture_source_root(), CU_NOBODY);
     memd_fixture_opts o = {.config_yaml = yaml, .capture_stderr = true};
     ck_assert_int_eq(memd_fixture_start(&f, &o), 0);
@@ -65,20 +67,31 @@ static int banks_within(memclient *c, uint64_t h, uint32_t lo, uint32_t hi)
     return n;
 }
 
+/* Connects to sock and allocates 4 KiB of SRAM without a bank set: the sub-device the
+ * config binds the caller to must place it in lockstep over its 32 banks, lo..hi. 0 (the
+ * connection in *c), or an exit code naming the failed step (10 connect, 11 alloc, 12
+ * banks). */
+static int alloc_inside(const char *sock, uint32_t lo, uint32_t hi, memclient **c,
+                        memclient_alloc_req *r)
+{
+    if (memclient_connect(sock, c) != 0)
+        return 10;
+    *r = sram(4096);
+    memclient_buffer b;
+    if (memclient_alloc(*c, r, &b) != 0 || b.bank_mode != MEMD_BANKS_RANGE || b.banks != 32)
+        return 11;
+    return banks_within(*c, b.handle, lo, hi) == 32 ? 0 : 12;
+}
+
 /* As nobody, bound to "left" by the config. Exit codes name the failed step. */
 static int nobody_in_left(void *arg)
 {
-    const char *sock = arg;
     memclient *c;
-    if (memclient_connect(sock, &c) != 0)
-        return 10;
-    memclient_alloc_req r = sram(4096);
+    memclient_alloc_req r;
     memclient_buffer b;
-    /* Lockstep over the sub-device: 32 banks, one address. */
-    if (memclient_alloc(c, &r, &b) != 0 || b.bank_mode != MEMD_BANKS_RANGE || b.banks != 32)
-        return 11;
-    if (banks_within(c, b.handle, 0, 31) != 32)
-        return 12;
+    int rc = alloc_inside(arg, 0, 31, &c, &r);
+    if (rc)
+        return rc;
     /* Per bank without a set: each of its banks. */
     r.per_bank = 1;
     if (memclient_alloc(c, &r, &b) != 0 || banks_within(c, b.handle, 0, 31) != 32)
@@ -269,6 +282,36 @@ static const memclient_subdev_rec *subdev_named(const memclient_snapshot *s, con
     return NULL;
 }
 
+/* uid 4321, primary group 4321, supplementary group 4242 (listed by 'right'): bound to
+ * 'right' by the config through its supplementary group. */
+static int supplementary_in_right(void *arg)
+{
+    memclient *c;
+    memclient_alloc_req r;
+    int rc = alloc_inside(arg, 32, 63, &c, &r);
+    if (rc == 0)
+        memclient_disconnect(c);
+    return rc;
+}
+
+START_TEST(bound_by_supplementary_group)
+{
+    start();
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        gid_t g = 4242;
+        if (setgroups(1, &g) != 0 || setgid(4321) != 0 || setuid(4321) != 0)
+            _exit(120);
+        _exit(supplementary_in_right(f.socket_path));
+    }
+    int ws;
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "child status %d", ws);
+}
+END_TEST
+
 /* A sub-device an admin defined is in the state store before the reply: a crash and
  * restart bring it back (banks, budget, overlap), sessions can bind to it again and it
  * still refuses a second definition; a session bound by request stays bound when it
@@ -361,6 +404,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, bound_sessions_stay_inside);
     tcase_add_test(tc, define_by_request);
     tcase_add_test(tc, defined_subdevs_survive_restart);
+    tcase_add_test(tc, bound_by_supplementary_group);
     suite_add_tcase(s, tc);
     return s;
 }
