@@ -423,6 +423,16 @@ uint64_t memd_store_device_fingerprint(const memd_device_spec *spec)
             h = fnv_u64(h, g->regions[r].size);
             h = fnv_u64(h, g->regions[r].allocatable);
         }
+        /* Which bank id is which core, and where each bank sits: stored bank sets name
+         * banks by id, so a changed remap (tt_metal.l1_bank_remap) or bank offset must
+         * not let them land on other cores. Only where the device has them, so that
+         * devices without cores or offsets keep their fingerprints. */
+        for (uint32_t b = 0; g->cores && b < g->banks; b++)
+            h = fnv_u64(h, (uint64_t)g->cores[b].logical_x << 48 |
+                               (uint64_t)g->cores[b].logical_y << 32 |
+                               (uint64_t)g->cores[b].noc_x << 16 | g->cores[b].noc_y);
+        for (uint32_t b = 0; g->bank_offsets && b < g->banks; b++)
+            h = fnv_u64(h, (uint64_t)g->bank_offsets[b]);
     }
     h = fnv_u64(h, spec->texture.enabled);
     return fnv_u64(h, spec->texture.pitch_alignment);

@@ -378,7 +378,8 @@ START_TEST(pools_in_dump_and_metrics)
 }
 END_TEST
 
-/* Starts `memctl alloc ... --hold` and waits for the buffer line; returns the handle. */
+/* Starts `memctl alloc ... --hold` and waits for the buffer line (key=value, or with
+ * --json one object); returns the handle. */
 static uint64_t start_hold(const char *const *args, pid_t *pid)
 {
     int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -391,8 +392,11 @@ static uint64_t start_hold(const char *const *args, pid_t *pid)
         nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
         char *text = memctl_slurp(out_path);
         const char *h = strstr(text, "handle=");
+        const char *j = strstr(text, "{\"handle\": ");
         if (h && strchr(h, '\n'))
             handle = strtoull(h + 7, NULL, 10);
+        else if (j && strchr(j, '\n'))
+            handle = strtoull(j + 11, NULL, 10);
         free(text);
     }
     ck_assert_msg(handle, "memctl alloc printed no handle");
@@ -464,6 +468,19 @@ START_TEST(alloc_bank_sets)
     text = memctl_slurp(out_path);
     ck_assert_msg(strstr(text, " mode=per-bank bank_addrs=2:0x"), "%s", text);
     free(text);
+    /* --json: the dump's keys for the banks. */
+    pid_t pid3;
+    uint64_t h3 = start_hold((const char *const[]){"alloc", "--device", "0", "--class",
+                                                   "constant", "--scope", "sram", "--size",
+                                                   "4KiB", "--bank-set", "6,9", "--per-bank",
+                                                   "--hold", "--json", NULL}, &pid3);
+    text = memctl_slurp(out_path);
+    ck_assert_msg(strstr(text, "\"bank_mode\": \"per_bank\", \"bank_ids\": [6, 9], "
+                               "\"bank_addresses\": [{\"bank\": 6, \"address\": ") &&
+                  strstr(text, "{\"bank\": 9, \"address\": ") && strstr(text, "}]}\n"),
+                  "%s", text);
+    free(text);
+    stop_hold(pid3, h3);
     ck_assert_int_eq(RUN("dump"), 0);
     text = memctl_slurp(out_path);
     /* The tables (memctl_table): per-bank use, then which banks each buffer spans. */

@@ -339,6 +339,24 @@ START_TEST(fingerprint_follows_the_memory_map)
     unit_device_spec(&b, 7, 896);
     b.groups[MEMD_KIND_SRAM].banks = 7;
     ck_assert_uint_ne(memd_store_device_fingerprint(&a), memd_store_device_fingerprint(&b));
+    /* Bank ids' cores (a tt-metal remap) and bank offsets count too. */
+    unit_device_spec(&b, 7, 896);
+    memd_bank_core ca[8], cb[8];
+    int64_t off[8] = {0};
+    for (uint16_t i = 0; i < 8; i++)
+        ca[i] = cb[i] = (memd_bank_core){i, 0, (uint16_t)(i + 1), 1};
+    a.groups[MEMD_KIND_SRAM].cores = ca;
+    b.groups[MEMD_KIND_SRAM].cores = cb;
+    ck_assert_uint_eq(memd_store_device_fingerprint(&a), memd_store_device_fingerprint(&b));
+    cb[2] = ca[5];
+    cb[5] = ca[2]; /* banks 2 and 5 swapped */
+    ck_assert_uint_ne(memd_store_device_fingerprint(&a), memd_store_device_fingerprint(&b));
+    cb[2] = ca[2];
+    cb[5] = ca[5];
+    a.groups[MEMD_KIND_SRAM].bank_offsets = off;
+    ck_assert_uint_ne(memd_store_device_fingerprint(&a), memd_store_device_fingerprint(&b));
+    a.groups[MEMD_KIND_SRAM].cores = b.groups[MEMD_KIND_SRAM].cores = NULL;
+    a.groups[MEMD_KIND_SRAM].bank_offsets = NULL;
 }
 END_TEST
 
