@@ -44,28 +44,6 @@ static int session_groups(const memd_state *st, memd_session *s)
  * need goes to memd_alloc_ext. */
 _Static_assert(sizeof(memd_alloc) <= 128, "memd_alloc grew past 128 bytes");
 
-/* ---- parts kept out of line ---- */
-
-static memd_alloc_ext *ext_make(const char *name)
-{
-    size_t n = name ? strnlen(name, MEMD_NAME_MAX - 1) : 0;
-    memd_alloc_ext *e = malloc(sizeof *e + n + 1);
-    if (!e)
-        return NULL;
-    *e = (memd_alloc_ext){0};
-    if (n)
-        memcpy(e->name, name, n);
-    e->name[n] = '\0';
-    return e;
-}
-
-memd_alloc_ext *memd_alloc_ext_get(memd_alloc *a)
-{
-    if (!a->ext)
-        a->ext = ext_make(NULL);
-    return a->ext;
-}
-
 void memd_creator_put(memd_creator *c)
 {
     if (c && --c->refs == 0)
@@ -112,18 +90,6 @@ static memd_creator *creator_of(memd_session *s)
     return s->creator;
 }
 
-void memd_alloc_placement(const memd_alloc *a, memd_placement *out)
-{
-    *out = (memd_placement){.kind = (memd_kind)a->pl.kind, .region = a->pl.region,
-                            .address = a->pl.address, .size_per_bank = a->pl.size_per_bank,
-                            .banks = a->pl.banks, .page_size = a->pl.page_size,
-                            .pitch = memd_alloc_pitch(a), .mode = (memd_bank_mode)a->pl.mode};
-    if (a->ext) {
-        out->nset = a->ext->nset;
-        out->set = a->ext->set;
-        out->addrs = a->ext->addrs;
-    }
-}
 
 /* Keeps the engine's placement p in a (a's ext made first if p needs one), taking over
  * its bank-set arrays. 0 or -ENOMEM (p unchanged, still the caller's). */
@@ -580,7 +546,7 @@ static int create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
     a->handle = st->next_handle++;
     a->dev = (uint16_t)dev;
     a->uid = s->uid; /* before the name: the name table keys on it */
-    if ((w->name[0] && !(a->ext = ext_make(w->name))) || keep_placement(a, &pl) < 0 ||
+    if ((w->name[0] && !(a->ext = memd_alloc_ext_make(w->name))) || keep_placement(a, &pl) < 0 ||
         (s->subdev && !memd_alloc_ext_get(a))) /* a sub-device's charge is kept there */
         goto nomem;
     if (memd_handles_put(&st->handles, a->handle, a) < 0)
@@ -640,7 +606,7 @@ int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc_proto *proto
         st->restore_creator = c;
         c->refs++;
     }
-    if (!c || (name[0] && !(a->ext = ext_make(name)))) {
+    if (!c || (name[0] && !(a->ext = memd_alloc_ext_make(name)))) {
         memd_creator_put(c);
         free(a->ext);
         memd_pool_put(&st->alloc_pool, a);

@@ -105,7 +105,9 @@ void memd_hold_release(memd_state *st, memd_hold *h);
 void memd_session_creator_put(memd_session *s);
 void memd_creator_put(memd_creator *c);
 
-/* a's ext, made (unnamed) if it has none. NULL when memory is short. */
+/* alloc_ext.c: a new ext named name (NULL or "": unnamed), or NULL when memory is short;
+ * a's ext, made (unnamed) if it has none. */
+memd_alloc_ext *memd_alloc_ext_make(const char *name);
 memd_alloc_ext *memd_alloc_ext_get(memd_alloc *a);
 
 /* Drops every hold at once (admin reclaim). */
