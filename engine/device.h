@@ -156,14 +156,26 @@ int memd_device_release(memd_device *d, const memd_placement *p);
 uint32_t memd_device_oom_bank(const memd_device *d);
 
 /* Per-bank views. A region is "split" once a subset or per-bank buffer used it: from
- * then on every bank has its own range allocator (lockstep buffers are in all of them).
- * Before that every bank's map is the region's lockstep map. Stats of one bank of one
- * region (-ENOENT: no such allocatable region or bank), and that bank's allocator. */
+ * then on each bank's map is its own pieces of bank-set buffers plus the lockstep
+ * buffers (device_banks.c); before that every bank's map is the region's lockstep map.
+ * Stats of one bank of one region (-ENOENT: no such allocatable region or bank): used
+ * bytes and allocations count its pieces and the lockstep buffers, free blocks are the
+ * gaps between both. O(1) for an unsplit region or a bank with no pieces, else a walk
+ * over the bank's blocks. */
 bool memd_device_region_split(const memd_device *d, memd_kind kind, uint8_t region);
 int memd_device_bank_stats(const memd_device *d, memd_kind kind, uint8_t region, uint32_t bank,
                            memd_range_stats *st);
-const memd_range *memd_device_bank_range(const memd_device *d, memd_kind kind, uint8_t region,
-                                         uint32_t bank);
+/* Every block of one bank's map (its pieces and the lockstep buffers as allocations,
+ * the free gaps between them) in address order, as memd_range_foreach: fn's non-zero
+ * return stops the walk and is returned; -ENOENT for no such region or bank, -EFAULT
+ * if the bank's pieces overlap a lockstep buffer. O(blocks log n). */
+int memd_device_bank_foreach(const memd_device *d, memd_kind kind, uint8_t region, uint32_t bank,
+                             memd_range_visit_fn fn, void *ctx);
+/* Verify every allocator of the device (memd_range_check), each split region's coverage
+ * map (memd_cover_check), that every lockstep buffer and bank-set piece is covered there,
+ * that nothing else is (the coverage's weight is theirs), and that no piece overlaps a
+ * lockstep buffer. O(n log n) per bank. 0 or -EFAULT. */
+int memd_device_check(const memd_device *d);
 
 /* Absolute address of `address` in bank `bank` of group `kind`; -ERANGE on a bad bank. */
 int memd_device_bank_address(const memd_device *d, memd_kind kind, uint32_t bank,

@@ -2,25 +2,39 @@
  *
  * A region starts with one lockstep map (d->range) serving every bank. The first subset
  * (RANGE) or per-bank (PER_BANK) buffer "splits" the region: every bank gets its own
- * range allocator, and every lockstep buffer already placed is reserved in each of them
- * (O(L * B log n) once, L lockstep buffers, B banks). From then on:
- *  - PER_BANK: memd_range_alloc in each bank of the set, exact first/best fit per bank,
- *    O(log n) per bank touched.
- *  - RANGE: the first address free in every bank of the set. memd_range_fit_from gives,
- *    for one bank, the first fitting start at or beyond a candidate x in the direction of
- *    the request; the candidate moves to that start whenever a bank rejects it, round
- *    robin, until every bank of the set accepts the same x ("leapfrog" intersection).
- *    Cost: O((|S| + m) log n), m being how many times the candidate moves, bounded by
- *    the free blocks the banks disagree on below (bottom-up) or above (top-down) the
- *    result. It is exact first fit over the intersection of the banks' free space. Best
- *    fit walks every intersection block that fits (O(blocks * |S| log n)) and takes the
- *    smallest, ties to the lowest (bottom-up) or highest (top-down) address.
- *  - ALL (lockstep) in a split region: the same intersection over every bank, then the
- *    address is reserved in the lockstep map and in every bank: O((B + m) log n), where
- *    an unsplit region pays O(log n). A region stays split once split (so a workload
- *    that mixes modes never pays the replay twice).
- * The lockstep map keeps holding the lockstep buffers alone, so its placement of a
- * lockstep buffer and the split region's agree while no subset buffer is in the way. */
+ * range allocator holding that bank's pieces of bank-set buffers ONLY, and the region a
+ * coverage map (cover.h) counting, per unit, the lockstep buffers and bank-set pieces
+ * over it. The lockstep map keeps holding the lockstep buffers alone, as in an unsplit
+ * region. A split costs O(B) allocator creations plus O(L log U) (L lockstep buffers, U
+ * units of the region); a region stays split once split. From then on:
+ *  - ALL (lockstep): a unit of coverage 0 is free in every bank, so the coverage map's
+ *    uncovered runs are the intersection of every bank's free space: memd_cover_fit
+ *    places the buffer there with range.h's first / best fit rules, then it is reserved
+ *    in the lockstep map and added to the coverage. O(log n + log U) for first fit (plus
+ *    O(log U) per run long enough but failing alignment, as range.c without an
+ *    alignment index); best fit visits every uncovered run long enough (O(runs log U)).
+ *    A free is one lockstep-map free and one coverage removal. No per-bank allocator is
+ *    touched.
+ *  - PER_BANK: bank b's free space is the complement of its pieces and the lockstep
+ *    buffers. While the lockstep map is empty that is the bank's allocator alone
+ *    (memd_range_fit, O(log n) for both fits); otherwise memd_range_fit_from gives, for
+ *    one allocator, the first fitting start at or beyond a candidate x in the request's
+ *    direction, and the candidate moves whenever one of the two (bank, lockstep map)
+ *    rejects it until both accept the same x ("leapfrog" intersection): O((2 + m) log n),
+ *    m being how many times the candidate moves (bounded by the free blocks the two
+ *    disagree on before the result). Each piece is then reserved in its bank and added
+ *    to the coverage: O(log n + log U) per bank touched.
+ *  - RANGE: the same leapfrog over the set's |S| allocators plus the lockstep map
+ *    (unless it is empty): O((|S| + 1 + m) log n), reserved in each bank of S, added
+ *    to the coverage once (one span covers the unit in whichever banks).
+ *  - Best fit over an intersection walks every intersection block that fits
+ *    (O(blocks * members * log n)) and takes the smallest, ties to the lowest
+ *    (bottom-up) or highest (top-down) address: exact, not logarithmic.
+ * Every change across several allocators is all or nothing: the search changes
+ * nothing, then every allocator and the coverage reserve their memory for the change
+ * (memd_range_reserve, memd_cover_reserve), and only then are the pieces reserved or
+ * freed, which can then no longer fail. An -ENOMEM leaves the device as it was.
+ * Per-bank views (device_bank_views.c) merge a bank's pieces with the lockstep map. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,48 +120,41 @@ void memd_banks_destroy(memd_device *d)
         for (int r = 0; r < MEMD_MAX_REGIONS; r++) {
             drop_banks(d->bank[k][r], d->spec.groups[k].banks);
             d->bank[k][r] = NULL;
+            memd_cover_destroy(d->cover[k][r]);
+            d->cover[k][r] = NULL;
         }
 }
 
-typedef struct replay_ctx {
-    memd_range **bank;
-    uint32_t nbanks;
-} replay_ctx;
-
-static int replay_block(void *ctx, uint64_t addr, uint64_t size, bool allocated)
+static int cover_lockstep(void *ctx, uint64_t addr, uint64_t size, bool allocated)
 {
-    replay_ctx *c = ctx;
-    if (!allocated)
-        return 0;
-    for (uint32_t i = 0; i < c->nbanks; i++) {
-        int rc = memd_range_alloc_at(c->bank[i], addr, size);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    return allocated ? memd_cover_add(ctx, addr, size, 1) : 0;
 }
 
-/* One allocator per bank, each holding the lockstep buffers placed so far. */
+/* An empty allocator per bank, and the coverage of the lockstep buffers placed so far. */
 static int split(memd_device *d, memd_kind k, uint8_t r)
 {
     if (d->bank[k][r])
         return 0;
     const memd_bank_group_spec *g = &d->spec.groups[k];
     const memd_region_spec *rs = &g->regions[r];
+    uint64_t lo, hi;
+    memd_region_span(d, k, r, &lo, &hi);
     memd_range **b = calloc(g->banks, sizeof(*b));
+    memd_cover *c = NULL;
     if (!b)
         return -ENOMEM;
-    int rc = 0;
+    int rc = memd_cover_create(lo, g->alignment, (hi - lo) / g->alignment, &c);
     for (uint32_t i = 0; i < g->banks && rc == 0; i++)
         rc = memd_range_create(rs->base, rs->size, g->alignment, &b[i]);
-    replay_ctx c = {b, g->banks};
     if (rc == 0)
-        rc = memd_range_foreach(d->range[k][r], replay_block, &c);
+        rc = memd_range_foreach(d->range[k][r], cover_lockstep, c);
     if (rc) {
         drop_banks(b, g->banks);
+        memd_cover_destroy(c);
         return rc < 0 ? rc : -ENOMEM;
     }
     d->bank[k][r] = b;
+    d->cover[k][r] = c;
     return 0;
 }
 
@@ -157,52 +164,35 @@ bool memd_device_region_split(const memd_device *d, memd_kind kind, uint8_t regi
            d->bank[kind][region] != NULL;
 }
 
-const memd_range *memd_device_bank_range(const memd_device *d, memd_kind kind, uint8_t region,
-                                         uint32_t bank)
-{
-    if (!d || (unsigned)kind >= MEMD_KIND_COUNT || region >= MEMD_MAX_REGIONS ||
-        bank >= d->spec.groups[kind].banks || !d->range[kind][region])
-        return NULL;
-    return d->bank[kind][region] ? d->bank[kind][region][bank] : d->range[kind][region];
-}
-
-int memd_device_bank_stats(const memd_device *d, memd_kind kind, uint8_t region, uint32_t bank,
-                           memd_range_stats *st)
-{
-    const memd_range *r = memd_device_bank_range(d, kind, region, bank);
-    if (!r || !st)
-        return -ENOENT;
-    memd_range_stats_get(r, st);
-    return 0;
-}
-
 /* ---------------------------------------------------------------- intersection */
 
-/* The banks a search runs over: set[0..n) of b, or b[0..n) when set is NULL. */
+/* The allocators a search runs over: banks set[0..n) of b (b[0..n) when set is NULL),
+ * then the lockstep map as member n unless lock is NULL (an empty map is left out). */
 typedef struct bankv {
     memd_range **b;
     const uint32_t *set;
     uint32_t n;
+    memd_range *lock;
 } bankv;
+
+static inline uint32_t bv_members(const bankv *v)
+{
+    return v->n + (v->lock != NULL);
+}
 
 static inline memd_range *bv_at(const bankv *v, uint32_t j)
 {
-    return v->b[v->set ? v->set[j] : j];
-}
-
-static inline uint32_t bv_id(const bankv *v, uint32_t j)
-{
-    return v->set ? v->set[j] : j;
+    return j == v->n ? v->lock : v->b[v->set ? v->set[j] : j];
 }
 
 /* The first start from `from` on, in direction dir, where [x, x + sz) is free in every
- * bank of v (leapfrog: see the top of the file). false: bank index *fail has no room. */
+ * member of v (leapfrog: see the top of the file). false: member *fail has no room. */
 static bool common_fit(const bankv *v, uint64_t sz, uint64_t al, memd_dir dir, uint64_t from,
                        uint64_t *at, uint32_t *fail)
 {
     uint64_t x = from, b, bs, y;
-    uint32_t agree = 0;
-    for (uint32_t j = 0; agree < v->n; j = j + 1 == v->n ? 0 : j + 1) {
+    uint32_t agree = 0, n = bv_members(v);
+    for (uint32_t j = 0; agree < n; j = j + 1 == n ? 0 : j + 1) {
         if (!memd_range_fit_from(bv_at(v, j), sz, al, dir, x, &y, &b, &bs)) {
             *fail = j;
             return false;
@@ -224,7 +214,7 @@ static void common_block(const bankv *v, uint64_t sz, uint64_t al, memd_dir dir,
 {
     *lo = 0;
     *hi = UINT64_MAX;
-    for (uint32_t j = 0; j < v->n; j++) {
+    for (uint32_t j = 0; j < bv_members(v); j++) {
         uint64_t y, b, bs;
         (void)memd_range_fit_from(bv_at(v, j), sz, al, dir, x, &y, &b, &bs); /* y == x */
         if (b > *lo)
@@ -248,7 +238,7 @@ static bool common_best(const bankv *v, uint64_t sz, uint64_t al, memd_dir dir, 
             best = hi - lo;
             *at = x;
         }
-        /* The bank that bounds the block uses the byte at hi (below lo): the next
+        /* The member that bounds the block uses the byte at hi (below lo): the next
          * candidate lies wholly past it. */
         if (dir == MEMD_DIR_TOP_DOWN) {
             if (lo < sz)
@@ -263,24 +253,82 @@ static bool common_best(const bankv *v, uint64_t sz, uint64_t al, memd_dir dir, 
     return found;
 }
 
+static bool common_place(const bankv *v, uint64_t sz, uint64_t al, const memd_class_policy *pol,
+                         uint64_t *at, uint32_t *fail)
+{
+    if (pol->fit == MEMD_FIT_BEST)
+        return common_best(v, sz, al, pol->dir, at, fail);
+    return common_fit(v, sz, al, pol->dir, pol->dir == MEMD_DIR_TOP_DOWN ? UINT64_MAX : 0, at,
+                      fail);
+}
+
+/* The bank an -ENOMEM names for a lockstep or range request over set[0..n) (every bank
+ * when set is NULL): the first without room of its own (its pieces and the lockstep
+ * buffers), else, when only the banks' disagreement left no common address, the one
+ * with the most bytes in pieces (the lowest id of those). O(n) leapfrogs, on failure
+ * only. */
+static uint32_t blame(const memd_device *d, memd_kind k, uint8_t r, const uint32_t *set,
+                      uint32_t n, uint64_t sz, uint64_t al)
+{
+    memd_range **b = d->bank[k][r];
+    uint32_t fullest = set ? set[0] : 0;
+    uint64_t most = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t id = set ? set[j] : j, fail;
+        bankv v = {b, &id, 1, d->range[k][r]};
+        uint64_t at;
+        if (!common_fit(&v, sz, al, MEMD_DIR_BOTTOM_UP, 0, &at, &fail))
+            return id;
+        uint64_t used = memd_range_allocated(b[id]);
+        if (used > most) {
+            most = used;
+            fullest = id;
+        }
+    }
+    return fullest;
+}
+
 static uint64_t req_size(const memd_device *d, const memd_placement *p)
 {
     uint64_t m = d->spec.groups[p->kind].alignment;
     return (p->size_per_bank + (m - 1)) & ~(m - 1);
 }
 
-/* Reserve [addr, addr + sz) in banks [0, n) of v at addrs[j] (or addr); on failure
- * undo the ones done. */
-static int reserve_each(const bankv *v, const uint64_t *addrs, uint64_t addr, uint64_t sz)
+/* Piece i of a bank-set placement: its address in bank set[i]. */
+static inline uint64_t piece_addr(const memd_placement *p, uint32_t i)
 {
-    for (uint32_t j = 0; j < v->n; j++) {
-        int rc = memd_range_alloc_at(bv_at(v, j), addrs ? addrs[j] : addr, sz);
-        if (rc) {
-            while (j-- > 0)
-                (void)memd_range_free(bv_at(v, j), addrs ? addrs[j] : addr, NULL);
-            return rc;
-        }
-    }
+    return p->addrs ? p->addrs[i] : p->address;
+}
+
+/* Spans a bank-set buffer adds to the coverage: each piece of a per-bank buffer, one
+ * for a range buffer (the same span in every bank of its set), counted once per bank
+ * (cover_occupants) so that the coverage's weight is the pieces' own. */
+static inline uint32_t cover_spans(const memd_placement *p)
+{
+    return p->mode == MEMD_BANKS_PER_BANK ? p->nset : 1;
+}
+
+static inline uint32_t cover_occupants(const memd_placement *p)
+{
+    return p->mode == MEMD_BANKS_PER_BANK ? 1 : p->nset;
+}
+
+/* Reserve a bank-set buffer whose pieces are known free: every bank and the coverage
+ * reserve their memory first, so nothing fails once something changed. */
+static int commit_pieces(memd_device *d, const memd_placement *p, uint64_t sz)
+{
+    memd_range **b = d->bank[p->kind][p->region];
+    memd_cover *c = d->cover[p->kind][p->region];
+    int rc = memd_cover_reserve(c, cover_spans(p));
+    for (uint32_t i = 0; i < p->nset && rc == 0; i++)
+        rc = memd_range_reserve(b[p->set[i]]);
+    if (rc)
+        return rc;
+    for (uint32_t i = 0; i < p->nset; i++)
+        (void)memd_range_alloc_at(b[p->set[i]], piece_addr(p, i), sz); /* free, reserved */
+    for (uint32_t i = 0; i < cover_spans(p); i++)
+        (void)memd_cover_add(c, piece_addr(p, i), sz, cover_occupants(p)); /* reserved */
+    d->subsets[p->kind][p->region]++;
     return 0;
 }
 
@@ -303,62 +351,79 @@ static int fill_set(memd_placement *p, const memd_alloc_req *req)
     return 0;
 }
 
+/* Lockstep in a split region: the coverage's uncovered runs. */
+static int alloc_lockstep(memd_device *d, const memd_class_policy *pol, uint64_t sz,
+                          uint64_t al, memd_placement *p)
+{
+    memd_cover *c = d->cover[p->kind][p->region];
+    int rc = memd_cover_reserve(c, 1);
+    if (rc)
+        return rc;
+    rc = memd_cover_fit(c, sz, al, pol->dir, pol->fit, &p->address, NULL, NULL);
+    if (rc == -ENOMEM)
+        d->oom_bank = blame(d, p->kind, p->region, NULL, d->spec.groups[p->kind].banks, sz, al);
+    if (rc == 0)
+        rc = memd_range_alloc_at(d->range[p->kind][p->region], p->address, sz);
+    if (rc == 0)
+        (void)memd_cover_add(c, p->address, sz, 1); /* reserved */
+    return rc;
+}
+
+/* Per bank: each bank's own first / best fit clear of the lockstep buffers; nothing
+ * changes until every bank has its address. */
+static int place_per_bank(memd_device *d, const memd_class_policy *pol, uint64_t sz,
+                          uint64_t al, memd_placement *p)
+{
+    memd_range **b = d->bank[p->kind][p->region], *lock = d->range[p->kind][p->region];
+    bool alone = memd_range_allocated(lock) == 0;
+    for (uint32_t i = 0; i < p->nset; i++) {
+        bool ok;
+        if (alone) {
+            int rc = memd_range_fit(b[p->set[i]], sz, al, pol->dir, pol->fit, &p->addrs[i]);
+            if (rc && rc != -ENOMEM)
+                return rc;
+            ok = rc == 0;
+        } else {
+            bankv v = {b, &p->set[i], 1, lock};
+            uint32_t fail;
+            ok = common_place(&v, sz, al, pol, &p->addrs[i], &fail);
+        }
+        if (!ok) {
+            d->oom_bank = p->set[i];
+            return -ENOMEM;
+        }
+    }
+    p->address = p->addrs[0];
+    return 0;
+}
+
 int memd_banks_alloc(memd_device *d, const memd_alloc_req *req, memd_placement *p)
 {
     int rc = split(d, p->kind, p->region);
     if (rc)
         return rc;
-    memd_range **b = d->bank[p->kind][p->region];
     const memd_class_policy *pol = &d->spec.policy[p->kind][req->cls];
     uint64_t al = memd_device_req_alignment(d, p->kind, req), sz = req_size(d, p);
-
-    if (p->mode == MEMD_BANKS_PER_BANK) {
-        if ((rc = fill_set(p, req)))
-            return rc;
-        for (uint32_t i = 0; i < p->nset; i++) {
-            rc = memd_range_alloc(b[p->set[i]], sz, al, pol->dir, pol->fit, &p->addrs[i]);
-            if (rc) {
-                if (rc == -ENOMEM)
-                    d->oom_bank = p->set[i];
-                while (i-- > 0)
-                    (void)memd_range_free(b[p->set[i]], p->addrs[i], NULL);
-                memd_placement_fini(p);
-                return rc;
-            }
-        }
-        p->address = p->addrs[0];
-        d->subsets[p->kind][p->region]++;
-        return 0;
-    }
-
-    bankv v = {b, req->nbank_set ? req->bank_set : NULL,
-               p->mode == MEMD_BANKS_ALL ? d->spec.groups[p->kind].banks : p->nset};
-    uint32_t fail = 0;
-    bool ok = pol->fit == MEMD_FIT_BEST ? common_best(&v, sz, al, pol->dir, &p->address, &fail)
-                                        : common_fit(&v, sz, al, pol->dir,
-                                                     pol->dir == MEMD_DIR_TOP_DOWN ? UINT64_MAX : 0,
-                                                     &p->address, &fail);
-    if (!ok) {
-        d->oom_bank = bv_id(&v, fail);
-        return -ENOMEM;
-    }
-    if (p->mode == MEMD_BANKS_ALL) {
-        /* Free in every bank, so free in the lockstep map, which holds a subset of them. */
-        rc = memd_range_alloc_at(d->range[p->kind][p->region], p->address, sz);
-        if (rc)
-            return rc;
-        rc = reserve_each(&v, NULL, p->address, sz);
-        if (rc)
-            (void)memd_range_free(d->range[p->kind][p->region], p->address, NULL);
-        return rc;
-    }
+    if (p->mode == MEMD_BANKS_ALL)
+        return alloc_lockstep(d, pol, sz, al, p);
     if ((rc = fill_set(p, req)))
         return rc;
-    rc = reserve_each(&v, NULL, p->address, sz);
+    if (p->mode == MEMD_BANKS_PER_BANK) {
+        rc = place_per_bank(d, pol, sz, al, p);
+    } else {
+        memd_range *lock = d->range[p->kind][p->region];
+        bankv v = {d->bank[p->kind][p->region], p->set, p->nset,
+                   memd_range_allocated(lock) ? lock : NULL};
+        uint32_t fail;
+        if (!common_place(&v, sz, al, pol, &p->address, &fail)) {
+            d->oom_bank = blame(d, p->kind, p->region, p->set, p->nset, sz, al);
+            rc = -ENOMEM;
+        }
+    }
+    if (rc == 0)
+        rc = commit_pieces(d, p, sz);
     if (rc)
         memd_placement_fini(p);
-    else
-        d->subsets[p->kind][p->region]++;
     return rc;
 }
 
@@ -377,6 +442,13 @@ static bool set_ok(const memd_device *d, const memd_placement *p)
     return true;
 }
 
+/* [addr, addr + sz) is free in allocator r. */
+static bool free_at(const memd_range *r, uint64_t addr, uint64_t sz)
+{
+    uint64_t at, b, bs;
+    return memd_range_fit_from(r, sz, 0, MEMD_DIR_BOTTOM_UP, addr, &at, &b, &bs) && at == addr;
+}
+
 int memd_banks_alloc_at(memd_device *d, const memd_placement *p)
 {
     if ((unsigned)p->mode >= MEMD_BANKS_MODE_COUNT || !set_ok(d, p))
@@ -384,45 +456,55 @@ int memd_banks_alloc_at(memd_device *d, const memd_placement *p)
     int rc = split(d, p->kind, p->region);
     if (rc)
         return rc;
-    memd_range **b = d->bank[p->kind][p->region];
+    memd_range **b = d->bank[p->kind][p->region], *lock = d->range[p->kind][p->region];
+    memd_cover *c = d->cover[p->kind][p->region];
     uint64_t sz = req_size(d, p);
     if (p->mode == MEMD_BANKS_ALL) {
-        bankv v = {b, NULL, d->spec.groups[p->kind].banks};
-        rc = memd_range_alloc_at(d->range[p->kind][p->region], p->address, sz);
-        if (rc == 0 && (rc = reserve_each(&v, NULL, p->address, sz)))
-            (void)memd_range_free(d->range[p->kind][p->region], p->address, NULL);
-        return rc;
+        if ((rc = memd_cover_probe(c, p->address, sz)) || (rc = memd_cover_reserve(c, 1)) ||
+            (rc = memd_range_alloc_at(lock, p->address, sz)))
+            return rc;
+        (void)memd_cover_add(c, p->address, sz, 1); /* reserved */
+        return 0;
     }
-    bankv v = {b, p->set, p->nset};
-    rc = reserve_each(&v, p->addrs, p->address, sz);
-    if (rc == 0)
-        d->subsets[p->kind][p->region]++;
-    return rc;
+    uint64_t lo, hi, m = d->spec.groups[p->kind].alignment;
+    memd_region_span(d, p->kind, p->region, &lo, &hi);
+    for (uint32_t i = 0; i < p->nset; i++) {
+        uint64_t a = piece_addr(p, i);
+        if ((a & (m - 1)) != 0 || a < lo || a > hi || sz > hi - a)
+            return -EINVAL;
+    }
+    for (uint32_t i = 0; i < p->nset; i++)
+        if (!free_at(b[p->set[i]], piece_addr(p, i), sz) || !free_at(lock, piece_addr(p, i), sz))
+            return -EBUSY;
+    return commit_pieces(d, p, sz);
 }
 
 int memd_banks_release(memd_device *d, const memd_placement *p)
 {
-    memd_range **b = d->bank[p->kind][p->region];
+    memd_range **b = d->bank[p->kind][p->region], *lock = d->range[p->kind][p->region];
+    memd_cover *c = d->cover[p->kind][p->region];
+    uint64_t sz;
     if (p->mode == MEMD_BANKS_ALL) {
-        int rc = memd_range_free(d->range[p->kind][p->region], p->address, NULL);
-        if (rc)
-            return rc;
-        for (uint32_t i = 0; i < d->spec.groups[p->kind].banks; i++)
-            (void)memd_range_free(b[i], p->address, NULL);
-        return 0;
+        int rc = memd_range_free(lock, p->address, &sz); /* unchanged on failure */
+        if (rc == 0)
+            (void)memd_cover_remove(c, p->address, sz, 1); /* added with it: cannot fail */
+        return rc;
     }
     if (!b || !set_ok(d, p))
         return -ENOENT;
-    /* Check the whole set first: a release is all or nothing. */
+    /* All or nothing: every piece is there and every bank can free, before any change. */
     for (uint32_t i = 0; i < p->nset; i++)
-        if (memd_range_lookup(b[p->set[i]], p->addrs ? p->addrs[i] : p->address, NULL) < 0)
+        if (memd_range_lookup(b[p->set[i]], piece_addr(p, i), &sz) < 0)
             return -ENOENT;
-    int rc = 0;
     for (uint32_t i = 0; i < p->nset; i++) {
-        int r = memd_range_free(b[p->set[i]], p->addrs ? p->addrs[i] : p->address, NULL);
-        if (r && !rc)
-            rc = r;
+        int rc = memd_range_reserve(b[p->set[i]]);
+        if (rc)
+            return rc;
     }
-    d->subsets[p->kind][p->region]--; /* the set was checked whole: it is gone */
-    return rc;
+    for (uint32_t i = 0; i < p->nset; i++)
+        (void)memd_range_free(b[p->set[i]], piece_addr(p, i), NULL); /* there, reserved */
+    for (uint32_t i = 0; i < cover_spans(p); i++)
+        (void)memd_cover_remove(c, piece_addr(p, i), sz, cover_occupants(p));
+    d->subsets[p->kind][p->region]--;
+    return 0;
 }

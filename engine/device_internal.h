@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cover.h"
 #include "device.h"
 
 struct memd_device {
@@ -12,9 +13,11 @@ struct memd_device {
     /* One allocator per allocatable region; NULL for reserved regions and absent groups. */
     memd_range *range[MEMD_KIND_COUNT][MEMD_MAX_REGIONS];
     /* Once a region is split (device_banks.c): one allocator per bank, holding that
-     * bank's pieces and every lockstep buffer; NULL before. range[][] keeps the lockstep
-     * buffers alone either way. */
+     * bank's pieces of bank-set buffers only, and a coverage map of every lockstep
+     * buffer and every bank-set buffer's spans; NULL before. range[][] holds the
+     * lockstep buffers (alone) either way. */
     memd_range **bank[MEMD_KIND_COUNT][MEMD_MAX_REGIONS];
+    memd_cover *cover[MEMD_KIND_COUNT][MEMD_MAX_REGIONS];
     /* Live bank-set buffers (range lockstep and per bank) per region: not in range[][],
      * but counted in its statistics' allocations. */
     uint64_t subsets[MEMD_KIND_COUNT][MEMD_MAX_REGIONS];
@@ -39,6 +42,16 @@ static inline bool memd_round_up(uint64_t v, uint64_t a, uint64_t *out)
 static inline bool memd_mul_ok(uint64_t a, uint64_t b, uint64_t *out)
 {
     return !__builtin_mul_overflow(a, b, out);
+}
+
+/* [*lo, *hi): the aligned span of an allocatable region, its allocators' usable range. */
+static inline void memd_region_span(const memd_device *d, memd_kind k, uint8_t r, uint64_t *lo,
+                                    uint64_t *hi)
+{
+    const memd_bank_group_spec *g = &d->spec.groups[k];
+    uint64_t m = g->alignment;
+    *lo = (g->regions[r].base + (m - 1)) & ~(m - 1);
+    *hi = (g->regions[r].base + g->regions[r].size) & ~(m - 1);
 }
 
 /* The alignment a request's start address honours: max(group, class policy, request).

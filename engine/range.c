@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "map.h"
+#include "place.h"
 #include "range.h"
 #include "range_align.h"
 #include "range_bt.h"
@@ -108,28 +109,11 @@ static int build_size_index(memd_range *r)
 
 /* ---------------------------------------------------------------- placement */
 
-/* Where sz bytes aligned to al (power of two) go inside free block [a, a + s) in
- * direction dir; false if they do not fit. Both directions fit exactly when an aligned
- * address exists in [a, a + s - sz], so fitting does not depend on the direction. */
-static bool place(uint64_t a, uint64_t s, uint64_t sz, uint64_t al, memd_dir dir, uint64_t *at)
+/* Placement inside one block: place.h (shared with the coverage map, cover.c). */
+static inline bool place(uint64_t a, uint64_t s, uint64_t sz, uint64_t al, memd_dir dir,
+                         uint64_t *at)
 {
-    if (s < sz)
-        return false;
-    uint64_t last = a + (s - sz); /* inside the arena: no overflow */
-    uint64_t x;
-    if (dir == MEMD_DIR_TOP_DOWN) {
-        x = last & ~(al - 1);
-        if (x < a)
-            return false;
-    } else {
-        if (a > UINT64_MAX - (al - 1))
-            return false;
-        x = (a + (al - 1)) & ~(al - 1);
-        if (x > last)
-            return false;
-    }
-    *at = x;
-    return true;
+    return memd_place(a, s, sz, al, dir, at);
 }
 
 typedef struct pick {
@@ -365,50 +349,78 @@ void memd_range_reset(memd_range *r)
     memd_range_aidx_change(&r->aidx, UINT64_MAX, r->lo, r->hi - r->lo);
 }
 
-int memd_range_alloc(memd_range *r, uint64_t size, uint64_t align, memd_dir dir,
-                     memd_fit fit, uint64_t *addr)
+/* The search behind memd_range_alloc and memd_range_fit: validates, rounds the size up
+ * (*sz), reserves what carving needs when `carving`, and finds the block (*pk, and its
+ * path *p in by_addr). -ENOMEM when nothing fits. */
+static int search(memd_range *r, uint64_t size, uint64_t align, memd_dir dir, memd_fit fit,
+                  bool carving, memd_bt_path *p, pick *pk, uint64_t *sz)
 {
-    if (!r || !addr || size == 0 || (align & (align - 1)) != 0 ||
+    if (!r || size == 0 || (align & (align - 1)) != 0 ||
         (dir != MEMD_DIR_BOTTOM_UP && dir != MEMD_DIR_TOP_DOWN) ||
         (fit != MEMD_FIT_FIRST && fit != MEMD_FIT_BEST))
         return -EINVAL;
     uint64_t m = r->min_align;
     if (size > UINT64_MAX - (m - 1))
         return -EOVERFLOW;
-    uint64_t sz = (size + (m - 1)) & ~(m - 1);
+    *sz = (size + (m - 1)) & ~(m - 1);
     uint64_t al = align > m ? align : m;
 
     int rc = 0;
     if (fit == MEMD_FIT_BEST && !r->size_index)
         rc = build_size_index(r);
-    if (rc == 0)
+    if (rc == 0 && carving)
         rc = reserve_alloc(r);
     if (rc < 0)
         return rc;
 
-    memd_bt_path p;
-    pick pk;
     uint64_t walked = 0;
     bool found;
     if (fit == MEMD_FIT_BEST) {
-        found = find_best(r, sz, al, dir, &pk);
+        found = find_best(r, *sz, al, dir, pk);
         if (found) {
-            memd_bt_seek_k(&r->by_addr, pk.addr, &p);
-            memd_bt_settle(&r->by_addr, &p); /* the block is in by_addr: it is at p */
+            memd_bt_seek_k(&r->by_addr, pk->addr, p);
+            memd_bt_settle(&r->by_addr, p); /* the block is in by_addr: it is at p */
         }
     } else {
-        found = find_first(r, sz, al, dir, &p, &pk, &walked);
+        found = find_first(r, *sz, al, dir, p, pk, &walked);
     }
-    if (found)
-        carve(r, &p, &pk, sz);
-    /* A costly walk makes the alignment worth an index; without memory or a free slot
-     * the walk simply stays. */
+    if (found && carving)
+        carve(r, p, pk, *sz);
+    /* A costly walk makes the alignment worth an index (built after the carve, which
+     * reserved room only in the indexes it had); without memory or a free slot the
+     * walk simply stays. */
     if (walked >= MEMD_RANGE_AIDX_WALK)
         (void)memd_range_aidx_build(&r->aidx, al, &r->by_addr);
-    if (!found)
-        return -ENOMEM;
-    *addr = pk.at;
-    return 0;
+    return found ? 0 : -ENOMEM;
+}
+
+int memd_range_alloc(memd_range *r, uint64_t size, uint64_t align, memd_dir dir,
+                     memd_fit fit, uint64_t *addr)
+{
+    memd_bt_path p;
+    pick pk;
+    uint64_t sz;
+    int rc = addr ? search(r, size, align, dir, fit, true, &p, &pk, &sz) : -EINVAL;
+    if (rc == 0)
+        *addr = pk.at;
+    return rc;
+}
+
+int memd_range_fit(memd_range *r, uint64_t size, uint64_t align, memd_dir dir, memd_fit fit,
+                   uint64_t *addr)
+{
+    memd_bt_path p;
+    pick pk;
+    uint64_t sz;
+    int rc = addr ? search(r, size, align, dir, fit, false, &p, &pk, &sz) : -EINVAL;
+    if (rc == 0)
+        *addr = pk.at;
+    return rc;
+}
+
+int memd_range_reserve(memd_range *r)
+{
+    return r ? reserve_alloc(r) : -EINVAL;
 }
 
 int memd_range_alloc_at(memd_range *r, uint64_t addr, uint64_t size)
@@ -783,6 +795,11 @@ int memd_range_check(const memd_range *r)
     if (!counts || c.allocated != r->allocated || c.frees != r->by_addr.count)
         return -EFAULT;
     return 0;
+}
+
+uint64_t memd_range_allocated(const memd_range *r)
+{
+    return r->allocated;
 }
 
 uint64_t memd_range_base(const memd_range *r)

@@ -62,6 +62,17 @@ void memd_range_reset(memd_range *r);
 int memd_range_alloc(memd_range *r, uint64_t size, uint64_t align, memd_dir dir,
                      memd_fit fit, uint64_t *addr);
 
+/* Where memd_range_alloc would place the buffer, without allocating it (the range may
+ * build the search indexes such a request builds). Errors as memd_range_alloc. */
+int memd_range_fit(memd_range *r, uint64_t size, uint64_t align, memd_dir dir, memd_fit fit,
+                   uint64_t *addr);
+
+/* Room for one allocation or one free: after 0, the next memd_range_alloc_at or
+ * memd_range_free on r cannot fail with -ENOMEM. Lets a caller changing several ranges
+ * at once (a buffer's pieces in several banks) reserve everywhere before it changes
+ * anything. -ENOMEM leaves the range unchanged. */
+int memd_range_reserve(memd_range *r);
+
 /* Reserve exactly [addr, addr + round_up(size, min_align)). -EINVAL: size 0, addr not
  * min_align-aligned, or the range leaves the arena; -EBUSY: any byte is not free. */
 int memd_range_alloc_at(memd_range *r, uint64_t addr, uint64_t size);
@@ -99,6 +110,9 @@ int memd_range_foreach(const memd_range *r, memd_range_visit_fn fn, void *ctx);
 /* Verify the internal invariants (index order and maxima, coalescing, allocations and
  * free blocks tiling the range exactly, counters); O(n log n). 0 or -EFAULT. */
 int memd_range_check(const memd_range *r);
+
+/* Bytes in live allocations (memd_range_stats' allocated), O(1). */
+uint64_t memd_range_allocated(const memd_range *r);
 
 uint64_t memd_range_base(const memd_range *r);
 uint64_t memd_range_size(const memd_range *r);

@@ -14,50 +14,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/fail_alloc.h"
 #include "../common/ref_range.h"
 #include "check_main.h"
 #include "device.h"
 
 #define KiB 1024ull
 #define DEFAULT_SEED UINT64_C(0x62616e6b73657473)
+#include "../common/seeded.h"
 #define FULL_EVERY 500
 #define NBANKS 12
 
-static uint64_t next_u64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t below(uint64_t *s, uint64_t n)
-{
-    return next_u64(s) % n;
-}
-
-static uint64_t seed_from_env(void)
-{
-    const char *e = getenv("MEMD_TEST_SEED");
-    return e && *e ? strtoull(e, NULL, 0) : DEFAULT_SEED;
-}
-
-/* SRAM group of NBANKS banks, region "buffers" [16 KiB, 256 KiB); the four classes
- * cover both directions and both fits. */
-static void subset_spec(memd_device_spec *s, uint32_t banks)
+/* SRAM group of `banks` banks, region "buffers" [16 KiB, 16 KiB + size) (240 KiB unless
+ * a volume run asks for more); the four classes cover both directions and both fits. */
+static void subset_spec_sized(memd_device_spec *s, uint32_t banks, uint64_t size)
 {
     memset(s, 0, sizeof(*s));
     snprintf(s->name, sizeof(s->name), "subsets");
     memd_bank_group_spec *g = &s->groups[MEMD_KIND_SRAM];
     g->banks = banks;
-    g->bank_size = 256 * KiB;
+    g->bank_size = 16 * KiB + size;
     g->alignment = 32;
     g->nregions = 2;
     snprintf(g->regions[0].name, MEMD_NAME_MAX, "reserved");
     g->regions[0].size = 16 * KiB;
     snprintf(g->regions[1].name, MEMD_NAME_MAX, "buffers");
     g->regions[1].base = 16 * KiB;
-    g->regions[1].size = 240 * KiB;
+    g->regions[1].size = size;
     g->regions[1].allocatable = true;
     memd_device_spec_default_policy(s);
     memd_class_policy *p = s->policy[MEMD_KIND_SRAM];
@@ -67,14 +50,19 @@ static void subset_spec(memd_device_spec *s, uint32_t banks)
     p[MEMD_CLASS_INTERNAL] = (memd_class_policy){true, 1, MEMD_DIR_BOTTOM_UP, MEMD_FIT_BEST, 0};
 }
 
-static memd_device *make(uint32_t banks)
+static memd_device *make_sized(uint32_t banks, uint64_t size)
 {
     memd_device_spec s;
-    subset_spec(&s, banks);
+    subset_spec_sized(&s, banks, size);
     memd_device *d = NULL;
     char err[256];
     ck_assert_msg(memd_device_create(&s, &d, err, sizeof err) == 0, "%s", err);
     return d;
+}
+
+static memd_device *make(uint32_t banks)
+{
+    return make_sized(banks, 240 * KiB);
 }
 
 /* ------------------------------------------------------------- reference */
@@ -191,6 +179,10 @@ typedef struct world {
     uint64_t rng, seed, step;
     const memd_class_policy *pol;
     uint64_t placed[MEMD_BANKS_MODE_COUNT], oom[MEMD_BANKS_MODE_COUNT];
+    /* The mix: percent of allocations that are lockstep (the rest split evenly between
+     * range and per bank), and the largest size as a power of two. */
+    uint32_t lock_pct, max_log;
+    size_t peak;
 } world;
 
 static void ref_reserve(world *w, const memd_placement *p, uint64_t sz)
@@ -241,7 +233,7 @@ static void step_alloc(world *w)
 {
     uint32_t set[64], nset = 0;
     memd_alloc_req req = {.cls = (memd_class)below(&w->rng, 4), .scope = MEMD_SCOPE_SRAM};
-    uint32_t mode = (uint32_t)below(&w->rng, 3);
+    uint32_t mode = below(&w->rng, 100) < w->lock_pct ? 0 : 1 + (uint32_t)below(&w->rng, 2);
     if (mode != 0)
         nset = random_set(w, set);
     if (nset) {
@@ -249,7 +241,7 @@ static void step_alloc(world *w)
         req.nbank_set = nset;
     }
     req.per_bank = mode == 2;
-    req.bytes = 1 + below(&w->rng, 1u << (4 + below(&w->rng, 11)));
+    req.bytes = 1 + below(&w->rng, 1u << (4 + below(&w->rng, w->max_log - 3)));
     if (below(&w->rng, 4) == 0)
         req.page_size = 32u << below(&w->rng, 6);
     if (below(&w->rng, 5) == 0)
@@ -317,6 +309,8 @@ static void step_alloc(world *w)
         ck_assert_ptr_nonnull(w->lv);
     }
     w->lv[w->nlive++].p = p;
+    if (w->nlive > w->peak)
+        w->peak = w->nlive;
 }
 
 static void step_free(world *w)
@@ -341,12 +335,10 @@ static int collect_all(void *ctx, uint64_t addr, uint64_t size, bool allocated)
 
 static void compare_all(world *w)
 {
+    ck_assert_int_eq(memd_device_check(w->d), 0);
     for (uint32_t b = 0; b < w->banks; b++) {
-        const memd_range *r = memd_device_bank_range(w->d, MEMD_KIND_SRAM, 1, b);
-        ck_assert_ptr_nonnull(r);
-        ck_assert_int_eq(memd_range_check(r), 0);
         ivs x = {0}, y = {0};
-        memd_range_foreach(r, collect_all, &x);
+        ck_assert_int_eq(memd_device_bank_foreach(w->d, MEMD_KIND_SRAM, 1, b, collect_all, &x), 0);
         ref_range_foreach(w->ref[b], collect_all, &y);
         ck_assert_msg(x.n == y.n, "seed %#" PRIx64 " step %" PRIu64 ": bank %u has %zu blocks, "
                       "reference %zu", w->seed, w->step, b, x.n, y.n);
@@ -364,13 +356,15 @@ static void compare_all(world *w)
                   "counted, %zu live", w->seed, w->step, rs.allocations, gs.allocations, w->nlive);
 }
 
-static void run(uint32_t banks, uint64_t steps, uint64_t seed)
+static void run_mix(uint32_t banks, uint64_t steps, uint64_t seed, uint64_t size,
+                    uint32_t lock_pct, uint32_t max_log)
 {
-    world w = {.banks = banks, .rng = seed, .seed = seed};
-    w.d = make(banks);
+    world w = {.banks = banks, .rng = seed, .seed = seed, .lock_pct = lock_pct,
+               .max_log = max_log};
+    w.d = make_sized(banks, size);
     w.pol = memd_device_spec_of(w.d)->policy[MEMD_KIND_SRAM];
     for (uint32_t b = 0; b < banks; b++)
-        ck_assert_int_eq(ref_range_create(16 * KiB, 240 * KiB, 32, &w.ref[b]), 0);
+        ck_assert_int_eq(ref_range_create(16 * KiB, size, 32, &w.ref[b]), 0);
     /* A lockstep-only prefix: the region is not split until the first subset request,
      * and its placements must be the reference's as well. */
     for (w.step = 0; w.step < steps; w.step++) {
@@ -387,10 +381,11 @@ static void run(uint32_t banks, uint64_t steps, uint64_t seed)
     compare_all(&w);
     /* The workload must exercise every mode, and both outcomes. */
     printf("# %u banks: placed all/range/per-bank %" PRIu64 "/%" PRIu64 "/%" PRIu64
-           ", out of room %" PRIu64 "/%" PRIu64 "/%" PRIu64 "\n", banks, w.placed[0], w.placed[1],
-           w.placed[2], w.oom[0], w.oom[1], w.oom[2]);
+           ", out of room %" PRIu64 "/%" PRIu64 "/%" PRIu64 ", peak live %zu\n", banks,
+           w.placed[0], w.placed[1], w.placed[2], w.oom[0], w.oom[1], w.oom[2], w.peak);
     for (int m = 0; m < MEMD_BANKS_MODE_COUNT; m++)
-        ck_assert(w.placed[m] > steps / 20 && w.oom[m] > 0);
+        ck_assert_msg(w.placed[m] > steps / 20 && w.oom[m] > 0, "mode %d: %" PRIu64 " placed, %"
+                      PRIu64 " out of room (peak live %zu)", m, w.placed[m], w.oom[m], w.peak);
     ck_assert(memd_device_region_split(w.d, MEMD_KIND_SRAM, 1));
     while (w.nlive)
         step_free(&w);
@@ -404,12 +399,29 @@ static void run(uint32_t banks, uint64_t steps, uint64_t seed)
     memd_device_destroy(w.d);
 }
 
+static void run(uint32_t banks, uint64_t steps, uint64_t seed)
+{
+    run_mix(banks, steps, seed, 240 * KiB, 34, 14);
+}
+
 START_TEST(random_mixed_modes)
 {
     uint64_t seed = seed_from_env();
     fprintf(stdout, "# seed %#" PRIx64 "\n", seed);
     run(NBANKS, 20000, seed);
     run(3, 10000, seed ^ 1);
+}
+END_TEST
+
+/* Volume: hundreds of live buffers, mostly lockstep, in a split region of 16 banks (the
+ * lockstep ones placed through the coverage map), small sizes so that pieces and
+ * lockstep buffers interleave finely. */
+START_TEST(random_volume_lockstep_in_split)
+{
+    uint64_t seed = seed_from_env() ^ 0x766f6c;
+    fprintf(stdout, "# seed %#" PRIx64 "\n", seed);
+    run_mix(16, 12000, seed, 256 * KiB, 60, 12);
+    run_mix(5, 6000, seed ^ 1, 80 * KiB, 66, 9);
 }
 END_TEST
 
@@ -602,6 +614,173 @@ START_TEST(split_keeps_lockstep)
 }
 END_TEST
 
+/* ------------------------------------------------------------- allocation failures */
+
+/* Everything a failed operation must leave as it was: every bank's blocks, the lockstep
+ * map's blocks and the region's buffer count. */
+typedef struct snap {
+    ivs bank[8], lock;
+    uint64_t allocations;
+} snap;
+
+static void snap_take(memd_device *d, uint32_t banks, snap *s)
+{
+    memset(s, 0, sizeof(*s));
+    for (uint32_t b = 0; b < banks; b++)
+        ck_assert_int_eq(memd_device_bank_foreach(d, MEMD_KIND_SRAM, 1, b, collect_all, &s->bank[b]), 0);
+    ck_assert_int_eq(memd_range_foreach(memd_device_region_range(d, MEMD_KIND_SRAM, 1), collect_all,
+                                        &s->lock), 0);
+    memd_range_stats st;
+    ck_assert_int_eq(memd_device_region_stats(d, MEMD_KIND_SRAM, 1, &st), 0);
+    s->allocations = st.allocations;
+}
+
+static bool ivs_same(const ivs *a, const ivs *b)
+{
+    return a->n == b->n && memcmp(a->v, b->v, a->n * sizeof(*a->v)) == 0;
+}
+
+static void snap_same_and_drop(snap *a, snap *b, uint32_t banks)
+{
+    ck_assert(ivs_same(&a->lock, &b->lock));
+    ck_assert_uint_eq(a->allocations, b->allocations);
+    free(a->lock.v);
+    free(b->lock.v);
+    for (uint32_t i = 0; i < banks; i++) {
+        ck_assert_msg(ivs_same(&a->bank[i], &b->bank[i]), "bank %u changed", i);
+        free(a->bank[i].v);
+        free(b->bank[i].v);
+    }
+}
+
+/* Every operation is first tried with allocations failing after a random few
+ * (tests/common/fail_alloc.c): an allocation or a release across several banks that
+ * fails must leave every bank, the lockstep map and the coverage as they were (all or
+ * nothing), and succeed once memory is back. */
+START_TEST(nomem_changes_nothing)
+{
+    enum { BANKS = 8, MAXLIVE = 1500 };
+    memd_device *d = make(BANKS);
+    uint64_t rng = seed_from_env() ^ 0x6e6f6d656dull;
+    memd_placement *lv = calloc(MAXLIVE, sizeof(*lv));
+    ck_assert_ptr_nonnull(lv);
+    size_t n = 0;
+    uint64_t failed[2] = {0, 0}, done[2] = {0, 0};
+    for (uint64_t step = 0; step < 12000; step++) {
+        uint64_t fill = (step / 1000) % 2 == 0 ? 75 : 30;
+        bool alloc = n == 0 || (n < MAXLIVE && below(&rng, 100) < fill);
+        uint32_t set[BANKS], nset = 0;
+        memd_alloc_req req = {.cls = (memd_class)below(&rng, 4), .scope = MEMD_SCOPE_SRAM,
+                              .bytes = 1 + below(&rng, 1u << (5 + below(&rng, 6)))};
+        uint32_t mode = (uint32_t)below(&rng, 3);
+        if (mode) { /* a run of banks, not all of them */
+            uint32_t a = (uint32_t)below(&rng, BANKS), len = 1 + (uint32_t)below(&rng, BANKS - a);
+            if (len == BANKS)
+                len--;
+            for (uint32_t i = a; i < a + len; i++)
+                set[nset++] = i;
+            req.bank_set = set;
+            req.nbank_set = nset;
+            req.per_bank = mode == 2;
+        }
+        size_t k = alloc ? 0 : below(&rng, n);
+        snap before, after;
+        snap_take(d, BANKS, &before);
+        unsigned long f0 = memd_test_failed_allocs();
+        memd_placement p;
+        /* Fail from the first allocation on, or after a few (past the placement's own
+         * arrays, into the allocators' and the coverage's pools). */
+        memd_test_fail_allocs_after((long)below(&rng, 4));
+        int rc = alloc ? memd_device_alloc(d, &req, &p) : memd_device_release(d, &lv[k]);
+        memd_test_fail_allocs_after(-1);
+        bool injected = memd_test_failed_allocs() != f0;
+        if (rc) {
+            ck_assert_int_eq(rc, -ENOMEM);
+            snap_take(d, BANKS, &after);
+            snap_same_and_drop(&before, &after, BANKS);
+            ck_assert_int_eq(memd_device_check(d), 0);
+            if (!injected) /* no room: nothing to retry */
+                continue;
+            failed[alloc]++;
+            rc = alloc ? memd_device_alloc(d, &req, &p) : memd_device_release(d, &lv[k]);
+            if (alloc && rc == -ENOMEM)
+                continue;
+            ck_assert_int_eq(rc, 0);
+        } else {
+            for (uint32_t i = 0; i < BANKS; i++)
+                free(before.bank[i].v);
+            free(before.lock.v);
+        }
+        done[alloc]++;
+        if (alloc) {
+            lv[n++] = p;
+        } else {
+            memd_placement_fini(&lv[k]);
+            lv[k] = lv[--n];
+        }
+        if (step % 200 == 0)
+            ck_assert_int_eq(memd_device_check(d), 0);
+    }
+    printf("# allocations %" PRIu64 " (%" PRIu64 " refused for memory first), releases %" PRIu64
+           " (%" PRIu64 ")\n", done[1], failed[1], done[0], failed[0]);
+    /* Allocations meet a failure often; a release only where an allocator's pool must
+     * grow, which release_fails_whole sets up on purpose. */
+    ck_assert(failed[1] > 0);
+    while (n)
+        memd_placement_fini(&lv[--n]);
+    free(lv);
+    memd_device_destroy(d);
+}
+END_TEST
+
+/* A release across two banks where the second bank's allocator must grow its pool to
+ * free: bank 1 is fragmented one piece at a time (32-byte pieces 64-aligned: one more
+ * free block each), and after every piece the release of a buffer over banks 0 and 1 is
+ * tried with allocations failing. The first time it fails, bank 0 must still hold its
+ * piece (the release is all or nothing), and it succeeds once memory is back. */
+START_TEST(release_fails_whole)
+{
+    memd_device *d = make(2);
+    uint32_t both[] = {0, 1}, one[] = {1};
+    memd_alloc_req x = sram(MEMD_CLASS_CONSTANT, 64);
+    x.bank_set = both;
+    x.nbank_set = 2;
+    x.per_bank = true;
+    memd_placement px, piece;
+    ck_assert_int_eq(memd_device_alloc(d, &x, &px), 0);
+    memd_alloc_req frag = sram(MEMD_CLASS_CONSTANT, 32);
+    frag.bank_set = one;
+    frag.nbank_set = 1;
+    frag.alignment = 64;
+    bool refused = false;
+    for (int i = 0; i < 3000 && !refused; i++) {
+        ck_assert_int_eq(memd_device_alloc(d, &frag, &piece), 0);
+        memd_placement_fini(&piece);
+        snap before, after;
+        snap_take(d, 2, &before);
+        memd_test_fail_allocs_after(0);
+        int rc = memd_device_release(d, &px);
+        memd_test_fail_allocs_after(-1);
+        if (rc == 0) { /* nothing to grow yet: put it back */
+            ck_assert_int_eq(memd_device_alloc_at(d, &px), 0);
+            snap_take(d, 2, &after);
+            snap_same_and_drop(&before, &after, 2);
+            continue;
+        }
+        ck_assert_int_eq(rc, -ENOMEM);
+        refused = true;
+        snap_take(d, 2, &after);
+        snap_same_and_drop(&before, &after, 2);
+        ck_assert_int_eq(memd_device_check(d), 0);
+    }
+    ck_assert(refused);
+    ck_assert_int_eq(memd_device_release(d, &px), 0);
+    ck_assert_int_eq(memd_device_release(d, &px), -ENOENT);
+    memd_placement_fini(&px);
+    memd_device_destroy(d);
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("banks");
@@ -614,6 +793,9 @@ Suite *memd_test_suite(void)
     TCase *r = tcase_create("random");
     tcase_set_timeout(r, 600);
     tcase_add_test(r, random_mixed_modes);
+    tcase_add_test(r, random_volume_lockstep_in_split);
+    tcase_add_test(r, nomem_changes_nothing);
+    tcase_add_test(r, release_fails_whole);
     suite_add_tcase(s, r);
     return s;
 }

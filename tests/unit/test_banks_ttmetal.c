@@ -296,10 +296,10 @@ START_TEST(wormhole_shard_grids)
     ck_assert_uint_le(c.address + c.size_per_bank, hs_addr);
     ck_assert_int_eq(memd_device_alloc(d, &il, &e), 0); /* interleaved under everything */
     ck_assert_uint_le(e.address + e.size_per_bank, c.address);
+    ck_assert_int_eq(memd_device_check(d), 0);
     for (uint32_t bank = 0; bank < 64; bank++) {
         memd_range_stats st;
         ck_assert_int_eq(memd_device_bank_stats(d, MEMD_KIND_SRAM, reg, bank, &st), 0);
-        ck_assert_int_eq(memd_range_check(memd_device_bank_range(d, MEMD_KIND_SRAM, reg, bank)), 0);
         uint64_t want = 2 * a.size_per_bank + (in(rows, nrows, bank) ? 65536 : 0) +
                         (in(block, nblock, bank) ? 131072 : 0);
         ck_assert_msg(st.allocated == want, "bank %u: %llu allocated, expected %llu", bank,

@@ -1,0 +1,527 @@
+/* memd engine — coverage map (contract and structure in cover.h).
+ *
+ * Units are indexed 0..units-1 (unit u is [base + u * unit, base + (u + 1) * unit)). A
+ * node of span n splits into a left child of ceil(n / 2) units and a right child of
+ * floor(n / 2). Summaries are in units; an absent node is a wholly uncovered span.
+ * Recursion depth is the tree's height, at most 65 levels. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cover.h"
+#include "place.h"
+
+#define NIL 0u
+#define NONE UINT64_MAX
+/* Pools at most this large are never compacted (40 KiB of nodes). */
+#define TRIM_MIN 1024u
+
+typedef struct cnode {
+    uint64_t pre, suf, best; /* uncovered prefix, suffix and longest run of the span */
+    uint32_t cnt;            /* occupants covering the whole span at this node */
+    uint32_t ch[2];          /* children (NIL: wholly uncovered); ch[0] links spares */
+} cnode;
+
+struct memd_cover {
+    cnode *n;        /* n[0] is never used: id 0 is NIL */
+    uint32_t cap;    /* ids [1, cap) */
+    uint32_t top;    /* ids >= top never handed out since the last compaction */
+    uint32_t spare, nspare;
+    uint32_t root;
+    uint64_t live;   /* nodes in use */
+    uint64_t weight; /* memd_cover_weight */
+    uint64_t base, unit, units;
+    unsigned shift;  /* log2(unit) */
+    unsigned levels; /* height of a full tree over units */
+};
+
+/* ---------------------------------------------------------------- nodes */
+
+static uint32_t node_new(memd_cover *c)
+{
+    uint32_t i;
+    if (c->nspare) {
+        i = c->spare;
+        c->spare = c->n[i].ch[0];
+        c->nspare--;
+    } else {
+        i = c->top++;
+    }
+    memset(&c->n[i], 0, sizeof(c->n[i]));
+    c->live++;
+    return i;
+}
+
+static void node_free(memd_cover *c, uint32_t i)
+{
+    c->n[i].ch[0] = c->spare;
+    c->spare = i;
+    c->nspare++;
+    c->live--;
+}
+
+/* The summaries of node i of span len (absent: wholly uncovered). */
+static inline void vals(const memd_cover *c, uint32_t i, uint64_t len, uint64_t *pre,
+                        uint64_t *suf, uint64_t *best)
+{
+    if (i == NIL) {
+        *pre = *suf = *best = len;
+        return;
+    }
+    *pre = c->n[i].pre;
+    *suf = c->n[i].suf;
+    *best = c->n[i].best;
+}
+
+/* What node x of span len summarizes, from its count and its children. */
+static void summary(const memd_cover *c, const cnode *x, uint64_t len, uint64_t *pre,
+                    uint64_t *suf, uint64_t *best)
+{
+    if (x->cnt) {
+        *pre = *suf = *best = 0;
+        return;
+    }
+    uint64_t ll = len - len / 2, lr = len / 2, lp, ls, lb, rp, rs, rb;
+    vals(c, x->ch[0], ll, &lp, &ls, &lb);
+    vals(c, x->ch[1], lr, &rp, &rs, &rb);
+    *pre = lp == ll ? ll + rp : lp;
+    *suf = rs == lr ? lr + ls : rs;
+    *best = lb > rb ? lb : rb;
+    if (ls + rp > *best)
+        *best = ls + rp;
+}
+
+static void pull(memd_cover *c, uint32_t i, uint64_t len)
+{
+    cnode *x = &c->n[i];
+    summary(c, x, len, &x->pre, &x->suf, &x->best);
+}
+
+/* ---------------------------------------------------------------- pool */
+
+int memd_cover_reserve(memd_cover *c, unsigned adds)
+{
+    /* A span update visits at most four nodes per level, and creates at most those. */
+    uint64_t need = (uint64_t)adds * 4 * c->levels;
+    uint64_t have = (uint64_t)c->nspare + (c->cap > c->top ? c->cap - c->top : 0);
+    if (have >= need)
+        return 0;
+    uint64_t ncap = c->cap ? (uint64_t)c->cap * 2 : 64;
+    while (ncap - c->top + c->nspare < need)
+        ncap *= 2;
+    if (ncap > UINT32_MAX || ncap > SIZE_MAX / sizeof(cnode))
+        return -ENOMEM;
+    cnode *p = realloc(c->n, (size_t)ncap * sizeof(cnode));
+    if (!p)
+        return -ENOMEM;
+    c->n = p;
+    c->cap = (uint32_t)ncap;
+    return 0;
+}
+
+static uint32_t copy_rec(const cnode *from, uint32_t i, cnode *to, uint32_t *top)
+{
+    if (i == NIL)
+        return NIL;
+    uint32_t j = (*top)++;
+    to[j] = from[i];
+    to[j].ch[0] = copy_rec(from, from[i].ch[0], to, top);
+    to[j].ch[1] = copy_rec(from, from[i].ch[1], to, top);
+    return j;
+}
+
+/* A pool at most a quarter used moves its nodes into a new one twice the live nodes
+ * (depth first, so a subtree's nodes end up close): amortized O(1) per remove, and the
+ * memory follows the live intervals down. Without memory the pool simply stays. */
+static void trim(memd_cover *c)
+{
+    if (c->cap <= TRIM_MIN || c->live * 4 >= c->cap)
+        return;
+    uint64_t ncap = 2 * c->live + 1;
+    if (ncap < TRIM_MIN)
+        ncap = TRIM_MIN;
+    cnode *p = malloc((size_t)ncap * sizeof(cnode));
+    if (!p)
+        return;
+    uint32_t top = 1;
+    c->root = copy_rec(c->n, c->root, p, &top);
+    free(c->n);
+    c->n = p;
+    c->cap = (uint32_t)ncap;
+    c->top = top;
+    c->spare = NIL;
+    c->nspare = 0;
+}
+
+/* ---------------------------------------------------------------- create */
+
+int memd_cover_create(uint64_t base, uint64_t unit, uint64_t units, memd_cover **out)
+{
+    if (!out)
+        return -EINVAL;
+    *out = NULL;
+    if (unit == 0 || (unit & (unit - 1)) != 0 || (base & (unit - 1)) != 0 || units == 0)
+        return -EINVAL;
+    unsigned shift = (unsigned)__builtin_ctzll(unit);
+    if (units > (UINT64_MAX >> shift) || base > UINT64_MAX - (units << shift))
+        return -EINVAL;
+    memd_cover *c = calloc(1, sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    c->base = base;
+    c->unit = unit;
+    c->units = units;
+    c->shift = shift;
+    c->top = 1;
+    c->levels = 1;
+    for (uint64_t n = units; n > 1; n = n - n / 2)
+        c->levels++;
+    *out = c;
+    return 0;
+}
+
+void memd_cover_destroy(memd_cover *c)
+{
+    if (!c)
+        return;
+    free(c->n);
+    free(c);
+}
+
+/* [addr, addr + size) as units [*a, *b); false if it is not a span of the range. */
+static bool span(const memd_cover *c, uint64_t addr, uint64_t size, uint64_t *a, uint64_t *b)
+{
+    if (size == 0 || addr < c->base || ((addr - c->base) & (c->unit - 1)) != 0)
+        return false;
+    uint64_t u = (addr - c->base) >> c->shift;
+    uint64_t n = (size >> c->shift) + ((size & (c->unit - 1)) != 0);
+    if (u >= c->units || n > c->units - u)
+        return false;
+    *a = u;
+    *b = u + n;
+    return true;
+}
+
+/* ---------------------------------------------------------------- add / remove */
+
+static uint32_t add_rec(memd_cover *c, uint32_t i, uint64_t lo, uint64_t len, uint64_t a,
+                        uint64_t b, uint32_t w)
+{
+    if (i == NIL)
+        i = node_new(c); /* reserved: the pool does not move */
+    if (a <= lo && lo + len <= b) {
+        c->n[i].cnt += w;
+    } else {
+        uint64_t ll = len - len / 2, mid = lo + ll;
+        if (a < mid) {
+            uint32_t k = add_rec(c, c->n[i].ch[0], lo, ll, a, b, w);
+            c->n[i].ch[0] = k;
+        }
+        if (b > mid) {
+            uint32_t k = add_rec(c, c->n[i].ch[1], mid, len / 2, a, b, w);
+            c->n[i].ch[1] = k;
+        }
+    }
+    pull(c, i, len);
+    return i;
+}
+
+int memd_cover_add(memd_cover *c, uint64_t addr, uint64_t size, uint32_t n)
+{
+    uint64_t a, b;
+    if (!c || n == 0 || !span(c, addr, size, &a, &b))
+        return -EINVAL;
+    int rc = memd_cover_reserve(c, 1);
+    if (rc)
+        return rc;
+    c->root = add_rec(c, c->root, 0, c->units, a, b, n);
+    c->weight += (b - a) * n;
+    return 0;
+}
+
+/* Every canonical node of [a, b) exists and is covered there. */
+static bool has_rec(const memd_cover *c, uint32_t i, uint64_t lo, uint64_t len, uint64_t a,
+                    uint64_t b, uint32_t w)
+{
+    if (i == NIL)
+        return false;
+    if (a <= lo && lo + len <= b)
+        return c->n[i].cnt >= w;
+    uint64_t ll = len - len / 2, mid = lo + ll;
+    if (a < mid && !has_rec(c, c->n[i].ch[0], lo, ll, a, b, w))
+        return false;
+    return b <= mid || has_rec(c, c->n[i].ch[1], mid, len / 2, a, b, w);
+}
+
+static uint32_t remove_rec(memd_cover *c, uint32_t i, uint64_t lo, uint64_t len, uint64_t a,
+                           uint64_t b, uint32_t w)
+{
+    if (a <= lo && lo + len <= b) {
+        c->n[i].cnt -= w;
+    } else {
+        uint64_t ll = len - len / 2, mid = lo + ll;
+        if (a < mid) {
+            uint32_t k = remove_rec(c, c->n[i].ch[0], lo, ll, a, b, w);
+            c->n[i].ch[0] = k;
+        }
+        if (b > mid) {
+            uint32_t k = remove_rec(c, c->n[i].ch[1], mid, len / 2, a, b, w);
+            c->n[i].ch[1] = k;
+        }
+    }
+    if (c->n[i].cnt == 0 && c->n[i].ch[0] == NIL && c->n[i].ch[1] == NIL) {
+        node_free(c, i);
+        return NIL;
+    }
+    pull(c, i, len);
+    return i;
+}
+
+int memd_cover_remove(memd_cover *c, uint64_t addr, uint64_t size, uint32_t n)
+{
+    uint64_t a, b;
+    if (!c || n == 0 || !span(c, addr, size, &a, &b) ||
+        !has_rec(c, c->root, 0, c->units, a, b, n))
+        return -ENOENT;
+    c->root = remove_rec(c, c->root, 0, c->units, a, b, n);
+    c->weight -= (b - a) * n;
+    trim(c);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- searches */
+
+/* A search for len uncovered units: bottom-up, the lowest start >= lim; top-down, the
+ * highest end <= lim. run: the uncovered units on the side already walked that touch
+ * the current node (only units on the right side of lim count). */
+typedef struct run_q {
+    uint64_t lim, len, run, at;
+} run_q;
+
+/* One search for both directions: bottom-up the side already walked is below the node
+ * and the near edge is its start (prefix), top-down it is above and the near edge is
+ * its end (suffix); children are visited in walk order. */
+static bool run_rec(const memd_cover *c, uint32_t i, uint64_t lo, uint64_t n, run_q *q, bool down)
+{
+    uint64_t hi = lo + n;
+    if (down ? lo >= q->lim : hi <= q->lim)
+        return false; /* wholly on the excluded side of lim */
+    if (down ? hi <= q->lim : lo >= q->lim) {
+        uint64_t pre, suf, best;
+        vals(c, i, n, &pre, &suf, &best);
+        uint64_t near = down ? suf : pre, far = down ? pre : suf;
+        if (q->run + near >= q->len) {
+            q->at = down ? hi + q->run : lo - q->run;
+            return true;
+        }
+        if (near == n) {
+            q->run += n;
+            return false;
+        }
+        if (best < q->len) {
+            q->run = far;
+            return false;
+        }
+        /* The run is inside: descend (i is present, since near < n). */
+    } else if (i == NIL) { /* lim cuts an uncovered span */
+        q->run = down ? q->lim - lo : hi - q->lim;
+        if (q->run < q->len)
+            return false;
+        q->at = q->lim;
+        return true;
+    } else if (c->n[i].cnt) {
+        q->run = 0;
+        return false;
+    }
+    uint64_t ll = n - n / 2;
+    if (down)
+        return run_rec(c, c->n[i].ch[1], lo + ll, n / 2, q, down) ||
+               run_rec(c, c->n[i].ch[0], lo, ll, q, down);
+    return run_rec(c, c->n[i].ch[0], lo, ll, q, down) ||
+           run_rec(c, c->n[i].ch[1], lo + ll, n / 2, q, down);
+}
+
+/* The lowest covered unit >= from, or NONE. A present node always covers something,
+ * so each level either answers or goes down one side: O(log U). */
+static uint64_t next_cov(const memd_cover *c, uint32_t i, uint64_t lo, uint64_t n, uint64_t from)
+{
+    if (i == NIL || lo + n <= from)
+        return NONE;
+    if (c->n[i].cnt)
+        return lo > from ? lo : from;
+    uint64_t ll = n - n / 2;
+    uint64_t r = next_cov(c, c->n[i].ch[0], lo, ll, from);
+    return r != NONE ? r : next_cov(c, c->n[i].ch[1], lo + ll, n / 2, from);
+}
+
+/* The highest covered unit < to, or NONE. */
+static uint64_t prev_cov(const memd_cover *c, uint32_t i, uint64_t lo, uint64_t n, uint64_t to)
+{
+    if (i == NIL || lo >= to)
+        return NONE;
+    if (c->n[i].cnt)
+        return (lo + n < to ? lo + n : to) - 1;
+    uint64_t ll = n - n / 2;
+    uint64_t r = prev_cov(c, c->n[i].ch[1], lo + ll, n / 2, to);
+    return r != NONE ? r : prev_cov(c, c->n[i].ch[0], lo, ll, to);
+}
+
+/* The next maximal uncovered run of at least len units, as [*a, *e): bottom-up the
+ * lowest starting at or above lim, top-down the highest ending at or below lim. lim is
+ * 0 / units or a covered unit's edge, so the run found is maximal. */
+static bool next_run(const memd_cover *c, uint64_t len, memd_dir dir, uint64_t lim, uint64_t *a,
+                     uint64_t *e)
+{
+    run_q q = {.lim = lim, .len = len};
+    if (dir != MEMD_DIR_TOP_DOWN) {
+        if (!run_rec(c, c->root, 0, c->units, &q, false))
+            return false;
+        uint64_t end = next_cov(c, c->root, 0, c->units, q.at + len);
+        *a = q.at;
+        *e = end == NONE ? c->units : end;
+        return true;
+    }
+    if (!run_rec(c, c->root, 0, c->units, &q, true))
+        return false;
+    uint64_t below = prev_cov(c, c->root, 0, c->units, q.at - len);
+    *a = below == NONE ? 0 : below + 1;
+    *e = q.at;
+    return true;
+}
+
+int memd_cover_fit(const memd_cover *c, uint64_t size, uint64_t align, memd_dir dir,
+                   memd_fit fit, uint64_t *addr, uint64_t *blk, uint64_t *blk_size)
+{
+    if (!c || !addr || size == 0 || (align & (align - 1)) != 0 ||
+        (dir != MEMD_DIR_BOTTOM_UP && dir != MEMD_DIR_TOP_DOWN) ||
+        (fit != MEMD_FIT_FIRST && fit != MEMD_FIT_BEST))
+        return -EINVAL;
+    if (size > UINT64_MAX - (c->unit - 1))
+        return -EOVERFLOW;
+    uint64_t sz = (size + (c->unit - 1)) & ~(c->unit - 1);
+    uint64_t al = align > c->unit ? align : c->unit, len = sz >> c->shift;
+    if (len > c->units)
+        return -ENOMEM;
+    bool found = false;
+    uint64_t lim = dir == MEMD_DIR_TOP_DOWN ? c->units : 0, a, e, best = 0, ba = 0, bs = 0;
+    while (next_run(c, len, dir, lim, &a, &e)) {
+        uint64_t ra = c->base + (a << c->shift), rs = (e - a) << c->shift, x;
+        if (memd_place(ra, rs, sz, al, dir, &x) && (!found || rs < best)) {
+            found = true;
+            best = rs;
+            *addr = x;
+            ba = ra;
+            bs = rs;
+            /* First fit takes the first; nothing is smaller than the request itself. */
+            if (fit == MEMD_FIT_FIRST || rs == sz)
+                break;
+        }
+        if (dir == MEMD_DIR_TOP_DOWN) {
+            if (a == 0)
+                break;
+            lim = a; /* unit a - 1 is covered */
+        } else {
+            if (e == c->units)
+                break;
+            lim = e; /* unit e is covered */
+        }
+    }
+    if (!found)
+        return -ENOMEM;
+    if (blk)
+        *blk = ba;
+    if (blk_size)
+        *blk_size = bs;
+    return 0;
+}
+
+int memd_cover_probe(const memd_cover *c, uint64_t addr, uint64_t size)
+{
+    uint64_t a, b;
+    if (!c || !span(c, addr, size, &a, &b))
+        return -EINVAL;
+    run_q q = {.lim = a, .len = b - a};
+    return run_rec(c, c->root, 0, c->units, &q, false) && q.at == a ? 0 : -EBUSY;
+}
+
+bool memd_cover_next_free(const memd_cover *c, uint64_t addr, uint64_t *free_addr)
+{
+    if (!c || !free_addr)
+        return false;
+    uint64_t from = addr < c->base ? 0 : (addr - c->base) >> c->shift;
+    if (from >= c->units)
+        return false;
+    run_q q = {.lim = from, .len = 1};
+    if (!run_rec(c, c->root, 0, c->units, &q, false))
+        return false;
+    *free_addr = c->base + (q.at << c->shift);
+    return true;
+}
+
+uint32_t memd_cover_count(const memd_cover *c, uint64_t addr)
+{
+    if (!c || addr < c->base || ((addr - c->base) >> c->shift) >= c->units)
+        return 0;
+    uint64_t u = (addr - c->base) >> c->shift, lo = 0, n = c->units;
+    uint32_t sum = 0;
+    for (uint32_t i = c->root; i != NIL;) {
+        sum += c->n[i].cnt;
+        uint64_t ll = n - n / 2;
+        if (u < lo + ll) {
+            i = c->n[i].ch[0];
+            n = ll;
+        } else {
+            i = c->n[i].ch[1];
+            lo += ll;
+            n /= 2;
+        }
+    }
+    return sum;
+}
+
+uint64_t memd_cover_weight(const memd_cover *c)
+{
+    return c ? c->weight : 0;
+}
+
+uint64_t memd_cover_nodes(const memd_cover *c)
+{
+    return c ? c->live : 0;
+}
+
+uint64_t memd_cover_capacity(const memd_cover *c)
+{
+    return c && c->cap ? c->cap - 1 : 0;
+}
+
+/* ---------------------------------------------------------------- check */
+
+static bool check_rec(const memd_cover *c, uint32_t i, uint64_t len, uint64_t *seen)
+{
+    if (i == NIL)
+        return true;
+    if (i >= c->top || ++*seen > c->live)
+        return false;
+    const cnode *x = &c->n[i];
+    if (x->cnt == 0 && x->ch[0] == NIL && x->ch[1] == NIL)
+        return false; /* an empty subtree must have gone back to the pool */
+    if (len == 1 && (x->ch[0] != NIL || x->ch[1] != NIL))
+        return false;
+    if (!check_rec(c, x->ch[0], len - len / 2, seen) || !check_rec(c, x->ch[1], len / 2, seen))
+        return false;
+    cnode want = *x;
+    summary(c, x, len, &want.pre, &want.suf, &want.best);
+    return want.pre == x->pre && want.suf == x->suf && want.best == x->best &&
+           x->pre < len; /* present: something below is covered */
+}
+
+int memd_cover_check(const memd_cover *c)
+{
+    if (!c)
+        return -EFAULT;
+    uint64_t seen = 0;
+    if (!check_rec(c, c->root, c->units, &seen) || seen != c->live ||
+        c->live + c->nspare != (uint64_t)c->top - 1)
+        return -EFAULT;
+    return 0;
+}
