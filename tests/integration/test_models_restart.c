@@ -68,10 +68,7 @@ static void start(uint32_t grace_ms)
 
 static void respawn(void)
 {
-    char *argv[] = {(char *)(fo.test_build ? memd_fixture_memd_test_path()
-                                           : memd_fixture_memd_path()), "--foreground", "--config",
-                    f.config_path, "--socket", f.socket_path, NULL};
-    ck_assert_int_eq(memd_fixture_spawn(&f, &fo, argv), 0);
+    ck_assert_int_eq(memd_fixture_respawn(&f, &fo), 0);
 }
 
 /* sig SIGKILL: a crash; SIGTERM: a clean stop. Then memd again on the same directory. */

@@ -58,9 +58,7 @@ static void start(const char *yaml)
 
 static void respawn(void)
 {
-    char *argv[] = {(char *)memd_fixture_memd_test_path(), "--foreground", "--config",
-                    f.config_path, "--socket", f.socket_path, NULL};
-    ck_assert_int_eq(memd_fixture_spawn(&f, &fo, argv), 0);
+    ck_assert_int_eq(memd_fixture_respawn(&f, &fo), 0);
 }
 
 static void teardown(void)
