@@ -293,6 +293,18 @@ int memd_fixture_respawn(memd_fixture *f, const memd_fixture_opts *o)
     return launch(f, o ? o : &none, false);
 }
 
+int memd_fixture_restart(memd_fixture *f, const memd_fixture_opts *o, int sig)
+{
+    if (f->pid <= 0 || kill(f->pid, sig) < 0)
+        return -ESRCH;
+    int st = memd_fixture_wait(f, 10000);
+    if (st != (sig == SIGKILL ? 128 + SIGKILL : 0)) {
+        fprintf(stderr, "fixture: memd ended with status %d after signal %d\n", st, sig);
+        return -ECHILD;
+    }
+    return memd_fixture_respawn(f, o);
+}
+
 int memd_fixture_wait(memd_fixture *f, int timeout_ms)
 {
     long deadline = memd_fixture_now_ms() + timeout_ms;

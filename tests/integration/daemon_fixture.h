@@ -59,6 +59,9 @@ int memd_fixture_spawn(memd_fixture *f, const memd_fixture_opts *o, char *const 
  * restart: same state directory), without $MEMD_TEST_DAEMON_WRAPPER; as
  * memd_fixture_spawn. */
 int memd_fixture_respawn(memd_fixture *f, const memd_fixture_opts *o);
+/* sig to memd (SIGKILL: a crash, exit status 128 + SIGKILL; else a clean stop, 0), then
+ * memd_fixture_respawn. 0; -ECHILD when memd ended otherwise (printed). */
+int memd_fixture_restart(memd_fixture *f, const memd_fixture_opts *o, int sig);
 
 /* SIGTERM, then waits (10 s, then SIGKILL) and removes the directory. Returns the exit
  * status (0..255, or 128 + signal when killed); a test asserts 0. */

@@ -56,10 +56,7 @@ static void start(const char *yaml)
  * state directory. */
 static void restart(int sig)
 {
-    ck_assert_int_eq(kill(f.pid, sig), 0);
-    int st = memd_fixture_wait(&f, 10000);
-    ck_assert_int_eq(st, sig == SIGKILL ? 128 + SIGKILL : 0);
-    spawn();
+    ck_assert_int_eq(memd_fixture_restart(&f, &fo, sig), 0);
 }
 
 static void teardown(void)

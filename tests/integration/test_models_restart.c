@@ -74,10 +74,7 @@ static void respawn(void)
 /* sig SIGKILL: a crash; SIGTERM: a clean stop. Then memd again on the same directory. */
 static void restart(int sig)
 {
-    ck_assert_int_eq(kill(f.pid, sig), 0);
-    int st = memd_fixture_wait(&f, 10000);
-    ck_assert_int_eq(st, sig == SIGKILL ? 128 + SIGKILL : 0);
-    respawn();
+    ck_assert_int_eq(memd_fixture_restart(&f, &fo, sig), 0);
 }
 
 static void teardown(void)
