@@ -21,9 +21,13 @@
 
 #define KiB 1024ull
 #define DEFAULT_SEED UINT64_C(0x62616e6b73657473)
-#include "../common/seeded.h"
 #define FULL_EVERY 500
 #define NBANKS 12
+
+static uint64_t below(uint64_t *s, uint64_t n)
+{
+    return memd_test_rand(s) % n;
+}
 
 /* SRAM group of `banks` banks, region "buffers" [16 KiB, 16 KiB + size) (240 KiB unless
  * a volume run asks for more); the four classes cover both directions and both fits. */
@@ -406,7 +410,7 @@ static void run(uint32_t banks, uint64_t steps, uint64_t seed)
 
 START_TEST(random_mixed_modes)
 {
-    uint64_t seed = seed_from_env();
+    uint64_t seed = memd_test_seed(DEFAULT_SEED);
     fprintf(stdout, "# seed %#" PRIx64 "\n", seed);
     run(NBANKS, 20000, seed);
     run(3, 10000, seed ^ 1);
@@ -418,7 +422,7 @@ END_TEST
  * lockstep buffers interleave finely. */
 START_TEST(random_volume_lockstep_in_split)
 {
-    uint64_t seed = seed_from_env() ^ 0x766f6c;
+    uint64_t seed = memd_test_seed(DEFAULT_SEED) ^ 0x766f6c;
     fprintf(stdout, "# seed %#" PRIx64 "\n", seed);
     run_mix(16, 12000, seed, 256 * KiB, 60, 12);
     run_mix(5, 6000, seed ^ 1, 80 * KiB, 66, 9);
@@ -661,7 +665,7 @@ START_TEST(nomem_changes_nothing)
 {
     enum { BANKS = 8, MAXLIVE = 1500 };
     memd_device *d = make(BANKS);
-    uint64_t rng = seed_from_env() ^ 0x6e6f6d656dull;
+    uint64_t rng = memd_test_seed(DEFAULT_SEED) ^ 0x6e6f6d656dull;
     memd_placement *lv = calloc(MAXLIVE, sizeof(*lv));
     ck_assert_ptr_nonnull(lv);
     size_t n = 0;
