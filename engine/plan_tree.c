@@ -353,6 +353,8 @@ typedef struct gather_ctx {
 static void gather_set(plan_tree *t, gather_ctx *q, const set *st)
 {
     if (st->len && q->m < MAX_SETS) {
+        /* The first interval is read once the walk is done: start the miss now. */
+        __builtin_prefetch(t->pool + st->at);
         t->qv[q->m] = t->pool + st->at;
         t->qn[q->m] = st->len;
         q->m++;

@@ -224,6 +224,30 @@ START_TEST(sweep_matches_brute_force_and_tree)
 }
 END_TEST
 
+/* Load keys (the sizes of every buffer live with i, i included) equal a pair by pair
+ * sum, on traces with many equal and touching start and end times. */
+START_TEST(load_keys_match_brute_force)
+{
+    uint64_t s = 0x10AD + (uint64_t)_i;
+    enum { M = 400 };
+    memd_plan_buffer b[M];
+    uint64_t load[M];
+    for (size_t i = 0; i < M; i++) {
+        uint64_t lo = rnd(&s, _i ? 40 : 2000);
+        b[i] = (memd_plan_buffer){.lower = lo, .upper = lo + 1 + rnd(&s, _i ? 6 : 300),
+                                  .size = 1 + rnd(&s, 1000)};
+    }
+    ck_assert_int_eq(memd_plan_load_keys(b, M, load), 0);
+    for (size_t i = 0; i < M; i++) {
+        uint64_t sum = 0;
+        for (size_t j = 0; j < M; j++)
+            if (b[j].lower < b[i].upper && b[i].lower < b[j].upper)
+                sum += b[j].size;
+        ck_assert_uint_eq(load[i], sum);
+    }
+}
+END_TEST
+
 typedef struct start {
     memd_plan_buffer b[N];
     uint64_t lb, first, off[N];
@@ -512,6 +536,7 @@ Suite *memd_test_suite(void)
     tcase_add_loop_test(tc, tree_matches_list, 0, 3);
     tcase_add_loop_test(tc, tree_best_fit_matches_brute_force, 0, 2);
     tcase_add_loop_test(tc, sweep_matches_brute_force_and_tree, 0, 2);
+    tcase_add_loop_test(tc, load_keys_match_brute_force, 0, 2);
     tcase_add_loop_test(tc, squeaky_is_deterministic_on_any_runner, 0, 2);
     tcase_add_loop_test(tc, squeaky_halves_the_gap, 0, 6);
     tcase_add_loop_test(tc, portfolio_is_best_run_on_any_runner, 0, 2);
