@@ -264,8 +264,16 @@ static uint64_t place_tree(plan_placer *p, const uint32_t *order, size_t from, b
                            uint64_t *off)
 {
     const memd_plan_buffer *b = p->b;
-    memd_plan_tree_clear(p->tr);
     int rc = 0;
+    /* In start order the placed buffers x overlaps are the ones live at its start: a
+     * sweep over time finds the same offsets without the tree. */
+    if (from == 0 && memd_plan_sweep_applies(b, order, p->n)) {
+        uint64_t top = memd_plan_sweep_place(b, p->n, order, best_fit, p->fit_gaps, p->stop,
+                                             off, &rc);
+        p->failed = rc != 0;
+        return top;
+    }
+    memd_plan_tree_clear(p->tr);
     for (size_t k = 0; k < from && rc == 0; k++)
         rc = memd_plan_tree_insert(p->tr, order[k], off[order[k]], b[order[k]].size);
     uint64_t top = 0;

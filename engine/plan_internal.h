@@ -141,6 +141,16 @@ uint64_t memd_plan_tree_fit(plan_tree *t, uint32_t x, uint64_t size, uint64_t al
 /* Intervals the tree's sets hold (memory use, for tests and tuning). */
 size_t memd_plan_tree_intervals(const plan_tree *t);
 
+/* Greedy placement in start-time order (plan_sweep.c): true when order[0..n) is sorted
+ * by start (any ties) with no pinned buffer. Then memd_plan_sweep_place gives exactly
+ * the tree's offsets (first fit, or best fit over the lowest max_gaps gaps that fit, 0:
+ * all) in O(n log n), sweeping over time. Returns the arena, or UINT64_MAX when stop
+ * says so (off[] partial) or out of memory (*rc = -ENOMEM). */
+bool memd_plan_sweep_applies(const memd_plan_buffer *b, const uint32_t *order, size_t n);
+uint64_t memd_plan_sweep_place(const memd_plan_buffer *b, size_t n, const uint32_t *order,
+                               bool best_fit, unsigned max_gaps, const plan_budget *stop,
+                               uint64_t *off, int *rc);
+
 /* Sorts idx[0..n) by key descending, ties by idx ascending (stable, deterministic). */
 int memd_plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key);
 /* The same for idx = 0, 1, ..., n - 1 without a copy of the keys: key and scratch (n

@@ -103,18 +103,20 @@ static void chunk_free(plan_tree *t, unsigned cls, uint32_t at)
     t->freel[cls] = at + 1;
 }
 
-/* First interval with end > x (binary search). */
+/* First interval with end > x: a binary search without branches on the data (the
+ * comparisons become conditional moves; a mispredicted branch per halving costs more
+ * than the search). */
 static uint32_t first_end_above(const iv *v, uint32_t len, uint64_t x)
 {
-    uint32_t lo = 0, hi = len;
-    while (lo < hi) {
-        uint32_t m = lo + (hi - lo) / 2;
-        if (v[m].e > x)
-            hi = m;
-        else
-            lo = m + 1;
+    if (len == 0)
+        return 0;
+    const iv *base = v;
+    while (len > 1) {
+        uint32_t half = len / 2;
+        base = base[half].e <= x ? base + half : base;
+        len -= half;
     }
-    return lo;
+    return (uint32_t)(base - v) + (base->e <= x);
 }
 
 /* Adds [a, e) to the set, fusing every interval it overlaps or touches. 1 when the set
@@ -351,6 +353,8 @@ typedef struct gather_ctx {
 static void gather_set(plan_tree *t, gather_ctx *q, const set *st)
 {
     if (st->len && q->m < MAX_SETS) {
+        /* The first interval is read once the walk is done: start the miss now. */
+        __builtin_prefetch(t->pool + st->at);
         t->qv[q->m] = t->pool + st->at;
         t->qn[q->m] = st->len;
         q->m++;
@@ -392,6 +396,7 @@ typedef struct query {
     uint64_t dropped;     /* highest end of a dropped set */
     uint32_t k[MAX_SETS]; /* cursor: first interval not known to end at or below cand */
     uint64_t ka[MAX_SETS], ke[MAX_SETS]; /* the cursor's interval */
+    uint64_t kp[MAX_SETS]; /* the end of the interval before it (0: none) */
 } query;
 
 static void drop(query *q, unsigned i)
@@ -405,6 +410,7 @@ static void drop(query *q, unsigned i)
     q->k[i] = q->k[q->m];
     q->ka[i] = q->ka[q->m];
     q->ke[i] = q->ke[q->m];
+    q->kp[i] = q->kp[q->m];
 }
 
 /* Moves set i's cursor to its first interval ending above x (galloping: cursors move
@@ -415,14 +421,16 @@ static bool seek(query *q, unsigned i, uint64_t x)
         return true;
     const iv *v = q->t->qv[i];
     uint32_t len = q->t->qn[i], k = q->k[i];
-    if (v[len - 1].e <= x) {
-        drop(q, i);
-        return false;
-    }
     uint32_t step = 1;
     while (k + step < len && v[k + step].e <= x) {
         k += step;
         step *= 2;
+    }
+    /* The set's last interval is read only when the gallop ran past the end (most
+     * moves are short: a read beside the cursor, not one at the far end). */
+    if (k + step >= len && v[len - 1].e <= x) {
+        drop(q, i);
+        return false;
     }
     uint32_t hi = k + step < len ? k + step : len - 1; /* v[hi].e > x */
     k++;
@@ -430,6 +438,7 @@ static bool seek(query *q, unsigned i, uint64_t x)
     q->k[i] = k;
     q->ka[i] = v[k].a;
     q->ke[i] = v[k].e;
+    q->kp[i] = v[k - 1].e; /* k >= 1 here; beside v[k] in memory */
     return true;
 }
 
@@ -465,32 +474,24 @@ static uint64_t lowest_free(query *q, uint64_t cand, uint64_t size, uint64_t ali
     return cand;
 }
 
-/* The start of the first interval beginning at or above the free byte f in any set
- * (UINT64_MAX: none). */
-static uint64_t next_start(query *q, uint64_t f)
+/* After lowest_free returned c, every active set's cursor interval ends above c and
+ * starts at or above c + size: the free run holding c ends at the lowest cursor start
+ * (UINT64_MAX: none) and starts at the highest end below the cursors (or a dropped
+ * set's last end): both from the cached cursors, no set is read. */
+static uint64_t gap_end(const query *q)
 {
     uint64_t g = UINT64_MAX;
-    for (unsigned i = 0; i < q->m;)
-        if (seek(q, i, f)) {
-            uint64_t a = q->t->qv[i][q->k[i]].a;
-            g = a < g ? a : g;
-            i++;
-        }
+    for (unsigned i = 0; i < q->m; i++)
+        g = q->ka[i] < g ? q->ka[i] : g;
     return g;
 }
 
-/* Where the free run holding the free offset c starts: the highest end at or below c
- * (every active set's cursor is past it after a seek to c). */
-static uint64_t gap_start(query *q, uint64_t c)
+static uint64_t gap_start(const query *q)
 {
-    for (unsigned i = 0; i < q->m;)
-        if (seek(q, i, c)) {
-            if (q->k[i])
-                q->dropped = q->t->qv[i][q->k[i] - 1].e > q->dropped ? q->t->qv[i][q->k[i] - 1].e
-                                                                   : q->dropped;
-            i++;
-        }
-    return q->dropped;
+    uint64_t f = q->dropped;
+    for (unsigned i = 0; i < q->m; i++)
+        f = q->kp[i] > f ? q->kp[i] : f;
+    return f;
 }
 
 uint64_t memd_plan_tree_fit(plan_tree *t, uint32_t x, uint64_t size, uint64_t align,
@@ -499,11 +500,15 @@ uint64_t memd_plan_tree_fit(plan_tree *t, uint32_t x, uint64_t size, uint64_t al
     gather_ctx gc = {0};
     if (t->hi[x] > t->lo[x])
         walk(t, x, visit_gather, &gc);
-    query q = {.t = t, .m = gc.m};
+    query q; /* not zeroed: only the first m cursors are used (5 KB a query) */
+    q.t = t;
+    q.m = gc.m;
+    q.dropped = 0;
     for (unsigned i = 0; i < gc.m; i++) {
         q.k[i] = 0;
         q.ka[i] = t->qv[i][0].a;
         q.ke[i] = t->qv[i][0].e;
+        q.kp[i] = 0;
     }
     uint64_t cand = lowest_free(&q, 0, size, align);
     if (!best_fit)
@@ -514,8 +519,8 @@ uint64_t memd_plan_tree_fit(plan_tree *t, uint32_t x, uint64_t size, uint64_t al
      * start above the fit), then the lowest fit above that end. */
     uint64_t best = UINT64_MAX, best_gap = UINT64_MAX;
     for (unsigned gaps = 0; max_gaps == 0 || gaps < max_gaps; gaps++) {
-        uint64_t f = gap_start(&q, cand);
-        uint64_t g = next_start(&q, cand);
+        uint64_t f = gap_start(&q);
+        uint64_t g = gap_end(&q);
         if (g == UINT64_MAX)
             return best != UINT64_MAX ? best : cand;
         if (g - f < best_gap) {

@@ -57,7 +57,7 @@ const char *memd_fixture_source_root(void)
     return root && *root ? root : ".";
 }
 
-static long now_ms(void)
+long memd_fixture_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -174,7 +174,7 @@ static bool reaped(memd_fixture *f)
 
 static int wait_ready(memd_fixture *f, int timeout_ms)
 {
-    long deadline = now_ms() + timeout_ms;
+    long deadline = memd_fixture_now_ms() + timeout_ms;
     char msg[1024];
     for (;;) {
         if (reaped(f)) {
@@ -182,7 +182,7 @@ static int wait_ready(memd_fixture *f, int timeout_ms)
                     f->exit_status);
             return -ECHILD;
         }
-        long left = deadline - now_ms();
+        long left = deadline - memd_fixture_now_ms();
         if (left <= 0) {
             fprintf(stderr, "fixture: no READY=1 from memd within %d ms\n", timeout_ms);
             return -ETIMEDOUT;
@@ -243,20 +243,15 @@ int memd_fixture_spawn(memd_fixture *f, const memd_fixture_opts *o, char *const 
     return rc;
 }
 
-int memd_fixture_start(memd_fixture *f, const memd_fixture_opts *o)
+/* memd with o's options on f's config and socket; under $MEMD_TEST_DAEMON_WRAPPER (e.g.
+ * "valgrind --error-exitcode=99 -q") when wrapped, so a tool's error shows as memd's
+ * exit status at stop. */
+static int launch(memd_fixture *f, const memd_fixture_opts *o, bool wrapped)
 {
-    memd_fixture_opts none = {0};
-    if (!o)
-        o = &none;
-    int rc = memd_fixture_prepare(f, o);
-    if (rc < 0)
-        return rc;
     char *argv[64];
     size_t n = 0;
-    /* $MEMD_TEST_DAEMON_WRAPPER (e.g. "valgrind --error-exitcode=99 -q") runs the daemon
-     * under a tool; a tool's error then shows as memd's exit status at stop. */
     char wrap[512] = "", *save = NULL;
-    const char *w = getenv("MEMD_TEST_DAEMON_WRAPPER");
+    const char *w = wrapped ? getenv("MEMD_TEST_DAEMON_WRAPPER") : NULL;
     if (w)
         snprintf(wrap, sizeof wrap, "%s", w);
     for (char *t = strtok_r(wrap, " ", &save); t && n < 16; t = strtok_r(NULL, " ", &save))
@@ -281,11 +276,40 @@ int memd_fixture_start(memd_fixture *f, const memd_fixture_opts *o)
     return memd_fixture_spawn(f, o, argv);
 }
 
+int memd_fixture_start(memd_fixture *f, const memd_fixture_opts *o)
+{
+    memd_fixture_opts none = {0};
+    if (!o)
+        o = &none;
+    int rc = memd_fixture_prepare(f, o);
+    if (rc < 0)
+        return rc;
+    return launch(f, o, true);
+}
+
+int memd_fixture_respawn(memd_fixture *f, const memd_fixture_opts *o)
+{
+    memd_fixture_opts none = {0};
+    return launch(f, o ? o : &none, false);
+}
+
+int memd_fixture_restart(memd_fixture *f, const memd_fixture_opts *o, int sig)
+{
+    if (f->pid <= 0 || kill(f->pid, sig) < 0)
+        return -ESRCH;
+    int st = memd_fixture_wait(f, 10000);
+    if (st != (sig == SIGKILL ? 128 + SIGKILL : 0)) {
+        fprintf(stderr, "fixture: memd ended with status %d after signal %d\n", st, sig);
+        return -ECHILD;
+    }
+    return memd_fixture_respawn(f, o);
+}
+
 int memd_fixture_wait(memd_fixture *f, int timeout_ms)
 {
-    long deadline = now_ms() + timeout_ms;
+    long deadline = memd_fixture_now_ms() + timeout_ms;
     while (!reaped(f)) {
-        if (now_ms() >= deadline)
+        if (memd_fixture_now_ms() >= deadline)
             return -ETIMEDOUT;
         usleep(5000);
     }

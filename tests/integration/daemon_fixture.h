@@ -55,6 +55,13 @@ int memd_fixture_prepare(memd_fixture *f, const memd_fixture_opts *o);
 /* Forks and execs argv (argv[0] a path) with f's NOTIFY_SOCKET and opts' env, then
  * waits for READY=1 as memd_fixture_start does. */
 int memd_fixture_spawn(memd_fixture *f, const memd_fixture_opts *o, char *const argv[]);
+/* memd again on f's directory, config, socket and o's options after it stopped (a
+ * restart: same state directory), without $MEMD_TEST_DAEMON_WRAPPER; as
+ * memd_fixture_spawn. */
+int memd_fixture_respawn(memd_fixture *f, const memd_fixture_opts *o);
+/* sig to memd (SIGKILL: a crash, exit status 128 + SIGKILL; else a clean stop, 0), then
+ * memd_fixture_respawn. 0; -ECHILD when memd ended otherwise (printed). */
+int memd_fixture_restart(memd_fixture *f, const memd_fixture_opts *o, int sig);
 
 /* SIGTERM, then waits (10 s, then SIGKILL) and removes the directory. Returns the exit
  * status (0..255, or 128 + signal when killed); a test asserts 0. */
@@ -76,6 +83,9 @@ int memd_fixture_next_notify(memd_fixture *f, char *buf, size_t len, int timeout
 
 /* memd's stderr so far (capture_stderr); "" if none. Returns a static buffer. */
 const char *memd_fixture_log(const memd_fixture *f);
+
+/* CLOCK_MONOTONIC in milliseconds: deadlines and waits in tests. */
+long memd_fixture_now_ms(void);
 
 /* Paths a test may need. memd-test is $MEMD_TEST_BIN if set, else MEMD_FIXTURE_MEMD_TEST,
  * else $MEMD_BUILD_ROOT/daemon/memd-test. */

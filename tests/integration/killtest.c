@@ -532,19 +532,10 @@ static tally verify(memclient *admin)
 
 static void respawn(void)
 {
-    char *argv[] = {(char *)memd_fixture_memd_test_path(), "--foreground", "--config",
-                    f.config_path, "--socket", f.socket_path, NULL};
-    if (memd_fixture_spawn(&f, &fo, argv) < 0) {
+    if (memd_fixture_respawn(&f, &fo) < 0) {
         fprintf(stderr, "memd-killtest: memd did not start again\n");
         exit(2);
     }
-}
-
-static long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int main(int argc, char **argv)
@@ -580,7 +571,7 @@ int main(int argc, char **argv)
     }
     tally sum = {0};
     unsigned by_failpoint = 0;
-    long t0 = now_ms();
+    long t0 = memd_fixture_now_ms();
     unsigned done = 0;
     for (unsigned n = 1; n <= kills; n++) {
         done = n;
@@ -603,8 +594,8 @@ int main(int argc, char **argv)
         respawn();
         /* Clients finish their call (reconnecting, retrying) and stop. */
         atomic_store(&pause_req, true);
-        long wait_from = now_ms();
-        while (atomic_load(&parked) < nclients && now_ms() - wait_from < 60000) {
+        long wait_from = memd_fixture_now_ms();
+        while (atomic_load(&parked) < nclients && memd_fixture_now_ms() - wait_from < 60000) {
             int dead = 0;
             for (int i = 0; i < nclients; i++)
                 dead += clients[i].fatal != 0;
@@ -663,7 +654,7 @@ int main(int argc, char **argv)
            "%llu: %llu allocations, %llu frees and %llu model calls (loads, unloads, instance "
            "creates and releases) acknowledged, %llu calls answered with an error; lost "
            "%llu, handed out twice %llu, overlaps %llu, extra %llu, sessions lost %llu\n",
-           done, by_failpoint, (double)(now_ms() - t0) / 1000.0, nclients,
+           done, by_failpoint, (double)(memd_fixture_now_ms() - t0) / 1000.0, nclients,
            (unsigned long long)seed, (unsigned long long)acked, (unsigned long long)freed,
            (unsigned long long)model_calls,
            (unsigned long long)fails, (unsigned long long)sum.lost,

@@ -1,9 +1,11 @@
 /* memd tests — running memctl (see memctl_run.h). */
 #include "memctl_run.h"
 
+#include <fcntl.h>
 #include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check_main.h"
@@ -56,4 +58,22 @@ pid_t memctl_spawn(const memd_fixture *f, const char *const *args, uid_t uid, in
         _exit(127);
     }
     return pid;
+}
+
+int memctl_run(const memd_fixture *f, const char *const *args, uid_t uid, const char *out_path,
+               const char *err_path, char **out, char **err)
+{
+    int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ck_assert(o >= 0 && e >= 0);
+    pid_t pid = memctl_spawn(f, args, uid, o, e);
+    close(o);
+    close(e);
+    int ws;
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    free(*out);
+    free(*err);
+    *out = memctl_slurp(out_path);
+    *err = memctl_slurp(err_path);
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 }

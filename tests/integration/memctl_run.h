@@ -15,4 +15,10 @@ char *memctl_slurp(const char *path);
 pid_t memctl_spawn(const memd_fixture *f, const char *const *args, uid_t uid, int out_fd,
                    int err_fd);
 
+/* Runs memctl like memctl_spawn with stdout and stderr written to out_path and err_path
+ * and waits; their text in *out and *err (the previous texts freed). Returns memctl's
+ * exit code (128 + signal when killed). */
+int memctl_run(const memd_fixture *f, const char *const *args, uid_t uid, const char *out_path,
+               const char *err_path, char **out, char **err);
+
 #endif

@@ -1,6 +1,8 @@
 /* memd tests — raw socket client (see raw_client.h). */
 #include "raw_client.h"
 
+#include "daemon_fixture.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -41,19 +43,12 @@ int raw_send(int fd, uint16_t op, uint64_t id, const void *payload, uint32_t len
     return rc;
 }
 
-static long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 /* Reads exactly len bytes (buf may be NULL: discard). */
 static int read_full(int fd, uint8_t *buf, size_t len, long deadline)
 {
     uint8_t sink[4096];
     while (len > 0) {
-        long left = deadline - now_ms();
+        long left = deadline - memd_fixture_now_ms();
         if (left <= 0)
             return -ETIMEDOUT;
         struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -79,7 +74,7 @@ static int read_full(int fd, uint8_t *buf, size_t len, long deadline)
 
 int raw_recv(int fd, memd_wire_hdr *h, uint8_t *buf, size_t cap, int timeout_ms)
 {
-    long deadline = now_ms() + timeout_ms;
+    long deadline = memd_fixture_now_ms() + timeout_ms;
     uint8_t hb[MEMD_HDR_SIZE];
     int rc = read_full(fd, hb, sizeof hb, deadline);
     if (rc < 0)
@@ -109,10 +104,10 @@ int raw_recv_err(int fd, memd_wire_hdr *h, uint8_t *buf, size_t cap, memd_wire_e
 
 bool raw_closed(int fd, int timeout_ms)
 {
-    long deadline = now_ms() + timeout_ms;
+    long deadline = memd_fixture_now_ms() + timeout_ms;
     uint8_t sink[4096];
     for (;;) {
-        long left = deadline - now_ms();
+        long left = deadline - memd_fixture_now_ms();
         if (left <= 0)
             return false;
         struct pollfd p = {.fd = fd, .events = POLLIN};

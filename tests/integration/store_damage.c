@@ -332,13 +332,6 @@ static size_t damage(uint8_t *b, size_t len, size_t used, int k, const char *boo
 
 /* ---- one start ---- */
 
-static long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static pid_t spawn(void)
 {
     fflush(NULL);
@@ -362,7 +355,7 @@ static int try_start(const rec *want, size_t nwant, char *detail, size_t dlen)
 {
     unlink(f.socket_path);
     pid_t pid = spawn();
-    long deadline = now_ms() + 30000;
+    long deadline = memd_fixture_now_ms() + 30000;
     int ws = 0, out = OTHER;
     detail[0] = '\0';
     for (;;) {
@@ -389,7 +382,7 @@ static int try_start(const rec *want, size_t nwant, char *detail, size_t dlen)
             free(models);
             break;
         }
-        if (now_ms() > deadline) {
+        if (memd_fixture_now_ms() > deadline) {
             snprintf(detail, dlen, "no answer within 30 s");
             break;
         }

@@ -264,11 +264,7 @@ START_TEST(restart_keeps_bank_sets)
     memclient_bank before[4], after[4];
     ck_assert_int_eq(memclient_bank_info(c, b.handle, before, 4), 2);
 
-    ck_assert_int_eq(kill(f.pid, SIGKILL), 0);
-    ck_assert_int_eq(memd_fixture_wait(&f, 10000), 128 + SIGKILL);
-    char *argv[] = {(char *)memd_fixture_memd_path(), "--foreground", "--config", f.config_path,
-                    "--socket", f.socket_path, NULL};
-    ck_assert_int_eq(memd_fixture_spawn(&f, NULL, argv), 0);
+    ck_assert_int_eq(memd_fixture_restart(&f, NULL, SIGKILL), 0);
     ck_assert_int_eq(memclient_reconnect(c, 5000), 0);
 
     ck_assert_int_eq(memclient_bank_info(c, b.handle, after, 4), 2);

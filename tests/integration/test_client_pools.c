@@ -35,13 +35,6 @@ static uint64_t rnd(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static memclient_pool *make_pool(memclient *c, uint64_t bytes, uint32_t flags)
 {
     memclient_alloc_req r = cu_req(MEMD_CLASS_INTERNAL, bytes);
@@ -396,7 +389,7 @@ START_TEST(refused_report_is_followed_by_a_resync)
     ck_assert_int_eq(memclient_pool_alloc(p, 64, 0, "y", &y), 0);
     ck_assert_int_eq(memclient_pool_flush(p), -EMFILE); /* nine: refused, resync too */
     ck_assert_int_eq(memclient_pool_free(p, b[1].handle), 0); /* eight: the timer's turn */
-    uint64_t t0 = now_ms();
+    long t0 = memd_fixture_now_ms();
     for (;;) { /* the timer resyncs within its bound: 8 live, b[1] gone, x and y there */
         n = books_of(c, pi.handle, books, 16);
         bool has_y = false;
@@ -404,7 +397,8 @@ START_TEST(refused_report_is_followed_by_a_resync)
             has_y |= books[i][0] == y.offset;
         if (n == 8 && has_y)
             break;
-        ck_assert_msg(now_ms() - t0 < 5000, "books not resynced: %zu sub-allocations", n);
+        ck_assert_msg(memd_fixture_now_ms() - t0 < 5000, "books not resynced: %zu sub-allocations",
+                      n);
         usleep(10000);
     }
     flush_settles(p);
@@ -631,14 +625,14 @@ START_TEST(dump_shows_pooled_buffers_within_the_bound)
         memclient_pool_buffer b;
         char name[16];
         snprintf(name, sizeof name, "seen%d", t);
-        uint64_t t0 = now_ms();
+        long t0 = memd_fixture_now_ms();
         ck_assert_int_eq(memclient_pool_alloc(p, 4096, 0, name, &b), 0);
         for (;;) {
             memclient_snapshot *s = cu_dump(op, MEMCLIENT_DUMP_SUBALLOCS);
             const memclient_suballoc_rec *sr = find_sub(s, b.lease, b.offset);
             bool seen = sr && strcmp(sr->name, name) == 0;
             memclient_snapshot_free(s);
-            uint64_t dt = now_ms() - t0;
+            uint64_t dt = (uint64_t)(memd_fixture_now_ms() - t0);
             if (seen) {
                 printf("# seen after %" PRIu64 " ms\n", dt);
                 best = dt < best ? dt : best;

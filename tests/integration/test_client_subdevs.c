@@ -266,12 +266,8 @@ END_TEST
 /* SIGKILL, then memd again on the same socket, config file and state store. */
 static void crash_and_restart(void)
 {
-    ck_assert_int_eq(kill(f.pid, SIGKILL), 0);
-    ck_assert_int_eq(memd_fixture_wait(&f, 10000), 128 + SIGKILL);
-    char *argv[] = {(char *)memd_fixture_memd_path(), "--foreground", "--config", f.config_path,
-                    "--socket", f.socket_path, NULL};
     memd_fixture_opts o = {.capture_stderr = true};
-    ck_assert_int_eq(memd_fixture_spawn(&f, &o, argv), 0);
+    ck_assert_int_eq(memd_fixture_restart(&f, &o, SIGKILL), 0);
 }
 
 static const memclient_subdev_rec *subdev_named(const memclient_snapshot *s, const char *name)

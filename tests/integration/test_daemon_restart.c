@@ -35,18 +35,7 @@ static bool test_build; /* memd-test, with the failpoint */
 
 static void spawn(void)
 {
-    char *argv[16];
-    size_t n = 0;
-    argv[n++] = (char *)(test_build ? memd_fixture_memd_test_path() : memd_fixture_memd_path());
-    argv[n++] = "--foreground";
-    argv[n++] = "--config";
-    argv[n++] = f.config_path;
-    argv[n++] = "--socket";
-    argv[n++] = f.socket_path;
-    for (const char *const *a = extra_args; *a && n < 15; a++)
-        argv[n++] = (char *)*a;
-    argv[n] = NULL;
-    int rc = memd_fixture_spawn(&f, &fo, argv);
+    int rc = memd_fixture_respawn(&f, &fo);
     ck_assert_msg(rc == 0, "memd did not start again (%d)", rc);
 }
 
@@ -67,10 +56,7 @@ static void start(const char *yaml)
  * state directory. */
 static void restart(int sig)
 {
-    ck_assert_int_eq(kill(f.pid, sig), 0);
-    int st = memd_fixture_wait(&f, 10000);
-    ck_assert_int_eq(st, sig == SIGKILL ? 128 + SIGKILL : 0);
-    spawn();
+    ck_assert_int_eq(memd_fixture_restart(&f, &fo, sig), 0);
 }
 
 static void teardown(void)
@@ -338,10 +324,9 @@ static int listen_at(const char *path)
 /* A daemon going away: for ms it accepts on l and hangs up at once. Connections taken. */
 static int hang_up_for(int l, int ms)
 {
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long deadline = memd_fixture_now_ms() + ms;
     int n = 0;
-    for (long left = ms; left > 0;) {
+    for (long left = ms; left > 0; left = deadline - memd_fixture_now_ms()) {
         struct pollfd pfd = {.fd = l, .events = POLLIN};
         if (poll(&pfd, 1, (int)left) == 1) {
             int fd = accept(l, NULL, NULL);
@@ -350,8 +335,6 @@ static int hang_up_for(int l, int ms)
                 n++;
             }
         }
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        left = ms - ((t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L);
     }
     return n;
 }

@@ -234,13 +234,6 @@ START_TEST(ring_overwrites_and_says_so)
 }
 END_TEST
 
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* EVENTS with MEMD_EVENTS_F_WAIT on a raw connection: the request, the reply's info. */
 static void send_wait(int fd, uint64_t id, uint64_t since)
 {
@@ -286,11 +279,11 @@ START_TEST(wait_answers_when_an_event_comes)
     memd_wire_hdr h;
     uint8_t buf[256];
     ck_assert_int_eq(raw_recv(fd, &h, buf, sizeof buf, 300), -ETIMEDOUT); /* parked */
-    uint64_t t0 = mono_ms();
+    long t0 = memd_fixture_now_ms();
     memclient_disconnect(cu_connect(&f)); /* a session opens and closes: two events */
     memd_wire_events_info ei = recv_events(fd, 41, 2000);
-    ck_assert_msg(mono_ms() - t0 < 1000, "answered %llu ms after the event",
-                  (unsigned long long)(mono_ms() - t0));
+    ck_assert_msg(memd_fixture_now_ms() - t0 < 1000, "answered %llu ms after the event",
+                  (unsigned long long)(memd_fixture_now_ms() - t0));
     ck_assert_uint_ge(ei.count, 1);
     ck_assert_uint_eq(ei.lost, 0);
     static uint8_t dump[1 << 20];
@@ -308,7 +301,7 @@ START_TEST(wait_answers_when_an_event_comes)
         memclient *k = NULL;
         _exit(memclient_connect(f.socket_path, &k) == 0 ? 0 : 1);
     }
-    t0 = mono_ms();
+    t0 = memd_fixture_now_ms();
     bool opened = false;
     while (!opened) { /* the first session's close may come first */
         ck_assert_int_eq(memclient_events_wait(c, next, 0, &pg), 0);
@@ -318,9 +311,9 @@ START_TEST(wait_answers_when_an_event_comes)
                       pg.events[i].pid == (uint32_t)kid;
         next = pg.next_seq;
         memclient_events_page_free(&pg);
-        ck_assert_uint_lt(mono_ms() - t0, 5000);
+        ck_assert_uint_lt(memd_fixture_now_ms() - t0, 5000);
     }
-    ck_assert_uint_ge(mono_ms() - t0, 200); /* it waited for the child */
+    ck_assert_uint_ge(memd_fixture_now_ms() - t0, 200); /* it waited for the child */
     int ws;
     ck_assert_int_eq(waitpid(kid, &ws, 0), kid);
     memclient_disconnect(c);
@@ -340,10 +333,10 @@ START_TEST(wait_runs_out_empty)
     send_wait(fd, 7, UINT64_MAX / 2); /* past the end: every event of this daemon, none yet */
     memd_wire_events_info ei0 = recv_events(fd, 7, 2000); /* the log is not empty: at once */
     ck_assert_uint_gt(ei0.count, 0);
-    uint64_t t0 = mono_ms();
+    long t0 = memd_fixture_now_ms();
     send_wait(fd, 8, ei0.next_seq);
     memd_wire_events_info ei = recv_events(fd, 8, MEMD_EVENTS_WAIT_MS + 3000);
-    uint64_t waited = mono_ms() - t0;
+    long waited = memd_fixture_now_ms() - t0;
     ck_assert_uint_eq(ei.count, 0);
     ck_assert_uint_eq(ei.next_seq, ei0.next_seq);
     ck_assert_msg(waited >= MEMD_EVENTS_WAIT_MS - 100 && waited < MEMD_EVENTS_WAIT_MS + 2000,

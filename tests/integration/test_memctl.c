@@ -31,19 +31,7 @@ static char *out, *err; /* the last run's output */
 /* Runs memctl --socket SOCK args... as uid; output in out/err; returns its exit code. */
 static int run_as(uid_t uid, const char *const *args)
 {
-    int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ck_assert(o >= 0 && e >= 0);
-    pid_t pid = memctl_spawn(&f, args, uid, o, e);
-    close(o);
-    close(e);
-    int ws;
-    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
-    free(out);
-    free(err);
-    out = memctl_slurp(out_path);
-    err = memctl_slurp(err_path);
-    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+    return memctl_run(&f, args, uid, out_path, err_path, &out, &err);
 }
 
 #define RUN(...) run_as(0, (const char *const[]){__VA_ARGS__, NULL})

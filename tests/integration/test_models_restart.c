@@ -68,19 +68,13 @@ static void start(uint32_t grace_ms)
 
 static void respawn(void)
 {
-    char *argv[] = {(char *)(fo.test_build ? memd_fixture_memd_test_path()
-                                           : memd_fixture_memd_path()), "--foreground", "--config",
-                    f.config_path, "--socket", f.socket_path, NULL};
-    ck_assert_int_eq(memd_fixture_spawn(&f, &fo, argv), 0);
+    ck_assert_int_eq(memd_fixture_respawn(&f, &fo), 0);
 }
 
 /* sig SIGKILL: a crash; SIGTERM: a clean stop. Then memd again on the same directory. */
 static void restart(int sig)
 {
-    ck_assert_int_eq(kill(f.pid, sig), 0);
-    int st = memd_fixture_wait(&f, 10000);
-    ck_assert_int_eq(st, sig == SIGKILL ? 128 + SIGKILL : 0);
-    respawn();
+    ck_assert_int_eq(memd_fixture_restart(&f, &fo, sig), 0);
 }
 
 static void teardown(void)

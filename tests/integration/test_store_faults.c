@@ -58,9 +58,7 @@ static void start(const char *yaml)
 
 static void respawn(void)
 {
-    char *argv[] = {(char *)memd_fixture_memd_test_path(), "--foreground", "--config",
-                    f.config_path, "--socket", f.socket_path, NULL};
-    ck_assert_int_eq(memd_fixture_spawn(&f, &fo, argv), 0);
+    ck_assert_int_eq(memd_fixture_respawn(&f, &fo), 0);
 }
 
 static void teardown(void)
@@ -303,9 +301,7 @@ START_TEST(memctl_hold_survives_a_restart)
     char *a = strstr(line, "address=0x");
     ck_assert_ptr_nonnull(a);
     addr = strtoull(a + 10, NULL, 16);
-    ck_assert_int_eq(kill(f.pid, SIGKILL), 0);
-    ck_assert_int_eq(memd_fixture_wait(&f, 10000), 128 + SIGKILL);
-    respawn();
+    ck_assert_int_eq(memd_fixture_restart(&f, &fo, SIGKILL), 0);
     /* Within a second memctl has its session back: the orphan is gone, the buffer held. */
     memclient *admin = cu_connect(&f);
     bool back = false;
@@ -384,9 +380,7 @@ START_TEST(full_state_filesystem)
     memclient_buffer ob[4];
     ck_assert_int_eq(memclient_alloc_batch(c, rb, 4, ob), -EIO);
     /* Nothing acknowledged is missing from the store: a crash keeps exactly these. */
-    ck_assert_int_eq(kill(f.pid, SIGKILL), 0);
-    ck_assert_int_eq(memd_fixture_wait(&f, 10000), 128 + SIGKILL);
-    respawn();
+    ck_assert_int_eq(memd_fixture_restart(&f, &fo, SIGKILL), 0);
     ck_assert_int_eq(memclient_reconnect(c, 5000), 0);
     memclient_session_info info;
     ck_assert_int_eq(memclient_session(c, &info), 0);

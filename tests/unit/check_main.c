@@ -1,8 +1,30 @@
 /* Runs one Check suite and reports it as TAP on stdout, so meson counts every case. */
 #include <check.h>
+#include <errno.h>
 #include <stdlib.h>
 
 #include "check_main.h"
+
+uint64_t memd_test_seed(uint64_t dflt)
+{
+    const char *env = getenv("MEMD_TEST_SEED");
+    if (!env || !*env)
+        return dflt;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(env, &end, 0);
+    ck_assert_msg(*end == '\0' && errno == 0 && env[0] != '-',
+                  "MEMD_TEST_SEED='%s' is not an unsigned integer", env);
+    return v;
+}
+
+uint64_t memd_test_rand(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
 
 int main(void)
 {

@@ -2,8 +2,16 @@
 #define MEMD_TESTS_CHECK_MAIN_H
 
 #include <check.h>
+#include <stdint.h>
 
 /* Each Check suite file defines this; tests/unit/check_main.c runs it as TAP. */
 Suite *memd_test_suite(void);
+
+/* The seed of a randomized test: MEMD_TEST_SEED (an unsigned integer, checked) or dflt,
+ * so a failure printed with its seed can be replayed. */
+uint64_t memd_test_seed(uint64_t dflt);
+
+/* splitmix64: the one generator the randomized suites draw from. */
+uint64_t memd_test_rand(uint64_t *state);
 
 #endif

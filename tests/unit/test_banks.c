@@ -23,23 +23,9 @@
 #define FULL_EVERY 500
 #define NBANKS 12
 
-static uint64_t next_u64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static uint64_t below(uint64_t *s, uint64_t n)
 {
-    return next_u64(s) % n;
-}
-
-static uint64_t seed_from_env(void)
-{
-    const char *e = getenv("MEMD_TEST_SEED");
-    return e && *e ? strtoull(e, NULL, 0) : DEFAULT_SEED;
+    return memd_test_rand(s) % n;
 }
 
 /* SRAM group of NBANKS banks, region "buffers" [16 KiB, 256 KiB); the four classes
@@ -406,7 +392,7 @@ static void run(uint32_t banks, uint64_t steps, uint64_t seed)
 
 START_TEST(random_mixed_modes)
 {
-    uint64_t seed = seed_from_env();
+    uint64_t seed = memd_test_seed(DEFAULT_SEED);
     fprintf(stdout, "# seed %#" PRIx64 "\n", seed);
     run(NBANKS, 20000, seed);
     run(3, 10000, seed ^ 1);

@@ -17,27 +17,6 @@
 
 static uint64_t rng;
 
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
-static uint64_t test_seed(void)
-{
-    const char *env = getenv("MEMD_TEST_SEED");
-    if (!env || !*env)
-        return 0x4a4d1e5u;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(env, &end, 0);
-    ck_assert_msg(*end == '\0' && errno == 0 && env[0] != '-',
-                  "MEMD_TEST_SEED='%s' is not an unsigned integer", env);
-    return v ? v : 1;
-}
-
 /* Records are never read through: any distinct non-NULL pointer stands for one. */
 static memd_alloc *rec_of(uint64_t handle)
 {
@@ -88,7 +67,7 @@ static void check_all(memd_handles *t, memd_map *ref, uint64_t seed, int step)
 
 START_TEST(handles_match_reference)
 {
-    uint64_t seed = test_seed() + (uint64_t)_i;
+    uint64_t seed = memd_test_seed(0x4a4d1e5u) + (uint64_t)_i;
     rng = seed;
     printf("# handles: MEMD_TEST_SEED=0x%" PRIx64 "\n", seed);
     memd_handles t = {0};
@@ -97,33 +76,33 @@ START_TEST(handles_match_reference)
     /* Phases: dense churn (a steady state), a restore of scattered old handles, a long
      * mostly-freeing stretch with a few long-lived handles left behind. */
     for (int step = 0; step < 300000; step++) {
-        unsigned op = (unsigned)(next_rand() % 100);
+        unsigned op = (unsigned)(memd_test_rand(&rng) % 100);
         int phase = step / 100000;
         if (op < (phase == 2 ? 30u : 50u)) { /* the next handle(s), as allocations come */
             uint64_t h = next;
-            next += phase == 1 ? 1 + next_rand() % 2000 : 1;
+            next += phase == 1 ? 1 + memd_test_rand(&rng) % 2000 : 1;
             ck_assert_int_eq(memd_handles_put(&t, h, rec_of(h)), 0);
             ck_assert_int_eq(memd_map_put(&ref, h, 1), 0);
         } else if (op < 55 && next > 1) { /* an old handle, as a restore brings them */
-            uint64_t h = 1 + next_rand() % (next - 1);
+            uint64_t h = 1 + memd_test_rand(&rng) % (next - 1);
             bool had = memd_map_get(&ref, h) != NULL;
             ck_assert_int_eq(memd_handles_put(&t, h, rec_of(h)), had ? -EINVAL : 0);
             if (!had)
                 ck_assert_int_eq(memd_map_put(&ref, h, 1), 0);
         } else if (op < 97 && ref.len) { /* a live one goes */
-            size_t i = next_rand() & (ref.cap - 1);
+            size_t i = memd_test_rand(&rng) & (ref.cap - 1);
             while (!ref.slots[i].key)
                 i = (i + 1) & (ref.cap - 1);
             uint64_t h = ref.slots[i].key;
             memd_handles_remove(&t, h);
             memd_map_remove(&ref, h);
         } else { /* one that is not there */
-            uint64_t h = 1 + next_rand() % (next + 5000);
+            uint64_t h = 1 + memd_test_rand(&rng) % (next + 5000);
             if (!memd_map_get(&ref, h))
                 memd_handles_remove(&t, h);
         }
         for (int k = 0; k < 4; k++) {
-            uint64_t h = 1 + next_rand() % (next + 600);
+            uint64_t h = 1 + memd_test_rand(&rng) % (next + 600);
             memd_alloc *want = memd_map_get(&ref, h) ? rec_of(h) : NULL;
             memd_alloc *got = memd_handles_get(&t, h);
             if (got != want)

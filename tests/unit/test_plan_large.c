@@ -156,6 +156,98 @@ START_TEST(tree_best_fit_matches_brute_force)
 }
 END_TEST
 
+/* Start order (ties in a random order), placed by the sweep over time: every buffer
+ * lands where the brute force puts it (first fit = the first gap that fits) and where
+ * the segment tree itself puts it, for first fit and best fit over the lowest k fitting
+ * gaps, k = 0 (all), 1, 3, 8; some buffers are empty, some aligned. The tree placer in
+ * start order takes the sweep. */
+START_TEST(sweep_matches_brute_force_and_tree)
+{
+    uint64_t s = 0x5EE9 + (uint64_t)_i;
+    memd_plan_buffer *b = malloc(N * sizeof(*b));
+    uint64_t *o = malloc(N * sizeof(*o)), *ot = malloc(N * sizeof(*ot)),
+             *iv = malloc(2 * N * sizeof(*iv)), *key = malloc(N * sizeof(*key));
+    uint32_t *order = malloc(N * sizeof(*order));
+    trace(&s, b, N);
+    for (size_t i = 0; i < N; i++) {
+        if (rnd(&s, 50) == 0)
+            b[i].size = 0;
+        key[i] = b[i].lower * N + rnd(&s, N); /* by start, ties shuffled */
+        order[i] = (uint32_t)i;
+    }
+    memd_plan_sort_asc(order, N, key);
+    ck_assert(memd_plan_sweep_applies(b, order, N));
+    static const unsigned caps[] = {1, 0, 1, 3, PLAN_TREE_FIT_GAPS};
+    for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
+        bool best = c > 0;
+        int rc = -1;
+        uint64_t at = memd_plan_sweep_place(b, N, order, best, caps[c], NULL, o, &rc);
+        ck_assert_int_eq(rc, 0);
+        plan_tree *t;
+        ck_assert_int_eq(memd_plan_tree_new(b, N, &t), 0);
+        for (size_t k = 0; k < N; k++) {
+            uint32_t x = order[k];
+            ot[x] = b[x].size ? memd_plan_tree_fit(t, x, b[x].size, b[x].align ? b[x].align : 1,
+                                                   best, caps[c])
+                              : 0;
+            ck_assert_int_eq(memd_plan_tree_insert(t, x, ot[x], b[x].size), 0);
+            if (b[x].size)
+                ck_assert_uint_eq(o[x], ref_best_fit(b, order, k, o, caps[c], iv));
+        }
+        memd_plan_tree_free(t);
+        ck_assert_mem_eq(o, ot, N * sizeof(*o));
+        uint64_t arena = 0;
+        ck_assert_int_eq(memd_plan_validate(b, N, o, NULL, &arena), 0);
+        ck_assert_uint_eq(arena, at);
+        plan_placer pt;
+        ck_assert_int_eq(memd_plan_placer_init_tree(&pt, b, N), 0);
+        pt.fit_gaps = caps[c];
+        ck_assert_uint_eq(memd_plan_place_range(&pt, order, 0, best, ot), at);
+        ck_assert_mem_eq(o, ot, N * sizeof(*o));
+        memd_plan_placer_free(&pt);
+    }
+    /* Out of start order, or with a pin, the sweep does not apply. */
+    uint32_t t0 = order[0];
+    order[0] = order[N - 1];
+    order[N - 1] = t0;
+    ck_assert(!memd_plan_sweep_applies(b, order, N));
+    order[N - 1] = order[0];
+    order[0] = t0;
+    b[order[N / 2]].pinned = true;
+    ck_assert(!memd_plan_sweep_applies(b, order, N));
+    free(b);
+    free(o);
+    free(ot);
+    free(iv);
+    free(key);
+    free(order);
+}
+END_TEST
+
+/* Load keys (the sizes of every buffer live with i, i included) equal a pair by pair
+ * sum, on traces with many equal and touching start and end times. */
+START_TEST(load_keys_match_brute_force)
+{
+    uint64_t s = 0x10AD + (uint64_t)_i;
+    enum { M = 400 };
+    memd_plan_buffer b[M];
+    uint64_t load[M];
+    for (size_t i = 0; i < M; i++) {
+        uint64_t lo = rnd(&s, _i ? 40 : 2000);
+        b[i] = (memd_plan_buffer){.lower = lo, .upper = lo + 1 + rnd(&s, _i ? 6 : 300),
+                                  .size = 1 + rnd(&s, 1000)};
+    }
+    ck_assert_int_eq(memd_plan_load_keys(b, M, load), 0);
+    for (size_t i = 0; i < M; i++) {
+        uint64_t sum = 0;
+        for (size_t j = 0; j < M; j++)
+            if (b[j].lower < b[i].upper && b[i].lower < b[j].upper)
+                sum += b[j].size;
+        ck_assert_uint_eq(load[i], sum);
+    }
+}
+END_TEST
+
 typedef struct start {
     memd_plan_buffer b[N];
     uint64_t lb, first, off[N];
@@ -409,6 +501,8 @@ Suite *memd_test_suite(void)
     tcase_add_loop_test(tc, sort_desc_matches_qsort, 0, 3);
     tcase_add_loop_test(tc, tree_matches_list, 0, 3);
     tcase_add_loop_test(tc, tree_best_fit_matches_brute_force, 0, 2);
+    tcase_add_loop_test(tc, sweep_matches_brute_force_and_tree, 0, 2);
+    tcase_add_loop_test(tc, load_keys_match_brute_force, 0, 2);
     tcase_add_loop_test(tc, squeaky_is_deterministic_on_any_runner, 0, 2);
     tcase_add_loop_test(tc, squeaky_halves_the_gap, 0, 6);
     tcase_add_loop_test(tc, portfolio_is_best_run_on_any_runner, 0, 2);

@@ -63,30 +63,9 @@ typedef struct world {
     char op[160]; /* the current operation, for failure messages */
 } world;
 
-static uint64_t next_u64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static uint64_t below(world *w, uint64_t n)
 {
-    return n ? next_u64(&w->rng) % n : 0;
-}
-
-static uint64_t test_seed(void)
-{
-    const char *env = getenv("MEMD_TEST_SEED");
-    if (!env || !*env)
-        return DEFAULT_SEED;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(env, &end, 0);
-    ck_assert_msg(*end == '\0' && errno == 0 && env[0] != '-',
-                  "MEMD_TEST_SEED='%s' is not an unsigned integer", env);
-    return v;
+    return n ? memd_test_rand(&w->rng) % n : 0;
 }
 
 /* Check only on failure: every passing ck_assert records its location with a write(). */
@@ -168,7 +147,7 @@ static uint64_t gen_addr(world *w)
         return w->hi - m * below(w, 2);
     if (k < 95)
         return w->lo + 1 + below(w, w->hi - w->lo); /* mostly unaligned */
-    return next_u64(&w->rng);
+    return memd_test_rand(&w->rng);
 }
 
 /* ---------------------------------------------------------------- comparisons */
@@ -387,7 +366,7 @@ static void op_reset(world *w)
 START_TEST(test_random_against_reference)
 {
     world w = {.a = &arenas[_i], .last_freed = UINT64_MAX};
-    w.seed = test_seed();
+    w.seed = memd_test_seed(DEFAULT_SEED);
     w.rng = w.seed ^ (0xA5A5A5A5u * (uint64_t)(_i + 1));
     printf("# range-random arena %s: MEMD_TEST_SEED=0x%016" PRIx64 "\n", w.a->name, w.seed);
     fflush(stdout);

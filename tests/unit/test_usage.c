@@ -25,27 +25,6 @@
 
 static uint64_t rng;
 
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
-static uint64_t test_seed(void)
-{
-    const char *env = getenv("MEMD_TEST_SEED");
-    if (!env || !*env)
-        return 0x5eed0014u;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(env, &end, 0);
-    ck_assert_msg(*end == '\0' && errno == 0 && env[0] != '-',
-                  "MEMD_TEST_SEED='%s' is not an unsigned integer", env);
-    return v ? v : 1;
-}
-
 typedef struct use_rec {
     uint32_t session_id, device, allocations;
     uint8_t kind;
@@ -163,13 +142,13 @@ static void alloc_one(sess *x)
 {
     if (x->n == MAXH)
         return;
-    memd_wire_alloc_req a = dram(MEMD_CLASS_INTERNAL, 32 + next_rand() % 4096);
-    if (next_rand() % 3 == 0)
+    memd_wire_alloc_req a = dram(MEMD_CLASS_INTERNAL, 32 + memd_test_rand(&rng) % 4096);
+    if (memd_test_rand(&rng) % 3 == 0)
         a.scope = MEMD_SCOPE_SRAM;
-    if (next_rand() % 4 == 0) { /* shared: the same uid's sessions attach to it */
+    if (memd_test_rand(&rng) % 4 == 0) { /* shared: the same uid's sessions attach to it */
         a = dram(MEMD_CLASS_CONSTANT, 2048);
         a.flags = MEMD_ALLOC_F_SHARED;
-        snprintf(a.name, sizeof a.name, "use-%u", (unsigned)(next_rand() % 6));
+        snprintf(a.name, sizeof a.name, "use-%u", (unsigned)(memd_test_rand(&rng) % 6));
     }
     memd_wire_buffer b;
     reply r;
@@ -180,7 +159,7 @@ static void alloc_one(sess *x)
 
 START_TEST(usage_follows_holds)
 {
-    uint64_t seed = test_seed();
+    uint64_t seed = memd_test_seed(0x5eed0014u);
     rng = seed;
     printf("# usage: MEMD_TEST_SEED=0x%" PRIx64 "\n", seed);
     static sess ss[NSESS];
@@ -191,13 +170,13 @@ START_TEST(usage_follows_holds)
         open_session(&ss[i].s, uids[i], false);
     }
     for (int step = 0; step < 4000; step++) {
-        sess *x = &ss[next_rand() % NSESS];
-        unsigned op = (unsigned)(next_rand() % 100);
+        sess *x = &ss[memd_test_rand(&rng) % NSESS];
+        unsigned op = (unsigned)(memd_test_rand(&rng) % 100);
         if (op < 55) {
             alloc_one(x);
         } else if (op < 97) {
             if (x->n) {
-                size_t i = next_rand() % x->n;
+                size_t i = memd_test_rand(&rng) % x->n;
                 reply r;
                 ck_assert_int_eq(handle_op(&x->s, MEMD_OP_FREE, x->h[i], &r), 0);
                 x->h[i] = x->h[--x->n];

@@ -325,15 +325,10 @@ int memctl_cmd_metrics(const memctl_globals *g, int argc, char **argv)
     }
     if (listen)
         return memctl_metrics_serve(g, listen);
-    memclient *c;
-    int r = memctl_connect(g, &c);
+    memclient_snapshot *s;
+    int r = memctl_fetch(g, "metrics", MEMCTL_METRICS_DUMP, &s);
     if (r)
         return r;
-    memclient_snapshot *s;
-    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCTL_METRICS_DUMP, &s);
-    memclient_disconnect(c);
-    if (r < 0)
-        return memctl_fail(NULL, "metrics", "cannot read the daemon's state", r);
     metrics(stdout, s, json);
     memclient_snapshot_free(s);
     return fflush(stdout) == 0 ? 0 : MEMCTL_EXIT_FAIL;

@@ -393,15 +393,10 @@ static int cmd_list(const memctl_globals *g, int argc, char **argv)
             return MEMCTL_EXIT_USAGE;
         }
     }
-    memclient *c;
-    int r = memctl_connect(g, &c);
+    memclient_snapshot *s;
+    int r = memctl_fetch(g, "model list", MEMCLIENT_DUMP_MODELS, &s);
     if (r)
         return r;
-    memclient_snapshot *s;
-    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_MODELS, &s);
-    memclient_disconnect(c);
-    if (r < 0)
-        return memctl_fail(NULL, "model list", "cannot read the daemon's state", r);
     if (json) {
         printf("{\n  \"schema_version\": 1");
         memd_report_models_json(stdout, s);

@@ -55,6 +55,12 @@ int memctl_parse_budget(const char *cmd, const char *opt, const char *v, uint32_
 /* Seconds with up to millisecond precision ("2", "0.5"), > 0 and at most a day. */
 int memctl_parse_seconds(const char *s, uint64_t *ms);
 
+/* One dump of every device with MEMCLIENT_DUMP_* flags over a connection of its own. 0,
+ * or the exit code after saying what failed ("memctl CMD: cannot read the daemon's
+ * state: ..."). */
+int memctl_fetch(const memctl_globals *g, const char *cmd, uint32_t flags,
+                 memclient_snapshot **out);
+
 /* A subcommand without options that prints one view of the daemon's state: handles
  * --help, connects, dumps every device, prints with fn, returns the exit code. */
 typedef void (*memctl_snapshot_fn)(FILE *f, const memclient_snapshot *s);

@@ -154,15 +154,10 @@ static int show(const memctl_globals *g, int argc, char **argv, const char *help
             return MEMCTL_EXIT_USAGE;
         }
     }
-    memclient *c;
-    int r = memctl_connect(g, &c);
+    memclient_snapshot *s;
+    int r = memctl_fetch(g, argv[0], flags, &s);
     if (r)
         return r;
-    memclient_snapshot *s;
-    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, flags, &s);
-    memclient_disconnect(c);
-    if (r < 0)
-        return memctl_fail(NULL, argv[0], "cannot read the daemon's state", r);
     (as_json ? json : table)(stdout, s);
     memclient_snapshot_free(s);
     return fflush(stdout) == 0 ? 0 : MEMCTL_EXIT_FAIL;

@@ -124,15 +124,10 @@ int memctl_cmd_status(const memctl_globals *g, int argc, char **argv)
             return MEMCTL_EXIT_USAGE;
         }
     }
-    memclient *c;
-    int r = memctl_connect(g, &c);
+    memclient_snapshot *s;
+    int r = memctl_fetch(g, "status", MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_BANKS, &s);
     if (r)
         return r;
-    memclient_snapshot *s;
-    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_BANKS, &s);
-    memclient_disconnect(c);
-    if (r < 0)
-        return memctl_fail(NULL, "status", "cannot read the daemon's state", r);
     (json ? status_json : status_table)(stdout, s);
     memclient_snapshot_free(s);
     return fflush(stdout) == 0 ? 0 : MEMCTL_EXIT_FAIL;

@@ -266,6 +266,18 @@ void memctl_prom_label(FILE *f, const char *raw)
     fputc('"', f);
 }
 
+int memctl_fetch(const memctl_globals *g, const char *cmd, uint32_t flags,
+                 memclient_snapshot **out)
+{
+    memclient *c;
+    int r = memctl_connect(g, &c);
+    if (r)
+        return r;
+    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, flags, out);
+    memclient_disconnect(c);
+    return r < 0 ? memctl_fail(NULL, cmd, "cannot read the daemon's state", r) : 0;
+}
+
 int memctl_show_snapshot(const memctl_globals *g, int argc, char **argv, const char *help,
                          memctl_snapshot_fn fn)
 {
@@ -278,15 +290,10 @@ int memctl_show_snapshot(const memctl_globals *g, int argc, char **argv, const c
                 argv[1], argv[0]);
         return MEMCTL_EXIT_USAGE;
     }
-    memclient *c;
-    int r = memctl_connect(g, &c);
+    memclient_snapshot *s;
+    int r = memctl_fetch(g, argv[0], MEMCLIENT_DUMP_POOLS, &s);
     if (r)
         return r;
-    memclient_snapshot *s;
-    r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_POOLS, &s);
-    memclient_disconnect(c);
-    if (r < 0)
-        return memctl_fail(NULL, argv[0], "cannot read the daemon's state", r);
     fn(stdout, s);
     memclient_snapshot_free(s);
     return fflush(stdout) == 0 ? 0 : MEMCTL_EXIT_FAIL;
