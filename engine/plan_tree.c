@@ -504,6 +504,19 @@ uint64_t memd_plan_tree_fit(plan_tree *t, uint32_t x, uint64_t size, uint64_t al
     q.t = t;
     q.m = gc.m;
     q.dropped = 0;
+    /* The walk gathered bottom up; the round robin reads the sets top down: the high
+     * nodes' sets hold the long-lived buffers, whose blocks move cand furthest before
+     * the low sets' many short intervals are galloped through (synth_60k: the eight
+     * tree runs ~8 % faster, size order first fit at a million buffers ~15 %). */
+    for (unsigned i = 0, j = gc.m; i + 1 < j; i++) {
+        j--;
+        const iv *v = t->qv[i];
+        uint32_t len = t->qn[i];
+        t->qv[i] = t->qv[j];
+        t->qn[i] = t->qn[j];
+        t->qv[j] = v;
+        t->qn[j] = len;
+    }
     for (unsigned i = 0; i < gc.m; i++) {
         q.k[i] = 0;
         q.ka[i] = t->qv[i][0].a;
