@@ -125,8 +125,7 @@ static int improve(solver *s, uint64_t seed, memd_plan_result *res)
     plan_budget *bu = &s->bu;
     if (s->bp.arena > s->lb && s->searchable) {
         plan_budget sb = sub_budget(bu, 85);
-        sb.clock_mask = 63; /* search nodes are short: read the clock every 64 */
-        int rc = memd_plan_exact(s->b, s->n, &s->g, s->lb, seed, &sb, &s->bp, s->off);
+        int rc = memd_plan_exact(s->b, s->n, &s->g, s->lb, seed, s->opts, &sb, &s->bp);
         join_budget(bu, &sb);
         if (rc < 0)
             return rc;

@@ -140,7 +140,8 @@ typedef struct memd_plan_result {
  * placers (several priority orders x first/best fit; size order first, so a plan is
  * out early), then, within the budget, for unpinned problems of up to a few thousand
  * buffers an exact branch-and-bound search (the decision problem at the lower bound,
- * interleaved with restarted short searches at capacities below the best plan), and
+ * interleaved with restarted short searches at capacities below the best plan; in two
+ * lanes that opts->runner may put on threads, sharing their best plan in rounds), and
  * an iterated local search over the placement order. Above 20000 buffers with too
  * many overlapping pairs for a conflict graph, the placers work over a segment tree of
  * time (about n (log T)^2, no pairs), the first plan is size order first fit, then
