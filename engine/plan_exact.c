@@ -170,14 +170,37 @@ static int descend(exact *e)
     return 0;
 }
 
-/* One lane's round: runs until its quantum is spent, the budget ends or its plan
- * reaches the proven bound. */
+/* The lanes and what one round shares. With a clock and a runner, a lane that spent
+ * its quantum goes on while another still works on its own (it would idle: a decision
+ * run may overshoot the quantum), once every lane has started (a runner may run them
+ * one after the other). Without a clock the quantum alone ends a lane's round. */
+typedef struct exact_lanes {
+    exact ln[EXACT_LANES];
+    bool overlap;
+    atomic_uint started, short_of; /* lanes started; lanes short of their quantum */
+} exact_lanes;
+
+/* One lane's round: runs until its quantum is spent (see exact_lanes), the budget ends or
+ * its plan reaches the proven bound. */
 static void lane_round(void *arg, unsigned idx)
 {
-    exact *e = &((exact *)arg)[idx];
-    while (e->rc == 0 && e->bu.used < e->round_end && e->arena > e->lo && !e->bu.expired &&
-           !memd_plan_budget_cancelled(&e->bu))
+    exact_lanes *ls = arg;
+    exact *e = &ls->ln[idx];
+    bool spent = false;
+    atomic_fetch_add(&ls->started, 1);
+    while (e->rc == 0 && e->arena > e->lo && !e->bu.expired && !memd_plan_budget_cancelled(&e->bu)) {
+        if (e->bu.used >= e->round_end) {
+            if (!spent)
+                atomic_fetch_sub(&ls->short_of, 1);
+            spent = true;
+            if (!ls->overlap || atomic_load(&ls->started) < EXACT_LANES ||
+                atomic_load(&ls->short_of) == 0)
+                break;
+        }
         e->rc = e->decides && !e->descending ? decide(e) : descend(e);
+    }
+    if (!spent)
+        atomic_fetch_sub(&ls->short_of, 1);
 }
 
 static int lane_init(exact *e, unsigned idx, const memd_plan_buffer *b, size_t n,
@@ -222,7 +245,8 @@ static void run_in_order(void *ctx, unsigned lanes, memd_plan_lane_fn fn, void *
 int memd_plan_exact(const memd_plan_buffer *b, size_t n, const plan_graph *g, uint64_t lb,
                     uint64_t seed, const memd_plan_opts *opts, plan_budget *bu, plan_best *bp)
 {
-    exact ln[EXACT_LANES];
+    exact_lanes ls = {.overlap = opts && opts->runner && bu->clock};
+    exact *ln = ls.ln;
     int rc = 0;
     unsigned k = 0;
     for (; k < EXACT_LANES && rc == 0; k++)
@@ -238,6 +262,8 @@ int memd_plan_exact(const memd_plan_buffer *b, size_t n, const plan_graph *g, ui
             break;
         uint64_t quantum = q << (r / 8 < 20 ? r / 8 : 20);
         uint64_t used0[EXACT_LANES];
+        atomic_store(&ls.started, 0);
+        atomic_store(&ls.short_of, EXACT_LANES);
         for (unsigned i = 0; i < EXACT_LANES; i++) {
             exact *e = &ln[i];
             if (bp->arena < e->arena) {
@@ -252,9 +278,9 @@ int memd_plan_exact(const memd_plan_buffer *b, size_t n, const plan_graph *g, ui
             e->bu.expired = false;
         }
         if (opts && opts->runner)
-            opts->runner(opts->runner_ctx, EXACT_LANES, lane_round, ln);
+            opts->runner(opts->runner_ctx, EXACT_LANES, lane_round, &ls);
         else
-            run_in_order(NULL, EXACT_LANES, lane_round, ln);
+            run_in_order(NULL, EXACT_LANES, lane_round, &ls);
         for (unsigned i = 0; i < EXACT_LANES; i++) {
             exact *e = &ln[i];
             bu->used += e->bu.used - used0[i];

@@ -4,6 +4,7 @@
  * progress callback while the lanes run on threads returns the best plan found, valid,
  * the last one reported. */
 #include <check.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,6 +128,43 @@ START_TEST(exact_lanes_lower_the_plan)
 }
 END_TEST
 
+/* A clock that advances 1 us per reading, from any thread. */
+static uint64_t fake_clock(void *ctx)
+{
+    return atomic_fetch_add((atomic_uint_fast64_t *)ctx, 1000) + 1000;
+}
+
+/* With a clock and a runner, a lane past its quantum goes on while the other works:
+ * lanes one after the other (reversed) must still each run and stop, on threads too;
+ * the plan stays valid and no worse than greedy. */
+START_TEST(clock_rounds_end_on_any_runner)
+{
+    uint64_t s = 0xC10C + (uint64_t)_i;
+    memd_plan_buffer b[MAXN];
+    size_t n = problem(&s, b, 150);
+    uint64_t lb, first, off[MAXN];
+    ck_assert_int_eq(memd_plan_lower_bound(b, n, &lb), 0);
+    plan_graph g;
+    ck_assert_int_eq(memd_plan_graph_build(b, n, &g), 0);
+    for (int k = 1; k < 3; k++) {
+        atomic_uint_fast64_t now;
+        atomic_init(&now, 0);
+        ck_assert_int_eq(memd_plan_greedy_run(b, n, 0, false, off, &first), 0);
+        plan_budget bu = {.clock = fake_clock, .clock_ctx = &now, .deadline_ns = 1000000};
+        plan_best bp = {.arena = first, .off = off, .strategy = "greedy", .have = true};
+        memd_plan_opts o = {.runner = runners[k]};
+        ck_assert_int_ge(memd_plan_exact(b, n, &g, lb, 3, &o, &bu, &bp), 0);
+        ck_assert(bu.expired || bp.arena == lb);
+        ck_assert_uint_gt(bu.used, 0);
+        uint64_t a = 0;
+        ck_assert_int_eq(memd_plan_validate(b, n, off, NULL, &a), 0);
+        ck_assert_uint_eq(a, bp.arena);
+        ck_assert_uint_le(bp.arena, first);
+    }
+    memd_plan_graph_free(&g);
+}
+END_TEST
+
 typedef struct rec {
     size_t calls, cancel_at;
     uint64_t last;
@@ -171,6 +209,7 @@ Suite *memd_test_suite(void)
     tcase_add_loop_test(tc, same_plan_on_any_runner, 0, 6);
     tcase_add_loop_test(tc, exact_lanes_lower_the_plan, 0, 3);
     tcase_add_loop_test(tc, cancel_on_threads_keeps_the_best, 0, 2);
+    tcase_add_loop_test(tc, clock_rounds_end_on_any_runner, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }
