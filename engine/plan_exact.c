@@ -10,7 +10,11 @@
  *    depth-first search never revisits its first, lowest placements), improve here.
  *    Lane 1 only descends, and restarts three runs in four (lane 0: one in two): on
  *    loose instances the restarts find what the guided runs next to the best plan
- *    cannot, and the guided runs of both lanes then start from the better plan.
+ *    cannot, and the guided runs of both lanes then start from the better plan. When
+ *    lane 1 has found nothing lower for EXACT_STALE rounds it starts over from the
+ *    plan the search began with and follows its own trajectory (not the shared plan)
+ *    until it beats the shared plan: on challenging/E the shared plan can settle where
+ *    no guided run gets out, and a new trajectory often ends lower.
  * Every capacity is a multiple of the granule (the gcd of sizes and alignments: every
  * canonical plan's arena is one).
  *
@@ -28,6 +32,9 @@
 /* The exact search keeps section member lists: only where they stay small. */
 #define PLAN_SEARCH_MAX_MEMBERS 4000000u
 #define EXACT_LANES 2
+/* Rounds without a lower plan of its own before lane 1 starts a trajectory of its own
+ * (some instances settle in one place every guided run returns to). */
+#define EXACT_STALE 8
 
 typedef struct exact {
     plan_search_ctx *c;
@@ -49,6 +56,9 @@ typedef struct exact {
     unsigned dh;          /* the next decision preorder */
     unsigned restart_of;  /* descent restarts (1 - 1/restart_of) of its runs */
     bool decides;         /* the lane runs the decision half */
+    bool alone;           /* on a trajectory of its own: does not take the shared plan */
+    unsigned stale;       /* rounds without a lower plan of the lane's own */
+    uint64_t round_arena; /* the lane's plan at the round's start */
     bool descending;
     int rc;
 } exact;
@@ -251,7 +261,12 @@ int memd_plan_exact(const memd_plan_buffer *b, size_t n, const plan_graph *g, ui
     unsigned k = 0;
     for (; k < EXACT_LANES && rc == 0; k++)
         rc = lane_init(&ln[k], k, b, n, g, lb, seed, bu, bp);
-    uint64_t lo = lb;
+    uint64_t lo = lb, start_arena = bp->arena;
+    uint64_t *start_off = malloc(n * sizeof(*start_off));
+    if (!start_off && rc == 0)
+        rc = -ENOMEM;
+    if (start_off)
+        memcpy(start_off, bp->off, n * sizeof(*start_off));
     /* Rounds of q nodes a lane, doubling every eight rounds. */
     uint64_t q = 16 * (ln[0].short_limit - 64) + 1024;
     for (unsigned r = 0; rc == 0 && !bu->expired && bp->arena > lo; r++) {
@@ -266,11 +281,12 @@ int memd_plan_exact(const memd_plan_buffer *b, size_t n, const plan_graph *g, ui
         atomic_store(&ls.short_of, EXACT_LANES);
         for (unsigned i = 0; i < EXACT_LANES; i++) {
             exact *e = &ln[i];
-            if (bp->arena < e->arena) {
+            if (bp->arena < e->arena && !e->alone) {
                 e->arena = bp->arena;
                 memcpy(e->off, bp->off, n * sizeof(*e->off));
             }
             e->lo = e->lo > lo ? e->lo : lo;
+            e->round_arena = e->arena;
             used0[i] = e->bu.used;
             e->round_end = e->bu.used + quantum;
             e->round_cap = quantum;
@@ -286,8 +302,20 @@ int memd_plan_exact(const memd_plan_buffer *b, size_t n, const plan_graph *g, ui
             bu->used += e->bu.used - used0[i];
             if (e->rc && !rc)
                 rc = e->rc;
-            if (e->arena < bp->arena)
+            if (e->arena < bp->arena) {
                 memd_plan_best_take(bp, e->arena, e->off, n, "search");
+                e->alone = false;
+            }
+            e->stale = e->arena < e->round_arena ? 0 : e->stale + 1;
+            if (!e->decides && e->stale >= EXACT_STALE) {
+                /* A fresh trajectory from the plan the search started from. */
+                e->alone = true;
+                e->stale = 0;
+                e->arena = start_arena;
+                memcpy(e->off, start_off, n * sizeof(*e->off));
+                e->step = 0;
+                e->fails = 0;
+            }
             lo = e->lo > lo ? e->lo : lo;
         }
         if ((bu->limit && bu->used >= bu->limit) ||
@@ -296,6 +324,7 @@ int memd_plan_exact(const memd_plan_buffer *b, size_t n, const plan_graph *g, ui
     }
     for (unsigned i = 0; i < k; i++)
         lane_free(&ln[i]);
+    free(start_off);
     if (rc == -E2BIG)
         return 0;
     return rc < 0 ? rc : bp->arena <= lo;
