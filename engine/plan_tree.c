@@ -502,7 +502,7 @@ uint64_t memd_plan_tree_fit(plan_tree *t, uint32_t x, uint64_t size, uint64_t al
     q.t = t;
     q.m = gc.m;
     q.dropped = 0;
-    /* The walk gathered bottom up; the round robin reads the sets top down: the high
+    /* The walk gathered bottom up; lowest_free reads the sets top down: the high
      * nodes' sets hold the long-lived buffers, whose blocks move cand furthest before
      * the low sets' many short intervals are galloped through (synth_60k: the eight
      * tree runs ~8 % faster, size order first fit at a million buffers ~15 %). */
