@@ -140,12 +140,14 @@ typedef struct memd_plan_result {
  * placers (several priority orders x first/best fit; size order first, so a plan is
  * out early), then, within the budget, for unpinned problems of up to a few thousand
  * buffers an exact branch-and-bound search (the decision problem at the lower bound,
- * interleaved with restarted short searches at capacities below the best plan), and
- * an iterated local search over the placement order. Above 20000 buffers with too
- * many overlapping pairs for a conflict graph, the placers work over a segment tree of
- * time (about n (log T)^2, no pairs), the first plan is size order first fit, then
- * squeaky-wheel greedy runs in two lanes (opts->runner may put them on threads) take
- * most of the budget and the rest of the portfolio what is left. The first greedy run
+ * interleaved with restarted short searches at capacities below the best plan; in two
+ * lanes that opts->runner may put on threads, sharing their best plan in rounds), or,
+ * for the problems it cannot take, an iterated local search over the placement order.
+ * Above 20000 buffers with too many overlapping pairs for a conflict graph, the placers
+ * work over a segment tree of time (about n (log T)^2, no pairs), the first plan is
+ * size order first fit, then squeaky-wheel greedy runs in two lanes (opts->runner may
+ * put them on threads) take most of the budget and the rest of the portfolio what is
+ * left. The first greedy run
  * always ends; later runs start while one is expected to end within the budget and
  * are cut short at its deadline;
  * returns the best plan found, which is always valid (the caller may re-check it with

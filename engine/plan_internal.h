@@ -222,11 +222,12 @@ void memd_plan_search_guide(plan_search_ctx *c, const uint64_t *offsets);
 /* Nodes the last run visited. */
 uint64_t memd_plan_search_nodes(const plan_search_ctx *c);
 
-/* The exact search within budget bu (plan_exact.c), lowering bp; scratch holds n
- * offsets. Returns 1 when bp is proven optimal, 0 when not (also when the problem is
- * too big to search), -ENOMEM. */
+/* The exact search within budget bu (plan_exact.c), lowering bp (which must hold a
+ * plan), in two lanes run by opts->runner (or in order; opts may be NULL): the same
+ * plan on any runner for an iteration budget. Returns 1 when bp is proven optimal, 0
+ * when not (also when the problem is too big to search), -ENOMEM. */
 int memd_plan_exact(const memd_plan_buffer *b, size_t n, const plan_graph *g, uint64_t lb,
-                    uint64_t seed, plan_budget *bu, plan_best *bp, uint64_t *scratch);
+                    uint64_t seed, const memd_plan_opts *opts, plan_budget *bu, plan_best *bp);
 
 /* The greedy portfolio's priority orders (plan_keys.c), keys sorted descending. */
 enum plan_order {

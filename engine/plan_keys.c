@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bisect.h"
 #include "plan_internal.h"
 
 _Static_assert(PLAN_ORD_COUNT == MEMD_PLAN_GREEDY_ORDERS, "one greedy order list");
@@ -51,9 +50,21 @@ int memd_plan_load_keys(const memd_plan_buffer *b, size_t n, uint64_t *load)
         plo[i + 1] = plo[i] + b[is[i]].size;
         pup[i + 1] = pup[i] + b[ie[i]].size;
     }
-    for (size_t i = 0; i < n; i++)
-        load[i] = plo[memd_lower_bound_u64(tl, n, b[i].upper)] -
-                  pup[memd_lower_bound_u64(tu, n, b[i].lower + 1)];
+    /* Merges instead of a binary search a buffer (at a million buffers those are cache
+     * misses): in end order, the starts below each end; in start order, the ends at or
+     * below each start. */
+    for (size_t k = 0, p = 0; k < n; k++) {
+        uint64_t up = tu[k];
+        while (p < n && tl[p] < up)
+            p++;
+        load[ie[k]] = plo[p];
+    }
+    for (size_t k = 0, q = 0; k < n; k++) {
+        uint64_t lo = tl[k];
+        while (q < n && tu[q] <= lo)
+            q++;
+        load[is[k]] -= pup[q];
+    }
     rc = 0;
 out:
     free(is);

@@ -40,7 +40,9 @@ typedef struct lane {
     plan_budget bu;
     uint64_t run_ns;    /* duration of the first run (with a clock) */
     uint64_t best;      /* UINT64_MAX: none better than start_arena */
-    uint64_t *best_off; /* lane's best plan */
+    uint64_t *best_off; /* lane's best plan (lanes on a runner) */
+    plan_best *direct;  /* lanes in order: improvements go straight to the plan (no
+                           copy of n offsets a lane at the peak) */
     plan_watch *watch;  /* lane 0 only: reports improvements */
     int rc;
 } lane;
@@ -68,9 +70,14 @@ static void set_alpha(const lane *ln, lane_work *w, double alpha)
     memset(w->boost, 0, ln->n);
 }
 
-/* Pinned buffers first (key max), then by weighted key, ties by index. */
-static void build_order(const lane *ln, lane_work *w)
+/* Pinned buffers first (key max), then by weighted key, ties by index. The keys live
+ * only for the sort: the placement, where the tree is fullest, runs without them (8
+ * bytes a buffer at the peak). -ENOMEM. */
+static int build_order(const lane *ln, lane_work *w)
 {
+    w->key = malloc((ln->n ? ln->n : 1) * sizeof(*w->key));
+    if (!w->key)
+        return -ENOMEM;
     for (size_t i = 0; i < ln->n; i++) {
         /* size x length^alpha x 2^boost (computed each run: an array of them would
          * cost 8 bytes a buffer at the peak) */
@@ -83,7 +90,10 @@ static void build_order(const lane *ln, lane_work *w)
     }
     /* The last run's offsets are spent (boosts are in): they are the sort's scratch. */
     memd_plan_sort_desc_clobber(w->order, ln->n, w->key, w->off);
+    free(w->key);
+    w->key = NULL;
     memd_plan_placer_set_order(&w->pl, w->order);
+    return 0;
 }
 
 static int lane_loop(lane *ln, lane_work *w, unsigned idx)
@@ -97,14 +107,19 @@ static int lane_loop(lane *ln, lane_work *w, unsigned idx)
     set_alpha(ln, w, lane_alpha[alpha % NALPHA]);
     while (!memd_plan_budget_spend_n(bu, cost)) {
         uint64_t t0 = bu->clock ? bu->clock(bu->clock_ctx) : 0;
-        /* A run past the deadline is cut short: start one while half of it fits. */
-        if (bu->clock && t0 + ln->run_ns / 2 >= bu->deadline_ns)
+        /* A run past the deadline is cut short: start one while half of it fits; at
+         * a million buffers only while all of it does (a run takes seconds there, and
+         * one cut short holds its keys beside the full tree: the memory peak). */
+        uint64_t need = n > LARGE_THREADED_MAX_N ? ln->run_ns : ln->run_ns / 2;
+        if (bu->clock && t0 + need >= bu->deadline_ns)
             break;
-        build_order(ln, w);
+        int rc = build_order(ln, w);
+        if (rc)
+            return rc;
         /* The tree after the first sort: the sort's freed scratch then holds its nodes
          * (memory at a million buffers). */
         if (!w->pl.tr) {
-            int rc = memd_plan_placer_init_tree(&w->pl, b, n);
+            rc = memd_plan_placer_init_tree(&w->pl, b, n);
             if (rc)
                 return rc;
             w->pl.stop = bu;
@@ -118,7 +133,10 @@ static int lane_loop(lane *ln, lane_work *w, unsigned idx)
             ln->run_ns = bu->clock(bu->clock_ctx) - t0;
         if (arena < (ln->best != UINT64_MAX ? ln->best : ln->start_arena)) {
             ln->best = arena;
-            memcpy(ln->best_off, w->off, n * sizeof(*w->off));
+            if (ln->direct)
+                memd_plan_best_take(ln->direct, arena, w->off, n, lane_names[idx]);
+            else
+                memcpy(ln->best_off, w->off, n * sizeof(*w->off));
             memd_plan_watch_best(ln->watch, arena, bu->used);
         }
         if (arena <= ln->lb)
@@ -156,11 +174,10 @@ static void lane_run(void *arg, unsigned idx)
     lane_work w = {0};
     size_t n = ln->n, nn = n ? n : 1;
     w.off = malloc(nn * sizeof(*w.off));
-    w.key = malloc(nn * sizeof(*w.key));
     w.order = malloc(nn * sizeof(*w.order));
     w.boost = malloc(nn);
-    ln->best_off = malloc(nn * sizeof(*ln->best_off));
-    if (!w.off || !w.key || !w.order || !w.boost || !ln->best_off)
+    ln->best_off = ln->direct ? NULL : malloc(nn * sizeof(*ln->best_off));
+    if (!w.off || !w.order || !w.boost || (!ln->direct && !ln->best_off))
         ln->rc = -ENOMEM;
     else
         ln->rc = lane_loop(ln, &w, idx);
@@ -177,8 +194,12 @@ static void run_in_order(void *ctx, unsigned nlanes, memd_plan_lane_fn fn, void 
         plan_budget *bu = &ls->ln[i].bu;
         if (bu->clock) {
             uint64_t now = bu->clock(bu->clock_ctx);
-            if (now < bu->deadline_ns)
-                bu->deadline_ns = now + (bu->deadline_ns - now) / (nlanes - i);
+            uint64_t left = now < bu->deadline_ns ? bu->deadline_ns - now : 0;
+            /* A share too short for one run would be spent on a run cut short: then
+             * this lane gets all that is left (a million buffers: one run takes seconds,
+             * and one finished run beats two started ones). */
+            if (left && left / (nlanes - i) >= ls->ln[i].run_ns)
+                bu->deadline_ns = now + left / (nlanes - i);
         }
         fn(arg, i);
     }
@@ -206,17 +227,22 @@ int memd_plan_large_improve(const memd_plan_buffer *b, size_t n, uint64_t lb,
             ls.ln[i].bu.watch = NULL; /* one caller of the callback at a time */
         ls.ln[i].bu.cancel = cancel;
     }
-    if (opts->runner && n <= LARGE_THREADED_MAX_N)
+    if (opts->runner && n <= LARGE_THREADED_MAX_N) {
         opts->runner(opts->runner_ctx, LARGE_LANES, lane_run, &ls);
-    else
+    } else {
+        /* In order, lane 0 first: taking each improvement at once gives the plan the
+         * runner's path takes at the end (the lowest, ties to lane 0). */
+        for (unsigned i = 0; i < LARGE_LANES; i++)
+            ls.ln[i].direct = bp;
         run_in_order(NULL, LARGE_LANES, lane_run, &ls);
+    }
     int rc = 0;
     for (unsigned i = 0; i < LARGE_LANES; i++) {
         lane *ln = &ls.ln[i];
         bu->used += ln->bu.used;
         if (ln->rc && !rc)
             rc = ln->rc;
-        if (!ln->rc && ln->best != UINT64_MAX)
+        if (!ln->rc && ln->best != UINT64_MAX && !ln->direct)
             memd_plan_best_take(bp, ln->best, ln->best_off, n, lane_names[i]);
         free(ln->best_off);
     }

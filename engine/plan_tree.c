@@ -113,6 +113,11 @@ static uint32_t first_end_above(const iv *v, uint32_t len, uint64_t x)
     const iv *base = v;
     while (len > 1) {
         uint32_t half = len / 2;
+        /* Both halves' next probes are asked for while this one loads: the probes of a
+         * long set are cache misses at a million buffers (1M size order first fit ~10 %
+         * faster). */
+        __builtin_prefetch(&base[half / 2].e);
+        __builtin_prefetch(&base[half + half / 2].e);
         base = base[half].e <= x ? base + half : base;
         len -= half;
     }
@@ -353,6 +358,8 @@ typedef struct gather_ctx {
 static void gather_set(plan_tree *t, gather_ctx *q, const set *st)
 {
     if (st->len && q->m < MAX_SETS) {
+        /* The first interval is read once the walk is done: start the miss now. */
+        __builtin_prefetch(t->pool + st->at);
         t->qv[q->m] = t->pool + st->at;
         t->qn[q->m] = st->len;
         q->m++;
@@ -441,33 +448,26 @@ static bool seek(query *q, unsigned i, uint64_t x)
 }
 
 /* Lowest aligned offset >= cand where [o, o + size) meets no interval of the active
- * sets: round robin over the sets until a whole round bumps nothing; a set's cursor
- * interval that conflicts moves cand past its end (no offset below it fits). The
- * cached cursor intervals keep a set that bumps nothing out of memory. */
+ * sets: the sets in order (top down, see memd_plan_tree_fit) until a whole pass moves
+ * nothing. A set's cursor interval that conflicts moves cand past its end (no offset
+ * below it fits), again while the set's next interval conflicts; then the pass starts
+ * over from the top, whose long-lived blocks take cand furthest in one step (1M size
+ * order first fit ~30 % faster than going on round robin). The cached cursor
+ * intervals keep a set that moves nothing out of memory. */
 static uint64_t lowest_free(query *q, uint64_t cand, uint64_t size, uint64_t align)
 {
-    unsigned clean = 0, i = 0;
-    while (clean < q->m) {
-        if (i >= q->m)
-            i = 0;
-        if (!seek(q, i, cand)) {
-            clean = 0; /* set i is now the last one, maybe counted already: recount */
+    unsigned i = 0;
+    while (i < q->m) {
+        if (!seek(q, i, cand))
+            continue; /* dropped: another set is at i now */
+        if (q->ka[i] >= cand + size) {
+            i++;
             continue;
         }
-        bool bumped = false, live = true;
-        while (q->ka[i] < cand + size) {
+        do
             cand = plan_align_up(q->ke[i], align);
-            bumped = true;
-            if (!seek(q, i, cand)) {
-                live = false;
-                break;
-            }
-        }
-        clean = bumped ? 1 : clean + 1;
-        if (live)
-            i++;
-        else
-            clean = bumped ? 0 : clean; /* the set moved into i was not checked */
+        while (seek(q, i, cand) && q->ka[i] < cand + size);
+        i = 0;
     }
     return cand;
 }
@@ -496,12 +496,36 @@ uint64_t memd_plan_tree_fit(plan_tree *t, uint32_t x, uint64_t size, uint64_t al
                             bool best_fit, unsigned max_gaps)
 {
     gather_ctx gc = {0};
-    if (t->hi[x] > t->lo[x])
+    if (t->hi[x] > t->lo[x]) {
+        /* The boundary paths' nodes follow from the ranks alone: ask for all of them
+         * (a sibling pair shares a line) before the walk reads them one by one (1M size
+         * order first fit ~5 % faster). */
+        for (uint32_t l = t->leaves + t->lo[x], r = t->leaves + t->hi[x] + 1; l > 1;
+             l >>= 1, r >>= 1) {
+            __builtin_prefetch(has_s(t, l) ? (const void *)&t->nd[l]
+                                           : (const void *)&t->low[l - t->first_low]);
+            __builtin_prefetch(has_s(t, r) ? (const void *)&t->nd[r]
+                                           : (const void *)&t->low[r - t->first_low]);
+        }
         walk(t, x, visit_gather, &gc);
+    }
     query q; /* not zeroed: only the first m cursors are used (5 KB a query) */
     q.t = t;
     q.m = gc.m;
     q.dropped = 0;
+    /* The walk gathered bottom up; lowest_free reads the sets top down: the high
+     * nodes' sets hold the long-lived buffers, whose blocks move cand furthest before
+     * the low sets' many short intervals are galloped through (synth_60k: the eight
+     * tree runs ~8 % faster, size order first fit at a million buffers ~15 %). */
+    for (unsigned i = 0, j = gc.m; i + 1 < j; i++) {
+        j--;
+        const iv *v = t->qv[i];
+        uint32_t len = t->qn[i];
+        t->qv[i] = t->qv[j];
+        t->qn[i] = t->qn[j];
+        t->qv[j] = v;
+        t->qn[j] = len;
+    }
     for (unsigned i = 0; i < gc.m; i++) {
         q.k[i] = 0;
         q.ka[i] = t->qv[i][0].a;

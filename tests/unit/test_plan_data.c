@@ -11,6 +11,8 @@
 #include "check_main.h"
 #include "plan.h"
 #include "plan_csv.h"
+#include "plan_internal.h"
+#include "plan_runners.h"
 
 /* Lower bounds computed by a separate script (sweep over sorted events). */
 static const struct {
@@ -94,30 +96,74 @@ START_TEST(generated)
 }
 END_TEST
 
+/* Reads $MEMD_SHARED_DATA/plans/challenging/name into csv. */
+static void read_challenging(const char *name, memd_plan_csv *csv)
+{
+    const char *root = getenv("MEMD_SHARED_DATA");
+    ck_assert_msg(root && *root, "MEMD_SHARED_DATA is not set");
+    char path[4096], err[512];
+    snprintf(path, sizeof path, "%s/plans/challenging/%s", root, name);
+    ck_assert_msg(memd_plan_csv_read(path, csv, err, sizeof err) == 0, "%s", err);
+}
+
 /* Search quality, deterministically (an iteration budget, no clock): these four
  * challenging problems have a perfect plan (arena = lower bound) that the exact search
- * finds within 300,000 iterations (it needs about 113k, 233k, 600 and 1,600). */
+ * finds within 600,000 iterations (it needs about 222k, 451k, 15k and 22k: half of
+ * them are lane 1's, and lane 0's decision runs find A and B). */
 START_TEST(challenging_exact)
 {
     static const char *const files[] = {"A.1048576.csv", "B.1048576.csv", "C.1048576.csv",
                                         "F.1048576.csv"};
-    const char *root = getenv("MEMD_SHARED_DATA");
-    ck_assert_msg(root && *root, "MEMD_SHARED_DATA is not set");
     for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
-        char path[4096], err[512];
-        snprintf(path, sizeof path, "%s/plans/challenging/%s", root, files[k]);
         memd_plan_csv csv;
-        ck_assert_msg(memd_plan_csv_read(path, &csv, err, sizeof err) == 0, "%s", err);
+        read_challenging(files[k], &csv);
         uint64_t *off = malloc(csv.n * sizeof(*off));
         ck_assert_ptr_nonnull(off);
         memd_plan_result res;
-        memd_plan_opts o = {.seed = 1, .max_iterations = 300000};
+        memd_plan_opts o = {.seed = 1, .max_iterations = 600000};
         ck_assert_int_eq(memd_plan_solve(csv.bufs, csv.n, &o, off, &res, NULL), 0);
         ck_assert_int_eq(memd_plan_validate(csv.bufs, csv.n, off, NULL, NULL), 0);
         ck_assert_msg(res.arena == res.lower_bound && res.optimal, "%s: arena %llu lb %llu",
                       files[k], (unsigned long long)res.arena,
                       (unsigned long long)res.lower_bound);
         free(off);
+        memd_plan_csv_free(&csv);
+    }
+}
+END_TEST
+
+/* The exact search's lanes on the two challenging problems it does not solve: from the
+ * size-order plan, the same lower plan with no runner, a reversed runner and threads. */
+START_TEST(challenging_lanes_any_runner)
+{
+    static const char *const files[] = {"D.1048576.csv", "E.1048576.csv"};
+    static const memd_plan_runner_fn runners[] = {NULL, memd_test_runner_reversed,
+                                                  memd_test_runner_threaded};
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+        memd_plan_csv csv;
+        read_challenging(files[k], &csv);
+        size_t n = csv.n;
+        uint64_t *o[3], lb, first, arena[3];
+        plan_graph g;
+        ck_assert_int_eq(memd_plan_lower_bound(csv.bufs, n, &lb), 0);
+        ck_assert_int_eq(memd_plan_graph_build(csv.bufs, n, &g), 0);
+        for (int r = 0; r < 3; r++) {
+            o[r] = malloc(n * sizeof(*o[r]));
+            ck_assert_ptr_nonnull(o[r]);
+            ck_assert_int_eq(memd_plan_greedy_run(csv.bufs, n, 0, false, o[r], &first), 0);
+            plan_budget bu = {.limit = 20000};
+            plan_best bp = {.arena = first, .off = o[r], .strategy = "greedy", .have = true};
+            memd_plan_opts opts = {.runner = runners[r]};
+            ck_assert_int_eq(memd_plan_exact(csv.bufs, n, &g, lb, 1, &opts, &bu, &bp), 0);
+            ck_assert_int_eq(memd_plan_validate(csv.bufs, n, o[r], NULL, &arena[r]), 0);
+            ck_assert_uint_eq(arena[r], bp.arena);
+            ck_assert_uint_lt(arena[r], first);
+            ck_assert_uint_eq(arena[r], arena[0]);
+            ck_assert_mem_eq(o[r], o[0], n * sizeof(*o[0]));
+        }
+        for (int r = 0; r < 3; r++)
+            free(o[r]);
+        memd_plan_graph_free(&g);
         memd_plan_csv_free(&csv);
     }
 }
@@ -132,6 +178,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, real);
     tcase_add_test(tc, generated);
     tcase_add_test(tc, challenging_exact);
+    tcase_add_test(tc, challenging_lanes_any_runner);
     suite_add_tcase(s, tc);
     return s;
 }

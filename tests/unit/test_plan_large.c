@@ -4,13 +4,13 @@
  * squeaky-wheel lanes are valid, never worse, deterministic, the same on threads and in
  * any lane order, and stop on a cancel; the planner's sort matches a comparison sort. */
 #include <check.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check_main.h"
 #include "plan.h"
 #include "plan_internal.h"
+#include "plan_runners.h"
 
 #define N 1500
 
@@ -224,6 +224,30 @@ START_TEST(sweep_matches_brute_force_and_tree)
 }
 END_TEST
 
+/* Load keys (the sizes of every buffer live with i, i included) equal a pair by pair
+ * sum, on traces with many equal and touching start and end times. */
+START_TEST(load_keys_match_brute_force)
+{
+    uint64_t s = 0x10AD + (uint64_t)_i;
+    enum { M = 400 };
+    memd_plan_buffer b[M];
+    uint64_t load[M];
+    for (size_t i = 0; i < M; i++) {
+        uint64_t lo = rnd(&s, _i ? 40 : 2000);
+        b[i] = (memd_plan_buffer){.lower = lo, .upper = lo + 1 + rnd(&s, _i ? 6 : 300),
+                                  .size = 1 + rnd(&s, 1000)};
+    }
+    ck_assert_int_eq(memd_plan_load_keys(b, M, load), 0);
+    for (size_t i = 0; i < M; i++) {
+        uint64_t sum = 0;
+        for (size_t j = 0; j < M; j++)
+            if (b[j].lower < b[i].upper && b[i].lower < b[j].upper)
+                sum += b[j].size;
+        ck_assert_uint_eq(load[i], sum);
+    }
+}
+END_TEST
+
 typedef struct start {
     memd_plan_buffer b[N];
     uint64_t lb, first, off[N];
@@ -246,42 +270,6 @@ static void first_plan(start *st, uint64_t seed)
     ck_assert_int_eq(memd_plan_placer_init_tree(&pt, st->b, N), 0);
     st->first = memd_plan_place_range(&pt, order, 0, false, st->off);
     memd_plan_placer_free(&pt);
-}
-
-/* Runs the lanes last to first. */
-static void reversed(void *ctx, unsigned lanes, memd_plan_lane_fn fn, void *arg)
-{
-    (void)ctx;
-    for (unsigned i = lanes; i-- > 0;)
-        fn(arg, i);
-}
-
-typedef struct th_arg {
-    memd_plan_lane_fn fn;
-    void *arg;
-    unsigned lane;
-} th_arg;
-
-static void *th_main(void *p)
-{
-    th_arg *a = p;
-    a->fn(a->arg, a->lane);
-    return NULL;
-}
-
-/* One thread per lane. */
-static void threaded(void *ctx, unsigned lanes, memd_plan_lane_fn fn, void *arg)
-{
-    (void)ctx;
-    pthread_t th[8];
-    th_arg ta[8];
-    ck_assert_uint_le(lanes, 8);
-    for (unsigned i = 0; i < lanes; i++) {
-        ta[i] = (th_arg){fn, arg, i};
-        ck_assert_int_eq(pthread_create(&th[i], NULL, th_main, &ta[i]), 0);
-    }
-    for (unsigned i = 0; i < lanes; i++)
-        pthread_join(th[i], NULL);
 }
 
 /* The lanes from the first plan with an iteration budget; returns the arena. */
@@ -311,9 +299,9 @@ START_TEST(squeaky_is_deterministic_on_any_runner)
     ck_assert_uint_ge(a1, st->lb);
     ck_assert_uint_eq(improve(st, NULL, limit, NULL, o2), a1);
     ck_assert_mem_eq(o1, o2, N * sizeof(*o1));
-    ck_assert_uint_eq(improve(st, reversed, limit, NULL, o2), a1);
+    ck_assert_uint_eq(improve(st, memd_test_runner_reversed, limit, NULL, o2), a1);
     ck_assert_mem_eq(o1, o2, N * sizeof(*o1));
-    ck_assert_uint_eq(improve(st, threaded, limit, NULL, o2), a1);
+    ck_assert_uint_eq(improve(st, memd_test_runner_threaded, limit, NULL, o2), a1);
     ck_assert_mem_eq(o1, o2, N * sizeof(*o1));
     free(o1);
     free(o2);
@@ -349,7 +337,8 @@ START_TEST(portfolio_is_best_run_on_any_runner)
             name = memd_plan_greedy_name(r / 2, r & 1);
         }
     }
-    static const memd_plan_runner_fn runners[] = {NULL, reversed, threaded};
+    static const memd_plan_runner_fn runners[] = {NULL, memd_test_runner_reversed,
+                                                  memd_test_runner_threaded};
     for (int k = 0; k < 3; k++) {
         plan_budget bu = {0};
         uint64_t *out = k ? o2 : o1;
@@ -386,7 +375,8 @@ START_TEST(portfolio_ties_go_to_the_earlier_run)
         b[i] = (memd_plan_buffer){.lower = i, .upper = i + 1, .size = 100 + (i * 37) % 91};
     uint64_t lb;
     ck_assert_int_eq(memd_plan_lower_bound(b, 300, &lb), 0);
-    static const memd_plan_runner_fn runners[] = {NULL, reversed, threaded};
+    static const memd_plan_runner_fn runners[] = {NULL, memd_test_runner_reversed,
+                                                  memd_test_runner_threaded};
     for (int k = 0; k < 3; k++)
         for (int skip = 0; skip < 2; skip++) {
             plan_budget bu = {0};
@@ -424,7 +414,7 @@ START_TEST(squeaky_cancelled)
     uint64_t *off = malloc(N * sizeof(*off));
     atomic_bool cancel;
     atomic_init(&cancel, true);
-    ck_assert_uint_eq(improve(st, threaded, 0, &cancel, off), st->first);
+    ck_assert_uint_eq(improve(st, memd_test_runner_threaded, 0, &cancel, off), st->first);
     ck_assert_mem_eq(off, st->off, N * sizeof(*off));
     free(off);
     free(st);
@@ -512,6 +502,7 @@ Suite *memd_test_suite(void)
     tcase_add_loop_test(tc, tree_matches_list, 0, 3);
     tcase_add_loop_test(tc, tree_best_fit_matches_brute_force, 0, 2);
     tcase_add_loop_test(tc, sweep_matches_brute_force_and_tree, 0, 2);
+    tcase_add_loop_test(tc, load_keys_match_brute_force, 0, 2);
     tcase_add_loop_test(tc, squeaky_is_deterministic_on_any_runner, 0, 2);
     tcase_add_loop_test(tc, squeaky_halves_the_gap, 0, 6);
     tcase_add_loop_test(tc, portfolio_is_best_run_on_any_runner, 0, 2);
