@@ -128,6 +128,14 @@ int memd_device_check(const memd_device *d)
             if (!d->bank[k][r])
                 continue;
             const memd_cover *c = d->cover[k][r];
+            if (!c) { /* not built yet: then no lockstep buffer is there */
+                if (memd_range_allocated(lock) != 0)
+                    return -EFAULT;
+                for (uint32_t b = 0; b < d->spec.groups[k].banks; b++)
+                    if (memd_range_check(d->bank[k][r][b]) < 0)
+                        return -EFAULT;
+                continue;
+            }
             check_ctx lc = {c, NULL, 0}, pc = {c, lock, 0};
             if (memd_cover_check(c) < 0 || memd_range_foreach(lock, check_span, &lc) != 0)
                 return -EFAULT;

@@ -5,8 +5,11 @@
  * range allocator holding that bank's pieces of bank-set buffers ONLY, and the region a
  * coverage map (cover.h) counting, per unit, the lockstep buffers and bank-set pieces
  * over it. The lockstep map keeps holding the lockstep buffers alone, as in an unsplit
- * region. A split costs O(B) allocator creations plus O(L log U) (L lockstep buffers, U
- * units of the region); a region stays split once split. From then on:
+ * region. A split costs O(B) allocator creations; the coverage is built when the split
+ * region first holds a lockstep buffer (at the split, or at the first lockstep request
+ * after it: O((L + P) log U) once, L lockstep buffers, P pieces, U units of the region),
+ * so a region used only by bank-set buffers never pays for it. A region stays split and
+ * keeps its coverage once built. From then on:
  *  - ALL (lockstep): a unit of coverage 0 is free in every bank, so the coverage map's
  *    uncovered runs are the intersection of every bank's free space: memd_cover_fit
  *    places the buffer there with range.h's first / best fit rules, then it is reserved
@@ -23,7 +26,7 @@
  *    rejects it until both accept the same x ("leapfrog" intersection): O((2 + m) log n),
  *    m being how many times the candidate moves (bounded by the free blocks the two
  *    disagree on before the result). Each piece is then reserved in its bank and added
- *    to the coverage: O(log n + log U) per bank touched.
+ *    to the coverage (once built): O(log n + log U) per bank touched.
  *  - RANGE: the same leapfrog over the set's |S| allocators plus the lockstep map
  *    (unless it is empty): O((|S| + 1 + m) log n), reserved in each bank of S, added
  *    to the coverage once (one span covers the unit in whichever banks).
@@ -125,37 +128,60 @@ void memd_banks_destroy(memd_device *d)
         }
 }
 
-static int cover_lockstep(void *ctx, uint64_t addr, uint64_t size, bool allocated)
+/* Adds every allocation it visits to the coverage, once. */
+static int cover_block(void *ctx, uint64_t addr, uint64_t size, bool allocated)
 {
     return allocated ? memd_cover_add(ctx, addr, size, 1) : 0;
 }
 
-/* An empty allocator per bank, and the coverage of the lockstep buffers placed so far. */
+/* The region's coverage, built the first time a split region holds a lockstep buffer
+ * (at the split, or at the first lockstep request after it): every lockstep buffer and
+ * every bank's pieces, O((L + P) log U) once. Until then range and per-bank buffers pay
+ * nothing for it; once built it is kept. On failure nothing changes. */
+static int ensure_cover(memd_device *d, memd_kind k, uint8_t r)
+{
+    if (d->cover[k][r])
+        return 0;
+    const memd_bank_group_spec *g = &d->spec.groups[k];
+    uint64_t lo, hi;
+    memd_region_span(d, k, r, &lo, &hi);
+    memd_cover *c = NULL;
+    int rc = memd_cover_create(lo, g->alignment, (hi - lo) / g->alignment, &c);
+    if (rc == 0)
+        rc = memd_range_foreach(d->range[k][r], cover_block, c);
+    for (uint32_t i = 0; i < g->banks && rc == 0; i++)
+        rc = memd_range_foreach(d->bank[k][r][i], cover_block, c);
+    if (rc) {
+        memd_cover_destroy(c);
+        return rc < 0 ? rc : -ENOMEM;
+    }
+    d->cover[k][r] = c;
+    return 0;
+}
+
+/* An empty allocator per bank (and the coverage, if lockstep buffers are there). */
 static int split(memd_device *d, memd_kind k, uint8_t r)
 {
     if (d->bank[k][r])
         return 0;
     const memd_bank_group_spec *g = &d->spec.groups[k];
     const memd_region_spec *rs = &g->regions[r];
-    uint64_t lo, hi;
-    memd_region_span(d, k, r, &lo, &hi);
     memd_range **b = calloc(g->banks, sizeof(*b));
-    memd_cover *c = NULL;
     if (!b)
         return -ENOMEM;
-    int rc = memd_cover_create(lo, g->alignment, (hi - lo) / g->alignment, &c);
+    int rc = 0;
     for (uint32_t i = 0; i < g->banks && rc == 0; i++)
         rc = memd_range_create(rs->base, rs->size, g->alignment, &b[i]);
-    if (rc == 0)
-        rc = memd_range_foreach(d->range[k][r], cover_lockstep, c);
     if (rc) {
         drop_banks(b, g->banks);
-        memd_cover_destroy(c);
-        return rc < 0 ? rc : -ENOMEM;
+        return rc;
     }
     d->bank[k][r] = b;
-    d->cover[k][r] = c;
-    return 0;
+    if (memd_range_allocated(d->range[k][r]) && (rc = ensure_cover(d, k, r))) {
+        d->bank[k][r] = NULL;
+        drop_banks(b, g->banks);
+    }
+    return rc;
 }
 
 bool memd_device_region_split(const memd_device *d, memd_kind kind, uint8_t region)
@@ -319,14 +345,14 @@ static int commit_pieces(memd_device *d, const memd_placement *p, uint64_t sz)
 {
     memd_range **b = d->bank[p->kind][p->region];
     memd_cover *c = d->cover[p->kind][p->region];
-    int rc = memd_cover_reserve(c, cover_spans(p));
+    int rc = c ? memd_cover_reserve(c, cover_spans(p)) : 0;
     for (uint32_t i = 0; i < p->nset && rc == 0; i++)
         rc = memd_range_reserve(b[p->set[i]]);
     if (rc)
         return rc;
     for (uint32_t i = 0; i < p->nset; i++)
         (void)memd_range_alloc_at(b[p->set[i]], piece_addr(p, i), sz); /* free, reserved */
-    for (uint32_t i = 0; i < cover_spans(p); i++)
+    for (uint32_t i = 0; c && i < cover_spans(p); i++)
         (void)memd_cover_add(c, piece_addr(p, i), sz, cover_occupants(p)); /* reserved */
     d->subsets[p->kind][p->region]++;
     return 0;
@@ -355,8 +381,10 @@ static int fill_set(memd_placement *p, const memd_alloc_req *req)
 static int alloc_lockstep(memd_device *d, const memd_class_policy *pol, uint64_t sz,
                           uint64_t al, memd_placement *p)
 {
+    int rc = ensure_cover(d, p->kind, p->region);
     memd_cover *c = d->cover[p->kind][p->region];
-    int rc = memd_cover_reserve(c, 1);
+    if (rc == 0)
+        rc = memd_cover_reserve(c, 1);
     if (rc)
         return rc;
     rc = memd_cover_fit(c, sz, al, pol->dir, pol->fit, &p->address, NULL, NULL);
@@ -457,9 +485,11 @@ int memd_banks_alloc_at(memd_device *d, const memd_placement *p)
     if (rc)
         return rc;
     memd_range **b = d->bank[p->kind][p->region], *lock = d->range[p->kind][p->region];
-    memd_cover *c = d->cover[p->kind][p->region];
     uint64_t sz = req_size(d, p);
     if (p->mode == MEMD_BANKS_ALL) {
+        if ((rc = ensure_cover(d, p->kind, p->region)))
+            return rc;
+        memd_cover *c = d->cover[p->kind][p->region];
         if ((rc = memd_cover_probe(c, p->address, sz)) || (rc = memd_cover_reserve(c, 1)) ||
             (rc = memd_range_alloc_at(lock, p->address, sz)))
             return rc;
@@ -486,7 +516,7 @@ int memd_banks_release(memd_device *d, const memd_placement *p)
     uint64_t sz;
     if (p->mode == MEMD_BANKS_ALL) {
         int rc = memd_range_free(lock, p->address, &sz); /* unchanged on failure */
-        if (rc == 0)
+        if (rc == 0 && c) /* a split region holding a lockstep buffer has its coverage */
             (void)memd_cover_remove(c, p->address, sz, 1); /* added with it: cannot fail */
         return rc;
     }
@@ -503,7 +533,7 @@ int memd_banks_release(memd_device *d, const memd_placement *p)
     }
     for (uint32_t i = 0; i < p->nset; i++)
         (void)memd_range_free(b[p->set[i]], piece_addr(p, i), NULL); /* there, reserved */
-    for (uint32_t i = 0; i < cover_spans(p); i++)
+    for (uint32_t i = 0; c && i < cover_spans(p); i++)
         (void)memd_cover_remove(c, piece_addr(p, i), sz, cover_occupants(p));
     d->subsets[p->kind][p->region]--;
     return 0;
