@@ -277,16 +277,28 @@ static uint32_t remove_rec(memd_cover *c, uint32_t i, uint64_t lo, uint64_t len,
     return i;
 }
 
+static void drop_units(memd_cover *c, uint64_t a, uint64_t b, uint32_t n)
+{
+    c->root = remove_rec(c, c->root, 0, c->units, a, b, n);
+    c->weight -= (b - a) * n;
+    trim(c);
+}
+
 int memd_cover_remove(memd_cover *c, uint64_t addr, uint64_t size, uint32_t n)
 {
     uint64_t a, b;
     if (!c || n == 0 || !span(c, addr, size, &a, &b) ||
         !has_rec(c, c->root, 0, c->units, a, b, n))
         return -ENOENT;
-    c->root = remove_rec(c, c->root, 0, c->units, a, b, n);
-    c->weight -= (b - a) * n;
-    trim(c);
+    drop_units(c, a, b, n);
     return 0;
+}
+
+void memd_cover_drop(memd_cover *c, uint64_t addr, uint64_t size, uint32_t n)
+{
+    uint64_t a, b;
+    if (c && n && span(c, addr, size, &a, &b))
+        drop_units(c, a, b, n);
 }
 
 /* ---------------------------------------------------------------- searches */
@@ -368,22 +380,23 @@ static uint64_t prev_cov(const memd_cover *c, uint32_t i, uint64_t lo, uint64_t 
 
 /* The next maximal uncovered run of at least len units, as [*a, *e): bottom-up the
  * lowest starting at or above lim, top-down the highest ending at or below lim. lim is
- * 0 / units or a covered unit's edge, so the run found is maximal. */
-static bool next_run(const memd_cover *c, uint64_t len, memd_dir dir, uint64_t lim, uint64_t *a,
-                     uint64_t *e)
+ * 0 / units or a covered unit's edge, so the run found is maximal. With `near_only`,
+ * only the edge found by the search is exact and the other is len units away (the part
+ * known to be uncovered), saving the second descent. */
+static bool next_run(const memd_cover *c, uint64_t len, memd_dir dir, uint64_t lim, bool near_only,
+                     uint64_t *a, uint64_t *e)
 {
+    bool down = dir == MEMD_DIR_TOP_DOWN;
     run_q q = {.lim = lim, .len = len};
-    if (dir != MEMD_DIR_TOP_DOWN) {
-        if (!run_rec(c, c->root, 0, c->units, &q, false))
-            return false;
-        uint64_t end = next_cov(c, c->root, 0, c->units, q.at + len);
+    if (!run_rec(c, c->root, 0, c->units, &q, down))
+        return false;
+    if (!down) {
+        uint64_t end = near_only ? q.at + len : next_cov(c, c->root, 0, c->units, q.at + len);
         *a = q.at;
         *e = end == NONE ? c->units : end;
         return true;
     }
-    if (!run_rec(c, c->root, 0, c->units, &q, true))
-        return false;
-    uint64_t below = prev_cov(c, c->root, 0, c->units, q.at - len);
+    uint64_t below = near_only ? q.at - len - 1 : prev_cov(c, c->root, 0, c->units, q.at - len);
     *a = below == NONE ? 0 : below + 1;
     *e = q.at;
     return true;
@@ -403,9 +416,21 @@ int memd_cover_fit(const memd_cover *c, uint64_t size, uint64_t align, memd_dir 
     if (len > c->units)
         return -ENOMEM;
     bool found = false;
-    uint64_t lim = dir == MEMD_DIR_TOP_DOWN ? c->units : 0, a, e, best = 0, ba = 0, bs = 0;
-    while (next_run(c, len, dir, lim, &a, &e)) {
-        uint64_t ra = c->base + (a << c->shift), rs = (e - a) << c->shift, x;
+    uint64_t lim = dir == MEMD_DIR_TOP_DOWN ? c->units : 0, a, e, best = 0, ba = 0, bs = 0, x;
+    /* First fit without the block wanted: the place inside a run depends only on the
+     * edge the search finds (start bottom-up, end top-down), so when the request fits in
+     * the len units known uncovered from there, the run's other edge is not needed. */
+    bool near = fit == MEMD_FIT_FIRST && !blk && !blk_size;
+    while (next_run(c, len, dir, lim, near, &a, &e)) {
+        uint64_t ra = c->base + (a << c->shift), rs = (e - a) << c->shift;
+        if (near && memd_place(ra, rs, sz, al, dir, &x)) {
+            *addr = x;
+            return 0;
+        }
+        if (near && !next_run(c, len, dir, lim, false, &a, &e))
+            break; /* cannot happen: the same search */
+        ra = c->base + (a << c->shift);
+        rs = (e - a) << c->shift;
         if (memd_place(ra, rs, sz, al, dir, &x) && (!found || rs < best)) {
             found = true;
             best = rs;

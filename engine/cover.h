@@ -53,6 +53,10 @@ int memd_cover_add(memd_cover *c, uint64_t addr, uint64_t size, uint32_t n);
  * allows). */
 int memd_cover_remove(memd_cover *c, uint64_t addr, uint64_t size, uint32_t n);
 
+/* memd_cover_remove without the check, for a span the caller's own records say it added
+ * (one descent instead of two). Removing anything else corrupts the map. */
+void memd_cover_drop(memd_cover *c, uint64_t addr, uint64_t size, uint32_t n);
+
 /* Units covered, counted once per occupant: the sum of every live span's length times
  * its occupants (a consistency check for the owner's own records). */
 uint64_t memd_cover_weight(const memd_cover *c);

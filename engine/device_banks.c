@@ -517,7 +517,7 @@ int memd_banks_release(memd_device *d, const memd_placement *p)
     if (p->mode == MEMD_BANKS_ALL) {
         int rc = memd_range_free(lock, p->address, &sz); /* unchanged on failure */
         if (rc == 0 && c) /* a split region holding a lockstep buffer has its coverage */
-            (void)memd_cover_remove(c, p->address, sz, 1); /* added with it: cannot fail */
+            memd_cover_drop(c, p->address, sz, 1); /* added with the buffer */
         return rc;
     }
     if (!b || !set_ok(d, p))
@@ -534,7 +534,7 @@ int memd_banks_release(memd_device *d, const memd_placement *p)
     for (uint32_t i = 0; i < p->nset; i++)
         (void)memd_range_free(b[p->set[i]], piece_addr(p, i), NULL); /* there, reserved */
     for (uint32_t i = 0; c && i < cover_spans(p); i++)
-        (void)memd_cover_remove(c, piece_addr(p, i), sz, cover_occupants(p));
+        memd_cover_drop(c, piece_addr(p, i), sz, cover_occupants(p)); /* added with it */
     d->subsets[p->kind][p->region]--;
     return 0;
 }
