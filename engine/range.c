@@ -394,28 +394,31 @@ static int search(memd_range *r, uint64_t size, uint64_t align, memd_dir dir, me
     return found ? 0 : -ENOMEM;
 }
 
-int memd_range_alloc(memd_range *r, uint64_t size, uint64_t align, memd_dir dir,
-                     memd_fit fit, uint64_t *addr)
+/* search, giving the start only: commit reserves it (memd_range_alloc), else not.
+ * Inlined, so each caller compiles as it did with its own copy. */
+static inline __attribute__((always_inline)) int
+search_start(memd_range *r, uint64_t size, uint64_t align, memd_dir dir, memd_fit fit,
+             bool commit, uint64_t *addr)
 {
     memd_bt_path p;
     pick pk;
     uint64_t sz;
-    int rc = addr ? search(r, size, align, dir, fit, true, &p, &pk, &sz) : -EINVAL;
+    int rc = addr ? search(r, size, align, dir, fit, commit, &p, &pk, &sz) : -EINVAL;
     if (rc == 0)
         *addr = pk.at;
     return rc;
 }
 
+int memd_range_alloc(memd_range *r, uint64_t size, uint64_t align, memd_dir dir,
+                     memd_fit fit, uint64_t *addr)
+{
+    return search_start(r, size, align, dir, fit, true, addr);
+}
+
 int memd_range_fit(memd_range *r, uint64_t size, uint64_t align, memd_dir dir, memd_fit fit,
                    uint64_t *addr)
 {
-    memd_bt_path p;
-    pick pk;
-    uint64_t sz;
-    int rc = addr ? search(r, size, align, dir, fit, false, &p, &pk, &sz) : -EINVAL;
-    if (rc == 0)
-        *addr = pk.at;
-    return rc;
+    return search_start(r, size, align, dir, fit, false, addr);
 }
 
 int memd_range_reserve(memd_range *r)
