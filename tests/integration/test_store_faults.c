@@ -126,14 +126,22 @@ static size_t held_by(memclient *admin, uint32_t sid, uint64_t *handles, size_t 
     return n;
 }
 
-START_TEST(lost_replies_are_answered_once)
+/* A client that reconnects and resends by itself (MEMCLIENT_CONNECT_RECONNECT); its
+ * session in *info. */
+static memclient *retrying_client(memclient_session_info *info)
 {
-    start(NULL);
     memclient *c;
     ck_assert_int_eq(memclient_connect_flags(f.socket_path, "retry", MEMCLIENT_CONNECT_RECONNECT,
                                              &c), 0);
+    ck_assert_int_eq(memclient_session(c, info), 0);
+    return c;
+}
+
+START_TEST(lost_replies_are_answered_once)
+{
+    start(NULL);
     memclient_session_info info;
-    ck_assert_int_eq(memclient_session(c, &info), 0);
+    memclient *c = retrying_client(&info);
     uint32_t sid = info.session_id;
     memclient_buffer b0;
     memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 4096);
@@ -198,11 +206,8 @@ END_TEST
 START_TEST(lost_pipelined_replies_are_answered_once)
 {
     start(NULL);
-    memclient *c;
-    ck_assert_int_eq(memclient_connect_flags(f.socket_path, "retry", MEMCLIENT_CONNECT_RECONNECT,
-                                             &c), 0);
     memclient_session_info info;
-    ck_assert_int_eq(memclient_session(c, &info), 0);
+    memclient *c = retrying_client(&info);
     uint32_t sid = info.session_id;
     memclient_buffer b0, out[4], batch[2];
     memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 4096);
