@@ -139,7 +139,8 @@ MEMCLIENT_API int memclient_session(memclient *c, memclient_session_info *out);
 MEMCLIENT_API int memclient_reconnect(memclient *c, int timeout_ms);
 
 /* Largest batch memclient_alloc_batch / memclient_free_batch accept on this connection
- * (from the daemon's frame limit). */
+ * (from the daemon's frame limit), for plain requests: a request with a bank set takes
+ * 8 + 4 x nbank_set bytes more of the frame. */
 MEMCLIENT_API size_t memclient_max_alloc_batch(memclient *c);
 MEMCLIENT_API size_t memclient_max_free_batch(memclient *c);
 
@@ -189,8 +190,8 @@ typedef struct memclient_alloc_req {
      * (no second round trip), exactly as memclient_bank_info() gives them (id order; id,
      * core, address in each bank), at most nbank_out of them; out->banks says how many
      * there are. memclient_alloc, memclient_alloc_batch and their submit forms fill it;
-     * a submitted request's bank_out, like the request array itself, must stay valid
-     * until the request completes. NULL: not wanted (memclient_bank_info asks later). */
+     * for a submitted request, the request (or batch array) and its bank_out must stay
+     * valid until it completes. NULL: not wanted (memclient_bank_info asks later). */
     memclient_bank *bank_out;
     uint32_t nbank_out;
 } memclient_alloc_req;
