@@ -36,9 +36,10 @@ typedef struct memd_wire_hdr {
  * RETRY: this request (same opcode, same id, same payload) was sent before on this session
  * and its reply was lost (the daemon restarted; the session was reclaimed). If the
  * session already has its effect, the daemon answers as the first time instead of
- * applying it again: an ALLOC or ALLOC_BATCH gets the buffers its first sending created
- * (the session's holds remember the request id that made them, in the state store too),
- * a FREE or FREE_BATCH of handles the session no longer holds succeeds without touching
+ * applying it again: an ALLOC, ALLOC_BATCH or ALLOC_BATCH_BANKS gets the buffers its
+ * first sending created (the session's holds remember the request id that made them, in
+ * the state store too), a FREE or FREE_BATCH of handles the session no longer holds
+ * succeeds without touching
  * anything (an admin's retried free never reclaims another session's hold); likewise
  * an INSTANCE_CREATE gets the instance its first sending made busy (instances remember
  * that request id), and an INSTANCE_RELEASE of an instance already released or freed, or
