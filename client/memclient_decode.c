@@ -53,6 +53,35 @@ static int bank_list(const uint8_t *p, size_t len, memclient_bank *out, size_t c
     return (int)count;
 }
 
+/* ALLOC_BATCH_BANKS: u32 count, u32 0, then per element a buffer and its bank list (u32
+ * count, u32 0, count x bank_addr), each list into its request's bank_out. */
+static int buffers_banks(memclient_slot *s, const uint8_t *p, size_t len)
+{
+    uint32_t count;
+    if (len < MEMD_WIRE_COUNT_SIZE || (count = memd_wire_u32(p)) != s->n)
+        return -EBADMSG;
+    memclient_buffer *out = s->out;
+    size_t off = MEMD_WIRE_COUNT_SIZE;
+    for (uint32_t i = 0; i < count; i++) {
+        memd_wire_buffer w;
+        int r;
+        if (len - off < MEMD_WIRE_BUFFER_SIZE + MEMD_WIRE_COUNT_SIZE ||
+            (r = memd_wire_buffer_get(p + off, MEMD_WIRE_BUFFER_SIZE, &w)) < 0)
+            return -EBADMSG;
+        memclient_buffer_from_wire(&out[i], &w);
+        off += MEMD_WIRE_BUFFER_SIZE;
+        uint64_t nb = memd_wire_u32(p + off);
+        uint64_t size = MEMD_WIRE_COUNT_SIZE + nb * MEMD_WIRE_BANK_ADDR_SIZE;
+        if (len - off < size)
+            return -EBADMSG;
+        const memclient_alloc_req *q = s->reqs ? &s->reqs[i] : NULL;
+        if ((r = bank_list(p + off, (size_t)size, q ? q->bank_out : NULL, q ? q->nbank_out : 0)) < 0)
+            return r;
+        off += (size_t)size;
+    }
+    return off == len ? 0 : -EBADMSG;
+}
+
 void memclient_info_from_wire(memclient_alloc_info *out, const memd_wire_alloc_info *w)
 {
     memclient_buffer_from_wire(&out->buf, &w->buf);
@@ -134,14 +163,18 @@ int memclient_decode(memclient *c, memclient_slot *s, const uint8_t *p, size_t l
     }
     case MEMCLIENT_OUT_BUFFER_BANKS: {
         memd_wire_buffer w;
+        const memclient_alloc_req *q = s->reqs;
         if (len < MEMD_WIRE_BUFFER_SIZE)
             return -EBADMSG;
         if ((r = memd_wire_buffer_get(p, len, &w)) < 0 ||
-            (r = bank_list(p + MEMD_WIRE_BUFFER_SIZE, len - MEMD_WIRE_BUFFER_SIZE, NULL, 0)) < 0)
+            (r = bank_list(p + MEMD_WIRE_BUFFER_SIZE, len - MEMD_WIRE_BUFFER_SIZE,
+                           q ? q->bank_out : NULL, q ? q->nbank_out : 0)) < 0)
             return r;
         memclient_buffer_from_wire(s->out, &w);
         return 0;
     }
+    case MEMCLIENT_OUT_BUFFERS_BANKS:
+        return buffers_banks(s, p, len);
     case MEMCLIENT_OUT_BANK_INFO:
         if ((r = bank_list(p, len, s->out, s->n)) < 0)
             return r;

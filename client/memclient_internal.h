@@ -29,8 +29,9 @@ typedef enum memclient_out_kind {
     MEMCLIENT_OUT_BANKS,    /* BANKS: up to n u64, result = count */
     MEMCLIENT_OUT_SNAPSHOT, /* DUMP: memclient_snapshot ** */
     MEMCLIENT_OUT_RAW,      /* a copy of the payload in a memclient_raw (memclient_model.c) */
-    MEMCLIENT_OUT_BUFFER_BANKS, /* ALLOC_BANKS: one memclient_buffer (the bank list is checked) */
+    MEMCLIENT_OUT_BUFFER_BANKS, /* ALLOC_BANKS: one memclient_buffer and its bank list */
     MEMCLIENT_OUT_BANK_INFO,    /* BANK_ADDRS: up to n memclient_bank, result = count */
+    MEMCLIENT_OUT_BUFFERS_BANKS, /* ALLOC_BATCH_BANKS: n memclient_buffer, bank lists */
 } memclient_out_kind;
 
 /* MEMCLIENT_OUT_RAW: the reply payload, malloc'd; the caller frees data. */
@@ -52,6 +53,9 @@ typedef struct memclient_slot {
     int result;             /* BANKS: number of banks */
     size_t n;               /* BUFFERS: expected count; BANKS: capacity of out */
     void *out;
+    /* ALLOC_BANKS, ALLOC_BATCH_BANKS: the caller's request(s), whose bank_out take the
+     * reply's bank lists (so they stay valid until the request completes). */
+    const memclient_alloc_req *reqs;
     memclient_error err;    /* details when status < 0 */
     uint8_t *frame;         /* a submitted request's frame, kept to send it again after a
                                restart (MEMCLIENT_CONNECT_RECONNECT); freed when consumed */

@@ -118,6 +118,7 @@ uint8_t *memclient_begin(memclient *c, uint16_t op, uint32_t payload_len,
     s->result = 0;
     s->n = n;
     s->out = out;
+    s->reqs = NULL;
     s->err.status = 0;
     s->frame = NULL;
     s->frame_len = 0;

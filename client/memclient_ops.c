@@ -144,39 +144,61 @@ static bool has_banks(const memclient_alloc_req *r)
     return r && (r->nbank_set || r->per_bank);
 }
 
-/* ALLOC_BANKS: the request, then the bank set sorted (the wire wants ids in order). */
-static int alloc_banks_begin(memclient *c, const memd_wire_alloc_req *w,
-                             const memclient_alloc_req *req, memclient_buffer *out, bool waited,
-                             uint64_t *seq)
+/* The request's bank set, checked and sorted into ids (room for nbank_set, the wire wants
+ * ids in order). 0, or the error recorded. */
+static int sorted_set(const memclient_alloc_req *req, uint32_t *ids)
 {
     if (req->nbank_set && !req->bank_set)
         return memclient_fail(-EINVAL, "nbank_set is %u but bank_set is NULL", req->nbank_set);
     if (req->nbank_set > MEMD_BANKSET_MAX)
         return memclient_fail(-EINVAL, "bank set of %u banks, at most %u", req->nbank_set,
                               MEMD_BANKSET_MAX);
-    uint32_t *ids = malloc(sizeof(*ids) * (req->nbank_set ? req->nbank_set : 1));
-    if (!ids)
-        return memclient_fail(-ENOMEM, "out of memory");
+    if (req->nbank_out && !req->bank_out)
+        return memclient_fail(-EINVAL, "nbank_out is %u but bank_out is NULL", req->nbank_out);
     if (req->nbank_set) { /* per bank alone has no set: bank_set may be NULL */
         memcpy(ids, req->bank_set, sizeof(*ids) * req->nbank_set);
         qsort(ids, req->nbank_set, sizeof(*ids), cmp_u32);
     }
     for (uint32_t i = 1; i < req->nbank_set; i++)
-        if (ids[i] == ids[i - 1]) {
-            uint32_t dup = ids[i];
-            free(ids);
-            return memclient_fail(-EINVAL, "bank %u is in the bank set twice", dup);
-        }
+        if (ids[i] == ids[i - 1])
+            return memclient_fail(-EINVAL, "bank %u is in the bank set twice", ids[i]);
+    return 0;
+}
+
+/* The bank-set part of an ALLOC_BANKS payload (or of a batch element) after the
+ * alloc_req; ids as sorted_set made them. */
+static uint8_t *bankset_put(uint8_t *p, const memclient_alloc_req *req, const uint32_t *ids)
+{
+    memd_wire_bankset b = {req->per_bank ? MEMD_BANKSET_F_PER_BANK : 0,
+                           has_banks(req) ? req->nbank_set : 0};
+    return memd_wire_bankset_put(p, &b, ids);
+}
+
+/* ALLOC_BANKS: the request, then the bank set sorted. */
+static int alloc_banks_begin(memclient *c, const memd_wire_alloc_req *w,
+                             const memclient_alloc_req *req, memclient_buffer *out, bool waited,
+                             uint64_t *seq)
+{
+    if (req->nbank_set > MEMD_BANKSET_MAX)
+        return sorted_set(req, NULL); /* says why, before a huge malloc */
+    uint32_t *ids = malloc(sizeof(*ids) * (req->nbank_set ? req->nbank_set : 1));
+    if (!ids)
+        return memclient_fail(-ENOMEM, "out of memory");
+    int err = sorted_set(req, ids);
+    if (err < 0) {
+        free(ids);
+        return err;
+    }
     uint32_t len = MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE + 4u * req->nbank_set;
-    int err = 0;
     uint8_t *p = memclient_begin(c, MEMD_OP_ALLOC_BANKS, len, MEMCLIENT_OUT_BUFFER_BANKS, out, 1,
                                  waited, seq, &err);
     if (!p) {
         free(ids);
         return begin_failed(c, err, MEMD_OP_ALLOC_BANKS, len);
     }
-    memd_wire_bankset b = {req->per_bank ? MEMD_BANKSET_F_PER_BANK : 0, req->nbank_set};
-    memd_wire_bankset_put(memd_wire_alloc_req_put(p, w), &b, ids);
+    if (req->bank_out) /* the reply's bank list goes there (else req may be gone by then) */
+        memclient_slot_at(c, *seq)->reqs = req;
+    bankset_put(memd_wire_alloc_req_put(p, w), req, ids);
     free(ids);
     return 0;
 }
@@ -253,9 +275,76 @@ static int batch_len(size_t n, size_t rec, uint32_t *len)
     return 0;
 }
 
+/* Batch element i could not be encoded: records the element's error with its index (and
+ * element_failed takes the frame back). */
+static int element_error(size_t i)
+{
+    memclient_error e;
+    char prefix[48];
+    memclient_last_error(&e);
+    snprintf(prefix, sizeof(prefix), "batch element %zu", i);
+    memclient_error_prefix(&e, prefix);
+    return memclient_fail_with(&e);
+}
+
+static int element_failed(memclient *c, uint64_t seq, size_t i)
+{
+    memclient_unbegin(c, seq);
+    return element_error(i);
+}
+
+/* ALLOC_BATCH_BANKS: a batch with a bank-set element; each element an ALLOC_BANKS
+ * payload (a plain one with the empty set, not per bank). */
+static int alloc_batch_banks_begin(memclient *c, const memclient_alloc_req *reqs, size_t n,
+                                   memclient_buffer *out, bool waited, uint64_t *seq)
+{
+    uint64_t len = MEMD_WIRE_COUNT_SIZE;
+    uint32_t max_set = 1;
+    bool want_banks = false;
+    for (size_t i = 0; i < n; i++) {
+        want_banks |= reqs[i].bank_out != NULL;
+        uint32_t k = has_banks(&reqs[i]) ? reqs[i].nbank_set : 0;
+        if (k > MEMD_BANKSET_MAX) {
+            sorted_set(&reqs[i], NULL); /* records why, before a huge malloc */
+            return element_error(i);
+        }
+        len += MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE + 4ull * k;
+        max_set = k > max_set ? k : max_set;
+    }
+    if (n > UINT32_MAX || len > UINT32_MAX)
+        return begin_failed(c, -EMSGSIZE, MEMD_OP_ALLOC_BATCH_BANKS, UINT32_MAX);
+    uint32_t *ids = malloc(sizeof(*ids) * max_set);
+    if (!ids)
+        return memclient_fail(-ENOMEM, "out of memory");
+    int err = 0;
+    uint8_t *p = memclient_begin(c, MEMD_OP_ALLOC_BATCH_BANKS, (uint32_t)len,
+                                 MEMCLIENT_OUT_BUFFERS_BANKS, out, n, waited, seq, &err);
+    if (!p) {
+        free(ids);
+        return begin_failed(c, err, MEMD_OP_ALLOC_BATCH_BANKS, (uint32_t)len);
+    }
+    if (want_banks) /* the reply's bank lists go there (else reqs may be gone by then) */
+        memclient_slot_at(c, *seq)->reqs = reqs;
+    p = memd_wire_count_put(p, (uint32_t)n);
+    for (size_t i = 0; i < n; i++) {
+        memd_wire_alloc_req w;
+        bool banks = has_banks(&reqs[i]);
+        if (memclient_encode_alloc_req(&reqs[i], &w) < 0 || (banks && sorted_set(&reqs[i], ids) < 0)) {
+            free(ids);
+            return element_failed(c, *seq, i);
+        }
+        p = bankset_put(memd_wire_alloc_req_put(p, &w), &reqs[i], ids);
+    }
+    free(ids);
+    return 0;
+}
+
 static int alloc_batch_begin(memclient *c, const memclient_alloc_req *reqs, size_t n,
                              memclient_buffer *out, bool waited, uint64_t *seq)
 {
+    for (size_t i = 0; i < n; i++)
+        if (has_banks(&reqs[i]))
+            return alloc_batch_banks_begin(c, reqs, n, out, waited, seq);
     uint32_t len;
     int err = batch_len(n, MEMD_WIRE_ALLOC_REQ_SIZE, &len);
     if (err < 0)
@@ -269,17 +358,8 @@ static int alloc_batch_begin(memclient *c, const memclient_alloc_req *reqs, size
      * an invalid element takes the whole frame back out of the send buffer. */
     for (size_t i = 0; i < n; i++) {
         memd_wire_alloc_req w;
-        if ((has_banks(&reqs[i]) &&
-             memclient_fail(-EINVAL, "a bank-set allocation cannot be batched") < 0) ||
-            memclient_encode_alloc_req(&reqs[i], &w) < 0) {
-            memclient_unbegin(c, *seq);
-            memclient_error e;
-            char prefix[48];
-            memclient_last_error(&e);
-            snprintf(prefix, sizeof(prefix), "batch element %zu", i);
-            memclient_error_prefix(&e, prefix);
-            return memclient_fail_with(&e);
-        }
+        if (memclient_encode_alloc_req(&reqs[i], &w) < 0)
+            return element_failed(c, *seq, i);
         p = memd_wire_alloc_req_put(p, &w);
     }
     return 0;

@@ -52,6 +52,10 @@ static const memd_wire_op ops[MEMD_OP_OPCODE_COUNT] = {
     /* A binding by request is a state store record (core's, MEMD_RECORD_SUBDEV_BIND). */
     [MEMD_OP_SUBDEV_BIND] = {"SUBDEV_BIND", MEMD_WIRE_SHAPE_FIXED, MEMD_NAME_MAX, 0, true,
                              false},
+    /* Elements of varying size (their bank sets): the handler walks and checks them all
+     * before it allocates anything. */
+    [MEMD_OP_ALLOC_BATCH_BANKS] = {"ALLOC_BATCH_BANKS", MEMD_WIRE_SHAPE_MIN,
+                                   MEMD_WIRE_COUNT_SIZE, 0, true, false},
 };
 
 const memd_wire_op *memd_wire_op_of(uint32_t op)

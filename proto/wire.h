@@ -155,6 +155,10 @@ uint8_t *memd_wire_buffer_put(uint8_t *out, const memd_wire_buffer *r);
 uint8_t *memd_wire_bankset_put(uint8_t *out, const memd_wire_bankset *b, const uint32_t *ids);
 int memd_wire_alloc_banks_get(const uint8_t *in, size_t len, memd_wire_alloc_req *r,
                               memd_wire_bankset *b, const uint8_t **ids);
+/* One element of an ALLOC_BATCH_BANKS payload (an ALLOC_BANKS payload; more may follow):
+ * *used is its size. -EBADMSG when len is shorter than it, -EINVAL as above. */
+int memd_wire_alloc_banks_elem_get(const uint8_t *in, size_t len, memd_wire_alloc_req *r,
+                                   memd_wire_bankset *b, const uint8_t **ids, size_t *used);
 uint8_t *memd_wire_bank_addr_put(uint8_t *out, const memd_wire_bank_addr *r);
 int memd_wire_bank_addr_get(const uint8_t *in, size_t len, memd_wire_bank_addr *r);
 uint8_t *memd_wire_bank_rec_put(uint8_t *out, const memd_wire_bank_rec *r);

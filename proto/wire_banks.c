@@ -14,8 +14,8 @@ uint8_t *memd_wire_bankset_put(uint8_t *p, const memd_wire_bankset *b, const uin
     return p;
 }
 
-int memd_wire_alloc_banks_get(const uint8_t *p, size_t len, memd_wire_alloc_req *r,
-                              memd_wire_bankset *b, const uint8_t **ids)
+int memd_wire_alloc_banks_elem_get(const uint8_t *p, size_t len, memd_wire_alloc_req *r,
+                                   memd_wire_bankset *b, const uint8_t **ids, size_t *used)
 {
     if (len < MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE)
         return -EBADMSG;
@@ -24,12 +24,22 @@ int memd_wire_alloc_banks_get(const uint8_t *p, size_t len, memd_wire_alloc_req 
     b->count = memd_wire_u32(q + 4);
     if (b->count > MEMD_BANKSET_MAX)
         return -EINVAL;
-    if (len != MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE + 4ull * b->count)
+    uint64_t need = MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE + 4ull * b->count;
+    if (len < need)
         return -EBADMSG;
     if (b->flags & ~(uint32_t)MEMD_BANKSET_F_PER_BANK)
         return -EINVAL;
     *ids = q + MEMD_WIRE_BANKSET_SIZE;
+    *used = (size_t)need;
     return memd_wire_alloc_req_get(p, MEMD_WIRE_ALLOC_REQ_SIZE, r);
+}
+
+int memd_wire_alloc_banks_get(const uint8_t *p, size_t len, memd_wire_alloc_req *r,
+                              memd_wire_bankset *b, const uint8_t **ids)
+{
+    size_t used;
+    int rc = memd_wire_alloc_banks_elem_get(p, len, r, b, ids, &used);
+    return rc == 0 && used != len ? -EBADMSG : rc;
 }
 
 static uint8_t *core_put(uint8_t *p, uint16_t lx, uint16_t ly, uint16_t nx, uint16_t ny)

@@ -5,6 +5,7 @@
 
 #include "access.h"
 #include "alloc.h"
+#include "batch.h"
 #include "dispatch.h"
 #include "errmsg.h"
 #include "model.h"
@@ -12,21 +13,14 @@
 #include "store.h"
 #include "wire.h"
 
-/* Each successful memd_alloc_create puts the new hold at the head of the session's
- * list, so undoing the last k allocations releases the first k holds of that list. */
-static void rollback(memd_state *st, memd_session *s, uint32_t k)
+void memd_batch_rollback(memd_state *st, memd_session *s, uint32_t k)
 {
     while (k-- > 0)
         memd_hold_release(st, s->holds);
 }
 
-/* A retried ALLOC_BATCH whose first sending was applied (protocol.h): its n holds
- * (made by request h->id) back in the order of the request's records. A shared record
- * is the held allocation with its device and name; the others were created in record
- * order, so their handles rise with it. 1 with the reply queued, 0 when the first sending
- * left no trace (apply it as new), or the handler's error. */
-static int alloc_batch_again(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                             const uint8_t *p, uint32_t n, memd_buf *out)
+int memd_batch_again_begin(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                           uint32_t n, memd_buf *out, memd_batch_again *ag, int *ret)
 {
     size_t have = memd_holds_of_request(s, h->id, NULL, 0);
     if (have == 0)
@@ -35,43 +29,63 @@ static int alloc_batch_again(memd_state *st, memd_session *s, const memd_wire_hd
     memd_hold **hs = have == n ? malloc(n * sizeof *hs) : NULL;
     if (!hs) {
         memd_err_set(&err, have == n ? -ENOMEM : -EIO,
-                     "retried ALLOC_BATCH %llu of %u records: the session holds %zu from its "
-                     "first sending", (unsigned long long)h->id, n, have);
-        return memd_reply_fail(st, h, out, &err, false);
+                     "retried %s %llu of %u records: the session holds %zu from its "
+                     "first sending", memd_wire_opcode_name(h->opcode),
+                     (unsigned long long)h->id, n, have);
+        *ret = memd_reply_fail(st, h, out, &err, false);
+        return -1;
     }
     memd_holds_of_request(s, h->id, hs, n); /* newest first: reversed, record order */
+    *ag = (memd_batch_again){hs, n, n};
+    return 1;
+}
+
+memd_alloc *memd_batch_again_next(const memd_state *st, memd_batch_again *ag,
+                                  const memd_wire_alloc_req *req)
+{
+    memd_alloc *a = NULL;
+    if (req && (req->flags & MEMD_ALLOC_F_SHARED)) {
+        for (size_t k = 0; k < ag->n && !a; k++) {
+            memd_alloc *x = memd_hold_alloc(ag->hs[k]);
+            if (x->shared && strcmp(memd_alloc_name(x), req->name) == 0 &&
+                st->devs[x->dev].spec->id == req->device)
+                a = x;
+        }
+    } else {
+        while (ag->next > 0 && !a)
+            if (!memd_hold_alloc(ag->hs[--ag->next])->shared)
+                a = memd_hold_alloc(ag->hs[ag->next]);
+    }
+    /* Cannot happen for the same payload; answer something held. */
+    return a ? a : memd_hold_alloc(ag->hs[0]);
+}
+
+/* A retried ALLOC_BATCH whose first sending was applied: its n holds back in the order
+ * of the request's records. 1 with the reply queued, 0 when the first sending left no
+ * trace (apply it as new), or the handler's result. */
+static int alloc_batch_again(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                             const uint8_t *p, uint32_t n, memd_buf *out)
+{
+    memd_batch_again ag;
+    int ret = 0, rc = memd_batch_again_begin(st, s, h, n, out, &ag, &ret);
+    if (rc <= 0)
+        return rc < 0 ? (ret < 0 ? ret : 1) : 0;
     uint8_t *o = memd_reply_begin(out, h->opcode, h->id,
                                   MEMD_WIRE_COUNT_SIZE + n * MEMD_WIRE_BUFFER_SIZE);
     if (!o) {
-        free(hs);
+        free(ag.hs);
         return -ENOMEM;
     }
     o = memd_wire_count_put(o, n);
     p += MEMD_WIRE_COUNT_SIZE;
-    size_t next = n; /* unshared holds are taken from the oldest (the end) on */
     for (uint32_t i = 0; i < n; i++, p += MEMD_WIRE_ALLOC_REQ_SIZE) {
         memd_wire_alloc_req req;
-        memd_alloc *a = NULL;
-        if (memd_wire_alloc_req_get(p, MEMD_WIRE_ALLOC_REQ_SIZE, &req) == 0 &&
-            (req.flags & MEMD_ALLOC_F_SHARED)) {
-            for (size_t k = 0; k < n && !a; k++) {
-                memd_alloc *x = memd_hold_alloc(hs[k]);
-                if (x->shared && strcmp(memd_alloc_name(x), req.name) == 0 &&
-                    st->devs[x->dev].spec->id == req.device)
-                    a = x;
-            }
-        } else {
-            while (next > 0 && !a)
-                if (!memd_hold_alloc(hs[--next])->shared)
-                    a = memd_hold_alloc(hs[next]);
-        }
-        if (!a)
-            a = memd_hold_alloc(hs[0]); /* cannot happen for the same payload; answer something held */
+        bool ok = memd_wire_alloc_req_get(p, MEMD_WIRE_ALLOC_REQ_SIZE, &req) == 0;
         memd_wire_buffer b;
-        memd_alloc_to_buffer(a, &b);
+        memd_alloc_to_buffer(memd_batch_again_next(st, &ag, ok ? &req : NULL), &b);
         o = memd_wire_buffer_put(o, &b);
     }
-    free(hs);
+    free(ag.hs);
     return 1;
 }
 
@@ -102,7 +116,7 @@ static int alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         memd_alloc *a;
         int rc = memd_wire_alloc_req_get(p, MEMD_WIRE_ALLOC_REQ_SIZE, &req);
         if (rc < 0) {
-            rollback(st, s, i);
+            memd_batch_rollback(st, s, i);
             out->len = hdr_off;
             memd_err_set(&err, rc, "malformed ALLOC_BATCH request: record %u of %u has a "
                                    "field out of range or a string without its NUL", i, n);
@@ -112,7 +126,7 @@ static int alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         if (rc == 0)
             rc = memd_alloc_create(st, s, &req, &a, &err);
         if (rc < 0) {
-            rollback(st, s, i);
+            memd_batch_rollback(st, s, i);
             out->len = hdr_off;
             st->ctr.alloc_failures++;
             /* Say which record failed; the reason follows. */

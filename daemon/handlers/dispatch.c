@@ -16,6 +16,7 @@ static const memd_handler handlers[MEMD_OP_OPCODE_COUNT] = {
     [MEMD_OP_HELLO] = memd_op_hello,
     [MEMD_OP_ALLOC] = memd_op_alloc,
     [MEMD_OP_ALLOC_BATCH] = memd_op_alloc_batch,
+    [MEMD_OP_ALLOC_BATCH_BANKS] = memd_op_alloc_batch_banks,
     [MEMD_OP_FREE] = memd_op_free,
     [MEMD_OP_FREE_BATCH] = memd_op_free_batch,
     [MEMD_OP_QUERY] = memd_op_query,

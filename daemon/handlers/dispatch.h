@@ -41,6 +41,9 @@ int memd_op_alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                         const uint8_t *p, memd_buf *out);
 int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                        const uint8_t *p, memd_buf *out);
+/* ALLOC_BATCH_BANKS (batch_banks.c): ALLOC_BATCH whose elements may have bank sets. */
+int memd_op_alloc_batch_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                              const uint8_t *p, memd_buf *out);
 int memd_op_pool_report(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                         const uint8_t *p, memd_buf *out);
 int memd_op_dump(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,

@@ -139,7 +139,8 @@ MEMCLIENT_API int memclient_session(memclient *c, memclient_session_info *out);
 MEMCLIENT_API int memclient_reconnect(memclient *c, int timeout_ms);
 
 /* Largest batch memclient_alloc_batch / memclient_free_batch accept on this connection
- * (from the daemon's frame limit). */
+ * (from the daemon's frame limit), for plain requests: a request with a bank set takes
+ * 8 + 4 x nbank_set bytes more of the frame. */
 MEMCLIENT_API size_t memclient_max_alloc_batch(memclient *c);
 MEMCLIENT_API size_t memclient_max_free_batch(memclient *c);
 
@@ -151,6 +152,16 @@ enum {
      * or goes away. Needs a name. */
     MEMCLIENT_ALLOC_SHARED = 1u << 0,
 };
+
+/* One bank a buffer uses: its id (for tt-metal devices, tt-metal's allocator bank id),
+ * its core (MEMD_NO_CORE when the device names none), and the buffer's address there. */
+typedef struct memclient_bank {
+    uint32_t bank;
+    uint16_t logical_x, logical_y;
+    uint16_t noc_x, noc_y;
+    uint64_t address;           /* in the bank group's address map */
+    uint64_t absolute;          /* plus the bank's offset */
+} memclient_bank;
 
 typedef struct memclient_alloc_req {
     uint32_t device;            /* device id */
@@ -168,11 +179,21 @@ typedef struct memclient_alloc_req {
     /* Bank subsets. A bank set (nbank_set ids of the group's banks, any order, no
      * duplicates): one address free in every bank of the set, the other banks keep
      * that range usable (range lockstep). per_bank: an independent address in each
-     * bank of the set (every bank of the group without a set); memclient_bank_info gives
-     * them. The pages are spread over the set's banks. Not in batches, not shared. */
+     * bank of the set (every bank of the group without a set). The pages are spread over
+     * the set's banks. Not shared. Batches may mix such requests with plain ones
+     * (memclient_alloc_batch: all or nothing, each request judged as its own
+     * memclient_alloc would be). */
     const uint32_t *bank_set;
     uint32_t nbank_set;
     int per_bank;
+    /* Optional, with a bank set or per_bank: the allocation's banks, from its own reply
+     * (no second round trip), exactly as memclient_bank_info() gives them (id order; id,
+     * core, address in each bank), at most nbank_out of them; out->banks says how many
+     * there are. memclient_alloc, memclient_alloc_batch and their submit forms fill it;
+     * for a submitted request, the request (or batch array) and its bank_out must stay
+     * valid until it completes. NULL: not wanted (memclient_bank_info asks later). */
+    memclient_bank *bank_out;
+    uint32_t nbank_out;
 } memclient_alloc_req;
 
 typedef struct memclient_buffer {
@@ -193,7 +214,10 @@ MEMCLIENT_API int memclient_alloc(memclient *c, const memclient_alloc_req *req,
                                   memclient_buffer *out);
 
 /* All or nothing: either every request is placed (out[0..n) filled) or none is and the
- * error is the first failing element's. */
+ * error is the first failing element's ("element I of N: ..."). Requests with a bank set
+ * or per_bank may be mixed with plain ones (one ALLOC_BATCH_BANKS round trip; without
+ * them, ALLOC_BATCH); each is judged as its own memclient_alloc would be (sub-device,
+ * quotas, limits). */
 MEMCLIENT_API int memclient_alloc_batch(memclient *c, const memclient_alloc_req *reqs,
                                         size_t n, memclient_buffer *out);
 
@@ -225,16 +249,6 @@ MEMCLIENT_API int memclient_query(memclient *c, uint64_t handle, memclient_alloc
  * a larger array). */
 MEMCLIENT_API int memclient_bank_addresses(memclient *c, uint64_t handle, uint64_t *addrs,
                                            size_t cap);
-
-/* One bank a buffer uses: its id (for tt-metal devices, tt-metal's allocator bank id),
- * its core (MEMD_NO_CORE when the device names none), and the buffer's address there. */
-typedef struct memclient_bank {
-    uint32_t bank;
-    uint16_t logical_x, logical_y;
-    uint16_t noc_x, noc_y;
-    uint64_t address;           /* in the bank group's address map */
-    uint64_t absolute;          /* plus the bank's offset */
-} memclient_bank;
 
 /* Every bank the buffer uses (all of its group for lockstep, its set otherwise), in id
  * order. Writes at most cap entries and returns the number of banks. */
@@ -350,6 +364,7 @@ MEMCLIENT_API int memclient_pool_destroy(memclient_pool *pool);
  * for a reply. Output arrays must stay valid until the request completes. */
 MEMCLIENT_API int memclient_submit_alloc(memclient *c, const memclient_alloc_req *req,
                                          memclient_buffer *out, uint64_t *ticket);
+/* reqs must stay valid until the request completes when one of them has a bank_out. */
 MEMCLIENT_API int memclient_submit_alloc_batch(memclient *c, const memclient_alloc_req *reqs,
                                                size_t n, memclient_buffer *out,
                                                uint64_t *ticket);

@@ -36,9 +36,10 @@ typedef struct memd_wire_hdr {
  * RETRY: this request (same opcode, same id, same payload) was sent before on this session
  * and its reply was lost (the daemon restarted; the session was reclaimed). If the
  * session already has its effect, the daemon answers as the first time instead of
- * applying it again: an ALLOC or ALLOC_BATCH gets the buffers its first sending created
- * (the session's holds remember the request id that made them, in the state store too),
- * a FREE or FREE_BATCH of handles the session no longer holds succeeds without touching
+ * applying it again: an ALLOC, ALLOC_BATCH or ALLOC_BATCH_BANKS gets the buffers its
+ * first sending created (the session's holds remember the request id that made them, in
+ * the state store too), a FREE or FREE_BATCH of handles the session no longer holds
+ * succeeds without touching
  * anything (an admin's retried free never reclaims another session's hold); likewise
  * an INSTANCE_CREATE gets the instance its first sending made busy (instances remember
  * that request id), and an INSTANCE_RELEASE of an instance already released or freed, or
@@ -74,6 +75,9 @@ typedef enum memd_opcode {
     MEMD_OP_BANK_ADDRS = 19,      /* u64 handle -> u32 count, u32 0, count x bank_addr */
     MEMD_OP_SUBDEV_DEFINE = 20,   /* memd_wire_subdev_def + count x u32 bank -> empty; admin */
     MEMD_OP_SUBDEV_BIND = 21,     /* char name[MEMD_NAME_MAX] -> empty */
+    MEMD_OP_ALLOC_BATCH_BANKS = 22, /* u32 count, u32 0, count x ALLOC_BANKS payload ->
+                                       u32 count, u32 0, count x ALLOC_BANKS reply; all or
+                                       nothing (see "Bank subsets" below) */
     MEMD_OP_OPCODE_COUNT
 } memd_opcode;
 
@@ -361,7 +365,21 @@ typedef struct memd_wire_session_use {
  * increasing, below the group's bank count; an empty set with PER_BANK means every bank.
  * Bank ids are the device's: for tt-metal devices, tt-metal's allocator bank ids (see
  * doc: compute cores row by row, then storage cores), with their core coordinates in
- * memd_wire_bank_addr. ALLOC_BANKS is never batched and cannot be SHARED. */
+ * memd_wire_bank_addr. A bank-set allocation cannot be SHARED.
+ *
+ * ALLOC_BATCH_BANKS is ALLOC_BATCH for elements that may have bank sets: after the count
+ * prefix, count elements, each exactly an ALLOC_BANKS payload (alloc_req, bankset, its
+ * ids); an element whose bankset is {0, 0} (no set, not PER_BANK) is a plain ALLOC
+ * (lockstep, may be SHARED). The reply's elements are ALLOC_BANKS replies in request
+ * order: memd_wire_buffer, then u32 count, u32 0 and count x memd_wire_bank_addr (the
+ * buffer's banks in id order; count 0 for a plain element). All or nothing as
+ * ALLOC_BATCH: every element passes the same checks as its own ALLOC_BANKS (or ALLOC)
+ * would, sub-device rules and quotas included, or nothing is allocated. The daemon first
+ * checks the whole frame: an element that does not decode (lengths, unknown flags, a set
+ * over MEMD_BANKSET_MAX, bad enums) is a malformed frame (the connection is closed); ids
+ * not strictly increasing (a duplicate) get -EINVAL naming the element, with nothing
+ * allocated. A reply over MEMD_MAX_REPLY is -E2BIG (nothing allocated). RETRY is
+ * honoured as for ALLOC_BATCH. */
 enum { MEMD_BANKSET_F_PER_BANK = 1u << 0 };
 
 typedef struct memd_wire_bankset {

@@ -193,11 +193,13 @@ static PyObject *client_reconnect(PyObject *op, PyObject *args, PyObject *kw)
 
 /* The keyword arguments of alloc, also the keys of alloc_batch's dicts. */
 static const char *const req_keys[] = {"device", "cls", "size", "scope", "page_size", "alignment",
-                                       "banks", "name", "shared", "shape", "dtype"};
+                                       "banks", "name", "shared", "shape", "dtype", "bank_set",
+                                       "per_bank"};
 enum { K_DEVICE, K_CLS, K_SIZE, K_SCOPE, K_PAGE, K_ALIGN, K_BANKS, K_NAME, K_SHARED, K_SHAPE,
-       K_DTYPE, K_COUNT };
+       K_DTYPE, K_BANK_SET, K_PER_BANK, K_COUNT };
 
-/* Fills req from v[K_*] (NULL = not given). Borrowed strings stay valid while v lives. */
+/* Fills req from v[K_*] (NULL = not given), but for the bank set (parse_banks). Borrowed
+ * strings stay valid while v lives. */
 static int parse_req(PyObject *const v[K_COUNT], memclient_alloc_req *req)
 {
     memset(req, 0, sizeof *req);
@@ -297,29 +299,37 @@ static uint32_t *bank_ids(PyObject *o, const char *what, uint32_t *count)
     return ids;
 }
 
+/* bank_set (bank ids, any iterable of ints, in any order: the library sorts them) and
+ * per_bank from v into req; the ids in a PyMem array (*ids, NULL without a set) that
+ * must live as long as req. 0, or -1 with the exception set. */
+static int parse_banks(PyObject *const v[K_COUNT], memclient_alloc_req *req, uint32_t **ids)
+{
+    *ids = NULL;
+    if (v[K_PER_BANK] && (req->per_bank = PyObject_IsTrue(v[K_PER_BANK])) < 0)
+        return -1;
+    if (v[K_BANK_SET] && v[K_BANK_SET] != Py_None) {
+        if (!(*ids = bank_ids(v[K_BANK_SET], "bank_set", &req->nbank_set)))
+            return -1;
+        req->bank_set = *ids;
+    }
+    return 0;
+}
+
 static PyObject *client_alloc(PyObject *op, PyObject *args, PyObject *kw)
 {
     memdpy_client *self = (memdpy_client *)op;
     static char *kwlist[] = {"device", "cls", "size", "scope", "page_size", "alignment", "banks",
                              "name", "shared", "shape", "dtype", "bank_set", "per_bank", NULL};
-    PyObject *v[K_COUNT] = {0}, *bank_set = NULL;
-    int per_bank = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOOOOOOOp:alloc", kwlist, &v[K_DEVICE],
+    PyObject *v[K_COUNT] = {0};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOOOOOOOO:alloc", kwlist, &v[K_DEVICE],
                                      &v[K_CLS], &v[K_SIZE], &v[K_SCOPE], &v[K_PAGE], &v[K_ALIGN],
                                      &v[K_BANKS], &v[K_NAME], &v[K_SHARED], &v[K_SHAPE],
-                                     &v[K_DTYPE], &bank_set, &per_bank))
+                                     &v[K_DTYPE], &v[K_BANK_SET], &v[K_PER_BANK]))
         return NULL;
     memclient_alloc_req req;
-    if (parse_req(v, &req) < 0)
+    uint32_t *ids;
+    if (parse_req(v, &req) < 0 || parse_banks(v, &req, &ids) < 0)
         return NULL;
-    /* bank_set: bank ids (any iterable of ints), in any order; the library sorts them. */
-    uint32_t *ids = NULL;
-    if (bank_set && bank_set != Py_None) {
-        if (!(ids = bank_ids(bank_set, "bank_set", &req.nbank_set)))
-            return NULL;
-        req.bank_set = ids;
-    }
-    req.per_bank = per_bank;
     const char *what = "alloc";
     memclient_buffer buf;
     int r;
@@ -349,8 +359,10 @@ static PyObject *client_pool(PyObject *op, PyObject *args, PyObject *kw)
     return memdpy_pool_new(self, &req, grow, limit);
 }
 
-static int dict_req(PyObject *d, Py_ssize_t i, memclient_alloc_req *req)
+/* Request i of alloc_batch; its bank ids in *ids (PyMem, NULL without a set). */
+static int dict_req(PyObject *d, Py_ssize_t i, memclient_alloc_req *req, uint32_t **ids)
 {
+    *ids = NULL;
     if (!PyDict_Check(d)) {
         PyErr_Format(PyExc_TypeError, "alloc_batch: request %zd must be a dict, not %s", i,
                      Py_TYPE(d)->tp_name);
@@ -371,7 +383,7 @@ static int dict_req(PyObject *d, Py_ssize_t i, memclient_alloc_req *req)
         }
         v[j] = val;
     }
-    if (parse_req(v, req) < 0) {
+    if (parse_req(v, req) < 0 || parse_banks(v, req, ids) < 0) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
         PyErr_NormalizeException(&type, &value, &tb);
@@ -394,12 +406,13 @@ static PyObject *client_alloc_batch(PyObject *op, PyObject *arg)
     PyObject *out = NULL;
     memclient_alloc_req *reqs = PyMem_Calloc(n ? (size_t)n : 1, sizeof *reqs);
     memclient_buffer *bufs = PyMem_Calloc(n ? (size_t)n : 1, sizeof *bufs);
-    if (!reqs || !bufs) {
+    uint32_t **ids = PyMem_Calloc(n ? (size_t)n : 1, sizeof *ids);
+    if (!reqs || !bufs || !ids) {
         PyErr_NoMemory();
         goto done;
     }
     for (Py_ssize_t i = 0; i < n; i++)
-        if (dict_req(PyList_GET_ITEM(list, i), i, &reqs[i]) < 0)
+        if (dict_req(PyList_GET_ITEM(list, i), i, &reqs[i], &ids[i]) < 0)
             goto done;
     if (n == 0) {
         out = PyList_New(0);
@@ -420,6 +433,9 @@ static PyObject *client_alloc_batch(PyObject *op, PyObject *arg)
             PyList_SET_ITEM(out, i, b);
     }
 done:
+    for (Py_ssize_t i = 0; ids && i < n; i++)
+        PyMem_Free(ids[i]);
+    PyMem_Free(ids);
     PyMem_Free(reqs);
     PyMem_Free(bufs);
     Py_DECREF(list);
@@ -681,7 +697,8 @@ static PyObject *client_dump(PyObject *op, PyObject *args, PyObject *kw)
 
 PyDoc_STRVAR(alloc_doc,
 "alloc(device, cls, size=None, *, scope='dram', page_size=0, alignment=0, banks=0,\n"
-"      name=None, shared=False, shape=None, dtype=None) -> Buffer\n\n"
+"      name=None, shared=False, shape=None, dtype=None, bank_set=None, per_bank=False)\n"
+"      -> Buffer\n\n"
 "Allocates one buffer on a device. cls is the buffer class ('code', 'constant',\n"
 "'placeholder', 'internal', 'logging'): the device's policy turns it into a region and\n"
 "a direction. Give size in bytes, or shape (1..4 dims) and dtype ('f16', 'float32', ...).\n"
@@ -698,7 +715,9 @@ PyDoc_STRVAR(alloc_doc,
 PyDoc_STRVAR(alloc_batch_doc,
 "alloc_batch(requests) -> list[Buffer]\n\n"
 "All or nothing: each request is a dict with alloc's arguments as keys (device, cls,\n"
-"size, scope, ...). Either every buffer is allocated or none is.");
+"size, scope, ..., bank_set, per_bank): bank-set and per-bank requests mix with plain\n"
+"ones in one round trip. Either every buffer is allocated or none is; the error names\n"
+"the request that failed ('element I of N').");
 
 static PyMethodDef client_methods[] = {
     {"close", client_close, METH_NOARGS,

@@ -2,6 +2,7 @@
  *
  *   memd-bench-ipc --socket PATH --clients C --seconds T [--batch B] [--pipeline D]
  *                  [--device N] [--max-size BYTES] [--seed S]
+ *                  [--bank-set range|per-bank|mixed] [--set-size K]
  *
  * C threads, each with its own connection, run D independent chains of "allocate B
  * random DRAM sizes, then free them", keeping D requests in flight with libmemclient's
@@ -9,6 +10,13 @@
  * serves its connections in turn like redis-benchmark -P D: it takes a connection's D
  * replies, then sends the D next requests with one write. One alloc or one free is one
  * op; latency is per request, from submit to completion. Prints one JSON line.
+ *
+ * --bank-set: SRAM buffers on bank sets instead of DRAM lockstep ones, the requests of a
+ * tt-metal runtime placing sharded tensors: each buffer gets K consecutive bank ids (a
+ * shard grid row, K-aligned, chosen at random), range lockstep, per bank, or mixed (range,
+ * per bank and plain lockstep in turn). --batch 1 sends one ALLOC_BANKS per buffer (all
+ * there was before); --batch B sends B of them in one ALLOC_BATCH_BANKS. The JSON adds
+ * alloc_us: the median alloc request's latency divided by B, microseconds per buffer.
  *
  * It also checks behaviour, never time: every successful allocation must be at least as
  * large as asked, every free of a live handle must succeed, and only -ENOMEM may fail an
@@ -30,7 +38,13 @@ typedef struct opts {
     uint32_t clients, threads, batch, pipeline, device;
     double seconds;
     uint64_t max_size, seed;
+    uint32_t bank_mode;    /* BANKS_*: --bank-set */
+    uint32_t set_size;     /* K */
+    uint32_t nbanks;       /* the device's SRAM banks (from a dump) */
 } opts;
+
+enum { BANKS_NONE, BANKS_RANGE, BANKS_PER_BANK, BANKS_MIXED };
+static const char *const bank_modes[] = {"none", "range", "per-bank", "mixed"};
 
 /* One chain: a request in flight, either the alloc of its B buffers or their free. */
 typedef struct chain {
@@ -40,6 +54,7 @@ typedef struct chain {
     memclient_alloc_req *reqs;
     memclient_buffer *bufs;
     uint64_t *handles;
+    uint32_t *sets;        /* --bank-set: K ids per request */
 } chain;
 
 typedef struct worker {
@@ -54,6 +69,8 @@ typedef struct worker {
     uint64_t ops, nomem, wrong;
     uint64_t *lat;         /* ns per request */
     size_t nlat, caplat;
+    uint64_t *alat;        /* ns per alloc request */
+    size_t nalat, capalat;
     char error[320];       /* first fatal error */
 } worker;
 
@@ -73,18 +90,34 @@ static uint64_t next_rand(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-static int record(worker *w, uint64_t ns)
+static int record(uint64_t **lat, size_t *nlat, size_t *caplat, uint64_t ns)
 {
-    if (w->nlat == w->caplat) {
-        size_t n = w->caplat ? w->caplat * 2 : 1u << 16;
-        uint64_t *p = realloc(w->lat, n * sizeof(*p));
+    if (*nlat == *caplat) {
+        size_t n = *caplat ? *caplat * 2 : 1u << 16;
+        uint64_t *p = realloc(*lat, n * sizeof(*p));
         if (!p)
             return -ENOMEM;
-        w->lat = p;
-        w->caplat = n;
+        *lat = p;
+        *caplat = n;
     }
-    w->lat[w->nlat++] = ns;
+    (*lat)[(*nlat)++] = ns;
     return 0;
+}
+
+/* --bank-set: request j's set, K consecutive ids at a random K-aligned start, and its
+ * mode. */
+static void pick_banks(worker *w, chain *ch, uint32_t j)
+{
+    const opts *o = w->o;
+    uint32_t K = o->set_size, *ids = ch->sets + (size_t)j * K;
+    uint32_t start = (uint32_t)(next_rand(&w->rng) % (o->nbanks / K)) * K;
+    for (uint32_t k = 0; k < K; k++)
+        ids[k] = start + k;
+    uint32_t mode = o->bank_mode == BANKS_MIXED ? 1 + j % 3 : o->bank_mode;
+    memclient_alloc_req *r = &ch->reqs[j];
+    r->bank_set = mode == BANKS_MIXED ? NULL : ids; /* mixed's third: plain lockstep */
+    r->nbank_set = mode == BANKS_MIXED ? 0 : K;
+    r->per_bank = mode == BANKS_PER_BANK;
 }
 
 static int submit(worker *w, chain *ch)
@@ -96,8 +129,11 @@ static int submit(worker *w, chain *ch)
             return memclient_submit_free(w->c, ch->handles[0], &ch->ticket);
         return memclient_submit_free_batch(w->c, ch->handles, o->batch, &ch->ticket);
     }
-    for (uint32_t i = 0; i < o->batch; i++)
+    for (uint32_t i = 0; i < o->batch; i++) {
         ch->reqs[i].bytes = 32 + next_rand(&w->rng) % (o->max_size - 31);
+        if (o->bank_mode != BANKS_NONE)
+            pick_banks(w, ch, i);
+    }
     if (o->batch == 1)
         return memclient_submit_alloc(w->c, &ch->reqs[0], &ch->bufs[0], &ch->ticket);
     return memclient_submit_alloc_batch(w->c, ch->reqs, o->batch, ch->bufs, &ch->ticket);
@@ -124,10 +160,12 @@ static int worker_begin(worker *w)
         ch->reqs = calloc(B, sizeof(memclient_alloc_req));
         ch->bufs = calloc(B, sizeof(memclient_buffer));
         ch->handles = calloc(B, sizeof(uint64_t));
-        ok = ch->reqs && ch->bufs && ch->handles;
+        ch->sets = calloc((size_t)B * o->set_size, sizeof(uint32_t));
+        ok = ch->reqs && ch->bufs && ch->handles && ch->sets;
         for (uint32_t j = 0; ok && j < B; j++)
-            ch->reqs[j] = (memclient_alloc_req){.device = o->device, .cls = MEMD_CLASS_CONSTANT,
-                                                .scope = MEMD_SCOPE_DRAM};
+            ch->reqs[j] = (memclient_alloc_req){
+                .device = o->device, .cls = MEMD_CLASS_CONSTANT,
+                .scope = o->bank_mode != BANKS_NONE ? MEMD_SCOPE_SRAM : MEMD_SCOPE_DRAM};
     }
     if (!ok) {
         snprintf(w->error, sizeof(w->error), "out of memory");
@@ -168,7 +206,9 @@ static int worker_step(worker *w)
                  PRIu64 " was next", done.ticket, ch->ticket);
         return -1;
     }
-    if (record(w, t - ch->t0) < 0) {
+    if (record(&w->lat, &w->nlat, &w->caplat, t - ch->t0) < 0 ||
+        (!ch->freeing && done.status == 0 &&
+         record(&w->alat, &w->nalat, &w->capalat, t - ch->t0) < 0)) {
         snprintf(w->error, sizeof(w->error), "out of memory");
         return -1;
     }
@@ -208,6 +248,7 @@ static void worker_end(worker *w)
         free(w->chains[i].reqs);
         free(w->chains[i].bufs);
         free(w->chains[i].handles);
+        free(w->chains[i].sets);
     }
     free(w->chains);
     free(w->fifo);
@@ -298,12 +339,27 @@ static bool parse_u32(const char *s, uint32_t *out, uint32_t min, uint32_t max)
     return true;
 }
 
+/* The SRAM bank count of device dev (0: none, or the dump failed). */
+static uint32_t sram_banks(memclient *c, uint32_t dev)
+{
+    memclient_snapshot *s;
+    uint32_t n = 0;
+    if (memclient_dump(c, dev, 0, &s) < 0)
+        return 0;
+    for (size_t i = 0; i < s->ngroups; i++)
+        if (s->groups[i].device == dev && s->groups[i].kind == MEMD_KIND_SRAM)
+            n = s->groups[i].banks;
+    memclient_snapshot_free(s);
+    return n;
+}
+
 static int usage(const char *msg)
 {
     if (msg)
         fprintf(stderr, "memd-bench-ipc: %s\n", msg);
     fprintf(stderr, "usage: memd-bench-ipc --socket PATH --clients C --seconds T [--batch B] "
                     "[--pipeline D] [--threads T] [--device N] [--max-size BYTES] [--seed S]\n"
+                    "       [--bank-set range|per-bank|mixed] [--set-size K]\n"
                     "  --threads T: the clients are served by T threads in turn (default: one "
                     "thread per client)\n");
     return 2;
@@ -312,7 +368,7 @@ static int usage(const char *msg)
 int main(int argc, char **argv)
 {
     opts o = {.clients = 1, .batch = 1, .pipeline = 1, .seconds = 1.0, .max_size = 4096,
-              .seed = 0x5EED0002};
+              .seed = 0x5EED0002, .set_size = 8};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool good;
@@ -336,6 +392,13 @@ int main(int argc, char **argv)
             good = parse_u32(v, &o.device, 0, UINT32_MAX - 1);
         } else if (!strcmp(a, "--max-size")) {
             good = parse_u64(v, &o.max_size) && o.max_size >= 32;
+        } else if (!strcmp(a, "--bank-set")) {
+            good = false;
+            for (uint32_t m = BANKS_RANGE; m <= BANKS_MIXED; m++)
+                if (!strcmp(v, bank_modes[m]))
+                    o.bank_mode = m, good = true;
+        } else if (!strcmp(a, "--set-size")) {
+            good = parse_u32(v, &o.set_size, 1, MEMD_BANKSET_MAX);
         } else if (!strcmp(a, "--seed")) {
             good = parse_u64(v, &o.seed);
         } else if (!strcmp(a, "--seconds")) {
@@ -378,6 +441,10 @@ int main(int argc, char **argv)
                             "(at most %zu allocations per request)\n",
                     o.batch, memclient_max_alloc_batch(w[i].c));
     }
+    if (!failed && o.bank_mode != BANKS_NONE && (o.nbanks = sram_banks(w[0].c, o.device)) < o.set_size &&
+        !failed++)
+        fprintf(stderr, "memd-bench-ipc: --set-size %u, but device %u has %u SRAM banks\n",
+                o.set_size, o.device, o.nbanks);
     for (uint32_t i = 0; failed && i < o.clients; i++) {
         /* the workers see no connection and stop at once */
         memclient_disconnect(w[i].c);
@@ -397,8 +464,9 @@ int main(int argc, char **argv)
     pthread_barrier_destroy(&start);
 
     uint64_t ops = 0, nomem = 0, wrong = 0;
-    size_t nlat = 0;
+    size_t nlat = 0, nalat = 0;
     for (uint32_t i = 0; i < o.clients; i++) {
+        nalat += w[i].nalat;
         ops += w[i].ops;
         nomem += w[i].nomem;
         wrong += w[i].wrong;
@@ -409,16 +477,21 @@ int main(int argc, char **argv)
         }
     }
     uint64_t *lat = malloc((nlat ? nlat : 1) * sizeof(*lat));
-    if (!lat) {
+    uint64_t *alat = malloc((nalat ? nalat : 1) * sizeof(*alat));
+    if (!lat || !alat) {
         fprintf(stderr, "memd-bench-ipc: out of memory\n");
         return 1;
     }
-    size_t k = 0;
+    size_t k = 0, ka = 0;
     for (uint32_t i = 0; i < o.clients; i++) {
         if (w[i].nlat)
             memcpy(lat + k, w[i].lat, w[i].nlat * sizeof(*lat));
         k += w[i].nlat;
         free(w[i].lat);
+        if (w[i].nalat)
+            memcpy(alat + ka, w[i].alat, w[i].nalat * sizeof(*alat));
+        ka += w[i].nalat;
+        free(w[i].alat);
         memclient_disconnect(w[i].c);
     }
     qsort(lat, nlat, sizeof(*lat), cmp_u64);
@@ -426,15 +499,18 @@ int main(int argc, char **argv)
     double p50 = nlat ? (double)lat[(nlat - 1) / 2] / 1e3 : 0;
     double p99 = nlat ? (double)lat[(size_t)((double)(nlat - 1) * 0.99)] / 1e3 : 0;
     free(lat);
+    qsort(alat, nalat, sizeof(*alat), cmp_u64);
+    double alloc_us = nalat ? (double)alat[(nalat - 1) / 2] / 1e3 / o.batch : 0;
+    free(alat);
     free(w);
     free(g);
     if (failed)
         return 1;
     printf("{\"bench\":\"ipc\",\"clients\":%u,\"threads\":%u,\"batch\":%u,\"pipeline\":%u,\"ops\":%" PRIu64
            ",\"ops_per_s\":%.0f,\"p50_us\":%.1f,\"p99_us\":%.1f,\"seconds\":%.3f,\"requests\":%zu"
-           ",\"nomem\":%" PRIu64 "}\n",
+           ",\"nomem\":%" PRIu64 ",\"bank_set\":\"%s\",\"set_size\":%u,\"alloc_us\":%.2f}\n",
            o.clients, o.threads, o.batch, o.pipeline, ops, elapsed > 0 ? (double)ops / elapsed : 0, p50, p99,
-           elapsed, nlat, nomem);
+           elapsed, nlat, nomem, bank_modes[o.bank_mode], o.bank_mode ? o.set_size : 0, alloc_us);
     if (wrong) {
         fprintf(stderr, "memd-bench-ipc: %" PRIu64 " allocations smaller than requested\n", wrong);
         return 1;

@@ -40,6 +40,10 @@ def main():
                     ["--clients", "3", "--seconds", "0.2", "--batch", "64", "--pipeline", "4"],
                     ["--clients", "5", "--seconds", "0.2", "--threads", "2"],
                     ["--clients", "4", "--seconds", "0.2", "--threads", "1", "--batch", "8",
+                     "--pipeline", "2"],
+                    # bank sets: one ALLOC_BANKS per buffer, then batches of them
+                    ["--clients", "1", "--seconds", "0.2", "--bank-set", "per-bank"],
+                    ["--clients", "2", "--seconds", "0.2", "--bank-set", "mixed", "--batch", "64",
                      "--pipeline", "2"]]
             for args in runs:
                 out = subprocess.run([bench, "--socket", sock] + args, capture_output=True,
@@ -63,12 +67,16 @@ def main():
                         if "--pipeline" in args else 1,
                         "threads": int(args[args.index("--threads") + 1])
                         if "--threads" in args else int(args[1])}
-                if any(r[k] != v for k, v in want.items()) or r["ops"] % want["batch"]:
+                want["bank_set"] = args[args.index("--bank-set") + 1] if "--bank-set" in args \
+                    else "none"
+                if any(r[k] != v for k, v in want.items()) or r["ops"] % want["batch"] \
+                        or (want["bank_set"] != "none" and not r["alloc_us"] > 0):
                     print(f"{args}: result {r} does not match the flags {want}")
                     return 1
                 print(lines[0])
             for bad in (["--clients", "0"], ["--seconds", "-1"], ["--batch", "x"],
-                        ["--pipeline", "99999999999"], ["--bogus", "1"], ["--seconds"]):
+                        ["--pipeline", "99999999999"], ["--bogus", "1"], ["--seconds"],
+                        ["--bank-set", "diagonal"], ["--set-size", "0"]):
                 out = subprocess.run([bench, "--socket", sock] + bad, capture_output=True,
                                      text=True, timeout=60)
                 if out.returncode != 2 or not out.stderr:

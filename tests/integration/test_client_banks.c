@@ -163,10 +163,9 @@ START_TEST(refusals)
     ck_assert_int_eq(memclient_alloc(c, &r, &b), -EINVAL);
     memclient_last_error(&e);
     ck_assert_msg(strstr(e.message, "bank set") != NULL, "%s", e.message);
-    /* Not in batches, not shared. */
+    /* Not shared (batches: test_client_bank_batch.c). */
     uint32_t ok[] = {1, 2};
     r.bank_set = ok;
-    ck_assert_int_eq(memclient_alloc_batch(c, &r, 1, &b), -EINVAL);
     r.flags = MEMCLIENT_ALLOC_SHARED;
     r.name = "w";
     ck_assert_int_eq(memclient_alloc(c, &r, &b), -EINVAL);

@@ -389,3 +389,47 @@ def test_bank_sets(client, daemon):
         client.alloc(0, "constant", 4096, scope="sram", bank_set=[])
     client.free(r)
     client.free(p)
+
+
+def test_bank_set_batch(client, daemon):
+    """alloc_batch mixes bank-set, per-bank and plain requests, all or nothing."""
+    before = alloc_handles(daemon.dump())
+    sram = {"device": 0, "cls": "constant", "scope": "sram"}
+    reqs = [dict(sram, size=8192),
+            dict(sram, size=4096, bank_set=[8, 0, 1, 2, 3]),
+            dict(sram, size=4096, bank_set=[5, 4, 3, 2], per_bank=True),
+            dict(sram, size=1024, per_bank=True),  # every bank
+            {"device": 2, "cls": "internal", "size": 4096}]
+    bufs = client.alloc_batch(reqs)
+    assert [b.bank_mode for b in bufs] == [0, 1, 2, 2, 0]
+    assert [b.banks for b in bufs[1:4]] == [5, 4, 64]
+    assert [x["bank"] for x in client.bank_info(bufs[1])] == [0, 1, 2, 3, 8]
+    assert {x["address"] for x in client.bank_info(bufs[1])} == {bufs[1].address}
+    per = client.bank_info(bufs[2])
+    assert [x["bank"] for x in per] == [2, 3, 4, 5] and per[0]["address"] == bufs[2].address
+    client.free_batch(bufs)
+    assert alloc_handles(daemon.dump()) == before
+
+    # The last element cannot fit in bank 7 beside the first one: nothing of it stays.
+    group = [g for g in daemon.dump()["devices"][0]["bank_groups"] if g["kind"] == "sram"][0]
+    region = [x for x in group["regions"] if x["name"] == "buffers"][0]["size"]
+    with pytest.raises(memd.OutOfMemory) as e:
+        client.alloc_batch(reqs[:2] + [dict(sram, size=region, bank_set=[7], per_bank=True)])
+    assert "element 2 of 3, nothing allocated" in str(e.value)
+    assert alloc_handles(daemon.dump()) == before
+    with pytest.raises(ValueError, match="request 1"):
+        client.alloc_batch([reqs[0], dict(sram, size=64, bank_set=[])])
+    with pytest.raises(memd.InvalidRequestError, match="twice"):
+        client.alloc_batch([reqs[0], dict(sram, size=64, bank_set=[3, 1, 3])])
+
+    # A session bound to a sub-device: every element under its rules.
+    client.subdev_define("pyb", 0, "sram", [40, 41, 42, 43])
+    with memd.connect(daemon.socket, name="pytest-bound-batch") as c:
+        c.subdev_bind("pyb")
+        with pytest.raises(memd.PermissionError, match="element 1 of 2"):
+            c.alloc_batch([dict(sram, size=64, bank_set=[41], per_bank=True),
+                           dict(sram, size=64, bank_set=[0])])
+        assert alloc_handles(daemon.dump()) == before
+        got = c.alloc_batch([dict(sram, size=64), dict(sram, size=64, bank_set=[41, 42])])
+        assert [x["bank"] for x in c.bank_info(got[0])] == [40, 41, 42, 43]
+        assert got[1].bank_mode == 1 and got[1].banks == 2

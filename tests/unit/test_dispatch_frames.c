@@ -180,6 +180,7 @@ START_TEST(length_checked_before_handler)
         [MEMD_OP_BANK_ADDRS] = "expected 8 bytes",
         [MEMD_OP_SUBDEV_DEFINE] = "expected at least 344 bytes",
         [MEMD_OP_SUBDEV_BIND] = "expected 64 bytes",
+        [MEMD_OP_ALLOC_BATCH_BANKS] = "expected at least 8 bytes",
     };
     memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 64);
     for (uint16_t op = MEMD_OP_HELLO; op < MEMD_OP_OPCODE_COUNT; op++) {
@@ -308,6 +309,19 @@ static void alloc_steps(uint8_t *p, uint32_t *seen)
     step(MEMD_OP_BANK_ADDRS, p, 8, &r, seen);
     ck_assert_uint_eq(memd_wire_u32(r.p), 1);
     step(MEMD_OP_FREE, p, 8, &r, seen);
+    /* A batch of a plain buffer and a per-bank one in bank 0, freed again. */
+    memd_wire_bankset none = {0, 0};
+    q = memd_wire_count_put(p, 2);
+    q = memd_wire_bankset_put(memd_wire_alloc_req_put(q, &a), &none, NULL);
+    q = memd_wire_bankset_put(memd_wire_alloc_req_put(q, &a), &bs, &bank0);
+    step(MEMD_OP_ALLOC_BATCH_BANKS, p, (uint32_t)(q - p), &r, seen);
+    uint64_t pair[2] = {memd_wire_u64(r.p + 8),
+                        memd_wire_u64(r.p + 8 + MEMD_WIRE_BUFFER_SIZE + 8)};
+    ck_assert_uint_eq(memd_wire_u32(r.p + 8 + MEMD_WIRE_BUFFER_SIZE), 0); /* plain: no list */
+    ck_assert_uint_eq(memd_wire_u32(r.p + 16 + 2 * MEMD_WIRE_BUFFER_SIZE), 1);
+    q = memd_wire_count_put(p, 2);
+    memd_wire_handle_put(memd_wire_handle_put(q, pair[0]), pair[1]);
+    step(MEMD_OP_FREE_BATCH, p, 8 + 16, &r, seen);
     memd_wire_handle_put(p, b.handle);
     step(MEMD_OP_FREE, p, 8, &r, seen);
     q = memd_wire_count_put(p, 2);

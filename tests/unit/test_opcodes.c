@@ -57,6 +57,7 @@ START_TEST(opcode_table)
         {MEMD_OP_BANK_ADDRS, "BANK_ADDRS", MEMD_WIRE_SHAPE_FIXED, 8, 0, false},
         {MEMD_OP_SUBDEV_DEFINE, "SUBDEV_DEFINE", MEMD_WIRE_SHAPE_MIN, 344, 0, true, true},
         {MEMD_OP_SUBDEV_BIND, "SUBDEV_BIND", MEMD_WIRE_SHAPE_FIXED, 64, 0, true},
+        {MEMD_OP_ALLOC_BATCH_BANKS, "ALLOC_BATCH_BANKS", MEMD_WIRE_SHAPE_MIN, 8, 0, true},
     };
     ck_assert_uint_eq(sizeof want / sizeof want[0], MEMD_OP_OPCODE_COUNT - 1);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -140,6 +141,9 @@ START_TEST(op_check_len_shapes)
     ck_assert(len_ok(MEMD_OP_ALLOC_BATCH, 8));
     memd_wire_count_put(buf, UINT32_MAX); /* no overflow in the check */
     ck_assert(!len_ok(MEMD_OP_ALLOC_BATCH, 8 + MEMD_WIRE_ALLOC_REQ_SIZE));
+    /* ALLOC_BATCH_BANKS: the count prefix; its elements vary, the handler walks them */
+    ck_assert(!len_ok(MEMD_OP_ALLOC_BATCH_BANKS, 7));
+    ck_assert(len_ok(MEMD_OP_ALLOC_BATCH_BANKS, 8));
     /* documents: upload id 0 and the document inline, or a named upload alone */
     for (uint16_t op = MEMD_OP_PLAN; op <= MEMD_OP_MODEL_LOAD; op++) {
         memd_wire_put_u64(buf, 0);
