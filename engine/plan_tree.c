@@ -336,15 +336,18 @@ static unsigned level_of(uint32_t v)
 
 static int add_canonical(plan_tree *t, uint32_t v, uint64_t a, uint64_t e)
 {
-    int rc = set_add(t, cset(t, v), a, e);
+    int rc = 0;
     unsigned lv = level_of(v);
     if (t->pu && lv <= PU_LEVEL) {
-        /* Every path union below v has v on its path. */
+        /* Every path union below v has v on its path. Queries read v's C set from
+         * them only: it is not kept. */
         uint32_t w0 = v << (PU_LEVEL - lv), w1 = (v + 1) << (PU_LEVEL - lv);
         for (uint32_t w = w0; w < w1 && rc >= 0; w++) {
             int k = set_add(t, &t->pu[w - (1u << PU_LEVEL)], a, e);
             rc = k < 0 ? k : rc;
         }
+    } else {
+        rc = set_add(t, cset(t, v), a, e);
     }
     return rc < 0 || !has_s(t, v) ? rc : set_add(t, &t->nd[v].s, a, e);
 }
