@@ -204,8 +204,8 @@ typedef struct live_buf {
 /* Seeded random batches of 1..12 elements mixing range, per-bank and plain requests on
  * shard grids (a row of 8, a 2 x 4 block, one core), some too large to fit, and frees.
  * After every step: a refused batch left the dump's allocations exactly as they were,
- * every bank's map is consistent, and every live buffer's banks are still what its reply
- * said. Seed: MEMD_TEST_SEED. */
+ * every bank's map is consistent, and the live buffers' banks are still what their
+ * replies said (the newest after each step, all of them every 10). Seed: MEMD_TEST_SEED. */
 START_TEST(random_batches_against_reference)
 {
     const char *env = getenv("MEMD_TEST_SEED");
@@ -266,7 +266,8 @@ START_TEST(random_batches_against_reference)
             }
         }
         ck_assert_uint_eq(allocations(c), n);
-        for (size_t i = 0; i < n; i++) {
+        /* Every live buffer every 10 steps, else the newest (valgrind: a round trip each). */
+        for (size_t i = step % 10 == 9 ? 0 : n - (n < 12 ? n : 12); i < n; i++) {
             memclient_bank info[64];
             int k = memclient_bank_info(c, live[i].b.handle, info, 64);
             ck_assert_int_gt(k, 0);
