@@ -23,16 +23,21 @@
  *    (memd_range_fit, O(log n) for both fits); otherwise memd_range_fit_from gives, for
  *    one allocator, the first fitting start at or beyond a candidate x in the request's
  *    direction, and the candidate moves whenever one of the two (bank, lockstep map)
- *    rejects it until both accept the same x ("leapfrog" intersection): O((2 + m) log n),
- *    m being how many times the candidate moves (bounded by the free blocks the two
- *    disagree on before the result). Each piece is then reserved in its bank and added
- *    to the coverage (once built): O(log n + log U) per bank touched.
+ *    rejects it until both accept the same x ("leapfrog" intersection). Each member
+ *    keeps a cursor (range_cur.h) on the block its last answer came from, and the
+ *    candidate only moves one way, so a question costs a step or two inside a leaf,
+ *    not a descent: O(log n + m) for m candidate moves (bounded by the free blocks the
+ *    two disagree on before the result), where seeking every question from the root
+ *    was O(m log n). The piece is then carved from the bank's cursor (no second
+ *    descent), and added to the coverage (once built): O(log U) per bank touched.
  *  - RANGE: the same leapfrog over the set's |S| allocators plus the lockstep map
- *    (unless it is empty): O((|S| + 1 + m) log n), reserved in each bank of S, added
- *    to the coverage once (one span covers the unit in whichever banks).
- *  - Best fit over an intersection walks every intersection block that fits
- *    (O(blocks * members * log n)) and takes the smallest, ties to the lowest
- *    (bottom-up) or highest (top-down) address: exact, not logarithmic.
+ *    (unless it is empty): O(|S| log n + m) with cursors, carved in each bank of S from
+ *    its cursor, added to the coverage once (one span covers the unit in whichever
+ *    banks).
+ *  - Best fit over an intersection walks every intersection block that fits (through
+ *    the same cursors: O(members log n + blocks * members)) and takes the smallest,
+ *    ties to the lowest (bottom-up) or highest (top-down) address: exact, not
+ *    logarithmic.
  * Every change across several allocators is all or nothing: the search changes
  * nothing, then every allocator and the coverage reserve their memory for the change
  * (memd_range_reserve, memd_cover_reserve), and only then are the pieces reserved or
@@ -43,6 +48,7 @@
 #include <string.h>
 
 #include "device_internal.h"
+#include "range_cur.h"
 
 /* ---------------------------------------------------------------- placements */
 
@@ -211,15 +217,27 @@ static inline memd_range *bv_at(const bankv *v, uint32_t j)
     return j == v->n ? v->lock : v->b[v->set ? v->set[j] : j];
 }
 
+/* Member j's first fitting start from `from` on: through its cursor cur[j] when the
+ * search has cursors (every member's `from` moves one way during a search, and nothing
+ * changes until it ends: range_cur.h), else sought from the root. */
+static inline bool member_fit(const bankv *v, memd_range_cur *cur, uint32_t j, uint64_t sz,
+                              uint64_t al, memd_dir dir, uint64_t from, uint64_t *at,
+                              uint64_t *b, uint64_t *bs)
+{
+    if (cur)
+        return memd_range_fit_from_cur(bv_at(v, j), &cur[j], sz, al, dir, from, at, b, bs);
+    return memd_range_fit_from(bv_at(v, j), sz, al, dir, from, at, b, bs);
+}
+
 /* The first start from `from` on, in direction dir, where [x, x + sz) is free in every
  * member of v (leapfrog: see the top of the file). false: member *fail has no room. */
-static bool common_fit(const bankv *v, uint64_t sz, uint64_t al, memd_dir dir, uint64_t from,
-                       uint64_t *at, uint32_t *fail)
+static bool common_fit(const bankv *v, memd_range_cur *cur, uint64_t sz, uint64_t al,
+                       memd_dir dir, uint64_t from, uint64_t *at, uint32_t *fail)
 {
     uint64_t x = from, b, bs, y;
     uint32_t agree = 0, n = bv_members(v);
     for (uint32_t j = 0; agree < n; j = j + 1 == n ? 0 : j + 1) {
-        if (!memd_range_fit_from(bv_at(v, j), sz, al, dir, x, &y, &b, &bs)) {
+        if (!member_fit(v, cur, j, sz, al, dir, x, &y, &b, &bs)) {
             *fail = j;
             return false;
         }
@@ -235,14 +253,14 @@ static bool common_fit(const bankv *v, uint64_t sz, uint64_t al, memd_dir dir, u
 }
 
 /* The free block of the intersection holding the common start x. */
-static void common_block(const bankv *v, uint64_t sz, uint64_t al, memd_dir dir, uint64_t x,
-                         uint64_t *lo, uint64_t *hi)
+static void common_block(const bankv *v, memd_range_cur *cur, uint64_t sz, uint64_t al,
+                         memd_dir dir, uint64_t x, uint64_t *lo, uint64_t *hi)
 {
     *lo = 0;
     *hi = UINT64_MAX;
     for (uint32_t j = 0; j < bv_members(v); j++) {
         uint64_t y, b, bs;
-        (void)memd_range_fit_from(bv_at(v, j), sz, al, dir, x, &y, &b, &bs); /* y == x */
+        (void)member_fit(v, cur, j, sz, al, dir, x, &y, &b, &bs); /* y == x */
         if (b > *lo)
             *lo = b;
         if (b + bs < *hi)
@@ -252,13 +270,13 @@ static void common_block(const bankv *v, uint64_t sz, uint64_t al, memd_dir dir,
 
 /* Best fit over the intersection: every intersection block that fits, in direction
  * order; the first smallest wins. */
-static bool common_best(const bankv *v, uint64_t sz, uint64_t al, memd_dir dir, uint64_t *at,
-                        uint32_t *fail)
+static bool common_best(const bankv *v, memd_range_cur *cur, uint64_t sz, uint64_t al,
+                        memd_dir dir, uint64_t *at, uint32_t *fail)
 {
     bool found = false;
     uint64_t best = 0, from = dir == MEMD_DIR_TOP_DOWN ? UINT64_MAX : 0, x, lo, hi;
-    while (common_fit(v, sz, al, dir, from, &x, fail)) {
-        common_block(v, sz, al, dir, x, &lo, &hi);
+    while (common_fit(v, cur, sz, al, dir, from, &x, fail)) {
+        common_block(v, cur, sz, al, dir, x, &lo, &hi);
         if (!found || hi - lo < best) {
             found = true;
             best = hi - lo;
@@ -279,13 +297,40 @@ static bool common_best(const bankv *v, uint64_t sz, uint64_t al, memd_dir dir, 
     return found;
 }
 
-static bool common_place(const bankv *v, uint64_t sz, uint64_t al, const memd_class_policy *pol,
-                         uint64_t *at, uint32_t *fail)
+/* First or best fit over the intersection, member j searched through cursor cur[j]
+ * (fresh ones; NULL: every question sought from the root, the same placement). After
+ * a first fit every bank member's cursor is on its block holding the start found, which
+ * the commit then carves without a second descent (memd_range_alloc_at_cur). */
+static bool common_place(const bankv *v, memd_range_cur *cur, uint64_t sz, uint64_t al,
+                         const memd_class_policy *pol, uint64_t *at, uint32_t *fail)
 {
+    for (uint32_t j = 0; cur && j < bv_members(v); j++)
+        cur[j].set = false;
     if (pol->fit == MEMD_FIT_BEST)
-        return common_best(v, sz, al, pol->dir, at, fail);
-    return common_fit(v, sz, al, pol->dir, pol->dir == MEMD_DIR_TOP_DOWN ? UINT64_MAX : 0, at,
-                      fail);
+        return common_best(v, cur, sz, al, pol->dir, at, fail);
+    return common_fit(v, cur, sz, al, pol->dir, pol->dir == MEMD_DIR_TOP_DOWN ? UINT64_MAX : 0,
+                      at, fail);
+}
+
+/* Cursors for a search over up to this many members live on the stack (2.3 KiB); larger
+ * sets take them from the heap, or without memory search without them. */
+#define LOCAL_CURSORS 17
+
+typedef struct cursors {
+    memd_range_cur local[LOCAL_CURSORS], *c;
+} cursors;
+
+static void cursors_init(cursors *cs, uint32_t n)
+{
+    cs->c = n <= LOCAL_CURSORS ? cs->local : malloc(sizeof(*cs->c) * n);
+    for (uint32_t j = 0; cs->c && j < n; j++)
+        cs->c[j].set = false;
+}
+
+static void cursors_fini(cursors *cs)
+{
+    if (cs->c != cs->local)
+        free(cs->c);
 }
 
 /* The bank an -ENOMEM names for a lockstep or range request over set[0..n) (every bank
@@ -303,7 +348,8 @@ static uint32_t blame(const memd_device *d, memd_kind k, uint8_t r, const uint32
         uint32_t id = set ? set[j] : j, fail;
         bankv v = {b, &id, 1, d->range[k][r]};
         uint64_t at;
-        if (!common_fit(&v, sz, al, MEMD_DIR_BOTTOM_UP, 0, &at, &fail))
+        memd_range_cur cur[2] = {MEMD_RANGE_CUR_INIT, MEMD_RANGE_CUR_INIT};
+        if (!common_fit(&v, cur, sz, al, MEMD_DIR_BOTTOM_UP, 0, &at, &fail))
             return id;
         uint64_t used = memd_range_allocated(b[id]);
         if (used > most) {
@@ -341,7 +387,8 @@ static inline uint32_t cover_occupants(const memd_placement *p)
 
 /* Reserve a bank-set buffer whose pieces are known free: every bank and the coverage
  * reserve their memory first, so nothing fails once something changed. */
-static int commit_pieces(memd_device *d, const memd_placement *p, uint64_t sz)
+static int commit_pieces(memd_device *d, const memd_placement *p, uint64_t sz,
+                         const memd_range_cur *cur)
 {
     memd_range **b = d->bank[p->kind][p->region];
     memd_cover *c = d->cover[p->kind][p->region];
@@ -351,7 +398,8 @@ static int commit_pieces(memd_device *d, const memd_placement *p, uint64_t sz)
     if (rc)
         return rc;
     for (uint32_t i = 0; i < p->nset; i++)
-        (void)memd_range_alloc_at(b[p->set[i]], piece_addr(p, i), sz); /* free, reserved */
+        (void)memd_range_alloc_at_cur(b[p->set[i]], cur ? &cur[i] : NULL, piece_addr(p, i),
+                                      sz); /* free, reserved */
     for (uint32_t i = 0; c && i < cover_spans(p); i++)
         (void)memd_cover_add(c, piece_addr(p, i), sz, cover_occupants(p)); /* reserved */
     d->subsets[p->kind][p->region]++;
@@ -398,23 +446,28 @@ static int alloc_lockstep(memd_device *d, const memd_class_policy *pol, uint64_t
 }
 
 /* Per bank: each bank's own first / best fit clear of the lockstep buffers; nothing
- * changes until every bank has its address. */
+ * changes until every bank has its address. cur[i] (if any) ends on bank set[i]'s
+ * chosen block. */
 static int place_per_bank(memd_device *d, const memd_class_policy *pol, uint64_t sz,
-                          uint64_t al, memd_placement *p)
+                          uint64_t al, memd_placement *p, memd_range_cur *cur)
 {
     memd_range **b = d->bank[p->kind][p->region], *lock = d->range[p->kind][p->region];
     bool alone = memd_range_allocated(lock) == 0;
     for (uint32_t i = 0; i < p->nset; i++) {
         bool ok;
         if (alone) {
-            int rc = memd_range_fit(b[p->set[i]], sz, al, pol->dir, pol->fit, &p->addrs[i]);
+            memd_range_cur spare, *c = cur ? &cur[i] : &spare;
+            int rc = memd_range_fit_cur(b[p->set[i]], sz, al, pol->dir, pol->fit, &p->addrs[i], c);
             if (rc && rc != -ENOMEM)
                 return rc;
             ok = rc == 0;
         } else {
             bankv v = {b, &p->set[i], 1, lock};
+            memd_range_cur pair[2];
             uint32_t fail;
-            ok = common_place(&v, sz, al, pol, &p->addrs[i], &fail);
+            ok = common_place(&v, pair, sz, al, pol, &p->addrs[i], &fail);
+            if (cur)
+                cur[i] = pair[0];
         }
         if (!ok) {
             d->oom_bank = p->set[i];
@@ -436,20 +489,24 @@ int memd_banks_alloc(memd_device *d, const memd_alloc_req *req, memd_placement *
         return alloc_lockstep(d, pol, sz, al, p);
     if ((rc = fill_set(p, req)))
         return rc;
+    /* One cursor per bank of the set, and one for the lockstep map (RANGE). */
+    cursors cs;
+    cursors_init(&cs, p->nset + 1);
     if (p->mode == MEMD_BANKS_PER_BANK) {
-        rc = place_per_bank(d, pol, sz, al, p);
+        rc = place_per_bank(d, pol, sz, al, p, cs.c);
     } else {
         memd_range *lock = d->range[p->kind][p->region];
         bankv v = {d->bank[p->kind][p->region], p->set, p->nset,
                    memd_range_allocated(lock) ? lock : NULL};
         uint32_t fail;
-        if (!common_place(&v, sz, al, pol, &p->address, &fail)) {
+        if (!common_place(&v, cs.c, sz, al, pol, &p->address, &fail)) {
             d->oom_bank = blame(d, p->kind, p->region, p->set, p->nset, sz, al);
             rc = -ENOMEM;
         }
     }
     if (rc == 0)
-        rc = commit_pieces(d, p, sz);
+        rc = commit_pieces(d, p, sz, cs.c);
+    cursors_fini(&cs);
     if (rc)
         memd_placement_fini(p);
     return rc;
@@ -506,7 +563,7 @@ int memd_banks_alloc_at(memd_device *d, const memd_placement *p)
     for (uint32_t i = 0; i < p->nset; i++)
         if (!free_at(b[p->set[i]], piece_addr(p, i), sz) || !free_at(lock, piece_addr(p, i), sz))
             return -EBUSY;
-    return commit_pieces(d, p, sz);
+    return commit_pieces(d, p, sz, NULL);
 }
 
 int memd_banks_release(memd_device *d, const memd_placement *p)

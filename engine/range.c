@@ -42,6 +42,7 @@
 #include "range.h"
 #include "range_align.h"
 #include "range_bt.h"
+#include "range_cur.h"
 
 struct memd_range {
     memd_bt by_addr;  /* free blocks as (addr, size) */
@@ -421,12 +422,28 @@ int memd_range_fit(memd_range *r, uint64_t size, uint64_t align, memd_dir dir, m
     return search_start(r, size, align, dir, fit, false, addr);
 }
 
+int memd_range_fit_cur(memd_range *r, uint64_t size, uint64_t align, memd_dir dir, memd_fit fit,
+                       uint64_t *addr, memd_range_cur *c)
+{
+    pick pk;
+    uint64_t sz;
+    c->set = false;
+    int rc = addr ? search(r, size, align, dir, fit, false, &c->p, &pk, &sz) : -EINVAL;
+    if (rc == 0) {
+        *addr = pk.at;
+        c->set = true;
+    }
+    return rc;
+}
+
 int memd_range_reserve(memd_range *r)
 {
     return r ? reserve_alloc(r) : -EINVAL;
 }
 
-int memd_range_alloc_at(memd_range *r, uint64_t addr, uint64_t size)
+/* memd_range_alloc_at, starting from the block at cursor c when it holds the span (a
+ * search just chose that block: no second descent), else sought from the root. */
+static int alloc_at_from(memd_range *r, const memd_range_cur *c, uint64_t addr, uint64_t size)
 {
     if (!r || size == 0)
         return -EINVAL;
@@ -443,14 +460,80 @@ int memd_range_alloc_at(memd_range *r, uint64_t addr, uint64_t size)
         return rc;
     memd_bt_path p;
     pick pk;
+    if (c && c->set) {
+        p = c->p;
+        memd_bt_get(&r->by_addr, &p, &pk.addr, &pk.size);
+        pk.at = addr;
+        if (pk.addr <= addr && pk.size >= sz && addr - pk.addr <= pk.size - sz) {
+            carve(r, &p, &pk, sz);
+            return 0;
+        }
+    }
     if (!find_containing(r, addr, sz, &p, &pk))
         return -EBUSY;
     carve(r, &p, &pk, sz);
     return 0;
 }
 
-bool memd_range_fit_from(const memd_range *r, uint64_t size, uint64_t align, memd_dir dir,
-                         uint64_t from, uint64_t *at, uint64_t *blk, uint64_t *blk_size)
+int memd_range_alloc_at(memd_range *r, uint64_t addr, uint64_t size)
+{
+    return alloc_at_from(r, NULL, addr, size);
+}
+
+int memd_range_alloc_at_cur(memd_range *r, const memd_range_cur *c, uint64_t addr, uint64_t size)
+{
+    return alloc_at_from(r, c, addr, size);
+}
+
+/* A cursor's fast path. p is the block the previous search on the cursor chose, for a
+ * `from` no further in direction dir than now. Every block before it in direction dir
+ * failed that search, and fails this one (its window can only have shrunk), so the
+ * answer is in p's block or beyond. Bottom-up the first candidate is the first block
+ * ending above from (p's, or one of the next few), top-down the first starting at or
+ * below from; its window is cut at from as in memd_range_fit_from. true: placed in the
+ * block now at p (*a, *s, *x): CUR_PLACED; CUR_TRIED: p is the candidate block and did
+ * not fit (the search goes on with the blocks past it); CUR_LOST: the short walk did
+ * not reach the candidate (a seek follows, from wherever p stopped). */
+#define CUR_WALK 4
+
+static inline bool cur_window(const memd_bt *t, const memd_bt_path *p, uint64_t from,
+                              uint64_t sz, memd_dir dir, uint64_t *a, uint64_t *s,
+                              uint64_t *wa, uint64_t *ws)
+{
+    memd_bt_get(t, p, a, s);
+    if (dir != MEMD_DIR_TOP_DOWN) {
+        if (*a + *s <= from)
+            return false;
+        *wa = *a > from ? *a : from;
+        *ws = *a + *s - *wa;
+        return true;
+    }
+    if (*a > from)
+        return false;
+    uint64_t end = *a + *s < from + sz ? *a + *s : from + sz;
+    *wa = *a;
+    *ws = end - *a; /* from + sz > a: not 0 */
+    return true;
+}
+
+enum { CUR_LOST, CUR_TRIED, CUR_PLACED };
+
+static int cur_step(const memd_bt *t, memd_bt_path *p, uint64_t from, uint64_t sz, uint64_t al,
+                    memd_dir dir, uint64_t *a, uint64_t *s, uint64_t *x)
+{
+    uint64_t wa, ws;
+    for (unsigned k = 0; k < CUR_WALK; k++) {
+        if (cur_window(t, p, from, sz, dir, a, s, &wa, &ws))
+            return place(wa, ws, sz, al, dir, x) ? CUR_PLACED : CUR_TRIED;
+        if (!(dir == MEMD_DIR_TOP_DOWN ? memd_bt_prev(t, p) : memd_bt_next(t, p)))
+            return CUR_LOST;
+    }
+    return CUR_LOST;
+}
+
+bool memd_range_fit_from_cur(const memd_range *r, memd_range_cur *c, uint64_t size,
+                             uint64_t align, memd_dir dir, uint64_t from, uint64_t *at,
+                             uint64_t *blk, uint64_t *blk_size)
 {
     uint64_t m = r->min_align;
     if (size == 0 || size > UINT64_MAX - (m - 1) || (align & (align - 1)) != 0)
@@ -460,50 +543,69 @@ bool memd_range_fit_from(const memd_range *r, uint64_t size, uint64_t align, mem
     if (sz > r->hi - r->lo)
         return false;
     const memd_bt *t = &r->by_addr;
-    memd_bt_path p, q;
+    memd_bt_path *p = &c->p, q;
     uint64_t a, s, x;
+    bool had = c->set;
+    c->set = false;
+    /* Top-down: the buffer may end no higher than from + sz. */
+    if (dir == MEMD_DIR_TOP_DOWN && from > r->hi - sz)
+        from = r->hi - sz;
+    int step = had ? cur_step(t, p, from, sz, al, dir, &a, &s, &x) : CUR_LOST;
+    if (step == CUR_PLACED)
+        goto found;
+    if (step == CUR_TRIED)
+        goto scan;
     if (dir != MEMD_DIR_TOP_DOWN) {
         /* The last block starting below `from` may still hold a start >= from. */
-        memd_bt_seek_k(t, from, &p);
-        q = p;
+        if (had)
+            memd_bt_seek_k_near(t, from, p);
+        else
+            memd_bt_seek_k(t, from, p);
+        q = *p;
         if (memd_bt_prev(t, &q)) {
             memd_bt_get(t, &q, &a, &s);
-            if (a + s > from && place(from, a + s - from, sz, al, dir, &x))
+            if (a + s > from && place(from, a + s - from, sz, al, dir, &x)) {
+                *p = q;
                 goto found;
+            }
         }
-        if (!memd_bt_settle(t, &p))
+        if (!memd_bt_settle(t, p))
             return false;
-        memd_bt_get(t, &p, &a, &s);
+        memd_bt_get(t, p, &a, &s);
         if (place(a, s, sz, al, dir, &x))
             goto found;
-        while (memd_bt_fit_next(t, sz, 0, &p)) {
-            memd_bt_get(t, &p, &a, &s);
-            if (place(a, s, sz, al, dir, &x))
-                goto found;
-        }
-        return false;
+        goto scan;
     }
-    /* Top-down: the buffer may end no higher than from + sz. */
-    if (from > r->hi - sz)
-        from = r->hi - sz;
-    memd_bt_seek_k(t, from + 1, &q);
-    if (!memd_bt_prev(t, &q))
+    if (had)
+        memd_bt_seek_k_near(t, from + 1, p);
+    else
+        memd_bt_seek_k(t, from + 1, p);
+    if (!memd_bt_prev(t, p))
         return false; /* no free block starts at or below from */
-    memd_bt_get(t, &q, &a, &s);
+    memd_bt_get(t, p, &a, &s);
     uint64_t end = a + s < from + sz ? a + s : from + sz;
     if (end > a && place(a, end - a, sz, al, dir, &x))
         goto found;
-    while (memd_bt_fit_next(t, sz, 1, &q)) {
-        memd_bt_get(t, &q, &a, &s);
+scan:
+    while (memd_bt_fit_next(t, sz, dir == MEMD_DIR_TOP_DOWN, p)) {
+        memd_bt_get(t, p, &a, &s);
         if (place(a, s, sz, al, dir, &x))
             goto found;
     }
     return false;
 found:
+    c->set = true;
     *at = x;
     *blk = a;
     *blk_size = s;
     return true;
+}
+
+bool memd_range_fit_from(const memd_range *r, uint64_t size, uint64_t align, memd_dir dir,
+                         uint64_t from, uint64_t *at, uint64_t *blk, uint64_t *blk_size)
+{
+    memd_range_cur c = MEMD_RANGE_CUR_INIT;
+    return memd_range_fit_from_cur(r, &c, size, align, dir, from, at, blk, blk_size);
 }
 
 /* A free block beside a freed one, and where it sits: a path to its leaf and its

@@ -248,10 +248,10 @@ static inline void prefetch_array(const uint64_t *a)
         __builtin_prefetch(a + off);
 }
 
-void memd_bt_seek_k(const memd_bt *t, uint64_t k, memd_bt_path *p)
+/* memd_bt_seek_k's descent from node x at level l down. */
+static inline void seek_k_down(const memd_bt *t, uint32_t x, unsigned l, uint64_t k,
+                               memd_bt_path *p)
 {
-    uint32_t x = t->root;
-    unsigned l = 0;
     for (; !is_leaf(t, l); l++) {
         const memd_bt_node *nd = &t->node[x];
         prefetch_array(nd->k);
@@ -266,6 +266,26 @@ void memd_bt_seek_k(const memd_bt *t, uint64_t k, memd_bt_path *p)
     uint32_t i = (uint32_t)memd_lower_bound_u64(lf->k, lf->n, k);
     p->node[l] = x;
     p->idx[l] = i;
+}
+
+void memd_bt_seek_k(const memd_bt *t, uint64_t k, memd_bt_path *p)
+{
+    seek_k_down(t, t->root, 0, k, p);
+}
+
+/* Child i of an inner node takes the keys in (k[i], k[i + 1]] (memd_bt_seek_k's
+ * choice); the first child's lower and the last child's upper bound are the parent's,
+ * so at those edges the climb goes on. */
+void memd_bt_seek_k_near(const memd_bt *t, uint64_t k, memd_bt_path *p)
+{
+    unsigned l = t->height - 1;
+    for (; l > 0; l--) {
+        const memd_bt_node *nd = &t->node[p->node[l - 1]];
+        uint32_t i = p->idx[l - 1];
+        if (i > 0 && k > nd->k[i] && i + 1 < nd->n && k <= nd->k[i + 1])
+            break;
+    }
+    seek_k_down(t, p->node[l], l, k, p);
 }
 
 /* Descend from node x at `level` to the edge of its subtree (dir 0: first, 1: last). */

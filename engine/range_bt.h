@@ -82,6 +82,12 @@ void memd_bt_seek(const memd_bt *t, uint64_t k, uint64_t v, memd_bt_path *p);
  * position itself may be the end of the previous leaf instead, which is as good for an
  * insert. */
 void memd_bt_seek_k(const memd_bt *t, uint64_t k, memd_bt_path *p);
+/* memd_bt_seek_k from a path p already in the tree (any path a seek or a step left,
+ * the tree unchanged since): climbs only as far as the levels whose child does not
+ * hold k, then descends as memd_bt_seek_k (the same entry once settled). A search whose
+ * keys move a little at a time (an anchored search walking forward or backward) pays
+ * one leaf search per step instead of a root-to-leaf descent. */
+void memd_bt_seek_k_near(const memd_bt *t, uint64_t k, memd_bt_path *p);
 /* false: the position is past the last entry. */
 bool memd_bt_settle(const memd_bt *t, memd_bt_path *p);
 /* Step to the next / previous entry; false (path unchanged) at the end. */

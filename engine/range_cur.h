@@ -1,0 +1,42 @@
+/* memd engine — anchored searches that remember where they were (range.c).
+ *
+ * Bank-subset placement (device_banks.c) intersects several ranges by asking each, over
+ * and over, for its first fitting start at or beyond a candidate that only moves one
+ * way. memd_range_fit_from seeks every such question from the root of the range's
+ * tree; with a cursor, each question starts from the block the previous one ended on
+ * and climbs only as far as the new candidate needs (memd_bt_seek_k_near): a walk over
+ * m candidates costs O(log n + m) leaf searches instead of O(m log n) descents.
+ * Engine-private: the cursor holds a tree path (range_bt.h). */
+#ifndef MEMD_ENGINE_RANGE_CUR_H
+#define MEMD_ENGINE_RANGE_CUR_H
+
+#include "range.h"
+#include "range_bt.h"
+
+typedef struct memd_range_cur {
+    memd_bt_path p; /* the block the last search ended on, when set */
+    bool set;
+} memd_range_cur;
+
+/* A cursor that has not searched yet: the first search seeks from the root. */
+#define MEMD_RANGE_CUR_INIT ((memd_range_cur){.set = false})
+
+/* memd_range_fit_from through cursor c. Consecutive calls on one cursor must give
+ * `from` values that move in dir's direction only (non-decreasing bottom-up,
+ * non-increasing top-down), with r unchanged in between; any other use needs a fresh
+ * cursor. Results are memd_range_fit_from's. */
+bool memd_range_fit_from_cur(const memd_range *r, memd_range_cur *c, uint64_t size,
+                             uint64_t align, memd_dir dir, uint64_t from, uint64_t *at,
+                             uint64_t *blk, uint64_t *blk_size);
+
+/* memd_range_fit, leaving c on the chosen block (for memd_range_alloc_at_cur). */
+int memd_range_fit_cur(memd_range *r, uint64_t size, uint64_t align, memd_dir dir, memd_fit fit,
+                       uint64_t *addr, memd_range_cur *c);
+
+/* memd_range_alloc_at, carving the block at c when c is set and that block holds the
+ * span (c from a search on r, r unchanged since except for memd_range_reserve: the
+ * allocation then costs no descent); otherwise, or with c NULL, exactly
+ * memd_range_alloc_at. */
+int memd_range_alloc_at_cur(memd_range *r, const memd_range_cur *c, uint64_t addr, uint64_t size);
+
+#endif

@@ -1,0 +1,205 @@
+/* Anchored searches through cursors (engine/range_cur.h) against a brute-force
+ * reference.
+ *
+ * A seeded stream of allocations and frees (both directions, several alignments) keeps
+ * a range and the linear reference (tests/common/ref_range.c) in the same state. Every
+ * few steps, walks of anchored questions run on the range: one cursor per walk, `from`
+ * moving one way in small, zero and large steps (the way bank-subset placement moves
+ * its candidate, and further), each answer compared with the first fitting start found
+ * by scanning the reference's free blocks (and with the cursor-less
+ * memd_range_fit_from). Then the allocation is made with memd_range_alloc_at_cur from
+ * the walk's cursor (or, at random, from a cursor left on another block, or none) and
+ * must land exactly there, as in the reference. memd_bt_seek_k_near is exercised
+ * through the cursors' longer jumps. Seed: MEMD_TEST_SEED or a fixed default. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/ref_range.h"
+#include "check_main.h"
+#include "range_cur.h"
+
+#define DEFAULT_SEED UINT64_C(0x637572736f727321)
+
+typedef struct blocks {
+    uint64_t a[8192], s[8192];
+    size_t n;
+} blocks;
+
+static int collect_free(void *ctx, uint64_t addr, uint64_t size, bool allocated)
+{
+    blocks *b = ctx;
+    if (!allocated) {
+        ck_assert_uint_lt(b->n, 8192);
+        b->a[b->n] = addr;
+        b->s[b->n++] = size;
+    }
+    return 0;
+}
+
+/* The reference answer: scan every free block in direction dir for the first whose
+ * window (cut at from) holds sz bytes aligned to al. */
+static bool ref_fit_from(const blocks *b, uint64_t sz, uint64_t al, memd_dir dir, uint64_t from,
+                         uint64_t *at, uint64_t *blk)
+{
+    for (size_t k = 0; k < b->n; k++) {
+        size_t i = dir == MEMD_DIR_TOP_DOWN ? b->n - 1 - k : k;
+        uint64_t a = b->a[i], e = a + b->s[i], lo = a, hi = e;
+        if (dir == MEMD_DIR_TOP_DOWN) {
+            if (from > UINT64_MAX - sz || from + sz < hi)
+                hi = from > UINT64_MAX - sz ? hi : from + sz;
+        } else if (from > lo) {
+            lo = from;
+        }
+        if (hi <= lo || hi - lo < sz)
+            continue;
+        uint64_t x = dir == MEMD_DIR_TOP_DOWN ? (hi - sz) & ~(al - 1) : (lo + al - 1) & ~(al - 1);
+        if (x < lo || x > hi - sz)
+            continue;
+        *at = x;
+        *blk = a;
+        return true;
+    }
+    return false;
+}
+
+static void run(uint64_t seed, uint64_t base, uint64_t size, uint64_t steps)
+{
+    enum { MIN_ALIGN = 32, MAXLIVE = 3000 };
+    memd_range *r;
+    ref_range *ref;
+    ck_assert_int_eq(memd_range_create(base, size, MIN_ALIGN, &r), 0);
+    ck_assert_int_eq(ref_range_create(base, size, MIN_ALIGN, &ref), 0);
+    uint64_t rng = seed, *live = calloc(MAXLIVE, sizeof(*live)), walks = 0, answered = 0;
+    size_t n = 0;
+    blocks *fb = malloc(sizeof(*fb));
+    ck_assert_ptr_nonnull(live);
+    ck_assert_ptr_nonnull(fb);
+    for (uint64_t step = 0; step < steps; step++) {
+        uint64_t rv = memd_test_rand(&rng);
+        uint64_t fill = (step / 3000) % 2 == 0 ? 70 : 35;
+        if (n && (n == MAXLIVE || rv % 100 >= fill)) {
+            size_t k = (rv >> 8) % n;
+            ck_assert_int_eq(memd_range_free(r, live[k], NULL), 0);
+            ck_assert_int_eq(ref_range_free(ref, live[k], NULL), 0);
+            live[k] = live[--n];
+            continue;
+        }
+        uint64_t sz = 1 + memd_test_rand(&rng) % (1u << (5 + memd_test_rand(&rng) % 7));
+        uint64_t al = (uint64_t)MIN_ALIGN << (memd_test_rand(&rng) % 4 == 0 ? memd_test_rand(&rng) % 6 : 0);
+        memd_dir dir = (memd_dir)(memd_test_rand(&rng) % 2);
+        if (step % 7 != 0) { /* a plain allocation, the same in both */
+            uint64_t a, b;
+            int rc = memd_range_alloc(r, sz, al, dir, MEMD_FIT_FIRST, &a);
+            ck_assert_int_eq(rc, ref_range_alloc(ref, sz, al, dir, MEMD_FIT_FIRST, &b));
+            if (rc == 0) {
+                ck_assert_uint_eq(a, b);
+                live[n++] = a;
+            }
+            continue;
+        }
+        /* A walk: one cursor, `from` moving one way from a random start. */
+        fb->n = 0;
+        ref_range_foreach(ref, collect_free, fb);
+        uint64_t rsz = (sz + MIN_ALIGN - 1) & ~(uint64_t)(MIN_ALIGN - 1);
+        memd_range_cur c = MEMD_RANGE_CUR_INIT;
+        uint64_t from = dir == MEMD_DIR_TOP_DOWN ? base + size - memd_test_rand(&rng) % (size / 4 + 1)
+                                                 : base + memd_test_rand(&rng) % (size / 4 + 1);
+        uint64_t at = 0, blk = 0, bs = 0, want = 0, wblk = 0;
+        bool got = false;
+        walks++;
+        for (int q = 0; q < 40; q++) {
+            got = memd_range_fit_from_cur(r, &c, sz, al, dir, from, &at, &blk, &bs);
+            bool exp = ref_fit_from(fb, rsz, al, dir, from, &want, &wblk);
+            ck_assert_msg(got == exp && (!got || (at == want && blk == wblk)),
+                          "seed %#" PRIx64 " step %" PRIu64 " walk step %d: dir %d from %#" PRIx64
+                          " size %" PRIu64 " align %" PRIu64 ": cursor %d %#" PRIx64 " (block %#"
+                          PRIx64 "), reference %d %#" PRIx64 " (block %#" PRIx64 ")", seed, step,
+                          q, dir, from, sz, al, got, at, blk, exp, want, wblk);
+            uint64_t a2, b2, s2;
+            ck_assert(memd_range_fit_from(r, sz, al, dir, from, &a2, &b2, &s2) == got);
+            if (!got)
+                break;
+            answered++;
+            ck_assert(!got || (a2 == at && b2 == blk && s2 == bs));
+            if (q == 39 || memd_test_rand(&rng) % 8 == 0)
+                break;
+            uint64_t r2 = memd_test_rand(&rng) % 8, d;
+            d = r2 < 2 ? 0 : r2 < 6 ? memd_test_rand(&rng) % 2048 : memd_test_rand(&rng) % (size / 8 + 1);
+            if (dir == MEMD_DIR_TOP_DOWN) {
+                if (at - base < d)
+                    break;
+                from = at - d;
+            } else {
+                from = at + d;
+            }
+        }
+        if (!got || n == MAXLIVE)
+            continue;
+        /* Allocate where the walk ended: from its cursor, from a cursor on another
+         * block, or without one; all land exactly there. */
+        memd_range_cur other = MEMD_RANGE_CUR_INIT, *use = &c;
+        uint64_t k = memd_test_rand(&rng) % 4;
+        if (k == 1) {
+            uint64_t x, ob, os;
+            use = memd_range_fit_from_cur(r, &other, MIN_ALIGN, 0, MEMD_DIR_BOTTOM_UP, base, &x,
+                                          &ob, &os) ? &other : NULL;
+        } else if (k == 2) {
+            use = NULL;
+        }
+        /* The cursor's block, one byte longer, runs into an allocation (free blocks are
+         * coalesced): refused, nothing changed. */
+        if (blk + bs < base + size)
+            ck_assert_int_eq(memd_range_alloc_at_cur(r, &c, blk, bs + 1), -EBUSY);
+        ck_assert_int_eq(memd_range_reserve(r), 0);
+        ck_assert_int_eq(memd_range_alloc_at_cur(r, use, at, sz), 0);
+        ck_assert_int_eq(ref_range_alloc_at(ref, at, sz), 0);
+        live[n++] = at;
+        /* A span that is no longer free is refused, whichever block a (fresh) cursor is
+         * on. */
+        memd_range_cur again = MEMD_RANGE_CUR_INIT;
+        uint64_t x, ob, os;
+        (void)memd_range_fit_from_cur(r, &again, MIN_ALIGN, 0, dir, at, &x, &ob, &os);
+        ck_assert_int_eq(memd_range_alloc_at_cur(r, &again, at, sz), -EBUSY);
+        if (step % 997 == 0)
+            ck_assert_int_eq(memd_range_check(r), 0);
+    }
+    /* The two maps agree block by block at the end. */
+    fb->n = 0;
+    ref_range_foreach(ref, collect_free, fb);
+    blocks *mb = malloc(sizeof(*mb));
+    ck_assert_ptr_nonnull(mb);
+    mb->n = 0;
+    ck_assert_int_eq(memd_range_foreach(r, collect_free, mb), 0);
+    ck_assert_uint_eq(mb->n, fb->n);
+    ck_assert(memcmp(mb->a, fb->a, fb->n * sizeof(uint64_t)) == 0);
+    ck_assert_int_eq(memd_range_check(r), 0);
+    printf("# %" PRIu64 " walks, %" PRIu64 " answers checked\n", walks, answered);
+    ck_assert(answered > walks);
+    free(mb);
+    free(fb);
+    free(live);
+    memd_range_destroy(r);
+    ref_range_destroy(ref);
+}
+
+START_TEST(cursor_walks_against_reference)
+{
+    uint64_t seed = memd_test_seed(DEFAULT_SEED);
+    printf("# seed %#" PRIx64 "\n", seed);
+    run(seed, 0, UINT64_C(1) << 20, 40000);      /* many small blocks: a tree of height 3 */
+    run(seed ^ 1, 0x4000, 96 * 1024, 20000);     /* few blocks: a root leaf */
+}
+END_TEST
+
+Suite *memd_test_suite(void)
+{
+    Suite *s = suite_create("range-cur");
+    TCase *t = tcase_create("random");
+    tcase_set_timeout(t, 600);
+    tcase_add_test(t, cursor_walks_against_reference);
+    suite_add_tcase(s, t);
+    return s;
+}
