@@ -1,5 +1,6 @@
 /* memd daemon — ALLOC, FREE, QUERY, BANKS: one allocation per request. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "access.h"
@@ -177,16 +178,24 @@ int memd_op_alloc_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         ids[i] = memd_wire_u32(raw + 4 * (size_t)i);
     memd_alloc_banks b = {ids, bs.count, (bs.flags & MEMD_BANKSET_F_PER_BANK) != 0};
     memd_alloc *a;
+    memd_hold *first;
     rc = memd_model_check_alloc_name(req.name, &err);
     if (rc == 0 && bs.count == 0 && !b.per_bank)
         rc = memd_err_set(&err, -EINVAL, "an empty bank set is only valid per bank");
-    if (rc == 0)
+    /* A retry whose first sending was applied: its buffer, not a second one. */
+    bool again = rc == 0 && (h->status & MEMD_REQ_F_RETRY) &&
+                 memd_holds_of_request(s, h->id, &first, 1) == 1;
+    if (again)
+        a = memd_hold_alloc(first);
+    else if (rc == 0)
         rc = memd_alloc_create_banks(st, s, &req, &b, &a, &err);
     free(ids);
     if (rc < 0) {
         st->ctr.alloc_failures++;
         return memd_reply_fail(st, h, out, &err, false);
     }
+    if (!again)
+        s->holds->req = h->id; /* what a retry looks for */
     uint32_t n = memd_alloc_bank_count(st, a);
     uint8_t *o = memd_reply_begin(out, h->opcode, h->id,
                                   MEMD_WIRE_BUFFER_SIZE + MEMD_WIRE_COUNT_SIZE +

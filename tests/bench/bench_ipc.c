@@ -14,9 +14,10 @@
  * --bank-set: SRAM buffers on bank sets instead of DRAM lockstep ones, the requests of a
  * tt-metal runtime placing sharded tensors: each buffer gets K consecutive bank ids (a
  * shard grid row, K-aligned, chosen at random), range lockstep, per bank, or mixed (range,
- * per bank and plain lockstep in turn). --batch 1 sends one ALLOC_BANKS per buffer (all
- * there was before); --batch B sends B of them in one ALLOC_BATCH_BANKS. The JSON adds
- * alloc_us: the median alloc request's latency divided by B, microseconds per buffer.
+ * per bank and plain lockstep in turn, across requests and batches). --batch 1 sends one
+ * ALLOC_BANKS per buffer (all there was before); --batch B sends B of them in one
+ * ALLOC_BATCH_BANKS. The JSON adds alloc_us: the median alloc request's latency divided
+ * by B, microseconds per buffer.
  *
  * It also checks behaviour, never time: every successful allocation must be at least as
  * large as asked, every free of a live handle must succeed, and only -ENOMEM may fail an
@@ -69,6 +70,7 @@ typedef struct worker {
     uint64_t ops, nomem, wrong;
     uint64_t *lat;         /* ns per request */
     size_t nlat, caplat;
+    uint64_t picked;       /* --bank-set mixed: buffers given a mode so far */
     uint64_t *alat;        /* ns per alloc request */
     size_t nalat, capalat;
     char error[320];       /* first fatal error */
@@ -113,7 +115,7 @@ static void pick_banks(worker *w, chain *ch, uint32_t j)
     uint32_t start = (uint32_t)(next_rand(&w->rng) % (o->nbanks / K)) * K;
     for (uint32_t k = 0; k < K; k++)
         ids[k] = start + k;
-    uint32_t mode = o->bank_mode == BANKS_MIXED ? 1 + j % 3 : o->bank_mode;
+    uint32_t mode = o->bank_mode == BANKS_MIXED ? 1 + w->picked++ % 3 : o->bank_mode;
     memclient_alloc_req *r = &ch->reqs[j];
     r->bank_set = mode == BANKS_MIXED ? NULL : ids; /* mixed's third: plain lockstep */
     r->nbank_set = mode == BANKS_MIXED ? 0 : K;

@@ -186,6 +186,107 @@ START_TEST(last_element_cannot_fit)
 }
 END_TEST
 
+static uint64_t rng(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* The reference: every live buffer of the workload and the banks its reply gave. */
+typedef struct live_buf {
+    memclient_buffer b;
+    uint32_t nbanks;
+    memclient_bank banks[8];
+} live_buf;
+
+/* Seeded random batches of 1..12 elements mixing range, per-bank and plain requests on
+ * shard grids (a row of 8, a 2 x 4 block, one core), some too large to fit, and frees.
+ * After every step: a refused batch left the dump's allocations exactly as they were,
+ * every bank's map is consistent, and the live buffers' banks are still what their
+ * replies said (the newest after each step, all of them every 10). Seed: MEMD_TEST_SEED. */
+START_TEST(random_batches_against_reference)
+{
+    const char *env = getenv("MEMD_TEST_SEED");
+    uint64_t seed = env && *env ? strtoull(env, NULL, 0) : 0x62617463686573ull, st = seed;
+    printf("# seed %#llx\n", (unsigned long long)seed);
+    cu_start(&f);
+    memclient *c = cu_connect(&f);
+    static live_buf live[512];
+    size_t n = 0, placed = 0, refused = 0;
+    for (int step = 0; step < 120; step++) {
+        if (n > 12 && rng(&st) % 3 == 0) {
+            for (int k = (int)(rng(&st) % 6); k >= 0 && n > 0; k--) {
+                size_t i = rng(&st) % n;
+                ck_assert_int_eq(memclient_free(c, live[i].b.handle), 0);
+                live[i] = live[--n];
+            }
+        } else {
+            memclient_alloc_req r[12];
+            uint32_t sets[12][8], nb = 1 + (uint32_t)(rng(&st) % 12);
+            live_buf got[12];
+            for (uint32_t j = 0; j < nb; j++) {
+                uint32_t ns = 0, kind = (uint32_t)(rng(&st) % 4);
+                uint32_t row = (uint32_t)(rng(&st) % 8), col = (uint32_t)(rng(&st) % 4);
+                if (kind == 1)
+                    for (uint32_t x = 0; x < 8; x++)
+                        sets[j][ns++] = row * 8 + 7 - x; /* unsorted: the library sorts */
+                else if (kind == 2)
+                    for (uint32_t y = 0; y < 2 && row + y < 8; y++)
+                        for (uint32_t x = 0; x < 4; x++)
+                            sets[j][ns++] = (row + y) * 8 + col + x;
+                else if (kind == 3)
+                    sets[j][ns++] = (uint32_t)(rng(&st) % 64);
+                /* now and then one too large for what is left */
+                r[j] = sram(rng(&st) % 16 == 0 ? 1024 * 1024 : 32 + rng(&st) % 32768);
+                r[j].cls = rng(&st) % 2 ? MEMD_CLASS_CONSTANT : MEMD_CLASS_PLACEHOLDER;
+                r[j].bank_set = ns ? sets[j] : NULL;
+                r[j].nbank_set = ns;
+                r[j].per_bank = ns && rng(&st) % 2;
+                r[j].bank_out = got[j].banks;
+                r[j].nbank_out = 8;
+            }
+            memclient_buffer b[12];
+            size_t before = allocations(c);
+            int rc = memclient_alloc_batch(c, r, nb, b);
+            ck_assert_msg(rc == 0 || rc == -ENOMEM, "seed %#llx step %d: %d",
+                          (unsigned long long)seed, step, rc);
+            if (rc < 0) {
+                ck_assert_uint_eq(allocations(c), before); /* nothing of it stayed */
+                refused++;
+                continue;
+            }
+            placed++;
+            for (uint32_t j = 0; j < nb; j++) {
+                got[j].b = b[j];
+                got[j].nbanks = r[j].nbank_set || r[j].per_bank ? b[j].banks : 0;
+                ck_assert_uint_lt(n, sizeof live / sizeof live[0]);
+                live[n++] = got[j];
+            }
+        }
+        ck_assert_uint_eq(allocations(c), n);
+        /* Every live buffer every 10 steps, else the newest (valgrind: a round trip each). */
+        for (size_t i = step % 10 == 9 ? 0 : n - (n < 12 ? n : 12); i < n; i++) {
+            memclient_bank info[64];
+            int k = memclient_bank_info(c, live[i].b.handle, info, 64);
+            ck_assert_int_gt(k, 0);
+            for (uint32_t j = 0; j < live[i].nbanks; j++) {
+                ck_assert_uint_eq(info[j].bank, live[i].banks[j].bank);
+                ck_assert_uint_eq(info[j].address, live[i].banks[j].address);
+            }
+            if (live[i].b.bank_mode != MEMD_BANKS_PER_BANK) /* one address in every bank */
+                for (int j = 0; j < k; j++)
+                    ck_assert_uint_eq(info[j].address, live[i].b.address);
+        }
+    }
+    printf("# %zu batches placed, %zu refused, %zu buffers live\n", placed, refused, n);
+    ck_assert_uint_gt(placed, 10); /* the workload did both */
+    ck_assert_uint_gt(refused, 2);
+    memclient_disconnect(c);
+}
+END_TEST
+
 static void start_subdev(void)
 {
     char yaml[1024];
@@ -270,12 +371,12 @@ static memd_wire_alloc_req raw_sram(uint64_t bytes)
     return raw_req(0, MEMD_CLASS_CONSTANT, MEMD_SCOPE_SRAM, bytes);
 }
 
-/* Sends a frame with header status flags; the reply's status (payload into buf). */
-static int exchange(int fd, uint64_t id, int32_t flags, const uint8_t *p, uint32_t len,
-                    uint8_t *buf, size_t cap, memd_wire_error *err)
+/* Sends an op frame with header status flags; the reply's status (payload into buf). */
+static int exchange_op(int fd, uint16_t op, uint64_t id, int32_t flags, const uint8_t *p,
+                       uint32_t len, uint8_t *buf, size_t cap, memd_wire_error *err)
 {
     uint8_t hdr[MEMD_HDR_SIZE];
-    memd_wire_hdr h = {MEMD_PROTO_MAGIC, 1, MEMD_OP_ALLOC_BATCH_BANKS, id, len, flags};
+    memd_wire_hdr h = {MEMD_PROTO_MAGIC, 1, op, id, len, flags};
     memd_wire_hdr_put(hdr, &h);
     ck_assert_int_eq(raw_write(fd, hdr, sizeof hdr), 0);
     ck_assert_int_eq(raw_write(fd, p, len), 0);
@@ -283,6 +384,12 @@ static int exchange(int fd, uint64_t id, int32_t flags, const uint8_t *p, uint32
     ck_assert_int_eq(raw_recv_err(fd, &rh, buf, cap, err, 10000), 0);
     ck_assert_uint_eq(rh.id, id);
     return rh.status;
+}
+
+static int exchange(int fd, uint64_t id, int32_t flags, const uint8_t *p, uint32_t len,
+                    uint8_t *buf, size_t cap, memd_wire_error *err)
+{
+    return exchange_op(fd, MEMD_OP_ALLOC_BATCH_BANKS, id, flags, p, len, buf, cap, err);
 }
 
 /* A fresh connection sends p; the reply is status (message containing what), and the
@@ -389,6 +496,17 @@ START_TEST(bad_frames_refused)
     ck_assert_uint_eq(h1[0], h2[0]);
     ck_assert_uint_eq(h1[1], h2[1]);
     ck_assert_uint_eq(allocations(by), 3);
+    /* A single ALLOC_BANKS sent again as a retry: its buffer again, not a second one. */
+    r.flags = 0;
+    e = elem_put(p, &r, MEMD_BANKSET_F_PER_BANK, ids, 3);
+    len = (uint32_t)(e - p);
+    ck_assert_int_eq(exchange_op(fd, MEMD_OP_ALLOC_BANKS, 11, 0, p, len, buf, sizeof buf, &err), 0);
+    h1[0] = memd_wire_u64(buf);
+    ck_assert_int_eq(exchange_op(fd, MEMD_OP_ALLOC_BANKS, 11, MEMD_REQ_F_RETRY, p, len, buf,
+                                 sizeof buf, &err), 0);
+    ck_assert_uint_eq(memd_wire_u64(buf), h1[0]);
+    ck_assert_uint_eq(memd_wire_u32(buf + MEMD_WIRE_BUFFER_SIZE), 3);
+    ck_assert_uint_eq(allocations(by), 4);
     close(fd);
 
     /* The bystander still holds its buffer and can allocate. */
@@ -408,6 +526,7 @@ Suite *memd_test_suite(void)
     tcase_add_checked_fixture(tc, NULL, teardown);
     tcase_add_test(tc, mixed_batch);
     tcase_add_test(tc, last_element_cannot_fit);
+    tcase_add_test(tc, random_batches_against_reference);
     tcase_add_test(tc, subdev_rules_per_element);
     tcase_add_test(tc, bad_frames_refused);
     suite_add_tcase(s, tc);
