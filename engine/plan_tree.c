@@ -50,6 +50,13 @@ typedef struct node {
 /* Per level 2 canonical nodes and 2 ancestors, 33 levels; the canonical nodes of the
  * levels without an S give their subtrees' C sets (2 x (1 + 3 + 7) at most). */
 #define MAX_SETS 192
+/* The level of the path unions (see struct plan_tree). Measured on synth_60k and a
+ * million gen_large buffers: 7 or 8 best; higher costs more at inserts (a long buffer's
+ * interval goes to every path union below its canonical nodes) than queries gain, and
+ * more levels of path unions did not pay. */
+#ifndef PU_LEVEL
+#define PU_LEVEL 7u
+#endif
 
 struct plan_tree {
     size_t n;
@@ -58,6 +65,14 @@ struct plan_tree {
     uint32_t first_low; /* the first node without an S */
     node *nd;           /* nodes 1 .. first_low - 1 (the ones with an S) */
     set *low;           /* C of nodes first_low .. 2 * leaves - 1 */
+    unsigned height;    /* leaves = 1 << height */
+    /* Path unions: node w at level PU_LEVEL keeps pu[w - 2^PU_LEVEL], the union of the
+     * C sets of w and its ancestors (the buffers that cover w whole). A query inside
+     * one or two such nodes reads it instead of those C sets: the long-lived buffers'
+     * blocks merged in one set, where the leapfrog bounced between ~PU_LEVEL sets of
+     * them (synth_60k length order first fit: 17 passes a query -> 5). NULL: none
+     * (trees too shallow). */
+    set *pu;
     iv *pool;
     size_t pool_len, pool_cap;
     uint32_t freel[NCLASSES]; /* per class: a free chunk's index + 1, 0 none */
@@ -221,8 +236,11 @@ int memd_plan_tree_new(const memd_plan_buffer *b, size_t n, plan_tree **out)
     if (!t->lo || !t->hi || rank_starts(t, b, n, &ranks))
         goto fail;
     t->leaves = 4;
-    while (t->leaves < ranks + 2)
+    t->height = 2;
+    while (t->leaves < ranks + 2) {
         t->leaves *= 2;
+        t->height++;
+    }
     /* The pool in one block from the start, about what size order's first fit needs
      * on big traces (4 to 5 intervals a buffer): growing it by copies would leave the
      * old blocks to the allocator at the peak (untouched pages cost nothing). */
@@ -231,6 +249,9 @@ int memd_plan_tree_new(const memd_plan_buffer *b, size_t n, plan_tree **out)
     t->first_low = t->leaves >> (NO_S_LEVELS - 1);
     t->nd = malloc((size_t)t->first_low * sizeof(*t->nd));
     t->low = malloc((2 * (size_t)t->leaves - t->first_low) * sizeof(*t->low));
+    if (PU_LEVEL + NO_S_LEVELS + 1 <= t->height &&
+        !(t->pu = malloc(((size_t)1 << PU_LEVEL) * sizeof(*t->pu))))
+        goto fail;
     if (!t->pool || !t->nd || !t->low)
         goto fail;
     memd_plan_tree_clear(t);
@@ -249,6 +270,7 @@ void memd_plan_tree_free(plan_tree *t)
     free(t->hi);
     free(t->nd);
     free(t->low);
+    free(t->pu);
     free(t->pool);
     free(t);
 }
@@ -260,6 +282,8 @@ void memd_plan_tree_clear(plan_tree *t)
         t->nd[v] = (node){empty, empty};
     for (size_t v = 0; v < 2 * (size_t)t->leaves - t->first_low; v++)
         t->low[v] = empty;
+    for (size_t v = 0; t->pu && v < (size_t)1 << PU_LEVEL; v++)
+        t->pu[v] = empty;
     memset(t->freel, 0, sizeof(t->freel));
     t->pool_len = 0;
 }
@@ -305,9 +329,26 @@ static set *cset(plan_tree *t, uint32_t v)
     return has_s(t, v) ? &t->nd[v].c : &t->low[v - t->first_low];
 }
 
+static unsigned level_of(uint32_t v)
+{
+    return 31u - (unsigned)__builtin_clz(v);
+}
+
 static int add_canonical(plan_tree *t, uint32_t v, uint64_t a, uint64_t e)
 {
-    int rc = set_add(t, cset(t, v), a, e);
+    int rc = 0;
+    unsigned lv = level_of(v);
+    if (t->pu && lv <= PU_LEVEL) {
+        /* Every path union below v has v on its path. Queries read v's C set from
+         * them only: it is not kept. */
+        uint32_t w0 = v << (PU_LEVEL - lv), w1 = (v + 1) << (PU_LEVEL - lv);
+        for (uint32_t w = w0; w < w1 && rc >= 0; w++) {
+            int k = set_add(t, &t->pu[w - (1u << PU_LEVEL)], a, e);
+            rc = k < 0 ? k : rc;
+        }
+    } else {
+        rc = set_add(t, cset(t, v), a, e);
+    }
     return rc < 0 || !has_s(t, v) ? rc : set_add(t, &t->nd[v].s, a, e);
 }
 
@@ -353,6 +394,7 @@ int memd_plan_tree_insert(plan_tree *t, uint32_t x, uint64_t off, uint64_t size)
 
 typedef struct gather_ctx {
     unsigned m;
+    uint32_t skip_below; /* ancestors numbered below it: read from a path union */
 } gather_ctx;
 
 static void gather_set(plan_tree *t, gather_ctx *q, const set *st)
@@ -382,7 +424,8 @@ static void visit_gather(plan_tree *t, void *ctx, uint32_t v, bool canonical)
 {
     gather_ctx *q = ctx;
     if (!canonical) {
-        gather_set(t, q, cset(t, v));
+        if (v >= q->skip_below)
+            gather_set(t, q, cset(t, v));
     } else if (!has_s(t, v)) {
         gather_subtree(t, q, v);
     } else {
@@ -507,7 +550,26 @@ uint64_t memd_plan_tree_fit(plan_tree *t, uint32_t x, uint64_t size, uint64_t al
             __builtin_prefetch(has_s(t, r) ? (const void *)&t->nd[r]
                                            : (const void *)&t->low[r - t->first_low]);
         }
+        /* The C sets x needs at levels <= PU_LEVEL, from the path unions of the
+         * nodes there holding x's first and last leaf (wl, wr). A node that meets x's
+         * range without lying inside it holds one of those leaves, so it is on wl's or
+         * wr's path: every C set the walk would read there is in the two unions. What
+         * else they hold (nodes on those paths inside x's range) is inside a canonical
+         * node, whose S (or subtree of C sets) the walk reads anyway: the union of
+         * what the query reads is the same. Gathered last: read first (see below). */
+        uint32_t wl = 0, wr = 0;
+        if (t->pu) {
+            unsigned sh = t->height - PU_LEVEL;
+            wl = (t->leaves + t->lo[x] + 1) >> sh;
+            wr = (t->leaves + t->hi[x]) >> sh;
+            gc.skip_below = 2u << PU_LEVEL;
+        }
         walk(t, x, visit_gather, &gc);
+        if (t->pu) {
+            gather_set(t, &gc, &t->pu[wl - (1u << PU_LEVEL)]);
+            if (wr != wl)
+                gather_set(t, &gc, &t->pu[wr - (1u << PU_LEVEL)]);
+        }
     }
     query q; /* not zeroed: only the first m cursors are used (5 KB a query) */
     q.t = t;
