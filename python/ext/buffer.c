@@ -17,6 +17,7 @@ typedef struct memdpy_buffer {
     memd_scope scope;
     bool freed;
     PyObject *name; /* str or None */
+    PyObject *banks; /* bank-set buffers: bank_info()'s list from the allocation's reply */
 } memdpy_buffer;
 
 PyObject *memdpy_buffer_new(memdpy_client *client, const memclient_buffer *buf, uint32_t device,
@@ -31,6 +32,7 @@ PyObject *memdpy_buffer_new(memdpy_client *client, const memclient_buffer *buf, 
     b->cls = cls;
     b->scope = scope;
     b->freed = false;
+    b->banks = NULL;
     b->name = name && name[0] ? PyUnicode_FromString(name) : Py_NewRef(Py_None);
     if (!b->name) {
         b->name = Py_NewRef(Py_None);
@@ -39,6 +41,16 @@ PyObject *memdpy_buffer_new(memdpy_client *client, const memclient_buffer *buf, 
     }
     PyObject_GC_Track(b);
     return (PyObject *)b;
+}
+
+int memdpy_buffer_set_banks(PyObject *op, const memclient_bank *banks, uint32_t n)
+{
+    memdpy_buffer *b = (memdpy_buffer *)op;
+    PyObject *l = memdpy_bank_list(banks, n);
+    if (!l)
+        return -1;
+    Py_XSETREF(b->banks, l);
+    return 0;
 }
 
 int memdpy_handle(PyObject *o, uint64_t *out)
@@ -62,6 +74,7 @@ static void buffer_dealloc(PyObject *op)
     PyObject_GC_UnTrack(op);
     Py_CLEAR(b->client);
     Py_CLEAR(b->name);
+    Py_CLEAR(b->banks);
     PyObject_GC_Del(op);
 }
 
@@ -99,6 +112,26 @@ static PyObject *buffer_bank_addresses(PyObject *op, PyObject *unused)
     PyObject *r = PyObject_CallMethod((PyObject *)b->client, "bank_addresses", "O", h);
     Py_DECREF(h);
     return r;
+}
+
+/* A copy of the list its allocation's reply gave; else Client.bank_info asks memd. */
+static PyObject *buffer_bank_info(PyObject *op, PyObject *unused)
+{
+    (void)unused;
+    memdpy_buffer *b = (memdpy_buffer *)op;
+    if (b->banks) {
+        Py_ssize_t n = PyList_GET_SIZE(b->banks);
+        PyObject *l = PyList_New(n);
+        for (Py_ssize_t i = 0; l && i < n; i++) {
+            PyObject *d = PyDict_Copy(PyList_GET_ITEM(b->banks, i));
+            if (!d)
+                Py_CLEAR(l);
+            else
+                PyList_SET_ITEM(l, i, d);
+        }
+        return l;
+    }
+    return PyObject_CallMethod((PyObject *)b->client, "bank_info", "O", op);
 }
 
 static PyObject *buffer_enter(PyObject *op, PyObject *unused)
@@ -197,6 +230,10 @@ static PyMethodDef buffer_methods[] = {
     {"bank_addresses", buffer_bank_addresses, METH_NOARGS,
      "bank_addresses() -> list[int]\n\nThe buffer's absolute address in every bank of its "
      "group (address + the bank's offset)."},
+    {"bank_info", buffer_bank_info, METH_NOARGS,
+     "bank_info() -> list[dict]\n\nAs Client.bank_info(buffer): every bank the buffer uses, "
+     "in id order. A bank-set buffer has the list its allocation's reply brought (alloc and "
+     "alloc_batch alike): no round trip."},
     {"__enter__", buffer_enter, METH_NOARGS, NULL},
     {"__exit__", buffer_exit, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},

@@ -301,7 +301,9 @@ static uint32_t *bank_ids(PyObject *o, const char *what, uint32_t *count)
 
 /* bank_set (bank ids, any iterable of ints, in any order: the library sorts them) and
  * per_bank from v into req; the ids in a PyMem array (*ids, NULL without a set) that
- * must live as long as req. 0, or -1 with the exception set. */
+ * must live as long as req, and with either, req->bank_out (PyMem too: free it) for the
+ * banks the reply brings (per_bank alone: up to 1024; a larger group's buffer asks memd
+ * in Buffer.bank_info). 0, or -1 with the exception set. */
 static int parse_banks(PyObject *const v[K_COUNT], memclient_alloc_req *req, uint32_t **ids)
 {
     *ids = NULL;
@@ -312,7 +314,25 @@ static int parse_banks(PyObject *const v[K_COUNT], memclient_alloc_req *req, uin
             return -1;
         req->bank_set = *ids;
     }
+    req->nbank_out = req->nbank_set ? req->nbank_set : req->per_bank ? 1024 : 0;
+    if (req->nbank_out && !(req->bank_out = PyMem_Calloc(req->nbank_out, sizeof *req->bank_out))) {
+        PyMem_Free(*ids);
+        *ids = NULL;
+        PyErr_NoMemory();
+        return -1;
+    }
     return 0;
+}
+
+/* The Buffer of a request's reply, with the bank list the reply brought (bank_out). */
+static PyObject *new_buffer(memdpy_client *self, const memclient_alloc_req *req,
+                            const memclient_buffer *buf)
+{
+    PyObject *b = memdpy_buffer_new(self, buf, req->device, req->cls, req->scope, req->name);
+    if (b && req->bank_out && buf->banks <= req->nbank_out &&
+        memdpy_buffer_set_banks(b, req->bank_out, buf->banks) < 0)
+        Py_CLEAR(b);
+    return b;
 }
 
 static PyObject *client_alloc(PyObject *op, PyObject *args, PyObject *kw)
@@ -334,10 +354,10 @@ static PyObject *client_alloc(PyObject *op, PyObject *args, PyObject *kw)
     memclient_buffer buf;
     int r;
     MEMDPY_CALL(self, r, memclient_alloc(c, &req, &buf));
+    PyObject *b = r < 0 ? NULL : new_buffer(self, &req, &buf);
     PyMem_Free(ids);
-    if (r < 0)
-        return NULL;
-    return memdpy_buffer_new(self, &buf, req.device, req.cls, req.scope, req.name);
+    PyMem_Free(req.bank_out);
+    return b;
 }
 
 static PyObject *client_pool(PyObject *op, PyObject *args, PyObject *kw)
@@ -425,16 +445,17 @@ static PyObject *client_alloc_batch(PyObject *op, PyObject *arg)
         goto done;
     out = PyList_New(n);
     for (Py_ssize_t i = 0; out && i < n; i++) {
-        PyObject *b = memdpy_buffer_new(self, &bufs[i], reqs[i].device, reqs[i].cls,
-                                        reqs[i].scope, reqs[i].name);
+        PyObject *b = new_buffer(self, &reqs[i], &bufs[i]);
         if (!b)
             Py_CLEAR(out);
         else
             PyList_SET_ITEM(out, i, b);
     }
 done:
-    for (Py_ssize_t i = 0; ids && i < n; i++)
+    for (Py_ssize_t i = 0; ids && reqs && i < n; i++) {
         PyMem_Free(ids[i]);
+        PyMem_Free(reqs[i].bank_out);
+    }
     PyMem_Free(ids);
     PyMem_Free(reqs);
     PyMem_Free(bufs);
@@ -546,6 +567,24 @@ static PyObject *core_tuple(uint16_t x, uint16_t y)
     return Py_BuildValue("(II)", (unsigned)x, (unsigned)y);
 }
 
+PyObject *memdpy_bank_list(const memclient_bank *b, uint32_t n)
+{
+    PyObject *l = PyList_New(n);
+    for (uint32_t i = 0; l && i < n; i++) {
+        PyObject *d = Py_BuildValue("{s:I,s:K,s:K,s:N,s:N}", "bank", b[i].bank, "address",
+                                    (unsigned long long)b[i].address, "absolute",
+                                    (unsigned long long)b[i].absolute, "core",
+                                    core_tuple(b[i].logical_x, b[i].logical_y), "noc",
+                                    core_tuple(b[i].noc_x, b[i].noc_y));
+        if (!d) {
+            Py_CLEAR(l);
+            break;
+        }
+        PyList_SET_ITEM(l, i, d);
+    }
+    return l;
+}
+
 static PyObject *client_bank_info(PyObject *op, PyObject *arg)
 {
     memdpy_client *self = (memdpy_client *)op;
@@ -567,19 +606,7 @@ static PyObject *client_bank_info(PyObject *op, PyObject *arg)
             cap = (size_t)r;
             continue;
         }
-        PyObject *l = PyList_New(r);
-        for (int i = 0; l && i < r; i++) {
-            PyObject *d = Py_BuildValue("{s:I,s:K,s:K,s:N,s:N}", "bank", b[i].bank, "address",
-                                        (unsigned long long)b[i].address, "absolute",
-                                        (unsigned long long)b[i].absolute, "core",
-                                        core_tuple(b[i].logical_x, b[i].logical_y), "noc",
-                                        core_tuple(b[i].noc_x, b[i].noc_y));
-            if (!d) {
-                Py_CLEAR(l);
-                break;
-            }
-            PyList_SET_ITEM(l, i, d);
-        }
+        PyObject *l = memdpy_bank_list(b, (uint32_t)r);
         PyMem_Free(b);
         return l;
     }

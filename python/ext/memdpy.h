@@ -118,6 +118,10 @@ void memdpy_client_leave(memdpy_client *self);
  * device, class, scope and name. */
 PyObject *memdpy_buffer_new(memdpy_client *client, const memclient_buffer *buf, uint32_t device,
                             memd_class cls, memd_scope scope, const char *name);
+/* Keeps banks[0..n) (a bank-set allocation's reply) as the Buffer's bank_info(). */
+int memdpy_buffer_set_banks(PyObject *buffer, const memclient_bank *banks, uint32_t n);
+/* Client.bank_info()'s list of dicts for banks[0..n). */
+PyObject *memdpy_bank_list(const memclient_bank *banks, uint32_t n);
 /* A Pool leased by client from req (pool.c): grow adds MEMCLIENT_POOL_GROW, limit caps
  * its growth (0: none). */
 PyObject *memdpy_pool_new(memdpy_client *client, const memclient_alloc_req *req, bool grow,

@@ -407,6 +407,23 @@ def test_bank_set_batch(client, daemon):
     assert {x["address"] for x in client.bank_info(bufs[1])} == {bufs[1].address}
     per = client.bank_info(bufs[2])
     assert [x["bank"] for x in per] == [2, 3, 4, 5] and per[0]["address"] == bufs[2].address
+    # Each bank-set buffer has the list its reply brought, as memd answers it later.
+    for b in bufs:
+        assert b.bank_info() == client.bank_info(b)
+    assert len(bufs[3].bank_info()) == 64
+    one = client.alloc(0, "constant", 64, scope="sram", bank_set=[9, 6], per_bank=True)
+    assert one.bank_info() == client.bank_info(one) and one.bank_info()[0]["bank"] == 6
+    one.bank_info()[0]["bank"] = 99  # a copy each time
+    assert one.bank_info()[0]["bank"] == 6
+    one.free()
+    # From the reply, not a later request: it answers after its connection closed.
+    with memd.connect(daemon.socket, name="pytest-bank-info") as c:
+        kept = c.alloc_batch([dict(sram, size=64, bank_set=[12, 13], per_bank=True),
+                              dict(sram, size=64)])
+        want = c.bank_info(kept[0])
+    assert kept[0].bank_info() == want
+    with pytest.raises(memd.ConnectionError):
+        kept[1].bank_info()  # a lockstep buffer's list is memd's to give
     client.free_batch(bufs)
     assert alloc_handles(daemon.dump()) == before
 
