@@ -292,10 +292,11 @@ void memd_plan_tree_clear(plan_tree *t)
  * (rank lo - 1 and rank hi, leaf i + 1 holds rank i) climb until they are siblings.
  * A right sibling of the left boundary path (and a left sibling of the right one) is
  * a canonical node; a path node above a canonical node of its side is an ancestor of
- * one, as are the two paths' meeting point and everything above it. */
+ * one, as are the two paths' meeting point and everything above it (visited down
+ * from node number top: the path unions stand for the nodes above). */
 typedef void (*visit_fn)(plan_tree *t, void *ctx, uint32_t node, bool canonical);
 
-static void walk(plan_tree *t, uint32_t x, visit_fn fn, void *ctx)
+static void walk(plan_tree *t, uint32_t x, uint32_t top, visit_fn fn, void *ctx)
 {
     uint32_t l = t->leaves + t->lo[x], r = t->leaves + t->hi[x] + 1;
     bool lhas = false, rhas = false;
@@ -315,7 +316,7 @@ static void walk(plan_tree *t, uint32_t x, visit_fn fn, void *ctx)
         if (rhas)
             fn(t, ctx, r, false);
     }
-    for (uint32_t v = l >> 1; v; v >>= 1)
+    for (uint32_t v = l >> 1; v >= top; v >>= 1)
         fn(t, ctx, v, false);
 }
 
@@ -543,7 +544,8 @@ uint64_t memd_plan_tree_fit(plan_tree *t, uint32_t x, uint64_t size, uint64_t al
         /* The boundary paths' nodes follow from the ranks alone: ask for all of them
          * (a sibling pair shares a line) before the walk reads them one by one (1M size
          * order first fit ~5 % faster). */
-        for (uint32_t l = t->leaves + t->lo[x], r = t->leaves + t->hi[x] + 1; l > 1;
+        uint32_t top = t->pu ? 2u << PU_LEVEL : 1;
+        for (uint32_t l = t->leaves + t->lo[x], r = t->leaves + t->hi[x] + 1; l >= top;
              l >>= 1, r >>= 1) {
             __builtin_prefetch(has_s(t, l) ? (const void *)&t->nd[l]
                                            : (const void *)&t->low[l - t->first_low]);
@@ -564,7 +566,7 @@ uint64_t memd_plan_tree_fit(plan_tree *t, uint32_t x, uint64_t size, uint64_t al
             wr = (t->leaves + t->hi[x]) >> sh;
             gc.skip_below = 2u << PU_LEVEL;
         }
-        walk(t, x, visit_gather, &gc);
+        walk(t, x, top, visit_gather, &gc);
         if (t->pu) {
             gather_set(t, &gc, &t->pu[wl - (1u << PU_LEVEL)]);
             if (wr != wl)
