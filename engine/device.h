@@ -158,6 +158,8 @@ uint32_t memd_device_oom_bank(const memd_device *d);
 /* Per-bank views. A region is "split" once a subset or per-bank buffer used it: from
  * then on each bank's map is its own pieces of bank-set buffers plus the lockstep
  * buffers (device_banks.c); before that every bank's map is the region's lockstep map.
+ * It goes back to unsplit some lockstep operations after its last bank-set buffer went
+ * (as many as its banks plus its lockstep buffers then: device_banks.c).
  * Stats of one bank of one region (-ENOENT: no such allocatable region or bank): used
  * bytes and allocations count its pieces and the lockstep buffers, free blocks are the
  * gaps between both. O(1) for an unsplit region or a bank with no pieces, else a walk

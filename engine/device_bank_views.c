@@ -106,7 +106,7 @@ static int check_span(void *vctx, uint64_t addr, uint64_t size, bool allocated)
         return 0;
     c->bytes += size;
     /* Wholly covered: the first uncovered byte from addr on lies past it. */
-    if (memd_cover_next_free(c->cover, addr, &f) && f < addr + size)
+    if (c->cover && memd_cover_next_free(c->cover, addr, &f) && f < addr + size)
         return -EFAULT;
     if (c->lock && (!memd_range_fit_from(c->lock, size, 0, MEMD_DIR_BOTTOM_UP, addr, &at, &b, &bs) ||
                     at != addr))
@@ -128,23 +128,23 @@ int memd_device_check(const memd_device *d)
             if (!d->bank[k][r])
                 continue;
             const memd_cover *c = d->cover[k][r];
-            if (!c) { /* not built yet: then no lockstep buffer is there */
-                if (memd_range_allocated(lock) != 0)
-                    return -EFAULT;
-                for (uint32_t b = 0; b < d->spec.groups[k].banks; b++)
-                    if (memd_range_check(d->bank[k][r][b]) < 0)
-                        return -EFAULT;
-                continue;
-            }
             check_ctx lc = {c, NULL, 0}, pc = {c, lock, 0};
-            if (memd_cover_check(c) < 0 || memd_range_foreach(lock, check_span, &lc) != 0)
+            if (c && (memd_cover_check(c) < 0 || memd_range_foreach(lock, check_span, &lc) != 0))
                 return -EFAULT;
             for (uint32_t b = 0; b < d->spec.groups[k].banks; b++)
                 if (memd_range_check(d->bank[k][r][b]) < 0 ||
                     memd_range_foreach(d->bank[k][r][b], check_span, &pc) != 0)
                     return -EFAULT;
+            /* Without a coverage (not built yet, or none needed while no bank-set buffer
+             * is there) the pieces only have to be clear of the lockstep buffers (above).
+             * No bank-set buffer counted exactly when no bank holds a piece. */
+            uint64_t pieces = 0;
+            for (uint32_t b = 0; b < d->spec.groups[k].banks; b++)
+                pieces += memd_range_allocated(d->bank[k][r][b]);
+            if ((d->subsets[k][r] == 0) != (pieces == 0))
+                return -EFAULT;
             /* Nothing more is covered than the buffers and pieces there are. */
-            if (memd_cover_weight(c) * d->spec.groups[k].alignment != lc.bytes + pc.bytes)
+            if (c && memd_cover_weight(c) * d->spec.groups[k].alignment != lc.bytes + pc.bytes)
                 return -EFAULT;
         }
     return 0;

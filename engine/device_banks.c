@@ -5,11 +5,15 @@
  * range allocator holding that bank's pieces of bank-set buffers ONLY, and the region a
  * coverage map (cover.h) counting, per unit, the lockstep buffers and bank-set pieces
  * over it. The lockstep map keeps holding the lockstep buffers alone, as in an unsplit
- * region. A split costs O(B) allocator creations; the coverage is built when the split
- * region first holds a lockstep buffer (at the split, or at the first lockstep request
- * after it: O((L + P) log U) once, L lockstep buffers, P pieces, U units of the region),
- * so a region used only by bank-set buffers never pays for it. A region stays split and
- * keeps its coverage once built. From then on:
+ * region. A split costs O(B) allocator creations; the coverage is built at the first
+ * lockstep request while bank-set buffers are there (O((L + P) log U) once, L lockstep
+ * buffers, P pieces, U units of the region), so a region used only by bank-set buffers,
+ * or whose lockstep buffers only come and go while it has none, never pays for it.
+ * While a split region
+ * has no bank-set buffer, lockstep buffers go straight to the lockstep map (and the
+ * coverage, if built); once the lockstep operations since its last bank-set buffer went
+ * have paid for a new split (banks + lockstep buffers), it un-splits (lockstep_done).
+ * While split, with bank-set buffers:
  *  - ALL (lockstep): a unit of coverage 0 is free in every bank, so the coverage map's
  *    uncovered runs are the intersection of every bank's free space: memd_cover_fit
  *    places the buffer there with range.h's first / best fit rules, then it is reserved
@@ -140,10 +144,10 @@ static int cover_block(void *ctx, uint64_t addr, uint64_t size, bool allocated)
     return allocated ? memd_cover_add(ctx, addr, size, 1) : 0;
 }
 
-/* The region's coverage, built the first time a split region holds a lockstep buffer
- * (at the split, or at the first lockstep request after it): every lockstep buffer and
- * every bank's pieces, O((L + P) log U) once. Until then range and per-bank buffers pay
- * nothing for it; once built it is kept. On failure nothing changes. */
+/* The region's coverage, built at the first lockstep request in a split region that
+ * holds bank-set buffers: every lockstep buffer and every bank's pieces, O((L + P) log U)
+ * once. Until then range and per-bank buffers pay nothing for it; once built it is kept
+ * until the region un-splits. On failure nothing changes. */
 static int ensure_cover(memd_device *d, memd_kind k, uint8_t r)
 {
     if (d->cover[k][r])
@@ -165,11 +169,42 @@ static int ensure_cover(memd_device *d, memd_kind k, uint8_t r)
     return 0;
 }
 
-/* An empty allocator per bank (and the coverage, if lockstep buffers are there). */
+/* Lockstep operations an emptied split region waits for before it un-splits: the
+ * banks plus the lockstep buffers there, what a new split and coverage would cost. */
+static void idle_budget(memd_device *d, memd_kind k, uint8_t r)
+{
+    memd_range_stats st;
+    memd_range_stats_get(d->range[k][r], &st);
+    d->idle[k][r] = d->spec.groups[k].banks + st.allocations;
+}
+
+/* Back to one map: the per-bank allocators (all empty) and the coverage go. */
+static void unsplit(memd_device *d, memd_kind k, uint8_t r)
+{
+    drop_banks(d->bank[k][r], d->spec.groups[k].banks);
+    d->bank[k][r] = NULL;
+    memd_cover_destroy(d->cover[k][r]);
+    d->cover[k][r] = NULL;
+}
+
+/* A lockstep buffer was placed or released in split region (k, r). Once the region has
+ * no bank-set buffer left and the lockstep operations since have paid for a new split
+ * (idle_budget), it un-splits: lockstep placement is the plain lockstep map's again
+ * (the same placements: the coverage's uncovered runs were exactly its free blocks),
+ * at its cost. Waiting keeps a bank-set buffer that comes and goes from splitting and
+ * building the coverage over and over: amortized O(log U) per operation. */
+static void lockstep_done(memd_device *d, memd_kind k, uint8_t r)
+{
+    if (d->subsets[k][r] == 0 && d->bank[k][r] && --d->idle[k][r] == 0)
+        unsplit(d, k, r);
+}
+
+/* An empty allocator per bank (the coverage waits for a lockstep request: ensure_cover). */
 static int split(memd_device *d, memd_kind k, uint8_t r)
 {
     if (d->bank[k][r])
         return 0;
+    idle_budget(d, k, r); /* used if the bank-set request fails and none is left */
     const memd_bank_group_spec *g = &d->spec.groups[k];
     const memd_region_spec *rs = &g->regions[r];
     memd_range **b = calloc(g->banks, sizeof(*b));
@@ -183,11 +218,7 @@ static int split(memd_device *d, memd_kind k, uint8_t r)
         return rc;
     }
     d->bank[k][r] = b;
-    if (memd_range_allocated(d->range[k][r]) && (rc = ensure_cover(d, k, r))) {
-        d->bank[k][r] = NULL;
-        drop_banks(b, g->banks);
-    }
-    return rc;
+    return 0;
 }
 
 bool memd_device_region_split(const memd_device *d, memd_kind kind, uint8_t region)
@@ -429,7 +460,16 @@ static int fill_set(memd_placement *p, const memd_alloc_req *req)
 static int alloc_lockstep(memd_device *d, const memd_class_policy *pol, uint64_t sz,
                           uint64_t al, memd_placement *p)
 {
-    int rc = ensure_cover(d, p->kind, p->region);
+    memd_range *lock = d->range[p->kind][p->region];
+    int rc;
+    if (d->subsets[p->kind][p->region] == 0 && !d->cover[p->kind][p->region]) {
+        /* No piece anywhere: the lockstep map's free blocks are every bank's. */
+        rc = memd_range_alloc(lock, sz, al, pol->dir, pol->fit, &p->address);
+        if (rc == 0)
+            lockstep_done(d, p->kind, p->region);
+        return rc;
+    }
+    rc = ensure_cover(d, p->kind, p->region);
     memd_cover *c = d->cover[p->kind][p->region];
     if (rc == 0)
         rc = memd_cover_reserve(c, 1);
@@ -439,9 +479,11 @@ static int alloc_lockstep(memd_device *d, const memd_class_policy *pol, uint64_t
     if (rc == -ENOMEM)
         d->oom_bank = blame(d, p->kind, p->region, NULL, d->spec.groups[p->kind].banks, sz, al);
     if (rc == 0)
-        rc = memd_range_alloc_at(d->range[p->kind][p->region], p->address, sz);
-    if (rc == 0)
+        rc = memd_range_alloc_at(lock, p->address, sz);
+    if (rc == 0) {
         (void)memd_cover_add(c, p->address, sz, 1); /* reserved */
+        lockstep_done(d, p->kind, p->region);
+    }
     return rc;
 }
 
@@ -544,6 +586,11 @@ int memd_banks_alloc_at(memd_device *d, const memd_placement *p)
     memd_range **b = d->bank[p->kind][p->region], *lock = d->range[p->kind][p->region];
     uint64_t sz = req_size(d, p);
     if (p->mode == MEMD_BANKS_ALL) {
+        if (d->subsets[p->kind][p->region] == 0 && !d->cover[p->kind][p->region]) {
+            if ((rc = memd_range_alloc_at(lock, p->address, sz)) == 0) /* as alloc_lockstep */
+                lockstep_done(d, p->kind, p->region);
+            return rc;
+        }
         if ((rc = ensure_cover(d, p->kind, p->region)))
             return rc;
         memd_cover *c = d->cover[p->kind][p->region];
@@ -551,6 +598,7 @@ int memd_banks_alloc_at(memd_device *d, const memd_placement *p)
             (rc = memd_range_alloc_at(lock, p->address, sz)))
             return rc;
         (void)memd_cover_add(c, p->address, sz, 1); /* reserved */
+        lockstep_done(d, p->kind, p->region);
         return 0;
     }
     uint64_t lo, hi, m = d->spec.groups[p->kind].alignment;
@@ -573,8 +621,10 @@ int memd_banks_release(memd_device *d, const memd_placement *p)
     uint64_t sz;
     if (p->mode == MEMD_BANKS_ALL) {
         int rc = memd_range_free(lock, p->address, &sz); /* unchanged on failure */
-        if (rc == 0 && c) /* a split region holding a lockstep buffer has its coverage */
+        if (rc == 0 && c) /* a coverage holds every lockstep buffer */
             memd_cover_drop(c, p->address, sz, 1); /* added with the buffer */
+        if (rc == 0)
+            lockstep_done(d, p->kind, p->region);
         return rc;
     }
     if (!b || !set_ok(d, p))
@@ -592,6 +642,7 @@ int memd_banks_release(memd_device *d, const memd_placement *p)
         (void)memd_range_free(b[p->set[i]], piece_addr(p, i), NULL); /* there, reserved */
     for (uint32_t i = 0; c && i < cover_spans(p); i++)
         memd_cover_drop(c, piece_addr(p, i), sz, cover_occupants(p)); /* added with it */
-    d->subsets[p->kind][p->region]--;
+    if (--d->subsets[p->kind][p->region] == 0)
+        idle_budget(d, p->kind, p->region);
     return 0;
 }

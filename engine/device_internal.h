@@ -21,6 +21,9 @@ struct memd_device {
     /* Live bank-set buffers (range lockstep and per bank) per region: not in range[][],
      * but counted in its statistics' allocations. */
     uint64_t subsets[MEMD_KIND_COUNT][MEMD_MAX_REGIONS];
+    /* A split region without bank-set buffers: lockstep operations left before it goes
+     * back to one map (device_banks.c, unsplit). */
+    uint64_t idle[MEMD_KIND_COUNT][MEMD_MAX_REGIONS];
     uint32_t oom_bank; /* memd_device_oom_bank */
 };
 

@@ -2,7 +2,10 @@
  * memd_device, one placement mode at a time (engine/device_banks.c).
  *
  * MODE: lockstep (every bank, region never split: today's path), lockstep-split (every
- * bank, after one subset buffer split the region: the intersection path), range (one
+ * bank, after one subset buffer split the region: the intersection path),
+ * lockstep-unsplit (as lockstep-split, then that buffer is released and untimed pairs
+ * run until the region un-splits: the timed pairs then show what a region pays after
+ * its last bank-set buffer went, which should be plain lockstep's cost), range (one
  * address over a shard grid of 8 consecutive banks), per-bank (8 independent addresses,
  * one per bank of a shard grid of 8), mixed (each buffer picks one of the three). The
  * live buffers are filled first, then each timed pair frees a random live buffer and
@@ -82,11 +85,21 @@ static int alloc_one(bench *b, memd_placement *p)
     return memd_device_alloc(b->d, &req, p);
 }
 
+/* One timed unit: free a random live buffer, allocate a new one of the mode. */
+static int pair(bench *b, memd_placement *lv, uint64_t live)
+{
+    uint64_t k = rng_next(&b->rng) % live;
+    int rc = memd_device_release(b->d, &lv[k]);
+    memd_placement_fini(&lv[k]);
+    return rc ? rc : alloc_one(b, &lv[k]);
+}
+
 static int run_once(const char *mode, uint64_t live, uint64_t pairs, uint64_t seed,
                     double *ns_per_pair)
 {
     bench b = {.rng = seed};
-    if (strcmp(mode, "lockstep") == 0 || strcmp(mode, "lockstep-split") == 0)
+    bool split = strcmp(mode, "lockstep-split") == 0 || strcmp(mode, "lockstep-unsplit") == 0;
+    if (strcmp(mode, "lockstep") == 0 || split)
         b.mode = MEMD_BANKS_ALL;
     else if (strcmp(mode, "range") == 0)
         b.mode = MEMD_BANKS_RANGE;
@@ -96,7 +109,7 @@ static int run_once(const char *mode, uint64_t live, uint64_t pairs, uint64_t se
         b.mode = -1;
     else {
         fprintf(stderr, "memd-bench-alloc: --banks: unknown mode '%s' (lockstep, "
-                        "lockstep-split, range, per-bank, mixed)\n", mode);
+                        "lockstep-split, lockstep-unsplit, range, per-bank, mixed)\n", mode);
         return -EINVAL;
     }
     for (uint32_t i = 0; i <= BANKS - GRID; i++)
@@ -107,7 +120,7 @@ static int run_once(const char *mode, uint64_t live, uint64_t pairs, uint64_t se
     memd_placement *lv = calloc(live, sizeof(*lv));
     int rc = lv ? 0 : -ENOMEM;
     memd_placement splitter = {0};
-    if (rc == 0 && strcmp(mode, "lockstep-split") == 0) {
+    if (rc == 0 && split) {
         /* One 32-byte buffer in bank 63 splits the region. */
         uint32_t last = BANKS - 1;
         memd_alloc_req req = {.cls = MEMD_CLASS_CONSTANT, .scope = MEMD_SCOPE_SRAM, .bytes = 32,
@@ -116,14 +129,18 @@ static int run_once(const char *mode, uint64_t live, uint64_t pairs, uint64_t se
     }
     for (uint64_t i = 0; rc == 0 && i < live; i++)
         rc = alloc_one(&b, &lv[i]);
-    double t0 = now_ns();
-    for (uint64_t i = 0; rc == 0 && i < pairs; i++) {
-        uint64_t k = rng_next(&b.rng) % live;
-        rc = memd_device_release(b.d, &lv[k]);
-        memd_placement_fini(&lv[k]);
-        if (rc == 0)
-            rc = alloc_one(&b, &lv[k]);
+    if (rc == 0 && strcmp(mode, "lockstep-unsplit") == 0) {
+        rc = memd_device_release(b.d, &splitter);
+        /* The region un-splits after banks + live lockstep operations (two a pair). */
+        for (uint64_t i = 0; rc == 0 && i <= BANKS + live &&
+                             memd_device_region_split(b.d, MEMD_KIND_SRAM, 0); i++)
+            rc = pair(&b, lv, live);
+        if (rc == 0 && memd_device_region_split(b.d, MEMD_KIND_SRAM, 0))
+            rc = -EFAULT;
     }
+    double t0 = now_ns();
+    for (uint64_t i = 0; rc == 0 && i < pairs; i++)
+        rc = pair(&b, lv, live);
     double t1 = now_ns();
     if (rc == 0 && memd_device_check(b.d) != 0)
         rc = -EFAULT;

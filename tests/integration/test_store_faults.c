@@ -193,6 +193,43 @@ START_TEST(lost_replies_are_answered_once)
     ck_assert_uint_eq(held_by(admin, sid, left, 8), 3); /* b0, and weights twice */
     ck_assert_int_eq(memclient_query(admin, k.out[0].handle, &qi), -ENOENT);
     ck_assert_int_eq(memclient_query(admin, kb.out[2].handle, &qi), -ENOENT);
+
+    /* ALLOC_BANKS, and ALLOC_BATCH_BANKS with a plain record between two bank sets: the
+     * retries get the first sendings' buffers, with their banks (bank_out) again. */
+    static uint32_t set[] = {3, 1, 2}, one = 5;
+    static memclient_bank banks[2][3];
+    call kk = {.c = c, .op = 0, .req = {cu_req(MEMD_CLASS_CONSTANT, 4096)}};
+    kk.req[0].bank_set = set;
+    kk.req[0].nbank_set = 3;
+    kk.req[0].per_bank = 1;
+    call_across_a_crash(&kk);
+    call kbb = {.c = c, .op = 1, .n = 3,
+                .req = {cu_req(MEMD_CLASS_INTERNAL, 1024), cu_req(MEMD_CLASS_INTERNAL, 2048),
+                        cu_req(MEMD_CLASS_INTERNAL, 512)}};
+    kbb.req[0].bank_set = set;
+    kbb.req[0].nbank_set = 3;
+    kbb.req[0].bank_out = banks[0];
+    kbb.req[0].nbank_out = 3;
+    kbb.req[2].bank_set = &one;
+    kbb.req[2].nbank_set = 1;
+    kbb.req[2].per_bank = 1;
+    kbb.req[2].bank_out = banks[1];
+    kbb.req[2].nbank_out = 3;
+    call_across_a_crash(&kbb);
+    memclient_disconnect(admin);
+    admin = cu_connect(&f);
+    ck_assert_uint_eq(held_by(admin, sid, NULL, 0), 3 + 1 + 3);
+    ck_assert_int_eq(kk.out[0].bank_mode, MEMD_BANKS_PER_BANK);
+    ck_assert_int_eq(kbb.out[0].bank_mode, MEMD_BANKS_RANGE);
+    ck_assert_int_eq(kbb.out[1].bank_mode, MEMD_BANKS_ALL);
+    ck_assert_uint_lt(kbb.out[0].handle, kbb.out[2].handle);
+    ck_assert_uint_eq(banks[0][0].bank, 1);
+    ck_assert_uint_eq(banks[0][2].address, kbb.out[0].address);
+    ck_assert_uint_eq(banks[1][0].bank, 5);
+    ck_assert_uint_eq(banks[1][0].address, kbb.out[2].address);
+    memclient_bank bi[3];
+    ck_assert_int_eq(memclient_bank_info(admin, kbb.out[2].handle, bi, 3), 1);
+    ck_assert_uint_eq(bi[0].address, banks[1][0].address);
     /* And the connection goes on as usual. */
     ck_assert_int_eq(memclient_free(c, b0.handle), 0);
     memclient_disconnect(admin);

@@ -390,7 +390,10 @@ static void run_mix(uint32_t banks, uint64_t steps, uint64_t seed, uint64_t size
     for (int m = 0; m < MEMD_BANKS_MODE_COUNT; m++)
         ck_assert_msg(w.placed[m] > steps / 20 && w.oom[m] > 0, "mode %d: %" PRIu64 " placed, %"
                       PRIu64 " out of room (peak live %zu)", m, w.placed[m], w.oom[m], w.peak);
-    ck_assert(memd_device_region_split(w.d, MEMD_KIND_SRAM, 1));
+    size_t subsets = 0;
+    for (size_t i = 0; i < w.nlive; i++)
+        subsets += w.lv[i].p.mode != MEMD_BANKS_ALL;
+    ck_assert(subsets == 0 || memd_device_region_split(w.d, MEMD_KIND_SRAM, 1));
     while (w.nlive)
         step_free(&w);
     for (uint32_t b = 0; b < banks; b++) {
@@ -618,6 +621,103 @@ START_TEST(split_keeps_lockstep)
 }
 END_TEST
 
+/* A split region whose bank-set buffers are gone places lockstep buffers as a device
+ * that never split does (same seeded requests, same addresses, step by step), and
+ * un-splits after exactly banks + lockstep buffers lockstep operations; bank-set
+ * buffers split it again. The lockstep buffers placed while it was split are copied
+ * into the other device with memd_device_alloc_at, so both lockstep maps stay equal. */
+START_TEST(unsplit_after_last_piece)
+{
+    enum { BANKS = 6, MAXLIVE = 400 };
+    memd_device *d = make(BANKS), *e = make(BANKS);
+    uint64_t rng = memd_test_seed(DEFAULT_SEED) ^ 0x756e73706c6974ull;
+    memd_placement ld[MAXLIVE], le[MAXLIVE];
+    size_t n = 0;
+    /* One lockstep step on both devices; false when it had no room. */
+#define LOCK_STEP(both)                                                                        \
+    do {                                                                                       \
+        if (n && (n == MAXLIVE || below(&rng, 100) < 40)) {                                    \
+            size_t k = below(&rng, n);                                                         \
+            ck_assert_int_eq(memd_device_release(d, &ld[k]), 0);                               \
+            ck_assert_int_eq(memd_device_release(e, &le[k]), 0);                               \
+            ld[k] = ld[--n];                                                                   \
+            le[k] = le[n];                                                                     \
+            break;                                                                             \
+        }                                                                                      \
+        memd_alloc_req q = sram((memd_class)below(&rng, 4), 1 + below(&rng, 3000));           \
+        if (below(&rng, 4) == 0)                                                               \
+            q.alignment = 32u << below(&rng, 5);                                               \
+        int r1 = memd_device_alloc(d, &q, &ld[n]);                                             \
+        int r2 = (both) ? memd_device_alloc(e, &q, &le[n]) : r1;                               \
+        ck_assert_int_eq(r1, r2);                                                              \
+        if (r1)                                                                                \
+            break;                                                                             \
+        if (both) {                                                                            \
+            ck_assert_uint_eq(ld[n].address, le[n].address);                                   \
+        } else {                                                                               \
+            ck_assert_int_eq(memd_device_alloc_at(e, &ld[n]), 0);                              \
+            le[n] = ld[n];                                                                     \
+        }                                                                                      \
+        n++;                                                                                   \
+    } while (0)
+    for (int i = 0; i < 300; i++)
+        LOCK_STEP(true);
+    ck_assert(!memd_device_region_split(d, MEMD_KIND_SRAM, 1));
+    for (int round = 0; round < 3; round++) {
+        /* Bank-set buffers split d; lockstep buffers placed meanwhile are copied to e. */
+        uint32_t s01[] = {0, 1}, s3[] = {3, 4};
+        memd_alloc_req r = sram(MEMD_CLASS_CONSTANT, 700);
+        r.bank_set = s01;
+        r.nbank_set = 2;
+        memd_placement a, b;
+        ck_assert_int_eq(memd_device_alloc(d, &r, &a), 0);
+        r.bank_set = s3;
+        r.per_bank = true;
+        r.cls = MEMD_CLASS_CODE;
+        ck_assert_int_eq(memd_device_alloc(d, &r, &b), 0);
+        ck_assert(memd_device_region_split(d, MEMD_KIND_SRAM, 1));
+        /* Round 0: no lockstep request while they are there (no coverage is built, and
+         * lockstep buffers then go straight to the lockstep map); then some. */
+        for (int i = 0; round > 0 && i < 100; i++)
+            LOCK_STEP(false);
+        ck_assert_int_eq(memd_device_release(d, &a), 0);
+        ck_assert_int_eq(memd_device_release(d, &b), 0);
+        memd_placement_fini(&a);
+        memd_placement_fini(&b);
+        /* From here on both devices answer the same; d un-splits after exactly
+         * BANKS + n lockstep operations (placements and releases alike). */
+        memd_range_stats st;
+        ck_assert_int_eq(memd_device_region_stats(d, MEMD_KIND_SRAM, 1, &st), 0);
+        ck_assert_uint_eq(st.allocations, n);
+        uint64_t budget = BANKS + n, ops = 0;
+        ck_assert(memd_device_region_split(d, MEMD_KIND_SRAM, 1));
+        while (memd_device_region_split(d, MEMD_KIND_SRAM, 1)) {
+            size_t before = n;
+            LOCK_STEP(true);
+            ops += n != before; /* a placement or a release, not a refusal */
+            ck_assert_uint_le(ops, budget);
+            if (ops % 16 == 0)
+                ck_assert_int_eq(memd_device_check(d), 0);
+        }
+        ck_assert_uint_eq(ops, budget);
+        ck_assert_int_eq(memd_device_check(d), 0);
+        for (int i = 0; i < 200; i++)
+            LOCK_STEP(true);
+        ck_assert(!memd_device_region_split(d, MEMD_KIND_SRAM, 1));
+        for (uint32_t i = 0; i < BANKS; i++) {
+            memd_range_stats x, y;
+            ck_assert_int_eq(memd_device_bank_stats(d, MEMD_KIND_SRAM, 1, i, &x), 0);
+            ck_assert_int_eq(memd_device_bank_stats(e, MEMD_KIND_SRAM, 1, i, &y), 0);
+            ck_assert(memcmp(&x, &y, sizeof x) == 0);
+        }
+    }
+#undef LOCK_STEP
+    ck_assert_int_eq(memd_device_check(d), 0);
+    memd_device_destroy(d);
+    memd_device_destroy(e);
+}
+END_TEST
+
 /* ------------------------------------------------------------- allocation failures */
 
 /* Everything a failed operation must leave as it was: every bank's blocks, the lockstep
@@ -793,6 +893,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(t, range_keeps_other_banks_usable);
     tcase_add_test(t, per_bank_independent_addresses);
     tcase_add_test(t, split_keeps_lockstep);
+    tcase_add_test(t, unsplit_after_last_piece);
     suite_add_tcase(s, t);
     TCase *r = tcase_create("random");
     tcase_set_timeout(r, 600);

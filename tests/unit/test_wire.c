@@ -337,6 +337,23 @@ START_TEST(banks_roundtrip_and_rejects)
     memd_wire_put_u32(buf + MEMD_WIRE_ALLOC_REQ_SIZE + 4, MEMD_BANKSET_MAX + 1);
     ck_assert_int_eq(memd_wire_alloc_banks_get(buf, n, &g, &gb, &raw), -EINVAL);
 
+    /* ALLOC_BATCH_BANKS elements: each says its size; what follows is the next one's. */
+    memd_wire_bankset none = {0, 0};
+    p = memd_wire_bankset_put(memd_wire_alloc_req_put(buf, &r), &b, ids);
+    uint8_t *end = memd_wire_bankset_put(memd_wire_alloc_req_put(p, &r), &none, NULL);
+    size_t used, total = (size_t)(end - buf);
+    ck_assert_int_eq(memd_wire_alloc_banks_elem_get(buf, total, &g, &gb, &raw, &used), 0);
+    ck_assert_uint_eq(used, n);
+    ck_assert_uint_eq(gb.count, 3);
+    ck_assert_int_eq(memd_wire_alloc_banks_elem_get(buf + used, total - used, &g, &gb, &raw,
+                                                    &used), 0);
+    ck_assert_uint_eq(used, MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE);
+    ck_assert_uint_eq(gb.count, 0);
+    ck_assert_uint_eq(gb.flags, 0);
+    ck_assert_int_eq(memd_wire_alloc_banks_elem_get(buf, n - 1, &g, &gb, &raw, &used), -EBADMSG);
+    ck_assert_int_eq(memd_wire_alloc_banks_elem_get(buf, MEMD_WIRE_ALLOC_REQ_SIZE + 7, &g, &gb,
+                                                    &raw, &used), -EBADMSG);
+
     memd_wire_alloc_bank_rec a = {.handle = 9, .bank_mode = MEMD_BANKS_RANGE,
                                   .bank = {.bank = 5, .logical_x = 1, .logical_y = 2,
                                            .noc_x = 3, .noc_y = 4, .address = 0x40,
