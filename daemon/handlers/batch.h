@@ -18,9 +18,10 @@ typedef struct memd_batch_again {
     size_t next;               /* unshared holds are taken from the oldest (the end) on */
 } memd_batch_again;
 
-/* 1 with *ag filled (free ag->hs after), 0 when the first sending left no trace (apply
- * the batch as new), or when the session holds some but not n of them, or memory runs
- * out: MEMD_CLOSE / 0 with the error reply queued in out and *ret set, returning -1. */
+/* For a retried batch of n records: 1 with *ag filled (free ag->hs after); 0 when the
+ * first sending left no trace (apply the batch as new); -1 when the session holds some
+ * but not n of them, or memory ran out: the error reply is queued and *ret is what the
+ * handler returns (memd_reply_fail's result). */
 int memd_batch_again_begin(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                            uint32_t n, memd_buf *out, memd_batch_again *ag, int *ret);
 
