@@ -24,20 +24,25 @@
  *    touched.
  *  - PER_BANK: bank b's free space is the complement of its pieces and the lockstep
  *    buffers. While the lockstep map is empty that is the bank's allocator alone
- *    (memd_range_fit, O(log n) for both fits); otherwise memd_range_fit_from gives, for
- *    one allocator, the first fitting start at or beyond a candidate x in the request's
- *    direction, and the candidate moves whenever one of the two (bank, lockstep map)
- *    rejects it until both accept the same x ("leapfrog" intersection). Each member
- *    keeps a cursor (range_cur.h) on the block its last answer came from, and the
- *    candidate only moves one way, so a question costs a step or two inside a leaf,
- *    not a descent: O(log n + m) for m candidate moves (bounded by the free blocks the
- *    two disagree on before the result), where seeking every question from the root
- *    was O(m log n). The piece is then carved from the bank's cursor (no second
- *    descent), and added to the coverage (once built): O(log U) per bank touched.
- *  - RANGE: the same leapfrog over the set's |S| allocators plus the lockstep map
- *    (unless it is empty): O(|S| log n + m) with cursors, carved in each bank of S from
- *    its cursor, added to the coverage once (one span covers the unit in whichever
- *    banks).
+ *    (memd_range_fit, O(log n) for both fits); otherwise the bank's and the lockstep
+ *    map's lists of free blocks are merged in placement order (memd_range_fit_both,
+ *    range_cur.h): every overlap of two blocks large enough is a free block of the
+ *    intersection, so first fit is the first overlap that holds the request and best
+ *    fit the smallest: O(log n + m), m the blocks passed over (each a step inside a
+ *    leaf through a cursor; the blocks the two disagree on before the result). The
+ *    piece is then carved from the bank's cursor (no second descent), and added to the
+ *    coverage (once built): O(log U) per bank touched.
+ *  - RANGE: a leapfrog over the set's |S| allocators plus the lockstep map (unless it
+ *    is empty): memd_range_fit_from gives, for one allocator, the first fitting start
+ *    at or beyond a candidate x in the request's direction, and the candidate moves
+ *    whenever a member rejects it until all accept the same x. Each member keeps a
+ *    cursor (range_cur.h) on the block its last answer came from, and the candidate
+ *    only moves one way, so a question costs a step or two inside a leaf, not a
+ *    descent; after a move the member that moved it before is asked first (the
+ *    lockstep map and one bank tend to take turns): O(|S| log n + m) for m moves,
+ *    where seeking every question from the root was O(m log n). Carved in each bank of
+ *    S from its cursor, added to the coverage once (one span covers the unit in
+ *    whichever banks).
  *  - Best fit over an intersection walks every intersection block that fits (through
  *    the same cursors: O(members log n + blocks * members)) and takes the smallest,
  *    ties to the lowest (bottom-up) or highest (top-down) address: exact, not
@@ -261,23 +266,35 @@ static inline bool member_fit(const bankv *v, memd_range_cur *cur, uint32_t j, u
 }
 
 /* The first start from `from` on, in direction dir, where [x, x + sz) is free in every
- * member of v (leapfrog: see the top of the file). false: member *fail has no room. */
-static bool common_fit(const bankv *v, memd_range_cur *cur, uint64_t sz, uint64_t al,
-                       memd_dir dir, uint64_t from, uint64_t *at, uint32_t *fail)
+ * member of v (leapfrog: see the top of the file). false: member *fail has no room.
+ * Members are asked in the cyclic order ord (identity when NULL); when one moves the
+ * candidate, the one that moved it before is asked next: in a range search the
+ * lockstep map and one bank tend to take turns, and the others mostly agree. Any order
+ * gives the same start (the least one every member accepts). */
+static bool common_fit(const bankv *v, memd_range_cur *cur, uint32_t *ord, uint64_t sz,
+                       uint64_t al, memd_dir dir, uint64_t from, uint64_t *at, uint32_t *fail)
 {
     uint64_t x = from, b, bs, y;
-    uint32_t agree = 0, n = bv_members(v);
-    for (uint32_t j = 0; agree < n; j = j + 1 == n ? 0 : j + 1) {
+    uint32_t agree = 0, n = bv_members(v), pm = UINT32_MAX; /* pm: position of the last mover */
+    for (uint32_t k = 0; agree < n; k = k + 1 == n ? 0 : k + 1) {
+        uint32_t j = ord ? ord[k] : k;
         if (!member_fit(v, cur, j, sz, al, dir, x, &y, &b, &bs)) {
             *fail = j;
             return false;
         }
         if (agree && y == x) {
             agree++;
-        } else {
-            x = y;
-            agree = 1;
+            continue;
         }
+        x = y;
+        agree = 1;
+        uint32_t nx = k + 1 == n ? 0 : k + 1;
+        if (ord && pm != UINT32_MAX && pm != k && pm != nx) {
+            uint32_t t = ord[nx];
+            ord[nx] = ord[pm];
+            ord[pm] = t;
+        }
+        pm = k;
     }
     *at = x;
     return true;
@@ -301,12 +318,12 @@ static void common_block(const bankv *v, memd_range_cur *cur, uint64_t sz, uint6
 
 /* Best fit over the intersection: every intersection block that fits, in direction
  * order; the first smallest wins. */
-static bool common_best(const bankv *v, memd_range_cur *cur, uint64_t sz, uint64_t al,
-                        memd_dir dir, uint64_t *at, uint32_t *fail)
+static bool common_best(const bankv *v, memd_range_cur *cur, uint32_t *ord, uint64_t sz,
+                        uint64_t al, memd_dir dir, uint64_t *at, uint32_t *fail)
 {
     bool found = false;
     uint64_t best = 0, from = dir == MEMD_DIR_TOP_DOWN ? UINT64_MAX : 0, x, lo, hi;
-    while (common_fit(v, cur, sz, al, dir, from, &x, fail)) {
+    while (common_fit(v, cur, ord, sz, al, dir, from, &x, fail)) {
         common_block(v, cur, sz, al, dir, x, &lo, &hi);
         if (!found || hi - lo < best) {
             found = true;
@@ -332,14 +349,16 @@ static bool common_best(const bankv *v, memd_range_cur *cur, uint64_t sz, uint64
  * (fresh ones; NULL: every question sought from the root, the same placement). After
  * a first fit every bank member's cursor is on its block holding the start found, which
  * the commit then carves without a second descent (memd_range_alloc_at_cur). */
-static bool common_place(const bankv *v, memd_range_cur *cur, uint64_t sz, uint64_t al,
-                         const memd_class_policy *pol, uint64_t *at, uint32_t *fail)
+static bool common_place(const bankv *v, memd_range_cur *cur, uint32_t *ord, uint64_t sz,
+                         uint64_t al, const memd_class_policy *pol, uint64_t *at, uint32_t *fail)
 {
     for (uint32_t j = 0; cur && j < bv_members(v); j++)
         cur[j].set = false;
+    for (uint32_t j = 0; ord && j < bv_members(v); j++)
+        ord[j] = j;
     if (pol->fit == MEMD_FIT_BEST)
-        return common_best(v, cur, sz, al, pol->dir, at, fail);
-    return common_fit(v, cur, sz, al, pol->dir, pol->dir == MEMD_DIR_TOP_DOWN ? UINT64_MAX : 0,
+        return common_best(v, cur, ord, sz, al, pol->dir, at, fail);
+    return common_fit(v, cur, ord, sz, al, pol->dir, pol->dir == MEMD_DIR_TOP_DOWN ? UINT64_MAX : 0,
                       at, fail);
 }
 
@@ -349,19 +368,24 @@ static bool common_place(const bankv *v, memd_range_cur *cur, uint64_t sz, uint6
 
 typedef struct cursors {
     memd_range_cur local[LOCAL_CURSORS], *c;
+    uint32_t local_ord[LOCAL_CURSORS], *ord; /* common_fit's order of asking */
 } cursors;
 
 static void cursors_init(cursors *cs, uint32_t n)
 {
-    cs->c = n <= LOCAL_CURSORS ? cs->local : malloc(sizeof(*cs->c) * n);
+    bool small = n <= LOCAL_CURSORS;
+    cs->c = small ? cs->local : malloc(sizeof(*cs->c) * n);
+    cs->ord = small ? cs->local_ord : malloc(sizeof(*cs->ord) * n);
     for (uint32_t j = 0; cs->c && j < n; j++)
         cs->c[j].set = false;
 }
 
 static void cursors_fini(cursors *cs)
 {
-    if (cs->c != cs->local)
+    if (cs->c != cs->local) {
         free(cs->c);
+        free(cs->ord);
+    }
 }
 
 /* The bank an -ENOMEM names for a lockstep or range request over set[0..n) (every bank
@@ -380,7 +404,7 @@ static uint32_t blame(const memd_device *d, memd_kind k, uint8_t r, const uint32
         bankv v = {b, &id, 1, d->range[k][r]};
         uint64_t at;
         memd_range_cur cur[2] = {MEMD_RANGE_CUR_INIT, MEMD_RANGE_CUR_INIT};
-        if (!common_fit(&v, cur, sz, al, MEMD_DIR_BOTTOM_UP, 0, &at, &fail))
+        if (!common_fit(&v, cur, NULL, sz, al, MEMD_DIR_BOTTOM_UP, 0, &at, &fail))
             return id;
         uint64_t used = memd_range_allocated(b[id]);
         if (used > most) {
@@ -504,12 +528,15 @@ static int place_per_bank(memd_device *d, const memd_class_policy *pol, uint64_t
                 return rc;
             ok = rc == 0;
         } else {
-            bankv v = {b, &p->set[i], 1, lock};
-            memd_range_cur pair[2];
-            uint32_t fail;
-            ok = common_place(&v, pair, sz, al, pol, &p->addrs[i], &fail);
+            /* The bank and the lockstep map: two lists of free blocks merged. */
+            memd_range_cur own, spare;
+            int rc = memd_range_fit_both(b[p->set[i]], &own, lock, &spare, sz, al, pol->dir,
+                                         pol->fit, &p->addrs[i]);
+            if (rc && rc != -ENOMEM)
+                return rc;
+            ok = rc == 0;
             if (cur)
-                cur[i] = pair[0];
+                cur[i] = own;
         }
         if (!ok) {
             d->oom_bank = p->set[i];
@@ -541,7 +568,7 @@ int memd_banks_alloc(memd_device *d, const memd_alloc_req *req, memd_placement *
         bankv v = {d->bank[p->kind][p->region], p->set, p->nset,
                    memd_range_allocated(lock) ? lock : NULL};
         uint32_t fail;
-        if (!common_place(&v, cs.c, sz, al, pol, &p->address, &fail)) {
+        if (!common_place(&v, cs.c, cs.ord, sz, al, pol, &p->address, &fail)) {
             d->oom_bank = blame(d, p->kind, p->region, p->set, p->nset, sz, al);
             rc = -ENOMEM;
         }

@@ -601,6 +601,67 @@ found:
     return true;
 }
 
+/* The first (dir's order) free block of r of at least sz bytes, or the next one after
+ * the block at c; c then is on it, and [*a, *e) is the block. */
+static bool both_block(const memd_range *r, memd_range_cur *c, uint64_t sz, memd_dir dir, bool next,
+                       uint64_t *a, uint64_t *e)
+{
+    int d = dir == MEMD_DIR_TOP_DOWN;
+    bool ok = next ? memd_bt_fit_next(&r->by_addr, sz, d, &c->p) : memd_bt_fit(&r->by_addr, sz, d, &c->p);
+    c->set = ok;
+    if (ok) {
+        uint64_t s;
+        memd_bt_get(&r->by_addr, &c->p, a, &s);
+        *e = *a + s;
+    }
+    return ok;
+}
+
+int memd_range_fit_both(const memd_range *r1, memd_range_cur *c1, const memd_range *r2,
+                        memd_range_cur *c2, uint64_t size, uint64_t align, memd_dir dir,
+                        memd_fit fit, uint64_t *addr)
+{
+    if (!r1 || !r2 || !c1 || !c2 || !addr || r1->min_align != r2->min_align || size == 0 ||
+        (align & (align - 1)) != 0 || (dir != MEMD_DIR_BOTTOM_UP && dir != MEMD_DIR_TOP_DOWN) ||
+        (fit != MEMD_FIT_FIRST && fit != MEMD_FIT_BEST))
+        return -EINVAL;
+    uint64_t m = r1->min_align;
+    if (size > UINT64_MAX - (m - 1))
+        return -EOVERFLOW;
+    uint64_t sz = (size + (m - 1)) & ~(m - 1), al = align > m ? align : m;
+    bool down = dir == MEMD_DIR_TOP_DOWN, found = false;
+    uint64_t a1, e1, a2, e2, x, best = 0;
+    memd_range_cur k1 = *c1, k2 = *c2; /* the cursors on the best overlap so far */
+    if (!both_block(r1, c1, sz, dir, false, &a1, &e1) || !both_block(r2, c2, sz, dir, false, &a2, &e2))
+        return -ENOMEM;
+    for (;;) {
+        /* Overlaps come in placement order; each is a whole free block of the
+         * intersection (both blocks are whole free blocks). */
+        uint64_t lo = a1 > a2 ? a1 : a2, hi = e1 < e2 ? e1 : e2;
+        if (hi > lo && memd_place(lo, hi - lo, sz, al, dir, &x) && (!found || hi - lo < best)) {
+            found = true;
+            best = hi - lo;
+            *addr = x;
+            if (fit == MEMD_FIT_FIRST)
+                return 0;
+            k1 = *c1;
+            k2 = *c2;
+            if (best == sz) /* nothing fits in less */
+                break;
+        }
+        /* The block that ends first in placement order can overlap nothing further. */
+        bool one = down ? a1 >= a2 : e1 <= e2;
+        if (one ? !both_block(r1, c1, sz, dir, true, &a1, &e1)
+                : !both_block(r2, c2, sz, dir, true, &a2, &e2))
+            break;
+    }
+    if (!found)
+        return -ENOMEM;
+    *c1 = k1;
+    *c2 = k2;
+    return 0;
+}
+
 bool memd_range_fit_from(const memd_range *r, uint64_t size, uint64_t align, memd_dir dir,
                          uint64_t from, uint64_t *at, uint64_t *blk, uint64_t *blk_size)
 {

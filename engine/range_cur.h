@@ -29,6 +29,19 @@ bool memd_range_fit_from_cur(const memd_range *r, memd_range_cur *c, uint64_t si
                              uint64_t align, memd_dir dir, uint64_t from, uint64_t *at,
                              uint64_t *blk, uint64_t *blk_size);
 
+/* First or best fit of size bytes aligned to align (range.h's rules) over the space
+ * free in both r1 and r2, which must have the same min_align (-EINVAL otherwise). The
+ * two lists of free blocks are merged in placement order, each stepping through its
+ * cursor to its next block large enough (blocks smaller than the request are skipped
+ * through the trees' maxima), and every overlap is a free block of the intersection:
+ * O(log n + m), m the blocks passed over, with one step in a leaf each. It is the
+ * leapfrog of two members (device_banks.c) without its per-question overhead. On
+ * success c1 and c2 are on the blocks holding the placement (memd_range_alloc_at_cur);
+ * -ENOMEM when no overlap holds it. */
+int memd_range_fit_both(const memd_range *r1, memd_range_cur *c1, const memd_range *r2,
+                        memd_range_cur *c2, uint64_t size, uint64_t align, memd_dir dir,
+                        memd_fit fit, uint64_t *addr);
+
 /* memd_range_fit, leaving c on the chosen block (for memd_range_alloc_at_cur). */
 int memd_range_fit_cur(memd_range *r, uint64_t size, uint64_t align, memd_dir dir, memd_fit fit,
                        uint64_t *addr, memd_range_cur *c);

@@ -185,6 +185,144 @@ static void run(uint64_t seed, uint64_t base, uint64_t size, uint64_t steps)
     ref_range_destroy(ref);
 }
 
+/* The reference for memd_range_fit_both: the intersection of two sorted free-block
+ * lists, then first or best fit over it in direction dir. */
+static bool ref_fit_both(const blocks *x, const blocks *y, uint64_t sz, uint64_t al, memd_dir dir,
+                         memd_fit fit, uint64_t *at)
+{
+    static uint64_t ia[16384], ie[16384];
+    size_t n = 0, i = 0, j = 0;
+    while (i < x->n && j < y->n) {
+        uint64_t lo = x->a[i] > y->a[j] ? x->a[i] : y->a[j];
+        uint64_t xe = x->a[i] + x->s[i], ye = y->a[j] + y->s[j], hi = xe < ye ? xe : ye;
+        if (lo < hi) {
+            ia[n] = lo;
+            ie[n++] = hi;
+        }
+        if (xe < ye)
+            i++;
+        else
+            j++;
+    }
+    bool found = false;
+    uint64_t best = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t q = dir == MEMD_DIR_TOP_DOWN ? n - 1 - k : k;
+        uint64_t s = ie[q] - ia[q], v;
+        if (s < sz)
+            continue;
+        v = dir == MEMD_DIR_TOP_DOWN ? (ie[q] - sz) & ~(al - 1) : (ia[q] + al - 1) & ~(al - 1);
+        if (v < ia[q] || v > ie[q] - sz || (found && s >= best))
+            continue;
+        found = true;
+        best = s;
+        *at = v;
+        if (fit == MEMD_FIT_FIRST)
+            break;
+    }
+    return found;
+}
+
+/* Two ranges over the same span, each with its own seeded stream of allocations and
+ * frees (the second offset so their blocks interleave); after every step a few
+ * requests of both directions, both fits and several alignments through
+ * memd_range_fit_both must give the reference's placement, and the cursors must be on
+ * blocks that hold it (an allocation from them lands there). */
+START_TEST(fit_both_against_reference)
+{
+    enum { MIN_ALIGN = 32, MAXLIVE = 1500 };
+    uint64_t seed = memd_test_seed(DEFAULT_SEED) ^ 0x626f7468ull, rng = seed, checked = 0;
+    printf("# seed %#" PRIx64 "\n", seed);
+    memd_range *r[2];
+    ref_range *ref[2];
+    uint64_t *live[2], size = UINT64_C(1) << 19;
+    size_t n[2] = {0, 0};
+    blocks *fb[2];
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(memd_range_create(0, size, MIN_ALIGN, &r[k]), 0);
+        ck_assert_int_eq(ref_range_create(0, size, MIN_ALIGN, &ref[k]), 0);
+        live[k] = calloc(MAXLIVE, sizeof(uint64_t));
+        fb[k] = malloc(sizeof(blocks));
+        ck_assert_ptr_nonnull(live[k]);
+        ck_assert_ptr_nonnull(fb[k]);
+    }
+    for (uint64_t step = 0; step < 12000; step++) {
+        int k = (int)(memd_test_rand(&rng) % 2);
+        uint64_t fill = (step / 2000) % 2 == 0 ? 70 : 40, a, b;
+        if (n[k] && (n[k] == MAXLIVE || memd_test_rand(&rng) % 100 >= fill)) {
+            size_t i = memd_test_rand(&rng) % n[k];
+            ck_assert_int_eq(memd_range_free(r[k], live[k][i], NULL), 0);
+            ck_assert_int_eq(ref_range_free(ref[k], live[k][i], NULL), 0);
+            live[k][i] = live[k][--n[k]];
+        } else {
+            uint64_t sz = 1 + memd_test_rand(&rng) % (1u << (5 + memd_test_rand(&rng) % 6));
+            memd_dir dir = (memd_dir)(memd_test_rand(&rng) % 2);
+            int rc = memd_range_alloc(r[k], sz, 0, dir, MEMD_FIT_FIRST, &a);
+            ck_assert_int_eq(rc, ref_range_alloc(ref[k], sz, 0, dir, MEMD_FIT_FIRST, &b));
+            if (rc == 0)
+                live[k][n[k]++] = a;
+        }
+        if (step % 5 != 0)
+            continue;
+        for (int j = 0; j < 2; j++) {
+            fb[j]->n = 0;
+            ref_range_foreach(ref[j], collect_free, fb[j]);
+        }
+        for (int q = 0; q < 4; q++) {
+            uint64_t sz = 1 + memd_test_rand(&rng) % (1u << (5 + memd_test_rand(&rng) % 8));
+            uint64_t al = (uint64_t)MIN_ALIGN << (memd_test_rand(&rng) % 3 == 0 ? memd_test_rand(&rng) % 6 : 0);
+            memd_dir dir = (memd_dir)(memd_test_rand(&rng) % 2);
+            memd_fit fit = (memd_fit)(memd_test_rand(&rng) % 2);
+            uint64_t rsz = (sz + MIN_ALIGN - 1) & ~(uint64_t)(MIN_ALIGN - 1), want = 0, got = 0;
+            memd_range_cur c0 = MEMD_RANGE_CUR_INIT, c1 = MEMD_RANGE_CUR_INIT;
+            int rc = memd_range_fit_both(r[0], &c0, r[1], &c1, sz, al, dir, fit, &got);
+            bool exp = ref_fit_both(fb[0], fb[1], rsz, al, dir, fit, &want);
+            ck_assert_msg((rc == 0) == exp && (rc == 0 || rc == -ENOMEM) && (!exp || got == want),
+                          "seed %#" PRIx64 " step %" PRIu64 ": size %" PRIu64 " align %" PRIu64
+                          " dir %d fit %d: %d %#" PRIx64 ", reference %d %#" PRIx64, seed, step, sz,
+                          al, dir, fit, rc, got, exp, want);
+            checked++;
+            if (rc || n[0] == MAXLIVE || n[1] == MAXLIVE || q != 0)
+                continue;
+            /* Both cursors hold the placement: allocate it in both from them. */
+            for (int j = 0; j < 2; j++) {
+                ck_assert_int_eq(memd_range_reserve(r[j]), 0);
+                ck_assert_int_eq(memd_range_alloc_at_cur(r[j], j ? &c1 : &c0, got, sz), 0);
+                ck_assert_int_eq(ref_range_alloc_at(ref[j], got, sz), 0);
+                live[j][n[j]++] = got;
+            }
+            break; /* the block lists changed */
+        }
+    }
+    printf("# %" PRIu64 " intersections checked\n", checked);
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(memd_range_check(r[k]), 0);
+        memd_range_destroy(r[k]);
+        ref_range_destroy(ref[k]);
+        free(live[k]);
+        free(fb[k]);
+    }
+    /* Bad arguments. */
+    memd_range *x, *y;
+    ck_assert_int_eq(memd_range_create(0, 4096, 32, &x), 0);
+    ck_assert_int_eq(memd_range_create(0, 4096, 64, &y), 0);
+    memd_range_cur a = MEMD_RANGE_CUR_INIT, b = MEMD_RANGE_CUR_INIT;
+    uint64_t at;
+    ck_assert_int_eq(memd_range_fit_both(x, &a, y, &b, 64, 0, MEMD_DIR_BOTTOM_UP, MEMD_FIT_FIRST, &at),
+                     -EINVAL); /* different min_align */
+    ck_assert_int_eq(memd_range_fit_both(x, &a, x, &b, 0, 0, MEMD_DIR_BOTTOM_UP, MEMD_FIT_FIRST, &at),
+                     -EINVAL);
+    ck_assert_int_eq(memd_range_fit_both(x, &a, x, &b, 64, 48, MEMD_DIR_BOTTOM_UP, MEMD_FIT_FIRST, &at),
+                     -EINVAL);
+    ck_assert_int_eq(memd_range_fit_both(x, &a, x, &b, 8192, 0, MEMD_DIR_TOP_DOWN, MEMD_FIT_BEST, &at),
+                     -ENOMEM);
+    ck_assert_int_eq(memd_range_fit_both(x, &a, x, &b, 4096, 0, MEMD_DIR_TOP_DOWN, MEMD_FIT_BEST, &at), 0);
+    ck_assert_uint_eq(at, 0);
+    memd_range_destroy(x);
+    memd_range_destroy(y);
+}
+END_TEST
+
 START_TEST(cursor_walks_against_reference)
 {
     uint64_t seed = memd_test_seed(DEFAULT_SEED);
@@ -200,6 +338,7 @@ Suite *memd_test_suite(void)
     TCase *t = tcase_create("random");
     tcase_set_timeout(t, 600);
     tcase_add_test(t, cursor_walks_against_reference);
+    tcase_add_test(t, fit_both_against_reference);
     suite_add_tcase(s, t);
     return s;
 }
