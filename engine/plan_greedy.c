@@ -258,6 +258,10 @@ static uint64_t place_list(plan_placer *p, const uint32_t *order, size_t from, b
     return top;
 }
 
+/* How many placements ahead the tree placer asks for a buffer's data (4 to 16 did the
+ * same on synth_60k). */
+#define PLACE_AHEAD 8u
+
 /* Tree mode. The tree holds exactly order[0..k) while order[k] is placed. Returns
  * UINT64_MAX when stopped or out of memory (off[] is then partial). */
 static uint64_t place_tree(plan_placer *p, const uint32_t *order, size_t from, bool best_fit,
@@ -279,6 +283,15 @@ static uint64_t place_tree(plan_placer *p, const uint32_t *order, size_t from, b
     uint64_t top = 0;
     for (size_t k = from; k < p->n && rc == 0; k++) {
         uint32_t x = order[k];
+        if (k + PLACE_AHEAD < p->n) {
+            /* The order visits the buffers at random: start the misses on the ones a
+             * few placements ahead (synth_60k: ~10 % of a run waited for b[x]; 1M
+             * size order first fit ~12 % faster). */
+            uint32_t y = order[k + PLACE_AHEAD];
+            __builtin_prefetch(&b[y]);
+            __builtin_prefetch(&off[y], 1);
+            memd_plan_tree_prefetch(p->tr, y);
+        }
         if (b[x].pinned)
             off[x] = b[x].offset;
         else if (b[x].size == 0)

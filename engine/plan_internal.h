@@ -136,6 +136,9 @@ int memd_plan_tree_insert(plan_tree *t, uint32_t x, uint64_t off, uint64_t size)
  * best fit; each gap read costs a pass over the sets). */
 uint64_t memd_plan_tree_fit(plan_tree *t, uint32_t x, uint64_t size, uint64_t align,
                             bool best_fit, unsigned max_gaps);
+/* Starts reading what memd_plan_tree_fit and _insert will read first for x (its ranks),
+ * a few placements ahead. */
+void memd_plan_tree_prefetch(const plan_tree *t, uint32_t x);
 /* The placers' default max_gaps over the tree. */
 #define PLAN_TREE_FIT_GAPS 8u
 /* Intervals the tree's sets hold (memory use, for tests and tuning). */

@@ -620,6 +620,12 @@ uint64_t memd_plan_tree_fit(plan_tree *t, uint32_t x, uint64_t size, uint64_t al
     return best;
 }
 
+void memd_plan_tree_prefetch(const plan_tree *t, uint32_t x)
+{
+    __builtin_prefetch(&t->lo[x]);
+    __builtin_prefetch(&t->hi[x]);
+}
+
 size_t memd_plan_tree_intervals(const plan_tree *t)
 {
     return t->pool_len;
