@@ -443,7 +443,8 @@ int memd_range_reserve(memd_range *r)
 
 /* memd_range_alloc_at, starting from the block at cursor c when it holds the span (a
  * search just chose that block: no second descent), else sought from the root. */
-static int alloc_at_from(memd_range *r, const memd_range_cur *c, uint64_t addr, uint64_t size)
+static inline __attribute__((always_inline)) int
+alloc_at_from(memd_range *r, const memd_range_cur *c, uint64_t addr, uint64_t size)
 {
     if (!r || size == 0)
         return -EINVAL;
