@@ -184,7 +184,7 @@ static void idle_budget(memd_device *d, memd_kind k, uint8_t r)
 }
 
 /* Back to one map: the per-bank allocators (all empty) and the coverage go. */
-static void unsplit(memd_device *d, memd_kind k, uint8_t r)
+static __attribute__((cold, noinline)) void unsplit(memd_device *d, memd_kind k, uint8_t r)
 {
     drop_banks(d->bank[k][r], d->spec.groups[k].banks);
     d->bank[k][r] = NULL;
@@ -198,9 +198,9 @@ static void unsplit(memd_device *d, memd_kind k, uint8_t r)
  * (the same placements: the coverage's uncovered runs were exactly its free blocks),
  * at its cost. Waiting keeps a bank-set buffer that comes and goes from splitting and
  * building the coverage over and over: amortized O(log U) per operation. */
-static void lockstep_done(memd_device *d, memd_kind k, uint8_t r)
+static inline void lockstep_done(memd_device *d, memd_kind k, uint8_t r)
 {
-    if (d->subsets[k][r] == 0 && d->bank[k][r] && --d->idle[k][r] == 0)
+    if (__builtin_expect(d->subsets[k][r] == 0, 0) && d->bank[k][r] && --d->idle[k][r] == 0)
         unsplit(d, k, r);
 }
 
@@ -486,7 +486,8 @@ static int alloc_lockstep(memd_device *d, const memd_class_policy *pol, uint64_t
 {
     memd_range *lock = d->range[p->kind][p->region];
     int rc;
-    if (d->subsets[p->kind][p->region] == 0 && !d->cover[p->kind][p->region]) {
+    if (__builtin_expect(d->subsets[p->kind][p->region] == 0, 0) &&
+        !d->cover[p->kind][p->region]) {
         /* No piece anywhere: the lockstep map's free blocks are every bank's. */
         rc = memd_range_alloc(lock, sz, al, pol->dir, pol->fit, &p->address);
         if (rc == 0)

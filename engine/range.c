@@ -443,7 +443,8 @@ int memd_range_reserve(memd_range *r)
 
 /* memd_range_alloc_at, starting from the block at cursor c when it holds the span (a
  * search just chose that block: no second descent), else sought from the root. */
-static int alloc_at_from(memd_range *r, const memd_range_cur *c, uint64_t addr, uint64_t size)
+static inline __attribute__((always_inline)) int
+alloc_at_from(memd_range *r, const memd_range_cur *c, uint64_t addr, uint64_t size)
 {
     if (!r || size == 0)
         return -EINVAL;
@@ -603,10 +604,34 @@ found:
 
 /* The first (dir's order) free block of r of at least sz bytes, or the next one after
  * the block at c; c then is on it, and [*a, *e) is the block. */
-static bool both_block(const memd_range *r, memd_range_cur *c, uint64_t sz, memd_dir dir, bool next,
-                       uint64_t *a, uint64_t *e)
+static inline __attribute__((always_inline)) bool
+both_block(const memd_range *r, memd_range_cur *c, uint64_t sz, memd_dir dir, bool next,
+           uint64_t *a, uint64_t *e)
 {
     int d = dir == MEMD_DIR_TOP_DOWN;
+    if (next) { /* most steps stay in the leaf: scan it here, the tree only past its end */
+        const memd_bt *t = &r->by_addr;
+        unsigned lv = t->height - 1;
+        const memd_bt_node *lf = &t->node[c->p.node[lv]];
+        uint32_t i = c->p.idx[lv];
+        if (!d) {
+            for (uint32_t j = i + 1; j < lf->n; j++)
+                if (lf->v[j] >= sz) {
+                    c->p.idx[lv] = j;
+                    *a = lf->k[j];
+                    *e = *a + lf->v[j];
+                    return true;
+                }
+        } else {
+            for (uint32_t j = i; j-- > 0;)
+                if (lf->v[j] >= sz) {
+                    c->p.idx[lv] = j;
+                    *a = lf->k[j];
+                    *e = *a + lf->v[j];
+                    return true;
+                }
+        }
+    }
     bool ok = next ? memd_bt_fit_next(&r->by_addr, sz, d, &c->p) : memd_bt_fit(&r->by_addr, sz, d, &c->p);
     c->set = ok;
     if (ok) {

@@ -249,8 +249,8 @@ static inline void prefetch_array(const uint64_t *a)
 }
 
 /* memd_bt_seek_k's descent from node x at level l down. */
-static inline void seek_k_down(const memd_bt *t, uint32_t x, unsigned l, uint64_t k,
-                               memd_bt_path *p)
+static inline __attribute__((always_inline)) void
+seek_k_down(const memd_bt *t, uint32_t x, unsigned l, uint64_t k, memd_bt_path *p)
 {
     for (; !is_leaf(t, l); l++) {
         const memd_bt_node *nd = &t->node[x];
