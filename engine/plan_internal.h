@@ -143,6 +143,8 @@ void memd_plan_tree_prefetch(const plan_tree *t, uint32_t x);
 #define PLAN_TREE_FIT_GAPS 8u
 /* Intervals the tree's sets hold (memory use, for tests and tuning). */
 size_t memd_plan_tree_intervals(const plan_tree *t);
+/* True when the tree keeps path unions (deep trees only; for tests). */
+bool memd_plan_tree_path_unions(const plan_tree *t);
 
 /* Greedy placement in start-time order (plan_sweep.c): true when order[0..n) is sorted
  * by start (any ties) with no pinned buffer. Then memd_plan_sweep_place gives exactly

@@ -626,6 +626,11 @@ void memd_plan_tree_prefetch(const plan_tree *t, uint32_t x)
     __builtin_prefetch(&t->hi[x]);
 }
 
+bool memd_plan_tree_path_unions(const plan_tree *t)
+{
+    return t->pu != NULL;
+}
+
 size_t memd_plan_tree_intervals(const plan_tree *t)
 {
     return t->pool_len;

@@ -58,6 +58,8 @@ START_TEST(tree_matches_list)
     plan_placer pl, pt;
     ck_assert_int_eq(memd_plan_placer_init(&pl, b, N, NULL), 0);
     ck_assert_int_eq(memd_plan_placer_init_tree(&pt, b, N), 0);
+    /* Deep enough for the tree's path unions: the queries read them. */
+    ck_assert(memd_plan_tree_path_unions(pt.tr));
     for (size_t i = 0; i < N; i++)
         pl.pos[order[i]] = (uint32_t)i;
     uint64_t al = memd_plan_place_range(&pl, order, 0, false, o1);
@@ -139,6 +141,7 @@ START_TEST(tree_best_fit_matches_brute_force)
     for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
         plan_placer pt;
         ck_assert_int_eq(memd_plan_placer_init_tree(&pt, b, N), 0);
+        ck_assert(memd_plan_tree_path_unions(pt.tr));
         pt.fit_gaps = caps[c];
         uint64_t at = memd_plan_place_range(&pt, order, 0, true, o);
         for (size_t k = 0; k < N; k++)
