@@ -69,22 +69,34 @@ typedef struct ttmetal_entry {
     uint32_t *remap;            /* l1_bank_remap as a list, owned */
 } ttmetal_entry;
 
-/* l1_bank_remap: `default` (tt-metal's own shuffle, what a runtime gets without
- * passing one to CreateDevice), `identity`, or the list a runtime passes (bank id per
- * scan position). Whether the list fits the device is checked once it is built. */
+/* l1_bank_remap names: tt-metal's own shuffle, what a runtime gets without passing a
+ * remap to CreateDevice, depends on the C++ library tt-metal was built with (`default`
+ * and `libstdc++` are GCC's, `libc++` is LLVM's); `identity` is scan order. */
+static const struct {
+    const char *name;
+    int remap;
+} remap_names[] = {
+    {"default", MEMD_TTMETAL_REMAP_DEFAULT},
+    {"libstdc++", MEMD_TTMETAL_REMAP_DEFAULT},
+    {"libc++", MEMD_TTMETAL_REMAP_LIBCXX},
+    {"identity", MEMD_TTMETAL_REMAP_IDENTITY},
+};
+
+/* l1_bank_remap: one of remap_names, or the list a runtime passes (bank id per scan
+ * position). Whether the list fits the device is checked once it is built. */
 static int ttmetal_remap(const char *file, const memd_ynode *v, ttmetal_entry *t, memd_error *err)
 {
     t->o.remap_file = file;
     t->o.remap_node = v;
-    if (v->type == MEMD_Y_SCALAR && !strcmp(v->str, "default"))
-        return 0;
-    if (v->type == MEMD_Y_SCALAR && !strcmp(v->str, "identity")) {
-        t->o.remap = MEMD_TTMETAL_REMAP_IDENTITY;
-        return 0;
-    }
+    for (size_t i = 0; v->type == MEMD_Y_SCALAR && i < sizeof remap_names / sizeof *remap_names; i++)
+        if (!strcmp(v->str, remap_names[i].name)) {
+            t->o.remap = remap_names[i].remap;
+            return 0;
+        }
     if (v->type != MEMD_Y_SEQ)
-        return memd_yaml_error(err, file, v, "l1_bank_remap: expected default, identity or a list "
-                               "of L1 bank ids (one per bank, in tt-metal's scan order)");
+        return memd_yaml_error(err, file, v, "l1_bank_remap: expected default, libstdc++, libc++, "
+                               "identity or a list of L1 bank ids (one per bank, in tt-metal's "
+                               "scan order)");
     if (v->n == 0 || v->n > MEMD_MAX_BANKS)
         return memd_yaml_error(err, file, v, "l1_bank_remap: expected 1 to %u bank ids, got %zu",
                                MEMD_MAX_BANKS, v->n);

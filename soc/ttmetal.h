@@ -16,9 +16,11 @@
  * the logical worker grid row by row (y, then x); each compute core (of the compute grid)
  * is one bank, each storage core worker_l1_size / bank_size banks (the first at the
  * bottom of its L1: bank j of the core at offset j * bank_size); the bank at scan
- * position i then gets the id remap[i]: by default tt-metal's own shuffle
- * (memd_ttmetal_default_remap), or the l1_bank_remap a runtime passes to CreateDevice
- * (memd.yaml: tt_metal.l1_bank_remap, a list, or `identity`). DRAM bank i is `dram`
+ * position i then gets the id remap[i]: by default tt-metal's own shuffle as libstdc++
+ * computes it (memd_ttmetal_default_remap), or as libc++ does for a tt-metal built
+ * against it (memd_ttmetal_libcxx_remap), or the l1_bank_remap a runtime passes to
+ * CreateDevice (memd.yaml: tt_metal.l1_bank_remap: default / libstdc++, libc++, a list,
+ * or `identity`). DRAM bank i is `dram`
  * entry i. Each bank gets its logical and NOC coordinates. */
 #ifndef MEMD_SOC_TTMETAL_H
 #define MEMD_SOC_TTMETAL_H
@@ -77,10 +79,15 @@ typedef struct memd_ttmetal_opts {
      * (NULL file: at the core descriptor, without a position). */
     const char *reserved_file;
     const memd_ynode *reserved_node;
-    /* L1 bank ids: tt-metal's default shuffle, the identity, or remap[0..nremap) (bank
-     * id of each scan position; must be a permutation of the banks), given at
-     * remap_file / remap_node for errors. */
-    enum { MEMD_TTMETAL_REMAP_DEFAULT, MEMD_TTMETAL_REMAP_IDENTITY, MEMD_TTMETAL_REMAP_LIST } remap;
+    /* L1 bank ids: tt-metal's default shuffle (as libstdc++ or libc++ computes it), the
+     * identity, or remap[0..nremap) (bank id of each scan position; must be a
+     * permutation of the banks), given at remap_file / remap_node for errors. */
+    enum {
+        MEMD_TTMETAL_REMAP_DEFAULT, /* libstdc++'s shuffle */
+        MEMD_TTMETAL_REMAP_IDENTITY,
+        MEMD_TTMETAL_REMAP_LIST,
+        MEMD_TTMETAL_REMAP_LIBCXX,  /* libc++'s shuffle */
+    } remap;
     const uint32_t *remap_list;
     uint32_t nremap;
     const char *remap_file;
@@ -91,6 +98,10 @@ typedef struct memd_ttmetal_opts {
  * of scan position i, as std::shuffle with std::default_random_engine(0) leaves 0..n-1
  * under libstdc++. */
 void memd_ttmetal_default_remap(uint32_t *ids, uint32_t n);
+
+/* The same for a tt-metal built against libc++ (ttmetal_remap_libcxx.c): another engine,
+ * distribution and shuffle, so another permutation. */
+void memd_ttmetal_libcxx_remap(uint32_t *ids, uint32_t n);
 
 /* Both descriptors (buffers, not NUL-terminated; the names are used in errors) -> a
  * device spec: the groups above (DRAM with one `data` region), the default policy. Not validated: memd.yaml

@@ -120,6 +120,10 @@ static int l1_remap(const memd_ttmetal_opts *o, uint32_t banks, uint32_t *remap,
         memd_ttmetal_default_remap(remap, banks);
         return 0;
     }
+    if (o->remap == MEMD_TTMETAL_REMAP_LIBCXX) {
+        memd_ttmetal_libcxx_remap(remap, banks);
+        return 0;
+    }
     for (uint32_t i = 0; i < banks; i++)
         remap[i] = i;
     if (o->remap == MEMD_TTMETAL_REMAP_IDENTITY)

@@ -1,4 +1,5 @@
-/* memd soc — tt-metal's default L1 bank id remap (see ttmetal.h).
+/* memd soc — tt-metal's default L1 bank id remap, as libstdc++ computes it (see ttmetal.h;
+ * memd.yaml: tt_metal.l1_bank_remap: default, or libstdc++).
  *
  * tt-metal's L1 allocator numbers its banks in a row-major scan of the worker grid and
  * then, unless the device was opened with an explicit l1_bank_remap, gives the bank at
@@ -9,8 +10,10 @@
  * toolchains use): default_random_engine is minstd_rand0, seed 0 starts its state at 1,
  * uniform_int_distribution downscales by rejection, and std::shuffle draws two swap
  * positions from one number while the engine's range allows. Reproduced step by step
- * here; a build of tt-metal against libc++ shuffles differently (another engine and
- * another shuffle) and needs its remap given explicitly. */
+ * here. A build of tt-metal against libc++ shuffles differently (minstd_rand, another
+ * distribution, one draw per position): that permutation is ttmetal_remap_libcxx.c's
+ * (l1_bank_remap: libc++). Both were checked against the C++ libraries themselves with
+ * tests/unit/ttmetal_shuffle_ref.cpp. */
 #include "ttmetal.h"
 
 #include <stdint.h>

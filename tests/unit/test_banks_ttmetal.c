@@ -10,8 +10,9 @@
  *   storage core [1, -1] is logical (1, 9) (10 worker rows), NOC (2, 11).
  * Bank ids: tt-metal scans the worker grid row by row and gives scan position i the id
  * remap[i]; without a remap from the runtime, remap is 0..n-1 after
- * std::shuffle(..., std::default_random_engine(0)). The expected ids below were printed
- * by that very C++ (g++ 12, libstdc++), not by memd:
+ * std::shuffle(..., std::default_random_engine(0)), which depends on the C++ library
+ * (libc++'s further down). The expected ids below were printed by that very C++ (g++ 12,
+ * libstdc++), not by memd:
  *   n = 64: 34,63,38,6,52,33,4,37,20,35,14,22,2,31,36,19,30,40,3,10,25,7,59,56,39,24,
  *           50,12,21,42,29,5,61,0,26,54,1,9,15,13,18,58,8,46,27,51,16,53,62,45,44,43,
  *           41,17,55,60,49,48,57,32,47,23,11,28
@@ -214,6 +215,111 @@ START_TEST(grayskull_default_remap)
 }
 END_TEST
 
+/* A tt-metal built against libc++ (tt_metal.l1_bank_remap: libc++): LLVM's shuffle
+ * (soc/ttmetal_remap_libcxx.c). The vectors below were printed by libc++ 14 itself
+ * (Debian 12's libc++-14-dev), not by memd: tests/unit/ttmetal_shuffle_ref.cpp built with
+ * `clang++ -std=c++17 -stdlib=libc++` and run as `ttmetal_shuffle_ref 64 56 128 124 94 92`,
+ * the L1 bank counts of the Wormhole (galaxy / nebula_x1; nebula_x2) and Grayskull
+ * (E150/1, E150/2, E75/1, E75/2) grids. memd was compared with the same tool for every
+ * n from 1 to 2048 and more (ttmetal_shuffle_memd.c); these keep the result. */
+static const uint32_t libcxx_64[64] = {
+    14, 34, 7, 63, 52, 39, 22, 31, 10, 43, 56, 53, 24, 11, 16, 55, 30, 2, 13, 51, 23, 9, 41, 6,
+    50, 29, 45, 18, 12, 32, 25, 3, 27, 54, 44, 19, 35, 21, 40, 33, 48, 61, 1, 49, 47, 42, 58,
+    17, 5, 26, 0, 37, 28, 59, 38, 46, 20, 36, 62, 8, 57, 60, 4, 15};
+static const uint32_t libcxx_56[56] = {
+    14, 34, 7, 51, 38, 21, 30, 9, 42, 55, 52, 23, 10, 15, 54, 29, 6, 12, 50, 22, 8, 40, 5, 49,
+    28, 44, 17, 18, 27, 32, 20, 33, 13, 0, 2, 45, 26, 36, 25, 41, 1, 53, 39, 3, 19, 11, 48, 16,
+    43, 46, 37, 4, 47, 24, 31, 35};
+static const uint32_t libcxx_128[128] = {
+    14, 98, 71, 127, 116, 39, 86, 95, 74, 43, 120, 53, 88, 11, 16, 55, 65, 31, 96, 118, 4, 24,
+    108, 79, 107, 82, 44, 13, 32, 112, 56, 92, 87, 119, 37, 23, 102, 69, 59, 17, 25, 57, 121,
+    49, 78, 60, 8, 15, 68, 51, 30, 6, 54, 0, 5, 46, 84, 47, 58, 73, 94, 76, 26, 122, 9, 66, 38,
+    62, 61, 83, 33, 104, 90, 41, 42, 22, 1, 48, 109, 97, 114, 115, 100, 111, 29, 10, 27, 101,
+    85, 28, 124, 105, 21, 113, 117, 12, 93, 75, 50, 19, 123, 70, 91, 63, 40, 36, 125, 20, 45, 7,
+    18, 64, 80, 81, 110, 72, 35, 126, 103, 77, 34, 99, 2, 106, 52, 3, 89, 67};
+static const uint32_t libcxx_124[124] = {
+    14, 98, 71, 115, 38, 85, 94, 73, 42, 119, 52, 87, 10, 15, 54, 64, 30, 95, 117, 3, 23, 107,
+    78, 106, 81, 43, 12, 31, 111, 55, 91, 86, 118, 36, 22, 101, 68, 58, 16, 24, 56, 120, 48, 77,
+    59, 7, 0, 67, 50, 29, 5, 53, 13, 4, 45, 83, 46, 57, 72, 93, 75, 21, 123, 79, 62, 11, 47, 74,
+    63, 25, 84, 41, 105, 51, 60, 122, 109, 99, 69, 110, 1, 19, 116, 35, 112, 113, 121, 66, 102,
+    27, 88, 37, 61, 92, 114, 32, 20, 65, 39, 33, 6, 2, 49, 96, 26, 40, 80, 82, 9, 70, 104, 89,
+    100, 103, 8, 44, 18, 97, 76, 90, 28, 17, 108, 34};
+static const uint32_t libcxx_94[94] = {
+    14, 70, 36, 83, 92, 71, 40, 49, 84, 7, 12, 51, 61, 27, 4, 18, 72, 74, 2, 45, 24, 47, 3, 78,
+    13, 69, 0, 59, 9, 82, 16, 21, 31, 39, 68, 50, 64, 15, 46, 66, 60, 43, 73, 28, 79, 5, 48, 20,
+    77, 65, 88, 1, 80, 11, 76, 55, 22, 26, 30, 93, 75, 38, 89, 85, 41, 58, 10, 6, 29, 86, 19,
+    62, 42, 35, 67, 32, 23, 44, 52, 91, 57, 8, 63, 56, 37, 17, 90, 53, 54, 33, 87, 81, 34, 25};
+static const uint32_t libcxx_92[92] = {
+    14, 70, 36, 83, 1, 39, 48, 3, 6, 11, 50, 60, 26, 91, 17, 71, 73, 35, 44, 23, 46, 82, 77, 12,
+    68, 13, 58, 8, 81, 15, 20, 30, 38, 67, 49, 63, 0, 45, 65, 59, 42, 72, 27, 78, 4, 47, 19, 76,
+    64, 87, 69, 79, 10, 75, 54, 21, 25, 29, 16, 53, 34, 7, 2, 18, 5, 31, 80, 84, 52, 9, 57, 86,
+    32, 56, 37, 22, 43, 89, 90, 55, 61, 28, 62, 41, 88, 24, 74, 40, 85, 51, 66, 33};
+
+static const struct {
+    uint32_t n;
+    const uint32_t *ids;
+} libcxx_grids[] = {{64, libcxx_64},   {56, libcxx_56}, {128, libcxx_128},
+                    {124, libcxx_124}, {94, libcxx_94}, {92, libcxx_92}};
+
+START_TEST(libcxx_remap_vectors)
+{
+    uint32_t got[128];
+    for (size_t g = 0; g < sizeof libcxx_grids / sizeof *libcxx_grids; g++) {
+        memd_ttmetal_libcxx_remap(got, libcxx_grids[g].n);
+        for (uint32_t i = 0; i < libcxx_grids[g].n; i++)
+            ck_assert_msg(got[i] == libcxx_grids[g].ids[i], "n = %u, position %u: %u, libc++ %u",
+                          libcxx_grids[g].n, i, got[i], libcxx_grids[g].ids[i]);
+    }
+    /* Small sizes (libc++ 14 too): n = 1 draws nothing; n = 2 draws 0, so no swap, where
+     * libstdc++ swaps; libc++'s n = 8 also differs from libstdc++'s {2, 7, 1, 6, ...}. */
+    memd_ttmetal_libcxx_remap(got, 1);
+    ck_assert_uint_eq(got[0], 0);
+    memd_ttmetal_libcxx_remap(got, 2);
+    ck_assert(got[0] == 0 && got[1] == 1);
+    memd_ttmetal_libcxx_remap(got, 3);
+    ck_assert(got[0] == 2 && got[1] == 0 && got[2] == 1);
+    static const uint32_t e[8] = {6, 2, 7, 1, 4, 3, 0, 5};
+    memd_ttmetal_libcxx_remap(got, 8);
+    for (int i = 0; i < 8; i++)
+        ck_assert_uint_eq(got[i], e[i]);
+}
+END_TEST
+
+/* The device side: bank id libcxx_N[i] is the core at scan position i. Wormhole galaxy:
+ * bank 0 is position 50 = logical (2, 6), NOC (3, 8); bank 14 position 0; bank 15 the
+ * last. Grayskull E150: storage core (1, 9) (positions 108, 109) is banks 45 (lower, L1
+ * offset 0) and 7 (upper); (11, 9) is banks 89 and 67; bank 0 is position 53 = (5, 4). */
+START_TEST(libcxx_remap_devices)
+{
+    memd_device_spec spec;
+    memd_device *d = load_remap("wormhole_b0_80", "galaxy", MEMD_TTMETAL_REMAP_LIBCXX, NULL, 0,
+                                &spec);
+    const memd_bank_group_spec *l1 = &memd_device_spec_of(d)->groups[MEMD_KIND_SRAM];
+    ck_assert_uint_eq(l1->banks, 64);
+    for (int i = 0; i < 64; i++) {
+        int x = i % 8, y = i / 8; /* scan position i; NOC as worked out at the top */
+        core_is(l1, libcxx_64[i], x, y, x < 4 ? x + 1 : x + 2, y < 5 ? y + 1 : y + 2);
+    }
+    core_is(l1, 0, 2, 6, 3, 8);
+    core_is(l1, 14, 0, 0, 1, 1);
+    core_is(l1, 15, 7, 7, 9, 9);
+    memd_device_destroy(d);
+    memd_device_spec_free(&spec);
+    d = load_remap("grayskull_120", "E150", MEMD_TTMETAL_REMAP_LIBCXX, NULL, 0, &spec);
+    l1 = &memd_device_spec_of(d)->groups[MEMD_KIND_SRAM];
+    ck_assert_uint_eq(l1->banks, 128);
+    core_is(l1, 0, 5, 4, 6, 5);
+    core_is(l1, 45, 1, 9, 2, 11);
+    core_is(l1, 7, 1, 9, 2, 11);
+    core_is(l1, 89, 11, 9, 12, 11);
+    core_is(l1, 67, 11, 9, 12, 11);
+    ck_assert_int_eq(l1->bank_offsets[45], 0);
+    ck_assert_int_eq(l1->bank_offsets[7], 512 * 1024);
+    memd_device_destroy(d);
+    memd_device_spec_free(&spec);
+}
+END_TEST
+
 /* The scan is row by row over the whole grid: E75's storage cores (11, y) sit at the end
  * of their rows, between compute rows. And a runtime's own remap list. */
 START_TEST(scan_order_and_given_remap)
@@ -351,6 +457,8 @@ Suite *memd_test_suite(void)
     tcase_add_test(t, wormhole_default_remap);
     tcase_add_test(t, grayskull_default_remap);
     tcase_add_test(t, scan_order_and_given_remap);
+    tcase_add_test(t, libcxx_remap_vectors);
+    tcase_add_test(t, libcxx_remap_devices);
     suite_add_tcase(s, t);
     return s;
 }

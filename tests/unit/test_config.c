@@ -481,8 +481,10 @@ START_TEST(test_ttmetal_config)
 END_TEST
 
 /* tt_metal.l1_bank_remap: tt-metal's default shuffle unless told (bank 0 is logical core
- * (1, 4) on a Wormhole galaxy grid: see test_banks_ttmetal.c), identity, or a list;
- * a list that does not fit the device is reported at its position. */
+ * (1, 4) on a Wormhole galaxy grid: see test_banks_ttmetal.c), libstdc++ (the same),
+ * libc++ (bank 0 at (2, 6), bank 14 at (0, 0): libc++'s own output, in
+ * test_banks_ttmetal.c), identity, or a list; a list that does not fit the device, or a
+ * name memd does not know, is reported at its position. */
 static int remap_config(const char *remap, memd_config *cfg, char *msg, size_t cap)
 {
     char dir[] = "/tmp/memd-test-remap-XXXXXX";
@@ -518,6 +520,17 @@ START_TEST(test_ttmetal_l1_bank_remap)
     const memd_bank_group_spec *l1 = &cfg.devices[0].groups[MEMD_KIND_SRAM];
     ck_assert(l1->cores[0].logical_x == 1 && l1->cores[0].logical_y == 4);
     memd_config_free(&cfg);
+    ck_assert_int_eq(remap_config("      l1_bank_remap: libstdc++\n", &cfg, msg, sizeof msg), 0);
+    l1 = &cfg.devices[0].groups[MEMD_KIND_SRAM];
+    ck_assert(l1->cores[0].logical_x == 1 && l1->cores[0].logical_y == 4);
+    memd_config_free(&cfg);
+    ck_assert_int_eq(remap_config("      l1_bank_remap: libc++\n", &cfg, msg, sizeof msg), 0);
+    l1 = &cfg.devices[0].groups[MEMD_KIND_SRAM];
+    ck_assert(l1->cores[0].logical_x == 2 && l1->cores[0].logical_y == 6);
+    ck_assert(l1->cores[0].noc_x == 3 && l1->cores[0].noc_y == 8);
+    ck_assert(l1->cores[14].logical_x == 0 && l1->cores[14].logical_y == 0);
+    ck_assert(l1->cores[15].logical_x == 7 && l1->cores[15].logical_y == 7);
+    memd_config_free(&cfg);
     ck_assert_int_eq(remap_config("      l1_bank_remap: identity\n", &cfg, msg, sizeof msg), 0);
     l1 = &cfg.devices[0].groups[MEMD_KIND_SRAM];
     ck_assert(l1->cores[0].logical_x == 0 && l1->cores[0].logical_y == 0);
@@ -536,7 +549,17 @@ START_TEST(test_ttmetal_l1_bank_remap)
                   "%s", msg);
     ck_assert_int_eq(remap_config("      l1_bank_remap: shuffled\n", &cfg, msg, sizeof msg),
                      -EINVAL);
-    ck_assert_msg(strstr(msg, "m.yaml:8:22: l1_bank_remap: expected default, identity or a list"),
+    ck_assert_msg(strstr(msg, "m.yaml:8:22: l1_bank_remap: expected default, libstdc++, libc++, "
+                              "identity or a list"),
+                  "%s", msg);
+    /* Near misses are refused too, not guessed at. */
+    ck_assert_int_eq(remap_config("      l1_bank_remap: libcxx\n", &cfg, msg, sizeof msg),
+                     -EINVAL);
+    ck_assert_msg(strstr(msg, "m.yaml:8:22: l1_bank_remap: expected default, libstdc++, libc++"),
+                  "%s", msg);
+    ck_assert_int_eq(remap_config("      l1_bank_remap: {lib: libc++}\n", &cfg, msg, sizeof msg),
+                     -EINVAL);
+    ck_assert_msg(strstr(msg, "m.yaml:8:22: l1_bank_remap: expected default, libstdc++, libc++"),
                   "%s", msg);
     ck_assert_int_eq(remap_config("      l1_bank_remap: [0, x]\n", &cfg, msg, sizeof msg),
                      -EINVAL);
