@@ -218,10 +218,13 @@ END_TEST
 /* A tt-metal built against libc++ (tt_metal.l1_bank_remap: libc++): LLVM's shuffle
  * (soc/ttmetal_remap_libcxx.c). The vectors below were printed by libc++ 14 itself
  * (Debian 12's libc++-14-dev), not by memd: tests/unit/ttmetal_shuffle_ref.cpp built with
- * `clang++ -std=c++17 -stdlib=libc++` and run as `ttmetal_shuffle_ref 64 56 128 124 94 92`,
- * the L1 bank counts of the Wormhole (galaxy / nebula_x1; nebula_x2) and Grayskull
- * (E150/1, E150/2, E75/1, E75/2) grids. memd was compared with the same tool for every
- * n from 1 to 2048 and more (ttmetal_shuffle_memd.c); these keep the result. */
+ * `clang++ -std=c++17 -stdlib=libc++` and run as
+ * `ttmetal_shuffle_ref 64 56 128 124 94 92 126`, the L1 bank counts of the Wormhole
+ * (galaxy / nebula_x1; nebula_x2) and Grayskull (E150/1, E150/2, E75/1, E75/2) grids, and
+ * of Blackhole's (tt-metal's blackhole_140_arch.yaml: compute grid [0, 0]-[13, 8], no
+ * storage cores; that descriptor is not in ../shared/data). memd was compared with the
+ * same tool for every n from 1 to 2048 and more (ttmetal_shuffle_memd.c); these keep
+ * the result. */
 static const uint32_t libcxx_64[64] = {
     14, 34, 7, 63, 52, 39, 22, 31, 10, 43, 56, 53, 24, 11, 16, 55, 30, 2, 13, 51, 23, 9, 41, 6,
     50, 29, 45, 18, 12, 32, 25, 3, 27, 54, 44, 19, 35, 21, 40, 33, 48, 61, 1, 49, 47, 42, 58,
@@ -254,12 +257,19 @@ static const uint32_t libcxx_92[92] = {
     68, 13, 58, 8, 81, 15, 20, 30, 38, 67, 49, 63, 0, 45, 65, 59, 42, 72, 27, 78, 4, 47, 19, 76,
     64, 87, 69, 79, 10, 75, 54, 21, 25, 29, 16, 53, 34, 7, 2, 18, 5, 31, 80, 84, 52, 9, 57, 86,
     32, 56, 37, 22, 43, 89, 90, 55, 61, 28, 62, 41, 88, 24, 74, 40, 85, 51, 66, 33};
+static const uint32_t libcxx_126[126] = {
+    14, 98, 71, 115, 38, 85, 94, 73, 42, 119, 52, 87, 10, 15, 54, 64, 30, 95, 117, 3, 23, 107,
+    78, 106, 81, 43, 12, 31, 111, 55, 91, 86, 118, 36, 22, 101, 68, 58, 16, 24, 56, 120, 48, 77,
+    59, 7, 0, 67, 50, 29, 5, 53, 13, 4, 45, 83, 46, 57, 72, 93, 75, 25, 121, 8, 65, 37, 61, 60,
+    82, 32, 103, 89, 40, 41, 21, 97, 47, 108, 96, 113, 114, 99, 110, 28, 9, 26, 100, 84, 27,
+    123, 104, 20, 112, 116, 90, 63, 79, 66, 92, 69, 2, 11, 105, 122, 88, 102, 125, 44, 18, 17,
+    34, 124, 70, 19, 74, 80, 51, 39, 35, 49, 76, 1, 6, 109, 62, 33};
 
 static const struct {
     uint32_t n;
     const uint32_t *ids;
-} libcxx_grids[] = {{64, libcxx_64},   {56, libcxx_56}, {128, libcxx_128},
-                    {124, libcxx_124}, {94, libcxx_94}, {92, libcxx_92}};
+} libcxx_grids[] = {{64, libcxx_64},   {56, libcxx_56}, {128, libcxx_128}, {124, libcxx_124},
+                    {94, libcxx_94},   {92, libcxx_92}, {126, libcxx_126}};
 
 START_TEST(libcxx_remap_vectors)
 {
