@@ -132,15 +132,21 @@ static void drop_banks(memd_range **b, uint32_t n)
     free(b);
 }
 
+/* Back to one map: the per-bank allocators and the coverage go (all empty, or the
+ * device is going). */
+static __attribute__((cold, noinline)) void unsplit(memd_device *d, memd_kind k, uint8_t r)
+{
+    drop_banks(d->bank[k][r], d->spec.groups[k].banks);
+    d->bank[k][r] = NULL;
+    memd_cover_destroy(d->cover[k][r]);
+    d->cover[k][r] = NULL;
+}
+
 void memd_banks_destroy(memd_device *d)
 {
     for (int k = 0; k < MEMD_KIND_COUNT; k++)
-        for (int r = 0; r < MEMD_MAX_REGIONS; r++) {
-            drop_banks(d->bank[k][r], d->spec.groups[k].banks);
-            d->bank[k][r] = NULL;
-            memd_cover_destroy(d->cover[k][r]);
-            d->cover[k][r] = NULL;
-        }
+        for (int r = 0; r < MEMD_MAX_REGIONS; r++)
+            unsplit(d, (memd_kind)k, (uint8_t)r);
 }
 
 /* Adds every allocation it visits to the coverage, once. */
@@ -181,15 +187,6 @@ static void idle_budget(memd_device *d, memd_kind k, uint8_t r)
     memd_range_stats st;
     memd_range_stats_get(d->range[k][r], &st);
     d->idle[k][r] = d->spec.groups[k].banks + st.allocations;
-}
-
-/* Back to one map: the per-bank allocators (all empty) and the coverage go. */
-static __attribute__((cold, noinline)) void unsplit(memd_device *d, memd_kind k, uint8_t r)
-{
-    drop_banks(d->bank[k][r], d->spec.groups[k].banks);
-    d->bank[k][r] = NULL;
-    memd_cover_destroy(d->cover[k][r]);
-    d->cover[k][r] = NULL;
 }
 
 /* A lockstep buffer was placed or released in split region (k, r). Once the region has

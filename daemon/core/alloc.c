@@ -749,6 +749,18 @@ void memd_alloc_bank_at(const memd_state *st, const memd_alloc *a, uint32_t i,
                                    &out->absolute);
 }
 
+uint8_t *memd_alloc_put_bank_addrs(const memd_state *st, const memd_alloc *a, uint32_t n,
+                                   uint8_t *o)
+{
+    o = memd_wire_count_put(o, n);
+    for (uint32_t i = 0; i < n; i++) {
+        memd_wire_bank_addr b;
+        memd_alloc_bank_at(st, a, i, &b);
+        o = memd_wire_bank_addr_put(o, &b);
+    }
+    return o;
+}
+
 int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
                             const memd_alloc_banks *b, memd_alloc **out, memd_wire_error *err)
 {

@@ -147,6 +147,10 @@ void memd_alloc_to_info(const memd_state *st, const memd_alloc *a, memd_wire_all
 uint32_t memd_alloc_bank_count(const memd_state *st, const memd_alloc *a);
 void memd_alloc_bank_at(const memd_state *st, const memd_alloc *a, uint32_t i,
                         memd_wire_bank_addr *out);
+/* Writes count n, then the first n of those banks (memd_alloc_bank_at) at o: the bank
+ * list of BANK_ADDRS, ALLOC_BANKS and ALLOC_BATCH_BANKS replies. Returns the end. */
+uint8_t *memd_alloc_put_bank_addrs(const memd_state *st, const memd_alloc *a, uint32_t n,
+                                   uint8_t *o);
 
 /* Shared name table (names.c). */
 /* The shared allocation named name on device dev that a client of uid may attach to. */

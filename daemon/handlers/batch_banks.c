@@ -132,13 +132,7 @@ static int put_reply(memd_state *st, const memd_wire_hdr *h, uint32_t n, memd_bu
         memd_wire_buffer b;
         memd_alloc_to_buffer(a, &b);
         o = memd_wire_buffer_put(o, &b);
-        uint32_t nb = listed_banks(st, a);
-        o = memd_wire_count_put(o, nb);
-        for (uint32_t k = 0; k < nb; k++) {
-            memd_wire_bank_addr ba;
-            memd_alloc_bank_at(st, a, k, &ba);
-            o = memd_wire_bank_addr_put(o, &ba);
-        }
+        o = memd_alloc_put_bank_addrs(st, a, listed_banks(st, a), o);
     }
     return 0;
 }

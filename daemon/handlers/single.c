@@ -130,19 +130,6 @@ int memd_op_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h, const
     return 0;
 }
 
-/* count, then every bank the allocation uses (BANK_ADDRS, and after ALLOC_BANKS' buffer). */
-static uint8_t *put_bank_addrs(const memd_state *st, const memd_alloc *a, uint8_t *o)
-{
-    uint32_t n = memd_alloc_bank_count(st, a);
-    o = memd_wire_count_put(o, n);
-    for (uint32_t i = 0; i < n; i++) {
-        memd_wire_bank_addr b;
-        memd_alloc_bank_at(st, a, i, &b);
-        o = memd_wire_bank_addr_put(o, &b);
-    }
-    return o;
-}
-
 int memd_op_bank_addrs(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                        const uint8_t *p, memd_buf *out)
 {
@@ -155,7 +142,7 @@ int memd_op_bank_addrs(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                                   MEMD_WIRE_COUNT_SIZE + (size_t)n * MEMD_WIRE_BANK_ADDR_SIZE);
     if (!o)
         return -ENOMEM;
-    put_bank_addrs(st, a, o);
+    memd_alloc_put_bank_addrs(st, a, n, o);
     return 0;
 }
 
@@ -205,6 +192,6 @@ int memd_op_alloc_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     memd_wire_buffer wb;
     memd_alloc_to_buffer(a, &wb);
     o = memd_wire_buffer_put(o, &wb);
-    put_bank_addrs(st, a, o);
+    memd_alloc_put_bank_addrs(st, a, n, o);
     return 0;
 }
