@@ -50,6 +50,13 @@ memclient_alloc_req cu_req(memd_class cls, uint64_t bytes)
     return r;
 }
 
+memclient_alloc_req cu_sram(uint64_t bytes)
+{
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, bytes);
+    r.scope = MEMD_SCOPE_SRAM;
+    return r;
+}
+
 const memclient_region *cu_region(const memclient_snapshot *s, memd_kind kind, const char *name)
 {
     for (size_t i = 0; i < s->nregions; i++)

@@ -22,6 +22,8 @@ memclient_snapshot *cu_dump(memclient *c, unsigned flags);
 
 /* A DRAM request for device 0. */
 memclient_alloc_req cu_req(memd_class cls, uint64_t bytes);
+/* An SRAM request (class constant) for device 0: the bank-subset suites' buffers. */
+memclient_alloc_req cu_sram(uint64_t bytes);
 
 /* Region `name` of device 0's bank group `kind` in s, or NULL. */
 const memclient_region *cu_region(const memclient_snapshot *s, memd_kind kind,

@@ -22,12 +22,6 @@ static void teardown(void)
     memd_fixture_destroy(&f);
 }
 
-static memclient_alloc_req sram(uint64_t bytes)
-{
-    return (memclient_alloc_req){.device = 0, .cls = MEMD_CLASS_CONSTANT,
-                                 .scope = MEMD_SCOPE_SRAM, .bytes = bytes};
-}
-
 /* What the reply put in bank_out is what memclient_bank_info says, bank for bank. */
 static void same_as_bank_info(memclient *c, const memclient_buffer *b, const memclient_bank *got,
                               uint32_t want)
@@ -61,7 +55,7 @@ START_TEST(mixed_batch)
     memclient *c = cu_connect(&f);
     uint32_t range[] = {8, 0, 1, 2, 3}, per[] = {5, 4, 3, 2};
     memclient_bank rb[8], pb[8], all[64];
-    memclient_alloc_req r[5] = {sram(8192), sram(4096), sram(4096), sram(1024),
+    memclient_alloc_req r[5] = {cu_sram(8192), cu_sram(4096), cu_sram(4096), cu_sram(1024),
                                 cu_req(MEMD_CLASS_CONSTANT, 4096)};
     r[1].bank_set = range;
     r[1].nbank_set = 5;
@@ -95,7 +89,7 @@ START_TEST(mixed_batch)
     /* The single call fills bank_out the same way. */
     memclient_bank one[4];
     uint32_t two[] = {7, 6};
-    memclient_alloc_req q = sram(2048);
+    memclient_alloc_req q = cu_sram(2048);
     q.bank_set = two;
     q.nbank_set = 2;
     q.per_bank = 1;
@@ -110,7 +104,7 @@ START_TEST(mixed_batch)
     /* Pipelined: a batch of bank-set requests and a plain one. */
     uint32_t grid[] = {16, 17, 24, 25};
     memclient_bank gb[4];
-    memclient_alloc_req p[2] = {sram(512), sram(512)};
+    memclient_alloc_req p[2] = {cu_sram(512), cu_sram(512)};
     p[0].bank_set = grid;
     p[0].nbank_set = 4;
     p[0].per_bank = 1;
@@ -146,7 +140,7 @@ START_TEST(last_element_cannot_fit)
     uint64_t region = buffers->size;
     memclient_snapshot_free(s);
     uint32_t range[] = {1, 2}, three = 3, seven = 7;
-    memclient_alloc_req r[4] = {sram(4096), sram(4096), sram(4096), sram(region)};
+    memclient_alloc_req r[4] = {cu_sram(4096), cu_sram(4096), cu_sram(4096), cu_sram(region)};
     r[0].bank_set = range;
     r[0].nbank_set = 2;
     r[1].bank_set = &three;
@@ -186,14 +180,6 @@ START_TEST(last_element_cannot_fit)
 }
 END_TEST
 
-static uint64_t rng(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 /* The reference: every live buffer of the workload and the banks its reply gave. */
 typedef struct live_buf {
     memclient_buffer b;
@@ -208,27 +194,26 @@ typedef struct live_buf {
  * replies said (the newest after each step, all of them every 10). Seed: MEMD_TEST_SEED. */
 START_TEST(random_batches_against_reference)
 {
-    const char *env = getenv("MEMD_TEST_SEED");
-    uint64_t seed = env && *env ? strtoull(env, NULL, 0) : 0x62617463686573ull, st = seed;
+    uint64_t seed = memd_test_seed(0x62617463686573ull), st = seed;
     printf("# seed %#llx\n", (unsigned long long)seed);
     cu_start(&f);
     memclient *c = cu_connect(&f);
     static live_buf live[512];
     size_t n = 0, placed = 0, refused = 0;
     for (int step = 0; step < 120; step++) {
-        if (n > 12 && rng(&st) % 3 == 0) {
-            for (int k = (int)(rng(&st) % 6); k >= 0 && n > 0; k--) {
-                size_t i = rng(&st) % n;
+        if (n > 12 && memd_test_rand(&st) % 3 == 0) {
+            for (int k = (int)(memd_test_rand(&st) % 6); k >= 0 && n > 0; k--) {
+                size_t i = memd_test_rand(&st) % n;
                 ck_assert_int_eq(memclient_free(c, live[i].b.handle), 0);
                 live[i] = live[--n];
             }
         } else {
             memclient_alloc_req r[12];
-            uint32_t sets[12][8], nb = 1 + (uint32_t)(rng(&st) % 12);
+            uint32_t sets[12][8], nb = 1 + (uint32_t)(memd_test_rand(&st) % 12);
             live_buf got[12];
             for (uint32_t j = 0; j < nb; j++) {
-                uint32_t ns = 0, kind = (uint32_t)(rng(&st) % 4);
-                uint32_t row = (uint32_t)(rng(&st) % 8), col = (uint32_t)(rng(&st) % 4);
+                uint32_t ns = 0, kind = (uint32_t)(memd_test_rand(&st) % 4);
+                uint32_t row = (uint32_t)(memd_test_rand(&st) % 8), col = (uint32_t)(memd_test_rand(&st) % 4);
                 if (kind == 1)
                     for (uint32_t x = 0; x < 8; x++)
                         sets[j][ns++] = row * 8 + 7 - x; /* unsorted: the library sorts */
@@ -237,13 +222,13 @@ START_TEST(random_batches_against_reference)
                         for (uint32_t x = 0; x < 4; x++)
                             sets[j][ns++] = (row + y) * 8 + col + x;
                 else if (kind == 3)
-                    sets[j][ns++] = (uint32_t)(rng(&st) % 64);
+                    sets[j][ns++] = (uint32_t)(memd_test_rand(&st) % 64);
                 /* now and then one too large for what is left */
-                r[j] = sram(rng(&st) % 16 == 0 ? 1024 * 1024 : 32 + rng(&st) % 32768);
-                r[j].cls = rng(&st) % 2 ? MEMD_CLASS_CONSTANT : MEMD_CLASS_PLACEHOLDER;
+                r[j] = cu_sram(memd_test_rand(&st) % 16 == 0 ? 1024 * 1024 : 32 + memd_test_rand(&st) % 32768);
+                r[j].cls = memd_test_rand(&st) % 2 ? MEMD_CLASS_CONSTANT : MEMD_CLASS_PLACEHOLDER;
                 r[j].bank_set = ns ? sets[j] : NULL;
                 r[j].nbank_set = ns;
-                r[j].per_bank = ns && rng(&st) % 2;
+                r[j].per_bank = ns && memd_test_rand(&st) % 2;
                 r[j].bank_out = got[j].banks;
                 r[j].nbank_out = 8;
             }
@@ -323,7 +308,7 @@ START_TEST(subdev_rules_per_element)
     memclient *c = cu_connect(&f);
     ck_assert_int_eq(memclient_subdev_bind(c, "right"), 0);
     uint32_t in[] = {33, 34}, out3 = 3;
-    memclient_alloc_req r[3] = {sram(4096), sram(4096), sram(4096)};
+    memclient_alloc_req r[3] = {cu_sram(4096), cu_sram(4096), cu_sram(4096)};
     r[1].bank_set = in;
     r[1].nbank_set = 2;
     r[1].per_bank = 1;
@@ -343,7 +328,7 @@ START_TEST(subdev_rules_per_element)
     ck_assert_int_eq(memclient_alloc_batch(c, r, 3, b), -EACCES);
     ck_assert_uint_eq(allocations(c), 0);
     /* The budget (1 MiB over its banks): 4 KiB x 32 + 4 KiB x 2, then 32 KiB x 32. */
-    r[2] = sram(32 * 1024);
+    r[2] = cu_sram(32 * 1024);
     ck_assert_int_eq(memclient_alloc_batch(c, r, 3, b), -EDQUOT);
     ck_assert_uint_eq(allocations(c), 0);
     ck_assert_uint_eq(right_used(c), 0);
@@ -427,7 +412,7 @@ START_TEST(bad_frames_refused)
     cu_start(&f);
     /* A bystander holding memory, through the library. */
     memclient *by = cu_connect(&f);
-    memclient_alloc_req br = sram(65536);
+    memclient_alloc_req br = cu_sram(65536);
     memclient_buffer held;
     ck_assert_int_eq(memclient_alloc(by, &br, &held), 0);
 

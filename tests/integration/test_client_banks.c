@@ -21,12 +21,6 @@ static void teardown(void)
     memd_fixture_destroy(&f);
 }
 
-static memclient_alloc_req sram(uint64_t bytes)
-{
-    return (memclient_alloc_req){.device = 0, .cls = MEMD_CLASS_CONSTANT,
-                                 .scope = MEMD_SCOPE_SRAM, .bytes = bytes};
-}
-
 static void check_views(memclient *c)
 {
     memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_BANKS);
@@ -41,7 +35,7 @@ START_TEST(modes_and_views)
     cu_start(&f);
     memclient *c = cu_connect(&f);
     uint32_t set[] = {8, 0, 1, 2, 3}; /* any order: the library sorts */
-    memclient_alloc_req r = sram(4096);
+    memclient_alloc_req r = cu_sram(4096);
     r.bank_set = set;
     r.nbank_set = 5;
     memclient_buffer a, b, l;
@@ -49,13 +43,13 @@ START_TEST(modes_and_views)
     ck_assert_int_eq(a.bank_mode, MEMD_BANKS_RANGE);
     ck_assert_uint_eq(a.banks, 5);
     uint32_t pb[] = {2, 3, 4, 5};
-    memclient_alloc_req q = sram(4096);
+    memclient_alloc_req q = cu_sram(4096);
     q.bank_set = pb;
     q.nbank_set = 4;
     q.per_bank = 1;
     ck_assert_int_eq(memclient_alloc(c, &q, &b), 0);
     ck_assert_int_eq(b.bank_mode, MEMD_BANKS_PER_BANK);
-    memclient_alloc_req lr = sram(8192);
+    memclient_alloc_req lr = cu_sram(8192);
     ck_assert_int_eq(memclient_alloc(c, &lr, &l), 0);
     ck_assert_int_eq(l.bank_mode, MEMD_BANKS_ALL);
 
@@ -112,13 +106,13 @@ START_TEST(oom_names_the_bank)
     memclient_snapshot_free(s);
     /* Bank 5 full. */
     uint32_t five = 5;
-    memclient_alloc_req r = sram(region);
+    memclient_alloc_req r = cu_sram(region);
     r.bank_set = &five;
     r.nbank_set = 1;
     memclient_buffer a, b;
     ck_assert_int_eq(memclient_alloc(c, &r, &a), 0);
     uint32_t set[] = {4, 5, 6};
-    memclient_alloc_req q = sram(4096);
+    memclient_alloc_req q = cu_sram(4096);
     q.bank_set = set;
     q.nbank_set = 3;
     q.per_bank = 1;
@@ -130,7 +124,7 @@ START_TEST(oom_names_the_bank)
     ck_assert_int_eq(memclient_alloc(c, &q, &b), -ENOMEM);
     memclient_last_error(&e);
     ck_assert_msg(strstr(e.message, "bank 5") != NULL, "%s", e.message);
-    memclient_alloc_req l = sram(4096);
+    memclient_alloc_req l = cu_sram(4096);
     ck_assert_int_eq(memclient_alloc(c, &l, &b), -ENOMEM);
     memclient_last_error(&e);
     ck_assert_msg(strstr(e.message, "bank 5") != NULL, "%s", e.message);
@@ -151,7 +145,7 @@ START_TEST(refusals)
     memclient_buffer b;
     memclient_error e;
     uint32_t dup[] = {3, 1, 3};
-    memclient_alloc_req r = sram(64);
+    memclient_alloc_req r = cu_sram(64);
     r.bank_set = dup;
     r.nbank_set = 3;
     ck_assert_int_eq(memclient_alloc(c, &r, &b), -EINVAL);
@@ -182,39 +176,30 @@ START_TEST(refusals)
     r.per_bank = 1;
     ck_assert_int_eq(memclient_pool_create(c, &r, &pool), -EINVAL);
     /* The connection is still fine. */
-    memclient_alloc_req l = sram(64);
+    memclient_alloc_req l = cu_sram(64);
     ck_assert_int_eq(memclient_alloc(c, &l, &b), 0);
     memclient_disconnect(c);
 }
 END_TEST
 
-static uint64_t rng(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 /* Mixed modes, random shard grids (a row of 8 cores, a 2 x 4 block, one core): after
  * every step the dump's per-bank view must be consistent. Seed: MEMD_TEST_SEED. */
 START_TEST(random_mixed_over_the_wire)
 {
-    const char *e = getenv("MEMD_TEST_SEED");
-    uint64_t seed = e && *e ? strtoull(e, NULL, 0) : 0x62616e6b77697265ull, st = seed;
+    uint64_t seed = memd_test_seed(0x62616e6b77697265ull), st = seed;
     printf("# seed %#" PRIx64 "\n", seed);
     cu_start(&f);
     memclient *c = cu_connect(&f);
     uint64_t live[256];
     size_t n = 0;
     for (int step = 0; step < 300; step++) {
-        if (n > 0 && (n == 256 || rng(&st) % 3 == 0)) {
-            size_t k = rng(&st) % n;
+        if (n > 0 && (n == 256 || memd_test_rand(&st) % 3 == 0)) {
+            size_t k = memd_test_rand(&st) % n;
             ck_assert_int_eq(memclient_free(c, live[k]), 0);
             live[k] = live[--n];
         } else {
-            uint32_t set[8], ns = 0, kind = (uint32_t)(rng(&st) % 4);
-            uint32_t row = (uint32_t)(rng(&st) % 8), col = (uint32_t)(rng(&st) % 4);
+            uint32_t set[8], ns = 0, kind = (uint32_t)(memd_test_rand(&st) % 4);
+            uint32_t row = (uint32_t)(memd_test_rand(&st) % 8), col = (uint32_t)(memd_test_rand(&st) % 4);
             if (kind == 1)
                 for (uint32_t x = 0; x < 8; x++)
                     set[ns++] = row * 8 + x;
@@ -223,12 +208,12 @@ START_TEST(random_mixed_over_the_wire)
                     for (uint32_t x = 0; x < 4; x++)
                         set[ns++] = (row + y) * 8 + col + x;
             else if (kind == 3)
-                set[ns++] = (uint32_t)(rng(&st) % 64);
-            memclient_alloc_req r = sram(32 + rng(&st) % 65536);
-            r.cls = rng(&st) % 2 ? MEMD_CLASS_CONSTANT : MEMD_CLASS_PLACEHOLDER;
+                set[ns++] = (uint32_t)(memd_test_rand(&st) % 64);
+            memclient_alloc_req r = cu_sram(32 + memd_test_rand(&st) % 65536);
+            r.cls = memd_test_rand(&st) % 2 ? MEMD_CLASS_CONSTANT : MEMD_CLASS_PLACEHOLDER;
             r.bank_set = ns ? set : NULL;
             r.nbank_set = ns;
-            r.per_bank = ns && rng(&st) % 2;
+            r.per_bank = ns && memd_test_rand(&st) % 2;
             memclient_buffer b;
             int rc = memclient_alloc(c, &r, &b);
             ck_assert_msg(rc == 0 || rc == -ENOMEM, "seed %#" PRIx64 " step %d: %d", seed, step,
@@ -251,7 +236,7 @@ START_TEST(restart_keeps_bank_sets)
     cu_start(&f);
     memclient *c = cu_connect(&f);
     uint32_t set[] = {10, 11, 12};
-    memclient_alloc_req r = sram(4096);
+    memclient_alloc_req r = cu_sram(4096);
     r.bank_set = set;
     r.nbank_set = 3;
     memclient_buffer a, b;

@@ -20,21 +20,6 @@
 
 #define DEFAULT_SEED UINT64_C(0x706f6f6c73)
 
-static uint64_t test_seed(void)
-{
-    const char *env = getenv("MEMD_TEST_SEED");
-    return env && *env ? strtoull(env, NULL, 0) : DEFAULT_SEED;
-}
-
-static uint64_t rnd(uint64_t *s)
-{
-    /* splitmix64 */
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
 static memclient_pool *make_pool(memclient *c, uint64_t bytes, uint32_t flags)
 {
     memclient_alloc_req r = cu_req(MEMD_CLASS_INTERNAL, bytes);
@@ -77,7 +62,7 @@ typedef struct live {
  * live set (offset, size, name). */
 START_TEST(pool_matches_reference_allocator)
 {
-    uint64_t seed = test_seed(), rng = seed;
+    uint64_t seed = memd_test_seed(DEFAULT_SEED), rng = seed;
     printf("# seed 0x%016" PRIx64 " (MEMD_TEST_SEED)\n", seed);
     memd_fixture f;
     cu_start(&f);
@@ -93,10 +78,10 @@ START_TEST(pool_matches_reference_allocator)
     live *lv = calloc(CAP, sizeof *lv);
     size_t n = 0;
     for (int step = 0; step < STEPS; step++) {
-        bool do_alloc = n == 0 || (n < CAP && rnd(&rng) % 100 < 55);
+        bool do_alloc = n == 0 || (n < CAP && memd_test_rand(&rng) % 100 < 55);
         if (do_alloc) {
-            uint64_t bytes = 1 + rnd(&rng) % (rnd(&rng) % 8 == 0 ? 256u << 10 : 8u << 10);
-            uint64_t align = rnd(&rng) % 4 == 0 ? (uint64_t)1 << (rnd(&rng) % 13) : 0;
+            uint64_t bytes = 1 + memd_test_rand(&rng) % (memd_test_rand(&rng) % 8 == 0 ? 256u << 10 : 8u << 10);
+            uint64_t align = memd_test_rand(&rng) % 4 == 0 ? (uint64_t)1 << (memd_test_rand(&rng) % 13) : 0;
             char name[32];
             snprintf(name, sizeof name, "t%d", step);
             uint64_t want;
@@ -116,7 +101,7 @@ START_TEST(pool_matches_reference_allocator)
             memcpy(lv[n].name, name, sizeof name);
             n++;
         } else {
-            size_t i = rnd(&rng) % n;
+            size_t i = memd_test_rand(&rng) % n;
             ck_assert_int_eq(memclient_pool_free(p, lv[i].b.handle), 0);
             ck_assert_int_eq(ref_range_free(ref, lv[i].b.address, NULL), 0);
             /* A handle is refused once freed. */
@@ -487,14 +472,14 @@ static void *worker(void *v)
     thread_arg *t = v;
     uint64_t rng = t->seed;
     for (int i = 0; i < 20000; i++) {
-        if (t->n < 64 && (t->n == 0 || rnd(&rng) % 2)) {
+        if (t->n < 64 && (t->n == 0 || memd_test_rand(&rng) % 2)) {
             memclient_pool_buffer b;
-            if (memclient_pool_alloc(t->p, 1 + rnd(&rng) % 2048, 0, "thr", &b) == 0)
+            if (memclient_pool_alloc(t->p, 1 + memd_test_rand(&rng) % 2048, 0, "thr", &b) == 0)
                 t->live[t->n++] = b;
             else
                 t->failures++;
         } else {
-            size_t k = rnd(&rng) % t->n;
+            size_t k = memd_test_rand(&rng) % t->n;
             if (memclient_pool_free(t->p, t->live[k].handle) < 0)
                 t->failures++;
             t->live[k] = t->live[--t->n];
@@ -520,7 +505,7 @@ START_TEST(threads_share_one_pool)
     thread_arg args[T];
     pthread_t th[T];
     for (int i = 0; i < T; i++) {
-        args[i] = (thread_arg){.p = p, .seed = test_seed() + (uint64_t)i};
+        args[i] = (thread_arg){.p = p, .seed = memd_test_seed(DEFAULT_SEED) + (uint64_t)i};
         ck_assert_int_eq(pthread_create(&th[i], NULL, worker, &args[i]), 0);
     }
     /* Meanwhile the connection serves other requests, which carry the reports. */

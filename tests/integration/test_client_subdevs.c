@@ -50,12 +50,6 @@ static void start(void)
     cu_open_socket_to_all(&f);
 }
 
-static memclient_alloc_req sram(uint64_t bytes)
-{
-    return (memclient_alloc_req){.device = 0, .cls = MEMD_CLASS_CONSTANT,
-                                 .scope = MEMD_SCOPE_SRAM, .bytes = bytes};
-}
-
 /* Every bank of handle h lies in [lo, hi]; returns how many there are (or -1). */
 static int banks_within(memclient *c, uint64_t h, uint32_t lo, uint32_t hi)
 {
@@ -76,7 +70,7 @@ static int alloc_inside(const char *sock, uint32_t lo, uint32_t hi, memclient **
 {
     if (memclient_connect(sock, c) != 0)
         return 10;
-    *r = sram(4096);
+    *r = cu_sram(4096);
     memclient_buffer b;
     if (memclient_alloc(*c, r, &b) != 0 || b.bank_mode != MEMD_BANKS_RANGE || b.banks != 32)
         return 11;
@@ -115,7 +109,7 @@ static int nobody_in_left(void *arg)
     if (memclient_alloc(c, &d, &b) != -EACCES)
         return 17;
     /* The budget: 1 MiB over its banks; 4 KiB x 32 = 128 KiB each lockstep buffer. */
-    memclient_alloc_req big = sram(32 * 1024);
+    memclient_alloc_req big = cu_sram(32 * 1024);
     if (memclient_alloc(c, &big, &b) != -EDQUOT)
         return 18;
     /* No rebinding, no defining. */
@@ -136,7 +130,7 @@ START_TEST(bound_sessions_stay_inside)
     memclient *root = cu_connect(&f);
     /* Root is not bound: anywhere. */
     uint32_t b40 = 40;
-    memclient_alloc_req r = sram(4096);
+    memclient_alloc_req r = cu_sram(4096);
     r.bank_set = &b40;
     r.nbank_set = 1;
     memclient_buffer x;
@@ -148,7 +142,7 @@ START_TEST(bound_sessions_stay_inside)
     ck_assert_int_eq(memclient_subdev_bind(c, "nope"), -ENOENT);
     ck_assert_int_eq(memclient_subdev_bind(c, "right"), 0);
     ck_assert_int_eq(memclient_subdev_bind(c, "right"), 0); /* again: no-op */
-    memclient_alloc_req l = sram(8192);
+    memclient_alloc_req l = cu_sram(8192);
     memclient_buffer b;
     ck_assert_int_eq(memclient_alloc(c, &l, &b), 0);
     ck_assert_int_eq(banks_within(c, b.handle, 32, 63), 32);
@@ -161,7 +155,7 @@ START_TEST(bound_sessions_stay_inside)
     ck_assert_int_eq(memclient_subdev_bind(c, "left"), -EPERM);
     /* A session holding memory may not bind (its buffers would be outside). */
     memclient *h = cu_connect(&f);
-    memclient_alloc_req any = sram(64);
+    memclient_alloc_req any = cu_sram(64);
     ck_assert_int_eq(memclient_alloc(h, &any, &b), 0);
     ck_assert_int_eq(memclient_subdev_bind(h, "right"), -EBUSY);
 
@@ -224,7 +218,7 @@ START_TEST(define_by_request)
 
     memclient *c = cu_connect(&f);
     ck_assert_int_eq(memclient_subdev_bind(c, "mid"), 0);
-    memclient_alloc_req r = sram(2048); /* x 16 banks = 32 KiB of the 64 KiB budget */
+    memclient_alloc_req r = cu_sram(2048); /* x 16 banks = 32 KiB of the 64 KiB budget */
     memclient_buffer b;
     ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
     ck_assert_int_eq(banks_within(c, b.handle, 24, 39), 16);
@@ -324,7 +318,7 @@ START_TEST(defined_subdevs_survive_restart)
     ck_assert_int_eq(memclient_subdev_define(root, &sd), 0);
     memclient *c = cu_connect(&f);
     ck_assert_int_eq(memclient_subdev_bind(c, "kept"), 0);
-    memclient_alloc_req r = sram(2048); /* x 8 banks = 16 KiB of the budget */
+    memclient_alloc_req r = cu_sram(2048); /* x 8 banks = 16 KiB of the budget */
     memclient_buffer held;
     ck_assert_int_eq(memclient_alloc(c, &r, &held), 0);
 
