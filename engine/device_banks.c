@@ -24,7 +24,7 @@
  *    touched.
  *  - PER_BANK: bank b's free space is the complement of its pieces and the lockstep
  *    buffers. While the lockstep map is empty that is the bank's allocator alone
- *    (memd_range_fit, O(log n) for both fits); otherwise the bank's and the lockstep
+ *    (memd_range_fit_cur, O(log n) for both fits); otherwise the bank's and the lockstep
  *    map's lists of free blocks are merged in placement order (memd_range_fit_both,
  *    range_cur.h): every overlap of two blocks large enough is a free block of the
  *    intersection, so first fit is the first overlap that holds the request and best

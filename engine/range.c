@@ -350,7 +350,7 @@ void memd_range_reset(memd_range *r)
     memd_range_aidx_change(&r->aidx, UINT64_MAX, r->lo, r->hi - r->lo);
 }
 
-/* The search behind memd_range_alloc and memd_range_fit: validates, rounds the size up
+/* The search behind memd_range_alloc and memd_range_fit_cur: validates, rounds the size up
  * (*sz), reserves what carving needs when `carving`, and finds the block (*pk, and its
  * path *p in by_addr). -ENOMEM when nothing fits. */
 static int search(memd_range *r, uint64_t size, uint64_t align, memd_dir dir, memd_fit fit,
@@ -395,31 +395,16 @@ static int search(memd_range *r, uint64_t size, uint64_t align, memd_dir dir, me
     return found ? 0 : -ENOMEM;
 }
 
-/* search, giving the start only: commit reserves it (memd_range_alloc), else not.
- * Inlined, so each caller compiles as it did with its own copy. */
-static inline __attribute__((always_inline)) int
-search_start(memd_range *r, uint64_t size, uint64_t align, memd_dir dir, memd_fit fit,
-             bool commit, uint64_t *addr)
+int memd_range_alloc(memd_range *r, uint64_t size, uint64_t align, memd_dir dir,
+                     memd_fit fit, uint64_t *addr)
 {
     memd_bt_path p;
     pick pk;
     uint64_t sz;
-    int rc = addr ? search(r, size, align, dir, fit, commit, &p, &pk, &sz) : -EINVAL;
+    int rc = addr ? search(r, size, align, dir, fit, true, &p, &pk, &sz) : -EINVAL;
     if (rc == 0)
         *addr = pk.at;
     return rc;
-}
-
-int memd_range_alloc(memd_range *r, uint64_t size, uint64_t align, memd_dir dir,
-                     memd_fit fit, uint64_t *addr)
-{
-    return search_start(r, size, align, dir, fit, true, addr);
-}
-
-int memd_range_fit(memd_range *r, uint64_t size, uint64_t align, memd_dir dir, memd_fit fit,
-                   uint64_t *addr)
-{
-    return search_start(r, size, align, dir, fit, false, addr);
 }
 
 int memd_range_fit_cur(memd_range *r, uint64_t size, uint64_t align, memd_dir dir, memd_fit fit,

@@ -62,11 +62,6 @@ void memd_range_reset(memd_range *r);
 int memd_range_alloc(memd_range *r, uint64_t size, uint64_t align, memd_dir dir,
                      memd_fit fit, uint64_t *addr);
 
-/* Where memd_range_alloc would place the buffer, without allocating it (the range may
- * build the search indexes such a request builds). Errors as memd_range_alloc. */
-int memd_range_fit(memd_range *r, uint64_t size, uint64_t align, memd_dir dir, memd_fit fit,
-                   uint64_t *addr);
-
 /* Room for one allocation or one free: after 0, the next memd_range_alloc_at or
  * memd_range_free on r cannot fail with -ENOMEM. Lets a caller changing several ranges
  * at once (a buffer's pieces in several banks) reserve everywhere before it changes

@@ -42,7 +42,9 @@ int memd_range_fit_both(const memd_range *r1, memd_range_cur *c1, const memd_ran
                         memd_range_cur *c2, uint64_t size, uint64_t align, memd_dir dir,
                         memd_fit fit, uint64_t *addr);
 
-/* memd_range_fit, leaving c on the chosen block (for memd_range_alloc_at_cur). */
+/* Where memd_range_alloc would place the buffer, without allocating it (the range may
+ * build the search indexes such a request builds), leaving c on the chosen block (for
+ * memd_range_alloc_at_cur). Errors as memd_range_alloc. */
 int memd_range_fit_cur(memd_range *r, uint64_t size, uint64_t align, memd_dir dir, memd_fit fit,
                        uint64_t *addr, memd_range_cur *c);
 
