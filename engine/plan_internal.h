@@ -85,10 +85,8 @@ static inline uint64_t plan_sat_mul(uint64_t a, uint64_t b)
     return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
 }
 
-/* qsort comparators: u64 ascending; and (with ctx the buffers) buffer indices by
- * (lower, index). */
+/* qsort comparator: u64 ascending. */
 int memd_plan_cmp_u64(const void *x, const void *y);
-int memd_plan_cmp_lower(const void *x, const void *y, void *ctx);
 
 /* memd_partition_point predicate over elements starting with a buffer index: true
  * while the buffer's offset is at or below the key's. */
@@ -141,8 +139,6 @@ uint64_t memd_plan_tree_fit(plan_tree *t, uint32_t x, uint64_t size, uint64_t al
 void memd_plan_tree_prefetch(const plan_tree *t, uint32_t x);
 /* The placers' default max_gaps over the tree. */
 #define PLAN_TREE_FIT_GAPS 8u
-/* Intervals the tree's sets hold (memory use, for tests and tuning). */
-size_t memd_plan_tree_intervals(const plan_tree *t);
 /* True when the tree keeps path unions (deep trees only; for tests). */
 bool memd_plan_tree_path_unions(const plan_tree *t);
 

@@ -630,8 +630,3 @@ bool memd_plan_tree_path_unions(const plan_tree *t)
 {
     return t->pu != NULL;
 }
-
-size_t memd_plan_tree_intervals(const plan_tree *t)
-{
-    return t->pool_len;
-}

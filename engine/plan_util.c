@@ -226,15 +226,6 @@ int memd_plan_cmp_u64(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-int memd_plan_cmp_lower(const void *x, const void *y, void *ctx)
-{
-    const memd_plan_buffer *b = ctx;
-    uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
-    if (b[i].lower != b[j].lower)
-        return b[i].lower < b[j].lower ? -1 : 1;
-    return (i > j) - (i < j);
-}
-
 bool memd_plan_off_at_or_below(const void *elem, const void *key)
 {
     const plan_off_key *q = key;
