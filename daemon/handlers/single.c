@@ -20,6 +20,33 @@ static int handle_error(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
     return memd_reply_fail(st, h, out, &err, false);
 }
 
+/* The allocation an ALLOC or ALLOC_BANKS request (b NULL: plain) makes; for a retry
+ * whose first sending was applied, the one that made (not a second one: a request that
+ * was applied had a valid name and set). 0, or the error (counted as an allocation
+ * failure) in *err. */
+static int create_once(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                       const memd_wire_alloc_req *req, const memd_alloc_banks *b,
+                       memd_alloc **a, memd_wire_error *err)
+{
+    int rc = memd_model_check_alloc_name(req->name, err);
+    if (rc == 0 && b && b->nset == 0 && !b->per_bank)
+        rc = memd_err_set(err, -EINVAL, "an empty bank set is only valid per bank");
+    memd_hold *first;
+    if (rc == 0 && (h->status & MEMD_REQ_F_RETRY) &&
+        memd_holds_of_request(s, h->id, &first, 1) == 1) {
+        *a = memd_hold_alloc(first);
+        return 0;
+    }
+    if (rc == 0)
+        rc = memd_alloc_create_banks(st, s, req, b, a, err);
+    if (rc < 0) {
+        st->ctr.alloc_failures++;
+        return rc;
+    }
+    s->holds->req = h->id; /* what a retry looks for */
+    return 0;
+}
+
 int memd_op_alloc(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
                   memd_buf *out)
 {
@@ -28,21 +55,9 @@ int memd_op_alloc(memd_state *st, memd_session *s, const memd_wire_hdr *h, const
     if (rc < 0)
         return memd_malformed(st, h, out, rc);
     memd_alloc *a;
-    memd_hold *first;
     memd_wire_error err = {0};
-    /* A retry whose first sending was applied: its buffer, not a second one. */
-    if ((h->status & MEMD_REQ_F_RETRY) && memd_holds_of_request(s, h->id, &first, 1) == 1) {
-        a = memd_hold_alloc(first);
-    } else {
-        rc = memd_model_check_alloc_name(req.name, &err);
-        if (rc == 0)
-            rc = memd_alloc_create(st, s, &req, &a, &err);
-        if (rc < 0) {
-            st->ctr.alloc_failures++;
-            return memd_reply_fail(st, h, out, &err, false);
-        }
-        s->holds->req = h->id;
-    }
+    if (create_once(st, s, h, &req, NULL, &a, &err) < 0)
+        return memd_reply_fail(st, h, out, &err, false);
     uint8_t *o = memd_reply_begin(out, h->opcode, h->id, MEMD_WIRE_BUFFER_SIZE);
     if (!o)
         return -ENOMEM; /* the allocation stays with the session, released at close */
@@ -165,24 +180,10 @@ int memd_op_alloc_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         ids[i] = memd_wire_u32(raw + 4 * (size_t)i);
     memd_alloc_banks b = {ids, bs.count, (bs.flags & MEMD_BANKSET_F_PER_BANK) != 0};
     memd_alloc *a;
-    memd_hold *first;
-    rc = memd_model_check_alloc_name(req.name, &err);
-    if (rc == 0 && bs.count == 0 && !b.per_bank)
-        rc = memd_err_set(&err, -EINVAL, "an empty bank set is only valid per bank");
-    /* A retry whose first sending was applied: its buffer, not a second one. */
-    bool again = rc == 0 && (h->status & MEMD_REQ_F_RETRY) &&
-                 memd_holds_of_request(s, h->id, &first, 1) == 1;
-    if (again)
-        a = memd_hold_alloc(first);
-    else if (rc == 0)
-        rc = memd_alloc_create_banks(st, s, &req, &b, &a, &err);
+    rc = create_once(st, s, h, &req, &b, &a, &err);
     free(ids);
-    if (rc < 0) {
-        st->ctr.alloc_failures++;
+    if (rc < 0)
         return memd_reply_fail(st, h, out, &err, false);
-    }
-    if (!again)
-        s->holds->req = h->id; /* what a retry looks for */
     uint32_t n = memd_alloc_bank_count(st, a);
     uint8_t *o = memd_reply_begin(out, h->opcode, h->id,
                                   MEMD_WIRE_BUFFER_SIZE + MEMD_WIRE_COUNT_SIZE +
