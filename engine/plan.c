@@ -188,7 +188,8 @@ static int solve_large(solver *s)
         (bu->clock && bu->clock(bu->clock_ctx) + s->run_ns >= bu->deadline_ns))
         return rc;
     bu->expired = false; /* the rest of the portfolio checks its own time */
-    return memd_plan_portfolio_tree(s->b, s->n, s->lb, s->opts, s->run_ns, true, bu, &s->bp);
+    return memd_plan_portfolio_tree(s->b, s->n, s->lb, s->opts, s->run_ns, true, bu, &s->bp,
+                                    NULL);
 }
 
 static int solve(solver *s, uint64_t seed, memd_plan_result *res)
