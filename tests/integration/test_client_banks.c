@@ -209,7 +209,8 @@ START_TEST(refusals)
     r.nbank_set = 2;
     ck_assert_int_eq(memclient_alloc(c, &r, &b), -EINVAL);
     memclient_last_error(&e);
-    ck_assert_msg(strstr(e.message, "bank set") != NULL, "%s", e.message);
+    ck_assert_msg(strstr(e.message, "bank set: no bank 64 (banks 0-63)") != NULL, "%s",
+                  e.message);
     /* Not shared (batches: test_client_bank_batch.c). */
     uint32_t ok[] = {1, 2};
     r.bank_set = ok;

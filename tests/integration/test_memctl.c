@@ -514,7 +514,7 @@ START_TEST(alloc_bank_sets)
     ck_assert_int_ne(RUN("alloc", "--device", "0", "--class", "constant", "--scope", "sram",
                          "--size", "1", "--bank-set", "64", "--hold"), 0);
     log = memctl_slurp(err_path);
-    ck_assert_msg(strstr(log, "bank set"), "%s", log);
+    ck_assert_msg(strstr(log, "bank set: no bank 64 (banks 0-63)"), "%s", log);
     free(log);
 }
 END_TEST
