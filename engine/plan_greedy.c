@@ -176,7 +176,8 @@ static uint64_t place_neighbours(plan_placer *p, const uint32_t *order, size_t f
                                  bool best_fit, uint64_t *off)
 {
     const memd_plan_buffer *b = p->b;
-    uint64_t top = 0;
+    uint64_t top = 0, cap = plan_bound_get(p->bound);
+    p->beaten = false;
     for (size_t k = from; k < p->n; k++) {
         uint32_t x = order[k];
         if (b[x].pinned) {
@@ -190,8 +191,7 @@ static uint64_t place_neighbours(plan_placer *p, const uint32_t *order, size_t f
         }
         if (off[x] + b[x].size > top)
             top = off[x] + b[x].size;
-        if (p->stop && ((k - from) & 255) == 255 &&
-            memd_plan_budget_stop_now(p->stop))
+        if (plan_run_stops(p, k, from, top, &cap))
             return UINT64_MAX;
     }
     return top;
@@ -208,7 +208,8 @@ static uint64_t place_list(plan_placer *p, const uint32_t *order, size_t from, b
     for (size_t r = 0; r < p->nlst; r++)
         if (p->pos[p->lst[r]] < from)
             p->work[nw++] = p->lst[r];
-    uint64_t top = 0;
+    uint64_t top = 0, cap = plan_bound_get(p->bound);
+    p->beaten = false;
     for (size_t k = from; k < p->n; k++) {
         uint32_t x = order[k];
         uint64_t sz = b[x].size, lo = b[x].lower, up = b[x].upper;
@@ -244,6 +245,8 @@ static uint64_t place_list(plan_placer *p, const uint32_t *order, size_t from, b
         }
         if (off[x] + sz > top)
             top = off[x] + sz;
+        if (plan_run_stops(p, k, from, top, &cap))
+            return UINT64_MAX;
         if (sz) {
             /* Insert after the last entry with offset <= off[x]. */
             plan_off_key q = {off, off[x]};
@@ -298,15 +301,8 @@ static uint64_t place_tree(plan_placer *p, const uint32_t *order, size_t from, b
                                         best_fit, p->fit_gaps);
         if (off[x] + b[x].size > top)
             top = off[x] + b[x].size;
-        if (((k - from) & 255) == 255) {
-            if (p->stop && memd_plan_budget_stop_now(p->stop))
-                return UINT64_MAX;
-            cap = plan_bound_get(p->bound);
-        }
-        if (top > cap) {
-            p->beaten = true;
+        if (plan_run_stops(p, k, from, top, &cap))
             return UINT64_MAX;
-        }
         rc = memd_plan_tree_insert(p->tr, x, off[x], b[x].size);
     }
     p->failed = rc != 0;

@@ -190,9 +190,9 @@ typedef struct plan_placer {
     uint32_t *work;   /* list mode: placements of the last run */
     size_t nlst, nwork;
     unsigned fit_gaps; /* tree mode: best fit's max_gaps (init: PLAN_TREE_FIT_GAPS) */
-    plan_bound *bound; /* tree mode, may be NULL: an arena to beat */
+    plan_bound *bound; /* may be NULL: an arena to beat */
     bool failed;      /* tree mode: the last run ran out of memory */
-    bool beaten;      /* tree mode: the last run stopped as its top passed *bound */
+    bool beaten;      /* the last run stopped as its top passed *bound (never commit it) */
 } plan_placer;
 
 int memd_plan_placer_init(plan_placer *p, const memd_plan_buffer *b, size_t n, const plan_graph *g);
@@ -203,13 +203,31 @@ void memd_plan_placer_set_order(plan_placer *p, const uint32_t *order);
 void memd_plan_placer_free(plan_placer *p);
 /* Places order[from..n) given that order[0..from) already have offsets in off[] (and,
  * in list mode, were committed); pos[] must match order. Returns the max end over
- * order[from..n), or UINT64_MAX when stop's deadline passed (graph and tree modes:
- * off[] is then partial) or, in tree mode, when the max end passed *bound (beaten set,
- * off[] partial; checked at each placement against the value read every 256). */
+ * order[from..n), or UINT64_MAX (off[] is then partial) when stop's deadline passed,
+ * when the max end passed *bound (beaten set; see plan_run_stops) or, in tree mode,
+ * when out of memory (failed set). */
 uint64_t memd_plan_place_range(plan_placer *p, const uint32_t *order, size_t from, bool best_fit,
                                uint64_t *off);
 /* Makes the last run the state later runs start from (list mode; no-op for the others). */
 void memd_plan_placer_commit(plan_placer *p);
+
+/* A placer run's check after its placement number k (from its first, `from`): true
+ * when it must stop, because the deadline passed (asked every 256 placements) or its
+ * top passed the bound (p->beaten set; *cap is the bound, re-read every 256). */
+static inline bool plan_run_stops(plan_placer *p, size_t k, size_t from, uint64_t top,
+                                  uint64_t *cap)
+{
+    if (((k - from) & 255) == 255) {
+        if (p->stop && memd_plan_budget_stop_now(p->stop))
+            return true;
+        *cap = plan_bound_get(p->bound);
+    }
+    if (top > *cap) {
+        p->beaten = true;
+        return true;
+    }
+    return false;
+}
 
 /* Greedy placement in start-time order (plan_sweep.c), tree mode's fast path: true when
  * order[0..n) is sorted by start (any ties) with no pinned buffer. Then

@@ -259,15 +259,7 @@ uint64_t memd_plan_sweep_place(plan_placer *p, const uint32_t *order, bool best_
         off[x] = q.best != UINT64_MAX ? q.best
                                       : plan_align_up(root ? w.nd[root].maxe : 0, q.align);
         top = off[x] + size > top ? off[x] + size : top;
-        if ((k & 255) == 255) {
-            if (p->stop && memd_plan_budget_stop_now(p->stop)) {
-                top = UINT64_MAX;
-                break;
-            }
-            cap = plan_bound_get(p->bound);
-        }
-        if (top > cap) {
-            p->beaten = true;
+        if (plan_run_stops(p, k, 0, top, &cap)) {
             top = UINT64_MAX;
             break;
         }
