@@ -19,7 +19,7 @@ python3 "$src/tests/bench/gen_plan_problem.py" --buffers 20000 --seed 3 >"$dir/p
 screen=
 expect() {
     for _ in $(seq "${2:-100}"); do
-        screen=$("${tmx[@]}" capture-pane -p -J -t plan)
+        screen=$("${tmx[@]}" capture-pane -p -J -t "$sess")
         grep -qE "$1" <<<"$screen" && return 0
         sleep 0.1
     done
@@ -30,12 +30,13 @@ expect() {
 # lanes, then the rest of the portfolio, on two threads).
 python3 "$src/tests/bench/gen_plan_problem.py" --buffers 30000 --seed 13 --shape large >"$dir/l.csv"
 for p in p l; do
-    start=$(date +%s)
-    "${tmx[@]}" kill-session -t plan 2>/dev/null || true
-    "${tmx[@]}" -f /dev/null new-session -d -s plan -x 200 -y 12 \
+    start=$(date +%s) sess=plan-$p
+    # A session each (the first one's shell lingers): killing the only session ends the
+    # server, and a new-session racing its exit fails.
+    "${tmx[@]}" -f /dev/null new-session -d -s "$sess" -x 200 -y 12 \
         "$memctl plan $dir/$p.csv --budget-ms 600000 --output $dir/out.csv --json; echo \"plan exited \$?\"; sleep 30"
     expect 'best arena [0-9]+ bytes \([0-9.]+% over the lower bound [0-9]+\)' 300
-    "${tmx[@]}" send-keys -t plan C-c
+    "${tmx[@]}" send-keys -t "$sess" C-c
     expect '^plan exited 0' 300
     grep -qE '"arena": [0-9]+,.*"cancelled": true' <<<"$screen" || fail "$p: no cancelled result printed"
     grep -q 'interrupted: keeping the best plan found' <<<"$screen" || fail "$p: no interrupted line"
