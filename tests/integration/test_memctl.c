@@ -552,6 +552,15 @@ START_TEST(alloc_bank_sets)
                          "--bank-set", "3-1", "--hold"), 2);
     ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--size", "1",
                          "--bank-set", "1,x", "--hold"), 2);
+    log = memctl_slurp(err_path);
+    ck_assert_msg(strstr(log, "'1,x': expected increasing bank ids and ranges like 0-3,8 at "
+                              "offset 2"), "%s", log);
+    free(log);
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--size", "1",
+                         "--bank-set", "2,99999999999999999999", "--hold"), 2);
+    log = memctl_slurp(err_path);
+    ck_assert_msg(strstr(log, "bank id too large at offset 2 (ids are below 65536"), "%s", log);
+    free(log);
     ck_assert_int_ne(RUN("alloc", "--device", "0", "--class", "constant", "--scope", "sram",
                          "--size", "1", "--bank-set", "64", "--hold"), 0);
     log = memctl_slurp(err_path);
