@@ -256,12 +256,21 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
      * is freed, and then keeps every phase's freed scratch in the heap while the next
      * phase maps its own (about 50 MB more at the peak at a million buffers). */
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    /* On a terminal, a line says what it is doing from the start: at a million buffers
+     * reading takes a second or two and the first plan (one greedy run, which the
+     * engine does not interrupt to report) several more; the best arena replaces it. */
+    bool tty = isatty(STDERR_FILENO) == 1;
+    if (tty)
+        fprintf(stderr, "\r\033[Kmemctl plan: reading %s ...", input);
     memd_plan_csv csv;
     char err[512];
     if (memd_plan_csv_read(input, &csv, err, sizeof(err))) {
-        fprintf(stderr, "memctl plan: %s\n", err);
+        fprintf(stderr, "%smemctl plan: %s\n", tty ? "\r\033[K" : "", err);
         return 1;
     }
+    if (tty)
+        fprintf(stderr, "\r\033[Kmemctl plan: %zu buffers read in %.1f s; placing the first "
+                        "plan ...", csv.n, (double)(mono_ns(NULL) - t0) / 1e9);
     int ret = 1;
     uint64_t *off = malloc((csv.n ? csv.n : 1) * sizeof(*off));
     if (!off) {
@@ -273,7 +282,7 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
      * the reserve doubles that, plus 2 ms). */
     uint64_t spent = mono_ns(NULL) - t0, budget = budget_ms * 1000000ull;
     uint64_t reserve = 2000000u + (uint64_t)csv.n * (output ? 4000u : 2000u);
-    progress_ctx pctx = {.tty = isatty(STDERR_FILENO) == 1};
+    progress_ctx pctx = {.tty = tty, .shown = tty};
     lane_pool pool = {.threads = threads};
     pthread_mutex_init(&pool.mu, NULL);
     memd_plan_opts opts = {.seed = seed, .clock = iterations ? NULL : mono_ns,
