@@ -126,6 +126,10 @@ int memd_plan_tree_new(const memd_plan_buffer *b, size_t n, plan_tree **out);
 void memd_plan_tree_free(plan_tree *t);
 /* Removes every buffer. */
 void memd_plan_tree_clear(plan_tree *t);
+/* Removes every buffer and lends the pool's memory (resident after a run, and dead
+ * until the next insert) as scratch of at least bytes bytes, 8-aligned; NULL when the
+ * pool is smaller. Valid until the next insert. */
+void *memd_plan_tree_scratch(plan_tree *t, size_t bytes);
 /* Adds buffer x at [off, off + size) (no-op for an empty buffer). -ENOMEM. */
 int memd_plan_tree_insert(plan_tree *t, uint32_t x, uint64_t off, uint64_t size);
 /* The offset the list placers would give x among the inserted buffers: the lowest
@@ -155,8 +159,9 @@ uint64_t memd_plan_sweep_place(const memd_plan_buffer *b, size_t n, const uint32
 /* Sorts idx[0..n) by key descending, ties by idx ascending (stable, deterministic). */
 int memd_plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key);
 /* The same for idx = 0, 1, ..., n - 1 without a copy of the keys: key and scratch (n
- * values each) are clobbered. */
-int memd_plan_sort_desc_clobber(uint32_t *idx, size_t n, uint64_t *key, uint64_t *scratch);
+ * values each) are clobbered; iscratch: n indices of scratch, or NULL (allocated). */
+int memd_plan_sort_desc_clobber(uint32_t *idx, size_t n, uint64_t *key, uint64_t *scratch,
+                                uint32_t *iscratch);
 /* The same by key ascending, ties by idx ascending. */
 int memd_plan_sort_asc(uint32_t *idx, size_t n, const uint64_t *key);
 

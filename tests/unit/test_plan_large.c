@@ -476,8 +476,16 @@ START_TEST(sort_desc_matches_qsort)
         memcpy(kc, key, n * sizeof(*kc));
         for (size_t i = 0; i < n; i++)
             c[i] = (uint32_t)i;
-        memd_plan_sort_desc_clobber(c, n, kc, scratch);
+        memd_plan_sort_desc_clobber(c, n, kc, scratch, NULL);
         ck_assert_mem_eq(c, b, n * sizeof(*c));
+        /* the same with the caller's index scratch */
+        uint32_t *is = malloc(n * sizeof(*is));
+        memcpy(kc, key, n * sizeof(*kc));
+        for (size_t i = 0; i < n; i++)
+            c[i] = (uint32_t)i;
+        memd_plan_sort_desc_clobber(c, n, kc, scratch, is);
+        ck_assert_mem_eq(c, b, n * sizeof(*c));
+        free(is);
         free(kc);
         free(scratch);
     }
