@@ -21,19 +21,21 @@ int memd_parse_bank_list(const char *s, uint32_t limit, uint32_t *ids, uint32_t 
     for (;;) {
         const char *item = p;
         uint64_t lo, hi;
-        if (memd_parse_digits(&p, &lo) < 0)
+        int rl = memd_parse_digits(&p, &lo), rh = 0;
+        if (rl == -EINVAL)
             goto syntax;
         hi = lo;
         if (*p == '-') {
             p++;
-            if (memd_parse_digits(&p, &hi) < 0 || hi < lo)
+            if ((rh = memd_parse_digits(&p, &hi)) == -EINVAL || (rl == 0 && rh == 0 && hi < lo))
                 goto syntax;
         }
-        if (lo < next) {
+        if (rl == 0 && lo < next) {
             p = item;
             goto syntax;
         }
-        if (hi >= limit) {
+        /* Past 64 bits is past any limit: too large, not malformed. */
+        if (rl < 0 || rh < 0 || hi >= limit) {
             if (bad)
                 *bad = (uint32_t)(item - s);
             return -ERANGE;

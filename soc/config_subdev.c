@@ -158,6 +158,10 @@ static int parse_one(const char *file, const memd_ynode *e, memd_subdev_spec *sd
         return memd_yaml_error(err, file, v, "out of memory");
     if (rc == 0)
         rc = memd_parse_bank_list(text, MEMD_MAX_BANKS, sd->banks, n, &sd->nbanks, &bad);
+    if (rc == -ERANGE)
+        return memd_yaml_error(err, file, v, "bad bank list '%s' at character %" PRIu32
+                               ": bank id too large (a bank group has at most %u banks)", text,
+                               bad + 1, MEMD_MAX_BANKS);
     if (rc)
         return memd_yaml_error(err, file, v, "bad bank list '%s' at character %" PRIu32
                                ": expected increasing bank ids and ranges like 0-3,8", text, bad + 1);

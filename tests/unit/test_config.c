@@ -276,6 +276,9 @@ static const struct {
      "m.yaml:5:46: sub-device 'a': bank 4 is not a bank of sram of device 1 (it has 4)"},
     {TINY "  - {name: a, device: 1, group: sram, banks: '2,1'}\n",
      "m.yaml:5:46: bad bank list '2,1' at character 3"},
+    {TINY "  - {name: a, device: 1, group: sram, banks: '0,70000'}\n",
+     "m.yaml:5:46: bad bank list '0,70000' at character 3: bank id too large (a bank group has "
+     "at most 65536 banks)"},
     {TINY "  - {name: a, device: 1, group: sram, banks: 0-1}\n  - {name: b, device: 1, group: l1, banks: 1-3}\n",
      "m.yaml:6:44: sub-device 'b' shares bank 1 with 'a': list it under 'overlap' to allow that"},
     {TINY "  - {name: a, device: 1, group: sram, banks: 0-1, overlap: [c]}\n",

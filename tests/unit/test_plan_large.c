@@ -185,9 +185,9 @@ START_TEST(sweep_matches_brute_force_and_tree)
     static const unsigned caps[] = {1, 0, 1, 3, PLAN_TREE_FIT_GAPS};
     for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
         bool best = c > 0;
-        int rc = -1;
-        uint64_t at = memd_plan_sweep_place(b, N, order, best, caps[c], NULL, o, &rc);
-        ck_assert_int_eq(rc, 0);
+        plan_placer sp = {.b = b, .n = N, .fit_gaps = caps[c]};
+        uint64_t at = memd_plan_sweep_place(&sp, order, best, o);
+        ck_assert(!sp.failed && !sp.beaten);
         plan_tree *t;
         ck_assert_int_eq(memd_plan_tree_new(b, N, &t), 0);
         for (size_t k = 0; k < N; k++) {
@@ -314,34 +314,72 @@ START_TEST(squeaky_is_deterministic_on_any_runner)
 }
 END_TEST
 
-/* The tree portfolio's two lanes give the best of the ten runs (ties: the earlier run),
- * the same on every runner; each run as the placer alone makes it. */
-START_TEST(portfolio_is_best_run_on_any_runner)
+/* Each (order, fit) run alone, in full: arenas by run number. */
+static void full_runs(const memd_plan_buffer *b, uint64_t *arenas, uint64_t *off)
 {
-    uint64_t s = 0xF0110 + (uint64_t)_i;
-    memd_plan_buffer *b = malloc(N * sizeof(*b));
-    uint64_t *o = malloc(N * sizeof(*o)), *o1 = malloc(N * sizeof(*o1)),
-             *o2 = malloc(N * sizeof(*o2)), *key = malloc(N * sizeof(*key)),
-             *load = malloc(N * sizeof(*load));
+    uint64_t *key = malloc(N * sizeof(*key)), *load = malloc(N * sizeof(*load));
     uint32_t *order = malloc(N * sizeof(*order));
-    trace(&s, b, N);
-    uint64_t lb;
-    ck_assert_int_eq(memd_plan_lower_bound(b, N, &lb), 0);
     ck_assert_int_eq(memd_plan_load_keys(b, N, load), 0);
-    uint64_t best = UINT64_MAX;
-    const char *name = NULL;
     for (int r = 0; r < 2 * PLAN_ORD_COUNT; r++) {
         plan_placer pt;
         ck_assert_int_eq(memd_plan_placer_init_tree(&pt, b, N), 0);
         memd_plan_order_keys(b, N, load, r / 2, key);
         memd_plan_build_order(b, N, key, order);
-        uint64_t a = memd_plan_place_range(&pt, order, 0, r & 1, o);
+        arenas[r] = memd_plan_place_range(&pt, order, 0, r & 1, off);
+        ck_assert(!pt.beaten && !pt.failed);
         memd_plan_placer_free(&pt);
-        if (a < best) {
-            best = a;
+    }
+    free(key);
+    free(load);
+    free(order);
+}
+
+/* How many runs the portfolio stops at the bound when its lanes run one after the
+ * other (first the lane `first`): a run stops exactly when its full arena is above the
+ * best arena finished before it (or `preset`); a lane ends at the lower bound. */
+static unsigned beaten_in_order(const uint64_t *arenas, uint64_t lb, uint64_t preset,
+                                bool skip_first, unsigned first)
+{
+    static const int seq[2][5] = {{0, 2, 4, 3, 5}, {8, 6, 1, 7, 9}};
+    uint64_t bound = preset;
+    unsigned beaten = 0;
+    for (unsigned l = 0; l < 2; l++)
+        for (int k = 0; k < 5; k++) {
+            int r = seq[(first + l) % 2][k];
+            if (r == 0 && skip_first)
+                continue;
+            if (arenas[r] > bound) {
+                beaten++;
+                continue;
+            }
+            bound = arenas[r];
+            if (arenas[r] <= lb)
+                break;
+        }
+    return beaten;
+}
+
+/* The tree portfolio's two lanes give the best of the ten runs (ties: the earlier run),
+ * the same on every runner; each run as the placer alone makes it. The runs that cannot
+ * beat the best one stop early: exactly those whose arena is above a finished run's
+ * when the lanes run in order. */
+START_TEST(portfolio_is_best_run_on_any_runner)
+{
+    uint64_t s = 0xF0110 + (uint64_t)_i;
+    memd_plan_buffer *b = malloc(N * sizeof(*b));
+    uint64_t *o = malloc(N * sizeof(*o)), *o1 = malloc(N * sizeof(*o1)),
+             *o2 = malloc(N * sizeof(*o2));
+    trace(&s, b, N);
+    uint64_t lb;
+    ck_assert_int_eq(memd_plan_lower_bound(b, N, &lb), 0);
+    uint64_t arenas[2 * PLAN_ORD_COUNT], best = UINT64_MAX;
+    full_runs(b, arenas, o);
+    const char *name = NULL;
+    for (int r = 0; r < 2 * PLAN_ORD_COUNT; r++)
+        if (arenas[r] < best) {
+            best = arenas[r];
             name = memd_plan_greedy_name(r / 2, r & 1);
         }
-    }
     static const memd_plan_runner_fn runners[] = {NULL, memd_test_runner_reversed,
                                                   memd_test_runner_threaded};
     for (int k = 0; k < 3; k++) {
@@ -349,7 +387,9 @@ START_TEST(portfolio_is_best_run_on_any_runner)
         uint64_t *out = k ? o2 : o1;
         plan_best bp = {.arena = UINT64_MAX, .off = out, .strategy = "none"};
         memd_plan_opts opts = {.runner = runners[k]};
-        ck_assert_int_eq(memd_plan_portfolio_tree(b, N, lb, &opts, 0, false, &bu, &bp), 0);
+        unsigned beaten = 99;
+        ck_assert_int_eq(memd_plan_portfolio_tree(b, N, lb, &opts, 0, false, &bu, &bp, &beaten),
+                         0);
         ck_assert(bp.have);
         ck_assert_uint_eq(bp.arena, best);
         ck_assert_str_eq(bp.strategy, name);
@@ -358,11 +398,107 @@ START_TEST(portfolio_is_best_run_on_any_runner)
         ck_assert_uint_eq(arena, best);
         if (k)
             ck_assert_mem_eq(o1, o2, N * sizeof(*o1));
+        if (k < 2) { /* in order: lane 0 first, or lane 1 first (reversed) */
+            unsigned want = beaten_in_order(arenas, lb, UINT64_MAX, false, (unsigned)k);
+            ck_assert_uint_gt(want, 0);
+            ck_assert_uint_eq(beaten, want);
+        }
     }
     free(b);
     free(o);
     free(o1);
     free(o2);
+}
+END_TEST
+
+/* Given a plan as good as the best run (the solver's, after its first run), the
+ * portfolio keeps it: the worse runs stop at its arena, a run that only ties it ends
+ * but does not replace it. Given a plan one byte worse, the best run replaces it. */
+START_TEST(portfolio_keeps_a_plan_it_cannot_beat)
+{
+    uint64_t s = 0xB0D + (uint64_t)_i;
+    memd_plan_buffer *b = malloc(N * sizeof(*b));
+    uint64_t *o = malloc(N * sizeof(*o)), *o1 = malloc(N * sizeof(*o1));
+    trace(&s, b, N);
+    uint64_t lb, arenas[2 * PLAN_ORD_COUNT], best = UINT64_MAX;
+    ck_assert_int_eq(memd_plan_lower_bound(b, N, &lb), 0);
+    full_runs(b, arenas, o);
+    for (int r = 1; r < 2 * PLAN_ORD_COUNT; r++)
+        best = arenas[r] < best ? arenas[r] : best;
+    for (int worse = 0; worse < 2; worse++) {
+        memset(o1, 0xA5, N * sizeof(*o1));
+        plan_budget bu = {0};
+        plan_best bp = {.arena = best + (uint64_t)worse, .off = o1, .strategy = "given",
+                        .have = true};
+        memd_plan_opts opts = {0};
+        unsigned beaten = 99;
+        ck_assert_int_eq(memd_plan_portfolio_tree(b, N, lb, &opts, 0, true, &bu, &bp, &beaten), 0);
+        ck_assert_uint_eq(beaten, beaten_in_order(arenas, lb, best + (uint64_t)worse, true, 0));
+        if (!worse) {
+            ck_assert_str_eq(bp.strategy, "given");
+            ck_assert_uint_eq(bp.arena, best);
+            for (size_t i = 0; i < N; i++)
+                ck_assert_uint_eq(o1[i], 0xA5A5A5A5A5A5A5A5u);
+        } else {
+            ck_assert_str_ne(bp.strategy, "given");
+            uint64_t arena = 0;
+            ck_assert_int_eq(memd_plan_validate(b, N, o1, NULL, &arena), 0);
+            ck_assert_uint_eq(arena, best);
+        }
+    }
+    free(b);
+    free(o);
+    free(o1);
+}
+END_TEST
+
+/* A placer run with a bound: at its own arena it ends with the same offsets; one byte
+ * lower it stops (beaten) at the placement that passed it, the placements before that
+ * as in the full run. Tree and start-order sweep alike. */
+START_TEST(placer_stops_past_the_bound)
+{
+    uint64_t s = 0x5709 + (uint64_t)_i;
+    memd_plan_buffer *b = malloc(N * sizeof(*b));
+    uint64_t *full = malloc(N * sizeof(*full)), *o = malloc(N * sizeof(*o)),
+             *key = malloc(N * sizeof(*key)), *load = malloc(N * sizeof(*load));
+    uint32_t *order = malloc(N * sizeof(*order));
+    trace(&s, b, N);
+    ck_assert_int_eq(memd_plan_load_keys(b, N, load), 0);
+    static const int ords[] = {PLAN_ORD_SIZE, PLAN_ORD_START};
+    for (int i = 0; i < 2; i++)
+        for (int fit = 0; fit < 2; fit++) {
+            memd_plan_order_keys(b, N, load, ords[i], key);
+            memd_plan_build_order(b, N, key, order);
+            ck_assert(memd_plan_sweep_applies(b, order, N) == (ords[i] == PLAN_ORD_START));
+            plan_placer pt;
+            ck_assert_int_eq(memd_plan_placer_init_tree(&pt, b, N), 0);
+            uint64_t arena = memd_plan_place_range(&pt, order, 0, fit, full);
+            plan_bound bd;
+            atomic_init(&bd, arena);
+            pt.bound = &bd;
+            ck_assert_uint_eq(memd_plan_place_range(&pt, order, 0, fit, o), arena);
+            ck_assert(!pt.beaten);
+            ck_assert_mem_eq(o, full, N * sizeof(*o));
+            atomic_store(&bd, arena - 1);
+            memset(o, 0xA5, N * sizeof(*o));
+            ck_assert_uint_eq(memd_plan_place_range(&pt, order, 0, fit, o), UINT64_MAX);
+            ck_assert(pt.beaten && !pt.failed);
+            /* The stop: the first placement whose end passes arena - 1. */
+            size_t k = 0;
+            for (; full[order[k]] + b[order[k]].size < arena; k++)
+                ck_assert_uint_eq(o[order[k]], full[order[k]]);
+            ck_assert_uint_eq(o[order[k]], full[order[k]]);
+            for (k++; k < N; k++)
+                ck_assert_uint_eq(o[order[k]], 0xA5A5A5A5A5A5A5A5u);
+            /* The next run without a bound is whole again. */
+            pt.bound = NULL;
+            ck_assert_uint_eq(memd_plan_place_range(&pt, order, 0, fit, o), arena);
+            ck_assert(!pt.beaten);
+            memd_plan_placer_free(&pt);
+        }
+    free(b);
+    free(full);
+    free(o);
     free(key);
     free(load);
     free(order);
@@ -370,8 +506,8 @@ START_TEST(portfolio_is_best_run_on_any_runner)
 END_TEST
 
 /* Ties: buffers that never meet make every run optimal; the first run by number wins,
- * on every runner (size first fit; without it, area first fit: lane 1's run 2, though
- * lane 0's run 4 reaches the bound too). */
+ * on every runner (size first fit; without it, area first fit: lane 0's run 2, though
+ * lane 1's run 8 reaches the bound too). */
 START_TEST(portfolio_ties_go_to_the_earlier_run)
 {
     memd_plan_buffer b[300];
@@ -387,7 +523,8 @@ START_TEST(portfolio_ties_go_to_the_earlier_run)
             plan_budget bu = {0};
             plan_best bp = {.arena = UINT64_MAX, .off = off, .strategy = "none"};
             memd_plan_opts opts = {.runner = runners[k]};
-            ck_assert_int_eq(memd_plan_portfolio_tree(b, 300, lb, &opts, 0, skip, &bu, &bp), 0);
+            ck_assert_int_eq(
+                memd_plan_portfolio_tree(b, 300, lb, &opts, 0, skip, &bu, &bp, NULL), 0);
             ck_assert_uint_eq(bp.arena, lb);
             ck_assert_str_eq(bp.strategy, skip ? "greedy-area-first" : "greedy-size-first");
         }
@@ -735,6 +872,8 @@ Suite *memd_test_suite(void)
     tcase_add_loop_test(tc, squeaky_is_deterministic_on_any_runner, 0, 2);
     tcase_add_loop_test(tc, squeaky_halves_the_gap, 0, 6);
     tcase_add_loop_test(tc, portfolio_is_best_run_on_any_runner, 0, 2);
+    tcase_add_loop_test(tc, portfolio_keeps_a_plan_it_cannot_beat, 0, 2);
+    tcase_add_loop_test(tc, placer_stops_past_the_bound, 0, 2);
     tcase_add_test(tc, portfolio_ties_go_to_the_earlier_run);
     tcase_add_test(tc, squeaky_cancelled);
     tcase_add_test(tc, lanes_serial_above_the_threshold);

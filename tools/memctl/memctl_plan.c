@@ -112,6 +112,37 @@ static void print_violation(FILE *f, const memd_plan_csv *csv, const memd_plan_v
     }
 }
 
+/* What went wrong, for a person, at the input's line: "memctl plan: FILE:LINE: WHAT:
+ * ISSUE (why): 'a'[ and 'b' (line N)]". rc: the error behind it (-EOVERFLOW: sums, not
+ * one buffer's offset + size). Without a buffer to name, the error alone. */
+static void report_text(const char *input, const memd_plan_csv *csv, const char *what,
+                        const memd_plan_violation *v, int rc)
+{
+    static const char *const why[] = {
+        [MEMD_PLAN_VALID] = "valid",
+        [MEMD_PLAN_OVERLAP] = "live at the same time, sharing bytes",
+        [MEMD_PLAN_MISALIGNED] = "offset not a multiple of the alignment",
+        [MEMD_PLAN_PIN_MOVED] = "not at its pinned offset",
+        [MEMD_PLAN_OUT_OF_RANGE] = "offset + size does not fit in 64 bits",
+        [MEMD_PLAN_BAD_LIFETIME] = "'upper' must be greater than 'lower'",
+        [MEMD_PLAN_BAD_ALIGN] = "alignment not a power of two",
+        [MEMD_PLAN_PIN_CONFLICT] = "two pinned buffers live at the same time share bytes",
+    };
+    if (v->issue == MEMD_PLAN_VALID || v->a >= csv->n) {
+        fprintf(stderr, "memctl plan: %s: %s: %s\n", input, what, strerror(rc < 0 ? -rc : EINVAL));
+        return;
+    }
+    const char *reason = rc == -EOVERFLOW ? "the sizes live together, or offset + size, do not "
+                                            "fit in 64 bits"
+                         : (unsigned)v->issue < sizeof why / sizeof why[0] ? why[v->issue]
+                                                                           : "invalid";
+    fprintf(stderr, "memctl plan: %s:%" PRIu32 ": %s: %s (%s): '%s'", input, csv->lines[v->a], what,
+            memd_plan_issue_name(v->issue), reason, memd_plan_csv_id(csv, v->a));
+    if ((v->issue == MEMD_PLAN_OVERLAP || v->issue == MEMD_PLAN_PIN_CONFLICT) && v->b < csv->n)
+        fprintf(stderr, " and '%s' (line %" PRIu32 ")", memd_plan_csv_id(csv, v->b), csv->lines[v->b]);
+    fputc('\n', stderr);
+}
+
 /* An invalid plan: one JSON object on stdout with --json, else a line on stderr. */
 static void report_violation(const char *input, const memd_plan_csv *csv,
                              const memd_plan_violation *v, bool json)
@@ -122,11 +153,7 @@ static void report_violation(const char *input, const memd_plan_csv *csv,
         printf("}\n");
         return;
     }
-    fprintf(stderr, "memctl plan: %s: the plan is not valid: %s: '%s' (line %" PRIu32 ")", input,
-            memd_plan_issue_name(v->issue), memd_plan_csv_id(csv, v->a), csv->lines[v->a]);
-    if (v->issue == MEMD_PLAN_OVERLAP || v->issue == MEMD_PLAN_PIN_CONFLICT)
-        fprintf(stderr, " and '%s' (line %" PRIu32 ")", memd_plan_csv_id(csv, v->b), csv->lines[v->b]);
-    fputc('\n', stderr);
+    report_text(input, csv, "the plan is not valid", v, -EINVAL);
 }
 
 static int cmd_validate(const char *input, bool json)
@@ -256,7 +283,7 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
                            .progress = on_progress, .progress_ctx = &pctx,
                            .progress_ns = 200000000u};
     memd_plan_result res;
-    memd_plan_violation v;
+    memd_plan_violation v = {0};
     struct sigaction sa = {.sa_handler = on_sigint}, old_sa;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_sa);
@@ -268,11 +295,10 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
         fputs("\r\033[K", stderr);
     if (res.cancelled)
         fprintf(stderr, "memctl plan: interrupted: keeping the best plan found\n");
-    if (rc == -EINVAL || rc == -ENOTRECOVERABLE) {
-        fprintf(stderr, "memctl plan: %s: %s: ", input,
-                rc == -EINVAL ? "no plan possible" : "planner produced an invalid plan (bug)");
-        print_violation(stderr, &csv, &v);
-        fputc('\n', stderr);
+    if (rc == -EINVAL || rc == -EOVERFLOW || rc == -ENOTRECOVERABLE) {
+        report_text(input, &csv, rc == -ENOTRECOVERABLE ? "the planner produced an invalid plan (bug)"
+                                                        : "no plan possible",
+                    &v, rc);
         goto out;
     }
     if (rc) {
@@ -283,10 +309,9 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
     uint64_t arena = 0;
     rc = memd_plan_validate(csv.bufs, csv.n, off, &v, &arena);
     if (rc != 0 || arena != res.arena) {
-        fprintf(stderr, "memctl plan: %s: plan failed validation (planner bug): ", input);
-        if (rc == 1)
-            print_violation(stderr, &csv, &v);
-        fputc('\n', stderr);
+        if (rc != 1)
+            v.issue = MEMD_PLAN_VALID; /* no buffer to name: the arena differs */
+        report_text(input, &csv, "plan failed validation (planner bug)", &v, -ENOTRECOVERABLE);
         goto out;
     }
     if (output) {
