@@ -49,6 +49,10 @@ static const char *why_einval(const memd_device *d, const memd_alloc_req *req, c
         else if (req->nbank_set && req->banks && req->banks != req->nbank_set)
             snprintf(buf, len, "banks %" PRIu32 " differs from the bank set's %" PRIu32 " banks",
                      req->banks, req->nbank_set);
+        else if (req->per_bank && !req->nbank_set && req->banks && req->banks != banks)
+            snprintf(buf, len, "per bank without a bank set takes a piece in each of the %" PRIu32
+                     " banks: banks %" PRIu32 " would leave the others unused; give banks 0 or "
+                     "a bank set", banks, req->banks);
         else if (req->banks > banks)
             snprintf(buf, len, "%" PRIu32 " banks requested, but %s of device '%s' has %" PRIu32,
                      req->banks, memd_scope_name(req->scope), dev, banks);

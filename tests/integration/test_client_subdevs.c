@@ -431,8 +431,19 @@ START_TEST(two_bound_sessions_isolated)
     ck_assert_int_eq(memclient_alloc(b, &lr, &bl), 0);
     ck_assert_int_eq(banks_within(b, bl.handle, 32, 63), 32);
 
-    /* Neither allocates in the other's banks. */
+    /* banks N over a sub-device of 32: refused as such, not as a bank set it never gave. */
     memclient_error e;
+    memclient_alloc_req four = cu_sram(4096);
+    four.banks = 4;
+    ck_assert_int_eq(memclient_alloc(a, &four, &x), -EINVAL);
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "bound to sub-device 'left' of 32 banks: banks 4 cannot be "
+                                    "honoured"), "%s", e.message);
+    four.banks = 32;
+    ck_assert_int_eq(memclient_alloc(a, &four, &x), 0);
+    ck_assert_int_eq(memclient_free(a, x.handle), 0);
+
+    /* Neither allocates in the other's banks. */
     r.bank_set = &b3;
     r.nbank_set = 1;
     ck_assert_int_eq(memclient_alloc(b, &r, &x), -EACCES);

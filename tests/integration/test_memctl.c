@@ -566,6 +566,11 @@ START_TEST(alloc_bank_sets)
     log = memctl_slurp(err_path);
     ck_assert_msg(strstr(log, "bank set: no bank 64 (banks 0-63)"), "%s", log);
     free(log);
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--scope", "sram",
+                         "--size", "1", "--per-bank", "--banks", "4", "--hold"), 1);
+    log = memctl_slurp(err_path);
+    ck_assert_msg(strstr(log, "banks 4 would leave the others unused"), "%s", log);
+    free(log);
 }
 END_TEST
 

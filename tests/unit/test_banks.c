@@ -484,6 +484,20 @@ START_TEST(footprint_over_the_set)
     b.nbank_set = 4;
     b.banks = 3;
     ck_assert_int_eq(memd_device_footprint(d, &b, &p), -EINVAL);
+    /* Per bank without a set has a piece in every bank: banks must be 0 or all of them
+     * (it used to take all 8 pieces while saying banks 3). */
+    memd_alloc_req pb = sram(MEMD_CLASS_CONSTANT, 64);
+    pb.per_bank = true;
+    pb.banks = 3;
+    ck_assert_int_eq(memd_device_footprint(d, &pb, &p), -EINVAL);
+    memd_device_describe_error(d, &pb, -EINVAL, msg, sizeof msg);
+    ck_assert_msg(strstr(msg, "each of the 8 banks: banks 3 would leave the others unused"), "%s",
+                  msg);
+    pb.banks = 8;
+    ck_assert_int_eq(memd_device_footprint(d, &pb, &p), 0);
+    ck_assert_int_eq(p.mode, MEMD_BANKS_PER_BANK);
+    ck_assert_uint_eq(p.nset, 8);
+    memd_placement_fini(&p);
     memd_device_destroy(d);
 }
 END_TEST
