@@ -103,12 +103,12 @@ static int parse_u64_arg(const char *flag, const char *s, uint64_t max, uint64_t
 static void print_violation(FILE *f, const memd_plan_csv *csv, const memd_plan_violation *v)
 {
     fprintf(f, "\"issue\":\"%s\",\"a\":", memd_plan_issue_name(v->issue));
-    memd_json_str(f, csv->ids[v->a]);
-    fprintf(f, ",\"line_a\":%zu", csv->lines[v->a]);
+    memd_json_str(f, memd_plan_csv_id(csv, v->a));
+    fprintf(f, ",\"line_a\":%" PRIu32, csv->lines[v->a]);
     if (v->issue == MEMD_PLAN_OVERLAP || v->issue == MEMD_PLAN_PIN_CONFLICT) {
         fputs(",\"b\":", f);
-        memd_json_str(f, csv->ids[v->b]);
-        fprintf(f, ",\"line_b\":%zu", csv->lines[v->b]);
+        memd_json_str(f, memd_plan_csv_id(csv, v->b));
+        fprintf(f, ",\"line_b\":%" PRIu32, csv->lines[v->b]);
     }
 }
 
@@ -136,10 +136,10 @@ static void report_text(const char *input, const memd_plan_csv *csv, const char 
                                             "fit in 64 bits"
                          : (unsigned)v->issue < sizeof why / sizeof why[0] ? why[v->issue]
                                                                            : "invalid";
-    fprintf(stderr, "memctl plan: %s:%zu: %s: %s (%s): '%s'", input, csv->lines[v->a], what,
-            memd_plan_issue_name(v->issue), reason, csv->ids[v->a]);
+    fprintf(stderr, "memctl plan: %s:%" PRIu32 ": %s: %s (%s): '%s'", input, csv->lines[v->a], what,
+            memd_plan_issue_name(v->issue), reason, memd_plan_csv_id(csv, v->a));
     if ((v->issue == MEMD_PLAN_OVERLAP || v->issue == MEMD_PLAN_PIN_CONFLICT) && v->b < csv->n)
-        fprintf(stderr, " and '%s' (line %zu)", csv->ids[v->b], csv->lines[v->b]);
+        fprintf(stderr, " and '%s' (line %" PRIu32 ")", memd_plan_csv_id(csv, v->b), csv->lines[v->b]);
     fputc('\n', stderr);
 }
 
@@ -183,7 +183,7 @@ static int cmd_validate(const char *input, bool json)
     }
     for (size_t i = 0; i < csv.n; i++) {
         if (!csv.bufs[i].pinned) {
-            fprintf(stderr, "memctl plan: %s:%zu: --validate needs an offset on every row\n",
+            fprintf(stderr, "memctl plan: %s:%" PRIu32 ": --validate needs an offset on every row\n",
                     input, csv.lines[i]);
             goto out;
         }
