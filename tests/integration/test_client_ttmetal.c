@@ -3,7 +3,8 @@
  * buffers on their L1 banks, and what a runtime sees of them: the bank ids tt-metal's
  * allocator uses with each bank's logical and NOC core, through memclient_bank_info and
  * memclient_bank_addresses, in an allocation's own reply (bank_out), in `memctl dump`
- * (table and JSON) and in an ENOMEM naming the bank that ran out. The expected cores are
+ * (table and JSON) and in an ENOMEM naming the bank that ran out; and a sub-device given
+ * by cores (rows 0-3) in memd.yaml. The expected cores are
  * the ones test_banks_ttmetal.c worked out by hand from the files and from the shuffle
  * tt-metal's C++ library computes (not from memd):
  *   Wormhole bank 0 = logical (1,4), NOC (2,5); bank 34 = (0,0), NOC (1,1);
@@ -12,6 +13,7 @@
  *   bank 13 at L1 offset 0 and bank 120 at 512 KiB. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +56,7 @@ static void start(void)
              "    sram:\n"
              "      reserved: 128KiB\n"
              "sub_devices:\n"
-             "  - {name: rows, device: 0, group: sram, banks: 0-31}\n",
+             "  - {name: rows, device: 0, group: sram, cores: {x: 0-7, y: 0-3}}\n",
              data, data, data, data);
     memd_fixture_opts o = {.config_yaml = yaml};
     ck_assert_int_eq(memd_fixture_start(&f, &o), 0);
@@ -122,6 +124,25 @@ START_TEST(wormhole_cores_everywhere)
     ck_assert_msg(strstr(out, want) && strstr(out, "  0      1,4@2,5  ") &&
                       strstr(out, "  34     0,0@1,1  ") && strstr(out, "(core logical@noc)"),
                   "%s", out);
+    /* The sub-device of the cores of rows 0-3: a bound session's lockstep buffer lies on
+     * those 32 cores (bank 63 at (1,0) among them), bank 0 at (1,4) is out of its reach. */
+    memclient *rt = cu_connect(&f);
+    ck_assert_int_eq(memclient_subdev_bind(rt, "rows"), 0);
+    memclient_alloc_req lr = cu_sram(4096);
+    memclient_buffer lb, x;
+    ck_assert_int_eq(memclient_alloc(rt, &lr, &lb), 0);
+    memclient_bank rows[64];
+    ck_assert_int_eq(memclient_bank_info(rt, lb.handle, rows, 64), 32);
+    bool saw63 = false;
+    for (int i = 0; i < 32; i++) {
+        ck_assert_msg(rows[i].logical_y <= 3, "bank %u at %u,%u", rows[i].bank, rows[i].logical_x,
+                      rows[i].logical_y);
+        saw63 |= rows[i].bank == 63;
+    }
+    ck_assert(saw63);
+    uint32_t zero = 0;
+    memclient_alloc_req z = l1(0, 4096, &zero, 1, 1);
+    ck_assert_int_eq(memclient_alloc(rt, &z, &x), -EACCES);
     /* Its sub-device is listed with device 0. */
     ck_assert_msg(strstr(out, "sub-devices: 1\n") && strstr(out, "  rows "), "%s", out);
     ck_assert_int_eq(RUN("dump", "--device", "0", "--json"), 0);
@@ -130,6 +151,7 @@ START_TEST(wormhole_cores_everywhere)
                       strstr(out, "\"core\": {\"logical\": [0, 0], \"noc\": [1, 1]}") &&
                       strstr(out, "\"bank_ids\": [0, 34, 63]"),
                   "%s", out);
+    memclient_disconnect(rt);
     memclient_disconnect(c);
 }
 END_TEST
