@@ -186,10 +186,11 @@ static int solve_large(solver *s)
     s->order = NULL;
     /* Nothing more starts once the time is up: a million buffers' first run can take
      * the whole budget, and every further step would allocate a tree first. */
-    if (bu->clock && bu->clock(bu->clock_ctx) + s->run_ns / 2 >= bu->deadline_ns)
+    if (bu->clock && !memd_plan_run_fits(bu->clock(bu->clock_ctx), bu->deadline_ns, s->run_ns,
+                                         false))
         return 0;
     plan_budget sb = sub_budget(bu, 85);
-    rc = memd_plan_large_improve(s->b, s->n, s->lb, s->opts, s->run_ns, &sb, &s->bp);
+    rc = memd_plan_large_improve(s->b, s->n, s->lb, s->opts, s->run_ns, &sb, &s->bp, NULL);
     join_budget(bu, &sb);
     if (rc || memd_plan_budget_cancelled(bu) ||
         (bu->clock && bu->clock(bu->clock_ctx) + s->run_ns >= bu->deadline_ns))

@@ -126,6 +126,10 @@ int memd_plan_tree_new(const memd_plan_buffer *b, size_t n, plan_tree **out);
 void memd_plan_tree_free(plan_tree *t);
 /* Removes every buffer. */
 void memd_plan_tree_clear(plan_tree *t);
+/* Removes every buffer and lends the pool's memory (resident after a run, and dead
+ * until the next insert) as scratch of at least bytes bytes, 8-aligned; NULL when the
+ * pool is smaller. Valid until the next insert. */
+void *memd_plan_tree_scratch(plan_tree *t, size_t bytes);
 /* Adds buffer x at [off, off + size) (no-op for an empty buffer). -ENOMEM. */
 int memd_plan_tree_insert(plan_tree *t, uint32_t x, uint64_t off, uint64_t size);
 /* The offset the list placers would give x among the inserted buffers: the lowest
@@ -145,8 +149,9 @@ bool memd_plan_tree_path_unions(const plan_tree *t);
 /* Sorts idx[0..n) by key descending, ties by idx ascending (stable, deterministic). */
 int memd_plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key);
 /* The same for idx = 0, 1, ..., n - 1 without a copy of the keys: key and scratch (n
- * values each) are clobbered. */
-int memd_plan_sort_desc_clobber(uint32_t *idx, size_t n, uint64_t *key, uint64_t *scratch);
+ * values each) are clobbered; iscratch: n indices of scratch, or NULL (allocated). */
+int memd_plan_sort_desc_clobber(uint32_t *idx, size_t n, uint64_t *key, uint64_t *scratch,
+                                uint32_t *iscratch);
 /* The same by key ascending, ties by idx ascending. */
 int memd_plan_sort_asc(uint32_t *idx, size_t n, const uint64_t *key);
 
@@ -308,10 +313,30 @@ int memd_plan_portfolio_tree(const memd_plan_buffer *b, size_t n, uint64_t lb,
 
 /* Squeaky-wheel improvement for problems placed over the segment tree (plan_large.c),
  * in lanes run by opts->runner (or in order); lowers bp. run_ns: how long one placer
- * run took (with a clock). -ENOMEM. */
+ * run took (with a clock). sched: NULL for the defaults. -ENOMEM. */
+#define PLAN_LARGE_LANES 2
+/* Above this many buffers the lanes run one after the other even with a runner (each
+ * holds a tree of its own, about 150 bytes a buffer: memory counts more there), and a
+ * lane starts a run only when all of it fits before its deadline (a run takes seconds
+ * there, and one cut short holds its keys beside the full tree). */
+#define PLAN_LARGE_SERIAL_ABOVE 300000u
+typedef struct plan_large_sched {
+    size_t serial_above;                /* PLAN_LARGE_SERIAL_ABOVE (tests lower it) */
+    unsigned runs[PLAN_LARGE_LANES];    /* out: the runs each lane started */
+} plan_large_sched;
 int memd_plan_large_improve(const memd_plan_buffer *b, size_t n, uint64_t lb,
                             const memd_plan_opts *opts, uint64_t run_ns, plan_budget *bu,
-                            plan_best *bp);
+                            plan_best *bp, plan_large_sched *sched);
+/* The time rules of the biggest problems (plan_large.c), pure. Whether a run measured
+ * at run_ns may start at now: all of it must end before deadline (whole), or half of it
+ * (a run past its deadline is cut short and its work lost; half is the bet that it
+ * ends when runs are short). */
+bool memd_plan_run_fits(uint64_t now, uint64_t deadline, uint64_t run_ns, bool whole);
+/* Lanes run one after the other: the deadline of the next of lanes_left lanes (>= 1)
+ * is an equal share of what is left, unless that share is shorter than one run: then
+ * all that is left (one finished run beats two started ones). */
+uint64_t memd_plan_lane_deadline(uint64_t now, uint64_t deadline, unsigned lanes_left,
+                                 uint64_t run_ns);
 
 /* Iterated local search over the placement order, starting from `order` (pinned
  * first, npinned of them). Improves off/arena in place. -ENOMEM. */

@@ -4,6 +4,7 @@
 # best plan found (valid, by memctl plan --validate, and the one it printed) and prints
 # it as interrupted, exiting 0 long before its budget. Both on a graph-placed problem and
 # on one big enough for the planner's segment-tree path. Not on a terminal: no progress.
+# The lines written before the first plan, seen through script(1).
 #
 # usage: plan_tmux.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
@@ -47,10 +48,22 @@ for p in p l; do
     grep -q "\"arena\": $arena," <<<"$valid" || fail "$p: the written plan is not the one printed ($arena): $valid"
     rm -f "$dir/out.csv"
 done
+# Every line the terminal got, overwritten ones too (script(1) keeps the bytes): what it
+# is doing from the start (reading, the first plan: seconds each at a million buffers),
+# then the best arena, then the result.
+command -v script >/dev/null || fail "script (util-linux) is not installed"
+script -qfec "$memctl plan $dir/l.csv --budget-ms 300" "$dir/typescript" >/dev/null ||
+    fail "memctl plan under script failed"
+screen=$(tr '\r' '\n' <"$dir/typescript")
+for want in "memctl plan: reading $dir/l.csv \.\.\." \
+            'memctl plan: 30000 buffers read in [0-9.]+ s; placing the first plan \.\.\.' \
+            'memctl plan: best arena [0-9]+ bytes' '(^|\[K)plan: 30000 buffers, arena '; do
+    grep -qE "$want" <<<"$screen" || fail "the terminal never got /$want/"
+done
 # Not on a terminal: no progress lines, the same result line.
 "$memctl" plan "$dir/p.csv" --budget-ms 200 2>"$dir/err" | grep -q '^plan: 20000 buffers, arena ' ||
     fail "no result line without a terminal"
 grep -q ', interrupted' <<<"$("$memctl" plan "$dir/p.csv" --budget-ms 200 2>/dev/null)" &&
     fail "an uninterrupted plan says it was interrupted"
-! grep -q 'best arena' "$dir/err" || fail "progress printed to a non-terminal"
+! grep -qE 'best arena|reading|placing' "$dir/err" || fail "progress printed to a non-terminal"
 echo "plan_tmux: ok"

@@ -103,12 +103,12 @@ static int parse_u64_arg(const char *flag, const char *s, uint64_t max, uint64_t
 static void print_violation(FILE *f, const memd_plan_csv *csv, const memd_plan_violation *v)
 {
     fprintf(f, "\"issue\":\"%s\",\"a\":", memd_plan_issue_name(v->issue));
-    memd_json_str(f, csv->ids[v->a]);
-    fprintf(f, ",\"line_a\":%zu", csv->lines[v->a]);
+    memd_json_str(f, memd_plan_csv_id(csv, v->a));
+    fprintf(f, ",\"line_a\":%" PRIu32, csv->lines[v->a]);
     if (v->issue == MEMD_PLAN_OVERLAP || v->issue == MEMD_PLAN_PIN_CONFLICT) {
         fputs(",\"b\":", f);
-        memd_json_str(f, csv->ids[v->b]);
-        fprintf(f, ",\"line_b\":%zu", csv->lines[v->b]);
+        memd_json_str(f, memd_plan_csv_id(csv, v->b));
+        fprintf(f, ",\"line_b\":%" PRIu32, csv->lines[v->b]);
     }
 }
 
@@ -136,10 +136,10 @@ static void report_text(const char *input, const memd_plan_csv *csv, const char 
                                             "fit in 64 bits"
                          : (unsigned)v->issue < sizeof why / sizeof why[0] ? why[v->issue]
                                                                            : "invalid";
-    fprintf(stderr, "memctl plan: %s:%zu: %s: %s (%s): '%s'", input, csv->lines[v->a], what,
-            memd_plan_issue_name(v->issue), reason, csv->ids[v->a]);
+    fprintf(stderr, "memctl plan: %s:%" PRIu32 ": %s: %s (%s): '%s'", input, csv->lines[v->a], what,
+            memd_plan_issue_name(v->issue), reason, memd_plan_csv_id(csv, v->a));
     if ((v->issue == MEMD_PLAN_OVERLAP || v->issue == MEMD_PLAN_PIN_CONFLICT) && v->b < csv->n)
-        fprintf(stderr, " and '%s' (line %zu)", csv->ids[v->b], csv->lines[v->b]);
+        fprintf(stderr, " and '%s' (line %" PRIu32 ")", memd_plan_csv_id(csv, v->b), csv->lines[v->b]);
     fputc('\n', stderr);
 }
 
@@ -183,7 +183,7 @@ static int cmd_validate(const char *input, bool json)
     }
     for (size_t i = 0; i < csv.n; i++) {
         if (!csv.bufs[i].pinned) {
-            fprintf(stderr, "memctl plan: %s:%zu: --validate needs an offset on every row\n",
+            fprintf(stderr, "memctl plan: %s:%" PRIu32 ": --validate needs an offset on every row\n",
                     input, csv.lines[i]);
             goto out;
         }
@@ -256,12 +256,21 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
      * is freed, and then keeps every phase's freed scratch in the heap while the next
      * phase maps its own (about 50 MB more at the peak at a million buffers). */
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    /* On a terminal, a line says what it is doing from the start: at a million buffers
+     * reading takes a second or two and the first plan (one greedy run, which the
+     * engine does not interrupt to report) several more; the best arena replaces it. */
+    bool tty = isatty(STDERR_FILENO) == 1;
+    if (tty)
+        fprintf(stderr, "\r\033[Kmemctl plan: reading %s ...", input);
     memd_plan_csv csv;
     char err[512];
     if (memd_plan_csv_read(input, &csv, err, sizeof(err))) {
-        fprintf(stderr, "memctl plan: %s\n", err);
+        fprintf(stderr, "%smemctl plan: %s\n", tty ? "\r\033[K" : "", err);
         return 1;
     }
+    if (tty)
+        fprintf(stderr, "\r\033[Kmemctl plan: %zu buffers read in %.1f s; placing the first "
+                        "plan ...", csv.n, (double)(mono_ns(NULL) - t0) / 1e9);
     int ret = 1;
     uint64_t *off = malloc((csv.n ? csv.n : 1) * sizeof(*off));
     if (!off) {
@@ -273,7 +282,7 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
      * the reserve doubles that, plus 2 ms). */
     uint64_t spent = mono_ns(NULL) - t0, budget = budget_ms * 1000000ull;
     uint64_t reserve = 2000000u + (uint64_t)csv.n * (output ? 4000u : 2000u);
-    progress_ctx pctx = {.tty = isatty(STDERR_FILENO) == 1};
+    progress_ctx pctx = {.tty = tty, .shown = tty};
     lane_pool pool = {.threads = threads};
     pthread_mutex_init(&pool.mu, NULL);
     memd_plan_opts opts = {.seed = seed, .clock = iterations ? NULL : mono_ns,
