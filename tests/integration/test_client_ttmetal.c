@@ -143,8 +143,33 @@ START_TEST(wormhole_cores_everywhere)
     uint32_t zero = 0;
     memclient_alloc_req z = l1(0, 4096, &zero, 1, 1);
     ck_assert_int_eq(memclient_alloc(rt, &z, &x), -EACCES);
-    /* Its sub-device is listed with device 0. */
-    ck_assert_msg(strstr(out, "sub-devices: 1\n") && strstr(out, "  rows "), "%s", out);
+    /* memctl subdev define --cores: columns 0-1 of every row, 16 banks (sharing rows 0-3
+     * with 'rows', so only with --overlap); a session bound to it stays in columns 0-1. */
+    ck_assert_int_eq(RUN("subdev", "define", "cols", "--device", "0", "--group", "l1", "--cores",
+                         "0-1:0-7", "--json"), 1);
+    ck_assert_msg(strstr(err, "shares bank") && strstr(err, "'rows'"), "%s", err);
+    ck_assert_int_eq(RUN("subdev", "define", "cols", "--device", "0", "--group", "l1", "--cores",
+                         "0-1:0-7", "--overlap", "rows", "--json"), 0);
+    ck_assert_msg(strstr(out, "\"nbanks\": 16"), "%s", out);
+    memclient *cc = cu_connect(&f);
+    ck_assert_int_eq(memclient_subdev_bind(cc, "cols"), 0);
+    ck_assert_int_eq(memclient_alloc(cc, &lr, &x), 0);
+    ck_assert_int_eq(memclient_bank_info(cc, x.handle, rows, 64), 16);
+    for (int i = 0; i < 16; i++)
+        ck_assert_msg(rows[i].logical_x <= 1, "bank %u at %u,%u", rows[i].bank,
+                      rows[i].logical_x, rows[i].logical_y);
+    memclient_disconnect(cc);
+    ck_assert_int_eq(RUN("subdev", "define", "none", "--device", "0", "--group", "l1", "--cores",
+                         "50:50"), 2);
+    ck_assert_msg(strstr(err, "no bank lies on these cores"), "%s", err);
+    ck_assert_int_eq(RUN("subdev", "define", "bad", "--device", "0", "--group", "l1", "--cores",
+                         "0-7"), 2);
+    ck_assert_int_eq(RUN("subdev", "define", "both", "--device", "0", "--group", "l1", "--cores",
+                         "0:0", "--banks", "1"), 2);
+    /* Its sub-devices are listed with device 0. */
+    ck_assert_int_eq(RUN("dump", "--device", "0"), 0);
+    ck_assert_msg(strstr(out, "sub-devices: 2\n") && strstr(out, "  rows ") &&
+                      strstr(out, "  cols "), "%s", out);
     ck_assert_int_eq(RUN("dump", "--device", "0", "--json"), 0);
     ck_assert_msg(strstr(out, "{\"bank\": 0, \"address\": ") &&
                       strstr(out, "\"core\": {\"logical\": [1, 4], \"noc\": [2, 5]}") &&
@@ -206,7 +231,7 @@ START_TEST(grayskull_storage_core_banks)
                       strstr(out, "\"core\": {\"logical\": [1, 9], \"noc\": [2, 11]}"),
                   "%s", out);
     ck_assert_int_eq(RUN("devices"), 0);
-    ck_assert_msg(strstr(out, "sub-devices: 1\n"), "%s", out);
+    ck_assert_msg(strstr(out, "sub-devices: 1\n"), "%s", out); /* 'rows' of device 0 */
     memclient_disconnect(c);
 }
 END_TEST
