@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "units.h"
 
@@ -61,4 +63,25 @@ syntax:
     if (bad)
         *bad = (uint32_t)(p - s);
     return -EINVAL;
+}
+
+void memd_format_bank_list(const uint32_t *ids, uint32_t n, char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < n;) {
+        uint32_t j = i + 1;
+        while (j < n && ids[j] == ids[j - 1] + 1)
+            j++;
+        char item[32];
+        int w = j - i > 1 ? snprintf(item, sizeof item, "%s%u-%u", i ? "," : "", ids[i], ids[j - 1])
+                          : snprintf(item, sizeof item, "%s%u", i ? "," : "", ids[i]);
+        if (used + (size_t)w + 4 >= cap) {
+            snprintf(buf + used, cap - used, "...");
+            return;
+        }
+        memcpy(buf + used, item, (size_t)w + 1);
+        used += (size_t)w;
+        i = j;
+    }
 }

@@ -3,7 +3,8 @@
  * buffers on their L1 banks, and what a runtime sees of them: the bank ids tt-metal's
  * allocator uses with each bank's logical and NOC core, through memclient_bank_info and
  * memclient_bank_addresses, in an allocation's own reply (bank_out), in `memctl dump`
- * (table and JSON) and in an ENOMEM naming the bank that ran out. The expected cores are
+ * (table and JSON) and in an ENOMEM naming the bank that ran out; and a sub-device given
+ * by cores (rows 0-3) in memd.yaml. The expected cores are
  * the ones test_banks_ttmetal.c worked out by hand from the files and from the shuffle
  * tt-metal's C++ library computes (not from memd):
  *   Wormhole bank 0 = logical (1,4), NOC (2,5); bank 34 = (0,0), NOC (1,1);
@@ -12,6 +13,7 @@
  *   bank 13 at L1 offset 0 and bank 120 at 512 KiB. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +56,7 @@ static void start(void)
              "    sram:\n"
              "      reserved: 128KiB\n"
              "sub_devices:\n"
-             "  - {name: rows, device: 0, group: sram, banks: 0-31}\n",
+             "  - {name: rows, device: 0, group: sram, cores: {x: 0-7, y: 0-3}}\n",
              data, data, data, data);
     memd_fixture_opts o = {.config_yaml = yaml};
     ck_assert_int_eq(memd_fixture_start(&f, &o), 0);
@@ -122,14 +124,59 @@ START_TEST(wormhole_cores_everywhere)
     ck_assert_msg(strstr(out, want) && strstr(out, "  0      1,4@2,5  ") &&
                       strstr(out, "  34     0,0@1,1  ") && strstr(out, "(core logical@noc)"),
                   "%s", out);
-    /* Its sub-device is listed with device 0. */
-    ck_assert_msg(strstr(out, "sub-devices: 1\n") && strstr(out, "  rows "), "%s", out);
+    /* The sub-device of the cores of rows 0-3: a bound session's lockstep buffer lies on
+     * those 32 cores (bank 63 at (1,0) among them), bank 0 at (1,4) is out of its reach. */
+    memclient *rt = cu_connect(&f);
+    ck_assert_int_eq(memclient_subdev_bind(rt, "rows"), 0);
+    memclient_alloc_req lr = cu_sram(4096);
+    memclient_buffer lb, x;
+    ck_assert_int_eq(memclient_alloc(rt, &lr, &lb), 0);
+    memclient_bank rows[64];
+    ck_assert_int_eq(memclient_bank_info(rt, lb.handle, rows, 64), 32);
+    bool saw63 = false;
+    for (int i = 0; i < 32; i++) {
+        ck_assert_msg(rows[i].logical_y <= 3, "bank %u at %u,%u", rows[i].bank, rows[i].logical_x,
+                      rows[i].logical_y);
+        saw63 |= rows[i].bank == 63;
+    }
+    ck_assert(saw63);
+    uint32_t zero = 0;
+    memclient_alloc_req z = l1(0, 4096, &zero, 1, 1);
+    ck_assert_int_eq(memclient_alloc(rt, &z, &x), -EACCES);
+    /* memctl subdev define --cores: columns 0-1 of every row, 16 banks (sharing rows 0-3
+     * with 'rows', so only with --overlap); a session bound to it stays in columns 0-1. */
+    ck_assert_int_eq(RUN("subdev", "define", "cols", "--device", "0", "--group", "l1", "--cores",
+                         "0-1:0-7", "--json"), 1);
+    ck_assert_msg(strstr(err, "shares bank") && strstr(err, "'rows'"), "%s", err);
+    ck_assert_int_eq(RUN("subdev", "define", "cols", "--device", "0", "--group", "l1", "--cores",
+                         "0-1:0-7", "--overlap", "rows", "--json"), 0);
+    ck_assert_msg(strstr(out, "\"nbanks\": 16"), "%s", out);
+    memclient *cc = cu_connect(&f);
+    ck_assert_int_eq(memclient_subdev_bind(cc, "cols"), 0);
+    ck_assert_int_eq(memclient_alloc(cc, &lr, &x), 0);
+    ck_assert_int_eq(memclient_bank_info(cc, x.handle, rows, 64), 16);
+    for (int i = 0; i < 16; i++)
+        ck_assert_msg(rows[i].logical_x <= 1, "bank %u at %u,%u", rows[i].bank,
+                      rows[i].logical_x, rows[i].logical_y);
+    memclient_disconnect(cc);
+    ck_assert_int_eq(RUN("subdev", "define", "none", "--device", "0", "--group", "l1", "--cores",
+                         "50:50"), 2);
+    ck_assert_msg(strstr(err, "no bank lies on these cores"), "%s", err);
+    ck_assert_int_eq(RUN("subdev", "define", "bad", "--device", "0", "--group", "l1", "--cores",
+                         "0-7"), 2);
+    ck_assert_int_eq(RUN("subdev", "define", "both", "--device", "0", "--group", "l1", "--cores",
+                         "0:0", "--banks", "1"), 2);
+    /* Its sub-devices are listed with device 0. */
+    ck_assert_int_eq(RUN("dump", "--device", "0"), 0);
+    ck_assert_msg(strstr(out, "sub-devices: 2\n") && strstr(out, "  rows ") &&
+                      strstr(out, "  cols "), "%s", out);
     ck_assert_int_eq(RUN("dump", "--device", "0", "--json"), 0);
     ck_assert_msg(strstr(out, "{\"bank\": 0, \"address\": ") &&
                       strstr(out, "\"core\": {\"logical\": [1, 4], \"noc\": [2, 5]}") &&
                       strstr(out, "\"core\": {\"logical\": [0, 0], \"noc\": [1, 1]}") &&
                       strstr(out, "\"bank_ids\": [0, 34, 63]"),
                   "%s", out);
+    memclient_disconnect(rt);
     memclient_disconnect(c);
 }
 END_TEST
@@ -184,7 +231,7 @@ START_TEST(grayskull_storage_core_banks)
                       strstr(out, "\"core\": {\"logical\": [1, 9], \"noc\": [2, 11]}"),
                   "%s", out);
     ck_assert_int_eq(RUN("devices"), 0);
-    ck_assert_msg(strstr(out, "sub-devices: 1\n"), "%s", out);
+    ck_assert_msg(strstr(out, "sub-devices: 1\n"), "%s", out); /* 'rows' of device 0 */
     memclient_disconnect(c);
 }
 END_TEST

@@ -79,6 +79,18 @@ START_TEST(test_bank_list)
         ck_assert_uint_eq(n, 0);
     }
     ck_assert_int_eq(memd_parse_bank_list("0-20", 64, ids, 16, &n, &bad), -ENOSPC);
+    /* Written back the same way, cut with "..." when long. */
+    char buf[16];
+    uint32_t some[] = {0, 1, 2, 3, 8, 10, 11};
+    memd_format_bank_list(some, 7, buf, sizeof buf);
+    ck_assert_str_eq(buf, "0-3,8,10-11");
+    ck_assert_int_eq(memd_parse_bank_list(buf, 64, ids, 16, &n, NULL), 0);
+    ck_assert_uint_eq(n, 7);
+    uint32_t far[] = {100, 200, 300, 400, 500};
+    memd_format_bank_list(far, 5, buf, sizeof buf);
+    ck_assert_str_eq(buf, "100,200,300...");
+    memd_format_bank_list(far, 0, buf, sizeof buf);
+    ck_assert_str_eq(buf, "");
 }
 END_TEST
 
