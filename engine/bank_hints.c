@@ -6,10 +6,11 @@
 #include "bank_hints.h"
 
 /* Size classes: 1 unit, then two an octave (2, 3, 4, 6, 8, 12, ... units) up to 256
- * units (8 KiB in 32-byte units); larger requests share the last class. Measured on
+ * units (8 KiB in 32-byte units); larger requests share the last class. Simulated on
  * memd-bench-alloc --banks mixed (10k live): blocks merged per per-bank search 94 from
- * the region's end, 26 with a class per unit, 30 with four an octave, 34 with two; but
- * the bounds' upkeep (cache lines per bank) costs more than those few blocks. */
+ * the region's end, 26 from bounds with a class per unit, 28 with eight an octave, 30
+ * with four, 34 with two (32 measured with these); finer classes cost more cache lines
+ * per bank in upkeep than those few blocks save. */
 #define CLASSES 16
 /* Shared-map frees a bank may miss before it forgets its bounds. */
 #define SHARED_LOG 64

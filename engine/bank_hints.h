@@ -10,7 +10,7 @@
  * blocks above it. Top-down mirrors it (no fit starts above a).
  *
  * Bounds are kept per bank, per direction and per size class (class c holds requests
- * of at least cls_floor(c) units: 1-8 units one by one, then four classes an octave).
+ * of at least its floor: 1 unit, then two classes an octave: 2, 3, 4, 6, 8, 12, ...).
  * A free of [x, x + n) in either map turns it into part of that map's free block
  * [lo, hi) (merged with its free neighbours). Any fit that is new afterwards overlaps
  * the freed span and lies inside the free space of both maps, so inside [lo, hi): it

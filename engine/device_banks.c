@@ -29,7 +29,9 @@
  *    range_cur.h): every overlap of two blocks large enough is a free block of the
  *    intersection, so first fit is the first overlap that holds the request and best
  *    fit the smallest: O(log n + m), m the blocks passed over (each a step inside a
- *    leaf through a cursor; the blocks the two disagree on before the result). The
+ *    leaf through a cursor; the blocks the two disagree on before the result). Where
+ *    those walks are long, first fit starts from the bank's bound instead (bank_hints.h,
+ *    place_per_bank, hint_measure), passing only the blocks past its last answer. The
  *    piece is then carved from the bank's cursor (no second descent), and added to the
  *    coverage (once built): O(log U) per bank touched.
  *  - RANGE: a leapfrog over the set's |S| allocators plus the lockstep map (unless it

@@ -37,10 +37,10 @@ struct memd_device {
     uint32_t oom_bank; /* memd_device_oom_bank */
 };
 
-/* Measured (memd-bench-alloc --banks mixed, perf samples): at 1k live buffers a merged
- * per-bank search looks at ~3.5 blocks and bounds cost ~6 % more CPU; at 10k ~94 blocks
- * (32 with bounds), ~7 % less; at 30k ~400 (60-77), 6-12 % less. */
-#define MEMD_HINT_WALK 24
+/* Measured (memd-bench-alloc --banks mixed, CPU time): at 1k live buffers a merged
+ * per-bank search looks at ~3.5 blocks and bounds cost ~6 % more; at 10k ~94 blocks (32
+ * with bounds) and they cost 0-4 % more; at 30k ~400 (~77 with bounds), 6-12 % less. */
+#define MEMD_HINT_WALK 128
 
 static inline bool memd_is_pow2(uint64_t v)
 {

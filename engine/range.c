@@ -667,27 +667,19 @@ found:
     return true;
 }
 
-int memd_range_fit_both_from(const memd_range *r1, memd_range_cur *c1, const memd_range *r2,
-                             memd_range_cur *c2, uint64_t size, uint64_t align, memd_dir dir,
-                             memd_fit fit, uint64_t from, uint64_t *addr, uint64_t *walked)
+/* The merge of memd_range_fit_both(_from), validated arguments, sz rounded. `bounded`
+ * is a constant in each copy: the unbounded one is the plain merge. */
+static inline __attribute__((always_inline)) int
+fit_both_as(const memd_range *r1, memd_range_cur *c1, const memd_range *r2, memd_range_cur *c2,
+            uint64_t sz, uint64_t al, memd_dir dir, memd_fit fit, bool bounded, uint64_t from,
+            uint64_t *addr, uint64_t *walked)
 {
-    uint64_t steps = 2; /* the first block of each */
-    if (walked)
-        *walked = 0;
-    bool down = dir == MEMD_DIR_TOP_DOWN;
-    if (!r1 || !r2 || !c1 || !c2 || !addr || r1->min_align != r2->min_align || size == 0 ||
-        (align & (align - 1)) != 0 || (dir != MEMD_DIR_BOTTOM_UP && dir != MEMD_DIR_TOP_DOWN) ||
-        (fit != MEMD_FIT_FIRST && fit != MEMD_FIT_BEST) ||
-        (fit == MEMD_FIT_BEST && from != (down ? UINT64_MAX : 0)))
-        return -EINVAL;
-    uint64_t m = r1->min_align;
-    if (size > UINT64_MAX - (m - 1))
-        return -EOVERFLOW;
-    uint64_t sz = (size + (m - 1)) & ~(m - 1), al = align > m ? align : m;
-    bool found = false, bounded = from != (down ? UINT64_MAX : 0);
+    bool down = dir == MEMD_DIR_TOP_DOWN, found = false;
     /* Top-down the buffer may end no higher than from + sz. */
-    uint64_t a1, e1, a2, e2, x, best = 0, cap = down && from < UINT64_MAX - sz ? from + sz : UINT64_MAX;
+    uint64_t a1, e1, a2, e2, x, best = 0, steps = 2,
+             cap = bounded && down && from < UINT64_MAX - sz ? from + sz : UINT64_MAX;
     memd_range_cur k1 = *c1, k2 = *c2; /* the cursors on the best overlap so far */
+    *walked = 0;
     if (bounded ? !both_first(r1, c1, sz, dir, from, &a1, &e1) || !both_first(r2, c2, sz, dir, from, &a2, &e2)
                 : !both_block(r1, c1, sz, dir, false, &a1, &e1) || !both_block(r2, c2, sz, dir, false, &a2, &e2))
         return -ENOMEM;
@@ -695,16 +687,18 @@ int memd_range_fit_both_from(const memd_range *r1, memd_range_cur *c1, const mem
         /* Overlaps come in placement order; each is a whole free block of the
          * intersection (both blocks are whole free blocks), cut at the bound. */
         uint64_t lo = a1 > a2 ? a1 : a2, hi = e1 < e2 ? e1 : e2;
-        if (!down && lo < from)
+        if (bounded && !down && lo < from)
             lo = from;
-        if (hi > cap)
+        if (bounded && hi > cap)
             hi = cap;
         if (hi > lo && memd_place(lo, hi - lo, sz, al, dir, &x) && (!found || hi - lo < best)) {
             found = true;
             best = hi - lo;
             *addr = x;
-            if (fit == MEMD_FIT_FIRST)
-                break;
+            if (fit == MEMD_FIT_FIRST) {
+                *walked = steps;
+                return 0;
+            }
             k1 = *c1;
             k2 = *c2;
             if (best == sz) /* nothing fits in less */
@@ -717,15 +711,33 @@ int memd_range_fit_both_from(const memd_range *r1, memd_range_cur *c1, const mem
                 : !both_block(r2, c2, sz, dir, true, &a2, &e2))
             break;
     }
-    if (walked)
-        *walked = steps;
+    *walked = steps;
     if (!found)
         return -ENOMEM;
-    if (fit == MEMD_FIT_BEST) {
-        *c1 = k1;
-        *c2 = k2;
-    }
+    *c1 = k1;
+    *c2 = k2;
     return 0;
+}
+
+int memd_range_fit_both_from(const memd_range *r1, memd_range_cur *c1, const memd_range *r2,
+                             memd_range_cur *c2, uint64_t size, uint64_t align, memd_dir dir,
+                             memd_fit fit, uint64_t from, uint64_t *addr, uint64_t *walked)
+{
+    uint64_t spare;
+    bool down = dir == MEMD_DIR_TOP_DOWN, bounded = from != (down ? UINT64_MAX : 0);
+    if (!r1 || !r2 || !c1 || !c2 || !addr || r1->min_align != r2->min_align || size == 0 ||
+        (align & (align - 1)) != 0 || (dir != MEMD_DIR_BOTTOM_UP && dir != MEMD_DIR_TOP_DOWN) ||
+        (fit != MEMD_FIT_FIRST && fit != MEMD_FIT_BEST) || (fit == MEMD_FIT_BEST && bounded))
+        return -EINVAL;
+    uint64_t m = r1->min_align;
+    if (size > UINT64_MAX - (m - 1))
+        return -EOVERFLOW;
+    uint64_t sz = (size + (m - 1)) & ~(m - 1), al = align > m ? align : m;
+    if (!walked)
+        walked = &spare;
+    if (bounded)
+        return fit_both_as(r1, c1, r2, c2, sz, al, dir, fit, true, from, addr, walked);
+    return fit_both_as(r1, c1, r2, c2, sz, al, dir, fit, false, from, addr, walked);
 }
 
 int memd_range_fit_both(const memd_range *r1, memd_range_cur *c1, const memd_range *r2,
