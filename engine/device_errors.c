@@ -7,12 +7,15 @@
 
 #include "device_internal.h"
 
-static bool bad_set(const memd_alloc_req *req, uint32_t banks)
+/* The first id of the request's bank set that is out of range or out of order: its
+ * index, or nbank_set when there is none. */
+static uint32_t bad_set(const memd_alloc_req *req, uint32_t banks)
 {
-    for (uint32_t i = 0; req->bank_set && i < req->nbank_set; i++)
+    uint32_t i = 0;
+    for (; req->bank_set && i < req->nbank_set; i++)
         if (req->bank_set[i] >= banks || (i && req->bank_set[i] <= req->bank_set[i - 1]))
-            return true;
-    return false;
+            break;
+    return req->bank_set ? i : req->nbank_set;
 }
 
 static const char *why_einval(const memd_device *d, const memd_alloc_req *req, char *buf, size_t len)
@@ -34,12 +37,22 @@ static const char *why_einval(const memd_device *d, const memd_alloc_req *req, c
         else if (req->nbank_set > banks || (req->nbank_set && !req->bank_set))
             snprintf(buf, len, "bank set of %" PRIu32 " banks, but %s of device '%s' has %" PRIu32,
                      req->nbank_set, memd_scope_name(req->scope), dev, banks);
-        else if (bad_set(req, banks))
-            snprintf(buf, len, "bank set: ids must be below %" PRIu32 " and strictly increasing",
-                     banks);
+        else if (bad_set(req, banks) < req->nbank_set) {
+            uint32_t i = bad_set(req, banks), id = req->bank_set[i];
+            if (id >= banks)
+                snprintf(buf, len, "bank set: no bank %" PRIu32 " (banks 0-%" PRIu32 ")", id,
+                         banks - 1);
+            else
+                snprintf(buf, len, "bank set: ids must be strictly increasing, %" PRIu32
+                         " comes after %" PRIu32, id, req->bank_set[i - 1]);
+        }
         else if (req->nbank_set && req->banks && req->banks != req->nbank_set)
             snprintf(buf, len, "banks %" PRIu32 " differs from the bank set's %" PRIu32 " banks",
                      req->banks, req->nbank_set);
+        else if (req->per_bank && !req->nbank_set && req->banks && req->banks != banks)
+            snprintf(buf, len, "per bank without a bank set takes a piece in each of the %" PRIu32
+                     " banks: banks %" PRIu32 " would leave the others unused; give banks 0 or "
+                     "a bank set", banks, req->banks);
         else if (req->banks > banks)
             snprintf(buf, len, "%" PRIu32 " banks requested, but %s of device '%s' has %" PRIu32,
                      req->banks, memd_scope_name(req->scope), dev, banks);

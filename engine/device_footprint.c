@@ -73,7 +73,8 @@ static int texture_bytes(const memd_texture_spec *t, const memd_alloc_req *req,
 }
 
 /* The request's bank mode and set size. A set must hold valid, strictly increasing ids;
- * `banks` must be 0 or the set's size. A range set of every bank is plain lockstep. */
+ * `banks` must be 0 or the set's size (per bank without a set: every bank's, as its
+ * pieces are in every bank). A range set of every bank is plain lockstep. */
 static int bank_mode(const memd_bank_group_spec *g, const memd_alloc_req *req, memd_bank_mode *mode,
                      uint32_t *nset)
 {
@@ -87,7 +88,7 @@ static int bank_mode(const memd_bank_group_spec *g, const memd_alloc_req *req, m
                 return -EINVAL;
     }
     *nset = req->nbank_set ? req->nbank_set : g->banks;
-    if (req->nbank_set && req->banks && req->banks != *nset)
+    if (req->banks && (req->nbank_set || req->per_bank) && req->banks != *nset)
         return -EINVAL;
     if (req->per_bank)
         *mode = MEMD_BANKS_PER_BANK;

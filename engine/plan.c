@@ -74,15 +74,21 @@ static int place_order(solver *s, int ord)
 {
     memd_plan_placer_set_order(&s->pl, s->order);
     plan_budget *bu = &s->bu;
+    /* A run that passes the best plan's arena cannot replace it: it stops there. */
+    plan_bound bound;
+    s->pl.bound = &bound;
     for (int fit = 0; fit < 2 && (!s->bp.have || s->bp.arena > s->lb); fit++) {
         uint64_t now = bu->clock ? bu->clock(bu->clock_ctx) : 0;
         if (s->bp.have && ((bu->clock && now + s->run_ns >= bu->deadline_ns) ||
                            memd_plan_watch_poll(bu->watch, bu->used)))
             break;
+        atomic_init(&bound, s->bp.have ? s->bp.arena : UINT64_MAX);
         uint64_t arena = memd_plan_place_range(&s->pl, s->order, 0, fit, s->off);
         if (s->pl.failed)
             return -ENOMEM;
-        if (bu->clock)
+        if (s->pl.beaten)
+            continue;
+        if (bu->clock) /* a whole run's time */
             s->run_ns = bu->clock(bu->clock_ctx) - now;
         if (!s->bp.have || arena < s->bp.arena) {
             memd_plan_best_take(&s->bp, arena, s->off, s->n, memd_plan_greedy_name(ord, fit));
@@ -92,6 +98,7 @@ static int place_order(solver *s, int ord)
                 memcpy(s->best_order, s->order, s->n * sizeof(*s->order));
         }
     }
+    s->pl.bound = NULL;
     return 0;
 }
 
@@ -179,16 +186,18 @@ static int solve_large(solver *s)
     s->order = NULL;
     /* Nothing more starts once the time is up: a million buffers' first run can take
      * the whole budget, and every further step would allocate a tree first. */
-    if (bu->clock && bu->clock(bu->clock_ctx) + s->run_ns / 2 >= bu->deadline_ns)
+    if (bu->clock && !memd_plan_run_fits(bu->clock(bu->clock_ctx), bu->deadline_ns, s->run_ns,
+                                         false))
         return 0;
     plan_budget sb = sub_budget(bu, 85);
-    rc = memd_plan_large_improve(s->b, s->n, s->lb, s->opts, s->run_ns, &sb, &s->bp);
+    rc = memd_plan_large_improve(s->b, s->n, s->lb, s->opts, s->run_ns, &sb, &s->bp, NULL);
     join_budget(bu, &sb);
     if (rc || memd_plan_budget_cancelled(bu) ||
         (bu->clock && bu->clock(bu->clock_ctx) + s->run_ns >= bu->deadline_ns))
         return rc;
     bu->expired = false; /* the rest of the portfolio checks its own time */
-    return memd_plan_portfolio_tree(s->b, s->n, s->lb, s->opts, s->run_ns, true, bu, &s->bp);
+    return memd_plan_portfolio_tree(s->b, s->n, s->lb, s->opts, s->run_ns, true, bu, &s->bp,
+                                    NULL);
 }
 
 static int solve(solver *s, uint64_t seed, memd_plan_result *res)

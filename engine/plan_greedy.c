@@ -176,7 +176,8 @@ static uint64_t place_neighbours(plan_placer *p, const uint32_t *order, size_t f
                                  bool best_fit, uint64_t *off)
 {
     const memd_plan_buffer *b = p->b;
-    uint64_t top = 0;
+    uint64_t top = 0, cap = plan_bound_get(p->bound);
+    p->beaten = false;
     for (size_t k = from; k < p->n; k++) {
         uint32_t x = order[k];
         if (b[x].pinned) {
@@ -190,8 +191,7 @@ static uint64_t place_neighbours(plan_placer *p, const uint32_t *order, size_t f
         }
         if (off[x] + b[x].size > top)
             top = off[x] + b[x].size;
-        if (p->stop && ((k - from) & 255) == 255 &&
-            memd_plan_budget_stop_now(p->stop))
+        if (plan_run_stops(p, k, from, top, &cap))
             return UINT64_MAX;
     }
     return top;
@@ -208,7 +208,8 @@ static uint64_t place_list(plan_placer *p, const uint32_t *order, size_t from, b
     for (size_t r = 0; r < p->nlst; r++)
         if (p->pos[p->lst[r]] < from)
             p->work[nw++] = p->lst[r];
-    uint64_t top = 0;
+    uint64_t top = 0, cap = plan_bound_get(p->bound);
+    p->beaten = false;
     for (size_t k = from; k < p->n; k++) {
         uint32_t x = order[k];
         uint64_t sz = b[x].size, lo = b[x].lower, up = b[x].upper;
@@ -244,6 +245,8 @@ static uint64_t place_list(plan_placer *p, const uint32_t *order, size_t from, b
         }
         if (off[x] + sz > top)
             top = off[x] + sz;
+        if (plan_run_stops(p, k, from, top, &cap))
+            return UINT64_MAX;
         if (sz) {
             /* Insert after the last entry with offset <= off[x]. */
             plan_off_key q = {off, off[x]};
@@ -263,24 +266,21 @@ static uint64_t place_list(plan_placer *p, const uint32_t *order, size_t from, b
 #define PLACE_AHEAD 8u
 
 /* Tree mode. The tree holds exactly order[0..k) while order[k] is placed. Returns
- * UINT64_MAX when stopped or out of memory (off[] is then partial). */
+ * UINT64_MAX when stopped, beaten or out of memory (off[] is then partial). */
 static uint64_t place_tree(plan_placer *p, const uint32_t *order, size_t from, bool best_fit,
                            uint64_t *off)
 {
     const memd_plan_buffer *b = p->b;
-    int rc = 0;
     /* In start order the placed buffers x overlaps are the ones live at its start: a
      * sweep over time finds the same offsets without the tree. */
-    if (from == 0 && memd_plan_sweep_applies(b, order, p->n)) {
-        uint64_t top = memd_plan_sweep_place(b, p->n, order, best_fit, p->fit_gaps, p->stop,
-                                             off, &rc);
-        p->failed = rc != 0;
-        return top;
-    }
+    if (from == 0 && memd_plan_sweep_applies(b, order, p->n))
+        return memd_plan_sweep_place(p, order, best_fit, off);
+    int rc = 0;
+    p->failed = p->beaten = false;
     memd_plan_tree_clear(p->tr);
     for (size_t k = 0; k < from && rc == 0; k++)
         rc = memd_plan_tree_insert(p->tr, order[k], off[order[k]], b[order[k]].size);
-    uint64_t top = 0;
+    uint64_t top = 0, cap = plan_bound_get(p->bound);
     for (size_t k = from; k < p->n && rc == 0; k++) {
         uint32_t x = order[k];
         if (k + PLACE_AHEAD < p->n) {
@@ -301,10 +301,9 @@ static uint64_t place_tree(plan_placer *p, const uint32_t *order, size_t from, b
                                         best_fit, p->fit_gaps);
         if (off[x] + b[x].size > top)
             top = off[x] + b[x].size;
-        rc = memd_plan_tree_insert(p->tr, x, off[x], b[x].size);
-        if (p->stop && ((k - from) & 255) == 255 &&
-            memd_plan_budget_stop_now(p->stop))
+        if (plan_run_stops(p, k, from, top, &cap))
             return UINT64_MAX;
+        rc = memd_plan_tree_insert(p->tr, x, off[x], b[x].size);
     }
     p->failed = rc != 0;
     return rc ? UINT64_MAX : top;

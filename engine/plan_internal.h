@@ -126,6 +126,10 @@ int memd_plan_tree_new(const memd_plan_buffer *b, size_t n, plan_tree **out);
 void memd_plan_tree_free(plan_tree *t);
 /* Removes every buffer. */
 void memd_plan_tree_clear(plan_tree *t);
+/* Removes every buffer and lends the pool's memory (resident after a run, and dead
+ * until the next insert) as scratch of at least bytes bytes, 8-aligned; NULL when the
+ * pool is smaller. Valid until the next insert. */
+void *memd_plan_tree_scratch(plan_tree *t, size_t bytes);
 /* Adds buffer x at [off, off + size) (no-op for an empty buffer). -ENOMEM. */
 int memd_plan_tree_insert(plan_tree *t, uint32_t x, uint64_t off, uint64_t size);
 /* The offset the list placers would give x among the inserted buffers: the lowest
@@ -142,23 +146,33 @@ void memd_plan_tree_prefetch(const plan_tree *t, uint32_t x);
 /* True when the tree keeps path unions (deep trees only; for tests). */
 bool memd_plan_tree_path_unions(const plan_tree *t);
 
-/* Greedy placement in start-time order (plan_sweep.c): true when order[0..n) is sorted
- * by start (any ties) with no pinned buffer. Then memd_plan_sweep_place gives exactly
- * the tree's offsets (first fit, or best fit over the lowest max_gaps gaps that fit, 0:
- * all) in O(n log n), sweeping over time. Returns the arena, or UINT64_MAX when stop
- * says so (off[] partial) or out of memory (*rc = -ENOMEM). */
-bool memd_plan_sweep_applies(const memd_plan_buffer *b, const uint32_t *order, size_t n);
-uint64_t memd_plan_sweep_place(const memd_plan_buffer *b, size_t n, const uint32_t *order,
-                               bool best_fit, unsigned max_gaps, const plan_budget *stop,
-                               uint64_t *off, int *rc);
-
 /* Sorts idx[0..n) by key descending, ties by idx ascending (stable, deterministic). */
 int memd_plan_sort_desc(uint32_t *idx, size_t n, const uint64_t *key);
 /* The same for idx = 0, 1, ..., n - 1 without a copy of the keys: key and scratch (n
- * values each) are clobbered. */
-int memd_plan_sort_desc_clobber(uint32_t *idx, size_t n, uint64_t *key, uint64_t *scratch);
+ * values each) are clobbered; iscratch: n indices of scratch, or NULL (allocated). */
+int memd_plan_sort_desc_clobber(uint32_t *idx, size_t n, uint64_t *key, uint64_t *scratch,
+                                uint32_t *iscratch);
 /* The same by key ascending, ties by idx ascending. */
 int memd_plan_sort_asc(uint32_t *idx, size_t n, const uint64_t *key);
+
+/* An arena to beat, shared by runs that may be on other threads: a run whose top
+ * passes it cannot give a better plan and stops (UINT64_MAX: nothing to beat). */
+typedef _Atomic uint64_t plan_bound;
+
+static inline uint64_t plan_bound_get(plan_bound *bd)
+{
+    return bd ? atomic_load_explicit(bd, memory_order_relaxed) : UINT64_MAX;
+}
+
+/* *bd = min(*bd, arena). */
+static inline void plan_bound_lower(plan_bound *bd, uint64_t arena)
+{
+    uint64_t cur = atomic_load_explicit(bd, memory_order_relaxed);
+    while (arena < cur &&
+           !atomic_compare_exchange_weak_explicit(bd, &cur, arena, memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
+}
 
 /* Greedy placement in a given order (pinned buffers first): each buffer goes to the
  * lowest gap (first fit) or the tightest gap (best fit) among the already placed
@@ -181,7 +195,9 @@ typedef struct plan_placer {
     uint32_t *work;   /* list mode: placements of the last run */
     size_t nlst, nwork;
     unsigned fit_gaps; /* tree mode: best fit's max_gaps (init: PLAN_TREE_FIT_GAPS) */
+    plan_bound *bound; /* may be NULL: an arena to beat */
     bool failed;      /* tree mode: the last run ran out of memory */
+    bool beaten;      /* the last run stopped as its top passed *bound (never commit it) */
 } plan_placer;
 
 int memd_plan_placer_init(plan_placer *p, const memd_plan_buffer *b, size_t n, const plan_graph *g);
@@ -192,12 +208,39 @@ void memd_plan_placer_set_order(plan_placer *p, const uint32_t *order);
 void memd_plan_placer_free(plan_placer *p);
 /* Places order[from..n) given that order[0..from) already have offsets in off[] (and,
  * in list mode, were committed); pos[] must match order. Returns the max end over
- * order[from..n), or UINT64_MAX when stop's deadline passed (graph and tree modes:
- * off[] is then partial). */
+ * order[from..n), or UINT64_MAX (off[] is then partial) when stop's deadline passed,
+ * when the max end passed *bound (beaten set; see plan_run_stops) or, in tree mode,
+ * when out of memory (failed set). */
 uint64_t memd_plan_place_range(plan_placer *p, const uint32_t *order, size_t from, bool best_fit,
                                uint64_t *off);
 /* Makes the last run the state later runs start from (list mode; no-op for the others). */
 void memd_plan_placer_commit(plan_placer *p);
+
+/* A placer run's check after its placement number k (from its first, `from`): true
+ * when it must stop, because the deadline passed (asked every 256 placements) or its
+ * top passed the bound (p->beaten set; *cap is the bound, re-read every 256). */
+static inline bool plan_run_stops(plan_placer *p, size_t k, size_t from, uint64_t top,
+                                  uint64_t *cap)
+{
+    if (((k - from) & 255) == 255) {
+        if (p->stop && memd_plan_budget_stop_now(p->stop))
+            return true;
+        *cap = plan_bound_get(p->bound);
+    }
+    if (top > *cap) {
+        p->beaten = true;
+        return true;
+    }
+    return false;
+}
+
+/* Greedy placement in start-time order (plan_sweep.c), tree mode's fast path: true when
+ * order[0..n) is sorted by start (any ties) with no pinned buffer. Then
+ * memd_plan_sweep_place gives exactly the tree's offsets (first fit, or best fit over
+ * the lowest p->fit_gaps gaps that fit, 0: all) in O(n log n), sweeping over time, with
+ * p's stop, bound, failed and beaten as memd_plan_place_range has them (p->tr unused). */
+bool memd_plan_sweep_applies(const memd_plan_buffer *b, const uint32_t *order, size_t n);
+uint64_t memd_plan_sweep_place(plan_placer *p, const uint32_t *order, bool best_fit, uint64_t *off);
 
 /* Exact search (MiniMalloc-style canonical branch and bound) for a plan with arena <=
  * capacity; no pinned buffers. The context holds what every run shares (time sections,
@@ -261,18 +304,39 @@ int memd_plan_greedy_run(const memd_plan_buffer *b, size_t n, int ord, bool best
 /* The greedy portfolio over the segment tree (plan_portfolio.c): every order with first
  * and best fit (size order first fit too unless skip_first), in two lanes run by
  * opts->runner (or in order), each with a tree of its own; lowers bp with the best run
- * (ties: the earlier run), the same on any runner. With a clock, a run starts while the
- * last one's duration (run_ns) still fits. -ENOMEM. */
+ * (ties: the earlier run), the same on any runner. A run stops once its top passes bp's
+ * arena or a finished run's (*beaten counts those runs; may be NULL). With a clock, a
+ * run starts while the last full run's duration (run_ns) still fits. -ENOMEM. */
 int memd_plan_portfolio_tree(const memd_plan_buffer *b, size_t n, uint64_t lb,
                              const memd_plan_opts *opts, uint64_t run_ns, bool skip_first,
-                             plan_budget *bu, plan_best *bp);
+                             plan_budget *bu, plan_best *bp, unsigned *beaten);
 
 /* Squeaky-wheel improvement for problems placed over the segment tree (plan_large.c),
  * in lanes run by opts->runner (or in order); lowers bp. run_ns: how long one placer
- * run took (with a clock). -ENOMEM. */
+ * run took (with a clock). sched: NULL for the defaults. -ENOMEM. */
+#define PLAN_LARGE_LANES 2
+/* Above this many buffers the lanes run one after the other even with a runner (each
+ * holds a tree of its own, about 150 bytes a buffer: memory counts more there), and a
+ * lane starts a run only when all of it fits before its deadline (a run takes seconds
+ * there, and one cut short holds its keys beside the full tree). */
+#define PLAN_LARGE_SERIAL_ABOVE 300000u
+typedef struct plan_large_sched {
+    size_t serial_above;                /* PLAN_LARGE_SERIAL_ABOVE (tests lower it) */
+    unsigned runs[PLAN_LARGE_LANES];    /* out: the runs each lane started */
+} plan_large_sched;
 int memd_plan_large_improve(const memd_plan_buffer *b, size_t n, uint64_t lb,
                             const memd_plan_opts *opts, uint64_t run_ns, plan_budget *bu,
-                            plan_best *bp);
+                            plan_best *bp, plan_large_sched *sched);
+/* The time rules of the biggest problems (plan_large.c), pure. Whether a run measured
+ * at run_ns may start at now: all of it must end before deadline (whole), or half of it
+ * (a run past its deadline is cut short and its work lost; half is the bet that it
+ * ends when runs are short). */
+bool memd_plan_run_fits(uint64_t now, uint64_t deadline, uint64_t run_ns, bool whole);
+/* Lanes run one after the other: the deadline of the next of lanes_left lanes (>= 1)
+ * is an equal share of what is left, unless that share is shorter than one run: then
+ * all that is left (one finished run beats two started ones). */
+uint64_t memd_plan_lane_deadline(uint64_t now, uint64_t deadline, unsigned lanes_left,
+                                 uint64_t run_ns);
 
 /* Iterated local search over the placement order, starting from `order` (pinned
  * first, npinned of them). Improves off/arena in place. -ENOMEM. */

@@ -20,10 +20,7 @@
 
 #include "plan_internal.h"
 
-#define LARGE_LANES 2
-/* Above this many buffers the lanes run one after the other even with a runner: each
- * holds a tree of its own (about 150 bytes a buffer), and memory counts more there. */
-#define LARGE_THREADED_MAX_N 300000u
+#define LARGE_LANES PLAN_LARGE_LANES
 /* Runs without improvement before a chain starts over with its next alpha. */
 #define LARGE_STALE 8
 #define LARGE_MAX_BOOST 40
@@ -44,6 +41,8 @@ typedef struct lane {
     plan_best *direct;  /* lanes in order: improvements go straight to the plan (no
                            copy of n offsets a lane at the peak) */
     plan_watch *watch;  /* lane 0 only: reports improvements */
+    bool serial;        /* above the serial threshold: a run starts only if all of it fits */
+    unsigned runs;      /* runs started */
     int rc;
 } lane;
 
@@ -72,24 +71,36 @@ static void set_alpha(const lane *ln, lane_work *w, double alpha)
 
 /* Pinned buffers first (key max), then by weighted key, ties by index. The keys live
  * only for the sort: the placement, where the tree is fullest, runs without them (8
- * bytes a buffer at the peak). -ENOMEM. */
+ * bytes a buffer at the peak). After the first run the keys and the sort's index
+ * scratch live in the tree's pool, resident since that run and dead until the next:
+ * allocated, they came on top of the pool's pages (12 MB more at a million buffers
+ * from the second run on). -ENOMEM. */
 static int build_order(const lane *ln, lane_work *w)
 {
-    w->key = malloc((ln->n ? ln->n : 1) * sizeof(*w->key));
-    if (!w->key)
-        return -ENOMEM;
+    size_t n = ln->n;
+    uint32_t *iscratch = NULL;
+    uint64_t *key = w->pl.tr ? memd_plan_tree_scratch(w->pl.tr, n * (sizeof(*key) +
+                                                                     sizeof(*iscratch)))
+                             : NULL;
+    if (key) {
+        iscratch = (uint32_t *)(key + n);
+    } else {
+        key = w->key = malloc((n ? n : 1) * sizeof(*w->key));
+        if (!key)
+            return -ENOMEM;
+    }
     for (size_t i = 0; i < ln->n; i++) {
         /* size x length^alpha x 2^boost (computed each run: an array of them would
          * cost 8 bytes a buffer at the peak) */
         double len = (double)(ln->b[i].upper - ln->b[i].lower);
         double k = ldexp((double)ln->b[i].size * pow(len, w->alpha), w->boost[i]);
-        w->key[i] = ln->b[i].pinned ? UINT64_MAX
-                    : k >= 1.8e19   ? UINT64_MAX - 1
-                                    : (uint64_t)k;
+        key[i] = ln->b[i].pinned ? UINT64_MAX
+                 : k >= 1.8e19   ? UINT64_MAX - 1
+                                 : (uint64_t)k;
         w->order[i] = (uint32_t)i;
     }
     /* The last run's offsets are spent (boosts are in): they are the sort's scratch. */
-    memd_plan_sort_desc_clobber(w->order, ln->n, w->key, w->off);
+    memd_plan_sort_desc_clobber(w->order, n, key, w->off, iscratch);
     free(w->key);
     w->key = NULL;
     memd_plan_placer_set_order(&w->pl, w->order);
@@ -107,11 +118,7 @@ static int lane_loop(lane *ln, lane_work *w, unsigned idx)
     set_alpha(ln, w, lane_alpha[alpha % NALPHA]);
     while (!memd_plan_budget_spend_n(bu, cost)) {
         uint64_t t0 = bu->clock ? bu->clock(bu->clock_ctx) : 0;
-        /* A run past the deadline is cut short: start one while half of it fits; at
-         * a million buffers only while all of it does (a run takes seconds there, and
-         * one cut short holds its keys beside the full tree: the memory peak). */
-        uint64_t need = n > LARGE_THREADED_MAX_N ? ln->run_ns : ln->run_ns / 2;
-        if (bu->clock && t0 + need >= bu->deadline_ns)
+        if (bu->clock && !memd_plan_run_fits(t0, bu->deadline_ns, ln->run_ns, ln->serial))
             break;
         int rc = build_order(ln, w);
         if (rc)
@@ -124,6 +131,7 @@ static int lane_loop(lane *ln, lane_work *w, unsigned idx)
                 return rc;
             w->pl.stop = bu;
         }
+        ln->runs++;
         uint64_t arena = memd_plan_place_range(&w->pl, w->order, 0, false, w->off);
         if (w->pl.failed)
             return -ENOMEM;
@@ -184,40 +192,52 @@ static void lane_run(void *arg, unsigned idx)
     work_free(&w);
 }
 
+bool memd_plan_run_fits(uint64_t now, uint64_t deadline, uint64_t run_ns, bool whole)
+{
+    uint64_t need = whole ? run_ns : run_ns / 2;
+    return now < deadline && need < deadline - now; /* now + need < deadline */
+}
+
+uint64_t memd_plan_lane_deadline(uint64_t now, uint64_t deadline, unsigned lanes_left,
+                                 uint64_t run_ns)
+{
+    uint64_t left = now < deadline ? deadline - now : 0;
+    /* A share too short for one run would be spent on a run cut short (a million
+     * buffers: one run takes seconds). */
+    return left && left / lanes_left >= run_ns ? now + left / lanes_left : deadline;
+}
+
 static void run_in_order(void *ctx, unsigned nlanes, memd_plan_lane_fn fn, void *arg)
 {
     (void)ctx;
     lanes *ls = arg;
     for (unsigned i = 0; i < nlanes; i++) {
-        /* One after the other: with a clock, lane i gets an equal share of what is
-         * left. */
         plan_budget *bu = &ls->ln[i].bu;
-        if (bu->clock) {
-            uint64_t now = bu->clock(bu->clock_ctx);
-            uint64_t left = now < bu->deadline_ns ? bu->deadline_ns - now : 0;
-            /* A share too short for one run would be spent on a run cut short: then
-             * this lane gets all that is left (a million buffers: one run takes seconds,
-             * and one finished run beats two started ones). */
-            if (left && left / (nlanes - i) >= ls->ln[i].run_ns)
-                bu->deadline_ns = now + left / (nlanes - i);
-        }
+        if (bu->clock)
+            bu->deadline_ns = memd_plan_lane_deadline(bu->clock(bu->clock_ctx), bu->deadline_ns,
+                                                      nlanes - i, ls->ln[i].run_ns);
         fn(arg, i);
     }
 }
 
 int memd_plan_large_improve(const memd_plan_buffer *b, size_t n, uint64_t lb,
                             const memd_plan_opts *opts, uint64_t run_ns, plan_budget *bu,
-                            plan_best *bp)
+                            plan_best *bp, plan_large_sched *sched)
 {
+    plan_large_sched dflt = {.serial_above = PLAN_LARGE_SERIAL_ABOVE};
+    if (!sched)
+        sched = &dflt;
+    memset(sched->runs, 0, sizeof(sched->runs));
     if (!bp->have || bp->arena <= lb || bu->expired || memd_plan_budget_cancelled(bu))
         return 0;
+    bool serial = n > sched->serial_above;
     lanes ls;
     uint64_t left = bu->limit > bu->used ? bu->limit - bu->used : 0;
     atomic_bool *cancel = bu->watch ? &bu->watch->cancelled : NULL;
     for (unsigned i = 0; i < LARGE_LANES; i++) {
         ls.ln[i] = (lane){.b = b, .n = n, .lb = lb, .start_arena = bp->arena, .bu = *bu,
                           .run_ns = run_ns, .best = UINT64_MAX,
-                          .watch = i == 0 ? bu->watch : NULL};
+                          .watch = i == 0 ? bu->watch : NULL, .serial = serial};
         ls.ln[i].bu.used = 0;
         ls.ln[i].bu.limit = bu->limit ? left / LARGE_LANES : 0;
         ls.ln[i].bu.tick = 0;
@@ -227,7 +247,7 @@ int memd_plan_large_improve(const memd_plan_buffer *b, size_t n, uint64_t lb,
             ls.ln[i].bu.watch = NULL; /* one caller of the callback at a time */
         ls.ln[i].bu.cancel = cancel;
     }
-    if (opts->runner && n <= LARGE_THREADED_MAX_N) {
+    if (opts->runner && !serial) {
         opts->runner(opts->runner_ctx, LARGE_LANES, lane_run, &ls);
     } else {
         /* In order, lane 0 first: taking each improvement at once gives the plan the
@@ -240,6 +260,7 @@ int memd_plan_large_improve(const memd_plan_buffer *b, size_t n, uint64_t lb,
     for (unsigned i = 0; i < LARGE_LANES; i++) {
         lane *ln = &ls.ln[i];
         bu->used += ln->bu.used;
+        sched->runs[i] = ln->runs;
         if (ln->rc && !rc)
             rc = ln->rc;
         if (!ln->rc && ln->best != UINT64_MAX && !ln->direct)

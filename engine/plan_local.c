@@ -1,6 +1,7 @@
 /* memd engine — iterated local search over the placement order: move a buffer earlier
  * in the order (or swap two), re-place the suffix from the first position that
- * changed, keep the move if the arena did not grow. */
+ * changed, keep the move if the arena did not grow. A re-placement stops as soon as
+ * its top passes the current arena: most moves are rejected, and early. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@ typedef struct ls_state {
     uint64_t *save; /* offsets of the suffix before a trial move */
     uint32_t *save_order;
     uint64_t cur;   /* arena of the current order */
+    plan_bound bound; /* = cur while a move is tried */
     uint64_t rng;
 } ls_state;
 
@@ -90,9 +92,10 @@ static void try_move(ls_state *s, size_t i, size_t j, bool swap)
     }
     for (size_t k = j; k <= i; k++)
         s->p.pos[order[k]] = (uint32_t)k;
+    atomic_store_explicit(&s->bound, s->cur, memory_order_relaxed);
     uint64_t t = memd_plan_place_range(&s->p, order, j, s->best_fit, off);
     uint64_t cand = t > s->pm[j] ? t : s->pm[j];
-    if (cand <= s->cur) {
+    if (!s->p.beaten && cand <= s->cur) {
         memd_plan_placer_commit(&s->p);
         s->cur = cand;
         ls_refresh_prefix(s, j);
@@ -116,6 +119,8 @@ int memd_plan_local_search(const memd_plan_buffer *b, size_t n, const plan_graph
     int rc = memd_plan_placer_init(&s.p, b, n, g);
     if (rc)
         return rc;
+    atomic_init(&s.bound, UINT64_MAX);
+    s.p.bound = &s.bound;
     s.pm = malloc((n + 1) * sizeof(*s.pm));
     s.save = malloc(n * sizeof(*s.save));
     s.save_order = malloc(n * sizeof(*s.save_order));

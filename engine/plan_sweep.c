@@ -222,14 +222,15 @@ bool memd_plan_sweep_applies(const memd_plan_buffer *b, const uint32_t *order, s
     return true;
 }
 
-uint64_t memd_plan_sweep_place(const memd_plan_buffer *b, size_t n, const uint32_t *order,
-                               bool best_fit, unsigned max_gaps, const plan_budget *stop,
-                               uint64_t *off, int *rc)
+uint64_t memd_plan_sweep_place(plan_placer *p, const uint32_t *order, bool best_fit, uint64_t *off)
 {
+    const memd_plan_buffer *b = p->b;
+    size_t n = p->n;
     sweep w = {0};
     uint32_t root = 0;
-    uint64_t top = 0;
-    *rc = 0;
+    uint64_t top = 0, cap = plan_bound_get(p->bound);
+    int rc = 0;
+    p->failed = p->beaten = false;
     for (size_t k = 0; k < n; k++) {
         uint32_t x = order[k];
         if (k + SWEEP_AHEAD < n) {
@@ -251,18 +252,22 @@ uint64_t memd_plan_sweep_place(const memd_plan_buffer *b, size_t n, const uint32
             continue;
         }
         sw_query q = {.size = size, .align = b[x].align ? b[x].align : 1,
-                      .max_gaps = max_gaps, .best_fit = best_fit,
+                      .max_gaps = p->fit_gaps, .best_fit = best_fit,
                       .best = UINT64_MAX, .tight = UINT64_MAX};
         if (root)
             gaps(w.nd, root, 0, &q);
         off[x] = q.best != UINT64_MAX ? q.best
                                       : plan_align_up(root ? w.nd[root].maxe : 0, q.align);
         top = off[x] + size > top ? off[x] + size : top;
+        if (plan_run_stops(p, k, 0, top, &cap)) {
+            top = UINT64_MAX;
+            break;
+        }
         uint32_t s;
         if (w.nfree) {
             s = w.freel[--w.nfree];
         } else {
-            if (w.used + 1 >= w.cap && (*rc = grow(&w)) != 0)
+            if (w.used + 1 >= w.cap && (rc = grow(&w)) != 0)
                 break;
             s = (uint32_t)++w.used;
         }
@@ -270,13 +275,10 @@ uint64_t memd_plan_sweep_place(const memd_plan_buffer *b, size_t n, const uint32
         pull(w.nd, s);
         root = insert(w.nd, root, s);
         heap_push(&w, b[x].upper, s);
-        if (stop && (k & 255) == 255 && memd_plan_budget_stop_now(stop)) {
-            top = UINT64_MAX;
-            break;
-        }
     }
     free(w.nd);
     free(w.heap);
     free(w.freel);
-    return *rc ? UINT64_MAX : top;
+    p->failed = rc != 0;
+    return rc ? UINT64_MAX : top;
 }

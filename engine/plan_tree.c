@@ -35,7 +35,7 @@ typedef struct set {
 
 /* A node's two sets side by side: one cache line serves a visit. The lowest
  * NO_S_LEVELS levels keep no S, the biggest share of the intervals: such a node's S
- * would be the union of the C sets of its subtree (at most 7), which a query reads
+ * would be the union of the C sets of its subtree (at most 15), which a query reads
  * instead; their C sets live in a separate array of bare sets (8 bytes a node, not
  * 16). */
 typedef struct node {
@@ -44,12 +44,18 @@ typedef struct node {
 
 #define NO_CHUNK 63u
 #define NCLASSES 56u
-/* Levels at the bottom without an S. */
-#define NO_S_LEVELS 3u
+/* Levels at the bottom without an S. 4, not 3: a million gen_large buffers' S sets
+ * at the fourth level held 392k intervals (6 MB of the memory peak; nodes there also
+ * take 8 bytes, not 16); a query reads up to 15 C sets instead of one S there, and
+ * measured no slower (synth_60k ten runs, 1M size and length order first fit). */
+#define NO_S_LEVELS 4u
 #define MAX_SET_LEN ((1u << 26) - 1)
-/* Per level 2 canonical nodes and 2 ancestors, 33 levels; the canonical nodes of the
- * levels without an S give their subtrees' C sets (2 x (1 + 3 + 7) at most). */
+/* Per level a canonical node and an ancestor on each side, 33 levels; the canonical
+ * nodes of the levels without an S give their subtrees' C sets (2 x (1 + 3 + 7 + 15)
+ * sets, not 2 x 4); two path unions. */
 #define MAX_SETS 192
+_Static_assert(4 * 33 + 2 * ((2u << NO_S_LEVELS) - 2 - 2 * NO_S_LEVELS) + 2 <= MAX_SETS,
+               "a query's sets must fit in MAX_SETS");
 /* The level of the path unions (see struct plan_tree). Measured on synth_60k and a
  * million gen_large buffers: 7 or 8 best; higher costs more at inserts (a long buffer's
  * interval goes to every path union below its canonical nodes) than queries gain, and
@@ -61,6 +67,7 @@ typedef struct node {
 struct plan_tree {
     size_t n;
     uint32_t leaves;    /* power of two >= ranks + 2 (boundary leaves) */
+    uint32_t last_leaf; /* ranks + 1: no walk reaches a node wholly right of it */
     uint32_t *lo, *hi;  /* per buffer: rank range */
     uint32_t first_low; /* the first node without an S */
     node *nd;           /* nodes 1 .. first_low - 1 (the ones with an S) */
@@ -87,11 +94,35 @@ static uint32_t class_size(unsigned cls)
     return cls == 0 ? 1u : cls & 1 ? 1u << ((cls + 1) / 2) : 3u << (cls / 2 - 1);
 }
 
+static void chunk_free(plan_tree *t, unsigned cls, uint32_t at);
+
+static unsigned class_of(uint32_t size)
+{
+    unsigned c = 0;
+    while (class_size(c) < size)
+        c++;
+    return c;
+}
+
 static int chunk_alloc(plan_tree *t, unsigned cls, uint32_t *at)
 {
     if (t->freel[cls]) {
         *at = t->freel[cls] - 1;
         t->freel[cls] = (uint32_t)t->pool[*at].a;
+        return 0;
+    }
+    /* A free chunk one or two classes up is split (the rest is a class of its own:
+     * sizes step by 1.5 and 4/3, two steps double): a set growing out of a class
+     * frees its old chunk, and without a split the chunks of the classes no set
+     * grows into again stayed unused at the peak (a million buffers: 210k-370k
+     * intervals, 3-6 MB). */
+    for (unsigned up = 1; up <= 2 && cls + up < NCLASSES; up++) {
+        if (!t->freel[cls + up])
+            continue;
+        *at = t->freel[cls + up] - 1;
+        t->freel[cls + up] = (uint32_t)t->pool[*at].a;
+        uint32_t rest = class_size(cls + up) - class_size(cls);
+        chunk_free(t, class_of(rest), *at + class_size(cls));
         return 0;
     }
     size_t need = t->pool_len + class_size(cls);
@@ -178,6 +209,11 @@ static int set_add(plan_tree *t, set *st, uint64_t a, uint64_t e)
 
 /* ---- the tree ---- */
 
+static bool has_s(const plan_tree *t, uint32_t v)
+{
+    return v < t->first_low;
+}
+
 /* Ranks: lo = the number of distinct start times below the buffer's start, hi = below
  * its end; both from a pass over the buffers sorted (radix) by start and by end. */
 static int rank_starts(plan_tree *t, const memd_plan_buffer *b, size_t n, size_t *ranks)
@@ -235,6 +271,7 @@ int memd_plan_tree_new(const memd_plan_buffer *b, size_t n, plan_tree **out)
     size_t ranks = 0;
     if (!t->lo || !t->hi || rank_starts(t, b, n, &ranks))
         goto fail;
+    t->last_leaf = (uint32_t)ranks + 1;
     t->leaves = 4;
     t->height = 2;
     while (t->leaves < ranks + 2) {
@@ -247,9 +284,11 @@ int memd_plan_tree_new(const memd_plan_buffer *b, size_t n, plan_tree **out)
     t->pool_cap = n < 256 ? 1024 : 6 * n;
     t->pool = malloc(t->pool_cap * sizeof(*t->pool));
     t->first_low = t->leaves >> (NO_S_LEVELS - 1);
-    t->nd = malloc((size_t)t->first_low * sizeof(*t->nd));
+    t->nd = malloc((t->first_low ? t->first_low : 1) * sizeof(*t->nd));
     t->low = malloc((2 * (size_t)t->leaves - t->first_low) * sizeof(*t->low));
-    if (PU_LEVEL + NO_S_LEVELS + 1 <= t->height &&
+    /* Path unions need an S at their level (a node there inside a query's range is read
+     * through its S, which holds its own C set: that set is only in the unions). */
+    if (PU_LEVEL + NO_S_LEVELS <= t->height &&
         !(t->pu = malloc(((size_t)1 << PU_LEVEL) * sizeof(*t->pu))))
         goto fail;
     if (!t->pool || !t->nd || !t->low)
@@ -275,17 +314,35 @@ void memd_plan_tree_free(plan_tree *t)
     free(t);
 }
 
+/* Clears only the nodes a walk can reach: the ones whose first leaf is at or left of
+ * the last leaf (a walk runs between leaves 0 and ranks + 1 and reaches the ancestors
+ * of those leaves and their siblings inside the range). The leaves are a power of two:
+ * up to half of each level lies right of the last leaf, and those pages are never
+ * touched (a million gen_large buffers: 730k ranks in 2^20 leaves, 7 MB). */
 void memd_plan_tree_clear(plan_tree *t)
 {
     set empty = {.at = 0, .len = 0, .cls = NO_CHUNK};
-    for (size_t v = 0; v < t->first_low; v++)
-        t->nd[v] = (node){empty, empty};
-    for (size_t v = 0; v < 2 * (size_t)t->leaves - t->first_low; v++)
-        t->low[v] = empty;
+    for (unsigned lv = 0; lv <= t->height; lv++) {
+        uint32_t v0 = 1u << lv, v1 = v0 + (t->last_leaf >> (t->height - lv)) + 1;
+        for (uint32_t v = v0; v < v1; v++) {
+            if (has_s(t, v))
+                t->nd[v] = (node){empty, empty};
+            else
+                t->low[v - t->first_low] = empty;
+        }
+    }
     for (size_t v = 0; t->pu && v < (size_t)1 << PU_LEVEL; v++)
         t->pu[v] = empty;
     memset(t->freel, 0, sizeof(t->freel));
     t->pool_len = 0;
+}
+
+void *memd_plan_tree_scratch(plan_tree *t, size_t bytes)
+{
+    if (bytes > t->pool_cap * sizeof(*t->pool))
+        return NULL;
+    memd_plan_tree_clear(t);
+    return t->pool;
 }
 
 /* Walks the canonical decomposition of x's range: boundary leaves just outside it
@@ -320,10 +377,6 @@ static void walk(plan_tree *t, uint32_t x, uint32_t top, visit_fn fn, void *ctx)
         fn(t, ctx, v, false);
 }
 
-static bool has_s(const plan_tree *t, uint32_t v)
-{
-    return v < t->first_low;
-}
 
 static set *cset(plan_tree *t, uint32_t v)
 {

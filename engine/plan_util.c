@@ -198,15 +198,17 @@ static int sort_idx(uint32_t *idx, size_t n, const uint64_t *key, uint64_t flip)
     return 0;
 }
 
-int memd_plan_sort_desc_clobber(uint32_t *idx, size_t n, uint64_t *key, uint64_t *scratch)
+int memd_plan_sort_desc_clobber(uint32_t *idx, size_t n, uint64_t *key, uint64_t *scratch,
+                                uint32_t *iscratch)
 {
     /* idx is 0..n-1, so the radix sort's key copy is key itself: only the index
-     * scratch is allocated. */
-    uint32_t *i2 = n >= 64 ? malloc(n * sizeof(*i2)) : NULL;
-    if (!i2)
+     * scratch is needed. */
+    uint32_t *i2 = iscratch ? iscratch : n >= 64 ? malloc(n * sizeof(*i2)) : NULL;
+    if (!i2 || n < 2)
         return memd_plan_sort_desc(idx, n, key);
     radix(idx, n, key, ~(uint64_t)0, key, scratch, i2);
-    free(i2);
+    if (i2 != iscratch)
+        free(i2);
     return 0;
 }
 

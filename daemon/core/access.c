@@ -5,6 +5,7 @@
 
 #include "alloc.h"
 #include "errmsg.h"
+#include "subdev.h"
 
 bool memd_may_access(const memd_session *s, const memd_alloc *a)
 {
@@ -27,4 +28,22 @@ int memd_access_error(const memd_session *s, uint64_t handle, const memd_alloc *
                         "handle %llu belongs to session %u (pid %u), not to this session %u",
                         (unsigned long long)handle, memd_alloc_creator(a)->session_id,
                         memd_alloc_creator(a)->pid, s->id);
+}
+
+bool memd_may_reclaim(const memd_session *s, const memd_alloc *a)
+{
+    return s->admin && (s->subdev == 0 || memd_alloc_subdev(a) == s->subdev);
+}
+
+int memd_reclaim_error(const memd_state *st, const memd_session *s, uint64_t handle,
+                       const memd_alloc *a, memd_wire_error *err)
+{
+    uint32_t other = memd_alloc_subdev(a);
+    return memd_err_set(err, -EACCES,
+                        "handle %llu is %s%s%s, and session %u is bound to sub-device '%s': "
+                        "a bound session frees only its own buffers and its sub-device's",
+                        (unsigned long long)handle,
+                        other ? "in sub-device '" : "in no sub-device",
+                        other ? st->subdevs[other - 1].spec.name : "", other ? "'" : "", s->id,
+                        st->subdevs[s->subdev - 1].spec.name);
 }

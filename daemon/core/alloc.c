@@ -333,6 +333,21 @@ static int engine_error(const memd_state *st, uint32_t dev, const memd_wire_allo
             if (c)
                 snprintf(core, sizeof core, " (core %u,%u, noc %u,%u)", c[bank].logical_x,
                          c[bank].logical_y, c[bank].noc_x, c[bank].noc_y);
+            uint64_t al = spec->groups[fp.kind].alignment;
+            if (r->alignment > al)
+                al = r->alignment;
+            if (!r->per_bank && bs.largest_free >= fp.size_per_bank + al - 1)
+                /* That bank alone had room (the engine names the fullest bank when none
+                 * ran out): one address is what the banks of the set lack together. */
+                return memd_err_set(err, rc,
+                                    "device %u (%s) %s/%s: no address is free in all %u banks "
+                                    "for %llu bytes per bank: their free blocks do not line up "
+                                    "(bank %u%s has a largest free block of %llu)",
+                                    spec->id, spec->name, memd_kind_name(fp.kind),
+                                    spec->groups[fp.kind].regions[fp.region].name,
+                                    r->nbank_set ? r->nbank_set : fp.banks,
+                                    (unsigned long long)fp.size_per_bank, bank, core,
+                                    (unsigned long long)bs.largest_free);
             return memd_err_set(err, rc,
                                 "device %u (%s) %s/%s: bank %u%s ran out: no room for %llu "
                                 "bytes per bank of class %s; that bank has allocated %llu, "

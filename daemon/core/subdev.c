@@ -178,7 +178,12 @@ int memd_subdev_restrict(const memd_state *st, const memd_session *s, uint32_t d
                             d->spec.name, memd_kind_name(d->spec.kind), d->spec.device,
                             memd_kind_name(kind_of(w)), spec->id);
     if (!b || b->nset == 0) {
-        /* Lockstep (or per bank) over the sub-device's banks. */
+        /* Lockstep (or per bank) over the sub-device's banks: `banks` is then theirs. */
+        if (w->banks && w->banks != d->spec.nbanks)
+            return memd_err_set(err, -EINVAL, "session %u is bound to sub-device '%s' of %u "
+                                "banks: banks %u cannot be honoured (give 0 or %u, or a bank "
+                                "set of %u banks inside it)", s->id, d->spec.name,
+                                d->spec.nbanks, w->banks, d->spec.nbanks, w->banks);
         *tmp = (memd_alloc_banks){d->spec.banks, d->spec.nbanks, b && b->per_bank};
         return 0;
     }

@@ -197,7 +197,12 @@ int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                                        "to this session %u (nothing freed)",
                          i, n, (unsigned long long)handle, memd_alloc_creator(a)->session_id,
                          s->id);
-        else if (memd_models_managed(st, handle) && memd_alloc_hold_of(a, s))
+        else if (!memd_alloc_hold_of(a, s) && !memd_may_reclaim(s, a)) {
+            memd_wire_error why = {0};
+            memd_reclaim_error(st, s, handle, a, &why);
+            memd_err_set(&err, why.status, "handle %u of %u (nothing freed): %s", i, n,
+                         why.message);
+        } else if (memd_models_managed(st, handle) && memd_alloc_hold_of(a, s))
             memd_err_set(&err, -EBUSY, "handle %u of %u: %llu belongs to a loaded model or "
                                        "an instance (nothing freed)",
                          i, n, (unsigned long long)handle);

@@ -16,6 +16,7 @@
 
 #include "access.h"
 #include "alloc.h"
+#include "banklist.h"
 #include "dispatch.h"
 #include "errmsg.h"
 #include "event.h"
@@ -266,28 +267,6 @@ static int put_allocs(const memd_state *st, const memd_session *s, int dev, uint
     return rc;
 }
 
-/* "0-31,40": the bank list as memctl --bank-set writes it, cut with "..." if long. */
-static void bank_list_str(const uint32_t *b, uint32_t n, char *buf, size_t cap)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (uint32_t i = 0; i < n;) {
-        uint32_t j = i + 1;
-        while (j < n && b[j] == b[j - 1] + 1)
-            j++;
-        char item[32];
-        int w = j - i > 1 ? snprintf(item, sizeof item, "%s%u-%u", i ? "," : "", b[i], b[j - 1])
-                          : snprintf(item, sizeof item, "%s%u", i ? "," : "", b[i]);
-        if (used + (size_t)w + 4 >= cap) {
-            snprintf(buf + used, cap - used, "...");
-            return;
-        }
-        memcpy(buf + used, item, (size_t)w + 1);
-        used += (size_t)w;
-        i = j;
-    }
-}
-
 /* Every sub-device, whatever device was asked for: sessions name theirs by position. */
 static int put_subdevs(const memd_state *st, memd_buf *out)
 {
@@ -301,7 +280,7 @@ static int put_subdevs(const memd_state *st, memd_buf *out)
                                   .sessions = d->sessions, .budget = d->spec.budget,
                                   .used = d->used, .allocations = d->allocations};
         memcpy(r.name, d->spec.name, sizeof r.name);
-        bank_list_str(d->spec.banks, d->spec.nbanks, r.banks, sizeof r.banks);
+        memd_format_bank_list(d->spec.banks, d->spec.nbanks, r.banks, sizeof r.banks);
         memd_wire_subdev_rec_put(p, &r);
     }
     return 0;

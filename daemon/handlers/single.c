@@ -86,9 +86,13 @@ int memd_op_free(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
         memd_hold_release(st, hold);
     else if (h->status & MEMD_REQ_F_RETRY)
         ; /* its first sending freed it (protocol.h) */
-    else if (a && s->admin)
+    else if (a && memd_may_reclaim(s, a))
         memd_alloc_reclaim(st, a); /* an admin frees what it does not hold outright */
-    else
+    else if (a && s->admin) { /* bound to a sub-device the buffer is not charged to */
+        memd_wire_error err = {0};
+        memd_reclaim_error(st, s, handle, a, &err);
+        return memd_reply_fail(st, h, out, &err, false);
+    } else
         return handle_error(st, h, out, s, handle, a);
     return memd_reply_begin(out, h->opcode, h->id, 0) ? 0 : -ENOMEM;
 }

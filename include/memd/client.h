@@ -444,8 +444,9 @@ MEMCLIENT_API int memclient_dtype_parse(const char *s, memd_dtype *out);
  * one (by the config's users/groups, or by memclient_subdev_bind before allocating)
  * allocates only inside it: a request without a bank set is placed over the
  * sub-device's banks; a bank set must lie inside; other devices or bank groups give
- * -EACCES, the budget -EDQUOT. Sub-devices share banks only where one names the other
- * in overlap. */
+ * -EACCES, the budget -EDQUOT. Even an admin session, once bound, frees only its own
+ * buffers and those charged to its sub-device (-EACCES for any other). Sub-devices share
+ * banks only where one names the other in overlap. */
 typedef struct memclient_subdev {
     const char *name;
     uint32_t device;

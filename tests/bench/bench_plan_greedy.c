@@ -4,8 +4,9 @@
  * lower bound, each run's arena and time (setup included: each run alone), and the best.
  *
  * memd-bench-plan-greedy --portfolio FILE.csv — the whole ten-run portfolio over the
- * segment tree as the solver runs it on big problems (shared setup, two lanes), once in
- * one thread and once on two: wall and CPU milliseconds of each, and the best arena. */
+ * segment tree as the solver runs it on big problems (shared setup, two lanes), from no
+ * plan at all, once in one thread and once on two: wall and CPU milliseconds of each,
+ * the best arena and run, and how many runs stopped once they could not beat it. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -65,8 +66,10 @@ static int portfolio(const memd_plan_csv *csv, uint64_t lb, uint64_t *off)
         plan_budget bu = {0};
         plan_best bp = {.arena = UINT64_MAX, .off = off, .strategy = ""};
         memd_plan_opts opts = {.runner = threads > 1 ? two_threads : NULL};
+        unsigned beaten = 0;
         double w0 = now_ms(), c0 = cpu_ms();
-        int rc = memd_plan_portfolio_tree(csv->bufs, csv->n, lb, &opts, 0, false, &bu, &bp);
+        int rc = memd_plan_portfolio_tree(csv->bufs, csv->n, lb, &opts, 0, false, &bu, &bp,
+                                          &beaten);
         double wall = now_ms() - w0, cpu = cpu_ms() - c0;
         uint64_t chk = 0;
         if (rc || !bp.have || memd_plan_validate(csv->bufs, csv->n, off, NULL, &chk) != 0 ||
@@ -75,8 +78,8 @@ static int portfolio(const memd_plan_csv *csv, uint64_t lb, uint64_t *off)
             return 1;
         }
         printf("%s{\"threads\":%d,\"wall_ms\":%.1f,\"cpu_ms\":%.1f,\"best\":%" PRIu64
-               ",\"best_run\":\"%s\"}",
-               threads > 1 ? "," : "", threads, wall, cpu, bp.arena, bp.strategy);
+               ",\"best_run\":\"%s\",\"runs_beaten\":%u}",
+               threads > 1 ? "," : "", threads, wall, cpu, bp.arena, bp.strategy, beaten);
     }
     printf("]}\n");
     return 0;

@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         for (size_t i = 0; i < back.n; i++)
             if (!back.bufs[i].pinned || back.bufs[i].offset != off[i] ||
-                strcmp(back.ids[i], csv.ids[i]))
+                strcmp(memd_plan_csv_id(&back, i), memd_plan_csv_id(&csv, i)))
                 abort();
         memd_plan_csv_free(&back);
         free(buf);

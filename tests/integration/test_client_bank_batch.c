@@ -5,6 +5,7 @@
  * and raw frames that lie about their elements refused without harming another
  * session. Device 0 of the default config: 64 SRAM banks. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -520,6 +521,92 @@ START_TEST(bad_frames_refused)
 }
 END_TEST
 
+/* A batch whose reply (every element's bank addresses) would pass MEMD_MAX_REPLY: on a
+ * 65536-bank L1 group a per-bank buffer over every bank lists 2 MiB of addresses, so 31
+ * of them fit in one reply and 32 do not. The caller sees -E2BIG with memd's reason, for
+ * the call and the submit form; nothing was allocated (dump, region, and the state store
+ * after a crash), and the same session then gets the largest batch that fits. */
+static void start_many_banks(void)
+{
+    char yaml[512];
+    snprintf(yaml, sizeof yaml,
+             "devices:\n"
+             "  - id: 0\n"
+             "    descriptor: %s/tests/data/soc/devices/l1_65536.yaml\n",
+             memd_fixture_source_root());
+    memd_fixture_opts o = {.config_yaml = yaml};
+    ck_assert_int_eq(memd_fixture_start(&f, &o), 0);
+}
+
+/* Device 0's allocations and the bytes its L1 region holds, from a dump. */
+static void nothing_held(memclient *c)
+{
+    memclient_snapshot *s = cu_dump(c, 0);
+    ck_assert_uint_eq(s->nallocs, 0);
+    ck_assert_uint_eq(cu_region(s, MEMD_KIND_SRAM, "buffers")->stats.allocated, 0);
+    ck_assert_uint_eq(cu_region(s, MEMD_KIND_SRAM, "buffers")->stats.allocations, 0);
+    memclient_snapshot_free(s);
+}
+
+START_TEST(reply_too_big)
+{
+    enum { BANKS = 65536 };
+    const uint64_t elem = MEMD_WIRE_BUFFER_SIZE + MEMD_WIRE_COUNT_SIZE +
+                          (uint64_t)BANKS * MEMD_WIRE_BANK_ADDR_SIZE;
+    const size_t over = (size_t)((MEMD_MAX_REPLY - MEMD_WIRE_COUNT_SIZE) / elem + 1);
+    ck_assert_uint_eq(over, 32); /* the arithmetic above is the protocol's, checked once */
+    ck_assert_uint_gt(MEMD_WIRE_COUNT_SIZE + over * elem, MEMD_MAX_REPLY);
+    ck_assert_uint_le(MEMD_WIRE_COUNT_SIZE + (over - 1) * elem, MEMD_MAX_REPLY);
+    start_many_banks();
+    memclient *c = cu_connect(&f);
+    memclient_alloc_req r[32];
+    memclient_buffer b[32];
+    for (size_t i = 0; i < over; i++) {
+        r[i] = cu_sram(64);
+        r[i].per_bank = 1; /* every bank of the group */
+    }
+    memclient_error e;
+    ck_assert_int_eq(memclient_alloc_batch(c, r, over, b), -E2BIG);
+    memclient_last_error(&e);
+    ck_assert_int_eq(e.status, -E2BIG);
+    ck_assert_msg(strstr(e.message, "ALLOC_BATCH_BANKS of 32 elements") &&
+                      strstr(e.message, "would exceed 67108864 bytes") &&
+                      strstr(e.message, "split the batch") &&
+                      strstr(e.message, "nothing allocated"),
+                  "%s", e.message);
+    nothing_held(c);
+
+    /* The submit form completes with the same error. */
+    uint64_t ticket;
+    ck_assert_int_eq(memclient_submit_alloc_batch(c, r, over, b, &ticket), 0);
+    memclient_completion done;
+    ck_assert_int_eq(memclient_complete(c, &done), 0);
+    ck_assert_uint_eq(done.ticket, ticket);
+    ck_assert_int_eq(done.status, -E2BIG);
+    nothing_held(c);
+
+    /* Nothing reached the state store either. */
+    ck_assert_int_eq(memd_fixture_restart(&f, NULL, SIGKILL), 0);
+    ck_assert_int_eq(memclient_reconnect(c, 5000), 0);
+    nothing_held(c);
+
+    /* One element fewer fits: its reply, just under the limit, comes back whole. */
+    memclient_bank last[2];
+    r[over - 2].bank_out = last;
+    r[over - 2].nbank_out = 2;
+    ck_assert_int_eq(memclient_alloc_batch(c, r, over - 1, b), 0);
+    ck_assert_uint_eq(b[over - 2].bank_mode, MEMD_BANKS_PER_BANK);
+    ck_assert_uint_eq(b[over - 2].banks, BANKS);
+    ck_assert_uint_eq(last[1].bank, 1);
+    uint64_t h[32];
+    for (size_t i = 0; i + 1 < over; i++)
+        h[i] = b[i].handle;
+    ck_assert_int_eq(memclient_free_batch(c, h, over - 1), 0);
+    nothing_held(c);
+    memclient_disconnect(c);
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("client-bank-batch");
@@ -531,6 +618,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, random_batches_against_reference);
     tcase_add_test(tc, subdev_rules_per_element);
     tcase_add_test(tc, bad_frames_refused);
+    tcase_add_test(tc, reply_too_big);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -138,6 +138,59 @@ START_TEST(oom_names_the_bank)
 }
 END_TEST
 
+/* Every bank of a set has room, but not at one address: bank 10 is free only in the top
+ * half of the region, bank 11 only in the bottom half. A range over both (or lockstep over
+ * every bank) says their free blocks do not line up, not that a bank ran out; per bank
+ * fits. A bank that really is full is still named as having run out. */
+START_TEST(oom_when_banks_disagree)
+{
+    cu_start(&f);
+    memclient *c = cu_connect(&f);
+    memclient_snapshot *s = cu_dump(c, 0);
+    uint64_t region = cu_region(s, MEMD_KIND_SRAM, "buffers")->size, half = region / 2;
+    memclient_snapshot_free(s);
+    uint32_t ten = 10, eleven = 11, both[] = {10, 11};
+    memclient_alloc_req r = cu_sram(half);
+    r.bank_set = &ten;
+    r.nbank_set = 1;
+    memclient_buffer top, low, b;
+    ck_assert_int_eq(memclient_alloc(c, &r, &top), 0);
+    r.bytes = region - half;
+    ck_assert_int_eq(memclient_alloc(c, &r, &low), 0);
+    ck_assert_int_eq(memclient_free(c, top.handle), 0);
+    r.bytes = half;
+    r.bank_set = &eleven;
+    ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
+
+    memclient_alloc_req q = cu_sram(4096);
+    q.bank_set = both;
+    q.nbank_set = 2;
+    memclient_error e;
+    ck_assert_int_eq(memclient_alloc(c, &q, &b), -ENOMEM);
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "no address is free in all 2 banks for 4096 bytes") &&
+                      strstr(e.message, "do not line up") && !strstr(e.message, "ran out"),
+                  "%s", e.message);
+    memclient_alloc_req l = cu_sram(4096);
+    ck_assert_int_eq(memclient_alloc(c, &l, &b), -ENOMEM);
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "in all 64 banks") && !strstr(e.message, "ran out"), "%s",
+                  e.message);
+    q.per_bank = 1;
+    ck_assert_int_eq(memclient_alloc(c, &q, &b), 0);
+    /* Bank 10 full now: it ran out. */
+    r.bank_set = &ten;
+    r.bytes = half - 4096;
+    ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
+    q.per_bank = 0;
+    ck_assert_int_eq(memclient_alloc(c, &q, &b), -ENOMEM);
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "bank 10 ran out"), "%s", e.message);
+    check_views(c);
+    memclient_disconnect(c);
+}
+END_TEST
+
 START_TEST(refusals)
 {
     cu_start(&f);
@@ -156,7 +209,8 @@ START_TEST(refusals)
     r.nbank_set = 2;
     ck_assert_int_eq(memclient_alloc(c, &r, &b), -EINVAL);
     memclient_last_error(&e);
-    ck_assert_msg(strstr(e.message, "bank set") != NULL, "%s", e.message);
+    ck_assert_msg(strstr(e.message, "bank set: no bank 64 (banks 0-63)") != NULL, "%s",
+                  e.message);
     /* Not shared (batches: test_client_bank_batch.c). */
     uint32_t ok[] = {1, 2};
     r.bank_set = ok;
@@ -281,6 +335,7 @@ Suite *memd_test_suite(void)
     tcase_add_checked_fixture(tc, NULL, teardown);
     tcase_add_test(tc, modes_and_views);
     tcase_add_test(tc, oom_names_the_bank);
+    tcase_add_test(tc, oom_when_banks_disagree);
     tcase_add_test(tc, refusals);
     tcase_add_test(tc, random_mixed_over_the_wire);
     tcase_add_test(tc, restart_keeps_bank_sets);

@@ -385,6 +385,158 @@ START_TEST(defined_subdevs_survive_restart)
 }
 END_TEST
 
+/* The per-bank use of bank `bank` of device 0's L1 region "buffers" in s. */
+static const memclient_bank_use *bank_use(const memclient_snapshot *s, uint32_t bank)
+{
+    for (size_t i = 0; i < s->nbank_use; i++)
+        if (s->bank_use[i].device == 0 && s->bank_use[i].kind == MEMD_KIND_SRAM &&
+            s->bank_use[i].bank == bank)
+            return &s->bank_use[i];
+    return NULL;
+}
+
+/* Two sessions at once, A bound to 'left' and B to 'right' by request. Both are root
+ * (admins, who may free other sessions' buffers): bound, neither reaches the other's
+ * banks, to allocate there or to free what lies there (single and batch free, nothing
+ * freed); B filling every one of its banks leaves A's banks as they were; an unbound
+ * admin still reclaims. The dump and memctl devices show each with its session. */
+START_TEST(two_bound_sessions_isolated)
+{
+    start();
+    memclient *a = cu_connect(&f), *b = cu_connect(&f), *root = cu_connect(&f);
+    ck_assert_int_eq(memclient_subdev_bind(a, "left"), 0);
+    ck_assert_int_eq(memclient_subdev_bind(b, "right"), 0);
+    memclient_snapshot *s = cu_dump(root, 0);
+    uint64_t region = cu_region(s, MEMD_KIND_SRAM, "buffers")->size;
+    memclient_snapshot_free(s);
+    /* Root, bound to nothing: lockstep over all 64 banks, at the top of each. */
+    memclient_buffer rl;
+    memclient_alloc_req any = cu_sram(1024);
+    ck_assert_int_eq(memclient_alloc(root, &any, &rl), 0);
+
+    /* A: lockstep over its banks, a range on two of them, per bank over all of them. */
+    memclient_buffer al, ar, ap, bl, x;
+    memclient_alloc_req r = cu_sram(4096);
+    ck_assert_int_eq(memclient_alloc(a, &r, &al), 0);
+    uint32_t two[] = {3, 5}, b3 = 3, b40 = 40;
+    r.bank_set = two;
+    r.nbank_set = 2;
+    ck_assert_int_eq(memclient_alloc(a, &r, &ar), 0);
+    memclient_alloc_req pr = cu_sram(4096);
+    pr.per_bank = 1;
+    ck_assert_int_eq(memclient_alloc(a, &pr, &ap), 0);
+    ck_assert_int_eq(banks_within(a, al.handle, 0, 31), 32);
+    ck_assert_int_eq(banks_within(a, ap.handle, 0, 31), 32);
+    memclient_alloc_req lr = cu_sram(8192);
+    ck_assert_int_eq(memclient_alloc(b, &lr, &bl), 0);
+    ck_assert_int_eq(banks_within(b, bl.handle, 32, 63), 32);
+
+    /* banks N over a sub-device of 32: refused as such, not as a bank set it never gave. */
+    memclient_error e;
+    memclient_alloc_req four = cu_sram(4096);
+    four.banks = 4;
+    ck_assert_int_eq(memclient_alloc(a, &four, &x), -EINVAL);
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "bound to sub-device 'left' of 32 banks: banks 4 cannot be "
+                                    "honoured"), "%s", e.message);
+    four.banks = 32;
+    ck_assert_int_eq(memclient_alloc(a, &four, &x), 0);
+    ck_assert_int_eq(memclient_free(a, x.handle), 0);
+
+    /* Neither allocates in the other's banks. */
+    r.bank_set = &b3;
+    r.nbank_set = 1;
+    ck_assert_int_eq(memclient_alloc(b, &r, &x), -EACCES);
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "bank 3") && strstr(e.message, "right"), "%s", e.message);
+    r.per_bank = 1;
+    ck_assert_int_eq(memclient_alloc(b, &r, &x), -EACCES);
+    r.bank_set = &b40;
+    ck_assert_int_eq(memclient_alloc(a, &r, &x), -EACCES);
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "bank 40") && strstr(e.message, "left"), "%s", e.message);
+
+    /* Nor frees what lies there, though admin: one handle, or a batch (nothing freed). */
+    ck_assert_int_eq(memclient_free(b, al.handle), -EACCES);
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "sub-device 'left'") && strstr(e.message, "'right'"), "%s",
+                  e.message);
+    uint64_t both[] = {bl.handle, ar.handle};
+    ck_assert_int_eq(memclient_free_batch(b, both, 2), -EACCES);
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "handle 1 of 2 (nothing freed)"), "%s", e.message);
+    ck_assert_int_eq(memclient_free(a, bl.handle), -EACCES);
+    /* A buffer of no sub-device (root's, over every bank) is out of reach too. */
+    ck_assert_int_eq(memclient_free(a, rl.handle), -EACCES);
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "in no sub-device"), "%s", e.message);
+    memclient_alloc_info qi;
+    ck_assert_int_eq(memclient_query(a, al.handle, &qi), 0);
+    ck_assert_int_eq(memclient_query(a, ar.handle, &qi), 0);
+    ck_assert_int_eq(memclient_query(b, bl.handle, &qi), 0);
+    ck_assert_int_eq(memclient_query(root, rl.handle, &qi), 0);
+
+    /* B fills every one of its banks: its next buffer has no room, naming one of them;
+     * A's banks hold exactly A's (and root's) buffers, and A still allocates. */
+    s = cu_dump(root, MEMCLIENT_DUMP_BANKS);
+    uint64_t a_bank3 = bank_use(s, 3)->stats.allocated;
+    ck_assert_uint_eq(a_bank3, 4096 * 3 + 1024);
+    memclient_snapshot_free(s);
+    memclient_buffer full;
+    memclient_alloc_req fr = cu_sram(region - 8192 - 1024);
+    fr.per_bank = 1;
+    int frc = memclient_alloc(b, &fr, &full);
+    memclient_last_error(&e);
+    ck_assert_msg(frc == 0, "%d %s", frc, e.message);
+    ck_assert_int_eq(memclient_alloc(b, &any, &x), -ENOMEM);
+    memclient_last_error(&e);
+    const char *in = strstr(e.message, ": bank ");
+    ck_assert_msg(in && atoi(in + 7) >= 32 && atoi(in + 7) <= 63 && strstr(in, " ran out"), "%s",
+                  e.message);
+    ck_assert_int_eq(memclient_alloc(a, &any, &x), 0);
+    ck_assert_int_eq(banks_within(a, x.handle, 0, 31), 32);
+    s = cu_dump(root, MEMCLIENT_DUMP_BANKS);
+    ck_assert_uint_eq(bank_use(s, 3)->stats.allocated, a_bank3 + 1024);
+    ck_assert_uint_eq(bank_use(s, 40)->stats.free, 0);
+    ck_assert_int_eq(cu_check_banks(s), 0);
+    /* Each sub-device: its one session, its charge. */
+    const memclient_subdev_rec *left = subdev_named(s, "left"), *right = subdev_named(s, "right");
+    ck_assert_uint_eq(left->sessions, 1);
+    ck_assert_uint_eq(right->sessions, 1);
+    ck_assert_uint_eq(left->used, 4096 * 32 + 4096 * 2 + 4096 * 32 + 1024 * 32);
+    ck_assert_uint_eq(right->used, 8192 * 32 + (region - 8192 - 1024) * 32);
+    uint32_t ids[2] = {0, 0}; /* the sessions bound to left and right */
+    for (size_t i = 0; i < s->nsessions; i++)
+        if (s->sessions[i].subdev == (uint32_t)(left - s->subdevs) + 1)
+            ids[0] = s->sessions[i].id;
+        else if (s->sessions[i].subdev == (uint32_t)(right - s->subdevs) + 1)
+            ids[1] = s->sessions[i].id;
+    ck_assert(ids[0] && ids[1] && ids[0] != ids[1]);
+    memclient_snapshot_free(s);
+    /* memctl devices: each sub-device's row ends with its session. */
+    char out[16384];
+    ck_assert_int_eq(memctl_out("devices", out, sizeof out), 0);
+    const char *names[] = {"\n  left ", "\n  right "};
+    for (int i = 0; i < 2; i++) {
+        const char *line = strstr(out, names[i]);
+        ck_assert_msg(line, "%s", out);
+        line++;
+        int len = (int)strcspn(line, "\n");
+        char tail[32];
+        int tl = snprintf(tail, sizeof tail, "config  %" PRIu32, ids[i]);
+        ck_assert_msg(len > tl && !strncmp(line + len - tl, tail, (size_t)tl), "%.*s", len, line);
+    }
+
+    /* An admin bound to no sub-device still reclaims anything; A may free its own. */
+    ck_assert_int_eq(memclient_free(root, al.handle), 0);
+    ck_assert_int_eq(memclient_free(a, ar.handle), 0);
+    ck_assert_int_eq(memclient_free(b, full.handle), 0);
+    memclient_disconnect(a);
+    memclient_disconnect(b);
+    memclient_disconnect(root);
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("client-subdevs");
@@ -395,6 +547,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, define_by_request);
     tcase_add_test(tc, defined_subdevs_survive_restart);
     tcase_add_test(tc, bound_by_supplementary_group);
+    tcase_add_test(tc, two_bound_sessions_isolated);
     suite_add_tcase(s, tc);
     return s;
 }

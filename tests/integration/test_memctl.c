@@ -136,9 +136,13 @@ START_TEST(dump_table_and_reports)
 
     ck_assert_int_eq(RUN("dump"), 0);
     ck_assert_ptr_nonnull(strstr(out, "device 0: wormhole_b0"));
+    /* Devices after the first follow an empty line (not an escaped newline). */
+    ck_assert_msg(strstr(out, "\n\ndevice 1: ") && !strstr(out, "\\x0a"), "%s", out);
     ck_assert_ptr_nonnull(strstr(out, "table-test"));
     ck_assert_ptr_nonnull(strstr(out, "dram/data"));
     ck_assert_ptr_nonnull(strstr(out, "LARGEST"));
+    ck_assert_int_eq(RUN("devices"), 0);
+    ck_assert_msg(strstr(out, "\n\ndevice 1: ") && !strstr(out, "\\x0a"), "%s", out);
     ck_assert_int_eq(RUN("dump", "--detailed"), 0);
     ck_assert_ptr_nonnull(strstr(out, "blocks:"));
     ck_assert_ptr_nonnull(strstr(out, "sessions:"));
@@ -257,6 +261,47 @@ START_TEST(idle_group_is_not_fragmented)
     ck_assert_int_eq(RUN("dump", "--json", "--device", "0"), 0);
     ck_assert_msg(!strstr(out, "\"fragmentation_pct\": 4.") && strstr(out, "\"fragmentation_pct\": 0.00"),
                   "%s", out);
+}
+END_TEST
+
+/* Fragmentation per bank: three 64 KiB pieces in L1 bank 7 alone, the middle one freed,
+ * leave bank 7 two free blocks; its row and its JSON entry give 1 - largest / free, the
+ * other banks 0 %. */
+START_TEST(per_bank_fragmentation)
+{
+    memclient_snapshot *s = cu_dump(c, 0);
+    uint64_t region = cu_region(s, MEMD_KIND_SRAM, "buffers")->size;
+    memclient_snapshot_free(s);
+    uint32_t seven = 7;
+    memclient_alloc_req r = cu_sram(65536);
+    r.bank_set = &seven;
+    r.nbank_set = 1;
+    r.per_bank = 1;
+    memclient_buffer b[3];
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(memclient_alloc(c, &r, &b[i]), 0);
+    ck_assert_int_eq(memclient_free(c, b[1].handle), 0);
+    uint64_t free = region - 2 * 65536, largest = region - 3 * 65536;
+    double pct = 100.0 * (1.0 - (double)largest / (double)free);
+
+    ck_assert_int_eq(RUN("dump", "--device", "0"), 0);
+    char row[512], want[64];
+    ck_assert_ptr_nonnull(line_with(out, "  sram/buffers  7 ", row, sizeof row));
+    snprintf(want, sizeof want, " %.1f%% ", pct);
+    ck_assert_msg(strstr(row, want) && strstr(row, "128.0 KiB"), "want '%s' in: %s", want, row);
+    ck_assert_ptr_nonnull(line_with(out, "  sram/buffers  8-63 ", row, sizeof row));
+    ck_assert_msg(strstr(row, " 0.0% "), "%s", row);
+    ck_assert_int_eq(RUN("dump", "--json", "--device", "0"), 0);
+    const char *l1 = strstr(out, "\"kind\": \"sram\"");
+    ck_assert_ptr_nonnull(l1);
+    char entry[256];
+    snprintf(entry, sizeof entry,
+             "{\"bank\": 7, \"core\": null, \"allocated\": 131072, \"free\": %" PRIu64
+             ", \"largest_free\": %" PRIu64 ", \"free_blocks\": 2, \"allocations\": 2, "
+             "\"fragmentation_pct\": %.2f}", free, largest, pct);
+    ck_assert_msg(strstr(l1, entry), "no '%s' in %s", entry, l1);
+    ck_assert_int_eq(memclient_free(c, b[0].handle), 0);
+    ck_assert_int_eq(memclient_free(c, b[2].handle), 0);
 }
 END_TEST
 
@@ -507,10 +552,24 @@ START_TEST(alloc_bank_sets)
                          "--bank-set", "3-1", "--hold"), 2);
     ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--size", "1",
                          "--bank-set", "1,x", "--hold"), 2);
+    log = memctl_slurp(err_path);
+    ck_assert_msg(strstr(log, "'1,x': expected increasing bank ids and ranges like 0-3,8 at "
+                              "offset 2"), "%s", log);
+    free(log);
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--size", "1",
+                         "--bank-set", "2,99999999999999999999", "--hold"), 2);
+    log = memctl_slurp(err_path);
+    ck_assert_msg(strstr(log, "bank id too large at offset 2 (ids are below 65536"), "%s", log);
+    free(log);
     ck_assert_int_ne(RUN("alloc", "--device", "0", "--class", "constant", "--scope", "sram",
                          "--size", "1", "--bank-set", "64", "--hold"), 0);
     log = memctl_slurp(err_path);
-    ck_assert_msg(strstr(log, "bank set"), "%s", log);
+    ck_assert_msg(strstr(log, "bank set: no bank 64 (banks 0-63)"), "%s", log);
+    free(log);
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--scope", "sram",
+                         "--size", "1", "--per-bank", "--banks", "4", "--hold"), 1);
+    log = memctl_slurp(err_path);
+    ck_assert_msg(strstr(log, "banks 4 would leave the others unused"), "%s", log);
     free(log);
 }
 END_TEST
@@ -729,6 +788,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, table_columns_line_up);
     tcase_add_test(tc, outputs_escape_names);
     tcase_add_test(tc, idle_group_is_not_fragmented);
+    tcase_add_test(tc, per_bank_fragmentation);
     tcase_add_test(tc, devices_sessions_metrics);
     tcase_add_test(tc, pools_in_dump_and_metrics);
     tcase_add_test(tc, alloc_hold_then_sigterm);

@@ -489,19 +489,36 @@ START_TEST(footprint_over_the_set)
     uint32_t unsorted[] = {2, 1}, dup[] = {1, 1}, out[] = {3, 8};
     char msg[256];
     const uint32_t *bad[] = {unsorted, dup, out};
+    /* The message names the id at fault. */
+    const char *why[] = {"strictly increasing, 1 comes after 2", "strictly increasing, 1 comes "
+                         "after 1", "bank set: no bank 8 (banks 0-7)"};
     for (int i = 0; i < 3; i++) {
         memd_alloc_req b = sram(MEMD_CLASS_CONSTANT, 64);
         b.bank_set = bad[i];
         b.nbank_set = 2;
         ck_assert_int_eq(memd_device_footprint(d, &b, &p), -EINVAL);
         memd_device_describe_error(d, &b, -EINVAL, msg, sizeof msg);
-        ck_assert_msg(strstr(msg, "strictly increasing"), "%s", msg);
+        ck_assert_msg(strstr(msg, why[i]), "%s", msg);
     }
     memd_alloc_req b = sram(MEMD_CLASS_CONSTANT, 64);
     b.bank_set = set;
     b.nbank_set = 4;
     b.banks = 3;
     ck_assert_int_eq(memd_device_footprint(d, &b, &p), -EINVAL);
+    /* Per bank without a set has a piece in every bank: banks must be 0 or all of them
+     * (it used to take all 8 pieces while saying banks 3). */
+    memd_alloc_req pb = sram(MEMD_CLASS_CONSTANT, 64);
+    pb.per_bank = true;
+    pb.banks = 3;
+    ck_assert_int_eq(memd_device_footprint(d, &pb, &p), -EINVAL);
+    memd_device_describe_error(d, &pb, -EINVAL, msg, sizeof msg);
+    ck_assert_msg(strstr(msg, "each of the 8 banks: banks 3 would leave the others unused"), "%s",
+                  msg);
+    pb.banks = 8;
+    ck_assert_int_eq(memd_device_footprint(d, &pb, &p), 0);
+    ck_assert_int_eq(p.mode, MEMD_BANKS_PER_BANK);
+    ck_assert_uint_eq(p.nset, 8);
+    memd_placement_fini(&p);
     memd_device_destroy(d);
 }
 END_TEST

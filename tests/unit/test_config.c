@@ -276,6 +276,9 @@ static const struct {
      "m.yaml:5:46: sub-device 'a': bank 4 is not a bank of sram of device 1 (it has 4)"},
     {TINY "  - {name: a, device: 1, group: sram, banks: '2,1'}\n",
      "m.yaml:5:46: bad bank list '2,1' at character 3"},
+    {TINY "  - {name: a, device: 1, group: sram, banks: '0,70000'}\n",
+     "m.yaml:5:46: bad bank list '0,70000' at character 3: bank id too large (a bank group has "
+     "at most 65536 banks)"},
     {TINY "  - {name: a, device: 1, group: sram, banks: 0-1}\n  - {name: b, device: 1, group: l1, banks: 1-3}\n",
      "m.yaml:6:44: sub-device 'b' shares bank 1 with 'a': list it under 'overlap' to allow that"},
     {TINY "  - {name: a, device: 1, group: sram, banks: 0-1, overlap: [c]}\n",
@@ -511,6 +514,110 @@ static int remap_config(const char *remap, memd_config *cfg, char *msg, size_t c
     rmdir(dir);
     return rc;
 }
+
+/* sub_devices given by cores: a Wormhole galaxy (default remap) and tiny.yaml (no cores). */
+static int subdev_config(const char *subdevs, memd_config *cfg, char *msg, size_t cap)
+{
+    char dir[] = "/tmp/memd-test-cores-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[4200];
+    snprintf(path, sizeof path, "%s/m.yaml", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    const char *sd = getenv("MEMD_SHARED_DATA"), *src = getenv("MEMD_SOURCE_ROOT");
+    fprintf(f,
+            "devices:\n"
+            "  - id: 0\n"
+            "    tt_metal:\n"
+            "      soc_descriptor: %s/soc/tt-metal/soc_wormhole_b0_80_arch.yaml\n"
+            "      core_descriptor: %s/soc/tt-metal/core_wormhole_b0_80_arch.yaml\n"
+            "      product: galaxy\n"
+            "      hw_cqs: 1\n"
+            "    sram: {reserved: 160KiB}\n"
+            "  - id: 1\n"
+            "    descriptor: %s/tests/data/soc/devices/tiny.yaml\n"
+            "sub_devices:\n%s",
+            sd, sd, src ? src : ".", subdevs);
+    fclose(f);
+    int rc = load_file(path, cfg, msg, cap);
+    unlink(path);
+    rmdir(dir);
+    return rc;
+}
+
+static bool has_bank(const memd_subdev_spec *d, uint32_t b)
+{
+    for (uint32_t i = 0; i < d->nbanks; i++)
+        if (d->banks[i] == b)
+            return true;
+    return false;
+}
+
+/* Rows 0-3 of the 8 x 8 grid are 32 banks: bank 63 (core 1,0) and 34 (0,0) among them,
+ * bank 0 (1,4) not (test_banks_ttmetal.c has these cores from tt-metal's own shuffle);
+ * rectangles add up, ids come out increasing; a bank set of both is refused, as are
+ * cores on a device without them, an empty pick and bad coordinates, at their place. */
+START_TEST(test_subdev_cores)
+{
+    memd_config cfg;
+    char msg[2048];
+    int rc = subdev_config("  - {name: top, device: 0, group: l1, cores: {x: 0-7, y: 0-3}}\n"
+                           "  - name: two\n"
+                           "    device: 0\n"
+                           "    group: sram\n"
+                           "    cores: [{x: 1, y: 4}, {x: '0,7', y: 7}]\n"
+                           "    overlap: [top]\n",
+                           &cfg, msg, sizeof msg);
+    ck_assert_msg(rc == 0, "%s", msg);
+    ck_assert_uint_eq(cfg.nsubdevs, 2);
+    const memd_subdev_spec *top = &cfg.subdevs[0], *two = &cfg.subdevs[1];
+    const memd_bank_group_spec *l1 = &by_id(&cfg, 0)->groups[MEMD_KIND_SRAM];
+    ck_assert_uint_eq(top->nbanks, 32);
+    ck_assert(has_bank(top, 63) && has_bank(top, 34) && !has_bank(top, 0));
+    for (uint32_t i = 0; i < top->nbanks; i++) {
+        ck_assert(l1->cores[top->banks[i]].logical_y <= 3);
+        ck_assert(i == 0 || top->banks[i] > top->banks[i - 1]);
+    }
+    ck_assert_uint_eq(two->nbanks, 3); /* (1,4) = bank 0, (0,7) and (7,7) */
+    ck_assert_uint_eq(two->banks[0], 0);
+    for (uint32_t i = 1; i < 3; i++)
+        ck_assert(l1->cores[two->banks[i]].logical_y == 7 &&
+                  (l1->cores[two->banks[i]].logical_x == 0 || l1->cores[two->banks[i]].logical_x == 7));
+    memd_config_free(&cfg);
+
+    static const struct {
+        const char *yaml, *want;
+    } refused[] = {
+        {"  - {name: a, device: 0, group: l1, banks: 0-3, cores: {x: 0, y: 0}}\n",
+         "m.yaml:12:56: give banks or cores, not both"},
+        {"  - {name: a, device: 0, group: l1}\n", "m.yaml:12:5: missing key 'banks' in a "
+                                                  "sub-device (or 'cores')"},
+        {"  - {name: a, device: 1, group: sram, cores: {x: 0, y: 0}}\n",
+         "m.yaml:12:46: sub-device 'a': the sram banks of device 1 have no core coordinates "
+         "(tt-metal devices do): give banks"},
+        {"  - {name: a, device: 0, group: l1, cores: {x: 20-30, y: 0}}\n",
+         "m.yaml:12:44: sub-device 'a': no sram bank of device 0 lies on these cores"},
+        {"  - {name: a, device: 0, group: l1, cores: {x: 3-1, y: 0}}\n",
+         "m.yaml:12:48: bad core x '3-1' at character 4"},
+        {"  - {name: a, device: 0, group: l1, cores: {x: 0}}\n",
+         "m.yaml:12:44: missing key 'y' in a core rectangle"},
+        {"  - {name: a, device: 0, group: l1, cores: {x: 0, y: 0, z: 1}}\n",
+         "m.yaml:12:57: unknown key 'z' in a core rectangle"},
+        {"  - {name: a, device: 0, group: l1, cores: []}\n",
+         "m.yaml:12:44: an empty list of core rectangles"},
+        {"  - {name: a, device: 0, group: l1, cores: {x: 0-7, y: 0-3}}\n"
+         "  - {name: b, device: 0, group: l1, cores: {x: 0, y: 3-4}}\n",
+         "m.yaml:13:44: sub-device 'b' shares bank"},
+        {"  - {name: a, device: 9, group: l1, cores: {x: 0, y: 0}}\n",
+         "m.yaml:12:23: sub-device 'a': no device 9"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        ck_assert_int_eq(subdev_config(refused[i].yaml, &cfg, msg, sizeof msg), -EINVAL);
+        ck_assert_msg(strstr(msg, refused[i].want), "case %zu: want '%s', got '%s'", i,
+                      refused[i].want, msg);
+    }
+}
+END_TEST
 
 START_TEST(test_ttmetal_l1_bank_remap)
 {
@@ -1124,6 +1231,7 @@ Suite *memd_test_suite(void)
         tcase_add_test(tt, test_ttmetal_config);
         tcase_add_test(tt, test_ttmetal_config_errors);
         tcase_add_test(tt, test_ttmetal_l1_bank_remap);
+        tcase_add_test(tt, test_subdev_cores);
         tcase_add_loop_test(tt, test_ttmetal_config_is_direct, 0, (int)(sizeof(same) / sizeof(same[0])));
         /* memd-ttmetal.yaml names ../../shared relative to config/: only with that layout */
         char rel[4096];

@@ -2,8 +2,10 @@
  * lives, a heavy tail, a few long and a few huge buffers), small enough for valgrind:
  * the segment tree places exactly as the offset-list placer on deep trees, and the
  * squeaky-wheel lanes are valid, never worse, deterministic, the same on threads and in
- * any lane order, and stop on a cancel; the planner's sort matches a comparison sort. */
+ * any lane order, and stop on a cancel; above the serial threshold (lowered here) they
+ * keep the million-buffer time rules; the planner's sort matches a comparison sort. */
 #include <check.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,9 +185,9 @@ START_TEST(sweep_matches_brute_force_and_tree)
     static const unsigned caps[] = {1, 0, 1, 3, PLAN_TREE_FIT_GAPS};
     for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
         bool best = c > 0;
-        int rc = -1;
-        uint64_t at = memd_plan_sweep_place(b, N, order, best, caps[c], NULL, o, &rc);
-        ck_assert_int_eq(rc, 0);
+        plan_placer sp = {.b = b, .n = N, .fit_gaps = caps[c]};
+        uint64_t at = memd_plan_sweep_place(&sp, order, best, o);
+        ck_assert(!sp.failed && !sp.beaten);
         plan_tree *t;
         ck_assert_int_eq(memd_plan_tree_new(b, N, &t), 0);
         for (size_t k = 0; k < N; k++) {
@@ -284,7 +286,7 @@ static uint64_t improve(const start *st, memd_plan_runner_fn runner, uint64_t li
     plan_best bp = {.arena = st->first, .off = off, .strategy = "greedy", .have = true,
                     .clock = &bu};
     memd_plan_opts o = {.runner = runner};
-    ck_assert_int_eq(memd_plan_large_improve(st->b, N, st->lb, &o, 0, &bu, &bp), 0);
+    ck_assert_int_eq(memd_plan_large_improve(st->b, N, st->lb, &o, 0, &bu, &bp, NULL), 0);
     uint64_t arena = 0;
     ck_assert_int_eq(memd_plan_validate(st->b, N, off, NULL, &arena), 0);
     ck_assert_uint_eq(arena, bp.arena);
@@ -312,34 +314,72 @@ START_TEST(squeaky_is_deterministic_on_any_runner)
 }
 END_TEST
 
-/* The tree portfolio's two lanes give the best of the ten runs (ties: the earlier run),
- * the same on every runner; each run as the placer alone makes it. */
-START_TEST(portfolio_is_best_run_on_any_runner)
+/* Each (order, fit) run alone, in full: arenas by run number. */
+static void full_runs(const memd_plan_buffer *b, uint64_t *arenas, uint64_t *off)
 {
-    uint64_t s = 0xF0110 + (uint64_t)_i;
-    memd_plan_buffer *b = malloc(N * sizeof(*b));
-    uint64_t *o = malloc(N * sizeof(*o)), *o1 = malloc(N * sizeof(*o1)),
-             *o2 = malloc(N * sizeof(*o2)), *key = malloc(N * sizeof(*key)),
-             *load = malloc(N * sizeof(*load));
+    uint64_t *key = malloc(N * sizeof(*key)), *load = malloc(N * sizeof(*load));
     uint32_t *order = malloc(N * sizeof(*order));
-    trace(&s, b, N);
-    uint64_t lb;
-    ck_assert_int_eq(memd_plan_lower_bound(b, N, &lb), 0);
     ck_assert_int_eq(memd_plan_load_keys(b, N, load), 0);
-    uint64_t best = UINT64_MAX;
-    const char *name = NULL;
     for (int r = 0; r < 2 * PLAN_ORD_COUNT; r++) {
         plan_placer pt;
         ck_assert_int_eq(memd_plan_placer_init_tree(&pt, b, N), 0);
         memd_plan_order_keys(b, N, load, r / 2, key);
         memd_plan_build_order(b, N, key, order);
-        uint64_t a = memd_plan_place_range(&pt, order, 0, r & 1, o);
+        arenas[r] = memd_plan_place_range(&pt, order, 0, r & 1, off);
+        ck_assert(!pt.beaten && !pt.failed);
         memd_plan_placer_free(&pt);
-        if (a < best) {
-            best = a;
+    }
+    free(key);
+    free(load);
+    free(order);
+}
+
+/* How many runs the portfolio stops at the bound when its lanes run one after the
+ * other (first the lane `first`): a run stops exactly when its full arena is above the
+ * best arena finished before it (or `preset`); a lane ends at the lower bound. */
+static unsigned beaten_in_order(const uint64_t *arenas, uint64_t lb, uint64_t preset,
+                                bool skip_first, unsigned first)
+{
+    static const int seq[2][5] = {{0, 2, 4, 3, 5}, {8, 6, 1, 7, 9}};
+    uint64_t bound = preset;
+    unsigned beaten = 0;
+    for (unsigned l = 0; l < 2; l++)
+        for (int k = 0; k < 5; k++) {
+            int r = seq[(first + l) % 2][k];
+            if (r == 0 && skip_first)
+                continue;
+            if (arenas[r] > bound) {
+                beaten++;
+                continue;
+            }
+            bound = arenas[r];
+            if (arenas[r] <= lb)
+                break;
+        }
+    return beaten;
+}
+
+/* The tree portfolio's two lanes give the best of the ten runs (ties: the earlier run),
+ * the same on every runner; each run as the placer alone makes it. The runs that cannot
+ * beat the best one stop early: exactly those whose arena is above a finished run's
+ * when the lanes run in order. */
+START_TEST(portfolio_is_best_run_on_any_runner)
+{
+    uint64_t s = 0xF0110 + (uint64_t)_i;
+    memd_plan_buffer *b = malloc(N * sizeof(*b));
+    uint64_t *o = malloc(N * sizeof(*o)), *o1 = malloc(N * sizeof(*o1)),
+             *o2 = malloc(N * sizeof(*o2));
+    trace(&s, b, N);
+    uint64_t lb;
+    ck_assert_int_eq(memd_plan_lower_bound(b, N, &lb), 0);
+    uint64_t arenas[2 * PLAN_ORD_COUNT], best = UINT64_MAX;
+    full_runs(b, arenas, o);
+    const char *name = NULL;
+    for (int r = 0; r < 2 * PLAN_ORD_COUNT; r++)
+        if (arenas[r] < best) {
+            best = arenas[r];
             name = memd_plan_greedy_name(r / 2, r & 1);
         }
-    }
     static const memd_plan_runner_fn runners[] = {NULL, memd_test_runner_reversed,
                                                   memd_test_runner_threaded};
     for (int k = 0; k < 3; k++) {
@@ -347,7 +387,9 @@ START_TEST(portfolio_is_best_run_on_any_runner)
         uint64_t *out = k ? o2 : o1;
         plan_best bp = {.arena = UINT64_MAX, .off = out, .strategy = "none"};
         memd_plan_opts opts = {.runner = runners[k]};
-        ck_assert_int_eq(memd_plan_portfolio_tree(b, N, lb, &opts, 0, false, &bu, &bp), 0);
+        unsigned beaten = 99;
+        ck_assert_int_eq(memd_plan_portfolio_tree(b, N, lb, &opts, 0, false, &bu, &bp, &beaten),
+                         0);
         ck_assert(bp.have);
         ck_assert_uint_eq(bp.arena, best);
         ck_assert_str_eq(bp.strategy, name);
@@ -356,11 +398,107 @@ START_TEST(portfolio_is_best_run_on_any_runner)
         ck_assert_uint_eq(arena, best);
         if (k)
             ck_assert_mem_eq(o1, o2, N * sizeof(*o1));
+        if (k < 2) { /* in order: lane 0 first, or lane 1 first (reversed) */
+            unsigned want = beaten_in_order(arenas, lb, UINT64_MAX, false, (unsigned)k);
+            ck_assert_uint_gt(want, 0);
+            ck_assert_uint_eq(beaten, want);
+        }
     }
     free(b);
     free(o);
     free(o1);
     free(o2);
+}
+END_TEST
+
+/* Given a plan as good as the best run (the solver's, after its first run), the
+ * portfolio keeps it: the worse runs stop at its arena, a run that only ties it ends
+ * but does not replace it. Given a plan one byte worse, the best run replaces it. */
+START_TEST(portfolio_keeps_a_plan_it_cannot_beat)
+{
+    uint64_t s = 0xB0D + (uint64_t)_i;
+    memd_plan_buffer *b = malloc(N * sizeof(*b));
+    uint64_t *o = malloc(N * sizeof(*o)), *o1 = malloc(N * sizeof(*o1));
+    trace(&s, b, N);
+    uint64_t lb, arenas[2 * PLAN_ORD_COUNT], best = UINT64_MAX;
+    ck_assert_int_eq(memd_plan_lower_bound(b, N, &lb), 0);
+    full_runs(b, arenas, o);
+    for (int r = 1; r < 2 * PLAN_ORD_COUNT; r++)
+        best = arenas[r] < best ? arenas[r] : best;
+    for (int worse = 0; worse < 2; worse++) {
+        memset(o1, 0xA5, N * sizeof(*o1));
+        plan_budget bu = {0};
+        plan_best bp = {.arena = best + (uint64_t)worse, .off = o1, .strategy = "given",
+                        .have = true};
+        memd_plan_opts opts = {0};
+        unsigned beaten = 99;
+        ck_assert_int_eq(memd_plan_portfolio_tree(b, N, lb, &opts, 0, true, &bu, &bp, &beaten), 0);
+        ck_assert_uint_eq(beaten, beaten_in_order(arenas, lb, best + (uint64_t)worse, true, 0));
+        if (!worse) {
+            ck_assert_str_eq(bp.strategy, "given");
+            ck_assert_uint_eq(bp.arena, best);
+            for (size_t i = 0; i < N; i++)
+                ck_assert_uint_eq(o1[i], 0xA5A5A5A5A5A5A5A5u);
+        } else {
+            ck_assert_str_ne(bp.strategy, "given");
+            uint64_t arena = 0;
+            ck_assert_int_eq(memd_plan_validate(b, N, o1, NULL, &arena), 0);
+            ck_assert_uint_eq(arena, best);
+        }
+    }
+    free(b);
+    free(o);
+    free(o1);
+}
+END_TEST
+
+/* A placer run with a bound: at its own arena it ends with the same offsets; one byte
+ * lower it stops (beaten) at the placement that passed it, the placements before that
+ * as in the full run. Tree and start-order sweep alike. */
+START_TEST(placer_stops_past_the_bound)
+{
+    uint64_t s = 0x5709 + (uint64_t)_i;
+    memd_plan_buffer *b = malloc(N * sizeof(*b));
+    uint64_t *full = malloc(N * sizeof(*full)), *o = malloc(N * sizeof(*o)),
+             *key = malloc(N * sizeof(*key)), *load = malloc(N * sizeof(*load));
+    uint32_t *order = malloc(N * sizeof(*order));
+    trace(&s, b, N);
+    ck_assert_int_eq(memd_plan_load_keys(b, N, load), 0);
+    static const int ords[] = {PLAN_ORD_SIZE, PLAN_ORD_START};
+    for (int i = 0; i < 2; i++)
+        for (int fit = 0; fit < 2; fit++) {
+            memd_plan_order_keys(b, N, load, ords[i], key);
+            memd_plan_build_order(b, N, key, order);
+            ck_assert(memd_plan_sweep_applies(b, order, N) == (ords[i] == PLAN_ORD_START));
+            plan_placer pt;
+            ck_assert_int_eq(memd_plan_placer_init_tree(&pt, b, N), 0);
+            uint64_t arena = memd_plan_place_range(&pt, order, 0, fit, full);
+            plan_bound bd;
+            atomic_init(&bd, arena);
+            pt.bound = &bd;
+            ck_assert_uint_eq(memd_plan_place_range(&pt, order, 0, fit, o), arena);
+            ck_assert(!pt.beaten);
+            ck_assert_mem_eq(o, full, N * sizeof(*o));
+            atomic_store(&bd, arena - 1);
+            memset(o, 0xA5, N * sizeof(*o));
+            ck_assert_uint_eq(memd_plan_place_range(&pt, order, 0, fit, o), UINT64_MAX);
+            ck_assert(pt.beaten && !pt.failed);
+            /* The stop: the first placement whose end passes arena - 1. */
+            size_t k = 0;
+            for (; full[order[k]] + b[order[k]].size < arena; k++)
+                ck_assert_uint_eq(o[order[k]], full[order[k]]);
+            ck_assert_uint_eq(o[order[k]], full[order[k]]);
+            for (k++; k < N; k++)
+                ck_assert_uint_eq(o[order[k]], 0xA5A5A5A5A5A5A5A5u);
+            /* The next run without a bound is whole again. */
+            pt.bound = NULL;
+            ck_assert_uint_eq(memd_plan_place_range(&pt, order, 0, fit, o), arena);
+            ck_assert(!pt.beaten);
+            memd_plan_placer_free(&pt);
+        }
+    free(b);
+    free(full);
+    free(o);
     free(key);
     free(load);
     free(order);
@@ -368,8 +506,8 @@ START_TEST(portfolio_is_best_run_on_any_runner)
 END_TEST
 
 /* Ties: buffers that never meet make every run optimal; the first run by number wins,
- * on every runner (size first fit; without it, area first fit: lane 1's run 2, though
- * lane 0's run 4 reaches the bound too). */
+ * on every runner (size first fit; without it, area first fit: lane 0's run 2, though
+ * lane 1's run 8 reaches the bound too). */
 START_TEST(portfolio_ties_go_to_the_earlier_run)
 {
     memd_plan_buffer b[300];
@@ -385,7 +523,8 @@ START_TEST(portfolio_ties_go_to_the_earlier_run)
             plan_budget bu = {0};
             plan_best bp = {.arena = UINT64_MAX, .off = off, .strategy = "none"};
             memd_plan_opts opts = {.runner = runners[k]};
-            ck_assert_int_eq(memd_plan_portfolio_tree(b, 300, lb, &opts, 0, skip, &bu, &bp), 0);
+            ck_assert_int_eq(
+                memd_plan_portfolio_tree(b, 300, lb, &opts, 0, skip, &bu, &bp, NULL), 0);
             ck_assert_uint_eq(bp.arena, lb);
             ck_assert_str_eq(bp.strategy, skip ? "greedy-area-first" : "greedy-size-first");
         }
@@ -421,6 +560,222 @@ START_TEST(squeaky_cancelled)
     ck_assert_mem_eq(off, st->off, N * sizeof(*off));
     free(off);
     free(st);
+}
+END_TEST
+
+/* ---- the lanes' time rules above the serial threshold (a million buffers), reached
+ * with small problems by lowering the threshold ---- */
+
+/* A clock the test moves: each reading returns now, then adds step (0: frozen). */
+typedef struct tclock {
+    uint64_t now, step;
+} tclock;
+
+static uint64_t tclock_read(void *ctx)
+{
+    tclock *c = ctx;
+    uint64_t t = c->now;
+    c->now += c->step;
+    return t;
+}
+
+/* Runs lanes in reverse order and counts its calls. */
+static void counting_runner(void *ctx, unsigned lanes, memd_plan_lane_fn fn, void *arg)
+{
+    ++*(unsigned *)ctx;
+    memd_test_runner_reversed(NULL, lanes, fn, arg);
+}
+
+/* The lanes from the first plan: clock c (NULL: none) with the deadline, run_ns as
+ * the first run's duration, an iteration limit (0: none), the serial threshold
+ * (0: the default); the runs each lane started in *sched. Returns the arena. */
+static uint64_t lanes_sched(const start *st, memd_plan_runner_fn runner, void *runner_ctx,
+                            tclock *c, uint64_t deadline, uint64_t run_ns, uint64_t limit,
+                            size_t serial_above, plan_large_sched *sched, uint64_t *off)
+{
+    memcpy(off, st->off, sizeof(st->off));
+    plan_budget bu = {.limit = limit, .clock = c ? tclock_read : NULL, .clock_ctx = c,
+                      .deadline_ns = deadline};
+    plan_best bp = {.arena = st->first, .off = off, .strategy = "greedy", .have = true,
+                    .clock = &bu};
+    memd_plan_opts o = {.runner = runner, .runner_ctx = runner_ctx};
+    *sched = (plan_large_sched){.serial_above = serial_above ? serial_above
+                                                             : PLAN_LARGE_SERIAL_ABOVE};
+    ck_assert_int_eq(memd_plan_large_improve(st->b, N, st->lb, &o, run_ns, &bu, &bp, sched), 0);
+    uint64_t arena = 0;
+    ck_assert_int_eq(memd_plan_validate(st->b, N, off, NULL, &arena), 0);
+    ck_assert_uint_eq(arena, bp.arena);
+    return bp.arena;
+}
+
+/* Above the threshold the lanes run one after the other even with a runner, at or
+ * below it on the runner; the plan is the same either way. */
+START_TEST(lanes_serial_above_the_threshold)
+{
+    start *st = malloc(sizeof(*st));
+    first_plan(st, 0x5E7);
+    uint64_t *o1 = malloc(N * sizeof(*o1)), *o2 = malloc(N * sizeof(*o2));
+    uint64_t limit = 2 * 4 * (N / 8 + 1); /* 4 runs a lane */
+    plan_large_sched sc;
+    unsigned calls = 0;
+    uint64_t a = lanes_sched(st, counting_runner, &calls, NULL, 0, 0, limit, N - 1, &sc, o1);
+    ck_assert_uint_eq(calls, 0);
+    ck_assert_uint_gt(sc.runs[0], 0);
+    ck_assert_uint_gt(sc.runs[1], 0);
+    ck_assert_uint_eq(lanes_sched(st, counting_runner, &calls, NULL, 0, 0, limit, N, &sc, o2), a);
+    ck_assert_uint_eq(calls, 1);
+    ck_assert_mem_eq(o1, o2, N * sizeof(*o1));
+    /* the default threshold (300k) is far above N */
+    ck_assert_uint_eq(lanes_sched(st, counting_runner, &calls, NULL, 0, 0, limit, 0, &sc, o2), a);
+    ck_assert_uint_eq(calls, 2);
+    free(o1);
+    free(o2);
+    free(st);
+}
+END_TEST
+
+/* Frozen clock, 1000 ns to the deadline: above the threshold a lane starts a run only
+ * when the whole run fits (run_ns 999 yes, 1000 and 1500 no: nothing runs, the first
+ * plan stays); at or below it, when half of it does (1500 yes, 2000 no). The first run
+ * of a lane is measured at 0 ns here, so a lane that starts goes on until its
+ * iterations are spent. */
+START_TEST(serial_lane_starts_a_run_only_if_all_of_it_fits)
+{
+    start *st = malloc(sizeof(*st));
+    first_plan(st, 0x5E8);
+    uint64_t *off = malloc(N * sizeof(*off));
+    uint64_t limit = 2 * 3 * (N / 8 + 1), t0 = 1000000, dl = t0 + 1000;
+    static const struct {
+        size_t serial_above;
+        uint64_t run_ns;
+        bool runs;
+    } cases[] = {
+        {N - 1, 999, true}, {N - 1, 1000, false}, {N - 1, 1500, false},
+        {N, 1500, true},    {N, 1999, true},      {N, 2000, false},
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        tclock c = {.now = t0};
+        plan_large_sched sc;
+        uint64_t a = lanes_sched(st, NULL, NULL, &c, dl, cases[k].run_ns, limit,
+                                 cases[k].serial_above, &sc, off);
+        ck_assert_msg((sc.runs[0] > 0) == cases[k].runs && (sc.runs[1] > 0) == cases[k].runs,
+                      "case %zu: runs %u, %u", k, sc.runs[0], sc.runs[1]);
+        if (!cases[k].runs) {
+            ck_assert_uint_eq(a, st->first);
+            ck_assert_mem_eq(off, st->off, N * sizeof(*off));
+        }
+    }
+    free(off);
+    free(st);
+}
+END_TEST
+
+/* Frozen clock, 1000 ns left, runs of 600 ns: lane 0's equal share (500 ns) is shorter
+ * than a run, so it gets all that is left and runs (with its share it could not). */
+START_TEST(serial_lane_gets_all_left_when_its_share_is_short)
+{
+    start *st = malloc(sizeof(*st));
+    first_plan(st, 0x5E9);
+    uint64_t *off = malloc(N * sizeof(*off));
+    tclock c = {.now = 5000};
+    plan_large_sched sc;
+    lanes_sched(st, NULL, NULL, &c, 6000, 600, 2 * 3 * (N / 8 + 1), N - 1, &sc, off);
+    ck_assert_uint_gt(sc.runs[0], 0);
+    ck_assert_uint_gt(sc.runs[1], 0);
+    free(off);
+    free(st);
+}
+END_TEST
+
+/* A clock that moves 1 us a reading, no iteration limit: the lanes, one after the
+ * other, each get about half of the time (equal shares of what is left: lane 0 half,
+ * lane 1 the rest), so they make about as many runs. */
+START_TEST(serial_lanes_share_the_time_equally)
+{
+    start *st = malloc(sizeof(*st));
+    first_plan(st, 0x5EA);
+    uint64_t *off = malloc(N * sizeof(*off));
+    tclock c = {.now = 1000000, .step = 1000};
+    plan_large_sched sc;
+    lanes_sched(st, NULL, NULL, &c, c.now + 400 * c.step, c.step, 0, N - 1, &sc, off);
+    ck_assert_msg(sc.runs[0] >= 10 && sc.runs[1] >= 10, "runs %u, %u", sc.runs[0], sc.runs[1]);
+    unsigned d = sc.runs[0] > sc.runs[1] ? sc.runs[0] - sc.runs[1] : sc.runs[1] - sc.runs[0];
+    ck_assert_msg(d <= 2, "runs %u, %u", sc.runs[0], sc.runs[1]);
+    free(off);
+    free(st);
+}
+END_TEST
+
+/* memd_plan_solve on a problem that takes the large path (20004 buffers, 20000 of them
+ * live together: no conflict graph) and whose first plan is above the bound (size
+ * order first fit on a four-buffer gadget: 14e6 vs 12e6), with a clock moving s a
+ * reading and a budget of j s / 4: true when the lanes were entered (their first spend
+ * counts iterations even when no run starts). */
+#define R4_N 20004u
+static bool large_path_entered(memd_plan_buffer *b, uint64_t *off, uint64_t j)
+{
+    tclock c = {.now = 1000000, .step = 4000};
+    memd_plan_opts o = {.clock = tclock_read, .clock_ctx = &c, .budget_ns = j * c.step / 4};
+    memd_plan_result res;
+    ck_assert_int_eq(memd_plan_solve(b, R4_N, &o, off, &res, NULL), 0);
+    ck_assert_uint_gt(res.arena, res.lower_bound);
+    if (res.iterations == 0)
+        ck_assert_str_eq(res.strategy, "greedy-size-first");
+    return res.iterations > 0;
+}
+
+/* solve_large stops before the lanes unless half of the first run fits in what is left.
+ * The first run is measured at one clock step s (no reading inside it), and every
+ * reading before the check moves the clock by s: whatever their number k, the lanes
+ * start from budgets above k s + s / 2, i.e. the smallest budget that enters them is
+ * (4k + 3) s / 4 (the whole-run rule would give (4k + 5) s / 4; without the check
+ * every budget enters them). */
+START_TEST(solve_large_stops_before_the_lanes_unless_half_a_run_fits)
+{
+    memd_plan_buffer *b = calloc(R4_N, sizeof(*b));
+    uint64_t *off = malloc(R4_N * sizeof(*off));
+    static const uint64_t gadget[4][3] = {{0, 3, 6}, {3, 4, 3}, {2, 4, 5}, {3, 4, 4}};
+    for (size_t i = 0; i < 4; i++)
+        b[i] = (memd_plan_buffer){.lower = gadget[i][0], .upper = gadget[i][1],
+                                  .size = gadget[i][2] * 1000000};
+    for (size_t i = 4; i < R4_N; i++)
+        b[i] = (memd_plan_buffer){.lower = 10, .upper = 11, .size = 1};
+    uint64_t lo = 0, hi = 64; /* entered(hi), not entered(lo) */
+    ck_assert(!large_path_entered(b, off, lo));
+    ck_assert(large_path_entered(b, off, hi));
+    while (hi - lo > 1) {
+        uint64_t mid = (lo + hi) / 2;
+        if (large_path_entered(b, off, mid))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    ck_assert_msg(hi % 4 == 3, "the smallest budget entering the lanes is %" PRIu64 " s / 4", hi);
+    free(b);
+    free(off);
+}
+END_TEST
+
+/* The rules themselves at their edges (solve_large stops before the lanes by the half
+ * rule, the lanes above the threshold by the whole one). */
+START_TEST(time_rules_at_their_edges)
+{
+    ck_assert(memd_plan_run_fits(100, 200, 99, true));
+    ck_assert(!memd_plan_run_fits(100, 200, 100, true));
+    ck_assert(memd_plan_run_fits(100, 200, 199, false));
+    ck_assert(!memd_plan_run_fits(100, 200, 200, false));
+    ck_assert(!memd_plan_run_fits(200, 200, 0, false));
+    ck_assert(!memd_plan_run_fits(300, 200, 0, true));
+    ck_assert(!memd_plan_run_fits(5, 10, UINT64_MAX, false)); /* no overflow */
+    ck_assert(memd_plan_run_fits(0, UINT64_MAX, UINT64_MAX - 1, true));
+    ck_assert_uint_eq(memd_plan_lane_deadline(0, 1000, 2, 500), 500);
+    ck_assert_uint_eq(memd_plan_lane_deadline(0, 1000, 2, 501), 1000);
+    ck_assert_uint_eq(memd_plan_lane_deadline(100, 1000, 3, 300), 400);
+    ck_assert_uint_eq(memd_plan_lane_deadline(100, 1000, 3, 301), 1000);
+    ck_assert_uint_eq(memd_plan_lane_deadline(100, 1000, 1, 900), 1000);
+    ck_assert_uint_eq(memd_plan_lane_deadline(100, 1000, 1, 901), 1000);
+    ck_assert_uint_eq(memd_plan_lane_deadline(1000, 1000, 2, 0), 1000);
+    ck_assert_uint_eq(memd_plan_lane_deadline(2000, 1000, 2, 0), 1000);
 }
 END_TEST
 
@@ -476,8 +831,16 @@ START_TEST(sort_desc_matches_qsort)
         memcpy(kc, key, n * sizeof(*kc));
         for (size_t i = 0; i < n; i++)
             c[i] = (uint32_t)i;
-        memd_plan_sort_desc_clobber(c, n, kc, scratch);
+        memd_plan_sort_desc_clobber(c, n, kc, scratch, NULL);
         ck_assert_mem_eq(c, b, n * sizeof(*c));
+        /* the same with the caller's index scratch */
+        uint32_t *is = malloc(n * sizeof(*is));
+        memcpy(kc, key, n * sizeof(*kc));
+        for (size_t i = 0; i < n; i++)
+            c[i] = (uint32_t)i;
+        memd_plan_sort_desc_clobber(c, n, kc, scratch, is);
+        ck_assert_mem_eq(c, b, n * sizeof(*c));
+        free(is);
         free(kc);
         free(scratch);
     }
@@ -509,8 +872,16 @@ Suite *memd_test_suite(void)
     tcase_add_loop_test(tc, squeaky_is_deterministic_on_any_runner, 0, 2);
     tcase_add_loop_test(tc, squeaky_halves_the_gap, 0, 6);
     tcase_add_loop_test(tc, portfolio_is_best_run_on_any_runner, 0, 2);
+    tcase_add_loop_test(tc, portfolio_keeps_a_plan_it_cannot_beat, 0, 2);
+    tcase_add_loop_test(tc, placer_stops_past_the_bound, 0, 2);
     tcase_add_test(tc, portfolio_ties_go_to_the_earlier_run);
     tcase_add_test(tc, squeaky_cancelled);
+    tcase_add_test(tc, lanes_serial_above_the_threshold);
+    tcase_add_test(tc, serial_lane_starts_a_run_only_if_all_of_it_fits);
+    tcase_add_test(tc, serial_lane_gets_all_left_when_its_share_is_short);
+    tcase_add_test(tc, serial_lanes_share_the_time_equally);
+    tcase_add_test(tc, time_rules_at_their_edges);
+    tcase_add_test(tc, solve_large_stops_before_the_lanes_unless_half_a_run_fits);
     suite_add_tcase(s, tc);
     return s;
 }

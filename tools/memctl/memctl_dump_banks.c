@@ -97,6 +97,10 @@ void memctl_bank_use_table(FILE *f, const memclient_snapshot *s)
 }
 
 /* Range lockstep: one address in the listed banks. Per bank: bank:address each. */
+/* The longest entry of a per-bank list: ",65535:0x" + 16 hex digits +
+ * "(65535,65535@65535,65535)" is 50 bytes; with room for the NUL and ",...". */
+#define ENTRY_MAX 64
+
 static void spans_table(FILE *f, const memclient_snapshot *s)
 {
     if (s->nalloc_banks == 0)
@@ -117,15 +121,15 @@ static void spans_table(FILE *f, const memclient_snapshot *s)
             char list[1024];
             size_t used = 0;
             list[0] = '\0';
-            for (size_t k = i; k < j && used + 48 < sizeof list; k++) {
+            for (size_t k = i; k < j && used + ENTRY_MAX < sizeof list; k++) {
                 const memclient_bank *b = &s->alloc_banks[k].bank;
                 used += (size_t)snprintf(list + used, sizeof list - used,
                                          "%s%" PRIu32 ":0x%" PRIx64, k > i ? "," : "", b->bank,
                                          b->address);
                 if (b->logical_x != MEMD_NO_CORE)
-                    used += (size_t)snprintf(list + used, sizeof list - used, "(%u,%u)",
-                                             b->logical_x, b->logical_y);
-                if (k + 1 < j && used + 48 >= sizeof list)
+                    used += (size_t)snprintf(list + used, sizeof list - used, "(%u,%u@%u,%u)",
+                                             b->logical_x, b->logical_y, b->noc_x, b->noc_y);
+                if (k + 1 < j && used + ENTRY_MAX >= sizeof list)
                     snprintf(list + used, sizeof list - used, ",...");
             }
             memctl_table_cell(t, "%s", list);
@@ -137,7 +141,8 @@ static void spans_table(FILE *f, const memclient_snapshot *s)
         }
         i = j;
     }
-    fprintf(f, "\nbank-set buffers: which banks they span (per bank: bank:address(core))\n");
+    fprintf(f, "\nbank-set buffers: which banks they span (per bank: bank:address(core "
+               "logical@noc))\n");
     memctl_table_print(t, f, "  ");
     memctl_table_free(t);
 }
@@ -151,9 +156,10 @@ void memctl_banks_table(FILE *f, const memclient_snapshot *s)
 /* Sub-devices: their banks, budget and use, and the sessions bound to them. */
 void memctl_subdevs_table(FILE *f, const memclient_snapshot *s)
 {
-    if (s->nsubdevs == 0)
+    size_t shown = memd_report_subdevs_shown(s); /* those of the devices dumped */
+    if (shown == 0)
         return;
-    fprintf(f, "\nsub-devices: %zu\n", s->nsubdevs);
+    fprintf(f, "\nsub-devices: %zu\n", shown);
     static const char *const head[] = {"NAME", "DEVICE", "GROUP", "BANKS", "BUDGET", "USED",
                                        "ALLOCS", "FROM", "SESSIONS"};
     memctl_table *t = memctl_table_new(9, head, "lrllrrrll");
@@ -161,6 +167,8 @@ void memctl_subdevs_table(FILE *f, const memclient_snapshot *s)
         return;
     for (size_t i = 0; i < s->nsubdevs; i++) {
         const memclient_subdev_rec *d = &s->subdevs[i];
+        if (!memd_report_subdev_shown(s, i))
+            continue;
         char ids[256] = "";
         size_t used = 0;
         for (size_t k = 0; k < s->nsessions && used + 16 < sizeof ids; k++)

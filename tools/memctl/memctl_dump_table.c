@@ -28,8 +28,10 @@ static void devices_table(FILE *f, const memclient_snapshot *s)
         return;
     for (size_t d = 0; d < s->ndevices; d++) {
         const memclient_device *dev = &s->devices[d];
-        memctl_table_line(t, "%sdevice %" PRIu32 ": %s (arch %s%s)", d ? "\n" : "", dev->id,
-                          dev->name, dev->arch, dev->texture ? ", dram.texture" : "");
+        if (d) /* an empty line of its own: a "\n" inside the line would be escaped */
+            memctl_table_line(t, "%s", "");
+        memctl_table_line(t, "device %" PRIu32 ": %s (arch %s%s)", dev->id, dev->name, dev->arch,
+                          dev->texture ? ", dram.texture" : "");
         memctl_table_header(t);
         for (size_t g = 0; g < s->ngroups; g++) {
             const memclient_group *grp = &s->groups[g];

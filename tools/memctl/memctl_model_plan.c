@@ -66,8 +66,8 @@ static bool all_pinned(const char *input, const memd_plan_csv *csv)
 {
     for (size_t i = 0; i < csv->n; i++) {
         if (!csv->bufs[i].pinned) {
-            fprintf(stderr, "memctl plan-submit: %s:%zu: --validate needs an offset on "
-                    "every row (row '%s' has none)\n", input, csv->lines[i], csv->ids[i]);
+            fprintf(stderr, "memctl plan-submit: %s:%" PRIu32 ": --validate needs an offset on "
+                    "every row (row '%s' has none)\n", input, csv->lines[i], memd_plan_csv_id(csv, i));
             return false;
         }
     }

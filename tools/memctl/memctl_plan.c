@@ -103,13 +103,44 @@ static int parse_u64_arg(const char *flag, const char *s, uint64_t max, uint64_t
 static void print_violation(FILE *f, const memd_plan_csv *csv, const memd_plan_violation *v)
 {
     fprintf(f, "\"issue\":\"%s\",\"a\":", memd_plan_issue_name(v->issue));
-    memd_json_str(f, csv->ids[v->a]);
-    fprintf(f, ",\"line_a\":%zu", csv->lines[v->a]);
+    memd_json_str(f, memd_plan_csv_id(csv, v->a));
+    fprintf(f, ",\"line_a\":%" PRIu32, csv->lines[v->a]);
     if (v->issue == MEMD_PLAN_OVERLAP || v->issue == MEMD_PLAN_PIN_CONFLICT) {
         fputs(",\"b\":", f);
-        memd_json_str(f, csv->ids[v->b]);
-        fprintf(f, ",\"line_b\":%zu", csv->lines[v->b]);
+        memd_json_str(f, memd_plan_csv_id(csv, v->b));
+        fprintf(f, ",\"line_b\":%" PRIu32, csv->lines[v->b]);
     }
+}
+
+/* What went wrong, for a person, at the input's line: "memctl plan: FILE:LINE: WHAT:
+ * ISSUE (why): 'a'[ and 'b' (line N)]". rc: the error behind it (-EOVERFLOW: sums, not
+ * one buffer's offset + size). Without a buffer to name, the error alone. */
+static void report_text(const char *input, const memd_plan_csv *csv, const char *what,
+                        const memd_plan_violation *v, int rc)
+{
+    static const char *const why[] = {
+        [MEMD_PLAN_VALID] = "valid",
+        [MEMD_PLAN_OVERLAP] = "live at the same time, sharing bytes",
+        [MEMD_PLAN_MISALIGNED] = "offset not a multiple of the alignment",
+        [MEMD_PLAN_PIN_MOVED] = "not at its pinned offset",
+        [MEMD_PLAN_OUT_OF_RANGE] = "offset + size does not fit in 64 bits",
+        [MEMD_PLAN_BAD_LIFETIME] = "'upper' must be greater than 'lower'",
+        [MEMD_PLAN_BAD_ALIGN] = "alignment not a power of two",
+        [MEMD_PLAN_PIN_CONFLICT] = "two pinned buffers live at the same time share bytes",
+    };
+    if (v->issue == MEMD_PLAN_VALID || v->a >= csv->n) {
+        fprintf(stderr, "memctl plan: %s: %s: %s\n", input, what, strerror(rc < 0 ? -rc : EINVAL));
+        return;
+    }
+    const char *reason = rc == -EOVERFLOW ? "the sizes live together, or offset + size, do not "
+                                            "fit in 64 bits"
+                         : (unsigned)v->issue < sizeof why / sizeof why[0] ? why[v->issue]
+                                                                           : "invalid";
+    fprintf(stderr, "memctl plan: %s:%" PRIu32 ": %s: %s (%s): '%s'", input, csv->lines[v->a], what,
+            memd_plan_issue_name(v->issue), reason, memd_plan_csv_id(csv, v->a));
+    if ((v->issue == MEMD_PLAN_OVERLAP || v->issue == MEMD_PLAN_PIN_CONFLICT) && v->b < csv->n)
+        fprintf(stderr, " and '%s' (line %" PRIu32 ")", memd_plan_csv_id(csv, v->b), csv->lines[v->b]);
+    fputc('\n', stderr);
 }
 
 /* An invalid plan: one JSON object on stdout with --json, else a line on stderr. */
@@ -122,11 +153,7 @@ static void report_violation(const char *input, const memd_plan_csv *csv,
         printf("}\n");
         return;
     }
-    fprintf(stderr, "memctl plan: %s: the plan is not valid: %s: '%s' (line %zu)", input,
-            memd_plan_issue_name(v->issue), csv->ids[v->a], csv->lines[v->a]);
-    if (v->issue == MEMD_PLAN_OVERLAP || v->issue == MEMD_PLAN_PIN_CONFLICT)
-        fprintf(stderr, " and '%s' (line %zu)", csv->ids[v->b], csv->lines[v->b]);
-    fputc('\n', stderr);
+    report_text(input, csv, "the plan is not valid", v, -EINVAL);
 }
 
 static int cmd_validate(const char *input, bool json)
@@ -156,7 +183,7 @@ static int cmd_validate(const char *input, bool json)
     }
     for (size_t i = 0; i < csv.n; i++) {
         if (!csv.bufs[i].pinned) {
-            fprintf(stderr, "memctl plan: %s:%zu: --validate needs an offset on every row\n",
+            fprintf(stderr, "memctl plan: %s:%" PRIu32 ": --validate needs an offset on every row\n",
                     input, csv.lines[i]);
             goto out;
         }
@@ -229,12 +256,21 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
      * is freed, and then keeps every phase's freed scratch in the heap while the next
      * phase maps its own (about 50 MB more at the peak at a million buffers). */
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    /* On a terminal, a line says what it is doing from the start: at a million buffers
+     * reading takes a second or two and the first plan (one greedy run, which the
+     * engine does not interrupt to report) several more; the best arena replaces it. */
+    bool tty = isatty(STDERR_FILENO) == 1;
+    if (tty)
+        fprintf(stderr, "\r\033[Kmemctl plan: reading %s ...", input);
     memd_plan_csv csv;
     char err[512];
     if (memd_plan_csv_read(input, &csv, err, sizeof(err))) {
-        fprintf(stderr, "memctl plan: %s\n", err);
+        fprintf(stderr, "%smemctl plan: %s\n", tty ? "\r\033[K" : "", err);
         return 1;
     }
+    if (tty)
+        fprintf(stderr, "\r\033[Kmemctl plan: %zu buffers read in %.1f s; placing the first "
+                        "plan ...", csv.n, (double)(mono_ns(NULL) - t0) / 1e9);
     int ret = 1;
     uint64_t *off = malloc((csv.n ? csv.n : 1) * sizeof(*off));
     if (!off) {
@@ -246,7 +282,7 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
      * the reserve doubles that, plus 2 ms). */
     uint64_t spent = mono_ns(NULL) - t0, budget = budget_ms * 1000000ull;
     uint64_t reserve = 2000000u + (uint64_t)csv.n * (output ? 4000u : 2000u);
-    progress_ctx pctx = {.tty = isatty(STDERR_FILENO) == 1};
+    progress_ctx pctx = {.tty = tty, .shown = tty};
     lane_pool pool = {.threads = threads};
     pthread_mutex_init(&pool.mu, NULL);
     memd_plan_opts opts = {.seed = seed, .clock = iterations ? NULL : mono_ns,
@@ -256,7 +292,7 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
                            .progress = on_progress, .progress_ctx = &pctx,
                            .progress_ns = 200000000u};
     memd_plan_result res;
-    memd_plan_violation v;
+    memd_plan_violation v = {0};
     struct sigaction sa = {.sa_handler = on_sigint}, old_sa;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_sa);
@@ -268,11 +304,10 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
         fputs("\r\033[K", stderr);
     if (res.cancelled)
         fprintf(stderr, "memctl plan: interrupted: keeping the best plan found\n");
-    if (rc == -EINVAL || rc == -ENOTRECOVERABLE) {
-        fprintf(stderr, "memctl plan: %s: %s: ", input,
-                rc == -EINVAL ? "no plan possible" : "planner produced an invalid plan (bug)");
-        print_violation(stderr, &csv, &v);
-        fputc('\n', stderr);
+    if (rc == -EINVAL || rc == -EOVERFLOW || rc == -ENOTRECOVERABLE) {
+        report_text(input, &csv, rc == -ENOTRECOVERABLE ? "the planner produced an invalid plan (bug)"
+                                                        : "no plan possible",
+                    &v, rc);
         goto out;
     }
     if (rc) {
@@ -283,10 +318,9 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
     uint64_t arena = 0;
     rc = memd_plan_validate(csv.bufs, csv.n, off, &v, &arena);
     if (rc != 0 || arena != res.arena) {
-        fprintf(stderr, "memctl plan: %s: plan failed validation (planner bug): ", input);
-        if (rc == 1)
-            print_violation(stderr, &csv, &v);
-        fputc('\n', stderr);
+        if (rc != 1)
+            v.issue = MEMD_PLAN_VALID; /* no buffer to name: the arena differs */
+        report_text(input, &csv, "plan failed validation (planner bug)", &v, -ENOTRECOVERABLE);
         goto out;
     }
     if (output) {

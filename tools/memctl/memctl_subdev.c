@@ -7,23 +7,95 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "banklist.h"
 #include "memctl_service.h"
 
 static const char subdev_usage[] =
-    "usage: memctl subdev define NAME --device N --group G --banks LIST [--budget SIZE]\n"
-    "                            [--overlap NAME[,NAME...]] [--json]\n"
+    "usage: memctl subdev define NAME --device N --group G (--banks LIST | --cores X:Y...)\n"
+    "                            [--budget SIZE] [--overlap NAME[,NAME...]] [--json]\n"
     "  group: sram (l1) or dram (global); banks: ids and ranges, e.g. 0-31 or 0-3,8\n"
+    "  cores: logical core columns:rows, e.g. 0-7:0-3 (every bank on those cores; the\n"
+    "         device's banks must have cores, as tt-metal's do); repeat for more\n"
     "  budget: bytes over all its banks; overlap: sub-devices it may share banks with\n"
     "  needs root or the daemon's admin group; memd keeps it across restarts\n";
 
 static uint32_t banks[MEMD_BANKSET_MAX];
 
+/* Logical core coordinates are small (a tt-metal grid is tens of cores wide). */
+#define CORE_MAX 1024u
+#define RECT_MAX 16
+
 typedef struct subdev_opts {
     memclient_subdev sd;
     char overlap[4][MEMD_NAME_MAX];
-    char list[256];                /* --banks as given */
+    char list[256];                /* --banks as given, or the banks --cores picked */
     bool dev, group, json;
+    uint32_t nrects;               /* --cores: column and row sets of each rectangle */
+    bool cols[RECT_MAX][CORE_MAX], rows[RECT_MAX][CORE_MAX];
 } subdev_opts;
+
+/* --cores X:Y (two coordinate lists) into the next rectangle. */
+static int parse_cores(const char *v, subdev_opts *o)
+{
+    const char *colon = strchr(v, ':');
+    char half[2][128];
+    if (o->nrects == RECT_MAX || !colon || (size_t)(colon - v) >= sizeof half[0] ||
+        strlen(colon + 1) >= sizeof half[1])
+        return memctl_bad_value("subdev", "--cores", v, "columns:rows of logical cores, e.g. "
+                                "0-7:0-3 (at most 16 --cores)");
+    snprintf(half[0], sizeof half[0], "%.*s", (int)(colon - v), v);
+    snprintf(half[1], sizeof half[1], "%s", colon + 1);
+    bool *axis[2] = {o->cols[o->nrects], o->rows[o->nrects]};
+    for (int k = 0; k < 2; k++) {
+        uint32_t ids[CORE_MAX], n, bad;
+        if (memd_parse_bank_list(half[k], CORE_MAX, ids, CORE_MAX, &n, &bad) < 0)
+            return memctl_bad_value("subdev", "--cores", v, "columns:rows of logical cores "
+                                    "as increasing ids and ranges below 1024, e.g. 0-7:0-3");
+        for (uint32_t i = 0; i < n; i++)
+            axis[k][ids[i]] = true;
+    }
+    o->nrects++;
+    return 0;
+}
+
+/* The banks of the device's group whose logical core lies in one of the --cores
+ * rectangles, from memd's per-bank records. 0, or an exit code after the message. */
+static int resolve_cores(memclient *c, subdev_opts *o)
+{
+    memclient_snapshot *s;
+    int r = memclient_dump(c, o->sd.device, MEMCLIENT_DUMP_BANKS, &s);
+    if (r < 0)
+        return memctl_fail(NULL, "subdev", "cannot read the device's banks", r);
+    uint32_t n = 0;
+    bool any_core = false;
+    int last = -1; /* the records list every bank of every region: take each id once */
+    for (size_t i = 0; i < s->nbank_use && n < MEMD_BANKSET_MAX; i++) {
+        const memclient_bank_use *b = &s->bank_use[i];
+        if (b->device != o->sd.device || b->kind != o->sd.kind || (int)b->bank <= last ||
+            b->logical_x == MEMD_NO_CORE)
+            continue;
+        any_core = true;
+        last = (int)b->bank;
+        for (uint32_t k = 0; k < o->nrects; k++)
+            if (b->logical_x < CORE_MAX && b->logical_y < CORE_MAX &&
+                o->cols[k][b->logical_x] && o->rows[k][b->logical_y]) {
+                banks[n++] = b->bank;
+                break;
+            }
+    }
+    memclient_snapshot_free(s);
+    if (n == 0) {
+        fprintf(stderr, "memctl subdev: %s\n",
+                any_core ? "no bank lies on these cores"
+                         : "the device's banks in this group have no core coordinates (tt-metal "
+                           "devices' do): give --banks");
+        return MEMCTL_EXIT_USAGE;
+    }
+    o->sd.banks = banks;
+    o->sd.nbanks = n;
+    memd_format_bank_list(banks, n, o->list, sizeof o->list);
+    return 0;
+}
 
 static int parse_overlap(const char *v, subdev_opts *o)
 {
@@ -69,6 +141,8 @@ static int option(const char *a, const char *v, subdev_opts *o)
         snprintf(o->list, sizeof o->list, "%s", v);
         return 0;
     }
+    if (!strcmp(a, "--cores"))
+        return parse_cores(v, o);
     if (!strcmp(a, "--budget"))
         return memctl_parse_size(v, &o->sd.budget) < 0
                    ? memctl_bad_value("subdev", a, v, "a size, e.g. 8MiB")
@@ -108,9 +182,9 @@ static int parse(int argc, char **argv, subdev_opts *o)
                 return rc;
         }
     }
-    if (!o->dev || !o->group || !o->sd.nbanks) {
-        fprintf(stderr, "memctl subdev: define needs --device, --group and --banks\n%s",
-                subdev_usage);
+    if (!o->dev || !o->group || !o->sd.nbanks == !o->nrects) {
+        fprintf(stderr, "memctl subdev: define needs --device, --group and either --banks or "
+                "--cores\n%s", subdev_usage);
         return MEMCTL_EXIT_USAGE;
     }
     return 0;
@@ -118,7 +192,7 @@ static int parse(int argc, char **argv, subdev_opts *o)
 
 int memctl_cmd_subdev(const memctl_globals *g, int argc, char **argv)
 {
-    subdev_opts o;
+    static subdev_opts o; /* 32 KiB of core sets */
     memset(&o, 0, sizeof o);
     int r = parse(argc, argv, &o);
     if (r)
@@ -126,6 +200,10 @@ int memctl_cmd_subdev(const memctl_globals *g, int argc, char **argv)
     memclient *c;
     if ((r = memctl_connect(g, &c)) != 0)
         return r;
+    if (o.nrects && (r = resolve_cores(c, &o)) != 0) {
+        memclient_disconnect(c);
+        return r;
+    }
     r = memclient_subdev_define(c, &o.sd);
     char what[128];
     snprintf(what, sizeof what, "cannot define sub-device '%s'", o.sd.name);

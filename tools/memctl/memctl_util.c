@@ -305,9 +305,11 @@ int memctl_parse_banks(const char *cmd, const char *opt, const char *v, uint32_t
     int e = memd_parse_bank_list(v, MEMD_BANKSET_MAX, ids, MEMD_BANKSET_MAX, n, &bad);
     if (e == 0)
         return 0;
-    fprintf(stderr, "memctl %s: %s '%s': %s at offset %u\n", cmd, opt, v,
-            e == -ERANGE ? "bank id too large"
-                         : "expected increasing bank ids and ranges like 0-3,8",
-            bad);
+    if (e == -ERANGE)
+        fprintf(stderr, "memctl %s: %s '%s': bank id too large at offset %u (ids are below "
+                "%u; the device may have fewer banks)\n", cmd, opt, v, bad, MEMD_BANKSET_MAX);
+    else
+        fprintf(stderr, "memctl %s: %s '%s': expected increasing bank ids and ranges like "
+                "0-3,8 at offset %u\n", cmd, opt, v, bad);
     return MEMCTL_EXIT_USAGE;
 }

@@ -18,7 +18,6 @@ typedef struct parser {
     char *err;
     size_t errlen;
     size_t line;
-    size_t *idoff;      /* per row: its id's offset in the block (while parsing) */
     size_t idlen, idcap; /* the block's use and size */
 } parser;
 
@@ -118,11 +117,12 @@ static int check_dups(parser *p, const memd_plan_csv *c, const size_t *idcol)
         slot[i] = SIZE_MAX;
     int rc = 0;
     for (size_t i = 0; i < c->n && !rc; i++) {
-        size_t h = (size_t)hash_str(c->ids[i]) & (cap - 1);
+        const char *id = memd_plan_csv_id(c, i);
+        size_t h = (size_t)hash_str(id) & (cap - 1);
         while (slot[h] != SIZE_MAX) {
-            if (!strcmp(c->ids[slot[h]], c->ids[i])) {
-                rc = fail(p, c->lines[i], idcol[i], "duplicate id '%s' (first on line %zu)",
-                          c->ids[i], c->lines[slot[h]]);
+            if (!strcmp(memd_plan_csv_id(c, slot[h]), id)) {
+                rc = fail(p, c->lines[i], idcol[i], "duplicate id '%s' (first on line %" PRIu32 ")",
+                          id, c->lines[slot[h]]);
                 break;
             }
             h = (h + 1) & (cap - 1);
@@ -137,32 +137,29 @@ void memd_plan_csv_free(memd_plan_csv *csv)
 {
     if (!csv)
         return;
-    free(csv->ids);
+    free(csv->id_at);
     free(csv->id_block);
     free(csv->bufs);
     free(csv->lines);
     memset(csv, 0, sizeof(*csv));
 }
 
-static int grow(parser *p, memd_plan_csv *c, size_t *cap, size_t **idcol)
+static int grow(memd_plan_csv *c, size_t *cap, size_t **idcol)
 {
     size_t nc = *cap ? 2 * *cap : 256;
     memd_plan_buffer *b = realloc(c->bufs, nc * sizeof(*b));
     if (b)
         c->bufs = b;
-    char **ids = realloc(c->ids, nc * sizeof(*ids));
-    if (ids)
-        c->ids = ids;
-    size_t *lines = realloc(c->lines, nc * sizeof(*lines));
+    uint32_t *at = realloc(c->id_at, nc * sizeof(*at));
+    if (at)
+        c->id_at = at;
+    uint32_t *lines = realloc(c->lines, nc * sizeof(*lines));
     if (lines)
         c->lines = lines;
     size_t *ic = realloc(*idcol, nc * sizeof(*ic));
     if (ic)
         *idcol = ic;
-    size_t *io = realloc(p->idoff, nc * sizeof(*io));
-    if (io)
-        p->idoff = io;
-    if (!b || !ids || !lines || !ic || !io)
+    if (!b || !at || !lines || !ic)
         return -ENOMEM;
     *cap = nc;
     return 0;
@@ -266,6 +263,10 @@ static int parse_row(parser *p, const char *line, size_t len, memd_plan_csv *c, 
         return fail(p, p->line, foff->col, "offset + size does not fit in 64 bits");
     if (c->n >= MEMD_PLAN_CSV_MAX_ROWS)
         return fail(p, p->line, 1, "more than %u rows", MEMD_PLAN_CSV_MAX_ROWS);
+    if (p->line > UINT32_MAX)
+        return fail(p, p->line, 1, "more than %" PRIu32 " lines", UINT32_MAX);
+    if (p->idlen + fid->len + 1 > UINT32_MAX)
+        return fail(p, p->line, fid->col, "the ids take more than 4 GiB");
     if (p->idcap - p->idlen < fid->len + 1) {
         size_t cap = p->idcap ? p->idcap : 4096;
         while (cap - p->idlen < fid->len + 1)
@@ -278,10 +279,10 @@ static int parse_row(parser *p, const char *line, size_t len, memd_plan_csv *c, 
     }
     memcpy(c->id_block + p->idlen, fid->s, fid->len);
     c->id_block[p->idlen + fid->len] = 0;
-    p->idoff[c->n] = p->idlen;
+    c->id_at[c->n] = (uint32_t)p->idlen;
     p->idlen += fid->len + 1;
     c->bufs[c->n] = b;
-    c->lines[c->n] = p->line;
+    c->lines[c->n] = (uint32_t)p->line;
     idcol[c->n] = fid->col;
     c->n++;
     if (b.pinned)
@@ -326,18 +327,15 @@ int memd_plan_csv_parse(const char *name, const char *data, size_t len, memd_pla
             header = true;
             continue;
         }
-        if (out->n == cap && (rc = grow(&p, out, &cap, &idcol)))
+        if (out->n == cap && (rc = grow(out, &cap, &idcol)))
             break;
         rc = parse_row(&p, line, ll, out, idcol);
     }
     if (!rc && !header)
         rc = fail(&p, p.line ? p.line : 1, 1, "empty file: expected a header 'id,lower,upper,size'");
-    for (size_t i = 0; !rc && i < out->n; i++) /* the block no longer moves */
-        out->ids[i] = out->id_block + p.idoff[i];
     if (!rc)
         rc = check_dups(&p, out, idcol);
     free(idcol);
-    free(p.idoff);
     if (rc == -ENOMEM && errlen)
         snprintf(err, errlen, "%s: out of memory", p.name);
     if (rc)
@@ -401,7 +399,7 @@ int memd_plan_csv_write(FILE *f, const memd_plan_csv *csv, const uint64_t *offse
             if (k)
                 fputc(',', f);
             switch (csv->cols[k]) {
-            case MEMD_PLAN_COL_ID: fputs(csv->ids[i], f); break;
+            case MEMD_PLAN_COL_ID: fputs(memd_plan_csv_id(csv, i), f); break;
             case MEMD_PLAN_COL_LOWER: fprintf(f, "%" PRIu64, b->lower); break;
             case MEMD_PLAN_COL_UPPER: fprintf(f, "%" PRIu64, b->upper); break;
             case MEMD_PLAN_COL_SIZE: fprintf(f, "%" PRIu64, b->size); break;

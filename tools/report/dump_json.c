@@ -189,9 +189,12 @@ static void alloc_json(FILE *f, const memclient_snapshot *s, const memclient_all
 static void subdevs_json(FILE *f, const memclient_snapshot *s)
 {
     fprintf(f, ",\n  \"sub_devices\": [");
+    size_t shown = 0;
     for (size_t i = 0; i < s->nsubdevs; i++) {
         const memclient_subdev_rec *d = &s->subdevs[i];
-        fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
+        if (!memd_report_subdev_shown(s, i))
+            continue;
+        fprintf(f, "%s\n    {\"name\": ", shown++ ? "," : "");
         memd_json_str(f, d->name);
         fprintf(f, ", \"device\": %" PRIu32 ", \"group\": \"%s\", \"banks\": ", d->device,
                 memclient_kind_name(d->kind));
@@ -207,7 +210,7 @@ static void subdevs_json(FILE *f, const memclient_snapshot *s)
             }
         fprintf(f, "], \"from\": \"%s\"}", d->from_config ? "config" : "request");
     }
-    fprintf(f, "%s]", s->nsubdevs ? "\n  " : "");
+    fprintf(f, "%s]", shown ? "\n  " : "");
 }
 
 /* With MEMCLIENT_DUMP_USAGE: what the session holds, in total and per bank group. */

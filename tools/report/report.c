@@ -42,3 +42,19 @@ const char *memd_report_region_name(const memclient_snapshot *s, uint32_t device
     snprintf(buf, len, "#%" PRIu32, region);
     return buf;
 }
+
+bool memd_report_subdev_shown(const memclient_snapshot *s, size_t i)
+{
+    for (size_t d = 0; d < s->ndevices; d++)
+        if (s->devices[d].id == s->subdevs[i].device)
+            return true;
+    return false;
+}
+
+size_t memd_report_subdevs_shown(const memclient_snapshot *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->nsubdevs; i++)
+        n += memd_report_subdev_shown(s, i);
+    return n;
+}

@@ -44,6 +44,12 @@ double memd_report_gap_pct(uint64_t arena, uint64_t lower_bound);
 const char *memd_report_region_name(const memclient_snapshot *s, uint32_t device,
                                     memd_kind kind, uint32_t region, char *buf, size_t len);
 
+/* Sub-device i of s (0-based) is on a device the snapshot shows: a dump of one device
+ * carries every sub-device (sessions name theirs by position), the views show its own. */
+bool memd_report_subdev_shown(const memclient_snapshot *s, size_t i);
+/* How many of s's sub-devices memd_report_subdev_shown shows. */
+size_t memd_report_subdevs_shown(const memclient_snapshot *s);
+
 /* ---- bank_use.c: use per bank once bank subsets make banks differ ---- */
 /* A bank group's allocated bytes summed over its banks (used, of total), and those of
  * its fullest and emptiest bank (of total_per_bank). From the snapshot's per-bank

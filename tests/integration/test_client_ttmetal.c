@@ -1,0 +1,249 @@
+/* tt-metal devices end to end: memd built from tt-metal's own Wormhole (galaxy) and
+ * Grayskull (E150) descriptors (../shared/data/soc/tt-metal, MEMD_SHARED_DATA), bank-set
+ * buffers on their L1 banks, and what a runtime sees of them: the bank ids tt-metal's
+ * allocator uses with each bank's logical and NOC core, through memclient_bank_info and
+ * memclient_bank_addresses, in an allocation's own reply (bank_out), in `memctl dump`
+ * (table and JSON) and in an ENOMEM naming the bank that ran out; and a sub-device given
+ * by cores (rows 0-3) in memd.yaml. The expected cores are
+ * the ones test_banks_ttmetal.c worked out by hand from the files and from the shuffle
+ * tt-metal's C++ library computes (not from memd):
+ *   Wormhole bank 0 = logical (1,4), NOC (2,5); bank 34 = (0,0), NOC (1,1);
+ *   bank 63 = (1,0), NOC (2,1).
+ *   Grayskull banks 13 and 120 = the two banks of storage core logical (1,9), NOC (2,11),
+ *   bank 13 at L1 offset 0 and bank 120 at 512 KiB. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check_main.h"
+#include "client_util.h"
+#include "memctl_run.h"
+
+static memd_fixture f;
+static char out_path[160], err_path[160];
+static char *out, *err;
+
+#define RUN(...) memctl_run(&f, (const char *const[]){__VA_ARGS__, NULL}, 0, out_path, \
+                            err_path, &out, &err)
+
+static void start(void)
+{
+    const char *data = getenv("MEMD_SHARED_DATA");
+    ck_assert_ptr_nonnull(data);
+    char yaml[2048];
+    snprintf(yaml, sizeof yaml,
+             "devices:\n"
+             "  - id: 0\n"
+             "    name: wormhole_b0\n"
+             "    tt_metal:\n"
+             "      soc_descriptor: %s/soc/tt-metal/soc_wormhole_b0_80_arch.yaml\n"
+             "      core_descriptor: %s/soc/tt-metal/core_wormhole_b0_80_arch.yaml\n"
+             "      product: galaxy\n"
+             "      hw_cqs: 1\n"
+             "    sram:\n"
+             "      reserved: 160KiB\n"
+             "  - id: 1\n"
+             "    name: grayskull_e150\n"
+             "    tt_metal:\n"
+             "      soc_descriptor: %s/soc/tt-metal/soc_grayskull_120_arch.yaml\n"
+             "      core_descriptor: %s/soc/tt-metal/core_grayskull_120_arch.yaml\n"
+             "      product: E150\n"
+             "      hw_cqs: 1\n"
+             "    sram:\n"
+             "      reserved: 128KiB\n"
+             "sub_devices:\n"
+             "  - {name: rows, device: 0, group: sram, cores: {x: 0-7, y: 0-3}}\n",
+             data, data, data, data);
+    memd_fixture_opts o = {.config_yaml = yaml};
+    ck_assert_int_eq(memd_fixture_start(&f, &o), 0);
+    snprintf(out_path, sizeof out_path, "%s/memctl.out", f.dir);
+    snprintf(err_path, sizeof err_path, "%s/memctl.err", f.dir);
+}
+
+static void teardown(void)
+{
+    free(out);
+    free(err);
+    out = err = NULL;
+    memd_fixture_destroy(&f);
+}
+
+static void core_is(const memclient_bank *b, uint32_t bank, int lx, int ly, int nx, int ny)
+{
+    ck_assert_msg(b->bank == bank && b->logical_x == lx && b->logical_y == ly &&
+                      b->noc_x == nx && b->noc_y == ny,
+                  "bank %u: logical %u,%u noc %u,%u; expected bank %u at %d,%d noc %d,%d",
+                  b->bank, b->logical_x, b->logical_y, b->noc_x, b->noc_y, bank, lx, ly, nx,
+                  ny);
+}
+
+static memclient_alloc_req l1(uint32_t dev, uint64_t bytes, const uint32_t *set, uint32_t n,
+                              int per_bank)
+{
+    memclient_alloc_req r = cu_sram(bytes);
+    r.device = dev;
+    r.bank_set = set;
+    r.nbank_set = n;
+    r.per_bank = per_bank;
+    return r;
+}
+
+START_TEST(wormhole_cores_everywhere)
+{
+    start();
+    memclient *c = cu_connect(&f);
+    uint32_t set[] = {63, 0, 34}; /* any order: the library sorts */
+    memclient_bank got[3], info[3];
+    memclient_alloc_req r = l1(0, 4096, set, 3, 1);
+    r.bank_out = got;
+    r.nbank_out = 3;
+    memclient_buffer per, range;
+    ck_assert_int_eq(memclient_alloc(c, &r, &per), 0);
+    ck_assert_int_eq(memclient_bank_info(c, per.handle, info, 3), 3);
+    for (int i = 0; i < 2; i++) {
+        const memclient_bank *b = i ? info : got;
+        core_is(&b[0], 0, 1, 4, 2, 5);
+        core_is(&b[1], 34, 0, 0, 1, 1);
+        core_is(&b[2], 63, 1, 0, 2, 1);
+    }
+    memclient_alloc_req q = l1(0, 8192, set, 3, 0);
+    ck_assert_int_eq(memclient_alloc(c, &q, &range), 0);
+    ck_assert_int_eq(memclient_bank_info(c, range.handle, info, 3), 3);
+    core_is(&info[0], 0, 1, 4, 2, 5);
+    core_is(&info[2], 63, 1, 0, 2, 1);
+
+    /* memctl dump: the per-bank use rows and the spans name the cores, logical@noc. */
+    ck_assert_int_eq(RUN("dump", "--device", "0"), 0);
+    char want[96];
+    snprintf(want, sizeof want, "0:0x%" PRIx64 "(1,4@2,5),34:0x%" PRIx64 "(0,0@1,1),63:0x",
+             got[0].address, got[1].address);
+    ck_assert_msg(strstr(out, want) && strstr(out, "  0      1,4@2,5  ") &&
+                      strstr(out, "  34     0,0@1,1  ") && strstr(out, "(core logical@noc)"),
+                  "%s", out);
+    /* The sub-device of the cores of rows 0-3: a bound session's lockstep buffer lies on
+     * those 32 cores (bank 63 at (1,0) among them), bank 0 at (1,4) is out of its reach. */
+    memclient *rt = cu_connect(&f);
+    ck_assert_int_eq(memclient_subdev_bind(rt, "rows"), 0);
+    memclient_alloc_req lr = cu_sram(4096);
+    memclient_buffer lb, x;
+    ck_assert_int_eq(memclient_alloc(rt, &lr, &lb), 0);
+    memclient_bank rows[64];
+    ck_assert_int_eq(memclient_bank_info(rt, lb.handle, rows, 64), 32);
+    bool saw63 = false;
+    for (int i = 0; i < 32; i++) {
+        ck_assert_msg(rows[i].logical_y <= 3, "bank %u at %u,%u", rows[i].bank, rows[i].logical_x,
+                      rows[i].logical_y);
+        saw63 |= rows[i].bank == 63;
+    }
+    ck_assert(saw63);
+    uint32_t zero = 0;
+    memclient_alloc_req z = l1(0, 4096, &zero, 1, 1);
+    ck_assert_int_eq(memclient_alloc(rt, &z, &x), -EACCES);
+    /* memctl subdev define --cores: columns 0-1 of every row, 16 banks (sharing rows 0-3
+     * with 'rows', so only with --overlap); a session bound to it stays in columns 0-1. */
+    ck_assert_int_eq(RUN("subdev", "define", "cols", "--device", "0", "--group", "l1", "--cores",
+                         "0-1:0-7", "--json"), 1);
+    ck_assert_msg(strstr(err, "shares bank") && strstr(err, "'rows'"), "%s", err);
+    ck_assert_int_eq(RUN("subdev", "define", "cols", "--device", "0", "--group", "l1", "--cores",
+                         "0-1:0-7", "--overlap", "rows", "--json"), 0);
+    ck_assert_msg(strstr(out, "\"nbanks\": 16"), "%s", out);
+    memclient *cc = cu_connect(&f);
+    ck_assert_int_eq(memclient_subdev_bind(cc, "cols"), 0);
+    ck_assert_int_eq(memclient_alloc(cc, &lr, &x), 0);
+    ck_assert_int_eq(memclient_bank_info(cc, x.handle, rows, 64), 16);
+    for (int i = 0; i < 16; i++)
+        ck_assert_msg(rows[i].logical_x <= 1, "bank %u at %u,%u", rows[i].bank,
+                      rows[i].logical_x, rows[i].logical_y);
+    memclient_disconnect(cc);
+    ck_assert_int_eq(RUN("subdev", "define", "none", "--device", "0", "--group", "l1", "--cores",
+                         "50:50"), 2);
+    ck_assert_msg(strstr(err, "no bank lies on these cores"), "%s", err);
+    ck_assert_int_eq(RUN("subdev", "define", "bad", "--device", "0", "--group", "l1", "--cores",
+                         "0-7"), 2);
+    ck_assert_int_eq(RUN("subdev", "define", "both", "--device", "0", "--group", "l1", "--cores",
+                         "0:0", "--banks", "1"), 2);
+    /* Its sub-devices are listed with device 0. */
+    ck_assert_int_eq(RUN("dump", "--device", "0"), 0);
+    ck_assert_msg(strstr(out, "sub-devices: 2\n") && strstr(out, "  rows ") &&
+                      strstr(out, "  cols "), "%s", out);
+    ck_assert_int_eq(RUN("dump", "--device", "0", "--json"), 0);
+    ck_assert_msg(strstr(out, "{\"bank\": 0, \"address\": ") &&
+                      strstr(out, "\"core\": {\"logical\": [1, 4], \"noc\": [2, 5]}") &&
+                      strstr(out, "\"core\": {\"logical\": [0, 0], \"noc\": [1, 1]}") &&
+                      strstr(out, "\"bank_ids\": [0, 34, 63]"),
+                  "%s", out);
+    memclient_disconnect(rt);
+    memclient_disconnect(c);
+}
+END_TEST
+
+START_TEST(grayskull_storage_core_banks)
+{
+    start();
+    memclient *c = cu_connect(&f);
+    uint32_t set[] = {13, 120};
+    memclient_alloc_req r = l1(1, 4096, set, 2, 1);
+    memclient_buffer b;
+    ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
+    memclient_bank info[2];
+    ck_assert_int_eq(memclient_bank_info(c, b.handle, info, 2), 2);
+    core_is(&info[0], 13, 1, 9, 2, 11);
+    core_is(&info[1], 120, 1, 9, 2, 11);
+    /* One core, two banks: the same place in each bank's map, 512 KiB apart in L1. */
+    ck_assert_uint_eq(info[0].address, info[1].address);
+    ck_assert_uint_eq(info[1].absolute - info[0].absolute, 512 * 1024);
+    uint64_t abs[2];
+    ck_assert_int_eq(memclient_bank_addresses(c, b.handle, abs, 2), 2);
+    ck_assert_uint_eq(abs[0], info[0].absolute);
+    ck_assert_uint_eq(abs[1], info[1].absolute);
+
+    /* Bank 13 full: a range over both banks names it with its core. */
+    memclient_snapshot *s = cu_dump(c, 0);
+    const memclient_region *buffers = NULL;
+    for (size_t i = 0; i < s->nregions; i++)
+        if (s->regions[i].device == 1 && s->regions[i].kind == MEMD_KIND_SRAM &&
+            !strcmp(s->regions[i].name, "buffers"))
+            buffers = &s->regions[i];
+    ck_assert_ptr_nonnull(buffers);
+    uint64_t left = buffers->size - 4096;
+    memclient_snapshot_free(s);
+    memclient_alloc_req fill = l1(1, left, set, 1, 0);
+    memclient_buffer x;
+    ck_assert_int_eq(memclient_alloc(c, &fill, &x), 0);
+    memclient_alloc_req q = l1(1, 4096, set, 2, 0);
+    ck_assert_int_eq(memclient_alloc(c, &q, &x), -ENOMEM);
+    memclient_error e;
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "bank 13 (core 1,9, noc 2,11) ran out"), "%s", e.message);
+
+    /* memctl dump of device 1: its banks' cores; not device 0's sub-device. */
+    ck_assert_int_eq(RUN("dump", "--device", "1"), 0);
+    ck_assert_msg(strstr(out, "13:0x") && strstr(out, "(1,9@2,11),120:0x") &&
+                      strstr(out, "  13       1,9@2,11  ") && !strstr(out, "sub-devices") &&
+                      !strstr(out, "rows"),
+                  "%s", out);
+    ck_assert_int_eq(RUN("dump", "--device", "1", "--json"), 0);
+    ck_assert_msg(strstr(out, "\"sub_devices\": []") &&
+                      strstr(out, "\"core\": {\"logical\": [1, 9], \"noc\": [2, 11]}"),
+                  "%s", out);
+    ck_assert_int_eq(RUN("devices"), 0);
+    ck_assert_msg(strstr(out, "sub-devices: 1\n"), "%s", out); /* 'rows' of device 0 */
+    memclient_disconnect(c);
+}
+END_TEST
+
+Suite *memd_test_suite(void)
+{
+    Suite *s = suite_create("client-ttmetal");
+    TCase *tc = tcase_create("ttmetal");
+    tcase_set_timeout(tc, 120);
+    tcase_add_checked_fixture(tc, NULL, teardown);
+    tcase_add_test(tc, wormhole_cores_everywhere);
+    tcase_add_test(tc, grayskull_storage_core_banks);
+    suite_add_tcase(s, tc);
+    return s;
+}
