@@ -59,6 +59,9 @@ typedef struct memd_plan_violation {
 
 /* Human-readable name of an issue ("overlap", "misaligned", ...). */
 const char *memd_plan_issue_name(memd_plan_issue issue);
+/* Why it is an issue, for a message ("two buffers live at the same time share bytes",
+ * ...); "invalid" for an unknown value. */
+const char *memd_plan_issue_reason(memd_plan_issue issue);
 
 /* Checks the problem itself. 0 if plannable; -EINVAL with *v describing the first bad
  * buffer (or pinned pair); -EOVERFLOW when sizes/offsets could leave uint64_t

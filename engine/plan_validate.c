@@ -20,6 +20,21 @@ const char *memd_plan_issue_name(memd_plan_issue issue)
     return "unknown";
 }
 
+const char *memd_plan_issue_reason(memd_plan_issue issue)
+{
+    switch (issue) {
+    case MEMD_PLAN_VALID: return "valid";
+    case MEMD_PLAN_OVERLAP: return "two buffers live at the same time share bytes";
+    case MEMD_PLAN_MISALIGNED: return "offset not a multiple of the alignment";
+    case MEMD_PLAN_PIN_MOVED: return "a pinned buffer is not at its pin";
+    case MEMD_PLAN_OUT_OF_RANGE: return "offset + size overflows 64 bits";
+    case MEMD_PLAN_BAD_LIFETIME: return "lower must be less than upper";
+    case MEMD_PLAN_BAD_ALIGN: return "alignment is not a power of two";
+    case MEMD_PLAN_PIN_CONFLICT: return "two pinned buffers overlap: no plan can exist";
+    }
+    return "invalid";
+}
+
 static void set_v(memd_plan_violation *v, memd_plan_issue issue, size_t a, size_t b)
 {
     if (v) {

@@ -149,19 +149,7 @@ static PyObject *raise_violation(const char *what, const memd_plan_violation *v,
         Py_XDECREF(db);
         return NULL;
     }
-    static const char *const why[] = {
-        [MEMD_PLAN_VALID] = "valid",
-        [MEMD_PLAN_OVERLAP] = "two buffers live at the same time share bytes",
-        [MEMD_PLAN_MISALIGNED] = "offset not a multiple of the alignment",
-        [MEMD_PLAN_PIN_MOVED] = "a pinned buffer is not at its pin",
-        [MEMD_PLAN_OUT_OF_RANGE] = "offset + size overflows 64 bits",
-        [MEMD_PLAN_BAD_LIFETIME] = "lower must be less than upper",
-        [MEMD_PLAN_BAD_ALIGN] = "alignment is not a power of two",
-        [MEMD_PLAN_PIN_CONFLICT] = "two pinned buffers overlap: no plan can exist",
-    };
-    const char *reason = (unsigned)v->issue < sizeof why / sizeof why[0] && why[v->issue]
-                             ? why[v->issue]
-                             : "invalid";
+    const char *reason = memd_plan_issue_reason(v->issue);
     PyObject *msg = pair ? PyUnicode_FromFormat("%s: %s (%s): %U and %U", what,
                                                 memd_plan_issue_name(v->issue), reason, da, db)
                          : PyUnicode_FromFormat("%s: %s (%s): %U", what,

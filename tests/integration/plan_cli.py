@@ -56,7 +56,7 @@ with tempfile.TemporaryDirectory() as d:
     # Readable, but no plan exists: the pinned pair, or sums past 64 bits.
     pins = write(d, "pins.csv", "id,lower,upper,size,offset\na,0,10,100,0\nb,5,12,3,50\n")
     refused(memctl_plan(pins), 1, f"{pins}:3: no plan possible: pin-conflict (two pinned "
-            "buffers live at the same time share bytes): 'b' and 'a' (line 2)", "pins")
+            "buffers overlap: no plan can exist): 'b' and 'a' (line 2)", "pins")
     big = write(d, "big.csv", HEAD + "a,0,10,9223372036854775808\nb,5,12,9223372036854775808\n")
     refused(memctl_plan(big), 1, f"{big}:3: no plan possible: out-of-range", "overflow")
 
@@ -71,7 +71,7 @@ with tempfile.TemporaryDirectory() as d:
     over = write(d, "over.csv", "id,lower,upper,size,offset\na,0,10,100,0\nx,20,30,5,0\n"
                                 "b,5,12,3,99\n")
     refused(memctl_plan("--validate", over), 1, f"{over}:4: the plan is not valid: overlap "
-            "(live at the same time, sharing bytes): 'b' and 'a' (line 2)", "overlap")
+            "(two buffers live at the same time share bytes): 'b' and 'a' (line 2)", "overlap")
     r = memctl_plan("--validate", over, "--json")
     assert r.returncode == 1, r
     assert json.loads(r.stdout) == {"valid": False, "buffers": 3, "issue": "overlap", "a": "b",

@@ -175,6 +175,8 @@ START_TEST(validate_per_buffer_issues)
     ck_assert_int_eq(memd_plan_validate(ba, 1, loff, &v, NULL), 1);
     ck_assert_int_eq(v.issue, MEMD_PLAN_BAD_ALIGN);
     ck_assert_str_eq(memd_plan_issue_name(MEMD_PLAN_OVERLAP), "overlap");
+    ck_assert_str_eq(memd_plan_issue_reason(MEMD_PLAN_PIN_CONFLICT),
+                     "two pinned buffers overlap: no plan can exist");
 }
 END_TEST
 

@@ -118,24 +118,13 @@ static void print_violation(FILE *f, const memd_plan_csv *csv, const memd_plan_v
 static void report_text(const char *input, const memd_plan_csv *csv, const char *what,
                         const memd_plan_violation *v, int rc)
 {
-    static const char *const why[] = {
-        [MEMD_PLAN_VALID] = "valid",
-        [MEMD_PLAN_OVERLAP] = "live at the same time, sharing bytes",
-        [MEMD_PLAN_MISALIGNED] = "offset not a multiple of the alignment",
-        [MEMD_PLAN_PIN_MOVED] = "not at its pinned offset",
-        [MEMD_PLAN_OUT_OF_RANGE] = "offset + size does not fit in 64 bits",
-        [MEMD_PLAN_BAD_LIFETIME] = "'upper' must be greater than 'lower'",
-        [MEMD_PLAN_BAD_ALIGN] = "alignment not a power of two",
-        [MEMD_PLAN_PIN_CONFLICT] = "two pinned buffers live at the same time share bytes",
-    };
     if (v->issue == MEMD_PLAN_VALID || v->a >= csv->n) {
         fprintf(stderr, "memctl plan: %s: %s: %s\n", input, what, strerror(rc < 0 ? -rc : EINVAL));
         return;
     }
     const char *reason = rc == -EOVERFLOW ? "the sizes live together, or offset + size, do not "
                                             "fit in 64 bits"
-                         : (unsigned)v->issue < sizeof why / sizeof why[0] ? why[v->issue]
-                                                                           : "invalid";
+                                          : memd_plan_issue_reason(v->issue);
     fprintf(stderr, "memctl plan: %s:%" PRIu32 ": %s: %s (%s): '%s'", input, csv->lines[v->a], what,
             memd_plan_issue_name(v->issue), reason, memd_plan_csv_id(csv, v->a));
     if ((v->issue == MEMD_PLAN_OVERLAP || v->issue == MEMD_PLAN_PIN_CONFLICT) && v->b < csv->n)
