@@ -527,6 +527,23 @@ START_TEST(two_bound_sessions_isolated)
         ck_assert_msg(len > tl && !strncmp(line + len - tl, tail, (size_t)tl), "%.*s", len, line);
     }
 
+    /* memctl sessions: each bound session's row names its sub-device. */
+    ck_assert_int_eq(memctl_out("sessions", out, sizeof out), 0);
+    int named = 0;
+    for (const char *line = out; *line;) {
+        size_t len = strcspn(line, "\n");
+        unsigned id;
+        if (sscanf(line, " %u ", &id) == 1 && (id == ids[0] || id == ids[1])) {
+            char *row = strndup(line, len);
+            ck_assert_msg(strstr(row, id == ids[1] ? "  right  " : "  left  "), "%s", row);
+            free(row);
+            named++;
+        }
+        line += len + (line[len] == '\n');
+    }
+    ck_assert_msg(named == 2, "%s", out);
+    ck_assert_msg(strstr(out, "SUB-DEVICE"), "%s", out);
+
     /* An admin bound to no sub-device still reclaims anything; A may free its own. */
     ck_assert_int_eq(memclient_free(root, al.handle), 0);
     ck_assert_int_eq(memclient_free(a, ar.handle), 0);

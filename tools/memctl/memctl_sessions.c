@@ -34,9 +34,15 @@ static void sessions_part(FILE *f, const memclient_snapshot *s)
                "each holder)\n", s->nsessions);
     if (!s->nsessions)
         return;
+    /* SUB-DEVICE only where sub-devices exist (a dump with MEMCLIENT_DUMP_BANKS names them). */
     static const char *const head[] = {"ID", "PID", "UID", "GID", "PROCESS", "CLIENT", "AGE",
-                                       "ALLOCS", "REQUESTS", "BYTES", "PER DEVICE", "STATE"};
-    memctl_table *t = memctl_table_new(12, head, "rrrrllrrrrll");
+                                       "ALLOCS", "REQUESTS", "BYTES", "PER DEVICE", "STATE"},
+                             *const head_sd[] = {"ID", "PID", "UID", "GID", "PROCESS", "CLIENT",
+                                                 "AGE", "ALLOCS", "REQUESTS", "BYTES",
+                                                 "PER DEVICE", "SUB-DEVICE", "STATE"};
+    bool subdevs = s->nsubdevs > 0;
+    memctl_table *t = subdevs ? memctl_table_new(13, head_sd, "rrrrllrrrrlll")
+                              : memctl_table_new(12, head, "rrrrllrrrrll");
     if (!t)
         return;
     for (size_t i = 0; i < s->nsessions; i++) {
@@ -56,6 +62,9 @@ static void sessions_part(FILE *f, const memclient_snapshot *s)
         memctl_table_cell(t, "%" PRIu64, x->requests);
         memctl_table_cell(t, "%s", HB(u.bytes));
         per_device_cell(t, s, x->id);
+        if (subdevs)
+            memctl_table_cell(t, "%s", x->subdev && x->subdev <= s->nsubdevs
+                                           ? s->subdevs[x->subdev - 1].name : "-");
         /* From before a daemon restart: holds its memory until reclaimed or released. */
         if (x->orphaned) {
             uint64_t left_ns = x->reclaim_deadline_ns > s->server.now_ns
@@ -168,7 +177,8 @@ int memctl_cmd_sessions(const memctl_globals *g, int argc, char **argv)
     return show(g, argc, argv,
                 "connected clients and what they hold, per session and per process (an "
                 "admin sees all, others their own)",
-                MEMCLIENT_DUMP_USAGE, memctl_sessions_usage_table, sessions_json);
+                MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_BANKS, memctl_sessions_usage_table,
+                sessions_json);
 }
 
 static void devices_json(FILE *f, const memclient_snapshot *s)
