@@ -219,6 +219,30 @@ START_TEST(beats_before_the_first_plan)
 }
 END_TEST
 
+static bool no_more_than_one(void *ctx, const memd_plan_progress *p)
+{
+    (void)ctx;
+    ck_assert_uint_le(p->iterations, 1); /* fails at once instead of running for ever */
+    return false;
+}
+
+/* An iteration budget of 1 is a budget: the plan comes back (here the first plan, or at
+ * most one run better). FAILS on main: solve_large gives the lanes sub_budget(bu, 85),
+ * whose limit 1 * 85 / 100 = 0 means "no limit", and without a clock the lanes then run
+ * until they reach the lower bound (`memctl plan BIG.csv --iterations 1` does not end;
+ * --iterations 2 does). */
+START_TEST(one_iteration_is_a_budget)
+{
+    problem *p = make(memd_test_seed(0x1));
+    uint64_t *off = malloc(N * sizeof(*off));
+    memd_plan_opts o = {.seed = 1, .max_iterations = 1, .progress = no_more_than_one};
+    memd_plan_result res = solve(p, &o, off);
+    ck_assert_uint_le(res.iterations, 1);
+    free(off);
+    free(p);
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("plan-solve-large");
@@ -227,6 +251,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, same_plan_on_any_runner);
     tcase_add_test(tc, cancel_keeps_the_best_plan);
     tcase_add_test(tc, beats_before_the_first_plan);
+    tcase_add_test(tc, one_iteration_is_a_budget);
     suite_add_tcase(s, tc);
     return s;
 }
