@@ -29,8 +29,11 @@ static const char *const local_names[PLAN_ORD_COUNT][2] = {
 static plan_budget sub_budget(const plan_budget *p, unsigned pct)
 {
     plan_budget c = *p;
-    if (p->limit && p->limit > p->used)
+    if (p->limit && p->limit > p->used) {
         c.limit = p->used + (p->limit - p->used) * pct / 100;
+        /* A share that rounds to nothing is spent, not "no limit" (limit 0). */
+        c.expired = c.expired || c.limit <= c.used;
+    }
     if (p->clock) {
         uint64_t now = p->clock(p->clock_ctx);
         if (now < p->deadline_ns)
@@ -171,6 +174,9 @@ static int solve_large(solver *s)
         return rc;
     plan_budget *bu = &s->bu;
     uint64_t t0 = bu->clock ? bu->clock(bu->clock_ctx) : 0;
+    /* No deadline cuts the first plan short, but the caller hears from it (seconds at
+     * a million buffers). */
+    s->pl.beat = bu->watch;
     uint64_t arena = memd_plan_place_range(&s->pl, s->order, 0, false, s->off);
     bool failed = s->pl.failed;
     memd_plan_placer_free(&s->pl);

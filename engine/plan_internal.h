@@ -196,6 +196,7 @@ typedef struct plan_placer {
     size_t nlst, nwork;
     unsigned fit_gaps; /* tree mode: best fit's max_gaps (init: PLAN_TREE_FIT_GAPS) */
     plan_bound *bound; /* may be NULL: an arena to beat */
+    plan_watch *beat; /* may be NULL: polled like stop, but never stops the run */
     bool failed;      /* tree mode: the last run ran out of memory */
     bool beaten;      /* the last run stopped as its top passed *bound (never commit it) */
 } plan_placer;
@@ -218,11 +219,14 @@ void memd_plan_placer_commit(plan_placer *p);
 
 /* A placer run's check after its placement number k (from its first, `from`): true
  * when it must stop, because the deadline passed (asked every 256 placements) or its
- * top passed the bound (p->beaten set; *cap is the bound, re-read every 256). */
+ * top passed the bound (p->beaten set; *cap is the bound, re-read every 256). Every 256
+ * placements it also lets p->beat's callback run. */
 static inline bool plan_run_stops(plan_placer *p, size_t k, size_t from, uint64_t top,
                                   uint64_t *cap)
 {
     if (((k - from) & 255) == 255) {
+        if (p->beat)
+            memd_plan_watch_poll(p->beat, 0);
         if (p->stop && memd_plan_budget_stop_now(p->stop))
             return true;
         *cap = plan_bound_get(p->bound);

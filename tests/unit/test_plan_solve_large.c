@@ -201,8 +201,7 @@ static bool count_beats(void *ctx, const memd_plan_progress *p)
 
 /* plan.h: "called ... while it works, about every progress_ns of the clock". The first
  * run over the tree takes seconds at a million buffers; a caller (memctl plan on a
- * terminal) hears nothing until it ends. FAILS on main (0 calls before the first plan):
- * the first tree run (solve_large) polls nothing. */
+ * terminal) must hear from it: the first tree run polls the watch (it does not stop it).
 START_TEST(beats_before_the_first_plan)
 {
     problem *p = make(memd_test_seed(0xBEA7));
@@ -227,10 +226,9 @@ static bool no_more_than_one(void *ctx, const memd_plan_progress *p)
 }
 
 /* An iteration budget of 1 is a budget: the plan comes back (here the first plan, or at
- * most one run better). FAILS on main: solve_large gives the lanes sub_budget(bu, 85),
- * whose limit 1 * 85 / 100 = 0 means "no limit", and without a clock the lanes then run
- * until they reach the lower bound (`memctl plan BIG.csv --iterations 1` does not end;
- * --iterations 2 does). */
+ * most one run better). The lanes' share of it, 1 * 85 / 100, is nothing: they must
+ * not read it as limit 0, "no limit" (they ran to the lower bound: `memctl plan BIG.csv
+ * --iterations 1` did not end). */
 START_TEST(one_iteration_is_a_budget)
 {
     problem *p = make(memd_test_seed(0x1));
