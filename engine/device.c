@@ -21,6 +21,7 @@ int memd_device_create(const memd_device_spec *spec, memd_device **out, char *er
     if (!d)
         return -ENOMEM;
     d->oom_bank = UINT32_MAX;
+    d->hint_walk = MEMD_HINT_WALK;
     rc = memd_device_spec_copy(&d->spec, spec);
     if (rc) {
         free(d);

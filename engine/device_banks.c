@@ -29,7 +29,9 @@
  *    range_cur.h): every overlap of two blocks large enough is a free block of the
  *    intersection, so first fit is the first overlap that holds the request and best
  *    fit the smallest: O(log n + m), m the blocks passed over (each a step inside a
- *    leaf through a cursor; the blocks the two disagree on before the result). The
+ *    leaf through a cursor; the blocks the two disagree on before the result). Where
+ *    those walks are long, first fit starts from the bank's bound instead (bank_hints.h,
+ *    place_per_bank, hint_measure), passing only the blocks past its last answer. The
  *    piece is then carved from the bank's cursor (no second descent), and added to the
  *    coverage (once built): O(log U) per bank touched.
  *  - RANGE: a leapfrog over the set's |S| allocators plus the lockstep map (unless it
@@ -140,6 +142,8 @@ static __attribute__((cold, noinline)) void unsplit(memd_device *d, memd_kind k,
     d->bank[k][r] = NULL;
     memd_cover_destroy(d->cover[k][r]);
     d->cover[k][r] = NULL;
+    memd_hints_destroy(d->hints[k][r]);
+    d->hints[k][r] = NULL;
 }
 
 void memd_banks_destroy(memd_device *d)
@@ -509,15 +513,59 @@ static int alloc_lockstep(memd_device *d, const memd_class_policy *pol, uint64_t
     return rc;
 }
 
+/* Bounds (bank_hints.h) make a merged per-bank search skip the blocks below its bank's
+ * last answer, but cost upkeep on every free: they pay only where the merges walk long
+ * (many live buffers). hint_credit sums walked - hint_walk over a region's unbounded
+ * searches (mean blocks per bank of one request; while bounds exist, one request in
+ * HINT_PROBE still searches unbounded and counts that many times), kept within
+ * [0, HINT_CREDIT]: bounds are made when it reaches the top and dropped at 0. The same
+ * placements either way. */
+#define HINT_PROBE 32
+#define HINT_CREDIT 2048
+
+static void hints_make(memd_device *d, memd_kind k, uint8_t r)
+{
+    /* Without memory: no bounds, the same placements. */
+    (void)memd_hints_create(d->spec.groups[k].banks, d->spec.groups[k].alignment, &d->hints[k][r]);
+    d->hint_probe[k][r] = HINT_PROBE;
+}
+
+static void hint_measure(memd_device *d, memd_kind k, uint8_t r, uint64_t walked, int64_t weight)
+{
+    int64_t c = d->hint_credit[k][r] + ((int64_t)walked - (int64_t)d->hint_walk) * weight;
+    c = c < 0 ? 0 : c > HINT_CREDIT ? HINT_CREDIT : c;
+    d->hint_credit[k][r] = c;
+    if (c == HINT_CREDIT && !d->hints[k][r]) {
+        hints_make(d, k, r);
+    } else if (c == 0 && d->hints[k][r]) {
+        memd_hints_destroy(d->hints[k][r]);
+        d->hints[k][r] = NULL;
+    }
+}
+
 /* Per bank: each bank's own first / best fit clear of the lockstep buffers; nothing
  * changes until every bank has its address. cur[i] (if any) ends on bank set[i]'s
  * chosen block. */
 static int place_per_bank(memd_device *d, const memd_class_policy *pol, uint64_t sz,
                           uint64_t al, memd_placement *p, memd_range_cur *cur)
 {
-    memd_range **b = d->bank[p->kind][p->region], *lock = d->range[p->kind][p->region];
-    bool alone = memd_range_allocated(lock) == 0;
-    for (uint32_t i = 0; i < p->nset; i++) {
+    memd_kind k = p->kind;
+    uint8_t r = p->region;
+    memd_range **b = d->bank[k][r], *lock = d->range[k][r];
+    bool alone = memd_range_allocated(lock) == 0, down = pol->dir == MEMD_DIR_TOP_DOWN;
+    /* First fit with lockstep buffers: from the bank's bound, if the region keeps them
+     * (always with hint_walk 0). */
+    bool first = !alone && pol->fit == MEMD_FIT_FIRST, gauge = first && d->hint_walk;
+    if (first && !d->hint_walk && !d->hints[k][r])
+        hints_make(d, k, r);
+    memd_hints *h = first ? d->hints[k][r] : NULL;
+    bool probe = h && gauge && --d->hint_probe[k][r] == 0;
+    if (probe)
+        d->hint_probe[k][r] = HINT_PROBE;
+    bool learn = h && al == d->spec.groups[k].alignment;
+    uint64_t walked = 0;
+    uint32_t i;
+    for (i = 0; i < p->nset; i++) {
         bool ok;
         if (alone) {
             memd_range_cur spare, *c = cur ? &cur[i] : &spare;
@@ -528,19 +576,29 @@ static int place_per_bank(memd_device *d, const memd_class_policy *pol, uint64_t
         } else {
             /* The bank and the lockstep map: two lists of free blocks merged. */
             memd_range_cur own, spare;
-            int rc = memd_range_fit_both(b[p->set[i]], &own, lock, &spare, sz, al, pol->dir,
-                                         pol->fit, &p->addrs[i]);
+            uint64_t none = down ? UINT64_MAX : 0, from = none, w;
+            if (h) /* applies the frees the bank has not seen: before a probe too */
+                from = memd_hints_start(h, p->set[i], pol->dir, sz);
+            int rc = memd_range_fit_both_from(b[p->set[i]], &own, lock, &spare, sz, al, pol->dir,
+                                              pol->fit, probe ? none : from, &p->addrs[i], &w);
             if (rc && rc != -ENOMEM)
                 return rc;
             ok = rc == 0;
+            walked += w;
+            if (ok && learn)
+                memd_hints_found(h, p->set[i], pol->dir, sz, p->addrs[i]);
             if (cur)
                 cur[i] = own;
         }
         if (!ok) {
             d->oom_bank = p->set[i];
-            return -ENOMEM;
+            break;
         }
     }
+    if (gauge && (!h || probe))
+        hint_measure(d, k, r, walked / (i < p->nset ? i + 1 : p->nset), h ? HINT_PROBE : 1);
+    if (i < p->nset)
+        return -ENOMEM;
     p->address = p->addrs[0];
     return 0;
 }
@@ -643,9 +701,14 @@ int memd_banks_release(memd_device *d, const memd_placement *p)
 {
     memd_range **b = d->bank[p->kind][p->region], *lock = d->range[p->kind][p->region];
     memd_cover *c = d->cover[p->kind][p->region];
-    uint64_t sz;
+    memd_hints *h = d->hints[p->kind][p->region];
+    uint64_t sz, lo, hi;
     if (p->mode == MEMD_BANKS_ALL) {
-        int rc = memd_range_free(lock, p->address, &sz); /* unchanged on failure */
+        /* Unchanged on failure. With bounds, every bank's hear of the freed block. */
+        int rc = h ? memd_range_free_block(lock, p->address, &sz, &lo, &hi)
+                   : memd_range_free(lock, p->address, &sz);
+        if (rc == 0 && h)
+            memd_hints_shared_freed(h, lo, hi);
         if (rc == 0 && c) /* a coverage holds every lockstep buffer */
             memd_cover_drop(c, p->address, sz, 1); /* added with the buffer */
         if (rc == 0)
@@ -663,8 +726,14 @@ int memd_banks_release(memd_device *d, const memd_placement *p)
         if (rc)
             return rc;
     }
-    for (uint32_t i = 0; i < p->nset; i++)
-        (void)memd_range_free(b[p->set[i]], piece_addr(p, i), NULL); /* there, reserved */
+    for (uint32_t i = 0; i < p->nset; i++) { /* there, reserved: cannot fail */
+        if (!h) {
+            (void)memd_range_free(b[p->set[i]], piece_addr(p, i), NULL);
+        } else {
+            (void)memd_range_free_block(b[p->set[i]], piece_addr(p, i), NULL, &lo, &hi);
+            memd_hints_own_freed(h, p->set[i], lo, hi);
+        }
+    }
     for (uint32_t i = 0; c && i < cover_spans(p); i++)
         memd_cover_drop(c, piece_addr(p, i), sz, cover_occupants(p)); /* added with it */
     if (--d->subsets[p->kind][p->region] == 0)

@@ -627,33 +627,78 @@ both_block(const memd_range *r, memd_range_cur *c, uint64_t sz, memd_dir dir, bo
     return ok;
 }
 
-int memd_range_fit_both(const memd_range *r1, memd_range_cur *c1, const memd_range *r2,
-                        memd_range_cur *c2, uint64_t size, uint64_t align, memd_dir dir,
-                        memd_fit fit, uint64_t *addr)
+/* both_block's first block for a search from `from` on (first fit from a bound,
+ * memd_range_fit_both_from): bottom-up the first block of at least sz bytes that ends
+ * above from, top-down the last one that starts at or below from; the window the merge
+ * then clips at from. */
+static bool both_first(const memd_range *r, memd_range_cur *c, uint64_t sz, memd_dir dir,
+                       uint64_t from, uint64_t *a, uint64_t *e)
 {
-    if (!r1 || !r2 || !c1 || !c2 || !addr || r1->min_align != r2->min_align || size == 0 ||
-        (align & (align - 1)) != 0 || (dir != MEMD_DIR_BOTTOM_UP && dir != MEMD_DIR_TOP_DOWN) ||
-        (fit != MEMD_FIT_FIRST && fit != MEMD_FIT_BEST))
-        return -EINVAL;
-    uint64_t m = r1->min_align;
-    if (size > UINT64_MAX - (m - 1))
-        return -EOVERFLOW;
-    uint64_t sz = (size + (m - 1)) & ~(m - 1), al = align > m ? align : m;
+    const memd_bt *t = &r->by_addr;
+    int d = dir == MEMD_DIR_TOP_DOWN;
+    uint64_t s;
+    c->set = false;
+    if (!d) {
+        memd_bt_seek_k(t, from, &c->p);
+        memd_bt_path q = c->p;
+        if (memd_bt_prev(t, &q)) { /* the block starting below from may reach past it */
+            memd_bt_get(t, &q, a, &s);
+            if (*a + s > from && s >= sz) {
+                c->p = q;
+                goto found;
+            }
+        }
+        if (!memd_bt_settle(t, &c->p))
+            return false;
+    } else {
+        memd_bt_seek_k(t, from + 1, &c->p); /* from < UINT64_MAX: the caller's */
+        if (!memd_bt_prev(t, &c->p))
+            return false;
+    }
+    memd_bt_get(t, &c->p, a, &s);
+    if (s < sz) {
+        if (!memd_bt_fit_next(t, sz, d, &c->p))
+            return false;
+        memd_bt_get(t, &c->p, a, &s);
+    }
+found:
+    c->set = true;
+    *e = *a + s;
+    return true;
+}
+
+/* The merge of memd_range_fit_both(_from), validated arguments, sz rounded. `bounded`
+ * is a constant in each copy: the unbounded one is the plain merge. */
+static inline __attribute__((always_inline)) int
+fit_both_as(const memd_range *r1, memd_range_cur *c1, const memd_range *r2, memd_range_cur *c2,
+            uint64_t sz, uint64_t al, memd_dir dir, memd_fit fit, bool bounded, uint64_t from,
+            uint64_t *addr, uint64_t *walked)
+{
     bool down = dir == MEMD_DIR_TOP_DOWN, found = false;
-    uint64_t a1, e1, a2, e2, x, best = 0;
+    /* Top-down the buffer may end no higher than from + sz. */
+    uint64_t a1, e1, a2, e2, x, best = 0, steps = 2,
+             cap = bounded && down && from < UINT64_MAX - sz ? from + sz : UINT64_MAX;
     memd_range_cur k1 = *c1, k2 = *c2; /* the cursors on the best overlap so far */
-    if (!both_block(r1, c1, sz, dir, false, &a1, &e1) || !both_block(r2, c2, sz, dir, false, &a2, &e2))
+    *walked = 0;
+    if (bounded ? !both_first(r1, c1, sz, dir, from, &a1, &e1) || !both_first(r2, c2, sz, dir, from, &a2, &e2)
+                : !both_block(r1, c1, sz, dir, false, &a1, &e1) || !both_block(r2, c2, sz, dir, false, &a2, &e2))
         return -ENOMEM;
     for (;;) {
         /* Overlaps come in placement order; each is a whole free block of the
-         * intersection (both blocks are whole free blocks). */
+         * intersection (both blocks are whole free blocks), cut at the bound. */
         uint64_t lo = a1 > a2 ? a1 : a2, hi = e1 < e2 ? e1 : e2;
+        if (bounded && !down && lo < from)
+            lo = from;
+        if (bounded && hi > cap)
+            hi = cap;
         if (hi > lo && memd_place(lo, hi - lo, sz, al, dir, &x) && (!found || hi - lo < best)) {
             found = true;
             best = hi - lo;
             *addr = x;
-            if (fit == MEMD_FIT_FIRST)
+            if (fit == MEMD_FIT_FIRST) {
+                *walked = steps;
                 return 0;
+            }
             k1 = *c1;
             k2 = *c2;
             if (best == sz) /* nothing fits in less */
@@ -661,15 +706,46 @@ int memd_range_fit_both(const memd_range *r1, memd_range_cur *c1, const memd_ran
         }
         /* The block that ends first in placement order can overlap nothing further. */
         bool one = down ? a1 >= a2 : e1 <= e2;
+        steps++;
         if (one ? !both_block(r1, c1, sz, dir, true, &a1, &e1)
                 : !both_block(r2, c2, sz, dir, true, &a2, &e2))
             break;
     }
+    *walked = steps;
     if (!found)
         return -ENOMEM;
     *c1 = k1;
     *c2 = k2;
     return 0;
+}
+
+int memd_range_fit_both_from(const memd_range *r1, memd_range_cur *c1, const memd_range *r2,
+                             memd_range_cur *c2, uint64_t size, uint64_t align, memd_dir dir,
+                             memd_fit fit, uint64_t from, uint64_t *addr, uint64_t *walked)
+{
+    uint64_t spare;
+    bool down = dir == MEMD_DIR_TOP_DOWN, bounded = from != (down ? UINT64_MAX : 0);
+    if (!r1 || !r2 || !c1 || !c2 || !addr || r1->min_align != r2->min_align || size == 0 ||
+        (align & (align - 1)) != 0 || (dir != MEMD_DIR_BOTTOM_UP && dir != MEMD_DIR_TOP_DOWN) ||
+        (fit != MEMD_FIT_FIRST && fit != MEMD_FIT_BEST) || (fit == MEMD_FIT_BEST && bounded))
+        return -EINVAL;
+    uint64_t m = r1->min_align;
+    if (size > UINT64_MAX - (m - 1))
+        return -EOVERFLOW;
+    uint64_t sz = (size + (m - 1)) & ~(m - 1), al = align > m ? align : m;
+    if (!walked)
+        walked = &spare;
+    if (bounded)
+        return fit_both_as(r1, c1, r2, c2, sz, al, dir, fit, true, from, addr, walked);
+    return fit_both_as(r1, c1, r2, c2, sz, al, dir, fit, false, from, addr, walked);
+}
+
+int memd_range_fit_both(const memd_range *r1, memd_range_cur *c1, const memd_range *r2,
+                        memd_range_cur *c2, uint64_t size, uint64_t align, memd_dir dir,
+                        memd_fit fit, uint64_t *addr)
+{
+    return memd_range_fit_both_from(r1, c1, r2, c2, size, align, dir, fit,
+                                    dir == MEMD_DIR_TOP_DOWN ? UINT64_MAX : 0, addr, NULL);
 }
 
 bool memd_range_fit_from(const memd_range *r, uint64_t size, uint64_t align, memd_dir dir,
@@ -791,7 +867,10 @@ static inline __attribute__((always_inline)) int reserve_free(memd_range *r)
     return rc;
 }
 
-int memd_range_free(memd_range *r, uint64_t addr, uint64_t *size_out)
+/* memd_range_free; *blk_lo / *blk_hi (when blk_lo is not NULL) get the free block the
+ * span became part of. */
+static inline __attribute__((always_inline)) int
+free_as(memd_range *r, uint64_t addr, uint64_t *size_out, uint64_t *blk_lo, uint64_t *blk_hi)
 {
     if (!r || r->unmapped)
         return -EINVAL;
@@ -810,11 +889,28 @@ int memd_range_free(memd_range *r, uint64_t addr, uint64_t *size_out)
     r->allocated -= sz;
     side left, right;
     find_sides(&r->by_addr, &p, &q, addr, sz, &left, &right);
+    if (blk_lo) {
+        *blk_lo = left.touches ? left.a : addr;
+        *blk_hi = right.touches ? right.a + right.s : addr + sz;
+    }
     merge_free(r, &p, &left, &right, addr, sz);
     memd_map_trim(&r->allocs); /* a mostly empty table gives its memory back */
     if (size_out)
         *size_out = sz;
     return 0;
+}
+
+int memd_range_free(memd_range *r, uint64_t addr, uint64_t *size_out)
+{
+    return free_as(r, addr, size_out, NULL, NULL);
+}
+
+int memd_range_free_block(memd_range *r, uint64_t addr, uint64_t *size_out, uint64_t *blk_lo,
+                          uint64_t *blk_hi)
+{
+    if (!blk_lo || !blk_hi)
+        return -EINVAL;
+    return free_as(r, addr, size_out, blk_lo, blk_hi);
 }
 
 int memd_range_free_sized(memd_range *r, uint64_t addr, uint64_t size)

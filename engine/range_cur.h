@@ -42,6 +42,21 @@ int memd_range_fit_both(const memd_range *r1, memd_range_cur *c1, const memd_ran
                         memd_range_cur *c2, uint64_t size, uint64_t align, memd_dir dir,
                         memd_fit fit, uint64_t *addr);
 
+/* memd_range_fit_both for first fit from a bound: bottom-up only starts at or above
+ * from are considered, top-down only starts at or below it (the search passes no block
+ * before it). from == 0 bottom-up or UINT64_MAX top-down is no bound; best fit takes no
+ * bound (-EINVAL). The answer is the first fit among those starts: the unbounded
+ * search's whenever no fit starts before the bound (bank_hints.h keeps such bounds).
+ * *walked (unless NULL) gets the number of blocks the merge looked at, found or not. */
+int memd_range_fit_both_from(const memd_range *r1, memd_range_cur *c1, const memd_range *r2,
+                             memd_range_cur *c2, uint64_t size, uint64_t align, memd_dir dir,
+                             memd_fit fit, uint64_t from, uint64_t *addr, uint64_t *walked);
+
+/* memd_range_free, also giving the free block [*blk_lo, *blk_hi) the span became part
+ * of (merged with its free neighbours). */
+int memd_range_free_block(memd_range *r, uint64_t addr, uint64_t *size_out, uint64_t *blk_lo,
+                          uint64_t *blk_hi);
+
 /* Where memd_range_alloc would place the buffer, without allocating it (the range may
  * build the search indexes such a request builds), leaving c on the chosen block (for
  * memd_range_alloc_at_cur). Errors as memd_range_alloc. */

@@ -11,7 +11,9 @@
  * live buffers are filled first, then each timed pair frees a random live buffer and
  * allocates a new one of the same mode (random direction, 32 B to 2 KiB per bank). Banks
  * are 64 MiB so that 10k live per-bank pieces per bank fit. Checks: every operation
- * succeeds, the device passes memd_device_check at the end. */
+ * succeeds, the device passes memd_device_check at the end. The output's "placements" is a
+ * hash of every address handed out (each bank's for per-bank buffers), in order: two
+ * builds that place identically print the same one. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -68,6 +70,7 @@ typedef struct bench {
     memd_device *d;
     uint64_t rng;
     int mode; /* -1: mixed */
+    uint64_t hash; /* of every placement so far */
     uint32_t grids[BANKS - GRID + 1][GRID];
 } bench;
 
@@ -82,7 +85,10 @@ static int alloc_one(bench *b, memd_placement *p)
         req.nbank_set = GRID;
         req.per_bank = mode == MEMD_BANKS_PER_BANK;
     }
-    return memd_device_alloc(b->d, &req, p);
+    int rc = memd_device_alloc(b->d, &req, p);
+    for (uint32_t i = 0; rc == 0 && i < (p->addrs ? p->nset : 1); i++)
+        b->hash = rng_next(&b->hash) ^ (p->addrs ? p->addrs[i] : p->address);
+    return rc;
 }
 
 /* One timed unit: free a random live buffer, allocate a new one of the mode. */
@@ -95,7 +101,7 @@ static int pair(bench *b, memd_placement *lv, uint64_t live)
 }
 
 static int run_once(const char *mode, uint64_t live, uint64_t pairs, uint64_t seed,
-                    double *ns_per_pair)
+                    double *ns_per_pair, uint64_t *hash)
 {
     bench b = {.rng = seed};
     bool split = strcmp(mode, "lockstep-split") == 0 || strcmp(mode, "lockstep-unsplit") == 0;
@@ -152,6 +158,7 @@ static int run_once(const char *mode, uint64_t live, uint64_t pairs, uint64_t se
     free(lv);
     memd_device_destroy(b.d);
     *ns_per_pair = (t1 - t0) / (double)pairs;
+    *hash = b.hash;
     return rc;
 }
 
@@ -166,19 +173,28 @@ static int cmp_d(const void *a, const void *b)
 int memd_bench_banks(const char *mode, uint64_t live, uint64_t pairs, uint64_t seed, uint64_t repeat)
 {
     double ns[101], ref[101];
+    uint64_t hash = 0, h, rh;
     if (repeat > 101)
         repeat = 101;
-    for (uint64_t r = 0; r < repeat; r++)
-        if (run_once(mode, live, pairs, seed, &ns[r]) < 0 ||
-            run_once("lockstep", live, pairs, seed, &ref[r]) < 0)
+    for (uint64_t r = 0; r < repeat; r++) {
+        if (run_once(mode, live, pairs, seed, &ns[r], &h) < 0 ||
+            run_once("lockstep", live, pairs, seed, &ref[r], &rh) < 0)
             return -1;
+        if (r > 0 && h != hash) {
+            fprintf(stderr, "memd-bench-alloc: --banks %s placed differently in repeat %" PRIu64 "\n",
+                    mode, r);
+            return -1;
+        }
+        hash = h;
+    }
     qsort(ns, repeat, sizeof(double), cmp_d);
     qsort(ref, repeat, sizeof(double), cmp_d);
     double med = repeat % 2 ? ns[repeat / 2] : (ns[repeat / 2 - 1] + ns[repeat / 2]) / 2;
     double rmed = repeat % 2 ? ref[repeat / 2] : (ref[repeat / 2 - 1] + ref[repeat / 2]) / 2;
     printf("{\"bench\":\"banks\",\"mode\":\"%s\",\"banks\":%d,\"grid\":%d,\"live\":%" PRIu64
            ",\"pairs\":%" PRIu64 ",\"seed\":%" PRIu64 ",\"repeat\":%" PRIu64
-           ",\"ns_per_pair\":%.1f,\"lockstep_ns_per_pair\":%.1f,\"vs_lockstep\":%.2f}\n",
-           mode, BANKS, GRID, live, pairs, seed, repeat, med, rmed, rmed > 0 ? med / rmed : 0.0);
+           ",\"ns_per_pair\":%.1f,\"lockstep_ns_per_pair\":%.1f,\"vs_lockstep\":%.2f"
+           ",\"placements\":\"%016" PRIx64 "\"}\n",
+           mode, BANKS, GRID, live, pairs, seed, repeat, med, rmed, rmed > 0 ? med / rmed : 0.0, hash);
     return 0;
 }

@@ -18,6 +18,7 @@
 #include "../common/ref_range.h"
 #include "check_main.h"
 #include "device.h"
+#include "device_internal.h" /* hint_walk: per-bank first-fit bounds always on */
 
 #define KiB 1024ull
 #define DEFAULT_SEED UINT64_C(0x62616e6b73657473)
@@ -187,6 +188,7 @@ typedef struct world {
      * range and per bank), and the largest size as a power of two. */
     uint32_t lock_pct, max_log;
     size_t peak;
+    bool saw_bounds; /* the region kept first-fit bounds (bank_hints.h) at some step */
 } world;
 
 static void ref_reserve(world *w, const memd_placement *p, uint64_t sz)
@@ -313,6 +315,7 @@ static void step_alloc(world *w)
         ck_assert_ptr_nonnull(w->lv);
     }
     w->lv[w->nlive++].p = p;
+    w->saw_bounds |= w->d->hints[MEMD_KIND_SRAM][1] != NULL;
     if (w->nlive > w->peak)
         w->peak = w->nlive;
 }
@@ -360,12 +363,17 @@ static void compare_all(world *w)
                   "counted, %zu live", w->seed, w->step, rs.allocations, gs.allocations, w->nlive);
 }
 
+/* bounds: per-bank first-fit searches always start from their bounds (hint_walk 0),
+ * which the region otherwise keeps only once its searches walk long: every free must
+ * reach them, or a stale bound skips the first fit and the placement differs. */
 static void run_mix(uint32_t banks, uint64_t steps, uint64_t seed, uint64_t size,
-                    uint32_t lock_pct, uint32_t max_log)
+                    uint32_t lock_pct, uint32_t max_log, bool bounds)
 {
     world w = {.banks = banks, .rng = seed, .seed = seed, .lock_pct = lock_pct,
                .max_log = max_log};
     w.d = make_sized(banks, size);
+    if (bounds)
+        w.d->hint_walk = 0;
     w.pol = memd_device_spec_of(w.d)->policy[MEMD_KIND_SRAM];
     for (uint32_t b = 0; b < banks; b++)
         ck_assert_int_eq(ref_range_create(16 * KiB, size, 32, &w.ref[b]), 0);
@@ -390,6 +398,7 @@ static void run_mix(uint32_t banks, uint64_t steps, uint64_t seed, uint64_t size
     for (int m = 0; m < MEMD_BANKS_MODE_COUNT; m++)
         ck_assert_msg(w.placed[m] > steps / 20 && w.oom[m] > 0, "mode %d: %" PRIu64 " placed, %"
                       PRIu64 " out of room (peak live %zu)", m, w.placed[m], w.oom[m], w.peak);
+    ck_assert(!bounds || w.saw_bounds);
     size_t subsets = 0;
     for (size_t i = 0; i < w.nlive; i++)
         subsets += w.lv[i].p.mode != MEMD_BANKS_ALL;
@@ -408,7 +417,7 @@ static void run_mix(uint32_t banks, uint64_t steps, uint64_t seed, uint64_t size
 
 static void run(uint32_t banks, uint64_t steps, uint64_t seed)
 {
-    run_mix(banks, steps, seed, 240 * KiB, 34, 14);
+    run_mix(banks, steps, seed, 240 * KiB, 34, 14, false);
 }
 
 START_TEST(random_mixed_modes)
@@ -429,8 +438,20 @@ START_TEST(random_volume_lockstep_in_split)
 {
     uint64_t seed = memd_test_seed(DEFAULT_SEED) ^ 0x766f6c;
     fprintf(stdout, "# seed %#" PRIx64 "\n", seed);
-    run_mix(16, 12000, seed, 256 * KiB, 60, 12);
-    run_mix(5, 6000, seed ^ 1, 80 * KiB, 66, 9);
+    run_mix(16, 12000, seed, 256 * KiB, 60, 12, false);
+    run_mix(5, 6000, seed ^ 1, 80 * KiB, 66, 9, false);
+}
+END_TEST
+
+/* The same mixes with per-bank first-fit bounds always on (bank_hints.h): every
+ * placement must still be the reference's. */
+START_TEST(random_with_bounds)
+{
+    uint64_t seed = memd_test_seed(DEFAULT_SEED) ^ 0x626e64;
+    fprintf(stdout, "# seed %#" PRIx64 "\n", seed);
+    run_mix(NBANKS, 20000, seed, 240 * KiB, 34, 14, true);
+    run_mix(16, 12000, seed ^ 1, 256 * KiB, 60, 12, true);
+    run_mix(5, 6000, seed ^ 2, 80 * KiB, 66, 9, true);
 }
 END_TEST
 
@@ -780,6 +801,68 @@ static void snap_same_and_drop(snap *a, snap *b, uint32_t banks)
  * (tests/common/fail_alloc.c): an allocation or a release across several banks that
  * fails must leave every bank, the lockstep map and the coverage as they were (all or
  * nothing), and succeed once memory is back. */
+/* Per-bank first-fit bounds (bank_hints.h) follow the walks: a region makes them once
+ * its merged per-bank searches pass many blocks, and drops them once those pass few
+ * again. Bank 0 takes the lockstep map's one-unit holes one by one, so each first fit
+ * walks past all the holes it took before (bank 0 and the lockstep map disagree on
+ * every one); every placement is checked. */
+START_TEST(bounds_follow_walks)
+{
+    enum { N = 600 };
+    memd_device *d = make(2);
+    memd_placement *lk = calloc(2 * N, sizeof(*lk)), *pc = calloc(N + 1, sizeof(*pc)), far;
+    ck_assert_ptr_nonnull(lk);
+    ck_assert_ptr_nonnull(pc);
+    memd_alloc_req r = sram(MEMD_CLASS_CONSTANT, 32); /* bottom-up first fit */
+    for (uint32_t i = 0; i < 2 * N; i++) {
+        ck_assert_int_eq(memd_device_alloc(d, &r, &lk[i]), 0);
+        ck_assert_uint_eq(lk[i].address, 16 * KiB + 32 * i);
+    }
+    uint32_t s0[] = {0}, s1[] = {1};
+    memd_alloc_req t = sram(MEMD_CLASS_CODE, 32); /* top-down: out of the way */
+    t.bank_set = s1;
+    t.nbank_set = 1;
+    ck_assert_int_eq(memd_device_alloc(d, &t, &far), 0); /* splits the region */
+    for (uint32_t i = 0; i < 2 * N; i += 2) {
+        ck_assert_int_eq(memd_device_release(d, &lk[i]), 0);
+        memd_placement_fini(&lk[i]);
+    }
+    r.bank_set = s0;
+    r.nbank_set = 1;
+    r.per_bank = true;
+    for (uint32_t j = 0; j <= N; j++) {
+        ck_assert_int_eq(memd_device_alloc(d, &r, &pc[j]), 0);
+        ck_assert_uint_eq(pc[j].addrs[0], 16 * KiB + 64 * j); /* the next hole, then the end */
+    }
+    ck_assert_ptr_nonnull(d->hints[MEMD_KIND_SRAM][1]);
+    ck_assert_int_eq(memd_device_check(d), 0);
+    /* Short walks again: one lockstep buffer stays (searches still merge two lists). */
+    for (uint32_t j = 0; j <= N; j++) {
+        ck_assert_int_eq(memd_device_release(d, &pc[j]), 0);
+        memd_placement_fini(&pc[j]);
+    }
+    for (uint32_t i = 1; i + 2 < 2 * N; i += 2) {
+        ck_assert_int_eq(memd_device_release(d, &lk[i]), 0);
+        memd_placement_fini(&lk[i]);
+    }
+    for (uint32_t j = 0; j < 1000 && d->hints[MEMD_KIND_SRAM][1]; j++) {
+        ck_assert_int_eq(memd_device_alloc(d, &r, &pc[0]), 0);
+        ck_assert_uint_eq(pc[0].addrs[0], 16 * KiB);
+        ck_assert_int_eq(memd_device_release(d, &pc[0]), 0);
+        memd_placement_fini(&pc[0]);
+    }
+    ck_assert_ptr_null(d->hints[MEMD_KIND_SRAM][1]);
+    ck_assert_int_eq(memd_device_check(d), 0);
+    ck_assert_int_eq(memd_device_release(d, &lk[2 * N - 1]), 0);
+    ck_assert_int_eq(memd_device_release(d, &far), 0);
+    memd_placement_fini(&lk[2 * N - 1]);
+    memd_placement_fini(&far);
+    free(lk);
+    free(pc);
+    memd_device_destroy(d);
+}
+END_TEST
+
 START_TEST(nomem_changes_nothing)
 {
     enum { BANKS = 8, MAXLIVE = 1500 };
@@ -913,11 +996,13 @@ Suite *memd_test_suite(void)
     tcase_add_test(t, per_bank_independent_addresses);
     tcase_add_test(t, split_keeps_lockstep);
     tcase_add_test(t, unsplit_after_last_piece);
+    tcase_add_test(t, bounds_follow_walks);
     suite_add_tcase(s, t);
     TCase *r = tcase_create("random");
     tcase_set_timeout(r, 600);
     tcase_add_test(r, random_mixed_modes);
     tcase_add_test(r, random_volume_lockstep_in_split);
+    tcase_add_test(r, random_with_bounds);
     tcase_add_test(r, nomem_changes_nothing);
     tcase_add_test(r, release_fails_whole);
     suite_add_tcase(s, r);

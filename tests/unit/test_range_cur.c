@@ -19,6 +19,7 @@
 
 #include "../common/ref_range.h"
 #include "check_main.h"
+#include "bank_hints.h"
 #include "range_cur.h"
 
 #define DEFAULT_SEED UINT64_C(0x637572736f727321)
@@ -185,16 +186,21 @@ static void run(uint64_t seed, uint64_t base, uint64_t size, uint64_t steps)
     ref_range_destroy(ref);
 }
 
-/* The reference for memd_range_fit_both: the intersection of two sorted free-block
- * lists, then first or best fit over it in direction dir. */
-static bool ref_fit_both(const blocks *x, const blocks *y, uint64_t sz, uint64_t al, memd_dir dir,
-                         memd_fit fit, uint64_t *at)
+/* The reference for memd_range_fit_both(_from): the intersection of two sorted
+ * free-block lists, cut at the bound `from` (bottom-up no start below it, top-down none
+ * above), then first or best fit over it in direction dir. */
+static bool ref_fit_both_from(const blocks *x, const blocks *y, uint64_t sz, uint64_t al,
+                              memd_dir dir, memd_fit fit, uint64_t from, uint64_t *at)
 {
     static uint64_t ia[16384], ie[16384];
     size_t n = 0, i = 0, j = 0;
     while (i < x->n && j < y->n) {
         uint64_t lo = x->a[i] > y->a[j] ? x->a[i] : y->a[j];
         uint64_t xe = x->a[i] + x->s[i], ye = y->a[j] + y->s[j], hi = xe < ye ? xe : ye;
+        if (dir == MEMD_DIR_TOP_DOWN && from < UINT64_MAX - sz && hi > from + sz)
+            hi = from + sz;
+        if (dir != MEMD_DIR_TOP_DOWN && lo < from)
+            lo = from;
         if (lo < hi) {
             ia[n] = lo;
             ie[n++] = hi;
@@ -221,6 +227,12 @@ static bool ref_fit_both(const blocks *x, const blocks *y, uint64_t sz, uint64_t
             break;
     }
     return found;
+}
+
+static bool ref_fit_both(const blocks *x, const blocks *y, uint64_t sz, uint64_t al, memd_dir dir,
+                         memd_fit fit, uint64_t *at)
+{
+    return ref_fit_both_from(x, y, sz, al, dir, fit, dir == MEMD_DIR_TOP_DOWN ? UINT64_MAX : 0, at);
 }
 
 /* Two ranges over the same span, each with its own seeded stream of allocations and
@@ -332,6 +344,168 @@ START_TEST(cursor_walks_against_reference)
 }
 END_TEST
 
+/* First-fit bounds (bank_hints.h) against the reference. Three banks' own ranges and
+ * one shared range, each with a seeded stream of allocations and frees (every free
+ * reported to the bounds, as device_banks.c does); after every step, questions for a
+ * random bank, size, direction and alignment: the bound must not pass the reference's
+ * first fit over the bank's and the shared free blocks (a stale bound would), the
+ * search from it must find exactly that fit, and a unit-aligned answer then tightens
+ * the bounds. Bank 2 is asked rarely, so it misses more shared frees than the log
+ * keeps and must forget. memd_range_fit_both_from is also asked from random bounds. */
+START_TEST(bounds_against_reference)
+{
+    enum { UNIT = 32, MAXLIVE = 1200, NR = 4, SHARED = 3 };
+    uint64_t seed = memd_test_seed(DEFAULT_SEED) ^ 0x68696e74ull, rng = seed, checked = 0;
+    uint64_t bounded = 0, size = UINT64_C(1) << 19;
+    printf("# seed %#" PRIx64 "\n", seed);
+    memd_range *r[NR];
+    ref_range *ref[NR];
+    uint64_t *live[NR];
+    size_t n[NR] = {0};
+    blocks *fb[NR];
+    memd_hints *h;
+    ck_assert_int_eq(memd_hints_create(SHARED, UNIT, &h), 0);
+    for (int k = 0; k < NR; k++) {
+        ck_assert_int_eq(memd_range_create(0, size, UNIT, &r[k]), 0);
+        ck_assert_int_eq(ref_range_create(0, size, UNIT, &ref[k]), 0);
+        live[k] = calloc(MAXLIVE, sizeof(uint64_t));
+        fb[k] = malloc(sizeof(blocks));
+        ck_assert_ptr_nonnull(live[k]);
+        ck_assert_ptr_nonnull(fb[k]);
+    }
+    for (uint64_t step = 0; step < 12000; step++) {
+        /* The shared range changes as often as all banks together. */
+        int k = memd_test_rand(&rng) % 2 ? SHARED : (int)(memd_test_rand(&rng) % SHARED);
+        uint64_t fill = (step / 2000) % 2 == 0 ? 65 : 40, a, b, lo, hi;
+        if (n[k] && (n[k] == MAXLIVE || memd_test_rand(&rng) % 100 >= fill)) {
+            size_t i = memd_test_rand(&rng) % n[k];
+            ck_assert_int_eq(memd_range_free_block(r[k], live[k][i], NULL, &lo, &hi), 0);
+            ck_assert_int_eq(ref_range_free(ref[k], live[k][i], NULL), 0);
+            if (k == SHARED)
+                memd_hints_shared_freed(h, lo, hi);
+            else
+                memd_hints_own_freed(h, (uint32_t)k, lo, hi);
+            live[k][i] = live[k][--n[k]];
+        } else {
+            uint64_t sz = 1 + memd_test_rand(&rng) % (1u << (5 + memd_test_rand(&rng) % 6));
+            memd_dir dir = (memd_dir)(memd_test_rand(&rng) % 2);
+            int rc = memd_range_alloc(r[k], sz, 0, dir, MEMD_FIT_FIRST, &a);
+            ck_assert_int_eq(rc, ref_range_alloc(ref[k], sz, 0, dir, MEMD_FIT_FIRST, &b));
+            if (rc == 0)
+                live[k][n[k]++] = a;
+        }
+        for (int j = 0; j < NR; j++) {
+            fb[j]->n = 0;
+            ref_range_foreach(ref[j], collect_free, fb[j]);
+        }
+        for (int q = 0; q < 3; q++) {
+            uint32_t bank = (uint32_t)(memd_test_rand(&rng) % 16 == 0 ? 2 : memd_test_rand(&rng) % 2);
+            uint64_t sz = 1 + memd_test_rand(&rng) % (1u << (5 + memd_test_rand(&rng) % 9));
+            uint64_t al = memd_test_rand(&rng) % 4 == 0 ? (uint64_t)UNIT << (1 + memd_test_rand(&rng) % 4) : UNIT;
+            memd_dir dir = (memd_dir)(memd_test_rand(&rng) % 2);
+            bool down = dir == MEMD_DIR_TOP_DOWN;
+            uint64_t rsz = (sz + UNIT - 1) & ~(uint64_t)(UNIT - 1), want = 0, got = 0, w;
+            uint64_t from = memd_hints_start(h, bank, dir, rsz);
+            bool exp = ref_fit_both(fb[bank], fb[SHARED], rsz, al, dir, MEMD_FIT_FIRST, &want);
+            ck_assert_msg(!exp || (down ? want <= from : want >= from),
+                          "seed %#" PRIx64 " step %" PRIu64 ": bank %u size %" PRIu64 " dir %d: bound %#"
+                          PRIx64 " passes the first fit %#" PRIx64, seed, step, bank, rsz, dir, from, want);
+            bounded += from != (down ? UINT64_MAX : 0);
+            memd_range_cur c0 = MEMD_RANGE_CUR_INIT, c1 = MEMD_RANGE_CUR_INIT;
+            int rc = memd_range_fit_both_from(r[bank], &c0, r[SHARED], &c1, sz, al, dir,
+                                              MEMD_FIT_FIRST, from, &got, &w);
+            ck_assert_msg((rc == 0) == exp && (rc == 0 || rc == -ENOMEM) && (!exp || got == want),
+                          "seed %#" PRIx64 " step %" PRIu64 ": from bound %#" PRIx64 ": %d %#" PRIx64
+                          ", reference %d %#" PRIx64, seed, step, from, rc, got, exp, want);
+            ck_assert_uint_ge(w, rc == 0 ? 2 : 0);
+            if (rc == 0 && al == UNIT)
+                memd_hints_found(h, bank, dir, rsz, got);
+            /* From an arbitrary bound: the first fit among the starts it allows. */
+            uint64_t any = memd_test_rand(&rng) % (size + 1);
+            exp = ref_fit_both_from(fb[bank], fb[SHARED], rsz, al, dir, MEMD_FIT_FIRST, any, &want);
+            rc = memd_range_fit_both_from(r[bank], &c0, r[SHARED], &c1, sz, al, dir, MEMD_FIT_FIRST,
+                                          any, &got, NULL);
+            ck_assert_msg((rc == 0) == exp && (!exp || got == want),
+                          "seed %#" PRIx64 " step %" PRIu64 ": from %#" PRIx64 " dir %d size %" PRIu64
+                          ": %d %#" PRIx64 ", reference %d %#" PRIx64, seed, step, any, dir, rsz, rc,
+                          got, exp, want);
+            checked++;
+            if (rc || n[bank] == MAXLIVE || q != 0 || memd_test_rand(&rng) % 2)
+                continue;
+            /* The bank takes a piece there from the cursor (it is free in both). */
+            ck_assert_int_eq(memd_range_reserve(r[bank]), 0);
+            ck_assert_int_eq(memd_range_alloc_at_cur(r[bank], &c0, got, sz), 0);
+            ck_assert_int_eq(ref_range_alloc_at(ref[bank], got, sz), 0);
+            live[bank][n[bank]++] = got;
+            break; /* the block lists changed */
+        }
+    }
+    printf("# %" PRIu64 " questions, %" PRIu64 " from a bound\n", checked, bounded);
+    ck_assert_uint_gt(bounded, checked / 2);
+    for (int k = 0; k < NR; k++) {
+        ck_assert_int_eq(memd_range_check(r[k]), 0);
+        memd_range_destroy(r[k]);
+        ref_range_destroy(ref[k]);
+        free(live[k]);
+        free(fb[k]);
+    }
+    memd_hints_destroy(h);
+    memd_hints *bad;
+    ck_assert_int_eq(memd_hints_create(0, UNIT, &bad), -EINVAL);
+    ck_assert_int_eq(memd_hints_create(2, 48, &bad), -EINVAL);
+    memd_range *x;
+    ck_assert_int_eq(memd_range_create(0, 4096, 32, &x), 0);
+    memd_range_cur a = MEMD_RANGE_CUR_INIT, b = MEMD_RANGE_CUR_INIT;
+    uint64_t at;
+    ck_assert_int_eq(memd_range_fit_both_from(x, &a, x, &b, 64, 0, MEMD_DIR_BOTTOM_UP, MEMD_FIT_BEST,
+                                              64, &at, NULL), -EINVAL); /* best fit: no bound */
+    ck_assert_int_eq(memd_range_free_block(x, 0, NULL, NULL, &at), -EINVAL);
+    memd_range_destroy(x);
+}
+END_TEST
+
+/* A bank that missed more shared frees than the log keeps forgets its bounds; one that
+ * missed exactly as many applies them all. The shared range is 200 one-unit buffers;
+ * the bank's bound for one unit is then unit 200. The first free (unit 10) is the one
+ * that makes a fit far below; the next 63 or 64 frees (units 100..) matter less. */
+START_TEST(bounds_forget_after_log)
+{
+    enum { UNIT = 32, LOG = 64 };
+    for (int extra = LOG - 1; extra <= LOG; extra++) {
+        memd_range *own, *shared;
+        memd_hints *h;
+        uint64_t at, lo, hi, w;
+        ck_assert_int_eq(memd_range_create(0, 2048 * UNIT, UNIT, &own), 0);
+        ck_assert_int_eq(memd_range_create(0, 2048 * UNIT, UNIT, &shared), 0);
+        ck_assert_int_eq(memd_hints_create(1, UNIT, &h), 0);
+        for (int i = 0; i < 200; i++) {
+            ck_assert_int_eq(memd_range_alloc(shared, UNIT, 0, MEMD_DIR_BOTTOM_UP, MEMD_FIT_FIRST, &at), 0);
+            ck_assert_uint_eq(at, (uint64_t)i * UNIT);
+        }
+        memd_range_cur c0 = MEMD_RANGE_CUR_INIT, c1 = MEMD_RANGE_CUR_INIT;
+        ck_assert_uint_eq(memd_hints_start(h, 0, MEMD_DIR_BOTTOM_UP, UNIT), 0);
+        ck_assert_int_eq(memd_range_fit_both_from(own, &c0, shared, &c1, UNIT, 0, MEMD_DIR_BOTTOM_UP,
+                                                  MEMD_FIT_FIRST, 0, &at, &w), 0);
+        ck_assert_uint_eq(at, 200 * UNIT);
+        memd_hints_found(h, 0, MEMD_DIR_BOTTOM_UP, UNIT, at);
+        ck_assert_uint_eq(memd_hints_start(h, 0, MEMD_DIR_BOTTOM_UP, UNIT), 200 * UNIT);
+        for (int i = 0; i <= extra; i++) {
+            uint64_t a = (i == 0 ? 10 : 99 + (uint64_t)i) * UNIT;
+            ck_assert_int_eq(memd_range_free_block(shared, a, NULL, &lo, &hi), 0);
+            memd_hints_shared_freed(h, lo, hi);
+        }
+        uint64_t from = memd_hints_start(h, 0, MEMD_DIR_BOTTOM_UP, UNIT);
+        ck_assert_uint_eq(from, extra < LOG ? 10 * UNIT : 0); /* all applied, or forgotten */
+        ck_assert_int_eq(memd_range_fit_both_from(own, &c0, shared, &c1, UNIT, 0, MEMD_DIR_BOTTOM_UP,
+                                                  MEMD_FIT_FIRST, from, &at, &w), 0);
+        ck_assert_uint_eq(at, 10 * UNIT);
+        memd_hints_destroy(h);
+        memd_range_destroy(own);
+        memd_range_destroy(shared);
+    }
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("range-cur");
@@ -339,6 +513,8 @@ Suite *memd_test_suite(void)
     tcase_set_timeout(t, 600);
     tcase_add_test(t, cursor_walks_against_reference);
     tcase_add_test(t, fit_both_against_reference);
+    tcase_add_test(t, bounds_against_reference);
+    tcase_add_test(t, bounds_forget_after_log);
     suite_add_tcase(s, t);
     return s;
 }
