@@ -9,8 +9,8 @@
  * units (8 KiB in 32-byte units); larger requests share the last class. Simulated on
  * memd-bench-alloc --banks mixed (10k live): blocks merged per per-bank search 94 from
  * the region's end, 26 from bounds with a class per unit, 28 with eight an octave, 30
- * with four, 34 with two (32 measured with these); finer classes cost more cache lines
- * per bank in upkeep than those few blocks save. */
+ * with four, 34 with two (32 measured with these). Sixteen keep a bank's bounds in
+ * eight cache lines, which its searches and frees touch. */
 #define CLASSES 16
 /* Shared-map frees a bank may miss before it forgets its bounds. */
 #define SHARED_LOG 64

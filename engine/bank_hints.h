@@ -7,7 +7,9 @@
  * in that intersection, nor one of any larger size; allocations only shrink the
  * intersection, so that stays true until something is freed. The next search of at
  * least that size may then start at a (memd_range_fit_both_from) and pass only the
- * blocks above it. Top-down mirrors it (no fit starts above a).
+ * blocks above it. Top-down, an answer a proves that no fit of s bytes or more ends
+ * above a + s (a larger fit holds an s-byte one at its top, which starts at or below
+ * a): the bound is kept on ends, and a search of s' bytes starts at end - s'.
  *
  * Bounds are kept per bank, per direction and per size class (class c holds requests
  * of at least its floor: 1 unit, then two classes an octave: 2, 3, 4, 6, 8, 12, ...).
@@ -16,9 +18,9 @@
  * the freed span and lies inside the free space of both maps, so inside [lo, hi): it
  * starts at lo or above and ends at hi or below, and is no longer than hi - lo. So each
  * class whose floor fits in hi - lo lowers its bottom-up bound to lo (if above) and
- * raises its top-down bound to hi - floor (if below). Those are O(classes) stores with
- * no search of the other map: bounds may get lower than the exact first fit, never
- * higher, so every search gives the same placement as without them.
+ * raises its top-down end bound to hi (if below). Those are O(classes) stores with no
+ * search of the other map: bounds may get looser than the exact first fit, never
+ * tighter, so every search gives the same placement as without them.
  *
  * A bank's own frees are applied at once. A shared-map free concerns every bank: it is
  * logged once in a ring (O(1)) and each bank applies the entries it has not seen when it

@@ -158,6 +158,40 @@ class Client(_memd.Client):
                                        ops, offs, budget_ms, seed)
         return LoadedModel(self, model, info, infos)
 
+    def banks_on_cores(self, device: int, group: str, x: Iterable[int],
+                       y: Iterable[int]) -> List[int]:
+        """The ids (increasing) of the banks of device's group ("sram"/"l1" or
+        "dram"/"global") whose logical core (cx, cy) has cx in x and cy in y, read from
+        memd's per-bank records: what subdev_define needs for a partition of cores on a
+        tt-metal device, whose L1 bank ids are shuffled over the grid (memd.yaml's
+        `cores:` picks the same). ValueError when the device has no such group or its
+        banks have no cores, or no bank lies on those cores."""
+        kinds = {"sram": "sram", "l1": "sram", "dram": "dram", "global": "dram"}
+        if group not in kinds:
+            raise ValueError(f"banks_on_cores: group {group!r}: expected sram (l1) or "
+                             "dram (global)")
+        xs, ys = set(x), set(y)
+        ids, seen = set(), False
+        for dev in self.dump(device)["devices"]:
+            for g in dev["bank_groups"] if dev["id"] == device else ():
+                if g["kind"] != kinds[group]:
+                    continue
+                for region in g["regions"]:
+                    for b in region.get("banks", ()):
+                        if b["core"] is None:
+                            raise ValueError(f"banks_on_cores: the {group} banks of device "
+                                             f"{device} have no core coordinates (tt-metal "
+                                             "devices' do): give bank ids")
+                        seen = True
+                        cx, cy = b["core"]["logical"]
+                        if cx in xs and cy in ys:
+                            ids.add(b["bank"])
+        if not seen:
+            raise ValueError(f"banks_on_cores: device {device} has no {group} banks")
+        if not ids:
+            raise ValueError("banks_on_cores: no bank lies on these cores")
+        return sorted(ids)
+
     def __repr__(self) -> str:
         return f"<memd.Client {self.socket!r}{' closed' if self.closed else ''}>"
 

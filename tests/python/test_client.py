@@ -10,7 +10,7 @@ import time
 import pytest
 
 import memd
-from conftest import BUILD_ROOT, MEMCTL, spins_during
+from conftest import BUILD_ROOT, MEMCTL, SHARED_DATA, spins_during
 
 MiB = 1 << 20
 
@@ -450,3 +450,34 @@ def test_bank_set_batch(client, daemon):
         got = c.alloc_batch([dict(sram, size=64), dict(sram, size=64, bank_set=[41, 42])])
         assert [x["bank"] for x in c.bank_info(got[0])] == [40, 41, 42, 43]
         assert got[1].bank_mode == 1 and got[1].banks == 2
+
+
+def test_banks_on_cores(client, own_daemon, tmp_path):
+    """Bank ids of a tt-metal core partition for subdev_define: rows 0-3 of a Wormhole
+    galaxy grid are 32 banks, 63 (core 1,0) and 34 (0,0) among them, 0 (1,4) not (the cores
+    test_banks_ttmetal.c has from tt-metal's own shuffle); a session bound to the sub-device
+    they define allocates on those cores only. Devices without cores are refused."""
+    with pytest.raises(ValueError, match="no core coordinates"):
+        client.banks_on_cores(0, "l1", range(8), range(4))
+    with pytest.raises(ValueError, match="expected sram"):
+        client.banks_on_cores(0, "hbm", range(8), range(4))
+    soc = os.path.join(SHARED_DATA, "soc", "tt-metal")
+    cfg = tmp_path / "memd.yaml"
+    cfg.write_text("devices:\n  - id: 0\n    tt_metal:\n"
+                   f"      soc_descriptor: {soc}/soc_wormhole_b0_80_arch.yaml\n"
+                   f"      core_descriptor: {soc}/core_wormhole_b0_80_arch.yaml\n"
+                   "      product: galaxy\n      hw_cqs: 1\n    sram: {reserved: 160KiB}\n")
+    d = own_daemon(config=str(cfg))
+    with memd.connect(d.socket, name="pytest-cores") as c:
+        rows = c.banks_on_cores(0, "l1", range(8), range(4))
+        assert len(rows) == 32 and 63 in rows and 34 in rows and 0 not in rows
+        assert rows == sorted(rows)
+        assert c.banks_on_cores(0, "sram", [1], [4]) == [0]
+        with pytest.raises(ValueError, match="no bank lies"):
+            c.banks_on_cores(0, "l1", [40], [40])
+        c.subdev_define("rows", 0, "l1", rows)
+        with memd.connect(d.socket, name="pytest-rows") as r:
+            r.subdev_bind("rows")
+            b = r.alloc(0, "constant", 4096, scope="sram")
+            assert sorted(x["bank"] for x in r.bank_info(b)) == rows
+            assert all(x["core"][1] <= 3 for x in r.bank_info(b))
