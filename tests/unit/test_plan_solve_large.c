@@ -201,7 +201,7 @@ static bool count_beats(void *ctx, const memd_plan_progress *p)
 
 /* plan.h: "called ... while it works, about every progress_ns of the clock". The first
  * run over the tree takes seconds at a million buffers; a caller (memctl plan on a
- * terminal) must hear from it: the first tree run polls the watch (it does not stop it).
+ * terminal) must hear from it: the first tree run polls the watch (it does not stop it). */
 START_TEST(beats_before_the_first_plan)
 {
     problem *p = make(memd_test_seed(0xBEA7));
