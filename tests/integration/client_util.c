@@ -57,13 +57,29 @@ memclient_alloc_req cu_sram(uint64_t bytes)
     return r;
 }
 
-const memclient_region *cu_region(const memclient_snapshot *s, memd_kind kind, const char *name)
+const memclient_region *cu_region_of(const memclient_snapshot *s, uint32_t device,
+                                     memd_kind kind, const char *name)
 {
     for (size_t i = 0; i < s->nregions; i++)
-        if (s->regions[i].device == 0 && s->regions[i].kind == kind &&
+        if (s->regions[i].device == device && s->regions[i].kind == kind &&
             !strcmp(s->regions[i].name, name))
             return &s->regions[i];
     return NULL;
+}
+
+const memclient_region *cu_region(const memclient_snapshot *s, memd_kind kind, const char *name)
+{
+    return cu_region_of(s, 0, kind, name);
+}
+
+uint64_t cu_region_size(memclient *c, uint32_t device, memd_kind kind, const char *name)
+{
+    memclient_snapshot *s = cu_dump(c, 0);
+    const memclient_region *r = cu_region_of(s, device, kind, name);
+    ck_assert_ptr_nonnull(r);
+    uint64_t size = r->size;
+    memclient_snapshot_free(s);
+    return size;
 }
 
 const memclient_alloc_info *cu_find(const memclient_snapshot *s, uint64_t handle)

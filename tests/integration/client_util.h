@@ -28,6 +28,11 @@ memclient_alloc_req cu_sram(uint64_t bytes);
 /* Region `name` of device 0's bank group `kind` in s, or NULL. */
 const memclient_region *cu_region(const memclient_snapshot *s, memd_kind kind,
                                   const char *name);
+/* The same on any device. */
+const memclient_region *cu_region_of(const memclient_snapshot *s, uint32_t device,
+                                     memd_kind kind, const char *name);
+/* The size of that region, from a dump of its own (fails the test if there is none). */
+uint64_t cu_region_size(memclient *c, uint32_t device, memd_kind kind, const char *name);
 /* The allocation with `handle` in s, or NULL. */
 const memclient_alloc_info *cu_find(const memclient_snapshot *s, uint64_t handle);
 

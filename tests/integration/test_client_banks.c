@@ -99,11 +99,7 @@ START_TEST(oom_names_the_bank)
 {
     cu_start(&f);
     memclient *c = cu_connect(&f);
-    memclient_snapshot *s = cu_dump(c, 0);
-    const memclient_region *buffers = cu_region(s, MEMD_KIND_SRAM, "buffers");
-    ck_assert_ptr_nonnull(buffers);
-    uint64_t region = buffers->size;
-    memclient_snapshot_free(s);
+    uint64_t region = cu_region_size(c, 0, MEMD_KIND_SRAM, "buffers");
     /* Bank 5 full. */
     uint32_t five = 5;
     memclient_alloc_req r = cu_sram(region);

@@ -202,15 +202,7 @@ START_TEST(grayskull_storage_core_banks)
     ck_assert_uint_eq(abs[1], info[1].absolute);
 
     /* Bank 13 full: a range over both banks names it with its core. */
-    memclient_snapshot *s = cu_dump(c, 0);
-    const memclient_region *buffers = NULL;
-    for (size_t i = 0; i < s->nregions; i++)
-        if (s->regions[i].device == 1 && s->regions[i].kind == MEMD_KIND_SRAM &&
-            !strcmp(s->regions[i].name, "buffers"))
-            buffers = &s->regions[i];
-    ck_assert_ptr_nonnull(buffers);
-    uint64_t left = buffers->size - 4096;
-    memclient_snapshot_free(s);
+    uint64_t left = cu_region_size(c, 1, MEMD_KIND_SRAM, "buffers") - 4096;
     memclient_alloc_req fill = l1(1, left, set, 1, 0);
     memclient_buffer x;
     ck_assert_int_eq(memclient_alloc(c, &fill, &x), 0);
