@@ -8,6 +8,7 @@
 
 #include "check_main.h"
 #include "plan.h"
+#include "plan_bound_check.h"
 #include "plan_internal.h"
 
 #define B(lo, up, sz) {.lower = (lo), .upper = (up), .size = (sz)}
@@ -471,24 +472,8 @@ START_TEST(placer_modes_agree)
              * stops at the placement that passes it, the ones before as they were. */
             plan_placer *ps[] = {&pg, &pl, &pt};
             for (int m = 0; m < 3 && ag > 0; m++) {
-                plan_bound bd;
-                atomic_init(&bd, ag);
-                ps[m]->bound = &bd;
                 uint64_t o[64];
-                ck_assert_uint_eq(memd_plan_place_range(ps[m], order, 0, fit, o), ag);
-                ck_assert(!ps[m]->beaten);
-                ck_assert_mem_eq(o, og, n * sizeof(*og));
-                atomic_store(&bd, ag - 1);
-                memset(o, 0xA5, sizeof(o));
-                ck_assert_uint_eq(memd_plan_place_range(ps[m], order, 0, fit, o), UINT64_MAX);
-                ck_assert(ps[m]->beaten);
-                size_t at_k = 0;
-                for (; og[order[at_k]] + b[order[at_k]].size < ag; at_k++)
-                    ck_assert_uint_eq(o[order[at_k]], og[order[at_k]]);
-                ck_assert_uint_eq(o[order[at_k]], og[order[at_k]]);
-                for (at_k++; at_k < n; at_k++)
-                    ck_assert_uint_eq(o[order[at_k]], 0xA5A5A5A5A5A5A5A5u);
-                ps[m]->bound = NULL;
+                memd_test_placer_bound(ps[m], b, n, order, fit, og, ag, o);
             }
         }
         memd_plan_placer_free(&pg);

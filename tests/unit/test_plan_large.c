@@ -12,6 +12,7 @@
 #include "check_main.h"
 #include "plan.h"
 #include "plan_internal.h"
+#include "plan_bound_check.h"
 #include "plan_runners.h"
 
 #define N 1500
@@ -473,27 +474,7 @@ START_TEST(placer_stops_past_the_bound)
             plan_placer pt;
             ck_assert_int_eq(memd_plan_placer_init_tree(&pt, b, N), 0);
             uint64_t arena = memd_plan_place_range(&pt, order, 0, fit, full);
-            plan_bound bd;
-            atomic_init(&bd, arena);
-            pt.bound = &bd;
-            ck_assert_uint_eq(memd_plan_place_range(&pt, order, 0, fit, o), arena);
-            ck_assert(!pt.beaten);
-            ck_assert_mem_eq(o, full, N * sizeof(*o));
-            atomic_store(&bd, arena - 1);
-            memset(o, 0xA5, N * sizeof(*o));
-            ck_assert_uint_eq(memd_plan_place_range(&pt, order, 0, fit, o), UINT64_MAX);
-            ck_assert(pt.beaten && !pt.failed);
-            /* The stop: the first placement whose end passes arena - 1. */
-            size_t k = 0;
-            for (; full[order[k]] + b[order[k]].size < arena; k++)
-                ck_assert_uint_eq(o[order[k]], full[order[k]]);
-            ck_assert_uint_eq(o[order[k]], full[order[k]]);
-            for (k++; k < N; k++)
-                ck_assert_uint_eq(o[order[k]], 0xA5A5A5A5A5A5A5A5u);
-            /* The next run without a bound is whole again. */
-            pt.bound = NULL;
-            ck_assert_uint_eq(memd_plan_place_range(&pt, order, 0, fit, o), arena);
-            ck_assert(!pt.beaten);
+            memd_test_placer_bound(&pt, b, N, order, fit, full, arena, o);
             memd_plan_placer_free(&pt);
         }
     free(b);
