@@ -38,6 +38,23 @@ static int load_file(const char *path, memd_config *cfg, char *msg, size_t cap)
     return rc;
 }
 
+/* Loads a config whose text is `text`, from a file of its own (removed after). */
+static int load_text(const char *text, memd_config *cfg, char *msg, size_t cap)
+{
+    char dir[] = "/tmp/memd-test-config-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[sizeof dir + 16];
+    snprintf(path, sizeof path, "%s/m.yaml", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_ge(fputs(text, f), 0);
+    ck_assert_int_eq(fclose(f), 0);
+    int rc = load_file(path, cfg, msg, cap);
+    unlink(path);
+    rmdir(dir);
+    return rc;
+}
+
 static const memd_device_spec *by_id(const memd_config *cfg, uint32_t id)
 {
     for (uint32_t i = 0; i < cfg->ndevices; i++)
@@ -490,59 +507,43 @@ END_TEST
  * name memd does not know, is reported at its position. */
 static int remap_config(const char *remap, memd_config *cfg, char *msg, size_t cap)
 {
-    char dir[] = "/tmp/memd-test-remap-XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char path[4200];
-    snprintf(path, sizeof path, "%s/m.yaml", dir);
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
     const char *sd = getenv("MEMD_SHARED_DATA");
-    fprintf(f,
-            "devices:\n"
-            "  - id: 0\n"
-            "    tt_metal:\n"
-            "      soc_descriptor: %s/soc/tt-metal/soc_wormhole_b0_80_arch.yaml\n"
-            "      core_descriptor: %s/soc/tt-metal/core_wormhole_b0_80_arch.yaml\n"
-            "      product: galaxy\n"
-            "      hw_cqs: 1\n"
-            "%s"
-            "    sram: {reserved: 160KiB}\n",
-            sd, sd, remap);
-    fclose(f);
-    int rc = load_file(path, cfg, msg, cap);
-    unlink(path);
-    rmdir(dir);
-    return rc;
+    char text[16384];
+    int len = snprintf(text, sizeof text,
+                       "devices:\n"
+                       "  - id: 0\n"
+                       "    tt_metal:\n"
+                       "      soc_descriptor: %s/soc/tt-metal/soc_wormhole_b0_80_arch.yaml\n"
+                       "      core_descriptor: %s/soc/tt-metal/core_wormhole_b0_80_arch.yaml\n"
+                       "      product: galaxy\n"
+                       "      hw_cqs: 1\n"
+                       "%s"
+                       "    sram: {reserved: 160KiB}\n",
+                       sd, sd, remap);
+    ck_assert(len > 0 && (size_t)len < sizeof text);
+    return load_text(text, cfg, msg, cap);
 }
 
 /* sub_devices given by cores: a Wormhole galaxy (default remap) and tiny.yaml (no cores). */
 static int subdev_config(const char *subdevs, memd_config *cfg, char *msg, size_t cap)
 {
-    char dir[] = "/tmp/memd-test-cores-XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char path[4200];
-    snprintf(path, sizeof path, "%s/m.yaml", dir);
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
     const char *sd = getenv("MEMD_SHARED_DATA"), *src = getenv("MEMD_SOURCE_ROOT");
-    fprintf(f,
-            "devices:\n"
-            "  - id: 0\n"
-            "    tt_metal:\n"
-            "      soc_descriptor: %s/soc/tt-metal/soc_wormhole_b0_80_arch.yaml\n"
-            "      core_descriptor: %s/soc/tt-metal/core_wormhole_b0_80_arch.yaml\n"
-            "      product: galaxy\n"
-            "      hw_cqs: 1\n"
-            "    sram: {reserved: 160KiB}\n"
-            "  - id: 1\n"
-            "    descriptor: %s/tests/data/soc/devices/tiny.yaml\n"
-            "sub_devices:\n%s",
-            sd, sd, src ? src : ".", subdevs);
-    fclose(f);
-    int rc = load_file(path, cfg, msg, cap);
-    unlink(path);
-    rmdir(dir);
-    return rc;
+    char text[16384];
+    int len = snprintf(text, sizeof text,
+                       "devices:\n"
+                       "  - id: 0\n"
+                       "    tt_metal:\n"
+                       "      soc_descriptor: %s/soc/tt-metal/soc_wormhole_b0_80_arch.yaml\n"
+                       "      core_descriptor: %s/soc/tt-metal/core_wormhole_b0_80_arch.yaml\n"
+                       "      product: galaxy\n"
+                       "      hw_cqs: 1\n"
+                       "    sram: {reserved: 160KiB}\n"
+                       "  - id: 1\n"
+                       "    descriptor: %s/tests/data/soc/devices/tiny.yaml\n"
+                       "sub_devices:\n%s",
+                       sd, sd, src ? src : ".", subdevs);
+    ck_assert(len > 0 && (size_t)len < sizeof text);
+    return load_text(text, cfg, msg, cap);
 }
 
 static bool has_bank(const memd_subdev_spec *d, uint32_t b)
