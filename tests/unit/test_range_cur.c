@@ -235,6 +235,66 @@ static bool ref_fit_both(const blocks *x, const blocks *y, uint64_t sz, uint64_t
     return ref_fit_both_from(x, y, sz, al, dir, fit, dir == MEMD_DIR_TOP_DOWN ? UINT64_MAX : 0, at);
 }
 
+/* A range and its reference model given the same changes: the live allocations'
+ * addresses (at most max) and, once collected, the reference's free blocks. */
+typedef struct twin {
+    memd_range *r;
+    ref_range *ref;
+    uint64_t *live;
+    size_t n, max;
+    blocks *fb;
+} twin;
+
+static void twin_init(twin *t, uint64_t size, uint64_t align, size_t max)
+{
+    ck_assert_int_eq(memd_range_create(0, size, align, &t->r), 0);
+    ck_assert_int_eq(ref_range_create(0, size, align, &t->ref), 0);
+    t->live = calloc(max, sizeof(uint64_t));
+    t->fb = malloc(sizeof(blocks));
+    ck_assert_ptr_nonnull(t->live);
+    ck_assert_ptr_nonnull(t->fb);
+    t->n = 0;
+    t->max = max;
+}
+
+/* Checks the range, then frees everything. */
+static void twin_done(twin *t)
+{
+    ck_assert_int_eq(memd_range_check(t->r), 0);
+    memd_range_destroy(t->r);
+    ref_range_destroy(t->ref);
+    free(t->live);
+    free(t->fb);
+}
+
+/* A first-fit allocation of a random size (up to 1 KiB) and direction in both: the
+ * same answer. */
+static void twin_alloc_random(twin *t, uint64_t *rng)
+{
+    uint64_t a, b;
+    uint64_t sz = 1 + memd_test_rand(rng) % (1u << (5 + memd_test_rand(rng) % 6));
+    memd_dir dir = (memd_dir)(memd_test_rand(rng) % 2);
+    int rc = memd_range_alloc(t->r, sz, 0, dir, MEMD_FIT_FIRST, &a);
+    ck_assert_int_eq(rc, ref_range_alloc(t->ref, sz, 0, dir, MEMD_FIT_FIRST, &b));
+    if (rc == 0)
+        t->live[t->n++] = a;
+}
+
+/* Takes sz bytes at `at` in both, the range from cursor c's block. */
+static void twin_take(twin *t, memd_range_cur *c, uint64_t at, uint64_t sz)
+{
+    ck_assert_int_eq(memd_range_reserve(t->r), 0);
+    ck_assert_int_eq(memd_range_alloc_at_cur(t->r, c, at, sz), 0);
+    ck_assert_int_eq(ref_range_alloc_at(t->ref, at, sz), 0);
+    t->live[t->n++] = at;
+}
+
+static void twin_collect(twin *t)
+{
+    t->fb->n = 0;
+    ref_range_foreach(t->ref, collect_free, t->fb);
+}
+
 /* Two ranges over the same span, each with its own seeded stream of allocations and
  * frees (the second offset so their blocks interleave); after every step a few
  * requests of both directions, both fits and several alignments through
@@ -245,41 +305,24 @@ START_TEST(fit_both_against_reference)
     enum { MIN_ALIGN = 32, MAXLIVE = 1500 };
     uint64_t seed = memd_test_seed(DEFAULT_SEED) ^ 0x626f7468ull, rng = seed, checked = 0;
     printf("# seed %#" PRIx64 "\n", seed);
-    memd_range *r[2];
-    ref_range *ref[2];
-    uint64_t *live[2], size = UINT64_C(1) << 19;
-    size_t n[2] = {0, 0};
-    blocks *fb[2];
-    for (int k = 0; k < 2; k++) {
-        ck_assert_int_eq(memd_range_create(0, size, MIN_ALIGN, &r[k]), 0);
-        ck_assert_int_eq(ref_range_create(0, size, MIN_ALIGN, &ref[k]), 0);
-        live[k] = calloc(MAXLIVE, sizeof(uint64_t));
-        fb[k] = malloc(sizeof(blocks));
-        ck_assert_ptr_nonnull(live[k]);
-        ck_assert_ptr_nonnull(fb[k]);
-    }
+    twin tw[2];
+    for (int k = 0; k < 2; k++)
+        twin_init(&tw[k], UINT64_C(1) << 19, MIN_ALIGN, MAXLIVE);
     for (uint64_t step = 0; step < 12000; step++) {
-        int k = (int)(memd_test_rand(&rng) % 2);
-        uint64_t fill = (step / 2000) % 2 == 0 ? 70 : 40, a, b;
-        if (n[k] && (n[k] == MAXLIVE || memd_test_rand(&rng) % 100 >= fill)) {
-            size_t i = memd_test_rand(&rng) % n[k];
-            ck_assert_int_eq(memd_range_free(r[k], live[k][i], NULL), 0);
-            ck_assert_int_eq(ref_range_free(ref[k], live[k][i], NULL), 0);
-            live[k][i] = live[k][--n[k]];
+        twin *tv = &tw[memd_test_rand(&rng) % 2];
+        uint64_t fill = (step / 2000) % 2 == 0 ? 70 : 40;
+        if (tv->n && (tv->n == MAXLIVE || memd_test_rand(&rng) % 100 >= fill)) {
+            size_t i = memd_test_rand(&rng) % tv->n;
+            ck_assert_int_eq(memd_range_free(tv->r, tv->live[i], NULL), 0);
+            ck_assert_int_eq(ref_range_free(tv->ref, tv->live[i], NULL), 0);
+            tv->live[i] = tv->live[--tv->n];
         } else {
-            uint64_t sz = 1 + memd_test_rand(&rng) % (1u << (5 + memd_test_rand(&rng) % 6));
-            memd_dir dir = (memd_dir)(memd_test_rand(&rng) % 2);
-            int rc = memd_range_alloc(r[k], sz, 0, dir, MEMD_FIT_FIRST, &a);
-            ck_assert_int_eq(rc, ref_range_alloc(ref[k], sz, 0, dir, MEMD_FIT_FIRST, &b));
-            if (rc == 0)
-                live[k][n[k]++] = a;
+            twin_alloc_random(tv, &rng);
         }
         if (step % 5 != 0)
             continue;
-        for (int j = 0; j < 2; j++) {
-            fb[j]->n = 0;
-            ref_range_foreach(ref[j], collect_free, fb[j]);
-        }
+        for (int j = 0; j < 2; j++)
+            twin_collect(&tw[j]);
         for (int q = 0; q < 4; q++) {
             uint64_t sz = 1 + memd_test_rand(&rng) % (1u << (5 + memd_test_rand(&rng) % 8));
             uint64_t al = (uint64_t)MIN_ALIGN << (memd_test_rand(&rng) % 3 == 0 ? memd_test_rand(&rng) % 6 : 0);
@@ -287,33 +330,24 @@ START_TEST(fit_both_against_reference)
             memd_fit fit = (memd_fit)(memd_test_rand(&rng) % 2);
             uint64_t rsz = (sz + MIN_ALIGN - 1) & ~(uint64_t)(MIN_ALIGN - 1), want = 0, got = 0;
             memd_range_cur c0 = MEMD_RANGE_CUR_INIT, c1 = MEMD_RANGE_CUR_INIT;
-            int rc = memd_range_fit_both(r[0], &c0, r[1], &c1, sz, al, dir, fit, &got);
-            bool exp = ref_fit_both(fb[0], fb[1], rsz, al, dir, fit, &want);
+            int rc = memd_range_fit_both(tw[0].r, &c0, tw[1].r, &c1, sz, al, dir, fit, &got);
+            bool exp = ref_fit_both(tw[0].fb, tw[1].fb, rsz, al, dir, fit, &want);
             ck_assert_msg((rc == 0) == exp && (rc == 0 || rc == -ENOMEM) && (!exp || got == want),
                           "seed %#" PRIx64 " step %" PRIu64 ": size %" PRIu64 " align %" PRIu64
                           " dir %d fit %d: %d %#" PRIx64 ", reference %d %#" PRIx64, seed, step, sz,
                           al, dir, fit, rc, got, exp, want);
             checked++;
-            if (rc || n[0] == MAXLIVE || n[1] == MAXLIVE || q != 0)
+            if (rc || tw[0].n == MAXLIVE || tw[1].n == MAXLIVE || q != 0)
                 continue;
             /* Both cursors hold the placement: allocate it in both from them. */
-            for (int j = 0; j < 2; j++) {
-                ck_assert_int_eq(memd_range_reserve(r[j]), 0);
-                ck_assert_int_eq(memd_range_alloc_at_cur(r[j], j ? &c1 : &c0, got, sz), 0);
-                ck_assert_int_eq(ref_range_alloc_at(ref[j], got, sz), 0);
-                live[j][n[j]++] = got;
-            }
+            for (int j = 0; j < 2; j++)
+                twin_take(&tw[j], j ? &c1 : &c0, got, sz);
             break; /* the block lists changed */
         }
     }
     printf("# %" PRIu64 " intersections checked\n", checked);
-    for (int k = 0; k < 2; k++) {
-        ck_assert_int_eq(memd_range_check(r[k]), 0);
-        memd_range_destroy(r[k]);
-        ref_range_destroy(ref[k]);
-        free(live[k]);
-        free(fb[k]);
-    }
+    for (int k = 0; k < 2; k++)
+        twin_done(&tw[k]);
     /* Bad arguments. */
     memd_range *x, *y;
     ck_assert_int_eq(memd_range_create(0, 4096, 32, &x), 0);
@@ -358,46 +392,30 @@ START_TEST(bounds_against_reference)
     uint64_t seed = memd_test_seed(DEFAULT_SEED) ^ 0x68696e74ull, rng = seed, checked = 0;
     uint64_t bounded = 0, size = UINT64_C(1) << 19;
     printf("# seed %#" PRIx64 "\n", seed);
-    memd_range *r[NR];
-    ref_range *ref[NR];
-    uint64_t *live[NR];
-    size_t n[NR] = {0};
-    blocks *fb[NR];
+    twin tw[NR];
     memd_hints *h;
     ck_assert_int_eq(memd_hints_create(SHARED, UNIT, &h), 0);
-    for (int k = 0; k < NR; k++) {
-        ck_assert_int_eq(memd_range_create(0, size, UNIT, &r[k]), 0);
-        ck_assert_int_eq(ref_range_create(0, size, UNIT, &ref[k]), 0);
-        live[k] = calloc(MAXLIVE, sizeof(uint64_t));
-        fb[k] = malloc(sizeof(blocks));
-        ck_assert_ptr_nonnull(live[k]);
-        ck_assert_ptr_nonnull(fb[k]);
-    }
+    for (int k = 0; k < NR; k++)
+        twin_init(&tw[k], size, UNIT, MAXLIVE);
     for (uint64_t step = 0; step < 12000; step++) {
         /* The shared range changes as often as all banks together. */
         int k = memd_test_rand(&rng) % 2 ? SHARED : (int)(memd_test_rand(&rng) % SHARED);
-        uint64_t fill = (step / 2000) % 2 == 0 ? 65 : 40, a, b, lo, hi;
-        if (n[k] && (n[k] == MAXLIVE || memd_test_rand(&rng) % 100 >= fill)) {
-            size_t i = memd_test_rand(&rng) % n[k];
-            ck_assert_int_eq(memd_range_free_block(r[k], live[k][i], NULL, &lo, &hi), 0);
-            ck_assert_int_eq(ref_range_free(ref[k], live[k][i], NULL), 0);
+        twin *tv = &tw[k];
+        uint64_t fill = (step / 2000) % 2 == 0 ? 65 : 40, lo, hi;
+        if (tv->n && (tv->n == MAXLIVE || memd_test_rand(&rng) % 100 >= fill)) {
+            size_t i = memd_test_rand(&rng) % tv->n;
+            ck_assert_int_eq(memd_range_free_block(tv->r, tv->live[i], NULL, &lo, &hi), 0);
+            ck_assert_int_eq(ref_range_free(tv->ref, tv->live[i], NULL), 0);
             if (k == SHARED)
                 memd_hints_shared_freed(h, lo, hi);
             else
                 memd_hints_own_freed(h, (uint32_t)k, lo, hi);
-            live[k][i] = live[k][--n[k]];
+            tv->live[i] = tv->live[--tv->n];
         } else {
-            uint64_t sz = 1 + memd_test_rand(&rng) % (1u << (5 + memd_test_rand(&rng) % 6));
-            memd_dir dir = (memd_dir)(memd_test_rand(&rng) % 2);
-            int rc = memd_range_alloc(r[k], sz, 0, dir, MEMD_FIT_FIRST, &a);
-            ck_assert_int_eq(rc, ref_range_alloc(ref[k], sz, 0, dir, MEMD_FIT_FIRST, &b));
-            if (rc == 0)
-                live[k][n[k]++] = a;
+            twin_alloc_random(tv, &rng);
         }
-        for (int j = 0; j < NR; j++) {
-            fb[j]->n = 0;
-            ref_range_foreach(ref[j], collect_free, fb[j]);
-        }
+        for (int j = 0; j < NR; j++)
+            twin_collect(&tw[j]);
         for (int q = 0; q < 3; q++) {
             uint32_t bank = (uint32_t)(memd_test_rand(&rng) % 16 == 0 ? 2 : memd_test_rand(&rng) % 2);
             uint64_t sz = 1 + memd_test_rand(&rng) % (1u << (5 + memd_test_rand(&rng) % 9));
@@ -406,13 +424,13 @@ START_TEST(bounds_against_reference)
             bool down = dir == MEMD_DIR_TOP_DOWN;
             uint64_t rsz = (sz + UNIT - 1) & ~(uint64_t)(UNIT - 1), want = 0, got = 0, w;
             uint64_t from = memd_hints_start(h, bank, dir, rsz);
-            bool exp = ref_fit_both(fb[bank], fb[SHARED], rsz, al, dir, MEMD_FIT_FIRST, &want);
+            bool exp = ref_fit_both(tw[bank].fb, tw[SHARED].fb, rsz, al, dir, MEMD_FIT_FIRST, &want);
             ck_assert_msg(!exp || (down ? want <= from : want >= from),
                           "seed %#" PRIx64 " step %" PRIu64 ": bank %u size %" PRIu64 " dir %d: bound %#"
                           PRIx64 " passes the first fit %#" PRIx64, seed, step, bank, rsz, dir, from, want);
             bounded += from != (down ? UINT64_MAX : 0);
             memd_range_cur c0 = MEMD_RANGE_CUR_INIT, c1 = MEMD_RANGE_CUR_INIT;
-            int rc = memd_range_fit_both_from(r[bank], &c0, r[SHARED], &c1, sz, al, dir,
+            int rc = memd_range_fit_both_from(tw[bank].r, &c0, tw[SHARED].r, &c1, sz, al, dir,
                                               MEMD_FIT_FIRST, from, &got, &w);
             ck_assert_msg((rc == 0) == exp && (rc == 0 || rc == -ENOMEM) && (!exp || got == want),
                           "seed %#" PRIx64 " step %" PRIu64 ": from bound %#" PRIx64 ": %d %#" PRIx64
@@ -422,33 +440,25 @@ START_TEST(bounds_against_reference)
                 memd_hints_found(h, bank, dir, rsz, got);
             /* From an arbitrary bound: the first fit among the starts it allows. */
             uint64_t any = memd_test_rand(&rng) % (size + 1);
-            exp = ref_fit_both_from(fb[bank], fb[SHARED], rsz, al, dir, MEMD_FIT_FIRST, any, &want);
-            rc = memd_range_fit_both_from(r[bank], &c0, r[SHARED], &c1, sz, al, dir, MEMD_FIT_FIRST,
+            exp = ref_fit_both_from(tw[bank].fb, tw[SHARED].fb, rsz, al, dir, MEMD_FIT_FIRST, any, &want);
+            rc = memd_range_fit_both_from(tw[bank].r, &c0, tw[SHARED].r, &c1, sz, al, dir, MEMD_FIT_FIRST,
                                           any, &got, NULL);
             ck_assert_msg((rc == 0) == exp && (!exp || got == want),
                           "seed %#" PRIx64 " step %" PRIu64 ": from %#" PRIx64 " dir %d size %" PRIu64
                           ": %d %#" PRIx64 ", reference %d %#" PRIx64, seed, step, any, dir, rsz, rc,
                           got, exp, want);
             checked++;
-            if (rc || n[bank] == MAXLIVE || q != 0 || memd_test_rand(&rng) % 2)
+            if (rc || tw[bank].n == MAXLIVE || q != 0 || memd_test_rand(&rng) % 2)
                 continue;
             /* The bank takes a piece there from the cursor (it is free in both). */
-            ck_assert_int_eq(memd_range_reserve(r[bank]), 0);
-            ck_assert_int_eq(memd_range_alloc_at_cur(r[bank], &c0, got, sz), 0);
-            ck_assert_int_eq(ref_range_alloc_at(ref[bank], got, sz), 0);
-            live[bank][n[bank]++] = got;
+            twin_take(&tw[bank], &c0, got, sz);
             break; /* the block lists changed */
         }
     }
     printf("# %" PRIu64 " questions, %" PRIu64 " from a bound\n", checked, bounded);
     ck_assert_uint_gt(bounded, checked / 2);
-    for (int k = 0; k < NR; k++) {
-        ck_assert_int_eq(memd_range_check(r[k]), 0);
-        memd_range_destroy(r[k]);
-        ref_range_destroy(ref[k]);
-        free(live[k]);
-        free(fb[k]);
-    }
+    for (int k = 0; k < NR; k++)
+        twin_done(&tw[k]);
     memd_hints_destroy(h);
     memd_hints *bad;
     ck_assert_int_eq(memd_hints_create(0, UNIT, &bad), -EINVAL);
