@@ -79,13 +79,15 @@ static int place_order(solver *s, int ord)
     plan_budget *bu = &s->bu;
     /* A run that passes the best plan's arena cannot replace it: it stops there. */
     plan_bound bound;
+    atomic_init(&bound, UINT64_MAX);
     s->pl.bound = &bound;
     for (int fit = 0; fit < 2 && (!s->bp.have || s->bp.arena > s->lb); fit++) {
         uint64_t now = bu->clock ? bu->clock(bu->clock_ctx) : 0;
         if (s->bp.have && ((bu->clock && now + s->run_ns >= bu->deadline_ns) ||
                            memd_plan_watch_poll(bu->watch, bu->used)))
             break;
-        atomic_init(&bound, s->bp.have ? s->bp.arena : UINT64_MAX);
+        atomic_store_explicit(&bound, s->bp.have ? s->bp.arena : UINT64_MAX,
+                              memory_order_relaxed);
         uint64_t arena = memd_plan_place_range(&s->pl, s->order, 0, fit, s->off);
         if (s->pl.failed)
             return -ENOMEM;

@@ -319,10 +319,11 @@ int memd_plan_portfolio_tree(const memd_plan_buffer *b, size_t n, uint64_t lb,
  * in lanes run by opts->runner (or in order); lowers bp. run_ns: how long one placer
  * run took (with a clock). sched: NULL for the defaults. -ENOMEM. */
 #define PLAN_LARGE_LANES 2
-/* Above this many buffers the lanes run one after the other even with a runner (each
- * holds a tree of its own, about 150 bytes a buffer: memory counts more there), and a
- * lane starts a run only when all of it fits before its deadline (a run takes seconds
- * there, and one cut short holds its keys beside the full tree). */
+/* Above this many buffers the lanes (and the tree portfolio's) run one after the other
+ * even with a runner (each holds a tree of its own, about 150 bytes a buffer: memory
+ * counts more there), and a squeaky lane starts a run only when all of it fits before
+ * its deadline (a run takes seconds there, and one cut short holds its keys beside the
+ * full tree). */
 #define PLAN_LARGE_SERIAL_ABOVE 300000u
 typedef struct plan_large_sched {
     size_t serial_above;                /* PLAN_LARGE_SERIAL_ABOVE (tests lower it) */

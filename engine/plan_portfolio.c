@@ -18,8 +18,6 @@
 
 #define PF_LANES 2
 #define PF_RUNS (2 * PLAN_ORD_COUNT)
-/* As plan_large.c: above this, one tree at a time (memory). */
-#define PF_THREADED_MAX_N 300000u
 
 typedef struct pf_lane {
     const memd_plan_buffer *b;
@@ -136,7 +134,8 @@ int memd_plan_portfolio_tree(const memd_plan_buffer *b, size_t n, uint64_t lb,
         if (i)
             p.ln[i].bu.watch = NULL; /* one caller of the callback at a time */
     }
-    if (opts->runner && n <= PF_THREADED_MAX_N)
+    /* As the lanes: above this, one tree at a time (memory). */
+    if (opts->runner && n <= PLAN_LARGE_SERIAL_ABOVE)
         opts->runner(opts->runner_ctx, PF_LANES, pf_run, &p);
     else
         pf_in_order(NULL, PF_LANES, pf_run, &p);
