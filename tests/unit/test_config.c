@@ -500,14 +500,12 @@ START_TEST(test_ttmetal_config)
 }
 END_TEST
 
-/* tt_metal.l1_bank_remap: tt-metal's default shuffle unless told (bank 0 is logical core
- * (1, 4) on a Wormhole galaxy grid: see test_banks_ttmetal.c), libstdc++ (the same),
- * libc++ (bank 0 at (2, 6), bank 14 at (0, 0): libc++'s own output, in
- * test_banks_ttmetal.c), identity, or a list; a list that does not fit the device, or a
- * name memd does not know, is reported at its position. */
-static int remap_config(const char *remap, memd_config *cfg, char *msg, size_t cap)
+/* A Wormhole galaxy with `remap` in its tt_metal block; with subdevs, also tiny.yaml
+ * (no cores) as device 1 and those sub_devices. */
+static int galaxy_config(const char *remap, const char *subdevs, memd_config *cfg, char *msg,
+                         size_t cap)
 {
-    const char *sd = getenv("MEMD_SHARED_DATA");
+    const char *sd = getenv("MEMD_SHARED_DATA"), *src = getenv("MEMD_SOURCE_ROOT");
     char text[16384];
     int len = snprintf(text, sizeof text,
                        "devices:\n"
@@ -521,29 +519,31 @@ static int remap_config(const char *remap, memd_config *cfg, char *msg, size_t c
                        "    sram: {reserved: 160KiB}\n",
                        sd, sd, remap);
     ck_assert(len > 0 && (size_t)len < sizeof text);
+    if (subdevs) {
+        int more = snprintf(text + len, sizeof text - (size_t)len,
+                            "  - id: 1\n"
+                            "    descriptor: %s/tests/data/soc/devices/tiny.yaml\n"
+                            "sub_devices:\n%s",
+                            src ? src : ".", subdevs);
+        ck_assert(more > 0 && (size_t)more < sizeof text - (size_t)len);
+    }
     return load_text(text, cfg, msg, cap);
+}
+
+/* tt_metal.l1_bank_remap: tt-metal's default shuffle unless told (bank 0 is logical core
+ * (1, 4) on a Wormhole galaxy grid: see test_banks_ttmetal.c), libstdc++ (the same),
+ * libc++ (bank 0 at (2, 6), bank 14 at (0, 0): libc++'s own output, in
+ * test_banks_ttmetal.c), identity, or a list; a list that does not fit the device, or a
+ * name memd does not know, is reported at its position. */
+static int remap_config(const char *remap, memd_config *cfg, char *msg, size_t cap)
+{
+    return galaxy_config(remap, NULL, cfg, msg, cap);
 }
 
 /* sub_devices given by cores: a Wormhole galaxy (default remap) and tiny.yaml (no cores). */
 static int subdev_config(const char *subdevs, memd_config *cfg, char *msg, size_t cap)
 {
-    const char *sd = getenv("MEMD_SHARED_DATA"), *src = getenv("MEMD_SOURCE_ROOT");
-    char text[16384];
-    int len = snprintf(text, sizeof text,
-                       "devices:\n"
-                       "  - id: 0\n"
-                       "    tt_metal:\n"
-                       "      soc_descriptor: %s/soc/tt-metal/soc_wormhole_b0_80_arch.yaml\n"
-                       "      core_descriptor: %s/soc/tt-metal/core_wormhole_b0_80_arch.yaml\n"
-                       "      product: galaxy\n"
-                       "      hw_cqs: 1\n"
-                       "    sram: {reserved: 160KiB}\n"
-                       "  - id: 1\n"
-                       "    descriptor: %s/tests/data/soc/devices/tiny.yaml\n"
-                       "sub_devices:\n%s",
-                       sd, sd, src ? src : ".", subdevs);
-    ck_assert(len > 0 && (size_t)len < sizeof text);
-    return load_text(text, cfg, msg, cap);
+    return galaxy_config("", subdevs, cfg, msg, cap);
 }
 
 static bool has_bank(const memd_subdev_spec *d, uint32_t b)
