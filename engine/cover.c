@@ -2,8 +2,17 @@
  *
  * Units are indexed 0..units-1 (unit u is [base + u * unit, base + (u + 1) * unit)). A
  * node of span n splits into a left child of ceil(n / 2) units and a right child of
- * floor(n / 2). Summaries are in units; an absent node is a wholly uncovered span.
- * Recursion depth is the tree's height, at most 65 levels. */
+ * floor(n / 2), down to leaves of at most LEAF units. Summaries are in units; an absent
+ * node is a wholly uncovered span. Recursion depth is the tree's height, at most 60
+ * levels.
+ *
+ * Leaves: a leaf keeps its own count (occupants covering all of it) like any node, and
+ * the spans that cover part of it in a chunk of per-unit counts with a mask of the
+ * units counted; its summary comes from the mask. The last six levels of a plain tree
+ * hold most of its nodes and most of a span's descent (a short span decomposes into up
+ * to two nodes per level there): one chunk instead makes the tree smaller and denser
+ * and a descent shorter (perf: add/remove/search were half of a lockstep pair in a split
+ * region, mostly cache misses on those nodes). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,14 +22,24 @@
 
 #define NIL 0u
 #define NONE UINT64_MAX
-/* Pools at most this large are never compacted (40 KiB of nodes). */
+/* Units in a leaf at most: a leaf's mask is one word. */
+#define LEAF 64u
+/* Pools at most this large are never compacted (40 KiB of nodes, 34 KiB of chunks). */
 #define TRIM_MIN 1024u
+#define CTRIM_MIN 128u
 
 typedef struct cnode {
     uint64_t pre, suf, best; /* uncovered prefix, suffix and longest run of the span */
     uint32_t cnt;            /* occupants covering the whole span at this node */
-    uint32_t ch[2];          /* children (NIL: wholly uncovered); ch[0] links spares */
+    uint32_t ch[2];          /* children (NIL: wholly uncovered); ch[0] links spares;
+                              * a leaf: ch[0] its chunk (NIL: none), ch[1] NIL */
 } cnode;
+
+typedef struct cchunk {
+    uint64_t mask;       /* bit k: unit lo + k of the leaf has a count; 0 only when spare */
+    uint32_t owner;      /* the leaf holding it (compaction moves both); links spares */
+    uint32_t cnt[LEAF];  /* occupants of spans covering part of the leaf, per unit */
+} cchunk;
 
 struct memd_cover {
     cnode *n;        /* n[0] is never used: id 0 is NIL */
@@ -29,11 +48,19 @@ struct memd_cover {
     uint32_t spare, nspare;
     uint32_t root;
     uint64_t live;   /* nodes in use */
+    cchunk *k;       /* leaf chunks, a pool like n's (k[0] unused) */
+    uint32_t kcap, ktop, kspare, nkspare;
+    uint64_t klive;  /* chunks in use */
     uint64_t weight; /* memd_cover_weight */
     uint64_t base, unit, units;
     unsigned shift;  /* log2(unit) */
     unsigned levels; /* height of a full tree over units */
 };
+
+static inline uint64_t low(uint64_t k) /* bits [0, k), k <= 64 */
+{
+    return k >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << k) - 1;
+}
 
 /* ---------------------------------------------------------------- nodes */
 
@@ -60,6 +87,31 @@ static void node_free(memd_cover *c, uint32_t i)
     c->live--;
 }
 
+static uint32_t chunk_new(memd_cover *c, uint32_t owner)
+{
+    uint32_t j;
+    if (c->nkspare) {
+        j = c->kspare;
+        c->kspare = c->k[j].owner;
+        c->nkspare--;
+    } else {
+        j = c->ktop++;
+    }
+    memset(&c->k[j], 0, sizeof(c->k[j]));
+    c->k[j].owner = owner;
+    c->klive++;
+    return j;
+}
+
+static void chunk_free(memd_cover *c, uint32_t j)
+{
+    c->k[j].mask = 0;
+    c->k[j].owner = c->kspare;
+    c->kspare = j;
+    c->nkspare++;
+    c->klive--;
+}
+
 /* The summaries of node i of span len (absent: wholly uncovered). */
 static inline void vals(const memd_cover *c, uint32_t i, uint64_t len, uint64_t *pre,
                         uint64_t *suf, uint64_t *best)
@@ -73,12 +125,39 @@ static inline void vals(const memd_cover *c, uint32_t i, uint64_t len, uint64_t 
     *best = c->n[i].best;
 }
 
-/* What node x of span len summarizes, from its count and its children. */
+/* The longest run of set bits in x. */
+static uint64_t longest_ones(uint64_t x)
+{
+    uint64_t best = 0;
+    while (x) {
+        x >>= __builtin_ctzll(x);
+        uint64_t r = ~x ? (uint64_t)__builtin_ctzll(~x) : 64;
+        if (r > best)
+            best = r;
+        if (r == 64)
+            break;
+        x >>= r;
+    }
+    return best;
+}
+
+/* What node x of span len summarizes, from its count and its children or chunk. */
 static void summary(const memd_cover *c, const cnode *x, uint64_t len, uint64_t *pre,
                     uint64_t *suf, uint64_t *best)
 {
     if (x->cnt) {
         *pre = *suf = *best = 0;
+        return;
+    }
+    if (len <= LEAF) {
+        uint64_t m = x->ch[0] != NIL ? c->k[x->ch[0]].mask : 0;
+        if (m == 0) {
+            *pre = *suf = *best = len;
+            return;
+        }
+        *pre = (uint64_t)__builtin_ctzll(m);
+        *suf = len - 64 + (uint64_t)__builtin_clzll(m);
+        *best = longest_ones(~m & low(len));
         return;
     }
     uint64_t ll = len - len / 2, lr = len / 2, lp, ls, lb, rp, rs, rb;
@@ -101,56 +180,98 @@ static void pull(memd_cover *c, uint32_t i, uint64_t len)
 
 int memd_cover_reserve(memd_cover *c, unsigned adds)
 {
-    /* A span update visits at most four nodes per level, and creates at most those. */
-    uint64_t need = (uint64_t)adds * 4 * c->levels;
+    /* A span update visits at most four nodes per level, and creates at most those, and
+     * at most two chunks (the leaves holding its ends). */
+    uint64_t need = (uint64_t)adds * 4 * c->levels, kneed = (uint64_t)adds * 2;
     uint64_t have = (uint64_t)c->nspare + (c->cap > c->top ? c->cap - c->top : 0);
-    if (have >= need)
-        return 0;
-    uint64_t ncap = c->cap ? (uint64_t)c->cap * 2 : 64;
-    while (ncap - c->top + c->nspare < need)
-        ncap *= 2;
-    if (ncap > UINT32_MAX || ncap > SIZE_MAX / sizeof(cnode))
-        return -ENOMEM;
-    cnode *p = realloc(c->n, (size_t)ncap * sizeof(cnode));
-    if (!p)
-        return -ENOMEM;
-    c->n = p;
-    c->cap = (uint32_t)ncap;
+    uint64_t khave = (uint64_t)c->nkspare + (c->kcap > c->ktop ? c->kcap - c->ktop : 0);
+    if (have < need) {
+        uint64_t ncap = c->cap ? (uint64_t)c->cap * 2 : 64;
+        while (ncap - c->top + c->nspare < need)
+            ncap *= 2;
+        if (ncap > UINT32_MAX || ncap > SIZE_MAX / sizeof(cnode))
+            return -ENOMEM;
+        cnode *p = realloc(c->n, (size_t)ncap * sizeof(cnode));
+        if (!p)
+            return -ENOMEM;
+        c->n = p;
+        c->cap = (uint32_t)ncap;
+    }
+    if (khave < kneed) {
+        uint64_t ncap = c->kcap ? (uint64_t)c->kcap * 2 : 16;
+        while (ncap - c->ktop + c->nkspare < kneed)
+            ncap *= 2;
+        if (ncap > UINT32_MAX || ncap > SIZE_MAX / sizeof(cchunk))
+            return -ENOMEM;
+        cchunk *p = realloc(c->k, (size_t)ncap * sizeof(cchunk));
+        if (!p)
+            return -ENOMEM; /* the node pool grew: still the same map */
+        c->k = p;
+        c->kcap = (uint32_t)ncap;
+    }
     return 0;
 }
 
-static uint32_t copy_rec(const cnode *from, uint32_t i, cnode *to, uint32_t *top)
+static uint32_t copy_rec(memd_cover *c, uint32_t i, uint64_t len, cnode *to, uint32_t *top)
 {
     if (i == NIL)
         return NIL;
     uint32_t j = (*top)++;
-    to[j] = from[i];
-    to[j].ch[0] = copy_rec(from, from[i].ch[0], to, top);
-    to[j].ch[1] = copy_rec(from, from[i].ch[1], to, top);
+    to[j] = c->n[i];
+    if (len <= LEAF) {
+        if (to[j].ch[0] != NIL)
+            c->k[to[j].ch[0]].owner = j;
+        return j;
+    }
+    to[j].ch[0] = copy_rec(c, c->n[i].ch[0], len - len / 2, to, top);
+    to[j].ch[1] = copy_rec(c, c->n[i].ch[1], len / 2, to, top);
     return j;
 }
 
 /* A pool at most a quarter used moves its nodes into a new one twice the live nodes
  * (depth first, so a subtree's nodes end up close): amortized O(1) per remove, and the
- * memory follows the live intervals down. Without memory the pool simply stays. */
+ * memory follows the live intervals down. Without memory the pool simply stays. The
+ * chunks are compacted on their own, in place order, through their owners. */
 static void trim(memd_cover *c)
 {
-    if (c->cap <= TRIM_MIN || c->live * 4 >= c->cap)
-        return;
-    uint64_t ncap = 2 * c->live + 1;
-    if (ncap < TRIM_MIN)
-        ncap = TRIM_MIN;
-    cnode *p = malloc((size_t)ncap * sizeof(cnode));
-    if (!p)
-        return;
-    uint32_t top = 1;
-    c->root = copy_rec(c->n, c->root, p, &top);
-    free(c->n);
-    c->n = p;
-    c->cap = (uint32_t)ncap;
-    c->top = top;
-    c->spare = NIL;
-    c->nspare = 0;
+    if (c->cap > TRIM_MIN && c->live * 4 < c->cap) {
+        uint64_t ncap = 2 * c->live + 1;
+        if (ncap < TRIM_MIN)
+            ncap = TRIM_MIN;
+        cnode *p = malloc((size_t)ncap * sizeof(cnode));
+        if (p) {
+            uint32_t top = 1;
+            c->root = copy_rec(c, c->root, c->units, p, &top);
+            free(c->n);
+            c->n = p;
+            c->cap = (uint32_t)ncap;
+            c->top = top;
+            c->spare = NIL;
+            c->nspare = 0;
+        }
+    }
+    if (c->kcap > CTRIM_MIN && c->klive * 4 < c->kcap) {
+        uint64_t ncap = 2 * c->klive + 1;
+        if (ncap < CTRIM_MIN)
+            ncap = CTRIM_MIN;
+        cchunk *p = malloc((size_t)ncap * sizeof(cchunk));
+        if (!p)
+            return;
+        uint32_t top = 1;
+        for (uint32_t j = 1; j < c->ktop; j++) {
+            if (c->k[j].mask == 0)
+                continue; /* spare */
+            p[top] = c->k[j];
+            c->n[p[top].owner].ch[0] = top;
+            top++;
+        }
+        free(c->k);
+        c->k = p;
+        c->kcap = (uint32_t)ncap;
+        c->ktop = top;
+        c->kspare = NIL;
+        c->nkspare = 0;
+    }
 }
 
 /* ---------------------------------------------------------------- create */
@@ -173,8 +294,9 @@ int memd_cover_create(uint64_t base, uint64_t unit, uint64_t units, memd_cover *
     c->units = units;
     c->shift = shift;
     c->top = 1;
+    c->ktop = 1;
     c->levels = 1;
-    for (uint64_t n = units; n > 1; n = n - n / 2)
+    for (uint64_t n = units; n > LEAF; n = n - n / 2)
         c->levels++;
     *out = c;
     return 0;
@@ -185,6 +307,7 @@ void memd_cover_destroy(memd_cover *c)
     if (!c)
         return;
     free(c->n);
+    free(c->k);
     free(c);
 }
 
@@ -204,6 +327,14 @@ static bool span(const memd_cover *c, uint64_t addr, uint64_t size, uint64_t *a,
 
 /* ---------------------------------------------------------------- add / remove */
 
+/* The units [*s, *e) of leaf [lo, lo + len) that [a, b) covers (a part of it). */
+static inline void in_leaf(uint64_t lo, uint64_t len, uint64_t a, uint64_t b, uint64_t *s,
+                           uint64_t *e)
+{
+    *s = a > lo ? a - lo : 0;
+    *e = (b < lo + len ? b : lo + len) - lo;
+}
+
 /* add_rec and remove_rec mirror each other on purpose: one recursion with a direction
  * flag measured ~7 % slower a lockstep pair in a split region (memd-bench-alloc --banks
  * lockstep-split --live 10000). */
@@ -214,6 +345,15 @@ static uint32_t add_rec(memd_cover *c, uint32_t i, uint64_t lo, uint64_t len, ui
         i = node_new(c); /* reserved: the pool does not move */
     if (a <= lo && lo + len <= b) {
         c->n[i].cnt += w;
+    } else if (len <= LEAF) {
+        uint64_t s, e;
+        in_leaf(lo, len, a, b, &s, &e);
+        if (c->n[i].ch[0] == NIL)
+            c->n[i].ch[0] = chunk_new(c, i); /* reserved too */
+        cchunk *k = &c->k[c->n[i].ch[0]];
+        for (uint64_t u = s; u < e; u++)
+            k->cnt[u] += w;
+        k->mask |= low(e) & ~low(s);
     } else {
         uint64_t ll = len - len / 2, mid = lo + ll;
         if (a < mid) {
@@ -242,7 +382,8 @@ int memd_cover_add(memd_cover *c, uint64_t addr, uint64_t size, uint32_t n)
     return 0;
 }
 
-/* Every canonical node of [a, b) exists and is covered there. */
+/* Every canonical node of [a, b) exists and is covered there; in a leaf it covers in
+ * part, every unit of the part is counted in its chunk. */
 static bool has_rec(const memd_cover *c, uint32_t i, uint64_t lo, uint64_t len, uint64_t a,
                     uint64_t b, uint32_t w)
 {
@@ -250,6 +391,17 @@ static bool has_rec(const memd_cover *c, uint32_t i, uint64_t lo, uint64_t len, 
         return false;
     if (a <= lo && lo + len <= b)
         return c->n[i].cnt >= w;
+    if (len <= LEAF) {
+        uint64_t s, e;
+        in_leaf(lo, len, a, b, &s, &e);
+        if (c->n[i].ch[0] == NIL)
+            return false;
+        const cchunk *k = &c->k[c->n[i].ch[0]];
+        for (uint64_t u = s; u < e; u++)
+            if (k->cnt[u] < w)
+                return false;
+        return true;
+    }
     uint64_t ll = len - len / 2, mid = lo + ll;
     if (a < mid && !has_rec(c, c->n[i].ch[0], lo, ll, a, b, w))
         return false;
@@ -261,6 +413,19 @@ static uint32_t remove_rec(memd_cover *c, uint32_t i, uint64_t lo, uint64_t len,
 {
     if (a <= lo && lo + len <= b) {
         c->n[i].cnt -= w;
+    } else if (len <= LEAF) {
+        uint64_t s, e, gone = 0;
+        in_leaf(lo, len, a, b, &s, &e);
+        cchunk *k = &c->k[c->n[i].ch[0]];
+        for (uint64_t u = s; u < e; u++) {
+            k->cnt[u] -= w;
+            gone |= (uint64_t)(k->cnt[u] == 0) << u;
+        }
+        k->mask &= ~gone;
+        if (k->mask == 0) {
+            chunk_free(c, c->n[i].ch[0]);
+            c->n[i].ch[0] = NIL;
+        }
     } else {
         uint64_t ll = len - len / 2, mid = lo + ll;
         if (a < mid) {
@@ -313,6 +478,45 @@ typedef struct run_q {
     uint64_t lim, len, run, at;
 } run_q;
 
+static inline uint64_t rev64(uint64_t x)
+{
+    x = __builtin_bswap64(x);
+    x = (x >> 4 & UINT64_C(0x0f0f0f0f0f0f0f0f)) | (x & UINT64_C(0x0f0f0f0f0f0f0f0f)) << 4;
+    x = (x >> 2 & UINT64_C(0x3333333333333333)) | (x & UINT64_C(0x3333333333333333)) << 2;
+    return (x >> 1 & UINT64_C(0x5555555555555555)) | (x & UINT64_C(0x5555555555555555)) << 1;
+}
+
+/* run_rec inside leaf i of span [lo, lo + n) (its count 0, so its chunk exists): its
+ * units in walk order, from the first on lim's side, one uncovered run at a time. */
+static bool leaf_run(const memd_cover *c, uint32_t i, uint64_t lo, uint64_t n, run_q *q, bool down)
+{
+    uint64_t m = c->k[c->n[i].ch[0]].mask, s;
+    if (down) {
+        m = rev64(m) >> (64 - n); /* bit p: unit lo + n - 1 - p */
+        s = q->lim < lo + n ? lo + n - q->lim : 0;
+    } else {
+        s = q->lim > lo ? q->lim - lo : 0;
+    }
+    uint64_t free = ~m & low(n) & ~low(s);
+    for (uint64_t p = s;;) {
+        uint64_t f = free >> p; /* p < n */
+        uint64_t r = ~f ? (uint64_t)__builtin_ctzll(~f) : 64;
+        if (q->run + r >= q->len) {
+            q->at = down ? lo + n - p + q->run : lo + p - q->run;
+            return true;
+        }
+        if (p + r == n) {
+            q->run += r;
+            return false;
+        }
+        q->run = 0; /* walk position p + r is covered */
+        uint64_t g = free & ~low(p + r + 1);
+        if (g == 0)
+            return false;
+        p = (uint64_t)__builtin_ctzll(g);
+    }
+}
+
 /* One search for both directions: bottom-up the side already walked is below the node
  * and the near edge is its start (prefix), top-down it is above and the near edge is
  * its end (suffix); children are visited in walk order. */
@@ -348,6 +552,8 @@ static bool run_rec(const memd_cover *c, uint32_t i, uint64_t lo, uint64_t n, ru
         q->run = 0;
         return false;
     }
+    if (n <= LEAF)
+        return leaf_run(c, i, lo, n, q, down);
     uint64_t ll = n - n / 2;
     if (down)
         return run_rec(c, c->n[i].ch[1], lo + ll, n / 2, q, down) ||
@@ -364,6 +570,10 @@ static uint64_t next_cov(const memd_cover *c, uint32_t i, uint64_t lo, uint64_t 
         return NONE;
     if (c->n[i].cnt)
         return lo > from ? lo : from;
+    if (n <= LEAF) {
+        uint64_t m = c->k[c->n[i].ch[0]].mask & ~low(from > lo ? from - lo : 0);
+        return m ? lo + (uint64_t)__builtin_ctzll(m) : NONE;
+    }
     uint64_t ll = n - n / 2;
     uint64_t r = next_cov(c, c->n[i].ch[0], lo, ll, from);
     return r != NONE ? r : next_cov(c, c->n[i].ch[1], lo + ll, n / 2, from);
@@ -376,11 +586,14 @@ static uint64_t prev_cov(const memd_cover *c, uint32_t i, uint64_t lo, uint64_t 
         return NONE;
     if (c->n[i].cnt)
         return (lo + n < to ? lo + n : to) - 1;
+    if (n <= LEAF) {
+        uint64_t m = c->k[c->n[i].ch[0]].mask & low((lo + n < to ? lo + n : to) - lo);
+        return m ? lo + 63 - (uint64_t)__builtin_clzll(m) : NONE;
+    }
     uint64_t ll = n - n / 2;
     uint64_t r = prev_cov(c, c->n[i].ch[1], lo + ll, n / 2, to);
     return r != NONE ? r : prev_cov(c, c->n[i].ch[0], lo, ll, to);
 }
-
 /* The next maximal uncovered run of at least len units, as [*a, *e): bottom-up the
  * lowest starting at or above lim, top-down the highest ending at or below lim. lim is
  * 0 / units or a covered unit's edge, so the run found is maximal. With `near_only`,
@@ -494,6 +707,11 @@ uint32_t memd_cover_count(const memd_cover *c, uint64_t addr)
     uint32_t sum = 0;
     for (uint32_t i = c->root; i != NIL;) {
         sum += c->n[i].cnt;
+        if (n <= LEAF) {
+            if (c->n[i].ch[0] != NIL)
+                sum += c->k[c->n[i].ch[0]].cnt[u - lo];
+            break;
+        }
         uint64_t ll = n - n / 2;
         if (u < lo + ll) {
             i = c->n[i].ch[0];
@@ -514,17 +732,33 @@ uint64_t memd_cover_weight(const memd_cover *c)
 
 uint64_t memd_cover_nodes(const memd_cover *c)
 {
-    return c ? c->live : 0;
+    return c ? c->live + c->klive : 0;
 }
 
-uint64_t memd_cover_capacity(const memd_cover *c)
+uint64_t memd_cover_bytes(const memd_cover *c)
 {
-    return c && c->cap ? c->cap - 1 : 0;
+    return c ? (uint64_t)c->cap * sizeof(cnode) + (uint64_t)c->kcap * sizeof(cchunk) : 0;
 }
 
 /* ---------------------------------------------------------------- check */
 
-static bool check_rec(const memd_cover *c, uint32_t i, uint64_t len, uint64_t *seen)
+/* A leaf's chunk: owned by it, its mask exactly the units it counts, nothing counted
+ * past the leaf's span. */
+static bool check_chunk(const memd_cover *c, uint32_t i, uint64_t len)
+{
+    uint32_t j = c->n[i].ch[0];
+    if (j >= c->ktop)
+        return false;
+    const cchunk *k = &c->k[j];
+    uint64_t m = 0;
+    for (uint64_t u = 0; u < LEAF; u++)
+        if (k->cnt[u])
+            m |= UINT64_C(1) << u;
+    return k->owner == i && m != 0 && m == k->mask && (m & ~low(len)) == 0;
+}
+
+static bool check_rec(const memd_cover *c, uint32_t i, uint64_t len, uint64_t *seen,
+                      uint64_t *kseen)
 {
     if (i == NIL)
         return true;
@@ -533,10 +767,15 @@ static bool check_rec(const memd_cover *c, uint32_t i, uint64_t len, uint64_t *s
     const cnode *x = &c->n[i];
     if (x->cnt == 0 && x->ch[0] == NIL && x->ch[1] == NIL)
         return false; /* an empty subtree must have gone back to the pool */
-    if (len == 1 && (x->ch[0] != NIL || x->ch[1] != NIL))
+    if (len <= LEAF) {
+        if (x->ch[1] != NIL)
+            return false;
+        if (x->ch[0] != NIL && (++*kseen > c->klive || !check_chunk(c, i, len)))
+            return false;
+    } else if (!check_rec(c, x->ch[0], len - len / 2, seen, kseen) ||
+               !check_rec(c, x->ch[1], len / 2, seen, kseen)) {
         return false;
-    if (!check_rec(c, x->ch[0], len - len / 2, seen) || !check_rec(c, x->ch[1], len / 2, seen))
-        return false;
+    }
     cnode want = *x;
     summary(c, x, len, &want.pre, &want.suf, &want.best);
     return want.pre == x->pre && want.suf == x->suf && want.best == x->best &&
@@ -547,9 +786,10 @@ int memd_cover_check(const memd_cover *c)
 {
     if (!c)
         return -EFAULT;
-    uint64_t seen = 0;
-    if (!check_rec(c, c->root, c->units, &seen) || seen != c->live ||
-        c->live + c->nspare != (uint64_t)c->top - 1)
+    uint64_t seen = 0, kseen = 0;
+    if (!check_rec(c, c->root, c->units, &seen, &kseen) || seen != c->live ||
+        c->live + c->nspare != (uint64_t)c->top - 1 || kseen != c->klive ||
+        c->klive + c->nkspare != (uint64_t)c->ktop - 1)
         return -EFAULT;
     return 0;
 }

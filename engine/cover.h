@@ -7,14 +7,17 @@
  * intersection of all banks' maps, and a lockstep buffer is placed by searching them
  * instead of intersecting B per-bank allocators.
  *
- * Structure: a sparse segment tree over the range in units of min_align. Each node
- * keeps how many occupants cover its whole span at that node (the canonical nodes of an
- * interval; counts are never pushed down) and, for its span, the uncovered prefix,
- * suffix and longest uncovered run. An absent child is wholly uncovered; a node exists
- * only while something in its subtree is covered, and goes back to the pool when its
- * subtree empties, so memory is O(live intervals * log U) for U units. Nodes come from
- * a pool grown before an operation mutates anything (memd_cover_reserve) and compacted
- * when mostly unused: add and remove are O(log U) and never call malloc in between.
+ * Structure: a sparse segment tree over the range in units of min_align, down to leaves
+ * of at most 64 units. Each node keeps how many occupants cover its whole span at that
+ * node (the canonical nodes of an interval; counts are never pushed down) and, for its
+ * span, the uncovered prefix, suffix and longest uncovered run; a leaf covered in part
+ * keeps a chunk of per-unit counts for the spans covering part of it and a mask of its
+ * counted units, from which its summary comes. An absent child is wholly uncovered; a
+ * node (chunk) exists only while something in its subtree (leaf) is covered, and goes
+ * back to its pool when that empties, so memory is O(live intervals * log U) for U
+ * units. Nodes and chunks come from pools grown before an operation mutates anything
+ * (memd_cover_reserve) and compacted when mostly unused: add and remove are O(log U)
+ * and never call malloc in between.
  *
  * Searches follow range.h's placement contract over the uncovered runs (the "free
  * blocks"): first fit bottom-up (lowest run holding the aligned request, start aligned
@@ -49,8 +52,8 @@ int memd_cover_add(memd_cover *c, uint64_t addr, uint64_t size, uint32_t n);
 
 /* Remove n occupants added with the same span (the caller's records say which spans it
  * added; a part of one is not told apart from a whole). -ENOENT (unchanged) if the span
- * is not covered n times by occupants added over it; never fails otherwise (a mostly unused pool is compacted when memory
- * allows). */
+ * is not covered n times by occupants added over it; never fails otherwise (a mostly
+ * unused pool is compacted when memory allows). */
 int memd_cover_remove(memd_cover *c, uint64_t addr, uint64_t size, uint32_t n);
 
 /* memd_cover_remove without the check, for a span the caller's own records say it added
@@ -77,9 +80,10 @@ bool memd_cover_next_free(const memd_cover *c, uint64_t addr, uint64_t *free_add
 /* How many occupants cover the unit holding addr (0 outside the range). O(log U). */
 uint32_t memd_cover_count(const memd_cover *c, uint64_t addr);
 
-/* Tree nodes in use and the pool's capacity (the memory bound tests check). */
+/* Tree nodes and leaf chunks in use, and the bytes the pools hold (the memory bounds
+ * tests check). */
 uint64_t memd_cover_nodes(const memd_cover *c);
-uint64_t memd_cover_capacity(const memd_cover *c);
+uint64_t memd_cover_bytes(const memd_cover *c);
 
 /* Verify every node's summary against its children and that no empty subtree is kept;
  * O(nodes). 0 or -EFAULT. */

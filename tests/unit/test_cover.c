@@ -49,9 +49,10 @@ static bool ref_place(uint64_t a, uint64_t s, uint64_t sz, uint64_t al, memd_dir
 }
 
 /* Walk the uncovered runs in direction order: first fit takes the first that holds the
- * request, best fit the smallest (the first of equal size in walk order). */
+ * request, best fit the smallest (the first of equal size in walk order); *blk / *bs the
+ * run taken. */
 static bool ref_fit(const ref *r, uint64_t size, uint64_t align, memd_dir dir, memd_fit fit,
-                    uint64_t *at)
+                    uint64_t *at, uint64_t *blk, uint64_t *bs)
 {
     uint64_t sz = (size + r->unit - 1) / r->unit * r->unit, al = align > r->unit ? align : r->unit;
     bool found = false;
@@ -74,12 +75,16 @@ static bool ref_fit(const ref *r, uint64_t size, uint64_t align, memd_dir dir, m
             continue;
         if (fit == MEMD_FIT_FIRST) {
             *at = x;
+            *blk = a;
+            *bs = s;
             return true;
         }
         if (!found || s < best) {
             found = true;
             best = s;
             *at = x;
+            *blk = a;
+            *bs = s;
         }
     }
     return found;
@@ -116,12 +121,29 @@ static void check_counts(world *w)
     ck_assert_uint_le(memd_cover_nodes(w->c), w->nlive * 4 * levels);
 }
 
+/* A unit near a multiple of 32 (leaf chunks end near those), or anywhere. */
+static uint64_t pick_unit(world *w, uint64_t below_n)
+{
+    if (below_n > 34 && below(&w->rng, 3) == 0) {
+        uint64_t u = below(&w->rng, below_n / 32 + 1) * 32 + below(&w->rng, 3);
+        u = u > 0 ? u - 1 : 0;
+        return u < below_n ? u : below_n - 1;
+    }
+    return below(&w->rng, below_n);
+}
+
 static void step_add(world *w)
 {
     uint64_t units = w->r.units;
     /* Mostly short spans, some long ones that cover many others. */
     uint64_t n = below(&w->rng, 8) == 0 ? 1 + below(&w->rng, units) : 1 + below(&w->rng, 1 + units / 16);
-    uint64_t u = below(&w->rng, units - n + 1);
+    uint64_t u = pick_unit(w, units - n + 1);
+    if (units > 34 && below(&w->rng, 4) == 0) {
+        /* Or ending near a multiple of 32 too: inside, at or just past a chunk's edge. */
+        uint64_t e = pick_unit(w, units + 1);
+        if (e > u)
+            n = e - u;
+    }
     /* Sizes not a multiple of the unit round up. */
     uint64_t size = n * w->r.unit - (below(&w->rng, 2) ? below(&w->rng, w->r.unit) : 0);
     uint32_t occ = below(&w->rng, 4) ? 1 : 2 + (uint32_t)below(&w->rng, 5);
@@ -160,13 +182,36 @@ static void step_query(world *w)
     memd_fit fit = below(&w->rng, 2) ? MEMD_FIT_BEST : MEMD_FIT_FIRST;
     uint64_t size = 1 + below(&w->rng, w->r.unit * (1 + below(&w->rng, 1 + w->r.units / 4)));
     uint64_t align = below(&w->rng, 3) ? 0 : w->r.unit << below(&w->rng, 7);
-    uint64_t want = 0, got = 0;
-    bool ok = ref_fit(&w->r, size, align, dir, fit, &want);
-    int rc = memd_cover_fit(w->c, size, align, dir, fit, &got, NULL, NULL);
-    ck_assert_msg(rc == (ok ? 0 : -ENOMEM) && (!ok || got == want),
+    uint64_t want = 0, got = 0, wb = 0, wbs = 0, gb = 0, gbs = 0;
+    bool ok = ref_fit(&w->r, size, align, dir, fit, &want, &wb, &wbs);
+    /* Without the block wanted first fit takes its short cut (the run's near edge only). */
+    bool blk = below(&w->rng, 2);
+    int rc = memd_cover_fit(w->c, size, align, dir, fit, &got, blk ? &gb : NULL, blk ? &gbs : NULL);
+    ck_assert_msg(rc == (ok ? 0 : -ENOMEM) && (!ok || got == want) &&
+                      (!ok || !blk || (gb == wb && gbs == wbs)),
                   "seed %#" PRIx64 " step %" PRIu64 ": size %" PRIu64 " align %" PRIu64
-                  " dir %d fit %d: rc %d at %#" PRIx64 ", reference %d at %#" PRIx64,
-                  w->seed, w->step, size, align, dir, fit, rc, got, ok, want);
+                  " dir %d fit %d: rc %d at %#" PRIx64 " block %#" PRIx64 "+%#" PRIx64
+                  ", reference %d at %#" PRIx64 " block %#" PRIx64 "+%#" PRIx64,
+                  w->seed, w->step, size, align, dir, fit, rc, got, gb, gbs, ok, want, wb, wbs);
+
+    /* probe and next_free from anywhere, often a chunk's edge. */
+    uint64_t units = w->r.units, u = pick_unit(w, units);
+    uint64_t n = 1 + below(&w->rng, units - u < 80 ? units - u : 80), k = u;
+    while (k < u + n && w->r.cnt[k] == 0)
+        k++;
+    uint64_t addr = w->r.base + u * w->r.unit;
+    uint64_t psize = n * w->r.unit - (below(&w->rng, 2) ? below(&w->rng, w->r.unit) : 0);
+    ck_assert_msg(memd_cover_probe(w->c, addr, psize) == (k == u + n ? 0 : -EBUSY),
+                  "seed %#" PRIx64 " step %" PRIu64 ": probe unit %" PRIu64 " +%" PRIu64,
+                  w->seed, w->step, u, n);
+    for (k = u; k < units && w->r.cnt[k]; k++)
+        ;
+    uint64_t f = 0;
+    bool any = memd_cover_next_free(w->c, addr + below(&w->rng, w->r.unit), &f);
+    ck_assert_msg(any == (k < units) && (!any || f == w->r.base + k * w->r.unit),
+                  "seed %#" PRIx64 " step %" PRIu64 ": next_free from unit %" PRIu64
+                  ": %d at %#" PRIx64 ", reference unit %" PRIu64,
+                  w->seed, w->step, u, any, f, k);
 }
 
 static void run(uint64_t base, uint64_t unit, uint64_t units, uint64_t steps, uint64_t seed)
@@ -193,7 +238,7 @@ static void run(uint64_t base, uint64_t unit, uint64_t units, uint64_t steps, ui
         step_remove(&w);
     check_counts(&w);
     ck_assert_uint_eq(memd_cover_nodes(w.c), 0);
-    ck_assert_uint_le(memd_cover_capacity(w.c), 1024);
+    ck_assert_uint_le(memd_cover_bytes(w.c), 128 << 10); /* the pools' floors */
     uint64_t at;
     ck_assert_int_eq(memd_cover_fit(w.c, units * unit, 0, MEMD_DIR_TOP_DOWN, MEMD_FIT_BEST, &at,
                                     NULL, NULL), 0);
@@ -208,32 +253,47 @@ START_TEST(random_against_counts)
     uint64_t seed = memd_test_seed(DEFAULT_SEED);
     printf("# seed %#" PRIx64 "\n", seed);
     run(0x4000, 32, 1000, 6000, seed);     /* not a power of two */
-    run(0, 1, 64, 3000, seed ^ 1);         /* a power of two, unit 1 */
+    run(0, 1, 64, 3000, seed ^ 1);         /* a power of two, unit 1: one whole leaf */
     run(0x100, 256, 7, 1500, seed ^ 2);    /* tiny, odd */
     run(0x8000, 32, 1, 300, seed ^ 3);     /* one unit */
+    /* Leaf chunks: two whole ones, one full and one of a unit, chunks of 64 units
+     * exactly, and chunks of 32 or 33 units with spans around their edges. */
+    run(0, 8, 128, 3000, seed ^ 4);
+    run(0x40, 64, 65, 2000, seed ^ 5);
+    run(0x10000, 32, 4096, 5000, seed ^ 6);
+    run(0x200, 32, 4133, 5000, seed ^ 7);
 }
 END_TEST
 
-/* Many intervals, then all gone: the pool is compacted back down. */
-START_TEST(memory_follows_live_spans)
+/* Many intervals, then all but ten gone: the pools are compacted back down. stride:
+ * units from one span's start to the next (3: many spans per leaf chunk, 70: one chunk
+ * each). */
+static void follow_spans(uint64_t stride, uint64_t spans)
 {
     memd_cover *c;
+    uint64_t b = stride * 32, last = spans - 5;
     ck_assert_int_eq(memd_cover_create(0, 32, UINT64_C(1) << 21, &c), 0);
-    for (uint64_t i = 0; i < 20000; i++)
-        ck_assert_int_eq(memd_cover_add(c, i * 96, 64, 1), 0);
-    uint64_t peak = memd_cover_capacity(c);
-    ck_assert_uint_gt(peak, 20000);
+    for (uint64_t i = 0; i < spans; i++)
+        ck_assert_int_eq(memd_cover_add(c, i * b, 64, 1), 0);
+    uint64_t peak = memd_cover_bytes(c);
+    ck_assert_uint_gt(peak, spans * 8);
     ck_assert_int_eq(memd_cover_check(c), 0);
-    for (uint64_t i = 0; i < 19990; i++)
-        ck_assert_int_eq(memd_cover_remove(c, i * 96, 64, 1), 0);
+    for (uint64_t i = 0; i < spans - 10; i++)
+        ck_assert_int_eq(memd_cover_remove(c, i * b, 64, 1), 0);
     ck_assert_int_eq(memd_cover_check(c), 0);
-    ck_assert_uint_lt(memd_cover_capacity(c), peak / 8);
-    ck_assert_uint_eq(memd_cover_count(c, 19995 * 96), 1);
-    ck_assert_uint_eq(memd_cover_count(c, 19995 * 96 + 64), 0);
+    ck_assert_uint_lt(memd_cover_bytes(c), peak / 8);
+    ck_assert_uint_eq(memd_cover_count(c, last * b), 1);
+    ck_assert_uint_eq(memd_cover_count(c, last * b + 64), 0);
     uint64_t at;
-    ck_assert(memd_cover_next_free(c, 19990 * 96, &at));
-    ck_assert_uint_eq(at, 19990 * 96 + 64);
+    ck_assert(memd_cover_next_free(c, (spans - 10) * b, &at));
+    ck_assert_uint_eq(at, (spans - 10) * b + 64);
     memd_cover_destroy(c);
+}
+
+START_TEST(memory_follows_live_spans)
+{
+    follow_spans(3, 60000);
+    follow_spans(70, 20000);
 }
 END_TEST
 
