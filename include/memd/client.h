@@ -618,7 +618,9 @@ typedef struct memclient_subdev_rec {
     uint64_t budget;            /* bytes; 0: none */
     uint64_t used;              /* bytes charged (size per bank x banks) */
     uint64_t allocations;
-    char banks[128];            /* "0-31,40" ("..." when cut) */
+    char banks[128];            /* "0-31,40" ("..." when cut: use bank_ids) */
+    const uint32_t *bank_ids;   /* all nbanks ids, increasing (in the snapshot's storage);
+                                   NULL when memd sent no list (a daemon from before it) */
 } memclient_subdev_rec;
 /* What one session holds in one bank group (MEMCLIENT_DUMP_USAGE). bytes counts every
  * bank a buffer reserves (size per bank x the group's banks); a shared buffer counts in
@@ -684,6 +686,8 @@ typedef struct memclient_snapshot {
     size_t nsuballocs;          /* only with MEMCLIENT_DUMP_SUBALLOCS: by pool, in address
                                    order */
     memclient_suballoc_rec *suballocs;
+    size_t nsubdev_bank_ids;
+    uint32_t *subdev_bank_ids;  /* storage of every subdevs[i].bank_ids */
 } memclient_snapshot;
 
 enum {
@@ -693,7 +697,7 @@ enum {
     MEMCLIENT_DUMP_POOLS = 1u << 3,  /* also client pools (pools[]) */
     MEMCLIENT_DUMP_SUBALLOCS = 1u << 4, /* also their sub-allocations (implies POOLS) */
     MEMCLIENT_DUMP_BANKS = 1u << 5,  /* also per-bank use, the banks of bank-set buffers and
-                                        the sub-devices */
+                                        the sub-devices with their whole bank lists */
 };
 
 #define MEMCLIENT_ALL_DEVICES UINT32_MAX
