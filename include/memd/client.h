@@ -463,6 +463,22 @@ MEMCLIENT_API int memclient_subdev_define(memclient *c, const memclient_subdev *
 /* Binds this session to the sub-device called name; -EPERM if bound to another. */
 MEMCLIENT_API int memclient_subdev_bind(memclient *c, const char *name);
 
+/* The ids of the banks of device's bank group kind whose logical core (x, y) has x among
+ * xs[0..nx) and y among ys[0..ny): what memclient_subdev_define needs for a partition of
+ * cores on a tt-metal device, whose L1 bank ids are shuffled over the grid (memd.yaml's
+ * `cores:` picks the same banks). Read from memd's per-bank records (a dump with
+ * MEMCLIENT_DUMP_BANKS: one round trip per page). Writes at most cap ids, increasing,
+ * and returns how many there are (which may be more than cap: call again with a larger
+ * array), or:
+ *   -ENODEV   no such device
+ *   -ENOENT   the device has no bank group kind (or no banks in it)
+ *   -ENODATA  the group's banks have no core coordinates (tt-metal devices' do)
+ *   -ENXIO    no bank lies on these cores
+ *   -EINVAL   a kind out of range, MEMCLIENT_ALL_DEVICES, or a NULL array with a count */
+MEMCLIENT_API int memclient_banks_on_cores(memclient *c, uint32_t device, memd_kind kind,
+                                           const uint32_t *xs, size_t nx, const uint32_t *ys,
+                                           size_t ny, uint32_t *ids, size_t cap);
+
 /* ---- state dump ----------------------------------------------------------------------- */
 
 typedef struct memclient_stats {

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/ttmetal_galaxy_ids.h"
 #include "check_main.h"
 #include "client_util.h"
 #include "memctl_run.h"
@@ -339,6 +340,99 @@ START_TEST(subdev_bank_lists_whole)
 }
 END_TEST
 
+/* tt-metal's own core -> bank mapping of the Wormhole galaxy grid (8 x 8 workers): scan
+ * position y * 8 + x has the id at that index (hand values, see tests/common). */
+static bool galaxy_rows_0_3(uint32_t bank)
+{
+    for (int i = 0; i < 32; i++)
+        if (memd_test_galaxy_l1_ids[i] == bank)
+            return true;
+    return false;
+}
+
+/* memclient_banks_on_cores: rows 0-3 of the Wormhole galaxy are exactly the 32 banks
+ * tt-metal's mapping puts there (and memd.yaml's cores: picked for 'rows'); single cores
+ * give their bank; a short array gets the smallest ids and the count. Failures: no bank
+ * on the cores (-ENXIO), no device (-ENODEV), bad arguments (-EINVAL); on the default
+ * config, a group without cores (-ENODATA) and a device without that group (-ENOENT). */
+START_TEST(banks_on_cores_c)
+{
+    start();
+    memclient *c = cu_connect(&f);
+    const uint32_t cols[] = {0, 1, 2, 3, 4, 5, 6, 7}, rows[] = {3, 1, 0, 2}; /* any order */
+    uint32_t ids[64], want[32], n = 0;
+    for (uint32_t b = 0; b < 64; b++)
+        if (galaxy_rows_0_3(b))
+            want[n++] = b;
+    ck_assert_uint_eq(n, 32);
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, cols, 8, rows, 4, ids, 64),
+                     32);
+    ck_assert_mem_eq(ids, want, sizeof want);
+    memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_BANKS);
+    const memclient_subdev_rec *rw = subdev_named(s, "rows");
+    ck_assert_mem_eq(rw->bank_ids, want, sizeof want);
+    memclient_snapshot_free(s);
+    /* Too small an array: the first ids and the count. */
+    ids[3] = 12345;
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, cols, 8, rows, 4, ids, 3), 32);
+    ck_assert_mem_eq(ids, want, 3 * sizeof want[0]);
+    ck_assert_uint_eq(ids[3], 12345);
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, cols, 8, rows, 4, NULL, 0),
+                     32);
+    /* One core each: (1,4) is bank 0, (0,0) bank 34, (1,0) bank 63. */
+    const uint32_t x1 = 1, x0 = 0, y4 = 4, y0 = 0;
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, &x1, 1, &y4, 1, ids, 64), 1);
+    ck_assert_uint_eq(ids[0], 0);
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, &x0, 1, &y0, 1, ids, 64), 1);
+    ck_assert_uint_eq(ids[0], 34);
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, &x1, 1, &y0, 1, ids, 64), 1);
+    ck_assert_uint_eq(ids[0], 63);
+
+    memclient_error e;
+    const uint32_t far = 40;
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, &far, 1, &far, 1, ids, 64),
+                     -ENXIO);
+    memclient_last_error(&e);
+    ck_assert_str_eq(e.message, "no bank lies on these cores");
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, cols, 0, rows, 4, ids, 64),
+                     -ENXIO);
+    ck_assert_int_eq(memclient_banks_on_cores(c, 7, MEMD_KIND_SRAM, cols, 8, rows, 4, ids, 64),
+                     -ENODEV);
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_COUNT, cols, 8, rows, 4, ids, 64),
+                     -EINVAL);
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, NULL, 8, rows, 4, ids, 64),
+                     -EINVAL);
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, cols, 8, rows, 4, NULL, 64),
+                     -EINVAL);
+    ck_assert_int_eq(memclient_banks_on_cores(c, MEMCLIENT_ALL_DEVICES, MEMD_KIND_SRAM, cols, 8,
+                                              rows, 4, ids, 64),
+                     -EINVAL);
+    memclient_disconnect(c);
+
+    /* The default config: device 0's SRAM banks have no cores, device 1 has no SRAM. */
+    memd_fixture plain;
+    cu_start(&plain);
+    c = cu_connect(&plain);
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, cols, 8, rows, 4, ids, 64),
+                     -ENODATA);
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "no core coordinates"), "%s", e.message);
+    ck_assert_int_eq(memclient_banks_on_cores(c, 1, MEMD_KIND_SRAM, cols, 8, rows, 4, ids, 64),
+                     -ENOENT);
+    memclient_last_error(&e);
+    ck_assert_str_eq(e.message, "device 1 has no sram banks");
+    /* memctl subdev define --cores asks the library too. */
+    ck_assert_int_eq(memctl_run(&plain, (const char *const[]){"subdev", "define", "x", "--device",
+                                                              "0", "--group", "l1", "--cores",
+                                                              "0-7:0-3", NULL},
+                                0, out_path, err_path, &out, &err),
+                     2);
+    ck_assert_msg(strstr(err, "no core coordinates"), "%s", err);
+    memclient_disconnect(c);
+    memd_fixture_destroy(&plain);
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("client-ttmetal");
@@ -348,6 +442,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, wormhole_cores_everywhere);
     tcase_add_test(tc, grayskull_storage_core_banks);
     tcase_add_test(tc, subdev_bank_lists_whole);
+    tcase_add_test(tc, banks_on_cores_c);
     suite_add_tcase(s, tc);
     return s;
 }
