@@ -482,6 +482,9 @@ def test_banks_on_cores(client, own_daemon, tmp_path):
             c.banks_on_cores(0, "l1", [-1, 1 << 40], range(4))
         assert c.banks_on_cores(0, "l1", iter([1, 1, 99]), (4,)) == [0]  # any iterable
         c.subdev_define("rows", 0, "l1", rows)
+        sd = next(x for x in c.dump(0)["sub_devices"] if x["name"] == "rows")
+        assert sd["bank_ids"] == rows and sd["nbanks"] == 32  # the whole list, as ids
+        assert "..." not in sd["banks"]
         with memd.connect(d.socket, name="pytest-rows") as r:
             r.subdev_bind("rows")
             b = r.alloc(0, "constant", 4096, scope="sram")
