@@ -490,8 +490,9 @@ START_TEST(footprint_over_the_set)
     char msg[256];
     const uint32_t *bad[] = {unsorted, dup, out};
     /* The message names the id at fault. */
-    const char *why[] = {"strictly increasing, 1 comes after 2", "strictly increasing, 1 comes "
-                         "after 1", "bank set: no bank 8 (banks 0-7)"};
+    const char *why[] = {"strictly increasing, 1 comes after 2",
+                         "strictly increasing, 1 comes after 1",
+                         "bank set: no bank 8 (banks 0-7)"};
     for (int i = 0; i < 3; i++) {
         memd_alloc_req b = sram(MEMD_CLASS_CONSTANT, 64);
         b.bank_set = bad[i];
