@@ -259,6 +259,30 @@ static int dec_subdev(memclient_snapshot *s, const uint8_t *p, size_t n)
     return 0;
 }
 
+/* The whole bank list of the SUBDEV record just before it (the parser checks that). */
+static int dec_subdev_banks(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    uint32_t count;
+    const uint8_t *ids;
+    int r = memd_wire_subdev_banks_get(p, n, &count, &ids);
+    if (r < 0)
+        return r;
+    memclient_subdev_rec *d = &s->subdevs[s->nsubdevs - 1];
+    if (count != d->nbanks)
+        return -EBADMSG;
+    /* A dump of one device carries every sub-device, but only that device's groups. */
+    for (size_t i = 0; i < s->ngroups && count; i++)
+        if (s->groups[i].device == d->device && s->groups[i].kind == d->kind &&
+            memd_wire_u32(ids + 4 * (count - 1)) >= s->groups[i].banks)
+            return -EINVAL;
+    uint32_t *o = s->subdev_bank_ids + s->nsubdev_bank_ids;
+    for (uint32_t i = 0; i < count; i++)
+        o[i] = memd_wire_u32(ids + 4 * i);
+    s->nsubdev_bank_ids += count;
+    d->bank_ids = o;
+    return 0;
+}
+
 static int dec_use(memclient_snapshot *s, const uint8_t *p, size_t n)
 {
     memd_wire_session_use w;
@@ -308,7 +332,7 @@ typedef int (*rec_decoder)(memclient_snapshot *s, const uint8_t *p, size_t n);
 
 /* The tags this library knows; a newer daemon's other tags are refused (-EBADMSG). */
 /* PAGE records never reach the parser: memclient_dump strips them off each page. */
-#define NTAGS (MEMD_REC_SUBDEV + 1)
+#define NTAGS (MEMD_REC_SUBDEV_BANKS + 1)
 
 static const rec_decoder decoders[NTAGS] = {
     [MEMD_REC_SERVER] = dec_server,   [MEMD_REC_DEVICE] = dec_device,
@@ -319,7 +343,7 @@ static const rec_decoder decoders[NTAGS] = {
     [MEMD_REC_SESSION_USE] = dec_use,
     [MEMD_REC_POOL] = dec_pool,       [MEMD_REC_SUBALLOC] = dec_suballoc,
     [MEMD_REC_BANK] = dec_bank,       [MEMD_REC_ALLOC_BANK] = dec_alloc_bank,
-    [MEMD_REC_SUBDEV] = dec_subdev,
+    [MEMD_REC_SUBDEV] = dec_subdev,   [MEMD_REC_SUBDEV_BANKS] = dec_subdev_banks,
 };
 
 static bool known(uint32_t tag)
@@ -329,8 +353,9 @@ static bool known(uint32_t tag)
 
 int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **out)
 {
-    size_t count[NTAGS] = {0};
+    size_t count[NTAGS] = {0}, nids = 0;
     size_t off = 0;
+    uint32_t prev = 0;
     while (off < len) {
         uint32_t tag;
         size_t rec;
@@ -339,7 +364,12 @@ int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **
             return r;
         if (!known(tag) || (tag == MEMD_REC_SERVER) != (off == 0))
             return -EBADMSG; /* SERVER comes first, exactly once */
+        if (tag == MEMD_REC_SUBDEV_BANKS && prev != MEMD_REC_SUBDEV)
+            return -EBADMSG; /* one list, right after its sub-device */
+        if (tag == MEMD_REC_SUBDEV_BANKS)
+            nids += (rec - MEMD_WIRE_SUBDEV_BANKS_REC_SIZE) / 4;
         count[tag]++;
+        prev = tag;
         off += MEMD_WIRE_TAG_SIZE + rec;
     }
     if (count[MEMD_REC_SERVER] != 1)
@@ -370,6 +400,10 @@ int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **
     ALLOC_ARRAY(pools, MEMD_REC_POOL)
     ALLOC_ARRAY(suballocs, MEMD_REC_SUBALLOC)
 #undef ALLOC_ARRAY
+    if (!(s->subdev_bank_ids = calloc(nids ? nids : 1, sizeof *s->subdev_bank_ids))) {
+        memclient_snapshot_free(s);
+        return -ENOMEM;
+    }
 
     for (off = 0; off < len;) {
         uint32_t tag;
@@ -406,6 +440,7 @@ void memclient_snapshot_free(memclient_snapshot *s)
     free(s->usage);
     free(s->pools);
     free(s->suballocs);
+    free(s->subdev_bank_ids);
     free(s);
 }
 

@@ -586,7 +586,9 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
                  ((flags & (MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_SUBALLOCS)) ? MEMD_DUMP_F_POOLS
                                                                                : 0) |
                  ((flags & MEMCLIENT_DUMP_SUBALLOCS) ? MEMD_DUMP_F_SUBALLOCS : 0) |
-                 ((flags & MEMCLIENT_DUMP_BANKS) ? MEMD_DUMP_F_BANKS : 0) | MEMD_DUMP_F_PAGED,
+                 ((flags & MEMCLIENT_DUMP_BANKS)
+                      ? MEMD_DUMP_F_BANKS | MEMD_DUMP_F_SUBDEV_BANKS : 0) |
+                 MEMD_DUMP_F_PAGED,
     };
     uint8_t *all = NULL;
     size_t len = 0, cap = 0;

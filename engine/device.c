@@ -96,6 +96,11 @@ int memd_device_alloc(memd_device *d, const memd_alloc_req *req, memd_placement 
     return 0;
 }
 
+void memd_device_walks_get(const memd_device *d, memd_device_walks *w)
+{
+    *w = d->walks;
+}
+
 uint32_t memd_device_oom_bank(const memd_device *d)
 {
     return d ? d->oom_bank : UINT32_MAX;

@@ -155,6 +155,20 @@ int memd_device_release(memd_device *d, const memd_placement *p);
  * the group's lockstep map as a whole had no room. */
 uint32_t memd_device_oom_bank(const memd_device *d);
 
+/* The work bank-set searches did since the device was made: the m in their
+ * O(log n + m) costs (README, "Bank subsets"). merges: per-bank searches that merged a
+ * bank's free blocks with the lockstep map's (a per-bank request with lockstep buffers
+ * in its region searches once per bank of its set), merge_blocks: the blocks they looked
+ * at; ranges: range-lockstep searches (first or best fit over a set's intersection),
+ * range_questions: the questions their leapfrogs put to a member (one bank's or the
+ * lockstep map's first fitting start from a candidate). memd-bench-alloc --banks prints
+ * them per search. */
+typedef struct memd_device_walks {
+    uint64_t merges, merge_blocks;
+    uint64_t ranges, range_questions;
+} memd_device_walks;
+void memd_device_walks_get(const memd_device *d, memd_device_walks *w);
+
 /* Per-bank views. A region is "split" once a subset or per-bank buffer used it: from
  * then on each bank's map is its own pieces of bank-set buffers plus the lockstep
  * buffers (device_banks.c); before that every bank's map is the region's lockstep map.

@@ -236,12 +236,14 @@ bool memd_device_region_split(const memd_device *d, memd_kind kind, uint8_t regi
 /* ---------------------------------------------------------------- intersection */
 
 /* The allocators a search runs over: banks set[0..n) of b (b[0..n) when set is NULL),
- * then the lockstep map as member n unless lock is NULL (an empty map is left out). */
+ * then the lockstep map as member n unless lock is NULL (an empty map is left out).
+ * asked (unless NULL) counts the questions put to members (memd_device_walks). */
 typedef struct bankv {
     memd_range **b;
     const uint32_t *set;
     uint32_t n;
     memd_range *lock;
+    uint64_t *asked;
 } bankv;
 
 static inline uint32_t bv_members(const bankv *v)
@@ -279,6 +281,8 @@ static bool common_fit(const bankv *v, memd_range_cur *cur, uint32_t *ord, uint6
     uint32_t agree = 0, n = bv_members(v), pm = UINT32_MAX; /* pm: position of the last mover */
     for (uint32_t k = 0; agree < n; k = k + 1 == n ? 0 : k + 1) {
         uint32_t j = ord ? ord[k] : k;
+        if (v->asked)
+            ++*v->asked;
         if (!member_fit(v, cur, j, sz, al, dir, x, &y, &b, &bs)) {
             *fail = j;
             return false;
@@ -402,7 +406,7 @@ static uint32_t blame(const memd_device *d, memd_kind k, uint8_t r, const uint32
     uint64_t most = 0;
     for (uint32_t j = 0; j < n; j++) {
         uint32_t id = set ? set[j] : j, fail;
-        bankv v = {b, &id, 1, d->range[k][r]};
+        bankv v = {b, &id, 1, d->range[k][r], NULL};
         uint64_t at;
         memd_range_cur cur[2] = {MEMD_RANGE_CUR_INIT, MEMD_RANGE_CUR_INIT};
         if (!common_fit(&v, cur, NULL, sz, al, MEMD_DIR_BOTTOM_UP, 0, &at, &fail))
@@ -587,6 +591,8 @@ static int place_per_bank(memd_device *d, const memd_class_policy *pol, uint64_t
                 return rc;
             ok = rc == 0;
             walked += w;
+            d->walks.merges++;
+            d->walks.merge_blocks += w;
             if (ok && learn)
                 memd_hints_found(h, p->set[i], pol->dir, sz, p->addrs[i]);
             if (cur)
@@ -624,7 +630,8 @@ int memd_banks_alloc(memd_device *d, const memd_alloc_req *req, memd_placement *
     } else {
         memd_range *lock = d->range[p->kind][p->region];
         bankv v = {d->bank[p->kind][p->region], p->set, p->nset,
-                   memd_range_allocated(lock) ? lock : NULL};
+                   memd_range_allocated(lock) ? lock : NULL, &d->walks.range_questions};
+        d->walks.ranges++;
         uint32_t fail;
         if (!common_place(&v, cs.c, cs.ord, sz, al, pol, &p->address, &fail)) {
             d->oom_bank = blame(d, p->kind, p->region, p->set, p->nset, sz, al);

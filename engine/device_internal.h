@@ -35,6 +35,7 @@ struct memd_device {
      * back to one map (device_banks.c, unsplit). */
     uint64_t idle[MEMD_KIND_COUNT][MEMD_MAX_REGIONS];
     uint32_t oom_bank; /* memd_device_oom_bank */
+    memd_device_walks walks;
 };
 
 /* Measured (memd-bench-alloc --banks mixed, CPU time): at 1k live buffers a merged

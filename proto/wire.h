@@ -77,6 +77,7 @@
 #define MEMD_WIRE_ALLOC_BANK_REC_SIZE 48u
 #define MEMD_WIRE_SUBDEV_DEF_SIZE 344u
 #define MEMD_WIRE_SUBDEV_REC_SIZE 232u
+#define MEMD_WIRE_SUBDEV_BANKS_REC_SIZE 8u /* the fixed part; count x 4 bytes follow */
 
 /* Scalars, little-endian, unaligned. */
 static inline uint8_t *memd_wire_put_u16(uint8_t *p, uint16_t v)
@@ -170,6 +171,12 @@ int memd_wire_subdev_def_get(const uint8_t *in, size_t len, memd_wire_subdev_def
                              const uint8_t **ids);
 uint8_t *memd_wire_subdev_rec_put(uint8_t *out, const memd_wire_subdev_rec *r);
 int memd_wire_subdev_rec_get(const uint8_t *in, size_t len, memd_wire_subdev_rec *r);
+/* SUBDEV_BANKS record: the header and count ids (*ids points at them). get: -EBADMSG
+ * when len is not exactly that, -EINVAL for a count over MEMD_BANKSET_MAX or ids not
+ * strictly increasing (their bound, the group's bank count, is the reader's to check). */
+uint8_t *memd_wire_subdev_banks_put(uint8_t *out, const uint32_t *ids, uint32_t count);
+int memd_wire_subdev_banks_get(const uint8_t *in, size_t len, uint32_t *count,
+                               const uint8_t **ids);
 uint8_t *memd_wire_alloc_bank_rec_put(uint8_t *out, const memd_wire_alloc_bank_rec *r);
 int memd_wire_alloc_bank_rec_get(const uint8_t *in, size_t len, memd_wire_alloc_bank_rec *r);
 int memd_wire_buffer_get(const uint8_t *in, size_t len, memd_wire_buffer *r);
@@ -221,10 +228,12 @@ uint8_t *memd_wire_session_use_put(uint8_t *out, const memd_wire_session_use *r)
 int memd_wire_session_use_get(const uint8_t *in, size_t len, memd_wire_session_use *r);
 
 /* DUMP replies: reads the tag at `in` and returns the size of the record after it in
- * *rec_size. -EINVAL for an unknown tag, -EBADMSG if the tag or its record is cut. */
+ * *rec_size (for SUBDEV_BANKS, from its count). -EINVAL for an unknown tag or a
+ * SUBDEV_BANKS count over MEMD_BANKSET_MAX, -EBADMSG if the tag or its record is cut. */
 uint8_t *memd_wire_tag_put(uint8_t *out, uint32_t tag);
 int memd_wire_tag_get(const uint8_t *in, size_t len, uint32_t *tag, size_t *rec_size);
-size_t memd_wire_rec_size(uint32_t tag); /* 0 for an unknown tag */
+/* 0 for an unknown tag; for SUBDEV_BANKS, the size of its fixed part */
+size_t memd_wire_rec_size(uint32_t tag);
 
 /* ---- wire_plan.c, wire_model.c: plans and models (protocol.h, section at the end) ----
  *

@@ -196,3 +196,29 @@ int memd_wire_subdev_rec_get(const uint8_t *p, size_t len, memd_wire_subdev_rec 
     int rc = memd_wire_get_str(p, r->name, sizeof r->name);
     return rc ? rc : memd_wire_get_str(p + 104, r->banks, sizeof r->banks);
 }
+
+uint8_t *memd_wire_subdev_banks_put(uint8_t *p, const uint32_t *ids, uint32_t count)
+{
+    p = memd_wire_put_u32(p, count);
+    p = memd_wire_put_u32(p, 0);
+    for (uint32_t i = 0; i < count; i++)
+        p = memd_wire_put_u32(p, ids[i]);
+    return p;
+}
+
+int memd_wire_subdev_banks_get(const uint8_t *p, size_t len, uint32_t *count,
+                               const uint8_t **ids)
+{
+    if (len < MEMD_WIRE_SUBDEV_BANKS_REC_SIZE)
+        return -EBADMSG;
+    *count = memd_wire_u32(p);
+    if (*count > MEMD_BANKSET_MAX)
+        return -EINVAL;
+    if (len != MEMD_WIRE_SUBDEV_BANKS_REC_SIZE + 4ull * *count)
+        return -EBADMSG;
+    *ids = p + MEMD_WIRE_SUBDEV_BANKS_REC_SIZE;
+    for (uint32_t i = 1; i < *count; i++)
+        if (memd_wire_u32(*ids + 4 * i) <= memd_wire_u32(*ids + 4 * (i - 1)))
+            return -EINVAL;
+    return 0;
+}

@@ -6,7 +6,7 @@
 
 #define MEMD_DUMP_F_KNOWN (MEMD_DUMP_F_BLOCKS | MEMD_DUMP_F_MODELS | MEMD_DUMP_F_USAGE | \
                            MEMD_DUMP_F_POOLS | MEMD_DUMP_F_SUBALLOCS | MEMD_DUMP_F_PAGED | \
-                           MEMD_DUMP_F_BANKS)
+                           MEMD_DUMP_F_BANKS | MEMD_DUMP_F_SUBDEV_BANKS)
 
 uint8_t *memd_wire_dump_req_put(uint8_t *p, const memd_wire_dump_req *r)
 {
@@ -271,6 +271,7 @@ size_t memd_wire_rec_size(uint32_t tag)
     case MEMD_REC_BANK: return MEMD_WIRE_BANK_REC_SIZE;
     case MEMD_REC_ALLOC_BANK: return MEMD_WIRE_ALLOC_BANK_REC_SIZE;
     case MEMD_REC_SUBDEV: return MEMD_WIRE_SUBDEV_REC_SIZE;
+    case MEMD_REC_SUBDEV_BANKS: return MEMD_WIRE_SUBDEV_BANKS_REC_SIZE;
     default: return 0;
     }
 }
@@ -290,6 +291,14 @@ int memd_wire_tag_get(const uint8_t *p, size_t len, uint32_t *tag, size_t *rec_s
         return -EINVAL;
     if (len - MEMD_WIRE_TAG_SIZE < n)
         return -EBADMSG;
+    if (*tag == MEMD_REC_SUBDEV_BANKS) { /* its ids follow the fixed part */
+        uint32_t count = memd_wire_u32(p + MEMD_WIRE_TAG_SIZE);
+        if (count > MEMD_BANKSET_MAX)
+            return -EINVAL;
+        n += 4ull * count;
+        if (len - MEMD_WIRE_TAG_SIZE < n)
+            return -EBADMSG;
+    }
     *rec_size = n;
     return 0;
 }

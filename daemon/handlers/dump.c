@@ -267,8 +267,9 @@ static int put_allocs(const memd_state *st, const memd_session *s, int dev, uint
     return rc;
 }
 
-/* Every sub-device, whatever device was asked for: sessions name theirs by position. */
-static int put_subdevs(const memd_state *st, memd_buf *out)
+/* Every sub-device, whatever device was asked for: sessions name theirs by position.
+ * With MEMD_DUMP_F_SUBDEV_BANKS each is followed by its whole bank list. */
+static int put_subdevs(const memd_state *st, uint32_t flags, memd_buf *out)
 {
     for (uint32_t i = 0; i < st->nsubdevs; i++) {
         const memd_subdev *d = &st->subdevs[i];
@@ -282,6 +283,14 @@ static int put_subdevs(const memd_state *st, memd_buf *out)
         memcpy(r.name, d->spec.name, sizeof r.name);
         memd_format_bank_list(d->spec.banks, d->spec.nbanks, r.banks, sizeof r.banks);
         memd_wire_subdev_rec_put(p, &r);
+        if (!(flags & MEMD_DUMP_F_SUBDEV_BANKS))
+            continue;
+        p = memd_buf_append(out, MEMD_WIRE_TAG_SIZE + MEMD_WIRE_SUBDEV_BANKS_REC_SIZE +
+                                     4 * (size_t)d->spec.nbanks);
+        if (!p)
+            return -ENOMEM;
+        p = memd_wire_tag_put(p, MEMD_REC_SUBDEV_BANKS);
+        memd_wire_subdev_banks_put(p, d->spec.banks, d->spec.nbanks);
     }
     return 0;
 }
@@ -408,7 +417,7 @@ static int build_head(const memd_state *st, int dev, uint32_t flags, memd_buf *o
                                out);
     }
     if (rc == 0 && (flags & MEMD_DUMP_F_BANKS))
-        rc = put_subdevs(st, out);
+        rc = put_subdevs(st, flags, out);
     return rc;
 }
 

@@ -463,6 +463,22 @@ MEMCLIENT_API int memclient_subdev_define(memclient *c, const memclient_subdev *
 /* Binds this session to the sub-device called name; -EPERM if bound to another. */
 MEMCLIENT_API int memclient_subdev_bind(memclient *c, const char *name);
 
+/* The ids of the banks of device's bank group kind whose logical core (x, y) has x among
+ * xs[0..nx) and y among ys[0..ny): what memclient_subdev_define needs for a partition of
+ * cores on a tt-metal device, whose L1 bank ids are shuffled over the grid (memd.yaml's
+ * `cores:` picks the same banks). Read from memd's per-bank records (a dump with
+ * MEMCLIENT_DUMP_BANKS: one round trip per page). Writes at most cap ids, increasing,
+ * and returns how many there are (which may be more than cap: call again with a larger
+ * array), or:
+ *   -ENODEV   no such device
+ *   -ENOENT   the device has no bank group kind (or no banks in it)
+ *   -ENODATA  the group's banks have no core coordinates (tt-metal devices' do)
+ *   -ENXIO    no bank lies on these cores
+ *   -EINVAL   a kind out of range, MEMCLIENT_ALL_DEVICES, or a NULL array with a count */
+MEMCLIENT_API int memclient_banks_on_cores(memclient *c, uint32_t device, memd_kind kind,
+                                           const uint32_t *xs, size_t nx, const uint32_t *ys,
+                                           size_t ny, uint32_t *ids, size_t cap);
+
 /* ---- state dump ----------------------------------------------------------------------- */
 
 typedef struct memclient_stats {
@@ -618,7 +634,9 @@ typedef struct memclient_subdev_rec {
     uint64_t budget;            /* bytes; 0: none */
     uint64_t used;              /* bytes charged (size per bank x banks) */
     uint64_t allocations;
-    char banks[128];            /* "0-31,40" ("..." when cut) */
+    char banks[128];            /* "0-31,40" ("..." when cut: use bank_ids) */
+    const uint32_t *bank_ids;   /* all nbanks ids, increasing (in the snapshot's storage);
+                                   NULL when memd sent no list (a daemon from before it) */
 } memclient_subdev_rec;
 /* What one session holds in one bank group (MEMCLIENT_DUMP_USAGE). bytes counts every
  * bank a buffer reserves (size per bank x the group's banks); a shared buffer counts in
@@ -684,6 +702,8 @@ typedef struct memclient_snapshot {
     size_t nsuballocs;          /* only with MEMCLIENT_DUMP_SUBALLOCS: by pool, in address
                                    order */
     memclient_suballoc_rec *suballocs;
+    size_t nsubdev_bank_ids;
+    uint32_t *subdev_bank_ids;  /* storage of every subdevs[i].bank_ids */
 } memclient_snapshot;
 
 enum {
@@ -693,7 +713,7 @@ enum {
     MEMCLIENT_DUMP_POOLS = 1u << 3,  /* also client pools (pools[]) */
     MEMCLIENT_DUMP_SUBALLOCS = 1u << 4, /* also their sub-allocations (implies POOLS) */
     MEMCLIENT_DUMP_BANKS = 1u << 5,  /* also per-bank use, the banks of bank-set buffers and
-                                        the sub-devices */
+                                        the sub-devices with their whole bank lists */
 };
 
 #define MEMCLIENT_ALL_DEVICES UINT32_MAX

@@ -215,6 +215,10 @@ enum {
     /* Also BANK records (per-bank use of every allocatable region, after the region) and
      * ALLOC_BANK records after the ALLOC record of every subset or per-bank buffer. */
     MEMD_DUMP_F_BANKS = 1u << 6,
+    /* With BANKS: also a SUBDEV_BANKS record right after each SUBDEV record, with the
+     * sub-device's whole bank list (its 128-byte string is cut on big grids). A flag of
+     * its own because clients refuse record tags they do not know. */
+    MEMD_DUMP_F_SUBDEV_BANKS = 1u << 7,
 };
 
 enum { MEMD_ALLOC_I_POOL = 1u << 0 }; /* alloc_info.flags: the allocation is a client pool */
@@ -248,6 +252,9 @@ typedef enum memd_rec_tag {
     MEMD_REC_ALLOC_BANK = 16, /* memd_wire_alloc_bank_rec (MEMD_DUMP_F_BANKS): one per bank
                                  of a subset / per-bank buffer, after its ALLOC record */
     MEMD_REC_SUBDEV = 17,     /* memd_wire_subdev_rec (MEMD_DUMP_F_BANKS), after the devices */
+    MEMD_REC_SUBDEV_BANKS = 18, /* memd_wire_subdev_banks_rec + count x u32 bank id, right
+                                   after its SUBDEV record (MEMD_DUMP_F_SUBDEV_BANKS); the
+                                   one record whose size varies: 8 + 4 x count */
 } memd_rec_tag;
 
 typedef struct memd_wire_page_rec {
@@ -451,6 +458,13 @@ typedef struct memd_wire_subdev_rec {
     uint64_t allocations;
     char banks[128];           /* bank list ("0-31,40"), cut with "..." when longer */
 } memd_wire_subdev_rec;
+
+/* The whole bank list of the SUBDEV record before it: count (= its nbanks, at most
+ * MEMD_BANKSET_MAX) ids follow, strictly increasing, below its group's bank count. */
+typedef struct memd_wire_subdev_banks_rec {
+    uint32_t count;
+    uint32_t pad;
+} memd_wire_subdev_banks_rec;
 
 /* ---- Plans and models ------------------------------------------------------------------
  *

@@ -205,6 +205,19 @@ PyObject *memdpy_field(PyObject *item, Py_ssize_t i, const char *name, bool *fou
     return v;
 }
 
+PyObject *memdpy_u32_list(const uint32_t *v, size_t n)
+{
+    PyObject *l = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; l && i < n; i++) {
+        PyObject *x = PyLong_FromUnsignedLong(v[i]);
+        if (!x)
+            Py_CLEAR(l);
+        else
+            PyList_SET_ITEM(l, (Py_ssize_t)i, x);
+    }
+    return l;
+}
+
 PyObject *memdpy_u64_list(const uint64_t *v, size_t n)
 {
     PyObject *l = PyList_New((Py_ssize_t)n);

@@ -675,6 +675,64 @@ static PyObject *client_subdev_bind(PyObject *op, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* A sequence of coordinates into a PyMem array (*n of them); NULL with the exception set. */
+static uint32_t *coords(PyObject *o, const char *what, size_t *n)
+{
+    PyObject *l = memdpy_list(o, what);
+    if (!l)
+        return NULL;
+    *n = (size_t)PyList_GET_SIZE(l);
+    uint32_t *v = PyMem_Calloc(*n ? *n : 1, sizeof *v);
+    if (!v)
+        PyErr_NoMemory();
+    for (size_t i = 0; v && i < *n; i++)
+        if (memdpy_u32(PyList_GET_ITEM(l, (Py_ssize_t)i), what, &v[i]) < 0) {
+            PyMem_Free(v);
+            v = NULL;
+        }
+    Py_DECREF(l);
+    return v;
+}
+
+/* memclient_banks_on_cores for memd.Client.banks_on_cores: facts about the device (no
+ * such group, no cores, no bank there) are ValueErrors, as that method documents. */
+static PyObject *client_banks_on_cores(PyObject *op, PyObject *args)
+{
+    memdpy_client *self = (memdpy_client *)op;
+    unsigned int device;
+    const char *group;
+    PyObject *ox, *oy;
+    memd_kind kind;
+    if (!PyArg_ParseTuple(args, "IsOO:_banks_on_cores", &device, &group, &ox, &oy))
+        return NULL;
+    if (memclient_kind_parse(group, &kind) < 0)
+        return PyErr_Format(PyExc_ValueError, "banks_on_cores: group '%s': expected sram (l1) "
+                            "or dram (global)", group);
+    size_t nx, ny;
+    uint32_t *xs = coords(ox, "x", &nx), *ys = xs ? coords(oy, "y", &ny) : NULL;
+    uint32_t *ids = ys ? PyMem_Calloc(MEMD_BANKSET_MAX, sizeof *ids) : NULL;
+    PyObject *list = NULL;
+    if (ys && !ids)
+        PyErr_NoMemory();
+    if (ids) {
+        const char *what = "banks_on_cores";
+        int r;
+        MEMDPY_CALL(self, r, memclient_banks_on_cores(c, device, kind, xs, nx, ys, ny, ids,
+                                                      MEMD_BANKSET_MAX));
+        if (r == -ENOENT || r == -ENODATA || r == -ENXIO) {
+            memclient_error e;
+            memclient_last_error(&e);
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "banks_on_cores: %s", e.message);
+        }
+        list = r < 0 ? NULL : memdpy_u32_list(ids, (size_t)r);
+    }
+    PyMem_Free(xs);
+    PyMem_Free(ys);
+    PyMem_Free(ids);
+    return list;
+}
+
 /* ---- dump ------------------------------------------------------------------------------ */
 
 static PyObject *client_dump(PyObject *op, PyObject *args, PyObject *kw)
@@ -789,6 +847,8 @@ static PyMethodDef client_methods[] = {
     {"subdev_bind", client_subdev_bind, METH_O,
      "subdev_bind(name) -> None\n\nBinds this session to a sub-device (before it allocates): "
      "from then on it allocates only inside its banks."},
+    {"_banks_on_cores", client_banks_on_cores, METH_VARARGS,
+     "_banks_on_cores(device, group, x, y) -> list[int] (see memd.Client.banks_on_cores)"},
     {"bank_addresses", client_bank_addresses, METH_O,
      "bank_addresses(handle) -> list[int]\n\nThe buffer's absolute address in every bank of "
      "its bank group."},

@@ -74,6 +74,7 @@ int memdpy_class(PyObject *o, memd_class *out);
 int memdpy_scope(PyObject *o, memd_scope *out);
 int memdpy_dtype(PyObject *o, memd_dtype *out);
 /* v[0..n) as a new list of ints. */
+PyObject *memdpy_u32_list(const uint32_t *v, size_t n);
 PyObject *memdpy_u64_list(const uint64_t *v, size_t n);
 /* A sequence as a new list (generators and other iterables too); NULL with an error. */
 PyObject *memdpy_list(PyObject *o, const char *what);

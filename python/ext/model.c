@@ -154,19 +154,6 @@ static PyObject *opt_index(uint32_t v)
     return v == MEMCLIENT_NO_TENSOR ? Py_NewRef(Py_None) : PyLong_FromUnsignedLong(v);
 }
 
-static PyObject *index_pylist(const uint32_t *v, uint32_t n)
-{
-    PyObject *l = PyList_New(n);
-    for (uint32_t j = 0; l && j < n; j++) {
-        PyObject *x = PyLong_FromUnsignedLong(v[j]);
-        if (!x)
-            Py_CLEAR(l);
-        else
-            PyList_SET_ITEM(l, j, x);
-    }
-    return l;
-}
-
 static PyObject *life_list(const memclient_tensor_life *l, size_t n)
 {
     PyObject *out = PyList_New((Py_ssize_t)n);
@@ -272,8 +259,8 @@ static PyObject *yaml_dict(const memd_model_yaml *y)
     }
     for (size_t k = 0; k < d->nops; k++) {
         const memclient_op_desc *o = &d->ops[k];
-        PyObject *in = index_pylist(o->inputs, o->ninputs);
-        PyObject *outl = index_pylist(o->outputs, o->noutputs);
+        PyObject *in = memdpy_u32_list(o->inputs, o->ninputs);
+        PyObject *outl = memdpy_u32_list(o->outputs, o->noutputs);
         PyObject *item = in && outl ? Py_BuildValue("(zNNO)", o->name, in, outl,
                                                     o->inplace ? Py_True : Py_False)
                                     : NULL;

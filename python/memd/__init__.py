@@ -170,27 +170,11 @@ class Client(_memd.Client):
         if group not in kinds:
             raise ValueError(f"banks_on_cores: group {group!r}: expected sram (l1) or "
                              "dram (global)")
-        xs, ys = set(x), set(y)
-        ids, seen = set(), False
-        for dev in self.dump(device)["devices"]:
-            for g in dev["bank_groups"] if dev["id"] == device else ():
-                if g["kind"] != kinds[group]:
-                    continue
-                for region in g["regions"]:
-                    for b in region.get("banks", ()):
-                        if b["core"] is None:
-                            raise ValueError(f"banks_on_cores: the {group} banks of device "
-                                             f"{device} have no core coordinates (tt-metal "
-                                             "devices' do): give bank ids")
-                        seen = True
-                        cx, cy = b["core"]["logical"]
-                        if cx in xs and cy in ys:
-                            ids.add(b["bank"])
-        if not seen:
-            raise ValueError(f"banks_on_cores: device {device} has no {group} banks")
-        if not ids:
-            raise ValueError("banks_on_cores: no bank lies on these cores")
-        return sorted(ids)
+        # libmemclient's memclient_banks_on_cores does the work (one implementation for C
+        # runtimes, memctl and Python). A coordinate no core can have matches nothing.
+        def coords(v: Iterable[int]) -> List[int]:
+            return sorted({c for c in v if 0 <= c < 0xffff})
+        return self._banks_on_cores(device, kinds[group], coords(x), coords(y))
 
     def __repr__(self) -> str:
         return f"<memd.Client {self.socket!r}{' closed' if self.closed else ''}>"

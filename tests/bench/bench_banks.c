@@ -101,7 +101,7 @@ static int pair(bench *b, memd_placement *lv, uint64_t live)
 }
 
 static int run_once(const char *mode, uint64_t live, uint64_t pairs, uint64_t seed,
-                    double *ns_per_pair, uint64_t *hash)
+                    double *ns_per_pair, uint64_t *hash, memd_device_walks *walks)
 {
     bench b = {.rng = seed};
     bool split = strcmp(mode, "lockstep-split") == 0 || strcmp(mode, "lockstep-unsplit") == 0;
@@ -144,10 +144,15 @@ static int run_once(const char *mode, uint64_t live, uint64_t pairs, uint64_t se
         if (rc == 0 && memd_device_region_split(b.d, MEMD_KIND_SRAM, 0))
             rc = -EFAULT;
     }
+    memd_device_walks w0, w1;
+    memd_device_walks_get(b.d, &w0);
     double t0 = now_ns();
     for (uint64_t i = 0; rc == 0 && i < pairs; i++)
         rc = pair(&b, lv, live);
     double t1 = now_ns();
+    memd_device_walks_get(b.d, &w1);
+    *walks = (memd_device_walks){w1.merges - w0.merges, w1.merge_blocks - w0.merge_blocks,
+                                 w1.ranges - w0.ranges, w1.range_questions - w0.range_questions};
     if (rc == 0 && memd_device_check(b.d) != 0)
         rc = -EFAULT;
     if (rc)
@@ -174,11 +179,12 @@ int memd_bench_banks(const char *mode, uint64_t live, uint64_t pairs, uint64_t s
 {
     double ns[101], ref[101];
     uint64_t hash = 0, h, rh;
+    memd_device_walks w, rw;
     if (repeat > 101)
         repeat = 101;
     for (uint64_t r = 0; r < repeat; r++) {
-        if (run_once(mode, live, pairs, seed, &ns[r], &h) < 0 ||
-            run_once("lockstep", live, pairs, seed, &ref[r], &rh) < 0)
+        if (run_once(mode, live, pairs, seed, &ns[r], &h, &w) < 0 ||
+            run_once("lockstep", live, pairs, seed, &ref[r], &rh, &rw) < 0)
             return -1;
         if (r > 0 && h != hash) {
             fprintf(stderr, "memd-bench-alloc: --banks %s placed differently in repeat %" PRIu64 "\n",
@@ -194,7 +200,10 @@ int memd_bench_banks(const char *mode, uint64_t live, uint64_t pairs, uint64_t s
     printf("{\"bench\":\"banks\",\"mode\":\"%s\",\"banks\":%d,\"grid\":%d,\"live\":%" PRIu64
            ",\"pairs\":%" PRIu64 ",\"seed\":%" PRIu64 ",\"repeat\":%" PRIu64
            ",\"ns_per_pair\":%.1f,\"lockstep_ns_per_pair\":%.1f,\"vs_lockstep\":%.2f"
-           ",\"placements\":\"%016" PRIx64 "\"}\n",
-           mode, BANKS, GRID, live, pairs, seed, repeat, med, rmed, rmed > 0 ? med / rmed : 0.0, hash);
+           ",\"placements\":\"%016" PRIx64 "\",\"merges\":%" PRIu64
+           ",\"blocks_per_merge\":%.1f,\"ranges\":%" PRIu64 ",\"questions_per_range\":%.1f}\n",
+           mode, BANKS, GRID, live, pairs, seed, repeat, med, rmed, rmed > 0 ? med / rmed : 0.0, hash,
+           w.merges, w.merges ? (double)w.merge_blocks / (double)w.merges : 0.0, w.ranges,
+           w.ranges ? (double)w.range_questions / (double)w.ranges : 0.0);
     return 0;
 }

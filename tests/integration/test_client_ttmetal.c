@@ -19,9 +19,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/ttmetal_galaxy_ids.h"
 #include "check_main.h"
 #include "client_util.h"
 #include "memctl_run.h"
+#include "raw_client.h"
 
 static memd_fixture f;
 static char out_path[160], err_path[160];
@@ -228,6 +230,209 @@ START_TEST(grayskull_storage_core_banks)
 }
 END_TEST
 
+/* Bank ids as ranges, "0-3,8": the test's own writer, to compare memd's text with. */
+static void ranges(const uint32_t *ids, uint32_t n, char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && ids[j] == ids[j - 1] + 1; j++)
+            ;
+        used += (size_t)snprintf(buf + used, cap - used, j - i > 1 ? "%s%u-%u" : "%s%u",
+                                 i ? "," : "", ids[i], ids[j - 1]);
+        ck_assert_uint_lt(used, cap);
+    }
+}
+
+static const memclient_subdev_rec *subdev_named(const memclient_snapshot *s, const char *name)
+{
+    for (size_t i = 0; i < s->nsubdevs; i++)
+        if (!strcmp(s->subdevs[i].name, name))
+            return &s->subdevs[i];
+    ck_abort_msg("no sub-device %s", name);
+    return NULL;
+}
+
+/* Sub-device bank lists far past the SUBDEV record's 128-byte string come out whole: every
+ * even L1 bank of the Grayskull (ids that never form ranges) and the cores of rows 0-3 of
+ * the Wormhole galaxy (tt-metal's shuffled ids), through the client API (bank_ids),
+ * `memctl devices` and `memctl dump --json`. A client from before SUBDEV_BANKS (it does not ask for them) gets
+ * no such record, only the cut string. */
+START_TEST(subdev_bank_lists_whole)
+{
+    start();
+    memclient *c = cu_connect(&f);
+    memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_BANKS);
+    uint32_t nl1[2] = {0, 0}, evens[256], n = 0;
+    for (size_t i = 0; i < s->ngroups; i++)
+        if (s->groups[i].device < 2 && s->groups[i].kind == MEMD_KIND_SRAM)
+            nl1[s->groups[i].device] = s->groups[i].banks;
+    ck_assert_uint_ge(nl1[1], 120);
+    ck_assert_uint_le(nl1[1], 2 * 256);
+    for (uint32_t b = 0; b < nl1[1]; b += 2)
+        evens[n++] = b;
+    /* The Wormhole banks whose core lies in rows 0-3, from the per-bank records. */
+    ck_assert_uint_le(nl1[0], 512);
+    bool in_rows[512] = {false};
+    uint32_t rows[512], nrows = 0;
+    for (size_t i = 0; i < s->nbank_use; i++) {
+        const memclient_bank_use *u = &s->bank_use[i];
+        if (u->device == 0 && u->kind == MEMD_KIND_SRAM && u->logical_y <= 3)
+            in_rows[u->bank] = true;
+    }
+    for (uint32_t b = 0; b < nl1[0]; b++)
+        if (in_rows[b])
+            rows[nrows++] = b;
+    ck_assert_uint_eq(nrows, 32);
+    memclient_snapshot_free(s);
+
+    memclient_subdev sd = {.name = "evens", .device = 1, .kind = MEMD_KIND_SRAM,
+                           .banks = evens, .nbanks = n};
+    ck_assert_int_eq(memclient_subdev_define(c, &sd), 0);
+    s = cu_dump(c, MEMCLIENT_DUMP_BANKS);
+    const memclient_subdev_rec *ev = subdev_named(s, "evens"), *rw = subdev_named(s, "rows");
+    ck_assert_uint_eq(ev->nbanks, n);
+    ck_assert_ptr_nonnull(ev->bank_ids);
+    ck_assert_mem_eq(ev->bank_ids, evens, n * sizeof *evens);
+    ck_assert_uint_eq(rw->nbanks, 32);
+    ck_assert_ptr_nonnull(rw->bank_ids);
+    ck_assert_mem_eq(rw->bank_ids, rows, 32 * sizeof *rows);
+    ck_assert_ptr_nonnull(strstr(ev->banks, "...")); /* the old field, cut as before */
+    memclient_snapshot_free(s);
+
+    char want_ev[2048], want_rows[512], json[8192], ids_json[2048];
+    ranges(evens, n, want_ev, sizeof want_ev);
+    ranges(rows, 32, want_rows, sizeof want_rows);
+    ck_assert_uint_gt(strlen(want_ev), 150); /* the record's string holds 127 bytes */
+    ck_assert_int_eq(RUN("devices"), 0);
+    char cell[2100];
+    snprintf(cell, sizeof cell, "  %s  ", want_ev);
+    ck_assert_msg(strstr(out, cell) && !strstr(out, "..."), "%s", out);
+    snprintf(cell, sizeof cell, "  %s  ", want_rows);
+    ck_assert_msg(strstr(out, cell), "want %s in %s", want_rows, out);
+    ck_assert_int_eq(RUN("dump", "--json"), 0);
+    size_t used = 0;
+    for (uint32_t i = 0; i < n; i++)
+        used += (size_t)snprintf(ids_json + used, sizeof ids_json - used, "%s%u", i ? ", " : "",
+                                 evens[i]);
+    snprintf(json, sizeof json, "\"banks\": \"%s\", \"bank_ids\": [%s], \"nbanks\": %u", want_ev,
+             ids_json, n);
+    ck_assert_msg(strstr(out, json), "want %s in %s", json, out);
+    snprintf(json, sizeof json, "\"banks\": \"%s\", \"bank_ids\": [", want_rows);
+    ck_assert_msg(strstr(out, json), "want %s in %s", json, out);
+
+    /* An older client asks for BANKS only: no SUBDEV_BANKS record it would refuse. */
+    int fd = memd_fixture_connect(&f);
+    ck_assert_int_ge(fd, 0);
+    memd_wire_welcome w;
+    ck_assert_int_eq(raw_hello(fd, "old", &w), 0);
+    uint8_t *d;
+    size_t len;
+    ck_assert_int_eq(raw_dump(fd, 0, MEMD_DUMP_F_BANKS, &d, &len), 0);
+    ck_assert_int_eq(raw_dump_count(d, len, MEMD_REC_SUBDEV), 2);
+    ck_assert_int_eq(raw_dump_count(d, len, MEMD_REC_SUBDEV_BANKS), 0);
+    free(d);
+    ck_assert_int_eq(raw_dump(fd, 0, MEMD_DUMP_F_BANKS | MEMD_DUMP_F_SUBDEV_BANKS, &d, &len), 0);
+    ck_assert_int_eq(raw_dump_count(d, len, MEMD_REC_SUBDEV_BANKS), 2);
+    free(d);
+    close(fd);
+    memclient_disconnect(c);
+}
+END_TEST
+
+/* tt-metal's own core -> bank mapping of the Wormhole galaxy grid (8 x 8 workers): scan
+ * position y * 8 + x has the id at that index (hand values, see tests/common). */
+static bool galaxy_rows_0_3(uint32_t bank)
+{
+    for (int i = 0; i < 32; i++)
+        if (memd_test_galaxy_l1_ids[i] == bank)
+            return true;
+    return false;
+}
+
+/* memclient_banks_on_cores: rows 0-3 of the Wormhole galaxy are exactly the 32 banks
+ * tt-metal's mapping puts there (and memd.yaml's cores: picked for 'rows'); single cores
+ * give their bank; a short array gets the smallest ids and the count. Failures: no bank
+ * on the cores (-ENXIO), no device (-ENODEV), bad arguments (-EINVAL); on the default
+ * config, a group without cores (-ENODATA) and a device without that group (-ENOENT). */
+START_TEST(banks_on_cores_c)
+{
+    start();
+    memclient *c = cu_connect(&f);
+    const uint32_t cols[] = {0, 1, 2, 3, 4, 5, 6, 7}, rows[] = {3, 1, 0, 2}; /* any order */
+    uint32_t ids[64], want[32], n = 0;
+    for (uint32_t b = 0; b < 64; b++)
+        if (galaxy_rows_0_3(b))
+            want[n++] = b;
+    ck_assert_uint_eq(n, 32);
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, cols, 8, rows, 4, ids, 64),
+                     32);
+    ck_assert_mem_eq(ids, want, sizeof want);
+    memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_BANKS);
+    const memclient_subdev_rec *rw = subdev_named(s, "rows");
+    ck_assert_mem_eq(rw->bank_ids, want, sizeof want);
+    memclient_snapshot_free(s);
+    /* Too small an array: the first ids and the count. */
+    ids[3] = 12345;
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, cols, 8, rows, 4, ids, 3), 32);
+    ck_assert_mem_eq(ids, want, 3 * sizeof want[0]);
+    ck_assert_uint_eq(ids[3], 12345);
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, cols, 8, rows, 4, NULL, 0),
+                     32);
+    /* One core each: (1,4) is bank 0, (0,0) bank 34, (1,0) bank 63. */
+    const uint32_t x1 = 1, x0 = 0, y4 = 4, y0 = 0;
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, &x1, 1, &y4, 1, ids, 64), 1);
+    ck_assert_uint_eq(ids[0], 0);
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, &x0, 1, &y0, 1, ids, 64), 1);
+    ck_assert_uint_eq(ids[0], 34);
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, &x1, 1, &y0, 1, ids, 64), 1);
+    ck_assert_uint_eq(ids[0], 63);
+
+    memclient_error e;
+    const uint32_t far = 40;
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, &far, 1, &far, 1, ids, 64),
+                     -ENXIO);
+    memclient_last_error(&e);
+    ck_assert_str_eq(e.message, "no bank lies on these cores");
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, cols, 0, rows, 4, ids, 64),
+                     -ENXIO);
+    ck_assert_int_eq(memclient_banks_on_cores(c, 7, MEMD_KIND_SRAM, cols, 8, rows, 4, ids, 64),
+                     -ENODEV);
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_COUNT, cols, 8, rows, 4, ids, 64),
+                     -EINVAL);
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, NULL, 8, rows, 4, ids, 64),
+                     -EINVAL);
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, cols, 8, rows, 4, NULL, 64),
+                     -EINVAL);
+    ck_assert_int_eq(memclient_banks_on_cores(c, MEMCLIENT_ALL_DEVICES, MEMD_KIND_SRAM, cols, 8,
+                                              rows, 4, ids, 64),
+                     -EINVAL);
+    memclient_disconnect(c);
+
+    /* The default config: device 0's SRAM banks have no cores, device 1 has no SRAM. */
+    memd_fixture plain;
+    cu_start(&plain);
+    c = cu_connect(&plain);
+    ck_assert_int_eq(memclient_banks_on_cores(c, 0, MEMD_KIND_SRAM, cols, 8, rows, 4, ids, 64),
+                     -ENODATA);
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "no core coordinates"), "%s", e.message);
+    ck_assert_int_eq(memclient_banks_on_cores(c, 1, MEMD_KIND_SRAM, cols, 8, rows, 4, ids, 64),
+                     -ENOENT);
+    memclient_last_error(&e);
+    ck_assert_str_eq(e.message, "device 1 has no sram banks");
+    /* memctl subdev define --cores asks the library too. */
+    ck_assert_int_eq(memctl_run(&plain, (const char *const[]){"subdev", "define", "x", "--device",
+                                                              "0", "--group", "l1", "--cores",
+                                                              "0-7:0-3", NULL},
+                                0, out_path, err_path, &out, &err),
+                     2);
+    ck_assert_msg(strstr(err, "no core coordinates"), "%s", err);
+    memclient_disconnect(c);
+    memd_fixture_destroy(&plain);
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("client-ttmetal");
@@ -236,6 +441,8 @@ Suite *memd_test_suite(void)
     tcase_add_checked_fixture(tc, NULL, teardown);
     tcase_add_test(tc, wormhole_cores_everywhere);
     tcase_add_test(tc, grayskull_storage_core_banks);
+    tcase_add_test(tc, subdev_bank_lists_whole);
+    tcase_add_test(tc, banks_on_cores_c);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -456,9 +456,12 @@ def test_banks_on_cores(client, own_daemon, tmp_path):
     """Bank ids of a tt-metal core partition for subdev_define: rows 0-3 of a Wormhole
     galaxy grid are 32 banks, 63 (core 1,0) and 34 (0,0) among them, 0 (1,4) not (the cores
     test_banks_ttmetal.c has from tt-metal's own shuffle); a session bound to the sub-device
-    they define allocates on those cores only. Devices without cores are refused."""
+    they define allocates on those cores only. Devices without cores or without the group,
+    and cores without banks, are refused (libmemclient's memclient_banks_on_cores)."""
     with pytest.raises(ValueError, match="no core coordinates"):
         client.banks_on_cores(0, "l1", range(8), range(4))
+    with pytest.raises(ValueError, match="device 1 has no sram banks"):
+        client.banks_on_cores(1, "l1", range(8), range(4))
     with pytest.raises(ValueError, match="expected sram"):
         client.banks_on_cores(0, "hbm", range(8), range(4))
     soc = os.path.join(SHARED_DATA, "soc", "tt-metal")
@@ -475,7 +478,13 @@ def test_banks_on_cores(client, own_daemon, tmp_path):
         assert c.banks_on_cores(0, "sram", [1], [4]) == [0]
         with pytest.raises(ValueError, match="no bank lies"):
             c.banks_on_cores(0, "l1", [40], [40])
+        with pytest.raises(ValueError, match="no bank lies"):  # no core is that far out
+            c.banks_on_cores(0, "l1", [-1, 1 << 40], range(4))
+        assert c.banks_on_cores(0, "l1", iter([1, 1, 99]), (4,)) == [0]  # any iterable
         c.subdev_define("rows", 0, "l1", rows)
+        sd = next(x for x in c.dump(0)["sub_devices"] if x["name"] == "rows")
+        assert sd["bank_ids"] == rows and sd["nbanks"] == 32  # the whole list, as ids
+        assert "..." not in sd["banks"]
         with memd.connect(d.socket, name="pytest-rows") as r:
             r.subdev_bind("rows")
             b = r.alloc(0, "constant", 4096, scope="sram")

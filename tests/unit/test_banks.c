@@ -490,8 +490,9 @@ START_TEST(footprint_over_the_set)
     char msg[256];
     const uint32_t *bad[] = {unsorted, dup, out};
     /* The message names the id at fault. */
-    const char *why[] = {"strictly increasing, 1 comes after 2", "strictly increasing, 1 comes "
-                         "after 1", "bank set: no bank 8 (banks 0-7)"};
+    const char *why[] = {"strictly increasing, 1 comes after 2",
+                         "strictly increasing, 1 comes after 1",
+                         "bank set: no bank 8 (banks 0-7)"};
     for (int i = 0; i < 3; i++) {
         memd_alloc_req b = sram(MEMD_CLASS_CONSTANT, 64);
         b.bank_set = bad[i];
@@ -620,6 +621,56 @@ START_TEST(per_bank_independent_addresses)
     memd_placement_fini(&b);
     memd_device_destroy(d);
     memd_device_destroy(e);
+}
+END_TEST
+
+/* memd_device_walks counts what the searches with lockstep buffers in their way pass:
+ * the merges of per-bank searches and the leapfrog questions of range searches. */
+START_TEST(walks_count_searches)
+{
+    memd_device *d = make(4);
+    uint32_t s01[] = {0, 1}, s02[] = {0, 2}, s13[] = {1, 3};
+    memd_device_walks w;
+    memd_placement a, b, c, e;
+    memd_alloc_req r = sram(MEMD_CLASS_CONSTANT, 100 * KiB);
+    r.bank_set = s01;
+    r.nbank_set = 2;
+    ck_assert_int_eq(memd_device_alloc(d, &r, &a), 0); /* [16K, 116K) in banks 0, 1 */
+    memd_device_walks_get(d, &w);
+    /* No lockstep buffer: the two banks are asked once each and agree. */
+    ck_assert_uint_eq(w.ranges, 1);
+    ck_assert_uint_eq(w.range_questions, 2);
+    ck_assert_uint_eq(w.merges, 0);
+    memd_alloc_req l = sram(MEMD_CLASS_CONSTANT, 20 * KiB);
+    ck_assert_int_eq(memd_device_alloc(d, &l, &b), 0);
+    ck_assert_uint_eq(b.address, 116 * KiB); /* lockstep: [116K, 136K) */
+    r.bank_set = s02;
+    r.per_bank = true;
+    r.bytes = 10 * KiB;
+    ck_assert_int_eq(memd_device_alloc(d, &r, &c), 0);
+    ck_assert_uint_eq(c.addrs[0], 136 * KiB);
+    ck_assert_uint_eq(c.addrs[1], 16 * KiB);
+    memd_device_walks_get(d, &w);
+    ck_assert_uint_eq(w.merges, 2); /* one per bank of the set */
+    ck_assert_uint_ge(w.merge_blocks, 2);
+    ck_assert_uint_le(w.merge_blocks, 8);
+    ck_assert_uint_eq(w.ranges, 1);
+    /* Range over banks 1, 3 and the lockstep map: bank 1 moves the candidate to 116K,
+     * bank 3 agrees, the lockstep map moves it to 136K, banks 1 and 3 agree: 5. */
+    r.bank_set = s13;
+    r.per_bank = false;
+    ck_assert_int_eq(memd_device_alloc(d, &r, &e), 0);
+    ck_assert_uint_eq(e.address, 136 * KiB);
+    memd_device_walks_get(d, &w);
+    ck_assert_uint_eq(w.ranges, 2);
+    ck_assert_uint_eq(w.range_questions, 7);
+    ck_assert_uint_eq(w.merges, 2);
+    memd_placement *all[] = {&a, &b, &c, &e};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(memd_device_release(d, all[i]), 0);
+        memd_placement_fini(all[i]);
+    }
+    memd_device_destroy(d);
 }
 END_TEST
 
@@ -995,6 +1046,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(t, range_keeps_other_banks_usable);
     tcase_add_test(t, per_bank_independent_addresses);
     tcase_add_test(t, split_keeps_lockstep);
+    tcase_add_test(t, walks_count_searches);
     tcase_add_test(t, unsplit_after_last_piece);
     tcase_add_test(t, bounds_follow_walks);
     suite_add_tcase(s, t);

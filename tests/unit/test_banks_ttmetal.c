@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/ttmetal_galaxy_ids.h"
 #include "check_main.h"
 #include "device.h"
 #include "ttmetal.h"
@@ -157,14 +158,10 @@ static bool in(const uint32_t *ids, uint32_t n, uint32_t b)
 /* tt-metal's default: the shuffled ids (hand values in the header, from C++ itself). */
 START_TEST(wormhole_default_remap)
 {
-    static const uint32_t want[64] = {
-        34, 63, 38, 6,  52, 33, 4,  37, 20, 35, 14, 22, 2,  31, 36, 19, 30, 40, 3,  10, 25, 7,
-        59, 56, 39, 24, 50, 12, 21, 42, 29, 5,  61, 0,  26, 54, 1,  9,  15, 13, 18, 58, 8,  46,
-        27, 51, 16, 53, 62, 45, 44, 43, 41, 17, 55, 60, 49, 48, 57, 32, 47, 23, 11, 28};
     uint32_t got[64];
     memd_ttmetal_default_remap(got, 64);
     for (int i = 0; i < 64; i++)
-        ck_assert_uint_eq(got[i], want[i]);
+        ck_assert_uint_eq(got[i], memd_test_galaxy_l1_ids[i]);
     memd_device_spec spec;
     memd_device *d = load_remap("wormhole_b0_80", "galaxy", MEMD_TTMETAL_REMAP_DEFAULT, NULL, 0,
                                 &spec);

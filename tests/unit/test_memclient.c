@@ -362,6 +362,47 @@ static int h_dump(fake *f, const memd_wire_hdr *h, const uint8_t *p)
     return reply(f, h->opcode, h->id, 0, b, (uint32_t)(q - b));
 }
 
+/* A DUMP reply with one 64-bank SRAM group and a sub-device whose SUBDEV_BANKS record is
+ * the case's (arg); the fake keeps the request's flags there. */
+typedef struct subdev_case {
+    uint32_t nbanks;        /* the SUBDEV record's */
+    uint32_t count;         /* the SUBDEV_BANKS record's */
+    uint32_t ids[4];        /* its ids (min(count, 4) of them are written) */
+    size_t cut;             /* bytes left off the end of the reply */
+    int lone;               /* no SUBDEV record before it */
+    int twice;              /* the record twice */
+    int none;               /* no SUBDEV_BANKS record (a daemon from before them) */
+    uint32_t flags;         /* the request's */
+} subdev_case;
+
+static int h_dump_subdev(fake *f, const memd_wire_hdr *h, const uint8_t *p)
+{
+    subdev_case *k = f->arg;
+    memd_wire_dump_req q;
+    if (memd_wire_dump_req_get(p, h->len, &q) == 0)
+        k->flags = q.flags;
+    uint8_t b[2048], *o = b;
+    memd_wire_server_rec sv = {.pid = 4};
+    memd_wire_device_rec dev = {.id = 0};
+    memd_wire_group_rec g = {.device = 0, .kind = MEMD_KIND_SRAM, .nregions = 1, .banks = 64};
+    memd_wire_subdev_rec sd = {.device = 0, .kind = MEMD_KIND_SRAM, .nbanks = k->nbanks};
+    memd_wire_strset(sd.name, sizeof sd.name, "part");
+    o = memd_wire_device_rec_put(memd_wire_tag_put(memd_wire_server_rec_put(
+                                     memd_wire_tag_put(o, MEMD_REC_SERVER), &sv),
+                                                   MEMD_REC_DEVICE),
+                                 &dev);
+    o = memd_wire_group_rec_put(memd_wire_tag_put(o, MEMD_REC_GROUP), &g);
+    if (!k->lone)
+        o = memd_wire_subdev_rec_put(memd_wire_tag_put(o, MEMD_REC_SUBDEV), &sd);
+    for (int i = 0; !k->none && i < 1 + k->twice; i++) {
+        o = memd_wire_put_u32(memd_wire_tag_put(o, MEMD_REC_SUBDEV_BANKS), k->count);
+        o = memd_wire_put_u32(o, 0);
+        for (uint32_t j = 0; j < k->count && j < 4; j++)
+            o = memd_wire_put_u32(o, k->ids[j]);
+    }
+    return reply(f, h->opcode, h->id, 0, b, (uint32_t)(o - b - k->cut));
+}
+
 /* ---- tests ---------------------------------------------------------------------------- */
 
 START_TEST(connect_negotiates)
@@ -812,6 +853,57 @@ START_TEST(dump_parses)
 }
 END_TEST
 
+/* SUBDEV_BANKS records: asked for with MEMCLIENT_DUMP_BANKS, decoded into bank_ids, and
+ * every malformed one refused (length, count, order, bound, position). */
+START_TEST(dump_subdev_banks)
+{
+    static const struct {
+        subdev_case k;
+        int rc;
+    } cases[] = {
+        {{.nbanks = 3, .count = 3, .ids = {1, 40, 63}}, 0},
+        {{.nbanks = 3, .none = 1}, 0},
+        {{.nbanks = 4, .count = 3, .ids = {1, 40, 63}}, -EBADMSG},  /* count != nbanks */
+        {{.nbanks = 3, .count = 3, .ids = {1, 1, 63}}, -EINVAL},    /* duplicate */
+        {{.nbanks = 3, .count = 3, .ids = {40, 1, 63}}, -EINVAL},   /* not increasing */
+        {{.nbanks = 3, .count = 3, .ids = {1, 40, 64}}, -EINVAL},   /* past the group */
+        {{.nbanks = 3, .count = 3, .ids = {1, 40, 63}, .cut = 4}, -EBADMSG},
+        {{.nbanks = 3, .count = 3, .ids = {1, 40, 63}, .cut = 14}, -EBADMSG},
+        {{.nbanks = 4, .count = MEMD_BANKSET_MAX + 1}, -EINVAL},   /* count over the max */
+        {{.nbanks = 5, .count = 5, .ids = {1, 2, 3, 4}}, -EBADMSG},   /* an id missing */
+        {{.nbanks = 3, .count = 3, .ids = {1, 40, 63}, .lone = 1}, -EBADMSG},
+        {{.nbanks = 3, .count = 3, .ids = {1, 40, 63}, .twice = 1}, -EBADMSG},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fake f;
+        subdev_case k = cases[i].k;
+        fake_start(&f, h_dump_subdev);
+        f.arg = &k;
+        memclient *c = connect_ok(&f);
+        memclient_snapshot *s = NULL;
+        int rc = memclient_dump(c, 0, MEMCLIENT_DUMP_BANKS, &s);
+        ck_assert_msg(rc == cases[i].rc, "case %zu: %d, expected %d", i, rc, cases[i].rc);
+        ck_assert_uint_eq(k.flags & (MEMD_DUMP_F_BANKS | MEMD_DUMP_F_SUBDEV_BANKS),
+                          MEMD_DUMP_F_BANKS | MEMD_DUMP_F_SUBDEV_BANKS);
+        if (rc == 0) {
+            ck_assert_uint_eq(s->nsubdevs, 1);
+            if (k.none) {
+                ck_assert_ptr_null(s->subdevs[0].bank_ids);
+            } else {
+                ck_assert_uint_eq(s->nsubdev_bank_ids, 3);
+                ck_assert_ptr_eq(s->subdevs[0].bank_ids, s->subdev_bank_ids);
+                ck_assert_mem_eq(s->subdevs[0].bank_ids, k.ids, 3 * sizeof k.ids[0]);
+            }
+        } else {
+            ck_assert_ptr_null(s);
+        }
+        memclient_snapshot_free(s);
+        memclient_disconnect(c);
+        fake_stop(&f);
+    }
+}
+END_TEST
+
 START_TEST(names_and_strerror)
 {
     memd_scope sc;
@@ -875,6 +967,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, batches);
     tcase_add_test(tc, query_and_banks);
     tcase_add_test(tc, dump_parses);
+    tcase_add_test(tc, dump_subdev_banks);
     tcase_add_test(tc, names_and_strerror);
     suite_add_tcase(s, tc);
     return s;

@@ -524,7 +524,7 @@ START_TEST(dump_req_roundtrip_and_rejects)
     d.flags = 0; /* a cursor without paging means nothing */
     memd_wire_dump_req_put(buf, &d);
     ck_assert_int_eq(memd_wire_dump_req_get(buf, MEMD_WIRE_DUMP_REQ_SIZE, &g), -EINVAL);
-    d.flags = MEMD_DUMP_F_BANKS << 1; /* the first unknown bit */
+    d.flags = MEMD_DUMP_F_SUBDEV_BANKS << 1; /* the first unknown bit */
     d.cursor = 0;
     memd_wire_dump_req_put(buf, &d);
     ck_assert_int_eq(memd_wire_dump_req_get(buf, MEMD_WIRE_DUMP_REQ_SIZE, &g), -EINVAL);
@@ -906,9 +906,44 @@ START_TEST(tags)
     ck_assert_uint_eq(memd_wire_rec_size(0), 0);
     memd_wire_tag_put(buf, 0);
     ck_assert_int_eq(memd_wire_tag_get(buf, 400, &tag, &n), -EINVAL);
-    memd_wire_tag_put(buf, MEMD_REC_SUBDEV + 1);
+    memd_wire_tag_put(buf, MEMD_REC_SUBDEV_BANKS + 1);
     ck_assert_int_eq(memd_wire_tag_get(buf, 400, &tag, &n), -EINVAL);
     ck_assert_int_eq(memd_wire_tag_get(buf, 3, &tag, &n), -EBADMSG);
+}
+END_TEST
+
+/* SUBDEV_BANKS: the one record whose size its count gives; ids strictly increasing. */
+START_TEST(subdev_banks_rec)
+{
+    uint32_t ids[] = {3, 9, 200}, count, tag;
+    const uint8_t *raw;
+    size_t n;
+    fill_canary();
+    uint8_t *end = memd_wire_subdev_banks_put(memd_wire_tag_put(buf, MEMD_REC_SUBDEV_BANKS),
+                                              ids, 3);
+    ck_assert_ptr_eq(end, buf + 4 + MEMD_WIRE_SUBDEV_BANKS_REC_SIZE + 12);
+    assert_tail_untouched(4 + MEMD_WIRE_SUBDEV_BANKS_REC_SIZE + 12);
+    ck_assert_int_eq(memd_wire_tag_get(buf, 4 + 20, &tag, &n), 0);
+    ck_assert_uint_eq(n, 20);
+    ck_assert_int_eq(memd_wire_tag_get(buf, 4 + 19, &tag, &n), -EBADMSG);
+    ck_assert_int_eq(memd_wire_subdev_banks_get(buf + 4, 20, &count, &raw), 0);
+    ck_assert_uint_eq(count, 3);
+    ck_assert_uint_eq(memd_wire_u32(raw + 8), 200);
+    ck_assert_int_eq(memd_wire_subdev_banks_get(buf + 4, 19, &count, &raw), -EBADMSG);
+    ck_assert_int_eq(memd_wire_subdev_banks_get(buf + 4, 24, &count, &raw), -EBADMSG);
+    ck_assert_int_eq(memd_wire_subdev_banks_get(buf + 4, 7, &count, &raw), -EBADMSG);
+    memd_wire_put_u32(buf + 4 + 8 + 4, 3); /* 3, 3: a duplicate */
+    ck_assert_int_eq(memd_wire_subdev_banks_get(buf + 4, 20, &count, &raw), -EINVAL);
+    memd_wire_put_u32(buf + 4 + 8 + 4, 2); /* 3, 2: decreasing */
+    ck_assert_int_eq(memd_wire_subdev_banks_get(buf + 4, 20, &count, &raw), -EINVAL);
+    memd_wire_put_u32(buf + 4, MEMD_BANKSET_MAX + 1);
+    ck_assert_int_eq(memd_wire_tag_get(buf, sizeof buf, &tag, &n), -EINVAL);
+    ck_assert_int_eq(memd_wire_subdev_banks_get(buf + 4, 20, &count, &raw), -EINVAL);
+    memd_wire_put_u32(buf + 4, 0); /* an empty list is well formed */
+    ck_assert_int_eq(memd_wire_tag_get(buf, 4 + 8, &tag, &n), 0);
+    ck_assert_uint_eq(n, 8);
+    ck_assert_int_eq(memd_wire_subdev_banks_get(buf + 4, 8, &count, &raw), 0);
+    ck_assert_uint_eq(count, 0);
 }
 END_TEST
 
@@ -943,6 +978,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, count_batches);
     tcase_add_test(tc, handles);
     tcase_add_test(tc, tags);
+    tcase_add_test(tc, subdev_banks_rec);
     suite_add_tcase(s, tc);
     return s;
 }

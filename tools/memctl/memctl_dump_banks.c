@@ -4,6 +4,7 @@
  * and the sub-devices. All through memctl_table, like the rest of the dump. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "memctl_service.h"
@@ -178,7 +179,9 @@ void memctl_subdevs_table(FILE *f, const memclient_snapshot *s)
         memctl_table_cell(t, "%s", d->name);
         memctl_table_cell(t, "%" PRIu32, d->device);
         memctl_table_cell(t, "%s", memclient_kind_name(d->kind));
-        memctl_table_cell(t, "%s", d->banks);
+        char *banks = memd_report_subdev_banks(d); /* whole, however long */
+        memctl_table_cell(t, "%s", banks ? banks : d->banks);
+        free(banks);
         memctl_table_cell(t, "%s", d->budget ? HB(d->budget) : "-");
         memctl_table_cell(t, "%s", HB(d->used));
         memctl_table_cell(t, "%" PRIu64, d->allocations);

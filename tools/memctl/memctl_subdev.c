@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "banklist.h"
@@ -28,10 +29,12 @@ static uint32_t banks[MEMD_BANKSET_MAX];
 typedef struct subdev_opts {
     memclient_subdev sd;
     char overlap[4][MEMD_NAME_MAX];
-    char list[256];                /* --banks as given, or the banks --cores picked */
+    const char *given;             /* --banks as given */
+    char *picked;                  /* the banks --cores picked, as ranges (malloc'd) */
     bool dev, group, json;
-    uint32_t nrects;               /* --cores: column and row sets of each rectangle */
-    bool cols[RECT_MAX][CORE_MAX], rows[RECT_MAX][CORE_MAX];
+    uint32_t nrects;               /* --cores: column and row lists of each rectangle */
+    uint32_t ncols[RECT_MAX], nrows[RECT_MAX];
+    uint32_t cols[RECT_MAX][CORE_MAX], rows[RECT_MAX][CORE_MAX];
 } subdev_opts;
 
 /* --cores X:Y (two coordinate lists) into the next rectangle. */
@@ -45,55 +48,54 @@ static int parse_cores(const char *v, subdev_opts *o)
                                 "0-7:0-3 (at most 16 --cores)");
     snprintf(half[0], sizeof half[0], "%.*s", (int)(colon - v), v);
     snprintf(half[1], sizeof half[1], "%s", colon + 1);
-    bool *axis[2] = {o->cols[o->nrects], o->rows[o->nrects]};
-    for (int k = 0; k < 2; k++) {
-        uint32_t ids[CORE_MAX], n, bad;
-        if (memd_parse_bank_list(half[k], CORE_MAX, ids, CORE_MAX, &n, &bad) < 0)
+    uint32_t *axis[2] = {o->cols[o->nrects], o->rows[o->nrects]};
+    uint32_t *n[2] = {&o->ncols[o->nrects], &o->nrows[o->nrects]}, bad;
+    for (int k = 0; k < 2; k++)
+        if (memd_parse_bank_list(half[k], CORE_MAX, axis[k], CORE_MAX, n[k], &bad) < 0)
             return memctl_bad_value("subdev", "--cores", v, "columns:rows of logical cores "
                                     "as increasing ids and ranges below 1024, e.g. 0-7:0-3");
-        for (uint32_t i = 0; i < n; i++)
-            axis[k][ids[i]] = true;
-    }
     o->nrects++;
     return 0;
 }
 
 /* The banks of the device's group whose logical core lies in one of the --cores
- * rectangles, from memd's per-bank records. 0, or an exit code after the message. */
+ * rectangles: memclient_banks_on_cores for each. 0, or an exit code after the message. */
 static int resolve_cores(memclient *c, subdev_opts *o)
 {
-    memclient_snapshot *s;
-    int r = memclient_dump(c, o->sd.device, MEMCLIENT_DUMP_BANKS, &s);
-    if (r < 0)
-        return memctl_fail(NULL, "subdev", "cannot read the device's banks", r);
-    uint32_t n = 0;
-    bool any_core = false;
-    int last = -1; /* the records list every bank of every region: take each id once */
-    for (size_t i = 0; i < s->nbank_use && n < MEMD_BANKSET_MAX; i++) {
-        const memclient_bank_use *b = &s->bank_use[i];
-        if (b->device != o->sd.device || b->kind != o->sd.kind || (int)b->bank <= last ||
-            b->logical_x == MEMD_NO_CORE)
-            continue;
-        any_core = true;
-        last = (int)b->bank;
-        for (uint32_t k = 0; k < o->nrects; k++)
-            if (b->logical_x < CORE_MAX && b->logical_y < CORE_MAX &&
-                o->cols[k][b->logical_x] && o->rows[k][b->logical_y]) {
-                banks[n++] = b->bank;
-                break;
-            }
+    static uint32_t got[MEMD_BANKSET_MAX];
+    static bool on[MEMD_BANKSET_MAX];
+    memset(on, 0, sizeof on);
+    for (uint32_t k = 0; k < o->nrects; k++) {
+        int r = memclient_banks_on_cores(c, o->sd.device, o->sd.kind, o->cols[k], o->ncols[k],
+                                         o->rows[k], o->nrows[k], got, MEMD_BANKSET_MAX);
+        if (r == -ENXIO)
+            continue; /* another rectangle may hold some */
+        if (r == -ENOENT || r == -ENODATA) { /* the device's facts, not a failure */
+            memclient_error e;
+            memclient_last_error(&e);
+            fprintf(stderr, "memctl subdev: %s\n", e.message);
+            return MEMCTL_EXIT_USAGE;
+        }
+        if (r < 0)
+            return memctl_fail(NULL, "subdev", "cannot read the device's banks", r);
+        for (int i = 0; i < r && i < (int)MEMD_BANKSET_MAX; i++)
+            on[got[i]] = true;
     }
-    memclient_snapshot_free(s);
+    uint32_t n = 0;
+    for (uint32_t b = 0; b < MEMD_BANKSET_MAX; b++)
+        if (on[b])
+            banks[n++] = b;
     if (n == 0) {
-        fprintf(stderr, "memctl subdev: %s\n",
-                any_core ? "no bank lies on these cores"
-                         : "the device's banks in this group have no core coordinates (tt-metal "
-                           "devices' do): give --banks");
+        fprintf(stderr, "memctl subdev: no bank lies on these cores\n");
         return MEMCTL_EXIT_USAGE;
     }
     o->sd.banks = banks;
     o->sd.nbanks = n;
-    memd_format_bank_list(banks, n, o->list, sizeof o->list);
+    memclient_subdev_rec listed = {.bank_ids = banks, .nbanks = n};
+    if (!(o->picked = memd_report_subdev_banks(&listed))) {
+        fprintf(stderr, "memctl subdev: out of memory\n");
+        return MEMCTL_EXIT_FAIL;
+    }
     return 0;
 }
 
@@ -138,7 +140,7 @@ static int option(const char *a, const char *v, subdev_opts *o)
             return e;
         o->sd.banks = banks;
         o->sd.nbanks = n;
-        snprintf(o->list, sizeof o->list, "%s", v);
+        o->given = v;
         return 0;
     }
     if (!strcmp(a, "--cores"))
@@ -192,7 +194,7 @@ static int parse(int argc, char **argv, subdev_opts *o)
 
 int memctl_cmd_subdev(const memctl_globals *g, int argc, char **argv)
 {
-    static subdev_opts o; /* 32 KiB of core sets */
+    static subdev_opts o; /* 128 KiB of core lists */
     memset(&o, 0, sizeof o);
     int r = parse(argc, argv, &o);
     if (r)
@@ -202,8 +204,10 @@ int memctl_cmd_subdev(const memctl_globals *g, int argc, char **argv)
         return r;
     if (o.nrects && (r = resolve_cores(c, &o)) != 0) {
         memclient_disconnect(c);
+        free(o.picked);
         return r;
     }
+    const char *list = o.picked ? o.picked : o.given;
     r = memclient_subdev_define(c, &o.sd);
     char what[128];
     snprintf(what, sizeof what, "cannot define sub-device '%s'", o.sd.name);
@@ -213,14 +217,15 @@ int memctl_cmd_subdev(const memctl_globals *g, int argc, char **argv)
         memd_json_str(stdout, o.sd.name);
         printf(", \"device\": %" PRIu32 ", \"group\": \"%s\", \"banks\": ", o.sd.device,
                memclient_kind_name(o.sd.kind));
-        memd_json_str(stdout, o.list);
+        memd_json_str(stdout, list);
         printf(", \"nbanks\": %" PRIu32 ", \"budget\": %" PRIu64 "}\n", o.sd.nbanks,
                o.sd.budget);
     } else if (r == 0) {
         printf("defined sub-device %s: device %" PRIu32 " %s banks %s (%" PRIu32 ")%s\n",
-               o.sd.name, o.sd.device, memclient_kind_name(o.sd.kind), o.list, o.sd.nbanks,
+               o.sd.name, o.sd.device, memclient_kind_name(o.sd.kind), list, o.sd.nbanks,
                o.sd.budget ? ", with a budget" : "");
     }
     memclient_disconnect(c);
+    free(o.picked);
     return code;
 }

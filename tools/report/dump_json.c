@@ -5,6 +5,7 @@
  * a twin key with the suffix "_str". */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
@@ -198,7 +199,15 @@ static void subdevs_json(FILE *f, const memclient_snapshot *s)
         memd_json_str(f, d->name);
         fprintf(f, ", \"device\": %" PRIu32 ", \"group\": \"%s\", \"banks\": ", d->device,
                 memclient_kind_name(d->kind));
-        memd_json_str(f, d->banks);
+        char *banks = memd_report_subdev_banks(d);
+        memd_json_str(f, banks ? banks : d->banks);
+        free(banks);
+        if (d->bank_ids) { /* the same list, for programs */
+            fputs(", \"bank_ids\": [", f);
+            for (uint32_t k = 0; k < d->nbanks; k++)
+                fprintf(f, "%s%" PRIu32, k ? ", " : "", d->bank_ids[k]);
+            fputc(']', f);
+        }
         fprintf(f, ", \"nbanks\": %" PRIu32 ", \"budget\": %" PRIu64 ", \"used\": %" PRIu64
                    ", \"allocations\": %" PRIu64 ", \"sessions\": [",
                 d->nbanks, d->budget, d->used, d->allocations);

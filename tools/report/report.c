@@ -1,7 +1,10 @@
 /* memd reports: figures derived from a snapshot. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "banklist.h"
 #include "report.h"
 
 double memd_report_fragmentation(const memclient_stats *st)
@@ -57,4 +60,16 @@ size_t memd_report_subdevs_shown(const memclient_snapshot *s)
     for (size_t i = 0; i < s->nsubdevs; i++)
         n += memd_report_subdev_shown(s, i);
     return n;
+}
+
+char *memd_report_subdev_banks(const memclient_subdev_rec *d)
+{
+    if (!d->bank_ids)
+        return strdup(d->banks);
+    /* An item is at most ",4294967295-4294967295" (22 bytes): this never cuts. */
+    size_t cap = (size_t)d->nbanks * 24 + 4;
+    char *buf = malloc(cap);
+    if (buf)
+        memd_format_bank_list(d->bank_ids, d->nbanks, buf, cap);
+    return buf;
 }

@@ -49,6 +49,10 @@ const char *memd_report_region_name(const memclient_snapshot *s, uint32_t device
 bool memd_report_subdev_shown(const memclient_snapshot *s, size_t i);
 /* How many of s's sub-devices memd_report_subdev_shown shows. */
 size_t memd_report_subdevs_shown(const memclient_snapshot *s);
+/* Sub-device d's banks as ranges ("0-31,40"): the whole list when the dump carried it
+ * (bank_ids), else the record's string (cut with "..." on big grids). malloc'd; NULL
+ * when out of memory. */
+char *memd_report_subdev_banks(const memclient_subdev_rec *d);
 
 /* ---- bank_use.c: use per bank once bank subsets make banks differ ---- */
 /* A bank group's allocated bytes summed over its banks (used, of total), and those of
