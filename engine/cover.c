@@ -517,6 +517,48 @@ static bool leaf_run(const memd_cover *c, uint32_t i, uint64_t lo, uint64_t n, r
     }
 }
 
+/* run_rec below node i of span [lo, lo + n), wholly on the walked side, present and
+ * holding a run of len that the walk from it has not reached (q->run + near < len <=
+ * best): the run found is inside, so the walk goes down one child at a time and never
+ * back up. A loop rather than run_rec's recursion (the search's common case: a first
+ * fit from the range's edge is all on the walked side). */
+static void run_in(const memd_cover *c, uint32_t i, uint64_t lo, uint64_t n, run_q *q, bool down)
+{
+    while (n > LEAF) {
+        uint64_t ll = n - n / 2, cn[2] = {ll, n / 2}, clo[2] = {lo, lo + ll};
+        unsigned j = down;
+        uint64_t pre, suf, best;
+        vals(c, c->n[i].ch[j], cn[j], &pre, &suf, &best);
+        uint64_t near = down ? suf : pre, far = down ? pre : suf;
+        if (q->run + near >= q->len) {
+            q->at = down ? clo[j] + cn[j] + q->run : clo[j] - q->run;
+            return;
+        }
+        if (near == cn[j]) {
+            q->run += cn[j];
+        } else if (best < q->len) {
+            q->run = far;
+        } else {
+            i = c->n[i].ch[j];
+            lo = clo[j];
+            n = cn[j];
+            continue;
+        }
+        /* Not in the first child: in the other, from its near edge or below it. */
+        j = !down;
+        vals(c, c->n[i].ch[j], cn[j], &pre, &suf, &best);
+        near = down ? suf : pre;
+        if (q->run + near >= q->len) {
+            q->at = down ? clo[j] + cn[j] + q->run : clo[j] - q->run;
+            return;
+        }
+        i = c->n[i].ch[j];
+        lo = clo[j];
+        n = cn[j];
+    }
+    (void)leaf_run(c, i, lo, n, q, down); /* finds it */
+}
+
 /* One search for both directions: bottom-up the side already walked is below the node
  * and the near edge is its start (prefix), top-down it is above and the near edge is
  * its end (suffix); children are visited in walk order. */
@@ -541,7 +583,8 @@ static bool run_rec(const memd_cover *c, uint32_t i, uint64_t lo, uint64_t n, ru
             q->run = far;
             return false;
         }
-        /* The run is inside: descend (i is present, since near < n). */
+        run_in(c, i, lo, n, q, down); /* present, since near < n */
+        return true;
     } else if (i == NIL) { /* lim cuts an uncovered span */
         q->run = down ? q->lim - lo : hi - q->lim;
         if (q->run < q->len)
