@@ -178,37 +178,41 @@ static void pull(memd_cover *c, uint32_t i, uint64_t len)
 
 /* ---------------------------------------------------------------- pool */
 
+/* Grows a pool of *cap elements (top used from the start, spare freed among them) so
+ * that `need` more fit: *out is the pool, moved or not. -ENOMEM leaves it as it was. */
+static int pool_grow(void *pool, size_t elem, uint32_t *cap, uint32_t top, uint32_t spare,
+                     uint64_t need, uint64_t first, void **out)
+{
+    *out = pool;
+    if ((uint64_t)spare + (*cap > top ? *cap - top : 0) >= need)
+        return 0;
+    uint64_t ncap = *cap ? (uint64_t)*cap * 2 : first;
+    while (ncap - top + spare < need)
+        ncap *= 2;
+    if (ncap > UINT32_MAX || ncap > SIZE_MAX / elem)
+        return -ENOMEM;
+    void *p = realloc(pool, (size_t)ncap * elem);
+    if (!p)
+        return -ENOMEM;
+    *out = p;
+    *cap = (uint32_t)ncap;
+    return 0;
+}
+
 int memd_cover_reserve(memd_cover *c, unsigned adds)
 {
     /* A span update visits at most four nodes per level, and creates at most those, and
      * at most two chunks (the leaves holding its ends). */
-    uint64_t need = (uint64_t)adds * 4 * c->levels, kneed = (uint64_t)adds * 2;
-    uint64_t have = (uint64_t)c->nspare + (c->cap > c->top ? c->cap - c->top : 0);
-    uint64_t khave = (uint64_t)c->nkspare + (c->kcap > c->ktop ? c->kcap - c->ktop : 0);
-    if (have < need) {
-        uint64_t ncap = c->cap ? (uint64_t)c->cap * 2 : 64;
-        while (ncap - c->top + c->nspare < need)
-            ncap *= 2;
-        if (ncap > UINT32_MAX || ncap > SIZE_MAX / sizeof(cnode))
-            return -ENOMEM;
-        cnode *p = realloc(c->n, (size_t)ncap * sizeof(cnode));
-        if (!p)
-            return -ENOMEM;
-        c->n = p;
-        c->cap = (uint32_t)ncap;
-    }
-    if (khave < kneed) {
-        uint64_t ncap = c->kcap ? (uint64_t)c->kcap * 2 : 16;
-        while (ncap - c->ktop + c->nkspare < kneed)
-            ncap *= 2;
-        if (ncap > UINT32_MAX || ncap > SIZE_MAX / sizeof(cchunk))
-            return -ENOMEM;
-        cchunk *p = realloc(c->k, (size_t)ncap * sizeof(cchunk));
-        if (!p)
-            return -ENOMEM; /* the node pool grew: still the same map */
-        c->k = p;
-        c->kcap = (uint32_t)ncap;
-    }
+    void *p;
+    int rc = pool_grow(c->n, sizeof(cnode), &c->cap, c->top, c->nspare,
+                       (uint64_t)adds * 4 * c->levels, 64, &p);
+    if (rc)
+        return rc;
+    c->n = p;
+    rc = pool_grow(c->k, sizeof(cchunk), &c->kcap, c->ktop, c->nkspare, (uint64_t)adds * 2, 16, &p);
+    if (rc)
+        return rc; /* the node pool grew: still the same map */
+    c->k = p;
     return 0;
 }
 
