@@ -232,16 +232,24 @@ static uint32_t copy_rec(memd_cover *c, uint32_t i, uint64_t len, cnode *to, uin
     return j;
 }
 
+/* The capacity a pool of cap slots with live in use shrinks to (twice live, at least
+ * floor) once at most a quarter is used; 0 while it stays. */
+static inline uint64_t trim_cap(uint32_t cap, uint64_t live, uint32_t floor)
+{
+    if (cap <= floor || live * 4 >= cap)
+        return 0;
+    uint64_t ncap = 2 * live + 1;
+    return ncap < floor ? floor : ncap;
+}
+
 /* A pool at most a quarter used moves its nodes into a new one twice the live nodes
  * (depth first, so a subtree's nodes end up close): amortized O(1) per remove, and the
  * memory follows the live intervals down. Without memory the pool simply stays. The
  * chunks are compacted on their own, in place order, through their owners. */
 static void trim(memd_cover *c)
 {
-    if (c->cap > TRIM_MIN && c->live * 4 < c->cap) {
-        uint64_t ncap = 2 * c->live + 1;
-        if (ncap < TRIM_MIN)
-            ncap = TRIM_MIN;
+    uint64_t ncap = trim_cap(c->cap, c->live, TRIM_MIN);
+    if (ncap) {
         cnode *p = malloc((size_t)ncap * sizeof(cnode));
         if (p) {
             uint32_t top = 1;
@@ -254,10 +262,8 @@ static void trim(memd_cover *c)
             c->nspare = 0;
         }
     }
-    if (c->kcap > CTRIM_MIN && c->klive * 4 < c->kcap) {
-        uint64_t ncap = 2 * c->klive + 1;
-        if (ncap < CTRIM_MIN)
-            ncap = CTRIM_MIN;
+    ncap = trim_cap(c->kcap, c->klive, CTRIM_MIN);
+    if (ncap) {
         cchunk *p = malloc((size_t)ncap * sizeof(cchunk));
         if (!p)
             return;
