@@ -626,11 +626,7 @@ static PyObject *client_subdev_define(PyObject *op, PyObject *args, PyObject *kw
                                      &group, &banks, &budget, &overlap))
         return NULL;
     memclient_subdev sd = {.name = name, .device = device, .budget = budget};
-    if (!strcmp(group, "sram") || !strcmp(group, "l1"))
-        sd.kind = MEMD_KIND_SRAM;
-    else if (!strcmp(group, "dram") || !strcmp(group, "global"))
-        sd.kind = MEMD_KIND_DRAM;
-    else
+    if (memclient_kind_parse(group, &sd.kind) < 0)
         return PyErr_Format(PyExc_ValueError, "group must be sram (l1) or dram (global), not '%s'",
                             group);
     PyObject *ol = overlap && overlap != Py_None ? memdpy_list(overlap, "overlap") : NULL;

@@ -166,15 +166,12 @@ class Client(_memd.Client):
         tt-metal device, whose L1 bank ids are shuffled over the grid (memd.yaml's
         `cores:` picks the same). ValueError when the device has no such group or its
         banks have no cores, or no bank lies on those cores."""
-        kinds = {"sram": "sram", "l1": "sram", "dram": "dram", "global": "dram"}
-        if group not in kinds:
-            raise ValueError(f"banks_on_cores: group {group!r}: expected sram (l1) or "
-                             "dram (global)")
         # libmemclient's memclient_banks_on_cores does the work (one implementation for C
-        # runtimes, memctl and Python). A coordinate no core can have matches nothing.
+        # runtimes, memctl and Python), the group's name included. A coordinate no core
+        # can have matches nothing.
         def coords(v: Iterable[int]) -> List[int]:
             return sorted({c for c in v if 0 <= c < 0xffff})
-        return self._banks_on_cores(device, kinds[group], coords(x), coords(y))
+        return self._banks_on_cores(device, group, coords(x), coords(y))
 
     def __repr__(self) -> str:
         return f"<memd.Client {self.socket!r}{' closed' if self.closed else ''}>"
