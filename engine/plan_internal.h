@@ -321,7 +321,7 @@ int memd_plan_portfolio_tree(const memd_plan_buffer *b, size_t n, uint64_t lb,
 #define PLAN_LARGE_LANES 2
 /* Above this many buffers the lanes (and the tree portfolio's) run one after the other
  * even with a runner (each holds a tree of its own, about 150 bytes a buffer: memory
- * counts more there), and a squeaky lane starts a run only when all of it fits before
+ * counts more there), and a lane starts a run only when all of it fits before
  * its deadline (a run takes seconds there, and one cut short holds its keys beside the
  * full tree). */
 #define PLAN_LARGE_SERIAL_ABOVE 300000u
