@@ -1,7 +1,8 @@
 /* libmemclient: the bank ids of a partition of logical cores. tt-metal's L1 bank ids are
  * shuffled over the grid, so a runtime that partitions cores must ask which banks lie
  * there; memd's per-bank records (a dump with MEMCLIENT_DUMP_BANKS) name each bank's
- * core. memctl and the Python package call this one. */
+ * core. memctl and the Python package call this one (memctl on one snapshot for several
+ * rectangles of cores). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -52,6 +53,38 @@ static int pick(const memclient_snapshot *s, const memclient_group *g, const uin
     return 0;
 }
 
+int memclient_snapshot_banks_on_cores(const memclient_snapshot *s, uint32_t device,
+                                      memd_kind kind, const uint32_t *xs, size_t nx,
+                                      const uint32_t *ys, size_t ny, uint32_t *ids, size_t cap)
+{
+    if (!s || (unsigned)kind >= MEMD_KIND_COUNT || device == MEMCLIENT_ALL_DEVICES ||
+        (nx && !xs) || (ny && !ys) || (cap && !ids))
+        return memclient_fail(-EINVAL, "memclient_banks_on_cores: a snapshot, a bank group "
+                              "and a device id, and arrays for the counts given");
+    const memclient_group *g = group_of(s, device, kind);
+    if (!g)
+        return memclient_fail(-ENOENT, "device %u has no %s banks", device,
+                              memclient_kind_name(kind));
+    /* memd's groups have at most MEMD_BANKSET_MAX banks: so the count fits an int. */
+    if (g->banks > MEMD_BANKSET_MAX)
+        return memclient_fail(-EBADMSG, "memd named a group of %u banks", g->banks);
+    bool *on = calloc(g->banks ? g->banks : 1, sizeof *on);
+    if (!on)
+        return memclient_fail(-ENOMEM, "memclient_banks_on_cores: out of memory");
+    int r = pick(s, g, xs, nx, ys, ny, on);
+    size_t n = 0;
+    for (uint32_t b = 0; r == 0 && b < g->banks; b++)
+        if (on[b]) {
+            if (n < cap)
+                ids[n] = b;
+            n++;
+        }
+    if (r == 0 && n == 0)
+        r = memclient_fail(-ENXIO, "no bank lies on these cores");
+    free(on);
+    return r < 0 ? r : (int)n;
+}
+
 int memclient_banks_on_cores(memclient *c, uint32_t device, memd_kind kind, const uint32_t *xs,
                              size_t nx, const uint32_t *ys, size_t ny, uint32_t *ids, size_t cap)
 {
@@ -63,29 +96,7 @@ int memclient_banks_on_cores(memclient *c, uint32_t device, memd_kind kind, cons
     int r = memclient_dump(c, device, MEMCLIENT_DUMP_BANKS, &s);
     if (r < 0)
         return r;
-    const memclient_group *g = group_of(s, device, kind);
-    /* memd's groups have at most MEMD_BANKSET_MAX banks: so the count fits an int. */
-    bool *on = g && g->banks <= MEMD_BANKSET_MAX ? calloc(g->banks ? g->banks : 1, sizeof *on)
-                                                 : NULL;
-    if (!g)
-        r = memclient_fail(-ENOENT, "device %u has no %s banks", device,
-                           memclient_kind_name(kind));
-    else if (g->banks > MEMD_BANKSET_MAX)
-        r = memclient_fail(-EBADMSG, "memd named a group of %u banks", g->banks);
-    else if (!on)
-        r = memclient_fail(-ENOMEM, "memclient_banks_on_cores: out of memory");
-    else
-        r = pick(s, g, xs, nx, ys, ny, on);
-    size_t n = 0;
-    for (uint32_t b = 0; r == 0 && b < g->banks; b++)
-        if (on[b]) {
-            if (n < cap)
-                ids[n] = b;
-            n++;
-        }
-    if (r == 0 && n == 0)
-        r = memclient_fail(-ENXIO, "no bank lies on these cores");
-    free(on);
+    r = memclient_snapshot_banks_on_cores(s, device, kind, xs, nx, ys, ny, ids, cap);
     memclient_snapshot_free(s);
-    return r < 0 ? r : (int)n;
+    return r;
 }

@@ -728,6 +728,13 @@ MEMCLIENT_API void memclient_snapshot_free(memclient_snapshot *s);
 MEMCLIENT_API const memclient_region *memclient_snapshot_region(const memclient_snapshot *s,
                                                                 uint32_t device, memd_kind kind,
                                                                 uint32_t region);
+/* memclient_banks_on_cores over a snapshot taken with MEMCLIENT_DUMP_BANKS, without a
+ * round trip (several partitions from one dump). Its errors, but not -ENODEV (the dump's
+ * own), and -EINVAL also for a NULL snapshot. */
+MEMCLIENT_API int memclient_snapshot_banks_on_cores(const memclient_snapshot *s, uint32_t device,
+                                                    memd_kind kind, const uint32_t *xs,
+                                                    size_t nx, const uint32_t *ys, size_t ny,
+                                                    uint32_t *ids, size_t cap);
 
 /* ---- event log ------------------------------------------------------------------------
  *

@@ -178,6 +178,12 @@ START_TEST(wormhole_cores_everywhere)
                       strstr(out, "\"core\": {\"logical\": [0, 0], \"noc\": [1, 1]}") &&
                       strstr(out, "\"bank_ids\": [0, 34, 63]"),
                   "%s", out);
+    /* Several --cores rectangles (resolved over one dump): columns 0 and 1 of every row,
+     * with a rectangle holding no bank between them, are the 16 banks of 'cols'. */
+    ck_assert_int_eq(RUN("subdev", "define", "cols2", "--device", "0", "--group", "l1",
+                         "--cores", "0:0-7", "--cores", "50:50", "--cores", "1:0-7", "--overlap",
+                         "rows,cols", "--json"), 0);
+    ck_assert_msg(strstr(out, "\"nbanks\": 16"), "%s", out);
     memclient_disconnect(rt);
     memclient_disconnect(c);
 }
@@ -350,8 +356,8 @@ static bool galaxy_rows_0_3(uint32_t bank)
     return false;
 }
 
-/* memclient_banks_on_cores: rows 0-3 of the Wormhole galaxy are exactly the 32 banks
- * tt-metal's mapping puts there (and memd.yaml's cores: picked for 'rows'); single cores
+/* memclient_banks_on_cores (and memclient_snapshot_banks_on_cores over a dump): rows 0-3
+ * of the Wormhole galaxy are exactly the 32 banks tt-metal's mapping puts there (and memd.yaml's cores: picked for 'rows'); single cores
  * give their bank; a short array gets the smallest ids and the count. Failures: no bank
  * on the cores (-ENXIO), no device (-ENODEV), bad arguments (-EINVAL); on the default
  * config, a group without cores (-ENODATA) and a device without that group (-ENOENT). */
@@ -371,6 +377,18 @@ START_TEST(banks_on_cores_c)
     memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_BANKS);
     const memclient_subdev_rec *rw = subdev_named(s, "rows");
     ck_assert_mem_eq(rw->bank_ids, want, sizeof want);
+    /* The same from that snapshot, without a round trip (memctl's several rectangles). */
+    uint32_t snap_ids[64];
+    ck_assert_int_eq(memclient_snapshot_banks_on_cores(s, 0, MEMD_KIND_SRAM, cols, 8, rows, 4,
+                                                       snap_ids, 64),
+                     32);
+    ck_assert_mem_eq(snap_ids, want, sizeof want);
+    ck_assert_int_eq(memclient_snapshot_banks_on_cores(s, 7, MEMD_KIND_SRAM, cols, 8, rows, 4,
+                                                       snap_ids, 64),
+                     -ENOENT); /* not in this snapshot */
+    ck_assert_int_eq(memclient_snapshot_banks_on_cores(NULL, 0, MEMD_KIND_SRAM, cols, 8, rows,
+                                                       4, snap_ids, 64),
+                     -EINVAL);
     memclient_snapshot_free(s);
     /* Too small an array: the first ids and the count. */
     ids[3] = 12345;

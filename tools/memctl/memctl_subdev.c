@@ -59,28 +59,37 @@ static int parse_cores(const char *v, subdev_opts *o)
 }
 
 /* The banks of the device's group whose logical core lies in one of the --cores
- * rectangles: memclient_banks_on_cores for each. 0, or an exit code after the message. */
+ * rectangles: memclient_snapshot_banks_on_cores for each, over one dump. 0, or an exit
+ * code after the message. */
 static int resolve_cores(memclient *c, subdev_opts *o)
 {
     static uint32_t got[MEMD_BANKSET_MAX];
     static bool on[MEMD_BANKSET_MAX];
     memset(on, 0, sizeof on);
+    memclient_snapshot *s;
+    int r = memclient_dump(c, o->sd.device, MEMCLIENT_DUMP_BANKS, &s);
+    if (r < 0)
+        return memctl_fail(NULL, "subdev", "cannot read the device's banks", r);
     for (uint32_t k = 0; k < o->nrects; k++) {
-        int r = memclient_banks_on_cores(c, o->sd.device, o->sd.kind, o->cols[k], o->ncols[k],
-                                         o->rows[k], o->nrows[k], got, MEMD_BANKSET_MAX);
+        r = memclient_snapshot_banks_on_cores(s, o->sd.device, o->sd.kind, o->cols[k],
+                                              o->ncols[k], o->rows[k], o->nrows[k], got,
+                                              MEMD_BANKSET_MAX);
         if (r == -ENXIO)
             continue; /* another rectangle may hold some */
-        if (r == -ENOENT || r == -ENODATA) { /* the device's facts, not a failure */
-            memclient_error e;
-            memclient_last_error(&e);
-            fprintf(stderr, "memctl subdev: %s\n", e.message);
-            return MEMCTL_EXIT_USAGE;
-        }
         if (r < 0)
-            return memctl_fail(NULL, "subdev", "cannot read the device's banks", r);
+            break;
         for (int i = 0; i < r && i < (int)MEMD_BANKSET_MAX; i++)
             on[got[i]] = true;
     }
+    memclient_snapshot_free(s);
+    if (r == -ENOENT || r == -ENODATA) { /* the device's facts, not a failure */
+        memclient_error e;
+        memclient_last_error(&e);
+        fprintf(stderr, "memctl subdev: %s\n", e.message);
+        return MEMCTL_EXIT_USAGE;
+    }
+    if (r < 0 && r != -ENXIO)
+        return memctl_fail(NULL, "subdev", "cannot read the device's banks", r);
     uint32_t n = 0;
     for (uint32_t b = 0; b < MEMD_BANKSET_MAX; b++)
         if (on[b])
