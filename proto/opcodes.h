@@ -1,15 +1,18 @@
-/* memd opcode table: one row per request opcode of include/memd/protocol.h.
+/* memd opcode table: one row per request opcode, generated from proto/memd.toml.
  *
  * The daemon judges every request's payload length by its row before decoding it, asks
  * it whether a request may change what the state store records, and prints its name;
- * libmemclient prints the names. Adding an opcode means adding its row here and its
- * handler to the daemon's dispatch table. */
+ * libmemclient prints the names. Adding an opcode means adding it to proto/memd.toml
+ * and writing its handler, memd_op_<name> (daemon/handlers/): the build generates the
+ * row and the dispatch table's entry. */
 #ifndef MEMD_PROTO_OPCODES_H
 #define MEMD_PROTO_OPCODES_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "memd/protocol.h"
 
 /* How a request payload's length is judged. */
 typedef enum memd_wire_shape {
@@ -26,7 +29,11 @@ typedef struct memd_wire_op {
     uint32_t len_v1;  /* FIXED: an older length still accepted (HELLO), else 0 */
     bool mutating;    /* may change the allocation map or what the state store records */
     bool admin_only;  /* refused to sessions that are not admin */
+    bool batch;       /* many requests in one, all or nothing */
 } memd_wire_op;
+
+/* The rows, by opcode (wire_gen.c); an unused number has a NULL name. */
+extern const memd_wire_op memd_wire_ops[MEMD_OP_OPCODE_COUNT];
 
 /* The row of opcode, NULL when it is not one. */
 const memd_wire_op *memd_wire_op_of(uint32_t opcode);

@@ -15,6 +15,12 @@
 #include "reply.h"
 #include "state.h"
 
+typedef int (*memd_handler)(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                            const uint8_t *p, memd_buf *out);
+/* Every opcode's handler, memd_op_<name> (dispatch_table.c, generated from
+ * proto/memd.toml); NULL for numbers that are not opcodes. */
+extern const memd_handler memd_handlers[MEMD_OP_OPCODE_COUNT];
+
 int memd_dispatch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                   const uint8_t *payload, memd_buf *out);
 
