@@ -498,7 +498,7 @@ def md_text(t):
 
 
 def md_struct(s, st):
-    o = ["### memd_wire_%s (%d bytes)\n\n" % (st.name, st.size)]
+    o = ["#### memd_wire_%s (%d bytes)\n\n" % (st.name, st.size)]
     if st.doc:
         o.append(md_text(st.doc) + "\n\n")
     if st.v1_size:
@@ -606,10 +606,11 @@ def gen_doc(s):
             t["value"], t["name"], st.name, st.name, st.size, md_text(t.get("doc", ""))))
     o.append("\n## Records\n\n")
     for sec in s.sections:
-        o.append("### %s\n\n" % sec["title"] if False else "")
-        if sec["doc"] and sec["title"] not in ("Frames",):
-            o.append("**%s.** %s\n\n" % (sec["title"], md_text(sec["doc"]).replace(
-                "\n\n", "\n\n")))
+        if not sec["struct"]:
+            continue
+        o.append("### %s\n\n" % sec["title"])
+        if sec["doc"]:
+            o.append("\n\n".join(md_text(par) for par in sec["doc"].split("\n\n")) + "\n\n")
         for st in sec["struct"]:
             o.append(md_struct(s, st))
     o.append("## Constants and flags\n\n| name | value | meaning |\n|---|---|---|\n")
