@@ -6,7 +6,8 @@ saw between clients and memd, one per line:
     open N          the client opened connection N (numbered in accept order)
     C N HEX         a whole frame (header + payload) the client sent on N
     S N HEX         a whole frame memd sent on N
-    close N         connection N ended (the client's EOF, then memd's)
+    close N         connection N ended: the client's EOF, then memd's
+    closed N        connection N ended: memd closed it (after a malformed frame)
 Everything in this module uses the Python standard library only."""
 import os
 import signal

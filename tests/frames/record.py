@@ -92,7 +92,7 @@ class Proxy(threading.Thread):
         if client_eof:
             up.shutdown(socket.SHUT_WR)
         self.relay(client, n, dbuf, framelib.drain_to_eof(up))
-        self.events.append(("close", n, None))
+        self.events.append(("close" if client_eof else "closed", n, None))
         up.close()
         client.close()
 
@@ -124,7 +124,8 @@ def main():
     framelib.save(os.path.join(out_dir, "session-workload.txt"), proxy.events, [
         "memd frames recorded by tests/frames/record.py (workload.py through a recording proxy)",
         f"reference build: {rev or 'unknown'} (daemon, memctl and Python package of that tree)",
-        "open N / close N: connection N; C N HEX: a client frame; S N HEX: a memd frame"])
+        "open N / close N (the client's EOF) / closed N (memd's): connection N",
+        "C N HEX: a frame the client sent on N; S N HEX: a frame memd sent on N"])
     print(f"{len(proxy.events)} events, "
           f"{len([e for e in proxy.events if e[0] == 'C'])} requests")
 

@@ -43,7 +43,8 @@ def replay(memd, config, path):
                 if why:
                     failures.append(f"{path}: connection {conn}, reply {replies} "
                                     f"({framelib.OP_NAME.get(op, op)}): {why}")
-            else:  # close: the client's EOF, then memd's, with nothing more said
+            else:  # close, closed: the client's EOF (if memd did not close first), then
+                # memd's, with nothing more said
                 s = socks.pop(conn)
                 s.shutdown(socket.SHUT_WR)
                 rest = framelib.drain_to_eof(s)

@@ -55,7 +55,7 @@ class FakeDaemon(threading.Thread):
             self.served.append(t)
 
     def serve(self, s, n, conv):
-        s.settimeout(10)
+        s.settimeout(30)  # a connection may wait while the client uses its others
         ids = []
         try:
             for kind, frame in conv:
@@ -76,8 +76,9 @@ class FakeDaemon(threading.Thread):
                     if ids:  # a reply echoes its request's id (not the header error's 0)
                         reply[8:16] = ids.pop(0)
                     s.sendall(reply)
-                else:
+                elif kind == "close":  # the client ends it
                     framelib.drain_to_eof(s)
+                # closed: memd ended it, as the finally does
         except (OSError, EOFError) as e:
             self.failures.append(f"connection {n}: {e}")
         finally:

@@ -83,6 +83,31 @@ def raw_frames():
     return res
 
 
+def malformed():
+    """Whole frames memd refuses: an unknown opcode, a QUERY of 4 bytes, an ALLOC of an
+    unknown class. Each gets an error reply, then memd closes the connection:
+    [status, reply payload bytes, closed] each. (A bad header is checked by frames-golden
+    and test_daemon_frames: a frame cut short cannot go through the recording proxy, which
+    forwards whole frames.)"""
+    alloc = bytearray(136)
+    alloc[4] = 9  # cls
+    res = []
+    for op, rid, payload in ((99, 5, b""), (6, 6, bytes(4)), (2, 7, bytes(alloc))):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(SOCK)
+        f = s.makefile("rb")
+        s.sendall(struct.pack("<IHHQIi", 0x444D454D, 1, 1, 1, 64, 0) +
+                  struct.pack("<HHI32sII16s", 1, 1, 0, b"frames-bad", 0, 0, bytes(16)))
+        f.read(struct.unpack_from("<I", f.read(24), 16)[0])
+        s.sendall(struct.pack("<IHHQIi", 0x444D454D, 1, op, rid, len(payload), 0) + payload)
+        reply = f.read(24)
+        body = f.read(struct.unpack_from("<I", reply, 16)[0])
+        res.append([struct.unpack_from("<i", reply, 20)[0], len(body), f.read(1) == b""])
+        f.close()
+        s.close()
+    return res
+
+
 c = memd.connect(SOCK, name="frames-workload")
 out["session"] = c.session()
 del out["session"]["socket"]  # the path of a temporary directory: no part of the wire
@@ -149,6 +174,7 @@ out["dump"] = c.dump(detailed=True)
 out["memctl_dump"] = memctl("dump", "--json")
 out["memctl_events"] = memctl("events", "--json")
 out["raw"] = raw_frames()
+out["malformed"] = malformed()
 # error replies: a bad handle, out of memory (with its details), a bad bank set
 out["errors"] = [
     err(lambda: c.free(0xDEADBEEF)),
