@@ -40,15 +40,23 @@ class Proxy(threading.Thread):
         while not self.stopping or self.conns:
             socks = [self.listener] + list(self.conns) + [c[1] for c in self.conns.values()]
             ready, _, _ = select.select(socks, [], [], 0.05)
+            # One order for what became ready together, the order a sequential workload
+            # caused it in: a client that closed did so before its other connections sent
+            # anything more (or opened a new one), and its session must be gone before memd
+            # sees what comes next (a DUMP would list it, or not, by chance).
+            clients = [s for s in ready if s in self.conns]
+            for s in clients:
+                if s.recv(1, socket.MSG_PEEK) == b"":
+                    self.finish(s, client_eof=True)
             for s in ready:
-                if s is self.listener:
-                    self.accept()
-                elif s in self.conns:
+                client = next((c for c, v in self.conns.items() if v[1] is s), None)
+                if client is not None:
+                    self.from_memd(client)
+            for s in clients:
+                if s in self.conns:
                     self.from_client(s)
-                else:
-                    client = next((c for c, v in self.conns.items() if v[1] is s), None)
-                    if client is not None:
-                        self.from_memd(client)
+            if self.listener in ready:
+                self.accept()
 
     def accept(self):
         client, _ = self.listener.accept()
