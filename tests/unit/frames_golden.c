@@ -83,7 +83,7 @@ static void fill_hello(memd_wire_hello *r)
 static void fill_hello_v1(memd_wire_hello *r)
 {
     fill_hello(r);
-    r->flags = 0x80000000u; /* advisory: unknown bits are carried, not refused */
+    r->flags = 0; /* RECLAIM came with the appended fields */
     str(r->client_name, sizeof r->client_name, "old", 3);
     r->reclaim_session = 0;
     memset(r->reclaim_token, 0, sizeof r->reclaim_token);

@@ -2,7 +2,6 @@
  * tests/data/frames/records.txt, written by the hand-written codec, must be what this
  * tree's codec writes for the same value, and must read back to that value; every
  * malformed record the old codec refused must be refused with the same errno. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
