@@ -17,9 +17,8 @@ import subprocess
 import tempfile
 import time
 
-HDR = struct.Struct("<IHHQIi")  # magic, version, opcode, id, len, status
-HDR_SIZE = HDR.size
-MAGIC = 0x444D454D
+# The header: u32 magic, u16 version, u16 opcode, u64 id, u32 len, i32 status.
+HDR_SIZE = 24
 
 OP = {"HELLO": 1, "ALLOC": 2, "ALLOC_BATCH": 3, "FREE": 4, "FREE_BATCH": 5, "QUERY": 6,
       "BANKS": 7, "DUMP": 8, "UPLOAD": 9, "PLAN": 10, "MODEL_LOAD": 11, "MODEL_UNLOAD": 12,
