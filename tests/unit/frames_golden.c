@@ -96,7 +96,7 @@ static void fill_welcome(memd_wire_welcome *r)
     r->version = MEMD_PROTO_VERSION;
     r->session_id = n32(&s);
     r->max_frame = n32(&s);
-    r->ndevices = n32(&s);
+    r->ndevices = 0x0000d0c1u;
     str(r->server_version, sizeof r->server_version, "0.9.1-golden", 12);
     r->flags = MEMD_WELCOME_F_PERSISTENT | MEMD_WELCOME_F_RECLAIMED;
     r->reclaimed = n32(&s);
@@ -412,7 +412,7 @@ static void fill_plan_info(memd_wire_plan_info *r)
     r->lower_bound = n64(&s);
     r->iterations = n64(&s);
     r->plan_us = n64(&s);
-    r->count = n32(&s);
+    r->count = 0x0008f7e6u; /* within MEMD_PLAN_MAX_BUFFERS */
     r->flags = MEMD_PLAN_I_CACHED | MEMD_PLAN_I_OPTIMAL | MEMD_PLAN_I_PRECOMPUTED;
     str(r->strategy, sizeof r->strategy, "greedy-by-size+search", sizeof r->strategy - 1);
 }
@@ -427,7 +427,7 @@ static void fill_plan_rec(memd_wire_plan_rec *r)
     r->created_ns = n64(&s);
     r->plan_us = n64(&s);
     r->hits = n64(&s);
-    r->buffers = n32(&s);
+    r->buffers = 0x00056789u; /* within MEMD_PLAN_MAX_BUFFERS */
     r->flags = MEMD_PLAN_I_OPTIMAL | MEMD_PLAN_I_PRECOMPUTED;
     r->models = n32(&s);
     str(r->strategy, sizeof r->strategy, "exact", 5);
@@ -475,7 +475,7 @@ static void fill_model_info(memd_wire_model_info *r)
     r->created_ns = n64(&s);
     r->device = n32(&s);
     r->users = n32(&s);
-    r->ntensors = n32(&s);
+    r->ntensors = 0x00034567u; /* within MEMD_MODEL_MAX_TENSORS */
     r->instances = n32(&s);
     r->flags = MEMD_MODEL_I_NEW | MEMD_MODEL_I_PLAN_OPTIMAL | MEMD_MODEL_I_PLAN_PRECOMPUTED;
     str(r->name, sizeof r->name, "resnet50", 8);
@@ -508,7 +508,7 @@ static void fill_instance_info(memd_wire_instance_info *r)
     r->arena_handle = n64(&s);
     r->arena_address = n64(&s);
     r->arena_bytes = n64(&s);
-    r->ntensors = n32(&s);
+    r->ntensors = 0x00045678u; /* within MEMD_MODEL_MAX_TENSORS */
     r->flags = MEMD_INST_I_REUSED;
 }
 
@@ -532,7 +532,7 @@ static void fill_model_rec(memd_wire_model_rec *r)
     r->created_ns = n64(&s);
     r->device = n32(&s);
     r->users = n32(&s);
-    r->ntensors = n32(&s);
+    r->ntensors = 0x00067890u; /* within MEMD_MODEL_MAX_TENSORS */
     r->instances = n32(&s);
     str(r->name, sizeof r->name, "bert-base.", MEMD_MODEL_NAME_MAX);
 }
@@ -572,7 +572,7 @@ static void fill_pool_rec(memd_wire_pool_rec *r)
     r->as_of_ns = n64(&s);
     r->pooled_bytes = n64(&s);
     r->reports = n64(&s);
-    r->suballocs = n32(&s);
+    r->suballocs = 0x000789abu; /* within MEMD_POOL_MAX_SUBALLOCS */
 }
 
 static void fill_suballoc_rec(memd_wire_suballoc_rec *r)
@@ -655,7 +655,7 @@ static void fill_subdev_rec(memd_wire_subdev_rec *r)
     r->device = n32(&s);
     r->kind = MEMD_KIND_SRAM;
     r->from_config = 1;
-    r->nbanks = n32(&s);
+    r->nbanks = 0x0000fedcu; /* within MEMD_BANKSET_MAX */
     r->sessions = n32(&s);
     r->budget = n64(&s);
     r->used = n64(&s);
@@ -836,6 +836,7 @@ static size_t put_count(uint8_t *o)
 static int reput_count(const uint8_t *in, size_t len, uint8_t *o, size_t *n)
 {
     uint32_t count;
+    /* The bound is the reader's (the daemon passes its batch limit): one far above 2. */
     int r = memd_wire_count_get(in, len, MEMD_WIRE_HANDLE_SIZE, MEMD_BANKSET_MAX, &count);
     if (r < 0)
         return r;
