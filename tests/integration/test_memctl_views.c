@@ -18,6 +18,7 @@
 #include "check_main.h"
 #include "client_util.h"
 #include "memctl_run.h"
+#include "test_clock.h"
 
 static memd_fixture f;
 static memclient *c;
@@ -405,12 +406,12 @@ START_TEST(events_command)
     pid_t pid = memctl_spawn(&f, (const char *const[]){"events", "--follow", NULL}, 0, o, e);
     close(o);
     close(e);
-    usleep(300000);
+    memd_test_sleep_ms(300);
     memclient *late = cu_connect(&f);
     memclient_disconnect(late);
     bool seen = false;
     for (int i = 0; i < 100 && !seen; i++) {
-        usleep(50000);
+        memd_test_sleep_ms(50);
         char *text = memctl_slurp(out_path);
         seen = strstr(text, " session_close ") && strstr(text, "released 0 allocation holds");
         free(text);
@@ -547,7 +548,7 @@ START_TEST(alloc_and_free_json)
         text = memctl_slurp(out_path);
         if (strchr(text, '\n'))
             break;
-        usleep(20000);
+        memd_test_sleep_ms(20);
     }
     assert_json(text);
     ck_assert_ptr_nonnull(strstr(text, "\"handle_str\": \""));

@@ -11,7 +11,4 @@ Suite *memd_test_suite(void);
  * so a failure printed with its seed can be replayed. */
 uint64_t memd_test_seed(uint64_t dflt);
 
-/* splitmix64: the one generator the randomized suites draw from. */
-uint64_t memd_test_rand(uint64_t *state);
-
 #endif

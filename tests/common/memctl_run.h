@@ -3,15 +3,20 @@
 #ifndef MEMD_TESTS_MEMCTL_RUN_H
 #define MEMD_TESTS_MEMCTL_RUN_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "daemon_fixture.h"
 
+/* A NULL-terminated argument list for the calls below: MEMCTL_ARGS("dump", "--json"). */
+#define MEMCTL_ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
 const char *memctl_path(void);
 /* A whole file, NUL-terminated and malloc'd (fails the test if it cannot be read). */
 char *memctl_slurp(const char *path);
-/* Forks memctl --socket f's-socket args... as uid (0: as is) with stdout and stderr on
- * out_fd and err_fd; returns its pid. */
+/* Forks memctl --socket f's-socket args... (f NULL: memctl args..., for tests that name
+ * the socket themselves) as uid (0: as is) with stdout and stderr on out_fd and err_fd;
+ * returns its pid. */
 pid_t memctl_spawn(const memd_fixture *f, const char *const *args, uid_t uid, int out_fd,
                    int err_fd);
 
@@ -20,5 +25,9 @@ pid_t memctl_spawn(const memd_fixture *f, const char *const *args, uid_t uid, in
  * exit code (128 + signal when killed). */
 int memctl_run(const memd_fixture *f, const char *const *args, uid_t uid, const char *out_path,
                const char *err_path, char **out, char **err);
+
+/* Runs memctl --socket f's-socket args... with stdout and stderr both in out (up to
+ * outlen - 1 bytes, NUL-terminated); returns its exit code as memd_test_run does. */
+int memctl_capture(const memd_fixture *f, const char *const *args, char *out, size_t outlen);
 
 #endif
