@@ -24,19 +24,9 @@ const char *memctl_path(void)
 
 char *memctl_slurp(const char *path)
 {
-    FILE *fp = fopen(path, "r");
-    ck_assert_ptr_nonnull(fp);
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while ((got = fread(buf + n, 1, cap - n - 1, fp)) > 0) {
-        n += got;
-        if (cap - n - 1 == 0)
-            buf = realloc(buf, cap *= 2);
-    }
-    buf[n] = '\0';
-    fclose(fp);
-    return buf;
+    char *text = memd_test_slurp(path, NULL);
+    ck_assert_msg(text != NULL, "cannot read %s", path);
+    return text;
 }
 
 /* argv of memctl [--socket f's-socket] args... (at most 31 words), NULL-terminated. */
@@ -70,6 +60,21 @@ pid_t memctl_spawn(const memd_fixture *f, const char *const *args, uid_t uid, in
         _exit(127);
     }
     return pid;
+}
+
+void memctl_output_paths(const memd_fixture *f, char *out_path, char *err_path)
+{
+    snprintf(out_path, MEMCTL_PATH_MAX, "%s/memctl.out", f->dir);
+    snprintf(err_path, MEMCTL_PATH_MAX, "%s/memctl.err", f->dir);
+}
+
+void memctl_output_clear(const char *out_path, const char *err_path, char **out, char **err)
+{
+    free(*out);
+    free(*err);
+    *out = *err = NULL;
+    unlink(out_path);
+    unlink(err_path);
 }
 
 int memctl_run(const memd_fixture *f, const char *const *args, uid_t uid, const char *out_path,

@@ -20,6 +20,13 @@ char *memctl_slurp(const char *path);
 pid_t memctl_spawn(const memd_fixture *f, const char *const *args, uid_t uid, int out_fd,
                    int err_fd);
 
+/* The output files of a suite's memctl runs: DIR/memctl.out and DIR/memctl.err of f's
+ * directory (each buffer MEMCTL_PATH_MAX bytes). */
+#define MEMCTL_PATH_MAX 160
+void memctl_output_paths(const memd_fixture *f, char *out_path, char *err_path);
+/* Teardown: frees the last run's texts (NULL after) and removes the output files. */
+void memctl_output_clear(const char *out_path, const char *err_path, char **out, char **err);
+
 /* Runs memctl like memctl_spawn with stdout and stderr written to out_path and err_path
  * and waits; their text in *out and *err (the previous texts freed). Returns memctl's
  * exit code (128 + signal when killed). */

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,4 +40,34 @@ int memd_test_run(const char *const argv[], char *out, size_t outlen)
     int ws;
     waitpid(pid, &ws, 0);
     return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+char *memd_test_slurp(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return NULL;
+    size_t cap = 4096, n = 0, got;
+    char *buf = malloc(cap);
+    int err = buf ? 0 : ENOMEM;
+    while (!err && (got = fread(buf + n, 1, cap - n - 1, fp)) > 0) {
+        n += got;
+        char *more = n + 1 < cap ? buf : realloc(buf, cap *= 2);
+        if (more)
+            buf = more;
+        else
+            err = ENOMEM;
+    }
+    if (!err && ferror(fp))
+        err = EIO;
+    fclose(fp);
+    if (err) {
+        free(buf);
+        errno = err;
+        return NULL;
+    }
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
 }

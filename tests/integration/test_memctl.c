@@ -26,7 +26,7 @@
 
 static memd_fixture f;
 static memclient *c;
-static char out_path[160], err_path[160];
+static char out_path[MEMCTL_PATH_MAX], err_path[MEMCTL_PATH_MAX];
 static char *out, *err; /* the last run's output */
 
 /* Runs memctl --socket SOCK args... as uid; output in out/err; returns its exit code. */
@@ -41,18 +41,13 @@ static void setup(void)
 {
     cu_start(&f);
     c = cu_connect(&f);
-    snprintf(out_path, sizeof out_path, "%s/memctl.out", f.dir);
-    snprintf(err_path, sizeof err_path, "%s/memctl.err", f.dir);
+    memctl_output_paths(&f, out_path, err_path);
 }
 
 static void teardown(void)
 {
     memclient_disconnect(c);
-    free(out);
-    free(err);
-    out = err = NULL;
-    unlink(out_path);
-    unlink(err_path);
+    memctl_output_clear(out_path, err_path, &out, &err);
     ck_assert_int_eq(memd_fixture_stop(&f), 0);
 }
 

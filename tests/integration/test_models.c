@@ -639,6 +639,9 @@ START_TEST(memctl_commands)
     ck_assert_uint_eq(s->ninstances, 0);
     memclient_snapshot_free(s);
     memclient_disconnect(c);
+    free(out);
+    free(err);
+    out = err = NULL;
 }
 END_TEST
 
