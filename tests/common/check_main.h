@@ -4,7 +4,7 @@
 #include <check.h>
 #include <stdint.h>
 
-/* Each Check suite file defines this; tests/unit/check_main.c runs it as TAP. */
+/* Each Check suite file defines this; tests/common/check_main.c runs it as TAP. */
 Suite *memd_test_suite(void);
 
 /* The seed of a randomized test: MEMD_TEST_SEED (an unsigned integer, checked) or dflt,
