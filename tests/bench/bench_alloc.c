@@ -30,6 +30,8 @@
 #include "bench_banks.h"
 #include "range.h"
 #include "ref_range.h"
+#include "test_clock.h"
+#include "test_rand.h"
 
 #define REGION_SIZE (UINT64_C(1) << 30)
 #define REGION_ALIGN UINT64_C(32)
@@ -107,14 +109,6 @@ static const impl ref_impl = {ref_create, ref_destroy, ref_alloc, ref_free, ref_
 
 /* ---------------------------------------------------------------- workload */
 
-static uint64_t next_u64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static void mix(uint64_t *h, uint64_t v)
 {
     *h ^= v;
@@ -123,14 +117,14 @@ static void mix(uint64_t *h, uint64_t v)
 
 static uint64_t draw_size(uint64_t *s, double log2_max)
 {
-    double u = (double)(next_u64(s) >> 11) * 0x1.0p-53;
+    double u = (double)(memd_test_rand(s) >> 11) * 0x1.0p-53;
     uint64_t raw = (uint64_t)floor(exp2(log2(32.0) + (log2_max - log2(32.0)) * u));
     return (raw + 31) & ~UINT64_C(31);
 }
 
 static uint8_t draw_dir(uint64_t *s)
 {
-    return (next_u64(s) % 5) != 0;
+    return (memd_test_rand(s) % 5) != 0;
 }
 
 static void draws_free(draws *d)
@@ -163,7 +157,7 @@ static int draws_make(const opts *o, draws *d)
         mix(&h, d->fill_dir[i]);
     }
     for (uint64_t k = 0; k < o->pairs; k++) {
-        d->slot[k] = next_u64(&s) % o->live;
+        d->slot[k] = memd_test_rand(&s) % o->live;
         mix(&h, d->slot[k]);
         d->size[k] = draw_size(&s, log2_max);
         mix(&h, d->size[k]);
@@ -172,13 +166,6 @@ static int draws_make(const opts *o, draws *d)
     }
     d->checksum = h;
     return 0;
-}
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
 static memd_dir dir_of(uint8_t bottom_up)
@@ -207,7 +194,7 @@ static int run(const impl *im, const opts *o, const draws *d, uint64_t *addr, ui
     }
 
     uint64_t fail = 0, wrong = 0;
-    double t0 = now_ns();
+    double t0 = (double)memd_test_now_ns();
     for (uint64_t k = 0; k < o->pairs; k++) {
         uint64_t s = d->slot[k];
         if (addr[s] != EMPTY)
@@ -220,7 +207,7 @@ static int run(const impl *im, const opts *o, const draws *d, uint64_t *addr, ui
             wrong += rc != -ENOMEM;
         }
     }
-    double t1 = now_ns();
+    double t1 = (double)memd_test_now_ns();
 
     im->stats(h, st);
     im->destroy(h);
@@ -451,9 +438,9 @@ static int run_aligned(const impl *im, const opts *o, const uint64_t *slot, uint
         uint64_t s = slot[k];
         if (addr[s] != EMPTY)
             res->wrong += im->free(h, addr[s]) != 0;
-        double t0 = now_ns();
+        double t0 = (double)memd_test_now_ns();
         rc = im->alloc(h, ALIGNED_SIZE, o->align, MEMD_DIR_BOTTOM_UP, o->fit, &addr[s]);
-        spent += now_ns() - t0;
+        spent += (double)memd_test_now_ns() - t0;
         if (rc != 0) {
             addr[s] = EMPTY;
             res->wrong++;
@@ -478,7 +465,7 @@ static int main_aligned(const opts *o)
     }
     uint64_t s = o->seed;
     for (uint64_t k = 0; k < o->pairs; k++)
-        slot[k] = next_u64(&s) % o->live;
+        slot[k] = memd_test_rand(&s) % o->live;
     memd_range_stats st, rst;
     result res, rres;
     for (uint64_t rep = 0; rep < o->repeat; rep++) {

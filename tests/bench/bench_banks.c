@@ -23,24 +23,11 @@
 
 #include "bench_banks.h"
 #include "device.h"
+#include "test_clock.h"
+#include "test_rand.h"
 
 #define BANKS 64
 #define GRID 8
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static int make_device(memd_device **d)
 {
@@ -76,8 +63,8 @@ typedef struct bench {
 
 static int alloc_one(bench *b, memd_placement *p)
 {
-    int mode = b->mode >= 0 ? b->mode : (int)(rng_next(&b->rng) % 3);
-    uint64_t r = rng_next(&b->rng);
+    int mode = b->mode >= 0 ? b->mode : (int)(memd_test_rand(&b->rng) % 3);
+    uint64_t r = memd_test_rand(&b->rng);
     memd_alloc_req req = {.cls = (r & 1) ? MEMD_CLASS_CONSTANT : MEMD_CLASS_PLACEHOLDER,
                           .scope = MEMD_SCOPE_SRAM, .bytes = 32 + (r >> 8) % 2017};
     if (mode != MEMD_BANKS_ALL) {
@@ -87,14 +74,14 @@ static int alloc_one(bench *b, memd_placement *p)
     }
     int rc = memd_device_alloc(b->d, &req, p);
     for (uint32_t i = 0; rc == 0 && i < (p->addrs ? p->nset : 1); i++)
-        b->hash = rng_next(&b->hash) ^ (p->addrs ? p->addrs[i] : p->address);
+        b->hash = memd_test_rand(&b->hash) ^ (p->addrs ? p->addrs[i] : p->address);
     return rc;
 }
 
 /* One timed unit: free a random live buffer, allocate a new one of the mode. */
 static int pair(bench *b, memd_placement *lv, uint64_t live)
 {
-    uint64_t k = rng_next(&b->rng) % live;
+    uint64_t k = memd_test_rand(&b->rng) % live;
     int rc = memd_device_release(b->d, &lv[k]);
     memd_placement_fini(&lv[k]);
     return rc ? rc : alloc_one(b, &lv[k]);
@@ -146,10 +133,10 @@ static int run_once(const char *mode, uint64_t live, uint64_t pairs, uint64_t se
     }
     memd_device_walks w0, w1;
     memd_device_walks_get(b.d, &w0);
-    double t0 = now_ns();
+    double t0 = (double)memd_test_now_ns();
     for (uint64_t i = 0; rc == 0 && i < pairs; i++)
         rc = pair(&b, lv, live);
-    double t1 = now_ns();
+    double t1 = (double)memd_test_now_ns();
     memd_device_walks_get(b.d, &w1);
     *walks = (memd_device_walks){w1.merges - w0.merges, w1.merge_blocks - w0.merge_blocks,
                                  w1.ranges - w0.ranges, w1.range_questions - w0.range_questions};

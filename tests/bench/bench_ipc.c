@@ -33,6 +33,8 @@
 #include <time.h>
 
 #include "memd/client.h"
+#include "test_clock.h"
+#include "test_rand.h"
 
 typedef struct opts {
     const char *socket;
@@ -76,22 +78,6 @@ typedef struct worker {
     char error[320];       /* first fatal error */
 } worker;
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* splitmix64, as in section 1 */
-static uint64_t next_rand(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static int record(uint64_t **lat, size_t *nlat, size_t *caplat, uint64_t ns)
 {
     if (*nlat == *caplat) {
@@ -112,7 +98,7 @@ static void pick_banks(worker *w, chain *ch, uint32_t j)
 {
     const opts *o = w->o;
     uint32_t K = o->set_size, *ids = ch->sets + (size_t)j * K;
-    uint32_t start = (uint32_t)(next_rand(&w->rng) % (o->nbanks / K)) * K;
+    uint32_t start = (uint32_t)(memd_test_rand(&w->rng) % (o->nbanks / K)) * K;
     for (uint32_t k = 0; k < K; k++)
         ids[k] = start + k;
     uint32_t mode = o->bank_mode == BANKS_MIXED ? 1 + w->picked++ % 3 : o->bank_mode;
@@ -125,14 +111,14 @@ static void pick_banks(worker *w, chain *ch, uint32_t j)
 static int submit(worker *w, chain *ch)
 {
     const opts *o = w->o;
-    ch->t0 = now_ns();
+    ch->t0 = memd_test_now_ns();
     if (ch->freeing) {
         if (o->batch == 1)
             return memclient_submit_free(w->c, ch->handles[0], &ch->ticket);
         return memclient_submit_free_batch(w->c, ch->handles, o->batch, &ch->ticket);
     }
     for (uint32_t i = 0; i < o->batch; i++) {
-        ch->reqs[i].bytes = 32 + next_rand(&w->rng) % (o->max_size - 31);
+        ch->reqs[i].bytes = 32 + memd_test_rand(&w->rng) % (o->max_size - 31);
         if (o->bank_mode != BANKS_NONE)
             pick_banks(w, ch, i);
     }
@@ -175,7 +161,7 @@ static int worker_begin(worker *w)
     }
     if (!w->c)
         return -1;
-    w->deadline = now_ns() + (uint64_t)(o->seconds * 1e9);
+    w->deadline = memd_test_now_ns() + (uint64_t)(o->seconds * 1e9);
     for (uint32_t i = 0; i < D; i++) {
         int r = submit(w, &w->chains[i]);
         if (r < 0) {
@@ -202,7 +188,7 @@ static int worker_step(worker *w)
     chain *ch = &w->chains[w->fifo[w->head]];
     w->head = (w->head + 1) % D;
     w->inflight--;
-    uint64_t t = now_ns();
+    uint64_t t = memd_test_now_ns();
     if (done.ticket != ch->ticket) {
         snprintf(w->error, sizeof(w->error), "completion ticket %" PRIu64 " but request %"
                  PRIu64 " was next", done.ticket, ch->ticket);
@@ -459,10 +445,10 @@ int main(int argc, char **argv)
         pthread_create(&g[t].thread, NULL, run, &g[t]);
     }
     pthread_barrier_wait(&start);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = memd_test_now_ns();
     for (uint32_t t = 0; t < o.threads; t++)
         pthread_join(g[t].thread, NULL);
-    double elapsed = (double)(now_ns() - t0) / 1e9;
+    double elapsed = (double)(memd_test_now_ns() - t0) / 1e9;
     pthread_barrier_destroy(&start);
 
     uint64_t ops = 0, nomem = 0, wrong = 0;

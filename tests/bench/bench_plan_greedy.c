@@ -17,20 +17,7 @@
 #include "plan.h"
 #include "plan_csv.h"
 #include "plan_internal.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static double cpu_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+#include "test_clock.h"
 
 typedef struct lane_arg {
     memd_plan_lane_fn fn;
@@ -67,10 +54,12 @@ static int portfolio(const memd_plan_csv *csv, uint64_t lb, uint64_t *off)
         plan_best bp = {.arena = UINT64_MAX, .off = off, .strategy = ""};
         memd_plan_opts opts = {.runner = threads > 1 ? two_threads : NULL};
         unsigned beaten = 0;
-        double w0 = now_ms(), c0 = cpu_ms();
+        double w0 = (double)memd_test_now_ns() / 1e6,
+               c0 = (double)memd_test_clock_ns(CLOCK_PROCESS_CPUTIME_ID) / 1e6;
         int rc = memd_plan_portfolio_tree(csv->bufs, csv->n, lb, &opts, 0, false, &bu, &bp,
                                           &beaten);
-        double wall = now_ms() - w0, cpu = cpu_ms() - c0;
+        double wall = (double)memd_test_now_ns() / 1e6 - w0,
+               cpu = (double)memd_test_clock_ns(CLOCK_PROCESS_CPUTIME_ID) / 1e6 - c0;
         uint64_t chk = 0;
         if (rc || !bp.have || memd_plan_validate(csv->bufs, csv->n, off, NULL, &chk) != 0 ||
             chk != bp.arena) {
@@ -119,9 +108,9 @@ int main(int argc, char **argv)
     for (int ord = 0; ord < MEMD_PLAN_GREEDY_ORDERS; ord++)
         for (int fit = 0; fit < 2; fit++) {
             uint64_t arena = 0;
-            double t0 = now_ms();
+            double t0 = (double)memd_test_now_ns() / 1e6;
             int rc = memd_plan_greedy_run(csv.bufs, csv.n, ord, fit, off, &arena);
-            double ms = now_ms() - t0;
+            double ms = (double)memd_test_now_ns() / 1e6 - t0;
             uint64_t chk = 0;
             if (rc || memd_plan_validate(csv.bufs, csv.n, off, NULL, &chk) != 0 || chk != arena) {
                 fprintf(stderr, "memd-bench-plan-greedy: %s: run %s/%s failed\n", path,

@@ -35,6 +35,7 @@
 #include "memd/client.h"
 #include "model_yaml.h"
 #include "range.h"
+#include "test_clock.h"
 
 typedef struct replay {
     const memd_model_yaml *m;
@@ -57,27 +58,20 @@ typedef struct opts {
 enum { MODE_CALL, MODE_BATCH, MODE_POOL, MODE_INPROC };
 static const char *const mode_names[] = {"call", "batch", "pool", "inproc"};
 
-static double clock_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 /* Each mode times its replay itself, wall clock and this thread's CPU time (which a
  * loaded machine's preemptions do not inflate); the CPU time goes here. */
 static double cpu_start, cpu_spent;
 
 static double now_ns(void)
 {
-    cpu_start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    return clock_ns(CLOCK_MONOTONIC);
+    cpu_start = (double)memd_test_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    return (double)memd_test_clock_ns(CLOCK_MONOTONIC);
 }
 
 static double since(double t0)
 {
-    double t = clock_ns(CLOCK_MONOTONIC) - t0;
-    cpu_spent = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
+    double t = (double)memd_test_clock_ns(CLOCK_MONOTONIC) - t0;
+    cpu_spent = (double)memd_test_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu_start;
     return t;
 }
 

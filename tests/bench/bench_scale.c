@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "memd/client.h"
+#include "test_clock.h"
 
 typedef struct opts {
     const char *socket;
@@ -43,13 +44,6 @@ static const char *last_error(void)
     static _Thread_local memclient_error e;
     memclient_last_error(&e);
     return e.message;
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* kB of the daemon's RssAnon and RssFile. */
@@ -89,9 +83,9 @@ static void *probe(void *arg)
     while (!atomic_load(&p->stop)) {
         int ph = atomic_load(&p->phase);
         memclient_buffer b;
-        uint64_t t0 = now_ns();
+        uint64_t t0 = memd_test_now_ns();
         int rc = memclient_alloc(p->c, &r, &b);
-        uint64_t t1 = now_ns();
+        uint64_t t1 = memd_test_now_ns();
         if (rc == 0)
             rc = memclient_free(p->c, b.handle);
         if (rc != 0) {
@@ -176,7 +170,7 @@ int main(int argc, char **argv)
                                         .bytes = o.size};
     uint64_t a0, f0, a1, f1, a2, f2;
     rss(o.pid, &a0, &f0);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = memd_test_now_ns();
     for (uint64_t done = 0; done < o.allocs;) {
         size_t n = o.allocs - done < batch ? (size_t)(o.allocs - done) : batch;
         int rc = memclient_alloc_batch(c, reqs, n, bufs);
@@ -189,21 +183,20 @@ int main(int argc, char **argv)
             handles[done + i] = bufs[i].handle;
         done += n;
     }
-    double alloc_s = (double)(now_ns() - t0) / 1e9;
+    double alloc_s = (double)(memd_test_now_ns() - t0) / 1e9;
     rss(o.pid, &a1, &f1);
 
     pthread_t th;
     pthread_create(&th, NULL, probe, &p);
-    struct timespec quarter = {0, 250000000};
-    nanosleep(&quarter, NULL); /* the other client's round trips before any dump */
+    memd_test_sleep_ms(250); /* the other client's round trips before any dump */
     atomic_store(&p.phase, 1);
     double dump_ms[1000];
     int bad = 0;
     for (uint32_t k = 0; k < o.dumps; k++) {
         memclient_snapshot *s = NULL;
-        uint64_t d0 = now_ns();
+        uint64_t d0 = memd_test_now_ns();
         int rc = memclient_dump(c, MEMCLIENT_ALL_DEVICES, o.dump_flags, &s);
-        dump_ms[k] = (double)(now_ns() - d0) / 1e6;
+        dump_ms[k] = (double)(memd_test_now_ns() - d0) / 1e6;
         if (rc < 0) {
             fprintf(stderr, "memd-bench-scale: dump: %s\n", last_error());
             bad = 1;
@@ -230,9 +223,9 @@ int main(int argc, char **argv)
     if (o.hold) {
         fprintf(stderr, "memd-bench-scale: holding %" PRIu64 " allocations for %u s\n", o.allocs,
                 o.hold);
-        nanosleep(&(struct timespec){.tv_sec = o.hold}, NULL);
+        memd_test_sleep_ms(o.hold * 1000L);
     }
-    uint64_t t2 = now_ns();
+    uint64_t t2 = memd_test_now_ns();
     for (uint64_t done = 0; done < o.allocs;) {
         size_t n = o.allocs - done < fbatch ? (size_t)(o.allocs - done) : fbatch;
         if (memclient_free_batch(c, handles + done, n) < 0) {
@@ -241,9 +234,9 @@ int main(int argc, char **argv)
         }
         done += n;
     }
-    double free_s = (double)(now_ns() - t2) / 1e9;
+    double free_s = (double)(memd_test_now_ns() - t2) / 1e9;
     /* memd gives freed heap back on a 2 s timer once many frees came (server.c) */
-    nanosleep(&(struct timespec){.tv_sec = 3}, NULL);
+    memd_test_sleep_ms(3000);
     rss(o.pid, &a2, &f2);
 
     printf("{\"bench\":\"scale\",\"allocs\":%" PRIu64 ",\"alloc_s\":%.2f,\"free_s\":%.2f"

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test_clock.h"
+
 void cu_start(memd_fixture *f)
 {
     int r = memd_fixture_start(f, NULL);
@@ -252,7 +254,7 @@ bool cu_wait_gone(memclient *c, const uint64_t *handles, size_t n, int timeout_m
             return true;
         if (waited >= timeout_ms)
             return false;
-        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+        memd_test_sleep_ms(10);
     }
 }
 

@@ -40,6 +40,8 @@
 
 #include "daemon_fixture.h"
 #include "memd/client.h"
+#include "test_clock.h"
+#include "test_rand.h"
 
 #define MAX_CLIENTS 32
 #define MAX_LIVE 160
@@ -101,14 +103,6 @@ static const char *envs[2];
 static atomic_bool pause_req, stop_req;
 static atomic_int parked;
 
-static uint64_t rnd(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
 static memclient_alloc_req req_for(client *k, int shared)
 {
     static const memd_class classes[] = {MEMD_CLASS_CONSTANT, MEMD_CLASS_PLACEHOLDER,
@@ -123,8 +117,8 @@ static memclient_alloc_req req_for(client *k, int shared)
         r.name = names[shared - 1];
         r.flags = MEMCLIENT_ALLOC_SHARED;
     } else {
-        r.cls = classes[rnd(&k->rng) % 3];
-        r.bytes = 64 + rnd(&k->rng) % 65536;
+        r.cls = classes[memd_test_xorshift(&k->rng) % 3];
+        r.bytes = 64 + memd_test_xorshift(&k->rng) % 65536;
     }
     return r;
 }
@@ -132,7 +126,7 @@ static memclient_alloc_req req_for(client *k, int shared)
 /* A name this client does not hold (0 if it holds them all). */
 static int free_name(client *k)
 {
-    int start = (int)(rnd(&k->rng) % NNAMES);
+    int start = (int)(memd_test_xorshift(&k->rng) % NNAMES);
     for (int i = 0; i < NNAMES; i++)
         if (!k->holds_name[(start + i) % NNAMES])
             return (start + i) % NNAMES + 1;
@@ -203,7 +197,7 @@ static void model_op(client *k)
         }
         return;
     }
-    unsigned what = (unsigned)(rnd(&k->rng) % 8);
+    unsigned what = (unsigned)(memd_test_xorshift(&k->rng) % 8);
     int rc;
     if (what == 0) { /* unload, with whatever instances it has */
         if ((rc = memclient_model_unload(k->c, k->model, MEMCLIENT_MODEL_FORCE)) == 0) {
@@ -253,7 +247,7 @@ static void model_op(client *k)
                 mtensors[t].role == MEMCLIENT_TENSOR_OUTPUT)
                 n->handles[n->nhandles++] = ta[t].handle;
     } else if (k->ninsts > 0) { /* release one: kept on the free list, or freed */
-        size_t i = rnd(&k->rng) % k->ninsts;
+        size_t i = memd_test_xorshift(&k->rng) % k->ninsts;
         bool free_it = what == 7;
         if (!k->insts[i].busy && !free_it)
             return;
@@ -274,7 +268,7 @@ static void model_op(client *k)
 
 static void one_op(client *k)
 {
-    unsigned op = (unsigned)(rnd(&k->rng) % 12);
+    unsigned op = (unsigned)(memd_test_xorshift(&k->rng) % 12);
     if (op >= 10) {
         model_op(k);
         return;
@@ -302,14 +296,14 @@ static void one_op(client *k)
         else
             failed(k, rc, false);
     } else if (op <= 5) { /* batch, now and then with a shared record */
-        size_t n = 2 + rnd(&k->rng) % 15;
+        size_t n = 2 + memd_test_xorshift(&k->rng) % 15;
         memclient_alloc_req r[16];
         memclient_buffer b[16];
         int shared_at = -1, s = 0;
         for (size_t i = 0; i < n; i++)
             r[i] = req_for(k, 0);
-        if (rnd(&k->rng) % 3 == 0 && (s = free_name(k)) != 0) {
-            shared_at = (int)(rnd(&k->rng) % n);
+        if (memd_test_xorshift(&k->rng) % 3 == 0 && (s = free_name(k)) != 0) {
+            shared_at = (int)(memd_test_xorshift(&k->rng) % n);
             r[shared_at] = req_for(k, s);
         }
         if ((rc = memclient_alloc_batch(k->c, r, n, b)) == 0) {
@@ -319,13 +313,13 @@ static void one_op(client *k)
             failed(k, rc, false);
         }
     } else if (op <= 7) { /* free one */
-        size_t i = rnd(&k->rng) % k->nlive;
+        size_t i = memd_test_xorshift(&k->rng) % k->nlive;
         if ((rc = memclient_free(k->c, k->live[i].b.handle)) == 0)
             drop(k, i);
         else
             failed(k, rc, true);
     } else { /* free a batch of distinct handles */
-        size_t n = 2 + rnd(&k->rng) % 7, idx[8];
+        size_t n = 2 + memd_test_xorshift(&k->rng) % 7, idx[8];
         if (n > k->nlive)
             n = k->nlive;
         uint64_t h[8] = {0};
@@ -349,7 +343,7 @@ static void *client_main(void *arg)
         if (atomic_load(&pause_req)) {
             atomic_fetch_add(&parked, 1);
             while (atomic_load(&pause_req) && !atomic_load(&stop_req))
-                usleep(1000);
+                memd_test_sleep_ms(1);
             atomic_fetch_sub(&parked, 1);
             continue;
         }
@@ -558,7 +552,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < nclients; i++) {
         client *k = &clients[i];
         k->index = i;
-        k->rng = rnd(&rng) | 1;
+        k->rng = memd_test_xorshift(&rng) | 1;
         if (memclient_connect_flags(f.socket_path, "killtest", MEMCLIENT_CONNECT_RECONNECT,
                                     &k->c) < 0) {
             fprintf(stderr, "memd-killtest: cannot connect\n");
@@ -571,11 +565,11 @@ int main(int argc, char **argv)
     }
     tally sum = {0};
     unsigned by_failpoint = 0;
-    long t0 = memd_fixture_now_ms();
+    long t0 = memd_test_now_ms();
     unsigned done = 0;
     for (unsigned n = 1; n <= kills; n++) {
         done = n;
-        usleep((useconds_t)(5000 + rnd(&rng) % 145000));
+        usleep((useconds_t)(5000 + memd_test_xorshift(&rng) % 145000));
         bool between = n % 3 == 0;
         if (between) {
             /* Dies right after its next commit, before that round's replies. */
@@ -594,14 +588,14 @@ int main(int argc, char **argv)
         respawn();
         /* Clients finish their call (reconnecting, retrying) and stop. */
         atomic_store(&pause_req, true);
-        long wait_from = memd_fixture_now_ms();
-        while (atomic_load(&parked) < nclients && memd_fixture_now_ms() - wait_from < 60000) {
+        long wait_from = memd_test_now_ms();
+        while (atomic_load(&parked) < nclients && memd_test_now_ms() - wait_from < 60000) {
             int dead = 0;
             for (int i = 0; i < nclients; i++)
                 dead += clients[i].fatal != 0;
             if (atomic_load(&parked) + dead >= nclients)
                 break;
-            usleep(1000);
+            memd_test_sleep_ms(1);
         }
         memclient *admin;
         if (memclient_connect(f.socket_path, &admin) < 0) {
@@ -654,10 +648,9 @@ int main(int argc, char **argv)
            "%llu: %llu allocations, %llu frees and %llu model calls (loads, unloads, instance "
            "creates and releases) acknowledged, %llu calls answered with an error; lost "
            "%llu, handed out twice %llu, overlaps %llu, extra %llu, sessions lost %llu\n",
-           done, by_failpoint, (double)(memd_fixture_now_ms() - t0) / 1000.0, nclients,
+           done, by_failpoint, (double)(memd_test_now_ms() - t0) / 1000.0, nclients,
            (unsigned long long)seed, (unsigned long long)acked, (unsigned long long)freed,
-           (unsigned long long)model_calls,
-           (unsigned long long)fails, (unsigned long long)sum.lost,
+           (unsigned long long)model_calls, (unsigned long long)fails, (unsigned long long)sum.lost,
            (unsigned long long)sum.twice, (unsigned long long)sum.overlaps,
            (unsigned long long)sum.extra, (unsigned long long)sum.sessions_lost);
     memd_fixture_destroy(&f);

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test_clock.h"
+
 static uint64_t next_id = 1;
 
 int raw_write(int fd, const void *buf, size_t len)
@@ -48,7 +50,7 @@ static int read_full(int fd, uint8_t *buf, size_t len, long deadline)
 {
     uint8_t sink[4096];
     while (len > 0) {
-        long left = deadline - memd_fixture_now_ms();
+        long left = deadline - memd_test_now_ms();
         if (left <= 0)
             return -ETIMEDOUT;
         struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -74,7 +76,7 @@ static int read_full(int fd, uint8_t *buf, size_t len, long deadline)
 
 int raw_recv(int fd, memd_wire_hdr *h, uint8_t *buf, size_t cap, int timeout_ms)
 {
-    long deadline = memd_fixture_now_ms() + timeout_ms;
+    long deadline = memd_test_now_ms() + timeout_ms;
     uint8_t hb[MEMD_HDR_SIZE];
     int rc = read_full(fd, hb, sizeof hb, deadline);
     if (rc < 0)
@@ -104,10 +106,10 @@ int raw_recv_err(int fd, memd_wire_hdr *h, uint8_t *buf, size_t cap, memd_wire_e
 
 bool raw_closed(int fd, int timeout_ms)
 {
-    long deadline = memd_fixture_now_ms() + timeout_ms;
+    long deadline = memd_test_now_ms() + timeout_ms;
     uint8_t sink[4096];
     for (;;) {
-        long left = deadline - memd_fixture_now_ms();
+        long left = deadline - memd_test_now_ms();
         if (left <= 0)
             return false;
         struct pollfd p = {.fd = fd, .events = POLLIN};

@@ -38,6 +38,8 @@
 
 #include "daemon_fixture.h"
 #include "memd/client.h"
+#include "test_clock.h"
+#include "test_rand.h"
 
 enum { RESTORED, REFUSED, CRASHED, WRONG, OTHER, NOUTCOMES };
 static const char *const outcome_name[] = {"restored", "refused", "CRASHED", "WRONG", "OTHER"};
@@ -47,14 +49,6 @@ static const char *const kind_name[] = {"bit", "bits", "page", "cut", "boot", "l
 static memd_fixture f;
 static char store_path[256], log_path[256];
 static uint64_t rng = 1;
-
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
 static void die(const char *what)
 {
@@ -195,7 +189,8 @@ static void populate(memclient **cl, size_t ncl)
         uint64_t handles[120];
         size_t n = 0;
         for (int i = 0; i < 80; i++) {
-            memclient_alloc_req r = req(classes[rnd() % 3], 256 + rnd() % 65536);
+            memclient_alloc_req r =
+                req(classes[memd_test_xorshift(&rng) % 3], 256 + memd_test_xorshift(&rng) % 65536);
             memclient_buffer b;
             if (memclient_alloc(cl[k], &r, &b) < 0)
                 die("an allocation failed while populating");
@@ -204,7 +199,7 @@ static void populate(memclient **cl, size_t ncl)
         memclient_alloc_req batch[40];
         memclient_buffer out[40];
         for (int i = 0; i < 40; i++)
-            batch[i] = req(MEMD_CLASS_INTERNAL, 128 + rnd() % 8192);
+            batch[i] = req(MEMD_CLASS_INTERNAL, 128 + memd_test_xorshift(&rng) % 8192);
         if (memclient_alloc_batch(cl[k], batch, 40, out) < 0)
             die("a batch failed while populating");
         for (int i = 0; i < 40; i++)
@@ -220,7 +215,7 @@ static void populate(memclient **cl, size_t ncl)
                 die("a shared allocation failed while populating");
         }
         for (size_t i = 0; i < n; i++)
-            if (rnd() % 3 == 0 && memclient_free(cl[k], handles[i]) < 0)
+            if (memd_test_xorshift(&rng) % 3 == 0 && memclient_free(cl[k], handles[i]) < 0)
                 die("a free failed while populating");
     }
     populate_models(cl, ncl);
@@ -286,28 +281,28 @@ static size_t damage(uint8_t *b, size_t len, size_t used, int k, const char *boo
 {
     switch (k) {
     case 0: {
-        size_t bit = rnd() % (used * 8);
+        size_t bit = memd_test_xorshift(&rng) % (used * 8);
         b[bit / 8] ^= (uint8_t)(1u << bit % 8);
         snprintf(what, wlen, "bit %zu of byte %zu", bit % 8, bit / 8);
         return len;
     }
     case 1: {
-        unsigned n = 2 + (unsigned)(rnd() % 15);
+        unsigned n = 2 + (unsigned)(memd_test_xorshift(&rng) % 15);
         for (unsigned i = 0; i < n; i++) {
-            size_t bit = rnd() % (used * 8);
+            size_t bit = memd_test_xorshift(&rng) % (used * 8);
             b[bit / 8] ^= (uint8_t)(1u << bit % 8);
         }
         snprintf(what, wlen, "%u bits", n);
         return len;
     }
     case 2: {
-        size_t page = rnd() % (used / 4096);
+        size_t page = memd_test_xorshift(&rng) % (used / 4096);
         memset(b + page * 4096, 0, 4096);
         snprintf(what, wlen, "page %zu of %zu zeroed", page, used / 4096);
         return len;
     }
     case 3: {
-        size_t n = rnd() % 4 == 0 ? 0 : rnd() % used;
+        size_t n = memd_test_xorshift(&rng) % 4 == 0 ? 0 : memd_test_xorshift(&rng) % used;
         snprintf(what, wlen, "cut to %zu of %zu bytes", n, used);
         return n;
     }
@@ -315,14 +310,14 @@ static size_t damage(uint8_t *b, size_t len, size_t used, int k, const char *boo
         uint8_t *p = memmem(b, used, boot, strlen(boot));
         if (!p)
             die("the boot id is not in the store file");
-        size_t bit = rnd() % (strlen(boot) * 8);
+        size_t bit = memd_test_xorshift(&rng) % (strlen(boot) * 8);
         p[bit / 8] ^= (uint8_t)(1u << bit % 8);
         snprintf(what, wlen, "boot id bit %zu at byte %zu", bit, (size_t)(p - b));
         return len;
     }
     default: {
-        size_t at = (rnd() % 2) * 4096 + rnd() % 152;
-        unsigned bit = (unsigned)(rnd() % 8);
+        size_t at = (memd_test_xorshift(&rng) % 2) * 4096 + memd_test_xorshift(&rng) % 152;
+        unsigned bit = (unsigned)(memd_test_xorshift(&rng) % 8);
         b[at] ^= (uint8_t)(1u << bit);
         snprintf(what, wlen, "LMDB meta page %zu byte %zu bit %u", at / 4096, at % 4096, bit);
         return len;
@@ -355,7 +350,7 @@ static int try_start(const rec *want, size_t nwant, char *detail, size_t dlen)
 {
     unlink(f.socket_path);
     pid_t pid = spawn();
-    long deadline = memd_fixture_now_ms() + 30000;
+    long deadline = memd_test_now_ms() + 30000;
     int ws = 0, out = OTHER;
     detail[0] = '\0';
     for (;;) {
@@ -382,11 +377,11 @@ static int try_start(const rec *want, size_t nwant, char *detail, size_t dlen)
             free(models);
             break;
         }
-        if (memd_fixture_now_ms() > deadline) {
+        if (memd_test_now_ms() > deadline) {
             snprintf(detail, dlen, "no answer within 30 s");
             break;
         }
-        usleep(5000);
+        memd_test_sleep_ms(5);
     }
     if (pid > 0) {
         kill(pid, SIGKILL);

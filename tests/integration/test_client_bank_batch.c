@@ -15,6 +15,7 @@
 #include "client_util.h"
 #include "daemon_fixture.h"
 #include "raw_client.h"
+#include "test_rand.h"
 
 static memd_fixture f;
 

@@ -13,6 +13,7 @@
 #include "check_main.h"
 #include "client_util.h"
 #include "daemon_fixture.h"
+#include "test_rand.h"
 
 static memd_fixture f;
 

@@ -15,6 +15,8 @@
 
 #include "check_main.h"
 #include "client_util.h"
+#include "test_clock.h"
+#include "test_rand.h"
 
 enum { THREADS = 8, ITERS = 1000, MAXLIVE = 48, BATCH = 8, DEPTH = 8 };
 
@@ -33,21 +35,14 @@ typedef struct worker {
 
 static atomic_int stop_checker;
 
-static uint64_t rnd(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
 /* Random DRAM request: mixed classes so both directions of the data region and the code
  * region are in play. */
 static memclient_alloc_req random_req(uint64_t *s)
 {
     static const memd_class classes[] = {MEMD_CLASS_CONSTANT, MEMD_CLASS_PLACEHOLDER,
                                          MEMD_CLASS_INTERNAL, MEMD_CLASS_CODE};
-    memclient_alloc_req r = cu_req(classes[rnd(s) % 4], 32 + rnd(s) % (256u << 10));
+    memclient_alloc_req r =
+        cu_req(classes[memd_test_xorshift(s) % 4], 32 + memd_test_xorshift(s) % (256u << 10));
     return r;
 }
 
@@ -66,7 +61,7 @@ static void drop_random(worker *w, size_t i)
 
 static void step_blocking(worker *w)
 {
-    if (w->nlive < MAXLIVE && (w->nlive == 0 || rnd(&w->rng) % 2)) {
+    if (w->nlive < MAXLIVE && (w->nlive == 0 || memd_test_xorshift(&w->rng) % 2)) {
         memclient_alloc_req r = random_req(&w->rng);
         int e = memclient_alloc(w->c, &r, &w->live[w->nlive]);
         if (e == 0)
@@ -74,7 +69,7 @@ static void step_blocking(worker *w)
         else
             note_error(w, "alloc", e);
     } else {
-        size_t i = rnd(&w->rng) % w->nlive;
+        size_t i = memd_test_xorshift(&w->rng) % w->nlive;
         int e = memclient_free(w->c, w->live[i].handle);
         if (e)
             note_error(w, "free", e);
@@ -115,7 +110,7 @@ static void step_pipelined(worker *w)
 
 static void step_batched(worker *w)
 {
-    if (w->nlive + BATCH <= MAXLIVE && rnd(&w->rng) % 2) {
+    if (w->nlive + BATCH <= MAXLIVE && memd_test_xorshift(&w->rng) % 2) {
         memclient_alloc_req reqs[BATCH];
         for (size_t i = 0; i < BATCH; i++)
             reqs[i] = random_req(&w->rng);
@@ -166,7 +161,7 @@ static void *check_loop(void *arg)
         } else {
             k->violations++;
         }
-        nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
+        memd_test_sleep_ms(2);
     }
     return NULL;
 }
@@ -228,7 +223,7 @@ START_TEST(concurrent_clients_never_overlap)
         if (n == 0 && allocated == 0)
             break;
         ck_assert_msg(tries < 500, "%zu allocations left after every client disconnected", n);
-        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+        memd_test_sleep_ms(10);
     }
     memclient_disconnect(k.c);
     ck_assert_int_eq(memd_fixture_stop(&f), 0);

@@ -17,6 +17,8 @@
 #include "client_util.h"
 #include "raw_client.h"
 #include "ref_range.h"
+#include "test_clock.h"
+#include "test_rand.h"
 
 #define DEFAULT_SEED UINT64_C(0x706f6f6c73)
 
@@ -374,7 +376,7 @@ START_TEST(refused_report_is_followed_by_a_resync)
     ck_assert_int_eq(memclient_pool_alloc(p, 64, 0, "y", &y), 0);
     ck_assert_int_eq(memclient_pool_flush(p), -EMFILE); /* nine: refused, resync too */
     ck_assert_int_eq(memclient_pool_free(p, b[1].handle), 0); /* eight: the timer's turn */
-    long t0 = memd_fixture_now_ms();
+    long t0 = memd_test_now_ms();
     for (;;) { /* the timer resyncs within its bound: 8 live, b[1] gone, x and y there */
         n = books_of(c, pi.handle, books, 16);
         bool has_y = false;
@@ -382,9 +384,8 @@ START_TEST(refused_report_is_followed_by_a_resync)
             has_y |= books[i][0] == y.offset;
         if (n == 8 && has_y)
             break;
-        ck_assert_msg(memd_fixture_now_ms() - t0 < 5000, "books not resynced: %zu sub-allocations",
-                      n);
-        usleep(10000);
+        ck_assert_msg(memd_test_now_ms() - t0 < 5000, "books not resynced: %zu sub-allocations", n);
+        memd_test_sleep_ms(10);
     }
     flush_settles(p);
     ck_assert_int_eq(memclient_pool_destroy(p), 0);
@@ -610,21 +611,21 @@ START_TEST(dump_shows_pooled_buffers_within_the_bound)
         memclient_pool_buffer b;
         char name[16];
         snprintf(name, sizeof name, "seen%d", t);
-        long t0 = memd_fixture_now_ms();
+        long t0 = memd_test_now_ms();
         ck_assert_int_eq(memclient_pool_alloc(p, 4096, 0, name, &b), 0);
         for (;;) {
             memclient_snapshot *s = cu_dump(op, MEMCLIENT_DUMP_SUBALLOCS);
             const memclient_suballoc_rec *sr = find_sub(s, b.lease, b.offset);
             bool seen = sr && strcmp(sr->name, name) == 0;
             memclient_snapshot_free(s);
-            uint64_t dt = (uint64_t)(memd_fixture_now_ms() - t0);
+            uint64_t dt = (uint64_t)(memd_test_now_ms() - t0);
             if (seen) {
                 printf("# seen after %" PRIu64 " ms\n", dt);
                 best = dt < best ? dt : best;
                 break;
             }
             ck_assert_msg(dt < 5000, "the sub-allocation never reached memd");
-            nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
+            memd_test_sleep_ms(2);
         }
     }
     ck_assert_msg(best <= bound, "best of 3: %" PRIu64 " ms > %" PRIu64 " ms", best, bound);

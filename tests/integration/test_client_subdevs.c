@@ -17,6 +17,7 @@
 #include "check_main.h"
 #include "client_util.h"
 #include "daemon_fixture.h"
+#include "memctl_run.h"
 
 static memd_fixture f;
 
@@ -178,20 +179,6 @@ START_TEST(bound_sessions_stay_inside)
 }
 END_TEST
 
-/* memctl ARGS against f's memd: stdout and stderr into out; returns the exit code. */
-static int memctl_out(const char *args, char *out, size_t cap)
-{
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s/tools/memctl/memctl --socket %s %s 2>&1",
-             getenv("MEMD_BUILD_ROOT"), f.socket_path, args);
-    FILE *p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    size_t n = fread(out, 1, cap - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
 START_TEST(define_by_request)
 {
     start();
@@ -229,14 +216,17 @@ START_TEST(define_by_request)
 
     /* memctl devices and dump show them. */
     char out[16384];
-    ck_assert_int_eq(memctl_out("devices", out, sizeof out), 0);
+    ck_assert_int_eq(memctl_capture(&f, MEMCTL_ARGS("devices"), out, sizeof out), 0);
     ck_assert_msg(strstr(out, "sub-devices: 3") && strstr(out, "24-39") &&
                   strstr(out, "request") && strstr(out, "config"), "%s", out);
 
     /* memctl subdev define: the same request from the command line. */
-    ck_assert_int_eq(memctl_out("subdev define cli --device 0 --group l1 --banks 48-55 "
-                                "--budget 8KiB --overlap right --json",
-                                out, sizeof out), 0);
+    ck_assert_int_eq(memctl_capture(&f,
+                                    MEMCTL_ARGS("subdev", "define", "cli", "--device", "0",
+                                                "--group", "l1", "--banks", "48-55", "--budget",
+                                                "8KiB", "--overlap", "right", "--json"),
+                                    out, sizeof out),
+                     0);
     ck_assert_msg(strstr(out, "{\"defined\": \"cli\", \"device\": 0, \"group\": \"sram\", "
                               "\"banks\": \"48-55\", \"nbanks\": 8, \"budget\": 8192}"),
                   "%s", out);
@@ -247,10 +237,16 @@ START_TEST(define_by_request)
     memclient_snapshot_free(s);
     /* Refusals: a bad bank list (usage, 2); the daemon's no (banks of 'right' without
      * --overlap: exit 1 with the reason). */
-    ck_assert_int_eq(memctl_out("subdev define x --device 0 --group l1 --banks 9-3", out,
-                                sizeof out), 2);
-    ck_assert_int_eq(memctl_out("subdev define x --device 0 --group l1 --banks 60", out,
-                                sizeof out), 1);
+    ck_assert_int_eq(memctl_capture(&f,
+                                    MEMCTL_ARGS("subdev", "define", "x", "--device", "0", "--group",
+                                                "l1", "--banks", "9-3"),
+                                    out, sizeof out),
+                     2);
+    ck_assert_int_eq(memctl_capture(&f,
+                                    MEMCTL_ARGS("subdev", "define", "x", "--device", "0", "--group",
+                                                "l1", "--banks", "60"),
+                                    out, sizeof out),
+                     1);
     ck_assert_msg(strstr(out, "shares bank 60 with 'right'"), "%s", out);
     memclient_disconnect(c);
     memclient_disconnect(root);
@@ -515,7 +511,7 @@ START_TEST(two_bound_sessions_isolated)
     memclient_snapshot_free(s);
     /* memctl devices: each sub-device's row ends with its session. */
     char out[16384];
-    ck_assert_int_eq(memctl_out("devices", out, sizeof out), 0);
+    ck_assert_int_eq(memctl_capture(&f, MEMCTL_ARGS("devices"), out, sizeof out), 0);
     const char *names[] = {"\n  left ", "\n  right "};
     for (int i = 0; i < 2; i++) {
         const char *line = strstr(out, names[i]);
@@ -528,7 +524,7 @@ START_TEST(two_bound_sessions_isolated)
     }
 
     /* memctl sessions: each bound session's row names its sub-device. */
-    ck_assert_int_eq(memctl_out("sessions", out, sizeof out), 0);
+    ck_assert_int_eq(memctl_capture(&f, MEMCTL_ARGS("sessions"), out, sizeof out), 0);
     int named = 0;
     for (const char *line = out; *line;) {
         size_t len = strcspn(line, "\n");

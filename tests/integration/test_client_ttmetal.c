@@ -26,7 +26,7 @@
 #include "raw_client.h"
 
 static memd_fixture f;
-static char out_path[160], err_path[160];
+static char out_path[MEMCTL_PATH_MAX], err_path[MEMCTL_PATH_MAX];
 static char *out, *err;
 
 #define RUN(...) memctl_run(&f, (const char *const[]){__VA_ARGS__, NULL}, 0, out_path, \
@@ -62,15 +62,12 @@ static void start(void)
              data, data, data, data);
     memd_fixture_opts o = {.config_yaml = yaml};
     ck_assert_int_eq(memd_fixture_start(&f, &o), 0);
-    snprintf(out_path, sizeof out_path, "%s/memctl.out", f.dir);
-    snprintf(err_path, sizeof err_path, "%s/memctl.err", f.dir);
+    memctl_output_paths(&f, out_path, err_path);
 }
 
 static void teardown(void)
 {
-    free(out);
-    free(err);
-    out = err = NULL;
+    memctl_output_clear(out_path, err_path, &out, &err);
     memd_fixture_destroy(&f);
 }
 

@@ -13,6 +13,7 @@
 #include "check_main.h"
 #include "daemon_fixture.h"
 #include "raw_client.h"
+#include "test_clock.h"
 
 static const char *activate_tool(void)
 {
@@ -53,7 +54,7 @@ START_TEST(socket_activation)
     for (int i = 0; i < 500 && fd < 0; i++) {
         fd = memd_fixture_connect(&f);
         if (fd < 0)
-            usleep(10000);
+            memd_test_sleep_ms(10);
     }
     ck_assert_int_ge(fd, 0);
     char msg[512] = "";

@@ -15,6 +15,7 @@
 #include "check_main.h"
 #include "daemon_fixture.h"
 #include "raw_client.h"
+#include "test_clock.h"
 
 static void start_with_limits(memd_fixture *f, const char *limits)
 {
@@ -201,7 +202,7 @@ START_TEST(first_request_deadline)
         ck_assert(raw_closed(fd, 5000));
     }
     /* a session that made its request stays, however long it is quiet afterwards */
-    usleep(600 * 1000);
+    memd_test_sleep_ms(600);
     ck_assert_int_eq(alloc_4k(busy, NULL), 0);
     close(silent);
     close(slow);
@@ -247,7 +248,7 @@ START_TEST(out_of_descriptors_answered)
         ok = alloc_4k(fd, NULL);
         close(fd);
         if (ok != 0)
-            usleep(20000);
+            memd_test_sleep_ms(20);
     }
     ck_assert_int_eq(ok, 0);
     for (int i = 1; i < 32; i++)

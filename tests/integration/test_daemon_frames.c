@@ -10,6 +10,7 @@
 #include "check_main.h"
 #include "daemon_fixture.h"
 #include "raw_client.h"
+#include "test_clock.h"
 
 static memd_fixture fx;
 static int bystander = -1;
@@ -200,7 +201,7 @@ START_TEST(good_frames_before_bad_are_answered)
     for (int i = 0; i < 100 && rc == -ENOMEM; i++) {
         rc = raw_alloc(bystander, &r, &b, NULL);
         if (rc == -ENOMEM)
-            usleep(20000);
+            memd_test_sleep_ms(20);
     }
     ck_assert_int_eq(rc, 0);
     ck_assert_int_eq(raw_free(bystander, b.handle, NULL), 0);

@@ -17,6 +17,8 @@
 #include "check_main.h"
 #include "daemon_fixture.h"
 #include "raw_client.h"
+#include "test_clock.h"
+#include "test_run.h"
 
 #define BIG (900ull << 20) /* most of a wormhole_b0 DRAM bank's data region */
 
@@ -131,7 +133,7 @@ START_TEST(killed_client_memory_released)
     for (int i = 0; i < 250 && !got; i++) {
         got = alloc_ok(fd, BIG, NULL);
         if (!got)
-            usleep(20000);
+            memd_test_sleep_ms(20);
     }
     ck_assert_msg(got, "memory of a SIGKILLed client was not released");
     close(fd);
@@ -228,40 +230,14 @@ START_TEST(stale_socket_removed)
 }
 END_TEST
 
-/* Runs memd to completion with its stderr captured; returns the exit status. */
-static int run_memd(char *const argv[], char *out, size_t outlen)
-{
-    int p[2];
-    ck_assert_int_eq(pipe(p), 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(p[1], STDERR_FILENO);
-        dup2(p[1], STDOUT_FILENO);
-        close(p[0]);
-        close(p[1]);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    close(p[1]);
-    size_t n = 0;
-    ssize_t r;
-    while (n + 1 < outlen && (r = read(p[0], out + n, outlen - 1 - n)) > 0)
-        n += (size_t)r;
-    out[n] = '\0';
-    close(p[0]);
-    int ws;
-    waitpid(pid, &ws, 0);
-    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-}
-
 START_TEST(live_socket_refused)
 {
     memd_fixture f;
     ck_assert_int_eq(memd_fixture_start(&f, NULL), 0);
     char out[2048];
-    char *argv[] = {(char *)memd_fixture_memd_path(), "--foreground", "--config",
-                    f.config_path, "--socket", f.socket_path, NULL};
-    ck_assert_int_eq(run_memd(argv, out, sizeof out), 1);
+    const char *argv[] = {memd_fixture_memd_path(), "--foreground", "--config",
+                          f.config_path, "--socket", f.socket_path, NULL};
+    ck_assert_int_eq(memd_test_run(argv, out, sizeof out), 1);
     ck_assert_msg(strstr(out, "another memd is already listening"), "said: %s", out);
     /* the first one still serves */
     int fd = memd_fixture_connect(&f);
@@ -279,9 +255,9 @@ START_TEST(not_a_socket_refused)
     ck_assert_int_eq(memd_fixture_write_file(&f, "memd.sock", "precious\n", path, sizeof path),
                      0);
     char out[2048];
-    char *argv[] = {(char *)memd_fixture_memd_path(), "--foreground", "--config",
-                    f.config_path, "--socket", path, NULL};
-    ck_assert_int_eq(run_memd(argv, out, sizeof out), 1);
+    const char *argv[] = {memd_fixture_memd_path(), "--foreground", "--config",
+                          f.config_path, "--socket", path, NULL};
+    ck_assert_int_eq(memd_test_run(argv, out, sizeof out), 1);
     ck_assert_msg(strstr(out, "is not a socket"), "said: %s", out);
     FILE *fp = fopen(path, "r");
     char line[32] = "";
@@ -300,9 +276,9 @@ START_TEST(socket_path_too_long)
     path[sizeof path - 1] = '\0';
     char cfg[512], out[2048];
     snprintf(cfg, sizeof cfg, "%s/config/memd.yaml", memd_fixture_source_root());
-    char *argv[] = {(char *)memd_fixture_memd_path(), "--foreground", "--config", cfg,
-                    "--socket", path, NULL};
-    ck_assert_int_eq(run_memd(argv, out, sizeof out), 1);
+    const char *argv[] = {memd_fixture_memd_path(), "--foreground", "--config", cfg,
+                          "--socket", path, NULL};
+    ck_assert_int_eq(memd_test_run(argv, out, sizeof out), 1);
     ck_assert_msg(strstr(out, "it must be 1..107"), "said: %s", out);
 }
 END_TEST
@@ -311,28 +287,28 @@ START_TEST(command_line)
 {
     char out[8192], cfg[512];
     snprintf(cfg, sizeof cfg, "%s/config/memd.yaml", memd_fixture_source_root());
-    char *version[] = {(char *)memd_fixture_memd_path(), "--version", NULL};
-    ck_assert_int_eq(run_memd(version, out, sizeof out), 0);
+    const char *version[] = {memd_fixture_memd_path(), "--version", NULL};
+    ck_assert_int_eq(memd_test_run(version, out, sizeof out), 0);
     ck_assert_ptr_nonnull(strstr(out, "memd 0."));
-    char *check[] = {(char *)memd_fixture_memd_path(), "--check-config", cfg, NULL};
-    ck_assert_int_eq(run_memd(check, out, sizeof out), 0);
+    const char *check[] = {memd_fixture_memd_path(), "--check-config", cfg, NULL};
+    ck_assert_int_eq(memd_test_run(check, out, sizeof out), 0);
     ck_assert_ptr_nonnull(strstr(out, "wormhole_b0"));
-    char *json[] = {(char *)memd_fixture_memd_path(), "--check-config", cfg, "--json", NULL};
-    ck_assert_int_eq(run_memd(json, out, sizeof out), 0);
+    const char *json[] = {memd_fixture_memd_path(), "--check-config", cfg, "--json", NULL};
+    ck_assert_int_eq(memd_test_run(json, out, sizeof out), 0);
     ck_assert_ptr_nonnull(strchr(out, '{'));
-    char *missing[] = {(char *)memd_fixture_memd_path(), "--check-config", "/nonexistent.yaml",
-                       NULL};
-    ck_assert_int_eq(run_memd(missing, out, sizeof out), 1);
-    char *bad[] = {(char *)memd_fixture_memd_path(), "--bogus", NULL};
-    ck_assert_int_eq(run_memd(bad, out, sizeof out), 2);
+    const char *missing[] = {memd_fixture_memd_path(), "--check-config", "/nonexistent.yaml",
+                             NULL};
+    ck_assert_int_eq(memd_test_run(missing, out, sizeof out), 1);
+    const char *bad[] = {memd_fixture_memd_path(), "--bogus", NULL};
+    ck_assert_int_eq(memd_test_run(bad, out, sizeof out), 2);
     ck_assert_ptr_nonnull(strstr(out, "--bogus"));
-    char *json_alone[] = {(char *)memd_fixture_memd_path(), "--json", NULL};
-    ck_assert_int_eq(run_memd(json_alone, out, sizeof out), 2);
-    char *extra[] = {(char *)memd_fixture_memd_path(), "stray", NULL};
-    ck_assert_int_eq(run_memd(extra, out, sizeof out), 2);
-    char *badcfg[] = {(char *)memd_fixture_memd_path(), "--foreground", "--config",
-                      "/nonexistent.yaml", "--socket", "/tmp/never.sock", NULL};
-    ck_assert_int_eq(run_memd(badcfg, out, sizeof out), 1);
+    const char *json_alone[] = {memd_fixture_memd_path(), "--json", NULL};
+    ck_assert_int_eq(memd_test_run(json_alone, out, sizeof out), 2);
+    const char *extra[] = {memd_fixture_memd_path(), "stray", NULL};
+    ck_assert_int_eq(memd_test_run(extra, out, sizeof out), 2);
+    const char *badcfg[] = {memd_fixture_memd_path(), "--foreground", "--config",
+                            "/nonexistent.yaml", "--socket", "/tmp/never.sock", NULL};
+    ck_assert_int_eq(memd_test_run(badcfg, out, sizeof out), 1);
     ck_assert_ptr_nonnull(strstr(out, "/nonexistent.yaml"));
 }
 END_TEST
@@ -343,10 +319,10 @@ START_TEST(detaches_without_foreground)
     memd_fixture f;
     ck_assert_int_eq(memd_fixture_prepare(&f, NULL), 0);
     char out[2048];
-    char *argv[] = {(char *)memd_fixture_memd_path(), "--config", f.config_path, "--socket",
-                    f.socket_path, NULL};
+    const char *argv[] = {memd_fixture_memd_path(), "--config", f.config_path, "--socket",
+                          f.socket_path, NULL};
     setenv("NOTIFY_SOCKET", f.notify_path, 1);
-    int rc = run_memd(argv, out, sizeof out);
+    int rc = memd_test_run(argv, out, sizeof out);
     unsetenv("NOTIFY_SOCKET");
     ck_assert_msg(rc == 0, "memd exited %d: %s", rc, out);
     char msg[512];
@@ -361,7 +337,7 @@ START_TEST(detaches_without_foreground)
     close(fd);
     ck_assert_int_eq(kill(pid, SIGTERM), 0);
     for (int i = 0; i < 500 && kill(pid, 0) == 0; i++)
-        usleep(10000);
+        memd_test_sleep_ms(10);
     ck_assert_int_ne(kill(pid, 0), 0);
     memd_fixture_destroy(&f);
 }

@@ -16,6 +16,7 @@
 #include "check_main.h"
 #include "daemon_fixture.h"
 #include "raw_client.h"
+#include "test_clock.h"
 
 /* A config with one device (id 0) of the given descriptor and limits block. */
 static void config_text(char *yaml, size_t len, const char *limits, const char *descriptor)
@@ -73,7 +74,7 @@ START_TEST(session_limit)
         ok = alloc_bytes(d, MEMD_CLASS_INTERNAL, 4096, NULL, NULL);
         close(d);
         if (ok != 0)
-            usleep(20000);
+            memd_test_sleep_ms(20);
     }
     ck_assert_int_eq(ok, 0);
     close(a);
@@ -113,7 +114,7 @@ static void reload(memd_fixture *f, const char *limits, const char *descriptor,
     ck_assert_int_eq(memd_fixture_write_file(f, "memd.yaml", yaml, path, sizeof path), 0);
     ck_assert_int_eq(kill(f->pid, SIGHUP), 0);
     for (int i = 0; i < 500 && !strstr(memd_fixture_log(f), expect); i++)
-        usleep(10000);
+        memd_test_sleep_ms(10);
     ck_assert_msg(strstr(memd_fixture_log(f), expect), "no '%s' in:\n%s", expect,
                   memd_fixture_log(f));
 }
@@ -473,7 +474,7 @@ START_TEST(concurrent_clients_never_overlap)
         allocs = raw_dump_count(p, len, MEMD_REC_ALLOC);
         free(p);
         if (allocs)
-            usleep(20000);
+            memd_test_sleep_ms(20);
     }
     ck_assert_int_eq(allocs, 0);
     close(fd);

@@ -21,7 +21,10 @@
 #include "check_main.h"
 #include "client_util.h"
 #include "daemon_fixture.h"
+#include "memctl_run.h"
 #include "raw_client.h"
+#include "test_clock.h"
+#include "test_run.h"
 
 #define MIB (1024ull * 1024ull)
 
@@ -97,34 +100,13 @@ static void create_failpoint(void)
  * status and what it printed. */
 static int run_memd(const char *const *args, char *out, size_t outlen)
 {
-    int p[2];
-    ck_assert_int_eq(pipe(p), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(p[1], STDERR_FILENO);
-        dup2(p[1], STDOUT_FILENO);
-        close(p[0]);
-        close(p[1]);
-        const char *argv[16] = {memd_fixture_memd_path(), "--foreground", "--config",
-                                f.config_path};
-        size_t n = 4;
-        for (; args && *args && n < 15; args++)
-            argv[n++] = *args;
-        argv[n] = NULL;
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    close(p[1]);
-    size_t n = 0;
-    ssize_t r;
-    while (n + 1 < outlen && (r = read(p[0], out + n, outlen - 1 - n)) > 0)
-        n += (size_t)r;
-    out[n] = '\0';
-    close(p[0]);
-    int ws;
-    waitpid(pid, &ws, 0);
-    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+    const char *argv[16] = {memd_fixture_memd_path(), "--foreground", "--config",
+                            f.config_path};
+    size_t n = 4;
+    for (; args && *args && n < 15; args++)
+        argv[n++] = *args;
+    argv[n] = NULL;
+    return memd_test_run(argv, out, outlen);
 }
 
 static uint64_t must_alloc(memclient *c, memd_class cls, uint64_t bytes, const char *shared,
@@ -324,9 +306,9 @@ static int listen_at(const char *path)
 /* A daemon going away: for ms it accepts on l and hangs up at once. Connections taken. */
 static int hang_up_for(int l, int ms)
 {
-    long deadline = memd_fixture_now_ms() + ms;
+    long deadline = memd_test_now_ms() + ms;
     int n = 0;
-    for (long left = ms; left > 0; left = deadline - memd_fixture_now_ms()) {
+    for (long left = ms; left > 0; left = deadline - memd_test_now_ms()) {
         struct pollfd pfd = {.fd = l, .events = POLLIN};
         if (poll(&pfd, 1, (int)left) == 1) {
             int fd = accept(l, NULL, NULL);
@@ -437,14 +419,8 @@ START_TEST(grace_period_expires)
     restart(SIGKILL);
 
     /* memctl marks the orphan. */
-    char cmd[512], out[4096] = "";
-    snprintf(cmd, sizeof cmd, "%s/tools/memctl/memctl --socket %s sessions",
-             getenv("MEMD_BUILD_ROOT") ? getenv("MEMD_BUILD_ROOT") : ".", f.socket_path);
-    FILE *pp = popen(cmd, "r");
-    ck_assert_ptr_nonnull(pp);
-    size_t n = fread(out, 1, sizeof out - 1, pp);
-    out[n] = '\0';
-    ck_assert_int_eq(pclose(pp), 0);
+    char out[4096] = "";
+    ck_assert_int_eq(memctl_capture(&f, MEMCTL_ARGS("sessions"), out, sizeof out), 0);
     ck_assert_msg(strstr(out, "ORPHANED"), "%s", out);
 
     memclient *d = cu_connect(&f);

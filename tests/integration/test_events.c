@@ -15,6 +15,7 @@
 #include "check_main.h"
 #include "client_util.h"
 #include "raw_client.h"
+#include "test_clock.h"
 
 static memd_fixture f;
 
@@ -94,7 +95,7 @@ START_TEST(session_close_says_what_it_released)
         pg = all_events(admin);
         e = last_of(&pg, MEMD_EVENT_SESSION_CLOSE, sid);
         if (!e)
-            usleep(10000);
+            memd_test_sleep_ms(10);
     }
     ck_assert_ptr_nonnull(e);
     ck_assert_uint_eq(e->bytes, held);
@@ -279,11 +280,11 @@ START_TEST(wait_answers_when_an_event_comes)
     memd_wire_hdr h;
     uint8_t buf[256];
     ck_assert_int_eq(raw_recv(fd, &h, buf, sizeof buf, 300), -ETIMEDOUT); /* parked */
-    long t0 = memd_fixture_now_ms();
+    long t0 = memd_test_now_ms();
     memclient_disconnect(cu_connect(&f)); /* a session opens and closes: two events */
     memd_wire_events_info ei = recv_events(fd, 41, 2000);
-    ck_assert_msg(memd_fixture_now_ms() - t0 < 1000, "answered %llu ms after the event",
-                  (unsigned long long)(memd_fixture_now_ms() - t0));
+    ck_assert_msg(memd_test_now_ms() - t0 < 1000, "answered %llu ms after the event",
+                  (unsigned long long)(memd_test_now_ms() - t0));
     ck_assert_uint_ge(ei.count, 1);
     ck_assert_uint_eq(ei.lost, 0);
     static uint8_t dump[1 << 20];
@@ -297,11 +298,11 @@ START_TEST(wait_answers_when_an_event_comes)
     memclient_events_page_free(&pg);
     pid_t kid = fork();
     if (kid == 0) {
-        usleep(300000);
+        memd_test_sleep_ms(300);
         memclient *k = NULL;
         _exit(memclient_connect(f.socket_path, &k) == 0 ? 0 : 1);
     }
-    t0 = memd_fixture_now_ms();
+    t0 = memd_test_now_ms();
     bool opened = false;
     while (!opened) { /* the first session's close may come first */
         ck_assert_int_eq(memclient_events_wait(c, next, 0, &pg), 0);
@@ -311,9 +312,9 @@ START_TEST(wait_answers_when_an_event_comes)
                       pg.events[i].pid == (uint32_t)kid;
         next = pg.next_seq;
         memclient_events_page_free(&pg);
-        ck_assert_uint_lt(memd_fixture_now_ms() - t0, 5000);
+        ck_assert_uint_lt(memd_test_now_ms() - t0, 5000);
     }
-    ck_assert_uint_ge(memd_fixture_now_ms() - t0, 200); /* it waited for the child */
+    ck_assert_uint_ge(memd_test_now_ms() - t0, 200); /* it waited for the child */
     int ws;
     ck_assert_int_eq(waitpid(kid, &ws, 0), kid);
     memclient_disconnect(c);
@@ -333,10 +334,10 @@ START_TEST(wait_runs_out_empty)
     send_wait(fd, 7, UINT64_MAX / 2); /* past the end: every event of this daemon, none yet */
     memd_wire_events_info ei0 = recv_events(fd, 7, 2000); /* the log is not empty: at once */
     ck_assert_uint_gt(ei0.count, 0);
-    long t0 = memd_fixture_now_ms();
+    long t0 = memd_test_now_ms();
     send_wait(fd, 8, ei0.next_seq);
     memd_wire_events_info ei = recv_events(fd, 8, MEMD_EVENTS_WAIT_MS + 3000);
-    long waited = memd_fixture_now_ms() - t0;
+    long waited = memd_test_now_ms() - t0;
     ck_assert_uint_eq(ei.count, 0);
     ck_assert_uint_eq(ei.next_seq, ei0.next_seq);
     ck_assert_msg(waited >= MEMD_EVENTS_WAIT_MS - 100 && waited < MEMD_EVENTS_WAIT_MS + 2000,
@@ -373,7 +374,7 @@ START_TEST(sighup_reloads_log_level_and_never_exits)
     ck_assert_int_eq(memclient_connect(g.socket_path, &c), 0);
     memclient_disconnect(c);
     for (int i = 0; i < 100 && !strstr(memd_fixture_log(&g), "session 1 closed"); i++)
-        usleep(10000);
+        memd_test_sleep_ms(10);
     ck_assert_ptr_nonnull(strstr(memd_fixture_log(&g), "session 1 closed"));
     /* warning: the info lines about sessions stop; the ring still has them. */
     snprintf(yaml, sizeof yaml, "log_level: warning\ndevices:\n  - id: 0\n    descriptor: %s\n",
@@ -382,7 +383,7 @@ START_TEST(sighup_reloads_log_level_and_never_exits)
     ck_assert_int_eq(memd_fixture_write_file(&g, "memd.yaml", yaml, path, sizeof path), 0);
     for (int i = 0; i < 3; i++) { /* several in a row: each one reloads, none ends memd */
         ck_assert_int_eq(kill(g.pid, SIGHUP), 0);
-        usleep(50000);
+        memd_test_sleep_ms(50);
     }
     ck_assert_int_eq(memd_fixture_wait(&g, 200), -ETIMEDOUT);
     ck_assert_int_eq(memclient_connect(g.socket_path, &c), 0);
@@ -399,7 +400,7 @@ START_TEST(sighup_reloads_log_level_and_never_exits)
             sid = pg.events[i].session_id;
     memclient_events_page_free(&pg);
     memclient_disconnect(c);
-    usleep(100000);
+    memd_test_sleep_ms(100);
     char line[64];
     snprintf(line, sizeof line, "session %u opened", sid);
     ck_assert_ptr_null(strstr(memd_fixture_log(&g), line));
@@ -409,7 +410,7 @@ START_TEST(sighup_reloads_log_level_and_never_exits)
     ck_assert_int_eq(memd_fixture_write_file(&g, "memd.yaml", yaml, path, sizeof path), 0);
     ck_assert_int_eq(kill(g.pid, SIGHUP), 0);
     for (int i = 0; i < 100 && !strstr(memd_fixture_log(&g), "reload refused"); i++)
-        usleep(10000);
+        memd_test_sleep_ms(10);
     ck_assert_ptr_nonnull(strstr(memd_fixture_log(&g), "expected log_level"));
     ck_assert_int_eq(memd_fixture_stop(&g), 0);
 }
@@ -431,7 +432,7 @@ START_TEST(journald_priority_prefixes)
     ck_assert_int_eq(memclient_alloc(c, &r, &b), -ENOMEM);
     memclient_disconnect(c);
     for (int i = 0; i < 200 && !strstr(memd_fixture_log(&g), "<6>session 1 closed"); i++)
-        usleep(10000);
+        memd_test_sleep_ms(10);
     const char *log = memd_fixture_log(&g);
     ck_assert_msg(strstr(log, "<6>session 1 opened: pid "), "%s", log);
     ck_assert_msg(strstr(log, "\n<4>refused to session 1 (pid "), "%s", log);

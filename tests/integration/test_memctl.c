@@ -22,10 +22,11 @@
 #include "check_main.h"
 #include "client_util.h"
 #include "memctl_run.h"
+#include "test_clock.h"
 
 static memd_fixture f;
 static memclient *c;
-static char out_path[160], err_path[160];
+static char out_path[MEMCTL_PATH_MAX], err_path[MEMCTL_PATH_MAX];
 static char *out, *err; /* the last run's output */
 
 /* Runs memctl --socket SOCK args... as uid; output in out/err; returns its exit code. */
@@ -40,18 +41,13 @@ static void setup(void)
 {
     cu_start(&f);
     c = cu_connect(&f);
-    snprintf(out_path, sizeof out_path, "%s/memctl.out", f.dir);
-    snprintf(err_path, sizeof err_path, "%s/memctl.err", f.dir);
+    memctl_output_paths(&f, out_path, err_path);
 }
 
 static void teardown(void)
 {
     memclient_disconnect(c);
-    free(out);
-    free(err);
-    out = err = NULL;
-    unlink(out_path);
-    unlink(err_path);
+    memctl_output_clear(out_path, err_path, &out, &err);
     ck_assert_int_eq(memd_fixture_stop(&f), 0);
 }
 
@@ -422,7 +418,7 @@ static uint64_t start_hold(const char *const *args, pid_t *pid)
     close(e);
     uint64_t handle = 0;
     for (int i = 0; i < 500 && !handle; i++) {
-        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+        memd_test_sleep_ms(10);
         char *text = memctl_slurp(out_path);
         const char *h = strstr(text, "handle=");
         const char *j = strstr(text, "{\"handle\": ");
@@ -732,17 +728,11 @@ END_TEST
 
 START_TEST(cannot_connect_names_the_path)
 {
-    const char *argv[] = {memctl_path(), "--socket", "/nonexistent/dir/memd.sock", "dump", NULL};
     int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(o, 1);
-        dup2(e, 2);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
+    pid_t pid = memctl_spawn(
+        NULL, (const char *const[]){"--socket", "/nonexistent/dir/memd.sock", "dump", NULL}, 0, o,
+        e);
     close(o);
     close(e);
     int ws;
@@ -763,7 +753,7 @@ START_TEST(dump_watch_repeats_until_interrupted)
                              0, o, e);
     close(o);
     close(e);
-    nanosleep(&(struct timespec){.tv_nsec = 450000000}, NULL);
+    memd_test_sleep_ms(450);
     ck_assert_int_eq(kill(pid, SIGINT), 0);
     int ws;
     ck_assert_int_eq(waitpid(pid, &ws, 0), pid);

@@ -18,11 +18,12 @@
 #include "check_main.h"
 #include "client_util.h"
 #include "memctl_run.h"
+#include "test_clock.h"
 
 static memd_fixture f;
 static memclient *c;
 static char comm[16]; /* this process's name as the daemon sees it (valgrind changes it) */
-static char out_path[160], err_path[160];
+static char out_path[MEMCTL_PATH_MAX], err_path[MEMCTL_PATH_MAX];
 static char *out, *err;
 
 static int run(const char *const *args)
@@ -41,18 +42,13 @@ static void setup(void)
     comm[strcspn(comm, "\n")] = '\0';
     cu_start(&f);
     c = cu_connect(&f);
-    snprintf(out_path, sizeof out_path, "%s/memctl.out", f.dir);
-    snprintf(err_path, sizeof err_path, "%s/memctl.err", f.dir);
+    memctl_output_paths(&f, out_path, err_path);
 }
 
 static void teardown(void)
 {
     memclient_disconnect(c);
-    free(out);
-    free(err);
-    out = err = NULL;
-    unlink(out_path);
-    unlink(err_path);
+    memctl_output_clear(out_path, err_path, &out, &err);
     ck_assert_int_eq(memd_fixture_stop(&f), 0);
 }
 
@@ -405,12 +401,12 @@ START_TEST(events_command)
     pid_t pid = memctl_spawn(&f, (const char *const[]){"events", "--follow", NULL}, 0, o, e);
     close(o);
     close(e);
-    usleep(300000);
+    memd_test_sleep_ms(300);
     memclient *late = cu_connect(&f);
     memclient_disconnect(late);
     bool seen = false;
     for (int i = 0; i < 100 && !seen; i++) {
-        usleep(50000);
+        memd_test_sleep_ms(50);
         char *text = memctl_slurp(out_path);
         seen = strstr(text, " session_close ") && strstr(text, "released 0 allocation holds");
         free(text);
@@ -547,7 +543,7 @@ START_TEST(alloc_and_free_json)
         text = memctl_slurp(out_path);
         if (strchr(text, '\n'))
             break;
-        usleep(20000);
+        memd_test_sleep_ms(20);
     }
     assert_json(text);
     ck_assert_ptr_nonnull(strstr(text, "\"handle_str\": \""));

@@ -20,19 +20,15 @@
 
 #include "check_main.h"
 #include "client_util.h"
+#include "memctl_run.h"
 #include "raw_client.h"
+#include "test_clock.h"
+#include "test_rand.h"
 
 static memd_fixture f;
 
 /* Nanoseconds: in milliseconds an answer and a plan finishing close together (valgrind)
  * would tie and prove nothing either way. */
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void setup(void)
 {
     cu_start(&f);
@@ -47,7 +43,7 @@ static void problem(memclient_plan_buffer *b, size_t n, uint64_t seed)
 {
     uint64_t x = seed * 2654435761u + 1;
     for (size_t i = 0; i < n; i++) {
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        memd_test_lcg(&x);
         uint64_t lo = (x >> 33) % (n / 4 + 8);
         b[i] = (memclient_plan_buffer){.lower = lo, .upper = lo + 1 + (x >> 20) % 40,
                                        .size = 64 + (x >> 40) % 65536,
@@ -139,7 +135,7 @@ static void *big_plan(void *arg)
     memclient *c = cu_connect(j->f);
     memclient_plan_opts o = {.budget_ms = 700, .seed = 5};
     j->rc = memclient_plan_submit(c, j->b, j->n, &o, &j->pi, j->off);
-    j->done_ns = now_ns();
+    j->done_ns = memd_test_now_ns();
     memclient_disconnect(c);
     return NULL;
 }
@@ -154,14 +150,14 @@ START_TEST(big_plan_uploaded_off_the_loop)
     problem(j.b, j.n, 9);
     memclient *c = cu_connect(&f);
     pthread_t t;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = memd_test_now_ns();
     ck_assert_int_eq(pthread_create(&t, NULL, big_plan, &j), 0);
     /* Let the upload arrive and the job start, then ask for something small. */
-    nanosleep(&(struct timespec){.tv_nsec = 250 * 1000000}, NULL);
+    memd_test_sleep_ms(250);
     memclient_buffer buf;
     memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 4096);
     ck_assert_int_eq(memclient_alloc(c, &r, &buf), 0);
-    uint64_t t2 = now_ns();
+    uint64_t t2 = memd_test_now_ns();
     ck_assert_int_eq(pthread_join(t, NULL), 0);
     ck_assert_int_eq(j.rc, 0);
     ck_assert(!j.pi.cached);
@@ -260,7 +256,7 @@ START_TEST(client_gone_during_planning)
     int fd = memd_fixture_connect(&f);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(raw_send(fd, MEMD_OP_PLAN, 1, doc, (uint32_t)len), 0);
-    nanosleep(&(struct timespec){.tv_nsec = 50 * 1000000}, NULL);
+    memd_test_sleep_ms(50);
     close(fd);
     memclient *c = cu_connect(&f);
     bool cached = false;
@@ -269,7 +265,7 @@ START_TEST(client_gone_during_planning)
         cached = s->nplans == 1 && s->plans[0].buffers == 3000;
         memclient_snapshot_free(s);
         if (!cached)
-            nanosleep(&(struct timespec){.tv_nsec = 10 * 1000000}, NULL);
+            memd_test_sleep_ms(10);
     }
     ck_assert_msg(cached, "the detached job's plan never reached the cache");
     memclient_disconnect(c);
@@ -286,7 +282,7 @@ START_TEST(shutdown_during_planning)
     int fd = memd_fixture_connect(&f);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(raw_send(fd, MEMD_OP_PLAN, 7, doc, (uint32_t)len), 0);
-    nanosleep(&(struct timespec){.tv_nsec = 50 * 1000000}, NULL);
+    memd_test_sleep_ms(50);
     ck_assert_int_eq(kill(f.pid, SIGTERM), 0);
     memd_wire_hdr h;
     uint8_t *rb = malloc(1 << 20);
@@ -531,50 +527,17 @@ END_TEST
 
 /* ---- memctl ---- */
 
-static char *slurp(const char *path)
-{
-    FILE *fp = fopen(path, "r");
-    ck_assert_ptr_nonnull(fp);
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, fp);
-    buf[n] = '\0';
-    fclose(fp);
-    return buf;
-}
-
-static char out[1 << 16], err[1 << 16];
+static char *out, *err; /* the last run's output */
 
 static int memctl(const char *const *args)
 {
-    char bin[1024], op[256], ep[256];
-    const char *root = getenv("MEMD_BUILD_ROOT");
-    snprintf(bin, sizeof bin, "%s/tools/memctl/memctl", root && *root ? root : ".");
+    char op[256], ep[256];
     snprintf(op, sizeof op, "%s/o.txt", f.dir);
     snprintf(ep, sizeof ep, "%s/e.txt", f.dir);
-    const char *argv[32] = {bin, "--socket", f.socket_path};
-    int n = 3;
-    for (; args[n - 3]; n++)
-        argv[n] = args[n - 3];
-    argv[n] = NULL;
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int o = open(op, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int e = open(ep, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(o, 1);
-        dup2(e, 2);
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    int ws;
-    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
-    snprintf(out, sizeof out, "%s", slurp(op));
-    snprintf(err, sizeof err, "%s", slurp(ep));
-    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+    return memctl_run(&f, args, 0, op, ep, &out, &err);
 }
 
-#define MEMCTL(...) memctl((const char *const[]){__VA_ARGS__, NULL})
+#define MEMCTL(...) memctl(MEMCTL_ARGS(__VA_ARGS__))
 
 START_TEST(memctl_commands)
 {
@@ -642,18 +605,10 @@ START_TEST(memctl_commands)
     ck_assert_msg(strstr(err, "buffers 1 and 0 overlap"), "%s", err);
 
     /* dump shows models, plans, instances: a holder runs in the background. */
-    pid_t holder = fork();
-    ck_assert_int_ge(holder, 0);
-    if (holder == 0) {
-        char bin[1024];
-        snprintf(bin, sizeof bin, "%s/tools/memctl/memctl", getenv("MEMD_BUILD_ROOT"));
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, 1);
-        dup2(null, 2);
-        execl(bin, bin, "--socket", f.socket_path, "model", "load", model, "--instances", "1",
-              "--hold", (char *)NULL);
-        _exit(127);
-    }
+    int null = open("/dev/null", O_WRONLY);
+    pid_t holder = memctl_spawn(
+        &f, MEMCTL_ARGS("model", "load", model, "--instances", "1", "--hold"), 0, null, null);
+    close(null);
     memclient *c = cu_connect(&f);
     bool seen = false;
     for (int i = 0; i < 500 && !seen; i++) {
@@ -661,7 +616,7 @@ START_TEST(memctl_commands)
         seen = s->ninstances == 1;
         memclient_snapshot_free(s);
         if (!seen)
-            nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+            memd_test_sleep_ms(10);
     }
     ck_assert(seen);
     ck_assert_int_eq(MEMCTL("dump"), 0);
@@ -684,6 +639,9 @@ START_TEST(memctl_commands)
     ck_assert_uint_eq(s->ninstances, 0);
     memclient_snapshot_free(s);
     memclient_disconnect(c);
+    free(out);
+    free(err);
+    out = err = NULL;
 }
 END_TEST
 

@@ -21,6 +21,9 @@
 
 #include "check_main.h"
 #include "client_util.h"
+#include "test_clock.h"
+#include "test_run.h"
+#include "memctl_run.h"
 
 static memd_fixture f;
 static memd_fixture_opts fo;
@@ -386,24 +389,13 @@ END_TEST
 START_TEST(memctl_model_hold_across_restart)
 {
     start(30000);
-    char memctl[1024], file[1024];
-    const char *root = getenv("MEMD_BUILD_ROOT");
-    snprintf(memctl, sizeof memctl, "%s/tools/memctl/memctl", root && *root ? root : ".");
+    char file[1024];
     snprintf(file, sizeof file, "%s/config/models/tiny_cnn.yaml", memd_fixture_source_root());
     int p[2], e[2];
     ck_assert_int_eq(pipe(p), 0);
     ck_assert_int_eq(pipe(e), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(p[1], STDOUT_FILENO);
-        dup2(e[1], STDERR_FILENO);
-        close(p[0]);
-        close(e[0]);
-        execl(memctl, memctl, "--socket", f.socket_path, "model", "load", file, "--instances",
-              "2", "--hold", (char *)NULL);
-        _exit(127);
-    }
+    pid_t pid = memctl_spawn(
+        &f, MEMCTL_ARGS("model", "load", file, "--instances", "2", "--hold"), 0, p[1], e[1]);
     close(p[1]);
     close(e[1]);
     /* memctl says it holds the model on stderr once everything is made. */
@@ -429,7 +421,7 @@ START_TEST(memctl_model_hold_across_restart)
         back = !find_session(s, s->instances[0].session_id)->orphaned;
         memclient_snapshot_free(s);
         if (!back)
-            usleep(20000);
+            memd_test_sleep_ms(20);
     }
     ck_assert_msg(back, "memctl did not reclaim its session");
     ck_assert_int_eq(kill(pid, SIGTERM), 0);
@@ -483,28 +475,11 @@ START_TEST(damaged_model_record_refused)
     ck_assert_int_eq(mdb_txn_commit(txn), 0);
     mdb_env_close(env);
     /* memd refuses, naming the file and the record. */
-    int p[2];
-    ck_assert_int_eq(pipe(p), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(p[1], STDERR_FILENO);
-        close(p[0]);
-        execl(memd_fixture_memd_path(), memd_fixture_memd_path(), "--foreground", "--config",
-              f.config_path, "--socket", f.socket_path, (char *)NULL);
-        _exit(127);
-    }
-    close(p[1]);
+    const char *run[] = {memd_fixture_memd_path(), "--foreground", "--config", f.config_path,
+                         "--socket", f.socket_path, NULL};
     char out[4096];
-    size_t got = 0;
-    ssize_t n;
-    while (got < sizeof out - 1 && (n = read(p[0], out + got, sizeof out - 1 - got)) > 0)
-        got += (size_t)n;
-    out[got] = '\0';
-    close(p[0]);
-    int ws;
-    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
-    ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 1, "memd: %d: %s", ws, out);
+    int ws = memd_test_run(run, out, sizeof out);
+    ck_assert_msg(ws == 1, "memd: %d: %s", ws, out);
     ck_assert_msg(strstr(out, path) && strstr(out, "object record 3/") &&
                   strstr(out, "--discard-state"), "%s", out);
     /* The documented way out. */

@@ -20,6 +20,8 @@
 #include "check_main.h"
 #include "client_util.h"
 #include "daemon_fixture.h"
+#include "test_clock.h"
+#include "memctl_run.h"
 
 static memd_fixture f;
 static memd_fixture_opts fo;
@@ -320,20 +322,12 @@ END_TEST
 START_TEST(memctl_hold_survives_a_restart)
 {
     start(NULL);
-    char memctl[1024];
-    const char *root = getenv("MEMD_BUILD_ROOT");
-    snprintf(memctl, sizeof memctl, "%s/tools/memctl/memctl", root && *root ? root : ".");
     int p[2];
     ck_assert_int_eq(pipe(p), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(p[1], STDOUT_FILENO);
-        close(p[0]);
-        execl(memctl, memctl, "--socket", f.socket_path, "alloc", "--device", "0", "--class",
-              "constant", "--size", "64KiB", "--hold", (char *)NULL);
-        _exit(127);
-    }
+    pid_t pid = memctl_spawn(&f,
+                             MEMCTL_ARGS("alloc", "--device", "0", "--class", "constant", "--size",
+                                         "64KiB", "--hold"),
+                             0, p[1], STDERR_FILENO);
     close(p[1]);
     char line[512] = "";
     FILE *in = fdopen(p[0], "r");
@@ -358,7 +352,7 @@ START_TEST(memctl_hold_survives_a_restart)
                 back = false;
         memclient_snapshot_free(s);
         if (!back)
-            usleep(20000);
+            memd_test_sleep_ms(20);
     }
     ck_assert_msg(back, "memctl did not reclaim its session");
     ck_assert_int_eq(kill(pid, SIGTERM), 0);

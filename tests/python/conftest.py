@@ -1,19 +1,13 @@
 """pytest fixtures for the memd Python package: the built package on sys.path, and the
-real, built memd on a private socket (readiness through its own sd_notify READY=1, as
-tests/integration/daemon_fixture.c does).
+real, built memd on a private socket (tests/common/memd_daemon.py).
 
 Paths come from meson's test environment ($MEMD_BUILD_ROOT, $MEMD_SOURCE_ROOT,
 $MEMD_SHARED_DATA); run by hand from a build directory:
 
     MEMD_BUILD_ROOT=build PYTHONPATH=build/python /usr/bin/python3 -m pytest tests/python
 """
-import json
 import os
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
 import time
 
 import pytest
@@ -26,7 +20,10 @@ SHARED_DATA = os.environ.get("MEMD_SHARED_DATA",
 if os.path.join(BUILD_ROOT, "python") not in sys.path:
     sys.path.insert(0, os.path.join(BUILD_ROOT, "python"))
 
+sys.path.insert(0, os.path.join(HERE, "..", "common"))
+
 import memd  # noqa: E402  (the build tree's package)
+import memd_daemon  # noqa: E402
 
 MEMD = os.environ.get("MEMD_BIN", os.path.join(BUILD_ROOT, "daemon", "memd"))
 MEMCTL = os.path.join(BUILD_ROOT, "tools", "memctl", "memctl")
@@ -61,85 +58,11 @@ def spins_during(call):
         t.join()
 
 
-class Daemon:
-    """A memd process on a socket in its own temporary directory."""
+class Daemon(memd_daemon.Daemon):
+    """memd_daemon.Daemon with the build tree's memd, memctl and default config."""
 
     def __init__(self, config=CONFIG, args=(), env=None):
-        self.dir = tempfile.mkdtemp(prefix="memd-py-")
-        self.socket = os.path.join(self.dir, "memd.sock")
-        self.config = config
-        self.args = list(args)
-        self.env = env or {}
-        self.proc = None
-        self.start()
-
-    def start(self, timeout=20.0):
-        notify = os.path.join(self.dir, "notify.sock")
-        if os.path.exists(notify):
-            os.unlink(notify)
-        ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        ns.bind(notify)
-        ns.settimeout(0.2)
-        env = dict(os.environ, NOTIFY_SOCKET=notify, **self.env)
-        self.log = open(os.path.join(self.dir, "memd.log"), "ab")
-        self.proc = subprocess.Popen([MEMD, "--config", self.config, "--socket", self.socket,
-                                      "--foreground"] + self.args, env=env,
-                                     stderr=self.log, stdout=self.log)
-        deadline = time.monotonic() + timeout
-        try:
-            while time.monotonic() < deadline:
-                if self.proc.poll() is not None:
-                    raise RuntimeError(f"memd exited with {self.proc.returncode}: "
-                                       f"{self.read_log()}")
-                try:
-                    msg = ns.recv(4096).decode()
-                except socket.timeout:
-                    continue
-                if "READY=1" in msg.split("\n"):
-                    return
-            raise RuntimeError(f"memd sent no READY=1 in {timeout} s: {self.read_log()}")
-        finally:
-            ns.close()
-
-    def read_log(self):
-        with open(os.path.join(self.dir, "memd.log"), "rb") as f:
-            return f.read().decode(errors="replace")
-
-    def stop(self):
-        """SIGTERM and wait: the exit status (0 for a clean stop)."""
-        if self.proc is None:
-            return 0
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            rc = self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            rc = self.proc.wait()
-        self.proc = None
-        self.log.close()
-        return rc
-
-    def kill(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self.proc = None
-        self.log.close()
-
-    def cleanup(self):
-        import shutil
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-    def memctl(self, *args, check=True):
-        r = subprocess.run([MEMCTL, "--socket", self.socket] + list(args), capture_output=True,
-                           text=True, timeout=120)
-        if check and r.returncode != 0:
-            raise AssertionError(f"memctl {args}: exit {r.returncode}: {r.stderr}")
-        return r
-
-    def dump(self):
-        return json.loads(self.memctl("dump", "--json").stdout)
+        super().__init__(MEMD, config, MEMCTL, args=args, env=env)
 
 
 @pytest.fixture(scope="session")

@@ -19,16 +19,12 @@
 #include "check_main.h"
 #include "device.h"
 #include "device_internal.h" /* hint_walk: per-bank first-fit bounds always on */
+#include "test_rand.h"
 
 #define KiB 1024ull
 #define DEFAULT_SEED UINT64_C(0x62616e6b73657473)
 #define FULL_EVERY 500
 #define NBANKS 12
-
-static uint64_t below(uint64_t *s, uint64_t n)
-{
-    return memd_test_rand(s) % n;
-}
 
 /* SRAM group of `banks` banks, region "buffers" [16 KiB, 16 KiB + size) (240 KiB unless
  * a volume run asks for more); the four classes cover both directions and both fits. */
@@ -215,19 +211,20 @@ static void ref_release(world *w, const memd_placement *p)
 /* A random bank set: a contiguous run, a scatter, one bank, or (rarely) every bank. */
 static uint32_t random_set(world *w, uint32_t *set)
 {
-    uint32_t n = 0, kind = (uint32_t)below(&w->rng, 4);
+    uint32_t n = 0, kind = (uint32_t)memd_test_below(&w->rng, 4);
     if (kind == 0) {
-        uint32_t a = (uint32_t)below(&w->rng, w->banks), len = 1 + (uint32_t)below(&w->rng, w->banks - a);
+        uint32_t a = (uint32_t)memd_test_below(&w->rng, w->banks),
+                 len = 1 + (uint32_t)memd_test_below(&w->rng, w->banks - a);
         for (uint32_t i = a; i < a + len; i++)
             set[n++] = i;
     } else if (kind == 1) {
         for (uint32_t i = 0; i < w->banks; i++)
-            if (below(&w->rng, 3) == 0)
+            if (memd_test_below(&w->rng, 3) == 0)
                 set[n++] = i;
         if (n == 0)
-            set[n++] = (uint32_t)below(&w->rng, w->banks);
+            set[n++] = (uint32_t)memd_test_below(&w->rng, w->banks);
     } else if (kind == 2) {
-        set[n++] = (uint32_t)below(&w->rng, w->banks);
+        set[n++] = (uint32_t)memd_test_below(&w->rng, w->banks);
     } else {
         for (uint32_t i = 0; i < w->banks; i++)
             set[n++] = i;
@@ -238,8 +235,9 @@ static uint32_t random_set(world *w, uint32_t *set)
 static void step_alloc(world *w)
 {
     uint32_t set[64], nset = 0;
-    memd_alloc_req req = {.cls = (memd_class)below(&w->rng, 4), .scope = MEMD_SCOPE_SRAM};
-    uint32_t mode = below(&w->rng, 100) < w->lock_pct ? 0 : 1 + (uint32_t)below(&w->rng, 2);
+    memd_alloc_req req = {.cls = (memd_class)memd_test_below(&w->rng, 4), .scope = MEMD_SCOPE_SRAM};
+    uint32_t mode =
+        memd_test_below(&w->rng, 100) < w->lock_pct ? 0 : 1 + (uint32_t)memd_test_below(&w->rng, 2);
     if (mode != 0)
         nset = random_set(w, set);
     if (nset) {
@@ -247,11 +245,11 @@ static void step_alloc(world *w)
         req.nbank_set = nset;
     }
     req.per_bank = mode == 2;
-    req.bytes = 1 + below(&w->rng, 1u << (4 + below(&w->rng, w->max_log - 3)));
-    if (below(&w->rng, 4) == 0)
-        req.page_size = 32u << below(&w->rng, 6);
-    if (below(&w->rng, 5) == 0)
-        req.alignment = 32u << below(&w->rng, 8);
+    req.bytes = 1 + memd_test_below(&w->rng, 1u << (4 + memd_test_below(&w->rng, w->max_log - 3)));
+    if (memd_test_below(&w->rng, 4) == 0)
+        req.page_size = 32u << memd_test_below(&w->rng, 6);
+    if (memd_test_below(&w->rng, 5) == 0)
+        req.alignment = 32u << memd_test_below(&w->rng, 8);
 
     memd_placement fp;
     ck_assert_int_eq(memd_device_footprint(w->d, &req, &fp), 0);
@@ -322,7 +320,7 @@ static void step_alloc(world *w)
 
 static void step_free(world *w)
 {
-    size_t i = below(&w->rng, w->nlive);
+    size_t i = memd_test_below(&w->rng, w->nlive);
     memd_placement p = w->lv[i].p;
     w->lv[i] = w->lv[--w->nlive];
     ck_assert_int_eq(memd_device_release(w->d, &p), 0);
@@ -380,7 +378,7 @@ static void run_mix(uint32_t banks, uint64_t steps, uint64_t seed, uint64_t size
     /* A lockstep-only prefix: the region is not split until the first subset request,
      * and its placements must be the reference's as well. */
     for (w.step = 0; w.step < steps; w.step++) {
-        uint64_t r = below(&w.rng, 100);
+        uint64_t r = memd_test_below(&w.rng, 100);
         /* Phases: fill up (70 % allocations), then drain (35 %). */
         uint64_t fill = (w.step / 2000) % 2 == 0 ? 70 : 35;
         if (r < fill || w.nlive == 0)
@@ -725,31 +723,32 @@ START_TEST(unsplit_after_last_piece)
     memd_placement ld[MAXLIVE], le[MAXLIVE];
     size_t n = 0;
     /* One lockstep step on both devices; false when it had no room. */
-#define LOCK_STEP(both)                                                                        \
-    do {                                                                                       \
-        if (n && (n == MAXLIVE || below(&rng, 100) < 40)) {                                    \
-            size_t k = below(&rng, n);                                                         \
-            ck_assert_int_eq(memd_device_release(d, &ld[k]), 0);                               \
-            ck_assert_int_eq(memd_device_release(e, &le[k]), 0);                               \
-            ld[k] = ld[--n];                                                                   \
-            le[k] = le[n];                                                                     \
-            break;                                                                             \
-        }                                                                                      \
-        memd_alloc_req q = sram((memd_class)below(&rng, 4), 1 + below(&rng, 3000));           \
-        if (below(&rng, 4) == 0)                                                               \
-            q.alignment = 32u << below(&rng, 5);                                               \
-        int r1 = memd_device_alloc(d, &q, &ld[n]);                                             \
-        int r2 = (both) ? memd_device_alloc(e, &q, &le[n]) : r1;                               \
-        ck_assert_int_eq(r1, r2);                                                              \
-        if (r1)                                                                                \
-            break;                                                                             \
-        if (both) {                                                                            \
-            ck_assert_uint_eq(ld[n].address, le[n].address);                                   \
-        } else {                                                                               \
-            ck_assert_int_eq(memd_device_alloc_at(e, &ld[n]), 0);                              \
-            le[n] = ld[n];                                                                     \
-        }                                                                                      \
-        n++;                                                                                   \
+#define LOCK_STEP(both)                                                                            \
+    do {                                                                                           \
+        if (n && (n == MAXLIVE || memd_test_below(&rng, 100) < 40)) {                              \
+            size_t k = memd_test_below(&rng, n);                                                   \
+            ck_assert_int_eq(memd_device_release(d, &ld[k]), 0);                                   \
+            ck_assert_int_eq(memd_device_release(e, &le[k]), 0);                                   \
+            ld[k] = ld[--n];                                                                       \
+            le[k] = le[n];                                                                         \
+            break;                                                                                 \
+        }                                                                                          \
+        memd_alloc_req q =                                                                         \
+            sram((memd_class)memd_test_below(&rng, 4), 1 + memd_test_below(&rng, 3000));           \
+        if (memd_test_below(&rng, 4) == 0)                                                         \
+            q.alignment = 32u << memd_test_below(&rng, 5);                                         \
+        int r1 = memd_device_alloc(d, &q, &ld[n]);                                                 \
+        int r2 = (both) ? memd_device_alloc(e, &q, &le[n]) : r1;                                   \
+        ck_assert_int_eq(r1, r2);                                                                  \
+        if (r1)                                                                                    \
+            break;                                                                                 \
+        if (both) {                                                                                \
+            ck_assert_uint_eq(ld[n].address, le[n].address);                                       \
+        } else {                                                                                   \
+            ck_assert_int_eq(memd_device_alloc_at(e, &ld[n]), 0);                                  \
+            le[n] = ld[n];                                                                         \
+        }                                                                                          \
+        n++;                                                                                       \
     } while (0)
     for (int i = 0; i < 300; i++)
         LOCK_STEP(true);
@@ -925,13 +924,16 @@ START_TEST(nomem_changes_nothing)
     uint64_t failed[2] = {0, 0}, done[2] = {0, 0};
     for (uint64_t step = 0; step < 12000; step++) {
         uint64_t fill = (step / 1000) % 2 == 0 ? 75 : 30;
-        bool alloc = n == 0 || (n < MAXLIVE && below(&rng, 100) < fill);
+        bool alloc = n == 0 || (n < MAXLIVE && memd_test_below(&rng, 100) < fill);
         uint32_t set[BANKS], nset = 0;
-        memd_alloc_req req = {.cls = (memd_class)below(&rng, 4), .scope = MEMD_SCOPE_SRAM,
-                              .bytes = 1 + below(&rng, 1u << (5 + below(&rng, 6)))};
-        uint32_t mode = (uint32_t)below(&rng, 3);
+        memd_alloc_req req = {.cls = (memd_class)memd_test_below(&rng, 4),
+                              .scope = MEMD_SCOPE_SRAM,
+                              .bytes =
+                                  1 + memd_test_below(&rng, 1u << (5 + memd_test_below(&rng, 6)))};
+        uint32_t mode = (uint32_t)memd_test_below(&rng, 3);
         if (mode) { /* a run of banks, not all of them */
-            uint32_t a = (uint32_t)below(&rng, BANKS), len = 1 + (uint32_t)below(&rng, BANKS - a);
+            uint32_t a = (uint32_t)memd_test_below(&rng, BANKS),
+                     len = 1 + (uint32_t)memd_test_below(&rng, BANKS - a);
             if (len == BANKS)
                 len--;
             for (uint32_t i = a; i < a + len; i++)
@@ -940,14 +942,14 @@ START_TEST(nomem_changes_nothing)
             req.nbank_set = nset;
             req.per_bank = mode == 2;
         }
-        size_t k = alloc ? 0 : below(&rng, n);
+        size_t k = alloc ? 0 : memd_test_below(&rng, n);
         snap before, after;
         snap_take(d, BANKS, &before);
         unsigned long f0 = memd_test_failed_allocs();
         memd_placement p;
         /* Fail from the first allocation on, or after a few (past the placement's own
          * arrays, into the allocators' and the coverage's pools). */
-        memd_test_fail_allocs_after((long)below(&rng, 4));
+        memd_test_fail_allocs_after((long)memd_test_below(&rng, 4));
         int rc = alloc ? memd_device_alloc(d, &req, &p) : memd_device_release(d, &lv[k]);
         memd_test_fail_allocs_after(-1);
         bool injected = memd_test_failed_allocs() != f0;

@@ -30,6 +30,7 @@
 #include "../common/ttmetal_galaxy_ids.h"
 #include "check_main.h"
 #include "device.h"
+#include "test_run.h"
 #include "ttmetal.h"
 
 static char *slurp(const char *name, size_t *len)
@@ -38,15 +39,8 @@ static char *slurp(const char *name, size_t *len)
     ck_assert_ptr_nonnull(dir);
     char path[4096];
     snprintf(path, sizeof path, "%s/soc/tt-metal/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
+    char *b = memd_test_slurp(path, len);
+    ck_assert_msg(b != NULL, "cannot open %s", path);
     return b;
 }
 

@@ -13,13 +13,9 @@
 
 #include "check_main.h"
 #include "cover.h"
+#include "test_rand.h"
 
 #define DEFAULT_SEED UINT64_C(0x636f766572616765)
-
-static uint64_t below(uint64_t *s, uint64_t n)
-{
-    return memd_test_rand(s) % n;
-}
 
 /* ------------------------------------------------------------- reference */
 
@@ -124,29 +120,31 @@ static void check_counts(world *w)
 /* A unit near a multiple of 32 (leaf chunks end near those), or anywhere. */
 static uint64_t pick_unit(world *w, uint64_t below_n)
 {
-    if (below_n > 34 && below(&w->rng, 3) == 0) {
-        uint64_t u = below(&w->rng, below_n / 32 + 1) * 32 + below(&w->rng, 3);
+    if (below_n > 34 && memd_test_below(&w->rng, 3) == 0) {
+        uint64_t u = memd_test_below(&w->rng, below_n / 32 + 1) * 32 + memd_test_below(&w->rng, 3);
         u = u > 0 ? u - 1 : 0;
         return u < below_n ? u : below_n - 1;
     }
-    return below(&w->rng, below_n);
+    return memd_test_below(&w->rng, below_n);
 }
 
 static void step_add(world *w)
 {
     uint64_t units = w->r.units;
     /* Mostly short spans, some long ones that cover many others. */
-    uint64_t n = below(&w->rng, 8) == 0 ? 1 + below(&w->rng, units) : 1 + below(&w->rng, 1 + units / 16);
+    uint64_t n = memd_test_below(&w->rng, 8) == 0 ? 1 + memd_test_below(&w->rng, units)
+                                                  : 1 + memd_test_below(&w->rng, 1 + units / 16);
     uint64_t u = pick_unit(w, units - n + 1);
-    if (units > 34 && below(&w->rng, 4) == 0) {
+    if (units > 34 && memd_test_below(&w->rng, 4) == 0) {
         /* Or ending near a multiple of 32 too: inside, at or just past a chunk's edge. */
         uint64_t e = pick_unit(w, units + 1);
         if (e > u)
             n = e - u;
     }
     /* Sizes not a multiple of the unit round up. */
-    uint64_t size = n * w->r.unit - (below(&w->rng, 2) ? below(&w->rng, w->r.unit) : 0);
-    uint32_t occ = below(&w->rng, 4) ? 1 : 2 + (uint32_t)below(&w->rng, 5);
+    uint64_t size =
+        n * w->r.unit - (memd_test_below(&w->rng, 2) ? memd_test_below(&w->rng, w->r.unit) : 0);
+    uint32_t occ = memd_test_below(&w->rng, 4) ? 1 : 2 + (uint32_t)memd_test_below(&w->rng, 5);
     ck_assert_int_eq(memd_cover_add(w->c, w->r.base + u * w->r.unit, size, occ), 0);
     for (uint64_t k = u; k < u + n; k++)
         w->r.cnt[k] += occ;
@@ -161,12 +159,12 @@ static void step_add(world *w)
 
 static void step_remove(world *w)
 {
-    size_t i = below(&w->rng, w->nlive);
+    size_t i = memd_test_below(&w->rng, w->nlive);
     span s = w->live[i];
     w->live[i] = w->live[--w->nlive];
     /* More occupants than the span has are refused, and nothing changes. */
     ck_assert_int_eq(memd_cover_remove(w->c, s.addr, s.size, UINT32_MAX), -ENOENT);
-    if (below(&w->rng, 2))
+    if (memd_test_below(&w->rng, 2))
         ck_assert_int_eq(memd_cover_remove(w->c, s.addr, s.size, s.n), 0);
     else
         memd_cover_drop(w->c, s.addr, s.size, s.n);
@@ -178,14 +176,15 @@ static void step_remove(world *w)
 
 static void step_query(world *w)
 {
-    memd_dir dir = below(&w->rng, 2) ? MEMD_DIR_TOP_DOWN : MEMD_DIR_BOTTOM_UP;
-    memd_fit fit = below(&w->rng, 2) ? MEMD_FIT_BEST : MEMD_FIT_FIRST;
-    uint64_t size = 1 + below(&w->rng, w->r.unit * (1 + below(&w->rng, 1 + w->r.units / 4)));
-    uint64_t align = below(&w->rng, 3) ? 0 : w->r.unit << below(&w->rng, 7);
+    memd_dir dir = memd_test_below(&w->rng, 2) ? MEMD_DIR_TOP_DOWN : MEMD_DIR_BOTTOM_UP;
+    memd_fit fit = memd_test_below(&w->rng, 2) ? MEMD_FIT_BEST : MEMD_FIT_FIRST;
+    uint64_t most = w->r.unit * (1 + memd_test_below(&w->rng, 1 + w->r.units / 4));
+    uint64_t size = 1 + memd_test_below(&w->rng, most);
+    uint64_t align = memd_test_below(&w->rng, 3) ? 0 : w->r.unit << memd_test_below(&w->rng, 7);
     uint64_t want = 0, got = 0, wb = 0, wbs = 0, gb = 0, gbs = 0;
     bool ok = ref_fit(&w->r, size, align, dir, fit, &want, &wb, &wbs);
     /* Without the block wanted first fit takes its short cut (the run's near edge only). */
-    bool blk = below(&w->rng, 2);
+    bool blk = memd_test_below(&w->rng, 2);
     int rc = memd_cover_fit(w->c, size, align, dir, fit, &got, blk ? &gb : NULL, blk ? &gbs : NULL);
     ck_assert_msg(rc == (ok ? 0 : -ENOMEM) && (!ok || got == want) &&
                       (!ok || !blk || (gb == wb && gbs == wbs)),
@@ -196,18 +195,19 @@ static void step_query(world *w)
 
     /* probe and next_free from anywhere, often a chunk's edge. */
     uint64_t units = w->r.units, u = pick_unit(w, units);
-    uint64_t n = 1 + below(&w->rng, units - u < 80 ? units - u : 80), k = u;
+    uint64_t n = 1 + memd_test_below(&w->rng, units - u < 80 ? units - u : 80), k = u;
     while (k < u + n && w->r.cnt[k] == 0)
         k++;
     uint64_t addr = w->r.base + u * w->r.unit;
-    uint64_t psize = n * w->r.unit - (below(&w->rng, 2) ? below(&w->rng, w->r.unit) : 0);
+    uint64_t psize =
+        n * w->r.unit - (memd_test_below(&w->rng, 2) ? memd_test_below(&w->rng, w->r.unit) : 0);
     ck_assert_msg(memd_cover_probe(w->c, addr, psize) == (k == u + n ? 0 : -EBUSY),
                   "seed %#" PRIx64 " step %" PRIu64 ": probe unit %" PRIu64 " +%" PRIu64,
                   w->seed, w->step, u, n);
     for (k = u; k < units && w->r.cnt[k]; k++)
         ;
     uint64_t f = 0;
-    bool any = memd_cover_next_free(w->c, addr + below(&w->rng, w->r.unit), &f);
+    bool any = memd_cover_next_free(w->c, addr + memd_test_below(&w->rng, w->r.unit), &f);
     ck_assert_msg(any == (k < units) && (!any || f == w->r.base + k * w->r.unit),
                   "seed %#" PRIx64 " step %" PRIu64 ": next_free from unit %" PRIu64
                   ": %d at %#" PRIx64 ", reference unit %" PRIu64,
@@ -223,7 +223,7 @@ static void run(uint64_t base, uint64_t unit, uint64_t units, uint64_t steps, ui
     for (w.step = 0; w.step < steps; w.step++) {
         /* Phases: fill (60 % adds), then drain (30 %). */
         uint64_t fill = (w.step / 500) % 2 == 0 ? 60 : 30;
-        if (below(&w.rng, 100) < fill || w.nlive == 0)
+        if (memd_test_below(&w.rng, 100) < fill || w.nlive == 0)
             step_add(&w);
         else
             step_remove(&w);

@@ -14,6 +14,7 @@
 
 #include "check_main.h"
 #include "handles.h"
+#include "test_rand.h"
 
 static uint64_t rng;
 

@@ -10,13 +10,9 @@
 #include "plan.h"
 #include "plan_bound_check.h"
 #include "plan_internal.h"
+#include "test_rand.h"
 
 #define B(lo, up, sz) {.lower = (lo), .upper = (up), .size = (sz)}
-
-static uint64_t rnd(uint64_t *s, uint64_t n)
-{
-    return plan_splitmix(s) % n;
-}
 
 /* ---- lower bound ---- */
 
@@ -185,13 +181,13 @@ START_TEST(validate_matches_brute_force)
 {
     uint64_t s = 0xB0B;
     for (int round = 0; round < 400; round++) {
-        size_t n = 1 + rnd(&s, 30);
+        size_t n = 1 + memd_test_below(&s, 30);
         memd_plan_buffer b[30];
         uint64_t off[30];
         for (size_t i = 0; i < n; i++) {
-            uint64_t lo = rnd(&s, 20);
-            b[i] = (memd_plan_buffer)B(lo, lo + 1 + rnd(&s, 6), rnd(&s, 8));
-            off[i] = rnd(&s, 40);
+            uint64_t lo = memd_test_below(&s, 20);
+            b[i] = (memd_plan_buffer)B(lo, lo + 1 + memd_test_below(&s, 6), memd_test_below(&s, 8));
+            off[i] = memd_test_below(&s, 40);
         }
         memd_plan_violation v;
         int rc = memd_plan_validate(b, n, off, &v, NULL);
@@ -250,16 +246,17 @@ END_TEST
 static size_t random_problem(uint64_t *s, memd_plan_buffer *b, size_t maxn, uint64_t tmax)
 {
     static const uint64_t aligns[] = {0, 1, 2, 4, 8, 16, 64};
-    size_t n = 1 + rnd(s, maxn);
+    size_t n = 1 + memd_test_below(s, maxn);
     uint64_t off[256];
     for (size_t i = 0; i < n; i++) {
-        uint64_t lo = rnd(s, tmax - 1);
-        uint64_t up = lo + 1 + rnd(s, tmax - lo - 1 > 0 ? tmax - lo - 1 : 1);
+        uint64_t lo = memd_test_below(s, tmax - 1);
+        uint64_t up = lo + 1 + memd_test_below(s, tmax - lo - 1 > 0 ? tmax - lo - 1 : 1);
         if (up > tmax)
             up = tmax;
-        b[i] = (memd_plan_buffer){.lower = lo, .upper = up,
-                                  .size = rnd(s, 8) ? 1 + rnd(s, 100) : 0,
-                                  .align = aligns[rnd(s, 7)]};
+        b[i] = (memd_plan_buffer){.lower = lo,
+                                  .upper = up,
+                                  .size = memd_test_below(s, 8) ? 1 + memd_test_below(s, 100) : 0,
+                                  .align = aligns[memd_test_below(s, 7)]};
         uint64_t a = b[i].align ? b[i].align : 1, cand = 0;
         for (bool moved = true; moved;) {
             moved = false;
@@ -271,7 +268,7 @@ static size_t random_problem(uint64_t *s, memd_plan_buffer *b, size_t maxn, uint
                 }
         }
         off[i] = cand;
-        if (rnd(s, 5) == 0) {
+        if (memd_test_below(s, 5) == 0) {
             b[i].pinned = true;
             b[i].offset = cand;
         }
@@ -284,7 +281,7 @@ START_TEST(random_plans_are_valid)
     uint64_t s = 0x5EED;
     for (int round = 0; round < 300; round++) {
         memd_plan_buffer b[64];
-        uint64_t tmax = 2 + rnd(&s, 40);
+        uint64_t tmax = 2 + memd_test_below(&s, 40);
         size_t n = random_problem(&s, b, 64, tmax);
         uint64_t off[64];
         memd_plan_result res;
@@ -354,7 +351,7 @@ END_TEST
 static size_t guillotine(uint64_t *s, memd_plan_buffer *b, size_t n, size_t max, uint64_t t0,
                          uint64_t t1, uint64_t y0, uint64_t y1, int depth)
 {
-    bool cut_time = rnd(s, 2) == 0;
+    bool cut_time = memd_test_below(s, 2) == 0;
     if (depth == 0 || n + 2 > max || (t1 - t0 < 2 && y1 - y0 < 2)) {
         b[n] = (memd_plan_buffer)B(t0, t1, y1 - y0);
         return n + 1;
@@ -364,11 +361,11 @@ static size_t guillotine(uint64_t *s, memd_plan_buffer *b, size_t n, size_t max,
     if (y1 - y0 < 2)
         cut_time = true;
     if (cut_time) {
-        uint64_t m = t0 + 1 + rnd(s, t1 - t0 - 1);
+        uint64_t m = t0 + 1 + memd_test_below(s, t1 - t0 - 1);
         n = guillotine(s, b, n, max, t0, m, y0, y1, depth - 1);
         return guillotine(s, b, n, max, m, t1, y0, y1, depth - 1);
     }
-    uint64_t m = y0 + 1 + rnd(s, y1 - y0 - 1);
+    uint64_t m = y0 + 1 + memd_test_below(s, y1 - y0 - 1);
     n = guillotine(s, b, n, max, t0, t1, y0, m, depth - 1);
     return guillotine(s, b, n, max, t0, t1, m, y1, depth - 1);
 }
@@ -535,18 +532,22 @@ START_TEST(tree_first_fit_is_lowest)
     uint64_t s = 0xB10C;
     for (int round = 0; round < 200; round++) {
         memd_plan_buffer b[80];
-        size_t n = 1 + rnd(&s, 80);
+        size_t n = 1 + memd_test_below(&s, 80);
         for (size_t i = 0; i < n; i++) {
-            uint64_t lo = rnd(&s, 200), len = rnd(&s, 30) ? 1 + rnd(&s, 4) : 1 + rnd(&s, 400);
-            b[i] = (memd_plan_buffer){.lower = lo, .upper = lo + len,
-                                      .size = rnd(&s, 10) ? 1 + rnd(&s, 100) : 0,
-                                      .align = rnd(&s, 2) ? 8 : 0};
+            uint64_t lo = memd_test_below(&s, 200), len = memd_test_below(&s, 30)
+                                                              ? 1 + memd_test_below(&s, 4)
+                                                              : 1 + memd_test_below(&s, 400);
+            b[i] = (memd_plan_buffer){.lower = lo,
+                                      .upper = lo + len,
+                                      .size = memd_test_below(&s, 10) ? 1 + memd_test_below(&s, 100)
+                                                                      : 0,
+                                      .align = memd_test_below(&s, 2) ? 8 : 0};
         }
         uint32_t order[80];
         for (size_t i = 0; i < n; i++)
             order[i] = (uint32_t)i;
         for (size_t i = n - 1; i > 0; i--) {
-            size_t j = rnd(&s, i + 1);
+            size_t j = memd_test_below(&s, i + 1);
             uint32_t t = order[i];
             order[i] = order[j];
             order[j] = t;

@@ -12,6 +12,7 @@
 #include "plan.h"
 #include "plan_internal.h"
 #include "plan_runners.h"
+#include "test_rand.h"
 
 #define MAXN 200
 
@@ -23,12 +24,12 @@ static size_t problem(uint64_t *s, memd_plan_buffer *b, size_t n)
     uint64_t box[MAXN][4] = {{0, 64, 0, 256}}; /* lower, upper, low and high granule */
     size_t m = 1;
     while (m < n) {
-        uint64_t *x = box[plan_splitmix(s) % m];
-        unsigned across = plan_splitmix(s) % 2 ? 0 : 2; /* 0: a time cut */
+        uint64_t *x = box[memd_test_rand(s) % m];
+        unsigned across = memd_test_rand(s) % 2 ? 0 : 2; /* 0: a time cut */
         uint64_t lo = x[across], hi = x[across + 1];
         if (hi - lo < 2)
             continue;
-        uint64_t c = lo + 1 + plan_splitmix(s) % (hi - lo - 1);
+        uint64_t c = lo + 1 + memd_test_rand(s) % (hi - lo - 1);
         memcpy(box[m], x, sizeof(box[m]));
         x[across + 1] = c;
         box[m++][across] = c;
@@ -60,7 +61,7 @@ START_TEST(same_plan_on_any_runner)
 {
     uint64_t s = 0xE7AC7 + (uint64_t)_i;
     memd_plan_buffer b[MAXN];
-    size_t n = problem(&s, b, 100 + (size_t)(plan_splitmix(&s) % 60));
+    size_t n = problem(&s, b, 100 + (size_t)(memd_test_rand(&s) % 60));
     uint64_t o1[MAXN], o2[MAXN];
     memd_plan_result r1, r2;
     memd_plan_opts o = {.seed = 5 + (uint64_t)_i, .max_iterations = 40000};

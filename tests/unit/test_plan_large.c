@@ -14,30 +14,27 @@
 #include "plan_internal.h"
 #include "plan_bound_check.h"
 #include "plan_runners.h"
+#include "test_rand.h"
 
 #define N 1500
-
-static uint64_t rnd(uint64_t *s, uint64_t n)
-{
-    return plan_splitmix(s) % n;
-}
 
 static void trace(uint64_t *s, memd_plan_buffer *b, size_t n)
 {
     uint64_t T = n * 3 / 2;
     static const uint64_t sizes[] = {3, 40, 700, 4096, 9000, 65537, 300000, 1u << 20};
     for (size_t i = 0; i < n; i++) {
-        uint64_t lo = rnd(s, T), r = rnd(s, 100), life;
+        uint64_t lo = memd_test_below(s, T), r = memd_test_below(s, 100), life;
         if (r < 70)
-            life = 1 + rnd(s, 6);
+            life = 1 + memd_test_below(s, 6);
         else if (r < 95)
-            life = 8 + rnd(s, 8) * rnd(s, 8);
+            life = 8 + memd_test_below(s, 8) * memd_test_below(s, 8);
         else
-            life = T / 20 + rnd(s, T / 2 - T / 20);
+            life = T / 20 + memd_test_below(s, T / 2 - T / 20);
         uint64_t hi = lo + life < T ? lo + life : T;
-        b[i] = (memd_plan_buffer){.lower = lo, .upper = hi > lo ? hi : lo + 1,
-                                  .size = sizes[rnd(s, 8)] + rnd(s, 3),
-                                  .align = rnd(s, 4) ? 0 : 64};
+        b[i] = (memd_plan_buffer){.lower = lo,
+                                  .upper = hi > lo ? hi : lo + 1,
+                                  .size = sizes[memd_test_below(s, 8)] + memd_test_below(s, 3),
+                                  .align = memd_test_below(s, 4) ? 0 : 64};
     }
 }
 
@@ -53,7 +50,7 @@ START_TEST(tree_matches_list)
     for (size_t i = 0; i < N; i++)
         order[i] = (uint32_t)i;
     for (size_t i = N - 1; i > 0; i--) {
-        size_t j = rnd(&s, i + 1);
+        size_t j = memd_test_below(&s, i + 1);
         uint32_t t = order[i];
         order[i] = order[j];
         order[j] = t;
@@ -135,7 +132,7 @@ START_TEST(tree_best_fit_matches_brute_force)
     for (size_t i = 0; i < N; i++)
         order[i] = (uint32_t)i;
     for (size_t i = N - 1; i > 0; i--) {
-        size_t j = rnd(&s, i + 1);
+        size_t j = memd_test_below(&s, i + 1);
         uint32_t t = order[i];
         order[i] = order[j];
         order[j] = t;
@@ -176,9 +173,9 @@ START_TEST(sweep_matches_brute_force_and_tree)
     uint32_t *order = malloc(N * sizeof(*order));
     trace(&s, b, N);
     for (size_t i = 0; i < N; i++) {
-        if (rnd(&s, 50) == 0)
+        if (memd_test_below(&s, 50) == 0)
             b[i].size = 0;
-        key[i] = b[i].lower * N + rnd(&s, N); /* by start, ties shuffled */
+        key[i] = b[i].lower * N + memd_test_below(&s, N); /* by start, ties shuffled */
         order[i] = (uint32_t)i;
     }
     memd_plan_sort_asc(order, N, key);
@@ -239,9 +236,10 @@ START_TEST(load_keys_match_brute_force)
     memd_plan_buffer b[M];
     uint64_t load[M];
     for (size_t i = 0; i < M; i++) {
-        uint64_t lo = rnd(&s, _i ? 40 : 2000);
-        b[i] = (memd_plan_buffer){.lower = lo, .upper = lo + 1 + rnd(&s, _i ? 6 : 300),
-                                  .size = 1 + rnd(&s, 1000)};
+        uint64_t lo = memd_test_below(&s, _i ? 40 : 2000);
+        b[i] = (memd_plan_buffer){.lower = lo,
+                                  .upper = lo + 1 + memd_test_below(&s, _i ? 6 : 300),
+                                  .size = 1 + memd_test_below(&s, 1000)};
     }
     ck_assert_int_eq(memd_plan_load_keys(b, M, load), 0);
     for (size_t i = 0; i < M; i++) {
@@ -784,16 +782,18 @@ static int cmp_ref_asc(const void *x, const void *y, void *ctx)
 START_TEST(sort_desc_matches_qsort)
 {
     uint64_t s = 0x5027 + (uint64_t)_i;
-    size_t n = 3000 + rnd(&s, 3000);
+    size_t n = 3000 + memd_test_below(&s, 3000);
     uint64_t *key = malloc(n * sizeof(*key));
     uint32_t *a = malloc(n * sizeof(*a)), *b = malloc(n * sizeof(*b));
     for (size_t i = 0; i < n; i++) {
-        key[i] = _i == 0 ? rnd(&s, 7) : _i == 1 ? plan_splitmix(&s) : rnd(&s, 1u << 20) << 30;
+        key[i] = _i == 0   ? memd_test_below(&s, 7)
+                 : _i == 1 ? memd_test_rand(&s)
+                           : memd_test_below(&s, 1u << 20) << 30;
         a[i] = b[i] = (uint32_t)i;
     }
     if (_i == 2)
         for (size_t i = n - 1; i > 0; i--) {
-            size_t j = rnd(&s, i + 1);
+            size_t j = memd_test_below(&s, i + 1);
             uint32_t t = a[i];
             a[i] = b[i] = a[j];
             a[j] = b[j] = t;

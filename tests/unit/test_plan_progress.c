@@ -8,6 +8,7 @@
 #include "check_main.h"
 #include "plan.h"
 #include "plan_internal.h"
+#include "test_rand.h"
 
 #define MAXN 160
 
@@ -15,9 +16,10 @@
 static size_t problem(uint64_t *s, memd_plan_buffer *b, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        uint64_t lo = plan_splitmix(s) % 60;
-        b[i] = (memd_plan_buffer){.lower = lo, .upper = lo + 1 + plan_splitmix(s) % 20,
-                                  .size = 1 + plan_splitmix(s) % 97};
+        uint64_t lo = memd_test_rand(s) % 60;
+        b[i] = (memd_plan_buffer){.lower = lo,
+                                  .upper = lo + 1 + memd_test_rand(s) % 20,
+                                  .size = 1 + memd_test_rand(s) % 97};
     }
     return n;
 }
@@ -50,7 +52,7 @@ START_TEST(progress_reports_improvements)
 {
     uint64_t s = 0x9806 + (uint64_t)_i;
     memd_plan_buffer b[MAXN];
-    size_t n = problem(&s, b, 40 + (size_t)(plan_splitmix(&s) % 120));
+    size_t n = problem(&s, b, 40 + (size_t)(memd_test_rand(&s) % 120));
     uint64_t o1[MAXN], o2[MAXN];
     memd_plan_result r1, r2;
     memd_plan_opts o = {.seed = 3, .max_iterations = 30000};
@@ -78,7 +80,7 @@ START_TEST(cancel_at_first_plan)
 {
     uint64_t s = 0xCA9C + (uint64_t)_i;
     memd_plan_buffer b[MAXN];
-    size_t n = problem(&s, b, 100 + (size_t)(plan_splitmix(&s) % 60));
+    size_t n = problem(&s, b, 100 + (size_t)(memd_test_rand(&s) % 60));
     uint64_t off[MAXN];
     memd_plan_result res;
     rec *r = calloc(1, sizeof(*r));

@@ -11,13 +11,9 @@
 #include "check_main.h"
 #include "plan.h"
 #include "plan_internal.h"
+#include "test_rand.h"
 
 #define MAXN 8
-
-static uint64_t rnd(uint64_t *s, uint64_t n)
-{
-    return plan_splitmix(s) % n;
-}
 
 static bool live_together(const memd_plan_buffer *a, const memd_plan_buffer *b)
 {
@@ -57,16 +53,17 @@ static bool brute_fits(const memd_plan_buffer *b, size_t n, uint64_t cap, size_t
 static size_t small_problem(uint64_t *s, memd_plan_buffer *b)
 {
     static const uint64_t aligns[] = {0, 1, 1, 2, 4};
-    size_t n = 1 + rnd(s, MAXN);
+    size_t n = 1 + memd_test_below(s, MAXN);
     for (size_t i = 0; i < n; i++) {
-        if (i && rnd(s, 5) == 0) {
-            b[i] = b[rnd(s, i)];
+        if (i && memd_test_below(s, 5) == 0) {
+            b[i] = b[memd_test_below(s, i)];
             continue;
         }
-        uint64_t lo = rnd(s, 6);
-        b[i] = (memd_plan_buffer){.lower = lo, .upper = lo + 1 + rnd(s, 4),
-                                  .size = rnd(s, 10) ? 1 + rnd(s, 5) : 0,
-                                  .align = aligns[rnd(s, 5)]};
+        uint64_t lo = memd_test_below(s, 6);
+        b[i] = (memd_plan_buffer){.lower = lo,
+                                  .upper = lo + 1 + memd_test_below(s, 4),
+                                  .size = memd_test_below(s, 10) ? 1 + memd_test_below(s, 5) : 0,
+                                  .align = aligns[memd_test_below(s, 5)]};
     }
     return n;
 }
@@ -147,11 +144,11 @@ START_TEST(limits_never_lie)
         ck_assert_int_eq(memd_plan_search_new(b, n, &g, 1u << 20, &c), 0);
         uint64_t out[MAXN];
         for (uint64_t cap = lb; cap <= opt + 1; cap++) {
-            uint32_t disc = (uint32_t)rnd(&s, 3);
-            uint64_t nodes = 1 + rnd(&s, 4);
-            plan_budget bu = {.limit = rnd(&s, 2) ? 1 + rnd(&s, 5) : 0};
-            int h = (int)rnd(&s, PLAN_HEUR_COUNT);
-            int rc = memd_plan_search_run(c, cap, h, rnd(&s, 3), disc, nodes, &bu, out);
+            uint32_t disc = (uint32_t)memd_test_below(&s, 3);
+            uint64_t nodes = 1 + memd_test_below(&s, 4);
+            plan_budget bu = {.limit = memd_test_below(&s, 2) ? 1 + memd_test_below(&s, 5) : 0};
+            int h = (int)memd_test_below(&s, PLAN_HEUR_COUNT);
+            int rc = memd_plan_search_run(c, cap, h, memd_test_below(&s, 3), disc, nodes, &bu, out);
             ck_assert(rc == 1 || rc == 0 || rc == -EAGAIN);
             if (rc == 1)
                 check_plan(b, n, out, cap);
@@ -236,9 +233,10 @@ START_TEST(first_plan_time_reported)
     uint64_t s = 0xF1;
     memd_plan_buffer b[64];
     for (size_t i = 0; i < 64; i++) {
-        uint64_t lo = rnd(&s, 50);
-        b[i] = (memd_plan_buffer){.lower = lo, .upper = lo + 1 + rnd(&s, 20),
-                                  .size = 1 + rnd(&s, 1000)};
+        uint64_t lo = memd_test_below(&s, 50);
+        b[i] = (memd_plan_buffer){.lower = lo,
+                                  .upper = lo + 1 + memd_test_below(&s, 20),
+                                  .size = 1 + memd_test_below(&s, 1000)};
     }
     uint64_t off[64], t = 0;
     memd_plan_result res;

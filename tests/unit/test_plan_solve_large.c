@@ -12,6 +12,7 @@
 #include "check_main.h"
 #include "plan.h"
 #include "plan_runners.h"
+#include "test_rand.h"
 
 /* Just above the list placer's limit: the smallest problem that takes the tree path. */
 #define N 20480
@@ -23,11 +24,6 @@ typedef struct problem {
     uint64_t lb, first; /* lower bound; size order first fit's arena (the first plan) */
 } problem;
 
-static uint64_t rnd(uint64_t *s, uint64_t n)
-{
-    return memd_test_rand(s) % n;
-}
-
 /* Shaped like large/gen_large.py's traces (mostly short lives, a heavy tail, some long
  * ones): the long ones make well over the graph's cap of overlapping pairs. */
 static problem *make(uint64_t seed)
@@ -37,17 +33,18 @@ static problem *make(uint64_t seed)
     uint64_t s = seed, T = N * 3 / 2;
     static const uint64_t sizes[] = {3, 40, 700, 4096, 9000, 65537, 300000, 1u << 20};
     for (size_t i = 0; i < N; i++) {
-        uint64_t lo = rnd(&s, T), r = rnd(&s, 100), life;
+        uint64_t lo = memd_test_below(&s, T), r = memd_test_below(&s, 100), life;
         if (r < 70)
-            life = 1 + rnd(&s, 6);
+            life = 1 + memd_test_below(&s, 6);
         else if (r < 92)
-            life = 8 + rnd(&s, 8) * rnd(&s, 8);
+            life = 8 + memd_test_below(&s, 8) * memd_test_below(&s, 8);
         else
-            life = T / 20 + rnd(&s, T / 2 - T / 20);
+            life = T / 20 + memd_test_below(&s, T / 2 - T / 20);
         uint64_t hi = lo + life < T ? lo + life : T;
-        p->b[i] = (memd_plan_buffer){.lower = lo, .upper = hi > lo ? hi : lo + 1,
-                                     .size = sizes[rnd(&s, 8)] + rnd(&s, 3),
-                                     .align = rnd(&s, 4) ? 0 : 64};
+        p->b[i] = (memd_plan_buffer){.lower = lo,
+                                     .upper = hi > lo ? hi : lo + 1,
+                                     .size = sizes[memd_test_below(&s, 8)] + memd_test_below(&s, 3),
+                                     .align = memd_test_below(&s, 4) ? 0 : 64};
     }
     ck_assert_int_eq(memd_plan_lower_bound(p->b, N, &p->lb), 0);
     return p;

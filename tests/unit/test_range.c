@@ -9,6 +9,7 @@
 
 #include "check_main.h"
 #include "range.h"
+#include "test_rand.h"
 
 #define BU MEMD_DIR_BOTTOM_UP
 #define TD MEMD_DIR_TOP_DOWN
@@ -790,7 +791,7 @@ START_TEST(test_no_malloc_in_steady_state)
         int bad = 0;
         for (int k = 0; k < 20; k++) {
             for (int i = 0; i < 2000; i++) {
-                s = s * 6364136223846793005ull + 1442695040888963407ull;
+                memd_test_lcg(&s);
                 bad |= memd_range_alloc(r, 32 + (s >> 54), 0, (memd_dir)(s >> 63), FIRST, &a[i]);
             }
             for (int i = 0; i < 2000; i += 1 + (int)(s >> 62))

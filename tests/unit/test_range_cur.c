@@ -21,6 +21,7 @@
 #include "check_main.h"
 #include "bank_hints.h"
 #include "range_cur.h"
+#include "test_rand.h"
 
 #define DEFAULT_SEED UINT64_C(0x637572736f727321)
 

@@ -22,6 +22,7 @@
 #include "../common/ref_range.h"
 #include "check_main.h"
 #include "range.h"
+#include "test_rand.h"
 
 #define DEFAULT_SEED UINT64_C(0x6d656d6452414e47)
 #define FULL_EVERY 1000

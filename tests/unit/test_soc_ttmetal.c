@@ -24,6 +24,7 @@
 
 #include "check_main.h"
 #include "config.h"
+#include "test_run.h"
 #include "ttmetal.h"
 
 #define KiB 1024ull
@@ -42,16 +43,8 @@ static char *shared_path(const char *name)
 
 static char *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    b[n] = '\0';
-    *len = (size_t)n;
+    char *b = memd_test_slurp(path, len);
+    ck_assert_msg(b != NULL, "cannot open %s", path);
     return b;
 }
 

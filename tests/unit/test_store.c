@@ -24,6 +24,7 @@
 #include "store_codec.h"
 #include "store_fixture.h"
 #include "subdev.h"
+#include "test_clock.h"
 #include "unit_device.h"
 #include "wire.h"
 
@@ -534,7 +535,7 @@ START_TEST(grace_period_expires)
     ck_assert_ptr_nonnull(memd_alloc_find(&st, h));
     ck_assert_uint_eq(memd_store_tick(&st), 1); /* within the grace period: kept */
     ck_assert_ptr_nonnull(memd_alloc_find(&st, h));
-    usleep(150 * 1000);
+    memd_test_sleep_ms(150);
     ck_assert_uint_eq(memd_store_tick(&st), 0);
     ck_assert_ptr_null(memd_alloc_find(&st, h));
     memd_range_stats rs; /* and its memory went back to the engine */

@@ -19,6 +19,7 @@
 #include "dispatch_fixture.h"
 #include "event.h"
 #include "frames.h"
+#include "test_rand.h"
 
 #define NSESS 4
 #define MAXH 512

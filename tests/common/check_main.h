@@ -4,14 +4,11 @@
 #include <check.h>
 #include <stdint.h>
 
-/* Each Check suite file defines this; tests/unit/check_main.c runs it as TAP. */
+/* Each Check suite file defines this; tests/common/check_main.c runs it as TAP. */
 Suite *memd_test_suite(void);
 
 /* The seed of a randomized test: MEMD_TEST_SEED (an unsigned integer, checked) or dflt,
  * so a failure printed with its seed can be replayed. */
 uint64_t memd_test_seed(uint64_t dflt);
-
-/* splitmix64: the one generator the randomized suites draw from. */
-uint64_t memd_test_rand(uint64_t *state);
 
 #endif

@@ -1,5 +1,4 @@
 /* memd tests — running memctl (see memctl_run.h). */
-#include "memctl_run.h"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -9,6 +8,8 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "memctl_run.h"
+#include "test_run.h"
 
 const char *memctl_path(void)
 {
@@ -23,29 +24,30 @@ const char *memctl_path(void)
 
 char *memctl_slurp(const char *path)
 {
-    FILE *fp = fopen(path, "r");
-    ck_assert_ptr_nonnull(fp);
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while ((got = fread(buf + n, 1, cap - n - 1, fp)) > 0) {
-        n += got;
-        if (cap - n - 1 == 0)
-            buf = realloc(buf, cap *= 2);
+    char *text = memd_test_slurp(path, NULL);
+    ck_assert_msg(text != NULL, "cannot read %s", path);
+    return text;
+}
+
+/* argv of memctl [--socket f's-socket] args... (at most 31 words), NULL-terminated. */
+static void memctl_argv(const memd_fixture *f, const char *const *args, const char *argv[32])
+{
+    int n = 0;
+    argv[n++] = memctl_path();
+    if (f) {
+        argv[n++] = "--socket";
+        argv[n++] = f->socket_path;
     }
-    buf[n] = '\0';
-    fclose(fp);
-    return buf;
+    for (; *args && n < 31; args++)
+        argv[n++] = *args;
+    argv[n] = NULL;
 }
 
 pid_t memctl_spawn(const memd_fixture *f, const char *const *args, uid_t uid, int out_fd,
                    int err_fd)
 {
-    const char *argv[32] = {memctl_path(), "--socket", f->socket_path};
-    int n = 3;
-    for (; args[n - 3] && n < 31; n++)
-        argv[n] = args[n - 3];
-    argv[n] = NULL;
+    const char *argv[32];
+    memctl_argv(f, args, argv);
     fflush(NULL);
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
@@ -58,6 +60,21 @@ pid_t memctl_spawn(const memd_fixture *f, const char *const *args, uid_t uid, in
         _exit(127);
     }
     return pid;
+}
+
+void memctl_output_paths(const memd_fixture *f, char *out_path, char *err_path)
+{
+    snprintf(out_path, MEMCTL_PATH_MAX, "%s/memctl.out", f->dir);
+    snprintf(err_path, MEMCTL_PATH_MAX, "%s/memctl.err", f->dir);
+}
+
+void memctl_output_clear(const char *out_path, const char *err_path, char **out, char **err)
+{
+    free(*out);
+    free(*err);
+    *out = *err = NULL;
+    unlink(out_path);
+    unlink(err_path);
 }
 
 int memctl_run(const memd_fixture *f, const char *const *args, uid_t uid, const char *out_path,
@@ -76,4 +93,11 @@ int memctl_run(const memd_fixture *f, const char *const *args, uid_t uid, const 
     *out = memctl_slurp(out_path);
     *err = memctl_slurp(err_path);
     return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+int memctl_capture(const memd_fixture *f, const char *const *args, char *out, size_t outlen)
+{
+    const char *argv[32];
+    memctl_argv(f, args, argv);
+    return memd_test_run(argv, out, outlen);
 }

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test_clock.h"
+
 extern char **environ;
 
 #ifndef MEMD_FIXTURE_MEMD
@@ -55,13 +57,6 @@ const char *memd_fixture_source_root(void)
 {
     const char *root = getenv("MEMD_SOURCE_ROOT");
     return root && *root ? root : ".";
-}
-
-long memd_fixture_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
 static void remove_dir(const char *dir)
@@ -174,7 +169,7 @@ static bool reaped(memd_fixture *f)
 
 static int wait_ready(memd_fixture *f, int timeout_ms)
 {
-    long deadline = memd_fixture_now_ms() + timeout_ms;
+    long deadline = memd_test_now_ms() + timeout_ms;
     char msg[1024];
     for (;;) {
         if (reaped(f)) {
@@ -182,7 +177,7 @@ static int wait_ready(memd_fixture *f, int timeout_ms)
                     f->exit_status);
             return -ECHILD;
         }
-        long left = deadline - memd_fixture_now_ms();
+        long left = deadline - memd_test_now_ms();
         if (left <= 0) {
             fprintf(stderr, "fixture: no READY=1 from memd within %d ms\n", timeout_ms);
             return -ETIMEDOUT;
@@ -307,11 +302,11 @@ int memd_fixture_restart(memd_fixture *f, const memd_fixture_opts *o, int sig)
 
 int memd_fixture_wait(memd_fixture *f, int timeout_ms)
 {
-    long deadline = memd_fixture_now_ms() + timeout_ms;
+    long deadline = memd_test_now_ms() + timeout_ms;
     while (!reaped(f)) {
-        if (memd_fixture_now_ms() >= deadline)
+        if (memd_test_now_ms() >= deadline)
             return -ETIMEDOUT;
-        usleep(5000);
+        memd_test_sleep_ms(5);
     }
     return f->exit_status;
 }

@@ -84,9 +84,6 @@ int memd_fixture_next_notify(memd_fixture *f, char *buf, size_t len, int timeout
 /* memd's stderr so far (capture_stderr); "" if none. Returns a static buffer. */
 const char *memd_fixture_log(const memd_fixture *f);
 
-/* CLOCK_MONOTONIC in milliseconds: deadlines and waits in tests. */
-long memd_fixture_now_ms(void);
-
 /* Paths a test may need. memd-test is $MEMD_TEST_BIN if set, else MEMD_FIXTURE_MEMD_TEST,
  * else $MEMD_BUILD_ROOT/daemon/memd-test. */
 const char *memd_fixture_memd_path(void);

@@ -18,14 +18,6 @@ uint64_t memd_test_seed(uint64_t dflt)
     return v;
 }
 
-uint64_t memd_test_rand(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 int main(void)
 {
     SRunner *sr = srunner_create(memd_test_suite());

@@ -1,0 +1,40 @@
+/* memd tests — running the built memctl against a fixture's daemon (memctl suites).
+ * memctl is $MEMCTL_BIN, else $MEMD_BUILD_ROOT/tools/memctl/memctl. */
+#ifndef MEMD_TESTS_MEMCTL_RUN_H
+#define MEMD_TESTS_MEMCTL_RUN_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "daemon_fixture.h"
+
+/* A NULL-terminated argument list for the calls below: MEMCTL_ARGS("dump", "--json"). */
+#define MEMCTL_ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+const char *memctl_path(void);
+/* A whole file, NUL-terminated and malloc'd (fails the test if it cannot be read). */
+char *memctl_slurp(const char *path);
+/* Forks memctl --socket f's-socket args... (f NULL: memctl args..., for tests that name
+ * the socket themselves) as uid (0: as is) with stdout and stderr on out_fd and err_fd;
+ * returns its pid. */
+pid_t memctl_spawn(const memd_fixture *f, const char *const *args, uid_t uid, int out_fd,
+                   int err_fd);
+
+/* The output files of a suite's memctl runs: DIR/memctl.out and DIR/memctl.err of f's
+ * directory (each buffer MEMCTL_PATH_MAX bytes). */
+#define MEMCTL_PATH_MAX 160
+void memctl_output_paths(const memd_fixture *f, char *out_path, char *err_path);
+/* Teardown: frees the last run's texts (NULL after) and removes the output files. */
+void memctl_output_clear(const char *out_path, const char *err_path, char **out, char **err);
+
+/* Runs memctl like memctl_spawn with stdout and stderr written to out_path and err_path
+ * and waits; their text in *out and *err (the previous texts freed). Returns memctl's
+ * exit code (128 + signal when killed). */
+int memctl_run(const memd_fixture *f, const char *const *args, uid_t uid, const char *out_path,
+               const char *err_path, char **out, char **err);
+
+/* Runs memctl --socket f's-socket args... with stdout and stderr both in out (up to
+ * outlen - 1 bytes, NUL-terminated); returns its exit code as memd_test_run does. */
+int memctl_capture(const memd_fixture *f, const char *const *args, char *out, size_t outlen);
+
+#endif
