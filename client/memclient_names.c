@@ -1,5 +1,5 @@
 /* libmemclient: names of kinds, classes, scopes and dtypes (memctl flags, JSON, messages).
- * Thin wrappers over the engine's tables (daemon/engine/names.c, compiled into this
+ * Thin wrappers over the engine's tables (common/names.c, compiled into this
  * library with hidden visibility), so the client accepts exactly what the daemon and its
  * config accept, aliases included. */
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* memd-bench-alloc --banks MODE: alloc + free pairs on a 64-bank L1 (SRAM) group through
- * memd_device, one placement mode at a time (engine/device_banks.c).
+ * memd_device, one placement mode at a time (engine/alloc/device_banks.c).
  *
  * MODE: lockstep (every bank, region never split: today's path), lockstep-split (every
  * bank, after one subset buffer split the region: the intersection path),

@@ -4,7 +4,7 @@
  *                     [--device N] [--inferences N] [--repeat R]
  *                     [--mode call,batch,pool,inproc]
  *
- * Replays op-by-op execution of a model (memd's model YAML, tools/parsers/model_yaml.h;
+ * Replays op-by-op execution of a model (memd's model YAML, client/parsers/model_yaml.h;
  * a .onnx file goes through the memctl of this build first, `memctl model import`, with
  * --dims for its symbolic dimensions): before each op, allocate
  * its outputs; after the last op that reads a tensor, free it; inputs are allocated before

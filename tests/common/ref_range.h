@@ -1,6 +1,6 @@
 /* memd tests — a deliberately simple reference model of the range allocator.
  *
- * Same contract and return codes as daemon/engine/range.h, implemented the obvious way:
+ * Same contract and return codes as engine/alloc/range.h, implemented the obvious way:
  * free blocks in one address-sorted array scanned linearly (an O(n) first-fit free list,
  * like tt-metal's), allocations in a plain hash table keyed by address. The randomized
  * test compares memd_range against it after every operation; the benchmark runs it on

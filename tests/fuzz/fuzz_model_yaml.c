@@ -1,4 +1,4 @@
-/* Fuzz target: the model description parser (tools/parsers/model_yaml.c) and the lifetime
+/* Fuzz target: the model description parser (client/parsers/model_yaml.c) and the lifetime
  * derivation it runs. Whatever it accepts must be self-consistent: every activation
  * that holds data has lower < upper within the run, every alias names a tensor that
  * holds data and is not larger than it, and an error always carries a message. */

@@ -150,7 +150,7 @@ int cu_check_map(const memclient_snapshot *s)
             const memclient_alloc_info *a = &s->allocs[j];
             if (a->device != r->device || a->buf.kind != r->kind || a->buf.region != r->region)
                 continue;
-            count++; /* every buffer; the bytes are the lockstep map's (engine/device.h) */
+            count++; /* every buffer; the bytes are the lockstep map's (engine/alloc/device.h) */
             if (a->buf.bank_mode == MEMD_BANKS_ALL)
                 bytes += a->buf.size_per_bank;
         }

@@ -1,4 +1,4 @@
-/* engine/bisect.h: the one binary search, against a linear scan. */
+/* common/bisect.h: the one binary search, against a linear scan. */
 #include <stdint.h>
 #include <stdlib.h>
 

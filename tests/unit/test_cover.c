@@ -1,4 +1,4 @@
-/* Coverage map (engine/cover.c) against a plain reference: an array of counts, one per
+/* Coverage map (engine/alloc/cover.c) against a plain reference: an array of counts, one per
  * unit. Seeded random add / remove of intervals (overlapping freely, as pieces of
  * different banks do) and, after every step, a random placement query in both
  * directions, both fits and random alignments, which must equal a first / best fit

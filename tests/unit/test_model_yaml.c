@@ -1,4 +1,4 @@
-/* Model descriptions: the YAML parser (tools/parsers/model_yaml.c) and the lifetime
+/* Model descriptions: the YAML parser (client/parsers/model_yaml.c) and the lifetime
  * derivation (memclient_model_lifetimes), with lifetimes checked against hand-derived
  * values, in-place aliases, graph errors reported at their op or tensor, and malformed
  * YAML reported at line:column. */

@@ -1,4 +1,4 @@
-/* Unit tests for the range allocator (daemon/engine/range.h): every placement rule and
+/* Unit tests for the range allocator (engine/alloc/range.h): every placement rule and
  * error path on small hand-built layouts, checked block by block. */
 #include <errno.h>
 #include <inttypes.h>

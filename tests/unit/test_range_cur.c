@@ -1,4 +1,4 @@
-/* Anchored searches through cursors (engine/range_cur.h) against a brute-force
+/* Anchored searches through cursors (engine/alloc/range_cur.h) against a brute-force
  * reference.
  *
  * A seeded stream of allocations and frees (both directions, several alignments) keeps

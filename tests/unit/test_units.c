@@ -1,4 +1,4 @@
-/* engine/units.h: the one integer and size syntax for config files and memctl flags. */
+/* common/units.h: the one integer and size syntax for config files and memctl flags. */
 #include <errno.h>
 #include <stdint.h>
 

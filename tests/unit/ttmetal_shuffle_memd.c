@@ -2,8 +2,9 @@
  * bank count given, in the same format ("N: id id ..."), so that the two can be diffed.
  * NOT BUILT by meson (the Check suite banks-ttmetal holds the vectors it checks); build by
  * hand from the checkout after `ninja -C build`:
- *     cc -std=c17 -O2 -Isoc -Iengine -Icommon -Iinclude tests/unit/ttmetal_shuffle_memd.c \
- *        build/soc/libmemd-soc.a build/engine/libmemd-engine.a build/common/libmemd-common.a \
+ *     cc -std=c17 -O2 -Isoc -Iengine/alloc -Icommon -Iinclude tests/unit/ttmetal_shuffle_memd.c \
+ *        build/soc/libmemd-soc.a build/engine/alloc/libmemd-alloc.a \
+ *        build/common/libmemd-util.a build/common/libmemd-common.a \
  *        -lyaml -o /tmp/memd-remap
  *     /tmp/memd-remap libc++ 1-256        (or libstdc++)
  */

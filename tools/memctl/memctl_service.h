@@ -43,7 +43,7 @@ int memctl_hold(memclient *c, const sigset_t *set, const char *cmd);
 int memctl_fail(memclient *c, const char *cmd, const char *what, int err);
 
 /* Strict numbers: the whole string, no sign, no overflow; decimal or 0x hex. Sizes use
- * the same syntax as the config file (engine/units.h: B, K/KiB, M/MiB, G/GiB, T/TiB,
+ * the same syntax as the config file (common/units.h: B, K/KiB, M/MiB, G/GiB, T/TiB,
  * powers of 1024). Return 0 or -EINVAL / -ERANGE. */
 int memctl_parse_u64(const char *s, uint64_t *out);
 int memctl_parse_u32(const char *s, uint32_t *out);
@@ -88,7 +88,7 @@ const char *memctl_human_age(uint64_t ns, char *buf, size_t len);
 void memctl_csv_str(FILE *f, const char *s);      /* escaped; quoted only when needed */
 void memctl_prom_label(FILE *f, const char *s);   /* Prometheus label value, escaped, quoted */
 
-/* dump's output formats (memctl_dump_*.c; JSON: memd_report_json in tools/report). */
+/* dump's output formats (memctl_dump_*.c; JSON: memd_report_json in client/report). */
 void memctl_dump_table(FILE *f, const memclient_snapshot *s, bool detailed);
 /* The device part of the table (memctl devices). */
 void memctl_devices_table(FILE *f, const memclient_snapshot *s);
