@@ -84,7 +84,7 @@ typedef enum memd_opcode {
 /* Reply status > 0 is never used; error payload: */
 typedef struct memd_wire_error {
     int32_t status;            /* same as the header's */
-    uint32_t detail;           /* MEMD_ERR_DETAIL_* */
+    uint32_t detail;           /* MEMD_ERR_DETAIL_* (types.h) */
     char message[192];         /* human readable, says what and where */
     /* Filled for -ENOMEM (detail NOMEM) and quota errors: */
     uint64_t requested;        /* bytes the client asked for */
@@ -98,8 +98,6 @@ typedef struct memd_wire_error {
     uint8_t region;
     uint8_t pad;
 } memd_wire_error;
-
-enum { MEMD_ERR_DETAIL_NONE = 0, MEMD_ERR_DETAIL_NOMEM = 1, MEMD_ERR_DETAIL_QUOTA = 2 };
 
 #define MEMD_TOKEN_SIZE 16 /* session reclaim token (HELLO, welcome) */
 
