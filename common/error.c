@@ -4,13 +4,23 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-int memd_error_set(memd_error *e, int rc, const char *fmt, ...)
+void memd_error_reset(memd_error *e)
+{
+    e->code = 0;
+    e->detail = MEMD_ERR_DETAIL_NONE;
+    e->room = (memd_error_room){0};
+    e->line = e->column = 0;
+    e->file[0] = e->msg[0] = '\0';
+}
+
+int memd_error_set(memd_error *e, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(e->msg, sizeof e->msg, fmt, ap);
     va_end(ap);
-    return rc;
+    e->code = code;
+    return code;
 }
 
 void memd_error_format(const memd_error *e, char *buf, size_t len)

@@ -1,24 +1,54 @@
 /* memd — the one error type below the wire: what went wrong, and where.
  *
- * Every layer that reports an error to a person (descriptor and config loading, the
- * daemon's start-up, the state store) fills one of these, with the file and, for YAML,
- * line and column. Requests are answered with the wire's memd_wire_error instead: that
- * is the reply a client decodes, not an internal error. */
+ * Every layer fills one of these: descriptor and config loading (with the file and, for
+ * YAML, line and column), the daemon's start-up, the state store, and every request
+ * (code, detail and, for out-of-memory and quota refusals, the figures). The request
+ * handlers convert it to the wire's memd_wire_error once, when they queue the reply. */
 #ifndef MEMD_ENGINE_ERROR_H
 #define MEMD_ENGINE_ERROR_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "memd/types.h"
+
+/* An out-of-memory or quota refusal's figures (detail NOMEM or QUOTA; an allocation's
+ * other refusals fill requested, device and cls). */
+typedef struct memd_error_room {
+    uint64_t requested;     /* bytes the client asked for */
+    uint64_t size_per_bank; /* what lockstep sizing made of it */
+    uint64_t allocated;     /* region state at the time of failure */
+    uint64_t free;
+    uint64_t largest_free;
+    uint32_t device;
+    uint8_t cls;
+    uint8_t kind;
+    uint8_t region;
+} memd_error_room;
 
 typedef struct memd_error {
-    char file[512];  /* "" when no file is involved */
-    unsigned line;   /* 1-based; 0 if unknown */
-    unsigned column; /* 1-based; 0 if unknown */
+    int code;              /* 0 or a negative errno */
+    uint32_t detail;       /* MEMD_ERR_DETAIL_* (memd/types.h) */
+    memd_error_room room;
+    unsigned line;         /* 1-based; 0 if unknown */
+    unsigned column;       /* 1-based; 0 if unknown */
+    char file[512];        /* "" when no file is involved */
     char msg[512];
 } memd_error;
 
-/* Sets the message (printf style) and returns rc, so a caller can write
- * `return memd_error_set(err, -EINVAL, "...")`; file and position are left as they are. */
-int memd_error_set(memd_error *e, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Bytes of a request error's message as a client gets it (memd_wire_error.message,
+ * NUL included): longer messages are cut there. */
+#define MEMD_ERROR_REPLY_MSG 192
+
+/* Clears code, detail, figures, position and text (only the first byte of file and
+ * msg: a request's path must not clear a kilobyte it will not read). `= {0}` does the
+ * same where the cost does not matter. */
+void memd_error_reset(memd_error *e);
+
+/* Sets code and the message (printf style) and returns code, so a caller can write
+ * `return memd_error_set(err, -EINVAL, "...")`; file, position, detail and figures are
+ * left as they are. */
+int memd_error_set(memd_error *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* "file:line:col: msg", "file: msg", or "msg" alone when there is no file. */
 void memd_error_format(const memd_error *e, char *buf, size_t len);

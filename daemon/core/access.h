@@ -19,12 +19,12 @@ bool memd_may_reclaim(const memd_session *s, const memd_alloc *a);
 /* The error for an admin bound to a sub-device freeing a buffer that sub-device was not
  * charged for: -EACCES naming both. Fills err and returns its status. */
 int memd_reclaim_error(const memd_state *st, const memd_session *s, uint64_t handle,
-                       const memd_alloc *a, memd_wire_error *err);
+                       const memd_alloc *a, memd_error *err);
 
 /* The error for a handle that s asked for and may not use: -ENOENT when there is no
  * such allocation (a NULL), -EPERM when it is another session's. Fills err and returns
  * its status. */
 int memd_access_error(const memd_session *s, uint64_t handle, const memd_alloc *a,
-                      memd_wire_error *err);
+                      memd_error *err);
 
 #endif

@@ -14,14 +14,13 @@
 #include <string.h>
 #include <syslog.h>
 
-#include "errmsg.h"
+#include "error.h"
 #include "event.h"
 #include "hooks.h"
 #include "pool_books.h"
 #include "quota.h"
 #include "subdev.h"
 #include "text.h"
-#include "wire.h"
 
 /* ---- holds ---- */
 
@@ -255,7 +254,7 @@ void memd_alloc_reclaim(memd_state *st, memd_alloc *a)
 
 /* ---- create ---- */
 
-static uint64_t requested_bytes(const memd_wire_alloc_req *r)
+static uint64_t requested_bytes(const memd_alloc_request *r)
 {
     if (r->dtype == MEMD_DTYPE_NONE)
         return r->bytes;
@@ -268,7 +267,7 @@ static uint64_t requested_bytes(const memd_wire_alloc_req *r)
     return n;
 }
 
-static void to_engine_req(const memd_wire_alloc_req *w, const memd_alloc_banks *b,
+static void to_engine_req(const memd_alloc_request *w, const memd_alloc_banks *b,
                           memd_alloc_req *r)
 {
     *r = (memd_alloc_req){
@@ -291,32 +290,32 @@ static void to_engine_req(const memd_wire_alloc_req *w, const memd_alloc_banks *
 
 /* Region state for -ENOMEM / -EDQUOT replies. */
 static void fill_region_state(const memd_state *st, uint32_t dev, const memd_placement *fp,
-                              memd_wire_error *err)
+                              memd_error *err)
 {
     memd_range_stats rs;
-    err->size_per_bank = fp->size_per_bank;
-    err->kind = (uint8_t)fp->kind;
-    err->region = fp->region;
+    err->room.size_per_bank = fp->size_per_bank;
+    err->room.kind = (uint8_t)fp->kind;
+    err->room.region = fp->region;
     if (memd_device_region_stats(st->devs[dev].dev, fp->kind, fp->region, &rs) == 0) {
-        err->allocated = rs.allocated;
-        err->free = rs.free;
-        err->largest_free = rs.largest_free;
+        err->room.allocated = rs.allocated;
+        err->room.free = rs.free;
+        err->room.largest_free = rs.largest_free;
     }
 }
 
-static int engine_error(const memd_state *st, uint32_t dev, const memd_wire_alloc_req *w,
-                        const memd_alloc_req *r, int rc, memd_wire_error *err)
+static int engine_error(const memd_state *st, uint32_t dev, const memd_alloc_request *w,
+                        const memd_alloc_req *r, int rc, memd_error *err)
 {
     const memd_device_spec *spec = st->devs[dev].spec;
     const char *scope = memd_scope_name(r->scope), *cls = memd_class_name(r->cls);
-    err->requested = requested_bytes(w);
-    err->device = spec->id;
-    err->cls = w->cls;
+    err->room.requested = requested_bytes(w);
+    err->room.device = spec->id;
+    err->room.cls = w->cls;
     memd_placement fp;
     switch (rc) {
     case -ENOMEM:
         if (memd_device_footprint(st->devs[dev].dev, r, &fp) < 0)
-            return memd_err_set(err, rc, "device %u (%s): out of memory for %s %s buffer",
+            return memd_error_set(err, rc, "device %u (%s): out of memory for %s %s buffer",
                                 spec->id, spec->name, scope, cls);
         fill_region_state(st, dev, &fp, err);
         err->detail = MEMD_ERR_DETAIL_NOMEM;
@@ -325,9 +324,9 @@ static int engine_error(const memd_state *st, uint32_t dev, const memd_wire_allo
         if (bank != UINT32_MAX &&
             memd_device_bank_stats(st->devs[dev].dev, fp.kind, fp.region, bank, &bs) == 0) {
             /* One bank of a split region ran out: its state is the one that matters. */
-            err->allocated = bs.allocated;
-            err->free = bs.free;
-            err->largest_free = bs.largest_free;
+            err->room.allocated = bs.allocated;
+            err->room.free = bs.free;
+            err->room.largest_free = bs.largest_free;
             const memd_bank_core *c = spec->groups[fp.kind].cores;
             char core[48] = "";
             if (c)
@@ -339,7 +338,7 @@ static int engine_error(const memd_state *st, uint32_t dev, const memd_wire_allo
             if (!r->per_bank && bs.largest_free >= fp.size_per_bank + al - 1)
                 /* That bank alone had room (the engine names the fullest bank when none
                  * ran out): one address is what the banks of the set lack together. */
-                return memd_err_set(err, rc,
+                return memd_error_set(err, rc,
                                     "device %u (%s) %s/%s: no address is free in all %u banks "
                                     "for %llu bytes per bank: their free blocks do not line up "
                                     "(bank %u%s has a largest free block of %llu)",
@@ -348,45 +347,45 @@ static int engine_error(const memd_state *st, uint32_t dev, const memd_wire_allo
                                     r->nbank_set ? r->nbank_set : fp.banks,
                                     (unsigned long long)fp.size_per_bank, bank, core,
                                     (unsigned long long)bs.largest_free);
-            return memd_err_set(err, rc,
+            return memd_error_set(err, rc,
                                 "device %u (%s) %s/%s: bank %u%s ran out: no room for %llu "
                                 "bytes per bank of class %s; that bank has allocated %llu, "
                                 "free %llu, largest free block %llu",
                                 spec->id, spec->name, memd_kind_name(fp.kind),
                                 spec->groups[fp.kind].regions[fp.region].name, bank, core,
                                 (unsigned long long)fp.size_per_bank, cls,
-                                (unsigned long long)err->allocated,
-                                (unsigned long long)err->free,
-                                (unsigned long long)err->largest_free);
+                                (unsigned long long)err->room.allocated,
+                                (unsigned long long)err->room.free,
+                                (unsigned long long)err->room.largest_free);
         }
-        return memd_err_set(err, rc,
+        return memd_error_set(err, rc,
                             "device %u (%s) %s/%s: no room for %llu bytes of class %s "
                             "(%llu bytes per bank x %u banks); allocated %llu, free %llu, "
                             "largest free block %llu",
                             spec->id, spec->name, memd_kind_name(fp.kind),
                             spec->groups[fp.kind].regions[fp.region].name,
-                            (unsigned long long)err->requested, cls,
+                            (unsigned long long)err->room.requested, cls,
                             (unsigned long long)fp.size_per_bank, fp.banks,
-                            (unsigned long long)err->allocated, (unsigned long long)err->free,
-                            (unsigned long long)err->largest_free);
+                            (unsigned long long)err->room.allocated, (unsigned long long)err->room.free,
+                            (unsigned long long)err->room.largest_free);
     case -EOPNOTSUPP:
-        return memd_err_set(err, rc, "device %u (%s) does not offer scope %s for class %s",
+        return memd_error_set(err, rc, "device %u (%s) does not offer scope %s for class %s",
                             spec->id, spec->name, scope, cls);
     case -E2BIG:
-        return memd_err_set(err, rc,
+        return memd_error_set(err, rc,
                             "device %u (%s): %s %s buffer of %llu bytes exceeds the device's "
                             "limits or its region",
                             spec->id, spec->name, scope, cls,
-                            (unsigned long long)err->requested);
+                            (unsigned long long)err->room.requested);
     case -EOVERFLOW:
-        return memd_err_set(err, rc, "device %u (%s): %s %s buffer size overflows",
+        return memd_error_set(err, rc, "device %u (%s): %s %s buffer size overflows",
                             spec->id, spec->name, scope, cls);
     case -EINVAL: {
         /* The engine's reason first (e.g. the group's bank count): the message may be
          * cut at the wire's length, the echo of the request is the part to lose. */
         char why[160];
         memd_device_describe_error(st->devs[dev].dev, r, rc, why, sizeof why);
-        return memd_err_set(err, rc,
+        return memd_error_set(err, rc,
                             "device %u: %s (%s %s, bytes %llu, dtype %s, ndim %u, page size "
                             "%llu, alignment %llu, banks %u)",
                             spec->id, why, scope, cls, (unsigned long long)w->bytes,
@@ -395,12 +394,12 @@ static int engine_error(const memd_state *st, uint32_t dev, const memd_wire_allo
                             w->banks);
     }
     default:
-        return memd_err_set(err, rc, "device %u (%s): %s %s allocation failed: %s", spec->id,
+        return memd_error_set(err, rc, "device %u (%s): %s %s allocation failed: %s", spec->id,
                             spec->name, scope, cls, strerror(-rc));
     }
 }
 
-static bool same_shape(const memd_alloc *a, const memd_wire_alloc_req *w,
+static bool same_shape(const memd_alloc *a, const memd_alloc_request *w,
                        const memd_placement *fp)
 {
     return a->cls == w->cls && a->scope == w->scope && a->pl.kind == fp->kind &&
@@ -411,38 +410,42 @@ static bool same_shape(const memd_alloc *a, const memd_wire_alloc_req *w,
 /* Would charging fp to s's uid pass its quota? -EDQUOT with the details if not; else the
  * uid's quota slot is made, so the charge after placement cannot fail. */
 static int quota_check(memd_state *st, uint32_t dev, const memd_session *s,
-                       const memd_wire_alloc_req *w, const memd_placement *fp,
-                       memd_wire_error *err)
+                       const memd_alloc_request *w, const memd_placement *fp,
+                       memd_error *err)
 {
     uint64_t used = memd_quota_used(st, dev, s->uid);
     uint64_t quota = st->limits.quota_per_uid;
     if (used > quota || fp->size_per_bank > quota - used) {
         fill_region_state(st, dev, fp, err);
-        err->requested = requested_bytes(w);
-        err->device = w->device;
-        err->cls = w->cls;
+        err->room.requested = requested_bytes(w);
+        err->room.device = w->device;
+        err->room.cls = w->cls;
         err->detail = MEMD_ERR_DETAIL_QUOTA;
-        return memd_err_set(err, -EDQUOT,
+        return memd_error_set(err, -EDQUOT,
                             "uid %u on device %u: quota of %llu bytes per bank exceeded "
                             "(%llu in use, %llu more requested)",
                             s->uid, w->device, (unsigned long long)quota,
                             (unsigned long long)used, (unsigned long long)fp->size_per_bank);
     }
     if (memd_quota_reserve(st, dev, s->uid) < 0)
-        return memd_err_set(err, -ENOMEM, "daemon out of memory");
+        return memd_error_set(err, -ENOMEM, "daemon out of memory");
     return 0;
 }
 
-static int acquire_shared(memd_state *st, memd_session *s, memd_alloc *a,
-                          const memd_wire_alloc_req *w, const memd_alloc_req *r,
-                          memd_alloc **out, memd_wire_error *err)
+/* ---- reserve, then commit or abort ---- */
+
+/* Attaching r's session to the shared allocation a that the request names: checks the
+ * shape and the quota, and takes the hold commit links. */
+static int reserve_attach(memd_alloc_resv *r, memd_alloc *a, const memd_alloc_request *w,
+                          const memd_alloc_req *er, memd_error *err)
 {
+    memd_state *st = r->st;
     memd_placement fp;
-    int rc = memd_device_footprint(st->devs[a->dev].dev, r, &fp);
+    int rc = memd_device_footprint(st->devs[a->dev].dev, er, &fp);
     if (rc < 0)
-        return engine_error(st, a->dev, w, r, rc, err);
+        return engine_error(st, a->dev, w, er, rc, err);
     if (!same_shape(a, w, &fp))
-        return memd_err_set(err, -EEXIST,
+        return memd_error_set(err, -EEXIST,
                             "device %u: shared name '%s' is held with class %s and %llu bytes "
                             "per bank; this request asks for class %s and %llu",
                             st->devs[a->dev].spec->id, memd_alloc_name(a),
@@ -450,152 +453,181 @@ static int acquire_shared(memd_state *st, memd_session *s, memd_alloc *a,
                             (unsigned long long)a->pl.size_per_bank,
                             memd_class_name((memd_class)w->cls),
                             (unsigned long long)fp.size_per_bank);
+    r->a = a;
+    r->attach = true;
     /* A uid attaching to a buffer it does not hold yet is charged for it. */
-    bool charge = st->limits.quota_per_uid && !uid_holds(a, s->uid, NULL);
-    if (charge && (rc = quota_check(st, a->dev, s, w, &fp, err)) < 0)
-        return rc;
-    memd_hold *h = hold_new(st, a);
-    if (!h)
-        return memd_err_set(err, -ENOMEM, "daemon out of memory");
-    hold_link(st, a, s, h);
-    if (charge)
-        memd_quota_add(st, a->dev, s->uid, a->pl.size_per_bank);
-    memd_hooks_alloc_changed(st, a);
-    *out = a;
+    if (st->limits.quota_per_uid && !uid_holds(a, r->s->uid, NULL)) {
+        if ((rc = quota_check(st, a->dev, r->s, w, &fp, err)) < 0)
+            return rc;
+        r->quota_slot = true;
+    }
+    if (!(r->hold = hold_new(st, a)))
+        return memd_error_set(err, -ENOMEM, "daemon out of memory");
     return 0;
 }
 
-static int create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
-                  const memd_alloc_banks *b, memd_alloc **out, memd_wire_error *err)
+/* The checks of a request that do not depend on the device's state. */
+static int check_request(const memd_state *st, const memd_session *s,
+                         const memd_alloc_request *w, const memd_alloc_banks *b,
+                         memd_error *err)
 {
-    int dev = memd_state_dev_index(st, w->device);
-    if (dev < 0)
-        return memd_err_set(err, dev, "no device %u (%u configured)", w->device, st->ndevs);
     if (st->limits.max_allocs_per_session && s->nholds >= st->limits.max_allocs_per_session)
-        return memd_err_set(err, -EMFILE,
+        return memd_error_set(err, -EMFILE,
                             "session %u holds %u allocations, the limit "
                             "(max_allocs_per_session)",
                             s->id, s->nholds);
-    if (session_groups(st, s) < 0)
-        return memd_err_set(err, -ENOMEM, "daemon out of memory");
-    bool shared = w->flags & MEMD_ALLOC_F_SHARED;
-    if (shared && w->name[0] == '\0')
-        return memd_err_set(err, -EINVAL, "a shared allocation needs a name");
-    if (shared && b)
-        return memd_err_set(err, -EINVAL, "a bank-set allocation cannot be shared");
+    if (w->shared && w->name[0] == '\0')
+        return memd_error_set(err, -EINVAL, "a shared allocation needs a name");
+    if (w->shared && b)
+        return memd_error_set(err, -EINVAL, "a bank-set allocation cannot be shared");
     size_t at;
     const char *why;
     if (w->name[0] && memd_text_check(w->name, &at, &why) < 0)
-        return memd_err_set(err, -EINVAL, "allocation name: byte %zu is %s (0x%02x); names are "
+        return memd_error_set(err, -EINVAL, "allocation name: byte %zu is %s (0x%02x); names are "
                             "UTF-8 text without control characters",
                             at, why, (unsigned char)w->name[at]);
-    if (shared && (w->flags & MEMD_ALLOC_F_POOL))
-        return memd_err_set(err, -EINVAL, "a pool cannot be shared: it is its session's");
-    if (b && b->per_bank && (w->flags & MEMD_ALLOC_F_POOL))
-        return memd_err_set(err, -EINVAL, "a pool is one address range in every bank of its "
+    if (w->shared && w->pool)
+        return memd_error_set(err, -EINVAL, "a pool cannot be shared: it is its session's");
+    if (b && b->per_bank && w->pool)
+        return memd_error_set(err, -EINVAL, "a pool is one address range in every bank of its "
                             "set: it cannot be per bank");
-    int src = memd_hooks_prepare(st, s, err); /* e.g. room in the state store */
-    if (src < 0)
-        return src;
+    return 0;
+}
+
+/* Takes, in order, what the new allocation needs, recording each piece in r so that
+ * memd_alloc_abort can give back whatever was taken when a later step fails. */
+static int reserve(memd_alloc_resv *r, const memd_alloc_request *w, const memd_alloc_banks *b,
+                   memd_error *err)
+{
+    memd_state *st = r->st;
+    memd_session *s = r->s;
+    int dev = memd_state_dev_index(st, w->device);
+    if (dev < 0)
+        return memd_error_set(err, dev, "no device %u (%u configured)", w->device, st->ndevs);
+    r->dev = (uint32_t)dev;
+    int rc = check_request(st, s, w, b, err);
+    if (rc < 0)
+        return rc;
+    if (session_groups(st, s) < 0)
+        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+    if ((rc = memd_hooks_prepare(st, s, err)) < 0) /* e.g. room in the state store */
+        return rc;
 
     /* A session bound to a sub-device allocates only inside it. */
     memd_alloc_banks inside;
-    if (s->subdev && shared)
-        return memd_err_set(err, -EACCES, "session %u is bound to a sub-device: shared names "
+    if (s->subdev && w->shared)
+        return memd_error_set(err, -EACCES, "session %u is bound to a sub-device: shared names "
                             "reach outside it", s->id);
     if (s->subdev) {
-        int rc = memd_subdev_restrict(st, s, (uint32_t)dev, w, b, &inside, err);
-        if (rc < 0)
+        if ((rc = memd_subdev_restrict(st, s, r->dev, w, b, &inside, err)) < 0)
             return rc;
         b = &inside;
     }
-    memd_alloc_req r;
-    to_engine_req(w, b, &r);
-    if (shared) {
-        memd_alloc *a = memd_names_find(&st->names, (uint32_t)dev, s->uid, w->name);
+    memd_alloc_req er;
+    to_engine_req(w, b, &er);
+    if (w->shared) {
+        memd_alloc *a = memd_names_find(&st->names, r->dev, s->uid, w->name);
         if (a)
-            return acquire_shared(st, s, a, w, &r, out, err);
+            return reserve_attach(r, a, w, &er, err);
     }
 
     memd_device *d = st->devs[dev].dev;
-    if (st->limits.quota_per_uid) {
+    if (st->limits.quota_per_uid || s->subdev) {
         memd_placement fp;
-        int rc = memd_device_footprint(d, &r, &fp);
-        if (rc < 0)
-            return engine_error(st, (uint32_t)dev, w, &r, rc, err);
-        if ((rc = quota_check(st, (uint32_t)dev, s, w, &fp, err)) < 0)
-            return rc;
-    }
-
-    if (s->subdev) {
-        memd_placement fp;
-        int rc = memd_device_footprint(d, &r, &fp);
-        if (rc < 0)
-            return engine_error(st, (uint32_t)dev, w, &r, rc, err);
-        if ((rc = memd_subdev_check_budget(st, s, memd_subdev_bytes(st, (uint32_t)dev, &fp),
-                                           err)) < 0) {
-            if (st->limits.quota_per_uid)
-                memd_quota_sub(st, (uint32_t)dev, s->uid, 0); /* the slot reserved above */
-            return rc;
+        if ((rc = memd_device_footprint(d, &er, &fp)) < 0)
+            return engine_error(st, r->dev, w, &er, rc, err);
+        if (st->limits.quota_per_uid) {
+            if ((rc = quota_check(st, r->dev, s, w, &fp, err)) < 0)
+                return rc;
+            r->quota_slot = true;
         }
+        if (s->subdev &&
+            (rc = memd_subdev_check_budget(st, s, memd_subdev_bytes(st, r->dev, &fp), err)) < 0)
+            return rc;
     }
     memd_alloc *a = memd_pool_get(&st->alloc_pool);
-    memd_creator *c = a ? creator_of(s) : NULL;
-    if (!c) {
-        if (a)
-            memd_pool_put(&st->alloc_pool, a);
-        if (st->limits.quota_per_uid)
-            memd_quota_sub(st, (uint32_t)dev, s->uid, 0);
-        return memd_err_set(err, -ENOMEM, "daemon out of memory");
-    }
-    a->creator = c;
-    memd_placement pl;
-    int rc = memd_device_alloc(d, &r, &pl);
-    if (rc < 0) {
-        memd_creator_put(c);
-        memd_pool_put(&st->alloc_pool, a);
-        if (st->limits.quota_per_uid)
-            memd_quota_sub(st, (uint32_t)dev, s->uid, 0); /* drops the slot reserved above if unused */
-        return engine_error(st, (uint32_t)dev, w, &r, rc, err);
-    }
+    if (!a)
+        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+    r->a = a;
+    if (!(a->creator = creator_of(s)))
+        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+    if ((rc = memd_device_alloc(d, &er, &r->pl)) < 0)
+        return engine_error(st, r->dev, w, &er, rc, err);
+    r->placed = true;
     a->handle = st->next_handle++;
     a->dev = (uint16_t)dev;
     a->uid = s->uid; /* before the name: the name table keys on it */
-    if ((w->name[0] && !(a->ext = memd_alloc_ext_make(w->name))) || keep_placement(a, &pl) < 0 ||
-        (s->subdev && !memd_alloc_ext_get(a))) /* a sub-device's charge is kept there */
-        goto nomem;
-    if (memd_handles_put(&st->handles, a->handle, a) < 0)
-        goto nomem;
-    if (shared) {
-        if (memd_names_add(&st->names, a) < 0) {
-            memd_handles_remove(&st->handles, a->handle);
-            goto nomem;
-        }
+    if ((w->name[0] && !(a->ext = memd_alloc_ext_make(w->name))) ||
+        keep_placement(a, &r->pl) < 0 ||
+        (s->subdev && !memd_alloc_ext_get(a)) || /* a sub-device's charge is kept there */
+        memd_handles_put(&st->handles, a->handle, a) < 0)
+        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+    r->in_handles = true;
+    if (w->shared) {
+        if (memd_names_add(&st->names, a) < 0)
+            return memd_error_set(err, -ENOMEM, "daemon out of memory");
         a->shared = true;
     }
     a->requested = requested_bytes(w);
     a->created_ns = memd_state_now(st);
     a->cls = w->cls;
     a->scope = w->scope;
-    a->pool = w->flags & MEMD_ALLOC_F_POOL;
-    hold_link(st, a, s, &a->first);
-    if (st->limits.quota_per_uid)
-        memd_quota_add(st, a->dev, a->uid, a->pl.size_per_bank);
-    memd_subdev_charge(st, a, s->subdev); /* its ext was made above */
+    a->pool = w->pool;
+    return 0;
+}
+
+int memd_alloc_reserve(memd_state *st, memd_session *s, const memd_alloc_request *w,
+                       const memd_alloc_banks *b, memd_alloc_resv *r, memd_error *err)
+{
+    *r = (memd_alloc_resv){.st = st, .s = s};
+    int rc = reserve(r, w, b, err);
+    if (rc < 0)
+        memd_alloc_abort(r);
+    return rc;
+}
+
+memd_alloc *memd_alloc_commit(memd_alloc_resv *r)
+{
+    memd_state *st = r->st;
+    memd_session *s = r->s;
+    memd_alloc *a = r->a;
+    hold_link(st, a, s, r->attach ? r->hold : &a->first);
+    if (r->quota_slot)
+        memd_quota_add(st, a->dev, s->uid, a->pl.size_per_bank);
+    if (r->attach) {
+        memd_hooks_alloc_changed(st, a);
+        return a;
+    }
+    memd_subdev_charge(st, a, s->subdev); /* its ext was made by reserve */
     st->ctr.allocs++;
     memd_hooks_alloc_created(st, a);
-    *out = a;
-    return 0;
+    return a;
+}
 
-nomem:
-    (void)memd_device_release(d, &pl);
-    memd_placement_fini(&pl); /* its arrays, whether or not a->ext took them */
-    if (st->limits.quota_per_uid)
-        memd_quota_sub(st, (uint32_t)dev, s->uid, 0);
+void memd_alloc_abort(memd_alloc_resv *r)
+{
+    memd_state *st = r->st;
+    memd_alloc *a = r->a;
+    if (r->quota_slot)
+        memd_quota_sub(st, r->dev, r->s->uid, 0); /* drops the slot reserved if unused */
+    if (r->attach) {
+        if (r->hold && r->hold != &a->first)
+            memd_pool_put(&st->hold_pool, r->hold);
+        return;
+    }
+    if (!a)
+        return;
+    if (a->shared)
+        memd_names_remove(&st->names, a);
+    if (r->in_handles)
+        memd_handles_remove(&st->handles, a->handle);
+    if (r->placed) {
+        (void)memd_device_release(st->devs[r->dev].dev, &r->pl);
+        memd_placement_fini(&r->pl); /* its arrays, whether or not a->ext took them */
+    }
     free(a->ext);
-    memd_creator_put(c);
+    memd_creator_put(a->creator);
     memd_pool_put(&st->alloc_pool, a);
-    return memd_err_set(err, -ENOMEM, "daemon out of memory");
 }
 
 /* ---- restore (state store) ---- */
@@ -703,40 +735,6 @@ size_t memd_holds_of_request(const memd_session *s, uint64_t req, memd_hold **ou
 
 /* ---- views ---- */
 
-void memd_alloc_to_buffer(const memd_alloc *a, memd_wire_buffer *b)
-{
-    *b = (memd_wire_buffer){
-        .handle = a->handle,
-        .address = a->pl.address,
-        .size_per_bank = a->pl.size_per_bank,
-        .page_size = a->pl.page_size,
-        .pitch = memd_alloc_pitch(a),
-        .banks = a->pl.banks,
-        .refcount = a->refcount,
-        .kind = (uint8_t)a->pl.kind,
-        .region = a->pl.region,
-        .bank_mode = (uint8_t)a->pl.mode,
-    };
-}
-
-void memd_alloc_to_info(const memd_state *st, const memd_alloc *a, memd_wire_alloc_info *i)
-{
-    memset(i, 0, sizeof *i);
-    memd_alloc_to_buffer(a, &i->buf);
-    i->device = st->devs[a->dev].spec->id;
-    i->cls = a->cls;
-    i->scope = a->scope;
-    i->flags = a->pool ? MEMD_ALLOC_I_POOL : 0;
-    const memd_creator *c = memd_alloc_creator(a);
-    i->pid = c->pid;
-    i->uid = a->uid;
-    i->gid = c->gid;
-    i->session_id = c->session_id;
-    i->created_ns = a->created_ns;
-    memd_wire_strset(i->name, sizeof i->name, memd_alloc_name(a));
-    memd_wire_strset(i->comm, sizeof i->comm, c->comm);
-}
-
 uint32_t memd_alloc_bank_count(const memd_state *st, const memd_alloc *a)
 {
     return a->pl.mode == MEMD_BANKS_ALL ? st->devs[a->dev].spec->groups[a->pl.kind].banks
@@ -744,7 +742,7 @@ uint32_t memd_alloc_bank_count(const memd_state *st, const memd_alloc *a)
 }
 
 void memd_alloc_bank_at(const memd_state *st, const memd_alloc *a, uint32_t i,
-                        memd_wire_bank_addr *out)
+                        memd_bank_addr *out)
 {
     const memd_bank_group_spec *g = &st->devs[a->dev].spec->groups[a->pl.kind];
     const memd_alloc_ext *e = a->pl.mode == MEMD_BANKS_ALL ? NULL : a->ext;
@@ -764,36 +762,28 @@ void memd_alloc_bank_at(const memd_state *st, const memd_alloc *a, uint32_t i,
                                    &out->absolute);
 }
 
-uint8_t *memd_alloc_put_bank_addrs(const memd_state *st, const memd_alloc *a, uint32_t n,
-                                   uint8_t *o)
+int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_alloc_request *w,
+                            const memd_alloc_banks *b, memd_alloc **out, memd_error *err)
 {
-    o = memd_wire_count_put(o, n);
-    for (uint32_t i = 0; i < n; i++) {
-        memd_wire_bank_addr b;
-        memd_alloc_bank_at(st, a, i, &b);
-        o = memd_wire_bank_addr_put(o, &b);
-    }
-    return o;
-}
-
-int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
-                            const memd_alloc_banks *b, memd_alloc **out, memd_wire_error *err)
-{
-    int rc = create(st, s, w, b, out, err);
-    if (rc == 0)
+    memd_alloc_resv r;
+    int rc = memd_alloc_reserve(st, s, w, b, &r, err);
+    if (rc == 0) {
+        *out = memd_alloc_commit(&r);
         return 0;
+    }
     /* The event log's copy of the reply's message: for -ENOMEM and -EDQUOT it names the
      * region and its state (requested, free, largest free block). */
     bool room = rc == -ENOMEM && err->detail == MEMD_ERR_DETAIL_NOMEM;
     memd_event(st, s, rc == -EDQUOT ? MEMD_EVENT_QUOTA : MEMD_EVENT_ALLOC_FAIL,
                room || rc == -EDQUOT ? LOG_WARNING : LOG_NOTICE, w->device,
-               err->requested, "refused to session %u (pid %u, %s, uid %u): %s",
-               s->id, s->pid, s->comm[0] ? s->comm : "?", s->uid, err->message);
+               err->room.requested, "refused to session %u (pid %u, %s, uid %u): %.*s",
+               s->id, s->pid, s->comm[0] ? s->comm : "?", s->uid,
+               MEMD_ERROR_REPLY_MSG - 1, err->msg); /* what the client was told */
     return rc;
 }
 
-int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req *w,
-                      memd_alloc **out, memd_wire_error *err)
+int memd_alloc_create(memd_state *st, memd_session *s, const memd_alloc_request *w,
+                      memd_alloc **out, memd_error *err)
 {
     return memd_alloc_create_banks(st, s, w, NULL, out, err);
 }

@@ -6,6 +6,23 @@
 
 #include "state.h"
 
+/* An allocation request as core takes it (the handlers decode it from the wire). */
+typedef struct memd_alloc_request {
+    uint32_t device;               /* device id */
+    uint8_t cls;                   /* memd_class */
+    uint8_t scope;                 /* memd_scope */
+    uint8_t dtype;                 /* memd_dtype; NONE: use bytes */
+    uint8_t ndim;
+    uint64_t bytes;
+    uint64_t shape[MEMD_MAX_DIMS];
+    uint64_t page_size;            /* 0: one page */
+    uint64_t alignment;            /* 0: class policy */
+    uint32_t banks;                /* 0: all banks of the group */
+    bool shared;                   /* named, shared by reference count */
+    bool pool;                     /* a client pool */
+    const char *name;              /* "": anonymous; read during the call only */
+} memd_alloc_request;
+
 /* Allocates (or, for a shared name that exists, acquires) for session s. On success
  * *out is the allocation, held once more by s (that new hold is s->holds, the head of
  * the session's list). On failure returns a negative errno and
@@ -13,8 +30,8 @@
  *   -ENODEV unknown device, -EINVAL bad request, -EOPNOTSUPP scope/class not offered,
  *   -E2BIG/-EOVERFLOW too large, -ENOMEM no room, -EDQUOT per-uid quota,
  *   -EMFILE the session's allocation limit, -EEXIST shared name with another shape. */
-int memd_alloc_create(memd_state *st, memd_session *s, const memd_wire_alloc_req *req,
-                      memd_alloc **out, memd_wire_error *err);
+int memd_alloc_create(memd_state *st, memd_session *s, const memd_alloc_request *req,
+                      memd_alloc **out, memd_error *err);
 
 /* A bank set for memd_alloc_create_banks: set[0..nset) strictly increasing (nset 0 with
  * per_bank: every bank). */
@@ -26,8 +43,33 @@ typedef struct memd_alloc_banks {
 
 /* memd_alloc_create with a bank set (range lockstep, or per bank): b NULL is plain
  * memd_alloc_create. Bank-set allocations cannot be shared (-EINVAL). */
-int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_wire_alloc_req *req,
-                            const memd_alloc_banks *b, memd_alloc **out, memd_wire_error *err);
+int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_alloc_request *req,
+                            const memd_alloc_banks *b, memd_alloc **out, memd_error *err);
+
+/* What one new allocation (or one attach to a shared name) takes, taken whole by
+ * memd_alloc_reserve and then either committed (the session holds it, quotas and
+ * sub-device charged, listeners told) or aborted (every piece given back). Nothing
+ * else may change the state between the two. */
+typedef struct memd_alloc_resv {
+    memd_state *st;
+    memd_session *s;
+    uint32_t dev;                  /* device index */
+    memd_alloc *a;                 /* the record (new, or the shared one attached to) */
+    bool attach;                   /* a is an existing shared allocation */
+    memd_hold *hold;               /* attach: the hold to link */
+    bool quota_slot;               /* the uid's quota slot was made: commit charges it */
+    bool placed;                   /* pl is the engine's placement of a */
+    bool in_handles;               /* a is in the handle table */
+    memd_placement pl;
+} memd_alloc_resv;
+
+/* The first half of memd_alloc_create_banks: 0 with r holding everything, or a negative
+ * errno with err filled and nothing taken. */
+int memd_alloc_reserve(memd_state *st, memd_session *s, const memd_alloc_request *req,
+                       const memd_alloc_banks *b, memd_alloc_resv *r, memd_error *err);
+/* Cannot fail: returns the allocation, held once more by the session (s->holds). */
+memd_alloc *memd_alloc_commit(memd_alloc_resv *r);
+void memd_alloc_abort(memd_alloc_resv *r);
 
 static inline memd_alloc *memd_alloc_find(const memd_state *st, uint64_t handle)
 {
@@ -138,19 +180,19 @@ int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s, uint64
  * in the session's holds, paid only by retries). */
 size_t memd_holds_of_request(const memd_session *s, uint64_t req, memd_hold **out, size_t cap);
 
-/* Fills a wire buffer / info record from an allocation. */
-void memd_alloc_to_buffer(const memd_alloc *a, memd_wire_buffer *b);
-void memd_alloc_to_info(const memd_state *st, const memd_alloc *a, memd_wire_alloc_info *i);
+/* One bank of an allocation: bank id, its core (MEMD_NO_CORE: none known), the address
+ * in the group's map and the absolute one. */
+typedef struct memd_bank_addr {
+    uint32_t bank;
+    uint16_t logical_x, logical_y, noc_x, noc_y;
+    uint64_t address, absolute;
+} memd_bank_addr;
 
 /* The banks an allocation uses (every bank of its group for lockstep; its set else),
- * and the i-th of them: bank id, core, address and absolute address. */
+ * and the i-th of them. */
 uint32_t memd_alloc_bank_count(const memd_state *st, const memd_alloc *a);
 void memd_alloc_bank_at(const memd_state *st, const memd_alloc *a, uint32_t i,
-                        memd_wire_bank_addr *out);
-/* Writes count n, then the first n of those banks (memd_alloc_bank_at) at o: the bank
- * list of BANK_ADDRS, ALLOC_BANKS and ALLOC_BATCH_BANKS replies. Returns the end. */
-uint8_t *memd_alloc_put_bank_addrs(const memd_state *st, const memd_alloc *a, uint32_t n,
-                                   uint8_t *o);
+                        memd_bank_addr *out);
 
 /* Shared name table (names.c). */
 /* The shared allocation named name on device dev that a client of uid may attach to. */

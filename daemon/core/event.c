@@ -11,7 +11,7 @@
 #include "log.h"
 
 struct memd_events {
-    memd_wire_event *ring;     /* MEMD_EVENT_RING slots; seq n lives at (n - 1) % size */
+    memd_event_rec *ring;     /* MEMD_EVENT_RING slots; seq n lives at (n - 1) % size */
     uint64_t next_seq;         /* the next event's number; the first is 1 */
     uint64_t echo_second;      /* rate limit of the log echo: the current second, */
     uint32_t echo_count;       /* lines written in it, */
@@ -71,7 +71,7 @@ void memd_event(memd_state *st, const memd_session *s, memd_event_type type, int
                 uint32_t device, uint64_t bytes, const char *fmt, ...)
 {
     memd_events *e = ring_of(st);
-    memd_wire_event tmp, *ev = e ? &e->ring[(e->next_seq - 1) % MEMD_EVENT_RING] : &tmp;
+    memd_event_rec tmp, *ev = e ? &e->ring[(e->next_seq - 1) % MEMD_EVENT_RING] : &tmp;
     if (!s)
         s = st->cur;
     memset(ev, 0, sizeof *ev);
@@ -100,7 +100,7 @@ void memd_event(memd_state *st, const memd_session *s, memd_event_type type, int
 
 uint64_t memd_events_read(const memd_state *st, const memd_session *s, uint64_t since,
                           uint32_t max, uint64_t *lost,
-                          int (*fn)(void *ctx, const memd_wire_event *ev), void *ctx)
+                          int (*fn)(void *ctx, const memd_event_rec *ev), void *ctx)
 {
     const memd_events *e = st->events;
     *lost = 0;
@@ -117,7 +117,7 @@ uint64_t memd_events_read(const memd_state *st, const memd_session *s, uint64_t 
     }
     uint64_t seq = since;
     for (uint32_t n = 0; seq < e->next_seq && (max == 0 || n < max); seq++) {
-        const memd_wire_event *ev = &e->ring[(seq - 1) % MEMD_EVENT_RING];
+        const memd_event_rec *ev = &e->ring[(seq - 1) % MEMD_EVENT_RING];
         if (!s->admin && (ev->session_id == 0 || ev->uid != s->uid))
             continue;
         if (fn(ctx, ev) < 0)

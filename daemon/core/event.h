@@ -18,6 +18,19 @@
 #define MEMD_EVENT_RING 4096u    /* events kept */
 #define MEMD_EVENT_ECHO_MAX 200u /* log lines per second before echoing pauses */
 
+/* One event as the ring keeps it. */
+typedef struct memd_event_rec {
+    uint64_t seq;
+    uint64_t time_ns;              /* CLOCK_REALTIME */
+    uint32_t type;                 /* memd_event_type */
+    uint32_t priority;             /* syslog priority */
+    uint32_t pid, uid, session_id; /* the session's; 0 when not a session's */
+    uint32_t device;               /* UINT32_MAX: none */
+    uint64_t bytes;
+    char comm[16];
+    char message[256];             /* the line written to the daemon's log */
+} memd_event_rec;
+
 /* Records an event. s: the session it is about (NULL: the daemon's own, or st->cur, the
  * session whose frames are being processed, when there is one); device: a device id or
  * UINT32_MAX. */
@@ -34,7 +47,7 @@ uint64_t memd_alloc_device_bytes(const memd_state *st, const memd_alloc *a);
  * *lost to how many events >= since the ring has overwritten. */
 uint64_t memd_events_read(const memd_state *st, const memd_session *s, uint64_t since,
                           uint32_t max, uint64_t *lost,
-                          int (*fn)(void *ctx, const memd_wire_event *ev), void *ctx);
+                          int (*fn)(void *ctx, const memd_event_rec *ev), void *ctx);
 
 /* The sequence number the next event will get (1 before the first). */
 uint64_t memd_events_next_seq(const memd_state *st);

@@ -27,7 +27,7 @@ void memd_hook_remove(memd_state *st, memd_hook *h)
     }
 }
 
-int memd_hooks_prepare(memd_state *st, memd_session *s, memd_wire_error *err)
+int memd_hooks_prepare(memd_state *st, memd_session *s, memd_error *err)
 {
     for (memd_hook *h = st->hooks; h; h = h->next) {
         if (h->ev->prepare) {

@@ -12,7 +12,6 @@
 #include <stdint.h>
 
 #include "error.h"
-#include "memd/protocol.h"
 
 typedef struct memd_state memd_state;
 typedef struct memd_session memd_session;
@@ -45,7 +44,7 @@ enum {
 typedef struct memd_state_events {
     /* Before s creates or acquires an allocation. 0, or a negative errno with err filled:
      * the request is refused and nothing changes (a full state store). */
-    int (*prepare)(void *data, memd_session *s, memd_wire_error *err);
+    int (*prepare)(void *data, memd_session *s, memd_error *err);
     /* a was just created (it has its handle, placement and first holder). */
     void (*alloc_created)(void *data, memd_alloc *a);
     /* a is about to gain or lose a holder (losing its last one destroys it). */
@@ -81,7 +80,7 @@ void memd_hook_add(memd_state *st, memd_hook *h, const memd_state_events *ev, vo
 void memd_hook_remove(memd_state *st, memd_hook *h);
 
 /* Emitters, for core itself. */
-int memd_hooks_prepare(memd_state *st, memd_session *s, memd_wire_error *err);
+int memd_hooks_prepare(memd_state *st, memd_session *s, memd_error *err);
 void memd_hooks_alloc_created(memd_state *st, memd_alloc *a);
 void memd_hooks_alloc_changed(memd_state *st, const memd_alloc *a);
 void memd_hooks_session_closing(memd_state *st, memd_session *s);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "errmsg.h"
+#include "error.h"
 
 /* One applied op, so that a report refused half-way can be undone. */
 typedef struct applied {
@@ -56,57 +56,57 @@ static memd_pool_books *books_get(memd_alloc *a)
 
 /* RESET: the pool starts new, empty books; the old ones are kept until the report is
  * applied whole, so that a refusal later in it can put them back. */
-static int apply_reset(memd_alloc *a, uint32_t i, const memd_wire_pool_op *op, applied *ap,
-                       memd_wire_error *err)
+static int apply_reset(memd_alloc *a, uint32_t i, const memd_pool_op *op, applied *ap,
+                       memd_error *err)
 {
     if (op->offset != 0 || op->size != 0)
-        return memd_err_set(err, -EINVAL, "pool report op %u: a reset of pool %llu takes "
+        return memd_error_set(err, -EINVAL, "pool report op %u: a reset of pool %llu takes "
                             "offset 0 and size 0", i, (unsigned long long)a->handle);
     if (!memd_alloc_ext_get(a)) /* where the books are kept */
-        return memd_err_set(err, -ENOMEM, "daemon out of memory");
+        return memd_error_set(err, -ENOMEM, "daemon out of memory");
     memd_pool_books *old = a->ext->books;
     a->ext->books = NULL;
     memd_pool_books *b = books_get(a);
     if (!b) {
         a->ext->books = old;
-        return memd_err_set(err, -ENOMEM, "daemon out of memory");
+        return memd_error_set(err, -ENOMEM, "daemon out of memory");
     }
     if (old)
         b->reports = old->reports;
-    *ap = (applied){.b = b, .old = old, .a = a, .op = MEMD_POOL_OP_RESET};
+    *ap = (applied){.b = b, .old = old, .a = a, .op = MEMD_POOL_RESET};
     return 0;
 }
 
 static int apply_alloc(memd_pool_books *b, const memd_alloc *a, uint32_t max_subs, uint32_t i,
-                       const memd_wire_pool_op *op, applied *ap, memd_wire_error *err)
+                       const memd_pool_op *op, applied *ap, memd_error *err)
 {
     uint64_t size = a->pl.size_per_bank;
     if (op->size == 0)
-        return memd_err_set(err, -EINVAL, "pool report op %u: sub-allocation of 0 bytes", i);
+        return memd_error_set(err, -EINVAL, "pool report op %u: sub-allocation of 0 bytes", i);
     if (op->offset >= size || op->size > size - op->offset)
-        return memd_err_set(err, -ERANGE, "pool report op %u: sub-allocation [%llu, +%llu) "
+        return memd_error_set(err, -ERANGE, "pool report op %u: sub-allocation [%llu, +%llu) "
                             "'%s' leaves pool %llu of %llu bytes", i,
                             (unsigned long long)op->offset, (unsigned long long)op->size,
                             op->name, (unsigned long long)a->handle,
                             (unsigned long long)size);
     if (b->subs.len >= max_subs)
-        return memd_err_set(err, -EMFILE, "pool report op %u: pool %llu has %u live "
+        return memd_error_set(err, -EMFILE, "pool report op %u: pool %llu has %u live "
                             "sub-allocations, the limit (max_suballocs_per_pool)", i,
                             (unsigned long long)a->handle, max_subs);
     memd_suballoc *sub = malloc(sizeof *sub);
     if (!sub || memd_map_reserve(&b->subs, 1) < 0) {
         free(sub);
-        return memd_err_set(err, -ENOMEM, "daemon out of memory");
+        return memd_error_set(err, -ENOMEM, "daemon out of memory");
     }
     int rc = memd_range_alloc_at(b->range, op->offset, op->size);
     if (rc < 0) {
         free(sub);
         if (rc == -EBUSY)
-            return memd_err_set(err, -EEXIST, "pool report op %u: sub-allocation [%llu, +%llu) "
+            return memd_error_set(err, -EEXIST, "pool report op %u: sub-allocation [%llu, +%llu) "
                                 "'%s' overlaps a live sub-allocation of pool %llu", i,
                                 (unsigned long long)op->offset, (unsigned long long)op->size,
                                 op->name, (unsigned long long)a->handle);
-        return memd_err_set(err, rc, "pool report op %u: sub-allocation [%llu, +%llu) "
+        return memd_error_set(err, rc, "pool report op %u: sub-allocation [%llu, +%llu) "
                             "refused: %s", i, (unsigned long long)op->offset,
                             (unsigned long long)op->size, strerror(-rc));
     }
@@ -114,21 +114,21 @@ static int apply_alloc(memd_pool_books *b, const memd_alloc *a, uint32_t max_sub
     memcpy(sub->name, op->name, sizeof sub->name);
     (void)memd_map_put(&b->subs, op->offset + 1, (uint64_t)(uintptr_t)sub); /* reserved */
     b->pooled += op->size;
-    *ap = (applied){.b = b, .sub = sub, .op = MEMD_POOL_OP_ALLOC};
+    *ap = (applied){.b = b, .sub = sub, .op = MEMD_POOL_SUB_ALLOC};
     return 0;
 }
 
 static int apply_free(memd_pool_books *b, const memd_alloc *a, uint32_t i,
-                      const memd_wire_pool_op *op, applied *ap, memd_wire_error *err)
+                      const memd_pool_op *op, applied *ap, memd_error *err)
 {
     memd_map_slot *sl = memd_map_lookup(&b->subs, op->offset + 1);
     if (!sl)
-        return memd_err_set(err, -ENOENT, "pool report op %u: no live sub-allocation at "
+        return memd_error_set(err, -ENOENT, "pool report op %u: no live sub-allocation at "
                             "offset %llu of pool %llu (freed already, or never reported)", i,
                             (unsigned long long)op->offset, (unsigned long long)a->handle);
     memd_suballoc *sub = (memd_suballoc *)(uintptr_t)sl->val;
     if (sub->size != op->size)
-        return memd_err_set(err, -EINVAL, "pool report op %u: free of %llu bytes at offset "
+        return memd_error_set(err, -EINVAL, "pool report op %u: free of %llu bytes at offset "
                             "%llu of pool %llu, but '%s' there has %llu", i,
                             (unsigned long long)op->size, (unsigned long long)op->offset,
                             (unsigned long long)a->handle, sub->name,
@@ -137,7 +137,7 @@ static int apply_free(memd_pool_books *b, const memd_alloc *a, uint32_t i,
     (void)memd_range_free(b->range, op->offset, NULL);
     memd_map_remove_slot(&b->subs, sl);
     b->pooled -= sub->size;
-    *ap = (applied){.b = b, .sub = sub, .op = MEMD_POOL_OP_FREE};
+    *ap = (applied){.b = b, .sub = sub, .op = MEMD_POOL_SUB_FREE};
     return 0;
 }
 
@@ -145,10 +145,10 @@ static void undo(applied *ap)
 {
     memd_pool_books *b = ap->b;
     memd_suballoc *sub = ap->sub;
-    if (ap->op == MEMD_POOL_OP_RESET) { /* the ops after it are undone already */
+    if (ap->op == MEMD_POOL_RESET) { /* the ops after it are undone already */
         memd_pool_books_free(b);
         ap->a->ext->books = ap->old; /* apply_reset made a's ext */
-    } else if (ap->op == MEMD_POOL_OP_ALLOC) {
+    } else if (ap->op == MEMD_POOL_SUB_ALLOC) {
         (void)memd_range_free(b->range, sub->offset, NULL);
         memd_map_remove(&b->subs, sub->offset + 1);
         b->pooled -= sub->size;
@@ -165,17 +165,17 @@ static void undo(applied *ap)
     }
 }
 
-int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_wire_pool_op *ops,
-                     uint32_t n, memd_wire_error *err)
+int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_pool_op *ops,
+                     uint32_t n, memd_error *err)
 {
     applied *done = malloc(((size_t)n + 1) * sizeof *done);
     if (!done)
-        return memd_err_set(err, -ENOMEM, "daemon out of memory");
+        return memd_error_set(err, -ENOMEM, "daemon out of memory");
     int rc = 0;
     uint32_t i;
     for (i = 0; i < n && rc == 0; i++) {
         memd_alloc *a = pools[i];
-        if (ops[i].op == MEMD_POOL_OP_RESET) {
+        if (ops[i].verb == MEMD_POOL_RESET) {
             rc = apply_reset(a, i, &ops[i], &done[i], err);
             if (rc < 0)
                 break;
@@ -183,10 +183,10 @@ int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_wire_p
         }
         memd_pool_books *b = books_get(a);
         if (!b) {
-            rc = memd_err_set(err, -ENOMEM, "daemon out of memory");
+            rc = memd_error_set(err, -ENOMEM, "daemon out of memory");
             break;
         }
-        rc = ops[i].op == MEMD_POOL_OP_ALLOC ? apply_alloc(b, a, st->limits.max_suballocs_per_pool, i, &ops[i],
+        rc = ops[i].verb == MEMD_POOL_SUB_ALLOC ? apply_alloc(b, a, st->limits.max_suballocs_per_pool, i, &ops[i],
                                                            &done[i], err)
                                              : apply_free(b, a, i, &ops[i], &done[i], err);
         if (rc < 0)
@@ -207,9 +207,9 @@ int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_wire_p
             b->as_of_ns = now;
             b->reports++;
         }
-        if (done[i].op == MEMD_POOL_OP_FREE)
+        if (done[i].op == MEMD_POOL_SUB_FREE)
             free(done[i].sub);
-        else if (done[i].op == MEMD_POOL_OP_RESET)
+        else if (done[i].op == MEMD_POOL_RESET)
             memd_pool_books_free(done[i].old);
     }
     free(done);

@@ -26,11 +26,26 @@ typedef struct memd_pool_books {
     uint64_t mark;                 /* the last report that touched it */
 } memd_pool_books;
 
+/* One op of a pool report (the handlers decode it from the wire). */
+typedef enum memd_pool_verb {
+    MEMD_POOL_SUB_ALLOC = 1,       /* a sub-allocation [offset, +size) named name */
+    MEMD_POOL_SUB_FREE = 2,        /* the one at offset, of size bytes */
+    MEMD_POOL_RESET = 3            /* the pool starts empty (offset and size 0) */
+} memd_pool_verb;
+
+typedef struct memd_pool_op {
+    uint64_t pool;                 /* handle of the pool allocation */
+    uint64_t offset;               /* from the pool's address */
+    uint64_t size;                 /* bytes of each bank */
+    memd_pool_verb verb;
+    char name[MEMD_NAME_MAX];      /* SUB_ALLOC: "" = anonymous */
+} memd_pool_op;
+
 /* Applies ops[0..n) of one report, in order, all or nothing; pools[i] is the pool
  * allocation ops[i] names, which the caller checked is a pool of the reporting session.
  * 0, or a negative errno with err naming the op that lies (protocol.h, "Client pools"). */
-int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_wire_pool_op *ops,
-                     uint32_t n, memd_wire_error *err);
+int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_pool_op *ops,
+                     uint32_t n, memd_error *err);
 
 /* The books of pool allocation a (NULL until its first report). */
 static inline const memd_pool_books *memd_pool_books_of(const memd_alloc *a)

@@ -1,6 +1,8 @@
 /* memd daemon — session bookkeeping (see session.h). */
 #include "session.h"
 
+#include "memd/protocol.h" /* MEMD_PROTO_VERSION: a session speaks it until HELLO */
+
 #include <stdlib.h>
 
 #include "alloc.h"

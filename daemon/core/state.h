@@ -16,7 +16,6 @@
 #include "handles.h"
 #include "hooks.h"
 #include "map.h"
-#include "memd/protocol.h"
 #include "pool.h"
 #include "config.h"
 

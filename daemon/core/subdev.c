@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errmsg.h"
+#include "error.h"
 
 static int copy_spec(memd_subdev_spec *dst, const memd_subdev_spec *src)
 {
@@ -129,23 +129,23 @@ void memd_subdev_bind_creds(memd_state *st, memd_session *s)
         }
 }
 
-int memd_subdev_bind(memd_state *st, memd_session *s, uint32_t i, memd_wire_error *err)
+int memd_subdev_bind(memd_state *st, memd_session *s, uint32_t i, memd_error *err)
 {
     if (s->subdev == i + 1)
         return 0;
     if (s->subdev)
-        return memd_err_set(err, -EPERM, "session %u is bound to sub-device '%s' already%s",
+        return memd_error_set(err, -EPERM, "session %u is bound to sub-device '%s' already%s",
                             s->id, st->subdevs[s->subdev - 1].spec.name,
                             s->subdev_by_config ? " (by the config)" : "");
     if (s->nholds)
-        return memd_err_set(err, -EBUSY, "session %u holds %u allocations: bind before "
+        return memd_error_set(err, -EBUSY, "session %u holds %u allocations: bind before "
                             "allocating", s->id, s->nholds);
     s->subdev = i + 1;
     st->subdevs[i].sessions++;
     /* Stored with the session (a reclaim after a restart keeps it bound). */
     if (memd_subdev_bind_record(st, s) < 0) {
         memd_subdev_unbind(st, s);
-        return memd_err_set(err, -ENOMEM, "daemon out of memory");
+        return memd_error_set(err, -ENOMEM, "daemon out of memory");
     }
     return 0;
 }
@@ -161,26 +161,26 @@ void memd_subdev_unbind(memd_state *st, memd_session *s)
     s->subdev = 0;
 }
 
-static memd_kind kind_of(const memd_wire_alloc_req *w)
+static memd_kind kind_of(const memd_alloc_request *w)
 {
     return w->scope == MEMD_SCOPE_SRAM ? MEMD_KIND_SRAM : MEMD_KIND_DRAM;
 }
 
 int memd_subdev_restrict(const memd_state *st, const memd_session *s, uint32_t dev,
-                         const memd_wire_alloc_req *w, const memd_alloc_banks *b,
-                         memd_alloc_banks *tmp, memd_wire_error *err)
+                         const memd_alloc_request *w, const memd_alloc_banks *b,
+                         memd_alloc_banks *tmp, memd_error *err)
 {
     const memd_subdev *d = &st->subdevs[s->subdev - 1];
     const memd_device_spec *spec = st->devs[dev].spec;
     if (spec->id != d->spec.device || kind_of(w) != d->spec.kind)
-        return memd_err_set(err, -EACCES, "session %u is bound to sub-device '%s' (%s banks of "
+        return memd_error_set(err, -EACCES, "session %u is bound to sub-device '%s' (%s banks of "
                             "device %u): it cannot allocate %s memory of device %u", s->id,
                             d->spec.name, memd_kind_name(d->spec.kind), d->spec.device,
                             memd_kind_name(kind_of(w)), spec->id);
     if (!b || b->nset == 0) {
         /* Lockstep (or per bank) over the sub-device's banks: `banks` is then theirs. */
         if (w->banks && w->banks != d->spec.nbanks)
-            return memd_err_set(err, -EINVAL, "session %u is bound to sub-device '%s' of %u "
+            return memd_error_set(err, -EINVAL, "session %u is bound to sub-device '%s' of %u "
                                 "banks: banks %u cannot be honoured (give 0 or %u, or a bank "
                                 "set of %u banks inside it)", s->id, d->spec.name,
                                 d->spec.nbanks, w->banks, d->spec.nbanks, w->banks);
@@ -193,7 +193,7 @@ int memd_subdev_restrict(const memd_state *st, const memd_session *s, uint32_t d
         while (j < d->spec.nbanks && d->spec.banks[j] < b->set[i])
             j++;
         if (j == d->spec.nbanks || d->spec.banks[j] != b->set[i])
-            return memd_err_set(err, -EACCES, "bank %u is not in sub-device '%s', to which "
+            return memd_error_set(err, -EACCES, "bank %u is not in sub-device '%s', to which "
                                 "session %u is bound", b->set[i], d->spec.name, s->id);
     }
     *tmp = *b;
@@ -207,11 +207,11 @@ uint64_t memd_subdev_bytes(const memd_state *st, uint32_t dev, const memd_placem
 }
 
 int memd_subdev_check_budget(const memd_state *st, const memd_session *s, uint64_t bytes,
-                             memd_wire_error *err)
+                             memd_error *err)
 {
     const memd_subdev *d = &st->subdevs[s->subdev - 1];
     if (d->spec.budget && (d->used > d->spec.budget || bytes > d->spec.budget - d->used))
-        return memd_err_set(err, -EDQUOT, "sub-device '%s': budget of %llu bytes exceeded "
+        return memd_error_set(err, -EDQUOT, "sub-device '%s': budget of %llu bytes exceeded "
                             "(%llu in use, %llu more requested)", d->spec.name,
                             (unsigned long long)d->spec.budget, (unsigned long long)d->used,
                             (unsigned long long)bytes);

@@ -59,7 +59,7 @@ int memd_subdev_record_decode(const uint8_t *p, size_t len, memd_subdev_spec *sd
 /* Binds s by its credentials (session open and restore). */
 void memd_subdev_bind_creds(memd_state *st, memd_session *s);
 /* SUBDEV_BIND: s asks to be bound to index i. -EPERM if bound to another already. */
-int memd_subdev_bind(memd_state *st, memd_session *s, uint32_t i, memd_wire_error *err);
+int memd_subdev_bind(memd_state *st, memd_session *s, uint32_t i, memd_error *err);
 /* The session is closing: its binding goes. */
 void memd_subdev_unbind(memd_state *st, memd_session *s);
 
@@ -67,11 +67,11 @@ void memd_subdev_unbind(memd_state *st, memd_session *s);
  * replaced by the sub-device's banks when it is NULL, or checked to lie inside them;
  * *tmp receives the replacement. 0, or -EACCES / -EINVAL with err set. */
 int memd_subdev_restrict(const memd_state *st, const memd_session *s, uint32_t dev,
-                         const memd_wire_alloc_req *w, const memd_alloc_banks *b,
-                         memd_alloc_banks *tmp, memd_wire_error *err);
+                         const memd_alloc_request *w, const memd_alloc_banks *b,
+                         memd_alloc_banks *tmp, memd_error *err);
 /* Budget check for a placement's footprint, then charge and uncharge. */
 int memd_subdev_check_budget(const memd_state *st, const memd_session *s, uint64_t bytes,
-                             memd_wire_error *err);
+                             memd_error *err);
 void memd_subdev_charge(memd_state *st, memd_alloc *a, uint32_t subdev);
 void memd_subdev_uncharge(memd_state *st, memd_alloc *a);
 

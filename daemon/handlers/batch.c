@@ -7,7 +7,7 @@
 #include "alloc.h"
 #include "batch.h"
 #include "dispatch.h"
-#include "errmsg.h"
+#include "error.h"
 #include "model.h"
 #include "reply.h"
 #include "store.h"
@@ -25,10 +25,11 @@ int memd_batch_again_begin(memd_state *st, memd_session *s, const memd_wire_hdr 
     size_t have = memd_holds_of_request(s, h->id, NULL, 0);
     if (have == 0)
         return 0;
-    memd_wire_error err = {0};
+    memd_error err;
+    memd_error_reset(&err);
     memd_hold **hs = have == n ? malloc(n * sizeof *hs) : NULL;
     if (!hs) {
-        memd_err_set(&err, have == n ? -ENOMEM : -EIO,
+        memd_error_set(&err, have == n ? -ENOMEM : -EIO,
                      "retried %s %llu of %u records: the session holds %zu from its "
                      "first sending", memd_wire_opcode_name(h->opcode),
                      (unsigned long long)h->id, n, have);
@@ -93,9 +94,10 @@ static int alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                        const uint8_t *p, memd_buf *out)
 {
     uint32_t n = memd_wire_u32(p); /* dispatch checked it against the records */
-    memd_wire_error err = {0};
+    memd_error err;
+    memd_error_reset(&err);
     if (MEMD_WIRE_COUNT_SIZE + (uint64_t)n * MEMD_WIRE_BUFFER_SIZE > MEMD_MAX_REPLY) {
-        memd_err_set(&err, -E2BIG, "ALLOC_BATCH of %u records: the reply would exceed %u "
+        memd_error_set(&err, -E2BIG, "ALLOC_BATCH of %u records: the reply would exceed %u "
                                    "bytes; split the batch", n, MEMD_MAX_REPLY);
         return memd_reply_fail(st, h, out, &err, false);
     }
@@ -118,21 +120,23 @@ static int alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         if (rc < 0) {
             memd_batch_rollback(st, s, i);
             out->len = hdr_off;
-            memd_err_set(&err, rc, "malformed ALLOC_BATCH request: record %u of %u has a "
+            memd_error_set(&err, rc, "malformed ALLOC_BATCH request: record %u of %u has a "
                                    "field out of range or a string without its NUL", i, n);
             return memd_reply_fail(st, h, out, &err, true);
         }
+        memd_alloc_request r;
+        memd_alloc_request_of(&req, &r);
         rc = memd_model_check_alloc_name(req.name, &err);
         if (rc == 0)
-            rc = memd_alloc_create(st, s, &req, &a, &err);
+            rc = memd_alloc_create(st, s, &r, &a, &err);
         if (rc < 0) {
             memd_batch_rollback(st, s, i);
             out->len = hdr_off;
             st->ctr.alloc_failures++;
             /* Say which record failed; the reason follows. */
-            char msg[sizeof err.message];
-            memcpy(msg, err.message, sizeof msg);
-            memd_err_set(&err, rc, "record %u of %u: %s (nothing allocated)", i, n, msg);
+            char msg[sizeof err.msg];
+            memcpy(msg, err.msg, sizeof msg);
+            memd_error_set(&err, rc, "record %u of %u: %s (nothing allocated)", i, n, msg);
             return memd_reply_fail(st, h, out, &err, false);
         }
         s->holds->req = h->id;
@@ -157,7 +161,8 @@ int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                        const uint8_t *p, memd_buf *out)
 {
     uint32_t n = memd_wire_u32(p); /* dispatch checked it against the handles */
-    memd_wire_error err = {0};
+    memd_error err;
+    memd_error_reset(&err);
     p += MEMD_WIRE_COUNT_SIZE;
     if (n > st->scratch_cap) {
         /* Grows to the largest batch seen, then is reused: no allocation per request. */
@@ -186,28 +191,29 @@ int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         uint64_t handle = memd_wire_u64(p + (size_t)i * MEMD_WIRE_HANDLE_SIZE);
         memd_alloc *a = st->scratch[i] = memd_alloc_find(st, handle);
         if (!a)
-            memd_err_set(&err, -ENOENT, "handle %u of %u: no allocation with handle %llu "
+            memd_error_set(&err, -ENOENT, "handle %u of %u: no allocation with handle %llu "
                                         "(nothing freed)", i, n, (unsigned long long)handle);
         else if (!memd_may_access(s, a) && a->uid != s->uid)
-            memd_err_set(&err, -EPERM, "handle %u of %u: %llu belongs to another user, not "
+            memd_error_set(&err, -EPERM, "handle %u of %u: %llu belongs to another user, not "
                                        "to this session %u (nothing freed)",
                          i, n, (unsigned long long)handle, s->id);
         else if (!memd_may_access(s, a))
-            memd_err_set(&err, -EPERM, "handle %u of %u: %llu belongs to session %u, not "
+            memd_error_set(&err, -EPERM, "handle %u of %u: %llu belongs to session %u, not "
                                        "to this session %u (nothing freed)",
                          i, n, (unsigned long long)handle, memd_alloc_creator(a)->session_id,
                          s->id);
         else if (!memd_alloc_hold_of(a, s) && !memd_may_reclaim(s, a)) {
-            memd_wire_error why = {0};
+            memd_error why;
+            memd_error_reset(&why);
             memd_reclaim_error(st, s, handle, a, &why);
-            memd_err_set(&err, why.status, "handle %u of %u (nothing freed): %s", i, n,
-                         why.message);
+            memd_error_set(&err, why.code, "handle %u of %u (nothing freed): %s", i, n,
+                         why.msg);
         } else if (memd_models_managed(st, handle) && memd_alloc_hold_of(a, s))
-            memd_err_set(&err, -EBUSY, "handle %u of %u: %llu belongs to a loaded model or "
+            memd_error_set(&err, -EBUSY, "handle %u of %u: %llu belongs to a loaded model or "
                                        "an instance (nothing freed)",
                          i, n, (unsigned long long)handle);
         else if (a->marked)
-            memd_err_set(&err, -EINVAL, "handle %u of %u: %llu is listed twice (nothing "
+            memd_error_set(&err, -EINVAL, "handle %u of %u: %llu is listed twice (nothing "
                                         "freed)", i, n, (unsigned long long)handle);
         else {
             a->marked = true;

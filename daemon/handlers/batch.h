@@ -5,6 +5,7 @@
 #define MEMD_DAEMON_BATCH_H
 
 #include "buf.h"
+#include "memd/protocol.h"
 #include "state.h"
 
 /* Releases the session's k newest holds: memd_alloc_create puts each new hold at the

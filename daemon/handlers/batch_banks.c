@@ -13,7 +13,7 @@
 #include "alloc.h"
 #include "batch.h"
 #include "dispatch.h"
-#include "errmsg.h"
+#include "error.h"
 #include "model.h"
 #include "reply.h"
 #include "store.h"
@@ -28,12 +28,13 @@ static int elem_at(memd_state *st, const memd_wire_hdr *h, memd_buf *out, const 
     int rc = memd_wire_alloc_banks_elem_get(p, len, req, bs, ids, used);
     if (rc == 0)
         return 0;
-    memd_wire_error err = {0};
+    memd_error err;
+    memd_error_reset(&err);
     if (rc == -EBADMSG)
-        memd_err_set(&err, rc, "malformed ALLOC_BATCH_BANKS request (%u payload bytes): "
+        memd_error_set(&err, rc, "malformed ALLOC_BATCH_BANKS request (%u payload bytes): "
                      "element %u of %u is cut short (%zu bytes left)", h->len, i, n, len);
     else
-        memd_err_set(&err, rc, "malformed ALLOC_BATCH_BANKS request: element %u of %u has "
+        memd_error_set(&err, rc, "malformed ALLOC_BATCH_BANKS request: element %u of %u has "
                      "unknown bank-set flags, a set over %u banks, a field out of range or "
                      "a string without its NUL", i, n, MEMD_BANKSET_MAX);
     *ret = memd_reply_fail(st, h, out, &err, true);
@@ -43,19 +44,19 @@ static int elem_at(memd_state *st, const memd_wire_hdr *h, memd_buf *out, const 
 /* What the engine would refuse only after the elements before it were allocated: a set
  * not strictly increasing, a shared bank set. 0, or the error in *err. */
 static int elem_judge(const memd_wire_alloc_req *req, const memd_wire_bankset *bs,
-                      const uint8_t *ids, uint32_t i, uint32_t n, memd_wire_error *err)
+                      const uint8_t *ids, uint32_t i, uint32_t n, memd_error *err)
 {
     for (uint32_t k = 1; k < bs->count; k++) {
         uint32_t a = memd_wire_u32(ids + 4 * (size_t)(k - 1)), b = memd_wire_u32(ids + 4 * (size_t)k);
         if (a == b)
-            return memd_err_set(err, -EINVAL, "element %u of %u: bank %u is in the bank set "
+            return memd_error_set(err, -EINVAL, "element %u of %u: bank %u is in the bank set "
                                 "twice (nothing allocated)", i, n, b);
         if (b < a)
-            return memd_err_set(err, -EINVAL, "element %u of %u: bank ids must be strictly "
+            return memd_error_set(err, -EINVAL, "element %u of %u: bank ids must be strictly "
                                 "increasing, %u comes after %u (nothing allocated)", i, n, b, a);
     }
     if ((bs->count || bs->flags) && (req->flags & MEMD_ALLOC_F_SHARED))
-        return memd_err_set(err, -EINVAL, "element %u of %u: a bank-set allocation cannot "
+        return memd_error_set(err, -EINVAL, "element %u of %u: a bank-set allocation cannot "
                             "be shared (nothing allocated)", i, n);
     return 0;
 }
@@ -65,7 +66,8 @@ static int elem_judge(const memd_wire_alloc_req *req, const memd_wire_bankset *b
 static int check_frame(memd_state *st, const memd_wire_hdr *h, const uint8_t *p,
                        memd_buf *out, uint32_t n, uint32_t *max_set, int *ret)
 {
-    memd_wire_error err = {0};
+    memd_error err;
+    memd_error_reset(&err);
     int first = 0; /* the first element refused, reported once the frame proved whole */
     size_t off = MEMD_WIRE_COUNT_SIZE;
     *max_set = 0;
@@ -83,7 +85,7 @@ static int check_frame(memd_state *st, const memd_wire_hdr *h, const uint8_t *p,
         off += used;
     }
     if (off != h->len) {
-        memd_err_set(&err, -EBADMSG, "malformed ALLOC_BATCH_BANKS request (%u payload bytes): "
+        memd_error_set(&err, -EBADMSG, "malformed ALLOC_BATCH_BANKS request (%u payload bytes): "
                      "%zu bytes follow its %u element(s)", h->len, h->len - off, n);
         *ret = memd_reply_fail(st, h, out, &err, true);
         return -1;
@@ -159,8 +161,9 @@ static int again(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
     free(ag.hs);
     rc = put_reply(st, h, n, out);
     if (rc == -E2BIG) { /* cannot be: the first sending's reply fitted */
-        memd_wire_error err = {0};
-        memd_err_set(&err, rc, "retried ALLOC_BATCH_BANKS: the reply would exceed %u bytes",
+        memd_error err;
+        memd_error_reset(&err);
+        memd_error_set(&err, rc, "retried ALLOC_BATCH_BANKS: the reply would exceed %u bytes",
                      MEMD_MAX_REPLY);
         return memd_reply_fail(st, h, out, &err, false) < 0 ? -ENOMEM : 1;
     }
@@ -171,7 +174,8 @@ static int again(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
 static int apply(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
                  uint32_t n, uint32_t *ids, memd_buf *out)
 {
-    memd_wire_error err = {0};
+    memd_error err;
+    memd_error_reset(&err);
     size_t off = MEMD_WIRE_COUNT_SIZE;
     for (uint32_t i = 0; i < n; i++) {
         memd_wire_alloc_req req;
@@ -183,17 +187,19 @@ static int apply(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
         for (uint32_t k = 0; k < bs.count; k++)
             ids[k] = memd_wire_u32(raw + 4 * (size_t)k);
         memd_alloc_banks b = {ids, bs.count, (bs.flags & MEMD_BANKSET_F_PER_BANK) != 0};
+        memd_alloc_request r;
+        memd_alloc_request_of(&req, &r);
         int rc = memd_model_check_alloc_name(req.name, &err);
         if (rc == 0)
-            rc = memd_alloc_create_banks(st, s, &req, bs.count || b.per_bank ? &b : NULL,
+            rc = memd_alloc_create_banks(st, s, &r, bs.count || b.per_bank ? &b : NULL,
                                          &st->scratch[i], &err);
         if (rc < 0) {
             memd_batch_rollback(st, s, i);
             st->ctr.alloc_failures++;
-            char msg[sizeof err.message];
-            memcpy(msg, err.message, sizeof msg);
+            char msg[sizeof err.msg];
+            memcpy(msg, err.msg, sizeof msg);
             /* Said first: the reason may be long enough to be cut. */
-            memd_err_set(&err, rc, "element %u of %u, nothing allocated: %s", i, n, msg);
+            memd_error_set(&err, rc, "element %u of %u, nothing allocated: %s", i, n, msg);
             return memd_reply_fail(st, h, out, &err, false);
         }
         s->holds->req = h->id;
@@ -201,7 +207,7 @@ static int apply(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
     int rc = put_reply(st, h, n, out);
     if (rc == -E2BIG) {
         memd_batch_rollback(st, s, n);
-        memd_err_set(&err, rc, "ALLOC_BATCH_BANKS of %u elements: the reply (their bank "
+        memd_error_set(&err, rc, "ALLOC_BATCH_BANKS of %u elements: the reply (their bank "
                      "addresses) would exceed %u bytes; split the batch (nothing allocated)",
                      n, MEMD_MAX_REPLY);
         return memd_reply_fail(st, h, out, &err, false);

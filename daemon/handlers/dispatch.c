@@ -3,7 +3,7 @@
 
 #include <errno.h>
 
-#include "errmsg.h"
+#include "error.h"
 #include "malformed.h"
 #include "model.h"
 #include "reply.h"
@@ -15,11 +15,12 @@ int memd_dispatch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     st->ctr.requests++;
     st->now_ns = 0;
     s->requests++;
-    memd_wire_error err = {0};
+    memd_error err;
+    memd_error_reset(&err);
     const memd_wire_op *o = memd_wire_op_of(h->opcode);
     /* An opcode the proto table knows but this table lacks is unknown here too. */
     if (!o || !memd_handlers[h->opcode]) {
-        memd_err_set(&err, -EBADRQC, "unknown opcode %u (this memd knows 1..%u)", h->opcode,
+        memd_error_set(&err, -EBADRQC, "unknown opcode %u (this memd knows 1..%u)", h->opcode,
                      MEMD_OP_OPCODE_COUNT - 1);
         return memd_reply_fail(st, h, out, &err, true);
     }
@@ -27,7 +28,7 @@ int memd_dispatch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     if (rc < 0)
         return memd_malformed(st, h, out, rc);
     if (o->admin_only && !s->admin) {
-        memd_err_set(&err, -EPERM, "%s is for admins only (root or the admin group)",
+        memd_error_set(&err, -EPERM, "%s is for admins only (root or the admin group)",
                      o->name);
         return memd_reply_fail(st, h, out, &err, false);
     }

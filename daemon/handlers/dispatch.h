@@ -12,6 +12,8 @@
 #define MEMD_DAEMON_DISPATCH_H
 
 #include "buf.h"
+#include "convert.h"
+#include "model.h"
 #include "reply.h"
 #include "state.h"
 
@@ -24,7 +26,7 @@ extern const memd_handler memd_handlers[MEMD_OP_OPCODE_COUNT];
 int memd_dispatch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                   const uint8_t *payload, memd_buf *out);
 
-/* The handlers of this folder (the models' are in model.h). */
+/* The handlers. */
 int memd_op_hello(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
                   memd_buf *out);
 int memd_op_alloc(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
@@ -58,6 +60,34 @@ int memd_op_dump(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
  * MEMD_EVENTS_F_WAIT and nothing to give, no reply: the session is parked (s->ewait). */
 int memd_op_events(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
                    memd_buf *out);
+/* The model layer's requests (model.h); PLAN may return MEMD_PENDING. */
+int memd_op_upload(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                   const uint8_t *p, memd_buf *out);
+int memd_op_plan(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                 const uint8_t *p, memd_buf *out);
+int memd_op_model_load(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                       const uint8_t *p, memd_buf *out);
+int memd_op_model_unload(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                         const uint8_t *p, memd_buf *out);
+int memd_op_model_info(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                       const uint8_t *p, memd_buf *out);
+int memd_op_instance_create(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                            const uint8_t *p, memd_buf *out);
+int memd_op_instance_release(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                             const uint8_t *p, memd_buf *out);
+/* Loop side of a planning job (model.h): caches its result, appends the reply for the
+ * job's session if it is still there (*resume = that session, else NULL) and frees the
+ * job. 0, or -ENOMEM when the reply could not be built (close the connection). */
+int memd_model_job_complete(memd_state *st, memd_model_job *job, memd_session **resume);
+/* Decodes the reference of MODEL_UNLOAD, MODEL_INFO, INSTANCE_CREATE and
+ * INSTANCE_RELEASE, refusing flags outside known_flags. On error the error reply is
+ * already queued, *ret is the handler's return value, and a negative errno comes back. */
+int memd_model_get_ref(memd_state *st, const memd_wire_hdr *h, const uint8_t *p, memd_buf *out,
+                       uint32_t known_flags, memd_wire_ref *ref, int *ret);
+/* DUMP records (MEMD_DUMP_F_MODELS, model_dump.c): plans, then the models and instances
+ * s may see. */
+int memd_models_dump(const memd_state *st, const memd_session *s, memd_buf *out);
+
 /* Answers s's parked EVENTS request into out when an event came for it, or with an empty
  * page once now_ms reached its deadline (UINT64_MAX: at once). true if it answered. */
 bool memd_events_answer_parked(memd_state *st, memd_session *s, uint64_t now_ms, memd_buf *out);

@@ -18,7 +18,7 @@
 #include "alloc.h"
 #include "banklist.h"
 #include "dispatch.h"
-#include "errmsg.h"
+#include "error.h"
 #include "event.h"
 #include "malformed.h"
 #include "memd-build-config.h"
@@ -175,7 +175,9 @@ static int put_alloc_banks(const memd_state *st, const memd_alloc *a, memd_buf *
         if (!p)
             return -ENOMEM;
         memd_wire_alloc_bank_rec r = {.handle = a->handle, .bank_mode = (uint8_t)a->pl.mode};
-        memd_alloc_bank_at(st, a, i, &r.bank);
+        memd_bank_addr b;
+        memd_alloc_bank_at(st, a, i, &b);
+        memd_bank_addr_to_wire(&b, &r.bank);
         memd_wire_alloc_bank_rec_put(p, &r);
     }
     return 0;
@@ -457,10 +459,11 @@ int memd_op_dump(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
     int rc = memd_wire_dump_req_get(p, h->len, &req);
     if (rc < 0)
         return memd_malformed(st, h, out, rc);
-    memd_wire_error err = {0};
+    memd_error err;
+    memd_error_reset(&err);
     int dev = -1;
     if (req.device != UINT32_MAX && (dev = memd_state_dev_index(st, req.device)) < 0) {
-        memd_err_set(&err, -ENODEV, "no device %u (%u configured)", req.device, st->ndevs);
+        memd_error_set(&err, -ENODEV, "no device %u (%u configured)", req.device, st->ndevs);
         return memd_reply_fail(st, h, out, &err, false);
     }
     size_t hdr_off = out->len;
@@ -474,7 +477,7 @@ int memd_op_dump(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
         rc = -E2BIG;
     if (rc < 0) {
         out->len = hdr_off;
-        memd_err_set(&err, rc, rc == -E2BIG ? "dump larger than %u bytes: ask for one device "
+        memd_error_set(&err, rc, rc == -E2BIG ? "dump larger than %u bytes: ask for one device "
                                               "or leave out blocks"
                                             : "dump failed: daemon out of memory (limit %u)",
                      MEMD_MAX_REPLY);

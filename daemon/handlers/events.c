@@ -16,13 +16,15 @@ typedef struct page {
     uint32_t count;
 } page;
 
-static int put_event(void *ctx, const memd_wire_event *ev)
+static int put_event(void *ctx, const memd_event_rec *ev)
 {
     page *pg = ctx;
     uint8_t *p = memd_buf_append(pg->out, MEMD_WIRE_EVENT_SIZE);
     if (!p)
         return -ENOMEM;
-    memd_wire_event_put(p, ev);
+    memd_wire_event w;
+    memd_event_to_wire(ev, &w);
+    memd_wire_event_put(p, &w);
     pg->count++;
     return 0;
 }

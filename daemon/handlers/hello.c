@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "dispatch.h"
-#include "errmsg.h"
+#include "error.h"
 #include "malformed.h"
 #include "memd-build-config.h"
 #include "reply.h"
@@ -19,8 +19,9 @@ int memd_op_hello(memd_state *st, memd_session *s, const memd_wire_hdr *h, const
     if (rc < 0)
         return memd_malformed(st, h, out, rc);
     if (hello.min_version > MEMD_PROTO_VERSION) {
-        memd_wire_error err = {0};
-        memd_err_set(&err, -EPROTONOSUPPORT,
+        memd_error err;
+        memd_error_reset(&err);
+        memd_error_set(&err, -EPROTONOSUPPORT,
                      "client needs protocol version %u..%u; this memd speaks 1..%u",
                      hello.min_version, hello.max_version, MEMD_PROTO_VERSION);
         return memd_reply_fail(st, h, out, &err, true);
@@ -28,8 +29,9 @@ int memd_op_hello(memd_state *st, memd_session *s, const memd_wire_hdr *h, const
     size_t at;
     const char *why;
     if (memd_text_check(hello.client_name, &at, &why) < 0) {
-        memd_wire_error err = {0};
-        memd_err_set(&err, -EINVAL, "client name: byte %zu is %s (0x%02x); names are UTF-8 "
+        memd_error err;
+        memd_error_reset(&err);
+        memd_error_set(&err, -EINVAL, "client name: byte %zu is %s (0x%02x); names are UTF-8 "
                      "text without control characters",
                      at, why, (unsigned char)hello.client_name[at]);
         return memd_reply_fail(st, h, out, &err, false);
@@ -39,7 +41,8 @@ int memd_op_hello(memd_state *st, memd_session *s, const memd_wire_hdr *h, const
     memd_wire_welcome w = {.version = s->version, .session_id = s->id,
                            .max_frame = st->limits.max_frame, .ndevices = st->ndevs};
     memd_wire_strset(w.server_version, sizeof w.server_version, MEMD_VERSION);
-    memd_wire_error err = {0};
+    memd_error err;
+    memd_error_reset(&err);
     if ((rc = memd_store_hello(st, s, &hello, &w, &err)) < 0) /* token, reclaim */
         return memd_reply_fail(st, h, out, &err, false);
     /* A client that sent the short HELLO gets the short welcome it expects. */

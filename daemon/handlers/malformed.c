@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "errmsg.h"
+#include "error.h"
 #include "reply.h"
 #include "wire.h"
 
@@ -33,12 +33,13 @@ static void expected(const memd_wire_op *o, char *s, size_t n)
 
 int memd_malformed(memd_state *st, const memd_wire_hdr *h, memd_buf *out, int rc)
 {
-    memd_wire_error err = {0};
+    memd_error err;
+    memd_error_reset(&err);
     char why[96] = "a field is out of range or a string lacks its NUL";
     const memd_wire_op *o = memd_wire_op_of(h->opcode);
     if (rc == -EBADMSG && o)
         expected(o, why, sizeof why);
-    memd_err_set(&err, rc, "malformed %s request (%u payload bytes): %s", o ? o->name : "?",
+    memd_error_set(&err, rc, "malformed %s request (%u payload bytes): %s", o ? o->name : "?",
                  h->len, why);
     return memd_reply_fail(st, h, out, &err, true);
 }

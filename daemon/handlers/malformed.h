@@ -3,6 +3,7 @@
 #define MEMD_DAEMON_MALFORMED_H
 
 #include "buf.h"
+#include "memd/protocol.h"
 #include "state.h"
 
 /* Queues the error reply (status rc) to h, a request that does not decode, and returns

@@ -7,27 +7,27 @@
 #include "access.h"
 #include "alloc.h"
 #include "dispatch.h"
-#include "errmsg.h"
+#include "error.h"
 #include "pool_books.h"
 #include "reply.h"
 #include "wire.h"
 
 /* The pool an op names, when it is a live pool of s; else NULL with the error in err. */
 static memd_alloc *pool_of(memd_state *st, memd_session *s, uint32_t i,
-                           const memd_wire_pool_op *op, memd_wire_error *err)
+                           const memd_pool_op *op, memd_error *err)
 {
     memd_alloc *a = memd_alloc_find(st, op->pool);
     if (!a || !memd_alloc_hold_of(a, s)) {
         memd_access_error(s, op->pool, a, err);
         char why[160];
-        memcpy(why, err->message, sizeof why);
+        memcpy(why, err->msg, sizeof why);
         why[sizeof why - 1] = '\0';
-        memd_err_set(err, err->status, "pool report op %u: %s%s", i, why,
+        memd_error_set(err, err->code, "pool report op %u: %s%s", i, why,
                      a ? "" : " (a pool freed already, or never created)");
         return NULL;
     }
     if (!a->pool) {
-        memd_err_set(err, -EINVAL, "pool report op %u: handle %llu is not a pool (allocate "
+        memd_error_set(err, -EINVAL, "pool report op %u: handle %llu is not a pool (allocate "
                      "it with the pool flag)", i, (unsigned long long)op->pool);
         return NULL;
     }
@@ -38,30 +38,33 @@ int memd_op_pool_report(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                         const uint8_t *p, memd_buf *out)
 {
     uint32_t n = memd_wire_u32(p); /* dispatch checked it against the records */
-    memd_wire_error err = {0};
-    memd_wire_pool_op *ops = malloc(((size_t)n + 1) * sizeof *ops);
+    memd_error err;
+    memd_error_reset(&err);
+    memd_pool_op *ops = malloc(((size_t)n + 1) * sizeof *ops);
     memd_alloc **pools = malloc(((size_t)n + 1) * sizeof *pools);
     if (!ops || !pools) {
         free(ops);
         free(pools);
-        memd_err_set(&err, -ENOMEM, "daemon out of memory");
+        memd_error_set(&err, -ENOMEM, "daemon out of memory");
         return memd_reply_fail(st, h, out, &err, false);
     }
     p += MEMD_WIRE_COUNT_SIZE;
     for (uint32_t i = 0; i < n; i++, p += MEMD_WIRE_POOL_OP_SIZE) {
-        int rc = memd_wire_pool_op_get(p, MEMD_WIRE_POOL_OP_SIZE, &ops[i]);
+        memd_wire_pool_op w;
+        int rc = memd_wire_pool_op_get(p, MEMD_WIRE_POOL_OP_SIZE, &w);
         if (rc < 0) {
             free(ops);
             free(pools);
-            memd_err_set(&err, rc, "malformed POOL_REPORT: op %u of %u has an unknown kind or "
+            memd_error_set(&err, rc, "malformed POOL_REPORT: op %u of %u has an unknown kind or "
                                    "a name without its NUL", i, n);
             return memd_reply_fail(st, h, out, &err, true);
         }
+        memd_pool_op_of(&w, &ops[i]);
     }
     int rc = 0;
     for (uint32_t i = 0; i < n && rc == 0; i++)
         if (!(pools[i] = pool_of(st, s, i, &ops[i], &err)))
-            rc = err.status;
+            rc = err.code;
     if (rc == 0)
         rc = memd_pool_report(st, pools, ops, n, &err);
     free(ops);

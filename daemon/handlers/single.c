@@ -6,7 +6,7 @@
 #include "access.h"
 #include "alloc.h"
 #include "dispatch.h"
-#include "errmsg.h"
+#include "error.h"
 #include "malformed.h"
 #include "model.h"
 #include "reply.h"
@@ -15,7 +15,8 @@
 static int handle_error(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
                         const memd_session *s, uint64_t handle, const memd_alloc *a)
 {
-    memd_wire_error err = {0};
+    memd_error err;
+    memd_error_reset(&err);
     memd_access_error(s, handle, a, &err);
     return memd_reply_fail(st, h, out, &err, false);
 }
@@ -26,19 +27,21 @@ static int handle_error(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
  * failure) in *err. */
 static int create_once(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                        const memd_wire_alloc_req *req, const memd_alloc_banks *b,
-                       memd_alloc **a, memd_wire_error *err)
+                       memd_alloc **a, memd_error *err)
 {
     int rc = memd_model_check_alloc_name(req->name, err);
     if (rc == 0 && b && b->nset == 0 && !b->per_bank)
-        rc = memd_err_set(err, -EINVAL, "an empty bank set is only valid per bank");
+        rc = memd_error_set(err, -EINVAL, "an empty bank set is only valid per bank");
     memd_hold *first;
     if (rc == 0 && (h->status & MEMD_REQ_F_RETRY) &&
         memd_holds_of_request(s, h->id, &first, 1) == 1) {
         *a = memd_hold_alloc(first);
         return 0;
     }
+    memd_alloc_request r;
+    memd_alloc_request_of(req, &r);
     if (rc == 0)
-        rc = memd_alloc_create_banks(st, s, req, b, a, err);
+        rc = memd_alloc_create_banks(st, s, &r, b, a, err);
     if (rc < 0) {
         st->ctr.alloc_failures++;
         return rc;
@@ -55,7 +58,8 @@ int memd_op_alloc(memd_state *st, memd_session *s, const memd_wire_hdr *h, const
     if (rc < 0)
         return memd_malformed(st, h, out, rc);
     memd_alloc *a;
-    memd_wire_error err = {0};
+    memd_error err;
+    memd_error_reset(&err);
     if (create_once(st, s, h, &req, NULL, &a, &err) < 0)
         return memd_reply_fail(st, h, out, &err, false);
     uint8_t *o = memd_reply_begin(out, h->opcode, h->id, MEMD_WIRE_BUFFER_SIZE);
@@ -76,8 +80,9 @@ int memd_op_free(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
     memd_hold *hold = a ? memd_alloc_hold_of(a, s) : NULL;
     /* Its own model's or instance's buffer (an admin may still reclaim another's). */
     if (hold && memd_models_managed(st, handle)) {
-        memd_wire_error err = {0};
-        memd_err_set(&err, -EBUSY, "handle %llu belongs to a loaded model or an instance: "
+        memd_error err;
+        memd_error_reset(&err);
+        memd_error_set(&err, -EBUSY, "handle %llu belongs to a loaded model or an instance: "
                      "release it with MODEL_UNLOAD or INSTANCE_RELEASE",
                      (unsigned long long)handle);
         return memd_reply_fail(st, h, out, &err, false);
@@ -89,7 +94,8 @@ int memd_op_free(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
     else if (a && memd_may_reclaim(s, a))
         memd_alloc_reclaim(st, a); /* an admin frees what it does not hold outright */
     else if (a && s->admin) { /* bound to a sub-device the buffer is not charged to */
-        memd_wire_error err = {0};
+        memd_error err;
+        memd_error_reset(&err);
         memd_reclaim_error(st, s, handle, a, &err);
         return memd_reply_fail(st, h, out, &err, false);
     } else
@@ -142,7 +148,7 @@ int memd_op_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h, const
         return -ENOMEM;
     o = memd_wire_count_put(o, n);
     for (uint32_t i = 0; i < n; i++) {
-        memd_wire_bank_addr b;
+        memd_bank_addr b;
         memd_alloc_bank_at(st, a, i, &b);
         o = memd_wire_put_u64(o, b.absolute);
     }
@@ -174,10 +180,11 @@ int memd_op_alloc_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     int rc = memd_wire_alloc_banks_get(p, h->len, &req, &bs, &raw);
     if (rc < 0)
         return memd_malformed(st, h, out, rc);
-    memd_wire_error err = {0};
+    memd_error err;
+    memd_error_reset(&err);
     uint32_t *ids = bs.count ? malloc(sizeof(*ids) * bs.count) : NULL;
     if (bs.count && !ids) {
-        memd_err_set(&err, -ENOMEM, "daemon out of memory");
+        memd_error_set(&err, -ENOMEM, "daemon out of memory");
         return memd_reply_fail(st, h, out, &err, false);
     }
     for (uint32_t i = 0; i < bs.count; i++)

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "dispatch.h"
-#include "errmsg.h"
+#include "error.h"
 #include "malformed.h"
 #include "reply.h"
 #include "subdev.h"
@@ -12,8 +12,9 @@
 
 static int fail(memd_state *st, const memd_wire_hdr *h, memd_buf *out, int rc, const char *msg)
 {
-    memd_wire_error err = {0};
-    memd_err_set(&err, rc, "%s", msg);
+    memd_error err;
+    memd_error_reset(&err);
+    memd_error_set(&err, rc, "%s", msg);
     return memd_reply_fail(st, h, out, &err, false);
 }
 
@@ -47,7 +48,8 @@ int memd_op_subdev_define(memd_state *st, memd_session *s, const memd_wire_hdr *
     }
     /* Room in the state store first, as for an allocation: what it cannot keep is
      * refused, not forgotten by the next restart. */
-    memd_wire_error perr = {0};
+    memd_error perr;
+    memd_error_reset(&perr);
     if ((rc = memd_hooks_prepare(st, s, &perr)) < 0) {
         memd_subdev_spec_free(&sd);
         return memd_reply_fail(st, h, out, &perr, false);
@@ -68,9 +70,10 @@ int memd_op_subdev_bind(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     if (rc < 0)
         return memd_malformed(st, h, out, rc);
     int i = memd_subdev_find(st, name);
-    memd_wire_error err = {0};
+    memd_error err;
+    memd_error_reset(&err);
     if (i < 0) {
-        memd_err_set(&err, -ENOENT, "no sub-device '%s'", name);
+        memd_error_set(&err, -ENOENT, "no sub-device '%s'", name);
         return memd_reply_fail(st, h, out, &err, false);
     }
     /* A binding is stored with the session: room first, as for an allocation. */

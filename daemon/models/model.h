@@ -16,32 +16,16 @@
 
 #include <stdbool.h>
 
-#include "buf.h"
+#include "error.h"
 #include "state.h"
 
 typedef struct memd_model_job memd_model_job;
-
-/* Handlers (dispatch.h conventions; PLAN may return MEMD_PENDING). */
-int memd_op_upload(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                   const uint8_t *p, memd_buf *out);
-int memd_op_plan(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                 const uint8_t *p, memd_buf *out);
-int memd_op_model_load(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                       const uint8_t *p, memd_buf *out);
-int memd_op_model_unload(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                         const uint8_t *p, memd_buf *out);
-int memd_op_model_info(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                       const uint8_t *p, memd_buf *out);
-int memd_op_instance_create(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                            const uint8_t *p, memd_buf *out);
-int memd_op_instance_release(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                             const uint8_t *p, memd_buf *out);
 
 /* Shared names of the form "model:NAME:code|const" hold models' code and constants. A
  * plain ALLOC may not take one (it could squat on a model's name with another size and
  * make every later load of that model fail): 0, or -EPERM with err filled. */
 #define MEMD_MODEL_NAME_PREFIX MEMD_GLOBAL_NAME_PREFIX /* state.h: global names */
-int memd_model_check_alloc_name(const char *name, memd_wire_error *err);
+int memd_model_check_alloc_name(const char *name, memd_error *err);
 
 /* True while s waits for a planning job: its next frames must not be dispatched. */
 bool memd_models_busy(const memd_state *st, const memd_session *s);
@@ -59,8 +43,6 @@ int memd_models_init(memd_state *st);
  * one may still reclaim it). */
 bool memd_models_managed(const memd_state *st, uint64_t handle);
 
-/* DUMP records (MEMD_DUMP_F_MODELS): plans, then the models and instances s may see. */
-int memd_models_dump(const memd_state *st, const memd_session *s, memd_buf *out);
 
 /* The asynchronous runner: run() must arrange for memd_model_job_execute(job) on a
  * worker and then memd_model_job_complete() on the loop; it returns 0, or a negative
@@ -70,9 +52,53 @@ int memd_models_set_runner(memd_state *st, memd_models_runner run, void *ctx);
 
 /* Worker side: pure planning/validation on the job's private data (no daemon state). */
 void memd_model_job_execute(memd_model_job *job);
-/* Loop side: caches the result, appends the reply for the job's session if it is still
- * there (*resume = that session, else NULL) and frees the job. 0, or -ENOMEM when the
- * reply could not be built (the caller closes the session's connection). */
-int memd_model_job_complete(memd_state *st, memd_model_job *job, memd_session **resume);
+/* Loop side (the handlers' memd_model_job_complete, which then answers and frees it):
+ * takes the job off the list and caches its plan. 0 with *e the plan (in the cache, or
+ * tmp when it cannot be cached), or the job's failure in err (its code returned). */
+typedef struct memd_plan_entry memd_plan_entry;
+int memd_model_job_finish(memd_state *st, memd_model_job *job, memd_plan_entry *tmp,
+                          const memd_plan_entry **e, memd_error *err);
+void memd_model_job_free(memd_model_job *job);
+
+/* The requests' domain calls (the handlers decode and answer). A negative errno comes
+ * back with err filled, except -ENOMEM with err->code 0: memory ran short before
+ * anything could be said (the handler closes the connection). */
+typedef struct memd_model memd_model;
+typedef struct memd_instance memd_instance;
+typedef struct memd_doc memd_doc;
+
+/* UPLOAD: one part of a document. */
+typedef struct memd_upload_part {
+    uint64_t upload_id, offset, total;
+    const uint8_t *data;
+    uint64_t len;
+} memd_upload_part;
+int memd_models_upload(memd_state *st, memd_session *s, const memd_upload_part *part,
+                       memd_error *err);
+
+/* PLAN: the document's problem from the cache (*hit), or as a job (*job; its reply goes
+ * to out once complete, unless the session went away first). */
+enum { MEMD_MODELS_PLAN_CACHED, MEMD_MODELS_PLAN_QUEUED, MEMD_MODELS_PLAN_DONE };
+struct memd_buf;
+int memd_models_plan(memd_state *st, memd_session *s, const memd_doc *doc,
+                     struct memd_buf *out, uint16_t op, uint64_t req_id,
+                     memd_plan_entry **hit, memd_model_job **job, memd_error *err);
+
+/* MODEL_LOAD: the document's model, loaded for s (*fresh: loaded now, not shared). */
+int memd_models_load(memd_state *st, memd_session *s, const memd_doc *doc, memd_model **out,
+                     bool *fresh, memd_error *err);
+/* MODEL_UNLOAD (retry: a resent request, whose first sending may have unloaded it). */
+int memd_models_unload(memd_state *st, memd_session *s, uint64_t id, bool force, bool retry,
+                       memd_error *err);
+/* MODEL_INFO: the model s may see, or NULL with err filled. */
+const memd_model *memd_models_info(const memd_state *st, const memd_session *s, uint64_t id,
+                                   memd_error *err);
+/* INSTANCE_CREATE: an idle instance of s's load of the model, or a new one (*reused says
+ * which); a retry gets the one its first sending took (req: the request's id). */
+int memd_models_instance_take(memd_state *st, memd_session *s, uint64_t model_id, uint64_t req,
+                              bool retry, memd_instance **out, bool *reused, memd_error *err);
+/* INSTANCE_RELEASE: back to idle, or freed (free_it). */
+int memd_models_instance_release(memd_state *st, memd_session *s, uint64_t id, bool free_it,
+                                 bool retry, memd_error *err);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "plan.h"
 #include "map.h"
+#include "memd/protocol.h" /* the documents are decoded here (wire.h) */
 #include "model.h"
 
 /* Daemon-side bounds (protocol.h has the ones clients see). */
@@ -15,7 +16,7 @@
 
 /* One cached plan: the canonical problem (compared on every hit, so a hash collision
  * can never hand out another problem's offsets) and its offsets. */
-typedef struct memd_plan_entry {
+struct memd_plan_entry {
     uint64_t id;                   /* content hash, the wire's plan_id (never 0) */
     memd_plan_buffer *bufs;        /* canonical: align >= 1, offset 0 unless pinned */
     uint64_t *offsets;
@@ -26,7 +27,7 @@ typedef struct memd_plan_entry {
     uint32_t models;               /* loaded models using it: never evicted meanwhile */
     size_t bytes;                  /* memory it takes, for the cache budget */
     struct memd_plan_entry *prev, *next; /* LRU: head is the most recently used */
-} memd_plan_entry;
+};
 
 /* A document being uploaded in parts. */
 typedef struct memd_upload {
@@ -39,7 +40,8 @@ typedef struct memd_upload {
 
 struct memd_model_job {
     memd_session *s;               /* NULL once the session went away */
-    memd_buf *out;
+    struct memd_buf *out;          /* where the reply goes (the handlers'); NULL: the
+                                      session went away */
     uint64_t req_id;
     uint16_t op;
     uint64_t key;
@@ -65,7 +67,7 @@ typedef struct memd_model_tensor {
     uint8_t role;
 } memd_model_tensor;
 
-typedef struct memd_model {
+struct memd_model {
     uint64_t id, hash, created_ns;
     uint32_t dev;                  /* index into memd_state.devs */
     uint8_t scope;
@@ -78,9 +80,8 @@ typedef struct memd_model {
     uint64_t code_handle, const_handle; /* shared allocations, held by every user */
     uint32_t users, instances;
     struct memd_model *next;
-} memd_model;
+};
 
-typedef struct memd_instance memd_instance;
 
 /* One session's load of a model. */
 typedef struct memd_model_use {
@@ -157,15 +158,15 @@ void memd_models_save_gone(memd_models *ms, uint8_t kind, uint64_t id);
 void memd_models_save_ids(memd_models *ms);
 
 /* model_upload.c: the document of a PLAN / MODEL_LOAD request. */
-typedef struct memd_doc {
+struct memd_doc {
     const uint8_t *p;
     size_t len;
     memd_upload *up;               /* consumed when the request is done */
-} memd_doc;
+};
 /* 0, or a negative errno with err filled (an unknown or unfinished upload); the frame's
  * shape was checked by dispatch. */
 int memd_models_doc(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
-                    memd_doc *d, memd_wire_error *err);
+                    memd_doc *d, memd_error *err);
 void memd_models_doc_done(memd_state *st, memd_doc *d);
 void memd_models_uploads_drop(memd_models *ms, const memd_session *s);
 
@@ -188,11 +189,5 @@ int memd_plan_cache_adopt(memd_models *ms, memd_plan_entry *e);
 void memd_plan_cache_ref(memd_models *ms, memd_plan_entry *e);
 void memd_plan_cache_unref(memd_models *ms, memd_plan_entry *e);
 void memd_plan_cache_free(memd_models *ms);
-
-/* Decodes the reference of MODEL_UNLOAD, MODEL_INFO, INSTANCE_CREATE and
- * INSTANCE_RELEASE, refusing flags outside known_flags. On error the error reply is
- * already queued, *ret is the handler's return value, and a negative errno comes back. */
-int memd_model_get_ref(memd_state *st, const memd_wire_hdr *h, const uint8_t *p, memd_buf *out,
-                       uint32_t known_flags, memd_wire_ref *ref, int *ret);
 
 #endif

@@ -9,10 +9,9 @@
 
 #include "alloc.h"
 #include "digest.h"
-#include "errmsg.h"
+#include "error.h"
 #include "event.h"
 #include "model_internal.h"
-#include "reply.h"
 #include "wire.h"
 
 #define MODEL_SEED 0x6d656d642d6d646cull /* "memd-mdl" */
@@ -44,25 +43,25 @@ typedef struct desc {
 
 /* The header: name, device, tensor count, and a length that holds exactly those tensors. */
 static int decode_header(memd_state *st, const memd_doc *d, memd_wire_model_req *r,
-                         memd_wire_error *err)
+                         memd_error *err)
 {
     int rc = memd_wire_model_req_get(d->p, d->len, r);
     if (rc < 0)
-        return memd_err_set(err, rc, rc == -EBADMSG ? "model document of %zu bytes is shorter "
+        return memd_error_set(err, rc, rc == -EBADMSG ? "model document of %zu bytes is shorter "
                             "than its header" : "model document: bad scope, flags or name "
                             "(%zu bytes)", d->len);
     if (!name_ok(r->name))
-        return memd_err_set(err, -EINVAL, "model name '%s': 1..%d characters of A-Z a-z 0-9 . _ -",
+        return memd_error_set(err, -EINVAL, "model name '%s': 1..%d characters of A-Z a-z 0-9 . _ -",
                             r->name, MEMD_MODEL_NAME_MAX);
     if (memd_state_dev_index(st, r->device) < 0)
-        return memd_err_set(err, -ENODEV, "model %s: no device %u (%u configured)", r->name,
+        return memd_error_set(err, -ENODEV, "model %s: no device %u (%u configured)", r->name,
                             r->device, st->ndevs);
     if (r->ntensors == 0 || r->ntensors > MEMD_MODEL_MAX_TENSORS)
-        return memd_err_set(err, -E2BIG, "model %s: %u tensors, expected 1..%u", r->name,
+        return memd_error_set(err, -E2BIG, "model %s: %u tensors, expected 1..%u", r->name,
                             r->ntensors, MEMD_MODEL_MAX_TENSORS);
     uint64_t want = MEMD_WIRE_MODEL_REQ_SIZE + (uint64_t)r->ntensors * MEMD_WIRE_TENSOR_SIZE;
     if (d->len != want)
-        return memd_err_set(err, -EBADMSG, "model %s: document of %zu bytes does not hold the "
+        return memd_error_set(err, -EBADMSG, "model %s: document of %zu bytes does not hold the "
                             "%u tensors its header announces (%llu bytes)", r->name, d->len,
                             r->ntensors, (unsigned long long)want);
     return 0;
@@ -71,32 +70,32 @@ static int decode_header(memd_state *st, const memd_doc *d, memd_wire_model_req 
 /* Tensor i (wire record p) into ds->t[i], checked on its own; its canonical encoding
  * goes to *e. */
 static int decode_tensor(desc *ds, uint32_t i, const uint8_t *p, uint8_t **e,
-                         memd_wire_error *err)
+                         memd_error *err)
 {
     const char *name = ds->req.name;
     memd_wire_tensor w;
     memd_model_tensor *t = &ds->t[i];
     if (memd_wire_tensor_get(p, MEMD_WIRE_TENSOR_SIZE, &w) < 0)
-        return memd_err_set(err, -EINVAL, "model %s: tensor %u: unknown role %u", name, i, p[32]);
+        return memd_error_set(err, -EINVAL, "model %s: tensor %u: unknown role %u", name, i, p[32]);
     t->role = w.role;
     t->size = w.size;
     t->align = w.align ? w.align : 1;
     if (w.role == MEMD_TENSOR_ALIAS) {
         if (w.alias_of >= ds->req.ntensors || w.alias_of == i)
-            return memd_err_set(err, -EINVAL, "model %s: tensor %u: alias of tensor %u, "
+            return memd_error_set(err, -EINVAL, "model %s: tensor %u: alias of tensor %u, "
                                 "which does not exist", name, i, w.alias_of);
         t->ref = w.alias_of;
         t->align = 1;
     } else if (w.alias_of != MEMD_NO_TENSOR) {
-        return memd_err_set(err, -EINVAL, "model %s: tensor %u: alias_of %u on a tensor "
+        return memd_error_set(err, -EINVAL, "model %s: tensor %u: alias_of %u on a tensor "
                             "that is not an alias", name, i, w.alias_of);
     } else if (w.size == 0) {
-        return memd_err_set(err, -EINVAL, "model %s: tensor %u: size 0", name, i);
+        return memd_error_set(err, -EINVAL, "model %s: tensor %u: size 0", name, i);
     } else if (!pow2(t->align) || t->align > (1ull << 32)) {
-        return memd_err_set(err, -EINVAL, "model %s: tensor %u: alignment %llu is not a "
+        return memd_error_set(err, -EINVAL, "model %s: tensor %u: alignment %llu is not a "
                             "power of two up to 4 GiB", name, i, (unsigned long long)w.align);
     } else if (w.role == MEMD_TENSOR_ACTIVATION && w.lower >= w.upper) {
-        return memd_err_set(err, -EINVAL, "model %s: tensor %u: lifetime [%llu,%llu) is "
+        return memd_error_set(err, -EINVAL, "model %s: tensor %u: lifetime [%llu,%llu) is "
                             "empty", name, i, (unsigned long long)w.lower,
                             (unsigned long long)w.upper);
     }
@@ -115,7 +114,7 @@ static int decode_tensor(desc *ds, uint32_t i, const uint8_t *p, uint8_t **e,
 }
 
 /* Aliases point at a non-alias of at least their size (checked once all are read). */
-static int check_aliases(const desc *ds, memd_wire_error *err)
+static int check_aliases(const desc *ds, memd_error *err)
 {
     for (uint32_t i = 0; i < ds->req.ntensors; i++) {
         const memd_model_tensor *t = &ds->t[i];
@@ -123,11 +122,11 @@ static int check_aliases(const desc *ds, memd_wire_error *err)
             continue;
         const memd_model_tensor *src = &ds->t[t->ref];
         if (src->role == MEMD_TENSOR_ALIAS)
-            return memd_err_set(err, -EINVAL, "model %s: tensor %u: alias of tensor %u, itself "
+            return memd_error_set(err, -EINVAL, "model %s: tensor %u: alias of tensor %u, itself "
                                 "an alias (name the tensor that holds the data)", ds->req.name, i,
                                 t->ref);
         if (t->size > src->size)
-            return memd_err_set(err, -EINVAL, "model %s: tensor %u: alias of %llu bytes is "
+            return memd_error_set(err, -EINVAL, "model %s: tensor %u: alias of %llu bytes is "
                                 "larger than its source tensor %u (%llu bytes)", ds->req.name, i,
                                 (unsigned long long)t->size, t->ref,
                                 (unsigned long long)src->size);
@@ -138,7 +137,7 @@ static int check_aliases(const desc *ds, memd_wire_error *err)
 /* Decodes and checks the document; computes the content hash over its canonical
  * re-encoding (reserved fields zero, alignment 0 read as 1, lifetimes only for
  * activations), so equal models hash equal whatever their padding bytes said. */
-static int decode(memd_state *st, const memd_doc *d, desc *ds, memd_wire_error *err)
+static int decode(memd_state *st, const memd_doc *d, desc *ds, memd_error *err)
 {
     memd_wire_model_req *r = &ds->req;
     int rc = decode_header(st, d, r, err);
@@ -148,7 +147,7 @@ static int decode(memd_state *st, const memd_doc *d, desc *ds, memd_wire_error *
     uint8_t *enc = malloc(d->len); /* the header checked: d->len is exactly header + tensors */
     if (!ds->t || !enc) {
         free(enc);
-        return memd_err_set(err, -ENOMEM, "daemon out of memory for model %s", r->name);
+        return memd_error_set(err, -ENOMEM, "daemon out of memory for model %s", r->name);
     }
     uint8_t *e = memd_wire_model_req_put(enc, r);
     const uint8_t *p = d->p + MEMD_WIRE_MODEL_REQ_SIZE;
@@ -163,11 +162,11 @@ static int decode(memd_state *st, const memd_doc *d, desc *ds, memd_wire_error *
 }
 
 /* The plan must be exactly the activations, in order. */
-static int check_plan(const desc *ds, const memd_plan_entry *pl, memd_wire_error *err)
+static int check_plan(const desc *ds, const memd_plan_entry *pl, memd_error *err)
 {
     const char *name = ds->req.name;
     if (pl->n != ds->nact)
-        return memd_err_set(err, -EINVAL, "model %s: plan %016llx has %u buffers, the model "
+        return memd_error_set(err, -EINVAL, "model %s: plan %016llx has %u buffers, the model "
                             "%u activations", name, (unsigned long long)pl->id, pl->n, ds->nact);
     for (uint32_t i = 0; i < ds->req.ntensors; i++) {
         const memd_model_tensor *t = &ds->t[i];
@@ -176,7 +175,7 @@ static int check_plan(const desc *ds, const memd_plan_entry *pl, memd_wire_error
         const memd_plan_buffer *b = &pl->bufs[t->ref];
         if (b->size != t->size || b->align != t->align || b->lower != t->lower ||
             b->upper != t->upper)
-            return memd_err_set(err, -EINVAL, "model %s: tensor %u (activation %u) does not "
+            return memd_error_set(err, -EINVAL, "model %s: tensor %u (activation %u) does not "
                                 "match plan %016llx: size %llu/%llu, align %llu/%llu, time "
                                 "[%llu,%llu)/[%llu,%llu)", name, i, t->ref,
                                 (unsigned long long)pl->id, (unsigned long long)t->size,
@@ -191,14 +190,14 @@ static int check_plan(const desc *ds, const memd_plan_entry *pl, memd_wire_error
 /* A new model record from a checked description: weights laid out bottom-up, each at
  * its alignment, in one constants buffer. */
 static int build(const desc *ds, memd_plan_entry *pl, uint32_t dev, memd_model **out,
-                 memd_wire_error *err)
+                 memd_error *err)
 {
     memd_model *m = calloc(1, sizeof *m);
     uint32_t *ph = calloc(ds->nph ? ds->nph : 1, sizeof *ph);
     if (!m || !ph) {
         free(m);
         free(ph);
-        return memd_err_set(err, -ENOMEM, "daemon out of memory for model %s", ds->req.name);
+        return memd_error_set(err, -ENOMEM, "daemon out of memory for model %s", ds->req.name);
     }
     m->t = ds->t;
     m->n = ds->req.ntensors;
@@ -220,7 +219,7 @@ static int build(const desc *ds, memd_plan_entry *pl, uint32_t dev, memd_model *
             if (off > UINT64_MAX - (a - 1) || (off = (off + a - 1) & ~(a - 1)) > UINT64_MAX - t->size) {
                 free(ph);
                 free(m);
-                return memd_err_set(err, -EOVERFLOW, "model %s: weights overflow 64 bits",
+                return memd_error_set(err, -EOVERFLOW, "model %s: weights overflow 64 bits",
                                     ds->req.name);
             }
             t->off = off;
@@ -240,64 +239,25 @@ static int build(const desc *ds, memd_plan_entry *pl, uint32_t dev, memd_model *
 
 /* s takes a hold on one of m's shared buffers (creating it on the first load). */
 static int acquire(memd_state *st, memd_session *s, const memd_model *m, memd_class cls,
-                   uint64_t bytes, uint64_t align, uint64_t *handle, memd_wire_error *err)
+                   uint64_t bytes, uint64_t align, uint64_t *handle, memd_error *err)
 {
-    memd_wire_alloc_req w = {.device = st->devs[m->dev].spec->id, .cls = (uint8_t)cls,
-                             .scope = m->scope, .bytes = bytes,
-                             .alignment = align > 1 ? align : 0,
-                             .flags = MEMD_ALLOC_F_SHARED};
+    char name[MEMD_NAME_MAX];
+    memd_alloc_request w = {.device = st->devs[m->dev].spec->id, .cls = (uint8_t)cls,
+                            .scope = m->scope, .bytes = bytes,
+                            .alignment = align > 1 ? align : 0, .shared = true, .name = name};
     /* name_ok bounds the model name to MEMD_MODEL_NAME_MAX, so this always fits. */
-    snprintf(w.name, sizeof w.name, MEMD_MODEL_NAME_PREFIX "%.*s:%s", MEMD_MODEL_NAME_MAX, m->name,
+    snprintf(name, sizeof name, MEMD_MODEL_NAME_PREFIX "%.*s:%s", MEMD_MODEL_NAME_MAX, m->name,
              cls == MEMD_CLASS_CODE ? "code" : "const");
     memd_alloc *a;
     int rc = memd_alloc_create(st, s, &w, &a, err);
     if (rc < 0) {
-        char msg[sizeof err->message];
-        memcpy(msg, err->message, sizeof msg);
-        memd_err_set(err, rc, "model %s %s: %s", m->name,
+        char msg[sizeof err->msg];
+        memcpy(msg, err->msg, sizeof msg);
+        memd_error_set(err, rc, "model %s %s: %s", m->name,
                      cls == MEMD_CLASS_CODE ? "code" : "constants", msg);
         return rc;
     }
     *handle = a->handle;
-    return 0;
-}
-
-static int reply_info(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
-                      const memd_model *m, uint32_t flags)
-{
-    uint8_t *o = memd_reply_begin(out, h->opcode, h->id,
-                                  MEMD_WIRE_MODEL_INFO_SIZE + m->n * MEMD_WIRE_TENSOR_INFO_SIZE);
-    if (!o)
-        return -ENOMEM;
-    uint64_t const_addr = memd_models_handle_address(st, m->const_handle);
-    memd_wire_model_info mi = {
-        .model_id = m->id, .plan_id = m->plan->id, .arena = m->plan->arena,
-        .lower_bound = m->plan->lower_bound, .code_handle = m->code_handle,
-        .code_address = memd_models_handle_address(st, m->code_handle),
-        .code_bytes = m->code_bytes, .const_handle = m->const_handle,
-        .const_address = const_addr, .const_bytes = m->const_bytes,
-        .created_ns = m->created_ns, .device = st->devs[m->dev].spec->id, .users = m->users,
-        .ntensors = m->n, .instances = m->instances, .flags = flags};
-    if (m->plan->optimal)
-        mi.flags |= MEMD_MODEL_I_PLAN_OPTIMAL;
-    if (m->plan->precomputed)
-        mi.flags |= MEMD_MODEL_I_PLAN_PRECOMPUTED;
-    memcpy(mi.name, m->name, sizeof mi.name);
-    memcpy(mi.strategy, m->plan->strategy, sizeof mi.strategy);
-    mi.strategy[sizeof mi.strategy - 1] = '\0';
-    o = memd_wire_model_info_put(o, &mi);
-    for (uint32_t i = 0; i < m->n; i++) {
-        const memd_model_tensor *t = &m->t[i];
-        const memd_model_tensor *src = t->role == MEMD_TENSOR_ALIAS ? &m->t[t->ref] : t;
-        memd_wire_tensor_info ti = {.size = t->size, .role = t->role,
-                                    .alias_of = t->role == MEMD_TENSOR_ALIAS ? t->ref
-                                                                             : MEMD_NO_TENSOR};
-        if (src->role == MEMD_TENSOR_WEIGHT)
-            ti.value = const_addr + src->off;
-        else if (src->role == MEMD_TENSOR_ACTIVATION)
-            ti.value = m->plan->offsets[src->ref];
-        o = memd_wire_tensor_info_put(o, &ti);
-    }
     return 0;
 }
 
@@ -311,11 +271,11 @@ static memd_model *find_model(memd_models *ms, uint32_t dev, const char *name)
 
 /* Session s starts using m: holds on its code and constants, a use record. */
 static int attach(memd_state *st, memd_models *ms, memd_session *s, memd_model *m,
-                  memd_wire_error *err)
+                  memd_error *err)
 {
     memd_model_use *u = calloc(1, sizeof *u);
     if (!u)
-        return memd_err_set(err, -ENOMEM, "daemon out of memory for model %s", m->name);
+        return memd_error_set(err, -ENOMEM, "daemon out of memory for model %s", m->name);
     uint64_t code = 0, cst = 0;
     int rc = 0;
     if (m->code_bytes)
@@ -351,7 +311,7 @@ nomem:
     memd_models_release_handle(st, s, code);
     memd_models_release_handle(st, s, cst);
     free(u);
-    return memd_err_set(err, -ENOMEM, "daemon out of memory for model %s", m->name);
+    return memd_error_set(err, -ENOMEM, "daemon out of memory for model %s", m->name);
 }
 
 /* The event log's line for a load that took (bytes: its code and constants). */
@@ -366,154 +326,116 @@ static void loaded(memd_state *st, const memd_session *s, const memd_model *m, b
                (unsigned long long)m->plan->arena);
 }
 
-int memd_op_model_load(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                       const uint8_t *p, memd_buf *out)
+int memd_models_load(memd_state *st, memd_session *s, const memd_doc *doc, memd_model **out,
+                     bool *fresh, memd_error *err)
 {
-    memd_wire_error err = {0};
-    memd_doc doc;
-    int rc = memd_models_doc(st, s, h, p, &doc, &err);
-    if (rc < 0)
-        return memd_reply_fail(st, h, out, &err, false);
     memd_models *ms = memd_models_of(st);
     desc ds = {0};
-    rc = ms ? decode(st, &doc, &ds, &err) : memd_err_set(&err, -ENOMEM, "daemon out of memory");
-    memd_models_doc_done(st, &doc);
+    int rc = ms ? decode(st, doc, &ds, err) : memd_error_set(err, -ENOMEM, "daemon out of memory");
     if (rc < 0) {
         free(ds.t);
-        return memd_reply_fail(st, h, out, &err, false);
+        return rc;
     }
     uint32_t dev = (uint32_t)memd_state_dev_index(st, ds.req.device);
     memd_model *m = find_model(ms, dev, ds.req.name);
-    uint32_t flags = 0;
+    *fresh = !m;
     if (m) {
         free(ds.t);
-        if (m->hash != ds.hash) {
-            memd_err_set(&err, -EEXIST, "model %s is loaded on device %u with other content "
-                         "(%u tensors, plan %016llx); unload it everywhere or choose another "
-                         "name", m->name, ds.req.device, m->n, (unsigned long long)m->plan->id);
-            return memd_reply_fail(st, h, out, &err, false);
-        }
+        if (m->hash != ds.hash)
+            return memd_error_set(err, -EEXIST, "model %s is loaded on device %u with other "
+                                  "content (%u tensors, plan %016llx); unload it everywhere "
+                                  "or choose another name", m->name, ds.req.device, m->n,
+                                  (unsigned long long)m->plan->id);
         /* Loading what the session already uses is a no-op that answers the same. */
         if (!memd_models_use_of(ms, s, m->id)) {
-            if ((rc = attach(st, ms, s, m, &err)) < 0)
-                return memd_reply_fail(st, h, out, &err, false);
+            if ((rc = attach(st, ms, s, m, err)) < 0)
+                return rc;
             memd_models_save_model(ms, m);
             loaded(st, s, m, false);
         }
-        return reply_info(st, h, out, m, 0);
+        *out = m;
+        return 0;
     }
     memd_plan_entry *pl = memd_plan_cache_get(ms, ds.req.plan_id);
     if (!pl)
-        rc = memd_err_set(&err, -ENOENT, "model %s: plan %016llx is not in the daemon's cache "
+        rc = memd_error_set(err, -ENOENT, "model %s: plan %016llx is not in the daemon's cache "
                           "(never submitted, or evicted): submit it with PLAN first",
                           ds.req.name, (unsigned long long)ds.req.plan_id);
     else
-        rc = check_plan(&ds, pl, &err);
+        rc = check_plan(&ds, pl, err);
     if (rc == 0)
-        rc = build(&ds, pl, dev, &m, &err);
+        rc = build(&ds, pl, dev, &m, err);
     if (rc < 0) {
         free(ds.t);
-        return memd_reply_fail(st, h, out, &err, false);
+        return rc;
     }
     m->id = ms->next_model_id++;
     m->created_ns = memd_state_now(st);
     memd_plan_cache_ref(ms, pl);
     m->next = ms->models;
     ms->models = m;
-    if ((rc = attach(st, ms, s, m, &err)) < 0) {
+    if ((rc = attach(st, ms, s, m, err)) < 0) {
         /* Nobody uses it: take it out again (attach released what it took). */
         ms->models = m->next;
         memd_plan_cache_unref(ms, pl);
         free(m->t);
         free(m->ph);
         free(m);
-        return memd_reply_fail(st, h, out, &err, false);
+        return rc;
     }
     memd_plan_cache_touch(ms, pl);
     memd_models_save_ids(ms);
     memd_models_save_model(ms, m);
     loaded(st, s, m, true);
-    flags |= MEMD_MODEL_I_NEW;
-    return reply_info(st, h, out, m, flags);
-}
-
-/* MODEL_UNLOAD / MODEL_INFO: the session's use of the model named by a ref. */
-int memd_model_get_ref(memd_state *st, const memd_wire_hdr *h, const uint8_t *p, memd_buf *out,
-                       uint32_t known_flags, memd_wire_ref *ref, int *ret)
-{
-    (void)memd_wire_ref_get(p, h->len, ref); /* dispatch checked the length */
-    if (ref->flags & ~known_flags) {
-        memd_wire_error err = {0};
-        memd_err_set(&err, -EINVAL, "malformed %s request: unknown flags 0x%x",
-                     memd_wire_opcode_name(h->opcode), ref->flags & ~known_flags);
-        *ret = memd_reply_fail(st, h, out, &err, true);
-        return -EINVAL;
-    }
+    *out = m;
     return 0;
 }
 
-int memd_op_model_unload(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                         const uint8_t *p, memd_buf *out)
+int memd_models_unload(memd_state *st, memd_session *s, uint64_t id, bool force, bool retry,
+                       memd_error *err)
 {
-    memd_wire_ref ref;
-    int ret;
-    if (memd_model_get_ref(st, h, p, out, MEMD_MODEL_F_FORCE, &ref, &ret) < 0)
-        return ret;
-    memd_wire_error err = {0};
     memd_models *ms = st->models;
-    memd_model_use *u = ms ? memd_models_use_of(ms, s, ref.id) : NULL;
-    if (!u && (h->status & MEMD_REQ_F_RETRY))
-        return memd_reply_begin(out, h->opcode, h->id, 0) ? 0 : -ENOMEM; /* unloaded then */
-    if (!u) {
-        memd_err_set(&err, -ENOENT, "this session has not loaded a model with id %llu",
-                     (unsigned long long)ref.id);
-        return memd_reply_fail(st, h, out, &err, false);
-    }
+    memd_model_use *u = ms ? memd_models_use_of(ms, s, id) : NULL;
+    if (!u && retry)
+        return 0; /* unloaded by the first sending */
+    if (!u)
+        return memd_error_set(err, -ENOENT, "this session has not loaded a model with id %llu",
+                              (unsigned long long)id);
     unsigned busy = 0;
     for (const memd_instance *in = u->insts; in; in = in->next)
         busy += in->busy;
-    if (busy && !(ref.flags & MEMD_MODEL_F_FORCE)) {
-        memd_err_set(&err, -EBUSY, "model %s: this session has %u instances in use; release "
-                     "them or unload with FORCE", u->m->name, busy);
-        return memd_reply_fail(st, h, out, &err, false);
-    }
+    if (busy && !force)
+        return memd_error_set(err, -EBUSY, "model %s: this session has %u instances in use; "
+                              "release them or unload with FORCE", u->m->name, busy);
     memd_models_use_release(st, ms, u);
-    return memd_reply_begin(out, h->opcode, h->id, 0) ? 0 : -ENOMEM;
+    return 0;
 }
 
-int memd_op_model_info(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                       const uint8_t *p, memd_buf *out)
+const memd_model *memd_models_info(const memd_state *st, const memd_session *s, uint64_t id,
+                                   memd_error *err)
 {
-    memd_wire_ref ref;
-    int ret;
-    if (memd_model_get_ref(st, h, p, out, 0, &ref, &ret) < 0)
-        return ret;
     memd_models *ms = st->models;
     memd_model *m = NULL;
     if (ms && s->admin) {
-        for (m = ms->models; m && m->id != ref.id; m = m->next) {
+        for (m = ms->models; m && m->id != id; m = m->next) {
         }
     } else if (ms) {
-        memd_model_use *u = memd_models_use_of(ms, s, ref.id);
+        memd_model_use *u = memd_models_use_of(ms, s, id);
         m = u ? u->m : NULL;
     }
-    if (!m) {
-        memd_wire_error err = {0};
-        memd_err_set(&err, -ENOENT, "%s model with id %llu",
-                     s->admin ? "no" : "this session has not loaded a",
-                     (unsigned long long)ref.id);
-        return memd_reply_fail(st, h, out, &err, false);
-    }
-    return reply_info(st, h, out, m, 0);
+    if (!m)
+        memd_error_set(err, -ENOENT, "%s model with id %llu",
+                       s->admin ? "no" : "this session has not loaded a", (unsigned long long)id);
+    return m;
 }
 
-int memd_model_check_alloc_name(const char *name, memd_wire_error *err)
+int memd_model_check_alloc_name(const char *name, memd_error *err)
 {
     /* Checked for every record of a batch, and most names are empty: one byte decides. */
     if (name[0] != MEMD_MODEL_NAME_PREFIX[0] ||
         strncmp(name, MEMD_MODEL_NAME_PREFIX, strlen(MEMD_MODEL_NAME_PREFIX)) != 0)
         return 0;
-    return memd_err_set(err, -EPERM,
+    return memd_error_set(err, -EPERM,
                         "allocation name '%s': names starting with '" MEMD_MODEL_NAME_PREFIX
                         "' belong to loaded models", name);
 }

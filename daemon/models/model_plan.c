@@ -6,9 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "errmsg.h"
+#include "error.h"
 #include "model_internal.h"
-#include "reply.h"
 #include "wire.h"
 
 static uint64_t mono_ns(void *ctx)
@@ -22,19 +21,19 @@ static uint64_t mono_ns(void *ctx)
 /* ---- the document ---- */
 
 static int decode(const memd_doc *d, memd_wire_plan_req *req, memd_plan_buffer **bufs_out,
-                  uint64_t **offsets_out, memd_wire_error *err)
+                  uint64_t **offsets_out, memd_error *err)
 {
     int rc = memd_wire_plan_req_get(d->p, d->len, req);
     if (rc == -EBADMSG)
-        return memd_err_set(err, rc, "plan document of %zu bytes is shorter than its %u-byte "
+        return memd_error_set(err, rc, "plan document of %zu bytes is shorter than its %u-byte "
                             "header", d->len, MEMD_WIRE_PLAN_REQ_SIZE);
     if (rc < 0)
-        return memd_err_set(err, rc, "plan document: unknown flags 0x%x", req->flags);
+        return memd_error_set(err, rc, "plan document: unknown flags 0x%x", req->flags);
     if (req->count > MEMD_PLAN_MAX_BUFFERS)
-        return memd_err_set(err, -E2BIG, "plan of %u buffers: at most %u", req->count,
+        return memd_error_set(err, -E2BIG, "plan of %u buffers: at most %u", req->count,
                             MEMD_PLAN_MAX_BUFFERS);
     if ((uint64_t)d->len != MEMD_WIRE_PLAN_REQ_SIZE + (uint64_t)req->count * MEMD_WIRE_PLAN_BUF_SIZE)
-        return memd_err_set(err, -EBADMSG, "plan document of %zu bytes does not hold the %u "
+        return memd_error_set(err, -EBADMSG, "plan document of %zu bytes does not hold the %u "
                             "buffers its header announces (%llu bytes)", d->len, req->count,
                             (unsigned long long)(MEMD_WIRE_PLAN_REQ_SIZE +
                                                  (uint64_t)req->count * MEMD_WIRE_PLAN_BUF_SIZE));
@@ -44,7 +43,7 @@ static int decode(const memd_doc *d, memd_wire_plan_req *req, memd_plan_buffer *
     if (!b || !off) {
         free(b);
         free(off);
-        return memd_err_set(err, -ENOMEM, "daemon out of memory for a plan of %u buffers", n);
+        return memd_error_set(err, -ENOMEM, "daemon out of memory for a plan of %u buffers", n);
     }
     bool pre = req->flags & MEMD_PLAN_F_PRECOMPUTED;
     const uint8_t *p = d->p + MEMD_WIRE_PLAN_REQ_SIZE;
@@ -53,7 +52,7 @@ static int decode(const memd_doc *d, memd_wire_plan_req *req, memd_plan_buffer *
         if (memd_wire_plan_buf_get(p, MEMD_WIRE_PLAN_BUF_SIZE, &w) < 0) {
             free(b);
             free(off);
-            return memd_err_set(err, -EINVAL, "plan buffer %u: unknown flags 0x%x", i, w.flags);
+            return memd_error_set(err, -EINVAL, "plan buffer %u: unknown flags 0x%x", i, w.flags);
         }
         b[i] = (memd_plan_buffer){.lower = w.lower, .upper = w.upper, .size = w.size,
                                   .align = w.align, .offset = w.offset,
@@ -67,41 +66,17 @@ static int decode(const memd_doc *d, memd_wire_plan_req *req, memd_plan_buffer *
     return 0;
 }
 
-/* ---- replies ---- */
-
-static int reply(memd_buf *out, uint16_t op, uint64_t id, const memd_plan_entry *e,
-                 uint32_t flags)
-{
-    uint8_t *o = memd_reply_begin(out, op, id,
-                                  MEMD_WIRE_PLAN_INFO_SIZE + e->n * MEMD_WIRE_HANDLE_SIZE);
-    if (!o)
-        return -ENOMEM;
-    memd_wire_plan_info pi = {.plan_id = e->id, .arena = e->arena,
-                              .lower_bound = e->lower_bound, .iterations = e->iterations,
-                              .plan_us = e->plan_us, .count = e->n, .flags = flags};
-    if (e->optimal)
-        pi.flags |= MEMD_PLAN_I_OPTIMAL;
-    if (e->precomputed)
-        pi.flags |= MEMD_PLAN_I_PRECOMPUTED;
-    memcpy(pi.strategy, e->strategy, sizeof pi.strategy);
-    pi.strategy[sizeof pi.strategy - 1] = '\0';
-    o = memd_wire_plan_info_put(o, &pi);
-    for (uint32_t i = 0; i < e->n; i++)
-        o = memd_wire_put_u64(o, e->offsets[i]);
-    return 0;
-}
-
 /* The reason a job failed, naming the buffers involved. */
-static void job_error(const memd_model_job *j, memd_wire_error *err)
+static void job_error(const memd_model_job *j, memd_error *err)
 {
     const memd_plan_violation *v = &j->v;
     const char *what = j->precomputed ? "precomputed plan" : "plan problem";
     size_t a = v->a, b = v->b;
     if (j->rc == -ENOMEM) {
-        memd_err_set(err, j->rc, "daemon out of memory planning %u buffers", j->n);
+        memd_error_set(err, j->rc, "daemon out of memory planning %u buffers", j->n);
     } else if (v->issue == MEMD_PLAN_OVERLAP && a < j->n && b < j->n) {
         const memd_plan_buffer *x = &j->bufs[a], *y = &j->bufs[b];
-        memd_err_set(err, -EINVAL,
+        memd_error_set(err, -EINVAL,
                      "%s is invalid: buffers %zu and %zu overlap (buffer %zu: time [%llu,%llu) "
                      "bytes [%llu,+%llu); buffer %zu: time [%llu,%llu) bytes [%llu,+%llu))",
                      what, a, b, a, (unsigned long long)x->lower, (unsigned long long)x->upper,
@@ -109,19 +84,19 @@ static void job_error(const memd_model_job *j, memd_wire_error *err)
                      (unsigned long long)y->lower, (unsigned long long)y->upper,
                      (unsigned long long)j->offsets[b], (unsigned long long)y->size);
     } else if (v->issue == MEMD_PLAN_PIN_CONFLICT && a < j->n && b < j->n) {
-        memd_err_set(err, -EINVAL, "%s is invalid: pinned buffers %zu and %zu overlap "
+        memd_error_set(err, -EINVAL, "%s is invalid: pinned buffers %zu and %zu overlap "
                      "(offsets %llu and %llu)", what, a, b,
                      (unsigned long long)j->bufs[a].offset, (unsigned long long)j->bufs[b].offset);
     } else if (v->issue != MEMD_PLAN_VALID && a < j->n) {
         const memd_plan_buffer *x = &j->bufs[a];
-        memd_err_set(err, j->rc < 0 ? j->rc : -EINVAL,
+        memd_error_set(err, j->rc < 0 ? j->rc : -EINVAL,
                      "%s is invalid: buffer %zu: %s (time [%llu,%llu), size %llu, align %llu, "
                      "offset %llu)", what, a, memd_plan_issue_name(v->issue),
                      (unsigned long long)x->lower, (unsigned long long)x->upper,
                      (unsigned long long)x->size, (unsigned long long)x->align,
                      (unsigned long long)(j->precomputed ? j->offsets[a] : x->offset));
     } else {
-        memd_err_set(err, j->rc, "%s of %u buffers failed: %s", what, j->n, strerror(-j->rc));
+        memd_error_set(err, j->rc, "%s of %u buffers failed: %s", what, j->n, strerror(-j->rc));
     }
 }
 
@@ -162,14 +137,15 @@ void memd_model_job_execute(memd_model_job *j)
     j->plan_us = (mono_ns(NULL) - t0) / 1000;
 }
 
-static void job_free(memd_model_job *j)
+void memd_model_job_free(memd_model_job *j)
 {
     free(j->bufs);
     free(j->offsets);
     free(j);
 }
 
-int memd_model_job_complete(memd_state *st, memd_model_job *j, memd_session **resume)
+int memd_model_job_finish(memd_state *st, memd_model_job *j, memd_plan_entry *tmp,
+                          const memd_plan_entry **e, memd_error *err)
 {
     memd_models *ms = st->models; /* exists: the job was made through it */
     for (memd_model_job **pp = &ms->jobs; *pp; pp = &(*pp)->next) {
@@ -179,68 +155,51 @@ int memd_model_job_complete(memd_state *st, memd_model_job *j, memd_session **re
             break;
         }
     }
-    *resume = j->s;
-    int rc = 0;
-    memd_wire_hdr h = {.opcode = j->op, .id = j->req_id};
     if (j->rc < 0) {
-        memd_wire_error err = {0};
-        job_error(j, &err);
-        if (j->out && memd_reply_fail(st, &h, j->out, &err, false) < 0)
-            rc = -ENOMEM;
-        job_free(j);
-        return rc;
+        job_error(j, err);
+        return err->code;
     }
     /* Another session may have planned the same problem meanwhile: keep the first. */
-    memd_plan_entry *e = memd_plan_cache_find(ms, j->key, j->bufs, j->offsets, j->n,
+    memd_plan_entry *c = memd_plan_cache_find(ms, j->key, j->bufs, j->offsets, j->n,
                                               j->precomputed);
-    if (!e && !memd_plan_cache_get(ms, j->key))
-        e = memd_plan_cache_insert(ms, j, memd_now_ns());
-    if (e) {
-        if (j->out)
-            rc = reply(j->out, j->op, j->req_id, e, 0);
-    } else if (j->out) {
-        /* Not cacheable (out of memory, or a 64-bit hash collision with another problem
-         * in the cache): the result is still good for this request. */
-        memd_plan_entry tmp = {.id = j->key, .offsets = j->offsets, .n = j->n,
-                               .precomputed = j->precomputed, .optimal = j->res.optimal,
-                               .arena = j->res.arena, .lower_bound = j->res.lower_bound,
-                               .iterations = j->res.iterations, .plan_us = j->plan_us};
-        memcpy(tmp.strategy, j->strategy, sizeof tmp.strategy);
-        rc = reply(j->out, j->op, j->req_id, &tmp, 0);
+    if (!c && !memd_plan_cache_get(ms, j->key))
+        c = memd_plan_cache_insert(ms, j, memd_now_ns());
+    if (c) {
+        *e = c;
+        return 0;
     }
-    job_free(j);
-    return rc;
+    /* Not cacheable (out of memory, or a 64-bit hash collision with another problem in
+     * the cache): the result is still good for this request. */
+    *tmp = (memd_plan_entry){.id = j->key, .offsets = j->offsets, .n = j->n,
+                             .precomputed = j->precomputed, .optimal = j->res.optimal,
+                             .arena = j->res.arena, .lower_bound = j->res.lower_bound,
+                             .iterations = j->res.iterations, .plan_us = j->plan_us};
+    memcpy(tmp->strategy, j->strategy, sizeof tmp->strategy);
+    *e = tmp;
+    return 0;
 }
 
 /* ---- the request ---- */
 
-int memd_op_plan(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                 const uint8_t *p, memd_buf *out)
+int memd_models_plan(memd_state *st, memd_session *s, const memd_doc *doc,
+                     struct memd_buf *out, uint16_t op, uint64_t req_id,
+                     memd_plan_entry **hit, memd_model_job **job, memd_error *err)
 {
-    memd_wire_error err = {0};
-    memd_doc doc;
-    int rc = memd_models_doc(st, s, h, p, &doc, &err);
-    if (rc < 0)
-        return memd_reply_fail(st, h, out, &err, false);
     memd_models *ms = memd_models_of(st);
-    if (!ms) {
-        memd_models_doc_done(st, &doc);
+    if (!ms)
         return -ENOMEM;
-    }
     memd_wire_plan_req req;
     memd_plan_buffer *bufs = NULL;
     uint64_t *offsets = NULL;
-    rc = decode(&doc, &req, &bufs, &offsets, &err);
-    memd_models_doc_done(st, &doc);
+    int rc = decode(doc, &req, &bufs, &offsets, err);
     if (rc < 0)
-        return memd_reply_fail(st, h, out, &err, false);
+        return rc;
     bool pre = req.flags & MEMD_PLAN_F_PRECOMPUTED;
     uint64_t key;
     if (memd_plan_key(bufs, offsets, req.count, pre, &key) < 0) {
         free(bufs);
         free(offsets);
-        memd_err_set(&err, -ENOMEM, "daemon out of memory hashing a plan");
-        return memd_reply_fail(st, h, out, &err, false);
+        return memd_error_set(err, -ENOMEM, "daemon out of memory hashing a plan");
     }
     memd_plan_entry *e = memd_plan_cache_find(ms, key, bufs, offsets, req.count, pre);
     if (e) {
@@ -248,30 +207,30 @@ int memd_op_plan(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         free(offsets);
         e->hits++;
         memd_plan_cache_touch(ms, e);
-        return reply(out, h->opcode, h->id, e, MEMD_PLAN_I_CACHED);
+        *hit = e;
+        return MEMD_MODELS_PLAN_CACHED;
     }
 
     memd_model_job *j = calloc(1, sizeof *j);
     if (!j) {
         free(bufs);
         free(offsets);
-        memd_err_set(&err, -ENOMEM, "daemon out of memory for a planning job");
-        return memd_reply_fail(st, h, out, &err, false);
+        return memd_error_set(err, -ENOMEM, "daemon out of memory for a planning job");
     }
     uint32_t ms_budget = req.budget_ms ? req.budget_ms : MEMD_PLAN_BUDGET_DEFAULT_MS;
     if (ms_budget > MEMD_PLAN_BUDGET_MAX_MS)
         ms_budget = MEMD_PLAN_BUDGET_MAX_MS;
-    *j = (memd_model_job){.s = s, .out = out, .req_id = h->id, .op = h->opcode, .key = key,
+    *j = (memd_model_job){.s = s, .out = out, .req_id = req_id, .op = op, .key = key,
                           .precomputed = pre, .bufs = bufs, .offsets = offsets,
                           .n = req.count, .seed = req.seed,
                           .budget_ns = (uint64_t)ms_budget * 1000000ull};
     j->next = ms->jobs;
     ms->jobs = j;
     ms->njobs++;
+    *job = j;
     if (ms->run && ms->run(ms->run_ctx, j) == 0)
-        return MEMD_PENDING;
+        return MEMD_MODELS_PLAN_QUEUED;
     /* No runner (tests) or it could not take the job: plan right here. */
     memd_model_job_execute(j);
-    memd_session *resume;
-    return memd_model_job_complete(st, j, &resume);
+    return MEMD_MODELS_PLAN_DONE;
 }

@@ -5,9 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errmsg.h"
+#include "error.h"
 #include "model_internal.h"
-#include "reply.h"
 #include "wire.h"
 
 static memd_upload *find(memd_models *ms, const memd_session *s, uint64_t id)
@@ -48,77 +47,57 @@ static unsigned open_count(const memd_models *ms, const memd_session *s)
     return n;
 }
 
-static int fail(memd_state *st, const memd_wire_hdr *h, memd_buf *out, memd_wire_error *err)
+int memd_models_upload(memd_state *st, memd_session *s, const memd_upload_part *u,
+                       memd_error *err)
 {
-    return memd_reply_fail(st, h, out, err, false);
-}
-
-int memd_op_upload(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                   const uint8_t *p, memd_buf *out)
-{
-    memd_wire_error err = {0};
-    memd_wire_upload u;
-    int rc = memd_wire_upload_get(p, h->len, &u); /* dispatch checked the length */
-    if (rc < 0) {
-        memd_err_set(&err, rc, "malformed UPLOAD request: upload id 0");
-        return memd_reply_fail(st, h, out, &err, true);
-    }
     memd_models *ms = memd_models_of(st);
     if (!ms)
         return -ENOMEM;
-    const uint8_t *data = p + MEMD_WIRE_UPLOAD_SIZE;
-    uint64_t n = h->len - MEMD_WIRE_UPLOAD_SIZE;
-    memd_upload *up = find(ms, s, u.upload_id);
+    uint64_t n = u->len;
+    memd_upload *up = find(ms, s, u->upload_id);
     if (!up) {
-        if (u.offset != 0) {
-            memd_err_set(&err, -ENOENT, "upload %llu: no such upload open (a first part "
-                         "has offset 0)", (unsigned long long)u.upload_id);
-            return fail(st, h, out, &err);
-        }
-        if (u.total == 0 || u.total > MEMD_UPLOAD_MAX) {
-            memd_err_set(&err, -EFBIG, "upload %llu: total of %llu bytes is outside 1..%u",
-                         (unsigned long long)u.upload_id, (unsigned long long)u.total,
+        if (u->offset != 0)
+            return memd_error_set(err, -ENOENT, "upload %llu: no such upload open (a first part "
+                         "has offset 0)", (unsigned long long)u->upload_id);
+        if (u->total == 0 || u->total > MEMD_UPLOAD_MAX)
+            return memd_error_set(err, -EFBIG, "upload %llu: total of %llu bytes is outside 1..%u",
+                         (unsigned long long)u->upload_id, (unsigned long long)u->total,
                          MEMD_UPLOAD_MAX);
-            return fail(st, h, out, &err);
-        }
-        if (open_count(ms, s) >= MEMD_UPLOAD_MAX_OPEN) {
-            memd_err_set(&err, -EMFILE, "upload %llu: this session already has %u uploads "
-                         "open", (unsigned long long)u.upload_id, MEMD_UPLOAD_MAX_OPEN);
-            return fail(st, h, out, &err);
-        }
-        if (ms->upload_bytes + u.total > MEMD_UPLOAD_TOTAL) {
-            memd_err_set(&err, -ENOSPC, "upload %llu: the daemon holds %llu bytes of open "
+        if (open_count(ms, s) >= MEMD_UPLOAD_MAX_OPEN)
+            return memd_error_set(err, -EMFILE, "upload %llu: this session already has %u uploads "
+                         "open", (unsigned long long)u->upload_id, MEMD_UPLOAD_MAX_OPEN);
+        if (ms->upload_bytes + u->total > MEMD_UPLOAD_TOTAL) {
+            return memd_error_set(err, -ENOSPC, "upload %llu: the daemon holds %llu bytes of open "
                          "uploads; %llu more would pass its limit of %u",
-                         (unsigned long long)u.upload_id,
-                         (unsigned long long)ms->upload_bytes, (unsigned long long)u.total,
+                         (unsigned long long)u->upload_id,
+                         (unsigned long long)ms->upload_bytes, (unsigned long long)u->total,
                          MEMD_UPLOAD_TOTAL);
-            return fail(st, h, out, &err);
         }
         if (!(up = calloc(1, sizeof *up)))
             return -ENOMEM;
         up->s = s;
-        up->id = u.upload_id;
-        up->total = u.total;
+        up->id = u->upload_id;
+        up->total = u->total;
         up->next = ms->uploads;
         ms->uploads = up;
         ms->upload_bytes += up->total;
-    } else if (u.total != up->total || u.offset != up->received) {
+    } else if (u->total != up->total || u->offset != up->received) {
         /* Out of order or inconsistent: the document cannot be trusted any more. */
-        memd_err_set(&err, -EINVAL, "upload %llu: part at offset %llu of total %llu, "
-                     "expected offset %llu of total %llu; upload dropped",
-                     (unsigned long long)u.upload_id, (unsigned long long)u.offset,
-                     (unsigned long long)u.total, (unsigned long long)up->received,
-                     (unsigned long long)up->total);
+        memd_error_set(err, -EINVAL, "upload %llu: part at offset %llu of total %llu, "
+                       "expected offset %llu of total %llu; upload dropped",
+                       (unsigned long long)u->upload_id, (unsigned long long)u->offset,
+                       (unsigned long long)u->total, (unsigned long long)up->received,
+                       (unsigned long long)up->total);
         drop(ms, up);
-        return fail(st, h, out, &err);
+        return err->code;
     }
     if (n > up->total - up->received) {
-        memd_err_set(&err, -EINVAL, "upload %llu: part of %llu bytes at offset %llu passes "
-                     "the total of %llu; upload dropped", (unsigned long long)u.upload_id,
-                     (unsigned long long)n, (unsigned long long)u.offset,
-                     (unsigned long long)up->total);
+        memd_error_set(err, -EINVAL, "upload %llu: part of %llu bytes at offset %llu passes "
+                       "the total of %llu; upload dropped", (unsigned long long)u->upload_id,
+                       (unsigned long long)n, (unsigned long long)u->offset,
+                       (unsigned long long)up->total);
         drop(ms, up);
-        return fail(st, h, out, &err);
+        return err->code;
     }
     if (up->received + n > up->cap) {
         /* Grow by doubling (bounded by the total): memory follows what was sent. */
@@ -130,21 +109,20 @@ int memd_op_upload(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         uint8_t *d = realloc(up->data, cap);
         if (!d) {
             drop(ms, up);
-            memd_err_set(&err, -ENOMEM, "upload %llu: daemon out of memory; upload dropped",
-                         (unsigned long long)u.upload_id);
-            return fail(st, h, out, &err);
+            return memd_error_set(err, -ENOMEM, "upload %llu: daemon out of memory; upload dropped",
+                         (unsigned long long)u->upload_id);
         }
         up->data = d;
         up->cap = cap;
     }
     if (n)
-        memcpy(up->data + up->received, data, n);
+        memcpy(up->data + up->received, u->data, n);
     up->received += n;
-    return memd_reply_begin(out, h->opcode, h->id, 0) ? 0 : -ENOMEM;
+    return 0;
 }
 
 int memd_models_doc(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
-                    memd_doc *d, memd_wire_error *err)
+                    memd_doc *d, memd_error *err)
 {
     *d = (memd_doc){0};
     /* Dispatch checked the shape (proto's opcode table): an id, then the document
@@ -157,13 +135,13 @@ int memd_models_doc(memd_state *st, memd_session *s, const memd_wire_hdr *h, con
     }
     memd_models *ms = memd_models_of(st);
     if (!ms)
-        return memd_err_set(err, -ENOMEM, "daemon out of memory");
+        return memd_error_set(err, -ENOMEM, "daemon out of memory");
     memd_upload *up = find(ms, s, id);
     if (!up)
-        return memd_err_set(err, -ENOENT, "%s: this session has no upload %llu",
+        return memd_error_set(err, -ENOENT, "%s: this session has no upload %llu",
                             memd_wire_opcode_name(h->opcode), (unsigned long long)id);
     if (up->received != up->total) {
-        int rc = memd_err_set(err, -EINVAL, "%s: upload %llu has %llu of its %llu bytes; "
+        int rc = memd_error_set(err, -EINVAL, "%s: upload %llu has %llu of its %llu bytes; "
                               "upload dropped", memd_wire_opcode_name(h->opcode),
                               (unsigned long long)id, (unsigned long long)up->received,
                               (unsigned long long)up->total);

@@ -13,7 +13,7 @@
 #include "dispatch.h"
 #include "event.h"
 #include "frames.h"
-#include "errmsg.h"
+#include "error.h"
 #include "log.h"
 #include "model.h"
 #include "reply.h"
@@ -359,8 +359,9 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 
 static void reject(memd_conn *c, int status, const char *msg)
 {
-    memd_wire_error err = {0};
-    memd_err_set(&err, status, "%s", msg);
+    memd_error err;
+    memd_error_reset(&err);
+    memd_error_set(&err, status, "%s", msg);
     if (memd_reply_error(&c->out, 0, 0, &err) < 0) {
         memd_conn_close(c);
         return;

@@ -5,7 +5,7 @@
 
 #include "dispatch.h"
 #include "frames.h"
-#include "errmsg.h"
+#include "error.h"
 #include "model.h"
 #include "reply.h"
 #include "store.h"
@@ -16,22 +16,23 @@
 static int bad_header(memd_state *st, const memd_wire_hdr *h, int rc, uint32_t max_frame,
                       memd_buf *out)
 {
-    memd_wire_error err = {0};
+    memd_error err;
+    memd_error_reset(&err);
     switch (rc) {
     case -EPROTO:
-        memd_err_set(&err, rc, "bad frame magic 0x%08x (expected 0x%08x \"MEMD\")", h->magic,
+        memd_error_set(&err, rc, "bad frame magic 0x%08x (expected 0x%08x \"MEMD\")", h->magic,
                      MEMD_PROTO_MAGIC);
         break;
     case -EPROTONOSUPPORT:
-        memd_err_set(&err, rc, "frame protocol version %u not supported (1..%u)", h->version,
+        memd_error_set(&err, rc, "frame protocol version %u not supported (1..%u)", h->version,
                      MEMD_PROTO_VERSION);
         break;
     case -EMSGSIZE:
-        memd_err_set(&err, rc, "frame payload of %u bytes over the limit of %u (max_frame)",
+        memd_error_set(&err, rc, "frame payload of %u bytes over the limit of %u (max_frame)",
                      h->len, max_frame);
         break;
     default:
-        memd_err_set(&err, rc, "malformed frame header (status %d in a request)", h->status);
+        memd_error_set(&err, rc, "malformed frame header (status %d in a request)", h->status);
         break;
     }
     memd_wire_hdr zero = {0};
@@ -80,8 +81,9 @@ int memd_frames_dispatch(memd_state *st, memd_session *s, const uint8_t *in, siz
  * session goes before it could. */
 int memd_frames_store_failed(memd_buf *out, size_t from, const char *why)
 {
-    memd_wire_error err = {0};
-    memd_err_set(&err, -EIO, "not recorded, session closed, its allocations released: %s",
+    memd_error err;
+    memd_error_reset(&err);
+    memd_error_set(&err, -EIO, "not recorded, session closed, its allocations released: %s",
                  why);
     size_t end = out->len;
     for (size_t off = from; end - off >= MEMD_HDR_SIZE;) {
@@ -114,14 +116,15 @@ void memd_frames_truncated(memd_state *st, const memd_session *s, const uint8_t 
                            size_t len, memd_buf *out)
 {
     memd_wire_hdr h = {0};
-    memd_wire_error err = {0};
+    memd_error err;
+    memd_error_reset(&err);
     if (len >= MEMD_HDR_SIZE) {
         (void)memd_wire_hdr_get(in, len, UINT32_MAX, &h); /* only for id and opcode */
-        memd_err_set(&err, -EBADMSG,
+        memd_error_set(&err, -EBADMSG,
                      "connection closed after %zu of %u payload bytes of a %s frame",
                      len - MEMD_HDR_SIZE, h.len, memd_wire_opcode_name(h.opcode));
     } else {
-        memd_err_set(&err, -EBADMSG, "connection closed after %zu of %u header bytes", len,
+        memd_error_set(&err, -EBADMSG, "connection closed after %zu of %u header bytes", len,
                      MEMD_HDR_SIZE);
     }
     st->cur = s;

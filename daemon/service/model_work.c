@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "log.h"
+#include "dispatch.h"
 #include "model.h"
 #include "model_work.h"
 

@@ -187,7 +187,8 @@ static void on_reload(uv_signal_t *h, int signum)
         return;
     }
     memd_config cfg = {0};
-    memd_error e = {0};
+    memd_error e;
+    memd_error_reset(&e);
     char msg[1200];
     /* systemd matches RELOADING=1 to the reload it started by this timestamp. */
     struct timespec ts;

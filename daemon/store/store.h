@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "memd/protocol.h"
 #include "state.h"
 
 #define MEMD_STORE_FILE "memd-state.mdb"
@@ -83,7 +84,7 @@ void memd_store_batch(memd_state *st, bool on);
  * s; otherwise s is recorded. Fills w's session_id, flags, reclaimed and token. 0, or a
  * negative errno with err filled (see MEMD_HELLO_F_RECLAIM) and s unchanged. */
 int memd_store_hello(memd_state *st, memd_session *s, const memd_wire_hello *h,
-                     memd_wire_welcome *w, memd_wire_error *err);
+                     memd_wire_welcome *w, memd_error *err);
 
 /* Orphaned sessions right now (they do not count against max_sessions). */
 uint32_t memd_store_orphans(const memd_state *st);

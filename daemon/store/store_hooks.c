@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errmsg.h"
+#include "error.h"
 #include "log.h"
 
 /* Hook: an allocation's record changed (held once more or once less, destroyed). */
@@ -48,12 +48,12 @@ void memd_store_batch(memd_state *st, bool on)
 /* Hook: before a session creates or acquires an allocation, records the session if it
  * is not yet and checks that the store has room for what is pending (growing the file
  * when it must). 0, or -EIO with err filled (store full or unwritable). */
-static int on_prepare(void *data, memd_session *s, memd_wire_error *err)
+static int on_prepare(void *data, memd_session *s, memd_error *err)
 {
     memd_state *st = data;
     memd_store *S = st->store;
     if ((S->last != s || S->last_id != s->id) && memd_store_sess_add(st, s) < 0)
-        return memd_err_set(err, -EIO, "state store: no memory to record session %u", s->id);
+        return memd_error_set(err, -EIO, "state store: no memory to record session %u", s->id);
     if (S->ndirty + 2 <= S->dirty_limit)
         return 0; /* the common case: one comparison */
     uint64_t want = S->used_bytes + (S->ndirty + 2) * MEMD_STORE_REC_COST +
@@ -64,7 +64,7 @@ static int on_prepare(void *data, memd_session *s, memd_wire_error *err)
     if (!S->full_logged) /* once per episode: a client may keep trying */
         memd_log(LOG_WARNING, "state store full, allocations refused: %s", e.msg);
     S->full_logged = true;
-    return memd_err_set(err, -EIO, "memd's state store is full (%.120s): allocation refused",
+    return memd_error_set(err, -EIO, "memd's state store is full (%.120s): allocation refused",
                         e.msg);
 }
 

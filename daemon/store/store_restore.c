@@ -253,7 +253,8 @@ static int restore_object(restore *r, const MDB_val *k, const MDB_val *v)
         return fail(r, -EINVAL, "object record %u/%llu is damaged (%s)" WAY_OUT, rec.kind,
                     (unsigned long long)rec.id,
                     rc == -EBADMSG ? "bad length, checksum or key" : strerror(-rc));
-    memd_error e = {0};
+    memd_error e;
+    memd_error_reset(&e);
     rc = memd_hooks_record_restore(r->st, &rec, &e);
     if (rc == 0)
         return fail(r, -EINVAL, "object record %u/%llu: nothing in this memd reads records "

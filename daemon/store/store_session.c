@@ -7,7 +7,7 @@
 #include <sys/random.h>
 
 #include "alloc.h"
-#include "errmsg.h"
+#include "error.h"
 #include "event.h"
 #include "log.h"
 #include "procstat.h"
@@ -112,27 +112,27 @@ static uint32_t take_over(memd_state *st, memd_session *s, memd_store_sess *ss)
 }
 
 static int reclaim(memd_state *st, memd_session *s, const memd_wire_hello *h,
-                   memd_wire_welcome *w, memd_wire_error *err)
+                   memd_wire_welcome *w, memd_error *err)
 {
     memd_store *S = st->store;
     uint32_t id = h->reclaim_session;
     if (!S)
-        return memd_err_set(err, -ESTALE, "cannot reclaim session %u: this memd keeps no "
+        return memd_error_set(err, -ESTALE, "cannot reclaim session %u: this memd keeps no "
                                           "state store", id);
     if (s->nholds)
-        return memd_err_set(err, -EISCONN, "cannot reclaim session %u: this session %u "
+        return memd_error_set(err, -EISCONN, "cannot reclaim session %u: this session %u "
                                            "holds allocations already", id, s->id);
     memd_store_sess *ss = memd_store_sess_get(S, id);
     if (!ss)
-        return memd_err_set(err, -ESTALE,
+        return memd_error_set(err, -ESTALE,
                             "session %u is not known to memd: released after its reclaim "
                             "period, its process was gone, or the state was reset", id);
     if (!ss->orphan)
-        return memd_err_set(err, ss->s == s ? -EISCONN : -EBUSY,
+        return memd_error_set(err, ss->s == s ? -EISCONN : -EBUSY,
                             "session %u is connected; only an orphaned session (from before "
                             "a restart) can be reclaimed", id);
     if (!token_eq(ss->token, h->reclaim_token) || ss->s->uid != s->uid)
-        return memd_err_set(err, -EACCES, "reclaiming session %u: token or uid %u does not "
+        return memd_error_set(err, -EACCES, "reclaiming session %u: token or uid %u does not "
                                           "match", id, s->uid);
     uint32_t old = s->id;
     uint32_t n = take_over(st, s, ss);
@@ -145,7 +145,7 @@ static int reclaim(memd_state *st, memd_session *s, const memd_wire_hello *h,
 }
 
 int memd_store_hello(memd_state *st, memd_session *s, const memd_wire_hello *h,
-                     memd_wire_welcome *w, memd_wire_error *err)
+                     memd_wire_welcome *w, memd_error *err)
 {
     memd_store *S = st->store;
     if (h->flags & MEMD_HELLO_F_RECLAIM) {
@@ -153,7 +153,7 @@ int memd_store_hello(memd_state *st, memd_session *s, const memd_wire_hello *h,
         if (rc < 0)
             return rc;
     } else if (S && memd_store_sess_add(st, s) < 0) {
-        return memd_err_set(err, -EIO, "state store: cannot record session %u", s->id);
+        return memd_error_set(err, -EIO, "state store: cannot record session %u", s->id);
     }
     w->session_id = s->id;
     if (S) {

@@ -79,16 +79,13 @@ memd_session *sf_session(memd_state *st, uint32_t pid, uint32_t uid)
 memd_alloc *sf_alloc(memd_state *st, memd_session *s, uint32_t dev, uint8_t cls,
                      uint64_t bytes, const char *shared_name)
 {
-    memd_wire_alloc_req r = {.device = dev, .cls = cls, .scope = MEMD_SCOPE_DRAM,
-                             .bytes = bytes};
-    if (shared_name) {
-        r.flags = MEMD_ALLOC_F_SHARED;
-        snprintf(r.name, sizeof r.name, "%s", shared_name);
-    }
+    memd_alloc_request r = {.device = dev, .cls = cls, .scope = MEMD_SCOPE_DRAM,
+                            .bytes = bytes, .shared = shared_name != NULL,
+                            .name = shared_name ? shared_name : ""};
     memd_alloc *a = NULL;
-    memd_wire_error err = {0};
+    memd_error err = {0};
     int rc = memd_alloc_create(st, s, &r, &a, &err);
-    ck_assert_msg(rc == 0, "alloc: %d %s", rc, err.message);
+    ck_assert_msg(rc == 0, "alloc: %d %s", rc, err.msg);
     return a;
 }
 

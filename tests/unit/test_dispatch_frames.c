@@ -217,7 +217,7 @@ END_TEST
  * silent; every mutating one is shown to change something. */
 static unsigned changes;
 
-static int count_prepare(void *data, memd_session *s, memd_wire_error *err)
+static int count_prepare(void *data, memd_session *s, memd_error *err)
 {
     (void)data, (void)s, (void)err;
     changes++;

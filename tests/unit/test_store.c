@@ -71,14 +71,14 @@ static memd_wire_welcome hello(memd_state *st, memd_session *s)
 {
     memd_wire_hello h = {.min_version = 1, .max_version = 1};
     memd_wire_welcome w = {0};
-    memd_wire_error err = {0};
+    memd_error err = {0};
     ck_assert_int_eq(memd_store_hello(st, s, &h, &w, &err), 0);
     sf_flush(st);
     return w;
 }
 
 static int reclaim(memd_state *st, memd_session *s, uint32_t id, const uint8_t *token,
-                   memd_wire_welcome *w, memd_wire_error *err)
+                   memd_wire_welcome *w, memd_error *err)
 {
     memd_wire_hello h = {.min_version = 1, .max_version = 1, .flags = MEMD_HELLO_F_RECLAIM,
                          .reclaim_session = id};
@@ -443,7 +443,7 @@ START_TEST(round_trip_keeps_the_map)
 
     /* Reclaim: wrong token, wrong uid, unknown id, then the real thing. */
     memd_wire_welcome w;
-    memd_wire_error err = {0};
+    memd_error err = {0};
     uint8_t bad[MEMD_TOKEN_SIZE];
     memcpy(bad, wa.token, sizeof bad);
     bad[0] ^= 1;
@@ -788,9 +788,9 @@ START_TEST(full_store_refuses_allocations)
     variant v = {.max_bytes = 1u << 20};
     start(&st, v);
     memd_session *s = sf_session(&st, (uint32_t)getpid(), (uint32_t)getuid());
-    memd_wire_alloc_req r = {.device = DEV_A, .cls = MEMD_CLASS_CONSTANT,
-                             .scope = MEMD_SCOPE_DRAM, .bytes = 32};
-    memd_wire_error err = {0};
+    memd_alloc_request r = {.device = DEV_A, .cls = MEMD_CLASS_CONSTANT,
+                            .scope = MEMD_SCOPE_DRAM, .bytes = 32, .name = ""};
+    memd_error err = {0};
     memd_alloc *a;
     int rc = 0, n = 0;
     uint64_t *handles = calloc(30000, sizeof *handles);
@@ -799,7 +799,7 @@ START_TEST(full_store_refuses_allocations)
         sf_flush(&st);
     }
     ck_assert_int_eq(rc, -EIO);
-    ck_assert_msg(strstr(err.message, "state store is full"), "%s", err.message);
+    ck_assert_msg(strstr(err.msg, "state store is full"), "%s", err.msg);
     ck_assert_int_gt(n, 100);
     /* Releases still go in, and make room again. */
     for (int i = 0; i < n / 2; i++)

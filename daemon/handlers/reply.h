@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "buf.h"
+#include "error.h"
 #include "memd/protocol.h"
 
 typedef struct memd_state memd_state;
@@ -23,8 +24,9 @@ typedef struct memd_state memd_state;
  * payload to fill, or NULL if the buffer cannot grow. */
 uint8_t *memd_reply_begin(memd_buf *out, uint16_t op, uint64_t id, uint32_t len);
 
-/* Appends an error reply whose payload is *err (status taken from it). 0 or -ENOMEM. */
-int memd_reply_error(memd_buf *out, uint16_t op, uint64_t id, const memd_wire_error *err);
+/* Appends an error reply whose payload is *err converted to the wire (status: its code).
+ * 0 or -ENOMEM. */
+int memd_reply_error(memd_buf *out, uint16_t op, uint64_t id, const memd_error *err);
 
 /* Rewrites the payload length of the header at out->data + hdr_off to cover everything
  * appended after it (replies whose size is known only at the end, like DUMP). */
@@ -34,6 +36,11 @@ void memd_reply_patch_len(memd_buf *out, size_t hdr_off);
  * protocol error, returns MEMD_CLOSE) or not (returns 0). -ENOMEM if it cannot be
  * queued. */
 int memd_reply_fail(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
-                    memd_wire_error *err, bool close_after);
+                    const memd_error *err, bool close_after);
+
+/* A domain call's failure rc: the error reply when err says why (err->code set), else
+ * rc (memory ran short before anything could be said: close the connection). */
+int memd_reply_fail_said(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
+                         const memd_error *err, int rc);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include <syslog.h>
 
+#include "convert.h"
 #include "event.h"
 #include "state.h"
 #include "wire.h"
@@ -25,13 +26,15 @@ uint8_t *memd_reply_begin(memd_buf *out, uint16_t op, uint64_t id, uint32_t len)
     return p + MEMD_HDR_SIZE;
 }
 
-int memd_reply_error(memd_buf *out, uint16_t op, uint64_t id, const memd_wire_error *err)
+int memd_reply_error(memd_buf *out, uint16_t op, uint64_t id, const memd_error *err)
 {
     uint8_t *p = memd_buf_append(out, MEMD_HDR_SIZE + MEMD_WIRE_ERROR_SIZE);
     if (!p)
         return -ENOMEM;
-    put_hdr(p, op, id, MEMD_WIRE_ERROR_SIZE, err->status);
-    memd_wire_error_put(p + MEMD_HDR_SIZE, err);
+    memd_wire_error w;
+    memd_error_to_wire(err, &w);
+    put_hdr(p, op, id, MEMD_WIRE_ERROR_SIZE, w.status);
+    memd_wire_error_put(p + MEMD_HDR_SIZE, &w);
     return 0;
 }
 
@@ -42,14 +45,21 @@ void memd_reply_patch_len(memd_buf *out, size_t hdr_off)
 }
 
 int memd_reply_fail(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
-                    memd_wire_error *err, bool close_after)
+                    const memd_error *err, bool close_after)
 {
     if (close_after) {
         st->ctr.protocol_errors++;
         memd_event(st, NULL, MEMD_EVENT_PROTOCOL_ERROR, LOG_WARNING, UINT32_MAX, 0,
-                   "protocol error, closing the connection: %s", err->message);
+                   "protocol error, closing the connection: %.*s",
+                   MEMD_ERROR_REPLY_MSG - 1, err->msg);
     }
     if (memd_reply_error(out, h->opcode, h->id, err) < 0)
         return -ENOMEM;
     return close_after ? MEMD_CLOSE : 0;
+}
+
+int memd_reply_fail_said(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
+                         const memd_error *err, int rc)
+{
+    return err->code ? memd_reply_fail(st, h, out, err, false) : rc;
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "dispatch.h"
 #include "model_internal.h"
 #include "wire.h"
 

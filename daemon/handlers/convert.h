@@ -1,0 +1,27 @@
+/* memd daemon — the typed boundary: wire records <-> core's domain types, and the one
+ * conversion of the daemon's error to the wire's. */
+#ifndef MEMD_DAEMON_CONVERT_H
+#define MEMD_DAEMON_CONVERT_H
+
+#include "alloc.h"
+#include "error.h"
+#include "event.h"
+#include "memd/protocol.h"
+#include "pool_books.h"
+
+void memd_error_to_wire(const memd_error *e, memd_wire_error *w);
+
+/* w->name is read through r->name: w must outlive r's use. */
+void memd_alloc_request_of(const memd_wire_alloc_req *w, memd_alloc_request *r);
+void memd_pool_op_of(const memd_wire_pool_op *w, memd_pool_op *op);
+
+void memd_alloc_to_buffer(const memd_alloc *a, memd_wire_buffer *b);
+void memd_alloc_to_info(const memd_state *st, const memd_alloc *a, memd_wire_alloc_info *i);
+void memd_bank_addr_to_wire(const memd_bank_addr *b, memd_wire_bank_addr *w);
+/* Writes count n, then the first n banks of a (memd_alloc_bank_at) at o: the bank list
+ * of BANK_ADDRS, ALLOC_BANKS and ALLOC_BATCH_BANKS replies. Returns the end. */
+uint8_t *memd_alloc_put_bank_addrs(const memd_state *st, const memd_alloc *a, uint32_t n,
+                                   uint8_t *o);
+void memd_event_to_wire(const memd_event_rec *e, memd_wire_event *w);
+
+#endif
