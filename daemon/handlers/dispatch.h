@@ -26,55 +26,11 @@ extern const memd_handler memd_handlers[MEMD_OP_OPCODE_COUNT];
 int memd_dispatch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                   const uint8_t *payload, memd_buf *out);
 
-/* The handlers. */
-int memd_op_hello(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
-                  memd_buf *out);
-int memd_op_alloc(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
-                  memd_buf *out);
-int memd_op_free(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
-                 memd_buf *out);
-int memd_op_query(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
-                  memd_buf *out);
-int memd_op_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
-                  memd_buf *out);
-int memd_op_alloc_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                        const uint8_t *p, memd_buf *out);
-int memd_op_bank_addrs(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                       const uint8_t *p, memd_buf *out);
-int memd_op_subdev_define(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                          const uint8_t *p, memd_buf *out);
-int memd_op_subdev_bind(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                        const uint8_t *p, memd_buf *out);
-int memd_op_alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                        const uint8_t *p, memd_buf *out);
-int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                       const uint8_t *p, memd_buf *out);
-/* ALLOC_BATCH_BANKS (batch_banks.c): ALLOC_BATCH whose elements may have bank sets. */
-int memd_op_alloc_batch_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                              const uint8_t *p, memd_buf *out);
-int memd_op_pool_report(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                        const uint8_t *p, memd_buf *out);
-int memd_op_dump(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
-                 memd_buf *out);
-/* EVENTS (events.c): the event log, the session's own uid's or, for an admin, all. With
- * MEMD_EVENTS_F_WAIT and nothing to give, no reply: the session is parked (s->ewait). */
-int memd_op_events(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
-                   memd_buf *out);
-/* The model layer's requests (model.h); PLAN may return MEMD_PENDING. */
-int memd_op_upload(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                   const uint8_t *p, memd_buf *out);
-int memd_op_plan(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                 const uint8_t *p, memd_buf *out);
-int memd_op_model_load(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                       const uint8_t *p, memd_buf *out);
-int memd_op_model_unload(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                         const uint8_t *p, memd_buf *out);
-int memd_op_model_info(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                       const uint8_t *p, memd_buf *out);
-int memd_op_instance_create(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                            const uint8_t *p, memd_buf *out);
-int memd_op_instance_release(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                             const uint8_t *p, memd_buf *out);
+/* Every opcode's handler, memd_op_<name> (handlers_gen.h). EVENTS (events.c) with
+ * MEMD_EVENTS_F_WAIT and nothing to give sends no reply: the session is parked
+ * (s->ewait). PLAN (plan.c) may return MEMD_PENDING while the planner works. */
+#include "handlers_gen.h"
+
 /* Loop side of a planning job (model.h): caches its result, appends the reply for the
  * job's session if it is still there (*resume = that session, else NULL) and frees the
  * job. 0, or -ENOMEM when the reply could not be built (close the connection). */
