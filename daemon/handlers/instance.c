@@ -72,8 +72,7 @@ int memd_op_instance_release(memd_state *st, memd_session *s, const memd_wire_hd
         return ret;
     memd_error err;
     memd_error_reset(&err);
-    if (memd_models_instance_release(st, s, ref.id, ref.flags & MEMD_INST_F_FREE,
-                                     h->status & MEMD_REQ_F_RETRY, &err) < 0)
-        return memd_reply_fail(st, h, out, &err, false);
-    return memd_reply_begin(out, h->opcode, h->id, 0) ? 0 : -ENOMEM;
+    return memd_reply_done(st, h, out, &err,
+                           memd_models_instance_release(st, s, ref.id, ref.flags & MEMD_INST_F_FREE,
+                                                        h->status & MEMD_REQ_F_RETRY, &err));
 }

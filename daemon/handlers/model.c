@@ -88,10 +88,9 @@ int memd_op_model_unload(memd_state *st, memd_session *s, const memd_wire_hdr *h
         return ret;
     memd_error err;
     memd_error_reset(&err);
-    if (memd_models_unload(st, s, ref.id, ref.flags & MEMD_MODEL_F_FORCE,
-                           h->status & MEMD_REQ_F_RETRY, &err) < 0)
-        return memd_reply_fail(st, h, out, &err, false);
-    return memd_reply_begin(out, h->opcode, h->id, 0) ? 0 : -ENOMEM;
+    return memd_reply_done(st, h, out, &err,
+                           memd_models_unload(st, s, ref.id, ref.flags & MEMD_MODEL_F_FORCE,
+                                              h->status & MEMD_REQ_F_RETRY, &err));
 }
 
 int memd_op_model_info(memd_state *st, memd_session *s, const memd_wire_hdr *h,

@@ -69,7 +69,5 @@ int memd_op_pool_report(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         rc = memd_pool_report(st, pools, ops, n, &err);
     free(ops);
     free(pools);
-    if (rc < 0)
-        return memd_reply_fail(st, h, out, &err, false);
-    return memd_reply_begin(out, h->opcode, h->id, 0) ? 0 : -ENOMEM;
+    return memd_reply_done(st, h, out, &err, rc);
 }

@@ -44,6 +44,14 @@ void memd_reply_patch_len(memd_buf *out, size_t hdr_off)
                       (uint32_t)(out->len - hdr_off - MEMD_HDR_SIZE));
 }
 
+int memd_reply_done(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
+                    const memd_error *err, int rc)
+{
+    if (rc < 0)
+        return memd_reply_fail(st, h, out, err, false);
+    return memd_reply_begin(out, h->opcode, h->id, 0) ? 0 : -ENOMEM;
+}
+
 int memd_reply_fail(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
                     const memd_error *err, bool close_after)
 {

@@ -38,6 +38,11 @@ void memd_reply_patch_len(memd_buf *out, size_t hdr_off);
 int memd_reply_fail(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
                     const memd_error *err, bool close_after);
 
+/* The reply of a request whose success carries nothing: rc < 0, err's error reply (as
+ * memd_reply_fail, not closing); else an empty success. */
+int memd_reply_done(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
+                    const memd_error *err, int rc);
+
 /* A domain call's failure rc: the error reply when err says why (err->code set), else
  * rc (memory ran short before anything could be said: close the connection). */
 int memd_reply_fail_said(memd_state *st, const memd_wire_hdr *h, memd_buf *out,

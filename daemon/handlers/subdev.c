@@ -77,8 +77,7 @@ int memd_op_subdev_bind(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         return memd_reply_fail(st, h, out, &err, false);
     }
     /* A binding is stored with the session: room first, as for an allocation. */
-    if ((rc = memd_hooks_prepare(st, s, &err)) < 0 ||
-        (rc = memd_subdev_bind(st, s, (uint32_t)i, &err)) < 0)
-        return memd_reply_fail(st, h, out, &err, false);
-    return memd_reply_begin(out, h->opcode, h->id, 0) ? 0 : -ENOMEM;
+    if ((rc = memd_hooks_prepare(st, s, &err)) == 0)
+        rc = memd_subdev_bind(st, s, (uint32_t)i, &err);
+    return memd_reply_done(st, h, out, &err, rc);
 }
