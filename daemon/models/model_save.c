@@ -38,15 +38,9 @@
 
 #include "log.h"
 #include "model_internal.h"
+#include "model_record.h"
 #include "wire.h"
 
-#define VERSION MEMD_MODELS_RECORD_VERSION
-#define PLAN_HEAD MEMD_MODELS_PLAN_HEAD
-#define PLAN_BUF MEMD_MODELS_PLAN_BUF
-#define MODEL_HEAD MEMD_MODELS_MODEL_HEAD
-#define MODEL_TENSOR MEMD_MODELS_MODEL_TENSOR
-#define INST_HEAD MEMD_MODELS_INST_HEAD
-#define INST_PH MEMD_MODELS_INST_PH
 #define IDS_STEP 1024u /* ids are recorded ahead, so few loads rewrite the counters */
 
 /* ---- saving ---- */
