@@ -555,6 +555,16 @@ def md_text(t):
     return " ".join(t.split())
 
 
+def md_cell(t):
+    """Text for a table cell: a bare | would split the row."""
+    return md_text(t).replace("|", "\\|")
+
+
+def md_value(expr, value):
+    """A constant as a number any language reads, not a C expression (hex if it was)."""
+    return "0x%x" % value if expr.lstrip("(").startswith("0x") else "%d" % value
+
+
 def md_struct(s, st):
     o = ["#### memd_wire_%s (%d bytes)\n\n" % (st.name, st.size)]
     if st.doc:
@@ -574,7 +584,7 @@ def md_struct(s, st):
         if f.base == "char" and not f.pad:
             check = (check + ", " if check else "") + "NUL-terminated"
         o.append("| %d | %d | %s | %s | %s | %s |\n" % (
-            f.offset, f.size, t, f.name, check, md_text(f.doc).replace("|", "\\|")))
+            f.offset, f.size, t, f.name, check, md_cell(f.doc)))
     for c in st.checks:
         o.append("\nAlso checked: `%s`.\n" % c.replace("r->", ""))
     return "".join(o) + "\n"
@@ -618,11 +628,19 @@ def gen_doc(s):
              "request's `status` carries request flags (MEMD_REQ_F_RETRY = 1, a resend after "
              "a lost reply); a reply's is 0 or a negative errno. A request payload may be at "
              "most the welcome's `max_frame` bytes; a reply at most MEMD_MAX_REPLY (%d). "
-             "Requests may be pipelined: replies come in order and echo the request `id`.\n\n"
+             "Requests may be pipelined: replies come in order and echo the request's `opcode` "
+             "and `id`; the error reply to a malformed header has `opcode` and `id` 0.\n\n"
              % (s.consts["MEMD_PROTO_MAGIC"], p["version"], s.consts["MEMD_MAX_REPLY"]))
-    o.append("Strings are fixed-size fields, NUL-padded; a receiver rejects one without a NUL. "
-             "Reserved fields are sent as zeros and ignored. Batch payloads (`x*` below) are a "
-             "`u32 count, u32 0` prefix and then `count` records.\n\n")
+    o.append("Field types in the tables: `u8`, `u16`, `u32`, `u64` are unsigned and `i32` a "
+             "signed (two's complement) little-endian integer of that many bits; `char[N]` is a "
+             "string of N bytes, NUL-padded (at most N - 1 characters: a receiver rejects one "
+             "without a NUL), `char[M][N]` M such strings; `u8[N]` is N raw bytes; `T[N]` is N "
+             "values of T; a linked type is "
+             "that record, nested in place. N may be a constant's name (see Constants and "
+             "Vocabulary); the size column gives every field's width in bytes. Reserved fields "
+             "(`reserved: 0`) are sent as zeros and ignored.\n\n"
+             "Batch payloads (`count, X x count` in the opcode table) are a `u32 count, u32 0` "
+             "prefix and then `count` records.\n\n")
     o.append("## The handshake\n\nA session's first request is HELLO "
              "([memd_wire_hello](#memd_wire_hello-64-bytes)) with min_version = max_version = 1 "
              "and a client name; the reply is a welcome "
@@ -635,7 +653,7 @@ def gen_doc(s):
              "opcode, a record that does not decode) gets an error reply and the connection is "
              "closed; other sessions carry on.\n\n| errno | value | meaning |\n|---|---:|---|\n")
     for name, value, doc in s.errnos:
-        o.append("| %s | -%d | %s |\n" % (name, value, doc))
+        o.append("| %s | -%d | %s |\n" % (name, value, md_cell(doc)))
     o.append("\n## Opcodes\n\n| opcode | name | request | reply | length rule | mutating | admin | batch |\n"
              "|---:|---|---|---|---|---|---|---|\n")
     for op in s.opcodes:
@@ -661,7 +679,7 @@ def gen_doc(s):
     for t in s.tags:
         st = s.structs[t["record"]]
         o.append("| %d | %s | [memd_wire_%s](#memd_wire_%s-%d-bytes) | %s |\n" % (
-            t["value"], t["name"], st.name, st.name, st.size, md_text(t.get("doc", ""))))
+            t["value"], t["name"], st.name, st.name, st.size, md_cell(t.get("doc", ""))))
     o.append("\n## Records\n\n")
     for sec in s.sections:
         if not sec["struct"]:
@@ -674,10 +692,11 @@ def gen_doc(s):
     o.append("## Constants and flags\n\n| name | value | meaning |\n|---|---|---|\n")
     for sec in s.sections:
         for name, value, doc in sec["const"]:
-            o.append("| %s | %s | %s |\n" % (name, value, md_text(doc)))
+            o.append("| %s | %s | %s |\n" % (name, md_value(value, s.consts[name]),
+                                               md_cell(doc)))
         for en in sec["enum"]:
             for name, value, doc, v in en["members"]:
-                o.append("| %s | %s | %s |\n" % (name, value or v, md_text(doc or en["doc"])))
+                o.append("| %s | %d | %s |\n" % (name, v, md_cell(doc or en["doc"])))
     o.append("\n## Vocabulary (`<memd/types.h>`)\n\n")
     for v in s.vocab:
         o.append("**%s**: %s\n\n" % (v["name"], ", ".join("%s = %d" % (n, x) for n, x in v["members"])))

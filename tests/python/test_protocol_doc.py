@@ -1,11 +1,10 @@
-"""A client written from doc/protocol.md alone.
+"""doc/protocol.md is enough to write a client: a client in Python's struct and socket that
+knows nothing of memd but what it parses from the document at test time (record tables,
+opcodes, record tags, errnos, constants, vocabulary) speaks to the real daemon.
 
-The document says it is enough to write a client in another language. This one proves
-it: it parses the document's tables at test time (every record's layout, the opcodes,
-record tags, constants, vocabulary and errno values), speaks to the real, built memd
-with nothing else (no memd package, no number copied from a C header), and checks the
-document's worked example byte for byte.
-"""
+Nothing here comes from the memd package or the C headers: every number and layout is
+read from the page, so a table that is wrong, missing or unparsable fails a test."""
+import math
 import os
 import re
 import socket
@@ -13,245 +12,415 @@ import struct
 
 import pytest
 
-from conftest import SOURCE_ROOT
-
-DOC = os.path.join(SOURCE_ROOT, "doc", "protocol.md")
-SCALAR = {"u8": "B", "u16": "H", "u32": "I", "u64": "Q", "i32": "i"}
+DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "doc", "protocol.md")
+MiB = 1 << 20
 
 
-def rows(lines, start):
-    """The rows of the Markdown table after line index start, as lists of cells."""
-    out = []
-    i = start
-    while i < len(lines) and not lines[i].startswith("|"):
-        i += 1
-    i += 2  # header and rule
-    while i < len(lines) and lines[i].startswith("|"):
-        cells = re.split(r"(?<!\\)\|", lines[i])[1:-1]
-        out.append([c.strip().replace("\\|", "|") for c in cells])
-        i += 1
-    return out
+# ---- the document ---------------------------------------------------------------------
+
+def split_row(line):
+    """The cells of a Markdown table row; an escaped \\| belongs to its cell."""
+    cells = re.split(r"(?<!\\)\|", line.strip())[1:-1]
+    return [c.strip().replace("\\|", "|") for c in cells]
 
 
-def c_value(text, consts):
-    """A value as the document writes it: 1u << 0, (64u << 20), 0x444d454du, NAMEs."""
-    e = re.sub(r"\b(0x[0-9a-fA-F]+|\d+)[uU]\b", r"\1", text).replace("UINT32_MAX", str(2**32 - 1))
-    e = re.sub(r"\b[A-Z][A-Z0-9_]+\b", lambda m: str(consts[m.group(0)]), e)
-    return int(eval(e, {"__builtins__": {}}))  # digits and operators left
+class Field:
+    """One row of a record table, as a struct format and a way to read its values back."""
+
+    def __init__(self, row, doc):
+        self.offset, self.size = int(row[0]), int(row[1])
+        self.type, self.name = row[2], row[3]
+        nested = re.fullmatch(r"\[memd_wire_(\w+)\]\(#[^)]*\)", self.type)
+        if nested:
+            self.kind, self.record = "record", doc.record(nested.group(1))
+            assert self.record.size == self.size, self.type
+            self.count, self.fmt = 1, self.record.fmt
+            return
+        m = re.fullmatch(r"(char|[ui](?:8|16|32|64))((?:\[\w+\])*)", self.type)
+        assert m, "type %r of %s is not in the Framing section's list" % (self.type, self.name)
+        base = m.group(1)
+        # Array lengths are numbers or constants' names; with the width they give the size.
+        dims = [int(n) if n.isdigit() else doc.consts[n]
+                for n in re.findall(r"\[(\w+)\]", m.group(2))]
+        width = 1 if base == "char" else int(base[1:]) // 8
+        assert math.prod(dims) * width == self.size, self.name
+        if base == "char":  # char[N] is a string, char[M][N] M of them
+            self.kind, self.strlen = "str", dims[-1]
+            self.count = self.size // self.strlen
+            self.fmt = ("%ds" % self.strlen) * self.count
+        elif base == "u8" and dims:
+            self.kind, self.count, self.fmt = "bytes", 1, "%ds" % self.size
+        else:
+            code = {1: "b", 2: "h", 4: "i", 8: "q"}[width]
+            code = code if base.startswith("i") else code.upper()
+            self.count = math.prod(dims)
+            self.kind = "array" if dims else "int"
+            self.fmt = ("%d" % self.count if dims else "") + code
+
+    def string(self, value):
+        raw = (value or "").encode()
+        assert len(raw) < self.strlen, "%s: no room for the NUL" % self.name
+        return raw  # struct's "s" pads with NULs, as the document asks
+
+    def unstring(self, raw):
+        assert b"\0" in raw, "%s without a NUL" % self.name
+        return raw.split(b"\0", 1)[0].decode()
+
+    def flat(self, value):
+        if self.kind == "record":
+            return self.record.flat(value or {})
+        if self.kind == "str" and self.count > 1:
+            v = tuple(value or ())
+            return [self.string(x) for x in v + ("",) * (self.count - len(v))]
+        if self.kind == "str":
+            return [self.string(value)]
+        if self.kind == "array":
+            v = tuple(value or ())
+            return list(v + (0,) * (self.count - len(v)))
+        return [value or (b"" if self.kind == "bytes" else 0)]
+
+    def take(self, values):
+        if self.kind == "record":
+            return self.record.take(values)
+        if self.kind == "str" and self.count > 1:
+            return tuple(self.unstring(next(values)) for _ in range(self.count))
+        if self.kind == "str":
+            return self.unstring(next(values))
+        if self.kind == "array":
+            return tuple(next(values) for _ in range(self.count))
+        return next(values)
 
 
-class Protocol:
-    """Everything a client needs, read from the document."""
+class Record:
+    """A record's table: fields at the offsets the table gives, with no padding between
+    them (the document's promise, checked), as one little-endian struct."""
 
-    def __init__(self, path):
-        with open(path) as f:
-            self.text = f.read()
-        lines = self.text.split("\n")
-        self.consts, self.records, self.opcodes, self.tags, self.errno = {}, {}, {}, {}, {}
-        for m in re.finditer(r"^\*\*[^*]+\*\*: (.*)$", self.text, re.M):
-            for name, v in re.findall(r"(MEMD_\w+) = (\d+)", m.group(1)):
-                self.consts[name] = int(v)
-        for i, line in enumerate(lines):
-            if line == "## Constants and flags":
-                for name, value, _ in rows(lines, i):
-                    self.consts[name] = c_value(value, self.consts)
-            elif line == "## Opcodes":
-                for r in rows(lines, i):
-                    self.opcodes[r[1]] = int(r[0])
-            elif line.startswith("## Record tags"):
-                for r in rows(lines, i):
-                    self.tags[int(r[0])] = (r[1], re.match(r"\[memd_wire_(\w+)\]", r[2]).group(1))
-            elif line == "## Errors":
-                for name, value, _ in rows(lines, i):
-                    self.errno[name] = int(value)
-            m = re.match(r"#### memd_wire_(\w+) \((\d+) bytes\)", line)
+    def __init__(self, name, size, rows, doc):
+        self.name, self.size = name, size
+        self.fields = []
+        for row in rows:
+            f = Field(row, doc)
+            end = self.fields[-1].offset + self.fields[-1].size if self.fields else 0
+            assert f.offset == end, "%s.%s: offset %d, expected %d" % (name, f.name, f.offset, end)
+            self.fields.append(f)
+        self.fmt = "".join(f.fmt for f in self.fields)
+        self.struct = struct.Struct("<" + self.fmt)
+        assert self.struct.size == size, "%s: the fields add up to %d" % (name, self.struct.size)
+
+    def flat(self, values):
+        unknown = set(values) - {f.name for f in self.fields}
+        assert not unknown, "%s has no field %s" % (self.name, unknown)
+        return [x for f in self.fields for x in f.flat(values.get(f.name))]
+
+    def take(self, values):
+        return {f.name: f.take(values) for f in self.fields}
+
+    def pack(self, **values):
+        return self.struct.pack(*self.flat(values))
+
+    def unpack(self, buf, offset=0):
+        return self.take(iter(self.struct.unpack_from(buf, offset)))
+
+
+class ProtocolDoc:
+    """The numbers and layouts of doc/protocol.md."""
+
+    def __init__(self, text):
+        self.text = text
+        self.sections = {}  # heading -> lines up to the next heading
+        lines = []
+        for line in text.splitlines():
+            if line.startswith("#"):
+                lines = self.sections.setdefault(line.lstrip("#").strip(), [])
+            else:
+                lines.append(line)
+        self.consts = {}
+        for name, value, _ in self.table("Constants and flags"):
+            self.consts[name] = int(value, 0)
+        for line in self.sections["Vocabulary (`<memd/types.h>`)"]:
+            m = re.fullmatch(r"\*\*\w+\*\*: (.*)", line)
             if m:
-                fields = []
-                for off, size, typ, name, check, _ in rows(lines, i):
-                    nested = re.match(r"\[memd_wire_(\w+)\]", typ)
-                    fields.append((name, int(off), int(size),
-                                   nested.group(1) if nested else typ, check.startswith("reserved")))
-                self.records[m.group(1)] = (int(m.group(2)), fields)
+                for member in m.group(1).split(", "):
+                    name, value = member.split(" = ")
+                    self.consts[name] = int(value)
+        self.errno = {row[0]: int(row[1]) for row in self.table("Errors")}
+        self.opcode = {row[1]: int(row[0]) for row in self.table("Opcodes")}
+        self.tags = {}
+        for row in self.table("Record tags (DUMP replies)"):
+            rec = re.fullmatch(r"\[memd_wire_(\w+)\]\(#[^)]*\)", row[2]).group(1)
+            self.tags[int(row[0])] = (row[1], rec)
+        self.records = {}
+        for heading in self.sections:
+            m = re.fullmatch(r"memd_wire_(\w+) \((\d+) bytes\)", heading)
+            if m:
+                self.records[m.group(1)] = (int(m.group(2)), heading)
 
-    def size(self, rec):
-        return self.records[rec][0]
+    def table(self, heading):
+        """The rows of the first table under heading (no header, no separator)."""
+        rows, started = [], False
+        for line in self.sections[heading]:
+            if line.startswith("|"):
+                started = True
+                rows.append(split_row(line))
+            elif started:
+                break
+        assert rows, "no table under %r" % heading
+        return rows[2:]
 
-    def encode(self, rec, **values):
-        size, fields = self.records[rec]
-        out = bytearray(size)
-        for name, off, fsize, typ, reserved in fields:
-            if reserved or name not in values:
-                continue  # reserved and unset fields are zeros
-            v = values[name]
-            base = typ.split("[")[0]
-            if base == "char":
-                b = v.encode()
-                assert len(b) < fsize, f"{rec}.{name}: room for its NUL"
-                out[off:off + len(b)] = b
-            elif base in SCALAR:
-                n = fsize // struct.calcsize(SCALAR[base])
-                out[off:off + fsize] = struct.pack("<%d%s" % (n, SCALAR[base]),
-                                                   *(v if n > 1 else [v]))
-            else:
-                raise AssertionError(f"{rec}.{name}: cannot encode {typ}")
+    def record(self, name):
+        """The record memd_wire_<name> (built on first use: records nest)."""
+        r = self.records[name]
+        if isinstance(r, tuple):
+            size, heading = r
+            r = self.records[name] = Record(name, size, self.table(heading), self)
+        return r
+
+    def example_frame(self):
+        """The bytes of the hex dump in the Example section."""
+        body = "\n".join(self.sections["Example"])
+        dump = re.search(r"```\n(.*?)\n```", body, re.S).group(1)
+        out = bytearray()
+        for line in dump.splitlines():
+            offset, _, hexbytes = line.partition("  ")
+            assert int(offset, 16) == len(out)
+            out += bytes.fromhex(hexbytes)
         return bytes(out)
-
-    def decode(self, rec, data):
-        size, fields = self.records[rec]
-        assert len(data) >= size, f"{rec}: {len(data)} bytes, need {size}"
-        out = {}
-        for name, off, fsize, typ, reserved in fields:
-            raw = data[off:off + fsize]
-            base = typ.split("[")[0]
-            if reserved:
-                continue
-            if typ in self.records:
-                out[name] = self.decode(typ, raw)
-            elif base == "char":
-                assert b"\0" in raw, f"{rec}.{name}: no NUL"
-                out[name] = raw.split(b"\0", 1)[0].decode()
-            elif base == "u8" and "[" in typ:
-                out[name] = raw
-            else:
-                n = fsize // struct.calcsize(SCALAR[base])
-                vals = struct.unpack("<%d%s" % (n, SCALAR[base]), raw)
-                out[name] = vals if "[" in typ else vals[0]
-        return out
-
-    def frame(self, opcode, req_id, payload, magic=None):
-        hdr = self.encode("hdr", magic=self.consts["MEMD_PROTO_MAGIC"] if magic is None else magic,
-                          version=self.consts["MEMD_PROTO_VERSION"], opcode=self.opcodes[opcode],
-                          id=req_id, len=len(payload), status=0)
-        return hdr + payload
-
-    def count(self, n):
-        """The u32 count, u32 0 prefix of batch payloads."""
-        return struct.pack("<II", n, 0)
 
 
 @pytest.fixture(scope="module")
-def proto():
-    return Protocol(DOC)
+def doc():
+    with open(DOC, encoding="utf-8") as f:
+        return ProtocolDoc(f.read())
 
+
+# ---- a client of the document's protocol ----------------------------------------------
 
 class Conn:
-    def __init__(self, proto, path):
-        self.p = proto
-        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.s.settimeout(10)
-        self.s.connect(path)
+    def __init__(self, path, doc):
+        self.doc = doc
+        self.hdr = doc.record("hdr")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(5)
+        self.sock.connect(path)
         self.next_id = 1
+
+    def close(self):
+        self.sock.close()
+
+    def send(self, opcode, payload, magic=None):
+        rid = self.next_id
+        self.next_id += 1
+        c = self.doc.consts
+        self.sock.sendall(self.hdr.pack(
+            magic=c["MEMD_PROTO_MAGIC"] if magic is None else magic,
+            version=c["MEMD_PROTO_VERSION"], opcode=self.doc.opcode[opcode], id=rid,
+            len=len(payload)) + payload)
+        return rid
 
     def recv_exact(self, n):
         buf = b""
         while len(buf) < n:
-            chunk = self.s.recv(n - len(buf))
+            chunk = self.sock.recv(n - len(buf))
             if not chunk:
-                raise ConnectionError("closed")
+                raise EOFError("connection closed after %d of %d bytes" % (len(buf), n))
             buf += chunk
         return buf
 
-    def reply(self):
-        h = self.p.decode("hdr", self.recv_exact(self.p.size("hdr")))
+    def recv(self):
+        h = self.hdr.unpack(self.recv_exact(self.hdr.size))
+        assert h["magic"] == self.doc.consts["MEMD_PROTO_MAGIC"]
+        assert h["version"] == self.doc.consts["MEMD_PROTO_VERSION"]
         return h, self.recv_exact(h["len"])
 
-    def call(self, opcode, payload):
-        rid = self.next_id
-        self.next_id += 1
-        self.s.sendall(self.p.frame(opcode, rid, payload))
-        h, body = self.reply()
-        assert h["id"] == rid and h["opcode"] == self.p.opcodes[opcode]
-        return h, body
-
-    def ok(self, opcode, payload):
-        h, body = self.call(opcode, payload)
-        if h["status"] != 0:
-            raise AssertionError(f"{opcode}: {self.p.decode('error', body)}")
+    def call(self, opcode, payload, status=0):
+        """One request and its reply, whose header echoes the request's opcode and id."""
+        rid = self.send(opcode, payload)
+        h, body = self.recv()
+        assert (h["opcode"], h["id"]) == (self.doc.opcode[opcode], rid)
+        if h["status"] != status:
+            err = self.doc.record("error").unpack(body) if h["status"] < 0 else body
+            pytest.fail("%s: status %d, expected %d: %s" % (opcode, h["status"], status, err))
         return body
 
-
-def hello(p, conn):
-    body = conn.ok("HELLO", p.encode("hello", min_version=1, max_version=1,
-                                     client_name="doc-client"))
-    assert len(body) == p.size("welcome")
-    return p.decode("welcome", body)
-
-
-def test_worked_example_is_what_the_tables_build(proto):
-    """The document's hex dump is the ALLOC frame its tables describe."""
-    example = re.search(r"## Example\n.*?```\n(.*?)```", proto.text, re.S).group(1)
-    dumped = bytes(int(x, 16) for line in example.strip().split("\n") for x in line.split()[1:])
-    payload = proto.encode("alloc_req", device=0, cls=proto.consts["MEMD_CLASS_CONSTANT"],
-                           scope=proto.consts["MEMD_SCOPE_DRAM"], bytes=1 << 20, name="weights")
-    assert proto.frame("ALLOC", 7, payload) == dumped
+    def hello(self, name):
+        v = self.doc.consts["MEMD_PROTO_VERSION"]
+        body = self.call("HELLO", self.doc.record("hello").pack(
+            min_version=v, max_version=v, client_name=name))
+        welcome = self.doc.record("welcome")
+        assert len(body) == welcome.size
+        return welcome.unpack(body)
 
 
-def test_session_from_the_document(proto, daemon):
-    p = proto
-    c = Conn(p, daemon.socket)
-    w = hello(p, c)
-    assert w["version"] == p.consts["MEMD_PROTO_VERSION"] and w["session_id"] > 0
-    assert w["max_frame"] > 0 and w["ndevices"] >= 1
+def count_prefix(doc, n):
+    """A batch payload's prefix, as the Framing section gives it: u32 count, u32 0."""
+    assert "are a `u32 count, u32 0` prefix" in doc.text
+    assert doc.consts["MEMD_WIRE_COUNT_SIZE"] == struct.calcsize("<II")
+    return struct.pack("<II", n, 0)
 
-    # One named DRAM constant.
-    req = dict(device=0, cls=p.consts["MEMD_CLASS_CONSTANT"], scope=p.consts["MEMD_SCOPE_DRAM"],
-               bytes=1 << 20, name="doc-weights")
-    buf = p.decode("buffer", c.ok("ALLOC", p.encode("alloc_req", **req)))
-    assert buf["handle"] != 0 and buf["size_per_bank"] >= 1 << 20
-    assert buf["kind"] == p.consts["MEMD_KIND_DRAM"] and buf["refcount"] == 1
-    info = p.decode("alloc_info", c.ok("QUERY", struct.pack("<Q", buf["handle"])))
-    assert info["name"] == "doc-weights" and info["cls"] == req["cls"]
-    assert info["buf"]["handle"] == buf["handle"] and info["buf"]["address"] == buf["address"]
-    assert info["session_id"] == w["session_id"] and info["pid"] == os.getpid()
 
-    # A batch of three, freed in one request.
-    reqs = [p.encode("alloc_req", device=0, cls=p.consts["MEMD_CLASS_INTERNAL"],
-                     scope=p.consts["MEMD_SCOPE_DRAM"], bytes=4096 * (i + 1)) for i in range(3)]
-    body = c.ok("ALLOC_BATCH", p.count(3) + b"".join(reqs))
-    n = struct.unpack_from("<I", body)[0]
-    bsize = p.size("buffer")
-    assert n == 3 and len(body) == 8 + 3 * bsize
-    handles = [p.decode("buffer", body[8 + i * bsize:])["handle"] for i in range(3)]
+@pytest.fixture
+def conn(daemon, doc):
+    c = Conn(daemon.socket, doc)
+    c.welcome = c.hello("protocol-doc")
+    yield c
+    c.close()
+
+
+def alloc_req(doc, **fields):
+    c = doc.consts
+    return doc.record("alloc_req").pack(**dict(dict(
+        device=0, cls=c["MEMD_CLASS_CONSTANT"], scope=c["MEMD_SCOPE_DRAM"],
+        dtype=c["MEMD_DTYPE_NONE"]), **fields))
+
+
+# ---- the tests -----------------------------------------------------------------------
+
+def test_every_record_table_parses(doc):
+    """Every record of the page, not just those the session below uses, makes a struct of
+    its documented size, and round-trips."""
+    assert len(doc.records) > 40
+    for name in list(doc.records):
+        r = doc.record(name)
+        assert r.unpack(r.pack()) == r.unpack(bytes(r.size))
+    for tag, (name, rec) in doc.tags.items():
+        assert rec in doc.records, "tag %s: no table for memd_wire_%s" % (name, rec)
+
+
+def test_example_frame_is_the_tables(doc):
+    """The Example section's hex dump is what the header and alloc_req tables make of its
+    words: opcode 2, id 7, 1 MiB CONSTANT in DRAM of device 0, named "weights"."""
+    c = doc.consts
+    req = doc.record("alloc_req")
+    frame = doc.record("hdr").pack(
+        magic=c["MEMD_PROTO_MAGIC"], version=c["MEMD_PROTO_VERSION"],
+        opcode=doc.opcode["ALLOC"], id=7, len=req.size) + alloc_req(doc, bytes=0x100000,
+                                                                     name="weights")
+    assert doc.opcode["ALLOC"] == 2 and c["MEMD_CLASS_CONSTANT"] == 1
+    assert frame == doc.example_frame()
+
+
+def test_example_frame_gets_a_buffer(doc, conn):
+    """The example frame, sent as it is in the document, gets the reply it promises."""
+    conn.sock.sendall(doc.example_frame())
+    h, body = conn.recv()
+    assert (h["opcode"], h["id"], h["status"]) == (doc.opcode["ALLOC"], 7, 0)
+    assert len(body) == doc.record("buffer").size
+    buf = doc.record("buffer").unpack(body)
+    conn.call("FREE", struct.pack("<Q", buf["handle"]))
+
+
+def test_hello_welcome(doc, conn):
+    w = conn.welcome
+    c = doc.consts
+    # The 64-byte HELLO (not the older 40) gets the 72-byte welcome, token included.
+    assert (doc.record("hello").size, doc.record("welcome").size) == (64, 72)
+    assert w["version"] == c["MEMD_PROTO_VERSION"]
+    assert w["session_id"] > 0 and w["ndevices"] > 0
+    assert w["max_frame"] >= doc.record("alloc_req").size
+    assert w["server_version"]
+    assert w["flags"] & ~(c["MEMD_WELCOME_F_PERSISTENT"] | c["MEMD_WELCOME_F_RECLAIMED"]) == 0
+    assert not w["flags"] & c["MEMD_WELCOME_F_RECLAIMED"] and w["reclaimed"] == 0
+    assert len(w["token"]) == c["MEMD_TOKEN_SIZE"]
+
+
+def test_alloc_and_query(doc, conn):
+    c = doc.consts
+    body = conn.call("ALLOC", alloc_req(doc, bytes=MiB, name="pydoc-weights"))
+    assert len(body) == doc.record("buffer").size
+    buf = doc.record("buffer").unpack(body)
+    assert buf["handle"] != 0 and buf["pitch"] == 0 and buf["banks"] > 0
+    # No page size: one page, reserved whole in every bank (1 MiB is aligned already).
+    assert buf["size_per_bank"] == MiB and buf["page_size"] == MiB
+    assert buf["kind"] == c["MEMD_KIND_DRAM"] and buf["bank_mode"] == c["MEMD_BANKS_ALL"]
+    assert buf["refcount"] == 1
+
+    info = doc.record("alloc_info").unpack(conn.call("QUERY", struct.pack("<Q", buf["handle"])))
+    assert info["buf"] == buf
+    assert info["name"] == "pydoc-weights"
+    assert (info["device"], info["cls"], info["scope"]) == (
+        0, c["MEMD_CLASS_CONSTANT"], c["MEMD_SCOPE_DRAM"])
+    assert info["session_id"] == conn.welcome["session_id"]
+    assert (info["pid"], info["uid"]) == (os.getpid(), os.getuid())
+    assert info["flags"] == 0 and info["created_ns"] > 0
+    conn.call("FREE", struct.pack("<Q", buf["handle"]))
+
+
+def test_alloc_batch_and_free_batch(doc, conn):
+    c = doc.consts
+    buffer = doc.record("buffer")
+    sizes = [4096, 8192, 3 * 4096]
+    body = conn.call("ALLOC_BATCH", count_prefix(doc, 3) + b"".join(
+        alloc_req(doc, cls=c["MEMD_CLASS_PLACEHOLDER"], bytes=n) for n in sizes))
+    assert struct.unpack_from("<II", body) == (3, 0)
+    assert len(body) == 8 + 3 * buffer.size
+    bufs = [buffer.unpack(body, 8 + i * buffer.size) for i in range(3)]
+    assert [b["size_per_bank"] >= n for b, n in zip(bufs, sizes)] == [True] * 3
+    spans = sorted((b["address"], b["address"] + b["size_per_bank"]) for b in bufs)
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), "buffers overlap"
+    handles = [b["handle"] for b in bufs]
     assert len(set(handles)) == 3
-    assert c.ok("FREE_BATCH", p.count(3) + struct.pack("<3Q", *handles)) == b""
 
-    # The whole state, page by page.
-    seen, cursor, pages = [], 0, 0
+    assert conn.call("FREE_BATCH", count_prefix(doc, 3) + struct.pack("<3Q", *handles)) == b""
+    conn.call("QUERY", struct.pack("<Q", handles[0]), status=doc.errno["ENOENT"])
+
+
+def test_paged_dump(doc, conn):
+    c = doc.consts
+    buf = doc.record("buffer").unpack(
+        conn.call("ALLOC", alloc_req(doc, bytes=MiB, name="pydoc-dumped")))
+    dump_req = doc.record("dump_req")
+    pages, cursor = [], 0
     while True:
-        body = c.ok("DUMP", p.encode("dump_req", device=0xFFFFFFFF,
-                                     flags=p.consts["MEMD_DUMP_F_PAGED"], cursor=cursor))
-        off, names = 0, []
+        body = conn.call("DUMP", dump_req.pack(device=0xFFFFFFFF, flags=c["MEMD_DUMP_F_PAGED"],
+                                               cursor=cursor))
+        page, off = [], 0
         while off < len(body):
-            tag = struct.unpack_from("<I", body, off)[0]
-            name, rec = p.tags[tag]
-            r = p.decode(rec, body[off + 4:])
-            names.append(name)
-            seen.append((name, r))
-            off += 4 + p.size(rec)
-        assert off == len(body) and names[-1] == "PAGE"
-        if pages == 0:
-            assert names[0] == "SERVER"
-        pages += 1
-        cursor = seen[-1][1]["next"]
+            (tag,) = struct.unpack_from("<I", body, off)
+            assert tag in doc.tags, "tag %d is not in the Record tags table" % tag
+            name, rec = doc.tags[tag]
+            r = doc.record(rec)
+            page.append((name, r.unpack(body, off + 4)))
+            off += 4 + r.size
+        assert off == len(body)
+        pages.append(page)
+        assert page[-1][0] == "PAGE", "a page ends with its PAGE record"
+        assert [n for n, _ in page].count("PAGE") == 1
+        cursor = page[-1][1]["next"]
         if cursor == 0:
             break
-    mine = [r for name, r in seen if name == "ALLOC" and r["buf"]["handle"] == buf["handle"]]
-    assert len(mine) == 1 and mine[0]["name"] == "doc-weights"
-    assert not any(name == "ALLOC" and r["buf"]["handle"] in handles for name, r in seen)
+        assert len(pages) < 1000, "the cursors go round"
+    records = [r for page in pages for r in page]
+    names = [n for n, _ in records]
+    assert names[0] == "SERVER" and names.count("SERVER") == 1
+    server = records[0][1]
+    assert server["pid"] > 0 and server["allocs"] >= 1
+    assert names.count("DEVICE") == conn.welcome["ndevices"]
+    mine = [r for n, r in records if n == "ALLOC" and r["buf"]["handle"] == buf["handle"]]
+    assert len(mine) == 1, "an allocation that lives through the dump appears exactly once"
+    assert mine[0]["name"] == "pydoc-dumped" and mine[0]["buf"] == buf
+    sessions = [r for n, r in records if n == "SESSION" and r["id"] == conn.welcome["session_id"]]
+    assert len(sessions) == 1 and sessions[0]["client_name"] == "protocol-doc"
+    conn.call("FREE", struct.pack("<Q", buf["handle"]))
 
-    # An error: the record says what, the status is the document's errno.
-    h, body = c.call("FREE", struct.pack("<Q", buf["handle"] + 1000))
-    err = p.decode("error", body)
-    assert h["status"] == err["status"] == p.errno["ENOENT"]
-    assert err["message"]
-    assert c.ok("FREE", struct.pack("<Q", buf["handle"])) == b""
+
+def test_error_record(doc, conn):
+    err = doc.record("error")
+    enoent = doc.errno["ENOENT"]
+    body = conn.call("FREE", struct.pack("<Q", 0xFFFF_FFFF_0000_0001), status=enoent)
+    assert len(body) == err.size
+    e = err.unpack(body)
+    assert e["status"] == enoent and e["detail"] == doc.consts["MEMD_ERR_DETAIL_NONE"]
+    assert e["message"]
+    # An error reply is not a malformed frame: the session carries on.
+    assert conn.call("DUMP", doc.record("dump_req").pack(
+        device=0, flags=doc.consts["MEMD_DUMP_F_PAGED"]))
 
 
-def test_bad_magic_is_answered_then_closed(proto, daemon):
-    c = Conn(proto, daemon.socket)
-    hello(proto, c)
-    c.s.sendall(proto.frame("QUERY", 9, struct.pack("<Q", 1), magic=0x12345678))
-    h, body = c.reply()
-    assert h["status"] == proto.errno["EPROTO"]
-    assert proto.decode("error", body)["message"]
-    assert c.s.recv(1) == b""  # memd closed the connection
+def test_bad_magic_gets_an_error_and_the_connection_closes(doc, conn):
+    conn.send("FREE", struct.pack("<Q", 1), magic=0x58585858)
+    h, body = conn.recv()
+    assert (h["opcode"], h["id"], h["status"]) == (0, 0, doc.errno["EPROTO"])
+    e = doc.record("error").unpack(body)
+    assert e["status"] == doc.errno["EPROTO"] and e["message"]
+    with pytest.raises(EOFError):
+        conn.recv()
