@@ -5,7 +5,7 @@
  *   texture: {max_width: N, max_height: N, pitch_alignment: SIZE}   (optional)
  *   policy: {dram|sram: {CLASS: {region, dir, fit, alignment, enabled}}}   (optional)
  *
- * GROUP is {banks, bank_size, alignment, offsets, regions}; see README for the layout
+ * GROUP is {banks, bank_size, alignment, offsets, regions}; see doc/configuration.md for the layout
  * rules. Unknown keys are errors: a typo must not silently change a memory map. */
 #include <errno.h>
 #include <string.h>

@@ -13,7 +13,7 @@
 int memd_soc_parse_group(const char *file, const memd_ynode *n, memd_kind kind,
                          memd_bank_group_spec *g, memd_error *err);
 
-/* Lays out the `regions` sequence of a group whose bank_size is set (see README):
+/* Lays out the `regions` sequence of a group whose bank_size is set (see doc/configuration.md):
  * regions in address order, base defaults to the end of the previous one, at most one
  * region without size takes what its neighbours leave. */
 int memd_soc_parse_regions(const char *file, const memd_ynode *seq, memd_kind kind,

@@ -75,7 +75,7 @@ static int scalar(ctx *c, const yaml_node_t *n, const char *what, const char **o
     return 0;
 }
 
-/* Sizes and integers use memd's one syntax (engine/units.h), as in the config files. */
+/* Sizes and integers use memd's one syntax (common/units.h), as in the config files. */
 static int parse_u64(const char *s, bool units, uint64_t *out)
 {
     return units ? memd_parse_size(s, out, NULL) : memd_parse_u64(s, out);

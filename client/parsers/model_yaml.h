@@ -1,4 +1,4 @@
-/* memd model descriptions in YAML (see README, "Models"): the file a runtime writes
+/* memd model descriptions in YAML (see doc/models.md): the file a runtime writes
  * about a model graph, parsed on the client side into a memclient_model_desc (the daemon
  * never opens a path a client names). Parsing also derives every tensor's lifetime
  * (memclient_model_lifetimes), so a graph error is reported at the op or tensor that

@@ -77,7 +77,7 @@ int memd_range_alloc_at(memd_range *r, uint64_t addr, uint64_t size);
  * taken. Bottom-up: the lowest aligned start >= from; top-down: the highest aligned
  * start <= from. *blk and *blk_size give the whole free block holding it. false if
  * there is none (or the arguments are bad). O((1 + k) log n) as memd_range_alloc.
- * Bank-subset placement intersects several ranges with it (engine/device_banks.c). */
+ * Bank-subset placement intersects several ranges with it (engine/alloc/device_banks.c). */
 bool memd_range_fit_from(const memd_range *r, uint64_t size, uint64_t align, memd_dir dir,
                          uint64_t from, uint64_t *at, uint64_t *blk, uint64_t *blk_size);
 

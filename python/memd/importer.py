@@ -32,7 +32,7 @@ def _dims(text: str) -> Dict[str, int]:
 
 def main(argv: Optional[List[str]] = None, prog: str = "memd import") -> int:
     ap = argparse.ArgumentParser(prog=prog, description="Import a model into memd's YAML "
-                                 "model format (see README, Models).")
+                                 "model format (see doc/models.md).")
     ap.add_argument("model", help="an .onnx file (or a memd .yaml model, to normalise it)")
     ap.add_argument("-o", "--output", help="write the YAML here (default: stdout)")
     ap.add_argument("--dims", type=_dims, default={},

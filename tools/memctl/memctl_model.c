@@ -1,4 +1,4 @@
-/* memctl model — model descriptions (YAML, see README "Models") with the daemon:
+/* memctl model — model descriptions (YAML, see doc/models.md) with the daemon:
  *   memctl model check FILE.yaml [--json]     parse and derive lifetimes, offline
  *   memctl model load FILE.yaml [--device N] [--budget-ms MS] [--seed S]
  *                                [--instances K] [--hold] [--json]
