@@ -208,6 +208,14 @@ START_TEST(abstract_notify_socket)
 }
 END_TEST
 
+/* The daemon serves fd (a 4 KiB allocation succeeds), then stops cleanly. */
+static void serves_then_stops(memd_fixture *f, int fd)
+{
+    ck_assert(alloc_ok(fd, 4096, NULL));
+    close(fd);
+    ck_assert_int_eq(memd_fixture_stop(f), 0);
+}
+
 START_TEST(stale_socket_removed)
 {
     memd_fixture f;
@@ -224,9 +232,7 @@ START_TEST(stale_socket_removed)
     ck_assert_int_eq(memd_fixture_spawn(&f, NULL, argv), 0);
     int fd = memd_fixture_connect(&f);
     ck_assert_int_ge(fd, 0);
-    ck_assert(alloc_ok(fd, 4096, NULL));
-    close(fd);
-    ck_assert_int_eq(memd_fixture_stop(&f), 0);
+    serves_then_stops(&f, fd);
 }
 END_TEST
 
@@ -241,9 +247,7 @@ START_TEST(live_socket_refused)
     ck_assert_msg(strstr(out, "another memd is already listening"), "said: %s", out);
     /* the first one still serves */
     int fd = memd_fixture_connect(&f);
-    ck_assert(alloc_ok(fd, 4096, NULL));
-    close(fd);
-    ck_assert_int_eq(memd_fixture_stop(&f), 0);
+    serves_then_stops(&f, fd);
 }
 END_TEST
 
