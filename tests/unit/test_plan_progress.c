@@ -8,6 +8,7 @@
 #include "check_main.h"
 #include "plan.h"
 #include "plan_internal.h"
+#include "test_clock.h"
 #include "test_rand.h"
 
 #define MAXN 160
@@ -132,13 +133,6 @@ START_TEST(cancel_mid_search)
 }
 END_TEST
 
-/* A fake clock that advances 1 ms per reading. */
-static uint64_t fake_clock(void *ctx)
-{
-    uint64_t *t = ctx;
-    return *t += 1000000;
-}
-
 /* With a clock, beats come about every progress_ns while the planner works. */
 START_TEST(beats_on_the_clock)
 {
@@ -148,7 +142,7 @@ START_TEST(beats_on_the_clock)
     uint64_t off[MAXN], t = 0;
     memd_plan_result res;
     rec *r = calloc(1, sizeof(*r));
-    memd_plan_opts o = {.seed = 2, .clock = fake_clock, .clock_ctx = &t,
+    memd_plan_opts o = {.seed = 2, .clock = memd_test_fake_ms, .clock_ctx = &t,
                         .budget_ns = 400000000, .progress = record, .progress_ctx = r,
                         .progress_ns = 20000000};
     ck_assert_int_eq(memd_plan_solve(b, n, &o, off, &res, NULL), 0);

@@ -11,6 +11,7 @@
 #include "check_main.h"
 #include "plan.h"
 #include "plan_internal.h"
+#include "test_clock.h"
 #include "test_rand.h"
 
 #define MAXN 8
@@ -221,13 +222,6 @@ START_TEST(solve_is_optimal_on_small_problems)
 }
 END_TEST
 
-/* A clock that advances 1 us per reading. */
-static uint64_t us_clock(void *ctx)
-{
-    uint64_t *t = ctx;
-    return *t += 1000;
-}
-
 START_TEST(first_plan_time_reported)
 {
     uint64_t s = 0xF1;
@@ -240,7 +234,7 @@ START_TEST(first_plan_time_reported)
     }
     uint64_t off[64], t = 0;
     memd_plan_result res;
-    memd_plan_opts o = {.clock = us_clock, .clock_ctx = &t, .budget_ns = 20000000};
+    memd_plan_opts o = {.clock = memd_test_fake_us, .clock_ctx = &t, .budget_ns = 20000000};
     ck_assert_int_eq(memd_plan_solve(b, 64, &o, off, &res, NULL), 0);
     check_plan(b, 64, off, res.arena);
     ck_assert_uint_gt(res.first_ns, 0);
