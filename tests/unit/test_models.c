@@ -17,6 +17,7 @@
 #include "session.h"
 #include "state.h"
 #include "wire.h"
+#include "wire_frame.h"
 
 #define KIB 1024ull
 #define DEV 7
@@ -99,11 +100,7 @@ static int req(memd_session *s, uint16_t op, const void *payload, size_t len, re
 {
     uint8_t *buf = malloc(MEMD_HDR_SIZE + len);
     uint64_t id = next_id++;
-    memd_wire_hdr h = {.magic = MEMD_PROTO_MAGIC, .version = 1, .opcode = op, .id = id,
-                       .len = (uint32_t)len};
-    memd_wire_hdr_put(buf, &h);
-    if (len)
-        memcpy(buf + MEMD_HDR_SIZE, payload, len);
+    frame(buf, op, id, payload, (uint32_t)len);
     size_t used = 0;
     r->rc = memd_frames_process(&st, s, buf, MEMD_HDR_SIZE + len, &out, SIZE_MAX, &used);
     free(buf);

@@ -100,19 +100,27 @@ static int load_pair(const pair *p, const char *product, uint32_t cqs, uint64_t 
                 reserved, s, msg, cap);
 }
 
+/* Parses p's SoC file into *soc: arch, banks DRAM banks of 1 GiB each (the odd ones at
+ * offset odd_offset, the even ones at 0) and a worker L1 of l1 bytes. */
+static void parse_soc_ok(const pair *p, memd_ttmetal_soc *soc, const char *arch,
+                         uint32_t banks, int64_t odd_offset, uint64_t l1)
+{
+    memd_error err;
+    ck_assert_int_eq(memd_ttmetal_parse_soc(p->soc_path, p->soc, p->soc_len, soc, &err), 0);
+    ck_assert_str_eq(soc->arch, arch);
+    ck_assert_uint_eq(soc->dram_banks, banks);
+    ck_assert_uint_eq(soc->dram_bank_size, 1073741824ull);
+    for (uint32_t i = 0; i < banks; i++)
+        ck_assert_int_eq(soc->dram_offsets[i], (i % 2) ? odd_offset : 0);
+    ck_assert_uint_eq(soc->worker_l1_size, l1);
+}
+
 START_TEST(test_wormhole_soc)
 {
     pair p;
     pair_open(&p, "wormhole_b0_80");
     memd_ttmetal_soc soc;
-    memd_error err;
-    ck_assert_int_eq(memd_ttmetal_parse_soc(p.soc_path, p.soc, p.soc_len, &soc, &err), 0);
-    ck_assert_str_eq(soc.arch, "wormhole_b0");
-    ck_assert_uint_eq(soc.dram_banks, 12);
-    ck_assert_uint_eq(soc.dram_bank_size, 1073741824ull);
-    for (int i = 0; i < 12; i++)
-        ck_assert_int_eq(soc.dram_offsets[i], (i % 2) ? 1073741824ll : 0);
-    ck_assert_uint_eq(soc.worker_l1_size, 1499136);
+    parse_soc_ok(&p, &soc, "wormhole_b0", 12, 1073741824ll, 1499136);
     memd_ttmetal_soc_free(&soc);
     pair_close(&p);
 }
@@ -193,13 +201,7 @@ START_TEST(test_grayskull)
     memd_ttmetal_soc soc;
     memd_ttmetal_core core;
     memd_error err;
-    ck_assert_int_eq(memd_ttmetal_parse_soc(p.soc_path, p.soc, p.soc_len, &soc, &err), 0);
-    ck_assert_str_eq(soc.arch, "grayskull");
-    ck_assert_uint_eq(soc.dram_banks, 8);
-    ck_assert_uint_eq(soc.dram_bank_size, 1073741824ull);
-    for (int i = 0; i < 8; i++)
-        ck_assert_int_eq(soc.dram_offsets[i], 0);
-    ck_assert_uint_eq(soc.worker_l1_size, 1048576);
+    parse_soc_ok(&p, &soc, "grayskull", 8, 0, 1048576);
     ck_assert_int_eq(memd_ttmetal_parse_core(p.core_path, p.core, p.core_len, gs_cores[_i].product,
                                              gs_cores[_i].cqs, soc.worker_l1_size, &core, &err), 0);
     ck_assert_uint_eq(core.compute_cores, gs_cores[_i].compute);

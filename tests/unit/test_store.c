@@ -23,6 +23,7 @@
 #include "store.h"
 #include "store_codec.h"
 #include "store_fixture.h"
+#include "wire_frame.h"
 #include "subdev.h"
 #include "test_clock.h"
 #include "unit_device.h"
@@ -816,15 +817,6 @@ START_TEST(full_store_refuses_allocations)
     sf_stop(&st);
 }
 END_TEST
-
-static size_t frame(uint8_t *buf, uint16_t op, uint64_t id, const void *payload, uint32_t len)
-{
-    memd_wire_hdr h = {.magic = MEMD_PROTO_MAGIC, .version = 1, .opcode = op, .id = id,
-                       .len = len};
-    memd_wire_hdr_put(buf, &h);
-    memcpy(buf + MEMD_HDR_SIZE, payload, len);
-    return MEMD_HDR_SIZE + len;
-}
 
 START_TEST(failed_commit_answers_eio_and_closes)
 {

@@ -23,6 +23,7 @@
 #include "store.h"
 #include "store_codec.h"
 #include "store_fixture.h"
+#include "wire_frame.h"
 #include "unit_device.h"
 #include "store_internal.h"
 #include "wire.h"
@@ -498,15 +499,6 @@ START_TEST(batch_rounds_restore_exactly)
     sf_stop(&st);
 }
 END_TEST
-
-static size_t frame(uint8_t *buf, uint16_t op, uint64_t id, const void *payload, uint32_t len)
-{
-    memd_wire_hdr h = {.magic = MEMD_PROTO_MAGIC, .version = 1, .opcode = op, .id = id,
-                       .len = len};
-    memd_wire_hdr_put(buf, &h);
-    memcpy(buf + MEMD_HDR_SIZE, payload, len);
-    return MEMD_HDR_SIZE + len;
-}
 
 /* ALLOC_BATCH on the request sf_path: its allocations share records; one that fails
  * (a bad record at the end) leaves nothing, in memory or in the store; a plain ALLOC
