@@ -249,8 +249,7 @@ START_TEST(live_socket_refused)
     ck_assert_int_eq(memd_test_run(argv, out, sizeof out), 1);
     ck_assert_msg(strstr(out, "another memd is already listening"), "said: %s", out);
     /* the first one still serves */
-    int fd = memd_fixture_connect(&f);
-    serves_then_stops(&f, fd);
+    serves_then_stops(&f, memd_fixture_connect(&f));
 }
 END_TEST
 
