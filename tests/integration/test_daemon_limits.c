@@ -362,14 +362,16 @@ typedef struct span {
     uint64_t lo, hi;
 } span;
 
+static int cmp_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
+
+/* By device, kind, then start. */
 static int cmp_span(const void *a, const void *b)
 {
     const span *x = a, *y = b;
-    if (x->device != y->device)
-        return x->device < y->device ? -1 : 1;
-    if (x->kind != y->kind)
-        return x->kind < y->kind ? -1 : 1;
-    return x->lo < y->lo ? -1 : x->lo > y->lo;
+    int c = cmp_u64(x->device, y->device);
+    if (!c)
+        c = cmp_u64(x->kind, y->kind);
+    return c ? c : cmp_u64(x->lo, y->lo);
 }
 
 START_TEST(concurrent_clients_never_overlap)

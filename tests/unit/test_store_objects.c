@@ -83,6 +83,14 @@ static void stop(memd_state *st)
     sf_stop(st);
 }
 
+/* A stop and a start: the layer then read n records back. */
+static void reopen(memd_state *st, size_t n)
+{
+    stop(st);
+    start(st);
+    ck_assert_uint_eq(L.n, n);
+}
+
 static void put(memd_state *st, uint8_t kind, uint64_t id, const char *text)
 {
     memd_record r = {.kind = kind, .version = 3, .id = id, .data = (const uint8_t *)text,
@@ -177,20 +185,14 @@ START_TEST(records_survive_a_restart)
     put(&st, MEMD_RECORD_PLAN, 6, NULL);       /* made and gone in one flush */
     put(&st, MEMD_RECORD_PLAN, 1000, NULL);    /* never was */
     sf_flush(&st);
-    stop(&st);
-
-    start(&st);
-    /* Kind order, then id order: a record may refer to kinds before its own. */
-    ck_assert_uint_eq(L.n, 4);
+    reopen(&st, 4); /* in kind order, then id order: records may refer to earlier kinds */
     assert_rec(0, MEMD_RECORD_MODELS_META, 0, "counters");
     assert_rec(1, MEMD_RECORD_PLAN, 5, "plan 5 v2");
     assert_rec(2, MEMD_RECORD_MODEL, 2, "model two");
     assert_rec(3, MEMD_RECORD_INSTANCE, 9, "instance nine");
     /* Unflushed changes go at close (a clean stop flushes what is pending). */
     put(&st, MEMD_RECORD_INSTANCE, 9, NULL);
-    stop(&st);
-    start(&st);
-    ck_assert_uint_eq(L.n, 3);
+    reopen(&st, 3);
     stop(&st);
 }
 END_TEST
@@ -278,9 +280,7 @@ START_TEST(objects_failpoint_fails_the_commit)
     /* Nothing is lost: the record waits for the next flush that can write. */
     unlink(fp);
     sf_flush(&st);
-    stop(&st);
-    start(&st);
-    ck_assert_uint_eq(L.n, 1);
+    reopen(&st, 1);
     assert_rec(0, MEMD_RECORD_PLAN, 5, "plan five");
     stop(&st);
 }
@@ -300,9 +300,7 @@ START_TEST(shutdown_leaves_records)
     put(&st, MEMD_RECORD_PLAN, 8, "plan eight");
     ck_assert(memd_store_round_changed(&st, mark));
     memd_store_round_end(&st);
-    stop(&st);
-    start(&st);
-    ck_assert_uint_eq(L.n, 2);
+    reopen(&st, 2);
     assert_rec(0, MEMD_RECORD_PLAN, 5, "plan five");
     assert_rec(1, MEMD_RECORD_PLAN, 8, "plan eight");
     stop(&st);
@@ -338,9 +336,7 @@ START_TEST(store_without_objects_table)
     ck_assert_uint_eq(b->pl.address, addr);
     put(&st, MEMD_RECORD_PLAN, 5, "plan five"); /* and the table is there again */
     sf_flush(&st);
-    stop(&st);
-    start(&st);
-    ck_assert_uint_eq(L.n, 1);
+    reopen(&st, 1);
     stop(&st);
 }
 END_TEST
