@@ -360,9 +360,7 @@ static void assert_instance(const memclient_instance *in, const memclient_tensor
 START_TEST(models_and_instances_across_sessions)
 {
     memclient *c1 = cu_connect(&f), *c2 = cu_connect(&f);
-    memclient_snapshot *s = cu_dump(c1, 0);
-    uint64_t base = cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated;
-    memclient_snapshot_free(s);
+    uint64_t base = cu_data_allocated(c1);
 
     memclient_model_desc d = model("resnet-ish");
     memclient_model_info m1, m2;
@@ -384,7 +382,7 @@ START_TEST(models_and_instances_across_sessions)
     ck_assert_uint_eq(m2.users, 2);
     ck_assert_uint_eq(m2.const_address, m1.const_address);
     ck_assert_uint_eq(t2[W2].value, t1[W2].value);
-    s = cu_dump(c1, MEMCLIENT_DUMP_MODELS);
+    memclient_snapshot *s = cu_dump(c1, MEMCLIENT_DUMP_MODELS);
     ck_assert_uint_eq(find_alloc(s, m1.const_handle)->buf.refcount, 2);
     ck_assert_uint_eq(find_alloc(s, m1.code_handle)->buf.refcount, 2);
     ck_assert_str_eq(find_alloc(s, m1.const_handle)->name, "model:resnet-ish:const");
@@ -460,14 +458,12 @@ START_TEST(killed_client_with_instance)
     memclient_model_desc d = model("victim");
     memclient_model_info m;
     ck_assert_int_eq(memclient_model_load(c, &d, NULL, &m, NULL), 0);
-    memclient_snapshot *s = cu_dump(c, 0);
-    uint64_t loaded = cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated;
-    memclient_snapshot_free(s);
+    uint64_t loaded = cu_data_allocated(c);
 
     uint64_t h[3];
     pid_t pid = cu_fork_holder(&f, instance_holder, &d, h, 3);
     ck_assert_msg(h[0] && h[1] && h[2], "the child could not create an instance");
-    s = cu_dump(c, MEMCLIENT_DUMP_MODELS);
+    memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_MODELS);
     ck_assert_uint_eq(cu_find(s, m.const_handle)->buf.refcount, 2);
     ck_assert_uint_eq(cu_find(s, h[0])->pid, (uint32_t)pid);
     ck_assert_uint_eq(s->ninstances, 1);

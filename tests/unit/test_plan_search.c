@@ -88,6 +88,12 @@ static plan_search_ctx *search_new(const memd_plan_buffer *b, size_t n, plan_gra
     return c;
 }
 
+static void search_free(plan_search_ctx *c, plan_graph *g)
+{
+    memd_plan_search_free(c);
+    memd_plan_graph_free(g);
+}
+
 static void check_plan(const memd_plan_buffer *b, size_t n, const uint64_t *off, uint64_t cap)
 {
     memd_plan_violation v;
@@ -128,8 +134,7 @@ START_TEST(decision_matches_brute_force)
                 }
             }
         }
-        memd_plan_search_free(c);
-        memd_plan_graph_free(&g);
+        search_free(c, &g);
     }
 }
 END_TEST
@@ -167,8 +172,7 @@ START_TEST(limits_never_lie)
             if (rc == 1)
                 check_plan(b, n, out, cap);
         }
-        memd_plan_search_free(c);
-        memd_plan_graph_free(&g);
+        search_free(c, &g);
     }
     ck_assert_int_gt(cut, 0); /* the limits did bite */
 }
@@ -191,8 +195,7 @@ START_TEST(identical_buffers)
     /* One node at most per buffer: identical buffers leave no alternatives to try. */
     ck_assert_int_eq(memd_plan_search_run(c, 200, 2, 0, PLAN_DISC_ALL, 0, &bu, out), 1);
     ck_assert_uint_le(memd_plan_search_nodes(c), 12);
-    memd_plan_search_free(c);
-    memd_plan_graph_free(&g);
+    search_free(c, &g);
 }
 END_TEST
 
