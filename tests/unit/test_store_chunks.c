@@ -71,33 +71,13 @@ static void release(memd_state *st, memd_session *s, uint64_t handle)
 
 /* ---- the file, read and written directly (memd not running) ---- */
 
-static MDB_env *raw_open(MDB_txn **txn, MDB_dbi *dbi)
-{
-    MDB_env *env;
-    struct stat sb;
-    ck_assert_int_eq(stat(sf_path, &sb), 0);
-    ck_assert_int_eq(mdb_env_create(&env), 0);
-    mdb_env_set_maxdbs(env, 3);
-    mdb_env_set_mapsize(env, (size_t)sb.st_size);
-    ck_assert_int_eq(mdb_env_open(env, sf_path, MDB_NOSUBDIR | MDB_NOLOCK, 0600), 0);
-    ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, txn), 0);
-    ck_assert_int_eq(mdb_dbi_open(*txn, "allocations", 0, dbi), 0);
-    return env;
-}
-
-static void raw_close(MDB_env *env, MDB_txn *txn)
-{
-    ck_assert_int_eq(mdb_txn_commit(txn), 0);
-    mdb_env_close(env);
-}
-
 /* The keys of the allocations table and, per key, how many records its value holds
  * (every one of them must decode and belong to the key's chunk). Returns the count. */
 static size_t table(uint64_t *keys, uint32_t *nrecs, size_t cap)
 {
     MDB_txn *txn;
     MDB_dbi dbi;
-    MDB_env *env = raw_open(&txn, &dbi);
+    MDB_env *env = sf_raw_open("allocations", &txn, &dbi);
     MDB_cursor *c;
     ck_assert_int_eq(mdb_cursor_open(txn, dbi, &c), 0);
     MDB_val k, v;
@@ -124,7 +104,7 @@ static size_t table(uint64_t *keys, uint32_t *nrecs, size_t cap)
         n++;
     }
     mdb_cursor_close(c);
-    raw_close(env, txn);
+    sf_raw_close(env, txn);
     return n;
 }
 
@@ -134,7 +114,7 @@ static size_t split_to_handles(void)
 {
     MDB_txn *txn;
     MDB_dbi dbi;
-    MDB_env *env = raw_open(&txn, &dbi);
+    MDB_env *env = sf_raw_open("allocations", &txn, &dbi);
     MDB_cursor *c;
     ck_assert_int_eq(mdb_cursor_open(txn, dbi, &c), 0);
     /* Copy everything out first: the table is rewritten below. */
@@ -170,7 +150,7 @@ static size_t split_to_handles(void)
         }
     }
     free(copy);
-    raw_close(env, txn);
+    sf_raw_close(env, txn);
     return n;
 }
 
@@ -178,24 +158,24 @@ static void poke(uint64_t key, const void *val, size_t vlen)
 {
     MDB_txn *txn;
     MDB_dbi dbi;
-    MDB_env *env = raw_open(&txn, &dbi);
+    MDB_env *env = sf_raw_open("allocations", &txn, &dbi);
     uint8_t k[8];
     memd_store_key_u64(k, key);
     MDB_val mk = {8, k}, mv = {vlen, (void *)val};
     ck_assert_int_eq(mdb_put(txn, dbi, &mk, &mv, 0), 0);
-    raw_close(env, txn);
+    sf_raw_close(env, txn);
 }
 
 static void unpoke(uint64_t key)
 {
     MDB_txn *txn;
     MDB_dbi dbi;
-    MDB_env *env = raw_open(&txn, &dbi);
+    MDB_env *env = sf_raw_open("allocations", &txn, &dbi);
     uint8_t k[8];
     memd_store_key_u64(k, key);
     MDB_val mk = {8, k};
     ck_assert_int_eq(mdb_del(txn, dbi, &mk, NULL), 0);
-    raw_close(env, txn);
+    sf_raw_close(env, txn);
 }
 
 /* The record of one allocation as the store writes it. */

@@ -18,6 +18,7 @@
 #include "model.h"
 #include "store_codec.h"
 #include "store_fixture.h"
+#include "store_objects_file.h"
 #include "store_object.h"
 #include "unit_device.h"
 
@@ -231,14 +232,9 @@ END_TEST
 /* Flips one byte of the stored record (kind, id) in the file. */
 static void damage(uint8_t kind, uint64_t id, size_t at)
 {
-    MDB_env *env;
-    ck_assert_int_eq(mdb_env_create(&env), 0);
-    ck_assert_int_eq(mdb_env_set_maxdbs(env, 4), 0);
-    ck_assert_int_eq(mdb_env_open(env, sf_path, MDB_NOSUBDIR | MDB_NOLOCK | MDB_WRITEMAP, 0600), 0);
     MDB_txn *txn;
     MDB_dbi dbi;
-    ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, &txn), 0);
-    ck_assert_int_eq(mdb_dbi_open(txn, "objects", 0, &dbi), 0);
+    MDB_env *env = store_objects_open(sf_path, &txn, &dbi);
     uint8_t key[MEMD_STORE_OBJ_KEY];
     memd_store_obj_key(key, kind, id);
     MDB_val k = {sizeof key, key}, v;
@@ -318,14 +314,9 @@ START_TEST(store_without_objects_table)
     stop(&st);
     free(s);
     /* As a memd from before the table wrote it: no objects table at all. */
-    MDB_env *env;
-    ck_assert_int_eq(mdb_env_create(&env), 0);
-    ck_assert_int_eq(mdb_env_set_maxdbs(env, 4), 0);
-    ck_assert_int_eq(mdb_env_open(env, sf_path, MDB_NOSUBDIR | MDB_NOLOCK | MDB_WRITEMAP, 0600), 0);
     MDB_txn *txn;
     MDB_dbi dbi;
-    ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, &txn), 0);
-    ck_assert_int_eq(mdb_dbi_open(txn, "objects", 0, &dbi), 0);
+    MDB_env *env = store_objects_open(sf_path, &txn, &dbi);
     ck_assert_int_eq(mdb_drop(txn, dbi, 1), 0);
     ck_assert_int_eq(mdb_txn_commit(txn), 0);
     mdb_env_close(env);
