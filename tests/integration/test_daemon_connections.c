@@ -134,6 +134,13 @@ static void release(child c)
     ck_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
 }
 
+/* The daemon's log says word; then it stops cleanly. */
+static void logged_then_stops(memd_fixture *f, const char *word)
+{
+    ck_assert_ptr_nonnull(strstr(memd_fixture_log(f), word));
+    ck_assert_int_eq(memd_fixture_stop(f), 0);
+}
+
 /* Starts f with limits, under which three non-admin sessions get two in and the third
  * refused with -EUSERS, its message (in msg) naming word. Returns the children holding
  * the sessions. */
@@ -161,8 +168,7 @@ START_TEST(sessions_per_uid)
         close(fd);
     }
     release(c);
-    ck_assert_ptr_nonnull(strstr(memd_fixture_log(&f), "max_sessions_per_uid"));
-    ck_assert_int_eq(memd_fixture_stop(&f), 0);
+    logged_then_stops(&f, "max_sessions_per_uid");
 }
 END_TEST
 
@@ -211,8 +217,7 @@ START_TEST(first_request_deadline)
     close(silent);
     close(slow);
     close(busy);
-    ck_assert_ptr_nonnull(strstr(memd_fixture_log(&f), "hello_timeout_ms"));
-    ck_assert_int_eq(memd_fixture_stop(&f), 0);
+    logged_then_stops(&f, "hello_timeout_ms");
 }
 END_TEST
 

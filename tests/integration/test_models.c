@@ -247,16 +247,25 @@ static uint8_t *raw_plan_doc(size_t n, uint64_t seed, uint32_t budget_ms, size_t
     return doc;
 }
 
+/* A new connection that sends a PLAN request (id) for raw_plan_doc's 3000 buffers and
+ * gives the daemon 50 ms to start on it; the document in *doc (the caller frees it). */
+static int plan_in_flight(uint64_t seed, uint32_t budget_ms, uint64_t id, uint8_t **doc)
+{
+    size_t len;
+    *doc = raw_plan_doc(3000, seed, budget_ms, &len);
+    int fd = memd_fixture_connect(&f);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(raw_send(fd, MEMD_OP_PLAN, id, *doc, (uint32_t)len), 0);
+    memd_test_sleep_ms(50);
+    return fd;
+}
+
 /* A client that goes away while its plan is being made: the job finishes detached, the
  * plan is cached all the same, and the daemon goes on. */
 START_TEST(client_gone_during_planning)
 {
-    size_t len;
-    uint8_t *doc = raw_plan_doc(3000, 11, 300, &len);
-    int fd = memd_fixture_connect(&f);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(raw_send(fd, MEMD_OP_PLAN, 1, doc, (uint32_t)len), 0);
-    memd_test_sleep_ms(50);
+    uint8_t *doc;
+    int fd = plan_in_flight(11, 300, 1, &doc);
     close(fd);
     memclient *c = cu_connect(&f);
     bool cached = false;
@@ -277,12 +286,8 @@ END_TEST
  * reply, then the daemon exits cleanly. */
 START_TEST(shutdown_during_planning)
 {
-    size_t len;
-    uint8_t *doc = raw_plan_doc(3000, 12, 400, &len);
-    int fd = memd_fixture_connect(&f);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(raw_send(fd, MEMD_OP_PLAN, 7, doc, (uint32_t)len), 0);
-    memd_test_sleep_ms(50);
+    uint8_t *doc;
+    int fd = plan_in_flight(12, 400, 7, &doc);
     ck_assert_int_eq(kill(f.pid, SIGTERM), 0);
     memd_wire_hdr h;
     uint8_t *rb = malloc(1 << 20);
