@@ -337,21 +337,31 @@ START_TEST(per_handle_store_restored)
 }
 END_TEST
 
+/* One 1000-byte allocation of a fresh session, committed, and the store stopped: its
+ * placement in *pl, its handle in *handle; returns its session's id. */
+static uint32_t stored_alloc(memd_state *st, memd_placement *pl, uint64_t *handle)
+{
+    start(st);
+    memd_session *s = session(st);
+    memd_alloc *a = alloc(st, s, 1000);
+    memd_alloc_placement(a, pl);
+    *handle = a->handle;
+    uint32_t sid = s->id;
+    sf_flush(st);
+    sf_stop(st);
+    free(s);
+    return sid;
+}
+
 /* The record of an allocation under a key whose range does not hold its handle. */
 START_TEST(foreign_handle_in_record_refused)
 {
     memd_state st;
-    start(&st);
-    memd_session *s = session(&st);
-    memd_alloc *a = alloc(&st, s, 1000);
     memd_placement pl;
-    memd_alloc_placement(a, &pl);
+    uint64_t first;
+    uint32_t sid = stored_alloc(&st, &pl, &first);
     pl.address += 256 * KIB; /* elsewhere: only the key is wrong */
-    uint64_t handle = a->handle + 3 * MEMD_STORE_CHUNK;
-    uint32_t sid = s->id;
-    sf_flush(&st);
-    sf_stop(&st);
-    free(s);
+    uint64_t handle = first + 3 * MEMD_STORE_CHUNK;
     uint8_t rec[256];
     size_t n = one_record(rec, handle, &pl, sid);
     poke(handle - MEMD_STORE_CHUNK, rec, n);
@@ -379,16 +389,10 @@ END_TEST
 START_TEST(cut_or_empty_record_refused)
 {
     memd_state st;
-    start(&st);
-    memd_session *s = session(&st);
-    memd_alloc *a = alloc(&st, s, 1000);
     memd_placement pl;
-    memd_alloc_placement(a, &pl);
-    uint64_t key = a->handle + 4 * MEMD_STORE_CHUNK;
-    uint32_t sid = s->id;
-    sf_flush(&st);
-    sf_stop(&st);
-    free(s);
+    uint64_t first;
+    uint32_t sid = stored_alloc(&st, &pl, &first);
+    uint64_t key = first + 4 * MEMD_STORE_CHUNK;
     /* Two records where the second is cut short. */
     uint8_t rec[512];
     pl.address += 128 * KIB;
