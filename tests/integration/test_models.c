@@ -177,6 +177,15 @@ START_TEST(big_plan_uploaded_off_the_loop)
 }
 END_TEST
 
+/* The next reply on fd (header in *h, payload in rb, up to 1 MiB) answers id, with
+ * success. */
+static void reply_ok(int fd, memd_wire_hdr *h, uint8_t *rb, uint64_t id)
+{
+    ck_assert_int_eq(raw_recv(fd, h, rb, 1 << 20, 10000), 0);
+    ck_assert_uint_eq(h->id, id);
+    ck_assert_int_eq(h->status, 0);
+}
+
 /* On one connection, replies stay in request order even when a plan is answered later
  * than the requests behind it could be. */
 START_TEST(replies_in_order_behind_a_plan)
@@ -202,13 +211,9 @@ START_TEST(replies_in_order_behind_a_plan)
     ck_assert_int_eq(raw_send(fd, MEMD_OP_ALLOC, 2, ap, sizeof ap), 0);
     memd_wire_hdr h;
     uint8_t *rb = malloc(1 << 20);
-    ck_assert_int_eq(raw_recv(fd, &h, rb, 1 << 20, 10000), 0);
-    ck_assert_uint_eq(h.id, 1);
-    ck_assert_int_eq(h.status, 0);
+    reply_ok(fd, &h, rb, 1);
     ck_assert_uint_eq(h.len, MEMD_WIRE_PLAN_INFO_SIZE + 8 * N);
-    ck_assert_int_eq(raw_recv(fd, &h, rb, 1 << 20, 10000), 0);
-    ck_assert_uint_eq(h.id, 2);
-    ck_assert_int_eq(h.status, 0);
+    reply_ok(fd, &h, rb, 2);
     /* A client that shuts down its sending side right after a plan still gets it. */
     rq.seed = 1; /* another problem: not cached */
     memd_wire_plan_req_put(doc + 8, &rq);
@@ -217,12 +222,8 @@ START_TEST(replies_in_order_behind_a_plan)
     ck_assert_int_eq(raw_send(fd, MEMD_OP_PLAN, 3, doc, (uint32_t)len), 0);
     ck_assert_int_eq(raw_send(fd, MEMD_OP_ALLOC, 4, ap, sizeof ap), 0);
     shutdown(fd, SHUT_WR);
-    ck_assert_int_eq(raw_recv(fd, &h, rb, 1 << 20, 10000), 0);
-    ck_assert_uint_eq(h.id, 3);
-    ck_assert_int_eq(h.status, 0);
-    ck_assert_int_eq(raw_recv(fd, &h, rb, 1 << 20, 10000), 0);
-    ck_assert_uint_eq(h.id, 4);
-    ck_assert_int_eq(h.status, 0);
+    reply_ok(fd, &h, rb, 3);
+    reply_ok(fd, &h, rb, 4);
     ck_assert(raw_closed(fd, 5000));
     close(fd);
     free(rb);
@@ -291,9 +292,7 @@ START_TEST(shutdown_during_planning)
     ck_assert_int_eq(kill(f.pid, SIGTERM), 0);
     memd_wire_hdr h;
     uint8_t *rb = malloc(1 << 20);
-    ck_assert_int_eq(raw_recv(fd, &h, rb, 1 << 20, 10000), 0);
-    ck_assert_uint_eq(h.id, 7);
-    ck_assert_int_eq(h.status, 0);
+    reply_ok(fd, &h, rb, 7);
     ck_assert(raw_closed(fd, 5000));
     close(fd);
     free(rb);
