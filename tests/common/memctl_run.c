@@ -4,6 +4,7 @@
 #include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -116,4 +117,10 @@ void memctl_suite_stop(memd_fixture *f, memclient *c, const char *out_path,
     memclient_disconnect(c);
     memctl_output_clear(out_path, err_path, out, err);
     ck_assert_int_eq(memd_fixture_stop(f), 0);
+}
+
+void memctl_expect_all(const char *text, const char *const *want)
+{
+    for (; *want; want++)
+        ck_assert_msg(strstr(text, *want), "no '%s' in:\n%s", *want, text);
 }

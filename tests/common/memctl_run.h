@@ -28,6 +28,9 @@ void memctl_output_paths(const memd_fixture *f, char *out_path, char *err_path);
 /* Teardown: frees the last run's texts (NULL after) and removes the output files. */
 void memctl_output_clear(const char *out_path, const char *err_path, char **out, char **err);
 
+/* Fails the test unless text holds every string of the NULL-terminated list want. */
+void memctl_expect_all(const char *text, const char *const *want);
+
 /* The fixture of the memctl suites (they compile client_util.c): starts f's daemon,
  * connects *c and names the output files; the teardown undoes it all, stopping the
  * daemon cleanly (a failure fails the test). */
