@@ -57,6 +57,13 @@ static memd_session *session(memd_state *st)
     return sf_session(st, (uint32_t)getpid(), (uint32_t)getuid());
 }
 
+/* A started store and a session of this process in it. */
+static memd_session *start_session(memd_state *st)
+{
+    start(st);
+    return session(st);
+}
+
 static memd_alloc *alloc(memd_state *st, memd_session *s, uint64_t bytes)
 {
     return sf_alloc(st, s, DEV, MEMD_CLASS_CONSTANT, bytes, NULL);
@@ -222,8 +229,7 @@ static void alloc_batch(memd_state *st, memd_session *s, int n, uint64_t *h, uin
 START_TEST(single_allocations_keep_own_records)
 {
     memd_state st;
-    start(&st);
-    memd_session *s = session(&st);
+    memd_session *s = start_session(&st);
     uint64_t h[5];
     for (int i = 0; i < 5; i++)
         h[i] = alloc(&st, s, 1000)->handle;
@@ -246,8 +252,7 @@ END_TEST
 START_TEST(batch_records_follow_frees_and_restore)
 {
     memd_state st;
-    start(&st);
-    memd_session *s = session(&st);
+    memd_session *s = start_session(&st);
     enum { N = 27 }; /* three chunks and part of a fourth */
     uint64_t h[N], addr[N];
     alloc_batch(&st, s, N, h, addr, 1000);
@@ -306,8 +311,7 @@ END_TEST
 START_TEST(per_handle_store_restored)
 {
     memd_state st;
-    start(&st);
-    memd_session *s = session(&st);
+    memd_session *s = start_session(&st);
     enum { N = 19 };
     uint64_t h[N], addr[N];
     alloc_batch(&st, s, N, h, addr, 4096);
@@ -341,8 +345,7 @@ END_TEST
  * placement in *pl, its handle in *handle; returns its session's id. */
 static uint32_t stored_alloc(memd_state *st, memd_placement *pl, uint64_t *handle)
 {
-    start(st);
-    memd_session *s = session(st);
+    memd_session *s = start_session(st);
     memd_alloc *a = alloc(st, s, 1000);
     memd_alloc_placement(a, pl);
     *handle = a->handle;
@@ -423,8 +426,7 @@ END_TEST
 START_TEST(failed_write_then_good_one)
 {
     memd_state st;
-    start(&st);
-    memd_session *s = session(&st);
+    memd_session *s = start_session(&st);
     uint64_t first[4];
     alloc_batch(&st, s, 4, first, NULL, 1000);
     sf_flush(&st);
@@ -454,8 +456,7 @@ END_TEST
 START_TEST(batch_rounds_restore_exactly)
 {
     memd_state st;
-    start(&st);
-    memd_session *s = session(&st);
+    memd_session *s = start_session(&st);
     enum { B = 100, D = 3, ROUNDS = 20 };
     uint64_t h[D][B];
     for (int r = 0; r < ROUNDS; r++) {
@@ -490,8 +491,7 @@ END_TEST
 START_TEST(alloc_batch_request_shares_records)
 {
     memd_state st;
-    start(&st);
-    memd_session *s = session(&st);
+    memd_session *s = start_session(&st);
     enum { N = 20 };
     static uint8_t payload[MEMD_WIRE_COUNT_SIZE + N * MEMD_WIRE_ALLOC_REQ_SIZE];
     static uint8_t in[MEMD_HDR_SIZE + sizeof payload];
