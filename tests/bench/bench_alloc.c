@@ -72,40 +72,29 @@ typedef struct result {
 
 /* ---------------------------------------------------------------- adapters */
 
-static int memd_create(void **h)
-{
-    memd_range *r;
-    int rc = memd_range_create(0, REGION_SIZE, REGION_ALIGN, &r);
-    *h = r;
-    return rc;
-}
-static void memd_destroy(void *h) { memd_range_destroy(h); }
-static int memd_alloc(void *h, uint64_t size, uint64_t align, memd_dir dir, memd_fit fit,
-                      uint64_t *addr)
-{
-    return memd_range_alloc(h, size, align, dir, fit, addr);
-}
-static int memd_free(void *h, uint64_t addr) { return memd_range_free(h, addr, NULL); }
-static void memd_stats(void *h, memd_range_stats *st) { memd_range_stats_get(h, st); }
+/* name_impl: the impl over the range allocator whose functions are prefix_* (memd's and
+ * the reference one have the same interface). */
+#define RANGE_IMPL(name, prefix)                                                           \
+    static int name##_create(void **h)                                                     \
+    {                                                                                      \
+        prefix *r;                                                                         \
+        int rc = prefix##_create(0, REGION_SIZE, REGION_ALIGN, &r);                        \
+        *h = r;                                                                            \
+        return rc;                                                                         \
+    }                                                                                      \
+    static void name##_destroy(void *h) { prefix##_destroy(h); }                           \
+    static int name##_alloc(void *h, uint64_t size, uint64_t align, memd_dir dir,          \
+                            memd_fit fit, uint64_t *addr)                                  \
+    {                                                                                      \
+        return prefix##_alloc(h, size, align, dir, fit, addr);                             \
+    }                                                                                      \
+    static int name##_free(void *h, uint64_t addr) { return prefix##_free(h, addr, NULL); } \
+    static void name##_stats(void *h, memd_range_stats *st) { prefix##_stats_get(h, st); }  \
+    static const impl name##_impl = {name##_create, name##_destroy, name##_alloc,          \
+                                     name##_free, name##_stats}
 
-static int ref_create(void **h)
-{
-    ref_range *r;
-    int rc = ref_range_create(0, REGION_SIZE, REGION_ALIGN, &r);
-    *h = r;
-    return rc;
-}
-static void ref_destroy(void *h) { ref_range_destroy(h); }
-static int ref_alloc(void *h, uint64_t size, uint64_t align, memd_dir dir, memd_fit fit,
-                     uint64_t *addr)
-{
-    return ref_range_alloc(h, size, align, dir, fit, addr);
-}
-static int ref_free(void *h, uint64_t addr) { return ref_range_free(h, addr, NULL); }
-static void ref_stats(void *h, memd_range_stats *st) { ref_range_stats_get(h, st); }
-
-static const impl memd_impl = {memd_create, memd_destroy, memd_alloc, memd_free, memd_stats};
-static const impl ref_impl = {ref_create, ref_destroy, ref_alloc, ref_free, ref_stats};
+RANGE_IMPL(memd, memd_range);
+RANGE_IMPL(ref, ref_range);
 
 /* ---------------------------------------------------------------- workload */
 

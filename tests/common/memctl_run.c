@@ -4,10 +4,12 @@
 #include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "check_main.h"
+#include "client_util.h"
 #include "memctl_run.h"
 #include "test_run.h"
 
@@ -100,4 +102,25 @@ int memctl_capture(const memd_fixture *f, const char *const *args, char *out, si
     const char *argv[32];
     memctl_argv(f, args, argv);
     return memd_test_run(argv, out, outlen);
+}
+
+void memctl_suite_start(memd_fixture *f, memclient **c, char *out_path, char *err_path)
+{
+    cu_start(f);
+    *c = cu_connect(f);
+    memctl_output_paths(f, out_path, err_path);
+}
+
+void memctl_suite_stop(memd_fixture *f, memclient *c, const char *out_path,
+                       const char *err_path, char **out, char **err)
+{
+    memclient_disconnect(c);
+    memctl_output_clear(out_path, err_path, out, err);
+    ck_assert_int_eq(memd_fixture_stop(f), 0);
+}
+
+void memctl_expect_all(const char *text, const char *const *want)
+{
+    for (; *want; want++)
+        ck_assert_msg(strstr(text, *want), "no '%s' in:\n%s", *want, text);
 }

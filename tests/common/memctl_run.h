@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "daemon_fixture.h"
+#include "memd/client.h"
 
 /* A NULL-terminated argument list for the calls below: MEMCTL_ARGS("dump", "--json"). */
 #define MEMCTL_ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -26,6 +27,16 @@ pid_t memctl_spawn(const memd_fixture *f, const char *const *args, uid_t uid, in
 void memctl_output_paths(const memd_fixture *f, char *out_path, char *err_path);
 /* Teardown: frees the last run's texts (NULL after) and removes the output files. */
 void memctl_output_clear(const char *out_path, const char *err_path, char **out, char **err);
+
+/* Fails the test unless text holds every string of the NULL-terminated list want. */
+void memctl_expect_all(const char *text, const char *const *want);
+
+/* The fixture of the memctl suites (they compile client_util.c): starts f's daemon,
+ * connects *c and names the output files; the teardown undoes it all, stopping the
+ * daemon cleanly (a failure fails the test). */
+void memctl_suite_start(memd_fixture *f, memclient **c, char *out_path, char *err_path);
+void memctl_suite_stop(memd_fixture *f, memclient *c, const char *out_path,
+                       const char *err_path, char **out, char **err);
 
 /* Runs memctl like memctl_spawn with stdout and stderr written to out_path and err_path
  * and waits; their text in *out and *err (the previous texts freed). Returns memctl's

@@ -24,3 +24,15 @@ void memd_test_sleep_ms(long ms)
     struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000L};
     nanosleep(&ts, NULL);
 }
+
+uint64_t memd_test_fake_ms(void *ctx)
+{
+    uint64_t *t = ctx;
+    return *t += 1000000;
+}
+
+uint64_t memd_test_fake_us(void *ctx)
+{
+    uint64_t *t = ctx;
+    return *t += 1000;
+}

@@ -27,3 +27,15 @@ uint64_t memd_test_lcg(uint64_t *state)
 {
     return *state = *state * 6364136223846793005ull + 1442695040888963407ull;
 }
+
+void memd_test_shuffled(uint64_t *state, uint32_t *order, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        order[i] = (uint32_t)i;
+    for (size_t i = n - 1; n && i > 0; i--) {
+        size_t j = memd_test_below(state, i + 1);
+        uint32_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+}

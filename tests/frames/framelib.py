@@ -10,12 +10,13 @@ saw between clients and memd, one per line:
     closed N        connection N ended: memd closed it (after a malformed frame)
 Everything in this module uses the Python standard library only."""
 import os
-import signal
-import socket
 import struct
-import subprocess
-import tempfile
-import time
+import sys
+
+# The daemon is tests/common's, the one the Python tests and benchmark smoke tests start.
+sys.dont_write_bytecode = True  # importing it writes nothing into the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import memd_daemon  # noqa: E402
 
 # The header: u32 magic, u16 version, u16 opcode, u64 id, u32 len, i32 status.
 HDR_SIZE = 24
@@ -113,53 +114,18 @@ def drain_to_eof(sock):
 
 # ---- a daemon ----
 
-class Daemon:
+class Daemon(memd_daemon.Daemon):
     """memd on a socket in its own temporary directory, ready when it says READY=1 (as
     tests/python/conftest.py starts it): a fresh state store every time, so handles and ids
     start where they started when the recording was made."""
 
-    def __init__(self, memd, config, timeout=20.0):
-        self.dir = tempfile.mkdtemp(prefix="memd-frames-")
-        self.socket = os.path.join(self.dir, "memd.sock")
-        notify = os.path.join(self.dir, "notify.sock")
-        ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        ns.bind(notify)
-        ns.settimeout(0.2)
-        self.log = open(os.path.join(self.dir, "memd.log"), "ab")
-        self.proc = subprocess.Popen([memd, "--config", config, "--socket", self.socket,
-                                      "--foreground"], env=dict(os.environ, NOTIFY_SOCKET=notify),
-                                     stdout=self.log, stderr=self.log)
-        deadline = time.monotonic() + timeout
-        try:
-            while time.monotonic() < deadline:
-                if self.proc.poll() is not None:
-                    raise RuntimeError(f"memd exited with {self.proc.returncode}: {self.read_log()}")
-                try:
-                    msg = ns.recv(4096).decode()
-                except socket.timeout:
-                    continue
-                if "READY=1" in msg.split("\n"):
-                    return
-            raise RuntimeError(f"memd sent no READY=1 in {timeout} s: {self.read_log()}")
-        finally:
-            ns.close()
-
-    def read_log(self):
-        with open(os.path.join(self.dir, "memd.log"), "rb") as f:
-            return f.read().decode(errors="replace")
+    def __init__(self, memd, config):
+        super().__init__(memd, config, prefix="memd-frames-")
 
     def stop(self):
-        """SIGTERM and wait: the exit status (0 for a clean stop)."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            rc = self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            rc = self.proc.wait()
-        self.log.close()
-        import shutil
-        shutil.rmtree(self.dir, ignore_errors=True)
+        """SIGTERM and wait, then the directory goes: the exit status (0 for a clean stop)."""
+        rc = super().stop()
+        self.cleanup()
         return rc
 
 

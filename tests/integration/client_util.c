@@ -84,6 +84,14 @@ uint64_t cu_region_size(memclient *c, uint32_t device, memd_kind kind, const cha
     return size;
 }
 
+uint64_t cu_data_allocated(memclient *c)
+{
+    memclient_snapshot *s = cu_dump(c, 0);
+    uint64_t allocated = cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated;
+    memclient_snapshot_free(s);
+    return allocated;
+}
+
 const memclient_alloc_info *cu_find(const memclient_snapshot *s, uint64_t handle)
 {
     for (size_t i = 0; i < s->nallocs; i++)

@@ -33,6 +33,8 @@ const memclient_region *cu_region_of(const memclient_snapshot *s, uint32_t devic
                                      memd_kind kind, const char *name);
 /* The size of that region, from a dump of its own (fails the test if there is none). */
 uint64_t cu_region_size(memclient *c, uint32_t device, memd_kind kind, const char *name);
+/* Bytes allocated in device 0's DRAM region "data", from a dump of its own. */
+uint64_t cu_data_allocated(memclient *c);
 /* The allocation with `handle` in s, or NULL. */
 const memclient_alloc_info *cu_find(const memclient_snapshot *s, uint64_t handle);
 

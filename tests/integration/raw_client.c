@@ -128,26 +128,35 @@ memd_wire_alloc_req raw_req(uint32_t dev, uint8_t cls, uint8_t scope, uint64_t b
     return r;
 }
 
+/* Sends the request in p as op with a fresh id and reads its reply back into p. Returns
+ * -EPROTO when the reply answers another id (or, with same_op, another opcode), else the
+ * reply's status, its error record copied to *err (if not NULL) when negative. */
+static int raw_exchange(int fd, uint16_t op, uint8_t p[MEMD_WIRE_ERROR_SIZE], uint32_t len,
+                        bool same_op, memd_wire_hdr *h, memd_wire_error *err)
+{
+    uint64_t id = next_id++;
+    memd_wire_error e;
+    int rc = raw_send(fd, op, id, p, len);
+    if (rc == 0)
+        rc = raw_recv_err(fd, h, p, MEMD_WIRE_ERROR_SIZE, &e, 10000);
+    if (rc < 0)
+        return rc;
+    if (h->id != id || (same_op && h->opcode != op))
+        return -EPROTO;
+    if (h->status < 0 && err)
+        *err = e;
+    return h->status;
+}
+
 int raw_alloc(int fd, const memd_wire_alloc_req *r, memd_wire_buffer *out,
               memd_wire_error *err)
 {
     uint8_t p[MEMD_WIRE_ERROR_SIZE];
     memd_wire_alloc_req_put(p, r);
-    uint64_t id = next_id++;
-    int rc = raw_send(fd, MEMD_OP_ALLOC, id, p, MEMD_WIRE_ALLOC_REQ_SIZE);
     memd_wire_hdr h;
-    memd_wire_error e;
-    if (rc == 0)
-        rc = raw_recv_err(fd, &h, p, sizeof p, &e, 10000);
+    int rc = raw_exchange(fd, MEMD_OP_ALLOC, p, MEMD_WIRE_ALLOC_REQ_SIZE, true, &h, err);
     if (rc < 0)
         return rc;
-    if (h.id != id || h.opcode != MEMD_OP_ALLOC)
-        return -EPROTO;
-    if (h.status < 0) {
-        if (err)
-            *err = e;
-        return h.status;
-    }
     if (h.len != MEMD_WIRE_BUFFER_SIZE || memd_wire_buffer_get(p, h.len, out) < 0)
         return -EBADMSG;
     return 0;
@@ -157,19 +166,8 @@ int raw_free(int fd, uint64_t handle, memd_wire_error *err)
 {
     uint8_t p[MEMD_WIRE_ERROR_SIZE];
     memd_wire_handle_put(p, handle);
-    uint64_t id = next_id++;
-    int rc = raw_send(fd, MEMD_OP_FREE, id, p, MEMD_WIRE_HANDLE_SIZE);
     memd_wire_hdr h;
-    memd_wire_error e;
-    if (rc == 0)
-        rc = raw_recv_err(fd, &h, p, sizeof p, &e, 10000);
-    if (rc < 0)
-        return rc;
-    if (h.id != id)
-        return -EPROTO;
-    if (h.status < 0 && err)
-        *err = e;
-    return h.status;
+    return raw_exchange(fd, MEMD_OP_FREE, p, MEMD_WIRE_HANDLE_SIZE, false, &h, err);
 }
 
 int raw_hello(int fd, const char *name, memd_wire_welcome *out)

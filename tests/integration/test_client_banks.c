@@ -31,6 +31,15 @@ static void check_views(memclient *c)
     memclient_snapshot_free(s);
 }
 
+/* Frees the two buffers a test made, checks the views once more and disconnects. */
+static void free_both_and_leave(memclient *c, uint64_t a, uint64_t b)
+{
+    ck_assert_int_eq(memclient_free(c, a), 0);
+    ck_assert_int_eq(memclient_free(c, b), 0);
+    check_views(c);
+    memclient_disconnect(c);
+}
+
 START_TEST(modes_and_views)
 {
     cu_start(&f);
@@ -89,10 +98,7 @@ START_TEST(modes_and_views)
     ck_assert_uint_eq(t->nalloc_banks, 0);
     memclient_snapshot_free(t);
     memclient_snapshot_free(s);
-    ck_assert_int_eq(memclient_free(c, a.handle), 0);
-    ck_assert_int_eq(memclient_free(c, b.handle), 0);
-    check_views(c);
-    memclient_disconnect(c);
+    free_both_and_leave(c, a.handle, b.handle);
 }
 END_TEST
 
@@ -317,10 +323,7 @@ START_TEST(restart_keeps_bank_sets)
     ck_assert_int_eq(memclient_alloc(c, &r, &x), 0);
     ck_assert_uint_eq(x.address, b.address - 4096);
     check_views(c);
-    ck_assert_int_eq(memclient_free(c, a.handle), 0);
-    ck_assert_int_eq(memclient_free(c, b.handle), 0);
-    check_views(c);
-    memclient_disconnect(c);
+    free_both_and_leave(c, a.handle, b.handle);
 }
 END_TEST
 

@@ -41,15 +41,13 @@ START_TEST(killed_client_memory_comes_back)
     memd_fixture f;
     cu_start(&f);
     memclient *c = cu_connect(&f);
-    memclient_snapshot *s = cu_dump(c, 0);
-    uint64_t base_alloc = cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated;
-    memclient_snapshot_free(s);
+    uint64_t base_alloc = cu_data_allocated(c);
 
     uint64_t h[3];
     pid_t pid = cu_fork_holder(&f, three_buffers, NULL, h, 3);
     ck_assert_msg(h[0] && h[1] && h[2], "the child could not allocate");
 
-    s = cu_dump(c, 0);
+    memclient_snapshot *s = cu_dump(c, 0);
     for (int i = 0; i < 3; i++) {
         const memclient_alloc_info *a = cu_find(s, h[i]);
         ck_assert_ptr_nonnull(a);

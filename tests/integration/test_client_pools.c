@@ -428,14 +428,12 @@ START_TEST(killed_client_pools_come_back)
     memd_fixture f;
     cu_start(&f);
     memclient *c = cu_connect(&f);
-    memclient_snapshot *s = cu_dump(c, 0);
-    uint64_t base = cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated;
-    memclient_snapshot_free(s);
+    uint64_t base = cu_data_allocated(c);
     uint64_t h[4];
     pid_t pid = cu_fork_holder(&f, two_pools, NULL, h, 4);
     for (int i = 0; i < 4; i++)
         ck_assert_msg(h[i] != 0, "the child could not make its pools (%d)", i);
-    s = cu_dump(c, MEMCLIENT_DUMP_SUBALLOCS);
+    memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_SUBALLOCS);
     ck_assert_uint_eq(s->npools, 4);
     ck_assert_uint_eq(s->nsuballocs, 4);
     for (int i = 0; i < 4; i++) {

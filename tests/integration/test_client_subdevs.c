@@ -179,13 +179,19 @@ START_TEST(bound_sessions_stay_inside)
 }
 END_TEST
 
+/* banks[0..n) = first, first + 1, ...: the consecutive banks of a sub-device. */
+static void bank_run(uint32_t *banks, uint32_t n, uint32_t first)
+{
+    for (uint32_t i = 0; i < n; i++)
+        banks[i] = first + i;
+}
+
 START_TEST(define_by_request)
 {
     start();
     memclient *root = cu_connect(&f);
     uint32_t mid[16];
-    for (uint32_t i = 0; i < 16; i++)
-        mid[i] = 24 + i; /* 24-39: shares banks with both */
+    bank_run(mid, 16, 24); /* 24-39: shares banks with both */
     memclient_subdev sd = {.name = "mid", .device = 0, .kind = MEMD_KIND_SRAM, .banks = mid,
                            .nbanks = 16, .budget = 65536};
     memclient_error e;
@@ -307,8 +313,7 @@ START_TEST(defined_subdevs_survive_restart)
     start();
     memclient *root = cu_connect(&f);
     uint32_t banks[8];
-    for (uint32_t i = 0; i < 8; i++)
-        banks[i] = 40 + i;
+    bank_run(banks, 8, 40);
     memclient_subdev sd = {.name = "kept", .device = 0, .kind = MEMD_KIND_SRAM, .banks = banks,
                            .nbanks = 8, .budget = 65536, .overlap = {"right"}};
     ck_assert_int_eq(memclient_subdev_define(root, &sd), 0);

@@ -134,25 +134,41 @@ static void release(child c)
     ck_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
 }
 
-START_TEST(sessions_per_uid)
+/* The daemon's log says word; then it stops cleanly. */
+static void logged_then_stops(memd_fixture *f, const char *word)
 {
-    memd_fixture f;
-    start_with_limits(&f, "max_sessions: 16, max_sessions_per_uid: 2");
+    ck_assert_ptr_nonnull(strstr(memd_fixture_log(f), word));
+    ck_assert_int_eq(memd_fixture_stop(f), 0);
+}
+
+/* Starts f with limits, under which three non-admin sessions get two in and the third
+ * refused with -EUSERS, its message (in msg) naming word. Returns the children holding
+ * the sessions. */
+static child third_refused(memd_fixture *f, const char *limits, char *msg, size_t cap,
+                           const char *word)
+{
+    start_with_limits(f, limits);
     int st[3];
-    char msg[256];
-    child c = run_non_admin(&f, 3, st, msg, sizeof msg);
+    child c = run_non_admin(f, 3, st, msg, cap);
     ck_assert_int_eq(st[0], 0);
     ck_assert_int_eq(st[1], 0);
     ck_assert_int_eq(st[2], -EUSERS);
-    ck_assert_msg(strstr(msg, "max_sessions_per_uid"), "message: %s", msg);
+    ck_assert_msg(strstr(msg, word), "message: %s", msg);
+    return c;
+}
+
+START_TEST(sessions_per_uid)
+{
+    memd_fixture f;
+    char msg[256];
+    child c = third_refused(&f, "max_sessions: 16, max_sessions_per_uid: 2", msg, sizeof msg, "max_sessions_per_uid");
     if (getuid() == 0) { /* another uid (root, admin) is not affected */
         int fd = memd_fixture_connect(&f);
         ck_assert_int_eq(session_status(fd, msg, sizeof msg), 0);
         close(fd);
     }
     release(c);
-    ck_assert_ptr_nonnull(strstr(memd_fixture_log(&f), "max_sessions_per_uid"));
-    ck_assert_int_eq(memd_fixture_stop(&f), 0);
+    logged_then_stops(&f, "max_sessions_per_uid");
 }
 END_TEST
 
@@ -161,14 +177,8 @@ START_TEST(slots_kept_for_admins)
     if (getuid() != 0)
         return; /* an admin session needs root */
     memd_fixture f;
-    start_with_limits(&f, "max_sessions: 3, admin_sessions: 1, max_sessions_per_uid: 8");
-    int st[3];
     char msg[256];
-    child c = run_non_admin(&f, 3, st, msg, sizeof msg);
-    ck_assert_int_eq(st[0], 0);
-    ck_assert_int_eq(st[1], 0);
-    ck_assert_int_eq(st[2], -EUSERS);
-    ck_assert_msg(strstr(msg, "admin_sessions"), "message: %s", msg);
+    child c = third_refused(&f, "max_sessions: 3, admin_sessions: 1, max_sessions_per_uid: 8", msg, sizeof msg, "admin_sessions");
     int fd = memd_fixture_connect(&f); /* root takes the kept slot */
     ck_assert_int_eq(session_status(fd, msg, sizeof msg), 0);
     int full = memd_fixture_connect(&f); /* and then every slot is taken */
@@ -207,8 +217,7 @@ START_TEST(first_request_deadline)
     close(silent);
     close(slow);
     close(busy);
-    ck_assert_ptr_nonnull(strstr(memd_fixture_log(&f), "hello_timeout_ms"));
-    ck_assert_int_eq(memd_fixture_stop(&f), 0);
+    logged_then_stops(&f, "hello_timeout_ms");
 }
 END_TEST
 

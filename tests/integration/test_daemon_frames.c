@@ -11,6 +11,7 @@
 #include "daemon_fixture.h"
 #include "raw_client.h"
 #include "test_clock.h"
+#include "wire_frame.h"
 
 static memd_fixture fx;
 static int bystander = -1;
@@ -65,16 +66,6 @@ static void expect_rejected(const uint8_t *bytes, size_t len, bool shut_wr, int 
     ck_assert_uint_gt(strlen(err.message), 0);
     ck_assert_msg(raw_closed(fd, 5000), "connection not closed after a malformed frame");
     close(fd);
-}
-
-static size_t frame(uint8_t *buf, uint16_t op, uint64_t id, const void *payload, uint32_t len)
-{
-    memd_wire_hdr h = {.magic = MEMD_PROTO_MAGIC, .version = 1, .opcode = op, .id = id,
-                       .len = len};
-    memd_wire_hdr_put(buf, &h);
-    if (len)
-        memcpy(buf + MEMD_HDR_SIZE, payload, len);
-    return MEMD_HDR_SIZE + len;
 }
 
 static uint8_t buf[4096];

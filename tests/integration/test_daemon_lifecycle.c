@@ -208,6 +208,19 @@ START_TEST(abstract_notify_socket)
 }
 END_TEST
 
+/* The argv of memd in the foreground with f's config, listening on sock. */
+#define FOREGROUND(f, sock)                                                                \
+    {memd_fixture_memd_path(), "--foreground", "--config", (f).config_path, "--socket",      \
+     (sock), NULL}
+
+/* The daemon serves fd (a 4 KiB allocation succeeds), then stops cleanly. */
+static void serves_then_stops(memd_fixture *f, int fd)
+{
+    ck_assert(alloc_ok(fd, 4096, NULL));
+    close(fd);
+    ck_assert_int_eq(memd_fixture_stop(f), 0);
+}
+
 START_TEST(stale_socket_removed)
 {
     memd_fixture f;
@@ -219,14 +232,11 @@ START_TEST(stale_socket_removed)
     ck_assert_int_eq(bind(s, (struct sockaddr *)&sa, sizeof sa), 0);
     close(s);
     ck_assert_int_eq(access(f.socket_path, F_OK), 0);
-    char *argv[] = {(char *)memd_fixture_memd_path(), "--foreground", "--config",
-                    f.config_path, "--socket", f.socket_path, NULL};
-    ck_assert_int_eq(memd_fixture_spawn(&f, NULL, argv), 0);
+    const char *argv[] = FOREGROUND(f, f.socket_path);
+    ck_assert_int_eq(memd_fixture_spawn(&f, NULL, (char *const *)argv), 0);
     int fd = memd_fixture_connect(&f);
     ck_assert_int_ge(fd, 0);
-    ck_assert(alloc_ok(fd, 4096, NULL));
-    close(fd);
-    ck_assert_int_eq(memd_fixture_stop(&f), 0);
+    serves_then_stops(&f, fd);
 }
 END_TEST
 
@@ -235,15 +245,11 @@ START_TEST(live_socket_refused)
     memd_fixture f;
     ck_assert_int_eq(memd_fixture_start(&f, NULL), 0);
     char out[2048];
-    const char *argv[] = {memd_fixture_memd_path(), "--foreground", "--config",
-                          f.config_path, "--socket", f.socket_path, NULL};
+    const char *argv[] = FOREGROUND(f, f.socket_path);
     ck_assert_int_eq(memd_test_run(argv, out, sizeof out), 1);
     ck_assert_msg(strstr(out, "another memd is already listening"), "said: %s", out);
     /* the first one still serves */
-    int fd = memd_fixture_connect(&f);
-    ck_assert(alloc_ok(fd, 4096, NULL));
-    close(fd);
-    ck_assert_int_eq(memd_fixture_stop(&f), 0);
+    serves_then_stops(&f, memd_fixture_connect(&f));
 }
 END_TEST
 
@@ -255,8 +261,7 @@ START_TEST(not_a_socket_refused)
     ck_assert_int_eq(memd_fixture_write_file(&f, "memd.sock", "precious\n", path, sizeof path),
                      0);
     char out[2048];
-    const char *argv[] = {memd_fixture_memd_path(), "--foreground", "--config",
-                          f.config_path, "--socket", path, NULL};
+    const char *argv[] = FOREGROUND(f, path);
     ck_assert_int_eq(memd_test_run(argv, out, sizeof out), 1);
     ck_assert_msg(strstr(out, "is not a socket"), "said: %s", out);
     FILE *fp = fopen(path, "r");

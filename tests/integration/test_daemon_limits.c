@@ -16,6 +16,7 @@
 #include "check_main.h"
 #include "daemon_fixture.h"
 #include "raw_client.h"
+#include "wire_frame.h"
 #include "test_clock.h"
 
 /* A config with one device (id 0) of the given descriptor and limits block. */
@@ -275,13 +276,8 @@ START_TEST(backpressure_slow_reader)
     memd_wire_dump_req_put(p, &d);
     uint8_t frames[400 * (MEMD_HDR_SIZE + 8)];
     size_t n = 0;
-    for (uint64_t id = 1; id <= 400; id++) {
-        memd_wire_hdr h = {.magic = MEMD_PROTO_MAGIC, .version = 1, .opcode = MEMD_OP_DUMP,
-                           .id = id, .len = 8};
-        memd_wire_hdr_put(frames + n, &h);
-        memcpy(frames + n + MEMD_HDR_SIZE, p, 8);
-        n += MEMD_HDR_SIZE + 8;
-    }
+    for (uint64_t id = 1; id <= 400; id++)
+        n += frame(frames + n, MEMD_OP_DUMP, id, p, 8);
     ck_assert_int_eq(raw_write(slow, frames, n), 0);
     /* meanwhile another client is served normally */
     int other = memd_fixture_connect(&f);
@@ -366,14 +362,16 @@ typedef struct span {
     uint64_t lo, hi;
 } span;
 
+static int cmp_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
+
+/* By device, kind, then start. */
 static int cmp_span(const void *a, const void *b)
 {
     const span *x = a, *y = b;
-    if (x->device != y->device)
-        return x->device < y->device ? -1 : 1;
-    if (x->kind != y->kind)
-        return x->kind < y->kind ? -1 : 1;
-    return x->lo < y->lo ? -1 : x->lo > y->lo;
+    int c = cmp_u64(x->device, y->device);
+    if (!c)
+        c = cmp_u64(x->kind, y->kind);
+    return c ? c : cmp_u64(x->lo, y->lo);
 }
 
 START_TEST(concurrent_clients_never_overlap)

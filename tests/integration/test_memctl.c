@@ -39,16 +39,12 @@ static int run_as(uid_t uid, const char *const *args)
 
 static void setup(void)
 {
-    cu_start(&f);
-    c = cu_connect(&f);
-    memctl_output_paths(&f, out_path, err_path);
+    memctl_suite_start(&f, &c, out_path, err_path);
 }
 
 static void teardown(void)
 {
-    memclient_disconnect(c);
-    memctl_output_clear(out_path, err_path, &out, &err);
-    ck_assert_int_eq(memd_fixture_stop(&f), 0);
+    memctl_suite_stop(&f, c, out_path, err_path, &out, &err);
 }
 
 static void hex(const char *s, char *buf)

@@ -40,16 +40,12 @@ static void setup(void)
     ck_assert_ptr_nonnull(fgets(comm, sizeof comm, fp));
     fclose(fp);
     comm[strcspn(comm, "\n")] = '\0';
-    cu_start(&f);
-    c = cu_connect(&f);
-    memctl_output_paths(&f, out_path, err_path);
+    memctl_suite_start(&f, &c, out_path, err_path);
 }
 
 static void teardown(void)
 {
-    memclient_disconnect(c);
-    memctl_output_clear(out_path, err_path, &out, &err);
-    ck_assert_int_eq(memd_fixture_stop(&f), 0);
+    memctl_suite_stop(&f, c, out_path, err_path, &out, &err);
 }
 
 /* Writes text to DIR/name; the path in path. */

@@ -177,6 +177,15 @@ START_TEST(big_plan_uploaded_off_the_loop)
 }
 END_TEST
 
+/* The next reply on fd (header in *h, payload in rb, up to 1 MiB) answers id, with
+ * success. */
+static void reply_ok(int fd, memd_wire_hdr *h, uint8_t *rb, uint64_t id)
+{
+    ck_assert_int_eq(raw_recv(fd, h, rb, 1 << 20, 10000), 0);
+    ck_assert_uint_eq(h->id, id);
+    ck_assert_int_eq(h->status, 0);
+}
+
 /* On one connection, replies stay in request order even when a plan is answered later
  * than the requests behind it could be. */
 START_TEST(replies_in_order_behind_a_plan)
@@ -202,13 +211,9 @@ START_TEST(replies_in_order_behind_a_plan)
     ck_assert_int_eq(raw_send(fd, MEMD_OP_ALLOC, 2, ap, sizeof ap), 0);
     memd_wire_hdr h;
     uint8_t *rb = malloc(1 << 20);
-    ck_assert_int_eq(raw_recv(fd, &h, rb, 1 << 20, 10000), 0);
-    ck_assert_uint_eq(h.id, 1);
-    ck_assert_int_eq(h.status, 0);
+    reply_ok(fd, &h, rb, 1);
     ck_assert_uint_eq(h.len, MEMD_WIRE_PLAN_INFO_SIZE + 8 * N);
-    ck_assert_int_eq(raw_recv(fd, &h, rb, 1 << 20, 10000), 0);
-    ck_assert_uint_eq(h.id, 2);
-    ck_assert_int_eq(h.status, 0);
+    reply_ok(fd, &h, rb, 2);
     /* A client that shuts down its sending side right after a plan still gets it. */
     rq.seed = 1; /* another problem: not cached */
     memd_wire_plan_req_put(doc + 8, &rq);
@@ -217,12 +222,8 @@ START_TEST(replies_in_order_behind_a_plan)
     ck_assert_int_eq(raw_send(fd, MEMD_OP_PLAN, 3, doc, (uint32_t)len), 0);
     ck_assert_int_eq(raw_send(fd, MEMD_OP_ALLOC, 4, ap, sizeof ap), 0);
     shutdown(fd, SHUT_WR);
-    ck_assert_int_eq(raw_recv(fd, &h, rb, 1 << 20, 10000), 0);
-    ck_assert_uint_eq(h.id, 3);
-    ck_assert_int_eq(h.status, 0);
-    ck_assert_int_eq(raw_recv(fd, &h, rb, 1 << 20, 10000), 0);
-    ck_assert_uint_eq(h.id, 4);
-    ck_assert_int_eq(h.status, 0);
+    reply_ok(fd, &h, rb, 3);
+    reply_ok(fd, &h, rb, 4);
     ck_assert(raw_closed(fd, 5000));
     close(fd);
     free(rb);
@@ -247,16 +248,25 @@ static uint8_t *raw_plan_doc(size_t n, uint64_t seed, uint32_t budget_ms, size_t
     return doc;
 }
 
+/* A new connection that sends a PLAN request (id) for raw_plan_doc's 3000 buffers and
+ * gives the daemon 50 ms to start on it; the document in *doc (the caller frees it). */
+static int plan_in_flight(uint64_t seed, uint32_t budget_ms, uint64_t id, uint8_t **doc)
+{
+    size_t len;
+    *doc = raw_plan_doc(3000, seed, budget_ms, &len);
+    int fd = memd_fixture_connect(&f);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(raw_send(fd, MEMD_OP_PLAN, id, *doc, (uint32_t)len), 0);
+    memd_test_sleep_ms(50);
+    return fd;
+}
+
 /* A client that goes away while its plan is being made: the job finishes detached, the
  * plan is cached all the same, and the daemon goes on. */
 START_TEST(client_gone_during_planning)
 {
-    size_t len;
-    uint8_t *doc = raw_plan_doc(3000, 11, 300, &len);
-    int fd = memd_fixture_connect(&f);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(raw_send(fd, MEMD_OP_PLAN, 1, doc, (uint32_t)len), 0);
-    memd_test_sleep_ms(50);
+    uint8_t *doc;
+    int fd = plan_in_flight(11, 300, 1, &doc);
     close(fd);
     memclient *c = cu_connect(&f);
     bool cached = false;
@@ -277,18 +287,12 @@ END_TEST
  * reply, then the daemon exits cleanly. */
 START_TEST(shutdown_during_planning)
 {
-    size_t len;
-    uint8_t *doc = raw_plan_doc(3000, 12, 400, &len);
-    int fd = memd_fixture_connect(&f);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(raw_send(fd, MEMD_OP_PLAN, 7, doc, (uint32_t)len), 0);
-    memd_test_sleep_ms(50);
+    uint8_t *doc;
+    int fd = plan_in_flight(12, 400, 7, &doc);
     ck_assert_int_eq(kill(f.pid, SIGTERM), 0);
     memd_wire_hdr h;
     uint8_t *rb = malloc(1 << 20);
-    ck_assert_int_eq(raw_recv(fd, &h, rb, 1 << 20, 10000), 0);
-    ck_assert_uint_eq(h.id, 7);
-    ck_assert_int_eq(h.status, 0);
+    reply_ok(fd, &h, rb, 7);
     ck_assert(raw_closed(fd, 5000));
     close(fd);
     free(rb);
@@ -360,9 +364,7 @@ static void assert_instance(const memclient_instance *in, const memclient_tensor
 START_TEST(models_and_instances_across_sessions)
 {
     memclient *c1 = cu_connect(&f), *c2 = cu_connect(&f);
-    memclient_snapshot *s = cu_dump(c1, 0);
-    uint64_t base = cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated;
-    memclient_snapshot_free(s);
+    uint64_t base = cu_data_allocated(c1);
 
     memclient_model_desc d = model("resnet-ish");
     memclient_model_info m1, m2;
@@ -384,7 +386,7 @@ START_TEST(models_and_instances_across_sessions)
     ck_assert_uint_eq(m2.users, 2);
     ck_assert_uint_eq(m2.const_address, m1.const_address);
     ck_assert_uint_eq(t2[W2].value, t1[W2].value);
-    s = cu_dump(c1, MEMCLIENT_DUMP_MODELS);
+    memclient_snapshot *s = cu_dump(c1, MEMCLIENT_DUMP_MODELS);
     ck_assert_uint_eq(find_alloc(s, m1.const_handle)->buf.refcount, 2);
     ck_assert_uint_eq(find_alloc(s, m1.code_handle)->buf.refcount, 2);
     ck_assert_str_eq(find_alloc(s, m1.const_handle)->name, "model:resnet-ish:const");
@@ -460,14 +462,12 @@ START_TEST(killed_client_with_instance)
     memclient_model_desc d = model("victim");
     memclient_model_info m;
     ck_assert_int_eq(memclient_model_load(c, &d, NULL, &m, NULL), 0);
-    memclient_snapshot *s = cu_dump(c, 0);
-    uint64_t loaded = cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated;
-    memclient_snapshot_free(s);
+    uint64_t loaded = cu_data_allocated(c);
 
     uint64_t h[3];
     pid_t pid = cu_fork_holder(&f, instance_holder, &d, h, 3);
     ck_assert_msg(h[0] && h[1] && h[2], "the child could not create an instance");
-    s = cu_dump(c, MEMCLIENT_DUMP_MODELS);
+    memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_MODELS);
     ck_assert_uint_eq(cu_find(s, m.const_handle)->buf.refcount, 2);
     ck_assert_uint_eq(cu_find(s, h[0])->pid, (uint32_t)pid);
     ck_assert_uint_eq(s->ninstances, 1);
@@ -623,11 +623,9 @@ START_TEST(memctl_commands)
     ck_assert_msg(strstr(out, "models: 1") && strstr(out, "tiny-cnn") &&
                   strstr(out, "instances: 1") && strstr(out, "plans: 2"), "%s", out);
     ck_assert_int_eq(MEMCTL("dump", "--json"), 0);
-    ck_assert_ptr_nonnull(strstr(out, "\"models\": ["));
-    ck_assert_ptr_nonnull(strstr(out, "\"name\": \"tiny-cnn\""));
-    ck_assert_ptr_nonnull(strstr(out, "\"plans\": ["));
-    ck_assert_ptr_nonnull(strstr(out, "\"gap_pct\": 0.0000"));
-    ck_assert_ptr_nonnull(strstr(out, "\"instances\": ["));
+    memctl_expect_all(out, MEMCTL_ARGS("\"models\": [", "\"name\": \"tiny-cnn\"",
+                                        "\"plans\": [", "\"gap_pct\": 0.0000",
+                                        "\"instances\": ["));
     ck_assert_int_eq(MEMCTL("model", "list"), 0);
     ck_assert_ptr_nonnull(strstr(out, "tiny-cnn"));
     ck_assert_int_eq(kill(holder, SIGTERM), 0);

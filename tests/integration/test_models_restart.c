@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "store_objects_file.h"
 #include "client_util.h"
 #include "test_clock.h"
 #include "test_run.h"
@@ -457,14 +458,9 @@ START_TEST(damaged_model_record_refused)
     memclient_disconnect(c);
     char path[256];
     snprintf(path, sizeof path, "%s/memd-state.mdb", f.dir);
-    MDB_env *env;
-    ck_assert_int_eq(mdb_env_create(&env), 0);
-    ck_assert_int_eq(mdb_env_set_maxdbs(env, 4), 0);
-    ck_assert_int_eq(mdb_env_open(env, path, MDB_NOSUBDIR | MDB_NOLOCK | MDB_WRITEMAP, 0600), 0);
     MDB_txn *txn;
     MDB_dbi dbi;
-    ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, &txn), 0);
-    ck_assert_int_eq(mdb_dbi_open(txn, "objects", 0, &dbi), 0);
+    MDB_env *env = store_objects_open(path, &txn, &dbi);
     uint8_t key[9] = {3}; /* MEMD_RECORD_MODEL, id big-endian */
     for (int i = 0; i < 8; i++)
         key[1 + i] = (uint8_t)(m.model_id >> (56 - 8 * i));

@@ -37,6 +37,24 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "onnx: needs python3-onnx")
 
 
+def run_threads(work, n):
+    """Runs work(0) .. work(n - 1) on n threads at once: the exceptions they raised."""
+    import threading
+    errors = []
+
+    def guarded(k):
+        try:
+            work(k)
+        except Exception as e:  # noqa: BLE001 (the caller reports them)
+            errors.append(e)
+    threads = [threading.Thread(target=guarded, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
 def spins_during(call):
     """Runs call() while another Python thread counts as fast as it can: (result, count).
     A call that holds the GIL leaves the count near 0."""

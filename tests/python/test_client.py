@@ -10,7 +10,7 @@ import time
 import pytest
 
 import memd
-from conftest import BUILD_ROOT, MEMCTL, SHARED_DATA, spins_during
+from conftest import BUILD_ROOT, MEMCTL, SHARED_DATA, run_threads, spins_during
 
 MiB = 1 << 20
 
@@ -237,28 +237,19 @@ def test_permission_error_for_another_sessions_handle(daemon, tmp_path):
 
 
 def test_threads_share_one_client(client, daemon):
-    errors = []
     handles = []
     lock = threading.Lock()
 
     def work(k):
-        try:
-            for i in range(100):
-                b = client.alloc(2, "internal", 4096 * (1 + i % 4), name=f"t{k}")
-                with lock:
-                    handles.append(b.handle)
-                if i % 3 == 0:
-                    b.free()
-                else:
-                    client.free(b.handle)
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
-    ts = [threading.Thread(target=work, args=(k,)) for k in range(8)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    assert not errors
+        for i in range(100):
+            b = client.alloc(2, "internal", 4096 * (1 + i % 4), name=f"t{k}")
+            with lock:
+                handles.append(b.handle)
+            if i % 3 == 0:
+                b.free()
+            else:
+                client.free(b.handle)
+    assert not run_threads(work, 8)
     assert len(handles) == len(set(handles)) == 800
     assert not set(handles) & alloc_handles(daemon.dump())
 

@@ -1,11 +1,11 @@
 """memd.Client.pool against the real daemon: sub-allocation in the process, context
 managers, growth and its limit, errors, and what memd (memctl dump --json) shows."""
 import random
-import threading
 
 import pytest
 
 import memd
+from conftest import run_threads
 
 KiB = 1 << 10
 MiB = 1 << 20
@@ -114,27 +114,17 @@ def test_pool_bad_arguments(client):
 
 def test_threads_share_one_pool(client):
     with client.pool(0, "internal", 2 * MiB) as pool:
-        errors = []
-
         def work(seed):
             rng = random.Random(seed)
             mine = []
-            try:
-                for _ in range(2000):
-                    if mine and rng.random() < 0.5:
-                        mine.pop().free()
-                    else:
-                        mine.append(pool.alloc(rng.randint(1, 2048)))
-                for b in mine:
-                    b.free()
-            except Exception as e:  # noqa: BLE001 (reported below)
-                errors.append(e)
-        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert not errors
+            for _ in range(2000):
+                if mine and rng.random() < 0.5:
+                    mine.pop().free()
+                else:
+                    mine.append(pool.alloc(rng.randint(1, 2048)))
+            for b in mine:
+                b.free()
+        assert not run_threads(work, 4)
         assert pool.allocations == 0 and pool.used == 0
         pool.flush()
 

@@ -65,16 +65,6 @@ void teardown(void)
     memd_buf_free(&out);
 }
 
-size_t frame(uint8_t *buf, uint16_t op, uint64_t id, const void *payload, uint32_t len)
-{
-    memd_wire_hdr h = {.magic = MEMD_PROTO_MAGIC, .version = 1, .opcode = op, .id = id,
-                       .len = len};
-    memd_wire_hdr_put(buf, &h);
-    if (len)
-        memcpy(buf + MEMD_HDR_SIZE, payload, len);
-    return MEMD_HDR_SIZE + len;
-}
-
 /* Pops the first reply frame from out. */
 void pop(reply *r)
 {

@@ -13,6 +13,7 @@
 #include "session.h"
 #include "state.h"
 #include "wire.h"
+#include "wire_frame.h"
 
 #define KIB 1024ull
 /* DEV: DRAM 4 banks x 1 MiB, code [0,64K) data [64K,960K) logging [960K,1M); SRAM 8 banks
@@ -39,7 +40,6 @@ typedef struct reply {
     int rc; /* memd_frames_process result */
 } reply;
 
-size_t frame(uint8_t *buf, uint16_t op, uint64_t id, const void *payload, uint32_t len);
 /* Pops the first reply frame from out; an error reply's record is decoded into r->err. */
 void pop(reply *r);
 /* Sends raw bytes as one read; expects exactly one reply. */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 char sf_dir[64];
@@ -93,4 +94,24 @@ void sf_flush(memd_state *st)
 {
     memd_error e = {0};
     ck_assert_msg(memd_store_flush(st, &e) == 0, "flush: %s", e.msg);
+}
+
+MDB_env *sf_raw_open(const char *table, MDB_txn **txn, MDB_dbi *dbi)
+{
+    MDB_env *env;
+    struct stat sb;
+    ck_assert_int_eq(stat(sf_path, &sb), 0);
+    ck_assert_int_eq(mdb_env_create(&env), 0);
+    mdb_env_set_maxdbs(env, 3);
+    mdb_env_set_mapsize(env, (size_t)sb.st_size);
+    ck_assert_int_eq(mdb_env_open(env, sf_path, MDB_NOSUBDIR | MDB_NOLOCK, 0600), 0);
+    ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, txn), 0);
+    ck_assert_int_eq(mdb_dbi_open(*txn, table, 0, dbi), 0);
+    return env;
+}
+
+void sf_raw_close(MDB_env *env, MDB_txn *txn)
+{
+    ck_assert_int_eq(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
 }

@@ -4,6 +4,7 @@
 #ifndef MEMD_TESTS_STORE_FIXTURE_H
 #define MEMD_TESTS_STORE_FIXTURE_H
 
+#include <lmdb.h>
 #include <stdint.h>
 
 #include "alloc.h"
@@ -39,5 +40,11 @@ memd_session *sf_session(memd_state *st, uint32_t pid, uint32_t uid);
 memd_alloc *sf_alloc(memd_state *st, memd_session *s, uint32_t dev, uint8_t cls,
                      uint64_t bytes, const char *shared_name);
 void sf_flush(memd_state *st);
+
+/* The store file opened directly with LMDB (memd not running), a write transaction on
+ * one of its tables: to damage it as a broken disk or another program would. The close
+ * commits. */
+MDB_env *sf_raw_open(const char *table, MDB_txn **txn, MDB_dbi *dbi);
+void sf_raw_close(MDB_env *env, MDB_txn *txn);
 
 #endif

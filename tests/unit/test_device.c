@@ -125,6 +125,13 @@ START_TEST(test_names_round_trip)
 }
 END_TEST
 
+/* parse(text, &var) succeeds and sets var to want. */
+#define PARSES_TO(parse, text, var, want)                                                 \
+    do {                                                                                  \
+        ck_assert_int_eq(parse(text, &(var)), 0);                                         \
+        ck_assert_int_eq(var, want);                                                      \
+    } while (0)
+
 START_TEST(test_names_aliases_and_errors)
 {
     memd_scope s;
@@ -133,24 +140,15 @@ START_TEST(test_names_aliases_and_errors)
     memd_dir dir;
     memd_fit fit;
     memd_class c;
-    ck_assert_int_eq(memd_scope_parse("global", &s), 0);
-    ck_assert_int_eq(s, MEMD_SCOPE_DRAM);
-    ck_assert_int_eq(memd_scope_parse("l1", &s), 0);
-    ck_assert_int_eq(s, MEMD_SCOPE_SRAM);
-    ck_assert_int_eq(memd_scope_parse("global.texture", &s), 0);
-    ck_assert_int_eq(s, MEMD_SCOPE_DRAM_TEXTURE);
-    ck_assert_int_eq(memd_kind_parse("l1", &k), 0);
-    ck_assert_int_eq(k, MEMD_KIND_SRAM);
-    ck_assert_int_eq(memd_kind_parse("global", &k), 0);
-    ck_assert_int_eq(k, MEMD_KIND_DRAM);
-    ck_assert_int_eq(memd_dtype_parse("float32", &t), 0);
-    ck_assert_int_eq(t, MEMD_DTYPE_F32);
-    ck_assert_int_eq(memd_dtype_parse("bfloat16", &t), 0);
-    ck_assert_int_eq(t, MEMD_DTYPE_BF16);
-    ck_assert_int_eq(memd_dir_parse("bottom_up", &dir), 0);
-    ck_assert_int_eq(dir, MEMD_DIR_BOTTOM_UP);
-    ck_assert_int_eq(memd_fit_parse("best", &fit), 0);
-    ck_assert_int_eq(fit, MEMD_FIT_BEST);
+    PARSES_TO(memd_scope_parse, "global", s, MEMD_SCOPE_DRAM);
+    PARSES_TO(memd_scope_parse, "l1", s, MEMD_SCOPE_SRAM);
+    PARSES_TO(memd_scope_parse, "global.texture", s, MEMD_SCOPE_DRAM_TEXTURE);
+    PARSES_TO(memd_kind_parse, "l1", k, MEMD_KIND_SRAM);
+    PARSES_TO(memd_kind_parse, "global", k, MEMD_KIND_DRAM);
+    PARSES_TO(memd_dtype_parse, "float32", t, MEMD_DTYPE_F32);
+    PARSES_TO(memd_dtype_parse, "bfloat16", t, MEMD_DTYPE_BF16);
+    PARSES_TO(memd_dir_parse, "bottom_up", dir, MEMD_DIR_BOTTOM_UP);
+    PARSES_TO(memd_fit_parse, "best", fit, MEMD_FIT_BEST);
 
     s = MEMD_SCOPE_SRAM;
     ck_assert_int_eq(memd_scope_parse("texture", &s), -EINVAL);

@@ -15,6 +15,15 @@
 
 /* ---- tests ---- */
 
+/* Restarts the fixture with the default limits but one field set to value. */
+#define RESTART_WITH(field, value)                                                         \
+    do {                                                                                   \
+        teardown();                                                                        \
+        memd_limits lim_ = default_limits();                                               \
+        lim_.field = (value);                                                              \
+        start(lim_);                                                                       \
+    } while (0)
+
 START_TEST(hello_negotiates)
 {
     uint8_t p[MEMD_WIRE_HELLO_SIZE];
@@ -442,10 +451,7 @@ END_TEST
 
 START_TEST(session_alloc_limit)
 {
-    teardown();
-    memd_limits lim = default_limits();
-    lim.max_allocs_per_session = 3;
-    start(lim);
+    RESTART_WITH(max_allocs_per_session, 3);
     for (int i = 0; i < 3; i++)
         must_alloc(&sa, MEMD_CLASS_INTERNAL, 64);
     memd_wire_alloc_req a = dram(MEMD_CLASS_INTERNAL, 64);
@@ -473,10 +479,7 @@ END_TEST
  * them (issue 14: attaching charged nothing, and a creator that let go stayed charged). */
 START_TEST(quota_charges_holders)
 {
-    teardown();
-    memd_limits lim = default_limits();
-    lim.quota_per_uid = 16 * KIB;
-    start(lim);
+    RESTART_WITH(quota_per_uid, 16 * KIB);
     st.names.global = true; /* cross-uid sharing allowed (shared_names: global) */
     memd_wire_alloc_req w = dram(MEMD_CLASS_CONSTANT, 8 * KIB);
     w.flags = MEMD_ALLOC_F_SHARED;
@@ -534,10 +537,7 @@ END_TEST
 
 START_TEST(uid_quota)
 {
-    teardown();
-    memd_limits lim = default_limits();
-    lim.quota_per_uid = 8 * KIB;
-    start(lim);
+    RESTART_WITH(quota_per_uid, 8 * KIB);
     uint64_t h1 = must_alloc(&sa, MEMD_CLASS_INTERNAL, 4 * KIB);
     must_alloc(&sa, MEMD_CLASS_INTERNAL, 4 * KIB);
     memd_wire_alloc_req a = dram(MEMD_CLASS_INTERNAL, 32);
@@ -652,10 +652,7 @@ static uint64_t dump_page(memd_session *s, uint64_t cursor, uint64_t *h, size_t 
 START_TEST(dump_pages)
 {
     enum { N = 2 * 4096 + 50 };
-    teardown();
-    memd_limits lim = default_limits();
-    lim.max_allocs_per_session = 2 * N;
-    start(lim);
+    RESTART_WITH(max_allocs_per_session, 2 * N);
     uint64_t *mine = malloc(N * sizeof *mine), *seen = malloc((N + 8) * sizeof *seen);
     for (int i = 0; i < N; i++)
         mine[i] = must_alloc(&sa, MEMD_CLASS_INTERNAL, 32);
@@ -709,10 +706,7 @@ END_TEST
 START_TEST(dump_pages_banks)
 {
     enum { N = 3000 };
-    teardown();
-    memd_limits lim = default_limits();
-    lim.max_allocs_per_session = 2 * N;
-    start(lim);
+    RESTART_WITH(max_allocs_per_session, 2 * N);
     static uint8_t p[MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE + 8];
     memd_wire_alloc_req a = dram(MEMD_CLASS_INTERNAL, 16);
     a.scope = MEMD_SCOPE_SRAM;

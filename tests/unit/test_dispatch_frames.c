@@ -98,19 +98,25 @@ START_TEST(truncated_at_eof)
 }
 END_TEST
 
-START_TEST(pipelined_in_order_and_partial)
+/* Five ALLOC frames (DRAM, 64 bytes), ids 1 to 5, back to back in buf; returns their size. */
+static size_t five_allocs(uint8_t *buf)
 {
-    static uint8_t buf[4096];
     uint8_t p[MEMD_WIRE_ALLOC_REQ_SIZE];
     memd_wire_alloc_req a = dram(MEMD_CLASS_INTERNAL, 64);
     memd_wire_alloc_req_put(p, &a);
     size_t n = 0;
     for (uint64_t id = 1; id <= 5; id++)
         n += frame(buf + n, MEMD_OP_ALLOC, id, p, sizeof p);
-    size_t used;
+    return n;
+}
+
+START_TEST(pipelined_in_order_and_partial)
+{
+    static uint8_t buf[4096];
+    size_t n = five_allocs(buf), used;
     /* the last frame is cut: four are handled, the fifth waits */
     ck_assert_int_eq(memd_frames_process(&st, &sa, buf, n - 10, &out, SIZE_MAX, &used), 0);
-    ck_assert_uint_eq(used, 4 * (MEMD_HDR_SIZE + sizeof p));
+    ck_assert_uint_eq(used, 4 * (MEMD_HDR_SIZE + MEMD_WIRE_ALLOC_REQ_SIZE));
     for (uint64_t id = 1; id <= 4; id++) {
         reply r;
         pop(&r);
@@ -120,7 +126,7 @@ START_TEST(pipelined_in_order_and_partial)
     ck_assert_uint_eq(out.len, 0);
     ck_assert_int_eq(memd_frames_process(&st, &sa, buf + used, n - used, &out, SIZE_MAX, &used),
                      0);
-    ck_assert_uint_eq(used, MEMD_HDR_SIZE + sizeof p);
+    ck_assert_uint_eq(used, MEMD_HDR_SIZE + MEMD_WIRE_ALLOC_REQ_SIZE);
     reply r;
     pop(&r);
     ck_assert_uint_eq(r.h.id, 5);
@@ -134,15 +140,10 @@ END_TEST
 START_TEST(backpressure_stops_dispatch)
 {
     static uint8_t buf[4096];
-    uint8_t p[MEMD_WIRE_ALLOC_REQ_SIZE];
-    memd_wire_alloc_req a = dram(MEMD_CLASS_INTERNAL, 64);
-    memd_wire_alloc_req_put(p, &a);
-    size_t n = 0, used;
-    for (uint64_t id = 1; id <= 5; id++)
-        n += frame(buf + n, MEMD_OP_ALLOC, id, p, sizeof p);
+    size_t n = five_allocs(buf), used;
     /* high-water mark of 100 bytes: one reply (80 bytes) fits, the second passes it */
     ck_assert_int_eq(memd_frames_process(&st, &sa, buf, n, &out, 100, &used), 0);
-    ck_assert_uint_eq(used, 2 * (MEMD_HDR_SIZE + sizeof p));
+    ck_assert_uint_eq(used, 2 * (MEMD_HDR_SIZE + MEMD_WIRE_ALLOC_REQ_SIZE));
     ck_assert_uint_eq(sa.nholds, 2);
     /* already over the mark: nothing more until the output drains */
     ck_assert_int_eq(memd_frames_process(&st, &sa, buf + used, n - used, &out, 100, &used), 0);

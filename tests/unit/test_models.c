@@ -17,6 +17,7 @@
 #include "session.h"
 #include "state.h"
 #include "wire.h"
+#include "wire_frame.h"
 
 #define KIB 1024ull
 #define DEV 7
@@ -99,11 +100,7 @@ static int req(memd_session *s, uint16_t op, const void *payload, size_t len, re
 {
     uint8_t *buf = malloc(MEMD_HDR_SIZE + len);
     uint64_t id = next_id++;
-    memd_wire_hdr h = {.magic = MEMD_PROTO_MAGIC, .version = 1, .opcode = op, .id = id,
-                       .len = (uint32_t)len};
-    memd_wire_hdr_put(buf, &h);
-    if (len)
-        memcpy(buf + MEMD_HDR_SIZE, payload, len);
+    frame(buf, op, id, payload, (uint32_t)len);
     size_t used = 0;
     r->rc = memd_frames_process(&st, s, buf, MEMD_HDR_SIZE + len, &out, SIZE_MAX, &used);
     free(buf);
@@ -499,11 +496,18 @@ static uint64_t dram_allocated(void)
     return rs.allocated;
 }
 
-START_TEST(models_shared_across_sessions)
+/* The model's tensors registered, DRAM in use before any of it (*base), and sa's plan
+ * of the model (its id returned). */
+static uint64_t fresh_plan(uint64_t *base)
 {
     model_tensors();
-    uint64_t base = dram_allocated();
-    uint64_t plan_id = model_plan(&sa);
+    *base = dram_allocated();
+    return model_plan(&sa);
+}
+
+START_TEST(models_shared_across_sessions)
+{
+    uint64_t base, plan_id = fresh_plan(&base);
     memd_wire_model_info ma, mb;
     memd_wire_tensor_info ta[NT];
     reply r;
@@ -585,9 +589,7 @@ END_TEST
 
 START_TEST(instances)
 {
-    model_tensors();
-    uint64_t base = dram_allocated();
-    uint64_t plan_id = model_plan(&sa);
+    uint64_t base, plan_id = fresh_plan(&base);
     memd_wire_model_info m;
     memd_wire_tensor_info ti[NT];
     reply r;
@@ -665,9 +667,7 @@ END_TEST
 
 START_TEST(session_close_releases_instances)
 {
-    model_tensors();
-    uint64_t base = dram_allocated();
-    uint64_t plan_id = model_plan(&sa);
+    uint64_t base, plan_id = fresh_plan(&base);
     memd_wire_model_info m;
     reply r;
     ck_assert_int_eq(load(&sa, "net", plan_id, &m, NULL, &r), 0);

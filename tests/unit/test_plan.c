@@ -10,6 +10,7 @@
 #include "plan.h"
 #include "plan_bound_check.h"
 #include "plan_internal.h"
+#include "test_clock.h"
 #include "test_rand.h"
 
 #define B(lo, up, sz) {.lower = (lo), .upper = (up), .size = (sz)}
@@ -405,13 +406,6 @@ START_TEST(empty_and_trivial)
 }
 END_TEST
 
-/* A fake clock that advances 1 ms per reading: the planner must stop on its own. */
-static uint64_t fake_clock(void *ctx)
-{
-    uint64_t *t = ctx;
-    return *t += 1000000;
-}
-
 START_TEST(clock_budget_stops)
 {
     uint64_t s = 0xC10C;
@@ -421,7 +415,7 @@ START_TEST(clock_budget_stops)
         n = random_problem(&s, b, 200, 50);
     uint64_t off[200], t = 0;
     memd_plan_result res;
-    memd_plan_opts o = {.clock = fake_clock, .clock_ctx = &t, .budget_ns = 50000000};
+    memd_plan_opts o = {.clock = memd_test_fake_ms, .clock_ctx = &t, .budget_ns = 50000000};
     ck_assert_int_eq(memd_plan_solve(b, n, &o, off, &res, NULL), 0);
     ck_assert_int_eq(memd_plan_validate(b, n, off, NULL, NULL), 0);
     /* 50 ms of fake time = about 50 readings, each at most 64 steps apart. */
@@ -544,14 +538,7 @@ START_TEST(tree_first_fit_is_lowest)
                                       .align = memd_test_below(&s, 2) ? 8 : 0};
         }
         uint32_t order[80];
-        for (size_t i = 0; i < n; i++)
-            order[i] = (uint32_t)i;
-        for (size_t i = n - 1; i > 0; i--) {
-            size_t j = memd_test_below(&s, i + 1);
-            uint32_t t = order[i];
-            order[i] = order[j];
-            order[j] = t;
-        }
+        memd_test_shuffled(&s, order, n);
         plan_placer pt;
         ck_assert_int_eq(memd_plan_placer_init_tree(&pt, b, n), 0);
         uint64_t off[80];

@@ -47,14 +47,7 @@ START_TEST(tree_matches_list)
     uint64_t *o1 = malloc(N * sizeof(*o1)), *o2 = malloc(N * sizeof(*o2));
     uint32_t *order = malloc(N * sizeof(*order));
     trace(&s, b, N);
-    for (size_t i = 0; i < N; i++)
-        order[i] = (uint32_t)i;
-    for (size_t i = N - 1; i > 0; i--) {
-        size_t j = memd_test_below(&s, i + 1);
-        uint32_t t = order[i];
-        order[i] = order[j];
-        order[j] = t;
-    }
+    memd_test_shuffled(&s, order, N);
     plan_placer pl, pt;
     ck_assert_int_eq(memd_plan_placer_init(&pl, b, N, NULL), 0);
     ck_assert_int_eq(memd_plan_placer_init_tree(&pt, b, N), 0);
@@ -129,14 +122,7 @@ START_TEST(tree_best_fit_matches_brute_force)
     uint64_t *o = malloc(N * sizeof(*o)), *iv = malloc(2 * N * sizeof(*iv));
     uint32_t *order = malloc(N * sizeof(*order));
     trace(&s, b, N);
-    for (size_t i = 0; i < N; i++)
-        order[i] = (uint32_t)i;
-    for (size_t i = N - 1; i > 0; i--) {
-        size_t j = memd_test_below(&s, i + 1);
-        uint32_t t = order[i];
-        order[i] = order[j];
-        order[j] = t;
-    }
+    memd_test_shuffled(&s, order, N);
     static const unsigned caps[] = {0, 1, 3, PLAN_TREE_FIT_GAPS};
     for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
         plan_placer pt;

@@ -8,6 +8,7 @@
 #include "check_main.h"
 #include "plan.h"
 #include "plan_internal.h"
+#include "test_clock.h"
 #include "test_rand.h"
 
 #define MAXN 160
@@ -75,23 +76,33 @@ START_TEST(progress_reports_improvements)
 }
 END_TEST
 
+/* Solves b with the given seed and iteration budget, cancelling on the cancel_at-th
+ * report; the plan must be valid and its arena the one reported in *res. Returns the
+ * reports (the caller frees them). */
+static rec *solve_cancelled(const memd_plan_buffer *b, size_t n, size_t cancel_at,
+                            uint64_t seed, uint64_t max_iterations, memd_plan_result *res)
+{
+    uint64_t off[MAXN];
+    rec *r = calloc(1, sizeof(*r));
+    r->cancel_at = cancel_at;
+    memd_plan_opts o = {.seed = seed, .max_iterations = max_iterations, .progress = record,
+                        .progress_ctx = r};
+    ck_assert_int_eq(memd_plan_solve(b, n, &o, off, res, NULL), 0);
+    uint64_t arena = 0;
+    ck_assert_int_eq(memd_plan_validate(b, n, off, NULL, &arena), 0);
+    ck_assert_uint_eq(arena, res->arena);
+    return r;
+}
+
 /* Cancelling on the first report (the first greedy plan) returns that plan. */
 START_TEST(cancel_at_first_plan)
 {
     uint64_t s = 0xCA9C + (uint64_t)_i;
     memd_plan_buffer b[MAXN];
     size_t n = problem(&s, b, 100 + (size_t)(memd_test_rand(&s) % 60));
-    uint64_t off[MAXN];
     memd_plan_result res;
-    rec *r = calloc(1, sizeof(*r));
-    r->cancel_at = 1;
-    memd_plan_opts o = {.seed = 1, .max_iterations = 1000000, .progress = record,
-                        .progress_ctx = r};
-    ck_assert_int_eq(memd_plan_solve(b, n, &o, off, &res, NULL), 0);
+    rec *r = solve_cancelled(b, n, 1, 1, 1000000, &res);
     ck_assert(res.cancelled || res.optimal);
-    uint64_t arena = 0;
-    ck_assert_int_eq(memd_plan_validate(b, n, off, NULL, &arena), 0);
-    ck_assert_uint_eq(arena, res.arena);
     ck_assert_uint_eq(res.arena, r->arenas[0]);
     ck_assert_uint_eq(res.iterations, 0);
     free(r);
@@ -109,16 +120,8 @@ START_TEST(cancel_mid_search)
     size_t n = problem(&s, b, 150);
     b[n++] = (memd_plan_buffer){.lower = 0, .upper = 100, .size = 1, .offset = 1000000,
                                 .pinned = true};
-    uint64_t off[MAXN];
     memd_plan_result res;
-    rec *r = calloc(1, sizeof(*r));
-    r->cancel_at = 6;
-    memd_plan_opts o = {.seed = 2, .max_iterations = 2000000, .progress = record,
-                        .progress_ctx = r};
-    ck_assert_int_eq(memd_plan_solve(b, n, &o, off, &res, NULL), 0);
-    uint64_t arena = 0;
-    ck_assert_int_eq(memd_plan_validate(b, n, off, NULL, &arena), 0);
-    ck_assert_uint_eq(arena, res.arena);
+    rec *r = solve_cancelled(b, n, 6, 2, 2000000, &res);
     ck_assert(res.cancelled);
     ck_assert(!res.optimal);
     /* Beats come every 4096 iterations: six calls end it long before 2M. */
@@ -130,13 +133,6 @@ START_TEST(cancel_mid_search)
 }
 END_TEST
 
-/* A fake clock that advances 1 ms per reading. */
-static uint64_t fake_clock(void *ctx)
-{
-    uint64_t *t = ctx;
-    return *t += 1000000;
-}
-
 /* With a clock, beats come about every progress_ns while the planner works. */
 START_TEST(beats_on_the_clock)
 {
@@ -146,7 +142,7 @@ START_TEST(beats_on_the_clock)
     uint64_t off[MAXN], t = 0;
     memd_plan_result res;
     rec *r = calloc(1, sizeof(*r));
-    memd_plan_opts o = {.seed = 2, .clock = fake_clock, .clock_ctx = &t,
+    memd_plan_opts o = {.seed = 2, .clock = memd_test_fake_ms, .clock_ctx = &t,
                         .budget_ns = 400000000, .progress = record, .progress_ctx = r,
                         .progress_ns = 20000000};
     ck_assert_int_eq(memd_plan_solve(b, n, &o, off, &res, NULL), 0);

@@ -11,6 +11,7 @@
 #include "check_main.h"
 #include "plan.h"
 #include "plan_internal.h"
+#include "test_clock.h"
 #include "test_rand.h"
 
 #define MAXN 8
@@ -68,12 +69,29 @@ static size_t small_problem(uint64_t *s, memd_plan_buffer *b)
     return n;
 }
 
-static uint64_t brute_optimum(const memd_plan_buffer *b, size_t n, uint64_t lb)
+/* The lower bound of b (in *lb) and the smallest arena brute force fits b in. */
+static uint64_t brute_optimum(const memd_plan_buffer *b, size_t n, uint64_t *lb)
 {
+    ck_assert_int_eq(memd_plan_lower_bound(b, n, lb), 0);
     uint64_t off[MAXN];
-    for (uint64_t cap = lb;; cap++)
+    for (uint64_t cap = *lb;; cap++)
         if (brute_fits(b, n, cap, 0, off))
             return cap;
+}
+
+/* b's conflict graph in *g and a search context on it (2^20 nodes at most). */
+static plan_search_ctx *search_new(const memd_plan_buffer *b, size_t n, plan_graph *g)
+{
+    ck_assert_int_eq(memd_plan_graph_build(b, n, g), 0);
+    plan_search_ctx *c;
+    ck_assert_int_eq(memd_plan_search_new(b, n, g, 1u << 20, &c), 0);
+    return c;
+}
+
+static void search_free(plan_search_ctx *c, plan_graph *g)
+{
+    memd_plan_search_free(c);
+    memd_plan_graph_free(g);
 }
 
 static void check_plan(const memd_plan_buffer *b, size_t n, const uint64_t *off, uint64_t cap)
@@ -90,13 +108,9 @@ START_TEST(decision_matches_brute_force)
     for (int round = 0; round < 250; round++) {
         memd_plan_buffer b[MAXN];
         size_t n = small_problem(&s, b);
-        uint64_t lb;
-        ck_assert_int_eq(memd_plan_lower_bound(b, n, &lb), 0);
-        uint64_t opt = brute_optimum(b, n, lb);
+        uint64_t lb, opt = brute_optimum(b, n, &lb);
         plan_graph g;
-        ck_assert_int_eq(memd_plan_graph_build(b, n, &g), 0);
-        plan_search_ctx *c;
-        ck_assert_int_eq(memd_plan_search_new(b, n, &g, 1u << 20, &c), 0);
+        plan_search_ctx *c = search_new(b, n, &g);
         uint64_t out[MAXN];
         /* Below the optimum every preorder proves "impossible"; at it, each finds a
          * valid plan. The same context serves every run. */
@@ -120,8 +134,7 @@ START_TEST(decision_matches_brute_force)
                 }
             }
         }
-        memd_plan_search_free(c);
-        memd_plan_graph_free(&g);
+        search_free(c, &g);
     }
 }
 END_TEST
@@ -135,13 +148,9 @@ START_TEST(limits_never_lie)
     for (int round = 0; round < 250; round++) {
         memd_plan_buffer b[MAXN];
         size_t n = small_problem(&s, b);
-        uint64_t lb;
-        ck_assert_int_eq(memd_plan_lower_bound(b, n, &lb), 0);
-        uint64_t opt = brute_optimum(b, n, lb);
+        uint64_t lb, opt = brute_optimum(b, n, &lb);
         plan_graph g;
-        ck_assert_int_eq(memd_plan_graph_build(b, n, &g), 0);
-        plan_search_ctx *c;
-        ck_assert_int_eq(memd_plan_search_new(b, n, &g, 1u << 20, &c), 0);
+        plan_search_ctx *c = search_new(b, n, &g);
         uint64_t out[MAXN];
         for (uint64_t cap = lb; cap <= opt + 1; cap++) {
             uint32_t disc = (uint32_t)memd_test_below(&s, 3);
@@ -163,8 +172,7 @@ START_TEST(limits_never_lie)
             if (rc == 1)
                 check_plan(b, n, out, cap);
         }
-        memd_plan_search_free(c);
-        memd_plan_graph_free(&g);
+        search_free(c, &g);
     }
     ck_assert_int_gt(cut, 0); /* the limits did bite */
 }
@@ -178,9 +186,7 @@ START_TEST(identical_buffers)
         b[i] = (memd_plan_buffer){.lower = i < 6 ? 0 : 5, .upper = i < 6 ? 10 : 15, .size = 8};
     /* 6 live together at t in [0,5) and [10,15), 12 at [5,10): lb = 96. */
     plan_graph g;
-    ck_assert_int_eq(memd_plan_graph_build(b, 12, &g), 0);
-    plan_search_ctx *c;
-    ck_assert_int_eq(memd_plan_search_new(b, 12, &g, 1u << 20, &c), 0);
+    plan_search_ctx *c = search_new(b, 12, &g);
     uint64_t out[12];
     plan_budget bu = {0};
     ck_assert_int_eq(memd_plan_search_run(c, 96, 0, 0, PLAN_DISC_ALL, 0, &bu, out), 1);
@@ -189,8 +195,7 @@ START_TEST(identical_buffers)
     /* One node at most per buffer: identical buffers leave no alternatives to try. */
     ck_assert_int_eq(memd_plan_search_run(c, 200, 2, 0, PLAN_DISC_ALL, 0, &bu, out), 1);
     ck_assert_uint_le(memd_plan_search_nodes(c), 12);
-    memd_plan_search_free(c);
-    memd_plan_graph_free(&g);
+    search_free(c, &g);
 }
 END_TEST
 
@@ -203,9 +208,7 @@ START_TEST(solve_is_optimal_on_small_problems)
     for (int round = 0; round < 200; round++) {
         memd_plan_buffer b[MAXN];
         size_t n = small_problem(&s, b);
-        uint64_t lb;
-        ck_assert_int_eq(memd_plan_lower_bound(b, n, &lb), 0);
-        uint64_t opt = brute_optimum(b, n, lb);
+        uint64_t lb, opt = brute_optimum(b, n, &lb);
         uint64_t off[MAXN];
         memd_plan_result res;
         memd_plan_opts o = {.seed = (uint64_t)round, .max_iterations = 100000};
@@ -221,13 +224,6 @@ START_TEST(solve_is_optimal_on_small_problems)
 }
 END_TEST
 
-/* A clock that advances 1 us per reading. */
-static uint64_t us_clock(void *ctx)
-{
-    uint64_t *t = ctx;
-    return *t += 1000;
-}
-
 START_TEST(first_plan_time_reported)
 {
     uint64_t s = 0xF1;
@@ -240,7 +236,7 @@ START_TEST(first_plan_time_reported)
     }
     uint64_t off[64], t = 0;
     memd_plan_result res;
-    memd_plan_opts o = {.clock = us_clock, .clock_ctx = &t, .budget_ns = 20000000};
+    memd_plan_opts o = {.clock = memd_test_fake_us, .clock_ctx = &t, .budget_ns = 20000000};
     ck_assert_int_eq(memd_plan_solve(b, 64, &o, off, &res, NULL), 0);
     check_plan(b, 64, off, res.arena);
     ck_assert_uint_gt(res.first_ns, 0);

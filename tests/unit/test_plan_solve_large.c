@@ -12,6 +12,7 @@
 #include "check_main.h"
 #include "plan.h"
 #include "plan_runners.h"
+#include "test_clock.h"
 #include "test_rand.h"
 
 /* Just above the list placer's limit: the smallest problem that takes the tree path. */
@@ -173,13 +174,6 @@ START_TEST(cancel_keeps_the_best_plan)
 }
 END_TEST
 
-/* A clock that advances 1 ms a reading. */
-static uint64_t ms_clock(void *ctx)
-{
-    uint64_t *t = ctx;
-    return *t += 1000000;
-}
-
 typedef struct beats {
     size_t before; /* calls with no plan yet */
     bool have;
@@ -204,7 +198,7 @@ START_TEST(beats_before_the_first_plan)
     problem *p = make(memd_test_seed(0xBEA7));
     uint64_t *off = malloc(N * sizeof(*off)), t = 0;
     beats b = {0};
-    memd_plan_opts o = {.seed = 1, .clock = ms_clock, .clock_ctx = &t,
+    memd_plan_opts o = {.seed = 1, .clock = memd_test_fake_ms, .clock_ctx = &t,
                         .budget_ns = 100000000000ull, .max_iterations = ITERATIONS,
                         .progress = count_beats, .progress_ctx = &b, .progress_ns = 1000000};
     solve(p, &o, off);

@@ -100,19 +100,36 @@ static int load_pair(const pair *p, const char *product, uint32_t cqs, uint64_t 
                 reserved, s, msg, cap);
 }
 
+/* load_pair succeeds (else the test fails with its message). */
+static void load_pair_ok(const pair *p, const char *product, uint32_t cqs, uint64_t reserved,
+                         memd_device_spec *s)
+{
+    char msg[1024];
+    int rc = load_pair(p, product, cqs, reserved, s, msg, sizeof(msg));
+    ck_assert_msg(rc == 0, "%s", msg);
+}
+
+/* Parses p's SoC file into *soc: arch, banks DRAM banks of 1 GiB each (the odd ones at
+ * offset odd_offset, the even ones at 0) and a worker L1 of l1 bytes. */
+static void parse_soc_ok(const pair *p, memd_ttmetal_soc *soc, const char *arch,
+                         uint32_t banks, int64_t odd_offset, uint64_t l1)
+{
+    memd_error err;
+    ck_assert_int_eq(memd_ttmetal_parse_soc(p->soc_path, p->soc, p->soc_len, soc, &err), 0);
+    ck_assert_str_eq(soc->arch, arch);
+    ck_assert_uint_eq(soc->dram_banks, banks);
+    ck_assert_uint_eq(soc->dram_bank_size, 1073741824ull);
+    for (uint32_t i = 0; i < banks; i++)
+        ck_assert_int_eq(soc->dram_offsets[i], (i % 2) ? odd_offset : 0);
+    ck_assert_uint_eq(soc->worker_l1_size, l1);
+}
+
 START_TEST(test_wormhole_soc)
 {
     pair p;
     pair_open(&p, "wormhole_b0_80");
     memd_ttmetal_soc soc;
-    memd_error err;
-    ck_assert_int_eq(memd_ttmetal_parse_soc(p.soc_path, p.soc, p.soc_len, &soc, &err), 0);
-    ck_assert_str_eq(soc.arch, "wormhole_b0");
-    ck_assert_uint_eq(soc.dram_banks, 12);
-    ck_assert_uint_eq(soc.dram_bank_size, 1073741824ull);
-    for (int i = 0; i < 12; i++)
-        ck_assert_int_eq(soc.dram_offsets[i], (i % 2) ? 1073741824ll : 0);
-    ck_assert_uint_eq(soc.worker_l1_size, 1499136);
+    parse_soc_ok(&p, &soc, "wormhole_b0", 12, 1073741824ll, 1499136);
     memd_ttmetal_soc_free(&soc);
     pair_close(&p);
 }
@@ -131,9 +148,7 @@ START_TEST(test_wormhole_l1)
     pair p;
     pair_open(&p, "wormhole_b0_80");
     memd_device_spec s;
-    char msg[1024];
-    int rc = load_pair(&p, wh_cores[_i].product, wh_cores[_i].cqs, 160 * KiB, &s, msg, sizeof(msg));
-    ck_assert_msg(rc == 0, "%s", msg);
+    load_pair_ok(&p, wh_cores[_i].product, wh_cores[_i].cqs, 160 * KiB, &s);
     const memd_bank_group_spec *d = &s.groups[MEMD_KIND_DRAM], *l = &s.groups[MEMD_KIND_SRAM];
     ck_assert_uint_eq(d->banks, 12);
     ck_assert_uint_eq(d->bank_size, 1073741824ull);
@@ -158,6 +173,7 @@ START_TEST(test_wormhole_l1)
     ck_assert_str_eq(s.name, want);
     ck_assert_str_eq(s.arch, "wormhole_b0");
     memd_device *dev = NULL;
+    char msg[1024];
     ck_assert_int_eq(memd_device_create(&s, &dev, msg, sizeof(msg)), 0);
     /* an SRAM buffer of 64 pages over all banks: one page per bank, top-down */
     memd_alloc_req r = {.cls = MEMD_CLASS_INTERNAL, .scope = MEMD_SCOPE_SRAM,
@@ -193,13 +209,7 @@ START_TEST(test_grayskull)
     memd_ttmetal_soc soc;
     memd_ttmetal_core core;
     memd_error err;
-    ck_assert_int_eq(memd_ttmetal_parse_soc(p.soc_path, p.soc, p.soc_len, &soc, &err), 0);
-    ck_assert_str_eq(soc.arch, "grayskull");
-    ck_assert_uint_eq(soc.dram_banks, 8);
-    ck_assert_uint_eq(soc.dram_bank_size, 1073741824ull);
-    for (int i = 0; i < 8; i++)
-        ck_assert_int_eq(soc.dram_offsets[i], 0);
-    ck_assert_uint_eq(soc.worker_l1_size, 1048576);
+    parse_soc_ok(&p, &soc, "grayskull", 8, 0, 1048576);
     ck_assert_int_eq(memd_ttmetal_parse_core(p.core_path, p.core, p.core_len, gs_cores[_i].product,
                                              gs_cores[_i].cqs, soc.worker_l1_size, &core, &err), 0);
     ck_assert_uint_eq(core.compute_cores, gs_cores[_i].compute);
@@ -208,9 +218,7 @@ START_TEST(test_grayskull)
     memd_ttmetal_soc_free(&soc);
 
     memd_device_spec s;
-    char msg[1024];
-    int rc = load_pair(&p, gs_cores[_i].product, gs_cores[_i].cqs, 128 * KiB, &s, msg, sizeof(msg));
-    ck_assert_msg(rc == 0, "%s", msg);
+    load_pair_ok(&p, gs_cores[_i].product, gs_cores[_i].cqs, 128 * KiB, &s);
     const memd_bank_group_spec *d = &s.groups[MEMD_KIND_DRAM], *l = &s.groups[MEMD_KIND_SRAM];
     ck_assert_uint_eq(d->banks, 8);
     ck_assert_uint_eq(d->bank_size, GiB);
@@ -242,8 +250,7 @@ START_TEST(test_grayskull)
     memd_device_spec_free(&s);
 
     /* reserved 0: no reserved region at all */
-    rc = load_pair(&p, gs_cores[_i].product, gs_cores[_i].cqs, 0, &s, msg, sizeof(msg));
-    ck_assert_msg(rc == 0, "%s", msg);
+    load_pair_ok(&p, gs_cores[_i].product, gs_cores[_i].cqs, 0, &s);
     ck_assert_uint_eq(s.groups[MEMD_KIND_SRAM].nregions, 1);
     ck_assert_uint_eq(s.groups[MEMD_KIND_SRAM].regions[0].size, gs_cores[_i].bank);
     memd_device_spec_free(&s);

@@ -23,6 +23,7 @@
 #include "store.h"
 #include "store_codec.h"
 #include "store_fixture.h"
+#include "wire_frame.h"
 #include "subdev.h"
 #include "test_clock.h"
 #include "unit_device.h"
@@ -598,37 +599,15 @@ START_TEST(not_an_lmdb_file)
 }
 END_TEST
 
-/* The store file opened directly with LMDB (memd not running), a write transaction on
- * one of its tables: to damage it as a broken disk or another program would. */
-static MDB_env *raw_open(const char *table, MDB_txn **txn, MDB_dbi *dbi)
-{
-    MDB_env *env;
-    struct stat sb;
-    ck_assert_int_eq(stat(sf_path, &sb), 0);
-    ck_assert_int_eq(mdb_env_create(&env), 0);
-    mdb_env_set_maxdbs(env, 3);
-    mdb_env_set_mapsize(env, (size_t)sb.st_size);
-    ck_assert_int_eq(mdb_env_open(env, sf_path, MDB_NOSUBDIR | MDB_NOLOCK, 0600), 0);
-    ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, txn), 0);
-    ck_assert_int_eq(mdb_dbi_open(*txn, table, 0, dbi), 0);
-    return env;
-}
-
-static void raw_close(MDB_env *env, MDB_txn *txn)
-{
-    ck_assert_int_eq(mdb_txn_commit(txn), 0);
-    mdb_env_close(env);
-}
-
 /* Puts raw bytes under a key of one table. */
 static void poke(const char *table, const void *key, size_t klen, const void *val, size_t vlen)
 {
     MDB_txn *txn;
     MDB_dbi dbi;
-    MDB_env *env = raw_open(table, &txn, &dbi);
+    MDB_env *env = sf_raw_open(table, &txn, &dbi);
     MDB_val k = {klen, (void *)key}, v = {vlen, (void *)val};
     ck_assert_int_eq(mdb_put(txn, dbi, &k, &v, 0), 0);
-    raw_close(env, txn);
+    sf_raw_close(env, txn);
 }
 
 static uint64_t one_allocation(void)
@@ -755,7 +734,7 @@ START_TEST(store_of_another_boot_discarded)
     /* Rewrite the meta record with another boot id. */
     MDB_txn *txn;
     MDB_dbi dbi;
-    MDB_env *env = raw_open("meta", &txn, &dbi);
+    MDB_env *env = sf_raw_open("meta", &txn, &dbi);
     MDB_val k = {4, "meta"}, v;
     ck_assert_int_eq(mdb_get(txn, dbi, &k, &v), 0);
     uint8_t meta[1024];
@@ -770,7 +749,7 @@ START_TEST(store_of_another_boot_discarded)
     memd_store_meta_put(meta, &m, fps);
     MDB_val nv = {v.mv_size, meta};
     ck_assert_int_eq(mdb_put(txn, dbi, &k, &nv, 0), 0);
-    raw_close(env, txn);
+    sf_raw_close(env, txn);
 
     memd_state st;
     start(&st, (variant){0});
@@ -816,15 +795,6 @@ START_TEST(full_store_refuses_allocations)
     sf_stop(&st);
 }
 END_TEST
-
-static size_t frame(uint8_t *buf, uint16_t op, uint64_t id, const void *payload, uint32_t len)
-{
-    memd_wire_hdr h = {.magic = MEMD_PROTO_MAGIC, .version = 1, .opcode = op, .id = id,
-                       .len = len};
-    memd_wire_hdr_put(buf, &h);
-    memcpy(buf + MEMD_HDR_SIZE, payload, len);
-    return MEMD_HDR_SIZE + len;
-}
 
 START_TEST(failed_commit_answers_eio_and_closes)
 {

@@ -23,6 +23,7 @@
 #include "store.h"
 #include "store_codec.h"
 #include "store_fixture.h"
+#include "wire_frame.h"
 #include "unit_device.h"
 #include "store_internal.h"
 #include "wire.h"
@@ -56,6 +57,13 @@ static memd_session *session(memd_state *st)
     return sf_session(st, (uint32_t)getpid(), (uint32_t)getuid());
 }
 
+/* A started store and a session of this process in it. */
+static memd_session *start_session(memd_state *st)
+{
+    start(st);
+    return session(st);
+}
+
 static memd_alloc *alloc(memd_state *st, memd_session *s, uint64_t bytes)
 {
     return sf_alloc(st, s, DEV, MEMD_CLASS_CONSTANT, bytes, NULL);
@@ -70,33 +78,13 @@ static void release(memd_state *st, memd_session *s, uint64_t handle)
 
 /* ---- the file, read and written directly (memd not running) ---- */
 
-static MDB_env *raw_open(MDB_txn **txn, MDB_dbi *dbi)
-{
-    MDB_env *env;
-    struct stat sb;
-    ck_assert_int_eq(stat(sf_path, &sb), 0);
-    ck_assert_int_eq(mdb_env_create(&env), 0);
-    mdb_env_set_maxdbs(env, 3);
-    mdb_env_set_mapsize(env, (size_t)sb.st_size);
-    ck_assert_int_eq(mdb_env_open(env, sf_path, MDB_NOSUBDIR | MDB_NOLOCK, 0600), 0);
-    ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, txn), 0);
-    ck_assert_int_eq(mdb_dbi_open(*txn, "allocations", 0, dbi), 0);
-    return env;
-}
-
-static void raw_close(MDB_env *env, MDB_txn *txn)
-{
-    ck_assert_int_eq(mdb_txn_commit(txn), 0);
-    mdb_env_close(env);
-}
-
 /* The keys of the allocations table and, per key, how many records its value holds
  * (every one of them must decode and belong to the key's chunk). Returns the count. */
 static size_t table(uint64_t *keys, uint32_t *nrecs, size_t cap)
 {
     MDB_txn *txn;
     MDB_dbi dbi;
-    MDB_env *env = raw_open(&txn, &dbi);
+    MDB_env *env = sf_raw_open("allocations", &txn, &dbi);
     MDB_cursor *c;
     ck_assert_int_eq(mdb_cursor_open(txn, dbi, &c), 0);
     MDB_val k, v;
@@ -123,7 +111,7 @@ static size_t table(uint64_t *keys, uint32_t *nrecs, size_t cap)
         n++;
     }
     mdb_cursor_close(c);
-    raw_close(env, txn);
+    sf_raw_close(env, txn);
     return n;
 }
 
@@ -133,7 +121,7 @@ static size_t split_to_handles(void)
 {
     MDB_txn *txn;
     MDB_dbi dbi;
-    MDB_env *env = raw_open(&txn, &dbi);
+    MDB_env *env = sf_raw_open("allocations", &txn, &dbi);
     MDB_cursor *c;
     ck_assert_int_eq(mdb_cursor_open(txn, dbi, &c), 0);
     /* Copy everything out first: the table is rewritten below. */
@@ -169,7 +157,7 @@ static size_t split_to_handles(void)
         }
     }
     free(copy);
-    raw_close(env, txn);
+    sf_raw_close(env, txn);
     return n;
 }
 
@@ -177,24 +165,24 @@ static void poke(uint64_t key, const void *val, size_t vlen)
 {
     MDB_txn *txn;
     MDB_dbi dbi;
-    MDB_env *env = raw_open(&txn, &dbi);
+    MDB_env *env = sf_raw_open("allocations", &txn, &dbi);
     uint8_t k[8];
     memd_store_key_u64(k, key);
     MDB_val mk = {8, k}, mv = {vlen, (void *)val};
     ck_assert_int_eq(mdb_put(txn, dbi, &mk, &mv, 0), 0);
-    raw_close(env, txn);
+    sf_raw_close(env, txn);
 }
 
 static void unpoke(uint64_t key)
 {
     MDB_txn *txn;
     MDB_dbi dbi;
-    MDB_env *env = raw_open(&txn, &dbi);
+    MDB_env *env = sf_raw_open("allocations", &txn, &dbi);
     uint8_t k[8];
     memd_store_key_u64(k, key);
     MDB_val mk = {8, k};
     ck_assert_int_eq(mdb_del(txn, dbi, &mk, NULL), 0);
-    raw_close(env, txn);
+    sf_raw_close(env, txn);
 }
 
 /* The record of one allocation as the store writes it. */
@@ -241,8 +229,7 @@ static void alloc_batch(memd_state *st, memd_session *s, int n, uint64_t *h, uin
 START_TEST(single_allocations_keep_own_records)
 {
     memd_state st;
-    start(&st);
-    memd_session *s = session(&st);
+    memd_session *s = start_session(&st);
     uint64_t h[5];
     for (int i = 0; i < 5; i++)
         h[i] = alloc(&st, s, 1000)->handle;
@@ -265,8 +252,7 @@ END_TEST
 START_TEST(batch_records_follow_frees_and_restore)
 {
     memd_state st;
-    start(&st);
-    memd_session *s = session(&st);
+    memd_session *s = start_session(&st);
     enum { N = 27 }; /* three chunks and part of a fourth */
     uint64_t h[N], addr[N];
     alloc_batch(&st, s, N, h, addr, 1000);
@@ -325,8 +311,7 @@ END_TEST
 START_TEST(per_handle_store_restored)
 {
     memd_state st;
-    start(&st);
-    memd_session *s = session(&st);
+    memd_session *s = start_session(&st);
     enum { N = 19 };
     uint64_t h[N], addr[N];
     alloc_batch(&st, s, N, h, addr, 4096);
@@ -356,21 +341,30 @@ START_TEST(per_handle_store_restored)
 }
 END_TEST
 
+/* One 1000-byte allocation of a fresh session, committed, and the store stopped: its
+ * placement in *pl, its handle in *handle; returns its session's id. */
+static uint32_t stored_alloc(memd_state *st, memd_placement *pl, uint64_t *handle)
+{
+    memd_session *s = start_session(st);
+    memd_alloc *a = alloc(st, s, 1000);
+    memd_alloc_placement(a, pl);
+    *handle = a->handle;
+    uint32_t sid = s->id;
+    sf_flush(st);
+    sf_stop(st);
+    free(s);
+    return sid;
+}
+
 /* The record of an allocation under a key whose range does not hold its handle. */
 START_TEST(foreign_handle_in_record_refused)
 {
     memd_state st;
-    start(&st);
-    memd_session *s = session(&st);
-    memd_alloc *a = alloc(&st, s, 1000);
     memd_placement pl;
-    memd_alloc_placement(a, &pl);
+    uint64_t first;
+    uint32_t sid = stored_alloc(&st, &pl, &first);
     pl.address += 256 * KIB; /* elsewhere: only the key is wrong */
-    uint64_t handle = a->handle + 3 * MEMD_STORE_CHUNK;
-    uint32_t sid = s->id;
-    sf_flush(&st);
-    sf_stop(&st);
-    free(s);
+    uint64_t handle = first + 3 * MEMD_STORE_CHUNK;
     uint8_t rec[256];
     size_t n = one_record(rec, handle, &pl, sid);
     poke(handle - MEMD_STORE_CHUNK, rec, n);
@@ -398,16 +392,10 @@ END_TEST
 START_TEST(cut_or_empty_record_refused)
 {
     memd_state st;
-    start(&st);
-    memd_session *s = session(&st);
-    memd_alloc *a = alloc(&st, s, 1000);
     memd_placement pl;
-    memd_alloc_placement(a, &pl);
-    uint64_t key = a->handle + 4 * MEMD_STORE_CHUNK;
-    uint32_t sid = s->id;
-    sf_flush(&st);
-    sf_stop(&st);
-    free(s);
+    uint64_t first;
+    uint32_t sid = stored_alloc(&st, &pl, &first);
+    uint64_t key = first + 4 * MEMD_STORE_CHUNK;
     /* Two records where the second is cut short. */
     uint8_t rec[512];
     pl.address += 128 * KIB;
@@ -438,8 +426,7 @@ END_TEST
 START_TEST(failed_write_then_good_one)
 {
     memd_state st;
-    start(&st);
-    memd_session *s = session(&st);
+    memd_session *s = start_session(&st);
     uint64_t first[4];
     alloc_batch(&st, s, 4, first, NULL, 1000);
     sf_flush(&st);
@@ -469,8 +456,7 @@ END_TEST
 START_TEST(batch_rounds_restore_exactly)
 {
     memd_state st;
-    start(&st);
-    memd_session *s = session(&st);
+    memd_session *s = start_session(&st);
     enum { B = 100, D = 3, ROUNDS = 20 };
     uint64_t h[D][B];
     for (int r = 0; r < ROUNDS; r++) {
@@ -499,23 +485,13 @@ START_TEST(batch_rounds_restore_exactly)
 }
 END_TEST
 
-static size_t frame(uint8_t *buf, uint16_t op, uint64_t id, const void *payload, uint32_t len)
-{
-    memd_wire_hdr h = {.magic = MEMD_PROTO_MAGIC, .version = 1, .opcode = op, .id = id,
-                       .len = len};
-    memd_wire_hdr_put(buf, &h);
-    memcpy(buf + MEMD_HDR_SIZE, payload, len);
-    return MEMD_HDR_SIZE + len;
-}
-
 /* ALLOC_BATCH on the request sf_path: its allocations share records; one that fails
  * (a bad record at the end) leaves nothing, in memory or in the store; a plain ALLOC
  * after it has a record of its own. */
 START_TEST(alloc_batch_request_shares_records)
 {
     memd_state st;
-    start(&st);
-    memd_session *s = session(&st);
+    memd_session *s = start_session(&st);
     enum { N = 20 };
     static uint8_t payload[MEMD_WIRE_COUNT_SIZE + N * MEMD_WIRE_ALLOC_REQ_SIZE];
     static uint8_t in[MEMD_HDR_SIZE + sizeof payload];

@@ -18,6 +18,7 @@
 #include "model.h"
 #include "store_codec.h"
 #include "store_fixture.h"
+#include "store_objects_file.h"
 #include "store_object.h"
 #include "unit_device.h"
 
@@ -81,6 +82,14 @@ static void start(memd_state *st)
 static void stop(memd_state *st)
 {
     sf_stop(st);
+}
+
+/* A stop and a start: the layer then read n records back. */
+static void reopen(memd_state *st, size_t n)
+{
+    stop(st);
+    start(st);
+    ck_assert_uint_eq(L.n, n);
 }
 
 static void put(memd_state *st, uint8_t kind, uint64_t id, const char *text)
@@ -177,20 +186,14 @@ START_TEST(records_survive_a_restart)
     put(&st, MEMD_RECORD_PLAN, 6, NULL);       /* made and gone in one flush */
     put(&st, MEMD_RECORD_PLAN, 1000, NULL);    /* never was */
     sf_flush(&st);
-    stop(&st);
-
-    start(&st);
-    /* Kind order, then id order: a record may refer to kinds before its own. */
-    ck_assert_uint_eq(L.n, 4);
+    reopen(&st, 4); /* in kind order, then id order: records may refer to earlier kinds */
     assert_rec(0, MEMD_RECORD_MODELS_META, 0, "counters");
     assert_rec(1, MEMD_RECORD_PLAN, 5, "plan 5 v2");
     assert_rec(2, MEMD_RECORD_MODEL, 2, "model two");
     assert_rec(3, MEMD_RECORD_INSTANCE, 9, "instance nine");
     /* Unflushed changes go at close (a clean stop flushes what is pending). */
     put(&st, MEMD_RECORD_INSTANCE, 9, NULL);
-    stop(&st);
-    start(&st);
-    ck_assert_uint_eq(L.n, 3);
+    reopen(&st, 3);
     stop(&st);
 }
 END_TEST
@@ -229,14 +232,9 @@ END_TEST
 /* Flips one byte of the stored record (kind, id) in the file. */
 static void damage(uint8_t kind, uint64_t id, size_t at)
 {
-    MDB_env *env;
-    ck_assert_int_eq(mdb_env_create(&env), 0);
-    ck_assert_int_eq(mdb_env_set_maxdbs(env, 4), 0);
-    ck_assert_int_eq(mdb_env_open(env, sf_path, MDB_NOSUBDIR | MDB_NOLOCK | MDB_WRITEMAP, 0600), 0);
     MDB_txn *txn;
     MDB_dbi dbi;
-    ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, &txn), 0);
-    ck_assert_int_eq(mdb_dbi_open(txn, "objects", 0, &dbi), 0);
+    MDB_env *env = store_objects_open(sf_path, &txn, &dbi);
     uint8_t key[MEMD_STORE_OBJ_KEY];
     memd_store_obj_key(key, kind, id);
     MDB_val k = {sizeof key, key}, v;
@@ -278,9 +276,7 @@ START_TEST(objects_failpoint_fails_the_commit)
     /* Nothing is lost: the record waits for the next flush that can write. */
     unlink(fp);
     sf_flush(&st);
-    stop(&st);
-    start(&st);
-    ck_assert_uint_eq(L.n, 1);
+    reopen(&st, 1);
     assert_rec(0, MEMD_RECORD_PLAN, 5, "plan five");
     stop(&st);
 }
@@ -300,9 +296,7 @@ START_TEST(shutdown_leaves_records)
     put(&st, MEMD_RECORD_PLAN, 8, "plan eight");
     ck_assert(memd_store_round_changed(&st, mark));
     memd_store_round_end(&st);
-    stop(&st);
-    start(&st);
-    ck_assert_uint_eq(L.n, 2);
+    reopen(&st, 2);
     assert_rec(0, MEMD_RECORD_PLAN, 5, "plan five");
     assert_rec(1, MEMD_RECORD_PLAN, 8, "plan eight");
     stop(&st);
@@ -320,14 +314,9 @@ START_TEST(store_without_objects_table)
     stop(&st);
     free(s);
     /* As a memd from before the table wrote it: no objects table at all. */
-    MDB_env *env;
-    ck_assert_int_eq(mdb_env_create(&env), 0);
-    ck_assert_int_eq(mdb_env_set_maxdbs(env, 4), 0);
-    ck_assert_int_eq(mdb_env_open(env, sf_path, MDB_NOSUBDIR | MDB_NOLOCK | MDB_WRITEMAP, 0600), 0);
     MDB_txn *txn;
     MDB_dbi dbi;
-    ck_assert_int_eq(mdb_txn_begin(env, NULL, 0, &txn), 0);
-    ck_assert_int_eq(mdb_dbi_open(txn, "objects", 0, &dbi), 0);
+    MDB_env *env = store_objects_open(sf_path, &txn, &dbi);
     ck_assert_int_eq(mdb_drop(txn, dbi, 1), 0);
     ck_assert_int_eq(mdb_txn_commit(txn), 0);
     mdb_env_close(env);
@@ -338,9 +327,7 @@ START_TEST(store_without_objects_table)
     ck_assert_uint_eq(b->pl.address, addr);
     put(&st, MEMD_RECORD_PLAN, 5, "plan five"); /* and the table is there again */
     sf_flush(&st);
-    stop(&st);
-    start(&st);
-    ck_assert_uint_eq(L.n, 1);
+    reopen(&st, 1);
     stop(&st);
 }
 END_TEST
