@@ -13,14 +13,28 @@ void memd_error_reset(memd_error *e)
     e->file[0] = e->msg[0] = '\0';
 }
 
+int memd_error_vset(memd_error *e, int code, const char *fmt, va_list ap)
+{
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    e->code = code;
+    return code;
+}
+
 int memd_error_set(memd_error *e, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    memd_error_vset(e, code, fmt, ap);
     va_end(ap);
-    e->code = code;
     return code;
+}
+
+memd_error *memd_error_at(memd_error *e, const char *file, unsigned line, unsigned column)
+{
+    snprintf(e->file, sizeof e->file, "%s", file ? file : "");
+    e->line = line;
+    e->column = column;
+    return e;
 }
 
 void memd_error_format(const memd_error *e, char *buf, size_t len)

@@ -7,6 +7,7 @@
 #ifndef MEMD_ENGINE_ERROR_H
 #define MEMD_ENGINE_ERROR_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,6 +50,13 @@ void memd_error_reset(memd_error *e);
  * `return memd_error_set(err, -EINVAL, "...")`; file, position, detail and figures are
  * left as they are. */
 int memd_error_set(memd_error *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The same for a wrapper that adds its own context (a parser's file and position). */
+int memd_error_vset(memd_error *e, int code, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
+/* Sets the file ("" for NULL) and the 1-based position (0: unknown) and returns e, so a
+ * parser can write `return memd_error_set(memd_error_at(err, name, line, col), ...)`. */
+memd_error *memd_error_at(memd_error *e, const char *file, unsigned line, unsigned column);
 
 /* "file:line:col: msg", "file: msg", or "msg" alone when there is no file. */
 void memd_error_format(const memd_error *e, char *buf, size_t len);

@@ -385,10 +385,10 @@ int memd_soc_parse_policy(const char *file, const memd_ynode *n, memd_device_spe
 int memd_soc_validate(const char *file, const memd_ynode *node, const memd_device_spec *spec,
                       memd_error *err)
 {
-    char msg[400];
-    if (memd_device_spec_validate(spec, msg, sizeof(msg)))
-        return memd_yaml_error(err, file, node, "%s", msg);
-    return 0;
+    int rc = memd_device_spec_validate(spec, err);
+    if (rc)
+        memd_error_at(err, file, node ? node->line : 0, node ? node->col : 0);
+    return rc;
 }
 
 void memd_soc_name_from(char *dst, size_t cap, const char *src)

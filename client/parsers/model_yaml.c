@@ -23,8 +23,7 @@
 
 typedef struct ctx {
     const char *file;
-    char *err;
-    size_t errlen;
+    memd_error *err;
     yaml_document_t *doc;
 } ctx;
 
@@ -33,19 +32,13 @@ static int errat(ctx *c, const yaml_node_t *n, const char *fmt, ...)
 
 static int errat(ctx *c, const yaml_node_t *n, const char *fmt, ...)
 {
-    char msg[400];
+    memd_error_at(c->err, c->file, n ? (unsigned)n->start_mark.line + 1 : 0,
+                  n ? (unsigned)n->start_mark.column + 1 : 0);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int rc = memd_error_vset(c->err, -EINVAL, fmt, ap);
     va_end(ap);
-    if (c->errlen) {
-        if (n)
-            snprintf(c->err, c->errlen, "%s:%zu:%zu: %s", c->file, n->start_mark.line + 1,
-                     n->start_mark.column + 1, msg);
-        else
-            snprintf(c->err, c->errlen, "%s: %s", c->file, msg);
-    }
-    return -EINVAL;
+    return rc;
 }
 
 static yaml_node_t *node(ctx *c, int id)
@@ -523,20 +516,17 @@ static int parser_error(ctx *c, const yaml_parser_t *p)
 {
     if (p->error == YAML_MEMORY_ERROR)
         return -ENOMEM;
-    if (c->errlen)
-        snprintf(c->err, c->errlen, "%s:%zu:%zu: %s%s%s", c->file, p->problem_mark.line + 1,
-                 p->problem_mark.column + 1, p->problem ? p->problem : "YAML syntax error",
-                 p->context ? " " : "", p->context ? p->context : "");
-    return -EINVAL;
+    memd_error_at(c->err, c->file, (unsigned)p->problem_mark.line + 1,
+                  (unsigned)p->problem_mark.column + 1);
+    return memd_error_set(c->err, -EINVAL, "%s%s%s", p->problem ? p->problem : "YAML syntax error",
+                          p->context ? " " : "", p->context ? p->context : "");
 }
 
 int memd_model_yaml_parse(const char *name, const char *buf, size_t len, memd_model_yaml *out,
-                          char *err, size_t errlen)
+                          memd_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (errlen)
-        err[0] = '\0';
-    ctx c = {.file = name ? name : "<model>", .err = err, .errlen = errlen};
+    ctx c = {.file = name ? name : "<model>", .err = err};
     yaml_parser_t p;
     yaml_document_t doc;
     if (!yaml_parser_initialize(&p))
@@ -570,37 +560,35 @@ int memd_model_yaml_parse(const char *name, const char *buf, size_t len, memd_mo
     yaml_document_delete(&doc);
     yaml_parser_delete(&p);
     if (rc < 0) {
-        if (rc == -ENOMEM && errlen)
-            snprintf(err, errlen, "%s: out of memory", c.file);
+        if (rc == -ENOMEM)
+            memd_error_set(memd_error_at(err, c.file, 0, 0), rc, "out of memory");
         memd_model_yaml_free(out);
     }
     return rc;
 }
 
-int memd_model_yaml_read(const char *path, memd_model_yaml *out, char *err, size_t errlen)
+int memd_model_yaml_read(const char *path, memd_model_yaml *out, memd_error *err)
 {
     memset(out, 0, sizeof *out);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
-        snprintf(err, errlen, "%s: %s", path, strerror(e));
-        return -e;
+        return memd_error_set(memd_error_at(err, path, 0, 0), -e, "%s", strerror(e));
     }
     struct stat sb;
     int e = fstat(fd, &sb) < 0 ? errno : !S_ISREG(sb.st_mode) ? EINVAL
                                        : sb.st_size > (off_t)MAX_FILE ? EFBIG : 0;
     if (e) {
-        snprintf(err, errlen, "%s: not a readable regular file of at most %u bytes (%s)", path,
-                 MAX_FILE, strerror(e));
         close(fd);
-        return -e;
+        return memd_error_set(memd_error_at(err, path, 0, 0), -e,
+                              "not a readable regular file of at most %u bytes (%s)", MAX_FILE,
+                              strerror(e));
     }
     size_t len = (size_t)sb.st_size;
     char *buf = malloc(len ? len : 1);
     if (!buf) {
         close(fd);
-        snprintf(err, errlen, "%s: out of memory", path);
-        return -ENOMEM;
+        return memd_error_set(memd_error_at(err, path, 0, 0), -ENOMEM, "out of memory");
     }
     size_t got = 0;
     while (got < len) {
@@ -609,15 +597,14 @@ int memd_model_yaml_read(const char *path, memd_model_yaml *out, char *err, size
             continue;
         if (r <= 0) {
             e = r < 0 ? errno : EIO;
-            snprintf(err, errlen, "%s: %s", path, strerror(e));
             free(buf);
             close(fd);
-            return -e;
+            return memd_error_set(memd_error_at(err, path, 0, 0), -e, "%s", strerror(e));
         }
         got += (size_t)r;
     }
     close(fd);
-    int rc = memd_model_yaml_parse(path, buf, len, out, err, errlen);
+    int rc = memd_model_yaml_parse(path, buf, len, out, err);
     free(buf);
     return rc;
 }

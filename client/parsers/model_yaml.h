@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "error.h"
 #include "memd/client.h"
 
 typedef struct memd_model_yaml {
@@ -39,13 +40,13 @@ typedef struct memd_model_yaml {
 } memd_model_yaml;
 
 /* Parses buf[0..len) (not NUL-terminated). name is used in messages. 0 on success;
- * -EINVAL with "name:line:col: what" in err, or -ENOMEM. On error *out holds nothing to
- * free. */
+ * -EINVAL with err's file (name), line, column and message set (memd_error_format:
+ * "name:line:col: what"), or -ENOMEM. On error *out holds nothing to free. */
 int memd_model_yaml_parse(const char *name, const char *buf, size_t len, memd_model_yaml *out,
-                          char *err, size_t errlen);
+                          memd_error *err);
 
-/* Reads a file and parses it; file system errors are -errno with a message. */
-int memd_model_yaml_read(const char *path, memd_model_yaml *out, char *err, size_t errlen);
+/* Reads a file and parses it; file system errors are -errno with err naming the file. */
+int memd_model_yaml_read(const char *path, memd_model_yaml *out, memd_error *err);
 
 void memd_model_yaml_free(memd_model_yaml *m);
 

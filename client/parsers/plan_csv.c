@@ -15,8 +15,7 @@ static const char *const col_names[MEMD_PLAN_COL_COUNT] = {
 
 typedef struct parser {
     const char *name;
-    char *err;
-    size_t errlen;
+    memd_error *err;
     size_t line;
     size_t idlen, idcap; /* the block's use and size */
 } parser;
@@ -24,16 +23,12 @@ typedef struct parser {
 __attribute__((format(printf, 4, 5))) static int fail(parser *p, size_t line, size_t col,
                                                        const char *fmt, ...)
 {
-    if (p->errlen) {
-        int k = snprintf(p->err, p->errlen, "%s:%zu:%zu: ", p->name, line, col);
-        if (k >= 0 && (size_t)k < p->errlen) {
-            va_list ap;
-            va_start(ap, fmt);
-            vsnprintf(p->err + k, p->errlen - (size_t)k, fmt, ap);
-            va_end(ap);
-        }
-    }
-    return -EINVAL;
+    memd_error_at(p->err, p->name, (unsigned)line, (unsigned)col);
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = memd_error_vset(p->err, -EINVAL, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 /* A field: [start, start+len) of the line, and its 1-based column. */
@@ -291,12 +286,10 @@ static int parse_row(parser *p, const char *line, size_t len, memd_plan_csv *c, 
 }
 
 int memd_plan_csv_parse(const char *name, const char *data, size_t len, memd_plan_csv *out,
-                        char *err, size_t errlen)
+                        memd_error *err)
 {
     memset(out, 0, sizeof(*out));
-    if (errlen)
-        err[0] = 0;
-    parser p = {.name = name ? name : "<input>", .err = err, .errlen = errlen};
+    parser p = {.name = name ? name : "<input>", .err = err};
     size_t cap = 0, *idcol = NULL, pos = 0;
     bool header = false;
     int rc = 0;
@@ -336,21 +329,20 @@ int memd_plan_csv_parse(const char *name, const char *data, size_t len, memd_pla
     if (!rc)
         rc = check_dups(&p, out, idcol);
     free(idcol);
-    if (rc == -ENOMEM && errlen)
-        snprintf(err, errlen, "%s: out of memory", p.name);
+    if (rc == -ENOMEM)
+        memd_error_set(memd_error_at(err, p.name, 0, 0), rc, "out of memory");
     if (rc)
         memd_plan_csv_free(out);
     return rc;
 }
 
-int memd_plan_csv_read(const char *path, memd_plan_csv *out, char *err, size_t errlen)
+int memd_plan_csv_read(const char *path, memd_plan_csv *out, memd_error *err)
 {
     memset(out, 0, sizeof(*out));
     FILE *f = fopen(path, "rb");
     if (!f) {
         int e = errno;
-        snprintf(err, errlen, "%s: %s", path, strerror(e));
-        return -e;
+        return memd_error_set(memd_error_at(err, path, 0, 0), -e, "%s", strerror(e));
     }
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
@@ -371,16 +363,13 @@ int memd_plan_csv_read(const char *path, memd_plan_csv *out, char *err, size_t e
         if (k == 0)
             break;
     }
-    if (!buf) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        rc = -ENOMEM;
-    } else if (ferror(f)) {
-        snprintf(err, errlen, "%s: read error", path);
-        rc = -EIO;
-    }
+    if (!buf)
+        rc = memd_error_set(memd_error_at(err, path, 0, 0), -ENOMEM, "out of memory");
+    else if (ferror(f))
+        rc = memd_error_set(memd_error_at(err, path, 0, 0), -EIO, "read error");
     fclose(f);
     if (!rc)
-        rc = memd_plan_csv_parse(path, buf, len, out, err, errlen);
+        rc = memd_plan_csv_parse(path, buf, len, out, err);
     free(buf);
     return rc;
 }
@@ -415,18 +404,17 @@ int memd_plan_csv_write(FILE *f, const memd_plan_csv *csv, const uint64_t *offse
 }
 
 int memd_plan_csv_save(const char *path, const memd_plan_csv *csv, const uint64_t *offsets,
-                       char *err, size_t errlen)
+                       memd_error *err)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
-        int rc = -errno;
-        snprintf(err, errlen, "%s: %s", path, strerror(-rc));
-        return rc;
+        int e = errno;
+        return memd_error_set(memd_error_at(err, path, 0, 0), -e, "%s", strerror(e));
     }
     int rc = memd_plan_csv_write(f, csv, offsets);
     if (fclose(f) != 0 && rc == 0)
         rc = -errno;
     if (rc < 0)
-        snprintf(err, errlen, "%s: write failed: %s", path, strerror(-rc));
+        memd_error_set(memd_error_at(err, path, 0, 0), rc, "write failed: %s", strerror(-rc));
     return rc;
 }

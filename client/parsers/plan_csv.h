@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "error.h"
 #include "plan.h"
 
 #define MEMD_PLAN_CSV_MAX_ID 1024        /* bytes in one id */
@@ -52,14 +53,14 @@ static inline const char *memd_plan_csv_id(const memd_plan_csv *c, size_t i)
     return c->id_block + c->id_at[i];
 }
 
-/* Parses data[0..len). name is used in messages. 0 on success; -EINVAL with a message
- * "name:line:col: what" in err (always NUL-terminated when errlen > 0); -ENOMEM. On
- * error *out is left empty (nothing to free). */
+/* Parses data[0..len). name is used in messages. 0 on success; -EINVAL with err's file
+ * (name), line, column and message set (memd_error_format: "name:line:col: what");
+ * -ENOMEM (err names the file). On error *out is left empty (nothing to free). */
 int memd_plan_csv_parse(const char *name, const char *data, size_t len, memd_plan_csv *out,
-                        char *err, size_t errlen);
+                        memd_error *err);
 
-/* Reads and parses a file; -errno from the file system with a message too. */
-int memd_plan_csv_read(const char *path, memd_plan_csv *out, char *err, size_t errlen);
+/* Reads and parses a file; -errno from the file system with err naming the file too. */
+int memd_plan_csv_read(const char *path, memd_plan_csv *out, memd_error *err);
 
 void memd_plan_csv_free(memd_plan_csv *csv);
 
@@ -67,8 +68,8 @@ void memd_plan_csv_free(memd_plan_csv *csv);
  * offsets[] (appended when the input had none). 0 or -EIO. */
 int memd_plan_csv_write(FILE *f, const memd_plan_csv *csv, const uint64_t *offsets);
 /* The same into a new file at path (the file is always closed). 0, or a negative errno
- * with a message naming the file in err. */
+ * with err naming the file. */
 int memd_plan_csv_save(const char *path, const memd_plan_csv *csv, const uint64_t *offsets,
-                       char *err, size_t errlen);
+                       memd_error *err);
 
 #endif

@@ -87,11 +87,11 @@ int memd_state_init(memd_state *st, const memd_config *cfg, memd_error *err)
         return memd_error_set(err, -ENOMEM, "out of memory");
     }
     for (uint32_t i = 0; i < cfg->ndevices; i++) {
-        char msg[256] = "";
-        int rc = memd_device_create(&cfg->devices[i], &st->devs[i].dev, msg, sizeof msg);
+        memd_error dev = {0};
+        int rc = memd_device_create(&cfg->devices[i], &st->devs[i].dev, &dev);
         if (rc < 0) {
             memd_error_set(err, rc, "device %u (%s): %s", cfg->devices[i].id, cfg->devices[i].name,
-                           msg);
+                           dev.msg);
             memd_state_fini(st);
             return rc;
         }

@@ -2,30 +2,29 @@
  * group. Lockstep means the group's banks share one address map, so one allocator per
  * region serves every bank; bank offsets only matter when reporting absolute addresses. */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "device_internal.h"
 
-int memd_device_create(const memd_device_spec *spec, memd_device **out, char *err, size_t errlen)
+int memd_device_create(const memd_device_spec *spec, memd_device **out, memd_error *err)
 {
     if (!out)
-        return -EINVAL;
+        return memd_error_set(err, -EINVAL, "no place for the device");
     *out = NULL;
-    int rc = memd_device_spec_validate(spec, err, errlen);
+    int rc = memd_device_spec_validate(spec, err);
     if (rc)
         return rc;
 
     memd_device *d = calloc(1, sizeof(*d));
     if (!d)
-        return -ENOMEM;
+        return memd_error_set(err, -ENOMEM, "out of memory");
     d->oom_bank = UINT32_MAX;
     d->hint_walk = MEMD_HINT_WALK;
     rc = memd_device_spec_copy(&d->spec, spec);
     if (rc) {
         free(d);
-        return rc;
+        return memd_error_set(err, rc, "out of memory");
     }
     for (int k = 0; k < MEMD_KIND_COUNT; k++) {
         const memd_bank_group_spec *g = &d->spec.groups[k];
@@ -35,9 +34,8 @@ int memd_device_create(const memd_device_spec *spec, memd_device **out, char *er
                 continue;
             rc = memd_range_create(r->base, r->size, g->alignment, &d->range[k][i]);
             if (rc) {
-                if (err && errlen)
-                    snprintf(err, errlen, "device '%s': cannot create allocator for %s region '%s'",
-                             d->spec.name, memd_kind_name((memd_kind)k), r->name);
+                memd_error_set(err, rc, "device '%s': cannot create allocator for %s region '%s'",
+                               d->spec.name, memd_kind_name((memd_kind)k), r->name);
                 memd_device_destroy(d);
                 return rc;
             }

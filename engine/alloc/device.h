@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "error.h"
 #include "memd/types.h"
 #include "names.h"
 #include "range.h"
@@ -74,9 +75,9 @@ void memd_device_spec_free(memd_device_spec *spec); /* frees owned arrays, not s
 typedef struct memd_device memd_device;
 
 /* Validates the spec (regions inside the bank and not overlapping, policies naming
- * allocatable regions, powers of two, no overflow). On error returns -EINVAL and writes a
- * message into err. */
-int memd_device_create(const memd_device_spec *spec, memd_device **out, char *err, size_t errlen);
+ * allocatable regions, powers of two, no overflow). On error returns -EINVAL (or -ENOMEM)
+ * and sets err's code and message; its file and position are the caller's to fill. */
+int memd_device_create(const memd_device_spec *spec, memd_device **out, memd_error *err);
 void memd_device_destroy(memd_device *d);
 const memd_device_spec *memd_device_spec_of(const memd_device *d);
 
@@ -221,7 +222,7 @@ const char *memd_device_describe_error(const memd_device *d, const memd_alloc_re
 #define MEMD_MAX_BANKS 65536u
 
 /* The checks memd_device_create makes, without building anything: 0 or -EINVAL + err. */
-int memd_device_spec_validate(const memd_device_spec *spec, char *err, size_t errlen);
+int memd_device_spec_validate(const memd_device_spec *spec, memd_error *err);
 
 /* Deep copy (bank_offsets included). 0 or -ENOMEM; dst is left empty on failure. */
 int memd_device_spec_copy(memd_device_spec *dst, const memd_device_spec *src);

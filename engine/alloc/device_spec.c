@@ -5,26 +5,10 @@
  * safe, so every invariant the allocator relies on is checked here again. */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "device_internal.h"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -EINVAL;
-}
 
 static bool name_ok(const char *s)
 {
@@ -53,40 +37,43 @@ static uint64_t lowest_alloc_base(const memd_bank_group_spec *g)
 /* Region i of group g: named, inside the bank, holding a whole alignment unit if
  * allocatable, and neither a duplicate name nor an overlap of an earlier region. */
 static int validate_region(const char *dev, const char *kn, const memd_bank_group_spec *g,
-                           uint32_t i, char *err, size_t errlen)
+                           uint32_t i, memd_error *err)
 {
     const memd_region_spec *r = &g->regions[i];
     if (!name_ok(r->name))
-        return fail(err, errlen, "device '%s': %s region %" PRIu32 " has no name", dev, kn, i);
+        return memd_error_set(err, -EINVAL,
+                              "device '%s': %s region %" PRIu32 " has no name", dev, kn, i);
     if (r->size == 0)
-        return fail(err, errlen, "device '%s': %s region '%s' has size 0", dev, kn, r->name);
+        return memd_error_set(err, -EINVAL,
+                              "device '%s': %s region '%s' has size 0", dev, kn, r->name);
     if (r->base > g->bank_size || r->size > g->bank_size - r->base)
-        return fail(err, errlen,
-                    "device '%s': %s region '%s' [0x%" PRIx64 ", +0x%" PRIx64
-                    ") exceeds the bank size 0x%" PRIx64,
-                    dev, kn, r->name, r->base, r->size, g->bank_size);
+        return memd_error_set(err, -EINVAL,
+                              "device '%s': %s region '%s' [0x%" PRIx64 ", +0x%" PRIx64
+                              ") exceeds the bank size 0x%" PRIx64,
+                              dev, kn, r->name, r->base, r->size, g->bank_size);
     if (r->allocatable) {
         /* The allocator hands out whole alignment units: the region needs one. */
         uint64_t first = (r->base + (g->alignment - 1)) & ~(g->alignment - 1);
         if (first < r->base || first > r->base + r->size - 1 ||
             r->base + r->size - first < g->alignment)
-            return fail(err, errlen,
-                        "device '%s': %s region '%s' [0x%" PRIx64 ", +0x%" PRIx64
-                        ") holds no whole %" PRIu64 "-byte alignment unit",
-                        dev, kn, r->name, r->base, r->size, g->alignment);
+            return memd_error_set(err, -EINVAL,
+                                  "device '%s': %s region '%s' [0x%" PRIx64 ", +0x%" PRIx64
+                                  ") holds no whole %" PRIu64 "-byte alignment unit",
+                                  dev, kn, r->name, r->base, r->size, g->alignment);
     }
     for (uint32_t j = 0; j < i; j++) {
         const memd_region_spec *o = &g->regions[j];
         if (strncmp(o->name, r->name, MEMD_NAME_MAX) == 0)
-            return fail(err, errlen, "device '%s': %s region '%s' is defined twice", dev, kn,
-                        r->name);
+            return memd_error_set(err, -EINVAL,
+                                  "device '%s': %s region '%s' is defined twice", dev, kn,
+                                  r->name);
         /* Both fit in the bank, so the ends cannot overflow. */
         if (r->base < o->base + o->size && o->base < r->base + r->size)
-            return fail(err, errlen,
-                        "device '%s': %s region '%s' [0x%" PRIx64 ", 0x%" PRIx64
-                        ") overlaps region '%s' [0x%" PRIx64 ", 0x%" PRIx64 ")",
-                        dev, kn, r->name, r->base, r->base + r->size, o->name, o->base,
-                        o->base + o->size);
+            return memd_error_set(err, -EINVAL,
+                                  "device '%s': %s region '%s' [0x%" PRIx64 ", 0x%" PRIx64
+                                  ") overlaps region '%s' [0x%" PRIx64 ", 0x%" PRIx64 ")",
+                                  dev, kn, r->name, r->base, r->base + r->size, o->name, o->base,
+                                  o->base + o->size);
     }
     return 0;
 }
@@ -95,7 +82,7 @@ static int validate_region(const char *dev, const char *kn, const memd_bank_grou
  * lowest allocatable byte plus the offset must not go below 0, the bank's end plus the
  * offset must not pass 2^64. */
 static int validate_offsets(const char *dev, const char *kn, const memd_bank_group_spec *g,
-                            char *err, size_t errlen)
+                            memd_error *err)
 {
     uint64_t lo = lowest_alloc_base(g);
     for (uint32_t b = 0; b < g->banks; b++) {
@@ -103,54 +90,58 @@ static int validate_offsets(const char *dev, const char *kn, const memd_bank_gro
         if (off < 0) {
             uint64_t neg = (uint64_t)(-(off + 1)) + 1; /* |off| without overflow */
             if (lo < neg)
-                return fail(err, errlen,
-                            "device '%s': %s bank %" PRIu32 " offset %" PRId64
-                            " puts address 0x%" PRIx64 " below 0",
-                            dev, kn, b, off, lo);
+                return memd_error_set(err, -EINVAL,
+                                      "device '%s': %s bank %" PRIu32 " offset %" PRId64
+                                      " puts address 0x%" PRIx64 " below 0",
+                                      dev, kn, b, off, lo);
         } else if ((uint64_t)off > UINT64_MAX - g->bank_size) {
-            return fail(err, errlen,
-                        "device '%s': %s bank %" PRIu32 " offset %" PRId64
-                        " overflows 64-bit addresses",
-                        dev, kn, b, off);
+            return memd_error_set(err, -EINVAL,
+                                  "device '%s': %s bank %" PRIu32 " offset %" PRId64
+                                  " overflows 64-bit addresses",
+                                  dev, kn, b, off);
         }
     }
     return 0;
 }
 
 static int validate_group(const char *dev, memd_kind k, const memd_bank_group_spec *g,
-                          char *err, size_t errlen)
+                          memd_error *err)
 {
     const char *kn = memd_kind_name(k);
     if (g->banks == 0) {
         if (g->nregions != 0)
-            return fail(err, errlen, "device '%s': %s has regions but no banks", dev, kn);
+            return memd_error_set(err, -EINVAL,
+                                  "device '%s': %s has regions but no banks", dev, kn);
         return 0;
     }
     if (g->banks > MEMD_MAX_BANKS)
-        return fail(err, errlen, "device '%s': %s has %" PRIu32 " banks, at most %u allowed",
-                    dev, kn, g->banks, MEMD_MAX_BANKS);
+        return memd_error_set(err, -EINVAL,
+                              "device '%s': %s has %" PRIu32 " banks, at most %u allowed",
+                              dev, kn, g->banks, MEMD_MAX_BANKS);
     if (g->bank_size == 0)
-        return fail(err, errlen, "device '%s': %s bank size is 0", dev, kn);
+        return memd_error_set(err, -EINVAL, "device '%s': %s bank size is 0", dev, kn);
     if (!memd_is_pow2(g->alignment))
-        return fail(err, errlen, "device '%s': %s alignment %" PRIu64 " is not a power of two",
-                    dev, kn, g->alignment);
+        return memd_error_set(err, -EINVAL,
+                              "device '%s': %s alignment %" PRIu64 " is not a power of two",
+                              dev, kn, g->alignment);
     if (g->nregions == 0 || g->nregions > MEMD_MAX_REGIONS)
-        return fail(err, errlen, "device '%s': %s needs 1 to %d regions, has %" PRIu32, dev,
-                    kn, MEMD_MAX_REGIONS, g->nregions);
+        return memd_error_set(err, -EINVAL,
+                              "device '%s': %s needs 1 to %d regions, has %" PRIu32, dev,
+                              kn, MEMD_MAX_REGIONS, g->nregions);
     bool any_alloc = false;
     for (uint32_t i = 0; i < g->nregions; i++) {
-        int rc = validate_region(dev, kn, g, i, err, errlen);
+        int rc = validate_region(dev, kn, g, i, err);
         if (rc)
             return rc;
         any_alloc = any_alloc || g->regions[i].allocatable;
     }
     if (!any_alloc)
-        return fail(err, errlen, "device '%s': %s has no allocatable region", dev, kn);
-    return g->bank_offsets ? validate_offsets(dev, kn, g, err, errlen) : 0;
+        return memd_error_set(err, -EINVAL, "device '%s': %s has no allocatable region", dev, kn);
+    return g->bank_offsets ? validate_offsets(dev, kn, g, err) : 0;
 }
 
 static int validate_policy(const char *dev, memd_kind k, const memd_bank_group_spec *g,
-                           const memd_class_policy *pol, char *err, size_t errlen)
+                           const memd_class_policy *pol, memd_error *err)
 {
     const char *kn = memd_kind_name(k);
     for (int c = 0; c < MEMD_CLASS_COUNT; c++) {
@@ -159,61 +150,66 @@ static int validate_policy(const char *dev, memd_kind k, const memd_bank_group_s
         if (!p->enabled)
             continue;
         if (g->banks == 0)
-            return fail(err, errlen, "device '%s': class %s uses %s, which the device lacks",
-                        dev, cn, kn);
+            return memd_error_set(err, -EINVAL,
+                                  "device '%s': class %s uses %s, which the device lacks",
+                                  dev, cn, kn);
         if (p->region >= g->nregions)
-            return fail(err, errlen, "device '%s': class %s names %s region %u, which does not exist",
-                        dev, cn, kn, p->region);
+            return memd_error_set(err, -EINVAL,
+                                  "device '%s': class %s names %s region %u, which does not exist",
+                                  dev, cn, kn, p->region);
         if (!g->regions[p->region].allocatable)
-            return fail(err, errlen, "device '%s': class %s names %s region '%s', which is not allocatable",
-                        dev, cn, kn, g->regions[p->region].name);
+            return memd_error_set(err, -EINVAL,
+                "device '%s': class %s names %s region '%s', which is not allocatable",
+                dev, cn, kn, g->regions[p->region].name);
         if (p->dir != MEMD_DIR_BOTTOM_UP && p->dir != MEMD_DIR_TOP_DOWN)
-            return fail(err, errlen, "device '%s': class %s in %s has a bad direction", dev, cn, kn);
+            return memd_error_set(err, -EINVAL,
+                                  "device '%s': class %s in %s has a bad direction", dev, cn, kn);
         if (p->fit != MEMD_FIT_FIRST && p->fit != MEMD_FIT_BEST)
-            return fail(err, errlen, "device '%s': class %s in %s has a bad fit", dev, cn, kn);
+            return memd_error_set(err, -EINVAL,
+                                  "device '%s': class %s in %s has a bad fit", dev, cn, kn);
         if (p->alignment != 0 && !memd_is_pow2(p->alignment))
-            return fail(err, errlen,
-                        "device '%s': class %s in %s: alignment %" PRIu64 " is not a power of two",
-                        dev, cn, kn, p->alignment);
+            return memd_error_set(err, -EINVAL,
+                "device '%s': class %s in %s: alignment %" PRIu64 " is not a power of two",
+                dev, cn, kn, p->alignment);
     }
     return 0;
 }
 
-int memd_device_spec_validate(const memd_device_spec *spec, char *err, size_t errlen)
+int memd_device_spec_validate(const memd_device_spec *spec, memd_error *err)
 {
-    if (err && errlen)
-        err[0] = '\0';
     if (!spec)
-        return fail(err, errlen, "no device spec");
+        return memd_error_set(err, -EINVAL, "no device spec");
     if (!name_ok(spec->name))
-        return fail(err, errlen, "device %" PRIu32 " has no name", spec->id);
+        return memd_error_set(err, -EINVAL, "device %" PRIu32 " has no name", spec->id);
     if (!memchr(spec->arch, '\0', MEMD_NAME_MAX))
-        return fail(err, errlen, "device '%s': arch is not terminated", spec->name);
+        return memd_error_set(err, -EINVAL, "device '%s': arch is not terminated", spec->name);
     const char *dev = spec->name;
 
     bool any = false;
     for (int k = 0; k < MEMD_KIND_COUNT; k++) {
-        int rc = validate_group(dev, (memd_kind)k, &spec->groups[k], err, errlen);
+        int rc = validate_group(dev, (memd_kind)k, &spec->groups[k], err);
         if (rc)
             return rc;
-        rc = validate_policy(dev, (memd_kind)k, &spec->groups[k], spec->policy[k], err, errlen);
+        rc = validate_policy(dev, (memd_kind)k, &spec->groups[k], spec->policy[k], err);
         if (rc)
             return rc;
         any |= spec->groups[k].banks > 0;
     }
     if (!any)
-        return fail(err, errlen, "device '%s' has no memory (no DRAM or SRAM banks)", dev);
+        return memd_error_set(err, -EINVAL,
+                              "device '%s' has no memory (no DRAM or SRAM banks)", dev);
 
     const memd_texture_spec *t = &spec->texture;
     if (t->enabled) {
         if (spec->groups[MEMD_KIND_DRAM].banks == 0)
-            return fail(err, errlen, "device '%s': dram.texture needs DRAM", dev);
+            return memd_error_set(err, -EINVAL, "device '%s': dram.texture needs DRAM", dev);
         if (t->max_width == 0 || t->max_height == 0)
-            return fail(err, errlen, "device '%s': texture max_width and max_height must be > 0", dev);
+            return memd_error_set(err, -EINVAL,
+                                  "device '%s': texture max_width and max_height must be > 0", dev);
         if (!memd_is_pow2(t->pitch_alignment))
-            return fail(err, errlen,
-                        "device '%s': texture pitch_alignment %" PRIu64 " is not a power of two",
-                        dev, t->pitch_alignment);
+            return memd_error_set(err, -EINVAL,
+                "device '%s': texture pitch_alignment %" PRIu64 " is not a power of two",
+                dev, t->pitch_alignment);
     }
     return 0;
 }

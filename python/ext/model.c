@@ -317,12 +317,14 @@ PyObject *memdpy_model_read_yaml(PyObject *mod, PyObject *args, PyObject *kw)
                                      PyUnicode_FSConverter, &path))
         return NULL;
     memd_model_yaml y;
-    char err[512] = "";
+    memd_error e = {0};
+    char err[512];
     int r;
     Py_BEGIN_ALLOW_THREADS
-    r = memd_model_yaml_read(PyBytes_AS_STRING(path), &y, err, sizeof err);
+    r = memd_model_yaml_read(PyBytes_AS_STRING(path), &y, &e);
     Py_END_ALLOW_THREADS
     Py_DECREF(path);
+    memd_error_format(&e, err, sizeof err);
     return yaml_result(r, &y, err);
 }
 
@@ -336,8 +338,10 @@ PyObject *memdpy_model_parse_yaml(PyObject *mod, PyObject *args, PyObject *kw)
                                      &name))
         return NULL;
     memd_model_yaml y;
-    char err[512] = "";
-    int r = memd_model_yaml_parse(name, text, (size_t)len, &y, err, sizeof err);
+    memd_error e = {0};
+    char err[512];
+    int r = memd_model_yaml_parse(name, text, (size_t)len, &y, &e);
+    memd_error_format(&e, err, sizeof err);
     return yaml_result(r, &y, err);
 }
 

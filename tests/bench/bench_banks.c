@@ -46,10 +46,10 @@ static int make_device(memd_device **d)
     /* constant: bottom-up, placeholder: top-down (the default SRAM policy is all
      * top-down). */
     s.policy[MEMD_KIND_SRAM][MEMD_CLASS_CONSTANT].dir = MEMD_DIR_BOTTOM_UP;
-    char err[256];
-    int rc = memd_device_create(&s, d, err, sizeof err);
+    memd_error err = {0};
+    int rc = memd_device_create(&s, d, &err);
     if (rc)
-        fprintf(stderr, "memd-bench-alloc: %s\n", err);
+        fprintf(stderr, "memd-bench-alloc: %s\n", err.msg);
     return rc;
 }
 

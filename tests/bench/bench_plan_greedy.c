@@ -85,9 +85,11 @@ int main(int argc, char **argv)
     }
     const char *path = argv[argc - 1];
     memd_plan_csv csv;
-    char err[512];
-    if (memd_plan_csv_read(path, &csv, err, sizeof(err))) {
-        fprintf(stderr, "memd-bench-plan-greedy: %s\n", err);
+    memd_error err = {0};
+    if (memd_plan_csv_read(path, &csv, &err)) {
+        char msg[sizeof err.file + sizeof err.msg + 32];
+        memd_error_format(&err, msg, sizeof msg);
+        fprintf(stderr, "memd-bench-plan-greedy: %s\n", msg);
         return 1;
     }
     uint64_t lb = 0, best = UINT64_MAX;

@@ -431,14 +431,16 @@ int main(int argc, char **argv)
         usage(); /* --dims is for ONNX models */
     }
     memd_model_yaml m;
-    char err[512];
-    int rc = memd_model_yaml_read(path, &m, err, sizeof err);
+    memd_error err = {0};
+    int rc = memd_model_yaml_read(path, &m, &err);
     if (onnx) {
         unlink(yaml);
         rmdir(tmp);
     }
     if (rc < 0) {
-        fprintf(stderr, "memd-bench-replay: %s\n", err);
+        char msg[sizeof err.file + sizeof err.msg + 32];
+        memd_error_format(&err, msg, sizeof msg);
+        fprintf(stderr, "memd-bench-replay: %s\n", msg);
         return 1;
     }
     replay r;

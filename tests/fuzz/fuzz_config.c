@@ -64,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (memd_config_load_buffer("fuzz.yaml", (const char *)data, size, &fz, &cfg, &err) == 0) {
         for (uint32_t i = 0; i < cfg.ndevices; i++) {
             memd_device *d = NULL;
-            int rc = memd_device_create(&cfg.devices[i], &d, NULL, 0);
+            int rc = memd_device_create(&cfg.devices[i], &d, &err);
             if (rc && rc != -ENOMEM)
                 abort(); /* the loader validated it: the engine must take it */
             memd_device_destroy(d);

@@ -29,7 +29,8 @@ static const char CORE[] =
 static void exercise(const memd_device_spec *spec)
 {
     memd_device *d = NULL;
-    if (memd_device_create(spec, &d, NULL, 0))
+    memd_error err = {0};
+    if (memd_device_create(spec, &d, &err))
         return;
     for (int c = 0; c < MEMD_CLASS_COUNT; c++)
         for (int sc = 0; sc < MEMD_SCOPE_COUNT; sc++) {

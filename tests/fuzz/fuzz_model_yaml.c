@@ -13,10 +13,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     memd_model_yaml y;
-    char err[512];
-    int rc = memd_model_yaml_parse("fuzz.yaml", (const char *)data, size, &y, err, sizeof err);
+    memd_error err = {0};
+    int rc = memd_model_yaml_parse("fuzz.yaml", (const char *)data, size, &y, &err);
     if (rc < 0) {
-        if (rc != -12 /* ENOMEM */ && err[0] == '\0')
+        if (rc != -12 /* ENOMEM */ && err.msg[0] == '\0')
             abort();
         return 0;
     }

@@ -14,8 +14,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     memd_plan_csv csv;
-    char err[256];
-    if (memd_plan_csv_parse("fuzz.csv", (const char *)data, size, &csv, err, sizeof err))
+    memd_error err = {0};
+    if (memd_plan_csv_parse("fuzz.csv", (const char *)data, size, &csv, &err))
         return 0;
     if (csv.n > 64) { /* keep each input cheap: the parser was the main target */
         memd_plan_csv_free(&csv);
@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         fclose(f);
         memd_plan_csv back;
-        if (memd_plan_csv_parse("back.csv", buf, len, &back, err, sizeof err) ||
+        if (memd_plan_csv_parse("back.csv", buf, len, &back, &err) ||
             back.n != csv.n)
             abort();
         for (size_t i = 0; i < back.n; i++)

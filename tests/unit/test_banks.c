@@ -56,8 +56,8 @@ static memd_device *make_sized(uint32_t banks, uint64_t size)
     memd_device_spec s;
     subset_spec_sized(&s, banks, size);
     memd_device *d = NULL;
-    char err[256];
-    ck_assert_msg(memd_device_create(&s, &d, err, sizeof err) == 0, "%s", err);
+    memd_error err = {0};
+    ck_assert_msg(memd_device_create(&s, &d, &err) == 0, "%s", err.msg);
     return d;
 }
 

@@ -60,8 +60,7 @@ static memd_device *load_remap(const char *arch, const char *product, int remap,
     free(s);
     free(c);
     memd_device *d;
-    char msg[256];
-    ck_assert_msg(memd_device_create(spec, &d, msg, sizeof msg) == 0, "%s", msg);
+    ck_assert_msg(memd_device_create(spec, &d, &err) == 0, "%s", err.msg);
     return d;
 }
 

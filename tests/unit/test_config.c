@@ -122,9 +122,10 @@ START_TEST(test_default_config)
     ck_assert_uint_eq(gpu->texture.pitch_alignment, 256);
 
     /* every device builds */
+    memd_error err = {0};
     for (uint32_t i = 0; i < cfg.ndevices; i++) {
         memd_device *d = NULL;
-        ck_assert_int_eq(memd_device_create(&cfg.devices[i], &d, msg, sizeof(msg)), 0);
+        ck_assert_int_eq(memd_device_create(&cfg.devices[i], &d, &err), 0);
         memd_device_destroy(d);
     }
     memd_config_free(&cfg);
@@ -823,7 +824,7 @@ START_TEST(test_ttmetal_config_is_direct)
     rc = memd_ttmetal_device(soc, sb, sl, core, cb, cl, &o, &d, &err);
     memd_error_format(&err, msg, sizeof(msg));
     ck_assert_msg(rc == 0, "%s", msg);
-    ck_assert_int_eq(memd_device_spec_validate(&d, msg, sizeof(msg)), 0);
+    ck_assert_int_eq(memd_device_spec_validate(&d, &err), 0);
     assert_same_spec(&cfg.devices[0], &d);
     if (same[_i].o.name)
         ck_assert_str_eq(d.name, same[_i].o.name);

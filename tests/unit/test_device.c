@@ -73,9 +73,9 @@ static void esperanto_spec(memd_device_spec *s)
 static memd_device *create_ok(memd_device_spec *s)
 {
     memd_device *d = NULL;
-    char err[256] = "";
-    int rc = memd_device_create(s, &d, err, sizeof(err));
-    ck_assert_msg(rc == 0, "create failed: %d %s", rc, err);
+    memd_error err = {0};
+    int rc = memd_device_create(s, &d, &err);
+    ck_assert_msg(rc == 0, "create failed: %d %s", rc, err.msg);
     ck_assert_ptr_nonnull(d);
     return d;
 }
@@ -296,12 +296,12 @@ START_TEST(test_validation_rejects)
     wormhole_spec(&s);
     bad_specs[_i].fn(&s);
     memd_device *d = (memd_device *)&s; /* must be reset to NULL on failure */
-    char err[256] = "";
-    ck_assert_int_eq(memd_device_create(&s, &d, err, sizeof(err)), -EINVAL);
+    memd_error err = {0};
+    ck_assert_int_eq(memd_device_create(&s, &d, &err), -EINVAL);
     ck_assert_ptr_null(d);
-    ck_assert_msg(strstr(err, bad_specs[_i].msg) != NULL, "case %d: got '%s', want '%s'", _i,
-                  err, bad_specs[_i].msg);
-    ck_assert_int_eq(memd_device_spec_validate(&s, NULL, 0), -EINVAL);
+    ck_assert_msg(strstr(err.msg, bad_specs[_i].msg) != NULL, "case %d: got '%s', want '%s'", _i,
+                  err.msg, bad_specs[_i].msg);
+    ck_assert_int_eq(memd_device_spec_validate(&s, &err), -EINVAL);
     memd_device_spec_free(&s);
 }
 END_TEST
@@ -310,9 +310,9 @@ START_TEST(test_validation_accepts_good_specs)
 {
     memd_device_spec s;
     wormhole_spec(&s);
-    char err[128] = "x";
-    ck_assert_int_eq(memd_device_spec_validate(&s, err, sizeof(err)), 0);
-    ck_assert_str_eq(err, "");
+    memd_error err = {0};
+    ck_assert_int_eq(memd_device_spec_validate(&s, &err), 0);
+    ck_assert_str_eq(err.msg, "");
     /* A negative offset that keeps every allocatable byte at or above 0 is fine
      * (tt-metal's storage-core banks sit below the compute banks). */
     s.groups[1].bank_offsets = calloc(64, sizeof(int64_t));

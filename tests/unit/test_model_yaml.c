@@ -13,9 +13,13 @@
 static memd_model_yaml y;
 static char err[512];
 
+/* Parses text as m.yaml; err gets the error as users see it (memd_error_format). */
 static int parse(const char *text)
 {
-    return memd_model_yaml_parse("m.yaml", text, strlen(text), &y, err, sizeof err);
+    memd_error e = {0};
+    int rc = memd_model_yaml_parse("m.yaml", text, strlen(text), &y, &e);
+    memd_error_format(&e, err, sizeof err);
+    return rc;
 }
 
 static size_t tix(const char *name)
@@ -207,7 +211,8 @@ START_TEST(example_file_parses)
     ck_assert_ptr_nonnull(root);
     char path[1024];
     snprintf(path, sizeof path, "%s/config/models/tiny_cnn.yaml", root);
-    ck_assert_msg(memd_model_yaml_read(path, &y, err, sizeof err) == 0, "%s", err);
+    memd_error e = {0};
+    ck_assert_msg(memd_model_yaml_read(path, &y, &e) == 0, "%s", e.msg);
     ck_assert_str_eq(y.desc.name, "tiny-cnn");
     ck_assert_uint_eq(y.desc.nops, 8);
     /* pool2.out [5,8): flat, its reshape, is read by fc (op 7). */
@@ -217,7 +222,8 @@ START_TEST(example_file_parses)
     LIFE("relu1.out", 1, 3);
     ck_assert_uint_eq(y.life[tix("fc.w")].alignment, 4096);
     memd_model_yaml_free(&y);
-    ck_assert_int_eq(memd_model_yaml_read("/nonexistent/m.yaml", &y, err, sizeof err), -ENOENT);
+    ck_assert_int_eq(memd_model_yaml_read("/nonexistent/m.yaml", &y, &e), -ENOENT);
+    memd_error_format(&e, err, sizeof err);
     ck_assert_ptr_nonnull(strstr(err, "/nonexistent/m.yaml"));
 }
 END_TEST

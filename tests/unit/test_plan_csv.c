@@ -8,9 +8,13 @@
 #include "check_main.h"
 #include "plan_csv.h"
 
-static int parse(const char *text, memd_plan_csv *c, char *err, size_t errlen)
+/* Parses text as t.csv; msg gets the error as users see it (memd_error_format). */
+static int parse(const char *text, memd_plan_csv *c, char *msg, size_t cap)
 {
-    return memd_plan_csv_parse("t.csv", text, strlen(text), c, err, errlen);
+    memd_error e = {0};
+    int rc = memd_plan_csv_parse("t.csv", text, strlen(text), c, &e);
+    memd_error_format(&e, msg, cap);
+    return rc;
 }
 
 START_TEST(parses_basic)
@@ -107,12 +111,14 @@ END_TEST
 START_TEST(rejects_nul_and_truncates_messages)
 {
     memd_plan_csv c;
+    memd_error e = {0};
     char err[16];
     static const char t[] = "id,lower,upper,size\na,0\0,1,5\n";
-    ck_assert_int_eq(memd_plan_csv_parse("t.csv", t, sizeof t - 1, &c, err, sizeof err), -EINVAL);
+    ck_assert_int_eq(memd_plan_csv_parse("t.csv", t, sizeof t - 1, &c, &e), -EINVAL);
+    memd_error_format(&e, err, sizeof err);
     ck_assert_uint_eq(strlen(err), sizeof err - 1);
     char big[128];
-    ck_assert_int_eq(memd_plan_csv_parse("t.csv", t, sizeof t - 1, &c, big, sizeof big), -EINVAL);
+    memd_error_format(&e, big, sizeof big);
     ck_assert_str_eq(big, "t.csv:2:4: NUL byte");
 }
 END_TEST
@@ -120,8 +126,10 @@ END_TEST
 START_TEST(read_reports_missing_file)
 {
     memd_plan_csv c;
+    memd_error e = {0};
     char err[256];
-    ck_assert_int_eq(memd_plan_csv_read("/nonexistent/plan.csv", &c, err, sizeof err), -ENOENT);
+    ck_assert_int_eq(memd_plan_csv_read("/nonexistent/plan.csv", &c, &e), -ENOENT);
+    memd_error_format(&e, err, sizeof err);
     ck_assert_ptr_nonnull(strstr(err, "/nonexistent/plan.csv"));
 }
 END_TEST
@@ -140,7 +148,8 @@ START_TEST(writer_round_trip)
     ck_assert_int_eq(memd_plan_csv_write(f, &c, off), 0);
     fclose(f);
     ck_assert_str_eq(buf, "size,id,lower,upper,alignment,offset\n8,a,0,10,8,16\n4,b,5,7,1,0\n");
-    ck_assert_int_eq(memd_plan_csv_parse("out.csv", buf, len, &d, err, sizeof err), 0);
+    memd_error e = {0};
+    ck_assert_int_eq(memd_plan_csv_parse("out.csv", buf, len, &d, &e), 0);
     ck_assert(d.has_offset);
     ck_assert_uint_eq(d.npinned, 2);
     ck_assert_uint_eq(d.bufs[0].offset, 16);

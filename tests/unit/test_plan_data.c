@@ -31,9 +31,9 @@ static const struct {
 static int plan_file(const char *path, const char *name)
 {
     memd_plan_csv csv;
-    char err[512];
-    int rc = memd_plan_csv_read(path, &csv, err, sizeof err);
-    ck_assert_msg(rc == 0, "%s", err);
+    memd_error err = {0};
+    int rc = memd_plan_csv_read(path, &csv, &err);
+    ck_assert_msg(rc == 0, "%s: %s", err.file, err.msg);
     ck_assert_uint_gt(csv.n, 0);
     uint64_t *off = malloc(csv.n * sizeof(*off));
     ck_assert_ptr_nonnull(off);
@@ -114,9 +114,10 @@ static void read_challenging(const char *name, memd_plan_csv *csv)
 {
     const char *root = getenv("MEMD_SHARED_DATA");
     ck_assert_msg(root && *root, "MEMD_SHARED_DATA is not set");
-    char path[4096], err[512];
+    char path[4096];
+    memd_error err = {0};
     snprintf(path, sizeof path, "%s/plans/challenging/%s", root, name);
-    ck_assert_msg(memd_plan_csv_read(path, csv, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(memd_plan_csv_read(path, csv, &err) == 0, "%s: %s", err.file, err.msg);
 }
 
 /* Search quality, deterministically (an iteration budget, no clock): these four

@@ -110,7 +110,8 @@ START_TEST(test_good_descriptor)
     ck_assert(s.policy[MEMD_KIND_SRAM][MEMD_CLASS_PLACEHOLDER].enabled);
     /* the spec builds a device */
     memd_device *dev = NULL;
-    ck_assert_int_eq(memd_device_create(&s, &dev, msg, sizeof(msg)), 0);
+    memd_error err = {0};
+    ck_assert_int_eq(memd_device_create(&s, &dev, &err), 0);
     memd_device_destroy(dev);
     memd_device_spec_free(&s);
 }

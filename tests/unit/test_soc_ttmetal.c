@@ -89,7 +89,7 @@ static int load(const char *soc_file, const char *soc, size_t soc_len, const cha
     if (rc)
         memd_error_format(&err, msg, cap);
     else
-        ck_assert_msg(memd_device_spec_validate(s, msg, cap) == 0, "%s", msg);
+        ck_assert_msg(memd_device_spec_validate(s, &err) == 0, "%s", err.msg);
     return rc;
 }
 
@@ -173,8 +173,8 @@ START_TEST(test_wormhole_l1)
     ck_assert_str_eq(s.name, want);
     ck_assert_str_eq(s.arch, "wormhole_b0");
     memd_device *dev = NULL;
-    char msg[1024];
-    ck_assert_int_eq(memd_device_create(&s, &dev, msg, sizeof(msg)), 0);
+    memd_error err = {0};
+    ck_assert_int_eq(memd_device_create(&s, &dev, &err), 0);
     /* an SRAM buffer of 64 pages over all banks: one page per bank, top-down */
     memd_alloc_req r = {.cls = MEMD_CLASS_INTERNAL, .scope = MEMD_SCOPE_SRAM,
                         .bytes = 64 * 2048, .page_size = 2048};

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "error.h"
+
 /* Options every subcommand may need, parsed by memctl.c before or after the subcommand. */
 typedef struct memctl_globals {
     const char *socket_path; /* --socket, or NULL: $MEMD_SOCKET, then the default */
@@ -16,6 +18,10 @@ typedef struct memctl_globals {
 typedef int (*memctl_cmd_fn)(const memctl_globals *g, int argc, char **argv);
 
 int memctl_cmd_plan(const memctl_globals *g, int argc, char **argv);
+
+/* Prints prefix, the error as memd_error_format gives it ("file:line:col: msg") and a
+ * newline to stderr: how the offline commands report a file they cannot use. */
+void memctl_print_error(const char *prefix, const memd_error *e);
 
 /* One plan as `plan`, `plan-submit` and `model load` report it (memctl_plan_summary.c):
  *   plan 5f0c2e9a1b7d4c38: 3 buffers, arena 300 bytes, lower bound 300 bytes, gap 0.00%,

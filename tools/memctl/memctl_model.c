@@ -101,9 +101,9 @@ static int cmd_check(int argc, char **argv)
         return MEMCTL_EXIT_USAGE;
     }
     memd_model_yaml y;
-    char err[512];
-    if (memd_model_yaml_read(file, &y, err, sizeof err) < 0) {
-        fprintf(stderr, "memctl model: %s\n", err);
+    memd_error err = {0};
+    if (memd_model_yaml_read(file, &y, &err) < 0) {
+        memctl_print_error("memctl model: ", &err);
         return MEMCTL_EXIT_FAIL;
     }
     const memclient_model_desc *d = &y.desc;
@@ -307,9 +307,9 @@ static int cmd_load(const memctl_globals *g, int argc, char **argv)
     if (r)
         return r;
     memd_model_yaml y;
-    char err[512];
-    if (memd_model_yaml_read(o.file, &y, err, sizeof err) < 0) {
-        fprintf(stderr, "memctl model: %s\n", err);
+    memd_error err = {0};
+    if (memd_model_yaml_read(o.file, &y, &err) < 0) {
+        memctl_print_error("memctl model: ", &err);
         return MEMCTL_EXIT_FAIL;
     }
     if (o.has_device)

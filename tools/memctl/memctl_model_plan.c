@@ -118,9 +118,9 @@ int memctl_cmd_plan_submit(const memctl_globals *g, int argc, char **argv)
     if (code)
         return code < 0 ? 0 : code;
     memd_plan_csv csv;
-    char err[512];
-    if (memd_plan_csv_read(input, &csv, err, sizeof err) < 0) {
-        fprintf(stderr, "memctl plan-submit: %s\n", err);
+    memd_error err = {0};
+    if (memd_plan_csv_read(input, &csv, &err) < 0) {
+        memctl_print_error("memctl plan-submit: ", &err);
         return MEMCTL_EXIT_FAIL;
     }
     if ((o.flags & MEMCLIENT_PLAN_PRECOMPUTED) && !all_pinned(input, &csv)) {
@@ -132,8 +132,8 @@ int memctl_cmd_plan_submit(const memctl_globals *g, int argc, char **argv)
         fprintf(stderr, "memctl plan-submit: out of memory\n");
         code = MEMCTL_EXIT_FAIL;
     } else if ((code = submit(g, &csv, &o, json, off)) == 0 && output) {
-        if (memd_plan_csv_save(output, &csv, off, err, sizeof err) < 0) {
-            fprintf(stderr, "memctl plan-submit: %s\n", err);
+        if (memd_plan_csv_save(output, &csv, off, &err) < 0) {
+            memctl_print_error("memctl plan-submit: ", &err);
             code = MEMCTL_EXIT_FAIL;
         }
     }

@@ -154,9 +154,9 @@ static int cmd_validate(const char *input, bool json)
      * phase maps its own (about 50 MB more at the peak at a million buffers). */
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
     memd_plan_csv csv;
-    char err[512];
-    if (memd_plan_csv_read(input, &csv, err, sizeof(err))) {
-        fprintf(stderr, "memctl plan: %s\n", err);
+    memd_error err = {0};
+    if (memd_plan_csv_read(input, &csv, &err)) {
+        memctl_print_error("memctl plan: ", &err);
         return 1;
     }
     int ret = 1;
@@ -252,9 +252,9 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
     if (tty)
         fprintf(stderr, "\r\033[Kmemctl plan: reading %s ...", input);
     memd_plan_csv csv;
-    char err[512];
-    if (memd_plan_csv_read(input, &csv, err, sizeof(err))) {
-        fprintf(stderr, "%smemctl plan: %s\n", tty ? "\r\033[K" : "", err);
+    memd_error err = {0};
+    if (memd_plan_csv_read(input, &csv, &err)) {
+        memctl_print_error(tty ? "\r\033[Kmemctl plan: " : "memctl plan: ", &err);
         return 1;
     }
     if (tty)
@@ -313,8 +313,8 @@ static int cmd_plan(const char *input, const char *output, uint64_t budget_ms, u
         goto out;
     }
     if (output) {
-        if (memd_plan_csv_save(output, &csv, off, err, sizeof err) < 0) {
-            fprintf(stderr, "memctl plan: %s\n", err);
+        if (memd_plan_csv_save(output, &csv, off, &err) < 0) {
+            memctl_print_error("memctl plan: ", &err);
             goto out;
         }
     }
