@@ -272,12 +272,9 @@ int memd_config_load_buffer(const char *name, const char *buf, size_t len,
 int memd_config_load(const char *path, memd_config *cfg, memd_error *err)
 {
     config_defaults(cfg);
-    if (strlen(path) >= sizeof(cfg->path)) {
-        snprintf(err->file, sizeof(err->file), "%.*s", (int)sizeof(err->file) - 1, path);
-        err->line = err->column = 0;
-        snprintf(err->msg, sizeof(err->msg), "the config path is too long");
-        return -ENAMETOOLONG;
-    }
+    if (strlen(path) >= sizeof(cfg->path))
+        return memd_error_set(memd_error_at(err, path, 0, 0), -ENAMETOOLONG,
+                              "the config path is too long");
     char *buf;
     size_t len;
     char msg[256];

@@ -1,7 +1,6 @@
 /* memd soc — YAML text -> node tree with positions (see yaml_doc.h). */
 #include <errno.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
@@ -13,12 +12,8 @@ static void verror_at(memd_error *err, const char *file, unsigned line, unsigned
 static void verror_at(memd_error *err, const char *file, unsigned line, unsigned col,
                       const char *fmt, va_list ap)
 {
-    if (!err)
-        return;
-    snprintf(err->file, sizeof(err->file), "%s", file ? file : "");
-    err->line = line;
-    err->column = col;
-    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    if (err)
+        memd_error_vset(memd_error_at(err, file, line, col), -EINVAL, fmt, ap);
 }
 
 static int error_at(memd_error *err, const char *file, unsigned line, unsigned col,

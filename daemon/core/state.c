@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <grp.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,9 +35,7 @@ int memd_resolve_group(const memd_config *cfg, gid_t *out, memd_error *err)
 {
     const char *name = cfg->admin_group;
     if (lookup_group(name, out) < 0) {
-        snprintf(err->file, sizeof err->file, "%s", cfg->path);
-        err->line = cfg->admin_group_line;
-        err->column = cfg->admin_group_column;
+        memd_error_at(err, cfg->path, cfg->admin_group_line, cfg->admin_group_column);
         return memd_error_set(err, -ENOENT, "admin_group '%s': no such group", name);
     }
     return 0;
@@ -48,7 +45,7 @@ int memd_state_init(memd_state *st, const memd_config *cfg, memd_error *err)
 {
     *st = (memd_state){0};
     *err = (memd_error){0};
-    snprintf(err->file, sizeof err->file, "%s", cfg->path);
+    memd_error_at(err, cfg->path, 0, 0);
     st->limits = cfg->limits;
     st->names.global = cfg->shared_names_global;
     st->next_handle = 1;
