@@ -9,31 +9,6 @@
 #include "memclient_internal.h"
 #include "wire.h"
 
-void memclient_buffer_from_wire(memclient_buffer *out, const memd_wire_buffer *w)
-{
-    out->handle = w->handle;
-    out->address = w->address;
-    out->size_per_bank = w->size_per_bank;
-    out->page_size = w->page_size;
-    out->pitch = w->pitch;
-    out->banks = w->banks;
-    out->refcount = w->refcount;
-    out->kind = (memd_kind)w->kind;
-    out->region = w->region;
-    out->bank_mode = (memd_bank_mode)w->bank_mode;
-}
-
-void memclient_bank_from_wire(memclient_bank *out, const memd_wire_bank_addr *w)
-{
-    out->bank = w->bank;
-    out->logical_x = w->logical_x;
-    out->logical_y = w->logical_y;
-    out->noc_x = w->noc_x;
-    out->noc_y = w->noc_y;
-    out->address = w->address;
-    out->absolute = w->absolute;
-}
-
 /* u32 count, u32 0, count x bank_addr filling at most cap of out (NULL: none); the count. */
 static int bank_list(const uint8_t *p, size_t len, memclient_bank *out, size_t cap)
 {
@@ -80,22 +55,6 @@ static int buffers_banks(memclient_slot *s, const uint8_t *p, size_t len)
         off += (size_t)size;
     }
     return off == len ? 0 : -EBADMSG;
-}
-
-void memclient_info_from_wire(memclient_alloc_info *out, const memd_wire_alloc_info *w)
-{
-    memclient_buffer_from_wire(&out->buf, &w->buf);
-    out->device = w->device;
-    out->cls = (memd_class)w->cls;
-    out->scope = (memd_scope)w->scope;
-    out->pid = w->pid;
-    out->uid = w->uid;
-    out->gid = w->gid;
-    out->session_id = w->session_id;
-    out->created_ns = w->created_ns;
-    memcpy(out->name, w->name, sizeof(out->name));
-    memcpy(out->comm, w->comm, sizeof(out->comm));
-    out->pool = (w->flags & MEMD_ALLOC_I_POOL) != 0;
 }
 
 int memclient_decode(memclient *c, memclient_slot *s, const uint8_t *p, size_t len)
@@ -145,7 +104,7 @@ int memclient_decode(memclient *c, memclient_slot *s, const uint8_t *p, size_t l
             return -EBADMSG;
         if ((r = memd_wire_alloc_info_get(p, len, &w)) < 0)
             return r;
-        memclient_info_from_wire(s->out, &w);
+        memclient_alloc_info_from_wire(s->out, &w);
         return 0;
     }
     case MEMCLIENT_OUT_BANKS: {

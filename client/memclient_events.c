@@ -1,7 +1,6 @@
 /* libmemclient: the daemon's event log (EVENTS). */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "memclient_internal.h"
 #include "wire.h"
@@ -55,18 +54,7 @@ static int events(memclient *c, uint64_t since, uint32_t max, uint32_t flags,
             memclient_events_page_free(out);
             return bad_reply(&raw);
         }
-        memclient_event *o = &out->events[i];
-        o->seq = w.seq;
-        o->time_ns = w.time_ns;
-        o->type = (memd_event_type)w.type;
-        o->priority = (int)w.priority;
-        o->pid = w.pid;
-        o->uid = w.uid;
-        o->session_id = w.session_id;
-        o->device = w.device;
-        o->bytes = w.bytes;
-        memcpy(o->comm, w.comm, sizeof o->comm);
-        memcpy(o->message, w.message, sizeof o->message);
+        memclient_event_from_wire(&out->events[i], &w);
     }
     free(raw.data);
     out->n = info.count;

@@ -160,9 +160,8 @@ void memclient_explain_eacces(const char *path, char *buf, size_t len);
 
 /* ---- memclient_decode.c: reply payloads -> caller structs ---- */
 int memclient_decode(memclient *c, memclient_slot *s, const uint8_t *p, size_t len);
-void memclient_buffer_from_wire(memclient_buffer *out, const memd_wire_buffer *w);
-void memclient_bank_from_wire(memclient_bank *out, const memd_wire_bank_addr *w);
-void memclient_info_from_wire(memclient_alloc_info *out, const memd_wire_alloc_info *w);
+/* memclient_<x>_from_wire: wire records -> memclient_*, generated (the mirror keys). */
+#include "memclient_wire_gen.h"
 
 /* ---- memclient_dump.c ---- */
 int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **out);
