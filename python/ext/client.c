@@ -519,16 +519,7 @@ static PyObject *client_query(PyObject *op, PyObject *arg)
     MEMDPY_CALL(self, r, memclient_query(c, h, &a));
     if (r < 0)
         return NULL;
-    const memclient_buffer *b = &a.buf;
-    return Py_BuildValue(
-        "{s:K,s:I,s:s,s:I,s:s,s:s,s:K,s:K,s:I,s:K,s:K,s:I,s:I,s:I,s:I,s:I,s:K,s:s,s:s}",
-        "handle", (unsigned long long)b->handle, "device", a.device, "kind",
-        memclient_kind_name(b->kind), "region", b->region, "cls", memclient_class_name(a.cls),
-        "scope", memclient_scope_name(a.scope), "address", (unsigned long long)b->address,
-        "size_per_bank", (unsigned long long)b->size_per_bank, "banks", b->banks, "page_size",
-        (unsigned long long)b->page_size, "pitch", (unsigned long long)b->pitch, "refcount",
-        b->refcount, "pid", a.pid, "uid", a.uid, "gid", a.gid, "session", a.session_id,
-        "created_ns", (unsigned long long)a.created_ns, "name", a.name, "process", a.comm);
+    return memdpy_fields_dict(&a, memdpy_fields_alloc_info);
 }
 
 static PyObject *client_bank_addresses(PyObject *op, PyObject *arg)
