@@ -117,6 +117,9 @@ class Mirror:
 
     def __init__(self, st, spec):
         self.name = spec.get("mirror", "")
+        for k in spec:
+            if k.startswith(("mirror", "py")) and k not in self.KEYS:
+                raise SchemaError("%s: unknown key %s" % (st.name, k))
         for k in self.KEYS:
             if k in spec and k != "mirror" and not self.name:
                 raise SchemaError("%s: %s without mirror" % (st.name, k))
