@@ -154,12 +154,13 @@ static PyObject *client_session(PyObject *op, PyObject *unused)
     MEMDPY_CALL(self, r, memclient_session(c, &si));
     if (r < 0)
         return NULL;
-    return Py_BuildValue("{s:I,s:I,s:I,s:I,s:s,s:O&,s:O,s:I}", "session_id", si.session_id,
-                         "protocol_version", (unsigned)si.protocol_version, "max_frame",
-                         si.max_frame, "devices", si.ndevices, "server_version",
-                         si.server_version, "socket", PyUnicode_DecodeFSDefault, si.socket_path,
-                         "reclaimable", si.reclaimable ? Py_True : Py_False, "reclaimed",
-                         si.reclaimed);
+    PyObject *d = memdpy_fields_dict(&si, memdpy_fields_session_info);
+    /* Not the daemon's: the path as the file system spells it. */
+    PyObject *sock = d ? PyUnicode_DecodeFSDefault(si.socket_path) : NULL;
+    if (!sock || PyDict_SetItemString(d, "socket", sock) < 0)
+        Py_CLEAR(d);
+    Py_XDECREF(sock);
+    return d;
 }
 
 static PyObject *client_reconnect(PyObject *op, PyObject *args, PyObject *kw)
