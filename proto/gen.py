@@ -228,12 +228,16 @@ class Schema:
         for t in self.tags:
             if t["record"] not in self.structs:
                 raise SchemaError("tag %s: no struct %s" % (t["name"], t["record"]))
+        mirrors = set()
         for st in self.structs.values():
             m = st.mirror
             if not m.name:
                 continue
             if not m.name.startswith("memclient_"):
                 raise SchemaError("%s: mirror %s is not a memclient_ struct" % (st.name, m.name))
+            if m.name in mirrors:  # its memclient_<x>_from_wire would be defined twice
+                raise SchemaError("%s: another record mirrors %s" % (st.name, m.name))
+            mirrors.add(m.name)
             for flag in m.flags.values():
                 if flag not in self.consts:
                     raise SchemaError("%s: mirror_flags: no constant %s" % (st.name, flag))
