@@ -123,15 +123,9 @@ static int hello(memclient *c, bool reclaim)
         return memclient_fail_with(&e);
     }
     memclient_consume(c, seq); /* the decoder checked w.version is one we speak */
-    c->info.protocol_version = w.version;
-    c->info.session_id = w.session_id;
-    c->info.max_frame = w.max_frame;
-    c->info.ndevices = w.ndevices;
-    memcpy(c->info.server_version, w.server_version, sizeof(c->info.server_version));
+    memclient_session_info_from_wire(&c->info, &w);
     c->welcome_flags = w.flags; /* 0 from a memd without a state store (no token) */
     memcpy(c->token, w.token, sizeof(c->token));
-    c->info.reclaimable = (w.flags & MEMD_WELCOME_F_PERSISTENT) != 0;
-    c->info.reclaimed = w.reclaimed;
     return 0;
 }
 

@@ -57,7 +57,6 @@ static int buffers_banks(memclient_slot *s, const uint8_t *p, size_t len)
     return off == len ? 0 : -EBADMSG;
 }
 
-
 int memclient_decode(memclient *c, memclient_slot *s, const uint8_t *p, size_t len)
 {
     (void)c;

@@ -3,13 +3,47 @@
  * allocate the arrays once and decode into them. */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "memclient_internal.h"
 #include "wire.h"
 
-/* The records that go into their snapshot array as they are decode with
- * memclient_dec_<tag> (memclient_wire_gen.h); these two need more. */
+/* One decoder per record tag: each decodes its record (n bytes at p) into the next
+ * element of its snapshot array, which the first pass sized. Most records are a plain
+ * copy (memclient_wire_gen.c). */
+#define COPY_DECODER(rec, mirror, array, count)                                            \
+    static int dec_##rec(memclient_snapshot *s, const uint8_t *p, size_t n)                \
+    {                                                                                      \
+        memd_wire_##rec w;                                                                 \
+        int r = memd_wire_##rec##_get(p, n, &w);                                           \
+        if (r == 0)                                                                        \
+            memclient_##mirror##_from_wire(&s->array[s->count++], &w);                     \
+        return r;                                                                          \
+    }
+
+COPY_DECODER(device_rec, device, devices, ndevices)
+COPY_DECODER(group_rec, group, groups, ngroups)
+COPY_DECODER(region_rec, region, regions, nregions)
+COPY_DECODER(alloc_info, alloc_info, allocs, nallocs)
+COPY_DECODER(block_rec, block, blocks, nblocks)
+COPY_DECODER(session_rec, session_rec, sessions, nsessions)
+COPY_DECODER(plan_rec, plan_rec, plans, nplans)
+COPY_DECODER(model_rec, model_rec, models, nmodels)
+COPY_DECODER(instance_rec, instance_rec, instances, ninstances)
+COPY_DECODER(bank_rec, bank_use, bank_use, nbank_use)
+COPY_DECODER(alloc_bank_rec, alloc_bank, alloc_banks, nalloc_banks)
+COPY_DECODER(subdev_rec, subdev_rec, subdevs, nsubdevs)
+COPY_DECODER(session_use, session_use, usage, nusage)
+COPY_DECODER(pool_rec, pool_rec, pools, npools)
+#undef COPY_DECODER
+
+static int dec_server_rec(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_server_rec w;
+    int r = memd_wire_server_rec_get(p, n, &w);
+    if (r == 0)
+        memclient_server_from_wire(&s->server, &w);
+    return r;
+}
 
 /* The whole bank list of the SUBDEV record just before it (the parser checks that). */
 static int dec_subdev_banks(memclient_snapshot *s, const uint8_t *p, size_t n)
@@ -35,7 +69,7 @@ static int dec_subdev_banks(memclient_snapshot *s, const uint8_t *p, size_t n)
     return 0;
 }
 
-static int dec_suballoc(memclient_snapshot *s, const uint8_t *p, size_t n)
+static int dec_suballoc_rec(memclient_snapshot *s, const uint8_t *p, size_t n)
 {
     memd_wire_suballoc_rec w;
     int r = memd_wire_suballoc_rec_get(p, n, &w);
@@ -45,9 +79,8 @@ static int dec_suballoc(memclient_snapshot *s, const uint8_t *p, size_t n)
     if (s->npools == 0 || s->pools[s->npools - 1].handle != w.pool)
         return -EBADMSG;
     memclient_suballoc_rec *o = &s->suballocs[s->nsuballocs++];
-    *o = (memclient_suballoc_rec){.pool = w.pool, .offset = w.offset, .size = w.size,
-                                  .as_of_ns = s->pools[s->npools - 1].as_of_ns};
-    memcpy(o->name, w.name, sizeof o->name);
+    memclient_suballoc_rec_from_wire(o, &w);
+    o->as_of_ns = s->pools[s->npools - 1].as_of_ns;
     return 0;
 }
 
@@ -58,23 +91,15 @@ typedef int (*rec_decoder)(memclient_snapshot *s, const uint8_t *p, size_t n);
 #define NTAGS (MEMD_REC_SUBDEV_BANKS + 1)
 
 static const rec_decoder decoders[NTAGS] = {
-    [MEMD_REC_SERVER] = memclient_dec_server,
-    [MEMD_REC_DEVICE] = memclient_dec_device,
-    [MEMD_REC_GROUP] = memclient_dec_group,
-    [MEMD_REC_REGION] = memclient_dec_region,
-    [MEMD_REC_ALLOC] = memclient_dec_alloc,
-    [MEMD_REC_BLOCK] = memclient_dec_block,
-    [MEMD_REC_SESSION] = memclient_dec_session,
-    [MEMD_REC_PLAN] = memclient_dec_plan,
-    [MEMD_REC_MODEL] = memclient_dec_model,
-    [MEMD_REC_INSTANCE] = memclient_dec_instance,
-    [MEMD_REC_SESSION_USE] = memclient_dec_session_use,
-    [MEMD_REC_POOL] = memclient_dec_pool,
-    [MEMD_REC_SUBALLOC] = dec_suballoc,
-    [MEMD_REC_BANK] = memclient_dec_bank,
-    [MEMD_REC_ALLOC_BANK] = memclient_dec_alloc_bank,
-    [MEMD_REC_SUBDEV] = memclient_dec_subdev,
-    [MEMD_REC_SUBDEV_BANKS] = dec_subdev_banks,
+    [MEMD_REC_SERVER] = dec_server_rec,     [MEMD_REC_DEVICE] = dec_device_rec,
+    [MEMD_REC_GROUP] = dec_group_rec,       [MEMD_REC_REGION] = dec_region_rec,
+    [MEMD_REC_ALLOC] = dec_alloc_info,      [MEMD_REC_BLOCK] = dec_block_rec,
+    [MEMD_REC_SESSION] = dec_session_rec,   [MEMD_REC_PLAN] = dec_plan_rec,
+    [MEMD_REC_MODEL] = dec_model_rec,       [MEMD_REC_INSTANCE] = dec_instance_rec,
+    [MEMD_REC_SESSION_USE] = dec_session_use,
+    [MEMD_REC_POOL] = dec_pool_rec,         [MEMD_REC_SUBALLOC] = dec_suballoc_rec,
+    [MEMD_REC_BANK] = dec_bank_rec,         [MEMD_REC_ALLOC_BANK] = dec_alloc_bank_rec,
+    [MEMD_REC_SUBDEV] = dec_subdev_rec,     [MEMD_REC_SUBDEV_BANKS] = dec_subdev_banks,
 };
 
 static bool known(uint32_t tag)

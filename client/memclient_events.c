@@ -1,7 +1,6 @@
 /* libmemclient: the daemon's event log (EVENTS). */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "memclient_internal.h"
 #include "wire.h"
@@ -58,9 +57,7 @@ static int events(memclient *c, uint64_t since, uint32_t max, uint32_t flags,
         memclient_event_from_wire(&out->events[i], &w);
     }
     free(raw.data);
-    out->n = info.count;
-    out->next_seq = info.next_seq;
-    out->lost = info.lost;
+    memclient_events_page_from_wire(out, &info);
     return 0;
 }
 

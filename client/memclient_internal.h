@@ -158,12 +158,10 @@ int memclient_resend(memclient *c, const uint8_t *frame, size_t len, const memcl
  * socket's owner, group and mode and what to do; "" when nothing more is known. */
 void memclient_explain_eacces(const char *path, char *buf, size_t len);
 
-/* Wire records -> the public structs: memclient_<x>_from_wire and memclient_dec_<tag>,
- * generated from proto/memd.toml. */
-#include "memclient_wire_gen.h"
-
 /* ---- memclient_decode.c: reply payloads -> caller structs ---- */
 int memclient_decode(memclient *c, memclient_slot *s, const uint8_t *p, size_t len);
+/* memclient_<x>_from_wire: wire records -> memclient_*, generated (the mirror keys). */
+#include "memclient_wire_gen.h"
 
 /* ---- memclient_dump.c ---- */
 int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **out);

@@ -226,19 +226,10 @@ static void handle_reply(memclient *c, const memd_wire_hdr *h, const uint8_t *p)
         memclient_error *d = &s->err;
         if (h->len == MEMD_WIRE_ERROR_SIZE && memd_wire_error_get(p, h->len, &e) == 0) {
             memset(d, 0, sizeof(*d));
+            memclient_error_from_wire(d, &e);
             d->status = h->status;
-            d->detail = (memclient_error_detail)e.detail;
             snprintf(d->message, sizeof(d->message), "%s", e.message[0] ? e.message
                      : memclient_strerror(h->status));
-            d->device = e.device;
-            d->cls = (memd_class)e.cls;
-            d->kind = (memd_kind)e.kind;
-            d->region = e.region;
-            d->requested = e.requested;
-            d->size_per_bank = e.size_per_bank;
-            d->allocated = e.allocated;
-            d->free = e.free;
-            d->largest_free = e.largest_free;
         } else {
             memclient_error_set(d, h->status, "%s (%s request)", memclient_strerror(h->status),
                                 memd_wire_opcode_name(s->op));

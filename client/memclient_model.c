@@ -171,13 +171,7 @@ int memclient_plan_submit(memclient *c, const memclient_plan_buffer *bufs, size_
     if (memd_wire_plan_info_get(raw.data, raw.len, &pi) < 0 || pi.count != n ||
         raw.len != MEMD_WIRE_PLAN_INFO_SIZE + (size_t)pi.count * 8)
         return bad_reply(&raw, MEMD_OP_PLAN);
-    *out = (memclient_plan_info){
-        .plan_id = pi.plan_id, .arena = pi.arena, .lower_bound = pi.lower_bound,
-        .iterations = pi.iterations, .plan_us = pi.plan_us, .buffers = pi.count,
-        .cached = (pi.flags & MEMD_PLAN_I_CACHED) != 0,
-        .optimal = (pi.flags & MEMD_PLAN_I_OPTIMAL) != 0,
-        .precomputed = (pi.flags & MEMD_PLAN_I_PRECOMPUTED) != 0};
-    memcpy(out->strategy, pi.strategy, sizeof out->strategy);
+    memclient_plan_info_from_wire(out, &pi);
     if (offsets)
         for (size_t i = 0; i < n; i++)
             offsets[i] = memd_wire_u64(raw.data + MEMD_WIRE_PLAN_INFO_SIZE + 8 * i);
@@ -195,27 +189,15 @@ static int decode_model(memclient_raw *raw, uint16_t op, memclient_model_info *o
         raw->len != MEMD_WIRE_MODEL_INFO_SIZE + (size_t)mi.ntensors * MEMD_WIRE_TENSOR_INFO_SIZE)
         return bad_reply(raw, op);
     if (out) {
-        *out = (memclient_model_info){
-            .model_id = mi.model_id, .plan_id = mi.plan_id, .arena = mi.arena,
-            .lower_bound = mi.lower_bound, .code_handle = mi.code_handle,
-            .code_address = mi.code_address, .code_bytes = mi.code_bytes,
-            .const_handle = mi.const_handle, .const_address = mi.const_address,
-            .const_bytes = mi.const_bytes, .created_ns = mi.created_ns, .device = mi.device,
-            .users = mi.users, .ntensors = mi.ntensors, .instances = mi.instances,
-            .created = (mi.flags & MEMD_MODEL_I_NEW) != 0,
-            .plan_optimal = (mi.flags & MEMD_MODEL_I_PLAN_OPTIMAL) != 0,
-            .plan_precomputed = (mi.flags & MEMD_MODEL_I_PLAN_PRECOMPUTED) != 0};
-        memcpy(out->name, mi.name, sizeof out->name);
-        memcpy(out->strategy, mi.strategy, sizeof out->strategy);
+        *out = (memclient_model_info){0}; /* plan_cached is the caller's */
+        memclient_model_info_from_wire(out, &mi);
     }
     const uint8_t *p = raw->data + MEMD_WIRE_MODEL_INFO_SIZE;
     for (size_t i = 0; tensors && i < mi.ntensors && i < cap; i++, p += MEMD_WIRE_TENSOR_INFO_SIZE) {
         memd_wire_tensor_info ti;
         if (memd_wire_tensor_info_get(p, MEMD_WIRE_TENSOR_INFO_SIZE, &ti) < 0)
             return bad_reply(raw, op);
-        tensors[i] = (memclient_tensor_info){.role = (memclient_tensor_role)ti.role,
-                                             .alias_of = ti.alias_of, .size = ti.size,
-                                             .value = ti.value};
+        memclient_tensor_info_from_wire(&tensors[i], &ti);
     }
     free(raw->data);
     raw->data = NULL;
@@ -350,16 +332,12 @@ int memclient_instance_create(memclient *c, uint64_t model_id, memclient_instanc
     if (memd_wire_instance_info_get(raw.data, raw.len, &ii) < 0 ||
         raw.len != MEMD_WIRE_INSTANCE_INFO_SIZE + (size_t)ii.ntensors * MEMD_WIRE_TENSOR_ADDR_SIZE)
         return bad_reply(&raw, MEMD_OP_INSTANCE_CREATE);
-    *out = (memclient_instance){.instance_id = ii.instance_id, .model_id = ii.model_id,
-                                .arena_handle = ii.arena_handle,
-                                .arena_address = ii.arena_address,
-                                .arena_bytes = ii.arena_bytes, .ntensors = ii.ntensors,
-                                .reused = (ii.flags & MEMD_INST_I_REUSED) != 0};
+    memclient_instance_from_wire(out, &ii);
     const uint8_t *p = raw.data + MEMD_WIRE_INSTANCE_INFO_SIZE;
     for (size_t i = 0; i < ii.ntensors && i < cap; i++, p += MEMD_WIRE_TENSOR_ADDR_SIZE) {
         memd_wire_tensor_addr ta;
         memd_wire_tensor_addr_get(p, MEMD_WIRE_TENSOR_ADDR_SIZE, &ta);
-        addrs[i] = (memclient_tensor_addr){.address = ta.address, .handle = ta.handle};
+        memclient_tensor_addr_from_wire(&addrs[i], &ta);
     }
     free(raw.data);
     return (int)ii.ntensors;

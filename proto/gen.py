@@ -6,8 +6,11 @@
     gen.py SCHEMA LOCK codec-c OUT       proto's wire_gen.c (put/get, opcode and tag tables)
     gen.py SCHEMA LOCK dispatch OUT      the daemon's handler table
     gen.py SCHEMA LOCK handlers-h OUT    the handlers' prototypes
-    gen.py SCHEMA LOCK client OUT        libmemclient's record -> memclient_* copies
     gen.py SCHEMA LOCK doc OUT           doc/protocol.md
+    gen.py SCHEMA LOCK client-h OUT      libmemclient's memclient_wire_gen.h (wire -> memclient_*)
+    gen.py SCHEMA LOCK client-c OUT      libmemclient's memclient_wire_gen.c
+    gen.py SCHEMA LOCK py-h OUT          the Python extension's field tables: declarations
+    gen.py SCHEMA LOCK py-c OUT          the tables (memdpy_fields_gen.c)
     gen.py SCHEMA LOCK value NAME        a constant's value
     gen.py --lock SCHEMA LOCK            record appended items in LOCK (never rewrites one)
 
@@ -85,13 +88,6 @@ class Struct:
         self.doc = spec.get("doc", "").strip()
         self.codec = spec.get("codec", "gen")
         self.checks = spec.get("checks", [])
-        # libmemclient's public struct for this record (gen_client): fields of the same
-        # name are copied; mirror_skip has no counterpart, mirror_rename another name,
-        # mirror_bits a bool that is one flag bit.
-        self.mirror = spec.get("mirror", "")
-        self.mirror_skip = spec.get("mirror_skip", [])
-        self.mirror_rename = spec.get("mirror_rename", {})
-        self.mirror_bits = spec.get("mirror_bits", {})
         self.fields = []
         off = 0
         self.size = 0
@@ -101,6 +97,7 @@ class Struct:
             off += fld.size
             self.fields.append(fld)
         self.size = off
+        self.mirror = Mirror(self, spec)
         self.v1_size = spec.get("v1_size", 0)
         self.min_size = spec.get("min_size", self.size)
         for what, v in (("v1_size", self.v1_size), ("min_size", self.min_size)):
@@ -110,6 +107,60 @@ class Struct:
     @property
     def upper(self):
         return self.name.upper()
+
+
+class Mirror:
+    """The memclient_* struct a record decodes into (the mirror_* keys). Not layout: the
+    lock never sees it."""
+    KEYS = ("mirror", "mirror_skip", "mirror_rename", "mirror_flags", "mirror_bool", "py",
+            "py_skip", "py_rename", "py_enum")
+    PY_ENUMS = ("kind", "class", "scope")  # memdpy.h's MEMDPY_F_<name>
+
+    def __init__(self, st, spec):
+        self.name = spec.get("mirror", "")
+        for k in spec:
+            if k.startswith(("mirror", "py")) and k not in self.KEYS:
+                raise SchemaError("%s: unknown key %s" % (st.name, k))
+        for k in self.KEYS:
+            if k in spec and k != "mirror" and not self.name:
+                raise SchemaError("%s: %s without mirror" % (st.name, k))
+        self.skip = set(spec.get("mirror_skip", []))
+        self.rename = dict(spec.get("mirror_rename", {}))
+        self.flags = dict(spec.get("mirror_flags", {}))  # client bool -> flag in `flags`
+        self.bool = set(spec.get("mirror_bool", []))
+        self.py = spec.get("py", False)
+        self.py_skip = set(spec.get("py_skip", []))
+        self.py_rename = dict(spec.get("py_rename", {}))
+        self.py_enum = dict(spec.get("py_enum", {}))
+        names = {f.name for f in st.fields}
+        for what in (self.skip, self.rename, self.bool):
+            for n in what:
+                if n not in names:
+                    raise SchemaError("%s: mirror names no field %s" % (st.name, n))
+        if self.flags and "flags" not in names:
+            raise SchemaError("%s: mirror_flags without a flags field" % st.name)
+        for k in ("py_skip", "py_rename", "py_enum"):
+            if k in spec and not self.py:
+                raise SchemaError("%s: %s without py" % (st.name, k))
+        for e in self.py_enum.values():
+            if e not in self.PY_ENUMS:
+                raise SchemaError("%s: py_enum: no enum %s" % (st.name, e))
+
+    @property
+    def fn(self):
+        return "memclient_%s_from_wire" % self.name[len("memclient_"):]
+
+    def copies(self, st):
+        """(wire field, client field) for every copied field, in wire order; the flags
+        field stands for its mirror_flags bools."""
+        for f in st.fields:
+            if f.pad or f.name in self.skip:
+                continue
+            if f.name == "flags" and self.flags:
+                for client in self.flags:
+                    yield f, client
+                continue
+            yield f, self.rename.get(f.name, f.name)
 
 
 class Schema:
@@ -178,6 +229,22 @@ class Schema:
         for t in self.tags:
             if t["record"] not in self.structs:
                 raise SchemaError("tag %s: no struct %s" % (t["name"], t["record"]))
+        mirrors = set()
+        for st in self.structs.values():
+            m = st.mirror
+            if not m.name:
+                continue
+            if not m.name.startswith("memclient_"):
+                raise SchemaError("%s: mirror %s is not a memclient_ struct" % (st.name, m.name))
+            if m.name in mirrors:  # its memclient_<x>_from_wire would be defined twice
+                raise SchemaError("%s: another record mirrors %s" % (st.name, m.name))
+            mirrors.add(m.name)
+            for flag in m.flags.values():
+                if flag not in self.consts:
+                    raise SchemaError("%s: mirror_flags: no constant %s" % (st.name, flag))
+            for f, _ in m.copies(st):
+                if f.nested and not self.structs[f.base].mirror.name:
+                    raise SchemaError("%s.%s: %s has no mirror" % (st.name, f.name, f.base))
 
     def op_len(self, o):
         if "record" in o:
@@ -509,45 +576,113 @@ def gen_dispatch(s):
     return "".join(o) + "};\n"
 
 
+# ---- libmemclient: wire records -> memclient_* ---------------------------------------------
 
-# ---- libmemclient: wire records -> its public structs ----------------------------------
+def mirrored(s):
+    return [st for st in s.structs.values() if st.mirror.name]
 
-def gen_client(s):
-    o = ["/* libmemclient: wire records -> the public memclient_* structs, generated by\n"
-         " * proto/gen.py from proto/memd.toml (`mirror` keys); do not edit. */\n"
-         "#ifndef MEMCLIENT_WIRE_GEN_H\n#define MEMCLIENT_WIRE_GEN_H\n\n#include <string.h>\n\n"
-         "#include \"memd/client.h\"\n#include \"wire.h\"\n"]
-    for st in s.structs.values():
-        if not st.mirror:
-            continue
-        o.append("\nstatic inline void %s_from_wire(%s *o, const memd_wire_%s *w)\n{\n"
-                 % (st.mirror, st.mirror, st.name))
-        for f in st.fields:
-            if f.pad or f.name in st.mirror_skip:
-                continue
-            to = st.mirror_rename.get(f.name, f.name)
-            if f.nested:
-                o.append("    %s_from_wire(&o->%s, &w->%s);\n" % (s.structs[f.base].mirror, to, f.name))
+
+def gen_client_h(s):
+    protos = "".join("void %s(%s *o, const memd_wire_%s *w);\n" % (st.mirror.fn, st.mirror.name,
+                                                                    st.name)
+                     for st in mirrored(s))
+    return ("/* libmemclient: wire records -> its public memclient_* structs. Generated by\n"
+            " * proto/gen.py from proto/memd.toml (the mirror keys); do not edit. Each function\n"
+            " * sets the fields its record carries and leaves the others as they are. */\n"
+            "#ifndef MEMD_CLIENT_MEMCLIENT_WIRE_GEN_H\n#define MEMD_CLIENT_MEMCLIENT_WIRE_GEN_H\n\n"
+            "#include \"memd/client.h\"\n#include \"memd/protocol.h\"\n\n%s\n#endif\n" % protos)
+
+
+def gen_client_c(s):
+    o = ["/* libmemclient: wire records -> memclient_*. Generated by proto/gen.py from\n"
+         " * proto/memd.toml; do not edit. */\n"
+         "#include \"memclient_wire_gen.h\"\n\n#include <string.h>\n"]
+    for st in mirrored(s):
+        m = st.mirror
+        body, asserts = [], []
+        for f, client in m.copies(st):
+            v, c = "w->" + f.name, "o->" + client
+            if f.name == "flags" and m.flags:
+                body.append("    %s = (%s & %s) != 0;\n" % (c, v, m.flags[client]))
+            elif f.nested:
+                body.append("    %s(&%s, &%s);\n" % (s.structs[f.base].mirror.fn, c, v))
             elif f.dims:
-                o.append("    memcpy(o->%s, w->%s, sizeof o->%s);\n" % (to, f.name, to))
+                # Strings and arrays are copied whole: the public struct must hold them.
+                asserts.append("_Static_assert(sizeof ((%s *)0)->%s == sizeof ((memd_wire_%s *)0)->%s,\n"
+                               "               \"%s.%s is not the wire's size\");\n"
+                               % (m.name, client, st.name, f.name, m.name, client))
+                body.append("    memcpy(%s, %s, sizeof %s);\n" % (c, v, c))
+            elif f.name in m.bool:
+                body.append("    %s = %s != 0;\n" % (c, v))
             else:
-                o.append("    o->%s = w->%s;\n" % (to, f.name))
-        for name, bit in st.mirror_bits.items():
-            field, flag = bit.split(" & ")
-            o.append("    o->%s = (w->%s & %s) != 0;\n" % (name, field, flag))
-        o.append("}\n")
-    # A DUMP record that becomes the next element of a snapshot array as it is.
-    for t in s.tags:
-        arr = t.get("snapshot")
-        if not arr:
+                body.append("    %s = %s;\n" % (c, v))
+        o.append("\n" + "".join(asserts))
+        o.append("void %s(%s *o, const memd_wire_%s *w)\n{\n%s}\n"
+                 % (m.fn, m.name, st.name, "".join(body)))
+    return "".join(o)
+
+
+# ---- the Python extension: memclient_* -> dict / attributes -------------------------------
+
+def py_entries(s, st, prefix=""):
+    """(client path, Python key, kind) of every mirrored client field, nested records
+    flattened (their fields named "outer.inner" in the py_* keys)."""
+    m = s.structs[st].mirror if isinstance(st, str) else st.mirror
+    st = s.structs[st] if isinstance(st, str) else st
+    for f, client in m.copies(st):
+        path = prefix + client
+        if f.nested:
+            yield from py_entries(s, f.base, path + ".")
             continue
-        st = s.structs[t["record"]]
-        into = "&s->%s" % arr if t.get("single") else "&s->%s[s->n%s++]" % (arr, arr)
-        o.append("\nstatic inline int memclient_dec_%s(memclient_snapshot *s, const uint8_t *p, size_t n)\n"
-                 "{\n    memd_wire_%s w;\n    int r = memd_wire_%s_get(p, n, &w);\n"
-                 "    if (r < 0)\n        return r;\n    %s_from_wire(%s, &w);\n    return 0;\n}\n"
-                 % (t["name"].lower(), st.name, st.name, st.mirror, into))
-    return "".join(o) + "\n#endif\n"
+        if f.name == "flags" and m.flags or f.name in m.bool:
+            kind = "BOOL"
+        elif f.base == "char" and len(f.dims) == 1:
+            kind = "STR"
+        elif f.dims:
+            raise SchemaError("%s.%s: no Python conversion for arrays" % (st.name, f.name))
+        else:
+            kind = "UINT"
+        yield path, client, kind
+
+
+def py_fields(s, st):
+    m = st.mirror
+    known = {path for path, _, _ in py_entries(s, st)}
+    for n in list(m.py_skip) + list(m.py_rename) + list(m.py_enum):
+        if n not in known:
+            raise SchemaError("%s: py keys name no mirrored field %s" % (st.name, n))
+    for path, client, kind in py_entries(s, st):
+        if path in m.py_skip:
+            continue
+        if path in m.py_enum:
+            kind = m.py_enum[path].upper()
+        yield path, m.py_rename.get(path, client), kind
+
+
+def gen_py_h(s):
+    o = ["/* memd._memd: the field tables of the memclient_* structs Python sees as dicts or\n"
+         " * attributes. Generated by proto/gen.py from proto/memd.toml (the py keys); do not\n"
+         " * edit. Included by memdpy.h, which defines memdpy_cfield. */\n"]
+    for st in mirrored(s):
+        if st.mirror.py:
+            o.append("extern const memdpy_cfield memdpy_fields_%s[];\n" % st.mirror.name[10:])
+    return "".join(o)
+
+
+def gen_py_c(s):
+    o = ["/* memd._memd: field tables, generated by proto/gen.py from proto/memd.toml; do not\n"
+         " * edit. */\n#include <stddef.h>\n\n#include \"memdpy.h\"\n"]
+    for st in mirrored(s):
+        m = st.mirror
+        if not m.py:
+            continue
+        o.append("\nconst memdpy_cfield memdpy_fields_%s[] = {\n" % m.name[10:])
+        for path, key, kind in py_fields(s, st):
+            o.append("    {\"%s\", offsetof(%s, %s), sizeof ((%s *)0)->%s, MEMDPY_F_%s},\n"
+                     % (key, m.name, path, m.name, path, kind))
+        o.append("    {NULL, 0, 0, MEMDPY_F_UINT},\n};\n")
+    return "".join(o)
+
 
 # ---- doc/protocol.md -----------------------------------------------------------------------
 
@@ -740,8 +875,8 @@ def main(argv):
             return 0
         check_lock(s, lock_path)
         text = {"header": gen_header, "codec-h": gen_codec_h, "codec-c": gen_codec_c,
-                "dispatch": gen_dispatch, "handlers-h": gen_handlers_h, "client": gen_client,
-                "doc": gen_doc}[mode](s)
+                "dispatch": gen_dispatch, "handlers-h": gen_handlers_h, "doc": gen_doc, "client-h": gen_client_h,
+                "client-c": gen_client_c, "py-h": gen_py_h, "py-c": gen_py_c}[mode](s)
     except SchemaError as e:
         print("%s: %s" % (argv[1] if argv[1] != "--lock" else argv[2], e), file=sys.stderr)
         return 1

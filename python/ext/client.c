@@ -154,12 +154,13 @@ static PyObject *client_session(PyObject *op, PyObject *unused)
     MEMDPY_CALL(self, r, memclient_session(c, &si));
     if (r < 0)
         return NULL;
-    return Py_BuildValue("{s:I,s:I,s:I,s:I,s:s,s:O&,s:O,s:I}", "session_id", si.session_id,
-                         "protocol_version", (unsigned)si.protocol_version, "max_frame",
-                         si.max_frame, "devices", si.ndevices, "server_version",
-                         si.server_version, "socket", PyUnicode_DecodeFSDefault, si.socket_path,
-                         "reclaimable", si.reclaimable ? Py_True : Py_False, "reclaimed",
-                         si.reclaimed);
+    PyObject *d = memdpy_fields_dict(&si, memdpy_fields_session_info);
+    /* Not the daemon's: the path as the file system spells it. */
+    PyObject *sock = d ? PyUnicode_DecodeFSDefault(si.socket_path) : NULL;
+    if (!sock || PyDict_SetItemString(d, "socket", sock) < 0)
+        Py_CLEAR(d);
+    Py_XDECREF(sock);
+    return d;
 }
 
 static PyObject *client_reconnect(PyObject *op, PyObject *args, PyObject *kw)
@@ -519,16 +520,7 @@ static PyObject *client_query(PyObject *op, PyObject *arg)
     MEMDPY_CALL(self, r, memclient_query(c, h, &a));
     if (r < 0)
         return NULL;
-    const memclient_buffer *b = &a.buf;
-    return Py_BuildValue(
-        "{s:K,s:I,s:s,s:I,s:s,s:s,s:K,s:K,s:I,s:K,s:K,s:I,s:I,s:I,s:I,s:I,s:K,s:s,s:s}",
-        "handle", (unsigned long long)b->handle, "device", a.device, "kind",
-        memclient_kind_name(b->kind), "region", b->region, "cls", memclient_class_name(a.cls),
-        "scope", memclient_scope_name(a.scope), "address", (unsigned long long)b->address,
-        "size_per_bank", (unsigned long long)b->size_per_bank, "banks", b->banks, "page_size",
-        (unsigned long long)b->page_size, "pitch", (unsigned long long)b->pitch, "refcount",
-        b->refcount, "pid", a.pid, "uid", a.uid, "gid", a.gid, "session", a.session_id,
-        "created_ns", (unsigned long long)a.created_ns, "name", a.name, "process", a.comm);
+    return memdpy_fields_dict(&a, memdpy_fields_alloc_info);
 }
 
 static PyObject *client_bank_addresses(PyObject *op, PyObject *arg)

@@ -43,15 +43,7 @@ static PyObject *raise_with(PyObject *exc, int errnum, const char *msg, const me
     if (ok && PyObject_IsSubclass(exc, PyExc_OSError) == 1)
         ok = set_attr_str(inst, "strerror", msg) == 0;
     if (ok && e && (e->detail == MEMCLIENT_DETAIL_NOMEM || e->detail == MEMCLIENT_DETAIL_QUOTA))
-        ok = set_attr_u64(inst, "requested", e->requested) == 0 &&
-             set_attr_u64(inst, "size_per_bank", e->size_per_bank) == 0 &&
-             set_attr_u64(inst, "allocated", e->allocated) == 0 &&
-             set_attr_u64(inst, "free", e->free) == 0 &&
-             set_attr_u64(inst, "largest_free", e->largest_free) == 0 &&
-             set_attr_u64(inst, "device", e->device) == 0 &&
-             set_attr_u64(inst, "region", e->region) == 0 &&
-             set_attr_str(inst, "cls", memclient_class_name(e->cls)) == 0 &&
-             set_attr_str(inst, "kind", memclient_kind_name(e->kind)) == 0 &&
+        ok = memdpy_fields_setattr(inst, e, memdpy_fields_error) == 0 &&
              PyObject_SetAttrString(inst, "quota",
                                     e->detail == MEMCLIENT_DETAIL_QUOTA ? Py_True : Py_False) == 0;
     if (ok)

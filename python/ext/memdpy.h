@@ -8,6 +8,7 @@
  *   pool.c     memd._memd.Pool and PoolBuffer: client pools and their sub-allocations
  *   plan.c     offline planning and validation (the engine's planner, no daemon)
  *   model.c    model graphs: lifetimes, YAML, loading models and instances
+ *   fields.c   memclient_* structs -> dicts and attributes, by generated field tables
  *
  * Every socket call runs with the GIL released: libmemclient is thread-safe, and a
  * Client counts the calls in flight so that close() never frees a connection another
@@ -57,6 +58,33 @@ PyObject *memdpy_raise(int err, const char *what, bool at_connect);
 /* Raises exc with a formatted message and errno (positive) set on the instance. */
 PyObject *memdpy_raise_msg(PyObject *exc, int errnum, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* ---- memclient_* structs -> Python, by field tables (fields.c) ---- */
+
+/* How a field reads in Python: an int, a bool (a C int), a str (a NUL-terminated char
+ * array) or an enum's name (memclient_kind_name ...). */
+typedef enum memdpy_field_kind {
+    MEMDPY_F_UINT,
+    MEMDPY_F_BOOL,
+    MEMDPY_F_STR,
+    MEMDPY_F_KIND,
+    MEMDPY_F_CLASS,
+    MEMDPY_F_SCOPE,
+} memdpy_field_kind;
+
+typedef struct memdpy_cfield {
+    const char *key;        /* the Python name; NULL ends a table */
+    size_t offset, size;    /* of the field in its struct */
+    memdpy_field_kind kind;
+} memdpy_cfield;
+
+/* memdpy_fields_<x>: the tables proto/gen.py writes from proto/memd.toml's py keys. */
+#include "memdpy_fields_gen.h"
+
+/* A new dict of the fields of s that t names; NULL with an exception set. */
+PyObject *memdpy_fields_dict(const void *s, const memdpy_cfield *t);
+/* The same fields as attributes of o: 0, or -1 with an exception set. */
+int memdpy_fields_setattr(PyObject *o, const void *s, const memdpy_cfield *t);
 
 /* ---- argument conversion (args.c) ---- */
 

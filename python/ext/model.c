@@ -354,21 +354,19 @@ static const char *role_name(memclient_tensor_role r)
 
 static PyObject *model_info_dict(const memclient_model_info *mi)
 {
+    PyObject *d = memdpy_fields_dict(mi, memdpy_fields_model_info);
+    if (!d)
+        return NULL;
+    /* Not in the table: the plan id reads as the dumps print it, and plan_cached is the
+     * PLAN reply's, not MODEL_INFO's. */
     char id[24];
     snprintf(id, sizeof id, "%016llx", (unsigned long long)mi->plan_id);
-    return Py_BuildValue(
-        "{s:K,s:s,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:I,s:I,s:I,s:I,s:O,s:O,s:O,s:O,s:s,s:s}",
-        "model_id", (unsigned long long)mi->model_id, "plan_id", id, "arena",
-        (unsigned long long)mi->arena, "lower_bound", (unsigned long long)mi->lower_bound,
-        "code_handle", (unsigned long long)mi->code_handle, "code_address",
-        (unsigned long long)mi->code_address, "code_bytes", (unsigned long long)mi->code_bytes,
-        "const_handle", (unsigned long long)mi->const_handle, "const_address",
-        (unsigned long long)mi->const_address, "const_bytes", (unsigned long long)mi->const_bytes,
-        "created_ns", (unsigned long long)mi->created_ns, "device", mi->device, "users",
-        mi->users, "ntensors", mi->ntensors, "instances", mi->instances, "created",
-        mi->created ? Py_True : Py_False, "plan_cached", mi->plan_cached ? Py_True : Py_False,
-        "plan_optimal", mi->plan_optimal ? Py_True : Py_False, "plan_precomputed",
-        mi->plan_precomputed ? Py_True : Py_False, "name", mi->name, "strategy", mi->strategy);
+    PyObject *v = PyUnicode_FromString(id);
+    if (!v || PyDict_SetItemString(d, "plan_id", v) < 0 ||
+        PyDict_SetItemString(d, "plan_cached", mi->plan_cached ? Py_True : Py_False) < 0)
+        Py_CLEAR(d);
+    Py_XDECREF(v);
+    return d;
 }
 
 PyObject *memdpy_client_model_load(PyObject *op, PyObject *args, PyObject *kw)
@@ -504,14 +502,11 @@ PyObject *memdpy_client_instance_create(PyObject *op, PyObject *args, PyObject *
             else
                 PyList_SET_ITEM(l, i, t);
         }
-        if (l)
-            ret = Py_BuildValue("({s:K,s:K,s:K,s:K,s:K,s:O},N)", "instance_id",
-                                (unsigned long long)inst.instance_id, "model_id",
-                                (unsigned long long)inst.model_id, "arena_handle",
-                                (unsigned long long)inst.arena_handle, "arena_address",
-                                (unsigned long long)inst.arena_address, "arena_bytes",
-                                (unsigned long long)inst.arena_bytes, "reused",
-                                inst.reused ? Py_True : Py_False, l);
+        PyObject *d = l ? memdpy_fields_dict(&inst, memdpy_fields_instance) : NULL;
+        if (d)
+            ret = Py_BuildValue("(NN)", d, l);
+        else
+            Py_XDECREF(l);
     }
     PyMem_Free(addrs);
     return ret;
