@@ -502,6 +502,11 @@ def test_paged_dump(doc, conn):
     assert {b["handle"] for b in filler} <= set(dumped)
     mine = dumped[buf["handle"]]
     assert mine["name"] == "pydoc-dumped" and mine["buf"] == buf
+    # buffer.region indexes the REGION records of its device and kind: the one it lies in.
+    region, = [r for name, r in records if name == "REGION" and r["device"] == 0
+               and (r["kind"], r["region"]) == (buf["kind"], buf["region"])]
+    assert region["allocatable"]
+    assert region["base"] <= buf["address"] < region["base"] + region["size"]
     sessions = [r for name, r in records if name == "SESSION"
                 and r["id"] == conn.welcome["session_id"]]
     assert len(sessions) == 1 and sessions[0]["client_name"] == "protocol-doc"
