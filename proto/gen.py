@@ -768,12 +768,14 @@ def gen_doc(s):
              % (s.consts["MEMD_PROTO_MAGIC"], p["version"], s.consts["MEMD_MAX_REPLY"]))
     o.append("Field types in the tables: `u8`, `u16`, `u32`, `u64` are unsigned and `i32` a "
              "signed (two's complement) little-endian integer of that many bits; `char[N]` is a "
-             "string of N bytes, NUL-padded (at most N - 1 characters: a receiver rejects one "
+             "string of N bytes, NUL-padded (at most N - 1 bytes of UTF-8: a receiver rejects one "
              "without a NUL), `char[M][N]` M such strings; `u8[N]` is N raw bytes; `T[N]` is N "
              "values of T; a linked type is "
              "that record, nested in place. N may be a constant's name (see Constants and "
              "Vocabulary); the size column gives every field's width in bytes. Reserved fields "
-             "(`reserved: 0`) are sent as zeros and ignored.\n\n"
+             "(`reserved: 0`) are sent as zeros and ignored. Names a client sends (HELLO's "
+             "client_name, an allocation's name) must be UTF-8 text without control "
+             "characters, else -EINVAL.\n\n"
              "Batch payloads (`count, X x count` in the opcode table) are a `u32 count, u32 0` "
              "prefix and then `count` records.\n\n")
     o.append("## The handshake\n\nA session's first request is HELLO "
@@ -781,7 +783,10 @@ def gen_doc(s):
              "and a client name; the reply is a welcome "
              "([memd_wire_welcome](#memd_wire_welcome-72-bytes)) carrying the session id, the "
              "request size limit and a reclaim token. With MEMD_HELLO_F_RECLAIM and an earlier "
-             "session's id and token, a client takes that session back after a daemon restart.\n\n")
+             "session's id and token, a client takes that session back after a daemon restart. "
+             "A connection whose first request does not come within the daemon's "
+             "hello_timeout_ms (doc/configuration.md) gets an -ETIMEDOUT error reply with "
+             "`opcode` and `id` 0 and is closed.\n\n")
     o.append("## Errors\n\nA failed request's reply has a negative status and, as payload, one "
              "[memd_wire_error](#memd_wire_error-248-bytes) record whose message says what and "
              "where. A malformed frame (bad magic, version, a length that does not fit the "

@@ -18,6 +18,19 @@ MiB = 1 << 20
 
 # ---- the document ---------------------------------------------------------------------
 
+def int_code(base):
+    """The struct code of u8..u64 / i8..i64, as the Framing section defines them."""
+    m = re.fullmatch(r"([ui])(8|16|32|64)", base)
+    assert m, "%r is not an integer type of the Framing section" % base
+    code = {"8": "b", "16": "h", "32": "i", "64": "q"}[m.group(2)]
+    return code if m.group(1) == "i" else code.upper()
+
+
+def int_struct(items):
+    """The struct of a backticked list such as `u32 count, u32 0`: TYPE NAME, ..."""
+    return struct.Struct("<" + "".join(int_code(i.split()[0]) for i in items.split(", ")))
+
+
 def split_row(line):
     """The cells of a Markdown table row; an escaped \\| belongs to its cell."""
     cells = re.split(r"(?<!\\)\|", line.strip())[1:-1]
@@ -51,8 +64,7 @@ class Field:
         elif base == "u8" and dims:
             self.kind, self.count, self.fmt = "bytes", 1, "%ds" % self.size
         else:
-            code = {1: "b", 2: "h", 4: "i", 8: "q"}[width]
-            code = code if base.startswith("i") else code.upper()
+            code = int_code(base)
             self.count = math.prod(dims)
             self.kind = "array" if dims else "int"
             self.fmt = ("%d" % self.count if dims else "") + code
@@ -122,6 +134,81 @@ class Record:
         return self.take(iter(self.struct.unpack_from(buf, offset)))
 
 
+class Payload:
+    """One cell of the opcode table's request or reply column: `empty`, a record, an
+    integer (`u64 handle`), `count, X x count` (X behind the Framing section's count
+    prefix) or the DUMP reply's tagged records."""
+
+    def __init__(self, cell, doc):
+        self.doc, self.batch = doc, False
+        m = re.fullmatch(r"count, (.*) x count", cell)
+        if m:
+            self.batch, cell = True, m.group(1)
+        link = re.fullmatch(r"\[(\w+)\]\(#memd_wire_\1-\d+-bytes\)", cell)
+        if cell in ("empty", "tagged records (see Record tags)"):
+            self.kind, self.size = cell.split()[0], 0
+        elif link:
+            self.kind, self.record = "record", doc.record(link.group(1))
+            self.size = self.record.size
+        else:
+            self.kind, self.int = "int", int_struct(cell)
+            self.size = self.int.size
+
+    def encode(self, value):
+        if self.batch:
+            return self.doc.count.pack(len(value), 0) + b"".join(map(self.encode_one, value))
+        return self.encode_one(value)
+
+    def encode_one(self, value):
+        if self.kind == "record":
+            return self.record.pack(**value)
+        if self.kind == "int":
+            return self.int.pack(value)
+        assert value is None, "%s payloads carry nothing" % self.kind
+        return b""
+
+    def decode(self, body):
+        if self.kind == "tagged":
+            return self.doc.tagged(body)
+        off, n = 0, 1
+        if self.batch:
+            n, zero = self.doc.count.unpack_from(body)
+            assert zero == 0
+            off = self.doc.count.size
+        assert len(body) == off + n * self.size, "a reply of %d bytes" % len(body)
+        items = [self.decode_one(body, off + i * self.size) for i in range(n)]
+        return items if self.batch else items[0]
+
+    def decode_one(self, body, off):
+        if self.kind == "record":
+            return self.record.unpack(body, off)
+        if self.kind == "int":
+            return self.int.unpack_from(body, off)[0]
+        return None
+
+
+class Opcode:
+    """A row of the opcode table: its number, payloads and length rule."""
+
+    def __init__(self, row, doc):
+        self.number, self.name = int(row[0]), row[1]
+        self.request, self.reply = Payload(row[2], doc), Payload(row[3], doc)
+        self.rule = row[4]
+
+    def fits(self, n):
+        """Whether a request payload of n bytes keeps the length rule."""
+        m = re.fullmatch(r"exactly (\d+)(?: or (\d+))?", self.rule)
+        if m:
+            return n in {int(x) for x in m.groups() if x}
+        m = re.fullmatch(r"(\d+) \+ count x (\d+)", self.rule)
+        if m:
+            head, each = int(m.group(1)), int(m.group(2))
+            return n >= head and (n - head) % each == 0
+        n_min = re.fullmatch(r"at least (\d+)", self.rule)
+        assert n_min, "%s: length rule %r" % (self.name, self.rule)
+        return n >= int(n_min.group(1))
+
+
 class ProtocolDoc:
     """The numbers and layouts of doc/protocol.md."""
 
@@ -144,7 +231,9 @@ class ProtocolDoc:
                     name, value = member.split(" = ")
                     self.consts[name] = int(value)
         self.errno = {row[0]: int(row[1]) for row in self.table("Errors")}
-        self.opcode = {row[1]: int(row[0]) for row in self.table("Opcodes")}
+        # The count prefix of batch payloads and the DUMP reply's tag, as the prose says.
+        self.count = int_struct(self.quoted("Framing", r"are a `([^`]*)` prefix"))
+        self.tag = int_struct(self.quoted("Record tags (DUMP replies)", r"each a `(\w+)` tag"))
         self.tags = {}
         for row in self.table("Record tags (DUMP replies)"):
             rec = re.fullmatch(r"\[memd_wire_(\w+)\]\(#[^)]*\)", row[2]).group(1)
@@ -154,6 +243,13 @@ class ProtocolDoc:
             m = re.fullmatch(r"memd_wire_(\w+) \((\d+) bytes\)", heading)
             if m:
                 self.records[m.group(1)] = (int(m.group(2)), heading)
+        self.op_rows = {row[1]: row for row in self.table("Opcodes")}
+        self.ops = {}
+
+    def quoted(self, heading, pattern):
+        m = re.search(pattern, "\n".join(self.sections[heading]), re.S)
+        assert m, "%r: no %r" % (heading, pattern)
+        return m.group(1)
 
     def table(self, heading):
         """The rows of the first table under heading (no header, no separator)."""
@@ -175,10 +271,29 @@ class ProtocolDoc:
             r = self.records[name] = Record(name, size, self.table(heading), self)
         return r
 
+    def op(self, name):
+        """The opcode called name (built on first use: not every row's payload is one this
+        client speaks, e.g. PLAN's documents)."""
+        if name not in self.ops:
+            self.ops[name] = Opcode(self.op_rows[name], self)
+        return self.ops[name]
+
+    def tagged(self, body):
+        """A DUMP reply: [(tag name, record)], each record's table from the tag table."""
+        out, off = [], 0
+        while off < len(body):
+            (tag,) = self.tag.unpack_from(body, off)
+            assert tag in self.tags, "tag %d is not in the Record tags table" % tag
+            name, rec = self.tags[tag]
+            r = self.record(rec)
+            out.append((name, r.unpack(body, off + self.tag.size)))
+            off += self.tag.size + r.size
+        assert off == len(body), "a record cut short"
+        return out
+
     def example_frame(self):
         """The bytes of the hex dump in the Example section."""
-        body = "\n".join(self.sections["Example"])
-        dump = re.search(r"```\n(.*?)\n```", body, re.S).group(1)
+        dump = self.quoted("Example", r"```\n(.*?)\n```")
         out = bytearray()
         for line in dump.splitlines():
             offset, _, hexbytes = line.partition("  ")
@@ -213,7 +328,7 @@ class Conn:
         c = self.doc.consts
         self.sock.sendall(self.hdr.pack(
             magic=c["MEMD_PROTO_MAGIC"] if magic is None else magic,
-            version=c["MEMD_PROTO_VERSION"], opcode=self.doc.opcode[opcode], id=rid,
+            version=c["MEMD_PROTO_VERSION"], opcode=self.doc.op(opcode).number, id=rid,
             len=len(payload)) + payload)
         return rid
 
@@ -232,30 +347,28 @@ class Conn:
         assert h["version"] == self.doc.consts["MEMD_PROTO_VERSION"]
         return h, self.recv_exact(h["len"])
 
-    def call(self, opcode, payload, status=0):
-        """One request and its reply, whose header echoes the request's opcode and id."""
+    def call(self, opcode, value=None, status=0):
+        """One request, encoded as the opcode table's request column says, and its reply,
+        whose header echoes the request's opcode and id: decoded by the reply column, or
+        the error record when status is an errno."""
+        op = self.doc.op(opcode)
+        payload = op.request.encode(value)
+        assert op.fits(len(payload)), "%s: %d bytes break %r" % (opcode, len(payload), op.rule)
         rid = self.send(opcode, payload)
         h, body = self.recv()
-        assert (h["opcode"], h["id"]) == (self.doc.opcode[opcode], rid)
+        assert (h["opcode"], h["id"]) == (op.number, rid)
+        err = self.doc.record("error")
         if h["status"] != status:
-            err = self.doc.record("error").unpack(body) if h["status"] < 0 else body
-            pytest.fail("%s: status %d, expected %d: %s" % (opcode, h["status"], status, err))
-        return body
+            pytest.fail("%s: status %d, expected %d: %s" % (
+                opcode, h["status"], status, err.unpack(body) if h["status"] < 0 else body))
+        if status < 0:
+            assert len(body) == err.size
+            return err.unpack(body)
+        return op.reply.decode(body)
 
     def hello(self, name):
         v = self.doc.consts["MEMD_PROTO_VERSION"]
-        body = self.call("HELLO", self.doc.record("hello").pack(
-            min_version=v, max_version=v, client_name=name))
-        welcome = self.doc.record("welcome")
-        assert len(body) == welcome.size
-        return welcome.unpack(body)
-
-
-def count_prefix(doc, n):
-    """A batch payload's prefix, as the Framing section gives it: u32 count, u32 0."""
-    assert "are a `u32 count, u32 0` prefix" in doc.text
-    assert doc.consts["MEMD_WIRE_COUNT_SIZE"] == struct.calcsize("<II")
-    return struct.pack("<II", n, 0)
+        return self.call("HELLO", dict(min_version=v, max_version=v, client_name=name))
 
 
 @pytest.fixture
@@ -268,9 +381,8 @@ def conn(daemon, doc):
 
 def alloc_req(doc, **fields):
     c = doc.consts
-    return doc.record("alloc_req").pack(**dict(dict(
-        device=0, cls=c["MEMD_CLASS_CONSTANT"], scope=c["MEMD_SCOPE_DRAM"],
-        dtype=c["MEMD_DTYPE_NONE"]), **fields))
+    return dict(dict(device=0, cls=c["MEMD_CLASS_CONSTANT"], scope=c["MEMD_SCOPE_DRAM"],
+                     dtype=c["MEMD_DTYPE_NONE"]), **fields)
 
 
 # ---- the tests -----------------------------------------------------------------------
@@ -290,12 +402,11 @@ def test_example_frame_is_the_tables(doc):
     """The Example section's hex dump is what the header and alloc_req tables make of its
     words: opcode 2, id 7, 1 MiB CONSTANT in DRAM of device 0, named "weights"."""
     c = doc.consts
-    req = doc.record("alloc_req")
-    frame = doc.record("hdr").pack(
-        magic=c["MEMD_PROTO_MAGIC"], version=c["MEMD_PROTO_VERSION"],
-        opcode=doc.opcode["ALLOC"], id=7, len=req.size) + alloc_req(doc, bytes=0x100000,
-                                                                     name="weights")
-    assert doc.opcode["ALLOC"] == 2 and c["MEMD_CLASS_CONSTANT"] == 1
+    alloc = doc.op("ALLOC")
+    payload = alloc.request.encode(alloc_req(doc, bytes=0x100000, name="weights"))
+    frame = doc.record("hdr").pack(magic=c["MEMD_PROTO_MAGIC"], version=c["MEMD_PROTO_VERSION"],
+                                   opcode=alloc.number, id=7, len=len(payload)) + payload
+    assert alloc.number == 2 and c["MEMD_CLASS_CONSTANT"] == 1
     assert frame == doc.example_frame()
 
 
@@ -303,10 +414,10 @@ def test_example_frame_gets_a_buffer(doc, conn):
     """The example frame, sent as it is in the document, gets the reply it promises."""
     conn.sock.sendall(doc.example_frame())
     h, body = conn.recv()
-    assert (h["opcode"], h["id"], h["status"]) == (doc.opcode["ALLOC"], 7, 0)
-    assert len(body) == doc.record("buffer").size
-    buf = doc.record("buffer").unpack(body)
-    conn.call("FREE", struct.pack("<Q", buf["handle"]))
+    alloc = doc.op("ALLOC")
+    assert (h["opcode"], h["id"], h["status"]) == (alloc.number, 7, 0)
+    buf = alloc.reply.decode(body)
+    conn.call("FREE", buf["handle"])
 
 
 def test_hello_welcome(doc, conn):
@@ -325,16 +436,14 @@ def test_hello_welcome(doc, conn):
 
 def test_alloc_and_query(doc, conn):
     c = doc.consts
-    body = conn.call("ALLOC", alloc_req(doc, bytes=MiB, name="pydoc-weights"))
-    assert len(body) == doc.record("buffer").size
-    buf = doc.record("buffer").unpack(body)
+    buf = conn.call("ALLOC", alloc_req(doc, bytes=MiB, name="pydoc-weights"))
     assert buf["handle"] != 0 and buf["pitch"] == 0 and buf["banks"] > 0
     # No page size: one page, reserved whole in every bank (1 MiB is aligned already).
     assert buf["size_per_bank"] == MiB and buf["page_size"] == MiB
     assert buf["kind"] == c["MEMD_KIND_DRAM"] and buf["bank_mode"] == c["MEMD_BANKS_ALL"]
     assert buf["refcount"] == 1
 
-    info = doc.record("alloc_info").unpack(conn.call("QUERY", struct.pack("<Q", buf["handle"])))
+    info = conn.call("QUERY", buf["handle"])
     assert info["buf"] == buf
     assert info["name"] == "pydoc-weights"
     assert (info["device"], info["cls"], info["scope"]) == (
@@ -342,82 +451,79 @@ def test_alloc_and_query(doc, conn):
     assert info["session_id"] == conn.welcome["session_id"]
     assert (info["pid"], info["uid"]) == (os.getpid(), os.getuid())
     assert info["flags"] == 0 and info["created_ns"] > 0
-    conn.call("FREE", struct.pack("<Q", buf["handle"]))
+    conn.call("FREE", buf["handle"])
 
 
 def test_alloc_batch_and_free_batch(doc, conn):
     c = doc.consts
-    buffer = doc.record("buffer")
     sizes = [4096, 8192, 3 * 4096]
-    body = conn.call("ALLOC_BATCH", count_prefix(doc, 3) + b"".join(
-        alloc_req(doc, cls=c["MEMD_CLASS_PLACEHOLDER"], bytes=n) for n in sizes))
-    assert struct.unpack_from("<II", body) == (3, 0)
-    assert len(body) == 8 + 3 * buffer.size
-    bufs = [buffer.unpack(body, 8 + i * buffer.size) for i in range(3)]
+    bufs = conn.call("ALLOC_BATCH", [alloc_req(doc, cls=c["MEMD_CLASS_PLACEHOLDER"], bytes=n)
+                                     for n in sizes])
+    assert len(bufs) == 3
     assert [b["size_per_bank"] >= n for b, n in zip(bufs, sizes)] == [True] * 3
     spans = sorted((b["address"], b["address"] + b["size_per_bank"]) for b in bufs)
     assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), "buffers overlap"
     handles = [b["handle"] for b in bufs]
     assert len(set(handles)) == 3
 
-    assert conn.call("FREE_BATCH", count_prefix(doc, 3) + struct.pack("<3Q", *handles)) == b""
-    conn.call("QUERY", struct.pack("<Q", handles[0]), status=doc.errno["ENOENT"])
+    assert conn.call("FREE_BATCH", handles) is None
+    conn.call("QUERY", handles[0], status=doc.errno["ENOENT"])
 
 
 def test_paged_dump(doc, conn):
     c = doc.consts
-    buf = doc.record("buffer").unpack(
-        conn.call("ALLOC", alloc_req(doc, bytes=MiB, name="pydoc-dumped")))
-    dump_req = doc.record("dump_req")
+    # As many allocations as one request may carry: more than memd puts in one page
+    # (daemon/handlers/dump.c), so the cursor loop below really turns.
+    n = (conn.welcome["max_frame"] - doc.count.size) // doc.record("alloc_req").size
+    filler = conn.call("ALLOC_BATCH", [alloc_req(doc, cls=c["MEMD_CLASS_PLACEHOLDER"], bytes=1)
+                                       for _ in range(n)])
+    # Made last, it has the highest handle: it is on the last page.
+    buf = conn.call("ALLOC", alloc_req(doc, bytes=MiB, name="pydoc-dumped"))
     pages, cursor = [], 0
     while True:
-        body = conn.call("DUMP", dump_req.pack(device=0xFFFFFFFF, flags=c["MEMD_DUMP_F_PAGED"],
-                                               cursor=cursor))
-        page, off = [], 0
-        while off < len(body):
-            (tag,) = struct.unpack_from("<I", body, off)
-            assert tag in doc.tags, "tag %d is not in the Record tags table" % tag
-            name, rec = doc.tags[tag]
-            r = doc.record(rec)
-            page.append((name, r.unpack(body, off + 4)))
-            off += 4 + r.size
-        assert off == len(body)
+        page = conn.call("DUMP", dict(device=0xFFFFFFFF, flags=c["MEMD_DUMP_F_PAGED"],
+                                      cursor=cursor))
         pages.append(page)
-        assert page[-1][0] == "PAGE", "a page ends with its PAGE record"
-        assert [n for n, _ in page].count("PAGE") == 1
+        names = [name for name, _ in page]
+        assert names[-1] == "PAGE" and names.count("PAGE") == 1, "a page ends with its PAGE"
         cursor = page[-1][1]["next"]
         if cursor == 0:
             break
-        assert len(pages) < 1000, "the cursors go round"
+        assert len(pages) <= n, "the cursors go round"
+    assert len(pages) > 1
     records = [r for page in pages for r in page]
-    names = [n for n, _ in records]
+    names = [name for name, _ in records]
     assert names[0] == "SERVER" and names.count("SERVER") == 1
     server = records[0][1]
-    assert server["pid"] > 0 and server["allocs"] >= 1
+    assert server["pid"] > 0 and server["allocs"] >= n + 1
     assert names.count("DEVICE") == conn.welcome["ndevices"]
-    mine = [r for n, r in records if n == "ALLOC" and r["buf"]["handle"] == buf["handle"]]
-    assert len(mine) == 1, "an allocation that lives through the dump appears exactly once"
-    assert mine[0]["name"] == "pydoc-dumped" and mine[0]["buf"] == buf
-    sessions = [r for n, r in records if n == "SESSION" and r["id"] == conn.welcome["session_id"]]
+    dumped = {r["buf"]["handle"]: r for name, r in records if name == "ALLOC"}
+    assert names.count("ALLOC") == len(dumped), "an allocation appears once"
+    assert {b["handle"] for b in filler} <= set(dumped)
+    mine = dumped[buf["handle"]]
+    assert mine["name"] == "pydoc-dumped" and mine["buf"] == buf
+    # buffer.region indexes the REGION records of its device and kind: the one it lies in.
+    region, = [r for name, r in records if name == "REGION" and r["device"] == 0
+               and (r["kind"], r["region"]) == (buf["kind"], buf["region"])]
+    assert region["allocatable"]
+    assert region["base"] <= buf["address"] < region["base"] + region["size"]
+    sessions = [r for name, r in records if name == "SESSION"
+                and r["id"] == conn.welcome["session_id"]]
     assert len(sessions) == 1 and sessions[0]["client_name"] == "protocol-doc"
-    conn.call("FREE", struct.pack("<Q", buf["handle"]))
+    conn.call("FREE_BATCH", [b["handle"] for b in filler] + [buf["handle"]])
 
 
 def test_error_record(doc, conn):
-    err = doc.record("error")
     enoent = doc.errno["ENOENT"]
-    body = conn.call("FREE", struct.pack("<Q", 0xFFFF_FFFF_0000_0001), status=enoent)
-    assert len(body) == err.size
-    e = err.unpack(body)
+    e = conn.call("FREE", 0xFFFF_FFFF_0000_0001, status=enoent)
     assert e["status"] == enoent and e["detail"] == doc.consts["MEMD_ERR_DETAIL_NONE"]
     assert e["message"]
     # An error reply is not a malformed frame: the session carries on.
-    assert conn.call("DUMP", doc.record("dump_req").pack(
-        device=0, flags=doc.consts["MEMD_DUMP_F_PAGED"]))
+    assert conn.call("DUMP", dict(device=0, flags=doc.consts["MEMD_DUMP_F_PAGED"]))
 
 
 def test_bad_magic_gets_an_error_and_the_connection_closes(doc, conn):
-    conn.send("FREE", struct.pack("<Q", 1), magic=0x58585858)
+    conn.send("FREE", doc.op("FREE").request.encode(1), magic=0x58585858)
     h, body = conn.recv()
     assert (h["opcode"], h["id"], h["status"]) == (0, 0, doc.errno["EPROTO"])
     e = doc.record("error").unpack(body)
