@@ -66,13 +66,5 @@ int memd_op_instance_create(memd_state *st, memd_session *s, const memd_wire_hdr
 int memd_op_instance_release(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                              const uint8_t *p, memd_buf *out)
 {
-    memd_wire_ref ref;
-    int ret;
-    if (memd_model_get_ref(st, h, p, out, MEMD_INST_F_FREE, &ref, &ret) < 0)
-        return ret;
-    memd_error err;
-    memd_error_reset(&err);
-    return memd_reply_done(st, h, out, &err,
-                           memd_models_instance_release(st, s, ref.id, ref.flags & MEMD_INST_F_FREE,
-                                                        h->status & MEMD_REQ_F_RETRY, &err));
+    return memd_model_ref_call(st, s, h, p, out, MEMD_INST_F_FREE, memd_models_instance_release);
 }

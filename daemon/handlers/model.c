@@ -46,15 +46,25 @@ static int reply_info(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
     return 0;
 }
 
+int memd_model_get_doc(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                       const uint8_t *p, memd_buf *out, memd_doc *doc, memd_error *err,
+                       int *ret)
+{
+    memd_error_reset(err);
+    int rc = memd_models_doc(st, s, h, p, doc, err);
+    if (rc < 0)
+        *ret = memd_reply_fail(st, h, out, err, false);
+    return rc;
+}
+
 int memd_op_model_load(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                        const uint8_t *p, memd_buf *out)
 {
     memd_error err;
-    memd_error_reset(&err);
     memd_doc doc;
-    int rc = memd_models_doc(st, s, h, p, &doc, &err);
-    if (rc < 0)
-        return memd_reply_fail(st, h, out, &err, false);
+    int rc;
+    if (memd_model_get_doc(st, s, h, p, out, &doc, &err, &rc) < 0)
+        return rc;
     memd_model *m;
     bool fresh;
     rc = memd_models_load(st, s, &doc, &m, &fresh, &err);
@@ -79,18 +89,24 @@ int memd_model_get_ref(memd_state *st, const memd_wire_hdr *h, const uint8_t *p,
     return 0;
 }
 
-int memd_op_model_unload(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                         const uint8_t *p, memd_buf *out)
+int memd_model_ref_call(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                        const uint8_t *p, memd_buf *out, uint32_t flag, memd_model_ref_fn fn)
 {
     memd_wire_ref ref;
     int ret;
-    if (memd_model_get_ref(st, h, p, out, MEMD_MODEL_F_FORCE, &ref, &ret) < 0)
+    if (memd_model_get_ref(st, h, p, out, flag, &ref, &ret) < 0)
         return ret;
     memd_error err;
     memd_error_reset(&err);
     return memd_reply_done(st, h, out, &err,
-                           memd_models_unload(st, s, ref.id, ref.flags & MEMD_MODEL_F_FORCE,
-                                              h->status & MEMD_REQ_F_RETRY, &err));
+                           fn(st, s, ref.id, ref.flags & flag, h->status & MEMD_REQ_F_RETRY,
+                              &err));
+}
+
+int memd_op_model_unload(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                         const uint8_t *p, memd_buf *out)
+{
+    return memd_model_ref_call(st, s, h, p, out, MEMD_MODEL_F_FORCE, memd_models_unload);
 }
 
 int memd_op_model_info(memd_state *st, memd_session *s, const memd_wire_hdr *h,

@@ -54,11 +54,10 @@ int memd_op_plan(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                  const uint8_t *p, memd_buf *out)
 {
     memd_error err;
-    memd_error_reset(&err);
     memd_doc doc;
-    int rc = memd_models_doc(st, s, h, p, &doc, &err);
-    if (rc < 0)
-        return memd_reply_fail(st, h, out, &err, false);
+    int rc;
+    if (memd_model_get_doc(st, s, h, p, out, &doc, &err, &rc) < 0)
+        return rc;
     memd_plan_entry *hit;
     memd_model_job *job;
     rc = memd_models_plan(st, s, &doc, out, h->opcode, h->id, &hit, &job, &err);
