@@ -28,18 +28,10 @@ static int instance_new(memd_state *st, memd_models *ms, memd_model_use *u, memd
 {
     memd_model *m = u->m;
     memd_session *s = u->s;
-    memd_instance *in = calloc(1, sizeof *in);
-    uint64_t *ph_h = calloc(m->nph ? m->nph : 1, sizeof *ph_h);
-    uint64_t *ph_a = calloc(m->nph ? m->nph : 1, sizeof *ph_a);
-    if (!in || !ph_h || !ph_a) {
-        free(in);
-        free(ph_h);
-        free(ph_a);
+    memd_instance *in = memd_models_instance_new(u);
+    if (!in)
         return memd_error_set(err, -ENOMEM, "daemon out of memory for an instance");
-    }
-    in->ph_handle = ph_h;
-    in->ph_address = ph_a;
-    in->use = u;
+    uint64_t *ph_h = in->ph_handle, *ph_a = in->ph_address;
     memd_alloc *a;
     int rc = 0;
     uint32_t done = 0;
@@ -88,14 +80,9 @@ static int instance_new(memd_state *st, memd_models *ms, memd_model_use *u, memd
         memd_models_release_handle(st, s, in->arena_handle);
         for (uint32_t i = 0; i < m->nph; i++)
             memd_models_release_handle(st, s, ph_h[i]);
-        free(ph_h);
-        free(ph_a);
-        free(in);
-        return rc;
     }
-    in->next = u->insts;
-    u->insts = in;
-    m->instances++;
+    if (memd_models_instance_built(in, rc) < 0)
+        return rc;
     *out = in;
     return 0;
 }

@@ -138,6 +138,11 @@ void memd_models_release_handle(memd_state *st, memd_session *s, uint64_t handle
 memd_model_use *memd_models_use_of(memd_models *ms, const memd_session *s, uint64_t model_id);
 void memd_models_use_release(memd_state *st, memd_models *ms, memd_model_use *u);
 void memd_models_instance_destroy(memd_state *st, memd_models *ms, memd_instance *in);
+/* A new instance of u (use, placeholder arrays set; nothing allocated), or NULL: -ENOMEM. */
+memd_instance *memd_models_instance_new(memd_model_use *u);
+/* Ends building in: rc == 0 links it into its load; rc < 0 frees it (its buffers were
+ * already let go). Returns rc. */
+int memd_models_instance_built(memd_instance *in, int rc);
 uint64_t memd_models_handle_address(const memd_state *st, uint64_t handle);
 
 /* model_save.c: the records the state store keeps (hooks.h memd_record; formats there,

@@ -113,6 +113,37 @@ memd_model_use *memd_models_use_of(memd_models *ms, const memd_session *s, uint6
     return NULL;
 }
 
+memd_instance *memd_models_instance_new(memd_model_use *u)
+{
+    size_t n = u->m->nph ? u->m->nph : 1;
+    memd_instance *in = calloc(1, sizeof *in);
+    if (!in)
+        return NULL;
+    in->use = u;
+    in->ph_handle = calloc(n, sizeof *in->ph_handle);
+    in->ph_address = calloc(n, sizeof *in->ph_address);
+    if (!in->ph_handle || !in->ph_address) {
+        memd_models_instance_built(in, -ENOMEM);
+        return NULL;
+    }
+    return in;
+}
+
+int memd_models_instance_built(memd_instance *in, int rc)
+{
+    if (rc < 0) {
+        free(in->ph_handle);
+        free(in->ph_address);
+        free(in);
+        return rc;
+    }
+    memd_model_use *u = in->use;
+    in->next = u->insts;
+    u->insts = in;
+    u->m->instances++;
+    return 0;
+}
+
 void memd_models_instance_destroy(memd_state *st, memd_models *ms, memd_instance *in)
 {
     memd_model_use *u = in->use;
