@@ -22,47 +22,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "le.h"
 #include "memd/protocol.h"
 #include "opcodes.h"
 #include "wire_gen.h" /* every record's put/get and size, from proto/memd.toml */
 
-/* Scalars, little-endian, unaligned. */
-static inline uint8_t *memd_wire_put_u16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    return p + 2;
-}
-
-static inline uint8_t *memd_wire_put_u32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-    return p + 4;
-}
-
-static inline uint8_t *memd_wire_put_u64(uint8_t *p, uint64_t v)
-{
-    memd_wire_put_u32(p, (uint32_t)v);
-    return memd_wire_put_u32(p + 4, (uint32_t)(v >> 32));
-}
-
-static inline uint16_t memd_wire_u16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (uint16_t)p[1] << 8);
-}
-
-static inline uint32_t memd_wire_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t memd_wire_u64(const uint8_t *p)
-{
-    return (uint64_t)memd_wire_u32(p) | (uint64_t)memd_wire_u32(p + 4) << 32;
-}
+/* Scalars, little-endian, unaligned: common/le.h's, under the codec's names. */
+#define memd_wire_put_u16 memd_le_put_u16
+#define memd_wire_put_u32 memd_le_put_u32
+#define memd_wire_put_u64 memd_le_put_u64
+#define memd_wire_u16 memd_le_u16
+#define memd_wire_u32 memd_le_u32
+#define memd_wire_u64 memd_le_u64
 
 /* ---- wire_str.c: fixed-size strings ---- */
 

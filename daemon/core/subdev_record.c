@@ -28,7 +28,7 @@
 #include "log.h"
 #include "state.h"
 #include "subdev.h"
-#include "wire.h"
+#include "le.h"
 
 #define RECORD_VERSION 1
 #define BASE 84u
@@ -41,15 +41,15 @@ uint8_t *memd_subdev_record_encode(const memd_subdev_spec *sd, size_t *len)
         return NULL;
     p[0] = (uint8_t)sd->kind;
     p[1] = (uint8_t)sd->noverlap;
-    memd_wire_put_u32(p + 4, sd->device);
-    memd_wire_put_u64(p + 8, sd->budget);
-    memd_wire_put_u32(p + 16, sd->nbanks);
+    memd_le_put_u32(p + 4, sd->device);
+    memd_le_put_u64(p + 8, sd->budget);
+    memd_le_put_u32(p + 16, sd->nbanks);
     memcpy(p + 20, sd->name, strnlen(sd->name, MEMD_NAME_MAX - 1));
     uint8_t *q = p + BASE;
     for (uint32_t i = 0; i < sd->noverlap; i++, q += MEMD_NAME_MAX)
         memcpy(q, sd->overlap[i], strnlen(sd->overlap[i], MEMD_NAME_MAX - 1));
     for (uint32_t i = 0; i < sd->nbanks; i++)
-        q = memd_wire_put_u32(q, sd->banks[i]);
+        q = memd_le_put_u32(q, sd->banks[i]);
     return p;
 }
 
@@ -69,15 +69,15 @@ int memd_subdev_record_decode(const uint8_t *p, size_t len, memd_subdev_spec *sd
     memset(sd, 0, sizeof *sd);
     if (len < BASE)
         return -EBADMSG;
-    uint32_t noverlap = p[1], nbanks = memd_wire_u32(p + 16);
+    uint32_t noverlap = p[1], nbanks = memd_le_u32(p + 16);
     if (noverlap > MEMD_SUBDEV_MAX_LIST || nbanks == 0 || nbanks > MEMD_MAX_BANKS ||
         len != BASE + (size_t)noverlap * MEMD_NAME_MAX + 4 * (size_t)nbanks)
         return -EBADMSG;
     if (p[0] >= MEMD_KIND_COUNT || get_name(p + 20, sd->name) < 0)
         return -EINVAL;
     sd->kind = (memd_kind)p[0];
-    sd->device = memd_wire_u32(p + 4);
-    sd->budget = memd_wire_u64(p + 8);
+    sd->device = memd_le_u32(p + 4);
+    sd->budget = memd_le_u64(p + 8);
     const uint8_t *q = p + BASE;
     for (uint32_t i = 0; i < noverlap; i++, q += MEMD_NAME_MAX)
         if (get_name(q, sd->overlap[i]) < 0)
@@ -87,7 +87,7 @@ int memd_subdev_record_decode(const uint8_t *p, size_t len, memd_subdev_spec *sd
         return -ENOMEM;
     sd->nbanks = nbanks;
     for (uint32_t i = 0; i < nbanks; i++, q += 4) {
-        sd->banks[i] = memd_wire_u32(q);
+        sd->banks[i] = memd_le_u32(q);
         if (i && sd->banks[i] <= sd->banks[i - 1]) {
             memd_subdev_spec_free(sd);
             return -EINVAL;
@@ -116,7 +116,7 @@ int memd_subdev_bind_record(memd_state *st, const memd_session *s)
     uint8_t p[BIND_LEN] = {0};
     const memd_subdev *d = &st->subdevs[s->subdev - 1];
     memcpy(p, d->spec.name, strnlen(d->spec.name, MEMD_NAME_MAX - 1));
-    memd_wire_put_u64(p + MEMD_NAME_MAX, d->record);
+    memd_le_put_u64(p + MEMD_NAME_MAX, d->record);
     memd_record r = {.kind = MEMD_RECORD_SUBDEV_BIND, .version = RECORD_VERSION, .id = s->id,
                      .data = p, .len = sizeof p};
     memd_hooks_record_put(st, &r);
@@ -138,7 +138,7 @@ static int restore_binding(memd_state *st, const memd_record *r, memd_error *err
     if (r->version != RECORD_VERSION || r->len != BIND_LEN || get_name(r->data, name) < 0)
         return memd_error_set(err, -EINVAL, "sub-device binding record %llu: damaged",
                               (unsigned long long)r->id);
-    uint64_t record = memd_wire_u64(r->data + MEMD_NAME_MAX);
+    uint64_t record = memd_le_u64(r->data + MEMD_NAME_MAX);
     memd_session *s = session_of(st, r->id);
     int i = memd_subdev_find(st, name);
     bool same = i >= 0 && st->subdevs[i].record == record;
