@@ -111,19 +111,13 @@ static int restore_plan(memd_models *ms, const rd *d)
     e->id = r->id;
     e->precomputed = p[0] & 1;
     e->optimal = p[0] & 2;
-    e->arena = memd_wire_u64(p + 8);
-    e->lower_bound = memd_wire_u64(p + 16);
-    e->iterations = memd_wire_u64(p + 24);
-    e->plan_us = memd_wire_u64(p + 32);
-    e->created_ns = memd_wire_u64(p + 40);
-    e->hits = memd_wire_u64(p + 48);
+    memd_le_fields_get(p, e, memd_models_plan_fields, MEMD_MODELS_PLAN_NFIELDS);
     int rc = memd_wire_get_str(p + 56, e->strategy, sizeof e->strategy) < 0
                  ? bad(d, "strategy without its NUL") : 0;
     const uint8_t *q = p + PLAN_HEAD, *offs = p + PLAN_HEAD + (size_t)n * PLAN_BUF;
     for (uint32_t i = 0; rc == 0 && i < n; i++, q += PLAN_BUF) {
-        b[i] = (memd_plan_buffer){.lower = memd_wire_u64(q), .upper = memd_wire_u64(q + 8),
-                                  .size = memd_wire_u64(q + 16), .align = memd_wire_u64(q + 24),
-                                  .offset = memd_wire_u64(q + 32), .pinned = q[40] == 1};
+        memd_le_fields_get(q, &b[i], memd_models_plan_buf_fields, MEMD_MODELS_PLAN_BUF_NFIELDS);
+        b[i].pinned = q[40] == 1;
         off[i] = memd_wire_u64(offs + 8 * (size_t)i);
         if (q[40] > 1 || !zero(q + 41, 7) || !pow2(b[i].align) || (!b[i].pinned && b[i].offset != 0) || off[i] > e->arena ||
             b[i].size > e->arena - off[i])
@@ -152,10 +146,7 @@ static int restore_tensors(const rd *d, memd_model *m, const uint8_t *q, uint32_
     uint32_t act = 0, ph = 0;
     for (uint32_t i = 0; i < m->n; i++, q += MODEL_TENSOR) {
         memd_model_tensor *t = &m->t[i];
-        *t = (memd_model_tensor){.size = memd_wire_u64(q), .align = memd_wire_u64(q + 8),
-                                 .lower = memd_wire_u64(q + 16), .upper = memd_wire_u64(q + 24),
-                                 .off = memd_wire_u64(q + 32), .ref = memd_wire_u32(q + 40),
-                                 .role = q[44]};
+        memd_le_fields_get(q, t, memd_models_tensor_fields, MEMD_MODELS_TENSOR_NFIELDS);
         if (t->role >= MEMD_TENSOR_ROLE_COUNT || !zero(q + 45, 3) || !pow2(t->align))
             return bad(d, "a tensor out of range");
         switch (t->role) {
@@ -220,20 +211,10 @@ static int restore_model(memd_state *st, memd_models *ms, const rd *d)
         return memd_error_set(d->err, -ENOMEM, "out of memory restoring model %llu",
                               (unsigned long long)r->id);
     }
+    memd_le_fields_get(p, m, memd_models_model_fields, MEMD_MODELS_MODEL_NFIELDS);
     m->id = r->id;
-    m->hash = memd_wire_u64(p);
-    m->created_ns = memd_wire_u64(p + 8);
     m->plan = pl;
-    m->code_bytes = memd_wire_u64(p + 24);
-    m->const_bytes = memd_wire_u64(p + 32);
-    m->const_align = memd_wire_u64(p + 40);
-    m->arena_align = memd_wire_u64(p + 48);
-    m->code_handle = memd_wire_u64(p + 56);
-    m->const_handle = memd_wire_u64(p + 64);
     m->dev = (uint32_t)dev;
-    m->n = n;
-    m->nph = nph;
-    m->scope = p[88];
     int rc = 0;
     if (memd_wire_get_str(p + 96, m->name, sizeof m->name) < 0 || !m->name[0])
         rc = bad(d, "bad name");
@@ -314,27 +295,15 @@ static int restore_instance(memd_state *st, memd_models *ms, const rd *d)
         return bad(d, "its owner session did not load its model");
     if (nph != u->m->nph)
         return bad(d, "another placeholder count than its model");
-    memd_instance *in = calloc(1, sizeof *in);
-    uint64_t *ph_h = calloc(nph ? nph : 1, sizeof *ph_h);
-    uint64_t *ph_a = calloc(nph ? nph : 1, sizeof *ph_a);
-    if (!in || !ph_h || !ph_a) {
-        free(in);
-        free(ph_h);
-        free(ph_a);
+    memd_instance *in = memd_models_instance_new(u);
+    if (!in)
         return memd_error_set(d->err, -ENOMEM, "out of memory restoring instance %llu",
                               (unsigned long long)r->id);
-    }
+    uint64_t *ph_h = in->ph_handle, *ph_a = in->ph_address;
     in->id = r->id;
-    in->use = u;
     in->busy = p[48];
     in->reused = p[49];
-    in->req = memd_wire_u64(p + 56);
-    in->arena_handle = memd_wire_u64(p + 8);
-    in->arena_address = memd_wire_u64(p + 16);
-    in->arena_bytes = memd_wire_u64(p + 24);
-    in->ph_bytes = memd_wire_u64(p + 32);
-    in->ph_handle = ph_h;
-    in->ph_address = ph_a;
+    memd_le_fields_get(p, in, memd_models_inst_fields, MEMD_MODELS_INST_NFIELDS);
     /* Each of its buffers is an allocation its owner holds, where it was. */
     int rc = 0;
     const memd_alloc *a = in->arena_handle ? memd_alloc_find(st, in->arena_handle) : NULL;
@@ -366,15 +335,8 @@ static int restore_instance(memd_state *st, memd_models *ms, const rd *d)
                                 (unsigned long long)r->id);
         }
     }
-    if (rc < 0) {
-        free(ph_h);
-        free(ph_a);
-        free(in);
+    if (memd_models_instance_built(in, rc) < 0)
         return rc;
-    }
-    in->next = u->insts;
-    u->insts = in;
-    u->m->instances++;
     if (in->id >= ms->next_instance_id)
         ms->next_instance_id = in->id + 1;
     return 0;

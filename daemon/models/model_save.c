@@ -102,27 +102,15 @@ void memd_models_save_plan(memd_models *ms, const memd_plan_entry *e)
         enc_failed(ms, "plan", e->id);
         return;
     }
-    memset(p, 0, PLAN_HEAD);
+    memset(p, 0, len);
     p[0] = (uint8_t)((e->precomputed ? 1 : 0) | (e->optimal ? 2 : 0));
-    memd_wire_put_u32(p + 4, e->n);
-    memd_wire_put_u64(p + 8, e->arena);
-    memd_wire_put_u64(p + 16, e->lower_bound);
-    memd_wire_put_u64(p + 24, e->iterations);
-    memd_wire_put_u64(p + 32, e->plan_us);
-    memd_wire_put_u64(p + 40, e->created_ns);
-    memd_wire_put_u64(p + 48, e->hits);
+    memd_le_fields_put(p, e, memd_models_plan_fields, MEMD_MODELS_PLAN_NFIELDS);
     memd_wire_put_str(p + 56, e->strategy, sizeof e->strategy);
     uint8_t *q = p + PLAN_HEAD;
-    for (uint32_t i = 0; i < e->n; i++) {
-        const memd_plan_buffer *b = &e->bufs[i];
-        q = memd_wire_put_u64(q, b->lower);
-        q = memd_wire_put_u64(q, b->upper);
-        q = memd_wire_put_u64(q, b->size);
-        q = memd_wire_put_u64(q, b->align);
-        q = memd_wire_put_u64(q, b->offset);
-        memset(q, 0, 8);
-        q[0] = b->pinned;
-        q += 8;
+    for (uint32_t i = 0; i < e->n; i++, q += PLAN_BUF) {
+        memd_le_fields_put(q, &e->bufs[i], memd_models_plan_buf_fields,
+                           MEMD_MODELS_PLAN_BUF_NFIELDS);
+        q[40] = e->bufs[i].pinned;
     }
     for (uint32_t i = 0; i < e->n; i++)
         q = memd_wire_put_u64(q, e->offsets[i]);
@@ -139,34 +127,14 @@ void memd_models_save_model(memd_models *ms, const memd_model *m)
         enc_failed(ms, "model", m->id);
         return;
     }
-    memset(p, 0, MODEL_HEAD);
-    memd_wire_put_u64(p, m->hash);
-    memd_wire_put_u64(p + 8, m->created_ns);
+    memset(p, 0, len);
+    memd_le_fields_put(p, m, memd_models_model_fields, MEMD_MODELS_MODEL_NFIELDS);
     memd_wire_put_u64(p + 16, m->plan->id);
-    memd_wire_put_u64(p + 24, m->code_bytes);
-    memd_wire_put_u64(p + 32, m->const_bytes);
-    memd_wire_put_u64(p + 40, m->const_align);
-    memd_wire_put_u64(p + 48, m->arena_align);
-    memd_wire_put_u64(p + 56, m->code_handle);
-    memd_wire_put_u64(p + 64, m->const_handle);
     memd_wire_put_u32(p + 72, ms->st->devs[m->dev].spec->id);
-    memd_wire_put_u32(p + 76, m->n);
-    memd_wire_put_u32(p + 80, m->nph);
-    p[88] = m->scope;
     memd_wire_put_str(p + 96, m->name, sizeof m->name);
     uint8_t *q = p + MODEL_HEAD;
-    for (uint32_t i = 0; i < m->n; i++) {
-        const memd_model_tensor *t = &m->t[i];
-        q = memd_wire_put_u64(q, t->size);
-        q = memd_wire_put_u64(q, t->align);
-        q = memd_wire_put_u64(q, t->lower);
-        q = memd_wire_put_u64(q, t->upper);
-        q = memd_wire_put_u64(q, t->off);
-        q = memd_wire_put_u32(q, t->ref);
-        memset(q, 0, 4);
-        q[0] = t->role;
-        q += 4;
-    }
+    for (uint32_t i = 0; i < m->n; i++, q += MODEL_TENSOR)
+        memd_le_fields_put(q, &m->t[i], memd_models_tensor_fields, MEMD_MODELS_TENSOR_NFIELDS);
     uint32_t k = 0;
     for (const memd_model_use *u = ms->uses; u && k < m->users; u = u->next)
         if (u->m == m) {
@@ -190,15 +158,11 @@ void memd_models_save_instance(memd_models *ms, const memd_instance *in)
     }
     memset(p, 0, INST_HEAD);
     memd_wire_put_u64(p, m->id);
-    memd_wire_put_u64(p + 8, in->arena_handle);
-    memd_wire_put_u64(p + 16, in->arena_address);
-    memd_wire_put_u64(p + 24, in->arena_bytes);
-    memd_wire_put_u64(p + 32, in->ph_bytes);
+    memd_le_fields_put(p, in, memd_models_inst_fields, MEMD_MODELS_INST_NFIELDS);
     memd_wire_put_u32(p + 40, in->use->s->id);
     memd_wire_put_u32(p + 44, m->nph);
     p[48] = in->busy;
     p[49] = in->reused;
-    memd_wire_put_u64(p + 56, in->req);
     uint8_t *q = p + INST_HEAD;
     for (uint32_t i = 0; i < m->nph; i++) {
         q = memd_wire_put_u64(q, in->ph_handle[i]);

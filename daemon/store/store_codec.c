@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "le.h"
 #include "wire.h"
 
 /* ---- checksums ---- */
@@ -96,31 +97,38 @@ uint8_t *memd_store_alloc_rec_put(uint8_t *p, const memd_store_alloc_rec *r)
                                         memd_store_str_len(r->name, sizeof r->name));
 }
 
+/* The integer fields of an allocation record's fixed part; kind, flags and the mode
+ * (bytes 1, 5) and the string lengths (6, 7) are by hand. */
+static const memd_le_field alloc_fields[] = {
+    MEMD_LE_FIELD(2, memd_store_alloc_rec, pl.region),
+    MEMD_LE_FIELD(3, memd_store_alloc_rec, cls),
+    MEMD_LE_FIELD(4, memd_store_alloc_rec, scope),
+    MEMD_LE_FIELD(8, memd_store_alloc_rec, device),
+    MEMD_LE_FIELD(12, memd_store_alloc_rec, pl.banks),
+    MEMD_LE_FIELD(16, memd_store_alloc_rec, handle),
+    MEMD_LE_FIELD(24, memd_store_alloc_rec, pl.address),
+    MEMD_LE_FIELD(32, memd_store_alloc_rec, pl.size_per_bank),
+    MEMD_LE_FIELD(40, memd_store_alloc_rec, pl.page_size),
+    MEMD_LE_FIELD(48, memd_store_alloc_rec, pl.pitch),
+    MEMD_LE_FIELD(56, memd_store_alloc_rec, requested),
+    MEMD_LE_FIELD(64, memd_store_alloc_rec, created_ns),
+    MEMD_LE_FIELD(72, memd_store_alloc_rec, pid),
+    MEMD_LE_FIELD(76, memd_store_alloc_rec, uid),
+    MEMD_LE_FIELD(80, memd_store_alloc_rec, gid),
+    MEMD_LE_FIELD(84, memd_store_alloc_rec, session_id),
+    MEMD_LE_FIELD(88, memd_store_alloc_rec, nholders),
+};
+#define NFIELDS(t) (sizeof(t) / sizeof((t)[0]))
+
 uint8_t *memd_store_alloc_rec_put_len(uint8_t *p, const memd_store_alloc_rec *r, size_t cl,
                                       size_t nl)
 {
     p[0] = MEMD_STORE_FORMAT;
     p[1] = (uint8_t)r->pl.kind;
-    p[2] = r->pl.region;
-    p[3] = r->cls;
-    p[4] = r->scope;
     p[5] = (uint8_t)(r->flags | (unsigned)r->pl.mode << MEMD_STORE_REC_MODE_SHIFT);
     p[6] = (uint8_t)cl;
     p[7] = (uint8_t)nl;
-    memd_wire_put_u32(p + 8, r->device);
-    memd_wire_put_u32(p + 12, r->pl.banks);
-    memd_wire_put_u64(p + 16, r->handle);
-    memd_wire_put_u64(p + 24, r->pl.address);
-    memd_wire_put_u64(p + 32, r->pl.size_per_bank);
-    memd_wire_put_u64(p + 40, r->pl.page_size);
-    memd_wire_put_u64(p + 48, r->pl.pitch);
-    memd_wire_put_u64(p + 56, r->requested);
-    memd_wire_put_u64(p + 64, r->created_ns);
-    memd_wire_put_u32(p + 72, r->pid);
-    memd_wire_put_u32(p + 76, r->uid);
-    memd_wire_put_u32(p + 80, r->gid);
-    memd_wire_put_u32(p + 84, r->session_id);
-    memd_wire_put_u32(p + 88, r->nholders);
+    memd_le_fields_put(p, r, alloc_fields, NFIELDS(alloc_fields));
     memd_wire_put_u32(p + 92, 0); /* memd_store_alloc_rec_seal, once the holders are in */
     p += MEMD_STORE_ALLOC_REC_BASE;
     memcpy(p, r->comm, cl);
@@ -179,35 +187,29 @@ static int get_lstr(const uint8_t *p, size_t len, char *s, size_t n)
     return 0;
 }
 
+/* A record of this format whose checksum (kept at sum_at) holds: 0, -EPROTONOSUPPORT or
+ * -EBADMSG. The caller checked len covers sum_at. */
+static int check_sealed(const uint8_t *p, size_t len, size_t sum_at)
+{
+    if (p[0] != MEMD_STORE_FORMAT)
+        return -EPROTONOSUPPORT;
+    if (memd_wire_u32(p + sum_at) != memd_store_sum(p, len, sum_at))
+        return -EBADMSG;
+    return 0;
+}
+
 int memd_store_alloc_rec_get(const uint8_t *p, size_t len, memd_store_alloc_rec *r)
 {
     if (len < MEMD_STORE_ALLOC_REC_BASE)
         return -EBADMSG;
-    if (p[0] != MEMD_STORE_FORMAT)
-        return -EPROTONOSUPPORT;
-    if (memd_wire_u32(p + MEMD_STORE_ALLOC_SUM_AT) != memd_store_sum(p, len, MEMD_STORE_ALLOC_SUM_AT))
-        return -EBADMSG;
+    int rc = check_sealed(p, len, MEMD_STORE_ALLOC_SUM_AT);
+    if (rc < 0)
+        return rc;
     memset(r, 0, sizeof *r);
     r->pl.kind = (memd_kind)p[1];
-    r->pl.region = p[2];
-    r->cls = p[3];
-    r->scope = p[4];
     r->flags = p[5] & (uint8_t)~MEMD_STORE_REC_MODE_MASK;
     size_t cl = p[6], nl = p[7];
-    r->device = memd_wire_u32(p + 8);
-    r->pl.banks = memd_wire_u32(p + 12);
-    r->handle = memd_wire_u64(p + 16);
-    r->pl.address = memd_wire_u64(p + 24);
-    r->pl.size_per_bank = memd_wire_u64(p + 32);
-    r->pl.page_size = memd_wire_u64(p + 40);
-    r->pl.pitch = memd_wire_u64(p + 48);
-    r->requested = memd_wire_u64(p + 56);
-    r->created_ns = memd_wire_u64(p + 64);
-    r->pid = memd_wire_u32(p + 72);
-    r->uid = memd_wire_u32(p + 76);
-    r->gid = memd_wire_u32(p + 80);
-    r->session_id = memd_wire_u32(p + 84);
-    r->nholders = memd_wire_u32(p + 88);
+    memd_le_fields_get(p, r, alloc_fields, NFIELDS(alloc_fields));
     uint32_t mode = (p[5] & MEMD_STORE_REC_MODE_MASK) >> MEMD_STORE_REC_MODE_SHIFT;
     if (mode >= MEMD_BANKS_MODE_COUNT)
         return -EINVAL;
@@ -265,17 +267,21 @@ void memd_store_holder_at(const memd_store_alloc_rec *r, uint32_t i, uint32_t *s
 
 #define SESS_SUM_AT 20u
 
+static const memd_le_field sess_fields[] = {
+    MEMD_LE_FIELD(4, memd_store_sess_rec, id),
+    MEMD_LE_FIELD(8, memd_store_sess_rec, pid),
+    MEMD_LE_FIELD(12, memd_store_sess_rec, uid),
+    MEMD_LE_FIELD(16, memd_store_sess_rec, gid),
+    MEMD_LE_FIELD(24, memd_store_sess_rec, starttime),
+    MEMD_LE_FIELD(32, memd_store_sess_rec, connected_ns),
+};
+
 uint8_t *memd_store_sess_rec_put(uint8_t *p, const memd_store_sess_rec *r)
 {
     p[0] = MEMD_STORE_FORMAT;
     p[1] = p[2] = p[3] = 0;
-    memd_wire_put_u32(p + 4, r->id);
-    memd_wire_put_u32(p + 8, r->pid);
-    memd_wire_put_u32(p + 12, r->uid);
-    memd_wire_put_u32(p + 16, r->gid);
+    memd_le_fields_put(p, r, sess_fields, NFIELDS(sess_fields));
     memd_wire_put_u32(p + 20, 0);
-    memd_wire_put_u64(p + 24, r->starttime);
-    memd_wire_put_u64(p + 32, r->connected_ns);
     memcpy(p + 40, r->token, MEMD_TOKEN_SIZE);
     memd_wire_strset((char *)p + 56, sizeof r->comm, r->comm);
     memd_wire_strset((char *)p + 72, sizeof r->client_name, r->client_name);
@@ -287,17 +293,11 @@ int memd_store_sess_rec_get(const uint8_t *p, size_t len, memd_store_sess_rec *r
 {
     if (len != MEMD_STORE_SESS_REC_SIZE)
         return -EBADMSG;
-    if (p[0] != MEMD_STORE_FORMAT)
-        return -EPROTONOSUPPORT;
-    if (memd_wire_u32(p + SESS_SUM_AT) != memd_store_sum(p, len, SESS_SUM_AT))
-        return -EBADMSG;
+    int rc = check_sealed(p, len, SESS_SUM_AT);
+    if (rc < 0)
+        return rc;
     memset(r, 0, sizeof *r);
-    r->id = memd_wire_u32(p + 4);
-    r->pid = memd_wire_u32(p + 8);
-    r->uid = memd_wire_u32(p + 12);
-    r->gid = memd_wire_u32(p + 16);
-    r->starttime = memd_wire_u64(p + 24);
-    r->connected_ns = memd_wire_u64(p + 32);
+    memd_le_fields_get(p, r, sess_fields, NFIELDS(sess_fields));
     memcpy(r->token, p + 40, MEMD_TOKEN_SIZE);
     if (r->id == 0)
         return -EINVAL;
