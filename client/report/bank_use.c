@@ -55,3 +55,16 @@ uint64_t memd_report_alloc_bytes(const memclient_snapshot *s, const memclient_al
             return a->buf.size_per_bank * s->groups[i].banks;
     return a->buf.size_per_bank;
 }
+
+const memclient_group *memd_report_device_group(const memclient_snapshot *s, uint32_t device,
+                                                size_t *i, memd_report_group_bytes *u)
+{
+    while (*i < s->ngroups) {
+        const memclient_group *g = &s->groups[(*i)++];
+        if (g->device == device) {
+            memd_report_group_use(s, g, u);
+            return g;
+        }
+    }
+    return NULL;
+}

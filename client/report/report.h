@@ -64,6 +64,10 @@ typedef struct memd_report_group_bytes {
 } memd_report_group_bytes;
 void memd_report_group_use(const memclient_snapshot *s, const memclient_group *g,
                            memd_report_group_bytes *out);
+/* The bank groups of one device in turn: the first at or after *i (which then points
+ * past it), with its use in *u; NULL once there is none. Start with *i = 0. */
+const memclient_group *memd_report_device_group(const memclient_snapshot *s, uint32_t device,
+                                                size_t *i, memd_report_group_bytes *u);
 /* Bytes allocated in one bank of the group (all its regions), the same way. */
 uint64_t memd_report_bank_allocated(const memclient_snapshot *s, const memclient_group *g,
                                     uint32_t bank);

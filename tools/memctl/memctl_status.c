@@ -31,12 +31,9 @@ static void status_table(FILE *f, const memclient_snapshot *s)
     for (size_t d = 0; d < s->ndevices; d++) {
         const memclient_device *dev = &s->devices[d];
         bool first = true;
-        for (size_t gi = 0; gi < s->ngroups; gi++) {
-            const memclient_group *g = &s->groups[gi];
-            if (g->device != dev->id)
-                continue;
-            memd_report_group_bytes u;
-            memd_report_group_use(s, g, &u);
+        size_t gi = 0;
+        memd_report_group_bytes u;
+        for (const memclient_group *g; (g = memd_report_device_group(s, dev->id, &gi, &u));) {
             double p = pct(u.used, u.total);
             char bar[13];
             int full = (int)(p / 10.0 + 0.5);
@@ -85,12 +82,9 @@ static void status_json(FILE *f, const memclient_snapshot *s)
         memd_json_str(f, dev->name);
         fputs(", \"bank_groups\": [", f);
         bool first = true;
-        for (size_t gi = 0; gi < s->ngroups; gi++) {
-            const memclient_group *g = &s->groups[gi];
-            if (g->device != dev->id)
-                continue;
-            memd_report_group_bytes u;
-            memd_report_group_use(s, g, &u);
+        size_t gi = 0;
+        memd_report_group_bytes u;
+        for (const memclient_group *g; (g = memd_report_device_group(s, dev->id, &gi, &u));) {
             fprintf(f, "%s\n      {\"kind\": \"%s\", \"banks\": %" PRIu32 ", \"bank_size\": %" PRIu64
                        ", \"used\": %" PRIu64 ", \"total\": %" PRIu64 ", \"used_per_bank\": %" PRIu64
                        ", \"used_per_bank_min\": %" PRIu64 ", \"total_per_bank\": %" PRIu64

@@ -157,12 +157,12 @@ static void draw(top *t, const memclient_snapshot *s)
     line(y++, A_REVERSE, "%-4s %-14s %-5s %5s %24s %6s  %-22s", "DEV", "NAME", "GROUP", "BANKS",
          "USED / TOTAL (all banks)", "USE%", "");
     for (size_t d = 0; d < s->ndevices; d++) {
-        for (size_t gi = 0; gi < s->ngroups; gi++) {
-            const memclient_group *g = &s->groups[gi];
-            if (g->device != s->devices[d].id || (t->flt.has_device && g->device != t->flt.device))
-                continue;
-            memd_report_group_bytes u;
-            memd_report_group_use(s, g, &u);
+        if (t->flt.has_device && s->devices[d].id != t->flt.device)
+            continue;
+        size_t gi = 0;
+        memd_report_group_bytes u;
+        const memclient_group *g;
+        while ((g = memd_report_device_group(s, s->devices[d].id, &gi, &u))) {
             double p = use_pct(&u);
             char bar[23], used[40];
             int full = (int)(p / 5.0 + 0.5);
