@@ -15,26 +15,29 @@
 #include "memclient_internal.h"
 
 /* User and group names (numbers when there is no entry); reentrant: library code. */
+static const char *name_or_id(const char *name, unsigned id, char *buf, size_t len)
+{
+    if (name)
+        snprintf(buf, len, "%s", name);
+    else
+        snprintf(buf, len, "%u", id);
+    return buf;
+}
+
 static const char *user_name(uid_t uid, char *buf, size_t len)
 {
     struct passwd pw, *res = NULL;
     char tmp[1024];
-    if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &res) == 0 && res)
-        snprintf(buf, len, "%s", res->pw_name);
-    else
-        snprintf(buf, len, "%u", (unsigned)uid);
-    return buf;
+    bool found = getpwuid_r(uid, &pw, tmp, sizeof tmp, &res) == 0 && res;
+    return name_or_id(found ? res->pw_name : NULL, (unsigned)uid, buf, len);
 }
 
 static const char *group_name(gid_t gid, char *buf, size_t len)
 {
     struct group gr, *res = NULL;
     char tmp[4096];
-    if (getgrgid_r(gid, &gr, tmp, sizeof tmp, &res) == 0 && res)
-        snprintf(buf, len, "%s", res->gr_name);
-    else
-        snprintf(buf, len, "%u", (unsigned)gid);
-    return buf;
+    bool found = getgrgid_r(gid, &gr, tmp, sizeof tmp, &res) == 0 && res;
+    return name_or_id(found ? res->gr_name : NULL, (unsigned)gid, buf, len);
 }
 
 /* Is gid among this process's groups (getgroups: what connect(2) checks)? */

@@ -56,6 +56,18 @@ static const char *oname(const memclient_model_desc *d, size_t k, char *buf, siz
     return buf;
 }
 
+/* Every tensor op k lists as its what ("input", "output") exists: 0, else fail()'s. */
+static int check_refs(const memclient_model_desc *d, size_t k, const uint32_t *ids, uint32_t nids,
+                      const char *what, memclient_model_error *err)
+{
+    char a[96];
+    for (uint32_t j = 0; j < nids; j++)
+        if (ids[j] >= d->ntensors)
+            return fail(err, k, SIZE_MAX, "%s: %s %u is tensor #%u; there are %zu",
+                        oname(d, k, a, sizeof a), what, j, ids[j], d->ntensors);
+    return 0;
+}
+
 static int tensor_size(const memclient_tensor_desc *t, uint64_t *out)
 {
     if (t->dtype == MEMD_DTYPE_NONE) {
@@ -124,11 +136,12 @@ int memclient_model_lifetimes(const memclient_model_desc *d, memclient_tensor_li
         if (op->inplace && op->ninputs == 0)
             return fail(err, k, SIZE_MAX, "%s is in place but reads no tensor",
                         oname(d, k, a, sizeof a));
+        int rc;
+        if ((rc = check_refs(d, k, op->inputs, op->ninputs, "input", err)) < 0 ||
+            (rc = check_refs(d, k, op->outputs, op->noutputs, "output", err)) < 0)
+            return rc;
         for (uint32_t j = 0; j < op->ninputs; j++) {
             uint32_t t = op->inputs[j];
-            if (t >= n)
-                return fail(err, k, SIZE_MAX, "%s: input %u is tensor #%u; there are %zu",
-                            oname(d, k, a, sizeof a), j, t, n);
             memclient_tensor_role role = d->tensors[t].role;
             bool written_first = role == MEMCLIENT_TENSOR_ACTIVATION ||
                                  role == MEMCLIENT_TENSOR_OUTPUT;
@@ -139,9 +152,6 @@ int memclient_model_lifetimes(const memclient_model_desc *d, memclient_tensor_li
         }
         for (uint32_t j = 0; j < op->noutputs; j++) {
             uint32_t t = op->outputs[j];
-            if (t >= n)
-                return fail(err, k, SIZE_MAX, "%s: output %u is tensor #%u; there are %zu",
-                            oname(d, k, a, sizeof a), j, t, n);
             memclient_tensor_role role = d->tensors[t].role;
             if (role == MEMCLIENT_TENSOR_WEIGHT || role == MEMCLIENT_TENSOR_INPUT)
                 return fail(err, k, t, "%s writes tensor %s, a graph %s",
