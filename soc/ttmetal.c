@@ -118,16 +118,40 @@ static int soc_from_tree(const char *file, const memd_ynode *root, memd_ttmetal_
     return 0;
 }
 
-int memd_ttmetal_parse_soc(const char *file, const char *buf, size_t len, memd_ttmetal_soc *out,
+/* Which descriptor a buffer holds and where it goes: the SoC's (soc), or the core
+ * descriptor's (core, for product with hw_cqs command queues). */
+typedef struct descriptor {
+    memd_ttmetal_soc *soc;
+    memd_ttmetal_core *core;
+    const char *product;
+    uint32_t hw_cqs;
+    uint64_t worker_l1_size;
+} descriptor;
+
+static int core_from_tree(const char *file, const memd_ynode *root, const char *product,
+                          uint32_t hw_cqs, uint64_t worker_l1_size, memd_ttmetal_core *out,
+                          memd_error *err);
+
+/* Parses the YAML and reads the descriptor d names from its tree. */
+static int read_descriptor(const char *file, const char *buf, size_t len, const descriptor *d,
                            memd_error *err)
 {
-    memset(out, 0, sizeof(*out));
     memd_ynode *root;
     int rc = memd_yaml_parse(file, buf, len, &root, err);
     if (rc)
         return rc;
-    rc = soc_from_tree(file, root, out, err);
+    rc = d->soc ? soc_from_tree(file, root, d->soc, err)
+                : core_from_tree(file, root, d->product, d->hw_cqs, d->worker_l1_size, d->core,
+                                 err);
     memd_yaml_free(root);
+    return rc;
+}
+
+int memd_ttmetal_parse_soc(const char *file, const char *buf, size_t len, memd_ttmetal_soc *out,
+                           memd_error *err)
+{
+    memset(out, 0, sizeof(*out));
+    int rc = read_descriptor(file, buf, len, &(descriptor){.soc = out}, err);
     if (rc)
         memd_ttmetal_soc_free(out);
     return rc;
@@ -302,11 +326,7 @@ int memd_ttmetal_parse_core(const char *file, const char *buf, size_t len, const
                             memd_error *err)
 {
     memset(out, 0, sizeof(*out));
-    memd_ynode *root;
-    int rc = memd_yaml_parse(file, buf, len, &root, err);
-    if (rc)
-        return rc;
-    rc = core_from_tree(file, root, product, hw_cqs, worker_l1_size, out, err);
-    memd_yaml_free(root);
-    return rc;
+    descriptor d = {.core = out, .product = product, .hw_cqs = hw_cqs,
+                    .worker_l1_size = worker_l1_size};
+    return read_descriptor(file, buf, len, &d, err);
 }
