@@ -161,11 +161,9 @@ static int dump_once(memclient *c, const dump_opts *o, bool clear)
 int memctl_cmd_dump(const memctl_globals *g, int argc, char **argv)
 {
     dump_opts o = {0};
-    int r = parse(argc, argv, &o);
-    if (r)
-        return r < 0 ? 0 : r;
     memclient *c;
-    if ((r = memctl_connect(g, &c)) != 0)
+    int r = memctl_parsed_connect(g, parse(argc, argv, &o), &c);
+    if (!c)
         return r;
     if (!o.watch_ms) {
         r = dump_once(c, &o, false);

@@ -30,6 +30,10 @@ enum {
 int memctl_connect(const memctl_globals *g, memclient **out);
 /* The same with MEMCLIENT_CONNECT_* flags (--hold: MEMCLIENT_CONNECT_RECONNECT). */
 int memctl_connect_flags(const memctl_globals *g, unsigned flags, memclient **out);
+/* A command's options then its connection: parsed is its parse() result (0: go on, < 0:
+ * help was printed, > 0: an exit code). *out connected (and 0), or NULL and the exit
+ * code: 0 after help, else parsed's or memctl_connect's. */
+int memctl_parsed_connect(const memctl_globals *g, int parsed, memclient **out);
 
 /* --hold: waits for a signal of set (blocked by the caller) and returns it. Meanwhile,
  * when memd restarts, reclaims the session within the daemon's grace period (checked 5

@@ -205,11 +205,9 @@ int memctl_cmd_subdev(const memctl_globals *g, int argc, char **argv)
 {
     static subdev_opts o; /* 128 KiB of core lists */
     memset(&o, 0, sizeof o);
-    int r = parse(argc, argv, &o);
-    if (r)
-        return r < 0 ? 0 : r;
     memclient *c;
-    if ((r = memctl_connect(g, &c)) != 0)
+    int r = memctl_parsed_connect(g, parse(argc, argv, &o), &c);
+    if (!c)
         return r;
     if (o.nrects && (r = resolve_cores(c, &o)) != 0) {
         memclient_disconnect(c);

@@ -15,6 +15,14 @@ int memctl_connect(const memctl_globals *g, memclient **out)
     return memctl_connect_flags(g, 0, out);
 }
 
+int memctl_parsed_connect(const memctl_globals *g, int parsed, memclient **out)
+{
+    *out = NULL;
+    if (parsed)
+        return parsed < 0 ? 0 : parsed;
+    return memctl_connect(g, out);
+}
+
 int memctl_connect_flags(const memctl_globals *g, unsigned flags, memclient **out)
 {
     int r = memclient_connect_flags(g->socket_path, NULL, flags, out);
