@@ -319,6 +319,9 @@ static int engine_error(const memd_state *st, uint32_t dev, const memd_alloc_req
                                 spec->id, spec->name, scope, cls);
         fill_region_state(st, dev, &fp, err);
         err->detail = MEMD_ERR_DETAIL_NOMEM;
+        char where[192]; /* what every message below starts with */
+        snprintf(where, sizeof where, "device %u (%s) %s/%s", spec->id, spec->name,
+                 memd_kind_name(fp.kind), spec->groups[fp.kind].regions[fp.region].name);
         uint32_t bank = memd_device_oom_bank(st->devs[dev].dev);
         memd_range_stats bs;
         if (bank != UINT32_MAX &&
@@ -339,32 +342,27 @@ static int engine_error(const memd_state *st, uint32_t dev, const memd_alloc_req
                 /* That bank alone had room (the engine names the fullest bank when none
                  * ran out): one address is what the banks of the set lack together. */
                 return memd_error_set(err, rc,
-                                    "device %u (%s) %s/%s: no address is free in all %u banks "
+                                    "%s: no address is free in all %u banks "
                                     "for %llu bytes per bank: their free blocks do not line up "
                                     "(bank %u%s has a largest free block of %llu)",
-                                    spec->id, spec->name, memd_kind_name(fp.kind),
-                                    spec->groups[fp.kind].regions[fp.region].name,
-                                    r->nbank_set ? r->nbank_set : fp.banks,
+                                    where, r->nbank_set ? r->nbank_set : fp.banks,
                                     (unsigned long long)fp.size_per_bank, bank, core,
                                     (unsigned long long)bs.largest_free);
             return memd_error_set(err, rc,
-                                "device %u (%s) %s/%s: bank %u%s ran out: no room for %llu "
+                                "%s: bank %u%s ran out: no room for %llu "
                                 "bytes per bank of class %s; that bank has allocated %llu, "
                                 "free %llu, largest free block %llu",
-                                spec->id, spec->name, memd_kind_name(fp.kind),
-                                spec->groups[fp.kind].regions[fp.region].name, bank, core,
+                                where, bank, core,
                                 (unsigned long long)fp.size_per_bank, cls,
                                 (unsigned long long)err->room.allocated,
                                 (unsigned long long)err->room.free,
                                 (unsigned long long)err->room.largest_free);
         }
         return memd_error_set(err, rc,
-                            "device %u (%s) %s/%s: no room for %llu bytes of class %s "
+                            "%s: no room for %llu bytes of class %s "
                             "(%llu bytes per bank x %u banks); allocated %llu, free %llu, "
                             "largest free block %llu",
-                            spec->id, spec->name, memd_kind_name(fp.kind),
-                            spec->groups[fp.kind].regions[fp.region].name,
-                            (unsigned long long)err->room.requested, cls,
+                            where, (unsigned long long)err->room.requested, cls,
                             (unsigned long long)fp.size_per_bank, fp.banks,
                             (unsigned long long)err->room.allocated, (unsigned long long)err->room.free,
                             (unsigned long long)err->room.largest_free);
