@@ -49,6 +49,29 @@ static uint64_t eff_align(const memd_plan_buffer *b)
     return b->align ? b->align : 1;
 }
 
+/* What is wrong with a buffer on its own, before any offset: its lifetime or its
+ * alignment (MEMD_PLAN_VALID: nothing). */
+static memd_plan_issue shape_issue(const memd_plan_buffer *b)
+{
+    uint64_t a = eff_align(b);
+    if (b->lower >= b->upper)
+        return MEMD_PLAN_BAD_LIFETIME;
+    return a & (a - 1) ? MEMD_PLAN_BAD_ALIGN : MEMD_PLAN_VALID;
+}
+
+/* ... and once placed at off: moved from its pin, misaligned, or past 2^64. */
+static memd_plan_issue placed_issue(const memd_plan_buffer *b, uint64_t off)
+{
+    memd_plan_issue bad = shape_issue(b);
+    if (bad != MEMD_PLAN_VALID)
+        return bad;
+    if (b->pinned && off != b->offset)
+        return MEMD_PLAN_PIN_MOVED;
+    if (off % eff_align(b))
+        return MEMD_PLAN_MISALIGNED;
+    return b->size > UINT64_MAX - off ? MEMD_PLAN_OUT_OF_RANGE : MEMD_PLAN_VALID;
+}
+
 /* ---- ordered set of live buffers keyed by offset: a treap over buffer indices ---- */
 
 typedef struct treap {
@@ -201,12 +224,9 @@ int memd_plan_check(const memd_plan_buffer *bufs, size_t n, memd_plan_violation 
     for (size_t i = 0; i < n; i++) {
         const memd_plan_buffer *b = &bufs[i];
         uint64_t a = eff_align(b);
-        if (b->lower >= b->upper) {
-            set_v(v, MEMD_PLAN_BAD_LIFETIME, i, i);
-            return -EINVAL;
-        }
-        if (a & (a - 1)) {
-            set_v(v, MEMD_PLAN_BAD_ALIGN, i, i);
+        memd_plan_issue bad = shape_issue(b);
+        if (bad != MEMD_PLAN_VALID) {
+            set_v(v, bad, i, i);
             return -EINVAL;
         }
         if (b->pinned) {
@@ -330,25 +350,9 @@ int memd_plan_validate(const memd_plan_buffer *bufs, size_t n, const uint64_t *o
     uint64_t top = 0;
     for (size_t i = 0; i < n; i++) {
         const memd_plan_buffer *b = &bufs[i];
-        uint64_t a = eff_align(b);
-        if (b->lower >= b->upper) {
-            set_v(v, MEMD_PLAN_BAD_LIFETIME, i, i);
-            return 1;
-        }
-        if (a & (a - 1)) {
-            set_v(v, MEMD_PLAN_BAD_ALIGN, i, i);
-            return 1;
-        }
-        if (b->pinned && offsets[i] != b->offset) {
-            set_v(v, MEMD_PLAN_PIN_MOVED, i, i);
-            return 1;
-        }
-        if (offsets[i] % a) {
-            set_v(v, MEMD_PLAN_MISALIGNED, i, i);
-            return 1;
-        }
-        if (b->size > UINT64_MAX - offsets[i]) {
-            set_v(v, MEMD_PLAN_OUT_OF_RANGE, i, i);
+        memd_plan_issue bad = placed_issue(b, offsets[i]);
+        if (bad != MEMD_PLAN_VALID) {
+            set_v(v, bad, i, i);
             return 1;
         }
         if (offsets[i] + b->size > top)
