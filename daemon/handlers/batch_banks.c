@@ -139,6 +139,15 @@ static int put_reply(memd_state *st, const memd_wire_hdr *h, uint32_t n, memd_bu
     return 0;
 }
 
+/* The element at *off of a frame pass 1 checked, *off then past it. */
+static void next_elem(const memd_wire_hdr *h, const uint8_t *p, size_t *off,
+                      memd_wire_alloc_req *req, memd_wire_bankset *bs, const uint8_t **ids)
+{
+    size_t used = 0;
+    (void)memd_wire_alloc_banks_elem_get(p + *off, h->len - *off, req, bs, ids, &used);
+    *off += used;
+}
+
 /* A retried batch whose first sending was applied: its buffers in record order. 1 with
  * the reply queued, 0 to apply it as new, or the handler's result. */
 static int again(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
@@ -153,10 +162,8 @@ static int again(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
         memd_wire_alloc_req req;
         memd_wire_bankset bs;
         const uint8_t *ids;
-        size_t used = 0;
-        (void)memd_wire_alloc_banks_elem_get(p + off, h->len - off, &req, &bs, &ids, &used);
-        st->scratch[i] = memd_batch_again_next(st, &ag, &req); /* the frame was checked */
-        off += used;
+        next_elem(h, p, &off, &req, &bs, &ids);
+        st->scratch[i] = memd_batch_again_next(st, &ag, &req);
     }
     free(ag.hs);
     rc = put_reply(st, h, n, out);
@@ -181,9 +188,7 @@ static int apply(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
         memd_wire_alloc_req req;
         memd_wire_bankset bs;
         const uint8_t *raw;
-        size_t used = 0;
-        (void)memd_wire_alloc_banks_elem_get(p + off, h->len - off, &req, &bs, &raw, &used);
-        off += used;
+        next_elem(h, p, &off, &req, &bs, &raw);
         for (uint32_t k = 0; k < bs.count; k++)
             ids[k] = memd_wire_u32(raw + 4 * (size_t)k);
         memd_alloc_banks b = {ids, bs.count, (bs.flags & MEMD_BANKSET_F_PER_BANK) != 0};
