@@ -131,22 +131,8 @@ def validate(buffers: Iterable[PlanBuffer], offsets: Sequence[int]) -> int: ...
 def lower_bound(buffers: Iterable[PlanBuffer]) -> int: ...
 def model_name(text: str, default: str = ...) -> str: ...
 
-class Tensor(NamedTuple):
-    name: str
-    role: str
-    bytes: int
-    lifetime: Tuple[int, int]
-    alias_of: Optional[str]
-    alignment: int = ...
-    shape: Optional[Tuple[int, ...]] = ...
-    dtype: Optional[str] = ...
-
-class Op(NamedTuple):
-    name: Optional[str]
-    type: Optional[str]
-    inputs: Tuple[str, ...]
-    outputs: Tuple[str, ...]
-    inplace: bool
+# Written once, with their fields' types, in the Python part of the package.
+from ._model import Op as Op, Tensor as Tensor
 
 class Model:
     name: str

@@ -9,6 +9,7 @@ placeholders (inputs, outputs, in-outs) have buffers of their own for the whole 
 """
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
@@ -43,6 +44,16 @@ class Op(NamedTuple):
     inputs: Tuple[str, ...]
     outputs: Tuple[str, ...]
     inplace: bool
+
+
+def need_modules(names: Sequence[str], what: str, debian: str) -> Any:
+    """Imports the modules names (the first is returned), else ImportError: what (a sentence
+    start such as "memd.Model.from_onnx needs ...") and the Debian package to install."""
+    try:
+        mods = [importlib.import_module(n) for n in names]
+    except ImportError as e:  # pragma: no cover - depends on the machine
+        raise ImportError(f"{what} (Debian: apt-get install {debian})") from e
+    return mods[0]
 
 
 def model_name(text: str, default: str = "model") -> str:

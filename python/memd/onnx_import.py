@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from ._model import model_error, model_name
+from ._model import model_error, model_name, need_modules
 
 # TensorProto.DataType -> bytes per element (STRING and UNDEFINED have none).
 ELEM_BYTES = {1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8,
@@ -37,13 +37,8 @@ ALIAS_OPS = frozenset(("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity")
 
 
 def _onnx():
-    try:
-        import onnx  # noqa: F401
-        import onnx.shape_inference  # noqa: F401
-    except ImportError as e:  # pragma: no cover - depends on the machine
-        raise ImportError("memd.Model.from_onnx needs the onnx package "
-                          "(Debian: apt-get install python3-onnx)") from e
-    return onnx
+    return need_modules(("onnx", "onnx.shape_inference"),
+                        "memd.Model.from_onnx needs the onnx package", "python3-onnx")
 
 
 def _load(model: Any) -> Tuple[Any, str]:

@@ -28,19 +28,14 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ._model import model_error, model_name
+from ._model import model_error, model_name, need_modules
 
 TRACERS = ("auto", "fx", "aten")
 
 
 def _torch():
-    try:
-        import torch
-        import torch.fx
-    except ImportError as e:  # pragma: no cover - depends on the machine
-        raise ImportError("memd.Model.from_torch needs PyTorch (Debian: apt-get install "
-                          "python3-torch)") from e
-    return torch
+    return need_modules(("torch", "torch.fx"), "memd.Model.from_torch needs PyTorch",
+                        "python3-torch")
 
 
 def _storage_key(t: Any) -> Optional[int]:
