@@ -35,23 +35,6 @@ int memd_dispatch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
  * job's session if it is still there (*resume = that session, else NULL) and frees the
  * job. 0, or -ENOMEM when the reply could not be built (close the connection). */
 int memd_model_job_complete(memd_state *st, memd_model_job *job, memd_session **resume);
-/* Decodes the reference of MODEL_UNLOAD, MODEL_INFO, INSTANCE_CREATE and
- * INSTANCE_RELEASE, refusing flags outside known_flags. On error the error reply is
- * already queued, *ret is the handler's return value, and a negative errno comes back. */
-int memd_model_get_ref(memd_state *st, const memd_wire_hdr *h, const uint8_t *p, memd_buf *out,
-                       uint32_t known_flags, memd_wire_ref *ref, int *ret);
-/* Reads the model document of PLAN and MODEL_LOAD into doc (memd_models_doc_done frees
- * it), err reset. On error as memd_model_get_ref. */
-int memd_model_get_doc(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                       const uint8_t *p, memd_buf *out, memd_doc *doc, memd_error *err,
-                       int *ret);
-/* The model layer's calls that take a reference, one flag and the retry bit, and answer
- * with an empty reply: MODEL_UNLOAD, INSTANCE_RELEASE. */
-typedef int (*memd_model_ref_fn)(memd_state *st, memd_session *s, uint64_t id, bool flag,
-                                 bool retry, memd_error *err);
-/* Decodes the reference (flag: the one flag it may carry), calls fn, queues the reply. */
-int memd_model_ref_call(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                        const uint8_t *p, memd_buf *out, uint32_t flag, memd_model_ref_fn fn);
 /* DUMP records (MEMD_DUMP_F_MODELS, model_dump.c): plans, then the models and instances
  * s may see. */
 int memd_models_dump(const memd_state *st, const memd_session *s, memd_buf *out);

@@ -3,7 +3,7 @@
 #include <errno.h>
 
 #include "dispatch.h"
-#include "model_internal.h"
+#include "model_req.h"
 #include "wire.h"
 
 static int reply(memd_state *st, const memd_wire_hdr *h, memd_buf *out, const memd_instance *in,
@@ -49,17 +49,14 @@ static int reply(memd_state *st, const memd_wire_hdr *h, memd_buf *out, const me
 int memd_op_instance_create(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                             const uint8_t *p, memd_buf *out)
 {
-    memd_wire_ref ref;
-    int ret;
-    if (memd_model_get_ref(st, h, p, out, 0, &ref, &ret) < 0)
-        return ret;
-    memd_error err;
-    memd_error_reset(&err);
+    memd_model_req q;
+    if (memd_model_get_ref(st, h, p, out, 0, &q) < 0)
+        return q.ret;
     memd_instance *in;
     bool reused;
-    if (memd_models_instance_take(st, s, ref.id, h->id, h->status & MEMD_REQ_F_RETRY, &in,
-                                  &reused, &err) < 0)
-        return memd_reply_fail(st, h, out, &err, false);
+    if (memd_models_instance_take(st, s, q.ref.id, h->id, h->status & MEMD_REQ_F_RETRY, &in,
+                                  &reused, &q.err) < 0)
+        return memd_reply_fail(st, h, out, &q.err, false);
     return reply(st, h, out, in, reused ? MEMD_INST_I_REUSED : 0);
 }
 

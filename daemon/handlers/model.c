@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "dispatch.h"
-#include "model_internal.h"
+#include "model_req.h"
 #include "wire.h"
 
 static int reply_info(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
@@ -47,43 +47,40 @@ static int reply_info(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
 }
 
 int memd_model_get_doc(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                       const uint8_t *p, memd_buf *out, memd_doc *doc, memd_error *err,
-                       int *ret)
+                       const uint8_t *p, memd_buf *out, memd_model_req *q)
 {
-    memd_error_reset(err);
-    int rc = memd_models_doc(st, s, h, p, doc, err);
+    memd_error_reset(&q->err);
+    int rc = memd_models_doc(st, s, h, p, &q->doc, &q->err);
     if (rc < 0)
-        *ret = memd_reply_fail(st, h, out, err, false);
+        q->ret = memd_reply_fail(st, h, out, &q->err, false);
     return rc;
 }
 
 int memd_op_model_load(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                        const uint8_t *p, memd_buf *out)
 {
-    memd_error err;
-    memd_doc doc;
-    int rc;
-    if (memd_model_get_doc(st, s, h, p, out, &doc, &err, &rc) < 0)
-        return rc;
+    memd_model_req q;
+    if (memd_model_get_doc(st, s, h, p, out, &q) < 0)
+        return q.ret;
     memd_model *m;
     bool fresh;
-    rc = memd_models_load(st, s, &doc, &m, &fresh, &err);
-    memd_models_doc_done(st, &doc);
+    int rc = memd_models_load(st, s, &q.doc, &m, &fresh, &q.err);
+    memd_models_doc_done(st, &q.doc);
     if (rc < 0)
-        return memd_reply_fail(st, h, out, &err, false);
+        return memd_reply_fail(st, h, out, &q.err, false);
     return reply_info(st, h, out, m, fresh ? MEMD_MODEL_I_NEW : 0);
 }
 
 int memd_model_get_ref(memd_state *st, const memd_wire_hdr *h, const uint8_t *p, memd_buf *out,
-                       uint32_t known_flags, memd_wire_ref *ref, int *ret)
+                       uint32_t known_flags, memd_model_req *q)
 {
+    memd_wire_ref *ref = &q->ref;
     (void)memd_wire_ref_get(p, h->len, ref); /* dispatch checked the length */
+    memd_error_reset(&q->err);
     if (ref->flags & ~known_flags) {
-        memd_error err;
-        memd_error_reset(&err);
-        memd_error_set(&err, -EINVAL, "malformed %s request: unknown flags 0x%x",
-                     memd_wire_opcode_name(h->opcode), ref->flags & ~known_flags);
-        *ret = memd_reply_fail(st, h, out, &err, true);
+        memd_error_set(&q->err, -EINVAL, "malformed %s request: unknown flags 0x%x",
+                       memd_wire_opcode_name(h->opcode), ref->flags & ~known_flags);
+        q->ret = memd_reply_fail(st, h, out, &q->err, true);
         return -EINVAL;
     }
     return 0;
@@ -92,15 +89,12 @@ int memd_model_get_ref(memd_state *st, const memd_wire_hdr *h, const uint8_t *p,
 int memd_model_ref_call(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                         const uint8_t *p, memd_buf *out, uint32_t flag, memd_model_ref_fn fn)
 {
-    memd_wire_ref ref;
-    int ret;
-    if (memd_model_get_ref(st, h, p, out, flag, &ref, &ret) < 0)
-        return ret;
-    memd_error err;
-    memd_error_reset(&err);
-    return memd_reply_done(st, h, out, &err,
-                           fn(st, s, ref.id, ref.flags & flag, h->status & MEMD_REQ_F_RETRY,
-                              &err));
+    memd_model_req q;
+    if (memd_model_get_ref(st, h, p, out, flag, &q) < 0)
+        return q.ret;
+    return memd_reply_done(st, h, out, &q.err,
+                           fn(st, s, q.ref.id, q.ref.flags & flag, h->status & MEMD_REQ_F_RETRY,
+                              &q.err));
 }
 
 int memd_op_model_unload(memd_state *st, memd_session *s, const memd_wire_hdr *h,
@@ -112,14 +106,11 @@ int memd_op_model_unload(memd_state *st, memd_session *s, const memd_wire_hdr *h
 int memd_op_model_info(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                        const uint8_t *p, memd_buf *out)
 {
-    memd_wire_ref ref;
-    int ret;
-    if (memd_model_get_ref(st, h, p, out, 0, &ref, &ret) < 0)
-        return ret;
-    memd_error err;
-    memd_error_reset(&err);
-    const memd_model *m = memd_models_info(st, s, ref.id, &err);
+    memd_model_req q;
+    if (memd_model_get_ref(st, h, p, out, 0, &q) < 0)
+        return q.ret;
+    const memd_model *m = memd_models_info(st, s, q.ref.id, &q.err);
     if (!m)
-        return memd_reply_fail(st, h, out, &err, false);
+        return memd_reply_fail(st, h, out, &q.err, false);
     return reply_info(st, h, out, m, 0);
 }

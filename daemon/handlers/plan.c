@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "dispatch.h"
-#include "model_internal.h"
+#include "model_req.h"
 #include "wire.h"
 
 static int reply(memd_buf *out, uint16_t op, uint64_t id, const memd_plan_entry *e,
@@ -53,15 +53,13 @@ int memd_model_job_complete(memd_state *st, memd_model_job *j, memd_session **re
 int memd_op_plan(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                  const uint8_t *p, memd_buf *out)
 {
-    memd_error err;
-    memd_doc doc;
-    int rc;
-    if (memd_model_get_doc(st, s, h, p, out, &doc, &err, &rc) < 0)
-        return rc;
+    memd_model_req q;
+    if (memd_model_get_doc(st, s, h, p, out, &q) < 0)
+        return q.ret;
     memd_plan_entry *hit;
     memd_model_job *job;
-    rc = memd_models_plan(st, s, &doc, out, h->opcode, h->id, &hit, &job, &err);
-    memd_models_doc_done(st, &doc);
+    int rc = memd_models_plan(st, s, &q.doc, out, h->opcode, h->id, &hit, &job, &q.err);
+    memd_models_doc_done(st, &q.doc);
     memd_session *resume;
     switch (rc) {
     case MEMD_MODELS_PLAN_CACHED:
@@ -71,6 +69,6 @@ int memd_op_plan(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     case MEMD_MODELS_PLAN_DONE:
         return memd_model_job_complete(st, job, &resume);
     default:
-        return memd_reply_fail_said(st, h, out, &err, rc);
+        return memd_reply_fail_said(st, h, out, &q.err, rc);
     }
 }
