@@ -203,16 +203,19 @@ typedef struct problem {
     memd_plan_buffer *b;
     size_t n;
     PyObject *names;
+    uint64_t *off; /* their offsets, when the call has them (freed with the problem) */
 } problem;
 
 static int problem_read(PyObject *seq, problem *p)
 {
+    p->off = NULL;
     return memdpy_plan_buffers(seq, &p->b, &p->n, &p->names);
 }
 
 static void problem_free(problem *p)
 {
     PyMem_Free(p->b);
+    PyMem_Free(p->off);
     Py_CLEAR(p->names);
 }
 
@@ -273,7 +276,7 @@ PyObject *memdpy_plan_solve(PyObject *mod, PyObject *args, PyObject *kw)
     const memd_plan_buffer *b = pb.b;
     size_t n = pb.n;
     PyObject *ret = NULL;
-    uint64_t *off = PyMem_Calloc(n ? n : 1, sizeof *off);
+    uint64_t *off = pb.off = PyMem_Calloc(n ? n : 1, sizeof *off);
     if (!off) {
         PyErr_NoMemory();
         goto out;
@@ -311,7 +314,6 @@ PyObject *memdpy_plan_solve(PyObject *mod, PyObject *args, PyObject *kw)
                         res.optimal ? Py_True : Py_False, (unsigned long long)res.iterations,
                         (unsigned long long)elapsed);
 out:
-    PyMem_Free(off);
     problem_free(&pb);
     return ret;
 }
@@ -327,7 +329,7 @@ PyObject *memdpy_plan_validate(PyObject *mod, PyObject *args, PyObject *kw)
     if (problem_read(seq, &pb) < 0)
         return NULL;
     PyObject *ret = NULL;
-    uint64_t *off = offsets_array(offs, pb.n);
+    uint64_t *off = pb.off = offsets_array(offs, pb.n);
     if (!off)
         goto out;
     memd_plan_violation v;
@@ -344,7 +346,6 @@ PyObject *memdpy_plan_validate(PyObject *mod, PyObject *args, PyObject *kw)
     else
         ret = PyLong_FromUnsignedLongLong(arena);
 out:
-    PyMem_Free(off);
     problem_free(&pb);
     return ret;
 }
