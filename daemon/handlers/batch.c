@@ -157,6 +157,18 @@ int memd_op_alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     return rc;
 }
 
+int memd_batch_scratch(memd_state *st, uint32_t n)
+{
+    if (n <= st->scratch_cap)
+        return 0;
+    memd_alloc **sc = realloc(st->scratch, n * sizeof *sc);
+    if (!sc)
+        return -ENOMEM;
+    st->scratch = sc;
+    st->scratch_cap = n;
+    return 0;
+}
+
 int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                        const uint8_t *p, memd_buf *out)
 {
@@ -164,14 +176,8 @@ int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     memd_error err;
     memd_error_reset(&err);
     p += MEMD_WIRE_COUNT_SIZE;
-    if (n > st->scratch_cap) {
-        /* Grows to the largest batch seen, then is reused: no allocation per request. */
-        memd_alloc **sc = realloc(st->scratch, n * sizeof *sc);
-        if (!sc)
-            return -ENOMEM;
-        st->scratch = sc;
-        st->scratch_cap = n;
-    }
+    if (memd_batch_scratch(st, n) < 0)
+        return -ENOMEM;
     /* A retry of a batch its first sending freed (all or nothing: then the session holds
      * none of the handles) succeeds without touching anything (protocol.h). */
     if (h->status & MEMD_REQ_F_RETRY) {

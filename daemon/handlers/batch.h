@@ -8,6 +8,10 @@
 #include "memd/protocol.h"
 #include "state.h"
 
+/* st->scratch holds n allocations (grown to the largest batch seen, then reused: no
+ * allocation per request): 0 or -ENOMEM. */
+int memd_batch_scratch(memd_state *st, uint32_t n);
+
 /* Releases the session's k newest holds: memd_alloc_create puts each new hold at the
  * head of the session's list, so these are a batch's last k allocations. */
 void memd_batch_rollback(memd_state *st, memd_session *s, uint32_t k);

@@ -97,19 +97,6 @@ static int check_frame(memd_state *st, const memd_wire_hdr *h, const uint8_t *p,
     return 0;
 }
 
-/* The scratch array holds n allocations (grown to the largest batch, then reused). */
-static int scratch_for(memd_state *st, uint32_t n)
-{
-    if (n <= st->scratch_cap)
-        return 0;
-    memd_alloc **sc = realloc(st->scratch, n * sizeof *sc);
-    if (!sc)
-        return -ENOMEM;
-    st->scratch = sc;
-    st->scratch_cap = n;
-    return 0;
-}
-
 /* The banks an element's reply lists: a bank-set buffer's, none for a plain one. */
 static uint32_t listed_banks(const memd_state *st, const memd_alloc *a)
 {
@@ -139,12 +126,19 @@ static int put_reply(memd_state *st, const memd_wire_hdr *h, uint32_t n, memd_bu
     return 0;
 }
 
-/* The element at *off of a frame pass 1 checked, *off then past it. */
-static void next_elem(const memd_wire_hdr *h, const uint8_t *p, size_t *off,
-                      memd_wire_alloc_req *req, memd_wire_bankset *bs, const uint8_t **ids)
+/* One element of a frame pass 1 checked: its request, bank set and encoded bank ids. */
+typedef struct elem {
+    memd_wire_alloc_req req;
+    memd_wire_bankset bs;
+    const uint8_t *ids;
+} elem;
+
+/* The element at *off, *off then past it. */
+static void next_elem(const memd_wire_hdr *h, const uint8_t *p, size_t *off, elem *e)
 {
     size_t used = 0;
-    (void)memd_wire_alloc_banks_elem_get(p + *off, h->len - *off, req, bs, ids, &used);
+    (void)memd_wire_alloc_banks_elem_get(p + *off, h->len - *off, &e->req, &e->bs, &e->ids,
+                                         &used);
     *off += used;
 }
 
@@ -159,11 +153,9 @@ static int again(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
         return rc < 0 ? (ret < 0 ? ret : 1) : 0;
     size_t off = MEMD_WIRE_COUNT_SIZE;
     for (uint32_t i = 0; i < n; i++) {
-        memd_wire_alloc_req req;
-        memd_wire_bankset bs;
-        const uint8_t *ids;
-        next_elem(h, p, &off, &req, &bs, &ids);
-        st->scratch[i] = memd_batch_again_next(st, &ag, &req);
+        elem e;
+        next_elem(h, p, &off, &e);
+        st->scratch[i] = memd_batch_again_next(st, &ag, &e.req);
     }
     free(ag.hs);
     rc = put_reply(st, h, n, out);
@@ -185,18 +177,16 @@ static int apply(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
     memd_error_reset(&err);
     size_t off = MEMD_WIRE_COUNT_SIZE;
     for (uint32_t i = 0; i < n; i++) {
-        memd_wire_alloc_req req;
-        memd_wire_bankset bs;
-        const uint8_t *raw;
-        next_elem(h, p, &off, &req, &bs, &raw);
-        for (uint32_t k = 0; k < bs.count; k++)
-            ids[k] = memd_wire_u32(raw + 4 * (size_t)k);
-        memd_alloc_banks b = {ids, bs.count, (bs.flags & MEMD_BANKSET_F_PER_BANK) != 0};
+        elem e;
+        next_elem(h, p, &off, &e);
+        for (uint32_t k = 0; k < e.bs.count; k++)
+            ids[k] = memd_wire_u32(e.ids + 4 * (size_t)k);
+        memd_alloc_banks b = {ids, e.bs.count, (e.bs.flags & MEMD_BANKSET_F_PER_BANK) != 0};
         memd_alloc_request r;
-        memd_alloc_request_of(&req, &r);
-        int rc = memd_model_check_alloc_name(req.name, &err);
+        memd_alloc_request_of(&e.req, &r);
+        int rc = memd_model_check_alloc_name(e.req.name, &err);
         if (rc == 0)
-            rc = memd_alloc_create_banks(st, s, &r, bs.count || b.per_bank ? &b : NULL,
+            rc = memd_alloc_create_banks(st, s, &r, e.bs.count || b.per_bank ? &b : NULL,
                                          &st->scratch[i], &err);
         if (rc < 0) {
             memd_batch_rollback(st, s, i);
@@ -228,7 +218,7 @@ static int alloc_batch_banks(memd_state *st, memd_session *s, const memd_wire_hd
     int ret = 0;
     if (check_frame(st, h, p, out, n, &max_set, &ret) < 0)
         return ret;
-    if (scratch_for(st, n) < 0)
+    if (memd_batch_scratch(st, n) < 0)
         return -ENOMEM;
     if (h->status & MEMD_REQ_F_RETRY) {
         int rc = again(st, s, h, p, n, out);
