@@ -299,13 +299,8 @@ int memd_cover_create(uint64_t base, uint64_t unit, uint64_t units, memd_cover *
     memd_cover *c = calloc(1, sizeof(*c));
     if (!c)
         return -ENOMEM;
-    c->base = base;
-    c->unit = unit;
-    c->units = units;
-    c->shift = shift;
-    c->top = 1;
-    c->ktop = 1;
-    c->levels = 1;
+    *c = (memd_cover){.base = base, .unit = unit, .units = units, .shift = shift, .top = 1,
+                      .ktop = 1, .levels = 1}; /* ids start at 1: 0 is NIL */
     for (uint64_t n = units; n > LEAF; n = n - n / 2)
         c->levels++;
     *out = c;
