@@ -227,7 +227,7 @@ START_TEST(views_count_bank_sets)
     snprintf(want, sizeof want, "\"bytes\": %" PRIu64 ",", held);
     ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
     ck_assert_int_eq(RUN("metrics"), 0);
-    snprintf(want, sizeof want, "memd_device_used_bytes{device=\"0\",kind=\"sram\"} %" PRIu64 "\n",
+    snprintf(want, sizeof want, "memd_device_used_bytes{device=\"0\",group=\"sram\"} %" PRIu64 "\n",
              held);
     ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
     ck_assert_int_eq(RUN("top", "--json", "--iterations", "1"), 0);
@@ -258,7 +258,7 @@ START_TEST(metrics_per_process)
     ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
     ck_assert_ptr_nonnull(strstr(out, "# TYPE memd_process_bytes gauge\n"));
     ck_assert_ptr_nonnull(strstr(out, "memd_process_other_bytes{device=\"0\"} 0\n"));
-    snprintf(want, sizeof want, "memd_device_used_bytes{device=\"0\",kind=\"dram\"} %llu\n",
+    snprintf(want, sizeof want, "memd_device_used_bytes{device=\"0\",group=\"dram\"} %llu\n",
              (unsigned long long)(4ull << 20) * 12);
     ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
 
