@@ -5,7 +5,8 @@
  *
  * One label set per thing, the same in every family: device-related families carry
  * device (and group = dram|sram, region, where they apply); a process is
- * pid, comm, client (the client name its first session gave). memctl's own session, the
+ * pid, comm, client (the client name its first session gave), cgroup (where that session
+ * connected from; doc/cluster.md). memctl's own session, the
  * one taking the scrape, is left out of the counts and process series. */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -111,13 +112,14 @@ static void group_sample(sink *k, const char *name, const memclient_group *g, ui
     sample(k, name, l, 2, v);
 }
 
-/* The client name a process's first session gave ("" when none). */
-static const char *client_of(const memclient_snapshot *s, uint32_t pid)
+/* A process's first session (its client name and cgroup label the process). */
+static const memclient_session_rec *session_of(const memclient_snapshot *s, uint32_t pid)
 {
+    static const memclient_session_rec none;
     for (size_t i = 0; i < s->nsessions; i++)
         if (s->sessions[i].pid == pid)
-            return s->sessions[i].client_name;
-    return "";
+            return &s->sessions[i];
+    return &none;
 }
 
 /* memctl's own sessions (this process's: the scrape's connection). */
@@ -209,10 +211,11 @@ static void pool_families(sink *k, const memclient_snapshot *s)
     for (int m = 0; m < 3; m++) {
         family(k, fam[m].name, "gauge", fam[m].help);
         for (size_t j = 0; j < n; j++) {
+            const memclient_session_rec *x = session_of(s, procs[j].pid);
             label l[] = {{"pid", NUM(procs[j].pid)}, {"comm", procs[j].comm},
-                         {"client", client_of(s, procs[j].pid)},
+                         {"client", x->client_name}, {"cgroup", x->cgroup},
                          {"device", NUM(procs[j].device)}};
-            sample(k, fam[m].name, l, 4, procs[j].v[m]);
+            sample(k, fam[m].name, l, 5, procs[j].v[m]);
         }
     }
     free(procs);
@@ -260,10 +263,11 @@ static void process_families(sink *k, const memclient_snapshot *s)
             uint64_t b = memd_report_proc_device_bytes(&ps, p, d);
             if (!b && p->bytes)
                 continue;
-            label l[] = {{"pid", NUM(p->pid)}, {"comm", p->comm},
-                         {"client", client_of(s, p->pid)}, {"uid", NUM(p->uid)},
+            const memclient_session_rec *x = session_of(s, p->pid);
+            label l[] = {{"pid", NUM(p->pid)}, {"comm", p->comm}, {"client", x->client_name},
+                         {"cgroup", x->cgroup}, {"uid", NUM(p->uid)},
                          {"device", NUM(s->devices[d].id)}};
-            sample(k, "memd_process_bytes", l, 5, b);
+            sample(k, "memd_process_bytes", l, 6, b);
             if (!p->bytes)
                 break; /* holds nothing: one series at 0 for its first device */
         }
@@ -278,6 +282,47 @@ static void process_families(sink *k, const memclient_snapshot *s)
         sample(k, "memd_process_other_bytes", l, 1, rest);
     }
     memd_report_processes_free(&ps);
+}
+
+/* Bytes held per cgroup, device and bank group (every bank counted): the sessions'
+ * usage records summed by their session's cgroup. Sessions are few (max_sessions):
+ * lookups scan. */
+typedef struct cgroup_use {
+    const char *cgroup;
+    uint32_t device;
+    memd_kind kind;
+    uint64_t bytes;
+} cgroup_use;
+
+static void cgroup_family(sink *k, const memclient_snapshot *s)
+{
+    family(k, "memd_cgroup_bytes", "gauge",
+           "Bytes the processes of a cgroup hold on a device's bank group, summed over its "
+           "banks.");
+    cgroup_use *use = calloc(s->nusage ? s->nusage : 1, sizeof *use);
+    size_t n = 0;
+    for (size_t i = 0; use && i < s->nusage; i++) {
+        const memclient_session_use *u = &s->usage[i];
+        const char *cg = NULL;
+        for (size_t j = 0; j < s->nsessions && !cg; j++)
+            if (s->sessions[j].id == u->session_id)
+                cg = s->sessions[j].cgroup;
+        if (!cg)
+            continue;
+        size_t e = 0;
+        while (e < n && (use[e].device != u->device || use[e].kind != u->kind ||
+                         strcmp(use[e].cgroup, cg)))
+            e++;
+        if (e == n)
+            use[n++] = (cgroup_use){.cgroup = cg, .device = u->device, .kind = u->kind};
+        use[e].bytes += u->bytes;
+    }
+    for (size_t e = 0; e < n; e++) {
+        label l[] = {{"device", NUM(use[e].device)}, {"group", memclient_kind_name(use[e].kind)},
+                     {"cgroup", use[e].cgroup}};
+        sample(k, "memd_cgroup_bytes", l, 3, use[e].bytes);
+    }
+    free(use);
 }
 
 static void metrics(FILE *f, const memclient_snapshot *s, bool json)
@@ -328,6 +373,7 @@ static void metrics(FILE *f, const memclient_snapshot *s, bool json)
                   "1 - largest free block / free bytes (0 when nothing is free).", R_FRAG);
     pool_families(k, s);
     process_families(k, s);
+    cgroup_family(k, s);
     if (json)
         fputs("]}]}\n", f);
 }
