@@ -3,6 +3,7 @@
  * allocate the arrays once and decode into them. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "memclient_internal.h"
 #include "wire.h"
@@ -84,11 +85,25 @@ static int dec_suballoc_rec(memclient_snapshot *s, const uint8_t *p, size_t n)
     return 0;
 }
 
+/* The cgroup of the SESSION record just before it. */
+static int dec_session_cgroup(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_session_cgroup w;
+    int r = memd_wire_session_cgroup_get(p, n, &w);
+    if (r < 0)
+        return r;
+    if (s->nsessions == 0 || s->sessions[s->nsessions - 1].id != w.session)
+        return -EBADMSG;
+    _Static_assert(sizeof s->sessions->cgroup == sizeof w.cgroup, "one cgroup size");
+    memcpy(s->sessions[s->nsessions - 1].cgroup, w.cgroup, sizeof w.cgroup);
+    return 0;
+}
+
 typedef int (*rec_decoder)(memclient_snapshot *s, const uint8_t *p, size_t n);
 
 /* The tags this library knows; a newer daemon's other tags are refused (-EBADMSG). */
 /* PAGE records never reach the parser: memclient_dump strips them off each page. */
-#define NTAGS (MEMD_REC_SUBDEV_BANKS + 1)
+#define NTAGS (MEMD_REC_SESSION_CGROUP + 1)
 
 static const rec_decoder decoders[NTAGS] = {
     [MEMD_REC_SERVER] = dec_server_rec,     [MEMD_REC_DEVICE] = dec_device_rec,
@@ -100,6 +115,7 @@ static const rec_decoder decoders[NTAGS] = {
     [MEMD_REC_POOL] = dec_pool_rec,         [MEMD_REC_SUBALLOC] = dec_suballoc_rec,
     [MEMD_REC_BANK] = dec_bank_rec,         [MEMD_REC_ALLOC_BANK] = dec_alloc_bank_rec,
     [MEMD_REC_SUBDEV] = dec_subdev_rec,     [MEMD_REC_SUBDEV_BANKS] = dec_subdev_banks,
+    [MEMD_REC_SESSION_CGROUP] = dec_session_cgroup,
 };
 
 static bool known(uint32_t tag)

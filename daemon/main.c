@@ -3,6 +3,7 @@
  *   memd [--config FILE] [--socket PATH] [--foreground] [--discard-state]
  *        [--state-max-bytes SIZE]
  *   memd --check-config FILE [--json]
+ *   memd --discover [--json] [--descriptors DIR] [--sysfs-root DIR] [--dev-root DIR]
  *   memd --version
  *
  * Without --config it serves the installed default config (sysconfdir/memd/memd.yaml).
@@ -27,6 +28,7 @@
 #include "model.h"
 #include "server.h"
 #include "check_config.h"
+#include "discover.h"
 #include "config.h"
 #include "state.h"
 #include "store.h"
@@ -57,6 +59,8 @@ static void usage(FILE *f)
             "usage: memd [--config FILE] [--socket PATH] [--foreground] [--discard-state]\n"
             "            [--state-max-bytes SIZE]\n"
             "       memd --check-config FILE [--json]\n"
+            "       memd --discover [--json] [--descriptors DIR] [--sysfs-root DIR]\n"
+            "                       [--dev-root DIR]\n"
             "       memd --version\n"
             "\n"
             "  --config FILE        daemon config (default: %s)\n%s"
@@ -68,7 +72,13 @@ static void usage(FILE *f)
             "                       client holds device memory; logged\n"
             "  --state-max-bytes SIZE  limit of the state store file (default 1GiB)\n"
             "  --check-config FILE  load FILE, print the resulting memory map, exit 0/1\n"
-            "  --json               with --check-config: print JSON\n"
+            "  --discover           list the host's accelerators (sysfs, devfs) as memd.yaml\n"
+            "                       device stanzas with their descriptor pairs\n"
+            "  --descriptors DIR    with --discover: a tt-metal tree or a folder of\n"
+            "                       soc_*.yaml/core_*.yaml (default: $TT_METAL_HOME)\n"
+            "  --sysfs-root DIR     with --discover: sysfs is here (default /sys)\n"
+            "  --dev-root DIR       with --discover: devfs is here (default /dev)\n"
+            "  --json               with --check-config or --discover: print JSON\n"
             "  --version            print the version\n",
             default_config(),
             in_build_tree() ? "                       (the source tree's: this memd runs from "
@@ -127,7 +137,8 @@ static int detach(void)
 
 typedef struct opts {
     const char *config, *socket, *check;
-    bool foreground, json, version;
+    bool foreground, json, version, discover;
+    memd_discover_opts disc;
     bool discard_state;
     uint64_t state_max;           /* 0: the store's default */
 } opts;
@@ -144,6 +155,10 @@ static int parse(int argc, char **argv, opts *o)
         {"help", no_argument, NULL, 'h'},
         {"discard-state", no_argument, NULL, 'R'},
         {"state-max-bytes", required_argument, NULL, 'M'},
+        {"discover", no_argument, NULL, 'D'},
+        {"descriptors", required_argument, NULL, 'd'},
+        {"sysfs-root", required_argument, NULL, 'S'},
+        {"dev-root", required_argument, NULL, 'v'},
         {0},
     };
     int ch;
@@ -158,6 +173,10 @@ static int parse(int argc, char **argv, opts *o)
         case 'V': o->version = true; break;
         case 'h': usage(stdout); exit(0);
         case 'R': o->discard_state = true; break;
+        case 'D': o->discover = true; break;
+        case 'd': o->disc.descriptors = optarg; break;
+        case 'S': o->disc.sysfs = optarg; break;
+        case 'v': o->disc.devfs = optarg; break;
         case 'M':
             if (memd_parse_size(optarg, &o->state_max, NULL) < 0 || o->state_max < (1u << 20)) {
                 fprintf(stderr, "memd: --state-max-bytes %s: expected a size of at least 1MiB\n",
@@ -176,8 +195,13 @@ static int parse(int argc, char **argv, opts *o)
         fprintf(stderr, "memd: unexpected argument '%s'\n", argv[optind]);
         return -EINVAL;
     }
-    if (o->json && !o->check) {
-        fprintf(stderr, "memd: --json only goes with --check-config\n");
+    if (o->json && !o->check && !o->discover) {
+        fprintf(stderr, "memd: --json only goes with --check-config or --discover\n");
+        return -EINVAL;
+    }
+    if ((o->disc.descriptors || o->disc.sysfs || o->disc.devfs) && !o->discover) {
+        fprintf(stderr, "memd: --descriptors, --sysfs-root and --dev-root only go with "
+                        "--discover\n");
         return -EINVAL;
     }
     if (o->socket && !*o->socket) {
@@ -278,5 +302,11 @@ int main(int argc, char **argv)
     }
     if (o.check)
         return memd_check_config(o.check, o.json, stdout, stderr);
+    if (o.discover) {
+        o.disc.json = o.json;
+        o.disc.sysfs = o.disc.sysfs ? o.disc.sysfs : "/sys";
+        o.disc.devfs = o.disc.devfs ? o.disc.devfs : "/dev";
+        return memd_discover(&o.disc, stdout, stderr);
+    }
     return serve(&o);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "cgroup_path.h"
 #include "report.h"
 
 static void stats_fields(FILE *f, const memclient_stats *st, double frag, const char *ind)
@@ -243,6 +244,28 @@ static void session_use_json(FILE *f, const memclient_snapshot *s, uint32_t id)
     fputc(']', f);
 }
 
+/* A session's cgroup and what its path says (pod, container; null when it says nothing);
+ * nothing when the snapshot has none (taken without MEMCLIENT_DUMP_CGROUPS, which memctl
+ * dump leaves out so it reads an older memd's state as before). */
+static void cgroup_json(FILE *f, const char *cgroup)
+{
+    if (!cgroup[0])
+        return;
+    memd_cgroup_info c;
+    memd_cgroup_parse(cgroup, &c);
+    fputs(", \"cgroup\": ", f);
+    memd_json_str(f, cgroup);
+    const char *keys[] = {"pod_uid", "container_id", "container_runtime"};
+    const char *vals[] = {c.pod_uid, c.container_id, c.runtime};
+    for (size_t i = 0; i < 3; i++) {
+        fprintf(f, ", \"%s\": ", keys[i]);
+        if (*vals[i])
+            memd_json_str(f, vals[i]);
+        else
+            fputs("null", f);
+    }
+}
+
 void memd_report_processes_json(FILE *f, const memclient_snapshot *s, const char *ind)
 {
     memd_report_procs ps;
@@ -268,7 +291,13 @@ void memd_report_processes_json(FILE *f, const memclient_snapshot *s, const char
                     s->devices[d].id, b);
             first = false;
         }
-        fputs("]}", f);
+        fputc(']', f);
+        for (size_t k = 0; k < s->nsessions; k++)
+            if (s->sessions[k].pid == p->pid) { /* its first session's cgroup */
+                cgroup_json(f, s->sessions[k].cgroup);
+                break;
+            }
+        fputc('}', f);
     }
     if (ps.n)
         fprintf(f, "\n%.*s", (int)(strlen(ind) >= 2 ? strlen(ind) - 2 : 0), ind);
@@ -284,6 +313,7 @@ static void session_json(FILE *f, const memclient_snapshot *s, const memclient_s
     memd_json_str(f, x->comm);
     fprintf(f, ", \"client\": ");
     memd_json_str(f, x->client_name);
+    cgroup_json(f, x->cgroup);
     fprintf(f, ", \"connected_ns\": %" PRIu64 ", \"connected_ns_str\": \"%" PRIu64 "\""
                ", \"allocations\": %" PRIu64 ", \"requests\": %" PRIu64 ", \"orphaned\": %s"
                ", \"reclaim_deadline_ns\": %" PRIu64 ", \"reclaim_deadline_ns_str\": \"%" PRIu64 "\"",

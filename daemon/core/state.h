@@ -112,6 +112,7 @@ struct memd_alloc {
 };
 
 #define MEMD_SESSION_GROUPS 16
+#define MEMD_SESSION_CGROUP_MAX 256 /* the wire's MEMD_CGROUP_MAX */
 
 struct memd_session {
     uint32_t id;
@@ -126,6 +127,9 @@ struct memd_session {
     uint32_t groups[MEMD_SESSION_GROUPS];
     char comm[16];
     char client_name[32];
+    /* The process's cgroup at connect (service/creds.c), "" when unknown. Not stored: a
+     * restored orphan has none. */
+    char cgroup[MEMD_SESSION_CGROUP_MAX];
     memd_creator *creator;         /* of what it allocates (alloc.c), or NULL */
     uint64_t connected_ns;
     uint64_t requests;

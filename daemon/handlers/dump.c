@@ -321,7 +321,20 @@ static int put_use(const memd_state *st, const memd_session *s, memd_buf *out)
     return 0;
 }
 
-static int put_sessions(const memd_state *st, const memd_session *self, bool usage,
+_Static_assert(MEMD_SESSION_CGROUP_MAX == MEMD_CGROUP_MAX, "one cgroup path size");
+
+static int put_cgroup(const memd_session *s, memd_buf *out)
+{
+    uint8_t *p = rec(out, MEMD_REC_SESSION_CGROUP);
+    if (!p)
+        return -ENOMEM;
+    memd_wire_session_cgroup r = {.session = s->id};
+    memcpy(r.cgroup, s->cgroup, sizeof r.cgroup);
+    memd_wire_session_cgroup_put(p, &r);
+    return 0;
+}
+
+static int put_sessions(const memd_state *st, const memd_session *self, uint32_t flags,
                         memd_buf *out)
 {
     int rc = 0;
@@ -341,7 +354,9 @@ static int put_sessions(const memd_state *st, const memd_session *self, bool usa
         r.flags = memd_store_session_flags(st, s, &r.reclaim_deadline_ns); /* orphaned? */
         r.subdev = s->subdev;
         memd_wire_session_rec_put(p, &r);
-        if (usage)
+        if (flags & MEMD_DUMP_F_CGROUPS)
+            rc = put_cgroup(s, out);
+        if (rc == 0 && (flags & MEMD_DUMP_F_USAGE))
             rc = put_use(st, s, out);
     }
     return rc;
@@ -430,7 +445,7 @@ static int build(const memd_state *st, const memd_session *s, int dev, uint32_t 
     if (rc == 0)
         rc = put_allocs(st, s, dev, flags, out);
     if (rc == 0)
-        rc = put_sessions(st, s, (flags & MEMD_DUMP_F_USAGE) != 0, out);
+        rc = put_sessions(st, s, flags, out);
     if (rc == 0 && (flags & MEMD_DUMP_F_MODELS))
         rc = memd_models_dump(st, s, out);
     return rc;
@@ -444,7 +459,7 @@ static int build_page(const memd_state *st, const memd_session *s, int dev, uint
     if (rc == 0)
         rc = put_allocs_page(st, s, dev, flags, &cursor, out);
     if (rc == 0 && cursor == 0)
-        rc = put_sessions(st, s, (flags & MEMD_DUMP_F_USAGE) != 0, out);
+        rc = put_sessions(st, s, flags, out);
     if (rc == 0 && cursor == 0 && (flags & MEMD_DUMP_F_MODELS))
         rc = memd_models_dump(st, s, out);
     if (rc == 0)

@@ -31,6 +31,41 @@ static void read_comm(pid_t pid, char *out, size_t n)
         *nl = '\0';
 }
 
+/* The process's cgroup from /proc/PID/cgroup, best effort like its name: the cgroup v2
+ * entry ("0::/path"); on a host with only v1 hierarchies, the name=systemd one's path,
+ * else the first listed. */
+static void read_cgroup(pid_t pid, char *out, size_t n)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/cgroup", (int)pid);
+    out[0] = '\0';
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t r = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (r <= 0)
+        return;
+    buf[r] = '\0';
+    const char *best = NULL;
+    int rank = 0; /* 3: v2, 2: name=systemd, 1: first */
+    for (char *line = buf, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2)
+            continue;
+        int rk = !strncmp(line, "0::", 3) ? 3 : strstr(c1, ":name=systemd:") == c1 ? 2 : 1;
+        if (rk > rank) {
+            rank = rk;
+            best = c2 + 1;
+        }
+    }
+    if (best)
+        snprintf(out, n, "%s", best);
+}
+
 int memd_session_creds(const memd_state *st, int fd, memd_session *s)
 {
     struct ucred uc;
@@ -54,5 +89,6 @@ int memd_session_creds(const memd_state *st, int fd, memd_session *s)
     for (size_t i = 0; i < ngroups && s->ngroups < MEMD_SESSION_GROUPS; i++)
         s->groups[s->ngroups++] = groups[i];
     read_comm(uc.pid, s->comm, sizeof s->comm);
+    read_cgroup(uc.pid, s->cgroup, sizeof s->cgroup);
     return 0;
 }

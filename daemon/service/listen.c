@@ -1,5 +1,6 @@
 /* memd daemon — listening socket (see listen.h). */
 #include "listen.h"
+#include "activation.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,8 +10,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define SD_LISTEN_FDS_START 3
 
 /* A passed fd must be a listening Unix stream socket; anything else is a unit mistake
  * that should fail loudly rather than hang. */
@@ -35,27 +34,17 @@ static int check_passed(int fd, memd_error *err)
 /* Returns 1 when a socket was adopted, 0 when none was passed to this process. */
 static int adopt(memd_listen *l, memd_error *err)
 {
-    const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
-    if (!pid || !fds)
+    int n = memd_listen_fds();
+    if (n == 0)
         return 0;
-    char *end;
-    long p = strtol(pid, &end, 10);
-    if (*end || p != (long)getpid())
-        return 0; /* meant for another process (e.g. our parent) */
-    long n = strtol(fds, &end, 10);
-    /* Children must not think the sockets are theirs. */
-    unsetenv("LISTEN_PID");
-    unsetenv("LISTEN_FDS");
-    unsetenv("LISTEN_FDNAMES");
-    if (*end || n < 1 || n > 64)
-        return memd_error_set(err, -EINVAL, "LISTEN_FDS=%s: expected one socket", fds);
-    int rc = check_passed(SD_LISTEN_FDS_START, err);
+    if (n < 0)
+        return memd_error_set(err, -EINVAL, "LISTEN_FDS: expected a socket count (1-64)");
+    int rc = check_passed(MEMD_LISTEN_FDS_START, err);
     if (rc < 0)
         return rc;
-    for (long i = 1; i < n; i++)
-        close(SD_LISTEN_FDS_START + (int)i); /* memd.socket has one; extras are unused */
-    l->fd = SD_LISTEN_FDS_START;
-    (void)fcntl(l->fd, F_SETFD, FD_CLOEXEC);
+    for (int i = 1; i < n; i++)
+        close(MEMD_LISTEN_FDS_START + i); /* memd.socket has one; extras are unused */
+    l->fd = MEMD_LISTEN_FDS_START;
     l->activated = true;
     struct sockaddr_un sa;
     socklen_t salen = sizeof sa;

@@ -621,6 +621,8 @@ typedef struct memclient_session_rec {
     uint64_t reclaim_deadline_ns; /* orphaned: released at this time (CLOCK_REALTIME) */
     uint32_t subdev;            /* bound sub-device: index in subdevs + 1; 0 none (needs
                                    MEMCLIENT_DUMP_BANKS to resolve) */
+    char cgroup[256];           /* MEMCLIENT_DUMP_CGROUPS: the process's cgroup when it
+                                   connected (v2 path); "" unknown or not asked for */
 } memclient_session_rec;
 
 /* With MEMCLIENT_DUMP_BANKS: a sub-device (see "sub-devices"). */
@@ -714,6 +716,7 @@ enum {
     MEMCLIENT_DUMP_SUBALLOCS = 1u << 4, /* also their sub-allocations (implies POOLS) */
     MEMCLIENT_DUMP_BANKS = 1u << 5,  /* also per-bank use, the banks of bank-set buffers and
                                         the sub-devices with their whole bank lists */
+    MEMCLIENT_DUMP_CGROUPS = 1u << 6, /* also each session's cgroup (sessions[].cgroup) */
 };
 
 #define MEMCLIENT_ALL_DEVICES UINT32_MAX

@@ -316,7 +316,7 @@ START_TEST(devices_sessions_metrics)
     memclient_snapshot *s = cu_dump(c, 0);
     char line[160];
     snprintf(line, sizeof line,
-             "memd_region_allocated_bytes{device=\"0\",kind=\"dram\",region=\"data\"} %" PRIu64 "\n",
+             "memd_region_allocated_bytes{device=\"0\",group=\"dram\",region=\"data\"} %" PRIu64 "\n",
              cu_region(s, MEMD_KIND_DRAM, "data")->stats.allocated);
     memclient_snapshot_free(s);
     ck_assert_msg(strstr(out, line), "no '%s' in metrics", line);

@@ -227,7 +227,7 @@ START_TEST(views_count_bank_sets)
     snprintf(want, sizeof want, "\"bytes\": %" PRIu64 ",", held);
     ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
     ck_assert_int_eq(RUN("metrics"), 0);
-    snprintf(want, sizeof want, "memd_device_used_bytes{device=\"0\",kind=\"sram\"} %" PRIu64 "\n",
+    snprintf(want, sizeof want, "memd_device_used_bytes{device=\"0\",group=\"sram\"} %" PRIu64 "\n",
              held);
     ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
     ck_assert_int_eq(RUN("top", "--json", "--iterations", "1"), 0);
@@ -248,17 +248,28 @@ START_TEST(devices_json)
 }
 END_TEST
 
+/* This process's memd_process_bytes series on device 0: pid, comm, client, cgroup (its
+ * value: tests/integration/cgroup_test.py), uid, device. */
+static void expect_process_series(const char *text, uint64_t held)
+{
+    char head[120], tail[120];
+    snprintf(head, sizeof head, "memd_process_bytes{pid=\"%d\",comm=\"%s\",client=\"",
+             (int)getpid(), comm);
+    snprintf(tail, sizeof tail, ",uid=\"%d\",device=\"0\"} %" PRIu64 "\n", (int)getuid(), held);
+    const char *at = strstr(text, head), *end = at ? strchr(at, '\n') : NULL;
+    const char *t = at ? strstr(at, tail) : NULL;
+    ck_assert_msg(t && t + strlen(tail) == end + 1, "no '%s...%s' in:\n%s", head, tail, text);
+}
+
 START_TEST(metrics_per_process)
 {
     uint64_t held = hold_some();
     ck_assert_int_eq(RUN("metrics"), 0);
     char want[200];
-    snprintf(want, sizeof want, "memd_process_bytes{pid=\"%d\",comm=\"%s\","
-             "uid=\"%d\",device=\"0\"} %" PRIu64 "\n", (int)getpid(), comm, (int)getuid(), held);
-    ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
+    expect_process_series(out, held);
     ck_assert_ptr_nonnull(strstr(out, "# TYPE memd_process_bytes gauge\n"));
     ck_assert_ptr_nonnull(strstr(out, "memd_process_other_bytes{device=\"0\"} 0\n"));
-    snprintf(want, sizeof want, "memd_device_used_bytes{device=\"0\",kind=\"dram\"} %llu\n",
+    snprintf(want, sizeof want, "memd_device_used_bytes{device=\"0\",group=\"dram\"} %llu\n",
              (unsigned long long)(4ull << 20) * 12);
     ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
 
@@ -347,10 +358,7 @@ START_TEST(metrics_listen_serves_http)
     char *resp = http_get(port, "/metrics");
     ck_assert_msg(!strncmp(resp, "HTTP/1.1 200", 12), "%.300s", resp);
     ck_assert_ptr_nonnull(strstr(resp, "text/plain; version=0.0.4"));
-    char want[200];
-    snprintf(want, sizeof want, "memd_process_bytes{pid=\"%d\",comm=\"%s\","
-             "uid=\"%d\",device=\"0\"} %" PRIu64 "\n", (int)getpid(), comm, (int)getuid(), held);
-    ck_assert_msg(strstr(resp, want), "no '%s' in:\n%s", want, resp);
+    expect_process_series(resp, held);
     free(resp);
     /* Twice: the connection to memd is kept and reused. */
     resp = http_get(port, "/metrics");

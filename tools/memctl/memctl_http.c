@@ -1,6 +1,7 @@
 /* memctl metrics --listen: Prometheus scrapes over HTTP, served by libmicrohttpd (one
  * internal thread). Each GET /metrics takes a fresh snapshot over one memd connection
- * kept open between scrapes (reconnected when the daemon restarted). */
+ * kept open between scrapes (reconnected when the daemon restarted). `--listen systemd`
+ * serves the TCP socket memd-metrics.socket passes (socket activation). */
 #include <errno.h>
 #include <netdb.h>
 #include <signal.h>
@@ -8,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
 
+#include "activation.h"
 #include "memctl_service.h"
 
 typedef struct http_ctx {
@@ -127,11 +130,43 @@ static int parse_addr(const char *spec, struct sockaddr_storage *out, socklen_t 
     return 0;
 }
 
+/* The listening TCP socket a socket unit passed, or -1 (said on stderr). */
+static int passed_socket(void)
+{
+    int n = memd_listen_fds(), type = 0, acc = 0;
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof type, salen = sizeof sa;
+    if (n <= 0) {
+        fprintf(stderr, "memctl metrics: --listen systemd: %s\n", n < 0
+                ? "LISTEN_FDS is not a socket count"
+                : "no socket was passed (run it from memd-metrics.socket)");
+        return -1;
+    }
+    int fd = MEMD_LISTEN_FDS_START;
+    for (int i = 1; i < n; i++)
+        close(fd + i); /* memd-metrics.socket passes one */
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &salen) < 0 || type != SOCK_STREAM ||
+        (sa.ss_family != AF_INET && sa.ss_family != AF_INET6) ||
+        getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &(socklen_t){sizeof acc}) < 0 || !acc) {
+        fprintf(stderr, "memctl metrics: --listen systemd: fd %d is not a listening TCP "
+                        "socket\n", fd);
+        return -1;
+    }
+    return fd;
+}
+
 int memctl_metrics_serve(const memctl_globals *g, const char *addr)
 {
-    struct sockaddr_storage sa;
+    struct sockaddr_storage sa = {0};
     socklen_t salen;
-    if (parse_addr(addr, &sa, &salen) < 0)
+    int passed = -1;
+    if (!strcmp(addr, "systemd")) {
+        if ((passed = passed_socket()) < 0)
+            return MEMCTL_EXIT_FAIL;
+        salen = sizeof sa;
+        getsockname(passed, (struct sockaddr *)&sa, &salen);
+    } else if (parse_addr(addr, &sa, &salen) < 0)
         return memctl_bad_value("metrics", "--listen", addr,
                                 "ADDR:PORT with a numeric address, e.g. 127.0.0.1:9109, "
                                 "[::1]:9109 or :9109");
@@ -146,21 +181,26 @@ int memctl_metrics_serve(const memctl_globals *g, const char *addr)
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     if (sa.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    struct MHD_Daemon *d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, &ctx,
-                                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                                            MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-                                            MHD_OPTION_END);
+    struct MHD_Daemon *d =
+        passed >= 0
+            ? MHD_start_daemon(flags, 0, NULL, NULL, on_request, &ctx,
+                               MHD_OPTION_LISTEN_SOCKET, (MHD_socket)passed,
+                               MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END)
+            : MHD_start_daemon(flags, 0, NULL, NULL, on_request, &ctx,
+                               MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                               MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "memctl metrics: cannot listen on %s: %s\n", addr,
                 errno ? strerror(errno) : "libmicrohttpd refused the address");
         return MEMCTL_EXIT_FAIL;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    char host[64];
+    char host[64] = "";
     const char *colon = strrchr(addr, ':');
-    snprintf(host, sizeof host, "%.*s", (int)(colon - addr), addr);
-    printf("memctl metrics: serving http://%s:%u/metrics\n", *host ? host : "0.0.0.0",
-           info ? (unsigned)info->port : 0u);
+    if (colon)
+        snprintf(host, sizeof host, "%.*s", (int)(colon - addr), addr);
+    printf("memctl metrics: serving http://%s:%u/metrics%s\n", *host ? host : "0.0.0.0",
+           info ? (unsigned)info->port : 0u, passed >= 0 ? " (socket from systemd)" : "");
     fflush(stdout);
     int sig = 0;
     sigwait(&set, &sig);

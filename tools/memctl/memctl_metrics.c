@@ -1,13 +1,21 @@
 /* memctl metrics: the daemon's state in the Prometheus text exposition format (0.0.4), for
  * node_exporter's textfile collector, or served over HTTP (--listen, memctl_http.c) for a
  * Prometheus that scrapes. Region byte gauges are per bank; device and process gauges
- * count every bank. */
+ * count every bank (each HELP says which).
+ *
+ * One label set per thing, the same in every family: device-related families carry
+ * device (and group = dram|sram, region, where they apply); a process is
+ * pid, comm, client (the client name its first session gave), cgroup (where that session
+ * connected from; doc/cluster.md). memctl's own session, the
+ * one taking the scrape, is left out of the counts and process series. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "memd/version.h"
 #include "memctl_service.h"
 
 /* Where the series go: Prometheus text, or (--json) one document of the same families,
@@ -100,8 +108,27 @@ static const char *num_label(uint64_t v, char *buf)
 
 static void group_sample(sink *k, const char *name, const memclient_group *g, uint64_t v)
 {
-    label l[] = {{"device", NUM(g->device)}, {"kind", memclient_kind_name(g->kind)}};
+    label l[] = {{"device", NUM(g->device)}, {"group", memclient_kind_name(g->kind)}};
     sample(k, name, l, 2, v);
+}
+
+/* A process's first session (its client name and cgroup label the process). */
+static const memclient_session_rec *session_of(const memclient_snapshot *s, uint32_t pid)
+{
+    static const memclient_session_rec none;
+    for (size_t i = 0; i < s->nsessions; i++)
+        if (s->sessions[i].pid == pid)
+            return &s->sessions[i];
+    return &none;
+}
+
+/* memctl's own sessions (this process's: the scrape's connection). */
+static uint64_t own_sessions(const memclient_snapshot *s)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < s->nsessions; i++)
+        n += s->sessions[i].pid == (uint32_t)getpid();
+    return n;
 }
 
 typedef enum { G_BANKS, G_BANK_SIZE, G_CLIENTS } group_metric;
@@ -127,7 +154,7 @@ static void region_family(sink *k, const memclient_snapshot *s, const char *name
         const memclient_region *r = &s->regions[i];
         if (m != R_SIZE && !r->allocatable)
             continue;
-        label l[] = {{"device", NUM(r->device)}, {"kind", memclient_kind_name(r->kind)},
+        label l[] = {{"device", NUM(r->device)}, {"group", memclient_kind_name(r->kind)},
                      {"region", r->name}};
         if (m == R_FRAG) {
             sample_real(k, name, l, 3, memd_report_fragmentation(&r->stats) / 100.0, 6);
@@ -143,10 +170,11 @@ static void region_family(sink *k, const memclient_snapshot *s, const char *name
     }
 }
 
-/* Client pools per process (pid): bytes leased as pools, bytes their owners reported
- * sub-allocated in them, and those sub-allocations (as of each pool's last report). */
+/* Client pools per process (pid) and device: bytes leased as pools, bytes their owners
+ * reported sub-allocated in them, and those sub-allocations (as of each pool's last
+ * report). */
 typedef struct pool_proc {
-    uint32_t pid;
+    uint32_t pid, device;
     const char *comm;
     uint64_t v[3];
 } pool_proc;
@@ -156,10 +184,11 @@ static void pool_families(sink *k, const memclient_snapshot *s)
     static const struct {
         const char *name, *help;
     } fam[3] = {
-        {"memd_pool_bytes", "Bytes per bank leased as client pools, per process."},
-        {"memd_pooled_bytes", "Bytes per bank sub-allocated in client pools, per process "
-                              "(as of the pools' last reports)."},
-        {"memd_pool_suballocations", "Live sub-allocations in client pools, per process."},
+        {"memd_pool_bytes", "Bytes leased as client pools, per bank, per process and device."},
+        {"memd_pooled_bytes", "Bytes sub-allocated in client pools, per bank, per process and "
+                              "device (as of the pools' last reports)."},
+        {"memd_pool_suballocations", "Live sub-allocations in client pools, per process and "
+                                     "device."},
     };
     pool_proc *procs = calloc(s->npools ? s->npools : 1, sizeof *procs);
     size_t n = 0;
@@ -171,10 +200,10 @@ static void pool_families(sink *k, const memclient_snapshot *s)
             continue;
         const memclient_alloc_info *a = &s->allocs[x];
         size_t j = 0;
-        while (j < n && procs[j].pid != a->pid)
+        while (j < n && (procs[j].pid != a->pid || procs[j].device != a->device))
             j++;
         if (j == n)
-            procs[n++] = (pool_proc){.pid = a->pid, .comm = a->comm};
+            procs[n++] = (pool_proc){.pid = a->pid, .device = a->device, .comm = a->comm};
         procs[j].v[0] += a->buf.size_per_bank;
         procs[j].v[1] += s->pools[i].pooled_bytes;
         procs[j].v[2] += s->pools[i].suballocs;
@@ -182,15 +211,18 @@ static void pool_families(sink *k, const memclient_snapshot *s)
     for (int m = 0; m < 3; m++) {
         family(k, fam[m].name, "gauge", fam[m].help);
         for (size_t j = 0; j < n; j++) {
-            label l[] = {{"pid", NUM(procs[j].pid)}, {"process", procs[j].comm}};
-            sample(k, fam[m].name, l, 2, procs[j].v[m]);
+            const memclient_session_rec *x = session_of(s, procs[j].pid);
+            label l[] = {{"pid", NUM(procs[j].pid)}, {"comm", procs[j].comm},
+                         {"client", x->client_name}, {"cgroup", x->cgroup},
+                         {"device", NUM(procs[j].device)}};
+            sample(k, fam[m].name, l, 5, procs[j].v[m]);
         }
     }
     free(procs);
 }
 
 /* Per process series: the MEMCTL_METRICS_PROCS largest holders get their own series
- * (pid, process, uid, device labels), the rest are summed into memd_process_other_bytes,
+ * (pid, comm, client, uid, device labels), the rest are summed into memd_process_other_bytes,
  * so a host with thousands of short-lived clients cannot blow up a scraper's series
  * count. */
 #define MEMCTL_METRICS_PROCS 20
@@ -212,20 +244,30 @@ static void process_families(sink *k, const memclient_snapshot *s)
     for (size_t i = 0; i < s->ngroups; i++)
         group_sample(k, "memd_device_total_bytes", &s->groups[i],
                      s->groups[i].stats.total * s->groups[i].banks);
-    gauge(k, "memd_processes", "Processes with a session (visible to this user).", ps.n);
+    /* memctl's own process (the scrape) is no holder: left out. */
+    size_t own = ps.n;
+    for (size_t i = 0; i < ps.n; i++)
+        if (ps.procs[i].pid == (uint32_t)getpid())
+            own = i;
+    gauge(k, "memd_processes", "Processes with a session (visible to this user; not the "
+          "scraper).", ps.n - (own < ps.n));
     family(k, "memd_process_bytes", "gauge",
            "Bytes a process holds on a device, every bank counted (the "
            "20 largest holders; the rest in memd_process_other_bytes).");
     size_t shown = ps.n < MEMCTL_METRICS_PROCS ? ps.n : MEMCTL_METRICS_PROCS;
     for (size_t i = 0; i < shown; i++) {
         const memd_report_proc *p = &ps.procs[i];
+        if (i == own)
+            continue;
         for (size_t d = 0; d < s->ndevices; d++) {
             uint64_t b = memd_report_proc_device_bytes(&ps, p, d);
             if (!b && p->bytes)
                 continue;
-            label l[] = {{"pid", NUM(p->pid)}, {"comm", p->comm}, {"uid", NUM(p->uid)},
+            const memclient_session_rec *x = session_of(s, p->pid);
+            label l[] = {{"pid", NUM(p->pid)}, {"comm", p->comm}, {"client", x->client_name},
+                         {"cgroup", x->cgroup}, {"uid", NUM(p->uid)},
                          {"device", NUM(s->devices[d].id)}};
-            sample(k, "memd_process_bytes", l, 4, b);
+            sample(k, "memd_process_bytes", l, 6, b);
             if (!p->bytes)
                 break; /* holds nothing: one series at 0 for its first device */
         }
@@ -242,17 +284,62 @@ static void process_families(sink *k, const memclient_snapshot *s)
     memd_report_processes_free(&ps);
 }
 
+/* Bytes held per cgroup, device and bank group (every bank counted): the sessions'
+ * usage records summed by their session's cgroup. Sessions are few (max_sessions):
+ * lookups scan. */
+typedef struct cgroup_use {
+    const char *cgroup;
+    uint32_t device;
+    memd_kind kind;
+    uint64_t bytes;
+} cgroup_use;
+
+static void cgroup_family(sink *k, const memclient_snapshot *s)
+{
+    family(k, "memd_cgroup_bytes", "gauge",
+           "Bytes the processes of a cgroup hold on a device's bank group, summed over its "
+           "banks.");
+    cgroup_use *use = calloc(s->nusage ? s->nusage : 1, sizeof *use);
+    size_t n = 0;
+    for (size_t i = 0; use && i < s->nusage; i++) {
+        const memclient_session_use *u = &s->usage[i];
+        const char *cg = NULL;
+        for (size_t j = 0; j < s->nsessions && !cg; j++)
+            if (s->sessions[j].id == u->session_id)
+                cg = s->sessions[j].cgroup;
+        if (!cg)
+            continue;
+        size_t e = 0;
+        while (e < n && (use[e].device != u->device || use[e].kind != u->kind ||
+                         strcmp(use[e].cgroup, cg)))
+            e++;
+        if (e == n)
+            use[n++] = (cgroup_use){.cgroup = cg, .device = u->device, .kind = u->kind};
+        use[e].bytes += u->bytes;
+    }
+    for (size_t e = 0; e < n; e++) {
+        label l[] = {{"device", NUM(use[e].device)}, {"group", memclient_kind_name(use[e].kind)},
+                     {"cgroup", use[e].cgroup}};
+        sample(k, "memd_cgroup_bytes", l, 3, use[e].bytes);
+    }
+    free(use);
+}
+
 static void metrics(FILE *f, const memclient_snapshot *s, bool json)
 {
     sink sk = {.f = f, .json = json}, *k = &sk;
     if (json)
         fputs("{\"schema_version\":1,\"metrics\":[\n", f);
     const memclient_server *sv = &s->server;
-    family(k, "memd_info", "gauge", "memd daemon version (value is always 1).");
-    sample(k, "memd_info", (label[]){{"version", sv->version}}, 1, 1);
+    family(k, "memd_build_info", "gauge",
+           "The daemon's version and the exporter's (value is always 1).");
+    sample(k, "memd_build_info",
+           (label[]){{"version", sv->version}, {"exporter_version", MEMD_VERSION_STRING}},
+           2, 1);
     family(k, "memd_start_time_seconds", "gauge", "When the daemon started, seconds since the epoch.");
     sample_real(k, "memd_start_time_seconds", NULL, 0, (double)sv->start_ns / 1e9, 3);
-    gauge(k, "memd_sessions", "Connected client sessions.", sv->sessions);
+    gauge(k, "memd_sessions", "Connected client sessions (not the scraper's).",
+          sv->sessions - own_sessions(s));
     counter(k, "memd_requests_total", "Requests served since start.", sv->requests);
     counter(k, "memd_allocations_total", "Successful allocations since start.", sv->allocs);
     counter(k, "memd_frees_total", "Frees since start.", sv->frees);
@@ -270,7 +357,8 @@ static void metrics(FILE *f, const memclient_snapshot *s, bool json)
         sample(k, "memd_device_info", l, 3, 1);
     }
     group_family(k, s, "memd_bank_group_banks", "Banks in the bank group.", G_BANKS);
-    group_family(k, s, "memd_bank_group_bank_size_bytes", "Size of each bank.", G_BANK_SIZE);
+    group_family(k, s, "memd_bank_group_bank_size_bytes", "Size of each bank (per bank).",
+                 G_BANK_SIZE);
     group_family(k, s, "memd_bank_group_clients", "Sessions holding memory in the bank group.",
                  G_CLIENTS);
     region_family(k, s, "memd_region_size_bytes", "Region size per bank.", R_SIZE);
@@ -278,12 +366,14 @@ static void metrics(FILE *f, const memclient_snapshot *s, bool json)
     region_family(k, s, "memd_region_free_bytes", "Free bytes per bank.", R_FREE);
     region_family(k, s, "memd_region_largest_free_bytes", "Largest free block per bank.",
                   R_LARGEST);
-    region_family(k, s, "memd_region_free_blocks", "Free blocks in the region.", R_FREE_BLOCKS);
+    region_family(k, s, "memd_region_free_blocks", "Free blocks in the region (in one bank).",
+                  R_FREE_BLOCKS);
     region_family(k, s, "memd_region_allocations", "Live allocations in the region.", R_ALLOCS);
     region_family(k, s, "memd_region_fragmentation_ratio",
                   "1 - largest free block / free bytes (0 when nothing is free).", R_FRAG);
     pool_families(k, s);
     process_families(k, s);
+    cgroup_family(k, s);
     if (json)
         fputs("]}]}\n", f);
 }
@@ -307,7 +397,8 @@ int memctl_cmd_metrics(const memctl_globals *g, int argc, char **argv)
             printf("usage: memctl metrics [--json | --listen ADDR:PORT]\n"
                    "  the daemon's state in Prometheus text format on stdout, or served at\n"
                    "  http://ADDR:PORT/metrics until interrupted (--listen 127.0.0.1:9109,\n"
-                   "  [::1]:9109, :9109 for every address; port 0 picks a free one)\n"
+                   "  [::1]:9109, :9109 for every address; port 0 picks a free one;\n"
+                   "  --listen systemd: the socket memd-metrics.socket passes)\n"
                    "  --json   the same families and samples as one JSON document:\n"
                    "           {\"schema_version\":1,\"metrics\":[{\"name\",\"type\",\"help\",\n"
                    "           \"samples\":[{\"labels\":{...},\"value\":N}]}]}\n");

@@ -118,7 +118,8 @@ bool memctl_csv_report_needs_blocks(const char *report);
  * serving it over HTTP at addr ("HOST:PORT", "[V6]:PORT", ":PORT") until SIGINT/SIGTERM
  * (memctl_http.c). */
 /* What a metrics snapshot is dumped with (per process use, pools, per-bank use). */
-#define MEMCTL_METRICS_DUMP (MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_BANKS)
+#define MEMCTL_METRICS_DUMP \
+    (MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_BANKS | MEMCLIENT_DUMP_CGROUPS)
 void memctl_metrics_write(FILE *f, const memclient_snapshot *s);
 int memctl_metrics_serve(const memctl_globals *g, const char *addr);
 

@@ -7,9 +7,24 @@
 #include <unistd.h>
 
 #include "memctl_service.h"
+#include "cgroup_path.h"
 #include "memctl_table.h"
 
 #define HB(v) memctl_human_bytes((v), (char[24]){0}, 24)
+
+/* A cgroup as one cell: a container as "pod UID8/ID12" or "RUNTIME ID12" (the JSON
+ * has the whole path and ids), anything else as its path. */
+static void cgroup_cell(memctl_table *t, const char *cgroup)
+{
+    memd_cgroup_info c;
+    memd_cgroup_parse(cgroup, &c);
+    if (c.pod_uid[0])
+        memctl_table_cell(t, "pod %.8s/%.12s", c.pod_uid, c.container_id[0] ? c.container_id : "-");
+    else if (c.container_id[0])
+        memctl_table_cell(t, "%s %.12s", c.runtime[0] ? c.runtime : "container", c.container_id);
+    else
+        memctl_table_cell(t, "%s", cgroup[0] ? cgroup : "-");
+}
 
 /* What a session holds per device, as one cell ("0: 12.0 MiB, 1: 3.0 KiB"). */
 static void per_device_cell(memctl_table *t, const memclient_snapshot *s, uint32_t session_id)
@@ -35,14 +50,15 @@ static void sessions_part(FILE *f, const memclient_snapshot *s)
     if (!s->nsessions)
         return;
     /* SUB-DEVICE only where sub-devices exist (a dump with MEMCLIENT_DUMP_BANKS names them). */
-    static const char *const head[] = {"ID", "PID", "UID", "GID", "PROCESS", "CLIENT", "AGE",
-                                       "ALLOCS", "REQUESTS", "BYTES", "PER DEVICE", "STATE"},
+    static const char *const head[] = {"ID", "PID", "UID", "GID", "PROCESS", "CLIENT", "CGROUP",
+                                       "AGE", "ALLOCS", "REQUESTS", "BYTES", "PER DEVICE",
+                                       "STATE"},
                              *const head_sd[] = {"ID", "PID", "UID", "GID", "PROCESS", "CLIENT",
-                                                 "AGE", "ALLOCS", "REQUESTS", "BYTES",
+                                                 "CGROUP", "AGE", "ALLOCS", "REQUESTS", "BYTES",
                                                  "PER DEVICE", "SUB-DEVICE", "STATE"};
     bool subdevs = s->nsubdevs > 0;
-    memctl_table *t = subdevs ? memctl_table_new(13, head_sd, "rrrrllrrrrlll")
-                              : memctl_table_new(12, head, "rrrrllrrrrll");
+    memctl_table *t = subdevs ? memctl_table_new(14, head_sd, "rrrrlllrrrrlll")
+                              : memctl_table_new(13, head, "rrrrlllrrrrll");
     if (!t)
         return;
     for (size_t i = 0; i < s->nsessions; i++) {
@@ -57,6 +73,7 @@ static void sessions_part(FILE *f, const memclient_snapshot *s)
         memctl_table_cell(t, "%" PRIu32, x->gid);
         memctl_table_cell(t, "%s", x->comm[0] ? x->comm : "-");
         memctl_table_cell(t, "%s", x->client_name[0] ? x->client_name : "-");
+        cgroup_cell(t, x->cgroup);
         memctl_table_cell(t, "%s", memctl_human_age(age_ns, age, sizeof age));
         memctl_table_cell(t, "%" PRIu64, u.allocations);
         memctl_table_cell(t, "%" PRIu64, x->requests);
@@ -177,7 +194,8 @@ int memctl_cmd_sessions(const memctl_globals *g, int argc, char **argv)
     return show(g, argc, argv,
                 "connected clients and what they hold, per session and per process (an "
                 "admin sees all, others their own)",
-                MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_BANKS, memctl_sessions_usage_table,
+                MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_BANKS | MEMCLIENT_DUMP_CGROUPS,
+                memctl_sessions_usage_table,
                 sessions_json);
 }
 

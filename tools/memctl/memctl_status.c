@@ -119,7 +119,7 @@ int memctl_cmd_status(const memctl_globals *g, int argc, char **argv)
         }
     }
     memclient_snapshot *s;
-    int r = memctl_fetch(g, "status", MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_BANKS, &s);
+    int r = memctl_fetch(g, "status", MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_BANKS | MEMCLIENT_DUMP_CGROUPS, &s);
     if (r)
         return r;
     (json ? status_json : status_table)(stdout, s);

@@ -1,0 +1,153 @@
+"""memd's exporter as an operator runs it, scraped by a real Prometheus.
+
+A private memd serves the bundled config; a workload holds a named DRAM buffer. Then:
+- `memctl metrics` passes `promtool check metrics` (exposition format and naming lint),
+  and its label sets follow one convention (device/group/region; pid/comm/client);
+- memd-metrics.service's own ExecStart (read from the unit meson installs) runs under
+  socket activation on a loopback port (systemd-socket-activate passes the socket as
+  memd-metrics.socket would), only the memctl path and memd's socket mapped to this
+  build and daemon;
+- Debian's prometheus scrapes it every second, and its query API answers for memd's
+  series with the bytes the dump shows.
+
+usage: prometheus_test.py BUILD_DIR SOURCE_DIR   (exit 77: prometheus not installed)"""
+import json
+import os
+import re
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+
+BUILD, SRC = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.join(SRC, "tests", "common"))
+from memd_daemon import Daemon  # noqa: E402
+
+for tool in ("prometheus", "promtool", "systemd-socket-activate"):
+    if not shutil.which(tool):
+        print("%s not installed (tools/deps installs it): skipped" % tool)
+        sys.exit(77)
+
+MEMCTL = os.path.join(BUILD, "tools", "memctl", "memctl")
+failed = 0
+
+
+def check(cond, what):
+    global failed
+    print(("ok - " if cond else "not ok - ") + what, flush=True)
+    failed += not cond
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(url, timeout=5):
+    with urllib.request.urlopen(url, timeout=timeout) as r:
+        return r.read().decode()
+
+
+procs = []
+d = Daemon(os.path.join(BUILD, "daemon", "memd"), os.path.join(SRC, "config", "memd.yaml"),
+           memctl=MEMCTL, prefix="memd-prom-")
+try:
+    hold = subprocess.Popen([MEMCTL, "--socket", d.socket, "alloc", "--device", "0",
+                             "--class", "constant", "--size", "48MiB", "--name", "weights",
+                             "--hold"], stdout=subprocess.PIPE, text=True)
+    procs.append(hold)
+    check("handle=" in hold.stdout.readline(), "a workload holds 48 MiB of DRAM")
+
+    text = d.memctl("metrics").stdout
+    r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                       text=True, timeout=60)
+    check(r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(),
+          "promtool check metrics: clean (%s%s)" % (r.stdout.strip(), r.stderr.strip()))
+    # One label convention: device-related families carry device; a process is
+    # pid, comm, client everywhere.
+    samples = [l for l in text.splitlines() if l and not l.startswith("#")]
+    for l in samples:
+        name, labels = re.match(r"(\w+)(?:\{(.*)\})? ", l).groups()
+        keys = re.findall(r'(\w+)="', labels or "")
+        if "pid" in keys:
+            check(keys[:3] == ["pid", "comm", "client"] and "device" in keys,
+                  "%s: a process is pid, comm, client, on a device" % name)
+        if any(k in keys for k in ("group", "region")):
+            check(keys[0] == "device", "%s: device first" % name)
+        check("kind" not in keys and "process" not in keys, "%s: no old label names" % name)
+    check(not any(l.startswith("memd_process_bytes{pid=\"%d\"" % os.getpid()) for l in samples),
+          "no series for the scraper itself")
+    sessions = int(re.search(r"^memd_sessions (\d+)$", text, re.M).group(1))
+    check(sessions == 1, "memd_sessions counts the workload, not the scraper: %d" % sessions)
+
+    # The exporter exactly as memd-metrics.service starts it.
+    unit = open(os.path.join(BUILD, "systemd", "memd-metrics.service")).read()
+    cmd = shlex.split(re.search(r"^ExecStart=(.*)$", unit, re.M).group(1))
+    check(os.path.basename(cmd[0]) == "memctl" and cmd[-2:] == ["--listen", "systemd"],
+          "the unit runs memctl metrics --listen systemd: %s" % cmd)
+    cmd[0] = MEMCTL
+    cmd[cmd.index("--socket") + 1] = d.socket
+    port = free_port()
+    exporter = subprocess.Popen(["systemd-socket-activate", "-l", "127.0.0.1:%d" % port, "--"]
+                                + cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+    procs.append(exporter)
+    body = ""
+    for _ in range(100):
+        try:
+            body = get("http://127.0.0.1:%d/metrics" % port)
+            break
+        except OSError:
+            time.sleep(0.1)
+    check("memd_build_info{" in body, "the socket-activated exporter answers /metrics")
+
+    prom_dir = os.path.join(d.dir, "prometheus")
+    os.makedirs(prom_dir)
+    with open(os.path.join(prom_dir, "prometheus.yml"), "w") as f:
+        f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                "scrape_configs:\n  - job_name: memd\n    static_configs:\n"
+                "      - targets: ['127.0.0.1:%d']\n" % port)
+    web = free_port()
+    prom = subprocess.Popen(["prometheus", "--config.file", os.path.join(prom_dir, "prometheus.yml"),
+                             "--storage.tsdb.path", os.path.join(prom_dir, "data"),
+                             "--web.listen-address", "127.0.0.1:%d" % web],
+                            stdout=subprocess.DEVNULL, stderr=open(os.path.join(prom_dir, "log"), "w"))
+    procs.append(prom)
+    dump = d.dump()
+    dram = [g for g in dump["devices"][0]["bank_groups"] if g["kind"] == "dram"][0]
+    want = [r for r in dram["regions"] if r["name"] == "data"][0]["allocated"]
+    query = 'memd_region_allocated_bytes{job="memd",device="0",group="dram",region="data"}'
+    answer = None
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        try:
+            res = json.loads(get("http://127.0.0.1:%d/api/v1/query?query=%s"
+                                 % (web, urllib.parse.quote(query))))
+            if res["status"] == "success" and res["data"]["result"]:
+                answer = res["data"]["result"]
+                break
+        except OSError:
+            pass
+        time.sleep(0.5)
+    print("# query: %s\n# answer: %s" % (query, json.dumps(answer)))
+    check(answer is not None and len(answer) == 1, "Prometheus answers the query")
+    if answer:
+        check(int(float(answer[0]["value"][1])) == want,
+              "with the bytes the dump shows: %s == %d" % (answer[0]["value"][1], want))
+    up = json.loads(get("http://127.0.0.1:%d/api/v1/query?query=up" % web))["data"]["result"]
+    check(up and up[0]["value"][1] == "1", "the target is up")
+finally:
+    for p in reversed(procs):
+        p.terminate()
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+    d.stop()
+    d.cleanup()
+sys.exit(1 if failed else 0)
