@@ -5,13 +5,6 @@
 #include "memd/version.h"
 #include "memctl.h"
 
-void memctl_print_error(const char *prefix, const memd_error *e)
-{
-    char msg[sizeof e->file + sizeof e->msg + 32];
-    memd_error_format(e, msg, sizeof msg);
-    fprintf(stderr, "%s%s\n", prefix, msg);
-}
-
 typedef struct memctl_cmd {
     const char *name;
     memctl_cmd_fn fn;

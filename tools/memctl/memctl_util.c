@@ -321,3 +321,10 @@ int memctl_parse_banks(const char *cmd, const char *opt, const char *v, uint32_t
                 "0-3,8 at offset %u\n", cmd, opt, v, bad);
     return MEMCTL_EXIT_USAGE;
 }
+
+void memctl_print_error(const char *prefix, const memd_error *e)
+{
+    char msg[sizeof e->file + sizeof e->msg + 32];
+    memd_error_format(e, msg, sizeof msg);
+    fprintf(stderr, "%s%s\n", prefix, msg);
+}
