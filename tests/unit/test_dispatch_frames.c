@@ -71,7 +71,7 @@ START_TEST(malformed_frames)
     n = frame(buf, MEMD_OP_DUMP, 14, p, 4); /* DUMP with 4 bytes */
     expect_malformed(buf, n, -EBADMSG, 14);
     memd_wire_put_u32(p, UINT32_MAX);
-    memd_wire_put_u32(p + 4, MEMD_DUMP_F_SUBDEV_BANKS << 1); /* the first unknown dump flag */
+    memd_wire_put_u32(p + 4, MEMD_DUMP_F_CGROUPS << 1); /* the first unknown dump flag */
     n = frame(buf, MEMD_OP_DUMP, 15, p, 8);
     expect_malformed(buf, n, -EINVAL, 15);
     memd_wire_hdr h = {.magic = MEMD_PROTO_MAGIC, .version = 1, .opcode = MEMD_OP_FREE,
