@@ -4,7 +4,7 @@
  *     descriptor: PATH          memd's own format; `name` and `policy` may override it
  *   - id: N
  *     tt_metal: {soc_descriptor: PATH, core_descriptor: PATH, product: KEY, hw_cqs: N}
- *     dram: {alignment, regions}   sram: {reserved (required), alignment}
+ *     dram: {alignment, page_size, regions}   sram: {reserved (required), alignment, page_size}
  *     name, arch, texture, policy
  *
  * Relative paths resolve against the config file's folder. */
@@ -143,10 +143,10 @@ static int ttmetal_keys(const char *file, const memd_ynode *tt, ttmetal_entry *t
     return 0;
 }
 
-/* sram: {reserved (required), alignment}. */
+/* sram: {reserved (required), alignment, page_size (read by ttmetal_device)}. */
 static int ttmetal_sram(const char *file, const memd_ynode *entry, ttmetal_entry *t, memd_error *err)
 {
-    static const char *const keys[] = {"reserved", "alignment", NULL};
+    static const char *const keys[] = {"reserved", "alignment", "page_size", NULL};
     const memd_ynode *sram = memd_yaml_get(entry, "sram"), *v;
     if (!sram)
         return memd_yaml_error(err, file, entry,
@@ -165,7 +165,7 @@ static int ttmetal_sram(const char *file, const memd_ynode *entry, ttmetal_entry
     return 0;
 }
 
-/* dram: {alignment, regions}: the geometry comes from the SoC descriptor. The regions
+/* dram: {alignment, page_size, regions}: the geometry comes from the SoC descriptor. The regions
  * need the bank size, so they are laid out once the device is built. */
 static int ttmetal_dram(const char *file, const memd_ynode *n, ttmetal_entry *t, memd_error *err)
 {
@@ -176,10 +176,10 @@ static int ttmetal_dram(const char *file, const memd_ynode *n, ttmetal_entry *t,
         const memd_ynode *k = memd_yaml_key(n, i);
         if (!strcmp(k->str, "banks") || !strcmp(k->str, "bank_size") || !strcmp(k->str, "offsets"))
             return memd_yaml_error(err, file, k,
-                                   "'%s' comes from the tt-metal SoC descriptor; only alignment and regions may be set here",
+                                   "'%s' comes from the tt-metal SoC descriptor; only alignment, page_size and regions may be set here",
                                    k->str);
     }
-    static const char *const keys[] = {"alignment", "regions", NULL};
+    static const char *const keys[] = {"alignment", "page_size", "regions", NULL};
     if ((rc = memd_yaml_check_keys(file, n, "dram settings of a tt-metal device", keys, err)))
         return rc;
     const memd_ynode *v = memd_yaml_get(n, "alignment");
@@ -250,6 +250,13 @@ static int ttmetal_device(const char *file, const memd_ynode *entry,
             return rc;
         memd_device_spec_default_policy(out); /* the defaults follow the regions */
     }
+    /* Default page sizes: the geometry is built, so the spec's check sees them whole. */
+    const memd_ynode *groups[MEMD_KIND_COUNT] = {[MEMD_KIND_DRAM] = dram,
+                                                 [MEMD_KIND_SRAM] = memd_yaml_get(entry, "sram")};
+    for (int k = 0; k < MEMD_KIND_COUNT; k++)
+        if (groups[k] && (v = memd_yaml_get(groups[k], "page_size")) &&
+            (rc = memd_yaml_size(file, v, &out->groups[k].page_size, err)))
+            return rc;
     if ((v = memd_yaml_get(entry, "texture")) && (rc = memd_soc_parse_texture(file, v, out, err)))
         return rc;
     if ((v = memd_yaml_get(entry, "policy")) && (rc = memd_soc_parse_policy(file, v, out, err)))
