@@ -444,6 +444,7 @@ static void fill_model_req(memd_wire_model_req *r)
     r->plan_id = n64(&s);
     r->code_bytes = n64(&s);
     str(r->name, sizeof r->name, "tiny_cnn-v2.", MEMD_MODEL_NAME_MAX);
+    r->page_size = 1ull << 11; /* appended; a power of two, as a daemon takes it */
 }
 
 static void fill_tensor(memd_wire_tensor *r)
@@ -795,6 +796,24 @@ static int reput_welcome_any(const uint8_t *in, size_t len, uint8_t *o, size_t *
     return r < 0 ? r : cut_reput(o, memd_wire_welcome_put(o, &v), len, n);
 }
 
+/* MODEL_LOAD's header before page sizes (the recording's model_req): the current
+ * encoding cut before page_size, which reads back as 0. */
+static size_t put_model_req_v1(uint8_t *o)
+{
+    memd_wire_model_req v;
+    fill_model_req(&v);
+    v.page_size = 0;
+    memd_wire_model_req_put(o, &v);
+    return MEMD_WIRE_MODEL_REQ_V1_SIZE;
+}
+
+static int reput_model_req_v1(const uint8_t *in, size_t len, uint8_t *o, size_t *n)
+{
+    memd_wire_model_req v;
+    int r = memd_wire_model_req_get(in, len, &v);
+    return r < 0 ? r : cut_reput(o, memd_wire_model_req_put(o, &v), len, n);
+}
+
 static size_t put_dump_req_v1(uint8_t *o)
 {
     memd_wire_dump_req v;
@@ -1069,7 +1088,8 @@ const frames_rec frames_recs[] = {
     ENTRY("plan_req", plan_req),
     ENTRY("plan_buf", plan_buf),
     ENTRY("plan_info", plan_info),
-    ENTRY("model_req", model_req),
+    {"model_req", put_model_req_v1, reput_model_req_v1},
+    ENTRY("model_req.page", model_req),
     ENTRY("tensor", tensor),
     ENTRY("model_info", model_info),
     ENTRY("tensor_info", tensor_info),

@@ -690,7 +690,7 @@ START_TEST(test_ttmetal_config_errors)
         {"  - id: 4\n    name: second\n    tt_metal: {soc_descriptor: SOC, core_descriptor: CORE, product: E150, hw_cqs: 1}\n    sram: {reserved: 1MiB}\n",
          ":17:22: reserved size 1048576 covers the whole 524288-byte L1 bank of some core: nothing left for buffers"},
         {"  - id: 4\n    name: second\n    tt_metal: {soc_descriptor: SOC, core_descriptor: CORE, product: E150, hw_cqs: 1}\n    sram: {reserved: 0}\n    dram: {banks: 4}\n",
-         ":18:12: 'banks' comes from the tt-metal SoC descriptor; only alignment and regions may be set here"},
+         ":18:12: 'banks' comes from the tt-metal SoC descriptor; only alignment, page_size and regions may be set here"},
         {"  - id: 4\n    name: second\n    tt_metal: {soc_descriptor: SOC, core_descriptor: CORE, product: E150, hw_cqs: 1}\n    sram: {reserved: 0}\n    dram: {regions: [{name: data, size: 2GiB}]}\n",
          ":18:41: region 'data' [0x0, +0x80000000) exceeds the bank (bank_size 0x40000000)"},
     };

@@ -249,7 +249,7 @@ static const bad_case bad[] = {
     /* unknown and missing keys */
     {"name: d\nnmae: x\n", "t.yaml:2:1: unknown key 'nmae' in a device descriptor; expected one of: name, arch, dram, sram, texture, policy"},
     {HEAD "  bank_size: 1MiB\n  regions: [{name: a, sise: 5}]\n", "t.yaml:5:23: unknown key 'sise' in a dram region; expected one of: name, base, size, allocatable"},
-    {HEAD "  bank_size: 1MiB\n  bankz: 3\n", "t.yaml:5:3: unknown key 'bankz' in dram; expected one of: banks, bank_size, alignment, offsets, regions"},
+    {HEAD "  bank_size: 1MiB\n  bankz: 3\n", "t.yaml:5:3: unknown key 'bankz' in dram; expected one of: banks, bank_size, alignment, page_size, offsets, regions"},
     {"dram: {banks: 1}\n", "t.yaml:1:1: missing key 'name' in a device descriptor: expected the device's name"},
     {"name: d\narch: x\n", "t.yaml:1:1: a device descriptor needs 'dram', 'sram' or both"},
     {"name: d\nsram:\n  bank_size: 1MiB\n", "t.yaml:3:3: missing key 'banks' in sram: expected the number of banks"},
@@ -289,7 +289,7 @@ static const bad_case bad[] = {
     {HEAD "  bank_size: 1MiB\n  regions: [{name: data}]\npolicy:\n  dram:\n    logging: {dir: top_down}\n",
      "t.yaml:8:14: class logging has no default dram region: give 'region'"},
     {HEAD "  bank_size: 1MiB\n  regions: [{name: data}]\npolicy:\n  dram:\n    constant: {align: 4KiB}\n",
-     "t.yaml:8:16: unknown key 'align' in the dram policy of class constant; expected one of: region, dir, fit, alignment, enabled"},
+     "t.yaml:8:16: unknown key 'align' in the dram policy of class constant; expected one of: region, dir, fit, alignment, page_size, enabled"},
     /* engine validation after the loader: a negative offset below address 0 */
     {"name: d\nsram:\n  banks: 2\n  bank_size: 64KiB\n  offsets: [0, -64KiB]\n  regions: [{name: reserved, size: 1KiB}, {name: buffers}]\n",
      "t.yaml:1:1: device 'd': sram bank 1 offset -65536 puts address 0x400 below 0"},
