@@ -234,7 +234,7 @@ static PyObject *buffer_locate(PyObject *op, PyObject *offset)
 static PyMethodDef buffer_methods[] = {
     {"locate", buffer_locate, METH_O,
      "locate(offset) -> memd.Location\n\nWhere byte offset of the buffer is: (bank, address, "
-     "absolute, page, logical, noc), pages interleaved over the banks as tt-metal does "
+     "absolute, page, core, noc), pages interleaved over the banks as tt-metal does "
      "(Client.locate)."},
     {"free", buffer_free, METH_NOARGS,
      "free()\n\nFrees the buffer (memd.NotFoundError if it is already freed)."},

@@ -616,8 +616,8 @@ static PyObject *client_bank_info(PyObject *op, PyObject *arg)
 }
 
 /* _locate(handle, offsets): memclient_locate of each offset, from one QUERY and one
- * BANK_ADDRS: tuples (bank, address, absolute, page, logical_x, logical_y, noc_x,
- * noc_y); memd.Client.locate makes them Locations. */
+ * BANK_ADDRS: tuples (bank, address, absolute, page, core, noc) with the cores as
+ * bank_info gives them; memd.Client.locate makes them Locations. */
 static PyObject *client_locate(PyObject *op, PyObject *args)
 {
     memdpy_client *self = (memdpy_client *)op;
@@ -645,9 +645,10 @@ static PyObject *client_locate(PyObject *op, PyObject *args)
             if ((r = memclient_locate(&ai.buf, b, (size_t)n, off, &loc)) < 0)
                 memdpy_raise(r, what, false);
             else
-                t = Py_BuildValue("(IKKKHHHH)", loc.bank, (unsigned long long)loc.address,
+                t = Py_BuildValue("(IKKKNN)", loc.bank, (unsigned long long)loc.address,
                                   (unsigned long long)loc.absolute, (unsigned long long)loc.page,
-                                  loc.logical_x, loc.logical_y, loc.noc_x, loc.noc_y);
+                                  core_tuple(loc.logical_x, loc.logical_y),
+                                  core_tuple(loc.noc_x, loc.noc_y));
         }
         if (!t)
             Py_CLEAR(ret);

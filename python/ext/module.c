@@ -167,8 +167,7 @@ static int add_names(PyObject *mod)
     return PyModule_AddStringConstant(mod, "SOCKET_ENV", MEMCLIENT_SOCKET_ENV) < 0 ||
                    PyModule_AddStringConstant(mod, "VERSION", MEMD_VERSION_STRING) < 0 ||
                    PyModule_AddIntConstant(mod, "DEFAULT_ALIGNMENT",
-                                           MEMCLIENT_MODEL_DEFAULT_ALIGN) < 0 ||
-                   PyModule_AddIntConstant(mod, "NO_CORE", MEMD_NO_CORE) < 0
+                                           MEMCLIENT_MODEL_DEFAULT_ALIGN) < 0
                ? -1
                : 0;
 }

@@ -39,7 +39,7 @@ from ._memd import (CLASSES, DTYPES, KINDS, SCOPES, Buffer, BusyError, Connectio
                     ExistsError, InvalidRequestError, ModelError, NotFoundError, OutOfMemory,
                     PermissionError, PlanError, Pool, PoolBuffer, UnsupportedError,
                     default_socket)
-from ._model import Instance, LoadedModel, Location, Model, Op, Tensor, _location, model_name
+from ._model import Instance, LoadedModel, Location, Model, Op, Tensor, model_name
 
 __version__ = _memd.VERSION
 __all__ = [
@@ -166,12 +166,12 @@ class Client(_memd.Client):
 
     def locate(self, buffer: Any, offset: int) -> Location:
         """Where byte offset of a buffer (a Buffer or a handle) is, to write it with a device
-        driver: Location(bank, address, absolute, page, logical, noc). Page i of the buffer
+        driver: Location(bank, address, absolute, page, core, noc). Page i of the buffer
         is in bank i % banks at the bank's address + (i // banks) * page_size, as tt-metal
         interleaves pages (libmemclient's memclient_locate, from one QUERY and BANK_ADDRS).
         A one-page buffer is all in its first bank; an offset past the pages the buffer
         reserves raises memd.Error (ERANGE)."""
-        return _location(self._locate(buffer, [offset])[0])
+        return Location(*self._locate(buffer, [offset])[0])
 
     def banks_on_cores(self, device: int, group: str, x: Iterable[int],
                        y: Iterable[int]) -> List[int]:

@@ -154,7 +154,7 @@ class Location(NamedTuple):
     address: int
     absolute: int
     page: int
-    logical: Optional[Tuple[int, int]]
+    core: Optional[Tuple[int, int]]
     noc: Optional[Tuple[int, int]]
 
 class Model:

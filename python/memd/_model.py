@@ -347,20 +347,15 @@ def _yaml_str(s: str) -> str:
 class Location(NamedTuple):
     """Where one byte of a buffer is (Client.locate): bank id, address in the bank (the bank
     group's address map), absolute address (plus the bank's offset), the buffer's page
-    holding it, and the bank's core as (x, y) logical and NOC coordinates, None when the
-    device names none (tt-metal: the DRAM channel's core, or the L1 bank's worker)."""
+    holding it, and the bank's core as bank_info gives it: (x, y) logical and NOC
+    coordinates, None when the device names none (tt-metal: the DRAM channel's core, or
+    the L1 bank's worker)."""
     bank: int
     address: int
     absolute: int
     page: int
-    logical: Optional[Tuple[int, int]]
+    core: Optional[Tuple[int, int]]
     noc: Optional[Tuple[int, int]]
-
-
-def _location(t: Tuple[int, ...]) -> Location:
-    none = _memd.NO_CORE
-    return Location(t[0], t[1], t[2], t[3], None if t[4] == none else (t[4], t[5]),
-                    None if t[6] == none else (t[6], t[7]))
 
 
 class LoadedModel:
