@@ -300,6 +300,8 @@ class Model:
         lines.append(f"scope: {self.scope}")
         if self.code_bytes:
             lines.append(f"code: {self.code_bytes}")
+        if self.page_size is not None:
+            lines.append(f"page_size: {self.page_size}")
         lines.append("tensors:")
         for t in self.tensors:
             role = "" if t.role == "activation" else f", role: {t.role}"

@@ -79,6 +79,7 @@ def test_page_size_from_yaml_and_load_model(client):
     text = open(TINY).read()
     m = memd.Model.from_yaml_string("page_size: 8KiB\n" + text.replace("tiny-cnn", "pages-8k"))
     assert m.page_size == 8192
+    assert memd.Model.from_yaml_string(m.to_yaml()).page_size == 8192  # round trip
     with client.load_model(m, device=0) as lm:
         assert lm.page_size == 8192 and reserved(client, lm.const_handle)[1] == 8192
     with client.load_model(m, device=0, page_size=4096) as lm:  # load_model wins
