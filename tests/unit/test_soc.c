@@ -117,6 +117,37 @@ START_TEST(test_good_descriptor)
 }
 END_TEST
 
+/* page_size in a bank group and in a class policy; a bad one names the group. */
+START_TEST(test_page_sizes)
+{
+    static const char text[] =
+        "name: dev\n"
+        "dram:\n"
+        "  banks: 4\n"
+        "  bank_size: 1MiB\n"
+        "  page_size: 2KiB\n"
+        "  regions: [{name: data}]\n"
+        "policy:\n"
+        "  dram:\n"
+        "    internal: {page_size: 8KiB}\n";
+    memd_device_spec s;
+    char msg[1024];
+    int rc = load(text, &s, msg, sizeof(msg));
+    ck_assert_msg(rc == 0, "%s", msg);
+    ck_assert_uint_eq(s.groups[MEMD_KIND_DRAM].page_size, 2048);
+    ck_assert_uint_eq(memd_device_page_size(&s, MEMD_KIND_DRAM, MEMD_CLASS_CONSTANT), 2048);
+    ck_assert_uint_eq(memd_device_page_size(&s, MEMD_KIND_DRAM, MEMD_CLASS_INTERNAL), 8192);
+    memd_device_spec_free(&s);
+    char bad[sizeof text];
+    memcpy(bad, text, sizeof text);
+    memcpy(strstr(bad, "2KiB"), "3KiB", 4);
+    ck_assert_int_eq(load(bad, &s, msg, sizeof(msg)), -EINVAL);
+    ck_assert_msg(strstr(msg, "t.yaml:1:1: device 'dev': dram page_size 3072 is not a power of two"),
+                  "%s", msg);
+    memd_device_spec_free(&s);
+}
+END_TEST
+
 /* The loader does not read past len: the same text cut short at the end of a line is
  * a different (valid) descriptor, and a NUL-free copy without terminator works. */
 START_TEST(test_buffer_not_terminated)
@@ -409,6 +440,7 @@ Suite *memd_test_suite(void)
     Suite *s = suite_create("soc");
     TCase *tc = tcase_create("soc");
     tcase_add_test(tc, test_good_descriptor);
+    tcase_add_test(tc, test_page_sizes);
     tcase_add_test(tc, test_buffer_not_terminated);
     tcase_add_test(tc, test_region_layout);
     tcase_add_loop_test(tc, test_malformed, 0, (int)(sizeof(bad) / sizeof(bad[0])));
