@@ -493,6 +493,24 @@ static void fill_tensor_info(memd_wire_tensor_info *r)
     r->alias_of = MEMD_NO_TENSOR;
 }
 
+static void fill_page_req(memd_wire_page_req *r)
+{
+    seq s = {460};
+    memset(r, 0, sizeof *r);
+    r->device = n32(&s);
+    r->cls = MEMD_CLASS_INTERNAL;
+    r->scope = MEMD_SCOPE_SRAM;
+}
+
+static void fill_page_info(memd_wire_page_info *r)
+{
+    seq s = {470};
+    memset(r, 0, sizeof *r);
+    r->page_size = n64(&s);
+    r->alignment = n64(&s);
+    r->banks = n32(&s);
+}
+
 static void fill_ref(memd_wire_ref *r)
 {
     memset(r, 0, sizeof *r);
@@ -711,6 +729,8 @@ REC(tensor, memd_wire_tensor, tensor)
 REC(model_info, memd_wire_model_info, model_info)
 REC(tensor_info, memd_wire_tensor_info, tensor_info)
 REC(ref, memd_wire_ref, ref)
+REC(page_req, memd_wire_page_req, page_req)
+REC(page_info, memd_wire_page_info, page_info)
 REC(instance_info, memd_wire_instance_info, instance_info)
 REC(tensor_addr, memd_wire_tensor_addr, tensor_addr)
 REC(model_rec, memd_wire_model_rec, model_rec)
@@ -1100,6 +1120,8 @@ const frames_rec frames_recs[] = {
     ENTRY("events_info", events_info),
     ENTRY("event", event),
     ENTRY("pool_op", pool_op),
+    ENTRY("page_req", page_req),
+    ENTRY("page_info", page_info),
 };
 const size_t frames_nrecs = sizeof frames_recs / sizeof frames_recs[0];
 
@@ -1167,6 +1189,8 @@ const frames_bad frames_bads[] = {
     {"plan_info.unknown_flag", "plan_info", FRAMES_SET32, 44, 4, 1u << 3},
     {"model_req.flag", "model_req", FRAMES_SET32, 12, 4, 1},
     {"model_req.bad_scope", "model_req", FRAMES_SET8, 4, 1, MEMD_SCOPE_COUNT},
+    {"page_req.bad_class", "page_req", FRAMES_SET8, 4, 1, MEMD_CLASS_COUNT},
+    {"page_req.truncated", "page_req", FRAMES_CUT, MEMD_WIRE_PAGE_REQ_SIZE - 1, 0, 0},
     {"tensor.bad_role", "tensor", FRAMES_SET8, 32, 1, MEMD_TENSOR_ROLE_COUNT},
     {"model_info.unknown_flag", "model_info", FRAMES_SET32, 104, 4, 1u << 3},
     {"tensor_info.bad_role", "tensor_info", FRAMES_SET8, 16, 1, MEMD_TENSOR_ROLE_COUNT},
