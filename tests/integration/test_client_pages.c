@@ -8,6 +8,7 @@
 
 #include "check_main.h"
 #include "client_util.h"
+#include "memctl_run.h"
 
 static memd_fixture f;
 
@@ -256,6 +257,25 @@ START_TEST(bad_page_sizes_refused)
 }
 END_TEST
 
+/* memctl model load --page-size: over the YAML's and the device's, 0 for one page. */
+START_TEST(memctl_page_size)
+{
+    char model[1024], out[16384];
+    snprintf(model, sizeof model, "%s/config/models/tiny_cnn.yaml", memd_fixture_source_root());
+    ck_assert_int_eq(memctl_capture(&f, MEMCTL_ARGS("model", "load", model), out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "pages: 2048 bytes"), "%s", out);
+    ck_assert_int_eq(memctl_capture(&f, MEMCTL_ARGS("model", "load", model, "--page-size", "0",
+                                                    "--json"), out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "\"page_size\": 0,"), "%s", out);
+    ck_assert_int_eq(memctl_capture(&f, MEMCTL_ARGS("model", "load", model, "--page-size",
+                                                    "8KiB"), out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "pages: 8192 bytes"), "%s", out);
+    ck_assert_int_eq(memctl_capture(&f, MEMCTL_ARGS("model", "load", model, "--page-size",
+                                                    "3000"), out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "a power of two in bytes, or 0 for one page"), "%s", out);
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("client-pages");
@@ -266,6 +286,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, locate_follows_ttmetal_interleaving);
     tcase_add_test(tc, model_tensors_located_page_by_page);
     tcase_add_test(tc, bad_page_sizes_refused);
+    tcase_add_test(tc, memctl_page_size);
     suite_add_tcase(s, tc);
     return s;
 }
