@@ -133,6 +133,59 @@ static int bad_reply(memclient_raw *raw, uint16_t op)
     return memclient_fail(-EBADMSG, "malformed %s reply", memd_wire_opcode_name(op));
 }
 
+int memclient_page_size(memclient *c, uint32_t device, memd_scope scope, memd_class cls,
+                        uint64_t *page_size, uint64_t *alignment, uint32_t *banks)
+{
+    if ((unsigned)scope >= MEMD_SCOPE_COUNT || (unsigned)cls >= MEMD_CLASS_COUNT)
+        return memclient_fail(-EINVAL, "memclient_page_size: unknown scope %d or class %d",
+                              (int)scope, (int)cls);
+    int r, err = 0;
+    uint64_t seq;
+    memclient_raw raw = {0};
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    uint8_t *p = memclient_begin(c, MEMD_OP_PAGE_SIZE, MEMD_WIRE_PAGE_REQ_SIZE,
+                                 MEMCLIENT_OUT_RAW, &raw, 1, true, &seq, &err);
+    if (!p) {
+        memclient_unlock(c);
+        return memclient_fail(err, "PAGE_SIZE request: %s", memclient_strerror(err));
+    }
+    memd_wire_page_req q = {.device = device, .scope = (uint8_t)scope, .cls = (uint8_t)cls};
+    memd_wire_page_req_put(p, &q);
+    if ((r = memclient_finish(c, seq)) < 0)
+        return r;
+    memd_wire_page_info pi;
+    if (memd_wire_page_info_get(raw.data, raw.len, &pi) < 0 || raw.len != MEMD_WIRE_PAGE_INFO_SIZE)
+        return bad_reply(&raw, MEMD_OP_PAGE_SIZE);
+    free(raw.data);
+    if (page_size)
+        *page_size = pi.page_size;
+    if (alignment)
+        *alignment = pi.alignment;
+    if (banks)
+        *banks = pi.banks;
+    return 0;
+}
+
+/* The page a model's buffers use: d->page_size, or the device's default for its arena. */
+static int model_page(memclient *c, const memclient_model_desc *d, uint64_t *page)
+{
+    *page = d->page_size == MEMCLIENT_MODEL_ONE_PAGE ? 0 : d->page_size;
+    /* The daemon checks it against the group; a plan with it as alignment needs this. */
+    if (*page & (*page - 1))
+        return memclient_fail(-EINVAL, "model %s: page size %llu is not a power of two",
+                              d->name, (unsigned long long)*page);
+    if (d->page_size)
+        return 0;
+    return memclient_page_size(c, d->device, d->scope, MEMD_CLASS_INTERNAL, page, NULL, NULL);
+}
+
+/* An activation's alignment in the plan and the document: it starts on a page. */
+static uint64_t act_align(uint64_t align, uint64_t page)
+{
+    return align > page ? align : page;
+}
+
 /* ---- plans ---- */
 
 int memclient_plan_submit(memclient *c, const memclient_plan_buffer *bufs, size_t n,
@@ -204,24 +257,29 @@ static int decode_model(memclient_raw *raw, uint16_t op, memclient_model_info *o
     return (int)mi.ntensors;
 }
 
-/* The MODEL_LOAD document from a description and its derived lifetimes. */
+/* The MODEL_LOAD document from a description and its derived lifetimes. A model of one
+ * page sends the header of before page sizes (its page_size would be 0), which every
+ * daemon reads. */
 static uint8_t *model_doc(const memclient_model_desc *d, const memclient_tensor_life *life,
-                          uint64_t plan_id, size_t *len)
+                          uint64_t plan_id, uint64_t page, size_t *len)
 {
-    *len = MEMD_WIRE_MODEL_REQ_SIZE + d->ntensors * MEMD_WIRE_TENSOR_SIZE;
-    uint8_t *doc = malloc(*len);
+    size_t head = page ? MEMD_WIRE_MODEL_REQ_SIZE : MEMD_WIRE_MODEL_REQ_V1_SIZE;
+    *len = head + d->ntensors * MEMD_WIRE_TENSOR_SIZE;
+    uint8_t *doc = malloc(*len + MEMD_WIRE_MODEL_REQ_SIZE - head); /* room to put it whole */
     if (!doc)
         return NULL;
     memd_wire_model_req req = {.device = d->device, .scope = (uint8_t)d->scope,
                                .ntensors = (uint32_t)d->ntensors, .plan_id = plan_id,
-                               .code_bytes = d->code_bytes};
+                               .code_bytes = d->code_bytes, .page_size = page};
     memd_wire_strset(req.name, sizeof req.name, d->name);
-    uint8_t *p = memd_wire_model_req_put(doc, &req);
+    memd_wire_model_req_put(doc, &req);
+    uint8_t *p = doc + head;
     for (size_t i = 0; i < d->ntensors; i++) {
         const memclient_tensor_life *l = &life[i];
         bool alias = l->alias_of != MEMCLIENT_NO_TENSOR;
         bool act = !alias && d->tensors[i].role == MEMCLIENT_TENSOR_ACTIVATION;
-        memd_wire_tensor t = {.size = l->size, .align = l->alignment,
+        memd_wire_tensor t = {.size = l->size, .align = act ? act_align(l->alignment, page)
+                                                           : l->alignment,
                               .lower = act ? l->lower : 0, .upper = act ? l->upper : 0,
                               .role = alias ? MEMD_TENSOR_ALIAS : (uint8_t)d->tensors[i].role,
                               .alias_of = alias ? l->alias_of : MEMD_NO_TENSOR};
@@ -252,7 +310,10 @@ int memclient_model_load(memclient *c, const memclient_model_desc *d,
         free(bufs);
         return memclient_fail(-ENOMEM, "out of memory for model %s", d->name);
     }
-    int r = memclient_model_lifetimes(d, life, NULL);
+    uint64_t page = 0;
+    int r = model_page(c, d, &page);
+    if (r == 0)
+        r = memclient_model_lifetimes(d, life, NULL);
     size_t nb = 0;
     for (size_t i = 0; r == 0 && i < d->ntensors; i++) {
         if (d->tensors[i].role != MEMCLIENT_TENSOR_ACTIVATION ||
@@ -260,7 +321,7 @@ int memclient_model_load(memclient *c, const memclient_model_desc *d,
             continue;
         bufs[nb++] = (memclient_plan_buffer){.lower = life[i].lower, .upper = life[i].upper,
                                              .size = life[i].size,
-                                             .alignment = life[i].alignment,
+                                             .alignment = act_align(life[i].alignment, page),
                                              .offset = d->offsets ? d->offsets[i] : 0};
     }
     memclient_plan_opts po = opts ? *opts : (memclient_plan_opts){0};
@@ -274,7 +335,7 @@ int memclient_model_load(memclient *c, const memclient_model_desc *d,
         if ((r = memclient_plan_submit(c, bufs, nb, &po, &pi, NULL)) < 0)
             break;
         free(doc);
-        if (!(doc = model_doc(d, life, pi.plan_id, &len))) {
+        if (!(doc = model_doc(d, life, pi.plan_id, page, &len))) {
             r = memclient_fail(-ENOMEM, "out of memory for model %s", d->name);
             break;
         }
@@ -286,6 +347,7 @@ int memclient_model_load(memclient *c, const memclient_model_desc *d,
             r = decode_model(&raw, MEMD_OP_MODEL_LOAD, out, tensors, d->ntensors);
             if (r >= 0) {
                 out->plan_cached = pi.cached;
+                out->page_size = page;
                 r = 0;
             }
         }

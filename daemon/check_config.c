@@ -28,6 +28,12 @@ static uint64_t eff_alignment(const memd_bank_group_spec *g, const memd_class_po
     return p->alignment > g->alignment ? p->alignment : g->alignment;
 }
 
+/* The page a class's model buffers use (0: one page). */
+static uint64_t eff_page(const memd_bank_group_spec *g, const memd_class_policy *p)
+{
+    return p->page_size ? p->page_size : g->page_size;
+}
+
 /* ---- table ---- */
 
 static void print_offsets(FILE *out, const memd_bank_group_spec *g)
@@ -74,16 +80,18 @@ static void print_group(FILE *out, memd_kind k, const memd_bank_group_spec *g,
                 r->size, human(r->size, h2, sizeof(h2)),
                 r->allocatable ? "allocatable" : "reserved");
     }
-    fprintf(out, "    %-12s %-*s %-10s %-6s %s\n", "class", w, "region", "dir", "fit", "alignment");
+    fprintf(out, "    %-12s %-*s %-10s %-6s %-9s %s\n", "class", w, "region", "dir", "fit",
+            "alignment", "page");
     for (int c = 0; c < MEMD_CLASS_COUNT; c++) {
         const memd_class_policy *p = &pol[c];
         if (!p->enabled) {
             fprintf(out, "    %-12s %s\n", memd_class_name((memd_class)c), "(not offered)");
             continue;
         }
-        fprintf(out, "    %-12s %-*s %-10s %-6s %" PRIu64 "\n", memd_class_name((memd_class)c), w,
-                g->regions[p->region].name, memd_dir_name(p->dir), memd_fit_name(p->fit),
-                eff_alignment(g, p));
+        fprintf(out, "    %-12s %-*s %-10s %-6s %-9" PRIu64 " %" PRIu64 "\n",
+                memd_class_name((memd_class)c), w, g->regions[p->region].name,
+                memd_dir_name(p->dir), memd_fit_name(p->fit), eff_alignment(g, p),
+                eff_page(g, p));
     }
 }
 
@@ -123,8 +131,8 @@ static void json_group(FILE *out, memd_kind k, const memd_bank_group_spec *g,
                        const memd_class_policy *pol)
 {
     fprintf(out, "{\"kind\":\"%s\",\"banks\":%" PRIu32 ",\"bank_size\":%" PRIu64 ",\"alignment\":%" PRIu64
-                 ",\"offsets\":[",
-            memd_kind_name(k), g->banks, g->bank_size, g->alignment);
+                 ",\"page_size\":%" PRIu64 ",\"offsets\":[",
+            memd_kind_name(k), g->banks, g->bank_size, g->alignment, g->page_size);
     for (uint32_t i = 0; i < g->banks; i++)
         fprintf(out, "%s%" PRId64, i ? "," : "", g->bank_offsets ? g->bank_offsets[i] : 0);
     fprintf(out, "],\"regions\":[");
@@ -143,8 +151,9 @@ static void json_group(FILE *out, memd_kind k, const memd_bank_group_spec *g,
         if (p->enabled) {
             fprintf(out, ",\"region\":");
             memd_json_str(out, g->regions[p->region].name);
-            fprintf(out, ",\"dir\":\"%s\",\"fit\":\"%s\",\"alignment\":%" PRIu64, memd_dir_name(p->dir),
-                    memd_fit_name(p->fit), eff_alignment(g, p));
+            fprintf(out, ",\"dir\":\"%s\",\"fit\":\"%s\",\"alignment\":%" PRIu64
+                         ",\"page_size\":%" PRIu64, memd_dir_name(p->dir),
+                    memd_fit_name(p->fit), eff_alignment(g, p), eff_page(g, p));
         }
         fputc('}', out);
     }

@@ -1,10 +1,12 @@
 /* memd soc — one device entry of memd.yaml:
  *
  *   - id: N
- *     descriptor: PATH          memd's own format; `name` and `policy` may override it
+ *     descriptor: PATH          memd's own format; `name`, `policy` and the groups' page
+ *     dram: {page_size}         sizes may override it
+ *     sram: {page_size}
  *   - id: N
  *     tt_metal: {soc_descriptor: PATH, core_descriptor: PATH, product: KEY, hw_cqs: N}
- *     dram: {alignment, regions}   sram: {reserved (required), alignment}
+ *     dram: {alignment, page_size, regions}   sram: {reserved (required), alignment, page_size}
  *     name, arch, texture, policy
  *
  * Relative paths resolve against the config file's folder. */
@@ -38,10 +40,27 @@ static int read_named_file(const char *file, const memd_ynode *n, const memd_con
     return 0;
 }
 
+/* The page_size of an entry's dram: and sram: settings over the built device's (the
+ * spec's check sees them once the device is whole). */
+static int group_pages(const char *file, const memd_ynode *entry, memd_device_spec *out,
+                       memd_error *err)
+{
+    for (int k = 0; k < MEMD_KIND_COUNT; k++) {
+        const memd_ynode *g = memd_yaml_get(entry, memd_kind_name((memd_kind)k)), *v;
+        int rc;
+        if (g && (v = memd_yaml_get(g, "page_size")) &&
+            (rc = memd_yaml_size(file, v, &out->groups[k].page_size, err)))
+            return rc;
+    }
+    return 0;
+}
+
 static int descriptor_device(const char *file, const memd_ynode *entry,
                              const memd_config_files *files, memd_device_spec *out, memd_error *err)
 {
-    static const char *const keys[] = {"id", "name", "descriptor", "policy", NULL};
+    static const char *const keys[] = {"id", "name", "descriptor", "policy", "dram", "sram",
+                                       NULL};
+    static const char *const group_keys[] = {"page_size", NULL};
     int rc = memd_yaml_check_keys(file, entry, "a descriptor device", keys, err);
     if (rc)
         return rc;
@@ -55,6 +74,13 @@ static int descriptor_device(const char *file, const memd_ynode *entry,
     if (rc)
         return rc;
     const memd_ynode *v;
+    for (int k = 0; k < MEMD_KIND_COUNT; k++)
+        if ((v = memd_yaml_get(entry, memd_kind_name((memd_kind)k))) &&
+            (rc = memd_yaml_check_keys(file, v, "a descriptor device's bank group settings",
+                                       group_keys, err)))
+            return rc;
+    if ((rc = group_pages(file, entry, out, err)))
+        return rc;
     if ((v = memd_yaml_get(entry, "name")) && (rc = memd_yaml_name(file, v, out->name, sizeof(out->name), err)))
         return rc;
     if ((v = memd_yaml_get(entry, "policy")) && (rc = memd_soc_parse_policy(file, v, out, err)))
@@ -143,10 +169,10 @@ static int ttmetal_keys(const char *file, const memd_ynode *tt, ttmetal_entry *t
     return 0;
 }
 
-/* sram: {reserved (required), alignment}. */
+/* sram: {reserved (required), alignment, page_size (read by ttmetal_device)}. */
 static int ttmetal_sram(const char *file, const memd_ynode *entry, ttmetal_entry *t, memd_error *err)
 {
-    static const char *const keys[] = {"reserved", "alignment", NULL};
+    static const char *const keys[] = {"reserved", "alignment", "page_size", NULL};
     const memd_ynode *sram = memd_yaml_get(entry, "sram"), *v;
     if (!sram)
         return memd_yaml_error(err, file, entry,
@@ -165,7 +191,7 @@ static int ttmetal_sram(const char *file, const memd_ynode *entry, ttmetal_entry
     return 0;
 }
 
-/* dram: {alignment, regions}: the geometry comes from the SoC descriptor. The regions
+/* dram: {alignment, page_size, regions}: the geometry comes from the SoC descriptor. The regions
  * need the bank size, so they are laid out once the device is built. */
 static int ttmetal_dram(const char *file, const memd_ynode *n, ttmetal_entry *t, memd_error *err)
 {
@@ -176,10 +202,10 @@ static int ttmetal_dram(const char *file, const memd_ynode *n, ttmetal_entry *t,
         const memd_ynode *k = memd_yaml_key(n, i);
         if (!strcmp(k->str, "banks") || !strcmp(k->str, "bank_size") || !strcmp(k->str, "offsets"))
             return memd_yaml_error(err, file, k,
-                                   "'%s' comes from the tt-metal SoC descriptor; only alignment and regions may be set here",
+                                   "'%s' comes from the tt-metal SoC descriptor; only alignment, page_size and regions may be set here",
                                    k->str);
     }
-    static const char *const keys[] = {"alignment", "regions", NULL};
+    static const char *const keys[] = {"alignment", "page_size", "regions", NULL};
     if ((rc = memd_yaml_check_keys(file, n, "dram settings of a tt-metal device", keys, err)))
         return rc;
     const memd_ynode *v = memd_yaml_get(n, "alignment");
@@ -250,6 +276,8 @@ static int ttmetal_device(const char *file, const memd_ynode *entry,
             return rc;
         memd_device_spec_default_policy(out); /* the defaults follow the regions */
     }
+    if ((rc = group_pages(file, entry, out, err)))
+        return rc;
     if ((v = memd_yaml_get(entry, "texture")) && (rc = memd_soc_parse_texture(file, v, out, err)))
         return rc;
     if ((v = memd_yaml_get(entry, "policy")) && (rc = memd_soc_parse_policy(file, v, out, err)))

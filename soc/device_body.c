@@ -200,7 +200,8 @@ int memd_soc_parse_regions(const char *file, const memd_ynode *seq, memd_kind ki
 int memd_soc_parse_group(const char *file, const memd_ynode *n, memd_kind kind,
                          memd_bank_group_spec *g, memd_error *err)
 {
-    static const char *const keys[] = {"banks", "bank_size", "alignment", "offsets", "regions", NULL};
+    static const char *const keys[] = {"banks", "bank_size", "alignment", "page_size", "offsets",
+                                       "regions", NULL};
     const char *kn = memd_kind_name(kind);
     int rc = memd_yaml_check_keys(file, n, kn, keys, err);
     if (rc)
@@ -225,6 +226,9 @@ int memd_soc_parse_group(const char *file, const memd_ynode *n, memd_kind kind,
 
     g->alignment = kind == MEMD_KIND_DRAM ? MEMD_DEFAULT_DRAM_ALIGNMENT : MEMD_DEFAULT_SRAM_ALIGNMENT;
     if ((v = memd_yaml_get(n, "alignment")) && (rc = memd_soc_parse_pow2(file, v, &g->alignment, err)))
+        return rc;
+    /* Checked against the alignment and bank size with the whole spec. */
+    if ((v = memd_yaml_get(n, "page_size")) && (rc = memd_yaml_size(file, v, &g->page_size, err)))
         return rc;
 
     /* offsets: one per bank, or one scalar for every bank (e.g. L1 banks above firmware). */
@@ -302,7 +306,8 @@ static int region_list(const memd_bank_group_spec *g, char *buf, size_t cap)
 static int parse_class_policy(const char *file, const memd_ynode *n, memd_kind kind,
                               memd_class cls, memd_device_spec *spec, memd_error *err)
 {
-    static const char *const keys[] = {"region", "dir", "fit", "alignment", "enabled", NULL};
+    static const char *const keys[] = {"region", "dir", "fit", "alignment", "page_size",
+                                       "enabled", NULL};
     char where[64];
     snprintf(where, sizeof(where), "the %s policy of class %s", memd_kind_name(kind), memd_class_name(cls));
     int rc = memd_yaml_check_keys(file, n, where, keys, err);
@@ -340,6 +345,8 @@ static int parse_class_policy(const char *file, const memd_ynode *n, memd_kind k
             return memd_yaml_error(err, file, v, "expected first or best");
     }
     if ((v = memd_yaml_get(n, "alignment")) && (rc = memd_soc_parse_pow2(file, v, &p.alignment, err)))
+        return rc;
+    if ((v = memd_yaml_get(n, "page_size")) && (rc = memd_yaml_size(file, v, &p.page_size, err)))
         return rc;
     if (!enabled) {
         p.enabled = false;

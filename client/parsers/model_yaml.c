@@ -300,11 +300,11 @@ static int refs(ctx *c, const yaml_node_t *n, const char *what, const name_ix *i
     return 0;
 }
 
-enum { R_MODEL, R_DEVICE, R_SCOPE, R_CODE, R_ALIGNMENT, R_TENSORS, R_OPS, R_NKEYS };
+enum { R_MODEL, R_DEVICE, R_SCOPE, R_CODE, R_ALIGNMENT, R_TENSORS, R_OPS, R_PAGE, R_NKEYS };
 static const char *const root_keys[] = {"model", "device", "scope", "code", "alignment",
-                                        "tensors", "ops"};
+                                        "tensors", "ops", "page_size"};
 
-/* model, device, scope, code and the default alignment. */
+/* model, device, scope, code, page size and the default alignment. */
 static int header(ctx *c, const yaml_node_t *root, const yaml_node_t *const *v,
                   memd_model_yaml *m, uint64_t *def_align)
 {
@@ -340,6 +340,15 @@ static int header(ctx *c, const yaml_node_t *root, const yaml_node_t *const *v,
     }
     if (v[R_CODE] && (rc = number(c, v[R_CODE], "code", true, UINT64_MAX, &d->code_bytes)) < 0)
         return rc;
+    /* page_size: 0 is one page; absent, the device's default (desc.page_size 0). */
+    if (v[R_PAGE]) {
+        if ((rc = number(c, v[R_PAGE], "page_size", true, 1ull << 62, &u)) < 0)
+            return rc;
+        if (u & (u - 1))
+            return errat(c, v[R_PAGE], "page_size: %llu is not a power of two (0: one page)",
+                         (unsigned long long)u);
+        d->page_size = u ? u : MEMCLIENT_MODEL_ONE_PAGE;
+    }
     *def_align = 0;
     if (v[R_ALIGNMENT] && (rc = alignment(c, v[R_ALIGNMENT], "alignment", def_align)) < 0)
         return rc;

@@ -17,7 +17,7 @@ static int alloc_one(memd_state *st, memd_session *s, const memd_model *m, memd_
                      uint64_t bytes, uint64_t align, memd_alloc **a, memd_error *err)
 {
     memd_alloc_request w = {.device = st->devs[m->dev].spec->id, .cls = (uint8_t)cls,
-                            .scope = m->scope, .bytes = bytes,
+                            .scope = m->scope, .bytes = bytes, .page_size = m->page_size,
                             .alignment = align > 1 ? align : 0, .name = ""};
     return memd_alloc_create(st, s, &w, a, err);
 }

@@ -77,6 +77,7 @@ struct memd_model {
     uint32_t n, nph;
     uint32_t *ph;                  /* placeholder index -> tensor index */
     uint64_t code_bytes, const_bytes, const_align, arena_align;
+    uint64_t page_size;            /* constants, arena, placeholders; 0: one page each */
     uint64_t code_handle, const_handle; /* shared allocations, held by every user */
     uint32_t users, instances;
     struct memd_model *next;

@@ -8,10 +8,12 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "device.h"
 #include "digest.h"
 #include "error.h"
 #include "event.h"
 #include "model_internal.h"
+#include "names.h"
 #include "wire.h"
 
 #define MODEL_SEED 0x6d656d642d6d646cull /* "memd-mdl" */
@@ -39,13 +41,40 @@ typedef struct desc {
     memd_model_tensor *t;
     uint32_t nact, nph;
     uint64_t hash;
+    size_t head;                   /* header bytes in the document: v1 or current */
 } desc;
 
-/* The header: name, device, tensor count, and a length that holds exactly those tensors. */
-static int decode_header(memd_state *st, const memd_doc *d, memd_wire_model_req *r,
-                         memd_error *err)
+/* A model's page size: 0, or one its scope's bank group can interleave. */
+static int check_page(const memd_state *st, const memd_wire_model_req *r, memd_error *err)
 {
-    int rc = memd_wire_model_req_get(d->p, d->len, r);
+    memd_kind kind;
+    const memd_device_spec *spec = st->devs[memd_state_dev_index(st, r->device)].spec;
+    if (r->page_size == 0)
+        return 0;
+    if (memd_scope_kind((memd_scope)r->scope, &kind) < 0 || spec->groups[kind].banks == 0)
+        return memd_error_set(err, -EOPNOTSUPP, "model %s: device '%s' does not offer scope %s",
+                              r->name, spec->name, memd_scope_name((memd_scope)r->scope));
+    const memd_bank_group_spec *g = &spec->groups[kind];
+    const char *why = memd_page_size_problem(g, r->page_size);
+    if (why)
+        return memd_error_set(err, -EINVAL, "model %s: page size %llu %s (%s of device '%s': a "
+                              "power of two from %llu to %llu bytes)", r->name,
+                              (unsigned long long)r->page_size, why, memd_kind_name(kind),
+                              spec->name, (unsigned long long)g->alignment,
+                              (unsigned long long)g->bank_size);
+    return 0;
+}
+
+/* The header: name, device, tensor count, and a length that holds exactly those tensors
+ * after a header of today's size or of the v1 size (no page size: 0). */
+static int decode_header(memd_state *st, const memd_doc *d, memd_wire_model_req *r,
+                         size_t *head, memd_error *err)
+{
+    /* Which header it is follows from the length, which must hold the tensors exactly. */
+    uint32_t n = d->len >= MEMD_WIRE_MODEL_REQ_V1_SIZE ? memd_wire_u32(d->p + 8) : 0;
+    *head = d->len == MEMD_WIRE_MODEL_REQ_V1_SIZE + (uint64_t)n * MEMD_WIRE_TENSOR_SIZE
+                ? MEMD_WIRE_MODEL_REQ_V1_SIZE : MEMD_WIRE_MODEL_REQ_SIZE;
+    int rc = memd_wire_model_req_get(d->p, d->len < *head ? d->len : *head, r);
     if (rc < 0)
         return memd_error_set(err, rc, rc == -EBADMSG ? "model document of %zu bytes is shorter "
                             "than its header" : "model document: bad scope, flags or name "
@@ -59,12 +88,12 @@ static int decode_header(memd_state *st, const memd_doc *d, memd_wire_model_req 
     if (r->ntensors == 0 || r->ntensors > MEMD_MODEL_MAX_TENSORS)
         return memd_error_set(err, -E2BIG, "model %s: %u tensors, expected 1..%u", r->name,
                             r->ntensors, MEMD_MODEL_MAX_TENSORS);
-    uint64_t want = MEMD_WIRE_MODEL_REQ_SIZE + (uint64_t)r->ntensors * MEMD_WIRE_TENSOR_SIZE;
+    uint64_t want = *head + (uint64_t)r->ntensors * MEMD_WIRE_TENSOR_SIZE;
     if (d->len != want)
         return memd_error_set(err, -EBADMSG, "model %s: document of %zu bytes does not hold the "
                             "%u tensors its header announces (%llu bytes)", r->name, d->len,
                             r->ntensors, (unsigned long long)want);
-    return 0;
+    return check_page(st, r, err);
 }
 
 /* Tensor i (wire record p) into ds->t[i], checked on its own; its canonical encoding
@@ -98,6 +127,12 @@ static int decode_tensor(desc *ds, uint32_t i, const uint8_t *p, uint8_t **e,
         return memd_error_set(err, -EINVAL, "model %s: tensor %u: lifetime [%llu,%llu) is "
                             "empty", name, i, (unsigned long long)w.lower,
                             (unsigned long long)w.upper);
+    } else if (w.role == MEMD_TENSOR_ACTIVATION && t->align < ds->req.page_size) {
+        /* The plan must start every tensor on a page of the arena. */
+        return memd_error_set(err, -EINVAL, "model %s: tensor %u: alignment %llu is below the "
+                            "model's page size %llu (plan activations with the page size as "
+                            "their alignment)", name, i, (unsigned long long)t->align,
+                            (unsigned long long)ds->req.page_size);
     }
     if (w.role == MEMD_TENSOR_ACTIVATION) {
         t->lower = w.lower;
@@ -140,23 +175,25 @@ static int check_aliases(const desc *ds, memd_error *err)
 static int decode(memd_state *st, const memd_doc *d, desc *ds, memd_error *err)
 {
     memd_wire_model_req *r = &ds->req;
-    int rc = decode_header(st, d, r, err);
+    int rc = decode_header(st, d, r, &ds->head, err);
     if (rc < 0)
         return rc;
     ds->t = calloc(r->ntensors, sizeof *ds->t);
-    uint8_t *enc = malloc(d->len); /* the header checked: d->len is exactly header + tensors */
+    /* The canonical form has today's header whatever the document's was. */
+    size_t len = d->len - ds->head + MEMD_WIRE_MODEL_REQ_SIZE;
+    uint8_t *enc = malloc(len);
     if (!ds->t || !enc) {
         free(enc);
         return memd_error_set(err, -ENOMEM, "daemon out of memory for model %s", r->name);
     }
     uint8_t *e = memd_wire_model_req_put(enc, r);
-    const uint8_t *p = d->p + MEMD_WIRE_MODEL_REQ_SIZE;
+    const uint8_t *p = d->p + ds->head;
     for (uint32_t i = 0; i < r->ntensors && rc == 0; i++, p += MEMD_WIRE_TENSOR_SIZE)
         rc = decode_tensor(ds, i, p, &e, err);
     if (rc == 0)
         rc = check_aliases(ds, err);
     if (rc == 0)
-        ds->hash = memd_digest64(enc, d->len, MODEL_SEED);
+        ds->hash = memd_digest64(enc, len, MODEL_SEED);
     free(enc);
     return rc;
 }
@@ -188,7 +225,7 @@ static int check_plan(const desc *ds, const memd_plan_entry *pl, memd_error *err
 }
 
 /* A new model record from a checked description: weights laid out bottom-up, each at
- * its alignment, in one constants buffer. */
+ * its alignment and on a page boundary, in one constants buffer. */
 static int build(const desc *ds, memd_plan_entry *pl, uint32_t dev, memd_model **out,
                  memd_error *err)
 {
@@ -208,6 +245,7 @@ static int build(const desc *ds, memd_plan_entry *pl, uint32_t dev, memd_model *
     m->hash = ds->hash;
     m->plan = pl;
     m->code_bytes = ds->req.code_bytes;
+    m->page_size = ds->req.page_size;
     memcpy(m->name, ds->req.name, sizeof m->name);
     m->const_align = 1;
     m->arena_align = 1;
@@ -215,7 +253,7 @@ static int build(const desc *ds, memd_plan_entry *pl, uint32_t dev, memd_model *
     for (uint32_t i = 0; i < m->n; i++) {
         memd_model_tensor *t = &m->t[i];
         if (t->role == MEMD_TENSOR_WEIGHT) {
-            uint64_t a = t->align;
+            uint64_t a = t->align > m->page_size ? t->align : m->page_size;
             if (off > UINT64_MAX - (a - 1) || (off = (off + a - 1) & ~(a - 1)) > UINT64_MAX - t->size) {
                 free(ph);
                 free(m);
@@ -244,6 +282,7 @@ static int acquire(memd_state *st, memd_session *s, const memd_model *m, memd_cl
     char name[MEMD_NAME_MAX];
     memd_alloc_request w = {.device = st->devs[m->dev].spec->id, .cls = (uint8_t)cls,
                             .scope = m->scope, .bytes = bytes,
+                            .page_size = cls == MEMD_CLASS_CODE ? 0 : m->page_size,
                             .alignment = align > 1 ? align : 0, .shared = true, .name = name};
     /* name_ok bounds the model name to MEMD_MODEL_NAME_MAX, so this always fits. */
     snprintf(name, sizeof name, MEMD_MODEL_NAME_PREFIX "%.*s:%s", MEMD_MODEL_NAME_MAX, m->name,

@@ -202,8 +202,8 @@ static int restore_model(memd_state *st, memd_models *ms, const rd *d)
         return bad(d, "its device is not configured");
     if (!pl)
         return bad(d, "its plan has no record");
-    if (p[88] >= MEMD_SCOPE_COUNT || !zero(p + 89, 7))
-        return bad(d, "bad scope");
+    if (p[88] >= MEMD_SCOPE_COUNT || p[89] > 64 || !zero(p + 90, 6))
+        return bad(d, "bad scope or page size");
     memd_model *m = calloc(1, sizeof *m);
     if (!m || !(m->t = calloc(n, sizeof *m->t)) || !(m->ph = calloc(nph ? nph : 1, sizeof *m->ph))) {
         if (m)
@@ -215,6 +215,7 @@ static int restore_model(memd_state *st, memd_models *ms, const rd *d)
     m->id = r->id;
     m->plan = pl;
     m->dev = (uint32_t)dev;
+    m->page_size = p[89] ? 1ull << (p[89] - 1) : 0; /* log2 + 1, checked above */
     int rc = 0;
     if (memd_wire_get_str(p + 96, m->name, sizeof m->name) < 0 || !m->name[0])
         rc = bad(d, "bad name");

@@ -41,6 +41,7 @@ typedef struct memd_bank_group_spec {
     uint64_t alignment;       /* minimum alignment of every allocation (DRAM_ALIGNMENT) */
     int64_t *bank_offsets;    /* banks entries, owned by the spec (may be NULL: all 0) */
     memd_bank_core *cores;    /* banks entries, owned (NULL: no core coordinates known) */
+    uint64_t page_size;       /* default page of the group's model buffers; 0: one page */
     uint32_t nregions;
     memd_region_spec regions[MEMD_MAX_REGIONS];
 } memd_bank_group_spec;
@@ -52,6 +53,7 @@ typedef struct memd_class_policy {
     memd_dir dir;
     memd_fit fit;
     uint64_t alignment;       /* 0: the group's alignment; else max(this, group's) */
+    uint64_t page_size;       /* 0: the group's page_size */
 } memd_class_policy;
 
 typedef struct memd_texture_spec {
@@ -130,6 +132,9 @@ int memd_placement_copy(memd_placement *dst, const memd_placement *src);
 /* Address of the placement in bank `bank` of its group (absolute offsets not applied):
  * -ENOENT if the placement does not use that bank. */
 int memd_placement_bank_addr(const memd_placement *p, uint32_t bank, uint64_t *addr);
+
+/* The bank group a scope uses: 0, or -EINVAL for an unknown scope. */
+int memd_scope_kind(memd_scope s, memd_kind *k);
 
 /* Footprint only (no state change): resolves scope -> bank group, class -> region and
  * policy, shape/dtype/texture -> bytes, lockstep sizing. Errors: -EINVAL (bad request),
@@ -236,6 +241,16 @@ int memd_device_spec_copy(memd_device_spec *dst, const memd_device_spec *src);
  * A class whose region does not exist (or is not allocatable) is disabled. Fit: first,
  * alignment: the group's. */
 void memd_device_spec_default_policy(memd_device_spec *spec);
+
+/* Page sizes. A page is what tt-metal interleaves: page i of a buffer lives in bank
+ * i % banks. A default page size (group or class) and a model's page size must be a power
+ * of two, at least the group's alignment (so pages need no padding and a tensor that
+ * starts on a page boundary starts a bank's page) and at most a bank. NULL when page is
+ * such a size, else why not ("is not a power of two", ...). */
+const char *memd_page_size_problem(const memd_bank_group_spec *g, uint64_t page);
+/* The default page size of class cls in group kind: the class policy's, else the
+ * group's; 0: one page. */
+uint64_t memd_device_page_size(const memd_device_spec *spec, memd_kind kind, memd_class cls);
 
 /* Index of the region called name in g, or -ENOENT. */
 int memd_region_find(const memd_bank_group_spec *g, const char *name);

@@ -15,7 +15,7 @@
 
 #include "device_internal.h"
 
-static int scope_kind(memd_scope s, memd_kind *k)
+int memd_scope_kind(memd_scope s, memd_kind *k)
 {
     switch (s) {
     case MEMD_SCOPE_DRAM:
@@ -103,7 +103,7 @@ int memd_device_footprint(const memd_device *d, const memd_alloc_req *req, memd_
         return -EINVAL;
     const memd_device_spec *spec = &d->spec;
     memd_kind kind;
-    if (scope_kind(req->scope, &kind))
+    if (memd_scope_kind(req->scope, &kind))
         return -EINVAL;
     if ((unsigned)req->cls >= MEMD_CLASS_COUNT)
         return -EINVAL;

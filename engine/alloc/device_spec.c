@@ -137,6 +137,10 @@ static int validate_group(const char *dev, memd_kind k, const memd_bank_group_sp
     }
     if (!any_alloc)
         return memd_error_set(err, -EINVAL, "device '%s': %s has no allocatable region", dev, kn);
+    const char *why = g->page_size ? memd_page_size_problem(g, g->page_size) : NULL;
+    if (why)
+        return memd_error_set(err, -EINVAL, "device '%s': %s page_size %" PRIu64 " %s", dev, kn,
+                              g->page_size, why);
     return g->bank_offsets ? validate_offsets(dev, kn, g, err) : 0;
 }
 
@@ -171,8 +175,29 @@ static int validate_policy(const char *dev, memd_kind k, const memd_bank_group_s
             return memd_error_set(err, -EINVAL,
                 "device '%s': class %s in %s: alignment %" PRIu64 " is not a power of two",
                 dev, cn, kn, p->alignment);
+        const char *why = p->page_size ? memd_page_size_problem(g, p->page_size) : NULL;
+        if (why)
+            return memd_error_set(err, -EINVAL, "device '%s': class %s in %s: page_size %" PRIu64
+                                  " %s", dev, cn, kn, p->page_size, why);
     }
     return 0;
+}
+
+const char *memd_page_size_problem(const memd_bank_group_spec *g, uint64_t page)
+{
+    if (!memd_is_pow2(page))
+        return "is not a power of two";
+    if (page < g->alignment)
+        return "is below the group's alignment";
+    if (page > g->bank_size)
+        return "is larger than a bank";
+    return NULL;
+}
+
+uint64_t memd_device_page_size(const memd_device_spec *spec, memd_kind kind, memd_class cls)
+{
+    uint64_t p = spec->policy[kind][cls].page_size;
+    return p ? p : spec->groups[kind].page_size;
 }
 
 int memd_device_spec_validate(const memd_device_spec *spec, memd_error *err)

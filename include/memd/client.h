@@ -254,6 +254,28 @@ MEMCLIENT_API int memclient_bank_addresses(memclient *c, uint64_t handle, uint64
  * order. Writes at most cap entries and returns the number of banks. */
 MEMCLIENT_API int memclient_bank_info(memclient *c, uint64_t handle, memclient_bank *out,
                                       size_t cap);
+
+/* Where one byte of a buffer is, to write it with a device driver. */
+typedef struct memclient_location {
+    uint32_t bank;              /* bank id (for tt-metal devices, its allocator bank id) */
+    uint64_t address;           /* in the bank: the bank group's address map */
+    uint64_t absolute;          /* address + the bank's offset */
+    uint64_t page;              /* the page of the buffer holding the byte */
+    uint16_t logical_x, logical_y; /* the bank's core: for tt-metal DRAM the channel's, for */
+    uint16_t noc_x, noc_y;      /* L1 the worker core's; MEMD_NO_CORE: none known */
+} memclient_location;
+
+/* Byte `offset` of buffer buf, whose banks (memclient_bank_info, or bank_out) are
+ * banks[0..nbanks), computed here without a round trip, as tt-metal interleaves pages
+ * (InterleavedAddrGen): page = offset / page_size, bank = banks[page % buf->banks],
+ * address = that bank's address + (page / buf->banks) * page_size + offset % page_size.
+ * page_size is buf->page_size (padded to the group's alignment): offsets count pages of
+ * that size, which is the data's layout whenever the page size asked for was a multiple
+ * of the alignment (model buffers always are). A one-page buffer is all in its first
+ * bank. 0, or -EINVAL (NULL, fewer banks than buf->banks), -ERANGE (offset past the
+ * pages the buffer reserves). */
+MEMCLIENT_API int memclient_locate(const memclient_buffer *buf, const memclient_bank *banks,
+                                   size_t nbanks, uint64_t offset, memclient_location *out);
 /* ---- client pools ----------------------------------------------------------------------
  *
  * In-process speed with memd still owning the map. memclient_pool_create() leases one
@@ -889,7 +911,23 @@ typedef struct memclient_model_desc {
      * that is not an alias (other entries are ignored). memd validates it. NULL: memd
      * plans. */
     const uint64_t *offsets;
+    /* The page the constants, the arena and the placeholders interleave over the banks
+     * with (page i in bank i % banks, memclient_locate): 0: the device's default for
+     * the scope (memd.yaml's, see memclient_page_size; a device without one: one page);
+     * MEMCLIENT_MODEL_ONE_PAGE: each buffer one page, whole in every bank; else a power
+     * of two from the group's alignment to a bank's size. Weights start on page
+     * boundaries and activations are planned with at least the page as alignment. */
+    uint64_t page_size;
 } memclient_model_desc;
+
+#define MEMCLIENT_MODEL_ONE_PAGE UINT64_MAX
+
+/* The default page size of class cls in the bank group of scope on device (the class
+ * policy's, else the group's; 0: one page), and that group's alignment and bank count
+ * (either pointer may be NULL). */
+MEMCLIENT_API int memclient_page_size(memclient *c, uint32_t device, memd_scope scope,
+                                      memd_class cls, uint64_t *page_size, uint64_t *alignment,
+                                      uint32_t *banks);
 
 /* What memd derives per tensor (memclient_model_lifetimes). */
 typedef struct memclient_tensor_life {
@@ -940,6 +978,8 @@ typedef struct memclient_model_info {
     int plan_precomputed;
     char name[MEMD_NAME_MAX];
     char strategy[32];
+    uint64_t page_size;         /* model_load: the page its buffers use (0: one page);
+                                   model_query: 0 */
 } memclient_model_info;
 
 typedef struct memclient_tensor_info {

@@ -224,7 +224,18 @@ static PyGetSetDef buffer_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
+/* Client.locate does it (one QUERY and BANK_ADDRS; libmemclient's memclient_locate). */
+static PyObject *buffer_locate(PyObject *op, PyObject *offset)
+{
+    return PyObject_CallMethod((PyObject *)((memdpy_buffer *)op)->client, "locate", "OO", op,
+                               offset);
+}
+
 static PyMethodDef buffer_methods[] = {
+    {"locate", buffer_locate, METH_O,
+     "locate(offset) -> memd.Location\n\nWhere byte offset of the buffer is: (bank, address, "
+     "absolute, page, core, noc), pages interleaved over the banks as tt-metal does "
+     "(Client.locate)."},
     {"free", buffer_free, METH_NOARGS,
      "free()\n\nFrees the buffer (memd.NotFoundError if it is already freed)."},
     {"bank_addresses", buffer_bank_addresses, METH_NOARGS,

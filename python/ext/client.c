@@ -577,31 +577,88 @@ PyObject *memdpy_bank_list(const memclient_bank *b, uint32_t n)
     return l;
 }
 
-static PyObject *client_bank_info(PyObject *op, PyObject *arg)
+/* Every bank of buffer h into *out (PyMem, the caller frees it): the count, or -1 with
+ * the exception set. */
+static int fetch_banks(memdpy_client *self, uint64_t h, const char *what, memclient_bank **out)
 {
-    memdpy_client *self = (memdpy_client *)op;
-    uint64_t h;
-    if (memdpy_handle(arg, &h) < 0)
-        return NULL;
-    const char *what = "bank_info";
     size_t cap = 64;
     for (;;) {
         memclient_bank *b = PyMem_Calloc(cap, sizeof *b);
-        if (!b)
-            return PyErr_NoMemory();
+        if (!b) {
+            PyErr_NoMemory();
+            return -1;
+        }
         int r;
         MEMDPY_CALL(self, r, memclient_bank_info(c, h, b, cap));
-        if (r < 0 || (size_t)r > cap) {
-            PyMem_Free(b);
-            if (r < 0)
-                return NULL;
-            cap = (size_t)r;
-            continue;
+        if (r >= 0 && (size_t)r <= cap) {
+            *out = b;
+            return r;
         }
-        PyObject *l = memdpy_bank_list(b, (uint32_t)r);
         PyMem_Free(b);
-        return l;
+        if (r < 0)
+            return -1;
+        cap = (size_t)r;
     }
+}
+
+static PyObject *client_bank_info(PyObject *op, PyObject *arg)
+{
+    uint64_t h;
+    memclient_bank *b;
+    if (memdpy_handle(arg, &h) < 0)
+        return NULL;
+    int n = fetch_banks((memdpy_client *)op, h, "bank_info", &b);
+    if (n < 0)
+        return NULL;
+    PyObject *l = memdpy_bank_list(b, (uint32_t)n);
+    PyMem_Free(b);
+    return l;
+}
+
+/* _locate(handle, offsets): memclient_locate of each offset, from one QUERY and one
+ * BANK_ADDRS: tuples (bank, address, absolute, page, core, noc) with the cores as
+ * bank_info gives them; memd.Client.locate makes them Locations. */
+static PyObject *client_locate(PyObject *op, PyObject *args)
+{
+    memdpy_client *self = (memdpy_client *)op;
+    PyObject *h_o, *offs_o;
+    uint64_t h;
+    if (!PyArg_ParseTuple(args, "OO:_locate", &h_o, &offs_o) || memdpy_handle(h_o, &h) < 0)
+        return NULL;
+    PyObject *offs = memdpy_list(offs_o, "offsets");
+    if (!offs)
+        return NULL;
+    const char *what = "locate";
+    memclient_alloc_info ai;
+    memclient_bank *b = NULL;
+    PyObject *ret = NULL;
+    int r, n;
+    MEMDPY_CALL(self, r, memclient_query(c, h, &ai));
+    if (r < 0 || (n = fetch_banks(self, h, what, &b)) < 0)
+        goto out;
+    ret = PyList_New(PyList_GET_SIZE(offs));
+    for (Py_ssize_t i = 0; ret && i < PyList_GET_SIZE(offs); i++) {
+        uint64_t off;
+        memclient_location loc;
+        PyObject *t = NULL;
+        if (memdpy_u64(PyList_GET_ITEM(offs, i), "offset", &off) == 0) {
+            if ((r = memclient_locate(&ai.buf, b, (size_t)n, off, &loc)) < 0)
+                memdpy_raise(r, what, false);
+            else
+                t = Py_BuildValue("(IKKKNN)", loc.bank, (unsigned long long)loc.address,
+                                  (unsigned long long)loc.absolute, (unsigned long long)loc.page,
+                                  core_tuple(loc.logical_x, loc.logical_y),
+                                  core_tuple(loc.noc_x, loc.noc_y));
+        }
+        if (!t)
+            Py_CLEAR(ret);
+        else
+            PyList_SET_ITEM(ret, i, t);
+    }
+out:
+    PyMem_Free(b);
+    Py_DECREF(offs);
+    return ret;
 }
 
 /* ---- sub-devices ------------------------------------------------------------------------ */
@@ -835,6 +892,8 @@ static PyMethodDef client_methods[] = {
     {"subdev_bind", client_subdev_bind, METH_O,
      "subdev_bind(name) -> None\n\nBinds this session to a sub-device (before it allocates): "
      "from then on it allocates only inside its banks."},
+    {"_locate", client_locate, METH_VARARGS,
+     "_locate(handle, offsets) -> list[tuple] (see memd.Client.locate)"},
     {"_banks_on_cores", client_banks_on_cores, METH_VARARGS,
      "_banks_on_cores(device, group, x, y) -> list[int] (see memd.Client.banks_on_cores)"},
     {"bank_addresses", client_bank_addresses, METH_O,

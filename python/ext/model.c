@@ -274,10 +274,14 @@ static PyObject *yaml_dict(const memd_model_yaml *y)
         PyList_SET_ITEM(ops, (Py_ssize_t)k, item);
     }
     PyObject *dev = y->has_device ? PyLong_FromUnsignedLong(d->device) : Py_NewRef(Py_None);
-    ret = Py_BuildValue("{s:s,s:N,s:s,s:K,s:O,s:O,s:N}", "name", d->name, "device", dev, "scope",
-                        memclient_scope_name(d->scope), "code", (unsigned long long)d->code_bytes,
-                        "tensors", tensors, "ops", ops, "lifetimes",
-                        life_list(y->life, d->ntensors));
+    /* page_size: None for the device's default, 0 for one page (as load_model takes it). */
+    PyObject *page = d->page_size == 0 ? Py_NewRef(Py_None)
+                     : PyLong_FromUnsignedLongLong(d->page_size == MEMCLIENT_MODEL_ONE_PAGE
+                                                   ? 0 : d->page_size);
+    ret = Py_BuildValue("{s:s,s:N,s:s,s:K,s:O,s:O,s:N,s:N}", "name", d->name, "device", dev,
+                        "scope", memclient_scope_name(d->scope), "code",
+                        (unsigned long long)d->code_bytes, "tensors", tensors, "ops", ops,
+                        "lifetimes", life_list(y->life, d->ntensors), "page_size", page);
 out:
     Py_XDECREF(tensors);
     Py_XDECREF(ops);
@@ -357,15 +361,18 @@ static PyObject *model_info_dict(const memclient_model_info *mi)
     PyObject *d = memdpy_fields_dict(mi, memdpy_fields_model_info);
     if (!d)
         return NULL;
-    /* Not in the table: the plan id reads as the dumps print it, and plan_cached is the
-     * PLAN reply's, not MODEL_INFO's. */
+    /* Not in the table: the plan id reads as the dumps print it, and plan_cached and the
+     * page size are the load's, not MODEL_INFO's. */
     char id[24];
     snprintf(id, sizeof id, "%016llx", (unsigned long long)mi->plan_id);
     PyObject *v = PyUnicode_FromString(id);
-    if (!v || PyDict_SetItemString(d, "plan_id", v) < 0 ||
-        PyDict_SetItemString(d, "plan_cached", mi->plan_cached ? Py_True : Py_False) < 0)
+    PyObject *page = PyLong_FromUnsignedLongLong(mi->page_size);
+    if (!v || !page || PyDict_SetItemString(d, "plan_id", v) < 0 ||
+        PyDict_SetItemString(d, "plan_cached", mi->plan_cached ? Py_True : Py_False) < 0 ||
+        PyDict_SetItemString(d, "page_size", page) < 0)
         Py_CLEAR(d);
     Py_XDECREF(v);
+    Py_XDECREF(page);
     return d;
 }
 
@@ -373,11 +380,12 @@ PyObject *memdpy_client_model_load(PyObject *op, PyObject *args, PyObject *kw)
 {
     memdpy_client *self = (memdpy_client *)op;
     static char *kwlist[] = {"name", "device", "scope", "code_bytes", "tensors", "ops",
-                             "offsets", "budget_ms", "seed", NULL};
+                             "offsets", "budget_ms", "seed", "page_size", NULL};
     PyObject *name_o, *dev_o, *scope_o, *code_o, *tensors, *ops, *offs = Py_None;
-    PyObject *budget_o = NULL, *seed_o = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOO|OOO:_model_load", kwlist, &name_o, &dev_o,
-                                     &scope_o, &code_o, &tensors, &ops, &offs, &budget_o, &seed_o))
+    PyObject *budget_o = NULL, *seed_o = NULL, *page_o = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOO|OOOO:_model_load", kwlist, &name_o,
+                                     &dev_o, &scope_o, &code_o, &tensors, &ops, &offs, &budget_o,
+                                     &seed_o, &page_o))
         return NULL;
     graph g;
     if (graph_build(&g, tensors, ops) < 0)
@@ -390,8 +398,12 @@ PyObject *memdpy_client_model_load(PyObject *op, PyObject *args, PyObject *kw)
         memdpy_u32(dev_o, "device", &g.d.device) < 0 || memdpy_scope(scope_o, &g.d.scope) < 0 ||
         memdpy_u64(code_o, "code_bytes", &g.d.code_bytes) < 0 ||
         (budget_o && memdpy_u32(budget_o, "budget_ms", &opts.budget_ms) < 0) ||
-        (seed_o && memdpy_u64(seed_o, "seed", &opts.seed) < 0))
+        (seed_o && memdpy_u64(seed_o, "seed", &opts.seed) < 0) ||
+        (page_o != Py_None && memdpy_u64(page_o, "page_size", &g.d.page_size) < 0))
         goto out;
+    /* None: the device's default; 0: one page. */
+    if (page_o != Py_None && g.d.page_size == 0)
+        g.d.page_size = MEMCLIENT_MODEL_ONE_PAGE;
     if (offs != Py_None) {
         PyObject *l = memdpy_list(offs, "offsets");
         if (!l)

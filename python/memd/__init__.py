@@ -39,12 +39,12 @@ from ._memd import (CLASSES, DTYPES, KINDS, SCOPES, Buffer, BusyError, Connectio
                     ExistsError, InvalidRequestError, ModelError, NotFoundError, OutOfMemory,
                     PermissionError, PlanError, Pool, PoolBuffer, UnsupportedError,
                     default_socket)
-from ._model import Instance, LoadedModel, Model, Op, Tensor, model_name
+from ._model import Instance, LoadedModel, Location, Model, Op, Tensor, model_name
 
 __version__ = _memd.VERSION
 __all__ = [
     "connect", "Client", "Buffer", "Pool", "PoolBuffer", "plan", "validate", "lower_bound", "Plan", "Model", "Tensor",
-    "Op", "LoadedModel", "Instance", "model_name", "default_socket", "Error", "OutOfMemory",
+    "Op", "LoadedModel", "Instance", "Location", "model_name", "default_socket", "Error", "OutOfMemory",
     "PermissionError", "ConnectionError", "NotFoundError", "InvalidRequestError",
     "UnsupportedError", "BusyError", "ExistsError", "PlanError", "ModelError", "CLASSES",
     "SCOPES", "KINDS", "DTYPES",
@@ -139,11 +139,16 @@ class Client(_memd.Client):
         return Plan(*r)
 
     def load_model(self, model: Model, device: Optional[int] = None, *, budget_ms: int = 0,
-                   seed: int = 0, offsets: Optional[Dict[str, int]] = None) -> LoadedModel:
+                   seed: int = 0, offsets: Optional[Dict[str, int]] = None,
+                   page_size: Optional[int] = None) -> LoadedModel:
         """Loads a Model: memd plans its activations (or validates offsets, a precomputed
         plan: activation name -> arena offset), allocates its code and weights once per
         device (shared by every session loading the same model) and returns a LoadedModel
-        that creates instances. device: default the model's, else 0."""
+        that creates instances. device: default the model's, else 0. page_size: the page
+        its constants, arenas and placeholders interleave over the banks with (tensors
+        start on page boundaries); None: the model's (YAML page_size), else the device's
+        default (memd.yaml); 0: one page each, whole in every bank. A bad page size (not
+        a power of two, below the group's alignment, over a bank) is InvalidRequestError."""
         if not isinstance(model, Model):
             raise TypeError(f"load_model needs a memd.Model, not {type(model).__name__}")
         dev = device if device is not None else (model.device or 0)
@@ -154,9 +159,19 @@ class Client(_memd.Client):
             if unknown:
                 raise ValueError(f"offsets: no tensor named {sorted(unknown)[0]!r}")
             offs = [offsets.get(t.name) for t in model.tensors]
+        page = page_size if page_size is not None else model.page_size
         info, infos = self._model_load(model.name, dev, model.scope, model.code_bytes, tensors,
-                                       ops, offs, budget_ms, seed)
+                                       ops, offs, budget_ms, seed, page)
         return LoadedModel(self, model, info, infos)
+
+    def locate(self, buffer: Any, offset: int) -> Location:
+        """Where byte offset of a buffer (a Buffer or a handle) is, to write it with a device
+        driver: Location(bank, address, absolute, page, core, noc). Page i of the buffer
+        is in bank i % banks at the bank's address + (i // banks) * page_size, as tt-metal
+        interleaves pages (libmemclient's memclient_locate, from one QUERY and BANK_ADDRS).
+        A one-page buffer is all in its first bank; an offset past the pages the buffer
+        reserves raises memd.Error (ERANGE)."""
+        return Location(*self._locate(buffer, [offset])[0])
 
     def banks_on_cores(self, device: int, group: str, x: Iterable[int],
                        y: Iterable[int]) -> List[int]:

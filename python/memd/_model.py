@@ -113,8 +113,15 @@ class Model:
 
     def __init__(self, name: str, tensors: Iterable[Any], ops: Iterable[Any], *,
                  device: Optional[int] = None, scope: str = "dram", code_bytes: int = 0,
-                 source: Optional[str] = None):
+                 source: Optional[str] = None, page_size: Optional[int] = None):
         self.name = _check_name(name)
+        if page_size is not None and (not isinstance(page_size, int) or
+                                      isinstance(page_size, bool) or page_size < 0 or
+                                      page_size & (page_size - 1)):
+            raise ValueError(f"page_size must be None, 0 (one page) or a power of two, not "
+                             f"{page_size!r}")
+        #: the page load_model interleaves its buffers with; None: the device's default
+        self.page_size = page_size
         if device is not None and (not isinstance(device, int) or isinstance(device, bool)
                                    or device < 0):
             raise ValueError(f"device must be a non-negative int or None, not {device!r}")
@@ -198,7 +205,7 @@ class Model:
         ops = [dict(name=o[0], inputs=[names[i] for i in o[1]], outputs=[names[i] for i in o[2]],
                     inplace=o[3]) for o in d["ops"]]
         return cls(d["name"], tensors, ops, device=d["device"], scope=d["scope"],
-                   code_bytes=d["code"], source=source)
+                   code_bytes=d["code"], source=source, page_size=d["page_size"])
 
     @classmethod
     def from_onnx(cls, model: Any, *, dims: Optional[Dict[str, int]] = None,
@@ -304,6 +311,8 @@ class Model:
         lines.append(f"scope: {self.scope}")
         if self.code_bytes:
             lines.append(f"code: {self.code_bytes}")
+        if self.page_size is not None:
+            lines.append(f"page_size: {self.page_size}")
         lines.append("tensors:")
         for t in self.tensors:
             role = "" if t.role == "activation" else f", role: {t.role}"
@@ -348,6 +357,20 @@ def _yaml_str(s: str) -> str:
     return "".join(out)
 
 
+class Location(NamedTuple):
+    """Where one byte of a buffer is (Client.locate): bank id, address in the bank (the bank
+    group's address map), absolute address (plus the bank's offset), the buffer's page
+    holding it, and the bank's core as bank_info gives it: (x, y) logical and NOC
+    coordinates, None when the device names none (tt-metal: the DRAM channel's core, or
+    the L1 bank's worker)."""
+    bank: int
+    address: int
+    absolute: int
+    page: int
+    core: Optional[Tuple[int, int]]
+    noc: Optional[Tuple[int, int]]
+
+
 class LoadedModel:
     """A model loaded into the daemon by Client.load_model(): its code and weights are
     allocated once per device and shared (reference counted) by every session that loads
@@ -373,6 +396,9 @@ class LoadedModel:
         self.code_bytes: int = info["code_bytes"]
         self.const_address: int = info["const_address"]
         self.const_bytes: int = info["const_bytes"]
+        self.const_handle: int = info["const_handle"]
+        #: the page its constants, arenas and placeholders interleave with (0: one page)
+        self.page_size: int = info["page_size"]
         self.info = info
         #: weight name -> absolute address (in the model's shared constants buffer)
         self.weights: Dict[str, int] = {}
@@ -390,6 +416,15 @@ class LoadedModel:
     def gap(self) -> float:
         """(arena - lower_bound) / lower_bound: how far the plan is from the best possible."""
         return (self.arena - self.lower_bound) / self.lower_bound if self.lower_bound else 0.0
+
+    def locate(self, tensor: str, offset: int = 0) -> Location:
+        """Where byte offset of weight `tensor` is in the shared constants buffer: (bank,
+        address, ...) as Client.locate. For activations and placeholders, ask an Instance."""
+        if tensor not in self.weights:
+            raise KeyError(f"{tensor!r} is not a weight of model {self.name!r} (activations "
+                           f"and placeholders: Instance.locate)")
+        return self.client.locate(self.const_handle,
+                                  self.weights[tensor] - self.const_address + offset)
 
     def create_instance(self) -> "Instance":
         """A new (or reused) instance: an arena sized by the plan and one buffer per input,
@@ -436,6 +471,20 @@ class Instance:
         #: tensor name -> handle of the allocation holding it
         self.handles: Dict[str, int] = {n: h for n, (_a, h) in zip(names, addrs)}
         self.released = False
+
+    def locate(self, tensor: str, offset: int = 0) -> Location:
+        """Where byte offset of `tensor` (any tensor of the model: weights, activations in
+        the arena, placeholders) is: (bank, address, ...) as Client.locate."""
+        if tensor not in self.tensors:
+            raise KeyError(f"{tensor!r} is not a tensor of model {self.model.name!r}")
+        handle = self.handles[tensor]
+        if handle == self.model.const_handle:
+            start = self.model.const_address
+        elif handle == self.arena_handle:
+            start = self.arena_address
+        else:  # a placeholder: a buffer of its own
+            start = self.tensors[tensor]
+        return self.model.client.locate(handle, self.tensors[tensor] - start + offset)
 
     def release(self, free: bool = False) -> None:
         """Releases the instance: kept allocated for the next create_instance() unless

@@ -9,6 +9,7 @@ saw between clients and memd, one per line:
     close N         connection N ended: the client's EOF, then memd's
     closed N        connection N ended: memd closed it (after a malformed frame)
 Everything in this module uses the Python standard library only."""
+import errno
 import os
 import struct
 import sys
@@ -145,6 +146,9 @@ ALLOC_INFO_MASKS = [
     (80, 88, "created_ns: wall clock"),
     (152, 168, "comm: the creating process's name"),
 ]
+# memd_wire_error of an unknown opcode: its message names the opcodes the daemon knows,
+# "1..N", which grows with every opcode the protocol appends
+UNKNOWN_OPCODE_MASKS = [(8, 200, "message: names the last opcode this memd knows")]
 # memd_wire_plan_info (PLAN reply)
 PLAN_INFO_MASKS = [(32, 40, "plan_us: time the planner took")]
 # memd_wire_model_info (MODEL_LOAD, MODEL_INFO replies)
@@ -210,7 +214,9 @@ def reply_masks(opcode, reply):
         return []
     status = struct.unpack_from("<i", reply, 20)[0]
     payload = reply[HDR_SIZE:]
-    if status < 0:  # an error record: its message says what, nothing varies
+    if status == -errno.EBADRQC:
+        masks = [(a, b, f"unknown opcode error {why}") for a, b, why in UNKNOWN_OPCODE_MASKS]
+    elif status < 0:  # an error record: its message says what, nothing varies
         masks = []
     elif opcode == OP["HELLO"]:
         masks = [m for m in WELCOME_MASKS if m[1] <= len(payload)]

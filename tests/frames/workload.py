@@ -149,7 +149,13 @@ out["plan"] = {k: getattr(plan, k) for k in ("offsets", "arena", "lower_bound", 
                                               "optimal", "plan_id", "cached", "precomputed")}
 # MODEL_LOAD, INSTANCE_CREATE, INSTANCE_RELEASE (kept, then reused), and later UNLOAD
 model = memd.Model.from_yaml(os.path.join(CONFIG_DIR, "models", "tiny_cnn.yaml"))
-lm = c.load_model(model, device=0)
+# One page, as every model was before page sizes (the recording's MODEL_LOAD): the
+# default page of the shipped DRAM would plan and load another model. A package that
+# predates page sizes (the reference tree's, recording) loads one page without asking.
+try:
+    lm = c.load_model(model, device=0, page_size=0)
+except TypeError:
+    lm = c.load_model(model, device=0)
 out["model"] = {k: getattr(lm, k) for k in ("model_id", "name", "device", "arena", "lower_bound",
                                              "plan_id", "strategy", "plan_cached", "plan_optimal",
                                              "created", "users", "code_address", "code_bytes",

@@ -51,7 +51,7 @@ for c in $cmds; do
     expect "$c --" "$("$memctl" "$c" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u) --socket"
 done
 expect_only "model " "check import list load"
-expect_only "model load --" "--budget-ms --device --help --hold --instances --json --seed --socket"
+expect_only "model load --" "--budget-ms --device --help --hold --instances --json --page-size --seed --socket"
 expect "model import --" "--dims --name"
 expect_only "model list --" "--help --json --socket"
 expect_only "subdev " "define"

@@ -401,8 +401,12 @@ START_TEST(models_and_instances_across_sessions)
     ck_assert_int_eq(memclient_instance_create(c1, m1.model_id, &i2, a2, NT), NT);
     assert_instance(&i1, a1, t1, &m1);
     assert_instance(&i2, a2, t1, &m1);
-    ck_assert(i1.arena_address + i1.arena_bytes <= i2.arena_address ||
-              i2.arena_address + i2.arena_bytes <= i1.arena_address);
+    /* Disjoint in every bank: an interleaved arena reserves size_per_bank there. */
+    memclient_alloc_info q1, q2;
+    ck_assert_int_eq(memclient_query(c1, i1.arena_handle, &q1), 0);
+    ck_assert_int_eq(memclient_query(c1, i2.arena_handle, &q2), 0);
+    ck_assert(i1.arena_address + q1.buf.size_per_bank <= i2.arena_address ||
+              i2.arena_address + q2.buf.size_per_bank <= i1.arena_address);
     ck_assert_uint_ne(a1[X].address, a2[X].address);
     /* c2 cannot touch c1's instances; its own are separate. */
     ck_assert_int_eq(memclient_instance_release(c2, i1.instance_id, 0), -ENOENT);

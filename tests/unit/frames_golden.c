@@ -444,6 +444,7 @@ static void fill_model_req(memd_wire_model_req *r)
     r->plan_id = n64(&s);
     r->code_bytes = n64(&s);
     str(r->name, sizeof r->name, "tiny_cnn-v2.", MEMD_MODEL_NAME_MAX);
+    r->page_size = 1ull << 11; /* appended; a power of two, as a daemon takes it */
 }
 
 static void fill_tensor(memd_wire_tensor *r)
@@ -490,6 +491,24 @@ static void fill_tensor_info(memd_wire_tensor_info *r)
     r->size = n64(&s);
     r->role = MEMD_TENSOR_INOUT;
     r->alias_of = MEMD_NO_TENSOR;
+}
+
+static void fill_page_req(memd_wire_page_req *r)
+{
+    seq s = {460};
+    memset(r, 0, sizeof *r);
+    r->device = n32(&s);
+    r->cls = MEMD_CLASS_INTERNAL;
+    r->scope = MEMD_SCOPE_SRAM;
+}
+
+static void fill_page_info(memd_wire_page_info *r)
+{
+    seq s = {470};
+    memset(r, 0, sizeof *r);
+    r->page_size = n64(&s);
+    r->alignment = n64(&s);
+    r->banks = n32(&s);
 }
 
 static void fill_ref(memd_wire_ref *r)
@@ -710,6 +729,8 @@ REC(tensor, memd_wire_tensor, tensor)
 REC(model_info, memd_wire_model_info, model_info)
 REC(tensor_info, memd_wire_tensor_info, tensor_info)
 REC(ref, memd_wire_ref, ref)
+REC(page_req, memd_wire_page_req, page_req)
+REC(page_info, memd_wire_page_info, page_info)
 REC(instance_info, memd_wire_instance_info, instance_info)
 REC(tensor_addr, memd_wire_tensor_addr, tensor_addr)
 REC(model_rec, memd_wire_model_rec, model_rec)
@@ -793,6 +814,24 @@ static int reput_welcome_any(const uint8_t *in, size_t len, uint8_t *o, size_t *
     memd_wire_welcome v;
     int r = memd_wire_welcome_get_any(in, len, &v);
     return r < 0 ? r : cut_reput(o, memd_wire_welcome_put(o, &v), len, n);
+}
+
+/* MODEL_LOAD's header before page sizes (the recording's model_req): the current
+ * encoding cut before page_size, which reads back as 0. */
+static size_t put_model_req_v1(uint8_t *o)
+{
+    memd_wire_model_req v;
+    fill_model_req(&v);
+    v.page_size = 0;
+    memd_wire_model_req_put(o, &v);
+    return MEMD_WIRE_MODEL_REQ_V1_SIZE;
+}
+
+static int reput_model_req_v1(const uint8_t *in, size_t len, uint8_t *o, size_t *n)
+{
+    memd_wire_model_req v;
+    int r = memd_wire_model_req_get(in, len, &v);
+    return r < 0 ? r : cut_reput(o, memd_wire_model_req_put(o, &v), len, n);
 }
 
 static size_t put_dump_req_v1(uint8_t *o)
@@ -1069,7 +1108,8 @@ const frames_rec frames_recs[] = {
     ENTRY("plan_req", plan_req),
     ENTRY("plan_buf", plan_buf),
     ENTRY("plan_info", plan_info),
-    ENTRY("model_req", model_req),
+    {"model_req", put_model_req_v1, reput_model_req_v1},
+    ENTRY("model_req.page", model_req),
     ENTRY("tensor", tensor),
     ENTRY("model_info", model_info),
     ENTRY("tensor_info", tensor_info),
@@ -1080,6 +1120,8 @@ const frames_rec frames_recs[] = {
     ENTRY("events_info", events_info),
     ENTRY("event", event),
     ENTRY("pool_op", pool_op),
+    ENTRY("page_req", page_req),
+    ENTRY("page_info", page_info),
 };
 const size_t frames_nrecs = sizeof frames_recs / sizeof frames_recs[0];
 
@@ -1147,6 +1189,8 @@ const frames_bad frames_bads[] = {
     {"plan_info.unknown_flag", "plan_info", FRAMES_SET32, 44, 4, 1u << 3},
     {"model_req.flag", "model_req", FRAMES_SET32, 12, 4, 1},
     {"model_req.bad_scope", "model_req", FRAMES_SET8, 4, 1, MEMD_SCOPE_COUNT},
+    {"page_req.bad_class", "page_req", FRAMES_SET8, 4, 1, MEMD_CLASS_COUNT},
+    {"page_req.truncated", "page_req", FRAMES_CUT, MEMD_WIRE_PAGE_REQ_SIZE - 1, 0, 0},
     {"tensor.bad_role", "tensor", FRAMES_SET8, 32, 1, MEMD_TENSOR_ROLE_COUNT},
     {"model_info.unknown_flag", "model_info", FRAMES_SET32, 104, 4, 1u << 3},
     {"tensor_info.bad_role", "tensor_info", FRAMES_SET8, 16, 1, MEMD_TENSOR_ROLE_COUNT},

@@ -258,8 +258,12 @@ static const struct {
      "m.yaml:4:9: device id 1 is used twice (first at line 2)"},
     {"devices:\n  - id: 1\n    descriptor: devices/tiny.yaml\n  - id: 2\n    descriptor: devices/tiny.yaml\n",
      "m.yaml:4:5: device name 'tiny' is used twice (first at line 2); give each device its own 'name'"},
-    {"devices:\n  - id: 1\n    descriptor: devices/tiny.yaml\n    sram: {}\n",
-     "m.yaml:4:5: unknown key 'sram' in a descriptor device; expected one of: id, name, descriptor, policy"},
+    {"devices:\n  - id: 1\n    descriptor: devices/tiny.yaml\n    texture: {}\n",
+     "m.yaml:4:5: unknown key 'texture' in a descriptor device; expected one of: id, name, descriptor, policy, dram, sram"},
+    {"devices:\n  - id: 1\n    descriptor: devices/tiny.yaml\n    sram: {banks: 4}\n",
+     "m.yaml:4:12: unknown key 'banks' in a descriptor device's bank group settings; expected one of: page_size"},
+    {"devices:\n  - id: 1\n    descriptor: devices/tiny.yaml\n    dram: {page_size: 48}\n",
+     "m.yaml:2:5: device 'tiny': dram page_size 48 is not a power of two"},
     {"devices:\n  - id: 1\n    descriptor: [devices/tiny.yaml]\n", "m.yaml:3:17: expected a string, got a sequence"},
     {"devices:\n  - id: 1\n    descriptor: devices/tiny.yaml\n    policy: {dram: {code: {region: buffers}}}\n",
      "m.yaml:4:36: no dram region 'buffers' (regions: code, data)"},
@@ -277,7 +281,7 @@ static const struct {
     {"devices:\n  - id: 1\n    tt_metal: {soc_descriptor: a, core_descriptor: b, product: P, hw_cqs: 1}\n    sram: {alignment: 16}\n",
      "m.yaml:4:11: missing key 'reserved' in sram: expected the L1 bytes reserved for firmware and kernels"},
     {"devices:\n  - id: 1\n    tt_metal: {soc_descriptor: a, core_descriptor: b, product: P, hw_cqs: 1}\n    sram: {reserved: 1, banks: 4}\n",
-     "m.yaml:4:25: unknown key 'banks' in sram settings of a tt-metal device; expected one of: reserved, alignment"},
+     "m.yaml:4:25: unknown key 'banks' in sram settings of a tt-metal device; expected one of: reserved, alignment, page_size"},
     {"devices:\n  - id: 1\n    tt_metal: {soc_descriptor: a, core_descriptor: b, product: P, hw_cqs: 1}\n    sram: {reserved: -1}\n",
      "m.yaml:4:22: expected a non-negative size, got '-1'"},
     {"devices:\n  - id: 1\n    tt_metal: {soc_descriptor: nope.yaml, core_descriptor: b, product: P, hw_cqs: 1}\n    sram: {reserved: 1}\n",
@@ -690,7 +694,7 @@ START_TEST(test_ttmetal_config_errors)
         {"  - id: 4\n    name: second\n    tt_metal: {soc_descriptor: SOC, core_descriptor: CORE, product: E150, hw_cqs: 1}\n    sram: {reserved: 1MiB}\n",
          ":17:22: reserved size 1048576 covers the whole 524288-byte L1 bank of some core: nothing left for buffers"},
         {"  - id: 4\n    name: second\n    tt_metal: {soc_descriptor: SOC, core_descriptor: CORE, product: E150, hw_cqs: 1}\n    sram: {reserved: 0}\n    dram: {banks: 4}\n",
-         ":18:12: 'banks' comes from the tt-metal SoC descriptor; only alignment and regions may be set here"},
+         ":18:12: 'banks' comes from the tt-metal SoC descriptor; only alignment, page_size and regions may be set here"},
         {"  - id: 4\n    name: second\n    tt_metal: {soc_descriptor: SOC, core_descriptor: CORE, product: E150, hw_cqs: 1}\n    sram: {reserved: 0}\n    dram: {regions: [{name: data, size: 2GiB}]}\n",
          ":18:41: region 'data' [0x0, +0x80000000) exceeds the bank (bank_size 0x40000000)"},
     };
@@ -1017,7 +1021,8 @@ START_TEST(test_check_config_table)
     ck_assert_msg(strstr(out, "  sram: 64 banks x 0x146000 (1304 KiB), alignment 16\n"), "%s", out);
     ck_assert_msg(strstr(out, "    offsets: 0x28000 (banks 0-63)\n"), "%s", out);
     ck_assert_msg(strstr(out, "    logging      0x000000003f000000 0x0000000001000000 16 MiB       allocatable\n"), "%s", out);
-    ck_assert_msg(strstr(out, "    constant     data         bottom_up  first  4096\n"), "%s", out); /* GMEM */
+    ck_assert_msg(strstr(out, "    constant     data         bottom_up  first  4096      0\n"), "%s", out); /* GMEM */
+    ck_assert_msg(strstr(out, "    internal     data         top_down   first  32        2048\n"), "%s", out); /* Wormhole */
     ck_assert_msg(strstr(out, "  dram.texture: up to 16384 x 16384 texels, pitch alignment 256\n"), "%s", out);
     char last[1024];
     snprintf(last, sizeof(last), "memd: configuration file %s test is successful\n", path);

@@ -234,6 +234,10 @@ static void bad_tiny_region(memd_device_spec *s)
     s->groups[1].regions[1].size = 16;
 }
 static void bad_no_name(memd_device_spec *s) { s->name[0] = 0; }
+static void bad_page_pow2(memd_device_spec *s) { s->groups[0].page_size = 3000; }
+static void bad_page_below_align(memd_device_spec *s) { s->groups[1].page_size = 8; }
+static void bad_page_over_bank(memd_device_spec *s) { s->groups[0].page_size = 2 * GiB; }
+static void bad_policy_page(memd_device_spec *s) { s->policy[0][MEMD_CLASS_INTERNAL].page_size = 24; }
 static void bad_texture_pitch(memd_device_spec *s) { s->texture.pitch_alignment = 100; }
 static void bad_texture_width(memd_device_spec *s) { s->texture.max_width = 0; }
 static void bad_offset_negative(memd_device_spec *s)
@@ -283,6 +287,10 @@ static const struct {
     {bad_regions_no_banks, "sram has regions but no banks"},
     {bad_tiny_region, "sram region 'buffers' [0x20008, +0x10) holds no whole 16-byte alignment unit"},
     {bad_no_name, "device 7 has no name"},
+    {bad_page_pow2, "dram page_size 3000 is not a power of two"},
+    {bad_page_below_align, "sram page_size 8 is below the group's alignment"},
+    {bad_page_over_bank, "dram page_size 2147483648 is larger than a bank"},
+    {bad_policy_page, "class internal in dram: page_size 24 is not a power of two"},
     {bad_texture_pitch, "texture pitch_alignment 100 is not a power of two"},
     {bad_texture_width, "texture max_width and max_height must be > 0"},
     {bad_offset_negative, "sram bank 3 offset -131073 puts address 0x20000 below 0"},
@@ -323,6 +331,28 @@ START_TEST(test_validation_accepts_good_specs)
     ck_assert_uint_eq(abs, 0);
     ck_assert_int_eq(memd_device_bank_address(d, MEMD_KIND_SRAM, 3, 128 * KiB - 16, &abs), -ERANGE);
     memd_device_destroy(d);
+    memd_device_spec_free(&s);
+}
+END_TEST
+
+/* A class's default page: its policy's, else its group's; 0 is one page. */
+START_TEST(test_default_page_sizes)
+{
+    memd_device_spec s;
+    wormhole_spec(&s);
+    ck_assert_uint_eq(memd_device_page_size(&s, MEMD_KIND_DRAM, MEMD_CLASS_CONSTANT), 0);
+    s.groups[0].page_size = 2048;
+    s.policy[0][MEMD_CLASS_INTERNAL].page_size = 8192;
+    ck_assert_uint_eq(memd_device_page_size(&s, MEMD_KIND_DRAM, MEMD_CLASS_CONSTANT), 2048);
+    ck_assert_uint_eq(memd_device_page_size(&s, MEMD_KIND_DRAM, MEMD_CLASS_INTERNAL), 8192);
+    ck_assert_uint_eq(memd_device_page_size(&s, MEMD_KIND_SRAM, MEMD_CLASS_INTERNAL), 0);
+    /* The limits: the group's alignment and a whole bank are both page sizes. */
+    const memd_bank_group_spec *g = &s.groups[0];
+    ck_assert_ptr_null(memd_page_size_problem(g, g->alignment));
+    ck_assert_ptr_null(memd_page_size_problem(g, g->bank_size));
+    ck_assert_str_eq(memd_page_size_problem(g, g->alignment / 2), "is below the group's alignment");
+    ck_assert_str_eq(memd_page_size_problem(g, 0), "is not a power of two");
+    memd_device_destroy(create_ok(&s));
     memd_device_spec_free(&s);
 }
 END_TEST
@@ -1014,6 +1044,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, test_dtype_sizes);
     tcase_add_loop_test(tc, test_validation_rejects, 0, (int)(sizeof(bad_specs) / sizeof(bad_specs[0])));
     tcase_add_test(tc, test_validation_accepts_good_specs);
+    tcase_add_test(tc, test_default_page_sizes);
     tcase_add_test(tc, test_device_owns_its_copy);
     tcase_add_test(tc, test_spec_copy);
     tcase_add_test(tc, test_default_policy);

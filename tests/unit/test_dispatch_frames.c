@@ -182,6 +182,7 @@ START_TEST(length_checked_before_handler)
         [MEMD_OP_SUBDEV_DEFINE] = "expected at least 344 bytes",
         [MEMD_OP_SUBDEV_BIND] = "expected 64 bytes",
         [MEMD_OP_ALLOC_BATCH_BANKS] = "expected at least 8 bytes",
+        [MEMD_OP_PAGE_SIZE] = "expected 8 bytes",
     };
     memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 64);
     for (uint16_t op = MEMD_OP_HELLO; op < MEMD_OP_OPCODE_COUNT; op++) {
@@ -300,6 +301,9 @@ static void alloc_steps(uint8_t *p, uint32_t *seen)
                                      MEMD_DUMP_F_SUBALLOCS};
     memd_wire_dump_req_put(p, &d);
     step(MEMD_OP_DUMP, p, MEMD_WIRE_DUMP_REQ_SIZE, &r, seen);
+    memd_wire_page_req pg = {.device = DEV, .cls = MEMD_CLASS_INTERNAL, .scope = MEMD_SCOPE_DRAM};
+    memd_wire_page_req_put(p, &pg);
+    step(MEMD_OP_PAGE_SIZE, p, MEMD_WIRE_PAGE_REQ_SIZE, &r, seen);
     /* A per-bank buffer in bank 0, its banks, and freed again. */
     uint32_t bank0 = 0;
     memd_wire_bankset bs = {MEMD_BANKSET_F_PER_BANK, 1};

@@ -70,6 +70,7 @@ START_TEST(lifetimes_hand_checked)
     ck_assert_int_eq(parse(residual), 0);
     ck_assert_str_eq(y.desc.name, "res");
     ck_assert_uint_eq(y.desc.code_bytes, 4096);
+    ck_assert_uint_eq(y.desc.page_size, 0); /* no page_size: the device's default */
     ck_assert_uint_eq(y.desc.ntensors, 6);
     ck_assert_uint_eq(y.desc.nops, 4);
     ck_assert(!y.has_device);
@@ -92,6 +93,25 @@ START_TEST(lifetimes_hand_checked)
     for (size_t i = 0; i < y.desc.ntensors; i++)
         ck_assert_uint_eq(y.life[i].alias_of, MEMCLIENT_NO_TENSOR);
     memd_model_yaml_free(&y);
+}
+END_TEST
+
+/* page_size: a size, 0 for one page; anything but a power of two is refused. */
+START_TEST(page_size_key)
+{
+    char text[1024];
+    snprintf(text, sizeof text, "page_size: 8KiB\n%s", residual);
+    ck_assert_int_eq(parse(text), 0);
+    ck_assert_uint_eq(y.desc.page_size, 8192);
+    memd_model_yaml_free(&y);
+    snprintf(text, sizeof text, "page_size: 0\n%s", residual);
+    ck_assert_int_eq(parse(text), 0);
+    ck_assert_uint_eq(y.desc.page_size, MEMCLIENT_MODEL_ONE_PAGE);
+    memd_model_yaml_free(&y);
+    snprintf(text, sizeof text, "page_size: 3000\n%s", residual);
+    EXPECT_ERR(text, "m.yaml:1:12:", "page_size: 3000 is not a power of two (0: one page)");
+    snprintf(text, sizeof text, "page_size: 2 pages\n%s", residual);
+    EXPECT_ERR(text, "m.yaml:1:12:", "'2 pages' is not a size");
 }
 END_TEST
 
@@ -354,6 +374,7 @@ Suite *memd_test_suite(void)
     Suite *s = suite_create("model-yaml");
     TCase *tc = tcase_create("parse");
     tcase_add_test(tc, lifetimes_hand_checked);
+    tcase_add_test(tc, page_size_key);
     tcase_add_test(tc, unread_activation_lives_one_step);
     tcase_add_test(tc, aliases);
     tcase_add_test(tc, alias_outputs_and_inputs);

@@ -117,6 +117,37 @@ START_TEST(test_good_descriptor)
 }
 END_TEST
 
+/* page_size in a bank group and in a class policy; a bad one names the group. */
+START_TEST(test_page_sizes)
+{
+    static const char text[] =
+        "name: dev\n"
+        "dram:\n"
+        "  banks: 4\n"
+        "  bank_size: 1MiB\n"
+        "  page_size: 2KiB\n"
+        "  regions: [{name: data}]\n"
+        "policy:\n"
+        "  dram:\n"
+        "    internal: {page_size: 8KiB}\n";
+    memd_device_spec s;
+    char msg[1024];
+    int rc = load(text, &s, msg, sizeof(msg));
+    ck_assert_msg(rc == 0, "%s", msg);
+    ck_assert_uint_eq(s.groups[MEMD_KIND_DRAM].page_size, 2048);
+    ck_assert_uint_eq(memd_device_page_size(&s, MEMD_KIND_DRAM, MEMD_CLASS_CONSTANT), 2048);
+    ck_assert_uint_eq(memd_device_page_size(&s, MEMD_KIND_DRAM, MEMD_CLASS_INTERNAL), 8192);
+    memd_device_spec_free(&s);
+    char bad[sizeof text];
+    memcpy(bad, text, sizeof text);
+    memcpy(strstr(bad, "2KiB"), "3KiB", 4);
+    ck_assert_int_eq(load(bad, &s, msg, sizeof(msg)), -EINVAL);
+    ck_assert_msg(strstr(msg, "t.yaml:1:1: device 'dev': dram page_size 3072 is not a power of two"),
+                  "%s", msg);
+    memd_device_spec_free(&s);
+}
+END_TEST
+
 /* The loader does not read past len: the same text cut short at the end of a line is
  * a different (valid) descriptor, and a NUL-free copy without terminator works. */
 START_TEST(test_buffer_not_terminated)
@@ -249,7 +280,7 @@ static const bad_case bad[] = {
     /* unknown and missing keys */
     {"name: d\nnmae: x\n", "t.yaml:2:1: unknown key 'nmae' in a device descriptor; expected one of: name, arch, dram, sram, texture, policy"},
     {HEAD "  bank_size: 1MiB\n  regions: [{name: a, sise: 5}]\n", "t.yaml:5:23: unknown key 'sise' in a dram region; expected one of: name, base, size, allocatable"},
-    {HEAD "  bank_size: 1MiB\n  bankz: 3\n", "t.yaml:5:3: unknown key 'bankz' in dram; expected one of: banks, bank_size, alignment, offsets, regions"},
+    {HEAD "  bank_size: 1MiB\n  bankz: 3\n", "t.yaml:5:3: unknown key 'bankz' in dram; expected one of: banks, bank_size, alignment, page_size, offsets, regions"},
     {"dram: {banks: 1}\n", "t.yaml:1:1: missing key 'name' in a device descriptor: expected the device's name"},
     {"name: d\narch: x\n", "t.yaml:1:1: a device descriptor needs 'dram', 'sram' or both"},
     {"name: d\nsram:\n  bank_size: 1MiB\n", "t.yaml:3:3: missing key 'banks' in sram: expected the number of banks"},
@@ -289,7 +320,7 @@ static const bad_case bad[] = {
     {HEAD "  bank_size: 1MiB\n  regions: [{name: data}]\npolicy:\n  dram:\n    logging: {dir: top_down}\n",
      "t.yaml:8:14: class logging has no default dram region: give 'region'"},
     {HEAD "  bank_size: 1MiB\n  regions: [{name: data}]\npolicy:\n  dram:\n    constant: {align: 4KiB}\n",
-     "t.yaml:8:16: unknown key 'align' in the dram policy of class constant; expected one of: region, dir, fit, alignment, enabled"},
+     "t.yaml:8:16: unknown key 'align' in the dram policy of class constant; expected one of: region, dir, fit, alignment, page_size, enabled"},
     /* engine validation after the loader: a negative offset below address 0 */
     {"name: d\nsram:\n  banks: 2\n  bank_size: 64KiB\n  offsets: [0, -64KiB]\n  regions: [{name: reserved, size: 1KiB}, {name: buffers}]\n",
      "t.yaml:1:1: device 'd': sram bank 1 offset -65536 puts address 0x400 below 0"},
@@ -409,6 +440,7 @@ Suite *memd_test_suite(void)
     Suite *s = suite_create("soc");
     TCase *tc = tcase_create("soc");
     tcase_add_test(tc, test_good_descriptor);
+    tcase_add_test(tc, test_page_sizes);
     tcase_add_test(tc, test_buffer_not_terminated);
     tcase_add_test(tc, test_region_layout);
     tcase_add_loop_test(tc, test_malformed, 0, (int)(sizeof(bad) / sizeof(bad[0])));

@@ -1,6 +1,6 @@
 /* memctl model — model descriptions (YAML, see doc/models.md) with the daemon:
  *   memctl model check FILE.yaml [--json]     parse and derive lifetimes, offline
- *   memctl model load FILE.yaml [--device N] [--budget-ms MS] [--seed S]
+ *   memctl model load FILE.yaml [--device N] [--budget-ms MS] [--seed S] [--page-size B]
  *                                [--instances K] [--hold] [--json]
  *   memctl model list [--json]                models, plans and instances in the daemon
  *   memctl model import FILE.onnx [-o OUT.yaml] [--dims NAME=N,...]   (memctl_model_import.c)
@@ -21,7 +21,7 @@
 #define USAGE                                                                               \
     "usage: memctl model check FILE.yaml [--json]\n"                                        \
     "       memctl model load FILE.yaml [--device N] [--budget-ms MS] [--seed S]\n"         \
-    "                                   [--instances K] [--hold] [--json]\n"                \
+    "                                   [--page-size B] [--instances K] [--hold] [--json]\n" \
     "       memctl model list [--json]\n"                                                  \
     "       memctl model import FILE.onnx [-o OUT.yaml] [--dims NAME=N,...] [--name NAME]\n"   \
     "                                    [--json]\n"
@@ -151,8 +151,8 @@ static int cmd_check(int argc, char **argv)
 typedef struct load_opts {
     const char *file;
     uint32_t device;
-    bool has_device, hold, json;
-    uint64_t instances;
+    bool has_device, hold, json, has_page;
+    uint64_t instances, page_size;
     memclient_plan_opts plan;
 } load_opts;
 
@@ -177,6 +177,12 @@ static int parse_load(int argc, char **argv, load_opts *o)
                 return MEMCTL_EXIT_USAGE;
             if (memctl_parse_u64(v, &o->plan.seed) < 0)
                 return memctl_bad_value(cmd, a, v, "an unsigned integer");
+        } else if (!strcmp(a, "--page-size")) {
+            if (!(v = memctl_optarg(cmd, argc, argv, &i)))
+                return MEMCTL_EXIT_USAGE;
+            if (memctl_parse_size(v, &o->page_size) < 0 || (o->page_size & (o->page_size - 1)))
+                return memctl_bad_value(cmd, a, v, "a power of two in bytes, or 0 for one page");
+            o->has_page = true;
         } else if (!strcmp(a, "--instances")) {
             if (!(v = memctl_optarg(cmd, argc, argv, &i)))
                 return MEMCTL_EXIT_USAGE;
@@ -277,6 +283,8 @@ static void print_loaded(memclient *c, const memd_model_yaml *y, const memclient
            mi->code_address, mi->code_bytes);
     printf("constants: handle %" PRIu64 " address 0x%" PRIx64 " bytes %" PRIu64 "\n",
            mi->const_handle, mi->const_address, mi->const_bytes);
+    printf("pages: %" PRIu64 " bytes (constants, arenas, placeholders; 0: one page)\n",
+           mi->page_size);
     print_tensors(y, ti);
 }
 
@@ -294,8 +302,9 @@ static void print_loaded_json(memclient *c, const memd_model_yaml *y,
            "\", \"address\": %" PRIu64 ", \"bytes\": %" PRIu64 "},\n", mi->code_handle,
            mi->code_handle, mi->code_address, mi->code_bytes);
     printf("  \"constants\": {\"handle\": %" PRIu64 ", \"handle_str\": \"%" PRIu64
-           "\", \"address\": %" PRIu64 ", \"bytes\": %" PRIu64 "}", mi->const_handle,
-           mi->const_handle, mi->const_address, mi->const_bytes);
+           "\", \"address\": %" PRIu64 ", \"bytes\": %" PRIu64 "},\n  \"page_size\": %" PRIu64,
+           mi->const_handle, mi->const_handle, mi->const_address, mi->const_bytes,
+           mi->page_size);
     json_tensors(y, ti);
     fputs(",\n  \"instances\": [", stdout);
 }
@@ -314,6 +323,8 @@ static int cmd_load(const memctl_globals *g, int argc, char **argv)
     }
     if (o.has_device)
         y.desc.device = o.device;
+    if (o.has_page) /* over the YAML's page_size */
+        y.desc.page_size = o.page_size ? o.page_size : MEMCLIENT_MODEL_ONE_PAGE;
     /* Signals wait for sigwait (--hold) so the release is always clean. */
     sigset_t set;
     sigemptyset(&set);
