@@ -792,7 +792,7 @@ typedef struct memclient_hist_event {
     uint64_t address;
     uint64_t size_per_bank;
     uint64_t bytes;             /* FAIL: bytes asked for; else size_per_bank x banks */
-    uint8_t type;               /* memd_hist_type: MEMD_HIST_ALLOC, ... */
+    uint8_t type;               /* memd_hist_type (<memd/protocol.h>): MEMD_HIST_ALLOC, ... */
     uint8_t cls;                /* memd_class */
     uint8_t kind;               /* memd_kind: the bank group */
     uint8_t region;             /* the region's index in its group */
