@@ -62,10 +62,11 @@ PyObject *memdpy_raise_msg(PyObject *exc, int errnum, const char *fmt, ...)
 
 /* ---- memclient_* structs -> Python, by field tables (fields.c) ---- */
 
-/* How a field reads in Python: an int, a bool (a C int), a str (a NUL-terminated char
- * array) or an enum's name (memclient_kind_name ...). */
+/* How a field reads in Python: an int (unsigned, or signed: INT), a bool (a C int), a
+ * str (a NUL-terminated char array) or an enum's name (memclient_kind_name ...). */
 typedef enum memdpy_field_kind {
     MEMDPY_F_UINT,
+    MEMDPY_F_INT,
     MEMDPY_F_BOOL,
     MEMDPY_F_STR,
     MEMDPY_F_KIND,

@@ -181,14 +181,16 @@ class Client(_memd.Client):
             if not self.closed:
                 self._send_context()
 
+    def _stack_for_alloc(self) -> None:
+        # the caller of alloc/alloc_batch is 3 frames up; "" clears a stack sent before
+        self._send_context(_short_stack(3) if _record_stacks else "")
+
     def alloc(self, *args: Any, **kw: Any) -> Buffer:
-        if _record_stacks:
-            self._send_context(_short_stack(2))
+        self._stack_for_alloc()
         return super().alloc(*args, **kw)
 
     def alloc_batch(self, reqs: Any) -> List[Buffer]:
-        if _record_stacks:
-            self._send_context(_short_stack(2))
+        self._stack_for_alloc()
         return super().alloc_batch(reqs)
 
     def history(self, *, device: Optional[int] = None, pid: int = 0,
@@ -199,7 +201,8 @@ class Client(_memd.Client):
         "alloc", "free", "fail", "release" or "revoke"); an admin
         sees all, others their uid's. Filters: device id, pid, client (client or process
         name), since (seconds back from now), since_seq (the first record number). Each
-        record has its "seq": pass the last one + 1 as since_seq to read on."""
+        record has its "seq": pass the last one + 1 as since_seq to read on (a since_seq past
+        the recorder's end, from a previous daemon, reads everything again)."""
         since_ns = time.time_ns() - int(since * 1e9) if since else 0
         out: List[Dict[str, Any]] = []
         seq = since_seq
