@@ -9,6 +9,7 @@ saw between clients and memd, one per line:
     close N         connection N ended: the client's EOF, then memd's
     closed N        connection N ended: memd closed it (after a malformed frame)
 Everything in this module uses the Python standard library only."""
+import errno
 import os
 import struct
 import sys
@@ -210,8 +211,10 @@ def reply_masks(opcode, reply):
         return []
     status = struct.unpack_from("<i", reply, 20)[0]
     payload = reply[HDR_SIZE:]
-    if status < 0:  # an error record: its message says what, nothing varies
-        masks = []
+    if status < 0:  # an error record: its message says what, nothing varies but
+        # the highest opcode an unknown one's message names, which grows with each append
+        at = payload.find(b"knows 1..")
+        masks = [(at + 9, 8 + 192, "the opcode count")] if status == -errno.EBADRQC and at >= 0 else []
     elif opcode == OP["HELLO"]:
         masks = [m for m in WELCOME_MASKS if m[1] <= len(payload)]
     elif opcode == OP["QUERY"]:
