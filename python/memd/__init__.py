@@ -188,10 +188,12 @@ class Client(_memd.Client):
     def alloc(self, *args: Any, **kw: Any) -> Buffer:
         self._stack_for_alloc()
         return super().alloc(*args, **kw)
+    alloc.__doc__ = _memd.Client.alloc.__doc__
 
     def alloc_batch(self, reqs: Any) -> List[Buffer]:
         self._stack_for_alloc()
         return super().alloc_batch(reqs)
+    alloc_batch.__doc__ = _memd.Client.alloc_batch.__doc__
 
     def history(self, *, device: Optional[int] = None, pid: int = 0,
                 client: Optional[str] = None, since: Optional[float] = None,
