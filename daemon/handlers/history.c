@@ -15,15 +15,16 @@
 #define HISTORY_PAGE 1024u
 
 /* 0, or -EINVAL with err naming the field: UTF-8 without control characters, but for
- * the line breaks a stack has between its frames. */
-static int check_text(const char *field, const char *s, size_t cap, memd_error *err)
+ * the line breaks between a stack's frames (lines true). */
+static int check_text(const char *field, const char *s, size_t cap, bool lines,
+                      memd_error *err)
 {
     char line[MEMD_STACK_MAX];
     size_t len = strnlen(s, cap);
     memcpy(line, s, len);
     line[len] = '\0';
-    for (size_t i = 0; i < len; i++)
-        if (line[i] == '\n' && field[0] == 's')
+    for (size_t i = 0; lines && i < len; i++)
+        if (line[i] == '\n')
             line[i] = ' ';
     size_t at;
     const char *why;
@@ -41,8 +42,8 @@ int memd_op_context(memd_state *st, memd_session *s, const memd_wire_hdr *h, con
         return memd_malformed(st, h, out, rc);
     memd_error err;
     memd_error_reset(&err);
-    if ((rc = check_text("context", req.context, sizeof req.context, &err)) < 0 ||
-        (rc = check_text("stack", req.stack, sizeof req.stack, &err)) < 0)
+    if ((rc = check_text("context", req.context, sizeof req.context, false, &err)) < 0 ||
+        (rc = check_text("stack", req.stack, sizeof req.stack, true, &err)) < 0)
         return memd_reply_fail(st, h, out, &err, false);
     if ((rc = memd_history_set_context(st, s, req.context, req.stack)) < 0)
         memd_error_set(&err, rc, "the flight recorder is out of room for contexts");
