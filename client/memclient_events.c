@@ -1,14 +1,40 @@
-/* libmemclient: the daemon's event log (EVENTS). */
+/* libmemclient: the daemon's event log (EVENTS) and flight recorder (HISTORY). */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "memclient_internal.h"
 #include "wire.h"
 
-static int bad_reply(memclient_raw *raw)
+static int bad_reply(memclient_raw *raw, const char *op)
 {
     free(raw->data);
-    return memclient_fail(-EBADMSG, "malformed EVENTS reply");
+    return memclient_fail(-EBADMSG, "malformed %s reply", op);
+}
+
+/* One request of op with payload p[0, len) whose reply the caller parses from *raw (its
+ * data to free). 0, or a negative errno (nothing to free). */
+static int raw_call(memclient *c, uint16_t op, const uint8_t *p, uint32_t len,
+                    const char *what, memclient_raw *raw)
+{
+    int r, err = 0;
+    uint64_t seq;
+    *raw = (memclient_raw){0};
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    uint8_t *q = memclient_begin(c, op, len, MEMCLIENT_OUT_RAW, raw, 1, true, &seq, &err);
+    if (!q) {
+        memclient_unlock(c);
+        return memclient_fail(err, "%s request: %s", what, memclient_strerror(err));
+    }
+    memcpy(q, p, len);
+    r = memclient_wait(c, seq);
+    memclient_slot *s = memclient_slot_at(c, seq);
+    if (r < 0)
+        memclient_fail_with(&s->err);
+    memclient_consume(c, seq);
+    memclient_unlock(c);
+    return r;
 }
 
 static int events(memclient *c, uint64_t since, uint32_t max, uint32_t flags,
@@ -17,31 +43,17 @@ static int events(memclient *c, uint64_t since, uint32_t max, uint32_t flags,
     if (!out)
         return memclient_fail(-EINVAL, "memclient_events: out is NULL");
     *out = (memclient_events_page){0};
-    int r, err = 0;
-    uint64_t seq;
-    memclient_raw raw = {0};
-    if ((r = memclient_lock(c)) < 0)
-        return r;
-    uint8_t *p = memclient_begin(c, MEMD_OP_EVENTS, MEMD_WIRE_EVENTS_REQ_SIZE, MEMCLIENT_OUT_RAW,
-                                 &raw, 1, true, &seq, &err);
-    if (!p) {
-        memclient_unlock(c);
-        return memclient_fail(err, "EVENTS request: %s", memclient_strerror(err));
-    }
+    uint8_t p[MEMD_WIRE_EVENTS_REQ_SIZE];
     memd_wire_events_req q = {.since = since, .max = max, .flags = flags};
     memd_wire_events_req_put(p, &q);
-    r = memclient_wait(c, seq);
-    memclient_slot *s = memclient_slot_at(c, seq);
-    if (r < 0)
-        memclient_fail_with(&s->err);
-    memclient_consume(c, seq);
-    memclient_unlock(c);
+    memclient_raw raw;
+    int r = raw_call(c, MEMD_OP_EVENTS, p, sizeof p, "EVENTS", &raw);
     if (r < 0)
         return r;
     memd_wire_events_info info;
     if (memd_wire_events_info_get(raw.data, raw.len, &info) < 0 ||
         raw.len - MEMD_WIRE_EVENTS_INFO_SIZE != (size_t)info.count * MEMD_WIRE_EVENT_SIZE)
-        return bad_reply(&raw);
+        return bad_reply(&raw, "EVENTS");
     out->events = calloc(info.count ? info.count : 1, sizeof *out->events);
     if (!out->events) {
         free(raw.data);
@@ -52,7 +64,7 @@ static int events(memclient *c, uint64_t since, uint32_t max, uint32_t flags,
         memd_wire_event w;
         if (memd_wire_event_get(e, MEMD_WIRE_EVENT_SIZE, &w) < 0) {
             memclient_events_page_free(out);
-            return bad_reply(&raw);
+            return bad_reply(&raw, "EVENTS");
         }
         memclient_event_from_wire(&out->events[i], &w);
     }
@@ -93,4 +105,70 @@ const char *memclient_event_type_name(memd_event_type t)
         [MEMD_EVENT_PROTOCOL_ERROR] = "protocol_error",
     };
     return (unsigned)t < MEMD_EVENT_TYPE_COUNT && names[t] ? names[t] : "?";
+}
+
+int memclient_history(memclient *c, uint64_t since, uint32_t max,
+                      const memclient_history_filter *f, memclient_history_page *out)
+{
+    if (!out)
+        return memclient_fail(-EINVAL, "memclient_history: out is NULL");
+    *out = (memclient_history_page){0};
+    memd_wire_history_req q = {.since = since, .max = max, .device = UINT32_MAX};
+    if (f) {
+        q.since_ns = f->since_ns;
+        q.device = f->device;
+        q.pid = f->pid;
+        if (f->client && strlen(f->client) >= sizeof q.client)
+            return memclient_fail(-EINVAL, "a client name has at most %zu bytes",
+                                  sizeof q.client - 1);
+        if (f->client)
+            memcpy(q.client, f->client, strlen(f->client));
+    }
+    uint8_t p[MEMD_WIRE_HISTORY_REQ_SIZE];
+    memd_wire_history_req_put(p, &q);
+    memclient_raw raw;
+    int r = raw_call(c, MEMD_OP_HISTORY, p, sizeof p, "HISTORY", &raw);
+    if (r < 0)
+        return r;
+    memd_wire_history_info info;
+    if (memd_wire_history_info_get(raw.data, raw.len, &info) < 0 ||
+        raw.len - MEMD_WIRE_HISTORY_INFO_SIZE != (size_t)info.count * MEMD_WIRE_HIST_EVENT_SIZE)
+        return bad_reply(&raw, "HISTORY");
+    out->events = calloc(info.count ? info.count : 1, sizeof *out->events);
+    if (!out->events) {
+        free(raw.data);
+        return memclient_fail(-ENOMEM, "out of memory");
+    }
+    const uint8_t *e = raw.data + MEMD_WIRE_HISTORY_INFO_SIZE;
+    for (uint32_t i = 0; i < info.count; i++, e += MEMD_WIRE_HIST_EVENT_SIZE) {
+        memd_wire_hist_event w;
+        if (memd_wire_hist_event_get(e, MEMD_WIRE_HIST_EVENT_SIZE, &w) < 0) {
+            memclient_history_page_free(out);
+            return bad_reply(&raw, "HISTORY");
+        }
+        memclient_hist_event_from_wire(&out->events[i], &w);
+    }
+    free(raw.data);
+    memclient_history_page_from_wire(out, &info);
+    return 0;
+}
+
+void memclient_history_page_free(memclient_history_page *p)
+{
+    if (!p)
+        return;
+    free(p->events);
+    *p = (memclient_history_page){0};
+}
+
+const char *memclient_hist_type_name(unsigned type)
+{
+    static const char *const names[MEMD_HIST_TYPE_COUNT] = {
+        [MEMD_HIST_ALLOC] = "alloc",
+        [MEMD_HIST_FREE] = "free",
+        [MEMD_HIST_FAIL] = "fail",
+        [MEMD_HIST_RELEASE] = "release",
+        [MEMD_HIST_REVOKE] = "revoke",
+    };
+    return type < MEMD_HIST_TYPE_COUNT && names[type] ? names[type] : "?";
 }

@@ -775,6 +775,23 @@ int memclient_subdev_define(memclient *c, const memclient_subdev *sd)
     return r;
 }
 
+int memclient_set_context(memclient *c, const char *context, const char *stack)
+{
+    if (!context)
+        context = "";
+    if (!stack)
+        stack = "";
+    if (strlen(context) >= MEMD_CONTEXT_MAX || strlen(stack) >= MEMD_STACK_MAX)
+        return memclient_fail(-EINVAL, "a context has at most %d bytes, a stack %d",
+                              MEMD_CONTEXT_MAX - 1, MEMD_STACK_MAX - 1);
+    uint8_t p[MEMD_WIRE_CONTEXT_REQ_SIZE];
+    memd_wire_context_req q = {0};
+    memcpy(q.context, context, strlen(context));
+    memcpy(q.stack, stack, strlen(stack));
+    memd_wire_context_req_put(p, &q);
+    return empty_call(c, MEMD_OP_CONTEXT, p, sizeof p);
+}
+
 int memclient_subdev_bind(memclient *c, const char *name)
 {
     if (!name || !*name || strlen(name) >= MEMD_NAME_MAX)

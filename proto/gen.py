@@ -641,7 +641,7 @@ def py_entries(s, st, prefix=""):
         elif f.dims:
             raise SchemaError("%s.%s: no Python conversion for arrays" % (st.name, f.name))
         else:
-            kind = "UINT"
+            kind = "INT" if f.base.startswith("i") else "UINT"
         yield path, client, kind
 
 

@@ -21,6 +21,7 @@ typedef struct memd_limits {
     uint32_t admin_sessions;         /* of max_sessions, kept for admins (default 4) */
     uint32_t hello_timeout_ms;       /* a connection's first request must arrive in time
                                         (default 10000, 0 = no limit) */
+    uint32_t history_events;         /* flight recorder records kept (default 1 Mi), 0: off */
     uint32_t max_suballocs_per_pool; /* live sub-allocations in one pool's books
                                         (default and most MEMD_POOL_MAX_SUBALLOCS) */
 } memd_limits;

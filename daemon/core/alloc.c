@@ -16,6 +16,7 @@
 
 #include "error.h"
 #include "event.h"
+#include "history.h"
 #include "hooks.h"
 #include "pool_books.h"
 #include "quota.h"
@@ -235,6 +236,7 @@ static void alloc_destroy(memd_state *st, memd_alloc *a)
 void memd_hold_release(memd_state *st, memd_hold *h)
 {
     memd_alloc *a = memd_hold_alloc(h);
+    memd_history_release(st, h->session, a);
     memd_hooks_alloc_changed(st, a);
     if (st->limits.quota_per_uid && !uid_holds(a, h->session->uid, h))
         memd_quota_sub(st, a->dev, h->session->uid, a->pl.size_per_bank);
@@ -245,11 +247,15 @@ void memd_hold_release(memd_state *st, memd_hold *h)
         alloc_destroy(st, a);
 }
 
-void memd_alloc_reclaim(memd_state *st, memd_alloc *a)
+void memd_alloc_reclaim(memd_state *st, memd_alloc *a, memd_session *admin)
 {
+    st->hist_cause = MEMD_HIST_REVOKE;
+    st->hist_actor = admin;
     while (a->refcount > 1)
         memd_hold_release(st, memd_alloc_holders(a));
     memd_hold_release(st, memd_alloc_holders(a)); /* the last one destroys a */
+    st->hist_cause = 0;
+    st->hist_actor = NULL;
 }
 
 /* ---- create ---- */
@@ -592,6 +598,7 @@ memd_alloc *memd_alloc_commit(memd_alloc_resv *r)
     hold_link(st, a, s, r->attach ? r->hold : &a->first);
     if (r->quota_slot)
         memd_quota_add(st, a->dev, s->uid, a->pl.size_per_bank);
+    memd_history_alloc(st, s, a);
     if (r->attach) {
         memd_hooks_alloc_changed(st, a);
         return a;
@@ -771,6 +778,7 @@ int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_alloc_re
     }
     /* The event log's copy of the reply's message: for -ENOMEM and -EDQUOT it names the
      * region and its state (requested, free, largest free block). */
+    memd_history_fail(st, s, w, rc, err);
     bool room = rc == -ENOMEM && err->detail == MEMD_ERR_DETAIL_NOMEM;
     memd_event(st, s, rc == -EDQUOT ? MEMD_EVENT_QUOTA : MEMD_EVENT_ALLOC_FAIL,
                room || rc == -EDQUOT ? LOG_WARNING : LOG_NOTICE, w->device,

@@ -152,8 +152,9 @@ void memd_creator_put(memd_creator *c);
 memd_alloc_ext *memd_alloc_ext_make(const char *name);
 memd_alloc_ext *memd_alloc_ext_get(memd_alloc *a);
 
-/* Drops every hold at once (admin reclaim). */
-void memd_alloc_reclaim(memd_state *st, memd_alloc *a);
+/* Drops every hold at once: admin, a session that did not hold it all, reclaims it (the
+ * recorder names it in each holder's MEMD_HIST_REVOKE). */
+void memd_alloc_reclaim(memd_state *st, memd_alloc *a, memd_session *admin);
 
 /* What the state store restores an allocation from. */
 typedef struct memd_alloc_proto {

@@ -7,6 +7,7 @@
 
 #include "alloc.h"
 #include "event.h"
+#include "history.h"
 #include "hooks.h"
 #include "subdev.h"
 
@@ -47,9 +48,12 @@ void memd_session_close(memd_state *st, memd_session *s)
     uint32_t holds = s->nholds;
     for (const memd_hold *h = s->holds; h; h = h->next)
         bytes += memd_alloc_device_bytes(st, memd_hold_alloc(h));
+    st->now_ns = 0;         /* the recorder's time: now, not the last request's */
+    st->hist_cause = MEMD_HIST_RELEASE;
     memd_hooks_session_closing(st, s); /* e.g. its instances and model loads first */
     while (s->holds)
         memd_hold_release(st, s->holds);
+    st->hist_cause = 0;
     free(s->group_holds);
     s->group_holds = NULL;
     memd_session_creator_put(s);

@@ -9,6 +9,7 @@
 
 #include "alloc.h"
 #include "event.h"
+#include "history.h"
 #include "hooks.h"
 #include "session.h"
 
@@ -112,6 +113,7 @@ void memd_state_fini(memd_state *st)
     memd_map_free(&st->quota);
     memd_names_free(&st->names);
     memd_events_free(st);
+    memd_history_free(st);
     memd_pool_free(&st->alloc_pool);
     memd_pool_free(&st->hold_pool);
     free(st->scratch);

@@ -25,6 +25,7 @@ typedef struct memd_models memd_models; /* model.h */
 typedef struct memd_subdev memd_subdev; /* subdev.h */
 typedef struct memd_store memd_store;   /* store.h */
 typedef struct memd_events memd_events; /* event.h */
+typedef struct memd_history memd_history; /* history.h */
 
 /* What one session holds in one (device, bank group), kept as holds come and go
  * (alloc.c), so the dump's usage records cost O(sessions), not O(holds). bytes: the
@@ -131,6 +132,8 @@ struct memd_session {
      * restored orphan has none. */
     char cgroup[MEMD_SESSION_CGROUP_MAX];
     memd_creator *creator;         /* of what it allocates (alloc.c), or NULL */
+    uint32_t hist_who;             /* its entry in the flight recorder (+ 1), 0: none yet */
+    uint32_t hist_context;         /* its context (CONTEXT), interned there; 0: none */
     uint64_t connected_ns;
     uint64_t requests;
     uint32_t nholds;
@@ -208,6 +211,11 @@ typedef struct memd_state {
     uint64_t subdev_record_hwm;    /* the largest record id a defined sub-device has had */
     memd_hook subdev_hook;         /* subdev_record.c: restores them from the store */
     memd_events *events;           /* the event log (event.h); NULL until the first event */
+    memd_history *history;         /* the flight recorder (history.h); NULL until used */
+    /* Why memd_hold_release drops a hold (memd_hist_type; 0: its holder freed it), and
+     * for MEMD_HIST_REVOKE the admin who did: set around the release by its cause. */
+    uint8_t hist_cause;
+    memd_session *hist_actor;
     const memd_session *cur;       /* the session whose frames are being processed, or
                                       NULL: events without a session are about it */
 } memd_state;

@@ -237,7 +237,7 @@ int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         if (hold)
             memd_hold_release(st, hold);
         else
-            memd_alloc_reclaim(st, a); /* admin */
+            memd_alloc_reclaim(st, a, s); /* admin */
     }
     return memd_reply_begin(out, h->opcode, h->id, 0) ? 0 : -ENOMEM;
 }

@@ -92,7 +92,7 @@ int memd_op_free(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
     else if (h->status & MEMD_REQ_F_RETRY)
         ; /* its first sending freed it (protocol.h) */
     else if (a && memd_may_reclaim(s, a))
-        memd_alloc_reclaim(st, a); /* an admin frees what it does not hold outright */
+        memd_alloc_reclaim(st, a, s); /* an admin frees what it does not hold outright */
     else if (a && s->admin) { /* bound to a sub-device the buffer is not charged to */
         memd_error err;
         memd_error_reset(&err);

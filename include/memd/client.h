@@ -801,6 +801,72 @@ MEMCLIENT_API void memclient_events_page_free(memclient_events_page *p);
 /* "session_open", "alloc_fail", ...; "?" for an unknown type. */
 MEMCLIENT_API const char *memclient_event_type_name(memd_event_type t);
 
+/* ---- the flight recorder ---------------------------------------------------------------
+ *
+ * Every allocation, free, refused allocation and release, with who made it and in what
+ * context (protocol.h, "History"). An admin reads every record, others those of their own
+ * uid. Follow it by calling again with since = the page's next_seq. */
+/* protocol.h's MEMD_CONTEXT_MAX and MEMD_STACK_MAX (the generated converter checks them) */
+#define MEMCLIENT_CONTEXT_MAX 128
+#define MEMCLIENT_STACK_MAX 512
+
+typedef struct memclient_hist_event {
+    uint64_t seq;
+    uint64_t time_ns;           /* CLOCK_REALTIME */
+    uint64_t handle;            /* 0: none (a refused allocation) */
+    uint64_t address;
+    uint64_t size_per_bank;
+    uint64_t bytes;             /* FAIL: bytes asked for; else size_per_bank x banks */
+    uint8_t type;               /* memd_hist_type (<memd/protocol.h>): MEMD_HIST_ALLOC, ... */
+    uint8_t cls;                /* memd_class */
+    uint8_t kind;               /* memd_kind: the bank group */
+    uint8_t region;             /* the region's index in its group */
+    int32_t status;             /* MEMD_HIST_FAIL: the negative errno; else 0 */
+    uint32_t device;
+    uint32_t banks;
+    uint32_t session_id, pid, uid;
+    uint32_t actor_session, actor_pid, actor_uid; /* MEMD_HIST_REVOKE: the admin */
+    char comm[16];
+    char client_name[32];
+    char name[MEMD_NAME_MAX];
+    char context[MEMCLIENT_CONTEXT_MAX];
+    char stack[MEMCLIENT_STACK_MAX];
+} memclient_hist_event;
+
+typedef struct memclient_history_page {
+    size_t n;
+    memclient_hist_event *events;
+    uint64_t next_seq;
+    uint64_t lost;
+    uint64_t capacity;          /* records the daemon's ring keeps (0: recorder off) */
+    uint32_t record_size;       /* bytes the daemon keeps per record */
+} memclient_history_page;
+
+/* Which records memclient_history returns (zero-initialised: all). */
+typedef struct memclient_history_filter {
+    uint64_t since_ns;          /* at or after this CLOCK_REALTIME; 0: any time */
+    uint32_t device;            /* MEMCLIENT_ANY_DEVICE: any */
+    uint32_t pid;               /* 0: any */
+    const char *client;         /* client or process name; NULL or "": any */
+} memclient_history_filter;
+
+#define MEMCLIENT_ANY_DEVICE UINT32_MAX
+
+/* Up to max records (0: the daemon's page size) with seq >= since that pass f (NULL: all
+ * records, any device). Free the page with memclient_history_page_free(). -EINVAL for a
+ * client name of 32 bytes or more. */
+MEMCLIENT_API int memclient_history(memclient *c, uint64_t since, uint32_t max,
+                                    const memclient_history_filter *f,
+                                    memclient_history_page *out);
+MEMCLIENT_API void memclient_history_page_free(memclient_history_page *p);
+/* "alloc", "free", "fail", "release", "revoke"; "?" for an unknown type. */
+MEMCLIENT_API const char *memclient_hist_type_name(unsigned type);
+
+/* What this connection's next requests are about, recorded with each allocation it makes
+ * until the next call: context (e.g. "decoder/layer3") and an optional short stack (NULL
+ * or "": none). -EINVAL when context is 128 bytes or more or stack 512 or more. */
+MEMCLIENT_API int memclient_set_context(memclient *c, const char *context, const char *stack);
+
 /* ---- plans and models ------------------------------------------------------------------
  *
  * Plan: offsets for buffers with known lifetimes inside one arena, so that no two buffers

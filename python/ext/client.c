@@ -913,6 +913,10 @@ static PyMethodDef client_methods[] = {
      METH_VARARGS | METH_KEYWORDS, "_instance_create(model_id, ntensors)"},
     {"_instance_release", (PyCFunction)(void (*)(void))memdpy_client_instance_release,
      METH_VARARGS | METH_KEYWORDS, "_instance_release(instance_id, free)"},
+    {"_history", (PyCFunction)(void (*)(void))memdpy_client_history, METH_VARARGS | METH_KEYWORDS,
+     "_history(since=0, max=0, device=None, pid=0, client=None, since_ns=0) -> (records, "
+     "next_seq, lost, capacity, record_size)"},
+    {"_set_context", memdpy_client_set_context, METH_VARARGS, "_set_context(context, stack=None)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -44,6 +44,10 @@ static PyObject *field_value(const void *s, const memdpy_cfield *f)
         return PyUnicode_FromString(memclient_class_name((memd_class)v));
     case MEMDPY_F_SCOPE:
         return PyUnicode_FromString(memclient_scope_name((memd_scope)v));
+    case MEMDPY_F_INT: /* sign-extended from its width */
+        return PyLong_FromLongLong(f->size == 8 ? (long long)v
+                                                : (long long)(v ^ (1ull << (8 * f->size - 1))) -
+                                                      (1ll << (8 * f->size - 1)));
     default:
         return PyLong_FromUnsignedLongLong(v);
     }

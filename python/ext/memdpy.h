@@ -9,6 +9,7 @@
  *   plan.c     offline planning and validation (the engine's planner, no daemon)
  *   model.c    model graphs: lifetimes, YAML, loading models and instances
  *   fields.c   memclient_* structs -> dicts and attributes, by generated field tables
+ *   history.c  the flight recorder: history pages, contexts
  *
  * Every socket call runs with the GIL released: libmemclient is thread-safe, and a
  * Client counts the calls in flight so that close() never frees a connection another
@@ -61,10 +62,11 @@ PyObject *memdpy_raise_msg(PyObject *exc, int errnum, const char *fmt, ...)
 
 /* ---- memclient_* structs -> Python, by field tables (fields.c) ---- */
 
-/* How a field reads in Python: an int, a bool (a C int), a str (a NUL-terminated char
- * array) or an enum's name (memclient_kind_name ...). */
+/* How a field reads in Python: an int (unsigned, or signed: INT), a bool (a C int), a
+ * str (a NUL-terminated char array) or an enum's name (memclient_kind_name ...). */
 typedef enum memdpy_field_kind {
     MEMDPY_F_UINT,
+    MEMDPY_F_INT,
     MEMDPY_F_BOOL,
     MEMDPY_F_STR,
     MEMDPY_F_KIND,
@@ -173,6 +175,8 @@ PyObject *memdpy_client_model_load(PyObject *self, PyObject *args, PyObject *kw)
 PyObject *memdpy_client_model_unload(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *memdpy_client_instance_create(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *memdpy_client_instance_release(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *memdpy_client_history(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *memdpy_client_set_context(PyObject *self, PyObject *args);
 
 /* Plan buffers from Python (plan.c): a list of tuples (lower, upper, size[, alignment[,
  * offset]]) or objects with those attributes (`align` also accepted; an `offset` that

@@ -31,8 +31,11 @@ ModelError.
 """
 from __future__ import annotations
 
+import contextlib
 import os
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+import sys
+import time
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 
 from . import _memd
 from ._memd import (CLASSES, DTYPES, KINDS, SCOPES, Buffer, BusyError, ConnectionError, Error,
@@ -47,8 +50,33 @@ __all__ = [
     "Op", "LoadedModel", "Instance", "Location", "model_name", "default_socket", "Error", "OutOfMemory",
     "PermissionError", "ConnectionError", "NotFoundError", "InvalidRequestError",
     "UnsupportedError", "BusyError", "ExistsError", "PlanError", "ModelError", "CLASSES",
-    "SCOPES", "KINDS", "DTYPES",
+    "SCOPES", "KINDS", "DTYPES", "record_stacks",
 ]
+
+# memd.record_stacks(True): each allocation carries a short stack of its caller.
+_record_stacks = False
+_STACK_FRAMES = 6
+_STACK_MAX = 511        # bytes: the daemon's MEMD_STACK_MAX less its NUL
+
+
+def record_stacks(enabled: bool = True) -> None:
+    """Attach a short Python stack (the innermost frames: "file:line function", one per
+    line) to every allocation a Client makes from now on, as PyTorch's
+    _record_memory_history(context="all") does; `memctl history` and Client.history()
+    show it. Costs a CONTEXT request whenever the stack differs from the last one sent."""
+    global _record_stacks
+    _record_stacks = bool(enabled)
+
+
+def _short_stack(depth: int) -> str:
+    """The caller's stack depth frames up, innermost first, cut to what memd keeps."""
+    lines: List[str] = []
+    f = sys._getframe(depth)
+    while f is not None and len(lines) < _STACK_FRAMES:
+        lines.append(f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno} {f.f_code.co_name}")
+        f = f.f_back
+    s = "\n".join(lines).encode()[:_STACK_MAX]
+    return s.decode(errors="ignore")
 
 
 class Plan:
@@ -127,7 +155,65 @@ class Client(_memd.Client):
     `memctl sessions`. Everything allocated through the client belongs to its session and
     is released by memd when the connection closes. A context manager; thread-safe.
     Methods: alloc, alloc_batch, pool, free, free_batch, query, bank_addresses, dump,
-    session, reconnect, plan, load_model, close."""
+    session, reconnect, plan, load_model, context, history, close."""
+
+    _context = ""               # what context() set; "" none
+    _context_sent = ("", "")    # (context, stack) the daemon has for this session
+
+    def _send_context(self, stack: str = "") -> None:
+        want = (self._context, stack)
+        if want != self._context_sent:
+            self._set_context(*want)
+            self._context_sent = want
+
+    @contextlib.contextmanager
+    def context(self, name: str) -> Iterator[None]:
+        """with client.context("decoder/layer3"): the allocations made inside are recorded
+        with this context (nested contexts join with "/"), shown by `memctl history` and
+        history(). At most 127 bytes in all."""
+        outer = self._context
+        self._context = f"{outer}/{name}" if outer else name
+        try:
+            self._send_context()
+            yield
+        finally:
+            self._context = outer
+            if not self.closed:
+                self._send_context()
+
+    def _stack_for_alloc(self) -> None:
+        # the caller of alloc/alloc_batch is 3 frames up; "" clears a stack sent before
+        self._send_context(_short_stack(3) if _record_stacks else "")
+
+    def alloc(self, *args: Any, **kw: Any) -> Buffer:
+        self._stack_for_alloc()
+        return super().alloc(*args, **kw)
+    alloc.__doc__ = _memd.Client.alloc.__doc__
+
+    def alloc_batch(self, reqs: Any) -> List[Buffer]:
+        self._stack_for_alloc()
+        return super().alloc_batch(reqs)
+    alloc_batch.__doc__ = _memd.Client.alloc_batch.__doc__
+
+    def history(self, *, device: Optional[int] = None, pid: int = 0,
+                client: Optional[str] = None, since: Optional[float] = None,
+                since_seq: int = 0) -> List[Dict[str, Any]]:
+        """The flight recorder's records, oldest first, as dicts (the keys of `memctl
+        history --json`, but for actor_session, actor_pid and actor_uid, flat; type
+        "alloc", "free", "fail", "release" or "revoke"); an admin
+        sees all, others their uid's. Filters: device id, pid, client (client or process
+        name), since (seconds back from now), since_seq (the first record number). Each
+        record has its "seq": pass the last one + 1 as since_seq to read on (a since_seq past
+        the recorder's end, from a previous daemon, reads everything again)."""
+        since_ns = time.time_ns() - int(since * 1e9) if since else 0
+        out: List[Dict[str, Any]] = []
+        seq = since_seq
+        while True:
+            recs, nxt, _lost, _cap, _size = self._history(seq, 0, device, pid, client, since_ns)
+            out.extend(recs)
+            if not recs or nxt <= seq:
+                return out
+            seq = nxt
 
     def plan(self, buffers: Iterable[Any], budget_ms: int = 0, seed: int = 0,
              offsets: Optional[Sequence[int]] = None) -> Plan:

@@ -1,8 +1,8 @@
 # Type stubs of the memd package (the C extension memd._memd and its Python parts).
 import builtins
 import os
-from typing import (Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence,
-                    Tuple, Union)
+from typing import (Any, ContextManager, Dict, Iterable, List, Mapping, NamedTuple, Optional,
+                    Sequence, Tuple, Union)
 
 __version__: str
 __all__: List[str]
@@ -261,5 +261,11 @@ class Client:
     def load_model(self, model: Model, device: Optional[int] = ..., *, budget_ms: int = ...,
                    seed: int = ..., offsets: Optional[Mapping[str, int]] = ...,
                    page_size: Optional[int] = ...) -> LoadedModel: ...
+    def context(self, name: str) -> ContextManager[None]: ...
+    def history(self, *, device: Optional[int] = ..., pid: int = ...,
+                client: Optional[str] = ..., since: Optional[float] = ...,
+                since_seq: int = ...) -> List[Dict[str, Any]]: ...
+
+def record_stacks(enabled: bool = ...) -> None: ...
 
 def connect(socket: Optional[_Path] = ..., name: Optional[str] = ...) -> Client: ...

@@ -27,7 +27,8 @@ memd_limits default_limits(void)
 {
     return (memd_limits){.max_frame = 1u << 20, .max_sessions = 16,
                          .max_allocs_per_session = 1000, .max_reply_backlog = 4u << 20,
-                         .max_suballocs_per_pool = MEMD_POOL_MAX_SUBALLOCS};
+                         .max_suballocs_per_pool = MEMD_POOL_MAX_SUBALLOCS,
+                         .history_events = 256}; /* the recorder on, small */
 }
 
 void open_session(memd_session *s, uint32_t uid, bool admin)

@@ -183,6 +183,8 @@ START_TEST(length_checked_before_handler)
         [MEMD_OP_SUBDEV_BIND] = "expected 64 bytes",
         [MEMD_OP_ALLOC_BATCH_BANKS] = "expected at least 8 bytes",
         [MEMD_OP_PAGE_SIZE] = "expected 8 bytes",
+        [MEMD_OP_CONTEXT] = "expected 640 bytes",
+        [MEMD_OP_HISTORY] = "expected 64 bytes",
     };
     memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 64);
     for (uint16_t op = MEMD_OP_HELLO; op < MEMD_OP_OPCODE_COUNT; op++) {
@@ -374,6 +376,17 @@ static void model_steps(uint8_t *p, uint32_t *seen)
     memd_wire_events_info ei;
     ck_assert_int_eq(memd_wire_events_info_get(r.p, r.h.len, &ei), 0);
     ck_assert_uint_gt(ei.count, 0); /* the refused and the loaded: at least the model load */
+    memd_wire_context_req cr = {0};
+    memd_wire_strset(cr.context, sizeof cr.context, "ro-test/layer1");
+    memd_wire_context_req_put(p, &cr);
+    step(MEMD_OP_CONTEXT, p, MEMD_WIRE_CONTEXT_REQ_SIZE, &r, seen);
+    memd_wire_history_req hr = {.device = UINT32_MAX};
+    memd_wire_history_req_put(p, &hr);
+    step(MEMD_OP_HISTORY, p, MEMD_WIRE_HISTORY_REQ_SIZE, &r, seen);
+    memd_wire_history_info hi;
+    ck_assert_int_eq(memd_wire_history_info_get(r.p, r.h.len, &hi), 0);
+    ck_assert_uint_eq(hi.capacity, 256);
+    ck_assert_uint_gt(hi.count, 0); /* alloc_steps' buffers, made and freed */
 }
 
 START_TEST(read_only_opcodes_change_nothing)

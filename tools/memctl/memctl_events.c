@@ -4,22 +4,12 @@
  * sees every event, others those of their own uid. */
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "memctl_service.h"
 
-
-/* --follow ends with SIGINT or SIGTERM, most often while memd holds the request: every
- * page read is printed and flushed already, so leave at once, successfully. */
-static void on_signal(int sig)
-{
-    (void)sig;
-    _exit(0);
-}
 
 static const char *prio_name(int p)
 {
@@ -101,13 +91,8 @@ int memctl_cmd_events(const memctl_globals *g, int argc, char **argv)
     int r = memctl_connect(g, &c);
     if (r)
         return r;
-    if (follow) {
-        struct sigaction sa = {.sa_handler = on_signal};
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGINT, &sa, NULL);
-        sigaction(SIGTERM, &sa, NULL);
-        signal(SIGPIPE, SIG_IGN); /* a reader that went away: stop quietly (EPIPE) */
-    }
+    if (follow)
+        memctl_follow_signals();
     r = 0;
     /* --follow: until SIGINT or SIGTERM ends the process (what was read is printed). */
     for (bool first = true;; first = false) {

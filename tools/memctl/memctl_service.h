@@ -58,6 +58,10 @@ int memctl_parse_size(const char *s, uint64_t *out);
 int memctl_parse_budget(const char *cmd, const char *opt, const char *v, uint32_t *ms);
 /* Seconds with up to millisecond precision ("2", "0.5"), > 0 and at most a day. */
 int memctl_parse_seconds(const char *s, uint64_t *ms);
+/* A duration > 0: a whole number with a unit s, m, h or d (none: seconds). */
+int memctl_parse_duration(const char *s, uint64_t *ms);
+/* --follow: SIGINT and SIGTERM end the process successfully, SIGPIPE is ignored. */
+void memctl_follow_signals(void);
 
 /* One dump of every device with MEMCLIENT_DUMP_* flags over a connection of its own. 0,
  * or the exit code after saying what failed ("memctl CMD: cannot read the daemon's

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "memd/protocol.h"
 #include "units.h"
@@ -327,4 +328,45 @@ void memctl_print_error(const char *prefix, const memd_error *e)
     char msg[sizeof e->file + sizeof e->msg + 32];
     memd_error_format(e, msg, sizeof msg);
     fprintf(stderr, "%s%s\n", prefix, msg);
+}
+
+/* --follow ends with SIGINT or SIGTERM, most often while memd holds the request: every
+ * page read is printed and flushed already, so leave at once, successfully. */
+static void on_follow_signal(int sig)
+{
+    (void)sig;
+    _exit(0);
+}
+
+void memctl_follow_signals(void)
+{
+    struct sigaction sa = {.sa_handler = on_follow_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN); /* a reader that went away: stop quietly (EPIPE) */
+}
+
+int memctl_parse_duration(const char *s, uint64_t *ms)
+{
+    static const struct {
+        char unit;
+        uint64_t ms;
+    } units[] = {{'s', 1000}, {'m', 60000}, {'h', 3600000}, {'d', 86400000}};
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n >= 24)
+        return -EINVAL;
+    uint64_t scale = 1000;
+    char num[24];
+    memcpy(num, s, n + 1);
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (num[n - 1] == units[i].unit) {
+            scale = units[i].ms;
+            num[--n] = '\0';
+        }
+    uint64_t v;
+    if (n == 0 || memctl_parse_u64(num, &v) < 0 || v == 0 || v > UINT64_MAX / scale / 1000000u)
+        return -EINVAL;
+    *ms = v * scale;
+    return 0;
 }

@@ -1,0 +1,173 @@
+/* memctl history: the flight recorder (every allocation, free, refusal and release, with
+ * who and in what context) as a table or JSON lines, filtered by device, process, client
+ * and age; --follow keeps printing new records until interrupted. An admin sees every
+ * record, others those of their own uid. The JSON keys are documented in memctl(1) and
+ * doc/running.md: tools read them, so they only ever gain keys. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "memd/protocol.h" /* memd_hist_type */
+
+#include "json.h"
+#include "memctl_service.h"
+#include "text.h"
+
+/* --follow asks again this often: the recorder has no long poll of its own. */
+#define FOLLOW_POLL_US 200000
+
+static void print_json(FILE *f, const memclient_hist_event *e)
+{
+    fprintf(f, "{\"seq\": %" PRIu64 ", \"time_ns\": %" PRIu64 ", \"time_ns_str\": \"%" PRIu64
+               "\", \"type\": \"%s\", \"device\": %" PRIu32 ", \"kind\": \"%s\", \"region\": %u"
+               ", \"class\": \"%s\", \"handle\": %" PRIu64 ", \"address\": %" PRIu64
+               ", \"size_per_bank\": %" PRIu64 ", \"banks\": %" PRIu32 ", \"bytes\": %" PRIu64
+               ", \"status\": %" PRId32 ", \"session\": %" PRIu32 ", \"pid\": %" PRIu32
+               ", \"uid\": %" PRIu32 ", \"process\": ",
+            e->seq, e->time_ns, e->time_ns, memclient_hist_type_name(e->type), e->device,
+            memclient_kind_name((memd_kind)e->kind), e->region,
+            memclient_class_name((memd_class)e->cls), e->handle, e->address, e->size_per_bank,
+            e->banks, e->bytes, e->status, e->session_id, e->pid, e->uid);
+    memd_json_str(f, e->comm);
+    fputs(", \"client\": ", f);
+    memd_json_str(f, e->client_name);
+    fputs(", \"name\": ", f);
+    memd_json_str(f, e->name);
+    fputs(", \"context\": ", f);
+    memd_json_str(f, e->context);
+    fputs(", \"stack\": ", f);
+    memd_json_str(f, e->stack);
+    if (e->actor_session)
+        fprintf(f, ", \"actor\": {\"session\": %" PRIu32 ", \"pid\": %" PRIu32
+                   ", \"uid\": %" PRIu32 "}", e->actor_session, e->actor_pid, e->actor_uid);
+    fputs("}\n", f);
+}
+
+static void print_header(FILE *f)
+{
+    fprintf(f, "%-23s %-7s %3s %-9s %-11s %18s %10s %5s %8s %7s %-7s %-15s %-16s %s\n", "TIME",
+            "TYPE", "DEV", "REGION", "CLASS", "ADDRESS", "PER BANK", "BANKS", "HANDLE", "PID",
+            "SESSION", "PROCESS", "NAME", "CONTEXT");
+}
+
+static void print_text(FILE *f, const memclient_hist_event *e)
+{
+    time_t t = (time_t)(e->time_ns / 1000000000ull);
+    struct tm tm;
+    char when[32] = "?", region[16], per_bank[16], comm[64], name[160], ctx[300];
+    if (localtime_r(&t, &tm))
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    snprintf(region, sizeof region, "%s#%u", memclient_kind_name((memd_kind)e->kind), e->region);
+    /* Names and contexts come from other processes: escaped for the terminal. */
+    const char *who = e->client_name[0] ? e->client_name : e->comm;
+    fprintf(f, "%s.%03u %-7s %3" PRIu32 " %-9s %-11s %#18" PRIx64 " %10s %5" PRIu32 " %8" PRIu64
+               " %7" PRIu32 " %-7" PRIu32 " %-15s %-16s %s",
+            when, (unsigned)(e->time_ns / 1000000ull % 1000), memclient_hist_type_name(e->type),
+            e->device, region, memclient_class_name((memd_class)e->cls), e->address,
+            memctl_human_bytes(e->type == MEMD_HIST_FAIL ? e->bytes : e->size_per_bank, per_bank,
+                               sizeof per_bank),
+            e->banks, e->handle, e->pid, e->session_id, memd_text_escape(who, comm, sizeof comm),
+            memd_text_escape(e->name[0] ? e->name : "-", name, sizeof name),
+            memd_text_escape(e->context[0] ? e->context : "-", ctx, sizeof ctx));
+    if (e->type == MEMD_HIST_FAIL)
+        fprintf(f, " (%s)", strerror(-e->status));
+    if (e->actor_session)
+        fprintf(f, " (by admin session %" PRIu32 ", pid %" PRIu32 ", uid %" PRIu32 ")",
+                e->actor_session, e->actor_pid, e->actor_uid);
+    fputc('\n', f);
+}
+
+static const char usage_line[] = "usage: memctl history [--json] [--device N] [--pid P] "
+                                 "[--client NAME] [--since DURATION] [--follow]\n";
+
+int memctl_cmd_history(const memctl_globals *g, int argc, char **argv)
+{
+    bool follow = false, json = false;
+    memclient_history_filter f = {.device = MEMCLIENT_ANY_DEVICE};
+    uint64_t age_ms = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (!strcmp(a, "--follow") || !strcmp(a, "-f")) {
+            follow = true;
+        } else if (!strcmp(a, "--json")) {
+            json = true;
+        } else if (!strcmp(a, "--device") || !strcmp(a, "--pid") || !strcmp(a, "--client") ||
+                   !strcmp(a, "--since")) {
+            if (!(v = memctl_optarg("history", argc, argv, &i)))
+                return MEMCTL_EXIT_USAGE;
+            if (!strcmp(a, "--device") && memctl_parse_u32(v, &f.device) < 0)
+                return memctl_bad_value("history", a, v, "a device id");
+            if (!strcmp(a, "--pid") && (memctl_parse_u32(v, &f.pid) < 0 || f.pid == 0))
+                return memctl_bad_value("history", a, v, "a process id");
+            if (!strcmp(a, "--client")) {
+                if (!*v || strlen(v) >= 32)
+                    return memctl_bad_value("history", a, v, "a client name of 1 to 31 bytes");
+                f.client = v;
+            }
+            if (!strcmp(a, "--since") && memctl_parse_duration(v, &age_ms) < 0)
+                return memctl_bad_value("history", a, v, "a duration such as 90s, 10m, 2h or 1d");
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            printf("%s"
+                   "  the flight recorder: allocations, frees, refusals and releases, oldest "
+                   "first\n  (an admin sees all, others their uid's)\n"
+                   "  --json            one JSON object per line (keys: memctl(1))\n"
+                   "  --device N        only device N\n"
+                   "  --pid P           only process P\n"
+                   "  --client NAME     only sessions with this client or process name\n"
+                   "  --since DURATION  only the last DURATION (90s, 10m, 2h, 1d)\n"
+                   "  --follow          keep printing new records until interrupted\n",
+                   usage_line);
+            return 0;
+        } else {
+            fprintf(stderr, "memctl history: unknown option '%s' (%s)", a, usage_line);
+            return MEMCTL_EXIT_USAGE;
+        }
+    }
+    if (age_ms) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t now_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+        f.since_ns = now_ns > age_ms * 1000000ull ? now_ns - age_ms * 1000000ull : 0;
+    }
+    memclient *c;
+    int r = memctl_connect(g, &c);
+    if (r)
+        return r;
+    if (follow)
+        memctl_follow_signals();
+    if (!json)
+        print_header(stdout);
+    uint64_t since = 0;
+    for (;;) {
+        memclient_history_page pg;
+        int e = memclient_history(c, since, 0, &f, &pg);
+        if (e < 0) {
+            r = memctl_fail(NULL, "history", "cannot read the flight recorder", e);
+            break;
+        }
+        if (pg.capacity == 0 && !follow)
+            fprintf(stderr, "memctl history: the flight recorder is off (limits: "
+                            "history_events: 0 in memd.yaml)\n");
+        if (pg.lost)
+            fprintf(stderr, "memctl history: %" PRIu64 " records were overwritten before they "
+                            "were read\n", pg.lost);
+        for (size_t i = 0; i < pg.n; i++)
+            (json ? print_json : print_text)(stdout, &pg.events[i]);
+        bool more = pg.next_seq > since && pg.n > 0;
+        since = pg.next_seq;
+        memclient_history_page_free(&pg);
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            r = errno == EPIPE ? 0 : MEMCTL_EXIT_FAIL;
+            break;
+        }
+        if (!more && !follow)
+            break;
+        if (!more)
+            usleep(FOLLOW_POLL_US);
+    }
+    memclient_disconnect(c);
+    return r;
+}
