@@ -94,6 +94,33 @@ int memd_device_alloc(memd_device *d, const memd_alloc_req *req, memd_placement 
     return 0;
 }
 
+int memd_device_alloc_fixed(memd_device *d, const memd_alloc_req *req, uint64_t address,
+                            memd_placement *out)
+{
+    memd_placement p;
+    int rc = memd_device_footprint(d, req, &p);
+    if (rc)
+        return rc;
+    uint64_t lo, hi;
+    memd_region_span(d, p.kind, p.region, &lo, &hi);
+    if (address & (memd_device_req_alignment(d, p.kind, req) - 1))
+        return -EINVAL;
+    if (address < lo || address > hi || p.size_per_bank > hi - address)
+        return -ERANGE;
+    p.address = address;
+    if (p.mode != MEMD_BANKS_ALL && (rc = memd_banks_fill_set(&p, req)))
+        return rc;
+    for (uint32_t i = 0; p.addrs && i < p.nset; i++)
+        p.addrs[i] = address; /* per bank: each piece where it was asked for */
+    d->oom_bank = UINT32_MAX;
+    if ((rc = memd_device_alloc_at(d, &p))) {
+        memd_placement_fini(&p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
 void memd_device_walks_get(const memd_device *d, memd_device_walks *w)
 {
     *w = d->walks;

@@ -119,6 +119,9 @@ int memd_device_footprint(const memd_device *d, const memd_alloc_req *req, memd_
      * malformed request, not a lack of room. */
     if (req->alignment != 0 && (!memd_is_pow2(req->alignment) || req->alignment > g->bank_size))
         return -EINVAL;
+    /* tt-metal's allocator refuses sharded-by-core buffers outside L1. */
+    if (spec->ttmetal && kind == MEMD_KIND_DRAM && (req->nbank_set || req->per_bank))
+        return -EINVAL;
 
     uint64_t bytes, pitch = 0;
     int rc;

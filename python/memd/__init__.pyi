@@ -239,7 +239,8 @@ class Client:
               page_size: int = ..., alignment: int = ..., banks: int = ...,
               name: Optional[str] = ..., shared: bool = ...,
               shape: Optional[Sequence[int]] = ..., dtype: Optional[str] = ...,
-              bank_set: Optional[Sequence[int]] = ..., per_bank: bool = ...) -> Buffer: ...
+              bank_set: Optional[Sequence[int]] = ..., per_bank: bool = ...,
+              address: Optional[int] = ...) -> Buffer: ...
     def alloc_batch(self, requests: Iterable[Mapping[str, Any]]) -> List[Buffer]: ...
     def pool(self, device: int, cls: str, size: int, *, scope: str = ...,
              page_size: int = ..., alignment: int = ..., banks: int = ...,

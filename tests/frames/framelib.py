@@ -210,8 +210,12 @@ def reply_masks(opcode, reply):
         return []
     status = struct.unpack_from("<i", reply, 20)[0]
     payload = reply[HDR_SIZE:]
-    if status < 0:  # an error record: its message says what, nothing varies
-        masks = []
+    if status < 0:  # an error record: its message says what, nothing varies but the
+        # opcode count of an unknown opcode's "this memd knows 1..N", which grows with
+        # every opcode appended to proto/memd.toml
+        at = payload.find(b"knows 1..")
+        end = payload.find(b")", at) if at >= 0 else -1
+        masks = [(at + 9, end, "the opcode count")] if end > at >= 0 else []
     elif opcode == OP["HELLO"]:
         masks = [m for m in WELCOME_MASKS if m[1] <= len(payload)]
     elif opcode == OP["QUERY"]:

@@ -1,0 +1,181 @@
+"""tt-metal parity (issue 28) from Python: tt-metal's allocator tests, case by case, with
+tt-metal's expected numbers, against a real daemon. Each test names the tt-metal test it
+transcribes (tests/tt_metal/tt_metal/api/allocator/, dispatch_buffer/test_sub_device.cpp).
+Device 0 is tt-metal's Wormhole galaxy (its own descriptors: tt-metal's rules), device 1
+the same Wormhole in memd's format (memd's rules), device 2 the allocator of the
+FreeListOpt tests: one bank of 1 GiB, 1 KiB alignment."""
+import errno
+import os
+
+import pytest
+
+import memd
+from conftest import SHARED_DATA, SOURCE_ROOT
+
+KiB = 1 << 10
+GiB = 1 << 30
+WORKER_L1_SIZE = 1499136  # the galaxy's l1_size_per_core
+PAGE = 2048               # HYBRID_TEST_PAGE_SIZE
+
+# tt-metal's L1 bank id of logical core (x, y) of the galaxy grid: its std::shuffle of
+# 0..63 (tests/common/ttmetal_galaxy_ids.h, printed by tt-metal's C++ library).
+GALAXY_IDS = [34, 63, 38, 6, 52, 33, 4, 37, 20, 35, 14, 22, 2, 31, 36, 19, 30, 40, 3, 10, 25, 7,
+              59, 56, 39, 24, 50, 12, 21, 42, 29, 5, 61, 0, 26, 54, 1, 9, 15, 13, 18, 58, 8, 46,
+              27, 51, 16, 53, 62, 45, 44, 43, 41, 17, 55, 60, 49, 48, 57, 32, 47, 23, 11, 28]
+
+
+def bank(x, y):
+    return GALAXY_IDS[y * 8 + x]
+
+
+@pytest.fixture
+def parity(own_daemon, tmp_path):
+    soc = os.path.join(SHARED_DATA, "soc", "tt-metal")
+    cfg = tmp_path / "memd.yaml"
+    cfg.write_text(
+        "devices:\n  - id: 0\n    name: wormhole_galaxy\n    tt_metal:\n"
+        f"      soc_descriptor: {soc}/soc_wormhole_b0_80_arch.yaml\n"
+        f"      core_descriptor: {soc}/core_wormhole_b0_80_arch.yaml\n"
+        "      product: galaxy\n      hw_cqs: 1\n    sram: {reserved: 160KiB}\n"
+        f"  - id: 1\n    descriptor: {SOURCE_ROOT}/config/devices/wormhole_b0.yaml\n"
+        f"  - id: 2\n    descriptor: {SOURCE_ROOT}/tests/data/soc/devices/freelist_1g.yaml\n"
+        "sub_devices:\n"
+        "  - {name: sd1, device: 0, group: l1, cores: {x: 0-2, y: 0-2}}\n"
+        "  - {name: sd2, device: 0, group: l1, cores: [{x: 3, y: 3}, {x: 4, y: 4}]}\n"
+        "  - {name: mine, device: 1, group: l1, banks: 0-8}\n")
+    return own_daemon(config=str(cfg))
+
+
+def test_subdev_allocations(parity):
+    """dispatch_buffer/test_sub_device.cpp, TensixTestSubDeviceAllocations: sharded buffers
+    in their sub-device, an interleaved 1 KiB buffer outside any, refused inside one (the
+    local L1 window is not expressed: memd's sub-devices have no address window)."""
+    cores1 = [bank(x, y) for y in range(3) for x in range(3)]
+    with memd.connect(parity.socket) as c1, memd.connect(parity.socket) as c2, \
+            memd.connect(parity.socket) as plain:
+        c1.subdev_bind("sd1")
+        c2.subdev_bind("sd2")
+        b1 = c1.alloc(0, "constant", 9 * 32, scope="l1", page_size=32, bank_set=cores1)
+        assert b1.banks == 9
+        assert all(x["core"][0] <= 2 and x["core"][1] <= 2 for x in b1.bank_info())
+        assert plain.alloc(0, "constant", 1024, scope="l1", page_size=1024).banks == 64
+        with pytest.raises(memd.InvalidRequestError, match="holds no interleaved buffers"):
+            c1.alloc(0, "constant", 1024, scope="l1", page_size=1024)
+        b3 = c2.alloc(0, "constant", 2 * 64, scope="l1", page_size=64,
+                      bank_set=[bank(3, 3), bank(4, 4)])
+        assert b3.banks == 2
+        with pytest.raises(memd.PermissionError):
+            c2.alloc(0, "constant", 9 * 32, scope="l1", page_size=32, bank_set=cores1)
+        b4 = c1.alloc(0, "constant", 9 * 32, scope="l1", page_size=32, bank_set=cores1)
+        assert b4.address != b1.address
+
+
+def test_memd_format_keeps_memd_rules(parity):
+    """Devices in memd's format: interleaved in a sub-device is lockstep over its banks,
+    a per-bank buffer's address is its first bank's, DRAM bank sets are placed."""
+    with memd.connect(parity.socket) as c, memd.connect(parity.socket) as u:
+        c.subdev_bind("mine")
+        assert c.alloc(1, "constant", 1024, scope="l1", page_size=1024).banks == 9
+        p = c.alloc(1, "constant", 2048, scope="l1", bank_set=[3], per_bank=True)
+        assert p.address == p.bank_info()[0]["address"] != 0
+        assert u.alloc(1, "constant", 4096, bank_set=[0, 1]).banks == 2
+
+
+def test_per_core_socket_address(parity):
+    """test_per_core_allocation.cpp, PerCoreSocketDataBufferPlacement: a 2048-byte per-core
+    buffer on the receiver core (0,1): 0 < per-core address < l1_size_per_core, address()
+    is 0; PerCoreSocketCoexistsWithLockstep: a lockstep buffer (reserved on every core,
+    its 2 pages on 2) does not alias it."""
+    with memd.connect(parity.socket) as c:
+        fifo = c.alloc(0, "constant", 2048, scope="l1", bank_set=[bank(0, 1)], per_bank=True)
+        assert fifo.address == 0 and fifo.bank_mode == 2
+        (b,) = fifo.bank_info()
+        assert b["bank"] == bank(0, 1) and b["core"][:2] == (0, 1)
+        assert 0 < b["absolute"] < WORKER_L1_SIZE
+        assert c.query(fifo)["address"] == 0
+        lock = c.alloc(0, "constant", 2 * PAGE, scope="l1", page_size=PAGE, banks=2)
+        assert lock.address != b["address"]
+
+
+def test_per_core_basic(parity):
+    """test_per_core_allocation.cpp, BasicPerCoreAllocation, PerCoreAndLockstepCoexist,
+    DeallocationFreesPerCoreSpace, on cores (0,0)-(3,0)."""
+    row = [bank(x, 0) for x in range(4)]
+    with memd.connect(parity.socket) as c:
+        pc = c.alloc(0, "constant", 8 * PAGE, scope="l1", page_size=PAGE, bank_set=row,
+                     per_bank=True)
+        assert pc.address == 0
+        addrs = [x["address"] for x in pc.bank_info()]
+        assert all(0 < x["absolute"] < WORKER_L1_SIZE for x in pc.bank_info())
+        lock = c.alloc(0, "constant", 8 * PAGE, scope="l1", page_size=PAGE, banks=4)
+        assert lock.address not in addrs
+        c.free(pc)
+        assert c.alloc(0, "constant", 8 * PAGE, scope="l1", page_size=PAGE, bank_set=row,
+                       per_bank=True).banks == 4
+
+
+def test_dram_bank_sets_refused(parity):
+    """test_range_lockstep_allocation.cpp, RejectsNonL1Buffers: no bank set (nor per bank)
+    in DRAM on a tt-metal device, nor a DRAM sub-device."""
+    with memd.connect(parity.socket) as c:
+        with pytest.raises(memd.InvalidRequestError, match="in L1 only"):
+            c.alloc(0, "constant", PAGE, bank_set=[0])
+        with pytest.raises(memd.InvalidRequestError, match="in L1 only"):
+            c.alloc(0, "constant", PAGE, per_bank=True)
+        c.alloc(0, "constant", PAGE)
+        with pytest.raises(memd.InvalidRequestError, match="sets of cores"):
+            c.subdev_define("dram", 0, "dram", [0, 1])
+
+
+def test_freelist_allocate_at_address(parity):
+    """test_free_list_opt_allocator.cpp, FreeListOptTest.AllocateAtAddress; and what
+    tt-metal asserts rather than returns: a misaligned address, a range past the end."""
+    with memd.connect(parity.socket) as c:
+        a = c.alloc(2, "constant", KiB)
+        assert a.address == 0
+        assert c.alloc(2, "constant", KiB, address=KiB).address == KiB
+        with pytest.raises(memd.BusyError, match="is taken") as e:
+            c.alloc(2, "constant", KiB, address=KiB)
+        assert e.value.errno == errno.EBUSY
+        assert c.alloc(2, "constant", KiB, address=2 * KiB).address == 2 * KiB
+        c.free(a)
+        assert c.alloc(2, "constant", KiB, address=0).address == 0
+        with pytest.raises(memd.InvalidRequestError, match="multiples of 1024"):
+            c.alloc(2, "constant", KiB, address=4 * KiB + 16)
+        with pytest.raises(memd.Error, match="do not lie inside") as e:
+            c.alloc(2, "constant", 2 * KiB, address=GiB - KiB)
+        assert e.value.errno == errno.ERANGE
+        with pytest.raises(TypeError, match="unknown key 'address'"):  # alloc only
+            c.alloc_batch([dict(device=2, cls="constant", size=KiB, address=0)])
+
+
+@pytest.mark.parametrize("first, top, fit", [("constant", "placeholder", "first"),
+                                               ("code", "internal", "best")])
+def test_freelist_at_address_interactions(parity, first, top, fit):
+    """FreeListOptTest.FirstFitAllocateAtAddressInteractions (first fit: z at the top) and
+    AllocateAtAddressInteractions (tt-metal's best fit: z at 32 KiB - 1 KiB, the end of
+    the smallest block that fits; memd's exact best fit gives the same here)."""
+    with memd.connect(parity.socket) as c:
+        c.alloc(2, "constant", KiB, address=32 * KiB)
+        assert c.alloc(2, first, KiB).address == 0
+        z = c.alloc(2, top, KiB).address
+        assert z == (GiB - KiB if fit == "first" else 32 * KiB - KiB)
+        assert c.alloc(2, first, KiB).address == KiB
+
+
+def test_at_address_bank_sets(parity):
+    """At an address with a bank set (range lockstep), per bank (each piece there), and
+    lockstep over every bank then finding it taken."""
+    with memd.connect(parity.socket) as c:
+        top = c.alloc(0, "constant", 4096, scope="l1")
+        at = top.address - 64 * KiB
+        r = c.alloc(0, "constant", 4096, scope="l1", bank_set=[bank(0, 0), bank(1, 0)],
+                    address=at)
+        assert r.address == at and {x["address"] for x in r.bank_info()} == {at}
+        p = c.alloc(0, "constant", 4096, scope="l1", bank_set=[bank(2, 0), bank(3, 0)],
+                    per_bank=True, address=at)
+        assert p.address == 0 and {x["address"] for x in p.bank_info()} == {at}
+        with pytest.raises(memd.BusyError):
+            c.alloc(0, "constant", 4096, scope="l1", address=at)
+        assert c.alloc(0, "constant", 4096, scope="l1", address=at - 8 * KiB).address == \
+            at - 8 * KiB
