@@ -121,6 +121,24 @@ int memd_device_alloc_fixed(memd_device *d, const memd_alloc_req *req, uint64_t 
     return 0;
 }
 
+int memd_device_bank_lowest(const memd_device *d, memd_kind kind, uint32_t bank, uint64_t *addr)
+{
+    if (!d || (unsigned)kind >= MEMD_KIND_COUNT || bank >= d->spec.groups[kind].banks)
+        return -ENOENT;
+    bool found = false;
+    for (uint8_t i = 0; i < d->spec.groups[kind].nregions; i++) {
+        const memd_range *r = region_range(d, kind, i);
+        memd_range **b = d->bank[kind][i];
+        uint64_t a;
+        /* A split region: the bank's own pieces beside the lockstep map. */
+        if (r && memd_range_lowest(r, &a) && (!found || a < *addr))
+            *addr = a, found = true;
+        if (b && memd_range_lowest(b[bank], &a) && (!found || a < *addr))
+            *addr = a, found = true;
+    }
+    return found ? 0 : -ENODATA;
+}
+
 void memd_device_walks_get(const memd_device *d, memd_device_walks *w)
 {
     *w = d->walks;

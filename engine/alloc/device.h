@@ -208,6 +208,12 @@ int memd_device_bank_foreach(const memd_device *d, memd_kind kind, uint8_t regio
  * lockstep buffer. O(n log n) per bank. 0 or -EFAULT. */
 int memd_device_check(const memd_device *d);
 
+/* The lowest address of bank `bank` that a buffer occupies (lockstep buffers and
+ * bank-set pieces, over every allocatable region of group `kind`): tt-metal's
+ * lowest_occupied_address(bank). 0 with *addr, -ENODATA when the bank holds nothing,
+ * -ENOENT for no such group or bank. O(log n) per region. */
+int memd_device_bank_lowest(const memd_device *d, memd_kind kind, uint32_t bank, uint64_t *addr);
+
 /* Absolute address of `address` in bank `bank` of group `kind`; -ERANGE on a bad bank. */
 int memd_device_bank_address(const memd_device *d, memd_kind kind, uint32_t bank,
                              uint64_t address, uint64_t *out);

@@ -263,6 +263,14 @@ MEMCLIENT_API int memclient_bank_addresses(memclient *c, uint64_t handle, uint64
  * order. Writes at most cap entries and returns the number of banks. */
 MEMCLIENT_API int memclient_bank_info(memclient *c, uint64_t handle, memclient_bank *out,
                                       size_t cap);
+
+/* The lowest address of bank `bank` of a bank group that any buffer occupies (lockstep
+ * buffers and bank-set pieces, every session's; tt-metal's lowest_occupied_address, which
+ * it checks circular buffers against): 1 with *address (in the group's map) and
+ * *absolute (NULL: not wanted), 0 when the bank holds nothing, or a negative errno
+ * (-ENODEV, -EINVAL for no such bank). One small round trip, no dump. */
+MEMCLIENT_API int memclient_lowest_occupied(memclient *c, uint32_t device, memd_kind kind,
+                                            uint32_t bank, uint64_t *address, uint64_t *absolute);
 /* ---- client pools ----------------------------------------------------------------------
  *
  * In-process speed with memd still owning the map. memclient_pool_create() leases one

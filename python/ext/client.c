@@ -612,6 +612,30 @@ static PyObject *client_bank_info(PyObject *op, PyObject *arg)
     }
 }
 
+/* tt-metal's lowest_occupied_address(bank): (address, absolute) or None. */
+static PyObject *client_lowest_occupied(PyObject *op, PyObject *args, PyObject *kw)
+{
+    memdpy_client *self = (memdpy_client *)op;
+    static char *kws[] = {"device", "group", "bank", NULL};
+    unsigned int device, bank;
+    const char *group;
+    memd_kind kind;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "IsI:lowest_occupied", kws, &device, &group, &bank))
+        return NULL;
+    if (memclient_kind_parse(group, &kind) < 0)
+        return PyErr_Format(PyExc_ValueError, "group must be sram (l1) or dram (global), not '%s'",
+                            group);
+    const char *what = "lowest_occupied";
+    uint64_t addr, abs;
+    int r;
+    MEMDPY_CALL(self, r, memclient_lowest_occupied(c, device, kind, bank, &addr, &abs));
+    if (r < 0)
+        return NULL;
+    if (r == 0)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(KK)", (unsigned long long)addr, (unsigned long long)abs);
+}
+
 /* ---- sub-devices ------------------------------------------------------------------------ */
 
 static PyObject *client_subdev_define(PyObject *op, PyObject *args, PyObject *kw)
@@ -839,6 +863,12 @@ static PyMethodDef client_methods[] = {
     {"bank_info", client_bank_info, METH_O,
      "bank_info(handle) -> list[dict]\n\nEvery bank the buffer uses, in id order: bank, address "
      "(in the group's map), absolute, core and noc ((x, y) or None)."},
+    {"lowest_occupied", (PyCFunction)(void (*)(void))client_lowest_occupied,
+     METH_VARARGS | METH_KEYWORDS,
+     "lowest_occupied(device, group, bank) -> (address, absolute) or None\n\n"
+     "The lowest address of that bank any buffer occupies (every session's; tt-metal's\n"
+     "lowest_occupied_address): in the group's map and absolute; None when it holds\n"
+     "nothing. One small request, no dump."},
     {"subdev_define", (PyCFunction)(void (*)(void))client_subdev_define,
      METH_VARARGS | METH_KEYWORDS,
      "subdev_define(name, device, group, banks, *, budget=0, overlap=()) -> None\n\nAdmin "

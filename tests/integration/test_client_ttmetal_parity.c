@@ -433,6 +433,88 @@ START_TEST(at_address_bank_sets)
 }
 END_TEST
 
+/* 1 with *at the lowest occupied address of the FreeListOpt device's one bank, or 0. */
+static int fl_lowest(memclient *c, uint64_t *at)
+{
+    return memclient_lowest_occupied(c, 2, MEMD_KIND_DRAM, 0, at, NULL);
+}
+
+/* FreeListOptTest.LowestOccupiedAddress and LowestOccupiedAddressWithAllocateAt. */
+START_TEST(freelist_lowest_occupied)
+{
+    start();
+    memclient *c = cu_connect(&f);
+    memclient_buffer b[3], w;
+    uint64_t at;
+    for (int i = 0; i < 3; i++) {
+        memclient_alloc_req r = fl(MEMD_CLASS_CONSTANT, KiB);
+        ck_assert_int_eq(memclient_alloc(c, &r, &b[i]), 0);
+        ck_assert_uint_eq(b[i].address, (uint64_t)i * KiB);
+    }
+    ck_assert_int_eq(fl_lowest(c, &at), 1);
+    ck_assert_uint_eq(at, 0);
+    ck_assert_int_eq(memclient_free(c, b[0].handle), 0);
+    ck_assert_int_eq(fl_lowest(c, &at), 1);
+    ck_assert_uint_eq(at, KiB);
+    ck_assert_int_eq(memclient_free(c, b[1].handle), 0);
+    ck_assert_int_eq(fl_lowest(c, &at), 1);
+    ck_assert_uint_eq(at, 2 * KiB);
+    ck_assert_int_eq(memclient_free(c, b[2].handle), 0);
+    ck_assert_int_eq(fl_lowest(c, &at), 0);
+    /* WithAllocateAt */
+    ck_assert_int_eq(fl_at(c, KiB, KiB, &w), 0);
+    ck_assert_int_eq(fl_lowest(c, &at), 1);
+    ck_assert_uint_eq(at, KiB);
+    ck_assert_int_eq(memclient_free(c, w.handle), 0);
+    ck_assert_int_eq(fl_lowest(c, &at), 0);
+    ck_assert_int_eq(memclient_lowest_occupied(c, 2, MEMD_KIND_DRAM, 1, &at, NULL), -EINVAL);
+    last_error_says("no bank 1");
+    memclient_disconnect(c);
+    teardown();
+}
+END_TEST
+
+/* Per bank on the galaxy's L1, as tt-metal checks circular buffers against L1 buffers:
+ * a per-core buffer lowers only its own core's lowest occupied address, a lockstep
+ * buffer every core's; memctl lowest prints the same. */
+START_TEST(lowest_per_bank)
+{
+    start();
+    memclient *c = cu_connect(&f);
+    uint32_t one = bank_of(0, 0), other = bank_of(1, 0);
+    uint64_t at, abs;
+    ck_assert_int_eq(memclient_lowest_occupied(c, 0, MEMD_KIND_SRAM, one, &at, &abs), 0);
+    memclient_buffer lock, pc;
+    memclient_alloc_req l = cu_l1(0, 64 * KiB, 0, NULL, 0, 0);
+    ck_assert_int_eq(memclient_alloc(c, &l, &lock), 0);
+    ck_assert_int_eq(memclient_lowest_occupied(c, 0, MEMD_KIND_SRAM, other, &at, &abs), 1);
+    ck_assert_uint_eq(at, lock.address);
+    memclient_bank piece;
+    memclient_alloc_req p = cu_l1(0, 4 * KiB, 0, &one, 1, 1);
+    p.bank_out = &piece;
+    p.nbank_out = 1;
+    ck_assert_int_eq(memclient_alloc(c, &p, &pc), 0);
+    ck_assert_uint_lt(piece.address, lock.address); /* top-down: below the lockstep one */
+    ck_assert_int_eq(memclient_lowest_occupied(c, 0, MEMD_KIND_SRAM, one, &at, &abs), 1);
+    ck_assert_uint_eq(at, piece.address);
+    ck_assert_uint_eq(abs, piece.absolute);
+    ck_assert_int_eq(memclient_lowest_occupied(c, 0, MEMD_KIND_SRAM, other, &at, &abs), 1);
+    ck_assert_uint_eq(at, lock.address);
+    char bank[16], want[64];
+    snprintf(bank, sizeof bank, "%u", one);
+    ck_assert_int_eq(RUN("lowest", "--device", "0", "--group", "l1", "--bank", bank), 0);
+    snprintf(want, sizeof want, "lowest occupied address 0x%" PRIx64, piece.address);
+    ck_assert_msg(strstr(out, want), "%s", out);
+    ck_assert_int_eq(RUN("lowest", "--device", "0", "--group", "l1", "--bank", bank, "--json"), 0);
+    snprintf(want, sizeof want, "\"address\": %" PRIu64, piece.address);
+    ck_assert_msg(strstr(out, "\"occupied\": true") && strstr(out, want), "%s", out);
+    ck_assert_int_eq(RUN("lowest", "--device", "0", "--group", "l1", "--bank", "64"), 1);
+    ck_assert_msg(strstr(err, "no bank 64"), "%s", err);
+    memclient_disconnect(c);
+    teardown();
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("client-ttmetal-parity");
@@ -447,6 +529,8 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, freelist_allocate_at_address);
     tcase_add_test(tc, freelist_at_address_interactions);
     tcase_add_test(tc, at_address_bank_sets);
+    tcase_add_test(tc, freelist_lowest_occupied);
+    tcase_add_test(tc, lowest_per_bank);
     suite_add_tcase(s, tc);
     return s;
 }

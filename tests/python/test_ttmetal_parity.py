@@ -179,3 +179,37 @@ def test_at_address_bank_sets(parity):
             c.alloc(0, "constant", 4096, scope="l1", address=at)
         assert c.alloc(0, "constant", 4096, scope="l1", address=at - 8 * KiB).address == \
             at - 8 * KiB
+
+
+def test_freelist_lowest_occupied(parity):
+    """FreeListOptTest.LowestOccupiedAddress and LowestOccupiedAddressWithAllocateAt."""
+    with memd.connect(parity.socket) as c:
+        bufs = [c.alloc(2, "constant", KiB) for _ in range(3)]
+        assert [b.address for b in bufs] == [0, KiB, 2 * KiB]
+        assert c.lowest_occupied(2, "dram", 0) == (0, 0)
+        for b, then in zip(bufs, [KiB, 2 * KiB, None]):
+            c.free(b)
+            got = c.lowest_occupied(2, "dram", 0)
+            assert (got and got[0]) == then
+        w = c.alloc(2, "constant", KiB, address=KiB)
+        assert c.lowest_occupied(2, "global", 0)[0] == KiB
+        c.free(w)
+        assert c.lowest_occupied(2, "dram", 0) is None
+        with pytest.raises(memd.InvalidRequestError, match="no bank 1"):
+            c.lowest_occupied(2, "dram", 1)
+        with pytest.raises(ValueError, match="group must be"):
+            c.lowest_occupied(2, "hbm", 0)
+
+
+def test_lowest_per_bank(parity):
+    """A per-core buffer lowers only its core's lowest occupied address, a lockstep buffer
+    every core's (tt-metal checks circular buffers against L1 buffers with it)."""
+    one, other = bank(0, 0), bank(1, 0)
+    with memd.connect(parity.socket) as c:
+        assert c.lowest_occupied(0, "l1", one) is None
+        lock = c.alloc(0, "constant", 64 * KiB, scope="l1")
+        pc = c.alloc(0, "constant", 4 * KiB, scope="l1", bank_set=[one], per_bank=True)
+        (piece,) = pc.bank_info()
+        assert piece["address"] < lock.address
+        assert c.lowest_occupied(0, "l1", one) == (piece["address"], piece["absolute"])
+        assert c.lowest_occupied(0, "sram", other)[0] == lock.address

@@ -183,6 +183,7 @@ START_TEST(length_checked_before_handler)
         [MEMD_OP_SUBDEV_BIND] = "expected 64 bytes",
         [MEMD_OP_ALLOC_BATCH_BANKS] = "expected at least 8 bytes",
         [MEMD_OP_ALLOC_AT] = "expected at least 152 bytes",
+        [MEMD_OP_LOWEST] = "expected 16 bytes",
     };
     memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 64);
     for (uint16_t op = MEMD_OP_HELLO; op < MEMD_OP_OPCODE_COUNT; op++) {
@@ -317,7 +318,12 @@ static void alloc_steps(uint8_t *p, uint32_t *seen)
     step(MEMD_OP_ALLOC_AT, p, MEMD_WIRE_ADDRESS_SIZE + MEMD_WIRE_ALLOC_REQ_SIZE +
          MEMD_WIRE_BANKSET_SIZE, &r, seen);
     ck_assert_uint_eq(memd_wire_u64(r.p + 8), at);
-    memd_wire_handle_put(p, memd_wire_u64(r.p));
+    memd_wire_lowest_req lq = {.device = DEV, .bank = 0, .kind = MEMD_KIND_DRAM};
+    uint64_t handle = memd_wire_u64(r.p);
+    memd_wire_lowest_req_put(p, &lq);
+    step(MEMD_OP_LOWEST, p, MEMD_WIRE_LOWEST_REQ_SIZE, &r, seen);
+    ck_assert_uint_eq(r.p[16], 1); /* found */
+    memd_wire_handle_put(p, handle);
     step(MEMD_OP_FREE, p, 8, &r, seen);
     /* A batch of a plain buffer and a per-bank one in bank 0, freed again. */
     q = memd_wire_count_put(p, 2);

@@ -59,6 +59,7 @@ START_TEST(opcode_table)
         {MEMD_OP_SUBDEV_BIND, "SUBDEV_BIND", MEMD_WIRE_SHAPE_FIXED, 64, 0, true},
         {MEMD_OP_ALLOC_BATCH_BANKS, "ALLOC_BATCH_BANKS", MEMD_WIRE_SHAPE_MIN, 8, 0, true},
         {MEMD_OP_ALLOC_AT, "ALLOC_AT", MEMD_WIRE_SHAPE_MIN, 152, 0, true},
+        {MEMD_OP_LOWEST, "LOWEST", MEMD_WIRE_SHAPE_FIXED, 16, 0, false},
     };
     ck_assert_uint_eq(sizeof want / sizeof want[0], MEMD_OP_OPCODE_COUNT - 1);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
