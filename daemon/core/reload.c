@@ -24,7 +24,7 @@ static const char *group_diff(const memd_bank_group_spec *a, const memd_bank_gro
     for (uint32_t i = 0; i < a->nregions; i++) {
         const memd_region_spec *x = &a->regions[i], *y = &b->regions[i];
         if (strcmp(x->name, y->name) || x->base != y->base || x->size != y->size ||
-            x->allocatable != y->allocatable)
+            x->allocatable != y->allocatable || x->min_alloc != y->min_alloc)
             return "regions";
     }
     return NULL;

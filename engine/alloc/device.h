@@ -27,6 +27,8 @@ typedef struct memd_region_spec {
     uint64_t base;            /* offset inside the bank's address space */
     uint64_t size;
     bool allocatable;         /* false for "reserved" (firmware, kernels) */
+    uint64_t min_alloc;       /* min_allocation_size: a buffer takes at least this much
+                                 per bank (tt-metal's allocators have one); 0: none */
 } memd_region_spec;
 
 /* The core a bank belongs to (tt-metal devices): logical and NOC coordinates. */

@@ -162,6 +162,11 @@ int memd_device_footprint(const memd_device *d, const memd_alloc_req *req, memd_
     uint64_t pages_per_bank = pages / nbanks + (pages % nbanks != 0);
     if (!memd_mul_ok(pages_per_bank, padded, &per_bank))
         return -EOVERFLOW;
+    uint64_t least; /* as tt-metal: align(max(size, min_allocation_size)) */
+    if (!memd_round_up(g->regions[pol->region].min_alloc, g->alignment, &least))
+        return -EOVERFLOW;
+    if (per_bank < least)
+        per_bank = least;
     if (per_bank > g->regions[pol->region].size)
         return -E2BIG;
 

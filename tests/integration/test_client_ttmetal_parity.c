@@ -8,7 +8,8 @@
  * address is 0, no bank sets in DRAM. Device 1: the same Wormhole in memd's own format
  * (config/devices/wormhole_b0.yaml), which keeps memd's more general behaviour. Device 2:
  * the allocator of the FreeListOpt tests, one bank of 1 GiB with 1 KiB alignment
- * (tests/data/soc/devices/freelist_1g.yaml).
+ * (tests/data/soc/devices/freelist_1g.yaml). Device 3: the allocators of the Alignment and
+ * MinAllocationSize tests (freelist_min.yaml: a 1 KiB minimum allocation size in L1).
  *
  * Logical core (x, y) of the galaxy grid has L1 bank memd_test_galaxy_l1_ids[y * 8 + x]
  * (tt-metal's shuffle, printed by its C++ library). */
@@ -57,6 +58,8 @@ static void start(void)
              "    descriptor: %s/config/devices/wormhole_b0.yaml\n"
              "  - id: 2\n"
              "    descriptor: %s/tests/data/soc/devices/freelist_1g.yaml\n"
+             "  - id: 3\n"
+             "    descriptor: %s/tests/data/soc/devices/freelist_min.yaml\n"
              "sub_devices:\n"
              /* TensixTestSubDeviceAllocations' sub_device_1 and sub_device_2 */
              "  - {name: sd1, device: 0, group: l1, cores: {x: 0-2, y: 0-2}}\n"
@@ -68,7 +71,7 @@ static void start(void)
              "    cores: [{x: 5, y: 4}, {x: 3, y: 2-3}, {x: 0-2, y: 0-2}]\n"
              "    overlap: [sd1, sd2]\n"
              "  - {name: mine, device: 1, group: l1, banks: 0-8}\n",
-             data, data, src, src);
+             data, data, src, src, src);
     memd_fixture_opts o = {.config_yaml = yaml};
     ck_assert_int_eq(memd_fixture_start(&f, &o), 0);
     memctl_output_paths(&f, out_path, err_path);
@@ -312,6 +315,13 @@ static uint64_t fl_alloc(memclient *c, memd_class cls, uint64_t bytes)
     return b.address;
 }
 
+/* Frees b[0, n). */
+static void fl_free(memclient *c, const memclient_buffer *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(memclient_free(c, b[i].handle), 0);
+}
+
 /* 0 with *b the buffer at address, or the error. */
 static int fl_at(memclient *c, uint64_t address, uint64_t bytes, memclient_buffer *b)
 {
@@ -433,6 +443,75 @@ START_TEST(at_address_bank_sets)
 }
 END_TEST
 
+/* test_free_list_opt_allocator.cpp: FreeListOptTest.Allocation, AllocateFromTop,
+ * FirstFit, Coalescing, OutOfMemory, Alignment and MinAllocationSize (the minimum of a
+ * region: min_allocation_size). */
+START_TEST(freelist_basics)
+{
+    start();
+    memclient *c = cu_connect(&f);
+    memclient_buffer b[5];
+    const memd_class top[3] = {MEMD_CLASS_PLACEHOLDER, MEMD_CLASS_PLACEHOLDER, MEMD_CLASS_CONSTANT};
+    const uint64_t at[3] = {GiB - KiB, GiB - 2 * KiB, 0};
+    for (int i = 0; i < 3; i++) { /* AllocateFromTop */
+        memclient_alloc_req r = fl(top[i], KiB);
+        ck_assert_int_eq(memclient_alloc(c, &r, &b[i]), 0);
+        ck_assert_uint_eq(b[i].address, at[i]);
+    }
+    fl_free(c, b, 3);
+    const uint64_t sizes[5] = {KiB, 3 * KiB, KiB, KiB, KiB}, want[5] = {0, KiB, 4 * KiB, 5 * KiB,
+                                                                         6 * KiB};
+    for (int i = 0; i < 5; i++) { /* FirstFit */
+        memclient_alloc_req r = fl(MEMD_CLASS_CONSTANT, sizes[i]);
+        ck_assert_int_eq(memclient_alloc(c, &r, &b[i]), 0);
+        ck_assert_uint_eq(b[i].address, want[i]);
+    }
+    fl_free(c, &b[1], 1);
+    fl_free(c, &b[3], 1);
+    memclient_alloc_req r1 = fl(MEMD_CLASS_CONSTANT, KiB);
+    ck_assert_int_eq(memclient_alloc(c, &r1, &b[1]), 0);
+    ck_assert_uint_eq(b[1].address, KiB);
+    fl_free(c, b, 3);
+    fl_free(c, &b[4], 1);
+    for (int i = 0; i < 3; i++) { /* Coalescing: a and b freed, 2 KiB fits at 0 */
+        memclient_alloc_req r = fl(MEMD_CLASS_CONSTANT, KiB);
+        ck_assert_int_eq(memclient_alloc(c, &r, &b[i]), 0);
+    }
+    fl_free(c, &b[1], 1);
+    fl_free(c, &b[0], 1);
+    memclient_alloc_req two = fl(MEMD_CLASS_CONSTANT, 2 * KiB);
+    ck_assert_int_eq(memclient_alloc(c, &two, &b[0]), 0);
+    ck_assert_uint_eq(b[0].address, 0);
+    fl_free(c, b, 1);
+    fl_free(c, &b[2], 1);
+    /* OutOfMemory */
+    memclient_alloc_req all = fl(MEMD_CLASS_CONSTANT, GiB), x = fl(MEMD_CLASS_CONSTANT, KiB);
+    ck_assert_int_eq(memclient_alloc(c, &all, &b[0]), 0);
+    ck_assert_int_eq(memclient_alloc(c, &x, &b[1]), -ENOMEM);
+    ck_assert_int_eq(memclient_free(c, b[0].handle), 0);
+    all.bytes = GiB - KiB;
+    x.bytes = 2 * KiB;
+    ck_assert_int_eq(memclient_alloc(c, &all, &b[0]), 0);
+    ck_assert_int_eq(memclient_alloc(c, &x, &b[1]), -ENOMEM);
+    /* Alignment: 64 bytes at 0, the next at 1 KiB. */
+    memclient_alloc_req al = cu_req(MEMD_CLASS_CONSTANT, 64);
+    al.device = 3;
+    ck_assert_int_eq(memclient_alloc(c, &al, &b[2]), 0);
+    ck_assert_uint_eq(b[2].address, 0);
+    ck_assert_int_eq(memclient_alloc(c, &al, &b[2]), 0);
+    ck_assert_uint_eq(b[2].address, KiB);
+    /* MinAllocationSize: 1 byte takes 1 KiB, the next at 1 KiB. */
+    memclient_alloc_req m = cu_l1(3, 1, 0, NULL, 0, 0);
+    ck_assert_int_eq(memclient_alloc(c, &m, &b[3]), 0);
+    ck_assert_uint_eq(b[3].address, 0);
+    ck_assert_uint_eq(b[3].size_per_bank, KiB);
+    ck_assert_int_eq(memclient_alloc(c, &m, &b[3]), 0);
+    ck_assert_uint_eq(b[3].address, KiB);
+    memclient_disconnect(c);
+    teardown();
+}
+END_TEST
+
 /* 1 with *at the lowest occupied address of the FreeListOpt device's one bank, or 0. */
 static int fl_lowest(memclient *c, uint64_t *at)
 {
@@ -530,6 +609,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, freelist_at_address_interactions);
     tcase_add_test(tc, at_address_bank_sets);
     tcase_add_test(tc, freelist_lowest_occupied);
+    tcase_add_test(tc, freelist_basics);
     tcase_add_test(tc, lowest_per_bank);
     suite_add_tcase(s, tc);
     return s;

@@ -3,7 +3,8 @@ tt-metal's expected numbers, against a real daemon. Each test names the tt-metal
 transcribes (tests/tt_metal/tt_metal/api/allocator/, dispatch_buffer/test_sub_device.cpp).
 Device 0 is tt-metal's Wormhole galaxy (its own descriptors: tt-metal's rules), device 1
 the same Wormhole in memd's format (memd's rules), device 2 the allocator of the
-FreeListOpt tests: one bank of 1 GiB, 1 KiB alignment."""
+FreeListOpt tests: one bank of 1 GiB, 1 KiB alignment; device 3 those of its Alignment
+and MinAllocationSize tests (a 1 KiB min_allocation_size in L1)."""
 import errno
 import os
 
@@ -11,6 +12,7 @@ import pytest
 
 import memd
 from conftest import SHARED_DATA, SOURCE_ROOT
+from test_client import alloc_handles
 
 KiB = 1 << 10
 GiB = 1 << 30
@@ -39,6 +41,7 @@ def parity(own_daemon, tmp_path):
         "      product: galaxy\n      hw_cqs: 1\n    sram: {reserved: 160KiB}\n"
         f"  - id: 1\n    descriptor: {SOURCE_ROOT}/config/devices/wormhole_b0.yaml\n"
         f"  - id: 2\n    descriptor: {SOURCE_ROOT}/tests/data/soc/devices/freelist_1g.yaml\n"
+        f"  - id: 3\n    descriptor: {SOURCE_ROOT}/tests/data/soc/devices/freelist_min.yaml\n"
         "sub_devices:\n"
         "  - {name: sd1, device: 0, group: l1, cores: {x: 0-2, y: 0-2}}\n"
         "  - {name: sd2, device: 0, group: l1, cores: [{x: 3, y: 3}, {x: 4, y: 4}]}\n"
@@ -213,3 +216,35 @@ def test_lowest_per_bank(parity):
         assert piece["address"] < lock.address
         assert c.lowest_occupied(0, "l1", one) == (piece["address"], piece["absolute"])
         assert c.lowest_occupied(0, "sram", other)[0] == lock.address
+
+
+def test_freelist_basics(parity):
+    """test_free_list_opt_allocator.cpp: FreeListOptTest.Allocation, AllocateFromTop,
+    FirstFit, Coalescing, OutOfMemory, Alignment, MinAllocationSize."""
+    with memd.connect(parity.socket) as c:
+        top = [c.alloc(2, cls, KiB) for cls in ("placeholder", "placeholder", "constant")]
+        assert [b.address for b in top] == [GiB - KiB, GiB - 2 * KiB, 0]
+        c.free_batch(top)
+        ff = [c.alloc(2, "constant", n * KiB) for n in (1, 3, 1, 1, 1)]
+        assert [b.address for b in ff] == [0, KiB, 4 * KiB, 5 * KiB, 6 * KiB]
+        c.free_batch([ff[1], ff[3]])
+        f = c.alloc(2, "constant", KiB)
+        assert f.address == KiB
+        c.free_batch([ff[0], f, ff[2], ff[4]])
+        assert not alloc_handles(c.dump(2))
+        a, b, third = [c.alloc(2, "constant", KiB) for _ in range(3)]
+        c.free(b)
+        c.free(a)
+        two = c.alloc(2, "constant", 2 * KiB)
+        assert two.address == 0
+        c.free_batch([two, third])
+        whole = c.alloc(2, "constant", GiB)
+        with pytest.raises(memd.OutOfMemory):
+            c.alloc(2, "constant", KiB)
+        c.free(whole)
+        c.alloc(2, "constant", GiB - KiB)
+        with pytest.raises(memd.OutOfMemory):
+            c.alloc(2, "constant", 2 * KiB)
+        assert [c.alloc(3, "constant", 64).address for _ in range(2)] == [0, KiB]
+        m = [c.alloc(3, "constant", 1, scope="l1") for _ in range(2)]
+        assert [x.address for x in m] == [0, KiB] and m[0].size_per_bank == KiB
