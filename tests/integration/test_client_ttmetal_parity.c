@@ -270,6 +270,30 @@ START_TEST(per_core_basic)
 }
 END_TEST
 
+/* test_range_lockstep_allocation.cpp, PlacesBesideAPerCoreHogWhenScoped (and
+ * ...ScopedByADistributionSpec, ScopesDependenciesOnADirectBufferCreate: the same request
+ * in memd) and RefusesToPlaceBesideAPerCoreHogWhenNotScoped: a per-core buffer of 60% of
+ * L1 on core (0,0); the same size on core (1,0) fits as a bank set, not as lockstep
+ * (reserved on every core). */
+START_TEST(range_beside_per_core_hog)
+{
+    start();
+    memclient *c = cu_connect(&f);
+    uint64_t size = cu_region_size(c, 0, MEMD_KIND_SRAM, "buffers") * 6 / 10 / PAGE_SIZE * PAGE_SIZE;
+    uint32_t hogged = bank_of(0, 0), free_core = bank_of(1, 0);
+    memclient_buffer hog, scoped, x;
+    memclient_alloc_req h = cu_l1(0, size, size, &hogged, 1, 1);
+    ck_assert_int_eq(memclient_alloc(c, &h, &hog), 0);
+    memclient_alloc_req lock = cu_l1(0, size, size, NULL, 0, 0);
+    lock.banks = 1;
+    ck_assert_int_eq(memclient_alloc(c, &lock, &x), -ENOMEM);
+    memclient_alloc_req r = cu_l1(0, size, size, &free_core, 1, 0);
+    ck_assert_int_eq(memclient_alloc(c, &r, &scoped), 0);
+    memclient_disconnect(c);
+    teardown();
+}
+END_TEST
+
 /* test_range_lockstep_allocation.cpp, RejectsNonL1Buffers: a range-lockstep (bank set)
  * buffer in DRAM throws in tt-metal; memd refuses it on tt-metal devices, per bank too,
  * and a DRAM sub-device there could hold nothing, so it is refused as well. */
@@ -605,6 +629,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, per_core_socket_address);
     tcase_add_test(tc, per_core_basic);
     tcase_add_test(tc, dram_bank_sets_refused);
+    tcase_add_test(tc, range_beside_per_core_hog);
     tcase_add_test(tc, freelist_allocate_at_address);
     tcase_add_test(tc, freelist_at_address_interactions);
     tcase_add_test(tc, at_address_bank_sets);

@@ -248,3 +248,19 @@ def test_freelist_basics(parity):
         assert [c.alloc(3, "constant", 64).address for _ in range(2)] == [0, KiB]
         m = [c.alloc(3, "constant", 1, scope="l1") for _ in range(2)]
         assert [x.address for x in m] == [0, KiB] and m[0].size_per_bank == KiB
+
+
+def test_range_beside_per_core_hog(parity):
+    """test_range_lockstep_allocation.cpp, PlacesBesideAPerCoreHogWhenScoped (also
+    ...ScopedByADistributionSpec, ScopesDependenciesOnADirectBufferCreate) and
+    RefusesToPlaceBesideAPerCoreHogWhenNotScoped: 60% of L1 per core on (0,0); the same
+    size on (1,0) fits as a bank set, not as lockstep (reserved on every core)."""
+    with memd.connect(parity.socket) as c:
+        sram = next(g for g in c.dump(0)["devices"][0]["bank_groups"] if g["kind"] == "sram")
+        size = sram["regions"][0]["size"] * 6 // 10 // PAGE * PAGE
+        c.alloc(0, "constant", size, scope="l1", page_size=size, bank_set=[bank(0, 0)],
+                per_bank=True)
+        with pytest.raises(memd.OutOfMemory):
+            c.alloc(0, "constant", size, scope="l1", page_size=size, banks=1)
+        assert c.alloc(0, "constant", size, scope="l1", page_size=size,
+                       bank_set=[bank(1, 0)]).banks == 1
