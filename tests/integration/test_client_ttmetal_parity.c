@@ -536,6 +536,44 @@ START_TEST(freelist_basics)
 }
 END_TEST
 
+/* test_l1_banking_allocator.cpp, TestL1BuffersAllocatedTopDown: interleaved L1 buffers of
+ * 32, 64 and 128 KiB in turn (one page each) sit top-down, each at l1_size_per_core minus
+ * the bytes so far (absolute); TestL1BuffersDoNotGrowBeyondBankSize: the bank's size + 64
+ * is refused. FreeListOptTest.Statistics: the region's allocated bytes. */
+START_TEST(l1_top_down_and_statistics)
+{
+    start();
+    memclient *c = cu_connect(&f);
+    uint64_t limit = cu_region_size(c, 0, MEMD_KIND_SRAM, "buffers"), total = 0;
+    const uint64_t sizes[3] = {32 * KiB, 64 * KiB, 128 * KiB};
+    for (int i = 0;; i++) {
+        uint64_t size = sizes[i % 3];
+        if (total + size >= limit)
+            break;
+        memclient_alloc_req r = cu_l1(0, size, size, NULL, 0, 0);
+        memclient_buffer b;
+        uint64_t abs;
+        ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
+        ck_assert_int_eq(memclient_bank_addresses(c, b.handle, &abs, 1), 64);
+        total += size;
+        ck_assert_uint_eq(abs, WORKER_L1_SIZE - total);
+    }
+    memclient_alloc_req big = cu_l1(0, limit + 64, limit + 64, NULL, 0, 0);
+    memclient_buffer x;
+    ck_assert_int_lt(memclient_alloc(c, &big, &x), 0);
+    memclient_buffer a, b;
+    memclient_alloc_req k = fl(MEMD_CLASS_CONSTANT, KiB);
+    ck_assert_int_eq(memclient_alloc(c, &k, &a), 0);
+    ck_assert_int_eq(memclient_alloc(c, &k, &b), 0);
+    ck_assert_int_eq(memclient_free(c, a.handle), 0);
+    memclient_snapshot *s = cu_dump(c, 0);
+    ck_assert_uint_eq(cu_region_of(s, 2, MEMD_KIND_DRAM, "data")->stats.allocated, KiB);
+    memclient_snapshot_free(s);
+    memclient_disconnect(c);
+    teardown();
+}
+END_TEST
+
 /* 1 with *at the lowest occupied address of the FreeListOpt device's one bank, or 0. */
 static int fl_lowest(memclient *c, uint64_t *at)
 {
@@ -635,6 +673,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, at_address_bank_sets);
     tcase_add_test(tc, freelist_lowest_occupied);
     tcase_add_test(tc, freelist_basics);
+    tcase_add_test(tc, l1_top_down_and_statistics);
     tcase_add_test(tc, lowest_per_bank);
     suite_add_tcase(s, tc);
     return s;

@@ -264,3 +264,23 @@ def test_range_beside_per_core_hog(parity):
             c.alloc(0, "constant", size, scope="l1", page_size=size, banks=1)
         assert c.alloc(0, "constant", size, scope="l1", page_size=size,
                        bank_set=[bank(1, 0)]).banks == 1
+
+
+def test_l1_top_down_and_statistics(parity):
+    """test_l1_banking_allocator.cpp, TestL1BuffersAllocatedTopDown (32, 64, 128 KiB in turn,
+    each at l1_size_per_core minus the bytes so far) and TestL1BuffersDoNotGrowBeyondBankSize;
+    FreeListOptTest.Statistics (the region's allocated bytes after a free)."""
+    with memd.connect(parity.socket) as c:
+        sram = next(g for g in c.dump(0)["devices"][0]["bank_groups"] if g["kind"] == "sram")
+        limit, total, i = sram["regions"][0]["size"], 0, 0
+        while total + (size := (32 * KiB, 64 * KiB, 128 * KiB)[i % 3]) < limit:
+            b = c.alloc(0, "constant", size, scope="l1", page_size=size)
+            total += size
+            i += 1
+            assert c.bank_addresses(b)[0] == WORKER_L1_SIZE - total
+        with pytest.raises(memd.InvalidRequestError):
+            c.alloc(0, "constant", limit + 64, scope="l1", page_size=limit + 64)
+        a, _ = c.alloc(2, "constant", KiB), c.alloc(2, "constant", KiB)
+        c.free(a)
+        data = c.dump(2)["devices"][0]["bank_groups"][0]["regions"][0]
+        assert data["allocated"] == KiB
