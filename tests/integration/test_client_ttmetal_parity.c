@@ -294,6 +294,63 @@ START_TEST(range_beside_per_core_hog)
 }
 END_TEST
 
+/* 0 with *b: `bytes` (one page) on banks set[0, n), uniform (one address: a bank set) or
+ * per core (per bank); else the error. */
+static int on_cores(memclient *c, const uint32_t *set, uint32_t n, uint64_t bytes, bool uniform,
+                    memclient_buffer *b)
+{
+    memclient_alloc_req r = cu_l1(0, bytes * n, bytes, set, n, !uniform);
+    return memclient_alloc(c, &r, b);
+}
+
+/* test_uniform_per_core_allocation.cpp: tt-metal's uniform per-core allocation is memd's
+ * bank set (one address on each of its banks, reserved there only).
+ * UniformPerCoreTakesOneAddressOnEveryCore, ...LeavesTheAddressFreeOnOtherCores,
+ * ...IsAvoidedOnItsOwnCores, ...IsAvoidedByLockstep, ...BuffersOnDisjointCoresShareAnAddress,
+ * ...ReleasesEveryCoreOnDeallocation. */
+START_TEST(uniform_per_core)
+{
+    start();
+    memclient *c = cu_connect(&f);
+    uint64_t whole = cu_region_size(c, 0, MEMD_KIND_SRAM, "buffers") / PAGE_SIZE * PAGE_SIZE;
+    uint32_t row[3] = {bank_of(0, 0), bank_of(1, 0), bank_of(2, 0)}, skewed = row[1];
+    memclient_buffer skew, u, x, small, other, first, second;
+    memclient_bank banks[3], sk;
+    memclient_alloc_req s = cu_l1(0, PAGE_SIZE, PAGE_SIZE, &skewed, 1, 1);
+    s.bank_out = &sk;
+    s.nbank_out = 1;
+    ck_assert_int_eq(memclient_alloc(c, &s, &skew), 0);
+    memclient_alloc_req r = cu_l1(0, 3 * PAGE_SIZE, PAGE_SIZE, row, 3, 0);
+    r.bank_out = banks;
+    r.nbank_out = 3;
+    ck_assert_int_eq(memclient_alloc(c, &r, &u), 0); /* TakesOneAddressOnEveryCore */
+    ck_assert_uint_ne(u.address, 0);
+    for (int i = 0; i < 3; i++)
+        ck_assert_uint_eq(banks[i].address, u.address);
+    ck_assert(u.address + PAGE_SIZE <= sk.address || sk.address + PAGE_SIZE <= u.address);
+    ck_assert_int_eq(memclient_free(c, skew.handle), 0);
+    ck_assert_int_eq(memclient_free(c, u.handle), 0);
+    ck_assert_int_eq(on_cores(c, &row[0], 1, PAGE_SIZE, true, &small), 0);
+    ck_assert_int_eq(on_cores(c, &row[1], 1, whole, false, &other), 0); /* LeavesTheAddressFree... */
+    ck_assert_int_eq(on_cores(c, &row[0], 1, whole, false, &x), -ENOMEM); /* IsAvoidedOnItsOwnCores */
+    ck_assert_int_eq(memclient_free(c, other.handle), 0);
+    memclient_alloc_req lock = cu_l1(0, whole, whole, NULL, 0, 0);
+    lock.banks = 1;
+    ck_assert_int_eq(memclient_alloc(c, &lock, &x), -ENOMEM); /* IsAvoidedByLockstep */
+    ck_assert_int_eq(memclient_free(c, small.handle), 0);
+    ck_assert_int_eq(on_cores(c, &row[0], 1, PAGE_SIZE, true, &first), 0); /* ...ShareAnAddress */
+    ck_assert_int_eq(on_cores(c, &row[1], 1, PAGE_SIZE, true, &second), 0);
+    ck_assert_uint_eq(first.address, second.address);
+    ck_assert_int_eq(memclient_free(c, first.handle), 0);
+    ck_assert_int_eq(memclient_free(c, second.handle), 0);
+    ck_assert_int_eq(on_cores(c, row, 2, PAGE_SIZE, true, &small), 0); /* ReleasesEveryCore... */
+    ck_assert_int_eq(memclient_free(c, small.handle), 0);
+    ck_assert_int_eq(on_cores(c, row, 2, whole, false, &x), 0);
+    memclient_disconnect(c);
+    teardown();
+}
+END_TEST
+
 /* test_range_lockstep_allocation.cpp, RejectsNonL1Buffers: a range-lockstep (bank set)
  * buffer in DRAM throws in tt-metal; memd refuses it on tt-metal devices, per bank too,
  * and a DRAM sub-device there could hold nothing, so it is refused as well. */
@@ -668,6 +725,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, per_core_basic);
     tcase_add_test(tc, dram_bank_sets_refused);
     tcase_add_test(tc, range_beside_per_core_hog);
+    tcase_add_test(tc, uniform_per_core);
     tcase_add_test(tc, freelist_allocate_at_address);
     tcase_add_test(tc, freelist_at_address_interactions);
     tcase_add_test(tc, at_address_bank_sets);

@@ -284,3 +284,37 @@ def test_l1_top_down_and_statistics(parity):
         c.free(a)
         data = c.dump(2)["devices"][0]["bank_groups"][0]["regions"][0]
         assert data["allocated"] == KiB
+
+
+def test_uniform_per_core(parity):
+    """test_uniform_per_core_allocation.cpp (tt-metal's uniform per-core allocation is
+    memd's bank set): UniformPerCoreTakesOneAddressOnEveryCore, ...LeavesTheAddressFreeOn
+    OtherCores, ...IsAvoidedOnItsOwnCores, ...IsAvoidedByLockstep,
+    ...BuffersOnDisjointCoresShareAnAddress, ...ReleasesEveryCoreOnDeallocation."""
+    row = [bank(0, 0), bank(1, 0), bank(2, 0)]
+    with memd.connect(parity.socket) as c:
+        sram = next(g for g in c.dump(0)["devices"][0]["bank_groups"] if g["kind"] == "sram")
+        whole = sram["regions"][0]["size"] // PAGE * PAGE
+
+        def on(cores, size, uniform):
+            return c.alloc(0, "constant", size * len(cores), scope="l1", page_size=size,
+                           bank_set=cores, per_bank=not uniform)
+
+        skew = on([row[1]], PAGE, False)
+        sk = skew.bank_info()[0]["address"]
+        u = on(row, PAGE, True)
+        assert u.address != 0 and {b["address"] for b in u.bank_info()} == {u.address}
+        assert u.address + PAGE <= sk or sk + PAGE <= u.address
+        c.free_batch([skew, u])
+        small = on([row[0]], PAGE, True)
+        c.free(on([row[1]], whole, False))
+        with pytest.raises(memd.OutOfMemory):
+            on([row[0]], whole, False)
+        with pytest.raises(memd.OutOfMemory):
+            c.alloc(0, "constant", whole, scope="l1", page_size=whole, banks=1)
+        c.free(small)
+        first, second = on([row[0]], PAGE, True), on([row[1]], PAGE, True)
+        assert first.address == second.address
+        c.free_batch([first, second])
+        c.free(on(row[:2], PAGE, True))
+        assert on(row[:2], whole, False).banks == 2
