@@ -24,8 +24,10 @@ int memclient_encode_alloc_req(const memclient_alloc_req *r, memd_wire_alloc_req
         return memclient_fail(-EINVAL, "unknown dtype %d", (int)r->dtype);
     if (r->ndim > MEMD_MAX_DIMS)
         return memclient_fail(-EINVAL, "ndim %u over the maximum %d", r->ndim, MEMD_MAX_DIMS);
-    if (r->flags & ~(uint32_t)MEMCLIENT_ALLOC_SHARED)
+    if (r->flags & ~(uint32_t)(MEMCLIENT_ALLOC_SHARED | MEMCLIENT_ALLOC_AT))
         return memclient_fail(-EINVAL, "unknown allocation flags 0x%x", r->flags);
+    if ((r->flags & MEMCLIENT_ALLOC_SHARED) && (r->flags & MEMCLIENT_ALLOC_AT))
+        return memclient_fail(-EINVAL, "an allocation at an address cannot be shared");
     size_t nlen = r->name ? strnlen(r->name, MEMD_NAME_MAX) : 0;
     if (nlen >= MEMD_NAME_MAX)
         return memclient_fail(-ENAMETOOLONG, "allocation name is %zu bytes or more, at most %d",
@@ -174,11 +176,23 @@ static uint8_t *bankset_put(uint8_t *p, const memclient_alloc_req *req, const ui
     return memd_wire_bankset_put(p, &b, ids);
 }
 
-/* ALLOC_BANKS: the request, then the bank set sorted. */
+/* Only memclient_alloc and memclient_submit_alloc place at an address: 0 or the error. */
+static int not_at(const memclient_alloc_req *r, const char *what)
+{
+    if (r && (r->flags & MEMCLIENT_ALLOC_AT))
+        return memclient_fail(-EINVAL, "MEMCLIENT_ALLOC_AT is for memclient_alloc and "
+                              "memclient_submit_alloc, not %s", what);
+    return 0;
+}
+
+/* ALLOC_BANKS: the request, then the bank set sorted; with MEMCLIENT_ALLOC_AT, ALLOC_AT:
+ * the address first (no set and not per bank: lockstep). */
 static int alloc_banks_begin(memclient *c, const memd_wire_alloc_req *w,
                              const memclient_alloc_req *req, memclient_buffer *out, bool waited,
                              uint64_t *seq)
 {
+    bool at = (req->flags & MEMCLIENT_ALLOC_AT) != 0;
+    uint16_t op = at ? MEMD_OP_ALLOC_AT : MEMD_OP_ALLOC_BANKS;
     if (req->nbank_set > MEMD_BANKSET_MAX)
         return sorted_set(req, NULL); /* says why, before a huge malloc */
     uint32_t *ids = malloc(sizeof(*ids) * (req->nbank_set ? req->nbank_set : 1));
@@ -189,15 +203,17 @@ static int alloc_banks_begin(memclient *c, const memd_wire_alloc_req *w,
         free(ids);
         return err;
     }
-    uint32_t len = MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE + 4u * req->nbank_set;
-    uint8_t *p = memclient_begin(c, MEMD_OP_ALLOC_BANKS, len, MEMCLIENT_OUT_BUFFER_BANKS, out, 1,
-                                 waited, seq, &err);
+    uint32_t len = (at ? MEMD_WIRE_ADDRESS_SIZE : 0) + MEMD_WIRE_ALLOC_REQ_SIZE +
+                   MEMD_WIRE_BANKSET_SIZE + 4u * req->nbank_set;
+    uint8_t *p = memclient_begin(c, op, len, MEMCLIENT_OUT_BUFFER_BANKS, out, 1, waited, seq, &err);
     if (!p) {
         free(ids);
-        return begin_failed(c, err, MEMD_OP_ALLOC_BANKS, len);
+        return begin_failed(c, err, op, len);
     }
     if (req->bank_out) /* the reply's bank list goes there (else req may be gone by then) */
         memclient_slot_at(c, *seq)->reqs = req;
+    if (at)
+        p = memd_wire_put_u64(p, req->address);
     bankset_put(memd_wire_alloc_req_put(p, w), req, ids);
     free(ids);
     return 0;
@@ -224,8 +240,9 @@ int memclient_alloc(memclient *c, const memclient_alloc_req *req, memclient_buff
         return memclient_fail(-EINVAL, "memclient_alloc: out is NULL");
     if ((r = memclient_encode_alloc_req(req, &w)) < 0 || (r = memclient_lock(c)) < 0)
         return r;
-    r = has_banks(req) ? alloc_banks_begin(c, &w, req, out, true, &seq)
-                       : alloc_begin(c, &w, out, true, &seq);
+    r = has_banks(req) || (req->flags & MEMCLIENT_ALLOC_AT)
+            ? alloc_banks_begin(c, &w, req, out, true, &seq)
+            : alloc_begin(c, &w, out, true, &seq);
     if (r < 0) {
         memclient_unlock(c);
         return r;
@@ -256,8 +273,9 @@ int memclient_submit_alloc(memclient *c, const memclient_alloc_req *req, memclie
         return memclient_fail(-EINVAL, "memclient_submit_alloc: out is NULL");
     if ((r = memclient_encode_alloc_req(req, &w)) < 0 || (r = memclient_lock(c)) < 0)
         return r;
-    r = has_banks(req) ? alloc_banks_begin(c, &w, req, out, false, &seq)
-                       : alloc_begin(c, &w, out, false, &seq);
+    r = has_banks(req) || (req->flags & MEMCLIENT_ALLOC_AT)
+            ? alloc_banks_begin(c, &w, req, out, false, &seq)
+            : alloc_begin(c, &w, out, false, &seq);
     if (r < 0) {
         memclient_unlock(c);
         return r;
@@ -329,7 +347,8 @@ static int alloc_batch_banks_begin(memclient *c, const memclient_alloc_req *reqs
     for (size_t i = 0; i < n; i++) {
         memd_wire_alloc_req w;
         bool banks = has_banks(&reqs[i]);
-        if (memclient_encode_alloc_req(&reqs[i], &w) < 0 || (banks && sorted_set(&reqs[i], ids) < 0)) {
+        if (not_at(&reqs[i], "batches") < 0 ||
+            memclient_encode_alloc_req(&reqs[i], &w) < 0 || (banks && sorted_set(&reqs[i], ids) < 0)) {
             free(ids);
             return element_failed(c, *seq, i);
         }
@@ -358,7 +377,7 @@ static int alloc_batch_begin(memclient *c, const memclient_alloc_req *reqs, size
      * an invalid element takes the whole frame back out of the send buffer. */
     for (size_t i = 0; i < n; i++) {
         memd_wire_alloc_req w;
-        if (memclient_encode_alloc_req(&reqs[i], &w) < 0)
+        if (not_at(&reqs[i], "batches") < 0 || memclient_encode_alloc_req(&reqs[i], &w) < 0)
             return element_failed(c, *seq, i);
         p = memd_wire_alloc_req_put(p, &w);
     }

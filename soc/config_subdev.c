@@ -78,6 +78,15 @@ int memd_subdev_validate(const memd_subdev_spec *sd, const memd_device_spec *dev
                  sd->device, memd_kind_name(sd->kind));
         return -EINVAL;
     }
+    if (d->ttmetal && sd->kind != MEMD_KIND_SRAM) {
+        /* It could hold nothing: no interleaved buffers in a sub-device, no bank sets in
+         * DRAM (doc/ttmetal.md). */
+        *key = "group";
+        snprintf(msg, cap, "sub-device '%s': device %" PRIu32 " is described by tt-metal, whose "
+                 "sub-devices are sets of cores: group l1, not %s", sd->name, sd->device,
+                 memd_kind_name(sd->kind));
+        return -EINVAL;
+    }
     if (sd->nbanks == 0 || sd->banks[sd->nbanks - 1] >= banks) {
         snprintf(msg, cap, "sub-device '%s': bank %" PRIu32 " is not a bank of %s of device %" PRIu32
                  " (it has %" PRIu32 ")", sd->name, sd->nbanks ? sd->banks[sd->nbanks - 1] : 0,

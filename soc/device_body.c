@@ -37,7 +37,8 @@ typedef struct region_in {
 static int read_region(const char *file, const memd_ynode *item, memd_kind kind,
                        memd_region_spec *r, region_in *in, memd_error *err)
 {
-    static const char *const keys[] = {"name", "base", "size", "allocatable", NULL};
+    static const char *const keys[] = {"name", "base", "size", "allocatable",
+                                       "min_allocation_size", NULL};
     char where[32];
     snprintf(where, sizeof(where), "a %s region", memd_kind_name(kind));
     int rc = memd_yaml_check_keys(file, item, where, keys, err);
@@ -65,6 +66,9 @@ static int read_region(const char *file, const memd_ynode *item, memd_kind kind,
             return memd_yaml_error(err, file, in->size_n, "expected a region size > 0, got 0");
         in->has_size = true;
     }
+    const memd_ynode *m = memd_yaml_get(item, "min_allocation_size");
+    if (m && (rc = memd_yaml_size(file, m, &r->min_alloc, err)))
+        return rc;
     r->allocatable = strcmp(r->name, "reserved") != 0;
     const memd_ynode *a = memd_yaml_get(item, "allocatable");
     if (a) {

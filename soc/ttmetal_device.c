@@ -259,6 +259,7 @@ static int build(const memd_ttmetal_soc *soc, const memd_ttmetal_core *core, con
         memd_soc_name_from(out->name, sizeof(out->name), name);
     }
     memd_device_spec_default_policy(out);
+    out->ttmetal = true;
     return 0;
 }
 

@@ -471,6 +471,20 @@ static int reserve_attach(memd_alloc_resv *r, memd_alloc *a, const memd_alloc_re
 }
 
 /* The checks of a request that do not depend on the device's state. */
+/* An allocation at an address that the engine refused: where it is misaligned, outside
+ * its region or taken, the engine says so; a request refused anyway, as any other. */
+static int fixed_error(const memd_state *st, uint32_t dev, const memd_alloc_request *w,
+                       const memd_alloc_req *r, int rc, memd_error *err)
+{
+    memd_placement fp;
+    if ((rc != -EINVAL && rc != -ERANGE && rc != -EBUSY) ||
+        memd_device_footprint(st->devs[dev].dev, r, &fp) < 0)
+        return engine_error(st, dev, w, r, rc, err);
+    char why[160];
+    memd_device_describe_fixed_error(st->devs[dev].dev, r, w->address, rc, why, sizeof why);
+    return memd_error_set(err, rc, "device %u: %s", st->devs[dev].spec->id, why);
+}
+
 static int check_request(const memd_state *st, const memd_session *s,
                          const memd_alloc_request *w, const memd_alloc_banks *b,
                          memd_error *err)
@@ -484,6 +498,9 @@ static int check_request(const memd_state *st, const memd_session *s,
         return memd_error_set(err, -EINVAL, "a shared allocation needs a name");
     if (w->shared && b)
         return memd_error_set(err, -EINVAL, "a bank-set allocation cannot be shared");
+    if (w->shared && w->fixed)
+        return memd_error_set(err, -EINVAL, "an allocation at an address cannot be shared: "
+                            "its name's holders have their own address");
     size_t at;
     const char *why;
     if (w->name[0] && memd_text_check(w->name, &at, &why) < 0)
@@ -555,8 +572,13 @@ static int reserve(memd_alloc_resv *r, const memd_alloc_request *w, const memd_a
     r->a = a;
     if (!(a->creator = creator_of(s)))
         return memd_error_set(err, -ENOMEM, "daemon out of memory");
-    if ((rc = memd_device_alloc(d, &er, &r->pl)) < 0)
-        return engine_error(st, r->dev, w, &er, rc, err);
+    if (w->fixed)
+        rc = memd_device_alloc_fixed(d, &er, w->address, &r->pl);
+    else
+        rc = memd_device_alloc(d, &er, &r->pl);
+    if (rc < 0)
+        return w->fixed ? fixed_error(st, r->dev, w, &er, rc, err)
+                        : engine_error(st, r->dev, w, &er, rc, err);
     r->placed = true;
     a->handle = st->next_handle++;
     a->dev = (uint16_t)dev;

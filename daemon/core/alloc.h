@@ -21,6 +21,8 @@ typedef struct memd_alloc_request {
     bool shared;                   /* named, shared by reference count */
     bool pool;                     /* a client pool */
     const char *name;              /* "": anonymous; read during the call only */
+    bool fixed;                    /* at `address` or not at all (ALLOC_AT); not shared */
+    uint64_t address;
 } memd_alloc_request;
 
 /* Allocates (or, for a shared name that exists, acquires) for session s. On success
@@ -29,7 +31,8 @@ typedef struct memd_alloc_request {
  * fills *err (message; for -ENOMEM and -EDQUOT the region's state):
  *   -ENODEV unknown device, -EINVAL bad request, -EOPNOTSUPP scope/class not offered,
  *   -E2BIG/-EOVERFLOW too large, -ENOMEM no room, -EDQUOT per-uid quota,
- *   -EMFILE the session's allocation limit, -EEXIST shared name with another shape. */
+ *   -EMFILE the session's allocation limit, -EEXIST shared name with another shape;
+ *   fixed: -EINVAL misaligned, -ERANGE outside its region, -EBUSY the range taken. */
 int memd_alloc_create(memd_state *st, memd_session *s, const memd_alloc_request *req,
                       memd_alloc **out, memd_error *err);
 
@@ -132,6 +135,14 @@ static inline memd_hold *memd_alloc_next_holder(const memd_alloc *a, const memd_
     const memd_xhold *x = h == &a->first ? (a->ext ? a->ext->holds : NULL)
                                          : ((const memd_xhold *)h)->a_next;
     return x ? (memd_hold *)(uintptr_t)&x->h : NULL;
+}
+
+/* The one address its client is told: a per-bank buffer of a tt-metal device has none,
+ * and tt-metal reports 0 for it (each bank's address is in its bank list); else the
+ * placement's (a per-bank buffer's first bank's on other devices). */
+static inline uint64_t memd_alloc_address(const memd_state *st, const memd_alloc *a)
+{
+    return a->pl.mode == MEMD_BANKS_PER_BANK && st->devs[a->dev].spec->ttmetal ? 0 : a->pl.address;
 }
 
 /* Its placement as the engine gives and takes it (no arrays of its own to free). */

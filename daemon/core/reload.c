@@ -24,7 +24,7 @@ static const char *group_diff(const memd_bank_group_spec *a, const memd_bank_gro
     for (uint32_t i = 0; i < a->nregions; i++) {
         const memd_region_spec *x = &a->regions[i], *y = &b->regions[i];
         if (strcmp(x->name, y->name) || x->base != y->base || x->size != y->size ||
-            x->allocatable != y->allocatable)
+            x->allocatable != y->allocatable || x->min_alloc != y->min_alloc)
             return "regions";
     }
     return NULL;
@@ -48,6 +48,8 @@ static bool device_diff(const memd_device_spec *a, const memd_device_spec *b, ch
         what = "name";
     else if (strcmp(a->arch, b->arch))
         what = "arch";
+    else if (a->ttmetal != b->ttmetal) /* tt-metal's rules come with its descriptors */
+        what = "descriptor format";
     for (int k = 0; !what && k < MEMD_KIND_COUNT; k++) {
         const char *g = group_diff(&a->groups[k], &b->groups[k]);
         for (int c = 0; !g && c < MEMD_CLASS_COUNT; c++)

@@ -121,3 +121,20 @@ void memd_state_fini(memd_state *st)
     *st = (memd_state){0};
 }
 
+
+int memd_state_bank_lowest(const memd_state *st, uint32_t device, memd_kind kind, uint32_t bank,
+                           uint64_t *addr, uint64_t *absolute, memd_error *err)
+{
+    int dev = memd_state_dev_index(st, device);
+    if (dev < 0)
+        return memd_error_set(err, dev, "no device %u (%u configured)", device, st->ndevs);
+    const memd_bank_group_spec *g = &st->devs[dev].spec->groups[kind];
+    if (bank >= g->banks)
+        return memd_error_set(err, -EINVAL, "device %u has %u %s banks: no bank %u", device,
+                              g->banks, memd_kind_name(kind), bank);
+    int rc = memd_device_bank_lowest(st->devs[dev].dev, kind, bank, addr);
+    if (rc == -ENODATA)
+        return 0;
+    (void)memd_device_bank_address(st->devs[dev].dev, kind, bank, *addr, absolute);
+    return 1;
+}

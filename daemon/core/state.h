@@ -230,6 +230,12 @@ int memd_resolve_group(const memd_config *cfg, gid_t *out, memd_error *err);
 /* Releases every session's holds and destroys the devices. */
 void memd_state_fini(memd_state *st);
 
+/* The lowest address of a bank that a buffer occupies (memd_device_bank_lowest) and its
+ * absolute address: 1, 0 when the bank holds nothing, or -ENODEV / -EINVAL (no such
+ * bank) with err filled. */
+int memd_state_bank_lowest(const memd_state *st, uint32_t device, memd_kind kind, uint32_t bank,
+                           uint64_t *addr, uint64_t *absolute, memd_error *err);
+
 /* Index of the device with this id, or -ENODEV. */
 static inline int memd_state_dev_index(const memd_state *st, uint32_t id)
 {

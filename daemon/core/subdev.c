@@ -177,6 +177,13 @@ int memd_subdev_restrict(const memd_state *st, const memd_session *s, uint32_t d
                             "device %u): it cannot allocate %s memory of device %u", s->id,
                             d->spec.name, memd_kind_name(d->spec.kind), d->spec.device,
                             memd_kind_name(kind_of(w)), spec->id);
+    /* tt-metal builds a sub-device's allocator without interleaving: its kernels address
+     * interleaved buffers only over the bank counts they support. */
+    if (spec->ttmetal && (!b || (b->nset == 0 && !b->per_bank)))
+        return memd_error_set(err, -EINVAL, "session %u is bound to sub-device '%s' of "
+                            "tt-metal device %u, which holds no interleaved buffers (as "
+                            "tt-metal's sub-device allocators): give a bank set inside it, "
+                            "or per bank", s->id, d->spec.name, spec->id);
     if (!b || b->nset == 0) {
         /* Lockstep (or per bank) over the sub-device's banks: `banks` is then theirs. */
         if (w->banks && w->banks != d->spec.nbanks)

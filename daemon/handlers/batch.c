@@ -83,7 +83,7 @@ static int alloc_batch_again(memd_state *st, memd_session *s, const memd_wire_hd
         memd_wire_alloc_req req;
         bool ok = memd_wire_alloc_req_get(p, MEMD_WIRE_ALLOC_REQ_SIZE, &req) == 0;
         memd_wire_buffer b;
-        memd_alloc_to_buffer(memd_batch_again_next(st, &ag, ok ? &req : NULL), &b);
+        memd_alloc_to_buffer(st, memd_batch_again_next(st, &ag, ok ? &req : NULL), &b);
         o = memd_wire_buffer_put(o, &b);
     }
     free(ag.hs);
@@ -141,7 +141,7 @@ static int alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         }
         s->holds->req = h->id;
         memd_wire_buffer b;
-        memd_alloc_to_buffer(a, &b);
+        memd_alloc_to_buffer(st, a, &b);
         o = memd_wire_buffer_put(o, &b);
     }
     return 0;

@@ -119,7 +119,7 @@ static int put_reply(memd_state *st, const memd_wire_hdr *h, uint32_t n, memd_bu
     for (uint32_t i = 0; i < n; i++) {
         const memd_alloc *a = st->scratch[i];
         memd_wire_buffer b;
-        memd_alloc_to_buffer(a, &b);
+        memd_alloc_to_buffer(st, a, &b);
         o = memd_wire_buffer_put(o, &b);
         o = memd_alloc_put_bank_addrs(st, a, listed_banks(st, a), o);
     }

@@ -58,11 +58,11 @@ void memd_pool_op_of(const memd_wire_pool_op *w, memd_pool_op *op)
     memcpy(op->name, w->name, sizeof op->name);
 }
 
-void memd_alloc_to_buffer(const memd_alloc *a, memd_wire_buffer *b)
+void memd_alloc_to_buffer(const memd_state *st, const memd_alloc *a, memd_wire_buffer *b)
 {
     *b = (memd_wire_buffer){
         .handle = a->handle,
-        .address = a->pl.address,
+        .address = memd_alloc_address(st, a),
         .size_per_bank = a->pl.size_per_bank,
         .page_size = a->pl.page_size,
         .pitch = memd_alloc_pitch(a),
@@ -77,7 +77,7 @@ void memd_alloc_to_buffer(const memd_alloc *a, memd_wire_buffer *b)
 void memd_alloc_to_info(const memd_state *st, const memd_alloc *a, memd_wire_alloc_info *i)
 {
     memset(i, 0, sizeof *i);
-    memd_alloc_to_buffer(a, &i->buf);
+    memd_alloc_to_buffer(st, a, &i->buf);
     i->device = st->devs[a->dev].spec->id;
     i->cls = a->cls;
     i->scope = a->scope;

@@ -15,7 +15,7 @@ void memd_error_to_wire(const memd_error *e, memd_wire_error *w);
 void memd_alloc_request_of(const memd_wire_alloc_req *w, memd_alloc_request *r);
 void memd_pool_op_of(const memd_wire_pool_op *w, memd_pool_op *op);
 
-void memd_alloc_to_buffer(const memd_alloc *a, memd_wire_buffer *b);
+void memd_alloc_to_buffer(const memd_state *st, const memd_alloc *a, memd_wire_buffer *b);
 void memd_alloc_to_info(const memd_state *st, const memd_alloc *a, memd_wire_alloc_info *i);
 void memd_bank_addr_to_wire(const memd_bank_addr *b, memd_wire_bank_addr *w);
 /* Writes count n, then the first n banks of a (memd_alloc_bank_at) at o: the bank list

@@ -27,7 +27,7 @@ static int handle_error(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
  * failure) in *err. */
 static int create_once(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                        const memd_wire_alloc_req *req, const memd_alloc_banks *b,
-                       memd_alloc **a, memd_error *err)
+                       const uint64_t *at, memd_alloc **a, memd_error *err)
 {
     int rc = memd_model_check_alloc_name(req->name, err);
     if (rc == 0 && b && b->nset == 0 && !b->per_bank)
@@ -40,6 +40,10 @@ static int create_once(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     }
     memd_alloc_request r;
     memd_alloc_request_of(req, &r);
+    if (at) {
+        r.fixed = true;
+        r.address = *at;
+    }
     if (rc == 0)
         rc = memd_alloc_create_banks(st, s, &r, b, a, err);
     if (rc < 0) {
@@ -60,13 +64,13 @@ int memd_op_alloc(memd_state *st, memd_session *s, const memd_wire_hdr *h, const
     memd_alloc *a;
     memd_error err;
     memd_error_reset(&err);
-    if (create_once(st, s, h, &req, NULL, &a, &err) < 0)
+    if (create_once(st, s, h, &req, NULL, NULL, &a, &err) < 0)
         return memd_reply_fail(st, h, out, &err, false);
     uint8_t *o = memd_reply_begin(out, h->opcode, h->id, MEMD_WIRE_BUFFER_SIZE);
     if (!o)
         return -ENOMEM; /* the allocation stays with the session, released at close */
     memd_wire_buffer b;
-    memd_alloc_to_buffer(a, &b);
+    memd_alloc_to_buffer(st, a, &b);
     memd_wire_buffer_put(o, &b);
     return 0;
 }
@@ -171,13 +175,15 @@ int memd_op_bank_addrs(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     return 0;
 }
 
-int memd_op_alloc_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h,
-                        const uint8_t *p, memd_buf *out)
+/* ALLOC_BANKS's payload at p (len bytes); for ALLOC_AT, at its address, where an empty
+ * set without PER_BANK is plain lockstep. */
+static int alloc_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
+                       size_t len, const uint64_t *at, memd_buf *out)
 {
     memd_wire_alloc_req req;
     memd_wire_bankset bs;
     const uint8_t *raw;
-    int rc = memd_wire_alloc_banks_get(p, h->len, &req, &bs, &raw);
+    int rc = memd_wire_alloc_banks_get(p, len, &req, &bs, &raw);
     if (rc < 0)
         return memd_malformed(st, h, out, rc);
     memd_error err;
@@ -190,20 +196,35 @@ int memd_op_alloc_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     for (uint32_t i = 0; i < bs.count; i++)
         ids[i] = memd_wire_u32(raw + 4 * (size_t)i);
     memd_alloc_banks b = {ids, bs.count, (bs.flags & MEMD_BANKSET_F_PER_BANK) != 0};
+    bool lockstep = at && bs.count == 0 && !b.per_bank;
     memd_alloc *a;
-    rc = create_once(st, s, h, &req, &b, &a, &err);
+    rc = create_once(st, s, h, &req, lockstep ? NULL : &b, at, &a, &err);
     free(ids);
     if (rc < 0)
         return memd_reply_fail(st, h, out, &err, false);
-    uint32_t n = memd_alloc_bank_count(st, a);
+    uint32_t n = lockstep ? 0 : memd_alloc_bank_count(st, a);
     uint8_t *o = memd_reply_begin(out, h->opcode, h->id,
                                   MEMD_WIRE_BUFFER_SIZE + MEMD_WIRE_COUNT_SIZE +
                                       (size_t)n * MEMD_WIRE_BANK_ADDR_SIZE);
     if (!o)
         return -ENOMEM; /* the allocation stays with the session, released at close */
     memd_wire_buffer wb;
-    memd_alloc_to_buffer(a, &wb);
+    memd_alloc_to_buffer(st, a, &wb);
     o = memd_wire_buffer_put(o, &wb);
     memd_alloc_put_bank_addrs(st, a, n, o);
     return 0;
+}
+
+int memd_op_alloc_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                        const uint8_t *p, memd_buf *out)
+{
+    return alloc_banks(st, s, h, p, h->len, NULL, out);
+}
+
+int memd_op_alloc_at(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
+                     memd_buf *out)
+{
+    uint64_t at = memd_wire_u64(p); /* dispatch checked the minimum length */
+    return alloc_banks(st, s, h, p + MEMD_WIRE_ADDRESS_SIZE, h->len - MEMD_WIRE_ADDRESS_SIZE, &at,
+                       out);
 }

@@ -94,6 +94,51 @@ int memd_device_alloc(memd_device *d, const memd_alloc_req *req, memd_placement 
     return 0;
 }
 
+int memd_device_alloc_fixed(memd_device *d, const memd_alloc_req *req, uint64_t address,
+                            memd_placement *out)
+{
+    memd_placement p;
+    int rc = memd_device_footprint(d, req, &p);
+    if (rc)
+        return rc;
+    uint64_t lo, hi;
+    memd_region_span(d, p.kind, p.region, &lo, &hi);
+    if (address & (memd_device_req_alignment(d, p.kind, req) - 1))
+        return -EINVAL;
+    if (address < lo || address > hi || p.size_per_bank > hi - address)
+        return -ERANGE;
+    p.address = address;
+    if (p.mode != MEMD_BANKS_ALL && (rc = memd_banks_fill_set(&p, req)))
+        return rc;
+    for (uint32_t i = 0; p.addrs && i < p.nset; i++)
+        p.addrs[i] = address; /* per bank: each piece where it was asked for */
+    d->oom_bank = UINT32_MAX;
+    if ((rc = memd_device_alloc_at(d, &p))) {
+        memd_placement_fini(&p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+int memd_device_bank_lowest(const memd_device *d, memd_kind kind, uint32_t bank, uint64_t *addr)
+{
+    if (!d || (unsigned)kind >= MEMD_KIND_COUNT || bank >= d->spec.groups[kind].banks)
+        return -ENOENT;
+    bool found = false;
+    for (uint8_t i = 0; i < d->spec.groups[kind].nregions; i++) {
+        const memd_range *r = region_range(d, kind, i);
+        memd_range **b = d->bank[kind][i];
+        uint64_t a;
+        /* A split region: the bank's own pieces beside the lockstep map. */
+        if (r && memd_range_lowest(r, &a) && (!found || a < *addr))
+            *addr = a, found = true;
+        if (b && memd_range_lowest(b[bank], &a) && (!found || a < *addr))
+            *addr = a, found = true;
+    }
+    return found ? 0 : -ENODATA;
+}
+
 void memd_device_walks_get(const memd_device *d, memd_device_walks *w)
 {
     *w = d->walks;

@@ -27,6 +27,8 @@ typedef struct memd_region_spec {
     uint64_t base;            /* offset inside the bank's address space */
     uint64_t size;
     bool allocatable;         /* false for "reserved" (firmware, kernels) */
+    uint64_t min_alloc;       /* min_allocation_size: a buffer takes at least this much
+                                 per bank (tt-metal's allocators have one); 0: none */
 } memd_region_spec;
 
 /* The core a bank belongs to (tt-metal devices): logical and NOC coordinates. */
@@ -70,6 +72,11 @@ typedef struct memd_device_spec {
     memd_bank_group_spec groups[MEMD_KIND_COUNT];
     memd_class_policy policy[MEMD_KIND_COUNT][MEMD_CLASS_COUNT];
     memd_texture_spec texture;
+    /* Described by tt-metal's descriptor files: where tt-metal's runtime and kernels
+     * depend on its allocator's rules, the device keeps them (doc/ttmetal.md, "Where
+     * tt-metal devices differ"): no bank sets in DRAM; the daemon adds no interleaved
+     * buffers in a sub-device and a per-bank buffer's one address is 0. */
+    bool ttmetal;
 } memd_device_spec;
 
 void memd_device_spec_free(memd_device_spec *spec); /* frees owned arrays, not spec itself */
@@ -147,6 +154,15 @@ int memd_device_footprint(const memd_device *d, const memd_alloc_req *req, memd_
  * caller owns out's bank arrays (memd_placement_fini). */
 int memd_device_alloc(memd_device *d, const memd_alloc_req *req, memd_placement *out);
 
+/* Footprint + placement at a given address (tt-metal's allocate_at_address), in any
+ * mode: lockstep, a range set, or per bank (each piece at `address`, independent after).
+ * The class's direction and fit play no part. -EINVAL: the request is malformed or
+ * `address` is not a multiple of its alignment; -ERANGE: the buffer would not lie inside
+ * its region; -EBUSY: some of the range is taken in a bank it needs; nothing changes on
+ * failure (memd_device_describe_fixed_error says which). */
+int memd_device_alloc_fixed(memd_device *d, const memd_alloc_req *req, uint64_t address,
+                            memd_placement *out);
+
 /* Reserve a known placement again (state restore), any mode: -EBUSY if it overlaps,
  * -EINVAL if it does not fit the group. Nothing changes on failure. */
 int memd_device_alloc_at(memd_device *d, const memd_placement *p);
@@ -199,6 +215,12 @@ int memd_device_bank_foreach(const memd_device *d, memd_kind kind, uint8_t regio
  * lockstep buffer. O(n log n) per bank. 0 or -EFAULT. */
 int memd_device_check(const memd_device *d);
 
+/* The lowest address of bank `bank` that a buffer occupies (lockstep buffers and
+ * bank-set pieces, over every allocatable region of group `kind`): tt-metal's
+ * lowest_occupied_address(bank). 0 with *addr, -ENODATA when the bank holds nothing,
+ * -ENOENT for no such group or bank. O(log n) per region. */
+int memd_device_bank_lowest(const memd_device *d, memd_kind kind, uint32_t bank, uint64_t *addr);
+
 /* Absolute address of `address` in bank `bank` of group `kind`; -ERANGE on a bad bank. */
 int memd_device_bank_address(const memd_device *d, memd_kind kind, uint32_t bank,
                              uint64_t address, uint64_t *out);
@@ -220,6 +242,10 @@ const memd_range *memd_device_region_range(const memd_device *d, memd_kind kind,
  * "device 'wormhole_b0' does not offer scope dram.texture". Writes into buf; returns it. */
 const char *memd_device_describe_error(const memd_device *d, const memd_alloc_req *req, int rc,
                                        char *buf, size_t len);
+
+/* The same for memd_device_alloc_fixed's error rc at address. */
+const char *memd_device_describe_fixed_error(const memd_device *d, const memd_alloc_req *req,
+                                             uint64_t address, int rc, char *buf, size_t len);
 
 /* --- Spec helpers (used by the descriptor loaders and check-config). --- */
 

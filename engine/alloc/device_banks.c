@@ -468,7 +468,7 @@ static int commit_pieces(memd_device *d, const memd_placement *p, uint64_t sz,
 
 /* ---------------------------------------------------------------- alloc / free */
 
-static int fill_set(memd_placement *p, const memd_alloc_req *req)
+int memd_banks_fill_set(memd_placement *p, const memd_alloc_req *req)
 {
     p->set = malloc(sizeof(*p->set) * p->nset);
     if (!p->set)
@@ -620,7 +620,7 @@ int memd_banks_alloc(memd_device *d, const memd_alloc_req *req, memd_placement *
     uint64_t al = memd_device_req_alignment(d, p->kind, req), sz = req_size(d, p);
     if (p->mode == MEMD_BANKS_ALL)
         return alloc_lockstep(d, pol, sz, al, p);
-    if ((rc = fill_set(p, req)))
+    if ((rc = memd_banks_fill_set(p, req)))
         return rc;
     /* One cursor per bank of the set, and one for the lockstep map (RANGE). */
     cursors cs;

@@ -34,6 +34,9 @@ static const char *why_einval(const memd_device *d, const memd_alloc_req *req, c
         if (req->alignment > bank_size)
             snprintf(buf, len, "alignment %" PRIu64 " exceeds the bank size %" PRIu64 " of %s",
                      req->alignment, bank_size, memd_scope_name(req->scope));
+        else if (d->spec.ttmetal && k == MEMD_KIND_DRAM && (req->nbank_set || req->per_bank))
+            snprintf(buf, len, "tt-metal devices take bank sets and per-bank buffers in L1 only, "
+                     "not in %s", memd_scope_name(req->scope));
         else if (req->nbank_set > banks || (req->nbank_set && !req->bank_set))
             snprintf(buf, len, "bank set of %" PRIu32 " banks, but %s of device '%s' has %" PRIu32,
                      req->nbank_set, memd_scope_name(req->scope), dev, banks);
@@ -136,5 +139,31 @@ const char *memd_device_describe_error(const memd_device *d, const memd_alloc_re
         snprintf(buf, len, "device '%s': %s", dev, strerror(rc < 0 ? -rc : rc));
         break;
     }
+    return buf;
+}
+
+const char *memd_device_describe_fixed_error(const memd_device *d, const memd_alloc_req *req,
+                                             uint64_t address, int rc, char *buf, size_t len)
+{
+    memd_placement p;
+    if (!buf || len == 0 || !d || !req || memd_device_footprint(d, req, &p) != 0 ||
+        (rc != -EINVAL && rc != -ERANGE && rc != -EBUSY))
+        return memd_device_describe_error(d, req, rc, buf, len);
+    const char *region = d->spec.groups[p.kind].regions[p.region].name;
+    uint64_t lo, hi;
+    memd_region_span(d, p.kind, p.region, &lo, &hi);
+    if (rc == -EINVAL)
+        snprintf(buf, len, "address 0x%" PRIx64 " is not aligned: %s %s buffers on device '%s' "
+                 "start at multiples of %" PRIu64, address, memd_scope_name(req->scope),
+                 memd_class_name(req->cls), d->spec.name,
+                 memd_device_req_alignment(d, p.kind, req));
+    else if (rc == -ERANGE)
+        snprintf(buf, len, "%" PRIu64 " bytes per bank at 0x%" PRIx64 " do not lie inside %s "
+                 "region '%s' [0x%" PRIx64 ", 0x%" PRIx64 ") of device '%s'", p.size_per_bank,
+                 address, memd_kind_name(p.kind), region, lo, hi, d->spec.name);
+    else
+        snprintf(buf, len, "[0x%" PRIx64 ", 0x%" PRIx64 ") is taken in %s region '%s' of device "
+                 "'%s' (in some bank the buffer needs)", address, address + p.size_per_bank,
+                 memd_kind_name(p.kind), region, d->spec.name);
     return buf;
 }

@@ -119,6 +119,9 @@ int memd_device_footprint(const memd_device *d, const memd_alloc_req *req, memd_
      * malformed request, not a lack of room. */
     if (req->alignment != 0 && (!memd_is_pow2(req->alignment) || req->alignment > g->bank_size))
         return -EINVAL;
+    /* tt-metal's allocator refuses sharded-by-core buffers outside L1. */
+    if (spec->ttmetal && kind == MEMD_KIND_DRAM && (req->nbank_set || req->per_bank))
+        return -EINVAL;
 
     uint64_t bytes, pitch = 0;
     int rc;
@@ -159,6 +162,11 @@ int memd_device_footprint(const memd_device *d, const memd_alloc_req *req, memd_
     uint64_t pages_per_bank = pages / nbanks + (pages % nbanks != 0);
     if (!memd_mul_ok(pages_per_bank, padded, &per_bank))
         return -EOVERFLOW;
+    uint64_t least; /* as tt-metal: align(max(size, min_allocation_size)) */
+    if (!memd_round_up(g->regions[pol->region].min_alloc, g->alignment, &least))
+        return -EOVERFLOW;
+    if (per_bank < least)
+        per_bank = least;
     if (per_bank > g->regions[pol->region].size)
         return -E2BIG;
 

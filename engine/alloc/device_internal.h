@@ -80,6 +80,9 @@ uint64_t memd_device_req_alignment(const memd_device *d, memd_kind kind, const m
 /* device_banks.c: placement once a region is split, or for a subset / per-bank request. */
 int memd_banks_alloc(memd_device *d, const memd_alloc_req *req, memd_placement *p);
 int memd_banks_alloc_at(memd_device *d, const memd_placement *p);
+/* A bank-set placement's arrays from its request: set (every bank without one), and for
+ * PER_BANK addrs to fill. 0 or -ENOMEM (p's arrays freed). */
+int memd_banks_fill_set(memd_placement *p, const memd_alloc_req *req);
 int memd_banks_release(memd_device *d, const memd_placement *p);
 void memd_banks_destroy(memd_device *d);
 

@@ -1074,6 +1074,21 @@ uint64_t memd_range_allocated(const memd_range *r)
     return r->allocated;
 }
 
+bool memd_range_lowest(const memd_range *r, uint64_t *addr)
+{
+    if (r->allocated == 0)
+        return false;
+    /* Free blocks coalesce: the first one, if it starts the range, ends at the lowest
+     * allocation; else the range starts with one. */
+    memd_bt_path p;
+    memd_bt_seek_k(&r->by_addr, r->lo, &p);
+    uint64_t k = 0, v = 0;
+    if (memd_bt_settle(&r->by_addr, &p))
+        memd_bt_get(&r->by_addr, &p, &k, &v);
+    *addr = v && k == r->lo ? k + v : r->lo;
+    return true;
+}
+
 uint64_t memd_range_base(const memd_range *r)
 {
     return r->base;

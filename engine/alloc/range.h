@@ -108,6 +108,8 @@ int memd_range_check(const memd_range *r);
 
 /* Bytes in live allocations (memd_range_stats' allocated), O(1). */
 uint64_t memd_range_allocated(const memd_range *r);
+/* The lowest address an allocation occupies: false when there is none. O(log n). */
+bool memd_range_lowest(const memd_range *r, uint64_t *addr);
 
 uint64_t memd_range_base(const memd_range *r);
 uint64_t memd_range_size(const memd_range *r);

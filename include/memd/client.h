@@ -151,6 +151,13 @@ enum {
      * class and size gets the same buffer; it is released when the last holder frees it
      * or goes away. Needs a name. */
     MEMCLIENT_ALLOC_SHARED = 1u << 0,
+    /* At memclient_alloc_req.address or not at all (tt-metal's allocate_at_address):
+     * lockstep, a bank set (that address in each of its banks) or per bank (each piece
+     * there). Refused with -EINVAL when the address is not a multiple of the request's
+     * alignment, -ERANGE when the buffer would leave its region, -EBUSY when part of the
+     * range is taken; the error's message says which. memclient_alloc and
+     * memclient_submit_alloc only (not batches or pools); not with SHARED. */
+    MEMCLIENT_ALLOC_AT = 1u << 1,
 };
 
 /* One bank a buffer uses: its id (for tt-metal devices, tt-metal's allocator bank id),
@@ -194,6 +201,7 @@ typedef struct memclient_alloc_req {
      * valid until it completes. NULL: not wanted (memclient_bank_info asks later). */
     memclient_bank *bank_out;
     uint32_t nbank_out;
+    uint64_t address;           /* with MEMCLIENT_ALLOC_AT: where in the group's map */
 } memclient_alloc_req;
 
 typedef struct memclient_buffer {
@@ -207,7 +215,8 @@ typedef struct memclient_buffer {
     memd_kind kind;             /* bank group: DRAM or SRAM */
     uint32_t region;            /* region index in the group (see memclient_dump) */
     memd_bank_mode bank_mode;   /* ALL (lockstep), RANGE (bank set) or PER_BANK; for
-                                   PER_BANK, address is the first bank's */
+                                   PER_BANK, address is the first bank's, or 0 on a
+                                   tt-metal device (as tt-metal reports it) */
 } memclient_buffer;
 
 MEMCLIENT_API int memclient_alloc(memclient *c, const memclient_alloc_req *req,
@@ -276,6 +285,14 @@ typedef struct memclient_location {
  * pages the buffer reserves). */
 MEMCLIENT_API int memclient_locate(const memclient_buffer *buf, const memclient_bank *banks,
                                    size_t nbanks, uint64_t offset, memclient_location *out);
+
+/* The lowest address of bank `bank` of a bank group that any buffer occupies (lockstep
+ * buffers and bank-set pieces, every session's; tt-metal's lowest_occupied_address, which
+ * it checks circular buffers against): 1 with *address (in the group's map) and
+ * *absolute (NULL: not wanted), 0 when the bank holds nothing, or a negative errno
+ * (-ENODEV, -EINVAL for no such bank). One small round trip, no dump. */
+MEMCLIENT_API int memclient_lowest_occupied(memclient *c, uint32_t device, memd_kind kind,
+                                            uint32_t bank, uint64_t *address, uint64_t *absolute);
 /* ---- client pools ----------------------------------------------------------------------
  *
  * In-process speed with memd still owning the map. memclient_pool_create() leases one

@@ -340,16 +340,24 @@ static PyObject *client_alloc(PyObject *op, PyObject *args, PyObject *kw)
 {
     memdpy_client *self = (memdpy_client *)op;
     static char *kwlist[] = {"device", "cls", "size", "scope", "page_size", "alignment", "banks",
-                             "name", "shared", "shape", "dtype", "bank_set", "per_bank", NULL};
-    PyObject *v[K_COUNT] = {0};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOOOOOOOO:alloc", kwlist, &v[K_DEVICE],
+                             "name", "shared", "shape", "dtype", "bank_set", "per_bank",
+                             "address", NULL};
+    PyObject *v[K_COUNT] = {0}, *at = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOOOOOOOOO:alloc", kwlist, &v[K_DEVICE],
                                      &v[K_CLS], &v[K_SIZE], &v[K_SCOPE], &v[K_PAGE], &v[K_ALIGN],
                                      &v[K_BANKS], &v[K_NAME], &v[K_SHARED], &v[K_SHAPE],
-                                     &v[K_DTYPE], &v[K_BANK_SET], &v[K_PER_BANK]))
+                                     &v[K_DTYPE], &v[K_BANK_SET], &v[K_PER_BANK], &at))
         return NULL;
     memclient_alloc_req req;
     uint32_t *ids;
-    if (parse_req(v, &req) < 0 || parse_banks(v, &req, &ids) < 0)
+    if (parse_req(v, &req) < 0)
+        return NULL;
+    if (at && at != Py_None) { /* tt-metal's allocate_at_address */
+        if (memdpy_u64(at, "address", &req.address) < 0)
+            return NULL;
+        req.flags |= MEMCLIENT_ALLOC_AT;
+    }
+    if (parse_banks(v, &req, &ids) < 0)
         return NULL;
     const char *what = "alloc";
     memclient_buffer buf;
@@ -661,6 +669,30 @@ out:
     return ret;
 }
 
+/* tt-metal's lowest_occupied_address(bank): (address, absolute) or None. */
+static PyObject *client_lowest_occupied(PyObject *op, PyObject *args, PyObject *kw)
+{
+    memdpy_client *self = (memdpy_client *)op;
+    static char *kws[] = {"device", "group", "bank", NULL};
+    unsigned int device, bank;
+    const char *group;
+    memd_kind kind;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "IsI:lowest_occupied", kws, &device, &group, &bank))
+        return NULL;
+    if (memclient_kind_parse(group, &kind) < 0)
+        return PyErr_Format(PyExc_ValueError, "group must be sram (l1) or dram (global), not '%s'",
+                            group);
+    const char *what = "lowest_occupied";
+    uint64_t addr, abs;
+    int r;
+    MEMDPY_CALL(self, r, memclient_lowest_occupied(c, device, kind, bank, &addr, &abs));
+    if (r < 0)
+        return NULL;
+    if (r == 0)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(KK)", (unsigned long long)addr, (unsigned long long)abs);
+}
+
 /* ---- sub-devices ------------------------------------------------------------------------ */
 
 static PyObject *client_subdev_define(PyObject *op, PyObject *args, PyObject *kw)
@@ -827,7 +859,8 @@ static PyObject *client_dump(PyObject *op, PyObject *args, PyObject *kw)
 
 PyDoc_STRVAR(alloc_doc,
 "alloc(device, cls, size=None, *, scope='dram', page_size=0, alignment=0, banks=0,\n"
-"      name=None, shared=False, shape=None, dtype=None, bank_set=None, per_bank=False)\n"
+"      name=None, shared=False, shape=None, dtype=None, bank_set=None, per_bank=False,\n"
+"      address=None)\n"
 "      -> Buffer\n\n"
 "Allocates one buffer on a device. cls is the buffer class ('code', 'constant',\n"
 "'placeholder', 'internal', 'logging'): the device's policy turns it into a region and\n"
@@ -838,7 +871,11 @@ PyDoc_STRVAR(alloc_doc,
 "bank_set: bank ids; one address free in all of them (range lockstep), or with\n"
 "per_bank=True an address of its own in each (per_bank alone: every bank).\n"
 "shared=True with a name: the same buffer for every request with that name, class and\n"
-"size (reference counted).\n\n"
+"size (reference counted).\n"
+"address: there or not at all (tt-metal's allocate_at_address; with a bank set, that\n"
+"address in each of its banks): memd.InvalidRequestError when it is misaligned,\n"
+"memd.BusyError when the range is taken, memd.Error (errno ERANGE) when it leaves\n"
+"its region.\n\n"
 "Raises memd.OutOfMemory (requested, free, largest_free), memd.UnsupportedError,\n"
 "memd.InvalidRequestError, memd.ConnectionError.");
 
@@ -883,6 +920,12 @@ static PyMethodDef client_methods[] = {
     {"bank_info", client_bank_info, METH_O,
      "bank_info(handle) -> list[dict]\n\nEvery bank the buffer uses, in id order: bank, address "
      "(in the group's map), absolute, core and noc ((x, y) or None)."},
+    {"lowest_occupied", (PyCFunction)(void (*)(void))client_lowest_occupied,
+     METH_VARARGS | METH_KEYWORDS,
+     "lowest_occupied(device, group, bank) -> (address, absolute) or None\n\n"
+     "The lowest address of that bank any buffer occupies (every session's; tt-metal's\n"
+     "lowest_occupied_address): in the group's map and absolute; None when it holds\n"
+     "nothing. One small request, no dump."},
     {"subdev_define", (PyCFunction)(void (*)(void))client_subdev_define,
      METH_VARARGS | METH_KEYWORDS,
      "subdev_define(name, device, group, banks, *, budget=0, overlap=()) -> None\n\nAdmin "

@@ -59,6 +59,18 @@ memclient_alloc_req cu_sram(uint64_t bytes)
     return r;
 }
 
+memclient_alloc_req cu_l1(uint32_t device, uint64_t bytes, uint64_t page_size,
+                          const uint32_t *set, uint32_t nset, int per_bank)
+{
+    memclient_alloc_req r = cu_sram(bytes);
+    r.device = device;
+    r.page_size = page_size;
+    r.bank_set = set;
+    r.nbank_set = nset;
+    r.per_bank = per_bank;
+    return r;
+}
+
 const memclient_region *cu_region_of(const memclient_snapshot *s, uint32_t device,
                                      memd_kind kind, const char *name)
 {

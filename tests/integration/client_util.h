@@ -24,6 +24,9 @@ memclient_snapshot *cu_dump(memclient *c, unsigned flags);
 memclient_alloc_req cu_req(memd_class cls, uint64_t bytes);
 /* An SRAM request (class constant) for device 0: the bank-subset suites' buffers. */
 memclient_alloc_req cu_sram(uint64_t bytes);
+/* The same on any device, with a page size and a bank set (NULL, 0: none) or per bank. */
+memclient_alloc_req cu_l1(uint32_t device, uint64_t bytes, uint64_t page_size,
+                          const uint32_t *set, uint32_t nset, int per_bank);
 
 /* Region `name` of device 0's bank group `kind` in s, or NULL. */
 const memclient_region *cu_region(const memclient_snapshot *s, memd_kind kind,

@@ -80,24 +80,13 @@ static void core_is(const memclient_bank *b, uint32_t bank, int lx, int ly, int 
                   ny);
 }
 
-static memclient_alloc_req l1(uint32_t dev, uint64_t bytes, const uint32_t *set, uint32_t n,
-                              int per_bank)
-{
-    memclient_alloc_req r = cu_sram(bytes);
-    r.device = dev;
-    r.bank_set = set;
-    r.nbank_set = n;
-    r.per_bank = per_bank;
-    return r;
-}
-
 START_TEST(wormhole_cores_everywhere)
 {
     start();
     memclient *c = cu_connect(&f);
     uint32_t set[] = {63, 0, 34}; /* any order: the library sorts */
     memclient_bank got[3], info[3];
-    memclient_alloc_req r = l1(0, 4096, set, 3, 1);
+    memclient_alloc_req r = cu_l1(0, 4096, 0, set, 3, 1);
     r.bank_out = got;
     r.nbank_out = 3;
     memclient_buffer per, range;
@@ -109,7 +98,7 @@ START_TEST(wormhole_cores_everywhere)
         core_is(&b[1], 34, 0, 0, 1, 1);
         core_is(&b[2], 63, 1, 0, 2, 1);
     }
-    memclient_alloc_req q = l1(0, 8192, set, 3, 0);
+    memclient_alloc_req q = cu_l1(0, 8192, 0, set, 3, 0);
     ck_assert_int_eq(memclient_alloc(c, &q, &range), 0);
     ck_assert_int_eq(memclient_bank_info(c, range.handle, info, 3), 3);
     core_is(&info[0], 0, 1, 4, 2, 5);
@@ -123,12 +112,15 @@ START_TEST(wormhole_cores_everywhere)
     ck_assert_msg(strstr(out, want) && strstr(out, "  0      1,4@2,5  ") &&
                       strstr(out, "  34     0,0@1,1  ") && strstr(out, "(core logical@noc)"),
                   "%s", out);
-    /* The sub-device of the cores of rows 0-3: a bound session's lockstep buffer lies on
-     * those 32 cores (bank 63 at (1,0) among them), bank 0 at (1,4) is out of its reach. */
+    /* The sub-device of the cores of rows 0-3: a bound session's per-bank buffer lies on
+     * those 32 cores (bank 63 at (1,0) among them), bank 0 at (1,4) is out of its reach;
+     * an interleaved one is refused, as tt-metal's sub-device allocators refuse it. */
     memclient *rt = cu_connect(&f);
     ck_assert_int_eq(memclient_subdev_bind(rt, "rows"), 0);
     memclient_alloc_req lr = cu_sram(4096);
     memclient_buffer lb, x;
+    ck_assert_int_eq(memclient_alloc(rt, &lr, &lb), -EINVAL);
+    lr.per_bank = 1;
     ck_assert_int_eq(memclient_alloc(rt, &lr, &lb), 0);
     memclient_bank rows[64];
     ck_assert_int_eq(memclient_bank_info(rt, lb.handle, rows, 64), 32);
@@ -140,7 +132,7 @@ START_TEST(wormhole_cores_everywhere)
     }
     ck_assert(saw63);
     uint32_t zero = 0;
-    memclient_alloc_req z = l1(0, 4096, &zero, 1, 1);
+    memclient_alloc_req z = cu_l1(0, 4096, 0, &zero, 1, 1);
     ck_assert_int_eq(memclient_alloc(rt, &z, &x), -EACCES);
     /* memctl subdev define --cores: columns 0-1 of every row, 16 banks (sharing rows 0-3
      * with 'rows', so only with --overlap); a session bound to it stays in columns 0-1. */
@@ -191,7 +183,7 @@ START_TEST(grayskull_storage_core_banks)
     start();
     memclient *c = cu_connect(&f);
     uint32_t set[] = {13, 120};
-    memclient_alloc_req r = l1(1, 4096, set, 2, 1);
+    memclient_alloc_req r = cu_l1(1, 4096, 0, set, 2, 1);
     memclient_buffer b;
     ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
     memclient_bank info[2];
@@ -208,10 +200,10 @@ START_TEST(grayskull_storage_core_banks)
 
     /* Bank 13 full: a range over both banks names it with its core. */
     uint64_t left = cu_region_size(c, 1, MEMD_KIND_SRAM, "buffers") - 4096;
-    memclient_alloc_req fill = l1(1, left, set, 1, 0);
+    memclient_alloc_req fill = cu_l1(1, left, 0, set, 1, 0);
     memclient_buffer x;
     ck_assert_int_eq(memclient_alloc(c, &fill, &x), 0);
-    memclient_alloc_req q = l1(1, 4096, set, 2, 0);
+    memclient_alloc_req q = cu_l1(1, 4096, 0, set, 2, 0);
     ck_assert_int_eq(memclient_alloc(c, &q, &x), -ENOMEM);
     memclient_error e;
     memclient_last_error(&e);

@@ -478,6 +478,8 @@ def test_banks_on_cores(client, own_daemon, tmp_path):
         assert "..." not in sd["banks"]
         with memd.connect(d.socket, name="pytest-rows") as r:
             r.subdev_bind("rows")
-            b = r.alloc(0, "constant", 4096, scope="sram")
+            with pytest.raises(memd.InvalidRequestError, match="no interleaved buffers"):
+                r.alloc(0, "constant", 4096, scope="sram")
+            b = r.alloc(0, "constant", 4096, scope="sram", per_bank=True)
             assert sorted(x["bank"] for x in r.bank_info(b)) == rows
             assert all(x["core"][1] <= 3 for x in r.bank_info(b))

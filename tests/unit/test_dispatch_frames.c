@@ -185,6 +185,8 @@ START_TEST(length_checked_before_handler)
         [MEMD_OP_PAGE_SIZE] = "expected 8 bytes",
         [MEMD_OP_CONTEXT] = "expected 640 bytes",
         [MEMD_OP_HISTORY] = "expected 64 bytes",
+        [MEMD_OP_ALLOC_AT] = "expected at least 152 bytes",
+        [MEMD_OP_LOWEST] = "expected 16 bytes",
     };
     memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 64);
     for (uint16_t op = MEMD_OP_HELLO; op < MEMD_OP_OPCODE_COUNT; op++) {
@@ -311,13 +313,25 @@ static void alloc_steps(uint8_t *p, uint32_t *seen)
     memd_wire_bankset bs = {MEMD_BANKSET_F_PER_BANK, 1};
     memd_wire_bankset_put(memd_wire_alloc_req_put(p, &a), &bs, &bank0);
     step(MEMD_OP_ALLOC_BANKS, p, MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE + 4, &r, seen);
-    uint64_t per_bank = memd_wire_u64(r.p);
+    uint64_t per_bank = memd_wire_u64(r.p), at = memd_wire_u64(r.p + 8);
     memd_wire_handle_put(p, per_bank);
     step(MEMD_OP_BANK_ADDRS, p, 8, &r, seen);
     ck_assert_uint_eq(memd_wire_u32(r.p), 1);
     step(MEMD_OP_FREE, p, 8, &r, seen);
-    /* A batch of a plain buffer and a per-bank one in bank 0, freed again. */
+    /* Lockstep where that piece was (free in every bank), and freed again. */
     memd_wire_bankset none = {0, 0};
+    memd_wire_bankset_put(memd_wire_alloc_req_put(memd_wire_put_u64(p, at), &a), &none, NULL);
+    step(MEMD_OP_ALLOC_AT, p, MEMD_WIRE_ADDRESS_SIZE + MEMD_WIRE_ALLOC_REQ_SIZE +
+         MEMD_WIRE_BANKSET_SIZE, &r, seen);
+    ck_assert_uint_eq(memd_wire_u64(r.p + 8), at);
+    memd_wire_lowest_req lq = {.device = DEV, .bank = 0, .kind = MEMD_KIND_DRAM};
+    uint64_t handle = memd_wire_u64(r.p);
+    memd_wire_lowest_req_put(p, &lq);
+    step(MEMD_OP_LOWEST, p, MEMD_WIRE_LOWEST_REQ_SIZE, &r, seen);
+    ck_assert_uint_eq(r.p[16], 1); /* found */
+    memd_wire_handle_put(p, handle);
+    step(MEMD_OP_FREE, p, 8, &r, seen);
+    /* A batch of a plain buffer and a per-bank one in bank 0, freed again. */
     q = memd_wire_count_put(p, 2);
     q = memd_wire_bankset_put(memd_wire_alloc_req_put(q, &a), &none, NULL);
     q = memd_wire_bankset_put(memd_wire_alloc_req_put(q, &a), &bs, &bank0);

@@ -61,6 +61,8 @@ START_TEST(opcode_table)
         {MEMD_OP_PAGE_SIZE, "PAGE_SIZE", MEMD_WIRE_SHAPE_FIXED, 8, 0, false},
         {MEMD_OP_CONTEXT, "CONTEXT", MEMD_WIRE_SHAPE_FIXED, 640, 0, false},
         {MEMD_OP_HISTORY, "HISTORY", MEMD_WIRE_SHAPE_FIXED, 64, 0, false},
+        {MEMD_OP_ALLOC_AT, "ALLOC_AT", MEMD_WIRE_SHAPE_MIN, 152, 0, true},
+        {MEMD_OP_LOWEST, "LOWEST", MEMD_WIRE_SHAPE_FIXED, 16, 0, false},
     };
     ck_assert_uint_eq(sizeof want / sizeof want[0], MEMD_OP_OPCODE_COUNT - 1);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {

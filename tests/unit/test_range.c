@@ -488,6 +488,34 @@ END_TEST
 
 /* ---------------------------------------------------------------- alloc_at */
 
+/* The lowest allocation: none, at the base, above a free block, after frees. */
+START_TEST(test_lowest)
+{
+    memd_range *r = mk(0x4000, 0x1000, 64);
+    uint64_t at;
+    ck_assert(!memd_range_lowest(r, &at));
+    ck_assert_int_eq(memd_range_alloc_at(r, 0x4800, 64), 0);
+    ck_assert(memd_range_lowest(r, &at));
+    ck_assert_uint_eq(at, 0x4800);
+    ck_assert_int_eq(memd_range_alloc_at(r, 0x4000, 64), 0);
+    ck_assert(memd_range_lowest(r, &at));
+    ck_assert_uint_eq(at, 0x4000);
+    ck_assert_int_eq(memd_range_alloc_at(r, 0x4040, 0x7c0), 0); /* the first 2 KiB full */
+    ck_assert(memd_range_lowest(r, &at));
+    ck_assert_uint_eq(at, 0x4000);
+    ck_assert_int_eq(memd_range_free(r, 0x4000, NULL), 0);
+    ck_assert(memd_range_lowest(r, &at));
+    ck_assert_uint_eq(at, 0x4040);
+    ck_assert_int_eq(memd_range_free(r, 0x4040, NULL), 0);
+    ck_assert_int_eq(memd_range_free(r, 0x4800, NULL), 0);
+    ck_assert(!memd_range_lowest(r, &at));
+    ck_assert_int_eq(memd_range_alloc_at(r, 0x4000, 0x1000), 0); /* no free block at all */
+    ck_assert(memd_range_lowest(r, &at));
+    ck_assert_uint_eq(at, 0x4000);
+    memd_range_destroy(r);
+}
+END_TEST
+
 START_TEST(test_alloc_at_edges_and_overlap)
 {
     memd_range *r = mk(0x4000, 0x1000, 64);
@@ -830,6 +858,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, test_coalesce_none_right_left_both);
     tcase_add_test(tc, test_bad_frees);
     tcase_add_test(tc, test_alloc_at_edges_and_overlap);
+    tcase_add_test(tc, test_lowest);
     tcase_add_test(tc, test_oom_under_fragmentation);
     tcase_add_test(tc, test_best_fit_ties_bottom_up_lowest);
     tcase_add_test(tc, test_best_fit_ties_top_down_highest);

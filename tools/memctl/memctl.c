@@ -20,8 +20,9 @@ static const memctl_cmd cmds[] = {
     {"top", memctl_cmd_top, "top [--interval SEC] [--sort KEY] [--reverse] [--json [--iterations N] [--limit N]] [filters]\n"
                             "      (filters: --pid P --session S --name GLOB --class C --device N)"},
     {"alloc", memctl_cmd_alloc, "alloc --device N --class C (--size SIZE | --dtype T --shape D0xD1) [--scope S] [--name N [--shared]]\n"
-                                "      [--page-size B] [--align A] [--banks N | --bank-set LIST [--per-bank]] --hold [--json]"},
+                                "      [--page-size B] [--align A] [--banks N | --bank-set LIST [--per-bank]] [--at ADDR] --hold [--json]"},
     {"free", memctl_cmd_free, "free HANDLE [--json]"},
+    {"lowest", memctl_cmd_lowest, "lowest --device N --group G --bank B [--json]"},
     {"devices", memctl_cmd_devices, "devices [--json]"},
     {"subdev", memctl_cmd_subdev, "subdev define NAME --device N --group G --banks LIST [--budget SIZE] [--overlap NAMES] [--json]"},
     {"sessions", memctl_cmd_sessions, "sessions [--json]"},

@@ -45,6 +45,7 @@ void memctl_plan_print(FILE *f, const memctl_plan_summary *p, bool as_json);
 int memctl_cmd_dump(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_alloc(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_free(const memctl_globals *g, int argc, char **argv);
+int memctl_cmd_lowest(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_subdev(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_devices(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_sessions(const memctl_globals *g, int argc, char **argv);

@@ -13,7 +13,7 @@
 static const char alloc_usage[] =
     "usage: memctl alloc --device N --class C (--size SIZE | --dtype T --shape D0xD1..)\n"
     "                    [--scope S] [--name NAME [--shared]] [--page-size B] [--align A]\n"
-    "                    [--banks N] [--bank-set LIST] [--per-bank] --hold [--json]\n"
+    "                    [--banks N] [--bank-set LIST] [--per-bank] [--at ADDR] --hold [--json]\n"
     "  class: code, constant, placeholder, internal, logging\n"
     "  scope: dram (global, default), sram (l1), dram.texture\n"
     "  sizes: 4096, 0x1000, 4KiB, 1MiB, 2GiB (or K, M, G, T: powers of 1024; KB, GB\n"
@@ -21,6 +21,8 @@ static const char alloc_usage[] =
     "  bank set: bank ids and ranges, e.g. 0-3,8: one address free in every bank of the\n"
     "         set (range lockstep); with --per-bank an address of its own in each bank\n"
     "         (--per-bank alone: every bank of the group)\n"
+    "  --at ADDR: at that address of the group's map or not at all (tt-metal's\n"
+    "         allocate_at_address; every bank of a bank set, each piece per bank)\n"
     "  prints the buffer as key=value on one line, holds it until SIGINT/SIGTERM, frees it\n";
 
 static uint32_t bank_ids[MEMD_BANKSET_MAX];
@@ -89,6 +91,10 @@ static int alloc_option(const char *a, const char *v, memclient_alloc_req *r, ch
             return e;
         r->bank_set = bank_ids;
         r->nbank_set = n;
+    } else if (!strcmp(a, "--at")) {
+        if (memctl_parse_u64(v, &r->address) < 0)
+            return memctl_bad_value(cmd, a, v, "an address, e.g. 0x1000 or 4096");
+        r->flags |= MEMCLIENT_ALLOC_AT;
     } else if (!strcmp(a, "--name")) {
         if (strlen(v) >= MEMD_NAME_MAX || !*v)
             return memctl_bad_value(cmd, a, v, "1 to 63 bytes");
