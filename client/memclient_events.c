@@ -30,6 +30,8 @@ static int events(memclient *c, uint64_t since, uint32_t max, uint32_t flags,
     }
     memd_wire_events_req q = {.since = since, .max = max, .flags = flags};
     memd_wire_events_req_put(p, &q);
+    if (flags & MEMD_EVENTS_F_WAIT)
+        memclient_slot_at(c, seq)->hold_ms = MEMD_EVENTS_WAIT_MS;
     r = memclient_wait(c, seq);
     memclient_slot *s = memclient_slot_at(c, seq);
     if (r < 0)

@@ -317,6 +317,41 @@ int memclient_model_unload(memclient *c, uint64_t model_id, unsigned flags)
                     (flags & MEMCLIENT_MODEL_FORCE) ? MEMD_MODEL_F_FORCE : 0, NULL);
 }
 
+int memclient_model_set_ready(memclient *c, uint64_t model_id)
+{
+    return ref_call(c, MEMD_OP_MODEL_SET_READY, model_id, 0, NULL);
+}
+
+int memclient_model_wait(memclient *c, uint64_t model_id, int timeout_ms,
+                         memclient_model_info *out, memclient_tensor_info *tensors, size_t cap)
+{
+    if (cap && !tensors)
+        return memclient_fail(-EINVAL, "memclient_model_wait: tensors is NULL");
+    if (timeout_ms < -1)
+        return memclient_fail(-EINVAL, "memclient_model_wait: timeout of %d ms (-1: no limit)",
+                              timeout_ms);
+    int r, err = 0;
+    uint64_t seq;
+    memclient_raw raw = {0};
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    uint8_t *p = memclient_begin(c, MEMD_OP_MODEL_WAIT, MEMD_WIRE_MODEL_WAIT_SIZE,
+                                 MEMCLIENT_OUT_RAW, &raw, 1, true, &seq, &err);
+    if (!p) {
+        memclient_unlock(c);
+        return memclient_fail(err, "MODEL_WAIT request: %s", memclient_strerror(err));
+    }
+    memd_wire_model_wait w = {
+        .model_id = model_id,
+        .timeout_ms = timeout_ms < 0 ? MEMD_MODEL_WAIT_FOREVER : (uint32_t)timeout_ms};
+    memd_wire_model_wait_put(p, &w);
+    /* memd holds the request that long by design: the call timeout comes on top. */
+    memclient_slot_at(c, seq)->hold_ms = timeout_ms;
+    if ((r = memclient_finish(c, seq)) < 0)
+        return r;
+    return decode_model(&raw, MEMD_OP_MODEL_WAIT, out, tensors, cap);
+}
+
 /* ---- instances ---- */
 
 int memclient_instance_create(memclient *c, uint64_t model_id, memclient_instance *out,

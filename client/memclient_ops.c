@@ -576,7 +576,7 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
     *out = NULL;
     if (flags & ~(unsigned)(MEMCLIENT_DUMP_BLOCKS | MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_USAGE |
                             MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_SUBALLOCS |
-                            MEMCLIENT_DUMP_BANKS))
+                            MEMCLIENT_DUMP_BANKS | MEMCLIENT_DUMP_MODEL_STATE))
         return memclient_fail(-EINVAL, "unknown dump flags 0x%x", flags);
     memd_wire_dump_req q = {
         .device = device,
@@ -588,6 +588,7 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
                  ((flags & MEMCLIENT_DUMP_SUBALLOCS) ? MEMD_DUMP_F_SUBALLOCS : 0) |
                  ((flags & MEMCLIENT_DUMP_BANKS)
                       ? MEMD_DUMP_F_BANKS | MEMD_DUMP_F_SUBDEV_BANKS : 0) |
+                 ((flags & MEMCLIENT_DUMP_MODEL_STATE) ? MEMD_DUMP_F_MODEL_STATE : 0) |
                  MEMD_DUMP_F_PAGED,
     };
     uint8_t *all = NULL;

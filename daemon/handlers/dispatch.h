@@ -40,9 +40,17 @@ int memd_model_job_complete(memd_state *st, memd_model_job *job, memd_session **
  * already queued, *ret is the handler's return value, and a negative errno comes back. */
 int memd_model_get_ref(memd_state *st, const memd_wire_hdr *h, const uint8_t *p, memd_buf *out,
                        uint32_t known_flags, memd_wire_ref *ref, int *ret);
-/* DUMP records (MEMD_DUMP_F_MODELS, model_dump.c): plans, then the models and instances
- * s may see. */
-int memd_models_dump(const memd_state *st, const memd_session *s, memd_buf *out);
+/* The MODEL_LOAD / MODEL_INFO / MODEL_WAIT reply for request (op, id): m's info record
+ * (flags: MEMD_MODEL_I_NEW or 0) and its tensors. 0 or -ENOMEM. */
+int memd_model_reply_info(memd_state *st, uint16_t op, uint64_t id, memd_buf *out,
+                          const memd_model *m, uint32_t flags);
+/* Answers s's parked MODEL_WAIT into out when it has its answer (model_ready.c: ready,
+ * the fill job handed to it, or now_ms past its deadline). true if it answered. */
+bool memd_model_wait_answer(memd_state *st, memd_session *s, uint64_t now_ms, memd_buf *out);
+/* DUMP records (MEMD_DUMP_F_MODELS, model_dump.c): plans, then the models (with_state:
+ * each followed by its MODEL_STATE) and instances s may see. */
+int memd_models_dump(const memd_state *st, const memd_session *s, bool with_state,
+                     memd_buf *out);
 
 /* Answers s's parked EVENTS request into out when an event came for it, or with an empty
  * page once now_ms reached its deadline (UINT64_MAX: at once). true if it answered. */

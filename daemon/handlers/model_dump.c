@@ -1,4 +1,5 @@
 /* memd daemon — DUMP records of plans, models and instances (MEMD_DUMP_F_MODELS).
+ * With MEMD_DUMP_F_MODEL_STATE each MODEL record is followed by its MODEL_STATE.
  * Plans carry no owner and are listed for everyone; models and instances only for
  * their sessions, unless admin. */
 #include <errno.h>
@@ -24,7 +25,8 @@ static bool sees_model(const memd_models *ms, const memd_session *s, const memd_
     return false;
 }
 
-int memd_models_dump(const memd_state *st, const memd_session *s, memd_buf *out)
+int memd_models_dump(const memd_state *st, const memd_session *s, bool with_state,
+                     memd_buf *out)
 {
     const memd_models *ms = st->models;
     if (!ms)
@@ -58,6 +60,16 @@ int memd_models_dump(const memd_state *st, const memd_session *s, memd_buf *out)
                                  .ntensors = m->n, .instances = m->instances};
         memcpy(r.name, m->name, sizeof r.name);
         memd_wire_model_rec_put(p, &r);
+        if (!with_state)
+            continue;
+        if (!(p = rec(out, MEMD_REC_MODEL_STATE)))
+            return -ENOMEM;
+        memd_model_readiness rd;
+        memd_models_readiness(st, m, &rd);
+        memd_wire_model_state_rec sr = {.model_id = m->id, .ready = rd.ready,
+                                        .filler_session = rd.filler_session,
+                                        .filler_pid = rd.filler_pid, .waiters = rd.waiters};
+        memd_wire_model_state_rec_put(p, &sr);
     }
     for (const memd_model_use *u = ms->uses; u; u = u->next) {
         if (!s->admin && u->s != s)

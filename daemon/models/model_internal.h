@@ -79,8 +79,20 @@ struct memd_model {
     uint64_t code_bytes, const_bytes, const_align, arena_align;
     uint64_t code_handle, const_handle; /* shared allocations, held by every user */
     uint32_t users, instances;
+    /* Readiness (model_ready.c): filling until its filler sends MODEL_SET_READY. */
+    bool ready;
+    uint32_t filler;               /* filling: the filler's session id; 0: nobody yet */
     struct memd_model *next;
 };
+
+/* A MODEL_WAIT parked until its model is ready, the fill job comes to it, or until_ms. */
+typedef struct memd_model_wait {
+    memd_session *s;
+    uint64_t model_id, req_id;
+    uint64_t until_ms;             /* memd_mono_ms deadline; UINT64_MAX: none */
+    uint32_t timeout_ms;           /* as asked, for the message */
+    struct memd_model_wait *next;  /* FIFO: the longest waiting first */
+} memd_model_wait;
 
 
 /* One session's load of a model. */
@@ -125,6 +137,8 @@ struct memd_models {
     uint64_t upload_bytes;
     memd_model_job *jobs;
     uint32_t njobs;
+    memd_model_wait *waits;        /* parked MODEL_WAITs, oldest first */
+    uint32_t nwaits;
     memd_models_runner run;
     void *run_ctx;
 };
@@ -139,6 +153,17 @@ memd_model_use *memd_models_use_of(memd_models *ms, const memd_session *s, uint6
 void memd_models_use_release(memd_state *st, memd_models *ms, memd_model_use *u);
 void memd_models_instance_destroy(memd_state *st, memd_models *ms, memd_instance *in);
 uint64_t memd_models_handle_address(const memd_state *st, uint64_t handle);
+memd_session *memd_models_session_by_id(const memd_state *st, uint32_t id); /* or NULL */
+
+/* model_ready.c */
+/* u's session stops using its model: a filler that leaves before MODEL_SET_READY leaves
+ * the job to the next waiter or loader. */
+void memd_models_filler_gone(memd_state *st, memd_models *ms, memd_model_use *u);
+/* s goes away: its parked waits are dropped (no reply: the connection is gone). */
+void memd_models_waits_drop(memd_models *ms, const memd_session *s);
+/* MODEL_LOAD of an existing model by s: s takes the fill job when nobody has it (and
+ * nobody waits for it). True when s is to fill it. */
+bool memd_models_take_fill(memd_state *st, memd_models *ms, memd_session *s, memd_model *m);
 
 /* model_save.c: the records the state store keeps (hooks.h memd_record; formats there,
  * restored by model_restore.c). Each save hands the current state of one object to core;

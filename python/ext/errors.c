@@ -83,7 +83,6 @@ static PyObject *type_for(int err, bool at_connect)
     case EPROTO:
     case EPROTONOSUPPORT:
     case EBADMSG:
-    case ETIMEDOUT:
     case ESTALE:
     case EISCONN:
     case ENOTSOCK:
@@ -100,6 +99,8 @@ static PyObject *type_for(int err, bool at_connect)
         return memdpy_err.unsupported;
     case EBUSY:
         return memdpy_err.busy;
+    case ETIMEDOUT:
+        return memdpy_err.timeout;
     case EEXIST:
         return memdpy_err.exists;
     default:

@@ -40,6 +40,7 @@ typedef struct memdpy_errors {
     PyObject *exists;       /* memd.ExistsError (Error) */
     PyObject *plan;         /* memd.PlanError (Error, ValueError) */
     PyObject *model;        /* memd.ModelError (Error, ValueError) */
+    PyObject *timeout;      /* memd.TimeoutError (Error, TimeoutError) */
 } memdpy_errors;
 
 extern memdpy_errors memdpy_err;
@@ -92,6 +93,9 @@ int memdpy_fields_setattr(PyObject *o, const void *s, const memdpy_cfield *t);
  * 0 or -1 with TypeError/ValueError/OverflowError set. */
 int memdpy_u64(PyObject *o, const char *what, uint64_t *out);
 int memdpy_u32(PyObject *o, const char *what, uint32_t *out);
+/* A timeout in seconds (int or float, > 0, bool refused) as milliseconds, rounded up,
+ * at most INT_MAX; None gives -1 (no limit). */
+int memdpy_timeout_ms(PyObject *o, const char *what, int *out);
 /* A power of two or 0. */
 int memdpy_align(PyObject *o, const char *what, uint64_t *out);
 /* A str without NUL bytes, UTF-8; *out points into o (valid while o lives). NULL o or
@@ -171,6 +175,8 @@ PyObject *memdpy_model_parse_yaml(PyObject *mod, PyObject *args, PyObject *kw);
 PyObject *memdpy_client_plan(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *memdpy_client_model_load(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *memdpy_client_model_unload(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *memdpy_client_model_set_ready(PyObject *op, PyObject *args, PyObject *kw);
+PyObject *memdpy_client_model_wait(PyObject *op, PyObject *args, PyObject *kw);
 PyObject *memdpy_client_instance_create(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *memdpy_client_instance_release(PyObject *self, PyObject *args, PyObject *kw);
 

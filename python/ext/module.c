@@ -139,8 +139,13 @@ static int add_errors(PyObject *mod)
         "A model graph or model file is invalid. Attributes: op and tensor (indices of\n"
         "the op and tensor at fault, or None). Also a ValueError.", e->error,
         PyExc_ValueError);
+    e->timeout = new_error(mod, "TimeoutError",
+        "No answer in time: the connection's timeout passed (memd.connect(timeout=...),\n"
+        "$MEMD_TIMEOUT_MS; the connection is then closed: connect again), or a model\n"
+        "was still filling when load_model's timeout ran out. Also a builtin TimeoutError.",
+        e->error, PyExc_TimeoutError);
     return e->oom && e->perm && e->conn && e->notfound && e->invalid && e->unsupported &&
-                   e->busy && e->exists && e->plan && e->model
+                   e->busy && e->exists && e->plan && e->model && e->timeout
                ? 0
                : -1;
 }

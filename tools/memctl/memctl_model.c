@@ -394,7 +394,7 @@ static int cmd_list(const memctl_globals *g, int argc, char **argv)
         }
     }
     memclient_snapshot *s;
-    int r = memctl_fetch(g, "model list", MEMCLIENT_DUMP_MODELS, &s);
+    int r = memctl_fetch(g, "model list", MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_MODEL_STATE, &s);
     if (r)
         return r;
     if (json) {
