@@ -162,7 +162,8 @@ void memd_models_filler_gone(memd_state *st, memd_models *ms, memd_model_use *u)
 /* s goes away: its parked waits are dropped (no reply: the connection is gone). */
 void memd_models_waits_drop(memd_models *ms, const memd_session *s);
 /* MODEL_LOAD of an existing model by s: s takes the fill job when nobody has it (and
- * nobody waits for it). True when s is to fill it. */
+ * nobody waits for it). True when s took it now (its filler already: false, as a load
+ * again in the same session answers the same; its MODEL_WAIT says it fills). */
 bool memd_models_take_fill(memd_state *st, memd_models *ms, memd_session *s, memd_model *m);
 
 /* model_save.c: the records the state store keeps (hooks.h memd_record; formats there,

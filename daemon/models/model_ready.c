@@ -35,11 +35,7 @@ static bool first_waiter(const memd_models *ms, const memd_model_wait *w, uint64
 
 bool memd_models_take_fill(memd_state *st, memd_models *ms, memd_session *s, memd_model *m)
 {
-    if (m->ready)
-        return false;
-    if (m->filler == s->id)
-        return true;
-    if (m->filler != 0 || !first_waiter(ms, NULL, m->id))
+    if (m->ready || m->filler != 0 || !first_waiter(ms, NULL, m->id))
         return false;
     become_filler(st, ms, s, m);
     return true;
