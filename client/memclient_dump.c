@@ -84,31 +84,11 @@ static int dec_suballoc_rec(memclient_snapshot *s, const uint8_t *p, size_t n)
     return 0;
 }
 
-/* It follows its model's record, whose state it completes. */
-static int dec_model_state_rec(memclient_snapshot *s, const uint8_t *p, size_t n)
-{
-    memd_wire_model_state_rec w;
-    int r = memd_wire_model_state_rec_get(p, n, &w);
-    if (r < 0)
-        return r;
-    memclient_model_rec *m = &s->models[s->nmodels - 1];
-    if (m->model_id != w.model_id)
-        return -EBADMSG;
-    memclient_model_state st;
-    memclient_model_state_from_wire(&st, &w);
-    m->state_known = 1;
-    m->ready = st.ready;
-    m->filler_session = st.filler_session;
-    m->filler_pid = st.filler_pid;
-    m->waiters = st.waiters;
-    return 0;
-}
-
 typedef int (*rec_decoder)(memclient_snapshot *s, const uint8_t *p, size_t n);
 
 /* The tags this library knows; a newer daemon's other tags are refused (-EBADMSG). */
 /* PAGE records never reach the parser: memclient_dump strips them off each page. */
-#define NTAGS (MEMD_REC_MODEL_STATE + 1)
+#define NTAGS (MEMD_REC_SUBDEV_BANKS + 1)
 
 static const rec_decoder decoders[NTAGS] = {
     [MEMD_REC_SERVER] = dec_server_rec,     [MEMD_REC_DEVICE] = dec_device_rec,
@@ -120,7 +100,6 @@ static const rec_decoder decoders[NTAGS] = {
     [MEMD_REC_POOL] = dec_pool_rec,         [MEMD_REC_SUBALLOC] = dec_suballoc_rec,
     [MEMD_REC_BANK] = dec_bank_rec,         [MEMD_REC_ALLOC_BANK] = dec_alloc_bank_rec,
     [MEMD_REC_SUBDEV] = dec_subdev_rec,     [MEMD_REC_SUBDEV_BANKS] = dec_subdev_banks,
-    [MEMD_REC_MODEL_STATE] = dec_model_state_rec,
 };
 
 static bool known(uint32_t tag)
@@ -143,8 +122,6 @@ int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **
             return -EBADMSG; /* SERVER comes first, exactly once */
         if (tag == MEMD_REC_SUBDEV_BANKS && prev != MEMD_REC_SUBDEV)
             return -EBADMSG; /* one list, right after its sub-device */
-        if (tag == MEMD_REC_MODEL_STATE && prev != MEMD_REC_MODEL)
-            return -EBADMSG; /* right after its model */
         if (tag == MEMD_REC_SUBDEV_BANKS)
             nids += (rec - MEMD_WIRE_SUBDEV_BANKS_REC_SIZE) / 4;
         count[tag]++;

@@ -175,6 +175,11 @@ int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **
 /* ---- memclient_conn.c ---- */
 long memclient_now_ms(void); /* CLOCK_MONOTONIC */
 
+/* ---- memclient_model.c ---- */
+/* MODEL_STATES: each model's readiness into s's model records (memclient_dump with
+ * MEMCLIENT_DUMP_MODEL_STATE). 0 or a recorded error. */
+int memclient_model_states(memclient *c, uint32_t device, memclient_snapshot *s);
+
 /* ---- memclient_ops.c ---- */
 int memclient_encode_alloc_req(const memclient_alloc_req *r, memd_wire_alloc_req *w);
 /* memclient_alloc of an encoded request (pools set flags the public API does not). */

@@ -588,7 +588,6 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
                  ((flags & MEMCLIENT_DUMP_SUBALLOCS) ? MEMD_DUMP_F_SUBALLOCS : 0) |
                  ((flags & MEMCLIENT_DUMP_BANKS)
                       ? MEMD_DUMP_F_BANKS | MEMD_DUMP_F_SUBDEV_BANKS : 0) |
-                 ((flags & MEMCLIENT_DUMP_MODEL_STATE) ? MEMD_DUMP_F_MODEL_STATE : 0) |
                  MEMD_DUMP_F_PAGED,
     };
     uint8_t *all = NULL;
@@ -625,6 +624,11 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
             r = memclient_snapshot_parse(all ? all : (const uint8_t *)"", len, out);
             if (r < 0)
                 memclient_fail(r, "DUMP reply: %s", memclient_strerror(r));
+            else if ((flags & MEMCLIENT_DUMP_MODEL_STATE) &&
+                     (r = memclient_model_states(c, device, *out)) < 0) {
+                memclient_snapshot_free(*out);
+                *out = NULL;
+            }
             break;
         }
         q.cursor = next;

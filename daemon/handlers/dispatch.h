@@ -47,10 +47,9 @@ int memd_model_reply_info(memd_state *st, uint16_t op, uint64_t id, memd_buf *ou
 /* Answers s's parked MODEL_WAIT into out when it has its answer (model_ready.c: ready,
  * the fill job handed to it, or now_ms past its deadline). true if it answered. */
 bool memd_model_wait_answer(memd_state *st, memd_session *s, uint64_t now_ms, memd_buf *out);
-/* DUMP records (MEMD_DUMP_F_MODELS, model_dump.c): plans, then the models (with_state:
- * each followed by its MODEL_STATE) and instances s may see. */
-int memd_models_dump(const memd_state *st, const memd_session *s, bool with_state,
-                     memd_buf *out);
+/* DUMP records (MEMD_DUMP_F_MODELS, model_dump.c): plans, then the models and instances
+ * s may see. */
+int memd_models_dump(const memd_state *st, const memd_session *s, memd_buf *out);
 
 /* Answers s's parked EVENTS request into out when an event came for it, or with an empty
  * page once now_ms reached its deadline (UINT64_MAX: at once). true if it answered. */

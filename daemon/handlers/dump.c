@@ -432,7 +432,7 @@ static int build(const memd_state *st, const memd_session *s, int dev, uint32_t 
     if (rc == 0)
         rc = put_sessions(st, s, (flags & MEMD_DUMP_F_USAGE) != 0, out);
     if (rc == 0 && (flags & MEMD_DUMP_F_MODELS))
-        rc = memd_models_dump(st, s, (flags & MEMD_DUMP_F_MODEL_STATE) != 0, out);
+        rc = memd_models_dump(st, s, out);
     return rc;
 }
 
@@ -446,7 +446,7 @@ static int build_page(const memd_state *st, const memd_session *s, int dev, uint
     if (rc == 0 && cursor == 0)
         rc = put_sessions(st, s, (flags & MEMD_DUMP_F_USAGE) != 0, out);
     if (rc == 0 && cursor == 0 && (flags & MEMD_DUMP_F_MODELS))
-        rc = memd_models_dump(st, s, (flags & MEMD_DUMP_F_MODEL_STATE) != 0, out);
+        rc = memd_models_dump(st, s, out);
     if (rc == 0)
         rc = put_page_end(cursor, out);
     return rc;

@@ -610,8 +610,9 @@ typedef struct memclient_model_rec {
     uint32_t ntensors;
     uint32_t instances;
     char name[MEMD_NAME_MAX];
-    /* With MEMCLIENT_DUMP_MODEL_STATE (state_known): filling or ready (see
-     * memclient_model_set_ready), who fills it, how many MODEL_WAITs wait for it. */
+    /* With MEMCLIENT_DUMP_MODEL_STATE (state_known; one request more, MODEL_STATES):
+     * filling or ready (see memclient_model_set_ready), who fills it, how many
+     * memclient_model_wait calls wait for it. */
     int state_known;
     int ready;
     uint32_t filler_session;    /* filling: 0 when nobody fills it yet */
@@ -619,7 +620,7 @@ typedef struct memclient_model_rec {
     uint32_t waiters;
 } memclient_model_rec;
 
-/* The MODEL_STATE record the snapshot folds into its memclient_model_rec. */
+/* A MODEL_STATES record, which memclient_dump folds into its memclient_model_rec. */
 typedef struct memclient_model_state {
     uint64_t model_id;
     int ready;

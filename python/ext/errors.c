@@ -42,6 +42,12 @@ static PyObject *raise_with(PyObject *exc, int errnum, const char *msg, const me
               set_attr_str(inst, "message", msg) == 0;
     if (ok && PyObject_IsSubclass(exc, PyExc_OSError) == 1)
         ok = set_attr_str(inst, "strerror", msg) == 0;
+    /* OutOfMemory's figures are always there: ints, 0 when nothing was measured (the
+     * library's own malloc failed), so `e.free < e.requested` never meets None. */
+    memclient_error none = {.detail = MEMCLIENT_DETAIL_NOMEM};
+    if (ok && exc == memdpy_err.oom && !(e && (e->detail == MEMCLIENT_DETAIL_NOMEM ||
+                                               e->detail == MEMCLIENT_DETAIL_QUOTA)))
+        e = &none;
     if (ok && e && (e->detail == MEMCLIENT_DETAIL_NOMEM || e->detail == MEMCLIENT_DETAIL_QUOTA))
         ok = memdpy_fields_setattr(inst, e, memdpy_fields_error) == 0 &&
              PyObject_SetAttrString(inst, "quota",

@@ -4,11 +4,12 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "units.h"
 #include "report.h"
 #include "memctl_model.h"
 #include "memctl_table.h"
 
-#define HB(v) memctl_human_bytes((v), (char[24]){0}, 24)
+#define HB(v) memd_human_bytes((v), (char[24]){0}, 24)
 
 /* Prints t (when it has rows) and frees it. */
 static void flush(FILE *f, memctl_table *t, size_t rows)

@@ -6,10 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "units.h"
 #include "memctl_service.h"
 #include "memctl_table.h"
 
-#define HB(v) memctl_human_bytes((v), (char[24]){0}, 24)
+#define HB(v) memd_human_bytes((v), (char[24]){0}, 24)
 
 /* What a session holds per device, as one cell ("0: 12.0 MiB, 1: 3.0 KiB"). */
 static void per_device_cell(memctl_table *t, const memclient_snapshot *s, uint32_t session_id)
