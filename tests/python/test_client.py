@@ -111,8 +111,23 @@ def test_out_of_memory_details(client):
     assert err.requested == big and 0 < err.largest_free <= err.free < big
     assert err.quota is False and err.cls == "internal" and err.kind == "dram"
     assert err.region == data["index"] and err.device == 2
-    with pytest.raises(memd.InvalidRequestError):  # larger than the region: not "no room"
+    # Every figure is per bank and said so; the sizes are for people; the holders named.
+    assert "per bank" in str(err) and " MiB" in str(err) and "held by pid " in str(err)
+    assert f"pid {os.getpid()} " in str(err)
+    with pytest.raises(memd.OutOfMemory) as e:  # larger than the region: out of memory too
         client.alloc(2, "constant", 1 << 50)
+    assert "larger than the region" in str(e.value) and e.value.requested == 1 << 50
+    assert isinstance(e.value.free, int) and isinstance(e.value.largest_free, int)
+
+
+def test_pool_out_of_memory_has_figures(client):
+    with client.pool(0, "internal", 1 << 20) as p:
+        p.alloc(600 << 10)
+        with pytest.raises(memd.OutOfMemory) as e:
+            p.alloc(600 << 10)
+    err = e.value
+    assert err.requested == 600 << 10 and err.free == (1 << 20) - (600 << 10)
+    assert 0 < err.largest_free <= err.free and "pool full" in str(err) and "KiB" in str(err)
 
 
 def test_bad_arguments_raise_before_the_daemon(client):
