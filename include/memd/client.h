@@ -433,6 +433,21 @@ typedef struct memclient_error {
     uint64_t largest_free;
 } memclient_error;
 
+/* One of the sessions holding the most of a region (memclient_region_holders). */
+typedef struct memclient_holder {
+    uint64_t bytes;             /* held in the region, over all its banks */
+    uint32_t session_id, pid, uid;
+    char comm[16];              /* the process name */
+    char client_name[32];
+} memclient_holder;
+
+/* Who holds region `region` of bank group kind on device: at most cap holders, the
+ * biggest first (after a -ENOMEM: memclient_last_error's device, kind and region).
+ * Returns how many it wrote, or a negative errno. */
+MEMCLIENT_API int memclient_region_holders(memclient *c, uint32_t device, memd_kind kind,
+                                           uint32_t region, memclient_holder *out,
+                                           size_t cap);
+
 /* Static text for a negative errno (or a positive one). Never NULL. */
 MEMCLIENT_API const char *memclient_strerror(int err);
 

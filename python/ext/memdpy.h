@@ -56,6 +56,9 @@ extern PyTypeObject memdpy_pool_buffer_type;
  * message ("alloc", "connect to /run/memd/memd.sock"). at_connect: ENOENT and EACCES
  * name the socket, not a handle. Returns NULL. */
 PyObject *memdpy_raise(int err, const char *what, bool at_connect);
+/* memdpy_raise for a call on connection c: an OutOfMemory the daemon refused also gets
+ * .holders, the region's top holders (one request more, REGION_HOLDERS). */
+PyObject *memdpy_raise_on(memclient *c, int err, const char *what);
 /* Raises exc with a formatted message and errno (positive) set on the instance. */
 PyObject *memdpy_raise_msg(PyObject *exc, int errnum, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -143,7 +146,7 @@ void memdpy_client_leave(memdpy_client *self);
         (r) = (call);                                                                      \
         Py_END_ALLOW_THREADS                                                               \
         if ((r) < 0)                                                                       \
-            memdpy_raise((r), what, false);                                                \
+            memdpy_raise_on(c, (r), what);                                                 \
         memdpy_client_leave(self);                                                         \
     } while (0)
 

@@ -32,6 +32,9 @@ class OutOfMemory(Error, MemoryError):
     cls: str
     kind: str
     quota: bool
+    #: the region's top holders, biggest first: dicts with pid, process, client,
+    #: session, uid, bytes ([] for a pool's own refusal)
+    holders: List[Dict[str, Any]]
 
 class PermissionError(Error, builtins.PermissionError): ...
 class ConnectionError(Error, builtins.ConnectionError): ...

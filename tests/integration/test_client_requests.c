@@ -70,6 +70,14 @@ START_TEST(nomem_reply_describes_the_region)
                       strstr(e.message, " total); per bank ") && strstr(e.message, me),
                   "message '%s'", e.message);
 
+    /* The holders, as records. */
+    memclient_holder h[4];
+    int nh = memclient_region_holders(c, e.device, e.kind, e.region, h, 4);
+    ck_assert_int_ge(nh, 1);
+    ck_assert_uint_eq(h[0].pid, (uint32_t)getpid());
+    ck_assert_uint_ge(h[0].bytes, 1u << 20);
+    ck_assert_int_eq(memclient_region_holders(c, e.device, e.kind, 200, h, 4), -EINVAL);
+
     /* Larger than the region is out of memory too, with what would make it fit. */
     r = cu_req(MEMD_CLASS_CONSTANT, data->size * 2);
     ck_assert_int_eq(memclient_alloc(c, &r, &b), -ENOMEM);

@@ -114,6 +114,9 @@ def test_out_of_memory_details(client):
     # Every figure is per bank and said so; the sizes are for people; the holders named.
     assert "per bank" in str(err) and " GiB" in str(err) and "held by pid " in str(err)
     assert f"pid {os.getpid()} " in str(err)
+    me = [h for h in err.holders if h["pid"] == os.getpid()]
+    assert me and me[0]["bytes"] >= big and me[0]["client"] == "pytest" and me[0]["process"]
+    assert err.holders == sorted(err.holders, key=lambda h: -h["bytes"])
     with pytest.raises(memd.OutOfMemory) as e:  # larger than the region: out of memory too
         client.alloc(2, "constant", 1 << 50)
     assert "larger than the region" in str(e.value) and e.value.requested == 1 << 50
@@ -128,6 +131,7 @@ def test_pool_out_of_memory_has_figures(client):
     err = e.value
     assert err.requested == 600 << 10 and err.free == (1 << 20) - (600 << 10)
     assert 0 < err.largest_free <= err.free and "pool full" in str(err) and "KiB" in str(err)
+    assert err.holders == []  # the pool's own refusal: memd was not asked
 
 
 def test_bad_arguments_raise_before_the_daemon(client):
