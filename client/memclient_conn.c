@@ -1,6 +1,7 @@
 /* libmemclient: connecting (socket path resolution, HELLO negotiation), disconnecting,
  * and the per-connection lock every public call takes. */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,7 +125,7 @@ static int hello(memclient *c, bool reclaim)
     }
     memclient_consume(c, seq); /* the decoder checked w.version is one we speak */
     memclient_session_info_from_wire(&c->info, &w);
-    c->welcome_flags = w.flags; /* 0 from a memd without a state store (no token) */
+    c->welcome_flags = w.flags; /* no PERSISTENT from a memd without a state store */
     memcpy(c->token, w.token, sizeof(c->token));
     return 0;
 }
@@ -134,12 +135,54 @@ int memclient_connect_named(const char *path, const char *client_name, memclient
     return memclient_connect_flags(path, client_name, 0, out);
 }
 
+/* $MEMD_TIMEOUT_MS: unset or empty is no timeout; anything but a whole number of
+ * milliseconds in [0, INT_MAX] is refused (a typo must not mean "wait forever"). */
+static int env_timeout(int *out)
+{
+    const char *v = getenv(MEMCLIENT_TIMEOUT_ENV);
+    *out = 0;
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    long ms = strtol(v, &end, 10);
+    if (errno || *end || end == v || ms < 0 || ms > INT_MAX)
+        return memclient_fail(-EINVAL, "$" MEMCLIENT_TIMEOUT_ENV "=%s: not a number of "
+                              "milliseconds (0: no timeout)", v);
+    *out = (int)ms;
+    return 0;
+}
+
 int memclient_connect_flags(const char *path, const char *client_name, unsigned flags,
                             memclient **out)
+{
+    int timeout_ms;
+    if (out)
+        *out = NULL;
+    int r = env_timeout(&timeout_ms);
+    return r < 0 ? r : memclient_connect_timeout(path, client_name, flags, timeout_ms, out);
+}
+
+int memclient_set_timeout(memclient *c, int timeout_ms)
+{
+    if (!c)
+        return memclient_fail(-EINVAL, "no connection (NULL)");
+    if (timeout_ms < 0)
+        return memclient_fail(-EINVAL, "timeout of %d ms: 0 (none) or more", timeout_ms);
+    pthread_mutex_lock(&c->mu);
+    c->timeout_ms = timeout_ms;
+    pthread_mutex_unlock(&c->mu);
+    return 0;
+}
+
+int memclient_connect_timeout(const char *path, const char *client_name, unsigned flags,
+                              int timeout_ms, memclient **out)
 {
     if (!out)
         return memclient_fail(-EINVAL, "memclient_connect: out is NULL");
     *out = NULL;
+    if (timeout_ms < 0)
+        return memclient_fail(-EINVAL, "timeout of %d ms: 0 (none) or more", timeout_ms);
     if (flags & ~(unsigned)MEMCLIENT_CONNECT_RECONNECT)
         return memclient_fail(-EINVAL, "unknown connect flags 0x%x", flags);
     if (!path || !*path)
@@ -159,6 +202,7 @@ int memclient_connect_flags(const char *path, const char *client_name, unsigned 
         return memclient_fail(-ENOMEM, "out of memory");
     memcpy(c->info.socket_path, path, plen + 1);
     c->auto_reconnect = (flags & MEMCLIENT_CONNECT_RECONNECT) != 0;
+    c->timeout_ms = timeout_ms;
     c->next_id = 1;
     c->slots_cap = 16;
     c->slots = calloc(c->slots_cap, sizeof(*c->slots));
@@ -196,7 +240,7 @@ int memclient_connect(const char *path, memclient **out)
     return memclient_connect_named(path, NULL, out);
 }
 
-static long now_ms(void)
+long memclient_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -205,7 +249,7 @@ static long now_ms(void)
 
 static bool past(long deadline)
 {
-    return deadline >= 0 && now_ms() >= deadline;
+    return deadline >= 0 && memclient_now_ms() >= deadline;
 }
 
 static void pause_20ms(void)
@@ -293,7 +337,7 @@ int memclient_reconnect_locked(memclient *c, int timeout_ms)
         return memclient_fail(-EISCONN, "the connection to %s is alive: nothing to reconnect",
                               c->info.socket_path);
     }
-    long deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+    long deadline = timeout_ms < 0 ? -1 : memclient_now_ms() + timeout_ms;
     uint32_t old_id = c->info.session_id;
     bool reclaim = (c->welcome_flags & MEMD_WELCOME_F_PERSISTENT) != 0;
     int rc = reattach(c, deadline, timeout_ms, reclaim);

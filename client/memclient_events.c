@@ -13,9 +13,10 @@ static int bad_reply(memclient_raw *raw, const char *op)
 }
 
 /* One request of op with payload p[0, len) whose reply the caller parses from *raw (its
- * data to free). 0, or a negative errno (nothing to free). */
+ * data to free); hold_ms: how long memd may hold it on purpose, on top of the call
+ * timeout. 0, or a negative errno (nothing to free). */
 static int raw_call(memclient *c, uint16_t op, const uint8_t *p, uint32_t len,
-                    const char *what, memclient_raw *raw)
+                    const char *what, uint32_t hold_ms, memclient_raw *raw)
 {
     int r, err = 0;
     uint64_t seq;
@@ -28,6 +29,7 @@ static int raw_call(memclient *c, uint16_t op, const uint8_t *p, uint32_t len,
         return memclient_fail(err, "%s request: %s", what, memclient_strerror(err));
     }
     memcpy(q, p, len);
+    memclient_slot_at(c, seq)->hold_ms = hold_ms;
     r = memclient_wait(c, seq);
     memclient_slot *s = memclient_slot_at(c, seq);
     if (r < 0)
@@ -47,7 +49,8 @@ static int events(memclient *c, uint64_t since, uint32_t max, uint32_t flags,
     memd_wire_events_req q = {.since = since, .max = max, .flags = flags};
     memd_wire_events_req_put(p, &q);
     memclient_raw raw;
-    int r = raw_call(c, MEMD_OP_EVENTS, p, sizeof p, "EVENTS", &raw);
+    int r = raw_call(c, MEMD_OP_EVENTS, p, sizeof p, "EVENTS",
+                     flags & MEMD_EVENTS_F_WAIT ? MEMD_EVENTS_WAIT_MS : 0, &raw);
     if (r < 0)
         return r;
     memd_wire_events_info info;
@@ -127,7 +130,7 @@ int memclient_history(memclient *c, uint64_t since, uint32_t max,
     uint8_t p[MEMD_WIRE_HISTORY_REQ_SIZE];
     memd_wire_history_req_put(p, &q);
     memclient_raw raw;
-    int r = raw_call(c, MEMD_OP_HISTORY, p, sizeof p, "HISTORY", &raw);
+    int r = raw_call(c, MEMD_OP_HISTORY, p, sizeof p, "HISTORY", 0, &raw);
     if (r < 0)
         return r;
     memd_wire_history_info info;

@@ -60,6 +60,9 @@ typedef struct memclient_slot {
     uint8_t *frame;         /* a submitted request's frame, kept to send it again after a
                                restart (MEMCLIENT_CONNECT_RECONNECT); freed when consumed */
     size_t frame_len;
+    int hold_ms;            /* how long the daemon may keep this request parked by design
+                               (EVENTS WAIT, MODEL_WAIT) on top of the call timeout;
+                               -1: as long as it likes (no timeout) */
 } memclient_slot;
 
 struct memclient {
@@ -102,6 +105,7 @@ struct memclient {
     pthread_mutex_t timer_mu;   /* with timer_cv: the timer's sleep and its stop */
     pthread_cond_t timer_cv;
     bool auto_reconnect;    /* MEMCLIENT_CONNECT_RECONNECT */
+    int timeout_ms;         /* memclient_set_timeout / $MEMD_TIMEOUT_MS; 0: none */
 };
 
 #define MEMCLIENT_POOL_REPORT_MS MEMCLIENT_POOL_STALENESS_MS
@@ -135,7 +139,9 @@ uint8_t *memclient_begin(memclient *c, uint16_t op, uint32_t payload_len,
 void memclient_unbegin(memclient *c, uint64_t seq);
 /* Sends queued frames if the buffer is over the threshold (force: all of them). */
 int memclient_send(memclient *c, bool force);
-/* Flushes and reads replies until slot seq is done. */
+/* Flushes and reads replies until slot seq is done. With a timeout (c->timeout_ms plus
+ * the slot's hold_ms) that passes first, kills the connection with -ETIMEDOUT: a late
+ * reply must never be taken for the next request's. */
 int memclient_wait(memclient *c, uint64_t seq);
 memclient_slot *memclient_slot_at(memclient *c, uint64_t seq);
 /* The slot's result has been taken (by its blocking caller or memclient_complete):
@@ -165,6 +171,14 @@ int memclient_decode(memclient *c, memclient_slot *s, const uint8_t *p, size_t l
 
 /* ---- memclient_dump.c ---- */
 int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **out);
+
+/* ---- memclient_conn.c ---- */
+long memclient_now_ms(void); /* CLOCK_MONOTONIC */
+
+/* ---- memclient_model.c ---- */
+/* MODEL_STATES: each model's readiness into s's model records (memclient_dump with
+ * MEMCLIENT_DUMP_MODEL_STATE). 0 or a recorded error. */
+int memclient_model_states(memclient *c, uint32_t device, memclient_snapshot *s);
 
 /* ---- memclient_ops.c ---- */
 int memclient_encode_alloc_req(const memclient_alloc_req *r, memd_wire_alloc_req *w);

@@ -9,6 +9,7 @@
  * Every function here runs with c->mu held. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -83,6 +84,11 @@ uint8_t *memclient_begin(memclient *c, uint16_t op, uint32_t payload_len,
         *err = -EMSGSIZE;
         return NULL;
     }
+    /* A memd from before the later opcodes would drop the connection on one. */
+    if (op > MEMD_OP_ALLOC_BATCH_BANKS && !(c->welcome_flags & MEMD_WELCOME_F_OPS_2)) {
+        *err = -EOPNOTSUPP;
+        return NULL;
+    }
     if (slots_reserve(c) < 0) {
         *err = -ENOMEM;
         return NULL;
@@ -122,6 +128,7 @@ uint8_t *memclient_begin(memclient *c, uint16_t op, uint32_t payload_len,
     s->err.status = 0;
     s->frame = NULL;
     s->frame_len = 0;
+    s->hold_ms = 0;
     *seq = c->tail++;
     return payload;
 }
@@ -296,6 +303,14 @@ static void dispatch(memclient *c)
     }
 }
 
+static int timed_out(memclient *c, long ms, const char *what)
+{
+    char why[160];
+    snprintf(why, sizeof why, "memd did not answer within %ld ms (%s); the connection is "
+             "closed, connect again", ms, what);
+    return memclient_kill(c, -ETIMEDOUT, why);
+}
+
 static int fail_io(memclient *c, int r)
 {
     return memclient_kill(c, r, r == -ECONNRESET ? "the daemon closed the connection" : NULL);
@@ -319,11 +334,14 @@ int memclient_send(memclient *c, bool force)
         if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
             return fail_io(c, -errno);
         struct pollfd pfd = {.fd = c->fd, .events = POLLOUT | POLLIN};
-        if (poll(&pfd, 1, -1) < 0) {
+        int n_ready = poll(&pfd, 1, c->timeout_ms > 0 ? c->timeout_ms : -1);
+        if (n_ready < 0) {
             if (errno == EINTR)
                 continue;
             return fail_io(c, -errno);
         }
+        if (n_ready == 0)
+            return timed_out(c, c->timeout_ms, "to take a request");
         if (pfd.revents & (POLLIN | POLLHUP | POLLERR)) {
             int r = recv_some(c, false);
             if (r < 0)
@@ -340,9 +358,22 @@ int memclient_send(memclient *c, bool force)
 int memclient_wait(memclient *c, uint64_t seq)
 {
     memclient_slot *s = memclient_slot_at(c, seq);
+    long limit = c->timeout_ms > 0 && s->hold_ms >= 0 ? (long)c->timeout_ms + s->hold_ms : -1;
+    long deadline = limit >= 0 ? memclient_now_ms() + limit : -1;
     if (!s->done)
         memclient_send(c, true);
     while (!s->done && !c->dead) {
+        if (deadline >= 0) {
+            long left = deadline - memclient_now_ms();
+            struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+            int n = left > 0 ? poll(&pfd, 1, (int)(left < INT_MAX ? left : INT_MAX)) : 0;
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n == 0) {
+                timed_out(c, limit, memd_wire_opcode_name(s->op));
+                break;
+            }
+        }
         int r = recv_some(c, true);
         if (r < 0) {
             fail_io(c, r);

@@ -379,6 +379,86 @@ int memclient_model_unload(memclient *c, uint64_t model_id, unsigned flags)
                     (flags & MEMCLIENT_MODEL_FORCE) ? MEMD_MODEL_F_FORCE : 0, NULL);
 }
 
+int memclient_model_set_ready(memclient *c, uint64_t model_id)
+{
+    return ref_call(c, MEMD_OP_MODEL_SET_READY, model_id, 0, NULL);
+}
+
+int memclient_model_wait(memclient *c, uint64_t model_id, int timeout_ms,
+                         memclient_model_info *out, memclient_tensor_info *tensors, size_t cap)
+{
+    if (cap && !tensors)
+        return memclient_fail(-EINVAL, "memclient_model_wait: tensors is NULL");
+    if (timeout_ms < -1)
+        return memclient_fail(-EINVAL, "memclient_model_wait: timeout of %d ms (-1: no limit)",
+                              timeout_ms);
+    int r, err = 0;
+    uint64_t seq;
+    memclient_raw raw = {0};
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    uint8_t *p = memclient_begin(c, MEMD_OP_MODEL_WAIT, MEMD_WIRE_MODEL_WAIT_SIZE,
+                                 MEMCLIENT_OUT_RAW, &raw, 1, true, &seq, &err);
+    if (!p) {
+        memclient_unlock(c);
+        return memclient_fail(err, "MODEL_WAIT request: %s", memclient_strerror(err));
+    }
+    memd_wire_model_wait w = {
+        .model_id = model_id,
+        .timeout_ms = timeout_ms < 0 ? MEMD_MODEL_WAIT_FOREVER : (uint32_t)timeout_ms};
+    memd_wire_model_wait_put(p, &w);
+    /* memd holds the request that long by design, and answers an expired wait on its
+     * next timer tick (250 ms) at the latest: the call timeout comes on top of both. */
+    memclient_slot_at(c, seq)->hold_ms = timeout_ms < 0 ? -1 : (int)timeout_ms + 250;
+    if ((r = memclient_finish(c, seq)) < 0)
+        return r;
+    return decode_model(&raw, MEMD_OP_MODEL_WAIT, out, tensors, cap);
+}
+
+int memclient_model_states(memclient *c, uint32_t device, memclient_snapshot *s)
+{
+    int r, err = 0;
+    uint64_t seq;
+    memclient_raw raw = {0};
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    uint8_t *p = memclient_begin(c, MEMD_OP_MODEL_STATES, MEMD_WIRE_MODEL_STATES_REQ_SIZE,
+                                 MEMCLIENT_OUT_RAW, &raw, 1, true, &seq, &err);
+    if (!p) {
+        memclient_unlock(c);
+        return memclient_fail(err, "MODEL_STATES request: %s", memclient_strerror(err));
+    }
+    memd_wire_model_states_req q = {.device = device};
+    memd_wire_model_states_req_put(p, &q);
+    if ((r = memclient_finish(c, seq)) < 0)
+        return r;
+    uint32_t n = raw.len >= MEMD_WIRE_COUNT_SIZE ? memd_wire_u32(raw.data) : 0;
+    if (raw.len < MEMD_WIRE_COUNT_SIZE ||
+        raw.len != MEMD_WIRE_COUNT_SIZE + (size_t)n * MEMD_WIRE_MODEL_STATE_REC_SIZE)
+        return bad_reply(&raw, MEMD_OP_MODEL_STATES);
+    const uint8_t *q8 = raw.data + MEMD_WIRE_COUNT_SIZE;
+    for (uint32_t i = 0; i < n; i++, q8 += MEMD_WIRE_MODEL_STATE_REC_SIZE) {
+        memd_wire_model_state_rec w;
+        if (memd_wire_model_state_rec_get(q8, MEMD_WIRE_MODEL_STATE_REC_SIZE, &w) < 0)
+            return bad_reply(&raw, MEMD_OP_MODEL_STATES);
+        memclient_model_state st;
+        memclient_model_state_from_wire(&st, &w);
+        /* A model loaded or gone between the two requests has no record or no state. */
+        for (size_t k = 0; k < s->nmodels; k++) {
+            memclient_model_rec *m = &s->models[k];
+            if (m->model_id != st.model_id)
+                continue;
+            m->state_known = 1;
+            m->ready = st.ready;
+            m->filler_session = st.filler_session;
+            m->filler_pid = st.filler_pid;
+            m->waiters = st.waiters;
+        }
+    }
+    free(raw.data);
+    return 0;
+}
+
 /* ---- instances ---- */
 
 int memclient_instance_create(memclient *c, uint64_t model_id, memclient_instance *out,

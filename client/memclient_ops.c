@@ -595,7 +595,8 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
     *out = NULL;
     if (flags & ~(unsigned)(MEMCLIENT_DUMP_BLOCKS | MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_USAGE |
                             MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_SUBALLOCS |
-                            MEMCLIENT_DUMP_BANKS | MEMCLIENT_DUMP_CGROUPS))
+                            MEMCLIENT_DUMP_BANKS | MEMCLIENT_DUMP_CGROUPS |
+                            MEMCLIENT_DUMP_MODEL_STATE))
         return memclient_fail(-EINVAL, "unknown dump flags 0x%x", flags);
     memd_wire_dump_req q = {
         .device = device,
@@ -644,12 +645,56 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
             r = memclient_snapshot_parse(all ? all : (const uint8_t *)"", len, out);
             if (r < 0)
                 memclient_fail(r, "DUMP reply: %s", memclient_strerror(r));
+            else if ((flags & MEMCLIENT_DUMP_MODEL_STATE) &&
+                     (r = memclient_model_states(c, device, *out)) < 0) {
+                memclient_snapshot_free(*out);
+                *out = NULL;
+            }
             break;
         }
         q.cursor = next;
     }
     free(all);
     return r;
+}
+
+int memclient_region_holders(memclient *c, uint32_t device, memd_kind kind, uint32_t region,
+                             memclient_holder *out, size_t cap)
+{
+    if (cap && !out)
+        return memclient_fail(-EINVAL, "memclient_region_holders: out is NULL");
+    if ((unsigned)kind >= MEMD_KIND_COUNT || region > UINT8_MAX)
+        return memclient_fail(-EINVAL, "no bank group %d region %u", (int)kind, region);
+    int r, err = 0;
+    uint64_t seq;
+    memclient_raw raw = {0};
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    uint8_t *p = memclient_begin(c, MEMD_OP_REGION_HOLDERS, MEMD_WIRE_HOLDERS_REQ_SIZE,
+                                 MEMCLIENT_OUT_RAW, &raw, 1, true, &seq, &err);
+    if (!p) {
+        memclient_unlock(c);
+        return begin_failed(c, err, MEMD_OP_REGION_HOLDERS, MEMD_WIRE_HOLDERS_REQ_SIZE);
+    }
+    memd_wire_holders_req q = {.device = device, .kind = (uint8_t)kind, .region = (uint8_t)region,
+                               .max = (uint16_t)(cap < MEMD_HOLDERS_MAX ? cap : MEMD_HOLDERS_MAX)};
+    memd_wire_holders_req_put(p, &q);
+    if ((r = memclient_finish(c, seq)) < 0)
+        return r;
+    uint32_t n = raw.len >= MEMD_WIRE_COUNT_SIZE ? memd_wire_u32(raw.data) : 0;
+    bool ok = raw.len == MEMD_WIRE_COUNT_SIZE + (size_t)n * MEMD_WIRE_HOLDER_REC_SIZE && n <= cap;
+    for (uint32_t i = 0; ok && i < n; i++) {
+        memd_wire_holder_rec w;
+        ok = memd_wire_holder_rec_get(raw.data + MEMD_WIRE_COUNT_SIZE +
+                                          (size_t)i * MEMD_WIRE_HOLDER_REC_SIZE,
+                                      MEMD_WIRE_HOLDER_REC_SIZE, &w) == 0;
+        if (ok)
+            memclient_holder_from_wire(&out[i], &w);
+    }
+    free(raw.data);
+    if (!ok)
+        return memclient_fail(-EBADMSG, "malformed REGION_HOLDERS reply");
+    return (int)n;
 }
 
 /* ---- completion ---- */

@@ -7,10 +7,13 @@
  * handle is (generation << 32 | record index + 1), so a free finds its record at once and
  * a stale or forged handle is refused instead of freeing someone else's buffer. */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "memclient_pool.h"
+#include "units.h"
 
 static void pools_close(memclient *c);
 
@@ -156,6 +159,31 @@ static int place(memclient_pool *p, uint64_t bytes, uint64_t align, uint32_t *li
     return -ENOMEM;
 }
 
+/* An out-of-memory refusal with the pool's figures, as the daemon gives a region's (the
+ * pool's unit is bytes of each bank): requested, allocated (in use), free and the largest
+ * free block over its ranges (p's lock held). */
+static int pool_full(const memclient_pool *p, uint64_t bytes, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int pool_full(const memclient_pool *p, uint64_t bytes, const char *fmt, ...)
+{
+    memclient_error e = {.status = -ENOMEM, .detail = MEMCLIENT_DETAIL_NOMEM,
+                         .device = p->req.device, .cls = p->req.cls,
+                         .kind = p->leases[0].buf.kind, .region = p->leases[0].buf.region,
+                         .requested = bytes, .size_per_bank = bytes, .allocated = p->used};
+    for (uint32_t i = 0; i < p->nleases; i++) {
+        memd_range_stats rs;
+        memd_range_stats_get(p->leases[i].range, &rs);
+        e.free += rs.free;
+        if (rs.largest_free > e.largest_free)
+            e.largest_free = rs.largest_free;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e.message, sizeof e.message, fmt, ap);
+    va_end(ap);
+    return memclient_fail_with(&e);
+}
+
 /* Growth, with no lock held on entry or exit: one more lease if the limit allows, big
  * enough for the request when the pool's pages allow choosing its size. */
 static int grow(memclient_pool *p, uint64_t bytes, uint64_t align)
@@ -180,11 +208,15 @@ static int grow(memclient_pool *p, uint64_t bytes, uint64_t align)
         want = bytes + align; /* one page: the whole buffer is what every bank reserves */
     uint64_t add = want ? want : first;
     if (n >= MEMCLIENT_POOL_MAX_LEASES || (limit && (leased > limit || add > limit - leased))) {
+        char h[3][24];
+        how = pool_lock_rare(p);
+        rc = pool_full(p, bytes, "pool full: %s in %u ranges, growth by %s would pass the "
+                       "limit of %s (or %d ranges)", memd_human_bytes(leased, h[0], 24), n,
+                       memd_human_bytes(add, h[1], 24), memd_human_bytes(limit, h[2], 24),
+                       MEMCLIENT_POOL_MAX_LEASES);
+        pool_unlock(p, how);
         pthread_mutex_unlock(&p->grow_mu);
-        return memclient_fail(-ENOMEM, "pool full: %llu bytes in %u ranges, growth by %llu "
-                              "would pass the limit of %llu bytes (or %d ranges)",
-                              (unsigned long long)leased, n, (unsigned long long)add,
-                              (unsigned long long)limit, MEMCLIENT_POOL_MAX_LEASES);
+        return rc;
     }
     memclient_buffer buf;
     rc = lease(p, want, &buf);
@@ -292,17 +324,20 @@ alloc_slow(memclient_pool *p, uint64_t bytes, uint64_t alignment, const char *na
             rc = place(p, bytes, alignment, &li, &addr);
     }
     if (rc < 0) {
-        uint64_t leased = p->leased, used = p->used;
         bool books = !books_room(p);
+        if (rc == -ENOMEM && !books) {
+            char h[3][24];
+            rc = pool_full(p, bytes, "pool full: no room for %s (alignment %llu) in %s, %s in "
+                           "use%s", memd_human_bytes(bytes, h[0], 24),
+                           (unsigned long long)alignment, memd_human_bytes(p->leased, h[1], 24),
+                           memd_human_bytes(p->used, h[2], 24),
+                           p->grow ? "" : " (create it with MEMCLIENT_POOL_GROW to grow)");
+            pool_unlock(p, how);
+            return rc;
+        }
         pool_unlock(p, how);
         if (books)
             return memclient_fail(-ENOMEM, "pool: out of memory for its books");
-        if (rc == -ENOMEM)
-            return memclient_fail(rc, "pool full: no room for %llu bytes (alignment %llu) in "
-                                  "%llu bytes, %llu in use%s", (unsigned long long)bytes,
-                                  (unsigned long long)alignment, (unsigned long long)leased,
-                                  (unsigned long long)used,
-                                  p->grow ? "" : " (create it with MEMCLIENT_POOL_GROW to grow)");
         return memclient_fail(rc, "pool sub-allocation of %llu bytes: %s",
                               (unsigned long long)bytes, memclient_strerror(rc));
     }

@@ -1,7 +1,9 @@
 /* memd — integer and size syntax (units.h). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "units.h"
@@ -85,4 +87,21 @@ int memd_parse_size(const char *s, uint64_t *out, const char **bad_suffix)
         return -ERANGE;
     *out = v << shift;
     return 0;
+}
+
+const char *memd_human_bytes(uint64_t v, char *buf, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (v < 1024) {
+        snprintf(buf, len, "%" PRIu64 " B", v);
+        return buf;
+    }
+    double d = (double)v;
+    unsigned u = 0;
+    while (d >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
+        d /= 1024.0;
+        u++;
+    }
+    snprintf(buf, len, "%.1f %s", d, units[u]);
+    return buf;
 }

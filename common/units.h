@@ -19,4 +19,8 @@ int memd_parse_u64(const char *s, uint64_t *out);
  * bad_suffix is not NULL it points at it), -ERANGE (does not fit in 64 bits). */
 int memd_parse_size(const char *s, uint64_t *out, const char **bad_suffix);
 
+/* v bytes for people: "512 B", "1.5 GiB" (one decimal, powers of 1024; exact figures
+ * belong in JSON, CSV and metrics). Writes buf (24 bytes suffice) and returns it. */
+const char *memd_human_bytes(uint64_t v, char *buf, size_t len);
+
 #endif

@@ -351,9 +351,14 @@ void memd_report_models_json(FILE *f, const memclient_snapshot *s)
         fprintf(f, ", \"device\": %" PRIu32 ", \"plan_id\": \"%016" PRIx64 "\", \"users\": %" PRIu32
                 ", \"tensors\": %" PRIu32 ", \"code_handle\": %" PRIu64 ", \"code_bytes\": %" PRIu64
                 ", \"const_handle\": %" PRIu64 ", \"const_bytes\": %" PRIu64
-                ", \"arena\": %" PRIu64 ", \"instances\": %" PRIu32 ", \"created_ns\": %" PRIu64 "}",
+                ", \"arena\": %" PRIu64 ", \"instances\": %" PRIu32 ", \"created_ns\": %" PRIu64,
                 m->device, m->plan_id, m->users, m->ntensors, m->code_handle, m->code_bytes,
                 m->const_handle, m->const_bytes, m->arena, m->instances, m->created_ns);
+        if (m->state_known) /* only asked for by `memctl model list` (MODEL_STATE) */
+            fprintf(f, ", \"state\": \"%s\", \"filler_session\": %" PRIu32
+                    ", \"filler_pid\": %" PRIu32 ", \"waiters\": %" PRIu32,
+                    m->ready ? "ready" : "filling", m->filler_session, m->filler_pid, m->waiters);
+        fputc('}', f);
     }
     fprintf(f, "%s],\n  \"plans\": [", s->nmodels ? "\n  " : "");
     for (size_t i = 0; i < s->nplans; i++) {

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "alloc_oom.h"
 #include "error.h"
 #include "event.h"
 #include "history.h"
@@ -319,15 +320,11 @@ static int engine_error(const memd_state *st, uint32_t dev, const memd_alloc_req
     err->room.cls = w->cls;
     memd_placement fp;
     switch (rc) {
-    case -ENOMEM:
+    case -ENOMEM: {
         if (memd_device_footprint(st->devs[dev].dev, r, &fp) < 0)
             return memd_error_set(err, rc, "device %u (%s): out of memory for %s %s buffer",
                                 spec->id, spec->name, scope, cls);
         fill_region_state(st, dev, &fp, err);
-        err->detail = MEMD_ERR_DETAIL_NOMEM;
-        char where[192]; /* what every message below starts with */
-        snprintf(where, sizeof where, "device %u (%s) %s/%s", spec->id, spec->name,
-                 memd_kind_name(fp.kind), spec->groups[fp.kind].regions[fp.region].name);
         uint32_t bank = memd_device_oom_bank(st->devs[dev].dev);
         memd_range_stats bs;
         if (bank != UINT32_MAX &&
@@ -336,50 +333,23 @@ static int engine_error(const memd_state *st, uint32_t dev, const memd_alloc_req
             err->room.allocated = bs.allocated;
             err->room.free = bs.free;
             err->room.largest_free = bs.largest_free;
-            const memd_bank_core *c = spec->groups[fp.kind].cores;
-            char core[48] = "";
-            if (c)
-                snprintf(core, sizeof core, " (core %u,%u, noc %u,%u)", c[bank].logical_x,
-                         c[bank].logical_y, c[bank].noc_x, c[bank].noc_y);
-            uint64_t al = spec->groups[fp.kind].alignment;
-            if (r->alignment > al)
-                al = r->alignment;
-            if (!r->per_bank && bs.largest_free >= fp.size_per_bank + al - 1)
-                /* That bank alone had room (the engine names the fullest bank when none
-                 * ran out): one address is what the banks of the set lack together. */
-                return memd_error_set(err, rc,
-                                    "%s: no address is free in all %u banks "
-                                    "for %llu bytes per bank: their free blocks do not line up "
-                                    "(bank %u%s has a largest free block of %llu)",
-                                    where, r->nbank_set ? r->nbank_set : fp.banks,
-                                    (unsigned long long)fp.size_per_bank, bank, core,
-                                    (unsigned long long)bs.largest_free);
-            return memd_error_set(err, rc,
-                                "%s: bank %u%s ran out: no room for %llu "
-                                "bytes per bank of class %s; that bank has allocated %llu, "
-                                "free %llu, largest free block %llu",
-                                where, bank, core,
-                                (unsigned long long)fp.size_per_bank, cls,
-                                (unsigned long long)err->room.allocated,
-                                (unsigned long long)err->room.free,
-                                (unsigned long long)err->room.largest_free);
+        } else {
+            bank = UINT32_MAX;
         }
-        return memd_error_set(err, rc,
-                            "%s: no room for %llu bytes of class %s "
-                            "(%llu bytes per bank x %u banks); allocated %llu, free %llu, "
-                            "largest free block %llu",
-                            where, (unsigned long long)err->room.requested, cls,
-                            (unsigned long long)fp.size_per_bank, fp.banks,
-                            (unsigned long long)err->room.allocated, (unsigned long long)err->room.free,
-                            (unsigned long long)err->room.largest_free);
+        return memd_alloc_oom_error(st, dev, r, &fp, bank, err);
+    }
     case -EOPNOTSUPP:
         return memd_error_set(err, rc, "device %u (%s) does not offer scope %s for class %s",
                             spec->id, spec->name, scope, cls);
     case -E2BIG:
+        fp = (memd_placement){0};
+        if (memd_device_footprint(st->devs[dev].dev, r, &fp) == -E2BIG && fp.banks > 0) {
+            fill_region_state(st, dev, &fp, err); /* larger than its region: out of memory */
+            return memd_alloc_oom_error(st, dev, r, &fp, UINT32_MAX, err);
+        }
         return memd_error_set(err, rc,
                             "device %u (%s): %s %s buffer of %llu bytes exceeds the device's "
-                            "limits or its region",
-                            spec->id, spec->name, scope, cls,
+                            "limits", spec->id, spec->name, scope, cls,
                             (unsigned long long)err->room.requested);
     case -EOVERFLOW:
         return memd_error_set(err, rc, "device %u (%s): %s %s buffer size overflows",

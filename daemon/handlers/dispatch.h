@@ -35,6 +35,13 @@ int memd_dispatch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
  * job's session if it is still there (*resume = that session, else NULL) and frees the
  * job. 0, or -ENOMEM when the reply could not be built (close the connection). */
 int memd_model_job_complete(memd_state *st, memd_model_job *job, memd_session **resume);
+/* The MODEL_LOAD / MODEL_INFO / MODEL_WAIT reply for request (op, id): m's info record
+ * (flags: MEMD_MODEL_I_NEW or 0) and its tensors. 0 or -ENOMEM. */
+int memd_model_reply_info(memd_state *st, uint16_t op, uint64_t id, memd_buf *out,
+                          const memd_model *m, uint32_t flags);
+/* Answers s's parked MODEL_WAIT into out when it has its answer (model_ready.c: ready,
+ * the fill job handed to it, or now_ms past its deadline). true if it answered. */
+bool memd_model_wait_answer(memd_state *st, memd_session *s, uint64_t now_ms, memd_buf *out);
 /* DUMP records (MEMD_DUMP_F_MODELS, model_dump.c): plans, then the models and instances
  * s may see. */
 int memd_models_dump(const memd_state *st, const memd_session *s, memd_buf *out);

@@ -39,7 +39,8 @@ int memd_op_hello(memd_state *st, memd_session *s, const memd_wire_hdr *h, const
     s->version = hello.max_version < MEMD_PROTO_VERSION ? hello.max_version : MEMD_PROTO_VERSION;
     memcpy(s->client_name, hello.client_name, sizeof s->client_name);
     memd_wire_welcome w = {.version = s->version, .session_id = s->id,
-                           .max_frame = st->limits.max_frame, .ndevices = st->ndevs};
+                           .max_frame = st->limits.max_frame, .ndevices = st->ndevs,
+                           .flags = MEMD_WELCOME_F_OPS_2};
     memd_wire_strset(w.server_version, sizeof w.server_version, MEMD_VERSION);
     memd_error err;
     memd_error_reset(&err);

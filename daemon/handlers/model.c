@@ -7,10 +7,10 @@
 #include "model_req.h"
 #include "wire.h"
 
-static int reply_info(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
-                      const memd_model *m, uint32_t flags)
+int memd_model_reply_info(memd_state *st, uint16_t op, uint64_t id, memd_buf *out,
+                          const memd_model *m, uint32_t flags)
 {
-    uint8_t *o = memd_reply_begin(out, h->opcode, h->id,
+    uint8_t *o = memd_reply_begin(out, op, id,
                                   MEMD_WIRE_MODEL_INFO_SIZE + m->n * MEMD_WIRE_TENSOR_INFO_SIZE);
     if (!o)
         return -ENOMEM;
@@ -68,7 +68,7 @@ int memd_op_model_load(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     memd_models_doc_done(st, &q.doc);
     if (rc < 0)
         return memd_reply_fail(st, h, out, &q.err, false);
-    return reply_info(st, h, out, m, fresh ? MEMD_MODEL_I_NEW : 0);
+    return memd_model_reply_info(st, h->opcode, h->id, out, m, fresh ? MEMD_MODEL_I_NEW : 0);
 }
 
 int memd_model_get_ref(memd_state *st, const memd_wire_hdr *h, const uint8_t *p, memd_buf *out,
@@ -112,5 +112,5 @@ int memd_op_model_info(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     const memd_model *m = memd_models_info(st, s, q.ref.id, &q.err);
     if (!m)
         return memd_reply_fail(st, h, out, &q.err, false);
-    return reply_info(st, h, out, m, 0);
+    return memd_model_reply_info(st, h->opcode, h->id, out, m, 0);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dispatch.h"
+#include "malformed.h"
 #include "model_internal.h"
 #include "wire.h"
 
@@ -22,6 +23,44 @@ static bool sees_model(const memd_models *ms, const memd_session *s, const memd_
         if (u->s == s && u->m == m)
             return true;
     return false;
+}
+
+/* MODEL_STATES: the models DUMP shows s, on one device or all. */
+static bool sees_state(const memd_state *st, const memd_models *ms, const memd_session *s,
+                       const memd_model *m, uint32_t device)
+{
+    return (device == UINT32_MAX || st->devs[m->dev].spec->id == device) &&
+           sees_model(ms, s, m);
+}
+
+int memd_op_model_states(memd_state *st, memd_session *s, const memd_wire_hdr *h,
+                         const uint8_t *p, memd_buf *out)
+{
+    memd_wire_model_states_req req;
+    int rc = memd_wire_model_states_req_get(p, h->len, &req);
+    if (rc < 0)
+        return memd_malformed(st, h, out, rc);
+    const memd_models *ms = st->models;
+    uint32_t n = 0;
+    for (const memd_model *m = ms ? ms->models : NULL; m; m = m->next)
+        n += sees_state(st, ms, s, m, req.device);
+    uint8_t *o = memd_reply_begin(out, h->opcode, h->id,
+                                  MEMD_WIRE_COUNT_SIZE + n * MEMD_WIRE_MODEL_STATE_REC_SIZE);
+    if (!o)
+        return -ENOMEM;
+    o = memd_wire_put_u32(o, n);
+    o = memd_wire_put_u32(o, 0);
+    for (const memd_model *m = ms ? ms->models : NULL; m; m = m->next) {
+        if (!sees_state(st, ms, s, m, req.device))
+            continue;
+        memd_model_readiness rd;
+        memd_models_readiness(st, m, &rd);
+        memd_wire_model_state_rec sr = {.model_id = m->id, .ready = rd.ready,
+                                        .filler_session = rd.filler_session,
+                                        .filler_pid = rd.filler_pid, .waiters = rd.waiters};
+        o = memd_wire_model_state_rec_put(o, &sr);
+    }
+    return 0;
 }
 
 int memd_models_dump(const memd_state *st, const memd_session *s, memd_buf *out)

@@ -27,7 +27,8 @@ typedef struct memd_model_job memd_model_job;
 #define MEMD_MODEL_NAME_PREFIX MEMD_GLOBAL_NAME_PREFIX /* state.h: global names */
 int memd_model_check_alloc_name(const char *name, memd_error *err);
 
-/* True while s waits for a planning job: its next frames must not be dispatched. */
+/* True while s waits for a planning job or a parked MODEL_WAIT: its next frames must not
+ * be dispatched. */
 bool memd_models_busy(const memd_state *st, const memd_session *s);
 
 /* The model layer listens to core (hooks.h) from its first use: a session that goes
@@ -98,6 +99,27 @@ const memd_model *memd_models_info(const memd_state *st, const memd_session *s, 
 int memd_models_instance_take(memd_state *st, memd_session *s, uint64_t model_id, uint64_t req,
                               bool retry, memd_instance **out, bool *reused, memd_error *err);
 /* INSTANCE_RELEASE: back to idle, or freed (free_it). */
+/* MODEL_SET_READY: s, the filler, says the constants are written. 0 (also when ready
+ * already) or -errno with err. */
+int memd_models_set_ready(memd_state *st, memd_session *s, uint64_t id, memd_error *err);
+/* MODEL_WAIT (see proto/memd.toml, Model readiness): 1 answered now with *out (*fill:
+ * s fills it now), 0 parked (memd_models_wait_poll answers it later), or -errno with err
+ * (-ETIMEDOUT: still filling when timeout_ms ran out). now_ms: memd_mono_ms. */
+int memd_models_wait(memd_state *st, memd_session *s, uint64_t id, uint32_t timeout_ms,
+                     uint64_t req_id, uint64_t now_ms, memd_model **out, bool *fill,
+                     memd_error *err);
+/* s's parked MODEL_WAIT, if any: 0 it goes on waiting (or none), 1 answer it now with
+ * *out and *fill, -errno answer it with err; *req_id is the request's id either way. */
+int memd_models_wait_poll(memd_state *st, memd_session *s, uint64_t now_ms, uint64_t *req_id,
+                          memd_model **out, bool *fill, memd_error *err);
+/* Whether any MODEL_WAIT is parked (the service then looks at them after each event). */
+bool memd_models_waiting(const memd_state *st);
+/* The model's state for a dump: filling or ready, the filler and the number waiting. */
+typedef struct memd_model_readiness {
+    bool ready;
+    uint32_t filler_session, filler_pid, waiters;
+} memd_model_readiness;
+void memd_models_readiness(const memd_state *st, const memd_model *m, memd_model_readiness *r);
 int memd_models_instance_release(memd_state *st, memd_session *s, uint64_t id, bool free_it,
                                  bool retry, memd_error *err);
 

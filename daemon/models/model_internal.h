@@ -80,8 +80,20 @@ struct memd_model {
     uint64_t page_size;            /* constants, arena, placeholders; 0: one page each */
     uint64_t code_handle, const_handle; /* shared allocations, held by every user */
     uint32_t users, instances;
+    /* Readiness (model_ready.c): filling until its filler sends MODEL_SET_READY. */
+    bool ready;
+    uint32_t filler;               /* filling: the filler's session id; 0: nobody yet */
     struct memd_model *next;
 };
+
+/* A MODEL_WAIT parked until its model is ready, the fill job comes to it, or until_ms. */
+typedef struct memd_model_wait {
+    memd_session *s;
+    uint64_t model_id, req_id;
+    uint64_t until_ms;             /* memd_mono_ms deadline; UINT64_MAX: none */
+    uint32_t timeout_ms;           /* as asked, for the message */
+    struct memd_model_wait *next;  /* FIFO: the longest waiting first */
+} memd_model_wait;
 
 
 /* One session's load of a model. */
@@ -126,6 +138,8 @@ struct memd_models {
     uint64_t upload_bytes;
     memd_model_job *jobs;
     uint32_t njobs;
+    memd_model_wait *waits;        /* parked MODEL_WAITs, oldest first */
+    uint32_t nwaits;
     memd_models_runner run;
     void *run_ctx;
 };
@@ -145,6 +159,18 @@ memd_instance *memd_models_instance_new(memd_model_use *u);
  * already let go). Returns rc. */
 int memd_models_instance_built(memd_instance *in, int rc);
 uint64_t memd_models_handle_address(const memd_state *st, uint64_t handle);
+memd_session *memd_models_session_by_id(const memd_state *st, uint32_t id); /* or NULL */
+
+/* model_ready.c */
+/* u's session stops using its model: a filler that leaves before MODEL_SET_READY leaves
+ * the job to the next waiter or loader. */
+void memd_models_filler_gone(memd_state *st, memd_models *ms, memd_model_use *u);
+/* s goes away: its parked waits are dropped (no reply: the connection is gone). */
+void memd_models_waits_drop(memd_models *ms, const memd_session *s);
+/* MODEL_LOAD of an existing model by s: s takes the fill job when nobody has it (and
+ * nobody waits for it). True when s took it now (its filler already: false, as a load
+ * again in the same session answers the same; its MODEL_WAIT says it fills). */
+bool memd_models_take_fill(memd_state *st, memd_models *ms, memd_session *s, memd_model *m);
 
 /* model_save.c: the records the state store keeps (hooks.h memd_record; formats there,
  * restored by model_restore.c). Each save hands the current state of one object to core;

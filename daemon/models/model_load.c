@@ -392,6 +392,8 @@ int memd_models_load(memd_state *st, memd_session *s, const memd_doc *doc, memd_
             memd_models_save_model(ms, m);
             loaded(st, s, m, false);
         }
+        /* A filling model nobody fills is this loader's to fill (model_ready.c). */
+        *fresh = memd_models_take_fill(st, ms, s, m);
         *out = m;
         return 0;
     }
@@ -410,6 +412,7 @@ int memd_models_load(memd_state *st, memd_session *s, const memd_doc *doc, memd_
     }
     m->id = ms->next_model_id++;
     m->created_ns = memd_state_now(st);
+    m->filler = s->id; /* filling until s sends MODEL_SET_READY */
     memd_plan_cache_ref(ms, pl);
     m->next = ms->models;
     ms->models = m;

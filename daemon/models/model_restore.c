@@ -49,14 +49,6 @@ static bool zero(const uint8_t *p, size_t n)
     return true;
 }
 
-static memd_session *session_by_id(memd_state *st, uint32_t id)
-{
-    for (memd_session *s = st->sessions; s; s = s->next)
-        if (s->id == id)
-            return s;
-    return NULL;
-}
-
 static memd_model *model_by_id(memd_models *ms, uint64_t id)
 {
     for (memd_model *m = ms->models; m; m = m->next)
@@ -202,8 +194,9 @@ static int restore_model(memd_state *st, memd_models *ms, const rd *d)
         return bad(d, "its device is not configured");
     if (!pl)
         return bad(d, "its plan has no record");
-    if (p[88] >= MEMD_SCOPE_COUNT || p[89] > 64 || !zero(p + 90, 6))
-        return bad(d, "bad scope or page size");
+    if (p[88] >= MEMD_SCOPE_COUNT || p[89] > 64 || p[90] > 1 || p[91] ||
+        (p[90] == 0 && memd_wire_u32(p + 92) != 0))
+        return bad(d, "bad scope, page size or readiness");
     memd_model *m = calloc(1, sizeof *m);
     if (!m || !(m->t = calloc(n, sizeof *m->t)) || !(m->ph = calloc(nph ? nph : 1, sizeof *m->ph))) {
         if (m)
@@ -216,6 +209,9 @@ static int restore_model(memd_state *st, memd_models *ms, const rd *d)
     m->plan = pl;
     m->dev = (uint32_t)dev;
     m->page_size = p[89] ? 1ull << (p[89] - 1) : 0; /* log2 + 1, checked above */
+    m->ready = p[90] == 0;
+    /* A filler that is no session any more (released meanwhile) leaves the job open. */
+    m->filler = memd_models_session_by_id(st, memd_wire_u32(p + 92)) ? memd_wire_u32(p + 92) : 0;
     int rc = 0;
     if (memd_wire_get_str(p + 96, m->name, sizeof m->name) < 0 || !m->name[0])
         rc = bad(d, "bad name");
@@ -233,7 +229,7 @@ static int restore_model(memd_state *st, memd_models *ms, const rd *d)
     const memd_alloc *code = m->code_handle ? memd_alloc_find(st, m->code_handle) : NULL;
     const memd_alloc *cst = m->const_handle ? memd_alloc_find(st, m->const_handle) : NULL;
     for (uint32_t i = 0; rc == 0 && i < k; i++) {
-        users[i] = session_by_id(st, memd_wire_u32(q + 4 * (size_t)i));
+        users[i] = memd_models_session_by_id(st, memd_wire_u32(q + 4 * (size_t)i));
         for (uint32_t j = 0; users[i] && j < i; j++)
             if (users[j] == users[i])
                 users[i] = NULL;
@@ -290,7 +286,7 @@ static int restore_instance(memd_state *st, memd_models *ms, const rd *d)
         return bad(d, "id 0 or recorded twice");
     if (p[48] > 1 || p[49] > 1 || !zero(p + 50, 6))
         return bad(d, "bad busy or reused flag");
-    memd_session *s = session_by_id(st, memd_wire_u32(p + 40));
+    memd_session *s = memd_models_session_by_id(st, memd_wire_u32(p + 40));
     memd_model_use *u = s ? memd_models_use_of(ms, s, memd_wire_u64(p)) : NULL;
     if (!u)
         return bad(d, "its owner session did not load its model");

@@ -22,7 +22,8 @@
  *                       56 code handle  64 constants handle  72 u32 device id
  *                       76 u32 tensors n  80 u32 placeholders  84 u32 users k
  *                       88 u8 scope  89 u8 page: 0 none, else log2(page size) + 1
- *                       90..95 0  96 name[64]
+ *                       90 u8 flags (1: filling)  91 0
+ *                       92 u32 filler session (filling; 0: nobody)  96 name[64]
  *                       160 n x (u64 size, align, lower, upper, offset, u32 ref, u8 role,
  *                       3 x 0), then k x u32 session id (the sessions using it)
  *   INSTANCE id         0 u64 model id  8 arena handle  16 arena address  24 arena bytes
@@ -133,6 +134,8 @@ void memd_models_save_model(memd_models *ms, const memd_model *m)
     memd_wire_put_u64(p + 16, m->plan->id);
     memd_wire_put_u32(p + 72, ms->st->devs[m->dev].spec->id);
     p[89] = m->page_size ? (uint8_t)(__builtin_ctzll(m->page_size) + 1) : 0; /* log2 + 1 */
+    p[90] = m->ready ? 0 : 1; /* 0 in records from before readiness: ready */
+    memd_wire_put_u32(p + 92, m->ready ? 0 : m->filler);
     memd_wire_put_str(p + 96, m->name, sizeof m->name);
     uint8_t *q = p + MODEL_HEAD;
     for (uint32_t i = 0; i < m->n; i++, q += MODEL_TENSOR)

@@ -59,8 +59,11 @@ int memd_models_set_runner(memd_state *st, memd_models_runner run, void *ctx)
 bool memd_models_busy(const memd_state *st, const memd_session *s)
 {
     const memd_models *ms = st->models;
-    if (!ms || ms->njobs == 0)
+    if (!ms || (ms->njobs == 0 && ms->nwaits == 0))
         return false;
+    for (const memd_model_wait *w = ms->waits; w; w = w->next)
+        if (w->s == s)
+            return true;
     for (const memd_model_job *j = ms->jobs; j; j = j->next)
         if (j->s == s)
             return true;
@@ -103,6 +106,14 @@ uint64_t memd_models_handle_address(const memd_state *st, uint64_t handle)
 {
     const memd_alloc *a = handle ? memd_alloc_find(st, handle) : NULL;
     return a ? a->pl.address : 0;
+}
+
+memd_session *memd_models_session_by_id(const memd_state *st, uint32_t id)
+{
+    for (memd_session *s = st->sessions; s; s = s->next)
+        if (s->id == id)
+            return s;
+    return NULL;
 }
 
 memd_model_use *memd_models_use_of(memd_models *ms, const memd_session *s, uint64_t model_id)
@@ -190,6 +201,7 @@ void memd_models_use_release(memd_state *st, memd_models *ms, memd_model_use *u)
     while (u->insts)
         memd_models_instance_destroy(st, ms, u->insts);
     memd_model *m = u->m;
+    memd_models_filler_gone(st, ms, u);
     memd_models_release_handle(st, u->s, m->code_handle);
     memd_models_release_handle(st, u->s, m->const_handle);
     for (memd_model_use **pp = &ms->uses; *pp; pp = &(*pp)->next) {
@@ -218,6 +230,7 @@ static void on_session_closing(void *data, memd_session *s)
             j->out = NULL;
         }
     }
+    memd_models_waits_drop(ms, s);
     for (memd_model_use *u = ms->uses, *next; u; u = next) {
         next = u->next;
         if (u->s == s)
@@ -238,6 +251,8 @@ static void on_destroy(void *data)
     while (ms->uses)
         memd_models_use_release(st, ms, ms->uses);
     memd_models_uploads_drop(ms, NULL);
+    while (ms->waits)
+        memd_models_waits_drop(ms, ms->waits->s);
     while (ms->jobs) {
         memd_model_job *j = ms->jobs;
         ms->jobs = j->next;

@@ -257,15 +257,27 @@ static void store_failed(memd_conn *c, const char *why)
     set_reading(c, false);
 }
 
+/* Parked requests: EVENTS waiting for an event, MODEL_WAIT for its model. */
+static bool parked_any(memd_state *st)
+{
+    return st->events_parked || memd_models_waiting(st);
+}
+
+static bool answer_parked(memd_state *st, memd_session *s, uint64_t now_ms, memd_buf *out)
+{
+    return (s->ewait.parked && memd_events_answer_parked(st, s, now_ms, out)) ||
+           memd_model_wait_answer(st, s, now_ms, out);
+}
+
 void memd_conn_answer_events(memd_server *srv, uint64_t now_ms)
 {
     memd_state *st = srv->st;
-    if (!st->events_parked)
+    if (!parked_any(st))
         return;
     srv->events_seen = memd_events_next_seq(st);
-    for (memd_conn *c = srv->conns; c && st->events_parked; c = c->next)
-        if (!c->closing && c->sess.ewait.parked &&
-            memd_events_answer_parked(st, &c->sess, now_ms, &c->out))
+    /* Every change a MODEL_WAIT waits for (ready, a filler gone) is an event too. */
+    for (memd_conn *c = srv->conns; c && parked_any(st); c = c->next)
+        if (!c->closing && answer_parked(st, &c->sess, now_ms, &c->out))
             memd_conn_resume(c); /* the reply, and the frames that waited behind it */
 }
 
@@ -274,7 +286,7 @@ void memd_conn_pass_end(memd_server *srv)
     memd_error why;
     for (;;) {
         /* Events of this pass wake the sessions waiting for one. */
-        if (srv->st->events_parked && memd_events_next_seq(srv->st) != srv->events_seen)
+        if (parked_any(srv->st) && memd_events_next_seq(srv->st) != srv->events_seen)
             memd_conn_answer_events(srv, memd_mono_ms());
         /* Also records what closed since (sessions of connections that went). */
         bool failed = memd_store_commit(srv->st, &why) < 0;
@@ -488,8 +500,8 @@ void memd_conn_shutdown(memd_conn *c)
 {
     if (c->closing)
         return;
-    if (memd_events_answer_parked(c->srv->st, &c->sess, UINT64_MAX, &c->out))
-        queue(c); /* a waiting EVENTS gets what there is now */
+    if (answer_parked(c->srv->st, &c->sess, UINT64_MAX, &c->out))
+        queue(c); /* a waiting EVENTS gets what there is now, a MODEL_WAIT its timeout */
     process(c, true); /* requests already received still get their replies */
     if (c->closing)
         return;

@@ -111,7 +111,8 @@ static void on_pass_end(uv_prepare_t *p)
     memd_conn_pass_end(p->data);
 }
 
-/* EVENTS requests waiting for an event end after MEMD_EVENTS_WAIT_MS with an empty page:
+/* EVENTS requests waiting for an event end after MEMD_EVENTS_WAIT_MS with an empty page,
+ * MODEL_WAITs after their timeout:
  * checked 4 times a second, when there are any. */
 #define EVENTS_TICK_MS 250
 

@@ -146,7 +146,8 @@ int memd_scope_kind(memd_scope s, memd_kind *k);
 /* Footprint only (no state change): resolves scope -> bank group, class -> region and
  * policy, shape/dtype/texture -> bytes, lockstep sizing. Errors: -EINVAL (bad request),
  * -EOPNOTSUPP (scope or class not offered by this device), -EOVERFLOW, -E2BIG (texture
- * over the device's limits, or larger than the region). */
+ * over the device's limits, or larger than the region: then *out is filled, its
+ * size_per_bank over the region's size, and out->banks > 0). */
 int memd_device_footprint(const memd_device *d, const memd_alloc_req *req, memd_placement *out);
 
 /* Footprint + placement. -ENOMEM when the region has no room (use

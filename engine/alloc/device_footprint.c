@@ -167,8 +167,6 @@ int memd_device_footprint(const memd_device *d, const memd_alloc_req *req, memd_
         return -EOVERFLOW;
     if (per_bank < least)
         per_bank = least;
-    if (per_bank > g->regions[pol->region].size)
-        return -E2BIG;
 
     out->kind = kind;
     out->region = pol->region;
@@ -176,6 +174,8 @@ int memd_device_footprint(const memd_device *d, const memd_alloc_req *req, memd_
     out->size_per_bank = per_bank;
     out->banks = (uint32_t)nbanks;
     out->page_size = padded;
+    if (per_bank > g->regions[pol->region].size)
+        return -E2BIG; /* *out says what it would take (the caller's message) */
     out->pitch = pitch;
     out->mode = mode;
     out->nset = mode == MEMD_BANKS_ALL ? 0 : nset;

@@ -27,7 +27,11 @@
  *   must be the last call on a connection, made when no other thread uses it. After
  *   fork() only one of the two processes may go on using an inherited connection (the
  *   session, and so the ownership of its buffers, is the connection's, not the process's).
- *   Calls block until the daemon answers; there is no timeout.
+ *   Calls block until the daemon answers, or until the connection's timeout
+ *   (memclient_set_timeout, $MEMD_TIMEOUT_MS) passes: then the call fails with
+ *   -ETIMEDOUT and the connection is closed (a late reply can never be taken for
+ *   another request's; the daemon releases the session as after a disconnect):
+ *   connect again.
  *
  * Pipelining
  *   memclient_submit_*() queue a request and return a ticket at once; memclient_complete()
@@ -99,6 +103,20 @@ enum {
 /* Same as memclient_connect_named, with MEMCLIENT_CONNECT_* flags. */
 MEMCLIENT_API int memclient_connect_flags(const char *path, const char *client_name,
                                           unsigned flags, memclient **out);
+
+/* Call timeouts. memclient_connect, _named and _flags take the timeout from
+ * $MEMD_TIMEOUT_MS (milliseconds; unset, empty or 0: none; anything else not a number is
+ * -EINVAL); memclient_connect_timeout takes it as an argument (0: none), and it bounds
+ * the connect's own HELLO. A call whose reply does not come within the timeout fails with
+ * -ETIMEDOUT and closes the connection (a stopped or hung daemon): every later call on
+ * it is -ENOTCONN; connect again. Requests the daemon holds by design wait that long
+ * more: memclient_events_wait (MEMD_EVENTS_WAIT_MS), and a
+ * memclient_model_wait has its own timeout. */
+#define MEMCLIENT_TIMEOUT_ENV "MEMD_TIMEOUT_MS"
+MEMCLIENT_API int memclient_connect_timeout(const char *path, const char *client_name,
+                                            unsigned flags, int timeout_ms, memclient **out);
+/* Sets the timeout of the calls made from now on (0: none); -EINVAL when negative. */
+MEMCLIENT_API int memclient_set_timeout(memclient *c, int timeout_ms);
 
 /* Closes the connection; the daemon releases everything the session owned. Requests
  * still in flight are abandoned. NULL is allowed. */
@@ -454,6 +472,21 @@ typedef struct memclient_error {
     uint64_t largest_free;
 } memclient_error;
 
+/* One of the sessions holding the most of a region (memclient_region_holders). */
+typedef struct memclient_holder {
+    uint64_t bytes;             /* held in the region, over all its banks */
+    uint32_t session_id, pid, uid;
+    char comm[16];              /* the process name */
+    char client_name[32];
+} memclient_holder;
+
+/* Who holds region `region` of bank group kind on device: at most cap holders, the
+ * biggest first (after a -ENOMEM: memclient_last_error's device, kind and region).
+ * Returns how many it wrote, or a negative errno. */
+MEMCLIENT_API int memclient_region_holders(memclient *c, uint32_t device, memd_kind kind,
+                                           uint32_t region, memclient_holder *out,
+                                           size_t cap);
+
 /* Static text for a negative errno (or a positive one). Never NULL. */
 MEMCLIENT_API const char *memclient_strerror(int err);
 
@@ -631,7 +664,22 @@ typedef struct memclient_model_rec {
     uint32_t ntensors;
     uint32_t instances;
     char name[MEMD_NAME_MAX];
+    /* With MEMCLIENT_DUMP_MODEL_STATE (state_known; one request more, MODEL_STATES):
+     * filling or ready (see memclient_model_set_ready), who fills it, how many
+     * memclient_model_wait calls wait for it. */
+    int state_known;
+    int ready;
+    uint32_t filler_session;    /* filling: 0 when nobody fills it yet */
+    uint32_t filler_pid;
+    uint32_t waiters;
 } memclient_model_rec;
+
+/* A MODEL_STATES record, which memclient_dump folds into its memclient_model_rec. */
+typedef struct memclient_model_state {
+    uint64_t model_id;
+    int ready;
+    uint32_t filler_session, filler_pid, waiters;
+} memclient_model_state;
 
 typedef struct memclient_instance_rec {
     uint64_t instance_id;
@@ -756,6 +804,7 @@ enum {
     MEMCLIENT_DUMP_BANKS = 1u << 5,  /* also per-bank use, the banks of bank-set buffers and
                                         the sub-devices with their whole bank lists */
     MEMCLIENT_DUMP_CGROUPS = 1u << 6, /* also each session's cgroup (sessions[].cgroup) */
+    MEMCLIENT_DUMP_MODEL_STATE = 1u << 7, /* with MODELS: each model's readiness */
 };
 
 #define MEMCLIENT_ALL_DEVICES UINT32_MAX
@@ -1093,6 +1142,23 @@ enum { MEMCLIENT_MODEL_FORCE = 1u << 0 }; /* unload even with instances in use *
 /* Releases this session's load of the model, with all its instances. -EBUSY while an
  * instance is in use, unless MEMCLIENT_MODEL_FORCE. */
 MEMCLIENT_API int memclient_model_unload(memclient *c, uint64_t model_id, unsigned flags);
+
+/* Readiness. A model's constants are written by the runtime: the load that created it
+ * (out->created) makes this session its filler, which writes them and then calls
+ * memclient_model_set_ready. Other loaders get created == 0 at once and call
+ * memclient_model_wait before they read the constants. Only the filler may set it ready
+ * (-EPERM); again once ready is a no-op. */
+MEMCLIENT_API int memclient_model_set_ready(memclient *c, uint64_t model_id);
+/* Waits (without blocking the daemon or its other clients) until the model this session
+ * loaded is ready: 0 with out->created == 0. When its filler went away or unloaded it
+ * before setting it ready, the longest waiting session gets the job instead:
+ * out->created == 1, fill and memclient_model_set_ready. -ETIMEDOUT when still filling
+ * after timeout_ms (-1: no limit; 0: just look); the connection stays usable. The
+ * connection's call timeout (memclient_set_timeout) comes on top of timeout_ms. Writes at
+ * most cap tensors; returns the model's tensor count. */
+MEMCLIENT_API int memclient_model_wait(memclient *c, uint64_t model_id, int timeout_ms,
+                                       memclient_model_info *out,
+                                       memclient_tensor_info *tensors, size_t cap);
 
 typedef struct memclient_instance {
     uint64_t instance_id;

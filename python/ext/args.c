@@ -3,6 +3,7 @@
  * no negatives), names are str without NUL bytes, vocabulary is parsed by libmemclient
  * (the daemon's own spellings and aliases). */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include "memdpy.h"
@@ -52,6 +53,30 @@ int memdpy_u32(PyObject *o, const char *what, uint32_t *out)
         return -1;
     }
     *out = (uint32_t)v;
+    return 0;
+}
+
+int memdpy_timeout_ms(PyObject *o, const char *what, int *out)
+{
+    if (o == Py_None) {
+        *out = -1;
+        return 0;
+    }
+    if (PyBool_Check(o) || (!PyFloat_Check(o) && !PyLong_Check(o))) {
+        PyErr_Format(PyExc_TypeError, "%s must be a number of seconds or None, not %s", what,
+                     Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    double s = PyFloat_AsDouble(o);
+    if (s == -1.0 && PyErr_Occurred())
+        return -1;
+    if (!(s > 0) || s * 1000.0 > (double)INT_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s must be more than 0 and at most %d seconds (got %R)",
+                     what, INT_MAX / 1000, o);
+        return -1;
+    }
+    double ms = s * 1000.0;
+    *out = (int)ms + ((double)(int)ms < ms); /* rounded up: 1 us is not "no wait" */
     return 0;
 }
 

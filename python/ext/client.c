@@ -14,9 +14,12 @@
 static int client_init(PyObject *op, PyObject *args, PyObject *kw)
 {
     memdpy_client *self = (memdpy_client *)op;
-    static char *kwlist[] = {"socket", "name", NULL};
-    PyObject *sock = Py_None, *name = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO:Client", kwlist, &sock, &name))
+    static char *kwlist[] = {"socket", "name", "timeout", NULL};
+    PyObject *sock = Py_None, *name = Py_None, *timeout = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO$O:Client", kwlist, &sock, &name, &timeout))
+        return -1;
+    int timeout_ms = -1; /* None: $MEMD_TIMEOUT_MS, as libmemclient's own connect */
+    if (timeout != Py_None && memdpy_timeout_ms(timeout, "timeout", &timeout_ms) < 0)
         return -1;
     if (self->c || self->closing) {
         PyErr_SetString(PyExc_RuntimeError, "Client.__init__ called twice");
@@ -41,7 +44,8 @@ static int client_init(PyObject *op, PyObject *args, PyObject *kw)
     memclient *c = NULL;
     int r;
     Py_BEGIN_ALLOW_THREADS
-    r = memclient_connect_named(path, cname, &c);
+    r = timeout_ms < 0 ? memclient_connect_named(path, cname, &c)
+                       : memclient_connect_timeout(path, cname, 0, timeout_ms, &c);
     Py_END_ALLOW_THREADS
     Py_XDECREF(path_obj);
     if (r < 0) {
@@ -952,6 +956,12 @@ static PyMethodDef client_methods[] = {
      METH_VARARGS | METH_KEYWORDS, "_model_load(...) (see memd.Client.load_model)"},
     {"_model_unload", (PyCFunction)(void (*)(void))memdpy_client_model_unload,
      METH_VARARGS | METH_KEYWORDS, "_model_unload(model_id, force)"},
+    {"_model_set_ready", (PyCFunction)(void (*)(void))memdpy_client_model_set_ready,
+     METH_VARARGS | METH_KEYWORDS, "_model_set_ready(model_id) (see memd.LoadedModel.set_ready)"},
+    {"_model_wait", (PyCFunction)(void (*)(void))memdpy_client_model_wait,
+     METH_VARARGS | METH_KEYWORDS,
+     "_model_wait(model_id, timeout) -> bool (created: the fill job came to this "
+     "session)"},
     {"_instance_create", (PyCFunction)(void (*)(void))memdpy_client_instance_create,
      METH_VARARGS | METH_KEYWORDS, "_instance_create(model_id, ntensors)"},
     {"_instance_release", (PyCFunction)(void (*)(void))memdpy_client_instance_release,

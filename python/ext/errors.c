@@ -42,6 +42,17 @@ static PyObject *raise_with(PyObject *exc, int errnum, const char *msg, const me
               set_attr_str(inst, "message", msg) == 0;
     if (ok && PyObject_IsSubclass(exc, PyExc_OSError) == 1)
         ok = set_attr_str(inst, "strerror", msg) == 0;
+    /* OutOfMemory's figures are always there: ints, 0 when nothing was measured (the
+     * library's own malloc failed), so `e.free < e.requested` never meets None. */
+    memclient_error none = {.detail = MEMCLIENT_DETAIL_NOMEM};
+    if (ok && exc == memdpy_err.oom && !(e && (e->detail == MEMCLIENT_DETAIL_NOMEM ||
+                                               e->detail == MEMCLIENT_DETAIL_QUOTA)))
+        e = &none;
+    if (ok && exc == memdpy_err.oom) {
+        PyObject *empty = PyList_New(0); /* memdpy_raise_on fills the daemon's */
+        ok = empty && PyObject_SetAttrString(inst, "holders", empty) == 0;
+        Py_XDECREF(empty);
+    }
     if (ok && e && (e->detail == MEMCLIENT_DETAIL_NOMEM || e->detail == MEMCLIENT_DETAIL_QUOTA))
         ok = memdpy_fields_setattr(inst, e, memdpy_fields_error) == 0 &&
              PyObject_SetAttrString(inst, "quota",
@@ -83,7 +94,6 @@ static PyObject *type_for(int err, bool at_connect)
     case EPROTO:
     case EPROTONOSUPPORT:
     case EBADMSG:
-    case ETIMEDOUT:
     case ESTALE:
     case EISCONN:
     case ENOTSOCK:
@@ -100,11 +110,56 @@ static PyObject *type_for(int err, bool at_connect)
         return memdpy_err.unsupported;
     case EBUSY:
         return memdpy_err.busy;
+    case ETIMEDOUT:
+        return memdpy_err.timeout;
     case EEXIST:
         return memdpy_err.exists;
     default:
         return memdpy_err.error;
     }
+}
+
+/* [{"pid", "process", "client", "session", "uid", "bytes"}, ...] of holders h[0..n). */
+static PyObject *holders_list(const memclient_holder *h, int n)
+{
+    PyObject *l = PyList_New(n);
+    for (int i = 0; l && i < n; i++) {
+        PyObject *d = Py_BuildValue("{s:I,s:s,s:s,s:I,s:I,s:K}", "pid", h[i].pid, "process",
+                                    h[i].comm, "client", h[i].client_name, "session",
+                                    h[i].session_id, "uid", h[i].uid, "bytes",
+                                    (unsigned long long)h[i].bytes);
+        if (!d)
+            Py_CLEAR(l);
+        else
+            PyList_SET_ITEM(l, i, d);
+    }
+    return l;
+}
+
+PyObject *memdpy_raise_on(memclient *c, int err, const char *what)
+{
+    memclient_error e;
+    memclient_last_error(&e);
+    memdpy_raise(err, what, false);
+    if (err != -ENOMEM || e.status != err || e.detail != MEMCLIENT_DETAIL_NOMEM)
+        return NULL;
+    /* The exception waits while the daemon is asked (a connection that died with the
+     * failure simply gives no holders). */
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    memclient_holder h[8]; /* the daemon gives at most 8 */
+    int n;
+    Py_BEGIN_ALLOW_THREADS
+    n = memclient_region_holders(c, e.device, e.kind, e.region, h, sizeof h / sizeof h[0]);
+    Py_END_ALLOW_THREADS
+    PyObject *l = n > 0 ? holders_list(h, n) : NULL;
+    if (l && value)
+        PyObject_SetAttrString(value, "holders", l);
+    Py_XDECREF(l);
+    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+    return NULL;
 }
 
 PyObject *memdpy_raise(int err, const char *what, bool at_connect)

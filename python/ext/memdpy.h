@@ -41,6 +41,7 @@ typedef struct memdpy_errors {
     PyObject *exists;       /* memd.ExistsError (Error) */
     PyObject *plan;         /* memd.PlanError (Error, ValueError) */
     PyObject *model;        /* memd.ModelError (Error, ValueError) */
+    PyObject *timeout;      /* memd.TimeoutError (Error, TimeoutError) */
 } memdpy_errors;
 
 extern memdpy_errors memdpy_err;
@@ -56,6 +57,9 @@ extern PyTypeObject memdpy_pool_buffer_type;
  * message ("alloc", "connect to /run/memd/memd.sock"). at_connect: ENOENT and EACCES
  * name the socket, not a handle. Returns NULL. */
 PyObject *memdpy_raise(int err, const char *what, bool at_connect);
+/* memdpy_raise for a call on connection c: an OutOfMemory the daemon refused also gets
+ * .holders, the region's top holders (one request more, REGION_HOLDERS). */
+PyObject *memdpy_raise_on(memclient *c, int err, const char *what);
 /* Raises exc with a formatted message and errno (positive) set on the instance. */
 PyObject *memdpy_raise_msg(PyObject *exc, int errnum, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -94,6 +98,9 @@ int memdpy_fields_setattr(PyObject *o, const void *s, const memdpy_cfield *t);
  * 0 or -1 with TypeError/ValueError/OverflowError set. */
 int memdpy_u64(PyObject *o, const char *what, uint64_t *out);
 int memdpy_u32(PyObject *o, const char *what, uint32_t *out);
+/* A timeout in seconds (int or float, > 0, bool refused) as milliseconds, rounded up,
+ * at most INT_MAX; None gives -1 (no limit). */
+int memdpy_timeout_ms(PyObject *o, const char *what, int *out);
 /* A power of two or 0. */
 int memdpy_align(PyObject *o, const char *what, uint64_t *out);
 /* A str without NUL bytes, UTF-8; *out points into o (valid while o lives). NULL o or
@@ -141,7 +148,7 @@ void memdpy_client_leave(memdpy_client *self);
         (r) = (call);                                                                      \
         Py_END_ALLOW_THREADS                                                               \
         if ((r) < 0)                                                                       \
-            memdpy_raise((r), what, false);                                                \
+            memdpy_raise_on(c, (r), what);                                                 \
         memdpy_client_leave(self);                                                         \
     } while (0)
 
@@ -173,6 +180,8 @@ PyObject *memdpy_model_parse_yaml(PyObject *mod, PyObject *args, PyObject *kw);
 PyObject *memdpy_client_plan(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *memdpy_client_model_load(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *memdpy_client_model_unload(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *memdpy_client_model_set_ready(PyObject *op, PyObject *args, PyObject *kw);
+PyObject *memdpy_client_model_wait(PyObject *op, PyObject *args, PyObject *kw);
 PyObject *memdpy_client_instance_create(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *memdpy_client_instance_release(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *memdpy_client_history(PyObject *self, PyObject *args, PyObject *kw);

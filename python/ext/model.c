@@ -479,6 +479,46 @@ PyObject *memdpy_client_model_unload(PyObject *op, PyObject *args, PyObject *kw)
     Py_RETURN_NONE;
 }
 
+PyObject *memdpy_client_model_set_ready(PyObject *op, PyObject *args, PyObject *kw)
+{
+    memdpy_client *self = (memdpy_client *)op;
+    static char *kwlist[] = {"model_id", NULL};
+    PyObject *id_o;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O:_model_set_ready", kwlist, &id_o))
+        return NULL;
+    uint64_t id;
+    if (memdpy_u64(id_o, "model_id", &id) < 0)
+        return NULL;
+    const char *what = "set_ready";
+    int r;
+    MEMDPY_CALL(self, r, memclient_model_set_ready(c, id));
+    if (r < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+PyObject *memdpy_client_model_wait(PyObject *op, PyObject *args, PyObject *kw)
+{
+    memdpy_client *self = (memdpy_client *)op;
+    static char *kwlist[] = {"model_id", "timeout", NULL};
+    PyObject *id_o, *timeout;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO:_model_wait", kwlist, &id_o, &timeout))
+        return NULL;
+    uint64_t id;
+    int timeout_ms;
+    if (memdpy_u64(id_o, "model_id", &id) < 0 ||
+        memdpy_timeout_ms(timeout, "timeout", &timeout_ms) < 0)
+        return NULL;
+    memclient_model_info mi;
+    memset(&mi, 0, sizeof mi);
+    const char *what = "load_model: waiting for the model to be ready";
+    int r;
+    MEMDPY_CALL(self, r, memclient_model_wait(c, id, timeout_ms, &mi, NULL, 0));
+    if (r < 0)
+        return NULL;
+    return PyBool_FromLong(mi.created);
+}
+
 PyObject *memdpy_client_instance_create(PyObject *op, PyObject *args, PyObject *kw)
 {
     memdpy_client *self = (memdpy_client *)op;

@@ -105,8 +105,10 @@ static int add_errors(PyObject *mod)
     e->oom = new_error(mod, "OutOfMemory",
         "The region (or the user's quota) cannot fit the request; also a MemoryError.\n"
         "Attributes: requested (bytes asked for), size_per_bank, allocated, free,\n"
-        "largest_free (bytes per bank in the region at the time), device, region, cls,\n"
-        "kind, quota (True when the uid's quota was the limit).",
+        "largest_free (bytes per bank in the region at the time; always ints), device,\n"
+        "region, cls, kind, quota (True when the uid's quota was the limit), holders (the\n"
+        "region's top holders, biggest first: dicts with pid, process, client, session,\n"
+        "uid and bytes; [] for a pool's own refusal).",
         e->error, PyExc_MemoryError);
     e->perm = new_error(mod, "PermissionError",
         "The daemon refused: the handle belongs to another session, or the socket is not\n"
@@ -139,8 +141,13 @@ static int add_errors(PyObject *mod)
         "A model graph or model file is invalid. Attributes: op and tensor (indices of\n"
         "the op and tensor at fault, or None). Also a ValueError.", e->error,
         PyExc_ValueError);
+    e->timeout = new_error(mod, "TimeoutError",
+        "No answer in time: the connection's timeout passed (memd.connect(timeout=...),\n"
+        "$MEMD_TIMEOUT_MS; the connection is then closed: connect again), or a model\n"
+        "was still filling when load_model's timeout ran out. Also a builtin TimeoutError.",
+        e->error, PyExc_TimeoutError);
     return e->oom && e->perm && e->conn && e->notfound && e->invalid && e->unsupported &&
-                   e->busy && e->exists && e->plan && e->model
+                   e->busy && e->exists && e->plan && e->model && e->timeout
                ? 0
                : -1;
 }

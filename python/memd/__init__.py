@@ -40,8 +40,8 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 from . import _memd
 from ._memd import (CLASSES, DTYPES, KINDS, SCOPES, Buffer, BusyError, ConnectionError, Error,
                     ExistsError, InvalidRequestError, ModelError, NotFoundError, OutOfMemory,
-                    PermissionError, PlanError, Pool, PoolBuffer, UnsupportedError,
-                    default_socket)
+                    PermissionError, PlanError, Pool, PoolBuffer, TimeoutError,
+                    UnsupportedError, default_socket)
 from ._model import Instance, LoadedModel, Location, Model, Op, Tensor, model_name
 
 __version__ = _memd.VERSION
@@ -49,8 +49,8 @@ __all__ = [
     "connect", "Client", "Buffer", "Pool", "PoolBuffer", "plan", "validate", "lower_bound", "Plan", "Model", "Tensor",
     "Op", "LoadedModel", "Instance", "Location", "model_name", "default_socket", "Error", "OutOfMemory",
     "PermissionError", "ConnectionError", "NotFoundError", "InvalidRequestError",
-    "UnsupportedError", "BusyError", "ExistsError", "PlanError", "ModelError", "CLASSES",
-    "SCOPES", "KINDS", "DTYPES", "record_stacks",
+    "UnsupportedError", "BusyError", "ExistsError", "PlanError", "ModelError", "TimeoutError",
+    "CLASSES", "SCOPES", "KINDS", "DTYPES", "record_stacks",
 ]
 
 # memd.record_stacks(True): each allocation carries a short stack of its caller.
@@ -226,7 +226,8 @@ class Client(_memd.Client):
 
     def load_model(self, model: Model, device: Optional[int] = None, *, budget_ms: int = 0,
                    seed: int = 0, offsets: Optional[Dict[str, int]] = None,
-                   page_size: Optional[int] = None) -> LoadedModel:
+                   page_size: Optional[int] = None,
+                   timeout: Optional[float] = None) -> LoadedModel:
         """Loads a Model: memd plans its activations (or validates offsets, a precomputed
         plan: activation name -> arena offset), allocates its code and weights once per
         device (shared by every session loading the same model) and returns a LoadedModel
@@ -234,7 +235,14 @@ class Client(_memd.Client):
         its constants, arenas and placeholders interleave over the banks with (tensors
         start on page boundaries); None: the model's (YAML page_size), else the device's
         default (memd.yaml); 0: one page each, whole in every bank. A bad page size (not
-        a power of two, below the group's alignment, over a bank) is InvalidRequestError."""
+        a power of two, below the group's alignment, over a bank) is InvalidRequestError.
+
+        Weights are the caller's to write: the first loader gets .created True, writes
+        them and calls set_ready(). Other loaders wait here (timeout seconds, None: no
+        limit; the daemon and its other clients go on meanwhile) until it is ready and get
+        .created False, or memd.TimeoutError (their load is undone). When the filler dies
+        or unloads before set_ready, the longest waiting loader gets .created True and
+        the job."""
         if not isinstance(model, Model):
             raise TypeError(f"load_model needs a memd.Model, not {type(model).__name__}")
         dev = device if device is not None else (model.device or 0)
@@ -248,6 +256,16 @@ class Client(_memd.Client):
         page = page_size if page_size is not None else model.page_size
         info, infos = self._model_load(model.name, dev, model.scope, model.code_bytes, tensors,
                                        ops, offs, budget_ms, seed, page)
+        if not info["created"]:
+            try:
+                info["created"] = self._model_wait(info["model_id"], timeout)
+            except BaseException:
+                # Not ready in time (or interrupted): give the load back, as if never made.
+                try:
+                    self._model_unload(info["model_id"], True)
+                except _memd.Error:
+                    pass  # the connection died with the wait: the session holds nothing
+                raise
         return LoadedModel(self, model, info, infos)
 
     def locate(self, buffer: Any, offset: int) -> Location:
@@ -279,8 +297,13 @@ class Client(_memd.Client):
 
 
 def connect(socket: "Optional[os.PathLike[str] | str]" = None,
-            name: Optional[str] = None) -> Client:
+            name: Optional[str] = None, *, timeout: Optional[float] = None) -> Client:
     """Connects to memd: socket, else $MEMD_SOCKET, else default_socket() (as libmemclient
     does). Raises memd.ConnectionError (no daemon there) or memd.PermissionError (the
-    socket is not accessible). Use as a context manager to close the session."""
-    return Client(socket, name)
+    socket is not accessible). Use as a context manager to close the session.
+
+    timeout: seconds every call (the connect's own handshake included) waits for the
+    daemon's reply; None: $MEMD_TIMEOUT_MS (milliseconds), else no limit. A call that
+    runs out raises memd.TimeoutError and closes the connection (the session's memory is
+    released, as after close()): connect again."""
+    return Client(socket, name, timeout=timeout)

@@ -434,6 +434,14 @@ class LoadedModel:
         info, addrs = self.client._instance_create(self.model_id, len(self.model.tensors))
         return Instance(self, info, addrs)
 
+    def set_ready(self) -> None:
+        """Says the weights are written: the loaders waiting in load_model() go on. Only
+        the loader that got .created True may (memd.PermissionError otherwise); again is
+        a no-op."""
+        if self.unloaded:
+            raise _memd.Error(f"model {self.name!r} is unloaded")
+        self.client._model_set_ready(self.model_id)
+
     def unload(self, force: bool = False) -> None:
         """Releases this session's load of the model with all its instances (BusyError
         while an instance is in use, unless force). Idempotent."""

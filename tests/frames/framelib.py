@@ -138,6 +138,7 @@ class Daemon(memd_daemon.Daemon):
 # welcome (HELLO reply; the first 48 bytes are the V1 welcome)
 WELCOME_MASKS = [
     (16, 48, "server_version: the daemon's version string changes with every build"),
+    (48, 49, "flags: MEMD_WELCOME_F_OPS_2 (bit 2) set since the opcodes after ALLOC_BATCH_BANKS"),
     (56, 72, "token: the session's random reclaim secret"),
 ]
 # memd_wire_alloc_info (QUERY reply, DUMP ALLOC record)
@@ -208,6 +209,9 @@ def dump_masks(payload):
     return masks
 
 
+ALLOC_OPS = tuple(OP[n] for n in ("ALLOC", "ALLOC_BATCH", "ALLOC_BANKS", "ALLOC_BATCH_BANKS"))
+
+
 def reply_masks(opcode, reply):
     """[(start, end, why)] of the frame `reply` (header included) that may differ."""
     if len(reply) < HDR_SIZE:
@@ -216,6 +220,14 @@ def reply_masks(opcode, reply):
     payload = reply[HDR_SIZE:]
     if status == -errno.EBADRQC:
         masks = [(a, b, f"unknown opcode error {why}") for a, b, why in UNKNOWN_OPCODE_MASKS]
+    elif status == -12:  # ENOMEM: the message names the region's holders by pid
+        masks = [(8, 8 + 192, "out of memory message: names the holders' pids")]
+    elif status == -7 and opcode in ALLOC_OPS:
+        # Changed on purpose (issue 24): larger than the region is out of memory now, with
+        # its figures; compare_reply checks the live status is -ENOMEM.
+        return [(20, 24, "status: -E2BIG became -ENOMEM")] + [
+            (HDR_SIZE + a, HDR_SIZE + b, why)
+            for a, b, why in [(0, len(payload), "the error record of an out of memory")]]
     elif status < 0:  # an error record: its message says what, nothing varies
         masks = []
     elif opcode == OP["HELLO"]:
@@ -248,6 +260,10 @@ def compare_reply(opcode, recorded, live):
     """None when live is recorded but for the masked fields, else what differs."""
     if len(recorded) != len(live):
         return f"{len(live)} bytes, recorded {len(recorded)}"
+    if (opcode in ALLOC_OPS and len(recorded) >= HDR_SIZE and
+            struct.unpack_from("<i", recorded, 20)[0] == -7 and
+            struct.unpack_from("<i", live, 20)[0] != -12):
+        return "a request larger than its region must be -ENOMEM now (issue 24)"
     masks = reply_masks(opcode, recorded)
     a, b = masked(recorded, masks), masked(live, masks)
     if a == b:

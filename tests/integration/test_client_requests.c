@@ -63,6 +63,31 @@ START_TEST(nomem_reply_describes_the_region)
     ck_assert_uint_eq(e.free, data->stats.free);
     ck_assert_uint_eq(e.largest_free, data->stats.largest_free);
     ck_assert_uint_lt(e.largest_free, e.size_per_bank);
+    /* For people: human sizes, per bank and total apart, who holds the region (us). */
+    char me[32];
+    snprintf(me, sizeof me, "held by pid %d ", (int)getpid());
+    ck_assert_msg(strstr(e.message, " MiB") && strstr(e.message, " per bank x ") &&
+                      strstr(e.message, " total); per bank ") && strstr(e.message, me),
+                  "message '%s'", e.message);
+
+    /* The holders, as records. */
+    memclient_holder h[4];
+    int nh = memclient_region_holders(c, e.device, e.kind, e.region, h, 4);
+    ck_assert_int_ge(nh, 1);
+    ck_assert_uint_eq(h[0].pid, (uint32_t)getpid());
+    ck_assert_uint_ge(h[0].bytes, 1u << 20);
+    ck_assert_int_eq(memclient_region_holders(c, e.device, e.kind, 200, h, 4), -EINVAL);
+
+    /* Larger than the region is out of memory too, with what would make it fit. */
+    r = cu_req(MEMD_CLASS_CONSTANT, data->size * 2);
+    ck_assert_int_eq(memclient_alloc(c, &r, &b), -ENOMEM);
+    ck_assert_int_eq(memclient_last_error(&e), -ENOMEM);
+    ck_assert_int_eq(e.detail, MEMCLIENT_DETAIL_NOMEM);
+    ck_assert_uint_eq(e.requested, data->size * 2);
+    ck_assert_uint_eq(e.free, data->stats.free);
+    ck_assert_msg(strstr(e.message, "larger than the region") &&
+                      (strstr(e.message, "a page size interleaves it") || strstr(e.message, "banks")),
+                  "message '%s'", e.message);
     memclient_snapshot_free(s);
 
     /* The failure changed nothing and the connection goes on. */

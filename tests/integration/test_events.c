@@ -126,7 +126,8 @@ START_TEST(out_of_memory_event_has_the_region_state)
     ck_assert_uint_eq(e->device, 0);
     ck_assert_uint_eq(e->bytes, 600u << 20);
     ck_assert_ptr_nonnull(strstr(e->message, "no room"));
-    ck_assert_ptr_nonnull(strstr(e->message, "largest free block"));
+    ck_assert_ptr_nonnull(strstr(e->message, "per bank"));
+    ck_assert_ptr_nonnull(strstr(e->message, ", largest "));
     memclient_events_page_free(&pg);
     memclient_disconnect(c);
 }

@@ -686,6 +686,129 @@ static void json_keys(const char *text, char *keys, size_t len)
     }
 }
 
+/* ---- readiness ---- */
+
+/* A MODEL_WAIT on its own thread: what it returned and how long it took. */
+typedef struct waiter {
+    memclient *c;
+    uint64_t model_id;
+    int timeout_ms;
+    int rc;
+    memclient_model_info mi;
+    long waited_ms;
+    pthread_t t;
+} waiter;
+
+static void *wait_main(void *arg)
+{
+    waiter *w = arg;
+    long t0 = memd_test_now_ms();
+    w->rc = memclient_model_wait(w->c, w->model_id, w->timeout_ms, &w->mi, NULL, 0);
+    w->waited_ms = memd_test_now_ms() - t0;
+    return NULL;
+}
+
+static void wait_start(waiter *w, memclient *c, uint64_t model_id, int timeout_ms)
+{
+    *w = (waiter){.c = c, .model_id = model_id, .timeout_ms = timeout_ms};
+    ck_assert_int_eq(pthread_create(&w->t, NULL, wait_main, w), 0);
+}
+
+static void wait_join(waiter *w)
+{
+    ck_assert_int_eq(pthread_join(w->t, NULL), 0);
+}
+
+/* The second loader waits (parked: the daemon serves others meanwhile) until the filler
+ * sets the model ready; memctl model list and the events say filling, then ready. */
+START_TEST(second_loader_waits_for_ready)
+{
+    memclient *c1 = cu_connect(&f), *c2 = cu_connect(&f), *c3 = cu_connect(&f);
+    memclient_model_desc d = model("ready-wait");
+    memclient_model_info m1, m2;
+    ck_assert_int_eq(memclient_model_load(c1, &d, NULL, &m1, NULL), 0);
+    ck_assert(m1.created);
+    ck_assert_int_eq(memclient_model_load(c2, &d, NULL, &m2, NULL), 0);
+    ck_assert(!m2.created);
+    ck_assert_int_eq(memclient_model_wait(c2, m2.model_id, 0, &m2, NULL, 0), -ETIMEDOUT);
+    ck_assert_int_eq(memclient_model_set_ready(c2, m2.model_id), -EPERM); /* not its filler */
+    ck_assert_int_eq(MEMCTL("model", "list"), 0);
+    ck_assert_msg(strstr(out, "filling (session"), "%s", out);
+
+    enum { HOLD_MS = 300 };
+    waiter w;
+    long t0 = memd_test_now_ms();
+    wait_start(&w, c2, m2.model_id, -1);
+    memd_test_sleep_ms(HOLD_MS / 3);
+    /* Meanwhile the daemon serves everyone else at once. */
+    memclient_buffer b;
+    memclient_alloc_req r = cu_req(MEMD_CLASS_PLACEHOLDER, 4096);
+    long a0 = memd_test_now_ms();
+    ck_assert_int_eq(memclient_alloc(c3, &r, &b), 0);
+    ck_assert_int_lt(memd_test_now_ms() - a0, HOLD_MS / 3);
+    ck_assert_int_eq(MEMCTL("model", "list", "--json"), 0);
+    ck_assert_msg(strstr(out, "\"state\": \"filling\"") && strstr(out, "\"waiters\": 1"), "%s", out);
+    memd_test_sleep_ms(HOLD_MS - (memd_test_now_ms() - t0));
+    ck_assert_int_eq(memclient_model_set_ready(c1, m1.model_id), 0);
+    wait_join(&w);
+    ck_assert_int_eq(w.rc, NT);
+    ck_assert(!w.mi.created);
+    ck_assert_int_ge(w.waited_ms, HOLD_MS * 2 / 3);
+    printf("# second loader waited %ld ms for a filler that took %d ms\n", w.waited_ms, HOLD_MS);
+    ck_assert_int_eq(memclient_model_set_ready(c1, m1.model_id), 0); /* again: no-op */
+    ck_assert_int_eq(MEMCTL("model", "list"), 0);
+    ck_assert_msg(strstr(out, " ready"), "%s", out);
+    ck_assert_int_eq(MEMCTL("events"), 0);
+    ck_assert_msg(strstr(out, "model ready-wait ready: session"), "%s", out);
+    memclient_disconnect(c3);
+    memclient_disconnect(c2);
+    memclient_disconnect(c1);
+}
+END_TEST
+
+/* A filler that goes away (or unloads) before MODEL_SET_READY hands the job to the
+ * longest waiting session; a wait with a timeout ends with -ETIMEDOUT on a connection
+ * that goes on working. */
+START_TEST(filler_gone_hands_the_job_over)
+{
+    memclient *c1 = cu_connect(&f), *c2 = cu_connect(&f), *c3 = cu_connect(&f);
+    memclient_model_desc d = model("ready-handover");
+    memclient_model_info m1, m;
+    ck_assert_int_eq(memclient_model_load(c1, &d, NULL, &m1, NULL), 0);
+    ck_assert_int_eq(memclient_model_load(c2, &d, NULL, &m, NULL), 0);
+    ck_assert_int_eq(memclient_model_load(c3, &d, NULL, &m, NULL), 0);
+    ck_assert(m1.created && !m.created);
+    long t0 = memd_test_now_ms();
+    ck_assert_int_eq(memclient_model_wait(c3, m1.model_id, 150, &m, NULL, 0), -ETIMEDOUT);
+    ck_assert_int_ge(memd_test_now_ms() - t0, 150);
+    ck_assert_int_eq(memclient_model_query(c3, m1.model_id, &m, NULL, 0), NT); /* still usable */
+
+    waiter w2, w3;
+    wait_start(&w2, c2, m1.model_id, -1);
+    memd_test_sleep_ms(100); /* c2 waits first */
+    wait_start(&w3, c3, m1.model_id, 10000);
+    memd_test_sleep_ms(100);
+    memclient_disconnect(c1); /* the filler dies before set_ready */
+    wait_join(&w2);
+    ck_assert_int_eq(w2.rc, NT);
+    ck_assert(w2.mi.created); /* the job is c2's now */
+    ck_assert_int_eq(MEMCTL("events"), 0);
+    ck_assert_msg(strstr(out, "left before MODEL_SET_READY"), "%s", out);
+    /* c2 unloads without setting it ready: c3 is next. */
+    ck_assert_int_eq(memclient_model_unload(c2, m1.model_id, 0), 0);
+    wait_join(&w3);
+    ck_assert_int_eq(w3.rc, NT);
+    ck_assert(w3.mi.created);
+    ck_assert_int_eq(memclient_model_set_ready(c3, m1.model_id), 0);
+    /* A later loader: ready at once. */
+    ck_assert_int_eq(memclient_model_load(c2, &d, NULL, &m, NULL), 0);
+    ck_assert(!m.created);
+    ck_assert_int_eq(memclient_model_wait(c2, m.model_id, 0, &m, NULL, 0), NT);
+    memclient_disconnect(c3);
+    memclient_disconnect(c2);
+}
+END_TEST
+
 /* plan, plan-submit and model load report a plan in one format (they printed JSON,
  * key=value and prose before), with --json the same keys; and a budget the daemon
  * would cut short is refused, not silently cut to 1 s. */
@@ -747,6 +870,8 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, model_errors);
     tcase_add_test(tc, memctl_commands);
     tcase_add_test(tc, plan_output_is_one_format);
+    tcase_add_test(tc, second_loader_waits_for_ready);
+    tcase_add_test(tc, filler_gone_hands_the_job_over);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -617,6 +617,53 @@ START_TEST(lost_model_replies_answered_once)
 }
 END_TEST
 
+/* Readiness is in the store: a ready model stays ready (a new loader does not wait), a
+ * filling one stays filling by the same session, which sets it ready after its reclaim. */
+START_TEST(readiness_survives_restart)
+{
+    start(8000);
+    memclient *c1 = cu_connect(&f), *c2 = cu_connect(&f);
+    uint32_t s2 = session_id(c2);
+    memclient_model_desc dr = model("r-ready"), df = model("r-filling");
+    memclient_model_info mr, mf, m;
+    ck_assert_int_eq(memclient_model_load(c1, &dr, NULL, &mr, NULL), 0);
+    ck_assert(mr.created);
+    ck_assert_int_eq(memclient_model_set_ready(c1, mr.model_id), 0);
+    ck_assert_int_eq(memclient_model_load(c2, &df, NULL, &mf, NULL), 0);
+    ck_assert(mf.created);
+
+    restart(SIGKILL);
+
+    memclient *admin = cu_connect(&f);
+    memclient_snapshot *s;
+    ck_assert_int_eq(memclient_dump(admin, MEMCLIENT_ALL_DEVICES,
+                                    MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_MODEL_STATE, &s), 0);
+    const memclient_model_rec *r = find_model(s, mr.model_id), *fl = find_model(s, mf.model_id);
+    ck_assert(r && r->state_known && r->ready);
+    ck_assert(fl && fl->state_known && !fl->ready);
+    ck_assert_uint_eq(fl->filler_session, s2);
+    memclient_snapshot_free(s);
+
+    memclient *c3 = cu_connect(&f);
+    ck_assert_int_eq(memclient_model_load(c3, &dr, NULL, &m, NULL), 0);
+    ck_assert(!m.created);
+    ck_assert_int_eq(memclient_model_wait(c3, mr.model_id, 0, &m, NULL, 0), NT);
+    ck_assert(!m.created);
+    ck_assert_int_eq(memclient_model_load(c3, &df, NULL, &m, NULL), 0);
+    ck_assert(!m.created); /* its filler, session s2, is there to reclaim it */
+    ck_assert_int_eq(memclient_model_wait(c3, mf.model_id, 100, &m, NULL, 0), -ETIMEDOUT);
+    ck_assert_int_eq(memclient_reconnect(c2, 5000), 0);
+    ck_assert_uint_eq(session_id(c2), s2);
+    ck_assert_int_eq(memclient_model_set_ready(c2, mf.model_id), 0);
+    ck_assert_int_eq(memclient_model_wait(c3, mf.model_id, 0, &m, NULL, 0), NT);
+    ck_assert(!m.created);
+    memclient_disconnect(c3);
+    memclient_disconnect(admin);
+    memclient_disconnect(c2);
+    memclient_disconnect(c1);
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("models-restart");
@@ -629,6 +676,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, memctl_model_hold_across_restart);
     tcase_add_test(tc, damaged_model_record_refused);
     tcase_add_test(tc, lost_model_replies_answered_once);
+    tcase_add_test(tc, readiness_survives_restart);
     suite_add_tcase(s, tc);
     return s;
 }

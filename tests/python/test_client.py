@@ -111,8 +111,27 @@ def test_out_of_memory_details(client):
     assert err.requested == big and 0 < err.largest_free <= err.free < big
     assert err.quota is False and err.cls == "internal" and err.kind == "dram"
     assert err.region == data["index"] and err.device == 2
-    with pytest.raises(memd.InvalidRequestError):  # larger than the region: not "no room"
+    # Every figure is per bank and said so; the sizes are for people; the holders named.
+    assert "per bank" in str(err) and " GiB" in str(err) and "held by pid " in str(err)
+    assert f"pid {os.getpid()} " in str(err)
+    me = [h for h in err.holders if h["pid"] == os.getpid()]
+    assert me and me[0]["bytes"] >= big and me[0]["client"] == "pytest" and me[0]["process"]
+    assert err.holders == sorted(err.holders, key=lambda h: -h["bytes"])
+    with pytest.raises(memd.OutOfMemory) as e:  # larger than the region: out of memory too
         client.alloc(2, "constant", 1 << 50)
+    assert "larger than the region" in str(e.value) and e.value.requested == 1 << 50
+    assert isinstance(e.value.free, int) and isinstance(e.value.largest_free, int)
+
+
+def test_pool_out_of_memory_has_figures(client):
+    with client.pool(0, "internal", 1 << 20) as p:
+        p.alloc(600 << 10)
+        with pytest.raises(memd.OutOfMemory) as e:
+            p.alloc(600 << 10)
+    err = e.value
+    assert err.requested == 600 << 10 and err.free == (1 << 20) - (600 << 10)
+    assert 0 < err.largest_free <= err.free and "pool full" in str(err) and "KiB" in str(err)
+    assert err.holders == []  # the pool's own refusal: memd was not asked
 
 
 def test_bad_arguments_raise_before_the_daemon(client):
@@ -162,7 +181,7 @@ def test_alloc_batch_all_or_nothing(client, daemon):
     assert [b.name for b in bufs] == [f"b{i}" for i in range(5)]
     assert len({b.address for b in bufs}) == 5
     client.free_batch(bufs)
-    with pytest.raises(memd.InvalidRequestError) as e:
+    with pytest.raises(memd.OutOfMemory) as e:  # larger than the region
         client.alloc_batch(reqs[:2] + [{"device": 2, "cls": "internal", "size": 1 << 50}])
     assert "record 2" in str(e.value)
     assert alloc_handles(daemon.dump()) == before

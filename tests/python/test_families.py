@@ -85,6 +85,7 @@ def check_model(daemon, m):
     assert s["weights"] > 0 and s["activations"] > 0
     with memd.connect(daemon.socket) as a, memd.connect(daemon.socket) as b:
         la = a.load_model(m, device=0, budget_ms=200)
+        la.set_ready()
         lb = b.load_model(m, device=0)
         assert la.created and not lb.created and lb.users == 2
         assert la.const_address == lb.const_address and la.plan_id == lb.plan_id

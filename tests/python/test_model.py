@@ -139,6 +139,7 @@ def test_load_share_instances_and_unload(daemon):
     m = memd.Model.from_yaml(TINY)
     with memd.connect(daemon.socket) as c1, memd.connect(daemon.socket) as c2:
         lm1 = c1.load_model(m, device=0)
+        lm1.set_ready()  # the weights are written: the second loader need not wait
         lm2 = c2.load_model(m, device=0)
         assert lm1.created and not lm2.created and lm2.users == 2
         assert lm1.const_address == lm2.const_address and lm1.const_bytes > 0

@@ -429,7 +429,8 @@ def test_hello_welcome(doc, conn):
     assert w["session_id"] > 0 and w["ndevices"] > 0
     assert w["max_frame"] >= doc.record("alloc_req").size
     assert w["server_version"]
-    assert w["flags"] & ~(c["MEMD_WELCOME_F_PERSISTENT"] | c["MEMD_WELCOME_F_RECLAIMED"]) == 0
+    assert w["flags"] & ~(c["MEMD_WELCOME_F_PERSISTENT"] | c["MEMD_WELCOME_F_RECLAIMED"]
+                          | c["MEMD_WELCOME_F_OPS_2"]) == 0
     assert not w["flags"] & c["MEMD_WELCOME_F_RECLAIMED"] and w["reclaimed"] == 0
     assert len(w["token"]) == c["MEMD_TOKEN_SIZE"]
 

@@ -141,7 +141,9 @@ def test_training_graph_from_aot_autograd():
 def test_torch_model_in_the_daemon(daemon):
     m = memd.Model.from_torch(Net().eval(), torch.randn(1, 3, 8, 8))
     with memd.connect(daemon.socket) as a, memd.connect(daemon.socket) as b:
-        la, lb = a.load_model(m), b.load_model(m)
+        la = a.load_model(m)
+        la.set_ready()
+        lb = b.load_model(m)
         assert la.const_address == lb.const_address and lb.users == 2
         with la.create_instance() as i1, lb.create_instance() as i2:
             check_instance(la, i1)

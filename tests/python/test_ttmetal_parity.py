@@ -278,7 +278,7 @@ def test_l1_top_down_and_statistics(parity):
             total += size
             i += 1
             assert c.bank_addresses(b)[0] == WORKER_L1_SIZE - total
-        with pytest.raises(memd.InvalidRequestError):
+        with pytest.raises(memd.OutOfMemory):  # larger than the region: out of memory
             c.alloc(0, "constant", limit + 64, scope="l1", page_size=limit + 64)
         a, _ = c.alloc(2, "constant", KiB), c.alloc(2, "constant", KiB)
         c.free(a)

@@ -63,6 +63,10 @@ START_TEST(opcode_table)
         {MEMD_OP_HISTORY, "HISTORY", MEMD_WIRE_SHAPE_FIXED, 64, 0, false},
         {MEMD_OP_ALLOC_AT, "ALLOC_AT", MEMD_WIRE_SHAPE_MIN, 152, 0, true},
         {MEMD_OP_LOWEST, "LOWEST", MEMD_WIRE_SHAPE_FIXED, 16, 0, false},
+        {MEMD_OP_MODEL_SET_READY, "MODEL_SET_READY", MEMD_WIRE_SHAPE_FIXED, 16, 0, true},
+        {MEMD_OP_MODEL_WAIT, "MODEL_WAIT", MEMD_WIRE_SHAPE_FIXED, 16, 0, true},
+        {MEMD_OP_MODEL_STATES, "MODEL_STATES", MEMD_WIRE_SHAPE_FIXED, 8, 0, false},
+        {MEMD_OP_REGION_HOLDERS, "REGION_HOLDERS", MEMD_WIRE_SHAPE_FIXED, 8, 0, false},
     };
     ck_assert_uint_eq(sizeof want / sizeof want[0], MEMD_OP_OPCODE_COUNT - 1);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {

@@ -7,10 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "units.h"
 #include "memctl_service.h"
 #include "memctl_table.h"
 
-#define HB(v) memctl_human_bytes((v), (char[24]){0}, 24)
+#define HB(v) memd_human_bytes((v), (char[24]){0}, 24)
 
 static bool same_use(const memclient_bank_use *a, const memclient_bank_use *b)
 {

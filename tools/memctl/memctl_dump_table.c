@@ -4,10 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "units.h"
 #include "memctl_service.h"
 #include "memctl_table.h"
 
-#define HB(v) memctl_human_bytes((v), (char[24]){0}, 24)
+#define HB(v) memd_human_bytes((v), (char[24]){0}, 24)
 
 static void stats_cells(memctl_table *t, const memclient_stats *st, double frag)
 {

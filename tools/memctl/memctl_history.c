@@ -14,6 +14,7 @@
 
 #include "json.h"
 #include "memctl_service.h"
+#include "units.h"
 #include "text.h"
 
 /* --follow asks again this often: the recorder has no long poll of its own. */
@@ -67,7 +68,7 @@ static void print_text(FILE *f, const memclient_hist_event *e)
                " %7" PRIu32 " %-7" PRIu32 " %-15s %-16s %s",
             when, (unsigned)(e->time_ns / 1000000ull % 1000), memclient_hist_type_name(e->type),
             e->device, region, memclient_class_name((memd_class)e->cls), e->address,
-            memctl_human_bytes(e->type == MEMD_HIST_FAIL ? e->bytes : e->size_per_bank, per_bank,
+            memd_human_bytes(e->type == MEMD_HIST_FAIL ? e->bytes : e->size_per_bank, per_bank,
                                sizeof per_bank),
             e->banks, e->handle, e->pid, e->session_id, memd_text_escape(who, comm, sizeof comm),
             memd_text_escape(e->name[0] ? e->name : "-", name, sizeof name),

@@ -2,7 +2,7 @@
  *   memctl model check FILE.yaml [--json]     parse and derive lifetimes, offline
  *   memctl model load FILE.yaml [--device N] [--budget-ms MS] [--seed S] [--page-size B]
  *                                [--instances K] [--hold] [--json]
- *   memctl model list [--json]                models, plans and instances in the daemon
+ *   memctl model list [--json]                models (ready or filling), plans and instances
  *   memctl model import FILE.onnx [-o OUT.yaml] [--dims NAME=N,...]   (memctl_model_import.c)
  * The YAML is read here, never by the daemon. */
 #include <errno.h>
@@ -22,7 +22,7 @@
     "usage: memctl model check FILE.yaml [--json]\n"                                        \
     "       memctl model load FILE.yaml [--device N] [--budget-ms MS] [--seed S]\n"         \
     "                                   [--page-size B] [--instances K] [--hold] [--json]\n" \
-    "       memctl model list [--json]\n"                                                  \
+    "       memctl model list [--json]      (STATE: ready, or filling by whom)\n"          \
     "       memctl model import FILE.onnx [-o OUT.yaml] [--dims NAME=N,...] [--name NAME]\n"   \
     "                                    [--json]\n"
 
@@ -405,7 +405,7 @@ static int cmd_list(const memctl_globals *g, int argc, char **argv)
         }
     }
     memclient_snapshot *s;
-    int r = memctl_fetch(g, "model list", MEMCLIENT_DUMP_MODELS, &s);
+    int r = memctl_fetch(g, "model list", MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_MODEL_STATE, &s);
     if (r)
         return r;
     if (json) {

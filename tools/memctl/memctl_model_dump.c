@@ -4,11 +4,12 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "units.h"
 #include "report.h"
 #include "memctl_model.h"
 #include "memctl_table.h"
 
-#define HB(v) memctl_human_bytes((v), (char[24]){0}, 24)
+#define HB(v) memd_human_bytes((v), (char[24]){0}, 24)
 
 /* Prints t (when it has rows) and frees it. */
 static void flush(FILE *f, memctl_table *t, size_t rows)
@@ -21,8 +22,8 @@ static void flush(FILE *f, memctl_table *t, size_t rows)
 static void models(FILE *f, const memclient_snapshot *s)
 {
     static const char *const head[] = {"ID", "NAME", "DEVICE", "USERS", "TENSORS", "CODE",
-                                       "CONSTANTS", "ARENA", "INSTANCES", "PLAN"};
-    memctl_table *t = memctl_table_new(10, head, "rlrrrrrrrl");
+                                       "CONSTANTS", "ARENA", "INSTANCES", "PLAN", "STATE"};
+    memctl_table *t = memctl_table_new(11, head, "rlrrrrrrrll");
     for (size_t i = 0; t && i < s->nmodels; i++) {
         const memclient_model_rec *m = &s->models[i];
         memctl_table_cell(t, "%" PRIu64, m->model_id);
@@ -35,6 +36,16 @@ static void models(FILE *f, const memclient_snapshot *s)
         memctl_table_cell(t, "%s", HB(m->arena));
         memctl_table_cell(t, "%" PRIu32, m->instances);
         memctl_table_cell(t, "%016" PRIx64, m->plan_id);
+        /* Filling until its filler sets it ready; "-": the dump did not ask. */
+        if (!m->state_known)
+            memctl_table_cell(t, "-");
+        else if (m->ready)
+            memctl_table_cell(t, "ready");
+        else if (m->filler_session)
+            memctl_table_cell(t, "filling (session %" PRIu32 ", pid %" PRIu32 ", %" PRIu32
+                              " waiting)", m->filler_session, m->filler_pid, m->waiters);
+        else
+            memctl_table_cell(t, "filling (nobody yet, %" PRIu32 " waiting)", m->waiters);
     }
     flush(f, t, s->nmodels);
 }

@@ -83,8 +83,6 @@ int memctl_parse_banks(const char *cmd, const char *opt, const char *v, uint32_t
 /* Prints "memctl CMD: bad value for OPT: 'v' (why)" and returns MEMCTL_EXIT_USAGE. */
 int memctl_bad_value(const char *cmd, const char *opt, const char *v, const char *why);
 
-/* "1.5 GiB", "512 B": for tables only (JSON, CSV and metrics print exact bytes). */
-const char *memctl_human_bytes(uint64_t v, char *buf, size_t len);
 /* "3d04h", "2h05m", "4m10s", "12s" */
 const char *memctl_human_age(uint64_t ns, char *buf, size_t len);
 

@@ -6,11 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "units.h"
 #include "memctl_service.h"
 #include "cgroup_path.h"
 #include "memctl_table.h"
 
-#define HB(v) memctl_human_bytes((v), (char[24]){0}, 24)
+#define HB(v) memd_human_bytes((v), (char[24]){0}, 24)
 
 /* A cgroup as one cell: a container as "pod UID8/ID12" or "RUNTIME ID12" (the JSON
  * has the whole path and ids), anything else as its path. */

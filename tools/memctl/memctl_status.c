@@ -6,10 +6,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "units.h"
 #include "memctl_service.h"
 #include "memctl_table.h"
 
-#define HB(v) memctl_human_bytes((v), (char[24]){0}, 24)
+#define HB(v) memd_human_bytes((v), (char[24]){0}, 24)
 
 static double pct(uint64_t used, uint64_t total)
 {

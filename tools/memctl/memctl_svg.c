@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "units.h"
 #include "memctl_picture.h"
 
 #define LABEL_W 190        /* left column: region names and ranges */
@@ -30,7 +31,7 @@
 #define MAX_STRIP_LINES 12
 #define MAX_STRIP_BLOCKS 20000 /* more than that: the linear bar only */
 
-#define HB(v) memctl_human_bytes((v), (char[24]){0}, 24)
+#define HB(v) memd_human_bytes((v), (char[24]){0}, 24)
 
 static const char *const class_fill[MEMD_CLASS_COUNT] = {
     [MEMD_CLASS_CODE] = "#4e79a7",        [MEMD_CLASS_CONSTANT] = "#59a14f",

@@ -14,10 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "units.h"
 #include "memctl_filter.h"
 #include "memctl_service.h"
 
-#define HB(v) memctl_human_bytes((v), (char[24]){0}, 24)
+#define HB(v) memd_human_bytes((v), (char[24]){0}, 24)
 
 typedef enum { SORT_BYTES, SORT_ALLOCS, SORT_PID, SORT_NAME, SORT_COUNT } sort_key;
 static const char *const sort_names[SORT_COUNT] = {"bytes", "allocs", "pid", "name"};

@@ -211,23 +211,6 @@ int memctl_bad_value(const char *cmd, const char *opt, const char *v, const char
     return MEMCTL_EXIT_USAGE;
 }
 
-const char *memctl_human_bytes(uint64_t v, char *buf, size_t len)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    if (v < 1024) {
-        snprintf(buf, len, "%" PRIu64 " B", v);
-        return buf;
-    }
-    double d = (double)v;
-    unsigned u = 0;
-    while (d >= 1024.0 && u + 1 < sizeof(units) / sizeof(units[0])) {
-        d /= 1024.0;
-        u++;
-    }
-    snprintf(buf, len, "%.1f %s", d, units[u]);
-    return buf;
-}
-
 const char *memctl_human_age(uint64_t ns, char *buf, size_t len)
 {
     uint64_t s = ns / 1000000000ull;
