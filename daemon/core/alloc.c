@@ -17,6 +17,7 @@
 #include "error.h"
 #include "event.h"
 #include "hooks.h"
+#include "oom.h"
 #include "pool_books.h"
 #include "quota.h"
 #include "subdev.h"
@@ -313,6 +314,8 @@ static int engine_error(const memd_state *st, uint32_t dev, const memd_alloc_req
     err->room.cls = w->cls;
     memd_placement fp;
     switch (rc) {
+    case -ENOBUFS: /* the engine's own memory, not the device's: no region figures */
+        return memd_self_oom(err);
     case -ENOMEM:
         if (memd_device_footprint(st->devs[dev].dev, r, &fp) < 0)
             return memd_error_set(err, rc, "device %u (%s): out of memory for %s %s buffer",
@@ -428,7 +431,7 @@ static int quota_check(memd_state *st, uint32_t dev, const memd_session *s,
                             (unsigned long long)used, (unsigned long long)fp->size_per_bank);
     }
     if (memd_quota_reserve(st, dev, s->uid) < 0)
-        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+        return memd_self_oom(err);
     return 0;
 }
 
@@ -462,7 +465,7 @@ static int reserve_attach(memd_alloc_resv *r, memd_alloc *a, const memd_alloc_re
         r->quota_slot = true;
     }
     if (!(r->hold = hold_new(st, a)))
-        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+        return memd_self_oom(err);
     return 0;
 }
 
@@ -509,7 +512,7 @@ static int reserve(memd_alloc_resv *r, const memd_alloc_request *w, const memd_a
     if (rc < 0)
         return rc;
     if (session_groups(st, s) < 0)
-        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+        return memd_self_oom(err);
     if ((rc = memd_hooks_prepare(st, s, err)) < 0) /* e.g. room in the state store */
         return rc;
 
@@ -547,10 +550,10 @@ static int reserve(memd_alloc_resv *r, const memd_alloc_request *w, const memd_a
     }
     memd_alloc *a = memd_pool_get(&st->alloc_pool);
     if (!a)
-        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+        return memd_self_oom(err);
     r->a = a;
     if (!(a->creator = creator_of(s)))
-        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+        return memd_self_oom(err);
     if ((rc = memd_device_alloc(d, &er, &r->pl)) < 0)
         return engine_error(st, r->dev, w, &er, rc, err);
     r->placed = true;
@@ -561,11 +564,11 @@ static int reserve(memd_alloc_resv *r, const memd_alloc_request *w, const memd_a
         keep_placement(a, &r->pl) < 0 ||
         (s->subdev && !memd_alloc_ext_get(a)) || /* a sub-device's charge is kept there */
         memd_handles_put(&st->handles, a->handle, a) < 0)
-        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+        return memd_self_oom(err);
     r->in_handles = true;
     if (w->shared) {
         if (memd_names_add(&st->names, a) < 0)
-            return memd_error_set(err, -ENOMEM, "daemon out of memory");
+            return memd_self_oom(err);
         a->shared = true;
     }
     a->requested = requested_bytes(w);
@@ -663,8 +666,11 @@ int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc_proto *proto
     /* The stored placement, not a new one: living clients use these addresses. */
     memd_placement pl;
     int rc = memd_placement_copy(&pl, &proto->pl);
-    if (rc == 0 && (rc = memd_device_alloc_at(st->devs[dev].dev, &pl)) < 0)
+    if (rc == 0 && (rc = memd_device_alloc_at(st->devs[dev].dev, &pl)) < 0) {
         memd_placement_fini(&pl);
+        if (rc == -ENOBUFS) /* the engine's own memory: memd's, as -ENOMEM here */
+            rc = -ENOMEM;
+    }
     else if (rc == 0 && (rc = keep_placement(a, &pl)) < 0) {
         (void)memd_device_release(st->devs[dev].dev, &pl);
         memd_placement_fini(&pl);

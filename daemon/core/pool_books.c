@@ -7,6 +7,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "oom.h"
 
 /* One applied op, so that a report refused half-way can be undone. */
 typedef struct applied {
@@ -63,13 +64,13 @@ static int apply_reset(memd_alloc *a, uint32_t i, const memd_pool_op *op, applie
         return memd_error_set(err, -EINVAL, "pool report op %u: a reset of pool %llu takes "
                             "offset 0 and size 0", i, (unsigned long long)a->handle);
     if (!memd_alloc_ext_get(a)) /* where the books are kept */
-        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+        return memd_self_oom(err);
     memd_pool_books *old = a->ext->books;
     a->ext->books = NULL;
     memd_pool_books *b = books_get(a);
     if (!b) {
         a->ext->books = old;
-        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+        return memd_self_oom(err);
     }
     if (old)
         b->reports = old->reports;
@@ -96,7 +97,7 @@ static int apply_alloc(memd_pool_books *b, const memd_alloc *a, uint32_t max_sub
     memd_suballoc *sub = malloc(sizeof *sub);
     if (!sub || memd_map_reserve(&b->subs, 1) < 0) {
         free(sub);
-        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+        return memd_self_oom(err);
     }
     int rc = memd_range_alloc_at(b->range, op->offset, op->size);
     if (rc < 0) {
@@ -170,7 +171,7 @@ int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_pool_o
 {
     applied *done = malloc(((size_t)n + 1) * sizeof *done);
     if (!done)
-        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+        return memd_self_oom(err);
     int rc = 0;
     uint32_t i;
     for (i = 0; i < n && rc == 0; i++) {
@@ -183,7 +184,7 @@ int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_pool_o
         }
         memd_pool_books *b = books_get(a);
         if (!b) {
-            rc = memd_error_set(err, -ENOMEM, "daemon out of memory");
+            rc = memd_self_oom(err);
             break;
         }
         rc = ops[i].verb == MEMD_POOL_SUB_ALLOC ? apply_alloc(b, a, st->limits.max_suballocs_per_pool, i, &ops[i],

@@ -8,6 +8,7 @@
 #include "alloc.h"
 #include "dispatch.h"
 #include "error.h"
+#include "oom.h"
 #include "pool_books.h"
 #include "reply.h"
 #include "wire.h"
@@ -45,7 +46,7 @@ int memd_op_pool_report(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     if (!ops || !pools) {
         free(ops);
         free(pools);
-        memd_error_set(&err, -ENOMEM, "daemon out of memory");
+        memd_self_oom(&err);
         return memd_reply_fail(st, h, out, &err, false);
     }
     p += MEMD_WIRE_COUNT_SIZE;
