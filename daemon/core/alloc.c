@@ -238,7 +238,7 @@ void memd_hold_release(memd_state *st, memd_hold *h)
     memd_alloc *a = memd_hold_alloc(h);
     memd_hooks_alloc_changed(st, a);
     if (st->limits.quota_per_uid && !uid_holds(a, h->session->uid, h))
-        memd_quota_sub(st, a->dev, h->session->uid, a->pl.size_per_bank);
+        memd_quota_sub(st, a->dev, (memd_kind)a->pl.kind, h->session->uid, a->pl.size_per_bank);
     hold_unlink(st, h);
     if (h != &a->first)
         memd_pool_put(&st->hold_pool, h);
@@ -416,7 +416,7 @@ static int quota_check(memd_state *st, uint32_t dev, const memd_session *s,
                        const memd_alloc_request *w, const memd_placement *fp,
                        memd_error *err)
 {
-    uint64_t used = memd_quota_used(st, dev, s->uid);
+    uint64_t used = memd_quota_used(st, dev, fp->kind, s->uid);
     uint64_t quota = st->limits.quota_per_uid;
     if (used > quota || fp->size_per_bank > quota - used) {
         fill_region_state(st, dev, fp, err);
@@ -425,12 +425,12 @@ static int quota_check(memd_state *st, uint32_t dev, const memd_session *s,
         err->room.cls = w->cls;
         err->detail = MEMD_ERR_DETAIL_QUOTA;
         return memd_error_set(err, -EDQUOT,
-                            "uid %u on device %u: quota of %llu bytes per bank exceeded "
+                            "uid %u on device %u %s: quota of %llu bytes per bank exceeded "
                             "(%llu in use, %llu more requested)",
-                            s->uid, w->device, (unsigned long long)quota,
+                            s->uid, w->device, memd_kind_name(fp->kind), (unsigned long long)quota,
                             (unsigned long long)used, (unsigned long long)fp->size_per_bank);
     }
-    if (memd_quota_reserve(st, dev, s->uid) < 0)
+    if (memd_quota_reserve(st, dev, fp->kind, s->uid) < 0)
         return memd_self_oom(err);
     return 0;
 }
@@ -463,6 +463,7 @@ static int reserve_attach(memd_alloc_resv *r, memd_alloc *a, const memd_alloc_re
         if ((rc = quota_check(st, a->dev, r->s, w, &fp, err)) < 0)
             return rc;
         r->quota_slot = true;
+        r->quota_kind = (uint8_t)fp.kind;
     }
     if (!(r->hold = hold_new(st, a)))
         return memd_self_oom(err);
@@ -543,6 +544,7 @@ static int reserve(memd_alloc_resv *r, const memd_alloc_request *w, const memd_a
             if ((rc = quota_check(st, r->dev, s, w, &fp, err)) < 0)
                 return rc;
             r->quota_slot = true;
+            r->quota_kind = (uint8_t)fp.kind;
         }
         if (s->subdev &&
             (rc = memd_subdev_check_budget(st, s, memd_subdev_bytes(st, r->dev, &fp), err)) < 0)
@@ -596,7 +598,7 @@ memd_alloc *memd_alloc_commit(memd_alloc_resv *r)
     memd_alloc *a = r->a;
     hold_link(st, a, s, r->attach ? r->hold : &a->first);
     if (r->quota_slot)
-        memd_quota_add(st, a->dev, s->uid, a->pl.size_per_bank);
+        memd_quota_add(st, a->dev, (memd_kind)a->pl.kind, s->uid, a->pl.size_per_bank);
     if (r->attach) {
         memd_hooks_alloc_changed(st, a);
         return a;
@@ -612,7 +614,7 @@ void memd_alloc_abort(memd_alloc_resv *r)
     memd_state *st = r->st;
     memd_alloc *a = r->a;
     if (r->quota_slot)
-        memd_quota_sub(st, r->dev, r->s->uid, 0); /* drops the slot reserved if unused */
+        memd_quota_sub(st, r->dev, (memd_kind)r->quota_kind, r->s->uid, 0); /* drops the slot reserved if unused */
     if (r->attach) {
         if (r->hold && r->hold != &a->first)
             memd_pool_put(&st->hold_pool, r->hold);
@@ -711,7 +713,7 @@ int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s, uint64
     if (session_groups(st, s) < 0)
         return -ENOMEM;
     bool charge = st->limits.quota_per_uid && !uid_holds(a, s->uid, NULL);
-    if (charge && memd_quota_reserve(st, a->dev, s->uid) < 0)
+    if (charge && memd_quota_reserve(st, a->dev, (memd_kind)a->pl.kind, s->uid) < 0)
         return -ENOMEM;
     memd_hold *h = hold_new(st, a);
     if (!h || (s->subdev && !memd_alloc_ext_get(a))) {
@@ -722,7 +724,7 @@ int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s, uint64
     hold_link(st, a, s, h);
     h->req = req;
     if (charge) /* past a quota or not: what was held before the restart stays held */
-        memd_quota_add(st, a->dev, s->uid, a->pl.size_per_bank);
+        memd_quota_add(st, a->dev, (memd_kind)a->pl.kind, s->uid, a->pl.size_per_bank);
     memd_subdev_charge(st, a, s->subdev);
     return 0;
 }
