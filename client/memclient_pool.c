@@ -91,6 +91,8 @@ int memclient_pool_create(memclient *c, const memclient_alloc_req *req, memclien
         p->req.name = p->req_name;
     }
     p->grow = req->flags & MEMCLIENT_POOL_GROW;
+    _Static_assert(MEMCLIENT_POOL_MIN_ALIGN % MEMD_POOL_GRANULE == 0,
+                   "pool sub-allocations are reported in memd's granule");
     p->min_align = MEMCLIENT_POOL_MIN_ALIGN;
     p->free_head = MEMCLIENT_POOL_NONE;
     memclient_pool_lock_init(&p->lk); /* without membarrier the pool is shared: still correct */

@@ -236,12 +236,21 @@ START_TEST(lying_reports_are_refused)
     memd_wire_pool_op o = op_alloc(pool.handle, size - 4096, 8192, "out");
     ck_assert_int_eq(report(fd, &o, 1, &err), -ERANGE);
     ck_assert_msg(strstr(err.message, "leaves pool"), "%s", err.message);
-    o = op_alloc(pool.handle, UINT64_MAX - 10, 100, "wrap");
+    o = op_alloc(pool.handle, UINT64_MAX - 31, 64, "wrap");
     ck_assert_int_eq(report(fd, &o, 1, &err), -ERANGE);
     /* Overlapping a live sub-allocation. */
-    o = op_alloc(pool.handle, 4000, 200, "over");
+    o = op_alloc(pool.handle, 4064, 64, "over");
     ck_assert_int_eq(report(fd, &o, 1, &err), -EEXIST);
     ck_assert_msg(strstr(err.message, "overlaps"), "%s", err.message);
+    /* Off the pool's granule (issue 27: offset 3 and size 5 were accepted). */
+    o = op_alloc(pool.handle, 3, 32, "odd");
+    ck_assert_int_eq(report(fd, &o, 1, &err), -EINVAL);
+    ck_assert_msg(strstr(err.message, "multiples of 32"), "%s", err.message);
+    o = op_alloc(pool.handle, 32768, 5, "odd");
+    ck_assert_int_eq(report(fd, &o, 1, &err), -EINVAL);
+    o = op_free(pool.handle, 0, 4095);
+    ck_assert_int_eq(report(fd, &o, 1, &err), -EINVAL);
+    ck_assert_msg(strstr(err.message, "multiples of 32"), "%s", err.message);
     /* A free of nothing, and of the wrong size. */
     o = op_free(pool.handle, 4096, 4096);
     ck_assert_int_eq(report(fd, &o, 1, &err), -ENOENT);
@@ -254,7 +263,7 @@ START_TEST(lying_reports_are_refused)
     /* All or nothing: a true free and a true alloc, then a lie: none of it is applied. */
     memd_wire_pool_op mixed[3] = {op_free(pool.handle, 0, 4096),
                                   op_alloc(pool.handle, 16384, 1024, "c"),
-                                  op_alloc(pool.handle, 8192 + 100, 8, "lie")};
+                                  op_alloc(pool.handle, 8192 + 96, 32, "lie")};
     ck_assert_int_eq(report(fd, mixed, 3, &err), -EEXIST);
     ck_assert_msg(strstr(err.message, "op 2"), "%s", err.message);
     ck_assert_int_eq(suballocs_of(fd, &pooled), 2);
@@ -265,7 +274,7 @@ START_TEST(lying_reports_are_refused)
     ck_assert_msg(strstr(err.message, "reset"), "%s", err.message);
     memd_wire_pool_op reset_lie[3] = {{.pool = pool.handle, .op = MEMD_POOL_OP_RESET},
                                       op_alloc(pool.handle, 0, 1024, "new"),
-                                      op_alloc(pool.handle, 512, 8, "lie")};
+                                      op_alloc(pool.handle, 512, 32, "lie")};
     ck_assert_int_eq(report(fd, reset_lie, 3, &err), -EEXIST);
     ck_assert_int_eq(suballocs_of(fd, &pooled), 2);
     ck_assert_uint_eq(pooled, 8192);
