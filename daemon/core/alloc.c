@@ -222,6 +222,8 @@ static void alloc_destroy(memd_state *st, memd_alloc *a)
     if (a->shared)
         memd_names_remove(&st->names, a);
     if (a->ext) {
+        if (a->ext->books)
+            st->ctr.subs_released += a->ext->books->subs.len;
         memd_pool_books_free(a->ext->books); /* a pool goes back whole, sub-allocations and all */
         free(a->ext);
         a->ext = NULL;

@@ -208,10 +208,13 @@ int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_pool_o
             b->as_of_ns = now;
             b->reports++;
         }
-        if (done[i].op == MEMD_POOL_SUB_FREE)
+        if (done[i].op == MEMD_POOL_SUB_FREE) {
             free(done[i].sub);
-        else if (done[i].op == MEMD_POOL_RESET)
+            st->ctr.subs_released++;
+        } else if (done[i].op == MEMD_POOL_RESET && done[i].old) {
+            st->ctr.subs_released += done[i].old->subs.len;
             memd_pool_books_free(done[i].old);
+        }
     }
     free(done);
     return 0;
