@@ -403,6 +403,59 @@ START_TEST(refused_report_is_followed_by_a_resync)
 }
 END_TEST
 
+/* A refusal that the same state would meet again ends the loop (issue 27: an idle client
+ * whose pool was over max_suballocs_per_pool resent a RESET and its whole state every
+ * 50 ms, 422 requests in 5 s): the library backs off, memd serves a handful of requests
+ * while the client idles, and the pool says what memd has not heard of and why. */
+START_TEST(refused_pool_backs_off)
+{
+    memd_fixture f;
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "limits: {max_suballocs_per_pool: 8}\n"
+             "devices:\n  - id: 0\n    descriptor: %s/config/devices/wormhole_b0.yaml\n",
+             memd_fixture_source_root());
+    memd_fixture_opts o = {.config_yaml = yaml};
+    ck_assert_int_eq(memd_fixture_start(&f, &o), 0);
+    memclient *c = cu_connect(&f), *watch = cu_connect(&f);
+    memclient_pool *p = make_pool(c, 1 << 20, 0);
+    memclient_pool_buffer b[12];
+    for (int i = 0; i < 12; i++)
+        ck_assert_int_eq(memclient_pool_alloc(p, 4096, 0, "sub", &b[i]), 0);
+    ck_assert_int_eq(memclient_pool_flush(p), -EMFILE);
+    memclient_pool_info pi;
+    ck_assert_int_eq(memclient_pool_query(p, &pi), 0);
+    ck_assert_uint_eq(pi.unreported, 12);
+    ck_assert_uint_eq(pi.refused_errno, EMFILE);
+    memclient_snapshot *s = cu_dump(watch, 0);
+    uint64_t before = s->server.requests;
+    memclient_snapshot_free(s);
+    memd_test_sleep_ms(3000); /* the client idles */
+    s = cu_dump(watch, 0);
+    uint64_t served = s->server.requests - before - 1; /* less the second dump */
+    memclient_snapshot_free(s);
+    printf("# requests served in 3 s of an idle refused pool: %" PRIu64 "\n", served);
+    /* Back-off 100, 200, 400, 800, 1600 ms: at most 5 resyncs (60 every 50 ms). */
+    ck_assert_uint_le(served, 6);
+    ck_assert_int_eq(memclient_pool_query(p, &pi), 0);
+    ck_assert_uint_eq(pi.unreported, 12);
+    ck_assert_uint_eq(pi.refused_errno, EMFILE);
+    /* Back under the limit, a flush heals it at once. */
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(memclient_pool_free(p, b[i].handle), 0);
+    /* (that flush also tells of the timer's refusals while idle; the next has none) */
+    ck_assert_int_eq(memclient_pool_flush(p), -EMFILE);
+    ck_assert_int_eq(memclient_pool_flush(p), 0);
+    ck_assert_int_eq(memclient_pool_query(p, &pi), 0);
+    ck_assert_uint_eq(pi.unreported, 0);
+    ck_assert_uint_eq(pi.refused_errno, 0);
+    ck_assert_int_eq(memclient_pool_destroy(p), 0);
+    memclient_disconnect(watch);
+    memclient_disconnect(c);
+    ck_assert_int_eq(memd_fixture_stop(&f), 0);
+}
+END_TEST
+
 /* The child of killed_client_pools_come_back: two pools, the first grown twice; the
  * handles of their four ranges. */
 static void two_pools(const char *socket_path, const void *arg, uint64_t *h, size_t n)
@@ -688,6 +741,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, pool_matches_reference_allocator);
     tcase_add_test(tc, lying_reports_are_refused);
     tcase_add_test(tc, refused_report_is_followed_by_a_resync);
+    tcase_add_test(tc, refused_pool_backs_off);
     tcase_add_test(tc, killed_client_pools_come_back);
     tcase_add_test(tc, threads_share_one_pool);
     tcase_add_test(tc, growth_stops_at_its_limit);
