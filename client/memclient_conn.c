@@ -242,9 +242,7 @@ int memclient_connect(const char *path, memclient **out)
 
 long memclient_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+    return (long)(memclient_now_ns() / 1000000u);
 }
 
 static bool past(long deadline)

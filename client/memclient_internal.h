@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "memd/client.h"
 #include "memd/protocol.h"
@@ -100,6 +101,10 @@ struct memclient {
     bool report_queued;
     memclient_error report_err; /* the first report the daemon refused (status 0: none) */
     bool reports_refused;       /* memd's books disagree: the timer or a flush resyncs */
+    bool refused_marked;        /* since the refusal, every pool is marked unreported */
+    uint32_t refusals;          /* reports refused in a row: the timer's resyncs back off */
+    uint64_t resync_at_ns;      /* CLOCK_MONOTONIC before which the timer does not resync */
+    atomic_uint refused_errno;  /* errno of the refusal memd's books lag behind; 0: none */
     pthread_t timer;
     bool timer_on, timer_stop;
     pthread_mutex_t timer_mu;   /* with timer_cv: the timer's sleep and its stop */
@@ -109,6 +114,18 @@ struct memclient {
 };
 
 #define MEMCLIENT_POOL_REPORT_MS MEMCLIENT_POOL_STALENESS_MS
+/* The longest a refused pool waits before the timer reports it whole again: a report
+ * memd keeps refusing (a pool past max_suballocs_per_pool) is retried after 0, 2, 4, ...
+ * report periods, never in a loop (issue 27). */
+#define MEMCLIENT_POOL_RESYNC_MAX_MS 60000
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+static inline uint64_t memclient_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* What the connection asks of its pools (memclient_pool.c fills it). */
 typedef struct memclient_pool_hooks {

@@ -248,8 +248,17 @@ static void handle_reply(memclient *c, const memd_wire_hdr *h, const uint8_t *p)
         if (s->op == MEMD_OP_POOL_REPORT) {
             if (c->report_err.status == 0)
                 c->report_err = s->err;
-            /* memd applied none of it: its books lack what the process did since. */
+            /* memd applied none of it: its books lack what the process did since. The
+             * first refusal is answered by a resync at once; a refused resync waits twice
+             * as long each time (the same state would be refused again). */
             c->reports_refused = true;
+            c->refused_marked = false;
+            uint64_t wait_ms = c->refusals == 0 ? 0 : (uint64_t)MEMCLIENT_POOL_REPORT_MS << (c->refusals < 16 ? c->refusals : 16);
+            if (wait_ms > MEMCLIENT_POOL_RESYNC_MAX_MS)
+                wait_ms = MEMCLIENT_POOL_RESYNC_MAX_MS;
+            c->refusals++;
+            c->resync_at_ns = memclient_now_ns() + wait_ms * 1000000u;
+            atomic_store_explicit(&c->refused_errno, (unsigned)-h->status, memory_order_relaxed);
             atomic_store_explicit(&c->pools_dirty, 1, memory_order_relaxed);
         }
         return;
@@ -268,6 +277,10 @@ static void handle_reply(memclient *c, const memd_wire_hdr *h, const uint8_t *p)
     s->status = 0;
     s->done = true;
     c->reply_seq++;
+    if (s->op == MEMD_OP_POOL_REPORT && !c->reports_refused) { /* memd's books caught up */
+        c->refusals = 0;
+        atomic_store_explicit(&c->refused_errno, 0, memory_order_relaxed);
+    }
 }
 
 /* Decodes every whole frame in the receive buffer. */

@@ -94,6 +94,8 @@ int memclient_pool_create(memclient *c, const memclient_alloc_req *req, memclien
         p->req.name = p->req_name;
     }
     p->grow = req->flags & MEMCLIENT_POOL_GROW;
+    _Static_assert(MEMCLIENT_POOL_MIN_ALIGN % MEMD_POOL_GRANULE == 0,
+                   "pool sub-allocations are reported in memd's granule");
     p->min_align = MEMCLIENT_POOL_MIN_ALIGN;
     p->free_head = MEMCLIENT_POOL_NONE;
     memclient_pool_lock_init(&p->lk); /* without membarrier the pool is shared: still correct */
@@ -461,12 +463,15 @@ int memclient_pool_query(memclient_pool *p, memclient_pool_info *out)
 {
     if (!p || !out)
         return memclient_fail(-EINVAL, "memclient_pool_query: NULL argument");
+    unsigned refused = atomic_load_explicit(&p->c->refused_errno, memory_order_relaxed);
     memclient_lock_how how = pool_lock_rare(p);
     *out = (memclient_pool_info){.handle = p->leases[0].buf.handle, .address =
                                  p->leases[0].buf.address, .leased = p->leased,
                                  .used = p->used, .peak = p->peak, .limit = p->limit,
                                  .leases = p->nleases, .allocations = p->live,
-                                 .unreported = p->nfresh + p->ngone};
+                                 .unreported = p->nfresh + p->ngone, .refused_errno = refused};
+    if (refused) /* memd's books lag: none of the pool counts as heard of */
+        out->unreported = p->live > out->unreported ? p->live : out->unreported;
     pool_unlock(p, how);
     return 0;
 }

@@ -161,12 +161,20 @@ void memclient_pools_resync(memclient *c)
     resync(c, false);
 }
 
-/* The timer's and flush's report: after a refusal, the pools' whole state (c->mu held). */
-static void queue_or_resync(memclient *c)
+/* The timer's and flush's report: after a refusal, the pools' whole state (c->mu held).
+ * Every pool counts as unreported from then on (memclient_pool_info.unreported); the
+ * timer sends the resync only once its back-off passed (memclient_io.c), a flush at
+ * once. */
+static void queue_or_resync(memclient *c, bool now)
 {
     if (c->reports_refused) {
+        if (!c->refused_marked) {
+            resync(c, true);
+            c->refused_marked = true;
+        }
+        if (!now && memclient_now_ns() < c->resync_at_ns)
+            return;
         c->reports_refused = false;
-        resync(c, true);
     }
     queue_all(c);
 }
@@ -189,7 +197,7 @@ int memclient_pool_flush(memclient_pool *p)
         return rc;
     rc = sync_reports(c);
     if (c->reports_refused && !c->dead) { /* put memd's books right before saying so */
-        queue_or_resync(c);
+        queue_or_resync(c, true);
         int again = sync_reports(c);
         rc = rc < 0 ? rc : again;
     }
@@ -224,7 +232,7 @@ static void *timer_main(void *arg)
         pthread_mutex_unlock(&c->timer_mu);
         pthread_mutex_lock(&c->mu);
         if (!c->dead) {
-            queue_or_resync(c);
+            queue_or_resync(c, false);
             (void)sync_reports(c); /* a refusal is kept in report_err */
         }
         pthread_mutex_unlock(&c->mu);

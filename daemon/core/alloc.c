@@ -19,6 +19,7 @@
 #include "event.h"
 #include "history.h"
 #include "hooks.h"
+#include "oom.h"
 #include "pool_books.h"
 #include "quota.h"
 #include "subdev.h"
@@ -223,6 +224,8 @@ static void alloc_destroy(memd_state *st, memd_alloc *a)
     if (a->shared)
         memd_names_remove(&st->names, a);
     if (a->ext) {
+        if (a->ext->books)
+            st->ctr.subs_released += a->ext->books->subs.len;
         memd_pool_books_free(a->ext->books); /* a pool goes back whole, sub-allocations and all */
         free(a->ext);
         a->ext = NULL;
@@ -240,7 +243,7 @@ void memd_hold_release(memd_state *st, memd_hold *h)
     memd_history_release(st, h->session, a);
     memd_hooks_alloc_changed(st, a);
     if (st->limits.quota_per_uid && !uid_holds(a, h->session->uid, h))
-        memd_quota_sub(st, a->dev, h->session->uid, a->pl.size_per_bank);
+        memd_quota_sub(st, a->dev, (memd_kind)a->pl.kind, h->session->uid, a->pl.size_per_bank);
     hold_unlink(st, h);
     if (h != &a->first)
         memd_pool_put(&st->hold_pool, h);
@@ -320,6 +323,8 @@ static int engine_error(const memd_state *st, uint32_t dev, const memd_alloc_req
     err->room.cls = w->cls;
     memd_placement fp;
     switch (rc) {
+    case -ENOBUFS: /* the engine's own memory, not the device's: no region figures */
+        return memd_self_oom(err);
     case -ENOMEM: {
         if (memd_device_footprint(st->devs[dev].dev, r, &fp) < 0)
             return memd_error_set(err, rc, "device %u (%s): out of memory for %s %s buffer",
@@ -387,7 +392,7 @@ static int quota_check(memd_state *st, uint32_t dev, const memd_session *s,
                        const memd_alloc_request *w, const memd_placement *fp,
                        memd_error *err)
 {
-    uint64_t used = memd_quota_used(st, dev, s->uid);
+    uint64_t used = memd_quota_used(st, dev, fp->kind, s->uid);
     uint64_t quota = st->limits.quota_per_uid;
     if (used > quota || fp->size_per_bank > quota - used) {
         fill_region_state(st, dev, fp, err);
@@ -396,13 +401,13 @@ static int quota_check(memd_state *st, uint32_t dev, const memd_session *s,
         err->room.cls = w->cls;
         err->detail = MEMD_ERR_DETAIL_QUOTA;
         return memd_error_set(err, -EDQUOT,
-                            "uid %u on device %u: quota of %llu bytes per bank exceeded "
+                            "uid %u on device %u %s: quota of %llu bytes per bank exceeded "
                             "(%llu in use, %llu more requested)",
-                            s->uid, w->device, (unsigned long long)quota,
+                            s->uid, w->device, memd_kind_name(fp->kind), (unsigned long long)quota,
                             (unsigned long long)used, (unsigned long long)fp->size_per_bank);
     }
-    if (memd_quota_reserve(st, dev, s->uid) < 0)
-        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+    if (memd_quota_reserve(st, dev, fp->kind, s->uid) < 0)
+        return memd_self_oom(err);
     return 0;
 }
 
@@ -434,9 +439,10 @@ static int reserve_attach(memd_alloc_resv *r, memd_alloc *a, const memd_alloc_re
         if ((rc = quota_check(st, a->dev, r->s, w, &fp, err)) < 0)
             return rc;
         r->quota_slot = true;
+        r->quota_kind = (uint8_t)fp.kind;
     }
     if (!(r->hold = hold_new(st, a)))
-        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+        return memd_self_oom(err);
     return 0;
 }
 
@@ -500,7 +506,7 @@ static int reserve(memd_alloc_resv *r, const memd_alloc_request *w, const memd_a
     if (rc < 0)
         return rc;
     if (session_groups(st, s) < 0)
-        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+        return memd_self_oom(err);
     if ((rc = memd_hooks_prepare(st, s, err)) < 0) /* e.g. room in the state store */
         return rc;
 
@@ -531,6 +537,7 @@ static int reserve(memd_alloc_resv *r, const memd_alloc_request *w, const memd_a
             if ((rc = quota_check(st, r->dev, s, w, &fp, err)) < 0)
                 return rc;
             r->quota_slot = true;
+            r->quota_kind = (uint8_t)fp.kind;
         }
         if (s->subdev &&
             (rc = memd_subdev_check_budget(st, s, memd_subdev_bytes(st, r->dev, &fp), err)) < 0)
@@ -538,10 +545,10 @@ static int reserve(memd_alloc_resv *r, const memd_alloc_request *w, const memd_a
     }
     memd_alloc *a = memd_pool_get(&st->alloc_pool);
     if (!a)
-        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+        return memd_self_oom(err);
     r->a = a;
     if (!(a->creator = creator_of(s)))
-        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+        return memd_self_oom(err);
     if (w->fixed)
         rc = memd_device_alloc_fixed(d, &er, w->address, &r->pl);
     else
@@ -557,11 +564,11 @@ static int reserve(memd_alloc_resv *r, const memd_alloc_request *w, const memd_a
         keep_placement(a, &r->pl) < 0 ||
         (s->subdev && !memd_alloc_ext_get(a)) || /* a sub-device's charge is kept there */
         memd_handles_put(&st->handles, a->handle, a) < 0)
-        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+        return memd_self_oom(err);
     r->in_handles = true;
     if (w->shared) {
         if (memd_names_add(&st->names, a) < 0)
-            return memd_error_set(err, -ENOMEM, "daemon out of memory");
+            return memd_self_oom(err);
         a->shared = true;
     }
     a->requested = requested_bytes(w);
@@ -589,7 +596,7 @@ memd_alloc *memd_alloc_commit(memd_alloc_resv *r)
     memd_alloc *a = r->a;
     hold_link(st, a, s, r->attach ? r->hold : &a->first);
     if (r->quota_slot)
-        memd_quota_add(st, a->dev, s->uid, a->pl.size_per_bank);
+        memd_quota_add(st, a->dev, (memd_kind)a->pl.kind, s->uid, a->pl.size_per_bank);
     memd_history_alloc(st, s, a);
     if (r->attach) {
         memd_hooks_alloc_changed(st, a);
@@ -606,7 +613,7 @@ void memd_alloc_abort(memd_alloc_resv *r)
     memd_state *st = r->st;
     memd_alloc *a = r->a;
     if (r->quota_slot)
-        memd_quota_sub(st, r->dev, r->s->uid, 0); /* drops the slot reserved if unused */
+        memd_quota_sub(st, r->dev, (memd_kind)r->quota_kind, r->s->uid, 0); /* drops the slot reserved if unused */
     if (r->attach) {
         if (r->hold && r->hold != &a->first)
             memd_pool_put(&st->hold_pool, r->hold);
@@ -660,8 +667,11 @@ int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc_proto *proto
     /* The stored placement, not a new one: living clients use these addresses. */
     memd_placement pl;
     int rc = memd_placement_copy(&pl, &proto->pl);
-    if (rc == 0 && (rc = memd_device_alloc_at(st->devs[dev].dev, &pl)) < 0)
+    if (rc == 0 && (rc = memd_device_alloc_at(st->devs[dev].dev, &pl)) < 0) {
         memd_placement_fini(&pl);
+        if (rc == -ENOBUFS) /* the engine's own memory: memd's, as -ENOMEM here */
+            rc = -ENOMEM;
+    }
     else if (rc == 0 && (rc = keep_placement(a, &pl)) < 0) {
         (void)memd_device_release(st->devs[dev].dev, &pl);
         memd_placement_fini(&pl);
@@ -702,7 +712,7 @@ int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s, uint64
     if (session_groups(st, s) < 0)
         return -ENOMEM;
     bool charge = st->limits.quota_per_uid && !uid_holds(a, s->uid, NULL);
-    if (charge && memd_quota_reserve(st, a->dev, s->uid) < 0)
+    if (charge && memd_quota_reserve(st, a->dev, (memd_kind)a->pl.kind, s->uid) < 0)
         return -ENOMEM;
     memd_hold *h = hold_new(st, a);
     if (!h || (s->subdev && !memd_alloc_ext_get(a))) {
@@ -713,7 +723,7 @@ int memd_alloc_adopt_hold(memd_state *st, memd_alloc *a, memd_session *s, uint64
     hold_link(st, a, s, h);
     h->req = req;
     if (charge) /* past a quota or not: what was held before the restart stays held */
-        memd_quota_add(st, a->dev, s->uid, a->pl.size_per_bank);
+        memd_quota_add(st, a->dev, (memd_kind)a->pl.kind, s->uid, a->pl.size_per_bank);
     memd_subdev_charge(st, a, s->subdev);
     return 0;
 }

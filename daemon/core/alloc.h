@@ -61,6 +61,7 @@ typedef struct memd_alloc_resv {
     bool attach;                   /* a is an existing shared allocation */
     memd_hold *hold;               /* attach: the hold to link */
     bool quota_slot;               /* the uid's quota slot was made: commit charges it */
+    uint8_t quota_kind;            /* the bank group of that slot */
     bool placed;                   /* pl is the engine's placement of a */
     bool in_handles;               /* a is in the handle table */
     memd_placement pl;

@@ -7,6 +7,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "oom.h"
 
 /* One applied op, so that a report refused half-way can be undone. */
 typedef struct applied {
@@ -63,13 +64,13 @@ static int apply_reset(memd_alloc *a, uint32_t i, const memd_pool_op *op, applie
         return memd_error_set(err, -EINVAL, "pool report op %u: a reset of pool %llu takes "
                             "offset 0 and size 0", i, (unsigned long long)a->handle);
     if (!memd_alloc_ext_get(a)) /* where the books are kept */
-        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+        return memd_self_oom(err);
     memd_pool_books *old = a->ext->books;
     a->ext->books = NULL;
     memd_pool_books *b = books_get(a);
     if (!b) {
         a->ext->books = old;
-        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+        return memd_self_oom(err);
     }
     if (old)
         b->reports = old->reports;
@@ -77,8 +78,8 @@ static int apply_reset(memd_alloc *a, uint32_t i, const memd_pool_op *op, applie
     return 0;
 }
 
-static int apply_alloc(memd_pool_books *b, const memd_alloc *a, uint32_t max_subs, uint32_t i,
-                       const memd_pool_op *op, applied *ap, memd_error *err)
+static int apply_alloc(memd_pool_books *b, const memd_alloc *a, uint32_t i, const memd_pool_op *op,
+                       applied *ap, memd_error *err)
 {
     uint64_t size = a->pl.size_per_bank;
     if (op->size == 0)
@@ -89,14 +90,11 @@ static int apply_alloc(memd_pool_books *b, const memd_alloc *a, uint32_t max_sub
                             (unsigned long long)op->offset, (unsigned long long)op->size,
                             op->name, (unsigned long long)a->handle,
                             (unsigned long long)size);
-    if (b->subs.len >= max_subs)
-        return memd_error_set(err, -EMFILE, "pool report op %u: pool %llu has %u live "
-                            "sub-allocations, the limit (max_suballocs_per_pool)", i,
-                            (unsigned long long)a->handle, max_subs);
+    /* The limit was checked from counts before any op applied (count_subs). */
     memd_suballoc *sub = malloc(sizeof *sub);
     if (!sub || memd_map_reserve(&b->subs, 1) < 0) {
         free(sub);
-        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+        return memd_self_oom(err);
     }
     int rc = memd_range_alloc_at(b->range, op->offset, op->size);
     if (rc < 0) {
@@ -165,12 +163,49 @@ static void undo(applied *ap)
     }
 }
 
+/* Refuses, before anything is applied, a report that takes a pool past max_subs live
+ * sub-allocations (-EMFILE naming the op), from counts alone: the same refusal as
+ * applying it would give, without a record made and undone per op (issue 27: a client
+ * resent such a report over and over). 0, -EMFILE, or -ENOMEM. */
+static int count_subs(memd_alloc *const *pools, const memd_pool_op *ops, uint32_t n,
+                      uint32_t max_subs, memd_error *err)
+{
+    memd_map live = {0}; /* pool handle -> its live sub-allocations after ops[0..i] */
+    int rc = 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        const memd_alloc *a = pools[i];
+        uint64_t *v = memd_map_get(&live, a->handle);
+        if (!v) {
+            const memd_pool_books *b = a->ext ? a->ext->books : NULL;
+            if (memd_map_put(&live, a->handle, b ? b->subs.len : 0) < 0) {
+                rc = memd_self_oom(err);
+                break;
+            }
+            v = memd_map_get(&live, a->handle);
+        }
+        if (ops[i].verb == MEMD_POOL_RESET)
+            *v = 0;
+        else if (ops[i].verb == MEMD_POOL_SUB_FREE)
+            *v -= *v > 0;
+        else if (++*v > max_subs)
+            rc = memd_error_set(err, -EMFILE, "pool report op %u: pool %llu would have more "
+                                "than %u live sub-allocations, the limit "
+                                "(max_suballocs_per_pool)", i,
+                                (unsigned long long)a->handle, max_subs);
+    }
+    memd_map_free(&live);
+    return rc;
+}
+
 int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_pool_op *ops,
                      uint32_t n, memd_error *err)
 {
+    int pre = count_subs(pools, ops, n, st->limits.max_suballocs_per_pool, err);
+    if (pre < 0)
+        return pre;
     applied *done = malloc(((size_t)n + 1) * sizeof *done);
     if (!done)
-        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+        return memd_self_oom(err);
     int rc = 0;
     uint32_t i;
     for (i = 0; i < n && rc == 0; i++) {
@@ -183,11 +218,10 @@ int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_pool_o
         }
         memd_pool_books *b = books_get(a);
         if (!b) {
-            rc = memd_error_set(err, -ENOMEM, "daemon out of memory");
+            rc = memd_self_oom(err);
             break;
         }
-        rc = ops[i].verb == MEMD_POOL_SUB_ALLOC ? apply_alloc(b, a, st->limits.max_suballocs_per_pool, i, &ops[i],
-                                                           &done[i], err)
+        rc = ops[i].verb == MEMD_POOL_SUB_ALLOC ? apply_alloc(b, a, i, &ops[i], &done[i], err)
                                              : apply_free(b, a, i, &ops[i], &done[i], err);
         if (rc < 0)
             break;
@@ -207,10 +241,13 @@ int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_pool_o
             b->as_of_ns = now;
             b->reports++;
         }
-        if (done[i].op == MEMD_POOL_SUB_FREE)
+        if (done[i].op == MEMD_POOL_SUB_FREE) {
             free(done[i].sub);
-        else if (done[i].op == MEMD_POOL_RESET)
+            st->ctr.subs_released++;
+        } else if (done[i].op == MEMD_POOL_RESET && done[i].old) {
+            st->ctr.subs_released += done[i].old->subs.len;
             memd_pool_books_free(done[i].old);
+        }
     }
     free(done);
     return 0;

@@ -6,28 +6,30 @@
 
 #include "alloc.h"
 
-static uint64_t quota_key(uint32_t dev, uint32_t uid)
+/* One slot per (device, bank group, uid): DRAM and SRAM are separate address spaces, so
+ * a uid's DRAM buffers do not count against its SRAM (issue 27). */
+static uint64_t quota_key(uint32_t dev, memd_kind kind, uint32_t uid)
 {
-    return (uint64_t)(dev + 1) << 32 | uid; /* never 0 */
+    return ((uint64_t)dev * MEMD_KIND_COUNT + kind + 1) << 32 | uid; /* never 0 */
 }
 
-uint64_t memd_quota_used(const memd_state *st, uint32_t dev, uint32_t uid)
+uint64_t memd_quota_used(const memd_state *st, uint32_t dev, memd_kind kind, uint32_t uid)
 {
-    uint64_t *v = memd_map_get(&st->quota, quota_key(dev, uid));
+    uint64_t *v = memd_map_get(&st->quota, quota_key(dev, kind, uid));
     return v ? *v : 0;
 }
 
-int memd_quota_reserve(memd_state *st, uint32_t dev, uint32_t uid)
+int memd_quota_reserve(memd_state *st, uint32_t dev, memd_kind kind, uint32_t uid)
 {
-    uint64_t key = quota_key(dev, uid);
+    uint64_t key = quota_key(dev, kind, uid);
     if (memd_map_get(&st->quota, key))
         return 0;
     return memd_map_put(&st->quota, key, 0) < 0 ? -ENOMEM : 0;
 }
 
-void memd_quota_add(memd_state *st, uint32_t dev, uint32_t uid, uint64_t bytes)
+void memd_quota_add(memd_state *st, uint32_t dev, memd_kind kind, uint32_t uid, uint64_t bytes)
 {
-    uint64_t key = quota_key(dev, uid);
+    uint64_t key = quota_key(dev, kind, uid);
     uint64_t *v = memd_map_get(&st->quota, key);
     if (v)
         *v += bytes;
@@ -35,9 +37,9 @@ void memd_quota_add(memd_state *st, uint32_t dev, uint32_t uid, uint64_t bytes)
         (void)memd_map_put(&st->quota, key, bytes); /* memd_quota_reserve made the slot */
 }
 
-void memd_quota_sub(memd_state *st, uint32_t dev, uint32_t uid, uint64_t bytes)
+void memd_quota_sub(memd_state *st, uint32_t dev, memd_kind kind, uint32_t uid, uint64_t bytes)
 {
-    uint64_t key = quota_key(dev, uid);
+    uint64_t key = quota_key(dev, kind, uid);
     uint64_t *v = memd_map_get(&st->quota, key);
     if (!v)
         return;
@@ -58,7 +60,7 @@ static int recount_one(void *ctx, memd_alloc *a)
             e = memd_alloc_next_holder(a, e);
         if (e != h)
             continue;
-        uint64_t key = quota_key(a->dev, h->session->uid);
+        uint64_t key = quota_key(a->dev, (memd_kind)a->pl.kind, h->session->uid);
         uint64_t *v = memd_map_get(m, key);
         if (v)
             *v += a->pl.size_per_bank;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "oom.h"
 #include "quota.h"
 
 /* The first field of group k in which a and b differ, or NULL. */
@@ -90,7 +91,7 @@ int memd_state_reload(memd_state *st, const memd_config *cfg, memd_error *err)
     }
     /* The quota books are kept only while a quota is set (alloc.c). */
     if (cfg->limits.quota_per_uid && !st->limits.quota_per_uid && memd_quota_recount(st) < 0)
-        return memd_error_set(err, -ENOMEM, "out of memory");
+        return memd_self_oom(err);
     if (!cfg->limits.quota_per_uid)
         memd_map_clear(&st->quota);
     uint32_t max_frame = st->limits.max_frame;

@@ -11,6 +11,7 @@
 #include "event.h"
 #include "history.h"
 #include "hooks.h"
+#include "oom.h"
 #include "session.h"
 
 /* A group by number or name: 0, or -ENOENT. */
@@ -82,7 +83,7 @@ int memd_state_init(memd_state *st, const memd_config *cfg, memd_error *err)
         free(st->group_clients);
         st->devs = NULL;
         st->group_clients = NULL;
-        return memd_error_set(err, -ENOMEM, "out of memory");
+        return memd_self_oom(err);
     }
     for (uint32_t i = 0; i < cfg->ndevices; i++) {
         memd_error dev = {0};

@@ -160,6 +160,7 @@ typedef struct memd_dev {
 typedef struct memd_counters {
     uint64_t requests, allocs, frees, alloc_failures, protocol_errors, sessions_total;
     uint64_t bytes_in, bytes_out;
+    uint64_t subs_released; /* pool sub-allocation records let go (what a trim waits for) */
 } memd_counters;
 
 /* Shared allocations by (device, name): chained hash table. */

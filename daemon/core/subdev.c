@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "oom.h"
 
 static int copy_spec(memd_subdev_spec *dst, const memd_subdev_spec *src)
 {
@@ -21,12 +22,12 @@ int memd_subdevs_init(memd_state *st, const memd_config *cfg, memd_error *err)
 {
     st->subdevs = calloc(MEMD_SUBDEV_MAX, sizeof *st->subdevs);
     if (!st->subdevs)
-        return memd_error_set(err, -ENOMEM, "out of memory");
+        return memd_self_oom(err);
     memd_subdev_records_listen(st);
     for (uint32_t i = 0; i < cfg->nsubdevs; i++) {
         memd_subdev *d = &st->subdevs[i];
         if (copy_spec(&d->spec, &cfg->subdevs[i]) < 0)
-            return memd_error_set(err, -ENOMEM, "out of memory");
+            return memd_self_oom(err);
         st->nsubdevs = i + 1;
         d->from_config = true;
     }
@@ -145,7 +146,7 @@ int memd_subdev_bind(memd_state *st, memd_session *s, uint32_t i, memd_error *er
     /* Stored with the session (a reclaim after a restart keeps it bound). */
     if (memd_subdev_bind_record(st, s) < 0) {
         memd_subdev_unbind(st, s);
-        return memd_error_set(err, -ENOMEM, "daemon out of memory");
+        return memd_self_oom(err);
     }
     return 0;
 }

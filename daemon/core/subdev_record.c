@@ -26,6 +26,7 @@
 
 #include "hooks.h"
 #include "log.h"
+#include "oom.h"
 #include "state.h"
 #include "subdev.h"
 #include "le.h"
@@ -185,7 +186,7 @@ static int on_record_restore(void *data, const memd_record *r, memd_error *err)
     int rc = r->version == RECORD_VERSION ? memd_subdev_record_decode(r->data, r->len, &sd)
                                           : -EPROTONOSUPPORT;
     if (rc == -ENOMEM)
-        return memd_error_set(err, -ENOMEM, "out of memory");
+        return memd_self_oom(err);
     if (rc < 0)
         return memd_error_set(err, -EINVAL, "sub-device record %llu: %s",
                               (unsigned long long)r->id,

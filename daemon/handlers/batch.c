@@ -176,8 +176,6 @@ int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     memd_error err;
     memd_error_reset(&err);
     p += MEMD_WIRE_COUNT_SIZE;
-    if (memd_batch_scratch(st, n) < 0)
-        return -ENOMEM;
     /* A retry of a batch its first sending freed (all or nothing: then the session holds
      * none of the handles) succeeds without touching anything (protocol.h). */
     if (h->status & MEMD_REQ_F_RETRY) {
@@ -191,11 +189,12 @@ int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     }
     /* Pass 1 checks everything, so pass 2 cannot fail half way. The mark catches a
      * handle listed twice, which could only be freed once; the marks go again before
-     * anything returns. */
+     * anything returns. Both passes look the handles up (a hash each) rather than keep
+     * them: a free needs no memory (issue 27), even when memd has none left. */
     uint32_t i = 0;
     for (; i < n; i++) {
         uint64_t handle = memd_wire_u64(p + (size_t)i * MEMD_WIRE_HANDLE_SIZE);
-        memd_alloc *a = st->scratch[i] = memd_alloc_find(st, handle);
+        memd_alloc *a = memd_alloc_find(st, handle);
         if (!a)
             memd_error_set(&err, -ENOENT, "handle %u of %u: no allocation with handle %llu "
                                         "(nothing freed)", i, n, (unsigned long long)handle);
@@ -228,11 +227,11 @@ int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         break;
     }
     for (uint32_t j = 0; j < i; j++)
-        st->scratch[j]->marked = false;
+        memd_alloc_find(st, memd_wire_u64(p + (size_t)j * MEMD_WIRE_HANDLE_SIZE))->marked = false;
     if (i < n)
         return memd_reply_fail(st, h, out, &err, false);
     for (i = 0; i < n; i++) {
-        memd_alloc *a = st->scratch[i];
+        memd_alloc *a = memd_alloc_find(st, memd_wire_u64(p + (size_t)i * MEMD_WIRE_HANDLE_SIZE));
         memd_hold *hold = memd_alloc_hold_of(a, s);
         if (hold)
             memd_hold_release(st, hold);

@@ -8,6 +8,7 @@
 #include "alloc.h"
 #include "dispatch.h"
 #include "error.h"
+#include "oom.h"
 #include "pool_books.h"
 #include "reply.h"
 #include "wire.h"
@@ -45,7 +46,7 @@ int memd_op_pool_report(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     if (!ops || !pools) {
         free(ops);
         free(pools);
-        memd_error_set(&err, -ENOMEM, "daemon out of memory");
+        memd_self_oom(&err);
         return memd_reply_fail(st, h, out, &err, false);
     }
     p += MEMD_WIRE_COUNT_SIZE;
@@ -60,6 +61,18 @@ int memd_op_pool_report(memd_state *st, memd_session *s, const memd_wire_hdr *h,
             return memd_reply_fail(st, h, out, &err, true);
         }
         memd_pool_op_of(&w, &ops[i]);
+        /* The pool's granule (libmemclient rounds every sub-allocation to it): a report
+         * of offset 3 or size 5 describes no sub-allocation a client made. */
+        if (w.op != MEMD_POOL_OP_RESET &&
+            (w.offset % MEMD_POOL_GRANULE || w.size % MEMD_POOL_GRANULE)) {
+            free(ops);
+            free(pools);
+            memd_error_set(&err, -EINVAL, "pool report op %u: [%llu, +%llu) on pool %llu: "
+                           "offsets and sizes are multiples of %u bytes", i,
+                           (unsigned long long)w.offset, (unsigned long long)w.size,
+                           (unsigned long long)w.pool, MEMD_POOL_GRANULE);
+            return memd_reply_fail(st, h, out, &err, false);
+        }
     }
     int rc = 0;
     for (uint32_t i = 0; i < n && rc == 0; i++)

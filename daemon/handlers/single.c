@@ -9,6 +9,7 @@
 #include "error.h"
 #include "malformed.h"
 #include "model.h"
+#include "oom.h"
 #include "reply.h"
 #include "wire.h"
 
@@ -190,7 +191,7 @@ static int alloc_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h, 
     memd_error_reset(&err);
     uint32_t *ids = bs.count ? malloc(sizeof(*ids) * bs.count) : NULL;
     if (bs.count && !ids) {
-        memd_error_set(&err, -ENOMEM, "daemon out of memory");
+        memd_self_oom(&err);
         return memd_reply_fail(st, h, out, &err, false);
     }
     for (uint32_t i = 0; i < bs.count; i++)

@@ -81,17 +81,20 @@ static uint32_t fd_budget(const memd_state *st)
 }
 
 #define TRIM_MS 2000          /* how often to look */
-#define TRIM_FREES 65536u     /* frees since the last trim that make one worth it */
+#define TRIM_FREES 65536u     /* records let go since the last trim that make one worth it */
 
 /* The records of freed allocations go back to their slabs and the slabs to malloc
- * (pool.h); glibc keeps what was freed inside its heap until told. After many frees,
- * and only then (a trim walks the heap), it is told. */
+ * (pool.h), and pool books' sub-allocation records straight to malloc; glibc keeps what
+ * was freed inside its heap until told. After many records went (allocations, or a
+ * pool's sub-allocations: issue 27, five killed pool clients left 200 MB), and only then
+ * (a trim walks the heap), it is told. */
 static void on_trim_tick(uv_timer_t *t)
 {
     memd_server *srv = t->data;
-    if (srv->st->ctr.frees - srv->trimmed_at < TRIM_FREES)
+    uint64_t let_go = srv->st->ctr.frees + srv->st->ctr.subs_released;
+    if (let_go - srv->trimmed_at < TRIM_FREES)
         return;
-    srv->trimmed_at = srv->st->ctr.frees;
+    srv->trimmed_at = let_go;
     malloc_trim(0);
 }
 

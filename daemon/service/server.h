@@ -30,7 +30,7 @@ typedef struct memd_server {
     uv_timer_t trim_tick;     /* gives freed heap back to the system after many frees */
     uv_timer_t events_tick;   /* waiting EVENTS requests whose wait ran out (conn.c) */
     uint64_t events_seen;     /* the event log's next_seq when parked requests last looked */
-    uint64_t trimmed_at;      /* ctr.frees at the last trim */
+    uint64_t trimmed_at;      /* ctr.frees + ctr.subs_released at the last trim */
     bool store_tick_on;
     bool watchdog_on;
     bool stopping;

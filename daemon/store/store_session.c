@@ -127,13 +127,15 @@ static int reclaim(memd_state *st, memd_session *s, const memd_wire_hello *h,
         return memd_error_set(err, -ESTALE,
                             "session %u is not known to memd: released after its reclaim "
                             "period, its process was gone, or the state was reset", id);
+    /* Token and uid first: whether a session is connected is its owner's business only
+     * (issue 27: -EBUSY told another uid). */
+    if (!token_eq(ss->token, h->reclaim_token) || ss->s->uid != s->uid)
+        return memd_error_set(err, -EACCES, "reclaiming session %u: token or uid %u does not "
+                                          "match", id, s->uid);
     if (!ss->orphan)
         return memd_error_set(err, ss->s == s ? -EISCONN : -EBUSY,
                             "session %u is connected; only an orphaned session (from before "
                             "a restart) can be reclaimed", id);
-    if (!token_eq(ss->token, h->reclaim_token) || ss->s->uid != s->uid)
-        return memd_error_set(err, -EACCES, "reclaiming session %u: token or uid %u does not "
-                                          "match", id, s->uid);
     uint32_t old = s->id;
     uint32_t n = take_over(st, s, ss);
     memd_event(st, s, MEMD_EVENT_RECLAIM, LOG_INFO, UINT32_MAX, 0,

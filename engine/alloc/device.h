@@ -151,7 +151,8 @@ int memd_scope_kind(memd_scope s, memd_kind *k);
 int memd_device_footprint(const memd_device *d, const memd_alloc_req *req, memd_placement *out);
 
 /* Footprint + placement. -ENOMEM when the region has no room (use
- * memd_device_region_stats / memd_device_oom_bank to report why). On success the
+ * memd_device_region_stats / memd_device_oom_bank to report why), -ENOBUFS when the
+ * engine's own memory is short (nothing changed). On success the
  * caller owns out's bank arrays (memd_placement_fini). */
 int memd_device_alloc(memd_device *d, const memd_alloc_req *req, memd_placement *out);
 
@@ -165,13 +166,15 @@ int memd_device_alloc_fixed(memd_device *d, const memd_alloc_req *req, uint64_t 
                             memd_placement *out);
 
 /* Reserve a known placement again (state restore), any mode: -EBUSY if it overlaps,
- * -EINVAL if it does not fit the group. Nothing changes on failure. */
+ * -EINVAL if it does not fit the group, -ENOBUFS as memd_device_alloc. Nothing changes
+ * on failure. */
 int memd_device_alloc_at(memd_device *d, const memd_placement *p);
 
 /* Release a lockstep (MEMD_BANKS_ALL) placement. -ENOENT if none there. */
 int memd_device_free(memd_device *d, memd_kind kind, uint8_t region, uint64_t address);
 /* Release a placement of any mode (its arrays stay: memd_placement_fini). -ENOENT if
- * it is not held. */
+ * it is not held; never fails otherwise and never allocates (the placement held the
+ * room its release needs). */
 int memd_device_release(memd_device *d, const memd_placement *p);
 
 /* The bank the last memd_device_alloc -ENOMEM ran out of room in, or UINT32_MAX when

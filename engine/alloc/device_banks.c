@@ -51,8 +51,10 @@
  *    logarithmic.
  * Every change across several allocators is all or nothing: the search changes
  * nothing, then every allocator and the coverage reserve their memory for the change
- * (memd_range_reserve, memd_cover_reserve), and only then are the pieces reserved or
- * freed, which can then no longer fail. An -ENOMEM leaves the device as it was.
+ * (memd_range_reserve, memd_cover_reserve), and only then are the pieces reserved,
+ * which can then no longer fail. An -ENOBUFS (the engine's own memory) leaves the
+ * device as it was. Frees need no memory: each allocator held the room its pieces'
+ * frees need when they were made, and the coverage only drops nodes.
  * Per-bank views (device_bank_views.c) merge a bank's pieces with the lockstep map. */
 #include <errno.h>
 #include <stdlib.h>
@@ -178,7 +180,7 @@ static int ensure_cover(memd_device *d, memd_kind k, uint8_t r)
         rc = memd_range_foreach(d->bank[k][r][i], cover_block, c);
     if (rc) {
         memd_cover_destroy(c);
-        return rc < 0 ? rc : -ENOMEM;
+        return -ENOBUFS; /* cover_block fails only for memory */
     }
     d->cover[k][r] = c;
     return 0;
@@ -215,13 +217,13 @@ static int split(memd_device *d, memd_kind k, uint8_t r)
     const memd_region_spec *rs = &g->regions[r];
     memd_range **b = calloc(g->banks, sizeof(*b));
     if (!b)
-        return -ENOMEM;
+        return -ENOBUFS;
     int rc = 0;
     for (uint32_t i = 0; i < g->banks && rc == 0; i++)
         rc = memd_range_create(rs->base, rs->size, g->alignment, &b[i]);
     if (rc) {
         drop_banks(b, g->banks);
-        return rc;
+        return -ENOBUFS; /* the spec's region was valid: only memory fails */
     }
     d->bank[k][r] = b;
     return 0;
@@ -452,7 +454,7 @@ static int commit_pieces(memd_device *d, const memd_placement *p, uint64_t sz,
 {
     memd_range **b = d->bank[p->kind][p->region];
     memd_cover *c = d->cover[p->kind][p->region];
-    int rc = c ? memd_cover_reserve(c, cover_spans(p)) : 0;
+    int rc = c && memd_cover_reserve(c, cover_spans(p)) < 0 ? -ENOBUFS : 0;
     for (uint32_t i = 0; i < p->nset && rc == 0; i++)
         rc = memd_range_reserve(b[p->set[i]]);
     if (rc)
@@ -472,14 +474,14 @@ int memd_banks_fill_set(memd_placement *p, const memd_alloc_req *req)
 {
     p->set = malloc(sizeof(*p->set) * p->nset);
     if (!p->set)
-        return -ENOMEM;
+        return -ENOBUFS;
     for (uint32_t i = 0; i < p->nset; i++)
         p->set[i] = req->nbank_set ? req->bank_set[i] : i;
     if (p->mode == MEMD_BANKS_PER_BANK) {
         p->addrs = malloc(sizeof(*p->addrs) * p->nset);
         if (!p->addrs) {
             memd_placement_fini(p);
-            return -ENOMEM;
+            return -ENOBUFS;
         }
     }
     return 0;
@@ -501,8 +503,8 @@ static int alloc_lockstep(memd_device *d, const memd_class_policy *pol, uint64_t
     }
     rc = ensure_cover(d, p->kind, p->region);
     memd_cover *c = d->cover[p->kind][p->region];
-    if (rc == 0)
-        rc = memd_cover_reserve(c, 1);
+    if (rc == 0 && memd_cover_reserve(c, 1) < 0)
+        rc = -ENOBUFS;
     if (rc)
         return rc;
     rc = memd_cover_fit(c, sz, al, pol->dir, pol->fit, &p->address, NULL, NULL);
@@ -686,8 +688,11 @@ int memd_banks_alloc_at(memd_device *d, const memd_placement *p)
         if ((rc = ensure_cover(d, p->kind, p->region)))
             return rc;
         memd_cover *c = d->cover[p->kind][p->region];
-        if ((rc = memd_cover_probe(c, p->address, sz)) || (rc = memd_cover_reserve(c, 1)) ||
-            (rc = memd_range_alloc_at(lock, p->address, sz)))
+        if ((rc = memd_cover_probe(c, p->address, sz)))
+            return rc;
+        if (memd_cover_reserve(c, 1) < 0)
+            return -ENOBUFS;
+        if ((rc = memd_range_alloc_at(lock, p->address, sz)))
             return rc;
         (void)memd_cover_add(c, p->address, sz, 1); /* reserved */
         lockstep_done(d, p->kind, p->region);
@@ -726,16 +731,11 @@ int memd_banks_release(memd_device *d, const memd_placement *p)
     }
     if (!b || !set_ok(d, p))
         return -ENOENT;
-    /* All or nothing: every piece is there and every bank can free, before any change. */
+    /* All or nothing: every piece is there before any change; frees never fail. */
     for (uint32_t i = 0; i < p->nset; i++)
         if (memd_range_lookup(b[p->set[i]], piece_addr(p, i), &sz) < 0)
             return -ENOENT;
-    for (uint32_t i = 0; i < p->nset; i++) {
-        int rc = memd_range_reserve(b[p->set[i]]);
-        if (rc)
-            return rc;
-    }
-    for (uint32_t i = 0; i < p->nset; i++) { /* there, reserved: cannot fail */
+    for (uint32_t i = 0; i < p->nset; i++) { /* there: cannot fail */
         if (!h) {
             (void)memd_range_free(b[p->set[i]], piece_addr(p, i), NULL);
         } else {

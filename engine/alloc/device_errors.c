@@ -127,6 +127,9 @@ const char *memd_device_describe_error(const memd_device *d, const memd_alloc_re
             snprintf(buf, len, "out of memory on device '%s'", dev);
         }
         break;
+    case -ENOBUFS:
+        snprintf(buf, len, "memd itself is out of memory (device '%s')", dev);
+        break;
     case -EOVERFLOW:
         snprintf(buf, len, "%s %s request on device '%s': size overflows 64 bits", scope, cls, dev);
         break;

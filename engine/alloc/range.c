@@ -72,6 +72,26 @@ static inline memd_map_slot *alloc_at(const memd_range *r, uint64_t addr)
     return memd_map_lookup(&r->allocs, alloc_key(addr));
 }
 
+/* Live allocations. */
+static inline uint64_t live(const memd_range *r)
+{
+    return r->unmapped ? r->nallocs : r->allocs.len;
+}
+
+/* Room in every free-block tree for as many free blocks as the range can have with
+ * `allocs` allocations: one more (allocations separate them). Held from the allocation
+ * on, a free only merges or inserts into room already there: frees never allocate, so
+ * they cannot fail half-way through a buffer's pieces in several banks. */
+static int hold_free(memd_range *r, uint64_t allocs)
+{
+    int rc = memd_bt_hold(&r->by_addr, allocs + 1);
+    if (rc == 0 && r->size_index)
+        rc = memd_bt_hold(&r->by_size, allocs + 1);
+    if (rc == 0)
+        rc = memd_range_aidx_hold(&r->aidx, allocs + 1);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- size index */
 
 static void sidx_add(memd_range *r, uint64_t addr, uint64_t size)
@@ -89,10 +109,12 @@ static void sidx_del(memd_range *r, uint64_t addr, uint64_t size)
     memd_bt_delete(&r->by_size, &p);
 }
 
-/* Index every free block by (size, addr). On -ENOMEM the index stays off. */
+/* Index every free block by (size, addr). On -ENOBUFS the index stays off. */
 static int build_size_index(memd_range *r)
 {
     memd_bt_clear(&r->by_size);
+    if (memd_bt_hold(&r->by_size, live(r) + 1) < 0)
+        return -ENOBUFS;
     memd_bt_path p;
     memd_bt_seek_k(&r->by_addr, 0, &p);
     for (bool ok = memd_bt_settle(&r->by_addr, &p); ok; ok = memd_bt_next(&r->by_addr, &p)) {
@@ -100,7 +122,7 @@ static int build_size_index(memd_range *r)
         memd_bt_get(&r->by_addr, &p, &a, &s);
         if (memd_bt_reserve(&r->by_size, 1) < 0) {
             memd_bt_clear(&r->by_size);
-            return -ENOMEM;
+            return -ENOBUFS;
         }
         sidx_add(r, a, s);
     }
@@ -244,7 +266,8 @@ static void carve(memd_range *r, memd_bt_path *p, const pick *pk, uint64_t sz)
         carve_as(r, p, pk, sz, true);
 }
 
-/* Everything one allocation may need, before anything changes. */
+/* Everything one allocation may need, and the room its free will need, before anything
+ * changes. -ENOBUFS: the allocator's own memory is short (not the range's room). */
 static int reserve_alloc(memd_range *r)
 {
     int rc = memd_bt_reserve(&r->by_addr, 1);
@@ -254,7 +277,9 @@ static int reserve_alloc(memd_range *r)
         rc = memd_range_aidx_reserve(&r->aidx, 2);
     if (rc == 0 && !r->unmapped)
         rc = memd_map_reserve(&r->allocs, 1);
-    return rc;
+    if (rc == 0)
+        rc = hold_free(r, live(r) + 1);
+    return rc ? -ENOBUFS : 0;
 }
 
 /* The free block containing [addr, addr + sz), if any, and its path in by_addr. */
@@ -338,16 +363,17 @@ void memd_range_reset(memd_range *r)
     memd_map_trim(&r->allocs);
     r->allocated = 0;
     r->nallocs = 0;
-    /* An empty tree's root leaf always has room for one entry: no reserve needed. */
+    /* An empty tree's root leaf always has room for one entry: no reserve needed. The
+     * pools an emptied range grew go back (issue 27: memory returns once clients go);
+     * alignment indexes are rebuilt when a walk needs them again. */
     memd_bt_path p;
-    memd_bt_clear(&r->by_addr);
+    memd_bt_clear_shrink(&r->by_addr);
     memd_bt_seek_k(&r->by_addr, r->lo, &p);
     memd_bt_insert(&r->by_addr, &p, r->lo, r->hi - r->lo);
-    memd_bt_clear(&r->by_size);
+    memd_bt_clear_shrink(&r->by_size);
     if (r->size_index)
         sidx_add(r, r->lo, r->hi - r->lo);
-    memd_range_aidx_clear(&r->aidx); /* empty trees: room for one insert, as above */
-    memd_range_aidx_change(&r->aidx, UINT64_MAX, r->lo, r->hi - r->lo);
+    memd_range_aidx_fini(&r->aidx);
 }
 
 /* The search behind memd_range_alloc and memd_range_fit_cur: validates, rounds the size up
@@ -391,7 +417,7 @@ static int search(memd_range *r, uint64_t size, uint64_t align, memd_dir dir, me
      * reserved room only in the indexes it had); without memory or a free slot the
      * walk simply stays. */
     if (walked >= MEMD_RANGE_AIDX_WALK)
-        (void)memd_range_aidx_build(&r->aidx, al, &r->by_addr);
+        (void)memd_range_aidx_build(&r->aidx, al, &r->by_addr, live(r) + 1);
     return found ? 0 : -ENOMEM;
 }
 
@@ -856,17 +882,6 @@ static inline __attribute__((always_inline)) void merge_free(memd_range *r, memd
     sidx_add(r, na, ns);
 }
 
-/* Everything one free may need, before anything changes. */
-static inline __attribute__((always_inline)) int reserve_free(memd_range *r)
-{
-    int rc = memd_bt_reserve(&r->by_addr, 1);
-    if (rc == 0 && r->size_index)
-        rc = memd_bt_reserve(&r->by_size, 1);
-    if (rc == 0)
-        rc = memd_range_aidx_reserve(&r->aidx, 1);
-    return rc;
-}
-
 /* memd_range_free; *blk_lo / *blk_hi (when blk_lo is not NULL) get the free block the
  * span became part of. */
 static inline __attribute__((always_inline)) int
@@ -881,9 +896,6 @@ free_as(memd_range *r, uint64_t addr, uint64_t *size_out, uint64_t *blk_lo, uint
     memd_map_slot *a = alloc_at(r, addr);
     if (!a)
         return -ENOENT;
-    int rc = reserve_free(r);
-    if (rc < 0)
-        return rc;
     uint64_t sz = a->val;
     memd_map_remove_slot(&r->allocs, a);
     r->allocated -= sz;
@@ -893,8 +905,11 @@ free_as(memd_range *r, uint64_t addr, uint64_t *size_out, uint64_t *blk_lo, uint
         *blk_lo = left.touches ? left.a : addr;
         *blk_hi = right.touches ? right.a + right.s : addr + sz;
     }
-    merge_free(r, &p, &left, &right, addr, sz);
-    memd_map_trim(&r->allocs); /* a mostly empty table gives its memory back */
+    merge_free(r, &p, &left, &right, addr, sz); /* room held by reserve_alloc */
+    if (r->allocs.len == 0)
+        memd_range_reset(r); /* gives the trees' pools back too */
+    else
+        memd_map_trim(&r->allocs); /* a mostly empty table gives its memory back */
     if (size_out)
         *size_out = sz;
     return 0;
@@ -929,12 +944,11 @@ int memd_range_free_sized(memd_range *r, uint64_t addr, uint64_t size)
      * (the neighbours found are the free blocks just below and above addr). */
     if ((left.s != 0 && left.a + left.s > addr) || (right.s != 0 && right.a < addr + sz))
         return -ENOENT;
-    int rc = reserve_free(r);
-    if (rc < 0)
-        return rc;
     r->allocated -= sz;
     r->nallocs--;
-    merge_free(r, &p, &left, &right, addr, sz);
+    merge_free(r, &p, &left, &right, addr, sz); /* room held by reserve_alloc */
+    if (r->nallocs == 0)
+        memd_range_reset(r);
     return 0;
 }
 

@@ -57,19 +57,21 @@ int memd_range_create_flags(uint64_t base, uint64_t size, uint64_t min_align, un
 void memd_range_reset(memd_range *r);
 
 /* -EINVAL: size 0, align not 0 and not a power of two, bad dir/fit; -ENOMEM: no block
- * fits; -EOVERFLOW: size rounding overflows. On success *addr is the buffer's start and
+ * fits; -ENOBUFS: the allocator's own memory is short (nothing changed; an allocation
+ * also holds the room its free will need); -EOVERFLOW: size rounding overflows. On success *addr is the buffer's start and
  * the allocated size is size rounded up to min_align. */
 int memd_range_alloc(memd_range *r, uint64_t size, uint64_t align, memd_dir dir,
                      memd_fit fit, uint64_t *addr);
 
-/* Room for one allocation or one free: after 0, the next memd_range_alloc_at or
- * memd_range_free on r cannot fail with -ENOMEM. Lets a caller changing several ranges
- * at once (a buffer's pieces in several banks) reserve everywhere before it changes
- * anything. -ENOMEM leaves the range unchanged. */
+/* Room for one allocation: after 0, the next memd_range_alloc_at on r cannot fail with
+ * -ENOBUFS. Lets a caller changing several ranges at once (a buffer's pieces in several
+ * banks) reserve everywhere before it changes anything. -ENOBUFS leaves the range
+ * unchanged. Frees need no reserve: they never allocate. */
 int memd_range_reserve(memd_range *r);
 
 /* Reserve exactly [addr, addr + round_up(size, min_align)). -EINVAL: size 0, addr not
- * min_align-aligned, or the range leaves the arena; -EBUSY: any byte is not free. */
+ * min_align-aligned, or the range leaves the arena; -EBUSY: any byte is not free;
+ * -ENOBUFS as memd_range_alloc. */
 int memd_range_alloc_at(memd_range *r, uint64_t addr, uint64_t size);
 
 /* Anchored first fit, no state change: where memd_range_alloc(size, align, dir, first
@@ -82,14 +84,15 @@ bool memd_range_fit_from(const memd_range *r, uint64_t size, uint64_t align, mem
                          uint64_t from, uint64_t *at, uint64_t *blk, uint64_t *blk_size);
 
 /* Free the allocation starting at addr, coalescing with both free neighbours.
- * -ENOENT if addr is not the start of a live allocation. size_out may be NULL.
- * -ENOMEM (nothing changed) only if the allocator's own index must grow and cannot. */
+ * -ENOENT if addr is not the start of a live allocation. size_out may be NULL. Never
+ * fails otherwise and never allocates (its allocation held the room); a range left
+ * empty gives the memory its indexes grew back. */
 int memd_range_free(memd_range *r, uint64_t addr, uint64_t *size_out);
 
 /* The free for MEMD_RANGE_F_CALLER_SIZES: [addr, addr + size rounded up to min_align)
  * becomes free. -ENOENT if any byte of it is free already or it leaves the range (it
  * cannot tell one allocation from two adjacent ones: the caller's records do);
- * -EINVAL for a range with a map or size 0; -ENOMEM as memd_range_free. */
+ * -EINVAL for a range with a map or size 0; never fails otherwise, as memd_range_free. */
 int memd_range_free_sized(memd_range *r, uint64_t addr, uint64_t size);
 
 /* Size of the live allocation starting at addr, or -ENOENT. */

@@ -33,7 +33,8 @@ static void drop(memd_range_aidx *x, unsigned i)
     x->used[i] = x->used[x->n];
 }
 
-bool memd_range_aidx_build(memd_range_aidx *x, uint64_t al, const memd_bt *by_addr)
+bool memd_range_aidx_build(memd_range_aidx *x, uint64_t al, const memd_bt *by_addr,
+                           uint64_t entries)
 {
     if (x->n == MEMD_RANGE_AIDX_MAX) {
         unsigned old = 0;
@@ -47,6 +48,10 @@ bool memd_range_aidx_build(memd_range_aidx *x, uint64_t al, const memd_bt *by_ad
     memd_bt *t = &x->t[x->n];
     if (memd_bt_init(t) < 0)
         return false;
+    if (memd_bt_hold(t, entries) < 0) {
+        memd_bt_fini(t);
+        return false;
+    }
     /* Entries arrive in address order: each goes at the end, so a seek per entry is only
      * a descent along the right edge. */
     memd_bt_path p;
@@ -65,6 +70,14 @@ bool memd_range_aidx_build(memd_range_aidx *x, uint64_t al, const memd_bt *by_ad
     x->al[x->n] = al;
     x->used[x->n++] = x->tick;
     return true;
+}
+
+int memd_range_aidx_hold(memd_range_aidx *x, uint64_t entries)
+{
+    for (unsigned i = 0; i < x->n; i++)
+        if (memd_bt_hold(&x->t[i], entries) < 0)
+            return -ENOMEM;
+    return 0;
 }
 
 int memd_range_aidx_reserve(memd_range_aidx *x, unsigned inserts)
@@ -93,12 +106,6 @@ void memd_range_aidx_change(memd_range_aidx *x, uint64_t old_a, uint64_t new_a,
         else
             memd_bt_set(t, &p, new_a, memd_range_room(new_a, new_s, x->al[i]));
     }
-}
-
-void memd_range_aidx_clear(memd_range_aidx *x)
-{
-    for (unsigned i = 0; i < x->n; i++)
-        memd_bt_clear(&x->t[i]);
 }
 
 int memd_range_aidx_check(const memd_range_aidx *x, const memd_bt *by_addr)

@@ -55,9 +55,13 @@ static inline uint64_t memd_range_room(uint64_t a, uint64_t s, uint64_t al)
 memd_bt *memd_range_aidx_get(memd_range_aidx *x, uint64_t al);
 
 /* Index every free block of by_addr ((addr, size) entries) for al, in a free slot or
- * in place of an idle index. false if there is no such slot or memory is short; nothing
- * changes then. */
-bool memd_range_aidx_build(memd_range_aidx *x, uint64_t al, const memd_bt *by_addr);
+ * in place of an idle index, with room held for `entries` free blocks (memd_bt_hold).
+ * false if there is no such slot or memory is short; nothing changes then. */
+bool memd_range_aidx_build(memd_range_aidx *x, uint64_t al, const memd_bt *by_addr,
+                           uint64_t entries);
+
+/* Room in every index for any tree of `entries` entries (memd_bt_hold). 0 or -ENOMEM. */
+int memd_range_aidx_hold(memd_range_aidx *x, uint64_t entries);
 
 /* Room in every index for `inserts` inserts before a change. 0 or -ENOMEM. */
 int memd_range_aidx_reserve(memd_range_aidx *x, unsigned inserts);
@@ -67,9 +71,6 @@ int memd_range_aidx_reserve(memd_range_aidx *x, unsigned inserts);
  * address order. */
 void memd_range_aidx_change(memd_range_aidx *x, uint64_t old_a, uint64_t new_a,
                             uint64_t new_s);
-
-/* Empty every index (the range was reset). */
-void memd_range_aidx_clear(memd_range_aidx *x);
 
 /* The index agrees with by_addr entry by entry, and its tree is sound. 0 or -EFAULT. */
 int memd_range_aidx_check(const memd_range_aidx *x, const memd_bt *by_addr);

@@ -88,6 +88,20 @@ void memd_bt_clear(memd_bt *t)
     t->root = node_get(t);
 }
 
+static int grow_to(memd_bt *t, uint64_t ncap)
+{
+    if (ncap >= NONE || ncap > SIZE_MAX / sizeof(memd_bt_node))
+        return -ENOMEM;
+    memd_bt_node *p = aligned_alloc(64, (size_t)ncap * sizeof(memd_bt_node));
+    if (!p)
+        return -ENOMEM;
+    memcpy(p, t->node, (size_t)t->top * sizeof(memd_bt_node));
+    free(t->node);
+    t->node = p;
+    t->cap = (uint32_t)ncap;
+    return 0;
+}
+
 int memd_bt_grow(memd_bt *t, unsigned inserts)
 {
     if (t->height + inserts >= MEMD_BT_MAX_DEPTH)
@@ -99,16 +113,29 @@ int memd_bt_grow(memd_bt *t, unsigned inserts)
     uint64_t ncap = (uint64_t)t->cap * 2;
     while (ncap - t->top + t->nspare < need)
         ncap *= 2;
-    if (ncap >= NONE || ncap > SIZE_MAX / sizeof(memd_bt_node))
-        return -ENOMEM;
-    memd_bt_node *p = aligned_alloc(64, (size_t)ncap * sizeof(memd_bt_node));
-    if (!p)
-        return -ENOMEM;
-    memcpy(p, t->node, (size_t)t->top * sizeof(memd_bt_node));
-    free(t->node);
-    t->node = p;
-    t->cap = (uint32_t)ncap;
-    return 0;
+    return grow_to(t, ncap);
+}
+
+int memd_bt_hold(memd_bt *t, uint64_t entries)
+{
+    /* Non-root nodes hold >= MIN_FILL items: E / 16 leaves, E / 256 parents, ... */
+    uint64_t need = entries / (MIN_FILL - 1) + 2;
+    if (t->cap >= need)
+        return 0;
+    /* Doubling keeps holding amortized O(1) per entry. */
+    return grow_to(t, need > (uint64_t)t->cap * 2 ? need : (uint64_t)t->cap * 2);
+}
+
+void memd_bt_clear_shrink(memd_bt *t)
+{
+    memd_bt_node *p = t->cap > POOL_INITIAL ? aligned_alloc(64, POOL_INITIAL * sizeof(memd_bt_node))
+                                            : NULL;
+    if (p) {
+        free(t->node);
+        t->node = p;
+        t->cap = POOL_INITIAL;
+    }
+    memd_bt_clear(t);
 }
 
 /* ---------------------------------------------------------------- items */

@@ -70,6 +70,17 @@ static inline int memd_bt_reserve(memd_bt *t, unsigned inserts)
     return memd_bt_grow(t, inserts);
 }
 
+/* Room in the pool for any tree of up to `entries` entries, whatever its shape: every
+ * non-root node is at least half full, so such a tree has at most entries / 15 + 2
+ * nodes. A caller that holds room for every entry the tree can come to
+ * have (the range: one free block more than its allocations) inserts without reserving:
+ * a free then never allocates. -ENOMEM leaves the tree unchanged. */
+int memd_bt_hold(memd_bt *t, uint64_t entries);
+
+/* memd_bt_clear, and a pool larger than a fresh one's goes back to the system (kept
+ * when memory for the small one is short). */
+void memd_bt_clear_shrink(memd_bt *t);
+
 /* Largest v in the tree, 0 if empty. */
 uint64_t memd_bt_max(const memd_bt *t);
 

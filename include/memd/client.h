@@ -374,7 +374,11 @@ typedef struct memclient_pool_info {
     uint64_t limit;             /* growth cap, 0: none */
     uint32_t leases;            /* ranges */
     uint32_t allocations;       /* live sub-allocations */
-    uint32_t unreported;        /* changes memd has not heard of yet */
+    uint32_t unreported;        /* changes memd has not heard of yet (after a refusal: every
+                                   live sub-allocation, until a report is accepted) */
+    uint32_t refused_errno;     /* errno (positive) of memd's refusal of the connection's
+                                   pool reports while its books still lag (the library
+                                   then retries after a growing back-off); 0: none */
 } memclient_pool_info;
 
 /* Leases the pool's first range: req as for memclient_alloc (device, class, scope, size,
@@ -395,7 +399,8 @@ MEMCLIENT_API int memclient_pool_alloc(memclient_pool *pool, uint64_t bytes, uin
 /* -ENOENT for a handle that is not a live sub-allocation of this pool. */
 MEMCLIENT_API int memclient_pool_free(memclient_pool *pool, uint64_t handle);
 
-/* Sends what memd has not heard yet and waits for its answer: 0, or the error of a
+/* Sends what memd has not heard yet and waits for its answer (at once, whatever the
+ * timer's back-off after refusals: memclient_pool_info.refused_errno): 0, or the error of a
  * report memd refused since the last flush (a correct program sees one only past the
  * daemon's max_suballocs_per_pool, -EMFILE, or when memd is short of memory). After a
  * refusal memd's books disagree with the pool until the library reports the pool whole

@@ -399,6 +399,7 @@ POOL_FIELD(pool_get_peak, peak)
 POOL_FIELD(pool_get_leases, leases)
 POOL_FIELD(pool_get_allocations, allocations)
 POOL_FIELD(pool_get_unreported, unreported)
+POOL_FIELD(pool_get_refused_errno, refused_errno)
 POOL_FIELD(pool_get_limit, limit)
 
 static PyObject *pool_get_closed(PyObject *op, void *unused)
@@ -454,7 +455,11 @@ static PyGetSetDef pool_getset[] = {
     {"leases", pool_get_leases, NULL, "Ranges leased (1, more after growth).", NULL},
     {"allocations", pool_get_allocations, NULL, "Live sub-allocations.", NULL},
     {"unreported", pool_get_unreported, NULL,
-     "Changes memd has not heard of yet (sent within 50 ms, or by flush()).", NULL},
+     "Changes memd has not heard of yet (sent within 50 ms, or by flush()); after memd "
+     "refused a report, every live sub-allocation until one is accepted.", NULL},
+    {"refused_errno", pool_get_refused_errno, NULL,
+     "errno of memd's refusal of this connection's pool reports while its books lag "
+     "(the library retries after a growing back-off); 0: none.", NULL},
     {"limit", pool_get_limit, NULL, "Growth limit in bytes (0: none).", NULL},
     {"closed", pool_get_closed, NULL, "True once close() was called.", NULL},
     {"client", pool_get_client, NULL, "The Client the pool belongs to.", NULL},

@@ -104,6 +104,7 @@ class Pool:
     leases: int
     allocations: int
     unreported: int
+    refused_errno: int
     limit: int
     closed: bool
     client: Client

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -219,6 +220,9 @@ int memd_fixture_spawn(memd_fixture *f, const memd_fixture_opts *o, char *const 
         putenv(notify_env);
         for (const char *const *e = o->env; e && *e; e++)
             putenv((char *)*e);
+        struct rlimit as = {o->address_space, o->address_space};
+        if (o->address_space && setrlimit(RLIMIT_AS, &as) < 0)
+            _exit(127);
         if (o->capture_stderr) {
             int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
             if (fd >= 0)

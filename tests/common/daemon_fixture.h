@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 typedef struct memd_fixture_opts {
@@ -30,6 +31,8 @@ typedef struct memd_fixture_opts {
     bool capture_stderr;           /* memd's stderr goes to DIR/memd.log (memd_fixture_log) */
     bool no_socket_arg;            /* do not pass --socket DIR/memd.sock */
     bool test_build;               /* run memd-test: memd with the test failpoints */
+    uint64_t address_space;        /* RLIMIT_AS for memd in bytes (memd short of memory);
+                                      0: none */
     int ready_timeout_ms;          /* default 15000 */
 } memd_fixture_opts;
 

@@ -171,7 +171,7 @@ START_TEST(oom_when_banks_disagree)
     memclient_error e;
     ck_assert_int_eq(memclient_alloc(c, &q, &b), -ENOMEM);
     memclient_last_error(&e);
-    ck_assert_msg(strstr(e.message, "no address is free in all 2 banks for 4096 bytes") &&
+    ck_assert_msg(strstr(e.message, "no address free in all 2 banks for 4.0 KiB per bank") &&
                       strstr(e.message, "do not line up") && !strstr(e.message, "ran out"),
                   "%s", e.message);
     memclient_alloc_req l = cu_sram(4096);

@@ -236,12 +236,21 @@ START_TEST(lying_reports_are_refused)
     memd_wire_pool_op o = op_alloc(pool.handle, size - 4096, 8192, "out");
     ck_assert_int_eq(report(fd, &o, 1, &err), -ERANGE);
     ck_assert_msg(strstr(err.message, "leaves pool"), "%s", err.message);
-    o = op_alloc(pool.handle, UINT64_MAX - 10, 100, "wrap");
+    o = op_alloc(pool.handle, UINT64_MAX - 31, 64, "wrap");
     ck_assert_int_eq(report(fd, &o, 1, &err), -ERANGE);
     /* Overlapping a live sub-allocation. */
-    o = op_alloc(pool.handle, 4000, 200, "over");
+    o = op_alloc(pool.handle, 4064, 64, "over");
     ck_assert_int_eq(report(fd, &o, 1, &err), -EEXIST);
     ck_assert_msg(strstr(err.message, "overlaps"), "%s", err.message);
+    /* Off the pool's granule (issue 27: offset 3 and size 5 were accepted). */
+    o = op_alloc(pool.handle, 3, 32, "odd");
+    ck_assert_int_eq(report(fd, &o, 1, &err), -EINVAL);
+    ck_assert_msg(strstr(err.message, "multiples of 32"), "%s", err.message);
+    o = op_alloc(pool.handle, 32768, 5, "odd");
+    ck_assert_int_eq(report(fd, &o, 1, &err), -EINVAL);
+    o = op_free(pool.handle, 0, 4095);
+    ck_assert_int_eq(report(fd, &o, 1, &err), -EINVAL);
+    ck_assert_msg(strstr(err.message, "multiples of 32"), "%s", err.message);
     /* A free of nothing, and of the wrong size. */
     o = op_free(pool.handle, 4096, 4096);
     ck_assert_int_eq(report(fd, &o, 1, &err), -ENOENT);
@@ -254,7 +263,7 @@ START_TEST(lying_reports_are_refused)
     /* All or nothing: a true free and a true alloc, then a lie: none of it is applied. */
     memd_wire_pool_op mixed[3] = {op_free(pool.handle, 0, 4096),
                                   op_alloc(pool.handle, 16384, 1024, "c"),
-                                  op_alloc(pool.handle, 8192 + 100, 8, "lie")};
+                                  op_alloc(pool.handle, 8192 + 96, 32, "lie")};
     ck_assert_int_eq(report(fd, mixed, 3, &err), -EEXIST);
     ck_assert_msg(strstr(err.message, "op 2"), "%s", err.message);
     ck_assert_int_eq(suballocs_of(fd, &pooled), 2);
@@ -265,7 +274,7 @@ START_TEST(lying_reports_are_refused)
     ck_assert_msg(strstr(err.message, "reset"), "%s", err.message);
     memd_wire_pool_op reset_lie[3] = {{.pool = pool.handle, .op = MEMD_POOL_OP_RESET},
                                       op_alloc(pool.handle, 0, 1024, "new"),
-                                      op_alloc(pool.handle, 512, 8, "lie")};
+                                      op_alloc(pool.handle, 512, 32, "lie")};
     ck_assert_int_eq(report(fd, reset_lie, 3, &err), -EEXIST);
     ck_assert_int_eq(suballocs_of(fd, &pooled), 2);
     ck_assert_uint_eq(pooled, 8192);
@@ -389,6 +398,59 @@ START_TEST(refused_report_is_followed_by_a_resync)
     }
     flush_settles(p);
     ck_assert_int_eq(memclient_pool_destroy(p), 0);
+    memclient_disconnect(c);
+    ck_assert_int_eq(memd_fixture_stop(&f), 0);
+}
+END_TEST
+
+/* A refusal that the same state would meet again ends the loop (issue 27: an idle client
+ * whose pool was over max_suballocs_per_pool resent a RESET and its whole state every
+ * 50 ms, 422 requests in 5 s): the library backs off, memd serves a handful of requests
+ * while the client idles, and the pool says what memd has not heard of and why. */
+START_TEST(refused_pool_backs_off)
+{
+    memd_fixture f;
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "limits: {max_suballocs_per_pool: 8}\n"
+             "devices:\n  - id: 0\n    descriptor: %s/config/devices/wormhole_b0.yaml\n",
+             memd_fixture_source_root());
+    memd_fixture_opts o = {.config_yaml = yaml};
+    ck_assert_int_eq(memd_fixture_start(&f, &o), 0);
+    memclient *c = cu_connect(&f), *watch = cu_connect(&f);
+    memclient_pool *p = make_pool(c, 1 << 20, 0);
+    memclient_pool_buffer b[12];
+    for (int i = 0; i < 12; i++)
+        ck_assert_int_eq(memclient_pool_alloc(p, 4096, 0, "sub", &b[i]), 0);
+    ck_assert_int_eq(memclient_pool_flush(p), -EMFILE);
+    memclient_pool_info pi;
+    ck_assert_int_eq(memclient_pool_query(p, &pi), 0);
+    ck_assert_uint_eq(pi.unreported, 12);
+    ck_assert_uint_eq(pi.refused_errno, EMFILE);
+    memclient_snapshot *s = cu_dump(watch, 0);
+    uint64_t before = s->server.requests;
+    memclient_snapshot_free(s);
+    memd_test_sleep_ms(3000); /* the client idles */
+    s = cu_dump(watch, 0);
+    uint64_t served = s->server.requests - before - 1; /* less the second dump */
+    memclient_snapshot_free(s);
+    printf("# requests served in 3 s of an idle refused pool: %" PRIu64 "\n", served);
+    /* Back-off 100, 200, 400, 800, 1600 ms: at most 5 resyncs (60 every 50 ms). */
+    ck_assert_uint_le(served, 6);
+    ck_assert_int_eq(memclient_pool_query(p, &pi), 0);
+    ck_assert_uint_eq(pi.unreported, 12);
+    ck_assert_uint_eq(pi.refused_errno, EMFILE);
+    /* Back under the limit, a flush heals it at once. */
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(memclient_pool_free(p, b[i].handle), 0);
+    /* (that flush also tells of the timer's refusals while idle; the next has none) */
+    ck_assert_int_eq(memclient_pool_flush(p), -EMFILE);
+    ck_assert_int_eq(memclient_pool_flush(p), 0);
+    ck_assert_int_eq(memclient_pool_query(p, &pi), 0);
+    ck_assert_uint_eq(pi.unreported, 0);
+    ck_assert_uint_eq(pi.refused_errno, 0);
+    ck_assert_int_eq(memclient_pool_destroy(p), 0);
+    memclient_disconnect(watch);
     memclient_disconnect(c);
     ck_assert_int_eq(memd_fixture_stop(&f), 0);
 }
@@ -679,6 +741,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, pool_matches_reference_allocator);
     tcase_add_test(tc, lying_reports_are_refused);
     tcase_add_test(tc, refused_report_is_followed_by_a_resync);
+    tcase_add_test(tc, refused_pool_backs_off);
     tcase_add_test(tc, killed_client_pools_come_back);
     tcase_add_test(tc, threads_share_one_pool);
     tcase_add_test(tc, growth_stops_at_its_limit);

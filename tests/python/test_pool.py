@@ -150,3 +150,37 @@ def test_pool_api_is_documented():
     stub = open(os.path.join(os.path.dirname(memd.__file__), "__init__.pyi")).read()
     for name in ("class Pool", "class PoolBuffer", "def pool("):
         assert name in stub
+
+
+def test_refused_pool_counts_what_memd_has_not_heard(own_daemon, tmp_path):
+    """Issue 27: a pool past max_suballocs_per_pool is refused; the library stops
+    resending it every 50 ms (backs off), and Pool.unreported / refused_errno say so
+    (unreported read 0 before)."""
+    import errno
+    import time
+    from conftest import SOURCE_ROOT
+    cfg = tmp_path / "memd.yaml"
+    cfg.write_text("limits: {max_suballocs_per_pool: 8}\ndevices:\n  - id: 0\n"
+                   f"    descriptor: {SOURCE_ROOT}/config/devices/wormhole_b0.yaml\n")
+    d = own_daemon(config=str(cfg))
+    with memd.connect(d.socket) as c:
+        pool = c.pool(0, "internal", MiB)
+        subs = [pool.alloc(4096) for _ in range(12)]
+        with pytest.raises(memd.Error) as e:
+            pool.flush()
+        assert e.value.errno == errno.EMFILE
+        assert pool.unreported == 12 and pool.refused_errno == errno.EMFILE
+        before = d.dump()["server"]["requests"]
+        time.sleep(2)
+        served = d.dump()["server"]["requests"] - before - 1
+        assert served <= 6, f"{served} requests in 2 s of an idle refused pool"
+        assert pool.unreported == 12
+        for b in subs[:4]:
+            b.free()
+        try:
+            pool.flush()  # may still tell of the timer's refusals while idle
+        except memd.Error:
+            pass
+        pool.flush()
+        assert pool.unreported == 0 and pool.refused_errno == 0
+        pool.close()

@@ -492,14 +492,14 @@ START_TEST(quota_charges_holders)
     uint32_t dev = 0; /* DEV's index */
     ck_assert_int_eq(do_alloc(&sa, &w, &b, &r), 0);
     uint64_t h = b.handle;
-    ck_assert_uint_eq(memd_quota_used(&st, dev, 1001), 8 * KIB);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, MEMD_KIND_DRAM, 1001), 8 * KIB);
     /* the attaching uid is charged, once however many of its sessions attach */
     ck_assert_int_eq(do_alloc(&sb, &w, &b, &r), 0);
     memd_session sb2;
     open_session(&sb2, 1002, false);
     ck_assert_int_eq(do_alloc(&sb2, &w, &b, &r), 0);
-    ck_assert_uint_eq(memd_quota_used(&st, dev, 1002), 8 * KIB);
-    ck_assert_uint_eq(memd_quota_used(&st, dev, 1001), 8 * KIB);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, MEMD_KIND_DRAM, 1002), 8 * KIB);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, MEMD_KIND_DRAM, 1001), 8 * KIB);
     /* and what it holds counts against its quota */
     memd_wire_alloc_req big = dram(MEMD_CLASS_INTERNAL, 12 * KIB);
     ck_assert_int_eq(do_alloc(&sb, &big, &b, &r), -EDQUOT);
@@ -513,25 +513,25 @@ START_TEST(quota_charges_holders)
     ck_assert_int_eq(do_alloc(&sb, &v, &b, &r), -EDQUOT);
     /* the creator lets go while others hold it: no longer charged */
     ck_assert_int_eq(handle_op(&sa, MEMD_OP_FREE, h, &r), 0);
-    ck_assert_uint_eq(memd_quota_used(&st, dev, 1001), 0);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, MEMD_KIND_DRAM, 1001), 0);
     big.bytes = 16 * KIB;
     ck_assert_int_eq(do_alloc(&sa, &big, &b, &r), 0);
     ck_assert_int_eq(handle_op(&sa, MEMD_OP_FREE, b.handle, &r), 0);
     /* one of two sessions of a uid going keeps the charge; the last one ends it */
     memd_session_close(&st, &sb2);
-    ck_assert_uint_eq(memd_quota_used(&st, dev, 1002), 8 * KIB);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, MEMD_KIND_DRAM, 1002), 8 * KIB);
     memd_session_close(&st, &sb);
-    ck_assert_uint_eq(memd_quota_used(&st, dev, 1002), 0);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, MEMD_KIND_DRAM, 1002), 0);
     open_session(&sb, 1002, false);
     /* a recount (a quota set by a reload) comes to the same books */
     ck_assert_int_eq(do_alloc(&sb, &w, &b, &r), 0); /* "weights" afresh: sb creates it */
     ck_assert_int_eq(do_alloc(&sa, &w, &b, &r), 0);
-    uint64_t ua = memd_quota_used(&st, dev, 1001), ub = memd_quota_used(&st, dev, 1002),
-             u0 = memd_quota_used(&st, dev, 0);
+    uint64_t ua = memd_quota_used(&st, dev, MEMD_KIND_DRAM, 1001), ub = memd_quota_used(&st, dev, MEMD_KIND_DRAM, 1002),
+             u0 = memd_quota_used(&st, dev, MEMD_KIND_DRAM, 0);
     ck_assert_int_eq(memd_quota_recount(&st), 0);
-    ck_assert_uint_eq(memd_quota_used(&st, dev, 1001), ua);
-    ck_assert_uint_eq(memd_quota_used(&st, dev, 1002), ub);
-    ck_assert_uint_eq(memd_quota_used(&st, dev, 0), u0);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, MEMD_KIND_DRAM, 1001), ua);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, MEMD_KIND_DRAM, 1002), ub);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, MEMD_KIND_DRAM, 0), u0);
     ck_assert_uint_eq(ua, 8 * KIB);
     ck_assert_uint_eq(ub, 8 * KIB);
     ck_assert_uint_eq(u0, 12 * KIB); /* root's "vocab" */
@@ -560,6 +560,32 @@ START_TEST(uid_quota)
     ck_assert_int_eq(handle_op(&sa, MEMD_OP_FREE, h1, &r), 0);
     ck_assert_int_eq(do_alloc(&other, &a, &b, &r), 0);
     memd_session_close(&st, &other);
+}
+END_TEST
+
+/* The quota counts each bank group of a device on its own (issue 27: 1 MiB of DRAM
+ * blocked an SRAM per-bank allocation): DRAM and SRAM are separate address spaces. */
+START_TEST(quota_per_bank_group)
+{
+    RESTART_WITH(quota_per_uid, 8 * KIB);
+    must_alloc(&sa, MEMD_CLASS_INTERNAL, 6 * KIB);
+    memd_wire_alloc_req s = dram(MEMD_CLASS_INTERNAL, 6 * KIB);
+    s.scope = MEMD_SCOPE_SRAM;
+    memd_wire_buffer b;
+    reply r;
+    ck_assert_int_eq(do_alloc(&sa, &s, &b, &r), 0);
+    ck_assert_uint_eq(b.kind, MEMD_KIND_SRAM);
+    uint32_t dev = 0; /* DEV's index */
+    ck_assert_uint_eq(memd_quota_used(&st, dev, MEMD_KIND_DRAM, 1001), 6 * KIB);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, MEMD_KIND_SRAM, 1001), b.size_per_bank);
+    /* each group still has its own limit */
+    ck_assert_int_eq(do_alloc(&sa, &s, &b, &r), -EDQUOT);
+    ck_assert_ptr_nonnull(strstr(r.err.message, "sram"));
+    memd_wire_alloc_req d = dram(MEMD_CLASS_INTERNAL, 4 * KIB);
+    ck_assert_int_eq(do_alloc(&sa, &d, &b, &r), -EDQUOT);
+    /* a recount keeps them apart */
+    ck_assert_int_eq(memd_quota_recount(&st), 0);
+    ck_assert_uint_eq(memd_quota_used(&st, dev, MEMD_KIND_DRAM, 1001), 6 * KIB);
 }
 END_TEST
 
@@ -929,6 +955,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, session_alloc_limit);
     tcase_add_test(tc, uid_quota);
     tcase_add_test(tc, quota_charges_holders);
+    tcase_add_test(tc, quota_per_bank_group);
     tcase_add_test(tc, dump_records);
     tcase_add_test(tc, dump_pages);
     tcase_add_test(tc, dump_pages_banks);

@@ -466,6 +466,11 @@ START_TEST(round_trip_keeps_the_map)
     /* Taken already: a second reclaim finds a connected session. */
     memd_session *e = sf_session(&st, me, uid);
     ck_assert_int_eq(reclaim(&st, e, ida, wa.token, &w, &err), -EBUSY);
+    /* Another uid, or a wrong token, is not told that (issue 27). */
+    ck_assert_int_eq(reclaim(&st, other, ida, wa.token, &w, &err), -EACCES);
+    ck_assert_ptr_null(strstr(err.msg, "connected"));
+    ck_assert_int_eq(reclaim(&st, e, ida, bad, &w, &err), -EACCES);
+    ck_assert_ptr_null(strstr(err.msg, "connected"));
     sf_flush(&st);
     /* The reclaimed session frees as its own. */
     memd_hold_release(&st, memd_alloc_hold_of(r1, d));
