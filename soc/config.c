@@ -82,7 +82,7 @@ static int parse_limits(const char *file, const memd_ynode *n, memd_limits *l, m
     static const char *const keys[] = {"max_frame", "max_sessions", "max_allocs_per_session",
                                        "max_reply_backlog", "quota_per_uid", "reclaim_grace_ms",
                                        "max_sessions_per_uid", "admin_sessions", "hello_timeout_ms",
-                                       "max_suballocs_per_pool", NULL};
+                                       "max_suballocs_per_pool", "events_per_uid", NULL};
     int rc = memd_yaml_check_keys(file, n, "limits", keys, err);
     if (rc)
         return rc;
@@ -107,6 +107,7 @@ static int parse_limits(const char *file, const memd_ynode *n, memd_limits *l, m
         {"admin_sessions", offsetof(memd_limits, admin_sessions), true},
         {"hello_timeout_ms", offsetof(memd_limits, hello_timeout_ms), true},
         {"max_suballocs_per_pool", offsetof(memd_limits, max_suballocs_per_pool), false},
+        {"events_per_uid", offsetof(memd_limits, events_per_uid), true},
     };
     for (size_t i = 0; i < sizeof(u32s) / sizeof(u32s[0]); i++) {
         if (!(v = memd_yaml_get(n, u32s[i].key)))
@@ -250,6 +251,7 @@ static void config_defaults(memd_config *cfg)
     cfg->limits.admin_sessions = 4;
     cfg->limits.hello_timeout_ms = 10000;
     cfg->limits.max_suballocs_per_pool = MEMD_POOL_MAX_SUBALLOCS;
+    cfg->limits.events_per_uid = 100;
     cfg->log_level = 6; /* LOG_INFO */
 }
 
