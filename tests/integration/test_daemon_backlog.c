@@ -15,6 +15,17 @@
 
 #define CONNS 30
 
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
 /* n small buffers held by c, in batches. */
 static void fill(memclient *c, size_t n)
 {
@@ -115,8 +126,19 @@ START_TEST(silent_readers_hold_about_their_backlog)
     printf("# memd RSS %ld KiB before, %ld KiB with %d silent readers (+%ld KiB); "
            "a bystander's dump took %ld ms\n",
            before, after, CONNS, after - before, memd_test_now_ms() - t0);
-    /* 2 MiB each (the backlog and the reply that passed it) plus the allocator's slack */
-    ck_assert_int_le(after - before, CONNS * 2048 + 16384);
+    /* 2 MiB each (the backlog and the reply that passed it) plus the allocator's slack;
+     * valgrind and ASan keep memory of their own (shadow, quarantine): not measured. */
+    if (!getenv("MEMD_TEST_DAEMON_WRAPPER") && !SANITIZED)
+        ck_assert_int_le(after - before, CONNS * 2048 + 16384);
+    /* A reader that comes back gets every answer, in order: the unpaged dump refused,
+     * then the pages. */
+    static uint8_t buf[2u << 20];
+    for (uint64_t id = 1; id <= 51; id++) {
+        memd_wire_hdr h;
+        ck_assert_int_eq(raw_recv(fds[0], &h, buf, sizeof buf, 20000), 0);
+        ck_assert_uint_eq(h.id, id);
+        ck_assert_int_eq(h.status, id == 1 ? -E2BIG : 0);
+    }
     for (int i = 0; i < CONNS; i++)
         close(fds[i]);
     memclient_disconnect(c);
