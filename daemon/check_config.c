@@ -106,11 +106,13 @@ static void print_table(FILE *out, const memd_config *cfg)
             "limits: max_frame %" PRIu32 ", max_sessions %" PRIu32 ", max_allocs_per_session %" PRIu32
             ", max_reply_backlog %" PRIu64 ", quota_per_uid %" PRIu64 "%s, reclaim_grace_ms %" PRIu32
             ", max_sessions_per_uid %" PRIu32 ", admin_sessions %" PRIu32 ", hello_timeout_ms %" PRIu32
-            ", max_suballocs_per_pool %" PRIu32 ", history_events %" PRIu32 "%s\n",
+            ", max_suballocs_per_pool %" PRIu32 ", history_events %" PRIu32 "%s"
+            ", events_per_uid %" PRIu32 ", plan_cache_bytes %" PRIu64 "\n",
             l->max_frame, l->max_sessions, l->max_allocs_per_session, l->max_reply_backlog,
             l->quota_per_uid, l->quota_per_uid ? "" : " (unlimited)", l->reclaim_grace_ms,
             l->max_sessions_per_uid, l->admin_sessions, l->hello_timeout_ms,
-            l->max_suballocs_per_pool, l->history_events, l->history_events ? "" : " (off)");
+            l->max_suballocs_per_pool, l->history_events, l->history_events ? "" : " (off)",
+            l->events_per_uid, l->plan_cache_bytes);
     for (uint32_t i = 0; i < cfg->ndevices; i++) {
         const memd_device_spec *d = &cfg->devices[i];
         fprintf(out, "device %" PRIu32 " '%s'%s%s\n", d->id, d->name, d->arch[0] ? " arch " : "", d->arch);
@@ -176,10 +178,11 @@ static void print_json(FILE *out, const memd_config *cfg)
             ",\"limits\":{\"max_frame\":%" PRIu32 ",\"max_sessions\":%" PRIu32 ",\"max_allocs_per_session\":%" PRIu32
             ",\"max_reply_backlog\":%" PRIu64 ",\"quota_per_uid\":%" PRIu64 ",\"reclaim_grace_ms\":%" PRIu32
             ",\"max_sessions_per_uid\":%" PRIu32 ",\"admin_sessions\":%" PRIu32 ",\"hello_timeout_ms\":%" PRIu32
-            ",\"max_suballocs_per_pool\":%" PRIu32 ",\"history_events\":%" PRIu32 "}",
+            ",\"max_suballocs_per_pool\":%" PRIu32 ",\"history_events\":%" PRIu32
+            ",\"events_per_uid\":%" PRIu32 ",\"plan_cache_bytes\":%" PRIu64 "}",
             l->max_frame, l->max_sessions, l->max_allocs_per_session, l->max_reply_backlog, l->quota_per_uid,
             l->reclaim_grace_ms, l->max_sessions_per_uid, l->admin_sessions, l->hello_timeout_ms,
-            l->max_suballocs_per_pool, l->history_events);
+            l->max_suballocs_per_pool, l->history_events, l->events_per_uid, l->plan_cache_bytes);
     fprintf(out, ",\"devices\":[");
     for (uint32_t i = 0; i < cfg->ndevices; i++) {
         const memd_device_spec *d = &cfg->devices[i];

@@ -82,7 +82,8 @@ static int parse_limits(const char *file, const memd_ynode *n, memd_limits *l, m
     static const char *const keys[] = {"max_frame", "max_sessions", "max_allocs_per_session",
                                        "max_reply_backlog", "quota_per_uid", "reclaim_grace_ms",
                                        "max_sessions_per_uid", "admin_sessions", "hello_timeout_ms",
-                                       "max_suballocs_per_pool", "history_events", NULL};
+                                       "max_suballocs_per_pool", "history_events", "events_per_uid",
+                                       "plan_cache_bytes", NULL};
     int rc = memd_yaml_check_keys(file, n, "limits", keys, err);
     if (rc)
         return rc;
@@ -108,6 +109,7 @@ static int parse_limits(const char *file, const memd_ynode *n, memd_limits *l, m
         {"hello_timeout_ms", offsetof(memd_limits, hello_timeout_ms), true},
         {"max_suballocs_per_pool", offsetof(memd_limits, max_suballocs_per_pool), false},
         {"history_events", offsetof(memd_limits, history_events), true},
+        {"events_per_uid", offsetof(memd_limits, events_per_uid), true},
     };
     for (size_t i = 0; i < sizeof(u32s) / sizeof(u32s[0]); i++) {
         if (!(v = memd_yaml_get(n, u32s[i].key)))
@@ -131,6 +133,12 @@ static int parse_limits(const char *file, const memd_ynode *n, memd_limits *l, m
     }
     if ((v = memd_yaml_get(n, "quota_per_uid")) && (rc = memd_yaml_size(file, v, &l->quota_per_uid, err)))
         return rc;
+    if ((v = memd_yaml_get(n, "plan_cache_bytes"))) {
+        if ((rc = memd_yaml_size(file, v, &l->plan_cache_bytes, err)))
+            return rc;
+        if (l->plan_cache_bytes == 0)
+            return memd_yaml_error(err, file, v, "expected plan_cache_bytes > 0, got 0");
+    }
     return 0;
 }
 
@@ -252,6 +260,8 @@ static void config_defaults(memd_config *cfg)
     cfg->limits.hello_timeout_ms = 10000;
     cfg->limits.max_suballocs_per_pool = MEMD_POOL_MAX_SUBALLOCS;
     cfg->limits.history_events = 1u << 20;
+    cfg->limits.events_per_uid = 100;
+    cfg->limits.plan_cache_bytes = 128u << 20;
     cfg->log_level = 6; /* LOG_INFO */
 }
 

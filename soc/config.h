@@ -24,6 +24,10 @@ typedef struct memd_limits {
     uint32_t history_events;         /* flight recorder records kept (default 1 Mi), 0: off */
     uint32_t max_suballocs_per_pool; /* live sub-allocations in one pool's books
                                         (default and most MEMD_POOL_MAX_SUBALLOCS) */
+    uint64_t plan_cache_bytes;       /* the plan cache's unreferenced plans are evicted past
+                                        this many bytes (default 128 MiB) */
+    uint32_t events_per_uid;         /* events one uid may add to the event log a second
+                                        (default 100, 0 = no limit) */
 } memd_limits;
 
 /* A sub-device (partition): a named subset of one bank group's banks, optionally with a

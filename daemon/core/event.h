@@ -3,10 +3,15 @@
  *
  * Each event goes to a bounded in-memory ring that EVENTS reads (memctl events), and to
  * the daemon's log (stderr, with journald's <N> prefixes under systemd) when its priority
- * passes the log level. Emitting is one vsnprintf into a preallocated slot: the ring is
- * allocated once, with the first event, and old events are overwritten. The stderr echo
- * is rate limited so a client that fails allocations in a loop cannot make the daemon
- * spend its time writing lines; the ring keeps every event regardless. */
+ * passes the log level. Emitting is one vsnprintf into a preallocated slot: the rings
+ * are allocated once, with the first event, and old events are overwritten.
+ *
+ * No client can drown the rest: the daemon's own events (MEMD_EVENT_DAEMON: start,
+ * stop, reloads) have a ring and a log budget of their own; every other event counts
+ * against its uid, which may add events_per_uid (config limits) to the ring and
+ * MEMD_EVENT_UID_LINES lines to the log each second; what passes that is counted and
+ * said in one event when the uid's next second starts. All client events together
+ * write at most MEMD_EVENT_ECHO_MAX lines a second. */
 #ifndef MEMD_DAEMON_EVENT_H
 #define MEMD_DAEMON_EVENT_H
 
@@ -15,8 +20,11 @@
 
 #include "state.h"
 
-#define MEMD_EVENT_RING 4096u    /* events kept */
-#define MEMD_EVENT_ECHO_MAX 200u /* log lines per second before echoing pauses */
+#define MEMD_EVENT_RING 4096u     /* client events kept */
+#define MEMD_EVENT_OPS_RING 256u  /* the daemon's own events kept */
+#define MEMD_EVENT_ECHO_MAX 200u  /* log lines a second of client events */
+#define MEMD_EVENT_UID_LINES 20u  /* of which one uid's */
+#define MEMD_EVENT_OPS_LINES 50u  /* log lines a second of the daemon's own events */
 
 /* One event as the ring keeps it. */
 typedef struct memd_event_rec {

@@ -51,6 +51,7 @@ int memd_state_init(memd_state *st, const memd_config *cfg, memd_error *err)
     st->limits = cfg->limits;
     st->names.global = cfg->shared_names_global;
     st->next_handle = 1;
+    st->reply_room = SIZE_MAX;
     st->next_mark = 1;
     st->next_session_id = 1;
     st->start_ns = memd_now_ns();

@@ -141,6 +141,10 @@ struct memd_session {
     memd_group_use *group_holds;   /* use per (device index, bank group): ndevs *
                                       MEMD_KIND_COUNT, NULL until the first hold */
     memd_session *prev, *next;     /* memd_state.sessions */
+    /* Where the session's last dump page stopped inside a pool's sub-allocations: the
+     * cursor it handed out and the offset of the first one not sent (handlers/dump.c),
+     * so the next page resumes there in O(log n). */
+    uint64_t dump_cursor, dump_offset;
     /* An EVENTS request with MEMD_EVENTS_F_WAIT that found nothing: answered later
      * (handlers/events.c), the session's next requests wait behind it. */
     struct {
@@ -219,6 +223,8 @@ typedef struct memd_state {
     memd_session *hist_actor;
     const memd_session *cur;       /* the session whose frames are being processed, or
                                       NULL: events without a session are about it */
+    size_t reply_room;             /* bytes the reply being built may take: max_reply_backlog
+                                      less the session's unsent replies (SIZE_MAX: no bound) */
 } memd_state;
 
 /* Builds one engine device per configured spec and resolves the admin group.

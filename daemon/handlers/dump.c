@@ -6,9 +6,18 @@
  * up in the handle map: handles are issued in increasing order and never reused, so
  * that order needs no index of its own and survives anything that happens between
  * pages. A page stops after PAGE_ALLOCS records, PAGE_BYTES bytes of allocation records
- * (with their ALLOC_BANK, POOL and SUBALLOC records, which always stay in their
- * allocation's page) or PAGE_SCAN handles looked at, whichever comes first, which bounds the time one request holds the loop (handles
- * freed long ago cost a lookup each, once per dump). */
+ * (fewer when the session's reply backlog has less room) or PAGE_SCAN handles looked
+ * at, whichever comes first, which bounds the time one request holds the loop (handles
+ * freed long ago cost a lookup each, once per dump). A bank-set buffer's ALLOC_BANK
+ * records stay in their allocation's page; a pool's SUBALLOC records may go on over
+ * several pages (a pool may hold 2^20 of them): the cursor is the handle shifted left
+ * by SUB_BITS, plus how many of that pool's sub-allocations were sent.
+ *
+ * An unpaged dump is one reply: it may be no larger than the reply backlog
+ * (max_reply_backlog, at least REPLY_MIN), refused before any work when the
+ * allocations alone would pass it, and cut short (-E2BIG) as soon as it does, so no
+ * dump costs the loop more than building a few MB. A reply that does not fit what is
+ * left of the backlog waits (MEMD_DEFER) until the session reads its earlier ones. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,17 +42,38 @@
 #define PAGE_SCAN 65536u    /* handles looked at per page */
 #define PAGE_BYTES (1u << 20) /* and about this many bytes: a per-bank buffer brings one
                                  ALLOC_BANK record per bank, a pool its sub-allocations */
+#define PAGE_MIN (64u << 10)  /* a page smaller than this waits for the backlog instead */
+#define REPLY_MIN (1u << 20)  /* an unpaged dump may always be this large */
+#define SUB_BITS 21           /* cursor bits counting a pool's sub-allocations sent */
+#define SUB_MASK ((UINT64_C(1) << SUB_BITS) - 1)
+
+/* The reply being built, and the length it may not pass (over: it tried to). */
+typedef struct dump_out {
+    memd_buf *b;
+    size_t end;
+    bool over;
+} dump_out;
 
 typedef struct dump_ctx {
-    memd_buf *out;
+    dump_out *out;
     uint32_t device;
     uint8_t kind, region;
 } dump_ctx;
 
-/* Appends tag + room for its record; NULL if the buffer cannot grow. */
-static uint8_t *rec(memd_buf *out, uint32_t tag)
+/* Appends n bytes; NULL if the buffer cannot grow or would pass its end. */
+static uint8_t *put(dump_out *out, size_t n)
 {
-    uint8_t *p = memd_buf_append(out, MEMD_WIRE_TAG_SIZE + memd_wire_rec_size(tag));
+    if (n > out->end - out->b->len || out->b->len > out->end) {
+        out->over = true;
+        return NULL;
+    }
+    return memd_buf_append(out->b, n);
+}
+
+/* Appends tag + room for its record. */
+static uint8_t *rec(dump_out *out, uint32_t tag)
+{
+    uint8_t *p = put(out, MEMD_WIRE_TAG_SIZE + memd_wire_rec_size(tag));
     return p ? memd_wire_tag_put(p, tag) : NULL;
 }
 
@@ -55,7 +85,7 @@ static void stats_from(const memd_range_stats *rs, memd_wire_stats *w)
                            .free_blocks = rs->free_blocks, .allocations = rs->allocations};
 }
 
-static int put_server(const memd_state *st, memd_buf *out)
+static int put_server(const memd_state *st, dump_out *out)
 {
     uint8_t *p = rec(out, MEMD_REC_SERVER);
     if (!p)
@@ -85,7 +115,7 @@ static int visit_block(void *vctx, uint64_t addr, uint64_t size, bool allocated)
 
 /* BANK records: every bank's own map of one allocatable region. */
 static int put_banks(const memd_state *st, uint32_t dev, memd_kind kind, uint8_t region,
-                     memd_buf *out)
+                     dump_out *out)
 {
     const memd_device_spec *spec = st->devs[dev].spec;
     const memd_bank_group_spec *g = &spec->groups[kind];
@@ -113,7 +143,7 @@ static int put_banks(const memd_state *st, uint32_t dev, memd_kind kind, uint8_t
 }
 
 static int put_group(const memd_state *st, uint32_t dev, memd_kind kind, uint32_t clients,
-                     uint32_t flags, memd_buf *out)
+                     uint32_t flags, dump_out *out)
 {
     const memd_device_spec *spec = st->devs[dev].spec;
     const memd_bank_group_spec *g = &spec->groups[kind];
@@ -166,7 +196,7 @@ static int cmp_handle(const void *a, const void *b)
 }
 
 /* ALLOC_BANK records: the banks of a subset or per-bank allocation. */
-static int put_alloc_banks(const memd_state *st, const memd_alloc *a, memd_buf *out)
+static int put_alloc_banks(const memd_state *st, const memd_alloc *a, dump_out *out)
 {
     if (a->pl.mode == MEMD_BANKS_ALL)
         return 0;
@@ -184,10 +214,15 @@ static int put_alloc_banks(const memd_state *st, const memd_alloc *a, memd_buf *
 }
 
 
+/* A pool's sub-allocations, in address order, from the sent-th on (passing the first
+ * skip over), until the reply reaches stop: then resume is the offset of the first one
+ * not sent. */
 typedef struct pool_ctx {
-    memd_buf *out;
+    dump_out *out;
     const memd_pool_books *b;
     uint64_t handle;
+    size_t stop;
+    uint64_t skip, sent, resume;
 } pool_ctx;
 
 static int visit_sub(void *vctx, uint64_t addr, uint64_t size, bool allocated)
@@ -197,17 +232,25 @@ static int visit_sub(void *vctx, uint64_t addr, uint64_t size, bool allocated)
     const memd_suballoc *sub = allocated ? memd_pool_books_find(c->b, addr) : NULL;
     if (!sub)
         return 0;
+    if (c->skip) {
+        c->skip--;
+        return 0;
+    }
+    if (c->out->b->len >= c->stop && c->sent < SUB_MASK) {
+        c->resume = addr;
+        return 1;
+    }
     uint8_t *p = rec(c->out, MEMD_REC_SUBALLOC);
     if (!p)
         return -ENOMEM;
     memd_wire_suballoc_rec r = {.pool = c->handle, .offset = sub->offset, .size = sub->size};
     memcpy(r.name, sub->name, sizeof r.name);
     memd_wire_suballoc_rec_put(p, &r);
+    c->sent++;
     return 0;
 }
 
-/* A pool's record, then its sub-allocations in address order. */
-static int put_pool(const memd_alloc *a, bool subs, memd_buf *out)
+static int put_pool(const memd_alloc *a, dump_out *out)
 {
     const memd_pool_books *b = memd_pool_books_of(a);
     memd_wire_pool_rec r = {.handle = a->handle, .as_of_ns = b ? b->as_of_ns : a->created_ns,
@@ -217,10 +260,21 @@ static int put_pool(const memd_alloc *a, bool subs, memd_buf *out)
     if (!p)
         return -ENOMEM;
     memd_wire_pool_rec_put(p, &r);
-    if (!b || !subs)
+    return 0;
+}
+
+/* Pool a's sub-allocations from the c->sent-th on: from offset from when the session
+ * knows that one's offset (UINT64_MAX: it does not; then the first ones are passed
+ * over). 1 when the page ended inside the pool. */
+static int put_subs(const memd_alloc *a, pool_ctx *c, uint64_t from)
+{
+    if (!(c->b = memd_pool_books_of(a)))
         return 0;
-    pool_ctx c = {.out = out, .b = b, .handle = a->handle};
-    return memd_range_foreach(b->range, visit_sub, &c);
+    c->handle = a->handle;
+    if (from != UINT64_MAX && memd_pool_books_find(c->b, from))
+        return memd_range_foreach_from(c->b->range, from, visit_sub, c);
+    c->skip = c->sent;
+    return memd_range_foreach(c->b->range, visit_sub, c);
 }
 
 /* The allocations a session may see on a device (dev < 0: all), collected. */
@@ -240,7 +294,7 @@ static int add_visible(void *ctx, memd_alloc *a)
 }
 
 static int put_allocs(const memd_state *st, const memd_session *s, int dev, uint32_t flags,
-                      memd_buf *out)
+                      dump_out *out)
 {
     visible v = {.s = s, .dev = dev, .list = malloc((st->handles.len + 1) * sizeof *v.list)};
     if (!v.list)
@@ -262,16 +316,21 @@ static int put_allocs(const memd_state *st, const memd_session *s, int dev, uint
         if (flags & MEMD_DUMP_F_BANKS)
             rc = put_alloc_banks(st, list[i], out);
     }
-    for (size_t i = 0; i < n && rc == 0 && (flags & MEMD_DUMP_F_POOLS); i++)
-        if (list[i]->pool)
-            rc = put_pool(list[i], flags & MEMD_DUMP_F_SUBALLOCS, out);
+    for (size_t i = 0; i < n && rc == 0 && (flags & MEMD_DUMP_F_POOLS); i++) {
+        if (!list[i]->pool)
+            continue;
+        rc = put_pool(list[i], out);
+        pool_ctx c = {.out = out, .stop = SIZE_MAX};
+        if (rc == 0 && (flags & MEMD_DUMP_F_SUBALLOCS))
+            rc = put_subs(list[i], &c, UINT64_MAX);
+    }
     free(list);
     return rc;
 }
 
 /* Every sub-device, whatever device was asked for: sessions name theirs by position.
  * With MEMD_DUMP_F_SUBDEV_BANKS each is followed by its whole bank list. */
-static int put_subdevs(const memd_state *st, uint32_t flags, memd_buf *out)
+static int put_subdevs(const memd_state *st, uint32_t flags, dump_out *out)
 {
     for (uint32_t i = 0; i < st->nsubdevs; i++) {
         const memd_subdev *d = &st->subdevs[i];
@@ -287,8 +346,8 @@ static int put_subdevs(const memd_state *st, uint32_t flags, memd_buf *out)
         memd_wire_subdev_rec_put(p, &r);
         if (!(flags & MEMD_DUMP_F_SUBDEV_BANKS))
             continue;
-        p = memd_buf_append(out, MEMD_WIRE_TAG_SIZE + MEMD_WIRE_SUBDEV_BANKS_REC_SIZE +
-                                     4 * (size_t)d->spec.nbanks);
+        p = put(out, MEMD_WIRE_TAG_SIZE + MEMD_WIRE_SUBDEV_BANKS_REC_SIZE +
+                         4 * (size_t)d->spec.nbanks);
         if (!p)
             return -ENOMEM;
         p = memd_wire_tag_put(p, MEMD_REC_SUBDEV_BANKS);
@@ -300,7 +359,7 @@ static int put_subdevs(const memd_state *st, uint32_t flags, memd_buf *out)
 
 /* What session s holds per (device, bank group): one SESSION_USE record for each where it
  * holds something, from the counts alloc.c keeps (O(devices x groups), not O(holds)). */
-static int put_use(const memd_state *st, const memd_session *s, memd_buf *out)
+static int put_use(const memd_state *st, const memd_session *s, dump_out *out)
 {
     if (!s->group_holds)
         return 0; /* never held anything */
@@ -323,7 +382,7 @@ static int put_use(const memd_state *st, const memd_session *s, memd_buf *out)
 
 _Static_assert(MEMD_SESSION_CGROUP_MAX == MEMD_CGROUP_MAX, "one cgroup path size");
 
-static int put_cgroup(const memd_session *s, memd_buf *out)
+static int put_cgroup(const memd_session *s, dump_out *out)
 {
     uint8_t *p = rec(out, MEMD_REC_SESSION_CGROUP);
     if (!p)
@@ -335,7 +394,7 @@ static int put_cgroup(const memd_session *s, memd_buf *out)
 }
 
 static int put_sessions(const memd_state *st, const memd_session *self, uint32_t flags,
-                        memd_buf *out)
+                        dump_out *out)
 {
     int rc = 0;
     for (const memd_session *s = st->sessions; s && rc == 0; s = s->next) {
@@ -362,45 +421,56 @@ static int put_sessions(const memd_state *st, const memd_session *self, uint32_t
     return rc;
 }
 
-/* The allocations with handles from *cursor on that s may see, up to a page's worth;
- * *cursor becomes the next handle to look at, or 0 when none is left. */
-static int put_allocs_page(const memd_state *st, const memd_session *s, int dev,
-                           uint32_t flags, uint64_t *cursor, memd_buf *out)
+/* The allocations with handles from *cursor on that s may see, up to a page's worth
+ * (about limit bytes); *cursor becomes where the next page starts, or 0 when nothing
+ * is left. */
+static int put_allocs_page(const memd_state *st, memd_session *s, int dev, uint32_t flags,
+                           size_t limit, uint64_t *cursor, dump_out *out)
 {
-    uint64_t h = *cursor ? *cursor : 1, end = st->next_handle;
+    uint64_t h = *cursor >> SUB_BITS, sent = *cursor & SUB_MASK, end = st->next_handle;
+    uint64_t from = sent && s->dump_cursor == *cursor ? s->dump_offset : UINT64_MAX;
+    bool subs = (flags & MEMD_DUMP_F_POOLS) && (flags & MEMD_DUMP_F_SUBALLOCS);
     uint32_t recs = 0;
-    size_t start = out->len;
+    size_t start = out->b->len;
     for (uint32_t scanned = 0; h < end && scanned < PAGE_SCAN && recs < PAGE_ALLOCS &&
-                               out->len - start < PAGE_BYTES;
-         h++, scanned++) {
-        const memd_alloc *a = memd_alloc_find(st, h);
+                               out->b->len - start < limit;
+         h++, scanned++, sent = 0, from = UINT64_MAX) {
+        const memd_alloc *a = h ? memd_alloc_find(st, h) : NULL;
         if (!a || (dev >= 0 && a->dev != (uint32_t)dev) || !memd_may_access(s, a))
             continue;
-        uint8_t *p = rec(out, MEMD_REC_ALLOC);
-        if (!p)
-            return -ENOMEM;
-        memd_wire_alloc_info info;
-        memd_alloc_to_info(st, a, &info);
-        memd_wire_alloc_info_put(p, &info);
-        recs++;
-        /* A bank-set buffer's ALLOC_BANK records and a pool's records follow its
-         * allocation, in the same page. */
-        if (flags & MEMD_DUMP_F_BANKS) {
-            int rc = put_alloc_banks(st, a, out);
+        if (sent == 0) { /* not a pool resumed in its sub-allocations */
+            uint8_t *p = rec(out, MEMD_REC_ALLOC);
+            if (!p)
+                return -ENOMEM;
+            memd_wire_alloc_info info;
+            memd_alloc_to_info(st, a, &info);
+            memd_wire_alloc_info_put(p, &info);
+            recs++;
+            /* A bank-set buffer's ALLOC_BANK records and a pool's record follow its
+             * allocation, in the same page. */
+            int rc = flags & MEMD_DUMP_F_BANKS ? put_alloc_banks(st, a, out) : 0;
+            if (rc == 0 && (flags & MEMD_DUMP_F_POOLS) && a->pool)
+                rc = put_pool(a, out);
             if (rc < 0)
                 return rc;
         }
-        if ((flags & MEMD_DUMP_F_POOLS) && a->pool) {
-            int rc = put_pool(a, flags & MEMD_DUMP_F_SUBALLOCS, out);
-            if (rc < 0)
-                return rc;
+        if (!subs || !a->pool)
+            continue;
+        pool_ctx c = {.out = out, .stop = start + limit, .sent = sent};
+        int rc = put_subs(a, &c, from);
+        if (rc < 0)
+            return rc;
+        if (rc > 0) { /* the page ends inside the pool */
+            *cursor = s->dump_cursor = h << SUB_BITS | c.sent;
+            s->dump_offset = c.resume;
+            return 0;
         }
     }
-    *cursor = h < end ? h : 0;
+    *cursor = h < end ? h << SUB_BITS : 0;
     return 0;
 }
 
-static int put_page_end(uint64_t next, memd_buf *out)
+static int put_page_end(uint64_t next, dump_out *out)
 {
     uint8_t *p = rec(out, MEMD_REC_PAGE);
     if (!p)
@@ -411,7 +481,7 @@ static int put_page_end(uint64_t next, memd_buf *out)
 }
 
 /* The map up to the allocations: SERVER, then per device its groups and regions. */
-static int build_head(const memd_state *st, int dev, uint32_t flags, memd_buf *out)
+static int build_head(const memd_state *st, int dev, uint32_t flags, dump_out *out)
 {
     int rc = put_server(st, out);
     const uint32_t *clients = st->group_clients; /* kept up to date by alloc.c */
@@ -439,7 +509,7 @@ static int build_head(const memd_state *st, int dev, uint32_t flags, memd_buf *o
 }
 
 static int build(const memd_state *st, const memd_session *s, int dev, uint32_t flags,
-                 memd_buf *out)
+                 dump_out *out)
 {
     int rc = build_head(st, dev, flags, out);
     if (rc == 0)
@@ -447,24 +517,31 @@ static int build(const memd_state *st, const memd_session *s, int dev, uint32_t 
     if (rc == 0)
         rc = put_sessions(st, s, flags, out);
     if (rc == 0 && (flags & MEMD_DUMP_F_MODELS))
-        rc = memd_models_dump(st, s, out);
+        rc = memd_models_dump(st, s, out->b);
     return rc;
 }
 
 /* One page from *cursor (protocol.h); the tail (sessions, models) comes with the last. */
-static int build_page(const memd_state *st, const memd_session *s, int dev, uint32_t flags,
-                      uint64_t cursor, memd_buf *out)
+static int build_page(const memd_state *st, memd_session *s, int dev, uint32_t flags,
+                      uint64_t cursor, size_t limit, dump_out *out)
 {
     int rc = cursor == 0 ? build_head(st, dev, flags, out) : 0;
     if (rc == 0)
-        rc = put_allocs_page(st, s, dev, flags, &cursor, out);
+        rc = put_allocs_page(st, s, dev, flags, limit, &cursor, out);
     if (rc == 0 && cursor == 0)
         rc = put_sessions(st, s, flags, out);
     if (rc == 0 && cursor == 0 && (flags & MEMD_DUMP_F_MODELS))
-        rc = memd_models_dump(st, s, out);
+        rc = memd_models_dump(st, s, out->b);
     if (rc == 0)
         rc = put_page_end(cursor, out);
     return rc;
+}
+
+/* What an unpaged dump holds at least: the allocations' records (all devices). */
+static size_t unpaged_floor(const memd_state *st, const memd_session *s, int dev)
+{
+    size_t n = dev >= 0 ? 0 : s->admin ? st->handles.len : s->nholds;
+    return n * (MEMD_WIRE_TAG_SIZE + memd_wire_rec_size(MEMD_REC_ALLOC));
 }
 
 int memd_op_dump(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
@@ -481,21 +558,48 @@ int memd_op_dump(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
         memd_error_set(&err, -ENODEV, "no device %u (%u configured)", req.device, st->ndevs);
         return memd_reply_fail(st, h, out, &err, false);
     }
+    bool paged = req.flags & MEMD_DUMP_F_PAGED;
+    if (paged && st->next_handle > UINT64_MAX >> SUB_BITS) {
+        memd_error_set(&err, -EOVERFLOW, "handles past 2^%d do not fit a dump cursor",
+                       64 - SUB_BITS);
+        return memd_reply_fail(st, h, out, &err, false);
+    }
+    /* The reply may take what is left of the backlog; with nothing unsent, all of it. */
+    size_t backlog = memd_reply_backlog(st), room = st->reply_room;
+    size_t cap = paged ? MEMD_MAX_REPLY : backlog > REPLY_MIN ? backlog : REPLY_MIN;
+    size_t want = paged ? PAGE_MIN : unpaged_floor(st, s, dev);
+    if (!paged && want > cap) {
+        memd_error_set(&err, -E2BIG, "dump of over %zu bytes larger than %zu (max_reply_backlog): "
+                       "ask for it in pages (MEMD_DUMP_F_PAGED), as memctl and libmemclient do",
+                       want, cap);
+        return memd_reply_fail(st, h, out, &err, false);
+    }
+    if (want > room && room < backlog)
+        return MEMD_DEFER;
     size_t hdr_off = out->len;
     if (!memd_reply_begin(out, h->opcode, h->id, 0))
         return -ENOMEM;
-    if (req.flags & MEMD_DUMP_F_PAGED)
-        rc = build_page(st, s, dev, req.flags, req.cursor, out);
+    dump_out o = {.b = out, .end = out->len + cap};
+    if (paged)
+        rc = build_page(st, s, dev, req.flags, req.cursor,
+                        room < PAGE_BYTES ? (room > PAGE_MIN ? room : PAGE_MIN) : PAGE_BYTES, &o);
     else
-        rc = build(st, s, dev, req.flags, out);
-    if (rc == 0 && out->len - hdr_off - MEMD_HDR_SIZE > MEMD_MAX_REPLY)
+        rc = build(st, s, dev, req.flags, &o);
+    if (o.over)
         rc = -E2BIG;
+    if (!paged && rc == 0 && out->len - hdr_off > room && room < backlog) {
+        out->len = hdr_off; /* it waits for the earlier replies to go */
+        return MEMD_DEFER;
+    }
     if (rc < 0) {
         out->len = hdr_off;
-        memd_error_set(&err, rc, rc == -E2BIG ? "dump larger than %u bytes: ask for one device "
-                                              "or leave out blocks"
-                                            : "dump failed: daemon out of memory (limit %u)",
-                     MEMD_MAX_REPLY);
+        if (rc == -E2BIG)
+            memd_error_set(&err, rc, "dump larger than %zu bytes: %s", cap,
+                           paged ? "ask for one device or leave out blocks"
+                                 : "ask for it in pages (MEMD_DUMP_F_PAGED), as memctl and "
+                                   "libmemclient do");
+        else
+            memd_error_set(&err, rc, "dump failed: daemon out of memory");
         return memd_reply_fail(st, h, out, &err, false);
     }
     memd_reply_patch_len(out, hdr_off);

@@ -47,6 +47,7 @@ int memd_model_job_complete(memd_state *st, memd_model_job *j, memd_session **re
         rc = 0;
     }
     memd_model_job_free(j);
+    memd_plan_cache_trim(st->models); /* the plan is in the reply: the cache may let it go */
     return rc;
 }
 

@@ -71,3 +71,8 @@ int memd_reply_fail_said(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
 {
     return err->code ? memd_reply_fail(st, h, out, err, false) : rc;
 }
+
+size_t memd_reply_backlog(const memd_state *st)
+{
+    return st->limits.max_reply_backlog ? (size_t)st->limits.max_reply_backlog : (4u << 20);
+}

@@ -19,6 +19,14 @@ typedef struct memd_state memd_state;
  *   negative errno  the reply could not be built (daemon out of memory): close now */
 #define MEMD_CLOSE 1
 #define MEMD_PENDING 2
+/*   MEMD_DEFER      no reply yet: the reply would not fit st->reply_room; the frame stays
+ *                   unread until the session's unsent replies drain (only while there
+ *                   are some, so it cannot wait forever) */
+#define MEMD_DEFER 3
+
+/* Bytes of unsent replies a session may have (config max_reply_backlog, default 4 MiB):
+ * reading stops past it, and no single reply is built larger. */
+size_t memd_reply_backlog(const memd_state *st);
 
 /* Appends a success header for (op, id) with a payload of len bytes and returns the
  * payload to fill, or NULL if the buffer cannot grow. */

@@ -5,7 +5,8 @@
  * problem or precomputed plan), then per buffer lower, upper, size, align (0 read as
  * 1), pinned and the pin (or, precomputed, the plan's offset), all little-endian. A hit
  * also compares the stored problem field by field. Entries no model uses are evicted,
- * least recently used first, once the cache passes MEMD_PLAN_CACHE_BYTES. */
+ * least recently used first, once the cache passes plan_cache_bytes (config limits);
+ * one just planned stays only until its reply is built (memd_plan_cache_trim). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,7 +126,9 @@ static void entry_free(memd_models *ms, memd_plan_entry *e)
 static void evict(memd_models *ms, const memd_plan_entry *keep)
 {
     memd_plan_entry *e = ms->lru_tail;
-    while (e && ms->plan_bytes > MEMD_PLAN_CACHE_BYTES) {
+    uint64_t limit = ms->st->limits.plan_cache_bytes ? ms->st->limits.plan_cache_bytes
+                                                     : MEMD_PLAN_CACHE_BYTES;
+    while (e && ms->plan_bytes > limit) {
         memd_plan_entry *prev = e->prev;
         if (e != keep && e->models == 0)
             entry_free(ms, e);
@@ -192,6 +195,11 @@ memd_plan_entry *memd_plan_cache_insert(memd_models *ms, memd_model_job *j, uint
     memd_models_save_plan(ms, e);
     evict(ms, e);
     return e;
+}
+
+void memd_plan_cache_trim(memd_models *ms)
+{
+    evict(ms, NULL);
 }
 
 void memd_plan_cache_ref(memd_models *ms, memd_plan_entry *e)

@@ -11,7 +11,6 @@
 #include "model.h"
 
 /* Daemon-side bounds (protocol.h has the ones clients see). */
-#define MEMD_PLAN_CACHE_BYTES (128u << 20) /* unreferenced plans are evicted past this */
 #define MEMD_UPLOAD_TOTAL (256u << 20)     /* bytes of open uploads, all sessions */
 
 /* One cached plan: the canonical problem (compared on every hit, so a hash collision
@@ -116,6 +115,8 @@ struct memd_instance {
     memd_instance *next;
 };
 
+#define MEMD_PLAN_CACHE_BYTES (128u << 20) /* plan_cache_bytes when the limits have none */
+
 struct memd_models {
     memd_hook hook;                /* core's session and teardown events */
     const memd_state_events *restore; /* records at start, reclaims (model_restore.c,
@@ -218,6 +219,8 @@ memd_plan_entry *memd_plan_cache_insert(memd_models *ms, memd_model_job *job, ui
 /* A restored entry (model_restore.c: bufs, offsets, n and the results set): linked in
  * the LRU list by its creation time, nothing evicted, not recorded again. 0 or -ENOMEM. */
 int memd_plan_cache_adopt(memd_models *ms, memd_plan_entry *e);
+/* Evicts past the limit, the entry last inserted too (once its reply is built). */
+void memd_plan_cache_trim(memd_models *ms);
 void memd_plan_cache_ref(memd_models *ms, memd_plan_entry *e);
 void memd_plan_cache_unref(memd_models *ms, memd_plan_entry *e);
 void memd_plan_cache_free(memd_models *ms);

@@ -154,6 +154,11 @@ static void process(memd_conn *c, bool all)
         c->close_after_flush = true;
         set_reading(c, false);
     }
+    /* A reply that does not fit the backlog waits for it to drain, and so does the
+     * input behind it: its buffer must not grow meanwhile. */
+    c->held = rc == MEMD_DEFER;
+    if (c->held)
+        set_reading(c, false);
     if (used > 0) {
         c->greeted = true;
         queue(c);
@@ -172,7 +177,7 @@ static void update_reading(memd_conn *c)
         return;
     /* A session waiting for a planning job is not read either: its input would pile up
      * unprocessed. */
-    if (c->close_after_flush || c->srv->stopping || c->deferred ||
+    if (c->close_after_flush || c->srv->stopping || c->deferred || c->held ||
         waiting(c))
         set_reading(c, false);
     else if (backlog(c) > c->srv->out_high)

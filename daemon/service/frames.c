@@ -61,7 +61,20 @@ int memd_frames_dispatch(memd_state *st, memd_session *s, const uint8_t *in, siz
         if (len - off - MEMD_HDR_SIZE < h.len)
             break; /* wait for the rest of the payload */
         size_t out_before = out->len;
+        /* With unsent replies (out_high is less than the backlog when some are being
+         * written), the next one may take only what is left of the backlog; with none,
+         * the whole of it, so a deferred frame always gets its turn. */
+        size_t pending = memd_buf_pending(out), backlog = memd_reply_backlog(st);
+        st->reply_room = out_high == SIZE_MAX                   ? SIZE_MAX
+                         : pending == 0 && out_high >= backlog ? backlog
+                         : out_high > pending                  ? out_high - pending
+                                                               : 0;
         rc = memd_dispatch(st, s, &h, in + off + MEMD_HDR_SIZE, out);
+        if (rc == MEMD_DEFER) {
+            st->ctr.requests--; /* counted when it is answered */
+            s->requests--;
+            break;
+        }
         if (*changed_at == SIZE_MAX && memd_store_round_changed(st, mark))
             *changed_at = out_before;
         off += MEMD_HDR_SIZE + h.len;
@@ -70,6 +83,7 @@ int memd_frames_dispatch(memd_state *st, memd_session *s, const uint8_t *in, siz
     }
     memd_store_round_end(st);
     st->cur = NULL;
+    st->reply_room = SIZE_MAX;
     *consumed = off;
     return rc;
 }

@@ -14,7 +14,8 @@
  * rest waits until the client reads). *consumed is the number of bytes of whole frames
  * handled. If *changed_at is SIZE_MAX and a frame changes state, it becomes out's length
  * before that frame's reply: no reply from there on may leave before the store has
- * committed (memd_store_commit). Returns as a handler (reply.h). */
+ * committed (memd_store_commit). Sets st->reply_room for each frame; a frame whose
+ * handler returns MEMD_DEFER is left unconsumed. Returns as a handler (reply.h). */
 int memd_frames_dispatch(memd_state *st, memd_session *s, const uint8_t *in, size_t len,
                          memd_buf *out, size_t out_high, size_t *consumed,
                          size_t *changed_at);

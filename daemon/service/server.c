@@ -14,6 +14,7 @@
 #include "log.h"
 #include "model_work.h"
 #include "notify.h"
+#include "reply.h"
 #include "reload.h"
 #include "store.h"
 
@@ -133,12 +134,6 @@ static void on_drain_timeout(uv_timer_t *t)
         memd_conn_close(srv->conns);
 }
 
-/* High-water mark for unsent replies; at least one full reply must fit. */
-static size_t reply_backlog(const memd_state *st)
-{
-    return st->limits.max_reply_backlog ? st->limits.max_reply_backlog : (4u << 20);
-}
-
 static void stop(memd_server *srv, int signum)
 {
     if (srv->stopping)
@@ -207,7 +202,7 @@ static void on_reload(uv_signal_t *h, int signum)
         memd_event(srv->st, NULL, MEMD_EVENT_DAEMON, LOG_ERR, UINT32_MAX, 0,
                    "reload refused, keeping the running config: %s", msg);
     } else {
-        srv->out_high = reply_backlog(srv->st);
+        srv->out_high = memd_reply_backlog(srv->st);
         srv->fd_budget = fd_budget(srv->st);
         hello_tick_arm(srv);
         memd_event(srv->st, NULL, MEMD_EVENT_DAEMON, LOG_INFO, UINT32_MAX, 0,
@@ -230,7 +225,7 @@ int memd_server_run(memd_state *st, const char *config_path, int listen_fd,
     srv.loop = &loop;
     if (memd_model_work_attach(&srv) < 0)
         memd_log(LOG_WARNING, "no memory for the planning runner: plans run on the loop");
-    srv.out_high = reply_backlog(st);
+    srv.out_high = memd_reply_backlog(st);
     srv.fd_budget = fd_budget(st);
     signal(SIGPIPE, SIG_IGN); /* a vanished client is an error value, not a signal */
 

@@ -55,6 +55,7 @@ struct memd_conn {
     bool closing;
     bool greeted;             /* a first complete request came (hello_timeout_ms) */
     uint64_t accepted_ms;     /* uv_now at accept: monotonic */
+    bool held;                /* a frame waits for room in the reply backlog (MEMD_DEFER) */
     uint8_t deferred;         /* MEMD_CONN_DEFER_*: EOF or shutdown met a planning job */
     bool queued;              /* on srv->queue or srv->sending (queue_next) */
     size_t changed_at;        /* out offset of the first reply that waits for the commit

@@ -985,13 +985,14 @@ void memd_range_stats_get(const memd_range *r, memd_range_stats *st)
  * between and after them the allocations chained by address + size. Stops at the first
  * non-zero return; a gap the allocations cannot tile exactly means a broken map
  * (-EFAULT). */
-static int walk(const memd_range *r, memd_range_visit_fn fn, void *ctx)
+/* The blocks from cur on: cur is the start of a block (the range's, a free block's or,
+ * with a map, an allocation's). */
+static int walk(const memd_range *r, uint64_t cur, memd_range_visit_fn fn, void *ctx)
 {
     const memd_bt *t = &r->by_addr;
     memd_bt_path p;
-    memd_bt_seek_k(t, 0, &p);
+    memd_bt_seek_k(t, cur, &p);
     bool more = memd_bt_settle(t, &p);
-    uint64_t cur = r->lo;
     for (;;) {
         uint64_t fa = r->hi, fs = 0;
         if (more)
@@ -1027,7 +1028,28 @@ int memd_range_foreach(const memd_range *r, memd_range_visit_fn fn, void *ctx)
 {
     if (!r || !fn)
         return -EINVAL;
-    return walk(r, fn, ctx);
+    return walk(r, r->lo, fn, ctx);
+}
+
+int memd_range_foreach_from(const memd_range *r, uint64_t from, memd_range_visit_fn fn,
+                            void *ctx)
+{
+    if (!r || !fn || r->unmapped || from < r->lo || from > r->hi)
+        return -EINVAL;
+    if (from == r->hi)
+        return 0;
+    if (!alloc_at(r, from)) {
+        /* Not an allocation's start: only a free block's will do. */
+        memd_bt_path p;
+        memd_bt_seek_k(&r->by_addr, from, &p);
+        uint64_t fa, fs;
+        if (!memd_bt_settle(&r->by_addr, &p))
+            return -ENOENT;
+        memd_bt_get(&r->by_addr, &p, &fa, &fs);
+        if (fa != from)
+            return -ENOENT;
+    }
+    return walk(r, from, fn, ctx);
 }
 
 typedef struct check_ctx {
@@ -1074,7 +1096,7 @@ int memd_range_check(const memd_range *r)
     if (memd_range_aidx_check(&r->aidx, &r->by_addr) < 0)
         return -EFAULT;
     check_ctx c = {.r = r};
-    if (walk(r, check_block, &c) != 0)
+    if (walk(r, r->lo, check_block, &c) != 0)
         return -EFAULT;
     bool counts = r->unmapped ? c.allocs <= r->nallocs && (c.allocs != 0) == (r->nallocs != 0)
                               : c.allocs == r->allocs.len;

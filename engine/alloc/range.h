@@ -104,6 +104,11 @@ void memd_range_stats_get(const memd_range *r, memd_range_stats *st);
  * stops the walk and is returned. fn must not modify the range. */
 typedef int (*memd_range_visit_fn)(void *ctx, uint64_t addr, uint64_t size, bool allocated);
 int memd_range_foreach(const memd_range *r, memd_range_visit_fn fn, void *ctx);
+/* The same from the block starting at from (an allocation's or a free block's start),
+ * O(log n) to get there: a walk in several parts (a paged dump). -ENOENT if no block
+ * starts at from; -EINVAL for a range without a map (MEMD_RANGE_F_CALLER_SIZES). */
+int memd_range_foreach_from(const memd_range *r, uint64_t from, memd_range_visit_fn fn,
+                            void *ctx);
 
 /* Verify the internal invariants (index order and maxima, coalescing, allocations and
  * free blocks tiling the range exactly, counters); O(n log n). 0 or -EFAULT. */

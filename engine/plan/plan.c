@@ -16,6 +16,9 @@
 /* The offset-list placer is quadratic: above this, without a sparse graph, the placers
  * use the segment tree of time and the improvement is the squeaky-wheel greedy. */
 #define PLAN_LIST_MAX_N 20000u
+/* Above this many buffers the first plan of the large path may be cut short (its cost
+ * grows with n times the buffers live together: 100 s at a million dense ones). */
+#define PLAN_CUT_MIN_N 32768u
 
 static const char *const local_names[PLAN_ORD_COUNT][2] = {
     {"local-size-first", "local-size-best"},
@@ -176,17 +179,40 @@ static int solve_large(solver *s)
         return rc;
     plan_budget *bu = &s->bu;
     uint64_t t0 = bu->clock ? bu->clock(bu->clock_ctx) : 0;
-    /* No deadline cuts the first plan short, but the caller hears from it (seconds at
-     * a million buffers). */
+    /* The caller hears from the first run (seconds at a million buffers). On a dense
+     * problem it can take a hundred times the budget: past half of it (or on a cancel)
+     * it is cut short, and start order first fit, a sweep over time in O(n log n)
+     * (plan_sweep.c), makes the plan instead. Pinned buffers have no such sweep: their
+     * first run always ends, and so does one of up to PLAN_CUT_MIN_N buffers. */
     s->pl.beat = bu->watch;
+    plan_budget half;
+    if (s->npinned == 0 && s->n > PLAN_CUT_MIN_N && (bu->clock || bu->watch)) {
+        half = sub_budget(bu, 50);
+        s->pl.stop = &half;
+    }
+    int ord = PLAN_ORD_SIZE;
     uint64_t arena = memd_plan_place_range(&s->pl, s->order, 0, false, s->off);
+    if (arena == UINT64_MAX && !s->pl.failed && s->pl.stop) {
+        ord = PLAN_ORD_START;
+        s->pl.stop = NULL;
+        s->key = malloc(s->n * sizeof(*s->key));
+        if (!s->key) {
+            memd_plan_placer_free(&s->pl);
+            return -ENOMEM;
+        }
+        memd_plan_order_keys(s->b, s->n, NULL, ord, s->key);
+        memd_plan_build_order(s->b, s->n, s->key, s->order);
+        free(s->key);
+        s->key = NULL;
+        arena = memd_plan_place_range(&s->pl, s->order, 0, false, s->off);
+    }
     bool failed = s->pl.failed;
     memd_plan_placer_free(&s->pl);
     if (failed)
         return -ENOMEM;
     if (bu->clock)
         s->run_ns = bu->clock(bu->clock_ctx) - t0;
-    memd_plan_best_take(&s->bp, arena, s->off, s->n, memd_plan_greedy_name(PLAN_ORD_SIZE, false));
+    memd_plan_best_take(&s->bp, arena, s->off, s->n, memd_plan_greedy_name(ord, false));
     /* The lanes and the rest of the portfolio hold their own arrays. */
     free(s->off);
     free(s->order);

@@ -22,6 +22,20 @@ void cu_start(memd_fixture *f)
     ck_assert_msg(r == 0, "cannot start memd (%d): %s", r, memd_fixture_memd_path());
 }
 
+void cu_start_limits(memd_fixture *f, const char *limits)
+{
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml,
+             "limits: {%s}\n"
+             "devices:\n"
+             "  - id: 0\n"
+             "    descriptor: %s/config/devices/wormhole_b0.yaml\n",
+             limits, memd_fixture_source_root());
+    memd_fixture_opts o = {.config_yaml = yaml, .capture_stderr = true};
+    int r = memd_fixture_start(f, &o);
+    ck_assert_msg(r == 0, "cannot start memd (%d) with limits {%s}", r, limits);
+}
+
 memclient *cu_connect(const memd_fixture *f)
 {
     memclient *c = NULL;

@@ -15,6 +15,9 @@
 
 /* Starts memd with the default config (fails the test if it cannot). */
 void cu_start(memd_fixture *f);
+/* Starts memd on one wormhole_b0 device (id 0) with the given limits block (YAML flow
+ * mapping contents, "max_reply_backlog: 1MiB"), stderr captured. */
+void cu_start_limits(memd_fixture *f, const char *limits);
 /* Connects to f's daemon (fails the test if it cannot). */
 memclient *cu_connect(const memd_fixture *f);
 /* Dumps everything (fails the test on error); free with memclient_snapshot_free. */

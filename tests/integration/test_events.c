@@ -216,11 +216,14 @@ START_TEST(paging)
 }
 END_TEST
 
-/* The ring keeps the last MEMD_EVENT_RING (4096) events; a reader from 1 learns how
- * many it missed. */
+/* The ring keeps the last MEMD_EVENT_RING (4096) client events; a reader from 1 learns
+ * how many it missed. The daemon's own events (here "serving") have a ring of their own
+ * and stay. No per-uid budget here: one client fills the ring. */
 START_TEST(ring_overwrites_and_says_so)
 {
-    memclient *c = cu_connect(&f);
+    memd_fixture g;
+    cu_start_limits(&g, "events_per_uid: 0");
+    memclient *c = cu_connect(&g);
     memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 2ull << 30); /* too large: refused */
     r.page_size = 0;
     memclient_buffer b;
@@ -229,10 +232,62 @@ START_TEST(ring_overwrites_and_says_so)
     memclient_events_page pg;
     ck_assert_int_eq(memclient_events(c, 1, 0, &pg), 0);
     ck_assert_uint_gt(pg.lost, 0);
-    ck_assert_uint_eq(pg.events[0].seq, 1 + pg.lost);
+    ck_assert_uint_eq(pg.events[0].type, MEMD_EVENT_DAEMON);
+    ck_assert_uint_eq(pg.events[0].seq, 1);
+    ck_assert_uint_eq(pg.events[1].seq, 2 + pg.lost);
     ck_assert_uint_eq(pg.n, 1024); /* one reply's page */
     memclient_events_page_free(&pg);
     memclient_disconnect(c);
+    ck_assert_int_eq(memd_fixture_stop(&g), 0);
+}
+END_TEST
+
+/* Issue 27: failing allocations at ~18k/s used up the log's lines and overwrote the ring,
+ * so 0 of 2 reload results reached stderr or memctl events. Now a flood of one uid is
+ * held to events_per_uid a second (and says how many it left out), and the daemon's own
+ * events have a ring and a log budget of their own. */
+START_TEST(flood_of_one_uid_leaves_reloads_visible)
+{
+    memd_fixture g;
+    cu_start_limits(&g, "events_per_uid: 50");
+    pid_t flooder = fork();
+    if (flooder == 0) {
+        memclient *c;
+        if (memclient_connect(g.socket_path, &c) < 0)
+            _exit(1);
+        memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 2ull << 30); /* refused */
+        memclient_buffer b;
+        for (long t0 = memd_test_now_ms(); memd_test_now_ms() - t0 < 2500;)
+            if (memclient_alloc(c, &r, &b) == 0)
+                _exit(2);
+        _exit(0);
+    }
+    memd_test_sleep_ms(700);
+    ck_assert_int_eq(kill(g.pid, SIGHUP), 0);
+    int ws;
+    ck_assert_int_eq(waitpid(flooder, &ws, 0), flooder);
+    ck_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    memclient *c = cu_connect(&g);
+    memclient_events_page pg;
+    ck_assert_int_eq(memclient_events(c, 1, 0, &pg), 0);
+    int reloads = 0, refusals = 0, left_out = 0;
+    for (size_t i = 0; i < pg.n; i++) {
+        const memclient_event *ev = &pg.events[i];
+        reloads += ev->type == MEMD_EVENT_DAEMON && strstr(ev->message, "reloaded") != NULL;
+        refusals += ev->type == MEMD_EVENT_ALLOC_FAIL && ev->session_id != 0;
+        left_out += strstr(ev->message, "left out of the event log") != NULL;
+    }
+    printf("# %zu events, %d refusals recorded, %d reports of ones left out\n", pg.n,
+           refusals, left_out);
+    ck_assert_int_eq(reloads, 1);
+    ck_assert_int_le(refusals, 50 * 5); /* the budget of the (at most 5) seconds it spans */
+    ck_assert_int_ge(left_out, 1);
+    memclient_events_page_free(&pg);
+    memclient_disconnect(c);
+    for (int i = 0; i < 100 && !strstr(memd_fixture_log(&g), "reloaded"); i++)
+        memd_test_sleep_ms(10);
+    ck_assert_msg(strstr(memd_fixture_log(&g), "reloaded"), "no reload line on stderr");
+    ck_assert_int_eq(memd_fixture_stop(&g), 0);
 }
 END_TEST
 
@@ -455,6 +510,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, others_see_only_their_own_events);
     tcase_add_test(tc, paging);
     tcase_add_test(tc, ring_overwrites_and_says_so);
+    tcase_add_test(tc, flood_of_one_uid_leaves_reloads_visible);
     tcase_add_test(tc, wait_answers_when_an_event_comes);
     suite_add_tcase(s, tc);
     TCase *wait = tcase_create("wait");

@@ -2,6 +2,7 @@
 import builtins
 import json
 import os
+import random
 import subprocess
 import sys
 import threading
@@ -10,7 +11,7 @@ import time
 import pytest
 
 import memd
-from conftest import BUILD_ROOT, MEMCTL, SHARED_DATA, run_threads, spins_during
+from conftest import BUILD_ROOT, MEMCTL, SHARED_DATA, SOURCE_ROOT, run_threads, spins_during
 
 MiB = 1 << 20
 
@@ -502,3 +503,42 @@ def test_banks_on_cores(client, own_daemon, tmp_path):
             b = r.alloc(0, "constant", 4096, scope="sram", per_bank=True)
             assert sorted(x["bank"] for x in r.bank_info(b)) == rows
             assert all(x["core"][1] <= 3 for x in r.bank_info(b))
+
+
+def test_plan_cache_keeps_to_its_byte_limit(own_daemon, tmp_path):
+    # Issue 27: after a million-buffer plan the cache pinned ~400 MB. With
+    # plan_cache_bytes: 1MiB, a 30000-buffer plan (about 1.7 MB cached) is answered and
+    # let go; a small one stays.
+    cfg = tmp_path / "memd.yaml"
+    cfg.write_text("limits: {plan_cache_bytes: 1MiB}\n"
+                   f"devices:\n  - id: 0\n    descriptor: {SOURCE_ROOT}/config/devices/"
+                   "wormhole_b0.yaml\n")
+    d = own_daemon(config=str(cfg))
+    big = [(i % 1000, i % 1000 + 5, 64 * (1 + i % 7)) for i in range(30000)]
+    small = [(i, i + 3, 256) for i in range(100)]
+    with memd.connect(d.socket) as c:
+        for bufs, kept in ((big, False), (small, True)):
+            first = c.plan(bufs, budget_ms=50)
+            again = c.plan(bufs, budget_ms=50)
+            assert not first.cached and again.cached == kept
+            assert again.offsets == first.offsets or not kept
+
+
+def test_dense_plan_keeps_to_its_budget(own_daemon):
+    # Issue 27: a dense problem (lifetimes within 1050 steps) with budget_ms=1000 took
+    # 101 s at 1M buffers. Past half its budget the first plan is cut short and a fast
+    # placement stands in; at 60000 buffers that takes well under a second more.
+    d = own_daemon()
+    rnd = random.Random(27)
+    bufs = []
+    for _ in range(60000):
+        lo = rnd.randrange(1000)
+        bufs.append((lo, lo + 1 + rnd.randrange(50), 64 * (1 + rnd.randrange(64))))
+    with memd.connect(d.socket) as c:
+        t0 = time.monotonic()
+        p = c.plan(bufs, budget_ms=200)
+        took = time.monotonic() - t0
+    print(f"60000 dense buffers, budget 200 ms: {took:.2f} s, {p.strategy}")
+    assert p.strategy == "greedy-start-first"
+    assert took < 0.2 + 5, "a loaded machine, but not that loaded"
+    assert memd.validate(bufs, p.offsets) == p.arena

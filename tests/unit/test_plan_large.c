@@ -721,6 +721,36 @@ START_TEST(solve_large_stops_before_the_lanes_unless_half_a_run_fits)
 }
 END_TEST
 
+/* Issue 27: a dense problem's first plan (size order first fit over the tree) took 100 s
+ * with a budget of 1 s. Past half the budget it is cut short and start order first fit
+ * (a sweep, O(n log n), no clock readings) makes the plan: valid, and the clock read
+ * little past the budget. 40000 buffers live within 1050 steps. */
+START_TEST(dense_first_plan_is_cut_at_half_the_budget)
+{
+    enum { DN = 40000 };
+    memd_plan_buffer *b = calloc(DN, sizeof(*b));
+    uint64_t *off = malloc(DN * sizeof(*off));
+    uint64_t seed = 0xDE45E;
+    for (size_t i = 0; i < DN; i++) {
+        uint64_t lo = memd_test_below(&seed, 1000);
+        b[i] = (memd_plan_buffer){.lower = lo, .upper = lo + 1 + memd_test_below(&seed, 50),
+                                  .size = 64 * (1 + memd_test_below(&seed, 64))};
+    }
+    tclock c = {.now = 1000000, .step = 1000};
+    uint64_t t0 = c.now;
+    memd_plan_opts o = {.clock = tclock_read, .clock_ctx = &c, .budget_ns = 200 * c.step};
+    memd_plan_result res;
+    memd_plan_violation v;
+    ck_assert_int_eq(memd_plan_solve(b, DN, &o, off, &res, &v), 0);
+    ck_assert_str_eq(res.strategy, "greedy-start-first");
+    ck_assert_int_eq(memd_plan_validate(b, DN, off, &v, NULL), 0);
+    ck_assert_msg(c.now - t0 <= o.budget_ns + 16 * c.step, "the clock moved %" PRIu64 " ns",
+                  c.now - t0);
+    free(b);
+    free(off);
+}
+END_TEST
+
 /* The rules themselves at their edges (solve_large stops before the lanes by the half
  * rule, the lanes above the threshold by the whole one). */
 START_TEST(time_rules_at_their_edges)
@@ -849,6 +879,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, serial_lanes_share_the_time_equally);
     tcase_add_test(tc, time_rules_at_their_edges);
     tcase_add_test(tc, solve_large_stops_before_the_lanes_unless_half_a_run_fits);
+    tcase_add_test(tc, dense_first_plan_is_cut_at_half_the_budget);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -728,6 +728,34 @@ START_TEST(test_foreach_order_and_early_stop)
 }
 END_TEST
 
+/* A walk resumed at any block's start sees the same blocks as the whole walk from
+ * there; a start inside a block is refused. */
+START_TEST(test_foreach_from_resumes_at_a_block)
+{
+    uint64_t tail;
+    memd_range *r = holes(&tail);
+    layout all = {.n = 0};
+    ck_assert_int_eq(memd_range_foreach(r, collect, &all), 0);
+    for (int i = 0; i < all.n; i++) {
+        layout part = {.n = 0};
+        ck_assert_int_eq(memd_range_foreach_from(r, all.b[i].addr, collect, &part), 0);
+        ck_assert_int_eq(part.n, all.n - i);
+        for (int j = 0; j < part.n; j++)
+            ck_assert(part.b[j].addr == all.b[i + j].addr &&
+                      part.b[j].size == all.b[i + j].size &&
+                      part.b[j].used == all.b[i + j].used);
+        ck_assert_int_eq(memd_range_foreach_from(r, all.b[i].addr + 1, collect, &part),
+                         -ENOENT);
+    }
+    layout none = {.n = 0};
+    uint64_t end = all.b[all.n - 1].addr + all.b[all.n - 1].size;
+    ck_assert_int_eq(memd_range_foreach_from(r, end, collect, &none), 0);
+    ck_assert_int_eq(none.n, 0);
+    ck_assert_int_eq(memd_range_foreach_from(r, end + 1, collect, &none), -EINVAL);
+    memd_range_destroy(r);
+}
+END_TEST
+
 START_TEST(test_reset)
 {
     memd_range *r = mk(64, 4096, 64);
@@ -867,6 +895,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, test_best_fit_index_follows_first_fit_traffic);
     tcase_add_test(tc, test_stats_largest_free_lowest_address);
     tcase_add_test(tc, test_foreach_order_and_early_stop);
+    tcase_add_test(tc, test_foreach_from_resumes_at_a_block);
     tcase_add_test(tc, test_reset);
     tcase_add_test(tc, test_many_blocks);
     tcase_add_test(tc, test_no_malloc_in_steady_state);
