@@ -64,6 +64,10 @@ typedef struct memd_report_group_bytes {
 } memd_report_group_bytes;
 void memd_report_group_use(const memclient_snapshot *s, const memclient_group *g,
                            memd_report_group_bytes *out);
+/* The least and the most a bank of region r has allocated (its BANK records, when the
+ * snapshot has them and the region's banks differ; else its lockstep figure). */
+void memd_report_region_bank_range(const memclient_snapshot *s, const memclient_region *r,
+                                   uint64_t *min, uint64_t *max);
 /* The bank groups of one device in turn: the first at or after *i (which then points
  * past it), with its use in *u; NULL once there is none. Start with *i = 0. */
 const memclient_group *memd_report_device_group(const memclient_snapshot *s, uint32_t device,
@@ -90,6 +94,7 @@ void memd_report_session_total(const memclient_snapshot *s, uint32_t session_id,
 typedef struct memd_report_proc {
     uint32_t pid, uid;
     char comm[16];
+    char client[32];              /* the first client name its sessions gave; "" none */
     uint32_t sessions;
     uint64_t allocations, bytes, shared_bytes;
     size_t slot;                  /* row of dev_bytes */
