@@ -358,8 +358,8 @@ static void per_bank_strip(picture *p, const memclient_group *g, const memclient
     }
     if (n == 0 || g->banks == 0)
         return;
-    double rh = 180.0 / g->banks; /* a row per bank, the strip at most ~180 px high */
-    rh = rh > 10 ? 10 : rh < 2 ? 2 : rh;
+    double rh = 240.0 / g->banks; /* a row per bank, the strip ~240 px high at most */
+    rh = rh > 10 ? 10 : rh < 3 ? 3 : rh;
     const double scale = (double)BAR_W / (double)r->size;
     text(p, LABEL_W, p->y + 11, "small", "per bank: %zu bank-set buffer placements in %u banks "
          "(bank 0 on top)", n, g->banks);
@@ -603,7 +603,8 @@ int memctl_picture_html(FILE *out, const memclient_snapshot *s, const memctl_fil
                  "<table id=\"largest\"><tr><th>handle</th>"
                  "<th>device</th><th class=\"l\">region</th><th class=\"l\">class</th>"
                  "<th>address</th><th>bytes per bank</th><th>banks</th><th>pid</th>"
-                 "<th class=\"l\">process</th><th class=\"l\">name</th></tr>\n",
+                 "<th class=\"l\">process</th><th class=\"l\">client</th>"
+                 "<th class=\"l\">name</th></tr>\n",
             n < 200 ? n : 200, n);
     for (size_t i = 0; i < n && i < 200; i++) {
         const memclient_alloc_info *a = list[i];
@@ -617,6 +618,8 @@ int memctl_picture_html(FILE *out, const memclient_snapshot *s, const memctl_fil
                 memclient_class_name(a->cls), a->buf.address, a->buf.size_per_bank,
                 HB(a->buf.size_per_bank), a->buf.banks, a->pid);
         memd_xml_str(out, a->comm);
+        fputs("</td><td class=\"l\">", out);
+        memd_xml_str(out, session_client(s, a->session_id));
         fputs("</td><td class=\"l\">", out);
         memd_xml_str(out, a->name);
         fputs("</td></tr>\n", out);
