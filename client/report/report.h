@@ -79,6 +79,13 @@ uint64_t memd_report_bank_allocated(const memclient_snapshot *s, const memclient
  * every bank of its group). */
 uint64_t memd_report_alloc_bytes(const memclient_snapshot *s, const memclient_alloc_info *a);
 
+/* ---- alloc_role.c ----
+ * a's name; for an unnamed model buffer (snapshot with MEMCLIENT_DUMP_MODELS) what it is
+ * for, written to buf: "MODEL/code", "MODEL/constants", "MODEL/instance N/arena",
+ * "MODEL/instance N/placeholder I"; else "". */
+const char *memd_report_alloc_role(const memclient_snapshot *s, const memclient_alloc_info *a,
+                                   char *buf, size_t len);
+
 /* ---- usage.c: bytes held, from a snapshot dumped with MEMCLIENT_DUMP_USAGE ----
  * Bytes are device bytes (size per bank x the banks a buffer reserves); a shared buffer
  * counts in full for each holder and also in shared_bytes. */

@@ -104,7 +104,9 @@ static void allocs_table(FILE *f, const memclient_snapshot *s)
         memctl_table_cell(t, "%" PRIu32, a->uid);
         memctl_table_cell(t, "%s", a->comm[0] ? a->comm : "-");
         /* A client pool is marked: its sub-allocations follow under "pools". */
-        memctl_table_cell(t, "%s%s", a->name[0] ? a->name : "-", a->pool ? " [pool]" : "");
+        char role[2 * MEMD_NAME_MAX];
+        const char *name = memd_report_alloc_role(s, a, role, sizeof role);
+        memctl_table_cell(t, "%s%s", name[0] ? name : "-", a->pool ? " [pool]" : "");
         memctl_table_cell(t, "%s", memctl_human_age(age_ns, age, sizeof(age)));
     }
     memctl_table_print(t, f, "  ");

@@ -152,9 +152,11 @@ static void block_title(const picture *p, const memclient_block *b, const memcli
         memd_xml_str(f, client);
     }
     fprintf(f, "), uid %" PRIu32 ", session %" PRIu32, a->uid, a->session_id);
-    if (a->name[0]) {
+    char role[2 * MEMD_NAME_MAX];
+    const char *name = memd_report_alloc_role(p->s, a, role, sizeof role);
+    if (name[0]) {
         fputs(", ", f);
-        memd_xml_str(f, a->name);
+        memd_xml_str(f, name);
     }
     fputs("</title>", f);
 }
@@ -621,7 +623,8 @@ int memctl_picture_html(FILE *out, const memclient_snapshot *s, const memctl_fil
         fputs("</td><td class=\"l\">", out);
         memd_xml_str(out, session_client(s, a->session_id));
         fputs("</td><td class=\"l\">", out);
-        memd_xml_str(out, a->name);
+        char role[2 * MEMD_NAME_MAX];
+        memd_xml_str(out, memd_report_alloc_role(s, a, role, sizeof role));
         fputs("</td></tr>\n", out);
     }
     free(list);
