@@ -106,7 +106,11 @@ static void allocs_table(FILE *f, const memclient_snapshot *s)
         /* A client pool is marked: its sub-allocations follow under "pools". */
         char role[2 * MEMD_NAME_MAX];
         const char *name = memd_report_alloc_role(s, a, role, sizeof role);
-        memctl_table_cell(t, "%s%s", name[0] ? name : "-", a->pool ? " [pool]" : "");
+        /* A shared buffer is every holder's: the pid is its creator's only. */
+        char shared[32] = "";
+        if (a->buf.refcount > 1)
+            snprintf(shared, sizeof shared, " [shared by %" PRIu32 "]", a->buf.refcount);
+        memctl_table_cell(t, "%s%s%s", name[0] ? name : "-", a->pool ? " [pool]" : "", shared);
         memctl_table_cell(t, "%s", memctl_human_age(age_ns, age, sizeof(age)));
     }
     memctl_table_print(t, f, "  ");

@@ -152,6 +152,8 @@ static void block_title(const picture *p, const memclient_block *b, const memcli
         memd_xml_str(f, client);
     }
     fprintf(f, "), uid %" PRIu32 ", session %" PRIu32, a->uid, a->session_id);
+    if (a->buf.refcount > 1) /* the creator is one of its holders */
+        fprintf(f, ", shared by %" PRIu32 " holders", a->buf.refcount);
     char role[2 * MEMD_NAME_MAX];
     const char *name = memd_report_alloc_role(p->s, a, role, sizeof role);
     if (name[0]) {
