@@ -41,6 +41,22 @@ void memd_report_group_use(const memclient_snapshot *s, const memclient_group *g
     out->used_min_bank = min;
 }
 
+void memd_report_region_bank_range(const memclient_snapshot *s, const memclient_region *r,
+                                   uint64_t *min, uint64_t *max)
+{
+    *min = UINT64_MAX;
+    *max = 0;
+    for (size_t i = 0; i < s->nbank_use; i++) {
+        const memclient_bank_use *u = &s->bank_use[i];
+        if (u->device != r->device || u->kind != r->kind || u->region != r->region)
+            continue;
+        *min = u->stats.allocated < *min ? u->stats.allocated : *min;
+        *max = u->stats.allocated > *max ? u->stats.allocated : *max;
+    }
+    if (*min == UINT64_MAX)
+        *min = *max = r->stats.allocated;
+}
+
 uint64_t memd_report_alloc_bytes(const memclient_snapshot *s, const memclient_alloc_info *a)
 {
     if (a->buf.bank_mode != MEMD_BANKS_ALL) {

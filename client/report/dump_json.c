@@ -279,6 +279,8 @@ void memd_report_processes_json(FILE *f, const memclient_snapshot *s, const char
         fprintf(f, "%s\n%s{\"pid\": %" PRIu32 ", \"uid\": %" PRIu32 ", \"process\": ",
                 i ? "," : "", ind, p->pid, p->uid);
         memd_json_str(f, p->comm);
+        fputs(", \"client\": ", f);
+        memd_json_str(f, p->client);
         fprintf(f, ", \"sessions\": %" PRIu32 ", \"allocations\": %" PRIu64 ", \"bytes\": %" PRIu64
                    ", \"shared_bytes\": %" PRIu64 ", \"devices\": [",
                 p->sessions, p->allocations, p->bytes, p->shared_bytes);

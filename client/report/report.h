@@ -64,6 +64,10 @@ typedef struct memd_report_group_bytes {
 } memd_report_group_bytes;
 void memd_report_group_use(const memclient_snapshot *s, const memclient_group *g,
                            memd_report_group_bytes *out);
+/* The least and the most a bank of region r has allocated (its BANK records, when the
+ * snapshot has them and the region's banks differ; else its lockstep figure). */
+void memd_report_region_bank_range(const memclient_snapshot *s, const memclient_region *r,
+                                   uint64_t *min, uint64_t *max);
 /* The bank groups of one device in turn: the first at or after *i (which then points
  * past it), with its use in *u; NULL once there is none. Start with *i = 0. */
 const memclient_group *memd_report_device_group(const memclient_snapshot *s, uint32_t device,
@@ -74,6 +78,13 @@ uint64_t memd_report_bank_allocated(const memclient_snapshot *s, const memclient
 /* Device bytes of an allocation: size per bank x the banks it reserves (its bank set, or
  * every bank of its group). */
 uint64_t memd_report_alloc_bytes(const memclient_snapshot *s, const memclient_alloc_info *a);
+
+/* ---- alloc_role.c ----
+ * a's name; for an unnamed model buffer (snapshot with MEMCLIENT_DUMP_MODELS) what it is
+ * for, written to buf: "MODEL/code", "MODEL/constants", "MODEL/instance N/arena",
+ * "MODEL/instance N/placeholder I"; else "". */
+const char *memd_report_alloc_role(const memclient_snapshot *s, const memclient_alloc_info *a,
+                                   char *buf, size_t len);
 
 /* ---- usage.c: bytes held, from a snapshot dumped with MEMCLIENT_DUMP_USAGE ----
  * Bytes are device bytes (size per bank x the banks a buffer reserves); a shared buffer
@@ -90,6 +101,7 @@ void memd_report_session_total(const memclient_snapshot *s, uint32_t session_id,
 typedef struct memd_report_proc {
     uint32_t pid, uid;
     char comm[16];
+    char client[32];              /* the first client name its sessions gave; "" none */
     uint32_t sessions;
     uint64_t allocations, bytes, shared_bytes;
     size_t slot;                  /* row of dev_bytes */

@@ -63,6 +63,9 @@ int memd_report_processes(const memclient_snapshot *s, memd_report_procs *out)
             pr->comm[sizeof pr->comm - 1] = '\0';
             pr->slot = p;
         }
+        if (!pr->client[0])
+            memcpy(pr->client, x->client_name, sizeof pr->client);
+        pr->client[sizeof pr->client - 1] = '\0';
         pr->sessions++;
         for (size_t k = 0; k < s->nusage; k++) {
             const memclient_session_use *u = &s->usage[k];

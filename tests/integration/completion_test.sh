@@ -45,15 +45,15 @@ cmds=$("$memctl" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { 
 expect "" "$cmds"
 expect_only "d" "devices dump"
 expect_only "plan" "plan plan-submit"
-expect "--" "--socket --help --version"
+expect "--" "--socket --all --help --version"
 for c in $cmds; do
     [ "$c" = model ] && continue
-    expect "$c --" "$("$memctl" "$c" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u) --socket"
+    expect "$c --" "$("$memctl" "$c" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u) --socket --all"
 done
 expect_only "model " "check import list load"
-expect_only "model load --" "--budget-ms --device --help --hold --instances --json --page-size --seed --socket"
+expect_only "model load --" "--all --budget-ms --device --help --hold --instances --json --page-size --seed --socket"
 expect "model import --" "--dims --name"
-expect_only "model list --" "--help --json --socket"
+expect_only "model list --" "--all --help --json --socket"
 expect_only "subdev " "define"
 expect_only "subdev define left --group " "dram global l1 sram"
 expect "subdev define left --" "--banks --budget --device --group --overlap"

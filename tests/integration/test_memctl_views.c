@@ -89,9 +89,10 @@ START_TEST(sessions_and_processes_say_bytes)
     char want[200];
     ck_assert_int_eq(RUN("sessions", "--json"), 0);
     assert_json(out);
+    /* The client name: the program's, libmemclient's default. */
     snprintf(want, sizeof want, "\"pid\": %d, \"uid\": %d, \"process\": \"%s\", "
-             "\"sessions\": 1, \"allocations\": 3, \"bytes\": %" PRIu64 ",",
-             (int)getpid(), (int)getuid(), comm, held);
+             "\"client\": \"test-memctl-views\", \"sessions\": 1, \"allocations\": 3, "
+             "\"bytes\": %" PRIu64 ",", (int)getpid(), (int)getuid(), comm, held);
     ck_assert_msg(strstr(out, want), "no '%s' in:\n%s", want, out);
     snprintf(want, sizeof want, "{\"device\": 0, \"kind\": \"dram\", \"allocations\": 2, "
              "\"bytes\": %" PRIu64, (uint64_t)(4u << 20) * 12);
@@ -423,6 +424,100 @@ START_TEST(events_command)
 }
 END_TEST
 
+/* Views tell processes apart by client name, and leave out memctl's own sessions that
+ * hold nothing (each memctl command is one) and their events unless --all. */
+START_TEST(views_name_clients_not_memctl)
+{
+    memclient *named;
+    ck_assert_int_eq(memclient_connect_named(f.socket_path, "decoder-7", &named), 0);
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 1u << 20);
+    memclient_buffer b;
+    ck_assert_int_eq(memclient_alloc(named, &r, &b), 0);
+
+    ck_assert_int_eq(RUN("status"), 0);
+    ck_assert_msg(strstr(out, " CLIENT ") && strstr(out, " decoder-7 "), "no client:\n%s", out);
+    ck_assert_int_eq(RUN("status", "--json"), 0);
+    assert_json(out);
+    ck_assert_msg(strstr(out, "\"client\": \"decoder-7\""), "no client:\n%s", out);
+    ck_assert_int_eq(RUN("top", "--json", "--iterations", "1"), 0);
+    ck_assert_msg(strstr(out, "\"client\":\"decoder-7\""), "no client:\n%s", out);
+
+    /* This memctl's session is memctl's: out of the tables and the session count. The
+     * fixture's client and the named one remain. */
+    ck_assert_int_eq(RUN("sessions", "--json"), 0);
+    ck_assert_msg(!strstr(out, "\"client\": \"memctl\""), "memctl listed:\n%s", out);
+    ck_assert_int_eq(RUN("status"), 0);
+    ck_assert_msg(strstr(out, ", 2 sessions"), "not 2 sessions:\n%s", out);
+    ck_assert_int_eq(RUN("--all", "sessions", "--json"), 0);
+    ck_assert_msg(strstr(out, "\"client\": \"memctl\""), "--all: no memctl:\n%s", out);
+    ck_assert_int_eq(RUN("status", "--all"), 0);
+    ck_assert_msg(strstr(out, ", 3 sessions"), "--all: not 3 sessions:\n%s", out);
+
+    /* The event log: memctl's comings and goings only with --all. */
+    ck_assert_int_eq(RUN("events"), 0);
+    ck_assert_msg(strstr(out, "(decoder") || strstr(out, comm), "no client events:\n%s", out);
+    ck_assert_msg(!strstr(out, "(memctl)"), "memctl's sessions in events:\n%s", out);
+    ck_assert_int_eq(RUN("--all", "events"), 0);
+    ck_assert_msg(strstr(out, "(memctl)"), "--all: no memctl sessions in events:\n%s", out);
+
+    /* A shared buffer is every holder's: both sessions count it, marked shared. */
+    memclient_alloc_req sr = cu_req(MEMD_CLASS_CONSTANT, 2u << 20);
+    sr.name = "weights.shared";
+    sr.flags = MEMCLIENT_ALLOC_SHARED;
+    memclient_buffer s1, s2;
+    ck_assert_int_eq(memclient_alloc(named, &sr, &s1), 0);
+    ck_assert_int_eq(memclient_alloc(c, &sr, &s2), 0);
+    ck_assert_uint_eq(s1.handle, s2.handle);
+    ck_assert_int_eq(RUN("dump"), 0);
+    ck_assert_msg(strstr(out, "weights.shared [shared by 2]"), "not shared:\n%s", out);
+    ck_assert_int_eq(RUN("sessions", "--json"), 0); /* per session: both hold it */
+    char want[120];
+    snprintf(want, sizeof want, "\"shared_bytes\": %llu", (unsigned long long)(2ull << 20) * 12);
+    const char *first = strstr(out, want);
+    ck_assert_msg(first && strstr(first + 1, want), "not twice '%s':\n%s", want, out);
+    memclient_disconnect(named);
+}
+END_TEST
+
+/* events --follow starts at the tail (what happened before it is not printed again);
+ * --from-start replays the log first. */
+START_TEST(events_follow_from_tail)
+{
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 600u << 20);
+    memclient_buffer b;
+    ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
+    ck_assert_int_eq(memclient_alloc(c, &r, &b), -ENOMEM); /* an alloc_fail before */
+    const char *const modes[][4] = {{"events", "--follow", NULL}, {"events", "--follow",
+                                                                    "--from-start", NULL}};
+    for (int m = 0; m < 2; m++) {
+        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        pid_t pid = memctl_spawn(&f, modes[m], 0, o, e);
+        close(o);
+        close(e);
+        memd_test_sleep_ms(300);
+        memclient_disconnect(cu_connect(&f)); /* an event after it started */
+        bool seen = false;
+        char *text = NULL;
+        for (int i = 0; i < 100 && !seen; i++) {
+            memd_test_sleep_ms(50);
+            free(text);
+            text = memctl_slurp(out_path);
+            seen = strstr(text, " session_close ") != NULL;
+        }
+        ck_assert_msg(seen, "%s: no new event:\n%s", modes[m][2] ? "--from-start" : "tail", text);
+        bool old = strstr(text, " alloc_fail ") != NULL;
+        ck_assert_msg(old == (m == 1), "%s: the earlier alloc_fail %s:\n%s",
+                      m ? "--from-start" : "tail", old ? "printed" : "missing", text);
+        free(text);
+        ck_assert_int_eq(kill(pid, SIGINT), 0);
+        int ws;
+        ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+        ck_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    }
+}
+END_TEST
+
 /* The SVG parses as XML, and has what an operator looks for: a drawing per bank group
  * and region, a box per allocation with its details (title), the legend, the hostile
  * name escaped. */
@@ -583,6 +678,8 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, metrics_per_process);
     tcase_add_test(tc, metrics_listen_serves_http);
     tcase_add_test(tc, events_command);
+    tcase_add_test(tc, views_name_clients_not_memctl);
+    tcase_add_test(tc, events_follow_from_tail);
     tcase_add_test(tc, dump_svg_and_html);
     tcase_add_test(tc, dump_filters);
     tcase_add_test(tc, alloc_and_free_json);

@@ -543,6 +543,16 @@ static int memctl(const char *const *args)
 
 #define MEMCTL(...) memctl(MEMCTL_ARGS(__VA_ARGS__))
 
+/* The one instance's id (the dump's). */
+static uint64_t last_instance(memclient *c)
+{
+    memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_MODELS);
+    ck_assert_uint_eq(s->ninstances, 1);
+    uint64_t id = s->instances[0].instance_id;
+    memclient_snapshot_free(s);
+    return id;
+}
+
 START_TEST(memctl_commands)
 {
     char model[1024];
@@ -626,6 +636,12 @@ START_TEST(memctl_commands)
     ck_assert_int_eq(MEMCTL("dump"), 0);
     ck_assert_msg(strstr(out, "models: 1") && strstr(out, "tiny-cnn") &&
                   strstr(out, "instances: 1") && strstr(out, "plans: 2"), "%s", out);
+    /* The instance's buffers say what they are for (the daemon allocates them unnamed). */
+    char role[64];
+    snprintf(role, sizeof role, " tiny-cnn/instance %" PRIu64 "/", last_instance(c));
+    ck_assert_msg(strstr(out, role), "no '%s' in:\n%.3000s", role, out);
+    ck_assert_msg(strstr(out, "/arena ") && strstr(out, "/placeholder 0 ") &&
+                  strstr(out, "/placeholder 1 "), "%.3000s", out);
     ck_assert_int_eq(MEMCTL("dump", "--json"), 0);
     memctl_expect_all(out, MEMCTL_ARGS("\"models\": [", "\"name\": \"tiny-cnn\"",
                                         "\"plans\": [", "\"gap_pct\": 0.0000",

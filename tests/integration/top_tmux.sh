@@ -2,7 +2,8 @@
 # memctl top in a real terminal: tmux runs it in a detached 120x32 window on a private
 # memd; the test reads the screen (capture-pane), presses keys (send-keys) and checks
 # what the screen shows after each: the view, sorting, the name filter, the class
-# filter, clearing, a smaller window (every line fits), and q quitting with status 0.
+# filter, clearing, a smaller window (every line fits), and q quitting with status 0;
+# the processes with their client names, top's own session left out.
 #
 # usage: top_tmux.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
@@ -58,7 +59,12 @@ expect_not() {
     "TERM=xterm-256color ${memctl[*]} top --interval 0.2; echo \"top exited \$?\"; sleep 30"
 expect '^memd [0-9.]+ +pid [0-9]+ +up'
 expect 'wormhole_b0 +dram +12 +1.1 GiB / 12.0 GiB'
-expect 'PID +UID PROCESS'
+expect 'PID +UID PROCESS +CLIENT +SESSIONS'
+# The holders are memctl processes with the client name memctl; top's own session (a
+# memctl holding nothing) is not a holder: two process rows, not three.
+expect '^[0-9]+ +[0-9]+ memctl +memctl +1 +1 '
+rows=$(grep -cE '^[0-9]+ +[0-9]+ memctl +memctl ' <<<"$screen" || true)
+[ "$rows" -eq 2 ] || fail "$rows memctl process rows, want the 2 holders"
 expect 'HANDLE +DEV REGION'
 expect 'weights\.big'
 expect 'act\.small'

@@ -89,7 +89,7 @@ _memctl()
 
     if [[ -z $cmd ]]; then
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W '--socket --help --version' -- "$cur"))
+            COMPREPLY=($(compgen -W '--socket --all --help --version' -- "$cur"))
         else
             COMPREPLY=($(compgen -W "$(_memctl_commands "${words[0]}")" -- "$cur"))
         fi
@@ -104,7 +104,7 @@ _memctl()
         return
     fi
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "$(_memctl_options "${words[0]}" "$cmd" "$sub") --socket --help" \
+        COMPREPLY=($(compgen -W "$(_memctl_options "${words[0]}" "$cmd" "$sub") --socket --all --help" \
             -- "$cur"))
         [[ ${COMPREPLY-} == *= ]] && compopt -o nospace
         return

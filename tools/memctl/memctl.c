@@ -36,8 +36,10 @@ static const memctl_cmd cmds[] = {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: memctl [--socket PATH] COMMAND [ARGS]\n"
-               "  (--socket PATH, or --socket=PATH, may also follow the command)\n\ncommands:\n");
+    fprintf(f, "usage: memctl [--socket PATH] [--all] COMMAND [ARGS]\n"
+               "  (--socket PATH, or --socket=PATH, and --all may also follow the command)\n"
+               "  --all: also memctl's own sessions that hold nothing (client name \"memctl\")\n"
+               "         in counts and tables, and their events\n\ncommands:\n");
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
         fprintf(f, "  %s\n", cmds[i].usage);
     fprintf(f, "\nexit codes: 0 ok, 1 failed, 2 usage, 3 cannot connect, 4 permission denied, "
@@ -45,10 +47,14 @@ static void usage(FILE *f)
 }
 
 /* argv[*i] is --socket PATH or --socket=PATH: takes the path (advancing *i past it)
- * and returns 1; 0 for any other argument; -1 when the path is missing. */
-static int socket_opt(int argc, char **argv, int *i, memctl_globals *g)
+ * and returns 1; --all: returns 1; 0 for any other argument; -1 when the path is missing. */
+static int global_opt(int argc, char **argv, int *i, memctl_globals *g)
 {
     const char *a = argv[*i];
+    if (!strcmp(a, "--all")) {
+        g->all = true;
+        return 1;
+    }
     if (!strncmp(a, "--socket=", 9)) {
         g->socket_path = a + 9;
     } else if (!strcmp(a, "--socket")) {
@@ -71,7 +77,7 @@ int main(int argc, char **argv)
     memctl_globals g = {0};
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
-        int r = socket_opt(argc, argv, &i, &g);
+        int r = global_opt(argc, argv, &i, &g);
         if (r < 0)
             return 2;
         if (r)
@@ -98,10 +104,10 @@ int main(int argc, char **argv)
         }
         return memctl_cmd_status(&g, i < argc ? 2 : 1, status_argv);
     }
-    /* --socket may also follow the subcommand: take it out of the subcommand's argv. */
+    /* --socket and --all may also follow the subcommand: take them out of its argv. */
     int n = i + 1;
     for (int j = i + 1; j < argc; j++) {
-        int r = socket_opt(argc, argv, &j, &g);
+        int r = global_opt(argc, argv, &j, &g);
         if (r < 0)
             return 2;
         if (!r)

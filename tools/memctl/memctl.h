@@ -11,6 +11,7 @@
 /* Options every subcommand may need, parsed by memctl.c before or after the subcommand. */
 typedef struct memctl_globals {
     const char *socket_path; /* --socket, or NULL: $MEMD_SOCKET, then the default */
+    bool all;                /* --all: memctl's own short sessions and their events too */
 } memctl_globals;
 
 /* A subcommand gets its own argv (argv[0] is the subcommand name) and returns the

@@ -123,7 +123,7 @@ static int picture(memclient_snapshot *s, const dump_opts *o)
     return 0;
 }
 
-static int dump_once(memclient *c, const dump_opts *o, bool clear)
+static int dump_once(const memctl_globals *g, memclient *c, const dump_opts *o, bool clear)
 {
     unsigned flags = MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_SUBALLOCS |
                      MEMCLIENT_DUMP_BANKS;
@@ -133,6 +133,7 @@ static int dump_once(memclient *c, const dump_opts *o, bool clear)
     int r = memclient_dump(c, o->device, flags, &s);
     if (r < 0)
         return memctl_fail(NULL, "dump", "cannot read the daemon's state", r);
+    memctl_hide_own_sessions(g, s);
     if (o->svg || o->html)
         return picture(s, o);
     memctl_filter_snapshot(&o->flt, s);
@@ -166,7 +167,7 @@ int memctl_cmd_dump(const memctl_globals *g, int argc, char **argv)
     if (!c)
         return r;
     if (!o.watch_ms) {
-        r = dump_once(c, &o, false);
+        r = dump_once(g, c, &o, false);
         memclient_disconnect(c);
         return r;
     }
@@ -177,7 +178,7 @@ int memctl_cmd_dump(const memctl_globals *g, int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     bool clear = !o.json && !o.csv && isatty(STDOUT_FILENO);
     while (!stop_watch) {
-        if ((r = dump_once(c, &o, clear)) != 0)
+        if ((r = dump_once(g, c, &o, clear)) != 0)
             break;
         struct timespec ts = {.tv_sec = (time_t)(o.watch_ms / 1000),
                               .tv_nsec = (long)(o.watch_ms % 1000) * 1000000L};

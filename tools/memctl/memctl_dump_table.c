@@ -10,9 +10,15 @@
 
 #define HB(v) memd_human_bytes((v), (char[24]){0}, 24)
 
-static void stats_cells(memctl_table *t, const memclient_stats *st, double frag)
+/* ALLOCATED per bank: one figure in lockstep; where bank-set buffers make banks differ,
+ * the emptiest and the fullest bank (lockstep stats alone would say 0 B). */
+static void stats_cells(memctl_table *t, const memclient_stats *st, uint64_t min, uint64_t max,
+                        double frag)
 {
-    memctl_table_cell(t, "%s", HB(st->allocated));
+    if (min == max)
+        memctl_table_cell(t, "%s", HB(max));
+    else
+        memctl_table_cell(t, "%s-%s", HB(min), HB(max));
     memctl_table_cell(t, "%s", HB(st->free));
     memctl_table_cell(t, "%s", HB(st->largest_free));
     memctl_table_cell(t, "%.1f%%", frag);
@@ -42,7 +48,10 @@ static void devices_table(FILE *f, const memclient_snapshot *s)
             memctl_table_cell(t, "%" PRIu32, grp->banks);
             memctl_table_cell(t, "%s", "");
             memctl_table_cell(t, "%s", HB(grp->bank_size));
-            stats_cells(t, &grp->stats, memd_report_group_fragmentation(s, grp));
+            memd_report_group_bytes u;
+            memd_report_group_use(s, grp, &u);
+            stats_cells(t, &grp->stats, u.used_min_bank, u.used_max_bank,
+                        memd_report_group_fragmentation(s, grp));
             memctl_table_cell(t, "%" PRIu32, grp->clients);
             for (size_t r = 0; r < s->nregions; r++) {
                 const memclient_region *reg = &s->regions[r];
@@ -53,7 +62,9 @@ static void devices_table(FILE *f, const memclient_snapshot *s)
                 memctl_table_cell(t, "0x%" PRIx64, reg->base);
                 memctl_table_cell(t, "%s", HB(reg->size));
                 if (reg->allocatable) {
-                    stats_cells(t, &reg->stats, memd_report_fragmentation(&reg->stats));
+                    uint64_t min, max;
+                    memd_report_region_bank_range(s, reg, &min, &max);
+                    stats_cells(t, &reg->stats, min, max, memd_report_fragmentation(&reg->stats));
                 } else {
                     memctl_table_cell(t, "(reserved)");
                 }
@@ -94,7 +105,13 @@ static void allocs_table(FILE *f, const memclient_snapshot *s)
         memctl_table_cell(t, "%" PRIu32, a->uid);
         memctl_table_cell(t, "%s", a->comm[0] ? a->comm : "-");
         /* A client pool is marked: its sub-allocations follow under "pools". */
-        memctl_table_cell(t, "%s%s", a->name[0] ? a->name : "-", a->pool ? " [pool]" : "");
+        char role[2 * MEMD_NAME_MAX];
+        const char *name = memd_report_alloc_role(s, a, role, sizeof role);
+        /* A shared buffer is every holder's: the pid is its creator's only. */
+        char shared[32] = "";
+        if (a->buf.refcount > 1)
+            snprintf(shared, sizeof shared, " [shared by %" PRIu32 "]", a->buf.refcount);
+        memctl_table_cell(t, "%s%s%s", name[0] ? name : "-", a->pool ? " [pool]" : "", shared);
         memctl_table_cell(t, "%s", memctl_human_age(age_ns, age, sizeof(age)));
     }
     memctl_table_print(t, f, "  ");

@@ -52,16 +52,23 @@ static void print_text(FILE *f, const memclient_event *e)
     fputc('\n', f);
 }
 
+/* memctl's own sessions come and go with every command: noise in the log unless --all. */
+static bool own_event(const memclient_event *e)
+{
+    return (e->type == MEMD_EVENT_SESSION_OPEN || e->type == MEMD_EVENT_SESSION_CLOSE) &&
+           !strcmp(e->comm, MEMCTL_CLIENT_NAME);
+}
+
 static int usage_error(const char *a)
 {
-    fprintf(stderr, "memctl events: unknown option '%s' (usage: memctl events [--follow] "
-                    "[--json] [--since SEQ])\n", a);
+    fprintf(stderr, "memctl events: unknown option '%s' (usage: memctl events [--follow "
+                    "[--from-start]] [--json] [--since SEQ])\n", a);
     return MEMCTL_EXIT_USAGE;
 }
 
 int memctl_cmd_events(const memctl_globals *g, int argc, char **argv)
 {
-    bool follow = false, json = false;
+    bool follow = false, json = false, from_start = false, have_since = false;
     uint64_t since = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -69,16 +76,21 @@ int memctl_cmd_events(const memctl_globals *g, int argc, char **argv)
             follow = true;
         } else if (!strcmp(a, "--json")) {
             json = true;
+        } else if (!strcmp(a, "--from-start")) {
+            from_start = true;
         } else if (!strcmp(a, "--since")) {
             if (!(v = memctl_optarg("events", argc, argv, &i)))
                 return MEMCTL_EXIT_USAGE;
             if (memctl_parse_u64(v, &since) < 0)
                 return memctl_bad_value("events", a, v, "an event number");
+            have_since = true;
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            printf("usage: memctl events [--follow] [--json] [--since SEQ]\n"
+            printf("usage: memctl events [--follow [--from-start]] [--json] [--since SEQ]\n"
                    "  the daemon's last events, oldest first (an admin sees all, others "
-                   "their uid's)\n"
-                   "  --follow    keep printing new events until interrupted\n"
+                   "their uid's); memctl's own sessions opening and closing only with "
+                   "memctl --all\n"
+                   "  --follow    print new events as they come, until interrupted\n"
+                   "  --from-start  with --follow: first the events the log still has\n"
                    "  --json      one JSON object per line (seq and time_ns also as strings: "
                    "seq_str, time_ns_str)\n"
                    "  --since SEQ start at event number SEQ\n");
@@ -94,22 +106,26 @@ int memctl_cmd_events(const memctl_globals *g, int argc, char **argv)
     if (follow)
         memctl_follow_signals();
     r = 0;
+    /* --follow starts at the tail, as tail -f does: the log's pages are read, not printed. */
+    bool skip = follow && !from_start && !have_since;
     /* --follow: until SIGINT or SIGTERM ends the process (what was read is printed). */
     for (bool first = true;; first = false) {
         memclient_events_page pg;
         /* The first page is what the log has; after it, wait for what comes. */
-        int e = follow && !first ? memclient_events_wait(c, since, 0, &pg)
-                                 : memclient_events(c, since, 0, &pg);
+        int e = follow && !first && !skip ? memclient_events_wait(c, since, 0, &pg)
+                                          : memclient_events(c, since, 0, &pg);
         if (e < 0) {
             r = memctl_fail(NULL, "events", "cannot read the event log", e);
             break;
         }
-        if (pg.lost)
+        if (pg.lost && !skip)
             fprintf(stderr, "memctl events: %" PRIu64 " events were overwritten before they "
                             "were read\n", pg.lost);
-        for (size_t i = 0; i < pg.n; i++)
-            (json ? print_json : print_text)(stdout, &pg.events[i]);
+        for (size_t i = 0; i < pg.n && !skip; i++)
+            if (g->all || !own_event(&pg.events[i]))
+                (json ? print_json : print_text)(stdout, &pg.events[i]);
         bool more = pg.n > 0 && pg.next_seq > since;
+        skip = skip && more; /* at the tail: print from here on */
         since = pg.next_seq;
         memclient_events_page_free(&pg);
         if (fflush(stdout) != 0 || ferror(stdout)) {

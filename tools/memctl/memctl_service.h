@@ -69,6 +69,14 @@ void memctl_follow_signals(void);
 int memctl_fetch(const memctl_globals *g, const char *cmd, uint32_t flags,
                  memclient_snapshot **out);
 
+/* memctl connects under this client name, so its own short sessions can be told apart. */
+#define MEMCTL_CLIENT_NAME "memctl"
+/* A session of a memctl run that holds nothing (not `alloc --hold`): the looking, not a user. */
+bool memctl_own_session(const memclient_session_rec *x);
+/* Without --all, takes memctl's own sessions out of s (its sessions and the server's
+ * session count), so views count only the sessions that use memory. memctl_fetch does it. */
+void memctl_hide_own_sessions(const memctl_globals *g, memclient_snapshot *s);
+
 /* A subcommand without options that prints one view of the daemon's state: handles
  * --help, connects, dumps every device, prints with fn, returns the exit code. */
 typedef void (*memctl_snapshot_fn)(FILE *f, const memclient_snapshot *s);
@@ -102,7 +110,7 @@ void memctl_devices_table(FILE *f, const memclient_snapshot *s);
 void memctl_sessions_usage_table(FILE *f, const memclient_snapshot *s);
 /* The processes holding memory, largest first, with a column per device (skip_self: not
  * this memctl's own session when it holds nothing). */
-void memctl_processes_table(FILE *f, const memclient_snapshot *s, bool skip_self);
+void memctl_processes_table(FILE *f, const memclient_snapshot *s);
 /* Per-bank use of split regions and the banks of bank-set buffers (memctl_dump_banks.c);
  * the snapshot must come from a dump with MEMCLIENT_DUMP_BANKS. */
 void memctl_banks_table(FILE *f, const memclient_snapshot *s);

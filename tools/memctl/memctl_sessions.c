@@ -97,36 +97,35 @@ static void sessions_part(FILE *f, const memclient_snapshot *s)
     memctl_table_free(t);
 }
 
-void memctl_processes_table(FILE *f, const memclient_snapshot *s, bool skip_self)
+void memctl_processes_table(FILE *f, const memclient_snapshot *s)
 {
     memd_report_procs ps;
     if (memd_report_processes(s, &ps) < 0)
         return;
-    size_t ncols = 7 + s->ndevices;
+    size_t ncols = 8 + s->ndevices;
     const char **head = calloc(ncols, sizeof *head);
     char *align = calloc(ncols + 1, 1);
     char (*devh)[16] = calloc(s->ndevices ? s->ndevices : 1, sizeof *devh);
     memctl_table *t = NULL;
     if (head && align && devh) {
-        static const char *const fixed[] = {"PID", "UID", "PROCESS", "SESSIONS", "ALLOCS",
-                                            "BYTES", "SHARED"};
+        static const char *const fixed[] = {"PID", "UID", "PROCESS", "CLIENT", "SESSIONS",
+                                            "ALLOCS", "BYTES", "SHARED"};
         memcpy(head, fixed, sizeof fixed);
-        memcpy(align, "rrlrrrr", 7);
+        memcpy(align, "rrllrrrr", 8);
         for (size_t d = 0; d < s->ndevices; d++) {
             snprintf(devh[d], sizeof devh[d], "DEVICE %" PRIu32, s->devices[d].id);
-            head[7 + d] = devh[d];
-            align[7 + d] = 'r';
+            head[8 + d] = devh[d];
+            align[8 + d] = 'r';
         }
         t = memctl_table_new(ncols, head, align);
     }
     size_t shown = 0;
     for (size_t i = 0; t && i < ps.n; i++) {
         const memd_report_proc *p = &ps.procs[i];
-        if (skip_self && p->pid == (uint32_t)getpid() && !p->allocations)
-            continue; /* this memctl's own session */
         memctl_table_cell(t, "%" PRIu32, p->pid);
         memctl_table_cell(t, "%" PRIu32, p->uid);
         memctl_table_cell(t, "%s", p->comm[0] ? p->comm : "-");
+        memctl_table_cell(t, "%s", p->client[0] ? p->client : "-");
         memctl_table_cell(t, "%" PRIu32, p->sessions);
         memctl_table_cell(t, "%" PRIu64, p->allocations);
         memctl_table_cell(t, "%s", HB(p->bytes));
@@ -149,7 +148,7 @@ void memctl_sessions_usage_table(FILE *f, const memclient_snapshot *s)
 {
     sessions_part(f, s);
     fputc('\n', f);
-    memctl_processes_table(f, s, false);
+    memctl_processes_table(f, s);
 }
 
 static void sessions_json(FILE *f, const memclient_snapshot *s)

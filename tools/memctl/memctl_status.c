@@ -65,7 +65,7 @@ static void status_table(FILE *f, const memclient_snapshot *s)
     memctl_table_print(t, f, "");
     memctl_table_free(t);
     fputc('\n', f);
-    memctl_processes_table(f, s, true);
+    memctl_processes_table(f, s);
 }
 
 static void status_json(FILE *f, const memclient_snapshot *s)

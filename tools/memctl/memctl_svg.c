@@ -47,6 +47,7 @@ typedef struct picture {
     const memctl_filter *flt;
     const memclient_alloc_info **by_addr; /* visible allocations by (dev, kind, region, address) */
     size_t nby;
+    const memclient_alloc_info **by_handle; /* the same, by handle */
     uint32_t *owners;      /* distinct pids, in order of first appearance */
     size_t nowners;
     int y;                 /* next free line of the drawing */
@@ -84,6 +85,21 @@ static const memclient_alloc_info *alloc_at(const picture *p, const memclient_bl
     return NULL;
 }
 
+static int cmp_handle(const void *a, const void *b)
+{
+    uint64_t x = (*(const memclient_alloc_info *const *)a)->buf.handle;
+    uint64_t y = (*(const memclient_alloc_info *const *)b)->buf.handle;
+    return x < y ? -1 : x > y;
+}
+
+static const memclient_alloc_info *alloc_of(const picture *p, uint64_t handle)
+{
+    const memclient_alloc_info key = {.buf = {.handle = handle}}, *k = &key;
+    const memclient_alloc_info **hit = bsearch(&k, p->by_handle, p->nby, sizeof *p->by_handle,
+                                               cmp_handle);
+    return hit ? *hit : NULL;
+}
+
 /* A process's colour: hues spread by the golden angle in order of first appearance. */
 static void owner_color(const picture *p, uint32_t pid, char *buf, size_t len)
 {
@@ -101,11 +117,24 @@ static void note_owner(picture *p, uint32_t pid)
     p->owners[p->nowners++] = pid;
 }
 
+/* The client name a session gave ("" none, or a session this user cannot see). */
+static const char *session_client(const memclient_snapshot *s, uint32_t session_id)
+{
+    for (size_t i = 0; i < s->nsessions; i++)
+        if (s->sessions[i].id == session_id)
+            return s->sessions[i].client_name;
+    return "";
+}
+
 /* The <title> of a block: what an operator hovers for. */
-static void block_title(const picture *p, const memclient_block *b, const memclient_alloc_info *a)
+static void block_title(const picture *p, const memclient_block *b, const memclient_alloc_info *a,
+                        uint32_t bank)
 {
     FILE *f = p->f;
-    fprintf(f, "<title>0x%" PRIx64 "-0x%" PRIx64 " %s", b->address, b->address + b->size,
+    fputs("<title>", f);
+    if (bank != UINT32_MAX)
+        fprintf(f, "bank %" PRIu32 ": ", bank);
+    fprintf(f, "0x%" PRIx64 "-0x%" PRIx64 " %s", b->address, b->address + b->size,
             HB(b->size));
     if (!b->allocated) {
         fputs(" free</title>", f);
@@ -118,10 +147,19 @@ static void block_title(const picture *p, const memclient_block *b, const memcli
     fprintf(f, " per bank, handle %" PRIu64 ", %s, pid %" PRIu32 " (", a->buf.handle,
             memclient_class_name(a->cls), a->pid);
     memd_xml_str(f, a->comm);
+    const char *client = session_client(p->s, a->session_id);
+    if (client[0]) {
+        fputs(", client ", f);
+        memd_xml_str(f, client);
+    }
     fprintf(f, "), uid %" PRIu32 ", session %" PRIu32, a->uid, a->session_id);
-    if (a->name[0]) {
+    if (a->buf.refcount > 1) /* the creator is one of its holders */
+        fprintf(f, ", shared by %" PRIu32 " holders", a->buf.refcount);
+    char role[2 * MEMD_NAME_MAX];
+    const char *name = memd_report_alloc_role(p->s, a, role, sizeof role);
+    if (name[0]) {
         fputs(", ", f);
-        memd_xml_str(f, a->name);
+        memd_xml_str(f, name);
     }
     fputs("</title>", f);
 }
@@ -142,7 +180,7 @@ static const char *block_fill(const picture *p, const memclient_block *b,
 
 /* One rectangle: fill, then for an allocation the owner band on top. */
 static void rect(const picture *p, const memclient_block *b, const memclient_alloc_info *a,
-                 double x, double y, double w, double h)
+                 uint32_t bank, double x, double y, double w, double h)
 {
     double op;
     const char *fill = block_fill(p, b, a, &op);
@@ -155,7 +193,7 @@ static void rect(const picture *p, const memclient_block *b, const memclient_all
         fprintf(p->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\""
                       " fill-opacity=\"%.2f\"/>", x, y, w, h > 8 ? 4.0 : h / 3, oc, op);
     }
-    block_title(p, b, a);
+    block_title(p, b, a, bank);
     fputs("</g>\n", p->f);
 }
 
@@ -226,7 +264,7 @@ static void linear_bar(picture *p, const memclient_region *r, size_t first, size
         fprintf(f, "<rect x=\"%zu\" y=\"%d\" width=\"%zu\" height=\"%d\" fill=\"%s\" "
                    "fill-opacity=\"%.2f\">", LABEL_W + c, p->y, e - c, BAR_H, fill,
                 pale ? op * 0.55 : op);
-        block_title(p, b, a);
+        block_title(p, b, a, UINT32_MAX);
         fputs("</rect>\n", f);
         c = e;
     }
@@ -266,7 +304,7 @@ static void block_strip(picture *p, const memclient_region *r, size_t first, siz
         while (w > 0.01) { /* wraps over the end of a line */
             double room = BAR_W - x;
             double part = w < room ? w : room;
-            rect(p, b, a, LABEL_W + x, p->y + line * LINE_H, part, LINE_H - 3);
+            rect(p, b, a, UINT32_MAX, LABEL_W + x, p->y + line * LINE_H, part, LINE_H - 3);
             x += part;
             w -= part;
             if (x >= BAR_W - 0.01) {
@@ -313,6 +351,49 @@ static void bank_strip(picture *p, const memclient_group *g)
     p->y += 20;
 }
 
+/* Bank-set buffers (a range in some banks only, or an address of their own in each bank)
+ * are not in the region's lockstep map (its bar and blocks): one row per bank shows them at
+ * their addresses in that bank, so banks that differ are seen side by side. */
+static void per_bank_strip(picture *p, const memclient_group *g, const memclient_region *r)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->s->nalloc_banks; i++) {
+        const memclient_alloc_info *a = alloc_of(p, p->s->alloc_banks[i].handle);
+        n += a && a->device == r->device && a->buf.kind == r->kind && a->buf.region == r->region;
+    }
+    if (n == 0 || g->banks == 0)
+        return;
+    double rh = 240.0 / g->banks; /* a row per bank, the strip ~240 px high at most */
+    rh = rh > 10 ? 10 : rh < 3 ? 3 : rh;
+    const double scale = (double)BAR_W / (double)r->size;
+    text(p, LABEL_W, p->y + 11, "small", "per bank: %zu bank-set buffer placements in %u banks "
+         "(bank 0 on top)", n, g->banks);
+    p->y += 16;
+    fputs("<g class=\"perbank\" data-region=\"", p->f);
+    memd_xml_str(p->f, r->name);
+    fputs("\">\n", p->f);
+    for (uint32_t b = 0; b < g->banks; b++)
+        fprintf(p->f, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"" FREE_FILL
+                      "\" stroke=\"#ffffff\" stroke-width=\"%s\"><title>bank %" PRIu32
+                      "</title></rect>\n", LABEL_W, p->y + b * rh, BAR_W, rh,
+                rh >= 4 ? "0.5" : "0", b);
+    for (size_t i = 0; i < p->s->nalloc_banks; i++) {
+        const memclient_alloc_bank *e = &p->s->alloc_banks[i];
+        const memclient_alloc_info *a = alloc_of(p, e->handle);
+        if (!a || a->device != r->device || a->buf.kind != r->kind || a->buf.region != r->region ||
+            e->bank.bank >= g->banks || e->bank.address < r->base)
+            continue;
+        const memclient_block blk = {.device = r->device, .kind = r->kind, .region = r->region,
+                                     .allocated = 1, .address = e->bank.address,
+                                     .size = a->buf.size_per_bank};
+        double w = (double)blk.size * scale;
+        rect(p, &blk, a, e->bank.bank, LABEL_W + (double)(blk.address - r->base) * scale,
+             p->y + e->bank.bank * rh, w < 2 ? 2 : w, rh);
+    }
+    fputs("</g>\n", p->f);
+    p->y += (int)(g->banks * rh + 0.999) + 6;
+}
+
 static void group_picture(picture *p, const memclient_device *dev, const memclient_group *g)
 {
     const memclient_snapshot *s = p->s;
@@ -351,6 +432,7 @@ static void group_picture(picture *p, const memclient_device *dev, const memclie
         size_t first, n;
         region_blocks(s, r, &first, &n);
         linear_bar(p, r, first, n);
+        per_bank_strip(p, g, r);
         if (n <= MAX_STRIP_BLOCKS) {
             block_strip(p, r, first, n);
         } else {
@@ -391,20 +473,26 @@ static void legend(picture *p)
     text(p, x, p->y + 12, "small", "owners:");
     x += 60;
     for (size_t i = 0; i < p->nowners; i++) {
-        const char *comm = "?";
+        const char *comm = "?", *client = "";
         for (size_t k = 0; k < p->s->nallocs; k++)
-            if (p->s->allocs[k].pid == p->owners[i])
+            if (p->s->allocs[k].pid == p->owners[i]) {
                 comm = p->s->allocs[k].comm;
+                client = session_client(p->s, p->s->allocs[k].session_id);
+            }
         char oc[32];
         owner_color(p, p->owners[i], oc, sizeof oc);
-        if (x > PAGE_W - 160) {
+        if (x > PAGE_W - 230) {
             x = 68;
             p->y += 18;
         }
         fprintf(p->f, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"6\" fill=\"%s\"/>", x,
                 p->y + 6, oc);
-        text(p, x + 18, p->y + 12, "small", "%s (%u)", comm, p->owners[i]);
-        x += 160;
+        /* The client name tells apart processes that share a program (python3). */
+        if (client[0] && strcmp(client, comm))
+            text(p, x + 18, p->y + 12, "small owner", "%.24s: %s (%u)", client, comm, p->owners[i]);
+        else
+            text(p, x + 18, p->y + 12, "small owner", "%s (%u)", comm, p->owners[i]);
+        x += 230;
     }
     if (!p->nowners)
         text(p, x, p->y + 12, "small", "(no allocations visible to this user)");
@@ -415,17 +503,21 @@ static int draw(FILE *f, const memclient_snapshot *s, const memctl_filter *flt)
 {
     picture p = {.f = f, .s = s, .flt = flt};
     p.by_addr = malloc((s->nallocs ? s->nallocs : 1) * sizeof *p.by_addr);
+    p.by_handle = malloc((s->nallocs ? s->nallocs : 1) * sizeof *p.by_handle);
     p.owners = malloc((s->nallocs ? s->nallocs : 1) * sizeof *p.owners);
-    if (!p.by_addr || !p.owners) {
+    if (!p.by_addr || !p.by_handle || !p.owners) {
         free(p.by_addr);
+        free(p.by_handle);
         free(p.owners);
         return -ENOMEM;
     }
     for (size_t i = 0; i < s->nallocs; i++) {
+        p.by_handle[p.nby] = &s->allocs[i];
         p.by_addr[p.nby++] = &s->allocs[i];
         note_owner(&p, s->allocs[i].pid);
     }
     qsort(p.by_addr, p.nby, sizeof *p.by_addr, cmp_alloc);
+    qsort(p.by_handle, p.nby, sizeof *p.by_handle, cmp_handle);
     char up[24];
     text(&p, 8, 20, "title", "memd %s on pid %u: %zu allocations visible, %u sessions, up %s",
          s->server.version, s->server.pid, s->nallocs, s->server.sessions,
@@ -437,6 +529,7 @@ static int draw(FILE *f, const memclient_snapshot *s, const memctl_filter *flt)
             if (s->groups[g].device == s->devices[d].id)
                 group_picture(&p, &s->devices[d], &s->groups[g]);
     free(p.by_addr);
+    free(p.by_handle);
     free(p.owners);
     return p.y + 10;
 }
@@ -466,11 +559,12 @@ int memctl_picture_svg(FILE *out, const memclient_snapshot *s, const memctl_filt
         free(body);
         return h < 0 ? h : -ENOMEM;
     }
+    /* As wide as the window (or the HTML page's box), never wider: viewBox scales it. */
     fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-                 "viewBox=\"0 0 %d %d\">\n%s"
+                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"100%%\" "
+                 "viewBox=\"0 0 %d %d\" style=\"max-width:%dpx;height:auto\">\n%s"
                  "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n",
-            PAGE_W, h, PAGE_W, h, defs);
+            PAGE_W, h, PAGE_W, defs);
     fwrite(body, 1, len, out);
     fputs("</svg>\n", out);
     free(body);
@@ -487,13 +581,18 @@ static int cmp_size(const void *a, const void *b)
 
 int memctl_picture_html(FILE *out, const memclient_snapshot *s, const memctl_filter *flt)
 {
+    /* Fits the window: the picture scales to the page's width; the table scrolls inside
+     * its own box when the window is narrower than it. */
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-          "<title>memd memory map</title>\n<style>body{font-family:sans-serif;margin:16px}"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+          "<title>memd memory map</title>\n<style>body{font-family:sans-serif;margin:8px}"
+          "h1{font-size:1.4em}svg{display:block}.scroll{overflow-x:auto;max-width:100%}"
           "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;"
-          "padding:2px 6px;text-align:right}td.l,th.l{text-align:left}</style></head><body>\n"
+          "padding:2px 6px;text-align:right;white-space:nowrap}td.l,th.l{text-align:left}"
+          "</style></head><body>\n"
           "<h1>memd memory map</h1>\n<p>Hover a block for its details. Each region: its "
-          "addresses to scale, then every block in address order (width grows with the square "
-          "root of the size).</p>\n<div>\n", out);
+          "addresses to scale, bank-set buffers bank by bank, then every block in address "
+          "order (width grows with the square root of the size).</p>\n<div id=\"map\">\n", out);
     int rc = memctl_picture_svg(out, s, flt);
     if (rc < 0)
         return rc;
@@ -505,10 +604,12 @@ int memctl_picture_html(FILE *out, const memclient_snapshot *s, const memctl_fil
         if (!flt->any || memctl_filter_match(flt, &s->allocs[i]))
             list[n++] = &s->allocs[i];
     qsort(list, n, sizeof *list, cmp_size);
-    fprintf(out, "</div>\n<h2>Largest allocations (%zu of %zu)</h2>\n<table><tr><th>handle</th>"
+    fprintf(out, "</div>\n<h2>Largest allocations (%zu of %zu)</h2>\n<div class=\"scroll\">"
+                 "<table id=\"largest\"><tr><th>handle</th>"
                  "<th>device</th><th class=\"l\">region</th><th class=\"l\">class</th>"
                  "<th>address</th><th>bytes per bank</th><th>banks</th><th>pid</th>"
-                 "<th class=\"l\">process</th><th class=\"l\">name</th></tr>\n",
+                 "<th class=\"l\">process</th><th class=\"l\">client</th>"
+                 "<th class=\"l\">name</th></tr>\n",
             n < 200 ? n : 200, n);
     for (size_t i = 0; i < n && i < 200; i++) {
         const memclient_alloc_info *a = list[i];
@@ -517,16 +618,19 @@ int memctl_picture_html(FILE *out, const memclient_snapshot *s, const memctl_fil
                 a->buf.handle, a->device, memclient_kind_name(a->buf.kind));
         memd_xml_str(out, memd_report_region_name(s, a->device, a->buf.kind, a->buf.region, rbuf,
                                                   sizeof rbuf));
-        fprintf(out, "</td><td class=\"l\">%s</td><td>0x%" PRIx64 "</td><td>%" PRIu64
-                     "</td><td>%" PRIu32 "</td><td>%" PRIu32 "</td><td class=\"l\">",
-                memclient_class_name(a->cls), a->buf.address, a->buf.size_per_bank, a->buf.banks,
-                a->pid);
+        fprintf(out, "</td><td class=\"l\">%s</td><td>0x%" PRIx64 "</td><td title=\"%" PRIu64
+                     " bytes\">%s</td><td>%" PRIu32 "</td><td>%" PRIu32 "</td><td class=\"l\">",
+                memclient_class_name(a->cls), a->buf.address, a->buf.size_per_bank,
+                HB(a->buf.size_per_bank), a->buf.banks, a->pid);
         memd_xml_str(out, a->comm);
         fputs("</td><td class=\"l\">", out);
-        memd_xml_str(out, a->name);
+        memd_xml_str(out, session_client(s, a->session_id));
+        fputs("</td><td class=\"l\">", out);
+        char role[2 * MEMD_NAME_MAX];
+        memd_xml_str(out, memd_report_alloc_role(s, a, role, sizeof role));
         fputs("</td></tr>\n", out);
     }
     free(list);
-    fputs("</table>\n</body></html>\n", out);
+    fputs("</table></div>\n</body></html>\n", out);
     return ferror(out) ? -EIO : 0;
 }

@@ -24,6 +24,7 @@ typedef enum { SORT_BYTES, SORT_ALLOCS, SORT_PID, SORT_NAME, SORT_COUNT } sort_k
 static const char *const sort_names[SORT_COUNT] = {"bytes", "allocs", "pid", "name"};
 
 typedef struct top {
+    const memctl_globals *g;
     memctl_filter flt;
     char glob[64];
     sort_key sort;
@@ -184,14 +185,14 @@ static void draw(top *t, const memclient_snapshot *s)
     view v;
     view_make(t, s, &v);
     if (v.have_ps) {
-        line(y++, A_REVERSE, "%-7s %6s %-15s %8s %7s %11s %11s", "PID", "UID", "PROCESS",
-             "SESSIONS", "ALLOCS", "BYTES", "SHARED");
+        line(y++, A_REVERSE, "%-7s %6s %-15s %-20s %8s %7s %11s %11s", "PID", "UID", "PROCESS",
+             "CLIENT", "SESSIONS", "ALLOCS", "BYTES", "SHARED");
         size_t shown = 0;
         for (; shown < v.ps.n && shown < (size_t)proc_rows; shown++) {
             const memd_report_proc *p = &v.ps.procs[shown];
-            line(y++, 0, "%-7u %6u %-15.15s %8u %7" PRIu64 " %11s %11s", p->pid, p->uid,
-                 p->comm[0] ? p->comm : "-", p->sessions, p->allocations, HB(p->bytes),
-                 HB(p->shared_bytes));
+            line(y++, 0, "%-7u %6u %-15.15s %-20.20s %8u %7" PRIu64 " %11s %11s", p->pid, p->uid,
+                 p->comm[0] ? p->comm : "-", p->client[0] ? p->client : "-", p->sessions,
+                 p->allocations, HB(p->bytes), HB(p->shared_bytes));
         }
         if (shown < v.ps.n)
             line(y++, A_DIM, "  ... %zu processes in all", v.ps.n);
@@ -250,6 +251,8 @@ static void top_json(const top *t, const memclient_snapshot *s, FILE *f)
         fprintf(f, "%s{\"pid\":%" PRIu32 ",\"uid\":%" PRIu32 ",\"process\":", i ? "," : "",
                 p->pid, p->uid);
         memd_json_str(f, p->comm);
+        fputs(",\"client\":", f);
+        memd_json_str(f, p->client);
         fprintf(f, ",\"sessions\":%" PRIu32 ",\"allocations\":%" PRIu64 ",\"bytes\":%" PRIu64
                    ",\"shared_bytes\":%" PRIu64 "}",
                 p->sessions, p->allocations, p->bytes, p->shared_bytes);
@@ -287,6 +290,7 @@ static int top_batch(top *t, memclient *c)
         int r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_BANKS, &s);
         if (r < 0)
             return memctl_fail(NULL, "top", "cannot read the daemon's state", r);
+        memctl_hide_own_sessions(t->g, s);
         top_json(t, s, stdout);
         memclient_snapshot_free(s);
         if (fflush(stdout) != 0)
@@ -346,7 +350,7 @@ static void refilter(top *t)
 
 int memctl_cmd_top(const memctl_globals *g, int argc, char **argv)
 {
-    top t = {.interval_ms = 1000, .limit = 20};
+    top t = {.g = g, .interval_ms = 1000, .limit = 20};
     for (int i = 1; i < argc; i++) {
         int r = memctl_filter_opt(&t.flt, "top", argc, argv, &i);
         if (r < 0)
@@ -444,6 +448,7 @@ int memctl_cmd_top(const memctl_globals *g, int argc, char **argv)
             if (memclient_reconnect(c, 0) < 0) { /* daemon gone or restarting: keep trying */
             }
         } else {
+            memctl_hide_own_sessions(g, next);
             memclient_snapshot_free(s);
             s = next;
             t.status[0] = '\0';

@@ -26,7 +26,7 @@ int memctl_parsed_connect(const memctl_globals *g, int parsed, memclient **out)
 
 int memctl_connect_flags(const memctl_globals *g, unsigned flags, memclient **out)
 {
-    int r = memclient_connect_flags(g->socket_path, NULL, flags, out);
+    int r = memclient_connect_flags(g->socket_path, MEMCTL_CLIENT_NAME, flags, out);
     if (r == 0)
         return 0;
     memclient_error e;
@@ -267,7 +267,28 @@ int memctl_fetch(const memctl_globals *g, const char *cmd, uint32_t flags,
         return r;
     r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, flags, out);
     memclient_disconnect(c);
-    return r < 0 ? memctl_fail(NULL, cmd, "cannot read the daemon's state", r) : 0;
+    if (r < 0)
+        return memctl_fail(NULL, cmd, "cannot read the daemon's state", r);
+    memctl_hide_own_sessions(g, *out);
+    return 0;
+}
+
+bool memctl_own_session(const memclient_session_rec *x)
+{
+    return !strcmp(x->client_name, MEMCTL_CLIENT_NAME) && x->allocations == 0;
+}
+
+void memctl_hide_own_sessions(const memctl_globals *g, memclient_snapshot *s)
+{
+    if (g->all)
+        return;
+    size_t n = 0;
+    for (size_t i = 0; i < s->nsessions; i++)
+        if (!memctl_own_session(&s->sessions[i]))
+            s->sessions[n++] = s->sessions[i];
+    uint32_t hidden = (uint32_t)(s->nsessions - n);
+    s->server.sessions = s->server.sessions > hidden ? s->server.sessions - hidden : 0;
+    s->nsessions = n;
 }
 
 int memctl_show_snapshot(const memctl_globals *g, int argc, char **argv, const char *help,
