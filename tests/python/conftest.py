@@ -76,6 +76,28 @@ def spins_during(call):
         t.join()
 
 
+def run_python_as_other_user(daemon, code, timeout=60):
+    """Runs `python3 -c code` (the build tree's memd importable) as another uid than the
+    test's: as root (memd's admin), as nobody (65534), with the daemon's socket opened to
+    it; as anyone else, as that same user (the daemon cannot tell). The CompletedProcess
+    (text)."""
+    import subprocess
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(os.path.join(BUILD_ROOT, "python")))
+    kw = {}
+    if os.geteuid() == 0:
+        import pwd
+        os.chmod(daemon.socket, 0o666)
+        os.chmod(daemon.dir, 0o755)
+        nobody = pwd.getpwnam("nobody")
+
+        def drop():
+            os.setgid(nobody.pw_gid)
+            os.setuid(nobody.pw_uid)
+        kw = dict(preexec_fn=drop, cwd="/")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=timeout, **kw)
+
+
 class Daemon(memd_daemon.Daemon):
     """memd_daemon.Daemon with the build tree's memd, memctl and default config."""
 
