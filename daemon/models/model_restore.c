@@ -211,7 +211,7 @@ static int restore_model(memd_state *st, memd_models *ms, const rd *d)
         return bad(d, "its device is not configured");
     if (!pl)
         return bad(d, "its plan has no record");
-    if (p[88] >= MEMD_SCOPE_COUNT || !zero(p + 89, 7))
+    if (p[88] >= MEMD_SCOPE_COUNT || !zero(p + 89, 3))
         return bad(d, "bad scope");
     memd_model *m = calloc(1, sizeof *m);
     if (!m || !(m->t = calloc(n, sizeof *m->t)) || !(m->ph = calloc(nph ? nph : 1, sizeof *m->ph))) {
@@ -234,6 +234,7 @@ static int restore_model(memd_state *st, memd_models *ms, const rd *d)
     m->n = n;
     m->nph = nph;
     m->scope = p[88];
+    m->uid = memd_wire_u32(p + 92);
     int rc = 0;
     if (memd_wire_get_str(p + 96, m->name, sizeof m->name) < 0 || !m->name[0])
         rc = bad(d, "bad name");

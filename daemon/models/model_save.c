@@ -21,7 +21,7 @@
  *                       32 constant bytes  40 constant align  48 arena align
  *                       56 code handle  64 constants handle  72 u32 device id
  *                       76 u32 tensors n  80 u32 placeholders  84 u32 users k
- *                       88 u8 scope  89..95 0  96 name[64]
+ *                       88 u8 scope  89..91 0  92 u32 uid (first loader's)  96 name[64]
  *                       160 n x (u64 size, align, lower, upper, offset, u32 ref, u8 role,
  *                       3 x 0), then k x u32 session id (the sessions using it)
  *   INSTANCE id         0 u64 model id  8 arena handle  16 arena address  24 arena bytes
@@ -153,6 +153,7 @@ void memd_models_save_model(memd_models *ms, const memd_model *m)
     memd_wire_put_u32(p + 76, m->n);
     memd_wire_put_u32(p + 80, m->nph);
     p[88] = m->scope;
+    memd_wire_put_u32(p + 92, m->uid);
     memd_wire_put_str(p + 96, m->name, sizeof m->name);
     uint8_t *q = p + MODEL_HEAD;
     for (uint32_t i = 0; i < m->n; i++) {

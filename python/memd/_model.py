@@ -52,6 +52,23 @@ def model_name(text: str, default: str = "model") -> str:
     return s or default
 
 
+def graph_name(base: str, tensors: Iterable[Dict[str, Any]], ops: Iterable[Dict[str, Any]],
+               default: str = "model") -> str:
+    """An importer's default model name: base (the module's class, the file or the graph)
+    and a short digest of the graph (every tensor's name, role and size, every op's type,
+    inputs and outputs). Two graphs of one class (regnet_x_400mf and regnet_x_800mf are
+    both a RegNet) get two names, as the daemon needs for two models; the same graph
+    always gets the same name, so loads of it share one model."""
+    import hashlib
+    h = hashlib.blake2b(digest_size=4)
+    for t in tensors:
+        h.update(repr((t["name"], t.get("role"), t["bytes"])).encode())
+    for o in ops:
+        h.update(repr((o.get("type"), list(o["inputs"]), list(o["outputs"]))).encode())
+    tag = h.hexdigest()
+    return f"{model_name(base, default)[:NAME_MAX - len(tag) - 1]}-{tag}"
+
+
 def _check_name(name: Any) -> str:
     if not isinstance(name, str):
         raise TypeError(f"model name must be a str, not {type(name).__name__}")
