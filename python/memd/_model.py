@@ -213,7 +213,10 @@ class Model:
         gives every value's size; initializers and Constant nodes are weights, graph
         inputs and outputs placeholders, every other value an activation living from its
         producer to its last consumer; Reshape, Flatten, Squeeze, Unsqueeze and Identity
-        are aliases. Dynamic dimensions must be bound: dims={"batch": 8}."""
+        are aliases. Dynamic dimensions must be bound: dims={"batch": 8}; shape
+        computations (Shape, Gather, Concat, Slice, Div... feeding Reshape targets) are
+        folded once they are known. name: default the file's (or the graph's) name plus
+        a digest of the graph (graph_name)."""
         from .onnx_import import import_onnx
         return cls(**import_onnx(model, dims=dims, name=name))
 
@@ -228,7 +231,8 @@ class Model:
         (ATen ops) for modules symbolic tracing cannot follow. "auto": fx, else aten.
         training=True: the forward + backward graph from functorch's AOT autograd
         (gradients are outputs, the output's gradient an input). Parameters and buffers
-        are weights."""
+        are weights. name: default the module's class name plus a digest of the graph
+        (graph_name), so two sizes of one family get two names."""
         from .torch_import import import_torch
         return cls(**import_torch(module, example_inputs, training=training, tracer=tracer,
                                   name=name))
