@@ -5,7 +5,8 @@ import os
 import pytest
 
 import memd
-from conftest import SOURCE_ROOT, run_python_as_other_user
+from conftest import (SOURCE_ROOT, open_to_other_users, run_python_as_other_user,
+                      start_python_as_other_user)
 
 TINY = os.path.join(SOURCE_ROOT, "config", "models", "tiny_cnn.yaml")
 
@@ -237,3 +238,35 @@ with memd.connect({daemon.socket!r}) as c:
         on2.unload()
         on0.unload()
         shared.unload()
+
+
+def test_model_uid_survives_a_restart(own_daemon):
+    # nobody loads "kept" first; the daemon restarts; the model comes back as nobody's:
+    # this uid's load of "kept" with other content is a model of its own, no clash.
+    import inspect
+    import subprocess
+    d = own_daemon()
+    code = inspect.getsource(weights_only) + f"""
+import sys
+c = memd.connect({d.socket!r})
+lm = c.load_model(weights_only("kept", 4096), device=2)
+print(lm.model_id, flush=True)
+sys.stdin.readline()                  # the daemon restarts meanwhile
+assert c.reconnect(timeout_ms=5000)
+print(c.load_model(weights_only("kept", 4096), device=2).model_id, flush=True)
+"""
+    p = start_python_as_other_user(d, "import memd\n" + code, stdin=subprocess.PIPE)
+    try:
+        theirs = int(p.stdout.readline())
+        d.kill()
+        d.start()
+        open_to_other_users(d)
+        with memd.connect(d.socket) as c, c.load_model(weights_only("kept", 8192),
+                                                       device=2) as mine:
+            assert mine.created and mine.model_id != theirs
+            p.stdin.write("\n")
+            p.stdin.flush()
+            assert int(p.stdout.readline()) == theirs, p.stderr.read()
+    finally:
+        p.kill()
+        p.wait()
