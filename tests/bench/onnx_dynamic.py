@@ -23,7 +23,7 @@ import torch
 import memd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from model_table import MiB, build, row  # noqa: E402  (the same models, planned the same)
+from model_table import build, row  # noqa: E402  (the same models, planned the same)
 
 MODELS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_large", "shufflenet_v2_x1_0",
           "squeezenet1_1", "densenet121", "efficientnet_b0", "regnet_x_400mf",
