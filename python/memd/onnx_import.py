@@ -56,11 +56,11 @@ def _load(model: Any) -> Tuple[Any, str]:
         m.CopyFrom(model)
         return m, ""
     if isinstance(model, (bytes, bytearray)):
-        data, source = bytes(model), "<bytes>"
+        data, source = _without_weight_data(bytes(model)), "<bytes>"
     elif isinstance(model, (str, os.PathLike)):
         source = os.fspath(model)
         with open(source, "rb") as f:  # FileNotFoundError etc. as they are
-            data = f.read()
+            data = _read(f)
     else:
         raise TypeError(f"from_onnx needs a path, bytes or an onnx.ModelProto, not "
                         f"{type(model).__name__}")
@@ -72,6 +72,92 @@ def _load(model: Any) -> Tuple[Any, str]:
     if not m.HasField("graph") or not m.graph.node and not m.graph.output:
         raise model_error(f"{source}: not an ONNX model (no graph)")
     return m, source
+
+
+def _varint(b: Any, i: int) -> Tuple[int, int]:
+    v = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        shift += 7
+        if c < 0x80:
+            return v, i
+
+
+def _field(num: int, payload: Any) -> bytes:
+    """A length-delimited protobuf field."""
+    out, v = bytearray(), num << 3 | 2
+    for x in (v, len(payload)):
+        while x >= 0x80:
+            out.append(x & 0x7F | 0x80)
+            x >>= 7
+        out.append(x)
+    return bytes(out) + bytes(payload)
+
+
+def _message(b: Any, keep: Any) -> bytes:
+    """The protobuf message b with each field passed through keep(number, wire type,
+    whole field, payload): what it returns (bytes) replaces the field."""
+    out, i = [], 0
+    while i < len(b):
+        start, payload = i, None
+        key, i = _varint(b, i)
+        num, wire = key >> 3, key & 7
+        if wire == 0:
+            i = _varint(b, i)[1]
+        elif wire in (1, 5):
+            i += 8 if wire == 1 else 4
+        elif wire == 2:
+            n, i = _varint(b, i)
+            payload, i = b[i:i + n], i + n
+        else:
+            raise ValueError(f"protobuf wire type {wire}")
+        if i > len(b):
+            raise ValueError("truncated")
+        out.append(keep(num, wire, b[start:i], payload))
+    return b"".join(out)
+
+
+# Fields of onnx.proto: ModelProto.graph, GraphProto.initializer, TensorProto.raw_data.
+MODEL_GRAPH, GRAPH_INITIALIZER, TENSOR_RAW_DATA = 7, 5, 9
+
+
+def _without_weight_data(data: bytes) -> bytes:
+    """The serialized model with the bytes of its large initializers left out (their
+    names, types and dims stay): sizes need only those, and protobuf takes seconds to
+    parse the hundreds of MiB of a VGG's weights. Tensors of up to FOLD_MAX elements
+    keep their data (shape computations fold them). Bytes that do not scan as protobuf
+    are returned as they are, for the parser to refuse with its own message."""
+    big = FOLD_MAX * 16  # bytes: more than any tensor of FOLD_MAX elements holds
+
+    def tensor(num: int, wire: int, whole: Any, payload: Any) -> bytes:
+        return b"" if num == TENSOR_RAW_DATA and wire == 2 and len(payload) > big \
+            else bytes(whole)
+
+    def graph(num: int, wire: int, whole: Any, payload: Any) -> bytes:
+        if num == GRAPH_INITIALIZER and wire == 2 and len(payload) > big:
+            return _field(num, _message(payload, tensor))
+        return bytes(whole)
+
+    def model(num: int, wire: int, whole: Any, payload: Any) -> bytes:
+        return _field(num, _message(payload, graph)) if num == MODEL_GRAPH and wire == 2 \
+            else bytes(whole)
+    try:
+        return _message(memoryview(data), model)
+    except (ValueError, IndexError):
+        return bytes(data)
+
+
+def _read(f: Any) -> bytes:
+    """A model file, mapped rather than read: the pages of the weights that
+    _without_weight_data leaves out are never read from the disk."""
+    import mmap
+    try:
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (ValueError, OSError):  # empty, or not a regular file
+        return _without_weight_data(f.read())
+    return _without_weight_data(mapped)
 
 
 def _bind(graph: Any, dims: Dict[str, int], used: Set[str]) -> None:

@@ -8,12 +8,15 @@ usage: PYTHONPATH=BUILD/python /usr/bin/python3 tests/bench/onnx_dynamic.py
 Every model (weights=None: nothing downloaded) is exported by torch.onnx.export the way
 runtimes ask for it, with the batch axis dynamic (dynamic_axes={"input": {0: "batch"},
 ...}) at each opset, then imported with dims={"batch": 1} and planned offline. One row per
-model and opset: import ms (the export not timed), tensors, lower bound MiB, arena MiB
-and the plan gap (arena vs lower bound, %), or the error the import raised. Not a test:
+model and opset: import ms (the export not timed; wall clock, and CPU time of this
+process and of the importer's forked worker, which a loaded machine inflates less),
+tensors, lower bound MiB, arena MiB and the plan gap (arena vs lower bound, %), or the
+error the import raised. Not a test:
 figures only (pytest-families imports a few small families the same way); exit status 1
 when any import failed."""
 import argparse
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -31,6 +34,13 @@ MODELS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_large", "shuffle
           "convnext_tiny"]
 
 
+def cpu_s():
+    """CPU seconds of this process and its waited-for children (the import's worker)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), \
+        resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def export(model, x, path, opset):
     torch.onnx.export(model, x, path, opset_version=opset, do_constant_folding=True,
                       input_names=["input"], output_names=["output"],
@@ -46,7 +56,8 @@ def main():
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args()
     torch.set_num_threads(1)
-    head = ("model", "opset", "import ms", "tensors", "lower bound MiB", "arena MiB", "gap %")
+    head = ("model", "opset", "import ms", "cpu ms", "tensors", "lower bound MiB", "arena MiB",
+            "gap %")
     fmt, sep = ("| {} |", " | ") if a.markdown else ("{}", "  ")
     print(fmt.format(sep.join(head)))
     if a.markdown:
@@ -59,7 +70,7 @@ def main():
             for opset in (int(o) for o in a.opsets.split(",")):
                 f = os.path.join(tmp, f"{name}-{opset}.onnx")
                 export(model, x, f, opset)
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), cpu_s()
                 try:
                     m = memd.Model.from_onnx(f, dims={"batch": 1})
                 except memd.Error as e:
@@ -69,8 +80,10 @@ def main():
                     continue
                 finally:
                     os.unlink(f)
-                r = row(name, "onnx", m, time.perf_counter() - t0, a.budget_ms)
+                wall, cpu = time.perf_counter() - t0, cpu_s() - c0
+                r = row(name, "onnx", m, wall, a.budget_ms)
                 cells = [f"{name:<20}", f"{opset:>5}", f"{r['import_ms']:>9.0f}",
+                         f"{cpu * 1000:>6.0f}",
                          f"{r['tensors']:>7}", f"{r['lb']:>15.2f}", f"{r['arena']:>9.2f}",
                          f"{r['gap']:>6.3f}"]
                 print(fmt.format(sep.join(cells)), flush=True)

@@ -143,6 +143,31 @@ def test_shape_subgraphs_fold_round_after_round():
     assert [o.type for o in m.ops].count("Conv") == 40
 
 
+def test_large_weights_are_not_parsed(tmp_path):
+    # A 300 x 300 weight: its bytes stay out of what is parsed, its size does not.
+    import numpy as np
+    from onnx import numpy_helper
+    from memd.onnx_import import _without_weight_data
+    w = numpy_helper.from_array(np.ones((300, 300), np.float32), "w")
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "big",
+                          [vi("x", TensorProto.FLOAT, ["N", 300])],
+                          [vi("y", TensorProto.FLOAT, ["N", 300])], [w])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    data = model.SerializeToString()
+    small = _without_weight_data(data)
+    assert len(data) > 360000 > 1000 > len(small)
+    parsed = onnx.ModelProto()
+    parsed.ParseFromString(small)
+    assert list(parsed.graph.initializer[0].dims) == [300, 300]
+    path = tmp_path / "big.onnx"
+    path.write_bytes(data)
+    got = [memd.Model.from_onnx(src, dims={"N": 2}, name="big") for src in (model, data, path)]
+    assert got[0].tensor("w").bytes == 300 * 300 * 4
+    assert [x[:5] for x in got[0].tensors] == [x[:5] for x in got[1].tensors] == \
+        [x[:5] for x in got[2].tensors]
+    assert _without_weight_data(b"\xff" * 10) == b"\xff" * 10  # not protobuf: as it is
+
+
 def test_default_names_are_unique_per_graph():
     a, b = memd.Model.from_onnx(shuffle_chain(2), dims={"N": 1}), \
         memd.Model.from_onnx(shuffle_chain(3), dims={"N": 1})
