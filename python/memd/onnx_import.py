@@ -387,7 +387,9 @@ def _fold_shapes(m: Any, label: str) -> Any:
                     known[outs[0]] = numpy_helper.to_array(v)
                 continue  # read where it is; stays a node
             elif op in ("Shape", "Size"):
-                dims = _dims_of(infos[node.input[0]]) if node.input[0] in infos else None
+                x = node.input[0]  # a folded value's shape is its own; else inference's
+                dims = list(known[x].shape) if x in known else \
+                    _dims_of(infos[x]) if x in infos else None
                 if dims is None:
                     continue  # perhaps after the next inference
                 if op == "Size":
