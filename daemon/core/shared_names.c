@@ -1,19 +1,17 @@
 /* memd daemon — shared allocations by (device, uid, name), or (device, name) when names
  * are global: a chained hash table whose chain links live in the allocation records
- * themselves. */
+ * themselves. Models' shared code and constants are named like any other (model.h), so
+ * they are scoped the same way. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
 
-/* The uid part of the key: the creator's, unless names are global or the name is a
- * model's. */
-static inline uint32_t key_uid(const memd_names *n, uint32_t uid, const char *name)
+/* The uid part of the key: the creator's, unless names are global. */
+static inline uint32_t key_uid(const memd_names *n, uint32_t uid)
 {
-    if (n->global || strncmp(name, MEMD_GLOBAL_NAME_PREFIX, sizeof MEMD_GLOBAL_NAME_PREFIX - 1) == 0)
-        return 0;
-    return uid;
+    return n->global ? 0 : uid;
 }
 
 static size_t name_hash(uint32_t dev, uint32_t uid, const char *name)
@@ -28,10 +26,10 @@ memd_alloc *memd_names_find(const memd_names *n, uint32_t dev, uint32_t uid, con
 {
     if (n->cap == 0)
         return NULL;
-    uid = key_uid(n, uid, name);
+    uid = key_uid(n, uid);
     for (memd_alloc *a = n->buckets[name_hash(dev, uid, name) & (n->cap - 1)]; a;
          a = a->ext->name_next)
-        if (a->dev == dev && key_uid(n, a->uid, a->ext->name) == uid && strcmp(a->ext->name, name) == 0)
+        if (a->dev == dev && key_uid(n, a->uid) == uid && strcmp(a->ext->name, name) == 0)
             return a;
     return NULL;
 }
@@ -46,7 +44,7 @@ static int grow(memd_names *n)
         memd_alloc *a = n->buckets[i];
         while (a) {
             memd_alloc *next = a->ext->name_next;
-            size_t j = name_hash(a->dev, key_uid(n, a->uid, a->ext->name), a->ext->name) & (cap - 1);
+            size_t j = name_hash(a->dev, key_uid(n, a->uid), a->ext->name) & (cap - 1);
             a->ext->name_next = b[j];
             b[j] = a;
             a = next;
@@ -65,7 +63,7 @@ int memd_names_add(memd_names *n, memd_alloc *a)
         if (rc < 0)
             return rc;
     }
-    size_t i = name_hash(a->dev, key_uid(n, a->uid, a->ext->name), a->ext->name) & (n->cap - 1);
+    size_t i = name_hash(a->dev, key_uid(n, a->uid), a->ext->name) & (n->cap - 1);
     a->ext->name_next = n->buckets[i];
     n->buckets[i] = a;
     n->len++;
@@ -76,7 +74,7 @@ void memd_names_remove(memd_names *n, memd_alloc *a)
 {
     if (n->cap == 0)
         return;
-    memd_alloc **pp = &n->buckets[name_hash(a->dev, key_uid(n, a->uid, a->ext->name), a->ext->name) & (n->cap - 1)];
+    memd_alloc **pp = &n->buckets[name_hash(a->dev, key_uid(n, a->uid), a->ext->name) & (n->cap - 1)];
     for (; *pp; pp = &(*pp)->ext->name_next) {
         if (*pp == a) {
             *pp = a->ext->name_next;

@@ -167,14 +167,9 @@ typedef struct memd_counters {
     uint64_t subs_released; /* pool sub-allocation records let go (what a trim waits for) */
 } memd_counters;
 
-/* Shared allocations by (device, name): chained hash table. */
 /* Shared allocations by (device, creator's uid, name), or by (device, name) when the
  * config makes shared names global: one uid can neither take nor attach to another
- * uid's name unless the operator allowed it. */
-/* Names with this prefix are the models layer's shared code and constants (model.h):
- * the model registry is one for all uids, so their names are too; clients cannot
- * allocate such names themselves. */
-#define MEMD_GLOBAL_NAME_PREFIX "model:"
+ * uid's name unless the operator allowed it. Models are scoped the same way (model.h). */
 
 typedef struct memd_names {
     memd_alloc **buckets;

@@ -23,8 +23,11 @@ typedef struct memd_model_job memd_model_job;
 
 /* Shared names of the form "model:NAME:code|const" hold models' code and constants. A
  * plain ALLOC may not take one (it could squat on a model's name with another size and
- * make every later load of that model fail): 0, or -EPERM with err filled. */
-#define MEMD_MODEL_NAME_PREFIX MEMD_GLOBAL_NAME_PREFIX /* state.h: global names */
+ * make every later load of that model fail): 0, or -EPERM with err filled.
+ * Model names are scoped as shared names are (memd.yaml shared_names): per uid, a model
+ * is (device, uid of its first loader, name), and its buffers' names are keyed by the
+ * same uid; with global names, (device, name) for every uid. */
+#define MEMD_MODEL_NAME_PREFIX "model:"
 int memd_model_check_alloc_name(const char *name, memd_error *err);
 
 /* True while s waits for a planning job or a parked MODEL_WAIT: its next frames must not

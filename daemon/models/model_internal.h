@@ -69,6 +69,7 @@ typedef struct memd_model_tensor {
 struct memd_model {
     uint64_t id, hash, created_ns;
     uint32_t dev;                  /* index into memd_state.devs */
+    uint32_t uid;                  /* its first loader's: names are scoped per uid (model.h) */
     uint8_t scope;
     char name[MEMD_NAME_MAX];
     memd_plan_entry *plan;

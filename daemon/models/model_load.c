@@ -1,4 +1,5 @@
-/* memd daemon — MODEL_LOAD, MODEL_UNLOAD, MODEL_INFO. A model is (device, name): the
+/* memd daemon — MODEL_LOAD, MODEL_UNLOAD, MODEL_INFO. A model is (device, uid, name), or
+ * (device, name) when shared names are global (model.h): the
  * first load checks the description against its plan, lays the weights out in one
  * constants buffer and allocates code and constants as shared named buffers; every
  * later load of the same content (any session) just takes a hold on them. */
@@ -300,10 +301,12 @@ static int acquire(memd_state *st, memd_session *s, const memd_model *m, memd_cl
     return 0;
 }
 
-static memd_model *find_model(memd_models *ms, uint32_t dev, const char *name)
+/* The model of that name s may load: its uid's, or anyone's when names are global. */
+static memd_model *find_model(const memd_state *st, memd_models *ms, uint32_t dev,
+                              const memd_session *s, const char *name)
 {
     for (memd_model *m = ms->models; m; m = m->next)
-        if (m->dev == dev && strcmp(m->name, name) == 0)
+        if (m->dev == dev && (st->names.global || m->uid == s->uid) && strcmp(m->name, name) == 0)
             return m;
     return NULL;
 }
@@ -376,7 +379,7 @@ int memd_models_load(memd_state *st, memd_session *s, const memd_doc *doc, memd_
         return rc;
     }
     uint32_t dev = (uint32_t)memd_state_dev_index(st, ds.req.device);
-    memd_model *m = find_model(ms, dev, ds.req.name);
+    memd_model *m = find_model(st, ms, dev, s, ds.req.name);
     *fresh = !m;
     if (m) {
         free(ds.t);
@@ -411,6 +414,7 @@ int memd_models_load(memd_state *st, memd_session *s, const memd_doc *doc, memd_
         return rc;
     }
     m->id = ms->next_model_id++;
+    m->uid = s->uid;
     m->created_ns = memd_state_now(st);
     m->filler = s->id; /* filling until s sends MODEL_SET_READY */
     memd_plan_cache_ref(ms, pl);

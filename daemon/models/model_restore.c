@@ -184,7 +184,8 @@ static int restore_model(memd_state *st, memd_models *ms, const rd *d)
         return bad(d, "shorter than its header");
     uint32_t n = memd_wire_u32(p + 76), nph = memd_wire_u32(p + 80), k = memd_wire_u32(p + 84);
     if (n == 0 || n > MEMD_MODEL_MAX_TENSORS || nph > n || k == 0 ||
-        r->len != MODEL_HEAD + (size_t)n * MODEL_TENSOR + (size_t)k * 4)
+        (r->len != MODEL_HEAD + (size_t)n * MODEL_TENSOR + (size_t)k * 4 &&
+         r->len != MODEL_HEAD + (size_t)n * MODEL_TENSOR + (size_t)k * 4 + 4))
         return bad(d, "its length does not hold its tensors and users");
     if (r->id == 0 || model_by_id(ms, r->id))
         return bad(d, "id 0 or recorded twice");
@@ -221,6 +222,9 @@ static int restore_model(memd_state *st, memd_models *ms, const rd *d)
         rc = restore_tensors(d, m, p + MODEL_HEAD, pl->n);
     /* Its users: sessions restored before (orphans), each holding its shared buffers. */
     const uint8_t *q = p + MODEL_HEAD + (size_t)n * MODEL_TENSOR;
+    /* The first loader's uid follows the users (records from before it: uid 0). */
+    m->uid = r->len == MODEL_HEAD + (size_t)n * MODEL_TENSOR + (size_t)k * 4 + 4
+                 ? memd_wire_u32(q + 4 * (size_t)k) : 0;
     memd_session **users = rc == 0 ? calloc(k, sizeof *users) : NULL;
     if (rc == 0 && !users)
         rc = memd_error_set(d->err, -ENOMEM, "out of memory restoring model %llu",

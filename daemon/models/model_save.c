@@ -24,6 +24,8 @@
  *                       88 u8 scope  89 u8 page: 0 none, else log2(page size) + 1
  *                       90 u8 flags (1: filling)  91 0
  *                       92 u32 filler session (filling; 0: nobody)  96 name[64]
+ *                       (after the users below: u32 uid, the first loader's; a record
+ *                       without it is uid 0's)
  *                       160 n x (u64 size, align, lower, upper, offset, u32 ref, u8 role,
  *                       3 x 0), then k x u32 session id (the sessions using it)
  *   INSTANCE id         0 u64 model id  8 arena handle  16 arena address  24 arena bytes
@@ -123,7 +125,7 @@ void memd_models_save_model(memd_models *ms, const memd_model *m)
 {
     if (ms->quiet)
         return;
-    size_t len = MODEL_HEAD + (size_t)m->n * MODEL_TENSOR + (size_t)m->users * 4;
+    size_t len = MODEL_HEAD + (size_t)m->n * MODEL_TENSOR + (size_t)m->users * 4 + 4;
     uint8_t *p = enc_buf(ms, len);
     if (!p) {
         enc_failed(ms, "model", m->id);
@@ -146,8 +148,9 @@ void memd_models_save_model(memd_models *ms, const memd_model *m)
             q = memd_wire_put_u32(q, u->s->id);
             k++;
         }
+    memd_wire_put_u32(q, m->uid);
     memd_wire_put_u32(p + 84, k);
-    put(ms, MEMD_RECORD_MODEL, m->id, p, MODEL_HEAD + (size_t)m->n * MODEL_TENSOR + k * 4u);
+    put(ms, MEMD_RECORD_MODEL, m->id, p, MODEL_HEAD + (size_t)m->n * MODEL_TENSOR + k * 4u + 4);
 }
 
 void memd_models_save_instance(memd_models *ms, const memd_instance *in)

@@ -950,7 +950,9 @@ MEMCLIENT_API int memclient_set_context(memclient *c, const char *context, const
  * extend its lifetime; an alias that is a graph output keeps its source to the end),
  * plans the activations into one arena, and allocates the model's code and weights once
  * per device as shared buffers that every session loading the same model (same name and
- * content) holds by reference count.
+ * content) holds by reference count. Model names are scoped as shared names are
+ * (memd.yaml shared_names): per uid by default, so another uid's model of the same name
+ * is another model.
  *
  * Instance: one inference in flight: an arena (class internal) sized by the plan plus one
  * buffer per input, output and in-out tensor, with every tensor's absolute address.

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "memdpy.h"
+#include "units.h"
 
 int memdpy_u64(PyObject *o, const char *what, uint64_t *out)
 {
@@ -80,9 +81,28 @@ int memdpy_timeout_ms(PyObject *o, const char *what, int *out)
     return 0;
 }
 
+int memdpy_size(PyObject *o, const char *what, uint64_t *out)
+{
+    if (!o || !PyUnicode_Check(o))
+        return memdpy_u64(o, what, out);
+    const char *s, *bad = NULL;
+    if (memdpy_str(o, what, false, &s) < 0)
+        return -1;
+    int r = memd_parse_size(s, out, &bad);
+    if (r == -ERANGE)
+        PyErr_Format(PyExc_OverflowError, "%s '%s' does not fit in 64 bits", what, s);
+    else if (r == -ENOENT)
+        PyErr_Format(PyExc_ValueError, "%s '%s': unknown unit '%s' (B, K/KiB, M/MiB, G/GiB, "
+                     "T/TiB: powers of 1024)", what, s, bad);
+    else if (r < 0)
+        PyErr_Format(PyExc_ValueError, "%s '%s' is not a size (bytes, or a number with a unit "
+                     "such as '64KiB' or '1MiB')", what, s);
+    return r < 0 ? -1 : 0;
+}
+
 int memdpy_align(PyObject *o, const char *what, uint64_t *out)
 {
-    if (memdpy_u64(o, what, out) < 0)
+    if (memdpy_size(o, what, out) < 0)
         return -1;
     if (*out & (*out - 1)) {
         PyErr_Format(PyExc_ValueError, "%s must be a power of two or 0 (got %llu)", what,
@@ -176,10 +196,70 @@ int memdpy_scope(PyObject *o, memd_scope *out)
     return 0;
 }
 
+/* isinstance(o, module.attr) (issubclass when o is a class and as_class), without
+ * importing module: a framework's dtype can only come from a framework already loaded.
+ * 1, 0, or -1 with the exception set. */
+static int framework_instance(PyObject *o, const char *module, const char *attr, bool as_class)
+{
+    PyObject *name = PyUnicode_FromString(module);
+    PyObject *mod = name ? PyImport_GetModule(name) : NULL;
+    Py_XDECREF(name);
+    if (!mod)
+        return PyErr_Occurred() ? -1 : 0;
+    PyObject *cls = PyObject_GetAttrString(mod, attr);
+    Py_DECREF(mod);
+    if (!cls) {
+        PyErr_Clear(); /* a module of that name that is not the framework */
+        return 0;
+    }
+    int r = as_class ? (PyType_Check(o) ? PyObject_IsSubclass(o, cls) : 0)
+                     : PyObject_IsInstance(o, cls);
+    Py_DECREF(cls);
+    return r;
+}
+
+/* The dtype's name as memd spells it: a str as it is; a torch.dtype (torch.float16 ->
+ * "float16"); a numpy dtype or scalar type (np.float16, np.dtype("f2") -> "float16").
+ * A new str, or NULL with the exception set (TypeError for anything else). */
+static PyObject *dtype_text(PyObject *o)
+{
+    if (PyUnicode_Check(o))
+        return Py_NewRef(o);
+    int torch = framework_instance(o, "torch", "dtype", false);
+    if (torch < 0)
+        return NULL;
+    if (torch) {
+        PyObject *s = PyObject_Str(o); /* "torch.float16" */
+        PyObject *t = s ? PyUnicode_Substring(s, sizeof "torch." - 1, PY_SSIZE_T_MAX) : NULL;
+        Py_XDECREF(s);
+        return t;
+    }
+    int np_dtype = framework_instance(o, "numpy", "dtype", false);
+    int np_type = np_dtype ? np_dtype : framework_instance(o, "numpy", "generic", true);
+    if (np_dtype < 0 || np_type < 0)
+        return NULL;
+    if (np_type) {
+        PyObject *mod = PyImport_ImportModule("numpy");
+        PyObject *d = mod ? PyObject_CallMethod(mod, "dtype", "O", o) : NULL;
+        PyObject *n = d ? PyObject_GetAttrString(d, "name") : NULL;
+        Py_XDECREF(mod);
+        Py_XDECREF(d);
+        return n;
+    }
+    PyErr_Format(PyExc_TypeError, "dtype must be a str, a torch.dtype or a numpy dtype, not %s",
+                 Py_TYPE(o)->tp_name);
+    return NULL;
+}
+
 int memdpy_dtype(PyObject *o, memd_dtype *out)
 {
     int v;
-    if (word(o, "dtype", "u8 i8 u16 i16 f16 bf16 u32 i32 f32 u64 i64 f64", parse_dtype, &v) < 0)
+    PyObject *text = dtype_text(o);
+    if (!text)
+        return -1;
+    int r = word(text, "dtype", "u8 i8 u16 i16 f16 bf16 u32 i32 f32 u64 i64 f64", parse_dtype, &v);
+    Py_DECREF(text);
+    if (r < 0)
         return -1;
     *out = (memd_dtype)v;
     return 0;

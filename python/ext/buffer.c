@@ -183,8 +183,8 @@ static PyMemberDef buffer_members[] = {
      "Banks the data is spread over."},
     {"refcount", T_UINT, offsetof(memdpy_buffer, buf.refcount), READONLY,
      "Holders of a shared buffer when it was allocated, else 1."},
-    {"region", T_UINT, offsetof(memdpy_buffer, buf.region), READONLY,
-     "Region index in the bank group (see Client.dump())."},
+    {"region_index", T_UINT, offsetof(memdpy_buffer, buf.region), READONLY,
+     "Region index in the bank group: its place in Client.dump()'s regions list."},
     {"device", T_UINT, offsetof(memdpy_buffer, device), READONLY, "Device id."},
     {"name", T_OBJECT, offsetof(memdpy_buffer, name), READONLY, "Name, or None."},
     {"freed", T_BOOL, offsetof(memdpy_buffer, freed), READONLY,
@@ -210,6 +210,13 @@ static PyObject *buffer_get_scope(PyObject *op, void *unused)
     return PyUnicode_FromString(memclient_scope_name(((memdpy_buffer *)op)->scope));
 }
 
+static PyObject *buffer_get_region(PyObject *op, void *unused)
+{
+    (void)unused;
+    memdpy_buffer *b = (memdpy_buffer *)op;
+    return memdpy_client_region_name(b->client, b->device, b->buf.kind, b->buf.region);
+}
+
 static PyObject *buffer_get_client(PyObject *op, void *unused)
 {
     (void)unused;
@@ -220,6 +227,8 @@ static PyGetSetDef buffer_getset[] = {
     {"kind", buffer_get_kind, NULL, "Bank group: 'dram' or 'sram'.", NULL},
     {"cls", buffer_get_cls, NULL, "Buffer class ('constant', ...).", NULL},
     {"scope", buffer_get_scope, NULL, "Scope it was allocated in ('dram', ...).", NULL},
+    {"region", buffer_get_region, NULL, "Name of the region it lies in ('data', ...), as "
+     "Client.dump() and memctl name it (the client asks memd once per device).", NULL},
     {"client", buffer_get_client, NULL, "The Client that allocated it.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -233,20 +242,21 @@ static PyObject *buffer_locate(PyObject *op, PyObject *offset)
 
 static PyMethodDef buffer_methods[] = {
     {"locate", buffer_locate, METH_O,
-     "locate(offset) -> memd.Location\n\nWhere byte offset of the buffer is: (bank, address, "
+     "locate($self, offset, /)\n--\n\nWhere byte offset of the buffer is, a memd.Location: (bank, address, "
      "absolute, page, core, noc), pages interleaved over the banks as tt-metal does "
      "(Client.locate)."},
     {"free", buffer_free, METH_NOARGS,
-     "free()\n\nFrees the buffer (memd.NotFoundError if it is already freed)."},
+     "free($self, /)\n--\n\nFrees the buffer (memd.NotFoundError if it is already freed)."},
     {"bank_addresses", buffer_bank_addresses, METH_NOARGS,
-     "bank_addresses() -> list[int]\n\nThe buffer's absolute address in every bank of its "
+     "bank_addresses($self, /)\n--\n\nThe buffer's absolute address (ints) in every bank of its "
      "group (address + the bank's offset)."},
     {"bank_info", buffer_bank_info, METH_NOARGS,
-     "bank_info() -> list[dict]\n\nAs Client.bank_info(buffer): every bank the buffer uses, "
+     "bank_info($self, /)\n--\n\nAs Client.bank_info(buffer) (dicts): every bank the buffer uses, "
      "in id order. A bank-set buffer has the list its allocation's reply brought (alloc and "
      "alloc_batch alike): no round trip."},
-    {"__enter__", buffer_enter, METH_NOARGS, NULL},
-    {"__exit__", buffer_exit, METH_VARARGS, NULL},
+    {"__enter__", buffer_enter, METH_NOARGS, "__enter__($self, /)\n--\n\nReturns itself."},
+    {"__exit__", buffer_exit, METH_VARARGS,
+     "__exit__($self, exc_type, exc_value, traceback, /)\n--\n\nFrees the buffer unless it is freed already."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -79,6 +79,7 @@ static void client_dealloc(PyObject *op)
         Py_END_ALLOW_THREADS
     }
     Py_CLEAR(self->socket_path);
+    Py_CLEAR(self->regions);
     Py_TYPE(op)->tp_free(op);
 }
 
@@ -225,7 +226,7 @@ static int parse_req(PyObject *const v[K_COUNT], memclient_alloc_req *req)
         return -1;
     }
     if (has_size) {
-        if (memdpy_u64(v[K_SIZE], "size", &req->bytes) < 0)
+        if (memdpy_size(v[K_SIZE], "size", &req->bytes) < 0)
             return -1;
         if (req->bytes == 0) {
             PyErr_SetString(PyExc_ValueError, "size must be at least 1 byte");
@@ -257,7 +258,7 @@ static int parse_req(PyObject *const v[K_COUNT], memclient_alloc_req *req)
         }
         Py_DECREF(shape);
     }
-    if ((v[K_PAGE] && memdpy_u64(v[K_PAGE], "page_size", &req->page_size) < 0) ||
+    if ((v[K_PAGE] && memdpy_size(v[K_PAGE], "page_size", &req->page_size) < 0) ||
         (v[K_ALIGN] && memdpy_align(v[K_ALIGN], "alignment", &req->alignment) < 0) ||
         (v[K_BANKS] && memdpy_u32(v[K_BANKS], "banks", &req->banks) < 0) ||
         (v[K_NAME] && memdpy_str(v[K_NAME], "name", true, &req->name) < 0))
@@ -387,7 +388,7 @@ static PyObject *client_pool(PyObject *op, PyObject *args, PyObject *kw)
     uint64_t limit = 0;
     int grow = grow_o ? PyObject_IsTrue(grow_o) : 0;
     if (grow < 0 || parse_req(v, &req) < 0 ||
-        (limit_o && memdpy_u64(limit_o, "limit", &limit) < 0))
+        (limit_o && memdpy_size(limit_o, "limit", &limit) < 0))
         return NULL;
     return memdpy_pool_new(self, &req, grow, limit);
 }
@@ -859,14 +860,46 @@ static PyObject *client_dump(PyObject *op, PyObject *args, PyObject *kw)
     return doc;
 }
 
+PyObject *memdpy_client_region_name(memdpy_client *self, uint32_t device, memd_kind kind,
+                                    uint32_t region)
+{
+    if (!self->regions && !(self->regions = PyDict_New()))
+        return NULL;
+    PyObject *key = Py_BuildValue("(IiI)", device, (int)kind, region);
+    PyObject *name = key ? PyDict_GetItemWithError(self->regions, key) : NULL;
+    if (name || !key || PyErr_Occurred()) {
+        Py_XDECREF(key);
+        return Py_XNewRef(name);
+    }
+    const char *what = "region name";
+    memclient_snapshot *s = NULL;
+    int r;
+    MEMDPY_CALL(self, r, memclient_dump(c, device, 0, &s));
+    for (size_t i = 0; r >= 0 && i < s->nregions; i++) {
+        const memclient_region *g = &s->regions[i];
+        PyObject *k = Py_BuildValue("(IiI)", g->device, (int)g->kind, g->region);
+        PyObject *v = k ? PyUnicode_FromString(g->name) : NULL;
+        if (!v || PyDict_SetItem(self->regions, k, v) < 0)
+            r = -1;
+        Py_XDECREF(k);
+        Py_XDECREF(v);
+    }
+    memclient_snapshot_free(s);
+    name = r >= 0 ? PyDict_GetItemWithError(self->regions, key) : NULL;
+    if (r >= 0 && !name && !PyErr_Occurred())
+        memdpy_raise_msg(memdpy_err.notfound, ENOENT, "device %u has no region %u in its %s "
+                         "group", device, region, memclient_kind_name(kind));
+    Py_DECREF(key);
+    return Py_XNewRef(name);
+}
+
 /* ---- type ------------------------------------------------------------------------------ */
 
 PyDoc_STRVAR(alloc_doc,
-"alloc(device, cls, size=None, *, scope='dram', page_size=0, alignment=0, banks=0,\n"
-"      name=None, shared=False, shape=None, dtype=None, bank_set=None, per_bank=False,\n"
-"      address=None)\n"
-"      -> Buffer\n\n"
-"Allocates one buffer on a device. cls is the buffer class ('code', 'constant',\n"
+"alloc($self, /, device, cls, size=None, *, scope='dram', page_size=0, alignment=0,\n"
+"      banks=0, name=None, shared=False, shape=None, dtype=None, bank_set=None,\n"
+"      per_bank=False, address=None)\n--\n\n"
+"Allocates one buffer (a Buffer) on a device. cls is the buffer class ('code', 'constant',\n"
 "'placeholder', 'internal', 'logging'): the device's policy turns it into a region and\n"
 "a direction. Give size in bytes, or shape (1..4 dims) and dtype ('f16', 'float32', ...).\n"
 "scope: 'dram' ('global'), 'sram' ('l1'), 'dram.texture' (shape [h, w] + dtype; the\n"
@@ -884,7 +917,8 @@ PyDoc_STRVAR(alloc_doc,
 "memd.InvalidRequestError, memd.ConnectionError.");
 
 PyDoc_STRVAR(alloc_batch_doc,
-"alloc_batch(requests) -> list[Buffer]\n\n"
+"alloc_batch($self, requests, /)\n--\n\n"
+"Returns a list of Buffers. "
 "All or nothing: each request is a dict with alloc's arguments as keys (device, cls,\n"
 "size, scope, ..., bank_set, per_bank): bank-set and per-bank requests mix with plain\n"
 "ones in one round trip. Either every buffer is allocated or none is; the error names\n"
@@ -892,15 +926,16 @@ PyDoc_STRVAR(alloc_batch_doc,
 
 static PyMethodDef client_methods[] = {
     {"close", client_close, METH_NOARGS,
-     "close()\n\nCloses the connection; the daemon releases everything the session still "
+     "close($self, /)\n--\n\nCloses the connection; the daemon releases everything the session still "
      "holds. Calls running in other threads finish first. Idempotent."},
-    {"__enter__", client_enter, METH_NOARGS, NULL},
-    {"__exit__", client_exit, METH_VARARGS, NULL},
+    {"__enter__", client_enter, METH_NOARGS, "__enter__($self, /)\n--\n\nReturns itself."},
+    {"__exit__", client_exit, METH_VARARGS,
+     "__exit__($self, exc_type, exc_value, traceback, /)\n--\n\nCloses the connection."},
     {"session", client_session, METH_NOARGS,
-     "session() -> dict\n\nThe session: session_id, protocol_version, max_frame, devices, "
+     "session($self, /)\n--\n\nThe session (a dict): session_id, protocol_version, max_frame, devices, "
      "server_version, socket, reclaimable, reclaimed."},
     {"reconnect", (PyCFunction)(void (*)(void))client_reconnect, METH_VARARGS | METH_KEYWORDS,
-     "reconnect(timeout_ms=0) -> bool\n\nAfter the daemon went away (a call raised "
+     "reconnect($self, /, timeout_ms=0)\n--\n\nAfter the daemon went away (a call raised "
      "memd.ConnectionError), connects again and takes the session back with everything it "
      "held. False when the connection was alive. Raises memd.ConnectionError (no daemon "
      "yet: call again) or memd.Error (the session could not be reclaimed; the connection "
@@ -908,68 +943,72 @@ static PyMethodDef client_methods[] = {
     {"alloc", (PyCFunction)(void (*)(void))client_alloc, METH_VARARGS | METH_KEYWORDS, alloc_doc},
     {"alloc_batch", client_alloc_batch, METH_O, alloc_batch_doc},
     {"pool", (PyCFunction)(void (*)(void))client_pool, METH_VARARGS | METH_KEYWORDS,
-     "pool(device, cls, size, *, scope='dram', page_size=0, alignment=0, banks=0, name=None,\n"
-     "     grow=False, limit=0) -> Pool\n\n"
-     "A client pool: memd leases one range (an ordinary allocation of this session, marked as\n"
+     "pool($self, /, device, cls, size, *, scope='dram', page_size=0, alignment=0, banks=0,\n"
+     "     name=None, grow=False, limit=0)\n--\n\n"
+     "A client pool (a Pool): memd leases one range (an ordinary allocation of this session, marked as\n"
      "a pool); Pool.alloc/free then place buffers inside it in the process, exact first fit,\n"
      "in tens of nanoseconds, and tell memd in batches (within 50 ms). grow: lease another\n"
      "range when full, up to limit bytes in all (0: no limit)."},
     {"free", client_free, METH_O,
-     "free(handle)\n\nFrees an allocation (a handle or a Buffer). memd.NotFoundError if no "
+     "free($self, handle, /)\n--\n\nFrees an allocation (a handle or a Buffer). memd.NotFoundError if no "
      "such handle, memd.PermissionError if another session owns it."},
     {"free_batch", client_free_batch, METH_O,
-     "free_batch(handles)\n\nAll or nothing: if any handle cannot be freed, none is."},
+     "free_batch($self, handles, /)\n--\n\nAll or nothing: if any handle cannot be freed, none is."},
     {"query", client_query, METH_O,
-     "query(handle) -> dict\n\nAn allocation's details (owner or admin only)."},
+     "query($self, handle, /)\n--\n\nAn allocation's details (a dict) (owner or admin only)."},
     {"bank_info", client_bank_info, METH_O,
-     "bank_info(handle) -> list[dict]\n\nEvery bank the buffer uses, in id order: bank, address "
+     "bank_info($self, handle, /)\n--\n\nEvery bank the buffer uses, in id order (dicts): bank, address "
      "(in the group's map), absolute, core and noc ((x, y) or None)."},
     {"lowest_occupied", (PyCFunction)(void (*)(void))client_lowest_occupied,
      METH_VARARGS | METH_KEYWORDS,
-     "lowest_occupied(device, group, bank) -> (address, absolute) or None\n\n"
+     "lowest_occupied($self, /, device, group, bank)\n--\n\n"
+     "(address, absolute) or None. "
      "The lowest address of that bank any buffer occupies (every session's; tt-metal's\n"
      "lowest_occupied_address): in the group's map and absolute; None when it holds\n"
      "nothing. One small request, no dump."},
     {"subdev_define", (PyCFunction)(void (*)(void))client_subdev_define,
      METH_VARARGS | METH_KEYWORDS,
-     "subdev_define(name, device, group, banks, *, budget=0, overlap=()) -> None\n\nAdmin "
+     "subdev_define($self, /, name, device, group, banks, *, budget=0, overlap=())\n--\n\nAdmin "
      "only: defines a sub-device, banks (ids) of bank group 'sram'/'l1' or 'dram'/'global', "
      "with an optional byte budget over all its banks and up to 4 sub-devices it may share "
      "banks with. memd keeps it across restarts."},
     {"subdev_bind", client_subdev_bind, METH_O,
-     "subdev_bind(name) -> None\n\nBinds this session to a sub-device (before it allocates): "
+     "subdev_bind($self, name, /)\n--\n\nBinds this session to a sub-device (before it allocates): "
      "from then on it allocates only inside its banks."},
     {"_locate", client_locate, METH_VARARGS,
-     "_locate(handle, offsets) -> list[tuple] (see memd.Client.locate)"},
+     "_locate($self, handle, offsets, /)\n--\n\nlist[tuple]: see memd.Client.locate."},
     {"_banks_on_cores", client_banks_on_cores, METH_VARARGS,
-     "_banks_on_cores(device, group, x, y) -> list[int] (see memd.Client.banks_on_cores)"},
+     "_banks_on_cores($self, device, group, x, y, /)\n--\n\nSee memd.Client.banks_on_cores."},
     {"bank_addresses", client_bank_addresses, METH_O,
-     "bank_addresses(handle) -> list[int]\n\nThe buffer's absolute address in every bank of "
+     "bank_addresses($self, handle, /)\n--\n\nThe buffer's absolute address (ints) in every bank of "
      "its bank group."},
     {"dump", (PyCFunction)(void (*)(void))client_dump, METH_VARARGS | METH_KEYWORDS,
-     "dump(device=None, *, detailed=False) -> dict\n\nThe daemon's state as one document: "
+     "dump($self, /, device=None, *, detailed=False)\n--\n\nThe daemon's state as one document (a dict): "
      "exactly what `memctl dump --json` prints (schema_version 1), parsed. detailed adds "
      "every block of every region."},
     {"_plan", (PyCFunction)(void (*)(void))memdpy_client_plan, METH_VARARGS | METH_KEYWORDS,
-     "_plan(buffers, budget_ms, seed, offsets) -> tuple (see memd.Client.plan)"},
+     "_plan($self, /, buffers, budget_ms=0, seed=0, offsets=None)\n--\n\nSee memd.Client.plan."},
     {"_model_load", (PyCFunction)(void (*)(void))memdpy_client_model_load,
-     METH_VARARGS | METH_KEYWORDS, "_model_load(...) (see memd.Client.load_model)"},
+     METH_VARARGS | METH_KEYWORDS, "_model_load($self, /, name, device, scope, code_bytes, tensors, ops, offsets=None,\n"
+     "            budget_ms=0, seed=0)\n--\n\nSee memd.Client.load_model."},
     {"_model_unload", (PyCFunction)(void (*)(void))memdpy_client_model_unload,
-     METH_VARARGS | METH_KEYWORDS, "_model_unload(model_id, force)"},
+     METH_VARARGS | METH_KEYWORDS, "_model_unload($self, /, model_id, force=False)\n--\n\nSee LoadedModel.unload."},
     {"_model_set_ready", (PyCFunction)(void (*)(void))memdpy_client_model_set_ready,
-     METH_VARARGS | METH_KEYWORDS, "_model_set_ready(model_id) (see memd.LoadedModel.set_ready)"},
+     METH_VARARGS | METH_KEYWORDS,
+     "_model_set_ready($self, /, model_id)\n--\n\nSee memd.LoadedModel.set_ready."},
     {"_model_wait", (PyCFunction)(void (*)(void))memdpy_client_model_wait,
      METH_VARARGS | METH_KEYWORDS,
-     "_model_wait(model_id, timeout) -> bool (created: the fill job came to this "
-     "session)"},
+     "_model_wait($self, /, model_id, timeout)\n--\n\nTrue when the fill job came to this "
+     "session (see Client.load_model)."},
     {"_instance_create", (PyCFunction)(void (*)(void))memdpy_client_instance_create,
-     METH_VARARGS | METH_KEYWORDS, "_instance_create(model_id, ntensors)"},
+     METH_VARARGS | METH_KEYWORDS, "_instance_create($self, /, model_id, ntensors)\n--\n\nSee LoadedModel.create_instance."},
     {"_instance_release", (PyCFunction)(void (*)(void))memdpy_client_instance_release,
-     METH_VARARGS | METH_KEYWORDS, "_instance_release(instance_id, free)"},
+     METH_VARARGS | METH_KEYWORDS, "_instance_release($self, /, instance_id, free=False)\n--\n\nSee Instance.release."},
     {"_history", (PyCFunction)(void (*)(void))memdpy_client_history, METH_VARARGS | METH_KEYWORDS,
-     "_history(since=0, max=0, device=None, pid=0, client=None, since_ns=0) -> (records, "
-     "next_seq, lost, capacity, record_size)"},
-    {"_set_context", memdpy_client_set_context, METH_VARARGS, "_set_context(context, stack=None)"},
+     "_history($self, /, since=0, max=0, device=None, pid=0, client=None, since_ns=0)\n--\n\n"
+     "(records, next_seq, lost, capacity, record_size): see Client.history."},
+    {"_set_context", memdpy_client_set_context, METH_VARARGS,
+     "_set_context($self, context, stack=None, /)\n--\n\nSee Client.context."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -980,7 +1019,7 @@ static PyGetSetDef client_getset[] = {
 };
 
 PyDoc_STRVAR(client_doc,
-"Client(socket=None, name=None)\n\n"
+"Client(socket=None, name=None)\n--\n\n"
 "One connection (one session) to memd. socket: the daemon's socket; None: $MEMD_SOCKET,\n"
 "then the default path (memd.default_socket()). name: the client name `memctl sessions`\n"
 "shows (default: the process name). The session owns every allocation made through it:\n"

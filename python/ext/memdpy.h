@@ -101,12 +101,16 @@ int memdpy_u32(PyObject *o, const char *what, uint32_t *out);
 /* A timeout in seconds (int or float, > 0, bool refused) as milliseconds, rounded up,
  * at most INT_MAX; None gives -1 (no limit). */
 int memdpy_timeout_ms(PyObject *o, const char *what, int *out);
-/* A power of two or 0. */
+/* A size: a non-negative int, or a str as memctl and memd.yaml take them ("64KiB",
+ * "1MiB", "0x1000": common/units.h). */
+int memdpy_size(PyObject *o, const char *what, uint64_t *out);
+/* A power of two or 0 (a size, so "4KiB" too). */
 int memdpy_align(PyObject *o, const char *what, uint64_t *out);
 /* A str without NUL bytes, UTF-8; *out points into o (valid while o lives). NULL o or
  * None gives NULL when allow_none. */
 int memdpy_str(PyObject *o, const char *what, bool allow_none, const char **out);
-/* memd vocabulary from a str ("constant", "dram", "l1", "f16"...). */
+/* memd vocabulary from a str ("constant", "dram", "l1", "f16"...); a dtype also from a
+ * torch.dtype or a numpy dtype or scalar type (torch.float16, np.float16). */
 int memdpy_class(PyObject *o, memd_class *out);
 int memdpy_scope(PyObject *o, memd_scope *out);
 int memdpy_dtype(PyObject *o, memd_dtype *out);
@@ -127,6 +131,7 @@ typedef struct memdpy_client {
     unsigned inflight;      /* calls running without the GIL */
     bool closing;           /* close() asked: no new calls; the last call out disconnects */
     PyObject *socket_path;  /* str */
+    PyObject *regions;      /* (device, kind, region index) -> region name, or NULL */
     PyObject *weakrefs;
 } memdpy_client;
 
@@ -164,6 +169,13 @@ PyObject *memdpy_bank_list(const memclient_bank *banks, uint32_t n);
  * its growth (0: none). */
 PyObject *memdpy_pool_new(memdpy_client *client, const memclient_alloc_req *req, bool grow,
                           uint64_t limit);
+
+/* The name of region `region` of device's `kind` bank group (a new str), from the
+ * client's cache, filled from one memclient_dump of the device on first use: regions come
+ * from the device config and never change while the daemon runs. NULL with an
+ * exception set. */
+PyObject *memdpy_client_region_name(memdpy_client *self, uint32_t device, memd_kind kind,
+                                    uint32_t region);
 
 /* The handle of a Buffer or an int. */
 int memdpy_handle(PyObject *o, uint64_t *out);

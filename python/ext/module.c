@@ -34,36 +34,37 @@ static PyObject *default_socket(PyObject *mod, PyObject *unused)
     return PyUnicode_FromString(memclient_default_socket());
 }
 
-PyDoc_STRVAR(default_socket_doc, "default_socket() -> str\n\n"
+PyDoc_STRVAR(default_socket_doc, "default_socket($module, /)\n--\n\n"
 "The socket libmemclient connects to when neither an explicit path nor $MEMD_SOCKET\n"
 "is given.");
 
 static PyMethodDef module_methods[] = {
     {"default_socket", default_socket, METH_NOARGS, default_socket_doc},
     {"plan_solve", (PyCFunction)(void (*)(void))memdpy_plan_solve, METH_VARARGS | METH_KEYWORDS,
-     "plan_solve(buffers, budget_ms, seed) -> (offsets, arena, lower_bound, strategy, "
-     "optimal, iterations, elapsed_ns)\n\nThe engine's planner, offline (see memd.plan)."},
+     "plan_solve($module, /, buffers, budget_ms=1000, seed=0, iterations=None)\n--\n\n"
+     "The engine's planner, offline (see memd.plan): (offsets, arena, lower_bound, "
+     "strategy, optimal, iterations, elapsed_ns)."},
     {"plan_validate", (PyCFunction)(void (*)(void))memdpy_plan_validate,
      METH_VARARGS | METH_KEYWORDS,
-     "plan_validate(buffers, offsets) -> arena\n\nRaises memd.PlanError naming the "
-     "offending buffers (see memd.validate)."},
+     "plan_validate($module, /, buffers, offsets)\n--\n\nThe arena size; raises "
+     "memd.PlanError naming the offending buffers (see memd.validate)."},
     {"plan_lower_bound", (PyCFunction)(void (*)(void))memdpy_plan_lower_bound,
      METH_VARARGS | METH_KEYWORDS,
-     "plan_lower_bound(buffers) -> int\n\nNo plan's arena can be smaller: the largest sum "
+     "plan_lower_bound($module, /, buffers)\n--\n\nNo plan's arena can be smaller: the largest sum "
      "of the sizes of the buffers live at one time."},
     {"model_lifetimes", (PyCFunction)(void (*)(void))memdpy_model_lifetimes,
      METH_VARARGS | METH_KEYWORDS,
-     "model_lifetimes(tensors, ops) -> list\n\ntensors: (name, role, bytes, alignment); "
+     "model_lifetimes($module, /, tensors, ops)\n--\n\ntensors: (name, role, bytes, alignment); "
      "ops: (name, inputs, outputs, inplace) with tensor indices. Returns per tensor "
      "(size, alignment, lower, upper, alias_of, producer, last_use), None for absent "
      "indices. Raises memd.ModelError naming the op and tensor at fault."},
     {"model_read_yaml", (PyCFunction)(void (*)(void))memdpy_model_read_yaml,
      METH_VARARGS | METH_KEYWORDS,
-     "model_read_yaml(path) -> dict\n\nParses a model description file (memd's YAML "
+     "model_read_yaml($module, /, path)\n--\n\nParses a model description file (memd's YAML "
      "format) with memd's own parser."},
     {"model_parse_yaml", (PyCFunction)(void (*)(void))memdpy_model_parse_yaml,
      METH_VARARGS | METH_KEYWORDS,
-     "model_parse_yaml(text, name='<string>') -> dict\n\nThe same, from a str."},
+     "model_parse_yaml($module, /, text, name='<string>')\n--\n\nThe same, from a str."},
     {NULL, NULL, 0, NULL},
 };
 

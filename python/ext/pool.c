@@ -172,9 +172,10 @@ static PyGetSetDef pool_buffer_getset[] = {
 
 static PyMethodDef pool_buffer_methods[] = {
     {"free", pool_buffer_free, METH_NOARGS,
-     "free()\n\nFrees the sub-allocation (memd.NotFoundError if it is already freed)."},
-    {"__enter__", pool_buffer_enter, METH_NOARGS, NULL},
-    {"__exit__", pool_buffer_exit, METH_VARARGS, NULL},
+     "free($self, /)\n--\n\nFrees the sub-allocation (memd.NotFoundError if it is already freed)."},
+    {"__enter__", pool_buffer_enter, METH_NOARGS, "__enter__($self, /)\n--\n\nReturns itself."},
+    {"__exit__", pool_buffer_exit, METH_VARARGS,
+     "__exit__($self, exc_type, exc_value, traceback, /)\n--\n\nFrees the sub-allocation unless it is freed already."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -266,7 +267,7 @@ static PyObject *pool_alloc(PyObject *op, PyObject *args, PyObject *kw)
         return NULL;
     uint64_t size, align = 0;
     const char *name = NULL;
-    if (memdpy_u64(size_o, "size", &size) < 0 ||
+    if (memdpy_size(size_o, "size", &size) < 0 ||
         (align_o && memdpy_align(align_o, "alignment", &align) < 0) ||
         (name_o && memdpy_str(name_o, "name", true, &name) < 0))
         return NULL;
@@ -468,17 +469,20 @@ static PyGetSetDef pool_getset[] = {
 
 static PyMethodDef pool_methods[] = {
     {"alloc", (PyCFunction)(void (*)(void))pool_alloc, METH_VARARGS | METH_KEYWORDS,
-     "alloc(size, alignment=0, name=None) -> PoolBuffer\n\n"
+     "alloc($self, /, size, alignment=0, name=None)\n--\n\n"
+     "Returns a PoolBuffer. "
      "Places size bytes (per bank) in the pool, in the process, exact first fit. "
      "memd.OutOfMemory when it does not fit (and the pool may not grow)."},
     {"free", pool_free, METH_O,
-     "free(buffer or handle)\n\nFrees a sub-allocation of this pool."},
+     "free($self, buffer, /)\n--\n\nFrees a sub-allocation of this pool (a PoolBuffer or its "
+     "handle)."},
     {"flush", pool_flush, METH_NOARGS,
-     "flush()\n\nSends memd what it has not heard yet and waits for its answer."},
+     "flush($self, /)\n--\n\nSends memd what it has not heard yet and waits for its answer."},
     {"close", pool_close, METH_NOARGS,
-     "close()\n\nFrees the pool's ranges (and every sub-allocation); closing twice is fine."},
-    {"__enter__", pool_enter_ctx, METH_NOARGS, NULL},
-    {"__exit__", pool_exit_ctx, METH_VARARGS, NULL},
+     "close($self, /)\n--\n\nFrees the pool's ranges (and every sub-allocation); closing twice is fine."},
+    {"__enter__", pool_enter_ctx, METH_NOARGS, "__enter__($self, /)\n--\n\nReturns itself."},
+    {"__exit__", pool_exit_ctx, METH_VARARGS,
+     "__exit__($self, exc_type, exc_value, traceback, /)\n--\n\nCloses the pool."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -32,6 +32,7 @@ ModelError.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import sys
 import time
@@ -189,11 +190,13 @@ class Client(_memd.Client):
         self._stack_for_alloc()
         return super().alloc(*args, **kw)
     alloc.__doc__ = _memd.Client.alloc.__doc__
+    alloc.__signature__ = inspect.signature(_memd.Client.alloc)  # type: ignore[attr-defined]
 
     def alloc_batch(self, reqs: Any) -> List[Buffer]:
         self._stack_for_alloc()
         return super().alloc_batch(reqs)
     alloc_batch.__doc__ = _memd.Client.alloc_batch.__doc__
+    alloc_batch.__signature__ = inspect.signature(_memd.Client.alloc_batch)  # type: ignore[attr-defined]
 
     def history(self, *, device: Optional[int] = None, pid: int = 0,
                 client: Optional[str] = None, since: Optional[float] = None,

@@ -13,6 +13,10 @@ KINDS: Tuple[str, ...]
 DTYPES: Tuple[str, ...]
 
 _Path = Union[str, "os.PathLike[str]"]
+# Bytes as an int, or a str as memctl takes sizes: "4096", "64KiB", "1MiB", "0x1000".
+_Size = Union[int, str]
+# "f16"/"float16"..., a torch.dtype (torch.float16) or a numpy dtype or scalar type.
+_DType = Union[str, Any]
 # (lower, upper, size[, alignment[, offset]]) or an object/dict with those attributes
 PlanBuffer = Union[Tuple[int, int, int], Tuple[int, int, int, int],
                    Tuple[int, int, int, int, Optional[int]], Any]
@@ -67,7 +71,8 @@ class Buffer:
     banks: int
     bank_mode: int
     refcount: int
-    region: int
+    region: str
+    region_index: int
     device: int
     name: Optional[str]
     freed: bool
@@ -108,7 +113,7 @@ class Pool:
     limit: int
     closed: bool
     client: Client
-    def alloc(self, size: int, alignment: int = ..., name: Optional[str] = ...) -> PoolBuffer: ...
+    def alloc(self, size: _Size, alignment: _Size = ..., name: Optional[str] = ...) -> PoolBuffer: ...
     def free(self, buffer: Union[int, PoolBuffer]) -> None: ...
     def flush(self) -> None: ...
     def close(self) -> None: ...
@@ -243,16 +248,16 @@ class Client:
     def __exit__(self, *exc: Any) -> bool: ...
     def session(self) -> Dict[str, Any]: ...
     def reconnect(self, timeout_ms: int = ...) -> bool: ...
-    def alloc(self, device: int, cls: str, size: Optional[int] = ..., *, scope: str = ...,
-              page_size: int = ..., alignment: int = ..., banks: int = ...,
+    def alloc(self, device: int, cls: str, size: Optional[_Size] = ..., *, scope: str = ...,
+              page_size: _Size = ..., alignment: _Size = ..., banks: int = ...,
               name: Optional[str] = ..., shared: bool = ...,
-              shape: Optional[Sequence[int]] = ..., dtype: Optional[str] = ...,
+              shape: Optional[Sequence[int]] = ..., dtype: Optional[_DType] = ...,
               bank_set: Optional[Sequence[int]] = ..., per_bank: bool = ...,
               address: Optional[int] = ...) -> Buffer: ...
     def alloc_batch(self, requests: Iterable[Mapping[str, Any]]) -> List[Buffer]: ...
-    def pool(self, device: int, cls: str, size: int, *, scope: str = ...,
-             page_size: int = ..., alignment: int = ..., banks: int = ...,
-             name: Optional[str] = ..., grow: bool = ..., limit: int = ...) -> Pool: ...
+    def pool(self, device: int, cls: str, size: _Size, *, scope: str = ...,
+             page_size: _Size = ..., alignment: _Size = ..., banks: int = ...,
+             name: Optional[str] = ..., grow: bool = ..., limit: _Size = ...) -> Pool: ...
     def free(self, handle: Union[int, Buffer]) -> None: ...
     def free_batch(self, handles: Iterable[Union[int, Buffer]]) -> None: ...
     def query(self, handle: Union[int, Buffer]) -> Dict[str, Any]: ...

@@ -63,6 +63,23 @@ def model_name(text: str, default: str = "model") -> str:
     return s or default
 
 
+def graph_name(base: str, tensors: Iterable[Dict[str, Any]], ops: Iterable[Dict[str, Any]],
+               default: str = "model") -> str:
+    """An importer's default model name: base (the module's class, the file or the graph)
+    and a short digest of the graph (every tensor's name, role and size, every op's type,
+    inputs and outputs). Two graphs of one class (regnet_x_400mf and regnet_x_800mf are
+    both a RegNet) get two names, as the daemon needs for two models; the same graph
+    always gets the same name, so loads of it share one model."""
+    import hashlib
+    h = hashlib.blake2b(digest_size=4)
+    for t in tensors:
+        h.update(repr((t["name"], t.get("role"), t["bytes"])).encode())
+    for o in ops:
+        h.update(repr((o.get("type"), list(o["inputs"]), list(o["outputs"]))).encode())
+    tag = h.hexdigest()
+    return f"{model_name(base, default)[:NAME_MAX - len(tag) - 1]}-{tag}"
+
+
 def _check_name(name: Any) -> str:
     if not isinstance(name, str):
         raise TypeError(f"model name must be a str, not {type(name).__name__}")
@@ -214,7 +231,10 @@ class Model:
         gives every value's size; initializers and Constant nodes are weights, graph
         inputs and outputs placeholders, every other value an activation living from its
         producer to its last consumer; Reshape, Flatten, Squeeze, Unsqueeze and Identity
-        are aliases. Dynamic dimensions must be bound: dims={"batch": 8}."""
+        are aliases. Dynamic dimensions must be bound: dims={"batch": 8}; shape
+        computations (Shape, Gather, Concat, Slice, Div... feeding Reshape targets) are
+        folded once they are known. name: default the file's (or the graph's) name plus
+        a digest of the graph (graph_name)."""
         from .onnx_import import import_onnx
         return cls(**import_onnx(model, dims=dims, name=name))
 
@@ -229,7 +249,8 @@ class Model:
         (ATen ops) for modules symbolic tracing cannot follow. "auto": fx, else aten.
         training=True: the forward + backward graph from functorch's AOT autograd
         (gradients are outputs, the output's gradient an input). Parameters and buffers
-        are weights."""
+        are weights. name: default the module's class name plus a digest of the graph
+        (graph_name), so two sizes of one family get two names."""
         from .torch_import import import_torch
         return cls(**import_torch(module, example_inputs, training=training, tracer=tracer,
                                   name=name))

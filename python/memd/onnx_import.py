@@ -18,14 +18,17 @@ import_onnx(model, dims=None, name=None) returns the arguments of memd.Model:
   known) are folded into constants before sizes are read, the way ONNX simplifiers do:
   exporters such as torch.onnx emit them for every `x.shape` a model reads, and ONNX's
   own inference leaves the values they feed (Pad amounts, Reshape targets) unknown.
-  What they fold to is a (tiny) weight.
+  What they fold to is a (tiny) weight. dims= is bound in the declared types first, so
+  a dynamic batch folds like a fixed one; folding repeats, one shape inference per
+  round, until nothing more folds (_fold_shapes).
+- The default name is the file's (else the graph's) name plus a digest of the graph.
 """
 from __future__ import annotations
 
 import os
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from ._model import model_error, model_name, need_modules
+from ._model import graph_name, model_error, model_name, need_modules
 
 # TensorProto.DataType -> bytes per element (STRING and UNDEFINED have none).
 ELEM_BYTES = {1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8,
@@ -48,11 +51,11 @@ def _load(model: Any) -> Tuple[Any, str]:
         m.CopyFrom(model)
         return m, ""
     if isinstance(model, (bytes, bytearray)):
-        data, source = bytes(model), "<bytes>"
+        data, source = _without_weight_data(bytes(model)), "<bytes>"
     elif isinstance(model, (str, os.PathLike)):
         source = os.fspath(model)
         with open(source, "rb") as f:  # FileNotFoundError etc. as they are
-            data = f.read()
+            data = _read(f)
     else:
         raise TypeError(f"from_onnx needs a path, bytes or an onnx.ModelProto, not "
                         f"{type(model).__name__}")
@@ -64,6 +67,92 @@ def _load(model: Any) -> Tuple[Any, str]:
     if not m.HasField("graph") or not m.graph.node and not m.graph.output:
         raise model_error(f"{source}: not an ONNX model (no graph)")
     return m, source
+
+
+def _varint(b: Any, i: int) -> Tuple[int, int]:
+    v = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        shift += 7
+        if c < 0x80:
+            return v, i
+
+
+def _field(num: int, payload: Any) -> bytes:
+    """A length-delimited protobuf field."""
+    out, v = bytearray(), num << 3 | 2
+    for x in (v, len(payload)):
+        while x >= 0x80:
+            out.append(x & 0x7F | 0x80)
+            x >>= 7
+        out.append(x)
+    return bytes(out) + bytes(payload)
+
+
+def _message(b: Any, keep: Any) -> bytes:
+    """The protobuf message b with each field passed through keep(number, wire type,
+    whole field, payload): what it returns (bytes) replaces the field."""
+    out, i = [], 0
+    while i < len(b):
+        start, payload = i, None
+        key, i = _varint(b, i)
+        num, wire = key >> 3, key & 7
+        if wire == 0:
+            i = _varint(b, i)[1]
+        elif wire in (1, 5):
+            i += 8 if wire == 1 else 4
+        elif wire == 2:
+            n, i = _varint(b, i)
+            payload, i = b[i:i + n], i + n
+        else:
+            raise ValueError(f"protobuf wire type {wire}")
+        if i > len(b):
+            raise ValueError("truncated")
+        out.append(keep(num, wire, b[start:i], payload))
+    return b"".join(out)
+
+
+# Fields of onnx.proto: ModelProto.graph, GraphProto.initializer, TensorProto.raw_data.
+MODEL_GRAPH, GRAPH_INITIALIZER, TENSOR_RAW_DATA = 7, 5, 9
+
+
+def _without_weight_data(data: bytes) -> bytes:
+    """The serialized model with the bytes of its large initializers left out (their
+    names, types and dims stay): sizes need only those, and protobuf takes seconds to
+    parse the hundreds of MiB of a VGG's weights. Tensors of up to FOLD_MAX elements
+    keep their data (shape computations fold them). Bytes that do not scan as protobuf
+    are returned as they are, for the parser to refuse with its own message."""
+    big = FOLD_MAX * 16  # bytes: more than any tensor of FOLD_MAX elements holds
+
+    def tensor(num: int, wire: int, whole: Any, payload: Any) -> bytes:
+        return b"" if num == TENSOR_RAW_DATA and wire == 2 and len(payload) > big \
+            else bytes(whole)
+
+    def graph(num: int, wire: int, whole: Any, payload: Any) -> bytes:
+        if num == GRAPH_INITIALIZER and wire == 2 and len(payload) > big:
+            return _field(num, _message(payload, tensor))
+        return bytes(whole)
+
+    def model(num: int, wire: int, whole: Any, payload: Any) -> bytes:
+        return _field(num, _message(payload, graph)) if num == MODEL_GRAPH and wire == 2 \
+            else bytes(whole)
+    try:
+        return _message(memoryview(data), model)
+    except (ValueError, IndexError):
+        return bytes(data)
+
+
+def _read(f: Any) -> bytes:
+    """A model file, mapped rather than read: the pages of the weights that
+    _without_weight_data leaves out are never read from the disk."""
+    import mmap
+    try:
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (ValueError, OSError):  # empty, or not a regular file
+        return _without_weight_data(f.read())
+    return _without_weight_data(mapped)
 
 
 def _bind(graph: Any, dims: Dict[str, int], used: Set[str]) -> None:
@@ -123,7 +212,7 @@ def _attr(node: Any, name: str, default: Any = None) -> Any:
     return default
 
 
-def _eval(node: Any, ins: List[Any], opset: int) -> Optional[List[Any]]:
+def _eval(node: Any, ins: List[Any]) -> Optional[List[Any]]:
     """node's outputs from constant inputs with numpy, or None for an op not folded."""
     import numpy as np
     from onnx import numpy_helper
@@ -242,70 +331,95 @@ def _weights_to_inputs(m: Any) -> None:
     g.initializer.extend(keep)
 
 
+def _dims_of(vi: Any) -> Optional[List[int]]:
+    """A value's dims when inference knows them all, else None."""
+    tt = vi.type.tensor_type
+    if not vi.type.HasField("tensor_type") or not tt.HasField("shape"):
+        return None
+    dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
+    return None if None in dims else dims
+
+
 def _fold_shapes(m: Any, label: str) -> Any:
-    """Folds shape computations into initializers until nothing more folds."""
+    """Folds shape computations into initializers until nothing more folds.
+
+    Each round runs ONNX's shape inference once, then folds in topological order every
+    node whose inputs are known, so a chain of Shape, Gather, Concat... folds in one
+    round. A round ends where a shape needs inference again (ShuffleNet: the Shape of
+    each block's input depends on the previous block's folded Reshape target, through
+    convolutions), so rounds are as many as such steps. What is known carries over, and
+    nodes that read a value that can never be known (an activation, a large weight) are
+    set aside once: a round costs one inference and a scan of the nodes that may fold."""
     import numpy as np
     onnx = _onnx()
     from onnx import numpy_helper
-    opset = max([o.version for o in m.opset_import if o.domain in ("", "ai.onnx")] or [1])
-    for _ in range(16):
+    known: Dict[str, Any] = {}
+    for init in m.graph.initializer:
+        if np.prod(list(init.dims), dtype=np.int64) <= FOLD_MAX:
+            known[init.name] = numpy_helper.to_array(init)
+    outputs = {o.name for o in m.graph.output}
+    never: Set[str] = {i.name for i in m.graph.input}  # values no fold can compute
+    while True:
         try:
             m = onnx.shape_inference.infer_shapes(m, strict_mode=True, data_prop=True)
         except Exception as e:  # InferenceError, ValidationError, RuntimeError...
             raise model_error(f"{label}: ONNX shape inference failed: {e}") from None
         g = m.graph
-        shapes: Dict[str, Optional[List[int]]] = {}
-        for vi in list(g.value_info) + list(g.input) + list(g.output):
-            tt = vi.type.tensor_type
-            if vi.type.HasField("tensor_type") and tt.HasField("shape"):
-                dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
-                shapes[vi.name] = None if None in dims else dims
-        for init in g.initializer:
-            shapes[init.name] = list(init.dims)
-        known: Dict[str, Any] = {}
-        for init in g.initializer:
-            if np.prod(list(init.dims), dtype=np.int64) <= FOLD_MAX:
-                known[init.name] = numpy_helper.to_array(init)
-        outputs = {o.name for o in g.output}
-        keep, folded = [], []
-        for node in g.node:
+        infos = {vi.name: vi for vi in list(g.value_info) + list(g.input) + list(g.output)}
+        folded: List[int] = []
+        for k, node in enumerate(g.node):
+            first = node.output[0] if node.output else ""
+            if not first or first in never or first in known:
+                continue  # settled in an earlier round (a Constant's value is known)
+            outs = [o for o in node.output if o]
+            op = node.op_type
             vals = None
-            if node.domain in ("", "ai.onnx") and not any(o in outputs for o in node.output):
-                if node.op_type == "Constant":
-                    v = _attr(node, "value")
-                    if v is not None and np.prod(list(v.dims), dtype=np.int64) <= FOLD_MAX:
-                        known[node.output[0]] = numpy_helper.to_array(v)
-                elif node.op_type in ("Shape", "Size") and shapes.get(node.input[0]) is not None:
-                    dims = shapes[node.input[0]]
-                    if node.op_type == "Size":
-                        vals = [np.array(int(np.prod(dims, dtype=np.int64)), dtype=np.int64)]
-                    else:
-                        st, en = _attr(node, "start", 0), _attr(node, "end", None)
-                        vals = [np.array(dims[st:en], dtype=np.int64)]
-                elif node.input and all(not x or x in known for x in node.input):
-                    try:
-                        vals = _eval(node, [known.get(x) if x else None for x in node.input],
-                                     opset)
-                    except Exception:
-                        vals = None  # not folded: inference has its say
-                if vals is not None and all(v is not None and np.asarray(v).size <= FOLD_MAX
-                                            for v in vals):
-                    for o, v in zip(node.output, vals):
-                        known[o] = np.asarray(v)
-                    folded.append(node)
-                    continue
-            keep.append(node)
+            if node.domain not in ("", "ai.onnx") or any(o in outputs for o in outs):
+                pass
+            elif op == "Constant":
+                v = _attr(node, "value")
+                if v is not None and np.prod(list(v.dims), dtype=np.int64) <= FOLD_MAX:
+                    known[outs[0]] = numpy_helper.to_array(v)
+                continue  # read where it is; stays a node
+            elif op in ("Shape", "Size"):
+                x = node.input[0]  # a folded value's shape is its own; else inference's
+                dims = list(known[x].shape) if x in known else \
+                    _dims_of(infos[x]) if x in infos else None
+                if dims is None:
+                    continue  # perhaps after the next inference
+                if op == "Size":
+                    vals = [np.array(int(np.prod(dims, dtype=np.int64)), dtype=np.int64)]
+                else:
+                    st, en = _attr(node, "start", 0), _attr(node, "end", None)
+                    vals = [np.array(dims[st:en], dtype=np.int64)]
+            elif any(x in never for x in node.input if x):
+                pass
+            elif all(not x or x in known for x in node.input):
+                try:
+                    vals = _eval(node, [known.get(x) if x else None for x in node.input])
+                except Exception:
+                    vals = None  # not folded: inference has its say
+                if vals is None or any(v is None or np.asarray(v).size > FOLD_MAX
+                                       for v in vals):
+                    vals = None
+            else:
+                continue  # an input may become known in a later round
+            if vals is None:
+                never.update(outs)
+                continue
+            for o, v in zip(node.output, vals):
+                known[o] = np.asarray(v)
+            folded.append(k)
         if not folded:
             return m
-        new_inits = [numpy_helper.from_array(known[o], o) for n in folded for o in n.output if o]
-        del g.node[:]
-        g.node.extend(keep)
-        g.initializer.extend(new_inits)
-        names = {i.name for i in new_inits}
-        vis = [v for v in g.value_info if v.name not in names]
-        del g.value_info[:]
-        g.value_info.extend(vis)
-    return m
+        names = set()
+        for k in reversed(folded):
+            names.update(o for o in g.node[k].output if o)
+            del g.node[k]
+        g.initializer.extend(numpy_helper.from_array(known[o], o) for o in names)
+        for k in reversed(range(len(g.value_info))):
+            if g.value_info[k].name in names:
+                del g.value_info[k]
 
 
 def _isolated(fn: Any, *args: Any) -> Any:
@@ -532,13 +646,13 @@ def _import(m: Any, label: str, source: str, dims: Dict[str, int],
                             inplace=False))
     stem = os.path.splitext(os.path.basename(source))[0] if source and \
         not source.startswith("<") else ""
-    base = name or stem or _text(m.graph.name)
+    base = stem or _text(m.graph.name)
     for t in tensors:
         t["name"] = _text(t["name"])
     for o in ops:
         o.update(name=_text(o["name"]), type=_text(o["type"]),
                  inputs=[_text(x) for x in o["inputs"]], outputs=[_text(x) for x in o["outputs"]])
-    return dict(name=model_name(name) if name else model_name(base, "onnx-model"),
+    return dict(name=model_name(name) if name else graph_name(base, tensors, ops, "onnx-model"),
                 tensors=tensors, ops=ops, source=source or None)
 
 

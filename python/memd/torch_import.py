@@ -28,7 +28,7 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ._model import model_error, model_name, need_modules
+from ._model import graph_name, model_error, model_name, need_modules
 
 TRACERS = ("auto", "fx", "aten")
 
@@ -351,9 +351,10 @@ def import_torch(module: Any, example_inputs: Any, training: bool = False,
         return orig_weight(t, qualname.get(id(t), label))
     b.weight = weight  # type: ignore[method-assign]
     _run(torch, gm, args, b, placeholder)
-    base = name or (cls.lower() + ("-train" if training else ""))
-    return dict(name=model_name(base, "torch-model"), tensors=b.tensors, ops=b.ops,
-                source=f"{cls} via {how}")
+    base = cls.lower() + ("-train" if training else "")
+    return dict(name=model_name(name, "torch-model") if name else
+                graph_name(base, b.tensors, b.ops, "torch-model"),
+                tensors=b.tensors, ops=b.ops, source=f"{cls} via {how}")
 
 
 def _make_fx(torch: Any, module: Any, params: Dict[str, Any], buffers: Dict[str, Any],

@@ -24,9 +24,12 @@ out = {}
 
 
 def buf(b):
-    return {k: getattr(b, k) for k in ("handle", "address", "size_per_bank", "page_size", "pitch",
-                                       "banks", "bank_mode", "refcount", "region", "device",
-                                       "name", "kind", "cls", "scope")}
+    # region: the index the recorded clients printed (Buffer.region is now the name, which
+    # the client would ask memd for with a DUMP the recording does not have).
+    return {k: getattr(b, "region_index" if k == "region" else k)
+            for k in ("handle", "address", "size_per_bank", "page_size", "pitch", "banks",
+                      "bank_mode", "refcount", "region", "device", "name", "kind", "cls",
+                      "scope")}
 
 
 def err(call):

@@ -76,6 +76,45 @@ def spins_during(call):
         t.join()
 
 
+def open_to_other_users(daemon):
+    """Lets every uid reach the daemon's socket (again after a restart)."""
+    if os.geteuid() == 0:
+        os.chmod(daemon.socket, 0o666)
+        os.chmod(daemon.dir, 0o755)
+
+
+def start_python_as_other_user(daemon, code, **popen_kw):
+    """Starts `python3 -c code` (the build tree's memd importable) as another uid than
+    the test's: as root (memd's admin), as nobody (65534), with the daemon's socket opened
+    to it; as anyone else, as that same user (the daemon cannot tell). A text Popen with
+    stdout and stderr piped."""
+    import subprocess
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(os.path.join(BUILD_ROOT, "python")))
+    kw = {}
+    open_to_other_users(daemon)
+    if os.geteuid() == 0:
+        import pwd
+        nobody = pwd.getpwnam("nobody")
+
+        def drop():
+            os.setgid(nobody.pw_gid)
+            os.setuid(nobody.pw_uid)
+        kw = dict(preexec_fn=drop, cwd="/")
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, **kw, **popen_kw)
+
+
+def run_python_as_other_user(daemon, code, timeout=60):
+    """start_python_as_other_user, run to its end: the CompletedProcess."""
+    import subprocess
+    p = start_python_as_other_user(daemon, code)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    finally:
+        p.kill()
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+
 class Daemon(memd_daemon.Daemon):
     """memd_daemon.Daemon with the build tree's memd, memctl and default config."""
 

@@ -4,14 +4,14 @@ import json
 import os
 import random
 import subprocess
-import sys
 import threading
 import time
 
 import pytest
 
 import memd
-from conftest import BUILD_ROOT, MEMCTL, SHARED_DATA, SOURCE_ROOT, run_threads, spins_during
+from conftest import (BUILD_ROOT, MEMCTL, SHARED_DATA, SOURCE_ROOT, run_python_as_other_user,
+                      run_threads, spins_during)
 
 MiB = 1 << 20
 
@@ -64,7 +64,8 @@ def test_alloc_fields_and_free(client, daemon):
     doc = daemon.dump()
     rec = [a for a in doc["allocations"] if a["handle"] == b.handle]
     assert rec and rec[0]["address"] == b.address and rec[0]["name"] == "weights"
-    assert rec[0]["region"] == doc["devices"][0]["bank_groups"][0]["regions"][b.region]["name"]
+    regions = doc["devices"][0]["bank_groups"][0]["regions"]
+    assert rec[0]["region"] == b.region == regions[b.region_index]["name"] == "data"
     q = client.query(b)
     assert q["address"] == b.address and q["size_per_bank"] == b.size_per_bank
     assert q["cls"] == "constant" and q["pid"] == os.getpid()
@@ -235,22 +236,8 @@ def test_permission_error_for_another_sessions_handle(daemon, tmp_path):
                 f"try:\n    c.free({b.handle})\nexcept memd.PermissionError as e:\n"
                 f"    assert isinstance(e, PermissionError) and e.errno in (1, 13), e\n"
                 f"    print('refused', e)\nelse:\n    print('freed')\n")
-        env = dict(os.environ, PYTHONPATH=os.path.join(BUILD_ROOT, "python"))
-        if os.geteuid() == 0:
-            # root is memd's admin: the other session must be an ordinary user's.
-            os.chmod(daemon.socket, 0o666)
-            os.chmod(daemon.dir, 0o755)
-            import pwd
-            nobody = pwd.getpwnam("nobody")
-
-            def drop():
-                os.setgid(nobody.pw_gid)
-                os.setuid(nobody.pw_uid)
-            r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                               env=env, preexec_fn=drop, cwd="/", timeout=60)
-        else:
-            r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                               env=env, timeout=60)
+        # root is memd's admin: the other session must be an ordinary user's.
+        r = run_python_as_other_user(daemon, code)
         assert r.returncode == 0 and r.stdout.startswith("refused"), r.stdout + r.stderr
         assert b.handle in alloc_handles(daemon.dump())
         b.free()
@@ -542,3 +529,78 @@ def test_dense_plan_keeps_to_its_budget(own_daemon):
     assert p.strategy == "greedy-start-first"
     assert took < 0.2 + 5, "a loaded machine, but not that loaded"
     assert memd.validate(bufs, p.offsets) == p.arena
+
+
+def test_dtypes_from_torch_numpy_and_strings(client):
+    np = pytest.importorskip("numpy")
+    # f16 x 1000 on one bank: the same footprint however the dtype is spelled.
+    spellings = ["f16", "float16", np.float16, np.dtype("float16"), np.dtype("f2")]
+    try:
+        import torch
+        spellings += [torch.float16, torch.half]
+    except ImportError:  # pragma: no cover - python3-torch is a test dependency
+        pass
+    sizes = set()
+    for dt in spellings:
+        with client.alloc(0, "placeholder", shape=[1000], dtype=dt, banks=1) as b:
+            sizes.add(b.size_per_bank)
+    assert len(sizes) == 1 and sizes.pop() >= 2000
+    with client.alloc(0, "placeholder", shape=[1000], dtype=np.float32, banks=1) as b:
+        assert b.size_per_bank >= 4000
+    with pytest.raises(ValueError, match="unknown dtype 'bool'"):
+        client.alloc(0, "placeholder", shape=[8], dtype=np.bool_)
+    with pytest.raises(TypeError, match="torch.dtype or a numpy dtype"):
+        client.alloc(0, "placeholder", shape=[8], dtype=float)
+
+
+def test_sizes_as_memctl_takes_them(client):
+    with client.alloc(2, "constant", "1MiB", page_size="2KiB", alignment="4K") as b, \
+            client.alloc(2, "constant", 1 << 20) as ref:
+        assert b.size_per_bank == ref.size_per_bank and b.page_size == 2048
+        assert b.address % 4096 == 0
+    with client.pool(2, "internal", "256KiB", limit="1MiB") as p:
+        assert p.size == 256 << 10 and p.limit == 1 << 20
+        with p.alloc("4KiB", alignment="1KiB") as sub:
+            assert sub.size == 4096
+    for bad, exc, what in [("1 MB", ValueError, "unit 'MB'"), ("1.5MiB", ValueError, "unit"),
+                           ("lots", ValueError, "not a size"),
+                           ("99999999999999999999", OverflowError, "64 bits")]:
+        with pytest.raises(exc, match=what):
+            client.alloc(2, "constant", bad)
+    with pytest.raises(ValueError, match="power of two"):
+        client.alloc(2, "constant", "1MiB", alignment="3K")
+
+
+def test_buffer_region_is_the_name(client, daemon):
+    doc = daemon.dump()
+    for dev, cls, scope in ((0, "constant", "dram"), (0, "internal", "l1"), (2, "code", "dram")):
+        with client.alloc(dev, cls, 4096, scope=scope) as b:
+            rec = [a for a in daemon.dump()["allocations"] if a["handle"] == b.handle][0]
+            group = [g for d in doc["devices"] if d["id"] == dev
+                     for g in d["bank_groups"] if g["kind"] == b.kind][0]
+            assert b.region == rec["region"] == group["regions"][b.region_index]["name"]
+            assert isinstance(b.region_index, int)
+
+
+def test_every_builtin_has_a_text_signature():
+    import inspect
+    ext = memd._memd
+    seen = []
+    for name, obj in vars(ext).items():
+        kinds = (type(len), type(str.join))  # builtin functions, method descriptors
+        if isinstance(obj, kinds):
+            seen.append((name, obj))
+        elif isinstance(obj, type) and obj.__module__.startswith("memd"):
+            seen += [(f"{name}.{k}", v) for k, v in vars(obj).items()
+                     if isinstance(v, kinds) and k != "__new__"]  # __new__: CPython's
+    assert len(seen) > 40
+    for name, obj in seen:
+        assert obj.__text_signature__, f"{name} has no __text_signature__"
+        sig = inspect.signature(obj)
+        assert obj.__text_signature__.startswith(("($self", "($module")), name
+        assert "args" not in sig.parameters, name
+    for cls in (memd._memd.Client, memd.Client):
+        assert list(inspect.signature(cls).parameters) == ["socket", "name"]
+    sig = inspect.signature(memd.Client.alloc)
+    assert sig.parameters["dtype"].kind is inspect.Parameter.KEYWORD_ONLY
+    sig.bind(None, 0, "constant", "1MiB", page_size="2KiB", dtype=None)

@@ -10,11 +10,13 @@ arena, aliases at their source, weights in the shared constants. Training graphs
 (forward + backward through AOT autograd) give problems of thousands of buffers: they
 are planned and validated too."""
 import io
+import subprocess
 import time
 
 import pytest
 
 import memd
+from conftest import MEMCTL
 from test_model import check_instance
 
 torch = pytest.importorskip("torch")
@@ -143,3 +145,45 @@ def test_training_graph_plans(name, make, shape, least):
     # Every gradient is an output of the graph, every parameter a weight.
     net_params = sum(1 for _ in make().parameters())
     assert sum(t.role == "output" for t in m.tensors) >= net_params
+
+
+# Exported as runtimes ask for them (ONNX Runtime): the batch axis dynamic, bound at import.
+# ShuffleNetV2's channel shuffles need one shape-inference round per block; the full
+# sweep over the families and opsets 13 and 17 is tests/bench/onnx_dynamic.py.
+DYNAMIC = [
+    ("shufflenet_v2", lambda: tvm.shufflenet_v2_x0_5(weights=None, num_classes=10), 17),
+    ("mobilenet_v3", lambda: tvm.mobilenet_v3_small(weights=None, num_classes=10), 13),
+]
+
+
+@pytest.mark.parametrize("name,make,opset", DYNAMIC, ids=[f"{d[0]}-{d[2]}" for d in DYNAMIC])
+def test_dynamic_batch_export(daemon, tmp_path, name, make, opset):
+    torch.manual_seed(0)
+    path = str(tmp_path / f"{name}.onnx")
+    torch.onnx.export(make().eval(), torch.randn(1, 3, 64, 64), path, opset_version=opset,
+                      input_names=["input"], output_names=["output"], do_constant_folding=True,
+                      dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
+    with pytest.raises(memd.ModelError, match="dims="):
+        memd.Model.from_onnx(path)  # the batch must be bound
+    one = memd.Model.from_onnx(path, dims={"batch": 1})
+    four = memd.Model.from_onnx(path, dims={"batch": 4})
+    assert four.tensor("input").bytes == 4 * one.tensor("input").bytes == 4 * 3 * 64 * 64 * 4
+    assert four.tensor("output").bytes == 4 * 10 * 4
+    assert four.lower_bound() > one.lower_bound() and four.weight_bytes == one.weight_bytes
+    check_model(daemon, one)
+    if name == "shufflenet_v2":  # the issue's command too
+        out = tmp_path / "m.yaml"
+        r = subprocess.run([MEMCTL, "model", "import", path, "--dims", "batch=1", "-o", str(out)],
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+        assert memd.Model.from_yaml(out).lower_bound() == one.lower_bound()
+
+
+def test_one_family_two_sizes_load_side_by_side(daemon):
+    # regnet_x_400mf and regnet_x_800mf are both a RegNet: default names differ by digest.
+    x = torch.randn(1, 3, 32, 32)
+    a = memd.Model.from_torch(tvm.regnet_x_400mf(weights=None).eval(), x)
+    b = memd.Model.from_torch(tvm.regnet_x_800mf(weights=None).eval(), x)
+    assert a.name.startswith("regnet-") and b.name.startswith("regnet-") and a.name != b.name
+    with memd.connect(daemon.socket) as c, c.load_model(a) as la, c.load_model(b) as lb:
+        assert la.created and lb.created and la.const_address != lb.const_address

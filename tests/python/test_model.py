@@ -1,10 +1,12 @@
 """memd.Model from YAML and by hand, planned offline and loaded into the daemon."""
+import json
 import os
 
 import pytest
 
 import memd
-from conftest import SOURCE_ROOT
+from conftest import (SOURCE_ROOT, open_to_other_users, run_python_as_other_user,
+                      start_python_as_other_user)
 
 TINY = os.path.join(SOURCE_ROOT, "config", "models", "tiny_cnn.yaml")
 
@@ -202,3 +204,75 @@ def test_precomputed_offsets_and_name_clash(client):
     with client.load_model(other, device=2) as lm:  # no activations: no arena
         with lm.create_instance() as inst:
             assert inst.arena_bytes == 0 and lm.arena == 0
+
+
+def weights_only(name, weight_bytes):
+    return memd.Model(name, [dict(name="w", role="weight", bytes=weight_bytes),
+                             dict(name="x", role="input", bytes=64),
+                             dict(name="y", role="output", bytes=64)],
+                      [dict(inputs=["x", "w"], outputs=["y"])])
+
+
+def test_model_names_are_scoped_per_uid(daemon):
+    # As shared buffer names are (shared_names: per_uid): another uid that loads a model
+    # of the same name gets a model of its own, same content or not; this uid's sessions
+    # still share theirs, and still clash on other content.
+    import inspect
+    code = inspect.getsource(weights_only) + f"""
+import json
+with memd.connect({daemon.socket!r}) as c:
+    same = c.load_model(weights_only("scoped", 4096), device=2)
+    other = c.load_model(weights_only("scoped", 8192), device=0)
+    print(json.dumps(dict(same=[same.created, same.const_address, same.users],
+                          other=[other.created, other.const_address])))
+"""
+    mine = weights_only("scoped", 4096)
+    with memd.connect(daemon.socket) as c, memd.connect(daemon.socket) as c2:
+        on2, on0 = c.load_model(mine, device=2), c.load_model(mine, device=0)
+        on2.set_ready()  # the weights are written: c2's load below need not wait
+        on0.set_ready()
+        r = run_python_as_other_user(daemon, "import memd\n" + code)
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        assert out["same"][0] and out["same"][2] == 1 and out["same"][1] != on2.const_address
+        assert out["other"][0] and out["other"][1] != on0.const_address
+        shared = c2.load_model(mine, device=2)
+        assert not shared.created and shared.model_id == on2.model_id and shared.users == 2
+        with pytest.raises(memd.ExistsError):
+            c2.load_model(weights_only("scoped", 8192), device=2)
+        on2.unload()
+        on0.unload()
+        shared.unload()
+
+
+def test_model_uid_survives_a_restart(own_daemon):
+    # nobody loads "kept" first; the daemon restarts; the model comes back as nobody's:
+    # this uid's load of "kept" with other content is a model of its own, no clash.
+    import inspect
+    import subprocess
+    d = own_daemon()
+    code = inspect.getsource(weights_only) + f"""
+import sys
+c = memd.connect({d.socket!r})
+lm = c.load_model(weights_only("kept", 4096), device=2)
+lm.set_ready()
+print(lm.model_id, flush=True)
+sys.stdin.readline()                  # the daemon restarts meanwhile
+assert c.reconnect(timeout_ms=5000)
+print(c.load_model(weights_only("kept", 4096), device=2).model_id, flush=True)
+"""
+    p = start_python_as_other_user(d, "import memd\n" + code, stdin=subprocess.PIPE)
+    try:
+        theirs = int(p.stdout.readline())
+        d.kill()
+        d.start()
+        open_to_other_users(d)
+        with memd.connect(d.socket) as c, c.load_model(weights_only("kept", 8192),
+                                                       device=2) as mine:
+            assert mine.created and mine.model_id != theirs
+            p.stdin.write("\n")
+            p.stdin.flush()
+            assert int(p.stdout.readline()) == theirs, p.stderr.read()
+    finally:
+        p.kill()
+        p.wait()

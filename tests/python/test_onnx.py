@@ -1,6 +1,7 @@
 """Model.from_onnx on hand-built graphs (onnx.helper), and memctl model import."""
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -70,7 +71,7 @@ def test_roles_sizes_aliases_and_lifetimes():
     assert [o.inplace for o in m.ops if o.name in ("reshape", "out")] == [True, True]
     p = m.plan(budget_ms=20)
     assert memd.validate(m.problem(), p.offsets) == p.arena
-    assert m.name == "small-net" and m.source is None
+    assert re.fullmatch(r"small-net-[0-9a-f]{8}", m.name) and m.source is None
 
 
 def test_dynamic_dimensions_need_a_binding(tmp_path):
@@ -90,8 +91,88 @@ def test_dynamic_dimensions_need_a_binding(tmp_path):
     a = memd.Model.from_onnx(str(path), dims={"N": 3})
     b = memd.Model.from_onnx(path.read_bytes(), dims={"N": 3}, name="from-bytes")
     assert [x[:5] for x in a.tensors] == [x[:5] for x in b.tensors]
-    assert a.name == "net" and b.name == "from-bytes"
+    assert re.fullmatch(r"net-[0-9a-f]{8}", a.name) and b.name == "from-bytes"
     assert model.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "N"  # untouched
+
+
+def shuffle_chain(blocks, batch="N"):
+    """blocks x (Conv, then a channel shuffle the way torch.onnx exports ShuffleNetV2's:
+    x.size() -> Shape, Gather, Div (channels // groups), Concat -> Reshape targets).
+    ONNX's inference leaves each Reshape unsized (its data propagation stops at Div), and
+    each block's Shape needs the previous block's output: one more fold round per block."""
+    i64 = TensorProto.INT64
+    nodes, inits, prev = [], [init("w", TensorProto.FLOAT, [4, 4, 1, 1])], "x"
+    for name, vals in (("zero", [0]), ("two", [2]), ("four", [4]), ("eight", [8]),
+                       ("sixty4", [64])):
+        inits.append(helper.make_tensor(name, i64, [1], vals))
+    inits.append(helper.make_tensor("two_s", i64, [], [2]))
+    inits.append(helper.make_tensor("one_s", i64, [], [1]))
+    inits.append(helper.make_tensor("zero_s", i64, [], [0]))
+    for k in range(blocks):
+        p = f"b{k}."
+        nodes += [
+            helper.make_node("Conv", [prev, "w"], [p + "c"], name=p + "conv"),
+            helper.make_node("Shape", [p + "c"], [p + "s"], name=p + "shape"),
+            helper.make_node("Gather", [p + "s", "zero_s"], [p + "n"], name=p + "n"),
+            helper.make_node("Gather", [p + "s", "one_s"], [p + "ch"], name=p + "ch"),
+            helper.make_node("Div", [p + "ch", "two_s"], [p + "half"], name=p + "div"),
+            helper.make_node("Unsqueeze", [p + "n", "zero"], [p + "n1"], name=p + "un"),
+            helper.make_node("Unsqueeze", [p + "half", "zero"], [p + "h1"], name=p + "uh"),
+            helper.make_node("Concat", [p + "n1", "two", p + "h1", "sixty4"], [p + "t"],
+                             name=p + "cat", axis=0),
+            helper.make_node("Reshape", [p + "c", p + "t"], [p + "r"], name=p + "split"),
+            helper.make_node("Concat", [p + "n1", "four", "eight", "eight"], [p + "t2"],
+                             name=p + "cat2", axis=0),
+            helper.make_node("Reshape", [p + "r", p + "t2"], [p + "o"], name=p + "merge"),
+        ]
+        prev = p + "o"
+    nodes.append(helper.make_node("Relu", [prev], ["y"], name="out"))
+    graph = helper.make_graph(nodes, "chain", [vi("x", TensorProto.FLOAT, [batch, 4, 8, 8])],
+                              [vi("y", TensorProto.FLOAT, [batch, 4, 8, 8])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_shape_subgraphs_fold_round_after_round():
+    # 40 blocks: more rounds than any fixed cap would allow, each one inference.
+    m = memd.Model.from_onnx(shuffle_chain(40), dims={"N": 3})
+    t = {x.name: x for x in m.tensors}
+    assert t["b39.r"].bytes == 3 * 2 * 2 * 64 * 4 and t["b39.r"].alias_of == "b39.c"
+    assert t["y"].bytes == 3 * 4 * 8 * 8 * 4
+    # The shape computations are gone from the ops (folded into tiny weights).
+    assert not [o for o in m.ops if o.type in ("Shape", "Gather", "Div", "Concat")]
+    assert [o.type for o in m.ops].count("Conv") == 40
+
+
+def test_large_weights_are_not_parsed(tmp_path):
+    # A 300 x 300 weight: its bytes stay out of what is parsed, its size does not.
+    import numpy as np
+    from onnx import numpy_helper
+    from memd.onnx_import import _without_weight_data
+    w = numpy_helper.from_array(np.ones((300, 300), np.float32), "w")
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "big",
+                          [vi("x", TensorProto.FLOAT, ["N", 300])],
+                          [vi("y", TensorProto.FLOAT, ["N", 300])], [w])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    data = model.SerializeToString()
+    small = _without_weight_data(data)
+    assert len(data) > 360000 > 1000 > len(small)
+    parsed = onnx.ModelProto()
+    parsed.ParseFromString(small)
+    assert list(parsed.graph.initializer[0].dims) == [300, 300]
+    path = tmp_path / "big.onnx"
+    path.write_bytes(data)
+    got = [memd.Model.from_onnx(src, dims={"N": 2}, name="big") for src in (model, data, path)]
+    assert got[0].tensor("w").bytes == 300 * 300 * 4
+    assert [x[:5] for x in got[0].tensors] == [x[:5] for x in got[1].tensors] == \
+        [x[:5] for x in got[2].tensors]
+    assert _without_weight_data(b"\xff" * 10) == b"\xff" * 10  # not protobuf: as it is
+
+
+def test_default_names_are_unique_per_graph():
+    a, b = memd.Model.from_onnx(shuffle_chain(2), dims={"N": 1}), \
+        memd.Model.from_onnx(shuffle_chain(3), dims={"N": 1})
+    assert a.name.startswith("chain-") and b.name.startswith("chain-") and a.name != b.name
+    assert memd.Model.from_onnx(shuffle_chain(2), dims={"N": 1}).name == a.name
 
 
 def test_unknown_shapes_and_bad_files(tmp_path):

@@ -103,7 +103,9 @@ def test_pool_bad_arguments(client):
         with pytest.raises(ValueError):
             pool.alloc(64, name="n" * 64)
         with pytest.raises(TypeError):
-            pool.alloc("64")
+            pool.alloc(64.0)
+        with pytest.raises(ValueError):
+            pool.alloc("64 bytes")  # a size string as memctl takes them: "64", "64B"
         with pytest.raises(memd.NotFoundError):
             pool.free(12345)
         with client.pool(0, "internal", MiB) as other:

@@ -1,4 +1,6 @@
 """Model.from_torch on small modules: fx and ATen tracing, aliases, weights, training."""
+import re
+
 import pytest
 
 import memd
@@ -37,7 +39,7 @@ def by_name(m):
 
 def test_fx_roles_aliases_and_weights():
     m = memd.Model.from_torch(Net().eval(), torch.randn(2, 3, 8, 8), tracer="fx")
-    assert "torch.fx" in m.source and m.name == "net"
+    assert "torch.fx" in m.source and re.fullmatch(r"net-[0-9a-f]{8}", m.name)
     t = by_name(m)
     weights = {n for n, x in t.items() if x.role == "weight"}
     assert {"conv.weight", "conv.bias", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var",
@@ -120,7 +122,7 @@ def test_bad_arguments():
 def test_training_graph_from_aot_autograd():
     net = Net().train()
     m = memd.Model.from_torch(net, torch.randn(2, 3, 8, 8), training=True)
-    assert "AOT autograd" in m.source and m.name == "net-train"
+    assert "AOT autograd" in m.source and re.fullmatch(r"net-train-[0-9a-f]{8}", m.name)
     t = by_name(m)
     assert t["grad:output.0"].role == "input"
     outputs = [x for x in m.tensors if x.role == "output"]
@@ -151,3 +153,31 @@ def test_torch_model_in_the_daemon(daemon):
             assert i1.tensors["fc1.weight"] == i2.tensors["fc1.weight"]
         la.unload()
         lb.unload()
+
+
+class Head(torch.nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, width)
+
+    def forward(self, x):
+        return self.fc(x).relu()
+
+
+def test_default_names_are_unique_per_graph(daemon):
+    # One class, two graphs (as regnet_x_400mf and regnet_x_800mf are both a RegNet): two
+    # names, both loadable at once; the same graph again: the same name (shared loads).
+    x = torch.randn(2, 8)
+    narrow, wide = memd.Model.from_torch(Head(4), x), memd.Model.from_torch(Head(16), x)
+    assert narrow.name != wide.name
+    assert narrow.name.startswith("head-") and wide.name.startswith("head-")
+    assert memd.Model.from_torch(Head(4), x).name == narrow.name
+    assert memd.Model.from_torch(Head(4), x, name="mine").name == "mine"
+    long = type("A" * 60, (Head,), {})(4)
+    assert len(memd.Model.from_torch(long, x).name) == 48
+    with memd.connect(daemon.socket) as c, c.load_model(narrow) as a, c.load_model(wide) as b:
+        assert a.created and b.created and a.name != b.name
+        a.set_ready()  # its weights are written: the second loader need not wait
+        with memd.connect(daemon.socket) as c2, \
+                c2.load_model(memd.Model.from_torch(Head(4), x)) as again:
+            assert again.model_id == a.model_id and not again.created and again.users == 2

@@ -56,7 +56,7 @@ static void start(void)
     memd_session *ss[] = {&sa, &sb, &sroot};
     for (int i = 0; i < 3; i++) {
         memset(ss[i], 0, sizeof *ss[i]);
-        ss[i]->uid = i == 2 ? 0 : 1000 + (uint32_t)i;
+        ss[i]->uid = i == 2 ? 0 : 1000; /* sa and sb: one uid, whose sessions share models */
         ss[i]->pid = 500 + (uint32_t)i;
         ss[i]->admin = i == 2;
         memd_session_open(&st, ss[i]);
@@ -545,6 +545,16 @@ START_TEST(models_shared_across_sessions)
     /* The same name with other content is refused. */
     tensors[T_W1].size = 999;
     ck_assert_int_eq(load(&sb, "net", plan_id, &mb, NULL, &r), -EEXIST);
+    reply_free(&r);
+    /* Another uid: model names are scoped per uid as shared names are, so the same name
+     * (with this content or another) is a model of its own, with buffers of its own. */
+    ck_assert_int_eq(load(&sroot, "net", plan_id, &mb, NULL, &r), 0);
+    reply_free(&r);
+    ck_assert(mb.flags & MEMD_MODEL_I_NEW);
+    ck_assert_uint_ne(mb.model_id, ma.model_id);
+    ck_assert_uint_ne(mb.const_handle, ma.const_handle);
+    ck_assert_uint_eq(cst->refcount, 2);
+    ck_assert_int_eq(ref_req(&sroot, MEMD_OP_MODEL_UNLOAD, mb.model_id, 0, &r), 0);
     reply_free(&r);
     tensors[T_W1].size = 1000;
     /* A plan that is not the activations', or none at all. */
