@@ -68,10 +68,17 @@ int memd_alloc_oom_error(const memd_state *st, uint32_t dev, const memd_alloc_re
                  "bank: their free blocks do not line up (bank %u: largest %s)", spec->id, kind,
                  where, r->nbank_set ? r->nbank_set : fp->banks, HB(fp->size_per_bank), bank,
                  HB(rm->largest_free));
-    else if (bank != UINT32_MAX)
-        snprintf(msg, sizeof msg, "device %u %s/%s: bank %u ran out: no room for %s per bank "
+    else if (bank != UINT32_MAX) {
+        /* The bank's core, where the descriptor names one (tt-metal's L1 banks). */
+        const memd_bank_core *c = spec->groups[fp->kind].cores;
+        char core[48] = "";
+        if (c)
+            snprintf(core, sizeof core, " (core %u,%u, noc %u,%u)", c[bank].logical_x,
+                     c[bank].logical_y, c[bank].noc_x, c[bank].noc_y);
+        snprintf(msg, sizeof msg, "device %u %s/%s: bank %u%s ran out: no room for %s per bank "
                  "of class %s; in that bank %s free, largest %s", spec->id, kind, where, bank,
-                 HB(fp->size_per_bank), cls, HB(rm->free), HB(rm->largest_free));
+                 core, HB(fp->size_per_bank), cls, HB(rm->free), HB(rm->largest_free));
+    }
     else
         /* (The class is in the reply's figures: the room is the holders'.) */
         snprintf(msg, sizeof msg, "device %u %s/%s: no room for %s (%s per bank x %u banks = "

@@ -108,22 +108,6 @@ uint64_t memd_models_handle_address(const memd_state *st, uint64_t handle)
     return a ? a->pl.address : 0;
 }
 
-memd_session *memd_models_session_by_id(const memd_state *st, uint32_t id)
-{
-    for (memd_session *s = st->sessions; s; s = s->next)
-        if (s->id == id)
-            return s;
-    return NULL;
-}
-
-memd_model_use *memd_models_use_of(memd_models *ms, const memd_session *s, uint64_t model_id)
-{
-    for (memd_model_use *u = ms->uses; u; u = u->next)
-        if (u->s == s && u->m->id == model_id)
-            return u;
-    return NULL;
-}
-
 memd_instance *memd_models_instance_new(memd_model_use *u)
 {
     size_t n = u->m->nph ? u->m->nph : 1;
