@@ -49,12 +49,14 @@ int memd_alloc_oom_error(const memd_state *st, uint32_t dev, const memd_alloc_re
     const char *cls = memd_class_name(r->cls), *kind = memd_kind_name(fp->kind);
     const memd_error_room *rm = &err->room;
     uint64_t total = fp->size_per_bank * fp->banks;
-    char msg[sizeof err->msg / 2]; /* the wire keeps MEMD_ERROR_REPLY_MSG of it */
+    /* the wire keeps MEMD_ERROR_REPLY_MSG of it: the messages below are cut on purpose
+     * ((void)! tells the compiler the cut is seen) */
+    char msg[sizeof err->msg / 2];
     err->detail = MEMD_ERR_DETAIL_NOMEM;
     if (fp->size_per_bank > spec->groups[fp->kind].regions[fp->region].size) {
         char hint[128];
         fit_hint(spec, fp, rm->requested, hint, sizeof hint);
-        snprintf(msg, sizeof msg, "device %u %s/%s: %s %s is larger than the region (%s per "
+        (void)!snprintf(msg, sizeof msg, "device %u %s/%s: %s %s is larger than the region (%s per "
                  "bank x %u banks, region %s per bank); %s", spec->id, kind, where,
                  HB(rm->requested), cls, HB(fp->size_per_bank), fp->banks,
                  HB(spec->groups[fp->kind].regions[fp->region].size), hint);
@@ -64,7 +66,7 @@ int memd_alloc_oom_error(const memd_state *st, uint32_t dev, const memd_alloc_re
                       ? spec->groups[fp->kind].alignment : r->alignment;
     if (bank != UINT32_MAX && !r->per_bank && rm->largest_free >= fp->size_per_bank + al - 1)
         /* That bank alone had room: one address is what the banks lack together. */
-        snprintf(msg, sizeof msg, "device %u %s/%s: no address free in all %u banks for %s per "
+        (void)!snprintf(msg, sizeof msg, "device %u %s/%s: no address free in all %u banks for %s per "
                  "bank: their free blocks do not line up (bank %u: largest %s)", spec->id, kind,
                  where, r->nbank_set ? r->nbank_set : fp->banks, HB(fp->size_per_bank), bank,
                  HB(rm->largest_free));
@@ -75,13 +77,13 @@ int memd_alloc_oom_error(const memd_state *st, uint32_t dev, const memd_alloc_re
         if (c)
             snprintf(core, sizeof core, " (core %u,%u, noc %u,%u)", c[bank].logical_x,
                      c[bank].logical_y, c[bank].noc_x, c[bank].noc_y);
-        snprintf(msg, sizeof msg, "device %u %s/%s: bank %u%s ran out: no room for %s per bank "
+        (void)!snprintf(msg, sizeof msg, "device %u %s/%s: bank %u%s ran out: no room for %s per bank "
                  "of class %s; in that bank %s free, largest %s", spec->id, kind, where, bank,
                  core, HB(fp->size_per_bank), cls, HB(rm->free), HB(rm->largest_free));
     }
     else
         /* (The class is in the reply's figures: the room is the holders'.) */
-        snprintf(msg, sizeof msg, "device %u %s/%s: no room for %s (%s per bank x %u banks = "
+        (void)!snprintf(msg, sizeof msg, "device %u %s/%s: no room for %s (%s per bank x %u banks = "
                  "%s total); per bank %s free, largest %s", spec->id, kind, where,
                  HB(rm->requested), HB(fp->size_per_bank), fp->banks, HB(total),
                  HB(rm->free), HB(rm->largest_free));
