@@ -51,9 +51,11 @@ void memd_region_holders_text(const memd_state *st, uint32_t dev, uint8_t kind,
             snprintf(who, sizeof who, "'%.20s'", s->client_name);
         else
             snprintf(who, sizeof who, "%s '%.20s'", comm, s->client_name);
-        snprintf(one, sizeof one, "%spid %u %s %s", i ? ", " : "", s->pid, who,
-                 memd_human_bytes(top[i].bytes, hb, sizeof hb));
+        memd_human_bytes(top[i].bytes, hb, sizeof hb);
         size_t used = strlen(buf);
+        snprintf(one, sizeof one, "%spid %u %s %s", i ? ", " : "", s->pid, who, hb);
+        if (used + strlen(one) >= len) /* too long with the names: the pid says who */
+            snprintf(one, sizeof one, "%spid %u %s", i ? ", " : "", s->pid, hb);
         if (used + strlen(one) >= len)
             break; /* whole entries only */
         memcpy(buf + used, one, strlen(one) + 1);
