@@ -67,7 +67,8 @@ static void attr(const char *dir, const char *name, char *buf, size_t len)
 {
     char path[PATH_MAX];
     buf[0] = '\0';
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+        return; /* too long for a path: absent */
     FILE *f = fopen(path, "re");
     if (!f)
         return;
