@@ -14,6 +14,7 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "cglimit.h"
 #include "error.h"
 #include "event.h"
 #include "hooks.h"
@@ -122,6 +123,7 @@ static void hold_link(memd_state *st, memd_alloc *a, memd_session *s, memd_hold 
         st->group_clients[g]++;
     uint64_t bytes = memd_alloc_device_bytes(st, a);
     u->bytes += bytes;
+    memd_cglimit_charge(st, s, a->dev, a->pl.kind, bytes, true);
     if (a->shared) /* set before the first hold, kept until the last goes */
         u->shared_bytes += bytes;
     h->session = s;
@@ -152,6 +154,7 @@ static void hold_unlink(memd_state *st, memd_hold *h)
         st->group_clients[g]--;
     uint64_t bytes = memd_alloc_device_bytes(st, a);
     u->bytes -= bytes;
+    memd_cglimit_charge(st, s, a->dev, a->pl.kind, bytes, false);
     if (a->shared)
         u->shared_bytes -= bytes;
     memd_hold *prev = (memd_hold *)(h->prev_bits & ~MEMD_HOLD_EXTRA);
@@ -430,6 +433,22 @@ static int quota_check(memd_state *st, uint32_t dev, const memd_session *s,
     return 0;
 }
 
+/* Would s's cgroup, or an ancestor, pass its limit with fp's bytes on the device? The
+ * reply then carries the region's state as for a quota. */
+static int limit_check(const memd_state *st, uint32_t dev, const memd_session *s,
+                       const memd_alloc_request *w, const memd_placement *fp, memd_error *err)
+{
+    int rc = memd_cglimit_check(st, s, dev, (uint8_t)fp->kind, memd_subdev_bytes(st, dev, fp),
+                                err);
+    if (rc < 0) {
+        fill_region_state(st, dev, fp, err);
+        err->room.requested = requested_bytes(w);
+        err->room.device = w->device;
+        err->room.cls = w->cls;
+    }
+    return rc;
+}
+
 /* ---- reserve, then commit or abort ---- */
 
 /* Attaching r's session to the shared allocation a that the request names: checks the
@@ -459,6 +478,8 @@ static int reserve_attach(memd_alloc_resv *r, memd_alloc *a, const memd_alloc_re
             return rc;
         r->quota_slot = true;
     }
+    if ((rc = limit_check(st, a->dev, r->s, w, &fp, err)) < 0)
+        return rc;
     if (!(r->hold = hold_new(st, a)))
         return memd_error_set(err, -ENOMEM, "daemon out of memory");
     return 0;
@@ -530,7 +551,7 @@ static int reserve(memd_alloc_resv *r, const memd_alloc_request *w, const memd_a
     }
 
     memd_device *d = st->devs[dev].dev;
-    if (st->limits.quota_per_uid || s->subdev) {
+    if (st->limits.quota_per_uid || s->subdev || memd_cglimit_applies(st, s)) {
         memd_placement fp;
         if ((rc = memd_device_footprint(d, &er, &fp)) < 0)
             return engine_error(st, r->dev, w, &er, rc, err);
@@ -541,6 +562,8 @@ static int reserve(memd_alloc_resv *r, const memd_alloc_request *w, const memd_a
         }
         if (s->subdev &&
             (rc = memd_subdev_check_budget(st, s, memd_subdev_bytes(st, r->dev, &fp), err)) < 0)
+            return rc;
+        if ((rc = limit_check(st, r->dev, s, w, &fp, err)) < 0)
             return rc;
     }
     memd_alloc *a = memd_pool_get(&st->alloc_pool);

@@ -25,6 +25,7 @@ typedef struct memd_models memd_models; /* model.h */
 typedef struct memd_subdev memd_subdev; /* subdev.h */
 typedef struct memd_store memd_store;   /* store.h */
 typedef struct memd_events memd_events; /* event.h */
+typedef struct memd_cglimits memd_cglimits; /* cglimit.h */
 
 /* What one session holds in one (device, bank group), kept as holds come and go
  * (alloc.c), so the dump's usage records cost O(sessions), not O(holds). bytes: the
@@ -149,9 +150,20 @@ struct memd_session {
     } ewait;
 };
 
+/* Why an allocation was refused (memd_alloc_failed), counted per device. */
+enum {
+    MEMD_FAIL_NO_ROOM,             /* -ENOMEM detail NOMEM */
+    MEMD_FAIL_QUOTA,               /* -EDQUOT: per-uid quota, sub-device budget */
+    MEMD_FAIL_LIMIT,               /* -ENOMEM detail LIMIT: a cgroup limit */
+    MEMD_FAIL_TOO_LARGE,           /* -E2BIG, -EOVERFLOW */
+    MEMD_FAIL_OTHER,
+    MEMD_FAIL_COUNT
+};
+
 typedef struct memd_dev {
     memd_device *dev;
     const memd_device_spec *spec;
+    uint64_t failures[MEMD_FAIL_COUNT];
 } memd_dev;
 
 typedef struct memd_counters {
@@ -208,6 +220,7 @@ typedef struct memd_state {
     uint64_t subdev_record_hwm;    /* the largest record id a defined sub-device has had */
     memd_hook subdev_hook;         /* subdev_record.c: restores them from the store */
     memd_events *events;           /* the event log (event.h); NULL until the first event */
+    memd_cglimits *cglimits;       /* limits per cgroup (cglimit.h) */
     const memd_session *cur;       /* the session whose frames are being processed, or
                                       NULL: events without a session are about it */
 } memd_state;

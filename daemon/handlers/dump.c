@@ -40,8 +40,7 @@ typedef struct dump_ctx {
     uint8_t kind, region;
 } dump_ctx;
 
-/* Appends tag + room for its record; NULL if the buffer cannot grow. */
-static uint8_t *rec(memd_buf *out, uint32_t tag)
+uint8_t *memd_dump_rec(memd_buf *out, uint32_t tag)
 {
     uint8_t *p = memd_buf_append(out, MEMD_WIRE_TAG_SIZE + memd_wire_rec_size(tag));
     return p ? memd_wire_tag_put(p, tag) : NULL;
@@ -57,7 +56,7 @@ static void stats_from(const memd_range_stats *rs, memd_wire_stats *w)
 
 static int put_server(const memd_state *st, memd_buf *out)
 {
-    uint8_t *p = rec(out, MEMD_REC_SERVER);
+    uint8_t *p = memd_dump_rec(out, MEMD_REC_SERVER);
     if (!p)
         return -ENOMEM;
     memd_wire_server_rec r = {
@@ -74,7 +73,7 @@ static int put_server(const memd_state *st, memd_buf *out)
 static int visit_block(void *vctx, uint64_t addr, uint64_t size, bool allocated)
 {
     dump_ctx *c = vctx;
-    uint8_t *p = rec(c->out, MEMD_REC_BLOCK);
+    uint8_t *p = memd_dump_rec(c->out, MEMD_REC_BLOCK);
     if (!p)
         return -ENOMEM;
     memd_wire_block_rec b = {.device = c->device, .kind = c->kind, .region = c->region,
@@ -93,7 +92,7 @@ static int put_banks(const memd_state *st, uint32_t dev, memd_kind kind, uint8_t
         memd_range_stats rs;
         if (memd_device_bank_stats(st->devs[dev].dev, kind, region, b, &rs) < 0)
             return 0;
-        uint8_t *p = rec(out, MEMD_REC_BANK);
+        uint8_t *p = memd_dump_rec(out, MEMD_REC_BANK);
         if (!p)
             return -ENOMEM;
         memd_wire_bank_rec r = {.device = spec->id, .kind = (uint8_t)kind, .region = region,
@@ -125,7 +124,7 @@ static int put_group(const memd_state *st, uint32_t dev, memd_kind kind, uint32_
                               .clients = clients, .bank_size = g->bank_size,
                               .alignment = g->alignment};
     stats_from(&rs, &gr.stats);
-    uint8_t *p = rec(out, MEMD_REC_GROUP);
+    uint8_t *p = memd_dump_rec(out, MEMD_REC_GROUP);
     if (!p)
         return -ENOMEM;
     memd_wire_group_rec_put(p, &gr);
@@ -138,7 +137,7 @@ static int put_group(const memd_state *st, uint32_t dev, memd_kind kind, uint32_
         if (g->regions[r].allocatable &&
             memd_device_region_stats(d, kind, (uint8_t)r, &rs) == 0)
             stats_from(&rs, &rr.stats);
-        if (!(p = rec(out, MEMD_REC_REGION)))
+        if (!(p = memd_dump_rec(out, MEMD_REC_REGION)))
             return -ENOMEM;
         memd_wire_region_rec_put(p, &rr);
         if ((flags & MEMD_DUMP_F_BANKS) && g->regions[r].allocatable) {
@@ -171,7 +170,7 @@ static int put_alloc_banks(const memd_state *st, const memd_alloc *a, memd_buf *
     if (a->pl.mode == MEMD_BANKS_ALL)
         return 0;
     for (uint32_t i = 0; i < memd_alloc_nset(a); i++) {
-        uint8_t *p = rec(out, MEMD_REC_ALLOC_BANK);
+        uint8_t *p = memd_dump_rec(out, MEMD_REC_ALLOC_BANK);
         if (!p)
             return -ENOMEM;
         memd_wire_alloc_bank_rec r = {.handle = a->handle, .bank_mode = (uint8_t)a->pl.mode};
@@ -197,7 +196,7 @@ static int visit_sub(void *vctx, uint64_t addr, uint64_t size, bool allocated)
     const memd_suballoc *sub = allocated ? memd_pool_books_find(c->b, addr) : NULL;
     if (!sub)
         return 0;
-    uint8_t *p = rec(c->out, MEMD_REC_SUBALLOC);
+    uint8_t *p = memd_dump_rec(c->out, MEMD_REC_SUBALLOC);
     if (!p)
         return -ENOMEM;
     memd_wire_suballoc_rec r = {.pool = c->handle, .offset = sub->offset, .size = sub->size};
@@ -213,7 +212,7 @@ static int put_pool(const memd_alloc *a, bool subs, memd_buf *out)
     memd_wire_pool_rec r = {.handle = a->handle, .as_of_ns = b ? b->as_of_ns : a->created_ns,
                             .pooled_bytes = b ? b->pooled : 0, .reports = b ? b->reports : 0,
                             .suballocs = b ? (uint32_t)b->subs.len : 0};
-    uint8_t *p = rec(out, MEMD_REC_POOL);
+    uint8_t *p = memd_dump_rec(out, MEMD_REC_POOL);
     if (!p)
         return -ENOMEM;
     memd_wire_pool_rec_put(p, &r);
@@ -251,7 +250,7 @@ static int put_allocs(const memd_state *st, const memd_session *s, int dev, uint
     qsort(list, n, sizeof *list, cmp_handle);
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        uint8_t *p = rec(out, MEMD_REC_ALLOC);
+        uint8_t *p = memd_dump_rec(out, MEMD_REC_ALLOC);
         if (!p) {
             rc = -ENOMEM;
             break;
@@ -275,7 +274,7 @@ static int put_subdevs(const memd_state *st, uint32_t flags, memd_buf *out)
 {
     for (uint32_t i = 0; i < st->nsubdevs; i++) {
         const memd_subdev *d = &st->subdevs[i];
-        uint8_t *p = rec(out, MEMD_REC_SUBDEV);
+        uint8_t *p = memd_dump_rec(out, MEMD_REC_SUBDEV);
         if (!p)
             return -ENOMEM;
         memd_wire_subdev_rec r = {.device = d->spec.device, .kind = (uint8_t)d->spec.kind,
@@ -312,7 +311,7 @@ static int put_use(const memd_state *st, const memd_session *s, memd_buf *out)
             memd_wire_session_use u = {.session_id = s->id, .device = st->devs[d].spec->id,
                                        .kind = (uint8_t)k, .allocations = g->holds,
                                        .bytes = g->bytes, .shared_bytes = g->shared_bytes};
-            uint8_t *p = rec(out, MEMD_REC_SESSION_USE);
+            uint8_t *p = memd_dump_rec(out, MEMD_REC_SESSION_USE);
             if (!p)
                 return -ENOMEM;
             memd_wire_session_use_put(p, &u);
@@ -325,7 +324,7 @@ _Static_assert(MEMD_SESSION_CGROUP_MAX == MEMD_CGROUP_MAX, "one cgroup path size
 
 static int put_cgroup(const memd_session *s, memd_buf *out)
 {
-    uint8_t *p = rec(out, MEMD_REC_SESSION_CGROUP);
+    uint8_t *p = memd_dump_rec(out, MEMD_REC_SESSION_CGROUP);
     if (!p)
         return -ENOMEM;
     memd_wire_session_cgroup r = {.session = s->id};
@@ -341,7 +340,7 @@ static int put_sessions(const memd_state *st, const memd_session *self, uint32_t
     for (const memd_session *s = st->sessions; s && rc == 0; s = s->next) {
         if (!self->admin && s != self)
             continue;
-        uint8_t *p = rec(out, MEMD_REC_SESSION);
+        uint8_t *p = memd_dump_rec(out, MEMD_REC_SESSION);
         if (!p) {
             rc = -ENOMEM;
             break;
@@ -376,7 +375,7 @@ static int put_allocs_page(const memd_state *st, const memd_session *s, int dev,
         const memd_alloc *a = memd_alloc_find(st, h);
         if (!a || (dev >= 0 && a->dev != (uint32_t)dev) || !memd_may_access(s, a))
             continue;
-        uint8_t *p = rec(out, MEMD_REC_ALLOC);
+        uint8_t *p = memd_dump_rec(out, MEMD_REC_ALLOC);
         if (!p)
             return -ENOMEM;
         memd_wire_alloc_info info;
@@ -402,7 +401,7 @@ static int put_allocs_page(const memd_state *st, const memd_session *s, int dev,
 
 static int put_page_end(uint64_t next, memd_buf *out)
 {
-    uint8_t *p = rec(out, MEMD_REC_PAGE);
+    uint8_t *p = memd_dump_rec(out, MEMD_REC_PAGE);
     if (!p)
         return -ENOMEM;
     memd_wire_page_rec r = {.next = next};
@@ -419,7 +418,7 @@ static int build_head(const memd_state *st, int dev, uint32_t flags, memd_buf *o
         if (dev >= 0 && i != (uint32_t)dev)
             continue;
         const memd_device_spec *spec = st->devs[i].spec;
-        uint8_t *p = rec(out, MEMD_REC_DEVICE);
+        uint8_t *p = memd_dump_rec(out, MEMD_REC_DEVICE);
         if (!p) {
             rc = -ENOMEM;
             break;
@@ -435,6 +434,8 @@ static int build_head(const memd_state *st, int dev, uint32_t flags, memd_buf *o
     }
     if (rc == 0 && (flags & MEMD_DUMP_F_BANKS))
         rc = put_subdevs(st, flags, out);
+    if (rc == 0)
+        rc = memd_dump_limits(st, dev, flags, out);
     return rc;
 }
 

@@ -201,7 +201,7 @@ START_TEST(error_roundtrip_and_rejects)
     memd_wire_error_put(buf, &e);
     ck_assert_int_eq(memd_wire_error_get(buf, MEMD_WIRE_ERROR_SIZE, &g), -EINVAL);
     e = sample_error();
-    e.detail = MEMD_ERR_DETAIL_QUOTA + 1;
+    e.detail = MEMD_ERR_DETAIL_LIMIT + 1;
     memd_wire_error_put(buf, &e);
     ck_assert_int_eq(memd_wire_error_get(buf, MEMD_WIRE_ERROR_SIZE, &g), -EINVAL);
     e = sample_error();
