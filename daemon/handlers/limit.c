@@ -1,5 +1,6 @@
 /* memd daemon — LIMIT_SET and LIMIT_CLEAR (admin only: dispatch checks). */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cglimit.h"
@@ -61,10 +62,13 @@ int memd_op_limit_clear(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     if (rc == 0)
         rc = memd_hooks_prepare(st, s, &err);
     uint8_t kind = (d.flags & MEMD_LIMIT_F_ANY_GROUP) ? MEMD_KIND_COUNT : d.kind;
-    if (rc == 0 && memd_cglimit_clear(st, d.cgroup, dev, kind) == 0)
-        rc = memd_error_set(&err, -ENOENT, "cgroup %.*s has no limit on %s%u %s", 100, d.cgroup,
-                            dev == UINT32_MAX ? "any device" : "device ",
-                            dev == UINT32_MAX ? 0 : d.device,
+    if (rc == 0 && memd_cglimit_clear(st, d.cgroup, dev, kind) == 0) {
+        char where[48] = "any device";
+        if (dev != UINT32_MAX)
+            snprintf(where, sizeof where, "device %u", d.device);
+        rc = memd_error_set(&err, -ENOENT, "cgroup %.*s has no limit on %s%s%s", 100, d.cgroup,
+                            where, kind == MEMD_KIND_COUNT ? "" : " ",
                             kind == MEMD_KIND_COUNT ? "" : memd_kind_name((memd_kind)kind));
+    }
     return memd_reply_done(st, h, out, &err, rc);
 }
