@@ -210,7 +210,11 @@ def reply_masks(opcode, reply):
         return []
     status = struct.unpack_from("<i", reply, 20)[0]
     payload = reply[HDR_SIZE:]
-    if status < 0:  # an error record: its message says what, nothing varies
+    if status == -56:  # EBADRQC: "... (this memd knows 1..N)": N grows with every opcode
+        at = payload.find(b"knows 1..")
+        end = payload.find(b")", at) if at >= 0 else -1
+        masks = [(at + 9, end, "the opcode count of the unknown-opcode message")] if end > 0 else []
+    elif status < 0:  # an error record: its message says what, nothing varies
         masks = []
     elif opcode == OP["HELLO"]:
         masks = [m for m in WELCOME_MASKS if m[1] <= len(payload)]

@@ -8,6 +8,7 @@ metrics carry the limit, usage, peak and the refusal counted under reason "limit
 usage: limits_test.py BUILD_DIR SOURCE_DIR   (exit 77: no writable cgroup v2 mount)"""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -116,6 +117,14 @@ try:
         check("%s{%s} %d" % (fam, lab, v) in text.splitlines(), "%s of the parent" % fam)
     check('memd_allocation_failures_total{device="0",reason="limit"} 1' in text.splitlines(),
           "memd_allocation_failures_total counts the refusal under reason limit")
+    if shutil.which("promtool"):
+        r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                           text=True, timeout=60)
+        check(r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(),
+              "promtool check metrics with limits and failures: clean (%s%s)"
+              % (r.stdout.strip(), r.stderr.strip()))
+    else:
+        print("# promtool not installed (tools/deps installs it): lint not run")
     # The free uncharges; the peak stays.
     first.terminate()
     first.wait(timeout=20)
@@ -167,6 +176,5 @@ finally:
     d.stop()
     d.cleanup()
     cgs.cleanup()
-    import shutil
     shutil.rmtree(conf_dir, ignore_errors=True)
 sys.exit(1 if failed else 0)

@@ -1098,7 +1098,7 @@ const frames_bad frames_bads[] = {
     {"welcome.version_without_nul", "welcome", FRAMES_SET8, 16, 32, 'v'},
     {"welcome.between_sizes", "welcome", FRAMES_CUT, MEMD_WIRE_WELCOME_SIZE - 1, 0, 0},
     {"error.positive_status", "error", FRAMES_SET32, 0, 4, 5},
-    {"error.bad_detail", "error", FRAMES_SET32, 4, 4, MEMD_ERR_DETAIL_LIMIT + 1},
+    {"error.bad_detail", "error", FRAMES_SET32, 4, 4, MEMD_ERR_DETAIL_QUOTA + 1},
     {"error.message_without_nul", "error", FRAMES_SET8, 8, 192, 'm'},
     {"error.bad_class", "error", FRAMES_SET8, 244, 1, MEMD_CLASS_COUNT},
     {"error.bad_kind", "error", FRAMES_SET8, 245, 1, MEMD_KIND_COUNT},
