@@ -397,6 +397,7 @@ typedef enum memclient_error_detail {
     MEMCLIENT_DETAIL_NONE = 0,
     MEMCLIENT_DETAIL_NOMEM = 1, /* the region could not fit the request */
     MEMCLIENT_DETAIL_QUOTA = 2, /* the uid's quota on the device would be exceeded */
+    MEMCLIENT_DETAIL_LIMIT = 3, /* a cgroup limit would be passed (the message names it) */
 } memclient_error_detail;
 
 typedef struct memclient_error {

@@ -42,10 +42,12 @@ static PyObject *raise_with(PyObject *exc, int errnum, const char *msg, const me
               set_attr_str(inst, "message", msg) == 0;
     if (ok && PyObject_IsSubclass(exc, PyExc_OSError) == 1)
         ok = set_attr_str(inst, "strerror", msg) == 0;
-    if (ok && e && (e->detail == MEMCLIENT_DETAIL_NOMEM || e->detail == MEMCLIENT_DETAIL_QUOTA))
+    if (ok && e && e->detail >= MEMCLIENT_DETAIL_NOMEM && e->detail <= MEMCLIENT_DETAIL_LIMIT)
         ok = memdpy_fields_setattr(inst, e, memdpy_fields_error) == 0 &&
              PyObject_SetAttrString(inst, "quota",
-                                    e->detail == MEMCLIENT_DETAIL_QUOTA ? Py_True : Py_False) == 0;
+                                    e->detail == MEMCLIENT_DETAIL_QUOTA ? Py_True : Py_False) == 0 &&
+             PyObject_SetAttrString(inst, "limit",
+                                    e->detail == MEMCLIENT_DETAIL_LIMIT ? Py_True : Py_False) == 0;
     if (ok)
         PyErr_SetObject(exc, inst);
     Py_DECREF(inst);
