@@ -203,10 +203,14 @@ int memd_cglimit_check(const memd_state *st, const memd_session *s, uint32_t dev
         if (!l || (l->current <= l->max && bytes <= l->max - l->current))
             continue;
         err->detail = MEMD_ERR_DETAIL_LIMIT;
+        /* The reply's message has 191 bytes: a long path keeps its end (the pod, the
+         * container), cut at the front. */
+        size_t len = strlen(l->cgroup);
         return memd_error_set(err, -ENOMEM,
-                              "cgroup limit of %.*s on device %u %s: max %llu bytes, %llu in "
+                              "cgroup limit of %s%s on device %u %s: max %llu bytes, %llu in "
                               "use, %llu more requested",
-                              80, l->cgroup, st->devs[dev].spec->id,
+                              len > 80 ? "..." : "", l->cgroup + (len > 80 ? len - 77 : 0),
+                              st->devs[dev].spec->id,
                               memd_kind_name((memd_kind)kind), (unsigned long long)l->max,
                               (unsigned long long)l->current, (unsigned long long)bytes);
     }

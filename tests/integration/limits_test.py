@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 BUILD, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 sys.path.insert(0, os.path.join(SRC, "tests", "common"))
@@ -34,8 +35,10 @@ def check(cond, what):
 
 
 cgs = Cgroups()
-pod, pod_fs = cgs.make("/pod")
-ctr, ctr_fs = cgs.make("/pod/ctr")
+# A pod and one of its containers, named as Kubernetes' systemd driver names them.
+POD = "/kubepods.slice/kubepods-pod%s.slice" % str(uuid.uuid4()).replace("-", "_")
+pod, pod_fs = cgs.make(POD)
+ctr, ctr_fs = cgs.make(POD + "/cri-containerd-%s.scope" % (uuid.uuid4().hex + uuid.uuid4().hex))
 other, _ = cgs.make("/other")
 later, _ = cgs.make("/later")
 
@@ -101,8 +104,10 @@ try:
     over, err = hold(ctr_fs, "5MiB")
     check(over.returncode == 5, "over the limit: exit 5 (out of device memory), got %d"
           % over.returncode)
-    check("cgroup limit of %s on device 0 dram: max %d bytes, %d in use" % (pod, mx, 4 * MiB * banks)
-          in err, "the refusal names the limit, its max and usage: %s" % err.strip())
+    # The message keeps a long path's end (the pod), cut at the front.
+    check(("%s on device 0 dram: max %d bytes, %d in use" % (pod[-77:], mx, 4 * MiB * banks)
+           in err) and "over a cgroup's device memory limit" in err,
+          "the refusal names the limit, its max and usage: %s" % err.strip())
     # A client outside the limited subtree is not bound by it.
     _, line = hold(None, "5MiB")
     check("handle=" in line, "a client outside the cgroup holds 5 MiB/bank")

@@ -89,6 +89,8 @@ int memctl_fail(memclient *c, const char *cmd, const char *what, int err)
     memclient_last_error(&e);
     if (e.status != err) /* the library did not record this one: say what we know */
         snprintf(e.message, sizeof(e.message), "%s", meaning);
+    else if (e.detail == MEMCLIENT_DETAIL_LIMIT) /* not the region: a cgroup's limit */
+        meaning = "over a cgroup's device memory limit";
     if (!strcmp(e.message, meaning))
         fprintf(stderr, "memctl %s: %s: %s\n", cmd, what, meaning);
     else
