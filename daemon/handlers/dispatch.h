@@ -35,8 +35,6 @@ int memd_dispatch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
  * job's session if it is still there (*resume = that session, else NULL) and frees the
  * job. 0, or -ENOMEM when the reply could not be built (close the connection). */
 int memd_model_job_complete(memd_state *st, memd_model_job *job, memd_session **resume);
-/* Appends a DUMP record's tag and room for the record; NULL if out cannot grow. */
-uint8_t *memd_dump_rec(memd_buf *out, uint32_t tag);
 /* DUMP records of the cgroup limits (MEMD_DUMP_F_LIMITS) and the refusals per device
  * (MEMD_DUMP_F_FAILURES; of device index dev, or all for -1): dump_limits.c. */
 int memd_dump_limits(const memd_state *st, int dev, uint32_t flags, memd_buf *out);

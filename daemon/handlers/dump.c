@@ -40,12 +40,6 @@ typedef struct dump_ctx {
     uint8_t kind, region;
 } dump_ctx;
 
-uint8_t *memd_dump_rec(memd_buf *out, uint32_t tag)
-{
-    uint8_t *p = memd_buf_append(out, MEMD_WIRE_TAG_SIZE + memd_wire_rec_size(tag));
-    return p ? memd_wire_tag_put(p, tag) : NULL;
-}
-
 static void stats_from(const memd_range_stats *rs, memd_wire_stats *w)
 {
     *w = (memd_wire_stats){.total = rs->total, .allocated = rs->allocated, .free = rs->free,

@@ -6,6 +6,7 @@
 
 #include "cglimit.h"
 #include "dispatch.h"
+#include "reply.h"
 #include "wire.h"
 
 static int put_limits(const memd_state *st, int dev, memd_buf *out)

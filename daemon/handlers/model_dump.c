@@ -6,6 +6,7 @@
 
 #include "dispatch.h"
 #include "model_internal.h"
+#include "reply.h"
 #include "wire.h"
 
 static bool sees_model(const memd_models *ms, const memd_session *s, const memd_model *m)

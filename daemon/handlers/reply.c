@@ -71,3 +71,9 @@ int memd_reply_fail_said(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
 {
     return err->code ? memd_reply_fail(st, h, out, err, false) : rc;
 }
+
+uint8_t *memd_dump_rec(memd_buf *out, uint32_t tag)
+{
+    uint8_t *p = memd_buf_append(out, MEMD_WIRE_TAG_SIZE + memd_wire_rec_size(tag));
+    return p ? memd_wire_tag_put(p, tag) : NULL;
+}
