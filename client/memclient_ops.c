@@ -596,7 +596,8 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
     if (flags & ~(unsigned)(MEMCLIENT_DUMP_BLOCKS | MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_USAGE |
                             MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_SUBALLOCS |
                             MEMCLIENT_DUMP_BANKS | MEMCLIENT_DUMP_CGROUPS |
-                            MEMCLIENT_DUMP_MODEL_STATE))
+                            MEMCLIENT_DUMP_MODEL_STATE | MEMCLIENT_DUMP_LIMITS |
+                            MEMCLIENT_DUMP_FAILURES))
         return memclient_fail(-EINVAL, "unknown dump flags 0x%x", flags);
     memd_wire_dump_req q = {
         .device = device,
@@ -609,6 +610,8 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
                  ((flags & MEMCLIENT_DUMP_BANKS)
                       ? MEMD_DUMP_F_BANKS | MEMD_DUMP_F_SUBDEV_BANKS : 0) |
                  ((flags & MEMCLIENT_DUMP_CGROUPS) ? MEMD_DUMP_F_CGROUPS : 0) |
+                 ((flags & MEMCLIENT_DUMP_LIMITS) ? MEMD_DUMP_F_LIMITS : 0) |
+                 ((flags & MEMCLIENT_DUMP_FAILURES) ? MEMD_DUMP_F_FAILURES : 0) |
                  MEMD_DUMP_F_PAGED,
     };
     uint8_t *all = NULL;
@@ -863,4 +866,36 @@ int memclient_subdev_bind(memclient *c, const char *name)
     uint8_t p[MEMD_NAME_MAX];
     memd_wire_put_str(p, name, sizeof p);
     return empty_call(c, MEMD_OP_SUBDEV_BIND, p, sizeof p);
+}
+
+/* ---- LIMIT_SET, LIMIT_CLEAR ---- */
+
+static int limit_call(memclient *c, uint16_t op, const char *cgroup, uint32_t device,
+                      memd_kind kind, uint8_t flags, uint64_t max)
+{
+    if (!cgroup || cgroup[0] != '/' || strlen(cgroup) >= MEMD_CGROUP_MAX)
+        return memclient_fail(-EINVAL, "a cgroup path starts with '/' and has at most %d bytes",
+                              MEMD_CGROUP_MAX - 1);
+    memd_wire_limit_def d = {.device = device, .kind = (uint8_t)kind, .flags = flags,
+                             .max = max};
+    memd_wire_strset(d.cgroup, sizeof d.cgroup, cgroup);
+    uint8_t p[MEMD_WIRE_LIMIT_DEF_SIZE];
+    memd_wire_limit_def_put(p, &d);
+    return empty_call(c, op, p, sizeof p);
+}
+
+int memclient_limit_set(memclient *c, const char *cgroup, uint32_t device, memd_kind kind,
+                        uint64_t max)
+{
+    if ((unsigned)kind >= MEMD_KIND_COUNT)
+        return memclient_fail(-EINVAL, "bank group %d: expected dram or sram", (int)kind);
+    return limit_call(c, MEMD_OP_LIMIT_SET, cgroup, device, kind, 0, max);
+}
+
+int memclient_limit_clear(memclient *c, const char *cgroup, uint32_t device, memd_kind kind)
+{
+    uint8_t flags = (device == MEMCLIENT_ALL_DEVICES ? MEMD_LIMIT_F_ANY_DEVICE : 0) |
+                    ((unsigned)kind >= MEMD_KIND_COUNT ? MEMD_LIMIT_F_ANY_GROUP : 0);
+    return limit_call(c, MEMD_OP_LIMIT_CLEAR, cgroup, device == MEMCLIENT_ALL_DEVICES ? 0 : device,
+                      (unsigned)kind >= MEMD_KIND_COUNT ? MEMD_KIND_DRAM : kind, flags, 0);
 }

@@ -2,6 +2,7 @@
 #include "cgroup_path.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -82,4 +83,24 @@ void memd_cgroup_parse(const char *path, memd_cgroup_info *out)
                 out->runtime = "docker";
         }
     }
+}
+
+int memd_cgroup_path_check(const char *path, const char **why)
+{
+    if (path[0] != '/')
+        return *why = "it must start with '/'", -EINVAL;
+    for (const char *p = path; *p; p++) {
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            return *why = "it has a control character", -EINVAL;
+        if (*p != '/')
+            continue;
+        /* The component after this slash: not empty (unless the path is "/"), not . or .. */
+        const char *c = p + 1;
+        size_t n = strcspn(c, "/");
+        if (n == 0 && !(p == path && !p[1]))
+            return *why = "it has an empty component or a trailing '/'", -EINVAL;
+        if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+            return *why = "it has a '.' or '..' component", -EINVAL;
+    }
+    return 0;
 }

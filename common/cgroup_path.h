@@ -18,4 +18,8 @@ typedef struct memd_cgroup_info {
 /* Fills out from path (never fails: what is not found stays empty). */
 void memd_cgroup_parse(const char *path, memd_cgroup_info *out);
 
+/* A cgroup path a limit may name: absolute, no empty, "." or ".." component, no
+ * trailing slash ("/" itself is the root), printable. 0, or -EINVAL with why. */
+int memd_cgroup_path_check(const char *path, const char **why);
+
 #endif

@@ -176,7 +176,8 @@ static int load_tree(const char *file, const memd_ynode *root, const memd_config
                      memd_config *cfg, memd_error *err)
 {
     static const char *const keys[] = {"socket", "state_dir", "admin_group", "log_level", "shared_names",
-                                       "limits", "devices", "sub_devices", NULL};
+                                       "limits", "devices", "sub_devices", "cgroup_limits",
+                                       NULL};
     int rc = memd_yaml_check_keys(file, root, "memd.yaml", keys, err);
     if (rc)
         return rc;
@@ -241,8 +242,11 @@ static int load_tree(const char *file, const memd_ynode *root, const memd_config
             }
         }
     }
-    if ((v = memd_yaml_get(root, "sub_devices")))
-        return memd_soc_config_subdevs(file, v, cfg, err);
+    if ((v = memd_yaml_get(root, "sub_devices")) &&
+        (rc = memd_soc_config_subdevs(file, v, cfg, err)))
+        return rc;
+    if ((v = memd_yaml_get(root, "cgroup_limits")))
+        return memd_soc_config_cglimits(file, v, cfg, err);
     return 0;
 }
 
@@ -324,4 +328,7 @@ void memd_config_free(memd_config *cfg)
     free(cfg->subdevs);
     cfg->subdevs = NULL;
     cfg->nsubdevs = 0;
+    free(cfg->cglimits);
+    cfg->cglimits = NULL;
+    cfg->ncglimits = 0;
 }

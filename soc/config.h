@@ -58,6 +58,14 @@ int memd_subdev_validate(const memd_subdev_spec *sd, const memd_device_spec *dev
                          size_t cap, const char **key);
 void memd_subdev_spec_free(memd_subdev_spec *sd);
 
+/* A device memory limit on a cgroup (`cgroup_limits`), the dmem controller's dmem.max. */
+typedef struct memd_cglimit_spec {
+    char cgroup[256];                /* absolute cgroup v2 path (common/cgroup_path.h) */
+    uint32_t device;                 /* device id */
+    memd_kind kind;                  /* its bank group */
+    uint64_t max;                    /* bytes on the device */
+} memd_cglimit_spec;
+
 typedef struct memd_config {
     char path[512];                  /* the config file that was loaded */
     char socket_path[108];           /* "" = built-in default */
@@ -72,6 +80,8 @@ typedef struct memd_config {
     memd_device_spec *devices;       /* ndevices entries, ids unique */
     uint32_t nsubdevs;
     memd_subdev_spec *subdevs;       /* `sub_devices`, names unique */
+    uint32_t ncglimits;
+    memd_cglimit_spec *cglimits;     /* `cgroup_limits`, (cgroup, device, group) unique */
 } memd_config;
 
 /* Loads the config and every descriptor it names (relative paths resolve against the

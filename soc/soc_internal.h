@@ -52,6 +52,9 @@ int memd_soc_resolve(const char *base_dir, const char *rel, char *out, size_t ca
 struct memd_config;
 int memd_soc_config_subdevs(const char *file, const memd_ynode *list, struct memd_config *cfg,
                             memd_error *err);
+/* config_cglimit.c: the `cgroup_limits` list, after the devices (config.h). */
+int memd_soc_config_cglimits(const char *file, const memd_ynode *list, struct memd_config *cfg,
+                             memd_error *err);
 int memd_soc_config_device(const char *file, const memd_ynode *entry,
                            const memd_config_files *files, memd_device_spec *out, memd_error *err);
 

@@ -15,6 +15,7 @@
 #include <syslog.h>
 
 #include "alloc_oom.h"
+#include "cglimit.h"
 #include "error.h"
 #include "event.h"
 #include "history.h"
@@ -125,6 +126,7 @@ static void hold_link(memd_state *st, memd_alloc *a, memd_session *s, memd_hold 
         st->group_clients[g]++;
     uint64_t bytes = memd_alloc_device_bytes(st, a);
     u->bytes += bytes;
+    memd_cglimit_charge(st, s, a->dev, a->pl.kind, bytes, true);
     if (a->shared) /* set before the first hold, kept until the last goes */
         u->shared_bytes += bytes;
     h->session = s;
@@ -155,6 +157,7 @@ static void hold_unlink(memd_state *st, memd_hold *h)
         st->group_clients[g]--;
     uint64_t bytes = memd_alloc_device_bytes(st, a);
     u->bytes -= bytes;
+    memd_cglimit_charge(st, s, a->dev, a->pl.kind, bytes, false);
     if (a->shared)
         u->shared_bytes -= bytes;
     memd_hold *prev = (memd_hold *)(h->prev_bits & ~MEMD_HOLD_EXTRA);
@@ -411,6 +414,22 @@ static int quota_check(memd_state *st, uint32_t dev, const memd_session *s,
     return 0;
 }
 
+/* Would s's cgroup, or an ancestor, pass its limit with fp's bytes on the device? The
+ * reply then carries the region's state as for a quota. */
+static int limit_check(const memd_state *st, uint32_t dev, const memd_session *s,
+                       const memd_alloc_request *w, const memd_placement *fp, memd_error *err)
+{
+    int rc = memd_cglimit_check(st, s, dev, (uint8_t)fp->kind, memd_subdev_bytes(st, dev, fp),
+                                err);
+    if (rc < 0) {
+        fill_region_state(st, dev, fp, err);
+        err->room.requested = requested_bytes(w);
+        err->room.device = w->device;
+        err->room.cls = w->cls;
+    }
+    return rc;
+}
+
 /* ---- reserve, then commit or abort ---- */
 
 /* Attaching r's session to the shared allocation a that the request names: checks the
@@ -441,6 +460,8 @@ static int reserve_attach(memd_alloc_resv *r, memd_alloc *a, const memd_alloc_re
         r->quota_slot = true;
         r->quota_kind = (uint8_t)fp.kind;
     }
+    if ((rc = limit_check(st, a->dev, r->s, w, &fp, err)) < 0)
+        return rc;
     if (!(r->hold = hold_new(st, a)))
         return memd_self_oom(err);
     return 0;
@@ -529,7 +550,7 @@ static int reserve(memd_alloc_resv *r, const memd_alloc_request *w, const memd_a
     }
 
     memd_device *d = st->devs[dev].dev;
-    if (st->limits.quota_per_uid || s->subdev) {
+    if (st->limits.quota_per_uid || s->subdev || memd_cglimit_applies(st, s)) {
         memd_placement fp;
         if ((rc = memd_device_footprint(d, &er, &fp)) < 0)
             return engine_error(st, r->dev, w, &er, rc, err);
@@ -541,6 +562,8 @@ static int reserve(memd_alloc_resv *r, const memd_alloc_request *w, const memd_a
         }
         if (s->subdev &&
             (rc = memd_subdev_check_budget(st, s, memd_subdev_bytes(st, r->dev, &fp), err)) < 0)
+            return rc;
+        if ((rc = limit_check(st, r->dev, s, w, &fp, err)) < 0)
             return rc;
     }
     memd_alloc *a = memd_pool_get(&st->alloc_pool);

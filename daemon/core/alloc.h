@@ -152,6 +152,10 @@ void memd_alloc_placement(const memd_alloc *a, memd_placement *out);
 /* s's hold on a, or NULL. */
 memd_hold *memd_alloc_hold_of(const memd_alloc *a, const memd_session *s);
 
+/* Counts a refused allocation request for device id `device` (an unknown id: in the
+ * total only) under its reason, from err's code and detail (alloc_fail.c). */
+void memd_alloc_failed(memd_state *st, uint32_t device, const memd_error *err);
+
 /* Drops one hold; the allocation goes back to the engine with its last holder. */
 void memd_hold_release(memd_state *st, memd_hold *h);
 

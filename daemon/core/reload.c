@@ -6,6 +6,7 @@
 
 #include "log.h"
 #include "oom.h"
+#include "cglimit.h"
 #include "quota.h"
 
 /* The first field of group k in which a and b differ, or NULL. */
@@ -100,5 +101,5 @@ int memd_state_reload(memd_state *st, const memd_config *cfg, memd_error *err)
     st->have_admin_gid = cfg->admin_group[0] != '\0';
     st->admin_gid = gid;
     memd_log_set_level(cfg->log_level);
-    return 0;
+    return memd_cglimits_reload(st, cfg, err);
 }

@@ -1,6 +1,7 @@
 /* memd daemon — service state setup and teardown (see state.h). */
 #include "state.h"
 #include "subdev.h"
+#include "cglimit.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -98,7 +99,10 @@ int memd_state_init(memd_state *st, const memd_config *cfg, memd_error *err)
         st->devs[i].spec = memd_device_spec_of(st->devs[i].dev);
         st->ndevs = i + 1;
     }
-    return 0;
+    int rc = memd_cglimits_init(st, cfg, err);
+    if (rc < 0)
+        memd_state_fini(st);
+    return rc;
 }
 
 void memd_state_fini(memd_state *st)
@@ -120,6 +124,7 @@ void memd_state_fini(memd_state *st)
     memd_pool_free(&st->hold_pool);
     free(st->scratch);
     memd_subdevs_fini(st);
+    memd_cglimits_fini(st);
     *st = (memd_state){0};
 }
 

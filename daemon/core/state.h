@@ -26,6 +26,7 @@ typedef struct memd_subdev memd_subdev; /* subdev.h */
 typedef struct memd_store memd_store;   /* store.h */
 typedef struct memd_events memd_events; /* event.h */
 typedef struct memd_history memd_history; /* history.h */
+typedef struct memd_cglimits memd_cglimits; /* cglimit.h */
 
 /* What one session holds in one (device, bank group), kept as holds come and go
  * (alloc.c), so the dump's usage records cost O(sessions), not O(holds). bytes: the
@@ -156,9 +157,20 @@ struct memd_session {
     } ewait;
 };
 
+/* Why an allocation was refused (memd_alloc_failed), counted per device. */
+enum {
+    MEMD_FAIL_NO_ROOM,             /* -ENOMEM detail NOMEM */
+    MEMD_FAIL_QUOTA,               /* -EDQUOT: per-uid quota, sub-device budget */
+    MEMD_FAIL_LIMIT,               /* -ENOMEM detail LIMIT: a cgroup limit */
+    MEMD_FAIL_TOO_LARGE,           /* -E2BIG, -EOVERFLOW */
+    MEMD_FAIL_OTHER,
+    MEMD_FAIL_COUNT
+};
+
 typedef struct memd_dev {
     memd_device *dev;
     const memd_device_spec *spec;
+    uint64_t failures[MEMD_FAIL_COUNT];
 } memd_dev;
 
 typedef struct memd_counters {
@@ -216,6 +228,7 @@ typedef struct memd_state {
      * for MEMD_HIST_REVOKE the admin who did: set around the release by its cause. */
     uint8_t hist_cause;
     memd_session *hist_actor;
+    memd_cglimits *cglimits;       /* limits per cgroup (cglimit.h) */
     const memd_session *cur;       /* the session whose frames are being processed, or
                                       NULL: events without a session are about it */
     size_t reply_room;             /* bytes the reply being built may take: max_reply_backlog

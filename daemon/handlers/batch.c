@@ -132,7 +132,7 @@ static int alloc_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         if (rc < 0) {
             memd_batch_rollback(st, s, i);
             out->len = hdr_off;
-            st->ctr.alloc_failures++;
+            memd_alloc_failed(st, r.device, &err);
             /* Say which record failed; the reason follows. */
             char msg[sizeof err.msg];
             memcpy(msg, err.msg, sizeof msg);

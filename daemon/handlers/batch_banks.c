@@ -190,7 +190,7 @@ static int apply(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
                                          &st->scratch[i], &err);
         if (rc < 0) {
             memd_batch_rollback(st, s, i);
-            st->ctr.alloc_failures++;
+            memd_alloc_failed(st, r.device, &err);
             char msg[sizeof err.msg];
             memcpy(msg, err.msg, sizeof msg);
             /* Said first: the reason may be long enough to be cut. */

@@ -42,6 +42,9 @@ int memd_model_reply_info(memd_state *st, uint16_t op, uint64_t id, memd_buf *ou
 /* Answers s's parked MODEL_WAIT into out when it has its answer (model_ready.c: ready,
  * the fill job handed to it, or now_ms past its deadline). true if it answered. */
 bool memd_model_wait_answer(memd_state *st, memd_session *s, uint64_t now_ms, memd_buf *out);
+/* DUMP records of the cgroup limits (MEMD_DUMP_F_LIMITS) and the refusals per device
+ * (MEMD_DUMP_F_FAILURES; of device index dev, or all for -1): dump_limits.c. */
+int memd_dump_limits(const memd_state *st, int dev, uint32_t flags, memd_buf *out);
 /* DUMP records (MEMD_DUMP_F_MODELS, model_dump.c): plans, then the models and instances
  * s may see. */
 int memd_models_dump(const memd_state *st, const memd_session *s, memd_buf *out);

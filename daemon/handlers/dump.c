@@ -505,6 +505,8 @@ static int build_head(const memd_state *st, int dev, uint32_t flags, dump_out *o
     }
     if (rc == 0 && (flags & MEMD_DUMP_F_BANKS))
         rc = put_subdevs(st, flags, out);
+    if (rc == 0)
+        rc = memd_dump_limits(st, dev, flags, out->b);
     return rc;
 }
 

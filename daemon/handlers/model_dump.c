@@ -7,13 +7,8 @@
 #include "dispatch.h"
 #include "malformed.h"
 #include "model_internal.h"
+#include "reply.h"
 #include "wire.h"
-
-static uint8_t *rec(memd_buf *out, uint32_t tag)
-{
-    uint8_t *p = memd_buf_append(out, MEMD_WIRE_TAG_SIZE + memd_wire_rec_size(tag));
-    return p ? memd_wire_tag_put(p, tag) : NULL;
-}
 
 static bool sees_model(const memd_models *ms, const memd_session *s, const memd_model *m)
 {
@@ -70,7 +65,7 @@ int memd_models_dump(const memd_state *st, const memd_session *s, memd_buf *out)
         return 0;
     /* Oldest first: the LRU list runs from the most recently used. */
     for (const memd_plan_entry *e = ms->lru_tail; e; e = e->prev) {
-        uint8_t *p = rec(out, MEMD_REC_PLAN);
+        uint8_t *p = memd_dump_rec(out, MEMD_REC_PLAN);
         if (!p)
             return -ENOMEM;
         memd_wire_plan_rec r = {.plan_id = e->id, .arena = e->arena,
@@ -86,7 +81,7 @@ int memd_models_dump(const memd_state *st, const memd_session *s, memd_buf *out)
     for (const memd_model *m = ms->models; m; m = m->next) {
         if (!sees_model(ms, s, m))
             continue;
-        uint8_t *p = rec(out, MEMD_REC_MODEL);
+        uint8_t *p = memd_dump_rec(out, MEMD_REC_MODEL);
         if (!p)
             return -ENOMEM;
         memd_wire_model_rec r = {.model_id = m->id, .plan_id = m->plan->id,
@@ -102,7 +97,7 @@ int memd_models_dump(const memd_state *st, const memd_session *s, memd_buf *out)
         if (!s->admin && u->s != s)
             continue;
         for (const memd_instance *in = u->insts; in; in = in->next) {
-            uint8_t *p = rec(out, MEMD_REC_INSTANCE);
+            uint8_t *p = memd_dump_rec(out, MEMD_REC_INSTANCE);
             if (!p)
                 return -ENOMEM;
             memd_wire_instance_rec r = {.instance_id = in->id, .model_id = u->m->id,

@@ -76,3 +76,9 @@ size_t memd_reply_backlog(const memd_state *st)
 {
     return st->limits.max_reply_backlog ? (size_t)st->limits.max_reply_backlog : (4u << 20);
 }
+
+uint8_t *memd_dump_rec(memd_buf *out, uint32_t tag)
+{
+    uint8_t *p = memd_buf_append(out, MEMD_WIRE_TAG_SIZE + memd_wire_rec_size(tag));
+    return p ? memd_wire_tag_put(p, tag) : NULL;
+}

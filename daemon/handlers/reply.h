@@ -46,6 +46,9 @@ void memd_reply_patch_len(memd_buf *out, size_t hdr_off);
 int memd_reply_fail(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
                     const memd_error *err, bool close_after);
 
+/* Appends a DUMP record's tag and room for the record; NULL if out cannot grow. */
+uint8_t *memd_dump_rec(memd_buf *out, uint32_t tag);
+
 /* The reply of a request whose success carries nothing: rc < 0, err's error reply (as
  * memd_reply_fail, not closing); else an empty success. */
 int memd_reply_done(memd_state *st, const memd_wire_hdr *h, memd_buf *out,

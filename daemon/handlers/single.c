@@ -48,7 +48,7 @@ static int create_once(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     if (rc == 0)
         rc = memd_alloc_create_banks(st, s, &r, b, a, err);
     if (rc < 0) {
-        st->ctr.alloc_failures++;
+        memd_alloc_failed(st, r.device, err);
         return rc;
     }
     s->holds->req = h->id; /* what a retry looks for */

@@ -117,7 +117,7 @@ int memd_models_instance_take(memd_state *st, memd_session *s, uint64_t model_id
     memd_instance *in = NULL;
     int rc = instance_new(st, ms, u, &in, err);
     if (rc < 0) {
-        st->ctr.alloc_failures++;
+        memd_alloc_failed(st, st->devs[u->m->dev].spec->id, err);
         return rc;
     }
     in->busy = true;

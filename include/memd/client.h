@@ -459,6 +459,7 @@ typedef enum memclient_error_detail {
     MEMCLIENT_DETAIL_NONE = 0,
     MEMCLIENT_DETAIL_NOMEM = 1, /* the region could not fit the request */
     MEMCLIENT_DETAIL_QUOTA = 2, /* the uid's quota on the device would be exceeded */
+    MEMCLIENT_DETAIL_LIMIT = 3, /* a cgroup limit would be passed (the message names it) */
 } memclient_error_detail;
 
 typedef struct memclient_error {
@@ -539,6 +540,21 @@ typedef struct memclient_subdev {
 MEMCLIENT_API int memclient_subdev_define(memclient *c, const memclient_subdev *sd);
 /* Binds this session to the sub-device called name; -EPERM if bound to another. */
 MEMCLIENT_API int memclient_subdev_bind(memclient *c, const char *name);
+
+/* ---- cgroup limits --------------------------------------------------------------------
+ *
+ * Device memory limits per cgroup with the kernel dmem controller's meaning: what the
+ * sessions of processes in cgroup C and its descendants hold on (device, bank group),
+ * counted in bytes on the device (size per bank x banks), may not pass C's max; an
+ * allocation that would is refused with -ENOMEM, error detail MEMD_ERR_DETAIL_LIMIT,
+ * and a message naming C, its max and usage. memd.yaml's `cgroup_limits` and these
+ * calls (admin only, -EPERM otherwise; kept in memd's state store) set them. */
+MEMCLIENT_API int memclient_limit_set(memclient *c, const char *cgroup, uint32_t device,
+                                      memd_kind kind, uint64_t max);
+/* Removes cgroup's limits on device (MEMCLIENT_ALL_DEVICES: every one) and kind
+ * (MEMD_KIND_COUNT: both groups). -ENOENT if it had none there. Admin only. */
+MEMCLIENT_API int memclient_limit_clear(memclient *c, const char *cgroup, uint32_t device,
+                                        memd_kind kind);
 
 /* The ids of the banks of device's bank group kind whose logical core (x, y) has x among
  * xs[0..nx) and y among ys[0..ny): what memclient_subdev_define needs for a partition of
@@ -732,6 +748,27 @@ typedef struct memclient_subdev_rec {
     const uint32_t *bank_ids;   /* all nbanks ids, increasing (in the snapshot's storage);
                                    NULL when memd sent no list (a daemon from before it) */
 } memclient_subdev_rec;
+/* With MEMCLIENT_DUMP_LIMITS: a cgroup limit (see "cgroup limits"). */
+typedef struct memclient_limit {
+    char cgroup[256];
+    uint32_t device;
+    memd_kind kind;
+    int from_config;            /* memd.yaml's; else set by memclient_limit_set */
+    uint64_t max;               /* dmem.max: bytes on the device */
+    uint64_t current;           /* dmem.current: charged to it and its descendants */
+    uint64_t peak;              /* dmem.peak: since the limit was set (or memd started) */
+} memclient_limit;
+
+/* With MEMCLIENT_DUMP_FAILURES: allocations refused on one device, by reason. */
+typedef struct memclient_failures {
+    uint32_t device;
+    uint64_t no_room;           /* -ENOMEM: no free range fits */
+    uint64_t quota;             /* -EDQUOT: per-uid quota or sub-device budget */
+    uint64_t limit;             /* -ENOMEM: a cgroup limit */
+    uint64_t too_large;         /* -E2BIG, -EOVERFLOW */
+    uint64_t other;
+} memclient_failures;
+
 /* What one session holds in one bank group (MEMCLIENT_DUMP_USAGE). bytes counts every
  * bank a buffer reserves (size per bank x the group's banks); a shared buffer counts in
  * full for each holder, and also in shared_bytes. */
@@ -798,6 +835,10 @@ typedef struct memclient_snapshot {
     memclient_suballoc_rec *suballocs;
     size_t nsubdev_bank_ids;
     uint32_t *subdev_bank_ids;  /* storage of every subdevs[i].bank_ids */
+    size_t nlimits;             /* only with MEMCLIENT_DUMP_LIMITS */
+    memclient_limit *limits;
+    size_t nfailures;           /* only with MEMCLIENT_DUMP_FAILURES: one per device */
+    memclient_failures *failures;
 } memclient_snapshot;
 
 enum {
@@ -810,6 +851,8 @@ enum {
                                         the sub-devices with their whole bank lists */
     MEMCLIENT_DUMP_CGROUPS = 1u << 6, /* also each session's cgroup (sessions[].cgroup) */
     MEMCLIENT_DUMP_MODEL_STATE = 1u << 7, /* with MODELS: each model's readiness */
+    MEMCLIENT_DUMP_LIMITS = 1u << 8, /* also the cgroup limits (limits[]) */
+    MEMCLIENT_DUMP_FAILURES = 1u << 9, /* also refused allocations per device (failures[]) */
 };
 
 #define MEMCLIENT_ALL_DEVICES UINT32_MAX

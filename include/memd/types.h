@@ -94,6 +94,11 @@ typedef enum memd_event_type {
 
 /* What a failed request's error says besides its status (memd_wire_error.detail): which
  * figures it carries. Shared by the wire and the daemon's own error (engine/error.h). */
-enum { MEMD_ERR_DETAIL_NONE = 0, MEMD_ERR_DETAIL_NOMEM = 1, MEMD_ERR_DETAIL_QUOTA = 2 };
+enum {
+    MEMD_ERR_DETAIL_NONE = 0,
+    MEMD_ERR_DETAIL_NOMEM = 1,
+    MEMD_ERR_DETAIL_QUOTA = 2,
+    MEMD_ERR_DETAIL_LIMIT = 3, /* -ENOMEM: a cgroup limit (the message names it) */
+};
 
 #endif

@@ -972,6 +972,20 @@ static PyMethodDef client_methods[] = {
      "only: defines a sub-device, banks (ids) of bank group 'sram'/'l1' or 'dram'/'global', "
      "with an optional byte budget over all its banks and up to 4 sub-devices it may share "
      "banks with. memd keeps it across restarts."},
+    {"limits", memdpy_client_limits, METH_NOARGS,
+     "limits($self, /)\n--\n\nA list of dicts: the cgroup limits (memd.yaml's and those set by admins): cgroup, "
+     "device,\nkind ('dram' or 'sram'), from_config, max (dmem.max), current (dmem.current) "
+     "and\npeak (dmem.peak), in bytes on the device."},
+    {"set_limit", (PyCFunction)(void (*)(void))memdpy_client_set_limit,
+     METH_VARARGS | METH_KEYWORDS,
+     "set_limit($self, /, cgroup, device, max, *, group='dram')\n--\n\nAdmin only: what the "
+     "processes of cgroup and its descendants hold on the\ndevice's bank group may not pass max "
+     "bytes (an allocation past it raises\nOutOfMemory). memd keeps it across restarts."},
+    {"clear_limit", (PyCFunction)(void (*)(void))memdpy_client_clear_limit,
+     METH_VARARGS | METH_KEYWORDS,
+     "clear_limit($self, /, cgroup, device=None, *, group=None)\n--\n\nAdmin only: removes cgroup's "
+     "limits on device (None: every one) and group\n(None: both). NotFoundError if it had "
+     "none there."},
     {"subdev_bind", client_subdev_bind, METH_O,
      "subdev_bind($self, name, /)\n--\n\nBinds this session to a sub-device (before it allocates): "
      "from then on it allocates only inside its banks."},

@@ -45,18 +45,22 @@ static PyObject *raise_with(PyObject *exc, int errnum, const char *msg, const me
     /* OutOfMemory's figures are always there: ints, 0 when nothing was measured (the
      * library's own malloc failed), so `e.free < e.requested` never meets None. */
     memclient_error none = {.detail = MEMCLIENT_DETAIL_NOMEM};
-    if (ok && exc == memdpy_err.oom && !(e && (e->detail == MEMCLIENT_DETAIL_NOMEM ||
-                                               e->detail == MEMCLIENT_DETAIL_QUOTA)))
+    bool figures = e && e->detail >= MEMCLIENT_DETAIL_NOMEM && e->detail <= MEMCLIENT_DETAIL_LIMIT;
+    if (ok && exc == memdpy_err.oom && !figures) {
         e = &none;
+        figures = true;
+    }
     if (ok && exc == memdpy_err.oom) {
         PyObject *empty = PyList_New(0); /* memdpy_raise_on fills the daemon's */
         ok = empty && PyObject_SetAttrString(inst, "holders", empty) == 0;
         Py_XDECREF(empty);
     }
-    if (ok && e && (e->detail == MEMCLIENT_DETAIL_NOMEM || e->detail == MEMCLIENT_DETAIL_QUOTA))
+    if (ok && figures)
         ok = memdpy_fields_setattr(inst, e, memdpy_fields_error) == 0 &&
              PyObject_SetAttrString(inst, "quota",
-                                    e->detail == MEMCLIENT_DETAIL_QUOTA ? Py_True : Py_False) == 0;
+                                    e->detail == MEMCLIENT_DETAIL_QUOTA ? Py_True : Py_False) == 0 &&
+             PyObject_SetAttrString(inst, "limit",
+                                    e->detail == MEMCLIENT_DETAIL_LIMIT ? Py_True : Py_False) == 0;
     if (ok)
         PyErr_SetObject(exc, inst);
     Py_DECREF(inst);

@@ -198,6 +198,9 @@ PyObject *memdpy_client_instance_create(PyObject *self, PyObject *args, PyObject
 PyObject *memdpy_client_instance_release(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *memdpy_client_history(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *memdpy_client_set_context(PyObject *self, PyObject *args);
+PyObject *memdpy_client_limits(PyObject *self, PyObject *unused);
+PyObject *memdpy_client_set_limit(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *memdpy_client_clear_limit(PyObject *self, PyObject *args, PyObject *kw);
 
 /* Plan buffers from Python (plan.c): a list of tuples (lower, upper, size[, alignment[,
  * offset]]) or objects with those attributes (`align` also accepted; an `offset` that

@@ -16,27 +16,13 @@ BUILD, SRC = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(SRC, "tests", "common"))
 from memd_daemon import Daemon  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cgroup_util import Cgroups  # noqa: E402
+
 MEMCTL = os.path.join(BUILD, "tools", "memctl", "memctl")
 
 
-def cgroup2_mount():
-    """The cgroup v2 mount and this process's path in it ("0::" of /proc/self/cgroup)."""
-    mnt = None
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            fields = line.split()
-            sep = fields.index("-")
-            if fields[sep + 1] == "cgroup2":
-                mnt = fields[4]
-                break
-    own = [l.split("::", 1)[1].strip() for l in open("/proc/self/cgroup") if l.startswith("0::")]
-    return mnt, own[0] if own else None
-
-
-mnt, own = cgroup2_mount()
-if not mnt or own is None or not os.access(os.path.join(mnt, own.lstrip("/")), os.W_OK):
-    print("no writable cgroup v2 mount here (%s): skipped" % mnt)
-    sys.exit(77)
+cg_tree = Cgroups()
 
 failed = 0
 
@@ -49,20 +35,16 @@ def check(cond, what):
 
 pod = str(uuid.uuid4())
 cid = uuid.uuid4().hex + uuid.uuid4().hex
-rel = "/memd-test-%d/kubepods.slice/kubepods-pod%s.slice/cri-containerd-%s.scope" % (
-    os.getpid(), pod.replace("-", "_"), cid)
-# The path memd reads is relative to its own cgroup namespace root, which is ours.
-want = (own.rstrip("/") + rel) if own != "/" else rel
-cg = os.path.join(mnt, own.lstrip("/"), rel.lstrip("/"))
-os.makedirs(cg)
+want, cg = cg_tree.make("/kubepods.slice/kubepods-pod%s.slice/cri-containerd-%s.scope" % (
+    pod.replace("-", "_"), cid))
 d = Daemon(os.path.join(BUILD, "daemon", "memd"), os.path.join(SRC, "config", "memd.yaml"),
            memctl=MEMCTL, prefix="memd-cg-")
 hold = None
 try:
     # The client joins the cgroup before it connects, as a container's process would be.
-    hold = subprocess.Popen(["sh", "-c", 'echo $$ > "$1/cgroup.procs" && exec "$2" --socket "$3" '
-                             'alloc --device 0 --class constant --size 4MiB --hold',
-                             "sh", cg, MEMCTL, d.socket], stdout=subprocess.PIPE, text=True)
+    hold = cg_tree.spawn(cg, [MEMCTL, "--socket", d.socket, "alloc", "--device", "0", "--class",
+                              "constant", "--size", "4MiB", "--hold"],
+                         stdout=subprocess.PIPE, text=True)
     check("handle=" in hold.stdout.readline(), "a client in the cgroup holds 4 MiB")
     sess = json.loads(d.memctl("sessions", "--json").stdout)["sessions"]
     mine = [x for x in sess if x["pid"] == hold.pid]
@@ -97,11 +79,5 @@ finally:
         hold.wait(timeout=20)
     d.stop()
     d.cleanup()
-    # Empty again: remove the test's cgroups, deepest first.
-    top = os.path.join(mnt, own.lstrip("/"), "memd-test-%d" % os.getpid())
-    for root, dirs, _ in sorted(os.walk(top), key=lambda w: -len(w[0])):
-        try:
-            os.rmdir(root)
-        except OSError:
-            pass
+    cg_tree.cleanup()
 sys.exit(1 if failed else 0)

@@ -604,3 +604,34 @@ def test_every_builtin_has_a_text_signature():
     sig = inspect.signature(memd.Client.alloc)
     assert sig.parameters["dtype"].kind is inspect.Parameter.KEYWORD_ONLY
     sig.bind(None, 0, "constant", "1MiB", page_size="2KiB", dtype=None)
+
+
+def test_cgroup_limits(own_daemon):
+    """A limit on the cgroup this test runs in bounds its own client (memd reads the
+    client's cgroup at connect); limits() shows max, current and peak."""
+    own = [l.split("::", 1)[1].strip() for l in open("/proc/self/cgroup") if l.startswith("0::")]
+    if not own:
+        pytest.skip("no cgroup v2 path for this process")
+    d = own_daemon()
+    with memd.connect(d.socket, name="pytest-limits") as c:
+        banks = [g for g in c.dump(0)["devices"][0]["bank_groups"] if g["kind"] == "dram"][0]["banks"]
+        mx = (1 << 20) * banks
+        c.set_limit(own[0], 0, mx)
+        with pytest.raises(ValueError):
+            c.set_limit(own[0], 0, mx, group="hbm")
+        with pytest.raises(memd.InvalidRequestError):
+            c.set_limit("relative/path", 0, mx)
+        with c.alloc(0, "constant", 512 << 10):
+            with pytest.raises(memd.OutOfMemory) as e:
+                c.alloc(0, "constant", 768 << 10)
+            assert e.value.limit and not e.value.quota and "cgroup limit of %s" % own[0] in str(e.value)
+            lim = [x for x in c.limits() if x["cgroup"] == own[0]]
+            assert len(lim) == 1 and lim[0]["device"] == 0 and lim[0]["kind"] == "dram"
+            assert lim[0]["max"] == mx and lim[0]["current"] == (512 << 10) * banks
+            assert lim[0]["from_config"] is False
+        lim = [x for x in c.limits() if x["cgroup"] == own[0]][0]
+        assert lim["current"] == 0 and lim["peak"] == (512 << 10) * banks
+        c.clear_limit(own[0])
+        assert not [x for x in c.limits() if x["cgroup"] == own[0]]
+        with pytest.raises(memd.NotFoundError):
+            c.clear_limit(own[0], 0, group="dram")

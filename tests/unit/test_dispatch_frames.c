@@ -71,7 +71,7 @@ START_TEST(malformed_frames)
     n = frame(buf, MEMD_OP_DUMP, 14, p, 4); /* DUMP with 4 bytes */
     expect_malformed(buf, n, -EBADMSG, 14);
     memd_wire_put_u32(p, UINT32_MAX);
-    memd_wire_put_u32(p + 4, MEMD_DUMP_F_CGROUPS << 1); /* the first unknown dump flag */
+    memd_wire_put_u32(p + 4, MEMD_DUMP_F_FAILURES << 1); /* the first unknown dump flag */
     n = frame(buf, MEMD_OP_DUMP, 15, p, 8);
     expect_malformed(buf, n, -EINVAL, 15);
     memd_wire_hdr h = {.magic = MEMD_PROTO_MAGIC, .version = 1, .opcode = MEMD_OP_FREE,
@@ -191,6 +191,8 @@ START_TEST(length_checked_before_handler)
         [MEMD_OP_MODEL_WAIT] = "expected 16 bytes",
         [MEMD_OP_MODEL_STATES] = "expected 8 bytes",
         [MEMD_OP_REGION_HOLDERS] = "expected 8 bytes",
+        [MEMD_OP_LIMIT_SET] = "expected 272 bytes",
+        [MEMD_OP_LIMIT_CLEAR] = "expected 272 bytes",
     };
     memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 64);
     for (uint16_t op = MEMD_OP_HELLO; op < MEMD_OP_OPCODE_COUNT; op++) {
@@ -451,6 +453,18 @@ START_TEST(read_only_opcodes_change_nothing)
     seen |= 1ull << MEMD_OP_SUBDEV_DEFINE;
     memd_wire_put_str(p, "half", MEMD_NAME_MAX);
     step(MEMD_OP_SUBDEV_BIND, p, MEMD_NAME_MAX, &r, &seen);
+    /* A cgroup limit set, then cleared (admin, state store records). */
+    memd_wire_limit_def ld = {.device = DEV, .kind = MEMD_KIND_DRAM, .max = 1u << 20};
+    memd_wire_strset(ld.cgroup, sizeof ld.cgroup, "/pod");
+    memd_wire_limit_def_put(p, &ld);
+    for (uint16_t op = MEMD_OP_LIMIT_SET; op <= MEMD_OP_LIMIT_CLEAR; op++) {
+        changes = 0;
+        req(&sroot, op, p, MEMD_WIRE_LIMIT_DEF_SIZE, &r);
+        ck_assert_msg(r.h.status == 0, "%s", r.err.message);
+        ck_assert_uint_gt(changes, 0);
+        ck_assert(memd_wire_opcode_mutating(op));
+        seen |= 1ull << op;
+    }
     memd_hook_remove(&st, &hook);
     /* Every opcode was tried: a new one needs its step here. */
     ck_assert_uint_eq(seen, ((1ull << MEMD_OP_OPCODE_COUNT) - 1) & ~1ull);

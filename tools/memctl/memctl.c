@@ -25,6 +25,8 @@ static const memctl_cmd cmds[] = {
     {"lowest", memctl_cmd_lowest, "lowest --device N --group G --bank B [--json]"},
     {"devices", memctl_cmd_devices, "devices [--json]"},
     {"subdev", memctl_cmd_subdev, "subdev define NAME --device N --group G --banks LIST [--budget SIZE] [--overlap NAMES] [--json]"},
+    {"limit", memctl_cmd_limit, "limit (set --cgroup PATH --device N [--group G] --max SIZE | list\n"
+                                "      | clear --cgroup PATH [--device N] [--group G]) [--json]"},
     {"sessions", memctl_cmd_sessions, "sessions [--json]"},
     {"metrics", memctl_cmd_metrics, "metrics [--json | --listen ADDR:PORT]"},
     {"events", memctl_cmd_events, "events [--follow] [--json] [--since SEQ]"},

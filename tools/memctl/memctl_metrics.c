@@ -325,6 +325,56 @@ static void cgroup_family(sink *k, const memclient_snapshot *s)
     free(use);
 }
 
+/* Refusals per device and reason; a daemon that sends no FAILURES records gives the total
+ * only. */
+static void failure_family(sink *k, const memclient_snapshot *s)
+{
+    family(k, "memd_allocation_failures_total", "counter",
+           "Refused allocation requests since start, per device and reason: no_room (no free "
+           "range fits), quota (per-uid quota or sub-device budget), limit (a cgroup limit), "
+           "too_large, other.");
+    if (s->nfailures == 0) {
+        sample(k, "memd_allocation_failures_total", NULL, 0, s->server.alloc_failures);
+        return;
+    }
+    for (size_t i = 0; i < s->nfailures; i++) {
+        const memclient_failures *f = &s->failures[i];
+        const struct {
+            const char *reason;
+            uint64_t n;
+        } by[] = {{"no_room", f->no_room}, {"quota", f->quota}, {"limit", f->limit},
+                  {"too_large", f->too_large}, {"other", f->other}};
+        for (size_t r = 0; r < sizeof by / sizeof by[0]; r++) {
+            label l[] = {{"device", NUM(f->device)}, {"reason", by[r].reason}};
+            sample(k, "memd_allocation_failures_total", l, 2, by[r].n);
+        }
+    }
+}
+
+/* The cgroup limits: the kernel dmem controller's dmem.max, dmem.current, dmem.peak. */
+static void limit_families(sink *k, const memclient_snapshot *s)
+{
+    static const struct {
+        const char *name, *help;
+    } fams[] = {
+        {"memd_cgroup_limit_bytes", "A cgroup's device memory limit on a bank group (its "
+                                    "dmem.max), summed over the banks."},
+        {"memd_cgroup_usage_bytes", "Bytes charged to a limited cgroup and its descendants "
+                                    "(dmem.current), summed over the banks."},
+        {"memd_cgroup_peak_bytes", "The most a limited cgroup has been charged since its limit "
+                                   "was set or memd started (dmem.peak), summed over the banks."},
+    };
+    for (size_t f = 0; f < 3; f++) {
+        family(k, fams[f].name, "gauge", fams[f].help);
+        for (size_t i = 0; i < s->nlimits; i++) {
+            const memclient_limit *m = &s->limits[i];
+            label l[] = {{"device", NUM(m->device)}, {"group", memclient_kind_name(m->kind)},
+                         {"cgroup", m->cgroup}};
+            sample(k, fams[f].name, l, 3, f == 0 ? m->max : f == 1 ? m->current : m->peak);
+        }
+    }
+}
+
 static void metrics(FILE *f, const memclient_snapshot *s, bool json)
 {
     sink sk = {.f = f, .json = json}, *k = &sk;
@@ -343,8 +393,7 @@ static void metrics(FILE *f, const memclient_snapshot *s, bool json)
     counter(k, "memd_requests_total", "Requests served since start.", sv->requests);
     counter(k, "memd_allocations_total", "Successful allocations since start.", sv->allocs);
     counter(k, "memd_frees_total", "Frees since start.", sv->frees);
-    counter(k, "memd_allocation_failures_total", "Failed allocation requests since start.",
-            sv->alloc_failures);
+    failure_family(k, s);
     counter(k, "memd_protocol_errors_total", "Malformed frames since start.", sv->protocol_errors);
     counter(k, "memd_sessions_opened_total", "Sessions opened since start.", sv->sessions_total);
     counter(k, "memd_received_bytes_total", "Bytes received from clients since start.", sv->bytes_in);
@@ -374,6 +423,7 @@ static void metrics(FILE *f, const memclient_snapshot *s, bool json)
     pool_families(k, s);
     process_families(k, s);
     cgroup_family(k, s);
+    limit_families(k, s);
     if (json)
         fputs("]}]}\n", f);
 }

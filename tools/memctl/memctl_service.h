@@ -129,7 +129,8 @@ bool memctl_csv_report_needs_blocks(const char *report);
  * (memctl_http.c). */
 /* What a metrics snapshot is dumped with (per process use, pools, per-bank use). */
 #define MEMCTL_METRICS_DUMP \
-    (MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_BANKS | MEMCLIENT_DUMP_CGROUPS)
+    (MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_BANKS | MEMCLIENT_DUMP_CGROUPS | \
+     MEMCLIENT_DUMP_LIMITS | MEMCLIENT_DUMP_FAILURES)
 void memctl_metrics_write(FILE *f, const memclient_snapshot *s);
 int memctl_metrics_serve(const memctl_globals *g, const char *addr);
 

@@ -83,11 +83,15 @@ int memctl_fail(memclient *c, const char *cmd, const char *what, int err)
     /* The code's meaning first (what a script or a person acts on), then the specifics.
      * memctl fails this way only once connected, so -ENOENT came from the daemon: the
      * library's "or no socket at that path" would send the operator the wrong way. */
-    const char *meaning = err == -ENOENT ? "no such allocation" : memclient_strerror(err);
+    const char *meaning = err == -ENOENT ? (strcmp(cmd, "limit") ? "no such allocation"
+                                                                 : "no such limit")
+                                         : memclient_strerror(err);
     memclient_error e;
     memclient_last_error(&e);
     if (e.status != err) /* the library did not record this one: say what we know */
         snprintf(e.message, sizeof(e.message), "%s", meaning);
+    else if (e.detail == MEMCLIENT_DETAIL_LIMIT) /* not the region: a cgroup's limit */
+        meaning = "over a cgroup's device memory limit";
     if (!strcmp(e.message, meaning))
         fprintf(stderr, "memctl %s: %s: %s\n", cmd, what, meaning);
     else
