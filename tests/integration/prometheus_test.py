@@ -8,7 +8,10 @@ A private memd serves the bundled config; a workload holds a named DRAM buffer. 
   memd-metrics.socket would), only the memctl path and memd's socket mapped to this
   build and daemon;
 - Debian's prometheus scrapes it every second, and its query API answers for memd's
-  series with the bytes the dump shows.
+  series with the bytes the dump shows;
+- where a writable cgroup v2 mount exists: a container (a child of a pod's cgroup)
+  goes over the device memory limit set on its pod, and Prometheus answers what the
+  pod uses and that one allocation was refused for the limit.
 
 usage: prometheus_test.py BUILD_DIR SOURCE_DIR   (exit 77: prometheus not installed)"""
 import json
@@ -25,7 +28,9 @@ import urllib.request
 
 BUILD, SRC = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(SRC, "tests", "common"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from memd_daemon import Daemon  # noqa: E402
+from cgroup_util import Cgroups  # noqa: E402
 
 for tool in ("prometheus", "promtool", "systemd-socket-activate"):
     if not shutil.which(tool):
@@ -53,15 +58,65 @@ def get(url, timeout=5):
         return r.read().decode()
 
 
+def hold(size, cgroup_dir=None):
+    """memctl alloc --hold of size per bank of device 0's DRAM (in cgroup_dir when given):
+    the process and its first line (stderr when it failed)."""
+    argv = [MEMCTL, "--socket", d.socket, "alloc", "--device", "0", "--class", "constant",
+            "--size", size, "--hold"]
+    kw = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = cgs.spawn(cgroup_dir, argv, **kw) if cgroup_dir else subprocess.Popen(argv, **kw)
+    procs.append(p)
+    line = p.stdout.readline()
+    if not line:
+        p.wait(timeout=30)
+        line = p.stderr.read()
+    return p, line
+
+
+def query(web, q, deadline_s=90, want=None):
+    """The Prometheus query's result once it has one (and, with want, once a sample
+    equals it), or the last result at the deadline."""
+    res = None
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        try:
+            r = json.loads(get("http://127.0.0.1:%d/api/v1/query?query=%s"
+                               % (web, urllib.parse.quote(q))))
+            if r["status"] == "success" and r["data"]["result"]:
+                res = r["data"]["result"]
+                if want is None or int(float(res[0]["value"][1])) == want:
+                    break
+        except OSError:
+            pass
+        time.sleep(0.5)
+    print("# query: %s\n# answer: %s" % (q, json.dumps(res)))
+    return res
+
+
 procs = []
+cgs = Cgroups(required=False)
 d = Daemon(os.path.join(BUILD, "daemon", "memd"), os.path.join(SRC, "config", "memd.yaml"),
            memctl=MEMCTL, prefix="memd-prom-")
 try:
-    hold = subprocess.Popen([MEMCTL, "--socket", d.socket, "alloc", "--device", "0",
-                             "--class", "constant", "--size", "48MiB", "--name", "weights",
-                             "--hold"], stdout=subprocess.PIPE, text=True)
-    procs.append(hold)
-    check("handle=" in hold.stdout.readline(), "a workload holds 48 MiB of DRAM")
+    _, line = hold("48MiB")
+    check("handle=" in line, "a workload holds 48 MiB of DRAM")
+    dram = [g for g in d.dump()["devices"][0]["bank_groups"] if g["kind"] == "dram"][0]
+    pod = None
+    if cgs.ok:
+        # A pod's cgroup with a limit of 8 MiB per bank; its container holds 4, then asks
+        # for 5 more: refused by the pod's limit.
+        pod, _ = cgs.make("/kubepods.slice/kubepods-podprom.slice")
+        _, ctr_fs = cgs.make("/kubepods.slice/kubepods-podprom.slice/cri-containerd-c1.scope")
+        d.memctl("limit", "set", "--cgroup", pod, "--device", "0",
+                 "--max", str(8 * (1 << 20) * dram["banks"]))
+        _, line = hold("4MiB", ctr_fs)
+        check("handle=" in line, "the container holds 4 MiB per bank")
+        over, err = hold("5MiB", ctr_fs)
+        check(over.returncode == 5 and "limit" in err,
+              "the container goes over its pod's limit: exit %s, %s" % (over.returncode,
+                                                                         err.strip()))
+    else:
+        print("# no writable cgroup v2 mount: the pod-limit part is not run")
 
     text = d.memctl("metrics").stdout
     r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
@@ -83,7 +138,8 @@ try:
     check(not any(l.startswith("memd_process_bytes{pid=\"%d\"" % os.getpid()) for l in samples),
           "no series for the scraper itself")
     sessions = int(re.search(r"^memd_sessions (\d+)$", text, re.M).group(1))
-    check(sessions == 1, "memd_sessions counts the workload, not the scraper: %d" % sessions)
+    check(sessions == (2 if pod else 1),
+          "memd_sessions counts the workloads, not the scraper: %d" % sessions)
 
     # The exporter exactly as memd-metrics.service starts it.
     unit = open(os.path.join(BUILD, "systemd", "memd-metrics.service")).read()
@@ -121,24 +177,22 @@ try:
     dump = d.dump()
     dram = [g for g in dump["devices"][0]["bank_groups"] if g["kind"] == "dram"][0]
     want = [r for r in dram["regions"] if r["name"] == "data"][0]["allocated"]
-    query = 'memd_region_allocated_bytes{job="memd",device="0",group="dram",region="data"}'
-    answer = None
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        try:
-            res = json.loads(get("http://127.0.0.1:%d/api/v1/query?query=%s"
-                                 % (web, urllib.parse.quote(query))))
-            if res["status"] == "success" and res["data"]["result"]:
-                answer = res["data"]["result"]
-                break
-        except OSError:
-            pass
-        time.sleep(0.5)
-    print("# query: %s\n# answer: %s" % (query, json.dumps(answer)))
+    answer = query(web, 'memd_region_allocated_bytes{job="memd",device="0",group="dram",'
+                   'region="data"}', want=want)
     check(answer is not None and len(answer) == 1, "Prometheus answers the query")
     if answer:
         check(int(float(answer[0]["value"][1])) == want,
               "with the bytes the dump shows: %s == %d" % (answer[0]["value"][1], want))
+    if pod:
+        use = 4 * (1 << 20) * dram["banks"]
+        answer = query(web, 'memd_cgroup_usage_bytes{job="memd",device="0",group="dram",'
+                       'cgroup="%s"}' % pod, want=use)
+        check(answer and int(float(answer[0]["value"][1])) == use,
+              "Prometheus: the pod's cgroup uses what its container holds (%d)" % use)
+        answer = query(web, 'memd_allocation_failures_total{job="memd",device="0",'
+                       'reason="limit"}', want=1)
+        check(answer and answer[0]["value"][1] == "1",
+              "Prometheus: one allocation refused for the limit")
     up = json.loads(get("http://127.0.0.1:%d/api/v1/query?query=up" % web))["data"]["result"]
     check(up and up[0]["value"][1] == "1", "the target is up")
 finally:
@@ -150,4 +204,5 @@ finally:
             p.kill()
     d.stop()
     d.cleanup()
+    cgs.cleanup()
 sys.exit(1 if failed else 0)
