@@ -258,7 +258,11 @@ class Schema:
 # ---- versioning --------------------------------------------------------------------------
 
 def layout(schema):
+    # An opcode's rules are part of its contract: a request turning admin-only, or one
+    # the store must now hear of, breaks clients and journals as a renumbering would.
     out = {"opcodes": {o["name"]: o["value"] for o in schema.opcodes},
+           "rules": {o["name"]: [o["shape"], bool(o.get("mutating")), bool(o.get("admin"))]
+                     for o in schema.opcodes},
            "tags": {t["name"]: t["value"] for t in schema.tags},
            "values": {}, "structs": {}}
     for en in schema.enums:
@@ -280,15 +284,20 @@ def check_lock(schema, lock_path, update=False):
         with open(lock_path) as f:
             lock = json.load(f)
     except FileNotFoundError:
-        lock = {"opcodes": {}, "tags": {}, "values": {}, "structs": {}}
+        lock = {}
+    for kind in ("opcodes", "rules", "tags", "values", "structs"):
+        lock.setdefault(kind, {})
     cur = layout(schema)
     errors, new = [], []
-    for kind in ("opcodes", "tags", "values"):
+    for kind in ("opcodes", "tags", "values", "rules"):
         for name, v in lock[kind].items():
             if name not in cur[kind]:
                 errors.append("%s %s was removed" % (kind, name))
             elif cur[kind][name] != v and not name.endswith("_COUNT") and kind == "values":
                 errors.append("%s changed from %s to %s" % (name, v, cur[kind][name]))
+            elif cur[kind][name] != v and kind == "rules":
+                errors.append("opcode %s: its shape/mutating/admin rules changed from %s to %s"
+                              % (name, v, cur[kind][name]))
             elif cur[kind][name] != v and kind != "values":
                 errors.append("%s %s renumbered" % (kind, name))
         for name in cur[kind]:
@@ -309,7 +318,7 @@ def check_lock(schema, lock_path, update=False):
     if errors:
         raise SchemaError("breaks %s:\n  " % lock_path + "\n  ".join(errors))
     if update:
-        for kind in ("opcodes", "tags", "values", "structs"):
+        for kind in ("opcodes", "rules", "tags", "values", "structs"):
             lock[kind].update({k: v for k, v in cur[kind].items()})
         with open(lock_path, "w") as f:
             json.dump(lock, f, indent=1, sort_keys=True)
@@ -362,6 +371,7 @@ def gen_header(s):
                     o.append(c_comment(doc, "    "))
                 o.append("    %s%s,\n" % (name, " = " + value if value else ""))
             o.append("} %s;\n" % en["name"] if en["name"] else "};\n")
+            o.append(gen_flags_all(en["members"]))
         for st in sec["struct"]:
             o.append("\n")
             if st.doc:
@@ -388,6 +398,16 @@ def gen_opcode_enum(s):
     return "".join(o)
 
 
+def gen_flags_all(members):
+    """PREFIX_F_ALL for an enum of single-bit flags sharing a PREFIX_F_: the mask that
+    tests and checks use, so a new flag changes none of them."""
+    names = [m[0] for m in members]
+    prefixes = {n[:n.index("_F_") + 3] for n in names if "_F_" in n}
+    if len(prefixes) != 1 or not all(re.fullmatch(r"1u << \d+", m[1] or "") for m in members):
+        return ""
+    return "#define %sALL (%s)\n" % (prefixes.pop(), " | ".join(names))
+
+
 def gen_tag_enum(s):
     o = ["\n/* A DUMP reply is a sequence of records, each: u32 tag, then the record for that tag. */\n"
          "typedef enum memd_rec_tag {\n"]
@@ -395,7 +415,8 @@ def gen_tag_enum(s):
         doc = "memd_wire_%s%s" % (t["record"], ", " + t["doc"] if t.get("doc") else "")
         o.append(c_comment(doc, "    "))
         o.append("    MEMD_REC_%s = %d,\n" % (t["name"], t["value"]))
-    o.append("} memd_rec_tag;\n")
+    o.append("    MEMD_REC_TAG_END /* one past the last tag: the first one not given yet */\n"
+             "} memd_rec_tag;\n")
     return "".join(o)
 
 

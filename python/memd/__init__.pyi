@@ -1,7 +1,7 @@
 # Type stubs of the memd package (the C extension memd._memd and its Python parts).
 import builtins
 import os
-from typing import (Any, ContextManager, Dict, Iterable, List, Mapping, NamedTuple, Optional,
+from typing import (Any, ContextManager, Dict, Iterable, List, Mapping, Optional,
                     Sequence, Tuple, Union)
 
 __version__: str
@@ -145,15 +145,7 @@ def lower_bound(buffers: Iterable[PlanBuffer]) -> int: ...
 def model_name(text: str, default: str = ...) -> str: ...
 
 # Written once, with their fields' types, in the Python part of the package.
-from ._model import Op as Op, Tensor as Tensor
-
-class Location(NamedTuple):
-    bank: int
-    address: int
-    absolute: int
-    page: int
-    core: Optional[Tuple[int, int]]
-    noc: Optional[Tuple[int, int]]
+from ._model import Location as Location, Op as Op, Tensor as Tensor
 
 class Model:
     name: str

@@ -13,21 +13,14 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "client_util.h"
 #include "daemon_fixture.h"
 #include "raw_client.h"
 #include "test_clock.h"
 
 static void start_with_limits(memd_fixture *f, const char *limits)
 {
-    char yaml[2048];
-    snprintf(yaml, sizeof yaml,
-             "limits: {%s}\n"
-             "devices:\n"
-             "  - id: 0\n"
-             "    descriptor: %s/config/devices/wormhole_b0.yaml\n",
-             limits, memd_fixture_source_root());
-    memd_fixture_opts o = {.config_yaml = yaml, .capture_stderr = true};
-    ck_assert_int_eq(memd_fixture_start(f, &o), 0);
+    cu_start_limits(f, limits);
     if (getuid() == 0) { /* uid 65534 reaches the socket through its group */
         ck_assert_int_eq(chmod(f->dir, 0711), 0);
         ck_assert_int_eq(chown(f->socket_path, 0, 65534), 0);
