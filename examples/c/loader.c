@@ -49,11 +49,18 @@ typedef struct options {
     int has_device, has_timeout, stay;
 } options;
 
-/* What one pass over the weights saw. */
-typedef struct tally {
+/* One pass over the weights: where the constants' pages are, the device, what it saw. */
+typedef struct pass {
+    int fill;                   /* write them (the filler), else read back and check */
+    uint64_t seed;
+    memclient_buffer cb;        /* the constants buffer: address, page size, banks */
+    memclient_bank banks[STANDIN_MAX_BANKS];
+    uint32_t nbanks;
+    const standin_device *dev;
+    unsigned char *want, *got;  /* one page */
     uint64_t tensors, pages, bytes, digest;
-    uint64_t banks; /* bit b: bank b was touched */
-} tally;
+    uint64_t touched;           /* bit b: bank b was written or read */
+} pass;
 
 #define FNV_OFFSET 0xcbf29ce484222325ull
 #define FNV_PRIME 0x100000001b3ull
@@ -150,14 +157,14 @@ static int fail(const char *what, int r)
     return 1;
 }
 
-/* Writes (fill) or reads back and checks one weight of size bytes at offset start of the
- * constants buffer cb, page by page. 0, or 1 after printing what went wrong. */
-static int walk_weight(const char *name, uint64_t start, uint64_t size, int fill, uint64_t seed,
-                       const memclient_buffer *cb, const memclient_bank *banks, uint32_t nbanks,
-                       const standin_device *dev, unsigned char *want, unsigned char *got,
-                       tally *t)
+/* Writes (p->fill) or reads back and checks one weight of size bytes at offset start of
+ * the constants buffer, page by page. 0, or 1 after printing what went wrong. */
+static int walk_weight(pass *p, const char *name, uint64_t start, uint64_t size)
 {
-    uint64_t key = fnv1a(FNV_OFFSET, name, strlen(name)) ^ seed;
+    const memclient_buffer *cb = &p->cb;
+    const standin_device *dev = p->dev;
+    unsigned char *want = p->want, *got = p->got;
+    uint64_t key = fnv1a(FNV_OFFSET, name, strlen(name)) ^ p->seed;
     uint64_t pages = 0;
     printf("tensor %s: %" PRIu64 " bytes, %" PRIu64 " pages, banks",
            name, size, (size + cb->page_size - 1) / cb->page_size);
@@ -166,7 +173,7 @@ static int walk_weight(const char *name, uint64_t start, uint64_t size, int fill
     for (uint64_t off = 0; off < size; off += cb->page_size, pages++) {
         size_t n = (size_t)(size - off < cb->page_size ? size - off : cb->page_size);
         memclient_location loc;
-        int r = memclient_locate(cb, banks, nbanks, start + off, &loc);
+        int r = memclient_locate(cb, p->banks, p->nbanks, start + off, &loc);
         if (r < 0) {
             printf("\n");
             return fail("locate", r);
@@ -181,14 +188,14 @@ static int walk_weight(const char *name, uint64_t start, uint64_t size, int fill
         weight_bytes(key, off, want, n);
         /* With a real device: the driver's write or read of n bytes at loc.address of
          * bank loc.bank (or at loc.absolute, or through the core at loc.noc_x/y). */
-        ssize_t done = fill ? pwrite(dev->fd[loc.bank], want, n, (off_t)loc.address)
+        ssize_t done = p->fill ? pwrite(dev->fd[loc.bank], want, n, (off_t)loc.address)
                             : pread(dev->fd[loc.bank], got, n, (off_t)loc.address);
         if (done != (ssize_t)n) {
             fprintf(stderr, "\nloader: bank %u: %s\n", loc.bank,
                     done < 0 ? strerror(errno) : "short transfer");
             return 1;
         }
-        if (!fill && memcmp(want, got, n)) {
+        if (!p->fill && memcmp(want, got, n)) {
             size_t k = 0;
             while (want[k] == got[k])
                 k++;
@@ -197,13 +204,13 @@ static int walk_weight(const char *name, uint64_t start, uint64_t size, int fill
                     name, pages, loc.bank, loc.address, off + k, got[k], want[k]);
             return 1;
         }
-        t->digest = fnv1a(t->digest, fill ? want : got, n);
-        t->banks |= 1ull << loc.bank;
+        p->digest = fnv1a(p->digest, p->fill ? want : got, n);
+        p->touched |= 1ull << loc.bank;
     }
     printf("\n");
-    t->tensors++;
-    t->pages += pages;
-    t->bytes += size;
+    p->tensors++;
+    p->pages += pages;
+    p->bytes += size;
     return 0;
 }
 
@@ -218,40 +225,41 @@ static int walk_weights(memclient *c, const memd_model_yaml *y, const memclient_
     }
     /* Where the constants buffer's pages are: its page size and banks (two round trips;
      * memclient_locate then answers each page without one). */
+    pass p = {.fill = fill, .seed = o->seed, .dev = dev, .digest = FNV_OFFSET};
     memclient_alloc_info ai;
-    memclient_bank banks[STANDIN_MAX_BANKS];
     int r = memclient_query(c, mi->const_handle, &ai);
-    int nbanks = r < 0 ? r : memclient_bank_info(c, mi->const_handle, banks, STANDIN_MAX_BANKS);
+    int nbanks = r < 0 ? r : memclient_bank_info(c, mi->const_handle, p.banks, STANDIN_MAX_BANKS);
     if (nbanks < 0)
         return fail("the constants buffer", nbanks);
-    if ((uint32_t)nbanks != ai.buf.banks || nbanks > STANDIN_MAX_BANKS) {
+    if (nbanks > STANDIN_MAX_BANKS) {
         fprintf(stderr, "loader: the constants use %d banks, more than %d\n", nbanks,
                 STANDIN_MAX_BANKS);
         return 1;
     }
+    p.cb = ai.buf;
+    p.nbanks = (uint32_t)nbanks;
     uint64_t step = 0; /* the largest transfer: one page, or a smaller weight */
     for (size_t i = 0; i < y->desc.ntensors; i++)
         if (ti[i].role == MEMCLIENT_TENSOR_WEIGHT && ti[i].size > step)
             step = ti[i].size;
-    if (step > ai.buf.page_size)
-        step = ai.buf.page_size;
-    unsigned char *want = malloc(step), *got = malloc(step);
-    tally t = {.digest = FNV_OFFSET};
-    int code = want && got ? 0 : 1;
+    if (step > p.cb.page_size)
+        step = p.cb.page_size;
+    p.want = malloc(step);
+    p.got = malloc(step);
+    int code = p.want && p.got ? 0 : 1;
     if (code)
         fprintf(stderr, "loader: out of memory\n");
     for (size_t i = 0; !code && i < y->desc.ntensors; i++)
         if (ti[i].role == MEMCLIENT_TENSOR_WEIGHT)
-            code = walk_weight(y->desc.tensors[i].name, ti[i].value - mi->const_address,
-                               ti[i].size, fill, o->seed, &ai.buf, banks, (uint32_t)nbanks, dev,
-                               want, got, &t);
-    free(want);
-    free(got);
+            code = walk_weight(&p, y->desc.tensors[i].name, ti[i].value - mi->const_address,
+                               ti[i].size);
+    free(p.want);
+    free(p.got);
     if (!code)
         printf("%s %" PRIu64 " tensors, %" PRIu64 " pages, %d banks, %" PRIu64
                " bytes, digest %016" PRIx64 "\n",
-               fill ? "filled" : "verified", t.tensors, t.pages, __builtin_popcountll(t.banks),
-               t.bytes, t.digest);
+               fill ? "filled" : "verified", p.tensors, p.pages, __builtin_popcountll(p.touched),
+               p.bytes, p.digest);
     return code;
 }
 
