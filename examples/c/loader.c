@@ -58,19 +58,33 @@ typedef struct pass {
     uint32_t nbanks;
     const standin_device *dev;
     unsigned char *want, *got;  /* one page */
-    uint64_t tensors, pages, bytes, digest;
+    uint64_t tensors, pages, bytes;
+    uint32_t digest;
     uint64_t touched;           /* bit b: bank b was written or read */
 } pass;
 
 #define FNV_OFFSET 0xcbf29ce484222325ull
 #define FNV_PRIME 0x100000001b3ull
 #define GOLDEN 0x9e3779b97f4a7c15ull
+#define SHOWN_PAGES 24 /* a weight's line lists the banks of its first pages */
 
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 {
     for (const unsigned char *b = p; n--; b++)
         h = (h ^ *b) * FNV_PRIME;
     return h;
+}
+
+/* zlib's CRC-32 (Python's zlib.crc32) of what was written or read: the summary's digest. */
+static uint32_t crc32(uint32_t crc, const unsigned char *p, size_t n)
+{
+    crc = ~crc;
+    while (n--) {
+        crc ^= *p++;
+        for (int k = 0; k < 8; k++)
+            crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1)));
+    }
+    return ~crc;
 }
 
 /* splitmix64's output for the k-th step from key. */
@@ -178,7 +192,10 @@ static int walk_weight(pass *p, const char *name, uint64_t start, uint64_t size)
             printf("\n");
             return fail("locate", r);
         }
-        printf(" %u", loc.bank);
+        if (pages < SHOWN_PAGES)
+            printf(" %u", loc.bank);
+        else if (pages == SHOWN_PAGES)
+            printf(" ...");
         if (loc.bank >= dev->banks || loc.address + n > dev->bank_size) {
             fprintf(stderr, "\nloader: %s page %" PRIu64 " is at bank %u address 0x%" PRIx64
                             ", past the stand-in device (%u banks of %" PRIu64 " bytes)\n",
@@ -204,7 +221,7 @@ static int walk_weight(pass *p, const char *name, uint64_t start, uint64_t size)
                     name, pages, loc.bank, loc.address, off + k, got[k], want[k]);
             return 1;
         }
-        p->digest = fnv1a(p->digest, p->fill ? want : got, n);
+        p->digest = crc32(p->digest, p->fill ? want : got, n);
         p->touched |= 1ull << loc.bank;
     }
     printf("\n");
@@ -225,7 +242,7 @@ static int walk_weights(memclient *c, const memd_model_yaml *y, const memclient_
     }
     /* Where the constants buffer's pages are: its page size and banks (two round trips;
      * memclient_locate then answers each page without one). */
-    pass p = {.fill = fill, .seed = o->seed, .dev = dev, .digest = FNV_OFFSET};
+    pass p = {.fill = fill, .seed = o->seed, .dev = dev};
     memclient_alloc_info ai;
     int r = memclient_query(c, mi->const_handle, &ai);
     int nbanks = r < 0 ? r : memclient_bank_info(c, mi->const_handle, p.banks, STANDIN_MAX_BANKS);
@@ -257,7 +274,7 @@ static int walk_weights(memclient *c, const memd_model_yaml *y, const memclient_
     free(p.got);
     if (!code)
         printf("%s %" PRIu64 " tensors, %" PRIu64 " pages, %d banks, %" PRIu64
-               " bytes, digest %016" PRIx64 "\n",
+               " bytes, digest %08" PRIx32 "\n",
                fill ? "filled" : "verified", p.tensors, p.pages, __builtin_popcountll(p.touched),
                p.bytes, p.digest);
     return code;
