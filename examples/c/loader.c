@@ -1,7 +1,7 @@
 /* memd example: a runtime's model loader, the loop a runtime writes around its driver
  * (see examples/README.md).
  *
- *   loader --socket PATH --standin PATH --model FILE.yaml [--device N] [--seed N]
+ *   loader --standin PATH --model FILE.yaml [--socket PATH] [--device N] [--seed N]
  *          [--hold-ms MS] [--timeout-ms MS] [--stay]
  *
  * Every process of the runtime runs the same code: load the model; memd makes one of
@@ -32,11 +32,12 @@
 #include "standin.h"
 
 static const char USAGE[] =
-    "usage: loader --socket PATH --standin PATH --model FILE.yaml [--device N] [--seed N]\n"
+    "usage: loader --standin PATH --model FILE.yaml [--socket PATH] [--device N] [--seed N]\n"
     "              [--hold-ms MS] [--timeout-ms MS] [--stay]\n"
     "Loads the model; the process memd makes the filler writes every weight page by page\n"
     "into the stand-in device and sets the model ready, any other process waits for\n"
     "ready and reads the weights back, checking every byte.\n"
+    "  --socket PATH   memd's socket (default: $MEMD_SOCKET, else memd's default)\n"
     "  --device N      memd device (default: the model's, else 0)\n"
     "  --seed N        the made-up weights' seed (default 1; readers need the filler's)\n"
     "  --hold-ms MS    the filler waits MS before set_ready (watch `memctl model list`)\n"
@@ -107,10 +108,10 @@ static int parse_num(const char *opt, const char *s, uint64_t max, uint64_t *out
 {
     char *end;
     errno = 0;
-    unsigned long long v = s ? strtoull(s, &end, 0) : 0;
-    if (!s || errno || end == s || *end || s[0] == '-' || v > max) {
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || end == s || *end || s[0] == '-' || v > max) {
         fprintf(stderr, "loader: %s needs a number from 0 to %" PRIu64 ", not '%s'\n", opt, max,
-                s ? s : "");
+                s);
         return -1;
     }
     *out = v;
@@ -122,39 +123,41 @@ static int parse_args(int argc, char **argv, options *o)
     *o = (options){.seed = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int r = 0;
         if (!strcmp(a, "--stay")) {
             o->stay = 1;
             continue;
-        } else if (!strcmp(a, "--socket")) {
-            o->socket = v;
+        }
+        const char **text = NULL;
+        uint64_t *num = NULL, max = UINT64_MAX;
+        if (!strcmp(a, "--socket")) {
+            text = &o->socket;
         } else if (!strcmp(a, "--standin")) {
-            o->standin = v;
+            text = &o->standin;
         } else if (!strcmp(a, "--model")) {
-            o->model = v;
+            text = &o->model;
         } else if (!strcmp(a, "--device")) {
-            r = parse_num(a, v, UINT32_MAX, &o->device);
-            o->has_device = 1;
+            num = &o->device, max = UINT32_MAX, o->has_device = 1;
         } else if (!strcmp(a, "--seed")) {
-            r = parse_num(a, v, UINT64_MAX, &o->seed);
+            num = &o->seed;
         } else if (!strcmp(a, "--hold-ms")) {
-            r = parse_num(a, v, 86400000, &o->hold_ms);
+            num = &o->hold_ms, max = 86400000;
         } else if (!strcmp(a, "--timeout-ms")) {
-            r = parse_num(a, v, INT_MAX, &o->timeout_ms);
-            o->has_timeout = 1;
+            num = &o->timeout_ms, max = INT_MAX, o->has_timeout = 1;
         } else {
             fputs(USAGE, stderr);
             return -1;
         }
-        if (r < 0)
-            return -1;
         if (!v) {
             fprintf(stderr, "loader: %s needs a value\n", a);
             return -1;
         }
+        if (text)
+            *text = v;
+        else if (parse_num(a, v, max, num) < 0)
+            return -1;
         i++;
     }
-    if (!o->socket || !o->standin || !o->model) {
+    if (!o->standin || !o->model) {
         fputs(USAGE, stderr);
         return -1;
     }

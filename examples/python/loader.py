@@ -2,7 +2,7 @@
 """memd example: a runtime's model loader in Python, the same loop as examples/c/loader.c
 (see examples/README.md).
 
-    loader.py --socket PATH --standin PATH --model FILE.yaml [--device N] [--seed N]
+    loader.py --standin PATH --model FILE.yaml [--socket PATH] [--device N] [--seed N]
               [--hold-ms MS] [--timeout-ms MS] [--stay]
 
 Every process of the runtime runs the same code: load the model; memd makes one of them
@@ -144,7 +144,7 @@ def main():
                                 "filler writes every weight page by page into the stand-in "
                                 "device and sets the model ready, any other process waits for "
                                 "ready and reads the weights back, checking every byte.")
-    p.add_argument("--socket", required=True, help="memd's socket")
+    p.add_argument("--socket", help="memd's socket (default: $MEMD_SOCKET, else memd's default)")
     p.add_argument("--standin", required=True, help="the stand-in device's socket")
     p.add_argument("--model", required=True, help="a model YAML (doc/models.md)")
     p.add_argument("--device", type=int, help="memd device (default: the model's, else 0)")
