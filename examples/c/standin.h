@@ -13,12 +13,13 @@
 #ifndef MEMD_EXAMPLE_STANDIN_H
 #define MEMD_EXAMPLE_STANDIN_H
 
-#include <stddef.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define STANDIN_MAX_BANKS 64
-/* The text of the one message (sscanf and printf formats alike). */
+/* The one message's text, as a printf and as a sscanf format (a uint64_t converts
+ * alike in both). */
 #define STANDIN_HELLO "memd-standin banks=%u bank_size=%" SCNu64 "\n"
 
 typedef struct standin_device {
