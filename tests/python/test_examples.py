@@ -30,21 +30,31 @@ ROLE = re.compile(r"^model tiny-cnn on device 0: page 2048 bytes, (filler|reader
 TENSOR = re.compile(r"^tensor (\S+): (\d+) bytes, (\d+) pages, banks((?: \d+)+)(?: \.\.\.)?$", re.M)
 
 
+def standin_device(banks, bank_size):
+    """Starts standin-device: (its process, its socket)."""
+    path = os.path.join(tempfile.mkdtemp(prefix="memd-dev-"), "dev.sock")
+    dev = subprocess.Popen([os.path.join(BUILD_ROOT, "examples", "standin-device"), "--banks",
+                            str(banks), "--bank-size", str(bank_size), path],
+                           stdout=subprocess.PIPE, text=True)
+    assert dev.stdout.readline() == f"stand-in device: {banks} banks of {bank_size} bytes on {path}\n"
+    return dev, path
+
+
+def stop_standin_device(dev, path):
+    dev.send_signal(signal.SIGTERM)
+    assert dev.wait(timeout=10) == 0
+    assert not os.path.exists(path)
+    os.rmdir(os.path.dirname(path))
+
+
 @pytest.fixture
 def setup(own_daemon):
     """A daemon of the test's own and a stand-in device of 12 banks of 1 GiB (sparse memfds,
     the shipped Wormhole's DRAM banks): (daemon, the device's socket)."""
     d = own_daemon()
-    path = os.path.join(tempfile.mkdtemp(prefix="memd-dev-"), "dev.sock")
-    dev = subprocess.Popen([os.path.join(BUILD_ROOT, "examples", "standin-device"), "--banks",
-                            str(BANKS), "--bank-size", str(1 << 30), path],
-                           stdout=subprocess.PIPE, text=True)
-    assert dev.stdout.readline().startswith("stand-in device: 12 banks of 1073741824 bytes")
+    dev, path = standin_device(BANKS, 1 << 30)
     yield d, path
-    dev.send_signal(signal.SIGTERM)
-    assert dev.wait(timeout=10) == 0
-    assert not os.path.exists(path)
-    os.rmdir(os.path.dirname(path))
+    stop_standin_device(dev, path)
 
 
 def start(lang, setup, *args):
@@ -181,3 +191,16 @@ def test_reader_catches_wrong_bytes(setup, lang):
                      r"not 0x[0-9a-f]{2}", err), err
     filler.send_signal(signal.SIGTERM)
     finish(filler)
+
+
+@pytest.mark.parametrize("lang", ["c", "py"])
+def test_device_smaller_than_memd_says(setup, lang):
+    """A device with fewer or smaller banks than memd's map is refused, naming the page."""
+    d, _ = setup
+    dev, path = standin_device(4, 1 << 20)
+    try:
+        _, err = finish(start(lang, (d, path)), rc=1)
+        assert re.search(r"conv\S+ page \d+ is at bank \d+ address 0x[0-9a-f]+, past the "
+                         r"stand-in device \(4 banks of 1048576 bytes\)", err), err
+    finally:
+        stop_standin_device(dev, path)
