@@ -3,7 +3,7 @@ against the real daemon on the shipped config's 12-bank Wormhole DRAM (2 KiB pag
 the stand-in device. A filler writes the weights page by page and a second process,
 started while it holds before set_ready, waits and reads back the same bytes; C and
 Python cross; a filler killed before set_ready hands the job over; a reader checking the
-wrong bytes fails."""
+wrong bytes fails, and so does a loader given a device smaller than memd's map."""
 import os
 import re
 import signal
