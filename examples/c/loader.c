@@ -298,7 +298,7 @@ static int run(const options *o, memd_model_yaml *y, memclient *c, const standin
         fprintf(stderr, "loader: out of memory\n");
         return 1;
     }
-    memclient_model_info mi;
+    memclient_model_info mi = {0};
     uint64_t t0 = now_ms();
     int r = memclient_model_load(c, &y->desc, NULL, &mi, ti);
     int code = r < 0 ? fail("model load", r) : 0;
