@@ -47,22 +47,35 @@ def stop_standin_device(dev, path):
     os.rmdir(os.path.dirname(path))
 
 
+class Rig:
+    """A daemon of the test's own, a stand-in device and the loaders started on them."""
+
+    def __init__(self, daemon, device):
+        self.daemon, self.device, self.loaders = daemon, device, []
+
+
 @pytest.fixture
 def setup(own_daemon):
-    """A daemon of the test's own and a stand-in device of 12 banks of 1 GiB (sparse memfds,
-    the shipped Wormhole's DRAM banks): (daemon, the device's socket)."""
-    d = own_daemon()
+    """A Rig with a stand-in device of 12 banks of 1 GiB (sparse memfds, the shipped
+    Wormhole's DRAM banks); loaders a failed test left behind are killed."""
     dev, path = standin_device(BANKS, 1 << 30)
-    yield d, path
+    rig = Rig(own_daemon(), path)
+    yield rig
+    for p in rig.loaders:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
     stop_standin_device(dev, path)
 
 
-def start(lang, setup, *args):
-    d, dev = setup
+def start(lang, rig, *args, device=None):
+    """A loader (C or Python) on rig's daemon and device (or that device socket)."""
     env = dict(os.environ, PYTHONPATH=os.path.join(BUILD_ROOT, "python"))
-    return subprocess.Popen(LOADERS[lang] + ["--socket", d.socket, "--standin", dev, "--model",
-                                             MODEL] + list(args),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    p = subprocess.Popen(LOADERS[lang] + ["--socket", rig.daemon.socket, "--standin",
+                                          device or rig.device, "--model", MODEL] + list(args),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    rig.loaders.append(p)
+    return p
 
 
 def read_until(p, prefix):
@@ -122,7 +135,7 @@ def check_placement(r):
 
 @pytest.mark.parametrize("filler,reader", [("c", "c"), ("py", "py"), ("c", "py"), ("py", "c")])
 def test_second_process_waits_and_reads_back(setup, filler, reader):
-    d, _ = setup
+    d = setup.daemon
     f = start(filler, setup, "--hold-ms", "2000")
     f_out = read_until(f, "holding")  # filled, holding before set_ready
     # Stopped, the filler cannot set ready however long the reader takes to start.
@@ -146,7 +159,7 @@ def test_second_process_waits_and_reads_back(setup, filler, reader):
 
 
 def test_filler_dies_before_set_ready(setup):
-    d, _ = setup
+    d = setup.daemon
     # A filler killed before set_ready: the next loader, started after, fills.
     dead = start("c", setup, "--hold-ms", "60000")
     read_until(dead, "holding")
@@ -196,10 +209,9 @@ def test_reader_catches_wrong_bytes(setup, lang):
 @pytest.mark.parametrize("lang", ["c", "py"])
 def test_device_smaller_than_memd_says(setup, lang):
     """A device with fewer or smaller banks than memd's map is refused, naming the page."""
-    d, _ = setup
     dev, path = standin_device(4, 1 << 20)
     try:
-        _, err = finish(start(lang, (d, path)), rc=1)
+        _, err = finish(start(lang, setup, device=path), rc=1)
         assert re.search(r"conv\S+ page \d+ is at bank \d+ address 0x[0-9a-f]+, past the "
                          r"stand-in device \(4 banks of 1048576 bytes\)", err), err
     finally:
