@@ -108,9 +108,9 @@ def walk_weights(lm, dev, fill, seed):
         seen = []
         # Weights start on a page, so each step is one page of the constants buffer (the
         # last one shorter), all of it in one bank.
-        for off in range(0, t.bytes, step):
+        offsets = range(0, t.bytes, step)
+        for off, loc in zip(offsets, lm.locate(t.name, offsets)):
             n = min(step, t.bytes - off)
-            loc = lm.locate(t.name, off)
             dev.check(t.name, len(seen), loc, n)
             want = weight_bytes(key, off, n)
             # With a real device: the driver's write or read of n bytes at loc.address of

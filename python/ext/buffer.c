@@ -244,7 +244,7 @@ static PyMethodDef buffer_methods[] = {
     {"locate", buffer_locate, METH_O,
      "locate($self, offset, /)\n--\n\nWhere byte offset of the buffer is, a memd.Location: (bank, address, "
      "absolute, page, core, noc), pages interleaved over the banks as tt-metal does "
-     "(Client.locate)."},
+     "(Client.locate); a sequence of offsets gives a list of them from the same two requests."},
     {"free", buffer_free, METH_NOARGS,
      "free($self, /)\n--\n\nFrees the buffer (memd.NotFoundError if it is already freed)."},
     {"bank_addresses", buffer_bank_addresses, METH_NOARGS,

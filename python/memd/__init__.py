@@ -271,14 +271,18 @@ class Client(_memd.Client):
                 raise
         return LoadedModel(self, model, info, infos)
 
-    def locate(self, buffer: Any, offset: int) -> Location:
+    def locate(self, buffer: Any, offset: Any) -> Any:
         """Where byte offset of a buffer (a Buffer or a handle) is, to write it with a device
         driver: Location(bank, address, absolute, page, core, noc). Page i of the buffer
         is in bank i % banks at the bank's address + (i // banks) * page_size, as tt-metal
         interleaves pages (libmemclient's memclient_locate, from one QUERY and BANK_ADDRS).
         A one-page buffer is all in its first bank; an offset past the pages the buffer
-        reserves raises memd.Error (ERANGE)."""
-        return Location(*self._locate(buffer, [offset])[0])
+        reserves raises memd.Error (ERANGE). offset may also be a sequence of offsets (a
+        range of page starts, say): a list of Locations from the same two requests, what a
+        loader walking a buffer page by page wants."""
+        if isinstance(offset, int):
+            return Location(*self._locate(buffer, [offset])[0])
+        return [Location(*t) for t in self._locate(buffer, list(offset))]
 
     def banks_on_cores(self, device: int, group: str, x: Iterable[int],
                        y: Iterable[int]) -> List[int]:

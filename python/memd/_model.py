@@ -378,6 +378,12 @@ def _yaml_str(s: str) -> str:
     return "".join(out)
 
 
+def _shift(offset: Any, base: int) -> Any:
+    """offset (an int or a sequence of ints) moved by base: the buffer's offsets of a
+    tensor's."""
+    return offset + base if isinstance(offset, int) else [o + base for o in offset]
+
+
 class Location(NamedTuple):
     """Where one byte of a buffer is (Client.locate): bank id, address in the bank (the bank
     group's address map), absolute address (plus the bank's offset), the buffer's page
@@ -438,14 +444,15 @@ class LoadedModel:
         """(arena - lower_bound) / lower_bound: how far the plan is from the best possible."""
         return (self.arena - self.lower_bound) / self.lower_bound if self.lower_bound else 0.0
 
-    def locate(self, tensor: str, offset: int = 0) -> Location:
+    def locate(self, tensor: str, offset: Any = 0) -> Any:
         """Where byte offset of weight `tensor` is in the shared constants buffer: (bank,
-        address, ...) as Client.locate. For activations and placeholders, ask an Instance."""
+        address, ...) as Client.locate; a sequence of offsets gives a list in one go. For
+        activations and placeholders, ask an Instance."""
         if tensor not in self.weights:
             raise KeyError(f"{tensor!r} is not a weight of model {self.name!r} (activations "
                            f"and placeholders: Instance.locate)")
         return self.client.locate(self.const_handle,
-                                  self.weights[tensor] - self.const_address + offset)
+                                  _shift(offset, self.weights[tensor] - self.const_address))
 
     def create_instance(self) -> "Instance":
         """A new (or reused) instance: an arena sized by the plan and one buffer per input,
@@ -501,9 +508,10 @@ class Instance:
         self.handles: Dict[str, int] = {n: h for n, (_a, h) in zip(names, addrs)}
         self.released = False
 
-    def locate(self, tensor: str, offset: int = 0) -> Location:
+    def locate(self, tensor: str, offset: Any = 0) -> Any:
         """Where byte offset of `tensor` (any tensor of the model: weights, activations in
-        the arena, placeholders) is: (bank, address, ...) as Client.locate."""
+        the arena, placeholders) is: (bank, address, ...) as Client.locate; a sequence of
+        offsets gives a list in one go."""
         if tensor not in self.tensors:
             raise KeyError(f"{tensor!r} is not a tensor of model {self.model.name!r}")
         handle = self.handles[tensor]
@@ -513,7 +521,7 @@ class Instance:
             start = self.arena_address
         else:  # a placeholder: a buffer of its own
             start = self.tensors[tensor]
-        return self.model.client.locate(handle, self.tensors[tensor] - start + offset)
+        return self.model.client.locate(handle, _shift(offset, self.tensors[tensor] - start))
 
     def release(self, free: bool = False) -> None:
         """Releases the instance: kept allocated for the next create_instance() unless

@@ -49,6 +49,13 @@ def test_buffer_locate_follows_ttmetal(client):
             assert client.locate(b.handle, 0) == b.locate(0)
             with pytest.raises(memd.Error, match="past buffer"):
                 b.locate(5 * BANKS * page)  # 51 pages: 5 rows in every bank
+            # Many offsets in one go: the same Locations, in order, for a range or a list.
+            starts = range(0, 51 * page, page)
+            assert b.locate(starts) == [b.locate(o) for o in starts]
+            assert client.locate(b, [7, page + 7]) == [b.locate(7), b.locate(page + 7)]
+            assert b.locate([]) == []
+            with pytest.raises(memd.Error, match="past buffer"):
+                b.locate([0, 5 * BANKS * page])
 
 
 def test_model_locate_weights_activations_placeholders(client):
@@ -58,6 +65,7 @@ def test_model_locate_weights_activations_placeholders(client):
         for name, addr in lm.weights.items():
             start = addr - lm.const_address
             assert start % PAGE == 0, f"weight {name} not on a page"
+            assert lm.locate(name, [0, 1]) == [lm.locate(name, 0), lm.locate(name, 1)]
             size = m.tensor(name).bytes
             for off in range(0, size, PAGE):
                 loc = lm.locate(name, off)
