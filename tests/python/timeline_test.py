@@ -202,7 +202,8 @@ try:
               "%dx%d: the legend names both clients: %s" % (w, h, owners))
         tip = facts["tip"]
         check("client trainer" in tip and "64.0 KiB per bank x 4 banks = 256.0 KiB" in tip
-              and "trainer/sram" in tip and "bank 2:" in tip and "live at the end" in tip
+              and "trainer/sram" in tip and "device 0 sram/buffers, bank 2: 0x" in tip
+              and "live at the end" in tip
               and re.search(r":\d+ trainer\n", tip),
               "%dx%d: hovering the bank-set buffer: who, what, context, stack: %r" % (w, h, tip))
         check(facts["zoomed"] != facts["range"] and facts["reset"] == facts["range"],
