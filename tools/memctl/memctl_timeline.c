@@ -55,6 +55,41 @@ static int write_events(FILE *f, memclient *c, const memclient_history_filter *f
     return 0;
 }
 
+/* What is held now (the page draws those whose alloc record is older than the records),
+ * with the sessions' client names and the filter the records passed, which the page
+ * applies to them too. */
+static void write_live(FILE *f, const memclient_snapshot *s, const memclient_history_filter *filt)
+{
+    fprintf(f, ", \"filter\": {\"device\": %" PRId64 ", \"pid\": %" PRIu32 ", \"since_ns\": \"%"
+               PRIu64 "\", \"client\": ",
+            filt->device == MEMCLIENT_ANY_DEVICE ? -1 : (int64_t)filt->device, filt->pid,
+            filt->since_ns);
+    memd_json_str(f, filt->client ? filt->client : "");
+    fputs("}, \"sessions\": [", f);
+    for (size_t i = 0; i < s->nsessions; i++) {
+        fprintf(f, "%s{\"id\": %" PRIu32 ", \"client\": ", i ? ", " : "", s->sessions[i].id);
+        memd_json_str(f, s->sessions[i].client_name);
+        fputc('}', f);
+    }
+    fputs("], \"live\": [", f);
+    for (size_t i = 0; i < s->nallocs; i++) {
+        const memclient_alloc_info *a = &s->allocs[i];
+        fprintf(f, "%s{\"handle\": %" PRIu64 ", \"created_ns_str\": \"%" PRIu64 "\", \"device\": %"
+                   PRIu32 ", \"kind\": \"%s\", \"region\": %" PRIu32 ", \"class\": \"%s\", "
+                   "\"address\": %" PRIu64 ", \"size_per_bank\": %" PRIu64 ", \"banks\": %" PRIu32
+                   ", \"session\": %" PRIu32 ", \"pid\": %" PRIu32 ", \"uid\": %" PRIu32
+                   ", \"process\": ",
+                i ? ", " : "", a->buf.handle, a->created_ns, a->device,
+                memclient_kind_name(a->buf.kind), a->buf.region, memclient_class_name(a->cls),
+                a->buf.address, a->buf.size_per_bank, a->buf.banks, a->session_id, a->pid, a->uid);
+        memd_json_str(f, a->comm);
+        fputs(", \"name\": ", f);
+        memd_json_str(f, a->name);
+        fputc('}', f);
+    }
+    fputc(']', f);
+}
+
 /* Where the records fall: devices, bank groups, regions, and the banks of the live
  * bank-set and per-bank buffers (the recorder keeps a buffer's bank count, not its banks). */
 static void write_layout(FILE *f, const memclient_snapshot *s)
@@ -89,7 +124,7 @@ static void write_layout(FILE *f, const memclient_snapshot *s)
         fprintf(f, "%s{\"handle\": %" PRIu64 ", \"bank\": %" PRIu32 ", \"address\": %" PRIu64
                    "}", i ? ", " : "", b->handle, b->bank.bank, b->bank.address);
     }
-    fputs("]}", f);
+    fputc(']', f);
 }
 
 int memctl_timeline_html(FILE *out, memclient *c, const memclient_history_filter *filt)
@@ -106,8 +141,11 @@ int memctl_timeline_html(FILE *out, memclient *c, const memclient_history_filter
     int r = write_events(json, c, filt);
     if (r == 0)
         r = memclient_dump(c, MEMCLIENT_ALL_DEVICES, MEMCLIENT_DUMP_BANKS, &s);
-    if (r == 0)
+    if (r == 0) {
         write_layout(json, s);
+        write_live(json, s, filt);
+        fputc('}', json);
+    }
     memclient_snapshot_free(s);
     if (fclose(json) != 0 && r == 0)
         r = -EIO;
