@@ -55,6 +55,14 @@ static int write_events(FILE *f, memclient *c, const memclient_history_filter *f
     return 0;
 }
 
+/* The i-th object of a list: {"id": id, "key": "value"}. */
+static void id_and_string(FILE *f, size_t i, uint32_t id, const char *key, const char *value)
+{
+    fprintf(f, "%s{\"id\": %" PRIu32 ", \"%s\": ", i ? ", " : "", id, key);
+    memd_json_str(f, value);
+    fputc('}', f);
+}
+
 /* What is held now (the page draws those whose alloc record is older than the records),
  * with the sessions' client names and the filter the records passed, which the page
  * applies to them too. */
@@ -66,11 +74,8 @@ static void write_live(FILE *f, const memclient_snapshot *s, const memclient_his
             filt->since_ns);
     memd_json_str(f, filt->client ? filt->client : "");
     fputs("}, \"sessions\": [", f);
-    for (size_t i = 0; i < s->nsessions; i++) {
-        fprintf(f, "%s{\"id\": %" PRIu32 ", \"client\": ", i ? ", " : "", s->sessions[i].id);
-        memd_json_str(f, s->sessions[i].client_name);
-        fputc('}', f);
-    }
+    for (size_t i = 0; i < s->nsessions; i++)
+        id_and_string(f, i, s->sessions[i].id, "client", s->sessions[i].client_name);
     fputs("], \"live\": [", f);
     for (size_t i = 0; i < s->nallocs; i++) {
         const memclient_alloc_info *a = &s->allocs[i];
@@ -97,11 +102,8 @@ static void write_layout(FILE *f, const memclient_snapshot *s)
     fprintf(f, ", \"now_ns\": \"%" PRIu64 "\", \"version\": ", s->server.now_ns);
     memd_json_str(f, s->server.version);
     fputs(", \"devices\": [", f);
-    for (size_t i = 0; i < s->ndevices; i++) {
-        fprintf(f, "%s{\"id\": %" PRIu32 ", \"name\": ", i ? ", " : "", s->devices[i].id);
-        memd_json_str(f, s->devices[i].name);
-        fputc('}', f);
-    }
+    for (size_t i = 0; i < s->ndevices; i++)
+        id_and_string(f, i, s->devices[i].id, "name", s->devices[i].name);
     fputs("], \"groups\": [", f);
     for (size_t i = 0; i < s->ngroups; i++) {
         const memclient_group *g = &s->groups[i];
