@@ -111,8 +111,15 @@ window.addEventListener('load', () => {
   svg.dispatchEvent(new WheelEvent('wheel', {bubbles: true, cancelable: true, deltaY: -600,
     clientX: sb.x + sb.width * 0.6, clientY: sb.y + sb.height / 2}));
   facts.zoomed = range();
+  // Shown bands (zoomed, some are out of view) and whether each lies inside its panel.
+  const shown = () => [...document.querySelectorAll('rect.band')].filter(r =>
+    r.style.display !== 'none').map(r => {
+      const b = r.getBoundingClientRect(), s = r.closest('svg').getBoundingClientRect();
+      return b.x >= s.x - 0.5 && b.right <= s.right + 0.5; });
+  facts.zoomedShown = shown();
   document.getElementById('reset').click();
   facts.reset = range();
+  facts.resetShown = shown();
   const pre = document.createElement('pre');
   pre.id = 'facts';
   pre.style.display = 'none';
@@ -210,6 +217,10 @@ try:
         check(facts["zoomed"] != facts["range"] and facts["reset"] == facts["range"],
               "%dx%d: the wheel zooms (%s -> %s), reset restores"
               % (w, h, facts["range"], facts["zoomed"]))
+        zs, rs = facts["zoomedShown"], facts["resetShown"]
+        check(0 < len(zs) <= RECTS and all(zs) and len(rs) == RECTS and all(rs),
+              "%dx%d: zoomed, %d bands in view, each inside its panel; reset: all %d"
+              % (w, h, len(zs), len(rs)))
 
         png = os.path.join(OUT, "timeline-%dx%d.png" % (w, h))
         if os.path.exists(png):
