@@ -316,6 +316,40 @@ START_TEST(memctl_history_table_and_json)
 }
 END_TEST
 
+/* --html: one page, its records' JSON inside a <script> element that a hostile buffer
+ * name cannot close; exclusive with --json and --follow; an unwritable path fails. */
+START_TEST(memctl_history_html_page)
+{
+    memclient *c = connect_named("svc-html");
+    ck_assert_int_eq(memclient_set_context(c, "loader/batch", NULL), 0);
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 1u << 20);
+    r.name = "</script><script>alert(1)</script>";
+    memclient_buffer b;
+    ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
+    char out[4096], path[128];
+    snprintf(path, sizeof path, "%s/timeline.html", f.dir);
+    ck_assert_int_eq(memctl_capture(&f, MEMCTL_ARGS("history", "--html", path), out, sizeof out),
+                     0);
+    char *page = memctl_slurp(path);
+    ck_assert(strncmp(page, "<!DOCTYPE html>", 15) == 0);
+    ck_assert_ptr_nonnull(strstr(page, "</script></body></html>\n"));
+    memctl_expect_all(page, (const char *const[]){"\"client\": \"svc-html\"",
+                                                  "\"context\": \"loader/batch\"",
+                                                  "\"name\": \"\\u003c/script>\\u003cscript>",
+                                                  "\"bank_sets\": [", NULL});
+    ck_assert_ptr_null(strstr(page, "<script>alert"));
+    ck_assert_ptr_null(strstr(page, "http"));
+    free(page);
+    ck_assert_int_eq(memctl_capture(&f, MEMCTL_ARGS("history", "--html", path, "--json"), out,
+                                    sizeof out), 2);
+    ck_assert_int_eq(memctl_capture(&f, MEMCTL_ARGS("history", "--follow", "--html", path), out,
+                                    sizeof out), 2);
+    ck_assert_int_eq(memctl_capture(&f, MEMCTL_ARGS("history", "--html", "/nonexistent/t.html"),
+                                    out, sizeof out), 1);
+    memclient_disconnect(c);
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("history");
@@ -328,6 +362,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, filters);
     tcase_add_test(tc, others_see_only_their_own_records);
     tcase_add_test(tc, memctl_history_table_and_json);
+    tcase_add_test(tc, memctl_history_html_page);
     suite_add_tcase(s, tc);
     TCase *ring = tcase_create("ring");
     tcase_set_timeout(ring, 60);

@@ -9,22 +9,19 @@ screenshots are decoded here (zlib + struct) to check the buffers are drawn wher
 DOM says. Screenshots: BUILD/tests/python/pictures/*.png.
 
 usage: picture_test.py BUILD_DIR SOURCE_DIR   (exit 77: no chromium)"""
-import json
 import os
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
-import zlib
 
 BUILD, SRC = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(SRC, "tests", "common"))
 from memd_daemon import Daemon  # noqa: E402
+from chromium import CHROMIUM, chromium, dom_json, near, read_png  # noqa: E402
 
 MEMCTL = os.path.join(BUILD, "tools", "memctl", "memctl")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 OUT = os.path.join(BUILD, "tests", "python", "pictures")
 SIZES = [(1280, 800), (600, 900)]
 INTERNAL = (0xb0, 0x7a, 0xa1)  # class internal's fill in memctl_svg.c
@@ -40,57 +37,6 @@ def check(cond, what):
     global failed
     print(("ok - " if cond else "not ok - ") + what, flush=True)
     failed += not cond
-
-
-def chromium(profile, w, h, *args):
-    r = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-                        "--hide-scrollbars", "--user-data-dir=" + profile,
-                        "--window-size=%d,%d" % (w, h)] + list(args),
-                       capture_output=True, text=True, timeout=120)
-    if r.returncode != 0:
-        raise RuntimeError("chromium %s: exit %d: %s" % (args, r.returncode, r.stderr[-2000:]))
-    return r.stdout
-
-
-def read_png(path):
-    """(width, height, rows of RGB tuples) of an 8-bit RGB or RGBA, non-interlaced PNG."""
-    data = open(path, "rb").read()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", path
-    pos, idat, hdr = 8, b"", None
-    while pos < len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
-        if kind == b"IHDR":
-            hdr = struct.unpack(">IIBBBBB", body)
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + n
-    w, h, depth, ctype, _, _, interlace = hdr
-    assert depth == 8 and ctype in (2, 6) and not interlace, hdr
-    bpp = 3 if ctype == 2 else 4
-    raw, stride, rows, prev = zlib.decompress(idat), w * bpp, [], bytearray(w * bpp)
-    for y in range(h):
-        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):  # undo the row filter
-            a = line[i - bpp] if i >= bpp else 0
-            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-            if f == 1:
-                line[i] = (line[i] + a) & 255
-            elif f == 2:
-                line[i] = (line[i] + b) & 255
-            elif f == 3:
-                line[i] = (line[i] + (a + b) // 2) & 255
-            elif f == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        rows.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(w)])
-        prev = line
-    return w, h, rows
-
-
-def near(px, rgb, tol=12):
-    return all(abs(a - b) <= tol for a, b in zip(px, rgb))
 
 
 # Measured in the page: the window, the page's scroll width, the picture's box, every
@@ -150,12 +96,10 @@ try:
         profile = os.path.join(tmp, "profile-%d" % w)
         dom = chromium(profile, w, h, "--virtual-time-budget=5000", "--dump-dom",
                        "file://" + probe)
-        m = re.search(r'<pre id="facts">(.*?)</pre>', dom, re.S)
-        check(m is not None, "%dx%d: the page's measurements came back" % (w, h))
-        if not m:
+        facts = dom_json(dom, "facts")
+        check(facts is not None, "%dx%d: the page's measurements came back" % (w, h))
+        if not facts:
             continue
-        facts = json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&")
-                           .replace("&lt;", "<").replace("&gt;", ">"))
         check(facts["scroll"] <= facts["inner"], "%dx%d: no horizontal scrolling (%s <= %s)"
               % (w, h, facts["scroll"], facts["inner"]))
         sv = facts["svg"]

@@ -76,7 +76,7 @@ _memctl()
                 detailed_memory_usage' -- "$cur"))
             return
             ;;
-        --output | -o)
+        --output | -o | --html | --svg)
             _filedir
             return
             ;;

@@ -30,7 +30,7 @@ static const memctl_cmd cmds[] = {
     {"sessions", memctl_cmd_sessions, "sessions [--json]"},
     {"metrics", memctl_cmd_metrics, "metrics [--json | --listen ADDR:PORT]"},
     {"events", memctl_cmd_events, "events [--follow] [--json] [--since SEQ]"},
-    {"history", memctl_cmd_history, "history [--json] [--device N] [--pid P] [--client NAME] [--since DURATION] [--follow]"},
+    {"history", memctl_cmd_history, "history [--json | --html FILE] [--device N] [--pid P] [--client NAME] [--since DURATION] [--follow]"},
     {"model", memctl_cmd_model, "model (check FILE.yaml | load FILE.yaml [--device N] [--instances K] [--hold] | list\n"
                                 "      | import FILE.onnx [-o OUT.yaml] [--dims NAME=N,...]) [--json]"},
     {"plan-submit", memctl_cmd_plan_submit, "plan-submit INPUT.csv [--validate] [--budget-ms MS] [--seed S] [--output OUT.csv] [--json]"},

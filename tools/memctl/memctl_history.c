@@ -1,6 +1,7 @@
 /* memctl history: the flight recorder (every allocation, free, refusal and release, with
- * who and in what context) as a table or JSON lines, filtered by device, process, client
- * and age; --follow keeps printing new records until interrupted. An admin sees every
+ * who and in what context) as a table, JSON lines or a timeline page (--html,
+ * memctl_timeline.c), filtered by device, process, client and age; --follow keeps printing
+ * new records until interrupted. An admin sees every
  * record, others those of their own uid. The JSON keys are documented in memctl(1) and
  * doc/running.md: tools read them, so they only ever gain keys. */
 #include <errno.h>
@@ -14,13 +15,14 @@
 
 #include "json.h"
 #include "memctl_service.h"
+#include "memctl_timeline.h"
 #include "units.h"
 #include "text.h"
 
 /* --follow asks again this often: the recorder has no long poll of its own. */
 #define FOLLOW_POLL_US 200000
 
-static void print_json(FILE *f, const memclient_hist_event *e)
+void memctl_history_json(FILE *f, const memclient_hist_event *e)
 {
     fprintf(f, "{\"seq\": %" PRIu64 ", \"time_ns\": %" PRIu64 ", \"time_ns_str\": \"%" PRIu64
                "\", \"type\": \"%s\", \"device\": %" PRIu32 ", \"kind\": \"%s\", \"region\": %u"
@@ -81,12 +83,29 @@ static void print_text(FILE *f, const memclient_hist_event *e)
     fputc('\n', f);
 }
 
-static const char usage_line[] = "usage: memctl history [--json] [--device N] [--pid P] "
-                                 "[--client NAME] [--since DURATION] [--follow]\n";
+static const char usage_line[] = "usage: memctl history [--json | --html FILE] [--device N] "
+                                 "[--pid P] [--client NAME] [--since DURATION] [--follow]\n";
+
+/* --html FILE: the records so far as a timeline page. */
+static int write_page(memclient *c, const memclient_history_filter *f, const char *path)
+{
+    FILE *out = fopen(path, "w");
+    if (!out) {
+        fprintf(stderr, "memctl history: cannot write %s: %s\n", path, strerror(errno));
+        return MEMCTL_EXIT_FAIL;
+    }
+    int r = memctl_timeline_html(out, c, f);
+    if (fclose(out) != 0 && r == 0)
+        r = -errno;
+    if (r < 0)
+        return memctl_fail(c, "history", path, r);
+    return 0;
+}
 
 int memctl_cmd_history(const memctl_globals *g, int argc, char **argv)
 {
     bool follow = false, json = false;
+    const char *html = NULL;
     memclient_history_filter f = {.device = MEMCLIENT_ANY_DEVICE};
     uint64_t age_ms = 0;
     for (int i = 1; i < argc; i++) {
@@ -95,6 +114,9 @@ int memctl_cmd_history(const memctl_globals *g, int argc, char **argv)
             follow = true;
         } else if (!strcmp(a, "--json")) {
             json = true;
+        } else if (!strcmp(a, "--html")) {
+            if (!(html = memctl_optarg("history", argc, argv, &i)))
+                return MEMCTL_EXIT_USAGE;
         } else if (!strcmp(a, "--device") || !strcmp(a, "--pid") || !strcmp(a, "--client") ||
                    !strcmp(a, "--since")) {
             if (!(v = memctl_optarg("history", argc, argv, &i)))
@@ -115,6 +137,9 @@ int memctl_cmd_history(const memctl_globals *g, int argc, char **argv)
                    "  the flight recorder: allocations, frees, refusals and releases, oldest "
                    "first\n  (an admin sees all, others their uid's)\n"
                    "  --json            one JSON object per line (keys: memctl(1))\n"
+                   "  --html FILE       a timeline page: per region, address over time, each\n"
+                   "                    allocation a band coloured by process (hover, zoom,\n"
+                   "                    pan, peak marker); one file, no network\n"
                    "  --device N        only device N\n"
                    "  --pid P           only process P\n"
                    "  --client NAME     only sessions with this client or process name\n"
@@ -127,6 +152,11 @@ int memctl_cmd_history(const memctl_globals *g, int argc, char **argv)
             return MEMCTL_EXIT_USAGE;
         }
     }
+    if (html && (json || follow)) {
+        fprintf(stderr, "memctl history: --html writes the records so far: not with --json "
+                        "or --follow\n");
+        return MEMCTL_EXIT_USAGE;
+    }
     if (age_ms) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -137,6 +167,11 @@ int memctl_cmd_history(const memctl_globals *g, int argc, char **argv)
     int r = memctl_connect(g, &c);
     if (r)
         return r;
+    if (html) {
+        r = write_page(c, &f, html);
+        memclient_disconnect(c);
+        return r;
+    }
     if (follow)
         memctl_follow_signals();
     if (!json)
@@ -156,7 +191,7 @@ int memctl_cmd_history(const memctl_globals *g, int argc, char **argv)
             fprintf(stderr, "memctl history: %" PRIu64 " records were overwritten before they "
                             "were read\n", pg.lost);
         for (size_t i = 0; i < pg.n; i++)
-            (json ? print_json : print_text)(stdout, &pg.events[i]);
+            (json ? memctl_history_json : print_text)(stdout, &pg.events[i]);
         bool more = pg.next_seq > since && pg.n > 0;
         since = pg.next_seq;
         memclient_history_page_free(&pg);
