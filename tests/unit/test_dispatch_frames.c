@@ -184,7 +184,7 @@ START_TEST(length_checked_before_handler)
         [MEMD_OP_ALLOC_BATCH_BANKS] = "expected at least 8 bytes",
         [MEMD_OP_PAGE_SIZE] = "expected 8 bytes",
         [MEMD_OP_CONTEXT] = "expected 640 bytes",
-        [MEMD_OP_HISTORY] = "expected 64 bytes",
+        [MEMD_OP_HISTORY] = "expected 64 or 72 bytes",
         [MEMD_OP_ALLOC_AT] = "expected at least 152 bytes",
         [MEMD_OP_LOWEST] = "expected 16 bytes",
         [MEMD_OP_MODEL_SET_READY] = "expected 16 bytes",
@@ -193,6 +193,7 @@ START_TEST(length_checked_before_handler)
         [MEMD_OP_REGION_HOLDERS] = "expected 8 bytes",
         [MEMD_OP_LIMIT_SET] = "expected 272 bytes",
         [MEMD_OP_LIMIT_CLEAR] = "expected 272 bytes",
+        [MEMD_OP_REVOKED] = "count does not match the 80-byte records that follow",
     };
     memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 64);
     for (uint16_t op = MEMD_OP_HELLO; op < MEMD_OP_OPCODE_COUNT; op++) {
@@ -465,6 +466,14 @@ START_TEST(read_only_opcodes_change_nothing)
         ck_assert(memd_wire_opcode_mutating(op));
         seen |= 1ull << op;
     }
+    /* REVOKED is memd's notice, refused as a request: nothing changes. */
+    memd_wire_count_put(p, 0);
+    changes = 0;
+    req(&sa, MEMD_OP_REVOKED, p, MEMD_WIRE_COUNT_SIZE, &r);
+    ck_assert_int_eq(r.h.status, -EINVAL);
+    ck_assert_uint_eq(changes, 0);
+    ck_assert(!memd_wire_opcode_mutating(MEMD_OP_REVOKED));
+    seen |= 1ull << MEMD_OP_REVOKED;
     memd_hook_remove(&st, &hook);
     /* Every opcode was tried: a new one needs its step here. */
     ck_assert_uint_eq(seen, ((1ull << MEMD_OP_OPCODE_COUNT) - 1) & ~1ull);

@@ -60,7 +60,7 @@ START_TEST(opcode_table)
         {MEMD_OP_ALLOC_BATCH_BANKS, "ALLOC_BATCH_BANKS", MEMD_WIRE_SHAPE_MIN, 8, 0, true},
         {MEMD_OP_PAGE_SIZE, "PAGE_SIZE", MEMD_WIRE_SHAPE_FIXED, 8, 0, false},
         {MEMD_OP_CONTEXT, "CONTEXT", MEMD_WIRE_SHAPE_FIXED, 640, 0, false},
-        {MEMD_OP_HISTORY, "HISTORY", MEMD_WIRE_SHAPE_FIXED, 64, 0, false},
+        {MEMD_OP_HISTORY, "HISTORY", MEMD_WIRE_SHAPE_FIXED, 72, 64, false},
         {MEMD_OP_ALLOC_AT, "ALLOC_AT", MEMD_WIRE_SHAPE_MIN, 152, 0, true},
         {MEMD_OP_LOWEST, "LOWEST", MEMD_WIRE_SHAPE_FIXED, 16, 0, false},
         {MEMD_OP_MODEL_SET_READY, "MODEL_SET_READY", MEMD_WIRE_SHAPE_FIXED, 16, 0, true},
@@ -69,6 +69,7 @@ START_TEST(opcode_table)
         {MEMD_OP_REGION_HOLDERS, "REGION_HOLDERS", MEMD_WIRE_SHAPE_FIXED, 8, 0, false},
         {MEMD_OP_LIMIT_SET, "LIMIT_SET", MEMD_WIRE_SHAPE_FIXED, 272, 0, true, true},
         {MEMD_OP_LIMIT_CLEAR, "LIMIT_CLEAR", MEMD_WIRE_SHAPE_FIXED, 272, 0, true, true},
+        {MEMD_OP_REVOKED, "REVOKED", MEMD_WIRE_SHAPE_COUNT, 80, 0, false},
     };
     ck_assert_uint_eq(sizeof want / sizeof want[0], MEMD_OP_OPCODE_COUNT - 1);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
