@@ -2,7 +2,8 @@
  * the dispatch fixture: many short sessions with a small ring keep as many who-entries as
  * the ring's records name (each record still names its own session's pid), and an admin's
  * free reaches a session that asked for notices as one REVOKED frame before its next
- * reply, a session that did not with nothing. */
+ * reply, a session that did not with nothing; a HISTORY request of before the types after
+ * REVOKE gets none of them. */
 #include <errno.h>
 #include <string.h>
 
@@ -134,6 +135,42 @@ START_TEST(revoke_notice_before_the_next_reply)
 }
 END_TEST
 
+/* A 64-byte HISTORY (a client from before the types after REVOKE) gets the buffer records
+ * only, each of the v1 size; MEMD_HISTORY_F_ALL gets the others too, in full. */
+START_TEST(old_history_request_gets_buffer_records_only)
+{
+    must_alloc(&sa, MEMD_CLASS_CONSTANT, 4 * KIB);
+    memd_hist_obj o = {.type = MEMD_HIST_SUBDEV_BIND, .device = DEV, .kind = MEMD_KIND_SRAM,
+                       .count = 2, .bytes = 8 * KIB, .name = "half"};
+    memd_history_object(&st, &sa, &o);
+    uint8_t p[MEMD_WIRE_HISTORY_REQ_SIZE];
+    memd_wire_history_req q = {.device = UINT32_MAX};
+    memd_wire_history_req_put(p, &q);
+    reply r;
+    req(&sa, MEMD_OP_HISTORY, p, MEMD_WIRE_HISTORY_REQ_V1_SIZE, &r);
+    memd_wire_history_info hi;
+    ck_assert_int_eq(memd_wire_history_info_get(r.p, r.h.len, &hi), 0);
+    ck_assert_uint_eq(hi.count, 1);
+    ck_assert_uint_eq(r.h.len, MEMD_WIRE_HISTORY_INFO_SIZE + MEMD_WIRE_HIST_EVENT_V1_SIZE);
+    q.flags = MEMD_HISTORY_F_ALL;
+    memd_wire_history_req_put(p, &q);
+    req(&sa, MEMD_OP_HISTORY, p, sizeof p, &r);
+    ck_assert_int_eq(memd_wire_history_info_get(r.p, r.h.len, &hi), 0);
+    ck_assert_uint_eq(hi.count, 2);
+    ck_assert_uint_eq(r.h.len, MEMD_WIRE_HISTORY_INFO_SIZE + 2 * MEMD_WIRE_HIST_EVENT_SIZE);
+    memd_wire_hist_event e;
+    ck_assert_int_eq(memd_wire_hist_event_get(r.p + MEMD_WIRE_HISTORY_INFO_SIZE +
+                                                  MEMD_WIRE_HIST_EVENT_SIZE,
+                                              MEMD_WIRE_HIST_EVENT_SIZE, &e), 0);
+    ck_assert_uint_eq(e.type, MEMD_HIST_SUBDEV_BIND);
+    ck_assert_str_eq(e.name, "half");
+    ck_assert_uint_eq(e.count, 2);
+    ck_assert_uint_eq(e.bytes, 8 * KIB);
+    ck_assert_uint_eq(e.kind, MEMD_KIND_SRAM);
+    ck_assert_uint_eq(e.pid, sa.pid);
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("history");
@@ -145,6 +182,7 @@ Suite *memd_test_suite(void)
     TCase *rv = tcase_create("revoke");
     tcase_add_checked_fixture(rv, setup, teardown);
     tcase_add_test(rv, revoke_notice_before_the_next_reply);
+    tcase_add_test(rv, old_history_request_gets_buffer_records_only);
     suite_add_tcase(s, rv);
     return s;
 }
