@@ -176,6 +176,9 @@ def test_pools_models_instances_and_subdevs_recorded(daemon, client):
     assert recs["model_load"]["seq"] < recs["instance_create"]["seq"] < \
         recs["instance_release"]["seq"] < recs["model_unload"]["seq"]
     assert not [r for r in client.history(since_seq=start, device=2) if "model" in r["type"]]
+    mine_ = {r["type"] for r in client.history(since_seq=start, pid=os.getpid())}
+    assert {"pool_report", "model_load", "instance_create"} <= mine_
+    assert client.history(since_seq=start, pid=os.getpid() + 1) == []
 
     client.subdev_define("hist-sd", 0, "l1", [40, 41], budget=4096)
     with memd.connect(daemon.socket, name="hist-bound") as c:
