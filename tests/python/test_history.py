@@ -180,7 +180,7 @@ def test_pools_models_instances_and_subdevs_recorded(daemon, client):
     assert {"pool_report", "model_load", "instance_create"} <= mine_
     assert client.history(since_seq=start, pid=os.getpid() + 1) == []
 
-    client.subdev_define("hist-sd", 0, "l1", [40, 41], budget=4096)
+    client.subdev_define("hist-sd", 0, "l1", [50, 51], budget=4096)  # banks no other test uses
     with memd.connect(daemon.socket, name="hist-bound") as c:
         c.subdev_bind("hist-sd")
         [bind] = [r for r in client.history(since_seq=start, client="hist-bound")]
