@@ -50,7 +50,7 @@ int memclient_lock(memclient *c)
 
 void memclient_unlock(memclient *c)
 {
-    pthread_mutex_unlock(&c->mu);
+    memclient_revoke_unlock(c);
 }
 
 /* What to do about a failed connect to path, in buf: " (...)" or "". */
@@ -97,10 +97,11 @@ static int connect_unix(int fd, const struct sockaddr_un *sa)
  * either way, so a refused reclaim can be followed by a plain HELLO. */
 static int hello(memclient *c, bool reclaim)
 {
-    memd_wire_hello h = {.min_version = 1, .max_version = MEMD_PROTO_VERSION, .flags = 0};
+    memd_wire_hello h = {.min_version = 1, .max_version = MEMD_PROTO_VERSION,
+                         .flags = MEMD_HELLO_F_NOTICES};
     memcpy(h.client_name, c->client_name, sizeof(h.client_name));
     if (reclaim) {
-        h.flags = MEMD_HELLO_F_RECLAIM;
+        h.flags |= MEMD_HELLO_F_RECLAIM;
         h.reclaim_session = c->info.session_id;
         memcpy(h.reclaim_token, c->token, sizeof(h.reclaim_token));
     }
@@ -375,6 +376,7 @@ void memclient_disconnect(memclient *c)
     free(c->tx);
     free(c->rx);
     free(c->slots);
+    free(c->revoked);
     free(c);
 }
 

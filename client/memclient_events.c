@@ -127,15 +127,21 @@ int memclient_history(memclient *c, uint64_t since, uint32_t max,
         if (f->client)
             memcpy(q.client, f->client, strlen(f->client));
     }
+    /* Every record type from a daemon that has them; a daemon from before takes only the
+     * 64-byte request and sends the shorter records. */
+    bool all = c && (c->welcome_flags & MEMD_WELCOME_F_HISTORY_2);
+    q.flags = all ? MEMD_HISTORY_F_ALL : 0;
+    size_t rec = all ? MEMD_WIRE_HIST_EVENT_SIZE : MEMD_WIRE_HIST_EVENT_V1_SIZE;
     uint8_t p[MEMD_WIRE_HISTORY_REQ_SIZE];
     memd_wire_history_req_put(p, &q);
     memclient_raw raw;
-    int r = raw_call(c, MEMD_OP_HISTORY, p, sizeof p, "HISTORY", 0, &raw);
+    int r = raw_call(c, MEMD_OP_HISTORY, p, all ? sizeof p : MEMD_WIRE_HISTORY_REQ_V1_SIZE,
+                     "HISTORY", 0, &raw);
     if (r < 0)
         return r;
     memd_wire_history_info info;
     if (memd_wire_history_info_get(raw.data, raw.len, &info) < 0 ||
-        raw.len - MEMD_WIRE_HISTORY_INFO_SIZE != (size_t)info.count * MEMD_WIRE_HIST_EVENT_SIZE)
+        raw.len - MEMD_WIRE_HISTORY_INFO_SIZE != (size_t)info.count * rec)
         return bad_reply(&raw, "HISTORY");
     out->events = calloc(info.count ? info.count : 1, sizeof *out->events);
     if (!out->events) {
@@ -143,9 +149,9 @@ int memclient_history(memclient *c, uint64_t since, uint32_t max,
         return memclient_fail(-ENOMEM, "out of memory");
     }
     const uint8_t *e = raw.data + MEMD_WIRE_HISTORY_INFO_SIZE;
-    for (uint32_t i = 0; i < info.count; i++, e += MEMD_WIRE_HIST_EVENT_SIZE) {
+    for (uint32_t i = 0; i < info.count; i++, e += rec) {
         memd_wire_hist_event w;
-        if (memd_wire_hist_event_get(e, MEMD_WIRE_HIST_EVENT_SIZE, &w) < 0) {
+        if (memd_wire_hist_event_get(e, rec, &w) < 0) {
             memclient_history_page_free(out);
             return bad_reply(&raw, "HISTORY");
         }
@@ -172,6 +178,13 @@ const char *memclient_hist_type_name(unsigned type)
         [MEMD_HIST_FAIL] = "fail",
         [MEMD_HIST_RELEASE] = "release",
         [MEMD_HIST_REVOKE] = "revoke",
+        [MEMD_HIST_POOL_REPORT] = "pool_report",
+        [MEMD_HIST_MODEL_LOAD] = "model_load",
+        [MEMD_HIST_MODEL_UNLOAD] = "model_unload",
+        [MEMD_HIST_INSTANCE_CREATE] = "instance_create",
+        [MEMD_HIST_INSTANCE_RELEASE] = "instance_release",
+        [MEMD_HIST_SUBDEV_DEFINE] = "subdev_define",
+        [MEMD_HIST_SUBDEV_BIND] = "subdev_bind",
     };
     return type < MEMD_HIST_TYPE_COUNT && names[type] ? names[type] : "?";
 }

@@ -111,6 +111,12 @@ struct memclient {
     pthread_cond_t timer_cv;
     bool auto_reconnect;    /* MEMCLIENT_CONNECT_RECONNECT */
     int timeout_ms;         /* memclient_set_timeout / $MEMD_TIMEOUT_MS; 0: none */
+
+    /* Revocation notices received (REVOKED frames) and not yet taken (memclient_revoke.c). */
+    memclient_revoke *revoked;
+    size_t nrevoked, revoked_cap;
+    memclient_revoke_fn revoke_cb;
+    void *revoke_arg;
 };
 
 #define MEMCLIENT_POOL_REPORT_MS MEMCLIENT_POOL_STALENESS_MS
@@ -175,6 +181,12 @@ int memclient_finish(memclient *c, uint64_t seq);
  * new slot like old's; 0 with *seq, or -ENOMEM. */
 int memclient_resend(memclient *c, const uint8_t *frame, size_t len, const memclient_slot *old,
                      uint64_t *seq);
+
+/* ---- memclient_revoke.c ---- */
+/* A REVOKED frame's payload (len bytes): its notices are queued. 0, or -EPROTO / -ENOMEM. */
+int memclient_revoke_notices(memclient *c, const uint8_t *p, size_t len);
+/* memclient_unlock: unlocks c, then hands the queued notices to the callback, if any. */
+void memclient_revoke_unlock(memclient *c);
 
 /* ---- memclient_access.c ---- */
 /* " (why)" for connect(2)'s EACCES on path: the folder this user may not enter, or the

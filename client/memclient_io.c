@@ -312,6 +312,12 @@ static void dispatch(memclient *c)
         }
         const uint8_t *payload = c->rx + c->rx_off + MEMD_HDR_SIZE;
         c->rx_off += frame;
+        if (h.opcode == MEMD_OP_REVOKED && h.id == 0 && h.status == 0) {
+            /* A notice before a reply (we asked for them in HELLO): not a reply. */
+            if ((r = memclient_revoke_notices(c, payload, h.len)) < 0)
+                memclient_kill(c, r, "malformed REVOKED notice");
+            continue;
+        }
         handle_reply(c, &h, payload);
     }
 }

@@ -23,6 +23,7 @@
 #include "oom.h"
 #include "pool_books.h"
 #include "quota.h"
+#include "revoke.h"
 #include "subdev.h"
 #include "text.h"
 
@@ -258,9 +259,13 @@ void memd_alloc_reclaim(memd_state *st, memd_alloc *a, memd_session *admin)
 {
     st->hist_cause = MEMD_HIST_REVOKE;
     st->hist_actor = admin;
-    while (a->refcount > 1)
-        memd_hold_release(st, memd_alloc_holders(a));
-    memd_hold_release(st, memd_alloc_holders(a)); /* the last one destroys a */
+    for (bool last = false; !last;) {
+        memd_hold *h = memd_alloc_holders(a);
+        last = a->refcount == 1; /* its release destroys a */
+        if (h->session != admin && h->session->wants_notices)
+            memd_revoke_note_add(st, h->session, a, admin);
+        memd_hold_release(st, h);
+    }
     st->hist_cause = 0;
     st->hist_actor = NULL;
 }

@@ -26,6 +26,8 @@ struct memd_history {
     uint64_t pos;                  /* its slot: (next_seq - 1) % cap, kept to skip a division */
     memd_hist_who *whos;
     uint32_t nwhos, whos_cap;
+    uint32_t free_who;             /* first free entry + 1, 0: none */
+    uint32_t used_whos;
     hist_strings strs;
 };
 
@@ -121,11 +123,25 @@ static memd_history *recorder(memd_state *st)
     return st->history = h;
 }
 
-/* s's entry, made the first time it records something; UINT32_MAX when memory is short. */
-static uint32_t who_of(memd_history *h, memd_session *s)
+static void who_put(memd_history *h, uint32_t i)
 {
-    if (s->hist_who)
-        return s->hist_who - 1;
+    memd_hist_who *w = &h->whos[i];
+    if (--w->refs)
+        return;
+    w->next_free = h->free_who;
+    h->free_who = i + 1;
+    h->used_whos--;
+}
+
+/* A free entry: one no session and no record names any more, else a new one;
+ * UINT32_MAX when memory is short. */
+static uint32_t who_new(memd_history *h)
+{
+    if (h->free_who) {
+        uint32_t i = h->free_who - 1;
+        h->free_who = h->whos[i].next_free;
+        return i;
+    }
     if (h->nwhos == h->whos_cap) {
         uint32_t cap = h->whos_cap ? h->whos_cap * 2 : 64;
         memd_hist_who *w = realloc(h->whos, cap * sizeof *w);
@@ -134,14 +150,29 @@ static uint32_t who_of(memd_history *h, memd_session *s)
         h->whos = w;
         h->whos_cap = cap;
     }
-    memd_hist_who *w = &h->whos[h->nwhos];
-    *w = (memd_hist_who){.session_id = s->id, .pid = s->pid, .uid = s->uid};
+    return h->nwhos++;
+}
+
+/* s's entry, made the first time it records something (the session's reference), with a
+ * reference for the caller's record; UINT32_MAX when memory is short. */
+static uint32_t who_of(memd_history *h, memd_session *s)
+{
+    if (s->hist_who) {
+        h->whos[s->hist_who - 1].refs++;
+        return s->hist_who - 1;
+    }
+    uint32_t i = who_new(h);
+    if (i == UINT32_MAX)
+        return i;
+    memd_hist_who *w = &h->whos[i];
+    *w = (memd_hist_who){.session_id = s->id, .pid = s->pid, .uid = s->uid, .refs = 2};
     memcpy(w->comm, s->comm, sizeof w->comm);
     w->comm[sizeof w->comm - 1] = '\0';
     memcpy(w->client_name, s->client_name, sizeof w->client_name);
     w->client_name[sizeof w->client_name - 1] = '\0';
-    s->hist_who = ++h->nwhos;
-    return s->hist_who - 1;
+    h->used_whos++;
+    s->hist_who = i + 1;
+    return i;
 }
 
 /* What every record has, in *r; false when the recorder is off. */
@@ -156,11 +187,24 @@ static bool begin(memd_state *st, memd_session *s, uint8_t type, memd_hist_rec *
     return true;
 }
 
-/* r into the next slot (one cache line: the ring's records never straddle two). */
+/* The record's references to who-entries: its session, and a revoking admin. */
+static uint32_t actor_of(const memd_hist_rec *r)
+{
+    return r->type == MEMD_HIST_REVOKE ? r->actor : 0;
+}
+
+/* r into the next slot (one cache line: the ring's records never straddle two); the
+ * record it overwrites lets go of its who-entries. */
 static void put(memd_history *h, const memd_hist_rec *r)
 {
     _Static_assert(sizeof *r == 64, "a record is one cache line");
-    h->ring[h->pos] = *r;
+    memd_hist_rec *old = &h->ring[h->pos];
+    if (h->next_seq > h->cap) {
+        who_put(h, old->who);
+        if (actor_of(old))
+            who_put(h, actor_of(old) - 1);
+    }
+    *old = *r;
     if (++h->pos == h->cap)
         h->pos = 0;
     h->next_seq++;
@@ -206,6 +250,38 @@ void memd_history_release(memd_state *st, memd_session *s, const memd_alloc *a)
         r.context = st->hist_actor->hist_context; /* why the admin freed it */
     }
     put(st->history, &r);
+}
+
+void memd_history_object(memd_state *st, memd_session *s, const memd_hist_obj *o)
+{
+    memd_hist_rec r;
+    if (!begin(st, s, o->type, &r))
+        return;
+    r.handle = o->id;
+    r.address = o->ref;
+    r.size_per_bank = o->bytes;
+    r.banks = o->count;
+    r.actor = o->added;
+    r.status = (int32_t)o->removed;
+    r.device = o->device;
+    r.cls = o->cls;
+    r.kind = o->kind;
+    r.region = o->region;
+    if (o->name && o->name[0])
+        r.name = intern(&st->history->strs, o->name, strnlen(o->name, MEMD_NAME_MAX - 1));
+    put(st->history, &r);
+}
+
+void memd_history_session_end(memd_state *st, memd_session *s)
+{
+    if (st->history && s->hist_who)
+        who_put(st->history, s->hist_who - 1);
+    s->hist_who = 0;
+}
+
+uint32_t memd_history_whos(const memd_state *st)
+{
+    return st->history ? st->history->used_whos : 0;
 }
 
 void memd_history_fail(memd_state *st, memd_session *s, const memd_alloc_request *req,
@@ -255,7 +331,7 @@ int memd_history_set_context(memd_state *st, memd_session *s, const char *contex
 static bool passes(const memd_hist_rec *r, const memd_hist_who *w, const memd_session *s,
                    const memd_hist_filter *f)
 {
-    if (!s->admin && w->uid != s->uid)
+    if ((!s->admin && w->uid != s->uid) || (r->type > MEMD_HIST_REVOKE && !f->all))
         return false;
     if (r->time_ns < f->since_ns || (f->device != UINT32_MAX && r->device != f->device) ||
         (f->pid && w->pid != f->pid))
@@ -290,7 +366,7 @@ uint64_t memd_history_read(const memd_state *st, const memd_session *s, uint64_t
         const char *c = string_of(&h->strs, r->context);
         const char *sep = strchr(c, HIST_SEP);
         memd_hist_view v = {.seq = seq, .rec = r, .who = w,
-                            .actor = r->actor ? &h->whos[r->actor - 1] : NULL,
+                            .actor = actor_of(r) ? &h->whos[actor_of(r) - 1] : NULL,
                             .name = string_of(&h->strs, r->name), .context = c,
                             .context_len = sep ? (size_t)(sep - c) : strlen(c)};
         if (fn(ctx, &v) < 0)

@@ -4,8 +4,9 @@
  * Cheap enough to leave on: a record is 64 bytes written into a ring allocated once (at
  * the first record) and overwritten oldest first; the request's cached time; no string
  * copies. Who made it (pid, uid, process and client names) is one entry per session
- * that ever recorded something, names, contexts and stacks are interned once each, and
- * records carry their indices. */
+ * that recorded something, kept while the session lives or a record in the ring names
+ * it (so many short sessions reuse a bounded table); names, contexts and stacks are
+ * interned once each, and records carry their indices. */
 #ifndef MEMD_DAEMON_HISTORY_H
 #define MEMD_DAEMON_HISTORY_H
 
@@ -16,7 +17,8 @@
 #include "alloc.h"
 #include "state.h"
 
-/* One record as the ring keeps it (its size is what history_info.record_size reports). */
+/* One record as the ring keeps it (its size is what history_info.record_size reports).
+ * The types after REVOKE, about no single buffer, reuse the fields (memd_hist_obj). */
 typedef struct memd_hist_rec {
     uint64_t time_ns;              /* CLOCK_REALTIME */
     uint64_t handle;               /* FAIL: the bytes asked for (a refusal has no handle) */
@@ -35,6 +37,9 @@ typedef struct memd_hist_rec {
 /* Who a record is about, kept once per session. */
 typedef struct memd_hist_who {
     uint32_t session_id, pid, uid;
+    uint32_t refs;                 /* records in the ring naming it, + 1 while its session
+                                      lives; at 0 it is free (next_free links it) */
+    uint32_t next_free;            /* free: the next free entry + 1, 0: none */
     char comm[16];
     char client_name[32];
 } memd_hist_who;
@@ -57,7 +62,24 @@ typedef struct memd_hist_filter {
     uint32_t device;               /* UINT32_MAX: any */
     uint32_t pid;                  /* 0: any */
     const char *client;            /* client or process name; "": any */
+    bool all;                      /* the types after REVOKE too (MEMD_HISTORY_F_ALL) */
 } memd_hist_filter;
+
+/* A record about something other than one buffer's hold (types after REVOKE), as the
+ * ring keeps it: id -> handle, ref -> address, bytes -> size_per_bank, count -> banks,
+ * added -> actor, removed -> status. */
+typedef struct memd_hist_obj {
+    uint8_t type;                  /* MEMD_HIST_POOL_REPORT .. MEMD_HIST_SUBDEV_BIND */
+    uint8_t cls, kind, region;
+    uint32_t device;               /* device id */
+    uint64_t id;                   /* POOL_REPORT: the pool's handle; MODEL_*: the model's
+                                      id; INSTANCE_*: the instance's */
+    uint64_t ref;                  /* POOL_REPORT: the pool's address; INSTANCE_*: its
+                                      model's id */
+    uint64_t bytes;
+    uint32_t count, added, removed;
+    const char *name;              /* NULL or "": none */
+} memd_hist_obj;
 
 /* s made a (or attached to a shared one). */
 void memd_history_alloc(memd_state *st, memd_session *s, const memd_alloc *a);
@@ -67,6 +89,13 @@ void memd_history_release(memd_state *st, memd_session *s, const memd_alloc *a);
 /* s was refused req with rc (err: what it was told). */
 void memd_history_fail(memd_state *st, memd_session *s, const memd_alloc_request *req,
                        int rc, const memd_error *err);
+
+/* s did what o says. */
+void memd_history_object(memd_state *st, memd_session *s, const memd_hist_obj *o);
+/* s has ended: its who-entry lives on only while records name it. */
+void memd_history_session_end(memd_state *st, memd_session *s);
+/* Who-entries in use (sessions alive that recorded, or named by a record in the ring). */
+uint32_t memd_history_whos(const memd_state *st);
 
 /* s's context and stack from now on ("" both: none). 0, or -ENOMEM. */
 int memd_history_set_context(memd_state *st, memd_session *s, const char *context,

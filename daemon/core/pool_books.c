@@ -7,6 +7,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "history.h"
 #include "oom.h"
 
 /* One applied op, so that a report refused half-way can be undone. */
@@ -16,6 +17,7 @@ typedef struct applied {
     memd_pool_books *old;       /* RESET: the books it set aside */
     memd_alloc *a;
     uint8_t op;
+    bool first;                 /* the report's first op on b */
 } applied;
 
 const memd_suballoc *memd_pool_books_find(const memd_pool_books *b, uint64_t offset)
@@ -197,8 +199,26 @@ static int count_subs(memd_alloc *const *pools, const memd_pool_op *ops, uint32_
     return rc;
 }
 
-int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_pool_op *ops,
-                     uint32_t n, memd_error *err)
+/* One record per pool the report changed, once all of it is applied. */
+static void record(memd_state *st, memd_session *s, memd_alloc *const *pools,
+                   const applied *done, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const memd_alloc *a = pools[i];
+        const memd_pool_books *b = done[i].b;
+        if (!done[i].first || memd_pool_books_of(a) != b) /* b: books a reset set aside */
+            continue;
+        memd_hist_obj o = {.type = MEMD_HIST_POOL_REPORT, .cls = a->cls, .kind = a->pl.kind,
+                           .region = a->pl.region, .device = st->devs[a->dev].spec->id,
+                           .id = a->handle, .ref = a->pl.address, .bytes = b->pooled,
+                           .count = (uint32_t)b->subs.len, .added = b->added,
+                           .removed = b->removed};
+        memd_history_object(st, s, &o);
+    }
+}
+
+int memd_pool_report(memd_state *st, memd_session *s, memd_alloc *const *pools,
+                     const memd_pool_op *ops, uint32_t n, memd_error *err)
 {
     int pre = count_subs(pools, ops, n, st->limits.max_suballocs_per_pool, err);
     if (pre < 0)
@@ -240,7 +260,18 @@ int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_pool_o
             b->mark = mark;
             b->as_of_ns = now;
             b->reports++;
+            b->added = b->removed = 0;
+            done[i].first = true;
         }
+        if (done[i].op == MEMD_POOL_SUB_ALLOC)
+            b->added++;
+        else if (done[i].op == MEMD_POOL_SUB_FREE)
+            b->removed++;
+        else if (done[i].old)
+            b->removed += (uint32_t)done[i].old->subs.len;
+    }
+    record(st, s, pools, done, n);
+    for (i = 0; i < n; i++) {
         if (done[i].op == MEMD_POOL_SUB_FREE) {
             free(done[i].sub);
             st->ctr.subs_released++;

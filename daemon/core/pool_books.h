@@ -24,6 +24,7 @@ typedef struct memd_pool_books {
     uint64_t pooled;               /* bytes in live sub-allocations */
     uint64_t reports;
     uint64_t mark;                 /* the last report that touched it */
+    uint32_t added, removed;       /* sub-allocations that report added and removed */
 } memd_pool_books;
 
 /* One op of a pool report (the handlers decode it from the wire). */
@@ -41,11 +42,12 @@ typedef struct memd_pool_op {
     char name[MEMD_NAME_MAX];      /* SUB_ALLOC: "" = anonymous */
 } memd_pool_op;
 
-/* Applies ops[0..n) of one report, in order, all or nothing; pools[i] is the pool
- * allocation ops[i] names, which the caller checked is a pool of the reporting session.
+/* Applies ops[0..n) of s's report, in order, all or nothing; pools[i] is the pool
+ * allocation ops[i] names, which the caller checked is a pool of s. The recorder gets one
+ * record per pool changed.
  * 0, or a negative errno with err naming the op that lies (protocol.h, "Client pools"). */
-int memd_pool_report(memd_state *st, memd_alloc *const *pools, const memd_pool_op *ops,
-                     uint32_t n, memd_error *err);
+int memd_pool_report(memd_state *st, memd_session *s, memd_alloc *const *pools,
+                     const memd_pool_op *ops, uint32_t n, memd_error *err);
 
 /* The books of pool allocation a (NULL until its first report). */
 static inline const memd_pool_books *memd_pool_books_of(const memd_alloc *a)

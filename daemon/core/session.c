@@ -9,6 +9,7 @@
 #include "event.h"
 #include "history.h"
 #include "hooks.h"
+#include "revoke.h"
 #include "subdev.h"
 
 #include <syslog.h>
@@ -77,6 +78,8 @@ void memd_session_close(memd_state *st, memd_session *s)
                (unsigned long long)bytes);
     memd_subdev_unbind(st, s);
     memd_hooks_session_closed(st, s);
+    memd_history_session_end(st, s);
+    memd_revoke_notes_free(s);
 }
 
 bool memd_session_is_admin(const memd_state *st, uint32_t uid, uint32_t gid,

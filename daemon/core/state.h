@@ -135,6 +135,10 @@ struct memd_session {
     memd_creator *creator;         /* of what it allocates (alloc.c), or NULL */
     uint32_t hist_who;             /* its entry in the flight recorder (+ 1), 0: none yet */
     uint32_t hist_context;         /* its context (CONTEXT), interned there; 0: none */
+    /* Revocation notices (revoke.h): asked for in HELLO, and those not yet sent. */
+    bool wants_notices;
+    uint32_t nnotes, notes_cap;
+    struct memd_revoke_note *notes;
     uint64_t connected_ns;
     uint64_t requests;
     uint32_t nholds;

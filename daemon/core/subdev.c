@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "history.h"
 #include "oom.h"
 
 static int copy_spec(memd_subdev_spec *dst, const memd_subdev_spec *src)
@@ -90,7 +91,17 @@ int memd_subdev_add(memd_state *st, memd_subdev_spec *sd, uint64_t record, char 
     return 0;
 }
 
-int memd_subdev_define(memd_state *st, memd_subdev_spec *sd, char *msg, size_t cap)
+/* s defined d, or bound itself to it (type). */
+static void record(memd_state *st, memd_session *s, uint8_t type, const memd_subdev *d)
+{
+    memd_hist_obj o = {.type = type, .device = d->spec.device, .kind = (uint8_t)d->spec.kind,
+                       .bytes = d->spec.budget, .count = d->spec.nbanks,
+                       .name = d->spec.name};
+    memd_history_object(st, s, &o);
+}
+
+int memd_subdev_define(memd_state *st, memd_session *s, memd_subdev_spec *sd, char *msg,
+                       size_t cap)
 {
     int rc = memd_subdev_add(st, sd, st->subdev_record_hwm + 1, msg, cap);
     if (rc < 0)
@@ -99,8 +110,10 @@ int memd_subdev_define(memd_state *st, memd_subdev_spec *sd, char *msg, size_t c
     if ((rc = memd_subdev_record_put(st, &st->subdevs[st->nsubdevs - 1])) < 0) {
         memd_subdev_spec_free(&st->subdevs[--st->nsubdevs].spec);
         snprintf(msg, cap, "daemon out of memory");
+        return rc;
     }
-    return rc;
+    record(st, s, MEMD_HIST_SUBDEV_DEFINE, &st->subdevs[st->nsubdevs - 1]);
+    return 0;
 }
 
 static bool listed(const memd_subdev *d, const memd_session *s)
@@ -148,6 +161,7 @@ int memd_subdev_bind(memd_state *st, memd_session *s, uint32_t i, memd_error *er
         memd_subdev_unbind(st, s);
         return memd_self_oom(err);
     }
+    record(st, s, MEMD_HIST_SUBDEV_BIND, &st->subdevs[i]);
     return 0;
 }
 

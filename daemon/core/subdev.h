@@ -34,11 +34,12 @@ void memd_subdevs_fini(memd_state *st);
 /* Index of the sub-device called name, or -ENOENT. */
 int memd_subdev_find(const memd_state *st, const char *name);
 
-/* An admin's SUBDEV_DEFINE: validated as the config's are (msg says why), then handed
+/* An admin's (s) SUBDEV_DEFINE (the recorder keeps it): validated as the config's are (msg says why), then handed
  * to the state store as a record (the caller ran memd_hooks_prepare: there is room).
  * Takes over sd->banks on success. 0, -EINVAL, -EEXIST (name taken), -ENOSPC (too many),
  * -ENOMEM. */
-int memd_subdev_define(memd_state *st, memd_subdev_spec *sd, char *msg, size_t cap);
+int memd_subdev_define(memd_state *st, memd_session *s, memd_subdev_spec *sd, char *msg,
+                       size_t cap);
 /* The same checks and addition without a record: record is the id of the one it came
  * from (0: none). */
 int memd_subdev_add(memd_state *st, memd_subdev_spec *sd, uint64_t record, char *msg,

@@ -31,6 +31,10 @@ int memd_dispatch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
  * (s->ewait). PLAN (plan.c) may return MEMD_PENDING while the planner works. */
 #include "handlers_gen.h"
 
+/* revoked.c: s's queued revocation notices as one REVOKED frame (request id 0), sent
+ * before its next reply; the queue empties. 0, or -ENOMEM (they stay queued). */
+int memd_reply_notices(memd_session *s, memd_buf *out);
+
 /* Loop side of a planning job (model.h): caches its result, appends the reply for the
  * job's session if it is still there (*resume = that session, else NULL) and frees the
  * job. 0, or -ENOMEM when the reply could not be built (close the connection). */

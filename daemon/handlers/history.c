@@ -53,6 +53,7 @@ int memd_op_context(memd_state *st, memd_session *s, const memd_wire_hdr *h, con
 typedef struct page {
     memd_buf *out;
     uint32_t count;
+    uint32_t rec_size;             /* the whole hist_event, or its v1 part */
 } page;
 
 static void who_to_wire(const memd_hist_who *w, memd_wire_hist_event *e)
@@ -72,20 +73,54 @@ static void put_str(char *dst, size_t cap, const char *s, size_t len)
     memcpy(dst, s, len);
 }
 
+/* The fields of a record about no single buffer's hold (core's memd_hist_obj). */
+static void object_to_wire(const memd_hist_rec *r, memd_wire_hist_event *e)
+{
+    e->bytes = r->size_per_bank;
+    switch (r->type) {
+    case MEMD_HIST_POOL_REPORT:
+        e->handle = r->handle;
+        e->address = r->address;
+        e->count = r->banks;
+        e->added = r->actor;
+        e->removed = (uint32_t)r->status;
+        break;
+    case MEMD_HIST_INSTANCE_CREATE:
+    case MEMD_HIST_INSTANCE_RELEASE:
+        e->model_id = r->address;
+        e->id = r->handle;
+        break;
+    case MEMD_HIST_MODEL_LOAD:
+    case MEMD_HIST_MODEL_UNLOAD:
+        e->id = r->handle;
+        break;
+    default: /* the sub-device's */
+        e->count = r->banks;
+        break;
+    }
+}
+
 static int put_record(void *ctx, const memd_hist_view *v)
 {
     page *pg = ctx;
-    uint8_t *p = memd_buf_append(pg->out, MEMD_WIRE_HIST_EVENT_SIZE);
+    uint8_t *p = memd_buf_append(pg->out, pg->rec_size);
     if (!p)
         return -ENOMEM;
     const memd_hist_rec *r = v->rec;
     bool fail = r->type == MEMD_HIST_FAIL;
     memd_wire_hist_event e = {
-        .seq = v->seq, .time_ns = r->time_ns, .handle = fail ? 0 : r->handle,
-        .address = r->address, .size_per_bank = r->size_per_bank,
-        .bytes = fail ? r->handle : r->size_per_bank * r->banks, .type = r->type,
-        .cls = r->cls, .kind = r->kind, .region = r->region, .status = r->status,
-        .device = r->device, .banks = r->banks};
+        .seq = v->seq, .time_ns = r->time_ns, .type = r->type, .cls = r->cls,
+        .kind = r->kind, .region = r->region, .device = r->device};
+    if (r->type > MEMD_HIST_REVOKE) {
+        object_to_wire(r, &e);
+    } else {
+        e.handle = fail ? 0 : r->handle;
+        e.address = r->address;
+        e.size_per_bank = r->size_per_bank;
+        e.bytes = fail ? r->handle : r->size_per_bank * r->banks;
+        e.status = r->status;
+        e.banks = r->banks;
+    }
     who_to_wire(v->who, &e);
     if (v->actor) {
         e.actor_session = v->actor->session_id;
@@ -96,7 +131,9 @@ static int put_record(void *ctx, const memd_hist_view *v)
     put_str(e.context, sizeof e.context, v->context, v->context_len);
     const char *stack = v->context[v->context_len] ? v->context + v->context_len + 1 : "";
     put_str(e.stack, sizeof e.stack, stack, strlen(stack));
-    memd_wire_hist_event_put(p, &e);
+    uint8_t whole[MEMD_WIRE_HIST_EVENT_SIZE];
+    memd_wire_hist_event_put(whole, &e);
+    memcpy(p, whole, pg->rec_size); /* a v1 reader gets the fields it knows */
     pg->count++;
     return 0;
 }
@@ -105,7 +142,7 @@ int memd_op_history(memd_state *st, memd_session *s, const memd_wire_hdr *h, con
                     memd_buf *out)
 {
     memd_wire_history_req req;
-    int rc = memd_wire_history_req_get(p, h->len, &req);
+    int rc = memd_wire_history_req_get_any(p, h->len, &req); /* 64 bytes: no flags */
     if (rc < 0)
         return memd_malformed(st, h, out, rc);
     size_t hdr_off = out->len;
@@ -114,8 +151,9 @@ int memd_op_history(memd_state *st, memd_session *s, const memd_wire_hdr *h, con
         return -ENOMEM;
     size_t info_off = (size_t)(info - out->data);
     memd_hist_filter f = {.since_ns = req.since_ns, .device = req.device, .pid = req.pid,
-                          .client = req.client};
-    page pg = {.out = out};
+                          .client = req.client, .all = req.flags & MEMD_HISTORY_F_ALL};
+    page pg = {.out = out, .rec_size = f.all ? MEMD_WIRE_HIST_EVENT_SIZE
+                                             : MEMD_WIRE_HIST_EVENT_V1_SIZE};
     memd_wire_history_info hi = {.capacity = memd_history_capacity(st),
                                  .record_size = sizeof(memd_hist_rec)};
     uint32_t max = req.max == 0 || req.max > HISTORY_PAGE ? HISTORY_PAGE : req.max;

@@ -79,7 +79,7 @@ int memd_op_pool_report(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         if (!(pools[i] = pool_of(st, s, i, &ops[i], &err)))
             rc = err.code;
     if (rc == 0)
-        rc = memd_pool_report(st, pools, ops, n, &err);
+        rc = memd_pool_report(st, s, pools, ops, n, &err);
     free(ops);
     free(pools);
     return memd_reply_done(st, h, out, &err, rc);

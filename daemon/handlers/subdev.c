@@ -55,7 +55,7 @@ int memd_op_subdev_define(memd_state *st, memd_session *s, const memd_wire_hdr *
         return memd_reply_fail(st, h, out, &perr, false);
     }
     char msg[192];
-    rc = memd_subdev_define(st, &sd, msg, sizeof msg);
+    rc = memd_subdev_define(st, s, &sd, msg, sizeof msg);
     memd_subdev_spec_free(&sd); /* taken over on success: nothing left then */
     if (rc < 0)
         return fail(st, h, out, rc, msg);

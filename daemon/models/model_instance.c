@@ -109,6 +109,7 @@ int memd_models_instance_take(memd_state *st, memd_session *s, uint64_t model_id
             in->reused = true;
             in->req = req;
             memd_models_save_instance(ms, in);
+            memd_models_record(st, s, MEMD_HIST_INSTANCE_CREATE, u->m, in);
             *out = in;
             *reused = true;
             return 0;
@@ -124,6 +125,7 @@ int memd_models_instance_take(memd_state *st, memd_session *s, uint64_t model_id
     in->req = req;
     memd_models_save_ids(ms);
     memd_models_save_instance(ms, in);
+    memd_models_record(st, s, MEMD_HIST_INSTANCE_CREATE, u->m, in);
     *out = in;
     *reused = false;
     return 0;
@@ -148,6 +150,7 @@ int memd_models_instance_release(memd_state *st, memd_session *s, uint64_t id, b
         return memd_error_set(err, -EALREADY, "instance %llu is already released",
                               (unsigned long long)id);
     } else {
+        memd_models_record(st, s, MEMD_HIST_INSTANCE_RELEASE, in->use->m, in);
         in->busy = false;
         memd_models_save_instance(ms, in);
     }

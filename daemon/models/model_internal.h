@@ -154,6 +154,10 @@ void memd_models_unmanage(memd_models *ms, uint64_t handle);
 void memd_models_release_handle(memd_state *st, memd_session *s, uint64_t handle);
 memd_model_use *memd_models_use_of(memd_models *ms, const memd_session *s, uint64_t model_id);
 void memd_models_use_release(memd_state *st, memd_models *ms, memd_model_use *u);
+/* model_history.c: s's model load or unload (in NULL), or instance made busy or released
+ * (in), to the flight recorder (type: MEMD_HIST_MODEL_* / MEMD_HIST_INSTANCE_*). */
+void memd_models_record(memd_state *st, memd_session *s, uint8_t type, const memd_model *m,
+                        const memd_instance *in);
 void memd_models_instance_destroy(memd_state *st, memd_models *ms, memd_instance *in);
 /* A new instance of u (use, placeholder arrays set; nothing allocated), or NULL: -ENOMEM. */
 memd_instance *memd_models_instance_new(memd_model_use *u);

@@ -357,8 +357,9 @@ nomem:
 }
 
 /* The event log's line for a load that took (bytes: its code and constants). */
-static void loaded(memd_state *st, const memd_session *s, const memd_model *m, bool fresh)
+static void loaded(memd_state *st, memd_session *s, const memd_model *m, bool fresh)
 {
+    memd_models_record(st, s, MEMD_HIST_MODEL_LOAD, m, NULL);
     const memd_device_spec *spec = st->devs[m->dev].spec;
     memd_event(st, s, MEMD_EVENT_MODEL_LOAD, LOG_INFO, spec->id, m->code_bytes + m->const_bytes,
                "model %s %s on device %u by session %u (pid %u, %s): %llu bytes of code, %llu "

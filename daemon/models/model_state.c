@@ -143,6 +143,8 @@ void memd_models_instance_destroy(memd_state *st, memd_models *ms, memd_instance
 {
     memd_model_use *u = in->use;
     memd_session *s = u->s;
+    if (in->busy)
+        memd_models_record(st, s, MEMD_HIST_INSTANCE_RELEASE, u->m, in);
     for (memd_instance **pp = &u->insts; *pp; pp = &(*pp)->next) {
         if (*pp == in) {
             *pp = in->next;
@@ -185,6 +187,7 @@ void memd_models_use_release(memd_state *st, memd_models *ms, memd_model_use *u)
     while (u->insts)
         memd_models_instance_destroy(st, ms, u->insts);
     memd_model *m = u->m;
+    memd_models_record(st, u->s, MEMD_HIST_MODEL_UNLOAD, m, NULL);
     memd_models_filler_gone(st, ms, u);
     memd_models_release_handle(st, u->s, m->code_handle);
     memd_models_release_handle(st, u->s, m->const_handle);

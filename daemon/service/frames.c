@@ -69,6 +69,8 @@ int memd_frames_dispatch(memd_state *st, memd_session *s, const uint8_t *in, siz
                          : pending == 0 && out_high >= backlog ? backlog
                          : out_high > pending                  ? out_high - pending
                                                                : 0;
+        if (s->nnotes)
+            (void)memd_reply_notices(s, out); /* what it lost since its last request */
         rc = memd_dispatch(st, s, &h, in + off + MEMD_HDR_SIZE, out);
         if (rc == MEMD_DEFER) {
             st->ctr.requests--; /* counted when it is answered */
@@ -106,6 +108,8 @@ int memd_frames_store_failed(memd_buf *out, size_t from, const char *why)
             end - off - MEMD_HDR_SIZE < h.len)
             break;
         off += MEMD_HDR_SIZE + h.len;
+        if (h.opcode == MEMD_OP_REVOKED && h.id == 0)
+            continue; /* a notice, no reply: the session goes anyway */
         if (memd_reply_error(out, h.opcode, h.id, &err) < 0)
             return -ENOMEM;
     }

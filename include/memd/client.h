@@ -945,6 +945,15 @@ typedef struct memclient_hist_event {
     char name[MEMD_NAME_MAX];
     char context[MEMCLIENT_CONTEXT_MAX];
     char stack[MEMCLIENT_STACK_MAX];
+    /* The types after REVOKE (a daemon with them; older ones send none):
+     * MEMD_HIST_POOL_REPORT: handle and address are the pool's, bytes its live
+     * sub-allocations, count how many, added and removed what the report changed;
+     * MEMD_HIST_MODEL_LOAD / _UNLOAD: id (the model's), name, bytes (code and constants);
+     * MEMD_HIST_INSTANCE_CREATE / _RELEASE: id (the instance's), model_id, name (the
+     * model's), bytes (arena and placeholders); MEMD_HIST_SUBDEV_DEFINE / _BIND: name,
+     * device, kind, count (banks), bytes (budget). */
+    uint64_t id, model_id;
+    uint32_t count, added, removed;
 } memclient_hist_event;
 
 typedef struct memclient_history_page {
@@ -973,8 +982,37 @@ MEMCLIENT_API int memclient_history(memclient *c, uint64_t since, uint32_t max,
                                     const memclient_history_filter *f,
                                     memclient_history_page *out);
 MEMCLIENT_API void memclient_history_page_free(memclient_history_page *p);
-/* "alloc", "free", "fail", "release", "revoke"; "?" for an unknown type. */
+/* "alloc", "free", "fail", "release", "revoke", "pool_report", "model_load",
+ * "model_unload", "instance_create", "instance_release", "subdev_define", "subdev_bind";
+ * "?" for an unknown type. */
 MEMCLIENT_API const char *memclient_hist_type_name(unsigned type);
+
+/* ---- revocation ------------------------------------------------------------------------
+ *
+ * An admin may free a buffer this connection's session holds (memctl free). A daemon that
+ * knows revocation notices (protocol.h, "Revocation notices") tells the session with the
+ * reply to its next request; the library keeps what came until memclient_revoked takes it,
+ * or hands each notice to the callback of memclient_set_revoke_cb. No thread and no extra
+ * request: a notice arrives with whatever the connection asks next. */
+typedef struct memclient_revoke {
+    uint64_t handle;            /* the buffer this session lost */
+    uint64_t time_ns;           /* CLOCK_REALTIME of the free */
+    uint32_t device;
+    uint32_t actor_session, actor_pid, actor_uid; /* the admin who freed it */
+    char actor_comm[16];        /* its process name */
+    char actor_client[32];      /* its client name */
+} memclient_revoke;
+
+/* Takes up to cap of the notices received so far, oldest first, into out; returns how
+ * many (0: none), or -EINVAL (c NULL, or out NULL with cap > 0). Makes no request. */
+MEMCLIENT_API int memclient_revoked(memclient *c, memclient_revoke *out, size_t cap);
+
+/* fn(arg, notice) for every notice, called at the end of the libmemclient call whose reply
+ * brought it, in the caller's thread and without the connection's lock (fn may call
+ * libmemclient; the pool report timer never calls it). Notices go to fn instead of
+ * memclient_revoked's queue, those already queued too; fn NULL: back to the queue. */
+typedef void (*memclient_revoke_fn)(void *arg, const memclient_revoke *notice);
+MEMCLIENT_API int memclient_set_revoke_cb(memclient *c, memclient_revoke_fn fn, void *arg);
 
 /* What this connection's next requests are about, recorded with each allocation it makes
  * until the next call: context (e.g. "decoder/layer3") and an optional short stack (NULL

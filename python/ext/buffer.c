@@ -95,9 +95,13 @@ static PyObject *buffer_free(PyObject *op, PyObject *unused)
     const char *what = "free";
     int r;
     uint64_t h = b->buf.handle;
-    MEMDPY_CALL(b->client, r, memclient_free(c, h));
-    if (r < 0)
+    if (memdpy_raise_if_revoked(b->client, h) < 0)
         return NULL;
+    MEMDPY_CALL(b->client, r, memclient_free(c, h));
+    if (r < 0) {
+        memdpy_raise_if_revoked(b->client, h);
+        return NULL;
+    }
     b->freed = true;
     Py_RETURN_NONE;
 }
@@ -169,8 +173,6 @@ static PyObject *buffer_repr(PyObject *op)
 static PyMemberDef buffer_members[] = {
     {"handle", T_ULONGLONG, offsetof(memdpy_buffer, buf.handle), READONLY,
      "The allocation's handle (never reused while the daemon's state lives)."},
-    {"address", T_ULONGLONG, offsetof(memdpy_buffer, buf.address), READONLY,
-     "Address in the bank group's address map: the same offset in every bank."},
     {"size_per_bank", T_ULONGLONG, offsetof(memdpy_buffer, buf.size_per_bank), READONLY,
      "Bytes reserved in each bank (lockstep)."},
     {"page_size", T_ULONGLONG, offsetof(memdpy_buffer, buf.page_size), READONLY,
@@ -191,6 +193,24 @@ static PyMemberDef buffer_members[] = {
      "True once freed through this object."},
     {NULL, 0, 0, 0, NULL},
 };
+
+/* memd.RevokedError once an admin freed it: the address may be someone else's now. */
+static PyObject *buffer_get_address(PyObject *op, void *unused)
+{
+    (void)unused;
+    memdpy_buffer *b = (memdpy_buffer *)op;
+    if (memdpy_raise_if_revoked(b->client, b->buf.handle) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLongLong(b->buf.address);
+}
+
+static PyObject *buffer_get_revoked(PyObject *op, void *unused)
+{
+    (void)unused;
+    memdpy_buffer *b = (memdpy_buffer *)op;
+    int r = memdpy_revoked(b->client, b->buf.handle);
+    return r < 0 ? NULL : PyBool_FromLong(r);
+}
 
 static PyObject *buffer_get_kind(PyObject *op, void *unused)
 {
@@ -224,6 +244,10 @@ static PyObject *buffer_get_client(PyObject *op, void *unused)
 }
 
 static PyGetSetDef buffer_getset[] = {
+    {"address", buffer_get_address, NULL, "Address in the bank group's address map: the same "
+     "offset in every bank (memd.RevokedError once an admin freed the buffer).", NULL},
+    {"revoked", buffer_get_revoked, NULL, "True once an admin freed the buffer (memctl free): "
+     "known from a notice that came with any later reply of this client; no request.", NULL},
     {"kind", buffer_get_kind, NULL, "Bank group: 'dram' or 'sram'.", NULL},
     {"cls", buffer_get_cls, NULL, "Buffer class ('constant', ...).", NULL},
     {"scope", buffer_get_scope, NULL, "Scope it was allocated in ('dram', ...).", NULL},

@@ -80,6 +80,7 @@ static void client_dealloc(PyObject *op)
     }
     Py_CLEAR(self->socket_path);
     Py_CLEAR(self->regions);
+    Py_CLEAR(self->revoked);
     Py_TYPE(op)->tp_free(op);
 }
 
@@ -486,8 +487,10 @@ static PyObject *client_free(PyObject *op, PyObject *arg)
     const char *what = "free";
     int r;
     MEMDPY_CALL(self, r, memclient_free(c, h));
-    if (r < 0)
+    if (r < 0) {
+        memdpy_raise_if_revoked(self, h);
         return NULL;
+    }
     Py_RETURN_NONE;
 }
 
@@ -647,8 +650,10 @@ static PyObject *client_locate(PyObject *op, PyObject *args)
     PyObject *ret = NULL;
     int r, n;
     MEMDPY_CALL(self, r, memclient_query(c, h, &ai));
-    if (r < 0 || (n = fetch_banks(self, h, what, &b)) < 0)
+    if (r < 0 || (n = fetch_banks(self, h, what, &b)) < 0) {
+        memdpy_raise_if_revoked(self, h);
         goto out;
+    }
     ret = PyList_New(PyList_GET_SIZE(offs));
     for (Py_ssize_t i = 0; ret && i < PyList_GET_SIZE(offs); i++) {
         uint64_t off;
@@ -951,7 +956,12 @@ static PyMethodDef client_methods[] = {
      "range when full, up to limit bytes in all (0: no limit)."},
     {"free", client_free, METH_O,
      "free($self, handle, /)\n--\n\nFrees an allocation (a handle or a Buffer). memd.NotFoundError if no "
-     "such handle, memd.PermissionError if another session owns it."},
+     "such handle (memd.RevokedError if an admin freed it), memd.PermissionError if another "
+     "session owns it."},
+    {"revoked", memdpy_client_revoked, METH_NOARGS,
+     "revoked($self, /)\n--\n\nThe buffers of this session an admin freed (memctl free), as "
+     "dicts (handle, time_ns, device, admin_session, admin_pid, admin_uid, admin_process, "
+     "admin_client): the notices that came with the replies so far (no request)."},
     {"free_batch", client_free_batch, METH_O,
      "free_batch($self, handles, /)\n--\n\nAll or nothing: if any handle cannot be freed, none is."},
     {"query", client_query, METH_O,

@@ -42,6 +42,7 @@ typedef struct memdpy_errors {
     PyObject *plan;         /* memd.PlanError (Error, ValueError) */
     PyObject *model;        /* memd.ModelError (Error, ValueError) */
     PyObject *timeout;      /* memd.TimeoutError (Error, TimeoutError) */
+    PyObject *revoked;      /* memd.RevokedError (NotFoundError) */
 } memdpy_errors;
 
 extern memdpy_errors memdpy_err;
@@ -132,6 +133,7 @@ typedef struct memdpy_client {
     bool closing;           /* close() asked: no new calls; the last call out disconnects */
     PyObject *socket_path;  /* str */
     PyObject *regions;      /* (device, kind, region index) -> region name, or NULL */
+    PyObject *revoked;      /* handle -> revocation notice dict (revoked.c), or NULL */
     PyObject *weakrefs;
 } memdpy_client;
 
@@ -156,6 +158,17 @@ void memdpy_client_leave(memdpy_client *self);
             memdpy_raise_on(c, (r), what);                                                 \
         memdpy_client_leave(self);                                                         \
     } while (0)
+
+/* ---- revocation (revoked.c) ---- */
+
+/* Whether an admin freed h under self (a notice came with some reply): 1, 0, or -1 with
+ * an exception set. Makes no request. */
+int memdpy_revoked(memdpy_client *self, uint64_t h);
+/* When h was revoked: memd.RevokedError replaces the exception set (if any) and -1;
+ * else 0, the exception left as it was. */
+int memdpy_raise_if_revoked(memdpy_client *self, uint64_t h);
+/* Client.revoked(): every notice received so far, as dicts. */
+PyObject *memdpy_client_revoked(PyObject *op, PyObject *unused);
 
 /* A Buffer for buf, made by client (kept alive by the buffer), with the request's
  * device, class, scope and name. */

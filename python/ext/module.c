@@ -147,8 +147,13 @@ static int add_errors(PyObject *mod)
         "$MEMD_TIMEOUT_MS; the connection is then closed: connect again), or a model\n"
         "was still filling when load_model's timeout ran out. Also a builtin TimeoutError.",
         e->error, PyExc_TimeoutError);
+    e->revoked = e->notfound ? new_error(mod, "RevokedError",
+        "An admin freed this buffer (memctl free): the session no longer holds it. Raised\n"
+        "by a revoked Buffer's free(), locate() and address, and Client.free/locate of its\n"
+        "handle. Attributes: handle, time_ns, device, admin_session, admin_pid, admin_uid,\n"
+        "admin_process, admin_client. Also a memd.NotFoundError.", e->notfound, NULL) : NULL;
     return e->oom && e->perm && e->conn && e->notfound && e->invalid && e->unsupported &&
-                   e->busy && e->exists && e->plan && e->model && e->timeout
+                   e->busy && e->exists && e->plan && e->model && e->timeout && e->revoked
                ? 0
                : -1;
 }

@@ -26,8 +26,8 @@ Plans of any buffers with lifetimes::
 
 Errors are memd.Error and its subclasses: OutOfMemory (also a MemoryError; requested,
 free, largest_free), PermissionError, ConnectionError (also the builtins of those names),
-NotFoundError, InvalidRequestError, UnsupportedError, BusyError, ExistsError, PlanError,
-ModelError.
+NotFoundError (and its RevokedError: an admin freed the buffer), InvalidRequestError,
+UnsupportedError, BusyError, ExistsError, PlanError, ModelError.
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 from . import _memd
 from ._memd import (CLASSES, DTYPES, KINDS, SCOPES, Buffer, BusyError, ConnectionError, Error,
                     ExistsError, InvalidRequestError, ModelError, NotFoundError, OutOfMemory,
-                    PermissionError, PlanError, Pool, PoolBuffer, TimeoutError,
+                    PermissionError, PlanError, Pool, PoolBuffer, RevokedError, TimeoutError,
                     UnsupportedError, default_socket)
 from ._model import Instance, LoadedModel, Location, Model, Op, Tensor, model_name
 
@@ -51,7 +51,7 @@ __all__ = [
     "Op", "LoadedModel", "Instance", "Location", "model_name", "default_socket", "Error", "OutOfMemory",
     "PermissionError", "ConnectionError", "NotFoundError", "InvalidRequestError",
     "UnsupportedError", "BusyError", "ExistsError", "PlanError", "ModelError", "TimeoutError",
-    "CLASSES", "SCOPES", "KINDS", "DTYPES", "record_stacks",
+    "RevokedError", "CLASSES", "SCOPES", "KINDS", "DTYPES", "record_stacks",
 ]
 
 # memd.record_stacks(True): each allocation carries a short stack of its caller.
@@ -203,7 +203,9 @@ class Client(_memd.Client):
                 since_seq: int = 0) -> List[Dict[str, Any]]:
         """The flight recorder's records, oldest first, as dicts (the keys of `memctl
         history --json`, but for actor_session, actor_pid and actor_uid, flat; type
-        "alloc", "free", "fail", "release" or "revoke"); an admin
+        "alloc", "free", "fail", "release", "revoke", "pool_report", "model_load",
+        "model_unload", "instance_create", "instance_release", "subdev_define" or
+        "subdev_bind", the last ones with id, model_id, count, added and removed); an admin
         sees all, others their uid's. Filters: device id, pid, client (client or process
         name), since (seconds back from now), since_seq (the first record number). Each
         record has its "seq": pass the last one + 1 as since_seq to read on (a since_seq past

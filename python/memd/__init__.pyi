@@ -44,6 +44,18 @@ class OutOfMemory(Error, MemoryError):
 class PermissionError(Error, builtins.PermissionError): ...
 class ConnectionError(Error, builtins.ConnectionError): ...
 class NotFoundError(Error, LookupError): ...
+
+class RevokedError(NotFoundError):
+    """An admin freed the buffer (memctl free): the session no longer holds it."""
+    handle: int
+    time_ns: int
+    device: int
+    admin_session: int
+    admin_pid: int
+    admin_uid: int
+    admin_process: str
+    admin_client: str
+
 class InvalidRequestError(Error, ValueError): ...
 class UnsupportedError(Error): ...
 class BusyError(Error): ...
@@ -77,6 +89,8 @@ class Buffer:
     device: int
     name: Optional[str]
     freed: bool
+    #: an admin freed it (a notice came with a reply since; no request)
+    revoked: bool
     kind: str
     cls: str
     scope: str
@@ -290,6 +304,8 @@ class Client:
     def history(self, *, device: Optional[int] = ..., pid: int = ...,
                 client: Optional[str] = ..., since: Optional[float] = ...,
                 since_seq: int = ...) -> List[Dict[str, Any]]: ...
+    #: the buffers of this session an admin freed, from the notices received so far
+    def revoked(self) -> List[Dict[str, Any]]: ...
 
 def record_stacks(enabled: bool = ...) -> None: ...
 

@@ -68,6 +68,17 @@ def conversations(events):
     return out
 
 
+# A HELLO request's flags byte, and the bit clients set since issue 25 (they ask for
+# revocation notices; the old daemon ignores it, as HELLO's flags are advisory).
+HELLO_FLAGS = HDR_SIZE + 4
+HELLO_F_NOTICES = 1 << 1
+
+
+def is_hello(frame):
+    """A HELLO request frame."""
+    return struct.unpack_from("<H", frame, 6)[0] == OP["HELLO"]
+
+
 def hello_name(frame):
     """The client_name of a HELLO request frame."""
     return frame[HDR_SIZE + 8:HDR_SIZE + 40].split(b"\0")[0].decode()

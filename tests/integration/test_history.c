@@ -350,6 +350,110 @@ START_TEST(memctl_history_html_page)
 }
 END_TEST
 
+/* An admin's memctl free reaches the owner: memclient_revoked returns nothing until the
+ * owner's next request brings the notice, then the handle and the admin's pid and uid,
+ * once; the recorder has the REVOKE naming both sessions. */
+START_TEST(memctl_free_reaches_the_owner_by_poll)
+{
+    memclient *owner = connect_named("owner-poll");
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 1u << 20);
+    memclient_buffer gone, kept;
+    ck_assert_int_eq(memclient_alloc(owner, &r, &gone), 0);
+    ck_assert_int_eq(memclient_alloc(owner, &r, &kept), 0);
+    char out[4096], handle[32];
+    snprintf(handle, sizeof handle, "%" PRIu64, gone.handle);
+    const char *const argv[] = {"free", handle, NULL};
+    ck_assert_int_eq(memctl_capture(&f, argv, out, sizeof out), 0);
+    memclient_revoke n[4];
+    ck_assert_int_eq(memclient_revoked(owner, n, 4), 0); /* no request since: not yet */
+    memclient_alloc_info ai;
+    ck_assert_int_eq(memclient_query(owner, kept.handle, &ai), 0);
+    ck_assert_int_eq(memclient_revoked(owner, n, 4), 1);
+    ck_assert_uint_eq(n[0].handle, gone.handle);
+    ck_assert_uint_eq(n[0].device, 0);
+    ck_assert_uint_eq(n[0].actor_uid, getuid());
+    ck_assert_uint_gt(n[0].actor_pid, 0);
+    ck_assert_uint_ne(n[0].actor_pid, (uint32_t)getpid()); /* memctl's */
+    ck_assert_str_eq(n[0].actor_comm, "memctl");
+    ck_assert_uint_gt(n[0].time_ns, 0);
+    ck_assert_int_eq(memclient_revoked(owner, n, 4), 0); /* taken */
+    ck_assert_int_eq(memclient_free(owner, gone.handle), -ENOENT);
+
+    memclient_history_page pg = history(owner, NULL);
+    const memclient_hist_event *rv = find(&pg, MEMD_HIST_REVOKE, gone.handle);
+    ck_assert_ptr_nonnull(rv);
+    ck_assert_uint_eq(rv->session_id, session_of(owner));
+    ck_assert_uint_eq(rv->pid, (uint32_t)getpid());
+    ck_assert_uint_eq(rv->actor_session, n[0].actor_session);
+    ck_assert_uint_eq(rv->actor_pid, n[0].actor_pid);
+    ck_assert_uint_eq(rv->actor_uid, getuid());
+    memclient_history_page_free(&pg);
+    ck_assert_int_eq(memclient_free(owner, kept.handle), 0);
+    memclient_disconnect(owner);
+}
+END_TEST
+
+typedef struct got {
+    memclient *c;
+    int calls;
+    memclient_revoke last;
+    int nested;            /* what a libmemclient call from inside the callback returned */
+} got;
+
+static void on_revoke(void *arg, const memclient_revoke *n)
+{
+    got *g = arg;
+    g->calls++;
+    g->last = *n;
+    memclient_session_info si;
+    g->nested = memclient_session(g->c, &si); /* the connection's lock is not held */
+}
+
+/* The callback runs at the end of the owner's next call, once per notice, with every
+ * holder of a shared buffer told; notices queued before the callback was set go to it. */
+START_TEST(callback_on_the_next_call)
+{
+    memclient *owner = connect_named("owner-cb"), *other = connect_named("owner-cb2");
+    memclient *admin = connect_named("operator");
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 1u << 20);
+    r.name = "shared-rv";
+    r.flags = MEMCLIENT_ALLOC_SHARED;
+    memclient_buffer b, b2;
+    ck_assert_int_eq(memclient_alloc(owner, &r, &b), 0);
+    ck_assert_int_eq(memclient_alloc(other, &r, &b2), 0);
+    ck_assert_uint_eq(b.handle, b2.handle);
+    got g = {.c = owner};
+    ck_assert_int_eq(memclient_set_revoke_cb(owner, on_revoke, &g), 0);
+    ck_assert_int_eq(memclient_free(admin, b.handle), 0); /* root: an admin */
+    ck_assert_int_eq(g.calls, 0);
+    memclient_buffer c2;
+    memclient_alloc_req plain = cu_req(MEMD_CLASS_CONSTANT, 1u << 20);
+    ck_assert_int_eq(memclient_alloc(owner, &plain, &c2), 0);
+    ck_assert_int_eq(g.calls, 1);
+    ck_assert_uint_eq(g.last.handle, b.handle);
+    ck_assert_uint_eq(g.last.actor_session, session_of(admin));
+    ck_assert_uint_eq(g.last.actor_pid, (uint32_t)getpid());
+    ck_assert_str_eq(g.last.actor_client, "operator");
+    ck_assert_int_eq(g.nested, 0);
+    memclient_revoke n;
+    ck_assert_int_eq(memclient_revoked(owner, &n, 1), 0); /* the callback took it */
+    /* The other holder, without a callback, polls it after its next call; then a callback
+     * set later gets nothing more. */
+    memclient_alloc_info ai;
+    ck_assert_int_eq(memclient_query(other, c2.handle, &ai), 0);
+    got g2 = {.c = other};
+    ck_assert_int_eq(memclient_set_revoke_cb(other, on_revoke, &g2), 0);
+    ck_assert_int_eq(g2.calls, 1); /* what was queued went to the new callback at once */
+    ck_assert_uint_eq(g2.last.handle, b.handle);
+    ck_assert_int_eq(memclient_set_revoke_cb(other, NULL, NULL), 0);
+    ck_assert_int_eq(memclient_revoked(owner, NULL, 0), 0);
+    ck_assert_int_eq(memclient_revoked(NULL, &n, 1), -EINVAL);
+    memclient_disconnect(owner);
+    memclient_disconnect(other);
+    memclient_disconnect(admin);
+}
+END_TEST
+
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("history");
@@ -363,6 +467,8 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, others_see_only_their_own_records);
     tcase_add_test(tc, memctl_history_table_and_json);
     tcase_add_test(tc, memctl_history_html_page);
+    tcase_add_test(tc, memctl_free_reaches_the_owner_by_poll);
+    tcase_add_test(tc, callback_on_the_next_call);
     suite_add_tcase(s, tc);
     TCase *ring = tcase_create("ring");
     tcase_set_timeout(ring, 60);

@@ -110,3 +110,90 @@ def test_release_and_revoke(daemon, client):
         time.sleep(0.05)
     else:
         pytest.fail("no release record after the owner closed")
+
+
+def test_revoked_buffer_raises(daemon, client):
+    """An admin's free reaches the owner with its next reply: Buffer.revoked, RevokedError
+    naming the admin, Client.revoked()."""
+    owner = memd.connect(daemon.socket, name="owner-rv")
+    gone = owner.alloc(0, "constant", MiB)
+    kept = owner.alloc(0, "constant", MiB)
+    client.free(gone.handle)  # root: an admin
+    assert not gone.revoked   # the owner asked nothing since: no notice yet
+    owner.query(kept)         # any reply brings it
+    assert gone.revoked and not kept.revoked
+    for use in (lambda: gone.address, gone.free, lambda: gone.locate(0),
+                lambda: owner.free(gone.handle), lambda: owner.locate(gone, 0)):
+        with pytest.raises(memd.RevokedError) as e:
+            use()
+        err = e.value
+        assert isinstance(err, memd.NotFoundError) and isinstance(err, memd.Error)
+        assert err.handle == gone.handle and err.admin_pid == os.getpid()
+        assert err.admin_uid == os.getuid() and err.admin_client == "pytest"
+        assert err.admin_session == client.session()["session_id"] and err.device == 0
+        assert "freed by an admin" in str(err)
+    [n] = owner.revoked()
+    assert n["handle"] == gone.handle and n["time_ns"] > 0
+    # A notice that comes with the failing reply itself explains that failure.
+    late = owner.alloc(0, "constant", MiB)
+    client.free(late)
+    with pytest.raises(memd.RevokedError):
+        late.free()
+    assert kept.address and not kept.revoked
+    kept.free()
+    owner.close()
+
+
+def test_pools_models_instances_and_subdevs_recorded(daemon, client):
+    start = client.history()[-1]["seq"] + 1
+    with client.pool(0, "internal", MiB) as p:
+        a, b = p.alloc(4096), p.alloc(8192)
+        p.flush()
+        a.free()
+        p.flush()
+        pool = p.handle, p.address
+    reports = [r for r in client.history(since_seq=start) if r["type"] == "pool_report"]
+    assert [(r["count"], r["added"], r["removed"]) for r in reports[:2]] == [(2, 2, 0), (1, 0, 1)]
+    assert all((r["handle"], r["address"]) == pool for r in reports)
+    assert reports[0]["bytes"] == 12288 and reports[1]["bytes"] == 8192
+    assert reports[0]["class"] == "internal" and reports[0]["client"] == "pytest"
+    del b
+
+    model = memd.Model.from_yaml(os.path.join(os.path.dirname(__file__), "..", "..", "config",
+                                              "models", "tiny_cnn.yaml"))
+    lm = client.load_model(model, device=0)
+    lm.set_ready()
+    inst = lm.create_instance()
+    inst.release()
+    lm.unload()
+    recs = {r["type"]: r for r in client.history(since_seq=start, device=0)}
+    for t in ("model_load", "model_unload"):
+        assert recs[t]["id"] == lm.model_id and recs[t]["name"] == lm.name
+        assert recs[t]["bytes"] == lm.code_bytes + lm.const_bytes and recs[t]["device"] == 0
+    for t in ("instance_create", "instance_release"):
+        assert recs[t]["id"] == inst.instance_id and recs[t]["model_id"] == lm.model_id
+        assert recs[t]["name"] == lm.name and recs[t]["bytes"] >= inst.arena_bytes
+    assert recs["model_load"]["seq"] < recs["instance_create"]["seq"] < \
+        recs["instance_release"]["seq"] < recs["model_unload"]["seq"]
+    assert not [r for r in client.history(since_seq=start, device=2) if "model" in r["type"]]
+    mine_ = {r["type"] for r in client.history(since_seq=start, pid=os.getpid())}
+    assert {"pool_report", "model_load", "instance_create"} <= mine_
+    assert client.history(since_seq=start, pid=os.getpid() + 1) == []
+
+    client.subdev_define("hist-sd", 0, "l1", [50, 51], budget=4096)  # banks no other test uses
+    with memd.connect(daemon.socket, name="hist-bound") as c:
+        c.subdev_bind("hist-sd")
+        [bind] = [r for r in client.history(since_seq=start, client="hist-bound")]
+    [define] = [r for r in client.history(since_seq=start) if r["type"] == "subdev_define"]
+    assert define["name"] == "hist-sd" and define["count"] == 2 and define["bytes"] == 4096
+    assert define["kind"] == "sram" and define["session"] == client.session()["session_id"]
+    assert bind["type"] == "subdev_bind" and bind["name"] == "hist-sd" and bind["count"] == 2
+
+    lines = [json.loads(x) for x in daemon.memctl("history", "--json").stdout.splitlines()
+             if json.loads(x)["seq"] >= start]
+    assert {"pool_report", "model_load", "model_unload", "instance_create",
+            "instance_release", "subdev_define", "subdev_bind"} <= {r["type"] for r in lines}
+    [mj] = [r for r in lines if r["type"] == "model_load"]
+    assert mj["id"] == lm.model_id and mj["name"] == lm.name
+    table = daemon.memctl("history", "--client", "hist-bound").stdout
+    assert "subdev_bind" in table and "(2 banks, budget 4.0 KiB)" in table

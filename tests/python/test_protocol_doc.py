@@ -430,9 +430,38 @@ def test_hello_welcome(doc, conn):
     assert w["max_frame"] >= doc.record("alloc_req").size
     assert w["server_version"]
     assert w["flags"] & ~(c["MEMD_WELCOME_F_PERSISTENT"] | c["MEMD_WELCOME_F_RECLAIMED"]
-                          | c["MEMD_WELCOME_F_OPS_2"]) == 0
+                          | c["MEMD_WELCOME_F_OPS_2"] | c["MEMD_WELCOME_F_HISTORY_2"]) == 0
     assert not w["flags"] & c["MEMD_WELCOME_F_RECLAIMED"] and w["reclaimed"] == 0
     assert len(w["token"]) == c["MEMD_TOKEN_SIZE"]
+
+
+def test_revoked_notice_before_the_next_reply(doc, conn, daemon):
+    """Revocation notices as the document describes them: asked for in HELLO, one REVOKED
+    frame (request id 0) right before the owner's next reply; none for a session that did
+    not ask (conn)."""
+    c = doc.consts
+    owner = Conn(daemon.socket, doc)
+    v = c["MEMD_PROTO_VERSION"]
+    w = owner.call("HELLO", dict(min_version=v, max_version=v, client_name="doc-owner",
+                                 flags=c["MEMD_HELLO_F_NOTICES"]))
+    assert w["flags"] & c["MEMD_WELCOME_F_NOTICES"]
+    assert not conn.welcome["flags"] & c["MEMD_WELCOME_F_NOTICES"]
+    mine = owner.call("ALLOC", alloc_req(doc, bytes=MiB))
+    theirs = conn.call("ALLOC", alloc_req(doc, bytes=MiB))
+    conn.call("FREE", mine["handle"])  # the test runs as root: an admin
+    rid = owner.send("QUERY", doc.op("QUERY").request.encode(mine["handle"]))
+    h, body = owner.recv()
+    rv = doc.op("REVOKED")
+    assert (h["opcode"], h["id"], h["status"]) == (rv.number, 0, 0)
+    [n] = rv.reply.decode(body)
+    assert n["handle"] == mine["handle"] and n["actor_session"] == conn.welcome["session_id"]
+    assert n["actor_uid"] == os.getuid() and n["actor_client"] == "protocol-doc"
+    h, body = owner.recv()  # then the QUERY's own reply: the buffer is gone
+    assert (h["opcode"], h["id"], h["status"]) == (doc.op("QUERY").number, rid,
+                                                   doc.errno["ENOENT"])
+    owner.call("FREE", theirs["handle"])  # root too: conn's goes, but conn did not ask
+    conn.call("QUERY", theirs["handle"], status=doc.errno["ENOENT"])  # its reply comes alone
+    owner.close()
 
 
 def test_alloc_and_query(doc, conn):

@@ -159,16 +159,8 @@ END_TEST
 START_TEST(length_checked_before_handler)
 {
     static uint8_t p[2 * MEMD_WIRE_SUBDEV_DEF_SIZE]; /* the largest fixed part, twice */
-    /* What the shapes that are not plain expect; FIXED and MIN say their length. */
-    static const char *const special[MEMD_OP_OPCODE_COUNT] = {
-        [MEMD_OP_HELLO] = "expected 40 or 64 bytes",
-        [MEMD_OP_ALLOC_BATCH] = "count does not match the 136-byte records that follow",
-        [MEMD_OP_FREE_BATCH] = "count does not match the 8-byte records that follow",
-        [MEMD_OP_DUMP] = "expected 8 or 16 bytes",
-        [MEMD_OP_PLAN] = "then a document only when the id is 0",
-        [MEMD_OP_MODEL_LOAD] = "then a document only when the id is 0",
-        [MEMD_OP_POOL_REPORT] = "count does not match the 96-byte records that follow",
-    };
+    /* A document's shape says what it expects in words; the others by their lengths. */
+    static const char *const doc_shape = "then a document only when the id is 0";
     memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 64);
     for (uint16_t op = MEMD_OP_HELLO; op < MEMD_OP_OPCODE_COUNT; op++) {
         const memd_wire_op *o = memd_wire_op_of(op);
@@ -192,9 +184,14 @@ START_TEST(length_checked_before_handler)
         char head[64];
         snprintf(head, sizeof head, "malformed %s request (%u payload bytes): ", o->name, len);
         ck_assert_msg(strstr(r.err.message, head) == r.err.message, "%s", r.err.message);
-        char expect[64];
-        if (special[op])
-            snprintf(expect, sizeof expect, "%s", special[op]);
+        char expect[80];
+        if (o->shape == MEMD_WIRE_SHAPE_DOC)
+            snprintf(expect, sizeof expect, "%s", doc_shape);
+        else if (o->shape == MEMD_WIRE_SHAPE_COUNT)
+            snprintf(expect, sizeof expect, "count does not match the %u-byte records that follow",
+                     o->len);
+        else if (o->len_v1)
+            snprintf(expect, sizeof expect, "expected %u or %u bytes", o->len_v1, o->len);
         else
             snprintf(expect, sizeof expect, "expected %s%u bytes",
                      o->shape == MEMD_WIRE_SHAPE_MIN ? "at least " : "", o->len);
@@ -446,6 +443,14 @@ START_TEST(read_only_opcodes_change_nothing)
         ck_assert(memd_wire_opcode_mutating(op));
         seen |= 1ull << op;
     }
+    /* REVOKED is memd's notice, refused as a request: nothing changes. */
+    memd_wire_count_put(p, 0);
+    changes = 0;
+    req(&sa, MEMD_OP_REVOKED, p, MEMD_WIRE_COUNT_SIZE, &r);
+    ck_assert_int_eq(r.h.status, -EINVAL);
+    ck_assert_uint_eq(changes, 0);
+    ck_assert(!memd_wire_opcode_mutating(MEMD_OP_REVOKED));
+    seen |= 1ull << MEMD_OP_REVOKED;
     memd_hook_remove(&st, &hook);
     /* Every opcode was tried: a new one needs its step here. */
     ck_assert_uint_eq(seen, ((1ull << MEMD_OP_OPCODE_COUNT) - 1) & ~1ull);

@@ -1,7 +1,8 @@
-/* memctl history: the flight recorder (every allocation, free, refusal and release, with
- * who and in what context) as a table, JSON lines or a timeline page (--html,
- * memctl_timeline.c), filtered by device, process, client and age; --follow keeps printing
- * new records until interrupted. An admin sees every
+/* memctl history: the flight recorder (every allocation, free, refusal and release, pool
+ * report, model load and unload, instance and sub-device change, with who and in what
+ * context) as a table, JSON lines or a timeline page (--html, memctl_timeline.c),
+ * filtered by device, process, client and age; --follow keeps printing new records until
+ * interrupted. An admin sees every
  * record, others those of their own uid. The JSON keys are documented in memctl(1) and
  * doc/running.md: tools read them, so they only ever gain keys. */
 #include <errno.h>
@@ -46,12 +47,42 @@ void memctl_history_json(FILE *f, const memclient_hist_event *e)
     if (e->actor_session)
         fprintf(f, ", \"actor\": {\"session\": %" PRIu32 ", \"pid\": %" PRIu32
                    ", \"uid\": %" PRIu32 "}", e->actor_session, e->actor_pid, e->actor_uid);
-    fputs("}\n", f);
+    fprintf(f, ", \"id\": %" PRIu64 ", \"model_id\": %" PRIu64 ", \"count\": %" PRIu32
+               ", \"added\": %" PRIu32 ", \"removed\": %" PRIu32 "}\n",
+            e->id, e->model_id, e->count, e->added, e->removed);
+}
+
+/* What a record about no single buffer's hold says beyond the columns. */
+static void print_object(FILE *f, const memclient_hist_event *e)
+{
+    char bytes[16];
+    memd_human_bytes(e->bytes, bytes, sizeof bytes);
+    switch (e->type) {
+    case MEMD_HIST_POOL_REPORT:
+        fprintf(f, " (%" PRIu32 " sub-allocations, %s pooled: +%" PRIu32 " -%" PRIu32 ")",
+                e->count, bytes, e->added, e->removed);
+        break;
+    case MEMD_HIST_MODEL_LOAD:
+    case MEMD_HIST_MODEL_UNLOAD:
+        fprintf(f, " (model %" PRIu64 ", %s of code and constants)", e->id, bytes);
+        break;
+    case MEMD_HIST_INSTANCE_CREATE:
+    case MEMD_HIST_INSTANCE_RELEASE:
+        fprintf(f, " (instance %" PRIu64 " of model %" PRIu64 ", %s)", e->id, e->model_id,
+                bytes);
+        break;
+    case MEMD_HIST_SUBDEV_DEFINE:
+    case MEMD_HIST_SUBDEV_BIND:
+        fprintf(f, " (%" PRIu32 " banks, budget %s)", e->count, e->bytes ? bytes : "none");
+        break;
+    default:
+        break;
+    }
 }
 
 static void print_header(FILE *f)
 {
-    fprintf(f, "%-23s %-7s %3s %-9s %-11s %18s %10s %5s %8s %7s %-7s %-15s %-16s %s\n", "TIME",
+    fprintf(f, "%-23s %-16s %3s %-9s %-11s %18s %10s %5s %8s %7s %-7s %-15s %-16s %s\n", "TIME",
             "TYPE", "DEV", "REGION", "CLASS", "ADDRESS", "PER BANK", "BANKS", "HANDLE", "PID",
             "SESSION", "PROCESS", "NAME", "CONTEXT");
 }
@@ -66,7 +97,7 @@ static void print_text(FILE *f, const memclient_hist_event *e)
     snprintf(region, sizeof region, "%s#%u", memclient_kind_name((memd_kind)e->kind), e->region);
     /* Names and contexts come from other processes: escaped for the terminal. */
     const char *who = e->client_name[0] ? e->client_name : e->comm;
-    fprintf(f, "%s.%03u %-7s %3" PRIu32 " %-9s %-11s %#18" PRIx64 " %10s %5" PRIu32 " %8" PRIu64
+    fprintf(f, "%s.%03u %-16s %3" PRIu32 " %-9s %-11s %#18" PRIx64 " %10s %5" PRIu32 " %8" PRIu64
                " %7" PRIu32 " %-7" PRIu32 " %-15s %-16s %s",
             when, (unsigned)(e->time_ns / 1000000ull % 1000), memclient_hist_type_name(e->type),
             e->device, region, memclient_class_name((memd_class)e->cls), e->address,
@@ -80,6 +111,7 @@ static void print_text(FILE *f, const memclient_hist_event *e)
     if (e->actor_session)
         fprintf(f, " (by admin session %" PRIu32 ", pid %" PRIu32 ", uid %" PRIu32 ")",
                 e->actor_session, e->actor_pid, e->actor_uid);
+    print_object(f, e);
     fputc('\n', f);
 }
 
@@ -134,7 +166,8 @@ int memctl_cmd_history(const memctl_globals *g, int argc, char **argv)
                 return memctl_bad_value("history", a, v, "a duration such as 90s, 10m, 2h or 1d");
         } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             printf("%s"
-                   "  the flight recorder: allocations, frees, refusals and releases, oldest "
+                   "  the flight recorder: allocations, frees, refusals, releases, pool "
+                   "reports,\n  model loads and unloads, instances and sub-devices, oldest "
                    "first\n  (an admin sees all, others their uid's)\n"
                    "  --json            one JSON object per line (keys: memctl(1))\n"
                    "  --html FILE       a timeline page: per region, address over time, each\n"
