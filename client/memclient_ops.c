@@ -596,7 +596,7 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
     if (flags & ~(unsigned)(MEMCLIENT_DUMP_BLOCKS | MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_USAGE |
                             MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_SUBALLOCS |
                             MEMCLIENT_DUMP_BANKS | MEMCLIENT_DUMP_CGROUPS |
-                            MEMCLIENT_DUMP_MODEL_STATE))
+                            MEMCLIENT_DUMP_MODEL_STATE | MEMCLIENT_DUMP_RANGES))
         return memclient_fail(-EINVAL, "unknown dump flags 0x%x", flags);
     memd_wire_dump_req q = {
         .device = device,
@@ -609,6 +609,7 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
                  ((flags & MEMCLIENT_DUMP_BANKS)
                       ? MEMD_DUMP_F_BANKS | MEMD_DUMP_F_SUBDEV_BANKS : 0) |
                  ((flags & MEMCLIENT_DUMP_CGROUPS) ? MEMD_DUMP_F_CGROUPS : 0) |
+                 ((flags & MEMCLIENT_DUMP_RANGES) ? MEMD_DUMP_F_RANGES : 0) |
                  MEMD_DUMP_F_PAGED,
     };
     uint8_t *all = NULL;

@@ -38,7 +38,8 @@ enum {
     MEMD_RECORD_INSTANCE = 4,      /* an instance and its owner */
     MEMD_RECORD_SUBDEV = 5,        /* a sub-device an admin defined (core: subdev_record.c) */
     MEMD_RECORD_SUBDEV_BIND = 6,   /* a session bound by SUBDEV_BIND, by session id */
-    MEMD_RECORD_KIND_MAX = 6
+    MEMD_RECORD_RANGE = 7,         /* a region's range given up (core: region_range.c) */
+    MEMD_RECORD_KIND_MAX = 7
 };
 
 typedef struct memd_state_events {

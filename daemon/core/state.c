@@ -1,5 +1,6 @@
 /* memd daemon — service state setup and teardown (see state.h). */
 #include "state.h"
+#include "region_range.h"
 #include "subdev.h"
 
 #include <errno.h>
@@ -98,6 +99,7 @@ int memd_state_init(memd_state *st, const memd_config *cfg, memd_error *err)
         st->devs[i].spec = memd_device_spec_of(st->devs[i].dev);
         st->ndevs = i + 1;
     }
+    memd_region_range_listen(st);
     return 0;
 }
 

@@ -71,7 +71,7 @@ START_TEST(malformed_frames)
     n = frame(buf, MEMD_OP_DUMP, 14, p, 4); /* DUMP with 4 bytes */
     expect_malformed(buf, n, -EBADMSG, 14);
     memd_wire_put_u32(p, UINT32_MAX);
-    memd_wire_put_u32(p + 4, MEMD_DUMP_F_CGROUPS << 1); /* the first unknown dump flag */
+    memd_wire_put_u32(p + 4, MEMD_DUMP_F_RANGES << 1); /* the first unknown dump flag */
     n = frame(buf, MEMD_OP_DUMP, 15, p, 8);
     expect_malformed(buf, n, -EINVAL, 15);
     memd_wire_hdr h = {.magic = MEMD_PROTO_MAGIC, .version = 1, .opcode = MEMD_OP_FREE,
@@ -191,6 +191,7 @@ START_TEST(length_checked_before_handler)
         [MEMD_OP_MODEL_WAIT] = "expected 16 bytes",
         [MEMD_OP_MODEL_STATES] = "expected 8 bytes",
         [MEMD_OP_REGION_HOLDERS] = "expected 8 bytes",
+        [MEMD_OP_REGION_RANGE] = "expected 16 bytes",
     };
     memd_wire_alloc_req a = dram(MEMD_CLASS_CONSTANT, 64);
     for (uint16_t op = MEMD_OP_HELLO; op < MEMD_OP_OPCODE_COUNT; op++) {
@@ -451,6 +452,20 @@ START_TEST(read_only_opcodes_change_nothing)
     seen |= 1ull << MEMD_OP_SUBDEV_DEFINE;
     memd_wire_put_str(p, "half", MEMD_NAME_MAX);
     step(MEMD_OP_SUBDEV_BIND, p, MEMD_NAME_MAX, &r, &seen);
+    /* A region's range given up and back (admin): a state store record each time. */
+    memd_wire_range_req rq = {.device = DEV, .kind = MEMD_KIND_SRAM, .region = 1,
+                              .op = MEMD_RANGE_SHRINK, .ends = MEMD_RANGE_TOP, .bytes = 1024};
+    for (int i = 0; i < 2; i++) {
+        memd_wire_range_req_put(p, &rq);
+        changes = 0;
+        req(&sroot, MEMD_OP_REGION_RANGE, p, MEMD_WIRE_RANGE_REQ_SIZE, &r);
+        ck_assert_msg(r.h.status == 0, "%s", r.err.message);
+        ck_assert_uint_gt(changes, 0);
+        rq.op = MEMD_RANGE_RESET;
+        rq.bytes = 0;
+    }
+    ck_assert(memd_wire_opcode_mutating(MEMD_OP_REGION_RANGE));
+    seen |= 1ull << MEMD_OP_REGION_RANGE;
     memd_hook_remove(&st, &hook);
     /* Every opcode was tried: a new one needs its step here. */
     ck_assert_uint_eq(seen, ((1ull << MEMD_OP_OPCODE_COUNT) - 1) & ~1ull);

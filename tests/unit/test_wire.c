@@ -524,7 +524,7 @@ START_TEST(dump_req_roundtrip_and_rejects)
     d.flags = 0; /* a cursor without paging means nothing */
     memd_wire_dump_req_put(buf, &d);
     ck_assert_int_eq(memd_wire_dump_req_get(buf, MEMD_WIRE_DUMP_REQ_SIZE, &g), -EINVAL);
-    d.flags = MEMD_DUMP_F_CGROUPS << 1; /* the first unknown bit */
+    d.flags = MEMD_DUMP_F_RANGES << 1; /* the first unknown bit */
     d.cursor = 0;
     memd_wire_dump_req_put(buf, &d);
     ck_assert_int_eq(memd_wire_dump_req_get(buf, MEMD_WIRE_DUMP_REQ_SIZE, &g), -EINVAL);
@@ -906,7 +906,7 @@ START_TEST(tags)
     ck_assert_uint_eq(memd_wire_rec_size(0), 0);
     memd_wire_tag_put(buf, 0);
     ck_assert_int_eq(memd_wire_tag_get(buf, 400, &tag, &n), -EINVAL);
-    memd_wire_tag_put(buf, MEMD_REC_SESSION_CGROUP + 1);
+    memd_wire_tag_put(buf, MEMD_REC_RANGE + 1);
     ck_assert_int_eq(memd_wire_tag_get(buf, 400, &tag, &n), -EINVAL);
     ck_assert_int_eq(memd_wire_tag_get(buf, 3, &tag, &n), -EBADMSG);
 }
