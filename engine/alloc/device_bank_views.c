@@ -67,7 +67,7 @@ static int free_stats(void *ctx, uint64_t addr, uint64_t size, bool allocated)
 }
 
 static int bank_stats(const memd_device *d, memd_kind kind, uint8_t region, uint32_t bank,
-                           memd_range_stats *st)
+                      memd_range_stats *st)
 {
     const memd_range *lock = d->range[kind][region];
     memd_range_stats own;
