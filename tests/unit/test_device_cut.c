@@ -21,9 +21,9 @@
 
 #define KiB 1024ull
 #define DEFAULT_SEED UINT64_C(0x6375747261676573)
-#define STEPS 8000
+#define STEPS 4000
 #define MAX_LIVE 32 /* few enough that many shrinks find their part free */
-#define CHECK_EVERY 250
+#define CHECK_EVERY 500
 #define REGION 1 /* the unit device's SRAM "buffers": [16 KiB, 256 KiB), 8 banks, align 16 */
 #define LO (16 * KiB)
 #define HI (256 * KiB)
@@ -299,7 +299,7 @@ START_TEST(random_against_reference)
     }
     printf("# %" PRIu64 " shrinks, %" PRIu64 " refused\n", shrinks, refusals);
     /* The stream did both things it is about. */
-    ck_assert_uint_gt(shrinks, 40);
+    ck_assert_uint_gt(shrinks, 10);
     ck_assert_uint_gt(refusals, 100);
     for (size_t i = 0; i < nlive; i++)
         memd_placement_fini(&l[i].p);
