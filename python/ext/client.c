@@ -1060,21 +1060,21 @@ static PyMethodDef client_methods[] = {
      "nothing. One small request, no dump."},
     {"region_shrink", (PyCFunction)(void (*)(void))client_region_shrink,
      METH_VARARGS | METH_KEYWORDS,
-     "region_shrink(device, group, region, bytes, *, end='bottom') -> dict\n\n"
+     "region_shrink($self, /, device, group, region, bytes, *, end='bottom')\n--\n\n"
      "Admin only: give up `bytes` more (per bank) at that end ('bottom' or 'top') of what is\n"
      "left of region `region` (its index in the group), as tt-metal's shrink_size. Refused\n"
      "(memd.BusyError) while a buffer lies there. Returns what is left: device, kind, region,\n"
-     "bottom, top (bytes given up) and start, end."},
+     "bottom, top (bytes given up) and start, end: a dict."},
     {"region_reset", (PyCFunction)(void (*)(void))client_region_reset,
      METH_VARARGS | METH_KEYWORDS,
-     "region_reset(device, group, region, *, ends='both') -> dict\n\n"
+     "region_reset($self, /, device, group, region, *, ends='both')\n--\n\n"
      "Admin only: give back what was given up at 'bottom', 'top' or 'both' ends (tt-metal's\n"
      "reset_size). Returns what is left, as region_shrink."},
     {"region_ranges", (PyCFunction)(void (*)(void))client_region_ranges,
      METH_VARARGS | METH_KEYWORDS,
-     "region_ranges(device=None) -> list[dict]\n\n"
+     "region_ranges($self, /, device=None)\n--\n\n"
      "What is left of every allocatable region's range (region_shrink's dicts, with the\n"
-     "region's name)."},
+     "region's name): a list of dicts."},
     {"subdev_define", (PyCFunction)(void (*)(void))client_subdev_define,
      METH_VARARGS | METH_KEYWORDS,
      "subdev_define($self, /, name, device, group, banks, *, budget=0, overlap=())\n--\n\nAdmin "
