@@ -37,6 +37,7 @@ COPY_DECODER(session_use, session_use, usage, nusage)
 COPY_DECODER(pool_rec, pool_rec, pools, npools)
 COPY_DECODER(limit_rec, limit, limits, nlimits)
 COPY_DECODER(failures_rec, failures, failures, nfailures)
+COPY_DECODER(range_rec, range, ranges, nranges)
 #undef COPY_DECODER
 
 static int dec_server_rec(memclient_snapshot *s, const uint8_t *p, size_t n)
@@ -105,7 +106,7 @@ typedef int (*rec_decoder)(memclient_snapshot *s, const uint8_t *p, size_t n);
 
 /* The tags this library knows; a newer daemon's other tags are refused (-EBADMSG). */
 /* PAGE records never reach the parser: memclient_dump strips them off each page. */
-#define NTAGS (MEMD_REC_FAILURES + 1)
+#define NTAGS MEMD_REC_TAG_END
 
 static const rec_decoder decoders[NTAGS] = {
     [MEMD_REC_SERVER] = dec_server_rec,     [MEMD_REC_DEVICE] = dec_device_rec,
@@ -119,6 +120,7 @@ static const rec_decoder decoders[NTAGS] = {
     [MEMD_REC_SUBDEV] = dec_subdev_rec,     [MEMD_REC_SUBDEV_BANKS] = dec_subdev_banks,
     [MEMD_REC_SESSION_CGROUP] = dec_session_cgroup,
     [MEMD_REC_LIMIT] = dec_limit_rec,       [MEMD_REC_FAILURES] = dec_failures_rec,
+    [MEMD_REC_RANGE] = dec_range_rec,
 };
 
 static bool known(uint32_t tag)
@@ -141,6 +143,8 @@ int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **
             return -EBADMSG; /* SERVER comes first, exactly once */
         if (tag == MEMD_REC_SUBDEV_BANKS && prev != MEMD_REC_SUBDEV)
             return -EBADMSG; /* one list, right after its sub-device */
+        if (tag == MEMD_REC_RANGE && prev != MEMD_REC_REGION)
+            return -EBADMSG; /* right after its region */
         if (tag == MEMD_REC_SUBDEV_BANKS)
             nids += (rec - MEMD_WIRE_SUBDEV_BANKS_REC_SIZE) / 4;
         count[tag]++;
@@ -176,6 +180,7 @@ int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **
     ALLOC_ARRAY(suballocs, MEMD_REC_SUBALLOC)
     ALLOC_ARRAY(limits, MEMD_REC_LIMIT)
     ALLOC_ARRAY(failures, MEMD_REC_FAILURES)
+    ALLOC_ARRAY(ranges, MEMD_REC_RANGE)
 #undef ALLOC_ARRAY
     if (!(s->subdev_bank_ids = calloc(nids ? nids : 1, sizeof *s->subdev_bank_ids))) {
         memclient_snapshot_free(s);
@@ -217,6 +222,7 @@ void memclient_snapshot_free(memclient_snapshot *s)
     free(s->usage);
     free(s->pools);
     free(s->suballocs);
+    free(s->ranges);
     free(s->subdev_bank_ids);
     free(s->limits);
     free(s->failures);

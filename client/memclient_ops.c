@@ -597,7 +597,7 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
                             MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_SUBALLOCS |
                             MEMCLIENT_DUMP_BANKS | MEMCLIENT_DUMP_CGROUPS |
                             MEMCLIENT_DUMP_MODEL_STATE | MEMCLIENT_DUMP_LIMITS |
-                            MEMCLIENT_DUMP_FAILURES))
+                            MEMCLIENT_DUMP_FAILURES | MEMCLIENT_DUMP_RANGES))
         return memclient_fail(-EINVAL, "unknown dump flags 0x%x", flags);
     memd_wire_dump_req q = {
         .device = device,
@@ -612,6 +612,7 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
                  ((flags & MEMCLIENT_DUMP_CGROUPS) ? MEMD_DUMP_F_CGROUPS : 0) |
                  ((flags & MEMCLIENT_DUMP_LIMITS) ? MEMD_DUMP_F_LIMITS : 0) |
                  ((flags & MEMCLIENT_DUMP_FAILURES) ? MEMD_DUMP_F_FAILURES : 0) |
+                 ((flags & MEMCLIENT_DUMP_RANGES) ? MEMD_DUMP_F_RANGES : 0) |
                  MEMD_DUMP_F_PAGED,
     };
     uint8_t *all = NULL;

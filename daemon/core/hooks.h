@@ -39,7 +39,8 @@ enum {
     MEMD_RECORD_SUBDEV = 5,        /* a sub-device an admin defined (core: subdev_record.c) */
     MEMD_RECORD_SUBDEV_BIND = 6,   /* a session bound by SUBDEV_BIND, by session id */
     MEMD_RECORD_CGROUP_LIMIT = 7,  /* a cgroup limit set by LIMIT_SET (core: cglimit_record.c) */
-    MEMD_RECORD_KIND_MAX = 7
+    MEMD_RECORD_RANGE = 8,         /* a region's range given up (core: region_range.c) */
+    MEMD_RECORD_KIND_MAX = 8
 };
 
 typedef struct memd_state_events {

@@ -1,5 +1,6 @@
 /* memd daemon — service state setup and teardown (see state.h). */
 #include "state.h"
+#include "region_range.h"
 #include "subdev.h"
 #include "cglimit.h"
 
@@ -100,9 +101,12 @@ int memd_state_init(memd_state *st, const memd_config *cfg, memd_error *err)
         st->ndevs = i + 1;
     }
     int rc = memd_cglimits_init(st, cfg, err);
-    if (rc < 0)
+    if (rc < 0) {
         memd_state_fini(st);
-    return rc;
+        return rc;
+    }
+    memd_region_range_listen(st);
+    return 0;
 }
 
 void memd_state_fini(memd_state *st)

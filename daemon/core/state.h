@@ -226,6 +226,7 @@ typedef struct memd_state {
     uint32_t nsubdevs;
     uint64_t subdev_record_hwm;    /* the largest record id a defined sub-device has had */
     memd_hook subdev_hook;         /* subdev_record.c: restores them from the store */
+    memd_hook range_hook;          /* region_range.c: restores ranges given up */
     memd_events *events;           /* the event log (event.h); NULL until the first event */
     memd_history *history;         /* the flight recorder (history.h); NULL until used */
     /* Why memd_hold_release drops a hold (memd_hist_type; 0: its holder freed it), and

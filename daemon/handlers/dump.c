@@ -58,6 +58,7 @@ typedef struct dump_ctx {
     dump_out *out;
     uint32_t device;
     uint8_t kind, region;
+    uint64_t start, end; /* what is left of the region: blocks outside are not shown */
 } dump_ctx;
 
 /* Appends n bytes; NULL if the buffer cannot grow or would pass its end. */
@@ -104,6 +105,8 @@ static int put_server(const memd_state *st, dump_out *out)
 static int visit_block(void *vctx, uint64_t addr, uint64_t size, bool allocated)
 {
     dump_ctx *c = vctx;
+    if (addr < c->start || addr >= c->end) /* a part given up: it holds no buffer */
+        return 0;
     uint8_t *p = rec(c->out, MEMD_REC_BLOCK);
     if (!p)
         return -ENOMEM;
@@ -171,6 +174,16 @@ static int put_group(const memd_state *st, uint32_t dev, memd_kind kind, uint32_
         if (!(p = rec(out, MEMD_REC_REGION)))
             return -ENOMEM;
         memd_wire_region_rec_put(p, &rr);
+        memd_region_cut cut = {0};
+        bool cut_known = memd_device_region_cut(d, kind, (uint8_t)r, &cut) == 0;
+        if ((flags & MEMD_DUMP_F_RANGES) && cut_known) {
+            memd_wire_range_rec w = {.device = spec->id, .kind = (uint8_t)kind,
+                                     .region = (uint8_t)r, .bottom = cut.bottom, .top = cut.top,
+                                     .start = cut.start, .end = cut.end};
+            if (!(p = rec(out, MEMD_REC_RANGE)))
+                return -ENOMEM;
+            memd_wire_range_rec_put(p, &w);
+        }
         if ((flags & MEMD_DUMP_F_BANKS) && g->regions[r].allocatable) {
             int rc = put_banks(st, dev, kind, (uint8_t)r, out);
             if (rc < 0)
@@ -179,7 +192,7 @@ static int put_group(const memd_state *st, uint32_t dev, memd_kind kind, uint32_
         const memd_range *range = memd_device_region_range(d, kind, (uint8_t)r);
         if ((flags & MEMD_DUMP_F_BLOCKS) && range) {
             dump_ctx c = {.out = out, .device = spec->id, .kind = (uint8_t)kind,
-                          .region = (uint8_t)r};
+                          .region = (uint8_t)r, .start = cut.start, .end = cut.end};
             int rc = memd_range_foreach(range, visit_block, &c);
             if (rc < 0)
                 return rc;

@@ -50,6 +50,7 @@ void memd_device_destroy(memd_device *d)
     if (!d)
         return;
     memd_banks_destroy(d);
+    memd_cuts_destroy(d);
     for (int k = 0; k < MEMD_KIND_COUNT; k++)
         for (int i = 0; i < MEMD_MAX_REGIONS; i++)
             memd_range_destroy(d->range[k][i]);
@@ -131,7 +132,7 @@ int memd_device_bank_lowest(const memd_device *d, memd_kind kind, uint32_t bank,
         memd_range **b = d->bank[kind][i];
         uint64_t a;
         /* A split region: the bank's own pieces beside the lockstep map. */
-        if (r && memd_range_lowest(r, &a) && (!found || a < *addr))
+        if (r && memd_cut_lowest(d, kind, i, &a) && (!found || a < *addr))
             *addr = a, found = true;
         if (b && memd_range_lowest(b[bank], &a) && (!found || a < *addr))
             *addr = a, found = true;
@@ -220,6 +221,7 @@ int memd_device_region_stats(const memd_device *d, memd_kind kind, uint8_t regio
     if (!r || !st)
         return -ENOENT;
     memd_range_stats_get(r, st);
+    memd_cut_stats(d, kind, region, st);
     st->allocations += d->subsets[kind][region];
     return 0;
 }
@@ -236,6 +238,7 @@ int memd_device_group_stats(const memd_device *d, memd_kind kind, memd_range_sta
             continue;
         memd_range_stats s;
         memd_range_stats_get(r, &s);
+        memd_cut_stats(d, kind, (uint8_t)i, &s);
         st->total += s.total;
         st->allocated += s.allocated;
         st->free += s.free;

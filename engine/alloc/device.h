@@ -225,6 +225,29 @@ int memd_device_check(const memd_device *d);
  * -ENOENT for no such group or bank. O(log n) per region. */
 int memd_device_bank_lowest(const memd_device *d, memd_kind kind, uint32_t bank, uint64_t *addr);
 
+/* The allocatable range of a region, tt-metal's shrink_size / reset_size (the sub-device
+ * manager gives the bottom of L1 to its sub-devices this way). Shrinking gives up
+ * `bytes` more at one end of what is left: that part must hold no buffer in any bank
+ * (-EBUSY; err names the lowest address occupied there, from the bottom, or the end of
+ * the highest, from the top). bytes: a non-zero multiple of the group's alignment
+ * (-EINVAL), at most what is left (-ERANGE). -ENOENT: no such allocatable region;
+ * -ENOMEM / -ENOBUFS: nothing changed. The part given up is a lockstep reservation of
+ * no buffer: O(log n) as alloc-at; statistics and lowest addresses leave it out. */
+typedef enum memd_end { MEMD_END_BOTTOM = 0, MEMD_END_TOP = 1 } memd_end;
+int memd_device_region_shrink(memd_device *d, memd_kind kind, uint8_t region, memd_end end,
+                              uint64_t bytes, memd_error *err);
+/* Gives back everything given up at the ends in `ends` (bit 1 << MEMD_END_*): never
+ * fails. -ENOENT: no such allocatable region. */
+int memd_device_region_reset(memd_device *d, memd_kind kind, uint8_t region, unsigned ends);
+/* A region's parts given up and what is left: [start, end) of the group's map. */
+typedef struct memd_region_cut {
+    uint64_t bottom, top;
+    uint64_t start, end;
+} memd_region_cut;
+/* 0, or -ENOENT for a region that is not allocatable. */
+int memd_device_region_cut(const memd_device *d, memd_kind kind, uint8_t region,
+                           memd_region_cut *out);
+
 /* Absolute address of `address` in bank `bank` of group `kind`; -ERANGE on a bad bank. */
 int memd_device_bank_address(const memd_device *d, memd_kind kind, uint32_t bank,
                              uint64_t address, uint64_t *out);

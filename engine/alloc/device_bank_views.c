@@ -66,11 +66,9 @@ static int free_stats(void *ctx, uint64_t addr, uint64_t size, bool allocated)
     return 0;
 }
 
-int memd_device_bank_stats(const memd_device *d, memd_kind kind, uint8_t region, uint32_t bank,
-                           memd_range_stats *st)
+static int bank_stats(const memd_device *d, memd_kind kind, uint8_t region, uint32_t bank,
+                      memd_range_stats *st)
 {
-    if (!bank_ok(d, kind, region, bank) || !st)
-        return -ENOENT;
     const memd_range *lock = d->range[kind][region];
     memd_range_stats own;
     memd_range_stats_get(lock, st);
@@ -88,6 +86,17 @@ int memd_device_bank_stats(const memd_device *d, memd_kind kind, uint8_t region,
     st->allocations += own.allocations;
     st->free_blocks = st->largest_free = st->largest_free_addr = 0;
     return merged_walk(d, kind, region, bank, free_stats, st) ? -EFAULT : 0;
+}
+
+int memd_device_bank_stats(const memd_device *d, memd_kind kind, uint8_t region, uint32_t bank,
+                           memd_range_stats *st)
+{
+    if (!bank_ok(d, kind, region, bank) || !st)
+        return -ENOENT;
+    int rc = bank_stats(d, kind, region, bank, st);
+    if (rc == 0) /* the parts given up hold nothing */
+        memd_cut_stats(d, kind, region, st);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- check */

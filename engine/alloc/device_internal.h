@@ -9,6 +9,14 @@
 #include "cover.h"
 #include "device.h"
 
+/* The part of a region given up at one end (device_cut.c): lockstep reservations that
+ * hold no buffer, one per shrink since the last reset, [at[i], at[i] + len[i]). */
+typedef struct memd_cut {
+    uint64_t bytes;   /* their sum */
+    uint32_t n, cap;
+    uint64_t *at, *len;
+} memd_cut;
+
 struct memd_device {
     memd_device_spec spec; /* deep copy: the device never points into the caller's spec */
     /* One allocator per allocatable region; NULL for reserved regions and absent groups. */
@@ -34,6 +42,8 @@ struct memd_device {
     /* A split region without bank-set buffers: lockstep operations left before it goes
      * back to one map (device_banks.c, unsplit). */
     uint64_t idle[MEMD_KIND_COUNT][MEMD_MAX_REGIONS];
+    /* Given up at the bottom [MEMD_END_BOTTOM] and the top [MEMD_END_TOP] of each region. */
+    memd_cut cut[MEMD_KIND_COUNT][MEMD_MAX_REGIONS][2];
     uint32_t oom_bank; /* memd_device_oom_bank */
     memd_device_walks walks;
 };
@@ -85,5 +95,12 @@ int memd_banks_alloc_at(memd_device *d, const memd_placement *p);
 int memd_banks_fill_set(memd_placement *p, const memd_alloc_req *req);
 int memd_banks_release(memd_device *d, const memd_placement *p);
 void memd_banks_destroy(memd_device *d);
+
+/* device_cut.c: the lowest address the region's lockstep map holds a buffer at, the
+ * parts given up not counted (false: none); frees the cuts' arrays; takes the cuts out
+ * of a region's statistics. */
+bool memd_cut_lowest(const memd_device *d, memd_kind kind, uint8_t region, uint64_t *addr);
+void memd_cuts_destroy(memd_device *d);
+void memd_cut_stats(const memd_device *d, memd_kind kind, uint8_t region, memd_range_stats *st);
 
 #endif

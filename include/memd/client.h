@@ -493,6 +493,37 @@ MEMCLIENT_API int memclient_region_holders(memclient *c, uint32_t device, memd_k
                                            uint32_t region, memclient_holder *out,
                                            size_t cap);
 
+/* What is left of a region's allocatable range (memclient_region_shrink and _reset, and
+ * snapshots taken with MEMCLIENT_DUMP_RANGES). */
+typedef struct memclient_range {
+    uint32_t device;
+    memd_kind kind;
+    uint32_t region;
+    uint64_t bottom;            /* bytes given up at the bottom */
+    uint64_t top;               /* bytes given up at the top */
+    uint64_t start, end;        /* what is left: [start, end) of the group's address map */
+} memclient_range;
+
+enum {
+    MEMCLIENT_RANGE_BOTTOM = 1u << 0,
+    MEMCLIENT_RANGE_TOP = 1u << 1,
+};
+
+/* tt-metal's shrink_size and reset_size (admin only). memclient_region_shrink gives up
+ * `bytes` more (per bank, a multiple of the group's alignment) at one end of what is
+ * left of region `region` of bank group kind on device (end: MEMCLIENT_RANGE_BOTTOM or
+ * _TOP); -EBUSY while a buffer lies there (memclient_last_error's message names the
+ * lowest address occupied there, or the end of the highest buffer), -ERANGE when less
+ * is left, -EINVAL for a bad size, -EPERM for a session that is not admin.
+ * memclient_region_reset gives back what was given up at the ends in `ends` (one or
+ * both). Both fill *out (may be NULL) with what is left and return 0 or a negative
+ * errno. The daemon keeps the parts given up across a restart. */
+MEMCLIENT_API int memclient_region_shrink(memclient *c, uint32_t device, memd_kind kind,
+                                          uint32_t region, unsigned end, uint64_t bytes,
+                                          memclient_range *out);
+MEMCLIENT_API int memclient_region_reset(memclient *c, uint32_t device, memd_kind kind,
+                                         uint32_t region, unsigned ends, memclient_range *out);
+
 /* Static text for a negative errno (or a positive one). Never NULL. */
 MEMCLIENT_API const char *memclient_strerror(int err);
 
@@ -839,6 +870,9 @@ typedef struct memclient_snapshot {
     memclient_limit *limits;
     size_t nfailures;           /* only with MEMCLIENT_DUMP_FAILURES: one per device */
     memclient_failures *failures;
+    size_t nranges;             /* only with MEMCLIENT_DUMP_RANGES: one per allocatable
+                                   region, in the regions' order */
+    memclient_range *ranges;
 } memclient_snapshot;
 
 enum {
@@ -853,6 +887,8 @@ enum {
     MEMCLIENT_DUMP_MODEL_STATE = 1u << 7, /* with MODELS: each model's readiness */
     MEMCLIENT_DUMP_LIMITS = 1u << 8, /* also the cgroup limits (limits[]) */
     MEMCLIENT_DUMP_FAILURES = 1u << 9, /* also refused allocations per device (failures[]) */
+    MEMCLIENT_DUMP_RANGES = 1u << 10, /* also what is left of each allocatable region's range
+                                        (ranges[]: memclient_region_shrink) */
 };
 
 #define MEMCLIENT_ALL_DEVICES UINT32_MAX

@@ -703,6 +703,98 @@ static PyObject *client_lowest_occupied(PyObject *op, PyObject *args, PyObject *
     return Py_BuildValue("(KK)", (unsigned long long)addr, (unsigned long long)abs);
 }
 
+/* ---- allocatable ranges (tt-metal's shrink_size / reset_size) --------------------------- */
+
+/* "bottom", "top" (and "both" when allowed) -> MEMCLIENT_RANGE_* bits; 0 with ValueError. */
+static unsigned range_ends(const char *s, bool both)
+{
+    if (!strcmp(s, "bottom"))
+        return MEMCLIENT_RANGE_BOTTOM;
+    if (!strcmp(s, "top"))
+        return MEMCLIENT_RANGE_TOP;
+    if (both && !strcmp(s, "both"))
+        return MEMCLIENT_RANGE_BOTTOM | MEMCLIENT_RANGE_TOP;
+    PyErr_Format(PyExc_ValueError, "end must be 'bottom'%s or 'top', not '%s'",
+                 both ? ", 'both'" : "", s);
+    return 0;
+}
+
+static PyObject *range_change(memdpy_client *self, PyObject *args, PyObject *kw, bool shrink)
+{
+    static char *shrink_kws[] = {"device", "group", "region", "bytes", "end", NULL};
+    static char *reset_kws[] = {"device", "group", "region", "ends", NULL};
+    unsigned int device, region;
+    unsigned long long bytes = 0;
+    const char *group, *end = shrink ? "bottom" : "both";
+    int ok = shrink ? PyArg_ParseTupleAndKeywords(args, kw, "IsIK|$s:region_shrink", shrink_kws,
+                                                  &device, &group, &region, &bytes, &end)
+                    : PyArg_ParseTupleAndKeywords(args, kw, "IsI|$s:region_reset", reset_kws,
+                                                  &device, &group, &region, &end);
+    if (!ok)
+        return NULL;
+    memd_kind kind;
+    if (memclient_kind_parse(group, &kind) < 0)
+        return PyErr_Format(PyExc_ValueError, "group must be sram (l1) or dram (global), not '%s'",
+                            group);
+    unsigned ends = range_ends(end, !shrink);
+    if (!ends)
+        return NULL;
+    const char *what = shrink ? "region_shrink" : "region_reset";
+    memclient_range out;
+    int r;
+    MEMDPY_CALL(self, r, shrink ? memclient_region_shrink(c, device, kind, region, ends, bytes, &out)
+                                : memclient_region_reset(c, device, kind, region, ends, &out));
+    if (r < 0)
+        return NULL;
+    return memdpy_fields_dict(&out, memdpy_fields_range);
+}
+
+static PyObject *client_region_shrink(PyObject *op, PyObject *args, PyObject *kw)
+{
+    return range_change((memdpy_client *)op, args, kw, true);
+}
+
+static PyObject *client_region_reset(PyObject *op, PyObject *args, PyObject *kw)
+{
+    return range_change((memdpy_client *)op, args, kw, false);
+}
+
+/* What is left of every allocatable region's range (a dump with its RANGE records). */
+static PyObject *client_region_ranges(PyObject *op, PyObject *args, PyObject *kw)
+{
+    memdpy_client *self = (memdpy_client *)op;
+    static char *kws[] = {"device", NULL};
+    PyObject *dev = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:region_ranges", kws, &dev))
+        return NULL;
+    uint32_t device = MEMCLIENT_ALL_DEVICES;
+    if (dev != Py_None) {
+        unsigned long v = PyLong_AsUnsignedLong(dev);
+        if (PyErr_Occurred())
+            return NULL;
+        device = (uint32_t)v;
+    }
+    const char *what = "region_ranges";
+    memclient_snapshot *s = NULL;
+    int r;
+    MEMDPY_CALL(self, r, memclient_dump(c, device, MEMCLIENT_DUMP_RANGES, &s));
+    if (r < 0)
+        return NULL;
+    PyObject *l = PyList_New(0);
+    for (size_t i = 0; l && i < s->nranges; i++) {
+        const memclient_range *g = &s->ranges[i];
+        const memclient_region *reg = memclient_snapshot_region(s, g->device, g->kind, g->region);
+        PyObject *d = memdpy_fields_dict(g, memdpy_fields_range);
+        PyObject *name = d ? PyUnicode_FromString(reg ? reg->name : "") : NULL;
+        if (!name || PyDict_SetItemString(d, "name", name) < 0 || PyList_Append(l, d) < 0)
+            Py_CLEAR(l);
+        Py_XDECREF(name);
+        Py_XDECREF(d);
+    }
+    memclient_snapshot_free(s);
+    return l;
+}
+
 /* ---- sub-devices ------------------------------------------------------------------------ */
 
 static PyObject *client_subdev_define(PyObject *op, PyObject *args, PyObject *kw)
@@ -976,6 +1068,23 @@ static PyMethodDef client_methods[] = {
      "The lowest address of that bank any buffer occupies (every session's; tt-metal's\n"
      "lowest_occupied_address): in the group's map and absolute; None when it holds\n"
      "nothing. One small request, no dump."},
+    {"region_shrink", (PyCFunction)(void (*)(void))client_region_shrink,
+     METH_VARARGS | METH_KEYWORDS,
+     "region_shrink($self, /, device, group, region, bytes, *, end='bottom')\n--\n\n"
+     "Admin only: give up `bytes` more (per bank) at that end ('bottom' or 'top') of what is\n"
+     "left of region `region` (its index in the group), as tt-metal's shrink_size. Refused\n"
+     "(memd.BusyError) while a buffer lies there. Returns what is left: device, kind, region,\n"
+     "bottom, top (bytes given up) and start, end: a dict."},
+    {"region_reset", (PyCFunction)(void (*)(void))client_region_reset,
+     METH_VARARGS | METH_KEYWORDS,
+     "region_reset($self, /, device, group, region, *, ends='both')\n--\n\n"
+     "Admin only: give back what was given up at 'bottom', 'top' or 'both' ends (tt-metal's\n"
+     "reset_size). Returns what is left, as region_shrink."},
+    {"region_ranges", (PyCFunction)(void (*)(void))client_region_ranges,
+     METH_VARARGS | METH_KEYWORDS,
+     "region_ranges($self, /, device=None)\n--\n\n"
+     "What is left of every allocatable region's range (region_shrink's dicts, with the\n"
+     "region's name): a list of dicts."},
     {"subdev_define", (PyCFunction)(void (*)(void))client_subdev_define,
      METH_VARARGS | METH_KEYWORDS,
      "subdev_define($self, /, name, device, group, banks, *, budget=0, overlap=())\n--\n\nAdmin "

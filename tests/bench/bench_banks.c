@@ -7,7 +7,11 @@
  * run until the region un-splits: the timed pairs then show what a region pays after
  * its last bank-set buffer went, which should be plain lockstep's cost), range (one
  * address over a shard grid of 8 consecutive banks), per-bank (8 independent addresses,
- * one per bank of a shard grid of 8), mixed (each buffer picks one of the three). The
+ * one per bank of a shard grid of 8), mixed (each buffer picks one of the three),
+ * mixed-cut (mixed in a region shrunk by 1 MiB at both ends first, engine/alloc/
+ * device_cut.c; after the timed pairs, as many untimed-by-pairs cycles of a reset of both
+ * ends and the two shrinks again, timed as "cut_ns": what giving up and back costs with
+ * that many live buffers; 0 in other modes). The
  * live buffers are filled first, then each timed pair frees a random live buffer and
  * allocates a new one of the same mode (random direction, 32 B to 2 KiB per bank). Banks
  * are 64 MiB so that 10k live per-bank pieces per bank fit. Checks: every operation
@@ -87,10 +91,32 @@ static int pair(bench *b, memd_placement *lv, uint64_t live)
     return rc ? rc : alloc_one(b, &lv[k]);
 }
 
+/* mixed-cut: reset both ends and shrink both again, `cycles` times; ns per cycle. */
+#define CUT (UINT64_C(1) << 20)
+static int cut_cycles(memd_device *d, uint64_t cycles, double *ns)
+{
+    memd_error err = {0};
+    int rc = 0;
+    double t0 = (double)memd_test_now_ns();
+    for (uint64_t i = 0; rc == 0 && i < cycles; i++) {
+        rc = memd_device_region_reset(d, MEMD_KIND_SRAM, 0, 3);
+        if (rc == 0)
+            rc = memd_device_region_shrink(d, MEMD_KIND_SRAM, 0, MEMD_END_BOTTOM, CUT, &err);
+        if (rc == 0)
+            rc = memd_device_region_shrink(d, MEMD_KIND_SRAM, 0, MEMD_END_TOP, CUT, &err);
+    }
+    *ns = ((double)memd_test_now_ns() - t0) / (double)cycles;
+    if (rc)
+        fprintf(stderr, "memd-bench-alloc: --banks mixed-cut: %s\n", err.msg);
+    return rc;
+}
+
 static int run_once(const char *mode, uint64_t live, uint64_t pairs, uint64_t seed,
-                    double *ns_per_pair, uint64_t *hash, memd_device_walks *walks)
+                    double *ns_per_pair, uint64_t *hash, memd_device_walks *walks, double *cut_ns)
 {
     bench b = {.rng = seed};
+    bool cut = strcmp(mode, "mixed-cut") == 0;
+    *cut_ns = 0;
     bool split = strcmp(mode, "lockstep-split") == 0 || strcmp(mode, "lockstep-unsplit") == 0;
     if (strcmp(mode, "lockstep") == 0 || split)
         b.mode = MEMD_BANKS_ALL;
@@ -98,11 +124,11 @@ static int run_once(const char *mode, uint64_t live, uint64_t pairs, uint64_t se
         b.mode = MEMD_BANKS_RANGE;
     else if (strcmp(mode, "per-bank") == 0)
         b.mode = MEMD_BANKS_PER_BANK;
-    else if (strcmp(mode, "mixed") == 0)
+    else if (strcmp(mode, "mixed") == 0 || cut)
         b.mode = -1;
     else {
         fprintf(stderr, "memd-bench-alloc: --banks: unknown mode '%s' (lockstep, "
-                        "lockstep-split, lockstep-unsplit, range, per-bank, mixed)\n", mode);
+                        "lockstep-split, lockstep-unsplit, range, per-bank, mixed, mixed-cut)\n", mode);
         return -EINVAL;
     }
     for (uint32_t i = 0; i <= BANKS - GRID; i++)
@@ -113,6 +139,11 @@ static int run_once(const char *mode, uint64_t live, uint64_t pairs, uint64_t se
     memd_placement *lv = calloc(live, sizeof(*lv));
     int rc = lv ? 0 : -ENOMEM;
     memd_placement splitter = {0};
+    memd_error err = {0};
+    if (rc == 0 && cut &&
+        ((rc = memd_device_region_shrink(b.d, MEMD_KIND_SRAM, 0, MEMD_END_BOTTOM, CUT, &err)) ||
+         (rc = memd_device_region_shrink(b.d, MEMD_KIND_SRAM, 0, MEMD_END_TOP, CUT, &err))))
+        fprintf(stderr, "memd-bench-alloc: --banks mixed-cut: %s\n", err.msg);
     if (rc == 0 && split) {
         /* One 32-byte buffer in bank 63 splits the region. */
         uint32_t last = BANKS - 1;
@@ -138,6 +169,8 @@ static int run_once(const char *mode, uint64_t live, uint64_t pairs, uint64_t se
         rc = pair(&b, lv, live);
     double t1 = (double)memd_test_now_ns();
     memd_device_walks_get(b.d, &w1);
+    if (rc == 0 && cut)
+        rc = cut_cycles(b.d, pairs, cut_ns);
     *walks = (memd_device_walks){w1.merges - w0.merges, w1.merge_blocks - w0.merge_blocks,
                                  w1.ranges - w0.ranges, w1.range_questions - w0.range_questions};
     if (rc == 0 && memd_device_check(b.d) != 0)
@@ -164,14 +197,14 @@ static int cmp_d(const void *a, const void *b)
  * ratio of the two medians is the figure that survives a loaded machine. */
 int memd_bench_banks(const char *mode, uint64_t live, uint64_t pairs, uint64_t seed, uint64_t repeat)
 {
-    double ns[101], ref[101];
+    double ns[101], ref[101], cut[101], none;
     uint64_t hash = 0, h, rh;
     memd_device_walks w, rw;
     if (repeat > 101)
         repeat = 101;
     for (uint64_t r = 0; r < repeat; r++) {
-        if (run_once(mode, live, pairs, seed, &ns[r], &h, &w) < 0 ||
-            run_once("lockstep", live, pairs, seed, &ref[r], &rh, &rw) < 0)
+        if (run_once(mode, live, pairs, seed, &ns[r], &h, &w, &cut[r]) < 0 ||
+            run_once("lockstep", live, pairs, seed, &ref[r], &rh, &rw, &none) < 0)
             return -1;
         if (r > 0 && h != hash) {
             fprintf(stderr, "memd-bench-alloc: --banks %s placed differently in repeat %" PRIu64 "\n",
@@ -182,15 +215,18 @@ int memd_bench_banks(const char *mode, uint64_t live, uint64_t pairs, uint64_t s
     }
     qsort(ns, repeat, sizeof(double), cmp_d);
     qsort(ref, repeat, sizeof(double), cmp_d);
+    qsort(cut, repeat, sizeof(double), cmp_d);
+    double cmed = repeat % 2 ? cut[repeat / 2] : (cut[repeat / 2 - 1] + cut[repeat / 2]) / 2;
     double med = repeat % 2 ? ns[repeat / 2] : (ns[repeat / 2 - 1] + ns[repeat / 2]) / 2;
     double rmed = repeat % 2 ? ref[repeat / 2] : (ref[repeat / 2 - 1] + ref[repeat / 2]) / 2;
     printf("{\"bench\":\"banks\",\"mode\":\"%s\",\"banks\":%d,\"grid\":%d,\"live\":%" PRIu64
            ",\"pairs\":%" PRIu64 ",\"seed\":%" PRIu64 ",\"repeat\":%" PRIu64
            ",\"ns_per_pair\":%.1f,\"lockstep_ns_per_pair\":%.1f,\"vs_lockstep\":%.2f"
            ",\"placements\":\"%016" PRIx64 "\",\"merges\":%" PRIu64
-           ",\"blocks_per_merge\":%.1f,\"ranges\":%" PRIu64 ",\"questions_per_range\":%.1f}\n",
+           ",\"blocks_per_merge\":%.1f,\"ranges\":%" PRIu64 ",\"questions_per_range\":%.1f"
+           ",\"cut_ns\":%.1f}\n",
            mode, BANKS, GRID, live, pairs, seed, repeat, med, rmed, rmed > 0 ? med / rmed : 0.0, hash,
            w.merges, w.merges ? (double)w.merge_blocks / (double)w.merges : 0.0, w.ranges,
-           w.ranges ? (double)w.range_questions / (double)w.ranges : 0.0);
+           w.ranges ? (double)w.range_questions / (double)w.ranges : 0.0, cmed);
     return 0;
 }

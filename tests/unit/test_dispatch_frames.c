@@ -451,6 +451,20 @@ START_TEST(read_only_opcodes_change_nothing)
     ck_assert_uint_eq(changes, 0);
     ck_assert(!memd_wire_opcode_mutating(MEMD_OP_REVOKED));
     seen |= 1ull << MEMD_OP_REVOKED;
+    /* A region's range given up and back (admin): a state store record each time. */
+    memd_wire_range_req rq = {.device = DEV, .kind = MEMD_KIND_SRAM, .region = 1,
+                              .op = MEMD_RANGE_SHRINK, .ends = MEMD_RANGE_TOP, .bytes = 1024};
+    for (int i = 0; i < 2; i++) {
+        memd_wire_range_req_put(p, &rq);
+        changes = 0;
+        req(&sroot, MEMD_OP_REGION_RANGE, p, MEMD_WIRE_RANGE_REQ_SIZE, &r);
+        ck_assert_msg(r.h.status == 0, "%s", r.err.message);
+        ck_assert_uint_gt(changes, 0);
+        rq.op = MEMD_RANGE_RESET;
+        rq.bytes = 0;
+    }
+    ck_assert(memd_wire_opcode_mutating(MEMD_OP_REGION_RANGE));
+    seen |= 1ull << MEMD_OP_REGION_RANGE;
     memd_hook_remove(&st, &hook);
     /* Every opcode was tried: a new one needs its step here. */
     ck_assert_uint_eq(seen, ((1ull << MEMD_OP_OPCODE_COUNT) - 1) & ~1ull);

@@ -23,6 +23,8 @@ static const memctl_cmd cmds[] = {
                                 "      [--page-size B] [--align A] [--banks N | --bank-set LIST [--per-bank]] [--at ADDR] --hold [--json]"},
     {"free", memctl_cmd_free, "free HANDLE [--json]"},
     {"lowest", memctl_cmd_lowest, "lowest --device N --group G --bank B [--json]"},
+    {"region", memctl_cmd_region, "region ranges [--device N] [--json] | region (shrink | reset) --device N --group G\n"
+                                  "      --region R [--bottom SIZE | --top SIZE] [--json]"},
     {"devices", memctl_cmd_devices, "devices [--json]"},
     {"subdev", memctl_cmd_subdev, "subdev define NAME --device N --group G --banks LIST [--budget SIZE] [--overlap NAMES] [--json]"},
     {"limit", memctl_cmd_limit, "limit (set --cgroup PATH --device N [--group G] --max SIZE | list\n"

@@ -47,6 +47,7 @@ int memctl_cmd_dump(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_alloc(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_free(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_lowest(const memctl_globals *g, int argc, char **argv);
+int memctl_cmd_region(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_subdev(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_limit(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_devices(const memctl_globals *g, int argc, char **argv);
