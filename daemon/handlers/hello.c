@@ -40,7 +40,7 @@ int memd_op_hello(memd_state *st, memd_session *s, const memd_wire_hdr *h, const
     memcpy(s->client_name, hello.client_name, sizeof s->client_name);
     memd_wire_welcome w = {.version = s->version, .session_id = s->id,
                            .max_frame = st->limits.max_frame, .ndevices = st->ndevs,
-                           .flags = MEMD_WELCOME_F_OPS_2};
+                           .flags = MEMD_WELCOME_F_OPS_2 | MEMD_WELCOME_F_RANGE_LOCKSTEP};
     memd_wire_strset(w.server_version, sizeof w.server_version, MEMD_VERSION);
     memd_error err;
     memd_error_reset(&err);
