@@ -24,8 +24,12 @@ int memclient_encode_alloc_req(const memclient_alloc_req *r, memd_wire_alloc_req
         return memclient_fail(-EINVAL, "unknown dtype %d", (int)r->dtype);
     if (r->ndim > MEMD_MAX_DIMS)
         return memclient_fail(-EINVAL, "ndim %u over the maximum %d", r->ndim, MEMD_MAX_DIMS);
-    if (r->flags & ~(uint32_t)(MEMCLIENT_ALLOC_SHARED | MEMCLIENT_ALLOC_AT))
+    if (r->flags &
+        ~(uint32_t)(MEMCLIENT_ALLOC_SHARED | MEMCLIENT_ALLOC_AT | MEMCLIENT_ALLOC_RANGE_LOCKSTEP))
         return memclient_fail(-EINVAL, "unknown allocation flags 0x%x", r->flags);
+    if ((r->flags & MEMCLIENT_ALLOC_RANGE_LOCKSTEP) && (r->nbank_set == 0 || r->per_bank))
+        return memclient_fail(-EINVAL, "MEMCLIENT_ALLOC_RANGE_LOCKSTEP needs a bank set (the "
+                              "banks its address is searched in) and is not per bank");
     if ((r->flags & MEMCLIENT_ALLOC_SHARED) && (r->flags & MEMCLIENT_ALLOC_AT))
         return memclient_fail(-EINVAL, "an allocation at an address cannot be shared");
     size_t nlen = r->name ? strnlen(r->name, MEMD_NAME_MAX) : 0;
@@ -171,9 +175,19 @@ static int sorted_set(const memclient_alloc_req *req, uint32_t *ids)
  * alloc_req; ids as sorted_set made them. */
 static uint8_t *bankset_put(uint8_t *p, const memclient_alloc_req *req, const uint32_t *ids)
 {
-    memd_wire_bankset b = {req->per_bank ? MEMD_BANKSET_F_PER_BANK : 0,
-                           has_banks(req) ? req->nbank_set : 0};
+    uint32_t f = (req->per_bank ? MEMD_BANKSET_F_PER_BANK : 0) |
+                 (req->flags & MEMCLIENT_ALLOC_RANGE_LOCKSTEP ? MEMD_BANKSET_F_RANGE_LOCKSTEP : 0);
+    memd_wire_bankset b = {f, has_banks(req) ? req->nbank_set : 0};
     return memd_wire_bankset_put(p, &b, ids);
+}
+
+/* A memd from before range lockstep would drop the connection on its flag. */
+static int range_lockstep_known(const memclient *c, const memclient_alloc_req *r)
+{
+    if ((r->flags & MEMCLIENT_ALLOC_RANGE_LOCKSTEP) &&
+        !(c->welcome_flags & MEMD_WELCOME_F_RANGE_LOCKSTEP))
+        return memclient_fail(-EOPNOTSUPP, "this memd does not offer range lockstep");
+    return 0;
 }
 
 /* Only memclient_alloc and memclient_submit_alloc place at an address: 0 or the error. */
@@ -195,6 +209,9 @@ static int alloc_banks_begin(memclient *c, const memd_wire_alloc_req *w,
     uint16_t op = at ? MEMD_OP_ALLOC_AT : MEMD_OP_ALLOC_BANKS;
     if (req->nbank_set > MEMD_BANKSET_MAX)
         return sorted_set(req, NULL); /* says why, before a huge malloc */
+    int known = range_lockstep_known(c, req);
+    if (known < 0)
+        return known;
     uint32_t *ids = malloc(sizeof(*ids) * (req->nbank_set ? req->nbank_set : 1));
     if (!ids)
         return memclient_fail(-ENOMEM, "out of memory");
@@ -322,8 +339,9 @@ static int alloc_batch_banks_begin(memclient *c, const memclient_alloc_req *reqs
     for (size_t i = 0; i < n; i++) {
         want_banks |= reqs[i].bank_out != NULL;
         uint32_t k = has_banks(&reqs[i]) ? reqs[i].nbank_set : 0;
-        if (k > MEMD_BANKSET_MAX) {
-            sorted_set(&reqs[i], NULL); /* records why, before a huge malloc */
+        if (k > MEMD_BANKSET_MAX || range_lockstep_known(c, &reqs[i]) < 0) {
+            if (k > MEMD_BANKSET_MAX)
+                sorted_set(&reqs[i], NULL); /* records why, before a huge malloc */
             return element_error(i);
         }
         len += MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE + 4ull * k;

@@ -75,6 +75,18 @@ static const memd_name_entry fit_names[] = {
     {"best", MEMD_FIT_BEST},
 };
 
+/* Canonical names first (printing takes the first); then tt-metal's names of the same
+ * modes, which requests may give (doc/ttmetal.md). */
+static const memd_name_entry bank_mode_names[] = {
+    {"all", MEMD_BANKS_ALL},
+    {"range", MEMD_BANKS_RANGE},
+    {"per_bank", MEMD_BANKS_PER_BANK},
+    {"range_lockstep", MEMD_BANKS_RANGE_LOCKSTEP},
+    {"lockstep", MEMD_BANKS_ALL},
+    {"uniform_per_core", MEMD_BANKS_RANGE},
+    {"per_core", MEMD_BANKS_PER_BANK},
+};
+
 #define NAMES(t) (t), sizeof(t) / sizeof((t)[0])
 
 static const char *name_of(const memd_name_entry *t, size_t n, int v)
@@ -103,6 +115,7 @@ const char *memd_scope_name(memd_scope s) { return name_of(NAMES(scope_names), (
 const char *memd_dtype_name(memd_dtype t) { return name_of(NAMES(dtype_names), (int)t); }
 const char *memd_dir_name(memd_dir d) { return name_of(NAMES(dir_names), (int)d); }
 const char *memd_fit_name(memd_fit f) { return name_of(NAMES(fit_names), (int)f); }
+const char *memd_bank_mode_name(memd_bank_mode m) { return name_of(NAMES(bank_mode_names), (int)m); }
 
 /* Each parser goes through an int so the enum's storage size never matters. */
 #define DEFINE_PARSE(fn, type, table)                                                     \
@@ -121,6 +134,7 @@ DEFINE_PARSE(memd_scope_parse, memd_scope, scope_names)
 DEFINE_PARSE(memd_dtype_parse, memd_dtype, dtype_names)
 DEFINE_PARSE(memd_dir_parse, memd_dir, dir_names)
 DEFINE_PARSE(memd_fit_parse, memd_fit, fit_names)
+DEFINE_PARSE(memd_bank_mode_parse, memd_bank_mode, bank_mode_names)
 
 uint32_t memd_dtype_size(memd_dtype t)
 {

@@ -69,10 +69,6 @@ static void banks_json(FILE *f, const memclient_snapshot *s, const memclient_reg
         fprintf(f, "\n              ]");
 }
 
-static const char *mode_name(memd_bank_mode m)
-{
-    return m == MEMD_BANKS_RANGE ? "range" : m == MEMD_BANKS_PER_BANK ? "per_bank" : "all";
-}
 
 /* The snapshot's ALLOC_BANK entries come in handle order (the daemon writes them after
  * their ALLOC record, allocations by handle): [*first, *first + n) are handle's. */
@@ -97,7 +93,7 @@ static size_t alloc_banks_of(const memclient_snapshot *s, uint64_t handle, size_
 static void alloc_banks_json(FILE *f, const memclient_snapshot *s, const memclient_alloc_info *a)
 {
     fprintf(f, ",\n      \"bank_mode\": \"%s\",\n      \"bank_ids\": [",
-            mode_name(a->buf.bank_mode));
+            memclient_bank_mode_name(a->buf.bank_mode));
     if (a->buf.bank_mode == MEMD_BANKS_ALL) {
         uint32_t banks = 0;
         for (size_t g = 0; g < s->ngroups; g++)

@@ -303,6 +303,7 @@ static void to_engine_req(const memd_alloc_request *w, const memd_alloc_banks *b
         r->bank_set = b->nset ? b->set : NULL;
         r->nbank_set = b->nset;
         r->per_bank = b->per_bank;
+        r->range_lockstep = b->range_lockstep;
     }
 }
 

@@ -37,14 +37,16 @@ int memd_alloc_create(memd_state *st, memd_session *s, const memd_alloc_request 
                       memd_alloc **out, memd_error *err);
 
 /* A bank set for memd_alloc_create_banks: set[0..nset) strictly increasing (nset 0 with
- * per_bank: every bank). */
+ * per_bank: every bank). range_lockstep (with a set, not per bank): tt-metal's range
+ * lockstep, searched in the set and reserved in every bank (MEMD_BANKS_RANGE_LOCKSTEP). */
 typedef struct memd_alloc_banks {
     const uint32_t *set;
     uint32_t nset;
     bool per_bank;
+    bool range_lockstep;
 } memd_alloc_banks;
 
-/* memd_alloc_create with a bank set (range lockstep, or per bank): b NULL is plain
+/* memd_alloc_create with a bank set (uniform, range lockstep or per bank): b NULL is plain
  * memd_alloc_create. Bank-set allocations cannot be shared (-EINVAL). */
 int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_alloc_request *req,
                             const memd_alloc_banks *b, memd_alloc **out, memd_error *err);
@@ -111,7 +113,8 @@ static inline uint64_t memd_alloc_pitch(const memd_alloc *a)
     return a->ext ? a->ext->pitch : 0;
 }
 
-/* The banks of a bank-set placement (mode RANGE or PER_BANK; 0 for lockstep). */
+/* The banks of a bank-set placement (its set: RANGE, RANGE_LOCKSTEP or PER_BANK; 0 for
+ * lockstep). */
 static inline uint32_t memd_alloc_nset(const memd_alloc *a)
 {
     return a->pl.mode != MEMD_BANKS_ALL && a->ext ? a->ext->nset : 0;

@@ -199,6 +199,12 @@ int memd_subdev_restrict(const memd_state *st, const memd_session *s, uint32_t d
                             "tt-metal device %u, which holds no interleaved buffers (as "
                             "tt-metal's sub-device allocators): give a bank set inside it, "
                             "or per bank", s->id, d->spec.name, spec->id);
+    /* Range lockstep reserves every bank of the group, outside the sub-device too. */
+    if (b && b->range_lockstep)
+        return memd_error_set(err, -EINVAL, "session %u is bound to sub-device '%s': range "
+                            "lockstep would reserve its range in every bank of the group, "
+                            "outside the sub-device too; give a bank set without it (uniform "
+                            "per-core) or per bank", s->id, d->spec.name);
     if (!b || b->nset == 0) {
         /* Lockstep (or per bank) over the sub-device's banks: `banks` is then theirs. */
         if (w->banks && w->banks != d->spec.nbanks)
@@ -224,7 +230,7 @@ int memd_subdev_restrict(const memd_state *st, const memd_session *s, uint32_t d
 
 uint64_t memd_subdev_bytes(const memd_state *st, uint32_t dev, const memd_placement *p)
 {
-    uint64_t n = p->mode == MEMD_BANKS_ALL ? st->devs[dev].spec->groups[p->kind].banks : p->nset;
+    uint64_t n = memd_mode_lockstep(p->mode) ? st->devs[dev].spec->groups[p->kind].banks : p->nset;
     return p->size_per_bank * n;
 }
 

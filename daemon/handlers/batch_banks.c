@@ -181,12 +181,12 @@ static int apply(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
         next_elem(h, p, &off, &e);
         for (uint32_t k = 0; k < e.bs.count; k++)
             ids[k] = memd_wire_u32(e.ids + 4 * (size_t)k);
-        memd_alloc_banks b = {ids, e.bs.count, (e.bs.flags & MEMD_BANKSET_F_PER_BANK) != 0};
+        memd_alloc_banks b = memd_alloc_banks_of(&e.bs, ids);
         memd_alloc_request r;
         memd_alloc_request_of(&e.req, &r);
         int rc = memd_model_check_alloc_name(e.req.name, &err);
         if (rc == 0)
-            rc = memd_alloc_create_banks(st, s, &r, e.bs.count || b.per_bank ? &b : NULL,
+            rc = memd_alloc_create_banks(st, s, &r, memd_alloc_banks_any(&b) ? &b : NULL,
                                          &st->scratch[i], &err);
         if (rc < 0) {
             memd_batch_rollback(st, s, i);

@@ -26,6 +26,12 @@ void memd_error_to_wire(const memd_error *e, memd_wire_error *w)
     memd_wire_strset(w->message, sizeof w->message, e->msg);
 }
 
+memd_alloc_banks memd_alloc_banks_of(const memd_wire_bankset *w, const uint32_t *ids)
+{
+    return (memd_alloc_banks){ids, w->count, (w->flags & MEMD_BANKSET_F_PER_BANK) != 0,
+                              (w->flags & MEMD_BANKSET_F_RANGE_LOCKSTEP) != 0};
+}
+
 void memd_alloc_request_of(const memd_wire_alloc_req *w, memd_alloc_request *r)
 {
     *r = (memd_alloc_request){

@@ -14,6 +14,13 @@ void memd_error_to_wire(const memd_error *e, memd_wire_error *w);
 /* w->name is read through r->name: w must outlive r's use. */
 void memd_alloc_request_of(const memd_wire_alloc_req *w, memd_alloc_request *r);
 void memd_pool_op_of(const memd_wire_pool_op *w, memd_pool_op *op);
+/* A bank set's flags and ids (read through b->set: ids must outlive b's use). */
+memd_alloc_banks memd_alloc_banks_of(const memd_wire_bankset *w, const uint32_t *ids);
+/* Whether an ALLOC_BANKS payload's set asks for anything but plain lockstep. */
+static inline bool memd_alloc_banks_any(const memd_alloc_banks *b)
+{
+    return b->nset || b->per_bank || b->range_lockstep;
+}
 
 void memd_alloc_to_buffer(const memd_state *st, const memd_alloc *a, memd_wire_buffer *b);
 void memd_alloc_to_info(const memd_state *st, const memd_alloc *a, memd_wire_alloc_info *i);

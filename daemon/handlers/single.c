@@ -32,7 +32,9 @@ static int create_once(memd_state *st, memd_session *s, const memd_wire_hdr *h,
 {
     int rc = memd_model_check_alloc_name(req->name, err);
     if (rc == 0 && b && b->nset == 0 && !b->per_bank)
-        rc = memd_error_set(err, -EINVAL, "an empty bank set is only valid per bank");
+        rc = memd_error_set(err, -EINVAL, b->range_lockstep ? "range lockstep needs a bank set "
+                            "(the banks its address is searched in)"
+                            : "an empty bank set is only valid per bank");
     memd_hold *first;
     if (rc == 0 && (h->status & MEMD_REQ_F_RETRY) &&
         memd_holds_of_request(s, h->id, &first, 1) == 1) {
@@ -196,8 +198,8 @@ static int alloc_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h, 
     }
     for (uint32_t i = 0; i < bs.count; i++)
         ids[i] = memd_wire_u32(raw + 4 * (size_t)i);
-    memd_alloc_banks b = {ids, bs.count, (bs.flags & MEMD_BANKSET_F_PER_BANK) != 0};
-    bool lockstep = at && bs.count == 0 && !b.per_bank;
+    memd_alloc_banks b = memd_alloc_banks_of(&bs, ids);
+    bool lockstep = at && !memd_alloc_banks_any(&b);
     memd_alloc *a;
     rc = create_once(st, s, h, &req, lockstep ? NULL : &b, at, &a, &err);
     free(ids);

@@ -27,8 +27,9 @@
 
 enum { MEMD_STORE_REC_SHARED = 1u << 0, MEMD_STORE_REC_POOL = 1u << 1 };
 /* The flags byte's bits 2-3 hold the placement's memd_bank_mode (0, lockstep: the record
- * is byte-identical to one written before bank sets). Not part of memd_store_alloc_rec's
- * flags: encode takes pl.mode, decode fills it. */
+ * is byte-identical to one written before bank sets; 3, range lockstep, fills the field:
+ * a fifth mode needs another bit). Not part of memd_store_alloc_rec's flags: encode takes
+ * pl.mode, decode fills it. */
 #define MEMD_STORE_REC_MODE_SHIFT 2u
 #define MEMD_STORE_REC_MODE_MASK (3u << MEMD_STORE_REC_MODE_SHIFT)
 

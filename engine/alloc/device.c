@@ -77,20 +77,27 @@ int memd_device_alloc(memd_device *d, const memd_alloc_req *req, memd_placement 
     if (rc)
         return rc;
     d->oom_bank = UINT32_MAX;
-    if (p.mode != MEMD_BANKS_ALL || d->bank[p.kind][p.region]) {
+    if (!memd_mode_lockstep(p.mode) || d->bank[p.kind][p.region]) {
         rc = memd_banks_alloc(d, req, &p);
         if (rc)
             return rc;
         *out = p;
         return 0;
     }
-    /* Lockstep in a region no subset has used: the one map serves every bank. */
+    /* Lockstep (range lockstep too: its set's maps are every bank's) in a region no
+     * subset has used: the one map serves every bank. */
     memd_range *r = d->range[p.kind][p.region];
     const memd_class_policy *pol = &d->spec.policy[p.kind][req->cls];
     uint64_t align = memd_device_req_alignment(d, p.kind, req);
-    rc = memd_range_alloc(r, p.size_per_bank, align, pol->dir, pol->fit, &p.address);
-    if (rc)
+    if (p.mode == MEMD_BANKS_RANGE_LOCKSTEP && (rc = memd_banks_fill_set(&p, req)))
         return rc;
+    rc = memd_range_alloc(r, p.size_per_bank, align, pol->dir, pol->fit, &p.address);
+    if (rc) {
+        memd_placement_fini(&p);
+        return rc;
+    }
+    if (p.mode == MEMD_BANKS_RANGE_LOCKSTEP)
+        d->ranged[p.kind][p.region]++;
     *out = p;
     return 0;
 }
@@ -171,9 +178,12 @@ int memd_device_release(memd_device *d, const memd_placement *p)
         return -EINVAL;
     if (!region_range(d, p->kind, p->region))
         return -ENOENT;
-    if (p->mode == MEMD_BANKS_ALL)
-        return memd_device_free(d, p->kind, p->region, p->address);
-    return memd_banks_release(d, p);
+    if (!memd_mode_lockstep(p->mode))
+        return memd_banks_release(d, p);
+    int rc = memd_device_free(d, p->kind, p->region, p->address);
+    if (rc == 0 && p->mode == MEMD_BANKS_RANGE_LOCKSTEP)
+        d->ranged[p->kind][p->region]--;
+    return rc;
 }
 
 int memd_device_free(memd_device *d, memd_kind kind, uint8_t region, uint64_t address)

@@ -106,12 +106,16 @@ typedef struct memd_alloc_req {
     uint64_t alignment;              /* 0: the class policy's */
     /* Bank subsets. No set and not per_bank: lockstep over every bank (MEMD_BANKS_ALL).
      * A set (bank ids of the group, strictly increasing): one address free in every bank
-     * of the set (MEMD_BANKS_RANGE; a set of every bank is plain lockstep). per_bank: an
-     * independent address in each bank of the set (every bank without a set). The pages
-     * are spread over the set's banks; `banks` must then be 0 or the set's size. */
+     * of the set (MEMD_BANKS_RANGE, tt-metal's uniform per-core; a set of every bank is
+     * plain lockstep). per_bank: an independent address in each bank of the set (every
+     * bank without a set). range_lockstep, with a set and not per_bank: the address is
+     * searched in the set's banks as RANGE, then reserved in every bank as lockstep
+     * (MEMD_BANKS_RANGE_LOCKSTEP, tt-metal's range lockstep). The pages are spread over
+     * the set's banks; `banks` must then be 0 or the set's size. */
     const uint32_t *bank_set;
     uint32_t nbank_set;
     bool per_bank;
+    bool range_lockstep;
 } memd_alloc_req;
 
 typedef struct memd_placement {
@@ -122,7 +126,8 @@ typedef struct memd_placement {
     uint32_t banks;                  /* banks the data is spread over */
     uint64_t page_size;              /* effective page size (padded) */
     uint64_t pitch;                  /* dram.texture: row pitch in bytes; else 0 */
-    /* Bank subsets (mode RANGE or PER_BANK; for ALL: 0 and NULL). set: the nset bank ids,
+    /* Bank subsets (mode RANGE, RANGE_LOCKSTEP or PER_BANK; for ALL: 0 and NULL). set:
+     * the nset bank ids (RANGE_LOCKSTEP: where its pages are, not what it reserves),
      * strictly increasing; addrs (PER_BANK only): addrs[i] is the address in bank set[i]
      * (`address` is then addrs[0]). Both arrays are owned by the placement:
      * memd_device_alloc allocates them, memd_placement_fini frees them. */
@@ -131,6 +136,13 @@ typedef struct memd_placement {
     uint32_t *set;
     uint64_t *addrs;
 } memd_placement;
+
+/* The modes that reserve their range in every bank of the group (in the lockstep map):
+ * ALL and RANGE_LOCKSTEP. */
+static inline bool memd_mode_lockstep(memd_bank_mode m)
+{
+    return m == MEMD_BANKS_ALL || m == MEMD_BANKS_RANGE_LOCKSTEP;
+}
 
 /* Frees a placement's bank arrays (not the space it holds in a device). */
 void memd_placement_fini(memd_placement *p);
@@ -170,7 +182,8 @@ int memd_device_alloc_fixed(memd_device *d, const memd_alloc_req *req, uint64_t 
  * on failure. */
 int memd_device_alloc_at(memd_device *d, const memd_placement *p);
 
-/* Release a lockstep (MEMD_BANKS_ALL) placement. -ENOENT if none there. */
+/* Release a lockstep (MEMD_BANKS_ALL) placement. -ENOENT if none there. A
+ * RANGE_LOCKSTEP placement goes through memd_device_release. */
 int memd_device_free(memd_device *d, memd_kind kind, uint8_t region, uint64_t address);
 /* Release a placement of any mode (its arrays stay: memd_placement_fini). -ENOENT if
  * it is not held; never fails otherwise and never allocates (the placement held the
@@ -201,22 +214,25 @@ void memd_device_walks_get(const memd_device *d, memd_device_walks *w);
  * It goes back to unsplit some lockstep operations after its last bank-set buffer went
  * (as many as its banks plus its lockstep buffers then: device_banks.c).
  * Stats of one bank of one region (-ENOENT: no such allocatable region or bank): used
- * bytes and allocations count its pieces and the lockstep buffers, free blocks are the
- * gaps between both. O(1) for an unsplit region or a bank with no pieces, else a walk
- * over the bank's blocks. */
+ * bytes are the union of its pieces and the lockstep buffers (a range-lockstep buffer
+ * may lie over a piece of a bank outside its set), allocations count both, free blocks
+ * are the gaps between them. O(1) for an unsplit region or a bank with no pieces, else
+ * a walk over the bank's blocks. */
 bool memd_device_region_split(const memd_device *d, memd_kind kind, uint8_t region);
 int memd_device_bank_stats(const memd_device *d, memd_kind kind, uint8_t region, uint32_t bank,
                            memd_range_stats *st);
 /* Every block of one bank's map (its pieces and the lockstep buffers as allocations,
  * the free gaps between them) in address order, as memd_range_foreach: fn's non-zero
- * return stops the walk and is returned; -ENOENT for no such region or bank, -EFAULT
- * if the bank's pieces overlap a lockstep buffer. O(blocks log n). */
+ * return stops the walk and is returned; -ENOENT for no such region or bank. Where a
+ * range-lockstep buffer lies over a piece, their union is one allocated block.
+ * O(blocks log n). */
 int memd_device_bank_foreach(const memd_device *d, memd_kind kind, uint8_t region, uint32_t bank,
                              memd_range_visit_fn fn, void *ctx);
 /* Verify every allocator of the device (memd_range_check), each split region's coverage
  * map (memd_cover_check), that every lockstep buffer and bank-set piece is covered there,
  * that nothing else is (the coverage's weight is theirs), and that no piece overlaps a
- * lockstep buffer. O(n log n) per bank. 0 or -EFAULT. */
+ * lockstep buffer while the region holds no range-lockstep buffer (which may lie over
+ * pieces outside its set). O(n log n) per bank. 0 or -EFAULT. */
 int memd_device_check(const memd_device *d);
 
 /* The lowest address of bank `bank` that a buffer occupies (lockstep buffers and

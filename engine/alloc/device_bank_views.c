@@ -1,5 +1,6 @@
 /* memd engine — per-bank views of a split region (device.h): one bank's map is its own
- * pieces (d->bank) merged with the lockstep buffers (d->range); see device_banks.c.
+ * pieces (d->bank) merged with the lockstep buffers (d->range), which a range-lockstep
+ * buffer may overlap; see device_banks.c.
  * Views are not hot paths: they walk the blocks. */
 #include <errno.h>
 
@@ -11,10 +12,28 @@ static bool bank_ok(const memd_device *d, memd_kind kind, uint8_t region, uint32
            bank < d->spec.groups[kind].banks && d->range[kind][region];
 }
 
-/* The merged walk. At every position reached, no allocation of either map straddles
- * it (the two maps' allocations are disjoint): a position is the start of an
- * allocation of one of them, or free in both up to the nearer end of their two free
- * blocks. */
+/* Whether pos is allocated in r, and where that (or the free block from pos) ends:
+ * an allocation starting at pos, else the free block holding pos, else pos lies inside
+ * an allocation (only when a range-lockstep buffer lies over a piece, so that the walk
+ * stepped past the start of one), which runs to r's next free byte (hi: none). */
+static bool taken(const memd_range *r, uint64_t pos, uint64_t hi, uint64_t m, uint64_t *end)
+{
+    uint64_t s, at, b, bs;
+    if (memd_range_lookup(r, pos, &s) == 0) {
+        *end = pos + s;
+        return true;
+    }
+    if (!memd_range_fit_from(r, m, 0, MEMD_DIR_BOTTOM_UP, pos, &at, &b, &bs)) {
+        *end = hi;
+        return true;
+    }
+    *end = at == pos ? b + bs : at;
+    return at != pos;
+}
+
+/* The merged walk: a position is allocated in either map (up to the further end when
+ * in both: their union, one block) or free in both (up to the nearer end). Without
+ * overlaps each allocated block is one allocation of one map. */
 static int merged_walk(const memd_device *d, memd_kind kind, uint8_t region, uint32_t bank,
                        memd_range_visit_fn fn, void *ctx)
 {
@@ -22,19 +41,15 @@ static int merged_walk(const memd_device *d, memd_kind kind, uint8_t region, uin
     uint64_t lo, hi, m = d->spec.groups[kind].alignment;
     memd_region_span(d, kind, region, &lo, &hi);
     for (uint64_t pos = lo, s; pos < hi; pos += s) {
-        int rc;
-        if (memd_range_lookup(lock, pos, &s) == 0 || memd_range_lookup(own, pos, &s) == 0) {
-            rc = fn(ctx, pos, s, true);
-        } else {
-            uint64_t at, b1, s1, b2, s2;
-            if (!memd_range_fit_from(lock, m, 0, MEMD_DIR_BOTTOM_UP, pos, &at, &b1, &s1) ||
-                at != pos ||
-                !memd_range_fit_from(own, m, 0, MEMD_DIR_BOTTOM_UP, pos, &at, &b2, &s2) ||
-                at != pos)
-                return -EFAULT; /* inside an allocation: the maps overlap */
-            s = (b1 + s1 < b2 + s2 ? b1 + s1 : b2 + s2) - pos;
-            rc = fn(ctx, pos, s, false);
-        }
+        uint64_t el, eo;
+        bool tl = taken(lock, pos, hi, m, &el), to = taken(own, pos, hi, m, &eo);
+        if (tl && to)
+            s = (el > eo ? el : eo) - pos;
+        else if (tl || to)
+            s = (tl ? el : eo) - pos;
+        else
+            s = (el < eo ? el : eo) - pos;
+        int rc = fn(ctx, pos, s, tl || to);
         if (rc)
             return rc;
     }
@@ -56,8 +71,10 @@ int memd_device_bank_foreach(const memd_device *d, memd_kind kind, uint8_t regio
 static int free_stats(void *ctx, uint64_t addr, uint64_t size, bool allocated)
 {
     memd_range_stats *st = ctx;
-    if (allocated)
+    if (allocated) {
+        st->allocated += size;
         return 0;
+    }
     st->free_blocks++;
     if (size > st->largest_free) { /* strictly: the lowest of equal blocks stays */
         st->largest_free = size;
@@ -81,11 +98,11 @@ static int bank_stats(const memd_device *d, memd_kind kind, uint8_t region, uint
         *st = own;
         return 0;
     }
-    st->allocated += own.allocated;
-    st->free = st->total - st->allocated;
     st->allocations += own.allocations;
-    st->free_blocks = st->largest_free = st->largest_free_addr = 0;
-    return merged_walk(d, kind, region, bank, free_stats, st) ? -EFAULT : 0;
+    st->allocated = st->free_blocks = st->largest_free = st->largest_free_addr = 0;
+    (void)merged_walk(d, kind, region, bank, free_stats, st); /* free_stats never stops it */
+    st->free = st->total - st->allocated;
+    return 0;
 }
 
 int memd_device_bank_stats(const memd_device *d, memd_kind kind, uint8_t region, uint32_t bank,
@@ -137,7 +154,8 @@ int memd_device_check(const memd_device *d)
             if (!d->bank[k][r])
                 continue;
             const memd_cover *c = d->cover[k][r];
-            check_ctx lc = {c, NULL, 0}, pc = {c, lock, 0};
+            /* A range-lockstep buffer may lie over pieces outside its set. */
+            check_ctx lc = {c, NULL, 0}, pc = {c, d->ranged[k][r] ? NULL : lock, 0};
             if (c && (memd_cover_check(c) < 0 || memd_range_foreach(lock, check_span, &lc) != 0))
                 return -EFAULT;
             for (uint32_t b = 0; b < d->spec.groups[k].banks; b++)

@@ -1,4 +1,4 @@
-/* memd engine — bank subsets: range lockstep and per-bank placement.
+/* memd engine — bank subsets: uniform, range-lockstep and per-bank placement.
  *
  * A region starts with one lockstep map (d->range) serving every bank. The first subset
  * (RANGE) or per-bank (PER_BANK) buffer "splits" the region: every bank gets its own
@@ -34,7 +34,12 @@
  *    place_per_bank, hint_measure), passing only the blocks past its last answer. The
  *    piece is then carved from the bank's cursor (no second descent), and added to the
  *    coverage (once built): O(log U) per bank touched.
- *  - RANGE: a leapfrog over the set's |S| allocators plus the lockstep map (unless it
+ *  - RANGE_LOCKSTEP (tt-metal's range lockstep): RANGE's search below, then reserved
+ *    as a lockstep buffer (the lockstep map and the coverage): it may lie over pieces
+ *    of banks outside its set, which the per-bank views and checks allow while the
+ *    region holds one (d->ranged).
+ *  - RANGE (tt-metal's uniform per-core): a leapfrog over the set's |S| allocators plus
+ *    the lockstep map (unless it
  *    is empty): memd_range_fit_from gives, for one allocator, the first fitting start
  *    at or beyond a candidate x in the request's direction, and the candidate moves
  *    whenever a member rejects it until all accept the same x. Each member keeps a
@@ -468,6 +473,26 @@ static int commit_pieces(memd_device *d, const memd_placement *p, uint64_t sz,
     return 0;
 }
 
+/* Reserve a range-lockstep buffer whose range is free in its set's banks and the
+ * lockstep map: in the lockstep map (every bank's, for every later request) and the
+ * coverage, like a lockstep buffer; it may lie over other banks' pieces. */
+static int commit_ranged(memd_device *d, const memd_placement *p, uint64_t sz)
+{
+    memd_kind k = p->kind;
+    uint8_t r = p->region;
+    memd_cover *c = d->cover[k][r];
+    if (c && memd_cover_reserve(c, 1) < 0)
+        return -ENOBUFS;
+    int rc = memd_range_alloc_at(d->range[k][r], p->address, sz);
+    if (rc)
+        return rc;
+    if (c)
+        (void)memd_cover_add(c, p->address, sz, 1); /* reserved */
+    d->ranged[k][r]++;
+    lockstep_done(d, k, r);
+    return 0;
+}
+
 /* ---------------------------------------------------------------- alloc / free */
 
 int memd_banks_fill_set(memd_placement *p, const memd_alloc_req *req)
@@ -629,7 +654,7 @@ int memd_banks_alloc(memd_device *d, const memd_alloc_req *req, memd_placement *
     cursors_init(&cs, p->nset + 1);
     if (p->mode == MEMD_BANKS_PER_BANK) {
         rc = place_per_bank(d, pol, sz, al, p, cs.c);
-    } else {
+    } else { /* RANGE and RANGE_LOCKSTEP: the same search over the set */
         memd_range *lock = d->range[p->kind][p->region];
         bankv v = {d->bank[p->kind][p->region], p->set, p->nset,
                    memd_range_allocated(lock) ? lock : NULL, &d->walks.range_questions};
@@ -641,7 +666,8 @@ int memd_banks_alloc(memd_device *d, const memd_alloc_req *req, memd_placement *
         }
     }
     if (rc == 0)
-        rc = commit_pieces(d, p, sz, cs.c);
+        rc = p->mode == MEMD_BANKS_RANGE_LOCKSTEP ? commit_ranged(d, p, sz)
+                                                  : commit_pieces(d, p, sz, cs.c);
     cursors_fini(&cs);
     if (rc)
         memd_placement_fini(p);
@@ -674,11 +700,18 @@ int memd_banks_alloc_at(memd_device *d, const memd_placement *p)
 {
     if ((unsigned)p->mode >= MEMD_BANKS_MODE_COUNT || !set_ok(d, p))
         return -EINVAL;
+    memd_range *lock = d->range[p->kind][p->region];
+    uint64_t sz = req_size(d, p);
+    if (p->mode == MEMD_BANKS_RANGE_LOCKSTEP && !d->bank[p->kind][p->region]) {
+        int rc = memd_range_alloc_at(lock, p->address, sz); /* unsplit: one map */
+        if (rc == 0)
+            d->ranged[p->kind][p->region]++;
+        return rc;
+    }
     int rc = split(d, p->kind, p->region);
     if (rc)
         return rc;
-    memd_range **b = d->bank[p->kind][p->region], *lock = d->range[p->kind][p->region];
-    uint64_t sz = req_size(d, p);
+    memd_range **b = d->bank[p->kind][p->region];
     if (p->mode == MEMD_BANKS_ALL) {
         if (d->subsets[p->kind][p->region] == 0 && !d->cover[p->kind][p->region]) {
             if ((rc = memd_range_alloc_at(lock, p->address, sz)) == 0) /* as alloc_lockstep */
@@ -708,6 +741,8 @@ int memd_banks_alloc_at(memd_device *d, const memd_placement *p)
     for (uint32_t i = 0; i < p->nset; i++)
         if (!free_at(b[p->set[i]], piece_addr(p, i), sz) || !free_at(lock, piece_addr(p, i), sz))
             return -EBUSY;
+    if (p->mode == MEMD_BANKS_RANGE_LOCKSTEP)
+        return commit_ranged(d, p, sz);
     return commit_pieces(d, p, sz, NULL);
 }
 

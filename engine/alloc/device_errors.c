@@ -37,6 +37,9 @@ static const char *why_einval(const memd_device *d, const memd_alloc_req *req, c
         else if (d->spec.ttmetal && k == MEMD_KIND_DRAM && (req->nbank_set || req->per_bank))
             snprintf(buf, len, "tt-metal devices take bank sets and per-bank buffers in L1 only, "
                      "not in %s", memd_scope_name(req->scope));
+        else if (req->range_lockstep && (req->per_bank || req->nbank_set == 0))
+            snprintf(buf, len, "range lockstep needs a bank set (the banks its address is "
+                     "searched in) and is not per bank");
         else if (req->nbank_set > banks || (req->nbank_set && !req->bank_set))
             snprintf(buf, len, "bank set of %" PRIu32 " banks, but %s of device '%s' has %" PRIu32,
                      req->nbank_set, memd_scope_name(req->scope), dev, banks);

@@ -87,13 +87,17 @@ static int bank_mode(const memd_bank_group_spec *g, const memd_alloc_req *req, m
             if (req->bank_set[i] >= g->banks || (i && req->bank_set[i] <= req->bank_set[i - 1]))
                 return -EINVAL;
     }
+    if (req->range_lockstep && (req->per_bank || req->nbank_set == 0))
+        return -EINVAL;
     *nset = req->nbank_set ? req->nbank_set : g->banks;
     if (req->banks && (req->nbank_set || req->per_bank) && req->banks != *nset)
         return -EINVAL;
     if (req->per_bank)
         *mode = MEMD_BANKS_PER_BANK;
+    else if (*nset == g->banks)
+        *mode = MEMD_BANKS_ALL;
     else
-        *mode = *nset < g->banks ? MEMD_BANKS_RANGE : MEMD_BANKS_ALL;
+        *mode = req->range_lockstep ? MEMD_BANKS_RANGE_LOCKSTEP : MEMD_BANKS_RANGE;
     return 0;
 }
 

@@ -36,9 +36,12 @@ struct memd_device {
     /* Blocks per merged per-bank search above which bounds pay for their upkeep
      * (MEMD_HINT_WALK); 0: bounds always (tests use it to exercise them). */
     uint32_t hint_walk;
-    /* Live bank-set buffers (range lockstep and per bank) per region: not in range[][],
+    /* Live bank-set buffers (uniform RANGE and per bank) per region: not in range[][],
      * but counted in its statistics' allocations. */
     uint64_t subsets[MEMD_KIND_COUNT][MEMD_MAX_REGIONS];
+    /* Live RANGE_LOCKSTEP buffers per region (in range[][]): while there are any, a
+     * piece may lie under a lockstep-map buffer (memd_device_check). */
+    uint64_t ranged[MEMD_KIND_COUNT][MEMD_MAX_REGIONS];
     /* A split region without bank-set buffers: lockstep operations left before it goes
      * back to one map (device_banks.c, unsplit). */
     uint64_t idle[MEMD_KIND_COUNT][MEMD_MAX_REGIONS];

@@ -176,6 +176,14 @@ enum {
      * range is taken; the error's message says which. memclient_alloc and
      * memclient_submit_alloc only (not batches or pools); not with SHARED. */
     MEMCLIENT_ALLOC_AT = 1u << 1,
+    /* With a bank set (not per_bank): tt-metal's range lockstep. The address is searched
+     * in the set's banks only (what other banks hold of uniform or per-bank buffers is
+     * not looked at), then the range is reserved in every bank of the group, as a
+     * lockstep buffer's, for every later request (bank_mode MEMD_BANKS_RANGE_LOCKSTEP).
+     * Without it a bank set is tt-metal's uniform per-core allocation (MEMD_BANKS_RANGE).
+     * -EINVAL without a set or with per_bank; -EOPNOTSUPP from a memd without it; not in
+     * a session bound to a sub-device (it would reserve banks outside it). */
+    MEMCLIENT_ALLOC_RANGE_LOCKSTEP = 1u << 2,
 };
 
 /* One bank a buffer uses: its id (for tt-metal devices, tt-metal's allocator bank id),
@@ -203,8 +211,10 @@ typedef struct memclient_alloc_req {
     const char *name;           /* NULL or "": anonymous; at most MEMD_NAME_MAX - 1 bytes */
     /* Bank subsets. A bank set (nbank_set ids of the group's banks, any order, no
      * duplicates): one address free in every bank of the set, the other banks keep
-     * that range usable (range lockstep). per_bank: an independent address in each
-     * bank of the set (every bank of the group without a set). The pages are spread over
+     * that range usable (tt-metal's uniform per-core allocation; with
+     * MEMCLIENT_ALLOC_RANGE_LOCKSTEP, tt-metal's range lockstep). per_bank: an independent
+     * address in each bank of the set (every bank of the group without a set; tt-metal's
+     * per-core allocation). The pages are spread over
      * the set's banks. Not shared. Batches may mix such requests with plain ones
      * (memclient_alloc_batch: all or nothing, each request judged as its own
      * memclient_alloc would be). */
@@ -232,7 +242,9 @@ typedef struct memclient_buffer {
     uint32_t refcount;          /* holders of a shared buffer, else 1 */
     memd_kind kind;             /* bank group: DRAM or SRAM */
     uint32_t region;            /* region index in the group (see memclient_dump) */
-    memd_bank_mode bank_mode;   /* ALL (lockstep), RANGE (bank set) or PER_BANK; for
+    memd_bank_mode bank_mode;   /* ALL (lockstep), RANGE (bank set, uniform per-core),
+                                   RANGE_LOCKSTEP (bank set, reserved in every bank) or
+                                   PER_BANK; for
                                    PER_BANK, address is the first bank's, or 0 on a
                                    tt-metal device (as tt-metal reports it) */
 } memclient_buffer;
@@ -545,6 +557,12 @@ MEMCLIENT_API int memclient_kind_parse(const char *s, memd_kind *out);
 MEMCLIENT_API int memclient_class_parse(const char *s, memd_class *out);
 MEMCLIENT_API int memclient_scope_parse(const char *s, memd_scope *out);
 MEMCLIENT_API int memclient_dtype_parse(const char *s, memd_dtype *out);
+/* Bank modes: "all", "range", "per_bank", "range_lockstep" (the dump's names). */
+MEMCLIENT_API const char *memclient_bank_mode_name(memd_bank_mode m);
+/* A bank set's mode by tt-metal's name, into r's per_bank and MEMCLIENT_ALLOC_RANGE_LOCKSTEP:
+ * "uniform_per_core" (or "range": neither), "range_lockstep" (the flag), "per_core" (or
+ * "per_bank": per_bank). 0, or -EINVAL for any other name (r unchanged). */
+MEMCLIENT_API int memclient_alloc_req_set_mode(memclient_alloc_req *r, const char *mode);
 
 /* ---- sub-devices ----------------------------------------------------------------------
  *

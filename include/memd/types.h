@@ -60,15 +60,20 @@ typedef enum memd_fit {
     MEMD_FIT_BEST = 1
 } memd_fit;
 
-/* How a buffer uses the banks of its group:
+/* How a buffer uses the banks of its group (tt-metal's names in doc/ttmetal.md):
  *  ALL:      one address, reserved in every bank of the group (lockstep; the default);
- *  RANGE:    one address, reserved only in the banks of its bank set (range lockstep);
- *            the other banks keep that range usable;
- *  PER_BANK: a set of pieces, an independent address in each bank of its set. */
+ *  RANGE:    one address, reserved only in the banks of its bank set (tt-metal's
+ *            uniform per-core allocation); the other banks keep that range usable;
+ *  PER_BANK: a set of pieces, an independent address in each bank of its set
+ *            (tt-metal's per-core allocation);
+ *  RANGE_LOCKSTEP: one address searched in the banks of its set only, then reserved in
+ *            every bank of the group like ALL (tt-metal's range lockstep): it may lie
+ *            over pieces that other banks held before it. */
 typedef enum memd_bank_mode {
     MEMD_BANKS_ALL = 0,
     MEMD_BANKS_RANGE = 1,
     MEMD_BANKS_PER_BANK = 2,
+    MEMD_BANKS_RANGE_LOCKSTEP = 3,
     MEMD_BANKS_MODE_COUNT
 } memd_bank_mode;
 

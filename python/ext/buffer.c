@@ -180,7 +180,8 @@ static PyMemberDef buffer_members[] = {
     {"pitch", T_ULONGLONG, offsetof(memdpy_buffer, buf.pitch), READONLY,
      "dram.texture row pitch in bytes, else 0."},
     {"bank_mode", T_INT, offsetof(memdpy_buffer, buf.bank_mode), READONLY,
-     "0: lockstep over every bank, 1: range lockstep over a bank set, 2: per bank"},
+     "0: lockstep over every bank, 1: a bank set, uniform per-core (reserved in its banks),\n"
+     "2: per bank (per-core), 3: a bank set, range lockstep (reserved in every bank)"},
     {"banks", T_UINT, offsetof(memdpy_buffer, buf.banks), READONLY,
      "Banks the data is spread over."},
     {"refcount", T_UINT, offsetof(memdpy_buffer, buf.refcount), READONLY,

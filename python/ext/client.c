@@ -201,9 +201,9 @@ static PyObject *client_reconnect(PyObject *op, PyObject *args, PyObject *kw)
 /* The keyword arguments of alloc, also the keys of alloc_batch's dicts. */
 static const char *const req_keys[] = {"device", "cls", "size", "scope", "page_size", "alignment",
                                        "banks", "name", "shared", "shape", "dtype", "bank_set",
-                                       "per_bank"};
+                                       "per_bank", "mode"};
 enum { K_DEVICE, K_CLS, K_SIZE, K_SCOPE, K_PAGE, K_ALIGN, K_BANKS, K_NAME, K_SHARED, K_SHAPE,
-       K_DTYPE, K_BANK_SET, K_PER_BANK, K_COUNT };
+       K_DTYPE, K_BANK_SET, K_PER_BANK, K_MODE, K_COUNT };
 
 /* Fills req from v[K_*] (NULL = not given), but for the bank set (parse_banks). Borrowed
  * strings stay valid while v lives. */
@@ -316,6 +316,15 @@ static int parse_banks(PyObject *const v[K_COUNT], memclient_alloc_req *req, uin
     *ids = NULL;
     if (v[K_PER_BANK] && (req->per_bank = PyObject_IsTrue(v[K_PER_BANK])) < 0)
         return -1;
+    if (v[K_MODE] && v[K_MODE] != Py_None) { /* tt-metal's names of the bank-set modes */
+        const char *m = PyUnicode_Check(v[K_MODE]) ? PyUnicode_AsUTF8(v[K_MODE]) : NULL;
+        if (!m || memclient_alloc_req_set_mode(req, m) < 0) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "mode must be 'uniform_per_core', 'range_lockstep' "
+                         "or 'per_core', not %R", v[K_MODE]);
+            return -1;
+        }
+    }
     if (v[K_BANK_SET] && v[K_BANK_SET] != Py_None) {
         if (!(*ids = bank_ids(v[K_BANK_SET], "bank_set", &req->nbank_set)))
             return -1;
@@ -347,12 +356,13 @@ static PyObject *client_alloc(PyObject *op, PyObject *args, PyObject *kw)
     memdpy_client *self = (memdpy_client *)op;
     static char *kwlist[] = {"device", "cls", "size", "scope", "page_size", "alignment", "banks",
                              "name", "shared", "shape", "dtype", "bank_set", "per_bank",
-                             "address", NULL};
+                             "mode", "address", NULL};
     PyObject *v[K_COUNT] = {0}, *at = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOOOOOOOOO:alloc", kwlist, &v[K_DEVICE],
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOOOOOOOOOO:alloc", kwlist, &v[K_DEVICE],
                                      &v[K_CLS], &v[K_SIZE], &v[K_SCOPE], &v[K_PAGE], &v[K_ALIGN],
                                      &v[K_BANKS], &v[K_NAME], &v[K_SHARED], &v[K_SHAPE],
-                                     &v[K_DTYPE], &v[K_BANK_SET], &v[K_PER_BANK], &at))
+                                     &v[K_DTYPE], &v[K_BANK_SET], &v[K_PER_BANK], &v[K_MODE],
+                                     &at))
         return NULL;
     memclient_alloc_req req;
     uint32_t *ids;
@@ -995,15 +1005,19 @@ PyObject *memdpy_client_region_name(memdpy_client *self, uint32_t device, memd_k
 PyDoc_STRVAR(alloc_doc,
 "alloc($self, /, device, cls, size=None, *, scope='dram', page_size=0, alignment=0,\n"
 "      banks=0, name=None, shared=False, shape=None, dtype=None, bank_set=None,\n"
-"      per_bank=False, address=None)\n--\n\n"
+"      per_bank=False, mode=None, address=None)\n--\n\n"
 "Allocates one buffer (a Buffer) on a device. cls is the buffer class ('code', 'constant',\n"
 "'placeholder', 'internal', 'logging'): the device's policy turns it into a region and\n"
 "a direction. Give size in bytes, or shape (1..4 dims) and dtype ('f16', 'float32', ...).\n"
 "scope: 'dram' ('global'), 'sram' ('l1'), 'dram.texture' (shape [h, w] + dtype; the\n"
 "buffer's pitch is the padded row). page_size: pages interleave over the banks (0: one\n"
 "page). alignment: 0 = the class policy's. banks: 0 = every bank of the group.\n"
-"bank_set: bank ids; one address free in all of them (range lockstep), or with\n"
-"per_bank=True an address of its own in each (per_bank alone: every bank).\n"
+"bank_set: bank ids; one address free in all of them, reserved there only (tt-metal's\n"
+"uniform per-core allocation), or with per_bank=True an address of its own in each\n"
+"(per_bank alone: every bank). mode: the bank set's mode by tt-metal's name,\n"
+"'uniform_per_core' (the default), 'range_lockstep' (the address searched in the set's\n"
+"banks only, then reserved in every bank of the group, as tt-metal's range lockstep;\n"
+"bank_mode 3) or 'per_core' (= per_bank=True).\n"
 "shared=True with a name: the same buffer for every request with that name, class and\n"
 "size (reference counted).\n"
 "address: there or not at all (tt-metal's allocate_at_address; with a bank set, that\n"

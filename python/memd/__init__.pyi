@@ -1,7 +1,7 @@
 # Type stubs of the memd package (the C extension memd._memd and its Python parts).
 import builtins
 import os
-from typing import (Any, ContextManager, Dict, Iterable, List, Mapping, Optional,
+from typing import (Any, ContextManager, Dict, Iterable, List, Literal, Mapping, Optional,
                     Sequence, Tuple, Union, overload)
 
 __version__: str
@@ -82,7 +82,7 @@ class Buffer:
     page_size: int
     pitch: int
     banks: int
-    bank_mode: int
+    bank_mode: int  # 0 lockstep, 1 uniform per-core, 2 per bank, 3 range lockstep
     refcount: int
     region: str
     region_index: int
@@ -269,6 +269,7 @@ class Client:
               name: Optional[str] = ..., shared: bool = ...,
               shape: Optional[Sequence[int]] = ..., dtype: Optional[_DType] = ...,
               bank_set: Optional[Sequence[int]] = ..., per_bank: bool = ...,
+              mode: Optional[Literal["uniform_per_core", "range_lockstep", "per_core"]] = ...,
               address: Optional[int] = ...) -> Buffer: ...
     def alloc_batch(self, requests: Iterable[Mapping[str, Any]]) -> List[Buffer]: ...
     def pool(self, device: int, cls: str, size: _Size, *, scope: str = ...,

@@ -294,7 +294,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: memd-bench-alloc --live N --pairs P [--seed S] [--max-size BYTES]\n"
                "                        [--policy first|best] [--reference] [--repeat K]\n"
                "                        [--align BYTES]\n"
-               "       memd-bench-alloc --banks lockstep|lockstep-split|lockstep-unsplit|range|per-bank|mixed|mixed-cut\n"
+               "       memd-bench-alloc --banks lockstep|lockstep-split|lockstep-unsplit|range|range-lockstep|per-bank|mixed|mixed-cut\n"
                "                        --live N --pairs P [--seed S] [--repeat K]\n");
 }
 

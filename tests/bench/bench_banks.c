@@ -6,12 +6,14 @@
  * lockstep-unsplit (as lockstep-split, then that buffer is released and untimed pairs
  * run until the region un-splits: the timed pairs then show what a region pays after
  * its last bank-set buffer went, which should be plain lockstep's cost), range (one
- * address over a shard grid of 8 consecutive banks), per-bank (8 independent addresses,
- * one per bank of a shard grid of 8), mixed (each buffer picks one of the three),
- * mixed-cut (mixed in a region shrunk by 1 MiB at both ends first, engine/alloc/
- * device_cut.c; after the timed pairs, as many untimed-by-pairs cycles of a reset of both
- * ends and the two shrinks again, timed as "cut_ns": what giving up and back costs with
- * that many live buffers; 0 in other modes). The
+ * address over a shard grid of 8 consecutive banks, uniform per-core), range-lockstep (the
+ * same search, reserved in every bank: tt-metal's range lockstep), per-bank (8
+ * independent addresses, one per bank of a shard grid of 8), mixed (each buffer picks
+ * one of lockstep, range and per-bank), mixed-cut (mixed in a region shrunk by 1 MiB at
+ * both ends first, engine/alloc/device_cut.c; after the timed pairs, as many
+ * untimed-by-pairs cycles of a reset of both ends and the two shrinks again, timed as
+ * "cut_ns": what giving up and back costs with that many live buffers; 0 in other
+ * modes). The
  * live buffers are filled first, then each timed pair frees a random live buffer and
  * allocates a new one of the same mode (random direction, 32 B to 2 KiB per bank). Banks
  * are 64 MiB so that 10k live per-bank pieces per bank fit. Checks: every operation
@@ -75,6 +77,7 @@ static int alloc_one(bench *b, memd_placement *p)
         req.bank_set = b->grids[(r >> 32) % (BANKS - GRID + 1)];
         req.nbank_set = GRID;
         req.per_bank = mode == MEMD_BANKS_PER_BANK;
+        req.range_lockstep = mode == MEMD_BANKS_RANGE_LOCKSTEP;
     }
     int rc = memd_device_alloc(b->d, &req, p);
     for (uint32_t i = 0; rc == 0 && i < (p->addrs ? p->nset : 1); i++)
@@ -122,13 +125,16 @@ static int run_once(const char *mode, uint64_t live, uint64_t pairs, uint64_t se
         b.mode = MEMD_BANKS_ALL;
     else if (strcmp(mode, "range") == 0)
         b.mode = MEMD_BANKS_RANGE;
+    else if (strcmp(mode, "range-lockstep") == 0)
+        b.mode = MEMD_BANKS_RANGE_LOCKSTEP;
     else if (strcmp(mode, "per-bank") == 0)
         b.mode = MEMD_BANKS_PER_BANK;
     else if (strcmp(mode, "mixed") == 0 || cut)
         b.mode = -1;
     else {
         fprintf(stderr, "memd-bench-alloc: --banks: unknown mode '%s' (lockstep, "
-                        "lockstep-split, lockstep-unsplit, range, per-bank, mixed, mixed-cut)\n", mode);
+                        "lockstep-split, lockstep-unsplit, range, range-lockstep, per-bank, "
+                        "mixed, mixed-cut)\n", mode);
         return -EINVAL;
     }
     for (uint32_t i = 0; i <= BANKS - GRID; i++)

@@ -149,7 +149,8 @@ class Daemon(memd_daemon.Daemon):
 # welcome (HELLO reply; the first 48 bytes are the V1 welcome)
 WELCOME_MASKS = [
     (16, 48, "server_version: the daemon's version string changes with every build"),
-    (48, 49, "flags: MEMD_WELCOME_F_OPS_2 (bit 2) set since the opcodes after ALLOC_BATCH_BANKS"),
+    (48, 49, "flags: MEMD_WELCOME_F_OPS_2 (bit 2) set since the opcodes after ALLOC_BATCH_BANKS, "
+             "RANGE_LOCKSTEP (bit 3) since range lockstep"),
     (56, 72, "token: the session's random reclaim secret"),
 ]
 # memd_wire_alloc_info (QUERY reply, DUMP ALLOC record)

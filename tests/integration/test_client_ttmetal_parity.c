@@ -14,6 +14,7 @@
  * Logical core (x, y) of the galaxy grid has L1 bank memd_test_galaxy_l1_ids[y * 8 + x]
  * (tt-metal's shuffle, printed by its C++ library). */
 #include <errno.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -270,30 +271,6 @@ START_TEST(per_core_basic)
 }
 END_TEST
 
-/* test_range_lockstep_allocation.cpp, PlacesBesideAPerCoreHogWhenScoped (and
- * ...ScopedByADistributionSpec, ScopesDependenciesOnADirectBufferCreate: the same request
- * in memd) and RefusesToPlaceBesideAPerCoreHogWhenNotScoped: a per-core buffer of 60% of
- * L1 on core (0,0); the same size on core (1,0) fits as a bank set, not as lockstep
- * (reserved on every core). */
-START_TEST(range_beside_per_core_hog)
-{
-    start();
-    memclient *c = cu_connect(&f);
-    uint64_t size = cu_region_size(c, 0, MEMD_KIND_SRAM, "buffers") * 6 / 10 / PAGE_SIZE * PAGE_SIZE;
-    uint32_t hogged = bank_of(0, 0), free_core = bank_of(1, 0);
-    memclient_buffer hog, scoped, x;
-    memclient_alloc_req h = cu_l1(0, size, size, &hogged, 1, 1);
-    ck_assert_int_eq(memclient_alloc(c, &h, &hog), 0);
-    memclient_alloc_req lock = cu_l1(0, size, size, NULL, 0, 0);
-    lock.banks = 1;
-    ck_assert_int_eq(memclient_alloc(c, &lock, &x), -ENOMEM);
-    memclient_alloc_req r = cu_l1(0, size, size, &free_core, 1, 0);
-    ck_assert_int_eq(memclient_alloc(c, &r, &scoped), 0);
-    memclient_disconnect(c);
-    teardown();
-}
-END_TEST
-
 /* 0 with *b: `bytes` (one page) on banks set[0, n), uniform (one address: a bank set) or
  * per core (per bank); else the error. */
 static int on_cores(memclient *c, const uint32_t *set, uint32_t n, uint64_t bytes, bool uniform,
@@ -302,6 +279,147 @@ static int on_cores(memclient *c, const uint32_t *set, uint32_t n, uint64_t byte
     memclient_alloc_req r = cu_l1(0, bytes * n, bytes, set, n, !uniform);
     return memclient_alloc(c, &r, b);
 }
+
+/* A range-lockstep request: `bytes` (one page) on banks set[0, n). */
+static memclient_alloc_req range_lockstep(const uint32_t *set, uint32_t n, uint64_t bytes)
+{
+    memclient_alloc_req r = cu_l1(0, bytes * n, bytes, set, n, 0);
+    r.flags |= MEMCLIENT_ALLOC_RANGE_LOCKSTEP;
+    return r;
+}
+
+/* test_range_lockstep_allocation.cpp, PlacesBesideAPerCoreHogWhenScoped (and
+ * ...ScopedByADistributionSpec, ScopesDependenciesOnADirectBufferCreate: the same request
+ * in memd) and RefusesToPlaceBesideAPerCoreHogWhenNotScoped: a per-core buffer of 60% of
+ * L1 (largest_free_block * 6 / 10, whole pages) on core (0,0); the same size on core
+ * (1,0) fits with range lockstep, not as plain lockstep (scanned over every core). Both
+ * go top down, so the range-lockstep buffer takes the hog's very address: it lies over
+ * the hog's range on (0,0), where it is reserved too. A uniform per-core buffer (a bank
+ * set without the flag) fits there as well. */
+START_TEST(range_beside_per_core_hog)
+{
+    start();
+    memclient *c = cu_connect(&f);
+    uint64_t size = cu_region_size(c, 0, MEMD_KIND_SRAM, "buffers") * 6 / 10 / PAGE_SIZE * PAGE_SIZE;
+    ck_assert_uint_gt(size, cu_region_size(c, 0, MEMD_KIND_SRAM, "buffers") / 2);
+    uint32_t hogged = bank_of(0, 0), free_core = bank_of(1, 0);
+    memclient_buffer hog, scoped, uniform, x;
+    memclient_bank hb;
+    memclient_alloc_req h = cu_l1(0, size, size, &hogged, 1, 1);
+    h.bank_out = &hb;
+    h.nbank_out = 1;
+    ck_assert_int_eq(memclient_alloc(c, &h, &hog), 0);
+    memclient_alloc_req lock = cu_l1(0, size, size, NULL, 0, 0);
+    lock.banks = 1;
+    ck_assert_int_eq(memclient_alloc(c, &lock, &x), -ENOMEM); /* ...WhenNotScoped */
+    memclient_alloc_req r = range_lockstep(&free_core, 1, size);
+    ck_assert_int_eq(memclient_alloc(c, &r, &scoped), 0); /* ...WhenScoped */
+    ck_assert_int_eq(scoped.bank_mode, MEMD_BANKS_RANGE_LOCKSTEP);
+    ck_assert_uint_eq(scoped.address, hb.address);
+    ck_assert_uint_eq(scoped.banks, 1);
+    ck_assert_int_eq(memclient_free(c, scoped.handle), 0);
+    memclient_alloc_req u = cu_l1(0, size, size, &free_core, 1, 0);
+    ck_assert_int_eq(memclient_alloc(c, &u, &uniform), 0);
+    ck_assert_int_eq(uniform.bank_mode, MEMD_BANKS_RANGE);
+    memclient_disconnect(c);
+    teardown();
+}
+END_TEST
+
+/* test_uniform_per_core_allocation.cpp's header: "a range-lockstep allocation sits in the
+ * lockstep allocator, which every core's per-core allocator avoids, so that full-bank
+ * allocation would fail" (the contrast to UniformPerCoreLeavesTheAddressFreeOnOtherCores):
+ * one page of range lockstep on (0,0) keeps a whole-bank per-core buffer off (1,0), and
+ * off (0,0), and a whole-bank lockstep buffer (UniformPerCoreIsAvoidedByLockstep holds
+ * for it too); freed, every core is whole again (...ReleasesEveryCoreOnDeallocation). Two
+ * range-lockstep buffers on disjoint cores do not share an address, as two uniform ones
+ * do (...BuffersOnDisjointCoresShareAnAddress). */
+START_TEST(range_lockstep_reserved_on_every_core)
+{
+    start();
+    memclient *c = cu_connect(&f);
+    uint64_t whole = cu_region_size(c, 0, MEMD_KIND_SRAM, "buffers") / PAGE_SIZE * PAGE_SIZE;
+    uint32_t row[2] = {bank_of(0, 0), bank_of(1, 0)};
+    memclient_buffer small, x, first, second;
+    memclient_alloc_req r = range_lockstep(&row[0], 1, PAGE_SIZE);
+    ck_assert_int_eq(memclient_alloc(c, &r, &small), 0);
+    ck_assert_uint_ne(small.address, 0);
+    ck_assert_int_eq(on_cores(c, &row[1], 1, whole, false, &x), -ENOMEM);
+    ck_assert_int_eq(on_cores(c, &row[0], 1, whole, false, &x), -ENOMEM);
+    memclient_alloc_req lock = cu_l1(0, whole, whole, NULL, 0, 0);
+    lock.banks = 1;
+    ck_assert_int_eq(memclient_alloc(c, &lock, &x), -ENOMEM);
+    ck_assert_int_eq(memclient_free(c, small.handle), 0);
+    ck_assert_int_eq(on_cores(c, row, 2, whole, false, &x), 0);
+    ck_assert_int_eq(memclient_free(c, x.handle), 0);
+    r = range_lockstep(&row[0], 1, PAGE_SIZE);
+    ck_assert_int_eq(memclient_alloc(c, &r, &first), 0);
+    r = range_lockstep(&row[1], 1, PAGE_SIZE);
+    ck_assert_int_eq(memclient_alloc(c, &r, &second), 0);
+    ck_assert_uint_eq(second.address, first.address - PAGE_SIZE); /* top down, below it */
+    /* Refused: no set, per bank; named by tt-metal's names in memctl and Python. */
+    r = range_lockstep(NULL, 0, PAGE_SIZE);
+    ck_assert_int_eq(memclient_alloc(c, &r, &x), -EINVAL);
+    last_error_says("needs a bank set");
+    memclient_alloc_req m = cu_l1(0, PAGE_SIZE, PAGE_SIZE, &row[0], 1, 0);
+    ck_assert_int_eq(memclient_alloc_req_set_mode(&m, "per_core"), 0);
+    ck_assert(m.per_bank && !(m.flags & MEMCLIENT_ALLOC_RANGE_LOCKSTEP));
+    ck_assert_int_eq(memclient_alloc_req_set_mode(&m, "range_lockstep"), 0);
+    ck_assert(!m.per_bank && (m.flags & MEMCLIENT_ALLOC_RANGE_LOCKSTEP));
+    ck_assert_int_eq(memclient_alloc_req_set_mode(&m, "uniform_per_core"), 0);
+    ck_assert(!m.per_bank && !(m.flags & MEMCLIENT_ALLOC_RANGE_LOCKSTEP));
+    ck_assert_int_eq(memclient_alloc_req_set_mode(&m, "lockstep"), -EINVAL);
+    ck_assert_int_eq(memclient_alloc_req_set_mode(&m, "sideways"), -EINVAL);
+    m.per_bank = 1;
+    m.flags |= MEMCLIENT_ALLOC_RANGE_LOCKSTEP;
+    ck_assert_int_eq(memclient_alloc(c, &m, &x), -EINVAL);
+    /* It would reserve banks outside a sub-device: refused to a bound session. */
+    memclient *bound = cu_connect(&f);
+    ck_assert_int_eq(memclient_subdev_bind(bound, "sd1"), 0);
+    r = range_lockstep(&row[0], 1, PAGE_SIZE);
+    ck_assert_int_eq(memclient_alloc(bound, &r, &x), -EINVAL);
+    last_error_says("range lockstep would reserve its range in every bank");
+    memclient_disconnect(bound);
+    memclient_disconnect(c);
+    teardown();
+}
+END_TEST
+
+/* A range-lockstep buffer over another core's per-core buffer (PlacesBesideAPerCoreHog)
+ * survives a daemon crash: the same address and mode after the restart, still reserved on
+ * every core, and memctl's dump names it. */
+START_TEST(range_lockstep_restart_and_memctl)
+{
+    start();
+    memclient *c = cu_connect(&f);
+    uint64_t size = cu_region_size(c, 0, MEMD_KIND_SRAM, "buffers") * 6 / 10 / PAGE_SIZE * PAGE_SIZE;
+    uint32_t hogged = bank_of(0, 0), free_core = bank_of(1, 0), third = bank_of(2, 0);
+    memclient_buffer hog, rl, x;
+    memclient_alloc_req h = cu_l1(0, size, size, &hogged, 1, 1);
+    ck_assert_int_eq(memclient_alloc(c, &h, &hog), 0);
+    memclient_alloc_req r = range_lockstep(&free_core, 1, size);
+    ck_assert_int_eq(memclient_alloc(c, &r, &rl), 0);
+
+    ck_assert_int_eq(memd_fixture_restart(&f, NULL, SIGKILL), 0);
+    ck_assert_int_eq(memclient_reconnect(c, 5000), 0);
+
+    memclient_alloc_info qi;
+    ck_assert_int_eq(memclient_query(c, rl.handle, &qi), 0);
+    ck_assert_int_eq(qi.buf.bank_mode, MEMD_BANKS_RANGE_LOCKSTEP);
+    ck_assert_uint_eq(qi.buf.address, rl.address);
+    memclient_bank b;
+    ck_assert_int_eq(memclient_bank_info(c, rl.handle, &b, 1), 1);
+    ck_assert_uint_eq(b.bank, free_core);
+    ck_assert_int_eq(on_cores(c, &third, 1, size, false, &x), -ENOMEM); /* every core */
+    ck_assert_int_eq(RUN("dump", "--json"), 0);
+    ck_assert_msg(strstr(out, "\"bank_mode\": \"range_lockstep\""), "%s", out);
+    ck_assert_int_eq(memclient_free(c, rl.handle), 0);
+    ck_assert_int_eq(on_cores(c, &third, 1, size, false, &x), 0);
+    memclient_disconnect(c);
+    teardown();
+}
+END_TEST
+
 
 /* test_uniform_per_core_allocation.cpp: tt-metal's uniform per-core allocation is memd's
  * bank set (one address on each of its banks, reserved there only).
@@ -370,6 +488,14 @@ START_TEST(dram_bank_sets_refused)
     d.per_bank = 1;
     ck_assert_int_eq(memclient_alloc(c, &d, &b), -EINVAL);
     d.per_bank = 0;
+    d.bank_set = &zero; /* RejectsNonL1Buffers itself: range lockstep */
+    d.nbank_set = 1;
+    d.flags = MEMCLIENT_ALLOC_RANGE_LOCKSTEP;
+    ck_assert_int_eq(memclient_alloc(c, &d, &b), -EINVAL);
+    last_error_says("bank sets and per-bank buffers in L1 only");
+    d.bank_set = NULL;
+    d.nbank_set = 0;
+    d.flags = 0;
     ck_assert_int_eq(memclient_alloc(c, &d, &b), 0); /* interleaved DRAM stays */
     uint32_t ids[] = {0, 1};
     memclient_subdev sd = {.name = "dram", .device = 0, .kind = MEMD_KIND_DRAM, .banks = ids,
@@ -725,6 +851,8 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, per_core_basic);
     tcase_add_test(tc, dram_bank_sets_refused);
     tcase_add_test(tc, range_beside_per_core_hog);
+    tcase_add_test(tc, range_lockstep_reserved_on_every_core);
+    tcase_add_test(tc, range_lockstep_restart_and_memctl);
     tcase_add_test(tc, uniform_per_core);
     tcase_add_test(tc, freelist_allocate_at_address);
     tcase_add_test(tc, freelist_at_address_interactions);

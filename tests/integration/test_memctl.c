@@ -506,6 +506,26 @@ START_TEST(alloc_bank_sets)
                   "%s", text);
     free(text);
     stop_hold(pid3, h3);
+    /* --mode: tt-metal's names of the bank-set modes. */
+    h3 = start_hold((const char *const[]){"alloc", "--device", "0", "--class", "constant",
+                                          "--scope", "sram", "--size", "4KiB", "--bank-set", "6,9",
+                                          "--mode", "range_lockstep", "--hold", NULL}, &pid3);
+    text = memctl_slurp(out_path);
+    ck_assert_msg(strstr(text, " mode=range-lockstep bank_addrs=6:0x"), "%s", text);
+    free(text);
+    stop_hold(pid3, h3);
+    h3 = start_hold((const char *const[]){"alloc", "--device", "0", "--class", "constant",
+                                          "--scope", "sram", "--size", "4KiB", "--bank-set", "6,9",
+                                          "--mode", "per_core", "--hold", "--json", NULL}, &pid3);
+    text = memctl_slurp(out_path);
+    ck_assert_msg(strstr(text, "\"bank_mode\": \"per_bank\""), "%s", text);
+    free(text);
+    stop_hold(pid3, h3);
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "constant", "--size", "1",
+                         "--bank-set", "6", "--mode", "sideways", "--hold"), 2);
+    text = memctl_slurp(err_path);
+    ck_assert_msg(strstr(text, "uniform_per_core, range_lockstep or per_core"), "%s", text);
+    free(text);
     ck_assert_int_eq(RUN("dump"), 0);
     text = memctl_slurp(out_path);
     /* The tables (memctl_table): per-bank use, then which banks each buffer spans. */

@@ -254,16 +254,90 @@ def test_range_beside_per_core_hog(parity):
     """test_range_lockstep_allocation.cpp, PlacesBesideAPerCoreHogWhenScoped (also
     ...ScopedByADistributionSpec, ScopesDependenciesOnADirectBufferCreate) and
     RefusesToPlaceBesideAPerCoreHogWhenNotScoped: 60% of L1 per core on (0,0); the same
-    size on (1,0) fits as a bank set, not as lockstep (reserved on every core)."""
+    size on (1,0) fits with mode='range_lockstep' (at the hog's very address: both top
+    down), not as lockstep (scanned over every core); a uniform per-core bank set fits
+    too."""
+    with memd.connect(parity.socket) as c:
+        sram = next(g for g in c.dump(0)["devices"][0]["bank_groups"] if g["kind"] == "sram")
+        size = sram["regions"][0]["size"] * 6 // 10 // PAGE * PAGE
+        assert size > sram["regions"][0]["size"] // 2
+        hog = c.alloc(0, "constant", size, scope="l1", page_size=size, bank_set=[bank(0, 0)],
+                      mode="per_core")
+        assert hog.bank_mode == 2
+        with pytest.raises(memd.OutOfMemory):
+            c.alloc(0, "constant", size, scope="l1", page_size=size, banks=1)
+        rl = c.alloc(0, "constant", size, scope="l1", page_size=size, bank_set=[bank(1, 0)],
+                     mode="range_lockstep")
+        assert rl.bank_mode == 3 and rl.banks == 1
+        assert rl.address == hog.bank_info()[0]["address"]
+        rec = [a for a in c.dump(0)["allocations"] if a["handle"] == rl.handle]
+        assert rec[0]["bank_mode"] == "range_lockstep" and rec[0]["bank_ids"] == [bank(1, 0)]
+        rl.free()
+        u = c.alloc(0, "constant", size, scope="l1", page_size=size, bank_set=[bank(1, 0)],
+                    mode="uniform_per_core")
+        assert u.bank_mode == 1 and u.banks == 1
+
+
+def test_range_lockstep_reserved_on_every_core(parity):
+    """test_uniform_per_core_allocation.cpp's header: a range-lockstep allocation sits in
+    the lockstep allocator, which every core's per-core allocator avoids, so a whole-bank
+    per-core allocation on another core fails (where a uniform one leaves it free:
+    UniformPerCoreLeavesTheAddressFreeOnOtherCores); lockstep avoids it too; freed, the
+    cores are whole again. test_range_lockstep_allocation.cpp, RejectsNonL1Buffers."""
+    row = [bank(0, 0), bank(1, 0)]
+    with memd.connect(parity.socket) as c:
+        sram = next(g for g in c.dump(0)["devices"][0]["bank_groups"] if g["kind"] == "sram")
+        whole = sram["regions"][0]["size"] // PAGE * PAGE
+
+        def on(cores, size, mode):
+            return c.alloc(0, "constant", size * len(cores), scope="l1", page_size=size,
+                           bank_set=cores, mode=mode)
+
+        small = on([row[0]], PAGE, "range_lockstep")
+        for core in row:
+            with pytest.raises(memd.OutOfMemory):
+                on([core], whole, "per_core")
+        with pytest.raises(memd.OutOfMemory):
+            c.alloc(0, "constant", whole, scope="l1", page_size=whole, banks=1)
+        small.free()
+        c.free(on(row, whole, "per_core"))
+        first, second = on([row[0]], PAGE, "range_lockstep"), on([row[1]], PAGE, "range_lockstep")
+        assert second.address == first.address - PAGE  # not shared, unlike uniform per-core
+        with pytest.raises(memd.InvalidRequestError, match="in L1 only"):
+            c.alloc(0, "constant", PAGE, bank_set=[0], mode="range_lockstep")
+        with pytest.raises(memd.InvalidRequestError, match="needs a bank set"):
+            c.alloc(0, "constant", PAGE, scope="l1", mode="range_lockstep")
+        with pytest.raises(ValueError, match="uniform_per_core"):
+            c.alloc(0, "constant", PAGE, scope="l1", bank_set=[0], mode="sideways")
+        # Batches take the mode per request.
+        b = c.alloc_batch([{"device": 0, "cls": "constant", "size": PAGE, "scope": "l1",
+                            "bank_set": [row[0]], "mode": "range_lockstep"}])
+        assert b[0].bank_mode == 3
+
+
+def test_range_lockstep_survives_a_restart(parity):
+    """A range-lockstep buffer over another core's per-core hog (PlacesBesideAPerCoreHog)
+    keeps its address and mode across a daemon crash, still reserved on every core."""
     with memd.connect(parity.socket) as c:
         sram = next(g for g in c.dump(0)["devices"][0]["bank_groups"] if g["kind"] == "sram")
         size = sram["regions"][0]["size"] * 6 // 10 // PAGE * PAGE
         c.alloc(0, "constant", size, scope="l1", page_size=size, bank_set=[bank(0, 0)],
-                per_bank=True)
+                mode="per_core")
+        rl = c.alloc(0, "constant", size, scope="l1", page_size=size, bank_set=[bank(1, 0)],
+                     mode="range_lockstep")
+        parity.kill()
+        parity.start()
+        assert c.reconnect(timeout_ms=5000) is True
+        q = c.query(rl.handle)
+        assert q["address"] == rl.address
+        rec = [a for a in c.dump(0)["allocations"] if a["handle"] == rl.handle]
+        assert rec[0]["bank_mode"] == "range_lockstep"
         with pytest.raises(memd.OutOfMemory):
-            c.alloc(0, "constant", size, scope="l1", page_size=size, banks=1)
-        assert c.alloc(0, "constant", size, scope="l1", page_size=size,
-                       bank_set=[bank(1, 0)]).banks == 1
+            c.alloc(0, "constant", size, scope="l1", page_size=size, bank_set=[bank(2, 0)],
+                    mode="per_core")
+        rl.free()
+        c.alloc(0, "constant", size, scope="l1", page_size=size, bank_set=[bank(2, 0)],
+                mode="per_core")
 
 
 def test_l1_top_down_and_statistics(parity):

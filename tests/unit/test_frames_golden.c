@@ -166,6 +166,13 @@ START_TEST(malformed_refused_alike)
         if (!strcmp(l->name, "error.bad_detail") &&
             memd_wire_u32(l->bytes + 4) == MEMD_ERR_DETAIL_LIMIT)
             want = 0;
+        /* The recorded bad bank mode (3) and unknown bank-set flag (2) were assigned since
+         * (range lockstep): accepted now; test_wire.c refuses the first values past them. */
+        if (!strcmp(l->name, "buffer.bad_bank_mode") && l->bytes[50] < MEMD_BANKS_MODE_COUNT)
+            want = 0;
+        if (!strcmp(l->name, "alloc_banks.unknown_flag") &&
+            memd_wire_u32(l->bytes + MEMD_WIRE_ALLOC_REQ_SIZE) == MEMD_BANKSET_F_RANGE_LOCKSTEP)
+            want = 0;
         ck_assert_msg(rc == -want, "%s: decoder says %d, the old one -%s", l->name, rc, l->err);
         checked++;
     }

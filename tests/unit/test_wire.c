@@ -331,8 +331,11 @@ START_TEST(banks_roundtrip_and_rejects)
     ck_assert_uint_eq(g.bytes, 4096);
     ck_assert_int_eq(memd_wire_alloc_banks_get(buf, n - 1, &g, &gb, &raw), -EBADMSG);
     ck_assert_int_eq(memd_wire_alloc_banks_get(buf, n + 4, &g, &gb, &raw), -EBADMSG);
-    memd_wire_put_u32(buf + MEMD_WIRE_ALLOC_REQ_SIZE, 2); /* unknown flag */
-    ck_assert_int_eq(memd_wire_alloc_banks_get(buf, n, &g, &gb, &raw), -EINVAL);
+    memd_wire_put_u32(buf + MEMD_WIRE_ALLOC_REQ_SIZE, MEMD_BANKSET_F_RANGE_LOCKSTEP);
+    ck_assert_int_eq(memd_wire_alloc_banks_get(buf, n, &g, &gb, &raw), 0);
+    ck_assert_uint_eq(gb.flags, MEMD_BANKSET_F_RANGE_LOCKSTEP);
+    memd_wire_put_u32(buf + MEMD_WIRE_ALLOC_REQ_SIZE, MEMD_BANKSET_F_RANGE_LOCKSTEP << 1);
+    ck_assert_int_eq(memd_wire_alloc_banks_get(buf, n, &g, &gb, &raw), -EINVAL); /* unknown */
     memd_wire_put_u32(buf + MEMD_WIRE_ALLOC_REQ_SIZE, 0);
     memd_wire_put_u32(buf + MEMD_WIRE_ALLOC_REQ_SIZE + 4, MEMD_BANKSET_MAX + 1);
     ck_assert_int_eq(memd_wire_alloc_banks_get(buf, n, &g, &gb, &raw), -EINVAL);

@@ -71,6 +71,10 @@ _memctl()
             COMPREPLY=($(compgen -W 'u8 i8 u16 i16 f16 bf16 u32 i32 f32 u64 i64 f64' -- "$cur"))
             return
             ;;
+        --mode)
+            COMPREPLY=($(compgen -W 'uniform_per_core range_lockstep per_core' -- "$cur"))
+            return
+            ;;
         --report)
             COMPREPLY=($(compgen -W 'memory_usage_summary l1_usage_summary
                 detailed_memory_usage' -- "$cur"))

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "memd/types.h"
 
 /* Options every subcommand may need, parsed by memctl.c before or after the subcommand. */
 typedef struct memctl_globals {
@@ -60,5 +61,8 @@ int memctl_cmd_top(const memctl_globals *g, int argc, char **argv);
 /* Models and plans in the daemon (memctl_model*.c). */
 int memctl_cmd_model(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_plan_submit(const memctl_globals *g, int argc, char **argv);
+
+/* A bank mode in memctl's text output: "range", "per-bank", "range-lockstep". */
+const char *memctl_mode_text(memd_bank_mode m);
 
 #endif

@@ -13,14 +13,19 @@
 static const char alloc_usage[] =
     "usage: memctl alloc --device N --class C (--size SIZE | --dtype T --shape D0xD1..)\n"
     "                    [--scope S] [--name NAME [--shared]] [--page-size B] [--align A]\n"
-    "                    [--banks N] [--bank-set LIST] [--per-bank] [--at ADDR] --hold [--json]\n"
+    "                    [--banks N] [--bank-set LIST] [--per-bank | --mode M] [--at ADDR]\n"
+    "                    --hold [--json]\n"
     "  class: code, constant, placeholder, internal, logging\n"
     "  scope: dram (global, default), sram (l1), dram.texture\n"
     "  sizes: 4096, 0x1000, 4KiB, 1MiB, 2GiB (or K, M, G, T: powers of 1024; KB, GB\n"
     "         and fractions are refused as ambiguous)\n"
     "  bank set: bank ids and ranges, e.g. 0-3,8: one address free in every bank of the\n"
-    "         set (range lockstep); with --per-bank an address of its own in each bank\n"
-    "         (--per-bank alone: every bank of the group)\n"
+    "         set, reserved there only (tt-metal's uniform per-core allocation); with\n"
+    "         --per-bank an address of its own in each bank (--per-bank alone: every bank\n"
+    "         of the group)\n"
+    "  --mode M: the bank set's mode by tt-metal's name: uniform_per_core (the default),\n"
+    "         range_lockstep (searched in the set's banks, reserved in every bank of the\n"
+    "         group) or per_core (= --per-bank)\n"
     "  --at ADDR: at that address of the group's map or not at all (tt-metal's\n"
     "         allocate_at_address; every bank of a bank set, each piece per bank)\n"
     "  prints the buffer as key=value on one line, holds it until SIGINT/SIGTERM, frees it\n";
@@ -91,6 +96,9 @@ static int alloc_option(const char *a, const char *v, memclient_alloc_req *r, ch
             return e;
         r->bank_set = bank_ids;
         r->nbank_set = n;
+    } else if (!strcmp(a, "--mode")) {
+        if (memclient_alloc_req_set_mode(r, v) < 0)
+            return memctl_bad_value(cmd, a, v, "uniform_per_core, range_lockstep or per_core");
     } else if (!strcmp(a, "--at")) {
         if (memctl_parse_u64(v, &r->address) < 0)
             return memctl_bad_value(cmd, a, v, "an address, e.g. 0x1000 or 4096");
@@ -172,18 +180,15 @@ static int parse_alloc(int argc, char **argv, memclient_alloc_req *r, char *name
     return alloc_complete(r, &seen);
 }
 
-/* " mode=range bank_addrs=0:0x1000,3:0x1000" (bank id: address in the group's map). */
 /* A bank-set buffer's mode and its banks' addresses (text: " mode=range
  * bank_addrs=0:0x..,1:0x.."; JSON: as the dump's allocation keys). Nothing for lockstep
  * over every bank in text; JSON always names the mode. */
 static void print_banks(memclient *c, const memclient_buffer *b, bool json)
 {
     static memclient_bank banks[MEMD_BANKSET_MAX];
-    const char *mode = b->bank_mode == MEMD_BANKS_PER_BANK ? "per-bank"
-                       : b->bank_mode == MEMD_BANKS_RANGE  ? "range"
-                                                           : "all";
+    const char *mode = memctl_mode_text(b->bank_mode);
     if (json)
-        printf(", \"bank_mode\": \"%s\"", b->bank_mode == MEMD_BANKS_PER_BANK ? "per_bank" : mode);
+        printf(", \"bank_mode\": \"%s\"", memclient_bank_mode_name(b->bank_mode));
     if (b->bank_mode == MEMD_BANKS_ALL)
         return;
     int n = memclient_bank_info(c, b->handle, banks, MEMD_BANKSET_MAX);

@@ -117,7 +117,7 @@ static void spans_table(FILE *f, const memclient_snapshot *s)
             j++;
         const memclient_alloc_bank *a = &s->alloc_banks[i];
         memctl_table_cell(t, "%" PRIu64, a->handle);
-        memctl_table_cell(t, "%s", a->mode == MEMD_BANKS_PER_BANK ? "per-bank" : "range");
+        memctl_table_cell(t, "%s", memctl_mode_text(a->mode));
         if (a->mode == MEMD_BANKS_PER_BANK) {
             memctl_table_cell(t, "%s", "(per bank)");
             char list[1024];

@@ -378,3 +378,10 @@ int memctl_parse_duration(const char *s, uint64_t *ms)
     *ms = v * scale;
     return 0;
 }
+
+const char *memctl_mode_text(memd_bank_mode m)
+{
+    return m == MEMD_BANKS_PER_BANK         ? "per-bank"
+           : m == MEMD_BANKS_RANGE_LOCKSTEP ? "range-lockstep"
+                                            : memclient_bank_mode_name(m);
+}
