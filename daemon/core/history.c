@@ -121,6 +121,11 @@ static memd_history *recorder(memd_state *st)
     return st->history = h;
 }
 
+int memd_history_prepare(memd_state *st)
+{
+    return recorder(st) || st->limits.history_events == 0 ? 0 : -ENOMEM;
+}
+
 /* s's entry, made the first time it records something; UINT32_MAX when memory is short. */
 static uint32_t who_of(memd_history *h, memd_session *s)
 {
