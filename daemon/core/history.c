@@ -123,6 +123,11 @@ static memd_history *recorder(memd_state *st)
     return st->history = h;
 }
 
+int memd_history_prepare(memd_state *st)
+{
+    return recorder(st) || st->limits.history_events == 0 ? 0 : -ENOMEM;
+}
+
 static void who_put(memd_history *h, uint32_t i)
 {
     memd_hist_who *w = &h->whos[i];

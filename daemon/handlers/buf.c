@@ -52,3 +52,17 @@ void memd_buf_trim(memd_buf *b, size_t keep)
     if (b->len == b->off && b->cap > keep)
         memd_buf_free(b);
 }
+
+int memd_buf_adopt(memd_buf *b, uint8_t *data, size_t len, size_t cap)
+{
+    if (memd_buf_pending(b) == 0) {
+        free(b->data);
+        *b = (memd_buf){.data = data, .len = len, .cap = cap};
+        return 0;
+    }
+    uint8_t *p = memd_buf_append(b, len);
+    if (p)
+        memcpy(p, data, len);
+    free(data);
+    return p ? 0 : -ENOMEM;
+}

@@ -20,6 +20,10 @@ uint8_t *memd_buf_append(memd_buf *b, size_t n);
 /* Drops data[0, n): moves the remainder to the front (input buffers). */
 void memd_buf_consume(memd_buf *b, size_t n);
 void memd_buf_free(memd_buf *b);
+/* Appends data[0, len) (malloc'd, cap bytes allocated) and takes it: with nothing
+ * pending, b takes the memory itself (O(1), no copy); else it is copied and freed.
+ * The bytes are lost only when the copy finds no memory: -ENOMEM. */
+int memd_buf_adopt(memd_buf *b, uint8_t *data, size_t len, size_t cap);
 /* Gives the memory back when the buffer is empty and has grown past keep bytes (one
  * large DUMP reply or batch must not pin megabytes to a long-lived session). */
 void memd_buf_trim(memd_buf *b, size_t keep);

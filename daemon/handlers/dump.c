@@ -11,7 +11,11 @@
  * freed long ago cost a lookup each, once per dump). A bank-set buffer's ALLOC_BANK
  * records stay in their allocation's page; a pool's SUBALLOC records may go on over
  * several pages (a pool may hold 2^20 of them): the cursor is the handle shifted left
- * by SUB_BITS, plus how many of that pool's sub-allocations were sent.
+ * by SUB_BITS, plus how many of that pool's sub-allocations were sent. Blocks
+ * (MEMD_DUMP_F_BLOCKS: 2 million at a million allocations) follow their region in the
+ * first page while there are at most PAGE_ALLOCS of them (as before they were paged);
+ * more follow the allocations, in pages of their own, resumed from the address where
+ * the last page stopped (the session remembers it; another cursor walks to it).
  *
  * An unpaged dump is one reply: it may be no larger than the reply backlog
  * (max_reply_backlog, at least REPLY_MIN), refused before any work when the
@@ -46,6 +50,13 @@
 #define REPLY_MIN (1u << 20)  /* an unpaged dump may always be this large */
 #define SUB_BITS 21           /* cursor bits counting a pool's sub-allocations sent */
 #define SUB_MASK ((UINT64_C(1) << SUB_BITS) - 1)
+/* A paged dump's blocks come after its allocations, with cursors above theirs (a cursor
+ * only grows): the bit, the region's number among every device's (kind, region) in
+ * order, and how many of its blocks were sent. */
+#define BLOCK_PHASE (UINT64_C(1) << 63)
+#define BLOCKS_LATER (UINT64_C(1) << 62) /* an allocations' page's: blocks follow them */
+#define BLOCK_SHIFT 32
+#define BLOCK_SENT ((UINT64_C(1) << BLOCK_SHIFT) - 1)
 
 /* The reply being built, and the length it may not pass (over: it tried to). */
 typedef struct dump_out {
@@ -483,6 +494,74 @@ static int put_allocs_page(const memd_state *st, memd_session *s, int dev, uint3
     return 0;
 }
 
+/* A page of one region's blocks: from the sent-th on (passing the first skip over),
+ * until the reply reaches stop: then resume is the address of the first one not sent. */
+typedef struct block_page {
+    dump_ctx c;
+    size_t stop;
+    uint64_t skip, sent, resume;
+} block_page;
+
+static int visit_block_page(void *vctx, uint64_t addr, uint64_t size, bool allocated)
+{
+    block_page *bp = vctx;
+    if (bp->skip) {
+        bp->skip--;
+        return 0;
+    }
+    if (bp->c.out->b->len >= bp->stop && bp->sent < BLOCK_SENT) {
+        bp->resume = addr;
+        return 1;
+    }
+    int rc = visit_block(&bp->c, addr, size, allocated);
+    bp->sent++;
+    return rc;
+}
+
+/* The blocks from *cursor (BLOCK_PHASE) on, about limit bytes of them; *cursor becomes
+ * where the next page starts, or 0 when none is left. */
+static int put_blocks_page(const memd_state *st, memd_session *s, int dev, size_t limit,
+                           uint64_t *cursor, dump_out *out)
+{
+    uint64_t want = (*cursor & ~BLOCK_PHASE) >> BLOCK_SHIFT, sent = *cursor & BLOCK_SENT;
+    size_t stop = out->b->len + limit;
+    uint64_t ord = 0;
+    for (uint32_t i = 0; i < st->ndevs; i++) {
+        const memd_device_spec *spec = st->devs[i].spec;
+        for (int k = 0; k < MEMD_KIND_COUNT; k++) {
+            for (uint32_t r = 0; r < spec->groups[k].nregions; r++) {
+                uint64_t o = ord++;
+                const memd_range *range =
+                    memd_device_region_range(st->devs[i].dev, (memd_kind)k, (uint8_t)r);
+                if (o < want || (dev >= 0 && i != (uint32_t)dev) || !range)
+                    continue;
+                memd_region_cut cut = {0};
+                memd_device_region_cut(st->devs[i].dev, (memd_kind)k, (uint8_t)r, &cut);
+                block_page bp = {.c = {.out = out, .device = spec->id, .kind = (uint8_t)k,
+                                       .region = (uint8_t)r, .start = cut.start,
+                                       .end = cut.end},
+                                 .stop = stop, .sent = o == want ? sent : 0};
+                int rc = -ENOENT;
+                if (bp.sent && s->dump_cursor == *cursor)
+                    rc = memd_range_foreach_from(range, s->dump_offset, visit_block_page, &bp);
+                if (rc == -ENOENT || rc == -EINVAL) { /* walk to it: the map changed */
+                    bp.skip = bp.sent;
+                    rc = memd_range_foreach(range, visit_block_page, &bp);
+                }
+                if (rc < 0)
+                    return rc;
+                if (rc > 0) {
+                    *cursor = s->dump_cursor = BLOCK_PHASE | o << BLOCK_SHIFT | bp.sent;
+                    s->dump_offset = bp.resume;
+                    return 0;
+                }
+            }
+        }
+    }
+    *cursor = 0;
+    return 0;
+}
+
 static int put_page_end(uint64_t next, dump_out *out)
 {
     uint8_t *p = rec(out, MEMD_REC_PAGE);
@@ -536,13 +615,45 @@ static int build(const memd_state *st, const memd_session *s, int dev, uint32_t 
     return rc;
 }
 
-/* One page from *cursor (protocol.h); the tail (sessions, models) comes with the last. */
+/* Blocks in the regions a dump shows, from the counters (O(regions)). */
+static uint64_t count_blocks(const memd_state *st, int dev)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < st->ndevs; i++) {
+        const memd_device_spec *spec = st->devs[i].spec;
+        for (int k = 0; k < MEMD_KIND_COUNT && (dev < 0 || i == (uint32_t)dev); k++) {
+            for (uint32_t r = 0; r < spec->groups[k].nregions; r++) {
+                memd_range_stats rs;
+                if (memd_device_region_stats(st->devs[i].dev, (memd_kind)k, (uint8_t)r, &rs) == 0)
+                    n += rs.allocations + rs.free_blocks;
+            }
+        }
+    }
+    return n;
+}
+
+/* One page from *cursor (protocol.h): the head, allocations, then blocks; the tail
+ * (sessions, models) comes with the last. */
 static int build_page(const memd_state *st, memd_session *s, int dev, uint32_t flags,
                       uint64_t cursor, size_t limit, dump_out *out)
 {
-    int rc = cursor == 0 ? build_head(st, dev, flags, out) : 0;
-    if (rc == 0)
+    bool later = cursor ? (cursor & (BLOCK_PHASE | BLOCKS_LATER)) != 0
+                        : (flags & MEMD_DUMP_F_BLOCKS) && count_blocks(st, dev) > PAGE_ALLOCS;
+    int rc = cursor == 0 ? build_head(st, dev, later ? flags & ~MEMD_DUMP_F_BLOCKS : flags, out)
+                         : 0;
+    if (rc == 0 && !(cursor & BLOCK_PHASE)) {
+        size_t start = out->b->len;
+        cursor &= ~BLOCKS_LATER;
         rc = put_allocs_page(st, s, dev, flags, limit, &cursor, out);
+        if (rc == 0 && cursor == 0 && later) {
+            cursor = BLOCK_PHASE; /* the blocks, in what is left of the page */
+            limit -= out->b->len - start < limit ? out->b->len - start : limit;
+        } else if (cursor && later) {
+            cursor |= BLOCKS_LATER;
+        }
+    }
+    if (rc == 0 && (cursor & BLOCK_PHASE))
+        rc = put_blocks_page(st, s, dev, limit, &cursor, out);
     if (rc == 0 && cursor == 0)
         rc = put_sessions(st, s, flags, out);
     if (rc == 0 && cursor == 0 && (flags & MEMD_DUMP_F_MODELS))
@@ -574,9 +685,9 @@ int memd_op_dump(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
         return memd_reply_fail(st, h, out, &err, false);
     }
     bool paged = req.flags & MEMD_DUMP_F_PAGED;
-    if (paged && st->next_handle > UINT64_MAX >> SUB_BITS) {
+    if (paged && st->next_handle > UINT64_MAX >> (SUB_BITS + 2)) {
         memd_error_set(&err, -EOVERFLOW, "handles past 2^%d do not fit a dump cursor",
-                       64 - SUB_BITS);
+                       62 - SUB_BITS);
         return memd_reply_fail(st, h, out, &err, false);
     }
     /* The reply may take what is left of the backlog; with nothing unsent, all of it. */

@@ -1,5 +1,6 @@
 /* memd daemon — PLAN: the plan info and offsets of a problem, from the plan cache or a
- * planning job (model.h), and the completion of such a job on the loop. */
+ * planning job (model.h; the reply is built on its worker), and the completion of such
+ * a job's stages on the loop. */
 #include <errno.h>
 #include <string.h>
 
@@ -7,10 +8,12 @@
 #include "model_req.h"
 #include "wire.h"
 
-static int reply(memd_buf *out, uint16_t op, uint64_t id, const memd_plan_entry *e,
-                 uint32_t flags)
+/* The reply's whole frame (a planning job's encoder, run on a worker). */
+static int reply(const memd_plan_entry *e, uint16_t op, uint64_t id, uint32_t flags,
+                 memd_plan_reply *r)
 {
-    uint8_t *o = memd_reply_begin(out, op, id,
+    memd_buf b = {0};
+    uint8_t *o = memd_reply_begin(&b, op, id,
                                   MEMD_WIRE_PLAN_INFO_SIZE + e->n * MEMD_WIRE_HANDLE_SIZE);
     if (!o)
         return -ENOMEM;
@@ -26,28 +29,33 @@ static int reply(memd_buf *out, uint16_t op, uint64_t id, const memd_plan_entry 
     o = memd_wire_plan_info_put(o, &pi);
     for (uint32_t i = 0; i < e->n; i++)
         o = memd_wire_put_u64(o, e->offsets[i]);
+    *r = (memd_plan_reply){.data = b.data, .len = b.len, .cap = b.cap};
     return 0;
 }
 
 int memd_model_job_complete(memd_state *st, memd_model_job *j, memd_session **resume)
 {
-    *resume = j->s;
     memd_error err;
     memd_error_reset(&err);
-    memd_plan_entry tmp;
-    const memd_plan_entry *e;
-    int rc = memd_model_job_finish(st, j, &tmp, &e, &err);
+    int rc = memd_model_job_step(st, j, &err);
+    if (rc == MEMD_MODELS_PLAN_QUEUED) { /* its next stage is on a worker */
+        *resume = NULL;
+        return 0;
+    }
+    *resume = j->s;
     if (j->out) {
         memd_wire_hdr h = {.opcode = j->op, .id = j->req_id};
-        if (rc < 0)
+        if (rc < 0) {
             rc = memd_reply_fail(st, &h, j->out, &err, false) < 0 ? -ENOMEM : 0;
-        else
-            rc = reply(j->out, j->op, j->req_id, e, 0);
+        } else {
+            /* The frame was built on the worker: handed over, not built here. */
+            rc = memd_buf_adopt(j->out, j->reply.data, j->reply.len, j->reply.cap);
+            j->reply.data = NULL;
+        }
     } else {
         rc = 0;
     }
     memd_model_job_free(j);
-    memd_plan_cache_trim(st->models); /* the plan is in the reply: the cache may let it go */
     return rc;
 }
 
@@ -57,14 +65,11 @@ int memd_op_plan(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     memd_model_req q;
     if (memd_model_get_doc(st, s, h, p, out, &q) < 0)
         return q.ret;
-    memd_plan_entry *hit;
     memd_model_job *job;
-    int rc = memd_models_plan(st, s, &q.doc, out, h->opcode, h->id, &hit, &job, &q.err);
+    int rc = memd_models_plan(st, s, &q.doc, out, h->opcode, h->id, reply, &job, &q.err);
     memd_models_doc_done(st, &q.doc);
     memd_session *resume;
     switch (rc) {
-    case MEMD_MODELS_PLAN_CACHED:
-        return reply(out, h->opcode, h->id, hit, MEMD_PLAN_I_CACHED);
     case MEMD_MODELS_PLAN_QUEUED:
         return MEMD_PENDING;
     case MEMD_MODELS_PLAN_DONE:

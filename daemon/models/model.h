@@ -54,14 +54,16 @@ bool memd_models_managed(const memd_state *st, uint64_t handle);
 typedef int (*memd_models_runner)(void *ctx, memd_model_job *job);
 int memd_models_set_runner(memd_state *st, memd_models_runner run, void *ctx);
 
-/* Worker side: pure planning/validation on the job's private data (no daemon state). */
-void memd_model_job_execute(memd_model_job *job);
-/* Loop side (the handlers' memd_model_job_complete, which then answers and frees it):
- * takes the job off the list and caches its plan. 0 with *e the plan (in the cache, or
- * tmp when it cannot be cached), or the job's failure in err (its code returned). */
 typedef struct memd_plan_entry memd_plan_entry;
-int memd_model_job_finish(memd_state *st, memd_model_job *job, memd_plan_entry *tmp,
-                          const memd_plan_entry **e, memd_error *err);
+/* Worker side: the job's next stage, pure (decoding, hashing, planning or validating,
+ * the reply) on the job's private data and, pinned, its cache entry. */
+void memd_model_job_execute(memd_model_job *job);
+/* Loop side (the handlers' memd_model_job_complete): after a stage ran. Either queues
+ * the next one (MEMD_MODELS_PLAN_QUEUED: complete is called again), or the job is done
+ * and off the list: 0 with job->reply the reply's bytes (nothing when job->out is NULL:
+ * the session went away), its plan cached; or the job's failure in err (its code
+ * returned). The caller then frees it. */
+int memd_model_job_step(memd_state *st, memd_model_job *job, memd_error *err);
 void memd_model_job_free(memd_model_job *job);
 
 /* The requests' domain calls (the handlers decode and answer). A negative errno comes
@@ -80,13 +82,22 @@ typedef struct memd_upload_part {
 int memd_models_upload(memd_state *st, memd_session *s, const memd_upload_part *part,
                        memd_error *err);
 
-/* PLAN: the document's problem from the cache (*hit), or as a job (*job; its reply goes
- * to out once complete, unless the session went away first). */
-enum { MEMD_MODELS_PLAN_CACHED, MEMD_MODELS_PLAN_QUEUED, MEMD_MODELS_PLAN_DONE };
+/* PLAN: the document's problem from the cache or planned, as a job (*job; its reply goes
+ * to out once complete, unless the session went away first): QUEUED on a worker, or
+ * DONE (no runner) and ready for memd_model_job_step. The document is the job's (an
+ * upload's data is taken). The reply is encode's, built on the worker: the whole frame
+ * in *out (malloc'd; cap its allocated size), 0 or -ENOMEM. */
+enum { MEMD_MODELS_PLAN_QUEUED = 1, MEMD_MODELS_PLAN_DONE };
+typedef struct memd_plan_reply {
+    uint8_t *data;
+    size_t len, cap;
+} memd_plan_reply;
+typedef int (*memd_plan_reply_fn)(const memd_plan_entry *e, uint16_t op, uint64_t id,
+                                  uint32_t flags, memd_plan_reply *out);
 struct memd_buf;
 int memd_models_plan(memd_state *st, memd_session *s, const memd_doc *doc,
                      struct memd_buf *out, uint16_t op, uint64_t req_id,
-                     memd_plan_entry **hit, memd_model_job **job, memd_error *err);
+                     memd_plan_reply_fn encode, memd_model_job **job, memd_error *err);
 
 /* MODEL_LOAD: the document's model, loaded for s (*fresh: loaded now, not shared). */
 int memd_models_load(memd_state *st, memd_session *s, const memd_doc *doc, memd_model **out,

@@ -4,7 +4,8 @@
  * The key is XXH64 over a canonical byte encoding of the problem: a domain tag (solved
  * problem or precomputed plan), then per buffer lower, upper, size, align (0 read as
  * 1), pinned and the pin (or, precomputed, the plan's offset), all little-endian. A hit
- * also compares the stored problem field by field. Entries no model uses are evicted,
+ * also compares the stored problem field by field (on a planning worker, the entry
+ * pinned meanwhile). Entries no model or job uses are evicted,
  * least recently used first, once the cache passes plan_cache_bytes (config limits);
  * one just planned stays only until its reply is built (memd_plan_cache_trim). */
 #include <errno.h>
@@ -51,8 +52,8 @@ int memd_plan_key(const memd_plan_buffer *b, const uint64_t *offsets, uint32_t n
     return 0;
 }
 
-static bool same_problem(const memd_plan_entry *e, const memd_plan_buffer *b,
-                         const uint64_t *offsets, uint32_t n, bool precomputed)
+bool memd_plan_cache_same(const memd_plan_entry *e, const memd_plan_buffer *b,
+                          const uint64_t *offsets, uint32_t n, bool precomputed)
 {
     if (e->n != n || e->precomputed != precomputed)
         return false;
@@ -71,14 +72,6 @@ memd_plan_entry *memd_plan_cache_get(memd_models *ms, uint64_t id)
 {
     uint64_t *v = memd_map_get(&ms->plans, id);
     return v ? (memd_plan_entry *)(uintptr_t)*v : NULL;
-}
-
-memd_plan_entry *memd_plan_cache_find(memd_models *ms, uint64_t key,
-                                      const memd_plan_buffer *bufs, const uint64_t *offsets,
-                                      uint32_t n, bool precomputed)
-{
-    memd_plan_entry *e = memd_plan_cache_get(ms, key);
-    return e && same_problem(e, bufs, offsets, n, precomputed) ? e : NULL;
 }
 
 static void lru_unlink(memd_models *ms, memd_plan_entry *e)
@@ -113,7 +106,8 @@ void memd_plan_cache_touch(memd_models *ms, memd_plan_entry *e)
 
 static void entry_free(memd_models *ms, memd_plan_entry *e)
 {
-    memd_models_save_gone(ms, MEMD_RECORD_PLAN, e->id);
+    if (e->recorded)
+        memd_models_save_gone(ms, MEMD_RECORD_PLAN, e->id);
     lru_unlink(ms, e);
     memd_map_remove(&ms->plans, e->id);
     ms->plan_bytes -= e->bytes;
@@ -130,7 +124,7 @@ static void evict(memd_models *ms, const memd_plan_entry *keep)
                                                      : MEMD_PLAN_CACHE_BYTES;
     while (e && ms->plan_bytes > limit) {
         memd_plan_entry *prev = e->prev;
-        if (e != keep && e->models == 0)
+        if (e != keep && e->models == 0 && e->pins == 0)
             entry_free(ms, e);
         e = prev;
     }
@@ -151,6 +145,7 @@ int memd_plan_cache_adopt(memd_models *ms, memd_plan_entry *e)
 {
     if (link_entry(ms, e) < 0)
         return -ENOMEM;
+    e->recorded = true;
     /* Records come back in id order: the most recently created goes nearest the head,
      * so the oldest are still evicted first. (Walks; a restart restores few plans.) */
     memd_plan_entry *after = NULL;
@@ -169,30 +164,22 @@ int memd_plan_cache_adopt(memd_models *ms, memd_plan_entry *e)
     return 0;
 }
 
-memd_plan_entry *memd_plan_cache_insert(memd_models *ms, memd_model_job *j, uint64_t now_ns)
+memd_plan_entry *memd_plan_cache_insert(memd_models *ms, memd_model_job *j)
 {
-    memd_plan_entry *e = calloc(1, sizeof *e);
+    memd_plan_entry *e = malloc(sizeof *e);
     if (!e)
         return NULL;
-    e->id = j->key;
-    e->bufs = j->bufs;
-    e->offsets = j->offsets;
-    e->n = j->n;
-    e->precomputed = j->precomputed;
-    e->optimal = j->res.optimal;
-    e->arena = j->res.arena;
-    e->lower_bound = j->res.lower_bound;
-    e->iterations = j->res.iterations;
-    e->plan_us = j->plan_us;
-    e->created_ns = now_ns;
-    memcpy(e->strategy, j->strategy, sizeof e->strategy);
+    *e = j->mine;
     if (link_entry(ms, e) < 0) {
         free(e); /* the job keeps its arrays */
         return NULL;
     }
     j->bufs = NULL;
     j->offsets = NULL;
-    memd_models_save_plan(ms, e);
+    if (e->n <= MEMD_PLAN_RECORD_AT_ONCE) {
+        memd_models_save_plan(ms, e, j->rec);
+        e->recorded = true;
+    }
     evict(ms, e);
     return e;
 }
@@ -204,7 +191,10 @@ void memd_plan_cache_trim(memd_models *ms)
 
 void memd_plan_cache_ref(memd_models *ms, memd_plan_entry *e)
 {
-    (void)ms;
+    if (!e->recorded) { /* a model's plan must survive a restart */
+        memd_models_save_plan(ms, e, NULL);
+        e->recorded = true;
+    }
     e->models++;
 }
 

@@ -24,6 +24,8 @@ struct memd_plan_entry {
     uint64_t arena, lower_bound, iterations, plan_us, created_ns, hits;
     char strategy[32];
     uint32_t models;               /* loaded models using it: never evicted meanwhile */
+    uint32_t pins;                 /* planning jobs reading it on a worker: likewise */
+    bool recorded;                 /* in the state store (MEMD_PLAN_RECORD_AT_ONCE) */
     size_t bytes;                  /* memory it takes, for the cache budget */
     struct memd_plan_entry *prev, *next; /* LRU: head is the most recently used */
 };
@@ -37,24 +39,37 @@ typedef struct memd_upload {
     struct memd_upload *next;
 } memd_upload;
 
+enum { MEMD_JOB_PREPARE, MEMD_JOB_ANSWER }; /* the stage a worker runs next, or ran */
+
 struct memd_model_job {
     memd_session *s;               /* NULL once the session went away */
     struct memd_buf *out;          /* where the reply goes (the handlers'); NULL: the
                                       session went away */
     uint64_t req_id;
     uint16_t op;
+    uint8_t stage;
+    bool queued;                   /* its stage is on a worker */
+    memd_plan_reply_fn encode;     /* the handler's reply, built on the worker */
+    uint8_t *doc;                  /* owned, until decoded (PREPARE) */
+    size_t doc_len;
     uint64_t key;
     bool precomputed;
     memd_plan_buffer *bufs;        /* owned; handed to the cache entry on success */
     uint64_t *offsets;
     uint32_t n;
     uint64_t seed, budget_ns;
+    memd_plan_entry *hit;          /* ANSWER: the key's entry, pinned */
     /* results (worker) */
     int rc;
+    memd_error err;                /* rc < 0: why */
+    bool cached;                   /* hit holds this very problem: the reply is its plan */
     memd_plan_violation v;
     memd_plan_result res;
     char strategy[32];
     uint64_t plan_us;
+    memd_plan_entry mine;          /* planned: the entry it becomes (arrays the job's) */
+    uint8_t *rec;                  /* and its record for the state store, or NULL */
+    memd_plan_reply reply;
     struct memd_model_job *next;
 };
 
@@ -117,6 +132,11 @@ struct memd_instance {
 };
 
 #define MEMD_PLAN_CACHE_BYTES (128u << 20) /* plan_cache_bytes when the limits have none */
+/* Plans up to this many buffers are recorded in the state store as they are cached
+ * (about 0.9 MB, encoded by their job); larger ones once a model uses them: copying a
+ * 200k-buffer plan's 11 MB record into the store held the loop about a second on a
+ * loaded machine, and a plan no model uses is only worth a replan after a restart. */
+#define MEMD_PLAN_RECORD_AT_ONCE 16384u
 
 struct memd_models {
     memd_hook hook;                /* core's session and teardown events */
@@ -189,7 +209,10 @@ bool memd_models_take_fill(memd_state *st, memd_models *ms, memd_session *s, mem
 #define MEMD_MODELS_MODEL_TENSOR 48u
 #define MEMD_MODELS_INST_HEAD 64u
 #define MEMD_MODELS_INST_PH 16u
-void memd_models_save_plan(memd_models *ms, const memd_plan_entry *e);
+/* A plan's record, rec when a planning job encoded it off the loop (NULL: encoded here). */
+void memd_models_save_plan(memd_models *ms, const memd_plan_entry *e, const uint8_t *rec);
+size_t memd_models_plan_rec_len(uint32_t n);
+void memd_models_plan_rec_encode(const memd_plan_entry *e, uint8_t *p); /* pure */
 void memd_models_save_model(memd_models *ms, const memd_model *m);
 void memd_models_save_instance(memd_models *ms, const memd_instance *in);
 void memd_models_save_gone(memd_models *ms, uint8_t kind, uint64_t id);
@@ -213,14 +236,15 @@ void memd_models_uploads_drop(memd_models *ms, const memd_session *s);
 void memd_plan_canonical(memd_plan_buffer *bufs, uint32_t n);
 int memd_plan_key(const memd_plan_buffer *bufs, const uint64_t *offsets, uint32_t n,
                   bool precomputed, uint64_t *key);
-/* The entry for key if it holds exactly this problem (and, precomputed, these offsets). */
-memd_plan_entry *memd_plan_cache_find(memd_models *ms, uint64_t key,
-                                      const memd_plan_buffer *bufs, const uint64_t *offsets,
-                                      uint32_t n, bool precomputed);
+/* Whether e holds exactly this problem (and, precomputed, these offsets): O(n), read
+ * only (a worker's, e pinned). */
+bool memd_plan_cache_same(const memd_plan_entry *e, const memd_plan_buffer *bufs,
+                          const uint64_t *offsets, uint32_t n, bool precomputed);
 memd_plan_entry *memd_plan_cache_get(memd_models *ms, uint64_t id);
 void memd_plan_cache_touch(memd_models *ms, memd_plan_entry *e);
-/* Takes ownership of the job's arrays. NULL on -ENOMEM (the job keeps them). */
-memd_plan_entry *memd_plan_cache_insert(memd_models *ms, memd_model_job *job, uint64_t now_ns);
+/* The job's plan (job->mine) into the cache: takes ownership of the job's arrays. NULL
+ * on -ENOMEM (the job keeps them). */
+memd_plan_entry *memd_plan_cache_insert(memd_models *ms, memd_model_job *job);
 /* A restored entry (model_restore.c: bufs, offsets, n and the results set): linked in
  * the LRU list by its creation time, nothing evicted, not recorded again. 0 or -ENOMEM. */
 int memd_plan_cache_adopt(memd_models *ms, memd_plan_entry *e);

@@ -1,6 +1,11 @@
 /* memd daemon — PLAN: a plan problem to plan, or a precomputed plan to validate, answered
- * from the cache when the same problem was seen before; otherwise a job runs the pure
- * engine off the event loop (model.h) within a capped time budget. */
+ * from the cache when the same problem was seen before; otherwise the pure engine plans
+ * it within a capped time budget. Everything that costs O(n) runs in a job off the event
+ * loop (model.h), in stages: the worker decodes and hashes the document; the loop looks
+ * the key up (O(1)) and pins the entry found; the worker compares the problem with it
+ * (or plans it), builds the reply and encodes the cache record; the loop caches and
+ * answers (the reply's bytes handed over whole). A 1M-buffer plan, first or cached, so
+ * costs the loop no more than a few hash lookups and list links. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,7 +107,29 @@ static void job_error(const memd_model_job *j, memd_error *err)
 
 /* ---- jobs ---- */
 
-void memd_model_job_execute(memd_model_job *j)
+/* Worker: the document into the problem and its key. */
+static void job_prepare(memd_model_job *j)
+{
+    memd_doc d = {.p = j->doc, .len = j->doc_len};
+    memd_wire_plan_req req;
+    j->rc = decode(&d, &req, &j->bufs, &j->offsets, &j->err);
+    free(j->doc);
+    j->doc = NULL;
+    if (j->rc < 0)
+        return;
+    j->precomputed = req.flags & MEMD_PLAN_F_PRECOMPUTED;
+    j->n = req.count;
+    j->seed = req.seed;
+    uint32_t ms_budget = req.budget_ms ? req.budget_ms : MEMD_PLAN_BUDGET_DEFAULT_MS;
+    if (ms_budget > MEMD_PLAN_BUDGET_MAX_MS)
+        ms_budget = MEMD_PLAN_BUDGET_MAX_MS;
+    j->budget_ns = (uint64_t)ms_budget * 1000000ull;
+    if (memd_plan_key(j->bufs, j->offsets, j->n, j->precomputed, &j->key) < 0)
+        j->rc = memd_error_set(&j->err, -ENOMEM, "daemon out of memory hashing a plan");
+}
+
+/* Worker: plans (or validates) the job's problem. */
+static void job_plan(memd_model_job *j)
 {
     uint64_t t0 = mono_ns(NULL);
     j->v = (memd_plan_violation){0};
@@ -135,19 +162,62 @@ void memd_model_job_execute(memd_model_job *j)
     memset(j->strategy, 0, sizeof j->strategy);
     strncpy(j->strategy, strategy, sizeof j->strategy - 1);
     j->plan_us = (mono_ns(NULL) - t0) / 1000;
+    if (j->rc < 0) {
+        job_error(j, &j->err);
+        return;
+    }
+    /* The job's plan as the entry it becomes: the reply, and the cache's record. */
+    j->mine = (memd_plan_entry){.id = j->key, .bufs = j->bufs, .offsets = j->offsets,
+                                .n = j->n, .precomputed = j->precomputed,
+                                .optimal = j->res.optimal, .arena = j->res.arena,
+                                .lower_bound = j->res.lower_bound,
+                                .iterations = j->res.iterations, .plan_us = j->plan_us,
+                                .created_ns = memd_now_ns()};
+    memcpy(j->mine.strategy, j->strategy, sizeof j->mine.strategy);
+    if (j->n > MEMD_PLAN_RECORD_AT_ONCE)
+        return; /* recorded once a model uses it */
+    j->rec = malloc(memd_models_plan_rec_len(j->n));
+    if (j->rec) /* else the loop encodes it */
+        memd_models_plan_rec_encode(&j->mine, j->rec);
+}
+
+void memd_model_job_execute(memd_model_job *j)
+{
+    if (j->stage == MEMD_JOB_PREPARE) {
+        job_prepare(j);
+        return;
+    }
+    /* A pinned entry with the same key: the same problem (or, once in 2^64, another). */
+    j->cached = j->hit && memd_plan_cache_same(j->hit, j->bufs, j->offsets, j->n,
+                                                j->precomputed);
+    if (!j->cached)
+        job_plan(j);
+    if (j->rc == 0 && j->encode(j->cached ? j->hit : &j->mine, j->op, j->req_id,
+                                j->cached ? MEMD_PLAN_I_CACHED : 0, &j->reply) < 0)
+        j->rc = memd_error_set(&j->err, -ENOMEM, "daemon out of memory for a plan reply");
 }
 
 void memd_model_job_free(memd_model_job *j)
 {
+    free(j->doc);
     free(j->bufs);
     free(j->offsets);
+    free(j->rec);
+    free(j->reply.data);
     free(j);
 }
 
-int memd_model_job_finish(memd_state *st, memd_model_job *j, memd_plan_entry *tmp,
-                          const memd_plan_entry **e, memd_error *err)
+/* Runs the job's next stage on a worker, or here when the runner cannot take it. */
+static void job_run(memd_models *ms, memd_model_job *j)
 {
-    memd_models *ms = st->models; /* exists: the job was made through it */
+    if (!ms->run || ms->run(ms->run_ctx, j) < 0)
+        memd_model_job_execute(j);
+    else
+        j->queued = true;
+}
+
+static void job_unlink(memd_models *ms, memd_model_job *j)
+{
     for (memd_model_job **pp = &ms->jobs; *pp; pp = &(*pp)->next) {
         if (*pp == j) {
             *pp = j->next;
@@ -155,27 +225,41 @@ int memd_model_job_finish(memd_state *st, memd_model_job *j, memd_plan_entry *tm
             break;
         }
     }
+}
+
+int memd_model_job_step(memd_state *st, memd_model_job *j, memd_error *err)
+{
+    memd_models *ms = st->models; /* exists: the job was made through it */
+    j->queued = false;
+    if (j->stage == MEMD_JOB_PREPARE && j->rc == 0 && j->out) {
+        /* The key's entry, pinned while a worker compares the problem with it. */
+        j->stage = MEMD_JOB_ANSWER;
+        if ((j->hit = memd_plan_cache_get(ms, j->key)))
+            j->hit->pins++;
+        job_run(ms, j);
+        if (j->queued)
+            return MEMD_MODELS_PLAN_QUEUED;
+    }
+    job_unlink(ms, j);
+    memd_plan_entry *hit = j->hit;
+    j->hit = NULL;
+    if (hit)
+        hit->pins--;
     if (j->rc < 0) {
-        job_error(j, err);
-        return err->code;
+        *err = j->err;
+        return j->rc;
     }
-    /* Another session may have planned the same problem meanwhile: keep the first. */
-    memd_plan_entry *c = memd_plan_cache_find(ms, j->key, j->bufs, j->offsets, j->n,
-                                              j->precomputed);
-    if (!c && !memd_plan_cache_get(ms, j->key))
-        c = memd_plan_cache_insert(ms, j, memd_now_ns());
-    if (c) {
-        *e = c;
-        return 0;
+    if (j->cached) {
+        hit->hits++;
+        memd_plan_cache_touch(ms, hit);
+    } else if (j->stage == MEMD_JOB_ANSWER && !memd_plan_cache_get(ms, j->key)) {
+        /* Not cached when another job cached the key meanwhile (the same problem, most
+         * likely: comparing would cost the loop O(n)) or out of memory: the plan is
+         * still good for this request. A job whose session went away before it was
+         * planned is not planned. */
+        memd_plan_cache_insert(ms, j);
     }
-    /* Not cacheable (out of memory, or a 64-bit hash collision with another problem in
-     * the cache): the result is still good for this request. */
-    *tmp = (memd_plan_entry){.id = j->key, .offsets = j->offsets, .n = j->n,
-                             .precomputed = j->precomputed, .optimal = j->res.optimal,
-                             .arena = j->res.arena, .lower_bound = j->res.lower_bound,
-                             .iterations = j->res.iterations, .plan_us = j->plan_us};
-    memcpy(tmp->strategy, j->strategy, sizeof tmp->strategy);
-    *e = tmp;
+    memd_plan_cache_trim(ms); /* the plan is in the reply: the cache may let it go */
     return 0;
 }
 
@@ -183,54 +267,32 @@ int memd_model_job_finish(memd_state *st, memd_model_job *j, memd_plan_entry *tm
 
 int memd_models_plan(memd_state *st, memd_session *s, const memd_doc *doc,
                      struct memd_buf *out, uint16_t op, uint64_t req_id,
-                     memd_plan_entry **hit, memd_model_job **job, memd_error *err)
+                     memd_plan_reply_fn encode, memd_model_job **job, memd_error *err)
 {
     memd_models *ms = memd_models_of(st);
     if (!ms)
         return -ENOMEM;
-    memd_wire_plan_req req;
-    memd_plan_buffer *bufs = NULL;
-    uint64_t *offsets = NULL;
-    int rc = decode(doc, &req, &bufs, &offsets, err);
-    if (rc < 0)
-        return rc;
-    bool pre = req.flags & MEMD_PLAN_F_PRECOMPUTED;
-    uint64_t key;
-    if (memd_plan_key(bufs, offsets, req.count, pre, &key) < 0) {
-        free(bufs);
-        free(offsets);
-        return memd_error_set(err, -ENOMEM, "daemon out of memory hashing a plan");
-    }
-    memd_plan_entry *e = memd_plan_cache_find(ms, key, bufs, offsets, req.count, pre);
-    if (e) {
-        free(bufs);
-        free(offsets);
-        e->hits++;
-        memd_plan_cache_touch(ms, e);
-        *hit = e;
-        return MEMD_MODELS_PLAN_CACHED;
-    }
-
     memd_model_job *j = calloc(1, sizeof *j);
-    if (!j) {
-        free(bufs);
-        free(offsets);
+    if (!j)
         return memd_error_set(err, -ENOMEM, "daemon out of memory for a planning job");
+    *j = (memd_model_job){.s = s, .out = out, .req_id = req_id, .op = op, .encode = encode,
+                          .doc_len = doc->len};
+    memd_error_reset(&j->err);
+    /* The document goes with the job: an upload's is handed over, a frame's (at most
+     * max_frame bytes) copied. */
+    if (doc->up) {
+        j->doc = doc->up->data;
+        doc->up->data = NULL;
+    } else if (!(j->doc = malloc(doc->len ? doc->len : 1))) {
+        free(j);
+        return memd_error_set(err, -ENOMEM, "daemon out of memory for a planning job");
+    } else {
+        memcpy(j->doc, doc->p, doc->len);
     }
-    uint32_t ms_budget = req.budget_ms ? req.budget_ms : MEMD_PLAN_BUDGET_DEFAULT_MS;
-    if (ms_budget > MEMD_PLAN_BUDGET_MAX_MS)
-        ms_budget = MEMD_PLAN_BUDGET_MAX_MS;
-    *j = (memd_model_job){.s = s, .out = out, .req_id = req_id, .op = op, .key = key,
-                          .precomputed = pre, .bufs = bufs, .offsets = offsets,
-                          .n = req.count, .seed = req.seed,
-                          .budget_ns = (uint64_t)ms_budget * 1000000ull};
     j->next = ms->jobs;
     ms->jobs = j;
     ms->njobs++;
     *job = j;
-    if (ms->run && ms->run(ms->run_ctx, j) == 0)
-        return MEMD_MODELS_PLAN_QUEUED;
-    /* No runner (tests) or it could not take the job: plan right here. */
-    memd_model_job_execute(j);
-    return MEMD_MODELS_PLAN_DONE;
+    job_run(ms, j);
+    return j->queued ? MEMD_MODELS_PLAN_QUEUED : MEMD_MODELS_PLAN_DONE;
 }

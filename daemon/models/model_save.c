@@ -96,17 +96,14 @@ void memd_models_save_ids(memd_models *ms)
     put(ms, MEMD_RECORD_MODELS_META, 0, b, sizeof b);
 }
 
-void memd_models_save_plan(memd_models *ms, const memd_plan_entry *e)
+size_t memd_models_plan_rec_len(uint32_t n)
 {
-    if (ms->quiet)
-        return;
-    size_t len = PLAN_HEAD + (size_t)e->n * (PLAN_BUF + 8);
-    uint8_t *p = enc_buf(ms, len);
-    if (!p) {
-        enc_failed(ms, "plan", e->id);
-        return;
-    }
-    memset(p, 0, len);
+    return PLAN_HEAD + (size_t)n * (PLAN_BUF + 8);
+}
+
+void memd_models_plan_rec_encode(const memd_plan_entry *e, uint8_t *p)
+{
+    memset(p, 0, memd_models_plan_rec_len(e->n));
     p[0] = (uint8_t)((e->precomputed ? 1 : 0) | (e->optimal ? 2 : 0));
     memd_le_fields_put(p, e, memd_models_plan_fields, MEMD_MODELS_PLAN_NFIELDS);
     memd_wire_put_str(p + 56, e->strategy, sizeof e->strategy);
@@ -118,7 +115,23 @@ void memd_models_save_plan(memd_models *ms, const memd_plan_entry *e)
     }
     for (uint32_t i = 0; i < e->n; i++)
         q = memd_wire_put_u64(q, e->offsets[i]);
-    put(ms, MEMD_RECORD_PLAN, e->id, p, len);
+}
+
+void memd_models_save_plan(memd_models *ms, const memd_plan_entry *e, const uint8_t *rec)
+{
+    if (ms->quiet)
+        return;
+    size_t len = memd_models_plan_rec_len(e->n);
+    if (!rec) {
+        uint8_t *p = enc_buf(ms, len);
+        if (!p) {
+            enc_failed(ms, "plan", e->id);
+            return;
+        }
+        memd_models_plan_rec_encode(e, p);
+        rec = p;
+    }
+    put(ms, MEMD_RECORD_PLAN, e->id, rec, len);
 }
 
 void memd_models_save_model(memd_models *ms, const memd_model *m)

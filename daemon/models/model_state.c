@@ -205,8 +205,8 @@ void memd_models_use_release(memd_state *st, memd_models *ms, memd_model_use *u)
 }
 
 /* Hook: s goes away, its instances, model loads and uploads are released before its
- * remaining holds are dropped; a job of its own is detached (it still completes and
- * fills the cache, but sends no reply). */
+ * remaining holds are dropped; a job of its own is detached (once planning, it still
+ * completes and fills the cache, but sends no reply). */
 static void on_session_closing(void *data, memd_session *s)
 {
     memd_state *st = data;
@@ -243,9 +243,7 @@ static void on_destroy(void *data)
     while (ms->jobs) {
         memd_model_job *j = ms->jobs;
         ms->jobs = j->next;
-        free(j->bufs);
-        free(j->offsets);
-        free(j);
+        memd_model_job_free(j);
     }
     memd_plan_cache_free(ms);
     memd_map_free(&ms->instances);

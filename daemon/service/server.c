@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "config.h"
 #include "event.h"
+#include "history.h"
 #include "log.h"
 #include "model_work.h"
 #include "notify.h"
@@ -285,6 +286,9 @@ int memd_server_run(memd_state *st, const char *config_path, int listen_fd,
         srv.watchdog_on = true;
     }
 
+    if (memd_history_prepare(st) < 0)
+        memd_log(LOG_WARNING, "no memory for the flight recorder yet (history_events %u): "
+                              "tried again at the first allocation", st->limits.history_events);
     memd_event(st, NULL, MEMD_EVENT_DAEMON, LOG_INFO, UINT32_MAX, 0, "serving %u device%s on %s",
                st->ndevs, st->ndevs == 1 ? "" : "s", socket_path);
     memd_notifyf("READY=1\nSTATUS=serving %u device%s on %s\nMAINPID=%ld", st->ndevs,

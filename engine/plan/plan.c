@@ -16,9 +16,6 @@
 /* The offset-list placer is quadratic: above this, without a sparse graph, the placers
  * use the segment tree of time and the improvement is the squeaky-wheel greedy. */
 #define PLAN_LIST_MAX_N 20000u
-/* Above this many buffers the first plan of the large path may be cut short (its cost
- * grows with n times the buffers live together: 100 s at a million dense ones). */
-#define PLAN_CUT_MIN_N 32768u
 
 static const char *const local_names[PLAN_ORD_COUNT][2] = {
     {"local-size-first", "local-size-best"},
@@ -66,6 +63,7 @@ typedef struct solver {
     const plan_graph *pg; /* the placers' graph, or NULL: offset-list mode */
     bool searchable;      /* the exact search may run */
     bool large;           /* placers over the segment tree (no graph, too big for a list) */
+    bool cut;             /* the first run overran half the budget: the sweep's plan stands */
     plan_placer pl;
     uint64_t *off, *key;
     uint32_t *order, *best_order;
@@ -73,6 +71,29 @@ typedef struct solver {
     uint64_t run_ns;        /* with a clock: duration of the last placer run */
     const memd_plan_opts *opts;
 } solver;
+
+/* The first run's stop: half of the budget, or a cancel. A first run costs n times the
+ * buffers live together (list and tree modes) or the conflicts (graph mode): on a dense
+ * problem a hundred times the budget (101 s for 1 s at a million buffers, seconds at
+ * 20000). Pinned buffers have no sweep to stand in: their first run always ends. */
+static bool arm_cut(solver *s, plan_budget *half)
+{
+    if (s->npinned || !(s->bu.clock || s->bu.watch))
+        return false;
+    *half = sub_budget(&s->bu, 50);
+    s->pl.stop = half;
+    return true;
+}
+
+/* Stands in for a cut first run: start order first fit, a sweep over time in
+ * O(n log n) (plan_sweep.c), whatever the placer's mode. s->key is scratch. */
+static uint64_t place_by_start(solver *s)
+{
+    s->pl.stop = NULL;
+    memd_plan_order_keys(s->b, s->n, NULL, PLAN_ORD_START, s->key);
+    memd_plan_build_order(s->b, s->n, s->key, s->order);
+    return memd_plan_sweep_place(&s->pl, s->order, false, s->off);
+}
 
 /* Runs the placer over s->order with first and best fit, while no plan reached the
  * bound and (once a plan is out) a run can finish in time. */
@@ -91,9 +112,21 @@ static int place_order(solver *s, int ord)
             break;
         atomic_store_explicit(&bound, s->bp.have ? s->bp.arena : UINT64_MAX,
                               memory_order_relaxed);
+        plan_budget half;
+        bool armed = !s->bp.have && arm_cut(s, &half);
         uint64_t arena = memd_plan_place_range(&s->pl, s->order, 0, fit, s->off);
+        s->pl.stop = NULL;
         if (s->pl.failed)
             return -ENOMEM;
+        if (armed && arena == UINT64_MAX && !s->pl.beaten) {
+            arena = place_by_start(s);
+            if (s->pl.failed)
+                return -ENOMEM;
+            memd_plan_best_take(&s->bp, arena, s->off, s->n,
+                                memd_plan_greedy_name(PLAN_ORD_START, false));
+            s->cut = true;
+            break;
+        }
         if (s->pl.beaten)
             continue;
         if (bu->clock) /* a whole run's time */
@@ -127,6 +160,8 @@ static int greedy_portfolio(solver *s)
         memd_plan_order_keys(s->b, s->n, load, ord, s->key);
         memd_plan_build_order(s->b, s->n, s->key, s->order);
         rc = place_order(s, ord);
+        if (s->cut)
+            break;
     }
     free(load);
     memd_plan_placer_free(&s->pl);
@@ -179,32 +214,24 @@ static int solve_large(solver *s)
         return rc;
     plan_budget *bu = &s->bu;
     uint64_t t0 = bu->clock ? bu->clock(bu->clock_ctx) : 0;
-    /* The caller hears from the first run (seconds at a million buffers). On a dense
-     * problem it can take a hundred times the budget: past half of it (or on a cancel)
-     * it is cut short, and start order first fit, a sweep over time in O(n log n)
-     * (plan_sweep.c), makes the plan instead. Pinned buffers have no such sweep: their
-     * first run always ends, and so does one of up to PLAN_CUT_MIN_N buffers. */
+    /* The caller hears from the first run (seconds at a million buffers); cut past
+     * half the budget (arm_cut). */
     s->pl.beat = bu->watch;
     plan_budget half;
-    if (s->npinned == 0 && s->n > PLAN_CUT_MIN_N && (bu->clock || bu->watch)) {
-        half = sub_budget(bu, 50);
-        s->pl.stop = &half;
-    }
+    bool armed = arm_cut(s, &half);
     int ord = PLAN_ORD_SIZE;
     uint64_t arena = memd_plan_place_range(&s->pl, s->order, 0, false, s->off);
-    if (arena == UINT64_MAX && !s->pl.failed && s->pl.stop) {
+    s->pl.stop = NULL;
+    if (armed && arena == UINT64_MAX && !s->pl.failed) {
         ord = PLAN_ORD_START;
-        s->pl.stop = NULL;
         s->key = malloc(s->n * sizeof(*s->key));
         if (!s->key) {
             memd_plan_placer_free(&s->pl);
             return -ENOMEM;
         }
-        memd_plan_order_keys(s->b, s->n, NULL, ord, s->key);
-        memd_plan_build_order(s->b, s->n, s->key, s->order);
+        arena = place_by_start(s);
         free(s->key);
         s->key = NULL;
-        arena = memd_plan_place_range(&s->pl, s->order, 0, false, s->off);
     }
     bool failed = s->pl.failed;
     memd_plan_placer_free(&s->pl);
@@ -266,7 +293,7 @@ static int solve(solver *s, uint64_t seed, memd_plan_result *res)
     if (!s->best_order)
         return -ENOMEM;
     rc = greedy_portfolio(s);
-    return rc ? rc : improve(s, seed, res);
+    return rc || s->cut ? rc : improve(s, seed, res);
 }
 
 int memd_plan_greedy_run(const memd_plan_buffer *b, size_t n, int ord, bool best_fit,

@@ -1,7 +1,7 @@
 /* memd-bench-scale — the daemon at a million allocations (issue 14).
  *
  *   memd-bench-scale --socket PATH --pid PID --allocs N [--dumps K] [--size BYTES]
- *                    [--hold SECONDS] [--usage 1]
+ *                    [--hold SECONDS] [--usage 1] [--blocks 1]
  *
  * Against a running memd (PID, for its memory figures; its config must allow N
  * allocations per session): one client makes N allocations in batches, then dumps the
@@ -13,7 +13,9 @@
  * (median, p99, max) against the same figures measured just before them, which are the
  * stall the dumps cause. --hold keeps the allocations that long after the dumps (to try
  * memctl against them) before freeing them. --usage 1 asks each dump for the usage records
- * too (MEMCLIENT_DUMP_USAGE: what every session holds per bank group, with the last page).
+ * too (MEMCLIENT_DUMP_USAGE: what every session holds per bank group, with the last page);
+ * --blocks 1 every block of every region (MEMCLIENT_DUMP_BLOCKS: memctl dump --svg, --csv
+ * --report).
  *
  * It checks behaviour, never time: every dump must show exactly the N allocations, and
  * the other client's requests must all succeed. Any violation exits non-zero. */
@@ -134,7 +136,9 @@ static int parse(int argc, char **argv, opts *o)
         else if (!strcmp(a, "--hold") && num && x < 3600)
             o->hold = (uint32_t)x;
         else if (!strcmp(a, "--usage") && num && x <= 1)
-            o->dump_flags = x ? MEMCLIENT_DUMP_USAGE : 0;
+            o->dump_flags |= x ? MEMCLIENT_DUMP_USAGE : 0;
+        else if (!strcmp(a, "--blocks") && num && x <= 1)
+            o->dump_flags |= x ? MEMCLIENT_DUMP_BLOCKS : 0;
         else
             return -EINVAL;
     }
@@ -146,7 +150,7 @@ int main(int argc, char **argv)
     opts o;
     if (argc % 2 == 0 || parse(argc, argv, &o) < 0) {
         fprintf(stderr, "usage: memd-bench-scale --socket PATH --pid PID --allocs N "
-                        "[--dumps K] [--size BYTES] [--hold SECONDS] [--usage 1]\n");
+                        "[--dumps K] [--size BYTES] [--hold SECONDS] [--usage 1] [--blocks 1]\n");
         return 2;
     }
     memclient *c = NULL;

@@ -6,7 +6,7 @@ import random
 import pytest
 
 import memd
-from conftest import SHARED_DATA, spins_during
+from conftest import SHARED_DATA, least_stall, spins_during
 
 
 def brute_check(bufs, offsets):
@@ -149,3 +149,27 @@ def test_shared_problems(path):
     p = memd.plan(bufs, budget_ms=300, seed=0)
     assert memd.validate(bufs, p.offsets) == p.arena
     assert p.lower_bound <= p.arena <= 1.05 * p.lower_bound
+
+
+def test_big_plans_do_not_stall_other_clients(own_daemon):
+    # Issue 27: a PLAN of 200k buffers decoded, hashed and (cached) compared and copied
+    # its problem on memd's loop, and recorded its plan in the state store there: a
+    # bystander's ALLOC/FREE waited 1.1-1.4 s for the first submission and 450 ms for
+    # each cached one. Now the loop only looks the key up; the rest runs on a worker.
+    d = own_daemon()
+    n = 200000
+
+    def problem(seed):
+        rnd = random.Random(seed)
+        return [(i // 4, i // 4 + 1 + rnd.randrange(8), 64 * (1 + rnd.randrange(64)))
+                for i in range(n)]
+    plans = []
+    with memd.connect(d.socket) as c:
+        first = least_stall(d, lambda k: plans.append(c.plan(problem(k), budget_ms=50)))
+        bufs = problem(len(plans) - 1)
+        again = least_stall(d, lambda k: plans.append(c.plan(bufs, budget_ms=50)))
+    print(f"{n} buffers: bystander's worst round trip {first} ms (first plans), "
+          f"{again} ms (cached)")
+    assert not plans[len(first) - 1].cached and plans[-1].cached
+    assert plans[-1].offsets == plans[len(first) - 1].offsets
+    assert min(first) < 100 and min(again) < 100

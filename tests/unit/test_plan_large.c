@@ -671,7 +671,7 @@ START_TEST(serial_lanes_share_the_time_equally)
 }
 END_TEST
 
-/* memd_plan_solve on a problem that takes the large path (20004 buffers, 20000 of them
+/* memd_plan_solve on a problem that takes the large path (20004 buffers, 19999 of them
  * live together: no conflict graph) and whose first plan is above the bound (size
  * order first fit on a four-buffer gadget: 14e6 vs 12e6), with a clock moving s a
  * reading and a budget of j s / 4: true when the lanes were entered (their first spend
@@ -705,6 +705,9 @@ START_TEST(solve_large_stops_before_the_lanes_unless_half_a_run_fits)
                                   .size = gadget[i][2] * 1000000};
     for (size_t i = 4; i < R4_N; i++)
         b[i] = (memd_plan_buffer){.lower = 10, .upper = 11, .size = 1};
+    /* A pinned buffer, alone in its time: the first run is then never cut (arm_cut), so
+     * it reads no clock. */
+    b[R4_N - 1] = (memd_plan_buffer){.lower = 20, .upper = 21, .size = 1, .pinned = true};
     uint64_t lo = 0, hi = 64; /* entered(hi), not entered(lo) */
     ck_assert(!large_path_entered(b, off, lo));
     ck_assert(large_path_entered(b, off, hi));
