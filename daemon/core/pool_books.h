@@ -24,6 +24,7 @@ typedef struct memd_pool_books {
     uint64_t pooled;               /* bytes in live sub-allocations */
     uint64_t reports;
     uint64_t mark;                 /* the last report that touched it */
+    memd_peak peak;                /* of pooled (peak.h), kept through a RESET */
 } memd_pool_books;
 
 /* One op of a pool report (the handlers decode it from the wire). */
