@@ -82,6 +82,20 @@ try:
         check("kind" not in keys and "process" not in keys, "%s: no old label names" % name)
     check(not any(l.startswith("memd_process_bytes{pid=\"%d\"" % os.getpid()) for l in samples),
           "no series for the scraper itself")
+    # Peaks (issue 25): the held 48 MiB is the most there has been, on the device, in its
+    # region and for its process.
+    def value(series):
+        m = re.search(r"^%s (\d+)$" % re.escape(series), text, re.M)
+        return int(m.group(1)) if m else None
+    dev_peak = value('memd_device_peak_bytes{device="0",group="dram"}')
+    used = value('memd_device_used_bytes{device="0",group="dram"}')
+    check(dev_peak is not None and dev_peak == used and dev_peak >= 48 << 20,
+          "memd_device_peak_bytes is the bytes held: %s, %s" % (dev_peak, used))
+    check(value('memd_region_peak_bytes{device="0",group="dram",region="data"}') == dev_peak,
+          "memd_region_peak_bytes of data is the device's")
+    proc = re.search(r'^memd_process_bytes\{pid="%d",(.*)\} (\d+)$' % hold.pid, text, re.M)
+    check(proc is not None and value('memd_process_peak_bytes{pid="%d",%s}' % (hold.pid, proc.group(1)))
+          == int(proc.group(2)), "memd_process_peak_bytes of the holder is what it holds")
     sessions = int(re.search(r"^memd_sessions (\d+)$", text, re.M).group(1))
     check(sessions == 1, "memd_sessions counts the workload, not the scraper: %d" % sessions)
 
