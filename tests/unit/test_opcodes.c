@@ -69,6 +69,8 @@ START_TEST(opcode_table)
         {MEMD_OP_REGION_HOLDERS, "REGION_HOLDERS", MEMD_WIRE_SHAPE_FIXED, 8, 0, false},
         {MEMD_OP_LIMIT_SET, "LIMIT_SET", MEMD_WIRE_SHAPE_FIXED, 272, 0, true, true},
         {MEMD_OP_LIMIT_CLEAR, "LIMIT_CLEAR", MEMD_WIRE_SHAPE_FIXED, 272, 0, true, true},
+        {MEMD_OP_PEAKS, "PEAKS", MEMD_WIRE_SHAPE_FIXED, 8, 0, false},
+        {MEMD_OP_PEAKS_RESET, "PEAKS_RESET", MEMD_WIRE_SHAPE_FIXED, 8, 0, false},
     };
     ck_assert_uint_eq(sizeof want / sizeof want[0], MEMD_OP_OPCODE_COUNT - 1);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
