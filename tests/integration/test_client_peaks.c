@@ -224,6 +224,9 @@ START_TEST(pool_peak_from_reports)
     ck_assert_int_eq(memctl_capture(&f, (const char *const[]){"peaks", "reset", "--session", "x",
                                                                NULL},
                                     out, sizeof out), 2);
+    ck_assert_int_eq(memctl_capture(&f, (const char *const[]){"peaks", "--device", "99", NULL},
+                                    out, sizeof out), 1);
+    memctl_expect_all(out, (const char *const[]){"no device 99", NULL});
     ck_assert_int_eq(memclient_pool_destroy(p), 0);
     memclient_disconnect(c);
 }

@@ -188,6 +188,14 @@ int memctl_cmd_peaks(const memctl_globals *g, int argc, char **argv)
     if (r)
         return r;
     uint32_t dev = o.dev ? o.device : UINT32_MAX;
+    bool known = !o.dev;
+    for (size_t i = 0; i < s->ndevices; i++)
+        known |= s->devices[i].id == dev;
+    if (!known) {
+        fprintf(stderr, "memctl peaks: no device %" PRIu32 " (memctl devices lists them)\n", dev);
+        memclient_snapshot_free(s);
+        return MEMCTL_EXIT_FAIL;
+    }
     unsigned all = ~0u;
     if (o.json) {
         memctl_peaks_json(stdout, s, dev, all, "  ");
