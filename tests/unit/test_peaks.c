@@ -3,7 +3,8 @@
  * now and then an admin resets every peak or one session's; after every step each bank
  * group's, region's and session's peak is the most its current bytes (counted from the
  * live buffers) have been since its last reset. Then PEAKS and PEAKS_RESET as frames:
- * what a non-admin sees and may reset.
+ * what a non-admin sees and may reset, and that an admin's reset of everything resets
+ * the cgroup limits' dmem.peak too.
  *
  * Seed: MEMD_TEST_SEED (decimal or 0x-hex) or a fixed default, printed as a TAP comment. */
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "cglimit.h"
 #include "check_main.h"
 #include "dispatch_fixture.h"
 #include "event.h"
@@ -202,6 +204,15 @@ static int reset_as(memd_session *s, uint32_t session)
 
 START_TEST(frames_visibility_and_reset)
 {
+    strcpy(sa.cgroup, "/pod");
+    strcpy(sb.cgroup, "/pod");
+    memd_error err;
+    memd_error_reset(&err);
+    ck_assert_int_eq(memd_cglimit_set(&st, "/pod", 0, MEMD_KIND_DRAM, 1u << 30,
+                                      MEMD_CGLIMIT_CONFIG, &err), 0);
+    uint32_t nl;
+    const memd_cglimit *lim = memd_cglimit_list(&st, &nl);
+    ck_assert_uint_eq(nl, 1);
     uint64_t ha = must_alloc(&sa, MEMD_CLASS_CONSTANT, 64 * KIB);
     must_alloc(&sb, MEMD_CLASS_CONSTANT, 32 * KIB);
     reply r;
@@ -224,7 +235,10 @@ START_TEST(frames_visibility_and_reset)
     ck_assert_int_eq(reset_as(&sa, 0), 0); /* its own: back to what it holds, nothing */
     ck_assert_uint_eq(sa.group_holds[0].peak.bytes, 0);
     ck_assert_uint_eq(st.devs[0].group[MEMD_KIND_DRAM].peak.bytes, 96 * KIB * 4);
+    ck_assert_uint_eq(lim->peak, 96 * KIB * 4); /* a session's reset leaves dmem.peak */
     ck_assert_int_eq(reset_as(&sroot, MEMD_PEAKS_ALL), 0);
+    ck_assert_uint_eq(lim->peak, 32 * KIB * 4);
+    ck_assert_uint_eq(lim->current, 32 * KIB * 4);
     ck_assert_uint_eq(st.devs[0].group[MEMD_KIND_DRAM].peak.bytes, 32 * KIB * 4);
     ck_assert_uint_eq(sb.group_holds[0].peak.bytes, 32 * KIB * 4);
 
