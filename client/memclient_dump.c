@@ -226,6 +226,7 @@ void memclient_snapshot_free(memclient_snapshot *s)
     free(s->subdev_bank_ids);
     free(s->limits);
     free(s->failures);
+    free(s->peaks);
     free(s);
 }
 

@@ -615,7 +615,8 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
                             MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_SUBALLOCS |
                             MEMCLIENT_DUMP_BANKS | MEMCLIENT_DUMP_CGROUPS |
                             MEMCLIENT_DUMP_MODEL_STATE | MEMCLIENT_DUMP_LIMITS |
-                            MEMCLIENT_DUMP_FAILURES | MEMCLIENT_DUMP_RANGES))
+                            MEMCLIENT_DUMP_FAILURES | MEMCLIENT_DUMP_RANGES |
+                            MEMCLIENT_DUMP_PEAKS))
         return memclient_fail(-EINVAL, "unknown dump flags 0x%x", flags);
     memd_wire_dump_req q = {
         .device = device,
@@ -667,8 +668,10 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
             r = memclient_snapshot_parse(all ? all : (const uint8_t *)"", len, out);
             if (r < 0)
                 memclient_fail(r, "DUMP reply: %s", memclient_strerror(r));
-            else if ((flags & MEMCLIENT_DUMP_MODEL_STATE) &&
-                     (r = memclient_model_states(c, device, *out)) < 0) {
+            else if (((flags & MEMCLIENT_DUMP_MODEL_STATE) &&
+                      (r = memclient_model_states(c, device, *out)) < 0) ||
+                     ((flags & MEMCLIENT_DUMP_PEAKS) &&
+                      (r = memclient_peaks(c, device, &(*out)->peaks, &(*out)->npeaks)) < 0)) {
                 memclient_snapshot_free(*out);
                 *out = NULL;
             }
@@ -909,6 +912,76 @@ int memclient_limit_set(memclient *c, const char *cgroup, uint32_t device, memd_
     if ((unsigned)kind >= MEMD_KIND_COUNT)
         return memclient_fail(-EINVAL, "bank group %d: expected dram or sram", (int)kind);
     return limit_call(c, MEMD_OP_LIMIT_SET, cgroup, device, kind, 0, max);
+}
+
+/* ---- PEAKS, PEAKS_RESET ---- */
+
+_Static_assert((int)MEMCLIENT_PEAK_GROUP == MEMD_PEAK_GROUP &&
+                   (int)MEMCLIENT_PEAK_REGION == MEMD_PEAK_REGION &&
+                   (int)MEMCLIENT_PEAK_SESSION == MEMD_PEAK_SESSION &&
+                   (int)MEMCLIENT_PEAK_POOL == MEMD_PEAK_POOL && MEMCLIENT_PEAKS_ALL == MEMD_PEAKS_ALL,
+               "client.h says what protocol.h says");
+
+int memclient_peaks(memclient *c, uint32_t device, memclient_peak **out, size_t *n)
+{
+    if (!out || !n)
+        return memclient_fail(-EINVAL, "memclient_peaks: NULL argument");
+    *out = NULL;
+    *n = 0;
+    int r, err = 0;
+    uint64_t seq;
+    memclient_raw raw = {0};
+    if ((r = memclient_lock(c)) < 0)
+        return r;
+    uint8_t *p = memclient_begin(c, MEMD_OP_PEAKS, MEMD_WIRE_PEAKS_REQ_SIZE, MEMCLIENT_OUT_RAW,
+                                 &raw, 1, true, &seq, &err);
+    if (!p) {
+        memclient_unlock(c);
+        return begin_failed(c, err, MEMD_OP_PEAKS, MEMD_WIRE_PEAKS_REQ_SIZE);
+    }
+    memd_wire_peaks_req q = {.device = device};
+    memd_wire_peaks_req_put(p, &q);
+    if ((r = memclient_finish(c, seq)) < 0)
+        return r;
+    uint32_t count = raw.len >= MEMD_WIRE_COUNT_SIZE ? memd_wire_u32(raw.data) : 0;
+    bool ok = raw.len == MEMD_WIRE_COUNT_SIZE + (size_t)count * MEMD_WIRE_PEAK_REC_SIZE;
+    memclient_peak *v = ok ? calloc(count ? count : 1, sizeof *v) : NULL;
+    for (uint32_t i = 0; v && i < count; i++) {
+        memd_wire_peak_rec w;
+        if (memd_wire_peak_rec_get(raw.data + MEMD_WIRE_COUNT_SIZE +
+                                       (size_t)i * MEMD_WIRE_PEAK_REC_SIZE,
+                                   MEMD_WIRE_PEAK_REC_SIZE, &w) < 0) {
+            ok = false;
+            break;
+        }
+        memclient_peak_from_wire(&v[i], &w);
+    }
+    free(raw.data);
+    if (!ok) {
+        free(v);
+        return memclient_fail(-EBADMSG, "malformed PEAKS reply");
+    }
+    if (!v)
+        return memclient_fail(-ENOMEM, "PEAKS reply: %u records", count);
+    *out = v;
+    *n = count;
+    return 0;
+}
+
+int memclient_peaks_reset(memclient *c, uint32_t device, uint32_t session)
+{
+    memd_wire_peaks_req q = {.device = device, .session = session};
+    uint8_t p[MEMD_WIRE_PEAKS_REQ_SIZE];
+    memd_wire_peaks_req_put(p, &q);
+    return empty_call(c, MEMD_OP_PEAKS_RESET, p, sizeof p);
+}
+
+const char *memclient_peak_what_name(unsigned what)
+{
+    static const char *const names[MEMD_PEAK_WHAT_COUNT] = {
+        [MEMD_PEAK_GROUP] = "group", [MEMD_PEAK_REGION] = "region",
+        [MEMD_PEAK_SESSION] = "session", [MEMD_PEAK_POOL] = "pool"};
+    return what < MEMD_PEAK_WHAT_COUNT ? names[what] : "?";
 }
 
 int memclient_limit_clear(memclient *c, const char *cgroup, uint32_t device, memd_kind kind)

@@ -278,8 +278,11 @@ void memd_report_processes_json(FILE *f, const memclient_snapshot *s, const char
         fputs(", \"client\": ", f);
         memd_json_str(f, p->client);
         fprintf(f, ", \"sessions\": %" PRIu32 ", \"allocations\": %" PRIu64 ", \"bytes\": %" PRIu64
-                   ", \"shared_bytes\": %" PRIu64 ", \"devices\": [",
+                   ", \"shared_bytes\": %" PRIu64,
                 p->sessions, p->allocations, p->bytes, p->shared_bytes);
+        if (s->peaks) /* MEMCLIENT_DUMP_PEAKS (memctl status) */
+            fprintf(f, ", \"peak_bytes\": %" PRIu64, memd_report_proc_peak(s, p->pid, UINT32_MAX));
+        fputs(", \"devices\": [", f);
         bool first = true;
         for (size_t d = 0; d < s->ndevices; d++) {
             uint64_t b = memd_report_proc_device_bytes(&ps, p, d);

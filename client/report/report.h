@@ -119,6 +119,14 @@ int memd_report_processes(const memclient_snapshot *s, memd_report_procs *out);
 uint64_t memd_report_proc_device_bytes(const memd_report_procs *ps, const memd_report_proc *p,
                                        size_t device_index);
 void memd_report_processes_free(memd_report_procs *ps);
+/* The peak of process pid on device (UINT32_MAX: every device), from a snapshot dumped
+ * with MEMCLIENT_DUMP_PEAKS: its sessions' bank group peaks summed (an upper bound of the
+ * process's own when its sessions peaked at different times). */
+uint64_t memd_report_proc_peak(const memclient_snapshot *s, uint32_t pid, uint32_t device);
+/* The peak record of a device's bank group or region (region ignored for a group), or
+ * NULL (a snapshot without MEMCLIENT_DUMP_PEAKS). */
+const memclient_peak *memd_report_peak(const memclient_snapshot *s, unsigned what,
+                                       uint32_t device, memd_kind kind, uint32_t region);
 /* The sessions as a JSON array (with "bytes", "shared_bytes" and "use" per bank group
  * when the snapshot has MEMCLIENT_DUMP_USAGE). */
 void memd_report_sessions_json(FILE *f, const memclient_snapshot *s);

@@ -90,6 +90,30 @@ uint64_t memd_report_proc_device_bytes(const memd_report_procs *ps, const memd_r
     return device_index < ps->ndevices ? ps->dev_bytes[p->slot * nd + device_index] : 0;
 }
 
+uint64_t memd_report_proc_peak(const memclient_snapshot *s, uint32_t pid, uint32_t device)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < s->npeaks; i++) {
+        const memclient_peak *p = &s->peaks[i];
+        if (p->what == MEMCLIENT_PEAK_SESSION && p->pid == pid &&
+            (device == UINT32_MAX || p->device == device))
+            sum += p->peak;
+    }
+    return sum;
+}
+
+const memclient_peak *memd_report_peak(const memclient_snapshot *s, unsigned what,
+                                       uint32_t device, memd_kind kind, uint32_t region)
+{
+    for (size_t i = 0; i < s->npeaks; i++) {
+        const memclient_peak *p = &s->peaks[i];
+        if (p->what == what && p->device == device && p->kind == kind &&
+            (what != MEMCLIENT_PEAK_REGION || p->region == region))
+            return p;
+    }
+    return NULL;
+}
+
 void memd_report_processes_free(memd_report_procs *ps)
 {
     free(ps->procs);

@@ -127,6 +127,7 @@ static void hold_link(memd_state *st, memd_alloc *a, memd_session *s, memd_hold 
         st->group_clients[g]++;
     uint64_t bytes = memd_alloc_device_bytes(st, a);
     u->bytes += bytes;
+    memd_peak_note(&u->peak, u->bytes, memd_state_now(st));
     memd_cglimit_charge(st, s, a->dev, a->pl.kind, bytes, true);
     if (a->shared) /* set before the first hold, kept until the last goes */
         u->shared_bytes += bytes;
@@ -214,10 +215,27 @@ memd_hold *memd_alloc_hold_of(const memd_alloc *a, const memd_session *s)
     return NULL;
 }
 
+/* ---- device use ---- */
+
+/* The bank group's and region's byte counts and peaks as buffer a comes (add) or goes. */
+static void device_use(memd_state *st, const memd_alloc *a, bool add)
+{
+    memd_dev *d = &st->devs[a->dev];
+    memd_use_peak *u[] = {&d->group[a->pl.kind], &d->regions[a->pl.kind][a->pl.region]};
+    uint64_t bytes = memd_alloc_device_bytes(st, a);
+    for (size_t i = 0; i < sizeof u / sizeof u[0]; i++) {
+        if (add)
+            memd_use_peak_add(u[i], bytes, memd_state_now(st));
+        else
+            u[i]->bytes -= bytes;
+    }
+}
+
 /* ---- release ---- */
 
 static void alloc_destroy(memd_state *st, memd_alloc *a)
 {
+    device_use(st, a, false);
     /* The engine only fails here if its books disagree with ours, which would be a
      * bug; the record goes either way so a handle never points at freed memory. */
     memd_placement p;
@@ -632,6 +650,7 @@ memd_alloc *memd_alloc_commit(memd_alloc_resv *r)
         return a;
     }
     memd_subdev_charge(st, a, s->subdev); /* its ext was made by reserve */
+    device_use(st, a, true);
     st->ctr.allocs++;
     memd_hooks_alloc_created(st, a);
     return a;
@@ -731,6 +750,7 @@ int memd_alloc_adopt(memd_state *st, uint32_t dev, const memd_alloc_proto *proto
         memd_pool_put(&st->alloc_pool, a);
         return -ENOMEM;
     }
+    device_use(st, a, true);
     *out = a; /* charged to its holders' uids as memd_alloc_adopt_hold gives it holds;
                  to a sub-device when a bound session takes its hold */
     return 0;

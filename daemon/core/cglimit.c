@@ -250,6 +250,14 @@ void memd_cglimit_recount(memd_state *st)
     }
 }
 
+void memd_cglimit_reset_peaks(memd_state *st, int dev)
+{
+    memd_cglimits *L = st->cglimits;
+    for (uint32_t i = 0; L && i < L->n; i++)
+        if (dev < 0 || L->v[i].dev == (uint32_t)dev)
+            L->v[i].peak = L->v[i].current;
+}
+
 const memd_cglimit *memd_cglimit_list(const memd_state *st, uint32_t *n)
 {
     *n = st->cglimits ? st->cglimits->n : 0;

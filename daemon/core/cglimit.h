@@ -69,6 +69,10 @@ void memd_cglimit_charge(memd_state *st, const memd_session *s, uint32_t dev, ui
 /* Counts every limit's usage again from the sessions (a reclaimed session's holds). */
 void memd_cglimit_recount(memd_state *st);
 
+/* dmem.peak starts again from dmem.current (as a write to it does) for the limits on
+ * device index dev (-1: every device): PEAKS_RESET of everything. */
+void memd_cglimit_reset_peaks(memd_state *st, int dev);
+
 /* The limits, for the dump (NULL, 0 when none). */
 const memd_cglimit *memd_cglimit_list(const memd_state *st, uint32_t *n);
 

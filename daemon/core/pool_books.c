@@ -16,6 +16,7 @@ typedef struct applied {
     memd_suballoc *sub;
     memd_pool_books *old;       /* RESET: the books it set aside */
     memd_alloc *a;
+    uint64_t pooled;            /* the books' pooled bytes after it (their peak's candidate) */
     uint8_t op;
     bool first;                 /* the report's first op on b */
 } applied;
@@ -74,8 +75,10 @@ static int apply_reset(memd_alloc *a, uint32_t i, const memd_pool_op *op, applie
         a->ext->books = old;
         return memd_self_oom(err);
     }
-    if (old)
+    if (old) {
         b->reports = old->reports;
+        b->peak = old->peak;
+    }
     *ap = (applied){.b = b, .old = old, .a = a, .op = MEMD_POOL_RESET};
     return 0;
 }
@@ -234,6 +237,7 @@ int memd_pool_report(memd_state *st, memd_session *s, memd_alloc *const *pools,
             rc = apply_reset(a, i, &ops[i], &done[i], err);
             if (rc < 0)
                 break;
+            done[i].pooled = 0;
             continue;
         }
         memd_pool_books *b = books_get(a);
@@ -245,6 +249,7 @@ int memd_pool_report(memd_state *st, memd_session *s, memd_alloc *const *pools,
                                              : apply_free(b, a, i, &ops[i], &done[i], err);
         if (rc < 0)
             break;
+        done[i].pooled = done[i].b->pooled;
     }
     if (rc < 0) {
         while (i-- > 0)
@@ -263,6 +268,8 @@ int memd_pool_report(memd_state *st, memd_session *s, memd_alloc *const *pools,
             b->added = b->removed = 0;
             done[i].first = true;
         }
+        /* Every op's state counts, not only the report's end: the client went through it. */
+        memd_peak_note(&b->peak, done[i].pooled, now);
         if (done[i].op == MEMD_POOL_SUB_ALLOC)
             b->added++;
         else if (done[i].op == MEMD_POOL_SUB_FREE)

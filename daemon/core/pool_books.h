@@ -25,6 +25,7 @@ typedef struct memd_pool_books {
     uint64_t reports;
     uint64_t mark;                 /* the last report that touched it */
     uint32_t added, removed;       /* sub-allocations that report added and removed */
+    memd_peak peak;                /* of pooled (peak.h), kept through a RESET */
 } memd_pool_books;
 
 /* One op of a pool report (the handlers decode it from the wire). */

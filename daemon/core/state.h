@@ -16,6 +16,7 @@
 #include "handles.h"
 #include "hooks.h"
 #include "map.h"
+#include "peak.h"
 #include "pool.h"
 #include "config.h"
 
@@ -34,6 +35,7 @@ typedef struct memd_cglimits memd_cglimits; /* cglimit.h */
 typedef struct memd_group_use {
     uint64_t bytes, shared_bytes;
     uint32_t holds;
+    memd_peak peak;                /* of bytes (peak.h) */
 } memd_group_use;
 
 /* One holder of an allocation, in its session's list. Every allocation has one inside
@@ -175,6 +177,10 @@ typedef struct memd_dev {
     memd_device *dev;
     const memd_device_spec *spec;
     uint64_t failures[MEMD_FAIL_COUNT];
+    /* Bytes of the live buffers (every bank counted) per bank group and per region, with
+     * their peaks (peak.h), kept as buffers come and go (alloc.c). */
+    memd_use_peak group[MEMD_KIND_COUNT];
+    memd_use_peak regions[MEMD_KIND_COUNT][MEMD_MAX_REGIONS];
 } memd_dev;
 
 typedef struct memd_counters {

@@ -605,6 +605,52 @@ MEMCLIENT_API int memclient_limit_set(memclient *c, const char *cgroup, uint32_t
 MEMCLIENT_API int memclient_limit_clear(memclient *c, const char *cgroup, uint32_t device,
                                         memd_kind kind);
 
+/* ---- peaks ----------------------------------------------------------------------------
+ *
+ * High-water marks, like PyTorch's max_memory_allocated: the most bytes in use since the
+ * daemon started or the last reset that covered them, and when. In memd's memory only:
+ * they restart with the daemon. */
+typedef enum memclient_peak_what {
+    MEMCLIENT_PEAK_GROUP = 0,   /* a device's bank group: its buffers, every bank counted */
+    MEMCLIENT_PEAK_REGION = 1,  /* a region of it, likewise */
+    MEMCLIENT_PEAK_SESSION = 2, /* a session in a bank group (a shared buffer counts in
+                                   full for each holder) */
+    MEMCLIENT_PEAK_POOL = 3,    /* a client pool: the bytes its owner reported
+                                   sub-allocated, per bank (the pool's unit) */
+} memclient_peak_what;
+
+typedef struct memclient_peak {
+    unsigned what;              /* memclient_peak_what */
+    memd_kind kind;             /* the bank group */
+    uint32_t region;            /* REGION, POOL: region index in the group */
+    uint32_t device;
+    uint32_t session_id, pid;   /* SESSION, POOL: the session holding it, its process */
+    uint64_t pool;              /* POOL: the pool allocation's handle */
+    uint64_t current;           /* bytes in use now */
+    uint64_t peak;              /* the most since the daemon started or the last reset */
+    uint64_t peak_ns;           /* when it was reached (or reset), CLOCK_REALTIME */
+} memclient_peak;
+
+/* The peaks this session may see on device (MEMCLIENT_ALL_DEVICES: every one): every bank
+ * group's and allocatable region's, then this session's own per bank group (those it has
+ * held something in) and client pool; an admin's, every session's. *out: *n records, to
+ * release with free(). 0 or a negative errno. */
+MEMCLIENT_API int memclient_peaks(memclient *c, uint32_t device, memclient_peak **out,
+                                  size_t *n);
+
+#define MEMCLIENT_PEAKS_OWN 0u          /* memclient_peaks_reset: this session's */
+#define MEMCLIENT_PEAKS_ALL 0xffffffffu /* every peak: bank groups, regions, sessions, pools
+                                           and the cgroup limits' dmem.peak (admin only) */
+
+/* Sets the peaks on device (MEMCLIENT_ALL_DEVICES: every one) to the current bytes, now:
+ * session MEMCLIENT_PEAKS_OWN this session's (its bank groups and pools),
+ * MEMCLIENT_PEAKS_ALL every one, else that session's. -EPERM: not admin, and not its own
+ * session; -ENOENT: no such session; -ENODEV: no such device. */
+MEMCLIENT_API int memclient_peaks_reset(memclient *c, uint32_t device, uint32_t session);
+
+/* "group", "region", "session", "pool" for a memclient_peak's what; "?" otherwise. */
+MEMCLIENT_API const char *memclient_peak_what_name(unsigned what);
+
 /* The ids of the banks of device's bank group kind whose logical core (x, y) has x among
  * xs[0..nx) and y among ys[0..ny): what memclient_subdev_define needs for a partition of
  * cores on a tt-metal device, whose L1 bank ids are shuffled over the grid (memd.yaml's
@@ -891,6 +937,8 @@ typedef struct memclient_snapshot {
     size_t nranges;             /* only with MEMCLIENT_DUMP_RANGES: one per allocatable
                                    region, in the regions' order */
     memclient_range *ranges;
+    size_t npeaks;              /* only with MEMCLIENT_DUMP_PEAKS (memclient_peaks) */
+    memclient_peak *peaks;
 } memclient_snapshot;
 
 enum {
@@ -907,6 +955,8 @@ enum {
     MEMCLIENT_DUMP_FAILURES = 1u << 9, /* also refused allocations per device (failures[]) */
     MEMCLIENT_DUMP_RANGES = 1u << 10, /* also what is left of each allocatable region's range
                                         (ranges[]: memclient_region_shrink) */
+    MEMCLIENT_DUMP_PEAKS = 1u << 11, /* also the high-water marks (peaks[]; one request more,
+                                        PEAKS) */
 };
 
 #define MEMCLIENT_ALL_DEVICES UINT32_MAX

@@ -1119,6 +1119,18 @@ static PyMethodDef client_methods[] = {
      "clear_limit($self, /, cgroup, device=None, *, group=None)\n--\n\nAdmin only: removes cgroup's "
      "limits on device (None: every one) and group\n(None: both). NotFoundError if it had "
      "none there."},
+    {"peaks", (PyCFunction)(void (*)(void))memdpy_client_peaks, METH_VARARGS | METH_KEYWORDS,
+     "peaks($self, /, device=None)\n--\n\nA list of dicts: the high-water marks this session may "
+     "see on device (None:\nevery one), like torch.cuda.max_memory_allocated: what ('group', "
+     "'region',\n'session' or 'pool'), device, kind, region, session_id, pid, pool, current,\n"
+     "peak (bytes) and peak_ns (when, CLOCK_REALTIME). Every bank group and region;\nthis "
+     "session's own bank groups and pools (an admin: every session's)."},
+    {"reset_peaks", (PyCFunction)(void (*)(void))memdpy_client_reset_peaks,
+     METH_VARARGS | METH_KEYWORDS,
+     "reset_peaks($self, /, device=None, *, session=None)\n--\n\nThe peaks start again from "
+     "the current bytes (torch.cuda.reset_peak_memory_stats):\nthis session's (session=None), "
+     "another session's or 'all' (admin only:\nPermissionError otherwise), on device (None: "
+     "every one)."},
     {"subdev_bind", client_subdev_bind, METH_O,
      "subdev_bind($self, name, /)\n--\n\nBinds this session to a sub-device (before it allocates): "
      "from then on it allocates only inside its banks."},

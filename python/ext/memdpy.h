@@ -212,6 +212,8 @@ PyObject *memdpy_client_instance_release(PyObject *self, PyObject *args, PyObjec
 PyObject *memdpy_client_history(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *memdpy_client_set_context(PyObject *self, PyObject *args);
 PyObject *memdpy_client_limits(PyObject *self, PyObject *unused);
+PyObject *memdpy_client_peaks(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *memdpy_client_reset_peaks(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *memdpy_client_set_limit(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *memdpy_client_clear_limit(PyObject *self, PyObject *args, PyObject *kw);
 

@@ -98,7 +98,7 @@ cgs = Cgroups(required=False)
 d = Daemon(os.path.join(BUILD, "daemon", "memd"), os.path.join(SRC, "config", "memd.yaml"),
            memctl=MEMCTL, prefix="memd-prom-")
 try:
-    _, line = hold("48MiB")
+    holder, line = hold("48MiB")
     check("handle=" in line, "a workload holds 48 MiB of DRAM")
     dram = [g for g in d.dump()["devices"][0]["bank_groups"] if g["kind"] == "dram"][0]
     pod = None
@@ -137,6 +137,20 @@ try:
         check("kind" not in keys and "process" not in keys, "%s: no old label names" % name)
     check(not any(l.startswith("memd_process_bytes{pid=\"%d\"" % os.getpid()) for l in samples),
           "no series for the scraper itself")
+    # Peaks (issue 25): the held 48 MiB is the most there has been, on the device, in its
+    # region and for its process.
+    def value(series):
+        m = re.search(r"^%s (\d+)$" % re.escape(series), text, re.M)
+        return int(m.group(1)) if m else None
+    dev_peak = value('memd_device_peak_bytes{device="0",group="dram"}')
+    used = value('memd_device_used_bytes{device="0",group="dram"}')
+    check(dev_peak is not None and dev_peak == used and dev_peak >= 48 << 20,
+          "memd_device_peak_bytes is the bytes held: %s, %s" % (dev_peak, used))
+    check(value('memd_region_peak_bytes{device="0",group="dram",region="data"}') == dev_peak,
+          "memd_region_peak_bytes of data is the device's")
+    proc = re.search(r'^memd_process_bytes\{pid="%d",(.*)\} (\d+)$' % holder.pid, text, re.M)
+    check(proc is not None and value('memd_process_peak_bytes{pid="%d",%s}' % (holder.pid, proc.group(1)))
+          == int(proc.group(2)), "memd_process_peak_bytes of the holder is what it holds")
     sessions = int(re.search(r"^memd_sessions (\d+)$", text, re.M).group(1))
     check(sessions == (2 if pod else 1),
           "memd_sessions counts the workloads, not the scraper: %d" % sessions)

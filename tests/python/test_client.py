@@ -656,3 +656,52 @@ def test_cgroup_limits(own_daemon):
         assert not [x for x in c.limits() if x["cgroup"] == own[0]]
         with pytest.raises(memd.NotFoundError):
             c.clear_limit(own[0], 0, group="dram")
+
+
+def test_peaks(own_daemon):
+    """Client.peaks() / reset_peaks(), like torch.cuda.max_memory_allocated and
+    reset_peak_memory_stats: the peak stays after a free, a reset brings it back to what
+    is held; a pool's peak follows its reports; another user sees and resets only its own."""
+    d = own_daemon()
+    with memd.connect(d.socket) as c:
+        def peak(what, **kw):
+            m = [p for p in c.peaks(2) if p["what"] == what and p["kind"] == "dram"
+                 and all(p[k] == v for k, v in kw.items())]
+            assert len(m) == 1, (what, kw, c.peaks(2))
+            return m[0]
+        a = c.alloc(2, "constant", 1 << 20)   # device 2: one DRAM bank
+        b = c.alloc(2, "constant", 2 << 20)
+        b.free()
+        me = peak("session")["session_id"]
+        assert peak("group")["peak"] == 3 << 20 and peak("group")["current"] == 1 << 20
+        assert peak("session", session_id=me)["peak"] == 3 << 20
+        assert peak("session")["pid"] == os.getpid() and peak("session")["peak_ns"] > 0
+        assert sorted({p["what"] for p in c.peaks()}) == ["group", "region", "session"]
+        c.reset_peaks()                       # this session's only
+        assert peak("session")["peak"] == 1 << 20 and peak("group")["peak"] == 3 << 20
+        c.reset_peaks(device=2, session="all")  # root is memd's admin
+        assert peak("group")["peak"] == 1 << 20
+        with pytest.raises(memd.NotFoundError):
+            c.reset_peaks(session=99999)
+        with pytest.raises(ValueError):
+            c.reset_peaks(session="everyone")
+        pool = c.pool(2, "internal", 1 << 20)
+        x, y = pool.alloc(4096), pool.alloc(8192)
+        pool.flush()
+        y.free()
+        pool.flush()
+        pk = peak("pool")
+        assert pk["current"] == 4096 and pk["peak"] == 4096 + 8192 and pk["session_id"] == me
+        a.free()
+        code = (f"import memd\nc = memd.connect({d.socket!r})\n"
+                f"b = c.alloc(2, 'constant', 4096)\n"
+                f"mine = [p for p in c.peaks() if p['what'] == 'session']\n"
+                f"assert len(mine) == 1 and mine[0]['session_id'] != {me}, mine\n"
+                f"c.reset_peaks()\n"
+                f"for s in ({me}, 'all'):\n"
+                f"    try:\n        c.reset_peaks(session=s)\n"
+                f"    except memd.PermissionError:\n        print('refused', s)\n")
+        r = run_python_as_other_user(d, code)
+        assert r.returncode == 0 and r.stdout.split("\n")[:2] == ["refused %d" % me, "refused all"], \
+            r.stdout + r.stderr
+        assert peak("pool")["peak"] == 4096 + 8192   # nobody's attempts left it

@@ -381,6 +381,11 @@ static void model_steps(uint8_t *p, uint64_t *seen)
     memd_wire_holders_req hq = {.device = DEV, .kind = MEMD_KIND_DRAM};
     memd_wire_holders_req_put(p, &hq);
     step(MEMD_OP_REGION_HOLDERS, p, MEMD_WIRE_HOLDERS_REQ_SIZE, &r, seen);
+    /* Peaks live in memory only: reading and resetting them records nothing. */
+    memd_wire_peaks_req pq = {.device = UINT32_MAX};
+    memd_wire_peaks_req_put(p, &pq);
+    step(MEMD_OP_PEAKS, p, MEMD_WIRE_PEAKS_REQ_SIZE, &r, seen);
+    step(MEMD_OP_PEAKS_RESET, p, MEMD_WIRE_PEAKS_REQ_SIZE, &r, seen);
     ref_step(MEMD_OP_INSTANCE_CREATE, mi.model_id, 0, &r, seen);
     memd_wire_instance_info ii;
     ck_assert_int_eq(memd_wire_instance_info_get(r.p, r.h.len, &ii), 0);

@@ -29,6 +29,7 @@ static const memctl_cmd cmds[] = {
     {"subdev", memctl_cmd_subdev, "subdev define NAME --device N --group G --banks LIST [--budget SIZE] [--overlap NAMES] [--json]"},
     {"limit", memctl_cmd_limit, "limit (set --cgroup PATH --device N [--group G] --max SIZE | list\n"
                                 "      | clear --cgroup PATH [--device N] [--group G]) [--json]"},
+    {"peaks", memctl_cmd_peaks, "peaks [--device N] [--json] | peaks reset [--device N] [--session ID] [--json]"},
     {"sessions", memctl_cmd_sessions, "sessions [--json]"},
     {"metrics", memctl_cmd_metrics, "metrics [--json | --listen ADDR:PORT]"},
     {"events", memctl_cmd_events, "events [--follow] [--json] [--since SEQ]"},

@@ -51,6 +51,7 @@ int memctl_cmd_lowest(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_region(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_subdev(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_limit(const memctl_globals *g, int argc, char **argv);
+int memctl_cmd_peaks(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_devices(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_sessions(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_metrics(const memctl_globals *g, int argc, char **argv);

@@ -144,7 +144,7 @@ static void group_family(sink *k, const memclient_snapshot *s, const char *name,
     }
 }
 
-typedef enum { R_SIZE, R_ALLOCATED, R_FREE, R_LARGEST, R_FREE_BLOCKS, R_ALLOCS, R_FRAG } region_metric;
+typedef enum { R_SIZE, R_ALLOCATED, R_FREE, R_LARGEST, R_FREE_BLOCKS, R_ALLOCS, R_FRAG, R_PEAK } region_metric;
 
 static void region_family(sink *k, const memclient_snapshot *s, const char *name,
                           const char *help, region_metric m)
@@ -158,6 +158,13 @@ static void region_family(sink *k, const memclient_snapshot *s, const char *name
                      {"region", r->name}};
         if (m == R_FRAG) {
             sample_real(k, name, l, 3, memd_report_fragmentation(&r->stats) / 100.0, 6);
+            continue;
+        }
+        if (m == R_PEAK) {
+            const memclient_peak *p = memd_report_peak(s, MEMCLIENT_PEAK_REGION, r->device,
+                                                       r->kind, r->region);
+            if (p)
+                sample(k, name, l, 3, p->peak);
             continue;
         }
         uint64_t v = m == R_SIZE ? r->size
@@ -176,19 +183,22 @@ static void region_family(sink *k, const memclient_snapshot *s, const char *name
 typedef struct pool_proc {
     uint32_t pid, device;
     const char *comm;
-    uint64_t v[3];
+    uint64_t v[4];
 } pool_proc;
 
 static void pool_families(sink *k, const memclient_snapshot *s)
 {
     static const struct {
         const char *name, *help;
-    } fam[3] = {
+    } fam[4] = {
         {"memd_pool_bytes", "Bytes leased as client pools, per bank, per process and device."},
         {"memd_pooled_bytes", "Bytes sub-allocated in client pools, per bank, per process and "
                               "device (as of the pools' last reports)."},
         {"memd_pool_suballocations", "Live sub-allocations in client pools, per process and "
                                      "device."},
+        {"memd_pool_peak_bytes", "The most bytes sub-allocated in each client pool since memd "
+                                 "started or the last peaks reset, per bank, summed over a "
+                                 "process's pools on a device."},
     };
     pool_proc *procs = calloc(s->npools ? s->npools : 1, sizeof *procs);
     size_t n = 0;
@@ -207,8 +217,11 @@ static void pool_families(sink *k, const memclient_snapshot *s)
         procs[j].v[0] += a->buf.size_per_bank;
         procs[j].v[1] += s->pools[i].pooled_bytes;
         procs[j].v[2] += s->pools[i].suballocs;
+        for (size_t q = 0; q < s->npeaks; q++)
+            if (s->peaks[q].what == MEMCLIENT_PEAK_POOL && s->peaks[q].pool == a->buf.handle)
+                procs[j].v[3] += s->peaks[q].peak;
     }
-    for (int m = 0; m < 3; m++) {
+    for (int m = 0; m < 4; m++) {
         family(k, fam[m].name, "gauge", fam[m].help);
         for (size_t j = 0; j < n; j++) {
             const memclient_session_rec *x = session_of(s, procs[j].pid);
@@ -238,6 +251,15 @@ static void process_families(sink *k, const memclient_snapshot *s)
         memd_report_group_bytes u;
         memd_report_group_use(s, &s->groups[i], &u);
         group_sample(k, "memd_device_used_bytes", &s->groups[i], u.used);
+    }
+    family(k, "memd_device_peak_bytes", "gauge",
+           "The most bytes allocated in the bank group since memd started or the last peaks "
+           "reset, summed over its banks.");
+    for (size_t i = 0; i < s->ngroups; i++) {
+        const memclient_group *g = &s->groups[i];
+        const memclient_peak *p = memd_report_peak(s, MEMCLIENT_PEAK_GROUP, g->device, g->kind, 0);
+        if (p)
+            group_sample(k, "memd_device_peak_bytes", g, p->peak);
     }
     family(k, "memd_device_total_bytes", "gauge",
            "Allocatable bytes of the bank group, summed over its banks.");
@@ -280,6 +302,22 @@ static void process_families(sink *k, const memclient_snapshot *s)
             rest += memd_report_proc_device_bytes(&ps, &ps.procs[i], d);
         label l[] = {{"device", NUM(s->devices[d].id)}};
         sample(k, "memd_process_other_bytes", l, 1, rest);
+    }
+    family(k, "memd_process_peak_bytes", "gauge",
+           "The most bytes a process has held on a device since memd started or the last peaks "
+           "reset, every bank counted (its sessions' peaks summed; the 20 largest holders).");
+    for (size_t i = 0; i < shown; i++) {
+        const memd_report_proc *p = &ps.procs[i];
+        for (size_t d = 0; i != own && d < s->ndevices; d++) {
+            uint64_t b = memd_report_proc_peak(s, p->pid, s->devices[d].id);
+            if (!b)
+                continue;
+            const memclient_session_rec *x = session_of(s, p->pid);
+            label l[] = {{"pid", NUM(p->pid)}, {"comm", p->comm}, {"client", x->client_name},
+                         {"cgroup", x->cgroup}, {"uid", NUM(p->uid)},
+                         {"device", NUM(s->devices[d].id)}};
+            sample(k, "memd_process_peak_bytes", l, 6, b);
+        }
     }
     memd_report_processes_free(&ps);
 }
@@ -420,6 +458,10 @@ static void metrics(FILE *f, const memclient_snapshot *s, bool json)
     region_family(k, s, "memd_region_allocations", "Live allocations in the region.", R_ALLOCS);
     region_family(k, s, "memd_region_fragmentation_ratio",
                   "1 - largest free block / free bytes (0 when nothing is free).", R_FRAG);
+    region_family(k, s, "memd_region_peak_bytes",
+                  "The most bytes allocated in the region since memd started or the last peaks "
+                  "reset, summed over its banks (memd_region_allocated_bytes is per bank).",
+                  R_PEAK);
     pool_families(k, s);
     process_families(k, s);
     cgroup_family(k, s);

@@ -124,13 +124,20 @@ int memctl_dump_csv(FILE *f, const memclient_snapshot *s, const char *report);
 bool memctl_csv_report_valid(const char *report);
 bool memctl_csv_report_needs_blocks(const char *report);
 
+/* The peaks of a snapshot dumped with MEMCLIENT_DUMP_PEAKS on device (UINT32_MAX: every
+ * one) whose what is in mask (bit 1 << MEMCLIENT_PEAK_*), as a table (WHAT, DEVICE, GROUP,
+ * REGION, OWNER, CURRENT, PEAK, WHEN) or a JSON array (ind: the elements' indent). */
+void memctl_peaks_table(FILE *f, const memclient_snapshot *s, uint32_t device, unsigned mask);
+void memctl_peaks_json(FILE *f, const memclient_snapshot *s, uint32_t device, unsigned mask,
+                       const char *ind);
+
 /* memctl metrics: the Prometheus text of a snapshot dumped with MEMCLIENT_DUMP_USAGE; and
  * serving it over HTTP at addr ("HOST:PORT", "[V6]:PORT", ":PORT") until SIGINT/SIGTERM
  * (memctl_http.c). */
 /* What a metrics snapshot is dumped with (per process use, pools, per-bank use). */
 #define MEMCTL_METRICS_DUMP \
     (MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_BANKS | MEMCLIENT_DUMP_CGROUPS | \
-     MEMCLIENT_DUMP_LIMITS | MEMCLIENT_DUMP_FAILURES)
+     MEMCLIENT_DUMP_LIMITS | MEMCLIENT_DUMP_FAILURES | MEMCLIENT_DUMP_PEAKS)
 void memctl_metrics_write(FILE *f, const memclient_snapshot *s);
 int memctl_metrics_serve(const memctl_globals *g, const char *addr);
 

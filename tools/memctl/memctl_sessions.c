@@ -102,20 +102,23 @@ void memctl_processes_table(FILE *f, const memclient_snapshot *s)
     memd_report_procs ps;
     if (memd_report_processes(s, &ps) < 0)
         return;
-    size_t ncols = 8 + s->ndevices;
+    /* With peaks (memctl status): PEAK after BYTES. */
+    size_t fixed_n = s->peaks ? 9 : 8, ncols = fixed_n + s->ndevices;
     const char **head = calloc(ncols, sizeof *head);
     char *align = calloc(ncols + 1, 1);
     char (*devh)[16] = calloc(s->ndevices ? s->ndevices : 1, sizeof *devh);
     memctl_table *t = NULL;
     if (head && align && devh) {
         static const char *const fixed[] = {"PID", "UID", "PROCESS", "CLIENT", "SESSIONS",
-                                            "ALLOCS", "BYTES", "SHARED"};
-        memcpy(head, fixed, sizeof fixed);
-        memcpy(align, "rrllrrrr", 8);
+                                            "ALLOCS", "BYTES", "PEAK", "SHARED"};
+        for (size_t i = 0, j = 0; i < 9; i++)
+            if (s->peaks || i != 7)
+                head[j++] = fixed[i];
+        memcpy(align, "rrllrrrrr", fixed_n);
         for (size_t d = 0; d < s->ndevices; d++) {
             snprintf(devh[d], sizeof devh[d], "DEVICE %" PRIu32, s->devices[d].id);
-            head[8 + d] = devh[d];
-            align[8 + d] = 'r';
+            head[fixed_n + d] = devh[d];
+            align[fixed_n + d] = 'r';
         }
         t = memctl_table_new(ncols, head, align);
     }
@@ -129,6 +132,8 @@ void memctl_processes_table(FILE *f, const memclient_snapshot *s)
         memctl_table_cell(t, "%" PRIu32, p->sessions);
         memctl_table_cell(t, "%" PRIu64, p->allocations);
         memctl_table_cell(t, "%s", HB(p->bytes));
+        if (s->peaks)
+            memctl_table_cell(t, "%s", HB(memd_report_proc_peak(s, p->pid, UINT32_MAX)));
         memctl_table_cell(t, "%s", HB(p->shared_bytes));
         for (size_t d = 0; d < s->ndevices; d++)
             memctl_table_cell(t, "%s", HB(memd_report_proc_device_bytes(&ps, p, d)));

@@ -1,6 +1,7 @@
 /* memctl status (also memctl with no command): an nvidia-smi style summary. Per device
- * and bank group: bytes used of the allocatable total summed over every bank, and the
- * same per bank; then the processes holding memory. Table or --json. */
+ * and bank group: bytes used of the allocatable total summed over every bank, its peak,
+ * and the same per bank; the regions' current bytes and peaks; then the processes
+ * holding memory with their peaks. Table or --json. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,9 +25,9 @@ static void status_table(FILE *f, const memclient_snapshot *s)
     fprintf(f, "memd %s (pid %" PRIu32 "), up %s, %" PRIu32 " sessions\n", s->server.version,
             s->server.pid, memctl_human_age(up_ns, up, sizeof up), s->server.sessions);
     static const char *const head[] = {"DEVICE", "NAME", "GROUP", "BANKS",
-                                       "USED / TOTAL (ALL BANKS)", "USE%", "",
+                                       "USED / TOTAL (ALL BANKS)", "USE%", "", "PEAK",
                                        "USED / TOTAL (PER BANK)", "ALLOCS"};
-    memctl_table *t = memctl_table_new(9, head, "rllrrrlrr");
+    memctl_table *t = memctl_table_new(10, head, "rllrrrlrrr");
     if (!t)
         return;
     for (size_t d = 0; d < s->ndevices; d++) {
@@ -53,6 +54,8 @@ static void status_table(FILE *f, const memclient_snapshot *s)
             memctl_table_cell(t, "%s / %s", HB(u.used), HB(u.total));
             memctl_table_cell(t, "%.1f%%", p);
             memctl_table_cell(t, "%s", bar);
+            const memclient_peak *pk = memd_report_peak(s, MEMCLIENT_PEAK_GROUP, dev->id, g->kind, 0);
+            memctl_table_cell(t, "%s", pk ? HB(pk->peak) : "-");
             if (u.used_min_bank == u.used_max_bank) /* lockstep: one figure fits all */
                 memctl_table_cell(t, "%s / %s", HB(u.used_max_bank), HB(u.total_per_bank));
             else /* banks differ: the emptiest and the fullest */
@@ -64,6 +67,8 @@ static void status_table(FILE *f, const memclient_snapshot *s)
     }
     memctl_table_print(t, f, "");
     memctl_table_free(t);
+    fputc('\n', f);
+    memctl_peaks_table(f, s, UINT32_MAX, 1u << MEMCLIENT_PEAK_REGION);
     fputc('\n', f);
     memctl_processes_table(f, s);
 }
@@ -89,15 +94,21 @@ static void status_json(FILE *f, const memclient_snapshot *s)
             fprintf(f, "%s\n      {\"kind\": \"%s\", \"banks\": %" PRIu32 ", \"bank_size\": %" PRIu64
                        ", \"used\": %" PRIu64 ", \"total\": %" PRIu64 ", \"used_per_bank\": %" PRIu64
                        ", \"used_per_bank_min\": %" PRIu64 ", \"total_per_bank\": %" PRIu64
-                       ", \"use_pct\": %.2f, \"allocations\": %" PRIu64 ", \"clients\": %" PRIu32 "}",
+                       ", \"use_pct\": %.2f, \"allocations\": %" PRIu64 ", \"clients\": %" PRIu32,
                     first ? "" : ",", memclient_kind_name(g->kind), g->banks, g->bank_size,
                     u.used, u.total, u.used_max_bank, u.used_min_bank, u.total_per_bank,
                     pct(u.used, u.total), g->stats.allocations, g->clients);
+            const memclient_peak *pk = memd_report_peak(s, MEMCLIENT_PEAK_GROUP, dev->id, g->kind, 0);
+            if (pk)
+                fprintf(f, ", \"peak\": %" PRIu64 ", \"peak_ns\": %" PRIu64, pk->peak, pk->peak_ns);
+            fputc('}', f);
             first = false;
         }
         fputs(first ? "]}" : "\n    ]}", f);
     }
-    fprintf(f, "%s],\n  \"processes\": ", s->ndevices ? "\n  " : "");
+    fprintf(f, "%s],\n  \"regions\": ", s->ndevices ? "\n  " : "");
+    memctl_peaks_json(f, s, UINT32_MAX, 1u << MEMCLIENT_PEAK_REGION, "    ");
+    fputs(",\n  \"processes\": ", f);
     memd_report_processes_json(f, s, "    ");
     fputs("\n}\n", f);
 }
@@ -111,7 +122,9 @@ int memctl_cmd_status(const memctl_globals *g, int argc, char **argv)
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: memctl [status] [--json]\n"
                    "  used / total per device and bank group, summed over its banks and per "
-                   "bank, and the processes holding memory\n");
+                   "bank, with its peak;\n  the regions' current bytes and peaks; the processes "
+                   "holding memory with their\n  peaks (their sessions' summed; memctl peaks "
+                   "has each and when)\n");
             return 0;
         } else {
             fprintf(stderr, "memctl status: unexpected argument '%s' (usage: memctl status "
@@ -120,7 +133,8 @@ int memctl_cmd_status(const memctl_globals *g, int argc, char **argv)
         }
     }
     memclient_snapshot *s;
-    int r = memctl_fetch(g, "status", MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_BANKS | MEMCLIENT_DUMP_CGROUPS, &s);
+    int r = memctl_fetch(g, "status", MEMCLIENT_DUMP_USAGE | MEMCLIENT_DUMP_BANKS | MEMCLIENT_DUMP_CGROUPS |
+                                              MEMCLIENT_DUMP_PEAKS, &s);
     if (r)
         return r;
     (json ? status_json : status_table)(stdout, s);
