@@ -97,10 +97,12 @@ static int connect_unix(int fd, const struct sockaddr_un *sa)
  * either way, so a refused reclaim can be followed by a plain HELLO. */
 static int hello(memclient *c, bool reclaim)
 {
-    memd_wire_hello h = {.min_version = 1, .max_version = MEMD_PROTO_VERSION, .flags = 0};
+    /* POSTMORTEM: this library reads the error record's postmortem field. */
+    memd_wire_hello h = {.min_version = 1, .max_version = MEMD_PROTO_VERSION,
+                         .flags = MEMD_HELLO_F_POSTMORTEM};
     memcpy(h.client_name, c->client_name, sizeof(h.client_name));
     if (reclaim) {
-        h.flags = MEMD_HELLO_F_RECLAIM;
+        h.flags |= MEMD_HELLO_F_RECLAIM;
         h.reclaim_session = c->info.session_id;
         memcpy(h.reclaim_token, c->token, sizeof(h.reclaim_token));
     }

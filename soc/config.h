@@ -28,6 +28,9 @@ typedef struct memd_limits {
                                         this many bytes (default 128 MiB) */
     uint32_t events_per_uid;         /* events one uid may add to the event log a second
                                         (default 100, 0 = no limit) */
+    uint32_t postmortems;            /* out-of-memory post-mortems kept (default 64), 0: off */
+    uint32_t postmortem_interval_ms; /* at most one per uid this often (default 1000) */
+    uint32_t postmortems_per_minute; /* at most this many a minute in all (default 20, 0: no cap) */
 } memd_limits;
 
 /* A sub-device (partition): a named subset of one bank group's banks, optionally with a

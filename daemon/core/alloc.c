@@ -19,6 +19,7 @@
 #include "error.h"
 #include "event.h"
 #include "history.h"
+#include "postmortem.h"
 #include "hooks.h"
 #include "oom.h"
 #include "pool_books.h"
@@ -804,11 +805,15 @@ int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_alloc_re
     /* The event log's copy of the reply's message: for -ENOMEM and -EDQUOT it names the
      * region and its state (requested, free, largest free block). */
     memd_history_fail(st, s, w, rc, err);
+    memd_postmortem_capture(st, s, w, b, rc, err);
     bool room = rc == -ENOMEM && err->detail == MEMD_ERR_DETAIL_NOMEM;
+    char pm[48] = "";
+    if (err->room.postmortem)
+        snprintf(pm, sizeof pm, " (postmortem %llu)", (unsigned long long)err->room.postmortem);
     memd_event(st, s, rc == -EDQUOT ? MEMD_EVENT_QUOTA : MEMD_EVENT_ALLOC_FAIL,
                room || rc == -EDQUOT ? LOG_WARNING : LOG_NOTICE, w->device,
-               err->room.requested, "refused to session %u (pid %u, %s, uid %u): %.*s",
-               s->id, s->pid, s->comm[0] ? s->comm : "?", s->uid,
+               err->room.requested, "refused to session %u (pid %u, %s, uid %u)%s: %.*s",
+               s->id, s->pid, s->comm[0] ? s->comm : "?", s->uid, pm,
                MEMD_ERROR_REPLY_MSG - 1, err->msg); /* what the client was told */
     return rc;
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "convert.h"
 #include "dispatch.h"
 #include "error.h"
 #include "history.h"
@@ -72,12 +73,8 @@ static void put_str(char *dst, size_t cap, const char *s, size_t len)
     memcpy(dst, s, len);
 }
 
-static int put_record(void *ctx, const memd_hist_view *v)
+void memd_hist_view_to_wire(const memd_hist_view *v, memd_wire_hist_event *out)
 {
-    page *pg = ctx;
-    uint8_t *p = memd_buf_append(pg->out, MEMD_WIRE_HIST_EVENT_SIZE);
-    if (!p)
-        return -ENOMEM;
     const memd_hist_rec *r = v->rec;
     bool fail = r->type == MEMD_HIST_FAIL;
     memd_wire_hist_event e = {
@@ -96,6 +93,17 @@ static int put_record(void *ctx, const memd_hist_view *v)
     put_str(e.context, sizeof e.context, v->context, v->context_len);
     const char *stack = v->context[v->context_len] ? v->context + v->context_len + 1 : "";
     put_str(e.stack, sizeof e.stack, stack, strlen(stack));
+    *out = e;
+}
+
+static int put_record(void *ctx, const memd_hist_view *v)
+{
+    page *pg = ctx;
+    uint8_t *p = memd_buf_append(pg->out, MEMD_WIRE_HIST_EVENT_SIZE);
+    if (!p)
+        return -ENOMEM;
+    memd_wire_hist_event e;
+    memd_hist_view_to_wire(v, &e);
     memd_wire_hist_event_put(p, &e);
     pg->count++;
     return 0;

@@ -106,7 +106,7 @@ int memd_frames_store_failed(memd_buf *out, size_t from, const char *why)
             end - off - MEMD_HDR_SIZE < h.len)
             break;
         off += MEMD_HDR_SIZE + h.len;
-        if (memd_reply_error(out, h.opcode, h.id, &err) < 0)
+        if (memd_reply_error(out, h.opcode, h.id, &err, false) < 0)
             return -ENOMEM;
     }
     size_t n = out->len - end;
