@@ -77,6 +77,7 @@ void memd_postmortem_capture(memd_state *st, const memd_session *s,
     p->detail = err->detail;
     p->room = err->room;
     p->alignment = w->alignment;
+    p->region_base = g->regions[err->room.region].base;
     p->region_size = g->regions[err->room.region].size;
     p->banks = b && b->nset ? b->nset : w->banks ? w->banks : g->banks;
     p->scope = w->scope;

@@ -37,7 +37,7 @@ typedef struct memd_postmortem {
     int32_t status;                /* the negative errno the client got */
     uint32_t detail;               /* MEMD_ERR_DETAIL_* */
     memd_error_room room;          /* requested, size per bank, the region's state, ... */
-    uint64_t alignment, region_size;
+    uint64_t alignment, region_base, region_size;
     uint32_t banks;
     uint8_t scope, dir;
     bool admin;                    /* the session's: which events it may see */

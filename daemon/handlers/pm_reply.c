@@ -44,7 +44,7 @@ static void to_wire(const memd_postmortem *p, uint32_t nevents, memd_wire_postmo
     *w = (memd_wire_postmortem){
         .id = p->id, .time_ns = p->time_ns, .requested = p->room.requested,
         .size_per_bank = p->room.size_per_bank, .alignment = p->alignment,
-        .region_size = p->region_size, .allocated = p->room.allocated, .free = p->room.free,
+        .region_base = p->region_base, .region_size = p->region_size, .allocated = p->room.allocated, .free = p->room.free,
         .largest_free = p->room.largest_free, .status = p->status, .detail = p->detail,
         .device = p->room.device, .banks = p->banks, .session_id = p->session_id,
         .pid = p->pid, .uid = p->uid, .nholders = p->nholders, .nfree = p->nfree,

@@ -930,6 +930,7 @@ typedef struct memclient_postmortem {
     uint64_t requested;         /* bytes asked for */
     uint64_t size_per_bank;
     uint64_t alignment;         /* the request's, 0: the class policy's */
+    uint64_t region_base;       /* in the bank group's address map */
     uint64_t region_size;       /* per bank */
     uint64_t allocated, free, largest_free; /* the region (or the bank that ran out) */
     int32_t status;             /* the negative errno the client got */
