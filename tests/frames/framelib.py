@@ -135,6 +135,22 @@ class Daemon(memd_daemon.Daemon):
 # Offsets are within a record, in protocol.h's field order. Only these bytes may differ
 # between a recorded reply and a live one; a mask never changes a reply's length.
 
+# HELLO request flags (payload offset 4): MEMD_HELLO_F_POSTMORTEM (bit 1) is set since
+# post-mortems. A flag only says the client reads the longer error record; the daemon
+# answers a HELLO without it, as the old clients sent, with the errors of before.
+HELLO_OPCODE = 1
+HELLO_POSTMORTEM_FLAG = 1 << 1
+
+
+def mask_request(recorded, live):
+    """Clears, in both (bytearrays of whole frames), the request bits the tree's clients
+    legitimately set that the recorded ones did not: only HELLO's POSTMORTEM flag."""
+    if struct.unpack_from("<H", recorded, 6)[0] == HELLO_OPCODE and len(live) >= HDR_SIZE + 8:
+        for f in (recorded, live):
+            flags = struct.unpack_from("<I", f, HDR_SIZE + 4)[0]
+            struct.pack_into("<I", f, HDR_SIZE + 4, flags & ~HELLO_POSTMORTEM_FLAG)
+
+
 # welcome (HELLO reply; the first 48 bytes are the V1 welcome)
 WELCOME_MASKS = [
     (16, 48, "server_version: the daemon's version string changes with every build"),

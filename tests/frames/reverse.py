@@ -63,6 +63,7 @@ class FakeDaemon(threading.Thread):
                     live = framelib.recv_frame(s)
                     a, b = bytearray(frame), bytearray(live)
                     a[8:16] = b[8:16] = bytes(8)  # the request id: the client's choice
+                    framelib.mask_request(a, b)
                     if a != b:
                         op = framelib.OP_NAME.get(struct.unpack_from("<H", frame, 6)[0])
                         i = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]),
