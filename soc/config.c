@@ -127,6 +127,10 @@ static int parse_limits(const char *file, const memd_ynode *n, memd_limits *l, m
             x > MEMD_POOL_MAX_SUBALLOCS)
             return memd_yaml_error(err, file, v, "expected max_suballocs_per_pool at most %u, "
                                    "got %" PRIu64, MEMD_POOL_MAX_SUBALLOCS, x);
+        /* Their list is one reply and one array: bounded well inside the reply limit. */
+        if (u32s[i].off == offsetof(memd_limits, postmortems) && x > MEMD_POSTMORTEMS_MAX)
+            return memd_yaml_error(err, file, v, "expected postmortems at most %u, got %" PRIu64,
+                                   MEMD_POSTMORTEMS_MAX, x);
         uint32_t y = (uint32_t)x;
         memcpy((char *)l + u32s[i].off, &y, sizeof(y));
     }
