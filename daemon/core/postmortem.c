@@ -125,18 +125,26 @@ int memd_postmortem_keep(memd_state *st, const memd_pm_saved *in)
 {
     memd_postmortems *pm = books(st);
     uint32_t bound = st->limits.postmortems;
-    memd_pm_saved *v = pm && bound ? realloc(pm->saved, (size_t)bound * sizeof *v) : NULL;
-    if (!v) {
+    if (!pm || bound == 0) {
         free(in->data);
         return -ENOMEM;
     }
-    pm->saved = v;
-    /* A bound lowered by a reload drops the surplus too. */
+    /* The oldest go first (a bound lowered by a reload drops the surplus too), then the
+     * array takes the bound's size. */
+    memd_pm_saved *v = pm->saved;
     while (pm->nsaved >= bound) {
         if (pm->ndropped < MEMD_PM_PENDING)
             pm->dropped[pm->ndropped++] = v[0].id;
         free(v[0].data);
         memmove(v, v + 1, --pm->nsaved * sizeof *v);
+    }
+    if (pm->cap != bound) {
+        if (!(v = realloc(pm->saved, (size_t)bound * sizeof *v))) {
+            free(in->data);
+            return -ENOMEM;
+        }
+        pm->saved = v;
+        pm->cap = bound;
     }
     v[pm->nsaved++] = *in;
     if (in->id >= pm->next_id)

@@ -65,7 +65,7 @@ struct memd_postmortems {
     memd_postmortem pending[MEMD_PM_PENDING];
     uint32_t npending;
     memd_pm_saved *saved;          /* oldest first, at most limits.postmortems */
-    uint32_t nsaved;
+    uint32_t nsaved, cap;
     uint64_t dropped[MEMD_PM_PENDING]; /* ids dropped whose files are still to remove */
     uint32_t ndropped;
     uint64_t next_id;

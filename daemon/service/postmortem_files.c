@@ -172,6 +172,10 @@ void memd_pm_files_open(memd_state *st, const char *state_dir)
     for (size_t i = 0; i < count; i++) {
         char name[32];
         snprintf(name, sizeof name, "%" PRIu64 ".pm", ids[i]);
+        if (count - i > st->limits.postmortems) { /* past the bound: the oldest go */
+            (void)unlinkat(f->dirfd, name, 0);
+            continue;
+        }
         memd_pm_saved v;
         int rc = load(f, name, ids[i], &v);
         if (rc < 0)
@@ -181,7 +185,6 @@ void memd_pm_files_open(memd_state *st, const char *state_dir)
             break;
     }
     free(ids);
-    memd_pm_files_flush(st); /* files past the bound go */
 }
 
 void memd_pm_files_close(memd_state *st)

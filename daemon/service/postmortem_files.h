@@ -7,7 +7,8 @@
 #include "state.h"
 
 /* Makes STATE_DIR/postmortems (0750) and keeps the post-mortems found there (the newest
- * limits.postmortems; unreadable files are logged and left alone). When the folder
+ * limits.postmortems, the files of older ones removed; unreadable files are logged and
+ * left alone). When the folder
  * cannot be made or opened, logs why: post-mortems are then kept in memory only. */
 void memd_pm_files_open(memd_state *st, const char *state_dir);
 /* Encodes what was captured, writes what is not on disk yet and removes the files of
