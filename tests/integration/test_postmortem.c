@@ -179,6 +179,33 @@ START_TEST(survives_a_restart)
 }
 END_TEST
 
+/* A restart with a lower limits.postmortems keeps the newest, and removes the others'
+ * files. */
+START_TEST(restart_with_a_lower_bound)
+{
+    cu_start_limits(&f, "postmortems: 3, postmortem_interval_ms: 0");
+    memclient *c = cu_connect(&f);
+    uint64_t big, ids[8];
+    fill(c, &big);
+    for (uint64_t i = 1; i <= 3; i++)
+        ck_assert_uint_eq(refuse(c, big), i);
+    memclient_disconnect(c);
+    char yaml[1024], path[512];
+    snprintf(yaml, sizeof yaml,
+             "limits: {postmortems: 1}\n"
+             "devices:\n  - id: 0\n    descriptor: %s/config/devices/wormhole_b0.yaml\n",
+             memd_fixture_source_root());
+    ck_assert_int_eq(memd_fixture_write_file(&f, "memd.yaml", yaml, path, sizeof path), 0);
+    memd_fixture_opts o = {.capture_stderr = true};
+    ck_assert_int_eq(memd_fixture_restart(&f, &o, SIGTERM), 0);
+    c = cu_connect(&f);
+    ck_assert_uint_eq(list(c, ids), 1);
+    ck_assert_uint_eq(ids[0], 3);
+    ck_assert(!file_exists(1) && !file_exists(2) && file_exists(3));
+    memclient_disconnect(c);
+}
+END_TEST
+
 /* nobody sees neither root's post-mortem nor its list entry, but its own. */
 static int nobody_reads(void *arg)
 {
@@ -272,6 +299,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(t, rate_limit_holds);
     tcase_add_test(t, count_bound_holds);
     tcase_add_test(t, survives_a_restart);
+    tcase_add_test(t, restart_with_a_lower_bound);
     tcase_add_test(t, others_see_only_their_own);
     tcase_add_test(t, memctl_postmortem_text_json_html);
     suite_add_tcase(s, t);
