@@ -97,8 +97,9 @@ static int connect_unix(int fd, const struct sockaddr_un *sa)
  * either way, so a refused reclaim can be followed by a plain HELLO. */
 static int hello(memclient *c, bool reclaim)
 {
+    /* NOTICES: it reads REVOKED frames; POSTMORTEM: the error record's postmortem field. */
     memd_wire_hello h = {.min_version = 1, .max_version = MEMD_PROTO_VERSION,
-                         .flags = MEMD_HELLO_F_NOTICES};
+                         .flags = MEMD_HELLO_F_NOTICES | MEMD_HELLO_F_POSTMORTEM};
     memcpy(h.client_name, c->client_name, sizeof(h.client_name));
     if (reclaim) {
         h.flags |= MEMD_HELLO_F_RECLAIM;

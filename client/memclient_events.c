@@ -6,17 +6,14 @@
 #include "memclient_internal.h"
 #include "wire.h"
 
-static int bad_reply(memclient_raw *raw, const char *op)
+int memclient_bad_reply(memclient_raw *raw, const char *op)
 {
     free(raw->data);
     return memclient_fail(-EBADMSG, "malformed %s reply", op);
 }
 
-/* One request of op with payload p[0, len) whose reply the caller parses from *raw (its
- * data to free); hold_ms: how long memd may hold it on purpose, on top of the call
- * timeout. 0, or a negative errno (nothing to free). */
-static int raw_call(memclient *c, uint16_t op, const uint8_t *p, uint32_t len,
-                    const char *what, uint32_t hold_ms, memclient_raw *raw)
+int memclient_raw_call(memclient *c, uint16_t op, const uint8_t *p, uint32_t len,
+                       const char *what, uint32_t hold_ms, memclient_raw *raw)
 {
     int r, err = 0;
     uint64_t seq;
@@ -49,14 +46,14 @@ static int events(memclient *c, uint64_t since, uint32_t max, uint32_t flags,
     memd_wire_events_req q = {.since = since, .max = max, .flags = flags};
     memd_wire_events_req_put(p, &q);
     memclient_raw raw;
-    int r = raw_call(c, MEMD_OP_EVENTS, p, sizeof p, "EVENTS",
+    int r = memclient_raw_call(c, MEMD_OP_EVENTS, p, sizeof p, "EVENTS",
                      flags & MEMD_EVENTS_F_WAIT ? MEMD_EVENTS_WAIT_MS : 0, &raw);
     if (r < 0)
         return r;
     memd_wire_events_info info;
     if (memd_wire_events_info_get(raw.data, raw.len, &info) < 0 ||
         raw.len - MEMD_WIRE_EVENTS_INFO_SIZE != (size_t)info.count * MEMD_WIRE_EVENT_SIZE)
-        return bad_reply(&raw, "EVENTS");
+        return memclient_bad_reply(&raw, "EVENTS");
     out->events = calloc(info.count ? info.count : 1, sizeof *out->events);
     if (!out->events) {
         free(raw.data);
@@ -67,7 +64,7 @@ static int events(memclient *c, uint64_t since, uint32_t max, uint32_t flags,
         memd_wire_event w;
         if (memd_wire_event_get(e, MEMD_WIRE_EVENT_SIZE, &w) < 0) {
             memclient_events_page_free(out);
-            return bad_reply(&raw, "EVENTS");
+            return memclient_bad_reply(&raw, "EVENTS");
         }
         memclient_event_from_wire(&out->events[i], &w);
     }
@@ -135,14 +132,14 @@ int memclient_history(memclient *c, uint64_t since, uint32_t max,
     uint8_t p[MEMD_WIRE_HISTORY_REQ_SIZE];
     memd_wire_history_req_put(p, &q);
     memclient_raw raw;
-    int r = raw_call(c, MEMD_OP_HISTORY, p, all ? sizeof p : MEMD_WIRE_HISTORY_REQ_V1_SIZE,
-                     "HISTORY", 0, &raw);
+    int r = memclient_raw_call(c, MEMD_OP_HISTORY, p,
+                               all ? sizeof p : MEMD_WIRE_HISTORY_REQ_V1_SIZE, "HISTORY", 0, &raw);
     if (r < 0)
         return r;
     memd_wire_history_info info;
     if (memd_wire_history_info_get(raw.data, raw.len, &info) < 0 ||
         raw.len - MEMD_WIRE_HISTORY_INFO_SIZE != (size_t)info.count * rec)
-        return bad_reply(&raw, "HISTORY");
+        return memclient_bad_reply(&raw, "HISTORY");
     out->events = calloc(info.count ? info.count : 1, sizeof *out->events);
     if (!out->events) {
         free(raw.data);
@@ -153,7 +150,7 @@ int memclient_history(memclient *c, uint64_t since, uint32_t max,
         memd_wire_hist_event w;
         if (memd_wire_hist_event_get(e, rec, &w) < 0) {
             memclient_history_page_free(out);
-            return bad_reply(&raw, "HISTORY");
+            return memclient_bad_reply(&raw, "HISTORY");
         }
         memclient_hist_event_from_wire(&out->events[i], &w);
     }

@@ -41,6 +41,14 @@ typedef struct memclient_raw {
     size_t len;
 } memclient_raw;
 
+/* One request of op with payload p[0, len) whose reply the caller parses from *raw (its
+ * data to free); hold_ms: how long memd may hold it on purpose, on top of the call
+ * timeout. 0, or a negative errno (nothing to free). (memclient_events.c) */
+int memclient_raw_call(memclient *c, uint16_t op, const uint8_t *p, uint32_t len,
+                       const char *what, uint32_t hold_ms, memclient_raw *raw);
+/* Frees raw's data and fails with -EBADMSG "malformed OP reply". */
+int memclient_bad_reply(memclient_raw *raw, const char *op);
+
 /* One request in flight, in submission order. */
 typedef struct memclient_slot {
     uint64_t id;            /* request id on the wire == the caller's ticket */

@@ -208,7 +208,7 @@ static void handle_reply(memclient *c, const memd_wire_hdr *h, const uint8_t *p)
     if (h->id == 0 && h->status < 0) {
         /* The daemon found one of our frames malformed and closes the connection. */
         memd_wire_error e;
-        if (h->len == MEMD_WIRE_ERROR_SIZE && memd_wire_error_get(p, h->len, &e) == 0)
+        if (memd_wire_error_get_any(p, h->len, &e) == 0)
             snprintf(what, sizeof(what), "daemon rejected a frame: %s", e.message);
         else
             snprintf(what, sizeof(what), "daemon rejected a frame: %s",
@@ -231,7 +231,8 @@ static void handle_reply(memclient *c, const memd_wire_hdr *h, const uint8_t *p)
     if (h->status < 0) {
         memd_wire_error e;
         memclient_error *d = &s->err;
-        if (h->len == MEMD_WIRE_ERROR_SIZE && memd_wire_error_get(p, h->len, &e) == 0) {
+        /* 248 bytes from a daemon before post-mortems: postmortem reads as 0 */
+        if (memd_wire_error_get_any(p, h->len, &e) == 0) {
             memset(d, 0, sizeof(*d));
             memclient_error_from_wire(d, &e);
             d->status = h->status;

@@ -25,6 +25,7 @@ typedef struct memd_error_room {
     uint8_t cls;
     uint8_t kind;
     uint8_t region;
+    uint64_t postmortem;    /* the post-mortem an out-of-memory saved (daemon), 0: none */
 } memd_error_room;
 
 typedef struct memd_error {

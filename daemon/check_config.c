@@ -107,12 +107,14 @@ static void print_table(FILE *out, const memd_config *cfg)
             ", max_reply_backlog %" PRIu64 ", quota_per_uid %" PRIu64 "%s, reclaim_grace_ms %" PRIu32
             ", max_sessions_per_uid %" PRIu32 ", admin_sessions %" PRIu32 ", hello_timeout_ms %" PRIu32
             ", max_suballocs_per_pool %" PRIu32 ", history_events %" PRIu32 "%s"
-            ", events_per_uid %" PRIu32 ", plan_cache_bytes %" PRIu64 "\n",
+            ", events_per_uid %" PRIu32 ", plan_cache_bytes %" PRIu64 ", postmortems %" PRIu32
+            "%s, postmortem_interval_ms %" PRIu32 ", postmortems_per_minute %" PRIu32 "\n",
             l->max_frame, l->max_sessions, l->max_allocs_per_session, l->max_reply_backlog,
             l->quota_per_uid, l->quota_per_uid ? "" : " (unlimited)", l->reclaim_grace_ms,
             l->max_sessions_per_uid, l->admin_sessions, l->hello_timeout_ms,
             l->max_suballocs_per_pool, l->history_events, l->history_events ? "" : " (off)",
-            l->events_per_uid, l->plan_cache_bytes);
+            l->events_per_uid, l->plan_cache_bytes, l->postmortems,
+            l->postmortems ? "" : " (off)", l->postmortem_interval_ms, l->postmortems_per_minute);
     for (uint32_t i = 0; i < cfg->ndevices; i++) {
         const memd_device_spec *d = &cfg->devices[i];
         fprintf(out, "device %" PRIu32 " '%s'%s%s\n", d->id, d->name, d->arch[0] ? " arch " : "", d->arch);
@@ -179,10 +181,13 @@ static void print_json(FILE *out, const memd_config *cfg)
             ",\"max_reply_backlog\":%" PRIu64 ",\"quota_per_uid\":%" PRIu64 ",\"reclaim_grace_ms\":%" PRIu32
             ",\"max_sessions_per_uid\":%" PRIu32 ",\"admin_sessions\":%" PRIu32 ",\"hello_timeout_ms\":%" PRIu32
             ",\"max_suballocs_per_pool\":%" PRIu32 ",\"history_events\":%" PRIu32
-            ",\"events_per_uid\":%" PRIu32 ",\"plan_cache_bytes\":%" PRIu64 "}",
+            ",\"events_per_uid\":%" PRIu32 ",\"plan_cache_bytes\":%" PRIu64
+            ",\"postmortems\":%" PRIu32 ",\"postmortem_interval_ms\":%" PRIu32
+            ",\"postmortems_per_minute\":%" PRIu32 "}",
             l->max_frame, l->max_sessions, l->max_allocs_per_session, l->max_reply_backlog, l->quota_per_uid,
             l->reclaim_grace_ms, l->max_sessions_per_uid, l->admin_sessions, l->hello_timeout_ms,
-            l->max_suballocs_per_pool, l->history_events, l->events_per_uid, l->plan_cache_bytes);
+            l->max_suballocs_per_pool, l->history_events, l->events_per_uid, l->plan_cache_bytes,
+            l->postmortems, l->postmortem_interval_ms, l->postmortems_per_minute);
     fprintf(out, ",\"devices\":[");
     for (uint32_t i = 0; i < cfg->ndevices; i++) {
         const memd_device_spec *d = &cfg->devices[i];

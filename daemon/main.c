@@ -31,6 +31,7 @@
 #include "discover.h"
 #include "config.h"
 #include "state.h"
+#include "postmortem_files.h"
 #include "store.h"
 
 /* Whether this executable lives in the build tree it was built in (MEMD_BUILD_ROOT):
@@ -269,6 +270,7 @@ static int serve(const opts *o)
         memd_config_free(&cfg);
         return 1;
     }
+    memd_pm_files_open(&st, dir);
     int code = 0;
     if (!o->foreground) {
         int rc = detach();
@@ -283,6 +285,7 @@ static int serve(const opts *o)
         l.fd = -1; /* closed with the loop's handle */
     }
     memd_listen_close(&l);
+    memd_pm_files_close(&st);
     memd_store_close(&st);
     memd_state_fini(&st);
     memd_config_free(&cfg);

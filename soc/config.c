@@ -83,7 +83,9 @@ static int parse_limits(const char *file, const memd_ynode *n, memd_limits *l, m
                                        "max_reply_backlog", "quota_per_uid", "reclaim_grace_ms",
                                        "max_sessions_per_uid", "admin_sessions", "hello_timeout_ms",
                                        "max_suballocs_per_pool", "history_events", "events_per_uid",
-                                       "plan_cache_bytes", NULL};
+                                       "plan_cache_bytes", "postmortems",
+                                       "postmortem_interval_ms", "postmortems_per_minute",
+                                       NULL};
     int rc = memd_yaml_check_keys(file, n, "limits", keys, err);
     if (rc)
         return rc;
@@ -110,6 +112,9 @@ static int parse_limits(const char *file, const memd_ynode *n, memd_limits *l, m
         {"max_suballocs_per_pool", offsetof(memd_limits, max_suballocs_per_pool), false},
         {"history_events", offsetof(memd_limits, history_events), true},
         {"events_per_uid", offsetof(memd_limits, events_per_uid), true},
+        {"postmortems", offsetof(memd_limits, postmortems), true},
+        {"postmortem_interval_ms", offsetof(memd_limits, postmortem_interval_ms), true},
+        {"postmortems_per_minute", offsetof(memd_limits, postmortems_per_minute), true},
     };
     for (size_t i = 0; i < sizeof(u32s) / sizeof(u32s[0]); i++) {
         if (!(v = memd_yaml_get(n, u32s[i].key)))
@@ -122,6 +127,10 @@ static int parse_limits(const char *file, const memd_ynode *n, memd_limits *l, m
             x > MEMD_POOL_MAX_SUBALLOCS)
             return memd_yaml_error(err, file, v, "expected max_suballocs_per_pool at most %u, "
                                    "got %" PRIu64, MEMD_POOL_MAX_SUBALLOCS, x);
+        /* Their list is one reply and one array: bounded well inside the reply limit. */
+        if (u32s[i].off == offsetof(memd_limits, postmortems) && x > MEMD_POSTMORTEMS_MAX)
+            return memd_yaml_error(err, file, v, "expected postmortems at most %u, got %" PRIu64,
+                                   MEMD_POSTMORTEMS_MAX, x);
         uint32_t y = (uint32_t)x;
         memcpy((char *)l + u32s[i].off, &y, sizeof(y));
     }
@@ -265,6 +274,9 @@ static void config_defaults(memd_config *cfg)
     cfg->limits.max_suballocs_per_pool = MEMD_POOL_MAX_SUBALLOCS;
     cfg->limits.history_events = 1u << 20;
     cfg->limits.events_per_uid = 100;
+    cfg->limits.postmortems = 64;
+    cfg->limits.postmortem_interval_ms = 1000;
+    cfg->limits.postmortems_per_minute = 20;
     cfg->limits.plan_cache_bytes = 128u << 20;
     cfg->log_level = 6; /* LOG_INFO */
 }

@@ -10,6 +10,8 @@
 #include "device.h"
 #include "error.h"
 
+#define MEMD_POSTMORTEMS_MAX 4096
+
 typedef struct memd_limits {
     uint32_t max_frame;              /* bytes of payload per frame (default 1 MiB) */
     uint32_t max_sessions;           /* default 1024 */
@@ -28,6 +30,10 @@ typedef struct memd_limits {
                                         this many bytes (default 128 MiB) */
     uint32_t events_per_uid;         /* events one uid may add to the event log a second
                                         (default 100, 0 = no limit) */
+    uint32_t postmortems;            /* out-of-memory post-mortems kept (default 64, at most
+                                        MEMD_POSTMORTEMS_MAX), 0: off */
+    uint32_t postmortem_interval_ms; /* at most one per uid this often (default 1000) */
+    uint32_t postmortems_per_minute; /* at most this many a minute in all (default 20, 0: no cap) */
 } memd_limits;
 
 /* A sub-device (partition): a named subset of one bank group's banks, optionally with a

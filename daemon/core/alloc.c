@@ -22,6 +22,7 @@
 #include "hooks.h"
 #include "oom.h"
 #include "pool_books.h"
+#include "postmortem.h"
 #include "quota.h"
 #include "revoke.h"
 #include "subdev.h"
@@ -791,12 +792,6 @@ size_t memd_holds_of_request(const memd_session *s, uint64_t req, memd_hold **ou
 
 /* ---- views ---- */
 
-uint32_t memd_alloc_bank_count(const memd_state *st, const memd_alloc *a)
-{
-    return a->pl.mode == MEMD_BANKS_ALL ? st->devs[a->dev].spec->groups[a->pl.kind].banks
-                                        : memd_alloc_nset(a);
-}
-
 void memd_alloc_bank_at(const memd_state *st, const memd_alloc *a, uint32_t i,
                         memd_bank_addr *out)
 {
@@ -830,11 +825,15 @@ int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_alloc_re
     /* The event log's copy of the reply's message: for -ENOMEM and -EDQUOT it names the
      * region and its state (requested, free, largest free block). */
     memd_history_fail(st, s, w, rc, err);
+    memd_postmortem_capture(st, s, w, b, rc, err);
     bool room = rc == -ENOMEM && err->detail == MEMD_ERR_DETAIL_NOMEM;
+    char pm[48] = "";
+    if (err->room.postmortem)
+        snprintf(pm, sizeof pm, " (postmortem %llu)", (unsigned long long)err->room.postmortem);
     memd_event(st, s, rc == -EDQUOT ? MEMD_EVENT_QUOTA : MEMD_EVENT_ALLOC_FAIL,
                room || rc == -EDQUOT ? LOG_WARNING : LOG_NOTICE, w->device,
-               err->room.requested, "refused to session %u (pid %u, %s, uid %u): %.*s",
-               s->id, s->pid, s->comm[0] ? s->comm : "?", s->uid,
+               err->room.requested, "refused to session %u (pid %u, %s, uid %u)%s: %.*s",
+               s->id, s->pid, s->comm[0] ? s->comm : "?", s->uid, pm,
                MEMD_ERROR_REPLY_MSG - 1, err->msg); /* what the client was told */
     return rc;
 }

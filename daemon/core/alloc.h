@@ -210,7 +210,12 @@ typedef struct memd_bank_addr {
 
 /* The banks an allocation uses (every bank of its group for lockstep; its set else),
  * and the i-th of them. */
-uint32_t memd_alloc_bank_count(const memd_state *st, const memd_alloc *a);
+static inline uint32_t memd_alloc_bank_count(const memd_state *st, const memd_alloc *a)
+{
+    return a->pl.mode == MEMD_BANKS_ALL ? st->devs[a->dev].spec->groups[a->pl.kind].banks
+                                        : memd_alloc_nset(a);
+}
+
 void memd_alloc_bank_at(const memd_state *st, const memd_alloc *a, uint32_t i,
                         memd_bank_addr *out);
 

@@ -381,6 +381,11 @@ uint64_t memd_history_read(const memd_state *st, const memd_session *s, uint64_t
     return seq;
 }
 
+uint64_t memd_history_next_seq(const memd_state *st)
+{
+    return st->history ? st->history->next_seq : 1;
+}
+
 uint64_t memd_history_capacity(const memd_state *st)
 {
     return st->limits.history_events;

@@ -113,6 +113,9 @@ uint64_t memd_history_read(const memd_state *st, const memd_session *s, uint64_t
                            uint32_t max, const memd_hist_filter *f, uint64_t *lost,
                            int (*fn)(void *ctx, const memd_hist_view *v), void *ctx);
 
+/* The sequence number the next record will get (1 when nothing was recorded). */
+uint64_t memd_history_next_seq(const memd_state *st);
+
 /* Records the ring keeps (0: off). */
 uint64_t memd_history_capacity(const memd_state *st);
 

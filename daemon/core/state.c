@@ -12,6 +12,7 @@
 #include "alloc.h"
 #include "event.h"
 #include "history.h"
+#include "postmortem.h"
 #include "hooks.h"
 #include "oom.h"
 #include "session.h"
@@ -124,6 +125,7 @@ void memd_state_fini(memd_state *st)
     memd_names_free(&st->names);
     memd_events_free(st);
     memd_history_free(st);
+    memd_postmortem_free(st);
     memd_pool_free(&st->alloc_pool);
     memd_pool_free(&st->hold_pool);
     free(st->scratch);

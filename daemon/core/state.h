@@ -28,6 +28,8 @@ typedef struct memd_store memd_store;   /* store.h */
 typedef struct memd_events memd_events; /* event.h */
 typedef struct memd_history memd_history; /* history.h */
 typedef struct memd_cglimits memd_cglimits; /* cglimit.h */
+typedef struct memd_postmortems memd_postmortems; /* postmortem.h */
+typedef struct memd_pm_files memd_pm_files; /* service/postmortem_files.h */
 
 /* What one session holds in one (device, bank group), kept as holds come and go
  * (alloc.c), so the dump's usage records cost O(sessions), not O(holds). bytes: the
@@ -123,6 +125,8 @@ struct memd_session {
     uint32_t pid, uid, gid;
     bool admin;                    /* root or in the configured admin group */
     uint16_t version;              /* negotiated protocol version (HELLO), default 1 */
+    bool pm_errors;                /* HELLO's MEMD_HELLO_F_POSTMORTEM: its error replies
+                                      carry the appended postmortem field */
     uint32_t subdev;               /* bound sub-device (index + 1), 0: none (subdev.h) */
     bool subdev_by_config;
     /* The first supplementary groups of the peer (SO_PEERGROUPS at connect): the config
@@ -240,6 +244,9 @@ typedef struct memd_state {
     uint8_t hist_cause;
     memd_session *hist_actor;
     memd_cglimits *cglimits;       /* limits per cgroup (cglimit.h) */
+    memd_postmortems *postmortems; /* out-of-memory snapshots (postmortem.h); NULL until one */
+    memd_pm_files *pm_files;       /* where the daemon shell writes them; core never looks
+                                      inside; NULL: in memory only */
     const memd_session *cur;       /* the session whose frames are being processed, or
                                       NULL: events without a session are about it */
     size_t reply_room;             /* bytes the reply being built may take: max_reply_backlog

@@ -22,6 +22,7 @@ void memd_error_to_wire(const memd_error *e, memd_wire_error *w)
         .cls = e->room.cls,
         .kind = e->room.kind,
         .region = e->room.region,
+        .postmortem = e->room.postmortem,
     };
     memd_wire_strset(w->message, sizeof w->message, e->msg);
 }

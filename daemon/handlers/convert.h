@@ -30,5 +30,8 @@ void memd_bank_addr_to_wire(const memd_bank_addr *b, memd_wire_bank_addr *w);
 uint8_t *memd_alloc_put_bank_addrs(const memd_state *st, const memd_alloc *a, uint32_t n,
                                    uint8_t *o);
 void memd_event_to_wire(const memd_event_rec *e, memd_wire_event *w);
+/* A flight recorder record as HISTORY sends it (history.c). */
+struct memd_hist_view;
+void memd_hist_view_to_wire(const struct memd_hist_view *v, memd_wire_hist_event *e);
 
 #endif

@@ -38,6 +38,7 @@ int memd_op_hello(memd_state *st, memd_session *s, const memd_wire_hdr *h, const
     }
     s->version = hello.max_version < MEMD_PROTO_VERSION ? hello.max_version : MEMD_PROTO_VERSION;
     memcpy(s->client_name, hello.client_name, sizeof s->client_name);
+    s->pm_errors = (hello.flags & MEMD_HELLO_F_POSTMORTEM) != 0;
     memd_wire_welcome w = {.version = s->version, .session_id = s->id,
                            .max_frame = st->limits.max_frame, .ndevices = st->ndevs,
                            .flags = MEMD_WELCOME_F_OPS_2 | MEMD_WELCOME_F_HISTORY_2 |

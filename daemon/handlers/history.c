@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "convert.h"
 #include "dispatch.h"
 #include "error.h"
 #include "history.h"
@@ -100,12 +101,8 @@ static void object_to_wire(const memd_hist_rec *r, memd_wire_hist_event *e)
     }
 }
 
-static int put_record(void *ctx, const memd_hist_view *v)
+void memd_hist_view_to_wire(const memd_hist_view *v, memd_wire_hist_event *out)
 {
-    page *pg = ctx;
-    uint8_t *p = memd_buf_append(pg->out, pg->rec_size);
-    if (!p)
-        return -ENOMEM;
     const memd_hist_rec *r = v->rec;
     bool fail = r->type == MEMD_HIST_FAIL;
     memd_wire_hist_event e = {
@@ -131,6 +128,17 @@ static int put_record(void *ctx, const memd_hist_view *v)
     put_str(e.context, sizeof e.context, v->context, v->context_len);
     const char *stack = v->context[v->context_len] ? v->context + v->context_len + 1 : "";
     put_str(e.stack, sizeof e.stack, stack, strlen(stack));
+    *out = e;
+}
+
+static int put_record(void *ctx, const memd_hist_view *v)
+{
+    page *pg = ctx;
+    uint8_t *p = memd_buf_append(pg->out, pg->rec_size);
+    if (!p)
+        return -ENOMEM;
+    memd_wire_hist_event e;
+    memd_hist_view_to_wire(v, &e);
     uint8_t whole[MEMD_WIRE_HIST_EVENT_SIZE];
     memd_wire_hist_event_put(whole, &e);
     memcpy(p, whole, pg->rec_size); /* a v1 reader gets the fields it knows */

@@ -53,7 +53,7 @@ bool memd_model_wait_answer(memd_state *st, memd_session *s, uint64_t now_ms, me
         rc = memd_model_reply_info(st, MEMD_OP_MODEL_WAIT, req_id, out, m,
                                    fill ? MEMD_MODEL_I_NEW : 0);
     else
-        rc = memd_reply_error(out, MEMD_OP_MODEL_WAIT, req_id, &err);
+        rc = memd_reply_error(out, MEMD_OP_MODEL_WAIT, req_id, &err, s->pm_errors);
     if (rc < 0) /* the wait is over all the same: resume the session */
         memd_log(LOG_ERR, "session %u: out of memory answering its MODEL_WAIT", s->id);
     return true;

@@ -2,6 +2,7 @@
 #include "reply.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include <syslog.h>
 
@@ -26,15 +27,19 @@ uint8_t *memd_reply_begin(memd_buf *out, uint16_t op, uint64_t id, uint32_t len)
     return p + MEMD_HDR_SIZE;
 }
 
-int memd_reply_error(memd_buf *out, uint16_t op, uint64_t id, const memd_error *err)
+int memd_reply_error(memd_buf *out, uint16_t op, uint64_t id, const memd_error *err,
+                     bool appended)
 {
-    uint8_t *p = memd_buf_append(out, MEMD_HDR_SIZE + MEMD_WIRE_ERROR_SIZE);
+    uint32_t len = appended ? MEMD_WIRE_ERROR_SIZE : MEMD_WIRE_ERROR_V1_SIZE;
+    uint8_t *p = memd_buf_append(out, MEMD_HDR_SIZE + len);
     if (!p)
         return -ENOMEM;
     memd_wire_error w;
     memd_error_to_wire(err, &w);
-    put_hdr(p, op, id, MEMD_WIRE_ERROR_SIZE, w.status);
-    memd_wire_error_put(p + MEMD_HDR_SIZE, &w);
+    put_hdr(p, op, id, len, w.status);
+    uint8_t full[MEMD_WIRE_ERROR_SIZE];
+    memd_wire_error_put(full, &w);
+    memcpy(p + MEMD_HDR_SIZE, full, len);
     return 0;
 }
 
@@ -61,7 +66,7 @@ int memd_reply_fail(memd_state *st, const memd_wire_hdr *h, memd_buf *out,
                    "protocol error, closing the connection: %.*s",
                    MEMD_ERROR_REPLY_MSG - 1, err->msg);
     }
-    if (memd_reply_error(out, h->opcode, h->id, err) < 0)
+    if (memd_reply_error(out, h->opcode, h->id, err, st->cur && st->cur->pm_errors) < 0)
         return -ENOMEM;
     return close_after ? MEMD_CLOSE : 0;
 }

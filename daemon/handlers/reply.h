@@ -32,9 +32,11 @@ size_t memd_reply_backlog(const memd_state *st);
  * payload to fill, or NULL if the buffer cannot grow. */
 uint8_t *memd_reply_begin(memd_buf *out, uint16_t op, uint64_t id, uint32_t len);
 
-/* Appends an error reply whose payload is *err converted to the wire (status: its code).
- * 0 or -ENOMEM. */
-int memd_reply_error(memd_buf *out, uint16_t op, uint64_t id, const memd_error *err);
+/* Appends an error reply whose payload is *err converted to the wire (status: its code);
+ * appended: the whole record, else the 248 bytes of before post-mortems (a client that did
+ * not ask for it in its HELLO takes only those). 0 or -ENOMEM. */
+int memd_reply_error(memd_buf *out, uint16_t op, uint64_t id, const memd_error *err,
+                     bool appended);
 
 /* Rewrites the payload length of the header at out->data + hdr_off to cover everything
  * appended after it (replies whose size is known only at the end, like DUMP). */

@@ -168,6 +168,8 @@ struct memd_models {
 
 /* model_state.c */
 memd_models *memd_models_of(memd_state *st); /* creates on first use; NULL on -ENOMEM */
+/* Unlinks upload up and frees it (model_upload_drop.c). */
+void memd_models_upload_drop(memd_models *ms, memd_upload *up);
 int memd_models_manage(memd_models *ms, uint64_t handle);   /* 0 or -ENOMEM */
 void memd_models_unmanage(memd_models *ms, uint64_t handle);
 /* Drops s's hold on the allocation with this handle, if it still exists and s holds it. */

@@ -197,16 +197,6 @@ void memd_model_job_execute(memd_model_job *j)
         j->rc = memd_error_set(&j->err, -ENOMEM, "daemon out of memory for a plan reply");
 }
 
-void memd_model_job_free(memd_model_job *j)
-{
-    free(j->doc);
-    free(j->bufs);
-    free(j->offsets);
-    free(j->rec);
-    free(j->reply.data);
-    free(j);
-}
-
 /* Runs the job's next stage on a worker, or here when the runner cannot take it. */
 static void job_run(memd_models *ms, memd_model_job *j)
 {

@@ -17,28 +17,6 @@ static memd_upload *find(memd_models *ms, const memd_session *s, uint64_t id)
     return NULL;
 }
 
-static void drop(memd_models *ms, memd_upload *up)
-{
-    for (memd_upload **pp = &ms->uploads; *pp; pp = &(*pp)->next) {
-        if (*pp == up) {
-            *pp = up->next;
-            break;
-        }
-    }
-    ms->upload_bytes -= up->total;
-    free(up->data);
-    free(up);
-}
-
-void memd_models_uploads_drop(memd_models *ms, const memd_session *s)
-{
-    for (memd_upload *u = ms->uploads, *next; u; u = next) {
-        next = u->next;
-        if (!s || u->s == s)
-            drop(ms, u);
-    }
-}
-
 static unsigned open_count(const memd_models *ms, const memd_session *s)
 {
     unsigned n = 0;
@@ -88,7 +66,7 @@ int memd_models_upload(memd_state *st, memd_session *s, const memd_upload_part *
                        (unsigned long long)u->upload_id, (unsigned long long)u->offset,
                        (unsigned long long)u->total, (unsigned long long)up->received,
                        (unsigned long long)up->total);
-        drop(ms, up);
+        memd_models_upload_drop(ms, up);
         return err->code;
     }
     if (n > up->total - up->received) {
@@ -96,7 +74,7 @@ int memd_models_upload(memd_state *st, memd_session *s, const memd_upload_part *
                        "the total of %llu; upload dropped", (unsigned long long)u->upload_id,
                        (unsigned long long)n, (unsigned long long)u->offset,
                        (unsigned long long)up->total);
-        drop(ms, up);
+        memd_models_upload_drop(ms, up);
         return err->code;
     }
     if (up->received + n > up->cap) {
@@ -108,7 +86,7 @@ int memd_models_upload(memd_state *st, memd_session *s, const memd_upload_part *
             cap = up->total;
         uint8_t *d = realloc(up->data, cap);
         if (!d) {
-            drop(ms, up);
+            memd_models_upload_drop(ms, up);
             return memd_error_set(err, -ENOMEM, "upload %llu: daemon out of memory; upload dropped",
                          (unsigned long long)u->upload_id);
         }
@@ -145,7 +123,7 @@ int memd_models_doc(memd_state *st, memd_session *s, const memd_wire_hdr *h, con
                               "upload dropped", memd_wire_opcode_name(h->opcode),
                               (unsigned long long)id, (unsigned long long)up->received,
                               (unsigned long long)up->total);
-        drop(ms, up);
+        memd_models_upload_drop(ms, up);
         return rc;
     }
     d->p = up->data;
@@ -157,6 +135,6 @@ int memd_models_doc(memd_state *st, memd_session *s, const memd_wire_hdr *h, con
 void memd_models_doc_done(memd_state *st, memd_doc *d)
 {
     if (d->up && st->models)
-        drop(st->models, d->up);
+        memd_models_upload_drop(st->models, d->up);
     d->up = NULL;
 }

@@ -379,7 +379,7 @@ static void reject(memd_conn *c, int status, const char *msg)
     memd_error err;
     memd_error_reset(&err);
     memd_error_set(&err, status, "%s", msg);
-    if (memd_reply_error(&c->out, 0, 0, &err) < 0) {
+    if (memd_reply_error(&c->out, 0, 0, &err, false) < 0) {
         memd_conn_close(c);
         return;
     }

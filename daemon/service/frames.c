@@ -110,7 +110,7 @@ int memd_frames_store_failed(memd_buf *out, size_t from, const char *why)
         off += MEMD_HDR_SIZE + h.len;
         if (h.opcode == MEMD_OP_REVOKED && h.id == 0)
             continue; /* a notice, no reply: the session goes anyway */
-        if (memd_reply_error(out, h.opcode, h.id, &err) < 0)
+        if (memd_reply_error(out, h.opcode, h.id, &err, false) < 0)
             return -ENOMEM;
     }
     size_t n = out->len - end;

@@ -1,5 +1,6 @@
 /* memd daemon — the service loop (see server.h). */
 #include "server.h"
+#include "postmortem_files.h"
 
 #include <malloc.h>
 #include <signal.h>
@@ -113,7 +114,10 @@ static void on_store_tick(uv_timer_t *t)
  * that backpressure held back) would then wait through a poll that may sleep. */
 static void on_pass_end(uv_prepare_t *p)
 {
-    memd_conn_pass_end(p->data);
+    memd_server *srv = p->data;
+    memd_conn_pass_end(srv);
+    /* After the replies: an out-of-memory's client is not kept waiting for its file. */
+    memd_pm_files_flush(srv->st);
 }
 
 /* EVENTS requests waiting for an event end after MEMD_EVENTS_WAIT_MS with an empty page,

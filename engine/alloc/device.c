@@ -236,6 +236,15 @@ int memd_device_region_stats(const memd_device *d, memd_kind kind, uint8_t regio
     return 0;
 }
 
+int memd_device_region_largest_free(const memd_device *d, memd_kind kind, uint8_t region,
+                                    size_t n, uint64_t *addr, uint64_t *size)
+{
+    memd_range *r = region_range(d, kind, region);
+    if (!r)
+        return -ENOENT;
+    return (int)memd_range_largest_free(r, n, addr, size);
+}
+
 int memd_device_group_stats(const memd_device *d, memd_kind kind, memd_range_stats *st)
 {
     if (!d || !st || (unsigned)kind >= MEMD_KIND_COUNT)

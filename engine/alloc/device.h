@@ -275,6 +275,10 @@ int memd_device_bank_address(const memd_device *d, memd_kind kind, uint32_t bank
 int memd_device_region_stats(const memd_device *d, memd_kind kind, uint8_t region,
                              memd_range_stats *st);
 int memd_device_group_stats(const memd_device *d, memd_kind kind, memd_range_stats *st);
+/* The (at most n, n <= 32) largest free blocks of a region's lockstep map, largest first
+ * (memd_range_largest_free). How many, or -ENOENT as memd_device_region_stats. */
+int memd_device_region_largest_free(const memd_device *d, memd_kind kind, uint8_t region,
+                                    size_t n, uint64_t *addr, uint64_t *size);
 
 /* The range allocator behind one region (for block-level reports); NULL if none. */
 const memd_range *memd_device_region_range(const memd_device *d, memd_kind kind, uint8_t region);

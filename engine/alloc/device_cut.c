@@ -167,16 +167,6 @@ bool memd_cut_lowest(const memd_device *d, memd_kind k, uint8_t r, uint64_t *add
     return true;
 }
 
-void memd_cut_stats(const memd_device *d, memd_kind k, uint8_t r, memd_range_stats *st)
-{
-    for (int e = MEMD_END_BOTTOM; e <= MEMD_END_TOP; e++) {
-        const memd_cut *c = &d->cut[k][r][e];
-        st->total -= c->bytes;
-        st->allocated -= c->bytes;
-        st->allocations -= c->n;
-    }
-}
-
 void memd_cuts_destroy(memd_device *d)
 {
     for (int k = 0; k < MEMD_KIND_COUNT; k++)

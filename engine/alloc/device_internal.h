@@ -100,10 +100,21 @@ int memd_banks_release(memd_device *d, const memd_placement *p);
 void memd_banks_destroy(memd_device *d);
 
 /* device_cut.c: the lowest address the region's lockstep map holds a buffer at, the
- * parts given up not counted (false: none); frees the cuts' arrays; takes the cuts out
- * of a region's statistics. */
+ * parts given up not counted (false: none); frees the cuts' arrays. */
 bool memd_cut_lowest(const memd_device *d, memd_kind kind, uint8_t region, uint64_t *addr);
 void memd_cuts_destroy(memd_device *d);
-void memd_cut_stats(const memd_device *d, memd_kind kind, uint8_t region, memd_range_stats *st);
+
+/* Takes the cuts out of a region's statistics (here: the bank views use it too, and
+ * device_cut.c uses them). */
+static inline void memd_cut_stats(const memd_device *d, memd_kind k, uint8_t r,
+                                  memd_range_stats *st)
+{
+    for (int e = MEMD_END_BOTTOM; e <= MEMD_END_TOP; e++) {
+        const memd_cut *c = &d->cut[k][r][e];
+        st->total -= c->bytes;
+        st->allocated -= c->bytes;
+        st->allocations -= c->n;
+    }
+}
 
 #endif

@@ -981,6 +981,11 @@ void memd_range_stats_get(const memd_range *r, memd_range_stats *st)
     st->allocations = r->unmapped ? r->nallocs : r->allocs.len;
 }
 
+size_t memd_range_largest_free(const memd_range *r, size_t n, uint64_t *addr, uint64_t *size)
+{
+    return memd_bt_top_v(&r->by_addr, n, addr, size);
+}
+
 /* Every block in address order: the free blocks from the tree, and in each gap before,
  * between and after them the allocations chained by address + size. Stops at the first
  * non-zero return; a gap the allocations cannot tile exactly means a broken map

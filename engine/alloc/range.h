@@ -100,6 +100,10 @@ int memd_range_lookup(const memd_range *r, uint64_t addr, uint64_t *size_out);
 
 void memd_range_stats_get(const memd_range *r, memd_range_stats *st);
 
+/* The (at most n, n <= 32) largest free blocks, largest first: addr[i], size[i].
+ * Returns how many. O(n^2 log m) in the m free blocks: no walk. */
+size_t memd_range_largest_free(const memd_range *r, size_t n, uint64_t *addr, uint64_t *size);
+
 /* Visit every block, free and allocated, in address order. A non-zero return from fn
  * stops the walk and is returned. fn must not modify the range. */
 typedef int (*memd_range_visit_fn)(void *ctx, uint64_t addr, uint64_t size, bool allocated);

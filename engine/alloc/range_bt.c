@@ -245,6 +245,57 @@ uint64_t memd_bt_max(const memd_bt *t)
     return node_max(&t->node[t->root], t->height == 1);
 }
 
+/* A candidate of memd_bt_top_v: a subtree (node at level, key its max) or, at level
+ * height, a leaf entry (k its key, key its v). */
+typedef struct top_cand {
+    uint64_t key, k;
+    uint32_t node, level;
+} top_cand;
+
+/* Into c[0, *m) sorted by key, largest first (equal keys: in tree order), at most cap. */
+static void top_insert(top_cand *c, size_t *m, size_t cap, top_cand x)
+{
+    if (*m == cap && (cap == 0 || c[cap - 1].key >= x.key))
+        return;
+    size_t i = *m < cap ? (*m)++ : cap - 1;
+    while (i > 0 && c[i - 1].key < x.key) {
+        c[i] = c[i - 1];
+        i--;
+    }
+    c[i] = x;
+}
+
+size_t memd_bt_top_v(const memd_bt *t, size_t n, uint64_t *k, uint64_t *v)
+{
+    if (n > MEMD_BT_TOP_MAX)
+        n = MEMD_BT_TOP_MAX;
+    if (t->count == 0 || n == 0)
+        return 0;
+    /* The n largest remaining entries each lie under one of the n best candidates: a
+     * candidate not among them is beaten by n entries at least as large. */
+    top_cand c[MEMD_BT_TOP_MAX];
+    size_t m = 1, found = 0;
+    c[0] = (top_cand){.key = memd_bt_max(t), .node = t->root};
+    while (found < n && m > 0) {
+        top_cand x = c[0];
+        memmove(c, c + 1, --m * sizeof *c);
+        if (x.level == t->height) {
+            k[found] = x.k;
+            v[found++] = x.key;
+            if (m > n - found)
+                m = n - found;
+            continue;
+        }
+        const memd_bt_node *nd = &t->node[x.node];
+        bool leaf = x.level == t->height - 1;
+        for (uint32_t i = 0; i < nd->n; i++)
+            top_insert(c, &m, n - found,
+                       leaf ? (top_cand){.key = nd->v[i], .k = nd->k[i], .level = t->height}
+                            : (top_cand){.key = nd->m[i], .node = nd->c[i], .level = x.level + 1});
+    }
+    return found;
+}
+
 void memd_bt_seek(const memd_bt *t, uint64_t k, uint64_t v, memd_bt_path *p)
 {
     uint32_t x = t->root;

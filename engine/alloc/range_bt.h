@@ -21,6 +21,7 @@
 #define MEMD_ENGINE_RANGE_BT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Measured with memd-bench-alloc: 32 beats 16 and 24 by 5-15 %; 48 and 64 gain nothing. */
@@ -83,6 +84,12 @@ void memd_bt_clear_shrink(memd_bt *t);
 
 /* Largest v in the tree, 0 if empty. */
 uint64_t memd_bt_max(const memd_bt *t);
+
+/* The (at most n, n <= MEMD_BT_TOP_MAX) entries with the largest v, largest first, into
+ * k[] and v[]; returns how many. A best-first descent on the maxima that keeps only the
+ * n best candidates: O(n^2 x fanout x height), no walk over the entries. */
+#define MEMD_BT_TOP_MAX 32
+size_t memd_bt_top_v(const memd_bt *t, size_t n, uint64_t *k, uint64_t *v);
 
 /* Position where (k, v) would be inserted: before the first entry >= (k, v). The index
  * may be one past the end of its leaf; memd_bt_settle moves such a position onto the

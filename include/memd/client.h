@@ -488,6 +488,9 @@ typedef struct memclient_error {
     uint64_t allocated;         /* the region at the time of failure */
     uint64_t free;
     uint64_t largest_free;
+    /* An out-of-memory's post-mortem (memclient_postmortem_get), 0: none saved (the
+     * daemon's rate limit, post-mortems off, or a daemon from before them). */
+    uint64_t postmortem;
 } memclient_error;
 
 /* One of the sessions holding the most of a region (memclient_region_holders). */
@@ -1018,6 +1021,60 @@ MEMCLIENT_API int memclient_events_wait(memclient *c, uint64_t since, uint32_t m
 MEMCLIENT_API void memclient_events_page_free(memclient_events_page *p);
 /* "session_open", "alloc_fail", ...; "?" for an unknown type. */
 MEMCLIENT_API const char *memclient_event_type_name(memd_event_type t);
+
+/* ---- post-mortems ----------------------------------------------------------------------
+ *
+ * Each out-of-memory refusal saves a snapshot in the daemon (protocol.h, "Post-mortems"):
+ * the request and who made it, the region's state, its top holders, its largest free
+ * blocks and the last recorder events on the device. memclient_error.postmortem names it.
+ * An admin reads every one, others those of their own uid. */
+typedef struct memclient_postmortem {
+    uint64_t id;
+    uint64_t time_ns;           /* CLOCK_REALTIME of the refusal */
+    uint64_t requested;         /* bytes asked for */
+    uint64_t size_per_bank;
+    uint64_t alignment;         /* the request's, 0: the class policy's */
+    uint64_t region_base;       /* in the bank group's address map */
+    uint64_t region_size;       /* per bank */
+    uint64_t allocated, free, largest_free; /* the region (or the bank that ran out) */
+    int32_t status;             /* the negative errno the client got */
+    memclient_error_detail detail;
+    uint32_t device;
+    uint32_t banks;
+    uint32_t session_id, pid, uid;
+    uint32_t nholders, nfree, nevents; /* of the report (memclient_postmortem_get) */
+    memd_class cls;
+    memd_kind kind;
+    uint32_t region;
+    memd_scope scope;
+    memd_dir dir;
+    char region_name[MEMD_NAME_MAX];
+    char comm[16];
+    char client_name[32];
+    char cgroup[256];
+    char message[192];          /* what the client was told */
+} memclient_postmortem;
+
+typedef struct memclient_free_block {
+    uint64_t address;           /* in the bank group's map */
+    uint64_t size;              /* per bank */
+} memclient_free_block;
+
+struct memclient_hist_event;
+typedef struct memclient_postmortem_report {
+    memclient_postmortem info;
+    memclient_holder *holders;         /* info.nholders, the biggest first */
+    memclient_free_block *free_blocks; /* info.nfree, the largest first */
+    struct memclient_hist_event *events; /* info.nevents, oldest first */
+} memclient_postmortem_report;
+
+/* The post-mortems this session may see, oldest first: *out (free() it) gets *n. */
+MEMCLIENT_API int memclient_postmortems(memclient *c, memclient_postmortem **out, size_t *n);
+/* Post-mortem id: -ENOENT when there is none this session may see. Free the report with
+ * memclient_postmortem_report_free(). */
+MEMCLIENT_API int memclient_postmortem_get(memclient *c, uint64_t id,
+                                           memclient_postmortem_report *out);
+MEMCLIENT_API void memclient_postmortem_report_free(memclient_postmortem_report *r);
 
 /* ---- the flight recorder ---------------------------------------------------------------
  *

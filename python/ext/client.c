@@ -1166,6 +1166,15 @@ static PyMethodDef client_methods[] = {
     {"_history", (PyCFunction)(void (*)(void))memdpy_client_history, METH_VARARGS | METH_KEYWORDS,
      "_history($self, /, since=0, max=0, device=None, pid=0, client=None, since_ns=0)\n--\n\n"
      "(records, next_seq, lost, capacity, record_size): see Client.history."},
+    {"postmortems", memdpy_client_postmortems, METH_NOARGS,
+     "postmortems($self, /)\n--\n\nA list of dicts, oldest first: the post-mortems memd saved at "
+     "out-of-memory refusals that this session may see (an admin: all; others: their uid's); "
+     "keys as memctl postmortem --json's, without holders, free_blocks and events."},
+    {"postmortem", memdpy_client_postmortem, METH_VARARGS,
+     "postmortem($self, id, /)\n--\n\nOne post-mortem (OutOfMemory.postmortem) as a dict: "
+     "the request, the region's state, holders, free_blocks (largest first) and events (the "
+     "recorder's last on the device, as Client.history's). NotFoundError if there is none "
+     "this session may see."},
     {"_set_context", memdpy_client_set_context, METH_VARARGS,
      "_set_context($self, context, stack=None, /)\n--\n\nSee Client.context."},
     {NULL, NULL, 0, NULL},

@@ -61,6 +61,13 @@ static PyObject *raise_with(PyObject *exc, int errnum, const char *msg, const me
                                     e->detail == MEMCLIENT_DETAIL_QUOTA ? Py_True : Py_False) == 0 &&
              PyObject_SetAttrString(inst, "limit",
                                     e->detail == MEMCLIENT_DETAIL_LIMIT ? Py_True : Py_False) == 0;
+    if (ok && exc == memdpy_err.oom) {
+        /* None: no post-mortem was saved (rate limit, turned off, an older daemon). */
+        PyObject *pm = e->postmortem ? PyLong_FromUnsignedLongLong(e->postmortem)
+                                     : Py_NewRef(Py_None);
+        ok = pm && PyObject_SetAttrString(inst, "postmortem", pm) == 0;
+        Py_XDECREF(pm);
+    }
     if (ok)
         PyErr_SetObject(exc, inst);
     Py_DECREF(inst);

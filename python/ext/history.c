@@ -2,6 +2,24 @@
  * dicts) and Client._set_context; memd/__init__.py pages, names and scopes them. */
 #include "memdpy.h"
 
+PyObject *memdpy_hist_events_list(const memclient_hist_event *e, size_t n)
+{
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; list && i < n; i++) {
+        PyObject *d = memdpy_fields_dict(&e[i], memdpy_fields_hist_event);
+        PyObject *t = d ? PyUnicode_FromString(memclient_hist_type_name(e[i].type)) : NULL;
+        if (!t || PyDict_SetItemString(d, "type", t) < 0) {
+            Py_XDECREF(t);
+            Py_XDECREF(d);
+            Py_CLEAR(list);
+            break;
+        }
+        Py_DECREF(t);
+        PyList_SET_ITEM(list, (Py_ssize_t)i, d);
+    }
+    return list;
+}
+
 PyObject *memdpy_client_history(PyObject *op, PyObject *args, PyObject *kw)
 {
     memdpy_client *self = (memdpy_client *)op;
@@ -30,19 +48,7 @@ PyObject *memdpy_client_history(PyObject *op, PyObject *args, PyObject *kw)
     MEMDPY_CALL(self, r, memclient_history(c, since, max, &f, &pg));
     if (r < 0)
         return NULL;
-    PyObject *list = PyList_New((Py_ssize_t)pg.n);
-    for (size_t i = 0; list && i < pg.n; i++) {
-        PyObject *d = memdpy_fields_dict(&pg.events[i], memdpy_fields_hist_event);
-        PyObject *t = d ? PyUnicode_FromString(memclient_hist_type_name(pg.events[i].type)) : NULL;
-        if (!t || PyDict_SetItemString(d, "type", t) < 0) {
-            Py_XDECREF(t);
-            Py_XDECREF(d);
-            Py_CLEAR(list);
-            break;
-        }
-        Py_DECREF(t);
-        PyList_SET_ITEM(list, (Py_ssize_t)i, d);
-    }
+    PyObject *list = memdpy_hist_events_list(pg.events, pg.n);
     PyObject *out = list ? Py_BuildValue("(NKKKI)", list, (unsigned long long)pg.next_seq,
                                          (unsigned long long)pg.lost,
                                          (unsigned long long)pg.capacity, pg.record_size)

@@ -210,6 +210,10 @@ PyObject *memdpy_client_model_wait(PyObject *op, PyObject *args, PyObject *kw);
 PyObject *memdpy_client_instance_create(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *memdpy_client_instance_release(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *memdpy_client_history(PyObject *self, PyObject *args, PyObject *kw);
+/* Flight recorder records as Client.history's dicts (type by name), or NULL. */
+PyObject *memdpy_hist_events_list(const memclient_hist_event *e, size_t n);
+PyObject *memdpy_client_postmortems(PyObject *self, PyObject *unused);
+PyObject *memdpy_client_postmortem(PyObject *self, PyObject *args);
 PyObject *memdpy_client_set_context(PyObject *self, PyObject *args);
 PyObject *memdpy_client_limits(PyObject *self, PyObject *unused);
 PyObject *memdpy_client_peaks(PyObject *self, PyObject *args, PyObject *kw);

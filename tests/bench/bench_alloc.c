@@ -44,6 +44,7 @@ typedef struct opts {
     memd_fit fit;
     bool reference;
     const char *banks; /* --banks MODE: bench_banks.c instead */
+    uint64_t largest;  /* --largest K: time the K largest free blocks at the end (0: no) */
 } opts;
 
 typedef struct draws {
@@ -54,6 +55,13 @@ typedef struct draws {
     uint64_t checksum;
 } draws;
 
+typedef struct result {
+    double ns_per_pair;
+    uint64_t steady_fail;
+    uint64_t wrong; /* unexpected return codes */
+    double largest_ns, walk_ns; /* --largest: memd_range_largest_free, a walk finding them */
+} result;
+
 /* One allocator under test, behind the same five calls. */
 typedef struct impl {
     int (*create)(void **h);
@@ -62,19 +70,16 @@ typedef struct impl {
                  uint64_t *addr);
     int (*free)(void *h, uint64_t addr);
     void (*stats)(void *h, memd_range_stats *st);
+    /* --largest: times the k largest free blocks and a walk that finds the same; 0, or
+     * -EFAULT when they differ. NULL: not offered. */
+    int (*largest)(void *h, uint64_t k, result *res);
 } impl;
-
-typedef struct result {
-    double ns_per_pair;
-    uint64_t steady_fail;
-    uint64_t wrong; /* unexpected return codes */
-} result;
 
 /* ---------------------------------------------------------------- adapters */
 
 /* name_impl: the impl over the range allocator whose functions are prefix_* (memd's and
  * the reference one have the same interface). */
-#define RANGE_IMPL(name, prefix)                                                           \
+#define RANGE_IMPL(name, prefix, largest)                                                  \
     static int name##_create(void **h)                                                     \
     {                                                                                      \
         prefix *r;                                                                         \
@@ -91,10 +96,50 @@ typedef struct result {
     static int name##_free(void *h, uint64_t addr) { return prefix##_free(h, addr, NULL); } \
     static void name##_stats(void *h, memd_range_stats *st) { prefix##_stats_get(h, st); }  \
     static const impl name##_impl = {name##_create, name##_destroy, name##_alloc,          \
-                                     name##_free, name##_stats}
+                                     name##_free, name##_stats, largest}
 
-RANGE_IMPL(memd, memd_range);
-RANGE_IMPL(ref, ref_range);
+/* The walk a post-mortem avoids: every block, keeping the k largest free ones. */
+typedef struct top_walk {
+    uint64_t k, n, size[32];
+} top_walk;
+
+static int top_visit(void *ctx, uint64_t addr, uint64_t size, bool used)
+{
+    top_walk *w = ctx;
+    (void)addr;
+    if (used || (w->n == w->k && w->size[w->k - 1] >= size))
+        return 0;
+    uint64_t i = w->n < w->k ? w->n++ : w->k - 1;
+    for (; i > 0 && w->size[i - 1] < size; i--)
+        w->size[i] = w->size[i - 1];
+    w->size[i] = size;
+    return 0;
+}
+
+static int memd_largest(void *h, uint64_t k, result *res)
+{
+    enum { CALLS = 1000 };
+    uint64_t a[32], s[32];
+    size_t n = 0;
+    double t0 = (double)memd_test_now_ns();
+    for (int i = 0; i < CALLS; i++)
+        n = memd_range_largest_free(h, k, a, s);
+    double t1 = (double)memd_test_now_ns();
+    top_walk w = {.k = k};
+    memd_range_foreach(h, top_visit, &w);
+    double t2 = (double)memd_test_now_ns();
+    res->largest_ns = (t1 - t0) / CALLS;
+    res->walk_ns = t2 - t1;
+    if (n != w.n)
+        return -EFAULT;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != w.size[i])
+            return -EFAULT;
+    return 0;
+}
+
+RANGE_IMPL(memd, memd_range, memd_largest);
+RANGE_IMPL(ref, ref_range, NULL);
 
 /* ---------------------------------------------------------------- workload */
 
@@ -171,7 +216,7 @@ static int run(const impl *im, const opts *o, const draws *d, uint64_t *addr, ui
     int rc = im->create(&h);
     if (rc < 0)
         return rc;
-    memset(res, 0, sizeof(*res));
+    *res = (result){0};
     for (uint64_t i = 0; i < o->live; i++) {
         rc = im->alloc(h, d->fill_size[i], REGION_ALIGN, dir_of(d->fill_dir[i]), o->fit,
                        &addr[i]);
@@ -199,6 +244,8 @@ static int run(const impl *im, const opts *o, const draws *d, uint64_t *addr, ui
     double t1 = (double)memd_test_now_ns();
 
     im->stats(h, st);
+    if (o->largest && im->largest && im->largest(h, o->largest, res) < 0)
+        res->wrong++; /* the k largest free blocks are not the walk's */
     im->destroy(h);
     res->ns_per_pair = (t1 - t0) / (double)o->pairs;
     res->steady_fail = fail;
@@ -293,7 +340,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: memd-bench-alloc --live N --pairs P [--seed S] [--max-size BYTES]\n"
                "                        [--policy first|best] [--reference] [--repeat K]\n"
-               "                        [--align BYTES]\n"
+               "                        [--align BYTES] [--largest K]\n"
                "       memd-bench-alloc --banks lockstep|lockstep-split|lockstep-unsplit|range|range-lockstep|per-bank|mixed|mixed-cut\n"
                "                        --live N --pairs P [--seed S] [--repeat K]\n");
 }
@@ -339,6 +386,9 @@ static int parse_args(int argc, char **argv, opts *o)
             i++;
         } else if (strcmp(a, "--max-size") == 0) {
             rc = parse_u64(a, v, MIN_SIZE, REGION_SIZE, &o->max_size);
+            i++;
+        } else if (strcmp(a, "--largest") == 0) {
+            rc = parse_u64(a, v, 1, 32, &o->largest);
             i++;
         } else if (strcmp(a, "--repeat") == 0) {
             rc = parse_u64(a, v, 1, 101, &o->repeat);
@@ -572,6 +622,9 @@ int main(int argc, char **argv)
         printf(",\"ref_ns_per_pair\":%.1f,\"speedup\":%.2f", ref_pair,
                ns_pair > 0 ? ref_pair / ns_pair : 0.0);
     }
+    if (o.largest)
+        printf(",\"free_blocks\":%" PRIu64 ",\"largest_k\":%" PRIu64 ",\"largest_ns\":%.1f"
+               ",\"walk_ns\":%.1f", st.free_blocks, o.largest, res.largest_ns, res.walk_ns);
     printf("}\n");
     status = EXIT_SUCCESS;
 out:

@@ -68,17 +68,6 @@ def conversations(events):
     return out
 
 
-# A HELLO request's flags byte, and the bit clients set since issue 25 (they ask for
-# revocation notices; the old daemon ignores it, as HELLO's flags are advisory).
-HELLO_FLAGS = HDR_SIZE + 4
-HELLO_F_NOTICES = 1 << 1
-
-
-def is_hello(frame):
-    """A HELLO request frame."""
-    return struct.unpack_from("<H", frame, 6)[0] == OP["HELLO"]
-
-
 def hello_name(frame):
     """The client_name of a HELLO request frame."""
     return frame[HDR_SIZE + 8:HDR_SIZE + 40].split(b"\0")[0].decode()
@@ -146,11 +135,28 @@ class Daemon(memd_daemon.Daemon):
 # Offsets are within a record, in protocol.h's field order. Only these bytes may differ
 # between a recorded reply and a live one; a mask never changes a reply's length.
 
+# HELLO request flags (payload offset 4) clients set since issue 25: NOTICES (bit 1, they
+# read revocation notices) and POSTMORTEM (bit 2, they read the longer error record).
+# HELLO's flags are advisory: the daemon answers a HELLO without them, as the old clients
+# sent it, with the frames of before.
+HELLO_OPCODE = 1
+HELLO_NEW_FLAGS = (1 << 1) | (1 << 2)
+
+
+def mask_request(recorded, live):
+    """Clears, in both (bytearrays of whole frames), the request bits the tree's clients
+    legitimately set that the recorded ones did not: HELLO's NOTICES and POSTMORTEM."""
+    if struct.unpack_from("<H", recorded, 6)[0] == HELLO_OPCODE and len(live) >= HDR_SIZE + 8:
+        for f in (recorded, live):
+            flags = struct.unpack_from("<I", f, HDR_SIZE + 4)[0]
+            struct.pack_into("<I", f, HDR_SIZE + 4, flags & ~HELLO_NEW_FLAGS)
+
+
 # welcome (HELLO reply; the first 48 bytes are the V1 welcome)
 WELCOME_MASKS = [
     (16, 48, "server_version: the daemon's version string changes with every build"),
-    (48, 49, "flags: MEMD_WELCOME_F_OPS_2 (bit 2) set since the opcodes after ALLOC_BATCH_BANKS, "
-             "RANGE_LOCKSTEP (bit 3) since range lockstep"),
+    (48, 49, "flags: OPS_2, NOTICES, HISTORY_2 and RANGE_LOCKSTEP (bits 2-5), set since "
+             "the requests and records they announce"),
     (56, 72, "token: the session's random reclaim secret"),
 ]
 # memd_wire_alloc_info (QUERY reply, DUMP ALLOC record)

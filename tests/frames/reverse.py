@@ -10,8 +10,8 @@ the old clients printed then (tests/data/frames/workload-out.json).
 The fake daemon serves the recorded connections in the order clients connect. Each
 request must be the recorded one byte for byte (so the tree's clients also send what the
 old ones sent), but for the header's request id, which is the client's to choose, and
-HELLO's MEMD_HELLO_F_NOTICES bit, which clients set since issue 25: the
-reply sent is the recorded one with that id echoed, as memd does. Exit 0 when every
+HELLO's NOTICES and POSTMORTEM bits, which clients set since issue 25
+(framelib.mask_request): the reply sent is the recorded one with that id echoed, as memd does. Exit 0 when every
 request matched and every output is the recorded one."""
 import json
 import os
@@ -64,8 +64,7 @@ class FakeDaemon(threading.Thread):
                     live = framelib.recv_frame(s)
                     a, b = bytearray(frame), bytearray(live)
                     a[8:16] = b[8:16] = bytes(8)  # the request id: the client's choice
-                    if framelib.is_hello(b):  # asks for revocation notices since issue 25
-                        b[framelib.HELLO_FLAGS] &= ~framelib.HELLO_F_NOTICES & 0xff
+                    framelib.mask_request(a, b)
                     if a != b:
                         op = framelib.OP_NAME.get(struct.unpack_from("<H", frame, 6)[0])
                         i = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]),

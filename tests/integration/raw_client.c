@@ -97,8 +97,8 @@ int raw_recv_err(int fd, memd_wire_hdr *h, uint8_t *buf, size_t cap, memd_wire_e
         return rc;
     if (h->status < 0 && err) {
         memset(err, 0, sizeof *err);
-        if (h->len != MEMD_WIRE_ERROR_SIZE || cap < MEMD_WIRE_ERROR_SIZE ||
-            memd_wire_error_get(buf, h->len, err) < 0)
+        /* Either size: this client's HELLO may or may not ask for the postmortem field. */
+        if (cap < h->len || memd_wire_error_get_any(buf, h->len, err) < 0)
             return -EBADMSG;
     }
     return 0;

@@ -368,7 +368,9 @@ class Conn:
 
     def hello(self, name):
         v = self.doc.consts["MEMD_PROTO_VERSION"]
-        return self.call("HELLO", dict(min_version=v, max_version=v, client_name=name))
+        # POSTMORTEM: this client reads the whole error record, appended fields included.
+        return self.call("HELLO", dict(min_version=v, max_version=v, client_name=name,
+                                       flags=self.doc.consts["MEMD_HELLO_F_POSTMORTEM"]))
 
 
 @pytest.fixture

@@ -65,7 +65,7 @@ static void fill_hdr_reply(memd_wire_hdr *h)
 {
     *h = (memd_wire_hdr){.magic = MEMD_PROTO_MAGIC, .version = MEMD_PROTO_VERSION,
                          .opcode = MEMD_OP_QUERY, .id = 0xfedcba9876543210ull,
-                         .len = MEMD_WIRE_ERROR_SIZE, .status = -ENOMEM};
+                         .len = MEMD_WIRE_ERROR_V1_SIZE, .status = -ENOMEM};
 }
 
 static void fill_hello(memd_wire_hello *r)
@@ -702,7 +702,6 @@ static void fill_subdev_rec(memd_wire_subdev_rec *r)
     }
 
 REC(welcome, memd_wire_welcome, welcome)
-REC(error, memd_wire_error, error)
 REC(alloc_req, memd_wire_alloc_req, alloc_req)
 REC(buffer, memd_wire_buffer, buffer)
 REC(alloc_info, memd_wire_alloc_info, alloc_info)
@@ -814,6 +813,23 @@ static int reput_welcome_any(const uint8_t *in, size_t len, uint8_t *o, size_t *
     memd_wire_welcome v;
     int r = memd_wire_welcome_get_any(in, len, &v);
     return r < 0 ? r : cut_reput(o, memd_wire_welcome_put(o, &v), len, n);
+}
+
+/* The error record before post-mortems (what a session without MEMD_HELLO_F_POSTMORTEM
+ * still gets): the current encoding cut before postmortem, which reads back as 0. */
+static size_t put_error_v1(uint8_t *o)
+{
+    memd_wire_error v;
+    fill_error(&v);
+    memd_wire_error_put(o, &v);
+    return MEMD_WIRE_ERROR_V1_SIZE;
+}
+
+static int reput_error_any(const uint8_t *in, size_t len, uint8_t *o, size_t *n)
+{
+    memd_wire_error v;
+    int r = memd_wire_error_get_any(in, len, &v);
+    return r < 0 ? r : cut_reput(o, memd_wire_error_put(o, &v), len, n);
 }
 
 /* MODEL_LOAD's header before page sizes (the recording's model_req): the current
@@ -1073,7 +1089,7 @@ const frames_rec frames_recs[] = {
     {"hello.v1", put_hello_v1, reput_hello},
     ENTRY("welcome", welcome),
     {"welcome.v1", put_welcome_v1, reput_welcome_any},
-    ENTRY("error", error),
+    {"error", put_error_v1, reput_error_any},
     ENTRY("alloc_req", alloc_req),
     ENTRY("buffer", buffer),
     ENTRY("alloc_info", alloc_info),

@@ -246,6 +246,7 @@ static const struct {
     {"limits: {max_sessions: -3}\n", "m.yaml:1:24: expected a non-negative integer, got '-3'"},
     {"limits: {max_allocs_per_session: 4294967296}\n", "m.yaml:1:34: integer '4294967296' is too large (at most 4294967295)"},
     {"limits: {max_reply_backlog: 0}\n", "m.yaml:1:29: expected max_reply_backlog > 0, got 0"},
+    {"limits: {postmortems: 5000}\n", "m.yaml:1:23: expected postmortems at most 4096, got 5000"},
     {"limits: {quota: 1}\n", "m.yaml:1:10: unknown key 'quota' in limits"},
     {"limits: 5\n", "m.yaml:1:9: expected limits (a mapping), got a scalar"},
     {"devices:\n  - id: 0\n    descriptor: devices/tiny.yaml\ncgroup_limits:\n  - {cgroup: a/b, device: 0, max: 1MiB}\n", "m.yaml:5:14: bad cgroup path 'a/b': it must start with '/'"},

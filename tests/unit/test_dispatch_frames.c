@@ -408,6 +408,10 @@ static void model_steps(uint8_t *p, uint64_t *seen)
     ck_assert_int_eq(memd_wire_history_info_get(r.p, r.h.len, &hi), 0);
     ck_assert_uint_eq(hi.capacity, 256);
     ck_assert_uint_gt(hi.count, 0); /* alloc_steps' buffers, made and freed */
+    memd_wire_pm_req pm = {0}; /* the list: reading it changes nothing */
+    memd_wire_pm_req_put(p, &pm);
+    step(MEMD_OP_POSTMORTEM, p, MEMD_WIRE_PM_REQ_SIZE, &r, seen);
+    ck_assert_uint_ge(r.h.len, MEMD_WIRE_COUNT_SIZE);
 }
 
 START_TEST(read_only_opcodes_change_nothing)

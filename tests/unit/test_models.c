@@ -92,7 +92,7 @@ static void pop(reply *r)
     r->p = malloc(r->h.len + 1);
     memcpy(r->p, out.data + MEMD_HDR_SIZE, r->h.len);
     if (r->h.status < 0)
-        ck_assert_int_eq(memd_wire_error_get(r->p, r->h.len, &r->err), 0);
+        ck_assert_int_eq(memd_wire_error_get_any(r->p, r->h.len, &r->err), 0);
     memd_buf_consume(&out, MEMD_HDR_SIZE + r->h.len);
 }
 

@@ -193,6 +193,41 @@ static int collect(void *ctx, uint64_t addr, uint64_t size, bool used)
     return 0;
 }
 
+static int by_size_desc(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x < y) - (x > y);
+}
+
+/* memd_range_largest_free: free blocks of the reference's map, largest first, their
+ * sizes the k largest (ties in any order). */
+static void compare_largest(world *w, const blocks *y)
+{
+    uint64_t *sizes = malloc((y->n + 1) * sizeof *sizes);
+    CHECK(w, sizes != NULL, "out of memory");
+    size_t nfree = 0;
+    for (size_t i = 0; i < y->n; i++)
+        if (!y->b[i][2])
+            sizes[nfree++] = y->b[i][1];
+    qsort(sizes, nfree, sizeof *sizes, by_size_desc);
+    static const size_t ks[] = {1, 8, 32};
+    for (size_t t = 0; t < sizeof ks / sizeof ks[0]; t++) {
+        uint64_t addr[32], size[32];
+        size_t k = ks[t], n = memd_range_largest_free(w->r, k, addr, size);
+        CHECK(w, n == (nfree < k ? nfree : k), "%zu largest free blocks of %zu, not %zu", n,
+              nfree, k);
+        for (size_t i = 0; i < n; i++) {
+            CHECK(w, size[i] == sizes[i], "largest free block %zu: %" PRIu64 " bytes, not %"
+                  PRIu64, i, size[i], sizes[i]);
+            bool real = false;
+            for (size_t j = 0; j < y->n && !real; j++)
+                real = !y->b[j][2] && y->b[j][0] == addr[i] && y->b[j][1] == size[i];
+            CHECK(w, real, "largest free block %zu at 0x%" PRIx64 " is not free", i, addr[i]);
+        }
+    }
+    free(sizes);
+}
+
 /* Block by block, plus what must hold of any correct map: the blocks tile [lo, hi)
  * and no two free blocks touch. */
 static void compare_full(world *w)
@@ -216,6 +251,7 @@ static void compare_full(world *w)
     }
     CHECK(w, cur == w->hi, "blocks end at 0x%" PRIx64 ", not 0x%" PRIx64, cur, w->hi);
     CHECK(w, memd_range_check(w->r) == 0, "memd_range_check failed");
+    compare_largest(w, &y);
     /* The caller-sized range: the same map with each run of allocations as one block;
      * a free of a free block, or of a span reaching into one, changes nothing. */
     blocks z = {0};

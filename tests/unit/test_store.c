@@ -830,14 +830,14 @@ START_TEST(failed_commit_answers_eio_and_closes)
     n += frame(in + n, MEMD_OP_ALLOC, 3, p, sizeof p);
     ck_assert_int_eq(memd_frames_process(&st, s, in, n, &out, SIZE_MAX, &used), MEMD_CLOSE);
     ck_assert_uint_eq(used, n);
-    ck_assert_uint_eq(out.len, 2 * (MEMD_HDR_SIZE + MEMD_WIRE_ERROR_SIZE));
+    ck_assert_uint_eq(out.len, 2 * (MEMD_HDR_SIZE + MEMD_WIRE_ERROR_V1_SIZE)); /* the closing session's: short */
     for (int i = 0; i < 2; i++) {
-        const uint8_t *q = out.data + i * (MEMD_HDR_SIZE + MEMD_WIRE_ERROR_SIZE);
+        const uint8_t *q = out.data + i * (MEMD_HDR_SIZE + MEMD_WIRE_ERROR_V1_SIZE);
         ck_assert_int_eq(memd_wire_hdr_get(q, MEMD_HDR_SIZE, MEMD_MAX_REPLY, &h), 0);
         ck_assert_int_eq(h.status, -EIO);
         ck_assert_uint_eq(h.id, (uint64_t)(2 + i));
         memd_wire_error e;
-        ck_assert_int_eq(memd_wire_error_get(q + MEMD_HDR_SIZE, MEMD_WIRE_ERROR_SIZE, &e), 0);
+        ck_assert_int_eq(memd_wire_error_get_any(q + MEMD_HDR_SIZE, MEMD_WIRE_ERROR_V1_SIZE, &e), 0);
         ck_assert_msg(strstr(e.message, "not recorded"), "%s", e.message);
     }
     /* The connection closes: the session's memory goes. Recording that fails too, but
@@ -879,11 +879,11 @@ START_TEST(failed_commit_keeps_replies_before_the_first_change)
     write_file(sf_fail, "x", 1);
     ck_assert_int_eq(memd_frames_process(&st, s, in, n, &out, SIZE_MAX, &used), MEMD_CLOSE);
     ck_assert_uint_eq(used, n);
-    ck_assert_uint_eq(out.len, good.len + 2 * (MEMD_HDR_SIZE + MEMD_WIRE_ERROR_SIZE));
+    ck_assert_uint_eq(out.len, good.len + 2 * (MEMD_HDR_SIZE + MEMD_WIRE_ERROR_V1_SIZE));
     ck_assert_mem_eq(out.data, good.data, good.len);
     memd_wire_hdr h;
     for (int i = 0; i < 2; i++) {
-        const uint8_t *e = out.data + good.len + i * (MEMD_HDR_SIZE + MEMD_WIRE_ERROR_SIZE);
+        const uint8_t *e = out.data + good.len + i * (MEMD_HDR_SIZE + MEMD_WIRE_ERROR_V1_SIZE);
         ck_assert_int_eq(memd_wire_hdr_get(e, MEMD_HDR_SIZE, MEMD_MAX_REPLY, &h), 0);
         ck_assert_int_eq(h.status, -EIO);
         ck_assert_uint_eq(h.opcode, MEMD_OP_ALLOC);

@@ -33,6 +33,7 @@ static const memctl_cmd cmds[] = {
     {"sessions", memctl_cmd_sessions, "sessions [--json]"},
     {"metrics", memctl_cmd_metrics, "metrics [--json | --listen ADDR:PORT]"},
     {"events", memctl_cmd_events, "events [--follow] [--json] [--since SEQ]"},
+    {"postmortem", memctl_cmd_postmortem, "postmortem [ID] [--json | --html FILE]"},
     {"history", memctl_cmd_history, "history [--json | --html FILE] [--device N] [--pid P] [--client NAME] [--since DURATION] [--follow]"},
     {"model", memctl_cmd_model, "model (check FILE.yaml | load FILE.yaml [--device N] [--instances K] [--hold] | list\n"
                                 "      | import FILE.onnx [-o OUT.yaml] [--dims NAME=N,...]) [--json]"},

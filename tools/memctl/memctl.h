@@ -57,6 +57,7 @@ int memctl_cmd_sessions(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_metrics(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_events(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_history(const memctl_globals *g, int argc, char **argv);
+int memctl_cmd_postmortem(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_status(const memctl_globals *g, int argc, char **argv);
 int memctl_cmd_top(const memctl_globals *g, int argc, char **argv);
 /* Models and plans in the daemon (memctl_model*.c). */

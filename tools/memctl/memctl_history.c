@@ -80,14 +80,14 @@ static void print_object(FILE *f, const memclient_hist_event *e)
     }
 }
 
-static void print_header(FILE *f)
+void memctl_hist_print_header(FILE *f)
 {
     fprintf(f, "%-23s %-16s %3s %-9s %-11s %18s %10s %5s %8s %7s %-7s %-15s %-16s %s\n", "TIME",
             "TYPE", "DEV", "REGION", "CLASS", "ADDRESS", "PER BANK", "BANKS", "HANDLE", "PID",
             "SESSION", "PROCESS", "NAME", "CONTEXT");
 }
 
-static void print_text(FILE *f, const memclient_hist_event *e)
+void memctl_hist_print_text(FILE *f, const memclient_hist_event *e)
 {
     time_t t = (time_t)(e->time_ns / 1000000000ull);
     struct tm tm;
@@ -208,7 +208,7 @@ int memctl_cmd_history(const memctl_globals *g, int argc, char **argv)
     if (follow)
         memctl_follow_signals();
     if (!json)
-        print_header(stdout);
+        memctl_hist_print_header(stdout);
     uint64_t since = 0;
     for (;;) {
         memclient_history_page pg;
@@ -224,7 +224,7 @@ int memctl_cmd_history(const memctl_globals *g, int argc, char **argv)
             fprintf(stderr, "memctl history: %" PRIu64 " records were overwritten before they "
                             "were read\n", pg.lost);
         for (size_t i = 0; i < pg.n; i++)
-            (json ? memctl_history_json : print_text)(stdout, &pg.events[i]);
+            (json ? memctl_history_json : memctl_hist_print_text)(stdout, &pg.events[i]);
         bool more = pg.next_seq > since && pg.n > 0;
         since = pg.next_seq;
         memclient_history_page_free(&pg);

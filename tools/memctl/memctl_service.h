@@ -46,6 +46,12 @@ int memctl_hold(memclient *c, const sigset_t *set, const char *cmd);
  * region), and returns the exit code for err. */
 int memctl_fail(memclient *c, const char *cmd, const char *what, int err);
 
+/* A flight recorder record as memctl history prints it (memctl_history.c): one JSON
+ * object and a newline, or one table line under memctl_hist_print_header's. */
+void memctl_history_json(FILE *f, const memclient_hist_event *e);
+void memctl_hist_print_header(FILE *f);
+void memctl_hist_print_text(FILE *f, const memclient_hist_event *e);
+
 /* Strict numbers: the whole string, no sign, no overflow; decimal or 0x hex. Sizes use
  * the same syntax as the config file (common/units.h: B, K/KiB, M/MiB, G/GiB, T/TiB,
  * powers of 1024). Return 0 or -EINVAL / -ERANGE. */

@@ -100,13 +100,18 @@ static const memclient_alloc_info *alloc_of(const picture *p, uint64_t handle)
     return hit ? *hit : NULL;
 }
 
-/* A process's colour: hues spread by the golden angle in order of first appearance. */
+void memctl_picture_hue(size_t i, char *buf, size_t len)
+{
+    snprintf(buf, len, "hsl(%u,70%%,45%%)", (unsigned)((i * 137) % 360));
+}
+
+/* A process's colour, in order of first appearance. */
 static void owner_color(const picture *p, uint32_t pid, char *buf, size_t len)
 {
     size_t i = 0;
     while (i < p->nowners && p->owners[i] != pid)
         i++;
-    snprintf(buf, len, "hsl(%u,70%%,45%%)", (unsigned)((i * 137) % 360));
+    memctl_picture_hue(i, buf, len);
 }
 
 static void note_owner(picture *p, uint32_t pid)
@@ -579,18 +584,27 @@ static int cmp_size(const void *a, const void *b)
     return sx < sy ? 1 : sx > sy ? -1 : 0;
 }
 
-int memctl_picture_html(FILE *out, const memclient_snapshot *s, const memctl_filter *flt)
+void memctl_picture_html_begin(FILE *out, const char *title)
 {
-    /* Fits the window: the picture scales to the page's width; the table scrolls inside
+    /* Fits the window: the picture scales to the page's width; a table scrolls inside
      * its own box when the window is narrower than it. */
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-          "<title>memd memory map</title>\n<style>body{font-family:sans-serif;margin:8px}"
+          "<title>", out);
+    memd_xml_str(out, title);
+    fputs("</title>\n<style>body{font-family:sans-serif;margin:8px}"
           "h1{font-size:1.4em}svg{display:block}.scroll{overflow-x:auto;max-width:100%}"
           "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;"
           "padding:2px 6px;text-align:right;white-space:nowrap}td.l,th.l{text-align:left}"
-          "</style></head><body>\n"
-          "<h1>memd memory map</h1>\n<p>Hover a block for its details. Each region: its "
+          "</style></head><body>\n<h1>", out);
+    memd_xml_str(out, title);
+    fputs("</h1>\n", out);
+}
+
+int memctl_picture_html(FILE *out, const memclient_snapshot *s, const memctl_filter *flt)
+{
+    memctl_picture_html_begin(out, "memd memory map");
+    fputs("<p>Hover a block for its details. Each region: its "
           "addresses to scale, bank-set buffers bank by bank, then every block in address "
           "order (width grows with the square root of the size).</p>\n<div id=\"map\">\n", out);
     int rc = memctl_picture_svg(out, s, flt);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "memctl_service.h" /* memctl_history_json: the page reads its keys */
 #include "memctl_timeline.h"
 
 extern const char memctl_timeline_page[]; /* timeline.html (embed_text.py) */

@@ -7,9 +7,6 @@
 
 #include "memd/client.h"
 
-/* One record as memctl history --json prints it (memctl_history.c): the page reads the
- * same keys. */
-void memctl_history_json(FILE *f, const memclient_hist_event *e);
 
 /* Reads every record passing filt, and a dump (regions, banks of the live bank-set
  * buffers), and writes the self-contained page to out. 0, or a negative errno. */

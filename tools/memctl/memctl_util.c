@@ -120,6 +120,9 @@ int memctl_fail(memclient *c, const char *cmd, const char *what, int err)
             fprintf(stderr, "  enough bytes are free but not in one block: the region is "
                             "fragmented\n");
     }
+    if (e.status == err && e.postmortem)
+        fprintf(stderr, "  post-mortem %" PRIu64 " saved: memctl postmortem %" PRIu64 "\n",
+                e.postmortem, e.postmortem);
     return exit_code(err);
 }
 
