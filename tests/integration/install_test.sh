@@ -17,6 +17,8 @@
 #
 # usage: install_test.sh BUILD_DIR
 set -euo pipefail
+# No `grep -q` after a pipe: it exits at the first match, the writer dies of SIGPIPE and
+# pipefail fails the pipeline although the text was there.
 build=$1
 fail() { echo "install_test: $*" >&2; exit 1; }
 
@@ -43,7 +45,7 @@ soname=$(readelf -d "$lib" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
 [ "$soname" = libmemclient.so.0 ] || fail "SONAME is '$soname'"
 others=$(nm -D --defined-only "$lib" | awk '$2 != "A" && $3 !~ /^memclient_/ {print $3}')
 [ -z "$others" ] || fail "exports beyond memclient_*: $others"
-nm -D --defined-only "$lib" | grep -q ' T memclient_connect@@' || fail "memclient_connect not exported"
+nm -D --defined-only "$lib" | grep ' T memclient_connect@@' >/dev/null || fail "memclient_connect not exported"
 
 cat >"$root/prog.c" <<'C'
 #include <errno.h>
@@ -68,7 +70,7 @@ libdir=$(dirname "$lib")
 LD_LIBRARY_PATH="$libdir" "$root/prog" >"$root/prog.out" || fail "the program failed: $(cat "$root/prog.out")"
 grep -q "^$(meson introspect "$build" --projectinfo | python3 -c 'import json,sys; print(json.load(sys.stdin)["version"])') -2 " "$root/prog.out" ||
     fail "unexpected output: $(cat "$root/prog.out")"
-readelf -d "$root/prog" | grep -q 'NEEDED.*libmemclient.so.0' || fail "the program does not need libmemclient.so.0"
+readelf -d "$root/prog" | grep 'NEEDED.*libmemclient.so.0' >/dev/null || fail "the program does not need libmemclient.so.0"
 
 if command -v c++ >/dev/null; then
     echo '#include <memd/client.h>
@@ -147,7 +149,7 @@ for page in man8/memd.8 man1/memctl.1 man5/memd.yaml.5 man3/libmemclient.3; do
     out=$(MANWIDTH=80 man --warnings -l "$d$man/$page" 2>&1 >/dev/null) || fail "man -l $page failed"
     [ -z "$out" ] || fail "man -l $page: $out"
 done
-MANWIDTH=80 man -l "$d$man/man8/memd.8" 2>/dev/null | grep -q "$etc/memd.yaml" ||
+MANWIDTH=80 man -l "$d$man/man8/memd.8" 2>/dev/null | grep "$etc/memd.yaml" >/dev/null ||
     fail "memd(8) does not name the installed config $etc/memd.yaml"
 
 completions=$(opt bashcompletiondir)
@@ -188,13 +190,13 @@ grep -q 'device 0: wormhole_b0' "$root/dump.txt" || fail "unexpected dump: $(hea
 kill "$pid"
 wait "$pid" || fail "the installed memd exited $? on SIGTERM: $(cat "$root/memd.log")"
 trap 'rm -rf "$root"' EXIT
-LD_LIBRARY_PATH="$libdir" "$d$bin/memctl" --version | grep -q '^memctl ' || fail "installed memctl does not run"
+LD_LIBRARY_PATH="$libdir" "$d$bin/memctl" --version | grep '^memctl ' >/dev/null || fail "installed memctl does not run"
 
 # An upgrade (a second install) keeps the operator's memd.yaml; the shipped one goes beside.
 echo "# edited by the operator" >>"$d$etc/memd.yaml"
 meson install -C "$build" --destdir "$d" --no-rebuild >"$root/install2.log" 2>&1 ||
     { cat "$root/install2.log" >&2; fail "second meson install failed"; }
-tail -1 "$d$etc/memd.yaml" | grep -q 'edited by the operator' || fail "an upgrade overwrote memd.yaml"
+tail -1 "$d$etc/memd.yaml" | grep 'edited by the operator' >/dev/null || fail "an upgrade overwrote memd.yaml"
 cmp -s "$srcroot/config/memd.yaml" "$d$etc/memd.yaml.new" || fail "no memd.yaml.new beside the edited one"
 
 # What a build with other options would install, from a setup alone (nothing built):

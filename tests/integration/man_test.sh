@@ -31,7 +31,7 @@ done
 # man(1)'s text joins words; search the page as one line of single-spaced words.
 flat() { tr -s ' \n' '  ' <"$tmp/$1.txt"; }
 has() { # page, text
-    flat "$1" | grep -qF -- "$2" || fail "$1 does not mention '$2'"
+    flat "$1" | grep -F -- "$2" >/dev/null || fail "$1 does not mention '$2'"
 }
 
 # memd(8): its options.

@@ -61,7 +61,7 @@ for want in "memctl plan: reading $dir/l.csv \.\.\." \
     grep -qE "$want" <<<"$screen" || fail "the terminal never got /$want/"
 done
 # Not on a terminal: no progress lines, the same result line.
-"$memctl" plan "$dir/p.csv" --budget-ms 200 2>"$dir/err" | grep -q '^plan: 20000 buffers, arena ' ||
+"$memctl" plan "$dir/p.csv" --budget-ms 200 2>"$dir/err" | grep '^plan: 20000 buffers, arena ' >/dev/null ||
     fail "no result line without a terminal"
 grep -q ', interrupted' <<<"$("$memctl" plan "$dir/p.csv" --budget-ms 200 2>/dev/null)" &&
     fail "an uninterrupted plan says it was interrupted"
