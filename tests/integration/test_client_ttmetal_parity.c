@@ -271,6 +271,46 @@ START_TEST(per_core_basic)
 }
 END_TEST
 
+/* An earlier test_per_core_allocation.cpp, DifferentSizesPerCore and
+ * DeallocationFreesPerCoreSpace with set_per_core_shard_sizes: 1, 2, 3 and 4 KiB on cores
+ * (0,0) to (3,0), each at its own address inside L1, and room again once freed. memd has
+ * no size per piece in one request (doc/ttmetal.md, "Per-core shard sizes"): its
+ * workaround, one per-bank request per core in one all-or-nothing batch. SizeMismatchFatals
+ * (a size count other than the core count) has no counterpart there. */
+START_TEST(per_core_sizes_by_batch)
+{
+    start();
+    memclient *c = cu_connect(&f);
+    uint32_t core[4];
+    memclient_bank banks[4];
+    memclient_alloc_req r[4];
+    memclient_buffer b[4];
+    uint64_t handles[4];
+    for (uint32_t x = 0; x < 4; x++) {
+        core[x] = bank_of(x, 0);
+        r[x] = cu_l1(0, (x + 1) * KiB, KiB, &core[x], 1, 1);
+        r[x].bank_out = &banks[x];
+        r[x].nbank_out = 1;
+    }
+    for (int round = 0; round < 2; round++) { /* the second after freeing the first */
+        ck_assert_int_eq(memclient_alloc_batch(c, r, 4, b), 0);
+        for (uint32_t x = 0; x < 4; x++) {
+            ck_assert_int_eq(b[x].bank_mode, MEMD_BANKS_PER_BANK);
+            ck_assert_uint_eq(b[x].size_per_bank, (x + 1) * KiB);
+            ck_assert_uint_eq(banks[x].bank, core[x]);
+            ck_assert_uint_eq(banks[x].logical_x, x);
+            ck_assert_uint_eq(banks[x].logical_y, 0);
+            ck_assert_uint_gt(banks[x].absolute, 0);
+            ck_assert_uint_lt(banks[x].absolute, WORKER_L1_SIZE);
+            handles[x] = b[x].handle;
+        }
+        ck_assert_int_eq(memclient_free_batch(c, handles, 4), 0);
+    }
+    memclient_disconnect(c);
+    teardown();
+}
+END_TEST
+
 /* 0 with *b: `bytes` (one page) on banks set[0, n), uniform (one address: a bank set) or
  * per core (per bank); else the error. */
 static int on_cores(memclient *c, const uint32_t *set, uint32_t n, uint64_t bytes, bool uniform,
@@ -849,6 +889,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, memd_format_keeps_memd_rules);
     tcase_add_test(tc, per_core_socket_address);
     tcase_add_test(tc, per_core_basic);
+    tcase_add_test(tc, per_core_sizes_by_batch);
     tcase_add_test(tc, dram_bank_sets_refused);
     tcase_add_test(tc, range_beside_per_core_hog);
     tcase_add_test(tc, range_lockstep_reserved_on_every_core);

@@ -117,6 +117,24 @@ def test_per_core_basic(parity):
                        per_bank=True).banks == 4
 
 
+def test_per_core_sizes_by_batch(parity):
+    """An earlier test_per_core_allocation.cpp, DifferentSizesPerCore and
+    DeallocationFreesPerCoreSpace with set_per_core_shard_sizes: 1, 2, 3, 4 KiB on cores
+    (0,0)-(3,0). memd has no size per piece in one request (doc/ttmetal.md, "Per-core
+    shard sizes"): one per-bank request per core, in one all-or-nothing batch."""
+    reqs = [{"device": 0, "cls": "constant", "size": (x + 1) * KiB, "scope": "l1",
+             "page_size": KiB, "bank_set": [bank(x, 0)], "per_bank": True} for x in range(4)]
+    with memd.connect(parity.socket) as c:
+        for _ in range(2):  # the second after freeing the first
+            bufs = c.alloc_batch(reqs)
+            assert [b.size_per_bank for b in bufs] == [KiB, 2 * KiB, 3 * KiB, 4 * KiB]
+            for x, b in enumerate(bufs):
+                (piece,) = b.bank_info()
+                assert piece["bank"] == bank(x, 0) and piece["core"][:2] == (x, 0)
+                assert 0 < piece["absolute"] < WORKER_L1_SIZE
+            c.free_batch(bufs)
+
+
 def test_dram_bank_sets_refused(parity):
     """test_range_lockstep_allocation.cpp, RejectsNonL1Buffers: no bank set (nor per bank)
     in DRAM on a tt-metal device, nor a DRAM sub-device."""
