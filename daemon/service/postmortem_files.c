@@ -146,7 +146,8 @@ static size_t list_ids(const memd_pm_files *f, uint64_t **ids)
         (*ids)[n++] = id;
     }
     closedir(d);
-    qsort(*ids, n, sizeof **ids, by_id);
+    if (n) /* qsort's base may not be NULL, even for no elements */
+        qsort(*ids, n, sizeof **ids, by_id);
     return n;
 }
 
