@@ -89,13 +89,6 @@ static void reset(memclient *c, uint32_t dev)
     ck_assert_int_eq(memclient_region_reset(c, dev, MEMD_KIND_DRAM, 0, BOTTOM | TOP, NULL), 0);
 }
 
-static void last_error_says(const char *what)
-{
-    memclient_error e;
-    memclient_last_error(&e);
-    ck_assert_msg(strstr(e.message, what), "expected \"%s\" in: %s", what, e.message);
-}
-
 /* test_free_list_allocator.cpp, FreeListAllocator.TestResizeAllocator. */
 START_TEST(freelist_resize)
 {
@@ -184,11 +177,11 @@ START_TEST(refusals)
     ck_assert_uint_eq(at(c, 0, UP, 64, &lo), 0);
     ck_assert_uint_eq(at(c, 0, DOWN, 32, &hi), 992);
     ck_assert_int_eq(shrink(c, 0, BOTTOM, 32), -EBUSY);
-    last_error_says("a buffer there starts at 0x0");
+    cu_last_error_says("a buffer there starts at 0x0");
     ck_assert_int_eq(shrink(c, 0, TOP, 64), -EBUSY);
-    last_error_says("a buffer there ends at 0x400");
+    cu_last_error_says("a buffer there ends at 0x400");
     ck_assert_int_eq(shrink(c, 0, TOP, 48), -EINVAL);
-    last_error_says("multiple of the alignment 32");
+    cu_last_error_says("multiple of the alignment 32");
     ck_assert_int_eq(memclient_free(c, hi.handle), 0);
     memclient_range r;
     ck_assert_int_eq(memclient_region_shrink(c, 0, MEMD_KIND_DRAM, 0, TOP, 64, &r), 0);
@@ -198,7 +191,7 @@ START_TEST(refusals)
     ck_assert_uint_eq(r.end, 960);
     ck_assert_uint_eq(at(c, 0, DOWN, 32, &hi), 928);
     ck_assert_int_eq(shrink(c, 0, BOTTOM, 1024), -ERANGE);
-    last_error_says("[0x0, 0x3c0) is left");
+    cu_last_error_says("[0x0, 0x3c0) is left");
     ck_assert_int_eq(memclient_region_shrink(c, 7, MEMD_KIND_DRAM, 0, TOP, 64, NULL), -ENODEV);
     ck_assert_int_eq(memclient_region_shrink(c, 0, MEMD_KIND_DRAM, 3, TOP, 64, NULL), -ENOENT);
     ck_assert_int_eq(memclient_region_shrink(c, 0, MEMD_KIND_DRAM, 0, BOTTOM | TOP, 64, NULL),
