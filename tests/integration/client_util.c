@@ -313,6 +313,28 @@ int cu_run_as(uint32_t uid, int (*fn)(void *arg), void *arg)
     return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 }
 
+typedef struct connected_call {
+    const memd_fixture *f;
+    int (*fn)(memclient *c);
+} connected_call;
+
+static int connected(void *arg)
+{
+    const connected_call *k = arg;
+    memclient *c;
+    if (memclient_connect(k->f->socket_path, &c) < 0)
+        return 10;
+    int rc = k->fn(c);
+    memclient_disconnect(c);
+    return rc;
+}
+
+int cu_run_connected_as(uint32_t uid, const memd_fixture *f, int (*fn)(memclient *c))
+{
+    connected_call k = {f, fn};
+    return cu_run_as(uid, connected, &k);
+}
+
 bool cu_wait_gone(memclient *c, const uint64_t *handles, size_t n, int timeout_ms)
 {
     for (int waited = 0;; waited += 10) {

@@ -15,6 +15,19 @@
 
 /* Starts memd with the default config (fails the test if it cannot). */
 void cu_start(memd_fixture *f);
+/* The fixture of a suite whose every test runs against the default daemon: memd_fixture
+ * f, and setup and teardown for tcase_add_checked_fixture (the teardown fails the test
+ * unless memd stops cleanly). */
+#define CU_DEFAULT_FIXTURE                                                                 \
+    static memd_fixture f;                                                                 \
+    static void setup(void)                                                                \
+    {                                                                                      \
+        cu_start(&f);                                                                      \
+    }                                                                                      \
+    static void teardown(void)                                                             \
+    {                                                                                      \
+        ck_assert_int_eq(memd_fixture_stop(&f), 0);                                        \
+    }
 /* Starts memd on one wormhole_b0 device (id 0) with the given limits block (YAML flow
  * mapping contents, "max_reply_backlog: 1MiB"), stderr captured. */
 void cu_start_limits(memd_fixture *f, const char *limits);
@@ -69,6 +82,10 @@ void cu_open_socket_to_all(const memd_fixture *f);
 /* Forks; the child drops to uid/gid `uid` (all groups), runs fn(arg) and exits with its
  * return value. Returns the child's exit status (128 + signal if killed). */
 int cu_run_as(uint32_t uid, int (*fn)(void *arg), void *arg);
+
+/* The same with a connection: the child connects to f's daemon (exit 10 if it cannot),
+ * runs fn(c), disconnects and exits with fn's value. */
+int cu_run_connected_as(uint32_t uid, const memd_fixture *f, int (*fn)(memclient *c));
 
 /* A client process to kill: forks a child that runs make(socket_path, arg, handles, n)
  * to take what it will hold, reports handles[0..n) (0 where it failed) to the parent and
