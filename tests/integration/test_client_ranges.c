@@ -24,12 +24,8 @@
 #define BOTTOM MEMCLIENT_RANGE_BOTTOM
 #define TOP MEMCLIENT_RANGE_TOP
 
-static memd_fixture f;
-static char out_path[MEMCTL_PATH_MAX], err_path[MEMCTL_PATH_MAX];
-static char *out, *err;
-
-#define RUN(...) memctl_run(&f, (const char *const[]){__VA_ARGS__, NULL}, 0, out_path, \
-                            err_path, &out, &err)
+MEMCTL_SUITE_STATICS
+#define RUN MEMCTL_RUN
 
 static void start(void)
 {
@@ -42,15 +38,12 @@ static void start(void)
              "  - id: 1\n"
              "    descriptor: %s/tests/data/soc/devices/freelist_1g.yaml\n",
              src, src);
-    memd_fixture_opts o = {.config_yaml = yaml, .capture_stderr = true};
-    ck_assert_int_eq(memd_fixture_start(&f, &o), 0);
-    memctl_output_paths(&f, out_path, err_path);
+    memctl_yaml_start(&f, yaml, true, out_path, err_path);
 }
 
 static void teardown(void)
 {
-    memctl_output_clear(out_path, err_path, &out, &err);
-    memd_fixture_destroy(&f);
+    memctl_yaml_stop(&f, out_path, err_path, &out, &err);
 }
 
 /* 0 with *b, or the error: bytes of class cls on device dev (in its DRAM "data"). */

@@ -25,12 +25,8 @@
 #include "memctl_run.h"
 #include "raw_client.h"
 
-static memd_fixture f;
-static char out_path[MEMCTL_PATH_MAX], err_path[MEMCTL_PATH_MAX];
-static char *out, *err;
-
-#define RUN(...) memctl_run(&f, (const char *const[]){__VA_ARGS__, NULL}, 0, out_path, \
-                            err_path, &out, &err)
+MEMCTL_SUITE_STATICS
+#define RUN MEMCTL_RUN
 
 static void start(void)
 {
@@ -52,15 +48,12 @@ static void start(void)
              "sub_devices:\n"
              "  - {name: rows, device: 0, group: sram, cores: {x: 0-7, y: 0-3}}\n",
              data, data);
-    memd_fixture_opts o = {.config_yaml = yaml};
-    ck_assert_int_eq(memd_fixture_start(&f, &o), 0);
-    memctl_output_paths(&f, out_path, err_path);
+    memctl_yaml_start(&f, yaml, false, out_path, err_path);
 }
 
 static void teardown(void)
 {
-    memctl_output_clear(out_path, err_path, &out, &err);
-    memd_fixture_destroy(&f);
+    memctl_yaml_stop(&f, out_path, err_path, &out, &err);
 }
 
 static void core_is(const memclient_bank *b, uint32_t bank, int lx, int ly, int nx, int ny)

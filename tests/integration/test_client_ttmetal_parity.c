@@ -31,12 +31,8 @@
 #define WORKER_L1_SIZE 1499136ull /* the galaxy's worker_l1_size: tt-metal's l1_size_per_core */
 #define PAGE_SIZE 2048ull         /* HYBRID_TEST_PAGE_SIZE: 32 x 32 bf16 tile */
 
-static memd_fixture f;
-static char out_path[MEMCTL_PATH_MAX], err_path[MEMCTL_PATH_MAX];
-static char *out, *err;
-
-#define RUN(...) memctl_run(&f, (const char *const[]){__VA_ARGS__, NULL}, 0, out_path, \
-                            err_path, &out, &err)
+MEMCTL_SUITE_STATICS
+#define RUN MEMCTL_RUN
 
 static void start(void)
 {
@@ -63,15 +59,12 @@ static void start(void)
              "    overlap: [sd1, sd2]\n"
              "  - {name: mine, device: 1, group: l1, banks: 0-8}\n",
              src, src, src);
-    memd_fixture_opts o = {.config_yaml = yaml};
-    ck_assert_int_eq(memd_fixture_start(&f, &o), 0);
-    memctl_output_paths(&f, out_path, err_path);
+    memctl_yaml_start(&f, yaml, false, out_path, err_path);
 }
 
 static void teardown(void)
 {
-    memctl_output_clear(out_path, err_path, &out, &err);
-    memd_fixture_destroy(&f);
+    memctl_yaml_stop(&f, out_path, err_path, &out, &err);
 }
 
 static uint32_t bank_of(uint32_t x, uint32_t y)
