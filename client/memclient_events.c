@@ -12,19 +12,29 @@ int memclient_bad_reply(memclient_raw *raw, const char *op)
     return memclient_fail(-EBADMSG, "malformed %s reply", op);
 }
 
+uint8_t *memclient_begin_raw(memclient *c, uint16_t op, uint32_t len, const char *what,
+                             memclient_raw *raw, uint64_t *seq, int *r)
+{
+    int err = 0;
+    *raw = (memclient_raw){0};
+    if ((*r = memclient_lock(c)) < 0)
+        return NULL;
+    uint8_t *q = memclient_begin(c, op, len, MEMCLIENT_OUT_RAW, raw, 1, true, seq, &err);
+    if (!q) {
+        memclient_unlock(c);
+        *r = memclient_fail(err, "%s request: %s", what, memclient_strerror(err));
+    }
+    return q;
+}
+
 int memclient_raw_call(memclient *c, uint16_t op, const uint8_t *p, uint32_t len,
                        const char *what, uint32_t hold_ms, memclient_raw *raw)
 {
-    int r, err = 0;
+    int r;
     uint64_t seq;
-    *raw = (memclient_raw){0};
-    if ((r = memclient_lock(c)) < 0)
+    uint8_t *q = memclient_begin_raw(c, op, len, what, raw, &seq, &r);
+    if (!q)
         return r;
-    uint8_t *q = memclient_begin(c, op, len, MEMCLIENT_OUT_RAW, raw, 1, true, &seq, &err);
-    if (!q) {
-        memclient_unlock(c);
-        return memclient_fail(err, "%s request: %s", what, memclient_strerror(err));
-    }
     memcpy(q, p, len);
     memclient_slot_at(c, seq)->hold_ms = hold_ms;
     r = memclient_wait(c, seq);

@@ -46,6 +46,11 @@ typedef struct memclient_raw {
  * timeout. 0, or a negative errno (nothing to free). (memclient_events.c) */
 int memclient_raw_call(memclient *c, uint16_t op, const uint8_t *p, uint32_t len,
                        const char *what, uint32_t hold_ms, memclient_raw *raw);
+/* Locks c and begins a request of op with a payload of len bytes (returned, to fill; then
+ * memclient_finish(c, *seq)) whose reply payload goes to *raw. NULL, unlocked, with *r
+ * the negative errno (recorded, "WHAT request: ...") when it cannot. */
+uint8_t *memclient_begin_raw(memclient *c, uint16_t op, uint32_t len, const char *what,
+                             memclient_raw *raw, uint64_t *seq, int *r);
 /* Frees raw's data and fails with -EBADMSG "malformed OP reply". */
 int memclient_bad_reply(memclient_raw *raw, const char *op);
 

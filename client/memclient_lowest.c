@@ -12,26 +12,21 @@ int memclient_lowest_occupied(memclient *c, uint32_t device, memd_kind kind, uin
         return memclient_fail(-EINVAL, "memclient_lowest_occupied: address is NULL");
     if ((unsigned)kind >= MEMD_KIND_COUNT)
         return memclient_fail(-EINVAL, "unknown bank group %d", (int)kind);
-    int r, err = 0;
+    int r;
     uint64_t seq;
-    memclient_raw raw = {0};
-    if ((r = memclient_lock(c)) < 0)
+    memclient_raw raw;
+    uint8_t *p = memclient_begin_raw(c, MEMD_OP_LOWEST, MEMD_WIRE_LOWEST_REQ_SIZE, "LOWEST", &raw,
+                                     &seq, &r);
+    if (!p)
         return r;
-    uint8_t *p = memclient_begin(c, MEMD_OP_LOWEST, MEMD_WIRE_LOWEST_REQ_SIZE, MEMCLIENT_OUT_RAW,
-                                 &raw, 1, true, &seq, &err);
-    if (!p) {
-        memclient_unlock(c);
-        return memclient_fail(err, "LOWEST request: %s", memclient_strerror(err));
-    }
     memd_wire_lowest_req q = {.device = device, .bank = bank, .kind = (uint8_t)kind};
     memd_wire_lowest_req_put(p, &q);
     if ((r = memclient_finish(c, seq)) < 0)
         return r;
     memd_wire_lowest_rec rec;
-    r = memd_wire_lowest_rec_get(raw.data, raw.len, &rec);
+    if (memd_wire_lowest_rec_get(raw.data, raw.len, &rec) < 0)
+        return memclient_bad_reply(&raw, "LOWEST");
     free(raw.data);
-    if (r < 0)
-        return memclient_fail(-EBADMSG, "malformed LOWEST reply");
     *address = rec.address;
     if (absolute)
         *absolute = rec.absolute;

@@ -9,25 +9,20 @@ static int range_op(memclient *c, const memd_wire_range_req *q, memclient_range 
 {
     if ((unsigned)q->kind >= MEMD_KIND_COUNT)
         return memclient_fail(-EINVAL, "unknown bank group %d", (int)q->kind);
-    int r, err = 0;
+    int r;
     uint64_t seq;
-    memclient_raw raw = {0};
-    if ((r = memclient_lock(c)) < 0)
+    memclient_raw raw;
+    uint8_t *p = memclient_begin_raw(c, MEMD_OP_REGION_RANGE, MEMD_WIRE_RANGE_REQ_SIZE,
+                                     "REGION_RANGE", &raw, &seq, &r);
+    if (!p)
         return r;
-    uint8_t *p = memclient_begin(c, MEMD_OP_REGION_RANGE, MEMD_WIRE_RANGE_REQ_SIZE,
-                                 MEMCLIENT_OUT_RAW, &raw, 1, true, &seq, &err);
-    if (!p) {
-        memclient_unlock(c);
-        return memclient_fail(err, "REGION_RANGE request: %s", memclient_strerror(err));
-    }
     memd_wire_range_req_put(p, q);
     if ((r = memclient_finish(c, seq)) < 0)
         return r;
     memd_wire_range_rec rec;
-    r = memd_wire_range_rec_get(raw.data, raw.len, &rec);
+    if (memd_wire_range_rec_get(raw.data, raw.len, &rec) < 0)
+        return memclient_bad_reply(&raw, "REGION_RANGE");
     free(raw.data);
-    if (r < 0)
-        return memclient_fail(-EBADMSG, "malformed REGION_RANGE reply");
     if (out)
         memclient_range_from_wire(out, &rec);
     return 0;

@@ -84,15 +84,19 @@ static void put_all(const memd_state *st, const memd_session *self, int dev, sin
             put_session(st, s, dev, k);
 }
 
-/* The request's device: its index, -1 for every one, or an error in err. */
-static int device_of(const memd_state *st, uint32_t device, int *dev, memd_error *err)
+/* Decodes the request and resolves its device: its index, -1 for every one. < 0 with
+ * err->code unset: a malformed request. */
+static int decode(const memd_state *st, const memd_wire_hdr *h, const uint8_t *p,
+                  memd_wire_peaks_req *q, int *dev, memd_error *err)
 {
+    memd_error_reset(err);
     *dev = -1;
-    if (device == UINT32_MAX)
-        return 0;
-    int i = memd_state_dev_index(st, device);
+    int rc = memd_wire_peaks_req_get(p, h->len, q);
+    if (rc < 0 || q->device == UINT32_MAX)
+        return rc;
+    int i = memd_state_dev_index(st, q->device);
     if (i < 0)
-        return memd_error_set(err, i, "no device %u (%u configured)", device, st->ndevs);
+        return memd_error_set(err, i, "no device %u (%u configured)", q->device, st->ndevs);
     *dev = i;
     return 0;
 }
@@ -101,13 +105,11 @@ int memd_op_peaks(memd_state *st, memd_session *s, const memd_wire_hdr *h, const
                   memd_buf *out)
 {
     memd_wire_peaks_req q;
-    int rc = memd_wire_peaks_req_get(p, h->len, &q);
-    if (rc < 0)
-        return memd_malformed(st, h, out, rc);
     memd_error err;
-    memd_error_reset(&err);
     int dev;
-    rc = device_of(st, q.device, &dev, &err);
+    int rc = decode(st, h, p, &q, &dev, &err);
+    if (rc < 0 && !err.code)
+        return memd_malformed(st, h, out, rc);
     if (rc == 0 && q.session != 0)
         rc = memd_error_set(&err, -EINVAL, "PEAKS takes session 0 (it is PEAKS_RESET's), not %u",
                             q.session);
@@ -136,13 +138,11 @@ int memd_op_peaks_reset(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                         const uint8_t *p, memd_buf *out)
 {
     memd_wire_peaks_req q;
-    int rc = memd_wire_peaks_req_get(p, h->len, &q);
-    if (rc < 0)
-        return memd_malformed(st, h, out, rc);
     memd_error err;
-    memd_error_reset(&err);
     int dev;
-    rc = device_of(st, q.device, &dev, &err);
+    int rc = decode(st, h, p, &q, &dev, &err);
+    if (rc < 0 && !err.code)
+        return memd_malformed(st, h, out, rc);
     memd_session *only = s;
     if (rc == 0 && q.session != 0 && q.session != s->id) {
         if (!s->admin)

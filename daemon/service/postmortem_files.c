@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "log.h"
 #include "pm_reply.h"
 #include "postmortem.h"
@@ -21,20 +22,6 @@ struct memd_pm_files {
     char path[4096];
 };
 
-static int write_all(int fd, const uint8_t *p, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -errno;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 static int save(const memd_pm_files *f, const memd_pm_saved *v)
 {
     char name[32], tmp[40];
@@ -43,7 +30,7 @@ static int save(const memd_pm_files *f, const memd_pm_saved *v)
     int fd = openat(f->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
     if (fd < 0)
         return -errno;
-    int rc = write_all(fd, v->data, v->len);
+    int rc = memd_write_all(fd, v->data, v->len, false);
     if (close(fd) < 0 && rc == 0)
         rc = -errno;
     if (rc == 0 && renameat(f->dirfd, tmp, f->dirfd, name) < 0)

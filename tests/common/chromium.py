@@ -2,13 +2,27 @@
 page (--dump-dom, --screenshot) and read the PNG it writes (zlib + struct, no imaging
 library). CHROMIUM is None where it is not installed: the tests skip (exit 77)."""
 import json
+import os
 import re
 import shutil
 import struct
 import subprocess
+import sys
 import zlib
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def require_chromium():
+    """Ends a test where Chromium is not installed: exit 77, meson's "skipped"."""
+    if not CHROMIUM:
+        print("no chromium here: skipped")
+        sys.exit(77)
+
+
+def pictures_dir(build):
+    """Where the tests keep their screenshots: BUILD/tests/python/pictures."""
+    return os.path.join(build, "tests", "python", "pictures")
 
 
 def chromium(profile, w, h, *args):

@@ -119,6 +119,21 @@ void memctl_suite_stop(memd_fixture *f, memclient *c, const char *out_path,
     ck_assert_int_eq(memd_fixture_stop(f), 0);
 }
 
+void memctl_yaml_start(memd_fixture *f, const char *yaml, bool capture_stderr, char *out_path,
+                       char *err_path)
+{
+    memd_fixture_opts o = {.config_yaml = yaml, .capture_stderr = capture_stderr};
+    ck_assert_int_eq(memd_fixture_start(f, &o), 0);
+    memctl_output_paths(f, out_path, err_path);
+}
+
+void memctl_yaml_stop(memd_fixture *f, const char *out_path, const char *err_path, char **out,
+                      char **err)
+{
+    memctl_output_clear(out_path, err_path, out, err);
+    memd_fixture_destroy(f);
+}
+
 void memctl_expect_all(const char *text, const char *const *want)
 {
     for (; *want; want++)

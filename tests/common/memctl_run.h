@@ -3,6 +3,7 @@
 #ifndef MEMD_TESTS_MEMCTL_RUN_H
 #define MEMD_TESTS_MEMCTL_RUN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -27,6 +28,21 @@ pid_t memctl_spawn(const memd_fixture *f, const char *const *args, uid_t uid, in
 void memctl_output_paths(const memd_fixture *f, char *out_path, char *err_path);
 /* Teardown: frees the last run's texts (NULL after) and removes the output files. */
 void memctl_output_clear(const char *out_path, const char *err_path, char **out, char **err);
+
+/* The statics of a suite that runs memctl against a daemon of its own config: the
+ * fixture f, the output files and the last run's texts; MEMCTL_RUN(args...) runs memctl
+ * --socket f's-socket args... and returns its exit code, its texts in out and err. */
+#define MEMCTL_SUITE_STATICS                                                               \
+    static memd_fixture f;                                                                 \
+    static char out_path[MEMCTL_PATH_MAX], err_path[MEMCTL_PATH_MAX];                      \
+    static char *out, *err;
+#define MEMCTL_RUN(...) memctl_run(&f, MEMCTL_ARGS(__VA_ARGS__), 0, out_path, err_path, &out, &err)
+/* Such a suite's start once its config is written (capture_stderr: memd's stderr kept
+ * for the test; fails the test if memd does not start) and its teardown. */
+void memctl_yaml_start(memd_fixture *f, const char *yaml, bool capture_stderr, char *out_path,
+                       char *err_path);
+void memctl_yaml_stop(memd_fixture *f, const char *out_path, const char *err_path, char **out,
+                      char **err);
 
 /* Fails the test unless text holds every string of the NULL-terminated list want. */
 void memctl_expect_all(const char *text, const char *const *want);

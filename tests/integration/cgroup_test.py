@@ -15,6 +15,7 @@ import uuid
 BUILD, SRC = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(SRC, "tests", "common"))
 from memd_daemon import Daemon  # noqa: E402
+from tap import check, done  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cgroup_util import Cgroups  # noqa: E402
@@ -23,14 +24,6 @@ MEMCTL = os.path.join(BUILD, "tools", "memctl", "memctl")
 
 
 cg_tree = Cgroups()
-
-failed = 0
-
-
-def check(cond, what):
-    global failed
-    print(("ok - " if cond else "not ok - ") + what, flush=True)
-    failed += not cond
 
 
 pod = str(uuid.uuid4())
@@ -80,4 +73,4 @@ finally:
     d.stop()
     d.cleanup()
     cg_tree.cleanup()
-sys.exit(1 if failed else 0)
+done()

@@ -1,6 +1,6 @@
 """Real cgroups for the tests: made under the writable cgroup v2 mount, below this
 process's own cgroup, and removed again; a client process moved into one before it
-connects, as a container's process would be. Used by cgroup_test.py and limits_test.py."""
+connects, as a container's process would be. Used by cgroup_test.py, limits_test.py and prometheus_test.py."""
 import os
 import subprocess
 import sys
@@ -46,6 +46,20 @@ class Cgroups:
         """argv run in cgroup directory fs (joined before exec)."""
         return subprocess.Popen(["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', fs] +
                                 list(argv), **kw)
+
+    def hold(self, memctl, socket, size, fs=None):
+        """memctl alloc --hold of size per bank of device 0's DRAM, in cgroup directory fs
+        (None: this process's): the process and the first line it printed (stderr's when it
+        failed)."""
+        argv = [memctl, "--socket", socket, "alloc", "--device", "0", "--class", "constant",
+                "--size", size, "--hold"]
+        kw = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p = self.spawn(fs, argv, **kw) if fs else subprocess.Popen(argv, **kw)
+        line = p.stdout.readline()
+        if not line:
+            p.wait(timeout=30)
+            line = p.stderr.read()
+        return p, line
 
     def cleanup(self):
         """Removes the test's cgroups, deepest first (they must be empty)."""

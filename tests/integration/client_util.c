@@ -110,6 +110,43 @@ uint64_t cu_region_size(memclient *c, uint32_t device, memd_kind kind, const cha
     return size;
 }
 
+size_t cu_galaxy_yaml(char *yaml, size_t len, uint32_t id, const char *name)
+{
+    const char *data = getenv("MEMD_SHARED_DATA");
+    ck_assert_ptr_nonnull(data);
+    int n = snprintf(yaml, len,
+                     "  - id: %u\n"
+                     "    name: %s\n"
+                     "    tt_metal:\n"
+                     "      soc_descriptor: %s/soc/tt-metal/soc_wormhole_b0_80_arch.yaml\n"
+                     "      core_descriptor: %s/soc/tt-metal/core_wormhole_b0_80_arch.yaml\n"
+                     "      product: galaxy\n"
+                     "      hw_cqs: 1\n"
+                     "    sram:\n"
+                     "      reserved: 160KiB\n",
+                     id, name, data, data);
+    ck_assert(n > 0 && (size_t)n < len);
+    return (size_t)n;
+}
+
+void cu_last_error_says(const char *what)
+{
+    memclient_error e;
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, what), "expected \"%s\" in: %s", what, e.message);
+}
+
+uint32_t cu_dram_banks(memclient *c)
+{
+    memclient_snapshot *s = cu_dump(c, 0);
+    uint32_t banks = 0;
+    for (size_t i = 0; i < s->ngroups; i++)
+        if (s->groups[i].device == 0 && s->groups[i].kind == MEMD_KIND_DRAM)
+            banks = s->groups[i].banks;
+    memclient_snapshot_free(s);
+    return banks;
+}
+
 uint64_t cu_data_allocated(memclient *c)
 {
     memclient_snapshot *s = cu_dump(c, 0);
@@ -274,6 +311,28 @@ int cu_run_as(uint32_t uid, int (*fn)(void *arg), void *arg)
     while (waitpid(pid, &ws, 0) < 0)
         ck_assert_int_eq(errno, EINTR);
     return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+typedef struct connected_call {
+    const memd_fixture *f;
+    int (*fn)(memclient *c);
+} connected_call;
+
+static int connected(void *arg)
+{
+    const connected_call *k = arg;
+    memclient *c;
+    if (memclient_connect(k->f->socket_path, &c) < 0)
+        return 10;
+    int rc = k->fn(c);
+    memclient_disconnect(c);
+    return rc;
+}
+
+int cu_run_connected_as(uint32_t uid, const memd_fixture *f, int (*fn)(memclient *c))
+{
+    connected_call k = {f, fn};
+    return cu_run_as(uid, connected, &k);
 }
 
 bool cu_wait_gone(memclient *c, const uint64_t *handles, size_t n, int timeout_ms)

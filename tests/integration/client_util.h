@@ -15,9 +15,26 @@
 
 /* Starts memd with the default config (fails the test if it cannot). */
 void cu_start(memd_fixture *f);
+/* The fixture of a suite whose every test runs against the default daemon: memd_fixture
+ * f, and setup and teardown for tcase_add_checked_fixture (the teardown fails the test
+ * unless memd stops cleanly). */
+#define CU_DEFAULT_FIXTURE                                                                 \
+    static memd_fixture f;                                                                 \
+    static void setup(void)                                                                \
+    {                                                                                      \
+        cu_start(&f);                                                                      \
+    }                                                                                      \
+    static void teardown(void)                                                             \
+    {                                                                                      \
+        ck_assert_int_eq(memd_fixture_stop(&f), 0);                                        \
+    }
 /* Starts memd on one wormhole_b0 device (id 0) with the given limits block (YAML flow
  * mapping contents, "max_reply_backlog: 1MiB"), stderr captured. */
 void cu_start_limits(memd_fixture *f, const char *limits);
+/* Writes at yaml (len bytes) the devices: entry of device id: tt-metal's own Wormhole
+ * galaxy descriptors (MEMD_SHARED_DATA/soc/tt-metal; fails the test without it), named
+ * name, one command queue, 160 KiB of L1 reserved. Returns the length written. */
+size_t cu_galaxy_yaml(char *yaml, size_t len, uint32_t id, const char *name);
 /* Connects to f's daemon (fails the test if it cannot). */
 memclient *cu_connect(const memd_fixture *f);
 /* Dumps everything (fails the test on error); free with memclient_snapshot_free. */
@@ -30,6 +47,11 @@ memclient_alloc_req cu_sram(uint64_t bytes);
 /* The same on any device, with a page size and a bank set (NULL, 0: none) or per bank. */
 memclient_alloc_req cu_l1(uint32_t device, uint64_t bytes, uint64_t page_size,
                           const uint32_t *set, uint32_t nset, int per_bank);
+
+/* Fails the test unless memd's reply to the last failed call says what. */
+void cu_last_error_says(const char *what);
+/* Banks of device 0's DRAM group, from a dump of its own. */
+uint32_t cu_dram_banks(memclient *c);
 
 /* Region `name` of device 0's bank group `kind` in s, or NULL. */
 const memclient_region *cu_region(const memclient_snapshot *s, memd_kind kind,
@@ -60,6 +82,10 @@ void cu_open_socket_to_all(const memd_fixture *f);
 /* Forks; the child drops to uid/gid `uid` (all groups), runs fn(arg) and exits with its
  * return value. Returns the child's exit status (128 + signal if killed). */
 int cu_run_as(uint32_t uid, int (*fn)(void *arg), void *arg);
+
+/* The same with a connection: the child connects to f's daemon (exit 10 if it cannot),
+ * runs fn(c), disconnects and exits with fn's value. */
+int cu_run_connected_as(uint32_t uid, const memd_fixture *f, int (*fn)(memclient *c));
 
 /* A client process to kill: forks a child that runs make(socket_path, arg, handles, n)
  * to take what it will hold, reports handles[0..n) (0 where it failed) to the parent and

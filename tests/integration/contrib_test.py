@@ -16,16 +16,10 @@ import tempfile
 BUILD, SRC, SHARED = sys.argv[1:4]
 sys.path.insert(0, os.path.join(SRC, "tests", "common"))
 from memd_daemon import Daemon  # noqa: E402
+from tap import check, done  # noqa: E402
 
 MEMD = os.path.join(BUILD, "daemon", "memd")
 MEMCTL = os.path.join(BUILD, "tools", "memctl", "memctl")
-failed = 0
-
-
-def check(cond, what):
-    global failed
-    print(("ok - " if cond else "not ok - ") + what, flush=True)
-    failed += not cond
 
 
 d = Daemon(MEMD, os.path.join(SRC, "config", "memd.yaml"), memctl=MEMCTL, prefix="memd-contrib-")
@@ -72,4 +66,4 @@ check(port and ('"--listen", ":%s"' % port.group(1)) in k8s and
       "scrape annotation, exporter --listen and containerPort agree")
 check('"/usr/bin/memctl", "--socket", "/run/memd/memd.sock", "metrics"' in k8s,
       "the exporter container runs memctl metrics on memd's socket")
-sys.exit(1 if failed else 0)
+done()

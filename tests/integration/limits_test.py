@@ -20,18 +20,12 @@ BUILD, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 sys.path.insert(0, os.path.join(SRC, "tests", "common"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from memd_daemon import Daemon  # noqa: E402
+from tap import check, done  # noqa: E402
 from cgroup_util import Cgroups  # noqa: E402
 
 MEMCTL = os.path.join(BUILD, "tools", "memctl", "memctl")
 MiB = 1 << 20
 NOBODY = 65534
-failed = 0
-
-
-def check(cond, what):
-    global failed
-    print(("ok - " if cond else "not ok - ") + what, flush=True)
-    failed += not cond
 
 
 cgs = Cgroups()
@@ -66,17 +60,9 @@ def limit_of(d, cgroup):
 
 
 def hold(fs, size):
-    """memctl alloc --hold of size per bank in device 0's DRAM, in cgroup directory fs (None:
-    this process's): the process and the first line it printed (stderr's on failure)."""
-    argv = [MEMCTL, "--socket", d.socket, "alloc", "--device", "0", "--class", "constant",
-            "--size", size, "--hold"]
-    kw = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    p = cgs.spawn(fs, argv, **kw) if fs else subprocess.Popen(argv, **kw)
+    """memctl alloc --hold (cgroup_util.Cgroups.hold), killed at the end."""
+    p, line = cgs.hold(MEMCTL, d.socket, size, fs)
     holds.append(p)
-    line = p.stdout.readline()
-    if not line:
-        p.wait(timeout=30)
-        line = p.stderr.read()
     return p, line
 
 
@@ -182,4 +168,4 @@ finally:
     d.cleanup()
     cgs.cleanup()
     shutil.rmtree(conf_dir, ignore_errors=True)
-sys.exit(1 if failed else 0)
+done()

@@ -30,6 +30,7 @@ BUILD, SRC = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(SRC, "tests", "common"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from memd_daemon import Daemon  # noqa: E402
+from tap import check, done  # noqa: E402
 from cgroup_util import Cgroups  # noqa: E402
 
 for tool in ("prometheus", "promtool", "systemd-socket-activate"):
@@ -38,13 +39,6 @@ for tool in ("prometheus", "promtool", "systemd-socket-activate"):
         sys.exit(77)
 
 MEMCTL = os.path.join(BUILD, "tools", "memctl", "memctl")
-failed = 0
-
-
-def check(cond, what):
-    global failed
-    print(("ok - " if cond else "not ok - ") + what, flush=True)
-    failed += not cond
 
 
 def free_port():
@@ -59,17 +53,9 @@ def get(url, timeout=5):
 
 
 def hold(size, cgroup_dir=None):
-    """memctl alloc --hold of size per bank of device 0's DRAM (in cgroup_dir when given):
-    the process and its first line (stderr when it failed)."""
-    argv = [MEMCTL, "--socket", d.socket, "alloc", "--device", "0", "--class", "constant",
-            "--size", size, "--hold"]
-    kw = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    p = cgs.spawn(cgroup_dir, argv, **kw) if cgroup_dir else subprocess.Popen(argv, **kw)
+    """memctl alloc --hold (cgroup_util.Cgroups.hold), killed at the end."""
+    p, line = cgs.hold(MEMCTL, d.socket, size, cgroup_dir)
     procs.append(p)
-    line = p.stdout.readline()
-    if not line:
-        p.wait(timeout=30)
-        line = p.stderr.read()
     return p, line
 
 
@@ -219,4 +205,4 @@ finally:
     d.stop()
     d.cleanup()
     cgs.cleanup()
-sys.exit(1 if failed else 0)
+done()

@@ -11,23 +11,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "test_clock.h"
 
 static uint64_t next_id = 1;
 
 int raw_write(int fd, const void *buf, size_t len)
 {
-    const uint8_t *p = buf;
-    while (len > 0) {
-        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -errno;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
+    return memd_write_all(fd, buf, len, true);
 }
 
 int raw_send(int fd, uint16_t op, uint64_t id, const void *payload, uint32_t len)

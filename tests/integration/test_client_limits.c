@@ -47,17 +47,6 @@ static const memclient_limit *limit_of(const memclient_snapshot *s)
     return NULL;
 }
 
-static uint32_t dram_banks(memclient *c)
-{
-    memclient_snapshot *s = cu_dump(c, 0);
-    uint32_t banks = 0;
-    for (size_t i = 0; i < s->ngroups; i++)
-        if (s->groups[i].device == 0 && s->groups[i].kind == MEMD_KIND_DRAM)
-            banks = s->groups[i].banks;
-    memclient_snapshot_free(s);
-    return banks;
-}
-
 static int nobody_sets(void *arg)
 {
     memclient *c = NULL;
@@ -79,7 +68,7 @@ START_TEST(limit_bounds_own_cgroup)
     cu_start(&f);
     cu_open_socket_to_all(&f);
     memclient *c = cu_connect(&f);
-    uint64_t banks = dram_banks(c), mx = (1u << 20) * banks;
+    uint64_t banks = cu_dram_banks(c), mx = (1u << 20) * banks;
     ck_assert_int_eq(memclient_limit_set(c, own, 0, MEMD_KIND_DRAM, mx), 0);
     ck_assert_int_eq(memclient_limit_set(c, "no/slash", 0, MEMD_KIND_DRAM, mx), -EINVAL);
     ck_assert_int_eq(memclient_limit_set(c, "/x", 99, MEMD_KIND_DRAM, mx), -ENODEV);

@@ -10,17 +10,7 @@
 #include "client_util.h"
 #include "memctl_run.h"
 
-static memd_fixture f;
-
-static void setup(void)
-{
-    cu_start(&f);
-}
-
-static void teardown(void)
-{
-    ck_assert_int_eq(memd_fixture_stop(&f), 0);
-}
+CU_DEFAULT_FIXTURE
 
 #define BANKS 12u
 #define PAGE 2048u

@@ -42,22 +42,11 @@ static const memclient_peak *find(const memclient_peak *v, size_t n, unsigned wh
     return NULL;
 }
 
-static uint32_t dram_banks(memclient *c)
-{
-    memclient_snapshot *s = cu_dump(c, 0);
-    uint32_t banks = 0;
-    for (size_t i = 0; i < s->ngroups; i++)
-        if (s->groups[i].device == 0 && s->groups[i].kind == MEMD_KIND_DRAM)
-            banks = s->groups[i].banks;
-    memclient_snapshot_free(s);
-    return banks;
-}
-
 START_TEST(peak_stays_after_free_and_resets)
 {
     cu_start(&f);
     memclient *c = cu_connect(&f);
-    uint64_t banks = dram_banks(c), mib = 1u << 20;
+    uint64_t banks = cu_dram_banks(c), mib = 1u << 20;
     uint32_t me = session_of(c);
     memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, mib);
     memclient_buffer a, b;
@@ -160,7 +149,7 @@ START_TEST(non_admin_sees_and_resets_its_own)
     size_t n;
     ck_assert_int_eq(memclient_peaks(c, 0, &v, &n), 0);
     ck_assert_uint_eq(find(v, n, MEMCLIENT_PEAK_SESSION, 0, me, 0)->peak,
-                      (128u << 10) * dram_banks(c));
+                      (128u << 10) * cu_dram_banks(c));
     free(v);
     memclient_disconnect(c);
 }

@@ -24,12 +24,8 @@
 #define BOTTOM MEMCLIENT_RANGE_BOTTOM
 #define TOP MEMCLIENT_RANGE_TOP
 
-static memd_fixture f;
-static char out_path[MEMCTL_PATH_MAX], err_path[MEMCTL_PATH_MAX];
-static char *out, *err;
-
-#define RUN(...) memctl_run(&f, (const char *const[]){__VA_ARGS__, NULL}, 0, out_path, \
-                            err_path, &out, &err)
+MEMCTL_SUITE_STATICS
+#define RUN MEMCTL_RUN
 
 static void start(void)
 {
@@ -42,15 +38,12 @@ static void start(void)
              "  - id: 1\n"
              "    descriptor: %s/tests/data/soc/devices/freelist_1g.yaml\n",
              src, src);
-    memd_fixture_opts o = {.config_yaml = yaml, .capture_stderr = true};
-    ck_assert_int_eq(memd_fixture_start(&f, &o), 0);
-    memctl_output_paths(&f, out_path, err_path);
+    memctl_yaml_start(&f, yaml, true, out_path, err_path);
 }
 
 static void teardown(void)
 {
-    memctl_output_clear(out_path, err_path, &out, &err);
-    memd_fixture_destroy(&f);
+    memctl_yaml_stop(&f, out_path, err_path, &out, &err);
 }
 
 /* 0 with *b, or the error: bytes of class cls on device dev (in its DRAM "data"). */
@@ -87,13 +80,6 @@ static int shrink(memclient *c, uint32_t dev, unsigned end, uint64_t bytes)
 static void reset(memclient *c, uint32_t dev)
 {
     ck_assert_int_eq(memclient_region_reset(c, dev, MEMD_KIND_DRAM, 0, BOTTOM | TOP, NULL), 0);
-}
-
-static void last_error_says(const char *what)
-{
-    memclient_error e;
-    memclient_last_error(&e);
-    ck_assert_msg(strstr(e.message, what), "expected \"%s\" in: %s", what, e.message);
 }
 
 /* test_free_list_allocator.cpp, FreeListAllocator.TestResizeAllocator. */
@@ -184,11 +170,11 @@ START_TEST(refusals)
     ck_assert_uint_eq(at(c, 0, UP, 64, &lo), 0);
     ck_assert_uint_eq(at(c, 0, DOWN, 32, &hi), 992);
     ck_assert_int_eq(shrink(c, 0, BOTTOM, 32), -EBUSY);
-    last_error_says("a buffer there starts at 0x0");
+    cu_last_error_says("a buffer there starts at 0x0");
     ck_assert_int_eq(shrink(c, 0, TOP, 64), -EBUSY);
-    last_error_says("a buffer there ends at 0x400");
+    cu_last_error_says("a buffer there ends at 0x400");
     ck_assert_int_eq(shrink(c, 0, TOP, 48), -EINVAL);
-    last_error_says("multiple of the alignment 32");
+    cu_last_error_says("multiple of the alignment 32");
     ck_assert_int_eq(memclient_free(c, hi.handle), 0);
     memclient_range r;
     ck_assert_int_eq(memclient_region_shrink(c, 0, MEMD_KIND_DRAM, 0, TOP, 64, &r), 0);
@@ -198,7 +184,7 @@ START_TEST(refusals)
     ck_assert_uint_eq(r.end, 960);
     ck_assert_uint_eq(at(c, 0, DOWN, 32, &hi), 928);
     ck_assert_int_eq(shrink(c, 0, BOTTOM, 1024), -ERANGE);
-    last_error_says("[0x0, 0x3c0) is left");
+    cu_last_error_says("[0x0, 0x3c0) is left");
     ck_assert_int_eq(memclient_region_shrink(c, 7, MEMD_KIND_DRAM, 0, TOP, 64, NULL), -ENODEV);
     ck_assert_int_eq(memclient_region_shrink(c, 0, MEMD_KIND_DRAM, 3, TOP, 64, NULL), -ENOENT);
     ck_assert_int_eq(memclient_region_shrink(c, 0, MEMD_KIND_DRAM, 0, BOTTOM | TOP, 64, NULL),

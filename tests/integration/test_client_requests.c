@@ -276,12 +276,7 @@ START_TEST(query_and_bank_addresses)
     ck_assert_str_eq(info.name, "activations");
     ck_assert_uint_eq(info.pid, (uint32_t)getpid());
     ck_assert_uint_eq(info.uid, (uint32_t)getuid());
-    memclient_snapshot *s = cu_dump(c, 0);
-    uint32_t banks = 0;
-    for (size_t i = 0; i < s->ngroups; i++)
-        if (s->groups[i].device == 0 && s->groups[i].kind == MEMD_KIND_DRAM)
-            banks = s->groups[i].banks;
-    memclient_snapshot_free(s);
+    uint32_t banks = cu_dram_banks(c);
     ck_assert_uint_gt(banks, 1);
     uint64_t addrs[256];
     int n = memclient_bank_addresses(c, b.handle, addrs, 256);

@@ -25,29 +25,17 @@
 #include "memctl_run.h"
 #include "raw_client.h"
 
-static memd_fixture f;
-static char out_path[MEMCTL_PATH_MAX], err_path[MEMCTL_PATH_MAX];
-static char *out, *err;
-
-#define RUN(...) memctl_run(&f, (const char *const[]){__VA_ARGS__, NULL}, 0, out_path, \
-                            err_path, &out, &err)
+MEMCTL_SUITE_STATICS
+#define RUN MEMCTL_RUN
 
 static void start(void)
 {
     const char *data = getenv("MEMD_SHARED_DATA");
     ck_assert_ptr_nonnull(data);
-    char yaml[2048];
-    snprintf(yaml, sizeof yaml,
-             "devices:\n"
-             "  - id: 0\n"
-             "    name: wormhole_b0\n"
-             "    tt_metal:\n"
-             "      soc_descriptor: %s/soc/tt-metal/soc_wormhole_b0_80_arch.yaml\n"
-             "      core_descriptor: %s/soc/tt-metal/core_wormhole_b0_80_arch.yaml\n"
-             "      product: galaxy\n"
-             "      hw_cqs: 1\n"
-             "    sram:\n"
-             "      reserved: 160KiB\n"
+    char yaml[2048] = "devices:\n";
+    size_t n = strlen(yaml);
+    n += cu_galaxy_yaml(yaml + n, sizeof yaml - n, 0, "wormhole_b0");
+    snprintf(yaml + n, sizeof yaml - n,
              "  - id: 1\n"
              "    name: grayskull_e150\n"
              "    tt_metal:\n"
@@ -59,16 +47,13 @@ static void start(void)
              "      reserved: 128KiB\n"
              "sub_devices:\n"
              "  - {name: rows, device: 0, group: sram, cores: {x: 0-7, y: 0-3}}\n",
-             data, data, data, data);
-    memd_fixture_opts o = {.config_yaml = yaml};
-    ck_assert_int_eq(memd_fixture_start(&f, &o), 0);
-    memctl_output_paths(&f, out_path, err_path);
+             data, data);
+    memctl_yaml_start(&f, yaml, false, out_path, err_path);
 }
 
 static void teardown(void)
 {
-    memctl_output_clear(out_path, err_path, &out, &err);
-    memd_fixture_destroy(&f);
+    memctl_yaml_stop(&f, out_path, err_path, &out, &err);
 }
 
 static void core_is(const memclient_bank *b, uint32_t bank, int lx, int ly, int nx, int ny)

@@ -31,30 +31,16 @@
 #define WORKER_L1_SIZE 1499136ull /* the galaxy's worker_l1_size: tt-metal's l1_size_per_core */
 #define PAGE_SIZE 2048ull         /* HYBRID_TEST_PAGE_SIZE: 32 x 32 bf16 tile */
 
-static memd_fixture f;
-static char out_path[MEMCTL_PATH_MAX], err_path[MEMCTL_PATH_MAX];
-static char *out, *err;
-
-#define RUN(...) memctl_run(&f, (const char *const[]){__VA_ARGS__, NULL}, 0, out_path, \
-                            err_path, &out, &err)
+MEMCTL_SUITE_STATICS
+#define RUN MEMCTL_RUN
 
 static void start(void)
 {
-    const char *data = getenv("MEMD_SHARED_DATA");
-    ck_assert_ptr_nonnull(data);
     const char *src = memd_fixture_source_root();
-    char yaml[2048];
-    snprintf(yaml, sizeof yaml,
-             "devices:\n"
-             "  - id: 0\n"
-             "    name: wormhole_galaxy\n"
-             "    tt_metal:\n"
-             "      soc_descriptor: %s/soc/tt-metal/soc_wormhole_b0_80_arch.yaml\n"
-             "      core_descriptor: %s/soc/tt-metal/core_wormhole_b0_80_arch.yaml\n"
-             "      product: galaxy\n"
-             "      hw_cqs: 1\n"
-             "    sram:\n"
-             "      reserved: 160KiB\n"
+    char yaml[2048] = "devices:\n";
+    size_t n = strlen(yaml);
+    n += cu_galaxy_yaml(yaml + n, sizeof yaml - n, 0, "wormhole_galaxy");
+    snprintf(yaml + n, sizeof yaml - n,
              "  - id: 1\n"
              "    descriptor: %s/config/devices/wormhole_b0.yaml\n"
              "  - id: 2\n"
@@ -72,29 +58,18 @@ static void start(void)
              "    cores: [{x: 5, y: 4}, {x: 3, y: 2-3}, {x: 0-2, y: 0-2}]\n"
              "    overlap: [sd1, sd2]\n"
              "  - {name: mine, device: 1, group: l1, banks: 0-8}\n",
-             data, data, src, src, src);
-    memd_fixture_opts o = {.config_yaml = yaml};
-    ck_assert_int_eq(memd_fixture_start(&f, &o), 0);
-    memctl_output_paths(&f, out_path, err_path);
+             src, src, src);
+    memctl_yaml_start(&f, yaml, false, out_path, err_path);
 }
 
 static void teardown(void)
 {
-    memctl_output_clear(out_path, err_path, &out, &err);
-    memd_fixture_destroy(&f);
+    memctl_yaml_stop(&f, out_path, err_path, &out, &err);
 }
 
 static uint32_t bank_of(uint32_t x, uint32_t y)
 {
     return memd_test_galaxy_l1_ids[y * 8 + x];
-}
-
-/* memd's reply to the last failed call says why. */
-static void last_error_says(const char *what)
-{
-    memclient_error e;
-    memclient_last_error(&e);
-    ck_assert_msg(strstr(e.message, what), "expected \"%s\" in: %s", what, e.message);
 }
 
 /* dispatch_buffer/test_sub_device.cpp, TensixTestSubDeviceAllocations: sharded buffers
@@ -130,7 +105,7 @@ START_TEST(subdev_allocations)
     ck_assert_uint_eq(b2.banks, 64); /* interleaved over every bank */
     /* local_config_3 in sub-device 0: tt-metal throws; memd refuses, saying why. */
     ck_assert_int_eq(memclient_alloc(c1, &r3, &x), -EINVAL);
-    last_error_says("holds no interleaved buffers");
+    cu_last_error_says("holds no interleaved buffers");
     /* buffer_3: 2 pages of 64 bytes over sharded_cores_2 = sub_device_2. */
     uint32_t cores2[2] = {bank_of(3, 3), bank_of(4, 4)};
     memclient_alloc_req r2 = cu_l1(0, 2 * 64, 64, cores2, 2, 0);
@@ -400,7 +375,7 @@ START_TEST(range_lockstep_reserved_on_every_core)
     /* Refused: no set, per bank; named by tt-metal's names in memctl and Python. */
     r = range_lockstep(NULL, 0, PAGE_SIZE);
     ck_assert_int_eq(memclient_alloc(c, &r, &x), -EINVAL);
-    last_error_says("needs a bank set");
+    cu_last_error_says("needs a bank set");
     memclient_alloc_req m = cu_l1(0, PAGE_SIZE, PAGE_SIZE, &row[0], 1, 0);
     ck_assert_int_eq(memclient_alloc_req_set_mode(&m, "per_core"), 0);
     ck_assert(m.per_bank && !(m.flags & MEMCLIENT_ALLOC_RANGE_LOCKSTEP));
@@ -418,7 +393,7 @@ START_TEST(range_lockstep_reserved_on_every_core)
     ck_assert_int_eq(memclient_subdev_bind(bound, "sd1"), 0);
     r = range_lockstep(&row[0], 1, PAGE_SIZE);
     ck_assert_int_eq(memclient_alloc(bound, &r, &x), -EINVAL);
-    last_error_says("range lockstep would reserve its range in every bank");
+    cu_last_error_says("range lockstep would reserve its range in every bank");
     memclient_disconnect(bound);
     memclient_disconnect(c);
     teardown();
@@ -522,7 +497,7 @@ START_TEST(dram_bank_sets_refused)
     d.nbank_set = 1;
     memclient_buffer b;
     ck_assert_int_eq(memclient_alloc(c, &d, &b), -EINVAL);
-    last_error_says("bank sets and per-bank buffers in L1 only");
+    cu_last_error_says("bank sets and per-bank buffers in L1 only");
     d.bank_set = NULL;
     d.nbank_set = 0;
     d.per_bank = 1;
@@ -532,7 +507,7 @@ START_TEST(dram_bank_sets_refused)
     d.nbank_set = 1;
     d.flags = MEMCLIENT_ALLOC_RANGE_LOCKSTEP;
     ck_assert_int_eq(memclient_alloc(c, &d, &b), -EINVAL);
-    last_error_says("bank sets and per-bank buffers in L1 only");
+    cu_last_error_says("bank sets and per-bank buffers in L1 only");
     d.bank_set = NULL;
     d.nbank_set = 0;
     d.flags = 0;
@@ -541,7 +516,7 @@ START_TEST(dram_bank_sets_refused)
     memclient_subdev sd = {.name = "dram", .device = 0, .kind = MEMD_KIND_DRAM, .banks = ids,
                            .nbanks = 2};
     ck_assert_int_eq(memclient_subdev_define(c, &sd), -EINVAL);
-    last_error_says("sub-devices are sets of cores");
+    cu_last_error_says("sub-devices are sets of cores");
     memclient_disconnect(c);
     teardown();
 }
@@ -590,7 +565,7 @@ START_TEST(freelist_allocate_at_address)
     ck_assert_int_eq(fl_at(c, KiB, KiB, &b), 0);
     ck_assert_uint_eq(b.address, KiB);
     ck_assert_int_eq(fl_at(c, KiB, KiB, &x), -EBUSY); /* already allocated */
-    last_error_says("is taken");
+    cu_last_error_says("is taken");
     ck_assert_int_eq(fl_at(c, 2 * KiB, KiB, &d), 0);
     ck_assert_uint_eq(d.address, 2 * KiB);
     ck_assert_int_eq(memclient_free(c, a.handle), 0);
@@ -598,9 +573,9 @@ START_TEST(freelist_allocate_at_address)
     ck_assert_uint_eq(e.address, 0);
     /* What tt-metal asserts (TT_FATAL) rather than returns: misaligned, out of range. */
     ck_assert_int_eq(fl_at(c, 4 * KiB + 16, KiB, &x), -EINVAL);
-    last_error_says("start at multiples of 1024");
+    cu_last_error_says("start at multiples of 1024");
     ck_assert_int_eq(fl_at(c, GiB - KiB, 2 * KiB, &x), -ERANGE);
-    last_error_says("do not lie inside");
+    cu_last_error_says("do not lie inside");
     memclient_alloc_req sh = fl(MEMD_CLASS_CONSTANT, KiB);
     sh.flags = MEMCLIENT_ALLOC_AT | MEMCLIENT_ALLOC_SHARED;
     sh.name = "w";
@@ -609,7 +584,7 @@ START_TEST(freelist_allocate_at_address)
     memclient_alloc_req bt = fl(MEMD_CLASS_CONSTANT, KiB);
     bt.flags = MEMCLIENT_ALLOC_AT;
     ck_assert_int_eq(memclient_alloc_batch(c, &bt, 1, batch), -EINVAL);
-    last_error_says("not batches");
+    cu_last_error_says("not batches");
     memclient_disconnect(c);
     teardown();
 }
@@ -832,7 +807,7 @@ START_TEST(freelist_lowest_occupied)
     ck_assert_int_eq(memclient_free(c, w.handle), 0);
     ck_assert_int_eq(fl_lowest(c, &at), 0);
     ck_assert_int_eq(memclient_lowest_occupied(c, 2, MEMD_KIND_DRAM, 1, &at, NULL), -EINVAL);
-    last_error_says("no bank 1");
+    cu_last_error_says("no bank 1");
     memclient_disconnect(c);
     teardown();
 }

@@ -17,17 +17,7 @@
 #include "raw_client.h"
 #include "test_clock.h"
 
-static memd_fixture f;
-
-static void setup(void)
-{
-    cu_start(&f);
-}
-
-static void teardown(void)
-{
-    ck_assert_int_eq(memd_fixture_stop(&f), 0);
-}
+CU_DEFAULT_FIXTURE
 
 /* Every event readable by c, from the first. */
 static memclient_events_page all_events(memclient *c)
@@ -158,12 +148,8 @@ START_TEST(protocol_error_names_the_session)
 END_TEST
 
 /* As nobody: only events of uid 65534 are listed, and they include its own session. */
-static int nobody_reads(void *arg)
+static int nobody_reads(memclient *c)
 {
-    const memd_fixture *fx = arg;
-    memclient *c;
-    if (memclient_connect(fx->socket_path, &c) < 0)
-        return 10;
     memclient_events_page pg;
     if (memclient_events(c, 0, 0, &pg) < 0)
         return 11;
@@ -172,7 +158,6 @@ static int nobody_reads(void *arg)
         if (pg.events[i].uid != CU_NOBODY || pg.events[i].session_id == 0)
             rc = 13;
     memclient_events_page_free(&pg);
-    memclient_disconnect(c);
     return rc;
 }
 
@@ -180,7 +165,7 @@ START_TEST(others_see_only_their_own_events)
 {
     memclient *c = cu_connect(&f); /* root's session: an event nobody must not see */
     cu_open_socket_to_all(&f);
-    ck_assert_int_eq(cu_run_as(CU_NOBODY, nobody_reads, &f), 0);
+    ck_assert_int_eq(cu_run_connected_as(CU_NOBODY, &f, nobody_reads), 0);
     /* The admin sees nobody's session too. */
     memclient_events_page pg = all_events(c);
     bool seen = false;

@@ -18,17 +18,7 @@
 #include "client_util.h"
 #include "memctl_run.h"
 
-static memd_fixture f;
-
-static void setup(void)
-{
-    cu_start(&f);
-}
-
-static void teardown(void)
-{
-    ck_assert_int_eq(memd_fixture_stop(&f), 0);
-}
+CU_DEFAULT_FIXTURE
 
 static memclient *connect_named(const char *name)
 {
@@ -209,12 +199,8 @@ START_TEST(filters)
 }
 END_TEST
 
-static int nobody_reads(void *arg)
+static int nobody_reads(memclient *c)
 {
-    const memd_fixture *fx = arg;
-    memclient *c;
-    if (memclient_connect(fx->socket_path, &c) < 0)
-        return 10;
     memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 1u << 20);
     memclient_buffer b;
     if (memclient_alloc(c, &r, &b) < 0)
@@ -227,7 +213,6 @@ static int nobody_reads(void *arg)
         if (pg.events[i].uid != CU_NOBODY)
             rc = 14;
     memclient_history_page_free(&pg);
-    memclient_disconnect(c);
     return rc;
 }
 
@@ -238,7 +223,7 @@ START_TEST(others_see_only_their_own_records)
     memclient_buffer b;
     ck_assert_int_eq(memclient_alloc(c, &r, &b), 0); /* root's: nobody must not see it */
     cu_open_socket_to_all(&f);
-    ck_assert_int_eq(cu_run_as(CU_NOBODY, nobody_reads, &f), 0);
+    ck_assert_int_eq(cu_run_connected_as(CU_NOBODY, &f, nobody_reads), 0);
     memclient_history_page pg = history(c, NULL); /* the admin sees nobody's too */
     bool seen = false;
     for (size_t i = 0; i < pg.n; i++)

@@ -19,24 +19,16 @@ import tempfile
 BUILD, SRC = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(SRC, "tests", "common"))
 from memd_daemon import Daemon  # noqa: E402
-from chromium import CHROMIUM, chromium, dom_json, near, read_png  # noqa: E402
+from tap import check, done  # noqa: E402
+from chromium import (chromium, dom_json, near, pictures_dir, read_png,  # noqa: E402
+                      require_chromium)
 
 MEMCTL = os.path.join(BUILD, "tools", "memctl", "memctl")
-OUT = os.path.join(BUILD, "tests", "python", "pictures")
+OUT = pictures_dir(BUILD)
 SIZES = [(1280, 800), (600, 900)]
 INTERNAL = (0xb0, 0x7a, 0xa1)  # class internal's fill in memctl_svg.c
 
-if not CHROMIUM:
-    print("no chromium here: skipped")
-    sys.exit(77)
-
-failed = 0
-
-
-def check(cond, what):
-    global failed
-    print(("ok - " if cond else "not ok - ") + what, flush=True)
-    failed += not cond
+require_chromium()
 
 
 # Measured in the page: the window, the page's scroll width, the picture's box, every
@@ -156,4 +148,4 @@ finally:
     d.stop()
     d.cleanup()
     shutil.rmtree(tmp, ignore_errors=True)
-sys.exit(1 if failed else 0)
+done()

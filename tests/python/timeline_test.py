@@ -23,23 +23,15 @@ import time
 BUILD, SRC = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(SRC, "tests", "common"))
 from memd_daemon import Daemon  # noqa: E402
-from chromium import CHROMIUM, chromium, dom_json, near, read_png  # noqa: E402
+from tap import check, done  # noqa: E402
+from chromium import (chromium, dom_json, near, pictures_dir, read_png,  # noqa: E402
+                      require_chromium)
 
 MEMCTL = os.path.join(BUILD, "tools", "memctl", "memctl")
-OUT = os.path.join(BUILD, "tests", "python", "pictures")
+OUT = pictures_dir(BUILD)
 SIZES = [(1280, 800), (800, 600)]
 
-if not CHROMIUM:
-    print("no chromium here: skipped")
-    sys.exit(77)
-
-failed = 0
-
-
-def check(cond, what):
-    global failed
-    print(("ok - " if cond else "not ok - ") + what, flush=True)
-    failed += not cond
+require_chromium()
 
 
 # Two processes: each does its steps, then says "done" and holds what is left until its
@@ -260,4 +252,4 @@ finally:
     d.stop()
     d.cleanup()
     shutil.rmtree(tmp, ignore_errors=True)
-sys.exit(1 if failed else 0)
+done()

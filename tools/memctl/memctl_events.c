@@ -2,11 +2,9 @@
  * reclaims, model loads, protocol errors, reloads); --follow keeps reading new ones until
  * interrupted, each as soon as memd has it (memclient_events_wait: a long poll). An admin
  * sees every event, others those of their own uid. */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "memctl_service.h"
 
@@ -38,12 +36,8 @@ static void print_json(FILE *f, const memclient_event *e)
 
 static void print_text(FILE *f, const memclient_event *e)
 {
-    time_t t = (time_t)(e->time_ns / 1000000000ull);
-    struct tm tm;
-    char when[32] = "?";
-    if (localtime_r(&t, &tm))
-        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
-    fprintf(f, "%s.%03u %-7s %-14s ", when, (unsigned)(e->time_ns / 1000000ull % 1000),
+    char when[32];
+    fprintf(f, "%s.%03u %-7s %-14s ", memctl_local_time(e->time_ns, when, sizeof when), (unsigned)(e->time_ns / 1000000ull % 1000),
             prio_name(e->priority), memclient_event_type_name(e->type));
     /* The message comes from the daemon, names in it from other processes: no control
      * characters reach the terminal. */
@@ -128,10 +122,8 @@ int memctl_cmd_events(const memctl_globals *g, int argc, char **argv)
         skip = skip && more; /* at the tail: print from here on */
         since = pg.next_seq;
         memclient_events_page_free(&pg);
-        if (fflush(stdout) != 0 || ferror(stdout)) {
-            r = errno == EPIPE ? 0 : MEMCTL_EXIT_FAIL;
+        if (!memctl_flush_page(&r))
             break;
-        }
         if (!follow && !more)
             break;
     }

@@ -89,17 +89,14 @@ void memctl_hist_print_header(FILE *f)
 
 void memctl_hist_print_text(FILE *f, const memclient_hist_event *e)
 {
-    time_t t = (time_t)(e->time_ns / 1000000000ull);
-    struct tm tm;
-    char when[32] = "?", region[16], per_bank[16], comm[64], name[160], ctx[300];
-    if (localtime_r(&t, &tm))
-        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    char when[32], region[16], per_bank[16], comm[64], name[160], ctx[300];
     snprintf(region, sizeof region, "%s#%u", memclient_kind_name((memd_kind)e->kind), e->region);
     /* Names and contexts come from other processes: escaped for the terminal. */
     const char *who = e->client_name[0] ? e->client_name : e->comm;
     fprintf(f, "%s.%03u %-16s %3" PRIu32 " %-9s %-11s %#18" PRIx64 " %10s %5" PRIu32 " %8" PRIu64
                " %7" PRIu32 " %-7" PRIu32 " %-15s %-16s %s",
-            when, (unsigned)(e->time_ns / 1000000ull % 1000), memclient_hist_type_name(e->type),
+            memctl_local_time(e->time_ns, when, sizeof when),
+            (unsigned)(e->time_ns / 1000000ull % 1000), memclient_hist_type_name(e->type),
             e->device, region, memclient_class_name((memd_class)e->cls), e->address,
             memd_human_bytes(e->type == MEMD_HIST_FAIL ? e->bytes : e->size_per_bank, per_bank,
                                sizeof per_bank),
@@ -228,10 +225,8 @@ int memctl_cmd_history(const memctl_globals *g, int argc, char **argv)
         bool more = pg.next_seq > since && pg.n > 0;
         since = pg.next_seq;
         memclient_history_page_free(&pg);
-        if (fflush(stdout) != 0 || ferror(stdout)) {
-            r = errno == EPIPE ? 0 : MEMCTL_EXIT_FAIL;
+        if (!memctl_flush_page(&r))
             break;
-        }
         if (!more && !follow)
             break;
         if (!more)

@@ -122,6 +122,17 @@ static const memclient_session_rec *session_of(const memclient_snapshot *s, uint
     return &none;
 }
 
+/* One sample of a per-process family: the process labelled as its first session, on device
+ * index d. */
+static void process_sample(sink *k, const char *name, const memclient_snapshot *s,
+                           const memd_report_proc *p, size_t d, uint64_t v)
+{
+    const memclient_session_rec *x = session_of(s, p->pid);
+    label l[] = {{"pid", NUM(p->pid)}, {"comm", p->comm}, {"client", x->client_name},
+                 {"cgroup", x->cgroup}, {"uid", NUM(p->uid)}, {"device", NUM(s->devices[d].id)}};
+    sample(k, name, l, 6, v);
+}
+
 /* memctl's own sessions (this process's: the scrape's connection). */
 static uint64_t own_sessions(const memclient_snapshot *s)
 {
@@ -285,11 +296,7 @@ static void process_families(sink *k, const memclient_snapshot *s)
             uint64_t b = memd_report_proc_device_bytes(&ps, p, d);
             if (!b && p->bytes)
                 continue;
-            const memclient_session_rec *x = session_of(s, p->pid);
-            label l[] = {{"pid", NUM(p->pid)}, {"comm", p->comm}, {"client", x->client_name},
-                         {"cgroup", x->cgroup}, {"uid", NUM(p->uid)},
-                         {"device", NUM(s->devices[d].id)}};
-            sample(k, "memd_process_bytes", l, 6, b);
+            process_sample(k, "memd_process_bytes", s, p, d, b);
             if (!p->bytes)
                 break; /* holds nothing: one series at 0 for its first device */
         }
@@ -312,11 +319,7 @@ static void process_families(sink *k, const memclient_snapshot *s)
             uint64_t b = memd_report_proc_peak(s, p->pid, s->devices[d].id);
             if (!b)
                 continue;
-            const memclient_session_rec *x = session_of(s, p->pid);
-            label l[] = {{"pid", NUM(p->pid)}, {"comm", p->comm}, {"client", x->client_name},
-                         {"cgroup", x->cgroup}, {"uid", NUM(p->uid)},
-                         {"device", NUM(s->devices[d].id)}};
-            sample(k, "memd_process_peak_bytes", l, 6, b);
+            process_sample(k, "memd_process_peak_bytes", s, p, d, b);
         }
     }
     memd_report_processes_free(&ps);

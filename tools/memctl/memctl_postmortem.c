@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "memd/protocol.h" /* MEMD_HIST_FAIL */
 
@@ -20,16 +19,6 @@
 #define HB(v) memd_human_bytes((v), (char[24]){0}, 24)
 
 static const char usage_line[] = "usage: memctl postmortem [ID] [--json | --html FILE]\n";
-
-static const char *when(uint64_t ns, char *buf, size_t len)
-{
-    time_t t = (time_t)(ns / 1000000000ull);
-    struct tm tm;
-    snprintf(buf, len, "?");
-    if (localtime_r(&t, &tm))
-        strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
-    return buf;
-}
 
 /* "no room", "quota", "cgroup limit": why it was refused. */
 static const char *reason(const memclient_postmortem *p)
@@ -81,7 +70,7 @@ static void list_text(const memclient_postmortem *v, size_t n)
         snprintf(region, sizeof region, "dev %" PRIu32 " %s/%s", p->device,
                  memclient_kind_name(p->kind), memd_text_escape(p->region_name, esc, sizeof esc));
         printf("%-5" PRIu64 " %-19s %-28s %-22s %-20s %10s %10s %10s\n", p->id,
-               when(p->time_ns, t, sizeof t), who, what, region, HB(p->requested), HB(p->free),
+               memctl_local_time(p->time_ns, t, sizeof t), who, what, region, HB(p->requested), HB(p->free),
                HB(p->largest_free));
     }
     if (n == 0)
@@ -92,7 +81,7 @@ static void report_text(const memclient_postmortem_report *r)
 {
     const memclient_postmortem *p = &r->info;
     char t[32], esc[512];
-    printf("post-mortem %" PRIu64 ": %s, %s\n", p->id, when(p->time_ns, t, sizeof t), reason(p));
+    printf("post-mortem %" PRIu64 ": %s, %s\n", p->id, memctl_local_time(p->time_ns, t, sizeof t), reason(p));
     printf("  told the client: %s\n", memd_text_escape(p->message, esc, sizeof esc));
     printf("request\n  session %" PRIu32 ", pid %" PRIu32 " (%s", p->session_id, p->pid,
            memd_text_escape(p->comm, esc, sizeof esc));
@@ -235,7 +224,7 @@ static int report_html(const char *path, const memclient_postmortem_report *r)
     fputs("<p>", f);
     memd_xml_str(f, p->message);
     fputs("</p>\n<h2>The request</h2>\n<table id=\"request\">\n", f);
-    html_row(f, "time", when(p->time_ns, t, sizeof t));
+    html_row(f, "time", memctl_local_time(p->time_ns, t, sizeof t));
     html_row(f, "why", reason(p));
     snprintf(buf, sizeof buf, "session %" PRIu32 ", pid %" PRIu32 " %s, client '%s', uid %" PRIu32,
              p->session_id, p->pid, p->comm, p->client_name, p->uid);
@@ -276,7 +265,7 @@ static int report_html(const char *path, const memclient_postmortem_report *r)
         fprintf(f, "<tr><td class=\"l\">%s</td><td class=\"l\">%s</td><td class=\"l\">%s</td>"
                    "<td>0x%" PRIx64 "</td><td>%s</td><td>%" PRIu32 "</td><td>%" PRIu32
                    "</td><td class=\"l\">",
-                when(e->time_ns, t, sizeof t), memclient_hist_type_name(e->type),
+                memctl_local_time(e->time_ns, t, sizeof t), memclient_hist_type_name(e->type),
                 memclient_class_name((memd_class)e->cls), e->address,
                 HB(e->type == MEMD_HIST_FAIL ? e->bytes : e->size_per_bank), e->banks, e->pid);
         memd_xml_str(f, e->client_name[0] ? e->client_name : e->comm);

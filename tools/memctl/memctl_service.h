@@ -68,6 +68,9 @@ int memctl_parse_seconds(const char *s, uint64_t *ms);
 int memctl_parse_duration(const char *s, uint64_t *ms);
 /* --follow: SIGINT and SIGTERM end the process successfully, SIGPIPE is ignored. */
 void memctl_follow_signals(void);
+/* After a page of output: flushes stdout. false when it no longer takes output, with
+ * *exit_code set (0 when the reader went away, as after head). */
+bool memctl_flush_page(int *exit_code);
 
 /* One dump of every device with MEMCLIENT_DUMP_* flags over a connection of its own. 0,
  * or the exit code after saying what failed ("memctl CMD: cannot read the daemon's
@@ -99,6 +102,8 @@ int memctl_bad_value(const char *cmd, const char *opt, const char *v, const char
 
 /* "3d04h", "2h05m", "4m10s", "12s" */
 const char *memctl_human_age(uint64_t ns, char *buf, size_t len);
+/* A wall-clock time in ns as "2026-11-28 15:05:31", local time ("?" if not representable). */
+const char *memctl_local_time(uint64_t ns, char *buf, size_t len);
 
 /* Output escaping. */
 /* Names come from other processes (a process name is whatever a client set): every

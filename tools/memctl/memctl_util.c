@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "memd/protocol.h"
@@ -232,6 +233,16 @@ const char *memctl_human_age(uint64_t ns, char *buf, size_t len)
     return buf;
 }
 
+const char *memctl_local_time(uint64_t ns, char *buf, size_t len)
+{
+    time_t t = (time_t)(ns / 1000000000ull);
+    struct tm tm;
+    snprintf(buf, len, "?");
+    if (localtime_r(&t, &tm))
+        strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+    return buf;
+}
+
 void memctl_csv_str(FILE *f, const char *raw)
 {
     const char *s = TX(raw);
@@ -356,6 +367,14 @@ void memctl_follow_signals(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN); /* a reader that went away: stop quietly (EPIPE) */
+}
+
+bool memctl_flush_page(int *exit_code)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return true;
+    *exit_code = errno == EPIPE ? 0 : MEMCTL_EXIT_FAIL;
+    return false;
 }
 
 int memctl_parse_duration(const char *s, uint64_t *ms)
