@@ -10,15 +10,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from tap import check, done  # noqa: E402
+
 MEMD, SHARED = sys.argv[1], sys.argv[2]
 DESC = os.path.join(SHARED, "soc", "tt-metal")
-failed = 0
-
-
-def check(cond, what):
-    global failed
-    print(("ok - " if cond else "not ok - ") + what)
-    failed += not cond
 
 
 def device(root, n, pci, pci_id, attrs):
@@ -106,4 +102,4 @@ r = subprocess.run([MEMD, "--sysfs-root", "/sys"], capture_output=True, text=Tru
 check(r.returncode == 2 and "only go with --discover" in r.stderr,
       "--sysfs-root without --discover is a usage error")
 
-sys.exit(1 if failed else 0)
+done()
