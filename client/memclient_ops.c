@@ -611,12 +611,7 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
     if (!out)
         return memclient_fail(-EINVAL, "memclient_dump: out is NULL");
     *out = NULL;
-    if (flags & ~(unsigned)(MEMCLIENT_DUMP_BLOCKS | MEMCLIENT_DUMP_MODELS | MEMCLIENT_DUMP_USAGE |
-                            MEMCLIENT_DUMP_POOLS | MEMCLIENT_DUMP_SUBALLOCS |
-                            MEMCLIENT_DUMP_BANKS | MEMCLIENT_DUMP_CGROUPS |
-                            MEMCLIENT_DUMP_MODEL_STATE | MEMCLIENT_DUMP_LIMITS |
-                            MEMCLIENT_DUMP_FAILURES | MEMCLIENT_DUMP_RANGES |
-                            MEMCLIENT_DUMP_PEAKS))
+    if (flags & ~(unsigned)MEMCLIENT_DUMP_ALL)
         return memclient_fail(-EINVAL, "unknown dump flags 0x%x", flags);
     memd_wire_dump_req q = {
         .device = device,

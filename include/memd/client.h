@@ -960,6 +960,8 @@ enum {
                                         (ranges[]: memclient_region_shrink) */
     MEMCLIENT_DUMP_PEAKS = 1u << 11, /* also the high-water marks (peaks[]; one request more,
                                         PEAKS) */
+    /* Every flag above: memclient_dump refuses the others with -EINVAL. */
+    MEMCLIENT_DUMP_ALL = (1u << 12) - 1,
 };
 
 #define MEMCLIENT_ALL_DEVICES UINT32_MAX

@@ -843,7 +843,7 @@ START_TEST(dump_parses)
     ck_assert_ptr_eq(rg, &s->regions[0]);
     ck_assert_ptr_null(memclient_snapshot_region(s, 0, MEMD_KIND_DRAM, 1));
     memclient_snapshot_free(s);
-    ck_assert_int_eq(memclient_dump(c, 0, MEMCLIENT_DUMP_PEAKS << 1, &s), -EINVAL);
+    ck_assert_int_eq(memclient_dump(c, 0, MEMCLIENT_DUMP_ALL + 1, &s), -EINVAL);
     /* SERVER must come first. */
     f.arg = (void *)1;
     ck_assert_int_eq(memclient_dump(c, 0, 0, &s), -EBADMSG);
