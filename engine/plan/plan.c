@@ -75,10 +75,10 @@ typedef struct solver {
 /* The first run's stop: half of the budget, or a cancel. A first run costs n times the
  * buffers live together (list and tree modes) or the conflicts (graph mode): on a dense
  * problem a hundred times the budget (101 s for 1 s at a million buffers, seconds at
- * 20000). Pinned buffers have no sweep to stand in: their first run always ends. */
+ * 20000). */
 static bool arm_cut(solver *s, plan_budget *half)
 {
-    if (s->npinned || !(s->bu.clock || s->bu.watch))
+    if (!(s->bu.clock || s->bu.watch))
         return false;
     *half = sub_budget(&s->bu, 50);
     s->pl.stop = half;
@@ -86,13 +86,41 @@ static bool arm_cut(solver *s, plan_budget *half)
 }
 
 /* Stands in for a cut first run: start order first fit, a sweep over time in
- * O(n log n) (plan_sweep.c), whatever the placer's mode. s->key is scratch. */
+ * O(n log n) (plan_sweep.c), whatever the placer's mode, that checks each placement
+ * as it goes. Pinned buffers stay at their pins and the others are swept above the
+ * highest pin (a fallback: no time to fit them between). s->key and s->order are
+ * scratch. Returns the arena, UINT64_MAX with s->pl.failed or s->pl.overlap set. */
 static uint64_t place_by_start(solver *s)
 {
     s->pl.stop = NULL;
     memd_plan_order_keys(s->b, s->n, NULL, PLAN_ORD_START, s->key);
     memd_plan_build_order(s->b, s->n, s->key, s->order);
-    return memd_plan_sweep_place(&s->pl, s->order, false, s->off);
+    uint64_t pin_top = 0, align = 1;
+    size_t m = 0;
+    for (size_t k = 0; k < s->n; k++) {
+        const memd_plan_buffer *b = &s->b[s->order[k]];
+        if (b->pinned) {
+            s->off[s->order[k]] = b->offset;
+            pin_top = b->offset + b->size > pin_top ? b->offset + b->size : pin_top;
+        } else {
+            s->order[m++] = s->order[k];
+            align = b->align > align ? b->align : align;
+        }
+    }
+    plan_placer sp = s->pl; /* not initialized when the tree was never built */
+    sp.b = s->b;
+    sp.n = m;
+    uint64_t top = memd_plan_sweep_place(&sp, s->order, false, s->off);
+    s->pl.failed = sp.failed;
+    s->pl.overlap = sp.overlap;
+    if (top == UINT64_MAX || !s->npinned)
+        return top;
+    /* memd_plan_check bounded pins plus every size and padding: no overflow. */
+    uint64_t base = plan_align_up(pin_top, align);
+    for (size_t k = 0; k < m; k++)
+        if (s->b[s->order[k]].size) /* empty ones stay at 0: they add nothing */
+            s->off[s->order[k]] += base;
+    return top ? base + top : pin_top;
 }
 
 /* Runs the placer over s->order with first and best fit, while no plan reached the
@@ -121,7 +149,7 @@ static int place_order(solver *s, int ord)
         if (armed && arena == UINT64_MAX && !s->pl.beaten) {
             arena = place_by_start(s);
             if (s->pl.failed)
-                return -ENOMEM;
+                return s->pl.overlap ? -ENOTRECOVERABLE : -ENOMEM;
             memd_plan_best_take(&s->bp, arena, s->off, s->n,
                                 memd_plan_greedy_name(PLAN_ORD_START, false));
             s->cut = true;
@@ -202,30 +230,36 @@ static int improve(solver *s, uint64_t seed, memd_plan_result *res)
  * the rest of the greedy portfolio runs with what is left. */
 static int solve_large(solver *s)
 {
-    /* The order before the tree: the sort's scratch, freed, then holds the tree's
-     * nodes (memory at a million buffers); the keys are not needed until the rest of
-     * the portfolio. */
-    memd_plan_order_keys(s->b, s->n, NULL, PLAN_ORD_SIZE, s->key);
-    memd_plan_build_order(s->b, s->n, s->key, s->order);
-    free(s->key);
-    s->key = NULL;
-    int rc = memd_plan_placer_init_tree(&s->pl, s->b, s->n);
-    if (rc)
-        return rc;
     plan_budget *bu = &s->bu;
-    uint64_t t0 = bu->clock ? bu->clock(bu->clock_ctx) : 0;
-    /* The caller hears from the first run (seconds at a million buffers); cut past
-     * half the budget (arm_cut). */
-    s->pl.beat = bu->watch;
     plan_budget half;
     bool armed = arm_cut(s, &half);
+    /* The checks and the bound can take half the budget at a million buffers: then the
+     * tree (seconds to build and run) is not even started. */
+    bool late = armed && memd_plan_budget_stop_now(&half);
+    uint64_t t0 = bu->clock ? bu->clock(bu->clock_ctx) : 0, arena = UINT64_MAX;
     int ord = PLAN_ORD_SIZE;
-    uint64_t arena = memd_plan_place_range(&s->pl, s->order, 0, false, s->off);
-    s->pl.stop = NULL;
+    if (!late) {
+        /* The order before the tree: the sort's scratch, freed, then holds the tree's
+         * nodes (memory at a million buffers); the keys are not needed until the rest
+         * of the portfolio. */
+        memd_plan_order_keys(s->b, s->n, NULL, PLAN_ORD_SIZE, s->key);
+        memd_plan_build_order(s->b, s->n, s->key, s->order);
+        free(s->key);
+        s->key = NULL;
+        int rc = memd_plan_placer_init_tree(&s->pl, s->b, s->n);
+        if (rc)
+            return rc;
+        /* The caller hears from the first run (seconds at a million buffers); cut past
+         * half the budget. */
+        s->pl.beat = bu->watch;
+        s->pl.stop = armed ? &half : NULL;
+        arena = memd_plan_place_range(&s->pl, s->order, 0, false, s->off);
+        s->pl.stop = NULL;
+    }
     if (armed && arena == UINT64_MAX && !s->pl.failed) {
         ord = PLAN_ORD_START;
-        s->key = malloc(s->n * sizeof(*s->key));
-        if (!s->key) {
+        s->cut = true;
+        if (!s->key && !(s->key = malloc(s->n * sizeof(*s->key)))) {
             memd_plan_placer_free(&s->pl);
             return -ENOMEM;
         }
@@ -233,13 +267,15 @@ static int solve_large(solver *s)
         free(s->key);
         s->key = NULL;
     }
-    bool failed = s->pl.failed;
+    bool failed = s->pl.failed, overlap = s->pl.overlap;
     memd_plan_placer_free(&s->pl);
     if (failed)
-        return -ENOMEM;
+        return overlap ? -ENOTRECOVERABLE : -ENOMEM;
     if (bu->clock)
         s->run_ns = bu->clock(bu->clock_ctx) - t0;
     memd_plan_best_take(&s->bp, arena, s->off, s->n, memd_plan_greedy_name(ord, false));
+    if (s->cut) /* nothing more runs (finish() relies on it) */
+        return 0;
     /* The lanes and the rest of the portfolio hold their own arrays. */
     free(s->off);
     free(s->order);
@@ -251,7 +287,7 @@ static int solve_large(solver *s)
                                          false))
         return 0;
     plan_budget sb = sub_budget(bu, 85);
-    rc = memd_plan_large_improve(s->b, s->n, s->lb, s->opts, s->run_ns, &sb, &s->bp, NULL);
+    int rc = memd_plan_large_improve(s->b, s->n, s->lb, s->opts, s->run_ns, &sb, &s->bp, NULL);
     join_budget(bu, &sb);
     if (rc || memd_plan_budget_cancelled(bu) ||
         (bu->clock && bu->clock(bu->clock_ctx) + s->run_ns >= bu->deadline_ns))
@@ -349,7 +385,10 @@ static int finish(const solver *s, memd_plan_result *res, memd_plan_violation *v
         res->optimal = true;
     memd_plan_violation chk;
     uint64_t arena_chk = 0;
-    int rc = memd_plan_validate(s->b, s->n, s->bp.off, &chk, &arena_chk);
+    /* The cut's sweep checked each placement against the buffers live with it; the
+     * overlap sweep would cost more than the whole budget at a million buffers. */
+    int rc = s->cut ? memd_plan_validate_placed(s->b, s->n, s->bp.off, &chk, &arena_chk)
+                    : memd_plan_validate(s->b, s->n, s->bp.off, &chk, &arena_chk);
     if (rc == 1 || (rc == 0 && arena_chk != res->arena)) {
         if (v)
             *v = chk;

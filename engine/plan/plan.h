@@ -150,11 +150,13 @@ typedef struct memd_plan_result {
  * work over a segment tree of time (about n (log T)^2, no pairs), the first plan is
  * size order first fit, then squeaky-wheel greedy runs in two lanes (opts->runner may
  * put them on threads) take most of the budget and the rest of the portfolio what is
- * left. At any size, a first greedy run of unpinned buffers still running at half the
- * budget (with a clock or a progress callback), or cancelled, is cut short and start
- * order first fit, a sweep over time in O(n log n), makes the plan instead
- * ("greedy-start-first"; nothing more runs); later runs start while one is expected to
- * end within the budget and are cut short at its deadline;
+ * left. At any size, a first greedy run still running at half the budget (with a
+ * clock or a progress callback), or cancelled, is cut short (or, past half the budget
+ * already, not started) and start order first fit, a sweep over time in O(n log n)
+ * that checks each placement as it goes, makes the plan instead ("greedy-start-first";
+ * pinned buffers at their pins, the others above the highest; nothing more runs);
+ * later runs start while one is expected to end within the budget and are cut short
+ * at its deadline;
  * returns the best plan found, which is always valid (the caller may re-check it with
  * memd_plan_validate). Errors as memd_plan_check (with *v filled when v is not NULL),
  * -ENOMEM. */

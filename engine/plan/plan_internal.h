@@ -197,7 +197,9 @@ typedef struct plan_placer {
     unsigned fit_gaps; /* tree mode: best fit's max_gaps (init: PLAN_TREE_FIT_GAPS) */
     plan_bound *bound; /* may be NULL: an arena to beat */
     plan_watch *beat; /* may be NULL: polled like stop, but never stops the run */
-    bool failed;      /* tree mode: the last run ran out of memory */
+    bool failed;      /* tree mode: the last run ran out of memory, or overlap */
+    bool overlap;     /* the start-order sweep found a placement of its own overlapping a
+                         live buffer: a planner bug (every placement is checked) */
     bool beaten;      /* the last run stopped as its top passed *bound (never commit it) */
 } plan_placer;
 
@@ -242,7 +244,13 @@ static inline bool plan_run_stops(plan_placer *p, size_t k, size_t from, uint64_
  * order[0..n) is sorted by start (any ties) with no pinned buffer. Then
  * memd_plan_sweep_place gives exactly the tree's offsets (first fit, or best fit over
  * the lowest p->fit_gaps gaps that fit, 0: all) in O(n log n), sweeping over time, with
- * p's stop, bound, failed and beaten as memd_plan_place_range has them (p->tr unused). */
+ * p's stop, bound, failed and beaten as memd_plan_place_range has them (p->tr unused).
+ * Each placement is checked against the buffers live with it (free on the insertion
+ * path): its plan is valid by construction but for alignment, or p->overlap is set. */
+/* memd_plan_validate without the overlap sweep: each buffer's own checks (pins,
+ * alignment, range) and the arena, O(n). For plans valid by construction. */
+int memd_plan_validate_placed(const memd_plan_buffer *bufs, size_t n, const uint64_t *offsets,
+                              memd_plan_violation *v, uint64_t *arena);
 bool memd_plan_sweep_applies(const memd_plan_buffer *b, const uint32_t *order, size_t n);
 uint64_t memd_plan_sweep_place(plan_placer *p, const uint32_t *order, bool best_fit, uint64_t *off);
 

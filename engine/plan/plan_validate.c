@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "plan_internal.h"
+#include "plan_live.h"
 
 const char *memd_plan_issue_name(memd_plan_issue issue)
 {
@@ -72,142 +73,36 @@ static memd_plan_issue placed_issue(const memd_plan_buffer *b, uint64_t off)
     return b->size > UINT64_MAX - off ? MEMD_PLAN_OUT_OF_RANGE : MEMD_PLAN_VALID;
 }
 
-/* ---- ordered set of live buffers keyed by offset: a treap over buffer indices ---- */
-
-typedef struct treap {
-    uint32_t *l, *r; /* children, UINT32_MAX = none */
-    const uint64_t *key;
-    uint32_t root;
-} treap;
-
-#define NIL UINT32_MAX
-
-static uint32_t prio(uint32_t x)
-{
-    uint64_t s = x;
-    return (uint32_t)plan_splitmix(&s);
-}
-
-/* Splits t into keys < k (and equal keys go left when left_eq) and the rest. */
-static void t_split(treap *t, uint32_t node, uint64_t k, uint32_t *a, uint32_t *b)
-{
-    if (node == NIL) {
-        *a = *b = NIL;
-        return;
-    }
-    if (t->key[node] < k) {
-        t_split(t, t->r[node], k, &t->r[node], b);
-        *a = node;
-    } else {
-        t_split(t, t->l[node], k, a, &t->l[node]);
-        *b = node;
-    }
-}
-
-static uint32_t t_merge(treap *t, uint32_t a, uint32_t b)
-{
-    if (a == NIL)
-        return b;
-    if (b == NIL)
-        return a;
-    if (prio(a) > prio(b)) {
-        t->r[a] = t_merge(t, t->r[a], b);
-        return a;
-    }
-    t->l[b] = t_merge(t, a, t->l[b]);
-    return b;
-}
-
-static void t_insert(treap *t, uint32_t x)
-{
-    uint32_t a, b;
-    t_split(t, t->root, t->key[x], &a, &b);
-    t->l[x] = t->r[x] = NIL;
-    t->root = t_merge(t, t_merge(t, a, x), b);
-}
-
-/* Keys are unique in the set (the sweep stops at the first overlap), so erase by key. */
-static uint32_t t_erase_rec(treap *t, uint32_t node, uint32_t x)
-{
-    if (node == NIL)
-        return NIL;
-    if (node == x)
-        return t_merge(t, t->l[node], t->r[node]);
-    if (t->key[x] < t->key[node])
-        t->l[node] = t_erase_rec(t, t->l[node], x);
-    else
-        t->r[node] = t_erase_rec(t, t->r[node], x);
-    return node;
-}
-
-/* Greatest key <= k, and smallest key > k. */
-static void t_neighbours(const treap *t, uint64_t k, uint32_t *pred, uint32_t *succ)
-{
-    *pred = *succ = NIL;
-    uint32_t node = t->root;
-    while (node != NIL) {
-        if (t->key[node] <= k) {
-            *pred = node;
-            node = t->r[node];
-        } else {
-            *succ = node;
-            node = t->l[node];
-        }
-    }
-}
-
-/* The overlap sweep over the buffers listed in idx (non-empty ones only), with offsets
- * off[]. Returns 1 and the pair when two overlap, 0 when none do, -ENOMEM. */
+/* The overlap sweep over the buffers listed in sel (non-empty ones only), with offsets
+ * off[], in start order through the live set of plan_live.h. Returns 1 and the pair
+ * when two overlap, 0 when none do, -ENOMEM. */
 static int sweep_overlap(const memd_plan_buffer *b, size_t n, const uint32_t *sel, size_t m,
                          const uint64_t *off, size_t *pa, size_t *pb)
 {
     uint32_t *starts = malloc((m ? m : 1) * sizeof(*starts));
-    uint32_t *ends = malloc((m ? m : 1) * sizeof(*ends));
     uint64_t *lo = malloc((n ? n : 1) * sizeof(*lo));
-    uint64_t *up = malloc((n ? n : 1) * sizeof(*up));
-    treap t = {.l = malloc((n ? n : 1) * sizeof(uint32_t)),
-               .r = malloc((n ? n : 1) * sizeof(uint32_t)), .key = off, .root = NIL};
+    plan_live w = {0};
     int rc = -ENOMEM;
-    if (!starts || !ends || !lo || !up || !t.l || !t.r)
+    if (!starts || !lo)
         goto out;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         lo[i] = b[i].lower;
-        up[i] = b[i].upper;
-    }
     memcpy(starts, sel, m * sizeof(*sel));
-    memcpy(ends, sel, m * sizeof(*sel));
     memd_plan_sort_asc(starts, m, lo); /* sel is ascending: a radix sort */
-    memd_plan_sort_asc(ends, m, up);
     rc = 0;
-    size_t e = 0;
-    for (size_t k = 0; k < m; k++) {
-        uint32_t x = starts[k];
-        /* Half-open lifetimes: whatever ends at or before x starts is gone. */
-        while (e < m && b[ends[e]].upper <= b[x].lower)
-            t.root = t_erase_rec(&t, t.root, ends[e++]);
-        uint32_t p, s;
-        t_neighbours(&t, off[x], &p, &s);
-        if (p != NIL && off[p] + b[p].size > off[x]) {
+    for (size_t k = 0; k < m && rc == 0; k++) {
+        uint32_t x = starts[k], y;
+        plan_live_expire(&w, b[x].lower);
+        rc = plan_live_add(&w, off[x], off[x] + b[x].size, b[x].upper, x, &y);
+        if (rc == 1) {
             *pa = x;
-            *pb = p;
-            rc = 1;
-            break;
+            *pb = y;
         }
-        if (s != NIL && off[s] < off[x] + b[x].size) {
-            *pa = x;
-            *pb = s;
-            rc = 1;
-            break;
-        }
-        t_insert(&t, x);
     }
 out:
+    plan_live_free(&w);
     free(starts);
-    free(ends);
     free(lo);
-    free(up);
-    free(t.l);
-    free(t.r);
     return rc;
 }
 
@@ -341,8 +236,8 @@ int memd_plan_lower_bound(const memd_plan_buffer *bufs, size_t n, uint64_t *lb)
     return rc;
 }
 
-int memd_plan_validate(const memd_plan_buffer *bufs, size_t n, const uint64_t *offsets,
-                       memd_plan_violation *v, uint64_t *arena)
+int memd_plan_validate_placed(const memd_plan_buffer *bufs, size_t n, const uint64_t *offsets,
+                              memd_plan_violation *v, uint64_t *arena)
 {
     set_v(v, MEMD_PLAN_VALID, 0, 0);
     if (n >= UINT32_MAX)
@@ -358,6 +253,18 @@ int memd_plan_validate(const memd_plan_buffer *bufs, size_t n, const uint64_t *o
         if (offsets[i] + b->size > top)
             top = offsets[i] + b->size;
     }
+    if (arena)
+        *arena = top;
+    return 0;
+}
+
+int memd_plan_validate(const memd_plan_buffer *bufs, size_t n, const uint64_t *offsets,
+                       memd_plan_violation *v, uint64_t *arena)
+{
+    uint64_t top = 0;
+    int rc = memd_plan_validate_placed(bufs, n, offsets, v, &top);
+    if (rc)
+        return rc;
     uint32_t *sel = malloc((n ? n : 1) * sizeof(*sel));
     if (!sel)
         return -ENOMEM;
@@ -366,7 +273,7 @@ int memd_plan_validate(const memd_plan_buffer *bufs, size_t n, const uint64_t *o
         if (bufs[i].size)
             sel[m++] = (uint32_t)i;
     size_t pa = 0, pb = 0;
-    int rc = sweep_overlap(bufs, n, sel, m, offsets, &pa, &pb);
+    rc = sweep_overlap(bufs, n, sel, m, offsets, &pa, &pb);
     free(sel);
     if (rc < 0)
         return rc;

@@ -511,24 +511,30 @@ def test_plan_cache_keeps_to_its_byte_limit(own_daemon, tmp_path):
             assert again.offsets == first.offsets or not kept
 
 
-def test_dense_plan_keeps_to_its_budget(own_daemon):
+@pytest.mark.parametrize("pins", [0, 3])
+def test_dense_plan_keeps_to_its_budget(own_daemon, pins):
     # Issue 27: a dense problem (lifetimes within 1050 steps) with budget_ms=1000 took
     # 101 s at 1M buffers. Past half its budget the first plan is cut short and a fast
-    # placement stands in; at 60000 buffers that takes well under a second more.
+    # placement stands in; at 60000 buffers that takes well under a second more. With
+    # pinned buffers the first plan was never cut: they now keep their pins and the
+    # rest goes above them.
     d = own_daemon()
     rnd = random.Random(27)
     bufs = []
     for _ in range(60000):
         lo = rnd.randrange(1000)
         bufs.append((lo, lo + 1 + rnd.randrange(50), 64 * (1 + rnd.randrange(64))))
+    for k in range(pins):  # disjoint pins, all live at step 500
+        bufs[k * 977] = (400, 600, 4096, 256, 8192 * k + 256)
     with memd.connect(d.socket) as c:
         t0 = time.monotonic()
         p = c.plan(bufs, budget_ms=200)
         took = time.monotonic() - t0
-    print(f"60000 dense buffers, budget 200 ms: {took:.2f} s, {p.strategy}")
+    print(f"60000 dense buffers, {pins} pinned, budget 200 ms: {took:.2f} s, {p.strategy}")
     assert p.strategy == "greedy-start-first"
     assert took < 0.2 + 5, "a loaded machine, but not that loaded"
     assert memd.validate(bufs, p.offsets) == p.arena
+    assert [p.offsets[k * 977] for k in range(pins)] == [8192 * k + 256 for k in range(pins)]
 
 
 @pytest.mark.parametrize("n", [20000, 30000])

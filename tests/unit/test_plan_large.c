@@ -671,31 +671,33 @@ START_TEST(serial_lanes_share_the_time_equally)
 }
 END_TEST
 
-/* memd_plan_solve on a problem that takes the large path (20004 buffers, 19999 of them
+/* memd_plan_solve on a problem that takes the large path (20004 buffers, 20000 of them
  * live together: no conflict graph) and whose first plan is above the bound (size
  * order first fit on a four-buffer gadget: 14e6 vs 12e6), with a clock moving s a
- * reading and a budget of j s / 4: true when the lanes were entered (their first spend
- * counts iterations even when no run starts). */
+ * reading (the first run reads it every 256 placements) and a budget of j s: what
+ * came of it. The lanes count iterations on their first spend even when no run starts. */
 #define R4_N 20004u
-static bool large_path_entered(memd_plan_buffer *b, uint64_t *off, uint64_t j)
+enum { R4_CUT, R4_FIRST_ONLY, R4_LANES };
+static int large_path_outcome(memd_plan_buffer *b, uint64_t *off, uint64_t j)
 {
     tclock c = {.now = 1000000, .step = 4000};
-    memd_plan_opts o = {.clock = tclock_read, .clock_ctx = &c, .budget_ns = j * c.step / 4};
+    memd_plan_opts o = {.clock = tclock_read, .clock_ctx = &c, .budget_ns = j * c.step};
     memd_plan_result res;
     ck_assert_int_eq(memd_plan_solve(b, R4_N, &o, off, &res, NULL), 0);
-    ck_assert_uint_gt(res.arena, res.lower_bound);
-    if (res.iterations == 0)
-        ck_assert_str_eq(res.strategy, "greedy-size-first");
-    return res.iterations > 0;
+    if (strcmp(res.strategy, "greedy-start-first") == 0) /* start order: 12e6, the bound */
+        return R4_CUT;
+    if (res.iterations > 0)
+        return R4_LANES;
+    ck_assert_str_eq(res.strategy, "greedy-size-first");
+    ck_assert_uint_gt(res.arena, res.lower_bound); /* not stopped for an optimal plan */
+    return R4_FIRST_ONLY;
 }
 
-/* solve_large stops before the lanes unless half of the first run fits in what is left.
- * The first run is measured at one clock step s (no reading inside it), and every
- * reading before the check moves the clock by s: whatever their number k, the lanes
- * start from budgets above k s + s / 2, i.e. the smallest budget that enters them is
- * (4k + 3) s / 4 (the whole-run rule would give (4k + 5) s / 4; without the check
- * every budget enters them). */
-START_TEST(solve_large_stops_before_the_lanes_unless_half_a_run_fits)
+/* solve_large cuts a first run still going at half the budget, and starts the lanes
+ * only if half a run fits in what is left. The two rules agree: a first run that ended
+ * before half the budget always leaves room for the lanes, so no budget ends with the
+ * first plan alone. Below some budget every plan is the cut's, above it the lanes run. */
+START_TEST(solve_large_cuts_or_enters_the_lanes)
 {
     memd_plan_buffer *b = calloc(R4_N, sizeof(*b));
     uint64_t *off = malloc(R4_N * sizeof(*off));
@@ -705,20 +707,18 @@ START_TEST(solve_large_stops_before_the_lanes_unless_half_a_run_fits)
                                   .size = gadget[i][2] * 1000000};
     for (size_t i = 4; i < R4_N; i++)
         b[i] = (memd_plan_buffer){.lower = 10, .upper = 11, .size = 1};
-    /* A pinned buffer, alone in its time: the first run is then never cut (arm_cut), so
-     * it reads no clock. */
-    b[R4_N - 1] = (memd_plan_buffer){.lower = 20, .upper = 21, .size = 1, .pinned = true};
-    uint64_t lo = 0, hi = 64; /* entered(hi), not entered(lo) */
-    ck_assert(!large_path_entered(b, off, lo));
-    ck_assert(large_path_entered(b, off, hi));
+    uint64_t lo = 0, hi = 1024; /* lanes at hi, cut at lo */
+    ck_assert_int_eq(large_path_outcome(b, off, lo), R4_CUT);
+    ck_assert_int_eq(large_path_outcome(b, off, hi), R4_LANES);
     while (hi - lo > 1) {
         uint64_t mid = (lo + hi) / 2;
-        if (large_path_entered(b, off, mid))
-            hi = mid;
-        else
-            lo = mid;
+        int got = large_path_outcome(b, off, mid);
+        ck_assert_int_ne(got, R4_FIRST_ONLY);
+        *(got == R4_LANES ? &hi : &lo) = mid;
     }
-    ck_assert_msg(hi % 4 == 3, "the smallest budget entering the lanes is %" PRIu64 " s / 4", hi);
+    /* Around the edge too: every budget below it cut, every one above it in the lanes. */
+    for (uint64_t j = lo > 8 ? lo - 8 : 0; j < hi + 8; j++)
+        ck_assert_int_eq(large_path_outcome(b, off, j), j < hi ? R4_CUT : R4_LANES);
     free(b);
     free(off);
 }
@@ -727,28 +727,40 @@ END_TEST
 /* Issue 27: a dense problem's first plan (size order first fit over the tree) took 100 s
  * with a budget of 1 s. Past half the budget it is cut short and start order first fit
  * (a sweep, O(n log n), no clock readings) makes the plan: valid, and the clock read
- * little past the budget. 40000 buffers live within 1050 steps. */
+ * little past the budget. 40000 buffers live within 1050 steps; the same with three
+ * pinned buffers among them (they were never cut: their first run always ended), which
+ * stay at their pins while the others go above them. */
 START_TEST(dense_first_plan_is_cut_at_half_the_budget)
 {
-    enum { DN = 40000 };
+    enum { DN = 40000, PINS = 3 };
     memd_plan_buffer *b = calloc(DN, sizeof(*b));
     uint64_t *off = malloc(DN * sizeof(*off));
-    uint64_t seed = 0xDE45E;
-    for (size_t i = 0; i < DN; i++) {
-        uint64_t lo = memd_test_below(&seed, 1000);
-        b[i] = (memd_plan_buffer){.lower = lo, .upper = lo + 1 + memd_test_below(&seed, 50),
-                                  .size = 64 * (1 + memd_test_below(&seed, 64))};
+    for (unsigned pins = 0; pins <= PINS; pins += PINS) {
+        uint64_t seed = 0xDE45E;
+        for (size_t i = 0; i < DN; i++) {
+            uint64_t lo = memd_test_below(&seed, 1000);
+            b[i] = (memd_plan_buffer){.lower = lo, .upper = lo + 1 + memd_test_below(&seed, 50),
+                                      .size = 64 * (1 + memd_test_below(&seed, 64))};
+        }
+        for (unsigned k = 0; k < pins; k++) /* disjoint pins, all live at step 500 */
+            b[k * 977] = (memd_plan_buffer){.lower = 400, .upper = 600, .size = 4096,
+                                            .offset = 8192 * k + 256, .align = 256,
+                                            .pinned = true};
+        tclock c = {.now = 1000000, .step = 1000};
+        uint64_t t0 = c.now;
+        memd_plan_opts o = {.clock = tclock_read, .clock_ctx = &c, .budget_ns = 200 * c.step};
+        memd_plan_result res;
+        memd_plan_violation v;
+        ck_assert_int_eq(memd_plan_solve(b, DN, &o, off, &res, &v), 0);
+        ck_assert_str_eq(res.strategy, "greedy-start-first");
+        uint64_t arena = 0;
+        ck_assert_int_eq(memd_plan_validate(b, DN, off, &v, &arena), 0);
+        ck_assert_uint_eq(arena, res.arena);
+        for (unsigned k = 0; k < pins; k++)
+            ck_assert_uint_eq(off[k * 977], 8192 * k + 256);
+        ck_assert_msg(c.now - t0 <= o.budget_ns + 16 * c.step, "pins %u: the clock moved %" PRIu64
+                      " ns", pins, c.now - t0);
     }
-    tclock c = {.now = 1000000, .step = 1000};
-    uint64_t t0 = c.now;
-    memd_plan_opts o = {.clock = tclock_read, .clock_ctx = &c, .budget_ns = 200 * c.step};
-    memd_plan_result res;
-    memd_plan_violation v;
-    ck_assert_int_eq(memd_plan_solve(b, DN, &o, off, &res, &v), 0);
-    ck_assert_str_eq(res.strategy, "greedy-start-first");
-    ck_assert_int_eq(memd_plan_validate(b, DN, off, &v, NULL), 0);
-    ck_assert_msg(c.now - t0 <= o.budget_ns + 16 * c.step, "the clock moved %" PRIu64 " ns",
-                  c.now - t0);
     free(b);
     free(off);
 }
@@ -881,7 +893,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, serial_lane_gets_all_left_when_its_share_is_short);
     tcase_add_test(tc, serial_lanes_share_the_time_equally);
     tcase_add_test(tc, time_rules_at_their_edges);
-    tcase_add_test(tc, solve_large_stops_before_the_lanes_unless_half_a_run_fits);
+    tcase_add_test(tc, solve_large_cuts_or_enters_the_lanes);
     tcase_add_test(tc, dense_first_plan_is_cut_at_half_the_budget);
     suite_add_tcase(s, tc);
     return s;
