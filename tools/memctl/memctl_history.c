@@ -135,11 +135,9 @@ int memctl_cmd_history(const memctl_globals *g, int argc, char **argv)
     uint64_t age_ms = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        if (!strcmp(a, "--follow") || !strcmp(a, "-f")) {
-            follow = true;
-        } else if (!strcmp(a, "--json")) {
-            json = true;
-        } else if (!strcmp(a, "--html")) {
+        if (memctl_log_option(a, &follow, &json))
+            continue;
+        if (!strcmp(a, "--html")) {
             if (!(html = memctl_optarg("history", argc, argv, &i)))
                 return MEMCTL_EXIT_USAGE;
         } else if (!strcmp(a, "--device") || !strcmp(a, "--pid") || !strcmp(a, "--client") ||
