@@ -37,3 +37,9 @@ void memd_json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+void memd_json_member(FILE *f, const char *lead, const char *s)
+{
+    fputs(lead, f);
+    memd_json_str(f, s);
+}
+

@@ -12,6 +12,10 @@
  * from other processes and files and must never make the document invalid. */
 void memd_json_str(FILE *f, const char *s);
 
+/* Writes the literal lead (the separator and key, e.g. ", \"name\": ") and then s as
+ * memd_json_str does: one call per string member of an object. */
+void memd_json_member(FILE *f, const char *lead, const char *s);
+
 /* Writes s as XML character data or an attribute value (xml.c): &, <, >, " and '
  * escaped, control characters (not allowed in XML 1.0) as '?', and bytes that are not
  * UTF-8 as U+FFFD, so a picture with hostile names is still well-formed. */

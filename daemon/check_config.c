@@ -153,8 +153,7 @@ static void json_group(FILE *out, memd_kind k, const memd_bank_group_spec *g,
         fprintf(out, "%s{\"class\":\"%s\",\"enabled\":%s", c ? "," : "", memd_class_name((memd_class)c),
                 p->enabled ? "true" : "false");
         if (p->enabled) {
-            fprintf(out, ",\"region\":");
-            memd_json_str(out, g->regions[p->region].name);
+            memd_json_member(out, ",\"region\":", g->regions[p->region].name);
             fprintf(out, ",\"dir\":\"%s\",\"fit\":\"%s\",\"alignment\":%" PRIu64
                          ",\"page_size\":%" PRIu64, memd_dir_name(p->dir),
                     memd_fit_name(p->fit), eff_alignment(g, p), eff_page(g, p));
@@ -167,14 +166,10 @@ static void json_group(FILE *out, memd_kind k, const memd_bank_group_spec *g,
 static void print_json(FILE *out, const memd_config *cfg)
 {
     const memd_limits *l = &cfg->limits;
-    fprintf(out, "{\"config\":");
-    memd_json_str(out, cfg->path);
-    fprintf(out, ",\"socket\":");
-    memd_json_str(out, cfg->socket_path);
-    fprintf(out, ",\"state_dir\":");
-    memd_json_str(out, cfg->state_dir);
-    fprintf(out, ",\"admin_group\":");
-    memd_json_str(out, cfg->admin_group);
+    memd_json_member(out, "{\"config\":", cfg->path);
+    memd_json_member(out, ",\"socket\":", cfg->socket_path);
+    memd_json_member(out, ",\"state_dir\":", cfg->state_dir);
+    memd_json_member(out, ",\"admin_group\":", cfg->admin_group);
     fprintf(out, ",\"shared_names\":\"%s\"", cfg->shared_names_global ? "global" : "per_uid");
     fprintf(out,
             ",\"limits\":{\"max_frame\":%" PRIu32 ",\"max_sessions\":%" PRIu32 ",\"max_allocs_per_session\":%" PRIu32
@@ -193,8 +188,7 @@ static void print_json(FILE *out, const memd_config *cfg)
         const memd_device_spec *d = &cfg->devices[i];
         fprintf(out, "%s{\"id\":%" PRIu32 ",\"name\":", i ? "," : "", d->id);
         memd_json_str(out, d->name);
-        fprintf(out, ",\"arch\":");
-        memd_json_str(out, d->arch);
+        memd_json_member(out, ",\"arch\":", d->arch);
         fprintf(out, ",\"bank_groups\":[");
         bool first = true;
         for (int k = 0; k < MEMD_KIND_COUNT; k++) {
@@ -226,10 +220,8 @@ static void print_error(FILE *out, FILE *errout, const char *path, bool json,
     fprintf(errout, "%s\nmemd: configuration file %s test failed\n", line, path);
     if (!json)
         return;
-    fprintf(out, "{\"config\":");
-    memd_json_str(out, path);
-    fprintf(out, ",\"error\":{\"file\":");
-    memd_json_str(out, e->file);
+    memd_json_member(out, "{\"config\":", path);
+    memd_json_member(out, ",\"error\":{\"file\":", e->file);
     fprintf(out, ",\"line\":%u,\"column\":%u,\"message\":", e->line, e->column);
     memd_json_str(out, e->msg);
     fprintf(out, "}}\n");

@@ -122,8 +122,7 @@ static void alloc_banks_json(FILE *f, const memclient_snapshot *s, const memclie
 static void region_json(FILE *f, const memclient_snapshot *s, const memclient_region *reg,
                         bool detailed)
 {
-    fprintf(f, "            {\n              \"name\": ");
-    memd_json_str(f, reg->name);
+    memd_json_member(f, "            {\n              \"name\": ", reg->name);
     fprintf(f, ",\n              \"index\": %" PRIu32 ",\n              \"allocatable\": %s,\n"
                "              \"base\": %" PRIu64 ",\n              \"size\": %" PRIu64 ",\n",
             reg->region, reg->allocatable ? "true" : "false", reg->base, reg->size);
@@ -175,8 +174,7 @@ static void alloc_json(FILE *f, const memclient_snapshot *s, const memclient_all
             a->buf.address, a->buf.size_per_bank, a->buf.banks, a->buf.page_size, a->buf.pitch,
             a->buf.refcount, a->pid, a->uid, a->gid, a->session_id);
     memd_json_str(f, a->comm);
-    fprintf(f, ",\n      \"name\": ");
-    memd_json_str(f, a->name);
+    memd_json_member(f, ",\n      \"name\": ", a->name);
     fprintf(f, ",\n      \"pool\": %s,\n      \"created_ns\": %" PRIu64
                ",\n      \"created_ns_str\": \"%" PRIu64 "\",\n      \"age_s\": %.3f",
             a->pool ? "true" : "false", a->created_ns, a->created_ns, (double)age_ns / 1e9);
@@ -249,8 +247,7 @@ static void cgroup_json(FILE *f, const char *cgroup)
         return;
     memd_cgroup_info c;
     memd_cgroup_parse(cgroup, &c);
-    fputs(", \"cgroup\": ", f);
-    memd_json_str(f, cgroup);
+    memd_json_member(f, ", \"cgroup\": ", cgroup);
     const char *keys[] = {"pod_uid", "container_id", "container_runtime"};
     const char *vals[] = {c.pod_uid, c.container_id, c.runtime};
     for (size_t i = 0; i < 3; i++) {
@@ -275,8 +272,7 @@ void memd_report_processes_json(FILE *f, const memclient_snapshot *s, const char
         fprintf(f, "%s\n%s{\"pid\": %" PRIu32 ", \"uid\": %" PRIu32 ", \"process\": ",
                 i ? "," : "", ind, p->pid, p->uid);
         memd_json_str(f, p->comm);
-        fputs(", \"client\": ", f);
-        memd_json_str(f, p->client);
+        memd_json_member(f, ", \"client\": ", p->client);
         fprintf(f, ", \"sessions\": %" PRIu32 ", \"allocations\": %" PRIu64 ", \"bytes\": %" PRIu64
                    ", \"shared_bytes\": %" PRIu64,
                 p->sessions, p->allocations, p->bytes, p->shared_bytes);
@@ -312,8 +308,7 @@ static void session_json(FILE *f, const memclient_snapshot *s, const memclient_s
                ", \"gid\": %" PRIu32 ", \"process\": ",
             x->id, x->pid, x->uid, x->gid);
     memd_json_str(f, x->comm);
-    fprintf(f, ", \"client\": ");
-    memd_json_str(f, x->client_name);
+    memd_json_member(f, ", \"client\": ", x->client_name);
     cgroup_json(f, x->cgroup);
     fprintf(f, ", \"connected_ns\": %" PRIu64 ", \"connected_ns_str\": \"%" PRIu64 "\""
                ", \"allocations\": %" PRIu64 ", \"requests\": %" PRIu64 ", \"orphaned\": %s"
@@ -408,8 +403,7 @@ void memd_report_json(FILE *f, const memclient_snapshot *s, bool detailed)
         const memclient_device *dev = &s->devices[d];
         fprintf(f, "%s\n    {\n      \"id\": %" PRIu32 ",\n      \"name\": ", d ? "," : "", dev->id);
         memd_json_str(f, dev->name);
-        fprintf(f, ",\n      \"arch\": ");
-        memd_json_str(f, dev->arch);
+        memd_json_member(f, ",\n      \"arch\": ", dev->arch);
         fprintf(f, ",\n      \"texture\": %s,\n      \"bank_groups\": [",
                 dev->texture ? "true" : "false");
         bool first = true;

@@ -84,81 +84,91 @@ static void put_all(const memd_state *st, const memd_session *self, int dev, sin
             put_session(st, s, dev, k);
 }
 
-/* Decodes the request and resolves its device: its index, -1 for every one. < 0 with
- * err->code unset: a malformed request. */
-static int decode(const memd_state *st, const memd_wire_hdr *h, const uint8_t *p,
-                  memd_wire_peaks_req *q, int *dev, memd_error *err)
+/* A PEAKS or PEAKS_RESET request: the fields, the device's index (-1 for every one) and
+ * rc < 0 with err set when it names no device (refused, still answered). */
+typedef struct peaks_req {
+    memd_wire_peaks_req q;
+    int dev, rc;
+    memd_error err;
+} peaks_req;
+
+/* Decodes the request and resolves its device; false once the malformed reply is queued,
+ * the handler's result in *ret. */
+static bool decode(memd_state *st, const memd_wire_hdr *h, const uint8_t *p, memd_buf *out,
+                   peaks_req *r, int *ret)
 {
-    memd_error_reset(err);
-    *dev = -1;
-    int rc = memd_wire_peaks_req_get(p, h->len, q);
-    if (rc < 0 || q->device == UINT32_MAX)
-        return rc;
-    int i = memd_state_dev_index(st, q->device);
-    if (i < 0)
-        return memd_error_set(err, i, "no device %u (%u configured)", q->device, st->ndevs);
-    *dev = i;
-    return 0;
+    memd_error_reset(&r->err);
+    r->dev = -1;
+    r->rc = memd_wire_peaks_req_get(p, h->len, &r->q);
+    if (r->rc < 0) {
+        *ret = memd_malformed(st, h, out, r->rc);
+        return false;
+    }
+    if (r->q.device != UINT32_MAX) {
+        r->dev = memd_state_dev_index(st, r->q.device);
+        if (r->dev < 0)
+            r->rc = memd_error_set(&r->err, r->dev, "no device %u (%u configured)", r->q.device,
+                                   st->ndevs);
+    }
+    return true;
 }
 
 int memd_op_peaks(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
                   memd_buf *out)
 {
-    memd_wire_peaks_req q;
-    memd_error err;
-    int dev;
-    int rc = decode(st, h, p, &q, &dev, &err);
-    if (rc < 0 && !err.code)
-        return memd_malformed(st, h, out, rc);
-    if (rc == 0 && q.session != 0)
-        rc = memd_error_set(&err, -EINVAL, "PEAKS takes session 0 (it is PEAKS_RESET's), not %u",
-                            q.session);
+    peaks_req r;
+    int rc;
+    if (!decode(st, h, p, out, &r, &rc))
+        return rc;
+    rc = r.rc;
+    if (rc == 0 && r.q.session != 0)
+        rc = memd_error_set(&r.err, -EINVAL, "PEAKS takes session 0 (it is PEAKS_RESET's), not %u",
+                            r.q.session);
     sink k = {0};
     if (rc == 0) {
-        put_all(st, s, dev, &k);
+        put_all(st, s, r.dev, &k);
         size_t len = MEMD_WIRE_COUNT_SIZE + (size_t)k.n * MEMD_WIRE_PEAK_REC_SIZE;
         if (len > st->reply_room)
-            rc = memd_error_set(&err, -E2BIG, "PEAKS reply of %zu bytes (%u records) is over "
+            rc = memd_error_set(&r.err, -E2BIG, "PEAKS reply of %zu bytes (%u records) is over "
                                 "the reply backlog (%zu bytes): ask for one device", len, k.n,
                                 st->reply_room);
     }
     if (rc < 0)
-        return memd_reply_fail(st, h, out, &err, false);
+        return memd_reply_fail(st, h, out, &r.err, false);
     uint8_t *o = memd_reply_begin(out, h->opcode, h->id,
                                   MEMD_WIRE_COUNT_SIZE + k.n * MEMD_WIRE_PEAK_REC_SIZE);
     if (!o)
         return -ENOMEM;
     o = memd_wire_put_u32(o, k.n);
     k = (sink){.o = memd_wire_put_u32(o, 0)};
-    put_all(st, s, dev, &k);
+    put_all(st, s, r.dev, &k);
     return 0;
 }
 
 int memd_op_peaks_reset(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                         const uint8_t *p, memd_buf *out)
 {
-    memd_wire_peaks_req q;
-    memd_error err;
-    int dev;
-    int rc = decode(st, h, p, &q, &dev, &err);
-    if (rc < 0 && !err.code)
-        return memd_malformed(st, h, out, rc);
+    peaks_req r;
+    int rc;
+    if (!decode(st, h, p, out, &r, &rc))
+        return rc;
+    rc = r.rc;
     memd_session *only = s;
-    if (rc == 0 && q.session != 0 && q.session != s->id) {
+    if (rc == 0 && r.q.session != 0 && r.q.session != s->id) {
         if (!s->admin)
-            rc = memd_error_set(&err, -EPERM, "only an admin resets the peaks of %s (a session "
-                                "resets its own: session 0)",
-                                q.session == MEMD_PEAKS_ALL ? "every session" : "another session");
-        else if (q.session == MEMD_PEAKS_ALL)
+            rc = memd_error_set(&r.err, -EPERM, "only an admin resets the peaks of %s (a session "
+                                "resets its own: session 0)", r.q.session == MEMD_PEAKS_ALL
+                                ? "every session" : "another session");
+        else if (r.q.session == MEMD_PEAKS_ALL)
             only = NULL;
         else {
-            for (only = st->sessions; only && only->id != q.session; only = only->next)
+            for (only = st->sessions; only && only->id != r.q.session; only = only->next)
                 ;
             if (!only)
-                rc = memd_error_set(&err, -ENOENT, "no session %u", q.session);
+                rc = memd_error_set(&r.err, -ENOENT, "no session %u", r.q.session);
         }
     }
     if (rc == 0)
-        memd_peaks_reset(st, dev, only);
-    return memd_reply_done(st, h, out, &err, rc);
+        memd_peaks_reset(st, r.dev, only);
+    return memd_reply_done(st, h, out, &r.err, rc);
 }

@@ -138,23 +138,12 @@ static PyObject *buffer_bank_info(PyObject *op, PyObject *unused)
     return PyObject_CallMethod((PyObject *)b->client, "bank_info", "O", op);
 }
 
-static PyObject *buffer_enter(PyObject *op, PyObject *unused)
-{
-    (void)unused;
-    return Py_NewRef(op);
-}
-
 static PyObject *buffer_exit(PyObject *op, PyObject *args)
 {
     (void)args;
-    memdpy_buffer *b = (memdpy_buffer *)op;
-    if (!b->freed) {
-        PyObject *r = buffer_free(op, NULL);
-        if (!r)
-            return NULL;
-        Py_DECREF(r);
-    }
-    Py_RETURN_FALSE;
+    if (((memdpy_buffer *)op)->freed)
+        Py_RETURN_FALSE;
+    return memdpy_exit_via(op, buffer_free);
 }
 
 static PyObject *buffer_repr(PyObject *op)
@@ -279,9 +268,8 @@ static PyMethodDef buffer_methods[] = {
      "bank_info($self, /)\n--\n\nAs Client.bank_info(buffer) (dicts): every bank the buffer uses, "
      "in id order. A bank-set buffer has the list its allocation's reply brought (alloc and "
      "alloc_batch alike): no round trip."},
-    {"__enter__", buffer_enter, METH_NOARGS, "__enter__($self, /)\n--\n\nReturns itself."},
-    {"__exit__", buffer_exit, METH_VARARGS,
-     "__exit__($self, exc_type, exc_value, traceback, /)\n--\n\nFrees the buffer unless it is freed already."},
+    MEMDPY_CONTEXT_METHODS(memdpy_enter_self, buffer_exit,
+                           "Frees the buffer unless it is freed already."),
     {NULL, NULL, 0, NULL},
 };
 

@@ -119,11 +119,7 @@ static PyObject *client_enter(PyObject *op, PyObject *unused)
 static PyObject *client_exit(PyObject *op, PyObject *args)
 {
     (void)args;
-    PyObject *r = client_close(op, NULL);
-    Py_XDECREF(r);
-    if (!r)
-        return NULL;
-    Py_RETURN_FALSE;
+    return memdpy_exit_via(op, client_close);
 }
 
 static PyObject *client_get_closed(PyObject *op, void *unused)
@@ -1039,9 +1035,7 @@ static PyMethodDef client_methods[] = {
     {"close", client_close, METH_NOARGS,
      "close($self, /)\n--\n\nCloses the connection; the daemon releases everything the session still "
      "holds. Calls running in other threads finish first. Idempotent."},
-    {"__enter__", client_enter, METH_NOARGS, "__enter__($self, /)\n--\n\nReturns itself."},
-    {"__exit__", client_exit, METH_VARARGS,
-     "__exit__($self, exc_type, exc_value, traceback, /)\n--\n\nCloses the connection."},
+    MEMDPY_CONTEXT_METHODS(client_enter, client_exit, "Closes the connection."),
     {"session", client_session, METH_NOARGS,
      "session($self, /)\n--\n\nThe session (a dict): session_id, protocol_version, max_frame, devices, "
      "server_version, socket, reclaimable, reclaimed."},

@@ -159,6 +159,20 @@ void memdpy_client_leave(memdpy_client *self);
         memdpy_client_leave(self);                                                         \
     } while (0)
 
+/* ---- context managers (context.c) ---- */
+
+/* __enter__ of an object with nothing to check: the object itself. */
+PyObject *memdpy_enter_self(PyObject *op, PyObject *unused);
+/* __exit__'s work: close(op) (the type's close or free method); False (the exception, if
+ * any, propagates), or NULL with close's exception set. */
+PyObject *memdpy_exit_via(PyObject *op, PyCFunction close);
+/* The __enter__ and __exit__ entries of a type's method table; exit_doc says what leaving
+ * the block does. */
+#define MEMDPY_CONTEXT_METHODS(enter, exit, exit_doc)                                          \
+    {"__enter__", enter, METH_NOARGS, "__enter__($self, /)\n--\n\nReturns itself."},          \
+    {"__exit__", exit, METH_VARARGS,                                                           \
+     "__exit__($self, exc_type, exc_value, traceback, /)\n--\n\n" exit_doc}
+
 /* ---- revocation (revoked.c) ---- */
 
 /* Whether an admin freed h under self (a notice came with some reply): 1, 0, or -1 with

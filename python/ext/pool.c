@@ -111,24 +111,14 @@ static PyObject *pool_buffer_free(PyObject *op, PyObject *unused)
     return r;
 }
 
-static PyObject *pool_buffer_enter(PyObject *op, PyObject *unused)
-{
-    (void)unused;
-    return Py_NewRef(op);
-}
-
 static PyObject *pool_buffer_exit(PyObject *op, PyObject *args)
 {
     (void)args;
     memdpy_pool_buffer *b = (memdpy_pool_buffer *)op;
     /* A closed pool freed everything already. */
-    if (!b->freed && b->pool->pool) {
-        PyObject *r = pool_buffer_free(op, NULL);
-        if (!r)
-            return NULL;
-        Py_DECREF(r);
-    }
-    Py_RETURN_FALSE;
+    if (b->freed || !b->pool->pool)
+        Py_RETURN_FALSE;
+    return memdpy_exit_via(op, pool_buffer_free);
 }
 
 static PyObject *pool_buffer_repr(PyObject *op)
@@ -173,9 +163,8 @@ static PyGetSetDef pool_buffer_getset[] = {
 static PyMethodDef pool_buffer_methods[] = {
     {"free", pool_buffer_free, METH_NOARGS,
      "free($self, /)\n--\n\nFrees the sub-allocation (memd.NotFoundError if it is already freed)."},
-    {"__enter__", pool_buffer_enter, METH_NOARGS, "__enter__($self, /)\n--\n\nReturns itself."},
-    {"__exit__", pool_buffer_exit, METH_VARARGS,
-     "__exit__($self, exc_type, exc_value, traceback, /)\n--\n\nFrees the sub-allocation unless it is freed already."},
+    MEMDPY_CONTEXT_METHODS(memdpy_enter_self, pool_buffer_exit,
+                           "Frees the sub-allocation unless it is freed already."),
     {NULL, NULL, 0, NULL},
 };
 
@@ -415,20 +404,10 @@ static PyObject *pool_get_client(PyObject *op, void *unused)
     return Py_NewRef((PyObject *)((memdpy_pool *)op)->client);
 }
 
-static PyObject *pool_enter_ctx(PyObject *op, PyObject *unused)
-{
-    (void)unused;
-    return Py_NewRef(op);
-}
-
 static PyObject *pool_exit_ctx(PyObject *op, PyObject *args)
 {
     (void)args;
-    PyObject *r = pool_close(op, NULL);
-    if (!r)
-        return NULL;
-    Py_DECREF(r);
-    Py_RETURN_FALSE;
+    return memdpy_exit_via(op, pool_close);
 }
 
 static PyObject *pool_repr(PyObject *op)
@@ -480,9 +459,7 @@ static PyMethodDef pool_methods[] = {
      "flush($self, /)\n--\n\nSends memd what it has not heard yet and waits for its answer."},
     {"close", pool_close, METH_NOARGS,
      "close($self, /)\n--\n\nFrees the pool's ranges (and every sub-allocation); closing twice is fine."},
-    {"__enter__", pool_enter_ctx, METH_NOARGS, "__enter__($self, /)\n--\n\nReturns itself."},
-    {"__exit__", pool_exit_ctx, METH_VARARGS,
-     "__exit__($self, exc_type, exc_value, traceback, /)\n--\n\nCloses the pool."},
+    MEMDPY_CONTEXT_METHODS(memdpy_enter_self, pool_exit_ctx, "Closes the pool."),
     {NULL, NULL, 0, NULL},
 };
 

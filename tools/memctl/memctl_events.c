@@ -66,11 +66,9 @@ int memctl_cmd_events(const memctl_globals *g, int argc, char **argv)
     uint64_t since = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        if (!strcmp(a, "--follow") || !strcmp(a, "-f")) {
-            follow = true;
-        } else if (!strcmp(a, "--json")) {
-            json = true;
-        } else if (!strcmp(a, "--from-start")) {
+        if (memctl_log_option(a, &follow, &json))
+            continue;
+        if (!strcmp(a, "--from-start")) {
             from_start = true;
         } else if (!strcmp(a, "--since")) {
             if (!(v = memctl_optarg("events", argc, argv, &i)))

@@ -36,14 +36,10 @@ void memctl_history_json(FILE *f, const memclient_hist_event *e)
             memclient_class_name((memd_class)e->cls), e->handle, e->address, e->size_per_bank,
             e->banks, e->bytes, e->status, e->session_id, e->pid, e->uid);
     memd_json_str(f, e->comm);
-    fputs(", \"client\": ", f);
-    memd_json_str(f, e->client_name);
-    fputs(", \"name\": ", f);
-    memd_json_str(f, e->name);
-    fputs(", \"context\": ", f);
-    memd_json_str(f, e->context);
-    fputs(", \"stack\": ", f);
-    memd_json_str(f, e->stack);
+    memd_json_member(f, ", \"client\": ", e->client_name);
+    memd_json_member(f, ", \"name\": ", e->name);
+    memd_json_member(f, ", \"context\": ", e->context);
+    memd_json_member(f, ", \"stack\": ", e->stack);
     if (e->actor_session)
         fprintf(f, ", \"actor\": {\"session\": %" PRIu32 ", \"pid\": %" PRIu32
                    ", \"uid\": %" PRIu32 "}", e->actor_session, e->actor_pid, e->actor_uid);
@@ -139,11 +135,9 @@ int memctl_cmd_history(const memctl_globals *g, int argc, char **argv)
     uint64_t age_ms = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        if (!strcmp(a, "--follow") || !strcmp(a, "-f")) {
-            follow = true;
-        } else if (!strcmp(a, "--json")) {
-            json = true;
-        } else if (!strcmp(a, "--html")) {
+        if (memctl_log_option(a, &follow, &json))
+            continue;
+        if (!strcmp(a, "--html")) {
             if (!(html = memctl_optarg("history", argc, argv, &i)))
                 return MEMCTL_EXIT_USAGE;
         } else if (!strcmp(a, "--device") || !strcmp(a, "--pid") || !strcmp(a, "--client") ||

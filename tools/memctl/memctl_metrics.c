@@ -142,12 +142,26 @@ static uint64_t own_sessions(const memclient_snapshot *s)
     return n;
 }
 
+/* One gauge family over the bank groups or the regions: its name, help and which value
+ * (a group_metric or a region_metric). */
+typedef struct metric_family {
+    const char *name, *help;
+    int m;
+} metric_family;
+
 typedef enum { G_BANKS, G_BANK_SIZE, G_CLIENTS } group_metric;
 
-static void group_family(sink *k, const memclient_snapshot *s, const char *name,
-                         const char *help, group_metric m)
+static const metric_family group_families[] = {
+    {"memd_bank_group_banks", "Banks in the bank group.", G_BANKS},
+    {"memd_bank_group_bank_size_bytes", "Size of each bank (per bank).", G_BANK_SIZE},
+    {"memd_bank_group_clients", "Sessions holding memory in the bank group.", G_CLIENTS},
+};
+
+static void group_family(sink *k, const memclient_snapshot *s, const metric_family *fam)
 {
-    family(k, name, "gauge", help);
+    const char *name = fam->name;
+    group_metric m = (group_metric)fam->m;
+    family(k, name, "gauge", fam->help);
     for (size_t i = 0; i < s->ngroups; i++) {
         const memclient_group *g = &s->groups[i];
         group_sample(k, name, g, m == G_BANKS ? g->banks : m == G_BANK_SIZE ? g->bank_size
@@ -157,10 +171,25 @@ static void group_family(sink *k, const memclient_snapshot *s, const char *name,
 
 typedef enum { R_SIZE, R_ALLOCATED, R_FREE, R_LARGEST, R_FREE_BLOCKS, R_ALLOCS, R_FRAG, R_PEAK } region_metric;
 
-static void region_family(sink *k, const memclient_snapshot *s, const char *name,
-                          const char *help, region_metric m)
+static const metric_family region_families[] = {
+    {"memd_region_size_bytes", "Region size per bank.", R_SIZE},
+    {"memd_region_allocated_bytes", "Allocated bytes per bank.", R_ALLOCATED},
+    {"memd_region_free_bytes", "Free bytes per bank.", R_FREE},
+    {"memd_region_largest_free_bytes", "Largest free block per bank.", R_LARGEST},
+    {"memd_region_free_blocks", "Free blocks in the region (in one bank).", R_FREE_BLOCKS},
+    {"memd_region_allocations", "Live allocations in the region.", R_ALLOCS},
+    {"memd_region_fragmentation_ratio",
+     "1 - largest free block / free bytes (0 when nothing is free).", R_FRAG},
+    {"memd_region_peak_bytes",
+     "The most bytes allocated in the region since memd started or the last peaks reset, "
+     "summed over its banks (memd_region_allocated_bytes is per bank).", R_PEAK},
+};
+
+static void region_family(sink *k, const memclient_snapshot *s, const metric_family *fam)
 {
-    family(k, name, "gauge", help);
+    const char *name = fam->name;
+    region_metric m = (region_metric)fam->m;
+    family(k, name, "gauge", fam->help);
     for (size_t i = 0; i < s->nregions; i++) {
         const memclient_region *r = &s->regions[i];
         if (m != R_SIZE && !r->allocatable)
@@ -446,25 +475,10 @@ static void metrics(FILE *f, const memclient_snapshot *s, bool json)
                      {"arch", s->devices[i].arch}};
         sample(k, "memd_device_info", l, 3, 1);
     }
-    group_family(k, s, "memd_bank_group_banks", "Banks in the bank group.", G_BANKS);
-    group_family(k, s, "memd_bank_group_bank_size_bytes", "Size of each bank (per bank).",
-                 G_BANK_SIZE);
-    group_family(k, s, "memd_bank_group_clients", "Sessions holding memory in the bank group.",
-                 G_CLIENTS);
-    region_family(k, s, "memd_region_size_bytes", "Region size per bank.", R_SIZE);
-    region_family(k, s, "memd_region_allocated_bytes", "Allocated bytes per bank.", R_ALLOCATED);
-    region_family(k, s, "memd_region_free_bytes", "Free bytes per bank.", R_FREE);
-    region_family(k, s, "memd_region_largest_free_bytes", "Largest free block per bank.",
-                  R_LARGEST);
-    region_family(k, s, "memd_region_free_blocks", "Free blocks in the region (in one bank).",
-                  R_FREE_BLOCKS);
-    region_family(k, s, "memd_region_allocations", "Live allocations in the region.", R_ALLOCS);
-    region_family(k, s, "memd_region_fragmentation_ratio",
-                  "1 - largest free block / free bytes (0 when nothing is free).", R_FRAG);
-    region_family(k, s, "memd_region_peak_bytes",
-                  "The most bytes allocated in the region since memd started or the last peaks "
-                  "reset, summed over its banks (memd_region_allocated_bytes is per bank).",
-                  R_PEAK);
+    for (size_t i = 0; i < sizeof group_families / sizeof *group_families; i++)
+        group_family(k, s, &group_families[i]);
+    for (size_t i = 0; i < sizeof region_families / sizeof *region_families; i++)
+        region_family(k, s, &region_families[i]);
     pool_families(k, s);
     process_families(k, s);
     cgroup_family(k, s);

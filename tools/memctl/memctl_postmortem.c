@@ -48,12 +48,9 @@ static void json_summary(FILE *f, const memclient_postmortem *p)
             p->requested, p->size_per_bank, p->banks, p->alignment, p->allocated, p->free,
             p->largest_free, p->session_id, p->pid, p->uid);
     memd_json_str(f, p->comm);
-    fputs(", \"client\": ", f);
-    memd_json_str(f, p->client_name);
-    fputs(", \"cgroup\": ", f);
-    memd_json_str(f, p->cgroup);
-    fputs(", \"message\": ", f);
-    memd_json_str(f, p->message);
+    memd_json_member(f, ", \"client\": ", p->client_name);
+    memd_json_member(f, ", \"cgroup\": ", p->cgroup);
+    memd_json_member(f, ", \"message\": ", p->message);
 }
 
 static void list_text(const memclient_postmortem *v, size_t n)
@@ -133,8 +130,7 @@ static void report_json(const memclient_postmortem_report *r)
                ", \"uid\": %" PRIu32 ", \"process\": ",
                i ? ", " : "", h->bytes, h->session_id, h->pid, h->uid);
         memd_json_str(stdout, h->comm);
-        fputs(", \"client\": ", stdout);
-        memd_json_str(stdout, h->client_name);
+        memd_json_member(stdout, ", \"client\": ", h->client_name);
         fputc('}', stdout);
     }
     fputs("], \"free_blocks\": [", stdout);

@@ -66,6 +66,9 @@ int memctl_parse_budget(const char *cmd, const char *opt, const char *v, uint32_
 int memctl_parse_seconds(const char *s, uint64_t *ms);
 /* A duration > 0: a whole number with a unit s, m, h or d (none: seconds). */
 int memctl_parse_duration(const char *s, uint64_t *ms);
+/* The options the log commands (events, history) share: --follow (-f) sets *follow,
+ * --json *json. true when a was one of them. */
+bool memctl_log_option(const char *a, bool *follow, bool *json);
 /* --follow: SIGINT and SIGTERM end the process successfully, SIGPIPE is ignored. */
 void memctl_follow_signals(void);
 /* After a page of output: flushes stdout. false when it no longer takes output, with

@@ -369,6 +369,17 @@ void memctl_follow_signals(void)
     signal(SIGPIPE, SIG_IGN); /* a reader that went away: stop quietly (EPIPE) */
 }
 
+bool memctl_log_option(const char *a, bool *follow, bool *json)
+{
+    if (!strcmp(a, "--follow") || !strcmp(a, "-f"))
+        *follow = true;
+    else if (!strcmp(a, "--json"))
+        *json = true;
+    else
+        return false;
+    return true;
+}
+
 bool memctl_flush_page(int *exit_code)
 {
     if (fflush(stdout) == 0 && !ferror(stdout))
