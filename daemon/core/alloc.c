@@ -263,7 +263,8 @@ static void alloc_destroy(memd_state *st, memd_alloc *a)
 void memd_hold_release(memd_state *st, memd_hold *h)
 {
     memd_alloc *a = memd_hold_alloc(h);
-    memd_history_release(st, h->session, a);
+    if (memd_history_on(st))
+        memd_history_release(st, h->session, a);
     memd_hooks_alloc_changed(st, a);
     if (st->limits.quota_per_uid && !uid_holds(a, h->session->uid, h))
         memd_quota_sub(st, a->dev, (memd_kind)a->pl.kind, h->session->uid, a->pl.size_per_bank);
@@ -645,7 +646,8 @@ memd_alloc *memd_alloc_commit(memd_alloc_resv *r)
     hold_link(st, a, s, r->attach ? r->hold : &a->first);
     if (r->quota_slot)
         memd_quota_add(st, a->dev, (memd_kind)a->pl.kind, s->uid, a->pl.size_per_bank);
-    memd_history_alloc(st, s, a);
+    if (memd_history_on(st))
+        memd_history_alloc(st, s, a);
     if (r->attach) {
         memd_hooks_alloc_changed(st, a);
         return a;
