@@ -129,7 +129,8 @@ static void hold_link(memd_state *st, memd_alloc *a, memd_session *s, memd_hold 
     uint64_t bytes = memd_alloc_device_bytes(st, a);
     u->bytes += bytes;
     memd_peak_note(&u->peak, u->bytes, memd_state_now(st));
-    memd_cglimit_charge(st, s, a->dev, a->pl.kind, bytes, true);
+    if (memd_cglimit_applies(st, s)) /* no call per hold when no limit is set */
+        memd_cglimit_charge(st, s, a->dev, a->pl.kind, bytes, true);
     if (a->shared) /* set before the first hold, kept until the last goes */
         u->shared_bytes += bytes;
     h->session = s;
@@ -160,7 +161,8 @@ static void hold_unlink(memd_state *st, memd_hold *h)
         st->group_clients[g]--;
     uint64_t bytes = memd_alloc_device_bytes(st, a);
     u->bytes -= bytes;
-    memd_cglimit_charge(st, s, a->dev, a->pl.kind, bytes, false);
+    if (memd_cglimit_applies(st, s)) /* no call per hold when no limit is set */
+        memd_cglimit_charge(st, s, a->dev, a->pl.kind, bytes, false);
     if (a->shared)
         u->shared_bytes -= bytes;
     memd_hold *prev = (memd_hold *)(h->prev_bits & ~MEMD_HOLD_EXTRA);
