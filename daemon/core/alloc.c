@@ -224,13 +224,15 @@ memd_hold *memd_alloc_hold_of(const memd_alloc *a, const memd_session *s)
 static void device_use(memd_state *st, const memd_alloc *a, bool add)
 {
     memd_dev *d = &st->devs[a->dev];
-    memd_use_peak *u[] = {&d->group[a->pl.kind], &d->regions[a->pl.kind][a->pl.region]};
+    memd_use_peak *g = &d->group[a->pl.kind], *r = &d->regions[a->pl.kind][a->pl.region];
     uint64_t bytes = memd_alloc_device_bytes(st, a);
-    for (size_t i = 0; i < sizeof u / sizeof u[0]; i++) {
-        if (add)
-            memd_use_peak_add(u[i], bytes, memd_state_now(st));
-        else
-            u[i]->bytes -= bytes;
+    if (add) {
+        uint64_t now = memd_state_now(st);
+        memd_use_peak_add(g, bytes, now);
+        memd_use_peak_add(r, bytes, now);
+    } else {
+        g->bytes -= bytes;
+        r->bytes -= bytes;
     }
 }
 

@@ -216,6 +216,19 @@ static inline uint32_t memd_alloc_bank_count(const memd_state *st, const memd_al
                                         : memd_alloc_nset(a);
 }
 
+/* Bytes a buffer reserves on its device: size per bank x every bank of its group
+ * (lockstep reserves the range in each bank). The unit of every "bytes held" figure.
+ * Inline: every hold and release counts it several times (group, region, session). */
+static inline uint64_t memd_alloc_device_bytes(const memd_state *st, const memd_alloc *a)
+{
+    /* A uniform or per-bank buffer reserves its set's banks only; lockstep and range
+     * lockstep, every bank of the group. */
+    uint32_t banks = !memd_mode_lockstep((memd_bank_mode)a->pl.mode)
+                         ? memd_alloc_nset(a)
+                         : st->devs[a->dev].spec->groups[a->pl.kind].banks;
+    return a->pl.size_per_bank * banks;
+}
+
 void memd_alloc_bank_at(const memd_state *st, const memd_alloc *a, uint32_t i,
                         memd_bank_addr *out);
 
