@@ -635,7 +635,11 @@ static int reserve(memd_alloc_resv *r, const memd_alloc_request *w, const memd_a
 int memd_alloc_reserve(memd_state *st, memd_session *s, const memd_alloc_request *w,
                        const memd_alloc_banks *b, memd_alloc_resv *r, memd_error *err)
 {
-    *r = (memd_alloc_resv){.st = st, .s = s};
+    /* Every field but the placement, which only the engine fills (r->placed says when):
+     * zeroing it too took ~20 instructions per allocation. */
+    memset(r, 0, offsetof(memd_alloc_resv, pl));
+    r->st = st;
+    r->s = s;
     int rc = reserve(r, w, b, err);
     if (rc < 0)
         memd_alloc_abort(r);

@@ -66,7 +66,7 @@ typedef struct memd_alloc_resv {
     uint8_t quota_kind;            /* the bank group of that slot */
     bool placed;                   /* pl is the engine's placement of a */
     bool in_handles;               /* a is in the handle table */
-    memd_placement pl;
+    memd_placement pl;             /* last: memd_alloc_reserve clears what comes before */
 } memd_alloc_resv;
 
 /* The first half of memd_alloc_create_banks: 0 with r holding everything, or a negative
