@@ -220,8 +220,9 @@ memd_hold *memd_alloc_hold_of(const memd_alloc *a, const memd_session *s)
 
 /* ---- device use ---- */
 
-/* The bank group's and region's byte counts and peaks as buffer a comes (add) or goes. */
-static void device_use(memd_state *st, const memd_alloc *a, bool add)
+/* The bank group's and region's byte counts and peaks as buffer a comes (add) or goes.
+ * Inline: with add constant at each call, the release path keeps no peak code. */
+static inline void device_use(memd_state *st, const memd_alloc *a, bool add)
 {
     memd_dev *d = &st->devs[a->dev];
     memd_use_peak *g = &d->group[a->pl.kind], *r = &d->regions[a->pl.kind][a->pl.region];
