@@ -463,6 +463,27 @@ static int limit_check(const memd_state *st, uint32_t dev, const memd_session *s
 
 /* ---- reserve, then commit or abort ---- */
 
+/* What one new allocation (or one attach to a shared name) takes, taken whole by
+ * alloc_reserve and then either committed (the session holds it, quotas and
+ * sub-device charged, listeners told) or aborted (every piece given back). Nothing
+ * else may change the state between the two. */
+typedef struct memd_alloc_resv {
+    memd_state *st;
+    memd_session *s;
+    uint32_t dev;                  /* device index */
+    memd_alloc *a;                 /* the record (new, or the shared one attached to) */
+    bool attach;                   /* a is an existing shared allocation */
+    memd_hold *hold;               /* attach: the hold to link */
+    bool quota_slot;               /* the uid's quota slot was made: commit charges it */
+    uint8_t quota_kind;            /* the bank group of that slot */
+    bool placed;                   /* pl is the engine's placement of a */
+    bool in_handles;               /* a is in the handle table */
+    memd_placement pl;             /* last: alloc_reserve clears what comes before */
+} memd_alloc_resv;
+
+/* Gives back every piece r took. */
+static void alloc_abort(memd_alloc_resv *r);
+
 /* Attaching r's session to the shared allocation a that the request names: checks the
  * shape and the quota, and takes the hold commit links. */
 static int reserve_attach(memd_alloc_resv *r, memd_alloc *a, const memd_alloc_request *w,
@@ -544,7 +565,7 @@ static int check_request(const memd_state *st, const memd_session *s,
 }
 
 /* Takes, in order, what the new allocation needs, recording each piece in r so that
- * memd_alloc_abort can give back whatever was taken when a later step fails. */
+ * alloc_abort can give back whatever was taken when a later step fails. */
 static int reserve(memd_alloc_resv *r, const memd_alloc_request *w, const memd_alloc_banks *b,
                    memd_error *err)
 {
@@ -633,8 +654,11 @@ static int reserve(memd_alloc_resv *r, const memd_alloc_request *w, const memd_a
     return 0;
 }
 
-int memd_alloc_reserve(memd_state *st, memd_session *s, const memd_alloc_request *w,
-                       const memd_alloc_banks *b, memd_alloc_resv *r, memd_error *err)
+/* The first half of memd_alloc_create_banks: 0 with r holding everything, or a negative
+ * errno with err filled and nothing taken. Static, as alloc_commit and alloc_abort: each
+ * has one caller, into which the compiler folds it. */
+static int alloc_reserve(memd_state *st, memd_session *s, const memd_alloc_request *w,
+                         const memd_alloc_banks *b, memd_alloc_resv *r, memd_error *err)
 {
     /* Every field but the placement, which only the engine fills (r->placed says when):
      * zeroing it too took ~20 instructions per allocation. */
@@ -643,11 +667,12 @@ int memd_alloc_reserve(memd_state *st, memd_session *s, const memd_alloc_request
     r->s = s;
     int rc = reserve(r, w, b, err);
     if (rc < 0)
-        memd_alloc_abort(r);
+        alloc_abort(r);
     return rc;
 }
 
-memd_alloc *memd_alloc_commit(memd_alloc_resv *r)
+/* Cannot fail: returns the allocation, held once more by the session (s->holds). */
+static memd_alloc *alloc_commit(memd_alloc_resv *r)
 {
     memd_state *st = r->st;
     memd_session *s = r->s;
@@ -668,7 +693,7 @@ memd_alloc *memd_alloc_commit(memd_alloc_resv *r)
     return a;
 }
 
-void memd_alloc_abort(memd_alloc_resv *r)
+static void alloc_abort(memd_alloc_resv *r)
 {
     memd_state *st = r->st;
     memd_alloc *a = r->a;
@@ -828,9 +853,9 @@ int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_alloc_re
                             const memd_alloc_banks *b, memd_alloc **out, memd_error *err)
 {
     memd_alloc_resv r;
-    int rc = memd_alloc_reserve(st, s, w, b, &r, err);
+    int rc = alloc_reserve(st, s, w, b, &r, err);
     if (rc == 0) {
-        *out = memd_alloc_commit(&r);
+        *out = alloc_commit(&r);
         return 0;
     }
     /* The event log's copy of the reply's message: for -ENOMEM and -EDQUOT it names the
