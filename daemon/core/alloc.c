@@ -119,8 +119,8 @@ static int keep_placement(memd_alloc *a, const memd_placement *p)
 /* ---- holds ---- */
 
 /* s (whose session_groups is ready) holds a through h (a->first, or an xhold whose
- * alloc is set). */
-static void hold_link(memd_state *st, memd_alloc *a, memd_session *s, memd_hold *h)
+ * alloc is set). Inline: part of every allocation's commit. */
+static inline void hold_link(memd_state *st, memd_alloc *a, memd_session *s, memd_hold *h)
 {
     size_t g = group_of(a);
     memd_group_use *u = &s->group_holds[g];
