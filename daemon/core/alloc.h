@@ -51,32 +51,6 @@ typedef struct memd_alloc_banks {
 int memd_alloc_create_banks(memd_state *st, memd_session *s, const memd_alloc_request *req,
                             const memd_alloc_banks *b, memd_alloc **out, memd_error *err);
 
-/* What one new allocation (or one attach to a shared name) takes, taken whole by
- * memd_alloc_reserve and then either committed (the session holds it, quotas and
- * sub-device charged, listeners told) or aborted (every piece given back). Nothing
- * else may change the state between the two. */
-typedef struct memd_alloc_resv {
-    memd_state *st;
-    memd_session *s;
-    uint32_t dev;                  /* device index */
-    memd_alloc *a;                 /* the record (new, or the shared one attached to) */
-    bool attach;                   /* a is an existing shared allocation */
-    memd_hold *hold;               /* attach: the hold to link */
-    bool quota_slot;               /* the uid's quota slot was made: commit charges it */
-    uint8_t quota_kind;            /* the bank group of that slot */
-    bool placed;                   /* pl is the engine's placement of a */
-    bool in_handles;               /* a is in the handle table */
-    memd_placement pl;
-} memd_alloc_resv;
-
-/* The first half of memd_alloc_create_banks: 0 with r holding everything, or a negative
- * errno with err filled and nothing taken. */
-int memd_alloc_reserve(memd_state *st, memd_session *s, const memd_alloc_request *req,
-                       const memd_alloc_banks *b, memd_alloc_resv *r, memd_error *err);
-/* Cannot fail: returns the allocation, held once more by the session (s->holds). */
-memd_alloc *memd_alloc_commit(memd_alloc_resv *r);
-void memd_alloc_abort(memd_alloc_resv *r);
-
 static inline memd_alloc *memd_alloc_find(const memd_state *st, uint64_t handle)
 {
     return memd_handles_get(&st->handles, handle);
@@ -214,6 +188,19 @@ static inline uint32_t memd_alloc_bank_count(const memd_state *st, const memd_al
 {
     return a->pl.mode == MEMD_BANKS_ALL ? st->devs[a->dev].spec->groups[a->pl.kind].banks
                                         : memd_alloc_nset(a);
+}
+
+/* Bytes a buffer reserves on its device: size per bank x every bank of its group
+ * (lockstep reserves the range in each bank). The unit of every "bytes held" figure.
+ * Inline: every hold and release counts it several times (group, region, session). */
+static inline uint64_t memd_alloc_device_bytes(const memd_state *st, const memd_alloc *a)
+{
+    /* A uniform or per-bank buffer reserves its set's banks only; lockstep and range
+     * lockstep, every bank of the group. */
+    uint32_t banks = !memd_mode_lockstep((memd_bank_mode)a->pl.mode)
+                         ? memd_alloc_nset(a)
+                         : st->devs[a->dev].spec->groups[a->pl.kind].banks;
+    return a->pl.size_per_bank * banks;
 }
 
 void memd_alloc_bank_at(const memd_state *st, const memd_alloc *a, uint32_t i,

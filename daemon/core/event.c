@@ -63,16 +63,6 @@ static bool take(budget *b, uint64_t sec, uint32_t max)
     return true;
 }
 
-uint64_t memd_alloc_device_bytes(const memd_state *st, const memd_alloc *a)
-{
-    /* A uniform or per-bank buffer reserves its set's banks only; lockstep and range
-     * lockstep, every bank of the group. */
-    uint32_t banks = !memd_mode_lockstep((memd_bank_mode)a->pl.mode)
-                         ? memd_alloc_nset(a)
-                         : st->devs[a->dev].spec->groups[a->pl.kind].banks;
-    return a->pl.size_per_bank * banks;
-}
-
 static memd_events *ring_of(memd_state *st)
 {
     if (st->events)

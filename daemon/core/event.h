@@ -46,10 +46,6 @@ void memd_event(memd_state *st, const memd_session *s, memd_event_type type, int
                 uint32_t device, uint64_t bytes, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
 
-/* Bytes a buffer reserves on its device: size per bank x every bank of its group
- * (lockstep reserves the range in each bank). The unit of every "bytes held" figure. */
-uint64_t memd_alloc_device_bytes(const memd_state *st, const memd_alloc *a);
-
 /* The events with seq >= since that s may see (admin: all; others: their uid's), at most
  * max, oldest first, handed to fn. Returns the next sequence number to ask for and sets
  * *lost to how many events >= since the ring has overwritten. */

@@ -86,6 +86,13 @@ typedef struct memd_hist_obj {
  * and every other session with it. -ENOMEM: it is tried again then. */
 int memd_history_prepare(memd_state *st);
 
+/* Is the recorder on (limits.history_events)? The allocation path asks first: with it
+ * off, no call per allocation and free. */
+static inline bool memd_history_on(const memd_state *st)
+{
+    return st->limits.history_events != 0;
+}
+
 /* s made a (or attached to a shared one). */
 void memd_history_alloc(memd_state *st, memd_session *s, const memd_alloc *a);
 /* s's hold on a goes: memd_hold_release records why from st->hist_cause (0: s freed it;

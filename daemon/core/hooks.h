@@ -2,9 +2,10 @@
  *
  * Core keeps the books and calls nobody above it. The state store and the model layer
  * register listeners when they open (the way PipeWire's spa_hook lists work): core emits
- * each event to every listener in registration order, through function pointers, so no
- * object file of core refers to theirs. A listener leaves any callback it does not need
- * NULL. */
+ * each event to every listener in registration order (those with an allocation-path
+ * callback, prepare, alloc_created or alloc_changed, before the others), through
+ * function pointers, so no object file of core refers to theirs. A listener leaves any
+ * callback it does not need NULL. */
 #ifndef MEMD_DAEMON_HOOKS_H
 #define MEMD_DAEMON_HOOKS_H
 
@@ -76,7 +77,8 @@ typedef struct memd_hook {
     struct memd_hook *next;
 } memd_hook;
 
-/* Registers h at the end of st's listeners. */
+/* Registers h after st's listeners (after those of the allocation path, when it is
+ * one: those alone are walked per allocation and free). */
 void memd_hook_add(memd_state *st, memd_hook *h, const memd_state_events *ev, void *data);
 /* Unregisters h (a no-op when it is not registered). */
 void memd_hook_remove(memd_state *st, memd_hook *h);

@@ -169,6 +169,14 @@ int memd_batch_scratch(memd_state *st, uint32_t n)
     return 0;
 }
 
+/* FREE_BATCH's handle i (of the handles at p), found by its first pass: kept in
+ * st->scratch, or looked up again. */
+static memd_alloc *listed(memd_state *st, bool kept, const uint8_t *p, uint32_t i)
+{
+    return kept ? st->scratch[i]
+                : memd_alloc_find(st, memd_wire_u64(p + (size_t)i * MEMD_WIRE_HANDLE_SIZE));
+}
+
 int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
                        const uint8_t *p, memd_buf *out)
 {
@@ -189,12 +197,16 @@ int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
     }
     /* Pass 1 checks everything, so pass 2 cannot fail half way. The mark catches a
      * handle listed twice, which could only be freed once; the marks go again before
-     * anything returns. Both passes look the handles up (a hash each) rather than keep
-     * them: a free needs no memory (issue 27), even when memd has none left. */
+     * anything returns. The records pass 1 finds are kept in st->scratch when it has (or
+     * gets) room, else looked up again (a hash each): a free needs no memory (issue 27),
+     * even when memd has none left. */
+    bool kept = memd_batch_scratch(st, n) == 0;
     uint32_t i = 0;
     for (; i < n; i++) {
         uint64_t handle = memd_wire_u64(p + (size_t)i * MEMD_WIRE_HANDLE_SIZE);
         memd_alloc *a = memd_alloc_find(st, handle);
+        if (kept)
+            st->scratch[i] = a;
         if (!a)
             memd_error_set(&err, -ENOENT, "handle %u of %u: no allocation with handle %llu "
                                         "(nothing freed)", i, n, (unsigned long long)handle);
@@ -227,11 +239,11 @@ int memd_op_free_batch(memd_state *st, memd_session *s, const memd_wire_hdr *h,
         break;
     }
     for (uint32_t j = 0; j < i; j++)
-        memd_alloc_find(st, memd_wire_u64(p + (size_t)j * MEMD_WIRE_HANDLE_SIZE))->marked = false;
+        listed(st, kept, p, j)->marked = false;
     if (i < n)
         return memd_reply_fail(st, h, out, &err, false);
     for (i = 0; i < n; i++) {
-        memd_alloc *a = memd_alloc_find(st, memd_wire_u64(p + (size_t)i * MEMD_WIRE_HANDLE_SIZE));
+        memd_alloc *a = listed(st, kept, p, i);
         memd_hold *hold = memd_alloc_hold_of(a, s);
         if (hold)
             memd_hold_release(st, hold);

@@ -33,25 +33,6 @@ memd_alloc_banks memd_alloc_banks_of(const memd_wire_bankset *w, const uint32_t 
                               (w->flags & MEMD_BANKSET_F_RANGE_LOCKSTEP) != 0};
 }
 
-void memd_alloc_request_of(const memd_wire_alloc_req *w, memd_alloc_request *r)
-{
-    *r = (memd_alloc_request){
-        .device = w->device,
-        .cls = w->cls,
-        .scope = w->scope,
-        .dtype = w->dtype,
-        .ndim = w->ndim,
-        .bytes = w->bytes,
-        .page_size = w->page_size,
-        .alignment = w->alignment,
-        .banks = w->banks,
-        .shared = (w->flags & MEMD_ALLOC_F_SHARED) != 0,
-        .pool = (w->flags & MEMD_ALLOC_F_POOL) != 0,
-        .name = w->name,
-    };
-    memcpy(r->shape, w->shape, sizeof r->shape);
-}
-
 void memd_pool_op_of(const memd_wire_pool_op *w, memd_pool_op *op)
 {
     _Static_assert((int)MEMD_POOL_SUB_ALLOC == (int)MEMD_POOL_OP_ALLOC &&
