@@ -456,6 +456,47 @@ int memd_store_write(memd_state *st, bool all)
 
 #define HWM_STEP 4096u /* counters are stored ahead, so most flushes need no meta write */
 
+/* Keys per transaction when the store is at its limit: each may copy a leaf page and
+ * its branch path, and a few such pages fit the room kept back for releases
+ * (MEMD_STORE_TXN_COST + MEMD_STORE_RESERVE). */
+#define SLICE_KEYS 8u
+
+/* The dirty keys in slices of SLICE_KEYS, each its own transaction, the other layers'
+ * records and the meta with the last. A batch of releases deletes records spread over
+ * the table and copies every page it touches: at the limit, more than the room kept,
+ * while each slice's deletes give pages back to the next. A crash between slices
+ * leaves some releases unwritten: each record stands alone, so the store still holds a
+ * map memd had (less released), as after any crash before a flush. On failure the
+ * keys not yet written stay dirty; returns the last write's LMDB code. */
+static int write_in_slices(memd_state *st)
+{
+    memd_store *S = st->store;
+    uint64_t *all = S->dirty;
+    size_t total = S->ndirty, done = 0, nobjs = S->nobjs;
+    bool meta = S->meta_dirty;
+    qsort(all, total, sizeof *all, cmp_u64); /* neighbouring keys share pages */
+    int rc;
+    for (;;) {
+        size_t k = total - done < SLICE_KEYS ? total - done : SLICE_KEYS;
+        bool last = done + k == total;
+        S->dirty += done;
+        S->ndirty = k;
+        S->nobjs = last ? nobjs : 0;
+        S->meta_dirty = last && meta;
+        rc = memd_store_write(st, false);
+        S->dirty = all;
+        S->nobjs = nobjs;
+        S->meta_dirty = meta;
+        if (rc == 0)
+            done += k;
+        if (rc || last)
+            break;
+    }
+    memmove(all, all + done, (total - done) * sizeof *all);
+    S->ndirty = total - done;
+    return rc;
+}
+
 int memd_store_flush(memd_state *st, memd_error *err)
 {
     memd_store *S = st->store;
@@ -484,6 +525,8 @@ int memd_store_flush(memd_state *st, memd_error *err)
          * there, the failed transaction changed nothing). */
         memd_error g;
         if (memd_store_grow(S, S->map_bytes + 1, &g) < 0) {
+            if (!S->resync && (rc = write_in_slices(st)) == 0)
+                break;
             memd_error_set(err, -EIO, "state store %s is full: %s", S->path, g.msg);
             goto failed;
         }

@@ -37,6 +37,68 @@ static bool plain_daemon(void)
     return getenv("MEMD_TEST_DAEMON_WRAPPER") == NULL;
 }
 
+/* Frees live[0..n) in a random order, in batches of up to 256, each of which must
+ * succeed. Small frames: the request itself must fit in the connection's read buffer,
+ * which a memd without memory cannot grow. */
+static void free_shuffled(memclient *c, uint64_t *live, size_t n)
+{
+    uint64_t rng = memd_test_seed(27);
+    for (size_t i = n; i > 1; i--) {
+        size_t j = memd_test_below(&rng, i);
+        uint64_t t = live[i - 1];
+        live[i - 1] = live[j];
+        live[j] = t;
+    }
+    size_t batch = memclient_max_free_batch(c) < 256 ? memclient_max_free_batch(c) : 256;
+    for (size_t i = 0; i < n; i += batch) {
+        size_t k = n - i < batch ? n - i : batch;
+        int rc = memclient_free_batch(c, live + i, k);
+        memclient_error e = {0};
+        memclient_last_error(&e);
+        ck_assert_msg(rc == 0, "freeing %zu of %zu: %d %s", i, n, rc, e.message);
+    }
+}
+
+/* Single allocations until the state store is full (its smallest limit, 1 MiB), then
+ * every one freed in a random order. A batch of frees deletes records spread over the
+ * whole table and copies each page it touches: more than the room kept back for
+ * releases, so a batch failed with -EIO once the store was close enough to its limit
+ * (found when a change of memd's memory layout let 1,200 more buffers in). */
+START_TEST(frees_fit_a_full_store)
+{
+    const char *args[] = {"--state-max-bytes", "1MiB", NULL};
+    memd_fixture_opts o = {.args = args};
+    ck_assert_int_eq(memd_fixture_start(&f, &o), 0);
+    memclient *c = cu_connect(&f);
+    enum { MAX = 100000 };
+    uint64_t *live = malloc(MAX * sizeof *live);
+    ck_assert_ptr_nonnull(live);
+    size_t n = 0;
+    memclient_error e = {0};
+    for (; n < MAX; n++) {
+        memclient_alloc_req r = cu_req(MEMD_CLASS_INTERNAL, 64);
+        memclient_buffer b;
+        int rc = memclient_alloc(c, &r, &b);
+        if (rc) {
+            memclient_last_error(&e);
+            ck_assert_msg(rc == -EIO && strstr(e.message, "state store is full"), "%d %s", rc,
+                          e.message);
+            break;
+        }
+        live[n] = b.handle;
+    }
+    printf("# %zu allocations filled the store: %s\n", n, e.message);
+    ck_assert_uint_lt(n, MAX);
+    free_shuffled(c, live, n);
+    free(live);
+    memclient_snapshot *s = cu_dump(c, 0);
+    ck_assert_uint_eq(s->nallocs, 0);
+    memclient_snapshot_free(s);
+    memclient_disconnect(c);
+    ck_assert_int_eq(memd_fixture_stop(&f), 0);
+}
+END_TEST
+
 /* Bank-set buffers (per-bank and range, 16 banks each, small SRAM pieces) until memd
  * runs out of its own memory under a 64 MiB address-space limit; then every one is freed
  * in a random order. Every free succeeds, every bank is empty again (issue 27: 63 banks
@@ -80,20 +142,7 @@ START_TEST(frees_need_no_memory)
     ck_assert_msg(strstr(e.message, "memd itself is out of memory"), "%s", e.message);
     ck_assert_uint_ne(e.detail, MEMCLIENT_DETAIL_NOMEM); /* no device figures */
     /* Frees in a random order: every bank's free blocks multiply before they merge. */
-    uint64_t rng = memd_test_seed(27);
-    for (size_t i = n; i > 1; i--) {
-        size_t j = memd_test_below(&rng, i);
-        uint64_t t = live[i - 1];
-        live[i - 1] = live[j];
-        live[j] = t;
-    }
-    /* Small frames: the request itself must fit in the connection's read buffer, which
-     * a memd without memory cannot grow. */
-    size_t batch = memclient_max_free_batch(c) < 256 ? memclient_max_free_batch(c) : 256;
-    for (size_t i = 0; i < n; i += batch) {
-        size_t k = n - i < batch ? n - i : batch;
-        ck_assert_int_eq(memclient_free_batch(c, live + i, k), 0);
-    }
+    free_shuffled(c, live, n);
     free(live);
     memclient_snapshot *s = cu_dump(c, MEMCLIENT_DUMP_BANKS);
     ck_assert_uint_eq(s->nallocs, 0);
@@ -256,6 +305,7 @@ Suite *memd_test_suite(void)
     tcase_add_checked_fixture(t, NULL, teardown);
     tcase_set_timeout(t, 240);
     tcase_add_test(t, frees_need_no_memory);
+    tcase_add_test(t, frees_fit_a_full_store);
     tcase_add_test(t, memory_returns);
     suite_add_tcase(s, t);
     return s;
