@@ -834,7 +834,8 @@ int memclient_subdev_define(memclient *c, const memclient_subdev *sd)
     if (sd->nbanks == 0 || !sd->banks || sd->nbanks > MEMD_BANKSET_MAX)
         return memclient_fail(-EINVAL, "a sub-device needs 1 to %u banks", MEMD_BANKSET_MAX);
     memd_wire_subdev_def d = {.device = sd->device, .kind = (uint8_t)sd->kind,
-                              .budget = sd->budget, .count = sd->nbanks};
+                              .budget = sd->budget, .count = sd->nbanks,
+                              .window = sd->window};
     memd_wire_strset(d.name, sizeof d.name, sd->name);
     for (int i = 0; i < MEMD_SUBDEV_OVERLAPS; i++)
         if (sd->overlap[i]) {

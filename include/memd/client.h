@@ -585,10 +585,20 @@ typedef struct memclient_subdev {
     uint32_t nbanks;
     uint64_t budget;            /* bytes over all its banks; 0: none */
     const char *overlap[4];     /* sub-devices it may share banks with; NULL unused */
+    uint64_t window;            /* bytes per bank it owns at the bottom of its group's first
+                                   allocatable region (tt-metal's local L1); 0: none */
 } memclient_subdev;
 
 /* Admin only (-EPERM otherwise). Kept in memd's state store before the reply: a daemon
- * restart brings it back (unless the config then takes its name or banks). */
+ * restart brings it back (unless the config then takes its name or banks).
+ *
+ * A window (tt-metal's sub-device manager local L1) is carved from the global map: no
+ * other buffer lands there, memclient_region_shrink can no longer shrink or reset that
+ * bottom, and the sub-device's sessions' buffers are placed inside it (lockstep over
+ * their bank set there; per bank is -EINVAL; a full window -ENOMEM). Windowed
+ * sub-devices share those addresses, never banks (-EINVAL). -EBUSY while a buffer lies
+ * where the window goes; -EINVAL when the size is not a multiple of the group's
+ * alignment, -ERANGE when the region is smaller. */
 MEMCLIENT_API int memclient_subdev_define(memclient *c, const memclient_subdev *sd);
 /* Binds this session to the sub-device called name; -EPERM if bound to another. */
 MEMCLIENT_API int memclient_subdev_bind(memclient *c, const char *name);
