@@ -622,7 +622,9 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
                                                                                : 0) |
                  ((flags & MEMCLIENT_DUMP_SUBALLOCS) ? MEMD_DUMP_F_SUBALLOCS : 0) |
                  ((flags & MEMCLIENT_DUMP_BANKS)
-                      ? MEMD_DUMP_F_BANKS | MEMD_DUMP_F_SUBDEV_BANKS : 0) |
+                      ? MEMD_DUMP_F_BANKS | MEMD_DUMP_F_SUBDEV_BANKS |
+                            MEMD_DUMP_F_SUBDEV_WINDOWS
+                      : 0) |
                  ((flags & MEMCLIENT_DUMP_CGROUPS) ? MEMD_DUMP_F_CGROUPS : 0) |
                  ((flags & MEMCLIENT_DUMP_LIMITS) ? MEMD_DUMP_F_LIMITS : 0) |
                  ((flags & MEMCLIENT_DUMP_FAILURES) ? MEMD_DUMP_F_FAILURES : 0) |

@@ -855,6 +855,11 @@ typedef struct memclient_subdev_rec {
     char banks[128];            /* "0-31,40" ("..." when cut: use bank_ids) */
     const uint32_t *bank_ids;   /* all nbanks ids, increasing (in the snapshot's storage);
                                    NULL when memd sent no list (a daemon from before it) */
+    uint64_t window;            /* bytes per bank of its window (memclient_subdev); 0: none */
+    uint64_t window_start;      /* [window_start, + window) of region window_region */
+    uint32_t window_region;
+    uint64_t window_allocated;  /* bytes per bank its buffers take in the window */
+    uint64_t window_allocations;
 } memclient_subdev_rec;
 /* With MEMCLIENT_DUMP_LIMITS: a cgroup limit (see "cgroup limits"). */
 typedef struct memclient_limit {

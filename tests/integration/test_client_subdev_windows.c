@@ -8,6 +8,7 @@
  * Logical core (x, y) of the galaxy grid has L1 bank memd_test_galaxy_l1_ids[y * 8 + x]. */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -129,6 +130,21 @@ START_TEST(subdev_allocations)
     ck_assert_int_eq(memclient_alloc(c1, &r1, &b4), 0);
     ck_assert_uint_eq(b4.address, max_addr - 32);
     ck_assert_int_eq(memclient_alloc(c1, &r2, &x), -EINVAL);
+
+    /* Dumps show each window and its use. */
+    memclient_snapshot *s = cu_dump(root, MEMCLIENT_DUMP_BANKS);
+    ck_assert_uint_eq(s->nsubdevs, 3);
+    for (size_t i = 0; i < s->nsubdevs; i++) {
+        const memclient_subdev_rec *d = &s->subdevs[i];
+        bool first = !strcmp(d->name, "sub_device_1"), cfg = !strcmp(d->name, "cfg");
+        ck_assert_uint_eq(d->window, cfg ? 64 * KiB : LOCAL_L1_SIZE);
+        if (cfg)
+            continue;
+        ck_assert_uint_eq(d->window_start, base);
+        ck_assert_uint_eq(d->window_allocated, first ? 32 : 64);
+        ck_assert_uint_eq(d->window_allocations, 1);
+    }
+    memclient_snapshot_free(s);
 
     /* memd's own: a window holds only what fits, the global map never reaches into it. */
     memclient_alloc_req big = cu_l1(0, 9 * 4 * KiB, 4 * KiB, cores1, 9, 0);

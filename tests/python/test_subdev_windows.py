@@ -68,6 +68,11 @@ def test_subdev_allocations(galaxy):
         assert shard_1(c1).address == max_addr - 32
         with pytest.raises(memd.InvalidRequestError, match="holds no interleaved buffers"):
             c1.alloc(0, "constant", 1024, scope="l1", page_size=1024)
+        # Dumps show each window and what its buffers take there (per bank).
+        sd = {d["name"]: d for d in root.dump()["sub_devices"]}
+        assert [(sd[n]["window"], sd[n]["window_start"], sd[n]["window_allocated"])
+                for n in ("sub_device_1", "sub_device_2")] == [
+            (LOCAL_L1_SIZE, base, 32), (LOCAL_L1_SIZE, base, 64)]
 
 
 def test_refused_while_a_buffer_is_there(galaxy):
