@@ -127,7 +127,7 @@ int memd_device_alloc_fixed(memd_device *d, const memd_alloc_req *req, uint64_t 
     for (uint32_t i = 0; p.addrs && i < p.nset; i++)
         p.addrs[i] = address; /* per bank: each piece where it was asked for */
     d->oom_bank = UINT32_MAX;
-    if ((rc = memd_device_alloc_at(d, &p))) {
+    if ((rc = memd_window_fixed(d, req, &p)) || (rc = memd_device_alloc_at(d, &p))) {
         memd_placement_fini(&p);
         return rc;
     }
@@ -173,6 +173,9 @@ int memd_device_alloc_at(memd_device *d, const memd_placement *p)
     memd_range *r = region_range(d, p->kind, p->region);
     if (!r)
         return -EINVAL;
+    int rw = memd_window_reserve(d, p);
+    if (rw != 0)
+        return rw < 0 ? rw : 0;
     if (p->mode != MEMD_BANKS_ALL || d->bank[p->kind][p->region])
         return memd_banks_alloc_at(d, p);
     return memd_range_alloc_at(r, p->address, p->size_per_bank);

@@ -273,8 +273,10 @@ int memd_device_region_cut(const memd_device *d, memd_kind kind, uint8_t region,
  * region gives the bottom up (as memd_device_region_shrink) as far as its largest window
  * reaches, so no other buffer lands there, and windows of disjoint bank sets share those
  * addresses as tt-metal's sub-devices share local L1. A request with `window` is placed
- * in its window's own map (lockstep over the request's bank set there); its release goes
- * back there by itself (memd_device_release). Open: banks strictly increasing, disjoint
+ * in its window's own map (lockstep over the request's bank set there), at an address
+ * too (memd_device_alloc_fixed: inside its window, else -ERANGE; a request without
+ * `window` gets -EBUSY inside one); memd_device_alloc_at (a restore) and
+ * memd_device_release of a placement inside a window go to its map by themselves. Open: banks strictly increasing, disjoint
  * from every other window's in the region (-EINVAL), bytes as a shrink's; -EBUSY (err
  * names the buffer) when the part to give up holds one, or when the bottom was given up
  * by memd_device_region_shrink (windows own it). *id: the window's (from 1). O(log n). */

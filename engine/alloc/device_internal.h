@@ -123,10 +123,14 @@ int memd_cut_shrink(memd_device *d, memd_kind k, uint8_t r, memd_end end, uint64
                     memd_error *err);
 void memd_cut_release(memd_device *d, memd_kind k, uint8_t r, memd_end end, uint32_t keep);
 
-/* device_window.c: placement in a window (req->window), release there (1 when p is a
- * window's, 0 when it is not), teardown. */
+/* device_window.c: placement in a window (req->window); reserve (a restored buffer) and
+ * release there: 1 when p is a window's, 0 when it is not, or a negative errno; where a
+ * fixed placement may go (a window's session in its window, -ERANGE outside; anyone else
+ * outside every window, -EBUSY inside); teardown. */
 int memd_window_alloc(memd_device *d, const memd_alloc_req *req, memd_placement *p);
+int memd_window_reserve(memd_device *d, const memd_placement *p);
 int memd_window_release(memd_device *d, const memd_placement *p);
+int memd_window_fixed(const memd_device *d, const memd_alloc_req *req, const memd_placement *p);
 void memd_windows_destroy(memd_device *d);
 
 /* Takes the cuts out of a region's statistics (here: the bank views use it too, and

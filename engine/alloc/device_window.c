@@ -208,16 +208,37 @@ int memd_window_release(memd_device *d, const memd_placement *p)
     return memd_range_free(w->map, p->address, NULL) == 0 ? 1 : -ENOENT;
 }
 
-int memd_device_window_adopt(memd_device *d, uint32_t id, const memd_placement *p)
+/* p reserved in w's map: -ERANGE unless it lies wholly inside w, -EBUSY if taken. */
+static int reserve_in(const memd_device *d, memd_window *w, const memd_placement *p)
 {
-    memd_window *w = window_of(d, id);
-    if (!w)
-        return -ENOENT;
     if (w->kind != p->kind || w->region != p->region || p->mode != MEMD_BANKS_RANGE ||
         !set_inside(d, w, p) || p->address < w->lo || p->address - w->lo > w->size ||
         p->size_per_bank > w->size - (p->address - w->lo))
         return -ERANGE;
     return memd_range_alloc_at(w->map, p->address, p->size_per_bank);
+}
+
+int memd_device_window_adopt(memd_device *d, uint32_t id, const memd_placement *p)
+{
+    memd_window *w = window_of(d, id);
+    return w ? reserve_in(d, w, p) : -ENOENT;
+}
+
+int memd_window_reserve(memd_device *d, const memd_placement *p)
+{
+    memd_window *w = holder(d, p);
+    if (!w)
+        return 0;
+    int rc = reserve_in(d, w, p);
+    return rc < 0 ? rc : 1;
+}
+
+int memd_window_fixed(const memd_device *d, const memd_alloc_req *req, const memd_placement *p)
+{
+    const memd_window *w = holder(d, p);
+    if (req->window)
+        return w && w == window_of(d, req->window) ? 0 : -ERANGE;
+    return w ? -EBUSY : 0;
 }
 
 void memd_windows_destroy(memd_device *d)

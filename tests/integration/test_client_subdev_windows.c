@@ -228,7 +228,8 @@ END_TEST
 
 /* A defined window is in the state store: after SIGKILL and a restart the bottom is
  * still carved, the held buffer still at its address inside it (the next one lands
- * below it, not over it), and the global map still stays out. */
+ * below it, not over it), and the global map still stays out. A configured window
+ * (carved before the store restores buffers) keeps its buffer likewise. */
 START_TEST(window_survives_restart)
 {
     start();
@@ -239,17 +240,24 @@ START_TEST(window_survives_restart)
     uint64_t max_addr = base + LOCAL_L1_SIZE;
     ck_assert_int_eq(memclient_subdev_bind(c1, "sub_device_1"), 0);
     memclient_alloc_req r1 = cu_l1(0, 9 * 32, 32, cores1, 9, 0);
-    memclient_buffer held, next;
+    memclient_buffer held, next, cfg_held;
     ck_assert_int_eq(memclient_alloc(c1, &r1, &held), 0);
     ck_assert_uint_eq(held.address, max_addr - 32);
+    memclient *c3 = cu_connect(&f);
+    ck_assert_int_eq(memclient_subdev_bind(c3, "cfg"), 0);
+    memclient_alloc_req rc = cu_l1(1, 9 * 4 * KiB, 4 * KiB, NULL, 0, 0);
+    ck_assert_int_eq(memclient_alloc(c3, &rc, &cfg_held), 0);
 
+    memclient_alloc_info qi;
     memd_fixture_opts o = {.capture_stderr = true};
     ck_assert_int_eq(memd_fixture_restart(&f, &o, SIGKILL), 0);
     ck_assert_int_eq(memclient_reconnect(c1, 5000), 0);
+    ck_assert_int_eq(memclient_reconnect(c3, 5000), 0);
+    ck_assert_int_eq(memclient_query(c3, cfg_held.handle, &qi), 0);
+    ck_assert_uint_eq(qi.buf.address, cfg_held.address);
     memclient *root2 = cu_connect(&f);
     l1_range(root2, 0, &base, &bottom);
     ck_assert_uint_eq(bottom, LOCAL_L1_SIZE);
-    memclient_alloc_info qi;
     ck_assert_int_eq(memclient_query(c1, held.handle, &qi), 0);
     ck_assert_uint_eq(qi.buf.address, max_addr - 32);
     ck_assert_int_eq(memclient_alloc(c1, &r1, &next), 0);
@@ -263,7 +271,16 @@ START_TEST(window_survives_restart)
     ck_assert_int_eq(memclient_free(c1, held.handle), 0);
     ck_assert_int_eq(memclient_alloc(c1, &r1, &held), 0);
     ck_assert_uint_eq(held.address, max_addr - 32);
+    /* Its session may ask for an address inside its window, not outside. */
+    memclient_alloc_req in_window = r1;
+    in_window.flags = MEMCLIENT_ALLOC_AT;
+    in_window.address = base;
+    ck_assert_int_eq(memclient_alloc(c1, &in_window, &x), 0);
+    ck_assert_uint_eq(x.address, base);
+    in_window.address = max_addr;
+    ck_assert_int_eq(memclient_alloc(c1, &in_window, &next), -ERANGE);
     memclient_disconnect(c1);
+    memclient_disconnect(c3);
     memclient_disconnect(root2);
     memclient_disconnect(root);
     teardown();

@@ -84,6 +84,20 @@ START_TEST(windows_share_the_carved_bottom)
     uint32_t c;
     const uint32_t overlapping[] = {2, 5};
     ck_assert_int_eq(memd_device_window_open(d, MEMD_KIND_SRAM, REGION, 4 * KiB, overlapping, 2, &c, &err), -EINVAL);
+    /* At an address: a window's request inside it, nobody else's. */
+    memd_placement f;
+    memd_alloc_req fixed = in(a, MEMD_CLASS_CONSTANT, 256, A, 3);
+    ck_assert_int_eq(memd_device_alloc_fixed(d, &fixed, LO + 4 * KiB, &x), -ERANGE);
+    ck_assert_int_eq(memd_device_alloc_fixed(d, &fixed, LO, &x), -EBUSY); /* p1 */
+    ck_assert_int_eq(memd_device_alloc_fixed(d, &fixed, LO + 1 * KiB, &f), 0);
+    fixed.window = 0;
+    ck_assert_int_eq(memd_device_alloc_fixed(d, &fixed, LO + 2 * KiB, &x), -EBUSY);
+    ck_assert_int_eq(memd_device_release(d, &f), 0);
+    /* A restore (alloc-at of a known placement) inside a window goes to its map. */
+    ck_assert_int_eq(memd_device_alloc_at(d, &f), 0);
+    ck_assert_int_eq(memd_device_alloc_at(d, &f), -EBUSY);
+    ck_assert_int_eq(memd_device_release(d, &f), 0);
+    memd_placement_fini(&f);
     /* The windows own the bottom: no shrink or reset there; the top still shrinks. */
     ck_assert_int_eq(memd_device_region_shrink(d, MEMD_KIND_SRAM, REGION, MEMD_END_BOTTOM, 1 * KiB, &err), -EBUSY);
     ck_assert_msg(strstr(err.msg, "sub-device windows"), "%s", err.msg);
