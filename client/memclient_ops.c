@@ -623,7 +623,8 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
                  ((flags & MEMCLIENT_DUMP_SUBALLOCS) ? MEMD_DUMP_F_SUBALLOCS : 0) |
                  ((flags & MEMCLIENT_DUMP_BANKS)
                       ? MEMD_DUMP_F_BANKS | MEMD_DUMP_F_SUBDEV_BANKS |
-                            MEMD_DUMP_F_SUBDEV_WINDOWS
+                            ((c->welcome_flags & MEMD_WELCOME_F_SUBDEV_WINDOWS)
+                                 ? MEMD_DUMP_F_SUBDEV_WINDOWS : 0)
                       : 0) |
                  ((flags & MEMCLIENT_DUMP_CGROUPS) ? MEMD_DUMP_F_CGROUPS : 0) |
                  ((flags & MEMCLIENT_DUMP_LIMITS) ? MEMD_DUMP_F_LIMITS : 0) |
@@ -845,8 +846,12 @@ int memclient_subdev_define(memclient *c, const memclient_subdev *sd)
                 return memclient_fail(-EINVAL, "overlap name too long");
             memd_wire_strset(d.overlap[i], sizeof d.overlap[i], sd->overlap[i]);
         }
-    size_t len = MEMD_WIRE_SUBDEV_DEF_SIZE + 4 * (size_t)sd->nbanks;
-    uint8_t *buf = malloc(len);
+    /* A memd from before windows reads only the 344-byte definition: sent without one. */
+    if (sd->window && !(c->welcome_flags & MEMD_WELCOME_F_SUBDEV_WINDOWS))
+        return memclient_fail(-EOPNOTSUPP, "this memd has no sub-device windows");
+    size_t fixed = sd->window ? MEMD_WIRE_SUBDEV_DEF_SIZE : MEMD_WIRE_SUBDEV_DEF_V1_SIZE;
+    size_t len = fixed + 4 * (size_t)sd->nbanks;
+    uint8_t *buf = malloc(MEMD_WIRE_SUBDEV_DEF_SIZE + 4 * (size_t)sd->nbanks);
     uint32_t *ids = malloc(sizeof(*ids) * sd->nbanks);
     if (!buf || !ids) {
         free(buf);
@@ -856,6 +861,7 @@ int memclient_subdev_define(memclient *c, const memclient_subdev *sd)
     memcpy(ids, sd->banks, sizeof(*ids) * sd->nbanks);
     qsort(ids, sd->nbanks, sizeof(*ids), cmp_u32);
     memd_wire_subdev_def_put(buf, &d, ids);
+    memmove(buf + fixed, buf + MEMD_WIRE_SUBDEV_DEF_SIZE, 4 * (size_t)sd->nbanks);
     free(ids);
     int r = empty_call(c, MEMD_OP_SUBDEV_DEFINE, buf, (uint32_t)len);
     free(buf);
