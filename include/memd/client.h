@@ -598,7 +598,8 @@ typedef struct memclient_subdev {
  * their bank set there; per bank is -EINVAL; a full window -ENOMEM). Windowed
  * sub-devices share those addresses, never banks (-EINVAL). -EBUSY while a buffer lies
  * where the window goes; -EINVAL when the size is not a multiple of the group's
- * alignment, -ERANGE when the region is smaller. */
+ * alignment, -ERANGE when the region is smaller; -EOPNOTSUPP from a memd from before
+ * windows (without a window the definition is sent in the form it reads). */
 MEMCLIENT_API int memclient_subdev_define(memclient *c, const memclient_subdev *sd);
 /* Binds this session to the sub-device called name; -EPERM if bound to another. */
 MEMCLIENT_API int memclient_subdev_bind(memclient *c, const char *name);
