@@ -49,6 +49,22 @@ static int dec_server_rec(memclient_snapshot *s, const uint8_t *p, size_t n)
     return r;
 }
 
+/* The window of the SUBDEV record before it (the parser checks that). */
+static int dec_subdev_window(memclient_snapshot *s, const uint8_t *p, size_t n)
+{
+    memd_wire_subdev_window_rec w;
+    int r = memd_wire_subdev_window_rec_get(p, n, &w);
+    if (r < 0)
+        return r;
+    memclient_subdev_rec *d = &s->subdevs[s->nsubdevs - 1];
+    d->window = w.bytes;
+    d->window_start = w.start;
+    d->window_region = w.region;
+    d->window_allocated = w.allocated;
+    d->window_allocations = w.allocations;
+    return 0;
+}
+
 /* The whole bank list of the SUBDEV record just before it (the parser checks that). */
 static int dec_subdev_banks(memclient_snapshot *s, const uint8_t *p, size_t n)
 {
@@ -120,7 +136,7 @@ static const rec_decoder decoders[NTAGS] = {
     [MEMD_REC_SUBDEV] = dec_subdev_rec,     [MEMD_REC_SUBDEV_BANKS] = dec_subdev_banks,
     [MEMD_REC_SESSION_CGROUP] = dec_session_cgroup,
     [MEMD_REC_LIMIT] = dec_limit_rec,       [MEMD_REC_FAILURES] = dec_failures_rec,
-    [MEMD_REC_RANGE] = dec_range_rec,
+    [MEMD_REC_RANGE] = dec_range_rec,       [MEMD_REC_SUBDEV_WINDOW] = dec_subdev_window,
 };
 
 static bool known(uint32_t tag)
@@ -145,6 +161,9 @@ int memclient_snapshot_parse(const uint8_t *p, size_t len, memclient_snapshot **
             return -EBADMSG; /* one list, right after its sub-device */
         if (tag == MEMD_REC_RANGE && prev != MEMD_REC_REGION)
             return -EBADMSG; /* right after its region */
+        if (tag == MEMD_REC_SUBDEV_WINDOW && prev != MEMD_REC_SUBDEV &&
+            prev != MEMD_REC_SUBDEV_BANKS)
+            return -EBADMSG; /* after its sub-device (and its bank list) */
         if (tag == MEMD_REC_SUBDEV_BANKS)
             nids += (rec - MEMD_WIRE_SUBDEV_BANKS_REC_SIZE) / 4;
         count[tag]++;

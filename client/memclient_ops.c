@@ -622,7 +622,10 @@ int memclient_dump(memclient *c, uint32_t device, unsigned flags, memclient_snap
                                                                                : 0) |
                  ((flags & MEMCLIENT_DUMP_SUBALLOCS) ? MEMD_DUMP_F_SUBALLOCS : 0) |
                  ((flags & MEMCLIENT_DUMP_BANKS)
-                      ? MEMD_DUMP_F_BANKS | MEMD_DUMP_F_SUBDEV_BANKS : 0) |
+                      ? MEMD_DUMP_F_BANKS | MEMD_DUMP_F_SUBDEV_BANKS |
+                            ((c->welcome_flags & MEMD_WELCOME_F_SUBDEV_WINDOWS)
+                                 ? MEMD_DUMP_F_SUBDEV_WINDOWS : 0)
+                      : 0) |
                  ((flags & MEMCLIENT_DUMP_CGROUPS) ? MEMD_DUMP_F_CGROUPS : 0) |
                  ((flags & MEMCLIENT_DUMP_LIMITS) ? MEMD_DUMP_F_LIMITS : 0) |
                  ((flags & MEMCLIENT_DUMP_FAILURES) ? MEMD_DUMP_F_FAILURES : 0) |
@@ -834,7 +837,8 @@ int memclient_subdev_define(memclient *c, const memclient_subdev *sd)
     if (sd->nbanks == 0 || !sd->banks || sd->nbanks > MEMD_BANKSET_MAX)
         return memclient_fail(-EINVAL, "a sub-device needs 1 to %u banks", MEMD_BANKSET_MAX);
     memd_wire_subdev_def d = {.device = sd->device, .kind = (uint8_t)sd->kind,
-                              .budget = sd->budget, .count = sd->nbanks};
+                              .budget = sd->budget, .count = sd->nbanks,
+                              .window = sd->window};
     memd_wire_strset(d.name, sizeof d.name, sd->name);
     for (int i = 0; i < MEMD_SUBDEV_OVERLAPS; i++)
         if (sd->overlap[i]) {
@@ -842,8 +846,12 @@ int memclient_subdev_define(memclient *c, const memclient_subdev *sd)
                 return memclient_fail(-EINVAL, "overlap name too long");
             memd_wire_strset(d.overlap[i], sizeof d.overlap[i], sd->overlap[i]);
         }
-    size_t len = MEMD_WIRE_SUBDEV_DEF_SIZE + 4 * (size_t)sd->nbanks;
-    uint8_t *buf = malloc(len);
+    /* A memd from before windows reads only the 344-byte definition: sent without one. */
+    if (sd->window && !(c->welcome_flags & MEMD_WELCOME_F_SUBDEV_WINDOWS))
+        return memclient_fail(-EOPNOTSUPP, "this memd has no sub-device windows");
+    size_t fixed = sd->window ? MEMD_WIRE_SUBDEV_DEF_SIZE : MEMD_WIRE_SUBDEV_DEF_V1_SIZE;
+    size_t len = fixed + 4 * (size_t)sd->nbanks;
+    uint8_t *buf = malloc(MEMD_WIRE_SUBDEV_DEF_SIZE + 4 * (size_t)sd->nbanks);
     uint32_t *ids = malloc(sizeof(*ids) * sd->nbanks);
     if (!buf || !ids) {
         free(buf);
@@ -853,6 +861,7 @@ int memclient_subdev_define(memclient *c, const memclient_subdev *sd)
     memcpy(ids, sd->banks, sizeof(*ids) * sd->nbanks);
     qsort(ids, sd->nbanks, sizeof(*ids), cmp_u32);
     memd_wire_subdev_def_put(buf, &d, ids);
+    memmove(buf + fixed, buf + MEMD_WIRE_SUBDEV_DEF_SIZE, 4 * (size_t)sd->nbanks);
     free(ids);
     int r = empty_call(c, MEMD_OP_SUBDEV_DEFINE, buf, (uint32_t)len);
     free(buf);

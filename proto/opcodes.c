@@ -37,7 +37,7 @@ int memd_wire_op_check_len(uint32_t op, const uint8_t *p, size_t len)
     case MEMD_WIRE_SHAPE_FIXED:
         return len == o->len || (o->len_v1 && len == o->len_v1) ? 0 : -EBADMSG;
     case MEMD_WIRE_SHAPE_MIN:
-        return len >= o->len ? 0 : -EBADMSG;
+        return len >= (o->len_v1 ? o->len_v1 : o->len) ? 0 : -EBADMSG; /* the rest: its codec */
     case MEMD_WIRE_SHAPE_COUNT:
         return memd_wire_count_get(p, len, o->len, UINT32_MAX, &n);
     case MEMD_WIRE_SHAPE_DOC:

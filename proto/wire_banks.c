@@ -4,6 +4,7 @@
 #include "wire.h"
 
 #include <errno.h>
+#include <string.h>
 
 static uint8_t *ids_put(uint8_t *p, const uint32_t *ids, uint32_t count)
 {
@@ -50,13 +51,22 @@ uint8_t *memd_wire_subdev_def_put(uint8_t *p, const memd_wire_subdev_def *d, con
 int memd_wire_subdev_def_get(const uint8_t *p, size_t len, memd_wire_subdev_def *d,
                              const uint8_t **ids)
 {
-    int rc = memd_wire_subdev_def_fixed_get(p, len, d);
+    /* The count is in the part both sizes share; it says which size was sent. */
+    uint8_t whole[MEMD_WIRE_SUBDEV_DEF_SIZE] = {0};
+    if (len < MEMD_WIRE_SUBDEV_DEF_V1_SIZE)
+        return -EBADMSG;
+    memcpy(whole, p, MEMD_WIRE_SUBDEV_DEF_V1_SIZE);
+    int rc = memd_wire_subdev_def_fixed_get(whole, sizeof whole, d);
     if (rc < 0)
         return rc;
+    if (len == MEMD_WIRE_SUBDEV_DEF_V1_SIZE + 4ull * d->count) {
+        *ids = p + MEMD_WIRE_SUBDEV_DEF_V1_SIZE;
+        return 0;
+    }
     if (len != MEMD_WIRE_SUBDEV_DEF_SIZE + 4ull * d->count)
         return -EBADMSG;
     *ids = p + MEMD_WIRE_SUBDEV_DEF_SIZE;
-    return 0;
+    return memd_wire_subdev_def_fixed_get(p, len, d);
 }
 
 uint8_t *memd_wire_subdev_banks_put(uint8_t *p, const uint32_t *ids, uint32_t count)

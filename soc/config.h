@@ -50,6 +50,8 @@ typedef struct memd_subdev_spec {
     uint32_t nbanks;
     uint32_t *banks;                 /* nbanks ids, strictly increasing; owned */
     uint64_t budget;                 /* bytes over all its banks; 0: none */
+    uint64_t window;                 /* bytes per bank it owns at the bottom of its group's
+                                        first allocatable region (tt-metal's local L1); 0: none */
     uint32_t noverlap, nusers, ngroups;
     char overlap[MEMD_SUBDEV_MAX_LIST][MEMD_NAME_MAX];
     uint32_t users[MEMD_SUBDEV_MAX_LIST];  /* uids */

@@ -8,6 +8,8 @@
  *       cores: {x: 0-7, y: 0-3} # the banks of these logical cores (devices whose banks
  *                               # have cores: tt-metal); a list of such rectangles too
  *       budget: 4MiB            # optional: bytes over all its banks
+ *       window: 64KiB           # optional: bytes per bank it owns at the bottom of the
+ *                               # group's first allocatable region (local L1)
  *       overlap: [right]        # optional: sub-devices that may share its banks
  *       users: [1000]           # optional: uids whose sessions are bound to it
  *       groups: [render]        # optional: groups (names or gids) likewise */
@@ -112,6 +114,13 @@ int memd_subdev_validate(const memd_subdev_spec *sd, const memd_device_spec *dev
         if (o->device != sd->device || o->kind != sd->kind)
             continue;
         uint32_t b = shared_bank(sd, o);
+        if (b != UINT32_MAX && (sd->window || o->window)) {
+            *key = sd->window ? "window" : "banks";
+            snprintf(msg, cap, "sub-device '%s' shares bank %" PRIu32 " with '%s', and %s owns "
+                     "a window: windows share addresses, so their banks may not be shared",
+                     sd->name, b, o->name, sd->window ? sd->name : o->name);
+            return -EINVAL;
+        }
         if (b != UINT32_MAX && !lists(sd, o->name) && !lists(o, sd->name)) {
             snprintf(msg, cap, "sub-device '%s' shares bank %" PRIu32 " with '%s': list it under "
                      "'overlap' to allow that", sd->name, b, o->name);
@@ -250,7 +259,7 @@ static int resolve_cores(const char *file, const memd_ynode *cores, const memd_c
 static int parse_one(const char *file, const memd_ynode *e, memd_subdev_spec *sd, memd_error *err)
 {
     static const char *const keys[] = {"name", "device", "group", "banks", "cores", "budget",
-                                       "overlap", "users", "groups", NULL};
+                                       "window", "overlap", "users", "groups", NULL};
     int rc = memd_yaml_expect_map(file, e, "a sub-device {name, device, group, banks, ...}", err);
     if (rc == 0)
         rc = memd_yaml_check_keys(file, e, "a sub-device", keys, err);
@@ -286,6 +295,8 @@ static int parse_one(const char *file, const memd_ynode *e, memd_subdev_spec *sd
     if (rc)
         return rc;
     if ((v = memd_yaml_get(e, "budget")) && (rc = memd_yaml_size(file, v, &sd->budget, err)))
+        return rc;
+    if ((v = memd_yaml_get(e, "window")) && (rc = memd_yaml_size(file, v, &sd->window, err)))
         return rc;
     if ((v = memd_yaml_get(e, "overlap")) &&
         (rc = name_list(file, v, "a list of sub-device names", sd->overlap, MEMD_NAME_MAX,

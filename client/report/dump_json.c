@@ -204,8 +204,11 @@ static void subdevs_json(FILE *f, const memclient_snapshot *s)
             fputc(']', f);
         }
         fprintf(f, ", \"nbanks\": %" PRIu32 ", \"budget\": %" PRIu64 ", \"used\": %" PRIu64
-                   ", \"allocations\": %" PRIu64 ", \"sessions\": [",
-                d->nbanks, d->budget, d->used, d->allocations);
+                   ", \"allocations\": %" PRIu64 ", \"window\": %" PRIu64
+                   ", \"window_start\": %" PRIu64 ", \"window_allocated\": %" PRIu64
+                   ", \"sessions\": [",
+                d->nbanks, d->budget, d->used, d->allocations, d->window, d->window_start,
+                d->window_allocated);
         bool first = true;
         for (size_t k = 0; k < s->nsessions; k++)
             if (s->sessions[k].subdev == i + 1) {

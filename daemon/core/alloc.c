@@ -595,6 +595,8 @@ static int reserve(memd_alloc_resv *r, const memd_alloc_request *w, const memd_a
     }
     memd_alloc_req er;
     to_engine_req(w, b, &er);
+    if (s->subdev)
+        er.window = st->subdevs[s->subdev - 1].window;
     if (w->shared) {
         memd_alloc *a = memd_names_find(&st->names, r->dev, s->uid, w->name);
         if (a)
@@ -628,6 +630,11 @@ static int reserve(memd_alloc_resv *r, const memd_alloc_request *w, const memd_a
         rc = memd_device_alloc_fixed(d, &er, w->address, &r->pl);
     else
         rc = memd_device_alloc(d, &er, &r->pl);
+    if (rc == -ENOMEM && er.window) {
+        memd_placement fp;
+        (void)memd_device_footprint(d, &er, &fp);
+        return memd_subdev_window_full(st, s, fp.size_per_bank, err);
+    }
     if (rc < 0)
         return w->fixed ? fixed_error(st, r->dev, w, &er, rc, err)
                         : engine_error(st, r->dev, w, &er, rc, err);

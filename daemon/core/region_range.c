@@ -32,9 +32,9 @@ static void record_put(memd_state *st, uint32_t device, memd_kind kind, uint8_t 
     memd_le_put_u32(p, device);
     p[4] = (uint8_t)kind;
     p[5] = region;
-    memd_le_put_u64(p + 8, c->bottom);
+    memd_le_put_u64(p + 8, c->bottom - c->window); /* the windows': their sub-devices' */
     memd_le_put_u64(p + 16, c->top);
-    bool any = c->bottom || c->top;
+    bool any = c->bottom > c->window || c->top;
     memd_record r = {.kind = MEMD_RECORD_RANGE, .version = RECORD_VERSION,
                      .id = record_id(device, kind, region), .data = any ? p : NULL,
                      .len = any ? sizeof p : 0};

@@ -101,7 +101,9 @@ int memd_state_init(memd_state *st, const memd_config *cfg, memd_error *err)
         st->devs[i].spec = memd_device_spec_of(st->devs[i].dev);
         st->ndevs = i + 1;
     }
-    int rc = memd_cglimits_init(st, cfg, err);
+    int rc = memd_subdev_windows_open(st, err); /* before the store restores buffers there */
+    if (rc == 0)
+        rc = memd_cglimits_init(st, cfg, err);
     if (rc < 0) {
         memd_state_fini(st);
         return rc;

@@ -53,8 +53,8 @@ int memd_subdev_find(const memd_state *st, const char *name)
     return -ENOENT;
 }
 
-int memd_subdev_add(memd_state *st, memd_subdev_spec *sd, uint64_t record, char *msg,
-                    size_t cap)
+int memd_subdev_add(memd_state *st, memd_subdev_spec *sd, uint64_t record, bool adopt,
+                    char *msg, size_t cap)
 {
     if (memd_subdev_find(st, sd->name) >= 0) {
         snprintf(msg, cap, "sub-device '%s' exists already", sd->name);
@@ -80,9 +80,12 @@ int memd_subdev_add(memd_state *st, memd_subdev_spec *sd, uint64_t record, char 
     free(others);
     if (rc < 0)
         return rc;
-    memd_subdev *d = &st->subdevs[st->nsubdevs++];
+    memd_subdev *d = &st->subdevs[st->nsubdevs];
     memset(d, 0, sizeof *d);
     d->spec = *sd;
+    if ((rc = memd_subdev_window_open(st, d, adopt, msg, cap)) < 0)
+        return rc;
+    st->nsubdevs++;
     d->record = record;
     if (record > st->subdev_record_hwm)
         st->subdev_record_hwm = record;
@@ -103,11 +106,12 @@ static void record(memd_state *st, memd_session *s, uint8_t type, const memd_sub
 int memd_subdev_define(memd_state *st, memd_session *s, memd_subdev_spec *sd, char *msg,
                        size_t cap)
 {
-    int rc = memd_subdev_add(st, sd, st->subdev_record_hwm + 1, msg, cap);
+    int rc = memd_subdev_add(st, sd, st->subdev_record_hwm + 1, false, msg, cap);
     if (rc < 0)
         return rc;
     /* The state store writes it before the reply: a restart brings it back. */
     if ((rc = memd_subdev_record_put(st, &st->subdevs[st->nsubdevs - 1])) < 0) {
+        memd_subdev_window_close(st, &st->subdevs[st->nsubdevs - 1]);
         memd_subdev_spec_free(&st->subdevs[--st->nsubdevs].spec);
         snprintf(msg, cap, "daemon out of memory");
         return rc;
@@ -200,6 +204,10 @@ int memd_subdev_restrict(const memd_state *st, const memd_session *s, uint32_t d
                             "tt-metal's sub-device allocators): give a bank set inside it, "
                             "or per bank", s->id, d->spec.name, spec->id);
     /* Range lockstep reserves every bank of the group, outside the sub-device too. */
+    if (d->window && b && b->per_bank)
+        return memd_error_set(err, -EINVAL, "session %u is bound to sub-device '%s', which owns "
+                            "a window: its buffers are placed there lockstep over their bank "
+                            "set, not per bank", s->id, d->spec.name);
     if (b && b->range_lockstep)
         return memd_error_set(err, -EINVAL, "session %u is bound to sub-device '%s': range "
                             "lockstep would reserve its range in every bank of the group, "

@@ -24,6 +24,7 @@ typedef struct memd_subdev {
     uint64_t allocations;
     uint32_t sessions;             /* bound sessions */
     uint64_t record;               /* defined by request: its state store record's id; 0 */
+    uint32_t window;               /* its window's engine id (spec.window bytes); 0: none */
 } memd_subdev;
 
 /* From the config: copies the specs (state.c resolves their groups into gids). 0 or
@@ -41,9 +42,21 @@ int memd_subdev_find(const memd_state *st, const char *name);
 int memd_subdev_define(memd_state *st, memd_session *s, memd_subdev_spec *sd, char *msg,
                        size_t cap);
 /* The same checks and addition without a record: record is the id of the one it came
- * from (0: none). */
-int memd_subdev_add(memd_state *st, memd_subdev_spec *sd, uint64_t record, char *msg,
-                    size_t cap);
+ * from (0: none); adopt: at restore, its window takes the restored buffers there over
+ * (memd_subdev_window_open). -EBUSY (a buffer where its window goes) too. */
+int memd_subdev_add(memd_state *st, memd_subdev_spec *sd, uint64_t record, bool adopt,
+                    char *msg, size_t cap);
+
+/* subdev_window.c: d's window (spec.window bytes; none: 0 at once) carved from the
+ * bottom of its group's first allocatable region, d->window its id. adopt: the buffers
+ * restored on its banks there move into it. 0, or -EBUSY / -EINVAL / -ENOMEM with msg. */
+int memd_subdev_window_open(memd_state *st, memd_subdev *d, bool adopt, char *msg, size_t cap);
+void memd_subdev_window_close(memd_state *st, memd_subdev *d);
+/* The configured sub-devices' windows, once the devices exist. */
+int memd_subdev_windows_open(memd_state *st, memd_error *err);
+/* s's request of `bytes` per bank found no room in its sub-device's window: -ENOMEM. */
+int memd_subdev_window_full(const memd_state *st, const memd_session *s, uint64_t bytes,
+                            memd_error *err);
 
 /* subdev_record.c: d's record to the store (memd_hooks_record_put); 0 or -ENOMEM. */
 int memd_subdev_record_put(memd_state *st, const memd_subdev *d);
@@ -52,10 +65,12 @@ int memd_subdev_record_put(memd_state *st, const memd_subdev *d);
 int memd_subdev_bind_record(memd_state *st, const memd_session *s);
 /* Registers core's listener for MEMD_RECORD_SUBDEV records at restore (st->subdev_hook). */
 void memd_subdev_records_listen(memd_state *st);
-/* The record's payload (version 1), for tests: encode returns the bytes (malloc'd, *len),
- * decode fills sd (sd->banks malloc'd) and returns 0, -EBADMSG or -EINVAL. */
+/* The record's payload, for tests: encode returns the bytes of version 2 (malloc'd,
+ * *len), decode reads version 1 or 2, fills sd (sd->banks malloc'd) and returns 0,
+ * -EBADMSG or -EINVAL. */
 uint8_t *memd_subdev_record_encode(const memd_subdev_spec *sd, size_t *len);
-int memd_subdev_record_decode(const uint8_t *p, size_t len, memd_subdev_spec *sd);
+int memd_subdev_record_decode(const uint8_t *p, size_t len, uint16_t version,
+                              memd_subdev_spec *sd);
 
 /* Binds s by its credentials (session open and restore). */
 void memd_subdev_bind_creds(memd_state *st, memd_session *s);

@@ -5,10 +5,12 @@
  * defined again; one the config now contradicts (its name or banks taken, its device
  * gone) is dropped with a warning and its record removed: the config wins.
  *
- * Payload, version 1 (84 bytes + 64 per overlap name + 4 per bank):
+ * Payload, version 2 (84 bytes + 64 per overlap name + 4 per bank + 8):
  *    0 u8 bank group (memd_kind)   1 u8 overlap names   2 u16 0   4 u32 device id
  *    8 u64 budget   16 u32 banks   20 name[64]
- *   84 overlap names x name[64], then banks x u32 bank id (strictly increasing)
+ *   84 overlap names x name[64], then banks x u32 bank id (strictly increasing),
+ *      then u64 window (bytes per bank; 0: none)
+ * Version 1, of a memd before windows, is the same without the window: read as 0.
  * Users and groups are never stored: only the config binds by credentials.
  *
  * A session bound by SUBDEV_BIND is a record too (kind MEMD_RECORD_SUBDEV_BIND, id = the
@@ -31,12 +33,13 @@
 #include "subdev.h"
 #include "le.h"
 
-#define RECORD_VERSION 1
+#define RECORD_VERSION 1 /* of the bindings */
+#define SUBDEV_VERSION 2
 #define BASE 84u
 
 uint8_t *memd_subdev_record_encode(const memd_subdev_spec *sd, size_t *len)
 {
-    *len = BASE + (size_t)sd->noverlap * MEMD_NAME_MAX + 4 * (size_t)sd->nbanks;
+    *len = BASE + (size_t)sd->noverlap * MEMD_NAME_MAX + 4 * (size_t)sd->nbanks + 8;
     uint8_t *p = calloc(1, *len);
     if (!p)
         return NULL;
@@ -51,6 +54,7 @@ uint8_t *memd_subdev_record_encode(const memd_subdev_spec *sd, size_t *len)
         memcpy(q, sd->overlap[i], strnlen(sd->overlap[i], MEMD_NAME_MAX - 1));
     for (uint32_t i = 0; i < sd->nbanks; i++)
         q = memd_le_put_u32(q, sd->banks[i]);
+    memd_le_put_u64(q, sd->window);
     return p;
 }
 
@@ -65,15 +69,19 @@ static int get_name(const uint8_t *p, char *out)
     return 0;
 }
 
-int memd_subdev_record_decode(const uint8_t *p, size_t len, memd_subdev_spec *sd)
+int memd_subdev_record_decode(const uint8_t *p, size_t len, uint16_t version,
+                              memd_subdev_spec *sd)
 {
     memset(sd, 0, sizeof *sd);
     if (len < BASE)
         return -EBADMSG;
     uint32_t noverlap = p[1], nbanks = memd_le_u32(p + 16);
+    size_t banks_end = BASE + (size_t)noverlap * MEMD_NAME_MAX + 4 * (size_t)nbanks;
     if (noverlap > MEMD_SUBDEV_MAX_LIST || nbanks == 0 || nbanks > MEMD_MAX_BANKS ||
-        len != BASE + (size_t)noverlap * MEMD_NAME_MAX + 4 * (size_t)nbanks)
+        len != banks_end + (version >= 2 ? 8 : 0))
         return -EBADMSG;
+    if (version >= 2)
+        sd->window = memd_le_u64(p + banks_end);
     if (p[0] >= MEMD_KIND_COUNT || get_name(p + 20, sd->name) < 0)
         return -EINVAL;
     sd->kind = (memd_kind)p[0];
@@ -103,7 +111,7 @@ int memd_subdev_record_put(memd_state *st, const memd_subdev *d)
     uint8_t *p = memd_subdev_record_encode(&d->spec, &len);
     if (!p)
         return -ENOMEM;
-    memd_record r = {.kind = MEMD_RECORD_SUBDEV, .version = RECORD_VERSION, .id = d->record,
+    memd_record r = {.kind = MEMD_RECORD_SUBDEV, .version = SUBDEV_VERSION, .id = d->record,
                      .data = p, .len = len};
     memd_hooks_record_put(st, &r); /* the store copies it */
     free(p);
@@ -183,8 +191,9 @@ static int on_record_restore(void *data, const memd_record *r, memd_error *err)
     if (r->kind != MEMD_RECORD_SUBDEV)
         return 0;
     memd_subdev_spec sd;
-    int rc = r->version == RECORD_VERSION ? memd_subdev_record_decode(r->data, r->len, &sd)
-                                          : -EPROTONOSUPPORT;
+    int rc = r->version == 1 || r->version == SUBDEV_VERSION
+                 ? memd_subdev_record_decode(r->data, r->len, r->version, &sd)
+                 : -EPROTONOSUPPORT;
     if (rc == -ENOMEM)
         return memd_self_oom(err);
     if (rc < 0)
@@ -193,7 +202,7 @@ static int on_record_restore(void *data, const memd_record *r, memd_error *err)
                               rc == -EPROTONOSUPPORT ? "written by another memd version"
                                                      : "damaged");
     char msg[192];
-    if (memd_subdev_add(st, &sd, r->id, msg, sizeof msg) < 0) {
+    if (memd_subdev_add(st, &sd, r->id, true, msg, sizeof msg) < 0) {
         memd_log(LOG_WARNING, "sub-device '%s' defined before the restart is dropped: %s",
                  sd.name, msg);
         memd_record gone = {.kind = MEMD_RECORD_SUBDEV, .id = r->id};

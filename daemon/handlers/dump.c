@@ -353,7 +353,8 @@ static int put_allocs(const memd_state *st, const memd_session *s, int dev, uint
 }
 
 /* Every sub-device, whatever device was asked for: sessions name theirs by position.
- * With MEMD_DUMP_F_SUBDEV_BANKS each is followed by its whole bank list. */
+ * With MEMD_DUMP_F_SUBDEV_BANKS each is followed by its whole bank list, with
+ * MEMD_DUMP_F_SUBDEV_WINDOWS one that owns a window by the window. */
 static int put_subdevs(const memd_state *st, uint32_t flags, dump_out *out)
 {
     for (uint32_t i = 0; i < st->nsubdevs; i++) {
@@ -368,14 +369,25 @@ static int put_subdevs(const memd_state *st, uint32_t flags, dump_out *out)
         memcpy(r.name, d->spec.name, sizeof r.name);
         memd_format_bank_list(d->spec.banks, d->spec.nbanks, r.banks, sizeof r.banks);
         memd_wire_subdev_rec_put(p, &r);
-        if (!(flags & MEMD_DUMP_F_SUBDEV_BANKS))
+        if (flags & MEMD_DUMP_F_SUBDEV_BANKS) {
+            p = put(out, MEMD_WIRE_TAG_SIZE + MEMD_WIRE_SUBDEV_BANKS_REC_SIZE +
+                             4 * (size_t)d->spec.nbanks);
+            if (!p)
+                return -ENOMEM;
+            p = memd_wire_tag_put(p, MEMD_REC_SUBDEV_BANKS);
+            memd_wire_subdev_banks_put(p, d->spec.banks, d->spec.nbanks);
+        }
+        memd_window_info wi;
+        int dev = memd_state_dev_index(st, d->spec.device);
+        if (!(flags & MEMD_DUMP_F_SUBDEV_WINDOWS) || !d->window || dev < 0 ||
+            memd_device_window_info(st->devs[dev].dev, d->window, &wi) < 0)
             continue;
-        p = put(out, MEMD_WIRE_TAG_SIZE + MEMD_WIRE_SUBDEV_BANKS_REC_SIZE +
-                         4 * (size_t)d->spec.nbanks);
-        if (!p)
+        if (!(p = rec(out, MEMD_REC_SUBDEV_WINDOW)))
             return -ENOMEM;
-        p = memd_wire_tag_put(p, MEMD_REC_SUBDEV_BANKS);
-        memd_wire_subdev_banks_put(p, d->spec.banks, d->spec.nbanks);
+        memd_wire_subdev_window_rec w = {.start = wi.start, .bytes = wi.bytes,
+                                         .allocated = wi.allocated,
+                                         .allocations = wi.allocations, .region = wi.region};
+        memd_wire_subdev_window_rec_put(p, &w);
     }
     return 0;
 }

@@ -18,8 +18,8 @@ static void expected(const memd_wire_op *o, char *s, size_t n)
         else
             snprintf(s, n, "expected %u bytes", o->len);
         return;
-    case MEMD_WIRE_SHAPE_MIN:
-        snprintf(s, n, "expected at least %u bytes", o->len);
+    case MEMD_WIRE_SHAPE_MIN: /* a record grown since: its older size is the least */
+        snprintf(s, n, "expected at least %u bytes", o->len_v1 ? o->len_v1 : o->len);
         return;
     case MEMD_WIRE_SHAPE_COUNT:
         snprintf(s, n, "count does not match the %u-byte records that follow", o->len);

@@ -27,7 +27,7 @@ int memd_op_subdev_define(memd_state *st, memd_session *s, const memd_wire_hdr *
     if (rc < 0)
         return memd_malformed(st, h, out, rc);
     memd_subdev_spec sd = {.device = d.device, .kind = (memd_kind)d.kind, .budget = d.budget,
-                           .nbanks = d.count};
+                           .window = d.window, .nbanks = d.count};
     memcpy(sd.name, d.name, sizeof sd.name);
     if (!sd.name[0])
         return fail(st, h, out, -EINVAL, "a sub-device needs a name");

@@ -50,6 +50,7 @@ void memd_device_destroy(memd_device *d)
     if (!d)
         return;
     memd_banks_destroy(d);
+    memd_windows_destroy(d);
     memd_cuts_destroy(d);
     for (int k = 0; k < MEMD_KIND_COUNT; k++)
         for (int i = 0; i < MEMD_MAX_REGIONS; i++)
@@ -77,6 +78,11 @@ int memd_device_alloc(memd_device *d, const memd_alloc_req *req, memd_placement 
     if (rc)
         return rc;
     d->oom_bank = UINT32_MAX;
+    if (req->window) {
+        if ((rc = memd_window_alloc(d, req, &p)) == 0)
+            *out = p;
+        return rc;
+    }
     if (!memd_mode_lockstep(p.mode) || d->bank[p.kind][p.region]) {
         rc = memd_banks_alloc(d, req, &p);
         if (rc)
@@ -121,7 +127,7 @@ int memd_device_alloc_fixed(memd_device *d, const memd_alloc_req *req, uint64_t 
     for (uint32_t i = 0; p.addrs && i < p.nset; i++)
         p.addrs[i] = address; /* per bank: each piece where it was asked for */
     d->oom_bank = UINT32_MAX;
-    if ((rc = memd_device_alloc_at(d, &p))) {
+    if ((rc = memd_window_fixed(d, req, &p)) || (rc = memd_device_alloc_at(d, &p))) {
         memd_placement_fini(&p);
         return rc;
     }
@@ -167,6 +173,9 @@ int memd_device_alloc_at(memd_device *d, const memd_placement *p)
     memd_range *r = region_range(d, p->kind, p->region);
     if (!r)
         return -EINVAL;
+    int rw = memd_window_reserve(d, p);
+    if (rw != 0)
+        return rw < 0 ? rw : 0;
     if (p->mode != MEMD_BANKS_ALL || d->bank[p->kind][p->region])
         return memd_banks_alloc_at(d, p);
     return memd_range_alloc_at(r, p->address, p->size_per_bank);
@@ -178,6 +187,9 @@ int memd_device_release(memd_device *d, const memd_placement *p)
         return -EINVAL;
     if (!region_range(d, p->kind, p->region))
         return -ENOENT;
+    int rw = memd_window_release(d, p);
+    if (rw != 0)
+        return rw < 0 ? rw : 0;
     if (!memd_mode_lockstep(p->mode))
         return memd_banks_release(d, p);
     int rc = memd_device_free(d, p->kind, p->region, p->address);

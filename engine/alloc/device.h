@@ -116,6 +116,9 @@ typedef struct memd_alloc_req {
     uint32_t nbank_set;
     bool per_bank;
     bool range_lockstep;
+    /* A sub-device window's id (memd_device_window_open) to place the buffer in, with a
+     * bank set inside the window's banks and not per bank or range lockstep; 0: none. */
+    uint32_t window;
 } memd_alloc_req;
 
 typedef struct memd_placement {
@@ -259,10 +262,42 @@ int memd_device_region_reset(memd_device *d, memd_kind kind, uint8_t region, uns
 typedef struct memd_region_cut {
     uint64_t bottom, top;
     uint64_t start, end;
+    uint64_t window; /* of bottom: carved for sub-device windows (memd_device_window_open) */
 } memd_region_cut;
 /* 0, or -ENOENT for a region that is not allocatable. */
 int memd_device_region_cut(const memd_device *d, memd_kind kind, uint8_t region,
                            memd_region_cut *out);
+
+/* Sub-device windows: tt-metal's sub-device manager local L1. A window owns
+ * [start, start + bytes) of its banks, start the bottom of the region's span; the
+ * region gives the bottom up (as memd_device_region_shrink) as far as its largest window
+ * reaches, so no other buffer lands there, and windows of disjoint bank sets share those
+ * addresses as tt-metal's sub-devices share local L1. A request with `window` is placed
+ * in its window's own map (lockstep over the request's bank set there), at an address
+ * too (memd_device_alloc_fixed: inside its window, else -ERANGE; a request without
+ * `window` gets -EBUSY inside one); memd_device_alloc_at (a restore) and
+ * memd_device_release of a placement inside a window go to its map by themselves. Open: banks strictly increasing, disjoint
+ * from every other window's in the region (-EINVAL), bytes as a shrink's; -EBUSY (err
+ * names the buffer) when the part to give up holds one, or when the bottom was given up
+ * by memd_device_region_shrink (windows own it). *id: the window's (from 1). O(log n). */
+int memd_device_window_open(memd_device *d, memd_kind kind, uint8_t region, uint64_t bytes,
+                            const uint32_t *banks, uint32_t nbanks, uint32_t *id,
+                            memd_error *err);
+/* -EBUSY while it holds a buffer, -ENOENT for no such window. The region gets its bottom
+ * back when its last window closes. */
+int memd_device_window_close(memd_device *d, uint32_t id);
+typedef struct memd_window_info {
+    memd_kind kind;
+    uint8_t region;
+    uint64_t start, bytes;
+    uint64_t allocated, allocations; /* in its map (per bank) */
+} memd_window_info;
+/* -ENOENT for no such window. */
+int memd_device_window_info(const memd_device *d, uint32_t id, memd_window_info *out);
+/* Reserves a placement held in the global maps (restored before its window opened) in
+ * window id instead: it must lie inside the window and its set in the window's banks
+ * (-ERANGE), and be free there (-EBUSY). The caller released it from the global maps. */
+int memd_device_window_adopt(memd_device *d, uint32_t id, const memd_placement *p);
 
 /* Absolute address of `address` in bank `bank` of group `kind`; -ERANGE on a bad bank. */
 int memd_device_bank_address(const memd_device *d, memd_kind kind, uint32_t bank,

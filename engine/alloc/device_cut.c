@@ -76,6 +76,16 @@ static int grow(memd_cut *c)
 int memd_device_region_shrink(memd_device *d, memd_kind k, uint8_t r, memd_end end,
                               uint64_t bytes, memd_error *err)
 {
+    if (lockstep(d, k, r) && end == MEMD_END_BOTTOM && d->win_cut[k][r])
+        return memd_error_set(err, -EBUSY, "device '%s' %s region '%s': its bottom is carved "
+                              "for sub-device windows; shrink from the top",
+                              d->spec.name, memd_kind_name(k), d->spec.groups[k].regions[r].name);
+    return memd_cut_shrink(d, k, r, end, bytes, err);
+}
+
+int memd_cut_shrink(memd_device *d, memd_kind k, uint8_t r, memd_end end, uint64_t bytes,
+                    memd_error *err)
+{
     if (!lockstep(d, k, r) || (end != MEMD_END_BOTTOM && end != MEMD_END_TOP))
         return memd_error_set(err, -ENOENT, "no allocatable region %u in that bank group",
                               (unsigned)r);
@@ -126,14 +136,11 @@ int memd_device_region_reset(memd_device *d, memd_kind k, uint8_t r, unsigned en
 {
     if (!lockstep(d, k, r))
         return -ENOENT;
+    if (d->win_cut[k][r]) /* the windows' part stays */
+        ends &= ~(1u << MEMD_END_BOTTOM);
     for (int e = MEMD_END_BOTTOM; e <= MEMD_END_TOP; e++) {
-        memd_cut *c = &d->cut[k][r][e];
-        if (!(ends & (1u << e)))
-            continue;
-        for (uint32_t i = 0; i < c->n; i++)
-            (void)memd_device_free(d, k, r, c->at[i]); /* held: never fails */
-        c->n = 0;
-        c->bytes = 0;
+        if (ends & (1u << e))
+            memd_cut_release(d, k, r, (memd_end)e, 0);
     }
     return 0;
 }
@@ -144,6 +151,7 @@ int memd_device_region_cut(const memd_device *d, memd_kind k, uint8_t r, memd_re
         return -ENOENT;
     out->bottom = d->cut[k][r][MEMD_END_BOTTOM].bytes;
     out->top = d->cut[k][r][MEMD_END_TOP].bytes;
+    out->window = d->win_cut[k][r];
     left(d, k, r, &out->start, &out->end);
     return 0;
 }
@@ -165,6 +173,16 @@ bool memd_cut_lowest(const memd_device *d, memd_kind k, uint8_t r, uint64_t *add
         return false;
     *addr = a;
     return true;
+}
+
+void memd_cut_release(memd_device *d, memd_kind k, uint8_t r, memd_end end, uint32_t keep)
+{
+    memd_cut *c = &d->cut[k][r][end];
+    while (c->n > keep) {
+        c->n--;
+        (void)memd_device_free(d, k, r, c->at[c->n]); /* held: never fails */
+        c->bytes -= c->len[c->n];
+    }
 }
 
 void memd_cuts_destroy(memd_device *d)

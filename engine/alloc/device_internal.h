@@ -17,6 +17,16 @@ typedef struct memd_cut {
     uint64_t *at, *len;
 } memd_cut;
 
+/* A sub-device window (device_window.c): its own map over [lo, lo + size) of its banks;
+ * map NULL: a free slot. */
+typedef struct memd_window {
+    memd_range *map;
+    memd_kind kind;
+    uint8_t region;
+    uint64_t lo, size;
+    uint32_t *banks, nbanks;
+} memd_window;
+
 struct memd_device {
     memd_device_spec spec; /* deep copy: the device never points into the caller's spec */
     /* One allocator per allocatable region; NULL for reserved regions and absent groups. */
@@ -47,6 +57,10 @@ struct memd_device {
     uint64_t idle[MEMD_KIND_COUNT][MEMD_MAX_REGIONS];
     /* Given up at the bottom [MEMD_END_BOTTOM] and the top [MEMD_END_TOP] of each region. */
     memd_cut cut[MEMD_KIND_COUNT][MEMD_MAX_REGIONS][2];
+    /* Sub-device windows, slot i is id i + 1; the bottom given up for them per region. */
+    memd_window *win;
+    uint32_t nwin;
+    uint64_t win_cut[MEMD_KIND_COUNT][MEMD_MAX_REGIONS];
     uint32_t oom_bank; /* memd_device_oom_bank */
     memd_device_walks walks;
 };
@@ -103,6 +117,21 @@ void memd_banks_destroy(memd_device *d);
  * parts given up not counted (false: none); frees the cuts' arrays. */
 bool memd_cut_lowest(const memd_device *d, memd_kind kind, uint8_t region, uint64_t *addr);
 void memd_cuts_destroy(memd_device *d);
+/* The shrink without the windows' check (device_window.c carves with it), and the
+ * release of the parts given up at one end after the first `keep`. */
+int memd_cut_shrink(memd_device *d, memd_kind k, uint8_t r, memd_end end, uint64_t bytes,
+                    memd_error *err);
+void memd_cut_release(memd_device *d, memd_kind k, uint8_t r, memd_end end, uint32_t keep);
+
+/* device_window.c: placement in a window (req->window); reserve (a restored buffer) and
+ * release there: 1 when p is a window's, 0 when it is not, or a negative errno; where a
+ * fixed placement may go (a window's session in its window, -ERANGE outside; anyone else
+ * outside every window, -EBUSY inside); teardown. */
+int memd_window_alloc(memd_device *d, const memd_alloc_req *req, memd_placement *p);
+int memd_window_reserve(memd_device *d, const memd_placement *p);
+int memd_window_release(memd_device *d, const memd_placement *p);
+int memd_window_fixed(const memd_device *d, const memd_alloc_req *req, const memd_placement *p);
+void memd_windows_destroy(memd_device *d);
 
 /* Takes the cuts out of a region's statistics (here: the bank views use it too, and
  * device_cut.c uses them). */

@@ -585,10 +585,21 @@ typedef struct memclient_subdev {
     uint32_t nbanks;
     uint64_t budget;            /* bytes over all its banks; 0: none */
     const char *overlap[4];     /* sub-devices it may share banks with; NULL unused */
+    uint64_t window;            /* bytes per bank it owns at the bottom of its group's first
+                                   allocatable region (tt-metal's local L1); 0: none */
 } memclient_subdev;
 
 /* Admin only (-EPERM otherwise). Kept in memd's state store before the reply: a daemon
- * restart brings it back (unless the config then takes its name or banks). */
+ * restart brings it back (unless the config then takes its name or banks).
+ *
+ * A window (tt-metal's sub-device manager local L1) is carved from the global map: no
+ * other buffer lands there, memclient_region_shrink can no longer shrink or reset that
+ * bottom, and the sub-device's sessions' buffers are placed inside it (lockstep over
+ * their bank set there; per bank is -EINVAL; a full window -ENOMEM). Windowed
+ * sub-devices share those addresses, never banks (-EINVAL). -EBUSY while a buffer lies
+ * where the window goes; -EINVAL when the size is not a multiple of the group's
+ * alignment, -ERANGE when the region is smaller; -EOPNOTSUPP from a memd from before
+ * windows (without a window the definition is sent in the form it reads). */
 MEMCLIENT_API int memclient_subdev_define(memclient *c, const memclient_subdev *sd);
 /* Binds this session to the sub-device called name; -EPERM if bound to another. */
 MEMCLIENT_API int memclient_subdev_bind(memclient *c, const char *name);
@@ -845,6 +856,11 @@ typedef struct memclient_subdev_rec {
     char banks[128];            /* "0-31,40" ("..." when cut: use bank_ids) */
     const uint32_t *bank_ids;   /* all nbanks ids, increasing (in the snapshot's storage);
                                    NULL when memd sent no list (a daemon from before it) */
+    uint64_t window;            /* bytes per bank of its window (memclient_subdev); 0: none */
+    uint64_t window_start;      /* [window_start, + window) of region window_region */
+    uint32_t window_region;
+    uint64_t window_allocated;  /* bytes per bank its buffers take in the window */
+    uint64_t window_allocations;
 } memclient_subdev_rec;
 /* With MEMCLIENT_DUMP_LIMITS: a cgroup limit (see "cgroup limits"). */
 typedef struct memclient_limit {

@@ -806,15 +806,16 @@ static PyObject *client_region_ranges(PyObject *op, PyObject *args, PyObject *kw
 static PyObject *client_subdev_define(PyObject *op, PyObject *args, PyObject *kw)
 {
     memdpy_client *self = (memdpy_client *)op;
-    static char *kws[] = {"name", "device", "group", "banks", "budget", "overlap", NULL};
+    static char *kws[] = {"name", "device", "group", "banks", "budget", "overlap", "window",
+                          NULL};
     const char *name, *group;
     unsigned int device;
-    unsigned long long budget = 0;
+    unsigned long long budget = 0, window = 0;
     PyObject *banks, *overlap = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sIsO|$KO:subdev_define", kws, &name, &device,
-                                     &group, &banks, &budget, &overlap))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sIsO|$KOK:subdev_define", kws, &name, &device,
+                                     &group, &banks, &budget, &overlap, &window))
         return NULL;
-    memclient_subdev sd = {.name = name, .device = device, .budget = budget};
+    memclient_subdev sd = {.name = name, .device = device, .budget = budget, .window = window};
     if (memclient_kind_parse(group, &sd.kind) < 0)
         return PyErr_Format(PyExc_ValueError, "group must be sram (l1) or dram (global), not '%s'",
                             group);
@@ -1095,10 +1096,12 @@ static PyMethodDef client_methods[] = {
      "region's name): a list of dicts."},
     {"subdev_define", (PyCFunction)(void (*)(void))client_subdev_define,
      METH_VARARGS | METH_KEYWORDS,
-     "subdev_define($self, /, name, device, group, banks, *, budget=0, overlap=())\n--\n\nAdmin "
-     "only: defines a sub-device, banks (ids) of bank group 'sram'/'l1' or 'dram'/'global', "
-     "with an optional byte budget over all its banks and up to 4 sub-devices it may share "
-     "banks with. memd keeps it across restarts."},
+     "subdev_define($self, /, name, device, group, banks, *, budget=0, overlap=(), window=0)\n"
+     "--\n\nAdmin only: defines a sub-device, banks (ids) of bank group 'sram'/'l1' or "
+     "'dram'/'global', with an optional byte budget over all its banks, up to 4 sub-devices "
+     "it may share banks with, and an optional window: bytes per bank it owns at the bottom "
+     "of the group's first allocatable region (tt-metal's local L1), where its sessions' "
+     "buffers go and no other buffer does. memd keeps it across restarts."},
     {"limits", memdpy_client_limits, METH_NOARGS,
      "limits($self, /)\n--\n\nA list of dicts: the cgroup limits (memd.yaml's and those set by admins): cgroup, "
      "device,\nkind ('dram' or 'sram'), from_config, max (dmem.max), current (dmem.current) "

@@ -109,7 +109,8 @@ def memctl_json(stdout):
 
 # Keys memctl's documents gained after the recording (additions only: a reader of the
 # old document reads the new one): (list key, key of each element).
-ADDED = [("processes", "client")]
+ADDED = [("processes", "client"), ("sub_devices", "window"), ("sub_devices", "window_start"),
+         ("sub_devices", "window_allocated")]
 
 
 def without_added(doc):

@@ -234,7 +234,7 @@ START_TEST(define_by_request)
                                     out, sizeof out),
                      0);
     ck_assert_msg(strstr(out, "{\"defined\": \"cli\", \"device\": 0, \"group\": \"sram\", "
-                              "\"banks\": \"48-55\", \"nbanks\": 8, \"budget\": 8192}"),
+                              "\"banks\": \"48-55\", \"nbanks\": 8, \"budget\": 8192, \"window\": 0}"),
                   "%s", out);
     memclient_snapshot *s = cu_dump(root, MEMCLIENT_DUMP_BANKS);
     ck_assert_uint_eq(s->nsubdevs, 4);

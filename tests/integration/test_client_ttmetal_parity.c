@@ -76,8 +76,8 @@ static uint32_t bank_of(uint32_t x, uint32_t y)
  * (height sharded over a sub-device's cores, one page per core) are placed in their
  * sub-device; an interleaved 1 KiB buffer (replicated_config_3) is placed outside any
  * sub-device, and refused inside one (local_config_3 with sub_device_id 0: EXPECT_THROW).
- * The local L1 window (local_l1_size 3200, max_addr) is not expressed: memd's sub-devices
- * have no address window. */
+ * Without a window here: client-subdev-windows has its local L1 window (local_l1_size
+ * 3200) and its addresses (max_addr - 32, - 64). */
 START_TEST(subdev_allocations)
 {
     start();

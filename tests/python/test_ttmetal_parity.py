@@ -51,8 +51,8 @@ def parity(own_daemon, tmp_path):
 
 def test_subdev_allocations(parity):
     """dispatch_buffer/test_sub_device.cpp, TensixTestSubDeviceAllocations: sharded buffers
-    in their sub-device, an interleaved 1 KiB buffer outside any, refused inside one (the
-    local L1 window is not expressed: memd's sub-devices have no address window)."""
+    in their sub-device, an interleaved 1 KiB buffer outside any, refused inside one
+    (without a window; test_subdev_windows.py has its local L1 window and addresses)."""
     cores1 = [bank(x, y) for y in range(3) for x in range(3)]
     with memd.connect(parity.socket) as c1, memd.connect(parity.socket) as c2, \
             memd.connect(parity.socket) as plain:

@@ -1008,6 +1008,42 @@ static int reput_subdev_def(const uint8_t *in, size_t len, uint8_t *o, size_t *n
     return 0;
 }
 
+/* The definition with a window (appended since the recording's subdev_def). */
+static size_t put_subdev_def_window(uint8_t *o)
+{
+    memd_wire_subdev_def d;
+    fill_subdev_def(&d);
+    d.window = 0x8182838485868788ull;
+    return (size_t)(memd_wire_subdev_def_put(o, &d, IDS) - o);
+}
+
+/* An encoding of the current form (n bytes at whole) as one from before windows: the
+ * 344-byte fixed part, then the ids. */
+static size_t cut_window(const uint8_t *whole, size_t n, uint8_t *o)
+{
+    memcpy(o, whole, MEMD_WIRE_SUBDEV_DEF_V1_SIZE);
+    memcpy(o + MEMD_WIRE_SUBDEV_DEF_V1_SIZE, whole + MEMD_WIRE_SUBDEV_DEF_SIZE,
+           n - MEMD_WIRE_SUBDEV_DEF_SIZE);
+    return n - (MEMD_WIRE_SUBDEV_DEF_SIZE - MEMD_WIRE_SUBDEV_DEF_V1_SIZE);
+}
+
+/* SUBDEV_DEFINE from before windows (the recording's subdev_def): reads as no window. */
+static size_t put_subdev_def_v1(uint8_t *o)
+{
+    uint8_t whole[FRAMES_BUF_MAX];
+    return cut_window(whole, put_subdev_def(whole), o);
+}
+
+static int reput_subdev_def_v1(const uint8_t *in, size_t len, uint8_t *o, size_t *n)
+{
+    uint8_t whole[FRAMES_BUF_MAX];
+    size_t m;
+    int rc = reput_subdev_def(in, len, whole, &m);
+    if (rc == 0)
+        *n = cut_window(whole, m, o);
+    return rc;
+}
+
 /* SUBDEV_BANKS record: its header and ids. */
 static size_t put_subdev_banks(uint8_t *o)
 {
@@ -1098,7 +1134,8 @@ const frames_rec frames_recs[] = {
     ENTRY("alloc_banks", alloc_banks),
     ENTRY("alloc_batch_banks", alloc_batch_banks),
     ENTRY("bank_addr", bank_addr),
-    ENTRY("subdev_def", subdev_def),
+    {"subdev_def", put_subdev_def_v1, reput_subdev_def_v1},
+    {"subdev_def.window", put_subdev_def_window, reput_subdev_def},
     ENTRY("dump_req", dump_req),
     ENTRY("dump_req.v1", dump_req_v1),
     ENTRY("stats", stats),
@@ -1181,7 +1218,7 @@ const frames_bad frames_bads[] = {
     {"alloc_batch_banks.unknown_flag", "alloc_batch_banks", FRAMES_SET32, 8 + 136, 4, 4},
     {"subdev_def.bad_kind", "subdev_def", FRAMES_SET8, 68, 1, MEMD_KIND_COUNT},
     {"subdev_def.overlap_without_nul", "subdev_def", FRAMES_SET8, 80 + 64, 64, 'o'},
-    {"subdev_def.ids_cut", "subdev_def", FRAMES_CUT, MEMD_WIRE_SUBDEV_DEF_SIZE + 4, 0, 0},
+    {"subdev_def.ids_cut", "subdev_def", FRAMES_CUT, MEMD_WIRE_SUBDEV_DEF_V1_SIZE + 4, 0, 0},
     {"dump_req.unknown_flag", "dump_req", FRAMES_SET32, 4, 4, 1u << 8},
     {"dump_req.cursor_without_paged", "dump_req", FRAMES_SET32, 4, 4, MEMD_DUMP_F_BLOCKS},
     {"dump.unknown_tag", "dump.14.page", FRAMES_SET32, 0, 4, MEMD_REC_SUBDEV_BANKS + 1},

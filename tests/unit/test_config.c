@@ -320,6 +320,11 @@ static const struct {
      "m.yaml:6:56: sub-device 'b': uid 7 is bound to 'a' already"},
     {TINY "  - {name: a, device: 1, group: sram, banks: 0, budget: lots}\n",
      "m.yaml:5:57: expected a size"},
+    {TINY "  - {name: a, device: 1, group: sram, banks: 0, window: wide}\n",
+     "m.yaml:5:57: expected a size"},
+    {TINY "  - {name: a, device: 1, group: sram, banks: 0-1}\n  - {name: b, device: 1, group: l1, banks: 1-3, overlap: [a], window: 4KiB}\n",
+     "m.yaml:6:71: sub-device 'b' shares bank 1 with 'a', and b owns a window: windows share "
+     "addresses, so their banks may not be shared"},
     {TINY "  - {name: a, device: 1, group: sram, banks: 0, colour: red}\n",
      "m.yaml:5:49: unknown key 'colour' in a sub-device"},
 #undef TINY
@@ -343,7 +348,8 @@ START_TEST(test_config_malformed)
 }
 END_TEST
 
-/* A valid sub_devices list: overlap where named, users and groups kept for the daemon. */
+/* A valid sub_devices list: overlap where named, users and groups kept for the daemon, a
+ * window. */
 START_TEST(test_sub_devices)
 {
     char *base = path_in("MEMD_SOURCE_ROOT", "tests/data/soc");
@@ -353,7 +359,7 @@ START_TEST(test_sub_devices)
                        "  - {name: a, device: 1, group: l1, banks: '0-1,3', budget: 16KiB,\n"
                        "     users: [1000, 1001], groups: [video]}\n"
                        "  - {name: b, device: 1, group: sram, banks: 1-2, overlap: [a]}\n"
-                       "  - {name: c, device: 1, group: dram, banks: 0-1}\n";
+                       "  - {name: c, device: 1, group: dram, banks: 0-1, window: 4KiB}\n";
     memd_config cfg;
     memd_error err;
     memset(&err, 0, sizeof(err));
@@ -369,6 +375,8 @@ START_TEST(test_sub_devices)
     ck_assert_str_eq(a->groups[0], "video");
     ck_assert_str_eq(cfg.subdevs[1].overlap[0], "a");
     ck_assert_int_eq(cfg.subdevs[2].kind, MEMD_KIND_DRAM);
+    ck_assert_uint_eq(cfg.subdevs[2].window, 4096);
+    ck_assert_uint_eq(a->window, 0);
     memd_config_free(&cfg);
     free(base);
 }

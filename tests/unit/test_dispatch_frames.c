@@ -166,8 +166,9 @@ START_TEST(length_checked_before_handler)
         const memd_wire_op *o = memd_wire_op_of(op);
         uint32_t len = o->len + 1; /* FIXED */
         memset(p, 0, sizeof p);
+        uint32_t least = o->len_v1 ? o->len_v1 : o->len;
         if (o->shape == MEMD_WIRE_SHAPE_MIN) {
-            len = o->len - 1;
+            len = least - 1;
         } else if (o->shape == MEMD_WIRE_SHAPE_COUNT) {
             memd_wire_count_put(p, 2); /* two records announced, one sent */
             memd_wire_alloc_req_put(p + 8, &a);
@@ -190,11 +191,12 @@ START_TEST(length_checked_before_handler)
         else if (o->shape == MEMD_WIRE_SHAPE_COUNT)
             snprintf(expect, sizeof expect, "count does not match the %u-byte records that follow",
                      o->len);
+        else if (o->shape == MEMD_WIRE_SHAPE_MIN)
+            snprintf(expect, sizeof expect, "expected at least %u bytes", least);
         else if (o->len_v1)
             snprintf(expect, sizeof expect, "expected %u or %u bytes", o->len_v1, o->len);
         else
-            snprintf(expect, sizeof expect, "expected %s%u bytes",
-                     o->shape == MEMD_WIRE_SHAPE_MIN ? "at least " : "", o->len);
+            snprintf(expect, sizeof expect, "expected %u bytes", o->len);
         ck_assert_msg(strstr(r.err.message, expect), "%s", r.err.message);
         ck_assert_uint_eq(st.ctr.protocol_errors, before + 1);
     }

@@ -245,22 +245,29 @@ START_TEST(codec_alloc_record_banks)
 END_TEST
 
 /* A sub-device defined by request, as core keeps it in the store (subdev_record.c):
- * name, group, device, budget, overlap names, banks; the envelope (store_object.c)
- * carries its checksum. */
+ * name, group, device, budget, overlap names, banks, window (version 2; version 1, of a
+ * memd before windows, reads as no window); the envelope (store_object.c) carries its
+ * checksum. */
 START_TEST(codec_subdev_record)
 {
     uint32_t banks[] = {3, 4, 9};
     memd_subdev_spec sd = {.name = "mid", .device = 7, .kind = MEMD_KIND_SRAM, .nbanks = 3,
-                           .banks = banks, .budget = 65536, .noverlap = 2};
+                           .banks = banks, .budget = 65536, .window = 3200, .noverlap = 2};
     strcpy(sd.overlap[0], "left");
     strcpy(sd.overlap[1], "right");
     sd.nusers = 1; /* never stored: only the config binds by credentials */
     size_t n;
     uint8_t *buf = memd_subdev_record_encode(&sd, &n);
     ck_assert_ptr_nonnull(buf);
-    ck_assert_uint_eq(n, 84 + 2 * MEMD_NAME_MAX + 12);
+    ck_assert_uint_eq(n, 84 + 2 * MEMD_NAME_MAX + 12 + 8);
     memd_subdev_spec g;
-    ck_assert_int_eq(memd_subdev_record_decode(buf, n, &g), 0);
+    ck_assert_int_eq(memd_subdev_record_decode(buf, n - 8, 1, &g), 0);
+    ck_assert_uint_eq(g.window, 0);
+    ck_assert_uint_eq(g.banks[2], 9);
+    memd_subdev_spec_free(&g);
+    ck_assert_int_eq(memd_subdev_record_decode(buf, n, 1, &g), -EBADMSG);
+    ck_assert_int_eq(memd_subdev_record_decode(buf, n, 2, &g), 0);
+    ck_assert_uint_eq(g.window, 3200);
     ck_assert_str_eq(g.name, "mid");
     ck_assert_uint_eq(g.device, 7);
     ck_assert_int_eq(g.kind, MEMD_KIND_SRAM);
@@ -271,16 +278,16 @@ START_TEST(codec_subdev_record)
     ck_assert_uint_eq(g.banks[2], 9);
     ck_assert_uint_eq(g.nusers, 0);
     memd_subdev_spec_free(&g);
-    ck_assert_int_eq(memd_subdev_record_decode(buf, n - 4, &g), -EBADMSG);
+    ck_assert_int_eq(memd_subdev_record_decode(buf, n - 4, 2, &g), -EBADMSG);
     free(buf);
     banks[1] = 2; /* not increasing */
     buf = memd_subdev_record_encode(&sd, &n);
-    ck_assert_int_eq(memd_subdev_record_decode(buf, n, &g), -EINVAL);
+    ck_assert_int_eq(memd_subdev_record_decode(buf, n, 2, &g), -EINVAL);
     free(buf);
     banks[1] = 4;
     sd.name[0] = '\0'; /* no name */
     buf = memd_subdev_record_encode(&sd, &n);
-    ck_assert_int_eq(memd_subdev_record_decode(buf, n, &g), -EINVAL);
+    ck_assert_int_eq(memd_subdev_record_decode(buf, n, 2, &g), -EINVAL);
     free(buf);
 }
 END_TEST

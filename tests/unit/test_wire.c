@@ -386,7 +386,8 @@ START_TEST(banks_roundtrip_and_rejects)
     ck_assert_uint_eq(gk.stats.allocated, 40);
     ck_assert_int_eq(memd_wire_bank_rec_get(buf, MEMD_WIRE_BANK_REC_SIZE - 1, &gk), -EBADMSG);
     /* Sub-devices: a definition with its banks, and the dump's record. */
-    memd_wire_subdev_def sd = {.device = 3, .kind = MEMD_KIND_SRAM, .budget = 4096, .count = 2},
+    memd_wire_subdev_def sd = {.device = 3, .kind = MEMD_KIND_SRAM, .budget = 4096, .count = 2,
+                               .window = 3200},
                          gd;
     memd_wire_strset(sd.name, sizeof sd.name, "left");
     memd_wire_strset(sd.overlap[1], sizeof sd.overlap[1], "right");
@@ -397,7 +398,16 @@ START_TEST(banks_roundtrip_and_rejects)
     ck_assert_str_eq(gd.name, "left");
     ck_assert_str_eq(gd.overlap[1], "right");
     ck_assert_uint_eq(gd.budget, 4096);
+    ck_assert_uint_eq(gd.window, 3200);
     ck_assert_uint_eq(memd_wire_u32(raw + 4), 9);
+    /* A client from before windows sends 344 bytes, then the ids: no window. */
+    uint8_t v1[MEMD_WIRE_SUBDEV_DEF_V1_SIZE + 8];
+    memcpy(v1, buf, MEMD_WIRE_SUBDEV_DEF_V1_SIZE);
+    memcpy(v1 + MEMD_WIRE_SUBDEV_DEF_V1_SIZE, raw, 8);
+    ck_assert_int_eq(memd_wire_subdev_def_get(v1, sizeof v1, &gd, &raw), 0);
+    ck_assert_uint_eq(gd.window, 0);
+    ck_assert_uint_eq(memd_wire_u32(raw + 4), 9);
+    ck_assert_int_eq(memd_wire_subdev_def_get(v1, sizeof v1 - 1, &gd, &raw), -EBADMSG);
     ck_assert_int_eq(memd_wire_subdev_def_get(buf, MEMD_WIRE_SUBDEV_DEF_SIZE + 4, &gd, &raw),
                      -EBADMSG);
     buf[68] = MEMD_KIND_COUNT;

@@ -26,7 +26,7 @@ static const memctl_cmd cmds[] = {
     {"region", memctl_cmd_region, "region ranges [--device N] [--json] | region (shrink | reset) --device N --group G\n"
                                   "      --region R [--bottom SIZE | --top SIZE] [--json]"},
     {"devices", memctl_cmd_devices, "devices [--json]"},
-    {"subdev", memctl_cmd_subdev, "subdev define NAME --device N --group G --banks LIST [--budget SIZE] [--overlap NAMES] [--json]"},
+    {"subdev", memctl_cmd_subdev, "subdev define NAME --device N --group G --banks LIST [--budget SIZE] [--overlap NAMES] [--window SIZE] [--json]"},
     {"limit", memctl_cmd_limit, "limit (set --cgroup PATH --device N [--group G] --max SIZE | list\n"
                                 "      | clear --cgroup PATH [--device N] [--group G]) [--json]"},
     {"peaks", memctl_cmd_peaks, "peaks [--device N] [--json] | peaks reset [--device N] [--session ID] [--json]"},

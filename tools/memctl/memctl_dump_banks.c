@@ -163,8 +163,8 @@ void memctl_subdevs_table(FILE *f, const memclient_snapshot *s)
         return;
     fprintf(f, "\nsub-devices: %zu\n", shown);
     static const char *const head[] = {"NAME", "DEVICE", "GROUP", "BANKS", "BUDGET", "USED",
-                                       "ALLOCS", "FROM", "SESSIONS"};
-    memctl_table *t = memctl_table_new(9, head, "lrllrrrll");
+                                       "ALLOCS", "WINDOW", "FROM", "SESSIONS"};
+    memctl_table *t = memctl_table_new(10, head, "lrllrrrlll");
     if (!t)
         return;
     for (size_t i = 0; i < s->nsubdevs; i++) {
@@ -186,6 +186,11 @@ void memctl_subdevs_table(FILE *f, const memclient_snapshot *s)
         memctl_table_cell(t, "%s", d->budget ? HB(d->budget) : "-");
         memctl_table_cell(t, "%s", HB(d->used));
         memctl_table_cell(t, "%" PRIu64, d->allocations);
+        if (d->window) /* [start, end), its use there */
+            memctl_table_cell(t, "[0x%" PRIx64 ", 0x%" PRIx64 ") %s used", d->window_start,
+                              d->window_start + d->window, HB(d->window_allocated));
+        else
+            memctl_table_cell(t, "-");
         memctl_table_cell(t, "%s", d->from_config ? "config" : "request");
         memctl_table_cell(t, "%s", ids[0] ? ids : (d->sessions ? "(others')" : "-"));
     }

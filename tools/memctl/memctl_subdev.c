@@ -1,5 +1,5 @@
 /* memctl subdev define: an admin defines a sub-device (a named subset of one bank group's
- * banks, optionally with a byte budget) without editing memd.yaml; memd keeps it in its
+ * banks, optionally with a byte budget and a window) without editing memd.yaml; memd keeps it in its
  * state store. Sessions bind to it themselves (memclient_subdev_bind); memctl devices and
  * dump show it with its use. */
 #include <errno.h>
@@ -13,11 +13,14 @@
 
 static const char subdev_usage[] =
     "usage: memctl subdev define NAME --device N --group G (--banks LIST | --cores X:Y...)\n"
-    "                            [--budget SIZE] [--overlap NAME[,NAME...]] [--json]\n"
+    "                            [--budget SIZE] [--overlap NAME[,NAME...]] [--window SIZE]\n"
+    "                            [--json]\n"
     "  group: sram (l1) or dram (global); banks: ids and ranges, e.g. 0-31 or 0-3,8\n"
     "  cores: logical core columns:rows, e.g. 0-7:0-3 (every bank on those cores; the\n"
     "         device's banks must have cores, as tt-metal's do); repeat for more\n"
     "  budget: bytes over all its banks; overlap: sub-devices it may share banks with\n"
+    "  window: bytes per bank it owns at the bottom of the group's first allocatable\n"
+    "          region (tt-metal's local L1): its buffers go there, no other buffer does\n"
     "  needs root or the daemon's admin group; memd keeps it across restarts\n";
 
 static uint32_t banks[MEMD_BANKSET_MAX];
@@ -160,6 +163,10 @@ static int option(const char *a, const char *v, subdev_opts *o)
                    : 0;
     if (!strcmp(a, "--overlap"))
         return parse_overlap(v, o);
+    if (!strcmp(a, "--window"))
+        return memctl_parse_size(v, &o->sd.window) < 0
+                   ? memctl_bad_value("subdev", a, v, "a size, e.g. 64KiB")
+                   : 0;
     fprintf(stderr, "memctl subdev: unknown option '%s'\n%s", a, subdev_usage);
     return MEMCTL_EXIT_USAGE;
 }
@@ -225,12 +232,15 @@ int memctl_cmd_subdev(const memctl_globals *g, int argc, char **argv)
         printf(", \"device\": %" PRIu32 ", \"group\": \"%s\", \"banks\": ", o.sd.device,
                memclient_kind_name(o.sd.kind));
         memd_json_str(stdout, list);
-        printf(", \"nbanks\": %" PRIu32 ", \"budget\": %" PRIu64 "}\n", o.sd.nbanks,
-               o.sd.budget);
+        printf(", \"nbanks\": %" PRIu32 ", \"budget\": %" PRIu64 ", \"window\": %" PRIu64 "}\n",
+               o.sd.nbanks, o.sd.budget, o.sd.window);
     } else if (r == 0) {
-        printf("defined sub-device %s: device %" PRIu32 " %s banks %s (%" PRIu32 ")%s\n",
+        printf("defined sub-device %s: device %" PRIu32 " %s banks %s (%" PRIu32 ")%s",
                o.sd.name, o.sd.device, memclient_kind_name(o.sd.kind), list, o.sd.nbanks,
                o.sd.budget ? ", with a budget" : "");
+        if (o.sd.window)
+            printf(", a window of %" PRIu64 " bytes per bank", o.sd.window);
+        printf("\n");
     }
     memclient_disconnect(c);
     free(o.picked);
