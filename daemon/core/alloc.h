@@ -44,6 +44,7 @@ typedef struct memd_alloc_banks {
     uint32_t nset;
     bool per_bank;
     bool range_lockstep;
+    const uint64_t *sizes; /* per bank over a set: bytes per piece (NULL: the request's) */
 } memd_alloc_banks;
 
 /* memd_alloc_create with a bank set (uniform, range lockstep or per bank): b NULL is plain
@@ -118,6 +119,12 @@ static inline uint64_t memd_alloc_pitch(const memd_alloc *a)
 static inline uint32_t memd_alloc_nset(const memd_alloc *a)
 {
     return a->pl.mode != MEMD_BANKS_ALL && a->ext ? a->ext->nset : 0;
+}
+
+/* A per-bank placement's piece sizes (per-core shard sizes), NULL: size_per_bank each. */
+static inline const uint64_t *memd_alloc_sizes(const memd_alloc *a)
+{
+    return a->pl.mode != MEMD_BANKS_ALL && a->ext ? a->ext->sizes : NULL;
 }
 
 /* The sub-device it is charged to (index + 1), 0: none. */

@@ -65,8 +65,13 @@ static bool take(budget *b, uint64_t sec, uint32_t max)
 
 uint64_t memd_alloc_device_bytes(const memd_state *st, const memd_alloc *a)
 {
-    /* A uniform or per-bank buffer reserves its set's banks only; lockstep and range
-     * lockstep, every bank of the group. */
+    /* A uniform or per-bank buffer reserves its set's banks only (per-core shard sizes:
+     * its pieces' own); lockstep and range lockstep, every bank of the group. */
+    if (memd_alloc_sizes(a)) {
+        memd_placement p;
+        memd_alloc_placement(a, &p);
+        return memd_placement_bytes(&p);
+    }
     uint32_t banks = !memd_mode_lockstep((memd_bank_mode)a->pl.mode)
                          ? memd_alloc_nset(a)
                          : st->devs[a->dev].spec->groups[a->pl.kind].banks;
