@@ -445,9 +445,9 @@ static void run_mix(uint32_t banks, uint64_t steps, uint64_t seed, uint64_t size
     /* The workload must exercise every mode, and both outcomes. */
     printf("# %u banks: placed all/range/per-bank/range-lockstep %" PRIu64 "/%" PRIu64 "/%"
            PRIu64 "/%" PRIu64 ", out of room %" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64
-           ", %" PRIu64 " range-lockstep over other banks' pieces, peak live %zu\n", banks,
-           w.placed[0], w.placed[1], w.placed[2], w.placed[3], w.oom[0], w.oom[1], w.oom[2],
-           w.oom[3], w.over, w.peak);
+           ", %" PRIu64 " range-lockstep over other banks' pieces, %" PRIu64 " per bank with "
+           "sizes, peak live %zu\n", banks, w.placed[0], w.placed[1], w.placed[2], w.placed[3],
+           w.oom[0], w.oom[1], w.oom[2], w.oom[3], w.over, w.sized, w.peak);
     for (int m = 0; m < MEMD_BANKS_MODE_COUNT; m++)
         ck_assert_msg(w.placed[m] > steps / 40 && w.oom[m] > 0, "mode %d: %" PRIu64 " placed, %"
                       PRIu64 " out of room (peak live %zu)", m, w.placed[m], w.oom[m], w.peak);
