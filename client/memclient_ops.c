@@ -30,6 +30,9 @@ int memclient_encode_alloc_req(const memclient_alloc_req *r, memd_wire_alloc_req
     if ((r->flags & MEMCLIENT_ALLOC_RANGE_LOCKSTEP) && (r->nbank_set == 0 || r->per_bank))
         return memclient_fail(-EINVAL, "MEMCLIENT_ALLOC_RANGE_LOCKSTEP needs a bank set (the "
                               "banks its address is searched in) and is not per bank");
+    if (r->sizes && (!r->per_bank || r->nbank_set == 0))
+        return memclient_fail(-EINVAL, "sizes (per-core shard sizes) need per_bank and a bank "
+                              "set: a size per bank of it");
     if ((r->flags & MEMCLIENT_ALLOC_SHARED) && (r->flags & MEMCLIENT_ALLOC_AT))
         return memclient_fail(-EINVAL, "an allocation at an address cannot be shared");
     size_t nlen = r->name ? strnlen(r->name, MEMD_NAME_MAX) : 0;
@@ -168,6 +171,12 @@ static int sorted_set(const memclient_alloc_req *req, uint32_t *ids)
     for (uint32_t i = 1; i < req->nbank_set; i++)
         if (ids[i] == ids[i - 1])
             return memclient_fail(-EINVAL, "bank %u is in the bank set twice", ids[i]);
+    /* sizes[i] goes with bank_set[i]: a set given in another order would mismatch them */
+    for (uint32_t i = 1; req->sizes && i < req->nbank_set; i++)
+        if (req->bank_set[i] <= req->bank_set[i - 1])
+            return memclient_fail(-EINVAL, "with sizes, bank_set must be in increasing id "
+                                  "order (%u comes after %u)", req->bank_set[i],
+                                  req->bank_set[i - 1]);
     return 0;
 }
 
@@ -176,17 +185,22 @@ static int sorted_set(const memclient_alloc_req *req, uint32_t *ids)
 static uint8_t *bankset_put(uint8_t *p, const memclient_alloc_req *req, const uint32_t *ids)
 {
     uint32_t f = (req->per_bank ? MEMD_BANKSET_F_PER_BANK : 0) |
-                 (req->flags & MEMCLIENT_ALLOC_RANGE_LOCKSTEP ? MEMD_BANKSET_F_RANGE_LOCKSTEP : 0);
+                 (req->flags & MEMCLIENT_ALLOC_RANGE_LOCKSTEP ? MEMD_BANKSET_F_RANGE_LOCKSTEP : 0) |
+                 (req->sizes ? MEMD_BANKSET_F_SIZES : 0);
     memd_wire_bankset b = {f, has_banks(req) ? req->nbank_set : 0};
-    return memd_wire_bankset_put(p, &b, ids);
+    p = memd_wire_bankset_put(p, &b, ids);
+    return req->sizes ? memd_wire_bankset_sizes_put(p, req->sizes, b.count) : p;
 }
 
-/* A memd from before range lockstep would drop the connection on its flag. */
-static int range_lockstep_known(const memclient *c, const memclient_alloc_req *r)
+/* A memd from before range lockstep (or per-core shard sizes) would drop the connection
+ * on its flag. */
+static int bankset_known(const memclient *c, const memclient_alloc_req *r)
 {
     if ((r->flags & MEMCLIENT_ALLOC_RANGE_LOCKSTEP) &&
         !(c->welcome_flags & MEMD_WELCOME_F_RANGE_LOCKSTEP))
         return memclient_fail(-EOPNOTSUPP, "this memd does not offer range lockstep");
+    if (r->sizes && !(c->welcome_flags & MEMD_WELCOME_F_SIZES))
+        return memclient_fail(-EOPNOTSUPP, "this memd does not offer per-core shard sizes");
     return 0;
 }
 
@@ -209,7 +223,7 @@ static int alloc_banks_begin(memclient *c, const memd_wire_alloc_req *w,
     uint16_t op = at ? MEMD_OP_ALLOC_AT : MEMD_OP_ALLOC_BANKS;
     if (req->nbank_set > MEMD_BANKSET_MAX)
         return sorted_set(req, NULL); /* says why, before a huge malloc */
-    int known = range_lockstep_known(c, req);
+    int known = bankset_known(c, req);
     if (known < 0)
         return known;
     uint32_t *ids = malloc(sizeof(*ids) * (req->nbank_set ? req->nbank_set : 1));
@@ -221,7 +235,7 @@ static int alloc_banks_begin(memclient *c, const memd_wire_alloc_req *w,
         return err;
     }
     uint32_t len = (at ? MEMD_WIRE_ADDRESS_SIZE : 0) + MEMD_WIRE_ALLOC_REQ_SIZE +
-                   MEMD_WIRE_BANKSET_SIZE + 4u * req->nbank_set;
+                   MEMD_WIRE_BANKSET_SIZE + (req->sizes ? 12u : 4u) * req->nbank_set;
     uint8_t *p = memclient_begin(c, op, len, MEMCLIENT_OUT_BUFFER_BANKS, out, 1, waited, seq, &err);
     if (!p) {
         free(ids);
@@ -339,7 +353,10 @@ static int alloc_batch_banks_begin(memclient *c, const memclient_alloc_req *reqs
     for (size_t i = 0; i < n; i++) {
         want_banks |= reqs[i].bank_out != NULL;
         uint32_t k = has_banks(&reqs[i]) ? reqs[i].nbank_set : 0;
-        if (k > MEMD_BANKSET_MAX || range_lockstep_known(c, &reqs[i]) < 0) {
+        if (reqs[i].sizes)
+            return memclient_fail(-EINVAL, "batch element %zu: sizes (per-core shard sizes) "
+                                  "are for memclient_alloc, not batches", i);
+        if (k > MEMD_BANKSET_MAX || bankset_known(c, &reqs[i]) < 0) {
             if (k > MEMD_BANKSET_MAX)
                 sorted_set(&reqs[i], NULL); /* records why, before a huge malloc */
             return element_error(i);

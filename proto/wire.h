@@ -79,10 +79,20 @@ int memd_wire_tag_get(const uint8_t *in, size_t len, uint32_t *tag, size_t *rec_
 
 /* ---- wire_banks.c: the records bank ids follow ---- */
 
-/* ALLOC_BANKS payload: the alloc_req, the bankset header and its ids. get: *ids points
- * at the count ids inside in (read them with memd_wire_u32); -EBADMSG when len is not
- * exactly that, -EINVAL for unknown flags or a count over MEMD_BANKSET_MAX. */
+/* ALLOC_BANKS payload: the alloc_req, the bankset header, its ids and (MEMD_BANKSET_F_SIZES)
+ * a u64 size per id. get: *ids points at the count ids inside in (read them with
+ * memd_wire_u32; the sizes, memd_wire_bankset_sizes); -EBADMSG when len is not exactly
+ * that, -EINVAL for unknown flags or a count over MEMD_BANKSET_MAX. bankset_put writes
+ * the header and ids; with MEMD_BANKSET_F_SIZES, bankset_sizes_put the count sizes next. */
 uint8_t *memd_wire_bankset_put(uint8_t *out, const memd_wire_bankset *b, const uint32_t *ids);
+uint8_t *memd_wire_bankset_sizes_put(uint8_t *out, const uint64_t *sizes, uint32_t count);
+/* The encoded sizes after a bankset's ids (read them with memd_wire_u64), NULL without
+ * MEMD_BANKSET_F_SIZES. */
+static inline const uint8_t *memd_wire_bankset_sizes(const memd_wire_bankset *b,
+                                                     const uint8_t *ids)
+{
+    return (b->flags & MEMD_BANKSET_F_SIZES) ? ids + 4 * (size_t)b->count : NULL;
+}
 int memd_wire_alloc_banks_get(const uint8_t *in, size_t len, memd_wire_alloc_req *r,
                               memd_wire_bankset *b, const uint8_t **ids);
 /* One element of an ALLOC_BATCH_BANKS payload (an ALLOC_BANKS payload; more may follow):

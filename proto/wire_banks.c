@@ -18,6 +18,13 @@ uint8_t *memd_wire_bankset_put(uint8_t *p, const memd_wire_bankset *b, const uin
     return ids_put(memd_wire_bankset_fixed_put(p, b), ids, b->count);
 }
 
+uint8_t *memd_wire_bankset_sizes_put(uint8_t *p, const uint64_t *sizes, uint32_t count)
+{
+    for (uint32_t i = 0; i < count; i++)
+        p = memd_wire_put_u64(p, sizes[i]);
+    return p;
+}
+
 int memd_wire_alloc_banks_elem_get(const uint8_t *p, size_t len, memd_wire_alloc_req *r,
                                    memd_wire_bankset *b, const uint8_t **ids, size_t *used)
 {
@@ -27,7 +34,8 @@ int memd_wire_alloc_banks_elem_get(const uint8_t *p, size_t len, memd_wire_alloc
     int rc = memd_wire_bankset_fixed_get(q, MEMD_WIRE_BANKSET_SIZE, b);
     if (rc < 0)
         return rc;
-    uint64_t need = MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE + 4ull * b->count;
+    uint64_t need = MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE + 4ull * b->count +
+                    (b->flags & MEMD_BANKSET_F_SIZES ? 8ull * b->count : 0);
     if (len < need)
         return -EBADMSG;
     *ids = q + MEMD_WIRE_BANKSET_SIZE;

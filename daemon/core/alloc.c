@@ -100,7 +100,7 @@ static memd_creator *creator_of(memd_session *s)
  * its bank-set arrays. 0 or -ENOMEM (p unchanged, still the caller's). */
 static int keep_placement(memd_alloc *a, const memd_placement *p)
 {
-    bool rare = p->pitch || p->mode != MEMD_BANKS_ALL || p->set || p->addrs;
+    bool rare = p->pitch || p->mode != MEMD_BANKS_ALL || p->set || p->addrs || p->sizes;
     if (rare && !memd_alloc_ext_get(a))
         return -ENOMEM;
     a->pl = (memd_alloc_pl){.address = p->address, .size_per_bank = p->size_per_bank,
@@ -112,6 +112,7 @@ static int keep_placement(memd_alloc *a, const memd_placement *p)
         a->ext->nset = p->nset;
         a->ext->set = p->set;
         a->ext->addrs = p->addrs;
+        a->ext->sizes = p->sizes;
     }
     return 0;
 }
@@ -329,6 +330,7 @@ static void to_engine_req(const memd_alloc_request *w, const memd_alloc_banks *b
         r->nbank_set = b->nset;
         r->per_bank = b->per_bank;
         r->range_lockstep = b->range_lockstep;
+        r->sizes = b->sizes;
     }
 }
 

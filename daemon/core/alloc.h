@@ -44,6 +44,7 @@ typedef struct memd_alloc_banks {
     uint32_t nset;
     bool per_bank;
     bool range_lockstep;
+    const uint64_t *sizes; /* per bank over a set: bytes per piece (NULL: the request's) */
 } memd_alloc_banks;
 
 /* memd_alloc_create with a bank set (uniform, range lockstep or per bank): b NULL is plain
@@ -92,6 +93,12 @@ static inline uint64_t memd_alloc_pitch(const memd_alloc *a)
 static inline uint32_t memd_alloc_nset(const memd_alloc *a)
 {
     return a->pl.mode != MEMD_BANKS_ALL && a->ext ? a->ext->nset : 0;
+}
+
+/* A per-bank placement's piece sizes (per-core shard sizes), NULL: size_per_bank each. */
+static inline const uint64_t *memd_alloc_sizes(const memd_alloc *a)
+{
+    return a->pl.mode != MEMD_BANKS_ALL && a->ext ? a->ext->sizes : NULL;
 }
 
 /* The sub-device it is charged to (index + 1), 0: none. */
@@ -193,10 +200,14 @@ static inline uint32_t memd_alloc_bank_count(const memd_state *st, const memd_al
 /* Bytes a buffer reserves on its device: size per bank x every bank of its group
  * (lockstep reserves the range in each bank). The unit of every "bytes held" figure.
  * Inline: every hold and release counts it several times (group, region, session). */
+/* With per-core shard sizes: the sum of its pieces (event.c). */
+uint64_t memd_alloc_sized_bytes(const memd_alloc *a);
 static inline uint64_t memd_alloc_device_bytes(const memd_state *st, const memd_alloc *a)
 {
-    /* A uniform or per-bank buffer reserves its set's banks only; lockstep and range
-     * lockstep, every bank of the group. */
+    /* A uniform or per-bank buffer reserves its set's banks only (per-core shard sizes:
+     * its pieces' own); lockstep and range lockstep, every bank of the group. */
+    if (memd_alloc_sizes(a))
+        return memd_alloc_sized_bytes(a);
     uint32_t banks = !memd_mode_lockstep((memd_bank_mode)a->pl.mode)
                          ? memd_alloc_nset(a)
                          : st->devs[a->dev].spec->groups[a->pl.kind].banks;

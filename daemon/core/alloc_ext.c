@@ -36,5 +36,6 @@ void memd_alloc_placement(const memd_alloc *a, memd_placement *out)
         out->nset = a->ext->nset;
         out->set = a->ext->set;
         out->addrs = a->ext->addrs;
+        out->sizes = a->ext->sizes;
     }
 }

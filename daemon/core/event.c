@@ -63,6 +63,13 @@ static bool take(budget *b, uint64_t sec, uint32_t max)
     return true;
 }
 
+uint64_t memd_alloc_sized_bytes(const memd_alloc *a)
+{
+    memd_placement p;
+    memd_alloc_placement(a, &p);
+    return memd_placement_bytes(&p);
+}
+
 static memd_events *ring_of(memd_state *st)
 {
     if (st->events)

@@ -79,6 +79,7 @@ typedef struct memd_alloc_ext {
     uint32_t nset;
     uint32_t *set;
     uint64_t *addrs;
+    uint64_t *sizes;               /* PER_BANK with per-core shard sizes, else NULL */
     uint32_t subdev;               /* sub-device charged (index + 1), 0: none (subdev.h) */
     char name[];                   /* NUL-terminated; "" when unnamed */
 } memd_alloc_ext;

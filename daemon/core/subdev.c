@@ -239,7 +239,7 @@ int memd_subdev_restrict(const memd_state *st, const memd_session *s, uint32_t d
 uint64_t memd_subdev_bytes(const memd_state *st, uint32_t dev, const memd_placement *p)
 {
     uint64_t n = memd_mode_lockstep(p->mode) ? st->devs[dev].spec->groups[p->kind].banks : p->nset;
-    return p->size_per_bank * n;
+    return p->sizes ? memd_placement_bytes(p) : p->size_per_bank * n;
 }
 
 int memd_subdev_check_budget(const memd_state *st, const memd_session *s, uint64_t bytes,

@@ -55,6 +55,9 @@ static int elem_judge(const memd_wire_alloc_req *req, const memd_wire_bankset *b
             return memd_error_set(err, -EINVAL, "element %u of %u: bank ids must be strictly "
                                 "increasing, %u comes after %u (nothing allocated)", i, n, b, a);
     }
+    if (bs->flags & MEMD_BANKSET_F_SIZES)
+        return memd_error_set(err, -EINVAL, "element %u of %u: per-core shard sizes are taken "
+                            "by ALLOC_BANKS only, not in a batch (nothing allocated)", i, n);
     if ((bs->count || bs->flags) && (req->flags & MEMD_ALLOC_F_SHARED))
         return memd_error_set(err, -EINVAL, "element %u of %u: a bank-set allocation cannot "
                             "be shared (nothing allocated)", i, n);

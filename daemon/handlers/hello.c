@@ -43,7 +43,7 @@ int memd_op_hello(memd_state *st, memd_session *s, const memd_wire_hdr *h, const
                            .max_frame = st->limits.max_frame, .ndevices = st->ndevs,
                            .flags = MEMD_WELCOME_F_OPS_2 | MEMD_WELCOME_F_HISTORY_2 |
                                     MEMD_WELCOME_F_RANGE_LOCKSTEP |
-                                    MEMD_WELCOME_F_SUBDEV_WINDOWS};
+                                    MEMD_WELCOME_F_SUBDEV_WINDOWS | MEMD_WELCOME_F_SIZES};
     s->wants_notices = (hello.flags & MEMD_HELLO_F_NOTICES) != 0;
     if (s->wants_notices)
         w.flags |= MEMD_WELCOME_F_NOTICES;

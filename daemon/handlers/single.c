@@ -191,18 +191,29 @@ static int alloc_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h, 
         return memd_malformed(st, h, out, rc);
     memd_error err;
     memd_error_reset(&err);
+    const uint8_t *raw_sizes = memd_wire_bankset_sizes(&bs, raw);
     uint32_t *ids = bs.count ? malloc(sizeof(*ids) * bs.count) : NULL;
-    if (bs.count && !ids) {
+    uint64_t *sizes = raw_sizes && bs.count ? malloc(sizeof(*sizes) * bs.count) : NULL;
+    if (bs.count && (!ids || (raw_sizes && !sizes))) {
+        free(ids);
+        free(sizes);
         memd_self_oom(&err);
         return memd_reply_fail(st, h, out, &err, false);
     }
     for (uint32_t i = 0; i < bs.count; i++)
         ids[i] = memd_wire_u32(raw + 4 * (size_t)i);
+    for (uint32_t i = 0; sizes && i < bs.count; i++)
+        sizes[i] = memd_wire_u64(raw_sizes + 8 * (size_t)i);
     memd_alloc_banks b = memd_alloc_banks_of(&bs, ids);
+    b.sizes = sizes;
     bool lockstep = at && !memd_alloc_banks_any(&b);
     memd_alloc *a;
-    rc = create_once(st, s, h, &req, lockstep ? NULL : &b, at, &a, &err);
+    rc = raw_sizes && bs.count == 0
+             ? memd_error_set(&err, -EINVAL, "per-core shard sizes need a bank set (a size "
+                              "per bank of it)")
+             : create_once(st, s, h, &req, lockstep ? NULL : &b, at, &a, &err);
     free(ids);
+    free(sizes);
     if (rc < 0)
         return memd_reply_fail(st, h, out, &err, false);
     uint32_t n = lockstep ? 0 : memd_alloc_bank_count(st, a);

@@ -14,7 +14,8 @@
  *   72 u32 pid   76 u32 uid   80 u32 gid   84 u32 creator session   88 u32 holders
  *   92 u32 checksum
  *   96 comm, name (no NULs), then, for a bank-set placement (mode != 0), u32 nset,
- *      nset x u32 bank id and (per bank) nset x u64 address, then holders x (u32 session, u32 count, u64 request id):
+ *      nset x u32 bank id and (per bank) nset x u64 address and (flags bit 4, sizes per
+ *      piece) nset x u64 size, then holders x (u32 session, u32 count, u64 request id):
  *   the holds of one session made by one client request (0: not known), see
  *   MEMD_REQ_F_RETRY in protocol.h
  * Strings are stored at their length: most names are empty, and a smaller record is a
@@ -71,18 +72,18 @@ uint32_t memd_store_sum(const uint8_t *p, size_t len, size_t skip)
 
 /* Bank subsets: after the strings, u32 nset, nset x u32 bank id and, per bank, nset x
  * u64 address; nothing for lockstep (mode 0, as every record before them). */
-size_t memd_store_bankset_size(memd_bank_mode mode, uint64_t nset)
+size_t memd_store_bankset_size(memd_bank_mode mode, uint64_t nset, bool sized)
 {
     if (mode == MEMD_BANKS_ALL)
         return 0;
-    return 4 + 4 * nset + (mode == MEMD_BANKS_PER_BANK ? 8 * nset : 0);
+    return 4 + 4 * nset + (mode == MEMD_BANKS_PER_BANK ? 8 * nset : 0) + (sized ? 8 * nset : 0);
 }
 
 size_t memd_store_alloc_rec_size(const memd_store_alloc_rec *r)
 {
     return MEMD_STORE_ALLOC_REC_BASE + memd_store_str_len(r->comm, sizeof r->comm) +
            memd_store_str_len(r->name, sizeof r->name) +
-           memd_store_bankset_size(r->pl.mode, r->pl.nset) +
+           memd_store_bankset_size(r->pl.mode, r->pl.nset, r->pl.sizes != NULL) +
            (size_t)r->nholders * MEMD_STORE_HOLDER_SIZE;
 }
 
@@ -125,7 +126,8 @@ uint8_t *memd_store_alloc_rec_put_len(uint8_t *p, const memd_store_alloc_rec *r,
 {
     p[0] = MEMD_STORE_FORMAT;
     p[1] = (uint8_t)r->pl.kind;
-    p[5] = (uint8_t)(r->flags | (unsigned)r->pl.mode << MEMD_STORE_REC_MODE_SHIFT);
+    p[5] = (uint8_t)(r->flags | (unsigned)r->pl.mode << MEMD_STORE_REC_MODE_SHIFT |
+                     (r->pl.sizes ? MEMD_STORE_REC_SIZES : 0));
     p[6] = (uint8_t)cl;
     p[7] = (uint8_t)nl;
     memd_le_fields_put(p, r, alloc_fields, NFIELDS(alloc_fields));
@@ -141,6 +143,8 @@ uint8_t *memd_store_alloc_rec_put_len(uint8_t *p, const memd_store_alloc_rec *r,
         p = memd_wire_put_u32(p, r->pl.set[i]);
     for (uint32_t i = 0; r->pl.addrs && i < r->pl.nset; i++)
         p = memd_wire_put_u64(p, r->pl.addrs[i]);
+    for (uint32_t i = 0; r->pl.sizes && i < r->pl.nset; i++)
+        p = memd_wire_put_u64(p, r->pl.sizes[i]);
     return p;
 }
 
@@ -169,7 +173,8 @@ int memd_store_alloc_rec_len(const uint8_t *p, size_t len, size_t *out)
         uint64_t at = MEMD_STORE_ALLOC_REC_BASE + (uint64_t)p[6] + p[7];
         if (at + 4 > len)
             return -EBADMSG;
-        n += memd_store_bankset_size((memd_bank_mode)mode, memd_wire_u32(p + at));
+        n += memd_store_bankset_size((memd_bank_mode)mode, memd_wire_u32(p + at),
+                                     (p[5] & MEMD_STORE_REC_SIZES) != 0);
     }
     if (n > len)
         return -EBADMSG;
@@ -207,7 +212,8 @@ int memd_store_alloc_rec_get(const uint8_t *p, size_t len, memd_store_alloc_rec 
         return rc;
     memset(r, 0, sizeof *r);
     r->pl.kind = (memd_kind)p[1];
-    r->flags = p[5] & (uint8_t)~MEMD_STORE_REC_MODE_MASK;
+    r->flags = p[5] & (uint8_t)~(MEMD_STORE_REC_MODE_MASK | MEMD_STORE_REC_SIZES);
+    r->sized = (p[5] & MEMD_STORE_REC_SIZES) != 0;
     size_t cl = p[6], nl = p[7];
     memd_le_fields_get(p, r, alloc_fields, NFIELDS(alloc_fields));
     uint32_t mode = (p[5] & MEMD_STORE_REC_MODE_MASK) >> MEMD_STORE_REC_MODE_SHIFT;
@@ -220,8 +226,8 @@ int memd_store_alloc_rec_get(const uint8_t *p, size_t len, memd_store_alloc_rec 
         if (strings + 4 > rest)
             return -EBADMSG;
         r->pl.nset = memd_wire_u32(p + MEMD_STORE_ALLOC_REC_BASE + strings);
-        size_t bs = memd_store_bankset_size(r->pl.mode, r->pl.nset);
-        if (r->pl.nset == 0 || r->pl.nset > MEMD_MAX_BANKS || strings + bs > rest)
+        size_t bs = memd_store_bankset_size(r->pl.mode, r->pl.nset, r->sized);
+        if ((r->sized && mode != MEMD_BANKS_PER_BANK) || r->pl.nset == 0 || r->pl.nset > MEMD_MAX_BANKS || strings + bs > rest)
             return -EBADMSG;
         r->banks = p + MEMD_STORE_ALLOC_REC_BASE + strings + 4;
         strings += bs;
@@ -443,12 +449,16 @@ int memd_store_rec_placement(const memd_store_alloc_rec *r, memd_placement *pl)
     *pl = r->pl;
     pl->set = NULL;
     pl->addrs = NULL;
+    pl->sizes = NULL;
     if (r->pl.mode == MEMD_BANKS_ALL)
         return 0;
     pl->set = malloc(sizeof(*pl->set) * r->pl.nset);
     if (r->pl.mode == MEMD_BANKS_PER_BANK)
         pl->addrs = malloc(sizeof(*pl->addrs) * r->pl.nset);
-    if (!pl->set || (r->pl.mode == MEMD_BANKS_PER_BANK && !pl->addrs)) {
+    if (r->sized)
+        pl->sizes = malloc(sizeof(*pl->sizes) * r->pl.nset);
+    if (!pl->set || (r->pl.mode == MEMD_BANKS_PER_BANK && !pl->addrs) ||
+        (r->sized && !pl->sizes)) {
         memd_placement_fini(pl);
         return -ENOMEM;
     }
@@ -456,6 +466,8 @@ int memd_store_rec_placement(const memd_store_alloc_rec *r, memd_placement *pl)
         pl->set[i] = memd_wire_u32(r->banks + 4 * (size_t)i);
     for (uint32_t i = 0; pl->addrs && i < r->pl.nset; i++)
         pl->addrs[i] = memd_wire_u64(r->banks + 4 * (size_t)r->pl.nset + 8 * (size_t)i);
+    for (uint32_t i = 0; pl->sizes && i < r->pl.nset; i++)
+        pl->sizes[i] = memd_wire_u64(r->banks + 12 * (size_t)r->pl.nset + 8 * (size_t)i);
     if (pl->addrs)
         pl->address = pl->addrs[0];
     return 0;

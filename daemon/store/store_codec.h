@@ -32,6 +32,10 @@ enum { MEMD_STORE_REC_SHARED = 1u << 0, MEMD_STORE_REC_POOL = 1u << 1 };
  * pl.mode, decode fills it. */
 #define MEMD_STORE_REC_MODE_SHIFT 2u
 #define MEMD_STORE_REC_MODE_MASK (3u << MEMD_STORE_REC_MODE_SHIFT)
+/* Bit 4: a per-bank placement with a size per piece (pl.sizes): nset x u64 follow its
+ * addresses. Encode takes pl.sizes, decode fills it; records without it load as before,
+ * and a memd from before it refuses the record (an unknown flag). */
+#define MEMD_STORE_REC_SIZES (1u << 4)
 
 typedef struct memd_store_alloc_rec {
     uint64_t handle;
@@ -48,6 +52,7 @@ typedef struct memd_store_alloc_rec {
     /* decode, bank-set placements (pl.mode, pl.nset set; pl.set, pl.addrs NULL): the
      * encoded ids and addresses; memd_store_rec_placement reads them. */
     const uint8_t *banks;
+    bool sized;                    /* decode: the record has pl.sizes (MEMD_STORE_REC_SIZES) */
 } memd_store_alloc_rec;
 
 #define MEMD_STORE_ALLOC_REC_BASE 96u
@@ -57,8 +62,8 @@ typedef struct memd_store_alloc_rec {
 /* The checksum of len bytes at p, the 4 at skip (where it is kept) taken as zero. */
 uint32_t memd_store_sum(const uint8_t *p, size_t len, size_t skip);
 
-/* Encoded size of a placement's bank set (0 for lockstep). */
-size_t memd_store_bankset_size(memd_bank_mode mode, uint64_t nset);
+/* Encoded size of a placement's bank set (0 for lockstep); sized: with its pieces' sizes. */
+size_t memd_store_bankset_size(memd_bank_mode mode, uint64_t nset, bool sized);
 /* Encoded size of r (its nholders, and its comm and name without their NULs). */
 size_t memd_store_alloc_rec_size(const memd_store_alloc_rec *r);
 

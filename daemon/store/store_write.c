@@ -154,7 +154,7 @@ static int alloc_size(writer *w, uint32_t i, size_t *size)
                                                  sizeof memd_alloc_creator(a)->comm);
     w->name_len[i] = (uint8_t)memd_store_str_len(memd_alloc_name(a), MEMD_NAME_MAX);
     *size = MEMD_STORE_ALLOC_REC_BASE + w->comm_len[i] + w->name_len[i] +
-            memd_store_bankset_size(a->pl.mode, memd_alloc_nset(a)) +
+            memd_store_bankset_size(a->pl.mode, memd_alloc_nset(a), memd_alloc_sizes(a) != NULL) +
             (size_t)unique * MEMD_STORE_HOLDER_SIZE;
     return 0;
 }

@@ -95,7 +95,7 @@ int memd_device_alloc(memd_device *d, const memd_alloc_req *req, memd_placement 
     memd_range *r = d->range[p.kind][p.region];
     const memd_class_policy *pol = &d->spec.policy[p.kind][req->cls];
     uint64_t align = memd_device_req_alignment(d, p.kind, req);
-    if (p.mode == MEMD_BANKS_RANGE_LOCKSTEP && (rc = memd_banks_fill_set(&p, req)))
+    if (p.mode == MEMD_BANKS_RANGE_LOCKSTEP && (rc = memd_banks_fill_set(d, &p, req)))
         return rc;
     rc = memd_range_alloc(r, p.size_per_bank, align, pol->dir, pol->fit, &p.address);
     if (rc) {
@@ -122,7 +122,7 @@ int memd_device_alloc_fixed(memd_device *d, const memd_alloc_req *req, uint64_t 
     if (address < lo || address > hi || p.size_per_bank > hi - address)
         return -ERANGE;
     p.address = address;
-    if (p.mode != MEMD_BANKS_ALL && (rc = memd_banks_fill_set(&p, req)))
+    if (p.mode != MEMD_BANKS_ALL && (rc = memd_banks_fill_set(d, &p, req)))
         return rc;
     for (uint32_t i = 0; p.addrs && i < p.nset; i++)
         p.addrs[i] = address; /* per bank: each piece where it was asked for */

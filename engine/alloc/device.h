@@ -119,6 +119,11 @@ typedef struct memd_alloc_req {
     /* A sub-device window's id (memd_device_window_open) to place the buffer in, with a
      * bank set inside the window's banks and not per bank or range lockstep; 0: none. */
     uint32_t window;
+    /* Per-core shard sizes (tt-metal's set_per_core_shard_sizes): with per_bank and a
+     * set, sizes[i] bytes for the piece in bank_set[i] (each > 0, rounded up as a page);
+     * bytes, shape and page_size are then 0 and every piece is one page. NULL: every
+     * piece is size_per_bank. */
+    const uint64_t *sizes;
 } memd_alloc_req;
 
 typedef struct memd_placement {
@@ -132,12 +137,15 @@ typedef struct memd_placement {
     /* Bank subsets (mode RANGE, RANGE_LOCKSTEP or PER_BANK; for ALL: 0 and NULL). set:
      * the nset bank ids (RANGE_LOCKSTEP: where its pages are, not what it reserves),
      * strictly increasing; addrs (PER_BANK only): addrs[i] is the address in bank set[i]
-     * (`address` is then addrs[0]). Both arrays are owned by the placement:
-     * memd_device_alloc allocates them, memd_placement_fini frees them. */
+     * (`address` is then addrs[0]); sizes (PER_BANK only, may be NULL): sizes[i] is the
+     * piece's bytes in bank set[i] (size_per_bank is then the largest). The arrays are
+     * owned by the placement: memd_device_alloc allocates them, memd_placement_fini
+     * frees them. */
     memd_bank_mode mode;
     uint32_t nset;
     uint32_t *set;
     uint64_t *addrs;
+    uint64_t *sizes;
 } memd_placement;
 
 /* The modes that reserve their range in every bank of the group (in the lockstep map):
@@ -154,6 +162,14 @@ int memd_placement_copy(memd_placement *dst, const memd_placement *src);
 /* Address of the placement in bank `bank` of its group (absolute offsets not applied):
  * -ENOENT if the placement does not use that bank. */
 int memd_placement_bank_addr(const memd_placement *p, uint32_t bank, uint64_t *addr);
+/* Bytes piece i (of its set; any i for ALL) reserves in its bank. */
+static inline uint64_t memd_placement_piece_size(const memd_placement *p, uint32_t i)
+{
+    return p->sizes ? p->sizes[i] : p->size_per_bank;
+}
+/* Bytes the placement reserves over all its banks: size_per_bank x banks, or the sum of
+ * its pieces' sizes. */
+uint64_t memd_placement_bytes(const memd_placement *p);
 
 /* The bank group a scope uses: 0, or -EINVAL for an unknown scope. */
 int memd_scope_kind(memd_scope s, memd_kind *k);

@@ -76,8 +76,28 @@ void memd_placement_fini(memd_placement *p)
         return;
     free(p->set);
     free(p->addrs);
+    free(p->sizes);
     p->set = NULL;
     p->addrs = NULL;
+    p->sizes = NULL;
+}
+
+uint64_t memd_placement_bytes(const memd_placement *p)
+{
+    if (!p->sizes)
+        return p->size_per_bank * p->banks;
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < p->nset; i++)
+        sum += p->sizes[i];
+    return sum;
+}
+
+static uint64_t *u64_dup(const uint64_t *src, uint32_t n)
+{
+    uint64_t *c = malloc(sizeof(*c) * n);
+    if (c)
+        memcpy(c, src, sizeof(*c) * n);
+    return c;
 }
 
 int memd_placement_copy(memd_placement *dst, const memd_placement *src)
@@ -85,19 +105,17 @@ int memd_placement_copy(memd_placement *dst, const memd_placement *src)
     memd_placement c = *src;
     c.set = NULL;
     c.addrs = NULL;
+    c.sizes = NULL;
     if (src->set) {
         c.set = malloc(sizeof(*c.set) * src->nset);
         if (!c.set)
             return -ENOMEM;
         memcpy(c.set, src->set, sizeof(*c.set) * src->nset);
     }
-    if (src->addrs) {
-        c.addrs = malloc(sizeof(*c.addrs) * src->nset);
-        if (!c.addrs) {
-            free(c.set);
-            return -ENOMEM;
-        }
-        memcpy(c.addrs, src->addrs, sizeof(*c.addrs) * src->nset);
+    if ((src->addrs && !(c.addrs = u64_dup(src->addrs, src->nset))) ||
+        (src->sizes && !(c.sizes = u64_dup(src->sizes, src->nset)))) {
+        memd_placement_fini(&c);
+        return -ENOMEM;
     }
     *dst = c;
     return 0;
@@ -439,6 +457,12 @@ static inline uint64_t piece_addr(const memd_placement *p, uint32_t i)
     return p->addrs ? p->addrs[i] : p->address;
 }
 
+/* Piece i's size: its own (footprint rounded it), else the request's sz. */
+static inline uint64_t piece_size(const memd_placement *p, uint32_t i, uint64_t sz)
+{
+    return p->sizes ? p->sizes[i] : sz;
+}
+
 /* Spans a bank-set buffer adds to the coverage: each piece of a per-bank buffer, one
  * for a range buffer (the same span in every bank of its set), counted once per bank
  * (cover_occupants) so that the coverage's weight is the pieces' own. */
@@ -466,9 +490,10 @@ static int commit_pieces(memd_device *d, const memd_placement *p, uint64_t sz,
         return rc;
     for (uint32_t i = 0; i < p->nset; i++)
         (void)memd_range_alloc_at_cur(b[p->set[i]], cur ? &cur[i] : NULL, piece_addr(p, i),
-                                      sz); /* free, reserved */
+                                      piece_size(p, i, sz)); /* free, reserved */
     for (uint32_t i = 0; c && i < cover_spans(p); i++)
-        (void)memd_cover_add(c, piece_addr(p, i), sz, cover_occupants(p)); /* reserved */
+        (void)memd_cover_add(c, piece_addr(p, i), piece_size(p, i, sz),
+                             cover_occupants(p)); /* reserved */
     d->subsets[p->kind][p->region]++;
     return 0;
 }
@@ -495,7 +520,7 @@ static int commit_ranged(memd_device *d, const memd_placement *p, uint64_t sz)
 
 /* ---------------------------------------------------------------- alloc / free */
 
-int memd_banks_fill_set(memd_placement *p, const memd_alloc_req *req)
+int memd_banks_fill_set(const memd_device *d, memd_placement *p, const memd_alloc_req *req)
 {
     p->set = malloc(sizeof(*p->set) * p->nset);
     if (!p->set)
@@ -504,10 +529,13 @@ int memd_banks_fill_set(memd_placement *p, const memd_alloc_req *req)
         p->set[i] = req->nbank_set ? req->bank_set[i] : i;
     if (p->mode == MEMD_BANKS_PER_BANK) {
         p->addrs = malloc(sizeof(*p->addrs) * p->nset);
-        if (!p->addrs) {
+        p->sizes = req->sizes ? malloc(sizeof(*p->sizes) * p->nset) : NULL;
+        if (!p->addrs || (req->sizes && !p->sizes)) {
             memd_placement_fini(p);
             return -ENOBUFS;
         }
+        for (uint32_t i = 0; p->sizes && i < p->nset; i++)
+            (void)memd_piece_bytes(d, p, req->sizes[i], &p->sizes[i]); /* footprint checked */
     }
     return 0;
 }
@@ -602,7 +630,8 @@ static int place_per_bank(memd_device *d, const memd_class_policy *pol, uint64_t
         bool ok;
         if (alone) {
             memd_range_cur spare, *c = cur ? &cur[i] : &spare;
-            int rc = memd_range_fit_cur(b[p->set[i]], sz, al, pol->dir, pol->fit, &p->addrs[i], c);
+            int rc = memd_range_fit_cur(b[p->set[i]], piece_size(p, i, sz), al, pol->dir,
+                                        pol->fit, &p->addrs[i], c);
             if (rc && rc != -ENOMEM)
                 return rc;
             ok = rc == 0;
@@ -610,9 +639,10 @@ static int place_per_bank(memd_device *d, const memd_class_policy *pol, uint64_t
             /* The bank and the lockstep map: two lists of free blocks merged. */
             memd_range_cur own, spare;
             uint64_t none = down ? UINT64_MAX : 0, from = none, w;
+            uint64_t psz = piece_size(p, i, sz);
             if (h) /* applies the frees the bank has not seen: before a probe too */
-                from = memd_hints_start(h, p->set[i], pol->dir, sz);
-            int rc = memd_range_fit_both_from(b[p->set[i]], &own, lock, &spare, sz, al, pol->dir,
+                from = memd_hints_start(h, p->set[i], pol->dir, psz);
+            int rc = memd_range_fit_both_from(b[p->set[i]], &own, lock, &spare, psz, al, pol->dir,
                                               pol->fit, probe ? none : from, &p->addrs[i], &w);
             if (rc && rc != -ENOMEM)
                 return rc;
@@ -621,7 +651,7 @@ static int place_per_bank(memd_device *d, const memd_class_policy *pol, uint64_t
             d->walks.merges++;
             d->walks.merge_blocks += w;
             if (ok && learn)
-                memd_hints_found(h, p->set[i], pol->dir, sz, p->addrs[i]);
+                memd_hints_found(h, p->set[i], pol->dir, psz, p->addrs[i]);
             if (cur)
                 cur[i] = own;
         }
@@ -647,7 +677,7 @@ int memd_banks_alloc(memd_device *d, const memd_alloc_req *req, memd_placement *
     uint64_t al = memd_device_req_alignment(d, p->kind, req), sz = req_size(d, p);
     if (p->mode == MEMD_BANKS_ALL)
         return alloc_lockstep(d, pol, sz, al, p);
-    if ((rc = memd_banks_fill_set(p, req)))
+    if ((rc = memd_banks_fill_set(d, p, req)))
         return rc;
     /* One cursor per bank of the set, and one for the lockstep map (RANGE). */
     cursors cs;
@@ -681,7 +711,8 @@ static bool set_ok(const memd_device *d, const memd_placement *p)
     if (p->mode == MEMD_BANKS_ALL)
         return true;
     if (p->nset == 0 || p->nset > banks || !p->set ||
-        (p->mode == MEMD_BANKS_PER_BANK) != (p->addrs != NULL))
+        (p->mode == MEMD_BANKS_PER_BANK) != (p->addrs != NULL) ||
+        (p->sizes && p->mode != MEMD_BANKS_PER_BANK))
         return false;
     for (uint32_t i = 0; i < p->nset; i++)
         if (p->set[i] >= banks || (i && p->set[i] <= p->set[i - 1]))
@@ -734,12 +765,14 @@ int memd_banks_alloc_at(memd_device *d, const memd_placement *p)
     uint64_t lo, hi, m = d->spec.groups[p->kind].alignment;
     memd_region_span(d, p->kind, p->region, &lo, &hi);
     for (uint32_t i = 0; i < p->nset; i++) {
-        uint64_t a = piece_addr(p, i);
-        if ((a & (m - 1)) != 0 || a < lo || a > hi || sz > hi - a)
+        uint64_t a = piece_addr(p, i), s = piece_size(p, i, sz);
+        if ((a & (m - 1)) != 0 || a < lo || a > hi || s == 0 || (s & (m - 1)) != 0 ||
+            s > hi - a)
             return -EINVAL;
     }
     for (uint32_t i = 0; i < p->nset; i++)
-        if (!free_at(b[p->set[i]], piece_addr(p, i), sz) || !free_at(lock, piece_addr(p, i), sz))
+        if (!free_at(b[p->set[i]], piece_addr(p, i), piece_size(p, i, sz)) ||
+            !free_at(lock, piece_addr(p, i), piece_size(p, i, sz)))
             return -EBUSY;
     if (p->mode == MEMD_BANKS_RANGE_LOCKSTEP)
         return commit_ranged(d, p, sz);
@@ -778,8 +811,8 @@ int memd_banks_release(memd_device *d, const memd_placement *p)
             memd_hints_own_freed(h, p->set[i], lo, hi);
         }
     }
-    for (uint32_t i = 0; c && i < cover_spans(p); i++)
-        memd_cover_drop(c, piece_addr(p, i), sz, cover_occupants(p)); /* added with it */
+    for (uint32_t i = 0; c && i < cover_spans(p); i++) /* added with it */
+        memd_cover_drop(c, piece_addr(p, i), piece_size(p, i, sz), cover_occupants(p));
     if (--d->subsets[p->kind][p->region] == 0)
         idle_budget(d, p->kind, p->region);
     return 0;

@@ -40,6 +40,12 @@ static const char *why_einval(const memd_device *d, const memd_alloc_req *req, c
         else if (req->range_lockstep && (req->per_bank || req->nbank_set == 0))
             snprintf(buf, len, "range lockstep needs a bank set (the banks its address is "
                      "searched in) and is not per bank");
+        else if (req->sizes && (!req->per_bank || req->nbank_set == 0 || req->range_lockstep))
+            snprintf(buf, len, "per-core shard sizes need a per-bank buffer over a bank set");
+        else if (req->sizes && (req->bytes || req->dtype != MEMD_DTYPE_NONE || req->ndim ||
+                                req->page_size || req->scope == MEMD_SCOPE_DRAM_TEXTURE))
+            snprintf(buf, len, "with per-core shard sizes the sizes are the buffer: bytes, "
+                     "shape and page size must be 0, and the scope not a texture");
         else if (req->nbank_set > banks || (req->nbank_set && !req->bank_set))
             snprintf(buf, len, "bank set of %" PRIu32 " banks, but %s of device '%s' has %" PRIu32,
                      req->nbank_set, memd_scope_name(req->scope), dev, banks);

@@ -101,6 +101,49 @@ static int bank_mode(const memd_bank_group_spec *g, const memd_alloc_req *req, m
     return 0;
 }
 
+bool memd_piece_bytes(const memd_device *d, const memd_placement *p, uint64_t bytes,
+                      uint64_t *out)
+{
+    const memd_bank_group_spec *g = &d->spec.groups[p->kind];
+    uint64_t least; /* as tt-metal: align(max(size, min_allocation_size)) */
+    if (!memd_round_up(g->regions[p->region].min_alloc, g->alignment, &least) ||
+        !memd_round_up(bytes, g->alignment, out))
+        return false;
+    if (*out < least)
+        *out = least;
+    return true;
+}
+
+/* Per-core shard sizes: per bank over a set only, from the sizes alone (one page a
+ * piece); size_per_bank is the largest piece. */
+static int sized_footprint(const memd_device *d, const memd_alloc_req *req, memd_kind kind,
+                           const memd_class_policy *pol, memd_placement *out)
+{
+    const memd_bank_group_spec *g = &d->spec.groups[kind];
+    if (!req->per_bank || req->nbank_set == 0 || req->range_lockstep || req->bytes != 0 ||
+        req->dtype != MEMD_DTYPE_NONE || req->ndim != 0 || req->page_size != 0 ||
+        req->scope == MEMD_SCOPE_DRAM_TEXTURE)
+        return -EINVAL;
+    memd_bank_mode mode;
+    uint32_t nset;
+    int rc = bank_mode(g, req, &mode, &nset);
+    if (rc)
+        return rc;
+    *out = (memd_placement){.kind = kind, .region = pol->region,
+                            .banks = nset, .mode = mode, .nset = nset};
+    for (uint32_t i = 0; i < nset; i++) {
+        uint64_t s;
+        if (req->sizes[i] == 0)
+            return -EINVAL;
+        if (!memd_piece_bytes(d, out, req->sizes[i], &s))
+            return -EOVERFLOW;
+        if (s > out->size_per_bank)
+            out->size_per_bank = s;
+    }
+    out->page_size = out->size_per_bank;
+    return out->size_per_bank > g->regions[pol->region].size ? -E2BIG : 0;
+}
+
 int memd_device_footprint(const memd_device *d, const memd_alloc_req *req, memd_placement *out)
 {
     if (!d || !req || !out)
@@ -129,6 +172,8 @@ int memd_device_footprint(const memd_device *d, const memd_alloc_req *req, memd_
 
     uint64_t bytes, pitch = 0;
     int rc;
+    if (req->sizes)
+        return sized_footprint(d, req, kind, pol, out);
     if (req->scope == MEMD_SCOPE_DRAM_TEXTURE) {
         rc = texture_bytes(&spec->texture, req, &bytes, &pitch);
         if (rc)
@@ -185,6 +230,7 @@ int memd_device_footprint(const memd_device *d, const memd_alloc_req *req, memd_
     out->nset = mode == MEMD_BANKS_ALL ? 0 : nset;
     out->set = NULL;
     out->addrs = NULL;
+    out->sizes = NULL;
     return 0;
 }
 

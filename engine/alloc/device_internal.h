@@ -108,8 +108,13 @@ uint64_t memd_device_req_alignment(const memd_device *d, memd_kind kind, const m
 int memd_banks_alloc(memd_device *d, const memd_alloc_req *req, memd_placement *p);
 int memd_banks_alloc_at(memd_device *d, const memd_placement *p);
 /* A bank-set placement's arrays from its request: set (every bank without one), and for
- * PER_BANK addrs to fill. 0 or -ENOMEM (p's arrays freed). */
-int memd_banks_fill_set(memd_placement *p, const memd_alloc_req *req);
+ * PER_BANK addrs to fill and the request's sizes rounded. 0 or -ENOMEM (p's arrays
+ * freed). */
+int memd_banks_fill_set(const memd_device *d, memd_placement *p, const memd_alloc_req *req);
+/* A per-core shard size as the piece p (kind and region known) reserves: at least the
+ * region's min_alloc, rounded up to the group's alignment. false on overflow. */
+bool memd_piece_bytes(const memd_device *d, const memd_placement *p, uint64_t bytes,
+                      uint64_t *out);
 int memd_banks_release(memd_device *d, const memd_placement *p);
 void memd_banks_destroy(memd_device *d);
 

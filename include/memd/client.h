@@ -230,6 +230,12 @@ typedef struct memclient_alloc_req {
     memclient_bank *bank_out;
     uint32_t nbank_out;
     uint64_t address;           /* with MEMCLIENT_ALLOC_AT: where in the group's map */
+    /* Per-core shard sizes (tt-metal's set_per_core_shard_sizes): with per_bank and a bank
+     * set in increasing id order, sizes[i] bytes for the piece in bank bank_set[i] (each
+     * rounded up as a buffer is); bytes, dtype and page_size are then 0, and the buffer's
+     * size_per_bank is the largest piece. memclient_alloc only (not in a batch).
+     * NULL: every piece is the request's size. */
+    const uint64_t *sizes;
 } memclient_alloc_req;
 
 typedef struct memclient_buffer {

@@ -202,8 +202,8 @@ enum { K_DEVICE, K_CLS, K_SIZE, K_SCOPE, K_PAGE, K_ALIGN, K_BANKS, K_NAME, K_SHA
        K_DTYPE, K_BANK_SET, K_PER_BANK, K_MODE, K_COUNT };
 
 /* Fills req from v[K_*] (NULL = not given), but for the bank set (parse_banks). Borrowed
- * strings stay valid while v lives. */
-static int parse_req(PyObject *const v[K_COUNT], memclient_alloc_req *req)
+ * strings stay valid while v lives. sized: per-core shard sizes give the size instead. */
+static int parse_req(PyObject *const v[K_COUNT], memclient_alloc_req *req, bool sized)
 {
     memset(req, 0, sizeof *req);
     req->scope = MEMD_SCOPE_DRAM;
@@ -218,11 +218,16 @@ static int parse_req(PyObject *const v[K_COUNT], memclient_alloc_req *req)
     bool has_size = v[K_SIZE] && v[K_SIZE] != Py_None;
     bool has_shape = v[K_SHAPE] && v[K_SHAPE] != Py_None;
     bool has_dtype = v[K_DTYPE] && v[K_DTYPE] != Py_None;
-    if (has_size == (has_shape || has_dtype) || has_shape != has_dtype) {
+    if (sized && (has_size || has_shape || has_dtype)) {
+        PyErr_SetString(PyExc_TypeError, "with sizes, give no size, shape or dtype");
+        return -1;
+    }
+    if (!sized && (has_size == (has_shape || has_dtype) || has_shape != has_dtype)) {
         PyErr_SetString(PyExc_TypeError, "give size (bytes), or shape and dtype");
         return -1;
     }
-    if (has_size) {
+    if (sized) {
+    } else if (has_size) {
         if (memdpy_size(v[K_SIZE], "size", &req->bytes) < 0)
             return -1;
         if (req->bytes == 0) {
@@ -347,22 +352,77 @@ static PyObject *new_buffer(memdpy_client *self, const memclient_alloc_req *req,
     return b;
 }
 
+/* A bank id with its piece's size, to sort the set (the wire wants ids in order). */
+typedef struct sized_bank {
+    uint32_t id;
+    uint64_t size;
+} sized_bank;
+
+static int cmp_sized_bank(const void *a, const void *b)
+{
+    uint32_t x = ((const sized_bank *)a)->id, y = ((const sized_bank *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* sizes (one per bank_set id, in bank_set's order) into a PyMem array *out, req's set
+ * sorted with it. 0, or -1 with the exception set. */
+static int parse_sizes(PyObject *o, memclient_alloc_req *req, uint32_t *ids, uint64_t **out)
+{
+    *out = NULL;
+    PyObject *l = memdpy_list(o, "sizes");
+    if (!l)
+        return -1;
+    Py_ssize_t n = PyList_GET_SIZE(l);
+    sized_bank *sb = NULL;
+    uint64_t *sizes = NULL;
+    if (!ids || n != (Py_ssize_t)req->nbank_set)
+        PyErr_Format(PyExc_ValueError, "sizes has %zd sizes but bank_set %u banks: one size "
+                     "per bank", n, ids ? req->nbank_set : 0);
+    else if (!(sb = PyMem_Calloc((size_t)n, sizeof *sb)) ||
+             !(sizes = PyMem_Calloc((size_t)n, sizeof *sizes)))
+        PyErr_NoMemory();
+    for (Py_ssize_t i = 0; sizes && i < n; i++) {
+        sb[i].id = ids[i];
+        if (memdpy_size(PyList_GET_ITEM(l, i), "size", &sb[i].size) < 0)
+            Py_CLEAR(l);
+        if (!l)
+            break;
+    }
+    int rc = -1;
+    if (sizes && l) {
+        qsort(sb, (size_t)n, sizeof *sb, cmp_sized_bank);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            ids[i] = sb[i].id;
+            sizes[i] = sb[i].size;
+        }
+        req->sizes = *out = sizes;
+        rc = 0;
+    } else {
+        PyMem_Free(sizes);
+    }
+    PyMem_Free(sb);
+    Py_XDECREF(l);
+    return rc;
+}
+
 static PyObject *client_alloc(PyObject *op, PyObject *args, PyObject *kw)
 {
     memdpy_client *self = (memdpy_client *)op;
     static char *kwlist[] = {"device", "cls", "size", "scope", "page_size", "alignment", "banks",
                              "name", "shared", "shape", "dtype", "bank_set", "per_bank",
-                             "mode", "address", NULL};
-    PyObject *v[K_COUNT] = {0}, *at = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOOOOOOOOOO:alloc", kwlist, &v[K_DEVICE],
+                             "mode", "address", "sizes", NULL};
+    PyObject *v[K_COUNT] = {0}, *at = NULL, *sizes_o = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O$OOOOOOOOOOOOO:alloc", kwlist, &v[K_DEVICE],
                                      &v[K_CLS], &v[K_SIZE], &v[K_SCOPE], &v[K_PAGE], &v[K_ALIGN],
                                      &v[K_BANKS], &v[K_NAME], &v[K_SHARED], &v[K_SHAPE],
                                      &v[K_DTYPE], &v[K_BANK_SET], &v[K_PER_BANK], &v[K_MODE],
-                                     &at))
+                                     &at, &sizes_o))
         return NULL;
     memclient_alloc_req req;
     uint32_t *ids;
-    if (parse_req(v, &req) < 0)
+    uint64_t *sizes = NULL;
+    bool sized = sizes_o && sizes_o != Py_None;
+    if (parse_req(v, &req, sized) < 0)
         return NULL;
     if (at && at != Py_None) { /* tt-metal's allocate_at_address */
         if (memdpy_u64(at, "address", &req.address) < 0)
@@ -371,12 +431,18 @@ static PyObject *client_alloc(PyObject *op, PyObject *args, PyObject *kw)
     }
     if (parse_banks(v, &req, &ids) < 0)
         return NULL;
+    if (sized && parse_sizes(sizes_o, &req, ids, &sizes) < 0) {
+        PyMem_Free(ids);
+        PyMem_Free(req.bank_out);
+        return NULL;
+    }
     const char *what = "alloc";
     memclient_buffer buf;
     int r;
     MEMDPY_CALL(self, r, memclient_alloc(c, &req, &buf));
     PyObject *b = r < 0 ? NULL : new_buffer(self, &req, &buf);
     PyMem_Free(ids);
+    PyMem_Free(sizes);
     PyMem_Free(req.bank_out);
     return b;
 }
@@ -394,7 +460,7 @@ static PyObject *client_pool(PyObject *op, PyObject *args, PyObject *kw)
     memclient_alloc_req req;
     uint64_t limit = 0;
     int grow = grow_o ? PyObject_IsTrue(grow_o) : 0;
-    if (grow < 0 || parse_req(v, &req) < 0 ||
+    if (grow < 0 || parse_req(v, &req, false) < 0 ||
         (limit_o && memdpy_size(limit_o, "limit", &limit) < 0))
         return NULL;
     return memdpy_pool_new(self, &req, grow, limit);
@@ -424,7 +490,7 @@ static int dict_req(PyObject *d, Py_ssize_t i, memclient_alloc_req *req, uint32_
         }
         v[j] = val;
     }
-    if (parse_req(v, req) < 0 || parse_banks(v, req, ids) < 0) {
+    if (parse_req(v, req, false) < 0 || parse_banks(v, req, ids) < 0) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
         PyErr_NormalizeException(&type, &value, &tb);
@@ -1002,7 +1068,7 @@ PyObject *memdpy_client_region_name(memdpy_client *self, uint32_t device, memd_k
 PyDoc_STRVAR(alloc_doc,
 "alloc($self, /, device, cls, size=None, *, scope='dram', page_size=0, alignment=0,\n"
 "      banks=0, name=None, shared=False, shape=None, dtype=None, bank_set=None,\n"
-"      per_bank=False, mode=None, address=None)\n--\n\n"
+"      per_bank=False, mode=None, address=None, sizes=None)\n--\n\n"
 "Allocates one buffer (a Buffer) on a device. cls is the buffer class ('code', 'constant',\n"
 "'placeholder', 'internal', 'logging'): the device's policy turns it into a region and\n"
 "a direction. Give size in bytes, or shape (1..4 dims) and dtype ('f16', 'float32', ...).\n"
@@ -1020,7 +1086,10 @@ PyDoc_STRVAR(alloc_doc,
 "address: there or not at all (tt-metal's allocate_at_address; with a bank set, that\n"
 "address in each of its banks): memd.InvalidRequestError when it is misaligned,\n"
 "memd.BusyError when the range is taken, memd.Error (errno ERANGE) when it leaves\n"
-"its region.\n\n"
+"its region.\n"
+"sizes: with bank_set and per_bank=True (mode='per_core'), bytes per piece, one for each\n"
+"bank_set id in its order (tt-metal's set_per_core_shard_sizes); size, shape and dtype\n"
+"are then not given, and the Buffer's size_per_bank is the largest piece.\n\n"
 "Raises memd.OutOfMemory (requested, free, largest_free), memd.UnsupportedError,\n"
 "memd.InvalidRequestError, memd.ConnectionError.");
 

@@ -273,7 +273,8 @@ class Client:
               shape: Optional[Sequence[int]] = ..., dtype: Optional[_DType] = ...,
               bank_set: Optional[Sequence[int]] = ..., per_bank: bool = ...,
               mode: Optional[Literal["uniform_per_core", "range_lockstep", "per_core"]] = ...,
-              address: Optional[int] = ...) -> Buffer: ...
+              address: Optional[int] = ...,
+              sizes: Optional[Sequence[_Size]] = ...) -> Buffer: ...
     def alloc_batch(self, requests: Iterable[Mapping[str, Any]]) -> List[Buffer]: ...
     def pool(self, device: int, cls: str, size: _Size, *, scope: str = ...,
              page_size: _Size = ..., alignment: _Size = ..., banks: int = ...,

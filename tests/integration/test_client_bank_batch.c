@@ -431,7 +431,7 @@ START_TEST(bad_frames_refused)
     memd_wire_put_u32(p + MEMD_WIRE_COUNT_SIZE + MEMD_WIRE_ALLOC_REQ_SIZE + 4,
                       MEMD_BANKSET_MAX + 1);
     malformed(p, (uint32_t)(e - p), -EINVAL, "element 0 of 1");
-    e = elem_put(p + MEMD_WIRE_COUNT_SIZE, &r, 6, ids, 3);
+    e = elem_put(p + MEMD_WIRE_COUNT_SIZE, &r, MEMD_BANKSET_F_SIZES << 1, ids, 3);
     malformed(p, (uint32_t)(e - p), -EINVAL, "unknown bank-set flags");
     /* A bad enum in the request. */
     memd_wire_alloc_req bad = r;

@@ -246,41 +246,91 @@ START_TEST(per_core_basic)
 }
 END_TEST
 
-/* An earlier test_per_core_allocation.cpp, DifferentSizesPerCore and
- * DeallocationFreesPerCoreSpace with set_per_core_shard_sizes: 1, 2, 3 and 4 KiB on cores
- * (0,0) to (3,0), each at its own address inside L1, and room again once freed. memd has
- * no size per piece in one request (doc/ttmetal.md, "Per-core shard sizes"): its
- * workaround, one per-bank request per core in one all-or-nothing batch. SizeMismatchFatals
- * (a size count other than the core count) has no counterpart there. */
-START_TEST(per_core_sizes_by_batch)
+/* Bytes allocated in bank `bank` of L1's buffers region, from the daemon's dump. */
+static uint64_t core_bytes(memclient *c, uint32_t bank)
+{
+    memclient_snapshot *s;
+    ck_assert_int_eq(memclient_dump(c, 0, MEMCLIENT_DUMP_BANKS, &s), 0);
+    uint64_t n = UINT64_MAX;
+    for (size_t u = 0; u < s->nbank_use; u++)
+        if (s->bank_use[u].kind == MEMD_KIND_SRAM && s->bank_use[u].bank == bank &&
+            s->bank_use[u].stats.allocated)
+            n = s->bank_use[u].stats.allocated;
+    memclient_snapshot_free(s);
+    return n == UINT64_MAX ? 0 : n;
+}
+
+/* test_per_core_allocation.cpp, DifferentSizesPerCore and DeallocationFreesPerCoreSpace
+ * with set_per_core_shard_sizes: 1, 2, 3 and 4 KiB on cores (0,0) to (3,0), each at its
+ * own address inside L1, in one request; each core holds its own size (the daemon's
+ * per-bank figures), also after a daemon crash (the state store keeps the sizes), and
+ * all of it comes back once freed. SizeMismatchFatals (a size count other than the core
+ * count) cannot be said in memd's request: one size goes with each bank id. */
+START_TEST(per_core_sizes)
 {
     start();
     memclient *c = cu_connect(&f);
     uint32_t core[4];
+    uint64_t sizes[4];
     memclient_bank banks[4];
-    memclient_alloc_req r[4];
-    memclient_buffer b[4];
-    uint64_t handles[4];
+    memclient_buffer b;
+    uint32_t xs[4]; /* core (xs[i],0) is bank core[i]: the set in id order, sizes with it */
     for (uint32_t x = 0; x < 4; x++) {
-        core[x] = bank_of(x, 0);
-        r[x] = cu_l1(0, (x + 1) * KiB, KiB, &core[x], 1, 1);
-        r[x].bank_out = &banks[x];
-        r[x].nbank_out = 1;
+        uint32_t i = x, id = bank_of(x, 0);
+        for (; i > 0 && core[i - 1] > id; i--) {
+            core[i] = core[i - 1];
+            xs[i] = xs[i - 1];
+        }
+        core[i] = id;
+        xs[i] = x;
     }
+    for (uint32_t i = 0; i < 4; i++)
+        sizes[i] = (xs[i] + 1) * KiB;
+    memclient_alloc_req r = cu_l1(0, 0, 0, core, 4, 1);
+    r.sizes = sizes;
+    r.bank_out = banks;
+    r.nbank_out = 4;
     for (int round = 0; round < 2; round++) { /* the second after freeing the first */
-        ck_assert_int_eq(memclient_alloc_batch(c, r, 4, b), 0);
+        ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
+        ck_assert_int_eq(b.bank_mode, MEMD_BANKS_PER_BANK);
+        ck_assert_uint_eq(b.size_per_bank, 4 * KiB); /* the largest piece */
+        ck_assert_uint_eq(b.banks, 4);
         for (uint32_t x = 0; x < 4; x++) {
-            ck_assert_int_eq(b[x].bank_mode, MEMD_BANKS_PER_BANK);
-            ck_assert_uint_eq(b[x].size_per_bank, (x + 1) * KiB);
             ck_assert_uint_eq(banks[x].bank, core[x]);
-            ck_assert_uint_eq(banks[x].logical_x, x);
+            ck_assert_uint_eq(banks[x].logical_x, xs[x]);
             ck_assert_uint_eq(banks[x].logical_y, 0);
             ck_assert_uint_gt(banks[x].absolute, 0);
-            ck_assert_uint_lt(banks[x].absolute, WORKER_L1_SIZE);
-            handles[x] = b[x].handle;
+            ck_assert_uint_le(banks[x].absolute + sizes[x], WORKER_L1_SIZE);
+            ck_assert_uint_eq(core_bytes(c, core[x]), sizes[x]);
         }
-        ck_assert_int_eq(memclient_free_batch(c, handles, 4), 0);
+        if (round == 0) {
+            ck_assert_int_eq(memd_fixture_restart(&f, NULL, SIGKILL), 0);
+            ck_assert_int_eq(memclient_reconnect(c, 5000), 0);
+            for (uint32_t x = 0; x < 4; x++)
+                ck_assert_uint_eq(core_bytes(c, core[x]), sizes[x]);
+        }
+        ck_assert_int_eq(memclient_free(c, b.handle), 0);
+        for (uint32_t x = 0; x < 4; x++)
+            ck_assert_uint_eq(core_bytes(c, core[x]), 0);
     }
+    /* Refused with a reason: sizes without per_bank, with bytes too, a zero size, and
+     * in a batch. */
+    memclient_alloc_req bad = r;
+    bad.per_bank = 0;
+    ck_assert_int_eq(memclient_alloc(c, &bad, &b), -EINVAL);
+    bad = r;
+    bad.bytes = 4 * KiB;
+    ck_assert_int_eq(memclient_alloc(c, &bad, &b), -EINVAL);
+    memclient_error e;
+    memclient_last_error(&e);
+    ck_assert_msg(strstr(e.message, "sizes"), "%s", e.message);
+    uint64_t zero[4] = {KiB, 0, KiB, KiB};
+    bad = r;
+    bad.sizes = zero;
+    ck_assert_int_eq(memclient_alloc(c, &bad, &b), -EINVAL);
+    memclient_buffer two[2];
+    memclient_alloc_req batch[2] = {r, r};
+    ck_assert_int_eq(memclient_alloc_batch(c, batch, 2, two), -EINVAL);
     memclient_disconnect(c);
     teardown();
 }
@@ -864,7 +914,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, memd_format_keeps_memd_rules);
     tcase_add_test(tc, per_core_socket_address);
     tcase_add_test(tc, per_core_basic);
-    tcase_add_test(tc, per_core_sizes_by_batch);
+    tcase_add_test(tc, per_core_sizes);
     tcase_add_test(tc, dram_bank_sets_refused);
     tcase_add_test(tc, range_beside_per_core_hog);
     tcase_add_test(tc, range_lockstep_reserved_on_every_core);

@@ -117,22 +117,31 @@ def test_per_core_basic(parity):
                        per_bank=True).banks == 4
 
 
-def test_per_core_sizes_by_batch(parity):
-    """An earlier test_per_core_allocation.cpp, DifferentSizesPerCore and
-    DeallocationFreesPerCoreSpace with set_per_core_shard_sizes: 1, 2, 3, 4 KiB on cores
-    (0,0)-(3,0). memd has no size per piece in one request (doc/ttmetal.md, "Per-core
-    shard sizes"): one per-bank request per core, in one all-or-nothing batch."""
-    reqs = [{"device": 0, "cls": "constant", "size": (x + 1) * KiB, "scope": "l1",
-             "page_size": KiB, "bank_set": [bank(x, 0)], "per_bank": True} for x in range(4)]
+def test_per_core_sizes(parity):
+    """test_per_core_allocation.cpp, DifferentSizesPerCore and DeallocationFreesPerCoreSpace
+    with set_per_core_shard_sizes: 1, 2, 3, 4 KiB on cores (0,0)-(3,0) in one request, each
+    at its own address inside L1 (top down in an empty L1: every piece ends at the top, so
+    its address says its size), and room again once freed."""
+    cores = [bank(x, 0) for x in range(4)]
+    sizes = [(x + 1) * KiB for x in range(4)]
     with memd.connect(parity.socket) as c:
         for _ in range(2):  # the second after freeing the first
-            bufs = c.alloc_batch(reqs)
-            assert [b.size_per_bank for b in bufs] == [KiB, 2 * KiB, 3 * KiB, 4 * KiB]
-            for x, b in enumerate(bufs):
-                (piece,) = b.bank_info()
+            b = c.alloc(0, "constant", scope="l1", bank_set=cores, mode="per_core", sizes=sizes)
+            assert b.size_per_bank == 4 * KiB and b.banks == 4
+            ends = set()
+            for piece in b.bank_info():
+                x = piece["core"][0]
                 assert piece["bank"] == bank(x, 0) and piece["core"][:2] == (x, 0)
-                assert 0 < piece["absolute"] < WORKER_L1_SIZE
-            c.free_batch(bufs)
+                assert 0 < piece["absolute"] and piece["absolute"] + sizes[x] <= WORKER_L1_SIZE
+                ends.add(piece["address"] + sizes[x])
+            assert len(ends) == 1
+            b.free()
+        with pytest.raises(TypeError, match="with sizes"):
+            c.alloc(0, "constant", KiB, scope="l1", bank_set=cores, per_bank=True, sizes=sizes)
+        with pytest.raises(ValueError, match="one size per bank"):
+            c.alloc(0, "constant", scope="l1", bank_set=cores, per_bank=True, sizes=sizes[:3])
+        with pytest.raises(memd.InvalidRequestError):
+            c.alloc(0, "constant", scope="l1", bank_set=cores, sizes=sizes)  # not per core
 
 
 def test_dram_bank_sets_refused(parity):

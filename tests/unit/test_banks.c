@@ -191,6 +191,7 @@ typedef struct world {
     const memd_class_policy *pol;
     uint64_t placed[MEMD_BANKS_MODE_COUNT], oom[MEMD_BANKS_MODE_COUNT];
     uint64_t over; /* range-lockstep buffers placed over a piece outside their set */
+    uint64_t sized; /* per-bank buffers placed with a size per piece */
     /* The mix: percent of allocations that are lockstep (the rest split evenly between
      * uniform, per bank and range lockstep), and the largest size as a power of two. */
     uint32_t lock_pct, max_log;
@@ -216,7 +217,7 @@ static void ref_reserve(world *w, const memd_placement *p, uint64_t sz)
     }
     for (uint32_t j = 0; j < p->nset; j++) {
         uint64_t a = p->addrs ? p->addrs[j] : p->address;
-        int rc = ref_range_alloc_at(w->piece[p->set[j]], a, sz);
+        int rc = ref_range_alloc_at(w->piece[p->set[j]], a, p->sizes ? p->sizes[j] : sz);
         ck_assert_msg(rc == 0, "seed %#" PRIx64 " step %" PRIu64 ": piece at %#" PRIx64
                       " overlaps in bank %u (%d)", w->seed, w->step, a, p->set[j], rc);
     }
@@ -271,8 +272,19 @@ static void step_alloc(world *w)
     }
     req.per_bank = mode == 2;
     req.range_lockstep = mode == 3;
-    req.bytes = 1 + memd_test_below(&w->rng, 1u << (4 + memd_test_below(&w->rng, w->max_log - 3)));
-    if (memd_test_below(&w->rng, 4) == 0)
+    /* Per bank over a set: half of them with a size per piece (tt-metal's per-core shard
+     * sizes), each rounded up to the group's 32 bytes. */
+    uint64_t sizes[64], want_sz[64];
+    bool sized = req.per_bank && nset && memd_test_below(&w->rng, 2) == 0;
+    for (uint32_t j = 0; sized && j < nset; j++) {
+        sizes[j] = 1 + memd_test_below(&w->rng, 1u << (4 + memd_test_below(&w->rng, w->max_log - 3)));
+        want_sz[j] = (sizes[j] + 31) & ~31ull;
+    }
+    if (sized)
+        req.sizes = sizes;
+    else
+        req.bytes = 1 + memd_test_below(&w->rng, 1u << (4 + memd_test_below(&w->rng, w->max_log - 3)));
+    if (!sized && memd_test_below(&w->rng, 4) == 0)
         req.page_size = 32u << memd_test_below(&w->rng, 6);
     if (memd_test_below(&w->rng, 5) == 0)
         req.alignment = 32u << memd_test_below(&w->rng, 8);
@@ -293,7 +305,8 @@ static void step_alloc(world *w)
     uint32_t want_oom = UINT32_MAX;
     if (fp.mode == MEMD_BANKS_PER_BANK) {
         for (uint32_t j = 0; j < rn && !want_rc; j++) {
-            if (ref_common(w->piece, w->lock, &rs[j], 1, sz, al, pol->dir, pol->fit, &want[j]))
+            if (ref_common(w->piece, w->lock, &rs[j], 1, sized ? want_sz[j] : sz, al, pol->dir,
+                           pol->fit, &want[j]))
                 continue;
             want_rc = -ENOMEM;
             want_oom = rs[j];
@@ -325,6 +338,18 @@ static void step_alloc(world *w)
         for (uint32_t j = 0; j < p.nset; j++)
             ck_assert_uint_eq(p.set[j], rs[j]);
     ck_assert(p.mode != MEMD_BANKS_RANGE_LOCKSTEP || !p.addrs);
+    ck_assert(sized == (p.sizes != NULL));
+    uint64_t total = 0, most = 0;
+    for (uint32_t j = 0; sized && j < p.nset; j++) {
+        ck_assert_uint_eq(p.sizes[j], want_sz[j]);
+        total += want_sz[j];
+        most = want_sz[j] > most ? want_sz[j] : most;
+    }
+    if (sized) {
+        ck_assert_uint_eq(memd_placement_bytes(&p), total);
+        ck_assert_uint_eq(p.size_per_bank, most);
+        w->sized++;
+    }
     ref_reserve(w, &p, sz);
     if (w->nlive == w->cap) {
         w->cap = w->cap ? 2 * w->cap : 256;
@@ -420,13 +445,14 @@ static void run_mix(uint32_t banks, uint64_t steps, uint64_t seed, uint64_t size
     /* The workload must exercise every mode, and both outcomes. */
     printf("# %u banks: placed all/range/per-bank/range-lockstep %" PRIu64 "/%" PRIu64 "/%"
            PRIu64 "/%" PRIu64 ", out of room %" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64
-           ", %" PRIu64 " range-lockstep over other banks' pieces, peak live %zu\n", banks,
-           w.placed[0], w.placed[1], w.placed[2], w.placed[3], w.oom[0], w.oom[1], w.oom[2],
-           w.oom[3], w.over, w.peak);
+           ", %" PRIu64 " range-lockstep over other banks' pieces, %" PRIu64 " per bank with "
+           "sizes, peak live %zu\n", banks, w.placed[0], w.placed[1], w.placed[2], w.placed[3],
+           w.oom[0], w.oom[1], w.oom[2], w.oom[3], w.over, w.sized, w.peak);
     for (int m = 0; m < MEMD_BANKS_MODE_COUNT; m++)
         ck_assert_msg(w.placed[m] > steps / 40 && w.oom[m] > 0, "mode %d: %" PRIu64 " placed, %"
                       PRIu64 " out of room (peak live %zu)", m, w.placed[m], w.oom[m], w.peak);
     ck_assert(w.over > 0);
+    ck_assert(w.sized > 0);
     ck_assert(!bounds || w.saw_bounds);
     size_t subsets = 0;
     for (size_t i = 0; i < w.nlive; i++)
@@ -651,6 +677,73 @@ START_TEST(per_bank_independent_addresses)
     memd_placement_fini(&b);
     memd_device_destroy(d);
     memd_device_destroy(e);
+}
+END_TEST
+
+/* tt-metal's PerCoreAllocationTest.DifferentSizesPerCore: 1, 2, 3 and 4 KiB on cores
+ * 0..3, each core at its own address; its DeallocationFreesPerCoreSpace: the space comes
+ * back. Put again where it was (the state store's reload), the pieces keep their sizes. */
+START_TEST(per_core_shard_sizes)
+{
+    memd_device *d = make(NBANKS);
+    const uint32_t set[] = {0, 1, 2, 3};
+    const uint64_t sizes[] = {1 * KiB, 2 * KiB, 3 * KiB, 4 * KiB};
+    memd_alloc_req req = {.cls = MEMD_CLASS_CONSTANT, .scope = MEMD_SCOPE_SRAM, .bank_set = set,
+                          .nbank_set = 4, .per_bank = true, .sizes = sizes};
+    memd_placement hog, p;
+    /* A 2 KiB piece in bank 1 first: bank 1's piece goes above it, the others at the base. */
+    memd_alloc_req one = {.cls = MEMD_CLASS_CONSTANT, .scope = MEMD_SCOPE_SRAM, .bytes = 2 * KiB,
+                          .bank_set = &set[1], .nbank_set = 1, .per_bank = true};
+    ck_assert_int_eq(memd_device_alloc(d, &one, &hog), 0);
+    ck_assert_int_eq(memd_device_alloc(d, &req, &p), 0);
+    ck_assert_uint_eq(p.size_per_bank, 4 * KiB);
+    ck_assert_uint_eq(memd_placement_bytes(&p), 10 * KiB);
+    for (uint32_t i = 0; i < 4; i++) {
+        ck_assert_uint_eq(p.sizes[i], sizes[i]);
+        ck_assert_uint_eq(p.addrs[i], 16 * KiB + (i == 1 ? 2 * KiB : 0));
+        memd_range_stats st;
+        ck_assert_int_eq(memd_device_bank_stats(d, MEMD_KIND_SRAM, 1, set[i], &st), 0);
+        ck_assert_uint_eq(st.allocated, sizes[i] + (i == 1 ? 2 * KiB : 0));
+    }
+    ck_assert_int_eq(memd_device_check(d), 0);
+    memd_placement again;
+    ck_assert_int_eq(memd_placement_copy(&again, &p), 0);
+    ck_assert_int_eq(memd_device_release(d, &p), 0);
+    for (uint32_t i = 0; i < 4; i++) {
+        memd_range_stats st;
+        ck_assert_int_eq(memd_device_bank_stats(d, MEMD_KIND_SRAM, 1, set[i], &st), 0);
+        ck_assert_uint_eq(st.allocated, i == 1 ? 2 * KiB : 0);
+    }
+    ck_assert_int_eq(memd_device_alloc_at(d, &again), 0);
+    memd_range_stats st;
+    ck_assert_int_eq(memd_device_bank_stats(d, MEMD_KIND_SRAM, 1, 3, &st), 0);
+    ck_assert_uint_eq(st.allocated, 4 * KiB);
+    ck_assert_int_eq(memd_device_check(d), 0);
+    /* Sizes only per bank over a set, each non-zero, without bytes or a page size. */
+    memd_placement fp;
+    memd_alloc_req bad = req;
+    bad.per_bank = false;
+    ck_assert_int_eq(memd_device_footprint(d, &bad, &fp), -EINVAL);
+    bad = req;
+    bad.bytes = 4 * KiB;
+    ck_assert_int_eq(memd_device_footprint(d, &bad, &fp), -EINVAL);
+    bad = req;
+    bad.bank_set = NULL;
+    bad.nbank_set = 0;
+    ck_assert_int_eq(memd_device_footprint(d, &bad, &fp), -EINVAL);
+    const uint64_t zero[] = {1 * KiB, 0, 1 * KiB, 1 * KiB};
+    bad = req;
+    bad.sizes = zero;
+    ck_assert_int_eq(memd_device_footprint(d, &bad, &fp), -EINVAL);
+    const uint64_t huge[] = {1 * KiB, 241 * KiB, 1 * KiB, 1 * KiB};
+    bad.sizes = huge;
+    ck_assert_int_eq(memd_device_footprint(d, &bad, &fp), -E2BIG);
+    ck_assert_int_eq(memd_device_release(d, &again), 0);
+    ck_assert_int_eq(memd_device_release(d, &hog), 0);
+    memd_placement_fini(&again);
+    memd_placement_fini(&p);
+    memd_placement_fini(&hog);
+    memd_device_destroy(d);
 }
 END_TEST
 
@@ -1075,6 +1168,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(t, footprint_over_the_set);
     tcase_add_test(t, range_keeps_other_banks_usable);
     tcase_add_test(t, per_bank_independent_addresses);
+    tcase_add_test(t, per_core_shard_sizes);
     tcase_add_test(t, split_keeps_lockstep);
     tcase_add_test(t, walks_count_searches);
     tcase_add_test(t, unsplit_after_last_piece);

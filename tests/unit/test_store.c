@@ -208,6 +208,31 @@ START_TEST(codec_alloc_record_banks)
     memd_store_holder_at(&g, 0, &sid, &count, &req);
     ck_assert_uint_eq(sid, 4);
     ck_assert_uint_eq(req, 55);
+    /* Per-core shard sizes: flags bit 4 and a u64 per piece after the addresses. */
+    uint64_t sizes[] = {32, 64, 96};
+    r.pl.sizes = sizes;
+    r.pl.size_per_bank = 96;
+    n = memd_store_alloc_rec_size(&r);
+    ck_assert_uint_eq(n, MEMD_STORE_ALLOC_REC_BASE + 4 + 12 + 24 + 24 + MEMD_STORE_HOLDER_SIZE);
+    memd_store_holder_put(memd_store_alloc_rec_put(buf, &r), 4, 1, 55);
+    memd_store_alloc_rec_seal(buf, n);
+    ck_assert_uint_eq(buf[5], MEMD_STORE_REC_POOL | MEMD_BANKS_PER_BANK << 2 | MEMD_STORE_REC_SIZES);
+    ck_assert_int_eq(memd_store_alloc_rec_len(buf, n, &len), 0);
+    ck_assert_uint_eq(len, n);
+    ck_assert_int_eq(memd_store_alloc_rec_get(buf, n, &g), 0);
+    ck_assert_uint_eq(g.flags, MEMD_STORE_REC_POOL);
+    ck_assert_int_eq(memd_store_rec_placement(&g, &pl), 0);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_uint_eq(pl.addrs[i], addrs[i]);
+        ck_assert_uint_eq(pl.sizes[i], sizes[i]);
+    }
+    memd_placement_fini(&pl);
+    /* Sizes on a range placement are damage. */
+    buf[5] = (uint8_t)(MEMD_STORE_REC_POOL | MEMD_BANKS_RANGE << 2 | MEMD_STORE_REC_SIZES);
+    memd_store_alloc_rec_seal(buf, n);
+    ck_assert_int_ne(memd_store_alloc_rec_get(buf, n, &g), 0);
+    r.pl.sizes = NULL;
+    r.pl.size_per_bank = 64;
     /* Range lockstep: ids only. */
     r.pl.mode = MEMD_BANKS_RANGE;
     r.pl.addrs = NULL;

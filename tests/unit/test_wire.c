@@ -334,8 +334,20 @@ START_TEST(banks_roundtrip_and_rejects)
     memd_wire_put_u32(buf + MEMD_WIRE_ALLOC_REQ_SIZE, MEMD_BANKSET_F_RANGE_LOCKSTEP);
     ck_assert_int_eq(memd_wire_alloc_banks_get(buf, n, &g, &gb, &raw), 0);
     ck_assert_uint_eq(gb.flags, MEMD_BANKSET_F_RANGE_LOCKSTEP);
-    memd_wire_put_u32(buf + MEMD_WIRE_ALLOC_REQ_SIZE, MEMD_BANKSET_F_RANGE_LOCKSTEP << 1);
+    memd_wire_put_u32(buf + MEMD_WIRE_ALLOC_REQ_SIZE, MEMD_BANKSET_F_SIZES << 1);
     ck_assert_int_eq(memd_wire_alloc_banks_get(buf, n, &g, &gb, &raw), -EINVAL); /* unknown */
+    /* Per-core shard sizes: a u64 per id after the ids. */
+    const uint64_t sizes[] = {1024, 2048, 4096};
+    memd_wire_bankset sb = {MEMD_BANKSET_F_PER_BANK | MEMD_BANKSET_F_SIZES, 3};
+    p = memd_wire_bankset_sizes_put(memd_wire_bankset_put(buf + 400, &sb, ids), sizes, 3);
+    memcpy(buf + 400 - MEMD_WIRE_ALLOC_REQ_SIZE, buf, MEMD_WIRE_ALLOC_REQ_SIZE);
+    size_t sn = (size_t)(p - (buf + 400 - MEMD_WIRE_ALLOC_REQ_SIZE));
+    ck_assert_uint_eq(sn, n + 24);
+    ck_assert_int_eq(memd_wire_alloc_banks_get(buf + 400 - MEMD_WIRE_ALLOC_REQ_SIZE, sn, &g,
+                                               &gb, &raw), 0);
+    ck_assert_uint_eq(memd_wire_u64(memd_wire_bankset_sizes(&gb, raw) + 16), 4096);
+    ck_assert_int_eq(memd_wire_alloc_banks_get(buf + 400 - MEMD_WIRE_ALLOC_REQ_SIZE, sn - 8,
+                                               &g, &gb, &raw), -EBADMSG);
     memd_wire_put_u32(buf + MEMD_WIRE_ALLOC_REQ_SIZE, 0);
     memd_wire_put_u32(buf + MEMD_WIRE_ALLOC_REQ_SIZE + 4, MEMD_BANKSET_MAX + 1);
     ck_assert_int_eq(memd_wire_alloc_banks_get(buf, n, &g, &gb, &raw), -EINVAL);
