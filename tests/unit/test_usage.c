@@ -194,10 +194,7 @@ END_TEST
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("usage");
-    TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 120);
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, usage_follows_holds);
-    suite_add_tcase(s, tc);
+    memd_test_tcase(s, "core", 120, setup, teardown,
+                    (const TTest *const[]){usage_follows_holds, NULL});
     return s;
 }
