@@ -876,19 +876,32 @@ static int read_ids(const uint8_t *ids, uint32_t count, uint32_t *v)
     return 0;
 }
 
-static int reput_alloc_banks(const uint8_t *in, size_t len, uint8_t *o, size_t *n)
-{
+/* An ALLOC_BANKS payload or ALLOC_BATCH_BANKS element as decoded (ids into the input). */
+typedef struct banks_elem {
     memd_wire_alloc_req r;
     memd_wire_bankset b;
     const uint8_t *ids;
-    int rc = memd_wire_alloc_banks_get(in, len, &r, &b, &ids);
+} banks_elem;
+
+/* e encoded again at *p, which moves past it. */
+static int put_banks_elem(uint8_t **p, const banks_elem *e)
+{
+    uint32_t v[NIDS];
+    int rc = read_ids(e->ids, e->b.count, v);
     if (rc < 0)
         return rc;
-    uint32_t v[NIDS];
-    if ((rc = read_ids(ids, b.count, v)) < 0)
+    *p = memd_wire_bankset_put(memd_wire_alloc_req_put(*p, &e->r), &e->b, v);
+    return 0;
+}
+
+static int reput_alloc_banks(const uint8_t *in, size_t len, uint8_t *o, size_t *n)
+{
+    banks_elem e;
+    uint8_t *p = o;
+    int rc = memd_wire_alloc_banks_get(in, len, &e.r, &e.b, &e.ids);
+    if (rc < 0 || (rc = put_banks_elem(&p, &e)) < 0)
         return rc;
-    uint8_t *p = memd_wire_alloc_req_put(o, &r);
-    return put_len(o, memd_wire_bankset_put(p, &b, v), n);
+    return put_len(o, p, n);
 }
 
 /* ALLOC_BATCH_BANKS payload: count 2, an element with a range-lockstep bank set, then a
@@ -917,18 +930,11 @@ static int reput_alloc_batch_banks(const uint8_t *in, size_t len, uint8_t *o, si
     uint8_t *p = memd_wire_count_put(o, count);
     size_t off = MEMD_WIRE_COUNT_SIZE;
     for (uint32_t i = 0; i < count; i++) {
-        memd_wire_alloc_req r;
-        memd_wire_bankset b;
-        const uint8_t *ids;
+        banks_elem e;
         size_t used;
-        int rc = memd_wire_alloc_banks_elem_get(in + off, len - off, &r, &b, &ids, &used);
-        if (rc < 0)
+        int rc = memd_wire_alloc_banks_elem_get(in + off, len - off, &e.r, &e.b, &e.ids, &used);
+        if (rc < 0 || (rc = put_banks_elem(&p, &e)) < 0)
             return rc;
-        uint32_t v[NIDS];
-        if ((rc = read_ids(ids, b.count, v)) < 0)
-            return rc;
-        p = memd_wire_alloc_req_put(p, &r);
-        p = memd_wire_bankset_put(p, &b, v);
         off += used;
     }
     if (off != len)
