@@ -18,6 +18,20 @@ uint64_t memd_test_seed(uint64_t dflt)
     return v;
 }
 
+TCase *memd_test_tcase(Suite *s, const char *name, double timeout, SFun setup, SFun teardown,
+                       const TTest *const *tests)
+{
+    TCase *tc = tcase_create(name);
+    if (timeout > 0)
+        tcase_set_timeout(tc, timeout);
+    if (setup || teardown)
+        tcase_add_checked_fixture(tc, setup, teardown);
+    for (; *tests; tests++)
+        tcase_add_test(tc, *tests);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
 int main(void)
 {
     SRunner *sr = srunner_create(memd_test_suite());

@@ -11,4 +11,9 @@ Suite *memd_test_suite(void);
  * so a failure printed with its seed can be replayed. */
 uint64_t memd_test_seed(uint64_t dflt);
 
+/* Adds to s a test case named name: its timeout in seconds (0: CK_DEFAULT_TIMEOUT), a
+ * checked fixture (setup and teardown NULL: none) and tests, a NULL-ended list. */
+TCase *memd_test_tcase(Suite *s, const char *name, double timeout, SFun setup, SFun teardown,
+                       const TTest *const *tests);
+
 #endif

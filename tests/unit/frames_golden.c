@@ -447,6 +447,13 @@ static void fill_model_req(memd_wire_model_req *r)
     r->page_size = 1ull << 11; /* appended; a power of two, as a daemon takes it */
 }
 
+/* MODEL_LOAD's header before page sizes (the recording's model_req). */
+static void fill_model_req_v1(memd_wire_model_req *r)
+{
+    fill_model_req(r);
+    r->page_size = 0;
+}
+
 static void fill_tensor(memd_wire_tensor *r)
 {
     seq s = {270};
@@ -684,6 +691,13 @@ static void fill_subdev_rec(memd_wire_subdev_rec *r)
 
 /* ---- encode, and decode then encode again ---- */
 
+/* The length of what o .. end holds, in *n: a reput's success. */
+static int put_len(const uint8_t *o, const uint8_t *end, size_t *n)
+{
+    *n = (size_t)(end - o);
+    return 0;
+}
+
 /* A record with a put/get pair of its own name. */
 #define REC(NAME, TYPE, FILL)                                                                \
     static size_t put_##FILL(uint8_t *o)                                                     \
@@ -696,9 +710,7 @@ static void fill_subdev_rec(memd_wire_subdev_rec *r)
     {                                                                                        \
         TYPE v;                                                                              \
         int r = memd_wire_##NAME##_get(in, len, &v);                                         \
-        if (r == 0)                                                                          \
-            *n = (size_t)(memd_wire_##NAME##_put(o, &v) - o);                                \
-        return r;                                                                            \
+        return r < 0 ? r : put_len(o, memd_wire_##NAME##_put(o, &v), n);                    \
     }
 
 REC(welcome, memd_wire_welcome, welcome)
@@ -759,27 +771,7 @@ static int reput_hdr(const uint8_t *in, size_t len, uint8_t *o, size_t *n)
 {
     memd_wire_hdr h;
     int r = memd_wire_hdr_get(in, len, MEMD_MAX_REPLY, &h);
-    if (r == 0)
-        *n = (size_t)(memd_wire_hdr_put(o, &h) - o);
-    return r;
-}
-
-/* HELLO and welcome of both sizes: the V1 forms are the current encoding cut before the
- * appended fields (which are 0 in their values); both are read by get_any, as the daemon
- * and libmemclient read them. */
-static size_t put_hello(uint8_t *o)
-{
-    memd_wire_hello v;
-    fill_hello(&v);
-    return (size_t)(memd_wire_hello_put(o, &v) - o);
-}
-
-static size_t put_hello_v1(uint8_t *o)
-{
-    memd_wire_hello v;
-    fill_hello_v1(&v);
-    memd_wire_hello_put(o, &v);
-    return MEMD_WIRE_HELLO_V1_SIZE;
+    return r < 0 ? r : put_len(o, memd_wire_hdr_put(o, &h), n);
 }
 
 /* A V1 record read back has its appended fields 0: its full re-encoding (end) must be
@@ -789,80 +781,42 @@ static int cut_reput(const uint8_t *o, const uint8_t *end, size_t len, size_t *n
     for (const uint8_t *p = o + len; p < end; p++)
         if (*p)
             return -EBADMSG;
-    *n = len;
-    return 0;
+    return put_len(o, o + len, n);
 }
 
-static int reput_hello(const uint8_t *in, size_t len, uint8_t *o, size_t *n)
+/* A record of two sizes: put_NAME_v1 writes FILL's values (0 in the appended fields) cut
+ * to the V1 size; reput_NAME_any reads either size with GET, as the daemon and
+ * libmemclient read them, and cuts what it writes back to the length read. */
+#define REC_V1(NAME, FILL, GET, V1_SIZE)                                                     \
+    static size_t put_##NAME##_v1(uint8_t *o)                                                \
+    {                                                                                        \
+        memd_wire_##NAME v;                                                                  \
+        fill_##FILL(&v);                                                                     \
+        memd_wire_##NAME##_put(o, &v);                                                       \
+        return V1_SIZE;                                                                      \
+    }                                                                                        \
+    static int reput_##NAME##_any(const uint8_t *in, size_t len, uint8_t *o, size_t *n)      \
+    {                                                                                        \
+        memd_wire_##NAME v;                                                                  \
+        int r = GET(in, len, &v);                                                            \
+        return r < 0 ? r : cut_reput(o, memd_wire_##NAME##_put(o, &v), len, n);             \
+    }
+
+/* HELLO and welcome as clients and daemons from before the reclaim fields send them; the
+ * error record before post-mortems (what a session without MEMD_HELLO_F_POSTMORTEM still
+ * gets); MODEL_LOAD's header before page sizes; DUMP's 8-byte request. */
+REC_V1(hello, hello_v1, memd_wire_hello_get_any, MEMD_WIRE_HELLO_V1_SIZE)
+REC_V1(welcome, welcome_v1, memd_wire_welcome_get_any, MEMD_WIRE_WELCOME_V1_SIZE)
+REC_V1(error, error, memd_wire_error_get_any, MEMD_WIRE_ERROR_V1_SIZE)
+REC_V1(model_req, model_req_v1, memd_wire_model_req_get, MEMD_WIRE_MODEL_REQ_V1_SIZE)
+REC_V1(dump_req, dump_req_v1, memd_wire_dump_req_get, MEMD_WIRE_DUMP_REQ_V1_SIZE)
+
+/* The current HELLO, read back by get_any as the daemon reads it. */
+static size_t put_hello(uint8_t *o)
 {
     memd_wire_hello v;
-    int r = memd_wire_hello_get_any(in, len, &v);
-    return r < 0 ? r : cut_reput(o, memd_wire_hello_put(o, &v), len, n);
-}
-
-static size_t put_welcome_v1(uint8_t *o)
-{
-    memd_wire_welcome v;
-    fill_welcome_v1(&v);
-    memd_wire_welcome_put(o, &v);
-    return MEMD_WIRE_WELCOME_V1_SIZE;
-}
-
-static int reput_welcome_any(const uint8_t *in, size_t len, uint8_t *o, size_t *n)
-{
-    memd_wire_welcome v;
-    int r = memd_wire_welcome_get_any(in, len, &v);
-    return r < 0 ? r : cut_reput(o, memd_wire_welcome_put(o, &v), len, n);
-}
-
-/* The error record before post-mortems (what a session without MEMD_HELLO_F_POSTMORTEM
- * still gets): the current encoding cut before postmortem, which reads back as 0. */
-static size_t put_error_v1(uint8_t *o)
-{
-    memd_wire_error v;
-    fill_error(&v);
-    memd_wire_error_put(o, &v);
-    return MEMD_WIRE_ERROR_V1_SIZE;
-}
-
-static int reput_error_any(const uint8_t *in, size_t len, uint8_t *o, size_t *n)
-{
-    memd_wire_error v;
-    int r = memd_wire_error_get_any(in, len, &v);
-    return r < 0 ? r : cut_reput(o, memd_wire_error_put(o, &v), len, n);
-}
-
-/* MODEL_LOAD's header before page sizes (the recording's model_req): the current
- * encoding cut before page_size, which reads back as 0. */
-static size_t put_model_req_v1(uint8_t *o)
-{
-    memd_wire_model_req v;
-    fill_model_req(&v);
-    v.page_size = 0;
-    memd_wire_model_req_put(o, &v);
-    return MEMD_WIRE_MODEL_REQ_V1_SIZE;
-}
-
-static int reput_model_req_v1(const uint8_t *in, size_t len, uint8_t *o, size_t *n)
-{
-    memd_wire_model_req v;
-    int r = memd_wire_model_req_get(in, len, &v);
-    return r < 0 ? r : cut_reput(o, memd_wire_model_req_put(o, &v), len, n);
-}
-
-static size_t put_dump_req_v1(uint8_t *o)
-{
-    memd_wire_dump_req v;
-    fill_dump_req_v1(&v);
-    memd_wire_dump_req_put(o, &v);
-    return MEMD_WIRE_DUMP_REQ_V1_SIZE;
-}
-
-static int reput_dump_req_v1(const uint8_t *in, size_t len, uint8_t *o, size_t *n)
-{
-    memd_wire_dump_req v;
-    int r = memd_wire_dump_req_get(in, len, &v);
-    return r < 0 ? r : cut_reput(o, memd_wire_dump_req_put(o, &v), len, n);
+    fill_hello(&v);
+    return (size_t)(memd_wire_hello_put(o, &v) - o);
 }
 
 /* FREE / QUERY / BANKS request: one u64 (no get function: readers use memd_wire_u64). */
@@ -875,8 +829,7 @@ static int reput_handle(const uint8_t *in, size_t len, uint8_t *o, size_t *n)
 {
     if (len != MEMD_WIRE_HANDLE_SIZE)
         return -EBADMSG;
-    *n = (size_t)(memd_wire_handle_put(o, memd_wire_u64(in)) - o);
-    return 0;
+    return put_len(o, memd_wire_handle_put(o, memd_wire_u64(in)), n);
 }
 
 /* The count prefix, as a FREE_BATCH payload: count 2, two handles. */
@@ -898,8 +851,7 @@ static int reput_count(const uint8_t *in, size_t len, uint8_t *o, size_t *n)
     uint8_t *p = memd_wire_count_put(o, count);
     for (uint32_t i = 0; i < count; i++)
         p = memd_wire_handle_put(p, memd_wire_u64(in + MEMD_WIRE_COUNT_SIZE + 8 * i));
-    *n = (size_t)(p - o);
-    return 0;
+    return put_len(o, p, n);
 }
 
 /* ALLOC_BANKS payload: alloc_req, bankset, its ids. */
@@ -924,20 +876,32 @@ static int read_ids(const uint8_t *ids, uint32_t count, uint32_t *v)
     return 0;
 }
 
-static int reput_alloc_banks(const uint8_t *in, size_t len, uint8_t *o, size_t *n)
-{
+/* An ALLOC_BANKS payload or ALLOC_BATCH_BANKS element as decoded (ids into the input). */
+typedef struct banks_elem {
     memd_wire_alloc_req r;
     memd_wire_bankset b;
     const uint8_t *ids;
-    int rc = memd_wire_alloc_banks_get(in, len, &r, &b, &ids);
+} banks_elem;
+
+/* e encoded again at *p, which moves past it. */
+static int put_banks_elem(uint8_t **p, const banks_elem *e)
+{
+    uint32_t v[NIDS];
+    int rc = read_ids(e->ids, e->b.count, v);
     if (rc < 0)
         return rc;
-    uint32_t v[NIDS];
-    if ((rc = read_ids(ids, b.count, v)) < 0)
-        return rc;
-    uint8_t *p = memd_wire_alloc_req_put(o, &r);
-    *n = (size_t)(memd_wire_bankset_put(p, &b, v) - o);
+    *p = memd_wire_bankset_put(memd_wire_alloc_req_put(*p, &e->r), &e->b, v);
     return 0;
+}
+
+static int reput_alloc_banks(const uint8_t *in, size_t len, uint8_t *o, size_t *n)
+{
+    banks_elem e;
+    uint8_t *p = o;
+    int rc = memd_wire_alloc_banks_get(in, len, &e.r, &e.b, &e.ids);
+    if (rc < 0 || (rc = put_banks_elem(&p, &e)) < 0)
+        return rc;
+    return put_len(o, p, n);
 }
 
 /* ALLOC_BATCH_BANKS payload: count 2, an element with a range-lockstep bank set, then a
@@ -966,24 +930,16 @@ static int reput_alloc_batch_banks(const uint8_t *in, size_t len, uint8_t *o, si
     uint8_t *p = memd_wire_count_put(o, count);
     size_t off = MEMD_WIRE_COUNT_SIZE;
     for (uint32_t i = 0; i < count; i++) {
-        memd_wire_alloc_req r;
-        memd_wire_bankset b;
-        const uint8_t *ids;
+        banks_elem e;
         size_t used;
-        int rc = memd_wire_alloc_banks_elem_get(in + off, len - off, &r, &b, &ids, &used);
-        if (rc < 0)
+        int rc = memd_wire_alloc_banks_elem_get(in + off, len - off, &e.r, &e.b, &e.ids, &used);
+        if (rc < 0 || (rc = put_banks_elem(&p, &e)) < 0)
             return rc;
-        uint32_t v[NIDS];
-        if ((rc = read_ids(ids, b.count, v)) < 0)
-            return rc;
-        p = memd_wire_alloc_req_put(p, &r);
-        p = memd_wire_bankset_put(p, &b, v);
         off += used;
     }
     if (off != len)
         return -EBADMSG;
-    *n = (size_t)(p - o);
-    return 0;
+    return put_len(o, p, n);
 }
 
 /* SUBDEV_DEFINE payload: the definition and its ids. */
@@ -1004,8 +960,7 @@ static int reput_subdev_def(const uint8_t *in, size_t len, uint8_t *o, size_t *n
     uint32_t v[NIDS];
     if ((rc = read_ids(ids, d.count, v)) < 0)
         return rc;
-    *n = (size_t)(memd_wire_subdev_def_put(o, &d, v) - o);
-    return 0;
+    return put_len(o, memd_wire_subdev_def_put(o, &d, v), n);
 }
 
 /* The definition with a window (appended since the recording's subdev_def). */
@@ -1060,8 +1015,7 @@ static int reput_subdev_banks(const uint8_t *in, size_t len, uint8_t *o, size_t 
     uint32_t v[NIDS];
     if ((rc = read_ids(ids, count, v)) < 0)
         return rc;
-    *n = (size_t)(memd_wire_subdev_banks_put(o, v, count) - o);
-    return 0;
+    return put_len(o, memd_wire_subdev_banks_put(o, v, count), n);
 }
 
 /* A DUMP record: its tag, then the record; tag_get must size it exactly. */
@@ -1121,8 +1075,8 @@ DUMP(MEMD_REC_SUBDEV_BANKS, subdev_banks)
 const frames_rec frames_recs[] = {
     {"hdr.request", put_hdr_request, reput_hdr},
     {"hdr.reply", put_hdr_reply, reput_hdr},
-    ENTRY("hello", hello),
-    {"hello.v1", put_hello_v1, reput_hello},
+    {"hello", put_hello, reput_hello_any},
+    {"hello.v1", put_hello_v1, reput_hello_any},
     ENTRY("welcome", welcome),
     {"welcome.v1", put_welcome_v1, reput_welcome_any},
     {"error", put_error_v1, reput_error_any},
@@ -1137,7 +1091,7 @@ const frames_rec frames_recs[] = {
     {"subdev_def", put_subdev_def_v1, reput_subdev_def_v1},
     {"subdev_def.window", put_subdev_def_window, reput_subdev_def},
     ENTRY("dump_req", dump_req),
-    ENTRY("dump_req.v1", dump_req_v1),
+    {"dump_req.v1", put_dump_req_v1, reput_dump_req_any},
     ENTRY("stats", stats),
     ENTRY("dump.1.server", dump_server_rec),
     ENTRY("dump.2.device", dump_device_rec),
@@ -1161,7 +1115,7 @@ const frames_rec frames_recs[] = {
     ENTRY("plan_req", plan_req),
     ENTRY("plan_buf", plan_buf),
     ENTRY("plan_info", plan_info),
-    {"model_req", put_model_req_v1, reput_model_req_v1},
+    {"model_req", put_model_req_v1, reput_model_req_any},
     ENTRY("model_req.page", model_req),
     ENTRY("tensor", tensor),
     ENTRY("model_info", model_info),

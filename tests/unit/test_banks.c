@@ -1164,23 +1164,15 @@ END_TEST
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("banks");
-    TCase *t = tcase_create("fixed");
-    tcase_add_test(t, footprint_over_the_set);
-    tcase_add_test(t, range_keeps_other_banks_usable);
-    tcase_add_test(t, per_bank_independent_addresses);
-    tcase_add_test(t, per_core_shard_sizes);
-    tcase_add_test(t, split_keeps_lockstep);
-    tcase_add_test(t, walks_count_searches);
-    tcase_add_test(t, unsplit_after_last_piece);
-    tcase_add_test(t, bounds_follow_walks);
-    suite_add_tcase(s, t);
-    TCase *r = tcase_create("random");
-    tcase_set_timeout(r, 600);
-    tcase_add_test(r, random_mixed_modes);
-    tcase_add_test(r, random_volume_lockstep_in_split);
-    tcase_add_test(r, random_with_bounds);
-    tcase_add_test(r, nomem_changes_nothing);
-    tcase_add_test(r, release_needs_no_memory);
-    suite_add_tcase(s, r);
+    memd_test_tcase(s, "fixed", 0, NULL, NULL,
+                    (const TTest *const[]){footprint_over_the_set, range_keeps_other_banks_usable,
+                                           per_bank_independent_addresses, per_core_shard_sizes,
+                                           split_keeps_lockstep,
+                                           walks_count_searches, unsplit_after_last_piece,
+                                           bounds_follow_walks, NULL});
+    memd_test_tcase(s, "random", 600, NULL, NULL,
+                    (const TTest *const[]){random_mixed_modes, random_volume_lockstep_in_split,
+                                           random_with_bounds, nomem_changes_nothing,
+                                           release_needs_no_memory, NULL});
     return s;
 }

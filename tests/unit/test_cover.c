@@ -336,11 +336,8 @@ END_TEST
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("cover");
-    TCase *t = tcase_create("cover");
-    tcase_set_timeout(t, 300);
-    tcase_add_test(t, bad_arguments);
-    tcase_add_test(t, memory_follows_live_spans);
-    tcase_add_test(t, random_against_counts);
-    suite_add_tcase(s, t);
+    memd_test_tcase(s, "cover", 300, NULL, NULL,
+                    (const TTest *const[]){bad_arguments, memory_follows_live_spans,
+                                           random_against_counts, NULL});
     return s;
 }

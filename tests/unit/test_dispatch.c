@@ -10,6 +10,7 @@
 #include "alloc.h"
 #include "check_main.h"
 #include "dispatch_fixture.h"
+#include "dump_iter.h"
 #include "frames.h"
 #include "reload.h"
 
@@ -593,14 +594,13 @@ END_TEST
 static void parse_dump(const uint8_t *p, size_t len, int counts[8], memd_wire_server_rec *srv)
 {
     memset(counts, 0, 8 * sizeof counts[0]);
-    size_t off = 0;
     uint32_t last = 0;
-    while (off < len) {
-        uint32_t tag;
-        size_t sz;
-        ck_assert_int_eq(memd_wire_tag_get(p + off, len - off, &tag, &sz), 0);
-        const uint8_t *r = p + off + 4;
-        if (off == 0)
+    dump_iter it = {.p = p, .len = len, .next = UINT64_MAX};
+    while (dump_next(&it)) {
+        uint32_t tag = it.tag;
+        size_t sz = it.size;
+        const uint8_t *r = it.rec;
+        if (last == 0) /* the first record: tag 0 is none */
             ck_assert_uint_eq(tag, MEMD_REC_SERVER);
         switch (tag) {
         case MEMD_REC_SERVER: ck_assert_int_eq(memd_wire_server_rec_get(r, sz, srv), 0); break;
@@ -615,9 +615,7 @@ static void parse_dump(const uint8_t *p, size_t len, int counts[8], memd_wire_se
         }
         counts[tag]++;
         last = tag;
-        off += 4 + sz;
     }
-    ck_assert_uint_eq(off, len);
 }
 
 static void dump(memd_session *s, uint32_t dev, uint32_t flags, reply *r, uint8_t **payload,
@@ -650,30 +648,20 @@ static uint64_t dump_page(memd_session *s, uint64_t cursor, uint64_t *h, size_t 
     memd_wire_hdr hdr;
     ck_assert_int_eq(memd_wire_hdr_get(out.data, out.len, MEMD_MAX_REPLY, &hdr), 0);
     ck_assert_int_eq(hdr.status, 0);
-    const uint8_t *q = out.data + MEMD_HDR_SIZE;
     memset(counts, 0, 16 * sizeof counts[0]);
-    uint64_t next = UINT64_MAX;
     *n = 0;
-    for (size_t off = 0; off < hdr.len;) {
-        uint32_t tag;
-        size_t sz;
-        ck_assert_int_eq(memd_wire_tag_get(q + off, hdr.len - off, &tag, &sz), 0);
-        ck_assert_uint_eq(next, UINT64_MAX); /* nothing after PAGE */
-        if (tag == MEMD_REC_ALLOC) {
+    dump_iter it = {.p = out.data + MEMD_HDR_SIZE, .len = hdr.len, .next = UINT64_MAX};
+    while (dump_next(&it)) { /* which checks that nothing follows PAGE */
+        if (it.tag == MEMD_REC_ALLOC) {
             memd_wire_alloc_info i;
-            ck_assert_int_eq(memd_wire_alloc_info_get(q + off + 4, sz, &i), 0);
+            ck_assert_int_eq(memd_wire_alloc_info_get(it.rec, it.size, &i), 0);
             h[(*n)++] = i.buf.handle;
-        } else if (tag == MEMD_REC_PAGE) {
-            memd_wire_page_rec pr;
-            ck_assert_int_eq(memd_wire_page_rec_get(q + off + 4, sz, &pr), 0);
-            next = pr.next;
         }
-        counts[tag]++;
-        off += 4 + sz;
+        counts[it.tag]++;
     }
-    ck_assert_uint_ne(next, UINT64_MAX); /* every page ends with PAGE */
+    ck_assert_uint_ne(it.next, UINT64_MAX); /* every page ends with PAGE */
     out.len = 0;
-    return next;
+    return it.next;
 }
 
 /* A paged dump (issue 14: one reply stopped at ~390k allocations and stalled the loop):
@@ -767,20 +755,18 @@ START_TEST(dump_pages_banks)
         ck_assert_int_eq(memd_wire_hdr_get(out.data, out.len, MEMD_MAX_REPLY, &hdr), 0);
         ck_assert_int_eq(hdr.status, 0);
         ck_assert_uint_le(hdr.len, (1u << 20) + 4096); /* a page's bytes, plus one buffer */
-        const uint8_t *rec = out.data + MEMD_HDR_SIZE;
-        uint64_t next = UINT64_MAX, open = 0; /* open: the bank-set buffer being listed */
+        dump_iter it = {.p = out.data + MEMD_HDR_SIZE, .len = hdr.len, .next = UINT64_MAX};
+        uint64_t open = 0; /* the bank-set buffer being listed */
         uint32_t want = 0, got = 0;
-        for (size_t off = 0; off < hdr.len;) {
-            uint32_t tag;
-            size_t sz;
-            ck_assert_int_eq(memd_wire_tag_get(rec + off, hdr.len - off, &tag, &sz), 0);
+        while (dump_next(&it)) {
+            uint32_t tag = it.tag;
             if (tag != MEMD_REC_ALLOC_BANK) {
                 ck_assert_uint_eq(got, want); /* every bank of the last buffer was listed */
                 open = 0;
             }
             if (tag == MEMD_REC_ALLOC) {
                 memd_wire_alloc_info i;
-                ck_assert_int_eq(memd_wire_alloc_info_get(rec + off + 4, sz, &i), 0);
+                ck_assert_int_eq(memd_wire_alloc_info_get(it.rec, it.size, &i), 0);
                 allocs++;
                 open = i.buf.bank_mode == MEMD_BANKS_ALL ? 0 : i.buf.handle;
                 want = i.buf.bank_mode == MEMD_BANKS_ALL ? 0 : i.buf.banks;
@@ -791,7 +777,7 @@ START_TEST(dump_pages_banks)
                     ck_assert_uint_eq(want, 8);
             } else if (tag == MEMD_REC_ALLOC_BANK) {
                 memd_wire_alloc_bank_rec b;
-                ck_assert_int_eq(memd_wire_alloc_bank_rec_get(rec + off + 4, sz, &b), 0);
+                ck_assert_int_eq(memd_wire_alloc_bank_rec_get(it.rec, it.size, &b), 0);
                 ck_assert_uint_ne(open, 0); /* right after its ALLOC, in this page */
                 ck_assert_uint_eq(b.handle, open);
                 ck_assert_uint_lt(got, want);
@@ -801,16 +787,11 @@ START_TEST(dump_pages_banks)
             } else if (tag == MEMD_REC_BANK) {
                 ck_assert_int_eq(pages, 0); /* per-bank use: with the map, on the first page */
                 banks_first_page++;
-            } else if (tag == MEMD_REC_PAGE) {
-                memd_wire_page_rec pr;
-                ck_assert_int_eq(memd_wire_page_rec_get(rec + off + 4, sz, &pr), 0);
-                next = pr.next;
             }
-            off += 4 + sz;
         }
-        ck_assert_uint_ne(next, UINT64_MAX);
+        ck_assert_uint_ne(it.next, UINT64_MAX);
         out.len = 0;
-        cursor = next;
+        cursor = it.next;
         pages++;
     } while (cursor);
     ck_assert_int_ge(pages, 2); /* 3001 allocations are under one page's 4096: bytes cut */

@@ -174,15 +174,11 @@ END_TEST
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("history");
-    TCase *tc = tcase_create("whos");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, who_entries_stay_bounded);
-    tcase_add_test(tc, live_session_keeps_its_entry);
-    suite_add_tcase(s, tc);
-    TCase *rv = tcase_create("revoke");
-    tcase_add_checked_fixture(rv, setup, teardown);
-    tcase_add_test(rv, revoke_notice_before_the_next_reply);
-    tcase_add_test(rv, old_history_request_gets_buffer_records_only);
-    suite_add_tcase(s, rv);
+    memd_test_tcase(s, "whos", 120, NULL, NULL,
+                    (const TTest *const[]){who_entries_stay_bounded, live_session_keeps_its_entry,
+                                           NULL});
+    memd_test_tcase(s, "revoke", 0, setup, teardown,
+                    (const TTest *const[]){revoke_notice_before_the_next_reply,
+                                           old_history_request_gets_buffer_records_only, NULL});
     return s;
 }

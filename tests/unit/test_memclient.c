@@ -598,33 +598,22 @@ static void expect_dead(fake_handler h, int expect, const char *why)
     fake_stop(&f);
 }
 
-START_TEST(reply_with_wrong_id)
-{
-    expect_dead(h_wrong_id, -EPROTO, "expected id");
-}
-END_TEST
+/* Replies that kill the connection: the handler, the error and what its message names. */
+static const struct {
+    fake_handler h;
+    int expect;
+    const char *why;
+} dead_replies[] = {
+    {h_wrong_id, -EPROTO, "expected id"},
+    {h_oversized, -EMSGSIZE, "MEMD_MAX_REPLY"},
+    {h_short_buffer, -EBADMSG, "malformed ALLOC reply"},
+    {h_hangup, -ECONNRESET, "closed the connection"},
+    {h_frame_rejected, -EBADMSG, "daemon rejected a frame: bad length"},
+};
 
-START_TEST(reply_over_limit)
+START_TEST(reply_kills_connection)
 {
-    expect_dead(h_oversized, -EMSGSIZE, "MEMD_MAX_REPLY");
-}
-END_TEST
-
-START_TEST(reply_truncated_record)
-{
-    expect_dead(h_short_buffer, -EBADMSG, "malformed ALLOC reply");
-}
-END_TEST
-
-START_TEST(daemon_hangs_up)
-{
-    expect_dead(h_hangup, -ECONNRESET, "closed the connection");
-}
-END_TEST
-
-START_TEST(frame_rejected_by_daemon)
-{
-    expect_dead(h_frame_rejected, -EBADMSG, "daemon rejected a frame: bad length");
+    expect_dead(dead_replies[_i].h, dead_replies[_i].expect, dead_replies[_i].why);
 }
 END_TEST
 
@@ -955,11 +944,8 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, alloc_encodes_and_decodes);
     tcase_add_test(tc, alloc_rejects_unencodable_requests);
     tcase_add_test(tc, nomem_detail);
-    tcase_add_test(tc, reply_with_wrong_id);
-    tcase_add_test(tc, reply_over_limit);
-    tcase_add_test(tc, reply_truncated_record);
-    tcase_add_test(tc, daemon_hangs_up);
-    tcase_add_test(tc, frame_rejected_by_daemon);
+    tcase_add_loop_test(tc, reply_kills_connection, 0,
+                        (int)(sizeof dead_replies / sizeof dead_replies[0]));
     tcase_add_test(tc, pipelined_in_order);
     tcase_add_test(tc, pipelined_no_deadlock);
     tcase_add_test(tc, pipelined_error_detail_per_request);

@@ -13,6 +13,7 @@
 #include "dispatch.h"
 #include "frames.h"
 #include "digest.h"
+#include "dump_iter.h"
 #include "model_internal.h"
 #include "session.h"
 #include "state.h"
@@ -710,13 +711,9 @@ END_TEST
 static int count_tag(const uint8_t *p, size_t len, uint32_t want)
 {
     int n = 0;
-    for (size_t off = 0; off < len;) {
-        uint32_t tag;
-        size_t rec;
-        ck_assert_int_eq(memd_wire_tag_get(p + off, len - off, &tag, &rec), 0);
-        n += tag == want;
-        off += MEMD_WIRE_TAG_SIZE + rec;
-    }
+    dump_iter it = {.p = p, .len = len, .next = UINT64_MAX};
+    while (dump_next(&it))
+        n += it.tag == want;
     return n;
 }
 

@@ -253,10 +253,8 @@ END_TEST
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("peaks");
-    TCase *tc = tcase_create("peaks");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, random_against_model);
-    tcase_add_test(tc, frames_visibility_and_reset);
-    suite_add_tcase(s, tc);
+    memd_test_tcase(s, "peaks", 0, setup, teardown,
+                    (const TTest *const[]){random_against_model, frames_visibility_and_reset,
+                                           NULL});
     return s;
 }

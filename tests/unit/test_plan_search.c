@@ -79,6 +79,28 @@ static uint64_t brute_optimum(const memd_plan_buffer *b, size_t n, uint64_t *lb)
             return cap;
 }
 
+/* One drawn problem, its lower bound and brute-force optimum, and its round. */
+typedef struct small_case {
+    memd_plan_buffer b[MAXN];
+    size_t n;
+    uint64_t lb, opt;
+    int round;
+} small_case;
+
+/* rounds small problems drawn from seed, each checked by fn; fn may draw from *s too,
+ * which the next problem's draw then follows. */
+static void each_small_problem(uint64_t seed, int rounds,
+                               void (*fn)(const small_case *k, uint64_t *s, void *arg), void *arg)
+{
+    uint64_t s = seed;
+    for (int round = 0; round < rounds; round++) {
+        small_case k = {.round = round};
+        k.n = small_problem(&s, k.b);
+        k.opt = brute_optimum(k.b, k.n, &k.lb);
+        fn(&k, &s, arg);
+    }
+}
+
 /* b's conflict graph in *g and a search context on it (2^20 nodes at most). */
 static plan_search_ctx *search_new(const memd_plan_buffer *b, size_t n, plan_graph *g)
 {
@@ -102,78 +124,80 @@ static void check_plan(const memd_plan_buffer *b, size_t n, const uint64_t *off,
     ck_assert_uint_le(arena, cap);
 }
 
-START_TEST(decision_matches_brute_force)
+/* Below the optimum every preorder proves "impossible"; at it, each finds a valid plan.
+ * The same context serves every run. */
+static void decision_case(const small_case *k, uint64_t *s, void *arg)
 {
-    uint64_t s = 0xDEC1;
-    for (int round = 0; round < 250; round++) {
-        memd_plan_buffer b[MAXN];
-        size_t n = small_problem(&s, b);
-        uint64_t lb, opt = brute_optimum(b, n, &lb);
-        plan_graph g;
-        plan_search_ctx *c = search_new(b, n, &g);
-        uint64_t out[MAXN];
-        /* Below the optimum every preorder proves "impossible"; at it, each finds a
-         * valid plan. The same context serves every run. */
-        for (int h = 0; h < PLAN_HEUR_COUNT; h++) {
-            if (h == PLAN_HEUR_GUIDED) {
-                uint64_t bo[MAXN];
-                ck_assert(brute_fits(b, n, opt, 0, bo));
-                memd_plan_search_guide(c, bo);
+    (void)s;
+    (void)arg;
+    plan_graph g;
+    plan_search_ctx *c = search_new(k->b, k->n, &g);
+    uint64_t out[MAXN];
+    for (int h = 0; h < PLAN_HEUR_COUNT; h++) {
+        if (h == PLAN_HEUR_GUIDED) {
+            uint64_t bo[MAXN];
+            ck_assert(brute_fits(k->b, k->n, k->opt, 0, bo));
+            memd_plan_search_guide(c, bo);
+        }
+        for (uint64_t seed = 0; seed < 2; seed++) {
+            for (uint64_t cap = k->lb > 2 ? k->lb - 2 : 0; cap < k->opt; cap++) {
+                plan_budget bu = {0};
+                ck_assert_int_eq(
+                    memd_plan_search_run(c, cap, h, seed * 77, PLAN_DISC_ALL, 0, &bu, out), 0);
             }
-            for (uint64_t seed = 0; seed < 2; seed++) {
-                for (uint64_t cap = lb > 2 ? lb - 2 : 0; cap < opt; cap++) {
-                    plan_budget bu = {0};
-                    ck_assert_int_eq(
-                        memd_plan_search_run(c, cap, h, seed * 77, PLAN_DISC_ALL, 0, &bu, out), 0);
-                }
-                for (uint64_t cap = opt; cap <= opt + 2; cap++) {
-                    plan_budget bu = {0};
-                    ck_assert_int_eq(
-                        memd_plan_search_run(c, cap, h, seed * 77, PLAN_DISC_ALL, 0, &bu, out), 1);
-                    check_plan(b, n, out, cap);
-                }
+            for (uint64_t cap = k->opt; cap <= k->opt + 2; cap++) {
+                plan_budget bu = {0};
+                ck_assert_int_eq(
+                    memd_plan_search_run(c, cap, h, seed * 77, PLAN_DISC_ALL, 0, &bu, out), 1);
+                check_plan(k->b, k->n, out, cap);
             }
         }
-        search_free(c, &g);
     }
+    search_free(c, &g);
+}
+
+START_TEST(decision_matches_brute_force)
+{
+    each_small_problem(0xDEC1, 250, decision_case, NULL);
 }
 END_TEST
 
 /* Limits (nodes, discrepancies, iterations) may only turn an answer into -EAGAIN:
- * never a plan that does not fit, never "impossible" when a plan exists. */
+ * never a plan that does not fit, never "impossible" when a plan exists. *arg counts
+ * the runs they cut short. */
+static void limits_case(const small_case *k, uint64_t *s, void *arg)
+{
+    int *cut = arg;
+    plan_graph g;
+    plan_search_ctx *c = search_new(k->b, k->n, &g);
+    uint64_t out[MAXN];
+    for (uint64_t cap = k->lb; cap <= k->opt + 1; cap++) {
+        uint32_t disc = (uint32_t)memd_test_below(s, 3);
+        uint64_t nodes = 1 + memd_test_below(s, 4);
+        plan_budget bu = {.limit = memd_test_below(s, 2) ? 1 + memd_test_below(s, 5) : 0};
+        int h = (int)memd_test_below(s, PLAN_HEUR_COUNT);
+        int rc = memd_plan_search_run(c, cap, h, memd_test_below(s, 3), disc, nodes, &bu, out);
+        ck_assert(rc == 1 || rc == 0 || rc == -EAGAIN);
+        if (rc == 1)
+            check_plan(k->b, k->n, out, cap);
+        if (rc == 0)
+            ck_assert_uint_lt(cap, k->opt);
+        *cut += rc == -EAGAIN;
+        ck_assert_uint_le(memd_plan_search_nodes(c), nodes);
+        /* A cut-short run leaves the context ready for a complete one. */
+        plan_budget full = {0};
+        rc = memd_plan_search_run(c, cap, 0, 0, PLAN_DISC_ALL, 0, &full, out);
+        ck_assert_int_eq(rc, cap >= k->opt ? 1 : 0);
+        if (rc == 1)
+            check_plan(k->b, k->n, out, cap);
+    }
+    search_free(c, &g);
+}
+
 START_TEST(limits_never_lie)
 {
-    uint64_t s = 0x11A1;
     int cut = 0;
-    for (int round = 0; round < 250; round++) {
-        memd_plan_buffer b[MAXN];
-        size_t n = small_problem(&s, b);
-        uint64_t lb, opt = brute_optimum(b, n, &lb);
-        plan_graph g;
-        plan_search_ctx *c = search_new(b, n, &g);
-        uint64_t out[MAXN];
-        for (uint64_t cap = lb; cap <= opt + 1; cap++) {
-            uint32_t disc = (uint32_t)memd_test_below(&s, 3);
-            uint64_t nodes = 1 + memd_test_below(&s, 4);
-            plan_budget bu = {.limit = memd_test_below(&s, 2) ? 1 + memd_test_below(&s, 5) : 0};
-            int h = (int)memd_test_below(&s, PLAN_HEUR_COUNT);
-            int rc = memd_plan_search_run(c, cap, h, memd_test_below(&s, 3), disc, nodes, &bu, out);
-            ck_assert(rc == 1 || rc == 0 || rc == -EAGAIN);
-            if (rc == 1)
-                check_plan(b, n, out, cap);
-            if (rc == 0)
-                ck_assert_uint_lt(cap, opt);
-            cut += rc == -EAGAIN;
-            ck_assert_uint_le(memd_plan_search_nodes(c), nodes);
-            /* A cut-short run leaves the context ready for a complete one. */
-            plan_budget full = {0};
-            rc = memd_plan_search_run(c, cap, 0, 0, PLAN_DISC_ALL, 0, &full, out);
-            ck_assert_int_eq(rc, cap >= opt ? 1 : 0);
-            if (rc == 1)
-                check_plan(b, n, out, cap);
-        }
-        search_free(c, &g);
-    }
+    each_small_problem(0x11A1, 250, limits_case, &cut);
     ck_assert_int_gt(cut, 0); /* the limits did bite */
 }
 END_TEST
@@ -200,26 +224,28 @@ START_TEST(identical_buffers)
 END_TEST
 
 /* The planner proves optimality on small problems and its arena is the brute-force
- * optimum then; with pins it still never claims less than the optimum. */
+ * optimum then; with pins it still never claims less than the optimum. *arg counts the
+ * proofs. */
+static void optimal_case(const small_case *k, uint64_t *s, void *arg)
+{
+    (void)s;
+    int *proven = arg;
+    uint64_t off[MAXN];
+    memd_plan_result res;
+    memd_plan_opts o = {.seed = (uint64_t)k->round, .max_iterations = 100000};
+    ck_assert_int_eq(memd_plan_solve(k->b, k->n, &o, off, &res, NULL), 0);
+    check_plan(k->b, k->n, off, res.arena);
+    ck_assert_uint_ge(res.arena, k->opt);
+    if (res.optimal)
+        ck_assert_uint_eq(res.arena, k->opt);
+    *proven += res.optimal;
+    ck_assert_uint_eq(res.first_ns, 0); /* no clock, no time */
+}
+
 START_TEST(solve_is_optimal_on_small_problems)
 {
-    uint64_t s = 0x0B7;
     int proven = 0;
-    for (int round = 0; round < 200; round++) {
-        memd_plan_buffer b[MAXN];
-        size_t n = small_problem(&s, b);
-        uint64_t lb, opt = brute_optimum(b, n, &lb);
-        uint64_t off[MAXN];
-        memd_plan_result res;
-        memd_plan_opts o = {.seed = (uint64_t)round, .max_iterations = 100000};
-        ck_assert_int_eq(memd_plan_solve(b, n, &o, off, &res, NULL), 0);
-        check_plan(b, n, off, res.arena);
-        ck_assert_uint_ge(res.arena, opt);
-        if (res.optimal)
-            ck_assert_uint_eq(res.arena, opt);
-        proven += res.optimal;
-        ck_assert_uint_eq(res.first_ns, 0); /* no clock, no time */
-    }
+    each_small_problem(0x0B7, 200, optimal_case, &proven);
     ck_assert_int_eq(proven, 200);
 }
 END_TEST

@@ -53,12 +53,18 @@ static int load(const char *text, memd_device_spec *spec, char *msg, size_t cap)
     return rc;
 }
 
+/* text's spec into *spec; a load error fails the test with its message. */
+static void load_ok(const char *text, memd_device_spec *spec)
+{
+    char msg[1024];
+    int rc = load(text, spec, msg, sizeof(msg));
+    ck_assert_msg(rc == 0, "%s", msg);
+}
+
 START_TEST(test_good_descriptor)
 {
     memd_device_spec s;
-    char msg[1024];
-    int rc = load(GOOD, &s, msg, sizeof(msg));
-    ck_assert_msg(rc == 0, "%s", msg);
+    load_ok(GOOD, &s);
     ck_assert_str_eq(s.name, "dev");
     ck_assert_str_eq(s.arch, "test");
     const memd_bank_group_spec *d = &s.groups[MEMD_KIND_DRAM];
@@ -131,15 +137,14 @@ START_TEST(test_page_sizes)
         "  dram:\n"
         "    internal: {page_size: 8KiB}\n";
     memd_device_spec s;
-    char msg[1024];
-    int rc = load(text, &s, msg, sizeof(msg));
-    ck_assert_msg(rc == 0, "%s", msg);
+    load_ok(text, &s);
     ck_assert_uint_eq(s.groups[MEMD_KIND_DRAM].page_size, 2048);
     ck_assert_uint_eq(memd_device_page_size(&s, MEMD_KIND_DRAM, MEMD_CLASS_CONSTANT), 2048);
     ck_assert_uint_eq(memd_device_page_size(&s, MEMD_KIND_DRAM, MEMD_CLASS_INTERNAL), 8192);
     memd_device_spec_free(&s);
     char bad[sizeof text];
     memcpy(bad, text, sizeof text);
+    char msg[1024];
     memcpy(strstr(bad, "2KiB"), "3KiB", 4);
     ck_assert_int_eq(load(bad, &s, msg, sizeof(msg)), -EINVAL);
     ck_assert_msg(strstr(msg, "t.yaml:1:1: device 'dev': dram page_size 3072 is not a power of two"),
@@ -187,9 +192,7 @@ START_TEST(test_region_layout)
         "    - {name: e, base: 0xF0000, size: 4KiB}\n"
         "    - {name: f, size: 4KiB}\n";
     memd_device_spec s;
-    char msg[1024];
-    int rc = load(text, &s, msg, sizeof(msg));
-    ck_assert_msg(rc == 0, "%s", msg);
+    load_ok(text, &s);
     const memd_bank_group_spec *g = &s.groups[MEMD_KIND_DRAM];
     static const uint64_t base[] = {0, 16 * KiB, 20 * KiB, 0xF0000 - 8 * KiB, 0xF0000, 0x100000 - 4 * KiB};
     static const uint64_t size[] = {4 * KiB, 4 * KiB, 0xF0000 - 8 * KiB - 20 * KiB, 8 * KiB, 4 * KiB, 4 * KiB};

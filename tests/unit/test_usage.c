@@ -17,6 +17,7 @@
 #include "alloc.h"
 #include "check_main.h"
 #include "dispatch_fixture.h"
+#include "dump_iter.h"
 #include "event.h"
 #include "frames.h"
 #include "test_rand.h"
@@ -77,26 +78,19 @@ static size_t dump_use(bool paged, use_rec *res, size_t cap)
         memd_wire_hdr hdr;
         ck_assert_int_eq(memd_wire_hdr_get(out.data, out.len, MEMD_MAX_REPLY, &hdr), 0);
         ck_assert_int_eq(hdr.status, 0);
-        const uint8_t *q = out.data + MEMD_HDR_SIZE;
-        cursor = 0;
-        for (size_t off = 0; off < hdr.len;) {
-            uint32_t tag;
-            size_t sz;
-            ck_assert_int_eq(memd_wire_tag_get(q + off, hdr.len - off, &tag, &sz), 0);
-            if (tag == MEMD_REC_SESSION_USE) {
-                memd_wire_session_use u;
-                ck_assert_int_eq(memd_wire_session_use_get(q + off + 4, sz, &u), 0);
-                ck_assert_uint_lt(n, cap);
-                res[n++] = (use_rec){.session_id = u.session_id, .device = u.device,
-                                     .kind = u.kind, .allocations = u.allocations,
-                                     .bytes = u.bytes, .shared_bytes = u.shared_bytes};
-            } else if (tag == MEMD_REC_PAGE) {
-                memd_wire_page_rec pr;
-                ck_assert_int_eq(memd_wire_page_rec_get(q + off + 4, sz, &pr), 0);
-                cursor = pr.next;
-            }
-            off += 4 + sz;
+        dump_iter it = {.p = out.data + MEMD_HDR_SIZE, .len = hdr.len, .next = UINT64_MAX};
+        while (dump_next(&it)) {
+            if (it.tag != MEMD_REC_SESSION_USE)
+                continue;
+            memd_wire_session_use u;
+            ck_assert_int_eq(memd_wire_session_use_get(it.rec, it.size, &u), 0);
+            ck_assert_uint_lt(n, cap);
+            res[n++] = (use_rec){.session_id = u.session_id, .device = u.device,
+                                 .kind = u.kind, .allocations = u.allocations,
+                                 .bytes = u.bytes, .shared_bytes = u.shared_bytes};
         }
+        /* An unpaged reply has no PAGE record: its walk stops after this one. */
+        cursor = it.next == UINT64_MAX ? 0 : it.next;
         out.len = 0;
     } while (paged && cursor);
     return n;
@@ -200,10 +194,7 @@ END_TEST
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("usage");
-    TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 120);
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, usage_follows_holds);
-    suite_add_tcase(s, tc);
+    memd_test_tcase(s, "core", 120, setup, teardown,
+                    (const TTest *const[]){usage_follows_holds, NULL});
     return s;
 }
