@@ -26,7 +26,7 @@ typedef struct memd_wire_op {
     const char *name;
     memd_wire_shape shape;
     uint32_t len;     /* see shape; DOC: MEMD_WIRE_DOC_SIZE */
-    uint32_t len_v1;  /* FIXED: an older length still accepted (HELLO), else 0 */
+    uint32_t len_v1;  /* FIXED, MIN: an older (shorter) record still accepted, else 0 */
     bool mutating;    /* may change the allocation map or what the state store records */
     bool admin_only;  /* refused to sessions that are not admin */
     bool batch;       /* many requests in one, all or nothing */
