@@ -31,12 +31,15 @@ def pictures_dir(build):
 
 @contextlib.contextmanager
 def picture_daemon(build, src, prefix, script, names):
-    """The set-up the picture tests share: the pictures folder, a scratch folder, a daemon
-    on config/memd.yaml and one client process per name running script (argv: socket,
-    name) with piped stdin/stdout. Yields (daemon, scratch folder, processes); on the way
-    out closes each process's stdin (the scripts hold their buffers until then), waits for
-    it and removes the daemon and the scratch folder."""
-    os.makedirs(pictures_dir(build), exist_ok=True)
+    """The set-up the picture tests share: skipped without Chromium, the pictures folder,
+    a scratch folder, a daemon on config/memd.yaml and one client process per name
+    running script (argv: socket, name) with piped stdin/stdout. Yields (daemon, scratch
+    folder, pictures folder, processes); on the way out closes each process's stdin (the
+    scripts hold their buffers until then), waits for it and removes the daemon and the
+    scratch folder."""
+    require_chromium()
+    out = pictures_dir(build)
+    os.makedirs(out, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=prefix)
     d = Daemon(os.path.join(build, "daemon", "memd"), os.path.join(src, "config", "memd.yaml"),
                memctl=os.path.join(build, "tools", "memctl", "memctl"), prefix=prefix)
@@ -46,7 +49,7 @@ def picture_daemon(build, src, prefix, script, names):
             procs.append(subprocess.Popen([sys.executable, "-c", script, d.socket, name],
                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                           text=True))
-        yield d, tmp, procs
+        yield d, tmp, out, procs
     finally:
         for p in procs:
             p.stdin.close()

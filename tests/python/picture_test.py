@@ -16,14 +16,10 @@ import sys
 BUILD, SRC = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(SRC, "tests", "common"))
 from tap import check, done  # noqa: E402
-from chromium import (chromium, dom_json, near, picture_daemon, pictures_dir,  # noqa: E402
-                      read_png, require_chromium)
+from chromium import chromium, dom_json, near, picture_daemon, read_png  # noqa: E402
 
-OUT = pictures_dir(BUILD)
 SIZES = [(1280, 800), (600, 900)]
 INTERNAL = (0xb0, 0x7a, 0xa1)  # class internal's fill in memctl_svg.c
-
-require_chromium()
 
 
 # Measured in the page: the window, the page's scroll width, the picture's box, every
@@ -60,7 +56,7 @@ sys.stdin.read()
 """
 
 CLIENTS = ("decoder", "encoder")
-with picture_daemon(BUILD, SRC, "memd-pictures-", HOLDER, CLIENTS) as (d, tmp, procs):
+with picture_daemon(BUILD, SRC, "memd-pictures-", HOLDER, CLIENTS) as (d, tmp, out, procs):
     holders = [p.stdout.readline().split() for p in procs]
     check(all(len(h) == 2 for h in holders), "two clients hold their buffers")
     html, svg = os.path.join(tmp, "map.html"), os.path.join(tmp, "map.svg")
@@ -108,7 +104,7 @@ with picture_daemon(BUILD, SRC, "memd-pictures-", HOLDER, CLIENTS) as (d, tmp, p
               "%dx%d: human sizes in the table: %s" % (w, h, facts["sizes"]))
         # What the eye sees: the screenshots, checked where the DOM put the buffers.
         for what, url in (("html", html), ("svg", svg)):
-            png = os.path.join(OUT, "map-%s-%dx%d.png" % (what, w, h))
+            png = os.path.join(out, "map-%s-%dx%d.png" % (what, w, h))
             if os.path.exists(png):
                 os.unlink(png)
             chromium(profile, w, h, "--screenshot=" + png, "file://" + url)

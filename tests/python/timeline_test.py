@@ -20,13 +20,9 @@ import time
 BUILD, SRC = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(SRC, "tests", "common"))
 from tap import check, done  # noqa: E402
-from chromium import (chromium, dom_json, near, picture_daemon, pictures_dir,  # noqa: E402
-                      read_png, require_chromium)
+from chromium import chromium, dom_json, near, picture_daemon, read_png  # noqa: E402
 
-OUT = pictures_dir(BUILD)
 SIZES = [(1280, 800), (800, 600)]
-
-require_chromium()
 
 
 # Two processes: each does its steps, then says "done" and holds what is left until its
@@ -121,7 +117,7 @@ def rgb(css):
 
 
 CLIENTS = ("trainer", "loader")
-with picture_daemon(BUILD, SRC, "memd-timeline-", WORKER, CLIENTS) as (d, tmp, workers):
+with picture_daemon(BUILD, SRC, "memd-timeline-", WORKER, CLIENTS) as (d, tmp, out, workers):
     check(all(p.stdout.readline().strip() == "done" for p in workers),
           "both clients ran their steps")
     page_path = os.path.join(tmp, "timeline.html")
@@ -201,7 +197,7 @@ with picture_daemon(BUILD, SRC, "memd-timeline-", WORKER, CLIENTS) as (d, tmp, w
               "%dx%d: zoomed, %d bands in view, each inside its panel; reset: all %d"
               % (w, h, len(zs), len(rs)))
 
-        png = os.path.join(OUT, "timeline-%dx%d.png" % (w, h))
+        png = os.path.join(out, "timeline-%dx%d.png" % (w, h))
         if os.path.exists(png):
             os.unlink(png)
         chromium(profile, w, h, "--screenshot=" + png, "file://" + page_path)
