@@ -136,6 +136,18 @@ void cu_last_error_says(const char *what)
     ck_assert_msg(strstr(e.message, what), "expected \"%s\" in: %s", what, e.message);
 }
 
+size_t cu_fill_store(memclient *c, const memclient_alloc_req *r, uint64_t *handles, size_t cap)
+{
+    size_t n = 0;
+    memclient_buffer b;
+    int rc = 0;
+    while (n < cap && (rc = memclient_alloc(c, r, &b)) == 0)
+        handles[n++] = b.handle;
+    ck_assert_int_eq(rc, -EIO);
+    cu_last_error_says("state store is full");
+    return n;
+}
+
 uint32_t cu_dram_banks(memclient *c)
 {
     memclient_snapshot *s = cu_dump(c, 0);

@@ -50,6 +50,10 @@ memclient_alloc_req cu_l1(uint32_t device, uint64_t bytes, uint64_t page_size,
 
 /* Fails the test unless memd's reply to the last failed call says what. */
 void cu_last_error_says(const char *what);
+/* Allocates r until memd refuses with -EIO because its state store is full (fails the
+ * test on any other outcome, or if cap allocations all succeed). The acknowledged
+ * handles go to handles[]; returns how many. */
+size_t cu_fill_store(memclient *c, const memclient_alloc_req *r, uint64_t *handles, size_t cap);
 /* Banks of device 0's DRAM group, from a dump of its own. */
 uint32_t cu_dram_banks(memclient *c);
 
