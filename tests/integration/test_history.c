@@ -238,13 +238,7 @@ END_TEST
 START_TEST(ring_is_bounded)
 {
     memd_fixture g;
-    char yaml[512];
-    snprintf(yaml, sizeof yaml,
-             "limits:\n  history_events: 8\n"
-             "devices:\n  - id: 0\n    descriptor: %s/config/devices/wormhole_b0.yaml\n",
-             memd_fixture_source_root());
-    memd_fixture_opts o = {.config_yaml = yaml};
-    ck_assert_int_eq(memd_fixture_start(&g, &o), 0);
+    cu_start_limits(&g, "history_events: 8");
     memclient *c;
     ck_assert_int_eq(memclient_connect(g.socket_path, &c), 0);
     memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 1u << 20);
