@@ -129,6 +129,18 @@ size_t cu_galaxy_yaml(char *yaml, size_t len, uint32_t id, const char *name)
     return (size_t)n;
 }
 
+uint64_t cu_share(memclient *a, memclient *b, uint64_t bytes, const char *name)
+{
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, bytes);
+    r.name = name;
+    r.flags = MEMCLIENT_ALLOC_SHARED;
+    memclient_buffer ba, bb;
+    ck_assert_int_eq(memclient_alloc(a, &r, &ba), 0);
+    ck_assert_int_eq(memclient_alloc(b, &r, &bb), 0);
+    ck_assert_uint_eq(ba.handle, bb.handle);
+    return ba.handle;
+}
+
 void cu_last_error_says(const char *what)
 {
     memclient_error e;

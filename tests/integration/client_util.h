@@ -48,6 +48,9 @@ memclient_alloc_req cu_sram(uint64_t bytes);
 memclient_alloc_req cu_l1(uint32_t device, uint64_t bytes, uint64_t page_size,
                           const uint32_t *set, uint32_t nset, int per_bank);
 
+/* A constant DRAM buffer of `bytes` named `name`, allocated shared by a and then by b
+ * (fails the test unless both get it, the same handle). Returns its handle. */
+uint64_t cu_share(memclient *a, memclient *b, uint64_t bytes, const char *name);
 /* Fails the test unless memd's reply to the last failed call says what. */
 void cu_last_error_says(const char *what);
 /* Allocates r until memd refuses with -EIO because its state store is full (fails the

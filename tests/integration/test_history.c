@@ -397,22 +397,16 @@ START_TEST(callback_on_the_next_call)
 {
     memclient *owner = connect_named("owner-cb"), *other = connect_named("owner-cb2");
     memclient *admin = connect_named("operator");
-    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 1u << 20);
-    r.name = "shared-rv";
-    r.flags = MEMCLIENT_ALLOC_SHARED;
-    memclient_buffer b, b2;
-    ck_assert_int_eq(memclient_alloc(owner, &r, &b), 0);
-    ck_assert_int_eq(memclient_alloc(other, &r, &b2), 0);
-    ck_assert_uint_eq(b.handle, b2.handle);
+    uint64_t shared = cu_share(owner, other, 1u << 20, "shared-rv");
     got g = {.c = owner};
     ck_assert_int_eq(memclient_set_revoke_cb(owner, on_revoke, &g), 0);
-    ck_assert_int_eq(memclient_free(admin, b.handle), 0); /* root: an admin */
+    ck_assert_int_eq(memclient_free(admin, shared), 0); /* root: an admin */
     ck_assert_int_eq(g.calls, 0);
     memclient_buffer c2;
     memclient_alloc_req plain = cu_req(MEMD_CLASS_CONSTANT, 1u << 20);
     ck_assert_int_eq(memclient_alloc(owner, &plain, &c2), 0);
     ck_assert_int_eq(g.calls, 1);
-    ck_assert_uint_eq(g.last.handle, b.handle);
+    ck_assert_uint_eq(g.last.handle, shared);
     ck_assert_uint_eq(g.last.actor_session, session_of(admin));
     ck_assert_uint_eq(g.last.actor_pid, (uint32_t)getpid());
     ck_assert_str_eq(g.last.actor_client, "operator");
@@ -426,7 +420,7 @@ START_TEST(callback_on_the_next_call)
     got g2 = {.c = other};
     ck_assert_int_eq(memclient_set_revoke_cb(other, on_revoke, &g2), 0);
     ck_assert_int_eq(g2.calls, 1); /* what was queued went to the new callback at once */
-    ck_assert_uint_eq(g2.last.handle, b.handle);
+    ck_assert_uint_eq(g2.last.handle, shared);
     ck_assert_int_eq(memclient_set_revoke_cb(other, NULL, NULL), 0);
     ck_assert_int_eq(memclient_revoked(owner, NULL, 0), 0);
     ck_assert_int_eq(memclient_revoked(NULL, &n, 1), -EINVAL);
