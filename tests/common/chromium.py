@@ -1,6 +1,7 @@
 """Headless Chromium (Debian's `chromium`) for the tests of memctl's pictures: run it on a
 page (--dump-dom, --screenshot) and read the PNG it writes (zlib + struct, no imaging
 library). CHROMIUM is None where it is not installed: the tests skip (exit 77)."""
+import contextlib
 import json
 import os
 import re
@@ -8,7 +9,10 @@ import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 import zlib
+
+from memd_daemon import Daemon
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -23,6 +27,36 @@ def require_chromium():
 def pictures_dir(build):
     """Where the tests keep their screenshots: BUILD/tests/python/pictures."""
     return os.path.join(build, "tests", "python", "pictures")
+
+
+@contextlib.contextmanager
+def picture_daemon(build, src, prefix, script, names):
+    """The set-up the picture tests share: skipped without Chromium, the pictures folder,
+    a scratch folder, a daemon on config/memd.yaml and one client process per name
+    running script (argv: socket, name) with piped stdin/stdout. Yields (daemon, scratch
+    folder, pictures folder, processes); on the way out closes each process's stdin (the
+    scripts hold their buffers until then), waits for it and removes the daemon and the
+    scratch folder."""
+    require_chromium()
+    out = pictures_dir(build)
+    os.makedirs(out, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    d = Daemon(os.path.join(build, "daemon", "memd"), os.path.join(src, "config", "memd.yaml"),
+               memctl=os.path.join(build, "tools", "memctl", "memctl"), prefix=prefix)
+    procs = []
+    try:
+        for name in names:
+            procs.append(subprocess.Popen([sys.executable, "-c", script, d.socket, name],
+                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          text=True))
+        yield d, tmp, out, procs
+    finally:
+        for p in procs:
+            p.stdin.close()
+            p.wait(timeout=20)
+        d.stop()
+        d.cleanup()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def chromium(profile, w, h, *args):

@@ -129,11 +129,35 @@ size_t cu_galaxy_yaml(char *yaml, size_t len, uint32_t id, const char *name)
     return (size_t)n;
 }
 
+uint64_t cu_share(memclient *a, memclient *b, uint64_t bytes, const char *name)
+{
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, bytes);
+    r.name = name;
+    r.flags = MEMCLIENT_ALLOC_SHARED;
+    memclient_buffer ba, bb;
+    ck_assert_int_eq(memclient_alloc(a, &r, &ba), 0);
+    ck_assert_int_eq(memclient_alloc(b, &r, &bb), 0);
+    ck_assert_uint_eq(ba.handle, bb.handle);
+    return ba.handle;
+}
+
 void cu_last_error_says(const char *what)
 {
     memclient_error e;
     memclient_last_error(&e);
     ck_assert_msg(strstr(e.message, what), "expected \"%s\" in: %s", what, e.message);
+}
+
+size_t cu_fill_store(memclient *c, const memclient_alloc_req *r, uint64_t *handles, size_t cap)
+{
+    size_t n = 0;
+    memclient_buffer b;
+    int rc = 0;
+    while (n < cap && (rc = memclient_alloc(c, r, &b)) == 0)
+        handles[n++] = b.handle;
+    ck_assert_int_eq(rc, -EIO);
+    cu_last_error_says("state store is full");
+    return n;
 }
 
 uint32_t cu_dram_banks(memclient *c)

@@ -48,8 +48,15 @@ memclient_alloc_req cu_sram(uint64_t bytes);
 memclient_alloc_req cu_l1(uint32_t device, uint64_t bytes, uint64_t page_size,
                           const uint32_t *set, uint32_t nset, int per_bank);
 
+/* A constant DRAM buffer of `bytes` named `name`, allocated shared by a and then by b
+ * (fails the test unless both get it, the same handle). Returns its handle. */
+uint64_t cu_share(memclient *a, memclient *b, uint64_t bytes, const char *name);
 /* Fails the test unless memd's reply to the last failed call says what. */
 void cu_last_error_says(const char *what);
+/* Allocates r until memd refuses with -EIO because its state store is full (fails the
+ * test on any other outcome, or if cap allocations all succeed). The acknowledged
+ * handles go to handles[]; returns how many. */
+size_t cu_fill_store(memclient *c, const memclient_alloc_req *r, uint64_t *handles, size_t cap);
 /* Banks of device 0's DRAM group, from a dump of its own. */
 uint32_t cu_dram_banks(memclient *c);
 

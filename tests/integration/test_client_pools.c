@@ -343,13 +343,7 @@ static void flush_settles(memclient_pool *p)
 START_TEST(refused_report_is_followed_by_a_resync)
 {
     memd_fixture f;
-    char yaml[1024];
-    snprintf(yaml, sizeof yaml,
-             "limits: {max_suballocs_per_pool: 8}\n"
-             "devices:\n  - id: 0\n    descriptor: %s/config/devices/wormhole_b0.yaml\n",
-             memd_fixture_source_root());
-    memd_fixture_opts o = {.config_yaml = yaml};
-    ck_assert_int_eq(memd_fixture_start(&f, &o), 0);
+    cu_start_limits(&f, "max_suballocs_per_pool: 8");
     memclient *c = cu_connect(&f);
     memclient_pool *p = make_pool(c, 1 << 20, 0);
     memclient_pool_info pi;
@@ -410,13 +404,7 @@ END_TEST
 START_TEST(refused_pool_backs_off)
 {
     memd_fixture f;
-    char yaml[1024];
-    snprintf(yaml, sizeof yaml,
-             "limits: {max_suballocs_per_pool: 8}\n"
-             "devices:\n  - id: 0\n    descriptor: %s/config/devices/wormhole_b0.yaml\n",
-             memd_fixture_source_root());
-    memd_fixture_opts o = {.config_yaml = yaml};
-    ck_assert_int_eq(memd_fixture_start(&f, &o), 0);
+    cu_start_limits(&f, "max_suballocs_per_pool: 8");
     memclient *c = cu_connect(&f), *watch = cu_connect(&f);
     memclient_pool *p = make_pool(c, 1 << 20, 0);
     memclient_pool_buffer b[12];

@@ -27,6 +27,19 @@ static memclient *connect_named(const char *name)
     return c;
 }
 
+/* A client named `client` that allocated a constant buffer `name` of `bytes` in context
+ * ctx (with stack, or NULL): what the history tests record. */
+static memclient *named_holder(const char *client, const char *ctx, const char *stack,
+                               uint64_t bytes, const char *name, memclient_buffer *b)
+{
+    memclient *c = connect_named(client);
+    ck_assert_int_eq(memclient_set_context(c, ctx, stack), 0);
+    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, bytes);
+    r.name = name;
+    ck_assert_int_eq(memclient_alloc(c, &r, b), 0);
+    return c;
+}
+
 static memclient_history_page history(memclient *c, const memclient_history_filter *flt)
 {
     memclient_history_page pg;
@@ -53,12 +66,9 @@ static uint32_t session_of(memclient *c)
 
 START_TEST(alloc_free_and_refusal_with_context)
 {
-    memclient *c = connect_named("decoder-svc");
-    ck_assert_int_eq(memclient_set_context(c, "decoder/layer3", "model.py:42 forward\nrun.py:7 main"), 0);
-    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 3u << 20);
-    r.name = "weights.l3";
     memclient_buffer b;
-    ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
+    memclient *c = named_holder("decoder-svc", "decoder/layer3",
+                                "model.py:42 forward\nrun.py:7 main", 3u << 20, "weights.l3", &b);
     ck_assert_int_eq(memclient_set_context(c, "decoder/teardown", NULL), 0);
     ck_assert_int_eq(memclient_free(c, b.handle), 0);
     memclient_alloc_req big = cu_req(MEMD_CLASS_CONSTANT, 1ull << 40);
@@ -238,13 +248,7 @@ END_TEST
 START_TEST(ring_is_bounded)
 {
     memd_fixture g;
-    char yaml[512];
-    snprintf(yaml, sizeof yaml,
-             "limits:\n  history_events: 8\n"
-             "devices:\n  - id: 0\n    descriptor: %s/config/devices/wormhole_b0.yaml\n",
-             memd_fixture_source_root());
-    memd_fixture_opts o = {.config_yaml = yaml};
-    ck_assert_int_eq(memd_fixture_start(&g, &o), 0);
+    cu_start_limits(&g, "history_events: 8");
     memclient *c;
     ck_assert_int_eq(memclient_connect(g.socket_path, &c), 0);
     memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 1u << 20);
@@ -272,12 +276,8 @@ END_TEST
 
 START_TEST(memctl_history_table_and_json)
 {
-    memclient *c = connect_named("svc-json");
-    ck_assert_int_eq(memclient_set_context(c, "encoder/attn", NULL), 0);
-    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 2u << 20);
-    r.name = "kv-cache";
     memclient_buffer b;
-    ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
+    memclient *c = named_holder("svc-json", "encoder/attn", NULL, 2u << 20, "kv-cache", &b);
     char out[16384], want[128];
     const char *const table[] = {"history", "--client", "svc-json", NULL};
     ck_assert_int_eq(memctl_capture(&f, table, out, sizeof out), 0);
@@ -305,12 +305,9 @@ END_TEST
  * name cannot close; exclusive with --json and --follow; an unwritable path fails. */
 START_TEST(memctl_history_html_page)
 {
-    memclient *c = connect_named("svc-html");
-    ck_assert_int_eq(memclient_set_context(c, "loader/batch", NULL), 0);
-    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 1u << 20);
-    r.name = "</script><script>alert(1)</script>";
     memclient_buffer b;
-    ck_assert_int_eq(memclient_alloc(c, &r, &b), 0);
+    memclient *c = named_holder("svc-html", "loader/batch", NULL, 1u << 20,
+                                "</script><script>alert(1)</script>", &b);
     char out[4096], path[128];
     snprintf(path, sizeof path, "%s/timeline.html", f.dir);
     ck_assert_int_eq(memctl_capture(&f, MEMCTL_ARGS("history", "--html", path), out, sizeof out),
@@ -400,22 +397,16 @@ START_TEST(callback_on_the_next_call)
 {
     memclient *owner = connect_named("owner-cb"), *other = connect_named("owner-cb2");
     memclient *admin = connect_named("operator");
-    memclient_alloc_req r = cu_req(MEMD_CLASS_CONSTANT, 1u << 20);
-    r.name = "shared-rv";
-    r.flags = MEMCLIENT_ALLOC_SHARED;
-    memclient_buffer b, b2;
-    ck_assert_int_eq(memclient_alloc(owner, &r, &b), 0);
-    ck_assert_int_eq(memclient_alloc(other, &r, &b2), 0);
-    ck_assert_uint_eq(b.handle, b2.handle);
+    uint64_t shared = cu_share(owner, other, 1u << 20, "shared-rv");
     got g = {.c = owner};
     ck_assert_int_eq(memclient_set_revoke_cb(owner, on_revoke, &g), 0);
-    ck_assert_int_eq(memclient_free(admin, b.handle), 0); /* root: an admin */
+    ck_assert_int_eq(memclient_free(admin, shared), 0); /* root: an admin */
     ck_assert_int_eq(g.calls, 0);
     memclient_buffer c2;
     memclient_alloc_req plain = cu_req(MEMD_CLASS_CONSTANT, 1u << 20);
     ck_assert_int_eq(memclient_alloc(owner, &plain, &c2), 0);
     ck_assert_int_eq(g.calls, 1);
-    ck_assert_uint_eq(g.last.handle, b.handle);
+    ck_assert_uint_eq(g.last.handle, shared);
     ck_assert_uint_eq(g.last.actor_session, session_of(admin));
     ck_assert_uint_eq(g.last.actor_pid, (uint32_t)getpid());
     ck_assert_str_eq(g.last.actor_client, "operator");
@@ -429,7 +420,7 @@ START_TEST(callback_on_the_next_call)
     got g2 = {.c = other};
     ck_assert_int_eq(memclient_set_revoke_cb(other, on_revoke, &g2), 0);
     ck_assert_int_eq(g2.calls, 1); /* what was queued went to the new callback at once */
-    ck_assert_uint_eq(g2.last.handle, b.handle);
+    ck_assert_uint_eq(g2.last.handle, shared);
     ck_assert_int_eq(memclient_set_revoke_cb(other, NULL, NULL), 0);
     ck_assert_int_eq(memclient_revoked(owner, NULL, 0), 0);
     ck_assert_int_eq(memclient_revoked(NULL, &n, 1), -EINVAL);

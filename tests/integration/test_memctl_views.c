@@ -461,13 +461,7 @@ START_TEST(views_name_clients_not_memctl)
     ck_assert_msg(strstr(out, "(memctl)"), "--all: no memctl sessions in events:\n%s", out);
 
     /* A shared buffer is every holder's: both sessions count it, marked shared. */
-    memclient_alloc_req sr = cu_req(MEMD_CLASS_CONSTANT, 2u << 20);
-    sr.name = "weights.shared";
-    sr.flags = MEMCLIENT_ALLOC_SHARED;
-    memclient_buffer s1, s2;
-    ck_assert_int_eq(memclient_alloc(named, &sr, &s1), 0);
-    ck_assert_int_eq(memclient_alloc(c, &sr, &s2), 0);
-    ck_assert_uint_eq(s1.handle, s2.handle);
+    cu_share(named, c, 2u << 20, "weights.shared");
     ck_assert_int_eq(RUN("dump"), 0);
     ck_assert_msg(strstr(out, "weights.shared [shared by 2]"), "not shared:\n%s", out);
     ck_assert_int_eq(RUN("sessions", "--json"), 0); /* per session: both hold it */

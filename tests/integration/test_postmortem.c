@@ -36,6 +36,15 @@ static uint64_t fill(memclient *c, uint64_t *big)
     return b.handle;
 }
 
+/* memd started with limits and a client connected, holding fill()'s buffer. */
+static memclient *start_filled(const char *limits, uint64_t *big)
+{
+    cu_start_limits(&f, limits);
+    memclient *c = cu_connect(&f);
+    fill(c, big);
+    return c;
+}
+
 /* Another 60 %: refused. The post-mortem id the error names (0: none). */
 static uint64_t refuse(memclient *c, uint64_t big)
 {
@@ -120,10 +129,8 @@ END_TEST
 /* At most one per uid per postmortem_interval_ms: the second refusal has none. */
 START_TEST(rate_limit_holds)
 {
-    cu_start_limits(&f, "postmortem_interval_ms: 60000");
-    memclient *c = cu_connect(&f);
     uint64_t big, ids[8];
-    fill(c, &big);
+    memclient *c = start_filled("postmortem_interval_ms: 60000", &big);
     ck_assert_uint_eq(refuse(c, big), 1);
     ck_assert_uint_eq(refuse(c, big), 0);
     ck_assert_uint_eq(list(c, ids), 1);
@@ -134,10 +141,8 @@ END_TEST
 /* limits.postmortems bounds them: the oldest goes, its file too. */
 START_TEST(count_bound_holds)
 {
-    cu_start_limits(&f, "postmortems: 2, postmortem_interval_ms: 0");
-    memclient *c = cu_connect(&f);
     uint64_t big, ids[8];
-    fill(c, &big);
+    memclient *c = start_filled("postmortems: 2, postmortem_interval_ms: 0", &big);
     for (uint64_t i = 1; i <= 3; i++)
         ck_assert_uint_eq(refuse(c, big), i);
     ck_assert_uint_eq(list(c, ids), 2);
@@ -154,10 +159,8 @@ END_TEST
 /* On disk, so a restart reads them back, and the ids go on after them. */
 START_TEST(survives_a_restart)
 {
-    cu_start_limits(&f, "postmortem_interval_ms: 0");
-    memclient *c = cu_connect(&f);
     uint64_t big, ids[8];
-    fill(c, &big);
+    memclient *c = start_filled("postmortem_interval_ms: 0", &big);
     ck_assert_uint_eq(refuse(c, big), 1);
     memclient_postmortem_report before;
     ck_assert_int_eq(memclient_postmortem_get(c, 1, &before), 0);
@@ -183,10 +186,8 @@ END_TEST
  * files. */
 START_TEST(restart_with_a_lower_bound)
 {
-    cu_start_limits(&f, "postmortems: 3, postmortem_interval_ms: 0");
-    memclient *c = cu_connect(&f);
     uint64_t big, ids[8];
-    fill(c, &big);
+    memclient *c = start_filled("postmortems: 3, postmortem_interval_ms: 0", &big);
     for (uint64_t i = 1; i <= 3; i++)
         ck_assert_uint_eq(refuse(c, big), i);
     memclient_disconnect(c);
@@ -232,10 +233,8 @@ static int nobody_reads(void *arg)
 
 START_TEST(others_see_only_their_own)
 {
-    cu_start_limits(&f, "postmortem_interval_ms: 0");
-    memclient *c = cu_connect(&f);
     uint64_t big, ids[8];
-    fill(c, &big);
+    memclient *c = start_filled("postmortem_interval_ms: 0", &big);
     ck_assert_uint_eq(refuse(c, big), 1);
     cu_open_socket_to_all(&f);
     ck_assert_int_eq(cu_run_as(CU_NOBODY, nobody_reads, &f), 0);

@@ -11,24 +11,15 @@ DOM says. Screenshots: BUILD/tests/python/pictures/*.png.
 usage: picture_test.py BUILD_DIR SOURCE_DIR   (exit 77: no chromium)"""
 import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 
 BUILD, SRC = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(SRC, "tests", "common"))
-from memd_daemon import Daemon  # noqa: E402
 from tap import check, done  # noqa: E402
-from chromium import (chromium, dom_json, near, pictures_dir, read_png,  # noqa: E402
-                      require_chromium)
+from chromium import chromium, dom_json, near, picture_daemon, read_png  # noqa: E402
 
-MEMCTL = os.path.join(BUILD, "tools", "memctl", "memctl")
-OUT = pictures_dir(BUILD)
 SIZES = [(1280, 800), (600, 900)]
 INTERNAL = (0xb0, 0x7a, 0xa1)  # class internal's fill in memctl_svg.c
-
-require_chromium()
 
 
 # Measured in the page: the window, the page's scroll width, the picture's box, every
@@ -64,17 +55,10 @@ print(" ".join(str(b.handle) for b in bufs), flush=True)
 sys.stdin.read()
 """
 
-os.makedirs(OUT, exist_ok=True)
-tmp = tempfile.mkdtemp(prefix="memd-pictures-")
-d = Daemon(os.path.join(BUILD, "daemon", "memd"), os.path.join(SRC, "config", "memd.yaml"),
-           memctl=MEMCTL, prefix="memd-pic-")
-holders = []
-try:
-    for name in ("decoder", "encoder"):
-        p = subprocess.Popen([sys.executable, "-c", HOLDER, d.socket, name],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        holders.append((name, p, p.stdout.readline().split()))
-    check(all(len(h) == 2 for _, _, h in holders), "two clients hold their buffers")
+CLIENTS = ("decoder", "encoder")
+with picture_daemon(BUILD, SRC, "memd-pictures-", HOLDER, CLIENTS) as (d, tmp, out, procs):
+    holders = [p.stdout.readline().split() for p in procs]
+    check(all(len(h) == 2 for h in holders), "two clients hold their buffers")
     html, svg = os.path.join(tmp, "map.html"), os.path.join(tmp, "map.svg")
     d.memctl("dump", "--html", html)
     d.memctl("dump", "--svg", svg)
@@ -120,7 +104,7 @@ try:
               "%dx%d: human sizes in the table: %s" % (w, h, facts["sizes"]))
         # What the eye sees: the screenshots, checked where the DOM put the buffers.
         for what, url in (("html", html), ("svg", svg)):
-            png = os.path.join(OUT, "map-%s-%dx%d.png" % (what, w, h))
+            png = os.path.join(out, "map-%s-%dx%d.png" % (what, w, h))
             if os.path.exists(png):
                 os.unlink(png)
             chromium(profile, w, h, "--screenshot=" + png, "file://" + url)
@@ -141,11 +125,4 @@ try:
     sram = [l for l in devices.splitlines() if l.strip().startswith(("sram", "buffers"))]
     check(len(sram) == 2 and all("0 B-64.0 KiB" in l for l in sram),
           "memctl devices: bank-set buffers counted in ALLOCATED: %s" % sram)
-finally:
-    for _, p, _ in holders:
-        p.stdin.close()
-        p.wait(timeout=20)
-    d.stop()
-    d.cleanup()
-    shutil.rmtree(tmp, ignore_errors=True)
 done()

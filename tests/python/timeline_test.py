@@ -14,24 +14,15 @@ usage: timeline_test.py BUILD_DIR SOURCE_DIR   (exit 77: no chromium)"""
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
 
 BUILD, SRC = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(SRC, "tests", "common"))
-from memd_daemon import Daemon  # noqa: E402
 from tap import check, done  # noqa: E402
-from chromium import (chromium, dom_json, near, pictures_dir, read_png,  # noqa: E402
-                      require_chromium)
+from chromium import chromium, dom_json, near, picture_daemon, read_png  # noqa: E402
 
-MEMCTL = os.path.join(BUILD, "tools", "memctl", "memctl")
-OUT = pictures_dir(BUILD)
 SIZES = [(1280, 800), (800, 600)]
-
-require_chromium()
 
 
 # Two processes: each does its steps, then says "done" and holds what is left until its
@@ -125,16 +116,8 @@ def rgb(css):
     return tuple(int(v) for v in re.findall(r"\d+", css)[:3])
 
 
-os.makedirs(OUT, exist_ok=True)
-tmp = tempfile.mkdtemp(prefix="memd-timeline-")
-d = Daemon(os.path.join(BUILD, "daemon", "memd"), os.path.join(SRC, "config", "memd.yaml"),
-           memctl=MEMCTL, prefix="memd-tl-")
-workers = []
-try:
-    for name in ("trainer", "loader"):
-        p = subprocess.Popen([sys.executable, "-c", WORKER, d.socket, name],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        workers.append(p)
+CLIENTS = ("trainer", "loader")
+with picture_daemon(BUILD, SRC, "memd-timeline-", WORKER, CLIENTS) as (d, tmp, out, workers):
     check(all(p.stdout.readline().strip() == "done" for p in workers),
           "both clients ran their steps")
     page_path = os.path.join(tmp, "timeline.html")
@@ -214,7 +197,7 @@ try:
               "%dx%d: zoomed, %d bands in view, each inside its panel; reset: all %d"
               % (w, h, len(zs), len(rs)))
 
-        png = os.path.join(OUT, "timeline-%dx%d.png" % (w, h))
+        png = os.path.join(out, "timeline-%dx%d.png" % (w, h))
         if os.path.exists(png):
             os.unlink(png)
         chromium(profile, w, h, "--screenshot=" + png, "file://" + page_path)
@@ -245,11 +228,4 @@ try:
     held = dict(re.findall(r'data-([a-z]+)="(\d+)"', facts.group(0))) if facts else {}
     check(held.get("allocations") == "3" and held.get("rects") == "6" and
           held.get("owners") == "2", "--since 1s: the held buffers drawn from the dump: %s" % held)
-finally:
-    for p in workers:
-        p.stdin.close()
-        p.wait(timeout=20)
-    d.stop()
-    d.cleanup()
-    shutil.rmtree(tmp, ignore_errors=True)
 done()
