@@ -17,7 +17,7 @@
 /* How a request payload's length is judged. */
 typedef enum memd_wire_shape {
     MEMD_WIRE_SHAPE_FIXED = 1, /* exactly len bytes (or len_v1, when not 0) */
-    MEMD_WIRE_SHAPE_MIN,       /* a len-byte record, then any number of data bytes */
+    MEMD_WIRE_SHAPE_MIN,       /* a len-byte (or len_v1) record, then any data bytes */
     MEMD_WIRE_SHAPE_COUNT,     /* u32 count, u32 0, then count records of len bytes */
     MEMD_WIRE_SHAPE_DOC,       /* u64 upload id; a document follows only when it is 0 */
 } memd_wire_shape;
