@@ -290,12 +290,8 @@ END_TEST
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("client-subdev-windows");
-    TCase *t = tcase_create("windows");
-    tcase_set_timeout(t, 60);
-    tcase_add_test(t, subdev_allocations);
-    tcase_add_test(t, refusals);
-    tcase_add_test(t, configured_window);
-    tcase_add_test(t, window_survives_restart);
-    suite_add_tcase(s, t);
+    memd_test_tcase(s, "windows", 60, NULL, NULL,
+                    (const TTest *const[]){subdev_allocations, refusals, configured_window,
+                                           window_survives_restart, NULL});
     return s;
 }

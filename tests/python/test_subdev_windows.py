@@ -2,13 +2,11 @@
 Python against a real daemon: tt-metal's TensixTestSubDeviceAllocations with its expected
 addresses, then a crash and restart that keep the window carved and its buffer inside.
 Device 0 is tt-metal's Wormhole galaxy (its own descriptors)."""
-import os
 
 import pytest
 
 import memd
-from conftest import SHARED_DATA
-from test_ttmetal_parity import bank
+from test_ttmetal_parity import bank, galaxy_device
 
 LOCAL_L1_SIZE = 3200  # TensixTestSubDeviceAllocations' local_l1_size
 CORES_1 = [bank(x, y) for y in range(3) for x in range(3)]  # sub_device_1: (0,0)-(2,2)
@@ -17,13 +15,8 @@ CORES_2 = [bank(3, 3), bank(4, 4)]                          # sub_device_2
 
 @pytest.fixture
 def galaxy(own_daemon, tmp_path):
-    soc = os.path.join(SHARED_DATA, "soc", "tt-metal")
     cfg = tmp_path / "memd.yaml"
-    cfg.write_text(
-        "devices:\n  - id: 0\n    name: wormhole_galaxy\n    tt_metal:\n"
-        f"      soc_descriptor: {soc}/soc_wormhole_b0_80_arch.yaml\n"
-        f"      core_descriptor: {soc}/core_wormhole_b0_80_arch.yaml\n"
-        "      product: galaxy\n      hw_cqs: 1\n    sram: {reserved: 160KiB}\n")
+    cfg.write_text("devices:\n" + galaxy_device())
     return own_daemon(config=str(cfg))
 
 

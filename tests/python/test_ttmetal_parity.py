@@ -30,15 +30,20 @@ def bank(x, y):
     return GALAXY_IDS[y * 8 + x]
 
 
+def galaxy_device():
+    """memd.yaml's devices: entry 0, a Wormhole galaxy from tt-metal's descriptors."""
+    soc = os.path.join(SHARED_DATA, "soc", "tt-metal")
+    return ("  - id: 0\n    name: wormhole_galaxy\n    tt_metal:\n"
+            f"      soc_descriptor: {soc}/soc_wormhole_b0_80_arch.yaml\n"
+            f"      core_descriptor: {soc}/core_wormhole_b0_80_arch.yaml\n"
+            "      product: galaxy\n      hw_cqs: 1\n    sram: {reserved: 160KiB}\n")
+
+
 @pytest.fixture
 def parity(own_daemon, tmp_path):
-    soc = os.path.join(SHARED_DATA, "soc", "tt-metal")
     cfg = tmp_path / "memd.yaml"
     cfg.write_text(
-        "devices:\n  - id: 0\n    name: wormhole_galaxy\n    tt_metal:\n"
-        f"      soc_descriptor: {soc}/soc_wormhole_b0_80_arch.yaml\n"
-        f"      core_descriptor: {soc}/core_wormhole_b0_80_arch.yaml\n"
-        "      product: galaxy\n      hw_cqs: 1\n    sram: {reserved: 160KiB}\n"
+        "devices:\n" + galaxy_device() +
         f"  - id: 1\n    descriptor: {SOURCE_ROOT}/config/devices/wormhole_b0.yaml\n"
         f"  - id: 2\n    descriptor: {SOURCE_ROOT}/tests/data/soc/devices/freelist_1g.yaml\n"
         f"  - id: 3\n    descriptor: {SOURCE_ROOT}/tests/data/soc/devices/freelist_min.yaml\n"

@@ -170,9 +170,8 @@ END_TEST
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("device-window");
-    TCase *t = tcase_create("window");
-    tcase_add_test(t, windows_share_the_carved_bottom);
-    tcase_add_test(t, adopt_after_restore);
-    suite_add_tcase(s, t);
+    memd_test_tcase(s, "window", 0, NULL, NULL,
+                    (const TTest *const[]){windows_share_the_carved_bottom, adopt_after_restore,
+                                           NULL});
     return s;
 }
