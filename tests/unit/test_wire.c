@@ -23,6 +23,27 @@ static void assert_tail_untouched(size_t n)
         ck_assert_uint_eq(buf[i], CANARY);
 }
 
+/* Encodes V into buf (exactly SIZE bytes: the canary after them stays), checks that one
+ * byte less does not decode, and decodes it back into G. */
+#define ROUNDTRIP(REC, SIZE, V, G)                                                           \
+    do {                                                                                     \
+        fill_canary();                                                                       \
+        ck_assert_ptr_eq(memd_wire_##REC##_put(buf, &(V)), buf + (SIZE));                    \
+        assert_tail_untouched(SIZE);                                                         \
+        ck_assert_int_eq(memd_wire_##REC##_get(buf, (SIZE) - 1, &(G)), -EBADMSG);            \
+        ck_assert_int_eq(memd_wire_##REC##_get(buf, SIZE, &(G)), 0);                         \
+    } while (0)
+
+/* V's encoding with N bytes from OFF set to BYTE (a bad enum, a string without its NUL)
+ * must not decode. */
+#define REJECTS(REC, SIZE, V, OFF, BYTE, N)                                                  \
+    do {                                                                                     \
+        memd_wire_##REC got;                                                                 \
+        memd_wire_##REC##_put(buf, &(V));                                                    \
+        memset(buf + (OFF), BYTE, N);                                                        \
+        ck_assert_int_eq(memd_wire_##REC##_get(buf, SIZE, &got), -EINVAL);                  \
+    } while (0)
+
 /* ---- scalars and header ---- */
 
 START_TEST(scalars_little_endian)
@@ -118,20 +139,14 @@ END_TEST
 
 START_TEST(hello_roundtrip_and_rejects)
 {
-    fill_canary();
-    memd_wire_hello h = {.min_version = 1, .max_version = 3, .flags = 0x80};
+    memd_wire_hello h = {.min_version = 1, .max_version = 3, .flags = 0x80}, g;
     memd_wire_strset(h.client_name, sizeof h.client_name, "test-client");
-    ck_assert_ptr_eq(memd_wire_hello_put(buf, &h), buf + MEMD_WIRE_HELLO_SIZE);
-    assert_tail_untouched(MEMD_WIRE_HELLO_SIZE);
-    memd_wire_hello g;
-    ck_assert_int_eq(memd_wire_hello_get(buf, MEMD_WIRE_HELLO_SIZE, &g), 0);
+    ROUNDTRIP(hello, MEMD_WIRE_HELLO_SIZE, h, g);
     ck_assert_uint_eq(g.min_version, 1);
     ck_assert_uint_eq(g.max_version, 3);
     ck_assert_uint_eq(g.flags, 0x80);
     ck_assert_str_eq(g.client_name, "test-client");
-    ck_assert_int_eq(memd_wire_hello_get(buf, MEMD_WIRE_HELLO_SIZE - 1, &g), -EBADMSG);
-    memset(buf + 8, 'x', 32); /* no NUL */
-    ck_assert_int_eq(memd_wire_hello_get(buf, MEMD_WIRE_HELLO_SIZE, &g), -EINVAL);
+    REJECTS(hello, MEMD_WIRE_HELLO_SIZE, h, 8, 'x', 32); /* no NUL */
     h.min_version = 4; /* min > max */
     memd_wire_hello_put(buf, &h);
     ck_assert_int_eq(memd_wire_hello_get(buf, MEMD_WIRE_HELLO_SIZE, &g), -EINVAL);
@@ -140,28 +155,22 @@ END_TEST
 
 START_TEST(welcome_roundtrip_and_rejects)
 {
-    fill_canary();
     memd_wire_welcome w = {.version = 1, .pad = 77, .session_id = 42, .max_frame = 1 << 20,
-                           .ndevices = 3};
+                           .ndevices = 3},
+                      g;
     memd_wire_strset(w.server_version, sizeof w.server_version, "0.1.0");
-    ck_assert_ptr_eq(memd_wire_welcome_put(buf, &w), buf + MEMD_WIRE_WELCOME_SIZE);
-    assert_tail_untouched(MEMD_WIRE_WELCOME_SIZE);
+    ROUNDTRIP(welcome, MEMD_WIRE_WELCOME_SIZE, w, g);
     ck_assert_uint_eq(buf[2], 0); /* pad is written as zero */
-    memd_wire_welcome g;
-    ck_assert_int_eq(memd_wire_welcome_get(buf, MEMD_WIRE_WELCOME_SIZE, &g), 0);
     ck_assert_uint_eq(g.version, 1);
     ck_assert_uint_eq(g.session_id, 42);
     ck_assert_uint_eq(g.max_frame, 1 << 20);
     ck_assert_uint_eq(g.ndevices, 3);
     ck_assert_str_eq(g.server_version, "0.1.0");
-    ck_assert_int_eq(memd_wire_welcome_get(buf, MEMD_WIRE_WELCOME_SIZE - 1, &g), -EBADMSG);
     w.version = 0;
     memd_wire_welcome_put(buf, &w);
     ck_assert_int_eq(memd_wire_welcome_get(buf, MEMD_WIRE_WELCOME_SIZE, &g), -EINVAL);
     w.version = 1;
-    memd_wire_welcome_put(buf, &w);
-    memset(buf + 16, 'v', 32);
-    ck_assert_int_eq(memd_wire_welcome_get(buf, MEMD_WIRE_WELCOME_SIZE, &g), -EINVAL);
+    REJECTS(welcome, MEMD_WIRE_WELCOME_SIZE, w, 16, 'v', 32);
 }
 END_TEST
 
@@ -177,11 +186,8 @@ static memd_wire_error sample_error(void)
 
 START_TEST(error_roundtrip_and_rejects)
 {
-    fill_canary();
     memd_wire_error e = sample_error(), g;
-    ck_assert_ptr_eq(memd_wire_error_put(buf, &e), buf + MEMD_WIRE_ERROR_SIZE);
-    assert_tail_untouched(MEMD_WIRE_ERROR_SIZE);
-    ck_assert_int_eq(memd_wire_error_get(buf, MEMD_WIRE_ERROR_SIZE, &g), 0);
+    ROUNDTRIP(error, MEMD_WIRE_ERROR_SIZE, e, g);
     ck_assert_int_eq(g.status, -ENOMEM);
     ck_assert_uint_eq(g.detail, MEMD_ERR_DETAIL_NOMEM);
     ck_assert_str_eq(g.message, e.message);
@@ -194,7 +200,6 @@ START_TEST(error_roundtrip_and_rejects)
     ck_assert_uint_eq(g.cls, MEMD_CLASS_INTERNAL);
     ck_assert_uint_eq(g.kind, MEMD_KIND_SRAM);
     ck_assert_uint_eq(g.region, 1);
-    ck_assert_int_eq(memd_wire_error_get(buf, MEMD_WIRE_ERROR_SIZE - 1, &g), -EBADMSG);
 
     e = sample_error();
     e.status = 0; /* an error record always carries an error */
@@ -213,9 +218,7 @@ START_TEST(error_roundtrip_and_rejects)
     memd_wire_error_put(buf, &e);
     ck_assert_int_eq(memd_wire_error_get(buf, MEMD_WIRE_ERROR_SIZE, &g), -EINVAL);
     e = sample_error();
-    memd_wire_error_put(buf, &e);
-    memset(buf + 8, 'm', 192);
-    ck_assert_int_eq(memd_wire_error_get(buf, MEMD_WIRE_ERROR_SIZE, &g), -EINVAL);
+    REJECTS(error, MEMD_WIRE_ERROR_SIZE, e, 8, 'm', 192);
 }
 END_TEST
 
@@ -281,9 +284,7 @@ START_TEST(alloc_req_rejects)
         ck_assert_msg(memd_wire_alloc_req_get(buf, MEMD_WIRE_ALLOC_REQ_SIZE, &g) == -EINVAL,
                       "mutation %zu accepted", i);
     }
-    memd_wire_alloc_req_put(buf, &r);
-    memset(buf + 72, 'n', MEMD_NAME_MAX); /* name without NUL */
-    ck_assert_int_eq(memd_wire_alloc_req_get(buf, MEMD_WIRE_ALLOC_REQ_SIZE, &g), -EINVAL);
+    REJECTS(alloc_req, MEMD_WIRE_ALLOC_REQ_SIZE, r, 72, 'n', MEMD_NAME_MAX); /* name without NUL */
     memd_wire_alloc_req_put(buf, &r);
     for (size_t n = 0; n < MEMD_WIRE_ALLOC_REQ_SIZE; n++)
         ck_assert_int_eq(memd_wire_alloc_req_get(buf, n, &g), -EBADMSG);
@@ -374,29 +375,21 @@ START_TEST(banks_roundtrip_and_rejects)
                                            .noc_x = 3, .noc_y = 4, .address = 0x40,
                                            .absolute = 0x1040}},
                              ga;
-    fill_canary();
-    ck_assert_ptr_eq(memd_wire_alloc_bank_rec_put(buf, &a), buf + MEMD_WIRE_ALLOC_BANK_REC_SIZE);
-    assert_tail_untouched(MEMD_WIRE_ALLOC_BANK_REC_SIZE);
-    ck_assert_int_eq(memd_wire_alloc_bank_rec_get(buf, MEMD_WIRE_ALLOC_BANK_REC_SIZE, &ga), 0);
+    ROUNDTRIP(alloc_bank_rec, MEMD_WIRE_ALLOC_BANK_REC_SIZE, a, ga);
     ck_assert_uint_eq(ga.bank.bank, 5);
     ck_assert_uint_eq(ga.bank.noc_y, 4);
     ck_assert_uint_eq(ga.bank.absolute, 0x1040);
-    buf[8] = MEMD_BANKS_MODE_COUNT;
-    ck_assert_int_eq(memd_wire_alloc_bank_rec_get(buf, MEMD_WIRE_ALLOC_BANK_REC_SIZE, &ga), -EINVAL);
+    REJECTS(alloc_bank_rec, MEMD_WIRE_ALLOC_BANK_REC_SIZE, a, 8, MEMD_BANKS_MODE_COUNT, 1);
 
     memd_wire_bank_rec k = {.device = 2, .kind = MEMD_KIND_SRAM, .region = 1, .bank = 63,
                             .logical_x = MEMD_NO_CORE, .logical_y = MEMD_NO_CORE,
                             .noc_x = MEMD_NO_CORE, .noc_y = MEMD_NO_CORE,
                             .stats = {.total = 100, .allocated = 40, .free = 60}},
                        gk;
-    fill_canary();
-    ck_assert_ptr_eq(memd_wire_bank_rec_put(buf, &k), buf + MEMD_WIRE_BANK_REC_SIZE);
-    assert_tail_untouched(MEMD_WIRE_BANK_REC_SIZE);
-    ck_assert_int_eq(memd_wire_bank_rec_get(buf, MEMD_WIRE_BANK_REC_SIZE, &gk), 0);
+    ROUNDTRIP(bank_rec, MEMD_WIRE_BANK_REC_SIZE, k, gk);
     ck_assert_uint_eq(gk.bank, 63);
     ck_assert_uint_eq(gk.logical_x, MEMD_NO_CORE);
     ck_assert_uint_eq(gk.stats.allocated, 40);
-    ck_assert_int_eq(memd_wire_bank_rec_get(buf, MEMD_WIRE_BANK_REC_SIZE - 1, &gk), -EBADMSG);
     /* Sub-devices: a definition with its banks, and the dump's record. */
     memd_wire_subdev_def sd = {.device = 3, .kind = MEMD_KIND_SRAM, .budget = 4096, .count = 2,
                                .window = 3200},
@@ -431,10 +424,7 @@ START_TEST(banks_roundtrip_and_rejects)
                          gs;
     memd_wire_strset(sr.name, sizeof sr.name, "x");
     memd_wire_strset(sr.banks, sizeof sr.banks, "0-11");
-    fill_canary();
-    ck_assert_ptr_eq(memd_wire_subdev_rec_put(buf, &sr), buf + MEMD_WIRE_SUBDEV_REC_SIZE);
-    assert_tail_untouched(MEMD_WIRE_SUBDEV_REC_SIZE);
-    ck_assert_int_eq(memd_wire_subdev_rec_get(buf, MEMD_WIRE_SUBDEV_REC_SIZE, &gs), 0);
+    ROUNDTRIP(subdev_rec, MEMD_WIRE_SUBDEV_REC_SIZE, sr, gs);
     ck_assert_str_eq(gs.banks, "0-11");
     ck_assert_uint_eq(gs.used, 8);
     ck_assert_uint_eq(gs.sessions, 2);
@@ -468,17 +458,12 @@ static void assert_buffer_eq(const memd_wire_buffer *a, const memd_wire_buffer *
 
 START_TEST(buffer_roundtrip_and_rejects)
 {
-    fill_canary();
     memd_wire_buffer b = sample_buffer(), g;
-    ck_assert_ptr_eq(memd_wire_buffer_put(buf, &b), buf + MEMD_WIRE_BUFFER_SIZE);
-    assert_tail_untouched(MEMD_WIRE_BUFFER_SIZE);
+    ROUNDTRIP(buffer, MEMD_WIRE_BUFFER_SIZE, b, g);
     for (int i = 50; i < 56; i++)
         ck_assert_uint_eq(buf[i], 0); /* pad not leaked */
-    ck_assert_int_eq(memd_wire_buffer_get(buf, MEMD_WIRE_BUFFER_SIZE, &g), 0);
     assert_buffer_eq(&g, &b);
-    ck_assert_int_eq(memd_wire_buffer_get(buf, MEMD_WIRE_BUFFER_SIZE - 1, &g), -EBADMSG);
-    buf[48] = MEMD_KIND_COUNT;
-    ck_assert_int_eq(memd_wire_buffer_get(buf, MEMD_WIRE_BUFFER_SIZE, &g), -EINVAL);
+    REJECTS(buffer, MEMD_WIRE_BUFFER_SIZE, b, 48, MEMD_KIND_COUNT, 1);
 }
 END_TEST
 
@@ -495,11 +480,8 @@ static memd_wire_alloc_info sample_info(void)
 
 START_TEST(alloc_info_roundtrip_and_rejects)
 {
-    fill_canary();
     memd_wire_alloc_info a = sample_info(), g;
-    ck_assert_ptr_eq(memd_wire_alloc_info_put(buf, &a), buf + MEMD_WIRE_ALLOC_INFO_SIZE);
-    assert_tail_untouched(MEMD_WIRE_ALLOC_INFO_SIZE);
-    ck_assert_int_eq(memd_wire_alloc_info_get(buf, MEMD_WIRE_ALLOC_INFO_SIZE, &g), 0);
+    ROUNDTRIP(alloc_info, MEMD_WIRE_ALLOC_INFO_SIZE, a, g);
     assert_buffer_eq(&g.buf, &a.buf);
     ck_assert_uint_eq(g.device, 1);
     ck_assert_uint_eq(g.cls, MEMD_CLASS_PLACEHOLDER);
@@ -511,20 +493,14 @@ START_TEST(alloc_info_roundtrip_and_rejects)
     ck_assert_uint_eq(g.created_ns, a.created_ns);
     ck_assert_str_eq(g.name, "acts");
     ck_assert_str_eq(g.comm, "python3");
-    ck_assert_int_eq(memd_wire_alloc_info_get(buf, MEMD_WIRE_ALLOC_INFO_SIZE - 1, &g),
-                     -EBADMSG);
     size_t bad_off[] = {48 /* kind */, 60 /* cls */, 61 /* scope */, 62 /* flags */};
     for (size_t i = 0; i < 4; i++) {
         memd_wire_alloc_info_put(buf, &a);
         buf[bad_off[i]] = 0x7f;
         ck_assert_int_eq(memd_wire_alloc_info_get(buf, MEMD_WIRE_ALLOC_INFO_SIZE, &g), -EINVAL);
     }
-    memd_wire_alloc_info_put(buf, &a);
-    memset(buf + 88, 'n', 64);
-    ck_assert_int_eq(memd_wire_alloc_info_get(buf, MEMD_WIRE_ALLOC_INFO_SIZE, &g), -EINVAL);
-    memd_wire_alloc_info_put(buf, &a);
-    memset(buf + 152, 'c', 16);
-    ck_assert_int_eq(memd_wire_alloc_info_get(buf, MEMD_WIRE_ALLOC_INFO_SIZE, &g), -EINVAL);
+    REJECTS(alloc_info, MEMD_WIRE_ALLOC_INFO_SIZE, a, 88, 'n', 64);
+    REJECTS(alloc_info, MEMD_WIRE_ALLOC_INFO_SIZE, a, 152, 'c', 16);
 }
 END_TEST
 
@@ -581,28 +557,21 @@ static void assert_stats_eq(const memd_wire_stats *a, const memd_wire_stats *b)
 
 START_TEST(stats_roundtrip)
 {
-    fill_canary();
     memd_wire_stats s = sample_stats(1ull << 40), g;
-    ck_assert_ptr_eq(memd_wire_stats_put(buf, &s), buf + MEMD_WIRE_STATS_SIZE);
-    assert_tail_untouched(MEMD_WIRE_STATS_SIZE);
-    ck_assert_int_eq(memd_wire_stats_get(buf, MEMD_WIRE_STATS_SIZE, &g), 0);
+    ROUNDTRIP(stats, MEMD_WIRE_STATS_SIZE, s, g);
     assert_stats_eq(&g, &s);
-    ck_assert_int_eq(memd_wire_stats_get(buf, MEMD_WIRE_STATS_SIZE - 1, &g), -EBADMSG);
 }
 END_TEST
 
 START_TEST(server_rec_roundtrip_and_rejects)
 {
-    fill_canary();
     memd_wire_server_rec s = {.start_ns = 11, .now_ns = 22, .sessions = 3, .pid = 99,
                               .requests = 1000, .allocs = 400, .frees = 390,
                               .alloc_failures = 5, .protocol_errors = 2,
                               .sessions_total = 17, .bytes_in = 123456, .bytes_out = 654321},
                          g;
     memd_wire_strset(s.version, sizeof s.version, "0.1.0");
-    ck_assert_ptr_eq(memd_wire_server_rec_put(buf, &s), buf + MEMD_WIRE_SERVER_REC_SIZE);
-    assert_tail_untouched(MEMD_WIRE_SERVER_REC_SIZE);
-    ck_assert_int_eq(memd_wire_server_rec_get(buf, MEMD_WIRE_SERVER_REC_SIZE, &g), 0);
+    ROUNDTRIP(server_rec, MEMD_WIRE_SERVER_REC_SIZE, s, g);
     ck_assert_str_eq(g.version, "0.1.0");
     ck_assert_uint_eq(g.start_ns, 11);
     ck_assert_uint_eq(g.now_ns, 22);
@@ -616,8 +585,6 @@ START_TEST(server_rec_roundtrip_and_rejects)
     ck_assert_uint_eq(g.sessions_total, 17);
     ck_assert_uint_eq(g.bytes_in, 123456);
     ck_assert_uint_eq(g.bytes_out, 654321);
-    ck_assert_int_eq(memd_wire_server_rec_get(buf, MEMD_WIRE_SERVER_REC_SIZE - 1, &g),
-                     -EBADMSG);
     memset(buf, 'v', 32);
     ck_assert_int_eq(memd_wire_server_rec_get(buf, MEMD_WIRE_SERVER_REC_SIZE, &g), -EINVAL);
 }
@@ -625,40 +592,27 @@ END_TEST
 
 START_TEST(device_rec_roundtrip_and_rejects)
 {
-    fill_canary();
     memd_wire_device_rec d = {.id = 4, .texture = 1}, g;
     memd_wire_strset(d.name, sizeof d.name, "n150");
     memd_wire_strset(d.arch, sizeof d.arch, "wormhole_b0");
-    ck_assert_ptr_eq(memd_wire_device_rec_put(buf, &d), buf + MEMD_WIRE_DEVICE_REC_SIZE);
-    assert_tail_untouched(MEMD_WIRE_DEVICE_REC_SIZE);
-    ck_assert_int_eq(memd_wire_device_rec_get(buf, MEMD_WIRE_DEVICE_REC_SIZE, &g), 0);
+    ROUNDTRIP(device_rec, MEMD_WIRE_DEVICE_REC_SIZE, d, g);
     ck_assert_uint_eq(g.id, 4);
     ck_assert_uint_eq(g.texture, 1);
     ck_assert_str_eq(g.name, "n150");
     ck_assert_str_eq(g.arch, "wormhole_b0");
-    ck_assert_int_eq(memd_wire_device_rec_get(buf, MEMD_WIRE_DEVICE_REC_SIZE - 1, &g),
-                     -EBADMSG);
-    buf[4] = 2;
-    ck_assert_int_eq(memd_wire_device_rec_get(buf, MEMD_WIRE_DEVICE_REC_SIZE, &g), -EINVAL);
-    memd_wire_device_rec_put(buf, &d);
-    memset(buf + 8, 'x', 64);
-    ck_assert_int_eq(memd_wire_device_rec_get(buf, MEMD_WIRE_DEVICE_REC_SIZE, &g), -EINVAL);
-    memd_wire_device_rec_put(buf, &d);
-    memset(buf + 72, 'x', 64);
-    ck_assert_int_eq(memd_wire_device_rec_get(buf, MEMD_WIRE_DEVICE_REC_SIZE, &g), -EINVAL);
+    REJECTS(device_rec, MEMD_WIRE_DEVICE_REC_SIZE, d, 4, 2, 1);
+    REJECTS(device_rec, MEMD_WIRE_DEVICE_REC_SIZE, d, 8, 'x', 64);
+    REJECTS(device_rec, MEMD_WIRE_DEVICE_REC_SIZE, d, 72, 'x', 64);
 }
 END_TEST
 
 START_TEST(group_rec_roundtrip_and_rejects)
 {
-    fill_canary();
     memd_wire_group_rec r = {.device = 1, .kind = MEMD_KIND_DRAM, .nregions = 3,
                              .banks = 12, .clients = 2, .bank_size = 1ull << 30,
                              .alignment = 32, .stats = sample_stats(1000)},
                         g;
-    ck_assert_ptr_eq(memd_wire_group_rec_put(buf, &r), buf + MEMD_WIRE_GROUP_REC_SIZE);
-    assert_tail_untouched(MEMD_WIRE_GROUP_REC_SIZE);
-    ck_assert_int_eq(memd_wire_group_rec_get(buf, MEMD_WIRE_GROUP_REC_SIZE, &g), 0);
+    ROUNDTRIP(group_rec, MEMD_WIRE_GROUP_REC_SIZE, r, g);
     ck_assert_uint_eq(g.device, 1);
     ck_assert_uint_eq(g.kind, MEMD_KIND_DRAM);
     ck_assert_uint_eq(g.nregions, 3);
@@ -667,23 +621,18 @@ START_TEST(group_rec_roundtrip_and_rejects)
     ck_assert_uint_eq(g.bank_size, 1ull << 30);
     ck_assert_uint_eq(g.alignment, 32);
     assert_stats_eq(&g.stats, &r.stats);
-    ck_assert_int_eq(memd_wire_group_rec_get(buf, MEMD_WIRE_GROUP_REC_SIZE - 1, &g), -EBADMSG);
-    buf[4] = MEMD_KIND_COUNT;
-    ck_assert_int_eq(memd_wire_group_rec_get(buf, MEMD_WIRE_GROUP_REC_SIZE, &g), -EINVAL);
+    REJECTS(group_rec, MEMD_WIRE_GROUP_REC_SIZE, r, 4, MEMD_KIND_COUNT, 1);
 }
 END_TEST
 
 START_TEST(region_rec_roundtrip_and_rejects)
 {
-    fill_canary();
     memd_wire_region_rec r = {.device = 0, .kind = MEMD_KIND_SRAM, .region = 1,
                               .allocatable = 1, .base = 0x19000, .size = 0x140000,
                               .stats = sample_stats(77)},
                          g;
     memd_wire_strset(r.name, sizeof r.name, "buffers");
-    ck_assert_ptr_eq(memd_wire_region_rec_put(buf, &r), buf + MEMD_WIRE_REGION_REC_SIZE);
-    assert_tail_untouched(MEMD_WIRE_REGION_REC_SIZE);
-    ck_assert_int_eq(memd_wire_region_rec_get(buf, MEMD_WIRE_REGION_REC_SIZE, &g), 0);
+    ROUNDTRIP(region_rec, MEMD_WIRE_REGION_REC_SIZE, r, g);
     ck_assert_uint_eq(g.kind, MEMD_KIND_SRAM);
     ck_assert_uint_eq(g.region, 1);
     ck_assert_uint_eq(g.allocatable, 1);
@@ -691,39 +640,25 @@ START_TEST(region_rec_roundtrip_and_rejects)
     ck_assert_uint_eq(g.base, 0x19000);
     ck_assert_uint_eq(g.size, 0x140000);
     assert_stats_eq(&g.stats, &r.stats);
-    ck_assert_int_eq(memd_wire_region_rec_get(buf, MEMD_WIRE_REGION_REC_SIZE - 1, &g),
-                     -EBADMSG);
-    buf[4] = 9;
-    ck_assert_int_eq(memd_wire_region_rec_get(buf, MEMD_WIRE_REGION_REC_SIZE, &g), -EINVAL);
-    memd_wire_region_rec_put(buf, &r);
-    buf[6] = 2;
-    ck_assert_int_eq(memd_wire_region_rec_get(buf, MEMD_WIRE_REGION_REC_SIZE, &g), -EINVAL);
-    memd_wire_region_rec_put(buf, &r);
-    memset(buf + 8, 'r', 64);
-    ck_assert_int_eq(memd_wire_region_rec_get(buf, MEMD_WIRE_REGION_REC_SIZE, &g), -EINVAL);
+    REJECTS(region_rec, MEMD_WIRE_REGION_REC_SIZE, r, 4, 9, 1);
+    REJECTS(region_rec, MEMD_WIRE_REGION_REC_SIZE, r, 6, 2, 1);
+    REJECTS(region_rec, MEMD_WIRE_REGION_REC_SIZE, r, 8, 'r', 64);
 }
 END_TEST
 
 START_TEST(block_rec_roundtrip_and_rejects)
 {
-    fill_canary();
     memd_wire_block_rec b = {.device = 3, .kind = MEMD_KIND_DRAM, .region = 2,
                              .allocated = 1, .address = 0xabc000, .size = 0x400},
                         g;
-    ck_assert_ptr_eq(memd_wire_block_rec_put(buf, &b), buf + MEMD_WIRE_BLOCK_REC_SIZE);
-    assert_tail_untouched(MEMD_WIRE_BLOCK_REC_SIZE);
-    ck_assert_int_eq(memd_wire_block_rec_get(buf, MEMD_WIRE_BLOCK_REC_SIZE, &g), 0);
+    ROUNDTRIP(block_rec, MEMD_WIRE_BLOCK_REC_SIZE, b, g);
     ck_assert_uint_eq(g.device, 3);
     ck_assert_uint_eq(g.region, 2);
     ck_assert_uint_eq(g.allocated, 1);
     ck_assert_uint_eq(g.address, 0xabc000);
     ck_assert_uint_eq(g.size, 0x400);
-    ck_assert_int_eq(memd_wire_block_rec_get(buf, MEMD_WIRE_BLOCK_REC_SIZE - 1, &g), -EBADMSG);
-    buf[6] = 3;
-    ck_assert_int_eq(memd_wire_block_rec_get(buf, MEMD_WIRE_BLOCK_REC_SIZE, &g), -EINVAL);
-    memd_wire_block_rec_put(buf, &b);
-    buf[4] = 2;
-    ck_assert_int_eq(memd_wire_block_rec_get(buf, MEMD_WIRE_BLOCK_REC_SIZE, &g), -EINVAL);
+    REJECTS(block_rec, MEMD_WIRE_BLOCK_REC_SIZE, b, 6, 3, 1);
+    REJECTS(block_rec, MEMD_WIRE_BLOCK_REC_SIZE, b, 4, 2, 1);
 }
 END_TEST
 
@@ -762,9 +697,7 @@ START_TEST(event_records_roundtrip_and_reject)
     memd_wire_event_put(buf, &e);
     ck_assert_int_eq(memd_wire_event_get(buf, MEMD_WIRE_EVENT_SIZE, &e2), -EINVAL);
     e.type = MEMD_EVENT_DAEMON;
-    memd_wire_event_put(buf, &e);
-    memset(buf + 48 + 16, 'x', 256); /* the message without its NUL */
-    ck_assert_int_eq(memd_wire_event_get(buf, MEMD_WIRE_EVENT_SIZE, &e2), -EINVAL);
+    REJECTS(event, MEMD_WIRE_EVENT_SIZE, e, 48 + 16, 'x', 256); /* the message without its NUL */
 
     memd_wire_events_info ei = {.next_seq = 9, .lost = 3, .count = 2}, ei2;
     memd_wire_events_info_put(buf, &ei);
@@ -782,22 +715,18 @@ START_TEST(event_records_roundtrip_and_reject)
     ck_assert_uint_eq(u2.allocations, 3);
     ck_assert_uint_eq(u2.bytes, 1ull << 50);
     ck_assert_uint_eq(u2.shared_bytes, 64);
-    buf[8] = MEMD_KIND_COUNT;
-    ck_assert_int_eq(memd_wire_session_use_get(buf, MEMD_WIRE_SESSION_USE_SIZE, &u2), -EINVAL);
+    REJECTS(session_use, MEMD_WIRE_SESSION_USE_SIZE, u, 8, MEMD_KIND_COUNT, 1);
 }
 END_TEST
 
 START_TEST(session_rec_roundtrip_and_rejects)
 {
-    fill_canary();
     memd_wire_session_rec s = {.id = 5, .pid = 321, .uid = 0, .gid = 0,
                                .connected_ns = 99999, .allocations = 12, .requests = 40},
                           g;
     memd_wire_strset(s.comm, sizeof s.comm, "memctl");
     memd_wire_strset(s.client_name, sizeof s.client_name, "memctl 0.1.0");
-    ck_assert_ptr_eq(memd_wire_session_rec_put(buf, &s), buf + MEMD_WIRE_SESSION_REC_SIZE);
-    assert_tail_untouched(MEMD_WIRE_SESSION_REC_SIZE);
-    ck_assert_int_eq(memd_wire_session_rec_get(buf, MEMD_WIRE_SESSION_REC_SIZE, &g), 0);
+    ROUNDTRIP(session_rec, MEMD_WIRE_SESSION_REC_SIZE, s, g);
     ck_assert_uint_eq(g.id, 5);
     ck_assert_uint_eq(g.pid, 321);
     ck_assert_uint_eq(g.connected_ns, 99999);
@@ -805,13 +734,8 @@ START_TEST(session_rec_roundtrip_and_rejects)
     ck_assert_uint_eq(g.requests, 40);
     ck_assert_str_eq(g.comm, "memctl");
     ck_assert_str_eq(g.client_name, "memctl 0.1.0");
-    ck_assert_int_eq(memd_wire_session_rec_get(buf, MEMD_WIRE_SESSION_REC_SIZE - 1, &g),
-                     -EBADMSG);
-    memset(buf + 40, 'c', 16);
-    ck_assert_int_eq(memd_wire_session_rec_get(buf, MEMD_WIRE_SESSION_REC_SIZE, &g), -EINVAL);
-    memd_wire_session_rec_put(buf, &s);
-    memset(buf + 56, 'n', 32);
-    ck_assert_int_eq(memd_wire_session_rec_get(buf, MEMD_WIRE_SESSION_REC_SIZE, &g), -EINVAL);
+    REJECTS(session_rec, MEMD_WIRE_SESSION_REC_SIZE, s, 40, 'c', 16);
+    REJECTS(session_rec, MEMD_WIRE_SESSION_REC_SIZE, s, 56, 'n', 32);
 }
 END_TEST
 
@@ -856,61 +780,44 @@ START_TEST(alloc_info_pool_flag)
     memd_wire_alloc_info_put(buf, &a);
     ck_assert_int_eq(memd_wire_alloc_info_get(buf, MEMD_WIRE_ALLOC_INFO_SIZE, &g), 0);
     ck_assert_uint_eq(g.flags, MEMD_ALLOC_I_POOL);
-    buf[62] = 0x02; /* the first unknown bit */
-    ck_assert_int_eq(memd_wire_alloc_info_get(buf, MEMD_WIRE_ALLOC_INFO_SIZE, &g), -EINVAL);
+    REJECTS(alloc_info, MEMD_WIRE_ALLOC_INFO_SIZE, a, 62, 0x02, 1); /* the first unknown bit */
 }
 END_TEST
 
 START_TEST(pool_records)
 {
-    fill_canary();
     memd_wire_pool_op o = {.pool = 7, .offset = 0x1000, .size = 96, .op = MEMD_POOL_OP_FREE}, og;
     memd_wire_strset(o.name, sizeof o.name, "act.3");
-    ck_assert_ptr_eq(memd_wire_pool_op_put(buf, &o), buf + MEMD_WIRE_POOL_OP_SIZE);
-    assert_tail_untouched(MEMD_WIRE_POOL_OP_SIZE);
-    ck_assert_int_eq(memd_wire_pool_op_get(buf, MEMD_WIRE_POOL_OP_SIZE, &og), 0);
+    ROUNDTRIP(pool_op, MEMD_WIRE_POOL_OP_SIZE, o, og);
     ck_assert_uint_eq(og.pool, 7);
     ck_assert_uint_eq(og.offset, 0x1000);
     ck_assert_uint_eq(og.size, 96);
     ck_assert_uint_eq(og.op, MEMD_POOL_OP_FREE);
     ck_assert_str_eq(og.name, "act.3");
-    ck_assert_int_eq(memd_wire_pool_op_get(buf, MEMD_WIRE_POOL_OP_SIZE - 1, &og), -EBADMSG);
     buf[24] = MEMD_POOL_OP_RESET;
     ck_assert_int_eq(memd_wire_pool_op_get(buf, MEMD_WIRE_POOL_OP_SIZE, &og), 0);
     ck_assert_uint_eq(og.op, MEMD_POOL_OP_RESET);
-    buf[24] = 4; /* no such op */
-    ck_assert_int_eq(memd_wire_pool_op_get(buf, MEMD_WIRE_POOL_OP_SIZE, &og), -EINVAL);
-    buf[24] = 0;
-    ck_assert_int_eq(memd_wire_pool_op_get(buf, MEMD_WIRE_POOL_OP_SIZE, &og), -EINVAL);
-    memd_wire_pool_op_put(buf, &o);
-    memset(buf + 32, 'n', MEMD_NAME_MAX); /* name without NUL */
-    ck_assert_int_eq(memd_wire_pool_op_get(buf, MEMD_WIRE_POOL_OP_SIZE, &og), -EINVAL);
+    REJECTS(pool_op, MEMD_WIRE_POOL_OP_SIZE, o, 24, 4, 1); /* no such op */
+    REJECTS(pool_op, MEMD_WIRE_POOL_OP_SIZE, o, 24, 0, 1);
+    REJECTS(pool_op, MEMD_WIRE_POOL_OP_SIZE, o, 32, 'n', MEMD_NAME_MAX); /* name without NUL */
 
-    fill_canary();
     memd_wire_pool_rec p = {.handle = 3, .as_of_ns = 123456789, .pooled_bytes = 4096,
                             .reports = 5, .suballocs = 2}, pg;
-    ck_assert_ptr_eq(memd_wire_pool_rec_put(buf, &p), buf + MEMD_WIRE_POOL_REC_SIZE);
-    assert_tail_untouched(MEMD_WIRE_POOL_REC_SIZE);
-    ck_assert_int_eq(memd_wire_pool_rec_get(buf, MEMD_WIRE_POOL_REC_SIZE, &pg), 0);
+    ROUNDTRIP(pool_rec, MEMD_WIRE_POOL_REC_SIZE, p, pg);
     ck_assert_uint_eq(pg.handle, 3);
     ck_assert_uint_eq(pg.as_of_ns, 123456789);
     ck_assert_uint_eq(pg.pooled_bytes, 4096);
     ck_assert_uint_eq(pg.reports, 5);
     ck_assert_uint_eq(pg.suballocs, 2);
-    ck_assert_int_eq(memd_wire_pool_rec_get(buf, MEMD_WIRE_POOL_REC_SIZE - 1, &pg), -EBADMSG);
 
-    fill_canary();
     memd_wire_suballoc_rec s = {.pool = 3, .offset = 64, .size = 32}, sg;
     memd_wire_strset(s.name, sizeof s.name, "w");
-    ck_assert_ptr_eq(memd_wire_suballoc_rec_put(buf, &s), buf + MEMD_WIRE_SUBALLOC_REC_SIZE);
-    assert_tail_untouched(MEMD_WIRE_SUBALLOC_REC_SIZE);
-    ck_assert_int_eq(memd_wire_suballoc_rec_get(buf, MEMD_WIRE_SUBALLOC_REC_SIZE, &sg), 0);
+    ROUNDTRIP(suballoc_rec, MEMD_WIRE_SUBALLOC_REC_SIZE, s, sg);
     ck_assert_uint_eq(sg.pool, 3);
     ck_assert_uint_eq(sg.offset, 64);
     ck_assert_uint_eq(sg.size, 32);
     ck_assert_str_eq(sg.name, "w");
-    memset(buf + 24, 'n', MEMD_NAME_MAX);
-    ck_assert_int_eq(memd_wire_suballoc_rec_get(buf, MEMD_WIRE_SUBALLOC_REC_SIZE, &sg), -EINVAL);
+    REJECTS(suballoc_rec, MEMD_WIRE_SUBALLOC_REC_SIZE, s, 24, 'n', MEMD_NAME_MAX);
 }
 END_TEST
 
