@@ -80,6 +80,16 @@ static memd_device *create_ok(memd_device_spec *s)
     return d;
 }
 
+/* A device of wormhole_spec (it keeps no pointer into the spec: test_device_owns_its_copy). */
+static memd_device *wormhole_device(void)
+{
+    memd_device_spec s;
+    wormhole_spec(&s);
+    memd_device *d = create_ok(&s);
+    memd_device_spec_free(&s);
+    return d;
+}
+
 static memd_alloc_req bytes_req(memd_class c, memd_scope sc, uint64_t bytes)
 {
     memd_alloc_req r;
@@ -465,9 +475,7 @@ static memd_placement footprint_ok(memd_device *d, const memd_alloc_req *r)
 
 START_TEST(test_lockstep_sizing)
 {
-    memd_device_spec s;
-    wormhole_spec(&s);
-    memd_device *d = create_ok(&s);
+    memd_device *d = wormhole_device();
     memd_alloc_req r = bytes_req(MEMD_CLASS_CONSTANT, MEMD_SCOPE_DRAM, 1000);
     memd_placement p;
 
@@ -528,15 +536,12 @@ START_TEST(test_lockstep_sizing)
     r.banks = 64;
     ck_assert_int_eq(memd_device_footprint(d, &r, &p), 0);
     memd_device_destroy(d);
-    memd_device_spec_free(&s);
 }
 END_TEST
 
 START_TEST(test_shape_footprints)
 {
-    memd_device_spec s;
-    wormhole_spec(&s);
-    memd_device *d = create_ok(&s);
+    memd_device *d = wormhole_device();
     memd_alloc_req r = bytes_req(MEMD_CLASS_INTERNAL, MEMD_SCOPE_DRAM, 0);
     memd_placement p;
     r.dtype = MEMD_DTYPE_F32;
@@ -603,7 +608,6 @@ START_TEST(test_shape_footprints)
     ck_assert_int_eq(memd_device_footprint(d, &e, &p), -EINVAL);
     ck_assert_int_eq(memd_device_footprint(NULL, &e, &p), -EINVAL);
     memd_device_destroy(d);
-    memd_device_spec_free(&s);
 }
 END_TEST
 
@@ -823,9 +827,7 @@ END_TEST
 
 START_TEST(test_sram_top_down_and_bank_addresses)
 {
-    memd_device_spec s;
-    wormhole_spec(&s);
-    memd_device *d = create_ok(&s);
+    memd_device *d = wormhole_device();
     memd_alloc_req r = bytes_req(MEMD_CLASS_INTERNAL, MEMD_SCOPE_SRAM, 64 * 2048);
     r.page_size = 2048;
     memd_placement p;
@@ -852,7 +854,6 @@ START_TEST(test_sram_top_down_and_bank_addresses)
     ck_assert_int_eq(memd_device_bank_address(d, MEMD_KIND_SRAM, 63, p.address, &abs), 0);
     ck_assert_uint_eq(abs, MiB - 4096);
     memd_device_destroy(d);
-    memd_device_spec_free(&s);
 }
 END_TEST
 
@@ -918,9 +919,7 @@ END_TEST
 
 START_TEST(test_reserved_region_not_allocatable)
 {
-    memd_device_spec s;
-    wormhole_spec(&s);
-    memd_device *d = create_ok(&s);
+    memd_device *d = wormhole_device();
     memd_placement p = {.kind = MEMD_KIND_SRAM, .region = 0, .address = 0,
                         .size_per_bank = 64, .banks = 1};
     ck_assert_int_eq(memd_device_alloc_at(d, &p), -EINVAL);
@@ -934,7 +933,6 @@ START_TEST(test_reserved_region_not_allocatable)
     ck_assert_uint_eq(st.largest_free_addr, 128 * KiB);
     ck_assert_int_eq(memd_device_group_stats(d, (memd_kind)4, &st), -EINVAL);
     memd_device_destroy(d);
-    memd_device_spec_free(&s);
 }
 END_TEST
 
