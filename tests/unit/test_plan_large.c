@@ -38,6 +38,14 @@ static void trace(uint64_t *s, memd_plan_buffer *b, size_t n)
     }
 }
 
+/* o places b[0, N) validly, in an arena of want bytes. */
+static void assert_plan_arena(const memd_plan_buffer *b, const uint64_t *o, uint64_t want)
+{
+    uint64_t arena = 0;
+    ck_assert_int_eq(memd_plan_validate(b, N, o, NULL, &arena), 0);
+    ck_assert_uint_eq(arena, want);
+}
+
 /* Deep trees (thousands of ranks), random orders: the tree's first fit gives exactly
  * the offsets of the offset-list placer; its best fit a valid plan. */
 START_TEST(tree_matches_list)
@@ -63,9 +71,7 @@ START_TEST(tree_matches_list)
     at = memd_plan_place_range(&pt, order, N / 2, false, o2);
     ck_assert_mem_eq(o1, o2, N * sizeof(*o1));
     at = memd_plan_place_range(&pt, order, 0, true, o2);
-    uint64_t arena = 0;
-    ck_assert_int_eq(memd_plan_validate(b, N, o2, NULL, &arena), 0);
-    ck_assert_uint_eq(arena, at);
+    assert_plan_arena(b, o2, at);
     memd_plan_placer_free(&pl);
     memd_plan_placer_free(&pt);
     free(b);
@@ -133,9 +139,7 @@ START_TEST(tree_best_fit_matches_brute_force)
         for (size_t k = 0; k < N; k++)
             if (!b[order[k]].pinned && b[order[k]].size)
                 ck_assert_uint_eq(o[order[k]], ref_best_fit(b, order, k, o, caps[c], iv));
-        uint64_t arena = 0;
-        ck_assert_int_eq(memd_plan_validate(b, N, o, NULL, &arena), 0);
-        ck_assert_uint_eq(arena, at);
+        assert_plan_arena(b, o, at);
         memd_plan_placer_free(&pt);
     }
     free(b);
@@ -185,9 +189,7 @@ START_TEST(sweep_matches_brute_force_and_tree)
         }
         memd_plan_tree_free(t);
         ck_assert_mem_eq(o, ot, N * sizeof(*o));
-        uint64_t arena = 0;
-        ck_assert_int_eq(memd_plan_validate(b, N, o, NULL, &arena), 0);
-        ck_assert_uint_eq(arena, at);
+        assert_plan_arena(b, o, at);
         plan_placer pt;
         ck_assert_int_eq(memd_plan_placer_init_tree(&pt, b, N), 0);
         pt.fit_gaps = caps[c];
@@ -272,9 +274,7 @@ static uint64_t improve(const start *st, memd_plan_runner_fn runner, uint64_t li
                     .clock = &bu};
     memd_plan_opts o = {.runner = runner};
     ck_assert_int_eq(memd_plan_large_improve(st->b, N, st->lb, &o, 0, &bu, &bp, NULL), 0);
-    uint64_t arena = 0;
-    ck_assert_int_eq(memd_plan_validate(st->b, N, off, NULL, &arena), 0);
-    ck_assert_uint_eq(arena, bp.arena);
+    assert_plan_arena(st->b, off, bp.arena);
     return bp.arena;
 }
 
@@ -378,9 +378,7 @@ START_TEST(portfolio_is_best_run_on_any_runner)
         ck_assert(bp.have);
         ck_assert_uint_eq(bp.arena, best);
         ck_assert_str_eq(bp.strategy, name);
-        uint64_t arena = 0;
-        ck_assert_int_eq(memd_plan_validate(b, N, out, NULL, &arena), 0);
-        ck_assert_uint_eq(arena, best);
+        assert_plan_arena(b, out, best);
         if (k)
             ck_assert_mem_eq(o1, o2, N * sizeof(*o1));
         if (k < 2) { /* in order: lane 0 first, or lane 1 first (reversed) */
@@ -426,9 +424,7 @@ START_TEST(portfolio_keeps_a_plan_it_cannot_beat)
                 ck_assert_uint_eq(o1[i], 0xA5A5A5A5A5A5A5A5u);
         } else {
             ck_assert_str_ne(bp.strategy, "given");
-            uint64_t arena = 0;
-            ck_assert_int_eq(memd_plan_validate(b, N, o1, NULL, &arena), 0);
-            ck_assert_uint_eq(arena, best);
+            assert_plan_arena(b, o1, best);
         }
     }
     free(b);
@@ -567,9 +563,7 @@ static uint64_t lanes_sched(const start *st, memd_plan_runner_fn runner, void *r
     *sched = (plan_large_sched){.serial_above = serial_above ? serial_above
                                                              : PLAN_LARGE_SERIAL_ABOVE};
     ck_assert_int_eq(memd_plan_large_improve(st->b, N, st->lb, &o, run_ns, &bu, &bp, sched), 0);
-    uint64_t arena = 0;
-    ck_assert_int_eq(memd_plan_validate(st->b, N, off, NULL, &arena), 0);
-    ck_assert_uint_eq(arena, bp.arena);
+    assert_plan_arena(st->b, off, bp.arena);
     return bp.arena;
 }
 
