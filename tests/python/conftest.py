@@ -76,6 +76,15 @@ def spins_during(call):
         t.join()
 
 
+def dense_problem(rnd, n, life):
+    """n buffers whose lifetimes lie within about 1000 steps (issue 27's dense shape)."""
+    bufs = []
+    for _ in range(n):
+        lo = rnd.randrange(1000)
+        bufs.append((lo, lo + 1 + rnd.randrange(life), 64 * (1 + rnd.randrange(64))))
+    return bufs
+
+
 BYSTANDER = """
 import sys, threading, time, memd
 stop = threading.Event()

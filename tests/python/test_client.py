@@ -11,7 +11,7 @@ import pytest
 
 import memd
 from conftest import (BUILD_ROOT, MEMCTL, SHARED_DATA, SOURCE_ROOT, run_python_as_other_user,
-                      run_threads, spins_during)
+                      dense_problem, run_threads, spins_during)
 
 MiB = 1 << 20
 
@@ -519,11 +519,7 @@ def test_dense_plan_keeps_to_its_budget(own_daemon, pins):
     # pinned buffers the first plan was never cut: they now keep their pins and the
     # rest goes above them.
     d = own_daemon()
-    rnd = random.Random(27)
-    bufs = []
-    for _ in range(60000):
-        lo = rnd.randrange(1000)
-        bufs.append((lo, lo + 1 + rnd.randrange(50), 64 * (1 + rnd.randrange(64))))
+    bufs = dense_problem(random.Random(27), 60000, 50)
     for k in range(pins):  # disjoint pins, all live at step 500
         bufs[k * 977] = (400, 600, 4096, 256, 8192 * k + 256)
     with memd.connect(d.socket) as c:
@@ -545,11 +541,7 @@ def test_small_dense_plan_keeps_to_its_budget(own_daemon, n):
     # machine). Now it is cut at half the budget at any size and the start-order sweep
     # stands in (about 0.3 s there: checks, lower bound, conflicts counted, validation).
     d = own_daemon()
-    rnd = random.Random(n)
-    bufs = []
-    for _ in range(n):
-        lo = rnd.randrange(1000)
-        bufs.append((lo, lo + 1 + rnd.randrange(200), 64 * (1 + rnd.randrange(64))))
+    bufs = dense_problem(random.Random(n), n, 200)
     with memd.connect(d.socket) as c:
         p = c.plan(bufs, budget_ms=20)
     print(f"{n} dense buffers, budget 20 ms: planned in {p.plan_ms:.0f} ms, {p.strategy}")
