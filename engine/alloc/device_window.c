@@ -171,7 +171,7 @@ int memd_window_alloc(memd_device *d, const memd_alloc_req *req, memd_placement 
     if (p->mode == MEMD_BANKS_ALL) /* a set of every bank: still the window's map */
         p->mode = MEMD_BANKS_RANGE;
     p->nset = req->nbank_set ? req->nbank_set : d->spec.groups[p->kind].banks;
-    int rc = memd_banks_fill_set(p, req);
+    int rc = memd_banks_fill_set(d, p, req);
     if (rc)
         return rc;
     if (!set_inside(d, w, p)) {
