@@ -176,9 +176,7 @@ int memd_device_alloc_at(memd_device *d, const memd_placement *p)
     int rw = memd_window_reserve(d, p);
     if (rw != 0)
         return rw < 0 ? rw : 0;
-    if (p->mode != MEMD_BANKS_ALL || d->bank[p->kind][p->region])
-        return memd_banks_alloc_at(d, p);
-    return memd_range_alloc_at(r, p->address, p->size_per_bank);
+    return memd_lockstep_alloc_at(d, p);
 }
 
 int memd_device_release(memd_device *d, const memd_placement *p)
@@ -202,15 +200,9 @@ int memd_device_free(memd_device *d, memd_kind kind, uint8_t region, uint64_t ad
 {
     if (!d || (unsigned)kind >= MEMD_KIND_COUNT)
         return -EINVAL;
-    memd_range *r = region_range(d, kind, region);
-    if (!r)
+    if (!region_range(d, kind, region))
         return -ENOENT;
-    if (d->bank[kind][region]) {
-        memd_placement p = {.kind = kind, .region = region, .address = address,
-                            .mode = MEMD_BANKS_ALL};
-        return memd_banks_release(d, &p);
-    }
-    return memd_range_free(r, address, NULL);
+    return memd_lockstep_free(d, kind, region, address);
 }
 
 int memd_device_bank_address(const memd_device *d, memd_kind kind, uint32_t bank,

@@ -111,7 +111,7 @@ int memd_cut_shrink(memd_device *d, memd_kind k, uint8_t r, memd_end end, uint64
     uint64_t at = end == MEMD_END_BOTTOM ? from : to - bytes;
     memd_placement p = {.kind = k, .region = r, .address = at, .size_per_bank = bytes,
                         .banks = g->banks, .page_size = bytes, .mode = MEMD_BANKS_ALL};
-    int rc = memd_device_alloc_at(d, &p);
+    int rc = memd_lockstep_alloc_at(d, &p);
     if (rc == -EBUSY) {
         occupied o = {.a = at, .b = at + bytes};
         find_occupied(d, k, r, &o);
@@ -180,7 +180,7 @@ void memd_cut_release(memd_device *d, memd_kind k, uint8_t r, memd_end end, uint
     memd_cut *c = &d->cut[k][r][end];
     while (c->n > keep) {
         c->n--;
-        (void)memd_device_free(d, k, r, c->at[c->n]); /* held: never fails */
+        (void)memd_lockstep_free(d, k, r, c->at[c->n]); /* held: never fails */
         c->bytes -= c->len[c->n];
     }
 }

@@ -116,6 +116,28 @@ int memd_banks_fill_set(const memd_device *d, memd_placement *p, const memd_allo
 bool memd_piece_bytes(const memd_device *d, const memd_placement *p, uint64_t bytes,
                       uint64_t *out);
 int memd_banks_release(memd_device *d, const memd_placement *p);
+
+/* The lockstep map's own alloc-at and free at an address in every bank of a region (a
+ * split region's coverage, else its range), below sub-device windows: memd_device_alloc_at
+ * and memd_device_free end here, and the allocatable range's cut (device_cut.c) reserves
+ * and gives back through them without calling into device.c. The region is valid. */
+static inline int memd_lockstep_alloc_at(memd_device *d, const memd_placement *p)
+{
+    if (p->mode != MEMD_BANKS_ALL || d->bank[p->kind][p->region])
+        return memd_banks_alloc_at(d, p);
+    return memd_range_alloc_at(d->range[p->kind][p->region], p->address, p->size_per_bank);
+}
+
+static inline int memd_lockstep_free(memd_device *d, memd_kind kind, uint8_t region,
+                                     uint64_t address)
+{
+    if (d->bank[kind][region]) {
+        memd_placement p = {.kind = kind, .region = region, .address = address,
+                            .mode = MEMD_BANKS_ALL};
+        return memd_banks_release(d, &p);
+    }
+    return memd_range_free(d->range[kind][region], address, NULL);
+}
 void memd_banks_destroy(memd_device *d);
 
 /* device_cut.c: the lowest address the region's lockstep map holds a buffer at, the
