@@ -296,15 +296,10 @@ END_TEST
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("client-ranges");
-    TCase *t = tcase_create("ranges");
-    tcase_set_timeout(t, 60);
-    tcase_add_test(t, freelist_resize);
-    tcase_add_test(t, freelist_directed_resize);
-    tcase_add_test(t, freelist_opt_shrink_and_reset);
-    tcase_add_test(t, refusals);
-    tcase_add_test(t, admins_only);
-    tcase_add_test(t, memctl_round_trip);
-    tcase_add_test(t, survives_restart);
-    suite_add_tcase(s, t);
+    memd_test_tcase(s, "ranges", 60, NULL, NULL,
+                    (const TTest *const[]){freelist_resize, freelist_directed_resize,
+                                           freelist_opt_shrink_and_reset, refusals,
+                                           admins_only, memctl_round_trip, survives_restart,
+                                           NULL});
     return s;
 }

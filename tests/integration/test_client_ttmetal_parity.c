@@ -907,26 +907,18 @@ END_TEST
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("client-ttmetal-parity");
-    TCase *tc = tcase_create("parity");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, subdev_allocations);
-    tcase_add_test(tc, subdev_bank_ids);
-    tcase_add_test(tc, memd_format_keeps_memd_rules);
-    tcase_add_test(tc, per_core_socket_address);
-    tcase_add_test(tc, per_core_basic);
-    tcase_add_test(tc, per_core_sizes);
-    tcase_add_test(tc, dram_bank_sets_refused);
-    tcase_add_test(tc, range_beside_per_core_hog);
-    tcase_add_test(tc, range_lockstep_reserved_on_every_core);
-    tcase_add_test(tc, range_lockstep_restart_and_memctl);
-    tcase_add_test(tc, uniform_per_core);
-    tcase_add_test(tc, freelist_allocate_at_address);
-    tcase_add_test(tc, freelist_at_address_interactions);
-    tcase_add_test(tc, at_address_bank_sets);
-    tcase_add_test(tc, freelist_lowest_occupied);
-    tcase_add_test(tc, freelist_basics);
-    tcase_add_test(tc, l1_top_down_and_statistics);
-    tcase_add_test(tc, lowest_per_bank);
-    suite_add_tcase(s, tc);
+    memd_test_tcase(s, "parity", 60, NULL, NULL,
+                    (const TTest *const[]){subdev_allocations, subdev_bank_ids,
+                                           memd_format_keeps_memd_rules,
+                                           per_core_socket_address, per_core_basic,
+                                           per_core_sizes, dram_bank_sets_refused,
+                                           range_beside_per_core_hog,
+                                           range_lockstep_reserved_on_every_core,
+                                           range_lockstep_restart_and_memctl, uniform_per_core,
+                                           freelist_allocate_at_address,
+                                           freelist_at_address_interactions,
+                                           at_address_bank_sets, freelist_lowest_occupied,
+                                           freelist_basics, l1_top_down_and_statistics,
+                                           lowest_per_bank, NULL});
     return s;
 }

@@ -128,9 +128,8 @@ END_TEST
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("hooks");
-    TCase *tc = tcase_create("core");
-    tcase_add_test(tc, events_reach_their_listeners_in_order);
-    tcase_add_test(tc, a_refusing_prepare_stops_the_request);
-    suite_add_tcase(s, tc);
+    memd_test_tcase(s, "core", 0, NULL, NULL,
+                    (const TTest *const[]){events_reach_their_listeners_in_order,
+                                           a_refusing_prepare_stops_the_request, NULL});
     return s;
 }

@@ -74,9 +74,8 @@ END_TEST
 Suite *memd_test_suite(void)
 {
     Suite *s = suite_create("le");
-    TCase *tc = tcase_create("le");
-    tcase_add_test(tc, fields_are_little_endian_at_their_offsets);
-    tcase_add_test(tc, scalars_round_trip);
-    suite_add_tcase(s, tc);
+    memd_test_tcase(s, "le", 0, NULL, NULL,
+                    (const TTest *const[]){fields_are_little_endian_at_their_offsets,
+                                           scalars_round_trip, NULL});
     return s;
 }
