@@ -9,6 +9,7 @@ screenshots are decoded here (zlib + struct) to check the buffers are drawn wher
 DOM says. Screenshots: BUILD/tests/python/pictures/*.png.
 
 usage: picture_test.py BUILD_DIR SOURCE_DIR   (exit 77: no chromium)"""
+import math
 import os
 import re
 import sys
@@ -18,7 +19,10 @@ sys.path.insert(0, os.path.join(SRC, "tests", "common"))
 from tap import check, done  # noqa: E402
 from chromium import chromium, dom_json, near, picture_daemon, read_png  # noqa: E402
 
-SIZES = [(1280, 800), (600, 900)]
+# Window sizes and the screenshot's device scale. The narrow window is shot as a HiDPI
+# screen shows it: at scale 1 an SRAM bank's row is 1.4 px tall, so every pixel in it is a
+# blend of its fill, its owner band and the next row's, and no pixel has the class colour.
+SIZES = [(1280, 800, 1), (600, 900, 2)]
 INTERNAL = (0xb0, 0x7a, 0xa1)  # class internal's fill in memctl_svg.c
 
 
@@ -68,9 +72,10 @@ with picture_daemon(BUILD, SRC, "memd-pictures-", HOLDER, CLIENTS) as (d, tmp, o
         f.write(page.replace("</body>", PROBE + "</body>"))
     check(re.search(r"<svg [^>]*width=\"100%\"", page) is not None and "width=\"1610\"" not in page,
           "the picture has no fixed width")
-    for w, h in SIZES:
+    for w, h, scale in SIZES:
         profile = os.path.join(tmp, "profile-%d" % w)
-        dom = chromium(profile, w, h, "--virtual-time-budget=5000", "--dump-dom",
+        zoom = "--force-device-scale-factor=%d" % scale  # measured as shot
+        dom = chromium(profile, w, h, zoom, "--virtual-time-budget=5000", "--dump-dom",
                        "file://" + probe)
         facts = dom_json(dom, "facts")
         check(facts is not None, "%dx%d: the page's measurements came back" % (w, h))
@@ -107,18 +112,23 @@ with picture_daemon(BUILD, SRC, "memd-pictures-", HOLDER, CLIENTS) as (d, tmp, o
             png = os.path.join(out, "map-%s-%dx%d.png" % (what, w, h))
             if os.path.exists(png):
                 os.unlink(png)
-            chromium(profile, w, h, "--screenshot=" + png, "file://" + url)
+            chromium(profile, w, h, zoom, "--screenshot=" + png, "file://" + url)
             pw, ph, px = read_png(png)
             # Where the page put each buffer; the SVG alone is drawn from the window's
             # corner at the window's width.
-            k = w / sv["w"] if what == "svg" else 1.0
+            k = scale * (w / sv["w"] if what == "svg" else 1.0)
             ox, oy = (sv["x"], sv["y"]) if what == "svg" else (0, 0)
             seen = []
             for b in boxes:
                 cx = int((b["x"] + b["w"] / 2 - ox) * k)
-                cy = int((b["y"] + b["h"] * 0.75 - oy) * k)  # below the owner band
-                seen.append(cy < ph and cx < pw and near(px[cy][cx], INTERNAL, 60))
-            check(pw == w and len(seen) == 6 and all(seen),
+                # The pixel row the fill below the owner band (its top third) covers most:
+                # a row the box only partly covers is a blend with its neighbours.
+                top, bottom = (b["y"] + b["h"] / 3 - oy) * k, (b["y"] + b["h"] - oy) * k
+                cy = max(range(int(top), math.ceil(bottom)),
+                         key=lambda r: min(r + 1, bottom) - max(r, top))
+                covered = min(cy + 1, bottom) - max(cy, top) >= 0.9
+                seen.append(covered and cy < ph and cx < pw and near(px[cy][cx], INTERNAL, 60))
+            check(pw == w * scale and len(seen) == 6 and all(seen),
                   "%s %dx%d: each bank-set buffer's pixel has its class colour (%s): %s"
                   % (what, w, h, seen, png))
     devices = d.memctl("devices").stdout
