@@ -586,6 +586,45 @@ START_TEST(alloc_bank_sets)
 }
 END_TEST
 
+/* --sizes: tt-metal's DifferentSizesPerCore (test_per_core_allocation.cpp) by hand: 1, 2, 3
+ * and 4 KiB on banks 0-3, each piece at its own address (internal: top-down from the SRAM
+ * buffers region's top, 0x146000); the count must match the set's. */
+START_TEST(alloc_sizes_per_core)
+{
+    pid_t pid;
+    uint64_t handle = start_hold((const char *const[]){"alloc", "--device", "0", "--class",
+                                                       "internal", "--scope", "sram",
+                                                       "--bank-set", "0-3", "--per-bank", "--sizes",
+                                                       "1KiB,2KiB,3KiB,4KiB", "--hold", NULL},
+                                 &pid);
+    char *text = memctl_slurp(out_path);
+    ck_assert_msg(strstr(text, " size_per_bank=4096 banks=4 ") &&
+                  strstr(text, " mode=per-bank bank_addrs=0:0x145c00,1:0x145800,2:0x145400,"
+                               "3:0x145000\n"), "%s", text);
+    free(text);
+    memclient_bank banks[4];
+    ck_assert_int_eq(memclient_bank_info(c, handle, banks, 4), 4);
+    ck_assert_uint_eq(banks[3].address, 0x145000);
+    stop_hold(pid, handle);
+    /* What the bank set cannot take: a size too few, an empty field, with --size. */
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "internal", "--scope", "sram",
+                         "--bank-set", "0-3", "--per-bank", "--sizes", "1KiB,2KiB,3KiB",
+                         "--hold"), 2);
+    ck_assert_msg(strstr(err, "--sizes gives 3 sizes for a --bank-set of 4 banks"), "%s", err);
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "internal", "--scope", "sram",
+                         "--bank-set", "0-1", "--per-bank", "--sizes", "1KiB,,2KiB", "--hold"), 2);
+    ck_assert_msg(strstr(err, "bad value for --sizes: '1KiB,,2KiB'"), "%s", err);
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "internal", "--scope", "sram",
+                         "--bank-set", "0-1", "--per-bank", "--sizes", "1KiB,2KiB", "--size",
+                         "1KiB", "--hold"), 2);
+    ck_assert_msg(strstr(err, "or --sizes (without --page-size)"), "%s", err);
+    /* Without per-bank: the client library says why. */
+    ck_assert_int_eq(RUN("alloc", "--device", "0", "--class", "internal", "--scope", "sram",
+                         "--bank-set", "0-1", "--sizes", "1KiB,2KiB", "--hold"), 1);
+    ck_assert_msg(strstr(err, "sizes (per-core shard sizes) need per_bank"), "%s", err);
+}
+END_TEST
+
 START_TEST(alloc_and_free_failures)
 {
     /* Usage errors: 2, with the reason. */
@@ -659,7 +698,7 @@ END_TEST
 START_TEST(help_sizes_are_sizes)
 {
     ck_assert_int_eq(RUN("alloc", "--help"), 0);
-    const char *sizes = strstr(out, "sizes");
+    const char *sizes = strstr(out, "\n  sizes:"); /* the line of examples, not --sizes */
     ck_assert_ptr_nonnull(sizes);
     sizes += strcspn(sizes, ":") + 1;
     char list[128];
@@ -799,6 +838,7 @@ Suite *memd_test_suite(void)
     tcase_add_test(tc, pools_in_dump_and_metrics);
     tcase_add_test(tc, alloc_hold_then_sigterm);
     tcase_add_test(tc, alloc_bank_sets);
+    tcase_add_test(tc, alloc_sizes_per_core);
     tcase_add_test(tc, alloc_and_free_failures);
     tcase_add_test(tc, help_sizes_are_sizes);
     tcase_add_test(tc, banks_over_the_device_name_its_limit);

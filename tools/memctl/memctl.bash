@@ -84,7 +84,7 @@ _memctl()
             _filedir
             return
             ;;
-        --device | --at | --bank | --region | --size | --shape | --page-size | --align | --banks | --bank-set | --cores | --name | --budget | --overlap | --window | \
+        --device | --at | --bank | --region | --size | --sizes | --shape | --page-size | --align | --banks | --bank-set | --cores | --name | --budget | --overlap | --window | \
             --budget-ms | --seed | --watch | --instances | --dims)
             return # a number or a name: nothing to offer
             ;;

@@ -19,7 +19,7 @@ static const memctl_cmd cmds[] = {
     {"dump", memctl_cmd_dump, "dump [--json | --csv --report NAME | --svg FILE | --html FILE] [--detailed] [--watch SEC] [filters]"},
     {"top", memctl_cmd_top, "top [--interval SEC] [--sort KEY] [--reverse] [--json [--iterations N] [--limit N]] [filters]\n"
                             "      (filters: --pid P --session S --name GLOB --class C --device N)"},
-    {"alloc", memctl_cmd_alloc, "alloc --device N --class C (--size SIZE | --dtype T --shape D0xD1) [--scope S] [--name N [--shared]]\n"
+    {"alloc", memctl_cmd_alloc, "alloc --device N --class C (--size SIZE | --dtype T --shape D0xD1 | --sizes LIST) [--scope S] [--name N [--shared]]\n"
                                 "      [--page-size B] [--align A] [--banks N | --bank-set LIST [--per-bank]] [--at ADDR] --hold [--json]"},
     {"free", memctl_cmd_free, "free HANDLE [--json]"},
     {"lowest", memctl_cmd_lowest, "lowest --device N --group G --bank B [--json]"},

@@ -11,7 +11,8 @@
 #include "memctl_service.h"
 
 static const char alloc_usage[] =
-    "usage: memctl alloc --device N --class C (--size SIZE | --dtype T --shape D0xD1..)\n"
+    "usage: memctl alloc --device N --class C\n"
+    "                    (--size SIZE | --dtype T --shape D0xD1.. | --sizes LIST)\n"
     "                    [--scope S] [--name NAME [--shared]] [--page-size B] [--align A]\n"
     "                    [--banks N] [--bank-set LIST] [--per-bank | --mode M] [--at ADDR]\n"
     "                    --hold [--json]\n"
@@ -26,11 +27,35 @@ static const char alloc_usage[] =
     "  --mode M: the bank set's mode by tt-metal's name: uniform_per_core (the default),\n"
     "         range_lockstep (searched in the set's banks, reserved in every bank of the\n"
     "         group) or per_core (= --per-bank)\n"
+    "  --sizes LIST: per-core shard sizes, e.g. 4KiB,8KiB: one size per bank of the\n"
+    "         --bank-set, in its order, with --per-bank (or --mode per_core)\n"
     "  --at ADDR: at that address of the group's map or not at all (tt-metal's\n"
     "         allocate_at_address; every bank of a bank set, each piece per bank)\n"
     "  prints the buffer as key=value on one line, holds it until SIGINT/SIGTERM, frees it\n";
 
 static uint32_t bank_ids[MEMD_BANKSET_MAX];
+static uint64_t piece_sizes[MEMD_BANKSET_MAX];
+
+/* "4KiB,8KiB": positive sizes, at most one per bank of a bank set; how many, or -EINVAL
+ * (an empty field too: ",4KiB" and "4KiB,,8KiB" are typos, not one size). */
+static int parse_sizes(const char *v)
+{
+    int n = 0;
+    for (;;) {
+        char tok[32];
+        size_t len = strcspn(v, ",");
+        if (len == 0 || len >= sizeof(tok) || n == (int)MEMD_BANKSET_MAX)
+            return -EINVAL;
+        memcpy(tok, v, len);
+        tok[len] = '\0';
+        if (memctl_parse_size(tok, &piece_sizes[n]) < 0 || piece_sizes[n] == 0)
+            return -EINVAL;
+        n++;
+        if (!v[len])
+            return n;
+        v += len + 1;
+    }
+}
 
 static int parse_shape(const char *v, memclient_alloc_req *r)
 {
@@ -54,6 +79,7 @@ static int parse_shape(const char *v, memclient_alloc_req *r)
 /* What the command line named so far, beside the request itself. */
 typedef struct alloc_seen {
     bool dev, cls, size, shape, hold;
+    int nsizes;                 /* pieces given with --sizes */
 } alloc_seen;
 
 /* One option with its value v; 0, or an exit code after the message. */
@@ -79,6 +105,11 @@ static int alloc_option(const char *a, const char *v, memclient_alloc_req *r, ch
             return memctl_bad_value(cmd, a, v, e == -ERANGE ? "too large"
                                     : "a positive size, e.g. 4096, 4KiB or 2GiB; KB/GB are ambiguous");
         seen->size = true;
+    } else if (!strcmp(a, "--sizes")) {
+        if ((seen->nsizes = parse_sizes(v)) < 0)
+            return memctl_bad_value(cmd, a, v, "positive sizes, one per bank of the bank "
+                                    "set, e.g. 4KiB,8KiB");
+        r->sizes = piece_sizes;
     } else if (!strcmp(a, "--page-size")) {
         if (memctl_parse_size(v, &r->page_size) < 0)
             return memctl_bad_value(cmd, a, v, "a size in bytes");
@@ -132,8 +163,16 @@ static int alloc_complete(const memclient_alloc_req *r, const alloc_seen *seen)
         return MEMCTL_EXIT_USAGE;
     }
     bool have_dtype = r->dtype != MEMD_DTYPE_NONE;
-    if (seen->size ? (seen->shape || have_dtype) : !(seen->shape && have_dtype)) {
-        fprintf(stderr, "memctl alloc: give either --size, or --dtype with --shape\n");
+    if (r->sizes ? (seen->size || seen->shape || have_dtype || r->page_size)
+                 : seen->size ? (seen->shape || have_dtype) : !(seen->shape && have_dtype)) {
+        fprintf(stderr, "memctl alloc: give either --size, or --dtype with --shape, or "
+                        "--sizes (without --page-size)\n");
+        return MEMCTL_EXIT_USAGE;
+    }
+    /* The client reads one size per bank of the set: the counts must agree here. */
+    if (r->sizes && (uint32_t)seen->nsizes != r->nbank_set) {
+        fprintf(stderr, "memctl alloc: --sizes gives %d sizes for a --bank-set of %" PRIu32
+                        " banks: one size per bank\n", seen->nsizes, r->nbank_set);
         return MEMCTL_EXIT_USAGE;
     }
     if ((r->flags & MEMCLIENT_ALLOC_SHARED) && !r->name) {
