@@ -170,8 +170,7 @@ int memd_device_alloc_at(memd_device *d, const memd_placement *p)
     const memd_bank_group_spec *g = &d->spec.groups[p->kind];
     if (p->banks == 0 || p->banks > g->banks || p->size_per_bank == 0)
         return -EINVAL;
-    memd_range *r = region_range(d, p->kind, p->region);
-    if (!r)
+    if (!region_range(d, p->kind, p->region))
         return -EINVAL;
     int rw = memd_window_reserve(d, p);
     if (rw != 0)
