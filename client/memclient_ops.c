@@ -353,15 +353,13 @@ static int alloc_batch_banks_begin(memclient *c, const memclient_alloc_req *reqs
     for (size_t i = 0; i < n; i++) {
         want_banks |= reqs[i].bank_out != NULL;
         uint32_t k = has_banks(&reqs[i]) ? reqs[i].nbank_set : 0;
-        if (reqs[i].sizes)
-            return memclient_fail(-EINVAL, "batch element %zu: sizes (per-core shard sizes) "
-                                  "are for memclient_alloc, not batches", i);
         if (k > MEMD_BANKSET_MAX || bankset_known(c, &reqs[i]) < 0) {
             if (k > MEMD_BANKSET_MAX)
                 sorted_set(&reqs[i], NULL); /* records why, before a huge malloc */
             return element_error(i);
         }
-        len += MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE + 4ull * k;
+        len += MEMD_WIRE_ALLOC_REQ_SIZE + MEMD_WIRE_BANKSET_SIZE +
+               (reqs[i].sizes ? 12ull : 4ull) * k; /* an id, and a size with it */
         max_set = k > max_set ? k : max_set;
     }
     if (n > UINT32_MAX || len > UINT32_MAX)

@@ -55,9 +55,9 @@ static int elem_judge(const memd_wire_alloc_req *req, const memd_wire_bankset *b
             return memd_error_set(err, -EINVAL, "element %u of %u: bank ids must be strictly "
                                 "increasing, %u comes after %u (nothing allocated)", i, n, b, a);
     }
-    if (bs->flags & MEMD_BANKSET_F_SIZES)
-        return memd_error_set(err, -EINVAL, "element %u of %u: per-core shard sizes are taken "
-                            "by ALLOC_BANKS only, not in a batch (nothing allocated)", i, n);
+    if ((bs->flags & MEMD_BANKSET_F_SIZES) && bs->count == 0)
+        return memd_error_set(err, -EINVAL, "element %u of %u: per-core shard sizes need a "
+                            "bank set, a size per bank of it (nothing allocated)", i, n);
     if ((bs->count || bs->flags) && (req->flags & MEMD_ALLOC_F_SHARED))
         return memd_error_set(err, -EINVAL, "element %u of %u: a bank-set allocation cannot "
                             "be shared (nothing allocated)", i, n);
@@ -172,9 +172,10 @@ static int again(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
     return rc < 0 ? rc : 1;
 }
 
-/* Pass 2: element i's allocation into st->scratch[i]; ids has room for every set. */
+/* Pass 2: element i's allocation into st->scratch[i]; ids and sizes have room for every
+ * set. */
 static int apply(memd_state *st, memd_session *s, const memd_wire_hdr *h, const uint8_t *p,
-                 uint32_t n, uint32_t *ids, memd_buf *out)
+                 uint32_t n, uint32_t *ids, uint64_t *sizes, memd_buf *out)
 {
     memd_error err;
     memd_error_reset(&err);
@@ -182,9 +183,7 @@ static int apply(memd_state *st, memd_session *s, const memd_wire_hdr *h, const 
     for (uint32_t i = 0; i < n; i++) {
         elem e;
         next_elem(h, p, &off, &e);
-        for (uint32_t k = 0; k < e.bs.count; k++)
-            ids[k] = memd_wire_u32(e.ids + 4 * (size_t)k);
-        memd_alloc_banks b = memd_alloc_banks_of(&e.bs, ids);
+        memd_alloc_banks b = memd_alloc_banks_of(&e.bs, e.ids, ids, sizes);
         memd_alloc_request r;
         memd_alloc_request_of(&e.req, &r);
         int rc = memd_model_check_alloc_name(e.req.name, &err);
@@ -229,10 +228,10 @@ static int alloc_batch_banks(memd_state *st, memd_session *s, const memd_wire_hd
             return rc < 0 ? rc : 0;
     }
     uint32_t *ids = malloc(sizeof *ids * (max_set ? max_set : 1));
-    if (!ids)
-        return -ENOMEM;
-    ret = apply(st, s, h, p, n, ids, out);
+    uint64_t *sizes = malloc(sizeof *sizes * (max_set ? max_set : 1));
+    ret = ids && sizes ? apply(st, s, h, p, n, ids, sizes, out) : -ENOMEM;
     free(ids);
+    free(sizes);
     return ret;
 }
 

@@ -27,10 +27,17 @@ void memd_error_to_wire(const memd_error *e, memd_wire_error *w)
     memd_wire_strset(w->message, sizeof w->message, e->msg);
 }
 
-memd_alloc_banks memd_alloc_banks_of(const memd_wire_bankset *w, const uint32_t *ids)
+memd_alloc_banks memd_alloc_banks_of(const memd_wire_bankset *w, const uint8_t *raw,
+                                     uint32_t *ids, uint64_t *sizes)
 {
+    const uint8_t *raw_sizes = memd_wire_bankset_sizes(w, raw);
+    for (uint32_t i = 0; i < w->count; i++)
+        ids[i] = memd_wire_u32(raw + 4 * (size_t)i);
+    for (uint32_t i = 0; raw_sizes && i < w->count; i++)
+        sizes[i] = memd_wire_u64(raw_sizes + 8 * (size_t)i);
     return (memd_alloc_banks){ids, w->count, (w->flags & MEMD_BANKSET_F_PER_BANK) != 0,
-                              (w->flags & MEMD_BANKSET_F_RANGE_LOCKSTEP) != 0};
+                              (w->flags & MEMD_BANKSET_F_RANGE_LOCKSTEP) != 0,
+                              raw_sizes ? sizes : NULL};
 }
 
 void memd_pool_op_of(const memd_wire_pool_op *w, memd_pool_op *op)

@@ -35,8 +35,11 @@ static inline void memd_alloc_request_of(const memd_wire_alloc_req *w, memd_allo
 }
 
 void memd_pool_op_of(const memd_wire_pool_op *w, memd_pool_op *op);
-/* A bank set's flags and ids (read through b->set: ids must outlive b's use). */
-memd_alloc_banks memd_alloc_banks_of(const memd_wire_bankset *w, const uint32_t *ids);
+/* A bank set's flags, its ids decoded from raw (the encoded ids after w) into ids and, with
+ * MEMD_BANKSET_F_SIZES, its sizes into sizes (each with room for w->count; b->set and
+ * b->sizes point there, so they must outlive b's use). */
+memd_alloc_banks memd_alloc_banks_of(const memd_wire_bankset *w, const uint8_t *raw,
+                                     uint32_t *ids, uint64_t *sizes);
 /* Whether an ALLOC_BANKS payload's set asks for anything but plain lockstep. */
 static inline bool memd_alloc_banks_any(const memd_alloc_banks *b)
 {

@@ -200,12 +200,7 @@ static int alloc_banks(memd_state *st, memd_session *s, const memd_wire_hdr *h, 
         memd_self_oom(&err);
         return memd_reply_fail(st, h, out, &err, false);
     }
-    for (uint32_t i = 0; i < bs.count; i++)
-        ids[i] = memd_wire_u32(raw + 4 * (size_t)i);
-    for (uint32_t i = 0; sizes && i < bs.count; i++)
-        sizes[i] = memd_wire_u64(raw_sizes + 8 * (size_t)i);
-    memd_alloc_banks b = memd_alloc_banks_of(&bs, ids);
-    b.sizes = sizes;
+    memd_alloc_banks b = memd_alloc_banks_of(&bs, raw, ids, sizes);
     bool lockstep = at && !memd_alloc_banks_any(&b);
     memd_alloc *a;
     rc = raw_sizes && bs.count == 0

@@ -233,7 +233,7 @@ typedef struct memclient_alloc_req {
     /* Per-core shard sizes (tt-metal's set_per_core_shard_sizes): with per_bank and a bank
      * set in increasing id order, sizes[i] bytes for the piece in bank bank_set[i] (each
      * rounded up as a buffer is); bytes, dtype and page_size are then 0, and the buffer's
-     * size_per_bank is the largest piece. memclient_alloc only (not in a batch).
+     * size_per_bank is the largest piece; in a batch too (MEMD_WELCOME_F_SIZES).
      * NULL: every piece is the request's size. */
     const uint64_t *sizes;
 } memclient_alloc_req;

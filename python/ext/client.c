@@ -466,20 +466,27 @@ static PyObject *client_pool(PyObject *op, PyObject *args, PyObject *kw)
     return memdpy_pool_new(self, &req, grow, limit);
 }
 
-/* Request i of alloc_batch; its bank ids in *ids (PyMem, NULL without a set). */
-static int dict_req(PyObject *d, Py_ssize_t i, memclient_alloc_req *req, uint32_t **ids)
+/* Request i of alloc_batch; its bank ids in *ids and per-core shard sizes in *sizes (PyMem,
+ * NULL without). */
+static int dict_req(PyObject *d, Py_ssize_t i, memclient_alloc_req *req, uint32_t **ids,
+                    uint64_t **sizes)
 {
     *ids = NULL;
+    *sizes = NULL;
     if (!PyDict_Check(d)) {
         PyErr_Format(PyExc_TypeError, "alloc_batch: request %zd must be a dict, not %s", i,
                      Py_TYPE(d)->tp_name);
         return -1;
     }
-    PyObject *v[K_COUNT] = {0};
+    PyObject *v[K_COUNT] = {0}, *sizes_o = NULL;
     Py_ssize_t pos = 0;
     PyObject *key, *val;
     while (PyDict_Next(d, &pos, &key, &val)) {
         const char *k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+        if (k && !strcmp(k, "sizes")) { /* alloc's keyword-only sizes, not a request field */
+            sizes_o = val;
+            continue;
+        }
         size_t j = 0;
         while (k && j < K_COUNT && strcmp(k, req_keys[j]))
             j++;
@@ -490,7 +497,9 @@ static int dict_req(PyObject *d, Py_ssize_t i, memclient_alloc_req *req, uint32_
         }
         v[j] = val;
     }
-    if (parse_req(v, req, false) < 0 || parse_banks(v, req, ids) < 0) {
+    bool sized = sizes_o && sizes_o != Py_None;
+    if (parse_req(v, req, sized) < 0 || parse_banks(v, req, ids) < 0 ||
+        (sized && parse_sizes(sizes_o, req, *ids, sizes) < 0)) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
         PyErr_NormalizeException(&type, &value, &tb);
@@ -514,12 +523,13 @@ static PyObject *client_alloc_batch(PyObject *op, PyObject *arg)
     memclient_alloc_req *reqs = PyMem_Calloc(n ? (size_t)n : 1, sizeof *reqs);
     memclient_buffer *bufs = PyMem_Calloc(n ? (size_t)n : 1, sizeof *bufs);
     uint32_t **ids = PyMem_Calloc(n ? (size_t)n : 1, sizeof *ids);
-    if (!reqs || !bufs || !ids) {
+    uint64_t **sizes = PyMem_Calloc(n ? (size_t)n : 1, sizeof *sizes);
+    if (!reqs || !bufs || !ids || !sizes) {
         PyErr_NoMemory();
         goto done;
     }
     for (Py_ssize_t i = 0; i < n; i++)
-        if (dict_req(PyList_GET_ITEM(list, i), i, &reqs[i], &ids[i]) < 0)
+        if (dict_req(PyList_GET_ITEM(list, i), i, &reqs[i], &ids[i], &sizes[i]) < 0)
             goto done;
     if (n == 0) {
         out = PyList_New(0);
@@ -539,11 +549,13 @@ static PyObject *client_alloc_batch(PyObject *op, PyObject *arg)
             PyList_SET_ITEM(out, i, b);
     }
 done:
-    for (Py_ssize_t i = 0; ids && reqs && i < n; i++) {
+    for (Py_ssize_t i = 0; ids && reqs && sizes && i < n; i++) {
         PyMem_Free(ids[i]);
+        PyMem_Free(sizes[i]);
         PyMem_Free(reqs[i].bank_out);
     }
     PyMem_Free(ids);
+    PyMem_Free(sizes);
     PyMem_Free(reqs);
     PyMem_Free(bufs);
     Py_DECREF(list);
@@ -1097,9 +1109,9 @@ PyDoc_STRVAR(alloc_batch_doc,
 "alloc_batch($self, requests, /)\n--\n\n"
 "Returns a list of Buffers. "
 "All or nothing: each request is a dict with alloc's arguments as keys (device, cls,\n"
-"size, scope, ..., bank_set, per_bank): bank-set and per-bank requests mix with plain\n"
-"ones in one round trip. Either every buffer is allocated or none is; the error names\n"
-"the request that failed ('element I of N').");
+"size, scope, ..., bank_set, per_bank, mode, sizes): bank-set and per-bank requests mix\n"
+"with plain ones in one round trip. Either every buffer is allocated or none is; the\n"
+"error names the request that failed ('element I of N').");
 
 static PyMethodDef client_methods[] = {
     {"close", client_close, METH_NOARGS,

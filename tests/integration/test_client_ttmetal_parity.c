@@ -262,9 +262,9 @@ static uint64_t core_bytes(memclient *c, uint32_t bank)
 
 /* test_per_core_allocation.cpp, DifferentSizesPerCore and DeallocationFreesPerCoreSpace
  * with set_per_core_shard_sizes: 1, 2, 3 and 4 KiB on cores (0,0) to (3,0), each at its
- * own address inside L1, in one request; each core holds its own size (the daemon's
- * per-bank figures), also after a daemon crash (the state store keeps the sizes), and
- * all of it comes back once freed. SizeMismatchFatals (a size count other than the core
+ * own address inside L1, in one request (and two in one batch); each core holds its own
+ * size (the daemon's per-bank figures), also after a daemon crash (the state store keeps
+ * the sizes), and all of it comes back once freed. SizeMismatchFatals (a size count other than the core
  * count) cannot be said in memd's request: one size goes with each bank id. */
 START_TEST(per_core_sizes)
 {
@@ -313,8 +313,32 @@ START_TEST(per_core_sizes)
         for (uint32_t x = 0; x < 4; x++)
             ck_assert_uint_eq(core_bytes(c, core[x]), 0);
     }
-    /* Refused with a reason: sizes without per_bank, with bytes too, a zero size, and
-     * in a batch. */
+    /* In a batch: two such buffers side by side in one round trip, each piece its own
+     * size; all or nothing when an element is refused (a zero size). */
+    memclient_buffer two[2];
+    memclient_bank pieces[2][4];
+    memclient_alloc_req batch[2] = {r, r};
+    for (int i = 0; i < 2; i++) {
+        batch[i].bank_out = pieces[i];
+        batch[i].nbank_out = 4;
+    }
+    ck_assert_int_eq(memclient_alloc_batch(c, batch, 2, two), 0);
+    for (uint32_t x = 0; x < 4; x++) {
+        ck_assert_uint_eq(core_bytes(c, core[x]), 2 * sizes[x]);
+        ck_assert_uint_eq(pieces[0][x].bank, core[x]);
+        ck_assert_uint_eq(pieces[1][x].bank, core[x]);
+        ck_assert(pieces[0][x].address + sizes[x] <= pieces[1][x].address ||
+                  pieces[1][x].address + sizes[x] <= pieces[0][x].address);
+    }
+    ck_assert_uint_eq(two[1].size_per_bank, 4 * KiB);
+    ck_assert_int_eq(memclient_free(c, two[0].handle), 0);
+    ck_assert_int_eq(memclient_free(c, two[1].handle), 0);
+    uint64_t zero[4] = {KiB, 0, KiB, KiB};
+    batch[1].sizes = zero;
+    ck_assert_int_eq(memclient_alloc_batch(c, batch, 2, two), -EINVAL);
+    for (uint32_t x = 0; x < 4; x++)
+        ck_assert_uint_eq(core_bytes(c, core[x]), 0);
+    /* Refused with a reason: sizes without per_bank, with bytes too, a zero size. */
     memclient_alloc_req bad = r;
     bad.per_bank = 0;
     ck_assert_int_eq(memclient_alloc(c, &bad, &b), -EINVAL);
@@ -324,13 +348,9 @@ START_TEST(per_core_sizes)
     memclient_error e;
     memclient_last_error(&e);
     ck_assert_msg(strstr(e.message, "sizes"), "%s", e.message);
-    uint64_t zero[4] = {KiB, 0, KiB, KiB};
     bad = r;
     bad.sizes = zero;
     ck_assert_int_eq(memclient_alloc(c, &bad, &b), -EINVAL);
-    memclient_buffer two[2];
-    memclient_alloc_req batch[2] = {r, r};
-    ck_assert_int_eq(memclient_alloc_batch(c, batch, 2, two), -EINVAL);
     memclient_disconnect(c);
     teardown();
 }

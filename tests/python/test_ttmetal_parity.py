@@ -141,6 +141,20 @@ def test_per_core_sizes(parity):
                 ends.add(piece["address"] + sizes[x])
             assert len(ends) == 1
             b.free()
+        # Two in one batch, beside a plain buffer; all or nothing with a zero size.
+        req = dict(device=0, cls="constant", scope="l1", bank_set=cores, mode="per_core",
+                   sizes=sizes)
+        got = c.alloc_batch([req, req, dict(device=0, cls="constant", size=PAGE)])
+        assert [b.size_per_bank for b in got[:2]] == [4 * KiB, 4 * KiB]
+        for x in range(4):
+            a0, a1 = (next(p["address"] for p in b.bank_info() if p["core"][0] == x)
+                      for b in got[:2])
+            assert a0 + sizes[x] <= a1 or a1 + sizes[x] <= a0
+        for b in got:
+            b.free()
+        with pytest.raises(memd.InvalidRequestError, match="element 1 of 2"):
+            c.alloc_batch([req, dict(req, sizes=[KiB, 0, KiB, KiB])])
+        assert all(c.lowest_occupied(0, "l1", core) is None for core in cores)  # nothing kept
         with pytest.raises(TypeError, match="with sizes"):
             c.alloc(0, "constant", KiB, scope="l1", bank_set=cores, per_bank=True, sizes=sizes)
         with pytest.raises(ValueError, match="one size per bank"):
