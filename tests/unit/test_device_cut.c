@@ -31,19 +31,6 @@
 #define NBANKS 8
 #define NUNITS ((HI - LO) / UNIT)
 
-/* The unit device with constants bottom-up in SRAM (placeholders stay top-down). */
-static memd_device *make(void)
-{
-    memd_device_spec s;
-    unit_device_spec(&s, 0, 512);
-    s.policy[MEMD_KIND_SRAM][MEMD_CLASS_CONSTANT].dir = MEMD_DIR_BOTTOM_UP;
-    memd_device *d = NULL;
-    memd_error err = {0};
-    ck_assert_msg(memd_device_create(&s, &d, &err) == 0, "%s", err.msg);
-    memd_device_spec_free(&s);
-    return d;
-}
-
 static memd_alloc_req sram(memd_class c, uint64_t bytes)
 {
     return (memd_alloc_req){.cls = c, .scope = MEMD_SCOPE_SRAM, .bytes = bytes};
@@ -57,7 +44,7 @@ static uint64_t lowest(const memd_device *d, uint32_t bank)
 
 START_TEST(shrink_and_reset)
 {
-    memd_device *d = make();
+    memd_device *d = unit_device_bottom_up();
     memd_error err = {0};
     memd_range_stats st;
     memd_placement a, b;
@@ -119,7 +106,7 @@ END_TEST
 /* The whole range may be given up; then nothing fits, and a reset gives it all back. */
 START_TEST(shrink_everything)
 {
-    memd_device *d = make();
+    memd_device *d = unit_device_bottom_up();
     memd_error err = {0};
     memd_placement a;
     memd_alloc_req up = sram(MEMD_CLASS_CONSTANT, 16);
@@ -210,7 +197,7 @@ START_TEST(random_against_reference)
 {
     uint64_t seed = memd_test_seed(DEFAULT_SEED), rng = seed;
     printf("# seed %" PRIu64 "\n", seed);
-    memd_device *d = make();
+    memd_device *d = unit_device_bottom_up();
     ref *m = calloc(1, sizeof *m);
     live *l = calloc(MAX_LIVE, sizeof *l);
     size_t nlive = 0;

@@ -13,18 +13,6 @@
 #define REGION 1 /* the unit device's SRAM "buffers": [16 KiB, 256 KiB), 8 banks, align 16 */
 #define LO (16 * KiB)
 
-static memd_device *make(void)
-{
-    memd_device_spec s;
-    unit_device_spec(&s, 0, 512);
-    s.policy[MEMD_KIND_SRAM][MEMD_CLASS_CONSTANT].dir = MEMD_DIR_BOTTOM_UP;
-    memd_device *d = NULL;
-    memd_error err = {0};
-    ck_assert_msg(memd_device_create(&s, &d, &err) == 0, "%s", err.msg);
-    memd_device_spec_free(&s);
-    return d;
-}
-
 static memd_alloc_req in(uint32_t window, memd_class c, uint64_t bytes, const uint32_t *set,
                          uint32_t n)
 {
@@ -36,7 +24,7 @@ static const uint32_t A[] = {0, 1, 2}, B[] = {3, 4};
 
 START_TEST(windows_share_the_carved_bottom)
 {
-    memd_device *d = make();
+    memd_device *d = unit_device_bottom_up();
     memd_error err = {0};
     uint32_t a, b;
     ck_assert_int_eq(memd_device_window_open(d, MEMD_KIND_SRAM, REGION, 4 * KiB, A, 3, &a, &err), 0);
@@ -141,7 +129,7 @@ END_TEST
 /* A restart restores buffers before windows: the window takes them over. */
 START_TEST(adopt_after_restore)
 {
-    memd_device *d = make();
+    memd_device *d = unit_device_bottom_up();
     memd_error err = {0};
     memd_placement p;
     memd_alloc_req r = in(0, MEMD_CLASS_CONSTANT, 512, B, 2);

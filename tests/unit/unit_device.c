@@ -1,6 +1,7 @@
 /* The unit tests' device (unit_device.h). */
 #include "unit_device.h"
 
+#include <check.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,4 +29,16 @@ void unit_device_spec(memd_device_spec *spec, uint32_t id, uint64_t data_kib)
     s->regions[0] = (memd_region_spec){"reserved", 0, 16 * KIB, false};
     s->regions[1] = (memd_region_spec){"buffers", 16 * KIB, 240 * KIB, true};
     memd_device_spec_default_policy(spec);
+}
+
+memd_device *unit_device_bottom_up(void)
+{
+    memd_device_spec s;
+    unit_device_spec(&s, 0, 512);
+    s.policy[MEMD_KIND_SRAM][MEMD_CLASS_CONSTANT].dir = MEMD_DIR_BOTTOM_UP;
+    memd_device *d = NULL;
+    memd_error err = {0};
+    ck_assert_msg(memd_device_create(&s, &d, &err) == 0, "%s", err.msg);
+    memd_device_spec_free(&s);
+    return d;
 }

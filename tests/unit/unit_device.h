@@ -11,4 +11,8 @@
  * [16K, 256K). Named "dev<id>". */
 void unit_device_spec(memd_device_spec *spec, uint32_t id, uint64_t data_kib);
 
+/* Device 0 of that spec (data 512K) with SRAM constants bottom-up (placeholders stay
+ * top-down): the range-cut and window suites' device. */
+memd_device *unit_device_bottom_up(void);
+
 #endif
